@@ -1,0 +1,6 @@
+#pragma once
+// Kiln: write eager, run as a graph. Include this one header.
+#include "kiln/dtype.h"
+#include "kiln/error.h"
+#include "kiln/shape.h"
+#include "kiln/tensor.h"

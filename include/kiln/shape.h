@@ -1,0 +1,61 @@
+#pragma once
+// Tensor shapes. A dimension may be unknown (kiln::None) while tracing, and a
+// whole shape may have unknown rank. Dims are stored inline: shapes are built on
+// every op, so they must never touch the heap.
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+// An unknown dimension, as in TensorSpec({None, 28, 28, 1}).
+inline constexpr int64_t None = -1;
+
+class Shape {
+ public:
+  static constexpr int kMaxRank = 8;
+
+  Shape() = default;  // a scalar: rank 0
+  Shape(std::initializer_list<int64_t> dims);
+  explicit Shape(std::span<const int64_t> dims);
+  explicit Shape(const std::vector<int64_t>& dims)
+      : Shape(std::span<const int64_t>(dims.data(), dims.size())) {}
+
+  static Shape unknown_rank() { Shape s; s.rank_ = -1; return s; }
+
+  bool has_known_rank() const { return rank_ >= 0; }
+  int rank() const { return rank_; }  // -1 when unknown
+  int64_t operator[](int i) const { return dims_[i]; }
+  int64_t& operator[](int i) { return dims_[i]; }
+  int64_t dim(int i) const { return dims_[i]; }
+  const int64_t* begin() const { return dims_; }
+  const int64_t* end() const { return dims_ + (rank_ > 0 ? rank_ : 0); }
+  std::span<const int64_t> dims() const { return {begin(), end()}; }
+  std::vector<int64_t> to_vector() const { return {begin(), end()}; }
+
+  bool is_fully_defined() const;
+  // Product of dims; -1 when any dim (or the rank) is unknown.
+  int64_t num_elements() const;
+
+  void push_back(int64_t d);
+  void insert(int pos, int64_t d);
+  void erase(int pos);
+
+  // Whether a value of shape `other` can be used where this shape is expected
+  // (unknown dims and unknown rank accept anything).
+  bool is_compatible_with(const Shape& other) const;
+
+  // "(2, 2)", "(3,)", "()", "(None, 28)", "<unknown>"
+  std::string to_string() const;
+
+  friend bool operator==(const Shape& a, const Shape& b);
+  friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
+
+ private:
+  int32_t rank_ = 0;
+  int64_t dims_[kMaxRank] = {};
+};
+
+}  // namespace kiln

@@ -1,0 +1,95 @@
+#include "core/allocator.h"
+
+#include <bit>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+namespace kiln::detail {
+
+namespace {
+
+// Size classes: 64 bytes, then four classes per power of two (at most 25%
+// waste), like jemalloc's.
+constexpr int kNumClasses = 4 * 48;
+constexpr std::size_t kMaxCachedBytesPerThread = std::size_t(1) << 30;
+
+int size_class(std::size_t n, std::size_t* rounded) {
+  if (n <= 64) {
+    *rounded = 64;
+    return 0;
+  }
+  int log = std::bit_width(n - 1) - 1;  // 2^log < n <= 2^(log+1)
+  std::size_t base = std::size_t(1) << log;
+  std::size_t step = base / 4;
+  std::size_t k = (n - base + step - 1) / step;  // 1..4
+  *rounded = base + k * step;
+  return 1 + (log - 6) * 4 + static_cast<int>(k - 1);
+}
+
+std::size_t max_cached_blocks(std::size_t capacity) {
+  return capacity >= (std::size_t(1) << 20) ? 8 : 64;
+}
+
+struct ThreadCache {
+  std::vector<void*> free[kNumClasses];
+  std::size_t cached_bytes = 0;
+  AllocatorStats stats;
+  ~ThreadCache() { clear(); }
+  void clear() noexcept {
+    for (int c = 0; c < kNumClasses; ++c) {
+      for (void* p : free[c]) ::operator delete(p, std::align_val_t(kBufferAlignment));
+      free[c].clear();
+    }
+    cached_bytes = 0;
+  }
+};
+
+ThreadCache& cache() {
+  thread_local ThreadCache c;
+  return c;
+}
+
+}  // namespace
+
+void* allocate_block(std::size_t nbytes, std::size_t* capacity) {
+  std::size_t rounded;
+  int c = size_class(nbytes, &rounded);
+  *capacity = rounded;
+  ThreadCache& tc = cache();
+  if (c < kNumClasses && !tc.free[c].empty()) {
+    void* p = tc.free[c].back();
+    tc.free[c].pop_back();
+    tc.cached_bytes -= rounded;
+    ++tc.stats.cache_hits;
+    return p;
+  }
+  ++tc.stats.system_allocations;
+  return ::operator new(rounded, std::align_val_t(kBufferAlignment));
+}
+
+void free_block(void* block, std::size_t capacity) noexcept {
+  std::size_t rounded;
+  int c = size_class(capacity, &rounded);
+  ThreadCache& tc = cache();
+  if (c < kNumClasses && tc.free[c].size() < max_cached_blocks(capacity) &&
+      tc.cached_bytes + capacity <= kMaxCachedBytesPerThread) {
+    try {
+      tc.free[c].push_back(block);
+      tc.cached_bytes += capacity;
+      return;
+    } catch (...) {
+    }
+  }
+  ::operator delete(block, std::align_val_t(kBufferAlignment));
+}
+
+void release_cached_blocks() noexcept { cache().clear(); }
+
+AllocatorStats allocator_stats() {
+  AllocatorStats s = cache().stats;
+  s.bytes_cached = static_cast<int64_t>(cache().cached_bytes);
+  return s;
+}
+
+}  // namespace kiln::detail

@@ -1,0 +1,110 @@
+#include "core/tensor_impl.h"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "core/allocator.h"
+#include "kiln/error.h"
+
+namespace kiln::detail {
+
+namespace {
+
+// TensorImpls are all one size: recycle them through a per-thread free list.
+struct ImplPool {
+  static constexpr std::size_t kMax = 4096;
+  void* free[kMax];
+  std::size_t count = 0;
+  ~ImplPool() {
+    for (std::size_t i = 0; i < count; ++i) ::operator delete(free[i]);
+  }
+};
+ImplPool& impl_pool() {
+  thread_local ImplPool pool;
+  return pool;
+}
+
+TensorImpl* new_impl() {
+  ImplPool& pool = impl_pool();
+  void* mem = pool.count ? pool.free[--pool.count] : ::operator new(sizeof(TensorImpl));
+  return new (mem) TensorImpl();
+}
+
+}  // namespace
+
+Buffer* allocate_buffer(DType dtype, int64_t count) {
+  std::size_t bytes = Buffer::kHeaderBytes + static_cast<std::size_t>(count) * dtype_size(dtype);
+  std::size_t capacity;
+  void* block = allocate_block(bytes, &capacity);
+  Buffer* b = new (block) Buffer();
+  b->dtype = dtype;
+  b->count = count;
+  b->capacity = capacity;
+  if (dtype == DType::String) {
+    auto* s = static_cast<std::string*>(b->data());
+    for (int64_t i = 0; i < count; ++i) new (s + i) std::string();
+  }
+  return b;
+}
+
+void release(Buffer* b) noexcept {
+  if (b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (b->dtype == DType::String) {
+    auto* s = static_cast<std::string*>(b->data());
+    for (int64_t i = 0; i < b->count; ++i) s[i].~basic_string();
+  }
+  std::size_t capacity = b->capacity;
+  b->~Buffer();
+  free_block(b, capacity);
+}
+
+void destroy(TensorImpl* impl) noexcept {
+  if (impl->buffer) release(impl->buffer);
+  impl->~TensorImpl();
+  ImplPool& pool = impl_pool();
+  if (pool.count < ImplPool::kMax)
+    pool.free[pool.count++] = impl;
+  else
+    ::operator delete(impl);
+}
+
+Tensor make_tensor(DType dtype, const Shape& shape) {
+  TensorImpl* impl = new_impl();
+  impl->dtype = dtype;
+  impl->shape = shape;
+  impl->buffer = allocate_buffer(dtype, shape.num_elements());
+  return Tensor(impl);
+}
+
+Tensor make_tensor_view(DType dtype, const Shape& shape, Buffer* buffer) {
+  TensorImpl* impl = new_impl();
+  impl->dtype = dtype;
+  impl->shape = shape;
+  retain(buffer);
+  impl->buffer = buffer;
+  return Tensor(impl);
+}
+
+Tensor make_symbolic(DType dtype, const Shape& shape, graph::Node* node, int output_index,
+                     std::shared_ptr<void> graph_owner) {
+  TensorImpl* impl = new_impl();
+  impl->dtype = dtype;
+  impl->shape = shape;
+  impl->symbolic = true;
+  impl->node = node;
+  impl->output_index = output_index;
+  impl->graph_owner = std::move(graph_owner);
+  return Tensor(impl);
+}
+
+void require_concrete(const Tensor& t, const char* what) {
+  if (!t.defined()) throw InvalidArgument(fmt::format("{}: the tensor is null (default-constructed)", what));
+  if (t.is_symbolic())
+    throw InvalidArgument(fmt::format(
+        "{}: this is a symbolic tensor of a graph being traced by kiln::function; it has no "
+        "value until the graph runs. Use kiln::print to see values while the graph runs.",
+        what));
+}
+
+}  // namespace kiln::detail

@@ -1,0 +1,69 @@
+#pragma once
+// What a Tensor handle points at. Concrete tensors own (a share of) a Buffer;
+// symbolic tensors name an output of a node in a graph being traced.
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+#include "kiln/tensor.h"
+
+namespace kiln::graph {
+struct Node;
+}
+
+namespace kiln::detail {
+
+// A block of element storage, shared by tensors that view the same values
+// (reshape, identity). The header lives at the start of its allocation.
+struct Buffer {
+  std::atomic<int32_t> refs{1};
+  DType dtype;
+  int64_t count;         // elements
+  std::size_t capacity;  // bytes of the whole block, header included
+  void* data() { return reinterpret_cast<char*>(this) + kHeaderBytes; }
+  static constexpr std::size_t kHeaderBytes = 64;
+};
+
+// A buffer for `count` elements of `dtype`. Strings are default-constructed;
+// other values are left uninitialized.
+Buffer* allocate_buffer(DType dtype, int64_t count);
+inline void retain(Buffer* b) { b->refs.fetch_add(1, std::memory_order_relaxed); }
+void release(Buffer* b) noexcept;
+
+struct TensorImpl : TensorHeader {
+  Buffer* buffer = nullptr;  // concrete tensors
+  // Symbolic tensors: the node and output index in the graph being traced.
+  // `graph_owner` keeps that graph alive as long as the handle lives.
+  graph::Node* node = nullptr;
+  int output_index = 0;
+  std::shared_ptr<void> graph_owner;
+};
+
+inline TensorImpl* impl_of(const Tensor& t) { return t.impl(); }
+
+// A new concrete tensor with fresh (uninitialized) storage.
+Tensor make_tensor(DType dtype, const Shape& shape);
+// A new concrete tensor that shares `buffer` (which must hold enough elements).
+Tensor make_tensor_view(DType dtype, const Shape& shape, Buffer* buffer);
+// A new symbolic tensor.
+Tensor make_symbolic(DType dtype, const Shape& shape, graph::Node* node, int output_index,
+                     std::shared_ptr<void> graph_owner);
+
+inline void* raw_data(const Tensor& t) { return t.impl()->buffer->data(); }
+template <class T> inline T* data_of(const Tensor& t) {
+  return static_cast<T*>(t.impl()->buffer->data());
+}
+
+// True when `t` is the only handle to its impl and its buffer, so an op may
+// write its result over it.
+inline bool is_exclusively_owned(const Tensor& t) {
+  TensorImpl* impl = t.impl();
+  return impl->refs.load(std::memory_order_acquire) == 1 && impl->buffer &&
+         impl->buffer->refs.load(std::memory_order_acquire) == 1;
+}
+
+// A hard error if `t` is not concrete (a kernel or host access got a
+// symbolic tensor).
+void require_concrete(const Tensor& t, const char* what);
+
+}  // namespace kiln::detail

@@ -1,0 +1,5 @@
+#include "ops/op_def.h"
+
+namespace kiln::detail {
+void register_array_ops(OpRegistry&) {}
+}  // namespace kiln::detail

@@ -1,0 +1,302 @@
+// Ops that make tensors: Const, Fill, FillLike, Range, Cast.
+#include <cmath>
+#include <cstring>
+
+#include "core/dtype_switch.h"
+#include "core/parallel.h"
+#include "ops/creation.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+// ---- Const: a value baked into the graph --------------------------------
+void const_infer(InferContext& c) {
+  const Tensor& v = c.attrs().get<Tensor>("value");
+  c.add_output(v.dtype(), v.shape());
+}
+void const_kernel(KernelContext& c) { c.outputs[0] = c.attrs.get<Tensor>("value"); }
+
+std::vector<OpSample> const_samples() {
+  return {{{}, Attrs{{"value", make_scalar(Scalar(3.5f), DType::Float32)}}}};
+}
+
+constexpr OpDef kConst{.name = "Const", .infer = const_infer, .kernel = const_kernel,
+                       .flags = kSetsOwnOutputs, .samples = const_samples};
+
+// Writes `value` (a one-element tensor of out's dtype) into every element.
+void fill_with(const Tensor& value, Tensor& out) {
+  int64_t n = out.size();
+  visit_dtype(out.dtype(), [&]<class T>() {
+    T v = data_of<T>(value)[0];
+    T* o = data_of<T>(out);
+    parallel_for(n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) o[i] = v;
+    });
+  });
+}
+
+// ---- Fill: a shape filled with one value --------------------------------
+void fill_infer(InferContext& c) {
+  const Shape& shape = c.attrs().get_shape("shape");
+  if (!shape.is_fully_defined())
+    c.fail("the shape {} must be fully defined", shape.to_string());
+  c.add_output(c.attrs().get<Tensor>("value").dtype(), shape);
+}
+void fill_kernel(KernelContext& c) { fill_with(c.attrs.get<Tensor>("value"), c.outputs[0]); }
+
+std::vector<OpSample> fill_samples() {
+  return {{{}, Attrs{{"shape", Shape{2, 3}}, {"value", make_scalar(Scalar(7), DType::Int32)}}}};
+}
+
+constexpr OpDef kFill{.name = "Fill", .infer = fill_infer, .kernel = fill_kernel,
+                      .samples = fill_samples};
+
+// ---- FillLike: x's shape filled with one value (zeros_like, ones_like) ---
+void fill_like_infer(InferContext& c) {
+  c.add_output(c.attrs().get<Tensor>("value").dtype(), c.shape(0));
+}
+void fill_like_kernel(KernelContext& c) { fill_with(c.attrs.get<Tensor>("value"), c.outputs[0]); }
+
+std::vector<OpSample> fill_like_samples() {
+  return {{{make_scalar(Scalar(1.0f), DType::Float32)},
+           Attrs{{"value", make_scalar(Scalar(0), DType::Int64)}}}};
+}
+
+constexpr OpDef kFillLike{.name = "FillLike", .infer = fill_like_infer,
+                          .kernel = fill_like_kernel, .samples = fill_like_samples};
+
+// ---- Range ----------------------------------------------------------------
+int64_t range_length(const Attrs& a, DType dtype) {
+  if (is_floating(dtype)) {
+    double start = a.get_float("start"), limit = a.get_float("limit"), delta = a.get_float("delta");
+    return std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+  }
+  int64_t start = a.get_int("start"), limit = a.get_int("limit"), delta = a.get_int("delta");
+  if ((delta > 0 && limit <= start) || (delta < 0 && limit >= start)) return 0;
+  int64_t span = delta > 0 ? limit - start : start - limit;
+  int64_t step = delta > 0 ? delta : -delta;
+  return (span + step - 1) / step;
+}
+
+void range_infer(InferContext& c) {
+  DType dtype = c.attrs().get_dtype("dtype");
+  if (!is_numeric(dtype) || dtype == DType::Bool)
+    c.fail("dtype must be a number type, got {}", dtype_name(dtype));
+  bool zero = is_floating(dtype) ? c.attrs().get_float("delta") == 0 : c.attrs().get_int("delta") == 0;
+  if (zero) c.fail("delta must not be zero");
+  c.add_output(dtype, Shape{range_length(c.attrs(), dtype)});
+}
+void range_kernel(KernelContext& c) {
+  Tensor& out = c.outputs[0];
+  int64_t n = out.size();
+  visit_numeric(out.dtype(), [&]<class T>() {
+    T* o = data_of<T>(out);
+    if constexpr (std::is_floating_point_v<T>) {
+      double start = c.attrs.get_float("start"), delta = c.attrs.get_float("delta");
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + static_cast<double>(i) * delta);
+    } else {
+      int64_t start = c.attrs.get_int("start"), delta = c.attrs.get_int("delta");
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + i * delta);
+    }
+  });
+}
+
+std::vector<OpSample> range_samples() {
+  return {{{}, Attrs{{"start", int64_t(1)}, {"limit", int64_t(10)}, {"delta", int64_t(3)},
+                     {"dtype", DType::Int32}}},
+          {{}, Attrs{{"start", 0.0}, {"limit", 1.0}, {"delta", 0.25}, {"dtype", DType::Float32}}}};
+}
+
+constexpr OpDef kRange{.name = "Range", .infer = range_infer, .kernel = range_kernel,
+                       .samples = range_samples};
+
+// ---- Cast -----------------------------------------------------------------
+void cast_infer(InferContext& c) {
+  DType from = c.dtype(0), to = c.attrs().get_dtype("dtype");
+  if ((from == DType::String) != (to == DType::String))
+    c.fail("cannot cast {} to {}", dtype_name(from), dtype_name(to));
+  c.add_output(to, c.shape(0));
+}
+
+template <class To, class From> To convert(From v) {
+  if constexpr (std::is_same_v<To, bool>) return v != From(0);
+  else return static_cast<To>(v);
+}
+
+void cast_values(const Tensor& in, Tensor& out) {
+  int64_t n = in.size();
+  if (in.dtype() == DType::String) {
+    const auto* s = data_of<std::string>(in);
+    auto* o = data_of<std::string>(out);
+    for (int64_t i = 0; i < n; ++i) o[i] = s[i];
+    return;
+  }
+  visit_numeric(in.dtype(), [&]<class From>() {
+    visit_numeric(out.dtype(), [&]<class To>() {
+      const From* s = data_of<From>(in);
+      To* o = data_of<To>(out);
+      parallel_for(n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = convert<To>(s[i]);
+      });
+    });
+  });
+}
+void cast_kernel(KernelContext& c) { cast_values(c.inputs[0], c.outputs[0]); }
+
+std::vector<OpSample> cast_samples() {
+  return {{{constant({1.5f, -2.7f, 0.0f})}, Attrs{{"dtype", DType::Int32}}},
+          {{constant({0, 3})}, Attrs{{"dtype", DType::Bool}}}};
+}
+
+constexpr OpDef kCast{.name = "Cast", .infer = cast_infer, .kernel = cast_kernel,
+                      .samples = cast_samples};
+
+// Promotion for range's arguments: float64 > float32 > int64 > int32.
+DType promote(DType a, DType b) {
+  auto rank = [](DType d) {
+    switch (d) {
+      case DType::Float64: return 4;
+      case DType::Float32: return 3;
+      case DType::Int64: return 2;
+      default: return 1;
+    }
+  };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+AttrValue range_bound(const Scalar& s, DType dtype, const char* which) {
+  if (s.kind() != Scalar::Kind::Int && s.kind() != Scalar::Kind::Float)
+    throw InvalidArgument(fmt::format("range: {} must be a number", which));
+  if (is_floating(dtype)) return s.as_double();
+  if (s.kind() == Scalar::Kind::Float)
+    throw InvalidArgument(fmt::format("range: {} is {} but dtype is {}", which, s.as_double(),
+                                      dtype_name(dtype)));
+  return s.as_int();
+}
+
+}  // namespace
+
+void register_creation_ops(OpRegistry& r) {
+  for (const OpDef* op : {&kConst, &kFill, &kFillLike, &kRange, &kCast}) r.add(*op);
+}
+
+Tensor const_op(Tensor value, const SourceLocation& loc) {
+  if (!thread_state.handler) return value;  // eager: the value is the result
+  return dispatch1(kConst, {}, Attrs{{"value", std::move(value)}}, loc);
+}
+
+Tensor make_scalar(const Scalar& value, DType dtype) {
+  Tensor t = make_tensor(dtype, Shape{});
+  if (dtype == DType::String) {
+    data_of<std::string>(t)[0] = value.as_string();
+    return t;
+  }
+  visit_numeric(dtype, [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) data_of<T>(t)[0] = static_cast<T>(value.as_double());
+    else if (value.kind() == Scalar::Kind::Float) data_of<T>(t)[0] = static_cast<T>(value.as_double());
+    else data_of<T>(t)[0] = static_cast<T>(value.as_int());
+  });
+  return t;
+}
+
+void check_ragged(std::vector<int64_t>& dims, int depth, int64_t size) {
+  if (static_cast<int>(dims.size()) == depth) {
+    dims.push_back(size);
+    return;
+  }
+  if (dims[depth] != size)
+    throw InvalidArgument(fmt::format(
+        "constant: the nested lists are ragged: a list at depth {} has {} elements, an earlier one "
+        "had {}",
+        depth, size, dims[depth]));
+}
+
+Tensor make_constant(DType src, const void* values, int64_t count, const Shape& shape,
+                     std::optional<DType> dtype, SourceLocation loc) {
+  if (!shape.is_fully_defined())
+    throw InvalidArgument(fmt::format("constant: the shape {} must be fully defined", shape.to_string()));
+  if (shape.num_elements() != count)
+    throw InvalidArgument(fmt::format("constant: {} values cannot fill shape {} ({} elements)", count,
+                                      shape.to_string(), shape.num_elements()));
+  Tensor t = make_tensor(src, shape);
+  if (count) std::memcpy(raw_data(t), values, static_cast<std::size_t>(count) * dtype_size(src));
+  if (dtype && *dtype != src) {
+    if (*dtype == DType::String)
+      throw InvalidArgument(fmt::format("constant: cannot make a string tensor from {} values",
+                                        dtype_name(src)));
+    Tensor converted = make_tensor(*dtype, shape);
+    cast_values(t, converted);
+    t = std::move(converted);
+  }
+  return const_op(std::move(t), loc);
+}
+
+Tensor make_string_constant(const std::vector<std::string>& values, const Shape& shape,
+                            SourceLocation loc) {
+  if (!shape.is_fully_defined() || shape.num_elements() != static_cast<int64_t>(values.size()))
+    throw InvalidArgument(fmt::format("constant: {} strings cannot fill shape {}", values.size(),
+                                      shape.to_string()));
+  Tensor t = make_tensor(DType::String, shape);
+  auto* o = data_of<std::string>(t);
+  for (std::size_t i = 0; i < values.size(); ++i) o[i] = values[i];
+  return const_op(std::move(t), loc);
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+Tensor constant(const Scalar& value, std::optional<DType> dtype, SourceLocation loc) {
+  DType d = dtype.value_or(value.natural_dtype());
+  return scalar_to_tensor(value, d, "constant", loc);
+}
+
+Tensor fill(const Shape& shape, const Scalar& value, std::optional<DType> dtype, SourceLocation loc) {
+  DType d = dtype.value_or(value.natural_dtype());
+  check_representable(value, d, "fill");
+  return dispatch1(kFill, {}, Attrs{{"shape", shape}, {"value", make_scalar(value, d)}}, loc);
+}
+
+Tensor zeros(const Shape& shape, DType dtype, SourceLocation loc) {
+  return dispatch1(kFill, {}, Attrs{{"shape", shape}, {"value", make_scalar(Scalar(0), dtype)}}, loc);
+}
+
+Tensor ones(const Shape& shape, DType dtype, SourceLocation loc) {
+  return dispatch1(kFill, {}, Attrs{{"shape", shape}, {"value", make_scalar(Scalar(1), dtype)}}, loc);
+}
+
+Tensor zeros_like(const Tensor& x, std::optional<DType> dtype, SourceLocation loc) {
+  const Tensor in[] = {x};
+  return dispatch1(kFillLike, in,
+                   Attrs{{"value", make_scalar(Scalar(0), dtype.value_or(x.dtype()))}}, loc);
+}
+
+Tensor ones_like(const Tensor& x, std::optional<DType> dtype, SourceLocation loc) {
+  const Tensor in[] = {x};
+  return dispatch1(kFillLike, in,
+                   Attrs{{"value", make_scalar(Scalar(1), dtype.value_or(x.dtype()))}}, loc);
+}
+
+Tensor range(const Scalar& start, const Scalar& limit, const Scalar& delta,
+             std::optional<DType> dtype, SourceLocation loc) {
+  DType d = dtype.value_or(
+      promote(promote(start.natural_dtype(), limit.natural_dtype()), delta.natural_dtype()));
+  return dispatch1(kRange, {},
+                   Attrs{{"start", range_bound(start, d, "start")},
+                         {"limit", range_bound(limit, d, "limit")},
+                         {"delta", range_bound(delta, d, "delta")},
+                         {"dtype", d}},
+                   loc);
+}
+
+Tensor range(const Scalar& limit, SourceLocation loc) { return range(0, limit, 1, std::nullopt, loc); }
+
+Tensor cast(const Tensor& x, DType dtype, SourceLocation loc) {
+  const Tensor in[] = {x};
+  return dispatch1(kCast, in, Attrs{{"dtype", dtype}}, loc);
+}
+
+}  // namespace kiln

@@ -1,0 +1,147 @@
+#pragma once
+// An op is defined once (DESIGN.md §3): one OpDef holds its name, type
+// inference, CPU kernel, gradient, traits and sample inputs.
+#include <functional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/small_vector.h"
+#include "core/tensor_impl.h"
+#include "kiln/error.h"
+#include "ops/attrs.h"
+
+namespace kiln::detail {
+
+struct OpDef;
+
+struct TensorType {
+  DType dtype = DType::Float32;
+  Shape shape;
+};
+
+// Type inference: input dtypes/shapes + attrs -> output dtypes/shapes. Shapes
+// may have unknown dims (while tracing); every shape and dtype error of an op
+// is raised here, never in its kernel.
+class InferContext {
+ public:
+  // From tensors (eager dispatch, tracing): their headers give the types.
+  InferContext(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs)
+      : op_(op), tensors_(inputs.data()), num_inputs_(static_cast<int>(inputs.size())), attrs_(attrs) {}
+  // From types only (graph passes, the executor on unknown shapes).
+  InferContext(const OpDef& op, std::span<const TensorType> inputs, const Attrs& attrs)
+      : op_(op), types_(inputs.data()), num_inputs_(static_cast<int>(inputs.size())), attrs_(attrs) {}
+
+  const OpDef& op() const { return op_; }
+  int num_inputs() const { return num_inputs_; }
+  DType dtype(int i) const { return tensors_ ? tensors_[i].dtype() : types_[i].dtype; }
+  const Shape& shape(int i) const { return tensors_ ? tensors_[i].shape() : types_[i].shape; }
+  // The input's value when it is known now (a concrete tensor), else nullptr.
+  const Tensor* value(int i) const {
+    return tensors_ && !tensors_[i].is_symbolic() ? &tensors_[i] : nullptr;
+  }
+  const Attrs& attrs() const { return attrs_; }
+
+  void add_output(DType dtype, const Shape& shape) { outputs_.push_back({dtype, shape}); }
+  SmallVector<TensorType, 2>& outputs() { return outputs_; }
+
+  // Throws InvalidArgument as "<op>: <message>".
+  template <class... Args>
+  [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) const {
+    fail_message(fmt::format(format, std::forward<Args>(args)...));
+  }
+  [[noreturn]] void fail_message(const std::string& message) const;
+
+ private:
+  const OpDef& op_;
+  const Tensor* tensors_ = nullptr;
+  const TensorType* types_ = nullptr;
+  int num_inputs_;
+  const Attrs& attrs_;
+  SmallVector<TensorType, 2> outputs_;
+};
+
+// A kernel reads concrete inputs and writes outputs that dispatch already
+// allocated from the inferred types (unless the op is flagged
+// kSetsOwnOutputs, e.g. reshape, which views its input's buffer).
+struct KernelContext {
+  const OpDef& op;
+  std::span<const Tensor> inputs;
+  std::span<Tensor> outputs;
+  const Attrs& attrs;
+
+  template <class T> const T* in(int i) const { return data_of<T>(inputs[i]); }
+  template <class T> T* out(int i) const { return data_of<T>(outputs[i]); }
+  const Shape& in_shape(int i) const { return inputs[i].shape(); }
+  const Shape& out_shape(int i) const { return outputs[i].shape(); }
+};
+
+using InferFn = void (*)(InferContext&);
+using KernelFn = void (*)(KernelContext&);
+
+// One sample of an op's inputs, for the registry-wide tests (DESIGN.md §3).
+struct OpSample {
+  std::vector<Tensor> inputs;
+  Attrs attrs;
+};
+using SamplesFn = std::vector<OpSample> (*)();
+
+// A contiguous elementwise loop over n elements (fusion runs the same
+// functions as eager kernels, so results are bitwise equal).
+using ElementwiseLoop = void (*)(const void* const* inputs, void* output, int64_t n);
+
+enum OpFlags : uint32_t {
+  kNoFlags = 0,
+  // Has effects beyond its outputs (print, variable update, random, host
+  // callback): never folded, merged or pruned; kept in program order.
+  kStateful = 1u << 0,
+  // Output i depends only on element i of each (broadcast) input.
+  kElementwise = 1u << 1,
+  // Output 0 may be written over an input with the same dtype and shape when
+  // no one else holds that input.
+  kMayRunInPlace = 1u << 2,
+  // The kernel creates its outputs itself (views, forwarding, data-dependent
+  // shapes); dispatch does not preallocate them.
+  kSetsOwnOutputs = 1u << 3,
+};
+
+struct OpDef {
+  std::string_view name;
+  InferFn infer = nullptr;
+  KernelFn kernel = nullptr;
+  uint32_t flags = kNoFlags;
+  SamplesFn samples = nullptr;
+  // For elementwise ops: the contiguous loop per dtype (indexed by DType), or
+  // nullptr where the dtype is not supported.
+  ElementwiseLoop elementwise[kNumDTypes] = {};
+
+  bool is(OpFlags f) const { return (flags & f) != 0; }
+};
+
+// Every op, by name.
+class OpRegistry {
+ public:
+  static OpRegistry& global();
+  void add(const OpDef& op);
+  // nullptr when there is no such op.
+  const OpDef* find(std::string_view name) const;
+  // Throws NotFound naming the op.
+  const OpDef& get(std::string_view name) const;
+  const std::vector<const OpDef*>& all() const { return ops_; }
+
+ private:
+  std::vector<const OpDef*> ops_;
+};
+
+// Each ops file registers its ops; registry.cpp calls them all, so every op is
+// present in every program (a loaded graph may name any of them).
+void register_creation_ops(OpRegistry& registry);
+void register_math_ops(OpRegistry& registry);
+void register_reduce_ops(OpRegistry& registry);
+void register_array_ops(OpRegistry& registry);
+void register_nn_ops(OpRegistry& registry);
+void register_print_ops(OpRegistry& registry);
+
+}  // namespace kiln::detail

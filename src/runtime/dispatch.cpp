@@ -1,0 +1,120 @@
+#include "runtime/dispatch.h"
+
+#include <cmath>
+#include <limits>
+
+#include "ops/creation.h"
+
+namespace kiln::detail {
+
+namespace {
+
+[[noreturn]] void symbolic_in_eager(const OpDef& op, int index) {
+  throw InvalidArgument(fmt::format(
+      "{}: input {} is a symbolic tensor of a graph traced by kiln::function, used outside "
+      "that function. Return it from the function instead of storing it.",
+      op.name, index));
+}
+
+// An input that no one else holds, with the output's dtype and size, can be
+// overwritten by an in-place op.
+int donatable_input(std::span<const Tensor> inputs, const TensorType& out) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& in = inputs[i];
+    if (in.dtype() == out.dtype && in.dtype() != DType::String && in.shape() == out.shape &&
+        is_exclusively_owned(in))
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined())
+      throw InvalidArgument(fmt::format("{}: input {} is a null tensor", op.name, i));
+    if (inputs[i].is_symbolic()) [[unlikely]]
+      symbolic_in_eager(op, static_cast<int>(i));
+  }
+  InferContext ic(op, inputs, attrs);
+  op.infer(ic);
+  SmallVector<TensorType, 2>& types = ic.outputs();
+  TensorList outputs(types.size());
+  if (!op.is(kSetsOwnOutputs)) {
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      int donor = i == 0 && op.is(kMayRunInPlace) ? donatable_input(inputs, types[0]) : -1;
+      outputs[i] = donor >= 0
+                       ? make_tensor_view(types[i].dtype, types[i].shape, inputs[donor].impl()->buffer)
+                       : make_tensor(types[i].dtype, types[i].shape);
+    }
+  }
+  KernelContext kc{op, inputs, std::span<Tensor>(outputs.data(), outputs.size()), attrs};
+  op.kernel(kc);
+  return outputs;
+}
+
+namespace {
+
+[[noreturn]] void not_representable(const Scalar& value, DType dtype, std::string_view op_name) {
+  std::string text = value.kind() == Scalar::Kind::String  ? "\"" + value.as_string() + "\""
+                     : value.kind() == Scalar::Kind::Float ? fmt::format("{}", value.as_double())
+                     : value.kind() == Scalar::Kind::Bool  ? (value.as_int() ? "true" : "false")
+                                                           : std::to_string(value.as_int());
+  throw InvalidArgument(fmt::format("{}: the C++ value {} ({}) cannot be used as a {} tensor",
+                                    op_name, text, dtype_name(value.natural_dtype()),
+                                    dtype_name(dtype)));
+}
+
+bool int_fits(int64_t v, DType dtype) {
+  switch (dtype) {
+    case DType::Int32: return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+    case DType::UInt8: return v >= 0 && v <= 255;
+    case DType::Int64: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+void check_representable(const Scalar& value, DType dtype, std::string_view op_name) {
+  bool ok = false;
+  switch (value.kind()) {
+    case Scalar::Kind::String: ok = dtype == DType::String; break;
+    case Scalar::Kind::Bool: ok = dtype == DType::Bool; break;
+    case Scalar::Kind::Int: ok = is_floating(dtype) || int_fits(value.as_int(), dtype); break;
+    case Scalar::Kind::Float: {
+      double d = value.as_double();
+      ok = is_floating(dtype) ||
+           (is_integer(dtype) && std::isfinite(d) && std::trunc(d) == d && std::abs(d) < 9.2e18 &&
+            int_fits(static_cast<int64_t>(d), dtype));
+      break;
+    }
+  }
+  if (!ok) not_representable(value, dtype, op_name);
+}
+
+Tensor scalar_to_tensor(const Scalar& value, DType dtype, std::string_view op_name,
+                        const SourceLocation& loc) {
+  check_representable(value, dtype, op_name);
+  return const_op(make_scalar(value, dtype), loc);
+}
+
+BinaryInputs binary_inputs(const Operand& a, const Operand& b, std::string_view op_name) {
+  if (a.is_tensor() && b.is_tensor()) return {{a.take(), b.take()}};
+  if (a.is_tensor()) {
+    Tensor ta = a.take();
+    DType d = ta.dtype();
+    return {{std::move(ta), scalar_to_tensor(b.scalar(), d, op_name, b.location())}};
+  }
+  if (b.is_tensor()) {
+    Tensor tb = b.take();
+    DType d = tb.dtype();
+    return {{scalar_to_tensor(a.scalar(), d, op_name, a.location()), std::move(tb)}};
+  }
+  DType d = a.scalar().natural_dtype();
+  return {{scalar_to_tensor(a.scalar(), d, op_name, a.location()),
+           scalar_to_tensor(b.scalar(), d, op_name, b.location())}};
+}
+
+}  // namespace kiln::detail
