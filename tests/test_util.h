@@ -1,0 +1,77 @@
+#pragma once
+// Shared assertions for Kiln's tests.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <kiln/kiln.h>
+
+namespace kiln::testing {
+
+// Asserts dtype, shape and exact values.
+template <class T>
+void expect_tensor(const Tensor& t, const Shape& shape, const std::vector<T>& values) {
+  ASSERT_TRUE(t.defined());
+  ASSERT_EQ(t.dtype(), dtype_of<T>) << "dtype " << dtype_name(t.dtype());
+  ASSERT_EQ(t.shape(), shape) << "shape " << t.shape().to_string() << " vs " << shape.to_string();
+  std::vector<T> got = t.to_vector<T>();
+  ASSERT_EQ(got.size(), values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(got[i], values[i]) << "element " << i;
+}
+
+// Asserts dtype, shape and values within a relative/absolute tolerance.
+template <class T>
+void expect_tensor_near(const Tensor& t, const Shape& shape, const std::vector<T>& values,
+                        double tol = 1e-5) {
+  ASSERT_TRUE(t.defined());
+  ASSERT_EQ(t.dtype(), dtype_of<T>) << "dtype " << dtype_name(t.dtype());
+  ASSERT_EQ(t.shape(), shape) << "shape " << t.shape().to_string() << " vs " << shape.to_string();
+  std::vector<T> got = t.to_vector<T>();
+  ASSERT_EQ(got.size(), values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (std::isnan(static_cast<double>(values[i]))) {
+      EXPECT_TRUE(std::isnan(static_cast<double>(got[i]))) << "element " << i;
+      continue;
+    }
+    double scale = std::max(1.0, std::abs(static_cast<double>(values[i])));
+    EXPECT_NEAR(got[i], values[i], tol * scale) << "element " << i;
+  }
+}
+
+// Asserts that `fn` throws exactly E (or a subclass) and that every fragment
+// appears in the message.
+template <class E>
+void expect_error(const std::function<void()>& fn, const std::vector<std::string>& fragments) {
+  try {
+    fn();
+  } catch (const E& e) {
+    std::string msg = e.what();
+    for (const std::string& f : fragments)
+      EXPECT_NE(msg.find(f), std::string::npos) << "missing \"" << f << "\" in: " << msg;
+    return;
+  } catch (const std::exception& e) {
+    FAIL() << "threw another exception type: " << e.what();
+  }
+  FAIL() << "did not throw";
+}
+
+// Compares text with tests/golden/<name>; KILN_UPDATE_GOLDEN=1 rewrites it.
+inline void expect_golden(const std::string& name, const std::string& text) {
+  std::string path = std::string(KILN_GOLDEN_DIR) + "/" + name;
+  if (const char* update = std::getenv("KILN_UPDATE_GOLDEN"); update && std::string(update) == "1") {
+    std::ofstream(path) << text;
+    return;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << "missing golden file " << path << " (run with KILN_UPDATE_GOLDEN=1)";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(text, ss.str()) << "golden file " << path;
+}
+
+}  // namespace kiln::testing
