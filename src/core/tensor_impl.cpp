@@ -98,6 +98,17 @@ Tensor make_symbolic(DType dtype, const Shape& shape, graph::Node* node, int out
   return Tensor(impl);
 }
 
+namespace {
+std::atomic<SymbolicNameFn> symbolic_name_fn{nullptr};
+}  // namespace
+
+std::string symbolic_tensor_name(const Tensor& t) {
+  SymbolicNameFn fn = symbolic_name_fn.load(std::memory_order_acquire);
+  return fn ? fn(*t.impl()) : std::string("<symbolic>");
+}
+
+void set_symbolic_name_fn(SymbolicNameFn fn) { symbolic_name_fn.store(fn, std::memory_order_release); }
+
 void require_concrete(const Tensor& t, const char* what) {
   if (!t.defined()) throw InvalidArgument(fmt::format("{}: the tensor is null (default-constructed)", what));
   if (t.is_symbolic())

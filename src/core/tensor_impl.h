@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "kiln/tensor.h"
 
@@ -61,6 +62,12 @@ inline bool is_exclusively_owned(const Tensor& t) {
   return impl->refs.load(std::memory_order_acquire) == 1 && impl->buffer &&
          impl->buffer->refs.load(std::memory_order_acquire) == 1;
 }
+
+// The graph-level name of a symbolic tensor's value, "add:0" (set by the
+// graph layer; "<symbolic>" until one is installed).
+std::string symbolic_tensor_name(const Tensor& t);
+using SymbolicNameFn = std::string (*)(const TensorImpl&);
+void set_symbolic_name_fn(SymbolicNameFn fn);
 
 // A hard error if `t` is not concrete (a kernel or host access got a
 // symbolic tensor).
