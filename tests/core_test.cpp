@@ -1,9 +1,156 @@
-#include <gtest/gtest.h>
+// Tensors, creation ops, host access, weak scalars, the registry.
+#include "test_util.h"
 
-#include <kiln/kiln.h>
+#include <kiln/random.h>
 
-TEST(Core, ConstantShapes) {
-  kiln::Tensor a = kiln::constant({{1, 2}, {3, 4}});
-  EXPECT_EQ(a.dtype(), kiln::int32);
-  EXPECT_EQ(a.shape(), (kiln::Shape{2, 2}));
+#include "core/allocator.h"
+#include "ops/op_def.h"
+
+using namespace kiln;
+using kiln::testing::expect_error;
+using kiln::testing::expect_tensor;
+using kiln::testing::expect_tensor_near;
+
+TEST(Core, LiteralsMapToDTypesExactly) {
+  EXPECT_EQ(constant(1).dtype(), int32);
+  EXPECT_EQ(constant(1.1f).dtype(), float32);
+  EXPECT_EQ(constant(2.0).dtype(), float64);
+  EXPECT_EQ(constant(int64_t(5)).dtype(), int64);
+  EXPECT_EQ(constant(uint8_t(5)).dtype(), uint8);
+  EXPECT_EQ(constant(true).dtype(), boolean);
+  EXPECT_EQ(constant("a").dtype(), string);
+  EXPECT_EQ(constant(std::string("abc")).item<std::string>(), "abc");
+  EXPECT_EQ(constant(4).item<int32_t>(), 4);
+  EXPECT_FLOAT_EQ(constant(1.1f).item<float>(), 1.1f);
+  EXPECT_EQ(constant(4).shape(), Shape{});
+}
+
+TEST(Core, NestedListsGiveShapes) {
+  expect_tensor<int32_t>(constant({{1, 2}, {3, 4}}), {2, 2}, {1, 2, 3, 4});
+  expect_tensor<float>(constant({1.f, 2.f, 3.f}), {3}, {1, 2, 3});
+  expect_tensor<int32_t>(constant({{{1}, {2}}, {{3}, {4}}}), {2, 2, 1}, {1, 2, 3, 4});
+  expect_tensor<bool>(constant({true, false}), {2}, {true, false});
+  expect_tensor<std::string>(constant({"a", "bc"}), {2}, {"a", "bc"});
+}
+
+TEST(Core, FlatVectorAndShape) {
+  expect_tensor<float>(constant(std::vector<float>{1, 2, 3, 4, 5, 6}, Shape{2, 3}), {2, 3},
+                       {1, 2, 3, 4, 5, 6});
+  expect_tensor<int64_t>(constant(std::vector<int64_t>{7, 8}), {2}, {7, 8});
+}
+
+TEST(Core, ConstantWithDTypeCasts) {
+  expect_tensor<float>(constant({1, 2, 3}, float32), {3}, {1, 2, 3});
+  expect_tensor<int32_t>(constant({1.7f, -1.7f}, int32), {2}, {1, -1});
+  expect_tensor<double>(constant(3, float64), {}, {3.0});
+}
+
+TEST(Core, ConstantErrors) {
+  expect_error<InvalidArgument>([] { constant({{1, 2}, {3}}); }, {"constant", "ragged"});
+  expect_error<InvalidArgument>([] { constant(std::vector<float>{1, 2, 3}, Shape{2, 2}); },
+                                {"constant", "3 values", "(2, 2)"});
+  expect_error<InvalidArgument>([] { constant(1.5, int32); }, {"constant", "1.5", "int32"});
+  expect_error<InvalidArgument>([] { constant(300, uint8); }, {"300", "uint8"});
+}
+
+TEST(Core, FillZerosOnesRange) {
+  expect_tensor<float>(zeros({2, 2}), {2, 2}, {0, 0, 0, 0});
+  expect_tensor<int32_t>(ones({3}, int32), {3}, {1, 1, 1});
+  expect_tensor<int32_t>(fill({2}, 7), {2}, {7, 7});
+  expect_tensor<float>(fill({2}, 0.5f), {2}, {0.5f, 0.5f});
+  expect_tensor<double>(zeros_like(constant({1.0, 2.0})), {2}, {0, 0});
+  expect_tensor<int64_t>(ones_like(constant({1.f}), int64), {1}, {1});
+  expect_tensor<int32_t>(range(5), {5}, {0, 1, 2, 3, 4});
+  expect_tensor<int32_t>(range(1, 10, 3), {3}, {1, 4, 7});
+  expect_tensor<int32_t>(range(5, 0, -2), {3}, {5, 3, 1});
+  expect_tensor<int32_t>(range(3, 3), {0}, {});
+  expect_tensor<float>(range(0.f, 1.f, 0.25f), {4}, {0, 0.25f, 0.5f, 0.75f});
+  expect_tensor<double>(range(0, 1.0, 0.5), {2}, {0, 0.5});
+  expect_error<InvalidArgument>([] { range(0, 5, 0); }, {"Range", "delta", "zero"});
+  expect_error<InvalidArgument>([] { fill({2}, 1.5, int32); }, {"fill", "1.5", "int32"});
+  expect_error<InvalidArgument>([] { zeros({-1, 2}); }, {"Fill", "(None, 2)", "fully defined"});
+}
+
+TEST(Core, CastConverts) {
+  expect_tensor<int32_t>(cast(constant({1.9f, -1.9f, 0.f}), int32), {3}, {1, -1, 0});
+  expect_tensor<bool>(cast(constant({0, 2}), boolean), {2}, {false, true});
+  expect_tensor<float>(cast(constant({true, false}), float32), {2}, {1.f, 0.f});
+  expect_tensor<double>(cast(constant(uint8_t(200)), float64), {}, {200.0});
+  expect_error<InvalidArgument>([] { cast(constant("a"), int32); }, {"Cast", "string", "int32"});
+}
+
+TEST(Core, HostAccessChecksTypes) {
+  Tensor t = constant({1.f, 2.f});
+  EXPECT_EQ(t.size(), 2);
+  EXPECT_EQ(t.rank(), 1);
+  expect_error<InvalidArgument>([&] { t.item<float>(); }, {"item", "(2,)", "2 elements"});
+  expect_error<InvalidArgument>([&] { constant(1).item<float>(); },
+                                {"item", "int32", "float32"});
+  expect_error<InvalidArgument>([&] { t.to_vector<double>(); }, {"to_vector", "float32", "float64"});
+  expect_error<InvalidArgument>([] { Tensor().item<float>(); }, {"null"});
+}
+
+TEST(Core, TruthValueOfScalars) {
+  EXPECT_TRUE(static_cast<bool>(constant(true)));
+  EXPECT_FALSE(static_cast<bool>(constant(0.0f)));
+  expect_error<InvalidArgument>([] { (void)static_cast<bool>(constant({1, 2})); },
+                                {"ambiguous", "(2,)"});
+}
+
+TEST(Core, ShapeText) {
+  EXPECT_EQ(Shape{}.to_string(), "()");
+  EXPECT_EQ(Shape{3}.to_string(), "(3,)");
+  EXPECT_EQ((Shape{None, 28}).to_string(), "(None, 28)");
+  EXPECT_EQ(Shape::unknown_rank().to_string(), "<unknown>");
+  EXPECT_EQ((Shape{2, 3}).num_elements(), 6);
+  EXPECT_EQ((Shape{None, 3}).num_elements(), -1);
+  EXPECT_TRUE((Shape{None, 3}).is_compatible_with(Shape{7, 3}));
+  EXPECT_FALSE((Shape{None, 3}).is_compatible_with(Shape{7, 4}));
+  expect_error<InvalidArgument>([] { Shape{1, 2, 3, 4, 5, 6, 7, 8, 9}; }, {"rank 9"});
+}
+
+TEST(Core, RandomIsFreshUnseededAndFixedSeeded) {
+  Tensor a = random::normal({1000});
+  Tensor b = random::normal({1000});
+  EXPECT_NE(a.to_vector<float>(), b.to_vector<float>());
+  EXPECT_EQ(random::normal({5}, 0, 1, float32, 42).to_vector<float>(),
+            random::normal({5}, 0, 1, float32, 42).to_vector<float>());
+  random::set_seed(3);
+  auto first = random::uniform({4}).to_vector<float>();
+  random::set_seed(3);
+  EXPECT_EQ(random::uniform({4}).to_vector<float>(), first);
+  // Moments of a large draw.
+  std::vector<double> v = random::normal({200000}, 2.0, 3.0, float64, 1).to_vector<double>();
+  double mean = 0, var = 0;
+  for (double x : v) mean += x;
+  mean /= v.size();
+  for (double x : v) var += (x - mean) * (x - mean);
+  var /= v.size();
+  EXPECT_NEAR(mean, 2.0, 0.03);
+  EXPECT_NEAR(var, 9.0, 0.1);
+  for (float u : random::uniform({10000}, -1, 1, float32, 5).to_vector<float>()) {
+    EXPECT_GE(u, -1.f);
+    EXPECT_LT(u, 1.f);
+  }
+  expect_error<InvalidArgument>([] { random::normal({2}, 0, 1, int32); }, {"RandomNormal", "int32"});
+  expect_error<InvalidArgument>([] { random::uniform({2}, 1, 0); }, {"minval", "maxval"});
+}
+
+TEST(Core, RegistryHoldsEveryOpOnce) {
+  const auto& all = detail::OpRegistry::global().all();
+  EXPECT_NE(detail::OpRegistry::global().find("Const"), nullptr);
+  EXPECT_NE(detail::OpRegistry::global().find("RandomNormal"), nullptr);
+  expect_error<NotFound>([] { detail::OpRegistry::global().get("NoSuchOp"); }, {"NoSuchOp"});
+  for (const detail::OpDef* op : all) {
+    EXPECT_NE(op->infer, nullptr) << op->name;
+    EXPECT_NE(op->kernel, nullptr) << op->name;
+    EXPECT_NE(op->samples, nullptr) << op->name << " has no samples";
+  }
+}
+
+TEST(Core, AllocatorReusesFreedBuffers) {
+  { Tensor t = zeros({1000}); }
+  int64_t before = detail::allocator_stats().cache_hits;
+  { Tensor t = zeros({1000}); }
+  EXPECT_GT(detail::allocator_stats().cache_hits, before);
 }

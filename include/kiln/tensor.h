@@ -224,8 +224,9 @@ Tensor make_string_constant(const std::vector<std::string>& values, const Shape&
                             SourceLocation loc);
 
 template <class T> struct Nested {
-  static void flatten(const T& v, std::vector<T>& out, std::vector<int64_t>&, int) {
-    out.push_back(v);
+  template <class E>
+  static void flatten(const T& v, std::vector<E>& out, std::vector<int64_t>&, int) {
+    out.push_back(E(v));
   }
 };
 void check_ragged(std::vector<int64_t>& dims, int depth, int64_t size);

@@ -16,6 +16,7 @@ OpRegistry& OpRegistry::global() {
     register_array_ops(*r);
     register_nn_ops(*r);
     register_print_ops(*r);
+    register_random_ops(*r);
     return r;
   }();
   return *registry;
