@@ -72,6 +72,11 @@ class Attrs {
   SmallVector<Attr, 3> items_;
 };
 
+// Structural equality and hash, for hash-consing nodes while tracing. Small
+// tensors (constants) compare by value, large ones by identity.
+bool attrs_equal(const Attrs& a, const Attrs& b);
+std::size_t attrs_hash(const Attrs& attrs);
+
 // Text of one attr value as the graph printer shows it.
 std::string attr_value_to_string(const AttrValue& value);
 

@@ -12,3 +12,9 @@ Tensor const_op(Tensor value, const SourceLocation& loc);
 Tensor make_scalar(const Scalar& value, DType dtype);
 
 }  // namespace kiln::detail
+
+namespace kiln::detail {
+struct OpDef;
+// The op of graph parameters: its node stands for a value fed at each call.
+const OpDef& placeholder_op();
+}  // namespace kiln::detail

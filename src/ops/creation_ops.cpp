@@ -38,6 +38,21 @@ void fill_with(const Tensor& value, Tensor& out) {
   });
 }
 
+// ---- Placeholder: a graph parameter, fed at each call -----------------
+void placeholder_infer(InferContext& c) {
+  c.add_output(c.attrs().get_dtype("dtype"), c.attrs().get_shape("shape"));
+}
+// Graphs never run their placeholders: the executor feeds them.
+void placeholder_kernel(KernelContext&) {}
+
+std::vector<OpSample> placeholder_samples() {
+  return {{{}, Attrs{{"dtype", DType::Float32}, {"shape", Shape{None, 3}}}}};
+}
+
+constexpr OpDef kPlaceholder{.name = "Placeholder", .infer = placeholder_infer,
+                             .kernel = placeholder_kernel, .flags = kGraphOnly,
+                             .samples = placeholder_samples};
+
 // ---- Fill: a shape filled with one value --------------------------------
 void fill_infer(InferContext& c) {
   const Shape& shape = c.attrs().get_shape("shape");
@@ -180,8 +195,10 @@ AttrValue range_bound(const Scalar& s, DType dtype, const char* which) {
 }  // namespace
 
 void register_creation_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kConst, &kFill, &kFillLike, &kRange, &kCast}) r.add(*op);
+  for (const OpDef* op : {&kConst, &kPlaceholder, &kFill, &kFillLike, &kRange, &kCast}) r.add(*op);
 }
+
+const OpDef& placeholder_op() { return kPlaceholder; }
 
 Tensor const_op(Tensor value, const SourceLocation& loc) {
   if (!thread_state.handler) return value;  // eager: the value is the result

@@ -105,6 +105,8 @@ enum OpFlags : uint32_t {
   // The kernel creates its outputs itself (views, forwarding, data-dependent
   // shapes); dispatch does not preallocate them.
   kSetsOwnOutputs = 1u << 3,
+  // Exists only inside graphs (Placeholder); never dispatched eagerly.
+  kGraphOnly = 1u << 4,
 };
 
 struct OpDef {

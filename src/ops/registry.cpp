@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <cstring>
 #include <mutex>
 #include <unordered_set>
 
@@ -62,6 +63,82 @@ Attrs& Attrs::set(std::string_view name, AttrValue value) {
 
 void Attrs::missing(std::string_view name) const {
   throw Internal(fmt::format("attr '{}' is missing or has another type", name));
+}
+
+namespace {
+
+constexpr int64_t kCompareByValueLimit = 64;
+
+bool tensors_equal(const Tensor& a, const Tensor& b) {
+  if (a.impl() == b.impl()) return true;
+  if (a.is_symbolic() || b.is_symbolic() || a.dtype() != b.dtype() || a.shape() != b.shape() ||
+      a.size() > kCompareByValueLimit)
+    return false;
+  if (a.dtype() == DType::String) return a.to_vector<std::string>() == b.to_vector<std::string>();
+  return std::memcmp(raw_data(a), raw_data(b), static_cast<std::size_t>(a.size()) * dtype_size(a.dtype())) == 0;
+}
+
+std::size_t tensor_hash(const Tensor& t) {
+  std::size_t h = static_cast<std::size_t>(t.dtype()) * 31 + std::hash<std::string>()(t.shape().to_string());
+  if (t.is_symbolic() || t.size() > kCompareByValueLimit) return h ^ std::hash<const void*>()(t.impl());
+  if (t.dtype() == DType::String) {
+    for (const std::string& s : t.to_vector<std::string>()) h = h * 131 ^ std::hash<std::string>()(s);
+    return h;
+  }
+  const auto* bytes = static_cast<const unsigned char*>(raw_data(t));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(t.size()) * dtype_size(t.dtype()); ++i)
+    h = h * 131 + bytes[i];
+  return h;
+}
+
+bool values_equal(const AttrValue& a, const AttrValue& b) {
+  if (a.index() != b.index()) return false;
+  return std::visit(
+      [&](const auto& x) -> bool {
+        using T = std::decay_t<decltype(x)>;
+        const T& y = std::get<T>(b);
+        if constexpr (std::is_same_v<T, Tensor>) return tensors_equal(x, y);
+        else return x == y;
+      },
+      a);
+}
+
+std::size_t value_hash(const AttrValue& v) {
+  struct Visitor {
+    std::size_t operator()(int64_t x) const { return std::hash<int64_t>()(x); }
+    std::size_t operator()(double x) const { return std::hash<double>()(x); }
+    std::size_t operator()(bool x) const { return x; }
+    std::size_t operator()(const std::string& x) const { return std::hash<std::string>()(x); }
+    std::size_t operator()(DType x) const { return static_cast<std::size_t>(x); }
+    std::size_t operator()(const Shape& x) const { return std::hash<std::string>()(x.to_string()); }
+    std::size_t operator()(const std::vector<int64_t>& x) const {
+      std::size_t h = x.size();
+      for (int64_t e : x) h = h * 31 + static_cast<std::size_t>(e);
+      return h;
+    }
+    std::size_t operator()(const Tensor& t) const { return tensor_hash(t); }
+    std::size_t operator()(const std::shared_ptr<const graph::Graph>& g) const {
+      return std::hash<const void*>()(g.get());
+    }
+  };
+  return std::visit(Visitor{}, v) * 7 + v.index();
+}
+
+}  // namespace
+
+bool attrs_equal(const Attrs& a, const Attrs& b) {
+  if (a.size() != b.size()) return false;
+  for (const Attr& x : a) {
+    const AttrValue* y = b.find(x.name);
+    if (!y || !values_equal(x.value, *y)) return false;
+  }
+  return true;
+}
+
+std::size_t attrs_hash(const Attrs& attrs) {
+  std::size_t h = 0;
+  for (const Attr& a : attrs) h += std::hash<std::string_view>()(a.name) * 17 + value_hash(a.value);
+  return h;
 }
 
 std::string attr_value_to_string(const AttrValue& value) {

@@ -1,0 +1,129 @@
+#include "exec/plan.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+#include "runtime/dispatch.h"
+
+namespace kiln::exec {
+
+namespace {
+
+std::string location_text(const graph::Node& n) {
+  const SourceLocation& loc = n.location;
+  if (loc.line() == 0) return fmt::format("node '{}' ({})", n.name, n.op->name);
+  return fmt::format("node '{}' ({}), created at {}:{}", n.name, n.op->name, loc.file_name(), loc.line());
+}
+
+// Re-raises the active exception with the same kind, adding where in the
+// user's code the failing node came from.
+[[noreturn]] void rethrow_at(const graph::Node& n) {
+  std::string where = "\n  raised by " + location_text(n);
+  try {
+    throw;
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(e.what() + where);
+  } catch (const FailedPrecondition& e) {
+    throw FailedPrecondition(e.what() + where);
+  } catch (const OutOfRange& e) {
+    throw OutOfRange(e.what() + where);
+  } catch (const NotFound& e) {
+    throw NotFound(e.what() + where);
+  } catch (const Unimplemented& e) {
+    throw Unimplemented(e.what() + where);
+  } catch (const Internal& e) {
+    throw Internal(e.what() + where);
+  } catch (const Error& e) {
+    throw Error(e.what() + where);
+  } catch (const std::exception& e) {
+    throw Error(e.what() + where);
+  }
+}
+
+}  // namespace
+
+Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
+  const graph::Graph& gr = *graph_;
+  const auto& nodes = gr.nodes();
+  // Liveness: what the results and the stateful nodes need.
+  std::vector<char> needed(nodes.size(), 0);
+  std::vector<const graph::Node*> work;
+  auto mark = [&](const graph::Node* n) {
+    if (!needed[n->id]) {
+      needed[n->id] = 1;
+      work.push_back(n);
+    }
+  };
+  for (const graph::Value& v : gr.results()) mark(v.node);
+  for (const graph::Node* n : gr.stateful_nodes()) mark(n);
+  while (!work.empty()) {
+    const graph::Node* n = work.back();
+    work.pop_back();
+    for (const graph::Value& v : n->inputs) mark(v.node);
+    for (const graph::Node* c : n->control_inputs) mark(c);
+  }
+
+  // Slots: one per output of every node (unused ones stay empty).
+  std::vector<int> first_slot(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    first_slot[i] = num_slots_;
+    num_slots_ += static_cast<int>(nodes[i]->outputs.size());
+  }
+  auto slot_of = [&](const graph::Value& v) { return first_slot[v.node->id] + v.index; };
+  for (const graph::Node* p : gr.parameters()) input_slots_.push_back(first_slot[p->id]);
+  for (const graph::Capture& c : gr.captures()) input_slots_.push_back(first_slot[c.placeholder->id]);
+  for (const graph::Value& v : gr.results()) result_slots_.push_back(slot_of(v));
+
+  for (const auto& node : nodes) {
+    if (!needed[node->id] || node->op->is(detail::kGraphOnly)) continue;
+    Step step;
+    step.node = node.get();
+    for (const graph::Value& v : node->inputs) step.inputs.push_back(slot_of(v));
+    for (std::size_t k = 0; k < node->outputs.size(); ++k)
+      step.outputs.push_back(first_slot[node->id] + static_cast<int>(k));
+    step.last_use.resize(step.inputs.size());
+    steps_.push_back(std::move(step));
+  }
+  // Last uses, scanning backwards; results and inputs fed by the caller stay.
+  std::vector<char> used_later(num_slots_, 0);
+  for (int s : result_slots_) used_later[s] = 1;
+  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
+    for (std::size_t k = it->inputs.size(); k-- > 0;) {
+      int s = it->inputs[k];
+      it->last_use[k] = !used_later[s];
+      used_later[s] = 1;
+    }
+  }
+}
+
+std::vector<Tensor> Plan::run(std::span<const Tensor> inputs) const {
+  if (inputs.size() != input_slots_.size())
+    throw Internal(fmt::format("plan of '{}' takes {} inputs, got {}", graph_->name(),
+                               input_slots_.size(), inputs.size()));
+  detail::SmallVector<Tensor, 32> frame(static_cast<std::size_t>(num_slots_));
+  for (std::size_t i = 0; i < inputs.size(); ++i) frame[input_slots_[i]] = inputs[i];
+  detail::SmallVector<Tensor, 4> args;
+  for (const Step& step : steps_) {
+    args.clear();
+    for (std::size_t k = 0; k < step.inputs.size(); ++k) {
+      Tensor& slot = frame[step.inputs[k]];
+      if (step.last_use[k]) args.push_back(std::move(slot));
+      else args.push_back(slot);
+    }
+    const graph::Node& n = *step.node;
+    try {
+      detail::TensorList outs =
+          detail::run_eager(*n.op, std::span<const Tensor>(args.data(), args.size()), n.attrs);
+      for (std::size_t k = 0; k < step.outputs.size(); ++k) frame[step.outputs[k]] = std::move(outs[k]);
+    } catch (...) {
+      rethrow_at(n);
+    }
+  }
+  std::vector<Tensor> results;
+  results.reserve(result_slots_.size());
+  for (int s : result_slots_) results.push_back(frame[s]);
+  return results;
+}
+
+}  // namespace kiln::exec

@@ -1,0 +1,43 @@
+#pragma once
+// The executor (DESIGN.md §10): a graph compiles into an immutable Plan, a
+// flat list of steps over numbered slots. A call runs the steps on a frame of
+// its own, so calls may run concurrently; the graph is not inspected again.
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/small_vector.h"
+#include "graph/graph.h"
+
+namespace kiln::exec {
+
+struct Step {
+  const graph::Node* node;
+  detail::SmallVector<int, 3> inputs;   // slots
+  detail::SmallVector<int, 2> outputs;  // slots, -1 where unused
+  // For each input: whether this is the slot's last use, so the frame can
+  // hand the tensor over (letting an in-place kernel reuse its buffer).
+  detail::SmallVector<bool, 3> last_use;
+};
+
+class Plan {
+ public:
+  // Steps for every node a result or a stateful node depends on, in graph
+  // order; nodes nothing needs are left out.
+  explicit Plan(std::shared_ptr<const graph::Graph> graph);
+
+  // `inputs`: the graph's parameters, then its captures, in order.
+  std::vector<Tensor> run(std::span<const Tensor> inputs) const;
+
+  const graph::Graph& graph() const { return *graph_; }
+  int num_steps() const { return static_cast<int>(steps_.size()); }
+
+ private:
+  std::shared_ptr<const graph::Graph> graph_;
+  std::vector<Step> steps_;
+  std::vector<int> input_slots_;
+  std::vector<int> result_slots_;
+  int num_slots_ = 0;
+};
+
+}  // namespace kiln::exec

@@ -1,0 +1,36 @@
+#pragma once
+// A traced graph with its compiled plan: what one cache entry holds.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/plan.h"
+#include "graph/graph.h"
+#include "kiln/function.h"
+
+namespace kiln::detail {
+
+struct ConcreteImpl {
+  std::string name;
+  std::shared_ptr<graph::Graph> graph;
+  std::unique_ptr<exec::Plan> plan;
+  // The key the graph was traced for; tensor atoms give the parameter specs
+  // (None where shapes were relaxed).
+  TraceKey key;
+  bool relaxed = false;
+  std::vector<int64_t> result_sizes;
+
+  // Runs the plan on the call's leaves (the captures are appended).
+  std::vector<Tensor> run(std::span<const Tensor> leaves) const;
+  // Whether a call with `key` can use this graph: same structure, dtypes and
+  // values, shapes compatible with the (maybe relaxed) specs.
+  bool accepts(const TraceKey& call) const;
+};
+
+// "arg 0", "arg 1[2]": the path of every atom of a key.
+std::vector<std::string> atom_paths(const TraceKey& key);
+
+// "float32 (None, 3)" for tensor atoms, the value for others.
+std::string atom_text(const KeyAtom& atom);
+
+}  // namespace kiln::detail

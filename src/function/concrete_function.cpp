@@ -1,0 +1,134 @@
+// ConcreteImpl (one traced graph + plan) and the public ConcreteFunction.
+#include <fmt/format.h>
+
+#include "function/concrete.h"
+
+namespace kiln {
+namespace detail {
+
+std::vector<Tensor> ConcreteImpl::run(std::span<const Tensor> leaves) const {
+  const auto& captures = graph->captures();
+  SmallVector<Tensor, 8> inputs;
+  inputs.reserve(leaves.size() + captures.size());
+  for (const Tensor& t : leaves) inputs.push_back(t);
+  for (const graph::Capture& c : captures) inputs.push_back(c.outer);
+  return plan->run(std::span<const Tensor>(inputs.data(), inputs.size()));
+}
+
+bool ConcreteImpl::accepts(const TraceKey& call) const {
+  if (call.atoms.size() != key.atoms.size()) return false;
+  for (std::size_t i = 0; i < call.atoms.size(); ++i) {
+    const KeyAtom& want = key.atoms[i];
+    const KeyAtom& got = call.atoms[i];
+    if (want.kind == KeyAtom::Kind::Tensor && got.kind == KeyAtom::Kind::Tensor) {
+      if (want.dtype != got.dtype || !want.shape.is_compatible_with(got.shape) ||
+          want.shape.rank() != got.shape.rank())
+        return false;
+    } else if (!(want == got)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+const std::vector<int64_t>& CallResult::sizes() const { return concrete->result_sizes; }
+
+std::vector<std::string> atom_paths(const TraceKey& key) {
+  std::vector<std::string> paths;
+  struct Level {
+    std::string path;
+    int64_t next = 0;
+  };
+  std::vector<Level> stack;
+  int64_t top = 0;
+  auto next_path = [&]() -> std::string {
+    if (stack.empty()) return fmt::format("arg {}", top++);
+    Level& l = stack.back();
+    return fmt::format("{}[{}]", l.path, l.next++);
+  };
+  for (const KeyAtom& a : key.atoms) {
+    switch (a.kind) {
+      case KeyAtom::Kind::End:
+        paths.push_back(stack.empty() ? "" : stack.back().path);
+        if (!stack.empty()) stack.pop_back();
+        break;
+      case KeyAtom::Kind::List:
+      case KeyAtom::Kind::Tuple:
+      case KeyAtom::Kind::Map:
+      case KeyAtom::Kind::Optional:
+      case KeyAtom::Kind::Struct: {
+        std::string p = next_path();
+        paths.push_back(p);
+        stack.push_back({p, 0});
+        break;
+      }
+      default: paths.push_back(next_path());
+    }
+  }
+  return paths;
+}
+
+}  // namespace detail
+
+using detail::KeyAtom;
+
+Outputs ConcreteFunction::call_flat(const detail::Flattener& flat) const {
+  const detail::TraceKey& want = impl_->key;
+  const detail::TraceKey& got = flat.key;
+  std::vector<std::string> paths = detail::atom_paths(want);
+  auto fail = [&](const std::string& what) {
+    throw InvalidArgument(fmt::format("ConcreteFunction {}: {}", to_string(), what));
+  };
+  if (got.atoms.size() != want.atoms.size()) {
+    fail(fmt::format("the arguments do not have the structure it was traced for ({} key atoms, got {})",
+                     want.atoms.size(), got.atoms.size()));
+  }
+  for (std::size_t i = 0; i < want.atoms.size(); ++i) {
+    const KeyAtom& w = want.atoms[i];
+    const KeyAtom& g = got.atoms[i];
+    if (w.kind == KeyAtom::Kind::Tensor || w.kind == KeyAtom::Kind::Variable) {
+      if (g.kind != w.kind)
+        fail(fmt::format("{} was expected to be a {}, but is {}", paths[i], detail::atom_text(w),
+                         detail::atom_text(g)));
+      if (g.dtype != w.dtype || !w.shape.is_compatible_with(g.shape) || w.shape.rank() != g.shape.rank())
+        fail(fmt::format("{} was expected to be a {} tensor of shape {}, but is a {} tensor of shape {}",
+                         paths[i], dtype_name(w.dtype), w.shape.to_string(), dtype_name(g.dtype),
+                         g.shape.to_string()));
+    } else if (!(w == g)) {
+      fail(fmt::format("{} was traced as {}, but is {}", paths[i], detail::atom_text(w), detail::atom_text(g)));
+    }
+  }
+  return Outputs(impl_->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size())));
+}
+
+const std::string& ConcreteFunction::name() const { return impl_->name; }
+
+std::vector<TensorSpec> ConcreteFunction::inputs() const {
+  std::vector<TensorSpec> specs;
+  for (const graph::Node* p : impl_->graph->parameters())
+    specs.emplace_back(p->outputs[0].shape, p->outputs[0].dtype);
+  return specs;
+}
+
+std::vector<TensorSpec> ConcreteFunction::outputs() const {
+  std::vector<TensorSpec> specs;
+  for (const graph::Value& v : impl_->graph->results()) {
+    const detail::TensorType& t = impl_->graph->type_of(v);
+    specs.emplace_back(t.shape, t.dtype);
+  }
+  return specs;
+}
+
+std::string ConcreteFunction::to_string() const {
+  std::vector<std::string> ins, outs;
+  for (const graph::Node* p : impl_->graph->parameters())
+    ins.push_back(fmt::format("{}: {} {}", p->name, dtype_name(p->outputs[0].dtype), p->outputs[0].shape.to_string()));
+  for (const TensorSpec& s : outputs()) outs.push_back(fmt::format("{} {}", dtype_name(s.dtype), s.shape.to_string()));
+  return fmt::format("{}({}) -> ({})", impl_->name, fmt::join(ins, ", "), fmt::join(outs, ", "));
+}
+
+int GraphView::num_nodes() const { return impl_->graph->num_nodes(); }
+std::string GraphView::to_string() const { return impl_->graph->to_string(); }
+std::string GraphView::to_dot() const { return impl_->graph->to_dot(); }
+
+}  // namespace kiln

@@ -1,0 +1,317 @@
+// The type-independent part of kiln::function: cache lookup, tracing, shape
+// relaxation, the retrace log.
+#include <fmt/format.h>
+
+#include <atomic>
+#include <iostream>
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+#include "function/concrete.h"
+#include "function/tracing_context.h"
+
+namespace kiln {
+
+namespace {
+std::atomic<bool> run_eagerly{false};
+constexpr int kRetraceWarningThreshold = 5;
+constexpr std::size_t kMaxExactKeys = 1024;
+}  // namespace
+
+namespace config {
+void run_functions_eagerly(bool enable) { run_eagerly.store(enable); }
+bool functions_run_eagerly() { return run_eagerly.load(); }
+}  // namespace config
+
+namespace detail {
+
+bool functions_run_eagerly() { return run_eagerly.load(std::memory_order_relaxed); }
+
+using Entry = std::shared_ptr<ConcreteImpl>;
+
+struct FunctionCore::State {
+  FunctionOptions options;
+  mutable std::mutex mutex;
+  std::unordered_map<TraceKey, Entry, TraceKeyHash> exact;
+  std::vector<Entry> entries;  // every live trace, least recently used first
+  std::vector<RetraceRecord> log;
+  CacheInfo info;
+  int max_traces = -1;
+  bool warned = false;
+  std::unordered_map<std::string, int> changes_by_path;
+  Entry last_traced;
+
+  void touch(const Entry& e) {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (entries[i] == e) {
+        entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+    entries.push_back(e);
+  }
+  void forget_relaxed_keys() {
+    for (auto it = exact.begin(); it != exact.end();)
+      it = it->second->relaxed ? exact.erase(it) : std::next(it);
+  }
+  void evict_if_full() {
+    while (static_cast<int>(entries.size()) > std::max(1, options.max_cache_entries)) {
+      Entry victim = entries.front();
+      entries.erase(entries.begin());
+      for (auto it = exact.begin(); it != exact.end();)
+        it = it->second == victim ? exact.erase(it) : std::next(it);
+    }
+  }
+};
+
+FunctionCore::FunctionCore(FunctionOptions options) : state_(std::make_unique<State>()) {
+  if (options.name.empty()) options.name = "function";
+  if (options.input_signature && options.exact_shapes)
+    throw InvalidArgument(fmt::format(
+        "kiln::function '{}': input_signature and exact_shapes cannot be combined", options.name));
+  state_->options = std::move(options);
+}
+
+FunctionCore::~FunctionCore() = default;
+
+const FunctionOptions& FunctionCore::options() const { return state_->options; }
+
+namespace {
+
+bool same_except_dims(const TraceKey& a, const TraceKey& b) {
+  if (a.atoms.size() != b.atoms.size()) return false;
+  for (std::size_t i = 0; i < a.atoms.size(); ++i) {
+    const KeyAtom& x = a.atoms[i];
+    const KeyAtom& y = b.atoms[i];
+    if (x.kind == KeyAtom::Kind::Tensor && y.kind == KeyAtom::Kind::Tensor) {
+      if (x.dtype != y.dtype || x.shape.rank() != y.shape.rank()) return false;
+    } else if (!(x == y)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `a` with every tensor dim that differs from `b` made unknown.
+TraceKey relax(const TraceKey& a, const TraceKey& b) {
+  TraceKey out;
+  for (std::size_t i = 0; i < a.atoms.size(); ++i) {
+    KeyAtom atom = a.atoms[i];
+    if (atom.kind == KeyAtom::Kind::Tensor && atom.shape.has_known_rank()) {
+      for (int d = 0; d < atom.shape.rank(); ++d)
+        if (atom.shape[d] != b.atoms[i].shape[d]) atom.shape[d] = None;
+    }
+    out.add(std::move(atom));
+  }
+  return out;
+}
+
+// The signature's specs as a key, checked against a call.
+TraceKey signature_key(const std::vector<TensorSpec>& specs) {
+  Flattener f(true);
+  for (const TensorSpec& s : specs) f.spec(s);
+  return std::move(f.key);
+}
+
+[[noreturn]] void signature_mismatch(const FunctionOptions& o, const Flattener& call) {
+  std::vector<std::string> specs, args;
+  for (const TensorSpec& s : *o.input_signature) specs.push_back("  " + s.to_string());
+  std::vector<std::string> paths = atom_paths(call.key);
+  for (std::size_t i = 0; i < call.key.atoms.size(); ++i)
+    args.push_back(fmt::format("  {}: {}", paths[i], atom_text(call.key.atoms[i])));
+  throw InvalidArgument(fmt::format(
+      "kiln::function '{}': the arguments do not fit its input_signature.\n arguments:\n{}\n "
+      "input_signature:\n{}",
+      o.name, fmt::join(args, "\n"), fmt::join(specs, "\n")));
+}
+
+// Why `now` missed, compared with `before`: the first atom that differs.
+RetraceRecord explain(const TraceKey& before, const TraceKey& now, int trace_number, bool relaxed) {
+  RetraceRecord r;
+  r.trace_number = trace_number;
+  std::vector<std::string> paths = atom_paths(now);
+  std::size_t n = std::min(before.atoms.size(), now.atoms.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const KeyAtom& a = before.atoms[i];
+    const KeyAtom& b = now.atoms[i];
+    if (a == b) continue;
+    r.path = paths[i];
+    r.old_spec = atom_text(a);
+    r.new_spec = atom_text(b);
+    if (a.kind != b.kind || a.kind == KeyAtom::Kind::List || a.kind == KeyAtom::Kind::Tuple ||
+        a.kind == KeyAtom::Kind::Map || a.kind == KeyAtom::Kind::Optional || a.kind == KeyAtom::Kind::Struct)
+      r.cause = RetraceCause::Structure;
+    else if (a.kind == KeyAtom::Kind::Tensor || a.kind == KeyAtom::Kind::Variable)
+      r.cause = a.dtype != b.dtype ? RetraceCause::DType
+                : relaxed          ? RetraceCause::Relaxed
+                                   : RetraceCause::Shape;
+    else
+      r.cause = RetraceCause::Value;
+    return r;
+  }
+  r.path = paths.empty() ? "arguments" : paths[std::min(n, paths.size() - 1)];
+  r.old_spec = fmt::format("{} key atoms", before.atoms.size());
+  r.new_spec = fmt::format("{} key atoms", now.atoms.size());
+  r.cause = RetraceCause::Structure;
+  return r;
+}
+
+}  // namespace
+
+Entry trace_entry(const FunctionOptions& options, const TraceKey& key, TraceFnRef trace) {
+  auto graph = std::make_shared<graph::Graph>(options.name);
+  function_detail::TracingContext ctx(graph);
+  std::vector<Tensor> params;
+  int leaf = 0;
+  for (const KeyAtom& a : key.atoms) {
+    if (a.kind == KeyAtom::Kind::Tensor || a.kind == KeyAtom::Kind::Variable)
+      params.push_back(ctx.add_parameter({a.dtype, a.shape}, fmt::format("arg{}", leaf++)));
+  }
+  ResultFlattener out;
+  {
+    DispatchHandlerGuard guard(&ctx);
+    trace.call(trace.object, std::span<const Tensor>(params.data(), params.size()), out);
+    for (const Tensor& t : out.leaves) {
+      if (!t.defined())
+        throw InvalidArgument(fmt::format("kiln::function '{}' returned a null tensor", options.name));
+      graph->results().push_back(ctx.value_of(t));
+    }
+  }
+  graph->verify();
+  auto entry = std::make_shared<ConcreteImpl>();
+  entry->name = options.name;
+  entry->graph = graph;
+  entry->plan = std::make_unique<exec::Plan>(graph);
+  entry->key = key;
+  entry->result_sizes = std::move(out.sizes);
+  return entry;
+}
+
+std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, TraceFnRef trace) {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const TraceKey* key = &flat.key;
+  TraceKey sig;
+  if (s.options.input_signature) {
+    sig = signature_key(*s.options.input_signature);
+    key = &sig;
+  }
+  auto it = s.exact.find(*key);
+  if (it != s.exact.end()) return it->second;
+  for (const Entry& e : s.entries)
+    if (e->accepts(*key) && e->key == *key) return e;
+  ++s.info.misses;
+  Entry e = trace_entry(s.options, *key, trace);
+  ++s.info.traces;
+  s.exact.emplace(*key, e);
+  s.entries.push_back(e);
+  s.evict_if_full();
+  s.info.entries = static_cast<int64_t>(s.entries.size());
+  return e;
+}
+
+CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
+  State& s = *state_;
+  Entry entry;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.exact.find(flat.key);
+    if (it != s.exact.end()) {
+      entry = it->second;
+      ++s.info.hits;
+    } else {
+      for (const Entry& e : s.entries) {
+        if (e->relaxed && e->accepts(flat.key)) {
+          entry = e;
+          break;
+        }
+      }
+      if (s.options.input_signature) {
+        TraceKey sig = signature_key(*s.options.input_signature);
+        if (!entry) {
+          ConcreteImpl probe;
+          probe.key = sig;
+          if (!probe.accepts(flat.key)) signature_mismatch(s.options, flat);
+        }
+        if (!entry) {
+          ++s.info.misses;
+          entry = trace_entry(s.options, sig, trace);
+          entry->relaxed = true;
+          ++s.info.traces;
+          s.entries.push_back(entry);
+        } else {
+          ++s.info.hits;
+        }
+        s.exact.emplace(flat.key, entry);
+      } else if (entry) {
+        ++s.info.hits;
+        // Remember the exact key too, so the next call of this size is one
+        // hash lookup; bounded, since every size may come along.
+        if (s.exact.size() > kMaxExactKeys) s.forget_relaxed_keys();
+        s.exact.emplace(flat.key, entry);
+      } else {
+        ++s.info.misses;
+        if (s.max_traces >= 0 && s.info.traces + 1 > s.max_traces)
+          throw FailedPrecondition(fmt::format(
+              "kiln::function '{}' would trace a {}th time, over its budget of {} (expect_max_traces)",
+              s.options.name, s.info.traces + 1, s.max_traces));
+        TraceKey key = flat.key;
+        bool relaxed = false;
+        if (!s.options.exact_shapes && s.last_traced && same_except_dims(s.last_traced->key, flat.key)) {
+          key = relax(flat.key, s.last_traced->key);
+          relaxed = true;
+        }
+        int number = static_cast<int>(s.info.traces) + 1;
+        entry = trace_entry(s.options, key, trace);
+        entry->relaxed = relaxed;
+        if (s.last_traced) {
+          RetraceRecord r = explain(s.last_traced->key, flat.key, number, relaxed);
+          s.log.push_back(r);
+          int changes = ++s.changes_by_path[r.path];
+          if (static_cast<int>(s.log.size()) >= kRetraceWarningThreshold && !s.warned) {
+            s.warned = true;
+            std::cerr << fmt::format(
+                "kiln: warning: function '{}' has traced {} times; '{}' keeps changing ({} of the "
+                "retraces; last: {}). Pass tensors instead of C++ values that change, use "
+                "input_signature, or see retrace_log().\n",
+                s.options.name, number, r.path, changes, r.text());
+          }
+        }
+        ++s.info.traces;
+        s.last_traced = entry;
+        s.exact.emplace(flat.key, entry);
+        s.entries.push_back(entry);
+      }
+    }
+    s.touch(entry);
+    s.evict_if_full();
+    s.info.entries = static_cast<int64_t>(s.entries.size());
+  }
+  std::vector<Tensor> leaves =
+      entry->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
+  return CallResult{std::move(leaves), std::move(entry)};
+}
+
+int FunctionCore::tracing_count() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return static_cast<int>(state_->info.traces);
+}
+
+std::vector<RetraceRecord> FunctionCore::retrace_log() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->log;
+}
+
+CacheInfo FunctionCore::cache_info() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->info;
+}
+
+void FunctionCore::expect_max_traces(int n) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->max_traces = n;
+}
+
+}  // namespace detail
+}  // namespace kiln

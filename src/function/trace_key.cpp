@@ -1,0 +1,157 @@
+// Trace keys: building, hashing, comparing, and their text.
+#include <fmt/format.h>
+
+#include "function/concrete.h"
+
+namespace kiln {
+
+std::string TensorSpec::to_string() const {
+  return fmt::format("TensorSpec(shape={}, dtype={})", shape.to_string(), dtype_name(dtype));
+}
+
+namespace detail {
+
+namespace {
+std::size_t mix(std::size_t h, std::size_t v) { return h ^ (v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2)); }
+}  // namespace
+
+void TraceKey::add(KeyAtom atom) {
+  hash = mix(hash, static_cast<std::size_t>(atom.kind) * 16 + static_cast<std::size_t>(atom.dtype));
+  if (atom.kind == KeyAtom::Kind::Tensor || atom.kind == KeyAtom::Kind::Variable) {
+    hash = mix(hash, static_cast<std::size_t>(atom.shape.rank() + 1));
+    for (int64_t d : atom.shape.dims()) hash = mix(hash, static_cast<std::size_t>(d));
+  }
+  hash = mix(hash, static_cast<std::size_t>(atom.i));
+  if (atom.kind == KeyAtom::Kind::Float) hash = mix(hash, std::hash<double>()(atom.f));
+  if (!atom.s.empty()) hash = mix(hash, std::hash<std::string>()(atom.s));
+  atoms.push_back(std::move(atom));
+}
+
+bool operator==(const TraceKey& a, const TraceKey& b) {
+  if (a.hash != b.hash || a.atoms.size() != b.atoms.size()) return false;
+  for (std::size_t i = 0; i < a.atoms.size(); ++i)
+    if (!(a.atoms[i] == b.atoms[i])) return false;
+  return true;
+}
+
+void Flattener::tensor(const Tensor& t) {
+  if (!t.defined()) throw InvalidArgument("kiln::function: an argument is a null tensor");
+  KeyAtom atom;
+  atom.kind = KeyAtom::Kind::Tensor;
+  atom.dtype = t.dtype();
+  atom.shape = t.shape();
+  key.add(std::move(atom));
+  leaves.push_back(t);
+}
+
+void Flattener::spec(const TensorSpec& spec) {
+  if (!specs_allowed_)
+    throw InvalidArgument(fmt::format(
+        "kiln::function: {} is a spec, not a value; pass specs to get_concrete_function",
+        spec.to_string()));
+  KeyAtom atom;
+  atom.kind = KeyAtom::Kind::Tensor;
+  atom.dtype = spec.dtype;
+  atom.shape = spec.shape;
+  key.add(std::move(atom));
+  leaves.push_back(Tensor());
+}
+
+void Flattener::variable(const Tensor& handle, DType dtype, const Shape& shape) {
+  KeyAtom atom;
+  atom.kind = KeyAtom::Kind::Variable;
+  atom.dtype = dtype;
+  atom.shape = shape;
+  key.add(std::move(atom));
+  leaves.push_back(handle);
+}
+
+void Flattener::integer(int64_t v, DType natural) {
+  KeyAtom atom;
+  atom.kind = KeyAtom::Kind::Int;
+  atom.dtype = natural;
+  atom.i = v;
+  key.add(std::move(atom));
+}
+
+void Flattener::floating(double v, DType natural) {
+  KeyAtom atom;
+  atom.kind = KeyAtom::Kind::Float;
+  atom.dtype = natural;
+  atom.f = v;
+  key.add(std::move(atom));
+}
+
+void Flattener::boolean(bool v) {
+  KeyAtom atom;
+  atom.kind = KeyAtom::Kind::Bool;
+  atom.dtype = DType::Bool;
+  atom.i = v;
+  key.add(std::move(atom));
+}
+
+void Flattener::string(std::string v) {
+  KeyAtom atom;
+  atom.kind = KeyAtom::Kind::String;
+  atom.dtype = DType::String;
+  atom.s = std::move(v);
+  key.add(std::move(atom));
+}
+
+void Flattener::begin(KeyAtom::Kind kind, int64_t size, std::string name) {
+  KeyAtom atom;
+  atom.kind = kind;
+  atom.i = size;
+  atom.s = std::move(name);
+  key.add(std::move(atom));
+}
+
+void Flattener::end() {
+  KeyAtom atom;
+  atom.kind = KeyAtom::Kind::End;
+  key.add(std::move(atom));
+}
+
+std::string atom_text(const KeyAtom& a) {
+  switch (a.kind) {
+    case KeyAtom::Kind::Tensor: return fmt::format("{} {}", dtype_name(a.dtype), a.shape.to_string());
+    case KeyAtom::Kind::Variable:
+      return fmt::format("Variable {} {}", dtype_name(a.dtype), a.shape.to_string());
+    case KeyAtom::Kind::Int: return std::to_string(a.i);
+    case KeyAtom::Kind::Float: return fmt::format("{}", a.f);
+    case KeyAtom::Kind::Bool: return a.i ? "true" : "false";
+    case KeyAtom::Kind::String: return fmt::format("\"{}\"", a.s);
+    case KeyAtom::Kind::List: return fmt::format("a list of {}", a.i);
+    case KeyAtom::Kind::Tuple: return fmt::format("a tuple of {}", a.i);
+    case KeyAtom::Kind::Map: return fmt::format("a map of {}", a.i);
+    case KeyAtom::Kind::Optional: return a.i ? "an optional with a value" : "an empty optional";
+    case KeyAtom::Kind::Struct: return fmt::format("a struct of {} fields", a.i);
+    case KeyAtom::Kind::End: return "the end of a container";
+  }
+  return "?";
+}
+
+}  // namespace detail
+
+std::string RetraceRecord::text() const {
+  const char* why = "";
+  switch (cause) {
+    case RetraceCause::Shape: why = "shape changed"; break;
+    case RetraceCause::DType: why = "dtype changed"; break;
+    case RetraceCause::Value: why = "value changed; C++ values are part of the trace key"; break;
+    case RetraceCause::Structure: why = "structure changed"; break;
+    case RetraceCause::Relaxed: why = "shape changed; traced again with those dims unknown"; break;
+    case RetraceCause::NewVariable: why = "new variable"; break;
+  }
+  return fmt::format("trace {}: {}: {} -> {} ({})", trace_number, path, old_spec, new_spec, why);
+}
+
+Outputs::operator Tensor() const {
+  if (values_.size() != 1)
+    throw InvalidArgument(fmt::format(
+        "the function returned {} tensors; index the outputs instead of converting them to one Tensor",
+        values_.size()));
+  return values_[0];
+}
+
+}  // namespace kiln

@@ -1,0 +1,53 @@
+#pragma once
+// The dispatch handler of kiln::function: while a callable is traced, every
+// op it runs appends a node to the graph instead of computing.
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/graph.h"
+#include "runtime/dispatch.h"
+
+namespace kiln::function_detail {
+
+class TracingContext : public detail::DispatchHandler {
+ public:
+  explicit TracingContext(std::shared_ptr<graph::Graph> graph);
+
+  // A new graph parameter, as the symbolic tensor that stands for it.
+  Tensor add_parameter(const detail::TensorType& type, std::string_view name);
+  // The graph value of `t`: its own node's output when `t` belongs to this
+  // graph, else a capture (created once per outer tensor).
+  graph::Value value_of(const Tensor& t);
+  // A symbolic tensor for a value of this graph.
+  Tensor symbolic(const graph::Value& v);
+
+  detail::TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
+                              detail::Attrs&& attrs, const SourceLocation& loc) override;
+
+  graph::Graph& graph() { return *graph_; }
+  const std::shared_ptr<graph::Graph>& graph_ptr() const { return graph_; }
+
+ private:
+  struct ConsKey {
+    const detail::OpDef* op;
+    detail::SmallVector<graph::Value, 3> inputs;
+    const detail::Attrs* attrs;
+  };
+  struct ConsHash {
+    std::size_t operator()(const ConsKey& k) const;
+  };
+  struct ConsEq {
+    bool operator()(const ConsKey& a, const ConsKey& b) const;
+  };
+
+  std::shared_ptr<graph::Graph> graph_;
+  std::unordered_map<const detail::TensorImpl*, graph::Value> captured_;
+  // Hash-consing: a pure op on the same inputs with the same attrs is one node.
+  std::unordered_map<ConsKey, graph::Node*, ConsHash, ConsEq> conses_;
+  // The last stateful node, so the next one runs after it (automatic control
+  // dependencies: side effects keep program order).
+  graph::Node* last_stateful_ = nullptr;
+};
+
+}  // namespace kiln::function_detail

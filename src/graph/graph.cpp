@@ -1,0 +1,137 @@
+#include "graph/graph.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <unordered_set>
+
+#include "ops/creation.h"
+
+namespace kiln::graph {
+
+std::string default_node_name(std::string_view op_name) {
+  std::string out;
+  for (std::size_t i = 0; i < op_name.size(); ++i) {
+    char c = op_name[i];
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      bool boundary = i > 0 && (std::islower(static_cast<unsigned char>(op_name[i - 1])) ||
+                                (i + 1 < op_name.size() &&
+                                 std::islower(static_cast<unsigned char>(op_name[i + 1])) &&
+                                 std::isupper(static_cast<unsigned char>(op_name[i - 1]))));
+      if (boundary) out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+const OpDef& placeholder_op() { return detail::placeholder_op(); }
+
+namespace {
+// Symbolic tensors print as Tensor("add:0", ...): their node's name.
+std::string symbolic_name(const detail::TensorImpl& impl) {
+  return fmt::format("{}:{}", impl.node->name, impl.output_index);
+}
+const bool symbolic_names_installed = (detail::set_symbolic_name_fn(&symbolic_name), true);
+}  // namespace
+
+std::string Graph::unique_name(std::string_view base) {
+  std::string name(base);
+  auto [it, fresh] = name_counts_.try_emplace(name, 0);
+  if (fresh) return name;
+  // add, add_1, add_2, ...; skip names a user hint already took.
+  while (true) {
+    std::string candidate = fmt::format("{}_{}", name, ++it->second);
+    if (name_counts_.try_emplace(candidate, 0).second) return candidate;
+  }
+}
+
+Node* Graph::append(std::unique_ptr<Node> node) {
+  node->id = static_cast<int>(nodes_.size());
+  Node* raw = node.get();
+  nodes_.push_back(std::move(node));
+  if (raw->is_stateful()) stateful_.push_back(raw);
+  return raw;
+}
+
+Node* Graph::add_node(const OpDef& op, std::span<const Value> inputs, Attrs attrs,
+                      const SourceLocation& loc, std::string_view name_hint) {
+  detail::SmallVector<TensorType, 4> types;
+  for (const Value& v : inputs) types.push_back(type_of(v));
+  detail::InferContext ic(op, std::span<const TensorType>(types.data(), types.size()), attrs);
+  op.infer(ic);
+  auto& outs = ic.outputs();
+  return add_node_typed(op, inputs, std::move(attrs),
+                        std::span<const TensorType>(outs.data(), outs.size()), loc, name_hint);
+}
+
+Node* Graph::add_node_typed(const OpDef& op, std::span<const Value> inputs, Attrs attrs,
+                            std::span<const TensorType> outputs, const SourceLocation& loc,
+                            std::string_view name_hint) {
+  auto node = std::make_unique<Node>();
+  node->op = &op;
+  node->name = unique_name(name_hint.empty() ? default_node_name(op.name) : name_hint);
+  for (const Value& v : inputs) node->inputs.push_back(v);
+  node->attrs = std::move(attrs);
+  for (const TensorType& t : outputs) node->outputs.push_back(t);
+  node->location = loc;
+  return append(std::move(node));
+}
+
+Node* Graph::add_parameter(const TensorType& type, std::string_view name) {
+  Attrs attrs{{"dtype", type.dtype}, {"shape", type.shape}};
+  TensorType out[] = {type};
+  Node* n = add_node_typed(placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
+  parameters_.push_back(n);
+  return n;
+}
+
+Node* Graph::add_capture(const Tensor& outer, std::string_view name) {
+  Attrs attrs{{"dtype", outer.dtype()}, {"shape", outer.shape()}};
+  TensorType out[] = {{outer.dtype(), outer.shape()}};
+  Node* n = add_node_typed(placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
+  captures_.push_back({outer, n});
+  return n;
+}
+
+void Graph::verify() const {
+  std::unordered_set<const Node*> seen;
+  std::unordered_set<std::string> names;
+  auto bad = [&](const Node* n, const std::string& what) {
+    throw Internal(fmt::format("graph '{}' is malformed at node '{}': {}", name_,
+                               n ? n->name : std::string("<result>"), what));
+  };
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const Node* n = nodes_[i].get();
+    if (n->id != static_cast<int>(i)) bad(n, "its id does not match its position");
+    if (!names.insert(n->name).second) bad(n, "its name is not unique");
+    for (const Value& v : n->inputs) {
+      if (!seen.count(v.node)) bad(n, "an input is not defined before it");
+      if (v.index < 0 || v.index >= static_cast<int>(v.node->outputs.size()))
+        bad(n, fmt::format("input {}:{} has no such output", v.node->name, v.index));
+    }
+    for (const Node* c : n->control_inputs)
+      if (!seen.count(c)) bad(n, "a control input is not defined before it");
+    if (n->op != &placeholder_op()) {
+      detail::SmallVector<TensorType, 4> types;
+      for (const Value& v : n->inputs) types.push_back(type_of(v));
+      detail::InferContext ic(*n->op, std::span<const TensorType>(types.data(), types.size()), n->attrs);
+      n->op->infer(ic);
+      if (ic.outputs().size() != n->outputs.size()) bad(n, "its output count disagrees with inference");
+      for (std::size_t k = 0; k < n->outputs.size(); ++k) {
+        const TensorType& want = ic.outputs()[k];
+        const TensorType& got = n->outputs[k];
+        if (want.dtype != got.dtype || !want.shape.is_compatible_with(got.shape))
+          bad(n, fmt::format("output {} is {}{} but inference gives {}{}", k, dtype_name(got.dtype),
+                             got.shape.to_string(), dtype_name(want.dtype), want.shape.to_string()));
+      }
+    }
+    seen.insert(n);
+  }
+  for (const Value& v : results_)
+    if (!seen.count(v.node)) bad(nullptr, "a result is not a node of this graph");
+}
+
+}  // namespace kiln::graph

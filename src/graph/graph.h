@@ -1,0 +1,113 @@
+#pragma once
+// The IR (DESIGN.md §6): an SSA dataflow graph. Nodes are kept in
+// topological order (tracing appends a node only after its inputs exist).
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/small_vector.h"
+#include "ops/op_def.h"
+
+namespace kiln::graph {
+
+using detail::Attrs;
+using detail::OpDef;
+using detail::TensorType;
+
+struct Node;
+
+// One output of a node.
+struct Value {
+  Node* node = nullptr;
+  int index = 0;
+  friend bool operator==(const Value& a, const Value& b) {
+    return a.node == b.node && a.index == b.index;
+  }
+};
+
+struct Node {
+  const OpDef* op = nullptr;
+  std::string name;  // unique in its graph: add, add_1, ...
+  detail::SmallVector<Value, 2> inputs;
+  Attrs attrs;
+  detail::SmallVector<TensorType, 1> outputs;
+  // Nodes that must run before this one although no value flows (program
+  // order of stateful ops).
+  std::vector<Node*> control_inputs;
+  SourceLocation location;  // where the user's code created it
+  int id = 0;               // position in Graph::nodes()
+
+  const TensorType& output_type(int i) const { return outputs[i]; }
+  bool is_stateful() const { return op->is(detail::kStateful); }
+};
+
+// Where an implicit input of a graph comes from: a tensor of the code around
+// the traced function (or of an enclosing graph being traced).
+struct Capture {
+  Tensor outer;       // the captured tensor
+  Node* placeholder;  // the graph parameter that stands for it
+};
+
+class Graph {
+ public:
+  explicit Graph(std::string name = "graph") : name_(std::move(name)) {}
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  // Appends a node after running the op's type inference on its inputs'
+  // types. Throws what inference throws.
+  Node* add_node(const OpDef& op, std::span<const Value> inputs, Attrs attrs,
+                 const SourceLocation& loc, std::string_view name_hint = {});
+  // Appends a node whose output types are already known (passes, loaders).
+  Node* add_node_typed(const OpDef& op, std::span<const Value> inputs, Attrs attrs,
+                       std::span<const TensorType> outputs, const SourceLocation& loc,
+                       std::string_view name_hint = {});
+
+  // A graph parameter (an explicit argument).
+  Node* add_parameter(const TensorType& type, std::string_view name);
+  // An implicit parameter standing for `outer`.
+  Node* add_capture(const Tensor& outer, std::string_view name);
+
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  const std::vector<Node*>& parameters() const { return parameters_; }
+  const std::vector<Capture>& captures() const { return captures_; }
+  std::vector<Value>& results() { return results_; }
+  const std::vector<Value>& results() const { return results_; }
+  // Stateful nodes, in program order: they run on every call even when no
+  // result depends on them.
+  const std::vector<Node*>& stateful_nodes() const { return stateful_; }
+
+  const TensorType& type_of(const Value& v) const { return v.node->outputs[v.index]; }
+
+  // The IR as readable text (golden-tested; Kiln's `to_code`).
+  std::string to_string() const;
+  // Graphviz DOT.
+  std::string to_dot() const;
+  // Throws Internal when an invariant is broken (inputs defined before use,
+  // types consistent with inference, unique names, results valid).
+  void verify() const;
+
+ private:
+  std::string unique_name(std::string_view base);
+  Node* append(std::unique_ptr<Node> node);
+
+  std::string name_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<Node*> parameters_;
+  std::vector<Capture> captures_;
+  std::vector<Value> results_;
+  std::vector<Node*> stateful_;
+  std::unordered_map<std::string, int> name_counts_;
+};
+
+// snake_case of an op name, the base of its node names: MatMul -> mat_mul.
+std::string default_node_name(std::string_view op_name);
+
+// The placeholder op: a graph parameter (never executed).
+const OpDef& placeholder_op();
+
+}  // namespace kiln::graph

@@ -1,0 +1,101 @@
+// Graph -> text (Kiln's to_code) and Graph -> Graphviz DOT.
+#include <fmt/format.h>
+
+#include "graph/graph.h"
+
+namespace kiln::graph {
+
+namespace {
+
+std::string type_text(const TensorType& t) {
+  if (!t.shape.has_known_rank()) return fmt::format("{}[*]", dtype_name(t.dtype));
+  std::string dims;
+  for (int i = 0; i < t.shape.rank(); ++i) {
+    if (i) dims += ",";
+    dims += t.shape[i] < 0 ? std::string("?") : std::to_string(t.shape[i]);
+  }
+  return fmt::format("{}[{}]", dtype_name(t.dtype), dims);
+}
+
+std::string value_text(const Value& v) {
+  return v.node->outputs.size() == 1 && v.index == 0 ? v.node->name
+                                                      : fmt::format("{}:{}", v.node->name, v.index);
+}
+
+std::string attrs_text(const Attrs& attrs) {
+  if (attrs.empty()) return "";
+  std::string s = " {";
+  bool first = true;
+  for (const auto& a : attrs) {
+    if (!first) s += ", ";
+    first = false;
+    s += fmt::format("{}={}", a.name, detail::attr_value_to_string(a.value));
+  }
+  return s + "}";
+}
+
+std::string outputs_text(const Node& n) {
+  std::vector<std::string> parts;
+  for (const TensorType& t : n.outputs) parts.push_back(type_text(t));
+  if (parts.empty()) return "()";
+  if (parts.size() == 1) return parts[0];
+  return fmt::format("({})", fmt::join(parts, ", "));
+}
+
+std::string dot_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Graph::to_string() const {
+  std::vector<std::string> params, caps;
+  for (const Node* p : parameters_) params.push_back(fmt::format("{}: {}", p->name, type_text(p->outputs[0])));
+  for (const Capture& c : captures_)
+    caps.push_back(fmt::format("{}: {}", c.placeholder->name, type_text(c.placeholder->outputs[0])));
+  std::string s = fmt::format("graph {}({})", name_, fmt::join(params, ", "));
+  if (!caps.empty()) s += fmt::format(" captures({})", fmt::join(caps, ", "));
+  s += " {\n";
+  for (const auto& node : nodes_) {
+    const Node& n = *node;
+    if (n.op == &placeholder_op()) continue;
+    std::vector<std::string> ins;
+    for (const Value& v : n.inputs) ins.push_back(value_text(v));
+    std::string line = fmt::format("  {} = {}({}){} : {}", n.name, n.op->name, fmt::join(ins, ", "),
+                                   attrs_text(n.attrs), outputs_text(n));
+    for (const Node* c : n.control_inputs) line += fmt::format(" ^{}", c->name);
+    s += line + "\n";
+  }
+  std::vector<std::string> res;
+  for (const Value& v : results_) res.push_back(value_text(v));
+  s += fmt::format("  return ({})\n}}\n", fmt::join(res, ", "));
+  return s;
+}
+
+std::string Graph::to_dot() const {
+  std::string s = fmt::format("digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n",
+                              dot_escape(name_));
+  for (const auto& node : nodes_) {
+    const Node& n = *node;
+    bool param = n.op == &placeholder_op();
+    s += fmt::format("  \"{}\" [label=\"{}\\n{}\\n{}\"{}];\n", dot_escape(n.name), dot_escape(n.name),
+                     n.op->name, dot_escape(outputs_text(n)),
+                     param ? ", shape=ellipse" : (n.is_stateful() ? ", style=filled, fillcolor=\"#ffe0b0\"" : ""));
+    for (const Value& v : n.inputs)
+      s += fmt::format("  \"{}\" -> \"{}\";\n", dot_escape(v.node->name), dot_escape(n.name));
+    for (const Node* c : n.control_inputs)
+      s += fmt::format("  \"{}\" -> \"{}\" [style=dashed];\n", dot_escape(c->name), dot_escape(n.name));
+  }
+  for (std::size_t i = 0; i < results_.size(); ++i) {
+    s += fmt::format("  \"result_{}\" [shape=ellipse, label=\"result {}\"];\n", i, i);
+    s += fmt::format("  \"{}\" -> \"result_{}\";\n", dot_escape(results_[i].node->name), i);
+  }
+  return s + "}\n";
+}
+
+}  // namespace kiln::graph
