@@ -4,3 +4,5 @@
 #include "kiln/error.h"
 #include "kiln/shape.h"
 #include "kiln/tensor.h"
+#include "kiln/reduce.h"
+#include "kiln/array.h"

@@ -1,5 +1,23 @@
-#include "ops/op_def.h"
+// The array ops' entry point. The ops themselves live by responsibility in
+// shape_ops.cpp (Reshape, ExpandDims, Squeeze, Transpose), join_ops.cpp
+// (Concat, Pack, Unpack, Tile, Pad), slice_ops.cpp (StridedSlice and tensor
+// indexing) and gather_ops.cpp (Gather, OneHot).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ops/array_util.h"
 
 namespace kiln::detail {
-void register_array_ops(OpRegistry&) {}
+
+std::string ints_to_string(const std::vector<int64_t>& v) {
+  return fmt::format("[{}]", fmt::join(v, ", "));
+}
+
+void register_array_ops(OpRegistry& r) {
+  register_shape_ops(r);
+  register_join_ops(r);
+  register_slice_ops(r);
+  register_gather_ops(r);
+}
+
 }  // namespace kiln::detail

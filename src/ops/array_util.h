@@ -1,0 +1,55 @@
+#pragma once
+// Helpers shared by the reduction and array ops files.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "core/dtype_switch.h"
+#include "ops/op_def.h"
+
+namespace kiln::detail {
+
+// Calls f.template operator()<E>() with a type of the dtype's element size:
+// shape ops only move elements, so one instantiation per size is enough.
+template <class F> decltype(auto) visit_element(DType dtype, F&& f) {
+  if (dtype == DType::String) return f.template operator()<std::string>();
+  switch (dtype_size(dtype)) {
+    case 1: return f.template operator()<uint8_t>();
+    case 4: return f.template operator()<uint32_t>();
+    default: return f.template operator()<uint64_t>();
+  }
+}
+
+// `axis` in [-rank, rank) as an index in [0, rank); -1 when out of range.
+inline int wrap_axis(int64_t axis, int rank) {
+  if (axis < -rank || axis >= rank) return -1;
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+// "[1, -1]"
+std::string ints_to_string(const std::vector<int64_t>& v);
+
+// The product of dims [begin, end) of a concrete shape.
+inline int64_t dims_product(const Shape& s, int begin, int end) {
+  int64_t n = 1;
+  for (int i = begin; i < end; ++i) n *= s[i];
+  return n;
+}
+
+// Copies n elements laid out with a stride into contiguous `out`.
+template <class E> void copy_strided(const E* in, int64_t stride, int64_t n, E* out) {
+  if (stride == 1) {
+    std::copy_n(in, n, out);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i * stride];
+}
+
+// The array ops live in several files; register_array_ops calls these.
+void register_shape_ops(OpRegistry& registry);
+void register_join_ops(OpRegistry& registry);
+void register_slice_ops(OpRegistry& registry);
+void register_gather_ops(OpRegistry& registry);
+
+}  // namespace kiln::detail

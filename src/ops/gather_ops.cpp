@@ -1,0 +1,204 @@
+// Ops indexed by integer tensors: Gather, OneHot.
+#include <algorithm>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kiln/array.h"
+#include "ops/array_util.h"
+#include "ops/creation.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+bool is_index_dtype(DType d) { return d == DType::Int32 || d == DType::Int64; }
+
+// "[1, 2]": the position of flat element `i` of a tensor of `shape`.
+std::string position(const Shape& shape, int64_t i) {
+  std::vector<int64_t> coord(static_cast<std::size_t>(std::max(shape.rank(), 0)));
+  for (int k = shape.rank() - 1; k >= 0; --k) {
+    coord[k] = shape[k] > 0 ? i % shape[k] : 0;
+    i = shape[k] > 0 ? i / shape[k] : 0;
+  }
+  std::string s = ints_to_string(coord);
+  return s.substr(1, s.size() - 2);
+}
+
+template <class F> decltype(auto) visit_index(DType d, F&& f) {
+  if (d == DType::Int32) return f.template operator()<int32_t>();
+  return f.template operator()<int64_t>();
+}
+
+// ---- Gather -----------------------------------------------------------------
+void gather_infer(InferContext& c) {
+  const Shape& params = c.shape(0);
+  const Shape& indices = c.shape(1);
+  if (!is_index_dtype(c.dtype(1)))
+    c.fail("indices must be int32 or int64, got {}", dtype_name(c.dtype(1)));
+  int64_t axis = c.attrs().get_int("axis");
+  if (!params.has_known_rank() || !indices.has_known_rank()) {
+    c.add_output(c.dtype(0), Shape::unknown_rank());
+    return;
+  }
+  int r = params.rank();
+  if (r == 0) c.fail("params must have rank >= 1, got a scalar");
+  int a = wrap_axis(axis, r);
+  if (a < 0)
+    c.fail("axis {} is out of range for params of rank {} (expected a value in [{}, {}))", axis, r,
+           -r, r);
+  if (r - 1 + indices.rank() > Shape::kMaxRank)
+    c.fail("the result of params {} and indices {} would have rank {}, more than Kiln supports",
+           params.to_string(), indices.to_string(), r - 1 + indices.rank());
+  // Indices known now (always in eager code) are checked here: kernels cannot
+  // raise errors.
+  int64_t limit = params[a];
+  if (const Tensor* v = c.value(1); v && limit >= 0) {
+    visit_index(v->dtype(), [&]<class I>() {
+      const I* idx = data_of<I>(*v);
+      for (int64_t i = 0, n = v->size(); i < n; ++i)
+        if (idx[i] < 0 || idx[i] >= limit)
+          c.fail("indices[{}] = {} is not in [0, {}) (axis {} of params shape {})",
+                 position(indices, i), static_cast<int64_t>(idx[i]), limit, axis,
+                 params.to_string());
+    });
+  }
+  Shape out;
+  for (int k = 0; k < a; ++k) out.push_back(params[k]);
+  for (int64_t d : indices) out.push_back(d);
+  for (int k = a + 1; k < r; ++k) out.push_back(params[k]);
+  c.add_output(c.dtype(0), out);
+}
+
+void gather_kernel(KernelContext& c) {
+  const Shape& ps = c.in_shape(0);
+  int a = wrap_axis(c.attrs.get_int("axis"), ps.rank());
+  int64_t outer = dims_product(ps, 0, a), limit = ps[a], inner = dims_product(ps, a + 1, ps.rank());
+  int64_t count = c.inputs[1].size();
+  if (c.outputs[0].size() == 0) return;
+  visit_element(c.inputs[0].dtype(), [&]<class E>() {
+    visit_index(c.inputs[1].dtype(), [&]<class I>() {
+      const E* params = c.in<E>(0);
+      const I* idx = c.in<I>(1);
+      E* out = c.out<E>(0);
+      parallel_for(
+          outer * count,
+          [&](int64_t b, int64_t e) {
+            for (int64_t row = b; row < e; ++row) {
+              int64_t o = row / count, i = idx[row % count];
+              E* dst = out + row * inner;
+              // Only reachable in graphs whose indices were unknown at
+              // inference: the slice is zeros, as TF on GPU.
+              if (i < 0 || i >= limit) std::fill(dst, dst + inner, E{});
+              else std::copy_n(params + (o * limit + i) * inner, inner, dst);
+            }
+          },
+          std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, inner)));
+    });
+  });
+}
+
+std::vector<OpSample> gather_samples() {
+  return {{{constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), constant({2, 0, 2})},
+           Attrs{{"axis", int64_t(0)}}},
+          {{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}), constant({{int64_t(1)}, {int64_t(0)}})},
+           Attrs{{"axis", int64_t(1)}}}};
+}
+
+constexpr OpDef kGather{.name = "Gather", .infer = gather_infer, .kernel = gather_kernel,
+                        .samples = gather_samples};
+
+// ---- OneHot -----------------------------------------------------------------
+void one_hot_infer(InferContext& c) {
+  DType id = c.dtype(0);
+  if (!is_index_dtype(id) && id != DType::UInt8)
+    c.fail("indices must be int32, int64 or uint8, got {}", dtype_name(id));
+  int64_t depth = c.attrs().get_int("depth"), axis = c.attrs().get_int("axis");
+  const Tensor& on = c.attrs().get<Tensor>("on_value");
+  const Tensor& off = c.attrs().get<Tensor>("off_value");
+  if (on.dtype() != off.dtype())
+    c.fail("on_value is {} but off_value is {}", dtype_name(on.dtype()), dtype_name(off.dtype()));
+  if (depth < 0) c.fail("depth must not be negative, got {}", depth);
+  const Shape& in = c.shape(0);
+  if (!in.has_known_rank()) {
+    c.add_output(on.dtype(), Shape::unknown_rank());
+    return;
+  }
+  int r = in.rank();
+  if (axis < -1 || axis > r)
+    c.fail("axis {} is out of range for indices of rank {} (expected -1 or a value in [0, {}])",
+           axis, r, r);
+  if (r >= Shape::kMaxRank)
+    c.fail("indices of shape {} already have the largest rank Kiln supports ({})", in.to_string(),
+           Shape::kMaxRank);
+  Shape s = in;
+  s.insert(axis < 0 ? r : static_cast<int>(axis), depth);
+  c.add_output(on.dtype(), s);
+}
+
+void one_hot_kernel(KernelContext& c) {
+  const Shape& in = c.in_shape(0);
+  int64_t depth = c.attrs.get_int("depth"), axis = c.attrs.get_int("axis");
+  int a = axis < 0 ? in.rank() : static_cast<int>(axis);
+  int64_t outer = dims_product(in, 0, a), inner = dims_product(in, a, in.rank());
+  int64_t n_out = c.outputs[0].size();
+  visit_element(c.outputs[0].dtype(), [&]<class E>() {
+    E on = *data_of<E>(c.attrs.get<Tensor>("on_value"));
+    E off = *data_of<E>(c.attrs.get<Tensor>("off_value"));
+    E* out = c.out<E>(0);
+    parallel_for(n_out, [&](int64_t b, int64_t e) { std::fill(out + b, out + e, off); });
+    visit_numeric(c.inputs[0].dtype(), [&]<class I>() {
+      if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+        const I* idx = c.in<I>(0);
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t i = 0; i < inner; ++i) {
+            int64_t v = static_cast<int64_t>(idx[o * inner + i]);
+            if (v >= 0 && v < depth) out[(o * depth + v) * inner + i] = on;
+          }
+      }
+    });
+  });
+}
+
+std::vector<OpSample> one_hot_samples() {
+  return {{{constant({0, 2, 1})},
+           Attrs{{"depth", int64_t(3)}, {"axis", int64_t(-1)},
+                 {"on_value", make_scalar(1, DType::Float32)},
+                 {"off_value", make_scalar(0, DType::Float32)}}},
+          {{constant({{1, 0}, {3, 1}})},
+           Attrs{{"depth", int64_t(2)}, {"axis", int64_t(0)},
+                 {"on_value", make_scalar(5, DType::Int32)},
+                 {"off_value", make_scalar(-1, DType::Int32)}}}};
+}
+
+constexpr OpDef kOneHot{.name = "OneHot", .infer = one_hot_infer, .kernel = one_hot_kernel,
+                        .samples = one_hot_samples};
+
+}  // namespace
+
+void register_gather_ops(OpRegistry& r) {
+  for (const OpDef* op : {&kGather, &kOneHot}) r.add(*op);
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis, SourceLocation loc) {
+  const Tensor in[] = {params, indices};
+  return dispatch1(kGather, in, Attrs{{"axis", axis}}, loc);
+}
+
+Tensor one_hot(const Tensor& indices, int64_t depth, const Scalar& on, const Scalar& off,
+               int64_t axis, DType dtype, SourceLocation loc) {
+  check_representable(on, dtype, "OneHot");
+  check_representable(off, dtype, "OneHot");
+  const Tensor in[] = {indices};
+  Attrs attrs{{"depth", depth}, {"axis", axis}};
+  attrs.set("on_value", make_scalar(on, dtype));
+  attrs.set("off_value", make_scalar(off, dtype));
+  return dispatch1(kOneHot, in, std::move(attrs), loc);
+}
+
+}  // namespace kiln

@@ -1,0 +1,372 @@
+// Ops that join, split or repeat tensors: Concat, Pack (stack), Unpack
+// (unstack), Tile, Pad.
+#include <algorithm>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kiln/array.h"
+#include "ops/array_util.h"
+#include "ops/creation.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+void check_same_dtypes(const InferContext& c) {
+  if (c.num_inputs() == 0) c.fail("needs at least one tensor");
+  for (int i = 1; i < c.num_inputs(); ++i)
+    if (c.dtype(i) != c.dtype(0))
+      c.fail("all inputs must have one dtype: input {} is {} but input 0 is {}", i,
+             dtype_name(c.dtype(i)), dtype_name(c.dtype(0)));
+}
+
+// The first input whose rank is known, or -1.
+int first_known_rank(const InferContext& c) {
+  for (int i = 0; i < c.num_inputs(); ++i)
+    if (c.shape(i).has_known_rank()) return i;
+  return -1;
+}
+
+// Output = for each of `outer` rows, the inputs' rows one after another
+// (input i's row is size_i / outer elements). Concat and Pack both are this.
+void join_kernel(KernelContext& c, int64_t outer) {
+  if (outer == 0 || c.outputs[0].size() == 0) return;
+  visit_element(c.outputs[0].dtype(), [&]<class E>() {
+    int n = static_cast<int>(c.inputs.size());
+    int64_t out_row = c.outputs[0].size() / outer;
+    E* out = c.out<E>(0);
+    parallel_for(
+        outer,
+        [&](int64_t b, int64_t e) {
+          for (int64_t o = b; o < e; ++o) {
+            E* dst = out + o * out_row;
+            for (int i = 0; i < n; ++i) {
+              int64_t len = c.inputs[i].size() / outer;
+              std::copy_n(c.in<E>(i) + o * len, len, dst);
+              dst += len;
+            }
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_row)));
+  });
+}
+
+// ---- Concat -----------------------------------------------------------------
+void concat_infer(InferContext& c) {
+  check_same_dtypes(c);
+  int ref = first_known_rank(c);
+  if (ref < 0) {
+    c.add_output(c.dtype(0), Shape::unknown_rank());
+    return;
+  }
+  const Shape& s0 = c.shape(ref);
+  int r = s0.rank();
+  int64_t axis = c.attrs().get_int("axis");
+  if (r == 0) c.fail("cannot concatenate scalars (input {} has shape ()); use stack", ref);
+  int a = wrap_axis(axis, r);
+  if (a < 0)
+    c.fail("axis {} is out of range for inputs of rank {} (expected a value in [{}, {}))", axis, r,
+           -r, r);
+  Shape out = s0;
+  out[a] = 0;
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    const Shape& s = c.shape(i);
+    if (!s.has_known_rank()) {
+      out[a] = -1;
+      continue;
+    }
+    if (s.rank() != r)
+      c.fail("all inputs must have one rank: input {} has shape {} but input {} has shape {}", i,
+             s.to_string(), ref, s0.to_string());
+    for (int k = 0; k < r; ++k) {
+      if (k == a) continue;
+      if (s[k] >= 0 && out[k] >= 0 && s[k] != out[k])
+        c.fail("input {} has shape {} but input {} has shape {}: dims other than axis {} must match",
+               i, s.to_string(), ref, s0.to_string(), axis);
+      if (out[k] < 0) out[k] = s[k];
+    }
+    out[a] = out[a] < 0 || s[a] < 0 ? -1 : out[a] + s[a];
+  }
+  c.add_output(c.dtype(0), out);
+}
+
+void concat_kernel(KernelContext& c) {
+  const Shape& s = c.out_shape(0);
+  int a = wrap_axis(c.attrs.get_int("axis"), s.rank());
+  join_kernel(c, dims_product(s, 0, a));
+}
+
+std::vector<OpSample> concat_samples() {
+  return {{{constant({{1.f, 2.f}}), constant({{3.f, 4.f}, {5.f, 6.f}})}, Attrs{{"axis", int64_t(0)}}},
+          {{constant({{1, 2}, {3, 4}}), constant({{5}, {6}})}, Attrs{{"axis", int64_t(-1)}}}};
+}
+
+constexpr OpDef kConcat{.name = "Concat", .infer = concat_infer, .kernel = concat_kernel,
+                        .samples = concat_samples};
+
+// ---- Pack (stack) ---------------------------------------------------------------
+void pack_infer(InferContext& c) {
+  check_same_dtypes(c);
+  int ref = first_known_rank(c);
+  if (ref < 0) {
+    c.add_output(c.dtype(0), Shape::unknown_rank());
+    return;
+  }
+  Shape s0 = c.shape(ref);
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    const Shape& s = c.shape(i);
+    if (!s.is_compatible_with(s0))
+      c.fail("all inputs must have one shape: input {} has shape {} but input {} has shape {}", i,
+             s.to_string(), ref, c.shape(ref).to_string());
+    if (s.has_known_rank())
+      for (int k = 0; k < s.rank(); ++k)
+        if (s0[k] < 0) s0[k] = s[k];
+  }
+  int r = s0.rank();
+  int64_t axis = c.attrs().get_int("axis");
+  if (axis < -r - 1 || axis > r)
+    c.fail("axis {} is out of range for inputs of rank {} (expected a value in [{}, {}])", axis, r,
+           -r - 1, r);
+  if (r >= Shape::kMaxRank)
+    c.fail("inputs of shape {} already have the largest rank Kiln supports ({})", s0.to_string(),
+           Shape::kMaxRank);
+  s0.insert(static_cast<int>(axis < 0 ? axis + r + 1 : axis), c.num_inputs());
+  c.add_output(c.dtype(0), s0);
+}
+
+void pack_kernel(KernelContext& c) {
+  const Shape& s = c.out_shape(0);
+  int64_t axis = c.attrs.get_int("axis");
+  int a = static_cast<int>(axis < 0 ? axis + s.rank() : axis);
+  join_kernel(c, dims_product(s, 0, a));
+}
+
+std::vector<OpSample> pack_samples() {
+  return {{{constant({1.f, 2.f}), constant({3.f, 4.f})}, Attrs{{"axis", int64_t(0)}}},
+          {{constant({1.f, 2.f}), constant({3.f, 4.f}), constant({5.f, 6.f})},
+           Attrs{{"axis", int64_t(1)}}}};
+}
+
+constexpr OpDef kPack{.name = "Pack", .infer = pack_infer, .kernel = pack_kernel,
+                      .samples = pack_samples};
+
+// ---- Unpack (unstack) -------------------------------------------------------------
+void unpack_infer(InferContext& c) {
+  const Shape& in = c.shape(0);
+  if (!in.has_known_rank())
+    c.fail("the input's rank must be known to unstack it (got shape {})", in.to_string());
+  int r = in.rank();
+  int64_t axis = c.attrs().get_int("axis");
+  int a = wrap_axis(axis, r);
+  if (a < 0)
+    c.fail("axis {} is out of range for input of rank {} (expected a value in [{}, {}))", axis, r,
+           -r, r);
+  if (in[a] < 0)
+    c.fail("the size of axis {} of input shape {} must be known: it is the number of outputs",
+           axis, in.to_string());
+  Shape s = in;
+  s.erase(a);
+  for (int64_t i = 0; i < in[a]; ++i) c.add_output(c.dtype(0), s);
+}
+
+void unpack_kernel(KernelContext& c) {
+  const Shape& in = c.in_shape(0);
+  int a = wrap_axis(c.attrs.get_int("axis"), in.rank());
+  int64_t outer = dims_product(in, 0, a), num = in[a], inner = dims_product(in, a + 1, in.rank());
+  if (inner == 0) return;
+  visit_element(c.inputs[0].dtype(), [&]<class E>() {
+    const E* x = c.in<E>(0);
+    for (int64_t i = 0; i < num; ++i) {
+      E* out = c.out<E>(static_cast<int>(i));
+      for (int64_t o = 0; o < outer; ++o) std::copy_n(x + (o * num + i) * inner, inner, out + o * inner);
+    }
+  });
+}
+
+std::vector<OpSample> unpack_samples() {
+  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, Attrs{{"axis", int64_t(0)}}},
+          {{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, Attrs{{"axis", int64_t(1)}}}};
+}
+
+constexpr OpDef kUnpack{.name = "Unpack", .infer = unpack_infer, .kernel = unpack_kernel,
+                        .samples = unpack_samples};
+
+// ---- Tile -----------------------------------------------------------------------
+void tile_infer(InferContext& c) {
+  const Shape& in = c.shape(0);
+  const std::vector<int64_t>& m = c.attrs().get_ints("multiples");
+  for (int64_t v : m)
+    if (v < 0) c.fail("multiples {} must not be negative", ints_to_string(m));
+  if (!in.has_known_rank()) {
+    if (m.size() > static_cast<std::size_t>(Shape::kMaxRank))
+      c.fail("multiples {} has more entries than Kiln's largest rank", ints_to_string(m));
+    Shape s(std::vector<int64_t>(m.size(), -1));
+    for (std::size_t i = 0; i < m.size(); ++i)
+      if (m[i] == 0) s[static_cast<int>(i)] = 0;
+    c.add_output(c.dtype(0), s);
+    return;
+  }
+  if (static_cast<int>(m.size()) != in.rank())
+    c.fail("multiples {} has {} entries but the input of shape {} has rank {}", ints_to_string(m),
+           m.size(), in.to_string(), in.rank());
+  Shape s = in;
+  for (int i = 0; i < in.rank(); ++i)
+    s[i] = m[i] == 0 ? 0 : in[i] < 0 ? -1 : in[i] * m[i];
+  c.add_output(c.dtype(0), s);
+}
+
+void tile_kernel(KernelContext& c) {
+  const Shape& in = c.in_shape(0);
+  const Shape& os = c.out_shape(0);
+  int64_t n_out = c.outputs[0].size();
+  if (n_out == 0) return;
+  int r = in.rank();
+  visit_element(c.inputs[0].dtype(), [&]<class E>() {
+    const E* x = c.in<E>(0);
+    E* out = c.out<E>(0);
+    if (r == 0) {
+      out[0] = x[0];
+      return;
+    }
+    // Each output row (all dims but the last) repeats one input row.
+    int64_t in_cols = in[r - 1], out_cols = os[r - 1], rows = n_out / out_cols;
+    parallel_for(
+        rows,
+        [&](int64_t b, int64_t e) {
+          for (int64_t row = b; row < e; ++row) {
+            int64_t src = 0, rest = row, in_stride = in_cols;
+            for (int k = r - 2; k >= 0; --k) {
+              src += (rest % os[k]) % in[k] * in_stride;
+              rest /= os[k];
+              in_stride *= in[k];
+            }
+            E* dst = out + row * out_cols;
+            for (int64_t j = 0; j < out_cols; j += in_cols) std::copy_n(x + src, in_cols, dst + j);
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain / out_cols));
+  });
+}
+
+std::vector<OpSample> tile_samples() {
+  return {{{constant({{1.f, 2.f}, {3.f, 4.f}})}, Attrs{{"multiples", std::vector<int64_t>{2, 3}}}},
+          {{constant({1, 2, 3})}, Attrs{{"multiples", std::vector<int64_t>{2}}}}};
+}
+
+constexpr OpDef kTile{.name = "Tile", .infer = tile_infer, .kernel = tile_kernel,
+                      .samples = tile_samples};
+
+// ---- Pad --------------------------------------------------------------------------
+void pad_infer(InferContext& c) {
+  const Shape& in = c.shape(0);
+  const std::vector<int64_t>& p = c.attrs().get_ints("paddings");
+  const Tensor& value = c.attrs().get<Tensor>("value");
+  if (value.dtype() != c.dtype(0))
+    c.fail("the pad value is {} but the input is {}", dtype_name(value.dtype()),
+           dtype_name(c.dtype(0)));
+  for (int64_t v : p)
+    if (v < 0) c.fail("paddings {} must not be negative", ints_to_string(p));
+  if (p.size() % 2 != 0) c.fail("paddings {} must hold a (before, after) pair per dim", ints_to_string(p));
+  int r = static_cast<int>(p.size() / 2);
+  if (!in.has_known_rank()) {
+    c.add_output(c.dtype(0), Shape(std::vector<int64_t>(static_cast<std::size_t>(r), -1)));
+    return;
+  }
+  if (r != in.rank())
+    c.fail("paddings has {} pairs but the input of shape {} has rank {}", r, in.to_string(), in.rank());
+  Shape s = in;
+  for (int i = 0; i < r; ++i) s[i] = in[i] < 0 ? -1 : in[i] + p[2 * i] + p[2 * i + 1];
+  c.add_output(c.dtype(0), s);
+}
+
+void pad_kernel(KernelContext& c) {
+  const Shape& in = c.in_shape(0);
+  const Shape& os = c.out_shape(0);
+  const std::vector<int64_t>& p = c.attrs.get_ints("paddings");
+  int64_t n_out = c.outputs[0].size(), n_in = c.inputs[0].size();
+  int r = in.rank();
+  visit_element(c.inputs[0].dtype(), [&]<class E>() {
+    const E* x = c.in<E>(0);
+    E* out = c.out<E>(0);
+    E v = *data_of<E>(c.attrs.get<Tensor>("value"));
+    parallel_for(n_out, [&](int64_t b, int64_t e) { std::fill(out + b, out + e, v); });
+    if (n_in == 0) return;
+    if (r == 0) {
+      out[0] = x[0];
+      return;
+    }
+    // Copy each input row (all dims but the last) to its place.
+    int64_t cols = in[r - 1], rows = n_in / cols;
+    parallel_for(
+        rows,
+        [&](int64_t b, int64_t e) {
+          for (int64_t row = b; row < e; ++row) {
+            int64_t dst = p[2 * (r - 1)], rest = row, out_stride = os[r - 1];
+            for (int k = r - 2; k >= 0; --k) {
+              dst += (rest % in[k] + p[2 * k]) * out_stride;
+              rest /= in[k];
+              out_stride *= os[k];
+            }
+            std::copy_n(x + row * cols, cols, out + dst);
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain / cols));
+  });
+}
+
+std::vector<OpSample> pad_samples() {
+  return {{{constant({{1.f, 2.f}, {3.f, 4.f}})},
+           Attrs{{"paddings", std::vector<int64_t>{1, 0, 0, 2}}, {"value", make_scalar(0, DType::Float32)}}},
+          {{constant({1, 2})},
+           Attrs{{"paddings", std::vector<int64_t>{2, 1}}, {"value", make_scalar(-1, DType::Int32)}}}};
+}
+
+constexpr OpDef kPad{.name = "Pad", .infer = pad_infer, .kernel = pad_kernel, .samples = pad_samples};
+
+}  // namespace
+
+void register_join_ops(OpRegistry& r) {
+  for (const OpDef* op : {&kConcat, &kPack, &kUnpack, &kTile, &kPad}) r.add(*op);
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+Tensor concat(const std::vector<Tensor>& values, int64_t axis, SourceLocation loc) {
+  return dispatch1(kConcat, values, Attrs{{"axis", axis}}, loc);
+}
+
+Tensor stack(const std::vector<Tensor>& values, int64_t axis, SourceLocation loc) {
+  return dispatch1(kPack, values, Attrs{{"axis", axis}}, loc);
+}
+
+std::vector<Tensor> unstack(const Tensor& x, int64_t axis, SourceLocation loc) {
+  const Tensor in[] = {x};
+  TensorList out = dispatch(kUnpack, in, Attrs{{"axis", axis}}, loc);
+  return std::vector<Tensor>(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
+}
+
+Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples, SourceLocation loc) {
+  const Tensor in[] = {x};
+  return dispatch1(kTile, in, Attrs{{"multiples", multiples}}, loc);
+}
+
+Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& paddings,
+           const Scalar& value, SourceLocation loc) {
+  const Tensor in[] = {x};
+  std::vector<int64_t> flat;
+  flat.reserve(paddings.size() * 2);
+  for (const auto& [before, after] : paddings) {
+    flat.push_back(before);
+    flat.push_back(after);
+  }
+  DType d = x.defined() ? x.dtype() : DType::Float32;
+  check_representable(value, d, "Pad");
+  return dispatch1(kPad, in, Attrs{{"paddings", std::move(flat)}, {"value", make_scalar(value, d)}},
+                   loc);
+}
+
+}  // namespace kiln

@@ -1,0 +1,300 @@
+// StridedSlice (TF's design: begin/end/strides plus bit masks) and the
+// Python-style indexing built on it: x[i], x[Slice(1, 3)], x.index({...}).
+#include <algorithm>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kiln/array.h"
+#include "ops/array_util.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+// What a StridedSlice takes from one input dim.
+struct SliceDim {
+  int64_t begin = 0;   // first index taken
+  int64_t stride = 1;  // step between taken indices (may be negative)
+  int64_t len = 0;     // how many are taken (-1: unknown)
+  bool shrink = false;  // an integer index: the dim is dropped
+};
+
+struct SliceSpec {
+  SliceDim dims[Shape::kMaxRank];
+  Shape out;
+};
+
+// Python's slice arithmetic on a dim of known size d.
+SliceDim python_slice(int64_t begin, int64_t end, int64_t step, bool begin_full, bool end_full,
+                      int64_t d) {
+  auto wrap = [d](int64_t v, int64_t lo, int64_t hi) {
+    if (v < 0) v += d;
+    return std::clamp(v, lo, hi);
+  };
+  SliceDim s;
+  s.stride = step;
+  if (step > 0) {
+    int64_t b = begin_full ? 0 : wrap(begin, 0, d);
+    int64_t e = end_full ? d : wrap(end, 0, d);
+    s.begin = b;
+    s.len = e > b ? (e - b + step - 1) / step : 0;
+  } else {
+    int64_t b = begin_full ? d - 1 : wrap(begin, -1, d - 1);
+    int64_t e = end_full ? -1 : wrap(end, -1, d - 1);
+    s.begin = b;
+    s.len = b > e ? (b - e - step - 1) / -step : 0;
+  }
+  if (s.len == 0) s.begin = 0;
+  return s;
+}
+
+// Resolves the attrs against the input shape. With an InferContext, bad
+// attrs fail; without one (the kernel, after inference passed) they clamp.
+void build_spec(const Attrs& a, const Shape& in, SliceSpec& spec, const InferContext* c) {
+  const std::vector<int64_t>& begin = a.get_ints("begin");
+  const std::vector<int64_t>& end = a.get_ints("end");
+  const std::vector<int64_t>& strides = a.get_ints("strides");
+  int64_t begin_mask = a.get_int("begin_mask"), end_mask = a.get_int("end_mask");
+  int64_t ellipsis_mask = a.get_int("ellipsis_mask"), new_axis_mask = a.get_int("new_axis_mask");
+  int64_t shrink_mask = a.get_int("shrink_axis_mask");
+  int n = static_cast<int>(begin.size());
+  if (c && (end.size() != begin.size() || strides.size() != begin.size()))
+    c->fail("begin, end and strides must have one length, got {}, {} and {}", begin.size(),
+            end.size(), strides.size());
+  n = std::min<int>(n, static_cast<int>(std::min(end.size(), strides.size())));
+  int r = in.rank(), ellipses = 0, real = 0;
+  for (int i = 0; i < n; ++i) {
+    int64_t bit = int64_t(1) << i;
+    if (ellipsis_mask & bit) ++ellipses;
+    else if (!(new_axis_mask & bit)) ++real;
+  }
+  if (c && ellipses > 1) c->fail("at most one ellipsis is allowed in an index, got {}", ellipses);
+  if (c && real > r)
+    c->fail("too many indices: {} for a tensor of shape {} (rank {})", real, in.to_string(), r);
+  spec.out = Shape{};
+  int d = 0;
+  auto take_all = [&] {
+    spec.dims[d] = {0, 1, in[d], false};
+    spec.out.push_back(in[d]);
+    ++d;
+  };
+  for (int i = 0; i < n && d <= r; ++i) {
+    int64_t bit = int64_t(1) << i;
+    if (ellipsis_mask & bit) {
+      for (int k = r - real; k > 0 && d < r; --k) take_all();
+      continue;
+    }
+    if (new_axis_mask & bit) {
+      spec.out.push_back(1);
+      continue;
+    }
+    if (d >= r) break;
+    int64_t size = in[d];
+    if (shrink_mask & bit) {
+      int64_t index = begin[i];
+      if (size >= 0) {
+        int64_t w = index < 0 ? index + size : index;
+        if (w < 0 || w >= size) {
+          if (c)
+            c->fail("index {} is out of bounds for axis {} with size {} (input shape {})", index,
+                    d, size, in.to_string());
+          w = std::clamp<int64_t>(w, 0, std::max<int64_t>(size - 1, 0));
+        }
+        index = w;
+      }
+      spec.dims[d++] = {index, 1, 1, true};
+      continue;
+    }
+    int64_t step = strides[i];
+    if (step == 0) {
+      if (c) c->fail("the step of index entry {} must not be 0", i);
+      step = 1;
+    }
+    SliceDim s = size < 0 ? SliceDim{0, step, -1, false}
+                          : python_slice(begin[i], end[i], step, begin_mask & bit, end_mask & bit, size);
+    spec.dims[d++] = s;
+    spec.out.push_back(s.len);
+  }
+  while (d < r) take_all();  // entries left out take whole dims
+}
+
+void strided_slice_infer(InferContext& c) {
+  const Shape& in = c.shape(0);
+  if (!in.has_known_rank()) {
+    c.add_output(c.dtype(0), Shape::unknown_rank());
+    return;
+  }
+  SliceSpec spec;
+  int new_axes = 0;
+  int64_t mask = c.attrs().get_int("new_axis_mask");
+  for (int i = 0; i < 63; ++i) new_axes += (mask >> i) & 1;
+  if (in.rank() + new_axes > Shape::kMaxRank)
+    c.fail("the result would have rank {}, more than Kiln supports ({})", in.rank() + new_axes,
+           Shape::kMaxRank);
+  build_spec(c.attrs(), in, spec, &c);
+  c.add_output(c.dtype(0), spec.out);
+}
+
+template <class E> void strided_slice_typed(const E* x, const Shape& in, const SliceSpec& spec, E* out,
+                                            int64_t n_out) {
+  if (n_out == 0) return;
+  if (in.num_elements() == 0) {  // only after inference with unknown dims: nothing to read
+    std::fill(out, out + n_out, E{});
+    return;
+  }
+  // The taken elements as (len, step in elements) per dim, dims of one
+  // element folded into the base offset and contiguous neighbours merged.
+  int64_t base = 0, len[Shape::kMaxRank], step[Shape::kMaxRank], in_stride = 1;
+  int m = 0;
+  for (int k = in.rank() - 1; k >= 0; --k) {
+    const SliceDim& s = spec.dims[k];
+    base += s.begin * in_stride;
+    if (s.len != 1) {
+      len[m] = s.len;
+      step[m] = s.stride * in_stride;
+      ++m;
+    }
+    in_stride *= in[k];
+  }
+  // len/step are innermost first; merge dim j+1 into j when it continues it.
+  int merged = 0;
+  for (int j = 0; j < m; ++j) {
+    if (merged > 0 && step[j] == step[merged - 1] * len[merged - 1]) {
+      len[merged - 1] *= len[j];
+    } else {
+      len[merged] = len[j];
+      step[merged] = step[j];
+      ++merged;
+    }
+  }
+  const E* src = x + base;
+  if (merged == 0) {
+    out[0] = src[0];
+    return;
+  }
+  int64_t cols = len[0], col_step = step[0], rows = n_out / cols;
+  parallel_for(
+      rows,
+      [&](int64_t b, int64_t e) {
+        for (int64_t row = b; row < e; ++row) {
+          int64_t offset = 0, rest = row;
+          for (int k = 1; k < merged; ++k) {
+            offset += (rest % len[k]) * step[k];
+            rest /= len[k];
+          }
+          copy_strided(src + offset, col_step, cols, out + row * cols);
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / cols));
+}
+
+void strided_slice_kernel(KernelContext& c) {
+  SliceSpec spec;
+  build_spec(c.attrs, c.in_shape(0), spec, nullptr);
+  visit_element(c.inputs[0].dtype(), [&]<class E>() {
+    strided_slice_typed(c.in<E>(0), c.in_shape(0), spec, c.out<E>(0), c.outputs[0].size());
+  });
+}
+
+Attrs slice_attrs(std::vector<int64_t> begin, std::vector<int64_t> end, std::vector<int64_t> strides,
+                  const SliceMasks& m) {
+  Attrs a{{"begin", std::move(begin)}, {"end", std::move(end)}, {"strides", std::move(strides)}};
+  a.set("begin_mask", m.begin);
+  a.set("end_mask", m.end);
+  a.set("ellipsis_mask", m.ellipsis);
+  a.set("new_axis_mask", m.new_axis);
+  a.set("shrink_axis_mask", m.shrink_axis);
+  return a;
+}
+
+std::vector<OpSample> strided_slice_samples() {
+  Tensor x = constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
+  // x[1, ::-2]
+  SliceMasks m1;
+  m1.begin = 2;
+  m1.end = 2;
+  m1.shrink_axis = 1;
+  // x[None, :, 1:]
+  SliceMasks m2;
+  m2.new_axis = 1;
+  m2.begin = 2;
+  m2.end = 6;
+  return {{{x}, slice_attrs({1, 0}, {2, 0}, {1, -2}, m1)},
+          {{x}, slice_attrs({0, 0, 1}, {0, 0, 0}, {1, 1, 1}, m2)}};
+}
+
+constexpr OpDef kStridedSlice{.name = "StridedSlice", .infer = strided_slice_infer,
+                              .kernel = strided_slice_kernel, .samples = strided_slice_samples};
+
+}  // namespace
+
+void register_slice_ops(OpRegistry& r) { r.add(kStridedSlice); }
+
+}  // namespace detail
+
+using namespace detail;
+
+Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
+                     const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
+                     const SliceMasks& masks, SourceLocation loc) {
+  const Tensor in[] = {x};
+  return dispatch1(kStridedSlice, in, slice_attrs(begin, end, strides, masks), loc);
+}
+
+Tensor slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& size,
+             SourceLocation loc) {
+  if (begin.size() != size.size())
+    throw InvalidArgument(fmt::format("slice: begin {} and size {} must have one length",
+                                      ints_to_string(begin), ints_to_string(size)));
+  SliceMasks m;
+  std::vector<int64_t> end(begin.size()), strides(begin.size(), 1);
+  for (std::size_t i = 0; i < begin.size(); ++i) {
+    if (begin[i] < 0 || size[i] < -1)
+      throw InvalidArgument(fmt::format(
+          "slice: begin {} must not be negative and size {} must be >= -1 (-1: to the end)",
+          ints_to_string(begin), ints_to_string(size)));
+    if (size[i] == -1) m.end |= int64_t(1) << i;
+    else end[i] = begin[i] + size[i];
+  }
+  return strided_slice(x, begin, end, strides, m, loc);
+}
+
+Tensor Tensor::index(std::initializer_list<TensorIndex> indices, SourceLocation loc) const {
+  std::vector<int64_t> begin, end, strides;
+  SliceMasks m;
+  int64_t bit = 1;
+  for (const TensorIndex& ix : indices) {
+    int64_t b = 0, e = 0, s = 1;
+    switch (ix.kind()) {
+      case TensorIndex::Kind::Integer:
+        b = ix.integer();
+        e = b + 1;
+        m.shrink_axis |= bit;
+        break;
+      case TensorIndex::Kind::Slice: {
+        const Slice& sl = ix.slice();
+        if (sl.start) b = *sl.start;
+        else m.begin |= bit;
+        if (sl.stop) e = *sl.stop;
+        else m.end |= bit;
+        s = sl.step;
+        break;
+      }
+      case TensorIndex::Kind::NewAxis: m.new_axis |= bit; break;
+      case TensorIndex::Kind::Ellipsis: m.ellipsis |= bit; break;
+    }
+    begin.push_back(b);
+    end.push_back(e);
+    strides.push_back(s);
+    bit <<= 1;
+  }
+  return strided_slice(*this, begin, end, strides, m, loc);
+}
+
+Tensor Tensor::operator[](int64_t i) const { return index({i}); }
+
+Tensor Tensor::operator[](const Slice& s) const { return index({s}); }
+
+}  // namespace kiln
