@@ -6,3 +6,4 @@
 #include "kiln/tensor.h"
 #include "kiln/reduce.h"
 #include "kiln/array.h"
+#include "kiln/print.h"
