@@ -1,0 +1,110 @@
+#pragma once
+// Elementwise math: arithmetic, unary functions, comparisons, logic, where
+// and clip, plus the C++ operators on tensors.
+//
+// Binary ops broadcast as NumPy does and take Operands: a C++ number is
+// weakly typed and takes the tensor's dtype (`x * 2` on float32 stays
+// float32); a number the dtype cannot hold exactly (`x + 1.5` on int32) is an
+// InvalidArgument, and so are two tensors of different dtypes (convert one
+// with kiln::cast). Unary ops take their tensor by value: passing a temporary
+// (`kiln::exp(x * 2)`) lets the op write its result over it.
+//
+// Inside namespace kiln these names hide the <cmath> ones of the same name
+// (exp, log, abs, pow, ...): kiln's own code must call std::exp etc.
+#include <type_traits>
+#include <utility>
+
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+// ---- Arithmetic (numbers; add also concatenates strings) ----------------
+Tensor add(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor subtract(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor multiply(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+// True division, as tf.math.truediv: int32/int64 inputs are converted to
+// float64 and uint8 to float32 first; floats keep their dtype.
+Tensor divide(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+// Python's // and %: the quotient rounds toward -inf and the remainder takes
+// the divisor's sign (ints and floats). Integer division by zero gives 0 for
+// both (no trap); float division by zero gives inf/nan as NumPy does.
+Tensor floordiv(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor mod(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+// x ** y. For integers, a negative exponent gives 0 (1 or -1 for bases 1
+// and -1), and overflow wraps.
+Tensor pow(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+// NaN-propagating elementwise max / min.
+Tensor maximum(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor minimum(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+
+// ---- Unary ------------------------------------------------------------------
+// On numbers (ints and floats):
+Tensor negative(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor abs(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor sign(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor square(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor relu(Tensor x, SourceLocation loc = SourceLocation::current());
+// On floats only (an int tensor is an InvalidArgument: cast it first):
+Tensor sqrt(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor rsqrt(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor exp(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor log(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor log1p(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor tanh(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor sigmoid(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor sin(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor cos(Tensor x, SourceLocation loc = SourceLocation::current());
+
+// Limits x to [min, max] (min(max(x, min), max), broadcasting all three).
+Tensor clip(Tensor x, const Operand& min, const Operand& max,
+            SourceLocation loc = SourceLocation::current());
+
+// ---- Comparisons (bool results) -------------------------------------------
+// equal/not_equal take numbers, bools and strings; the others numbers.
+Tensor equal(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor not_equal(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor less(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor less_equal(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor greater(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor greater_equal(const Operand& x, const Operand& y,
+                     SourceLocation loc = SourceLocation::current());
+
+// ---- Logic (bool tensors only) ---------------------------------------------
+Tensor logical_and(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor logical_or(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor logical_not(Tensor x, SourceLocation loc = SourceLocation::current());
+
+// Elementwise condition ? x : y, as tf.where(condition, x, y): the three
+// broadcast together; a C++ number for x or y takes the other's dtype.
+Tensor where(const Tensor& condition, const Operand& x, const Operand& y,
+             SourceLocation loc = SourceLocation::current());
+
+// ---- Operators ----------------------------------------------------------------
+// They record the source line of the expression (carried by the Operand).
+Tensor operator+(const Operand& x, const Operand& y);
+Tensor operator-(const Operand& x, const Operand& y);
+Tensor operator*(const Operand& x, const Operand& y);
+Tensor operator/(const Operand& x, const Operand& y);  // divide (true division)
+Tensor operator%(const Operand& x, const Operand& y);  // mod (Python's %)
+Tensor operator-(const Operand& x);                    // negative
+// Elementwise comparisons: they return bool tensors, not a C++ bool.
+Tensor operator==(const Operand& x, const Operand& y);
+Tensor operator!=(const Operand& x, const Operand& y);
+Tensor operator<(const Operand& x, const Operand& y);
+Tensor operator<=(const Operand& x, const Operand& y);
+Tensor operator>(const Operand& x, const Operand& y);
+Tensor operator>=(const Operand& x, const Operand& y);
+// Logic on bool tensors.
+Tensor operator&(const Operand& x, const Operand& y);
+Tensor operator|(const Operand& x, const Operand& y);
+// `!t` is logical_not for a Tensor only (it takes the Tensor exactly: any
+// conversion would tie with the built-in `!` on an explicit operator bool,
+// e.g. a Variable's `if (!v)` null test). An operator cannot take a default
+// argument, so this one records no source line.
+template <class T>
+  requires std::is_same_v<std::remove_cvref_t<T>, Tensor>
+Tensor operator!(T&& x) {
+  return logical_not(std::forward<T>(x), SourceLocation{});
+}
+
+}  // namespace kiln

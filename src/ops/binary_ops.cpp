@@ -1,0 +1,111 @@
+// Binary arithmetic: Add (numbers and strings), Sub, Mul, RealDiv, FloorDiv,
+// FloorMod, Pow, Maximum, Minimum; all broadcast as NumPy does.
+#include "kiln/math.h"
+#include "ops/elementwise.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+// Same shapes, a broadcast row against a column, and integers.
+std::vector<OpSample> arith_samples() {
+  return {{{constant({1.5f, -2.0f, 3.25f}), constant({0.5f, 4.0f, -1.5f})}, {}},
+          {{constant({{1.0}, {-2.0}}), constant({0.5, 3.0, -1.25})}, {}},
+          {{constant({{7, -7}, {9, 4}}), constant({2, -3})}, {}}};
+}
+std::vector<OpSample> add_samples() {
+  std::vector<OpSample> s = arith_samples();
+  s.push_back({{constant({"a", "b"}), constant("c")}, {}});
+  return s;
+}
+// Divisors stay away from zero.
+std::vector<OpSample> div_samples() {
+  return {{{constant({1.5f, -2.0f, 3.25f}), constant({0.5f, 4.0f, -1.5f})}, {}},
+          {{constant({{1.0}, {-2.0}}), constant({0.5, 3.0, -1.25})}, {}}};
+}
+std::vector<OpSample> floor_samples() {
+  return {{{constant({7.5f, -7.5f, 3.25f}), constant({2.0f, 2.0f, -1.5f})}, {}},
+          {{constant({{7, -7}, {9, 4}}), constant({2, -3})}, {}}};
+}
+// Positive bases: the gradient with respect to the exponent takes log(x).
+std::vector<OpSample> pow_samples() {
+  return {{{constant({1.5f, 2.0f, 0.5f}), constant({2.0f, -1.0f, 3.0f})}, {}},
+          {{constant({{2, 3}, {-2, 5}}), constant({3, 2})}, {}}};
+}
+// No ties, where max/min have no derivative.
+std::vector<OpSample> minmax_samples() {
+  return {{{constant({1.5f, -2.0f, 3.25f}), constant({0.5f, 4.0f, -1.5f})}, {}},
+          {{constant({{1.0}, {-2.0}}), constant({0.5, 3.0, -1.25})}, {}},
+          {{constant({7, -7}), constant({2, -3})}, {}}};
+}
+
+constexpr OpDef kAdd = binary_op<AddFn>("Add", add_samples);
+constexpr OpDef kSub = binary_op<SubFn>("Sub", arith_samples);
+constexpr OpDef kMul = binary_op<MulFn>("Mul", arith_samples);
+constexpr OpDef kRealDiv = binary_op<RealDivFn>("RealDiv", div_samples);
+constexpr OpDef kFloorDiv = binary_op<FloorDivFn>("FloorDiv", floor_samples);
+constexpr OpDef kFloorMod = binary_op<FloorModFn>("FloorMod", floor_samples);
+constexpr OpDef kPow = binary_op<PowFn>("Pow", pow_samples);
+constexpr OpDef kMaximum = binary_op<MaximumFn>("Maximum", minmax_samples);
+constexpr OpDef kMinimum = binary_op<MinimumFn>("Minimum", minmax_samples);
+
+}  // namespace
+
+Tensor dispatch_binary(const OpDef& op, const Operand& x, const Operand& y, std::string_view name,
+              const SourceLocation& loc) {
+  BinaryInputs in = binary_inputs(x, y, name);
+  return dispatch1(op, in.inputs, Attrs{}, loc);
+}
+
+void register_binary_ops(OpRegistry& r) {
+  for (const OpDef* op : {&kAdd, &kSub, &kMul, &kRealDiv, &kFloorDiv, &kFloorMod, &kPow, &kMaximum,
+                          &kMinimum})
+    r.add(*op);
+}
+
+}  // namespace detail
+
+using detail::dispatch_binary;
+
+Tensor add(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kAdd, x, y, "add", loc);
+}
+Tensor subtract(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kSub, x, y, "subtract", loc);
+}
+Tensor multiply(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kMul, x, y, "multiply", loc);
+}
+
+// As tf.math.truediv: integers become floats (Cast nodes when traced), then
+// RealDiv. Mismatched dtypes are left for RealDiv's inference to report.
+Tensor divide(const Operand& x, const Operand& y, SourceLocation loc) {
+  detail::BinaryInputs in = detail::binary_inputs(x, y, "divide");
+  DType d = in.inputs[0].dtype();
+  if (d == in.inputs[1].dtype() && is_integer(d)) {
+    DType f = d == DType::UInt8 ? DType::Float32 : DType::Float64;
+    in.inputs[0] = cast(in.inputs[0], f, loc);
+    in.inputs[1] = cast(in.inputs[1], f, loc);
+  }
+  return detail::dispatch1(detail::kRealDiv, in.inputs, detail::Attrs{}, loc);
+}
+
+Tensor floordiv(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kFloorDiv, x, y, "floordiv", loc);
+}
+Tensor mod(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kFloorMod, x, y, "mod", loc);
+}
+Tensor pow(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kPow, x, y, "pow", loc);
+}
+Tensor maximum(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kMaximum, x, y, "maximum", loc);
+}
+Tensor minimum(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kMinimum, x, y, "minimum", loc);
+}
+
+}  // namespace kiln

@@ -1,0 +1,150 @@
+// Comparisons (Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual),
+// logic (LogicalAnd, LogicalOr, LogicalNot), Select (where) and ClipByValue.
+#include "kiln/math.h"
+#include "ops/elementwise.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+std::vector<OpSample> compare_samples() {
+  return {{{constant({1.5f, -2.0f, 3.0f}), constant({1.5f, 4.0f, -1.0f})}, {}},
+          {{constant({{1}, {5}}), constant({0, 1, 7})}, {}}};
+}
+std::vector<OpSample> equality_samples() {
+  std::vector<OpSample> s = compare_samples();
+  s.push_back({{constant({"a", "b"}), constant("a")}, {}});
+  return s;
+}
+std::vector<OpSample> logic_samples() {
+  return {{{constant({true, true, false, false}), constant({true, false, true, false})}, {}},
+          {{constant({{true}, {false}}), constant({true, false})}, {}}};
+}
+std::vector<OpSample> not_samples() { return {{{constant({true, false})}, {}}}; }
+
+constexpr OpDef kEqual = binary_op<EqualFn>("Equal", equality_samples);
+constexpr OpDef kNotEqual = binary_op<NotEqualFn>("NotEqual", equality_samples);
+constexpr OpDef kLess = binary_op<LessFn>("Less", compare_samples);
+constexpr OpDef kLessEqual = binary_op<LessEqualFn>("LessEqual", compare_samples);
+constexpr OpDef kGreater = binary_op<GreaterFn>("Greater", compare_samples);
+constexpr OpDef kGreaterEqual = binary_op<GreaterEqualFn>("GreaterEqual", compare_samples);
+constexpr OpDef kLogicalAnd = binary_op<LogicalAndFn>("LogicalAnd", logic_samples);
+constexpr OpDef kLogicalOr = binary_op<LogicalOrFn>("LogicalOr", logic_samples);
+constexpr OpDef kLogicalNot = unary_op<LogicalNotFn>("LogicalNot", not_samples);
+
+// ---- Select: condition ? x : y, all three broadcast ---------------------
+void select_infer(InferContext& c) {
+  if (c.dtype(0) != DType::Bool)
+    c.fail("condition must be a bool tensor, but it has dtype {}", dtype_name(c.dtype(0)));
+  check_same_dtype(c, 1, 2, "x", "y");
+  Shape xy = infer_broadcast(c, c.shape(1), c.shape(2), "x", "y");
+  c.add_output(c.dtype(1), infer_broadcast(c, c.shape(0), xy, "condition", "x and y (broadcast)"));
+}
+void select_kernel(KernelContext& c) {
+  visit_dtype(c.inputs[1].dtype(), [&]<class T>() {
+    ternary_apply<SelectFn, bool, T>(c.inputs[0], c.inputs[1], c.inputs[2], c.outputs[0]);
+  });
+}
+std::vector<OpSample> select_samples() {
+  return {{{constant({true, false, true}), constant({1.5f, 2.0f, -3.0f}), constant({-1.0f, 0.5f, 4.0f})}, {}},
+          {{constant({{true}, {false}}), constant({1.0, 2.0, 3.0}), constant(-1.0)}, {}},
+          {{constant({false, true}), constant({"a", "b"}), constant({"c", "d"})}, {}}};
+}
+constexpr OpDef make_select() {
+  OpDef op{.name = "Select", .infer = select_infer, .kernel = select_kernel,
+           .flags = kElementwiseFlags, .samples = select_samples};
+  set_loops<SelectFn>(op, []<class T>() -> ElementwiseLoop { return ternary_loop<SelectFn, bool, T>; });
+  return op;
+}
+constexpr OpDef kSelect = make_select();
+
+// ---- ClipByValue: min(max(x, lo), hi), all three broadcast --------------
+void clip_infer(InferContext& c) {
+  check_same_dtype(c, 0, 1, "x", "min");
+  check_same_dtype(c, 0, 2, "x", "max");
+  check_dtype(c, c.dtype(0), ClipFn::kDTypes, "x");
+  Shape s = infer_broadcast(c, c.shape(0), c.shape(1), "x", "min");
+  c.add_output(c.dtype(0), infer_broadcast(c, s, c.shape(2), "x and min (broadcast)", "max"));
+}
+void clip_kernel(KernelContext& c) {
+  visit_dtype(c.inputs[0].dtype(), [&]<class T>() {
+    if constexpr (supports<ClipFn, T>)
+      ternary_apply<ClipFn, T, T>(c.inputs[0], c.inputs[1], c.inputs[2], c.outputs[0]);
+  });
+}
+// Values away from the bounds, where the gradient is not defined.
+std::vector<OpSample> clip_samples() {
+  return {{{constant({-2.5f, 0.5f, 3.0f, 1.25f}), constant(-1.0f), constant(2.0f)}, {}},
+          {{constant({{-2.0, 0.5}, {3.0, 1.0}}), constant({-1.0, 0.0}), constant(1.5)}, {}},
+          {{constant({-5, 0, 9}), constant(-1), constant(4)}, {}}};
+}
+constexpr OpDef make_clip() {
+  OpDef op{.name = "ClipByValue", .infer = clip_infer, .kernel = clip_kernel,
+           .flags = kElementwiseFlags, .samples = clip_samples};
+  set_loops<ClipFn>(op, []<class T>() -> ElementwiseLoop { return ternary_loop<ClipFn, T, T>; });
+  return op;
+}
+constexpr OpDef kClip = make_clip();
+
+Tensor operand_as(const Operand& v, DType dtype, const char* name) {
+  return v.is_tensor() ? v.take() : scalar_to_tensor(v.scalar(), dtype, name, v.location());
+}
+
+}  // namespace
+
+void register_compare_ops(OpRegistry& r) {
+  for (const OpDef* op : {&kEqual, &kNotEqual, &kLess, &kLessEqual, &kGreater, &kGreaterEqual,
+                          &kLogicalAnd, &kLogicalOr, &kLogicalNot, &kSelect, &kClip})
+    r.add(*op);
+}
+
+}  // namespace detail
+
+using detail::dispatch_binary;
+
+Tensor equal(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kEqual, x, y, "equal", loc);
+}
+Tensor not_equal(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kNotEqual, x, y, "not_equal", loc);
+}
+Tensor less(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kLess, x, y, "less", loc);
+}
+Tensor less_equal(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kLessEqual, x, y, "less_equal", loc);
+}
+Tensor greater(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kGreater, x, y, "greater", loc);
+}
+Tensor greater_equal(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kGreaterEqual, x, y, "greater_equal", loc);
+}
+Tensor logical_and(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kLogicalAnd, x, y, "logical_and", loc);
+}
+Tensor logical_or(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kLogicalOr, x, y, "logical_or", loc);
+}
+Tensor logical_not(Tensor x, SourceLocation loc) {
+  const Tensor in[] = {std::move(x)};
+  return detail::dispatch1(detail::kLogicalNot, in, detail::Attrs{}, loc);
+}
+
+Tensor where(const Tensor& condition, const Operand& x, const Operand& y, SourceLocation loc) {
+  detail::BinaryInputs xy = detail::binary_inputs(x, y, "where");
+  const Tensor in[] = {condition, std::move(xy.inputs[0]), std::move(xy.inputs[1])};
+  return detail::dispatch1(detail::kSelect, in, detail::Attrs{}, loc);
+}
+
+Tensor clip(Tensor x, const Operand& min, const Operand& max, SourceLocation loc) {
+  DType d = x.dtype();
+  Tensor lo = detail::operand_as(min, d, "clip");
+  Tensor hi = detail::operand_as(max, d, "clip");
+  const Tensor in[] = {std::move(x), std::move(lo), std::move(hi)};
+  return detail::dispatch1(detail::kClip, in, detail::Attrs{}, loc);
+}
+
+}  // namespace kiln

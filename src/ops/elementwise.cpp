@@ -1,0 +1,35 @@
+#include "ops/elementwise.h"
+
+namespace kiln::detail {
+
+std::string dtype_list(uint32_t mask) {
+  std::string s;
+  for (int d = 0; d < kNumDTypes; ++d) {
+    if (!(mask & (1u << d))) continue;
+    if (!s.empty()) s += ", ";
+    s += dtype_name(static_cast<DType>(d));
+  }
+  return s;
+}
+
+void check_dtype(const InferContext& c, DType dtype, uint32_t mask, const char* arg) {
+  if (mask & dtype_bit(dtype)) return;
+  std::string_view op = c.op().name;
+  if (mask == kFloatMask)
+    c.fail("{} needs a floating-point tensor (float32 or float64), but {} has dtype {}; convert it "
+           "first, e.g. kiln::cast({}, kiln::float32)",
+           op, arg, dtype_name(dtype), arg);
+  if (mask == kBoolMask)
+    c.fail("{} needs bool tensors, but {} has dtype {}", op, arg, dtype_name(dtype));
+  c.fail("{} does not support dtype {} (argument {}); it supports {}", op, dtype_name(dtype), arg,
+         dtype_list(mask));
+}
+
+void check_same_dtype(const InferContext& c, int i, int j, const char* i_name, const char* j_name) {
+  if (c.dtype(i) == c.dtype(j)) return;
+  c.fail("{} has dtype {} but {} has dtype {}; both must have the same dtype (convert one with "
+         "kiln::cast)",
+         i_name, dtype_name(c.dtype(i)), j_name, dtype_name(c.dtype(j)));
+}
+
+}  // namespace kiln::detail

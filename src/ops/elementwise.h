@@ -1,0 +1,228 @@
+#pragma once
+// Building blocks of the elementwise math ops: the contiguous loops (the
+// OpDef::elementwise entries that fusion calls), the eager kernels built on
+// the same loops (same-shape, scalar-with-tensor and strided broadcasting
+// paths), the shared type inference, and constexpr OpDef makers.
+//
+// In-place safety: dispatch may hand a kernel an output that shares its
+// buffer with an input of the same shape (never with a broadcast input), so
+// every loop reads element i of its inputs before writing element i.
+#include <string>
+#include <type_traits>
+
+#include "core/dtype_switch.h"
+#include "core/parallel.h"
+#include "ops/broadcast.h"
+#include "ops/math_functors.h"
+#include "ops/op_def.h"
+
+namespace kiln::detail {
+
+template <class F, class T>
+inline constexpr bool supports = (F::kDTypes & dtype_bit(dtype_of<T>)) != 0;
+
+template <class F, class T>
+using OutOf = std::conditional_t<F::kToBool, bool, T>;
+
+// ---- Loops over contiguous ranges ------------------------------------------
+template <class F, class T>
+inline void unary_range(const T* x, OutOf<F, T>* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(x[i]);
+}
+template <class F, class T>
+inline void binary_range(const T* a, const T* b, OutOf<F, T>* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(a[i], b[i]);
+}
+// One side is a single value (broadcast scalar, or a broadcast row element).
+template <class F, class T>
+inline void binary_range_scalar_a(const T& a, const T* b, OutOf<F, T>* o, int64_t n) {
+  const T av = a;
+  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(av, b[i]);
+}
+template <class F, class T>
+inline void binary_range_scalar_b(const T* a, const T& b, OutOf<F, T>* o, int64_t n) {
+  const T bv = b;
+  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(a[i], bv);
+}
+// Ternary ops: C is the first input's element type (bool for Select).
+template <class F, class C, class T>
+inline void ternary_range(const C* a, const T* b, const T* c, T* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(a[i], b[i], c[i]);
+}
+// Any input may be broadcast along the row (stride 0) or walk it (stride 1).
+template <class F, class C, class T>
+inline void ternary_range_strided(const C* a, int64_t sa, const T* b, int64_t sb, const T* c,
+                                  int64_t sc, T* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(a[i * sa], b[i * sb], c[i * sc]);
+}
+
+// The OpDef::elementwise entries: same-shape inputs, n elements.
+template <class F, class T>
+void unary_loop(const void* const* in, void* out, int64_t n) {
+  unary_range<F, T>(static_cast<const T*>(in[0]), static_cast<OutOf<F, T>*>(out), n);
+}
+template <class F, class T>
+void binary_loop(const void* const* in, void* out, int64_t n) {
+  binary_range<F, T>(static_cast<const T*>(in[0]), static_cast<const T*>(in[1]),
+                     static_cast<OutOf<F, T>*>(out), n);
+}
+template <class F, class C, class T>
+void ternary_loop(const void* const* in, void* out, int64_t n) {
+  ternary_range<F, C, T>(static_cast<const C*>(in[0]), static_cast<const T*>(in[1]),
+                         static_cast<const T*>(in[2]), static_cast<T*>(out), n);
+}
+
+// ---- Eager kernels ----------------------------------------------------------
+template <class F, class T>
+void unary_apply(const Tensor& x, Tensor& out) {
+  const T* px = data_of<T>(x);
+  OutOf<F, T>* po = data_of<OutOf<F, T>>(out);
+  parallel_for(
+      out.size(), [&](int64_t b, int64_t e) { unary_range<F, T>(px + b, po + b, e - b); },
+      grain_of<F>());
+}
+
+template <class F, class T>
+void binary_apply(const Tensor& a, const Tensor& b, Tensor& out) {
+  using O = OutOf<F, T>;
+  const int64_t n = out.size();
+  if (n == 0) return;
+  const T* pa = data_of<T>(a);
+  const T* pb = data_of<T>(b);
+  O* po = data_of<O>(out);
+  const int64_t na = a.size(), nb = b.size();
+  // An input with as many elements as the output is laid out like it.
+  if (na == n && nb == n) {
+    parallel_for(n, [&](int64_t s, int64_t e) { binary_range<F, T>(pa + s, pb + s, po + s, e - s); },
+                 grain_of<F>());
+  } else if (na == n && nb == 1) {
+    parallel_for(n, [&](int64_t s, int64_t e) { binary_range_scalar_b<F, T>(pa + s, *pb, po + s, e - s); },
+                 grain_of<F>());
+  } else if (na == 1 && nb == n) {
+    parallel_for(n, [&](int64_t s, int64_t e) { binary_range_scalar_a<F, T>(*pa, pb + s, po + s, e - s); },
+                 grain_of<F>());
+  } else {
+    const BroadcastPlan plan = make_broadcast_plan(out.shape(), {&a.shape(), &b.shape()});
+    const int64_t sa = plan.inner_stride(0), sb = plan.inner_stride(1);
+    for_each_row(plan, grain_of<F>(), [&](const int64_t* off, int64_t o, int64_t len) {
+      if (sa && sb) binary_range<F, T>(pa + off[0], pb + off[1], po + o, len);
+      else if (sb) binary_range_scalar_a<F, T>(pa[off[0]], pb + off[1], po + o, len);
+      else if (sa) binary_range_scalar_b<F, T>(pa + off[0], pb[off[1]], po + o, len);
+      else {
+        const O v = F::template apply<T>(pa[off[0]], pb[off[1]]);
+        for (int64_t i = 0; i < len; ++i) po[o + i] = v;
+      }
+    });
+  }
+}
+
+template <class F, class C, class T>
+void ternary_apply(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& out) {
+  const int64_t n = out.size();
+  if (n == 0) return;
+  const C* pa = data_of<C>(a);
+  const T* pb = data_of<T>(b);
+  const T* pc = data_of<T>(c);
+  T* po = data_of<T>(out);
+  const int64_t na = a.size(), nb = b.size(), nc = c.size();
+  if (na == n && nb == n && nc == n) {
+    parallel_for(n, [&](int64_t s, int64_t e) { ternary_range<F, C, T>(pa + s, pb + s, pc + s, po + s, e - s); },
+                 grain_of<F>());
+    return;
+  }
+  // Each input is either full (stride 1) or a single value (stride 0):
+  // covers clip(x, lo, hi) with scalar bounds and where() with a scalar.
+  if ((na == n || na == 1) && (nb == n || nb == 1) && (nc == n || nc == 1)) {
+    const int64_t sa = na == n, sb = nb == n, sc = nc == n;
+    parallel_for(n, [&](int64_t s, int64_t e) {
+      ternary_range_strided<F, C, T>(pa + s * sa, sa, pb + s * sb, sb, pc + s * sc, sc, po + s, e - s);
+    }, grain_of<F>());
+    return;
+  }
+  const BroadcastPlan plan = make_broadcast_plan(out.shape(), {&a.shape(), &b.shape(), &c.shape()});
+  const int64_t sa = plan.inner_stride(0), sb = plan.inner_stride(1), sc = plan.inner_stride(2);
+  for_each_row(plan, grain_of<F>(), [&](const int64_t* off, int64_t o, int64_t len) {
+    if (sa && sb && sc) ternary_range<F, C, T>(pa + off[0], pb + off[1], pc + off[2], po + o, len);
+    else ternary_range_strided<F, C, T>(pa + off[0], sa, pb + off[1], sb, pc + off[2], sc, po + o, len);
+  });
+}
+
+// Kernels visit the dtype once; unsupported dtypes never reach a kernel
+// (inference rejects them).
+template <class F>
+void unary_kernel(KernelContext& c) {
+  visit_dtype(c.inputs[0].dtype(), [&]<class T>() {
+    if constexpr (supports<F, T>) unary_apply<F, T>(c.inputs[0], c.outputs[0]);
+  });
+}
+template <class F>
+void binary_kernel(KernelContext& c) {
+  visit_dtype(c.inputs[0].dtype(), [&]<class T>() {
+    if constexpr (supports<F, T>) binary_apply<F, T>(c.inputs[0], c.inputs[1], c.outputs[0]);
+  });
+}
+
+// ---- Inference ---------------------------------------------------------------
+// "float32, float64, int32" for a dtype mask.
+std::string dtype_list(uint32_t mask);
+// Fails unless `dtype` (of argument `arg`) is in `mask`, with a message that
+// says what the op accepts and, for float-only ops, how to convert.
+void check_dtype(const InferContext& c, DType dtype, uint32_t mask, const char* arg);
+// Fails unless the two arguments have the same dtype, naming both.
+void check_same_dtype(const InferContext& c, int i, int j, const char* i_name, const char* j_name);
+
+template <class F>
+void unary_infer(InferContext& c) {
+  check_dtype(c, c.dtype(0), F::kDTypes, "x");
+  c.add_output(F::kToBool ? DType::Bool : c.dtype(0), c.shape(0));
+}
+template <class F>
+void binary_infer(InferContext& c) {
+  check_same_dtype(c, 0, 1, "x", "y");
+  check_dtype(c, c.dtype(0), F::kDTypes, "x");
+  c.add_output(F::kToBool ? DType::Bool : c.dtype(0), infer_broadcast(c, c.shape(0), c.shape(1), "x", "y"));
+}
+
+// ---- constexpr OpDef makers ----------------------------------------------------
+inline constexpr uint32_t kElementwiseFlags = kElementwise | kMayRunInPlace;
+
+template <class F, class MakeLoop>
+constexpr void set_loops(OpDef& op, MakeLoop make) {
+  auto one = [&]<class T>(DType d) {
+    if constexpr (supports<F, T>) op.elementwise[static_cast<int>(d)] = make.template operator()<T>();
+  };
+  // Strings are left out: fusion works on plain memory.
+  one.template operator()<float>(DType::Float32);
+  one.template operator()<double>(DType::Float64);
+  one.template operator()<int32_t>(DType::Int32);
+  one.template operator()<int64_t>(DType::Int64);
+  one.template operator()<uint8_t>(DType::UInt8);
+  one.template operator()<bool>(DType::Bool);
+}
+
+template <class F>
+constexpr OpDef unary_op(std::string_view name, SamplesFn samples) {
+  OpDef op{.name = name, .infer = unary_infer<F>, .kernel = unary_kernel<F>,
+           .flags = kElementwiseFlags, .samples = samples};
+  set_loops<F>(op, []<class T>() -> ElementwiseLoop { return unary_loop<F, T>; });
+  return op;
+}
+template <class F>
+constexpr OpDef binary_op(std::string_view name, SamplesFn samples) {
+  OpDef op{.name = name, .infer = binary_infer<F>, .kernel = binary_kernel<F>,
+           .flags = kElementwiseFlags, .samples = samples};
+  set_loops<F>(op, []<class T>() -> ElementwiseLoop { return binary_loop<F, T>; });
+  return op;
+}
+
+// Converts C++ numbers with binary_inputs (naming the public function
+// `name` in errors) and dispatches `op`.
+Tensor dispatch_binary(const OpDef& op, const Operand& x, const Operand& y, std::string_view name,
+                       const SourceLocation& loc);
+
+// The parts of register_math_ops, one per source file.
+void register_unary_ops(OpRegistry& registry);
+void register_binary_ops(OpRegistry& registry);
+void register_compare_ops(OpRegistry& registry);
+
+}  // namespace kiln::detail

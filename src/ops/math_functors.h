@@ -1,0 +1,326 @@
+#pragma once
+// The scalar formula of every elementwise math op, written once. Eager
+// kernels (contiguous, scalar-broadcast and strided paths) and the fused
+// graph kernels all call these same functions, so traced and eager results
+// are bitwise equal (DESIGN.md §10). Keep them free of fast-math tricks.
+//
+// A functor has:
+//   kDTypes  the input dtypes it accepts (a mask of dtype_bit values)
+//   kToBool  true when the output is bool (comparisons), else the input dtype
+//   kGrain   optional: parallel grain (elements) for costly formulas
+//   apply    the formula, a static template over the element type
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "core/parallel.h"
+#include "kiln/dtype.h"
+
+namespace kiln::detail {
+
+constexpr uint32_t dtype_bit(DType d) { return 1u << static_cast<int>(d); }
+inline constexpr uint32_t kFloatMask = dtype_bit(DType::Float32) | dtype_bit(DType::Float64);
+inline constexpr uint32_t kIntMask =
+    dtype_bit(DType::Int32) | dtype_bit(DType::Int64) | dtype_bit(DType::UInt8);
+inline constexpr uint32_t kNumberMask = kFloatMask | kIntMask;
+inline constexpr uint32_t kBoolMask = dtype_bit(DType::Bool);
+inline constexpr uint32_t kStringMask = dtype_bit(DType::String);
+
+// Costly formulas (exp, tanh, pow, ...) split over threads sooner.
+inline constexpr int64_t kTranscendentalGrain = kParallelGrain / 8;
+
+template <class F>
+constexpr int64_t grain_of() {
+  if constexpr (requires { F::kGrain; }) return F::kGrain;
+  else return kParallelGrain;
+}
+
+// ---- Integer helpers: signed overflow wraps (two's complement) instead of
+// being undefined behaviour; the loops still vectorize.
+template <class T> constexpr T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <class T> constexpr T wrap_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return a - b;
+  }
+}
+template <class T> constexpr T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    // uint8 promotes to int (255 * 255 fits); wider types multiply unsigned.
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+template <class T> constexpr T wrap_neg(T a) { return wrap_sub(T(0), a); }
+
+// ---- Binary arithmetic --------------------------------------------------
+struct AddFn {
+  static constexpr uint32_t kDTypes = kNumberMask | kStringMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(const T& a, const T& b) {
+    if constexpr (std::is_same_v<T, std::string>) return a + b;
+    else return wrap_add(a, b);
+  }
+};
+
+struct SubFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T a, T b) { return wrap_sub(a, b); }
+};
+
+struct MulFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T a, T b) { return wrap_mul(a, b); }
+};
+
+// True division of floats (divide() casts integers to floats first).
+struct RealDivFn {
+  static constexpr uint32_t kDTypes = kFloatMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T a, T b) { return a / b; }
+};
+
+// Python's divmod for floats, as NumPy computes it (npy_divmod), so that
+// floordiv(a, b) * b + mod(a, b) == a as closely as floats allow and the
+// remainder takes the divisor's sign. Division by zero gives a / b (inf or
+// nan) for the quotient and nan for the remainder, as NumPy does.
+template <class T> inline T float_divmod(T a, T b, T* modulus) {
+  T mod = std::fmod(a, b);
+  if (b == T(0)) {
+    *modulus = mod;
+    return a / b;
+  }
+  T div = (a - mod) / b;
+  if (mod != T(0)) {
+    if ((b < T(0)) != (mod < T(0))) {
+      mod += b;
+      div -= T(1);
+    }
+  } else {
+    mod = std::copysign(T(0), b);
+  }
+  T floordiv;
+  if (div != T(0)) {
+    floordiv = std::floor(div);
+    if (div - floordiv > T(0.5)) floordiv += T(1);
+  } else {
+    floordiv = std::copysign(T(0), a / b);
+  }
+  *modulus = mod;
+  return floordiv;
+}
+
+// Integer floor division and modulo. Division by zero is defined (no trap):
+// both give 0, as NumPy does. INT_MIN // -1 wraps to INT_MIN.
+struct FloorDivFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      T mod;
+      return float_divmod(a, b, &mod);
+    } else {
+      if (b == T(0)) return T(0);
+      if constexpr (std::is_signed_v<T>) {
+        if (b == T(-1)) return wrap_neg(a);
+        T q = static_cast<T>(a / b);
+        T r = static_cast<T>(a % b);
+        return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+      } else {
+        return static_cast<T>(a / b);
+      }
+    }
+  }
+};
+
+struct FloorModFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      T mod;
+      float_divmod(a, b, &mod);
+      return mod;
+    } else {
+      if (b == T(0)) return T(0);
+      if constexpr (std::is_signed_v<T>) {
+        if (b == T(-1)) return T(0);
+        T r = static_cast<T>(a % b);
+        return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+      } else {
+        return static_cast<T>(a % b);
+      }
+    }
+  }
+};
+
+// Integer powers by squaring (wrapping on overflow). A negative exponent
+// has no integer result except for bases 1 and -1: it gives 0 otherwise
+// (TensorFlow raises an error, which a kernel cannot do).
+struct PowFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  static constexpr int64_t kGrain = kTranscendentalGrain;
+  template <class T> static T apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::pow(a, b);
+    } else {
+      if constexpr (std::is_signed_v<T>) {
+        if (b < 0) {
+          if (a == 1) return T(1);
+          if (a == -1) return (b & 1) ? T(-1) : T(1);
+          return T(0);
+        }
+      }
+      T result = 1, base = a;
+      for (T e = b; e != 0; e = static_cast<T>(e >> 1)) {
+        if (e & 1) result = wrap_mul(result, base);
+        base = wrap_mul(base, base);
+      }
+      return result;
+    }
+  }
+};
+
+// NaN-propagating, as NumPy's and TensorFlow's maximum/minimum.
+struct MaximumFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) return (a > b || std::isnan(a)) ? a : b;
+    else return a > b ? a : b;
+  }
+};
+
+struct MinimumFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) return (a < b || std::isnan(a)) ? a : b;
+    else return a < b ? a : b;
+  }
+};
+
+// ---- Comparisons and logic (bool results) -------------------------------
+#define KILN_COMPARE_FN(Name, Mask, expr)                                      \
+  struct Name {                                                                \
+    static constexpr uint32_t kDTypes = Mask;                                  \
+    static constexpr bool kToBool = true;                                      \
+    template <class T> static bool apply(const T& a, const T& b) { return expr; } \
+  };
+KILN_COMPARE_FN(EqualFn, kNumberMask | kBoolMask | kStringMask, a == b)
+KILN_COMPARE_FN(NotEqualFn, kNumberMask | kBoolMask | kStringMask, a != b)
+KILN_COMPARE_FN(LessFn, kNumberMask, a < b)
+KILN_COMPARE_FN(LessEqualFn, kNumberMask, a <= b)
+KILN_COMPARE_FN(GreaterFn, kNumberMask, a > b)
+KILN_COMPARE_FN(GreaterEqualFn, kNumberMask, a >= b)
+#undef KILN_COMPARE_FN
+
+// Bitwise on bools (0/1) so the loops stay branch-free.
+struct LogicalAndFn {
+  static constexpr uint32_t kDTypes = kBoolMask;
+  static constexpr bool kToBool = true;
+  template <class T> static bool apply(bool a, bool b) { return a & b; }
+};
+struct LogicalOrFn {
+  static constexpr uint32_t kDTypes = kBoolMask;
+  static constexpr bool kToBool = true;
+  template <class T> static bool apply(bool a, bool b) { return a | b; }
+};
+struct LogicalNotFn {
+  static constexpr uint32_t kDTypes = kBoolMask;
+  static constexpr bool kToBool = true;
+  template <class T> static bool apply(bool a) { return !a; }
+};
+
+// ---- Unary ----------------------------------------------------------------
+struct NegFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T x) { return wrap_neg(x); }
+};
+
+struct AbsFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T x) {
+    if constexpr (std::is_floating_point_v<T>) return std::fabs(x);
+    else if constexpr (std::is_signed_v<T>) return x < 0 ? wrap_neg(x) : x;
+    else return x;
+  }
+};
+
+// -1, 0 or 1; a float's zero keeps its sign and nan stays nan.
+struct SignFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T x) {
+    if constexpr (std::is_floating_point_v<T>) return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x);
+    else return static_cast<T>((T(0) < x) - (x < T(0)));
+  }
+};
+
+struct SquareFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T x) { return wrap_mul(x, x); }
+};
+
+// max(x, 0); nan stays nan.
+struct ReluFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T x) { return x < T(0) ? T(0) : x; }
+};
+
+#define KILN_FLOAT_UNARY_FN(Name, grain, expr)                    \
+  struct Name {                                                   \
+    static constexpr uint32_t kDTypes = kFloatMask;               \
+    static constexpr bool kToBool = false;                        \
+    static constexpr int64_t kGrain = grain;                      \
+    template <class T> static T apply(T x) { return expr; }       \
+  };
+KILN_FLOAT_UNARY_FN(SqrtFn, kParallelGrain, std::sqrt(x))
+KILN_FLOAT_UNARY_FN(RsqrtFn, kParallelGrain, T(1) / std::sqrt(x))
+KILN_FLOAT_UNARY_FN(ExpFn, kTranscendentalGrain, std::exp(x))
+KILN_FLOAT_UNARY_FN(LogFn, kTranscendentalGrain, std::log(x))
+KILN_FLOAT_UNARY_FN(Log1pFn, kTranscendentalGrain, std::log1p(x))
+KILN_FLOAT_UNARY_FN(TanhFn, kTranscendentalGrain, std::tanh(x))
+KILN_FLOAT_UNARY_FN(SigmoidFn, kTranscendentalGrain, T(1) / (T(1) + std::exp(-x)))
+KILN_FLOAT_UNARY_FN(SinFn, kTranscendentalGrain, std::sin(x))
+KILN_FLOAT_UNARY_FN(CosFn, kTranscendentalGrain, std::cos(x))
+#undef KILN_FLOAT_UNARY_FN
+
+// ---- Ternary --------------------------------------------------------------
+// Select: cond ? x : y (kDTypes are x's and y's dtypes; cond is bool).
+struct SelectFn {
+  static constexpr uint32_t kDTypes = kNumberMask | kBoolMask | kStringMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(bool c, const T& x, const T& y) { return c ? x : y; }
+};
+
+// clip: min(max(x, lo), hi), from the same formulas as maximum and minimum.
+struct ClipFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T x, T lo, T hi) {
+    return MinimumFn::apply<T>(MaximumFn::apply<T>(x, lo), hi);
+  }
+};
+
+}  // namespace kiln::detail

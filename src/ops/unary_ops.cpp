@@ -1,0 +1,72 @@
+// Unary elementwise ops: Neg, Abs, Sign, Square, Relu (numbers) and Sqrt,
+// Rsqrt, Exp, Log, Log1p, Tanh, Sigmoid, Sin, Cos (floats).
+#include "kiln/math.h"
+#include "ops/elementwise.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+// Away from 0, where abs/sign/relu have no derivative.
+std::vector<OpSample> signed_samples() {
+  return {{{constant({-1.5f, 0.5f, 2.0f})}, {}},
+          {{constant({{-0.75, 1.25}, {3.0, -2.0}})}, {}},
+          {{constant({{-3, 0}, {4, -7}})}, {}}};
+}
+std::vector<OpSample> float_samples() {
+  return {{{constant({-1.5f, 0.5f, 2.0f})}, {}}, {{constant({{0.25, -0.75}, {1.5, 0.1}})}, {}}};
+}
+// Inside the domain of sqrt, rsqrt, log and log1p.
+std::vector<OpSample> positive_samples() {
+  return {{{constant({0.5f, 1.0f, 4.0f})}, {}}, {{constant({{0.25, 2.0}, {3.5, 9.0}})}, {}}};
+}
+
+constexpr OpDef kNeg = unary_op<NegFn>("Neg", signed_samples);
+constexpr OpDef kAbs = unary_op<AbsFn>("Abs", signed_samples);
+constexpr OpDef kSign = unary_op<SignFn>("Sign", signed_samples);
+constexpr OpDef kSquare = unary_op<SquareFn>("Square", signed_samples);
+constexpr OpDef kRelu = unary_op<ReluFn>("Relu", signed_samples);
+constexpr OpDef kSqrt = unary_op<SqrtFn>("Sqrt", positive_samples);
+constexpr OpDef kRsqrt = unary_op<RsqrtFn>("Rsqrt", positive_samples);
+constexpr OpDef kExp = unary_op<ExpFn>("Exp", float_samples);
+constexpr OpDef kLog = unary_op<LogFn>("Log", positive_samples);
+constexpr OpDef kLog1p = unary_op<Log1pFn>("Log1p", positive_samples);
+constexpr OpDef kTanh = unary_op<TanhFn>("Tanh", float_samples);
+constexpr OpDef kSigmoid = unary_op<SigmoidFn>("Sigmoid", float_samples);
+constexpr OpDef kSin = unary_op<SinFn>("Sin", float_samples);
+constexpr OpDef kCos = unary_op<CosFn>("Cos", float_samples);
+
+// A temporary argument is moved in, so dispatch may write over it.
+Tensor unary(const OpDef& op, Tensor&& x, const SourceLocation& loc) {
+  const Tensor in[] = {std::move(x)};
+  return dispatch1(op, in, Attrs{}, loc);
+}
+
+}  // namespace
+
+void register_unary_ops(OpRegistry& r) {
+  for (const OpDef* op : {&kNeg, &kAbs, &kSign, &kSquare, &kRelu, &kSqrt, &kRsqrt, &kExp, &kLog,
+                          &kLog1p, &kTanh, &kSigmoid, &kSin, &kCos})
+    r.add(*op);
+}
+
+}  // namespace detail
+
+Tensor negative(Tensor x, SourceLocation loc) { return detail::unary(detail::kNeg, std::move(x), loc); }
+Tensor abs(Tensor x, SourceLocation loc) { return detail::unary(detail::kAbs, std::move(x), loc); }
+Tensor sign(Tensor x, SourceLocation loc) { return detail::unary(detail::kSign, std::move(x), loc); }
+Tensor square(Tensor x, SourceLocation loc) { return detail::unary(detail::kSquare, std::move(x), loc); }
+Tensor relu(Tensor x, SourceLocation loc) { return detail::unary(detail::kRelu, std::move(x), loc); }
+Tensor sqrt(Tensor x, SourceLocation loc) { return detail::unary(detail::kSqrt, std::move(x), loc); }
+Tensor rsqrt(Tensor x, SourceLocation loc) { return detail::unary(detail::kRsqrt, std::move(x), loc); }
+Tensor exp(Tensor x, SourceLocation loc) { return detail::unary(detail::kExp, std::move(x), loc); }
+Tensor log(Tensor x, SourceLocation loc) { return detail::unary(detail::kLog, std::move(x), loc); }
+Tensor log1p(Tensor x, SourceLocation loc) { return detail::unary(detail::kLog1p, std::move(x), loc); }
+Tensor tanh(Tensor x, SourceLocation loc) { return detail::unary(detail::kTanh, std::move(x), loc); }
+Tensor sigmoid(Tensor x, SourceLocation loc) { return detail::unary(detail::kSigmoid, std::move(x), loc); }
+Tensor sin(Tensor x, SourceLocation loc) { return detail::unary(detail::kSin, std::move(x), loc); }
+Tensor cos(Tensor x, SourceLocation loc) { return detail::unary(detail::kCos, std::move(x), loc); }
+
+}  // namespace kiln
