@@ -5,7 +5,9 @@
 
 namespace kiln {
 
-enum class DType : uint8_t { Float32, Float64, Int32, Int64, UInt8, Bool, String };
+// Resource is the dtype of a Variable's handle inside graphs (as TF's
+// tf.resource): it never holds numbers.
+enum class DType : uint8_t { Float32, Float64, Int32, Int64, UInt8, Bool, String, Resource };
 
 inline constexpr DType float32 = DType::Float32;
 inline constexpr DType float64 = DType::Float64;
@@ -15,7 +17,7 @@ inline constexpr DType uint8 = DType::UInt8;
 inline constexpr DType boolean = DType::Bool;  // `bool` is a keyword
 inline constexpr DType string = DType::String;
 
-inline constexpr int kNumDTypes = 7;
+inline constexpr int kNumDTypes = 8;
 
 // TensorFlow's names: "float32", "int32", "string", ...
 std::string_view dtype_name(DType dtype);

@@ -3,6 +3,7 @@
 // concrete (it owns a buffer of values) or symbolic (an output of a node in
 // the graph being traced by kiln::function).
 #include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -195,12 +196,20 @@ class Operand {
     requires std::is_constructible_v<Scalar, T>
   Operand(T v, SourceLocation loc = SourceLocation::current())
       : tensor_(nullptr), scalar_(std::in_place, v), loc_(loc) {}
+  // Anything with a value, such as a Variable: `v * 2`, `x + v`.
+  template <class V>
+    requires requires(const V& v) {
+      { v.read_value() } -> std::same_as<Tensor>;
+    }
+  Operand(const V& v, SourceLocation loc = SourceLocation::current())
+      : tensor_(nullptr), owned_(v.read_value(loc)), loc_(loc) {}
 
-  bool is_tensor() const { return tensor_ != nullptr; }
-  const Tensor& tensor() const { return *tensor_; }
+  bool is_tensor() const { return tensor_ != nullptr || owned_.defined(); }
+  const Tensor& tensor() const { return tensor_ ? *tensor_ : owned_; }
   // The tensor as an owned handle: moved out of a donated temporary, copied
   // otherwise.
   Tensor take() const {
+    if (!tensor_) return owned_;
     return donated_ ? std::move(*const_cast<Tensor*>(tensor_)) : *tensor_;
   }
   const Scalar& scalar() const { return *scalar_; }
@@ -208,6 +217,7 @@ class Operand {
 
  private:
   const Tensor* tensor_;
+  Tensor owned_;
   bool donated_ = false;
   std::optional<Scalar> scalar_;
   SourceLocation loc_;

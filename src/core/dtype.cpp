@@ -1,3 +1,4 @@
+#include <memory>
 #include <string>
 
 #include "kiln/dtype.h"
@@ -13,6 +14,7 @@ std::string_view dtype_name(DType dtype) {
     case DType::UInt8: return "uint8";
     case DType::Bool: return "bool";
     case DType::String: return "string";
+    case DType::Resource: return "resource";
   }
   return "unknown";
 }
@@ -26,6 +28,7 @@ std::size_t dtype_size(DType dtype) {
     case DType::UInt8: return 1;
     case DType::Bool: return 1;
     case DType::String: return sizeof(std::string);
+    case DType::Resource: return sizeof(std::shared_ptr<void>);
   }
   return 0;
 }

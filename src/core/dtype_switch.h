@@ -19,8 +19,9 @@ template <class F> decltype(auto) visit_dtype(DType dtype, F&& f) {
     case DType::UInt8: return f.template operator()<uint8_t>();
     case DType::Bool: return f.template operator()<bool>();
     case DType::String: return f.template operator()<std::string>();
+    case DType::Resource: break;
   }
-  throw Internal("visit_dtype: bad dtype");
+  throw Internal("visit_dtype: resource handles hold no values");
 }
 
 // The numeric dtypes only (float, int, uint8, bool); strings throw Internal.

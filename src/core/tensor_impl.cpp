@@ -44,6 +44,9 @@ Buffer* allocate_buffer(DType dtype, int64_t count) {
   if (dtype == DType::String) {
     auto* s = static_cast<std::string*>(b->data());
     for (int64_t i = 0; i < count; ++i) new (s + i) std::string();
+  } else if (dtype == DType::Resource) {
+    auto* r = static_cast<std::shared_ptr<void>*>(b->data());
+    for (int64_t i = 0; i < count; ++i) new (r + i) std::shared_ptr<void>();
   }
   return b;
 }
@@ -53,6 +56,9 @@ void release(Buffer* b) noexcept {
   if (b->dtype == DType::String) {
     auto* s = static_cast<std::string*>(b->data());
     for (int64_t i = 0; i < b->count; ++i) s[i].~basic_string();
+  } else if (b->dtype == DType::Resource) {
+    auto* r = static_cast<std::shared_ptr<void>*>(b->data());
+    for (int64_t i = 0; i < b->count; ++i) r[i].~shared_ptr();
   }
   std::size_t capacity = b->capacity;
   b->~Buffer();

@@ -159,14 +159,19 @@ RetraceRecord explain(const TraceKey& before, const TraceKey& now, int trace_num
 
 }  // namespace
 
-Entry trace_entry(const FunctionOptions& options, const TraceKey& key, TraceFnRef trace) {
+// Traces the callable into a new graph for `key`. `variables_created` tells
+// how many Variables the callable made while tracing.
+Entry trace_once(const FunctionOptions& options, const TraceKey& key, TraceFnRef trace,
+                 int* variables_created) {
   auto graph = std::make_shared<graph::Graph>(options.name);
   function_detail::TracingContext ctx(graph);
   std::vector<Tensor> params;
   int leaf = 0;
   for (const KeyAtom& a : key.atoms) {
-    if (a.kind == KeyAtom::Kind::Tensor || a.kind == KeyAtom::Kind::Variable)
+    if (a.kind == KeyAtom::Kind::Tensor)
       params.push_back(ctx.add_parameter({a.dtype, a.shape}, fmt::format("arg{}", leaf++)));
+    else if (a.kind == KeyAtom::Kind::Variable)  // passed as its resource handle
+      params.push_back(ctx.add_parameter({DType::Resource, Shape{}}, fmt::format("arg{}", leaf++)));
   }
   ResultFlattener out;
   {
@@ -178,6 +183,7 @@ Entry trace_entry(const FunctionOptions& options, const TraceKey& key, TraceFnRe
       graph->results().push_back(ctx.value_of(t));
     }
   }
+  *variables_created = ctx.variables_created();
   graph->verify();
   auto entry = std::make_shared<ConcreteImpl>();
   entry->name = options.name;
@@ -186,6 +192,32 @@ Entry trace_entry(const FunctionOptions& options, const TraceKey& key, TraceFnRe
   entry->key = key;
   entry->result_sizes = std::move(out.sizes);
   return entry;
+}
+
+[[noreturn]] void variables_on_retrace(const FunctionOptions& options, int trace_number) {
+  throw FailedPrecondition(fmt::format(
+      "kiln::function '{}' created variables on trace {}, after its first trace. Eager code would "
+      "make new variables on every call while the graph makes them once, so eager and graph "
+      "results would disagree. Create variables only once (for example `if (!v) v = "
+      "kiln::Variable(...)`, or in a Module's constructor), or pass them in as arguments.",
+      options.name, trace_number));
+}
+
+// TF's rule for variables: a trace that creates variables may only be the
+// first one. Then the callable is traced once more, and that trace must
+// create none; it is the graph used from then on. `first_run` is the
+// first trace when it created variables: the caller runs it once, for this
+// call, so the variables it initializes from arguments get their values.
+Entry trace_entry(const FunctionOptions& options, const TraceKey& key, TraceFnRef trace,
+                  int traces_so_far, Entry* first_run) {
+  int created = 0;
+  Entry e = trace_once(options, key, trace, &created);
+  if (created == 0) return e;
+  if (traces_so_far > 0) variables_on_retrace(options, traces_so_far + 1);
+  *first_run = e;
+  Entry again = trace_once(options, key, trace, &created);
+  if (created > 0) variables_on_retrace(options, 2);
+  return again;
 }
 
 std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, TraceFnRef trace) {
@@ -202,7 +234,10 @@ std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, Trac
   for (const Entry& e : s.entries)
     if (e->accepts(*key) && e->key == *key) return e;
   ++s.info.misses;
-  Entry e = trace_entry(s.options, *key, trace);
+  Entry first_run;
+  Entry e = trace_entry(s.options, *key, trace, static_cast<int>(s.info.traces), &first_run);
+  // A first trace that initializes variables from arguments cannot run here
+  // (specs have no values); reading such a variable later says so.
   ++s.info.traces;
   s.exact.emplace(*key, e);
   s.entries.push_back(e);
@@ -213,7 +248,7 @@ std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, Trac
 
 CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   State& s = *state_;
-  Entry entry;
+  Entry entry, first_run;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     auto it = s.exact.find(flat.key);
@@ -236,7 +271,7 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
         }
         if (!entry) {
           ++s.info.misses;
-          entry = trace_entry(s.options, sig, trace);
+          entry = trace_entry(s.options, sig, trace, static_cast<int>(s.info.traces), &first_run);
           entry->relaxed = true;
           ++s.info.traces;
           s.entries.push_back(entry);
@@ -263,7 +298,7 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
           relaxed = true;
         }
         int number = static_cast<int>(s.info.traces) + 1;
-        entry = trace_entry(s.options, key, trace);
+        entry = trace_entry(s.options, key, trace, static_cast<int>(s.info.traces), &first_run);
         entry->relaxed = relaxed;
         if (s.last_traced) {
           RetraceRecord r = explain(s.last_traced->key, flat.key, number, relaxed);
@@ -288,9 +323,10 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
     s.evict_if_full();
     s.info.entries = static_cast<int64_t>(s.entries.size());
   }
+  const Entry& runner = first_run ? first_run : entry;
   std::vector<Tensor> leaves =
-      entry->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
-  return CallResult{std::move(leaves), std::move(entry)};
+      runner->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
+  return CallResult{std::move(leaves), runner};
 }
 
 int FunctionCore::tracing_count() const {

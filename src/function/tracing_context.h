@@ -25,6 +25,9 @@ class TracingContext : public detail::DispatchHandler {
   detail::TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
                               detail::Attrs&& attrs, const SourceLocation& loc) override;
 
+  void variable_created() override { ++variables_created_; }
+  int variables_created() const { return variables_created_; }
+
   graph::Graph& graph() { return *graph_; }
   const std::shared_ptr<graph::Graph>& graph_ptr() const { return graph_; }
 
@@ -48,6 +51,7 @@ class TracingContext : public detail::DispatchHandler {
   // The last stateful node, so the next one runs after it (automatic control
   // dependencies: side effects keep program order).
   graph::Node* last_stateful_ = nullptr;
+  int variables_created_ = 0;
 };
 
 }  // namespace kiln::function_detail

@@ -2,10 +2,13 @@
 #include <fmt/format.h>
 
 #include "graph/graph.h"
+#include "runtime/format.h"
 
 namespace kiln::graph {
 
 namespace {
+
+constexpr int64_t kMaxInlineElements = 8;
 
 std::string type_text(const TensorType& t) {
   if (!t.shape.has_known_rank()) return fmt::format("{}[*]", dtype_name(t.dtype));
@@ -29,7 +32,12 @@ std::string attrs_text(const Attrs& attrs) {
   for (const auto& a : attrs) {
     if (!first) s += ", ";
     first = false;
-    s += fmt::format("{}={}", a.name, detail::attr_value_to_string(a.value));
+    // Small constants show their values, as tf.print would print them.
+    const Tensor* t = std::get_if<Tensor>(&a.value);
+    if (t && !t->is_symbolic() && t->size() <= kMaxInlineElements)
+      s += fmt::format("{}={}", a.name, detail::summarize_value(*t, kMaxInlineElements));
+    else
+      s += fmt::format("{}={}", a.name, detail::attr_value_to_string(a.value));
   }
   return s + "}";
 }

@@ -18,6 +18,7 @@ OpRegistry& OpRegistry::global() {
     register_nn_ops(*r);
     register_print_ops(*r);
     register_random_ops(*r);
+    register_variable_ops(*r);
     return r;
   }();
   return *registry;

@@ -17,6 +17,8 @@ class DispatchHandler {
   virtual ~DispatchHandler() = default;
   virtual TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, Attrs&& attrs,
                               const SourceLocation& loc) = 0;
+  // A Variable was created while this handler was active.
+  virtual void variable_created() {}
 };
 
 struct ThreadState {

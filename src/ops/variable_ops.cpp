@@ -1,0 +1,140 @@
+// ReadVariable, AssignVariable, AssignAddVariable, AssignSubVariable,
+// InitializeVariable. All are stateful: they keep program order in graphs.
+#include "ops/variable_ops.h"
+
+#include "runtime/dispatch.h"
+
+namespace kiln::detail {
+
+Tensor make_resource(const std::shared_ptr<VariableState>& state) {
+  Tensor t = make_tensor(DType::Resource, Shape{});
+  data_of<std::shared_ptr<void>>(t)[0] = state;
+  return t;
+}
+
+VariableState& resource_state(const Tensor& handle) {
+  return *static_cast<VariableState*>(data_of<std::shared_ptr<void>>(handle)[0].get());
+}
+
+namespace {
+
+void check_handle(InferContext& c) {
+  if (c.dtype(0) != DType::Resource)
+    c.fail("input 0 must be a variable's resource handle, got a {} tensor", dtype_name(c.dtype(0)));
+}
+
+[[noreturn]] void uninitialized(const VariableState& s) {
+  throw FailedPrecondition(fmt::format(
+      "variable '{}' is read before it has a value: its initial value depends on a function's "
+      "arguments, so it is set when that function's graph first runs",
+      s.name));
+}
+
+// ---- ReadVariable -----------------------------------------------------------
+void read_infer(InferContext& c) {
+  check_handle(c);
+  c.add_output(c.attrs().get_dtype("dtype"), c.attrs().get_shape("shape"));
+}
+void read_kernel(KernelContext& c) {
+  VariableState& s = resource_state(c.inputs[0]);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.value.defined()) uninitialized(s);
+  c.outputs[0] = s.value;  // values are immutable: readers share the buffer
+}
+
+std::shared_ptr<VariableState> sample_state() {
+  auto s = std::make_shared<VariableState>();
+  s->dtype = DType::Float32;
+  s->shape = Shape{2};
+  s->name = "sample";
+  s->value = constant({1.f, 2.f});
+  return s;
+}
+
+std::vector<OpSample> read_samples() {
+  return {{{make_resource(sample_state())}, Attrs{{"dtype", DType::Float32}, {"shape", Shape{2}}}}};
+}
+std::vector<OpSample> assign_samples() {
+  return {{{make_resource(sample_state()), constant({3.f, 4.f})},
+           Attrs{{"dtype", DType::Float32}, {"shape", Shape{2}}}}};
+}
+
+constexpr OpDef kReadVariable{.name = "ReadVariable", .infer = read_infer, .kernel = read_kernel,
+                              .flags = kStateful | kSetsOwnOutputs, .samples = read_samples};
+
+// ---- Assign ops ---------------------------------------------------------------
+void assign_infer(InferContext& c) {
+  check_handle(c);
+  DType want = c.attrs().get_dtype("dtype");
+  const Shape& shape = c.attrs().get_shape("shape");
+  if (c.dtype(1) != want)
+    c.fail("the variable is {} but the value is {}", dtype_name(want), dtype_name(c.dtype(1)));
+  // An update may add a scalar to every element; a plain assign replaces
+  // the value, so its shape must fit.
+  bool scalar_update = c.op().name != "AssignVariable" && c.op().name != "InitializeVariable" &&
+                       c.shape(1).rank() == 0;
+  if (!scalar_update && !shape.is_compatible_with(c.shape(1)))
+    c.fail("the variable has shape {} but the value has shape {}", shape.to_string(),
+           c.shape(1).to_string());
+}
+
+void assign_kernel(KernelContext& c) {
+  VariableState& s = resource_state(c.inputs[0]);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.value = c.inputs[1];
+}
+
+void initialize_kernel(KernelContext& c) {
+  VariableState& s = resource_state(c.inputs[0]);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.value.defined()) s.value = c.inputs[1];
+}
+
+// value = value op delta, with the registry's own Add/Sub kernel. The old
+// value is handed over, so when no reader holds it the update is in place.
+void update_with(KernelContext& c, std::string_view op_name) {
+  static const OpDef* add = &OpRegistry::global().get("Add");
+  static const OpDef* sub = &OpRegistry::global().get("Sub");
+  const OpDef* op = op_name == "Add" ? add : sub;
+  VariableState& s = resource_state(c.inputs[0]);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.value.defined()) uninitialized(s);
+  Tensor args[2] = {std::move(s.value), c.inputs[1]};
+  try {
+    s.value = std::move(run_eager(*op, args, Attrs{})[0]);
+  } catch (...) {
+    s.value = std::move(args[0]);  // leave state intact
+    throw;
+  }
+}
+void assign_add_kernel(KernelContext& c) { update_with(c, "Add"); }
+void assign_sub_kernel(KernelContext& c) { update_with(c, "Sub"); }
+
+constexpr OpDef kAssignVariable{.name = "AssignVariable", .infer = assign_infer,
+                                .kernel = assign_kernel, .flags = kStateful,
+                                .samples = assign_samples};
+constexpr OpDef kAssignAddVariable{.name = "AssignAddVariable", .infer = assign_infer,
+                                   .kernel = assign_add_kernel, .flags = kStateful,
+                                   .samples = assign_samples};
+constexpr OpDef kAssignSubVariable{.name = "AssignSubVariable", .infer = assign_infer,
+                                   .kernel = assign_sub_kernel, .flags = kStateful,
+                                   .samples = assign_samples};
+constexpr OpDef kInitializeVariable{.name = "InitializeVariable", .infer = assign_infer,
+                                    .kernel = initialize_kernel, .flags = kStateful,
+                                    .samples = assign_samples};
+
+}  // namespace
+
+const OpDef& read_variable_op() { return kReadVariable; }
+const OpDef& assign_variable_op() { return kAssignVariable; }
+const OpDef& assign_add_variable_op() { return kAssignAddVariable; }
+const OpDef& assign_sub_variable_op() { return kAssignSubVariable; }
+const OpDef& initialize_variable_op() { return kInitializeVariable; }
+
+void register_variable_ops(OpRegistry& r) {
+  for (const OpDef* op : {&kReadVariable, &kAssignVariable, &kAssignAddVariable,
+                          &kAssignSubVariable, &kInitializeVariable})
+    r.add(*op);
+}
+
+}  // namespace kiln::detail

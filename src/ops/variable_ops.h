@@ -1,0 +1,33 @@
+#pragma once
+// The state behind a Variable and the ops that read and update it.
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "ops/op_def.h"
+
+namespace kiln::detail {
+
+struct VariableState {
+  std::mutex mutex;
+  Tensor value;  // null until initialized
+  DType dtype;
+  Shape shape;
+  std::string name;
+  bool trainable = true;
+};
+
+// A scalar resource tensor holding `state`.
+Tensor make_resource(const std::shared_ptr<VariableState>& state);
+// The state a concrete resource tensor holds.
+VariableState& resource_state(const Tensor& handle);
+
+const OpDef& read_variable_op();
+const OpDef& assign_variable_op();
+const OpDef& assign_add_variable_op();
+const OpDef& assign_sub_variable_op();
+// Assigns only if the variable has no value yet: a graph initializes the
+// variables its first trace created from arguments.
+const OpDef& initialize_variable_op();
+
+}  // namespace kiln::detail
