@@ -1,5 +1,106 @@
-#include "ops/op_def.h"
+// The nn ops' registration and the window geometry shared by convolution and
+// pooling.
+#include <cctype>
+
+#include "ops/nn_internal.h"
 
 namespace kiln::detail {
-void register_nn_ops(OpRegistry&) {}
+
+void register_nn_ops(OpRegistry& r) {
+  register_matmul_op(r);
+  register_conv_ops(r);
+  register_pool_ops(r);
+  register_softmax_ops(r);
+  register_bias_add_op(r);
+}
+
+std::vector<int64_t> size2d_attr(const nn::Size2D& size) {
+  const std::vector<int64_t>& v = size.values();
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() == 4 && v[0] == 1 && v[3] == 1) return {v[1], v[2]};
+  return v;
+}
+
+std::string padding_attr(const nn::PaddingArg& padding) {
+  std::string s = padding.name();
+  for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+namespace {
+
+WindowDim window_dim(int64_t in, int64_t k, int64_t stride, int64_t dilation, bool same) {
+  WindowDim d;
+  if (in >= 0 && same) d.out = (in + stride - 1) / stride;  // whatever the window
+  if (in < 0 || k < 0) return d;
+  int64_t effective = (k - 1) * dilation + 1;
+  if (same) {
+    d.out = (in + stride - 1) / stride;
+    int64_t needed = std::max<int64_t>(0, (d.out - 1) * stride + effective - in);
+    d.pad_before = needed / 2;
+    d.pad_after = needed - d.pad_before;
+  } else {
+    d.out = in >= effective ? (in - effective) / stride + 1 : 0;
+  }
+  return d;
+}
+
+}  // namespace
+
+void read_size2d(InferContext& c, const char* name, int64_t& h, int64_t& w) {
+  const std::vector<int64_t>& v = c.attrs().get_ints(name);
+  if (v.size() != 2 || v[0] <= 0 || v[1] <= 0)
+    c.fail("{} must be one positive number, {{h, w}} or {{1, h, w, 1}}, got [{}]", name,
+           fmt::join(v, ", "));
+  h = v[0];
+  w = v[1];
+}
+
+Window2D infer_window(InferContext& c, const Shape& input, int64_t kh, int64_t kw,
+                      bool has_dilations, const std::string& window_what) {
+  Window2D g;
+  g.kh = kh;
+  g.kw = kw;
+  read_size2d(c, "strides", g.sh, g.sw);
+  if (has_dilations) read_size2d(c, "dilations", g.dh, g.dw);
+  const std::string& padding = c.attrs().get_string("padding");
+  if (padding != "SAME" && padding != "VALID")
+    c.fail("padding must be \"SAME\" or \"VALID\", got \"{}\"", padding);
+  g.same = padding == "SAME";
+  int64_t in_h = input.has_known_rank() ? input[1] : -1;
+  int64_t in_w = input.has_known_rank() ? input[2] : -1;
+  g.h = window_dim(in_h, kh, g.sh, g.dh, g.same);
+  g.w = window_dim(in_w, kw, g.sw, g.dw, g.same);
+  auto check = [&](int64_t in, int64_t k, int64_t dilation, const char* dim) {
+    if (g.same || in < 0 || k < 0) return;
+    int64_t effective = (k - 1) * dilation + 1;
+    if (effective > in)
+      c.fail("with VALID padding the window ({} {}{}) must fit in the input's {} ({}): input shape "
+             "{}, {}",
+             effective, dim, dilation > 1 ? " after dilation" : "", dim, in, input.to_string(),
+             window_what);
+  };
+  check(in_h, kh, g.dh, "height");
+  check(in_w, kw, g.dw, "width");
+  return g;
+}
+
+Window2D kernel_window(const Attrs& attrs, const Shape& input, int64_t kh, int64_t kw) {
+  Window2D g;
+  g.kh = kh;
+  g.kw = kw;
+  const std::vector<int64_t>& s = attrs.get_ints("strides");
+  g.sh = s[0];
+  g.sw = s[1];
+  if (const AttrValue* d = attrs.find("dilations")) {
+    const auto& dv = std::get<std::vector<int64_t>>(*d);
+    g.dh = dv[0];
+    g.dw = dv[1];
+  }
+  g.same = attrs.get_string("padding") == "SAME";
+  g.h = window_dim(input[1], kh, g.sh, g.dh, g.same);
+  g.w = window_dim(input[2], kw, g.sw, g.dw, g.same);
+  return g;
+}
+
 }  // namespace kiln::detail

@@ -1,0 +1,81 @@
+#pragma once
+// Matrix multiplication and the neural-network ops of tf.nn: softmax,
+// log_softmax, conv2d, max_pool2d, avg_pool2d, bias_add. Images are NHWC and
+// convolution filters HWIO, as in TensorFlow.
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+// a @ b, as tf.linalg.matmul: both of rank >= 2; the last two dims are the
+// matrices, leading (batch) dims broadcast. transpose_a/b transpose the
+// matrices (not the batch dims) before multiplying. float32, float64, int32,
+// int64.
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false,
+              bool transpose_b = false, SourceLocation loc = SourceLocation::current());
+
+namespace nn {
+
+enum class Padding { Same, Valid };
+
+// Padding given as Padding::Same / Padding::Valid or as TensorFlow's strings
+// "SAME" / "VALID" (any letter case). Another string is an InvalidArgument
+// raised by the op.
+class PaddingArg {
+ public:
+  PaddingArg(Padding p) : name_(p == Padding::Same ? "SAME" : "VALID") {}
+  PaddingArg(const char* name) : name_(name) {}
+  PaddingArg(std::string_view name) : name_(name) {}
+  PaddingArg(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+// A per-spatial-dimension value (strides, dilations, ksize): one number for
+// both dims (2), {h, w}, or TensorFlow's 4-element NHWC form {1, h, w, 1}.
+class Size2D {
+ public:
+  Size2D(int64_t both) : values_{both} {}
+  Size2D(std::initializer_list<int64_t> values) : values_(values) {}
+  Size2D(const std::vector<int64_t>& values) : values_(values) {}
+  const std::vector<int64_t>& values() const { return values_; }
+
+ private:
+  std::vector<int64_t> values_;
+};
+
+// exp(x) / sum(exp(x)) along `axis`, computed stably (the max is subtracted).
+Tensor softmax(const Tensor& logits, int64_t axis = -1,
+               SourceLocation loc = SourceLocation::current());
+// x - log(sum(exp(x))) along `axis`, computed stably.
+Tensor log_softmax(const Tensor& logits, int64_t axis = -1,
+                   SourceLocation loc = SourceLocation::current());
+
+// 2-D convolution (cross-correlation, as TensorFlow): input [N, H, W, C],
+// filters [KH, KW, C, O] -> [N, OH, OW, O]. SAME pads so that
+// OH = ceil(H / stride) (the extra pixel, if any, goes after), VALID does not
+// pad. float32 (oneDNN) and float64.
+Tensor conv2d(const Tensor& input, const Tensor& filters, const Size2D& strides,
+              const PaddingArg& padding, const Size2D& dilations = 1,
+              SourceLocation loc = SourceLocation::current());
+
+// Max / average over windows of [N, H, W, C]; average pooling divides by the
+// number of elements inside the input (padding excluded), as TensorFlow.
+Tensor max_pool2d(const Tensor& input, const Size2D& ksize, const Size2D& strides,
+                  const PaddingArg& padding, SourceLocation loc = SourceLocation::current());
+Tensor avg_pool2d(const Tensor& input, const Size2D& ksize, const Size2D& strides,
+                  const PaddingArg& padding, SourceLocation loc = SourceLocation::current());
+
+// value + bias, with bias (rank 1) added along value's last dim.
+Tensor bias_add(const Tensor& value, const Tensor& bias,
+                SourceLocation loc = SourceLocation::current());
+
+}  // namespace nn
+}  // namespace kiln

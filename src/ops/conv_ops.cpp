@@ -1,0 +1,229 @@
+// Conv2D: 2-D convolution of NHWC images with HWIO filters, as tf.nn.conv2d.
+// float32 runs on oneDNN (input and output stay NHWC; only the filters are
+// reordered into the layout oneDNN's kernel prefers); float64 on a plain loop.
+#include <algorithm>
+
+#include "core/dtype_switch.h"
+#include "core/parallel.h"
+#include "ops/nn_internal.h"
+#include "ops/onednn.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+void conv2d_infer(InferContext& c) {
+  DType di = c.dtype(0), df = c.dtype(1);
+  const Shape& in = c.shape(0);
+  const Shape& f = c.shape(1);
+  if (di != df)
+    c.fail("input and filters must have the same dtype, got input: {} and filters: {}",
+           dtype_name(di), dtype_name(df));
+  if (!is_floating(di)) c.fail("dtype must be float32 or float64, got {}", dtype_name(di));
+  if (in.has_known_rank() && in.rank() != 4)
+    c.fail("input must have rank 4 (NHWC), got shape {} (filters have shape {})", in.to_string(),
+           f.to_string());
+  if (f.has_known_rank() && f.rank() != 4)
+    c.fail("filters must have rank 4 (height, width, in channels, out channels), got shape {} "
+           "(input has shape {})",
+           f.to_string(), in.to_string());
+  bool fk = f.has_known_rank();
+  int64_t kh = fk ? f[0] : -1, kw = fk ? f[1] : -1;
+  if (kh == 0 || kw == 0)
+    c.fail("filters must have a positive height and width, got shape {}", f.to_string());
+  int64_t in_c = in.has_known_rank() ? in[3] : -1;
+  int64_t f_c = fk ? f[2] : -1;
+  if (in_c >= 0 && f_c >= 0 && in_c != f_c)
+    c.fail("input has {} channels but filters expect {}: input shape {}, filters shape {}", in_c,
+           f_c, in.to_string(), f.to_string());
+  Window2D g = infer_window(c, in, kh, kw, /*has_dilations=*/true,
+                            "filters shape " + f.to_string());
+  c.add_output(di, Shape{in.has_known_rank() ? in[0] : -1, g.h.out, g.w.out, fk ? f[3] : -1});
+}
+
+struct ConvDims {
+  int64_t n, h, w, c, o;
+  Window2D g;
+};
+
+// ---- float32: oneDNN --------------------------------------------------------
+struct ConvPrimitive {
+  dnnl::convolution_forward prim;
+  dnnl::memory::desc src, weights, dst, user_weights;
+  dnnl::reorder weights_reorder;  // empty when oneDNN takes HWIO as is
+  bool reorder = false;
+  std::size_t scratch_bytes = 0;
+};
+
+std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d) {
+  using tag = dnnl::memory::format_tag;
+  using dt = dnnl::memory::data_type;
+  const Window2D& g = d.g;
+  auto p = std::make_shared<ConvPrimitive>();
+  p->src = dnnl::memory::desc({d.n, d.c, d.h, d.w}, dt::f32, tag::nhwc);
+  p->user_weights = dnnl::memory::desc({d.o, d.c, g.kh, g.kw}, dt::f32, tag::hwio);
+  p->dst = dnnl::memory::desc({d.n, d.o, g.h.out, g.w.out}, dt::f32, tag::nhwc);
+  dnnl::memory::desc any_weights({d.o, d.c, g.kh, g.kw}, dt::f32, tag::any);
+  dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, p->src, any_weights,
+      p->dst, {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.h.pad_before, g.w.pad_before},
+      {g.h.pad_after, g.w.pad_after});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine());
+  p->weights = pd.weights_desc();
+  p->scratch_bytes = pd.scratchpad_desc().get_size();
+  p->prim = dnnl::convolution_forward(pd);
+  p->reorder = p->weights != p->user_weights;
+  if (p->reorder) {
+    dnnl::reorder::primitive_desc rpd(onednn::engine(), p->user_weights, onednn::engine(),
+                                      p->weights, attr);
+    p->scratch_bytes = std::max(p->scratch_bytes, rpd.scratchpad_desc().get_size());
+    p->weights_reorder = dnnl::reorder(rpd);
+  }
+  return p;
+}
+
+dnnl::memory scratchpad_memory(std::size_t bytes) {
+  return dnnl::memory(dnnl::memory::desc({static_cast<int64_t>(bytes)}, dnnl::memory::data_type::u8,
+                                         dnnl::memory::format_tag::a),
+                      onednn::engine(), onednn::scratch(onednn::kScratchpad, bytes));
+}
+
+bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y) {
+  try {
+    const Window2D& g = d.g;
+    onednn::PrimitiveKey key(/*kind=*/2);
+    for (int64_t v : {d.n, d.h, d.w, d.c, d.o, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.h.pad_before,
+                      g.h.pad_after, g.w.pad_before, g.w.pad_after})
+      key.add(v);
+    auto p = onednn::cached<ConvPrimitive>(key, [&] { return make_conv(d); });
+    const dnnl::engine& eng = onednn::engine();
+    dnnl::stream& s = onednn::stream();
+    dnnl::memory scratchpad;
+    if (p->scratch_bytes) scratchpad = scratchpad_memory(p->scratch_bytes);
+    dnnl::memory user_weights(p->user_weights, eng, const_cast<float*>(f));
+    dnnl::memory weights = user_weights;
+    if (p->reorder) {
+      // The filters are reordered on every call: a tensor's values are
+      // immutable but its buffer may be recycled for other values, so the
+      // reordered copy cannot be keyed by address. It is small next to the
+      // convolution itself.
+      weights = dnnl::memory(p->weights, eng,
+                             onednn::scratch(onednn::kWeights, p->weights.get_size()));
+      std::unordered_map<int, dnnl::memory> rargs{{DNNL_ARG_FROM, user_weights},
+                                                  {DNNL_ARG_TO, weights}};
+      if (p->scratch_bytes) rargs.emplace(DNNL_ARG_SCRATCHPAD, scratchpad);
+      p->weights_reorder.execute(s, rargs);
+    }
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, dnnl::memory(p->src, eng, const_cast<float*>(x))},
+        {DNNL_ARG_WEIGHTS, weights},
+        {DNNL_ARG_DST, dnnl::memory(p->dst, eng, y)}};
+    if (p->scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad);
+    p->prim.execute(s, args);
+    s.wait();
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// ---- float64 (and the fallback): a direct loop ------------------------------
+template <class T>
+void conv_plain(const ConvDims& d, const T* x, const T* f, T* y) {
+  const Window2D& g = d.g;
+  int64_t oh_n = g.h.out, ow_n = g.w.out;
+  int64_t row_work = std::max<int64_t>(1, ow_n * g.kh * g.kw * d.c * d.o);
+  parallel_for(
+      d.n * oh_n,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+          int64_t n = row / oh_n, oh = row % oh_n;
+          for (int64_t ow = 0; ow < ow_n; ++ow) {
+            T* o = y + (row * ow_n + ow) * d.o;
+            for (int64_t co = 0; co < d.o; ++co) o[co] = T(0);
+            for (int64_t kh = 0; kh < g.kh; ++kh) {
+              int64_t ih = oh * g.sh - g.h.pad_before + kh * g.dh;
+              if (ih < 0 || ih >= d.h) continue;
+              for (int64_t kw = 0; kw < g.kw; ++kw) {
+                int64_t iw = ow * g.sw - g.w.pad_before + kw * g.dw;
+                if (iw < 0 || iw >= d.w) continue;
+                const T* xp = x + ((n * d.h + ih) * d.w + iw) * d.c;
+                const T* fp = f + (kh * g.kw + kw) * d.c * d.o;
+                for (int64_t ci = 0; ci < d.c; ++ci) {
+                  T xv = xp[ci];
+                  const T* fr = fp + ci * d.o;
+                  for (int64_t co = 0; co < d.o; ++co) o[co] += xv * fr[co];
+                }
+              }
+            }
+          }
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / row_work));
+}
+
+void conv2d_kernel(KernelContext& c) {
+  Tensor& out = c.outputs[0];
+  if (out.size() == 0) return;
+  const Shape& in = c.in_shape(0);
+  const Shape& f = c.in_shape(1);
+  ConvDims d{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1])};
+  visit_numeric(out.dtype(), [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      T* y = c.out<T>(0);
+      if (d.c == 0) {
+        std::fill(y, y + out.size(), T(0));
+        return;
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        if (conv_onednn(d, c.in<float>(0), c.in<float>(1), y)) return;
+      }
+      conv_plain<T>(d, c.in<T>(0), c.in<T>(1), y);
+    }
+  });
+}
+
+std::vector<OpSample> conv2d_samples() {
+  std::vector<float> x(1 * 5 * 5 * 2), w(3 * 3 * 2 * 3);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) * 0.2f - 0.4f;
+  std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
+  return {
+      {{constant(x, Shape{1, 5, 5, 2}), constant(w, Shape{3, 3, 2, 3})},
+       Attrs{{"strides", std::vector<int64_t>{1, 1}},
+             {"padding", std::string("SAME")},
+             {"dilations", std::vector<int64_t>{1, 1}}}},
+      {{constant(xd, Shape{1, 5, 5, 2}), constant(wd, Shape{3, 3, 2, 3})},
+       Attrs{{"strides", std::vector<int64_t>{2, 1}},
+             {"padding", std::string("VALID")},
+             {"dilations", std::vector<int64_t>{1, 1}}}},
+  };
+}
+
+constexpr OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel = conv2d_kernel,
+                        .samples = conv2d_samples};
+
+}  // namespace
+
+void register_conv_ops(OpRegistry& r) { r.add(kConv2D); }
+
+}  // namespace detail
+
+namespace nn {
+
+Tensor conv2d(const Tensor& input, const Tensor& filters, const Size2D& strides,
+              const PaddingArg& padding, const Size2D& dilations, SourceLocation loc) {
+  const Tensor in[] = {input, filters};
+  return detail::dispatch1(detail::kConv2D, in,
+                           detail::Attrs{{"strides", detail::size2d_attr(strides)},
+                                         {"padding", detail::padding_attr(padding)},
+                                         {"dilations", detail::size2d_attr(dilations)}},
+                           loc);
+}
+
+}  // namespace nn
+}  // namespace kiln

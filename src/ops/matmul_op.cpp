@@ -1,0 +1,289 @@
+// MatMul: (batched, broadcasting) matrix multiplication, as tf.linalg.matmul.
+// float32 runs on oneDNN; float64 and integers (which oneDNN 2.x does not
+// offer) on a plain loop.
+#include <algorithm>
+#include <cstring>
+
+#include "core/dtype_switch.h"
+#include "core/parallel.h"
+#include "ops/nn_internal.h"
+#include "ops/onednn.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+bool matmul_dtype_ok(DType d) {
+  return d == DType::Float32 || d == DType::Float64 || d == DType::Int32 || d == DType::Int64;
+}
+
+void matmul_infer(InferContext& c) {
+  DType da = c.dtype(0), db = c.dtype(1);
+  if (da != db)
+    c.fail("a and b must have the same dtype, got a: {} and b: {}", dtype_name(da), dtype_name(db));
+  if (!matmul_dtype_ok(da))
+    c.fail("dtype must be float32, float64, int32 or int64, got {}", dtype_name(da));
+  const Shape& a = c.shape(0);
+  const Shape& b = c.shape(1);
+  if (a.has_known_rank() && a.rank() < 2)
+    c.fail("a must have rank >= 2, got shape {} (b has shape {})", a.to_string(), b.to_string());
+  if (b.has_known_rank() && b.rank() < 2)
+    c.fail("b must have rank >= 2, got shape {} (a has shape {})", b.to_string(), a.to_string());
+  if (!a.has_known_rank() || !b.has_known_rank()) {
+    c.add_output(da, Shape::unknown_rank());
+    return;
+  }
+  bool ta = c.attrs().get_bool("transpose_a"), tb = c.attrs().get_bool("transpose_b");
+  int ra = a.rank(), rb = b.rank();
+  int64_t m = ta ? a[ra - 1] : a[ra - 2];
+  int64_t ka = ta ? a[ra - 2] : a[ra - 1];
+  int64_t kb = tb ? b[rb - 1] : b[rb - 2];
+  int64_t n = tb ? b[rb - 2] : b[rb - 1];
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    c.fail("the inner dimensions do not match: a has shape {} and b has shape {} "
+           "(transpose_a={}, transpose_b={}), so a gives {} columns and b {} rows",
+           a.to_string(), b.to_string(), ta, tb, ka, kb);
+  int r = std::max(ra, rb);
+  Shape out;
+  for (int i = 0; i < r - 2; ++i) {
+    int ia = i - (r - ra), ib = i - (r - rb);
+    int64_t x = ia >= 0 ? a[ia] : 1, y = ib >= 0 ? b[ib] : 1;
+    int64_t d;
+    if (x == 1) d = y;
+    else if (y == 1) d = x;
+    else if (x < 0) d = y;  // unknown vs known (not 1): must be that
+    else if (y < 0) d = x;
+    else if (x == y) d = x;
+    else
+      c.fail("the batch dimensions cannot be broadcast: a has shape {} and b has shape {}",
+             a.to_string(), b.to_string());
+    out.push_back(d);
+  }
+  out.push_back(m);
+  out.push_back(n);
+  c.add_output(da, out);
+}
+
+// The multiplication, described once for both paths: batch dims padded to
+// the output's rank, element strides of each logical [M, K] / [K, N] matrix.
+struct MatmulGeometry {
+  int batch_rank = 0;
+  int64_t out_batch[Shape::kMaxRank] = {};
+  int64_t a_batch[Shape::kMaxRank] = {}, b_batch[Shape::kMaxRank] = {};
+  int64_t a_batch_stride[Shape::kMaxRank] = {}, b_batch_stride[Shape::kMaxRank] = {};
+  int64_t m = 0, n = 0, k = 0;
+  int64_t a_row = 0, a_col = 0;  // strides of a's logical [M, K]
+  int64_t b_row = 0, b_col = 0;  // strides of b's logical [K, N]
+  bool ta = false, tb = false;
+};
+
+// Row-major strides of the stored matrices, with broadcast batch dims padded.
+void batch_strides(const Shape& s, int batch_rank, int64_t* dims, int64_t* strides) {
+  int r = s.rank();
+  int64_t stride = s[r - 1] * s[r - 2];
+  for (int i = batch_rank - 1; i >= 0; --i) {
+    int si = i - (batch_rank - (r - 2));
+    dims[i] = si >= 0 ? s[si] : 1;
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+}
+
+MatmulGeometry geometry(const KernelContext& c) {
+  MatmulGeometry g;
+  const Shape& as = c.in_shape(0);
+  const Shape& bs = c.in_shape(1);
+  const Shape& os = c.out_shape(0);
+  g.ta = c.attrs.get_bool("transpose_a");
+  g.tb = c.attrs.get_bool("transpose_b");
+  int r = os.rank();
+  g.batch_rank = r - 2;
+  for (int i = 0; i < g.batch_rank; ++i) g.out_batch[i] = os[i];
+  g.m = os[r - 2];
+  g.n = os[r - 1];
+  g.k = g.ta ? as[as.rank() - 2] : as[as.rank() - 1];
+  batch_strides(as, g.batch_rank, g.a_batch, g.a_batch_stride);
+  batch_strides(bs, g.batch_rank, g.b_batch, g.b_batch_stride);
+  g.a_row = g.ta ? 1 : g.k;
+  g.a_col = g.ta ? g.m : 1;
+  g.b_row = g.tb ? 1 : g.n;
+  g.b_col = g.tb ? g.k : 1;
+  return g;
+}
+
+// ---- float32: oneDNN --------------------------------------------------------
+struct MatmulPrimitive {
+  dnnl::matmul prim;
+  dnnl::memory::desc a, b, c;
+  std::size_t scratch_bytes = 0;
+};
+
+std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold) {
+  using dims = dnnl::memory::dims;
+  dims ad, as, bd, bs, cd, cs;
+  if (fold) {
+    // b is one matrix for the whole batch and a is not transposed: the batch
+    // is just more rows of a, one larger GEMM.
+    int64_t rows = g.m;
+    for (int i = 0; i < g.batch_rank; ++i) rows *= g.out_batch[i];
+    ad = {rows, g.k};
+    as = {g.k, 1};
+    bd = {g.k, g.n};
+    bs = {g.b_row, g.b_col};
+    cd = {rows, g.n};
+    cs = {g.n, 1};
+  } else {
+    for (int i = 0; i < g.batch_rank; ++i) {
+      ad.push_back(g.a_batch[i]);
+      as.push_back(g.a_batch_stride[i]);
+      bd.push_back(g.b_batch[i]);
+      bs.push_back(g.b_batch_stride[i]);
+      cd.push_back(g.out_batch[i]);
+    }
+    ad.insert(ad.end(), {g.m, g.k});
+    as.insert(as.end(), {g.a_row, g.a_col});
+    bd.insert(bd.end(), {g.k, g.n});
+    bs.insert(bs.end(), {g.b_row, g.b_col});
+    cd.insert(cd.end(), {g.m, g.n});
+    cs.assign(cd.size(), 1);
+    for (int i = static_cast<int>(cd.size()) - 2; i >= 0; --i) cs[i] = cs[i + 1] * cd[i + 1];
+  }
+  auto p = std::make_shared<MatmulPrimitive>();
+  p->a = onednn::plain_desc(ad, as);
+  p->b = onednn::plain_desc(bd, bs);
+  p->c = onednn::plain_desc(cd, cs);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a, p->b, p->c), attr, onednn::engine());
+  p->scratch_bytes = pd.scratchpad_desc().get_size();
+  p->prim = dnnl::matmul(pd);
+  return p;
+}
+
+// False when oneDNN could not run it (the caller falls back).
+bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, float* out) {
+  try {
+    bool b_single = true;
+    for (int i = 0; i < g.batch_rank; ++i) b_single = b_single && g.b_batch[i] == 1;
+    bool fold = b_single && !g.ta && g.batch_rank > 0;
+    onednn::PrimitiveKey key(/*kind=*/1);
+    key.add(g.batch_rank);
+    key.add(fold);
+    key.add(g.ta);
+    key.add(g.tb);
+    key.add(g.m);
+    key.add(g.n);
+    key.add(g.k);
+    for (int i = 0; i < g.batch_rank; ++i) {
+      key.add(g.a_batch[i]);
+      key.add(g.b_batch[i]);
+    }
+    auto p = onednn::cached<MatmulPrimitive>(key, [&] { return make_matmul(g, fold); });
+    const dnnl::engine& eng = onednn::engine();
+    dnnl::memory am(p->a, eng, const_cast<float*>(a));
+    dnnl::memory bm(p->b, eng, const_cast<float*>(b));
+    dnnl::memory cm(p->c, eng, out);
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+    if (p->scratch_bytes)
+      args.emplace(DNNL_ARG_SCRATCHPAD,
+                   dnnl::memory(dnnl::memory::desc({static_cast<int64_t>(p->scratch_bytes)},
+                                                   dnnl::memory::data_type::u8,
+                                                   dnnl::memory::format_tag::a),
+                                eng, onednn::scratch(onednn::kScratchpad, p->scratch_bytes)));
+    dnnl::stream& s = onednn::stream();
+    p->prim.execute(s, args);
+    s.wait();
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// ---- other dtypes (and the fallback): a plain loop ---------------------------
+template <class T>
+void matmul_plain(const MatmulGeometry& g, const T* a, const T* b, T* out) {
+  int64_t batches = 1;
+  for (int i = 0; i < g.batch_rank; ++i) batches *= g.out_batch[i];
+  int64_t rows = batches * g.m;
+  int64_t work_per_row = std::max<int64_t>(1, g.n * g.k);
+  parallel_for(
+      rows,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+          int64_t batch = row / g.m, i = row % g.m;
+          int64_t a_off = 0, b_off = 0, rest = batch;
+          for (int d = g.batch_rank - 1; d >= 0; --d) {
+            int64_t idx = rest % g.out_batch[d];
+            rest /= g.out_batch[d];
+            if (g.a_batch[d] != 1) a_off += idx * g.a_batch_stride[d];
+            if (g.b_batch[d] != 1) b_off += idx * g.b_batch_stride[d];
+          }
+          const T* arow = a + a_off + i * g.a_row;
+          const T* bm = b + b_off;
+          T* o = out + row * g.n;
+          for (int64_t j = 0; j < g.n; ++j) o[j] = T(0);
+          for (int64_t kk = 0; kk < g.k; ++kk) {
+            T x = arow[kk * g.a_col];
+            const T* brow = bm + kk * g.b_row;
+            if (g.b_col == 1) {
+              for (int64_t j = 0; j < g.n; ++j) o[j] += x * brow[j];
+            } else {
+              for (int64_t j = 0; j < g.n; ++j) o[j] += x * brow[j * g.b_col];
+            }
+          }
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / work_per_row));
+}
+
+void matmul_kernel(KernelContext& c) {
+  Tensor& out = c.outputs[0];
+  if (out.size() == 0) return;
+  MatmulGeometry g = geometry(c);
+  visit_numeric(out.dtype(), [&]<class T>() {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                  std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+      T* o = c.out<T>(0);
+      if (g.k == 0) {
+        std::fill(o, o + out.size(), T(0));
+        return;
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        if (matmul_onednn(g, c.in<float>(0), c.in<float>(1), o)) return;
+      }
+      matmul_plain<T>(g, c.in<T>(0), c.in<T>(1), o);
+    }
+  });
+}
+
+std::vector<OpSample> matmul_samples() {
+  return {
+      {{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}), constant({{1.f, 0.f}, {0.5f, -1.f}, {2.f, 1.f}})},
+       Attrs{{"transpose_a", false}, {"transpose_b", false}}},
+      {{constant({{{1.0, 2.0}, {3.0, 4.0}}, {{0.5, -1.0}, {2.0, 0.0}}}),
+        constant({{1.0, -2.0}, {0.25, 3.0}})},
+       Attrs{{"transpose_a", true}, {"transpose_b", true}}},
+  };
+}
+
+constexpr OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = matmul_kernel,
+                        .samples = matmul_samples};
+
+}  // namespace
+
+void register_matmul_op(OpRegistry& r) { r.add(kMatMul); }
+
+}  // namespace detail
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b,
+              SourceLocation loc) {
+  const Tensor in[] = {a, b};
+  return detail::dispatch1(detail::kMatMul, in,
+                           detail::Attrs{{"transpose_a", transpose_a}, {"transpose_b", transpose_b}},
+                           loc);
+}
+
+}  // namespace kiln

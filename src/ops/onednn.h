@@ -1,0 +1,95 @@
+#pragma once
+// Kiln's bridge to oneDNN: the CPU engine, a stream per thread, a bounded
+// cache of primitives and per-thread scratch memory.
+//
+// Creating a oneDNN primitive (descriptor, implementation search, JIT code)
+// costs tens to hundreds of microseconds, far more than running a small one,
+// so every primitive is created once per (op, shapes, attrs) and kept.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <memory>
+#include <unordered_map>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace kiln::detail::onednn {
+
+dnnl::engine& engine();
+// Streams are cheap but not meant to be shared between threads that execute
+// at the same time, so each thread has its own.
+dnnl::stream& stream();
+
+// Identifies a primitive: which op and every number that shapes it.
+struct PrimitiveKey {
+  static constexpr int kMaxValues = 40;
+  uint32_t kind = 0;
+  int count = 0;
+  std::array<int64_t, kMaxValues> values{};
+
+  explicit PrimitiveKey(uint32_t kind) : kind(kind) {}
+  // Returns false when the key is full (the caller then skips the cache).
+  bool add(int64_t v) {
+    if (count == kMaxValues) return false;
+    values[count++] = v;
+    return true;
+  }
+  friend bool operator==(const PrimitiveKey& a, const PrimitiveKey& b);
+};
+
+struct PrimitiveKeyHash {
+  std::size_t operator()(const PrimitiveKey& k) const;
+};
+
+// A thread-safe LRU cache of immutable entries (a primitive and what running it
+// needs). Entries are shared_ptrs, so one evicted while another thread still
+// runs it stays alive until that run ends.
+class PrimitiveCache {
+ public:
+  explicit PrimitiveCache(std::size_t capacity) : capacity_(capacity) {}
+
+  // The entry for `key`, created by `make` on a miss. `make` may throw (then
+  // nothing is cached). Two threads missing at once may both create; one wins.
+  std::shared_ptr<const void> get(const PrimitiveKey& key,
+                                  const std::function<std::shared_ptr<const void>()>& make);
+
+  std::size_t size() const;
+  uint64_t hits() const { return hits_; }
+  uint64_t misses() const { return misses_; }
+  void clear();
+
+ private:
+  struct Entry {
+    std::shared_ptr<const void> value;
+    uint64_t last_use = 0;
+  };
+  std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::unordered_map<PrimitiveKey, Entry, PrimitiveKeyHash> map_;
+  uint64_t clock_ = 0;
+  uint64_t hits_ = 0, misses_ = 0;
+};
+
+// The process-wide cache (256 entries).
+PrimitiveCache& primitive_cache();
+
+// Typed access: `make` returns a std::shared_ptr<const T>.
+template <class T, class Make>
+std::shared_ptr<const T> cached(const PrimitiveKey& key, Make&& make) {
+  return std::static_pointer_cast<const T>(
+      primitive_cache().get(key, [&]() -> std::shared_ptr<const void> { return make(); }));
+}
+
+// Per-thread scratch memory, 64-byte aligned, grown on demand and reused by
+// later calls on the same thread (no allocation per call in steady state).
+// Slots are independent buffers; the pointer stays valid until the same
+// thread asks for the same slot again.
+enum ScratchSlot { kScratchpad = 0, kWeights = 1, kNumScratchSlots = 2 };
+void* scratch(ScratchSlot slot, std::size_t bytes);
+
+// A plain (row-major or strided) memory descriptor of float32 values.
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides);
+
+}  // namespace kiln::detail::onednn
