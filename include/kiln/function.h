@@ -86,6 +86,8 @@ struct CallResult {
 };
 
 bool functions_run_eagerly();
+// Whether ops are being recorded into a graph on this thread.
+bool is_tracing();
 }  // namespace detail
 
 // A read-only view of a traced graph.
@@ -155,7 +157,10 @@ template <class F> class Function {
 
   template <class... Args> auto operator()(const Args&... args) const {
     using R = std::invoke_result_t<F&, typename detail::Traits<Args>::Rebuilt&...>;
-    if (detail::functions_run_eagerly()) {
+    // Eagerly when asked to; inline when another function is being traced
+    // (its ops go into the enclosing graph, which is what inlining a call
+    // node would give).
+    if (detail::functions_run_eagerly() || detail::is_tracing()) {
       if constexpr (std::is_void_v<R>) return (*callable_)(args...);
       else return eager_result<R>((*callable_)(args...));
     }

@@ -27,6 +27,7 @@ bool functions_run_eagerly() { return run_eagerly.load(); }
 namespace detail {
 
 bool functions_run_eagerly() { return run_eagerly.load(std::memory_order_relaxed); }
+bool is_tracing() { return thread_state.handler != nullptr; }
 
 using Entry = std::shared_ptr<ConcreteImpl>;
 

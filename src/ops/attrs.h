@@ -3,6 +3,7 @@
 // shape, a constant's value, a nested graph). Names are interned strings so
 // that attrs compare and hash cheaply.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,8 +19,14 @@ class Graph;
 
 namespace kiln::detail {
 
+// A C++ callback run by a graph (kiln::host_function).
+struct HostCallback {
+  std::function<std::vector<Tensor>(const std::vector<Tensor>&)> fn;
+};
+
 using AttrValue = std::variant<int64_t, double, bool, std::string, DType, Shape,
-                               std::vector<int64_t>, Tensor, std::shared_ptr<const graph::Graph>>;
+                               std::vector<int64_t>, Tensor, std::shared_ptr<const graph::Graph>,
+                               std::shared_ptr<const HostCallback>>;
 
 // Returns a string with static lifetime equal to `name` (attrs keep names as
 // string_views; literals need no interning, names read from files do).

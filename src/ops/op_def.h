@@ -147,5 +147,6 @@ void register_nn_ops(OpRegistry& registry);
 void register_print_ops(OpRegistry& registry);
 void register_random_ops(OpRegistry& registry);
 void register_variable_ops(OpRegistry& registry);
+void register_host_function_ops(OpRegistry& registry);
 
 }  // namespace kiln::detail

@@ -19,6 +19,7 @@ OpRegistry& OpRegistry::global() {
     register_print_ops(*r);
     register_random_ops(*r);
     register_variable_ops(*r);
+    register_host_function_ops(*r);
     return r;
   }();
   return *registry;
@@ -121,6 +122,9 @@ std::size_t value_hash(const AttrValue& v) {
     std::size_t operator()(const std::shared_ptr<const graph::Graph>& g) const {
       return std::hash<const void*>()(g.get());
     }
+    std::size_t operator()(const std::shared_ptr<const HostCallback>& c) const {
+      return std::hash<const void*>()(c.get());
+    }
   };
   return std::visit(Visitor{}, v) * 7 + v.index();
 }
@@ -157,6 +161,7 @@ std::string attr_value_to_string(const AttrValue& value) {
       return fmt::format("<{} {}>", dtype_name(t.dtype()), t.shape().to_string());
     }
     std::string operator()(const std::shared_ptr<const graph::Graph>&) const { return "<graph>"; }
+    std::string operator()(const std::shared_ptr<const HostCallback>&) const { return "<callback>"; }
   };
   return std::visit(Visitor{}, value);
 }

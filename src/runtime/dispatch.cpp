@@ -30,7 +30,35 @@ int donatable_input(std::span<const Tensor> inputs, const TensorType& out) {
 
 }  // namespace
 
-TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+std::atomic<bool> check_numerics_enabled{false};
+
+namespace {
+
+template <class T> const char* first_non_finite(const T* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(p[i])) return "NaN";
+    if (std::isinf(p[i])) return "Inf";
+  }
+  return nullptr;
+}
+
+void check_numerics(const OpDef& op, const TensorList& outputs, const SourceLocation* loc) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& t = outputs[i];
+    if (!t.defined() || !is_floating(t.dtype())) continue;
+    const char* bad = t.dtype() == DType::Float32 ? first_non_finite(data_of<float>(t), t.size())
+                                                  : first_non_finite(data_of<double>(t), t.size());
+    if (!bad) continue;
+    std::string where = loc && loc->line() ? fmt::format(" (at {}:{})", loc->file_name(), loc->line()) : "";
+    throw InvalidArgument(fmt::format("check_numerics: {} produced {} in output {} of shape {}{}", op.name,
+                                      bad, i, t.shape().to_string(), where));
+  }
+}
+
+}  // namespace
+
+TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                     const SourceLocation* loc) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined())
       throw InvalidArgument(fmt::format("{}: input {} is a null tensor", op.name, i));
@@ -51,6 +79,8 @@ TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attr
   }
   KernelContext kc{op, inputs, std::span<Tensor>(outputs.data(), outputs.size()), attrs};
   op.kernel(kc);
+  if (check_numerics_enabled.load(std::memory_order_relaxed)) [[unlikely]]
+    check_numerics(op, outputs, loc);
   return outputs;
 }
 

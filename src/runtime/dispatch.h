@@ -2,6 +2,7 @@
 // The one dispatch point (DESIGN.md §4). Every public op function packs its
 // attrs and calls dispatch(); a thread-local handler decides whether the op
 // runs now (eager) or is recorded into a graph (tracing).
+#include <atomic>
 #include <span>
 
 #include "core/small_vector.h"
@@ -40,14 +41,20 @@ class DispatchHandlerGuard {
   DispatchHandler* saved_;
 };
 
-// Runs `op` now on concrete inputs: infer, allocate, kernel.
-TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
+// Runs `op` now on concrete inputs: infer, allocate, kernel. `loc` (where
+// the op was written) only serves error messages.
+TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                     const SourceLocation* loc = nullptr);
+
+// kiln::debugging::enable_check_numerics: every op's float outputs are
+// checked for NaN and Inf.
+extern std::atomic<bool> check_numerics_enabled;
 
 inline TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, Attrs&& attrs,
                            const SourceLocation& loc) {
   if (DispatchHandler* h = thread_state.handler) [[unlikely]]
     return h->dispatch(op, inputs, std::move(attrs), loc);
-  return run_eager(op, inputs, attrs);
+  return run_eager(op, inputs, attrs, &loc);
 }
 
 // For ops with exactly one output.

@@ -1,0 +1,28 @@
+#pragma once
+// Debugging aids.
+#include <functional>
+#include <source_location>
+#include <vector>
+
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+namespace debugging {
+// From now on every op checks its float outputs: NaN or Inf throws
+// InvalidArgument naming the op (and, in a graph, the user's source line).
+void enable_check_numerics();
+void disable_check_numerics();
+}  // namespace debugging
+
+// tf.py_function: runs `callback` on the values of `inputs`, eagerly now, or
+// on every call of a graph that was traced with it (in program order with
+// the other side effects). The callback must return one tensor per entry of
+// `output_dtypes`, of those dtypes; an exception it throws reaches the caller
+// (from a graph, with the source line of the host_function call).
+using HostCallbackFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+std::vector<Tensor> host_function(HostCallbackFn callback, const std::vector<Tensor>& inputs,
+                                  const std::vector<DType>& output_dtypes,
+                                  SourceLocation loc = SourceLocation::current());
+
+}  // namespace kiln

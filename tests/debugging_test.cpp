@@ -1,0 +1,70 @@
+// host_function, check_numerics, source lines in graph errors, nesting.
+#include "test_util.h"
+
+using namespace kiln;
+using kiln::testing::expect_error;
+using kiln::testing::expect_tensor;
+
+TEST(HostFunction, RunsEagerlyAndOnEveryGraphCall) {
+  std::vector<float> seen;
+  auto cb = [&](const std::vector<Tensor>& in) {
+    seen.push_back(in[0].item<float>());
+    return std::vector<Tensor>{in[0] * 10};
+  };
+  expect_tensor<float>(host_function(cb, {constant(1.f)}, {float32})[0], {}, {10.f});
+  auto f = kiln::function([&](const Tensor& x) { return host_function(cb, {x + 1}, {float32})[0] + 1; });
+  expect_tensor<float>(f(constant(1.f)), {}, {21.f});
+  expect_tensor<float>(f(constant(2.f)), {}, {31.f});
+  EXPECT_EQ(f.tracing_count(), 1);
+  EXPECT_EQ(seen, (std::vector<float>{1.f, 2.f, 3.f}));
+}
+
+TEST(HostFunction, ResultsAreChecked) {
+  auto cb = [](const std::vector<Tensor>&) { return std::vector<Tensor>{constant(1)}; };
+  expect_error<InvalidArgument>([&] { host_function(cb, {}, {float32}); },
+                                {"host_function", "result 0", "int32", "float32"});
+  expect_error<InvalidArgument>([&] { host_function(cb, {}, {int32, int32}); },
+                                {"host_function", "returned 1 tensors, 2 expected"});
+}
+
+TEST(HostFunction, CallbackErrorsInGraphsNameTheSourceLine) {
+  auto f = kiln::function([](const Tensor& x) {
+    return host_function(
+        [](const std::vector<Tensor>& in) -> std::vector<Tensor> {
+          if (in[0].item<int32_t>() > 1) throw OutOfRange("too big");
+          return {in[0]};
+        },
+        {x}, {int32})[0];
+  });
+  f(constant(1));
+  int line = __LINE__ - 8;  // the host_function call above
+  expect_error<OutOfRange>([&] { f(constant(2)); },
+                           {"too big", "HostFunction", "debugging_test.cpp:" + std::to_string(line)});
+}
+
+TEST(CheckNumerics, EagerAndGraphErrorsNameTheOpAndLine) {
+  debugging::enable_check_numerics();
+  expect_error<InvalidArgument>([] { log(constant({-1.f, 1.f})); }, {"check_numerics", "Log", "NaN"});
+  auto f = kiln::function([](const Tensor& x) {
+    Tensor y = x * 2;
+    return log(y);
+  });
+  int line = __LINE__ - 2;
+  EXPECT_NO_THROW(f(constant(1.f)));
+  expect_error<InvalidArgument>([&] { f(constant(0.f)); },
+                                {"check_numerics", "Log", "Inf", "debugging_test.cpp:" + std::to_string(line)});
+  debugging::disable_check_numerics();
+  EXPECT_TRUE(std::isinf(f(constant(0.f)).item<float>()));
+}
+
+TEST(NestedFunctions, AFunctionCalledWhileTracingJoinsTheGraph) {
+  // Seed: dense_layer calls add.
+  auto add = kiln::function([](const Tensor& a, const Tensor& b) { return a + b; });
+  auto dense_layer = kiln::function(
+      [&](const Tensor& x, const Tensor& w, const Tensor& b) { return add(matmul(x, w), b); });
+  Tensor y = dense_layer(ones({3, 2}), ones({2, 2}), ones({2}));
+  expect_tensor<float>(y, {3, 2}, {3, 3, 3, 3, 3, 3});
+  EXPECT_EQ(dense_layer.tracing_count(), 1);
+  ConcreteFunction c = dense_layer.get_concrete_function(ones({3, 2}), ones({2, 2}), ones({2}));
+  EXPECT_NE(c.graph().to_string().find("Add(mat_mul, arg2)"), std::string::npos) << c.graph().to_string();
+}
