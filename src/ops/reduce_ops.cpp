@@ -67,7 +67,7 @@ template <class T> struct Reducer<ReduceKind::Max, T> {
     else return std::numeric_limits<T>::lowest();
   }
   static Acc load(T v) { return v; }
-  static Acc combine(Acc a, Acc b) { return (a > b || a != a) ? a : b; }
+  static Acc combine(Acc a, Acc b) { return ((a > b) | (a != a)) ? a : b; }
   static T finish(Acc a, int64_t) { return a; }
 };
 
@@ -78,7 +78,7 @@ template <class T> struct Reducer<ReduceKind::Min, T> {
     else return std::numeric_limits<T>::max();
   }
   static Acc load(T v) { return v; }
-  static Acc combine(Acc a, Acc b) { return (a < b || a != a) ? a : b; }
+  static Acc combine(Acc a, Acc b) { return ((a < b) | (a != a)) ? a : b; }
   static T finish(Acc a, int64_t) { return a; }
 };
 
