@@ -4,6 +4,7 @@
 //   std::cout << t;       // kiln.Tensor([4 1], shape=(2,), dtype=int32)
 //   kiln::print("x:", t); // x: [4 1]   (tf.print: to stderr, runs on every
 //                         //             call of a kiln::function)
+#include <concepts>
 #include <cstdint>
 #include <iosfwd>
 #include <span>
@@ -47,11 +48,14 @@ class PrintArg {
       : kind_(Kind::Tensor), tensors_{t}, loc_(loc) {}
   PrintArg(const std::vector<Tensor>& ts, SourceLocation loc = SourceLocation::current())
       : kind_(Kind::TensorList), tensors_(ts), loc_(loc) {}
-  // Anything that converts to a Tensor (a Variable).
-  template <class T>
-    requires(std::is_convertible_v<const T&, Tensor> && !std::is_same_v<std::remove_cvref_t<T>, Tensor>)
-  PrintArg(const T& v, SourceLocation loc = SourceLocation::current())
-      : PrintArg(Tensor(v), loc) {}
+  // Anything with a value, such as a Variable (its value is read where the
+  // print runs, so a traced function prints the current value on every call).
+  template <class V>
+    requires requires(const V& v) {
+      { v.read_value() } -> std::same_as<Tensor>;
+    }
+  PrintArg(const V& v, SourceLocation loc = SourceLocation::current())
+      : PrintArg(v.read_value(loc), loc) {}
   PrintArg(const PrintOptions& options, SourceLocation loc = SourceLocation::current())
       : kind_(Kind::Options), options_(&options), loc_(loc) {}
   PrintArg(const char* s, SourceLocation loc = SourceLocation::current())

@@ -392,6 +392,9 @@ std::string python_bytes_repr(std::string_view s) {
 
 std::string numpy_str(const Tensor& t) {
   require_concrete(t, "numpy_str");
+  // As TensorFlow shows a dtype NumPy cannot hold (a resource handle).
+  if (!is_numeric(t.dtype()) && t.dtype() != DType::Bool && t.dtype() != DType::String)
+    return "<unprintable>";
   return visit_dtype(t.dtype(), [&]<class T>() -> std::string {
     if (t.rank() == 0) return format_scalar(data_of<T>(t)[0]);
     if (t.size() == 0) return "[]";

@@ -112,6 +112,8 @@ void append_dim(std::string& out, const T* data, const Shape& shape, int dim, in
 
 std::string summarize_value(const Tensor& t, int64_t summarize) {
   require_concrete(t, "summarize_value");
+  if (!is_numeric(t.dtype()) && t.dtype() != DType::Bool && t.dtype() != DType::String)
+    return "<" + std::string(dtype_name(t.dtype())) + ">";
   int64_t n = t.size();
   // TensorFlow caps the edge count by the element count (so an empty tensor
   // of shape (2, 0) reads "[\n ...]", as in TensorFlow).
