@@ -1,0 +1,284 @@
+// kiln::function figures (DESIGN.md §12): the overhead of a traced call and
+// of each plan step, the "many small ops" chain eager vs traced (interleaved
+// in one benchmark, so the ratio comes from the same run), and what tracing
+// costs. Each figure is printed again at the end beside PyTorch's.
+//
+//   ./build-bench/bench/bench_function                    # everything, ~1 min
+//   ./build-bench/bench/bench_function --benchmark_filter=SmallOps
+#include <vector>
+
+#include "bench_util.h"
+#include "kiln/kiln.h"
+
+namespace {
+
+using kiln::DType;
+using kiln::Tensor;
+
+Tensor uniform(int64_t n, uint64_t seed) {
+  return kiln::random::uniform(kiln::Shape{n}, -1.0, 1.0, DType::Float32, seed);
+}
+
+bool same_values(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.to_vector<float>() == b.to_vector<float>();
+}
+
+// ---- 5. A traced 1-op function against the same op eagerly ----------------
+
+auto add_one = [](const Tensor& x) { return x + 1; };
+
+void BM_Call_OneOp_Eager(benchmark::State& st) {
+  Tensor x = kiln::constant({1.f});
+  for (auto _ : st) {
+    Tensor y = add_one(x);
+    benchmark::DoNotOptimize(y.impl());
+  }
+}
+BENCHMARK(BM_Call_OneOp_Eager);
+
+void BM_Call_OneOp_Traced(benchmark::State& st) {
+  Tensor x = kiln::constant({1.f});
+  auto f = kiln::function(add_one);
+  { Tensor warm = f(x); }
+  for (auto _ : st) {
+    Tensor y = f(x);
+    benchmark::DoNotOptimize(y.impl());
+  }
+  if (f.tracing_count() != 1) st.SkipWithError("the function traced more than once");
+}
+BENCHMARK(BM_Call_OneOp_Traced);
+
+// The fixed part of a call, without any op: the function returns its input.
+void BM_Call_Identity_Traced(benchmark::State& st) {
+  Tensor x = kiln::constant({1.f});
+  auto f = kiln::function([](const Tensor& x) { return x; });
+  { Tensor warm = f(x); }
+  for (auto _ : st) {
+    Tensor y = f(x);
+    benchmark::DoNotOptimize(y.impl());
+  }
+}
+BENCHMARK(BM_Call_Identity_Traced);
+
+// ---- 6. Per-step overhead: N sequential 1-element Adds ---------------------
+
+// Tensor-tensor Adds, so there are no Const nodes: exactly N steps.
+Tensor add_chain(const Tensor& x, const Tensor& y, int n) {
+  Tensor z = x;
+  for (int i = 0; i < n; ++i) z = z + y;
+  return z;
+}
+
+void BM_Steps_Traced(benchmark::State& st) {
+  int n = static_cast<int>(st.range(0));
+  Tensor x = kiln::constant({0.f}), y = kiln::constant({1e-3f});
+  auto f = kiln::function([n](const Tensor& x, const Tensor& y) { return add_chain(x, y, n); });
+  Tensor traced = f(x, y);
+  if (!same_values(traced, add_chain(x, y, n))) st.SetLabel("traced result differs from eager!");
+  for (auto _ : st) {
+    Tensor z = f(x, y);
+    benchmark::DoNotOptimize(z.impl());
+  }
+  st.counters["ns/step"] = benchmark::Counter(static_cast<double>(n) * 1e-9,
+                                              benchmark::Counter::kIsIterationInvariantRate |
+                                                  benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Steps_Traced)->Arg(1)->Arg(100)->Arg(1000);
+
+void BM_Steps_Eager(benchmark::State& st) {
+  int n = static_cast<int>(st.range(0));
+  Tensor x = kiln::constant({0.f}), y = kiln::constant({1e-3f});
+  for (auto _ : st) {
+    Tensor z = add_chain(x, y, n);
+    benchmark::DoNotOptimize(z.impl());
+  }
+  st.counters["ns/op"] = benchmark::Counter(static_cast<double>(n) * 1e-9,
+                                            benchmark::Counter::kIsIterationInvariantRate |
+                                                benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Steps_Eager)->Arg(100);
+
+// ---- 7. Many small ops: REPORT.md's workload.py ----------------------------
+
+// 250 x [x*1.0001, x+0.001, tanh(x), x*0.9999] = 1000 ops, written as a
+// user would (x stays held across each op, as in the Python original).
+Tensor small_ops(const Tensor& input) {
+  Tensor x = input;
+  for (int i = 0; i < 250; ++i) {
+    x = x * 1.0001f;
+    x = x + 0.001f;
+    x = kiln::tanh(x);
+    x = x * 0.9999f;
+  }
+  return x;
+}
+
+// The same with every intermediate handed over (std::move), so eager ops can
+// write in place as the traced plan does at each value's last use.
+Tensor small_ops_moved(const Tensor& input) {
+  Tensor x = input;
+  for (int i = 0; i < 250; ++i) {
+    x = std::move(x) * 1.0001f;
+    x = std::move(x) + 0.001f;
+    x = kiln::tanh(std::move(x));
+    x = std::move(x) * 0.9999f;
+  }
+  return x;
+}
+
+// Eager and traced alternate (A B, B A, ...) inside one benchmark; the
+// counters are the medians of each, and the speedup their ratio.
+template <Tensor (*Workload)(const Tensor&)>
+void small_ops_interleaved(benchmark::State& st) {
+  int64_t n = st.range(0);
+  Tensor x = uniform(n, 7);
+  auto f = kiln::function(Workload);
+  Tensor traced = f(x);
+  Tensor eager = Workload(x);
+  if (!same_values(traced, eager)) st.SetLabel("traced result differs from eager!");
+  std::vector<double> te, tt;
+  bool eager_first = true;
+  for (auto _ : st) {
+    for (int k = 0; k < 2; ++k) {
+      auto t0 = bench::Clock::now();
+      if (eager_first == (k == 0)) {
+        Tensor y = Workload(x);
+        benchmark::DoNotOptimize(y.impl());
+        y = Tensor();
+        te.push_back(bench::seconds_since(t0));
+      } else {
+        Tensor y = f(x);
+        benchmark::DoNotOptimize(y.impl());
+        y = Tensor();
+        tt.push_back(bench::seconds_since(t0));
+      }
+    }
+    eager_first = !eager_first;
+  }
+  if (f.tracing_count() != 1) st.SkipWithError("the function traced more than once");
+  double e = bench::median(te), t = bench::median(tt);
+  st.counters["eager_ms"] = e * 1e3;
+  st.counters["traced_ms"] = t * 1e3;
+  st.counters["eager_us/op"] = e * 1e6 / 1000;
+  st.counters["traced_us/op"] = t * 1e6 / 1000;
+  st.counters["speedup"] = e / t;
+  // Bytes per op: one read and one write of the tensor.
+  st.counters["traced_GB/s"] = 1000.0 * 8 * n / t / 1e9;
+}
+void BM_SmallOps(benchmark::State& st) { small_ops_interleaved<small_ops>(st); }
+void BM_SmallOpsMoved(benchmark::State& st) { small_ops_interleaved<small_ops_moved>(st); }
+BENCHMARK(BM_SmallOps)->Arg(16)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SmallOps)->Arg(1000000)->Iterations(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SmallOpsMoved)->Arg(16)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SmallOpsMoved)->Arg(1000000)->Iterations(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- 8. Tracing cost of the 1000-op function -------------------------------
+
+// A fresh function each iteration; the iteration time is wrapping plus the
+// first call (trace, plan, run). The second call, already traced, gives the
+// steady cost, so first - second is what tracing adds.
+void BM_TraceCost(benchmark::State& st) {
+  Tensor x = uniform(16, 7);
+  std::vector<double> first, second, eager;
+  for (auto _ : st) {
+    auto t0 = bench::Clock::now();
+    auto f = kiln::function(small_ops);
+    Tensor y = f(x);
+    double t_first = bench::seconds_since(t0);
+    st.SetIterationTime(t_first);
+    first.push_back(t_first);
+    auto t1 = bench::Clock::now();
+    y = f(x);
+    second.push_back(bench::seconds_since(t1));
+    auto t2 = bench::Clock::now();
+    y = small_ops(x);
+    eager.push_back(bench::seconds_since(t2));
+  }
+  double a = bench::median(first), b = bench::median(second), e = bench::median(eager);
+  st.counters["first_call_ms"] = a * 1e3;
+  st.counters["second_call_ms"] = b * 1e3;
+  st.counters["trace_us/op"] = (a - b) * 1e6 / 1000;
+  st.counters["eager_ms"] = e * 1e3;
+  // Calls until tracing pays for itself: first-call cost over the saving per call.
+  st.counters["break_even_calls"] = e > b ? (a - e) / (e - b) : NAN;
+}
+BENCHMARK(BM_TraceCost)->Unit(benchmark::kMillisecond)->UseManualTime();
+
+// ---- Extra: a*b+c on 16M float32, traced (no fusion pass yet) --------------
+
+constexpr int64_t kBig = int64_t(1) << 24;
+
+void BM_MulAdd16M_Traced(benchmark::State& st) {
+  Tensor a = uniform(kBig, 1), b = uniform(kBig, 2), c = uniform(kBig, 3);
+  auto f = kiln::function([](const Tensor& a, const Tensor& b, const Tensor& c) { return a * b + c; });
+  { Tensor warm = f(a, b, c); }
+  for (auto _ : st) {
+    Tensor y = f(a, b, c);
+    benchmark::DoNotOptimize(y.impl());
+  }
+  st.SetBytesProcessed(st.iterations() * kBig * 16);
+}
+BENCHMARK(BM_MulAdd16M_Traced)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- Summary ---------------------------------------------------------------
+
+std::vector<bench::Row> rows() {
+  using R = const bench::Results&;
+  auto c = [](std::string name, std::string key) { return [=](R r) { return r.counter(name, key); }; };
+  auto us = [](std::string name) { return [=](R r) { return r.time_ns(name) / 1e3; }; };
+  constexpr double nan = NAN;
+  return {
+      {"1-op function call (x + 1 on [1]), traced", us("BM_Call_OneOp_Traced"), "us/call", false, 2.0,
+       "DESIGN target (no torch figure)"},
+      {"same op eagerly", us("BM_Call_OneOp_Eager"), "us/call", false, 2.803,
+       "Python torch a + 1.0"},
+      {"identity function call, traced", us("BM_Call_Identity_Traced"), "us/call", false, nan, ""},
+      {"traced 1-op call / eager op",
+       [](R r) { return r.time_ns("BM_Call_OneOp_Traced") / r.time_ns("BM_Call_OneOp_Eager"); }, "x",
+       false, nan, ""},
+      {"plan step, N=100 Adds: time/N", c("BM_Steps_Traced/100", "ns/step"), "ns/step", false, 1800,
+       "TorchScript graph, per op (1.8 ms/1000)"},
+      {"plan step, N=1000 Adds: time/N", c("BM_Steps_Traced/1000", "ns/step"), "ns/step", false, 1800,
+       "TorchScript graph, per op (1.8 ms/1000)"},
+      {"plan step, marginal (T(100)-T(1))/99",
+       [](R r) { return (r.time_ns("BM_Steps_Traced/100") - r.time_ns("BM_Steps_Traced/1")) / 99; },
+       "ns/step", false, 1800, "TorchScript graph, per op"},
+      {"same 100 Adds eagerly, per op", c("BM_Steps_Eager/100", "ns/op"), "ns/op", false, 648,
+       "LibTorch `x = x + b` chain"},
+      {"1000 small ops [16], eager", c("BM_SmallOps/16", "eager_ms"), "ms/call", false, 2.74,
+       "Python torch eager"},
+      {"1000 small ops [16], traced", c("BM_SmallOps/16", "traced_ms"), "ms/call", false, 1.97,
+       "torch.jit.script (best graph variant)"},
+      {"1000 small ops [16], eager/traced", c("BM_SmallOps/16", "speedup"), "x", true, 1.39,
+       "jit.script speedup over eager"},
+      {"  same, eager with std::move, eager", c("BM_SmallOpsMoved/16", "eager_ms"), "ms/call", false,
+       2.74, "Python torch eager"},
+      {"  same, eager with std::move, eager/traced", c("BM_SmallOpsMoved/16", "speedup"), "x", true,
+       1.39, "jit.script speedup over eager"},
+      {"1000 small ops [1M], eager", c("BM_SmallOps/1000000/iterations:4", "eager_ms"), "ms/call", false,
+       325, "Python torch eager"},
+      {"1000 small ops [1M], traced", c("BM_SmallOps/1000000/iterations:4", "traced_ms"), "ms/call",
+       false, 328, "torch.jit.script (0.99x)"},
+      {"1000 small ops [1M], eager/traced", c("BM_SmallOps/1000000/iterations:4", "speedup"), "x", true,
+       0.99, "jit.script speedup over eager"},
+      {"  same, eager with std::move, eager", c("BM_SmallOpsMoved/1000000/iterations:4", "eager_ms"),
+       "ms/call", false, 325, "Python torch eager"},
+      {"  same, eager with std::move, eager/traced",
+       c("BM_SmallOpsMoved/1000000/iterations:4", "speedup"), "x", true, 0.99,
+       "jit.script speedup over eager"},
+      {"tracing 1000 ops: wrap + 1st call", c("BM_TraceCost/manual_time", "first_call_ms"), "ms", false,
+       71.7, "jit.trace(check_trace=False) build+1st call"},
+      {"tracing cost per op (1st - 2nd call)/1000", c("BM_TraceCost/manual_time", "trace_us/op"), "us/op",
+       false, 31, "jit.trace(check_trace=False) build, per op"},
+      {"break-even calls (trace cost / saving)", c("BM_TraceCost/manual_time", "break_even_calls"),
+       "calls", false, 169, "jit.trace(check_trace=False)"},
+      {"a*b+c 16M f32, traced (no fusion yet)", [](R r) { return r.counter("BM_MulAdd16M_Traced", "bytes_per_second") / 1e9; },
+       "GB/s", true, 5.7, "torch.jit.script a*b+c"},
+  };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return bench::run_main(argc, argv, "bench_function", {"--benchmark_min_time=0.3"}, rows);
+}

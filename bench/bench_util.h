@@ -1,0 +1,168 @@
+#pragma once
+// Shared by the benchmark programs: thread setup, default flags, interleaved
+// timing, and the closing summary table that puts each Kiln figure beside the
+// PyTorch figure of ../shared/bench/peers/REPORT.md (same kind of machine).
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Threads for oneDNN and Kiln's parallel_for (one OpenMP pool). The peer
+// figures were taken with torch.set_num_threads(2); KILN_BENCH_THREADS
+// changes it.
+inline int configure_threads() {
+  int threads = 2;
+  if (const char* env = std::getenv("KILN_BENCH_THREADS")) threads = std::max(1, std::atoi(env));
+  omp_set_num_threads(threads);
+  return threads;
+}
+
+// ---- Results --------------------------------------------------------------
+
+// One measured figure: real time per iteration in ns and the counters.
+struct Measured {
+  double real_ns = NAN;
+  std::map<std::string, double> counters;
+};
+
+class Results {
+ public:
+  void add(const std::string& name, Measured m) { runs_[name] = std::move(m); }
+  const Measured* find(const std::string& name) const {
+    // UseRealTime() adds "/real_time" to a benchmark's name.
+    auto it = runs_.find(name);
+    if (it == runs_.end()) it = runs_.find(name + "/real_time");
+    return it == runs_.end() ? nullptr : &it->second;
+  }
+  double time_ns(const std::string& name) const {
+    const Measured* m = find(name);
+    return m ? m->real_ns : NAN;
+  }
+  double counter(const std::string& name, const std::string& key) const {
+    const Measured* m = find(name);
+    if (!m) return NAN;
+    auto it = m->counters.find(key);
+    return it == m->counters.end() ? NAN : it->second;
+  }
+  bool empty() const { return runs_.empty(); }
+
+ private:
+  std::map<std::string, Measured> runs_;
+};
+
+// Prints as the console reporter does and keeps every figure for the summary.
+// With --benchmark_repetitions the median aggregate wins over single runs.
+class CollectingReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& reports) override {
+    for (const Run& r : reports) {
+      if (r.error_occurred) continue;
+      bool is_median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      if (r.run_type == Run::RT_Aggregate && !is_median) continue;
+      std::string name = r.run_name.str();
+      if (!is_median && medians_.count(name)) continue;
+      if (is_median) medians_.insert({name, true});
+      Measured m;
+      m.real_ns = r.GetAdjustedRealTime() * 1e9 / benchmark::GetTimeUnitMultiplier(r.time_unit);
+      for (const auto& [key, c] : r.counters) m.counters[key] = c.value;
+      results.add(name, std::move(m));
+    }
+    ConsoleReporter::ReportRuns(reports);
+  }
+  Results results;
+
+ private:
+  std::map<std::string, bool> medians_;
+};
+
+// ---- Summary --------------------------------------------------------------
+
+struct Row {
+  std::string figure;
+  std::function<double(const Results&)> value;  // NaN: not measured in this run
+  std::string unit;
+  bool higher_is_better = false;
+  double peer = NAN;  // NaN: no peer figure
+  std::string peer_label;
+};
+
+inline void print_summary(const std::string& title, const std::vector<Row>& rows, const Results& r,
+                          int threads) {
+  std::printf("\n==== %s: summary (%d threads; peer = PyTorch 1.13.1 on a 2-core Zen 4, "
+              "../shared/bench/peers/REPORT.md) ====\n",
+              title.c_str(), threads);
+  std::printf("%-46s %12s %-8s | %12s %-46s %s\n", "figure", "Kiln", "unit", "peer", "peer figure",
+              "Kiln vs peer");
+  for (const Row& row : rows) {
+    double v = row.value(r);
+    char value[32], peer[32], ratio[48];
+    if (std::isnan(v)) std::snprintf(value, sizeof value, "n/a");
+    else std::snprintf(value, sizeof value, "%.4g", v);
+    if (std::isnan(row.peer)) std::snprintf(peer, sizeof peer, "-");
+    else std::snprintf(peer, sizeof peer, "%.4g", row.peer);
+    if (std::isnan(v) || std::isnan(row.peer) || v <= 0 || row.peer <= 0) {
+      std::snprintf(ratio, sizeof ratio, "-");
+    } else {
+      double better = row.higher_is_better ? v / row.peer : row.peer / v;
+      std::snprintf(ratio, sizeof ratio, "%.2fx %s", better >= 1 ? better : 1 / better,
+                    better >= 1 ? "better" : "worse");
+    }
+    std::printf("%-46s %12s %-8s | %12s %-46s %s\n", row.figure.c_str(), value, row.unit.c_str(), peer,
+                row.peer_label.c_str(), ratio);
+  }
+  std::fflush(stdout);
+}
+
+// Runs the registered benchmarks with `defaults` appended for flags the
+// command line does not set, then prints the summary.
+inline int run_main(int argc, char** argv, const std::string& title,
+                    const std::vector<std::string>& defaults,
+                    const std::function<std::vector<Row>()>& make_rows) {
+  std::vector<std::string> extra;
+  for (const std::string& d : defaults) {
+    std::string flag = d.substr(0, d.find('='));
+    bool given = false;
+    for (int i = 1; i < argc; ++i)
+      if (std::strncmp(argv[i], flag.c_str(), flag.size()) == 0) given = true;
+    if (!given) extra.push_back(d);
+  }
+  std::vector<char*> args(argv, argv + argc);
+  for (std::string& e : extra) args.push_back(e.data());
+  int n = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  int threads = configure_threads();
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  if (!reporter.results.empty()) print_summary(title, make_rows(), reporter.results, threads);
+  benchmark::Shutdown();
+  return 0;
+}
+
+}  // namespace bench
