@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include <kiln/function.h>
+#include <kiln/variable.h>
 
 #include "core/tensor_impl.h"
 #include "ops/op_def.h"
@@ -277,6 +278,20 @@ TEST(PrintFunction, PrintsOnEveryCallOfAFunction) {
   f(constant({3, 4}));
   EXPECT_EQ(traces, 1);
   EXPECT_EQ(os.str(), "Executed with [1 2]\nExecuted with [3 4]\n");
+}
+
+TEST(PrintFunction, VariablesPrintTheirCurrentValue) {
+  std::ostringstream os;
+  Variable v(constant(1.5f));
+  auto f = kiln::function([&](const Tensor& x) {
+    v.assign_add(x);
+    kiln::print("Value of external_var:", v, PrintOptions{.stream = &os});
+    return x;
+  });
+  f(constant(1.0f));
+  f(constant(2.0f));
+  kiln::print(v, PrintOptions{.stream = &os});
+  EXPECT_EQ(os.str(), "Value of external_var: 2.5\nValue of external_var: 4.5\n4.5\n");
 }
 
 TEST(PrintFunction, DefaultsToStandardError) {
