@@ -54,7 +54,7 @@ constexpr OpDef kMinimum = binary_op<MinimumFn>("Minimum", minmax_samples);
 }  // namespace
 
 Tensor dispatch_binary(const OpDef& op, const Operand& x, const Operand& y, std::string_view name,
-              const SourceLocation& loc) {
+                       const SourceLocation& loc) {
   BinaryInputs in = binary_inputs(x, y, name);
   return dispatch1(op, in.inputs, Attrs{}, loc);
 }

@@ -44,7 +44,7 @@ void select_infer(InferContext& c) {
 }
 void select_kernel(KernelContext& c) {
   visit_dtype(c.inputs[1].dtype(), [&]<class T>() {
-    ternary_apply<SelectFn, bool, T>(c.inputs[0], c.inputs[1], c.inputs[2], c.outputs[0]);
+    ternary_apply<SelectFn, uint8_t, T>(c.inputs[0], c.inputs[1], c.inputs[2], c.outputs[0]);
   });
 }
 std::vector<OpSample> select_samples() {
@@ -55,7 +55,7 @@ std::vector<OpSample> select_samples() {
 constexpr OpDef make_select() {
   OpDef op{.name = "Select", .infer = select_infer, .kernel = select_kernel,
            .flags = kElementwiseFlags, .samples = select_samples};
-  set_loops<SelectFn>(op, []<class T>() -> ElementwiseLoop { return ternary_loop<SelectFn, bool, T>; });
+  set_loops<SelectFn>(op, []<class T>() -> ElementwiseLoop { return ternary_loop<SelectFn, uint8_t, T>; });
   return op;
 }
 constexpr OpDef kSelect = make_select();

@@ -27,7 +27,13 @@ using OutOf = std::conditional_t<F::kToBool, bool, T>;
 // ---- Loops over contiguous ranges ------------------------------------------
 template <class F, class T>
 inline void unary_range(const T* x, OutOf<F, T>* o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(x[i]);
+  if constexpr (std::is_same_v<T, bool>) {
+    // GCC 12 vectorizes this over bytes (0 or 1) but not over bool loads.
+    const auto* xb = reinterpret_cast<const uint8_t*>(x);
+    for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(xb[i] != 0);
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(x[i]);
+  }
 }
 template <class F, class T>
 inline void binary_range(const T* a, const T* b, OutOf<F, T>* o, int64_t n) {
@@ -44,16 +50,36 @@ inline void binary_range_scalar_b(const T* a, const T& b, OutOf<F, T>* o, int64_
   const T bv = b;
   for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(a[i], bv);
 }
-// Ternary ops: C is the first input's element type (bool for Select).
+// Ternary ops: C is the first input's element type (Select reads its bool
+// condition as bytes, 0 or 1: GCC vectorizes a select on uint8 but not on
+// bool).
 template <class F, class C, class T>
 inline void ternary_range(const C* a, const T* b, const T* c, T* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(a[i], b[i], c[i]);
 }
-// Any input may be broadcast along the row (stride 0) or walk it (stride 1).
+// Each input either walks the row (S* true) or holds one value for all of it;
+// the strides are compile-time so the loop vectorizes.
+template <class F, class C, class T, bool SA, bool SB, bool SC>
+inline void ternary_range_bcast(const C* a, const T* b, const T* c, T* o, int64_t n) {
+  const C av = a[0];
+  const T bv = b[0], cv = c[0];
+  for (int64_t i = 0; i < n; ++i)
+    o[i] = F::template apply<T>(SA ? a[i] : av, SB ? b[i] : bv, SC ? c[i] : cv);
+}
 template <class F, class C, class T>
-inline void ternary_range_strided(const C* a, int64_t sa, const T* b, int64_t sb, const T* c,
-                                  int64_t sc, T* o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(a[i * sa], b[i * sb], c[i * sc]);
+inline void ternary_range_strided(const C* a, bool sa, const T* b, bool sb, const T* c, bool sc, T* o,
+                                  int64_t n) {
+  if (n <= 0) return;
+  switch ((sa ? 4 : 0) | (sb ? 2 : 0) | (sc ? 1 : 0)) {
+    case 0: return ternary_range_bcast<F, C, T, false, false, false>(a, b, c, o, n);
+    case 1: return ternary_range_bcast<F, C, T, false, false, true>(a, b, c, o, n);
+    case 2: return ternary_range_bcast<F, C, T, false, true, false>(a, b, c, o, n);
+    case 3: return ternary_range_bcast<F, C, T, false, true, true>(a, b, c, o, n);
+    case 4: return ternary_range_bcast<F, C, T, true, false, false>(a, b, c, o, n);
+    case 5: return ternary_range_bcast<F, C, T, true, false, true>(a, b, c, o, n);
+    case 6: return ternary_range_bcast<F, C, T, true, true, false>(a, b, c, o, n);
+    default: return ternary_range<F, C, T>(a, b, c, o, n);
+  }
 }
 
 // The OpDef::elementwise entries: same-shape inputs, n elements.
@@ -133,17 +159,17 @@ void ternary_apply(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& ou
   // Each input is either full (stride 1) or a single value (stride 0):
   // covers clip(x, lo, hi) with scalar bounds and where() with a scalar.
   if ((na == n || na == 1) && (nb == n || nb == 1) && (nc == n || nc == 1)) {
-    const int64_t sa = na == n, sb = nb == n, sc = nc == n;
+    const bool sa = na == n, sb = nb == n, sc = nc == n;
     parallel_for(n, [&](int64_t s, int64_t e) {
-      ternary_range_strided<F, C, T>(pa + s * sa, sa, pb + s * sb, sb, pc + s * sc, sc, po + s, e - s);
+      ternary_range_strided<F, C, T>(pa + (sa ? s : 0), sa, pb + (sb ? s : 0), sb, pc + (sc ? s : 0), sc,
+                                     po + s, e - s);
     }, grain_of<F>());
     return;
   }
   const BroadcastPlan plan = make_broadcast_plan(out.shape(), {&a.shape(), &b.shape(), &c.shape()});
-  const int64_t sa = plan.inner_stride(0), sb = plan.inner_stride(1), sc = plan.inner_stride(2);
+  const bool sa = plan.inner_stride(0), sb = plan.inner_stride(1), sc = plan.inner_stride(2);
   for_each_row(plan, grain_of<F>(), [&](const int64_t* off, int64_t o, int64_t len) {
-    if (sa && sb && sc) ternary_range<F, C, T>(pa + off[0], pb + off[1], pc + off[2], po + o, len);
-    else ternary_range_strided<F, C, T>(pa + off[0], sa, pb + off[1], sb, pc + off[2], sc, po + o, len);
+    ternary_range_strided<F, C, T>(pa + off[0], sa, pb + off[1], sb, pc + off[2], sc, po + o, len);
   });
 }
 
