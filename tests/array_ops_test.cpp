@@ -386,3 +386,10 @@ TEST(ArrayOps, PadValues) {
   expect_error<InvalidArgument>([&] { pad(x, {{1, -1}, {0, 0}}); }, {"Pad", "negative"});
   expect_error<InvalidArgument>([&] { pad(x, {{1, 1}, {0, 0}}, 0.5); }, {"Pad", "0.5", "int32"});
 }
+
+TEST(ArrayOps, SliceBoundsMayBeNone) {
+  Tensor x = kiln::constant({0, 1, 2, 3, 4});
+  kiln::testing::expect_tensor<int32_t>(x[kiln::Slice(kiln::None, kiln::None, -1)], {5}, {4, 3, 2, 1, 0});
+  kiln::testing::expect_tensor<int32_t>(x[kiln::Slice(2, kiln::None)], {3}, {2, 3, 4});
+  kiln::testing::expect_tensor<int32_t>(x[kiln::Slice(kiln::None, -2, 2)], {2}, {0, 2});
+}

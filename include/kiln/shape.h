@@ -10,8 +10,12 @@
 
 namespace kiln {
 
-// An unknown dimension, as in TensorSpec({None, 28, 28, 1}).
-inline constexpr int64_t None = -1;
+// kiln::None: an unknown dimension, as in TensorSpec({None, 28, 28, 1}), and
+// a left-out slice bound, as in Slice(None, None, 2). As a dimension it is -1.
+struct NoneType {
+  constexpr operator int64_t() const { return -1; }
+};
+inline constexpr NoneType None{};
 
 class Shape {
  public:

@@ -114,12 +114,23 @@ class Tensor {
 };
 
 // A Python-style slice: Slice(start, stop, step), any part may be left out.
+// One end of a Slice: a number, or None (left out).
+struct SliceBound {
+  std::optional<int64_t> value;
+  SliceBound(int64_t v) : value(v) {}
+  SliceBound(int v) : value(v) {}
+  SliceBound(NoneType) {}
+  SliceBound(std::nullopt_t) {}
+  SliceBound(std::optional<int64_t> v) : value(v) {}
+};
+
+// Python's start:stop:step. Slice(1, 3), Slice(None, None, -1), Slice(2, None).
 struct Slice {
   std::optional<int64_t> start, stop;
   int64_t step = 1;
   Slice() = default;
-  Slice(std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step = 1)
-      : start(start), stop(stop), step(step) {}
+  Slice(SliceBound start, SliceBound stop, int64_t step = 1)
+      : start(start.value), stop(stop.value), step(step) {}
 };
 struct NewAxis {};
 struct Ellipsis {};

@@ -41,8 +41,10 @@ class DispatchHandlerGuard {
   DispatchHandler* saved_;
 };
 
-// Runs `op` now on concrete inputs: infer, allocate, kernel. `loc` (where
-// the op was written) only serves error messages.
+// Runs `op` now on concrete inputs: infer, allocate, kernel. An input whose
+// only handle is its entry in `inputs` may be overwritten by an in-place
+// kernel: callers pass handles they drop afterwards (or hold copies). `loc`
+// (where the op was written) only serves error messages.
 TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
                      const SourceLocation* loc = nullptr);
 
