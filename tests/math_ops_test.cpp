@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/allocator.h"
+#include "kiln/function.h"
 #include "kiln/math.h"
 #include "ops/op_def.h"
 #include "runtime/dispatch.h"
@@ -578,6 +579,26 @@ TEST(MathOpsInPlace, AliasedBroadcastKernelsAreCorrect) {
   Tensor r4 = clip(std::move(t4), 1, 4);
   expect_tensor<float>(r4, {3, 2}, {1, 1, 2, 3, 4, 4});
   expect_tensor<float>(m, {3, 2}, {0, 1, 2, 3, 4, 5});
+}
+
+// ---- Traced graphs compute what eager code does ---------------------------------------------
+TEST(MathOpsTraced, UnknownDimsMatchEagerBitwise) {
+  auto body = [](const Tensor& x, const Tensor& row) {
+    Tensor y = sigmoid(x * row + 0.5f) - tanh(x) / (abs(row) + 1);
+    Tensor z = where(x > row, sqrt(abs(y)), clip(y, -0.25f, 0.25f));
+    return maximum(z, floordiv(x, 0.75f) % 2.0f) + pow(abs(x), 1.5f);
+  };
+  FunctionOptions o;
+  o.input_signature = std::vector<TensorSpec>{TensorSpec({None, 3}, float32), TensorSpec({3}, float32)};
+  auto f = kiln::function(body, o);
+  Tensor row = constant({0.3f, -1.2f, 2.5f});
+  for (int64_t n : {1, 4, 7}) {
+    Tensor x = iota({n, 3}, 0.37f) - 1.0f;
+    Tensor eager = body(x, row);
+    Tensor traced = f(x, row);
+    expect_bits<float>(traced, eager.shape(), eager.to_vector<float>());
+  }
+  EXPECT_EQ(f.tracing_count(), 1);
 }
 
 // ---- Registry: flags, fusion loops, samples -----------------------------------------------
