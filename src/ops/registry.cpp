@@ -151,7 +151,19 @@ std::string attr_value_to_string(const AttrValue& value) {
     std::string operator()(int64_t v) const { return std::to_string(v); }
     std::string operator()(double v) const { return fmt::format("{}", v); }
     std::string operator()(bool v) const { return v ? "true" : "false"; }
-    std::string operator()(const std::string& v) const { return fmt::format("\"{}\"", v); }
+    std::string operator()(const std::string& v) const {
+      std::string out = "\"";
+      for (char c : v) {
+        switch (c) {
+          case '\n': out += "\\n"; break;
+          case '\t': out += "\\t"; break;
+          case '"': out += "\\\""; break;
+          case '\\': out += "\\\\"; break;
+          default: out += c;
+        }
+      }
+      return out + "\"";
+    }
     std::string operator()(DType v) const { return std::string(dtype_name(v)); }
     std::string operator()(const Shape& v) const { return v.to_string(); }
     std::string operator()(const std::vector<int64_t>& v) const {
