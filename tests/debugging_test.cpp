@@ -68,3 +68,27 @@ TEST(NestedFunctions, AFunctionCalledWhileTracingJoinsTheGraph) {
   ConcreteFunction c = dense_layer.get_concrete_function(ones({3, 2}), ones({2, 2}), ones({2}));
   EXPECT_NE(c.graph().to_string().find("Add(mat_mul, arg2)"), std::string::npos) << c.graph().to_string();
 }
+
+TEST(Verify, PassesWhenGraphAndEagerAgree) {
+  FunctionOptions o;
+  o.verify = true;
+  auto f = kiln::function([](const Tensor& x) { return tanh(x * 3) + sum(x); }, o);
+  Tensor y = f(constant({0.5f, -1.f}));
+  EXPECT_EQ(y.shape(), Shape{2});
+  EXPECT_NO_THROW(f(constant({1.f, 2.f})));
+}
+
+TEST(Verify, NamesTheFirstOpThatDiffers) {
+  FunctionOptions o;
+  o.verify = true;
+  o.name = "noisy";
+  auto f = kiln::function([](const Tensor& x) {
+    Tensor a = x * 2;
+    Tensor r = random::normal({2});  // stateful: fresh numbers on each run
+    return a + r;
+  }, o);
+  int line = __LINE__ - 3;
+  expect_error<InvalidArgument>([&] { f(constant({1.f, 2.f})); },
+                                {"verify", "noisy", "RandomNormal", "debugging_test.cpp:" + std::to_string(line),
+                                 "different values"});
+}

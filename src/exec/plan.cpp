@@ -97,7 +97,8 @@ Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
   }
 }
 
-std::vector<Tensor> Plan::run(std::span<const Tensor> inputs) const {
+std::vector<Tensor> Plan::run(std::span<const Tensor> inputs,
+                              std::vector<std::vector<Tensor>>* all_values) const {
   if (inputs.size() != input_slots_.size())
     throw Internal(fmt::format("plan of '{}' takes {} inputs, got {}", graph_->name(),
                                input_slots_.size(), inputs.size()));
@@ -108,7 +109,7 @@ std::vector<Tensor> Plan::run(std::span<const Tensor> inputs) const {
     args.clear();
     for (std::size_t k = 0; k < step.inputs.size(); ++k) {
       Tensor& slot = frame[step.inputs[k]];
-      if (step.last_use[k]) args.push_back(std::move(slot));
+      if (step.last_use[k] && !all_values) args.push_back(std::move(slot));
       else args.push_back(slot);
     }
     const graph::Node& n = *step.node;
@@ -119,6 +120,13 @@ std::vector<Tensor> Plan::run(std::span<const Tensor> inputs) const {
     } catch (...) {
       rethrow_at(n);
     }
+  }
+  if (all_values) {
+    const auto& nodes = graph_->nodes();
+    all_values->assign(nodes.size(), {});
+    int slot = 0;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      for (std::size_t k = 0; k < nodes[i]->outputs.size(); ++k) (*all_values)[i].push_back(frame[slot++]);
   }
   std::vector<Tensor> results;
   results.reserve(result_slots_.size());

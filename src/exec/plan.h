@@ -26,8 +26,11 @@ class Plan {
   // order; nodes nothing needs are left out.
   explicit Plan(std::shared_ptr<const graph::Graph> graph);
 
-  // `inputs`: the graph's parameters, then its captures, in order.
-  std::vector<Tensor> run(std::span<const Tensor> inputs) const;
+  // `inputs`: the graph's parameters, then its captures, in order. With
+  // `all_values`, every node output is kept and returned there, indexed by
+  // node id then output (for debugging: the verify option).
+  std::vector<Tensor> run(std::span<const Tensor> inputs,
+                          std::vector<std::vector<Tensor>>* all_values = nullptr) const;
 
   const graph::Graph& graph() const { return *graph_; }
   int num_steps() const { return static_cast<int>(steps_.size()); }

@@ -19,6 +19,8 @@ struct ConcreteImpl {
   TraceKey key;
   bool relaxed = false;
   std::vector<int64_t> result_sizes;
+  // The node of each op the callable dispatched while tracing, in order.
+  std::vector<graph::Node*> dispatch_nodes;
 
   // Runs the plan on the call's leaves (the captures are appended).
   std::vector<Tensor> run(std::span<const Tensor> leaves) const;

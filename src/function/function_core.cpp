@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstring>
 #include <iostream>
 #include <list>
 #include <mutex>
@@ -192,6 +193,7 @@ Entry trace_once(const FunctionOptions& options, const TraceKey& key, TraceFnRef
   entry->plan = std::make_unique<exec::Plan>(graph);
   entry->key = key;
   entry->result_sizes = std::move(out.sizes);
+  entry->dispatch_nodes = ctx.dispatch_nodes();
   return entry;
 }
 
@@ -219,6 +221,79 @@ Entry trace_entry(const FunctionOptions& options, const TraceKey& key, TraceFnRe
   Entry again = trace_once(options, key, trace, &created);
   if (created > 0) variables_on_retrace(options, 2);
   return again;
+}
+
+namespace {
+
+// Runs ops eagerly and keeps every op's outputs, in dispatch order.
+class RecordingHandler : public DispatchHandler {
+ public:
+  TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, Attrs&& attrs,
+                      const SourceLocation& loc) override {
+    TensorList out = run_eager(op, inputs, attrs, &loc);
+    outputs.emplace_back(out.begin(), out.end());
+    return out;
+  }
+  std::vector<std::vector<Tensor>> outputs;
+};
+
+bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  if (a.dtype() == DType::Resource) return true;
+  if (a.dtype() == DType::String) return a.to_vector<std::string>() == b.to_vector<std::string>();
+  std::size_t bytes = static_cast<std::size_t>(a.size()) * dtype_size(a.dtype());
+  return std::memcmp(raw_data(a), raw_data(b), bytes) == 0;
+}
+
+std::string value_text(const Tensor& t) {
+  return fmt::format("{} {}", dtype_name(t.dtype()), t.shape().to_string());
+}
+
+}  // namespace
+
+// FunctionOptions::verify: run the graph keeping every value, run the
+// callable eagerly recording every op, and compare op by op.
+std::vector<Tensor> verify_call(const FunctionOptions& options, const ConcreteImpl& entry,
+                                std::span<const Tensor> leaves, TraceFnRef trace) {
+  std::vector<std::vector<Tensor>> graph_values;
+  SmallVector<Tensor, 8> inputs;
+  for (const Tensor& t : leaves) inputs.push_back(t);
+  for (const graph::Capture& c : entry.graph->captures()) inputs.push_back(c.outer);
+  std::vector<Tensor> results =
+      entry.plan->run(std::span<const Tensor>(inputs.data(), inputs.size()), &graph_values);
+
+  RecordingHandler recorder;
+  ResultFlattener eager_out;
+  {
+    DispatchHandlerGuard guard(&recorder);
+    trace.call(trace.object, leaves, eager_out);
+  }
+  std::size_t n = std::min(recorder.outputs.size(), entry.dispatch_nodes.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const graph::Node* node = entry.dispatch_nodes[i];
+    const std::vector<Tensor>& eager = recorder.outputs[i];
+    const std::vector<Tensor>& graph_out = graph_values[node->id];
+    for (std::size_t k = 0; k < eager.size() && k < graph_out.size(); ++k) {
+      if (!graph_out[k].defined() || bitwise_equal(eager[k], graph_out[k])) continue;
+      const SourceLocation& loc = node->location;
+      throw InvalidArgument(fmt::format(
+          "verify: kiln::function '{}': op {} (node '{}', created at {}:{}) gives different results "
+          "eagerly and in the graph: output {} is {} eagerly and {} in the graph{}",
+          options.name, node->op->name, node->name, loc.file_name(), loc.line(), k, value_text(eager[k]),
+          value_text(graph_out[k]),
+          eager[k].shape() == graph_out[k].shape() ? " with different values" : ""));
+    }
+  }
+  if (recorder.outputs.size() != entry.dispatch_nodes.size())
+    throw InvalidArgument(fmt::format(
+        "verify: kiln::function '{}' ran {} ops eagerly but {} while tracing: its C++ control flow "
+        "depends on something other than its arguments",
+        options.name, recorder.outputs.size(), entry.dispatch_nodes.size()));
+  for (std::size_t i = 0; i < results.size() && i < eager_out.leaves.size(); ++i)
+    if (!bitwise_equal(results[i], eager_out.leaves[i]))
+      throw InvalidArgument(fmt::format("verify: kiln::function '{}': result {} differs eagerly and in the graph",
+                                        options.name, i));
+  return results;
 }
 
 std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, TraceFnRef trace) {
@@ -325,9 +400,9 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
     s.info.entries = static_cast<int64_t>(s.entries.size());
   }
   const Entry& runner = first_run ? first_run : entry;
-  std::vector<Tensor> leaves =
-      runner->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
-  return CallResult{std::move(leaves), runner};
+  std::span<const Tensor> leaves_in(flat.leaves.data(), flat.leaves.size());
+  if (s.options.verify) return CallResult{verify_call(s.options, *runner, leaves_in, trace), runner};
+  return CallResult{runner->run(leaves_in), runner};
 }
 
 int FunctionCore::tracing_count() const {

@@ -65,6 +65,7 @@ detail::TensorList TracingContext::dispatch(const detail::OpDef& op, std::span<c
       conses_.emplace(ConsKey{&op, values, &node->attrs}, node);
     }
   }
+  dispatch_nodes_.push_back(node);
   detail::TensorList out;
   for (int i = 0; i < static_cast<int>(node->outputs.size()); ++i) out.push_back(symbolic({node, i}));
   return out;

@@ -26,6 +26,9 @@ class TracingContext : public detail::DispatchHandler {
                               detail::Attrs&& attrs, const SourceLocation& loc) override;
 
   void variable_created() override { ++variables_created_; }
+  // The node each dispatch produced (or reused), in call order: how the
+  // verify option lines up eager ops with graph nodes.
+  const std::vector<graph::Node*>& dispatch_nodes() const { return dispatch_nodes_; }
   int variables_created() const { return variables_created_; }
 
   graph::Graph& graph() { return *graph_; }
@@ -52,6 +55,7 @@ class TracingContext : public detail::DispatchHandler {
   // dependencies: side effects keep program order).
   graph::Node* last_stateful_ = nullptr;
   int variables_created_ = 0;
+  std::vector<graph::Node*> dispatch_nodes_;
 };
 
 }  // namespace kiln::function_detail
