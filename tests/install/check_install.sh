@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the built Kiln into a scratch prefix, then configures, builds and
+# runs a separate project that uses find_package(Kiln).
+set -euo pipefail
+build_dir=$1
+work=$2
+rm -rf "$work"
+cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+cmake -S "$(dirname "$0")" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/build" >/dev/null
+"$work/build/consumer"
