@@ -92,3 +92,12 @@ TEST(Verify, NamesTheFirstOpThatDiffers) {
                                 {"verify", "noisy", "RandomNormal", "debugging_test.cpp:" + std::to_string(line),
                                  "different values"});
 }
+
+TEST(GraphErrors, ABadGatherIndexNamesTheSourceLine) {
+  auto f = kiln::function([](const Tensor& params, const Tensor& idx) { return gather(params, idx); });
+  int line = __LINE__ - 1;
+  expect_tensor<float>(f(constant({1.f, 2.f, 3.f}), constant({2, 0})), {2}, {3.f, 1.f});
+  expect_error<InvalidArgument>([&] { f(constant({1.f, 2.f, 3.f}), constant({0, 5})); },
+                                {"Gather", "indices[1] = 5 is not in [0, 3)",
+                                 "debugging_test.cpp:" + std::to_string(line)});
+}

@@ -51,8 +51,9 @@ void gather_infer(InferContext& c) {
   if (r - 1 + indices.rank() > Shape::kMaxRank)
     c.fail("the result of params {} and indices {} would have rank {}, more than Kiln supports",
            params.to_string(), indices.to_string(), r - 1 + indices.rank());
-  // Indices known now (always in eager code) are checked here: kernels cannot
-  // raise errors.
+  // Indices known now (always in eager code) are checked here; in a graph,
+  // where they come at run time, the kernel checks them before its parallel
+  // loop (and the executor adds the user's source line).
   int64_t limit = params[a];
   if (const Tensor* v = c.value(1); v && limit >= 0) {
     visit_index(v->dtype(), [&]<class I>() {
@@ -77,6 +78,14 @@ void gather_kernel(KernelContext& c) {
   int64_t outer = dims_product(ps, 0, a), limit = ps[a], inner = dims_product(ps, a + 1, ps.rank());
   int64_t count = c.inputs[1].size();
   if (c.outputs[0].size() == 0) return;
+  visit_index(c.inputs[1].dtype(), [&]<class I>() {
+    const I* idx = c.in<I>(1);
+    for (int64_t k = 0; k < count; ++k)
+      if (idx[k] < 0 || idx[k] >= limit)
+        throw InvalidArgument(fmt::format("Gather: indices[{}] = {} is not in [0, {}) (axis {} of params shape {})",
+                                          position(c.in_shape(1), k), static_cast<int64_t>(idx[k]), limit, a,
+                                          ps.to_string()));
+  });
   visit_element(c.inputs[0].dtype(), [&]<class E>() {
     visit_index(c.inputs[1].dtype(), [&]<class I>() {
       const E* params = c.in<E>(0);
@@ -88,10 +97,7 @@ void gather_kernel(KernelContext& c) {
             for (int64_t row = b; row < e; ++row) {
               int64_t o = row / count, i = idx[row % count];
               E* dst = out + row * inner;
-              // Only reachable in graphs whose indices were unknown at
-              // inference: the slice is zeros, as TF on GPU.
-              if (i < 0 || i >= limit) std::fill(dst, dst + inner, E{});
-              else std::copy_n(params + (o * limit + i) * inner, inner, dst);
+              std::copy_n(params + (o * limit + i) * inner, inner, dst);
             }
           },
           std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, inner)));
