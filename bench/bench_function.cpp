@@ -168,9 +168,9 @@ void small_ops_interleaved(benchmark::State& st) {
 void BM_SmallOps(benchmark::State& st) { small_ops_interleaved<small_ops>(st); }
 void BM_SmallOpsMoved(benchmark::State& st) { small_ops_interleaved<small_ops_moved>(st); }
 BENCHMARK(BM_SmallOps)->Arg(16)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_SmallOps)->Arg(1000000)->Iterations(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SmallOps)->Arg(1000000)->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SmallOpsMoved)->Arg(16)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_SmallOpsMoved)->Arg(1000000)->Iterations(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SmallOpsMoved)->Arg(1000000)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // ---- 8. Tracing cost of the 1000-op function -------------------------------
 
@@ -222,7 +222,7 @@ BENCHMARK(BM_MulAdd16M_Traced)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // ---- Summary ---------------------------------------------------------------
 
-std::vector<bench::Row> rows() {
+std::vector<bench::Row> rows(int) {
   using R = const bench::Results&;
   auto c = [](std::string name, std::string key) { return [=](R r) { return r.counter(name, key); }; };
   auto us = [](std::string name) { return [=](R r) { return r.time_ns(name) / 1e3; }; };
@@ -255,22 +255,22 @@ std::vector<bench::Row> rows() {
        2.74, "Python torch eager"},
       {"  same, eager with std::move, eager/traced", c("BM_SmallOpsMoved/16", "speedup"), "x", true,
        1.39, "jit.script speedup over eager"},
-      {"1000 small ops [1M], eager", c("BM_SmallOps/1000000/iterations:4", "eager_ms"), "ms/call", false,
+      {"1000 small ops [1M], eager", c("BM_SmallOps/1000000", "eager_ms"), "ms/call", false,
        325, "Python torch eager"},
-      {"1000 small ops [1M], traced", c("BM_SmallOps/1000000/iterations:4", "traced_ms"), "ms/call",
+      {"1000 small ops [1M], traced", c("BM_SmallOps/1000000", "traced_ms"), "ms/call",
        false, 328, "torch.jit.script (0.99x)"},
-      {"1000 small ops [1M], eager/traced", c("BM_SmallOps/1000000/iterations:4", "speedup"), "x", true,
+      {"1000 small ops [1M], eager/traced", c("BM_SmallOps/1000000", "speedup"), "x", true,
        0.99, "jit.script speedup over eager"},
-      {"  same, eager with std::move, eager", c("BM_SmallOpsMoved/1000000/iterations:4", "eager_ms"),
+      {"  same, eager with std::move, eager", c("BM_SmallOpsMoved/1000000", "eager_ms"),
        "ms/call", false, 325, "Python torch eager"},
       {"  same, eager with std::move, eager/traced",
-       c("BM_SmallOpsMoved/1000000/iterations:4", "speedup"), "x", true, 0.99,
+       c("BM_SmallOpsMoved/1000000", "speedup"), "x", true, 0.99,
        "jit.script speedup over eager"},
-      {"tracing 1000 ops: wrap + 1st call", c("BM_TraceCost/manual_time", "first_call_ms"), "ms", false,
+      {"tracing 1000 ops: wrap + 1st call", c("BM_TraceCost", "first_call_ms"), "ms", false,
        71.7, "jit.trace(check_trace=False) build+1st call"},
-      {"tracing cost per op (1st - 2nd call)/1000", c("BM_TraceCost/manual_time", "trace_us/op"), "us/op",
+      {"tracing cost per op (1st - 2nd call)/1000", c("BM_TraceCost", "trace_us/op"), "us/op",
        false, 31, "jit.trace(check_trace=False) build, per op"},
-      {"break-even calls (trace cost / saving)", c("BM_TraceCost/manual_time", "break_even_calls"),
+      {"break-even calls (trace cost / saving)", c("BM_TraceCost", "break_even_calls"),
        "calls", false, 169, "jit.trace(check_trace=False)"},
       {"a*b+c 16M f32, traced (no fusion yet)", [](R r) { return r.counter("BM_MulAdd16M_Traced", "bytes_per_second") / 1e9; },
        "GB/s", true, 5.7, "torch.jit.script a*b+c"},

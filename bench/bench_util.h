@@ -50,13 +50,23 @@ struct Measured {
   std::map<std::string, double> counters;
 };
 
+// Figures are looked up by the benchmark's name and arguments only
+// ("BM_MatMul/256"): the "/iterations:N", "/real_time" and "/manual_time"
+// parts that options add to a run's name are dropped.
 class Results {
  public:
-  void add(const std::string& name, Measured m) { runs_[name] = std::move(m); }
+  void add(const std::string& run_name, Measured m) { runs_[base_name(run_name)] = std::move(m); }
+  static std::string base_name(std::string name) {
+    for (const char* part : {"/iterations:", "/real_time", "/manual_time"}) {
+      std::size_t at = name.find(part);
+      if (at == std::string::npos) continue;
+      std::size_t end = name.find('/', at + 1);
+      name.erase(at, end == std::string::npos ? std::string::npos : end - at);
+    }
+    return name;
+  }
   const Measured* find(const std::string& name) const {
-    // UseRealTime() adds "/real_time" to a benchmark's name.
     auto it = runs_.find(name);
-    if (it == runs_.end()) it = runs_.find(name + "/real_time");
     return it == runs_.end() ? nullptr : &it->second;
   }
   double time_ns(const std::string& name) const {
@@ -86,7 +96,7 @@ class CollectingReporter : public benchmark::ConsoleReporter {
       if (r.run_type == Run::RT_Aggregate && !is_median) continue;
       std::string name = r.run_name.str();
       if (!is_median && medians_.count(name)) continue;
-      if (is_median) medians_.insert({name, true});
+      if (is_median) medians_.insert({name, true});  // the median outranks single runs
       Measured m;
       m.real_ns = r.GetAdjustedRealTime() * 1e9 / benchmark::GetTimeUnitMultiplier(r.time_unit);
       for (const auto& [key, c] : r.counters) m.counters[key] = c.value;
@@ -139,10 +149,11 @@ inline void print_summary(const std::string& title, const std::vector<Row>& rows
 }
 
 // Runs the registered benchmarks with `defaults` appended for flags the
-// command line does not set, then prints the summary.
+// command line does not set, then prints the summary (rows may pick their
+// peer figure by thread count).
 inline int run_main(int argc, char** argv, const std::string& title,
                     const std::vector<std::string>& defaults,
-                    const std::function<std::vector<Row>()>& make_rows) {
+                    const std::function<std::vector<Row>(int threads)>& make_rows) {
   std::vector<std::string> extra;
   for (const std::string& d : defaults) {
     std::string flag = d.substr(0, d.find('='));
@@ -160,7 +171,7 @@ inline int run_main(int argc, char** argv, const std::string& title,
   int threads = configure_threads();
   CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  if (!reporter.results.empty()) print_summary(title, make_rows(), reporter.results, threads);
+  if (!reporter.results.empty()) print_summary(title, make_rows(threads), reporter.results, threads);
   benchmark::Shutdown();
   return 0;
 }
