@@ -86,12 +86,6 @@ std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d) {
   return p;
 }
 
-dnnl::memory scratchpad_memory(std::size_t bytes) {
-  return dnnl::memory(dnnl::memory::desc({static_cast<int64_t>(bytes)}, dnnl::memory::data_type::u8,
-                                         dnnl::memory::format_tag::a),
-                      onednn::engine(), onednn::scratch(onednn::kScratchpad, bytes));
-}
-
 bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y) {
   try {
     const Window2D& g = d.g;
@@ -103,7 +97,7 @@ bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y) {
     const dnnl::engine& eng = onednn::engine();
     dnnl::stream& s = onednn::stream();
     dnnl::memory scratchpad;
-    if (p->scratch_bytes) scratchpad = scratchpad_memory(p->scratch_bytes);
+    if (p->scratch_bytes) scratchpad = onednn::scratchpad_memory(p->scratch_bytes);
     dnnl::memory user_weights(p->user_weights, eng, const_cast<float*>(f));
     dnnl::memory weights = user_weights;
     if (p->reorder) {

@@ -187,15 +187,7 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
     dnnl::memory cm(p->c, eng, out);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
-    if (p->scratch_bytes)
-      args.emplace(DNNL_ARG_SCRATCHPAD,
-                   dnnl::memory(dnnl::memory::desc({static_cast<int64_t>(p->scratch_bytes)},
-                                                   dnnl::memory::data_type::u8,
-                                                   dnnl::memory::format_tag::a),
-                                eng, onednn::scratch(onednn::kScratchpad, p->scratch_bytes)));
-    dnnl::stream& s = onednn::stream();
-    p->prim.execute(s, args);
-    s.wait();
+    onednn::execute(p->prim, args, p->scratch_bytes);
     return true;
   } catch (...) {
     return false;

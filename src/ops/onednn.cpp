@@ -105,6 +105,20 @@ void* scratch(ScratchSlot slot, std::size_t bytes) {
   return buffers.data[slot];
 }
 
+dnnl::memory scratchpad_memory(std::size_t bytes) {
+  return dnnl::memory(dnnl::memory::desc({static_cast<int64_t>(bytes)}, dnnl::memory::data_type::u8,
+                                         dnnl::memory::format_tag::a),
+                      engine(), scratch(kScratchpad, bytes));
+}
+
+void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory>& args,
+             std::size_t scratch_bytes) {
+  if (scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_memory(scratch_bytes));
+  dnnl::stream& s = stream();
+  prim.execute(s, args);
+  s.wait();
+}
+
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }

@@ -89,6 +89,14 @@ std::shared_ptr<const T> cached(const PrimitiveKey& key, Make&& make) {
 enum ScratchSlot { kScratchpad = 0, kWeights = 1, kNumScratchSlots = 2 };
 void* scratch(ScratchSlot slot, std::size_t bytes);
 
+// This thread's scratchpad (kScratchpad slot) as oneDNN memory of `bytes`.
+dnnl::memory scratchpad_memory(std::size_t bytes);
+
+// Executes `prim` on the stream and waits; adds the scratchpad argument when
+// the primitive needs one (primitives are built with user scratchpads).
+void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory>& args,
+             std::size_t scratch_bytes);
+
 // A plain (row-major or strided) memory descriptor of float32 values.
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides);
 

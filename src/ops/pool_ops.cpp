@@ -74,15 +74,7 @@ bool pool_onednn(const PoolDims& d, const float* x, float* y) {
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, dnnl::memory(p->src, eng, const_cast<float*>(x))},
         {DNNL_ARG_DST, dnnl::memory(p->dst, eng, y)}};
-    if (p->scratch_bytes)
-      args.emplace(DNNL_ARG_SCRATCHPAD,
-                   dnnl::memory(dnnl::memory::desc({static_cast<int64_t>(p->scratch_bytes)},
-                                                   dnnl::memory::data_type::u8,
-                                                   dnnl::memory::format_tag::a),
-                                eng, onednn::scratch(onednn::kScratchpad, p->scratch_bytes)));
-    dnnl::stream& s = onednn::stream();
-    p->prim.execute(s, args);
-    s.wait();
+    onednn::execute(p->prim, args, p->scratch_bytes);
     return true;
   } catch (...) {
     return false;
