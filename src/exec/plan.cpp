@@ -83,6 +83,10 @@ Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
     for (std::size_t k = 0; k < node->outputs.size(); ++k)
       step.outputs.push_back(first_slot[node->id] + static_cast<int>(k));
     step.last_use.resize(step.inputs.size());
+    step.static_types = true;
+    for (const graph::Value& v : node->inputs)
+      step.static_types &= gr.type_of(v).shape.is_fully_defined();
+    for (const detail::TensorType& t : node->outputs) step.static_types &= t.shape.is_fully_defined();
     steps_.push_back(std::move(step));
   }
   // Last uses, scanning backwards; results and inputs fed by the caller stay.
@@ -103,7 +107,10 @@ std::vector<Tensor> Plan::run(std::span<const Tensor> inputs,
     throw Internal(fmt::format("plan of '{}' takes {} inputs, got {}", graph_->name(),
                                input_slots_.size(), inputs.size()));
   detail::SmallVector<Tensor, 32> frame(static_cast<std::size_t>(num_slots_));
-  for (std::size_t i = 0; i < inputs.size(); ++i) frame[input_slots_[i]] = inputs[i];
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    detail::require_concrete(inputs[i], "running a graph");
+    frame[input_slots_[i]] = inputs[i];
+  }
   detail::SmallVector<Tensor, 4> args;
   for (const Step& step : steps_) {
     args.clear();
@@ -114,8 +121,13 @@ std::vector<Tensor> Plan::run(std::span<const Tensor> inputs,
     }
     const graph::Node& n = *step.node;
     try {
+      std::span<const Tensor> in(args.data(), args.size());
       detail::TensorList outs =
-          detail::run_eager(*n.op, std::span<const Tensor>(args.data(), args.size()), n.attrs);
+          step.static_types
+              ? detail::run_kernel(*n.op, in, n.attrs,
+                                   std::span<const detail::TensorType>(n.outputs.data(), n.outputs.size()),
+                                   &n.location)
+              : detail::run_eager(*n.op, in, n.attrs, &n.location);
       for (std::size_t k = 0; k < step.outputs.size(); ++k) frame[step.outputs[k]] = std::move(outs[k]);
     } catch (...) {
       rethrow_at(n);

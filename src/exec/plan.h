@@ -18,6 +18,10 @@ struct Step {
   // For each input: whether this is the slot's last use, so the frame can
   // hand the tensor over (letting an in-place kernel reuse its buffer).
   detail::SmallVector<bool, 3> last_use;
+  // Whether every input and output type is fully known when the plan is
+  // built (no relaxed dims, no host callback upstream): then the step skips
+  // type inference and uses the node's output types.
+  bool static_types = false;
 };
 
 class Plan {

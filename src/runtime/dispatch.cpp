@@ -19,9 +19,10 @@ namespace {
 // An input that no one else holds, with the output's dtype and size, can be
 // overwritten by an in-place op.
 int donatable_input(std::span<const Tensor> inputs, const TensorType& out) {
+  if (out.dtype == DType::String || out.dtype == DType::Resource) return -1;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& in = inputs[i];
-    if (in.dtype() == out.dtype && in.dtype() != DType::String && in.shape() == out.shape &&
+    if (in.dtype() == out.dtype && in.shape() == out.shape &&
         is_exclusively_owned(in))
       return static_cast<int>(i);
   }
@@ -68,6 +69,11 @@ TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attr
   InferContext ic(op, inputs, attrs);
   op.infer(ic);
   SmallVector<TensorType, 2>& types = ic.outputs();
+  return run_kernel(op, inputs, attrs, std::span<const TensorType>(types.data(), types.size()), loc);
+}
+
+TensorList run_kernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                      std::span<const TensorType> types, const SourceLocation* loc) {
   TensorList outputs(types.size());
   if (!op.is(kSetsOwnOutputs)) {
     for (std::size_t i = 0; i < types.size(); ++i) {

@@ -48,6 +48,12 @@ class DispatchHandlerGuard {
 TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
                      const SourceLocation* loc = nullptr);
 
+// The part of run_eager after inference: allocate outputs of `types` (or let
+// the kernel set them), run the kernel. The executor calls it directly for
+// steps whose types are known when the plan is built.
+TensorList run_kernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                      std::span<const TensorType> types, const SourceLocation* loc = nullptr);
+
 // kiln::debugging::enable_check_numerics: every op's float outputs are
 // checked for NaN and Inf.
 extern std::atomic<bool> check_numerics_enabled;
