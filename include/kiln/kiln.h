@@ -10,6 +10,7 @@
 #include "kiln/array.h"
 #include "kiln/print.h"
 #include "kiln/function.h"
+#include "kiln/control_flow.h"
 #include "kiln/random.h"
 #include "kiln/variable.h"
 #include "kiln/debugging.h"

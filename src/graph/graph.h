@@ -70,6 +70,13 @@ class Graph {
   Node* add_parameter(const TensorType& type, std::string_view name);
   // An implicit parameter standing for `outer`.
   Node* add_capture(const Tensor& outer, std::string_view name);
+  // Forgets the outer tensors of the captures, keeping the placeholders. A
+  // nested graph (a cond branch, a loop body) is fed by its op's inputs; its
+  // captures' symbolic outer tensors would keep the enclosing graph alive in
+  // a cycle (that graph's node holds this one as an attr).
+  void drop_capture_sources() {
+    for (Capture& c : captures_) c.outer = Tensor();
+  }
 
   const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
   int num_nodes() const { return static_cast<int>(nodes_.size()); }

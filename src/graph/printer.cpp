@@ -26,10 +26,11 @@ std::string value_text(const Value& v) {
 }
 
 std::string attrs_text(const Attrs& attrs) {
-  if (attrs.empty()) return "";
   std::string s = " {";
   bool first = true;
   for (const auto& a : attrs) {
+    // Nested graphs print below the node instead.
+    if (std::holds_alternative<std::shared_ptr<const Graph>>(a.value)) continue;
     if (!first) s += ", ";
     first = false;
     // Small constants show their values, as tf.print would print them.
@@ -39,7 +40,7 @@ std::string attrs_text(const Attrs& attrs) {
     else
       s += fmt::format("{}={}", a.name, detail::attr_value_to_string(a.value));
   }
-  return s + "}";
+  return first ? "" : s + "}";
 }
 
 std::string outputs_text(const Node& n) {
@@ -55,6 +56,19 @@ std::string dot_escape(const std::string& s) {
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
     out += c;
+  }
+  return out;
+}
+
+// Each line of `text` indented by `indent`.
+std::string indented(const std::string& text, const std::string& indent) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    out += indent + text.substr(pos, end - pos) + "\n";
+    pos = end + 1;
   }
   return out;
 }
@@ -78,6 +92,11 @@ std::string Graph::to_string() const {
                                    attrs_text(n.attrs), outputs_text(n));
     for (const Node* c : n.control_inputs) line += fmt::format(" ^{}", c->name);
     s += line + "\n";
+    // Nested graphs (cond branches, loop bodies) print below their node.
+    for (const auto& a : n.attrs) {
+      const auto* g = std::get_if<std::shared_ptr<const Graph>>(&a.value);
+      if (g && *g) s += indented(fmt::format("{}: {}", a.name, (*g)->to_string()), "    ");
+    }
   }
   std::vector<std::string> res;
   for (const Value& v : results_) res.push_back(value_text(v));

@@ -1,0 +1,165 @@
+#pragma once
+// Control flow on tensor values (DESIGN.md §8): kiln::cond and
+// kiln::while_loop.
+//
+//   Tensor y = kiln::cond(x > 0, [&] { return x * 2; }, [&] { return -x; });
+//   auto [n, steps] = kiln::while_loop(
+//       [](const Tensor& n, const Tensor&) { return n != 1; },
+//       [](const Tensor& n, const Tensor& s) {
+//         return std::tuple{kiln::where(n % 2 == 0, kiln::floordiv(n, 2), 3 * n + 1), s + 1};
+//       },
+//       std::tuple{kiln::constant(27), kiln::constant(0)});
+//
+// Eagerly (and with a C++ bool, or a concrete predicate while tracing) they
+// are plain C++ control flow and add no op. While kiln::function traces,
+// cond with a symbolic predicate traces both branches into nested graphs and
+// emits one "If" op; while_loop traces cond_fn and body_fn into nested graphs
+// and emits one "While" op, so the graph does not grow with the trip count.
+// C++ side effects in the functions (std::cout) happen while tracing only;
+// kiln::print and variable updates happen on every execution of the branch
+// or iteration that runs them.
+#include <span>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kiln/detail/trace.h"
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+namespace detail {
+
+// A non-owning reference to a branch, loop condition or loop body: called
+// with the loop variables' leaves (none for branches), it flattens what the
+// user's function returned into `out`.
+struct FlatFnRef {
+  void* object;
+  void (*call)(void* object, std::span<const Tensor> leaves, ResultFlattener& out);
+  template <class L> explicit FlatFnRef(L& l)
+      : object(&l), call([](void* o, std::span<const Tensor> leaves, ResultFlattener& out) {
+          (*static_cast<L*>(o))(leaves, out);
+        }) {}
+};
+
+// The value of a concrete predicate: a bool tensor with one element, else
+// InvalidArgument naming `what`.
+bool predicate_value(const Tensor& pred, const char* what);
+// Traces both branches into nested graphs and emits one If op (pred must be
+// symbolic, in a trace). Returns the op's outputs; `sizes` receives the
+// branches' result structure.
+std::vector<Tensor> cond_traced(const Tensor& pred, FlatFnRef then_fn, FlatFnRef else_fn,
+                                std::vector<int64_t>& sizes, const SourceLocation& loc);
+// Runs the loop (eagerly, or as one While op while tracing) on flattened loop
+// variables with structure `sizes`; returns the final leaves.
+std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
+                                    const std::vector<int64_t>& sizes, const SourceLocation& loc);
+
+template <class T> struct IsTupleLike : std::false_type {};
+template <class... Ts> struct IsTupleLike<std::tuple<Ts...>> : std::true_type {};
+template <class A, class B> struct IsTupleLike<std::pair<A, B>> : std::true_type {};
+
+// fn(vars...) for a tuple or pair of loop variables, fn(vars) otherwise.
+template <class F, class V> decltype(auto) call_with_vars(F& fn, const V& vars) {
+  if constexpr (IsTupleLike<V>::value) return std::apply(fn, vars);
+  else return fn(vars);
+}
+
+template <class V> V rebuild_vars(std::span<const Tensor> leaves, const std::vector<int64_t>& sizes) {
+  ResultReader reader(std::vector<Tensor>(leaves.begin(), leaves.end()), sizes);
+  return V(Traits<V>::unflatten(reader));
+}
+
+}  // namespace detail
+
+// tf.cond: then_fn() when pred is true, else else_fn(). Both return the same
+// type (a Tensor, a tuple/pair/vector/array/optional of tensors, or void);
+// while tracing with a symbolic pred, their tensors must also agree in number
+// and dtype (shapes may differ: the differing dims become unknown).
+template <class Then, class Else>
+auto cond(const Tensor& pred, Then&& then_fn, Else&& else_fn,
+          SourceLocation loc = SourceLocation::current()) {
+  using R = std::remove_cvref_t<std::invoke_result_t<Then&>>;
+  static_assert(std::is_same_v<R, std::remove_cvref_t<std::invoke_result_t<Else&>>>,
+                "kiln::cond: then_fn and else_fn must return the same type");
+  if (!pred.defined() || !pred.is_symbolic()) {
+    if constexpr (std::is_void_v<R>) {
+      if (detail::predicate_value(pred, "cond")) then_fn();
+      else else_fn();
+      return;
+    } else {
+      if (detail::predicate_value(pred, "cond")) return R(then_fn());
+      return R(else_fn());
+    }
+  }
+  auto branch = [](auto& fn) {
+    return [&fn](std::span<const Tensor>, detail::ResultFlattener& out) {
+      if constexpr (std::is_void_v<R>) {
+        fn();
+      } else {
+        R r = fn();
+        detail::Traits<R>::flatten_result(r, out);
+      }
+    };
+  };
+  auto then_call = branch(then_fn);
+  auto else_call = branch(else_fn);
+  std::vector<int64_t> sizes;
+  std::vector<Tensor> leaves =
+      detail::cond_traced(pred, detail::FlatFnRef(then_call), detail::FlatFnRef(else_call), sizes, loc);
+  if constexpr (!std::is_void_v<R>) {
+    detail::ResultReader reader(std::move(leaves), sizes);
+    return R(detail::Traits<R>::unflatten(reader));
+  }
+}
+
+// With a C++ bool: plain `if` (no op, even while tracing).
+template <class Then, class Else>
+auto cond(bool pred, Then&& then_fn, Else&& else_fn, SourceLocation loc = SourceLocation::current()) {
+  using R = std::remove_cvref_t<std::invoke_result_t<Then&>>;
+  static_assert(std::is_same_v<R, std::remove_cvref_t<std::invoke_result_t<Else&>>>,
+                "kiln::cond: then_fn and else_fn must return the same type");
+  if constexpr (std::is_void_v<R>) {
+    if (pred) then_fn();
+    else else_fn();
+  } else {
+    if (pred) return R(then_fn());
+    return R(else_fn());
+  }
+}
+
+// tf.while_loop: while cond_fn(vars...) is true, vars = body_fn(vars...).
+// loop_vars is one Tensor, a tuple or pair (unpacked into the calls), or a
+// vector/array of tensors (passed whole). cond_fn returns a bool tensor with
+// one element; body_fn returns the new variables in the same structure. A
+// loop variable keeps its dtype and rank; a dim the body changes becomes
+// unknown in the traced loop. Returns the final variables.
+template <class CondFn, class BodyFn, class Vars>
+std::remove_cvref_t<Vars> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, const Vars& loop_vars,
+                                     SourceLocation loc = SourceLocation::current()) {
+  using V = std::remove_cvref_t<Vars>;
+  detail::ResultFlattener flat;
+  detail::Traits<V>::flatten_result(loop_vars, flat);
+  const std::vector<int64_t>& sizes = flat.sizes;
+  auto cond_call = [&](std::span<const Tensor> leaves, detail::ResultFlattener& out) {
+    V vars = detail::rebuild_vars<V>(leaves, sizes);
+    using C = std::remove_cvref_t<decltype(detail::call_with_vars(cond_fn, vars))>;
+    static_assert(std::is_convertible_v<C, Tensor>,
+                  "kiln::while_loop: cond_fn must return a bool Tensor (for a C++ bool, use a C++ loop)");
+    out.leaf(Tensor(detail::call_with_vars(cond_fn, vars)));
+  };
+  auto body_call = [&](std::span<const Tensor> leaves, detail::ResultFlattener& out) {
+    V vars = detail::rebuild_vars<V>(leaves, sizes);
+    using B = std::remove_cvref_t<decltype(detail::call_with_vars(body_fn, vars))>;
+    static_assert(std::is_convertible_v<B, V>,
+                  "kiln::while_loop: body_fn must return the loop variables' type (the same structure)");
+    V next = detail::call_with_vars(body_fn, vars);
+    detail::Traits<V>::flatten_result(next, out);
+  };
+  std::vector<Tensor> result = detail::while_loop_flat(detail::FlatFnRef(cond_call), detail::FlatFnRef(body_call),
+                                                       std::move(flat.leaves), sizes, loc);
+  return detail::rebuild_vars<V>(result, sizes);
+}
+
+}  // namespace kiln

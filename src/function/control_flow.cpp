@@ -1,0 +1,241 @@
+// kiln::cond and kiln::while_loop: plain C++ control flow on concrete values;
+// while tracing, nested graphs and one If / While op (DESIGN.md §8).
+#include "kiln/control_flow.h"
+
+#include <fmt/format.h>
+
+#include "function/control_flow_ops.h"
+#include "function/tracing_context.h"
+#include "runtime/dispatch.h"
+
+namespace kiln::detail {
+
+using function_detail::TracingContext;
+using function_detail::type_text;
+using GraphPtr = std::shared_ptr<const graph::Graph>;
+
+namespace {
+
+// The tracing context of a nested graph. Variables created inside count for
+// the enclosing trace too (kiln::function's create-once rule).
+class NestedContext : public TracingContext {
+ public:
+  NestedContext(std::shared_ptr<graph::Graph> graph, DispatchHandler* parent)
+      : TracingContext(std::move(graph)), parent_(parent) {}
+  void variable_created() override {
+    TracingContext::variable_created();
+    if (parent_) parent_->variable_created();
+  }
+
+ private:
+  DispatchHandler* parent_;
+};
+
+TracingContext* current_trace() { return dynamic_cast<TracingContext*>(thread_state.handler); }
+
+TensorType type_of(const Tensor& t) { return {t.dtype(), t.shape()}; }
+
+// Calls `fn` with `args` under `ctx` and makes what it returned the graph's
+// results.
+ResultFlattener trace_into(NestedContext& ctx, FlatFnRef fn, std::span<const Tensor> args,
+                           const char* who) {
+  ResultFlattener out;
+  DispatchHandlerGuard guard(&ctx);
+  fn.call(fn.object, args, out);
+  for (std::size_t i = 0; i < out.leaves.size(); ++i) {
+    if (!out.leaves[i].defined()) throw InvalidArgument(fmt::format("{} returned a null tensor (output {})", who, i));
+    ctx.graph().results().push_back(ctx.value_of(out.leaves[i]));
+  }
+  return out;
+}
+
+// Makes `to` capture everything `from` captured (in the same order when `to`
+// has captured nothing yet), so that both graphs take one capture list.
+void capture_all(NestedContext& to, const graph::Graph& from) {
+  for (const graph::Capture& c : from.captures()) to.value_of(c.outer);
+}
+
+std::vector<Tensor> outer_captures(const graph::Graph& g) {
+  std::vector<Tensor> out;
+  for (const graph::Capture& c : g.captures()) out.push_back(c.outer);
+  return out;
+}
+
+// Same list of outer tensors, same order: what the op's inputs rely on.
+void check_same_captures(const graph::Graph& a, const graph::Graph& b) {
+  bool same = a.captures().size() == b.captures().size();
+  for (std::size_t i = 0; same && i < a.captures().size(); ++i)
+    same = a.captures()[i].outer.impl() == b.captures()[i].outer.impl();
+  if (!same)
+    throw Internal(fmt::format("control flow: graphs '{}' and '{}' capture different tensors", a.name(), b.name()));
+}
+
+}  // namespace
+
+bool predicate_value(const Tensor& pred, const char* what) {
+  if (!pred.defined()) throw InvalidArgument(fmt::format("{}: pred is a null tensor", what));
+  if (pred.dtype() != DType::Bool || pred.size() != 1)
+    throw InvalidArgument(fmt::format("{}: pred must be a bool tensor with one element, got {}", what,
+                                      type_text(type_of(pred))));
+  return pred.item<bool>();
+}
+
+std::vector<Tensor> cond_traced(const Tensor& pred, FlatFnRef then_fn, FlatFnRef else_fn,
+                                std::vector<int64_t>& sizes, const SourceLocation& loc) {
+  TracingContext* outer = current_trace();
+  if (!outer)
+    throw InvalidArgument(
+        "cond: pred is a symbolic tensor of a graph traced by kiln::function, used outside that "
+        "function. Return it from the function instead of storing it.");
+  if (pred.dtype() != DType::Bool || (pred.shape().is_fully_defined() && pred.size() != 1))
+    throw InvalidArgument(
+        fmt::format("cond: pred must be a bool tensor with one element, got {}", type_text(type_of(pred))));
+
+  NestedContext then_ctx(std::make_shared<graph::Graph>("then"), outer);
+  NestedContext else_ctx(std::make_shared<graph::Graph>("else"), outer);
+  ResultFlattener a = trace_into(then_ctx, then_fn, {}, "cond: then_fn");
+  // The else graph captures the then graph's tensors first, in order; its own
+  // further captures are then added to the then graph, so both end up with
+  // the same capture list.
+  capture_all(else_ctx, then_ctx.graph());
+  ResultFlattener b = trace_into(else_ctx, else_fn, {}, "cond: else_fn");
+  capture_all(then_ctx, else_ctx.graph());
+  check_same_captures(then_ctx.graph(), else_ctx.graph());
+
+  if (a.sizes != b.sizes || a.leaves.size() != b.leaves.size())
+    throw InvalidArgument(fmt::format(
+        "cond: then_fn and else_fn return different structures ({} tensors in then_fn, {} in else_fn)",
+        a.leaves.size(), b.leaves.size()));
+  for (std::size_t k = 0; k < a.leaves.size(); ++k) {
+    if (a.leaves[k].dtype() != b.leaves[k].dtype())
+      throw InvalidArgument(fmt::format("cond: output {} is {} in then_fn but {} in else_fn", k,
+                                        type_text(type_of(a.leaves[k])), type_text(type_of(b.leaves[k]))));
+  }
+  then_ctx.graph().verify();
+  else_ctx.graph().verify();
+
+  std::vector<Tensor> inputs{pred};
+  for (Tensor& t : outer_captures(then_ctx.graph())) inputs.push_back(std::move(t));
+  bool stateful = !then_ctx.graph().stateful_nodes().empty() || !else_ctx.graph().stateful_nodes().empty();
+  then_ctx.graph().drop_capture_sources();
+  else_ctx.graph().drop_capture_sources();
+  Attrs attrs{{"then_branch", GraphPtr(then_ctx.graph_ptr())}, {"else_branch", GraphPtr(else_ctx.graph_ptr())}};
+  TensorList out = dispatch(function_detail::if_op(stateful), inputs, std::move(attrs), loc);
+  sizes = std::move(a.sizes);
+  return std::vector<Tensor>(out.begin(), out.end());
+}
+
+namespace {
+
+// Checks what body_fn returned against the loop variables: same structure,
+// dtypes and ranks. Names the variable and both types.
+void check_body_result(const std::vector<TensorType>& vars, const std::vector<int64_t>& sizes,
+                       const ResultFlattener& next) {
+  if (next.sizes != sizes || next.leaves.size() != vars.size())
+    throw InvalidArgument(fmt::format(
+        "while_loop: body_fn returned {} tensors in another structure than the {} loop variables; it "
+        "must return the loop variables in the same structure",
+        next.leaves.size(), vars.size()));
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    const Tensor& t = next.leaves[i];
+    if (!t.defined()) throw InvalidArgument(fmt::format("while_loop: body_fn returned a null tensor for loop variable {}", i));
+    const Shape& s = t.shape();
+    bool rank_ok = !vars[i].shape.has_known_rank() || !s.has_known_rank() || s.rank() == vars[i].shape.rank();
+    if (t.dtype() != vars[i].dtype || !rank_ok)
+      throw InvalidArgument(fmt::format(
+          "while_loop: loop variable {} is {} on entry but {} after body_fn; a loop variable keeps its "
+          "dtype and rank (its dims may change)",
+          i, type_text(vars[i]), type_text(type_of(t))));
+  }
+}
+
+std::vector<Tensor> while_eager(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
+                                const std::vector<int64_t>& sizes) {
+  std::vector<TensorType> types;
+  for (const Tensor& t : vars) types.push_back(type_of(t));
+  while (true) {
+    ResultFlattener c;
+    cond_fn.call(cond_fn.object, vars, c);
+    if (!predicate_value(c.leaves.at(0), "while_loop: cond_fn")) break;
+    ResultFlattener next;
+    body_fn.call(body_fn.object, vars, next);
+    check_body_result(types, sizes, next);
+    vars = std::move(next.leaves);
+  }
+  return vars;
+}
+
+std::vector<Tensor> add_parameters(NestedContext& ctx, const std::vector<TensorType>& types) {
+  std::vector<Tensor> params;
+  for (std::size_t i = 0; i < types.size(); ++i)
+    params.push_back(ctx.add_parameter(types[i], fmt::format("var{}", i)));
+  return params;
+}
+
+std::vector<Tensor> while_traced(TracingContext* outer, FlatFnRef cond_fn, FlatFnRef body_fn,
+                                 const std::vector<Tensor>& vars, const std::vector<int64_t>& sizes,
+                                 const SourceLocation& loc) {
+  std::vector<TensorType> types;
+  for (const Tensor& t : vars) types.push_back(type_of(t));
+  // Trace the body; where it changes a dim, trace again with that dim
+  // unknown (dims only ever become unknown, so this ends).
+  std::unique_ptr<NestedContext> body;
+  while (true) {
+    body = std::make_unique<NestedContext>(std::make_shared<graph::Graph>("body"), outer);
+    std::vector<Tensor> params = add_parameters(*body, types);
+    ResultFlattener next = trace_into(*body, body_fn, params, "while_loop: body_fn");
+    check_body_result(types, sizes, next);
+    bool relaxed = false;
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      Shape& s = types[i].shape;
+      const Shape& got = next.leaves[i].shape();
+      if (s.has_known_rank() && !got.has_known_rank()) {
+        s = Shape::unknown_rank();
+        relaxed = true;
+        continue;
+      }
+      for (int d = 0; d < s.rank(); ++d) {
+        if (s[d] >= 0 && got[d] != s[d]) {
+          s[d] = None;
+          relaxed = true;
+        }
+      }
+    }
+    if (!relaxed) break;
+  }
+  NestedContext cond(std::make_shared<graph::Graph>("cond"), outer);
+  std::vector<Tensor> params = add_parameters(cond, types);
+  capture_all(cond, body->graph());
+  ResultFlattener c = trace_into(cond, cond_fn, params, "while_loop: cond_fn");
+  const Tensor& p = c.leaves.at(0);
+  if (p.dtype() != DType::Bool || (p.shape().is_fully_defined() && p.size() != 1))
+    throw InvalidArgument(fmt::format(
+        "while_loop: cond_fn must return a bool tensor with one element, got {}", type_text(type_of(p))));
+  capture_all(*body, cond.graph());
+  check_same_captures(body->graph(), cond.graph());
+  body->graph().verify();
+  cond.graph().verify();
+
+  std::vector<Tensor> inputs = vars;
+  for (Tensor& t : outer_captures(body->graph())) inputs.push_back(std::move(t));
+  bool stateful = !body->graph().stateful_nodes().empty() || !cond.graph().stateful_nodes().empty();
+  body->graph().drop_capture_sources();
+  cond.graph().drop_capture_sources();
+  Attrs attrs{{"cond", GraphPtr(cond.graph_ptr())}, {"body", GraphPtr(body->graph_ptr())}};
+  TensorList out = dispatch(function_detail::while_op(stateful), inputs, std::move(attrs), loc);
+  return std::vector<Tensor>(out.begin(), out.end());
+}
+
+}  // namespace
+
+std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
+                                    const std::vector<int64_t>& sizes, const SourceLocation& loc) {
+  for (std::size_t i = 0; i < vars.size(); ++i)
+    if (!vars[i].defined()) throw InvalidArgument(fmt::format("while_loop: loop variable {} is a null tensor", i));
+  // While tracing, the loop is one op (the graph does not grow with the
+  // trip count); otherwise it runs now.
+  if (TracingContext* outer = current_trace()) return while_traced(outer, cond_fn, body_fn, vars, sizes, loc);
+  return while_eager(cond_fn, body_fn, std::move(vars), sizes);
+}
+
+}  // namespace kiln::detail

@@ -1,0 +1,229 @@
+// If, StatefulIf, While, StatefulWhile: ops whose attrs are nested graphs.
+// Their kernels run the nested graphs' compiled plans (cached per graph).
+#include "function/control_flow_ops.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "function/tracing_context.h"
+#include "kiln/math.h"
+#include "runtime/dispatch.h"
+
+namespace kiln::function_detail {
+
+using detail::InferContext;
+using detail::KernelContext;
+using detail::OpDef;
+using detail::OpSample;
+using detail::TensorType;
+using GraphPtr = std::shared_ptr<const graph::Graph>;
+
+std::string type_text(const TensorType& t) {
+  return fmt::format("{} {}", dtype_name(t.dtype), t.shape.to_string());
+}
+
+std::shared_ptr<const exec::Plan> plan_for(const GraphPtr& graph) {
+  struct Entry {
+    std::weak_ptr<const graph::Graph> graph;
+    std::shared_ptr<const exec::Plan> plan;
+  };
+  static std::mutex mutex;
+  static auto* cache = new std::unordered_map<const graph::Graph*, Entry>();
+  static std::size_t sweep_at = 64;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache->find(graph.get());
+  // An expired entry is another graph that lived at the same address.
+  if (it != cache->end() && !it->second.graph.expired()) return it->second.plan;
+  // The plan must not own its graph: the cache would keep every graph alive.
+  // Callers hold the graph (the node's attrs) while they run the plan.
+  auto plan = std::make_shared<const exec::Plan>(GraphPtr(std::shared_ptr<const void>(), graph.get()));
+  (*cache)[graph.get()] = Entry{graph, plan};
+  if (cache->size() >= sweep_at) {
+    for (auto e = cache->begin(); e != cache->end();)
+      e = e->second.graph.expired() ? cache->erase(e) : std::next(e);
+    sweep_at = std::max<std::size_t>(64, 2 * cache->size());
+  }
+  return plan;
+}
+
+namespace {
+
+const GraphPtr& graph_attr(const InferContext& c, std::string_view name) {
+  const GraphPtr& g = c.attrs().get<GraphPtr>(name);
+  if (!g) c.fail("attr {} is an empty graph", name);
+  return g;
+}
+
+TensorType input_type(const InferContext& c, int i) { return {c.dtype(i), c.shape(i)}; }
+
+// The inputs from `first` on feed `g`: its parameters, then its captures.
+void check_feeds(const InferContext& c, const graph::Graph& g, int first, std::string_view what) {
+  std::vector<const graph::Node*> feeds(g.parameters().begin(), g.parameters().end());
+  for (const graph::Capture& cap : g.captures()) feeds.push_back(cap.placeholder);
+  int given = c.num_inputs() - first;
+  if (given != static_cast<int>(feeds.size()))
+    c.fail("{} takes {} inputs, got {}", what, feeds.size(), given);
+  for (int i = 0; i < given; ++i) {
+    const TensorType& want = feeds[i]->outputs[0];
+    TensorType got = input_type(c, first + i);
+    if (got.dtype != want.dtype || !got.shape.is_compatible_with(want.shape))
+      c.fail("input {} is {} but {} expects {}", first + i, type_text(got), what, type_text(want));
+  }
+}
+
+// A shape both may have: dims that differ become unknown.
+Shape merge_shapes(const Shape& a, const Shape& b) {
+  if (!a.has_known_rank() || !b.has_known_rank() || a.rank() != b.rank()) return Shape::unknown_rank();
+  Shape out = a;
+  for (int d = 0; d < a.rank(); ++d)
+    if (a[d] != b[d]) out[d] = None;
+  return out;
+}
+
+// ---- If / StatefulIf -----------------------------------------------------
+void if_infer(InferContext& c) {
+  if (c.num_inputs() < 1) c.fail("needs pred as its first input");
+  TensorType pred = input_type(c, 0);
+  if (pred.dtype != DType::Bool || (pred.shape.is_fully_defined() && pred.shape.num_elements() != 1))
+    c.fail("pred must be a bool tensor with one element, got {}", type_text(pred));
+  const graph::Graph& then_g = *graph_attr(c, "then_branch");
+  const graph::Graph& else_g = *graph_attr(c, "else_branch");
+  check_feeds(c, then_g, 1, "then_branch");
+  check_feeds(c, else_g, 1, "else_branch");
+  const auto& a = then_g.results();
+  const auto& b = else_g.results();
+  if (a.size() != b.size())
+    c.fail("then_branch returns {} tensors but else_branch returns {}", a.size(), b.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    const TensorType& ta = then_g.type_of(a[k]);
+    const TensorType& tb = else_g.type_of(b[k]);
+    if (ta.dtype != tb.dtype)
+      c.fail("output {} is {} in then_branch but {} in else_branch", k, type_text(ta), type_text(tb));
+    c.add_output(ta.dtype, merge_shapes(ta.shape, tb.shape));
+  }
+}
+
+void if_kernel(KernelContext& c) {
+  // infer saw the concrete pred: one bool element.
+  bool pred = *c.in<bool>(0);
+  const GraphPtr& branch = c.attrs.get<GraphPtr>(pred ? "then_branch" : "else_branch");
+  std::vector<Tensor> out = plan_for(branch)->run(c.inputs.subspan(1));
+  for (std::size_t k = 0; k < c.outputs.size(); ++k) c.outputs[k] = std::move(out[k]);
+}
+
+// A small graph for the samples: `fn` gets symbolic parameters, then the
+// captures of `captures` (all of them, used or not).
+template <class F>
+GraphPtr sample_graph(const char* name, const std::vector<TensorType>& params,
+                      const std::vector<Tensor>& captures, F fn) {
+  auto g = std::make_shared<graph::Graph>(name);
+  TracingContext ctx(g);
+  std::vector<Tensor> args;
+  for (std::size_t i = 0; i < params.size(); ++i)
+    args.push_back(ctx.add_parameter(params[i], fmt::format("var{}", i)));
+  for (const Tensor& t : captures) args.push_back(ctx.symbolic(ctx.value_of(t)));
+  {
+    detail::DispatchHandlerGuard guard(&ctx);
+    for (const Tensor& r : fn(args)) g->results().push_back(ctx.value_of(r));
+  }
+  g->drop_capture_sources();
+  return g;
+}
+
+std::vector<OpSample> if_samples() {
+  Tensor x = constant({1.f, 2.f});
+  GraphPtr then_g = sample_graph("then", {}, {x}, [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0] * a[0]};
+  });
+  GraphPtr else_g = sample_graph("else", {}, {x}, [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{-a[0]};
+  });
+  detail::Attrs attrs{{"then_branch", then_g}, {"else_branch", else_g}};
+  return {{{constant(true), x}, attrs}, {{constant(false), x}, attrs}};
+}
+
+// ---- While / StatefulWhile -------------------------------------------------
+void while_infer(InferContext& c) {
+  const graph::Graph& cond = *graph_attr(c, "cond");
+  const graph::Graph& body = *graph_attr(c, "body");
+  check_feeds(c, body, 0, "body");
+  check_feeds(c, cond, 0, "cond");
+  if (cond.parameters().size() != body.parameters().size())
+    c.fail("cond takes {} loop variables but body takes {}", cond.parameters().size(), body.parameters().size());
+  if (cond.results().size() != 1 || cond.type_of(cond.results()[0]).dtype != DType::Bool)
+    c.fail("cond must return one bool tensor");
+  const auto& params = body.parameters();
+  if (body.results().size() != params.size())
+    c.fail("body returns {} tensors for {} loop variables", body.results().size(), params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const TensorType& var = params[i]->outputs[0];
+    const TensorType& next = body.type_of(body.results()[i]);
+    if (next.dtype != var.dtype || !next.shape.is_compatible_with(var.shape))
+      c.fail("loop variable {} is {} but body returns {}", i, type_text(var), type_text(next));
+    c.add_output(var.dtype, var.shape);
+  }
+}
+
+void while_kernel(KernelContext& c) {
+  const GraphPtr& cond_g = c.attrs.get<GraphPtr>("cond");
+  const GraphPtr& body_g = c.attrs.get<GraphPtr>("body");
+  std::shared_ptr<const exec::Plan> cond = plan_for(cond_g);
+  std::shared_ptr<const exec::Plan> body = plan_for(body_g);
+  std::size_t num_vars = c.outputs.size();
+  // The loop variables, then the captures (which stay).
+  detail::SmallVector<Tensor, 8> args;
+  for (const Tensor& t : c.inputs) args.push_back(t);
+  std::span<const Tensor> feed(args.data(), args.size());
+  while (true) {
+    std::vector<Tensor> p = cond->run(feed);
+    if (p[0].size() != 1)
+      throw InvalidArgument(fmt::format(
+          "While: cond returned a bool tensor of shape {}; it must have one element", p[0].shape().to_string()));
+    if (!*detail::data_of<bool>(p[0])) break;
+    std::vector<Tensor> next = body->run(feed);
+    for (std::size_t i = 0; i < num_vars; ++i) args[i] = std::move(next[i]);
+  }
+  for (std::size_t i = 0; i < num_vars; ++i) c.outputs[i] = std::move(args[i]);
+}
+
+std::vector<OpSample> while_samples() {
+  Tensor limit = constant(3);
+  std::vector<TensorType> vars{{DType::Int32, Shape{}}, {DType::Float32, Shape{2}}};
+  GraphPtr cond = sample_graph("cond", vars, {limit}, [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0] < a[2]};
+  });
+  GraphPtr body = sample_graph("body", vars, {limit}, [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0] + 1, a[1] * 2.f};
+  });
+  detail::Attrs attrs{{"cond", cond}, {"body", body}};
+  return {{{constant(0), constant({1.f, 2.f}), limit}, attrs},
+          {{constant(5), constant({1.f, 2.f}), limit}, attrs}};
+}
+
+constexpr OpDef kIf{.name = "If", .infer = if_infer, .kernel = if_kernel,
+                    .flags = detail::kSetsOwnOutputs, .samples = if_samples};
+constexpr OpDef kStatefulIf{.name = "StatefulIf", .infer = if_infer, .kernel = if_kernel,
+                            .flags = detail::kStateful | detail::kSetsOwnOutputs, .samples = if_samples};
+constexpr OpDef kWhile{.name = "While", .infer = while_infer, .kernel = while_kernel,
+                       .flags = detail::kSetsOwnOutputs, .samples = while_samples};
+constexpr OpDef kStatefulWhile{.name = "StatefulWhile", .infer = while_infer, .kernel = while_kernel,
+                               .flags = detail::kStateful | detail::kSetsOwnOutputs,
+                               .samples = while_samples};
+
+}  // namespace
+
+const OpDef& if_op(bool stateful) { return stateful ? kStatefulIf : kIf; }
+const OpDef& while_op(bool stateful) { return stateful ? kStatefulWhile : kWhile; }
+
+}  // namespace kiln::function_detail
+
+namespace kiln::detail {
+void register_control_flow_ops(OpRegistry& r) {
+  r.add(function_detail::if_op(false));
+  r.add(function_detail::if_op(true));
+  r.add(function_detail::while_op(false));
+  r.add(function_detail::while_op(true));
+}
+}  // namespace kiln::detail

@@ -1,0 +1,30 @@
+#pragma once
+// The functional control-flow ops (DESIGN.md §8): If and While hold their
+// branches / condition and body as nested graphs in attrs.
+//
+//   If(pred, captures...) {then_branch, else_branch}: the branches have no
+//     parameters; their captures are the op's inputs after pred, in order
+//     (both branches capture the same list).
+//   While(vars..., captures...) {cond, body}: cond and body take the loop
+//     variables as parameters and the same captures; cond returns one bool,
+//     body the next variables. Outputs: the final variables.
+// The Stateful* twins run branches/bodies containing stateful ops (print,
+// variable updates), so the node keeps program order and is never pruned.
+#include <memory>
+
+#include "exec/plan.h"
+#include "graph/graph.h"
+
+namespace kiln::function_detail {
+
+const detail::OpDef& if_op(bool stateful);
+const detail::OpDef& while_op(bool stateful);
+
+// The compiled plan of a nested graph, built on first use and cached while
+// the graph lives.
+std::shared_ptr<const exec::Plan> plan_for(const std::shared_ptr<const graph::Graph>& graph);
+
+// "int32 (2,)"
+std::string type_text(const detail::TensorType& t);
+
+}  // namespace kiln::function_detail
