@@ -206,16 +206,40 @@ Tensor const_op(Tensor value, const SourceLocation& loc) {
 }
 
 Tensor make_scalar(const Scalar& value, DType dtype) {
-  Tensor t = make_tensor(dtype, Shape{});
   if (dtype == DType::String) {
+    Tensor t = make_tensor(dtype, Shape{});
     data_of<std::string>(t)[0] = value.as_string();
     return t;
   }
+  // `x * 2` in a loop makes the same scalar again and again: numeric
+  // scalars come from a small per-thread cache. Sharing is safe because
+  // tensors are immutable and a cached one is never exclusively owned, so
+  // no op writes over it.
+  uint64_t bits = 0;
   visit_numeric(dtype, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) data_of<T>(t)[0] = static_cast<T>(value.as_double());
-    else if (value.kind() == Scalar::Kind::Float) data_of<T>(t)[0] = static_cast<T>(value.as_double());
-    else data_of<T>(t)[0] = static_cast<T>(value.as_int());
+    T v;
+    if constexpr (std::is_floating_point_v<T>) v = static_cast<T>(value.as_double());
+    else if (value.kind() == Scalar::Kind::Float) v = static_cast<T>(value.as_double());
+    else v = static_cast<T>(value.as_int());
+    std::memcpy(&bits, &v, sizeof(T));
   });
+  struct Slot {
+    DType dtype;
+    uint64_t bits;
+    Tensor tensor;
+  };
+  struct Cache {
+    Slot slots[64];
+    // Making a tensor here first builds the thread's tensor pools, so they
+    // are destroyed after this cache at thread exit.
+    Cache() { make_tensor(DType::Float32, Shape{}); }
+  };
+  thread_local Cache cache;
+  Slot& slot = cache.slots[(bits * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(dtype)) >> 58];
+  if (slot.tensor.defined() && slot.dtype == dtype && slot.bits == bits) return slot.tensor;
+  Tensor t = make_tensor(dtype, Shape{});
+  std::memcpy(raw_data(t), &bits, dtype_size(dtype));
+  slot = Slot{dtype, bits, t};
   return t;
 }
 
