@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "function/control_flow_ops.h"
+#include "core/tensor_impl.h"
 #include "graph/graph.h"
 #include "ops/op_def.h"
 #include "runtime/dispatch.h"
@@ -500,4 +501,37 @@ TEST(ControlFlow, GraphsWithControlFlowVerify) {
   expect_tensor<int32_t>(f(constant(1)), {}, {58});
   expect_tensor<int32_t>(f(constant(-1)), {}, {-1});
   expect_golden("control_flow_nested.txt", f.get_concrete_function(constant(1)).graph().to_string());
+}
+
+TEST(ControlFlow, VerifyOptionComparesWholeCondAndWhileOps) {
+  // verify replays the callable eagerly: a cond or loop there counts as the
+  // one If / While op the graph has at that point.
+  FunctionOptions o;
+  o.verify = true;
+  auto f = kiln::function([](const Tensor& x) {
+    Tensor y = x * 2;
+    Tensor z = kiln::cond(y > 0, [&] { return y + 1; }, [&] { return y - 1; });
+    Tensor w = kiln::while_loop([](const Tensor& v) { return v < 100; }, [](const Tensor& v) { return v + 30; }, z);
+    return w + z;
+  }, o);
+  expect_tensor<int32_t>(f(constant(2)), {}, {125 + 5});
+  expect_tensor<int32_t>(f(constant(-2)), {}, {115 - 5});
+}
+
+TEST(ControlFlow, NestedGraphsDoNotKeepTheirFunctionAlive) {
+  // A branch that captures a symbolic tensor of the enclosing graph must not
+  // form a reference cycle with it: when the function goes, its graphs go,
+  // and so do the outer tensors they captured.
+  Tensor w = constant({1, 2});
+  {
+    auto f = kiln::function([&](const Tensor& x) {
+      Tensor y = x * 2;
+      Tensor z = kiln::cond(sum(x) > 0, [&] { return y + w; }, [&] { return y; });
+      return kiln::while_loop([&](const Tensor& v) { return sum(v) < sum(y) * 10; },
+                              [&](const Tensor& v) { return v + w; }, z);
+    });
+    expect_tensor<int32_t>(f(constant({1, 1})), {2}, {14, 26});
+    EXPECT_FALSE(detail::is_exclusively_owned(w));
+  }
+  EXPECT_TRUE(detail::is_exclusively_owned(w));
 }

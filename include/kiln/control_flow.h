@@ -43,14 +43,17 @@ struct FlatFnRef {
         }) {}
 };
 
+// Whether ops go to a dispatch handler (kiln::function is tracing) rather
+// than running now.
+bool control_flow_intercepted();
 // The value of a concrete predicate: a bool tensor with one element, else
 // InvalidArgument naming `what`.
 bool predicate_value(const Tensor& pred, const char* what);
-// Traces both branches into nested graphs and emits one If op (pred must be
-// symbolic, in a trace). Returns the op's outputs; `sizes` receives the
-// branches' result structure.
-std::vector<Tensor> cond_traced(const Tensor& pred, FlatFnRef then_fn, FlatFnRef else_fn,
-                                std::vector<int64_t>& sizes, const SourceLocation& loc);
+// cond under a dispatch handler. A symbolic pred: traces both branches into
+// nested graphs and emits one If op. A concrete pred: runs the chosen branch.
+// Returns the leaves; `sizes` receives the result structure.
+std::vector<Tensor> cond_flat(const Tensor& pred, FlatFnRef then_fn, FlatFnRef else_fn,
+                              std::vector<int64_t>& sizes, const SourceLocation& loc);
 // Runs the loop (eagerly, or as one While op while tracing) on flattened loop
 // variables with structure `sizes`; returns the final leaves.
 std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
@@ -83,7 +86,7 @@ auto cond(const Tensor& pred, Then&& then_fn, Else&& else_fn,
   using R = std::remove_cvref_t<std::invoke_result_t<Then&>>;
   static_assert(std::is_same_v<R, std::remove_cvref_t<std::invoke_result_t<Else&>>>,
                 "kiln::cond: then_fn and else_fn must return the same type");
-  if (!pred.defined() || !pred.is_symbolic()) {
+  if (!detail::control_flow_intercepted()) {
     if constexpr (std::is_void_v<R>) {
       if (detail::predicate_value(pred, "cond")) then_fn();
       else else_fn();
@@ -107,7 +110,7 @@ auto cond(const Tensor& pred, Then&& then_fn, Else&& else_fn,
   auto else_call = branch(else_fn);
   std::vector<int64_t> sizes;
   std::vector<Tensor> leaves =
-      detail::cond_traced(pred, detail::FlatFnRef(then_call), detail::FlatFnRef(else_call), sizes, loc);
+      detail::cond_flat(pred, detail::FlatFnRef(then_call), detail::FlatFnRef(else_call), sizes, loc);
   if constexpr (!std::is_void_v<R>) {
     detail::ResultReader reader(std::move(leaves), sizes);
     return R(detail::Traits<R>::unflatten(reader));

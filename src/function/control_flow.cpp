@@ -72,21 +72,63 @@ void check_same_captures(const graph::Graph& a, const graph::Graph& b) {
 
 }  // namespace
 
+bool control_flow_intercepted() { return thread_state.handler != nullptr; }
+
 bool predicate_value(const Tensor& pred, const char* what) {
   if (!pred.defined()) throw InvalidArgument(fmt::format("{}: pred is a null tensor", what));
+  if (pred.is_symbolic())
+    throw InvalidArgument(fmt::format(
+        "{}: pred is a symbolic tensor of a graph traced by kiln::function, used outside that "
+        "function. Return it from the function instead of storing it.",
+        what));
   if (pred.dtype() != DType::Bool || pred.size() != 1)
     throw InvalidArgument(fmt::format("{}: pred must be a bool tensor with one element, got {}", what,
                                       type_text(type_of(pred))));
   return pred.item<bool>();
 }
 
-std::vector<Tensor> cond_traced(const Tensor& pred, FlatFnRef then_fn, FlatFnRef else_fn,
+namespace {
+
+// A graph that returns `values` (as captures, or as parameters standing for
+// them), plus `extra` results traced by a function of the parameters.
+template <class Extra>
+GraphPtr pass_through_graph(const char* name, const std::vector<Tensor>& values, bool as_params, Extra extra) {
+  NestedContext ctx(std::make_shared<graph::Graph>(name), nullptr);
+  std::vector<Tensor> args;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    args.push_back(as_params ? ctx.add_parameter(type_of(values[i]), fmt::format("var{}", i))
+                             : ctx.symbolic(ctx.value_of(values[i])));
+  {
+    DispatchHandlerGuard guard(&ctx);
+    for (const Tensor& t : extra(args)) ctx.graph().results().push_back(ctx.value_of(t));
+  }
+  ctx.graph().drop_capture_sources();
+  return ctx.graph_ptr();
+}
+
+// Under a dispatch handler that is not a trace (kiln::function's verify
+// option replaying the callable eagerly): the branch or loop ran eagerly
+// and unseen; the handler sees one op with its results, the same op the
+// trace holds at this point, so the two line up op by op.
+std::vector<Tensor> replay_as_if(const Tensor& pred, const std::vector<Tensor>& results, const SourceLocation& loc) {
+  GraphPtr g = pass_through_graph("then", results, false, [](const std::vector<Tensor>& a) { return a; });
+  std::vector<Tensor> inputs{pred};
+  inputs.insert(inputs.end(), results.begin(), results.end());
+  TensorList out = dispatch(function_detail::if_op(false), inputs, Attrs{{"then_branch", g}, {"else_branch", g}}, loc);
+  return std::vector<Tensor>(out.begin(), out.end());
+}
+
+std::vector<Tensor> replay_as_while(const std::vector<Tensor>& vars, const SourceLocation& loc) {
+  GraphPtr body = pass_through_graph("body", vars, true, [](const std::vector<Tensor>& a) { return a; });
+  GraphPtr cond = pass_through_graph("cond", vars, true, [](const std::vector<Tensor>&) {
+    return std::vector<Tensor>{constant(false)};
+  });
+  TensorList out = dispatch(function_detail::while_op(false), vars, Attrs{{"cond", cond}, {"body", body}}, loc);
+  return std::vector<Tensor>(out.begin(), out.end());
+}
+
+std::vector<Tensor> cond_traced(TracingContext* outer, const Tensor& pred, FlatFnRef then_fn, FlatFnRef else_fn,
                                 std::vector<int64_t>& sizes, const SourceLocation& loc) {
-  TracingContext* outer = current_trace();
-  if (!outer)
-    throw InvalidArgument(
-        "cond: pred is a symbolic tensor of a graph traced by kiln::function, used outside that "
-        "function. Return it from the function instead of storing it.");
   if (pred.dtype() != DType::Bool || (pred.shape().is_fully_defined() && pred.size() != 1))
     throw InvalidArgument(
         fmt::format("cond: pred must be a bool tensor with one element, got {}", type_text(type_of(pred))));
@@ -124,8 +166,6 @@ std::vector<Tensor> cond_traced(const Tensor& pred, FlatFnRef then_fn, FlatFnRef
   sizes = std::move(a.sizes);
   return std::vector<Tensor>(out.begin(), out.end());
 }
-
-namespace {
 
 // Checks what body_fn returned against the loop variables: same structure,
 // dtypes and ranks. Names the variable and both types.
@@ -228,6 +268,28 @@ std::vector<Tensor> while_traced(TracingContext* outer, FlatFnRef cond_fn, FlatF
 
 }  // namespace
 
+std::vector<Tensor> cond_flat(const Tensor& pred, FlatFnRef then_fn, FlatFnRef else_fn,
+                              std::vector<int64_t>& sizes, const SourceLocation& loc) {
+  if (!pred.defined()) throw InvalidArgument("cond: pred is a null tensor");
+  TracingContext* trace = current_trace();
+  if (trace && pred.is_symbolic()) return cond_traced(trace, pred, then_fn, else_fn, sizes, loc);
+  // A concrete pred: plain control flow (while tracing, the chosen branch's
+  // ops join the enclosing graph).
+  FlatFnRef chosen = predicate_value(pred, "cond") ? then_fn : else_fn;
+  ResultFlattener out;
+  if (trace) {
+    chosen.call(chosen.object, {}, out);
+  } else {
+    {
+      DispatchHandlerGuard eager(nullptr);
+      chosen.call(chosen.object, {}, out);
+    }
+    out.leaves = replay_as_if(pred, out.leaves, loc);
+  }
+  sizes = std::move(out.sizes);
+  return std::move(out.leaves);
+}
+
 std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
                                     const std::vector<int64_t>& sizes, const SourceLocation& loc) {
   for (std::size_t i = 0; i < vars.size(); ++i)
@@ -235,7 +297,13 @@ std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::v
   // While tracing, the loop is one op (the graph does not grow with the
   // trip count); otherwise it runs now.
   if (TracingContext* outer = current_trace()) return while_traced(outer, cond_fn, body_fn, vars, sizes, loc);
-  return while_eager(cond_fn, body_fn, std::move(vars), sizes);
+  if (!control_flow_intercepted()) return while_eager(cond_fn, body_fn, std::move(vars), sizes);
+  std::vector<Tensor> final_vars;
+  {
+    DispatchHandlerGuard eager(nullptr);
+    final_vars = while_eager(cond_fn, body_fn, std::move(vars), sizes);
+  }
+  return replay_as_while(final_vars, loc);
 }
 
 }  // namespace kiln::detail
