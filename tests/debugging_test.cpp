@@ -57,7 +57,7 @@ TEST(CheckNumerics, EagerAndGraphErrorsNameTheOpAndLine) {
   EXPECT_TRUE(std::isinf(f(constant(0.f)).item<float>()));
 }
 
-TEST(NestedFunctions, AFunctionCalledWhileTracingJoinsTheGraph) {
+TEST(NestedFunctions, AFunctionCalledWhileTracingIsOneCallNode) {
   // Seed: dense_layer calls add.
   auto add = kiln::function([](const Tensor& a, const Tensor& b) { return a + b; });
   auto dense_layer = kiln::function(
@@ -65,8 +65,25 @@ TEST(NestedFunctions, AFunctionCalledWhileTracingJoinsTheGraph) {
   Tensor y = dense_layer(ones({3, 2}), ones({2, 2}), ones({2}));
   expect_tensor<float>(y, {3, 2}, {3, 3, 3, 3, 3, 3});
   EXPECT_EQ(dense_layer.tracing_count(), 1);
+  EXPECT_EQ(add.tracing_count(), 1);  // traced once, as its own graph
   ConcreteFunction c = dense_layer.get_concrete_function(ones({3, 2}), ones({2, 2}), ones({2}));
-  EXPECT_NE(c.graph().to_string().find("Add(mat_mul, arg2)"), std::string::npos) << c.graph().to_string();
+  std::string text = c.graph().to_string();
+  EXPECT_NE(text.find("call = Call(mat_mul, arg2)"), std::string::npos) << text;
+  EXPECT_NE(text.find("add = Add(arg0, arg1)"), std::string::npos) << text;  // the callee, below
+  // Eager use of the inner function reuses its trace.
+  expect_tensor<float>(add(ones({3, 2}) * 2, ones({2})), {3, 2}, {3, 3, 3, 3, 3, 3});
+  EXPECT_EQ(add.tracing_count(), 1);
+  // A callee with side effects is a StatefulCall: it runs even when unused.
+  Variable counter(0);
+  auto bump = kiln::function([&] { counter.assign_add(1); });
+  auto outer = kiln::function([&](const Tensor& x) {
+    bump();
+    return x + 1;
+  });
+  outer(constant(1));
+  outer(constant(2));
+  EXPECT_EQ(counter.read_value().item<int32_t>(), 2);
+  EXPECT_NE(outer.get_concrete_function(constant(1)).graph().to_string().find("stateful_call = StatefulCall(capture)"), std::string::npos);
 }
 
 TEST(Verify, PassesWhenGraphAndEagerAgree) {

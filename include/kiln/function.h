@@ -135,6 +135,7 @@ class FunctionCore {
   explicit FunctionCore(FunctionOptions options);
   ~FunctionCore();
   CallResult call(Flattener& flat, TraceFnRef trace);
+  CallResult call_in_trace(Flattener& flat, TraceFnRef trace);
   std::shared_ptr<const ConcreteImpl> concrete(Flattener& flat, TraceFnRef trace);
   int tracing_count() const;
   std::vector<RetraceRecord> retrace_log() const;
@@ -157,10 +158,7 @@ template <class F> class Function {
 
   template <class... Args> auto operator()(const Args&... args) const {
     using R = std::invoke_result_t<F&, typename detail::Traits<Args>::Rebuilt&...>;
-    // Eagerly when asked to; inline when another function is being traced
-    // (its ops go into the enclosing graph, which is what inlining a call
-    // node would give).
-    if (detail::functions_run_eagerly() || detail::is_tracing()) {
+    if (detail::functions_run_eagerly()) {
       if constexpr (std::is_void_v<R>) return (*callable_)(args...);
       else return eager_result<R>((*callable_)(args...));
     }
@@ -168,7 +166,9 @@ template <class F> class Function {
     (detail::Traits<Args>::flatten(args, flat), ...);
     auto trace = make_trace<R>(args...);
     detail::TraceFnRef ref(trace);
-    detail::CallResult result = core_->call(flat, ref);
+    // Called while another function is traced: one call node running this
+    // function's own (cached) graph.
+    detail::CallResult result = detail::is_tracing() ? core_->call_in_trace(flat, ref) : core_->call(flat, ref);
     if constexpr (std::is_void_v<R>) {
       return;
     } else {

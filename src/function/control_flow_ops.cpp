@@ -48,6 +48,20 @@ std::shared_ptr<const exec::Plan> plan_for(const GraphPtr& graph) {
   return plan;
 }
 
+void check_feeds(const InferContext& c, const graph::Graph& g, int first, std::string_view what) {
+  std::vector<const graph::Node*> feeds(g.parameters().begin(), g.parameters().end());
+  for (const graph::Capture& cap : g.captures()) feeds.push_back(cap.placeholder);
+  int given = c.num_inputs() - first;
+  if (given != static_cast<int>(feeds.size()))
+    c.fail("{} takes {} inputs, got {}", what, feeds.size(), given);
+  for (int i = 0; i < given; ++i) {
+    const TensorType& want = feeds[i]->outputs[0];
+    TensorType got{c.dtype(first + i), c.shape(first + i)};
+    if (got.dtype != want.dtype || !got.shape.is_compatible_with(want.shape))
+      c.fail("input {} is {} but {} expects {}", first + i, type_text(got), what, type_text(want));
+  }
+}
+
 namespace {
 
 const GraphPtr& graph_attr(const InferContext& c, std::string_view name) {
@@ -59,20 +73,6 @@ const GraphPtr& graph_attr(const InferContext& c, std::string_view name) {
 TensorType input_type(const InferContext& c, int i) { return {c.dtype(i), c.shape(i)}; }
 
 // The inputs from `first` on feed `g`: its parameters, then its captures.
-void check_feeds(const InferContext& c, const graph::Graph& g, int first, std::string_view what) {
-  std::vector<const graph::Node*> feeds(g.parameters().begin(), g.parameters().end());
-  for (const graph::Capture& cap : g.captures()) feeds.push_back(cap.placeholder);
-  int given = c.num_inputs() - first;
-  if (given != static_cast<int>(feeds.size()))
-    c.fail("{} takes {} inputs, got {}", what, feeds.size(), given);
-  for (int i = 0; i < given; ++i) {
-    const TensorType& want = feeds[i]->outputs[0];
-    TensorType got = input_type(c, first + i);
-    if (got.dtype != want.dtype || !got.shape.is_compatible_with(want.shape))
-      c.fail("input {} is {} but {} expects {}", first + i, type_text(got), what, type_text(want));
-  }
-}
-
 // A shape both may have: dims that differ become unknown.
 Shape merge_shapes(const Shape& a, const Shape& b) {
   if (!a.has_known_rank() || !b.has_known_rank() || a.rank() != b.rank()) return Shape::unknown_rank();

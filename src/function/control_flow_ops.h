@@ -24,6 +24,10 @@ const detail::OpDef& while_op(bool stateful);
 // the graph lives.
 std::shared_ptr<const exec::Plan> plan_for(const std::shared_ptr<const graph::Graph>& graph);
 
+// Checks that the op's inputs from `first` on fit `g`'s parameters, then
+// its captures (count, dtypes, shapes); fails naming `what`.
+void check_feeds(const detail::InferContext& c, const graph::Graph& g, int first, std::string_view what);
+
 // "int32 (2,)"
 std::string type_text(const detail::TensorType& t);
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "function/call_op.h"
 #include "function/concrete.h"
 #include "function/tracing_context.h"
 
@@ -403,6 +404,17 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   std::span<const Tensor> leaves_in(flat.leaves.data(), flat.leaves.size());
   if (s.options.verify) return CallResult{verify_call(s.options, *runner, leaves_in, trace), runner};
   return CallResult{runner->run(leaves_in), runner};
+}
+
+CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
+  std::shared_ptr<const ConcreteImpl> impl = concrete(flat, trace);
+  SmallVector<Tensor, 8> inputs;
+  for (const Tensor& t : flat.leaves) inputs.push_back(t);
+  for (const graph::Capture& c : impl->graph->captures()) inputs.push_back(c.outer);
+  bool stateful = !impl->graph->stateful_nodes().empty();
+  TensorList out = dispatch(function_detail::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
+                            Attrs{{"f", std::shared_ptr<const graph::Graph>(impl->graph)}}, SourceLocation());
+  return CallResult{std::vector<Tensor>(out.begin(), out.end()), impl};
 }
 
 int FunctionCore::tracing_count() const {

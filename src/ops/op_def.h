@@ -150,5 +150,6 @@ void register_variable_ops(OpRegistry& registry);
 void register_host_function_ops(OpRegistry& registry);
 // If / While (nested graphs as attrs): defined in src/function/control_flow_ops.cpp.
 void register_control_flow_ops(OpRegistry& registry);
+void register_call_ops(OpRegistry& registry);  // defined in src/function
 
 }  // namespace kiln::detail

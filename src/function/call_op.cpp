@@ -1,0 +1,58 @@
+// Call / StatefulCall: a kiln::function called while another is traced is
+// one node that runs the callee's own traced graph (held as attr "f").
+#include "function/call_op.h"
+
+#include "function/control_flow_ops.h"
+#include "function/tracing_context.h"
+#include "kiln/math.h"
+
+namespace kiln::function_detail {
+
+namespace {
+
+using GraphPtr = std::shared_ptr<const graph::Graph>;
+
+void call_infer(detail::InferContext& c) {
+  const GraphPtr& g = c.attrs().get<GraphPtr>("f");
+  if (!g) c.fail("attr f is an empty graph");
+  check_feeds(c, *g, 0, "f");
+  for (const graph::Value& v : g->results()) {
+    const detail::TensorType& t = g->type_of(v);
+    c.add_output(t.dtype, t.shape);
+  }
+}
+
+void call_kernel(detail::KernelContext& c) {
+  std::vector<Tensor> out = plan_for(c.attrs.get<GraphPtr>("f"))->run(c.inputs);
+  for (std::size_t k = 0; k < c.outputs.size(); ++k) c.outputs[k] = std::move(out[k]);
+}
+
+std::vector<detail::OpSample> call_samples() {
+  auto g = std::make_shared<graph::Graph>("square_plus_one");
+  TracingContext ctx(g);
+  Tensor x = ctx.add_parameter({DType::Float32, Shape{None}}, "x");
+  {
+    detail::DispatchHandlerGuard guard(&ctx);
+    g->results().push_back(ctx.value_of(x * x + 1.f));
+  }
+  return {{{constant({1.f, 2.f, 3.f})}, detail::Attrs{{"f", GraphPtr(g)}}}};
+}
+
+constexpr detail::OpDef kCall{.name = "Call", .infer = call_infer, .kernel = call_kernel,
+                              .flags = detail::kSetsOwnOutputs, .samples = call_samples};
+constexpr detail::OpDef kStatefulCall{.name = "StatefulCall", .infer = call_infer, .kernel = call_kernel,
+                                      .flags = detail::kStateful | detail::kSetsOwnOutputs,
+                                      .samples = call_samples};
+
+}  // namespace
+
+const detail::OpDef& call_op(bool stateful) { return stateful ? kStatefulCall : kCall; }
+
+}  // namespace kiln::function_detail
+
+namespace kiln::detail {
+void register_call_ops(OpRegistry& r) {
+  r.add(function_detail::call_op(false));
+  r.add(function_detail::call_op(true));
+}
+}  // namespace kiln::detail

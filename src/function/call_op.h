@@ -1,0 +1,9 @@
+#pragma once
+// The op of a function call inside a graph (DESIGN.md §7).
+#include "ops/op_def.h"
+
+namespace kiln::function_detail {
+// Call(args..., captures...) {f}: runs graph f; StatefulCall when f has
+// stateful nodes (kept in program order, never pruned).
+const detail::OpDef& call_op(bool stateful);
+}  // namespace kiln::function_detail
