@@ -268,3 +268,19 @@ TEST(Function, ConcurrentCallsTraceOnce) {
   EXPECT_EQ(traces.load(), 1);
   EXPECT_EQ(bad.load(), 0);
 }
+
+TEST(Function, TheCacheIsBounded) {
+  FunctionOptions o;
+  o.max_cache_entries = 2;
+  auto f = kiln::function([](const Tensor& x, int k) { return x * k; }, o);
+  f(constant(1), 1);
+  f(constant(1), 2);
+  f(constant(1), 3);  // evicts k=1, the least recently used
+  EXPECT_EQ(f.cache_info().entries, 2);
+  f(constant(1), 3);
+  f(constant(1), 2);
+  EXPECT_EQ(f.tracing_count(), 3);
+  expect_tensor<int32_t>(f(constant(1), 1), {}, {1});  // traced again
+  EXPECT_EQ(f.tracing_count(), 4);
+  EXPECT_EQ(f.cache_info().entries, 2);
+}
