@@ -1,6 +1,7 @@
 // Shape and array ops: reshape, transpose, expand_dims, squeeze, concat,
 // stack, unstack, slicing and indexing, gather, one_hot, tile, pad.
 #include "test_util.h"
+#include "op_test_util.h"
 
 #include <numeric>
 
@@ -9,17 +10,11 @@
 
 using namespace kiln;
 using kiln::testing::expect_error;
+using kiln::testing::infer1;
 using kiln::testing::expect_tensor;
 
 namespace {
 
-detail::TensorType infer1(std::string_view op, std::vector<detail::TensorType> in,
-                          const detail::Attrs& attrs) {
-  const detail::OpDef& def = detail::OpRegistry::global().get(op);
-  detail::InferContext c(def, std::span<const detail::TensorType>(in.data(), in.size()), attrs);
-  def.infer(c);
-  return c.outputs()[0];
-}
 
 std::vector<float> iota(int64_t n) {
   std::vector<float> v(static_cast<std::size_t>(n));

@@ -10,6 +10,7 @@
 #include "core/allocator.h"
 #include "kiln/function.h"
 #include "kiln/math.h"
+#include "op_test_util.h"
 #include "ops/op_def.h"
 #include "runtime/dispatch.h"
 #include "test_util.h"
@@ -37,15 +38,7 @@ void expect_bits(const Tensor& t, const Shape& shape, const std::vector<T>& valu
         << "element " << i << ": " << got[i] << " vs " << values[i];
 }
 
-// Runs op.infer on types only (unknown dims allowed).
-detail::TensorType infer1(std::string_view op, std::vector<detail::TensorType> in) {
-  const detail::OpDef& def = detail::OpRegistry::global().get(op);
-  detail::Attrs attrs;
-  detail::InferContext c(def, std::span<const detail::TensorType>(in.data(), in.size()), attrs);
-  def.infer(c);
-  EXPECT_EQ(c.outputs().size(), 1u);
-  return c.outputs()[0];
-}
+using kiln::testing::infer1;
 detail::TensorType tt(DType d, Shape s) { return {d, s}; }
 
 // ---- Inference ----------------------------------------------------------------

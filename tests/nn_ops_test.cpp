@@ -12,12 +12,14 @@
 #include "ops/onednn.h"
 #include "ops/op_def.h"
 #include "runtime/dispatch.h"
+#include "op_test_util.h"
 #include "test_util.h"
 
 using kiln::None;
 using kiln::Shape;
 using kiln::Tensor;
 using kiln::testing::expect_error;
+using kiln::testing::infer1;
 using kiln::testing::expect_tensor;
 using kiln::testing::expect_tensor_near;
 namespace nn = kiln::nn;
@@ -43,15 +45,6 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
-detail::TensorType infer1(std::string_view op_name, std::vector<detail::TensorType> inputs,
-                          const detail::Attrs& attrs) {
-  const detail::OpDef& op = detail::OpRegistry::global().get(op_name);
-  detail::InferContext ic(op, std::span<const detail::TensorType>(inputs.data(), inputs.size()),
-                          attrs);
-  op.infer(ic);
-  EXPECT_EQ(ic.outputs().size(), 1u);
-  return ic.outputs()[0];
-}
 
 // ---- naive references ------------------------------------------------------
 

@@ -1,5 +1,6 @@
 // Reductions: sum, mean, prod, max, min, any, all, argmax, argmin.
 #include "test_util.h"
+#include "op_test_util.h"
 
 #include <cmath>
 #include <limits>
@@ -9,19 +10,12 @@
 
 using namespace kiln;
 using kiln::testing::expect_error;
+using kiln::testing::infer1;
 using kiln::testing::expect_tensor;
 using kiln::testing::expect_tensor_near;
 
 namespace {
 
-// Runs an op's type inference on types only (unknown dims allowed).
-detail::TensorType infer1(std::string_view op, std::vector<detail::TensorType> in,
-                          const detail::Attrs& attrs) {
-  const detail::OpDef& def = detail::OpRegistry::global().get(op);
-  detail::InferContext c(def, std::span<const detail::TensorType>(in.data(), in.size()), attrs);
-  def.infer(c);
-  return c.outputs()[0];
-}
 
 detail::Attrs axes_attrs(std::vector<int64_t> axes, bool keep) {
   return detail::Attrs{{"axes", std::move(axes)}, {"keepdims", keep}};
