@@ -12,6 +12,7 @@ namespace kiln {
 
 namespace detail {
 struct VariableState;
+struct OpDef;
 }
 
 struct VariableOptions {
@@ -55,7 +56,7 @@ class Variable {
   const std::shared_ptr<detail::VariableState>& state() const { return state_; }
 
  private:
-  void update(const char* what, const Operand& value, SourceLocation loc) const;
+  void update(const detail::OpDef& op, const Operand& value, SourceLocation loc) const;
   std::shared_ptr<detail::VariableState> state_;
   Tensor handle_;
 };

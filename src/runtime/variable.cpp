@@ -74,18 +74,21 @@ Tensor Variable::read_value(SourceLocation loc) const {
   return dispatch1(read_variable_op(), in, Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
 }
 
-void Variable::update(const char* what, const Operand& value, SourceLocation loc) const {
-  if (!state_) null_variable(what);
-  const OpDef& op = std::string_view(what) == "assign"       ? assign_variable_op()
-                    : std::string_view(what) == "assign_add" ? assign_add_variable_op()
-                                                             : assign_sub_variable_op();
+void Variable::update(const detail::OpDef& op, const Operand& value, SourceLocation loc) const {
+  if (!state_) null_variable(op.name.data());
   Tensor v = value.is_tensor() ? value.take() : scalar_to_tensor(value.scalar(), state_->dtype, op.name, loc);
   const Tensor in[] = {handle_, std::move(v)};
   dispatch(op, in, Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
 }
 
-void Variable::assign(const Operand& value, SourceLocation loc) const { update("assign", value, loc); }
-void Variable::assign_add(const Operand& delta, SourceLocation loc) const { update("assign_add", delta, loc); }
-void Variable::assign_sub(const Operand& delta, SourceLocation loc) const { update("assign_sub", delta, loc); }
+void Variable::assign(const Operand& value, SourceLocation loc) const {
+  update(assign_variable_op(), value, loc);
+}
+void Variable::assign_add(const Operand& delta, SourceLocation loc) const {
+  update(assign_add_variable_op(), delta, loc);
+}
+void Variable::assign_sub(const Operand& delta, SourceLocation loc) const {
+  update(assign_sub_variable_op(), delta, loc);
+}
 
 }  // namespace kiln
