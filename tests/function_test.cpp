@@ -2,6 +2,7 @@
 #include "test_util.h"
 
 #include <atomic>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -283,4 +284,14 @@ TEST(Function, TheCacheIsBounded) {
   expect_tensor<int32_t>(f(constant(1), 1), {}, {1});  // traced again
   EXPECT_EQ(f.tracing_count(), 4);
   EXPECT_EQ(f.cache_info().entries, 2);
+}
+
+TEST(Function, RecursionWhileTracingIsAnErrorNotADeadlock) {
+  FunctionOptions o;
+  o.name = "recursive";
+  std::function<Tensor(const Tensor&)> body;
+  auto f = kiln::function([&](const Tensor& x) { return body(x); }, o);
+  body = [&](const Tensor& x) { return f(x - 1); };
+  expect_error<Unimplemented>([&] { f(constant(3)); }, {"recursive", "called itself", "while_loop"});
+  EXPECT_EQ(f.tracing_count(), 0);
 }

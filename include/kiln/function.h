@@ -143,8 +143,9 @@ class FunctionCore {
   void expect_max_traces(int n);
   const FunctionOptions& options() const;
 
- private:
   struct State;
+
+ private:
   std::unique_ptr<State> state_;
 };
 

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <list>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "function/call_op.h"
@@ -36,6 +37,9 @@ using Entry = std::shared_ptr<ConcreteImpl>;
 struct FunctionCore::State {
   FunctionOptions options;
   mutable std::mutex mutex;
+  // The thread tracing this function right now: a call from inside its own
+  // trace (recursion) would wait on `mutex` forever, so it is an error.
+  std::atomic<std::thread::id> tracing_thread{};
   std::unordered_map<TraceKey, Entry, TraceKeyHash> exact;
   std::vector<Entry> entries;  // every live trace, least recently used first
   std::vector<RetraceRecord> log;
@@ -297,8 +301,29 @@ std::vector<Tensor> verify_call(const FunctionOptions& options, const ConcreteIm
   return results;
 }
 
+void check_not_recursive(const FunctionCore::State& s) {
+  if (s.tracing_thread.load(std::memory_order_relaxed) == std::this_thread::get_id())
+    throw Unimplemented(fmt::format(
+        "kiln::function '{}' called itself while being traced; recursive functions are not "
+        "supported (write the recursion as kiln::while_loop)",
+        s.options.name));
+}
+
+// Marks the calling thread as tracing `s` for the guard's lifetime.
+class TracingMark {
+ public:
+  explicit TracingMark(FunctionCore::State& s) : s_(s) {
+    s_.tracing_thread.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  }
+  ~TracingMark() { s_.tracing_thread.store(std::thread::id(), std::memory_order_relaxed); }
+
+ private:
+  FunctionCore::State& s_;
+};
+
 std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, TraceFnRef trace) {
   State& s = *state_;
+  check_not_recursive(s);
   std::lock_guard<std::mutex> lock(s.mutex);
   const TraceKey* key = &flat.key;
   TraceKey sig;
@@ -312,6 +337,7 @@ std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, Trac
     if (e->accepts(*key) && e->key == *key) return e;
   ++s.info.misses;
   Entry first_run;
+  TracingMark mark(s);
   Entry e = trace_entry(s.options, *key, trace, static_cast<int>(s.info.traces), &first_run);
   // A first trace that initializes variables from arguments cannot run here
   // (specs have no values); reading such a variable later says so.
@@ -327,6 +353,7 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   State& s = *state_;
   Entry entry, first_run;
   {
+    check_not_recursive(s);
     std::lock_guard<std::mutex> lock(s.mutex);
     auto it = s.exact.find(flat.key);
     if (it != s.exact.end()) {
@@ -348,6 +375,7 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
         }
         if (!entry) {
           ++s.info.misses;
+          TracingMark mark(s);
           entry = trace_entry(s.options, sig, trace, static_cast<int>(s.info.traces), &first_run);
           entry->relaxed = true;
           ++s.info.traces;
@@ -375,7 +403,10 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
           relaxed = true;
         }
         int number = static_cast<int>(s.info.traces) + 1;
-        entry = trace_entry(s.options, key, trace, static_cast<int>(s.info.traces), &first_run);
+        {
+          TracingMark mark(s);
+          entry = trace_entry(s.options, key, trace, static_cast<int>(s.info.traces), &first_run);
+        }
         entry->relaxed = relaxed;
         if (s.last_traced) {
           RetraceRecord r = explain(s.last_traced->key, flat.key, number, relaxed);
