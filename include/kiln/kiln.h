@@ -14,3 +14,4 @@
 #include "kiln/random.h"
 #include "kiln/variable.h"
 #include "kiln/debugging.h"
+#include "kiln/data.h"

@@ -1,0 +1,127 @@
+#pragma once
+// kiln::data: input pipelines in the style of tf.data, iterated eagerly, and
+// the IDX file format (MNIST's).
+//
+//   auto ds = data::Dataset::from_tensor_slices({images, labels})
+//                 .shuffle(1000, 42).batch(32).prefetch(2);
+//   for (const std::vector<Tensor>& element : ds) { ... element[0] ... }
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/tensor.h"
+
+namespace kiln::data {
+
+// One element of a dataset: its components, e.g. {image, label}.
+using Element = std::vector<Tensor>;
+
+namespace detail {
+// One pass over a dataset (defined in src/data).
+class Cursor {
+ public:
+  virtual ~Cursor() = default;
+  // The next element, or nullopt at the end of the pass.
+  virtual std::optional<Element> next() = 0;
+};
+// A node of a dataset's (immutable) chain of sources and transformations.
+class DatasetNode {
+ public:
+  virtual ~DatasetNode() = default;
+  virtual std::unique_ptr<Cursor> open() const = 0;
+  virtual int64_t cardinality() const = 0;
+};
+}  // namespace detail
+
+// An immutable, cheaply copied pipeline. Transformations return new datasets
+// and leave this one as it was. Each begin() starts a fresh pass.
+class Dataset {
+ public:
+  static constexpr int64_t kInfinite = -1;
+  static constexpr int64_t kUnknown = -2;
+
+  // ---- Sources ----
+  // One element: `components` as they are.
+  static Dataset from_tensors(std::vector<Tensor> components);
+  // One element per index i of dim 0: {components[0][i], components[1][i], ...}.
+  // Every component must have rank >= 1 and the same dim 0.
+  static Dataset from_tensor_slices(std::vector<Tensor> components);
+  // int64 scalars start, start + step, ... before stop (as Python's range).
+  static Dataset range(int64_t stop);
+  static Dataset range(int64_t start, int64_t stop, int64_t step = 1);
+  // Elements from a callable until it returns nullopt. Every pass calls the
+  // same callable (it keeps its own state), so cardinality() is unknown.
+  static Dataset from_generator(std::function<std::optional<Element>()> generator);
+
+  // ---- Transformations ----
+  Dataset map(std::function<Element(const Element&)> fn) const;
+  // Keeps the elements for which `predicate` returns a bool scalar tensor
+  // that is true.
+  Dataset filter(std::function<Tensor(const Element&)> predicate) const;
+  // TF's buffered shuffle: fills a buffer of `buffer_size` elements and
+  // yields a random one of them, refilling from the input. Every pass draws a
+  // new order; with a seed the sequence of orders is reproducible.
+  Dataset shuffle(int64_t buffer_size, std::optional<uint64_t> seed = std::nullopt) const;
+  // Stacks `batch_size` consecutive elements component by component (a new
+  // dim 0). The last, smaller batch is kept unless `drop_remainder`.
+  Dataset batch(int64_t batch_size, bool drop_remainder = false) const;
+  // Passes over the input `count` times (-1: forever).
+  Dataset repeat(int64_t count = -1) const;
+  // The first `count` elements (-1: all).
+  Dataset take(int64_t count) const;
+  // All but the first `count` elements (-1: skips everything).
+  Dataset skip(int64_t count) const;
+  // Produces up to `buffer_size` elements ahead on a background thread.
+  Dataset prefetch(int64_t buffer_size = 1) const;
+
+  // The number of elements when known; kInfinite (-1) or kUnknown (-2).
+  int64_t cardinality() const;
+
+  // Folds the elements eagerly: state = fn(state, element), from `initial`.
+  Element reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn) const;
+
+  // ---- Iteration (an input iterator) ----
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Element;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Element*;
+    using reference = const Element&;
+
+    Iterator() = default;
+    Iterator(std::shared_ptr<const detail::DatasetNode> node, std::shared_ptr<detail::Cursor> cursor);
+    const Element& operator*() const { return *current_; }
+    const Element* operator->() const { return &*current_; }
+    Iterator& operator++();
+    void operator++(int) { ++*this; }
+    friend bool operator==(const Iterator& it, std::default_sentinel_t) { return !it.current_; }
+
+   private:
+    std::shared_ptr<const detail::DatasetNode> node_;  // outlives the cursor
+    std::shared_ptr<detail::Cursor> cursor_;
+    std::optional<Element> current_;
+  };
+  Iterator begin() const;
+  std::default_sentinel_t end() const { return {}; }
+
+  explicit Dataset(std::shared_ptr<const detail::DatasetNode> node) : node_(std::move(node)) {}
+  const std::shared_ptr<const detail::DatasetNode>& node() const { return node_; }
+
+ private:
+  std::shared_ptr<const detail::DatasetNode> node_;
+};
+
+// Reads an IDX file (the MNIST format). The element type byte picks the
+// dtype: unsigned byte -> uint8; signed byte, short, int -> int32; float ->
+// float32; double -> float64. A damaged file is an InvalidArgument naming the
+// file and what is wrong; a missing file is NotFound.
+Tensor read_idx(const std::string& path);
+// Writes a concrete uint8, int32 or float32 tensor as an IDX file.
+void write_idx(const std::string& path, const Tensor& tensor);
+
+}  // namespace kiln::data

@@ -1,0 +1,458 @@
+// Dataset sources and the element-wise transformations (map, filter, batch,
+// repeat, take, skip). Shuffle and prefetch keep state across elements in
+// buffers and live in buffered.cpp.
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "data/nodes.h"
+#include "kiln/array.h"
+#include "kiln/error.h"
+
+namespace kiln::data {
+
+using detail::Cursor;
+using detail::DatasetNode;
+
+namespace {
+
+std::string shape_str(const Tensor& t) { return t.shape().to_string(); }
+
+// ---- Sources ---------------------------------------------------------------
+
+class TensorsNode final : public DatasetNode {
+ public:
+  explicit TensorsNode(Element element) : element_(std::move(element)) {}
+  std::unique_ptr<Cursor> open() const override {
+    class C final : public Cursor {
+     public:
+      explicit C(const Element* e) : e_(e) {}
+      std::optional<Element> next() override {
+        if (done_) return std::nullopt;
+        done_ = true;
+        return *e_;
+      }
+      const Element* e_;
+      bool done_ = false;
+    };
+    return std::make_unique<C>(&element_);
+  }
+  int64_t cardinality() const override { return 1; }
+
+ private:
+  Element element_;
+};
+
+class SlicesNode final : public DatasetNode {
+ public:
+  SlicesNode(Element components, int64_t n) : components_(std::move(components)), n_(n) {}
+  std::unique_ptr<Cursor> open() const override {
+    class C final : public Cursor {
+     public:
+      explicit C(const SlicesNode* node) : node_(node) {}
+      std::optional<Element> next() override {
+        if (i_ >= node_->n_) return std::nullopt;
+        Element e;
+        e.reserve(node_->components_.size());
+        for (const Tensor& t : node_->components_) e.push_back(t[i_]);
+        ++i_;
+        return e;
+      }
+      const SlicesNode* node_;
+      int64_t i_ = 0;
+    };
+    return std::make_unique<C>(this);
+  }
+  int64_t cardinality() const override { return n_; }
+
+ private:
+  Element components_;
+  int64_t n_;
+};
+
+class RangeNode final : public DatasetNode {
+ public:
+  RangeNode(int64_t start, int64_t stop, int64_t step) : start_(start), stop_(stop), step_(step) {}
+  std::unique_ptr<Cursor> open() const override {
+    class C final : public Cursor {
+     public:
+      C(const RangeNode* node) : node_(node), v_(node->start_) {}
+      std::optional<Element> next() override {
+        if (node_->step_ > 0 ? v_ >= node_->stop_ : v_ <= node_->stop_) return std::nullopt;
+        Element e{constant(Scalar(v_))};
+        v_ += node_->step_;
+        return e;
+      }
+      const RangeNode* node_;
+      int64_t v_;
+    };
+    return std::make_unique<C>(this);
+  }
+  int64_t cardinality() const override {
+    // Computed in unsigned arithmetic so that extreme bounds cannot overflow.
+    if (step_ > 0) {
+      if (stop_ <= start_) return 0;
+      uint64_t span = static_cast<uint64_t>(stop_) - static_cast<uint64_t>(start_);
+      return static_cast<int64_t>((span - 1) / static_cast<uint64_t>(step_) + 1);
+    }
+    if (stop_ >= start_) return 0;
+    uint64_t span = static_cast<uint64_t>(start_) - static_cast<uint64_t>(stop_);
+    uint64_t s = static_cast<uint64_t>(0) - static_cast<uint64_t>(step_);
+    return static_cast<int64_t>((span - 1) / s + 1);
+  }
+
+ private:
+  int64_t start_, stop_, step_;
+};
+
+class GeneratorNode final : public DatasetNode {
+ public:
+  explicit GeneratorNode(std::function<std::optional<Element>()> fn) : fn_(std::move(fn)) {}
+  std::unique_ptr<Cursor> open() const override {
+    class C final : public Cursor {
+     public:
+      explicit C(const GeneratorNode* node) : node_(node) {}
+      std::optional<Element> next() override { return node_->fn_(); }
+      const GeneratorNode* node_;
+    };
+    return std::make_unique<C>(this);
+  }
+  int64_t cardinality() const override { return Dataset::kUnknown; }
+
+ private:
+  std::function<std::optional<Element>()> fn_;
+};
+
+// ---- Transformations -------------------------------------------------------
+
+class MapNode final : public detail::UnaryNode {
+ public:
+  MapNode(std::shared_ptr<const DatasetNode> in, std::function<Element(const Element&)> fn)
+      : UnaryNode(std::move(in)), fn_(std::move(fn)) {}
+  std::unique_ptr<Cursor> open() const override {
+    class C final : public Cursor {
+     public:
+      C(const MapNode* node) : node_(node), in_(node->input()->open()) {}
+      std::optional<Element> next() override {
+        std::optional<Element> e = in_->next();
+        if (!e) return std::nullopt;
+        return node_->fn_(*e);
+      }
+      const MapNode* node_;
+      std::unique_ptr<Cursor> in_;
+    };
+    return std::make_unique<C>(this);
+  }
+  int64_t cardinality() const override { return input()->cardinality(); }
+
+ private:
+  std::function<Element(const Element&)> fn_;
+};
+
+class FilterNode final : public detail::UnaryNode {
+ public:
+  FilterNode(std::shared_ptr<const DatasetNode> in, std::function<Tensor(const Element&)> fn)
+      : UnaryNode(std::move(in)), fn_(std::move(fn)) {}
+  std::unique_ptr<Cursor> open() const override {
+    class C final : public Cursor {
+     public:
+      C(const FilterNode* node) : node_(node), in_(node->input()->open()) {}
+      std::optional<Element> next() override {
+        while (std::optional<Element> e = in_->next()) {
+          Tensor keep = node_->fn_(*e);
+          if (!keep.defined() || keep.dtype() != DType::Bool || keep.rank() != 0)
+            throw InvalidArgument(
+                "Dataset::filter: the predicate must return a bool scalar tensor, got " +
+                (keep.defined() ? std::string(dtype_name(keep.dtype())) + " of shape " + shape_str(keep)
+                                : std::string("an undefined tensor")));
+          if (keep.item<bool>()) return e;
+        }
+        return std::nullopt;
+      }
+      const FilterNode* node_;
+      std::unique_ptr<Cursor> in_;
+    };
+    return std::make_unique<C>(this);
+  }
+  int64_t cardinality() const override {
+    return input()->cardinality() == Dataset::kInfinite ? Dataset::kInfinite : Dataset::kUnknown;
+  }
+
+ private:
+  std::function<Tensor(const Element&)> fn_;
+};
+
+class BatchNode final : public detail::UnaryNode {
+ public:
+  BatchNode(std::shared_ptr<const DatasetNode> in, int64_t n, bool drop)
+      : UnaryNode(std::move(in)), n_(n), drop_(drop) {}
+  std::unique_ptr<Cursor> open() const override {
+    class C final : public Cursor {
+     public:
+      C(const BatchNode* node) : node_(node), in_(node->input()->open()) {}
+      std::optional<Element> next() override {
+        std::vector<Element> rows;
+        while (static_cast<int64_t>(rows.size()) < node_->n_) {
+          std::optional<Element> e = in_->next();
+          if (!e) break;
+          if (!rows.empty() && e->size() != rows[0].size())
+            throw InvalidArgument("Dataset::batch: elements have different numbers of components (" +
+                                  std::to_string(rows[0].size()) + " and " +
+                                  std::to_string(e->size()) + ")");
+          rows.push_back(std::move(*e));
+        }
+        if (rows.empty()) return std::nullopt;
+        if (node_->drop_ && static_cast<int64_t>(rows.size()) < node_->n_) return std::nullopt;
+        Element out;
+        out.reserve(rows[0].size());
+        std::vector<Tensor> parts(rows.size());
+        for (std::size_t c = 0; c < rows[0].size(); ++c) {
+          for (std::size_t r = 0; r < rows.size(); ++r) {
+            if (rows[r][c].shape() != rows[0][c].shape() || rows[r][c].dtype() != rows[0][c].dtype())
+              throw InvalidArgument("Dataset::batch: component " + std::to_string(c) +
+                                    " differs between elements of one batch: " +
+                                    std::string(dtype_name(rows[0][c].dtype())) + " " +
+                                    shape_str(rows[0][c]) + " and " +
+                                    std::string(dtype_name(rows[r][c].dtype())) + " " +
+                                    shape_str(rows[r][c]));
+            parts[r] = rows[r][c];
+          }
+          out.push_back(stack(parts, 0));
+        }
+        return out;
+      }
+      const BatchNode* node_;
+      std::unique_ptr<Cursor> in_;
+    };
+    return std::make_unique<C>(this);
+  }
+  int64_t cardinality() const override {
+    int64_t c = input()->cardinality();
+    if (c < 0) return c;
+    return drop_ ? c / n_ : (c + n_ - 1) / n_;
+  }
+
+ private:
+  int64_t n_;
+  bool drop_;
+};
+
+class RepeatNode final : public detail::UnaryNode {
+ public:
+  RepeatNode(std::shared_ptr<const DatasetNode> in, int64_t count)
+      : UnaryNode(std::move(in)), count_(count) {}
+  std::unique_ptr<Cursor> open() const override {
+    class C final : public Cursor {
+     public:
+      C(const RepeatNode* node) : node_(node) {}
+      std::optional<Element> next() override {
+        while (node_->count_ < 0 || pass_ < node_->count_) {
+          if (!in_) {
+            in_ = node_->input()->open();
+            produced_ = false;
+          }
+          if (std::optional<Element> e = in_->next()) {
+            produced_ = true;
+            return e;
+          }
+          in_.reset();
+          ++pass_;
+          // An empty input repeated forever would spin: stop as TF does.
+          if (!produced_) return std::nullopt;
+        }
+        return std::nullopt;
+      }
+      const RepeatNode* node_;
+      std::unique_ptr<Cursor> in_;
+      int64_t pass_ = 0;
+      bool produced_ = false;
+    };
+    return std::make_unique<C>(this);
+  }
+  int64_t cardinality() const override {
+    int64_t c = input()->cardinality();
+    if (count_ == 0 || c == 0) return 0;
+    if (count_ < 0) return c == Dataset::kUnknown ? Dataset::kUnknown : Dataset::kInfinite;
+    if (c < 0) return c;
+    return c * count_;
+  }
+
+ private:
+  int64_t count_;
+};
+
+class TakeNode final : public detail::UnaryNode {
+ public:
+  TakeNode(std::shared_ptr<const DatasetNode> in, int64_t count)
+      : UnaryNode(std::move(in)), count_(count) {}
+  std::unique_ptr<Cursor> open() const override {
+    class C final : public Cursor {
+     public:
+      C(const TakeNode* node) : node_(node), in_(node->input()->open()) {}
+      std::optional<Element> next() override {
+        if (node_->count_ >= 0 && taken_ >= node_->count_) return std::nullopt;
+        std::optional<Element> e = in_->next();
+        if (e) ++taken_;
+        return e;
+      }
+      const TakeNode* node_;
+      std::unique_ptr<Cursor> in_;
+      int64_t taken_ = 0;
+    };
+    return std::make_unique<C>(this);
+  }
+  int64_t cardinality() const override {
+    int64_t c = input()->cardinality();
+    if (count_ < 0) return c;
+    if (c == Dataset::kInfinite) return count_;
+    if (c == Dataset::kUnknown) return count_ == 0 ? 0 : Dataset::kUnknown;
+    return std::min(c, count_);
+  }
+
+ private:
+  int64_t count_;
+};
+
+class SkipNode final : public detail::UnaryNode {
+ public:
+  SkipNode(std::shared_ptr<const DatasetNode> in, int64_t count)
+      : UnaryNode(std::move(in)), count_(count) {}
+  std::unique_ptr<Cursor> open() const override {
+    class C final : public Cursor {
+     public:
+      C(const SkipNode* node) : node_(node), in_(node->input()->open()) {}
+      std::optional<Element> next() override {
+        if (!skipped_) {
+          skipped_ = true;
+          for (int64_t i = 0; node_->count_ < 0 || i < node_->count_; ++i)
+            if (!in_->next()) return std::nullopt;
+        }
+        return in_->next();
+      }
+      const SkipNode* node_;
+      std::unique_ptr<Cursor> in_;
+      bool skipped_ = false;
+    };
+    return std::make_unique<C>(this);
+  }
+  int64_t cardinality() const override {
+    int64_t c = input()->cardinality();
+    if (count_ < 0) return c == Dataset::kInfinite ? Dataset::kInfinite : 0;
+    if (c < 0) return c;
+    return std::max<int64_t>(c - count_, 0);
+  }
+
+ private:
+  int64_t count_;
+};
+
+void check_positive(const char* fn, const char* arg, int64_t v) {
+  if (v <= 0)
+    throw InvalidArgument(std::string("Dataset::") + fn + ": " + arg + " must be positive, got " +
+                          std::to_string(v));
+}
+
+}  // namespace
+
+// ---- Dataset ---------------------------------------------------------------
+
+Dataset Dataset::from_tensors(std::vector<Tensor> components) {
+  for (std::size_t i = 0; i < components.size(); ++i)
+    if (!components[i].defined())
+      throw InvalidArgument("Dataset::from_tensors: component " + std::to_string(i) + " is undefined");
+  return Dataset(std::make_shared<TensorsNode>(std::move(components)));
+}
+
+Dataset Dataset::from_tensor_slices(std::vector<Tensor> components) {
+  if (components.empty())
+    throw InvalidArgument("Dataset::from_tensor_slices: needs at least one component");
+  int64_t n = -1;
+  for (std::size_t i = 0; i < components.size(); ++i) {
+    const Tensor& t = components[i];
+    if (!t.defined() || t.is_symbolic() || t.rank() < 1)
+      throw InvalidArgument("Dataset::from_tensor_slices: component " + std::to_string(i) +
+                            " must be a concrete tensor of rank >= 1, got " +
+                            (t.defined() ? "shape " + shape_str(t) : std::string("undefined")));
+    if (i == 0) n = t.shape()[0];
+    else if (t.shape()[0] != n)
+      throw InvalidArgument("Dataset::from_tensor_slices: components must have the same dim 0; "
+                            "component 0 has " + std::to_string(n) + " (shape " +
+                            shape_str(components[0]) + ") but component " + std::to_string(i) +
+                            " has " + std::to_string(t.shape()[0]) + " (shape " + shape_str(t) + ")");
+  }
+  return Dataset(std::make_shared<SlicesNode>(std::move(components), n));
+}
+
+Dataset Dataset::range(int64_t stop) { return range(0, stop, 1); }
+
+Dataset Dataset::range(int64_t start, int64_t stop, int64_t step) {
+  if (step == 0) throw InvalidArgument("Dataset::range: step must not be 0");
+  return Dataset(std::make_shared<RangeNode>(start, stop, step));
+}
+
+Dataset Dataset::from_generator(std::function<std::optional<Element>()> generator) {
+  if (!generator) throw InvalidArgument("Dataset::from_generator: the generator is empty");
+  return Dataset(std::make_shared<GeneratorNode>(std::move(generator)));
+}
+
+Dataset Dataset::map(std::function<Element(const Element&)> fn) const {
+  if (!fn) throw InvalidArgument("Dataset::map: the function is empty");
+  return Dataset(std::make_shared<MapNode>(node_, std::move(fn)));
+}
+
+Dataset Dataset::filter(std::function<Tensor(const Element&)> predicate) const {
+  if (!predicate) throw InvalidArgument("Dataset::filter: the predicate is empty");
+  return Dataset(std::make_shared<FilterNode>(node_, std::move(predicate)));
+}
+
+Dataset Dataset::batch(int64_t batch_size, bool drop_remainder) const {
+  check_positive("batch", "batch_size", batch_size);
+  return Dataset(std::make_shared<BatchNode>(node_, batch_size, drop_remainder));
+}
+
+Dataset Dataset::repeat(int64_t count) const {
+  if (count < -1)
+    throw InvalidArgument("Dataset::repeat: count must be >= 0 or -1 (forever), got " +
+                          std::to_string(count));
+  return Dataset(std::make_shared<RepeatNode>(node_, count));
+}
+
+Dataset Dataset::take(int64_t count) const {
+  if (count < -1)
+    throw InvalidArgument("Dataset::take: count must be >= 0 or -1 (all), got " + std::to_string(count));
+  return Dataset(std::make_shared<TakeNode>(node_, count));
+}
+
+Dataset Dataset::skip(int64_t count) const {
+  if (count < -1)
+    throw InvalidArgument("Dataset::skip: count must be >= 0 or -1 (all), got " + std::to_string(count));
+  return Dataset(std::make_shared<SkipNode>(node_, count));
+}
+
+int64_t Dataset::cardinality() const { return node_->cardinality(); }
+
+Element Dataset::reduce(Element initial,
+                        const std::function<Element(const Element&, const Element&)>& fn) const {
+  Element state = std::move(initial);
+  std::unique_ptr<Cursor> cursor = node_->open();
+  while (std::optional<Element> e = cursor->next()) state = fn(state, *e);
+  return state;
+}
+
+Dataset::Iterator::Iterator(std::shared_ptr<const DatasetNode> node, std::shared_ptr<Cursor> cursor)
+    : node_(std::move(node)), cursor_(std::move(cursor)) {
+  current_ = cursor_->next();
+  if (!current_) cursor_.reset();
+}
+
+Dataset::Iterator& Dataset::Iterator::operator++() {
+  current_ = cursor_->next();
+  if (!current_) cursor_.reset();  // ends the pass early (stops a prefetch thread)
+  return *this;
+}
+
+Dataset::Iterator Dataset::begin() const {
+  return Iterator(node_, std::shared_ptr<Cursor>(node_->open()));
+}
+
+}  // namespace kiln::data
