@@ -112,7 +112,7 @@ Tensor read_idx(const std::string& path) {
   Shape shape(dims);
   const unsigned char* p = data.data();
   switch (magic[2]) {
-    case 0x08: return constant(std::vector<uint8_t>(data.begin(), data.end()), shape);
+    case 0x08: return constant(data, shape);  // uint8_t is unsigned char: no conversion
     case 0x09: return decode<int32_t, int8_t, 1>(p, count, shape);
     case 0x0B: return decode<int32_t, int16_t, 2>(p, count, shape);
     case 0x0C: return decode<int32_t, int32_t, 4>(p, count, shape);
