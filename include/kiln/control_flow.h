@@ -1,6 +1,6 @@
 #pragma once
-// Control flow on tensor values (DESIGN.md §8): kiln::cond and
-// kiln::while_loop.
+// Control flow on tensor values (DESIGN.md §8): kiln::cond,
+// kiln::while_loop and kiln::for_range.
 //
 //   Tensor y = kiln::cond(x > 0, [&] { return x * 2; }, [&] { return -x; });
 //   auto [n, steps] = kiln::while_loop(
@@ -163,6 +163,66 @@ std::remove_cvref_t<Vars> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, const V
   std::vector<Tensor> result = detail::while_loop_flat(detail::FlatFnRef(cond_call), detail::FlatFnRef(body_call),
                                                        std::move(flat.leaves), sizes, loc);
   return detail::rebuild_vars<V>(result, sizes);
+}
+
+namespace detail {
+
+// for_range's bounds as int32 scalars; InvalidArgument for another dtype, a
+// non-scalar or a concrete delta of 0.
+struct RangeBounds {
+  Tensor start, limit, delta;
+  int sign = 0;  // delta's sign when known (not symbolic), else 0
+};
+RangeBounds range_bounds(const Operand& start, const Operand& limit, const Operand& delta,
+                         const SourceLocation& loc);
+// i < limit for a positive delta, i > limit for a negative one (a symbolic
+// delta decides inside the graph).
+Tensor range_continues(const Tensor& i, const RangeBounds& b, const SourceLocation& loc);
+Tensor range_next(const Tensor& i, const RangeBounds& b, const SourceLocation& loc);
+
+}  // namespace detail
+
+// for i in range(start, limit, delta): vars = body(i, vars...). start, limit
+// and delta are C++ ints or int32 scalar tensors; i is an int32 scalar
+// Tensor. loop_vars is structured as for while_loop (a Tensor, a tuple or
+// pair unpacked into the call, any nested structure such as TensorArrays);
+// body returns the new variables in the same structure. Built on while_loop
+// with loop variables (i, vars): eagerly a plain loop, while tracing one
+// While op whatever the trip count. Returns the final variables.
+template <class Body, class Vars>
+std::remove_cvref_t<Vars> for_range(const Operand& start, const Operand& limit, const Operand& delta,
+                                    const Vars& loop_vars, Body&& body,
+                                    SourceLocation loc = SourceLocation::current()) {
+  using V = std::remove_cvref_t<Vars>;
+  detail::RangeBounds b = detail::range_bounds(start, limit, delta, loc);
+  using State = std::tuple<Tensor, V>;
+  State final_state = while_loop(
+      [&](const Tensor& i, const V&) { return detail::range_continues(i, b, loc); },
+      [&](const Tensor& i, const V& vars) {
+        if constexpr (detail::IsTupleLike<V>::value) {
+          V next = std::apply([&](const auto&... v) { return V(body(i, v...)); }, vars);
+          return State{detail::range_next(i, b, loc), std::move(next)};
+        } else {
+          return State{detail::range_next(i, b, loc), V(body(i, vars))};
+        }
+      },
+      State{b.start, loop_vars}, loc);
+  return std::get<1>(std::move(final_state));
+}
+
+// for i in range(start, limit, delta): body(i), for a body with only side
+// effects (kiln::print, variable updates); it returns void.
+template <class Body>
+  requires std::is_invocable_v<Body&, const Tensor&>
+void for_range(const Operand& start, const Operand& limit, const Operand& delta, Body&& body,
+               SourceLocation loc = SourceLocation::current()) {
+  detail::RangeBounds b = detail::range_bounds(start, limit, delta, loc);
+  while_loop([&](const Tensor& i) { return detail::range_continues(i, b, loc); },
+             [&](const Tensor& i) {
+               body(i);
+               return detail::range_next(i, b, loc);
+             },
+             b.start, loc);
 }
 
 }  // namespace kiln

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "function/control_flow_ops.h"
+#include "kiln/math.h"
 #include "function/tracing_context.h"
 #include "runtime/dispatch.h"
 
@@ -304,6 +305,47 @@ std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::v
     final_vars = while_eager(cond_fn, body_fn, std::move(vars), sizes);
   }
   return replay_as_while(final_vars, loc);
+}
+
+namespace {
+
+Tensor range_bound(const Operand& v, const char* name, const SourceLocation& loc) {
+  if (!v.is_tensor()) {
+    const Scalar& s = v.scalar();
+    if (s.kind() != Scalar::Kind::Int)
+      throw InvalidArgument(fmt::format("for_range: {} must be an int or an int32 scalar tensor", name));
+    return scalar_to_tensor(s, DType::Int32, "for_range", loc);
+  }
+  const Tensor& t = v.tensor();
+  if (t.dtype() != DType::Int32 || t.shape().rank() != 0)
+    throw InvalidArgument(fmt::format("for_range: {} must be an int32 scalar, got {}", name,
+                                      type_text(type_of(t))));
+  return t;
+}
+
+}  // namespace
+
+RangeBounds range_bounds(const Operand& start, const Operand& limit, const Operand& delta,
+                         const SourceLocation& loc) {
+  RangeBounds b{range_bound(start, "start", loc), range_bound(limit, "limit", loc),
+                range_bound(delta, "delta", loc)};
+  if (!b.delta.is_symbolic()) {
+    int32_t d = b.delta.item<int32_t>();
+    if (d == 0) throw InvalidArgument("for_range: delta must not be 0");
+    b.sign = d > 0 ? 1 : -1;
+  }
+  return b;
+}
+
+Tensor range_continues(const Tensor& i, const RangeBounds& b, const SourceLocation& loc) {
+  if (b.sign > 0) return less(i, b.limit, loc);
+  if (b.sign < 0) return greater(i, b.limit, loc);
+  return logical_or(logical_and(greater(b.delta, 0, loc), less(i, b.limit, loc), loc),
+                    logical_and(less(b.delta, 0, loc), greater(i, b.limit, loc), loc), loc);
+}
+
+Tensor range_next(const Tensor& i, const RangeBounds& b, const SourceLocation& loc) {
+  return add(i, b.delta, loc);
 }
 
 }  // namespace kiln::detail
