@@ -40,8 +40,6 @@ struct TensorImpl : TensorHeader {
   std::shared_ptr<void> graph_owner;
 };
 
-inline TensorImpl* impl_of(const Tensor& t) { return t.impl(); }
-
 // A new concrete tensor with fresh (uninitialized) storage.
 Tensor make_tensor(DType dtype, const Shape& shape);
 // A new concrete tensor that shares `buffer` (which must hold enough elements).

@@ -36,11 +36,7 @@ bool operator==(const TraceKey& a, const TraceKey& b) {
 
 void Flattener::tensor(const Tensor& t) {
   if (!t.defined()) throw InvalidArgument("kiln::function: an argument is a null tensor");
-  KeyAtom atom;
-  atom.kind = KeyAtom::Kind::Tensor;
-  atom.dtype = t.dtype();
-  atom.shape = t.shape();
-  key.add(std::move(atom));
+  key.add({.kind = KeyAtom::Kind::Tensor, .dtype = t.dtype(), .shape = t.shape()});
   leaves.push_back(t);
 }
 
@@ -49,68 +45,34 @@ void Flattener::spec(const TensorSpec& spec) {
     throw InvalidArgument(fmt::format(
         "kiln::function: {} is a spec, not a value; pass specs to get_concrete_function",
         spec.to_string()));
-  KeyAtom atom;
-  atom.kind = KeyAtom::Kind::Tensor;
-  atom.dtype = spec.dtype;
-  atom.shape = spec.shape;
-  key.add(std::move(atom));
+  key.add({.kind = KeyAtom::Kind::Tensor, .dtype = spec.dtype, .shape = spec.shape});
   leaves.push_back(Tensor());
 }
 
 void Flattener::variable(const Tensor& handle, DType dtype, const Shape& shape) {
-  KeyAtom atom;
-  atom.kind = KeyAtom::Kind::Variable;
-  atom.dtype = dtype;
-  atom.shape = shape;
-  key.add(std::move(atom));
+  key.add({.kind = KeyAtom::Kind::Variable, .dtype = dtype, .shape = shape});
   leaves.push_back(handle);
 }
 
 void Flattener::integer(int64_t v, DType natural) {
-  KeyAtom atom;
-  atom.kind = KeyAtom::Kind::Int;
-  atom.dtype = natural;
-  atom.i = v;
-  key.add(std::move(atom));
+  key.add({.kind = KeyAtom::Kind::Int, .dtype = natural, .i = v});
 }
 
 void Flattener::floating(double v, DType natural) {
-  KeyAtom atom;
-  atom.kind = KeyAtom::Kind::Float;
-  atom.dtype = natural;
-  atom.f = v;
-  key.add(std::move(atom));
+  key.add({.kind = KeyAtom::Kind::Float, .dtype = natural, .f = v});
 }
 
-void Flattener::boolean(bool v) {
-  KeyAtom atom;
-  atom.kind = KeyAtom::Kind::Bool;
-  atom.dtype = DType::Bool;
-  atom.i = v;
-  key.add(std::move(atom));
-}
+void Flattener::boolean(bool v) { key.add({.kind = KeyAtom::Kind::Bool, .dtype = DType::Bool, .i = v}); }
 
 void Flattener::string(std::string v) {
-  KeyAtom atom;
-  atom.kind = KeyAtom::Kind::String;
-  atom.dtype = DType::String;
-  atom.s = std::move(v);
-  key.add(std::move(atom));
+  key.add({.kind = KeyAtom::Kind::String, .dtype = DType::String, .s = std::move(v)});
 }
 
 void Flattener::begin(KeyAtom::Kind kind, int64_t size, std::string name) {
-  KeyAtom atom;
-  atom.kind = kind;
-  atom.i = size;
-  atom.s = std::move(name);
-  key.add(std::move(atom));
+  key.add({.kind = kind, .i = size, .s = std::move(name)});
 }
 
-void Flattener::end() {
-  KeyAtom atom;
-  atom.kind = KeyAtom::Kind::End;
-  key.add(std::move(atom));
-}
+void Flattener::end() { key.add({.kind = KeyAtom::Kind::End}); }
 
 std::string atom_text(const KeyAtom& a) {
   switch (a.kind) {

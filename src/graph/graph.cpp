@@ -27,7 +27,6 @@ std::string default_node_name(std::string_view op_name) {
   return out;
 }
 
-const OpDef& placeholder_op() { return detail::placeholder_op(); }
 
 namespace {
 // Symbolic tensors print as Tensor("add:0", ...): their node's name.
@@ -83,7 +82,7 @@ Node* Graph::add_node_typed(const OpDef& op, std::span<const Value> inputs, Attr
 Node* Graph::add_parameter(const TensorType& type, std::string_view name) {
   Attrs attrs{{"dtype", type.dtype}, {"shape", type.shape}};
   TensorType out[] = {type};
-  Node* n = add_node_typed(placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
+  Node* n = add_node_typed(detail::placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
   parameters_.push_back(n);
   return n;
 }
@@ -91,7 +90,7 @@ Node* Graph::add_parameter(const TensorType& type, std::string_view name) {
 Node* Graph::add_capture(const Tensor& outer, std::string_view name) {
   Attrs attrs{{"dtype", outer.dtype()}, {"shape", outer.shape()}};
   TensorType out[] = {{outer.dtype(), outer.shape()}};
-  Node* n = add_node_typed(placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
+  Node* n = add_node_typed(detail::placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
   captures_.push_back({outer, n});
   return n;
 }
@@ -114,7 +113,7 @@ void Graph::verify() const {
     }
     for (const Node* c : n->control_inputs)
       if (!seen.count(c)) bad(n, "a control input is not defined before it");
-    if (n->op != &placeholder_op()) {
+    if (n->op != &detail::placeholder_op()) {
       detail::SmallVector<TensorType, 4> types;
       for (const Value& v : n->inputs) types.push_back(type_of(v));
       detail::InferContext ic(*n->op, std::span<const TensorType>(types.data(), types.size()), n->attrs);

@@ -114,7 +114,4 @@ class Graph {
 // snake_case of an op name, the base of its node names: MatMul -> mat_mul.
 std::string default_node_name(std::string_view op_name);
 
-// The placeholder op: a graph parameter (never executed).
-const OpDef& placeholder_op();
-
 }  // namespace kiln::graph

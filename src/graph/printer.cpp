@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "graph/graph.h"
+#include "ops/creation.h"
 #include "runtime/format.h"
 
 namespace kiln::graph {
@@ -85,7 +86,7 @@ std::string Graph::to_string() const {
   s += " {\n";
   for (const auto& node : nodes_) {
     const Node& n = *node;
-    if (n.op == &placeholder_op()) continue;
+    if (n.op == &detail::placeholder_op()) continue;
     std::vector<std::string> ins;
     for (const Value& v : n.inputs) ins.push_back(value_text(v));
     std::string line = fmt::format("  {} = {}({}){} : {}", n.name, n.op->name, fmt::join(ins, ", "),
@@ -109,7 +110,7 @@ std::string Graph::to_dot() const {
                               dot_escape(name_));
   for (const auto& node : nodes_) {
     const Node& n = *node;
-    bool param = n.op == &placeholder_op();
+    bool param = n.op == &detail::placeholder_op();
     s += fmt::format("  \"{}\" [label=\"{}\\n{}\\n{}\"{}];\n", dot_escape(n.name), dot_escape(n.name),
                      n.op->name, dot_escape(outputs_text(n)),
                      param ? ", shape=ellipse" : (n.is_stateful() ? ", style=filled, fillcolor=\"#ffe0b0\"" : ""));

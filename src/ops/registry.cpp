@@ -73,6 +73,12 @@ namespace {
 
 constexpr int64_t kCompareByValueLimit = 64;
 
+std::size_t shape_hash(const Shape& shape) {
+  std::size_t h = static_cast<std::size_t>(shape.rank() + 1);
+  for (int64_t d : shape.dims()) h = h * 1000003u + static_cast<std::size_t>(d);
+  return h;
+}
+
 bool tensors_equal(const Tensor& a, const Tensor& b) {
   if (a.impl() == b.impl()) return true;
   if (a.is_symbolic() || b.is_symbolic() || a.dtype() != b.dtype() || a.shape() != b.shape() ||
@@ -83,7 +89,7 @@ bool tensors_equal(const Tensor& a, const Tensor& b) {
 }
 
 std::size_t tensor_hash(const Tensor& t) {
-  std::size_t h = static_cast<std::size_t>(t.dtype()) * 31 + std::hash<std::string>()(t.shape().to_string());
+  std::size_t h = static_cast<std::size_t>(t.dtype()) * 31 + shape_hash(t.shape());
   if (t.is_symbolic() || t.size() > kCompareByValueLimit) return h ^ std::hash<const void*>()(t.impl());
   if (t.dtype() == DType::String) {
     for (const std::string& s : t.to_vector<std::string>()) h = h * 131 ^ std::hash<std::string>()(s);
@@ -114,7 +120,7 @@ std::size_t value_hash(const AttrValue& v) {
     std::size_t operator()(bool x) const { return x; }
     std::size_t operator()(const std::string& x) const { return std::hash<std::string>()(x); }
     std::size_t operator()(DType x) const { return static_cast<std::size_t>(x); }
-    std::size_t operator()(const Shape& x) const { return std::hash<std::string>()(x.to_string()); }
+    std::size_t operator()(const Shape& x) const { return shape_hash(x); }
     std::size_t operator()(const std::vector<int64_t>& x) const {
       std::size_t h = x.size();
       for (int64_t e : x) h = h * 31 + static_cast<std::size_t>(e);
