@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build ccache pkg-config
-  libdnnl-dev libfmt-dev nlohmann-json3-dev
+  libdnnl-dev ocl-icd-opencl-dev libfmt-dev nlohmann-json3-dev  # dnnl's CMake config requires OpenCL
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

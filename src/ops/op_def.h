@@ -78,8 +78,34 @@ struct KernelContext {
   const Shape& out_shape(int i) const { return outputs[i].shape(); }
 };
 
+// A gradient function (DESIGN.md §9) is written with the public ops, so the
+// same code runs eagerly, while tracing and inside nested graphs. It reads the
+// forward op's inputs, outputs and attrs and the upstream gradient of each
+// output, and sets the gradient of each input it can differentiate.
+struct GradContext {
+  const OpDef& op;
+  std::span<const Tensor> inputs;
+  std::span<const Tensor> outputs;
+  const Attrs& attrs;
+  // One per output; undefined where no gradient reaches that output (read it
+  // with grad_or_zeros when the formula needs a value).
+  std::span<const Tensor> grads;
+  // One per input, undefined until set; left undefined means "no gradient".
+  SmallVector<Tensor, 4> input_grads;
+  // Which inputs the caller wants a gradient for; a gradient function may skip
+  // the others (conv2d skips the image gradient of the first layer).
+  std::span<const bool> wanted;
+
+  bool needs(int i) const { return wanted.empty() || wanted[static_cast<size_t>(i)]; }
+  const Tensor& grad(int i) const { return grads[static_cast<size_t>(i)]; }
+  // The upstream gradient of output i, or zeros shaped like that output.
+  Tensor grad_or_zeros(int i) const;
+  void set(int i, Tensor g) { input_grads[static_cast<size_t>(i)] = std::move(g); }
+};
+
 using InferFn = void (*)(InferContext&);
 using KernelFn = void (*)(KernelContext&);
+using GradFn = void (*)(GradContext&);
 
 // One sample of an op's inputs, for the registry-wide tests (DESIGN.md §3).
 struct OpSample {
@@ -107,6 +133,10 @@ enum OpFlags : uint32_t {
   kSetsOwnOutputs = 1u << 3,
   // Exists only inside graphs (Placeholder); never dispatched eagerly.
   kGraphOnly = 1u << 4,
+  // No gradient flows through it (comparisons, argmax, sign, floor division,
+  // random draws, casts to integers...): tapes do not record it. Every op has
+  // either a gradient function or this flag, and the registry test checks it.
+  kNotDifferentiable = 1u << 5,
 };
 
 struct OpDef {
@@ -115,6 +145,7 @@ struct OpDef {
   KernelFn kernel = nullptr;
   uint32_t flags = kNoFlags;
   SamplesFn samples = nullptr;
+  GradFn gradient = nullptr;
   // For elementwise ops: the contiguous loop per dtype (indexed by DType), or
   // nullptr where the dtype is not supported.
   ElementwiseLoop elementwise[kNumDTypes] = {};

@@ -1,0 +1,86 @@
+#pragma once
+// Automatic differentiation (DESIGN.md §9): GradientTape records the ops that
+// touch watched tensors and variables, eagerly or while tracing, and replays
+// them backwards through each op's registered gradient. Gradient code is made
+// of ordinary ops, so inside kiln::function the backward pass is part of the
+// graph, and a tape can record another tape's gradient (higher orders).
+#include <memory>
+#include <vector>
+
+#include "kiln/tensor.h"
+#include "kiln/variable.h"
+
+namespace kiln {
+
+namespace detail {
+struct TapeState;
+}
+
+// What a gradient is taken with respect to: a Tensor or a Variable.
+class GradientSource {
+ public:
+  GradientSource(const Tensor& tensor) : tensor_(tensor) {}
+  GradientSource(const Variable& variable) : tensor_(variable.handle()), variable_(variable) {}
+  const Tensor& tensor() const { return tensor_; }
+  const Variable* variable() const { return variable_ ? &variable_ : nullptr; }
+
+ private:
+  Tensor tensor_;
+  Variable variable_;
+};
+
+struct GradientTapeOptions {
+  // A persistent tape allows several gradient() calls; otherwise the second
+  // call is a FailedPrecondition error.
+  bool persistent = false;
+  // Trainable variables read while recording are watched without a watch().
+  bool watch_accessed_variables = true;
+};
+
+class GradientTape {
+ public:
+  // Records from construction until gradient() (non-persistent tapes),
+  // stop_recording() or destruction. Tapes nest: an outer tape records the ops
+  // an inner tape's gradient() runs, which gives gradients of gradients.
+  explicit GradientTape(GradientTapeOptions options = {});
+  ~GradientTape();
+  GradientTape(const GradientTape&) = delete;
+  GradientTape& operator=(const GradientTape&) = delete;
+
+  void watch(const Tensor& tensor);
+  void watch(const Variable& variable);
+  // The variables this tape watched, in the order they were first watched.
+  std::vector<Variable> watched_variables() const;
+
+  // Pauses recording until the returned guard is destroyed.
+  class Pause {
+   public:
+    explicit Pause(detail::TapeState* state);
+    ~Pause();
+    Pause(const Pause&) = delete;
+    Pause& operator=(const Pause&) = delete;
+
+   private:
+    detail::TapeState* state_;
+  };
+  [[nodiscard]] Pause stop_recording();
+
+  // d(sum of targets)/d(source) for each source: a target that is not a scalar
+  // is summed, as in TF, unless its output gradient is given (same shape).
+  // A source the targets do not depend on (or an integer one) gets an
+  // undefined Tensor (`!result.defined()`), by choice, rather than zeros.
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets,
+                               const std::vector<GradientSource>& sources,
+                               const std::vector<Tensor>& output_gradients = {});
+  std::vector<Tensor> gradient(const Tensor& target, const std::vector<GradientSource>& sources);
+  std::vector<Tensor> gradient(const Tensor& target, const std::vector<Variable>& sources);
+  Tensor gradient(const Tensor& target, const GradientSource& source);
+
+ private:
+  std::unique_ptr<detail::TapeState> state_;
+};
+
+// The identity, through which no gradient flows.
+Tensor stop_gradient(Tensor x, SourceLocation loc = SourceLocation::current());
+
+}  // namespace kiln
