@@ -4,6 +4,7 @@
 // them backwards through each op's registered gradient. Gradient code is made
 // of ordinary ops, so inside kiln::function the backward pass is part of the
 // graph, and a tape can record another tape's gradient (higher orders).
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -62,6 +63,7 @@ class GradientTape {
 
    private:
     detail::TapeState* state_;
+    bool was_recording_;
   };
   [[nodiscard]] Pause stop_recording();
 
@@ -74,6 +76,10 @@ class GradientTape {
                                const std::vector<Tensor>& output_gradients = {});
   std::vector<Tensor> gradient(const Tensor& target, const std::vector<GradientSource>& sources);
   std::vector<Tensor> gradient(const Tensor& target, const std::vector<Variable>& sources);
+  // tape.gradient(loss, {w, b}) with Tensors and Variables mixed.
+  std::vector<Tensor> gradient(const Tensor& target, std::initializer_list<GradientSource> sources) {
+    return gradient(target, std::vector<GradientSource>(sources));
+  }
   Tensor gradient(const Tensor& target, const GradientSource& source);
 
  private:

@@ -2,6 +2,7 @@
 // one node that runs the callee's own traced graph (held as attr "f").
 #include "function/call_op.h"
 
+#include "autodiff/graph_gradients.h"
 #include "function/control_flow_ops.h"
 #include "function/tracing_context.h"
 #include "kiln/math.h"
@@ -39,10 +40,11 @@ std::vector<detail::OpSample> call_samples() {
 }
 
 constexpr detail::OpDef kCall{.name = "Call", .infer = call_infer, .kernel = call_kernel,
-                              .flags = detail::kSetsOwnOutputs, .samples = call_samples};
+                              .flags = detail::kSetsOwnOutputs, .samples = call_samples,
+                              .gradient = detail::call_gradient};
 constexpr detail::OpDef kStatefulCall{.name = "StatefulCall", .infer = call_infer, .kernel = call_kernel,
                                       .flags = detail::kStateful | detail::kSetsOwnOutputs,
-                                      .samples = call_samples};
+                                      .samples = call_samples, .gradient = detail::call_gradient};
 
 }  // namespace
 

@@ -2,6 +2,8 @@
 // Their kernels run the nested graphs' compiled plans (cached per graph).
 #include "function/control_flow_ops.h"
 
+#include "autodiff/graph_gradients.h"
+
 #include <fmt/format.h>
 
 #include <mutex>
@@ -203,9 +205,10 @@ std::vector<OpSample> while_samples() {
 }
 
 constexpr OpDef kIf{.name = "If", .infer = if_infer, .kernel = if_kernel,
-                    .flags = detail::kSetsOwnOutputs, .samples = if_samples};
+                    .flags = detail::kSetsOwnOutputs, .samples = if_samples, .gradient = detail::if_gradient};
 constexpr OpDef kStatefulIf{.name = "StatefulIf", .infer = if_infer, .kernel = if_kernel,
-                            .flags = detail::kStateful | detail::kSetsOwnOutputs, .samples = if_samples};
+                            .flags = detail::kStateful | detail::kSetsOwnOutputs, .samples = if_samples,
+                            .gradient = detail::if_gradient};
 constexpr OpDef kWhile{.name = "While", .infer = while_infer, .kernel = while_kernel,
                        .flags = detail::kSetsOwnOutputs, .samples = while_samples};
 constexpr OpDef kStatefulWhile{.name = "StatefulWhile", .infer = while_infer, .kernel = while_kernel,

@@ -322,6 +322,20 @@ class TracingMark {
   FunctionCore::State& s_;
 };
 
+namespace {
+// A Function called eagerly under a GradientTape is recorded as the Call op
+// it would be in a graph: inputs are the arguments, then the captures.
+void record_call(TapeHook& tapes, const ConcreteImpl& impl, const Flattener& flat,
+                 std::vector<Tensor>& outputs) {
+  SmallVector<Tensor, 8> inputs;
+  for (const Tensor& t : flat.leaves) inputs.push_back(t);
+  for (const graph::Capture& c : impl.graph->captures()) inputs.push_back(c.outer);
+  bool stateful = !impl.graph->stateful_nodes().empty();
+  tapes.record(function_detail::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
+               outputs, Attrs{{"f", std::shared_ptr<const graph::Graph>(impl.graph)}});
+}
+}  // namespace
+
 std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, TraceFnRef trace) {
   State& s = *state_;
   check_not_recursive(s);
@@ -434,8 +448,11 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   }
   const Entry& runner = first_run ? first_run : entry;
   std::span<const Tensor> leaves_in(flat.leaves.data(), flat.leaves.size());
-  if (s.options.verify) return CallResult{verify_call(s.options, *runner, leaves_in, trace), runner};
-  return CallResult{runner->run(leaves_in), runner};
+  CallResult result{s.options.verify ? verify_call(s.options, *runner, leaves_in, trace) : runner->run(leaves_in),
+                    runner};
+  if (TapeHook* tapes = thread_state.tapes) [[unlikely]]
+    record_call(*tapes, *runner, flat, result.leaves);
+  return result;
 }
 
 CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {

@@ -1,7 +1,9 @@
 // Binary arithmetic: Add (numbers and strings), Sub, Mul, RealDiv, FloorDiv,
 // FloorMod, Pow, Maximum, Minimum; all broadcast as NumPy does.
 #include "kiln/math.h"
+#include "kiln/reduce.h"
 #include "ops/elementwise.h"
+#include "ops/grad_util.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -41,15 +43,54 @@ std::vector<OpSample> minmax_samples() {
           {{constant({7, -7}), constant({2, -3})}, {}}};
 }
 
-constexpr OpDef kAdd = binary_op<AddFn>("Add", add_samples);
-constexpr OpDef kSub = binary_op<SubFn>("Sub", arith_samples);
-constexpr OpDef kMul = binary_op<MulFn>("Mul", arith_samples);
-constexpr OpDef kRealDiv = binary_op<RealDivFn>("RealDiv", div_samples);
-constexpr OpDef kFloorDiv = binary_op<FloorDivFn>("FloorDiv", floor_samples);
-constexpr OpDef kFloorMod = binary_op<FloorModFn>("FloorMod", floor_samples);
-constexpr OpDef kPow = binary_op<PowFn>("Pow", pow_samples);
-constexpr OpDef kMaximum = binary_op<MaximumFn>("Maximum", minmax_samples);
-constexpr OpDef kMinimum = binary_op<MinimumFn>("Minimum", minmax_samples);
+
+// Gradients of z = f(x, y): each input's gradient is reduced back over the
+// dims it was broadcast along.
+void add_grad(GradContext& c) {
+  if (c.needs(0)) c.set(0, unbroadcast(c.grad(0), c.inputs[0]));
+  if (c.needs(1)) c.set(1, unbroadcast(c.grad(0), c.inputs[1]));
+}
+void sub_grad(GradContext& c) {
+  if (c.needs(0)) c.set(0, unbroadcast(c.grad(0), c.inputs[0]));
+  if (c.needs(1)) c.set(1, unbroadcast(-c.grad(0), c.inputs[1]));
+}
+void mul_grad(GradContext& c) {
+  const Tensor &x = c.inputs[0], &y = c.inputs[1], &g = c.grad(0);
+  if (c.needs(0)) c.set(0, unbroadcast(g * y, x));
+  if (c.needs(1)) c.set(1, unbroadcast(g * x, y));
+}
+void div_grad(GradContext& c) {
+  const Tensor &x = c.inputs[0], &y = c.inputs[1], &g = c.grad(0);
+  if (c.needs(0)) c.set(0, unbroadcast(g / y, x));
+  if (c.needs(1)) c.set(1, unbroadcast(-(g * c.outputs[0]) / y, y));
+}
+// d(x^y)/dx = y x^(y-1); d(x^y)/dy = x^y log x, taken as 0 where x <= 0 (TF).
+void pow_grad(GradContext& c) {
+  const Tensor &x = c.inputs[0], &y = c.inputs[1], &g = c.grad(0);
+  if (c.needs(0)) c.set(0, unbroadcast(g * y * pow(x, y - 1), x));
+  if (c.needs(1)) {
+    Tensor positive = x > 0;
+    Tensor log_x = where(positive, log(where(positive, x, 1)), 0);
+    c.set(1, unbroadcast(g * c.outputs[0] * log_x, y));
+  }
+}
+// The gradient goes to x where x >= y (max) / x <= y (min), else to y.
+template <bool kMax> void minmax_grad(GradContext& c) {
+  const Tensor &x = c.inputs[0], &y = c.inputs[1], &g = c.grad(0);
+  Tensor x_wins = kMax ? x >= y : x <= y;
+  if (c.needs(0)) c.set(0, unbroadcast(where(x_wins, g, 0), x));
+  if (c.needs(1)) c.set(1, unbroadcast(where(x_wins, 0, g), y));
+}
+
+constexpr OpDef kAdd = binary_op<AddFn>("Add", add_samples, add_grad);
+constexpr OpDef kSub = binary_op<SubFn>("Sub", arith_samples, sub_grad);
+constexpr OpDef kMul = binary_op<MulFn>("Mul", arith_samples, mul_grad);
+constexpr OpDef kRealDiv = binary_op<RealDivFn>("RealDiv", div_samples, div_grad);
+constexpr OpDef kFloorDiv = binary_op<FloorDivFn>("FloorDiv", floor_samples, nullptr);
+constexpr OpDef kFloorMod = binary_op<FloorModFn>("FloorMod", floor_samples, nullptr);
+constexpr OpDef kPow = binary_op<PowFn>("Pow", pow_samples, pow_grad);
+constexpr OpDef kMaximum = binary_op<MaximumFn>("Maximum", minmax_samples, minmax_grad<true>);
+constexpr OpDef kMinimum = binary_op<MinimumFn>("Minimum", minmax_samples, minmax_grad<false>);
 
 }  // namespace
 

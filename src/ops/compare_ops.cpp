@@ -2,6 +2,7 @@
 // logic (LogicalAnd, LogicalOr, LogicalNot), Select (where) and ClipByValue.
 #include "kiln/math.h"
 #include "ops/elementwise.h"
+#include "ops/grad_util.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -24,15 +25,15 @@ std::vector<OpSample> logic_samples() {
 }
 std::vector<OpSample> not_samples() { return {{{constant({true, false})}, {}}}; }
 
-constexpr OpDef kEqual = binary_op<EqualFn>("Equal", equality_samples);
-constexpr OpDef kNotEqual = binary_op<NotEqualFn>("NotEqual", equality_samples);
-constexpr OpDef kLess = binary_op<LessFn>("Less", compare_samples);
-constexpr OpDef kLessEqual = binary_op<LessEqualFn>("LessEqual", compare_samples);
-constexpr OpDef kGreater = binary_op<GreaterFn>("Greater", compare_samples);
-constexpr OpDef kGreaterEqual = binary_op<GreaterEqualFn>("GreaterEqual", compare_samples);
-constexpr OpDef kLogicalAnd = binary_op<LogicalAndFn>("LogicalAnd", logic_samples);
-constexpr OpDef kLogicalOr = binary_op<LogicalOrFn>("LogicalOr", logic_samples);
-constexpr OpDef kLogicalNot = unary_op<LogicalNotFn>("LogicalNot", not_samples);
+constexpr OpDef kEqual = binary_op<EqualFn>("Equal", equality_samples, nullptr);
+constexpr OpDef kNotEqual = binary_op<NotEqualFn>("NotEqual", equality_samples, nullptr);
+constexpr OpDef kLess = binary_op<LessFn>("Less", compare_samples, nullptr);
+constexpr OpDef kLessEqual = binary_op<LessEqualFn>("LessEqual", compare_samples, nullptr);
+constexpr OpDef kGreater = binary_op<GreaterFn>("Greater", compare_samples, nullptr);
+constexpr OpDef kGreaterEqual = binary_op<GreaterEqualFn>("GreaterEqual", compare_samples, nullptr);
+constexpr OpDef kLogicalAnd = binary_op<LogicalAndFn>("LogicalAnd", logic_samples, nullptr);
+constexpr OpDef kLogicalOr = binary_op<LogicalOrFn>("LogicalOr", logic_samples, nullptr);
+constexpr OpDef kLogicalNot = unary_op<LogicalNotFn>("LogicalNot", not_samples, nullptr);
 
 // ---- Select: condition ? x : y, all three broadcast ---------------------
 void select_infer(InferContext& c) {
@@ -52,9 +53,15 @@ std::vector<OpSample> select_samples() {
           {{constant({{true}, {false}}), constant({1.0, 2.0, 3.0}), constant(-1.0)}, {}},
           {{constant({false, true}), constant({"a", "b"}), constant({"c", "d"})}, {}}};
 }
+// The gradient goes to x where the condition holds, to y elsewhere.
+void select_grad(GradContext& c) {
+  const Tensor &cond = c.inputs[0], &g = c.grad(0);
+  if (c.needs(1)) c.set(1, unbroadcast(where(cond, g, 0), c.inputs[1]));
+  if (c.needs(2)) c.set(2, unbroadcast(where(cond, 0, g), c.inputs[2]));
+}
 constexpr OpDef make_select() {
   OpDef op{.name = "Select", .infer = select_infer, .kernel = select_kernel,
-           .flags = kElementwiseFlags, .samples = select_samples};
+           .flags = kElementwiseFlags, .samples = select_samples, .gradient = select_grad};
   set_loops<SelectFn>(op, []<class T>() -> ElementwiseLoop { return ternary_loop<SelectFn, uint8_t, T>; });
   return op;
 }
@@ -80,9 +87,17 @@ std::vector<OpSample> clip_samples() {
           {{constant({{-2.0, 0.5}, {3.0, 1.0}}), constant({-1.0, 0.0}), constant(1.5)}, {}},
           {{constant({-5, 0, 9}), constant(-1), constant(4)}, {}}};
 }
+// Inside [min, max] the gradient goes to x; below to min, above to max.
+void clip_grad(GradContext& c) {
+  const Tensor &x = c.inputs[0], &lo = c.inputs[1], &hi = c.inputs[2], &g = c.grad(0);
+  Tensor below = x < lo, above = x > hi;
+  if (c.needs(0)) c.set(0, unbroadcast(where(below | above, 0, g), x));
+  if (c.needs(1)) c.set(1, unbroadcast(where(below, g, 0), lo));
+  if (c.needs(2)) c.set(2, unbroadcast(where(above & !below, g, 0), hi));
+}
 constexpr OpDef make_clip() {
   OpDef op{.name = "ClipByValue", .infer = clip_infer, .kernel = clip_kernel,
-           .flags = kElementwiseFlags, .samples = clip_samples};
+           .flags = kElementwiseFlags, .samples = clip_samples, .gradient = clip_grad};
   set_loops<ClipFn>(op, []<class T>() -> ElementwiseLoop { return ternary_loop<ClipFn, T, T>; });
   return op;
 }

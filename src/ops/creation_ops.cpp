@@ -24,7 +24,7 @@ std::vector<OpSample> const_samples() {
 }
 
 constexpr OpDef kConst{.name = "Const", .infer = const_infer, .kernel = const_kernel,
-                       .flags = kSetsOwnOutputs, .samples = const_samples};
+                       .flags = kSetsOwnOutputs | kNotDifferentiable, .samples = const_samples};
 
 // Writes `value` (a one-element tensor of out's dtype) into every element.
 void fill_with(const Tensor& value, Tensor& out) {
@@ -50,7 +50,7 @@ std::vector<OpSample> placeholder_samples() {
 }
 
 constexpr OpDef kPlaceholder{.name = "Placeholder", .infer = placeholder_infer,
-                             .kernel = placeholder_kernel, .flags = kGraphOnly,
+                             .kernel = placeholder_kernel, .flags = kGraphOnly | kNotDifferentiable,
                              .samples = placeholder_samples};
 
 // ---- Fill: a shape filled with one value --------------------------------
@@ -67,7 +67,7 @@ std::vector<OpSample> fill_samples() {
 }
 
 constexpr OpDef kFill{.name = "Fill", .infer = fill_infer, .kernel = fill_kernel,
-                      .samples = fill_samples};
+                      .flags = kNotDifferentiable, .samples = fill_samples};
 
 // ---- FillLike: x's shape filled with one value (zeros_like, ones_like) ---
 void fill_like_infer(InferContext& c) {
@@ -81,7 +81,8 @@ std::vector<OpSample> fill_like_samples() {
 }
 
 constexpr OpDef kFillLike{.name = "FillLike", .infer = fill_like_infer,
-                          .kernel = fill_like_kernel, .samples = fill_like_samples};
+                          .kernel = fill_like_kernel, .flags = kNotDifferentiable,
+                          .samples = fill_like_samples};
 
 // ---- Range ----------------------------------------------------------------
 int64_t range_length(const Attrs& a, DType dtype) {
@@ -126,7 +127,7 @@ std::vector<OpSample> range_samples() {
 }
 
 constexpr OpDef kRange{.name = "Range", .infer = range_infer, .kernel = range_kernel,
-                       .samples = range_samples};
+                       .flags = kNotDifferentiable, .samples = range_samples};
 
 // ---- Cast -----------------------------------------------------------------
 void cast_infer(InferContext& c) {
@@ -166,8 +167,14 @@ std::vector<OpSample> cast_samples() {
           {{constant({0, 3})}, Attrs{{"dtype", DType::Bool}}}};
 }
 
+// Only between float types: an integer result carries no gradient.
+void cast_grad(GradContext& c) {
+  if (is_floating(c.outputs[0].dtype()) && is_floating(c.inputs[0].dtype()))
+    c.set(0, cast(c.grad(0), c.inputs[0].dtype()));
+}
+
 constexpr OpDef kCast{.name = "Cast", .infer = cast_infer, .kernel = cast_kernel,
-                      .samples = cast_samples};
+                      .samples = cast_samples, .gradient = cast_grad};
 
 // Promotion for range's arguments: float64 > float32 > int64 > int32.
 DType promote(DType a, DType b) {

@@ -226,17 +226,20 @@ constexpr void set_loops(OpDef& op, MakeLoop make) {
   one.template operator()<bool>(DType::Bool);
 }
 
+// A null `gradient` marks the op kNotDifferentiable.
 template <class F>
-constexpr OpDef unary_op(std::string_view name, SamplesFn samples) {
+constexpr OpDef unary_op(std::string_view name, SamplesFn samples, GradFn gradient) {
   OpDef op{.name = name, .infer = unary_infer<F>, .kernel = unary_kernel<F>,
-           .flags = kElementwiseFlags, .samples = samples};
+           .flags = kElementwiseFlags | (gradient ? 0u : kNotDifferentiable), .samples = samples,
+           .gradient = gradient};
   set_loops<F>(op, []<class T>() -> ElementwiseLoop { return unary_loop<F, T>; });
   return op;
 }
 template <class F>
-constexpr OpDef binary_op(std::string_view name, SamplesFn samples) {
+constexpr OpDef binary_op(std::string_view name, SamplesFn samples, GradFn gradient) {
   OpDef op{.name = name, .infer = binary_infer<F>, .kernel = binary_kernel<F>,
-           .flags = kElementwiseFlags, .samples = samples};
+           .flags = kElementwiseFlags | (gradient ? 0u : kNotDifferentiable), .samples = samples,
+           .gradient = gradient};
   set_loops<F>(op, []<class T>() -> ElementwiseLoop { return binary_loop<F, T>; });
   return op;
 }

@@ -112,8 +112,84 @@ std::vector<OpSample> gather_samples() {
            Attrs{{"axis", int64_t(1)}}}};
 }
 
+void gather_grad(GradContext& c);
+
 constexpr OpDef kGather{.name = "Gather", .infer = gather_infer, .kernel = gather_kernel,
-                        .samples = gather_samples};
+                        .samples = gather_samples, .gradient = gather_grad};
+
+// ---- GatherGrad(dy, indices, params): the gradient of Gather (same attrs) --------
+// Zeros shaped like params, with each row of dy added where Gather took it
+// (an index taken twice gets both rows).
+void gather_grad_infer(InferContext& c) {
+  if (c.dtype(0) != c.dtype(2))
+    c.fail("dy has dtype {} but params has dtype {}", dtype_name(c.dtype(0)), dtype_name(c.dtype(2)));
+  if (!is_floating(c.dtype(0))) c.fail("dy must be float32 or float64, got {}", dtype_name(c.dtype(0)));
+  if (!is_index_dtype(c.dtype(1))) c.fail("indices must be int32 or int64, got {}", dtype_name(c.dtype(1)));
+  c.add_output(c.dtype(2), c.shape(2));
+}
+
+template <class E, class I>
+void scatter_add_rows(const E* dy, const I* idx, int64_t count, int64_t outer, int64_t limit, int64_t inner,
+                      E* dx) {
+  std::fill(dx, dx + outer * limit * inner, E(0));
+  // Parallel over `outer` only: rows of one outer block may collide.
+  parallel_for(
+      outer,
+      [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o)
+          for (int64_t k = 0; k < count; ++k) {
+            const E* src = dy + (o * count + k) * inner;
+            E* dst = dx + (o * limit + static_cast<int64_t>(idx[k])) * inner;
+            for (int64_t j = 0; j < inner; ++j) dst[j] += src[j];
+          }
+      },
+      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, count * inner)));
+}
+
+void gather_grad_kernel(KernelContext& c) {
+  const Shape& ps = c.in_shape(2);
+  int a = wrap_axis(c.attrs.get_int("axis"), ps.rank());
+  int64_t outer = dims_product(ps, 0, a), limit = ps[a], inner = dims_product(ps, a + 1, ps.rank());
+  int64_t count = c.inputs[1].size();
+  if (c.inputs[0].size() != outer * count * inner)
+    throw InvalidArgument(fmt::format("GatherGrad: dy has shape {}, not the shape Gather gives for params {} and "
+                                      "indices {}", c.in_shape(0).to_string(), ps.to_string(),
+                                      c.in_shape(1).to_string()));
+  visit_index(c.inputs[1].dtype(), [&]<class I>() {
+    const I* idx = c.in<I>(1);
+    for (int64_t k = 0; k < count; ++k)
+      if (idx[k] < 0 || idx[k] >= limit)
+        throw InvalidArgument(fmt::format("GatherGrad: indices[{}] = {} is not in [0, {})",
+                                          position(c.in_shape(1), k), static_cast<int64_t>(idx[k]), limit));
+    if (c.inputs[0].dtype() == DType::Float32)
+      scatter_add_rows(c.in<float>(0), idx, count, outer, limit, inner, c.out<float>(0));
+    else
+      scatter_add_rows(c.in<double>(0), idx, count, outer, limit, inner, c.out<double>(0));
+  });
+}
+
+void gather_grad_grad(GradContext& c) {
+  if (!c.needs(0)) return;
+  const Tensor in[] = {c.grad_or_zeros(0), c.inputs[1]};
+  c.set(0, dispatch1(kGather, in, Attrs(c.attrs), SourceLocation()));
+}
+
+std::vector<OpSample> gather_grad_samples() {
+  return {{{constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), constant({2, 0, 2}),
+            constant({{0.f, 0.f}, {0.f, 0.f}, {0.f, 0.f}})},
+           Attrs{{"axis", int64_t(0)}}},
+          {{constant({{1.0, 2.0}, {3.0, 4.0}}), constant({1, 1}), constant({{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}})},
+           Attrs{{"axis", int64_t(1)}}}};
+}
+
+constexpr OpDef kGatherGrad{.name = "GatherGrad", .infer = gather_grad_infer, .kernel = gather_grad_kernel,
+                            .samples = gather_grad_samples, .gradient = gather_grad_grad};
+
+void gather_grad(GradContext& c) {
+  if (!c.needs(0)) return;
+  const Tensor in[] = {c.grad(0), c.inputs[1], c.inputs[0]};
+  c.set(0, dispatch1(kGatherGrad, in, Attrs(c.attrs), SourceLocation()));
+}
 
 // ---- OneHot -----------------------------------------------------------------
 void one_hot_infer(InferContext& c) {
@@ -179,12 +255,12 @@ std::vector<OpSample> one_hot_samples() {
 }
 
 constexpr OpDef kOneHot{.name = "OneHot", .infer = one_hot_infer, .kernel = one_hot_kernel,
-                        .samples = one_hot_samples};
+                        .flags = kNotDifferentiable, .samples = one_hot_samples};
 
 }  // namespace
 
 void register_gather_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kGather, &kOneHot}) r.add(*op);
+  for (const OpDef* op : {&kGather, &kGatherGrad, &kOneHot}) r.add(*op);
 }
 
 }  // namespace detail

@@ -39,7 +39,7 @@ std::vector<OpSample> host_samples() {
 }
 
 constexpr OpDef kHostFunction{.name = "HostFunction", .infer = host_infer, .kernel = host_kernel,
-                              .flags = kStateful | kSetsOwnOutputs, .samples = host_samples};
+                              .flags = kStateful | kSetsOwnOutputs | kNotDifferentiable, .samples = host_samples};
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kiln/reduce.h"
 #include "core/parallel.h"
 #include "kiln/array.h"
 #include "ops/array_util.h"
@@ -103,8 +104,29 @@ std::vector<OpSample> concat_samples() {
           {{constant({{1, 2}, {3, 4}}), constant({{5}, {6}})}, Attrs{{"axis", int64_t(-1)}}}};
 }
 
+// Each input gets its part of dy along the axis. The parts' sizes must be
+// known when the gradient is built.
+void concat_grad(GradContext& c) {
+  const Shape& out = c.outputs[0].shape();
+  int a = wrap_axis(c.attrs.get_int("axis"), out.rank());
+  int64_t offset = 0;
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    const Shape& s = c.inputs[i].shape();
+    if (!s.has_known_rank() || s[a] < 0)
+      throw Unimplemented(fmt::format("the gradient of Concat needs the size of input {} along axis {}, "
+                                      "unknown in shape {}", i, a, s.to_string()));
+    if (c.needs(static_cast<int>(i))) {
+      std::vector<int64_t> begin(static_cast<std::size_t>(out.rank()), 0), size(begin.size(), -1);
+      begin[a] = offset;
+      size[a] = s[a];
+      c.set(static_cast<int>(i), slice(c.grad(0), begin, size));
+    }
+    offset += s[a];
+  }
+}
+
 constexpr OpDef kConcat{.name = "Concat", .infer = concat_infer, .kernel = concat_kernel,
-                        .samples = concat_samples};
+                        .samples = concat_samples, .gradient = concat_grad};
 
 // ---- Pack (stack) ---------------------------------------------------------------
 void pack_infer(InferContext& c) {
@@ -149,8 +171,13 @@ std::vector<OpSample> pack_samples() {
            Attrs{{"axis", int64_t(1)}}}};
 }
 
+void pack_grad(GradContext& c) {
+  std::vector<Tensor> parts = unstack(c.grad(0), c.attrs.get_int("axis"));
+  for (std::size_t i = 0; i < parts.size(); ++i) c.set(static_cast<int>(i), std::move(parts[i]));
+}
+
 constexpr OpDef kPack{.name = "Pack", .infer = pack_infer, .kernel = pack_kernel,
-                      .samples = pack_samples};
+                      .samples = pack_samples, .gradient = pack_grad};
 
 // ---- Unpack (unstack) -------------------------------------------------------------
 void unpack_infer(InferContext& c) {
@@ -190,8 +217,14 @@ std::vector<OpSample> unpack_samples() {
           {{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, Attrs{{"axis", int64_t(1)}}}};
 }
 
+void unpack_grad(GradContext& c) {
+  std::vector<Tensor> parts;
+  for (std::size_t i = 0; i < c.outputs.size(); ++i) parts.push_back(c.grad_or_zeros(static_cast<int>(i)));
+  c.set(0, stack(parts, c.attrs.get_int("axis")));
+}
+
 constexpr OpDef kUnpack{.name = "Unpack", .infer = unpack_infer, .kernel = unpack_kernel,
-                        .samples = unpack_samples};
+                        .samples = unpack_samples, .gradient = unpack_grad};
 
 // ---- Tile -----------------------------------------------------------------------
 void tile_infer(InferContext& c) {
@@ -255,8 +288,23 @@ std::vector<OpSample> tile_samples() {
           {{constant({1, 2, 3})}, Attrs{{"multiples", std::vector<int64_t>{2}}}}};
 }
 
+// dy seen as [m0, d0, m1, d1, ...], summed over the copies (the m axes).
+void tile_grad(GradContext& c) {
+  const Shape& in = c.inputs[0].shape();
+  const std::vector<int64_t>& m = c.attrs.get_ints("multiples");
+  std::vector<int64_t> split, copies;
+  for (int k = 0; k < in.rank(); ++k) {
+    if (in[k] < 0)
+      throw Unimplemented(fmt::format("the gradient of Tile needs the input's shape, got {}", in.to_string()));
+    split.push_back(m[static_cast<std::size_t>(k)]);
+    split.push_back(in[k]);
+    copies.push_back(2 * k);
+  }
+  c.set(0, reshape(sum(reshape(c.grad(0), Shape(split)), Axes(copies)), in));
+}
+
 constexpr OpDef kTile{.name = "Tile", .infer = tile_infer, .kernel = tile_kernel,
-                      .samples = tile_samples};
+                      .samples = tile_samples, .gradient = tile_grad};
 
 // ---- Pad --------------------------------------------------------------------------
 void pad_infer(InferContext& c) {
@@ -323,7 +371,22 @@ std::vector<OpSample> pad_samples() {
            Attrs{{"paddings", std::vector<int64_t>{2, 1}}, {"value", make_scalar(-1, DType::Int32)}}}};
 }
 
-constexpr OpDef kPad{.name = "Pad", .infer = pad_infer, .kernel = pad_kernel, .samples = pad_samples};
+// The input's part of dy: each dim from `before` to `-after`.
+void pad_grad(GradContext& c) {
+  const std::vector<int64_t>& p = c.attrs.get_ints("paddings");
+  std::vector<int64_t> begin, end, strides;
+  SliceMasks masks;
+  for (std::size_t k = 0; k < p.size() / 2; ++k) {
+    begin.push_back(p[2 * k]);
+    end.push_back(-p[2 * k + 1]);
+    strides.push_back(1);
+    if (p[2 * k + 1] == 0) masks.end |= int64_t(1) << k;
+  }
+  c.set(0, strided_slice(c.grad(0), begin, end, strides, masks));
+}
+
+constexpr OpDef kPad{.name = "Pad", .infer = pad_infer, .kernel = pad_kernel, .samples = pad_samples,
+                     .gradient = pad_grad};
 
 }  // namespace
 

@@ -179,6 +179,7 @@ void register_print_ops(OpRegistry& registry);
 void register_random_ops(OpRegistry& registry);
 void register_variable_ops(OpRegistry& registry);
 void register_host_function_ops(OpRegistry& registry);
+void register_grad_ops(OpRegistry& registry);
 // If / While (nested graphs as attrs): defined in src/function/control_flow_ops.cpp.
 void register_control_flow_ops(OpRegistry& registry);
 void register_call_ops(OpRegistry& registry);  // defined in src/function

@@ -147,7 +147,7 @@ std::vector<OpSample> print_samples() {
 }
 
 constexpr OpDef kPrintV2{.name = "PrintV2", .infer = print_infer, .kernel = print_kernel,
-                         .flags = kStateful, .samples = print_samples};
+                         .flags = kStateful | kNotDifferentiable, .samples = print_samples};
 
 }  // namespace
 

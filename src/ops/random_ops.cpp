@@ -141,10 +141,10 @@ std::vector<OpSample> random_samples() {
 }
 
 constexpr OpDef kRandomUniform{.name = "RandomUniform", .infer = random_infer,
-                               .kernel = uniform_kernel, .flags = kStateful,
+                               .kernel = uniform_kernel, .flags = kStateful | kNotDifferentiable,
                                .samples = random_samples};
 constexpr OpDef kRandomNormal{.name = "RandomNormal", .infer = random_infer,
-                              .kernel = normal_kernel, .flags = kStateful,
+                              .kernel = normal_kernel, .flags = kStateful | kNotDifferentiable,
                               .samples = random_samples};
 
 Tensor random_op(const OpDef& op, const Shape& shape, double a, double b, DType dtype,

@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "kiln/array.h"
+#include "kiln/math.h"
 #include "kiln/reduce.h"
+#include "ops/grad_util.h"
 #include "ops/array_util.h"
 #include "runtime/dispatch.h"
 
@@ -336,16 +339,62 @@ std::vector<OpSample> bool_reduce_samples() {
            Attrs{{"axes", std::vector<int64_t>{0}}, {"keepdims", true}}}};
 }
 
-#define KILN_REDUCE_OP(NAME, KIND, SAMPLES)                                                  \
+// ---- Gradients ------------------------------------------------------------------
+// A reduction's output (or its gradient) with the reduced axes kept as 1s,
+// so it broadcasts against the input. A full reduction of an input of
+// unknown rank gives a scalar, which broadcasts as it is.
+Tensor with_reduced_axes_kept(const GradContext& c, Tensor t) {
+  const Attrs& a = c.attrs;
+  if (a.get_or<bool>("keepdims", false) || a.get_or<bool>("reduce_all", false)) return t;
+  int rank = c.inputs[0].rank();
+  std::vector<int> axes;
+  for (int64_t axis : a.get_ints("axes")) axes.push_back(wrap_axis(axis, rank));
+  std::sort(axes.begin(), axes.end());
+  for (int axis : axes) t = expand_dims(t, axis);
+  return t;
+}
+
+// How many input elements fed each output element, broadcast like the input.
+Tensor reduced_count(const GradContext& c) {
+  const Tensor& x = c.inputs[0];
+  int64_t n_in = x.shape().num_elements(), n_out = c.outputs[0].shape().num_elements();
+  if (n_in >= 0 && n_out > 0) return constant(static_cast<double>(n_in / n_out), x.dtype());
+  Tensor ones = ones_like(x);
+  const Attrs& a = c.attrs;
+  if (a.get_or<bool>("reduce_all", false)) return sum(ones);
+  return sum(ones, Axes(a.get_ints("axes")), true);
+}
+
+void sum_grad(GradContext& c) { c.set(0, broadcast_like(with_reduced_axes_kept(c, c.grad(0)), c.inputs[0])); }
+void mean_grad(GradContext& c) {
+  c.set(0, broadcast_like(with_reduced_axes_kept(c, c.grad(0)) / reduced_count(c), c.inputs[0]));
+}
+// dy * prod / x: not defined where x is 0 (documented in DESIGN notes).
+void prod_grad(GradContext& c) {
+  Tensor gy = with_reduced_axes_kept(c, c.grad(0) * c.outputs[0]);
+  c.set(0, broadcast_like(gy, c.inputs[0]) / c.inputs[0]);
+}
+// Ties share the gradient equally, as in TF.
+void extreme_grad(GradContext& c) {
+  const Tensor& x = c.inputs[0];
+  Tensor is_extreme = cast(equal(x, broadcast_like(with_reduced_axes_kept(c, c.outputs[0]), x)), x.dtype());
+  Tensor count = c.attrs.get_or<bool>("reduce_all", false) ? sum(is_extreme)
+                                                             : sum(is_extreme, Axes(c.attrs.get_ints("axes")), true);
+  Tensor share = with_reduced_axes_kept(c, c.grad(0)) / count;
+  c.set(0, is_extreme * broadcast_like(share, x));
+}
+
+#define KILN_REDUCE_OP(NAME, KIND, SAMPLES, GRAD, FLAGS)                                       \
   constexpr OpDef k##NAME{.name = #NAME, .infer = reduce_infer<ReduceKind::KIND>,            \
-                          .kernel = reduce_kernel<ReduceKind::KIND>, .samples = SAMPLES};
-KILN_REDUCE_OP(Sum, Sum, numeric_reduce_samples)
-KILN_REDUCE_OP(Mean, Mean, numeric_reduce_samples)
-KILN_REDUCE_OP(Prod, Prod, numeric_reduce_samples)
-KILN_REDUCE_OP(Max, Max, numeric_reduce_samples)
-KILN_REDUCE_OP(Min, Min, numeric_reduce_samples)
-KILN_REDUCE_OP(Any, Any, bool_reduce_samples)
-KILN_REDUCE_OP(All, All, bool_reduce_samples)
+                          .kernel = reduce_kernel<ReduceKind::KIND>, .flags = FLAGS,         \
+                          .samples = SAMPLES, .gradient = GRAD};
+KILN_REDUCE_OP(Sum, Sum, numeric_reduce_samples, sum_grad, kNoFlags)
+KILN_REDUCE_OP(Mean, Mean, numeric_reduce_samples, mean_grad, kNoFlags)
+KILN_REDUCE_OP(Prod, Prod, numeric_reduce_samples, prod_grad, kNoFlags)
+KILN_REDUCE_OP(Max, Max, numeric_reduce_samples, extreme_grad, kNoFlags)
+KILN_REDUCE_OP(Min, Min, numeric_reduce_samples, extreme_grad, kNoFlags)
+KILN_REDUCE_OP(Any, Any, bool_reduce_samples, nullptr, kNotDifferentiable)
+KILN_REDUCE_OP(All, All, bool_reduce_samples, nullptr, kNotDifferentiable)
 #undef KILN_REDUCE_OP
 
 // ---- ArgMax, ArgMin -------------------------------------------------------------
@@ -443,9 +492,9 @@ std::vector<OpSample> arg_samples() {
 }
 
 constexpr OpDef kArgMax{.name = "ArgMax", .infer = arg_infer, .kernel = arg_kernel<true>,
-                        .samples = arg_samples};
+                        .flags = kNotDifferentiable, .samples = arg_samples};
 constexpr OpDef kArgMin{.name = "ArgMin", .infer = arg_infer, .kernel = arg_kernel<false>,
-                        .samples = arg_samples};
+                        .flags = kNotDifferentiable, .samples = arg_samples};
 
 Tensor reduce(const OpDef& op, const Tensor& x, const Axes& axes, bool keepdims,
               const SourceLocation& loc) {

@@ -20,6 +20,7 @@ OpRegistry& OpRegistry::global() {
     register_random_ops(*r);
     register_variable_ops(*r);
     register_host_function_ops(*r);
+    register_grad_ops(*r);
     register_control_flow_ops(*r);  // defined in src/function
     register_call_ops(*r);          // defined in src/function
     return r;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ops/grad_util.h"
 #include "core/parallel.h"
 #include "kiln/array.h"
 #include "ops/array_util.h"
@@ -88,8 +89,12 @@ std::vector<OpSample> reshape_samples() {
           {{constant({1, 2, 3, 4})}, Attrs{{"shape", std::vector<int64_t>{2, 1, 2}}}}};
 }
 
+// Reshape, ExpandDims and Squeeze only relabel dims: the gradient takes the
+// input's shape back.
+void relabel_grad(GradContext& c) { c.set(0, reshape_like(c.grad(0), c.inputs[0])); }
+
 constexpr OpDef kReshape{.name = "Reshape", .infer = reshape_infer, .kernel = reshape_kernel,
-                         .flags = kSetsOwnOutputs, .samples = reshape_samples};
+                         .flags = kSetsOwnOutputs, .samples = reshape_samples, .gradient = relabel_grad};
 
 // ---- ExpandDims -----------------------------------------------------------------
 Shape expand_shape(const Shape& in, int64_t axis) {
@@ -126,7 +131,7 @@ std::vector<OpSample> expand_dims_samples() {
 
 constexpr OpDef kExpandDims{.name = "ExpandDims", .infer = expand_dims_infer,
                             .kernel = expand_dims_kernel, .flags = kSetsOwnOutputs,
-                            .samples = expand_dims_samples};
+                            .samples = expand_dims_samples, .gradient = relabel_grad};
 
 // ---- Squeeze --------------------------------------------------------------------
 // Dims to drop: the listed axes, or every dim of size 1 (axes empty).
@@ -178,7 +183,7 @@ std::vector<OpSample> squeeze_samples() {
 }
 
 constexpr OpDef kSqueeze{.name = "Squeeze", .infer = squeeze_infer, .kernel = squeeze_kernel,
-                         .flags = kSetsOwnOutputs, .samples = squeeze_samples};
+                         .flags = kSetsOwnOutputs, .samples = squeeze_samples, .gradient = relabel_grad};
 
 // ---- Transpose ------------------------------------------------------------------
 void transpose_infer(InferContext& c) {
@@ -314,8 +319,17 @@ std::vector<OpSample> transpose_samples() {
            Attrs{{"perm", std::vector<int64_t>{2, 0, 1}}}}};
 }
 
+// The inverse permutation (an empty perm reverses the dims: its own inverse).
+void transpose_grad(GradContext& c) {
+  const std::vector<int64_t>& perm = c.attrs.get_ints("perm");
+  std::vector<int64_t> inverse(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<int64_t>(i);
+  c.set(0, transpose(c.grad(0), inverse));
+}
+
 constexpr OpDef kTranspose{.name = "Transpose", .infer = transpose_infer,
-                           .kernel = transpose_kernel, .samples = transpose_samples};
+                           .kernel = transpose_kernel, .samples = transpose_samples,
+                           .gradient = transpose_grad};
 
 }  // namespace
 

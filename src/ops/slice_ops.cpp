@@ -5,6 +5,7 @@
 
 #include "core/parallel.h"
 #include "kiln/array.h"
+#include "kiln/math.h"
 #include "ops/array_util.h"
 #include "runtime/dispatch.h"
 
@@ -137,13 +138,10 @@ void strided_slice_infer(InferContext& c) {
   c.add_output(c.dtype(0), spec.out);
 }
 
-template <class E> void strided_slice_typed(const E* x, const Shape& in, const SliceSpec& spec, E* out,
-                                            int64_t n_out) {
-  if (n_out == 0) return;
-  if (in.num_elements() == 0) {  // only after inference with unknown dims: nothing to read
-    std::fill(out, out + n_out, E{});
-    return;
-  }
+// The elements a slice takes, as runs: fn(src, col_step, cols, dst) for each
+// run of `cols` input elements `col_step` apart starting at offset `src`,
+// which are output elements dst..dst+cols. Runs are visited in parallel.
+template <class Fn> void for_each_taken_run(const Shape& in, const SliceSpec& spec, int64_t n_out, Fn&& fn) {
   // The taken elements as (len, step in elements) per dim, dims of one
   // element folded into the base offset and contiguous neighbours merged.
   int64_t base = 0, len[Shape::kMaxRank], step[Shape::kMaxRank], in_stride = 1;
@@ -169,9 +167,8 @@ template <class E> void strided_slice_typed(const E* x, const Shape& in, const S
       ++merged;
     }
   }
-  const E* src = x + base;
   if (merged == 0) {
-    out[0] = src[0];
+    fn(base, int64_t(1), int64_t(1), int64_t(0));
     return;
   }
   int64_t cols = len[0], col_step = step[0], rows = n_out / cols;
@@ -184,10 +181,33 @@ template <class E> void strided_slice_typed(const E* x, const Shape& in, const S
             offset += (rest % len[k]) * step[k];
             rest /= len[k];
           }
-          copy_strided(src + offset, col_step, cols, out + row * cols);
+          fn(base + offset, col_step, cols, row * cols);
         }
       },
       std::max<int64_t>(1, kParallelGrain / cols));
+}
+
+template <class E> void strided_slice_typed(const E* x, const Shape& in, const SliceSpec& spec, E* out,
+                                            int64_t n_out) {
+  if (n_out == 0) return;
+  if (in.num_elements() == 0) {  // only after inference with unknown dims: nothing to read
+    std::fill(out, out + n_out, E{});
+    return;
+  }
+  for_each_taken_run(in, spec, n_out, [&](int64_t src, int64_t col_step, int64_t cols, int64_t dst) {
+    copy_strided(x + src, col_step, cols, out + dst);
+  });
+}
+
+// dy written back where the slice took its elements, zeros elsewhere. Each
+// input element is taken at most once, so runs never overlap.
+template <class E> void strided_slice_grad_typed(const E* dy, const Shape& in, const SliceSpec& spec, E* dx,
+                                                 int64_t n_dy) {
+  std::fill(dx, dx + in.num_elements(), E{});
+  if (n_dy == 0 || in.num_elements() == 0) return;
+  for_each_taken_run(in, spec, n_dy, [&](int64_t src, int64_t col_step, int64_t cols, int64_t dst) {
+    for (int64_t i = 0; i < cols; ++i) dx[src + i * col_step] = dy[dst + i];
+  });
 }
 
 void strided_slice_kernel(KernelContext& c) {
@@ -225,12 +245,61 @@ std::vector<OpSample> strided_slice_samples() {
           {{x}, slice_attrs({0, 0, 1}, {0, 0, 0}, {1, 1, 1}, m2)}};
 }
 
+void strided_slice_grad(GradContext& c);
+
 constexpr OpDef kStridedSlice{.name = "StridedSlice", .infer = strided_slice_infer,
-                              .kernel = strided_slice_kernel, .samples = strided_slice_samples};
+                              .kernel = strided_slice_kernel, .samples = strided_slice_samples,
+                              .gradient = strided_slice_grad};
+
+// ---- StridedSliceGrad(dy, x): the gradient of StridedSlice (same attrs) ----------
+void strided_slice_grad_infer(InferContext& c) {
+  if (c.dtype(0) != c.dtype(1))
+    c.fail("dy has dtype {} but x has dtype {}", dtype_name(c.dtype(0)), dtype_name(c.dtype(1)));
+  c.add_output(c.dtype(1), c.shape(1));
+}
+
+void strided_slice_grad_kernel(KernelContext& c) {
+  SliceSpec spec;
+  build_spec(c.attrs, c.in_shape(1), spec, nullptr);
+  if (c.inputs[0].size() != spec.out.num_elements())
+    throw InvalidArgument(fmt::format("StridedSliceGrad: dy has shape {} but the slice of {} has shape {}",
+                                      c.in_shape(0).to_string(), c.in_shape(1).to_string(), spec.out.to_string()));
+  visit_element(c.inputs[0].dtype(), [&]<class E>() {
+    if constexpr (!std::is_same_v<E, std::string>)
+      strided_slice_grad_typed(c.in<E>(0), c.in_shape(1), spec, c.out<E>(0), c.inputs[0].size());
+  });
+}
+
+void strided_slice_grad_grad(GradContext& c) {
+  const Tensor in[] = {c.grad_or_zeros(0)};
+  c.set(0, dispatch1(kStridedSlice, in, Attrs(c.attrs), SourceLocation()));
+}
+
+std::vector<OpSample> strided_slice_grad_samples() {
+  std::vector<OpSample> samples;
+  for (OpSample& s : strided_slice_samples()) {
+    const Tensor in[] = {s.inputs[0]};
+    Tensor y = run_eager(kStridedSlice, in, s.attrs)[0];
+    samples.push_back({{y + 1.f, s.inputs[0]}, s.attrs});
+  }
+  return samples;
+}
+
+constexpr OpDef kStridedSliceGrad{.name = "StridedSliceGrad", .infer = strided_slice_grad_infer,
+                                  .kernel = strided_slice_grad_kernel, .samples = strided_slice_grad_samples,
+                                  .gradient = strided_slice_grad_grad};
+
+void strided_slice_grad(GradContext& c) {
+  const Tensor in[] = {c.grad(0), c.inputs[0]};
+  c.set(0, dispatch1(kStridedSliceGrad, in, Attrs(c.attrs), SourceLocation()));
+}
 
 }  // namespace
 
-void register_slice_ops(OpRegistry& r) { r.add(kStridedSlice); }
+void register_slice_ops(OpRegistry& r) {
+  r.add(kStridedSlice);
+  r.add(kStridedSliceGrad);
+}
 
 }  // namespace detail
 

@@ -23,20 +23,45 @@ std::vector<OpSample> positive_samples() {
   return {{{constant({0.5f, 1.0f, 4.0f})}, {}}, {{constant({{0.25, 2.0}, {3.5, 9.0}})}, {}}};
 }
 
-constexpr OpDef kNeg = unary_op<NegFn>("Neg", signed_samples);
-constexpr OpDef kAbs = unary_op<AbsFn>("Abs", signed_samples);
-constexpr OpDef kSign = unary_op<SignFn>("Sign", signed_samples);
-constexpr OpDef kSquare = unary_op<SquareFn>("Square", signed_samples);
-constexpr OpDef kRelu = unary_op<ReluFn>("Relu", signed_samples);
-constexpr OpDef kSqrt = unary_op<SqrtFn>("Sqrt", positive_samples);
-constexpr OpDef kRsqrt = unary_op<RsqrtFn>("Rsqrt", positive_samples);
-constexpr OpDef kExp = unary_op<ExpFn>("Exp", float_samples);
-constexpr OpDef kLog = unary_op<LogFn>("Log", positive_samples);
-constexpr OpDef kLog1p = unary_op<Log1pFn>("Log1p", positive_samples);
-constexpr OpDef kTanh = unary_op<TanhFn>("Tanh", float_samples);
-constexpr OpDef kSigmoid = unary_op<SigmoidFn>("Sigmoid", float_samples);
-constexpr OpDef kSin = unary_op<SinFn>("Sin", float_samples);
-constexpr OpDef kCos = unary_op<CosFn>("Cos", float_samples);
+
+// Gradients: y = f(x), dy upstream; each returns dx (DESIGN.md §9).
+void neg_grad(GradContext& c) { c.set(0, -c.grad(0)); }
+void abs_grad(GradContext& c) { c.set(0, c.grad(0) * sign(c.inputs[0])); }
+void square_grad(GradContext& c) { c.set(0, c.grad(0) * (c.inputs[0] * 2)); }
+void relu_grad(GradContext& c) { c.set(0, where(c.inputs[0] > 0, c.grad(0), 0)); }
+void sqrt_grad(GradContext& c) { c.set(0, c.grad(0) * 0.5 / c.outputs[0]); }
+void rsqrt_grad(GradContext& c) {
+  const Tensor& y = c.outputs[0];
+  c.set(0, c.grad(0) * (y * y * y) * -0.5);
+}
+void exp_grad(GradContext& c) { c.set(0, c.grad(0) * c.outputs[0]); }
+void log_grad(GradContext& c) { c.set(0, c.grad(0) / c.inputs[0]); }
+void log1p_grad(GradContext& c) { c.set(0, c.grad(0) / (c.inputs[0] + 1)); }
+void tanh_grad(GradContext& c) {
+  const Tensor& y = c.outputs[0];
+  c.set(0, c.grad(0) * (1 - y * y));
+}
+void sigmoid_grad(GradContext& c) {
+  const Tensor& y = c.outputs[0];
+  c.set(0, c.grad(0) * (y * (1 - y)));
+}
+void sin_grad(GradContext& c) { c.set(0, c.grad(0) * cos(c.inputs[0])); }
+void cos_grad(GradContext& c) { c.set(0, -(c.grad(0) * sin(c.inputs[0]))); }
+
+constexpr OpDef kNeg = unary_op<NegFn>("Neg", signed_samples, neg_grad);
+constexpr OpDef kAbs = unary_op<AbsFn>("Abs", signed_samples, abs_grad);
+constexpr OpDef kSign = unary_op<SignFn>("Sign", signed_samples, nullptr);
+constexpr OpDef kSquare = unary_op<SquareFn>("Square", signed_samples, square_grad);
+constexpr OpDef kRelu = unary_op<ReluFn>("Relu", signed_samples, relu_grad);
+constexpr OpDef kSqrt = unary_op<SqrtFn>("Sqrt", positive_samples, sqrt_grad);
+constexpr OpDef kRsqrt = unary_op<RsqrtFn>("Rsqrt", positive_samples, rsqrt_grad);
+constexpr OpDef kExp = unary_op<ExpFn>("Exp", float_samples, exp_grad);
+constexpr OpDef kLog = unary_op<LogFn>("Log", positive_samples, log_grad);
+constexpr OpDef kLog1p = unary_op<Log1pFn>("Log1p", positive_samples, log1p_grad);
+constexpr OpDef kTanh = unary_op<TanhFn>("Tanh", float_samples, tanh_grad);
+constexpr OpDef kSigmoid = unary_op<SigmoidFn>("Sigmoid", float_samples, sigmoid_grad);
+constexpr OpDef kSin = unary_op<SinFn>("Sin", float_samples, sin_grad);
+constexpr OpDef kCos = unary_op<CosFn>("Cos", float_samples, cos_grad);
 
 // A temporary argument is moved in, so dispatch may write over it.
 Tensor unary(const OpDef& op, Tensor&& x, const SourceLocation& loc) {

@@ -59,8 +59,13 @@ std::vector<OpSample> assign_samples() {
            Attrs{{"dtype", DType::Float32}, {"shape", Shape{2}}}}};
 }
 
+// The gradient with respect to the variable flows to its handle: the tape
+// keys a variable's gradient by its handle.
+void read_grad(GradContext& c) { c.set(0, c.grad(0)); }
+
 constexpr OpDef kReadVariable{.name = "ReadVariable", .infer = read_infer, .kernel = read_kernel,
-                              .flags = kStateful | kSetsOwnOutputs, .samples = read_samples};
+                              .flags = kStateful | kSetsOwnOutputs, .samples = read_samples,
+                              .gradient = read_grad};
 
 // ---- Assign ops ---------------------------------------------------------------
 void assign_infer(InferContext& c) {
@@ -111,16 +116,16 @@ void assign_add_kernel(KernelContext& c) { update_with(c, "Add"); }
 void assign_sub_kernel(KernelContext& c) { update_with(c, "Sub"); }
 
 constexpr OpDef kAssignVariable{.name = "AssignVariable", .infer = assign_infer,
-                                .kernel = assign_kernel, .flags = kStateful,
+                                .kernel = assign_kernel, .flags = kStateful | kNotDifferentiable,
                                 .samples = assign_samples};
 constexpr OpDef kAssignAddVariable{.name = "AssignAddVariable", .infer = assign_infer,
-                                   .kernel = assign_add_kernel, .flags = kStateful,
+                                   .kernel = assign_add_kernel, .flags = kStateful | kNotDifferentiable,
                                    .samples = assign_samples};
 constexpr OpDef kAssignSubVariable{.name = "AssignSubVariable", .infer = assign_infer,
-                                   .kernel = assign_sub_kernel, .flags = kStateful,
+                                   .kernel = assign_sub_kernel, .flags = kStateful | kNotDifferentiable,
                                    .samples = assign_samples};
 constexpr OpDef kInitializeVariable{.name = "InitializeVariable", .infer = assign_infer,
-                                    .kernel = initialize_kernel, .flags = kStateful,
+                                    .kernel = initialize_kernel, .flags = kStateful | kNotDifferentiable,
                                     .samples = assign_samples};
 
 }  // namespace

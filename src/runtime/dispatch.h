@@ -8,6 +8,10 @@
 #include "core/small_vector.h"
 #include "ops/op_def.h"
 
+namespace kiln {
+class Variable;
+}
+
 namespace kiln::detail {
 
 using TensorList = SmallVector<Tensor, 2>;
@@ -22,8 +26,30 @@ class DispatchHandler {
   virtual void variable_created() {}
 };
 
+// Sees every op while at least one GradientTape is alive on this thread
+// (DESIGN.md §9). The tape machinery lives in src/autodiff; the dispatch point
+// only knows this hook.
+class TapeHook {
+ public:
+  virtual ~TapeHook() = default;
+  // Runs the op (through the handler, or eagerly) and records it on the tapes
+  // that watch one of its inputs.
+  virtual TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, Attrs&& attrs,
+                              const SourceLocation& loc) = 0;
+  // Records an op that already ran (a Function called eagerly runs its graph
+  // directly, then is recorded as one Call op).
+  // It may replace an output that is one of the inputs (a forwarding op) by
+  // a new tensor over the same buffer, since tapes tell tensors apart by
+  // identity.
+  virtual void record(const OpDef& op, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                      const Attrs& attrs) = 0;
+  // A Variable was read: tapes that watch accessed variables watch it.
+  virtual void variable_accessed(const Variable& variable) = 0;
+};
+
 struct ThreadState {
   DispatchHandler* handler = nullptr;
+  TapeHook* tapes = nullptr;  // set while a tape is alive on this thread
 };
 inline thread_local ThreadState thread_state;
 
@@ -58,11 +84,19 @@ TensorList run_kernel(const OpDef& op, std::span<const Tensor> inputs, const Att
 // checked for NaN and Inf.
 extern std::atomic<bool> check_numerics_enabled;
 
-inline TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, Attrs&& attrs,
-                           const SourceLocation& loc) {
+// Runs `op` through the current handler, or eagerly; tapes do not see it.
+inline TensorList dispatch_untaped(const OpDef& op, std::span<const Tensor> inputs, Attrs&& attrs,
+                                   const SourceLocation& loc) {
   if (DispatchHandler* h = thread_state.handler) [[unlikely]]
     return h->dispatch(op, inputs, std::move(attrs), loc);
   return run_eager(op, inputs, attrs, &loc);
+}
+
+inline TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, Attrs&& attrs,
+                           const SourceLocation& loc) {
+  if (TapeHook* tapes = thread_state.tapes) [[unlikely]]
+    return tapes->dispatch(op, inputs, std::move(attrs), loc);
+  return dispatch_untaped(op, inputs, std::move(attrs), loc);
 }
 
 // For ops with exactly one output.

@@ -70,6 +70,8 @@ Variable Variable::with_handle(Tensor handle) const {
 
 Tensor Variable::read_value(SourceLocation loc) const {
   if (!state_) null_variable("read_value");
+  if (TapeHook* tapes = thread_state.tapes) [[unlikely]]
+    tapes->variable_accessed(*this);
   const Tensor in[] = {handle_};
   return dispatch1(read_variable_op(), in, Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
 }

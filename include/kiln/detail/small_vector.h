@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 namespace kiln::detail {
@@ -18,6 +19,11 @@ class SmallVector {
     for (const T& v : init) push_back(v);
   }
   explicit SmallVector(std::size_t n) { resize(n); }
+  template <class It>
+    requires(!std::is_integral_v<It>)
+  SmallVector(It first, It last) {
+    for (; first != last; ++first) push_back(*first);
+  }
   SmallVector(const SmallVector& o) {
     reserve(o.size_);
     for (const T& v : o) push_back(v);

@@ -1,0 +1,183 @@
+// The ops gradients are made of beyond the public ones: StopGradient (the
+// identity, not differentiated), SumToShapeOf / BroadcastLike (the two
+// directions of broadcasting, taking the target shape from a tensor so
+// unknown dims resolve at run time) and ReshapeLike.
+#include "kiln/gradient.h"
+#include "ops/broadcast.h"
+#include "ops/grad_util.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+bool fully_known(const Shape& s) {
+  if (!s.has_known_rank()) return false;
+  for (int i = 0; i < s.rank(); ++i)
+    if (s[i] < 0) return false;
+  return true;
+}
+
+// ---- StopGradient ---------------------------------------------------------------
+void identity_infer(InferContext& c) { c.add_output(c.dtype(0), c.shape(0)); }
+// A new tensor over the same buffer: tapes tell tensors apart by identity.
+void forward_kernel(KernelContext& c) {
+  c.outputs[0] = make_tensor_view(c.inputs[0].dtype(), c.in_shape(0), c.inputs[0].impl()->buffer);
+}
+std::vector<OpSample> stop_gradient_samples() { return {{{constant({1.f, -2.f})}, {}}}; }
+constexpr OpDef kStopGradient{.name = "StopGradient", .infer = identity_infer, .kernel = forward_kernel,
+                              .flags = kSetsOwnOutputs | kNotDifferentiable, .samples = stop_gradient_samples};
+
+// ---- SumToShapeOf(g, x) ---------------------------------------------------------
+void sum_to_infer(InferContext& c) {
+  if (!is_floating(c.dtype(0))) c.fail("the gradient must be float32 or float64, got {}", dtype_name(c.dtype(0)));
+  Shape joined;
+  if (!broadcast_shapes(c.shape(0), c.shape(1), &joined))
+    c.fail("shape {} does not broadcast from {}", c.shape(0).to_string(), c.shape(1).to_string());
+  c.add_output(c.dtype(0), c.shape(1));
+}
+
+template <class T> void sum_to(const T* g, const Shape& g_shape, T* out, const Shape& out_shape) {
+  std::fill(out, out + out_shape.num_elements(), T(0));
+  BroadcastPlan p = make_broadcast_plan(g_shape, {&out_shape});
+  // Serial: several rows of g add into the same output elements.
+  const int outer_rank = p.rank - 1;
+  int64_t rows = 1;
+  for (int d = 0; d < outer_rank; ++d) rows *= p.dims[d];
+  const int64_t inner = p.inner(), step = p.inner_stride(0);
+  int64_t index[Shape::kMaxRank] = {};
+  int64_t offset = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = g + r * inner;
+    if (step == 0) {
+      T acc = 0;
+      for (int64_t i = 0; i < inner; ++i) acc += row[i];
+      out[offset] += acc;
+    } else {
+      for (int64_t i = 0; i < inner; ++i) out[offset + i] += row[i];
+    }
+    for (int d = outer_rank - 1; d >= 0; --d) {
+      if (++index[d] < p.dims[d]) {
+        offset += p.strides[0][d];
+        break;
+      }
+      index[d] = 0;
+      offset -= (p.dims[d] - 1) * p.strides[0][d];
+    }
+  }
+}
+
+void sum_to_kernel(KernelContext& c) {
+  if (c.inputs[0].dtype() == DType::Float32)
+    sum_to(c.in<float>(0), c.in_shape(0), c.out<float>(0), c.out_shape(0));
+  else
+    sum_to(c.in<double>(0), c.in_shape(0), c.out<double>(0), c.out_shape(0));
+}
+
+void sum_to_gradient(GradContext& c) { c.set(0, broadcast_like(c.grad_or_zeros(0), c.inputs[0])); }
+
+std::vector<OpSample> sum_to_samples() {
+  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}), constant({0.f, 0.f, 0.f})}, {}},
+          {{constant({{1.0, 2.0}, {3.0, 4.0}}), constant({{0.0}, {0.0}})}, {}}};
+}
+
+constexpr OpDef kSumToShapeOf{.name = "SumToShapeOf", .infer = sum_to_infer, .kernel = sum_to_kernel,
+                              .samples = sum_to_samples, .gradient = sum_to_gradient};
+
+// ---- BroadcastLike(t, x) --------------------------------------------------------
+void broadcast_like_infer(InferContext& c) {
+  Shape joined;
+  if (!broadcast_shapes(c.shape(0), c.shape(1), &joined))
+    c.fail("shape {} does not broadcast to {}", c.shape(0).to_string(), c.shape(1).to_string());
+  c.add_output(c.dtype(0), c.shape(1));
+}
+
+void broadcast_like_kernel(KernelContext& c) {
+  const Shape& in_shape = c.in_shape(0);
+  BroadcastPlan p = make_broadcast_plan(c.out_shape(0), {&in_shape});
+  std::size_t size = dtype_size(c.inputs[0].dtype());
+  const char* in = static_cast<const char*>(raw_data(c.inputs[0]));
+  char* out = static_cast<char*>(raw_data(c.outputs[0]));
+  for_each_row(p, kParallelGrain, [&](const int64_t* offsets, int64_t out_offset, int64_t n) {
+    if (p.inner_stride(0) == 0) {
+      for (int64_t i = 0; i < n; ++i) std::memcpy(out + (out_offset + i) * size, in + offsets[0] * size, size);
+    } else {
+      std::memcpy(out + out_offset * size, in + offsets[0] * size, static_cast<std::size_t>(n) * size);
+    }
+  });
+}
+
+void broadcast_like_gradient(GradContext& c) { c.set(0, sum_to_shape_of(c.grad_or_zeros(0), c.inputs[0])); }
+
+std::vector<OpSample> broadcast_like_samples() {
+  return {{{constant({1.f, 2.f, 3.f}), constant({{0.f, 0.f, 0.f}, {0.f, 0.f, 0.f}})}, {}},
+          {{constant({{1.0}, {2.0}}), constant({{0.0, 0.0}, {0.0, 0.0}})}, {}}};
+}
+
+constexpr OpDef kBroadcastLike{.name = "BroadcastLike", .infer = broadcast_like_infer,
+                               .kernel = broadcast_like_kernel, .samples = broadcast_like_samples,
+                               .gradient = broadcast_like_gradient};
+
+// ---- ReshapeLike(t, x) ----------------------------------------------------------
+void reshape_like_infer(InferContext& c) {
+  int64_t n = c.shape(0).num_elements(), m = c.shape(1).num_elements();
+  if (n >= 0 && m >= 0 && n != m)
+    c.fail("cannot reshape {} elements (shape {}) to shape {}", n, c.shape(0).to_string(), c.shape(1).to_string());
+  c.add_output(c.dtype(0), c.shape(1));
+}
+
+void reshape_like_kernel(KernelContext& c) {
+  if (c.inputs[0].size() != c.inputs[1].size())
+    throw InvalidArgument(fmt::format("ReshapeLike: cannot reshape shape {} to shape {}",
+                                      c.in_shape(0).to_string(), c.in_shape(1).to_string()));
+  c.outputs[0] = make_tensor_view(c.inputs[0].dtype(), c.in_shape(1), c.inputs[0].impl()->buffer);
+}
+
+void reshape_like_gradient(GradContext& c) { c.set(0, reshape_like(c.grad_or_zeros(0), c.inputs[0])); }
+
+std::vector<OpSample> reshape_like_samples() {
+  return {{{constant({1.f, 2.f, 3.f, 4.f}), constant({{0.f, 0.f}, {0.f, 0.f}})}, {}}};
+}
+
+constexpr OpDef kReshapeLike{.name = "ReshapeLike", .infer = reshape_like_infer, .kernel = reshape_like_kernel,
+                             .flags = kSetsOwnOutputs, .samples = reshape_like_samples,
+                             .gradient = reshape_like_gradient};
+
+Tensor apply2(const OpDef& op, const Tensor& a, const Tensor& b) {
+  const Tensor in[] = {a, b};
+  return dispatch1(op, in, Attrs{}, SourceLocation());
+}
+
+}  // namespace
+
+Tensor sum_to_shape_of(const Tensor& g, const Tensor& x) {
+  if (fully_known(g.shape()) && g.shape() == x.shape()) return g;
+  return apply2(kSumToShapeOf, g, x);
+}
+Tensor broadcast_like(const Tensor& t, const Tensor& x) {
+  if (fully_known(t.shape()) && t.shape() == x.shape()) return t;
+  return apply2(kBroadcastLike, t, x);
+}
+Tensor reshape_like(const Tensor& t, const Tensor& x) {
+  if (fully_known(t.shape()) && t.shape() == x.shape()) return t;
+  return apply2(kReshapeLike, t, x);
+}
+
+Tensor GradContext::grad_or_zeros(int i) const {
+  const Tensor& g = grads[static_cast<size_t>(i)];
+  return g.defined() ? g : zeros_like(outputs[static_cast<size_t>(i)]);
+}
+
+void register_grad_ops(OpRegistry& r) {
+  for (const OpDef* op : {&kStopGradient, &kSumToShapeOf, &kBroadcastLike, &kReshapeLike}) r.add(*op);
+}
+
+}  // namespace detail
+
+Tensor stop_gradient(Tensor x, SourceLocation loc) {
+  const Tensor in[] = {std::move(x)};
+  return detail::dispatch1(detail::kStopGradient, in, detail::Attrs{}, loc);
+}
+
+}  // namespace kiln

@@ -1,0 +1,19 @@
+#pragma once
+// Helpers for gradient functions (DESIGN.md §9). Each dispatches ops, so it
+// works eagerly and while tracing, with unknown dims resolved at run time.
+#include "kiln/tensor.h"
+
+namespace kiln::detail {
+
+// `g` summed down to `x`'s shape (the reverse of broadcasting `x` to g's
+// shape): the gradient of a broadcast input. Returns g itself when both
+// shapes are fully known and equal.
+Tensor sum_to_shape_of(const Tensor& g, const Tensor& x);
+// `t` broadcast to `x`'s shape.
+Tensor broadcast_like(const Tensor& t, const Tensor& x);
+// `t` (as many elements as x) with `x`'s shape.
+Tensor reshape_like(const Tensor& t, const Tensor& x);
+// Gradient of a binary elementwise op's input: `g` reduced to that input.
+inline Tensor unbroadcast(const Tensor& g, const Tensor& input) { return sum_to_shape_of(g, input); }
+
+}  // namespace kiln::detail

@@ -1,0 +1,229 @@
+// GradientTape (DESIGN.md §9): recording, watching, persistence, nesting,
+// variables, tapes inside kiln::function, Functions and cond under a tape.
+#include "test_util.h"
+
+#include "kiln/gradient.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+TEST(GradientTape, SquareOfAWatchedTensor) {
+  Tensor x = constant(3.0f);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x;
+  expect_tensor<float>(tape.gradient(y, x), Shape{}, {6.f});
+}
+
+TEST(GradientTape, NonScalarTargetsAreSummed) {
+  Tensor x = constant({1.f, 2.f, 3.f});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x;  // d(sum(x^2))/dx = 2x
+  expect_tensor<float>(tape.gradient(y, x), Shape{3}, {2.f, 4.f, 6.f});
+}
+
+TEST(GradientTape, OutputGradientsWeighTheTargets) {
+  Tensor x = constant({1.f, 2.f});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * 3.f;
+  std::vector<Tensor> g = tape.gradient({y}, {x}, {constant({1.f, 10.f})});
+  expect_tensor<float>(g[0], Shape{2}, {3.f, 30.f});
+}
+
+TEST(GradientTape, BroadcastInputsGetReducedGradients) {
+  Tensor x = constant({{1.f, 2.f}, {3.f, 4.f}});
+  Tensor b = constant({10.f, 20.f});
+  GradientTape tape;
+  tape.watch(x);
+  tape.watch(b);
+  Tensor y = x * b + b;
+  std::vector<Tensor> g = tape.gradient(y, {x, b});
+  expect_tensor<float>(g[0], Shape{2, 2}, {10.f, 20.f, 10.f, 20.f});
+  expect_tensor<float>(g[1], Shape{2}, {1.f + 3.f + 2.f, 2.f + 4.f + 2.f});
+}
+
+TEST(GradientTape, TrainableVariablesAreWatchedWhenRead) {
+  Variable w(constant({1.f, 2.f}), {.name = "w"});
+  Variable frozen(constant(5.f), {.name = "frozen", .trainable = false});
+  GradientTape tape;
+  Tensor y = sum(w.read_value() * w.read_value()) * frozen.read_value();
+  std::vector<Tensor> g = tape.gradient(y, std::vector<Variable>{w, frozen});
+  expect_tensor<float>(g[0], Shape{2}, {10.f, 20.f});
+  EXPECT_FALSE(g[1].defined());  // not trainable: not watched, no gradient
+  ASSERT_EQ(tape.watched_variables().size(), 1u);
+  EXPECT_EQ(tape.watched_variables()[0].name(), "w");
+}
+
+TEST(GradientTape, WatchAccessedVariablesCanBeTurnedOff) {
+  Variable w(constant(2.f));
+  GradientTape tape({.watch_accessed_variables = false});
+  Tensor y = w.read_value() * 3.f;
+  EXPECT_FALSE(tape.gradient(y, w).defined());
+}
+
+TEST(GradientTape, UnconnectedAndIntegerSourcesGiveUndefinedResults) {
+  Tensor x = constant(2.f), unused = constant(1.f), n = constant(3);
+  GradientTape tape;
+  tape.watch(x);
+  tape.watch(unused);
+  tape.watch(n);
+  Tensor y = x * cast(n, DType::Float32);
+  std::vector<Tensor> g = tape.gradient(y, {x, unused, n});
+  expect_tensor<float>(g[0], Shape{}, {3.f});
+  EXPECT_FALSE(g[1].defined());
+  EXPECT_FALSE(g[2].defined());
+}
+
+TEST(GradientTape, StopGradientBlocksTheFlow) {
+  Tensor x = constant(3.f);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * stop_gradient(x);  // d/dx = stop_gradient(x) = 3
+  expect_tensor<float>(tape.gradient(y, x), Shape{}, {3.f});
+}
+
+TEST(GradientTape, NonPersistentTapeAllowsOneGradient) {
+  Tensor x = constant(3.f);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x;
+  tape.gradient(y, x);
+  expect_error<FailedPrecondition>([&] { tape.gradient(y, x); }, {"non-persistent", "persistent = true"});
+}
+
+TEST(GradientTape, PersistentTapeAllowsSeveral) {
+  Tensor x = constant(3.f);
+  GradientTape tape({.persistent = true});
+  tape.watch(x);
+  Tensor y = x * x, z = y * y;
+  expect_tensor<float>(tape.gradient(y, x), Shape{}, {6.f});
+  expect_tensor<float>(tape.gradient(z, x), Shape{}, {108.f});  // 4 x^3
+  expect_tensor<float>(tape.gradient(z, y), Shape{}, {18.f});   // 2 y
+}
+
+TEST(GradientTape, NestedTapesGiveSecondDerivatives) {
+  Tensor x = constant(2.f);
+  GradientTape outer;
+  outer.watch(x);
+  Tensor dy;
+  {
+    GradientTape inner;
+    inner.watch(x);
+    Tensor y = x * x * x;
+    dy = inner.gradient(y, x);  // 3 x^2 = 12, recorded by the outer tape
+  }
+  expect_tensor<float>(dy, Shape{}, {12.f});
+  expect_tensor<float>(outer.gradient(dy, x), Shape{}, {12.f});  // 6 x
+}
+
+TEST(GradientTape, StopRecordingPauses) {
+  Tensor x = constant(2.f);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x, z;
+  {
+    auto pause = tape.stop_recording();
+    z = y * x;  // not recorded: z is not connected to x on this tape
+  }
+  std::vector<Tensor> g = tape.gradient({y, z}, {x});
+  expect_tensor<float>(g[0], Shape{}, {4.f});  // only y's 2x
+}
+
+TEST(GradientTape, MismatchedOutputGradientIsAnError) {
+  Tensor x = constant({1.f, 2.f});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * 2.f;
+  expect_error<InvalidArgument>([&] { tape.gradient({y}, {x}, {constant({1.f, 2.f, 3.f})}); },
+                                {"output gradient 0", "(3,)", "(2,)"});
+}
+
+TEST(GradientTape, NullSourceOrTargetIsAnError) {
+  GradientTape tape;
+  expect_error<InvalidArgument>([&] { tape.gradient(Tensor(), constant(1.f)); }, {"target 0 is null"});
+  expect_error<InvalidArgument>([&] { tape.watch(Tensor()); }, {"null"});
+}
+
+TEST(GradientTape, ReductionsAndElementwiseChain) {
+  Tensor x = constant({{1.0, 2.0}, {3.0, 4.0}});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = mean(tanh(x) * exp(x), 1);  // per row
+  Tensor g = tape.gradient(y, x);
+  std::vector<double> xv = {1, 2, 3, 4}, want;
+  for (double v : xv) want.push_back(0.5 * ((1 - std::tanh(v) * std::tanh(v)) * std::exp(v) + std::tanh(v) * std::exp(v)));
+  expect_tensor_near<double>(g, Shape{2, 2}, want, 1e-12);
+}
+
+// ---- inside kiln::function ------------------------------------------------------
+
+TEST(GradientTapeTraced, ATrainingStepIsOneGraph) {
+  Variable w(constant({1.f, -1.f}), {.name = "w"});
+  auto step = function([&](const Tensor& x) {
+    GradientTape tape;
+    Tensor loss = sum(square(w.read_value() * x - 1.f));
+    Tensor g = tape.gradient(loss, w);
+    w.assign_sub(g * 0.1f);
+    return loss;
+  });
+  // Eager reference with the same arithmetic.
+  Tensor x = constant({2.f, 3.f});
+  float w0 = 1.f, w1 = -1.f;
+  for (int i = 0; i < 3; ++i) {
+    float l = (w0 * 2 - 1) * (w0 * 2 - 1) + (w1 * 3 - 1) * (w1 * 3 - 1);
+    expect_tensor_near<float>(step(x), Shape{}, {l}, 1e-4f);
+    w0 -= 0.1f * 2 * (w0 * 2 - 1) * 2;
+    w1 -= 0.1f * 2 * (w1 * 3 - 1) * 3;
+  }
+  expect_tensor_near<float>(w.read_value(), Shape{2}, {w0, w1}, 1e-5f);
+  EXPECT_EQ(step.tracing_count(), 1);
+}
+
+TEST(GradientTapeTraced, TapeOutsideDoesNotSeeTheTraceButRecordsTheCall) {
+  auto f = function([](const Tensor& x) { return x * x * x; });
+  Tensor x = constant(2.f);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = f(x);
+  expect_tensor<float>(y, Shape{}, {8.f});
+  expect_tensor<float>(tape.gradient(y, x), Shape{}, {12.f});
+  EXPECT_EQ(f.tracing_count(), 1);
+}
+
+TEST(GradientTapeTraced, FunctionWithVariableArgumentsUnderATape) {
+  // The seeds' dense_layer, with an elementwise body (matmul has its own tests).
+  auto layer = function([](const Tensor& x, const Variable& w, const Variable& b) { return x * w.read_value() + b.read_value(); });
+  Variable w(constant({1.f, 2.f, 3.f})), b(constant({0.f, 0.f, 0.f}));
+  Tensor x = constant({{1.f, 2.f, 3.f}});
+  GradientTape tape;
+  Tensor y = layer(x, w, b);
+  std::vector<Tensor> g = tape.gradient(y, std::vector<Variable>{w, b});
+  expect_tensor<float>(g[0], Shape{3}, {1.f, 2.f, 3.f});
+  expect_tensor<float>(g[1], Shape{3}, {1.f, 1.f, 1.f});
+}
+
+TEST(GradientTapeTraced, BackwardGraphIsCachedAcrossCalls) {
+  auto f = function([](const Tensor& x) { return sin(x); });
+  for (float v : {0.f, 1.f, 2.f}) {
+    Tensor x = constant(v);
+    GradientTape tape;
+    tape.watch(x);
+    expect_tensor_near<float>(tape.gradient(f(x), x), Shape{}, {std::cos(v)}, 1e-6f);
+  }
+  EXPECT_EQ(f.tracing_count(), 1);
+}
+
+TEST(GradientTapeTraced, GradientOfAGradientInsideAFunction) {
+  auto d2 = function([](const Tensor& x) {
+    GradientTape outer;
+    outer.watch(x);
+    GradientTape inner;
+    inner.watch(x);
+    Tensor y = x * x * x * x;
+    Tensor dy = inner.gradient(y, x);
+    return outer.gradient(dy, x);  // 12 x^2
+  });
+  expect_tensor<float>(d2(constant(2.f)), Shape{}, {48.f});
+}
