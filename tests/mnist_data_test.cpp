@@ -150,6 +150,7 @@ TEST_F(MnistData, RejectsIdxThatDisagreesWithItsGzipPayload) {
   write_bytes("trailing.gz", gzip({0, 0, 8, 1, 0, 0, 0, 1, 1, 2}));
   expect_error<InvalidArgument>([&] { data::read_idx(path("trailing.gz")); },
                                 {"trailing.gz", "need 1 bytes", "trailing bytes"});
+  expect_error<InvalidArgument>([&] { data::read_idx(dir_.string()); }, {"is a directory"});
   write_bytes("type.gz", gzip({0, 0, 0x0A, 1, 0, 0, 0, 1, 0}));
   expect_error<InvalidArgument>([&] { data::read_idx(path("type.gz")); }, {"element type byte 10"});
   // Dims whose product overflows int64 must not wrap.

@@ -82,6 +82,21 @@ TEST(Progbar, RedrawsInPlaceOnATerminal) {
   expect_golden("progbar_terminal.txt", visible(out.str()));
 }
 
+TEST(Progbar, FitsTheTerminalWidth) {
+  FakeClock clock;
+  std::ostringstream out;
+  // 60 columns: lines of at most 59 characters; the bar narrows first, then
+  // the line is cut.
+  Progbar bar(4, {.width = 20, .out = &out, .interactive = true, .columns = 60, .clock = clock.fn()});
+  clock.now += 1;
+  bar.step(1, {{"loss", 0.5}});
+  clock.now += 1;
+  bar.step(1, {{"loss", 0.5}, {"a_long_metric_name", 0.25}});
+  EXPECT_EQ(visible(out.str()),
+            "<CR>1/4 [===>...........]  loss 0.5000  1.0 samples/s  ETA 3.0s"
+            "<CR>2/4 [>]  loss 0.5000  a_long_metric_name 0.2500  1.0 sample");
+}
+
 TEST(Progbar, AStreamThatIsNotATerminalGetsLines) {
   FakeClock clock;
   std::ostringstream out;

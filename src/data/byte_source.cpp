@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <vector>
 
@@ -105,6 +106,9 @@ class GzipFile : public ByteSource {
 }  // namespace
 
 std::unique_ptr<ByteSource> open_byte_source(const std::string& path, const std::string& who) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InvalidArgument(who + ": " + path + " is a directory, not a file");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw NotFound(who + ": cannot open " + path);
   std::streamoff end = in.tellg();

@@ -1,5 +1,6 @@
 #include "kiln/nn/progbar.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,10 +35,23 @@ std::string duration(double seconds) {
   return buf;
 }
 
+// The file descriptor behind std::cout / std::cerr / std::clog, else -1.
+int descriptor(const std::ostream* out) {
+  if (out == &std::cout) return STDOUT_FILENO;
+  if (out == &std::cerr || out == &std::clog) return STDERR_FILENO;
+  return -1;
+}
+
 bool is_terminal(const std::ostream* out) {
-  if (out == &std::cout) return ::isatty(STDOUT_FILENO) == 1;
-  if (out == &std::cerr || out == &std::clog) return ::isatty(STDERR_FILENO) == 1;
-  return false;
+  int fd = descriptor(out);
+  return fd >= 0 && ::isatty(fd) == 1;
+}
+
+int terminal_columns(const std::ostream* out) {
+  int fd = descriptor(out);
+  struct winsize size {};
+  if (fd < 0 || ::ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
 }
 
 double steady_seconds() {
@@ -55,6 +69,7 @@ Progbar::Progbar(int64_t total_steps, ProgbarOptions options)
                           std::to_string(options_.log_every_percent));
   out_ = options_.out ? options_.out : &std::cout;
   interactive_ = options_.interactive.value_or(is_terminal(out_));
+  if (interactive_) columns_ = options_.columns > 0 ? options_.columns : terminal_columns(out_);
   start_ = now();
 }
 
@@ -101,14 +116,14 @@ std::vector<Metric> Progbar::means() const {
 }
 
 // "Epoch 1/5  40/100 [===========>..................]  loss 0.6931  812.5 samples/s  ETA 3.2s"
-std::string Progbar::line(double t, bool final) const {
+std::string Progbar::line(double t, bool final, int64_t bar_width) const {
   std::string text = options_.title;
   if (!text.empty()) text += "  ";
   if (total_) {
     std::string total = std::to_string(total_), done = std::to_string(steps_);
     text.append(total.size() > done.size() ? total.size() - done.size() : 0, ' ');
     text.append(done).append("/").append(total).append(" [");
-    auto width = static_cast<int64_t>(options_.width);
+    int64_t width = bar_width;
     int64_t filled = std::min(steps_, total_) * width / total_;
     text.append(static_cast<std::size_t>(filled), '=');
     if (filled < width) text.append(">").append(static_cast<std::size_t>(width - filled - 1), '.');
@@ -130,7 +145,16 @@ std::string Progbar::line(double t, bool final) const {
 }
 
 void Progbar::draw(double t, bool final) {
-  std::string text = line(t, final);
+  std::string text = line(t, final, options_.width);
+  if (interactive_ && columns_ > 1) {
+    // The last column stays free: some terminals wrap on writing it.
+    auto fit = static_cast<std::size_t>(columns_ - 1);
+    if (text.size() > fit && total_) {
+      int64_t excess = static_cast<int64_t>(text.size() - fit);
+      text = line(t, final, std::max<int64_t>(options_.width - excess, 1));
+    }
+    if (text.size() > fit) text.resize(fit);
+  }
   if (interactive_) {
     // Spaces wipe what a longer previous line left behind.
     std::size_t width = text.size();

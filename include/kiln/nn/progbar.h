@@ -37,6 +37,10 @@ struct ProgbarOptions {
   // In-place mode: the least time between redraws (the end always draws),
   // so fast steps do not spend their time printing.
   double min_redraw_seconds = 0.05;
+  // In-place mode: the terminal's width in columns (0: asked from the
+  // terminal). A line that would wrap (and so break '\r' redrawing) gets a
+  // narrower bar, and is cut if that is not enough.
+  int columns = 0;
   // Seconds since any fixed origin; empty: std::chrono::steady_clock.
   std::function<double()> clock;
 };
@@ -69,13 +73,14 @@ class Progbar {
     double last = 0.0;
   };
   double now() const;
-  std::string line(double now, bool final) const;
+  std::string line(double now, bool final, int64_t bar_width) const;
   void draw(double now, bool final);
 
   int64_t total_;
   ProgbarOptions options_;
   std::ostream* out_;
   bool interactive_;
+  int columns_ = 0;  // 0: unknown, nothing is fitted
   double start_;
   double last_draw_ = 0.0;
   bool drawn_ = false;
