@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build ccache pkg-config
   libdnnl-dev ocl-icd-opencl-dev libfmt-dev nlohmann-json3-dev  # dnnl's CMake config requires OpenCL
+  zlib1g-dev  # gzip-compressed IDX (MNIST) files
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

@@ -116,12 +116,30 @@ class Dataset {
   std::shared_ptr<const detail::DatasetNode> node_;
 };
 
-// Reads an IDX file (the MNIST format). The element type byte picks the
-// dtype: unsigned byte -> uint8; signed byte, short, int -> int32; float ->
-// float32; double -> float64. A damaged file is an InvalidArgument naming the
-// file and what is wrong; a missing file is NotFound.
+// Reads an IDX file (the MNIST format), plain or gzip-compressed (told by
+// the gzip magic bytes 1f 8b, not by the name). The element type byte picks
+// the dtype: unsigned byte -> uint8; signed byte, short, int -> int32; float
+// -> float32; double -> float64. A damaged file (IDX or gzip) is an
+// InvalidArgument naming the file and what is wrong; a missing file is
+// NotFound.
 Tensor read_idx(const std::string& path);
 // Writes a concrete uint8, int32 or float32 tensor as an IDX file.
 void write_idx(const std::string& path, const Tensor& tensor);
+
+// MNIST, ready for a Conv2D model: images float32 [N, rows, cols, 1] (NHWC,
+// 28x28 for MNIST), the bytes divided by 255 so in [0, 1]; labels int32 [N]
+// (Kiln's default integer type), the digit 0-9.
+struct Mnist {
+  Tensor train_images, train_labels;
+  Tensor test_images, test_labels;
+};
+// Reads the four MNIST files from `dir`: train-images-idx3-ubyte,
+// train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte,
+// each with ".gz" (as distributed) or without. scripts/mnist_data.sh makes
+// them in data/mnist; the original 60,000-digit MNIST works as well. A
+// missing file is NotFound naming it; images that are not uint8 [N, rows,
+// cols], labels that are not uint8 [N] or counts that differ are
+// InvalidArgument.
+Mnist load_mnist(const std::string& dir);
 
 }  // namespace kiln::data

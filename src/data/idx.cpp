@@ -1,12 +1,16 @@
 // The IDX file format (MNIST's): bytes 0-1 zero, byte 2 the element type,
 // byte 3 the rank, then one big-endian uint32 per dim, then the values,
-// big-endian, row-major.
+// big-endian, row-major. Files may be gzip-compressed, as MNIST is shipped.
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "data/byte_source.h"
 #include "kiln/data.h"
 #include "kiln/dtype.h"
 #include "kiln/error.h"
@@ -51,16 +55,13 @@ Tensor decode(const unsigned char* p, int64_t count, const Shape& shape) {
 }  // namespace
 
 Tensor read_idx(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw NotFound("read_idx: cannot open " + path);
-  std::streamoff end = in.tellg();
-  if (end < 0) bad(path, "cannot determine its size");
-  int64_t file_size = static_cast<int64_t>(end);
-  in.seekg(0);
-  if (file_size < 4) bad(path, "it has " + std::to_string(file_size) + " bytes, fewer than the 4-byte magic number");
+  std::unique_ptr<detail::ByteSource> in = detail::open_byte_source(path, "read_idx");
+  // What "has" the bytes in messages: the file, or what its gzip stream decompresses to.
+  const std::string holder = in->gzipped() ? "the decompressed data" : "the file";
   unsigned char magic[4];
-  in.read(reinterpret_cast<char*>(magic), 4);
-  if (!in) bad(path, "cannot read the magic number");
+  std::size_t got = in->read(magic, 4);
+  if (got < 4)
+    bad(path, holder + " has " + std::to_string(got) + " bytes, fewer than the 4-byte magic number");
   if (magic[0] != 0 || magic[1] != 0)
     bad(path, "the magic number must start with two zero bytes, got " + std::to_string(magic[0]) + " " +
                   std::to_string(magic[1]));
@@ -77,38 +78,55 @@ Tensor read_idx(const std::string& path) {
   int rank = magic[3];
   if (rank > kMaxRank)
     bad(path, "rank " + std::to_string(rank) + " exceeds Kiln's maximum of " + std::to_string(kMaxRank));
-  int64_t header = 4 + 4 * int64_t{rank};
-  if (file_size < header)
-    bad(path, "truncated header: rank " + std::to_string(rank) + " needs " + std::to_string(header) +
-                  " bytes, the file has " + std::to_string(file_size));
   unsigned char dim_bytes[4 * kMaxRank];
-  in.read(reinterpret_cast<char*>(dim_bytes), 4 * rank);
-  if (!in) bad(path, "cannot read the dims");
+  got = in->read(dim_bytes, static_cast<std::size_t>(4 * rank));
+  if (got < static_cast<std::size_t>(4 * rank))
+    bad(path, "truncated header: rank " + std::to_string(rank) + " needs " + std::to_string(4 + 4 * rank) +
+                  " bytes, " + holder + " has " + std::to_string(4 + got));
   std::vector<int64_t> dims(static_cast<std::size_t>(rank));
-  // The payload must match the file's length exactly; checking the product
-  // against it as we go keeps hostile dims from overflowing or allocating.
-  int64_t payload = file_size - header;
-  int64_t count = 1;
   std::string dims_text;
   for (int i = 0; i < rank; ++i) {
     dims[static_cast<std::size_t>(i)] = be32(dim_bytes + 4 * i);
     dims_text += (i ? ", " : "") + std::to_string(dims[static_cast<std::size_t>(i)]);
   }
+  const std::string need = "dims (" + dims_text + ") of " + std::to_string(elem_size) + "-byte values need ";
+  // The payload must match the data's length exactly. A plain file's length
+  // is known: checking the product against it as we go keeps hostile dims
+  // from overflowing or allocating. A gzip stream's length is not, so the
+  // product is only kept from overflowing, and the payload grows as bytes
+  // actually arrive (a few bytes claiming terabytes allocate nothing).
+  std::optional<int64_t> known = in->remaining();
+  int64_t limit = known.value_or(std::numeric_limits<int64_t>::max());
+  int64_t count = 1;
   bool too_big = false;
   for (int64_t d : dims) {
-    if (d != 0 && count > payload / elem_size / d) too_big = true;
+    if (d != 0 && count > limit / elem_size / d) too_big = true;
     count = too_big ? count : count * d;
   }
   if (std::find(dims.begin(), dims.end(), 0) != dims.end()) count = 0, too_big = false;
-  if (too_big || count * elem_size != payload)
-    bad(path, "dims (" + dims_text + ") of " + std::to_string(elem_size) + "-byte values need " +
-                  (too_big ? std::string("more than ") + std::to_string(payload)
-                           : std::to_string(count * elem_size)) +
-                  " bytes of data, the file has " + std::to_string(payload) +
-                  (too_big || count * elem_size > payload ? " (truncated?)" : " (trailing bytes)"));
-  std::vector<unsigned char> data(static_cast<std::size_t>(payload));
-  in.read(reinterpret_cast<char*>(data.data()), payload);
-  if (!in) bad(path, "cannot read " + std::to_string(payload) + " bytes of data");
+  int64_t payload = count * elem_size;
+  if (too_big)
+    bad(path, need + "more than " + std::to_string(limit) + " bytes of data" +
+                  (known ? ", the file has " + std::to_string(*known) + " (truncated?)" : ""));
+  if (known && payload != *known)
+    bad(path, need + std::to_string(payload) + " bytes of data, the file has " + std::to_string(*known) +
+                  (payload > *known ? " (truncated?)" : " (trailing bytes)"));
+  std::vector<unsigned char> data;
+  constexpr int64_t kFirstChunk = int64_t{1} << 20;
+  while (static_cast<int64_t>(data.size()) < payload) {
+    auto have = static_cast<int64_t>(data.size());
+    int64_t want = std::min(payload - have, known ? payload : std::max(have, kFirstChunk));
+    data.resize(static_cast<std::size_t>(have + want));
+    got = in->read(data.data() + have, static_cast<std::size_t>(want));
+    data.resize(static_cast<std::size_t>(have) + got);
+    if (static_cast<int64_t>(got) < want)
+      bad(path, need + std::to_string(payload) + " bytes of data, " + holder + " has " +
+                    std::to_string(data.size()) + " (truncated?)");
+  }
+  // Reading past the payload also makes zlib check the gzip trailer's CRC.
+  unsigned char extra;
+  if (in->read(&extra, 1) != 0)
+    bad(path, need + std::to_string(payload) + " bytes of data, " + holder + " has more (trailing bytes)");
   Shape shape(dims);
   const unsigned char* p = data.data();
   switch (magic[2]) {
