@@ -14,6 +14,7 @@
 #include "grad_check.h"
 #include "op_test_util.h"
 #include "ops/nn_internal.h"
+#include "ops/onednn.h"
 #include "ops/op_def.h"
 #include "runtime/dispatch.h"
 #include "test_util.h"
@@ -248,6 +249,27 @@ TEST(NnGrad, ConvBackpropFloat32MatchesFloat64) {
     Tensor dy = rnd32(output_shape("Conv2D", {x, f}, c.attrs), seed + 2);
     expect_float32_matches_float64("Conv2DBackpropInput", {x, f, dy}, c.attrs);
     expect_float32_matches_float64("Conv2DBackpropFilter", {x, f, dy}, c.attrs);
+    seed += 3;
+  }
+}
+
+// The float32 backprop kernels run on oneDNN: each builds (and caches) its
+// primitive rather than falling back to the plain loops, for every case.
+TEST(NnGrad, ConvBackpropFloat32RunsOnOneDnn) {
+  auto& cache = detail::onednn::primitive_cache();
+  uint32_t seed = 250;
+  for (const ConvCase& c : conv_cases()) {
+    SCOPED_TRACE(c.input.to_string() + " * " + c.filters.to_string());
+    Tensor x = rnd32(c.input, seed), f = rnd32(c.filters, seed + 1);
+    Tensor dy = rnd32(output_shape("Conv2D", {x, f}, c.attrs), seed + 2);
+    cache.clear();
+    detail::conv2d_backprop_input(x, f, dy, c.attrs);
+    EXPECT_EQ(cache.size(), 1u);
+    detail::conv2d_backprop_filter(x, f, dy, c.attrs);
+    EXPECT_EQ(cache.size(), 2u);
+    uint64_t hits = cache.hits();
+    detail::conv2d_backprop_filter(x, f, dy, c.attrs);
+    EXPECT_EQ(cache.hits(), hits + 1);
     seed += 3;
   }
 }

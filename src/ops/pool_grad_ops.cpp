@@ -5,6 +5,7 @@
 // documented; these loops give each window's gradient to its first maximum,
 // as TensorFlow, in one pass.
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "core/dtype_switch.h"
@@ -76,34 +77,57 @@ Span window_span(const WindowDim& wd, int64_t o, int64_t stride, int64_t k, int6
   return {std::max<int64_t>(0, start), std::min<int64_t>(in, start + k)};
 }
 
-// For every channel, the offset (in elements, from the image's start) of the
-// first maximum of the window.
+// The maximum of the window per channel, into m (as the forward computes it).
 template <class T>
-void first_max(const PoolDims& d, const T* image, Span hs, Span ws, int64_t* at, T* best) {
-  int64_t first = (hs.begin * d.w + ws.begin) * d.c;
-  for (int64_t ch = 0; ch < d.c; ++ch) {
-    best[ch] = image[first + ch];
-    at[ch] = first + ch;
+void window_max(const PoolDims& d, const T* image, Span hs, Span ws, T* __restrict m) {
+  const T* first = image + (hs.begin * d.w + ws.begin) * d.c;
+  for (int64_t ch = 0; ch < d.c; ++ch) m[ch] = first[ch];
+  for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
+    for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
+      const T* __restrict p = image + (ih * d.w + iw) * d.c;
+      for (int64_t ch = 0; ch < d.c; ++ch) m[ch] = p[ch] > m[ch] ? p[ch] : m[ch];
+    }
   }
+}
+
+// At the window's first element equal to the maximum m, per channel, out
+// (dx or the output of max_pool_grad_grad, offset like the image when
+// kOutIsImage, else per channel) gets `in` (dy per channel, or g offset like
+// the image when kInIsImage). m is consumed: it becomes NaN where taken, which
+// nothing equals. Branch-free, so that the channel loop vectorizes and pays no
+// misprediction per element. A window of NaNs has no maximum and no hit.
+template <class T, bool kOutIsImage, bool kInIsImage>
+void add_at_first_max(const PoolDims& d, const T* image, Span hs, Span ws, T* __restrict m,
+                      T* __restrict out, const T* __restrict in) {
+  constexpr T kTaken = std::numeric_limits<T>::quiet_NaN();
   for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
     for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
       int64_t off = (ih * d.w + iw) * d.c;
-      const T* p = image + off;
+      const T* __restrict p = image + off;
+      T* __restrict o = kOutIsImage ? out + off : out;
+      const T* __restrict v = kInIsImage ? in + off : in;
+      // Two loops and unconditional loads: GCC vectorizes neither a load
+      // under a condition nor two selects on one condition.
       for (int64_t ch = 0; ch < d.c; ++ch) {
-        if (p[ch] > best[ch]) {
-          best[ch] = p[ch];
-          at[ch] = off + ch;
-        }
+        T value = v[ch], prev = o[ch];
+        o[ch] = prev + (p[ch] == m[ch] ? value : T(0));
+      }
+      for (int64_t ch = 0; ch < d.c; ++ch) {
+        T max = m[ch];
+        m[ch] = p[ch] == max ? kTaken : max;
       }
     }
   }
 }
 
-// Scatters each dy into its window's first maximum. When windows do not
-// overlap along the height (stride >= ksize), each output row owns a band of
-// input rows and rows run in parallel; otherwise images do.
-template <class T>
-void max_pool_grad_plain(const PoolDims& d, const T* x, const T* dy, T* dx) {
+// Runs window(n, oh, ow, hs, ws, dx_image, scratch) for every window (its
+// output position and its span in the input, clipped) over a zeroed dx; the
+// function adds into dx_image (image n of dx) and may use `scratch` (d.c
+// values). When windows do not overlap along the height (stride >= ksize, the
+// usual 2x2/2), each output row owns a band of input rows, which it zeroes and
+// fills, and rows run in parallel; otherwise whole images do.
+template <class T, class Window>
+void scatter_windows(const PoolDims& d, T* dx, Window&& window) {
   const Window2D& g = d.g;
   int64_t oh_n = g.h.out, ow_n = g.w.out;
   int64_t image = d.h * d.w * d.c;
@@ -113,34 +137,58 @@ void max_pool_grad_plain(const PoolDims& d, const T* x, const T* dy, T* dx) {
   parallel_for(
       tasks,
       [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> at(static_cast<std::size_t>(d.c));
-        std::vector<T> best(static_cast<std::size_t>(d.c));
+        std::vector<T> scratch(static_cast<std::size_t>(d.c));
         for (int64_t t = begin; t < end; ++t) {
           int64_t n = by_row ? t / oh_n : t;
           int64_t oh0 = by_row ? t % oh_n : 0, oh1 = by_row ? oh0 + 1 : oh_n;
-          // The input rows this task owns (all of them when by image).
           int64_t r0 = 0, r1 = d.h;
           if (by_row) {
             r0 = oh0 == 0 ? 0 : std::clamp<int64_t>(oh0 * g.sh - g.h.pad_before, 0, d.h);
-            r1 = oh0 == oh_n - 1 ? d.h
-                                 : std::clamp<int64_t>(oh1 * g.sh - g.h.pad_before, 0, d.h);
+            r1 = oh1 == oh_n ? d.h : std::clamp<int64_t>(oh1 * g.sh - g.h.pad_before, 0, d.h);
           }
-          const T* xi = x + n * image;
           T* dxi = dx + n * image;
           std::fill(dxi + r0 * d.w * d.c, dxi + r1 * d.w * d.c, T(0));
           for (int64_t oh = oh0; oh < oh1; ++oh) {
             Span hs = window_span(g.h, oh, g.sh, g.kh, d.h);
             for (int64_t ow = 0; ow < ow_n; ++ow) {
               Span ws = window_span(g.w, ow, g.sw, g.kw, d.w);
-              if (hs.begin >= hs.end || ws.begin >= ws.end) continue;
-              first_max(d, xi, hs, ws, at.data(), best.data());
-              const T* dyp = dy + ((n * oh_n + oh) * ow_n + ow) * d.c;
-              for (int64_t ch = 0; ch < d.c; ++ch) dxi[at[ch]] += dyp[ch];
+              if (hs.begin < hs.end && ws.begin < ws.end)
+                window(n, oh, ow, hs, ws, dxi, scratch.data());
             }
           }
         }
       },
       std::max<int64_t>(1, kParallelGrain / task_work));
+}
+
+// Each dy goes to its window's first maximum.
+template <class T>
+void max_pool_grad_plain(const PoolDims& d, const T* x, const T* dy, T* dx) {
+  int64_t oh_n = d.g.h.out, ow_n = d.g.w.out;
+  int64_t image = d.h * d.w * d.c;
+  scatter_windows(d, dx, [&](int64_t n, int64_t oh, int64_t ow, Span hs, Span ws, T* dxi, T* m) {
+    const T* xi = x + n * image;
+    const T* __restrict dyp = dy + ((n * oh_n + oh) * ow_n + ow) * d.c;
+    window_max(d, xi, hs, ws, m);
+    add_at_first_max<T, true, false>(d, xi, hs, ws, m, dxi, dyp);
+  });
+}
+
+// Each dy is spread evenly over its window's elements inside the input (the
+// count the forward divides by).
+template <class T>
+void avg_pool_grad_plain(const PoolDims& d, const T* dy, T* dx) {
+  int64_t oh_n = d.g.h.out, ow_n = d.g.w.out;
+  scatter_windows(d, dx, [&](int64_t n, int64_t oh, int64_t ow, Span hs, Span ws, T* dxi, T*) {
+    T count = static_cast<T>((hs.end - hs.begin) * (ws.end - ws.begin));
+    const T* __restrict dyp = dy + ((n * oh_n + oh) * ow_n + ow) * d.c;
+    for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
+      for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
+        T* __restrict o = dxi + (ih * d.w + iw) * d.c;
+        for (int64_t ch = 0; ch < d.c; ++ch) o[ch] += dyp[ch] / count;
+      }
+    }
+  });
 }
 
 // Reads g at each window's first maximum; output rows are independent.
@@ -153,64 +201,19 @@ void max_pool_grad_grad_plain(const PoolDims& d, const T* x, const T* gin, T* y)
   parallel_for(
       d.n * oh_n,
       [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> at(static_cast<std::size_t>(d.c));
-        std::vector<T> best(static_cast<std::size_t>(d.c));
+        std::vector<T> m(static_cast<std::size_t>(d.c));
         for (int64_t row = begin; row < end; ++row) {
           int64_t n = row / oh_n, oh = row % oh_n;
           Span hs = window_span(g.h, oh, g.sh, g.kh, d.h);
           for (int64_t ow = 0; ow < ow_n; ++ow) {
             Span ws = window_span(g.w, ow, g.sw, g.kw, d.w);
-            T* o = y + (row * ow_n + ow) * d.c;
-            if (hs.begin >= hs.end || ws.begin >= ws.end) {
-              std::fill(o, o + d.c, T(0));
-              continue;
-            }
-            first_max(d, x + n * image, hs, ws, at.data(), best.data());
-            const T* gi = gin + n * image;
-            for (int64_t ch = 0; ch < d.c; ++ch) o[ch] = gi[at[ch]];
-          }
-        }
-      },
-      std::max<int64_t>(1, kParallelGrain / row_work));
-}
-
-// The outputs whose windows hold input index i along one dim: o with
-// o * stride - pad <= i < o * stride - pad + k.
-Span windows_holding(int64_t i, const WindowDim& wd, int64_t stride, int64_t k) {
-  int64_t t = i + wd.pad_before;
-  int64_t lo = t - k + 1 <= 0 ? 0 : (t - k + 1 + stride - 1) / stride;
-  int64_t hi = std::min<int64_t>(wd.out, t / stride + 1);
-  return {lo, hi};
-}
-
-// Gathers into each input pixel dy / count from every window holding it
-// (count: the window's elements inside the input, as the forward divides by);
-// rows of dx are independent.
-template <class T>
-void avg_pool_grad_plain(const PoolDims& d, const T* dy, T* dx) {
-  const Window2D& g = d.g;
-  int64_t oh_n = g.h.out, ow_n = g.w.out;
-  int64_t windows_per_pixel = ((g.kh + g.sh - 1) / g.sh) * ((g.kw + g.sw - 1) / g.sw);
-  int64_t row_work = std::max<int64_t>(1, d.w * d.c * windows_per_pixel);
-  parallel_for(
-      d.n * d.h,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t row = begin; row < end; ++row) {
-          int64_t n = row / d.h, ih = row % d.h;
-          Span ohs = windows_holding(ih, g.h, g.sh, g.kh);
-          for (int64_t iw = 0; iw < d.w; ++iw) {
-            Span ows = windows_holding(iw, g.w, g.sw, g.kw);
-            T* o = dx + (row * d.w + iw) * d.c;
+            T* __restrict o = y + (row * ow_n + ow) * d.c;
             std::fill(o, o + d.c, T(0));
-            for (int64_t oh = ohs.begin; oh < ohs.end; ++oh) {
-              Span hs = window_span(g.h, oh, g.sh, g.kh, d.h);
-              for (int64_t ow = ows.begin; ow < ows.end; ++ow) {
-                Span ws = window_span(g.w, ow, g.sw, g.kw, d.w);
-                T count = static_cast<T>((hs.end - hs.begin) * (ws.end - ws.begin));
-                const T* dyp = dy + ((n * oh_n + oh) * ow_n + ow) * d.c;
-                for (int64_t ch = 0; ch < d.c; ++ch) o[ch] += dyp[ch] / count;
-              }
-            }
+            if (hs.begin >= hs.end || ws.begin >= ws.end) continue;
+            const T* xi = x + n * image;
+            const T* __restrict gi = gin + n * image;
+            window_max(d, xi, hs, ws, m.data());
+            add_at_first_max<T, false, true>(d, xi, hs, ws, m.data(), o, gi);
           }
         }
       },
