@@ -213,6 +213,24 @@ TEST(NnGrad, GradientFunctionsTrace) {
   check_op_gradient_traces("LogSoftmax", {rnd({3, 5}, 14)}, Attrs{{"axis", int64_t(-1)}});
 }
 
+// A gradient the caller does not want is not computed (conv2d's first layer
+// needs no image gradient).
+TEST(NnGrad, GradientFunctionsSkipUnwantedInputs) {
+  const detail::OpDef& conv = detail::OpRegistry::global().get("Conv2D");
+  Attrs attrs = conv_attrs({1, 1}, "SAME");
+  std::vector<Tensor> inputs = {rnd({1, 4, 4, 1}, 1), rnd({3, 3, 1, 2}, 2)};
+  std::vector<Tensor> args = inputs;
+  detail::TensorList outputs = detail::run_eager(conv, args, attrs);
+  std::vector<Tensor> dys = {rnd({1, 4, 4, 2}, 3)};
+  const bool wanted[] = {false, true};
+  detail::GradContext ctx{conv, inputs, outputs, attrs, dys,
+                          detail::SmallVector<Tensor, 4>(2), wanted};
+  conv.gradient(ctx);
+  EXPECT_FALSE(ctx.input_grads[0].defined());
+  ASSERT_TRUE(ctx.input_grads[1].defined());
+  EXPECT_EQ(ctx.input_grads[1].shape(), (Shape{3, 3, 1, 2}));
+}
+
 // ---- float32 backward kernels against float64 ones ---------------------------
 
 // Runs `op` on float32 inputs and on the same values as float64; the results

@@ -3,7 +3,8 @@
 // max-pool backward needs the workspace of a training forward pass, which the
 // forward kernel does not produce, and its choice among equal maxima is not
 // documented; these loops give each window's gradient to its first maximum,
-// as TensorFlow, in one pass.
+// as TensorFlow, without a second kernel. MaxPoolGrad and AvgPoolGrad read
+// only the shape of their first input where they need no values (AvgPoolGrad).
 #include <algorithm>
 #include <limits>
 #include <vector>
