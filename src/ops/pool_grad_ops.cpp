@@ -3,8 +3,8 @@
 // max-pool backward needs the workspace of a training forward pass, which the
 // forward kernel does not produce, and its choice among equal maxima is not
 // documented; these loops give each window's gradient to its first maximum,
-// as TensorFlow, without a second kernel. MaxPoolGrad and AvgPoolGrad read
-// only the shape of their first input where they need no values (AvgPoolGrad).
+// as TensorFlow, without a second kernel. AvgPoolGrad reads only the shape of
+// its input.
 #include <algorithm>
 #include <limits>
 #include <vector>
