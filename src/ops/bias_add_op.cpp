@@ -2,6 +2,7 @@
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
 #include "ops/nn_internal.h"
+#include "kiln/reduce.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -69,8 +70,23 @@ std::vector<OpSample> bias_add_samples() {
           {{constant({{{1.0, 2.0}}, {{3.0, 4.0}}}), constant({10.0, -20.0})}, Attrs{}}};
 }
 
+// d value = dy; d bias = dy summed over every dim but the last.
+void bias_add_gradient(GradContext& c) {
+  const Tensor& g = c.grad(0);
+  if (c.needs(0)) c.set(0, g);
+  if (c.needs(1)) {
+    const Shape& s = g.shape();
+    if (!s.has_known_rank())
+      throw Unimplemented("BiasAdd: the gradient of bias needs the rank of value, unknown here");
+    std::vector<int64_t> axes;
+    for (int i = 0; i < s.rank() - 1; ++i) axes.push_back(i);
+    c.set(1, axes.empty() ? g : sum(g, axes));
+  }
+}
+
 constexpr OpDef kBiasAdd{.name = "BiasAdd", .infer = bias_add_infer, .kernel = bias_add_kernel,
-                         .flags = kMayRunInPlace, .samples = bias_add_samples};
+                         .flags = kMayRunInPlace, .samples = bias_add_samples,
+                         .gradient = bias_add_gradient};
 
 }  // namespace
 

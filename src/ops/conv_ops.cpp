@@ -12,12 +12,8 @@
 namespace kiln {
 namespace detail {
 
-namespace {
-
-void conv2d_infer(InferContext& c) {
+Shape infer_conv2d_output(InferContext& c, const Shape& in, const Shape& f) {
   DType di = c.dtype(0), df = c.dtype(1);
-  const Shape& in = c.shape(0);
-  const Shape& f = c.shape(1);
   if (di != df)
     c.fail("input and filters must have the same dtype, got input: {} and filters: {}",
            dtype_name(di), dtype_name(df));
@@ -40,13 +36,14 @@ void conv2d_infer(InferContext& c) {
            f_c, in.to_string(), f.to_string());
   Window2D g = infer_window(c, in, kh, kw, /*has_dilations=*/true,
                             "filters shape " + f.to_string());
-  c.add_output(di, Shape{in.has_known_rank() ? in[0] : -1, g.h.out, g.w.out, fk ? f[3] : -1});
+  return Shape{in.has_known_rank() ? in[0] : -1, g.h.out, g.w.out, fk ? f[3] : -1};
 }
 
-struct ConvDims {
-  int64_t n, h, w, c, o;
-  Window2D g;
-};
+namespace {
+
+void conv2d_infer(InferContext& c) {
+  c.add_output(c.dtype(0), infer_conv2d_output(c, c.shape(0), c.shape(1)));
+}
 
 // ---- float32: oneDNN --------------------------------------------------------
 struct ConvPrimitive {
@@ -198,8 +195,15 @@ std::vector<OpSample> conv2d_samples() {
   };
 }
 
+void conv2d_gradient(GradContext& c) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& f = c.inputs[1];
+  if (c.needs(0)) c.set(0, conv2d_backprop_input(x, f, c.grad(0), c.attrs));
+  if (c.needs(1)) c.set(1, conv2d_backprop_filter(x, f, c.grad(0), c.attrs));
+}
+
 constexpr OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel = conv2d_kernel,
-                        .samples = conv2d_samples};
+                        .samples = conv2d_samples, .gradient = conv2d_gradient};
 
 }  // namespace
 

@@ -15,6 +15,8 @@ void register_conv_ops(OpRegistry& registry);
 void register_pool_ops(OpRegistry& registry);
 void register_softmax_ops(OpRegistry& registry);
 void register_bias_add_op(OpRegistry& registry);
+void register_conv_grad_ops(OpRegistry& registry);
+void register_pool_grad_ops(OpRegistry& registry);
 
 // A Size2D as an attr: {h, w} when the form is valid (one number, {h, w} or
 // {1, h, w, 1}), else the values as given so that the op's inference reports
@@ -54,5 +56,50 @@ Window2D infer_window(InferContext& c, const Shape& input, int64_t kh, int64_t k
 
 // The same geometry in a kernel (attrs already validated; no checks).
 Window2D kernel_window(const Attrs& attrs, const Shape& input, int64_t kh, int64_t kw);
+
+// Conv2D's checks of input [N, H, W, C] and filters [KH, KW, C, O] (the
+// dtypes of inputs 0 and 1 equal and floating, ranks, channels, window) and
+// its output shape; the backprop ops, whose inputs 0 and 1 are also input and
+// filters, run them too.
+Shape infer_conv2d_output(InferContext& c, const Shape& input, const Shape& filters);
+// MaxPool/AvgPool's checks of input [N, H, W, C] and ksize/strides/padding,
+// and their output shape.
+Shape infer_pool_output(InferContext& c, const Shape& input);
+
+// A convolution's sizes, as the kernels read them.
+struct ConvDims {
+  int64_t n, h, w, c, o;
+  Window2D g;
+};
+
+// A pooling's sizes, as the kernels read them.
+struct PoolDims {
+  int64_t n, h, w, c;
+  Window2D g;
+  bool max;
+};
+
+// ---- Backward ops, for the gradient functions (DESIGN.md §9) ----------------
+// Each dispatches, so a gradient runs eagerly, is traced, or runs in a nested
+// graph like any op. `attrs` are the forward op's. Shapes come from tensors,
+// not attrs, so that they may be unknown while tracing: the backprop ops read
+// only the shape of the forward tensor whose gradient they compute.
+
+// d(conv2d)/d(input): dy [N, OH, OW, O] through `filters` -> input's shape.
+// Only `input`'s shape is read.
+Tensor conv2d_backprop_input(const Tensor& input, const Tensor& filters, const Tensor& dy,
+                             Attrs attrs);
+// d(conv2d)/d(filters): input and dy -> filters' shape. Only `filters`' shape
+// is read.
+Tensor conv2d_backprop_filter(const Tensor& input, const Tensor& filters, const Tensor& dy,
+                              Attrs attrs);
+// d(max_pool2d)/d(input): each dy goes to the first maximum of its window.
+Tensor max_pool_grad(const Tensor& input, const Tensor& dy, Attrs attrs);
+// The gradient of max_pool_grad with respect to its dy: g (input-shaped) read
+// at the first maximum of each window -> the pooled shape.
+Tensor max_pool_grad_grad(const Tensor& input, const Tensor& g, Attrs attrs);
+// d(avg_pool2d)/d(input): dy spread evenly over each window's elements inside
+// the input. Only `input`'s shape is read.
+Tensor avg_pool_grad(const Tensor& input, const Tensor& dy, Attrs attrs);
 
 }  // namespace kiln::detail

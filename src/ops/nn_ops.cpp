@@ -12,6 +12,8 @@ void register_nn_ops(OpRegistry& r) {
   register_pool_ops(r);
   register_softmax_ops(r);
   register_bias_add_op(r);
+  register_conv_grad_ops(r);
+  register_pool_grad_ops(r);
 }
 
 std::vector<int64_t> size2d_attr(const nn::Size2D& size) {

@@ -13,11 +13,8 @@
 namespace kiln {
 namespace detail {
 
-namespace {
-
-void pool_infer(InferContext& c) {
+Shape infer_pool_output(InferContext& c, const Shape& in) {
   DType dt = c.dtype(0);
-  const Shape& in = c.shape(0);
   if (!is_floating(dt)) c.fail("dtype must be float32 or float64, got {}", dtype_name(dt));
   if (in.has_known_rank() && in.rank() != 4)
     c.fail("input must have rank 4 (NHWC), got shape {}", in.to_string());
@@ -26,14 +23,14 @@ void pool_infer(InferContext& c) {
   Window2D g = infer_window(c, in, kh, kw, /*has_dilations=*/false,
                             fmt::format("ksize [{}, {}]", kh, kw));
   bool known = in.has_known_rank();
-  c.add_output(dt, Shape{known ? in[0] : -1, g.h.out, g.w.out, known ? in[3] : -1});
+  return Shape{known ? in[0] : -1, g.h.out, g.w.out, known ? in[3] : -1};
 }
 
-struct PoolDims {
-  int64_t n, h, w, c;
-  Window2D g;
-  bool max;
-};
+namespace {
+
+void pool_infer(InferContext& c) {
+  c.add_output(c.dtype(0), infer_pool_output(c, c.shape(0)));
+}
 
 // ---- float32: oneDNN --------------------------------------------------------
 struct PoolPrimitive {
@@ -153,10 +150,18 @@ std::vector<OpSample> pool_samples() {
   };
 }
 
+void max_pool_gradient(GradContext& c) {
+  if (c.needs(0)) c.set(0, max_pool_grad(c.inputs[0], c.grad(0), c.attrs));
+}
+
+void avg_pool_gradient(GradContext& c) {
+  if (c.needs(0)) c.set(0, avg_pool_grad(c.inputs[0], c.grad(0), c.attrs));
+}
+
 constexpr OpDef kMaxPool{.name = "MaxPool", .infer = pool_infer, .kernel = pool_kernel<true>,
-                         .samples = pool_samples};
+                         .samples = pool_samples, .gradient = max_pool_gradient};
 constexpr OpDef kAvgPool{.name = "AvgPool", .infer = pool_infer, .kernel = pool_kernel<false>,
-                         .samples = pool_samples};
+                         .samples = pool_samples, .gradient = avg_pool_gradient};
 
 Attrs pool_attrs(const nn::Size2D& ksize, const nn::Size2D& strides,
                  const nn::PaddingArg& padding) {

@@ -8,6 +8,8 @@
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
 #include "ops/nn_internal.h"
+#include "kiln/math.h"
+#include "kiln/reduce.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -117,12 +119,30 @@ std::vector<OpSample> softmax_samples() {
 
 // Each output element depends on its whole row, so these are not elementwise,
 // but a softmax may overwrite its own input (rows are read before written).
+// y = softmax(x): dx = (dy - sum(dy * y)) * y, sums along the axis.
+void softmax_gradient(GradContext& c) {
+  if (!c.needs(0)) return;
+  const Tensor& y = c.outputs[0];
+  const Tensor& g = c.grad(0);
+  int64_t axis = c.attrs.get_int("axis");
+  c.set(0, (g - sum(g * y, axis, /*keepdims=*/true)) * y);
+}
+
+// y = log_softmax(x): dx = dy - exp(y) * sum(dy), sums along the axis.
+void log_softmax_gradient(GradContext& c) {
+  if (!c.needs(0)) return;
+  const Tensor& y = c.outputs[0];
+  const Tensor& g = c.grad(0);
+  int64_t axis = c.attrs.get_int("axis");
+  c.set(0, g - exp(y) * sum(g, axis, /*keepdims=*/true));
+}
+
 constexpr OpDef kSoftmax{.name = "Softmax", .infer = softmax_infer,
                          .kernel = softmax_kernel<false>, .flags = kMayRunInPlace,
-                         .samples = softmax_samples};
+                         .samples = softmax_samples, .gradient = softmax_gradient};
 constexpr OpDef kLogSoftmax{.name = "LogSoftmax", .infer = softmax_infer,
                             .kernel = softmax_kernel<true>, .flags = kMayRunInPlace,
-                            .samples = softmax_samples};
+                            .samples = softmax_samples, .gradient = log_softmax_gradient};
 
 }  // namespace
 

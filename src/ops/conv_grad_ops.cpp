@@ -1,0 +1,426 @@
+// Conv2DBackpropInput and Conv2DBackpropFilter: the gradients of Conv2D with
+// respect to its input and its filters (NHWC input, HWIO filters, strides,
+// SAME/VALID, dilations). float32 runs on oneDNN's backward-data and
+// backward-weights primitives (cached like the forward one); float64 on plain
+// loops. Both ops take (input, filters, dy) and read only the shape of the
+// tensor whose gradient they compute, so that shape may be unknown while
+// tracing (Kiln has no shape tensors).
+#include <algorithm>
+
+#include "core/dtype_switch.h"
+#include "core/parallel.h"
+#include "ops/nn_internal.h"
+#include "ops/onednn.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+// Checks input, filters and dy (inputs 0, 1, 2) against each other.
+void check_conv_backprop(InferContext& c) {
+  const Shape& in = c.shape(0);
+  const Shape& f = c.shape(1);
+  const Shape& dy = c.shape(2);
+  Shape y = infer_conv2d_output(c, in, f);
+  if (c.dtype(2) != c.dtype(0))
+    c.fail("dy must have the dtype of input and filters ({}), got {}", dtype_name(c.dtype(0)),
+           dtype_name(c.dtype(2)));
+  if (!dy.has_known_rank()) return;
+  if (dy.rank() != 4) c.fail("dy must have rank 4 (NHWC), got shape {}", dy.to_string());
+  for (int i = 0; i < 4; ++i) {
+    if (y[i] >= 0 && dy[i] >= 0 && y[i] != dy[i])
+      c.fail("dy has shape {} but the convolution of input shape {} with filters shape {} gives "
+             "shape {}",
+             dy.to_string(), in.to_string(), f.to_string(), y.to_string());
+  }
+}
+
+int64_t known_or(int64_t a, int64_t b) { return a >= 0 ? a : b; }
+
+int64_t dim_or_unknown(const Shape& s, int i) { return s.has_known_rank() ? s[i] : -1; }
+
+void backprop_input_infer(InferContext& c) {
+  check_conv_backprop(c);
+  const Shape& in = c.shape(0);
+  Shape out = in.has_known_rank() ? in : Shape{-1, -1, -1, -1};
+  out[0] = known_or(out[0], dim_or_unknown(c.shape(2), 0));
+  out[3] = known_or(out[3], dim_or_unknown(c.shape(1), 2));
+  c.add_output(c.dtype(0), out);
+}
+
+void backprop_filter_infer(InferContext& c) {
+  check_conv_backprop(c);
+  const Shape& f = c.shape(1);
+  Shape out = f.has_known_rank() ? f : Shape{-1, -1, -1, -1};
+  out[2] = known_or(out[2], dim_or_unknown(c.shape(0), 3));
+  out[3] = known_or(out[3], dim_or_unknown(c.shape(2), 3));
+  c.add_output(c.dtype(0), out);
+}
+
+ConvDims kernel_dims(const KernelContext& c) {
+  const Shape& in = c.in_shape(0);
+  const Shape& f = c.in_shape(1);
+  return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1])};
+}
+
+// ---- float32: oneDNN --------------------------------------------------------
+struct ConvDescs {
+  dnnl::memory::desc src, dst, user_weights, any_weights;
+  dnnl::memory::dims strides, dilates, pad_l, pad_r;
+};
+
+ConvDescs conv_descs(const ConvDims& d) {
+  using tag = dnnl::memory::format_tag;
+  using dt = dnnl::memory::data_type;
+  const Window2D& g = d.g;
+  return ConvDescs{
+      dnnl::memory::desc({d.n, d.c, d.h, d.w}, dt::f32, tag::nhwc),
+      dnnl::memory::desc({d.n, d.o, g.h.out, g.w.out}, dt::f32, tag::nhwc),
+      dnnl::memory::desc({d.o, d.c, g.kh, g.kw}, dt::f32, tag::hwio),
+      dnnl::memory::desc({d.o, d.c, g.kh, g.kw}, dt::f32, tag::any),
+      {g.sh, g.sw},
+      {g.dh - 1, g.dw - 1},
+      {g.h.pad_before, g.w.pad_before},
+      {g.h.pad_after, g.w.pad_after}};
+}
+
+// oneDNN builds backward primitives against a forward (training) one.
+dnnl::convolution_forward::primitive_desc forward_hint(const ConvDescs& s) {
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training,
+                                       dnnl::algorithm::convolution_direct, s.src, s.any_weights,
+                                       s.dst, s.strides, s.dilates, s.pad_l, s.pad_r);
+  return dnnl::convolution_forward::primitive_desc(desc, onednn::engine());
+}
+
+onednn::PrimitiveKey conv_key(uint32_t kind, const ConvDims& d) {
+  const Window2D& g = d.g;
+  onednn::PrimitiveKey key(kind);
+  for (int64_t v : {d.n, d.h, d.w, d.c, d.o, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.h.pad_before,
+                    g.h.pad_after, g.w.pad_before, g.w.pad_after})
+    key.add(v);
+  return key;
+}
+
+// Where oneDNN wants the filters (or their gradient) in another layout than
+// HWIO, a reorder between the two runs with the primitive.
+struct WeightsReorder {
+  dnnl::memory::desc layout;  // the primitive's
+  dnnl::reorder reorder;      // empty when layout is HWIO
+  std::size_t scratch_bytes = 0;
+
+  void make(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
+            const dnnl::primitive_attr& attr) {
+    dnnl::reorder::primitive_desc rpd(onednn::engine(), from, onednn::engine(), to, attr);
+    scratch_bytes = rpd.scratchpad_desc().get_size();
+    reorder = dnnl::reorder(rpd);
+  }
+};
+
+struct BackwardDataPrimitive {
+  dnnl::convolution_backward_data prim;
+  ConvDescs descs;
+  WeightsReorder weights;  // HWIO filters -> layout
+  bool reorder = false;
+  std::size_t scratch_bytes = 0;
+};
+
+std::shared_ptr<const BackwardDataPrimitive> make_backward_data(const ConvDims& d) {
+  auto p = std::make_shared<BackwardDataPrimitive>();
+  p->descs = conv_descs(d);
+  const ConvDescs& s = p->descs;
+  dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, s.src,
+                                             s.any_weights, s.dst, s.strides, s.dilates, s.pad_l,
+                                             s.pad_r);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::convolution_backward_data::primitive_desc pd(desc, attr, onednn::engine(),
+                                                     forward_hint(s));
+  p->weights.layout = pd.weights_desc();
+  p->scratch_bytes = pd.scratchpad_desc().get_size();
+  p->prim = dnnl::convolution_backward_data(pd);
+  p->reorder = p->weights.layout != s.user_weights;
+  if (p->reorder) {
+    p->weights.make(s.user_weights, p->weights.layout, attr);
+    p->scratch_bytes = std::max(p->scratch_bytes, p->weights.scratch_bytes);
+  }
+  return p;
+}
+
+bool backprop_input_onednn(const ConvDims& d, const float* f, const float* dy, float* dx) {
+  try {
+    auto p = onednn::cached<BackwardDataPrimitive>(conv_key(4, d),
+                                                   [&] { return make_backward_data(d); });
+    const dnnl::engine& eng = onednn::engine();
+    dnnl::memory user_weights(p->descs.user_weights, eng, const_cast<float*>(f));
+    dnnl::memory weights = user_weights;
+    if (p->reorder) {
+      // Reordered on every call, as in the forward kernel (conv_ops.cpp).
+      weights = dnnl::memory(p->weights.layout, eng,
+                             onednn::scratch(onednn::kWeights, p->weights.layout.get_size()));
+      std::unordered_map<int, dnnl::memory> rargs{{DNNL_ARG_FROM, user_weights},
+                                                  {DNNL_ARG_TO, weights}};
+      onednn::execute(p->weights.reorder, rargs, p->weights.scratch_bytes);
+    }
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_DIFF_DST, dnnl::memory(p->descs.dst, eng, const_cast<float*>(dy))},
+        {DNNL_ARG_WEIGHTS, weights},
+        {DNNL_ARG_DIFF_SRC, dnnl::memory(p->descs.src, eng, dx)}};
+    onednn::execute(p->prim, args, p->scratch_bytes);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+struct BackwardWeightsPrimitive {
+  dnnl::convolution_backward_weights prim;
+  ConvDescs descs;
+  WeightsReorder weights;  // layout -> HWIO gradient
+  bool reorder = false;
+  std::size_t scratch_bytes = 0;
+};
+
+std::shared_ptr<const BackwardWeightsPrimitive> make_backward_weights(const ConvDims& d) {
+  auto p = std::make_shared<BackwardWeightsPrimitive>();
+  p->descs = conv_descs(d);
+  const ConvDescs& s = p->descs;
+  dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, s.src,
+                                                s.any_weights, s.dst, s.strides, s.dilates,
+                                                s.pad_l, s.pad_r);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, onednn::engine(),
+                                                        forward_hint(s));
+  p->weights.layout = pd.diff_weights_desc();
+  p->scratch_bytes = pd.scratchpad_desc().get_size();
+  p->prim = dnnl::convolution_backward_weights(pd);
+  p->reorder = p->weights.layout != s.user_weights;
+  if (p->reorder) {
+    p->weights.make(p->weights.layout, s.user_weights, attr);
+    p->scratch_bytes = std::max(p->scratch_bytes, p->weights.scratch_bytes);
+  }
+  return p;
+}
+
+bool backprop_filter_onednn(const ConvDims& d, const float* x, const float* dy, float* df) {
+  try {
+    auto p = onednn::cached<BackwardWeightsPrimitive>(conv_key(5, d),
+                                                      [&] { return make_backward_weights(d); });
+    const dnnl::engine& eng = onednn::engine();
+    dnnl::memory user_weights(p->descs.user_weights, eng, df);
+    dnnl::memory weights = user_weights;
+    if (p->reorder)
+      weights = dnnl::memory(p->weights.layout, eng,
+                             onednn::scratch(onednn::kWeights, p->weights.layout.get_size()));
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, dnnl::memory(p->descs.src, eng, const_cast<float*>(x))},
+        {DNNL_ARG_DIFF_DST, dnnl::memory(p->descs.dst, eng, const_cast<float*>(dy))},
+        {DNNL_ARG_DIFF_WEIGHTS, weights}};
+    onednn::execute(p->prim, args, p->scratch_bytes);
+    if (p->reorder) {
+      std::unordered_map<int, dnnl::memory> rargs{{DNNL_ARG_FROM, weights},
+                                                  {DNNL_ARG_TO, user_weights}};
+      onednn::execute(p->weights.reorder, rargs, p->weights.scratch_bytes);
+    }
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// ---- float64 (and the fallback): plain loops --------------------------------
+
+// Gathers into each input pixel from the outputs whose windows hold it: rows
+// of dx are independent, so they run in parallel without atomics.
+template <class T>
+void backprop_input_plain(const ConvDims& d, const T* f, const T* dy, T* dx) {
+  const Window2D& g = d.g;
+  int64_t oh_n = g.h.out, ow_n = g.w.out;
+  int64_t row_work = std::max<int64_t>(1, d.w * g.kh * g.kw * d.c * d.o);
+  parallel_for(
+      d.n * d.h,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+          int64_t n = row / d.h, ih = row % d.h;
+          for (int64_t iw = 0; iw < d.w; ++iw) {
+            T* o = dx + (row * d.w + iw) * d.c;
+            for (int64_t ci = 0; ci < d.c; ++ci) o[ci] = T(0);
+            for (int64_t kh = 0; kh < g.kh; ++kh) {
+              int64_t th = ih + g.h.pad_before - kh * g.dh;
+              if (th < 0 || th % g.sh != 0 || th / g.sh >= oh_n) continue;
+              int64_t oh = th / g.sh;
+              for (int64_t kw = 0; kw < g.kw; ++kw) {
+                int64_t tw = iw + g.w.pad_before - kw * g.dw;
+                if (tw < 0 || tw % g.sw != 0 || tw / g.sw >= ow_n) continue;
+                int64_t ow = tw / g.sw;
+                const T* dyp = dy + ((n * oh_n + oh) * ow_n + ow) * d.o;
+                const T* fp = f + (kh * g.kw + kw) * d.c * d.o;
+                for (int64_t ci = 0; ci < d.c; ++ci) {
+                  const T* fr = fp + ci * d.o;
+                  T acc = T(0);
+                  for (int64_t co = 0; co < d.o; ++co) acc += dyp[co] * fr[co];
+                  o[ci] += acc;
+                }
+              }
+            }
+          }
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / row_work));
+}
+
+// Each filter row (kh, kw, ci) sums input x dy over the batch and the output
+// positions; rows are independent.
+template <class T>
+void backprop_filter_plain(const ConvDims& d, const T* x, const T* dy, T* df) {
+  const Window2D& g = d.g;
+  int64_t oh_n = g.h.out, ow_n = g.w.out;
+  int64_t row_work = std::max<int64_t>(1, d.n * oh_n * ow_n * d.o);
+  parallel_for(
+      g.kh * g.kw * d.c,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+          int64_t ci = row % d.c, kk = row / d.c;
+          int64_t kh = kk / g.kw, kw = kk % g.kw;
+          T* o = df + row * d.o;
+          for (int64_t co = 0; co < d.o; ++co) o[co] = T(0);
+          for (int64_t n = 0; n < d.n; ++n) {
+            for (int64_t oh = 0; oh < oh_n; ++oh) {
+              int64_t ih = oh * g.sh - g.h.pad_before + kh * g.dh;
+              if (ih < 0 || ih >= d.h) continue;
+              for (int64_t ow = 0; ow < ow_n; ++ow) {
+                int64_t iw = ow * g.sw - g.w.pad_before + kw * g.dw;
+                if (iw < 0 || iw >= d.w) continue;
+                T xv = x[((n * d.h + ih) * d.w + iw) * d.c + ci];
+                const T* dyp = dy + ((n * oh_n + oh) * ow_n + ow) * d.o;
+                for (int64_t co = 0; co < d.o; ++co) o[co] += xv * dyp[co];
+              }
+            }
+          }
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / row_work));
+}
+
+// An empty dy or a reduction over nothing (no channels, no batch): zeros.
+template <class T>
+bool fill_zeros_if_empty(const KernelContext& c, const ConvDims& d, T* out) {
+  if (c.inputs[2].size() != 0 && d.c != 0) return false;
+  std::fill(out, out + c.outputs[0].size(), T(0));
+  return true;
+}
+
+void backprop_input_kernel(KernelContext& c) {
+  if (c.outputs[0].size() == 0) return;
+  ConvDims d = kernel_dims(c);
+  visit_numeric(c.outputs[0].dtype(), [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      T* dx = c.out<T>(0);
+      if (fill_zeros_if_empty(c, d, dx)) return;
+      if constexpr (std::is_same_v<T, float>) {
+        if (backprop_input_onednn(d, c.in<float>(1), c.in<float>(2), dx)) return;
+      }
+      backprop_input_plain<T>(d, c.in<T>(1), c.in<T>(2), dx);
+    }
+  });
+}
+
+void backprop_filter_kernel(KernelContext& c) {
+  if (c.outputs[0].size() == 0) return;
+  ConvDims d = kernel_dims(c);
+  visit_numeric(c.outputs[0].dtype(), [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      T* df = c.out<T>(0);
+      if (fill_zeros_if_empty(c, d, df)) return;
+      if constexpr (std::is_same_v<T, float>) {
+        if (backprop_filter_onednn(d, c.in<float>(0), c.in<float>(2), df)) return;
+      }
+      backprop_filter_plain<T>(d, c.in<T>(0), c.in<T>(2), df);
+    }
+  });
+}
+
+template <class T>
+Tensor ramp(const Shape& shape, double scale, double offset, int64_t period) {
+  std::vector<T> v(static_cast<std::size_t>(shape.num_elements()));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<T>(static_cast<double>(static_cast<int64_t>(i) % period) * scale + offset);
+  return constant(v, shape);
+}
+
+Attrs conv_attrs(std::vector<int64_t> strides, const char* padding,
+                 std::vector<int64_t> dilations) {
+  return Attrs{{"strides", std::move(strides)},
+               {"padding", std::string(padding)},
+               {"dilations", std::move(dilations)}};
+}
+
+std::vector<OpSample> conv_backprop_samples() {
+  return {
+      {{ramp<float>({1, 5, 5, 2}, 0.25, -0.5, 7), ramp<float>({3, 3, 2, 3}, 0.2, -0.4, 5),
+        ramp<float>({1, 5, 5, 3}, 0.3, -0.9, 6)},
+       conv_attrs({1, 1}, "SAME", {1, 1})},
+      {{ramp<double>({2, 5, 6, 2}, 0.25, -0.5, 7), ramp<double>({3, 2, 2, 3}, 0.2, -0.4, 5),
+        ramp<double>({2, 2, 5, 3}, 0.3, -0.9, 6)},
+       conv_attrs({2, 1}, "VALID", {1, 1})},
+      {{ramp<double>({1, 6, 6, 2}, 0.25, -0.5, 7), ramp<double>({2, 2, 2, 3}, 0.2, -0.4, 5),
+        ramp<double>({1, 3, 3, 3}, 0.3, -0.9, 6)},
+       conv_attrs({2, 2}, "SAME", {2, 2})},
+  };
+}
+
+// Both ops are linear in their two used inputs; their gradients are each
+// other and the convolution itself. The shape-only input gets none.
+Tensor conv2d_with(const Tensor& x, const Tensor& f, const Attrs& attrs) {
+  return nn::conv2d(x, f, attrs.get_ints("strides"), attrs.get_string("padding"),
+                    attrs.get_ints("dilations"));
+}
+
+void backprop_input_gradient(GradContext& c) {
+  const Tensor& f = c.inputs[1];
+  const Tensor& dy = c.inputs[2];
+  if (c.needs(1)) c.set(1, conv2d_backprop_filter(c.grad(0), f, dy, c.attrs));
+  if (c.needs(2)) c.set(2, conv2d_with(c.grad(0), f, c.attrs));
+}
+
+void backprop_filter_gradient(GradContext& c) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& dy = c.inputs[2];
+  if (c.needs(0)) c.set(0, conv2d_backprop_input(x, c.grad(0), dy, c.attrs));
+  if (c.needs(2)) c.set(2, conv2d_with(x, c.grad(0), c.attrs));
+}
+
+constexpr OpDef kConv2DBackpropInput{.name = "Conv2DBackpropInput",
+                                     .infer = backprop_input_infer,
+                                     .kernel = backprop_input_kernel,
+                                     .samples = conv_backprop_samples,
+                                     .gradient = backprop_input_gradient};
+constexpr OpDef kConv2DBackpropFilter{.name = "Conv2DBackpropFilter",
+                                      .infer = backprop_filter_infer,
+                                      .kernel = backprop_filter_kernel,
+                                      .samples = conv_backprop_samples,
+                                      .gradient = backprop_filter_gradient};
+
+}  // namespace
+
+void register_conv_grad_ops(OpRegistry& r) {
+  r.add(kConv2DBackpropInput);
+  r.add(kConv2DBackpropFilter);
+}
+
+Tensor conv2d_backprop_input(const Tensor& input, const Tensor& filters, const Tensor& dy,
+                             Attrs attrs) {
+  const Tensor in[] = {input, filters, dy};
+  return dispatch1(kConv2DBackpropInput, in, std::move(attrs), SourceLocation::current());
+}
+
+Tensor conv2d_backprop_filter(const Tensor& input, const Tensor& filters, const Tensor& dy,
+                              Attrs attrs) {
+  const Tensor in[] = {input, filters, dy};
+  return dispatch1(kConv2DBackpropFilter, in, std::move(attrs), SourceLocation::current());
+}
+
+}  // namespace detail
+}  // namespace kiln

@@ -1,0 +1,350 @@
+// MaxPoolGrad, AvgPoolGrad and MaxPoolGradGrad: the gradients of pooling
+// (pool_ops.cpp), on parallel plain loops for both float types. oneDNN's
+// max-pool backward needs the workspace of a training forward pass, which the
+// forward kernel does not produce, and its choice among equal maxima is not
+// documented; these loops give each window's gradient to its first maximum,
+// as TensorFlow, without a second kernel. AvgPoolGrad reads only the shape of
+// its input.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "core/dtype_switch.h"
+#include "core/parallel.h"
+#include "ops/nn_internal.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace detail {
+
+namespace {
+
+// Checks the forward input (input 0) and a second tensor (input 1, named
+// `what`) of the same dtype and of the pooled shape (`pooled`) or the input's;
+// returns the pooled shape.
+Shape check_pool_pair(InferContext& c, const char* what, bool pooled) {
+  Shape y = infer_pool_output(c, c.shape(0));
+  const Shape& expected = pooled ? y : c.shape(0);
+  if (c.dtype(1) != c.dtype(0))
+    c.fail("{} must have the input's dtype ({}), got {}", what, dtype_name(c.dtype(0)),
+           dtype_name(c.dtype(1)));
+  const Shape& s = c.shape(1);
+  if (!s.has_known_rank() || !expected.has_known_rank()) return y;
+  if (s.rank() != 4) c.fail("{} must have rank 4 (NHWC), got shape {}", what, s.to_string());
+  for (int i = 0; i < 4; ++i) {
+    if (expected[i] >= 0 && s[i] >= 0 && expected[i] != s[i])
+      c.fail("{} has shape {} but must have shape {} (input shape {})", what, s.to_string(),
+             expected.to_string(), c.shape(0).to_string());
+  }
+  return y;
+}
+
+// MaxPoolGrad / AvgPoolGrad: (input, dy) -> input's shape.
+void pool_grad_infer(InferContext& c) {
+  check_pool_pair(c, "dy", /*pooled=*/true);
+  const Shape& in = c.shape(0);
+  Shape out = in.has_known_rank() ? in : Shape{-1, -1, -1, -1};
+  const Shape& dy = c.shape(1);
+  if (dy.has_known_rank()) {
+    if (out[0] < 0) out[0] = dy[0];
+    if (out[3] < 0) out[3] = dy[3];
+  }
+  c.add_output(c.dtype(0), out);
+}
+
+// MaxPoolGradGrad: (input, g shaped like input) -> the pooled shape.
+void max_pool_grad_grad_infer(InferContext& c) {
+  Shape y = check_pool_pair(c, "g", /*pooled=*/false);
+  const Shape& g = c.shape(1);
+  if (g.has_known_rank()) {
+    if (y[0] < 0) y[0] = g[0];
+    if (y[3] < 0) y[3] = g[3];
+  }
+  c.add_output(c.dtype(0), y);
+}
+
+PoolDims kernel_dims(const KernelContext& c, bool max) {
+  const Shape& in = c.in_shape(0);
+  const std::vector<int64_t>& k = c.attrs.get_ints("ksize");
+  return PoolDims{in[0], in[1], in[2], in[3], kernel_window(c.attrs, in, k[0], k[1]), max};
+}
+
+// The window of output (oh, ow) clipped to the input.
+struct Span {
+  int64_t begin, end;
+};
+Span window_span(const WindowDim& wd, int64_t o, int64_t stride, int64_t k, int64_t in) {
+  int64_t start = o * stride - wd.pad_before;
+  return {std::max<int64_t>(0, start), std::min<int64_t>(in, start + k)};
+}
+
+// The maximum of the window per channel, into m (as the forward computes it).
+template <class T>
+void window_max(const PoolDims& d, const T* image, Span hs, Span ws, T* __restrict m) {
+  const T* first = image + (hs.begin * d.w + ws.begin) * d.c;
+  for (int64_t ch = 0; ch < d.c; ++ch) m[ch] = first[ch];
+  for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
+    for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
+      const T* __restrict p = image + (ih * d.w + iw) * d.c;
+      for (int64_t ch = 0; ch < d.c; ++ch) m[ch] = p[ch] > m[ch] ? p[ch] : m[ch];
+    }
+  }
+}
+
+// At the window's first element equal to the maximum m, per channel, out
+// (dx or the output of max_pool_grad_grad, offset like the image when
+// kOutIsImage, else per channel) gets `in` (dy per channel, or g offset like
+// the image when kInIsImage). m is consumed: it becomes NaN where taken, which
+// nothing equals. Branch-free, so that the channel loop vectorizes and pays no
+// misprediction per element. A window of NaNs has no maximum and no hit.
+template <class T, bool kOutIsImage, bool kInIsImage>
+void add_at_first_max(const PoolDims& d, const T* image, Span hs, Span ws, T* __restrict m,
+                      T* __restrict out, const T* __restrict in) {
+  constexpr T kTaken = std::numeric_limits<T>::quiet_NaN();
+  for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
+    for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
+      int64_t off = (ih * d.w + iw) * d.c;
+      const T* __restrict p = image + off;
+      T* __restrict o = kOutIsImage ? out + off : out;
+      const T* __restrict v = kInIsImage ? in + off : in;
+      // Two loops and unconditional loads: GCC vectorizes neither a load
+      // under a condition nor two selects on one condition.
+      for (int64_t ch = 0; ch < d.c; ++ch) {
+        T value = v[ch], prev = o[ch];
+        o[ch] = prev + (p[ch] == m[ch] ? value : T(0));
+      }
+      for (int64_t ch = 0; ch < d.c; ++ch) {
+        T max = m[ch];
+        m[ch] = p[ch] == max ? kTaken : max;
+      }
+    }
+  }
+}
+
+// Runs window(n, oh, ow, hs, ws, dx_image, scratch) for every window (its
+// output position and its span in the input, clipped) over a zeroed dx; the
+// function adds into dx_image (image n of dx) and may use `scratch` (d.c
+// values). When windows do not overlap along the height (stride >= ksize, the
+// usual 2x2/2), each output row owns a band of input rows, which it zeroes and
+// fills, and rows run in parallel; otherwise whole images do.
+template <class T, class Window>
+void scatter_windows(const PoolDims& d, T* dx, Window&& window) {
+  const Window2D& g = d.g;
+  int64_t oh_n = g.h.out, ow_n = g.w.out;
+  int64_t image = d.h * d.w * d.c;
+  bool by_row = g.sh >= g.kh;
+  int64_t tasks = by_row ? d.n * oh_n : d.n;
+  int64_t task_work = std::max<int64_t>(1, (by_row ? 1 : oh_n) * ow_n * g.kh * g.kw * d.c);
+  parallel_for(
+      tasks,
+      [&](int64_t begin, int64_t end) {
+        std::vector<T> scratch(static_cast<std::size_t>(d.c));
+        for (int64_t t = begin; t < end; ++t) {
+          int64_t n = by_row ? t / oh_n : t;
+          int64_t oh0 = by_row ? t % oh_n : 0, oh1 = by_row ? oh0 + 1 : oh_n;
+          int64_t r0 = 0, r1 = d.h;
+          if (by_row) {
+            r0 = oh0 == 0 ? 0 : std::clamp<int64_t>(oh0 * g.sh - g.h.pad_before, 0, d.h);
+            r1 = oh1 == oh_n ? d.h : std::clamp<int64_t>(oh1 * g.sh - g.h.pad_before, 0, d.h);
+          }
+          T* dxi = dx + n * image;
+          std::fill(dxi + r0 * d.w * d.c, dxi + r1 * d.w * d.c, T(0));
+          for (int64_t oh = oh0; oh < oh1; ++oh) {
+            Span hs = window_span(g.h, oh, g.sh, g.kh, d.h);
+            for (int64_t ow = 0; ow < ow_n; ++ow) {
+              Span ws = window_span(g.w, ow, g.sw, g.kw, d.w);
+              if (hs.begin < hs.end && ws.begin < ws.end)
+                window(n, oh, ow, hs, ws, dxi, scratch.data());
+            }
+          }
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / task_work));
+}
+
+// Each dy goes to its window's first maximum.
+template <class T>
+void max_pool_grad_plain(const PoolDims& d, const T* x, const T* dy, T* dx) {
+  int64_t oh_n = d.g.h.out, ow_n = d.g.w.out;
+  int64_t image = d.h * d.w * d.c;
+  scatter_windows(d, dx, [&](int64_t n, int64_t oh, int64_t ow, Span hs, Span ws, T* dxi, T* m) {
+    const T* xi = x + n * image;
+    const T* __restrict dyp = dy + ((n * oh_n + oh) * ow_n + ow) * d.c;
+    window_max(d, xi, hs, ws, m);
+    add_at_first_max<T, true, false>(d, xi, hs, ws, m, dxi, dyp);
+  });
+}
+
+// Each dy is spread evenly over its window's elements inside the input (the
+// count the forward divides by).
+template <class T>
+void avg_pool_grad_plain(const PoolDims& d, const T* dy, T* dx) {
+  int64_t oh_n = d.g.h.out, ow_n = d.g.w.out;
+  scatter_windows(d, dx, [&](int64_t n, int64_t oh, int64_t ow, Span hs, Span ws, T* dxi, T*) {
+    T count = static_cast<T>((hs.end - hs.begin) * (ws.end - ws.begin));
+    const T* __restrict dyp = dy + ((n * oh_n + oh) * ow_n + ow) * d.c;
+    for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
+      for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
+        T* __restrict o = dxi + (ih * d.w + iw) * d.c;
+        for (int64_t ch = 0; ch < d.c; ++ch) o[ch] += dyp[ch] / count;
+      }
+    }
+  });
+}
+
+// Reads g at each window's first maximum; output rows are independent.
+template <class T>
+void max_pool_grad_grad_plain(const PoolDims& d, const T* x, const T* gin, T* y) {
+  const Window2D& g = d.g;
+  int64_t oh_n = g.h.out, ow_n = g.w.out;
+  int64_t image = d.h * d.w * d.c;
+  int64_t row_work = std::max<int64_t>(1, ow_n * g.kh * g.kw * d.c);
+  parallel_for(
+      d.n * oh_n,
+      [&](int64_t begin, int64_t end) {
+        std::vector<T> m(static_cast<std::size_t>(d.c));
+        for (int64_t row = begin; row < end; ++row) {
+          int64_t n = row / oh_n, oh = row % oh_n;
+          Span hs = window_span(g.h, oh, g.sh, g.kh, d.h);
+          for (int64_t ow = 0; ow < ow_n; ++ow) {
+            Span ws = window_span(g.w, ow, g.sw, g.kw, d.w);
+            T* __restrict o = y + (row * ow_n + ow) * d.c;
+            std::fill(o, o + d.c, T(0));
+            if (hs.begin >= hs.end || ws.begin >= ws.end) continue;
+            const T* xi = x + n * image;
+            const T* __restrict gi = gin + n * image;
+            window_max(d, xi, hs, ws, m.data());
+            add_at_first_max<T, false, true>(d, xi, hs, ws, m.data(), o, gi);
+          }
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / row_work));
+}
+
+template <class F>
+void visit_floating(DType dtype, F&& f) {
+  visit_numeric(dtype, [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) f.template operator()<T>();
+  });
+}
+
+void max_pool_grad_kernel(KernelContext& c) {
+  if (c.outputs[0].size() == 0) return;
+  PoolDims d = kernel_dims(c, true);
+  visit_floating(c.outputs[0].dtype(), [&]<class T>() {
+    if (c.inputs[1].size() == 0) {
+      std::fill(c.out<T>(0), c.out<T>(0) + c.outputs[0].size(), T(0));
+      return;
+    }
+    max_pool_grad_plain<T>(d, c.in<T>(0), c.in<T>(1), c.out<T>(0));
+  });
+}
+
+void max_pool_grad_grad_kernel(KernelContext& c) {
+  if (c.outputs[0].size() == 0) return;
+  PoolDims d = kernel_dims(c, true);
+  visit_floating(c.outputs[0].dtype(), [&]<class T>() {
+    max_pool_grad_grad_plain<T>(d, c.in<T>(0), c.in<T>(1), c.out<T>(0));
+  });
+}
+
+void avg_pool_grad_kernel(KernelContext& c) {
+  if (c.outputs[0].size() == 0) return;
+  PoolDims d = kernel_dims(c, false);
+  visit_floating(c.outputs[0].dtype(), [&]<class T>() {
+    avg_pool_grad_plain<T>(d, c.in<T>(1), c.out<T>(0));
+  });
+}
+
+template <class T>
+Tensor ramp(const Shape& shape, int64_t mul, int64_t period, double offset) {
+  std::vector<T> v(static_cast<std::size_t>(shape.num_elements()));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<T>(static_cast<double>((static_cast<int64_t>(i) * mul) % period) + offset);
+  return constant(v, shape);
+}
+
+Attrs pool_attrs(std::vector<int64_t> ksize, std::vector<int64_t> strides, const char* padding) {
+  return Attrs{{"ksize", std::move(ksize)},
+               {"strides", std::move(strides)},
+               {"padding", std::string(padding)}};
+}
+
+// (input, dy): ties in the inputs (period 11) exercise the first-maximum rule.
+std::vector<OpSample> pool_grad_samples() {
+  return {
+      {{ramp<float>({1, 4, 5, 2}, 7, 11, -5.0), ramp<float>({1, 2, 3, 2}, 3, 5, -2.0)},
+       pool_attrs({2, 2}, {2, 2}, "SAME")},
+      {{ramp<double>({2, 4, 5, 2}, 7, 11, -5.0), ramp<double>({2, 2, 2, 2}, 3, 5, -2.0)},
+       pool_attrs({3, 2}, {1, 2}, "VALID")},
+      {{ramp<double>({1, 5, 5, 3}, 7, 11, -5.0), ramp<double>({1, 3, 3, 3}, 3, 5, -2.0)},
+       pool_attrs({3, 3}, {2, 2}, "SAME")},
+  };
+}
+
+// (input, g shaped like input).
+std::vector<OpSample> max_pool_grad_grad_samples() {
+  return {
+      {{ramp<float>({1, 4, 5, 2}, 7, 11, -5.0), ramp<float>({1, 4, 5, 2}, 3, 5, -2.0)},
+       pool_attrs({2, 2}, {2, 2}, "SAME")},
+      {{ramp<double>({2, 4, 5, 2}, 7, 11, -5.0), ramp<double>({2, 4, 5, 2}, 3, 5, -2.0)},
+       pool_attrs({3, 2}, {1, 2}, "VALID")},
+  };
+}
+
+Tensor avg_pool_with(const Tensor& x, const Attrs& attrs) {
+  return nn::avg_pool2d(x, attrs.get_ints("ksize"), attrs.get_ints("strides"),
+                        attrs.get_string("padding"));
+}
+
+// The pooling gradients are linear in dy (avg_pool_grad is the adjoint of
+// avg_pool; max_pool_grad and max_pool_grad_grad are adjoints of each other)
+// and piecewise constant in the input, which gets no gradient.
+void max_pool_grad_gradient(GradContext& c) {
+  if (c.needs(1)) c.set(1, max_pool_grad_grad(c.inputs[0], c.grad(0), c.attrs));
+}
+
+void max_pool_grad_grad_gradient(GradContext& c) {
+  if (c.needs(1)) c.set(1, max_pool_grad(c.inputs[0], c.grad(0), c.attrs));
+}
+
+void avg_pool_grad_gradient(GradContext& c) {
+  if (c.needs(1)) c.set(1, avg_pool_with(c.grad(0), c.attrs));
+}
+
+constexpr OpDef kMaxPoolGrad{.name = "MaxPoolGrad", .infer = pool_grad_infer,
+                             .kernel = max_pool_grad_kernel, .samples = pool_grad_samples,
+                             .gradient = max_pool_grad_gradient};
+constexpr OpDef kMaxPoolGradGrad{.name = "MaxPoolGradGrad", .infer = max_pool_grad_grad_infer,
+                                 .kernel = max_pool_grad_grad_kernel,
+                                 .samples = max_pool_grad_grad_samples,
+                                 .gradient = max_pool_grad_grad_gradient};
+constexpr OpDef kAvgPoolGrad{.name = "AvgPoolGrad", .infer = pool_grad_infer,
+                             .kernel = avg_pool_grad_kernel, .samples = pool_grad_samples,
+                             .gradient = avg_pool_grad_gradient};
+
+}  // namespace
+
+void register_pool_grad_ops(OpRegistry& r) {
+  r.add(kMaxPoolGrad);
+  r.add(kMaxPoolGradGrad);
+  r.add(kAvgPoolGrad);
+}
+
+Tensor max_pool_grad(const Tensor& input, const Tensor& dy, Attrs attrs) {
+  const Tensor in[] = {input, dy};
+  return dispatch1(kMaxPoolGrad, in, std::move(attrs), SourceLocation::current());
+}
+
+Tensor max_pool_grad_grad(const Tensor& input, const Tensor& g, Attrs attrs) {
+  const Tensor in[] = {input, g};
+  return dispatch1(kMaxPoolGradGrad, in, std::move(attrs), SourceLocation::current());
+}
+
+Tensor avg_pool_grad(const Tensor& input, const Tensor& dy, Attrs attrs) {
+  const Tensor in[] = {input, dy};
+  return dispatch1(kAvgPoolGrad, in, std::move(attrs), SourceLocation::current());
+}
+
+}  // namespace detail
+}  // namespace kiln
