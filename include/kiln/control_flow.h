@@ -56,8 +56,11 @@ std::vector<Tensor> cond_flat(const Tensor& pred, FlatFnRef then_fn, FlatFnRef e
                               std::vector<int64_t>& sizes, const SourceLocation& loc);
 // Runs the loop (eagerly, or as one While op while tracing) on flattened loop
 // variables with structure `sizes`; returns the final leaves.
+// The leaves listed in `any_rank` may change rank (their entry shape only
+// gives the dtype).
 std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
-                                    const std::vector<int64_t>& sizes, const SourceLocation& loc);
+                                    const std::vector<int64_t>& sizes, std::span<const std::size_t> any_rank,
+                                    const SourceLocation& loc);
 
 template <class T> struct IsTupleLike : std::false_type {};
 template <class... Ts> struct IsTupleLike<std::tuple<Ts...>> : std::true_type {};
@@ -161,7 +164,7 @@ std::remove_cvref_t<Vars> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, const V
     detail::Traits<V>::flatten_result(next, out);
   };
   std::vector<Tensor> result = detail::while_loop_flat(detail::FlatFnRef(cond_call), detail::FlatFnRef(body_call),
-                                                       std::move(flat.leaves), sizes, loc);
+                                                       std::move(flat.leaves), sizes, flat.any_rank, loc);
   return detail::rebuild_vars<V>(result, sizes);
 }
 

@@ -190,10 +190,18 @@ void check_body_result(const std::vector<TensorType>& vars, const std::vector<in
   }
 }
 
-std::vector<Tensor> while_eager(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
-                                const std::vector<int64_t>& sizes) {
+// The loop variables' entry types; those that may change rank get an
+// unknown rank.
+std::vector<TensorType> entry_types(const std::vector<Tensor>& vars, std::span<const std::size_t> any_rank) {
   std::vector<TensorType> types;
   for (const Tensor& t : vars) types.push_back(type_of(t));
+  for (std::size_t i : any_rank) types[i].shape = Shape::unknown_rank();
+  return types;
+}
+
+std::vector<Tensor> while_eager(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
+                                const std::vector<int64_t>& sizes, std::span<const std::size_t> any_rank) {
+  std::vector<TensorType> types = entry_types(vars, any_rank);
   while (true) {
     ResultFlattener c;
     cond_fn.call(cond_fn.object, vars, c);
@@ -215,9 +223,8 @@ std::vector<Tensor> add_parameters(NestedContext& ctx, const std::vector<TensorT
 
 std::vector<Tensor> while_traced(TracingContext* outer, FlatFnRef cond_fn, FlatFnRef body_fn,
                                  const std::vector<Tensor>& vars, const std::vector<int64_t>& sizes,
-                                 const SourceLocation& loc) {
-  std::vector<TensorType> types;
-  for (const Tensor& t : vars) types.push_back(type_of(t));
+                                 std::span<const std::size_t> any_rank, const SourceLocation& loc) {
+  std::vector<TensorType> types = entry_types(vars, any_rank);
   // Trace the body; where it changes a dim, trace again with that dim
   // unknown (dims only ever become unknown, so this ends).
   std::unique_ptr<NestedContext> body;
@@ -292,17 +299,18 @@ std::vector<Tensor> cond_flat(const Tensor& pred, FlatFnRef then_fn, FlatFnRef e
 }
 
 std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
-                                    const std::vector<int64_t>& sizes, const SourceLocation& loc) {
+                                    const std::vector<int64_t>& sizes, std::span<const std::size_t> any_rank,
+                                    const SourceLocation& loc) {
   for (std::size_t i = 0; i < vars.size(); ++i)
     if (!vars[i].defined()) throw InvalidArgument(fmt::format("while_loop: loop variable {} is a null tensor", i));
   // While tracing, the loop is one op (the graph does not grow with the
   // trip count); otherwise it runs now.
-  if (TracingContext* outer = current_trace()) return while_traced(outer, cond_fn, body_fn, vars, sizes, loc);
-  if (!control_flow_intercepted()) return while_eager(cond_fn, body_fn, std::move(vars), sizes);
+  if (TracingContext* outer = current_trace()) return while_traced(outer, cond_fn, body_fn, vars, sizes, any_rank, loc);
+  if (!control_flow_intercepted()) return while_eager(cond_fn, body_fn, std::move(vars), sizes, any_rank);
   std::vector<Tensor> final_vars;
   {
     DispatchHandlerGuard eager(nullptr);
-    final_vars = while_eager(cond_fn, body_fn, std::move(vars), sizes);
+    final_vars = while_eager(cond_fn, body_fn, std::move(vars), sizes, any_rank);
   }
   return replay_as_while(final_vars, loc);
 }
