@@ -418,8 +418,10 @@ RangeBounds range_bounds(const Operand& start, const Operand& limit, const Opera
                          const SourceLocation& loc) {
   RangeBounds b{range_bound(start, "start", loc), range_bound(limit, "limit", loc),
                 range_bound(delta, "delta", loc)};
-  if (!b.delta.is_symbolic()) {
-    int32_t d = b.delta.item<int32_t>();
+  // A C++ delta's sign is known even while tracing (its tensor is symbolic
+  // there): the loop condition then needs one comparison.
+  if (!delta.is_tensor() || !b.delta.is_symbolic()) {
+    int32_t d = delta.is_tensor() ? b.delta.item<int32_t>() : static_cast<int32_t>(delta.scalar().as_int());
     if (d == 0) throw InvalidArgument("for_range: delta must not be 0");
     b.sign = d > 0 ? 1 : -1;
   }
