@@ -261,3 +261,22 @@ TEST(TensorArray, ArgumentOfAFunction) {
   expect_tensor<float>(total(a.write(0, constant({0.f, 0.f}))), {}, {7});
   EXPECT_EQ(total.tracing_count(), 1);
 }
+
+TEST(TensorArray, ReturnedFromCondBranches) {
+  auto pick = [](const Tensor& flag) {
+    TensorArray a(DType::Float32, 2, {.dynamic_size = true});
+    TensorArray b = kiln::cond(
+        flag, [&] { return a.write(0, constant({1.f, 2.f})).write(1, constant({3.f, 4.f})); },
+        [&] { return a.write(2, constant({5.f, 6.f})).write(0, constant({0.f, 0.f})).write(1, constant({0.f, 0.f})); });
+    return b.stack();
+  };
+  auto traced = kiln::function(pick);
+  for (bool flag : {true, false}) {
+    Tensor eager = pick(constant(flag));
+    Tensor graph = traced(constant(flag));
+    EXPECT_EQ(eager.shape(), graph.shape());
+    EXPECT_EQ(eager.to_vector<float>(), graph.to_vector<float>());
+  }
+  expect_tensor<float>(traced(constant(false)), {3, 2}, {0, 0, 0, 0, 5, 6});
+  EXPECT_EQ(traced.tracing_count(), 1);
+}
