@@ -18,6 +18,7 @@
 // C++ side effects in the functions (std::cout) happen while tracing only;
 // kiln::print and variable updates happen on every execution of the branch
 // or iteration that runs them.
+#include <optional>
 #include <span>
 #include <tuple>
 #include <type_traits>
@@ -28,6 +29,17 @@
 #include "kiln/tensor.h"
 
 namespace kiln {
+
+// Options of while_loop.
+struct WhileOptions {
+  // One entry per loop variable (per element of a tuple or pair, else one):
+  // the shapes that variable may take, kiln::None for a dim that may vary.
+  // Without one, a variable keeps its entry shape except that a dim the body
+  // changes becomes unknown in the traced loop. A Tensor variable only.
+  std::vector<std::optional<Shape>> shape_invariants;
+  // At most this many iterations (an int32 scalar tensor); undefined: no limit.
+  Tensor maximum_iterations;
+};
 
 namespace detail {
 
@@ -56,8 +68,26 @@ std::vector<Tensor> cond_flat(const Tensor& pred, FlatFnRef then_fn, FlatFnRef e
                               std::vector<int64_t>& sizes, const SourceLocation& loc);
 // Runs the loop (eagerly, or as one While op while tracing) on flattened loop
 // variables with structure `sizes`; returns the final leaves.
+// What while_loop knows about its flattened loop variables.
+struct LoopSpec {
+  // Leaves that may change rank (their entry shape only gives the dtype).
+  std::vector<std::size_t> any_rank;
+  // Leaves with a shape invariant, and the loop variable each belongs to.
+  struct Invariant {
+    std::size_t leaf;
+    std::size_t var;
+    Shape shape;
+  };
+  std::vector<Invariant> invariants;
+  Tensor maximum_iterations;  // undefined: no limit
+};
 std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
-                                    const std::vector<int64_t>& sizes, const SourceLocation& loc);
+                                    const std::vector<int64_t>& sizes, const LoopSpec& spec,
+                                    const SourceLocation& loc);
+// Checks the options against the loop variables (one per top-level variable:
+// whether it is a Tensor and its first leaf) and fills `spec`.
+void apply_while_options(const WhileOptions& options, std::span<const char> is_tensor,
+                         std::span<const std::size_t> first_leaf, LoopSpec& spec);
 
 template <class T> struct IsTupleLike : std::false_type {};
 template <class... Ts> struct IsTupleLike<std::tuple<Ts...>> : std::true_type {};
@@ -67,6 +97,19 @@ template <class A, class B> struct IsTupleLike<std::pair<A, B>> : std::true_type
 template <class F, class V> decltype(auto) call_with_vars(F& fn, const V& vars) {
   if constexpr (IsTupleLike<V>::value) return std::apply(fn, vars);
   else return fn(vars);
+}
+
+// Flattens the loop variables, noting where each top-level one starts.
+template <class V>
+void flatten_vars(const V& vars, ResultFlattener& flat, std::vector<char>& is_tensor,
+                  std::vector<std::size_t>& first_leaf) {
+  auto one = [&](const auto& x) {
+    is_tensor.push_back(std::is_same_v<std::remove_cvref_t<decltype(x)>, Tensor>);
+    first_leaf.push_back(flat.leaves.size());
+    Traits<decltype(x)>::flatten_result(x, flat);
+  };
+  if constexpr (IsTupleLike<V>::value) std::apply([&](const auto&... x) { (one(x), ...); }, vars);
+  else one(vars);
 }
 
 template <class V> V rebuild_vars(std::span<const Tensor> leaves, const std::vector<int64_t>& sizes) {
@@ -138,13 +181,21 @@ auto cond(bool pred, Then&& then_fn, Else&& else_fn, SourceLocation loc = Source
 // one element; body_fn returns the new variables in the same structure. A
 // loop variable keeps its dtype and rank; a dim the body changes becomes
 // unknown in the traced loop. Returns the final variables.
+// With options: shape invariants and maximum_iterations (see WhileOptions);
+// a variable that leaves its invariant is an error naming it and both shapes.
 template <class CondFn, class BodyFn, class Vars>
 std::remove_cvref_t<Vars> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, const Vars& loop_vars,
+                                     const WhileOptions& options,
                                      SourceLocation loc = SourceLocation::current()) {
   using V = std::remove_cvref_t<Vars>;
   detail::ResultFlattener flat;
-  detail::Traits<V>::flatten_result(loop_vars, flat);
+  std::vector<char> is_tensor;
+  std::vector<std::size_t> first_leaf;
+  detail::flatten_vars(loop_vars, flat, is_tensor, first_leaf);
   const std::vector<int64_t>& sizes = flat.sizes;
+  detail::LoopSpec spec;
+  spec.any_rank = flat.any_rank;
+  detail::apply_while_options(options, is_tensor, first_leaf, spec);
   auto cond_call = [&](std::span<const Tensor> leaves, detail::ResultFlattener& out) {
     V vars = detail::rebuild_vars<V>(leaves, sizes);
     using C = std::remove_cvref_t<decltype(detail::call_with_vars(cond_fn, vars))>;
@@ -161,8 +212,14 @@ std::remove_cvref_t<Vars> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, const V
     detail::Traits<V>::flatten_result(next, out);
   };
   std::vector<Tensor> result = detail::while_loop_flat(detail::FlatFnRef(cond_call), detail::FlatFnRef(body_call),
-                                                       std::move(flat.leaves), sizes, loc);
+                                                       std::move(flat.leaves), sizes, spec, loc);
   return detail::rebuild_vars<V>(result, sizes);
+}
+
+template <class CondFn, class BodyFn, class Vars>
+std::remove_cvref_t<Vars> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, const Vars& loop_vars,
+                                     SourceLocation loc = SourceLocation::current()) {
+  return while_loop(std::forward<CondFn>(cond_fn), std::forward<BodyFn>(body_fn), loop_vars, WhileOptions{}, loc);
 }
 
 namespace detail {

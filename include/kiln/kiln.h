@@ -14,4 +14,5 @@
 #include "kiln/random.h"
 #include "kiln/variable.h"
 #include "kiln/debugging.h"
+#include "kiln/tensor_array.h"
 #include "kiln/data.h"

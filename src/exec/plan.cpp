@@ -101,16 +101,33 @@ Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
   }
 }
 
+Plan::Frame Plan::new_frame(std::size_t num_inputs) const {
+  if (num_inputs != input_slots_.size())
+    throw Internal(fmt::format("plan of '{}' takes {} inputs, got {}", graph_->name(),
+                               input_slots_.size(), num_inputs));
+  return Frame(static_cast<std::size_t>(num_slots_));
+}
+
 std::vector<Tensor> Plan::run(std::span<const Tensor> inputs,
                               std::vector<std::vector<Tensor>>* all_values) const {
-  if (inputs.size() != input_slots_.size())
-    throw Internal(fmt::format("plan of '{}' takes {} inputs, got {}", graph_->name(),
-                               input_slots_.size(), inputs.size()));
-  detail::SmallVector<Tensor, 32> frame(static_cast<std::size_t>(num_slots_));
+  Frame frame = new_frame(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     detail::require_concrete(inputs[i], "running a graph");
     frame[input_slots_[i]] = inputs[i];
   }
+  return execute(frame, all_values);
+}
+
+std::vector<Tensor> Plan::run_consuming(std::span<Tensor> inputs, std::size_t consumed) const {
+  Frame frame = new_frame(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    detail::require_concrete(inputs[i], "running a graph");
+    frame[input_slots_[i]] = i < consumed ? std::move(inputs[i]) : inputs[i];
+  }
+  return execute(frame, nullptr);
+}
+
+std::vector<Tensor> Plan::execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const {
   detail::SmallVector<Tensor, 4> args;
   for (const Step& step : steps_) {
     args.clear();

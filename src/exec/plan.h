@@ -37,9 +37,18 @@ class Plan {
                           std::vector<std::vector<Tensor>>* all_values = nullptr) const;
 
   const graph::Graph& graph() const { return *graph_; }
+  // As run, but the first `consumed` inputs are moved into the frame, so a
+  // kernel that writes in place may reuse their storage (a While loop hands
+  // its loop variables to the body this way).
+  std::vector<Tensor> run_consuming(std::span<Tensor> inputs, std::size_t consumed) const;
+
   int num_steps() const { return static_cast<int>(steps_.size()); }
 
  private:
+  using Frame = detail::SmallVector<Tensor, 32>;
+  Frame new_frame(std::size_t num_inputs) const;
+  std::vector<Tensor> execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const;
+
   std::shared_ptr<const graph::Graph> graph_;
   std::vector<Step> steps_;
   std::vector<int> input_slots_;

@@ -171,7 +171,7 @@ std::vector<Tensor> cond_traced(TracingContext* outer, const Tensor& pred, FlatF
 // Checks what body_fn returned against the loop variables: same structure,
 // dtypes and ranks. Names the variable and both types.
 void check_body_result(const std::vector<TensorType>& vars, const std::vector<int64_t>& sizes,
-                       const ResultFlattener& next) {
+                       const LoopSpec& spec, const ResultFlattener& next) {
   if (next.sizes != sizes || next.leaves.size() != vars.size())
     throw InvalidArgument(fmt::format(
         "while_loop: body_fn returned {} tensors in another structure than the {} loop variables; it "
@@ -188,19 +188,50 @@ void check_body_result(const std::vector<TensorType>& vars, const std::vector<in
           "dtype and rank (its dims may change)",
           i, type_text(vars[i]), type_text(type_of(t))));
   }
+  for (const LoopSpec::Invariant& inv : spec.invariants) {
+    const Shape& got = next.leaves[inv.leaf].shape();
+    if (!inv.shape.is_compatible_with(got))
+      throw InvalidArgument(fmt::format(
+          "while_loop: loop variable {} has shape {} after body_fn, which does not fit its shape invariant {}",
+          inv.var, got.to_string(), inv.shape.to_string()));
+  }
+}
+
+// The loop variables' entry types; those that may change rank get an
+// unknown rank; those with a shape invariant get it (after checking that
+// they enter with a shape that fits).
+std::vector<TensorType> entry_types(const std::vector<Tensor>& vars, const LoopSpec& spec) {
+  std::vector<TensorType> types;
+  for (const Tensor& t : vars) types.push_back(type_of(t));
+  for (std::size_t i : spec.any_rank) types[i].shape = Shape::unknown_rank();
+  for (const LoopSpec::Invariant& inv : spec.invariants) {
+    const Shape& entry = vars[inv.leaf].shape();
+    if (!inv.shape.is_compatible_with(entry))
+      throw InvalidArgument(fmt::format(
+          "while_loop: loop variable {} enters with shape {}, which does not fit its shape invariant {}", inv.var,
+          entry.to_string(), inv.shape.to_string()));
+    types[inv.leaf].shape = inv.shape;
+  }
+  return types;
+}
+
+// The iteration limit as a C++ number (-1: none).
+int64_t eager_limit(const LoopSpec& spec) {
+  if (!spec.maximum_iterations.defined()) return -1;
+  return spec.maximum_iterations.item<int32_t>();
 }
 
 std::vector<Tensor> while_eager(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
-                                const std::vector<int64_t>& sizes) {
-  std::vector<TensorType> types;
-  for (const Tensor& t : vars) types.push_back(type_of(t));
-  while (true) {
+                                const std::vector<int64_t>& sizes, const LoopSpec& spec) {
+  std::vector<TensorType> types = entry_types(vars, spec);
+  int64_t limit = eager_limit(spec);
+  for (int64_t iteration = 0; limit < 0 || iteration < limit; ++iteration) {
     ResultFlattener c;
     cond_fn.call(cond_fn.object, vars, c);
     if (!predicate_value(c.leaves.at(0), "while_loop: cond_fn")) break;
     ResultFlattener next;
     body_fn.call(body_fn.object, vars, next);
-    check_body_result(types, sizes, next);
+    check_body_result(types, sizes, spec, next);
     vars = std::move(next.leaves);
   }
   return vars;
@@ -215,9 +246,10 @@ std::vector<Tensor> add_parameters(NestedContext& ctx, const std::vector<TensorT
 
 std::vector<Tensor> while_traced(TracingContext* outer, FlatFnRef cond_fn, FlatFnRef body_fn,
                                  const std::vector<Tensor>& vars, const std::vector<int64_t>& sizes,
-                                 const SourceLocation& loc) {
-  std::vector<TensorType> types;
-  for (const Tensor& t : vars) types.push_back(type_of(t));
+                                 const LoopSpec& spec, const SourceLocation& loc) {
+  std::vector<TensorType> types = entry_types(vars, spec);
+  std::vector<char> fixed(types.size(), 0);
+  for (const LoopSpec::Invariant& inv : spec.invariants) fixed[inv.leaf] = 1;
   // Trace the body; where it changes a dim, trace again with that dim
   // unknown (dims only ever become unknown, so this ends).
   std::unique_ptr<NestedContext> body;
@@ -225,9 +257,10 @@ std::vector<Tensor> while_traced(TracingContext* outer, FlatFnRef cond_fn, FlatF
     body = std::make_unique<NestedContext>(std::make_shared<graph::Graph>("body"), outer);
     std::vector<Tensor> params = add_parameters(*body, types);
     ResultFlattener next = trace_into(*body, body_fn, params, "while_loop: body_fn");
-    check_body_result(types, sizes, next);
+    check_body_result(types, sizes, spec, next);
     bool relaxed = false;
     for (std::size_t i = 0; i < types.size(); ++i) {
+      if (fixed[i]) continue;  // its invariant holds (checked above)
       Shape& s = types[i].shape;
       const Shape& got = next.leaves[i].shape();
       if (s.has_known_rank() && !got.has_known_rank()) {
@@ -291,19 +324,75 @@ std::vector<Tensor> cond_flat(const Tensor& pred, FlatFnRef then_fn, FlatFnRef e
   return std::move(out.leaves);
 }
 
+void apply_while_options(const WhileOptions& options, std::span<const char> is_tensor,
+                         std::span<const std::size_t> first_leaf, LoopSpec& spec) {
+  const auto& shapes = options.shape_invariants;
+  if (!shapes.empty() && shapes.size() != is_tensor.size())
+    throw InvalidArgument(fmt::format("while_loop: {} shape invariants for {} loop variables", shapes.size(),
+                                      is_tensor.size()));
+  for (std::size_t v = 0; v < shapes.size(); ++v) {
+    if (!shapes[v]) continue;
+    if (!is_tensor[v])
+      throw InvalidArgument(fmt::format(
+          "while_loop: loop variable {} has a shape invariant but is not a Tensor (only Tensor variables take one)", v));
+    spec.invariants.push_back({first_leaf[v], v, *shapes[v]});
+  }
+  const Tensor& limit = options.maximum_iterations;
+  if (limit.defined() && (limit.dtype() != DType::Int32 || limit.shape().rank() != 0))
+    throw InvalidArgument(fmt::format("while_loop: maximum_iterations must be an int32 scalar, got {}",
+                                      type_text(type_of(limit))));
+  spec.maximum_iterations = limit;
+}
+
+namespace {
+
+// The traced loop with maximum_iterations: an iteration counter joins the
+// loop variables, and cond_fn's result is and-ed with counter < limit.
+std::vector<Tensor> while_traced_limited(TracingContext* outer, FlatFnRef cond_fn, FlatFnRef body_fn,
+                                         std::vector<Tensor> vars, const std::vector<int64_t>& sizes,
+                                         const LoopSpec& spec, const SourceLocation& loc) {
+  const Tensor& limit = spec.maximum_iterations;
+  auto cond = [&](std::span<const Tensor> leaves, ResultFlattener& out) {
+    ResultFlattener c;
+    cond_fn.call(cond_fn.object, leaves.first(leaves.size() - 1), c);
+    const Tensor& p = c.leaves.at(0);
+    if (p.dtype() != DType::Bool)  // the plain loop's message
+      throw InvalidArgument(fmt::format(
+          "while_loop: cond_fn must return a bool tensor with one element, got {}", type_text(type_of(p))));
+    out.leaf(logical_and(less(leaves.back(), limit, loc), p, loc));
+  };
+  auto body = [&](std::span<const Tensor> leaves, ResultFlattener& out) {
+    body_fn.call(body_fn.object, leaves.first(leaves.size() - 1), out);
+    out.leaf(add(leaves.back(), 1, loc));
+  };
+  vars.push_back(scalar_to_tensor(Scalar(0), DType::Int32, "while_loop", loc));
+  std::vector<Tensor> out = while_traced(outer, FlatFnRef(cond), FlatFnRef(body), vars, sizes, spec, loc);
+  out.pop_back();
+  return out;
+}
+
+}  // namespace
+
 std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
-                                    const std::vector<int64_t>& sizes, const SourceLocation& loc) {
+                                    const std::vector<int64_t>& sizes, const LoopSpec& spec,
+                                    const SourceLocation& loc) {
   for (std::size_t i = 0; i < vars.size(); ++i)
     if (!vars[i].defined()) throw InvalidArgument(fmt::format("while_loop: loop variable {} is a null tensor", i));
   // While tracing, the loop is one op (the graph does not grow with the
   // trip count); otherwise it runs now.
-  if (TracingContext* outer = current_trace()) return while_traced(outer, cond_fn, body_fn, vars, sizes, loc);
-  if (!control_flow_intercepted()) return while_eager(cond_fn, body_fn, std::move(vars), sizes);
+  if (TracingContext* outer = current_trace()) {
+    if (spec.maximum_iterations.defined())
+      return while_traced_limited(outer, cond_fn, body_fn, std::move(vars), sizes, spec, loc);
+    return while_traced(outer, cond_fn, body_fn, vars, sizes, spec, loc);
+  }
+  if (!control_flow_intercepted()) return while_eager(cond_fn, body_fn, std::move(vars), sizes, spec);
   std::vector<Tensor> final_vars;
   {
     DispatchHandlerGuard eager(nullptr);
-    final_vars = while_eager(cond_fn, body_fn, std::move(vars), sizes);
+    final_vars = while_eager(cond_fn, body_fn, std::move(vars), sizes, spec);
   }
+  // The trace made the iteration counter's start here too.
+  if (spec.maximum_iterations.defined()) scalar_to_tensor(Scalar(0), DType::Int32, "while_loop", loc);
   return replay_as_while(final_vars, loc);
 }
 
@@ -329,8 +418,10 @@ RangeBounds range_bounds(const Operand& start, const Operand& limit, const Opera
                          const SourceLocation& loc) {
   RangeBounds b{range_bound(start, "start", loc), range_bound(limit, "limit", loc),
                 range_bound(delta, "delta", loc)};
-  if (!b.delta.is_symbolic()) {
-    int32_t d = b.delta.item<int32_t>();
+  // A C++ delta's sign is known even while tracing (its tensor is symbolic
+  // there): the loop condition then needs one comparison.
+  if (!delta.is_tensor() || !b.delta.is_symbolic()) {
+    int32_t d = delta.is_tensor() ? b.delta.item<int32_t>() : static_cast<int32_t>(delta.scalar().as_int());
     if (d == 0) throw InvalidArgument("for_range: delta must not be 0");
     b.sign = d > 0 ? 1 : -1;
   }

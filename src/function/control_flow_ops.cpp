@@ -184,7 +184,9 @@ void while_kernel(KernelContext& c) {
       throw InvalidArgument(fmt::format(
           "While: cond returned a bool tensor of shape {}; it must have one element", p[0].shape().to_string()));
     if (!*detail::data_of<bool>(p[0])) break;
-    std::vector<Tensor> next = body->run(feed);
+    // The body gets the only handles to the loop variables, so it may
+    // update them in place (TensorArray writes).
+    std::vector<Tensor> next = body->run_consuming(std::span<Tensor>(args.data(), args.size()), num_vars);
     for (std::size_t i = 0; i < num_vars; ++i) args[i] = std::move(next[i]);
   }
   for (std::size_t i = 0; i < num_vars; ++i) c.outputs[i] = std::move(args[i]);

@@ -127,6 +127,16 @@ void Graph::verify() const {
                              got.shape.to_string(), dtype_name(want.dtype), want.shape.to_string()));
       }
     }
+    // Nested graphs (cond branches, loop bodies) must hold the same invariants.
+    for (const auto& a : n->attrs) {
+      const auto* g = std::get_if<std::shared_ptr<const Graph>>(&a.value);
+      if (!g || !*g) continue;
+      try {
+        (*g)->verify();
+      } catch (const Internal& e) {
+        bad(n, fmt::format("attr {}: {}", a.name, e.what()));
+      }
+    }
     seen.insert(n);
   }
   for (const Value& v : results_)

@@ -105,24 +105,69 @@ std::string Graph::to_string() const {
   return s;
 }
 
+namespace {
+
+// The nested graphs in a node's attrs (cond branches, loop bodies), by attr name.
+std::vector<std::pair<std::string_view, const Graph*>> nested_graphs(const Node& n) {
+  std::vector<std::pair<std::string_view, const Graph*>> out;
+  for (const auto& a : n.attrs) {
+    const auto* g = std::get_if<std::shared_ptr<const Graph>>(&a.value);
+    if (g && *g) out.emplace_back(a.name, g->get());
+  }
+  return out;
+}
+
+// Writes `g`'s nodes and edges. Nested graphs become clusters below their
+// node, their node ids prefixed with the path to them ("while/body/add") so
+// that ids stay unique in the file. Returns the id of a node inside `g`
+// (where an edge into its cluster can point).
+std::string dot_graph(const Graph& g, const std::string& prefix, const std::string& indent, std::string& s) {
+  auto id = [&](const std::string& name) { return fmt::format("\"{}\"", dot_escape(prefix + name)); };
+  std::string anchor;
+  for (const auto& node : g.nodes()) {
+    const Node& n = *node;
+    bool param = n.op == &detail::placeholder_op();
+    if (anchor.empty()) anchor = id(n.name);
+    s += fmt::format("{}{} [label=\"{}\\n{}\\n{}\"{}];\n", indent, id(n.name), dot_escape(n.name), n.op->name,
+                     dot_escape(outputs_text(n)),
+                     param ? ", shape=ellipse" : (n.is_stateful() ? ", style=filled, fillcolor=\"#ffe0b0\"" : ""));
+    for (const Value& v : n.inputs) s += fmt::format("{}{} -> {};\n", indent, id(v.node->name), id(n.name));
+    for (const Node* c : n.control_inputs)
+      s += fmt::format("{}{} -> {} [style=dashed];\n", indent, id(c->name), id(n.name));
+    for (const auto& [attr, sub] : nested_graphs(n)) {
+      std::string sub_prefix = fmt::format("{}{}/{}/", prefix, n.name, attr);
+      std::string cluster = dot_escape("cluster_" + sub_prefix);
+      s += fmt::format("{}subgraph \"{}\" {{\n{}  label=\"{}: {}\";\n{}  style=dashed;\n", indent, cluster, indent,
+                       dot_escape(n.name), attr, indent);
+      std::string inner = dot_graph(*sub, sub_prefix, indent + "  ", s);
+      s += indent + "}\n";
+      s += fmt::format("{}{} -> {} [style=dotted, arrowhead=none, lhead=\"{}\"];\n", indent, id(n.name), inner,
+                       cluster);
+    }
+  }
+  const auto& results = g.results();
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    std::string r = id(fmt::format("result_{}", i));
+    if (anchor.empty()) anchor = r;
+    s += fmt::format("{}{} [shape=ellipse, label=\"result {}\"];\n", indent, r, i);
+    s += fmt::format("{}{} -> {};\n", indent, id(results[i].node->name), r);
+  }
+  if (anchor.empty()) {  // an empty graph still needs a node for its cluster
+    anchor = id("empty");
+    s += fmt::format("{}{} [shape=plaintext, label=\"(empty)\"];\n", indent, anchor);
+  }
+  return anchor;
+}
+
+}  // namespace
+
 std::string Graph::to_dot() const {
   std::string s = fmt::format("digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n",
                               dot_escape(name_));
-  for (const auto& node : nodes_) {
-    const Node& n = *node;
-    bool param = n.op == &detail::placeholder_op();
-    s += fmt::format("  \"{}\" [label=\"{}\\n{}\\n{}\"{}];\n", dot_escape(n.name), dot_escape(n.name),
-                     n.op->name, dot_escape(outputs_text(n)),
-                     param ? ", shape=ellipse" : (n.is_stateful() ? ", style=filled, fillcolor=\"#ffe0b0\"" : ""));
-    for (const Value& v : n.inputs)
-      s += fmt::format("  \"{}\" -> \"{}\";\n", dot_escape(v.node->name), dot_escape(n.name));
-    for (const Node* c : n.control_inputs)
-      s += fmt::format("  \"{}\" -> \"{}\" [style=dashed];\n", dot_escape(c->name), dot_escape(n.name));
-  }
-  for (std::size_t i = 0; i < results_.size(); ++i) {
-    s += fmt::format("  \"result_{}\" [shape=ellipse, label=\"result {}\"];\n", i, i);
-    s += fmt::format("  \"{}\" -> \"result_{}\";\n", dot_escape(results_[i].node->name), i);
-  }
+  bool nested = false;
+  for (const auto& node : nodes_) nested |= !nested_graphs(*node).empty();
+  if (nested) s += "  compound=true;\n";
+  dot_graph(*this, "", "  ", s);
   return s + "}\n";
 }
 

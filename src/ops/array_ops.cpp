@@ -1,7 +1,8 @@
 // The array ops' entry point. The ops themselves live by responsibility in
 // shape_ops.cpp (Reshape, ExpandDims, Squeeze, Transpose), join_ops.cpp
 // (Concat, Pack, Unpack, Tile, Pad), slice_ops.cpp (StridedSlice and tensor
-// indexing) and gather_ops.cpp (Gather, OneHot).
+// indexing), gather_ops.cpp (Gather, OneHot) and tensor_array_ops.cpp
+// (kiln::TensorArray).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -18,6 +19,7 @@ void register_array_ops(OpRegistry& r) {
   register_join_ops(r);
   register_slice_ops(r);
   register_gather_ops(r);
+  register_tensor_array_ops(r);
 }
 
 }  // namespace kiln::detail

@@ -51,5 +51,6 @@ void register_shape_ops(OpRegistry& registry);
 void register_join_ops(OpRegistry& registry);
 void register_slice_ops(OpRegistry& registry);
 void register_gather_ops(OpRegistry& registry);
+void register_tensor_array_ops(OpRegistry& registry);
 
 }  // namespace kiln::detail

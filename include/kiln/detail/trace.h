@@ -95,9 +95,16 @@ class Rebuilder {
 class ResultFlattener {
  public:
   void leaf(const Tensor& t) { leaves.push_back(t); }
+  // A leaf whose rank is not fixed yet (an unwritten TensorArray's buffer
+  // takes its rank from the first write): a loop lets its rank change.
+  void leaf_of_any_rank(const Tensor& t) {
+    any_rank.push_back(leaves.size());
+    leaves.push_back(t);
+  }
   void size(int64_t n) { sizes.push_back(n); }
   std::vector<Tensor> leaves;
   std::vector<int64_t> sizes;
+  std::vector<std::size_t> any_rank;  // indices into leaves
 };
 
 class ResultReader {
