@@ -245,3 +245,30 @@ TEST(NnLayers, CnnInsideFunctionMatchesEager) {
   EXPECT_EQ(f.tracing_count(), 1);
   EXPECT_EQ(model.variables().size(), 4u);
 }
+
+TEST(NnLayers, WeightsHaveValuesWhenTheFirstTraceNeverRuns) {
+  // get_concrete_function traces without running: the weights' initial
+  // values are computed eagerly (InitScope), so they exist at once.
+  nn::Dense dense(2, {.seed = 1});
+  auto f = kiln::function([&](const Tensor& x) { return dense(x); });
+  ConcreteFunction cf = f.get_concrete_function(TensorSpec({None, 3}));
+  ASSERT_TRUE(dense.built());
+  nn::Dense eager(2, {.seed = 1});
+  eager.build(Shape{None, 3});
+  EXPECT_EQ(dense.kernel().read_value().to_vector<float>(), eager.kernel().read_value().to_vector<float>());
+  Tensor x = constant({{1.f, 2.f, 3.f}});
+  expect_tensor<float>(cf(x), {1, 2}, eager(x).to_vector<float>());
+  expect_tensor<float>(f(x), {1, 2}, eager(x).to_vector<float>());
+  // The initializer is not part of the graph.
+  EXPECT_EQ(cf.graph().to_string().find("RandomUniform"), std::string::npos) << cf.graph().to_string();
+}
+
+TEST(NnLayers, ALayerMadeOnEveryCallInsideAFunctionIsAnError) {
+  // TF's rule: variables only on the first trace. A layer built inside the
+  // function makes new weights on every trace.
+  auto bad = kiln::function([](const Tensor& x) {
+    nn::Dense fresh(1);
+    return fresh(x);
+  });
+  expect_error<FailedPrecondition>([&] { bad(constant({{1.f}})); }, {"created variables on trace 2"});
+}

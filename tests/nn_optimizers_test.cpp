@@ -140,3 +140,15 @@ TEST(NnOptimizers, TracedStepsEqualEagerSteps) {
     EXPECT_EQ(step.tracing_count(), 1);
   }
 }
+
+TEST(NnOptimizers, StateHasValuesWhenTheFirstTraceNeverRuns) {
+  Variable w(constant({1.f, 2.f}), {.name = "w"});
+  nn::Adam adam(0.1);
+  auto step = kiln::function([&](const Tensor& g) { adam.apply_gradients({g}, {w}); });
+  step.get_concrete_function(TensorSpec({2}));
+  expect_tensor<float>(adam.slot(w, "m").read_value(), {2}, {0.f, 0.f});
+  EXPECT_EQ(adam.iterations().read_value().item<int64_t>(), 0);
+  step(constant({1.f, -1.f}));
+  expect_tensor_near<float>(w.read_value(), {2}, {0.9f, 2.1f}, 1e-5);
+  EXPECT_EQ(adam.iterations().read_value().item<int64_t>(), 1);
+}

@@ -15,6 +15,7 @@
 #include "kiln/variable.h"
 #include "kiln/debugging.h"
 #include "kiln/data.h"
+#include "kiln/init_scope.h"
 #include "kiln/module.h"
 #include "kiln/nn/layer.h"
 #include "kiln/nn/layers.h"

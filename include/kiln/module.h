@@ -77,6 +77,12 @@ class Module {
   // Creates a variable named scoped_name(name) and tracks it.
   Variable add_variable(std::string_view name, const Tensor& initial_value, bool trainable = true,
                         SourceLocation loc = SourceLocation::current());
+  // The same, with the initial value computed by `initializer` under an
+  // InitScope: eagerly, even while a kiln::function traces, so the variable
+  // has its value at once (Keras' add_weight). Use it for variables a module
+  // creates lazily on its first call.
+  Variable add_variable(std::string_view name, const std::function<Tensor()>& initializer, bool trainable = true,
+                        SourceLocation loc = SourceLocation::current());
   // Tracks a variable made elsewhere (its name is kept).
   Variable track(Variable variable);
   // Tracks a submodule shared with others.

@@ -114,15 +114,15 @@ Variable Layer::add_weight(std::string_view name, const Shape& shape, Init init,
   if (!shape.is_fully_defined())
     throw InvalidArgument(fmt::format("{}: the weight '{}' needs a fully defined shape, got {}", describe(),
                                       name, shape.to_string()));
-  Tensor initial;
-  if (init == Init::GlorotUniform) {
-    // Glorot & Bengio (2010): U(-l, l) with l = sqrt(6 / (fan_in + fan_out)).
-    double limit = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
-    initial = random::uniform(shape, -limit, limit, dtype_, seed);
-  } else {
-    initial = zeros(shape, dtype_);
-  }
-  return add_variable(name, initial, trainable);
+  return add_variable(
+      name,
+      [&] {
+        if (init == Init::Zeros) return zeros(shape, dtype_);
+        // Glorot & Bengio (2010): U(-l, l) with l = sqrt(6 / (fan_in + fan_out)).
+        double limit = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
+        return random::uniform(shape, -limit, limit, dtype_, seed);
+      },
+      trainable);
 }
 
 void Layer::check_rank(const Shape& input_shape, int rank, bool at_least) const {

@@ -33,8 +33,8 @@ Mean::Mean(std::string name, DType dtype) : Module(std::move(name)), dtype_(dtyp
   if (!is_floating(dtype))
     throw InvalidArgument(fmt::format("Mean '{}': the dtype must be float32 or float64, got {}", this->name(),
                                       dtype_name(dtype)));
-  total_ = add_variable("total", zeros({}, dtype), /*trainable=*/false);
-  count_ = add_variable("count", zeros({}, dtype), /*trainable=*/false);
+  total_ = add_variable("total", [&] { return zeros({}, dtype); }, /*trainable=*/false);
+  count_ = add_variable("count", [&] { return zeros({}, dtype); }, /*trainable=*/false);
 }
 
 void Mean::update_state(const Tensor& values, SourceLocation loc) {

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "kiln/error.h"
+#include "kiln/init_scope.h"
 
 namespace kiln {
 
@@ -33,6 +34,17 @@ std::string Module::scoped_name(std::string_view name) const {
 Variable Module::add_variable(std::string_view name, const Tensor& initial_value, bool trainable,
                               SourceLocation loc) {
   return track(Variable(initial_value, VariableOptions{.name = scoped_name(name), .trainable = trainable}, loc));
+}
+
+Variable Module::add_variable(std::string_view name, const std::function<Tensor()>& initializer, bool trainable,
+                              SourceLocation loc) {
+  Tensor initial;
+  {
+    InitScope eager;
+    initial = initializer();
+  }
+  // Created outside the scope, so a function being traced sees the creation.
+  return add_variable(name, initial, trainable, loc);
 }
 
 Variable Module::track(Variable variable) {

@@ -35,8 +35,9 @@ Variable Optimizer::slot(const Variable& var, std::string_view slot_name) const 
 
 void Optimizer::create_state(const std::vector<Variable>& vars) {
   if (!iterations_) {
-    iterations_ = add_variable("iter", constant(int64_t{0}), /*trainable=*/false);
-    learning_rate_var_ = add_variable("learning_rate", constant(static_cast<float>(learning_rate_)), false);
+    iterations_ = add_variable("iter", [] { return constant(int64_t{0}); }, /*trainable=*/false);
+    learning_rate_var_ =
+        add_variable("learning_rate", [this] { return constant(static_cast<float>(learning_rate_)); }, false);
   }
   std::vector<std::string> names = slot_names();
   if (names.empty()) return;
@@ -47,7 +48,8 @@ void Optimizer::create_state(const std::vector<Variable>& vars) {
     std::string base = var.name();
     if (std::size_t colon = base.rfind(':'); colon != std::string::npos) base.resize(colon);
     for (const std::string& slot_name : names)
-      it->second.push_back(add_variable(base + "/" + slot_name, zeros(var.shape(), var.dtype()), false));
+      it->second.push_back(
+          add_variable(base + "/" + slot_name, [&] { return zeros(var.shape(), var.dtype()); }, false));
   }
 }
 
