@@ -272,3 +272,17 @@ TEST(NnLayers, ALayerMadeOnEveryCallInsideAFunctionIsAnError) {
   });
   expect_error<FailedPrecondition>([&] { bad(constant({{1.f}})); }, {"created variables on trace 2"});
 }
+
+TEST(NnLayers, DropoutInsideFunction) {
+  nn::Dropout dropout(0.5);
+  auto f = kiln::function([&](const Tensor& x, bool training) { return dropout(x, training); });
+  Tensor x = ones({4, 100});
+  expect_tensor<float>(f(x, false), {4, 100}, std::vector<float>(400, 1.f));
+  // A new mask on every call of the graph.
+  EXPECT_NE(f(x, true).to_vector<float>(), f(x, true).to_vector<float>());
+  // Random ops need a static shape: an unknown batch size while training is
+  // a clear error.
+  auto relaxed = kiln::function([&](const Tensor& x) { return dropout(x, true); },
+                                {.input_signature = std::vector{TensorSpec({None, 100})}});
+  expect_error<Unimplemented>([&] { relaxed(x); }, {"Dropout 'dropout", "(None, 100)", "fully known"});
+}

@@ -152,3 +152,28 @@ TEST(NnOptimizers, StateHasValuesWhenTheFirstTraceNeverRuns) {
   expect_tensor_near<float>(w.read_value(), {2}, {0.9f, 2.1f}, 1e-5);
   EXPECT_EQ(adam.iterations().read_value().item<int64_t>(), 1);
 }
+
+TEST(NnOptimizers, LinearRegressionTrainsInsideAFunction) {
+  // y = 2x + 1 learned by a Dense(1) with hand-written MSE gradients (no
+  // GradientTape needed): d/dk = 2/N x^T (pred - y), d/db = 2/N sum(pred - y).
+  nn::Dense dense(1, {.seed = 3});
+  nn::MeanSquaredError mse;
+  nn::SGD sgd(0.1, {.momentum = 0.5});
+  auto train_step = kiln::function([&](const Tensor& x, const Tensor& y) {
+    Tensor pred = dense(x);
+    Tensor err = (pred - y) * (2.0f / static_cast<float>(x.shape()[0]));
+    std::vector<Tensor> grads = {matmul(x, err, /*transpose_a=*/true), sum(err, 0)};
+    sgd.apply_gradients(grads, {dense.kernel(), dense.bias()});
+    return mse(y, pred);
+  });
+  Tensor x = constant({{-1.f}, {0.f}, {1.f}, {2.f}});
+  Tensor y = x * 2 + 1;
+  float first = train_step(x, y).item<float>();
+  float last = first;
+  for (int i = 0; i < 100; ++i) last = train_step(x, y).item<float>();
+  EXPECT_LT(last, first * 1e-4);
+  expect_tensor_near<float>(dense.kernel().read_value(), {1, 1}, {2.f}, 1e-3);
+  expect_tensor_near<float>(dense.bias().read_value(), {1}, {1.f}, 1e-3);
+  EXPECT_EQ(train_step.tracing_count(), 1);
+  EXPECT_EQ(sgd.iterations().read_value().item<int64_t>(), 101);
+}

@@ -3,15 +3,13 @@
 
 #include <fmt/format.h>
 
-#include <map>
-
 #include "kiln/error.h"
 #include "kiln/math.h"
 
 namespace kiln::nn {
 
-Optimizer::Optimizer(std::string name, double learning_rate)
-    : Module(std::move(name)), learning_rate_(learning_rate) {
+Optimizer::Optimizer(std::string name, double learning_rate, std::vector<std::string> slot_names)
+    : Module(std::move(name)), learning_rate_(learning_rate), slot_names_(std::move(slot_names)) {
   if (!(learning_rate >= 0))
     throw InvalidArgument(fmt::format("{}: learning_rate must be >= 0, got {}", this->name(), learning_rate));
 }
@@ -27,9 +25,8 @@ Variable Optimizer::slot(const Variable& var, std::string_view slot_name) const 
   if (!var) return {};
   auto it = slots_.find(var.state().get());
   if (it == slots_.end()) return {};
-  std::vector<std::string> names = slot_names();
-  for (std::size_t i = 0; i < names.size(); ++i)
-    if (names[i] == slot_name) return it->second[i];
+  for (std::size_t i = 0; i < slot_names_.size(); ++i)
+    if (slot_names_[i] == slot_name) return it->second[i];
   return {};
 }
 
@@ -39,15 +36,14 @@ void Optimizer::create_state(const std::vector<Variable>& vars) {
     learning_rate_var_ =
         add_variable("learning_rate", [this] { return constant(static_cast<float>(learning_rate_)); }, false);
   }
-  std::vector<std::string> names = slot_names();
-  if (names.empty()) return;
+  if (slot_names_.empty()) return;
   for (const Variable& var : vars) {
     auto [it, inserted] = slots_.try_emplace(var.state().get());
     if (!inserted) continue;
     // "dense/kernel:0" -> slot "Adam/dense/kernel/m:0" (Keras' names).
     std::string base = var.name();
     if (std::size_t colon = base.rfind(':'); colon != std::string::npos) base.resize(colon);
-    for (const std::string& slot_name : names)
+    for (const std::string& slot_name : slot_names_)
       it->second.push_back(
           add_variable(base + "/" + slot_name, [&] { return zeros(var.shape(), var.dtype()); }, false));
   }
@@ -80,28 +76,28 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vec
 
   Tensor step = iterations_.read_value(loc) + 1;
   Tensor lr = learning_rate_var_.read_value(loc);
-  // The step and the rate in each variable dtype, converted once.
-  std::map<DType, std::pair<Tensor, Tensor>> per_dtype;
+  // The rate and the step in each variable dtype (float32, float64),
+  // converted once.
+  Tensor lr_as[2], step_as[2];
+  static const std::vector<Variable> kNoSlots;
   for (std::size_t i = 0; i < vars.size(); ++i) {
     if (!grads[i].defined()) continue;
     DType d = vars[i].dtype();
-    auto it = per_dtype.find(d);
-    if (it == per_dtype.end())
-      it = per_dtype.emplace(d, std::pair{cast(lr, d, loc), cast(step, d, loc)}).first;
-    apply_dense(grads[i], vars[i], slots_[vars[i].state().get()], it->second.first, it->second.second, loc);
+    int k = d == DType::Float64;
+    if (!lr_as[k].defined()) lr_as[k] = cast(lr, d, loc), step_as[k] = cast(step, d, loc);
+    const std::vector<Variable>& slots = slot_names_.empty() ? kNoSlots : slots_.at(vars[i].state().get());
+    apply_dense(grads[i], vars[i], slots, lr_as[k], step_as[k], loc);
   }
   iterations_.assign_add(1, loc);
 }
 
 SGD::SGD(double learning_rate, SGDOptions options)
-    : Optimizer(std::move(options.name), learning_rate), momentum_(options.momentum), nesterov_(options.nesterov) {
+    : Optimizer(std::move(options.name), learning_rate,
+                options.momentum == 0 ? std::vector<std::string>{} : std::vector<std::string>{"momentum"}),
+      momentum_(options.momentum),
+      nesterov_(options.nesterov) {
   if (!(momentum_ >= 0 && momentum_ <= 1))
     throw InvalidArgument(fmt::format("{}: momentum must be in [0, 1], got {}", name(), momentum_));
-}
-
-std::vector<std::string> SGD::slot_names() const {
-  if (momentum_ == 0) return {};
-  return {"momentum"};
 }
 
 void SGD::apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& lr,
@@ -117,7 +113,7 @@ void SGD::apply_dense(const Tensor& grad, const Variable& var, const std::vector
 }
 
 Adam::Adam(double learning_rate, AdamOptions options)
-    : Optimizer(std::move(options.name), learning_rate),
+    : Optimizer(std::move(options.name), learning_rate, {"m", "v"}),
       beta_1_(options.beta_1),
       beta_2_(options.beta_2),
       epsilon_(options.epsilon) {
@@ -126,8 +122,6 @@ Adam::Adam(double learning_rate, AdamOptions options)
         fmt::format("{}: beta_1 and beta_2 must be in [0, 1), got {} and {}", name(), beta_1_, beta_2_));
   if (!(epsilon_ > 0)) throw InvalidArgument(fmt::format("{}: epsilon must be > 0, got {}", name(), epsilon_));
 }
-
-std::vector<std::string> Adam::slot_names() const { return {"m", "v"}; }
 
 void Adam::apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& lr,
                        const Tensor& step, SourceLocation loc) {

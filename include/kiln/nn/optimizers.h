@@ -36,9 +36,9 @@ class Optimizer : public Module {
   Variable slot(const Variable& var, std::string_view slot_name) const;
 
  protected:
-  Optimizer(std::string name, double learning_rate);
-  // Slot names, made for every variable on its first apply_gradients.
-  virtual std::vector<std::string> slot_names() const = 0;
+  // `slot_names`: the slots made for every variable on its first
+  // apply_gradients, in the order apply_dense receives them.
+  Optimizer(std::string name, double learning_rate, std::vector<std::string> slot_names);
   // One variable's update. `lr` is the learning rate in the variable's dtype,
   // `step` the 1-based step count, as a float of that dtype.
   virtual void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots,
@@ -48,6 +48,7 @@ class Optimizer : public Module {
   void create_state(const std::vector<Variable>& vars);
 
   double learning_rate_;
+  std::vector<std::string> slot_names_;
   Variable iterations_, learning_rate_var_;
   // Slots by the variable they belong to (its state, which is the same for
   // every handle of the variable, traced or not).
@@ -68,7 +69,6 @@ class SGD : public Optimizer {
   explicit SGD(double learning_rate = 0.01, SGDOptions options = {});
 
  protected:
-  std::vector<std::string> slot_names() const override;
   void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& lr,
                    const Tensor& step, SourceLocation loc) override;
 
@@ -92,7 +92,6 @@ class Adam : public Optimizer {
   explicit Adam(double learning_rate = 0.001, AdamOptions options = {});
 
  protected:
-  std::vector<std::string> slot_names() const override;
   void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& lr,
                    const Tensor& step, SourceLocation loc) override;
 
