@@ -51,27 +51,28 @@ void Optimizer::create_state(const std::vector<Variable>& vars) {
 
 void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vector<Variable>& vars,
                                 SourceLocation loc) {
-  const std::string who = fmt::format("{}.apply_gradients", name());
+  // Formatted only for an error: no allocation on the training step.
+  auto who = [this] { return fmt::format("{}.apply_gradients", name()); };
   if (grads.size() != vars.size())
     throw InvalidArgument(fmt::format("{}: got {} gradients for {} variables (one per variable; an undefined "
                                       "Tensor skips its variable)",
-                                      who, grads.size(), vars.size()));
+                                      who(), grads.size(), vars.size()));
   // Everything is checked before any state changes.
   bool any = false;
   for (std::size_t i = 0; i < vars.size(); ++i) {
-    if (!vars[i]) throw InvalidArgument(fmt::format("{}: variable {} is null", who, i));
+    if (!vars[i]) throw InvalidArgument(fmt::format("{}: variable {} is null", who(), i));
     if (!is_floating(vars[i].dtype()))
-      throw InvalidArgument(fmt::format("{}: variable {} ('{}') is {}; only float32 and float64 variables train", who,
+      throw InvalidArgument(fmt::format("{}: variable {} ('{}') is {}; only float32 and float64 variables train", who(),
                                         i, vars[i].name(), dtype_name(vars[i].dtype())));
     if (!grads[i].defined()) continue;
     any = true;
     if (grads[i].dtype() != vars[i].dtype() || !vars[i].shape().is_compatible_with(grads[i].shape()))
-      throw InvalidArgument(fmt::format("{}: gradient {} is {} {} but variable '{}' is {} {}", who, i,
+      throw InvalidArgument(fmt::format("{}: gradient {} is {} {} but variable '{}' is {} {}", who(), i,
                                         dtype_name(grads[i].dtype()), grads[i].shape().to_string(), vars[i].name(),
                                         dtype_name(vars[i].dtype()), vars[i].shape().to_string()));
   }
   if (!any)
-    throw InvalidArgument(fmt::format("{}: no gradient for any of the {} variables (all undefined)", who, vars.size()));
+    throw InvalidArgument(fmt::format("{}: no gradient for any of the {} variables (all undefined)", who(), vars.size()));
   create_state(vars);
 
   Tensor step = iterations_.read_value(loc) + 1;
