@@ -10,6 +10,7 @@
 #include "kiln/array.h"
 #include "kiln/print.h"
 #include "kiln/function.h"
+#include "kiln/gradient.h"
 #include "kiln/control_flow.h"
 #include "kiln/random.h"
 #include "kiln/variable.h"
@@ -24,3 +25,4 @@
 #include "kiln/nn/losses.h"
 #include "kiln/nn/metrics.h"
 #include "kiln/nn/optimizers.h"
+#include "kiln/nn/progbar.h"
