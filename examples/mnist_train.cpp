@@ -93,8 +93,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  Flags flags = parse_flags(argc, argv);
+int train(const Flags& flags) {
   kiln::random::set_seed(flags.seed);
   kiln::data::Mnist mnist = kiln::data::load_mnist(flags.data_dir);
   const int64_t n_train = mnist.train_images.shape()[0], n_test = mnist.test_images.shape()[0];
@@ -178,4 +177,14 @@ int main(int argc, char** argv) {
     fmt::print("training: {:.1f} ms per step, {:.0f} digits/s ({})\n", 1e3 * train_seconds / train_steps,
                train_steps * flags.batch_size / train_seconds, flags.eager ? "eager" : "traced");
   return 0;
+}
+
+int main(int argc, char** argv) {
+  Flags flags = parse_flags(argc, argv);
+  try {
+    return train(flags);
+  } catch (const kiln::Error& e) {
+    std::cerr << "mnist_train: " << e.what() << "\n";
+    return 1;
+  }
 }
