@@ -91,12 +91,8 @@ Dropout::Dropout(double rate, LayerOptions options)
 
 Tensor Dropout::call(const Tensor& x, bool training) {
   if (!training || rate_ == 0) return x;
-  if (!x.shape().is_fully_defined())
-    throw Unimplemented(fmt::format(
-        "{}: while training, the input's shape must be fully known, got {} (random ops need a static shape; "
-        "trace with a fixed batch size, e.g. FunctionOptions::exact_shapes)",
-        describe(), x.shape().to_string()));
-  Tensor keep = greater_equal(random::uniform(x.shape(), 0.0, 1.0, x.dtype()), rate_);
+  // uniform_like: the batch dim may be known only when a traced graph runs.
+  Tensor keep = greater_equal(random::uniform_like(x), rate_);
   return where(keep, x * (1.0 / (1.0 - rate_)), 0);
 }
 
