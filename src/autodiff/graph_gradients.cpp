@@ -7,13 +7,16 @@
 #include "autodiff/graph_gradients.h"
 
 #include <map>
+#include <optional>
 #include <mutex>
 #include <unordered_set>
 
 #include "function/call_op.h"
 #include "function/control_flow_ops.h"
 #include "function/tracing_context.h"
+#include "kiln/array.h"
 #include "kiln/gradient.h"
+#include "kiln/math.h"
 #include "ops/creation.h"
 
 namespace kiln::detail {
@@ -218,6 +221,175 @@ void if_gradient(GradContext& c) {
   TensorList grads = dispatch(function_detail::if_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
                               Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());
   for (std::size_t k = 0; k < b->grad_of.size(); ++k) c.set(b->grad_of[k], std::move(grads[k]));
+}
+
+// ---- While ----------------------------------------------------------------------
+// The backward pass of While(vars..., captures...) {cond, body}:
+//  1. the loop runs again, stacking each iteration's loop variables (TF keeps
+//     them from the forward loop; recomputing keeps the forward op as it is,
+//     at the cost of one more forward pass), and counting iterations;
+//  2. a second loop walks the iterations backwards: it replays the body on
+//     the stacked variables of iteration i under a tape, turns the gradients
+//     of that iteration's outputs into those of its inputs, and sums the
+//     captures' gradients.
+// Both loops carry every value they need as loop variables, so their graphs
+// capture nothing.
+namespace {
+
+struct LoopGraph {
+  std::shared_ptr<Graph> graph = std::make_shared<Graph>("loop");
+  function_detail::TracingContext ctx{graph};
+  std::vector<Tensor> params;
+  explicit LoopGraph(const std::vector<TensorType>& types) {
+    for (std::size_t i = 0; i < types.size(); ++i) params.push_back(ctx.add_parameter(types[i], fmt::format("v{}", i)));
+  }
+  GraphPtr finish(const std::vector<Tensor>& results) {
+    for (const Tensor& r : results) graph->results().push_back(ctx.value_of(r));
+    if (!graph->captures().empty()) throw Internal("a while_loop gradient graph captured an outer tensor");
+    return graph;
+  }
+};
+
+// The shape of a variable a graph reads through capture `placeholder`, when
+// the graph reads it.
+std::optional<TensorType> variable_type(const Graph& g, const Node* placeholder) {
+  for (const auto& n : g.nodes()) {
+    if (n->op->name != "ReadVariable" || n->inputs.empty() || n->inputs[0].node != placeholder) continue;
+    return n->outputs[0];
+  }
+  return std::nullopt;
+}
+
+Tensor stacked_type_prefix(const Tensor& v) { return expand_dims(v, 0).index({Slice(0, 0)}); }
+
+}  // namespace
+
+void while_gradient(GradContext& c) {
+  const GraphPtr& cond_f = c.attrs.get<GraphPtr>("cond");
+  const GraphPtr& body_f = c.attrs.get<GraphPtr>("body");
+  const std::size_t nv = c.outputs.size(), nc = c.inputs.size() - nv;
+  std::vector<TensorType> var_types, cap_types;
+  for (const Node* p : body_f->parameters()) var_types.push_back(p->outputs[0]);
+  for (const graph::Capture& cap : body_f->captures()) cap_types.push_back(cap.placeholder->outputs[0]);
+  for (std::size_t k = 0; k < nv; ++k)
+    if (var_types[k].dtype == DType::Resource || var_types[k].dtype == DType::String)
+      throw Unimplemented(fmt::format("the gradient of a while_loop with a {} loop variable ({})",
+                                      dtype_name(var_types[k].dtype), k));
+  auto feeds_of = [&](std::span<const Tensor> params) {
+    return std::vector<Tensor>(params.begin(), params.begin() + static_cast<std::ptrdiff_t>(nv + nc));
+  };
+  auto stacked = [](const TensorType& t) {
+    Shape s = t.shape.has_known_rank() ? t.shape : Shape::unknown_rank();
+    if (s.has_known_rank()) s.insert(0, None);
+    return TensorType{t.dtype, s};
+  };
+
+  // 1. Forward again: (vars, captures, n, stacks).
+  std::vector<TensorType> fwd_types = var_types;
+  fwd_types.insert(fwd_types.end(), cap_types.begin(), cap_types.end());
+  fwd_types.push_back({DType::Int32, Shape{}});
+  for (const TensorType& t : var_types) fwd_types.push_back(stacked(t));
+  LoopGraph cond1(fwd_types), body1(fwd_types);
+  GraphPtr cond1_g, body1_g;
+  {
+    DispatchHandlerGuard guard(&cond1.ctx);
+    cond1_g = cond1.finish({replay(*cond_f, feeds_of(cond1.params))[0]});
+  }
+  {
+    DispatchHandlerGuard guard(&body1.ctx);
+    const std::vector<Tensor>& p = body1.params;
+    std::vector<Tensor> next = replay(*body_f, feeds_of(p));
+    for (std::size_t j = 0; j < nc; ++j) next.push_back(p[nv + j]);
+    next.push_back(p[nv + nc] + 1);
+    for (std::size_t k = 0; k < nv; ++k) next.push_back(concat({p[nv + nc + 1 + k], expand_dims(p[k], 0)}, 0));
+    body1_g = body1.finish(next);
+  }
+  std::vector<Tensor> fwd_in(c.inputs.begin(), c.inputs.end());
+  fwd_in.push_back(constant(0));
+  for (std::size_t k = 0; k < nv; ++k) fwd_in.push_back(stacked_type_prefix(c.inputs[k]));
+  bool stateful = !body_f->stateful_nodes().empty() || !cond_f->stateful_nodes().empty();
+  TensorList fwd = dispatch(function_detail::while_op(stateful), fwd_in,
+                            Attrs{{"cond", cond1_g}, {"body", body1_g}}, SourceLocation());
+
+  // 2. Backward: (i, dvars for float vars, dcaps for wanted caps, stacks, captures).
+  std::vector<std::size_t> dv_of, dcap_of;
+  for (std::size_t k = 0; k < nv; ++k)
+    if (is_floating(var_types[k].dtype)) dv_of.push_back(k);
+  std::vector<TensorType> dcap_types;
+  std::vector<Tensor> dcap_init;
+  for (std::size_t j = 0; j < nc; ++j) {
+    if (!c.needs(static_cast<int>(nv + j))) continue;
+    if (cap_types[j].dtype == DType::Resource) {
+      std::optional<TensorType> t = variable_type(*body_f, body_f->captures()[j].placeholder);
+      if (!t || !t->shape.is_fully_defined()) continue;
+      dcap_types.push_back(*t);
+      dcap_init.push_back(zeros(t->shape, t->dtype));
+    } else if (is_floating(cap_types[j].dtype)) {
+      dcap_types.push_back(cap_types[j]);
+      dcap_init.push_back(zeros_like(c.inputs[nv + j]));
+    } else {
+      continue;
+    }
+    dcap_of.push_back(j);
+  }
+  std::vector<TensorType> bwd_types{{DType::Int32, Shape{}}};
+  for (std::size_t k : dv_of) bwd_types.push_back(var_types[k]);
+  bwd_types.insert(bwd_types.end(), dcap_types.begin(), dcap_types.end());
+  for (const TensorType& t : var_types) bwd_types.push_back(stacked(t));
+  bwd_types.insert(bwd_types.end(), cap_types.begin(), cap_types.end());
+  const std::size_t first_dcap = 1 + dv_of.size(), first_stack = first_dcap + dcap_of.size(),
+                    first_cap = first_stack + nv;
+
+  LoopGraph cond2(bwd_types), body2(bwd_types);
+  GraphPtr cond2_g, body2_g;
+  {
+    DispatchHandlerGuard guard(&cond2.ctx);
+    cond2_g = cond2.finish({cond2.params[0] >= 0});
+  }
+  {
+    DispatchHandlerGuard guard(&body2.ctx);
+    const std::vector<Tensor>& p = body2.params;
+    std::vector<Tensor> feeds;
+    for (std::size_t k = 0; k < nv; ++k) feeds.push_back(gather(p[first_stack + k], p[0]));
+    for (std::size_t j = 0; j < nc; ++j) feeds.push_back(p[first_cap + j]);
+    GradientTape tape({.watch_accessed_variables = false});
+    std::vector<GradientSource> sources;
+    for (std::size_t k : dv_of) {
+      tape.watch(feeds[k]);
+      sources.emplace_back(feeds[k]);
+    }
+    for (std::size_t j : dcap_of) {
+      tape.watch(feeds[nv + j]);
+      sources.emplace_back(feeds[nv + j]);
+    }
+    std::vector<Tensor> ys = replay(*body_f, feeds);
+    std::vector<Tensor> targets, dys;
+    for (std::size_t m = 0; m < dv_of.size(); ++m) {
+      targets.push_back(ys[dv_of[m]]);
+      dys.push_back(p[1 + m]);
+    }
+    std::vector<Tensor> g = tape.gradient(targets, sources, dys);
+    std::vector<Tensor> next{p[0] - 1};
+    for (std::size_t m = 0; m < dv_of.size(); ++m) next.push_back(g[m].defined() ? g[m] : zeros_like(feeds[dv_of[m]]));
+    for (std::size_t m = 0; m < dcap_of.size(); ++m) {
+      const Tensor& acc = p[first_dcap + m];
+      const Tensor& gm = g[dv_of.size() + m];
+      next.push_back(gm.defined() ? acc + gm : acc);
+    }
+    for (std::size_t k = first_stack; k < bwd_types.size(); ++k) next.push_back(p[k]);
+    body2_g = body2.finish(next);
+  }
+  std::vector<Tensor> bwd_in{fwd[nv + nc] - 1};
+  for (std::size_t k : dv_of) bwd_in.push_back(c.grad_or_zeros(static_cast<int>(k)));
+  bwd_in.insert(bwd_in.end(), dcap_init.begin(), dcap_init.end());
+  for (std::size_t k = 0; k < nv; ++k) bwd_in.push_back(fwd[nv + nc + 1 + k]);
+  for (std::size_t j = 0; j < nc; ++j) bwd_in.push_back(c.inputs[nv + j]);
+  bool bwd_stateful = !body2_g->stateful_nodes().empty();
+  TensorList bwd = dispatch(function_detail::while_op(bwd_stateful), bwd_in,
+                            Attrs{{"cond", cond2_g}, {"body", body2_g}}, SourceLocation());
+  for (std::size_t m = 0; m < dv_of.size(); ++m)
+    if (c.needs(static_cast<int>(dv_of[m]))) c.set(static_cast<int>(dv_of[m]), bwd[1 + m]);
+  for (std::size_t m = 0; m < dcap_of.size(); ++m) c.set(static_cast<int>(nv + dcap_of[m]), bwd[first_dcap + m]);
 }
 
 }  // namespace kiln::detail

@@ -212,10 +212,11 @@ constexpr OpDef kStatefulIf{.name = "StatefulIf", .infer = if_infer, .kernel = i
                             .flags = detail::kStateful | detail::kSetsOwnOutputs, .samples = if_samples,
                             .gradient = detail::if_gradient};
 constexpr OpDef kWhile{.name = "While", .infer = while_infer, .kernel = while_kernel,
-                       .flags = detail::kSetsOwnOutputs, .samples = while_samples};
+                       .flags = detail::kSetsOwnOutputs, .samples = while_samples,
+                       .gradient = detail::while_gradient};
 constexpr OpDef kStatefulWhile{.name = "StatefulWhile", .infer = while_infer, .kernel = while_kernel,
                                .flags = detail::kStateful | detail::kSetsOwnOutputs,
-                               .samples = while_samples};
+                               .samples = while_samples, .gradient = detail::while_gradient};
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 // BiasAdd: value + bias along value's last dim, as tf.nn.bias_add.
+#include "ops/grad_util.h"
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
 #include "ops/nn_internal.h"
@@ -74,14 +75,7 @@ std::vector<OpSample> bias_add_samples() {
 void bias_add_gradient(GradContext& c) {
   const Tensor& g = c.grad(0);
   if (c.needs(0)) c.set(0, g);
-  if (c.needs(1)) {
-    const Shape& s = g.shape();
-    if (!s.has_known_rank())
-      throw Unimplemented("BiasAdd: the gradient of bias needs the rank of value, unknown here");
-    std::vector<int64_t> axes;
-    for (int i = 0; i < s.rank() - 1; ++i) axes.push_back(i);
-    c.set(1, axes.empty() ? g : sum(g, axes));
-  }
+  if (c.needs(1)) c.set(1, sum_to_shape_of(g, c.inputs[1]));
 }
 
 constexpr OpDef kBiasAdd{.name = "BiasAdd", .infer = bias_add_infer, .kernel = bias_add_kernel,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/grad_util.h"
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
 #include "ops/nn_internal.h"
@@ -262,23 +263,6 @@ std::vector<OpSample> matmul_samples() {
   };
 }
 
-// The gradient of an operand whose batch dims were broadcast: summed over the
-// batch dims it lacks (leading) or had as 1. An operand batch dim unknown while
-// tracing is taken as not broadcast (a 1 there is known only when run).
-Tensor sum_to_operand(Tensor grad, const Shape& operand) {
-  const Shape& gs = grad.shape();
-  if (!gs.has_known_rank() || !operand.has_known_rank()) return grad;
-  int lead = gs.rank() - operand.rank();
-  std::vector<int64_t> leading, ones;
-  for (int i = 0; i < gs.rank() - 2; ++i) {
-    if (i < lead) leading.push_back(i);
-    else if (operand[i - lead] == 1 && gs[i] != 1) ones.push_back(i - lead);
-  }
-  if (!leading.empty()) grad = sum(grad, leading);
-  if (!ones.empty()) grad = sum(grad, ones, /*keepdims=*/true);
-  return grad;
-}
-
 // With C = op(A) op(B) and op a transpose or not: dA = dC op(B)^T and
 // dB = op(A)^T dC, each written as one matmul (transposed operands in place
 // of transposes) in the operand's own layout.
@@ -289,11 +273,11 @@ void matmul_gradient(GradContext& c) {
   bool ta = c.attrs.get_bool("transpose_a"), tb = c.attrs.get_bool("transpose_b");
   if (c.needs(0)) {
     Tensor da = !ta ? matmul(g, b, false, !tb) : matmul(b, g, tb, true);
-    c.set(0, sum_to_operand(std::move(da), a.shape()));
+    c.set(0, sum_to_shape_of(da, a));  // broadcast batch dims sum back
   }
   if (c.needs(1)) {
     Tensor db = !tb ? matmul(a, g, !ta, false) : matmul(g, a, true, ta);
-    c.set(1, sum_to_operand(std::move(db), b.shape()));
+    c.set(1, sum_to_shape_of(db, b));
   }
 }
 

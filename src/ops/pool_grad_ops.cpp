@@ -273,11 +273,11 @@ Attrs pool_attrs(std::vector<int64_t> ksize, std::vector<int64_t> strides, const
 // (input, dy): ties in the inputs (period 11) exercise the first-maximum rule.
 std::vector<OpSample> pool_grad_samples() {
   return {
-      {{ramp<float>({1, 4, 5, 2}, 7, 11, -5.0), ramp<float>({1, 2, 3, 2}, 3, 5, -2.0)},
+      {{ramp<float>({1, 4, 5, 2}, 7, 101, -5.0), ramp<float>({1, 2, 3, 2}, 3, 5, -2.0)},
        pool_attrs({2, 2}, {2, 2}, "SAME")},
-      {{ramp<double>({2, 4, 5, 2}, 7, 11, -5.0), ramp<double>({2, 2, 2, 2}, 3, 5, -2.0)},
+      {{ramp<double>({2, 4, 5, 2}, 7, 101, -5.0), ramp<double>({2, 2, 2, 2}, 3, 5, -2.0)},
        pool_attrs({3, 2}, {1, 2}, "VALID")},
-      {{ramp<double>({1, 5, 5, 3}, 7, 11, -5.0), ramp<double>({1, 3, 3, 3}, 3, 5, -2.0)},
+      {{ramp<double>({1, 5, 5, 3}, 7, 101, -5.0), ramp<double>({1, 3, 3, 3}, 3, 5, -2.0)},
        pool_attrs({3, 3}, {2, 2}, "SAME")},
   };
 }
@@ -285,9 +285,9 @@ std::vector<OpSample> pool_grad_samples() {
 // (input, g shaped like input).
 std::vector<OpSample> max_pool_grad_grad_samples() {
   return {
-      {{ramp<float>({1, 4, 5, 2}, 7, 11, -5.0), ramp<float>({1, 4, 5, 2}, 3, 5, -2.0)},
+      {{ramp<float>({1, 4, 5, 2}, 7, 101, -5.0), ramp<float>({1, 4, 5, 2}, 3, 5, -2.0)},
        pool_attrs({2, 2}, {2, 2}, "SAME")},
-      {{ramp<double>({2, 4, 5, 2}, 7, 11, -5.0), ramp<double>({2, 4, 5, 2}, 3, 5, -2.0)},
+      {{ramp<double>({2, 4, 5, 2}, 7, 101, -5.0), ramp<double>({2, 4, 5, 2}, 3, 5, -2.0)},
        pool_attrs({3, 2}, {1, 2}, "VALID")},
   };
 }
