@@ -203,3 +203,71 @@ TEST(TensorArrayGrad, RowOpErrorsNameTheProblem) {
                               std::vector<Tensor>{like, zeros({0}, DType::Float64), zeros({2})}, {}); },
       {"TensorArrayWriteGrad", "input 1 has dtype float64 but input 0 has dtype float32"});
 }
+
+// ---- through a traced while loop --------------------------------------------------
+
+namespace {
+
+// The seed's dynamic_rnn ([batch, time, features] in, every step's state
+// out), with the cell as a parameter. The array declares its element shape:
+// the While gradient stacks each iteration's loop variables, so their shapes
+// must not change from one iteration to the next (an array without one
+// enters the loop unshaped, [0], and leaves it [time, batch, features]).
+template <class Cell> Tensor dynamic_rnn(const Tensor& input_data, const Tensor& initial_state, Cell cell) {
+  Tensor x = transpose(input_data, {1, 0, 2});
+  int64_t max_seq_len = x.shape()[0];
+  TensorArray states(DType::Float32, max_seq_len, {.element_shape = initial_state.shape()});
+  auto [state, all] = kiln::for_range(
+      0, max_seq_len, 1, std::tuple<Tensor, TensorArray>{initial_state, states},
+      [&](const Tensor& i, const Tensor& s, const TensorArray& written) {
+        Tensor next = cell(gather(x, i), s);
+        return std::tuple<Tensor, TensorArray>{next, written.write(i, next)};
+      });
+  return transpose(all.stack(), {1, 0, 2});
+}
+
+// d(sum(w * dynamic_rnn(x, s0)))/d(x, s0), eagerly (a C++ loop) and traced (a
+// While op and its gradient); both must agree.
+template <class Cell>
+std::vector<std::vector<Tensor>> rnn_gradients(const Tensor& x, const Tensor& s0, const Tensor& w, Cell cell) {
+  auto grads = [&](const Tensor& in, const Tensor& init) {
+    GradientTape tape;
+    tape.watch(in);
+    tape.watch(init);
+    return tape.gradient(sum(dynamic_rnn(in, init, cell) * w), {in, init});
+  };
+  auto traced = function([&](const Tensor& in, const Tensor& init) { return grads(in, init); });
+  std::vector<Tensor> t = traced(x, s0);
+  EXPECT_EQ(traced.tracing_count(), 1);
+  return {grads(x, s0), t};
+}
+
+}  // namespace
+
+TEST(TensorArrayGrad, DynamicRnnSeedThroughATracedWhileLoop) {
+  // The seed's cell, inp + state: state_t = s0 + x_0 + ... + x_t, so
+  // d/dx_s = sum over t >= s of w_t and d/ds0 = sum over t of w_t.
+  const int64_t batch = 2, time = 3, features = 2;
+  Tensor x = reshape(range(12.f), Shape{batch, time, features}) * 0.1f;
+  Tensor s0 = constant({{1.f, -1.f}, {0.5f, 2.f}});
+  Tensor w = reshape(range(12.f), Shape{batch, time, features}) - 5.f;
+  std::vector<float> wv = w.to_vector<float>(), want_x(12), want_s0(4);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t f = 0; f < features; ++f)
+      for (int64_t s = 0; s < time; ++s) {
+        float tail = 0;
+        for (int64_t t = s; t < time; ++t) tail += wv[static_cast<std::size_t>((b * time + t) * features + f)];
+        want_x[static_cast<std::size_t>((b * time + s) * features + f)] = tail;
+        if (s == 0) want_s0[static_cast<std::size_t>(b * features + f)] = tail;
+      }
+  auto both = rnn_gradients(x, s0, w, [](const Tensor& inp, const Tensor& state) { return inp + state; });
+  for (const std::vector<Tensor>& g : both) {
+    expect_tensor_near<float>(g[0], Shape{batch, time, features}, want_x, 1e-5f);
+    expect_tensor_near<float>(g[1], Shape{batch, features}, want_s0, 1e-5f);
+  }
+
+  // A nonlinear cell: the traced gradient equals the eager one.
+  auto tanh_both = rnn_gradients(x, s0, w, [](const Tensor& inp, const Tensor& state) { return tanh(inp + state * 0.5f); });
+  for (int k = 0; k < 2; ++k)
+    expect_tensor_near<float>(tanh_both[1][k], tanh_both[0][k].shape(), tanh_both[0][k].to_vector<float>(), 1e-5f);
+}
