@@ -5,6 +5,7 @@
 #include "test_util.h"
 
 #include "grad_check.h"
+#include "core/tensor_impl.h"
 #include "kiln/gradient.h"
 #include "kiln/tensor_array.h"
 
@@ -186,6 +187,19 @@ TEST(TensorArrayGrad, TheForwardOpsMatchFiniteDifferences) {
                            {buffer, mask, size, constant({2, 0, 2}), kiln::testing::random_tensor(Shape{3, 2}, 7)},
                            write);
   check_op_gradient_traces("TensorArrayStack", {buffer, mask, size});
+}
+
+TEST(TensorArrayGrad, WriteGradOverItsOwnUpstreamGradient) {
+  // In a backward loop the upstream buffer gradient is held by no one else:
+  // d_base is written over it, after the value rows are read from it.
+  std::vector<Tensor> in{constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), zeros({3, 2}), constant({1, 2, 1}),
+                         zeros({3, 2})};
+  const void* storage = detail::raw_data(in[0]);
+  detail::TensorList out =
+      detail::run_eager(detail::OpRegistry::global().get("TensorArrayWriteGrad"), std::move(in), {});
+  EXPECT_EQ(detail::raw_data(out[0]), storage);
+  expect_tensor<float>(out[0], Shape{3, 2}, {1, 2, 0, 0, 0, 0});
+  expect_tensor<float>(out[1], Shape{3, 2}, {0, 0, 5, 6, 3, 4});
 }
 
 TEST(TensorArrayGrad, RowOpErrorsNameTheProblem) {

@@ -112,29 +112,36 @@ void write_grad_infer(InferContext& c) {
   c.add_output(c.dtype(0), c.shape(RowsLayout(c.num_inputs()).values));
 }
 
+// May run over any input of d_base's shape: base and values give only their
+// shapes, and grad is read (the value rows) before d_base is written.
 void write_grad_kernel(KernelContext& c) {
   const Tensor& grad = c.inputs[0];
   const Tensor& values = c.inputs[c.inputs.size() - 1];
   int64_t rows = grad.shape()[0], row = row_size(grad);
   Rows r = rows_of(c, values, rows, row);
-  // The value row that wrote each buffer row last (-1: none).
-  std::vector<int64_t> last(static_cast<std::size_t>(rows), -1);
-  for (int64_t k = 0; k < r.count; ++k) last[static_cast<std::size_t>(r[k])] = k;
+  // The value row that wrote each buffer row last (-1: none); a single write
+  // (TensorArray.write, the common case in loops) needs no table.
+  std::vector<int64_t> last;
+  if (r.count > 1) {
+    last.assign(static_cast<std::size_t>(rows), -1);
+    for (int64_t k = 0; k < r.count; ++k) last[static_cast<std::size_t>(r[k])] = k;
+  }
   Tensor& d_base = c.outputs[0];
   Tensor& d_values = c.outputs[1];
   visit_element(grad.dtype(), [&]<class E>() {
     const E* g = data_of<E>(grad);
-    E* db = data_of<E>(d_base);
-    int64_t kept = std::min(grad.size(), d_base.size());
-    std::copy_n(g, kept, db);
-    std::fill(db + kept, db + d_base.size(), E{});
     E* dv = data_of<E>(d_values);
     for (int64_t k = 0; k < r.count; ++k) {
       int64_t i = r[k];
-      if (last[static_cast<std::size_t>(i)] == k) std::copy_n(g + i * row, row, dv + k * row);
+      if (last.empty() || last[static_cast<std::size_t>(i)] == k) std::copy_n(g + i * row, row, dv + k * row);
       else std::fill(dv + k * row, dv + (k + 1) * row, E{});
-      if ((i + 1) * row <= d_base.size()) std::fill(db + i * row, db + (i + 1) * row, E{});
     }
+    E* db = data_of<E>(d_base);
+    int64_t kept = std::min(grad.size(), d_base.size());
+    if (db != g) std::copy_n(g, kept, db);
+    std::fill(db + kept, db + d_base.size(), E{});
+    for (int64_t k = 0; k < r.count; ++k)
+      if (int64_t i = r[k]; (i + 1) * row <= d_base.size()) std::fill(db + i * row, db + (i + 1) * row, E{});
   });
 }
 
@@ -168,7 +175,7 @@ std::vector<OpSample> write_grad_samples() {
 constexpr OpDef kWriteRows{.name = "TensorArrayWriteRows", .infer = write_rows_infer, .kernel = write_rows_kernel,
                            .samples = write_rows_samples, .gradient = write_rows_grad};
 constexpr OpDef kWriteGrad{.name = "TensorArrayWriteGrad", .infer = write_grad_infer, .kernel = write_grad_kernel,
-                           .samples = write_grad_samples, .gradient = write_grad_grad};
+                           .flags = kMayRunInPlace, .samples = write_grad_samples, .gradient = write_grad_grad};
 
 void write_rows_grad(GradContext& c) {
   int values = RowsLayout(static_cast<int>(c.inputs.size())).values;
