@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/allocator.h"
 #include "exec/plan.h"
 #include "function/call_op.h"
 #include "function/tracing_context.h"
@@ -258,4 +259,26 @@ TEST(Passes, DumpWritesTheGraphAfterEachPass) {
   EXPECT_NE(err.find("--- graph 'g' after pass simplify ---"), std::string::npos) << err;
   EXPECT_NE(err.find("--- graph 'g' after pass fuse ---"), std::string::npos) << err;
   EXPECT_EQ(err.find("after pass cse"), std::string::npos) << "cse changed nothing: " << err;
+}
+
+TEST(Passes, StaticCallsAllocateNoNewBuffersAfterTheFirst) {
+  // A fused chain on static shapes: after the first call, every buffer comes
+  // from the caching allocator (the result's, reused once the caller drops
+  // it) and the fused kernel's tile scratch is kept per thread.
+  auto f = kiln::function([](const Tensor& x, const Tensor& y) {
+    Tensor z = x;
+    for (int i = 0; i < 20; ++i) z = tanh(z * 1.5f + y);
+    return kiln::sum(z) + z;
+  });
+  Tensor x = kiln::random::uniform(Shape{4096}, -1.0, 1.0), y = kiln::random::uniform(Shape{4096}, -1.0, 1.0);
+  { Tensor warm = f(x, y); }
+  { Tensor warm = f(x, y); }
+  detail::AllocatorStats before = detail::allocator_stats();
+  for (int i = 0; i < 10; ++i) {
+    Tensor r = f(x, y);
+    ASSERT_EQ(r.size(), 4096);
+  }
+  detail::AllocatorStats after = detail::allocator_stats();
+  EXPECT_EQ(after.system_allocations, before.system_allocations);
+  EXPECT_GT(after.cache_hits, before.cache_hits);
 }
