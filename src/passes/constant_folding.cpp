@@ -14,8 +14,10 @@ using graph::Node;
 
 bool foldable(const Node& n, int64_t max_elements) {
   if (n.is_stateful() || n.op->is(detail::kGraphOnly) || const_value(n)) return false;
+  // A resource handle names state (a variable): reading through it must
+  // happen per call.
   for (const graph::Value& v : n.inputs)
-    if (!const_value(*v.node)) return false;
+    if (!const_value(*v.node) || v.node->outputs[0].dtype == DType::Resource) return false;
   // Nested graphs and host callbacks are left to run: folding them would
   // copy programs into constants for little gain.
   for (const auto& a : n.attrs)
