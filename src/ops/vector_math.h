@@ -24,7 +24,7 @@
 //   log1p: u = 1 + x rounded, log1p(x) = log(u) + (x - (u - 1)) / u.
 //   tanh:  |x| < 0.625: x + x^3 Q(x^2), Q a degree-4 relative-error fit
 //          (Lawson-weighted least squares, 0.04 ulp); else
-//          sign(x) (1 - 2 / (e^{2|x|} + 1)).
+//          sign(x) (1 - 2 / (e^{2|x|} + 1)), 2|x| capped at 18.5.
 //   sigmoid: 1 / (1 + e^{-x}) for x >= 0, e^x / (1 + e^x) for x < 0 (so
 //          tiny results do not go through an overflowed e^{-x}).
 #include <cstdint>
