@@ -26,18 +26,21 @@ inline __m256 pow2(__m256i n) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
 }
 
-// e^r for |r| <= ln2/2 + a hair, with x = n ln2 + r: returns e^r and sets
-// *n (a whole number, as a float). xc must lie in [-104, 89].
-inline __m256 exp_reduced(__m256 xc, __m256* n_out) {
-  // n = xc log2(e) rounded to a whole number by adding and taking off
-  // 1.5 * 2^23 (the sum's last bit is the units place; shorter latency than
-  // vroundps). The FMA rounds once, so n may differ from round(fl(xc log2e))
-  // on a tie: either is a valid n.
+// Whole n nearest to xn * k (k = log2(e), or 2 log2(e) for e^{2x}), found by
+// adding and taking off 1.5 * 2^23 (the sum's last bit is the units place;
+// shorter latency than vroundps). The FMA rounds once, so on a tie n may
+// differ from round(fl(xn k)): either is a valid n.
+inline __m256 nearest_n(__m256 xn, float k) {
   const __m256 shifter = splat(12582912.0f);
-  const __m256 n = _mm256_sub_ps(fma(xc, splat(1.44269504088896341f), shifter), shifter);
-  // ln2_hi * n is exact for |n| <= 2^8 and xc - n ln2_hi is exact (its bits
+  return _mm256_sub_ps(fma(xn, splat(k), shifter), shifter);
+}
+
+// e^x / 2^n for x in [-104, 89] and n from nearest_n (|x - n ln2| <= ln2/2
+// and a hair).
+inline __m256 exp_reduced(__m256 x, __m256 n) {
+  // ln2_hi * n is exact for |n| <= 2^8 and x - n ln2_hi is exact (its bits
   // end above 2^-25), so r carries only the rounding of the ln2_lo term.
-  __m256 r = fma(n, splat(-0.693145751953125f), xc);
+  __m256 r = fma(n, splat(-0.693145751953125f), x);
   r = fma(n, splat(-1.42860676533018e-06f), r);
   // 1 + r + r^2 (c2 + c3 r + ... + c7 r^5), the bracket evaluated in pairs
   // (Estrin) rather than by Horner: half the dependent steps, since a chain
@@ -47,7 +50,6 @@ inline __m256 exp_reduced(__m256 xc, __m256* n_out) {
   const __m256 c45 = fma(splat(1.0f / 120), r, splat(1.0f / 24));
   const __m256 c67 = fma(splat(1.0f / 5040), r, splat(1.0f / 720));
   const __m256 q = fma(fma(c67, r2, c45), r2, c23);
-  *n_out = n;
   return _mm256_add_ps(fma(q, r2, r), splat(1.0f));
 }
 
@@ -57,8 +59,8 @@ inline __m256 exp8(__m256 x) {
   // are normal floats. (min/max return their second operand on NaN, so NaN
   // is restored at the end.)
   const __m256 xc = _mm256_max_ps(_mm256_min_ps(x, splat(89.0f)), splat(-104.0f));
-  __m256 n;
-  const __m256 p = exp_reduced(xc, &n);
+  const __m256 n = nearest_n(xc, 1.44269504088896341f);
+  const __m256 p = exp_reduced(xc, n);
   // 2^n = 2^(n >> 1) * 2^(n - (n >> 1)): the first product is exact, the
   // second rounds once (to a denormal, or overflows to +inf).
   const __m256i ni = _mm256_cvtps_epi32(n);
@@ -130,19 +132,20 @@ inline __m256 tanh8(__m256 x) {
   q = fma(q, z, splat(0.13331441581249237f));
   q = fma(q, z, splat(-0.3333328068256378f));
   const __m256 small = fma(_mm256_mul_ps(q, z), ax, ax);
-  // Large |x|: 1 - 2 / (e^{2|x|} + 1) ((e - 1) / (e + 1) is one step shorter
-  // but rounds twice before the division: 2.2 ulp). From |x| = 9.02 on the result rounds
-  // to 1, so 2|x| is capped at 18.5: e^{2|x|} is then a normal float below
-  // 2^27 and 2^n goes straight into the exponent bits (no clamp, no two-step
-  // scaling: this is the latency a chain of tanh ops waits on).
-  __m256 n;
-  const __m256 p = exp_reduced(_mm256_min_ps(_mm256_add_ps(ax, ax), splat(18.5f)), &n);
+  // Large |x|: 1 - 2 / (e^{2|x|} + 1) ((e - 1) / (e + 1) is one step
+  // shorter but rounds twice before the division: 2.2 ulp). From |x| = 9.02
+  // on the result rounds to 1, so |x| is capped at 9.25: e^{2|x|} is then a
+  // normal float below 2^27 and 2^n goes straight into the exponent bits (no
+  // clamp, no two-step scaling: this is the latency a chain of tanh ops
+  // waits on). min returns its second operand on NaN, so NaN flows through.
+  const __m256 t = _mm256_min_ps(splat(9.25f), ax);
+  const __m256 n = nearest_n(t, 2 * 1.44269504088896341f);
+  const __m256 p = exp_reduced(_mm256_add_ps(t, t), n);
   const __m256 e = _mm256_castsi256_ps(
       _mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23)));
   const __m256 large = _mm256_sub_ps(splat(1.0f), _mm256_div_ps(splat(2.0f), _mm256_add_ps(e, splat(1.0f))));
-  const __m256 y = _mm256_or_ps(
-      _mm256_blendv_ps(large, small, _mm256_cmp_ps(ax, splat(0.625f), _CMP_LT_OQ)), sign);
-  return _mm256_blendv_ps(y, x, is_nan(x));
+  // NaN fails the comparison and takes `large`, itself NaN.
+  return _mm256_or_ps(_mm256_blendv_ps(large, small, _mm256_cmp_ps(ax, splat(0.625f), _CMP_LT_OQ)), sign);
 }
 
 // 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, so that e^{|x|}
