@@ -11,9 +11,10 @@
 // std:: functions over a dense sweep of float32 inputs): exp 1.5 ulp, log
 // and log1p 1 ulp, tanh 1.5 ulp, sigmoid 2.5 ulp. Checked once over all 2^32
 // float32 inputs, the largest errors are 1.071, 0.854, 0.857, 1.330, 2.402.
-// Special values follow the std:: functions: NaN propagates, exp overflows to +inf and underflows (through
-// the denormals) to +0, log(0) = -inf, log(x < 0) = NaN, log(+inf) = +inf,
-// tanh saturates to +-1 and keeps the sign of zero.
+// Special values follow the std:: functions: NaN propagates, exp overflows
+// to +inf and underflows (through the denormals) to +0, log(0) = -inf,
+// log(x < 0) = NaN, log(+inf) = +inf, tanh saturates to +-1 and keeps the
+// sign of zero.
 //
 // The formulas (own implementation, classical methods):
 //   exp:   x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, ln2 split in two),
