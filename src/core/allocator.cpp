@@ -31,11 +31,18 @@ std::size_t max_cached_blocks(std::size_t capacity) {
   return capacity >= (std::size_t(1) << 20) ? 8 : 64;
 }
 
+// Set when this thread's cache is destroyed (thread or program exit): a
+// block freed after that (by a static tensor) goes straight to the heap.
+thread_local bool thread_cache_gone = false;
+
 struct ThreadCache {
   std::vector<void*> free[kNumClasses];
   std::size_t cached_bytes = 0;
   AllocatorStats stats;
-  ~ThreadCache() { clear(); }
+  ~ThreadCache() {
+    clear();
+    thread_cache_gone = true;
+  }
   void clear() noexcept {
     for (int c = 0; c < kNumClasses; ++c) {
       for (void* p : free[c]) ::operator delete(p, std::align_val_t(kBufferAlignment));
@@ -56,6 +63,8 @@ void* allocate_block(std::size_t nbytes, std::size_t* capacity) {
   std::size_t rounded;
   int c = size_class(nbytes, &rounded);
   *capacity = rounded;
+  if (thread_cache_gone) [[unlikely]]
+    return ::operator new(rounded, std::align_val_t(kBufferAlignment));
   ThreadCache& tc = cache();
   if (c < kNumClasses && !tc.free[c].empty()) {
     void* p = tc.free[c].back();
@@ -71,6 +80,10 @@ void* allocate_block(std::size_t nbytes, std::size_t* capacity) {
 void free_block(void* block, std::size_t capacity) noexcept {
   std::size_t rounded;
   int c = size_class(capacity, &rounded);
+  if (thread_cache_gone) [[unlikely]] {
+    ::operator delete(block, std::align_val_t(kBufferAlignment));
+    return;
+  }
   ThreadCache& tc = cache();
   if (c < kNumClasses && tc.free[c].size() < max_cached_blocks(capacity) &&
       tc.cached_bytes + capacity <= kMaxCachedBytesPerThread) {
@@ -84,9 +97,12 @@ void free_block(void* block, std::size_t capacity) noexcept {
   ::operator delete(block, std::align_val_t(kBufferAlignment));
 }
 
-void release_cached_blocks() noexcept { cache().clear(); }
+void release_cached_blocks() noexcept {
+  if (!thread_cache_gone) cache().clear();
+}
 
 AllocatorStats allocator_stats() {
+  if (thread_cache_gone) return {};
   AllocatorStats s = cache().stats;
   s.bytes_cached = static_cast<int64_t>(cache().cached_bytes);
   return s;

@@ -12,22 +12,30 @@ namespace kiln::detail {
 namespace {
 
 // TensorImpls are all one size: recycle them through a per-thread free list.
+// Set when this thread's pool is destroyed (at thread or program exit); a
+// tensor released after that (a static one) goes straight to the heap. A
+// bool has no destructor, so it stays readable until the thread is gone.
+thread_local bool impl_pool_gone = false;
+
 struct ImplPool {
   static constexpr std::size_t kMax = 4096;
   void* free[kMax];
   std::size_t count = 0;
   ~ImplPool() {
     for (std::size_t i = 0; i < count; ++i) ::operator delete(free[i]);
+    count = 0;
+    impl_pool_gone = true;
   }
 };
-ImplPool& impl_pool() {
+// nullptr once the pool is gone.
+ImplPool* impl_pool() {
   thread_local ImplPool pool;
-  return pool;
+  return impl_pool_gone ? nullptr : &pool;
 }
 
 TensorImpl* new_impl() {
-  ImplPool& pool = impl_pool();
-  void* mem = pool.count ? pool.free[--pool.count] : ::operator new(sizeof(TensorImpl));
+  ImplPool* pool = impl_pool();
+  void* mem = pool && pool->count ? pool->free[--pool->count] : ::operator new(sizeof(TensorImpl));
   return new (mem) TensorImpl();
 }
 
@@ -68,9 +76,9 @@ void release(Buffer* b) noexcept {
 void destroy(TensorImpl* impl) noexcept {
   if (impl->buffer) release(impl->buffer);
   impl->~TensorImpl();
-  ImplPool& pool = impl_pool();
-  if (pool.count < ImplPool::kMax)
-    pool.free[pool.count++] = impl;
+  ImplPool* pool = impl_pool();
+  if (pool && pool->count < ImplPool::kMax)
+    pool->free[pool->count++] = impl;
   else
     ::operator delete(impl);
 }

@@ -142,10 +142,11 @@ void run_tiles(const Program& p, const KernelContext& c, int64_t n, int64_t firs
   const int64_t tile_bytes = kTile * kMaxElementSize;
   const int num_regs = p.num_inputs + p.num_temps;
   // Registers, then a tile per temporary, then a tile per repeated input.
-  std::byte* base = scratch(static_cast<std::size_t>(num_regs) * sizeof(void*) +
-                            static_cast<std::size_t>(num_regs) * tile_bytes);
+  // The tiles start on a cache line after the registers: size for that padding.
+  const std::size_t regs_bytes = (static_cast<std::size_t>(num_regs) * sizeof(void*) + 63) / 64 * 64;
+  std::byte* base = scratch(regs_bytes + static_cast<std::size_t>(num_regs) * tile_bytes);
   auto** regs = reinterpret_cast<std::byte**>(base);
-  std::byte* tiles = base + ((num_regs * sizeof(void*) + 63) / 64) * 64;
+  std::byte* tiles = base + regs_bytes;
   const int64_t fill = std::min(kTile, n);
   for (int r = 0; r < p.num_temps; ++r) regs[p.num_inputs + r] = tiles + r * tile_bytes;
   std::byte* splats = tiles + p.num_temps * tile_bytes;
