@@ -255,7 +255,7 @@ std::vector<ConcreteFunction> find_function(const Loaded& model, const std::stri
   for (const auto& [name, fn] : obj->functions())
     if (name == rest) return fn.concrete_functions();
   if (obj == &model && model.signatures().count(path)) return {model.signature(path).function()};
-  return model.function(rest).concrete_functions();  // throws NotFound listing the functions
+  return obj->function(rest).concrete_functions();  // throws NotFound listing the functions
 }
 
 int graph(const Args& a, std::ostream& out) {

@@ -22,6 +22,41 @@ std::string dump_json(const json& value, int indent, std::string_view what) {
   }
 }
 
+namespace {
+void dump_readable(const json& v, int indent, std::size_t width, std::string& out) {
+  std::string compact = v.dump();
+  if ((!v.is_object() && !v.is_array()) || v.empty() || compact.size() + static_cast<std::size_t>(indent) <= width) {
+    out += compact;
+    return;
+  }
+  out += v.is_object() ? "{\n" : "[\n";
+  bool first = true;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (!first) out += ",\n";
+    first = false;
+    out.append(static_cast<std::size_t>(indent + 1), ' ');
+    if (v.is_object()) {
+      out += json(it.key()).dump();
+      out += ": ";
+    }
+    dump_readable(it.value(), indent + 1, width, out);
+  }
+  out += '\n';
+  out.append(static_cast<std::size_t>(indent), ' ');
+  out += v.is_object() ? '}' : ']';
+}
+}  // namespace
+
+std::string dump_json_readable(const json& value, std::string_view what, std::size_t width) {
+  try {
+    std::string out;
+    dump_readable(value, 0, width, out);
+    return out;
+  } catch (const json::exception& e) {
+    throw InvalidArgument(fmt::format("{}: cannot write it as JSON (strings must be UTF-8): {}", what, e.what()));
+  }
+}
+
 void json_fail(std::string_view where, std::string_view message) {
   throw InvalidArgument(fmt::format("{}: {}", where, message));
 }

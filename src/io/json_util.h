@@ -19,6 +19,11 @@ json parse_json(std::string_view text, std::string_view what);
 // Serializes; text that is not valid UTF-8 is an InvalidArgument naming `what`.
 std::string dump_json(const json& value, int indent, std::string_view what);
 
+// For people reading the file: a value whose compact text fits in `width`
+// characters stays on one line (a graph's node, a tensor spec); larger ones
+// open with one key or element per line.
+std::string dump_json_readable(const json& value, std::string_view what, std::size_t width = 200);
+
 [[noreturn]] void json_fail(std::string_view where, std::string_view message);
 
 const json& member(const json& object, std::string_view key, std::string_view where);

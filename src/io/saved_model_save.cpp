@@ -228,7 +228,7 @@ void save(const Object& root, const std::string& dir, const Signatures& signatur
   doc["functions"] = w.functions();
   doc["variables"] = w.variables_json();
   doc["graphs"] = w.take_graphs();
-  std::string document = io::dump_json(doc, 1, "saved_model::save") + "\n";
+  std::string document = io::dump_json_readable(doc, "saved_model::save") + "\n";
   std::string weights = io::safetensors_encode(w.tensors());
   io::write_directory_atomically(dir, {{std::string(io::kVariablesFile), std::move(weights)},
                                        {std::string(io::kDocumentFile), std::move(document)}},
