@@ -199,6 +199,7 @@ template <class F> class Function {
   // From now on, a trace beyond n in total throws FailedPrecondition (tests
   // use it to pin a retrace budget).
   void expect_max_traces(int n) const { core_->expect_max_traces(n); }
+  const FunctionOptions& options() const { return core_->options(); }
   // Every graph traced so far that is still cached, least recently used first (what a
   // saved model stores for this function).
   std::vector<ConcreteFunction> concrete_functions() const {

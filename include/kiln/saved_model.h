@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,24 @@ inline constexpr int kFormatVersion = 1;
 namespace detail {
 // The one trace of `fs` (a signature is one graph); throws naming `what` otherwise.
 ConcreteFunction single_trace(const std::vector<ConcreteFunction>& fs, const std::string& what);
+
+template <class F, std::size_t... I>
+void trace_signature(const Function<F>& f, const std::vector<TensorSpec>& specs, std::index_sequence<I...>) {
+  if constexpr (std::is_invocable_v<F&, decltype((void)I, std::declval<Tensor&>())...>)
+    if (specs.size() == sizeof...(I)) f.get_concrete_function(specs[I]...);
+}
+
+// Every trace of `f`; a function with an input_signature (of up to 8
+// tensors) that was never called is traced now, as TF does on save.
+template <class F> std::vector<ConcreteFunction> traces_of(const Function<F>& f) {
+  std::vector<ConcreteFunction> fs = f.concrete_functions();
+  const auto& specs = f.options().input_signature;
+  if (!fs.empty() || !specs) return fs;
+  [&]<std::size_t... N>(std::index_sequence<N...>) {
+    (trace_signature(f, *specs, std::make_index_sequence<N>()), ...);
+  }(std::make_index_sequence<9>());
+  return f.concrete_functions();
+}
 }  // namespace detail
 
 // A serving entry point: one traced graph, with names for its inputs (by
@@ -35,11 +54,11 @@ ConcreteFunction single_trace(const std::vector<ConcreteFunction>& fs, const std
 struct Signature {
   Signature(ConcreteFunction function, std::vector<std::string> input_names = {})
       : function(std::move(function)), input_names(std::move(input_names)) {}
-  // A kiln::function that has been traced exactly once (called, or
-  // get_concrete_function'd; an input_signature makes that one trace).
+  // A kiln::function traced exactly once (called, get_concrete_function'd,
+  // or given an input_signature).
   template <class F>
   Signature(const Function<F>& function, std::vector<std::string> input_names = {})
-      : Signature(detail::single_trace(function.concrete_functions(), "a signature's kiln::function"),
+      : Signature(detail::single_trace(detail::traces_of(function), "a signature's kiln::function"),
                   std::move(input_names)) {}
 
   ConcreteFunction function;
@@ -65,9 +84,9 @@ struct Object {
     functions.emplace_back(std::move(name), std::vector<ConcreteFunction>{std::move(function)});
     return *this;
   }
-  // Every trace of `function` so far.
+  // Every trace of `function` so far (its input_signature's when never called).
   template <class F> Object& add(std::string name, const Function<F>& function) {
-    functions.emplace_back(std::move(name), function.concrete_functions());
+    functions.emplace_back(std::move(name), detail::traces_of(function));
     return *this;
   }
   Object& add(std::string name, Object child) {
