@@ -227,3 +227,13 @@ TEST(GradientTapeTraced, GradientOfAGradientInsideAFunction) {
   });
   expect_tensor<float>(d2(constant(2.f)), Shape{}, {48.f});
 }
+
+TEST(GradientTape, ValueAndGradOfAFunctionOfTensors) {
+  auto vg = value_and_grad([](const Tensor& x, const Tensor& y) { return sum(x * x * y); });
+  auto [value, grads] = vg(constant({1.f, 2.f}), constant({3.f, 4.f}));
+  expect_tensor<float>(value, Shape{}, {1 * 1 * 3.f + 2 * 2 * 4.f});
+  expect_tensor<float>(grads[0], Shape{2}, {6.f, 16.f});  // 2 x y
+  expect_tensor<float>(grads[1], Shape{2}, {1.f, 4.f});   // x^2
+  auto traced = function([&](const Tensor& x, const Tensor& y) { return vg(x, y).second[0]; });
+  expect_tensor<float>(traced(constant({1.f, 2.f}), constant({3.f, 4.f})), Shape{2}, {6.f, 16.f});
+}

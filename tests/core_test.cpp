@@ -134,6 +134,19 @@ TEST(Core, RandomIsFreshUnseededAndFixedSeeded) {
   }
   expect_error<InvalidArgument>([] { random::normal({2}, 0, 1, int32); }, {"RandomNormal", "int32"});
   expect_error<InvalidArgument>([] { random::uniform({2}, 1, 0); }, {"minval", "maxval"});
+  // *_like: the shape (and by default the dtype) of a tensor; seeded draws
+  // equal the attr-shaped ones.
+  Tensor like = zeros({3, 4}, float64);
+  Tensor u = random::uniform_like(like, 0, 1, std::nullopt, 9);
+  EXPECT_EQ(u.shape(), (Shape{3, 4}));
+  EXPECT_EQ(u.dtype(), float64);
+  EXPECT_EQ(u.to_vector<double>(), random::uniform({3, 4}, 0, 1, float64, 9).to_vector<double>());
+  EXPECT_EQ(random::normal_like(like, 0, 1, float32).dtype(), float32);
+  // Inside a function traced with an unknown dim the shape comes at run time.
+  auto f = function([](const Tensor& x) { return random::uniform_like(x); },
+                    {.input_signature = std::vector{TensorSpec({None})}});
+  EXPECT_EQ(f(zeros({5})).shape(), Shape{5});
+  EXPECT_EQ(f(zeros({2})).shape(), Shape{2});
 }
 
 TEST(Core, RegistryHoldsEveryOpOnce) {

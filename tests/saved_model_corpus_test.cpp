@@ -15,7 +15,6 @@ namespace sm = kiln::saved_model;
 
 namespace {
 
-const std::string kCorpus = std::string(KILN_GOLDEN_DIR) + "/../fuzz_corpus/saved_model";
 
 // name -> a saved model's blob.
 std::vector<std::pair<std::string, std::string>> fresh_models() {
@@ -70,6 +69,7 @@ std::vector<std::pair<std::string, std::string>> fresh_models() {
 }  // namespace
 
 TEST(SavedModelFuzzCorpus, SeedsAreLoadableModels) {
+  const std::string kCorpus = kiln::testing::saved_model_corpus_dir();
   auto models = fresh_models();
   if (const char* update = std::getenv("KILN_UPDATE_GOLDEN"); update && std::string(update) == "1") {
     std::filesystem::create_directories(kCorpus);

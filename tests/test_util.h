@@ -61,17 +61,17 @@ void expect_error(const std::function<void()>& fn, const std::vector<std::string
 }
 
 // Compares text with tests/golden/<name>; KILN_UPDATE_GOLDEN=1 rewrites it.
-inline void expect_golden(const std::string& name, const std::string& text) {
-  std::string path = std::string(KILN_GOLDEN_DIR) + "/" + name;
-  if (const char* update = std::getenv("KILN_UPDATE_GOLDEN"); update && std::string(update) == "1") {
-    std::ofstream(path) << text;
-    return;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "missing golden file " << path << " (run with KILN_UPDATE_GOLDEN=1)";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_EQ(text, ss.str()) << "golden file " << path;
-}
+void expect_golden(const std::string& name, const std::string& text);
+
+// Where the build put the example programs (empty when examples are not
+// built). Defined in test_paths.cpp, the one file that sees this
+// checkout's paths, so other test files compile the same in every clone
+// (and hit ccache).
+std::string mnist_train_path();
+std::string mnist_seed_loop_path();
+// tests/fuzz_corpus/saved_model (the saved-model fuzz seeds) and the kiln-cli
+// executable.
+std::string saved_model_corpus_dir();
+std::string kiln_cli_path();
 
 }  // namespace kiln::testing

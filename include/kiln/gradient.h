@@ -6,6 +6,7 @@
 // graph, and a tape can record another tape's gradient (higher orders).
 #include <initializer_list>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "kiln/tensor.h"
@@ -85,6 +86,22 @@ class GradientTape {
  private:
   std::unique_ptr<detail::TapeState> state_;
 };
+
+// JAX's value_and_grad for a function of tensors: the returned callable gives
+// (f(args...), the gradient of f with respect to each argument). Works
+// eagerly and inside kiln::function.
+//
+//   auto vg = kiln::value_and_grad([](const Tensor& x) { return sum(x * x); });
+//   auto [value, grads] = vg(kiln::constant({1.f, 2.f}));   // 5, {[2, 4]}
+template <class F> auto value_and_grad(F f) {
+  return [f = std::move(f)](const auto&... args) {
+    GradientTape tape;
+    (tape.watch(args), ...);
+    Tensor value = f(args...);
+    std::vector<Tensor> grads = tape.gradient(value, std::vector<GradientSource>{GradientSource(args)...});
+    return std::pair<Tensor, std::vector<Tensor>>{value, std::move(grads)};
+  };
+}
 
 // The identity, through which no gradient flows.
 Tensor stop_gradient(Tensor x, SourceLocation loc = SourceLocation::current());

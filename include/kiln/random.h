@@ -24,4 +24,14 @@ Tensor uniform(const Shape& shape, double minval = 0.0, double maxval = 1.0,
                DType dtype = DType::Float32, std::optional<uint64_t> seed = std::nullopt,
                SourceLocation loc = SourceLocation::current());
 
+// Draws shaped like `x` (its dtype unless `dtype` is given); inside a traced
+// function the shape may have dims known only when the graph runs (a batch
+// dim of None), which the forms above cannot take.
+Tensor uniform_like(const Tensor& x, double minval = 0.0, double maxval = 1.0,
+                    std::optional<DType> dtype = std::nullopt, std::optional<uint64_t> seed = std::nullopt,
+                    SourceLocation loc = SourceLocation::current());
+Tensor normal_like(const Tensor& x, double mean = 0.0, double stddev = 1.0,
+                   std::optional<DType> dtype = std::nullopt, std::optional<uint64_t> seed = std::nullopt,
+                   SourceLocation loc = SourceLocation::current());
+
 }  // namespace kiln::random

@@ -16,6 +16,11 @@
 // holds it: in a traced loop (and for `std::move(ta).write(...)`) it writes
 // in place, so a loop of n writes costs O(n), not O(n * capacity).
 //
+// Gradients (GradientTape) flow from reads, gathers, stacks and concats back
+// to the written values; an overwritten value gets zeros. Through a traced
+// while_loop the array must keep one shape: give it an element_shape and no
+// dynamic_size.
+//
 // Without an element_shape the buffer takes its element shape from the first
 // write. Index, shape, dtype and unwritten-element errors are InvalidArgument
 // with the same text eagerly and in graphs (there raised at run time, with

@@ -109,20 +109,29 @@ struct CacheKey {
   }
 };
 
-std::mutex cache_mutex;
-std::map<CacheKey, std::shared_ptr<const Backward>> cache;
+// Never destroyed: its graphs hold tensors, which must not outlive the
+// allocator at exit (the other graph caches do the same).
+std::mutex& cache_mutex() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+std::map<CacheKey, std::shared_ptr<const Backward>>& backward_cache() {
+  static auto* c = new std::map<CacheKey, std::shared_ptr<const Backward>>();
+  return *c;
+}
 
 template <class Build>
 std::shared_ptr<const Backward> cached(const GraphPtr& f, const GraphPtr& other, std::vector<bool> has_dy,
                                        std::vector<bool> wanted, Build build) {
   CacheKey key{f.get(), other.get(), std::move(has_dy), std::move(wanted)};
+  auto& cache = backward_cache();
   {
-    std::lock_guard<std::mutex> lock(cache_mutex);
+    std::lock_guard<std::mutex> lock(cache_mutex());
     auto it = cache.find(key);
     if (it != cache.end() && it->second->forward.lock() == f) return it->second;
   }
   std::shared_ptr<const Backward> b = build(key.has_dy, key.wanted);
-  std::lock_guard<std::mutex> lock(cache_mutex);
+  std::lock_guard<std::mutex> lock(cache_mutex());
   // Forget entries whose forward graph is gone (bounded by live graphs).
   for (auto it = cache.begin(); it != cache.end();)
     it = it->second->forward.expired() ? cache.erase(it) : std::next(it);

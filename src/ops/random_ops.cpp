@@ -65,9 +65,15 @@ void draw_position(const Attrs& attrs, int64_t blocks, uint64_t* key, uint64_t* 
   *counter = g.counter.fetch_add(static_cast<uint64_t>(blocks), std::memory_order_relaxed);
 }
 
+// The shape comes from the "shape" attr, or from an input tensor's shape
+// (the *_like forms), which may have dims known only at run time.
 void random_infer(InferContext& c) {
   DType dtype = c.attrs().get_dtype("dtype");
   if (!is_floating(dtype)) c.fail("dtype must be float32 or float64, got {}", dtype_name(dtype));
+  if (c.num_inputs() == 1) {
+    c.add_output(dtype, c.shape(0));
+    return;
+  }
   const Shape& shape = c.attrs().get_shape("shape");
   if (!shape.is_fully_defined()) c.fail("the shape {} must be fully defined", shape.to_string());
   c.add_output(dtype, shape);
@@ -137,7 +143,9 @@ void normal_kernel(KernelContext& c) {
 
 std::vector<OpSample> random_samples() {
   return {{{}, Attrs{{"shape", Shape{3, 2}}, {"dtype", DType::Float32}, {"a", 0.0}, {"b", 1.0},
-                     {"seed", int64_t(7)}}}};
+                     {"seed", int64_t(7)}}},
+          {{constant({{1, 2, 3}, {4, 5, 6}})}, Attrs{{"dtype", DType::Float64}, {"a", -1.0}, {"b", 1.0},
+                                                     {"seed", int64_t(3)}}}};
 }
 
 constexpr OpDef kRandomUniform{.name = "RandomUniform", .infer = random_infer,
@@ -147,13 +155,24 @@ constexpr OpDef kRandomNormal{.name = "RandomNormal", .infer = random_infer,
                               .kernel = normal_kernel, .flags = kStateful | kNotDifferentiable,
                               .samples = random_samples};
 
-Tensor random_op(const OpDef& op, const Shape& shape, double a, double b, DType dtype,
-                 std::optional<uint64_t> seed, const SourceLocation& loc) {
+int64_t seed_attr(const OpDef& op, std::optional<uint64_t> seed) {
   if (seed && *seed > static_cast<uint64_t>(INT64_MAX))
     throw InvalidArgument(fmt::format("{}: seed {} is too large (at most 2^63-1)", op.name, *seed));
-  int64_t s = seed ? static_cast<int64_t>(*seed) : -1;
+  return seed ? static_cast<int64_t>(*seed) : -1;
+}
+
+Tensor random_op(const OpDef& op, const Shape& shape, double a, double b, DType dtype,
+                 std::optional<uint64_t> seed, const SourceLocation& loc) {
   return dispatch1(op, {},
-                   Attrs{{"shape", shape}, {"dtype", dtype}, {"a", a}, {"b", b}, {"seed", s}}, loc);
+                   Attrs{{"shape", shape}, {"dtype", dtype}, {"a", a}, {"b", b}, {"seed", seed_attr(op, seed)}},
+                   loc);
+}
+
+Tensor random_like_op(const OpDef& op, const Tensor& like, double a, double b, std::optional<DType> dtype,
+                      std::optional<uint64_t> seed, const SourceLocation& loc) {
+  DType d = dtype ? *dtype : like.dtype();
+  const Tensor in[] = {like};
+  return dispatch1(op, in, Attrs{{"dtype", d}, {"a", a}, {"b", b}, {"seed", seed_attr(op, seed)}}, loc);
 }
 
 }  // namespace
@@ -184,6 +203,19 @@ Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype,
     throw InvalidArgument(fmt::format("RandomUniform: minval ({}) must be less than maxval ({})",
                                       minval, maxval));
   return detail::random_op(detail::kRandomUniform, shape, minval, maxval, dtype, seed, loc);
+}
+
+Tensor uniform_like(const Tensor& x, double minval, double maxval, std::optional<DType> dtype,
+                    std::optional<uint64_t> seed, SourceLocation loc) {
+  if (!(minval < maxval))
+    throw InvalidArgument(fmt::format("RandomUniform: minval ({}) must be less than maxval ({})",
+                                      minval, maxval));
+  return detail::random_like_op(detail::kRandomUniform, x, minval, maxval, dtype, seed, loc);
+}
+
+Tensor normal_like(const Tensor& x, double mean, double stddev, std::optional<DType> dtype,
+                   std::optional<uint64_t> seed, SourceLocation loc) {
+  return detail::random_like_op(detail::kRandomNormal, x, mean, stddev, dtype, seed, loc);
 }
 
 }  // namespace random

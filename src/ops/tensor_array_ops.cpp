@@ -19,6 +19,7 @@
 #include "kiln/tensor_array.h"
 #include "ops/array_util.h"
 #include "ops/creation.h"
+#include "ops/tensor_array_grad.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -386,24 +387,27 @@ std::vector<OpSample> stack_samples() {
   return {{full, Attrs{}}, {prefix, Attrs{}}};
 }
 
-constexpr uint32_t kFlags = kNotDifferentiable;
-
+// New makes a state from a size: nothing to differentiate. The others pass
+// gradients through the float buffer (tensor_array_grad_ops.cpp).
 constexpr OpDef kTensorArrayNew{.name = "TensorArrayNew", .infer = new_infer, .kernel = new_kernel,
-                                .flags = kFlags, .samples = new_samples};
+                                .flags = kNotDifferentiable, .samples = new_samples};
 constexpr OpDef kTensorArrayWrite{.name = "TensorArrayWrite", .infer = write_infer_one, .kernel = write_kernel_one,
-                                  .flags = kFlags | kSetsOwnOutputs, .samples = write_samples};
+                                  .flags = kSetsOwnOutputs, .samples = write_samples,
+                                  .gradient = tensor_array_write_grad};
 constexpr OpDef kTensorArrayScatter{.name = "TensorArrayScatter", .infer = scatter_infer, .kernel = scatter_kernel,
-                                    .flags = kFlags | kSetsOwnOutputs, .samples = scatter_samples};
+                                    .flags = kSetsOwnOutputs, .samples = scatter_samples,
+                                    .gradient = tensor_array_write_grad};
 constexpr OpDef kTensorArrayUnstack{.name = "TensorArrayUnstack", .infer = unstack_infer, .kernel = unstack_kernel,
-                                    .flags = kFlags | kSetsOwnOutputs, .samples = unstack_samples};
+                                    .flags = kSetsOwnOutputs, .samples = unstack_samples,
+                                    .gradient = tensor_array_unstack_grad};
 constexpr OpDef kTensorArrayRead{.name = "TensorArrayRead", .infer = read_infer, .kernel = gather_kernel,
-                                 .flags = kFlags, .samples = read_samples};
+                                 .samples = read_samples, .gradient = tensor_array_gather_grad};
 constexpr OpDef kTensorArrayGather{.name = "TensorArrayGather", .infer = gather_infer_many, .kernel = gather_kernel,
-                                   .flags = kFlags, .samples = gather_samples};
+                                   .samples = gather_samples, .gradient = tensor_array_gather_grad};
 constexpr OpDef kTensorArrayStack{.name = "TensorArrayStack", .infer = stack_infer_rows, .kernel = stack_kernel,
-                                  .flags = kFlags, .samples = stack_samples};
+                                  .samples = stack_samples, .gradient = tensor_array_stack_grad};
 constexpr OpDef kTensorArrayConcat{.name = "TensorArrayConcat", .infer = concat_infer, .kernel = stack_kernel,
-                                   .flags = kFlags, .samples = stack_samples};
+                                   .samples = stack_samples, .gradient = tensor_array_stack_grad};
 
 Tensor index_tensor(const Operand& index, const char* what, const SourceLocation& loc) {
   if (index.is_tensor()) return index.take();
@@ -418,6 +422,7 @@ void register_tensor_array_ops(OpRegistry& r) {
   for (const OpDef* op : {&kTensorArrayNew, &kTensorArrayWrite, &kTensorArrayScatter, &kTensorArrayUnstack,
                           &kTensorArrayRead, &kTensorArrayGather, &kTensorArrayStack, &kTensorArrayConcat})
     r.add(*op);
+  register_tensor_array_grad_ops(r);
 }
 
 }  // namespace detail

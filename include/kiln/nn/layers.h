@@ -1,0 +1,200 @@
+#pragma once
+// Keras' core layers. Images are NHWC and convolution kernels HWIO, as in
+// TensorFlow. Every `input_shape` excludes the batch dim, as Keras'.
+//
+//   kiln::nn::Dense(4, {.activation = "relu", .input_shape = kiln::Shape{10}})
+//   kiln::nn::Conv2D(32, 3, {.padding = "same", .activation = "relu"})
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/nn/layer.h"
+#include "kiln/nn_ops.h"
+
+namespace kiln::nn {
+
+struct DenseOptions {
+  Activation activation;
+  bool use_bias = true;
+  std::optional<Shape> input_shape;
+  std::string name;
+  // Seeds the kernel's Glorot-uniform values (same seed, same values);
+  // without one they come from kiln::random's global generator.
+  std::optional<uint64_t> seed;
+  DType dtype = DType::Float32;
+};
+
+// activation(x @ kernel + bias): kernel [in, units] (Glorot uniform), bias
+// [units] (zeros). Inputs of rank > 2 are multiplied on their last dim.
+class Dense : public Layer {
+ public:
+  explicit Dense(int64_t units, DenseOptions options = {});
+  std::string class_name() const override { return "Dense"; }
+  Shape compute_output_shape(const Shape& input_shape) const override;
+  int64_t units() const { return units_; }
+  // Null until built.
+  const Variable& kernel() const { return kernel_; }
+  const Variable& bias() const { return bias_; }
+
+ protected:
+  void build_weights(const Shape& input_shape) override;
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  int64_t units_;
+  Activation activation_;
+  bool use_bias_;
+  std::optional<uint64_t> seed_;
+  Variable kernel_, bias_;
+};
+
+struct Conv2DOptions {
+  Size2D strides = 1;
+  PaddingArg padding = Padding::Valid;  // Keras' default
+  Activation activation;
+  bool use_bias = true;
+  std::optional<Shape> input_shape;
+  std::string name;
+  std::optional<uint64_t> seed;
+  DType dtype = DType::Float32;
+};
+
+// activation(conv2d(x, kernel) + bias): kernel [kh, kw, in, filters] (Glorot
+// uniform over fan_in = kh*kw*in, fan_out = kh*kw*filters), bias [filters].
+class Conv2D : public Layer {
+ public:
+  Conv2D(int64_t filters, Size2D kernel_size, Conv2DOptions options = {});
+  std::string class_name() const override { return "Conv2D"; }
+  Shape compute_output_shape(const Shape& input_shape) const override;
+  const Variable& kernel() const { return kernel_; }
+  const Variable& bias() const { return bias_; }
+
+ protected:
+  void build_weights(const Shape& input_shape) override;
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  int64_t filters_;
+  int64_t kh_, kw_, sh_, sw_;
+  bool same_;
+  Activation activation_;
+  bool use_bias_;
+  std::optional<uint64_t> seed_;
+  Variable kernel_, bias_;
+};
+
+struct Pool2DOptions {
+  // Default: the pool size (Keras' strides=None).
+  std::optional<Size2D> strides;
+  PaddingArg padding = Padding::Valid;
+  std::optional<Shape> input_shape;
+  std::string name;
+};
+
+// Max / average over pool_size windows of NHWC inputs.
+class MaxPool2D : public Layer {
+ public:
+  explicit MaxPool2D(Size2D pool_size = 2, Pool2DOptions options = {});
+  std::string class_name() const override { return "MaxPooling2D"; }
+  Shape compute_output_shape(const Shape& input_shape) const override;
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  int64_t ph_, pw_, sh_, sw_;
+  bool same_;
+};
+
+class AvgPool2D : public Layer {
+ public:
+  explicit AvgPool2D(Size2D pool_size = 2, Pool2DOptions options = {});
+  std::string class_name() const override { return "AveragePooling2D"; }
+  Shape compute_output_shape(const Shape& input_shape) const override;
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  int64_t ph_, pw_, sh_, sw_;
+  bool same_;
+};
+
+struct LayerOptions {
+  std::optional<Shape> input_shape;
+  std::string name;
+};
+
+// [batch, d1, d2, ...] -> [batch, d1 * d2 * ...]; the non-batch dims must be
+// known. Rank-1 inputs become [batch, 1], as Keras'.
+class Flatten : public Layer {
+ public:
+  explicit Flatten(LayerOptions options = {});
+  std::string class_name() const override { return "Flatten"; }
+  Shape compute_output_shape(const Shape& input_shape) const override;
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+};
+
+// [batch, ...] -> [batch, target_shape...]; one target dim may be -1 (None),
+// inferred from the others.
+class Reshape : public Layer {
+ public:
+  explicit Reshape(Shape target_shape, LayerOptions options = {});
+  std::string class_name() const override { return "Reshape"; }
+  Shape compute_output_shape(const Shape& input_shape) const override;
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  Shape target_;
+};
+
+// While training, zeroes each element with probability `rate` and scales the
+// rest by 1 / (1 - rate); otherwise the identity. The mask comes from
+// kiln::random's global generator (a new one on every call, graph calls
+// included; kiln::random::set_seed makes the sequence reproducible). The
+// input's shape must be fully known while training.
+class Dropout : public Layer {
+ public:
+  explicit Dropout(double rate, LayerOptions options = {});
+  std::string class_name() const override { return "Dropout"; }
+  Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
+  double rate() const { return rate_; }
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  double rate_;
+};
+
+// max(x, 0).
+class ReLU : public Layer {
+ public:
+  explicit ReLU(LayerOptions options = {});
+  std::string class_name() const override { return "ReLU"; }
+  Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+};
+
+// softmax along `axis` (default the last).
+class Softmax : public Layer {
+ public:
+  explicit Softmax(int64_t axis = -1, LayerOptions options = {});
+  std::string class_name() const override { return "Softmax"; }
+  Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  int64_t axis_;
+};
+
+}  // namespace kiln::nn

@@ -1,0 +1,138 @@
+// Optimizers: state created on the first apply, SGD and Adam updates.
+#include "kiln/nn/optimizers.h"
+
+#include <fmt/format.h>
+
+#include "kiln/error.h"
+#include "kiln/math.h"
+
+namespace kiln::nn {
+
+Optimizer::Optimizer(std::string name, double learning_rate, std::vector<std::string> slot_names)
+    : Module(std::move(name)), learning_rate_(learning_rate), slot_names_(std::move(slot_names)) {
+  if (!(learning_rate >= 0))
+    throw InvalidArgument(fmt::format("{}: learning_rate must be >= 0, got {}", this->name(), learning_rate));
+}
+
+void Optimizer::set_learning_rate(double learning_rate) {
+  if (!(learning_rate >= 0))
+    throw InvalidArgument(fmt::format("{}: learning_rate must be >= 0, got {}", name(), learning_rate));
+  learning_rate_ = learning_rate;
+  if (learning_rate_var_) learning_rate_var_.assign(constant(static_cast<float>(learning_rate)));
+}
+
+Variable Optimizer::slot(const Variable& var, std::string_view slot_name) const {
+  if (!var) return {};
+  auto it = slots_.find(var.state().get());
+  if (it == slots_.end()) return {};
+  for (std::size_t i = 0; i < slot_names_.size(); ++i)
+    if (slot_names_[i] == slot_name) return it->second[i];
+  return {};
+}
+
+void Optimizer::create_state(const std::vector<Variable>& vars) {
+  if (!iterations_) {
+    iterations_ = add_variable("iter", [] { return constant(int64_t{0}); }, /*trainable=*/false);
+    learning_rate_var_ =
+        add_variable("learning_rate", [this] { return constant(static_cast<float>(learning_rate_)); }, false);
+  }
+  if (slot_names_.empty()) return;
+  for (const Variable& var : vars) {
+    auto [it, inserted] = slots_.try_emplace(var.state().get());
+    if (!inserted) continue;
+    // "dense/kernel:0" -> slot "Adam/dense/kernel/m:0" (Keras' names).
+    std::string base = var.name();
+    if (std::size_t colon = base.rfind(':'); colon != std::string::npos) base.resize(colon);
+    for (const std::string& slot_name : slot_names_)
+      it->second.push_back(
+          add_variable(base + "/" + slot_name, [&] { return zeros(var.shape(), var.dtype()); }, false));
+  }
+}
+
+void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vector<Variable>& vars,
+                                SourceLocation loc) {
+  // Formatted only for an error: no allocation on the training step.
+  auto who = [this] { return fmt::format("{}.apply_gradients", name()); };
+  if (grads.size() != vars.size())
+    throw InvalidArgument(fmt::format("{}: got {} gradients for {} variables (one per variable; an undefined "
+                                      "Tensor skips its variable)",
+                                      who(), grads.size(), vars.size()));
+  // Everything is checked before any state changes.
+  bool any = false;
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    if (!vars[i]) throw InvalidArgument(fmt::format("{}: variable {} is null", who(), i));
+    if (!is_floating(vars[i].dtype()))
+      throw InvalidArgument(fmt::format("{}: variable {} ('{}') is {}; only float32 and float64 variables train", who(),
+                                        i, vars[i].name(), dtype_name(vars[i].dtype())));
+    if (!grads[i].defined()) continue;
+    any = true;
+    if (grads[i].dtype() != vars[i].dtype() || !vars[i].shape().is_compatible_with(grads[i].shape()))
+      throw InvalidArgument(fmt::format("{}: gradient {} is {} {} but variable '{}' is {} {}", who(), i,
+                                        dtype_name(grads[i].dtype()), grads[i].shape().to_string(), vars[i].name(),
+                                        dtype_name(vars[i].dtype()), vars[i].shape().to_string()));
+  }
+  if (!any)
+    throw InvalidArgument(fmt::format("{}: no gradient for any of the {} variables (all undefined)", who(), vars.size()));
+  create_state(vars);
+
+  Tensor step = iterations_.read_value(loc) + 1;
+  Tensor lr = learning_rate_var_.read_value(loc);
+  // The rate and the step in each variable dtype (float32, float64),
+  // converted once.
+  Tensor lr_as[2], step_as[2];
+  static const std::vector<Variable> kNoSlots;
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    if (!grads[i].defined()) continue;
+    DType d = vars[i].dtype();
+    int k = d == DType::Float64;
+    if (!lr_as[k].defined()) lr_as[k] = cast(lr, d, loc), step_as[k] = cast(step, d, loc);
+    const std::vector<Variable>& slots = slot_names_.empty() ? kNoSlots : slots_.at(vars[i].state().get());
+    apply_dense(grads[i], vars[i], slots, lr_as[k], step_as[k], loc);
+  }
+  iterations_.assign_add(1, loc);
+}
+
+SGD::SGD(double learning_rate, SGDOptions options)
+    : Optimizer(std::move(options.name), learning_rate,
+                options.momentum == 0 ? std::vector<std::string>{} : std::vector<std::string>{"momentum"}),
+      momentum_(options.momentum),
+      nesterov_(options.nesterov) {
+  if (!(momentum_ >= 0 && momentum_ <= 1))
+    throw InvalidArgument(fmt::format("{}: momentum must be in [0, 1], got {}", name(), momentum_));
+}
+
+void SGD::apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& lr,
+                      const Tensor&, SourceLocation loc) {
+  if (momentum_ == 0) {
+    var.assign_sub(lr * grad, loc);
+    return;
+  }
+  const Variable& velocity = slots[0];
+  Tensor v = velocity.read_value(loc) * momentum_ - lr * grad;
+  velocity.assign(v, loc);
+  var.assign_add(nesterov_ ? v * momentum_ - lr * grad : v, loc);
+}
+
+Adam::Adam(double learning_rate, AdamOptions options)
+    : Optimizer(std::move(options.name), learning_rate, {"m", "v"}),
+      beta_1_(options.beta_1),
+      beta_2_(options.beta_2),
+      epsilon_(options.epsilon) {
+  if (!(beta_1_ >= 0 && beta_1_ < 1) || !(beta_2_ >= 0 && beta_2_ < 1))
+    throw InvalidArgument(
+        fmt::format("{}: beta_1 and beta_2 must be in [0, 1), got {} and {}", name(), beta_1_, beta_2_));
+  if (!(epsilon_ > 0)) throw InvalidArgument(fmt::format("{}: epsilon must be > 0, got {}", name(), epsilon_));
+}
+
+void Adam::apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& lr,
+                       const Tensor& step, SourceLocation loc) {
+  const Variable &m_slot = slots[0], &v_slot = slots[1];
+  Tensor alpha = lr * sqrt(1 - pow(beta_2_, step, loc), loc) / (1 - pow(beta_1_, step, loc));
+  Tensor m = m_slot.read_value(loc) * beta_1_ + grad * (1 - beta_1_);
+  Tensor v = v_slot.read_value(loc) * beta_2_ + square(grad, loc) * (1 - beta_2_);
+  m_slot.assign(m, loc);
+  v_slot.assign(v, loc);
+  var.assign_sub(alpha * m / (sqrt(v, loc) + epsilon_), loc);
+}
+
+}  // namespace kiln::nn

@@ -1,0 +1,80 @@
+// The main job's programs run end to end, on a tiny synthetic MNIST written
+// with write_idx (the real digits need the network once; tests do not).
+#include "test_util.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "kiln/data.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+
+// Digits whose class shows in their pixels (a bright row at the label's
+// index), so a few steps already learn something.
+std::string synthetic_mnist(int train, int test) {
+  std::string dir = (std::filesystem::temp_directory_path() / "kiln_examples_mnist").string();
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& prefix, int n) {
+    std::vector<uint8_t> pixels(static_cast<std::size_t>(n) * 28 * 28, 0), labels(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      labels[i] = static_cast<uint8_t>(i % 10);
+      for (int c = 0; c < 28; ++c) pixels[(static_cast<std::size_t>(i) * 28 + 2 + 2 * labels[i]) * 28 + c] = 255;
+    }
+    data::write_idx(dir + "/" + prefix + "-images-idx3-ubyte", constant(pixels, Shape{n, 28, 28}));
+    data::write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", constant(labels, Shape{n}));
+  };
+  write("train", train);
+  write("t10k", test);
+  return dir;
+}
+
+// Runs a command, returning its exit status and its output.
+std::pair<int, std::string> run(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return {-1, out};
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  int status = pclose(pipe);
+  return {status, out};
+}
+
+}  // namespace
+
+TEST(Examples, MnistTrainTrainsAndReports) {
+  if (mnist_train_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
+  std::string dir = synthetic_mnist(200, 50);
+  auto [status, out] = run(mnist_train_path() + " --epochs 2 --batch-size 20 --seed 3 --data-dir " + dir);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("MNIST: 200 training and 50 test digits"), std::string::npos) << out;
+  EXPECT_NE(out.find("Total params: 3,274,634"), std::string::npos) << out;
+  EXPECT_NE(out.find("Epoch 2/2  10/10 ["), std::string::npos) << out;
+  EXPECT_NE(out.find("test accuracy: 100.00% on 50 held-out digits"), std::string::npos) << out;
+  EXPECT_NE(out.find("training step, batch 20: traced"), std::string::npos) << out;
+}
+
+TEST(Examples, MnistTrainRejectsBadFlagsAndMissingData) {
+  if (mnist_train_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
+  auto [status, out] = run(mnist_train_path() + " --epochs zero");
+  EXPECT_NE(status, 0);
+  EXPECT_NE(out.find("--epochs needs an integer >= 1, got 'zero'"), std::string::npos) << out;
+  auto [status2, out2] = run(mnist_train_path() + " --data-dir /nonexistent/kiln");
+  EXPECT_NE(status2, 0);
+  EXPECT_NE(out2.find("scripts/mnist_data.sh"), std::string::npos) << out2;
+}
+
+TEST(Examples, SeedLoopPrintsTheLossFromInsideTheGraphEveryStep) {
+  if (mnist_seed_loop_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
+  std::string dir = synthetic_mnist(200, 50);
+  auto [status, out] = run(mnist_seed_loop_path() + " --batches 3 --data-dir " + dir);
+  ASSERT_EQ(status, 0) << out;
+  int lines = 0;
+  for (std::size_t at = out.find("loss: "); at != std::string::npos; at = out.find("loss: ", at + 1)) ++lines;
+  EXPECT_EQ(lines, 3) << out;
+}
+

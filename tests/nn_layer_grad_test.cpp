@@ -1,0 +1,173 @@
+// Gradients through the nn layers (issue 6): the tape's gradient of
+// sum(w * layer(x)) with respect to the input and to every trainable weight,
+// against central finite differences (float64 where the layer computes in
+// float64), eagerly and inside kiln::function.
+#include "test_util.h"
+
+#include <cmath>
+
+#include "kiln/kiln.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+
+Tensor weights_like(const Tensor& y) {
+  std::vector<double> w(static_cast<std::size_t>(y.size()));
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.9 * static_cast<double>(i) + 0.2);
+  return cast(constant(w, y.shape()), y.dtype());
+}
+
+double as_double(const Tensor& t) { return cast(t, DType::Float64).item<double>(); }
+
+// Checks up to `max_elements` elements of each gradient, spread over it.
+void check_layer(nn::Layer& layer, const Tensor& x, double h, double tol, int max_elements = 40) {
+  Tensor w = weights_like(layer(x));
+  std::vector<Variable> vars = layer.trainable_variables();
+  std::vector<GradientSource> sources{x};
+  for (const Variable& v : vars) sources.emplace_back(v);
+  std::vector<Tensor> grads;
+  {
+    GradientTape tape;
+    tape.watch(x);
+    grads = tape.gradient(sum(layer(x) * w), sources);
+  }
+  // The same gradients from a traced function.
+  auto traced = function([&](const Tensor& in) {
+    GradientTape tape;
+    tape.watch(in);
+    std::vector<GradientSource> s{in};
+    for (const Variable& v : vars) s.emplace_back(v);
+    std::vector<Tensor> g = tape.gradient(sum(layer(in) * w), s);
+    for (std::size_t i = 0; i < g.size(); ++i)
+      if (!g[i].defined()) g[i] = zeros_like(i == 0 ? in : vars[i - 1].read_value());
+    return g;
+  });
+  std::vector<Tensor> traced_grads = traced(x);
+
+  auto loss_at = [&](const Tensor& in) { return as_double(sum(layer(in) * w)); };
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    Tensor base = s == 0 ? x : vars[s - 1].read_value();
+    ASSERT_TRUE(grads[s].defined()) << layer.name() << " source " << s;
+    std::vector<double> g = cast(grads[s], DType::Float64).to_vector<double>();
+    std::vector<double> gt = cast(traced_grads[s], DType::Float64).to_vector<double>();
+    std::vector<double> v = cast(base, DType::Float64).to_vector<double>();
+    int64_t stride = std::max<int64_t>(1, static_cast<int64_t>(v.size()) / max_elements);
+    for (std::size_t k = 0; k < v.size(); k += static_cast<std::size_t>(stride)) {
+      auto moved = [&](double delta) {
+        std::vector<double> m = v;
+        m[k] += delta;
+        Tensor t = cast(constant(m, base.shape()), base.dtype());
+        if (s == 0) return loss_at(t);
+        vars[s - 1].assign(t);
+        double l = loss_at(x);
+        vars[s - 1].assign(base);
+        return l;
+      };
+      double numeric = (moved(h) - moved(-h)) / (2 * h);
+      EXPECT_NEAR(g[k], numeric, tol * (1 + std::abs(numeric))) << layer.name() << " source " << s << " element " << k;
+      EXPECT_NEAR(gt[k], g[k], 1e-5 * (1 + std::abs(g[k]))) << layer.name() << " traced, source " << s;
+    }
+  }
+}
+
+Tensor ramp(const Shape& shape, DType dtype) {
+  std::vector<double> v(static_cast<std::size_t>(shape.num_elements()));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::cos(1.3 * static_cast<double>(i)) * 0.8;
+  return cast(constant(v, shape), dtype);
+}
+
+}  // namespace
+
+TEST(NnLayerGradient, DenseWithActivationFloat64) {
+  nn::Dense dense(3, {.activation = "tanh", .seed = 7, .dtype = DType::Float64});
+  check_layer(dense, ramp({4, 5}, DType::Float64), 1e-6, 1e-6);
+}
+
+TEST(NnLayerGradient, Conv2DSameAndValidFloat64) {
+  nn::Conv2D same(3, 3, {.padding = nn::Padding::Same, .activation = "relu", .seed = 3, .dtype = DType::Float64});
+  check_layer(same, ramp({2, 5, 5, 2}, DType::Float64), 1e-6, 1e-6);
+  nn::Conv2D valid(2, {2, 3}, {.strides = 2, .seed = 4, .dtype = DType::Float64});
+  check_layer(valid, ramp({1, 6, 7, 3}, DType::Float64), 1e-6, 1e-6);
+}
+
+TEST(NnLayerGradient, PoolingFlattenReshapeReluSoftmax) {
+  // These layers compute in float32: coarser differences and tolerance.
+  nn::MaxPool2D max_pool(2);
+  // Values 0.05 apart: no window holds two within the finite-difference step.
+  check_layer(max_pool, reshape(cast(range(0, 96, 1), DType::Float32) * 0.05f - 2.f, Shape{2, 4, 4, 3}), 1e-3, 2e-2);
+  nn::AvgPool2D avg_pool(2, {.strides = 1});
+  check_layer(avg_pool, ramp({1, 3, 4, 2}, DType::Float32), 1e-3, 2e-2);
+  nn::Flatten flatten;
+  check_layer(flatten, ramp({2, 3, 2}, DType::Float32), 1e-3, 2e-2);
+  nn::Reshape reshape(Shape{3, 2});
+  check_layer(reshape, ramp({2, 6}, DType::Float32), 1e-3, 2e-2);
+  nn::ReLU relu;
+  check_layer(relu, ramp({3, 4}, DType::Float32), 1e-3, 2e-2);
+  nn::Softmax softmax;
+  check_layer(softmax, ramp({3, 4}, DType::Float32), 1e-3, 2e-2);
+}
+
+TEST(NnLayerGradient, DropoutPassesGradientThroughKeptUnitsScaled) {
+  random::set_seed(5);
+  nn::Dropout dropout(0.5);
+  Tensor x = ones({4, 8});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = dropout(x, /*training=*/true);
+  Tensor g = tape.gradient(y, x);
+  // Kept units are scaled by 1 / (1 - rate); the gradient is that scale where
+  // the unit was kept and 0 where it was dropped: exactly y / x here.
+  std::vector<float> yv = y.to_vector<float>(), gv = g.to_vector<float>();
+  int kept = 0;
+  for (std::size_t i = 0; i < yv.size(); ++i) {
+    EXPECT_FLOAT_EQ(gv[i], yv[i]);
+    EXPECT_TRUE(yv[i] == 0.f || yv[i] == 2.f);
+    kept += yv[i] != 0.f;
+  }
+  EXPECT_GT(kept, 4);
+  EXPECT_LT(kept, 28);
+}
+
+TEST(NnLayerGradient, SequentialModelGradientsMatchTracedAndReachEveryWeight) {
+  nn::Sequential model;
+  model.add(nn::Conv2D(2, 3, {.padding = nn::Padding::Same, .activation = "relu", .seed = 1, .dtype = DType::Float64}));
+  model.add(nn::Flatten());
+  model.add(nn::Dense(3, {.seed = 2, .dtype = DType::Float64}));
+  // Sequential computes in float32 (Keras' autocast of its inputs), so the
+  // differences are float32's.
+  check_layer(model, ramp({2, 4, 4, 1}, DType::Float64), 1e-3, 2e-2, 12);
+  EXPECT_EQ(model.trainable_variables().size(), 4u);
+}
+
+TEST(GradientTapeSeeds, DenseLayerFunctionWithVariables) {
+  // The seed: tape.gradient(dense_layer(x, w, b), [w, b]) with dense_layer a
+  // tf.function calling another (add).
+  auto add = function([](const Tensor& a, const Tensor& b) { return a + b; });
+  auto dense_layer = function([&](const Tensor& x, const Variable& w, const Variable& b) {
+    return add(matmul(x, w.read_value()), b.read_value());
+  });
+  expect_tensor<float>(dense_layer(ones({3, 2}), Variable(ones({2, 2})), Variable(ones({2}))), Shape{3, 2},
+                       {3.f, 3.f, 3.f, 3.f, 3.f, 3.f});
+  Variable w(random::normal({3, 2})), b(random::normal({2}));
+  Tensor x = constant({{1.f, 2.f, 3.f}});
+  GradientTape tape;
+  Tensor result = dense_layer(x, w, b);
+  std::vector<Tensor> g = tape.gradient(result, {w, b});
+  expect_tensor<float>(g[0], Shape{3, 2}, {1.f, 1.f, 2.f, 2.f, 3.f, 3.f});
+  expect_tensor<float>(g[1], Shape{2}, {1.f, 1.f});
+}
+
+TEST(GradientTapeSeeds, IntegerBoolAndStringResultsAreNotDifferentiable) {
+  Tensor x = constant({1.5f, -2.f});
+  GradientTape tape({.persistent = true});
+  tape.watch(x);
+  Tensor as_int = cast(x, DType::Int32);
+  Tensor positive = x > 0.f;
+  Tensor index = argmax(x, 0);
+  for (const Tensor& y : {as_int, cast(positive, DType::Int32), index}) EXPECT_FALSE(tape.gradient(y, x).defined());
+  Tensor s = constant({"a", "b"});
+  tape.watch(s);
+  EXPECT_FALSE(tape.gradient(s + constant("c"), s).defined());
+}
