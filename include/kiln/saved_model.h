@@ -20,6 +20,10 @@
 #include "kiln/function.h"
 #include "kiln/variable.h"
 
+namespace kiln {
+class Module;
+}
+
 namespace kiln::saved_model {
 
 // The version of the JSON document this build writes (and the newest it reads).
@@ -103,6 +107,14 @@ struct Object {
 // "_captured/<name>"). Throws Unimplemented for what cannot be saved (host
 // callbacks, string variables, functions taking Variables as arguments).
 void save(const Object& root, const std::string& dir, const Signatures& signatures = {});
+
+// The object tree of a kiln::Module: its own variables (named without the
+// module's scope and ":0": "dense/kernel:0" is "kernel") and its submodules
+// by name, recursively. C++ cannot list a module's methods: add the ones to
+// keep with `.add("addprint", demo.addprint)`.
+Object module_object(const Module& module);
+// save(module_object(module), dir, signatures), as tf.saved_model.save.
+void save(const Module& module, const std::string& dir, const Signatures& signatures = {});
 
 // One input or output of a loaded signature.
 struct TensorInfo {
