@@ -76,6 +76,14 @@ using Signatures = std::map<std::string, Signature>;
 // a module describes itself with one of these (kiln::Module's overload does
 // it for you).
 struct Object {
+  // Out of line: a vector of pairs holding Object is only complete there.
+  Object();
+  ~Object();
+  Object(const Object&);
+  Object(Object&&) noexcept;
+  Object& operator=(const Object&);
+  Object& operator=(Object&&) noexcept;
+
   std::vector<std::pair<std::string, Variable>> variables;
   std::vector<std::pair<std::string, std::vector<ConcreteFunction>>> functions;
   std::vector<std::pair<std::string, Object>> children;
@@ -159,6 +167,14 @@ class LoadedFunction {
 // functions, so updates a call makes persist), functions and children.
 class LoadedObject {
  public:
+  // Out of line: a vector of pairs holding LoadedObject is only complete there.
+  LoadedObject();
+  ~LoadedObject();
+  LoadedObject(const LoadedObject&);
+  LoadedObject(LoadedObject&&) noexcept;
+  LoadedObject& operator=(const LoadedObject&);
+  LoadedObject& operator=(LoadedObject&&) noexcept;
+
   // Throw NotFound naming what exists.
   const LoadedFunction& function(const std::string& name) const;
   const Variable& variable(const std::string& name) const;

@@ -34,6 +34,13 @@ std::string type_text(DType dtype, const Shape& shape) {
 
 // ---- the loaded objects -----------------------------------------------------------
 
+LoadedObject::LoadedObject() = default;
+LoadedObject::~LoadedObject() = default;
+LoadedObject::LoadedObject(const LoadedObject&) = default;
+LoadedObject::LoadedObject(LoadedObject&&) noexcept = default;
+LoadedObject& LoadedObject::operator=(const LoadedObject&) = default;
+LoadedObject& LoadedObject::operator=(LoadedObject&&) noexcept = default;
+
 LoadedSignature::LoadedSignature(ConcreteFunction function, std::vector<TensorInfo> inputs,
                                  std::vector<TensorInfo> outputs)
     : function_(std::move(function)), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}

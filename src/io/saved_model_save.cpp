@@ -30,6 +30,13 @@ ConcreteFunction single_trace(const std::vector<ConcreteFunction>& fs, const std
 }
 }  // namespace detail
 
+Object::Object() = default;
+Object::~Object() = default;
+Object::Object(const Object&) = default;
+Object::Object(Object&&) noexcept = default;
+Object& Object::operator=(const Object&) = default;
+Object& Object::operator=(Object&&) noexcept = default;
+
 namespace {
 
 using io::json;
