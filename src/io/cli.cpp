@@ -5,9 +5,13 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include "core/tensor_impl.h"
+#include "kiln/array.h"
+#include "kiln/data.h"
+#include "kiln/math.h"
 #include "function/concrete.h"
 #include "io/json_util.h"
 #include "kiln/saved_model.h"
@@ -26,6 +30,9 @@ constexpr const char* kUsage =
     "  kiln-cli show --dir DIR [--all | --signature_def NAME]\n"
     "  kiln-cli run --dir DIR --signature_def NAME --input NAME=VALUE [--input ...]\n"
     "      VALUE is a number, true/false, or nested lists such as [[1,2],[3,4]]\n"
+    "  kiln-cli run ... --input_idx NAME=FILE[:INDEX]\n"
+    "      an IDX file (MNIST's format), or its row INDEX, shaped to fit the input; bytes\n"
+    "      become floats in [0, 1] for a floating-point input\n"
     "  kiln-cli graph --dir DIR --function NAME [--dot]\n"
     "      NAME is a function of the object tree (child/function) or a signature\n";
 
@@ -50,7 +57,7 @@ Args parse_args(const std::vector<std::string>& argv) {
   Args a;
   a.command = argv[0];
   const std::map<std::string, bool> known = {{"dir", true},   {"all", false},      {"signature_def", true},
-                                             {"input", true}, {"input_exprs", true}, {"function", true},
+                                             {"input", true}, {"input_exprs", true}, {"input_idx", true}, {"function", true},
                                              {"dot", false}};
   for (std::size_t i = 1; i < argv.size(); ++i) {
     std::string s = argv[i];
@@ -216,12 +223,46 @@ Tensor parse_value(const std::string& input, const std::string& text, DType dtyp
   return t;
 }
 
+// An IDX file, or its row INDEX ("file:3"), in the input's dtype and shape:
+// the one unknown dim (the batch) takes what is left.
+Tensor read_idx_input(const std::string& input, const std::string& spec, const TensorInfo& info) {
+  std::string path = spec;
+  std::optional<int64_t> row;
+  if (auto colon = spec.rfind(':'); colon != std::string::npos && colon + 1 < spec.size() &&
+                                     spec.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+    path = spec.substr(0, colon);
+    row = std::stoll(spec.substr(colon + 1));
+  }
+  Tensor t = data::read_idx(path);
+  if (row) {
+    if (t.rank() < 1 || *row >= t.shape()[0])
+      throw InvalidArgument(fmt::format("--input_idx {}: {} has {} rows, no row {}", input, path,
+                                        t.rank() < 1 ? 0 : t.shape()[0], *row));
+    t = t[*row];
+  }
+  if (is_floating(info.dtype) && t.dtype() == DType::UInt8) t = cast(t, info.dtype) / 255.0;
+  else if (t.dtype() != info.dtype) t = cast(t, info.dtype);
+  if (info.shape.has_known_rank()) {
+    std::vector<int64_t> dims(info.shape.begin(), info.shape.end());
+    int64_t known = 1, unknown = 0;
+    for (int64_t d : dims) d < 0 ? ++unknown : known *= d;
+    if (unknown > 1 || (unknown == 0 && known != t.size()) || (unknown == 1 && (known == 0 || t.size() % known != 0)))
+      throw InvalidArgument(fmt::format("--input_idx {}: {} values do not fit the input's shape {}", input, t.size(),
+                                        info.shape.to_string()));
+    for (int64_t& d : dims)
+      if (d < 0) d = t.size() / known;
+    t = reshape(t, Shape(dims));
+  }
+  return t;
+}
+
 int run(const Args& a, std::ostream& out) {
   Loaded model = saved_model::load(a.one("dir"));
   const saved_model::LoadedSignature& sig = model.signature(a.one("signature_def"));
   std::map<std::string, Tensor> inputs;
-  if (a.has("input")) {
-    for (const std::string& spec : a.options.at("input")) {
+  for (const char* option : {"input", "input_idx"}) {
+    if (!a.has(option)) continue;
+    for (const std::string& spec : a.options.at(option)) {
       auto eq = spec.find('=');
       if (eq == std::string::npos) throw UsageError(fmt::format("--input '{}' is not NAME=VALUE", spec));
       std::string name = spec.substr(0, eq);
@@ -235,7 +276,9 @@ int run(const Args& a, std::ostream& out) {
                                           fmt::join(names, ", ")));
       }
       if (inputs.count(name)) throw UsageError(fmt::format("--input {} given twice", name));
-      inputs.emplace(name, parse_value(name, spec.substr(eq + 1), info->dtype));
+      std::string value = spec.substr(eq + 1);
+      inputs.emplace(name, std::string(option) == "input" ? parse_value(name, value, info->dtype)
+                                                          : read_idx_input(name, value, *info));
     }
   }
   std::map<std::string, Tensor> outputs = sig(inputs);
