@@ -7,8 +7,12 @@
 //   ./build-bench/bench/bench_function --benchmark_filter=SmallOps
 #include <vector>
 
+#include <cstdlib>
+
 #include "bench_util.h"
+#include "function/tracing_context.h"
 #include "kiln/kiln.h"
+#include "passes/passes.h"
 
 namespace {
 
@@ -69,11 +73,15 @@ Tensor add_chain(const Tensor& x, const Tensor& y, int n) {
   return z;
 }
 
-void BM_Steps_Traced(benchmark::State& st) {
+// Fusion would make the chain one step: it is turned off while tracing, so
+// this keeps measuring the executor's cost per step (BM_Steps_Fused has it on).
+void steps_traced(benchmark::State& st, bool fused) {
   int n = static_cast<int>(st.range(0));
   Tensor x = kiln::constant({0.f}), y = kiln::constant({1e-3f});
   auto f = kiln::function([n](const Tensor& x, const Tensor& y) { return add_chain(x, y, n); });
+  if (!fused) setenv("KILN_DISABLE_PASSES", "fuse", 1);
   Tensor traced = f(x, y);
+  unsetenv("KILN_DISABLE_PASSES");
   if (!same_values(traced, add_chain(x, y, n))) st.SetLabel("traced result differs from eager!");
   for (auto _ : st) {
     Tensor z = f(x, y);
@@ -83,7 +91,10 @@ void BM_Steps_Traced(benchmark::State& st) {
                                               benchmark::Counter::kIsIterationInvariantRate |
                                                   benchmark::Counter::kInvert);
 }
+void BM_Steps_Traced(benchmark::State& st) { steps_traced(st, false); }
+void BM_Steps_Fused(benchmark::State& st) { steps_traced(st, true); }
 BENCHMARK(BM_Steps_Traced)->Arg(1)->Arg(100)->Arg(1000);
+BENCHMARK(BM_Steps_Fused)->Arg(100);
 
 void BM_Steps_Eager(benchmark::State& st) {
   int n = static_cast<int>(st.range(0));
@@ -204,7 +215,25 @@ void BM_TraceCost(benchmark::State& st) {
 }
 BENCHMARK(BM_TraceCost)->Unit(benchmark::kMillisecond)->UseManualTime();
 
-// ---- Extra: a*b+c on 16M float32, traced (no fusion pass yet) --------------
+// The graph passes alone on the traced 1000-op graph (inline, fold,
+// simplify, CSE, DCE, fusion into one node).
+void BM_OptimizeCost(benchmark::State& st) {
+  auto g = std::make_shared<kiln::graph::Graph>("small_ops");
+  kiln::function_detail::TracingContext ctx(g);
+  Tensor x = ctx.add_parameter({DType::Float32, kiln::Shape{16}}, "x");
+  {
+    kiln::detail::DispatchHandlerGuard guard(&ctx);
+    g->results().push_back(ctx.value_of(small_ops(x)));
+  }
+  kiln::passes::PassOptions o;
+  for (auto _ : st) {
+    auto opt = kiln::passes::optimize(*g, o);
+    benchmark::DoNotOptimize(opt.get());
+  }
+}
+BENCHMARK(BM_OptimizeCost)->Unit(benchmark::kMillisecond);
+
+// ---- a*b+c on 16M float32, traced (one fused pass) vs a copy ---------------
 
 constexpr int64_t kBig = int64_t(1) << 24;
 
@@ -219,6 +248,21 @@ void BM_MulAdd16M_Traced(benchmark::State& st) {
   st.SetBytesProcessed(st.iterations() * kBig * 16);
 }
 BENCHMARK(BM_MulAdd16M_Traced)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The practical memory limit in the same run: a 64 MiB copy loop over the
+// threads (ordinary stores, like the fused kernel), 8 B per element.
+void BM_CopyLoop16M(benchmark::State& st) {
+  std::vector<float> src(static_cast<std::size_t>(kBig), 1.f), dst(static_cast<std::size_t>(kBig), 0.f);
+  const float* in = src.data();
+  float* out = dst.data();
+  for (auto _ : st) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < kBig; ++i) out[i] = in[i];
+    benchmark::ClobberMemory();
+  }
+  st.SetBytesProcessed(st.iterations() * kBig * 8);
+}
+BENCHMARK(BM_CopyLoop16M)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // ---- Summary ---------------------------------------------------------------
 
@@ -272,8 +316,19 @@ std::vector<bench::Row> rows(int) {
        false, 31, "jit.trace(check_trace=False) build, per op"},
       {"break-even calls (trace cost / saving)", c("BM_TraceCost", "break_even_calls"),
        "calls", false, 169, "jit.trace(check_trace=False)"},
-      {"a*b+c 16M f32, traced (no fusion yet)", [](R r) { return r.counter("BM_MulAdd16M_Traced", "bytes_per_second") / 1e9; },
+      {"a*b+c 16M f32, traced (fused)", [](R r) { return r.counter("BM_MulAdd16M_Traced", "bytes_per_second") / 1e9; },
        "GB/s", true, 5.7, "torch.jit.script a*b+c"},
+      {"copy loop 64 MiB (same run)", [](R r) { return r.counter("BM_CopyLoop16M", "bytes_per_second") / 1e9; },
+       "GB/s", true, 36.9, "torch y.copy_(a), 2 threads"},
+      {"a*b+c traced, share of copy bandwidth",
+       [](R r) {
+         return 100 * r.counter("BM_MulAdd16M_Traced", "bytes_per_second") / r.counter("BM_CopyLoop16M", "bytes_per_second");
+       },
+       "%", true, 80, "DESIGN target (>= 80%)"},
+      {"graph passes on the 1000-op graph", [](R r) { return r.time_ns("BM_OptimizeCost") / 1e6; }, "ms", false, nan,
+       ""},
+      {"plan step with fusion, N=100 Adds: time/N", c("BM_Steps_Fused/100", "ns/step"), "ns/step", false, 1800,
+       "TorchScript graph, per op"},
   };
 }
 

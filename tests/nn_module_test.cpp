@@ -6,15 +6,10 @@
 
 using namespace kiln;
 using kiln::testing::expect_error;
+using kiln::testing::names;
 using kiln::testing::expect_tensor;
 
 namespace {
-
-std::vector<std::string> names(const std::vector<Variable>& vars) {
-  std::vector<std::string> out;
-  for (const Variable& v : vars) out.push_back(v.name());
-  return out;
-}
 
 // The seed's tf.Module subclass: a variable in the module's name scope and a
 // method traced with an input signature.

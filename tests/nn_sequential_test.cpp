@@ -4,16 +4,11 @@
 
 using namespace kiln;
 using kiln::testing::expect_error;
+using kiln::testing::names;
 using kiln::testing::expect_golden;
 using kiln::testing::expect_tensor;
 
 namespace {
-
-std::vector<std::string> names(const std::vector<Variable>& vars) {
-  std::vector<std::string> out;
-  for (const Variable& v : vars) out.push_back(v.name());
-  return out;
-}
 
 // The seed: Dense 10 -> 4 -> 2 -> 1.
 void build_seed_model(nn::Sequential& model) {

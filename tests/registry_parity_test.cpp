@@ -9,7 +9,9 @@
 
 #include "exec/plan.h"
 #include "function/tracing_context.h"
+#include "ops/creation.h"
 #include "ops/op_def.h"
+#include "passes/passes.h"
 #include "runtime/dispatch.h"
 
 using namespace kiln;
@@ -27,27 +29,44 @@ void expect_same(const Tensor& eager, const Tensor& traced, const std::string& w
   }
 }
 
-std::vector<Tensor> run_traced(const detail::OpDef& op, const detail::OpSample& sample, bool unknown_dims) {
+enum class Inputs { Static, UnknownDims, Constants };
+
+// A graph of the op on the sample: its inputs are parameters (with the
+// sample's shapes, or every dim unknown) or constants baked into the graph.
+std::shared_ptr<graph::Graph> trace_sample(const detail::OpDef& op, const detail::OpSample& sample, Inputs mode) {
   auto graph = std::make_shared<graph::Graph>(std::string(op.name));
   function_detail::TracingContext ctx(graph);
   std::vector<Tensor> params;
-  for (std::size_t i = 0; i < sample.inputs.size(); ++i) {
+  for (std::size_t i = 0; i < sample.inputs.size() && mode != Inputs::Constants; ++i) {
     Shape shape = sample.inputs[i].shape();
-    if (unknown_dims)
+    if (mode == Inputs::UnknownDims)
       for (int d = 0; d < shape.rank(); ++d) shape[d] = None;
     params.push_back(ctx.add_parameter({sample.inputs[i].dtype(), shape}, "arg" + std::to_string(i)));
   }
   {
     detail::DispatchHandlerGuard guard(&ctx);
+    if (mode == Inputs::Constants)
+      for (const Tensor& t : sample.inputs) params.push_back(detail::const_op(t, SourceLocation::current()));
     detail::Attrs attrs = sample.attrs;
     detail::TensorList outs = detail::dispatch(op, params, std::move(attrs), SourceLocation::current());
     for (const Tensor& t : outs) graph->results().push_back(ctx.value_of(t));
   }
   graph->verify();
+  return graph;
+}
+
+std::vector<Tensor> run_graph(std::shared_ptr<const graph::Graph> graph, const detail::OpSample& sample,
+                              Inputs mode) {
   exec::Plan plan(graph);
-  std::vector<Tensor> inputs(sample.inputs.begin(), sample.inputs.end());
+  std::vector<Tensor> inputs;
+  if (mode != Inputs::Constants) inputs.assign(sample.inputs.begin(), sample.inputs.end());
   for (const graph::Capture& c : graph->captures()) inputs.push_back(c.outer);
   return plan.run(inputs);
+}
+
+std::vector<Tensor> run_traced(const detail::OpDef& op, const detail::OpSample& sample, bool unknown_dims) {
+  Inputs mode = unknown_dims ? Inputs::UnknownDims : Inputs::Static;
+  return run_graph(trace_sample(op, sample, mode), sample, mode);
 }
 
 }  // namespace
@@ -82,4 +101,51 @@ TEST(RegistryParity, EveryOpTracedMatchesEager) {
     }
   }
   EXPECT_GT(checked, 60);
+}
+
+// Every op, on every sample, gives the same bits in the optimized graph as in
+// the traced one: with parameters (every elementwise op then runs as a
+// FusedElementwise node of its own) and with constant inputs (the op is then
+// folded at compile time).
+TEST(RegistryParity, EveryOpOptimizedMatchesUnoptimized) {
+  passes::PassOptions options;
+  options.fuse_min_nodes = 1;
+  options.verify = true;
+  int checked = 0, fused = 0, folded = 0;
+  for (const detail::OpDef* op : detail::OpRegistry::global().all()) {
+    if (op->is(detail::kGraphOnly)) continue;
+    for (const detail::OpSample& sample : op->samples()) {
+      for (Inputs mode : {Inputs::Static, Inputs::UnknownDims, Inputs::Constants}) {
+        std::string what = fmt::format("{} ({})", op->name,
+                                       mode == Inputs::Static        ? "static dims"
+                                       : mode == Inputs::UnknownDims ? "unknown dims"
+                                                                     : "constant inputs");
+        std::vector<Tensor> plain, optimized;
+        std::shared_ptr<const graph::Graph> opt;
+        try {
+          auto g = trace_sample(*op, sample, mode);
+          plain = run_graph(g, sample, mode);
+          opt = passes::optimize(*g, options);
+          optimized = run_graph(opt, sample, mode);
+        } catch (const InvalidArgument& e) {
+          if (mode == Inputs::UnknownDims && std::string(e.what()).find("must be known") != std::string::npos) continue;
+          ADD_FAILURE() << what << ": " << e.what();
+          continue;
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << what << ": " << e.what();
+          continue;
+        }
+        ASSERT_EQ(plain.size(), optimized.size()) << what;
+        for (std::size_t k = 0; k < plain.size(); ++k) expect_same(plain[k], optimized[k], what);
+        for (const auto& n : opt->nodes()) {
+          fused += n->op->name == "FusedElementwise" && op->name != "FusedElementwise";
+          folded += mode == Inputs::Constants && n->op->name == "Const" && op->name != "Const";
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 150);
+  EXPECT_GT(fused, 60);   // the elementwise ops' samples ran fused
+  EXPECT_GT(folded, 60);  // and folded
 }

@@ -60,6 +60,13 @@ void expect_error(const std::function<void()>& fn, const std::vector<std::string
   FAIL() << "did not throw";
 }
 
+// The variables' names, in order.
+inline std::vector<std::string> names(const std::vector<Variable>& vars) {
+  std::vector<std::string> out;
+  for (const Variable& v : vars) out.push_back(v.name());
+  return out;
+}
+
 // Compares text with tests/golden/<name>; KILN_UPDATE_GOLDEN=1 rewrites it.
 void expect_golden(const std::string& name, const std::string& text);
 

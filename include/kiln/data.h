@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/detail/trace.h"
 #include "kiln/tensor.h"
 
 namespace kiln::data {
@@ -34,6 +35,8 @@ class DatasetNode {
   virtual ~DatasetNode() = default;
   virtual std::unique_ptr<Cursor> open() const = 0;
   virtual int64_t cardinality() const = 0;
+  // Whether elements may differ in dim 0 (a last, smaller batch).
+  virtual bool may_vary_leading_dim() const { return false; }
 };
 }  // namespace detail
 
@@ -81,8 +84,18 @@ class Dataset {
   // The number of elements when known; kInfinite (-1) or kUnknown (-2).
   int64_t cardinality() const;
 
-  // Folds the elements eagerly: state = fn(state, element), from `initial`.
+  // state = fn(state, element) for every element, from `initial`. Eagerly
+  // a plain loop; inside kiln::function one While op that pulls the next
+  // element on every iteration, so the graph does not grow with the data
+  // (a range-for over a dataset while tracing would unroll it, as a Python
+  // list does in TF). The traced loop takes the element types from the
+  // first element, read once while tracing; a later element of another
+  // dtype or rank is an error (with drop_remainder=false the batch dim is
+  // left unknown).
   Element reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn) const;
+  // fn(element) for every element, for side effects (a training step);
+  // traced as reduce is.
+  void for_each(const std::function<void(const Element&)>& fn) const;
 
   // ---- Iteration (an input iterator) ----
   class Iterator {
@@ -113,6 +126,7 @@ class Dataset {
   const std::shared_ptr<const detail::DatasetNode>& node() const { return node_; }
 
  private:
+  Element traced_reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn) const;
   std::shared_ptr<const detail::DatasetNode> node_;
 };
 
@@ -143,3 +157,19 @@ struct Mnist {
 Mnist load_mnist(const std::string& dir);
 
 }  // namespace kiln::data
+
+namespace kiln::detail {
+// A Dataset argument of a kiln::function is keyed by identity: another
+// Dataset object traces anew (TF keys datasets by element spec and feeds
+// them as a variant tensor). The graph keeps the dataset it was traced with
+// alive, so an identity is never reused while it is cached.
+template <> struct TraceTraits<data::Dataset> {
+  using Rebuilt = data::Dataset;
+  static void flatten(const data::Dataset& ds, Flattener& f) {
+    f.begin(KeyAtom::Kind::Struct, 0, "Dataset");
+    f.integer(static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(ds.node().get())), DType::Int64);
+    f.end();
+  }
+  static data::Dataset rebuild(const data::Dataset& ds, Rebuilder&) { return ds; }
+};
+}  // namespace kiln::detail

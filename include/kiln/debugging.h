@@ -24,5 +24,10 @@ using HostCallbackFn = std::function<std::vector<Tensor>(const std::vector<Tenso
 std::vector<Tensor> host_function(HostCallbackFn callback, const std::vector<Tensor>& inputs,
                                   const std::vector<DType>& output_dtypes,
                                   SourceLocation loc = SourceLocation::current());
+// The same with the results' shapes declared (None dims allowed), so a graph
+// knows them while tracing; a result of another shape is an error.
+std::vector<Tensor> host_function(HostCallbackFn callback, const std::vector<Tensor>& inputs,
+                                  const std::vector<DType>& output_dtypes, const std::vector<Shape>& output_shapes,
+                                  SourceLocation loc = SourceLocation::current());
 
 }  // namespace kiln

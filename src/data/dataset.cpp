@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "kiln/function.h"
 #include "data/nodes.h"
 #include "kiln/array.h"
 #include "kiln/error.h"
@@ -231,6 +232,7 @@ class BatchNode final : public detail::UnaryNode {
     if (c < 0) return c;
     return drop_ ? c / n_ : (c + n_ - 1) / n_;
   }
+  bool may_vary_leading_dim() const override { return !drop_ || input()->may_vary_leading_dim(); }
 
  private:
   int64_t n_;
@@ -433,6 +435,7 @@ int64_t Dataset::cardinality() const { return node_->cardinality(); }
 
 Element Dataset::reduce(Element initial,
                         const std::function<Element(const Element&, const Element&)>& fn) const {
+  if (kiln::detail::is_tracing()) return traced_reduce(std::move(initial), fn);
   Element state = std::move(initial);
   std::unique_ptr<Cursor> cursor = node_->open();
   while (std::optional<Element> e = cursor->next()) state = fn(state, *e);

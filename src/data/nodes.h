@@ -13,6 +13,7 @@ class UnaryNode : public DatasetNode {
  public:
   explicit UnaryNode(std::shared_ptr<const DatasetNode> input) : input_(std::move(input)) {}
   const std::shared_ptr<const DatasetNode>& input() const { return input_; }
+  bool may_vary_leading_dim() const override { return input_->may_vary_leading_dim(); }
 
  private:
   std::shared_ptr<const DatasetNode> input_;

@@ -13,6 +13,7 @@
 #include "function/call_op.h"
 #include "function/concrete.h"
 #include "function/tracing_context.h"
+#include "passes/passes.h"
 
 namespace kiln {
 
@@ -196,7 +197,11 @@ Entry trace_once(const FunctionOptions& options, const TraceKey& key, TraceFnRef
   auto entry = std::make_shared<ConcreteImpl>();
   entry->name = options.name;
   entry->graph = graph;
-  entry->plan = std::make_unique<exec::Plan>(graph);
+  // The plan runs an optimized copy; the verify option compares the traced
+  // graph's values node by node with eager ops, so it runs the graph as traced.
+  entry->plan = std::make_unique<exec::Plan>(
+      options.verify ? std::shared_ptr<const graph::Graph>(graph)
+                     : passes::optimize(*graph, passes::PassOptions::from_env()));
   entry->key = key;
   entry->result_sizes = std::move(out.sizes);
   entry->dispatch_nodes = ctx.dispatch_nodes();

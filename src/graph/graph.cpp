@@ -79,6 +79,55 @@ Node* Graph::add_node_typed(const OpDef& op, std::span<const Value> inputs, Attr
   return append(std::move(node));
 }
 
+std::unique_ptr<Node> Graph::new_node(const OpDef& op, std::span<const Value> inputs, Attrs attrs,
+                                      std::span<const TensorType> outputs, const SourceLocation& loc,
+                                      std::string_view name_hint) {
+  auto node = std::make_unique<Node>();
+  node->op = &op;
+  node->name = unique_name(name_hint.empty() ? default_node_name(op.name) : name_hint);
+  for (const Value& v : inputs) node->inputs.push_back(v);
+  node->attrs = std::move(attrs);
+  for (const TensorType& t : outputs) node->outputs.push_back(t);
+  node->location = loc;
+  return node;
+}
+
+void Graph::set_nodes(std::vector<std::unique_ptr<Node>> nodes) {
+  nodes_ = std::move(nodes);
+  stateful_.clear();
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    nodes_[i]->id = static_cast<int>(i);
+    if (nodes_[i]->is_stateful()) stateful_.push_back(nodes_[i].get());
+  }
+}
+
+std::shared_ptr<Graph> Graph::clone(std::string name) const {
+  auto g = std::make_shared<Graph>(std::move(name));
+  std::unordered_map<const Node*, Node*> map;
+  for (const auto& n : nodes_) {
+    auto copy = std::make_unique<Node>(*n);
+    for (Value& v : copy->inputs) v.node = map.at(v.node);
+    for (Node*& c : copy->control_inputs) c = map.at(c);
+    map.emplace(n.get(), copy.get());
+    g->append(std::move(copy));
+  }
+  for (const Node* p : parameters_) g->parameters_.push_back(map.at(p));
+  for (const Capture& c : captures_) g->captures_.push_back({c.outer, map.at(c.placeholder)});
+  for (const Value& v : results_) g->results_.push_back({map.at(v.node), v.index});
+  g->name_counts_ = name_counts_;
+  return g;
+}
+
+const void* Graph::compiled(CompileFn build) const {
+  std::call_once(compiled_once_, [&] {
+    compiled_ = build(*this);
+    compiled_by_ = build;
+  });
+  if (compiled_by_ != build)
+    throw Internal(fmt::format("graph '{}' was compiled by another builder", name_));
+  return compiled_.get();
+}
+
 Node* Graph::add_parameter(const TensorType& type, std::string_view name) {
   Attrs attrs{{"dtype", type.dtype}, {"shape", type.shape}};
   TensorType out[] = {type};

@@ -2,6 +2,7 @@
 // The IR (DESIGN.md §6): an SSA dataflow graph. Nodes are kept in
 // topological order (tracing appends a node only after its inputs exist).
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -103,6 +104,27 @@ class Graph {
   // types consistent with inference, unique names, results valid).
   void verify() const;
 
+  // ---- Editing, for graph passes (src/passes) ----
+  // A deep copy (new nodes with the same names; parameters, captures and
+  // results in the same order). Nested graphs are shared: they are immutable.
+  std::shared_ptr<Graph> clone(std::string name) const;
+  // A node that is not yet in the graph, with a fresh unique name; a pass
+  // places it in the list it gives back to set_nodes.
+  std::unique_ptr<Node> new_node(const OpDef& op, std::span<const Value> inputs, Attrs attrs,
+                                 std::span<const TensorType> outputs, const SourceLocation& loc,
+                                 std::string_view name_hint = {});
+  // Hands the node list to a pass, which gives a new one back with set_nodes:
+  // in topological order, keeping every parameter and capture placeholder.
+  // Ids are renumbered and the stateful list is rebuilt in the new order.
+  std::vector<std::unique_ptr<Node>> take_nodes() { return std::move(nodes_); }
+  void set_nodes(std::vector<std::unique_ptr<Node>> nodes);
+
+  // A compiled form of this graph (the fused elementwise kernel's program),
+  // built by `build` on first use and kept while the graph lives; calls
+  // after the first cost one atomic load. One builder per graph.
+  using CompileFn = std::shared_ptr<const void> (*)(const Graph&);
+  const void* compiled(CompileFn build) const;
+
  private:
   std::string unique_name(std::string_view base);
   Node* append(std::unique_ptr<Node> node);
@@ -114,6 +136,9 @@ class Graph {
   std::vector<Value> results_;
   std::vector<Node*> stateful_;
   std::unordered_map<std::string, int> name_counts_;
+  mutable std::once_flag compiled_once_;
+  mutable std::shared_ptr<const void> compiled_;
+  mutable CompileFn compiled_by_ = nullptr;
 };
 
 // snake_case of an op name, the base of its node names: MatMul -> mat_mul.

@@ -4,6 +4,7 @@
 
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
+#include "ops/cast_loops.h"
 #include "ops/creation.h"
 #include "runtime/dispatch.h"
 
@@ -137,11 +138,6 @@ void cast_infer(InferContext& c) {
   c.add_output(to, c.shape(0));
 }
 
-template <class To, class From> To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) return v != From(0);
-  else return static_cast<To>(v);
-}
-
 void cast_values(const Tensor& in, Tensor& out) {
   int64_t n = in.size();
   if (in.dtype() == DType::String) {
@@ -155,7 +151,7 @@ void cast_values(const Tensor& in, Tensor& out) {
       const From* s = data_of<From>(in);
       To* o = data_of<To>(out);
       parallel_for(n, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) o[i] = convert<To>(s[i]);
+        cast_range<To, From>(s + b, o + b, e - b);
       });
     });
   });
@@ -175,6 +171,18 @@ void cast_grad(GradContext& c) {
 
 constexpr OpDef kCast{.name = "Cast", .infer = cast_infer, .kernel = cast_kernel,
                       .samples = cast_samples, .gradient = cast_grad};
+
+}  // namespace
+
+ElementwiseLoop cast_loop_for(DType from, DType to) {
+  auto numeric = [](DType d) { return d != DType::String && d != DType::Resource; };
+  if (!numeric(from) || !numeric(to)) return nullptr;
+  return visit_numeric(from, [&]<class From>() {
+    return visit_numeric(to, [&]<class To>() -> ElementwiseLoop { return cast_loop<To, From>; });
+  });
+}
+
+namespace {
 
 // Promotion for range's arguments: float64 > float32 > int64 > int32.
 DType promote(DType a, DType b) {

@@ -7,9 +7,27 @@ namespace detail {
 
 namespace {
 
+// Output shapes, when declared, as one int list: per output its rank (-1:
+// unknown rank) then its dims (-1: unknown).
+std::vector<Shape> declared_shapes(const Attrs& attrs, std::size_t n) {
+  std::vector<Shape> shapes(n, Shape::unknown_rank());
+  if (!attrs.has("output_shapes")) return shapes;
+  const std::vector<int64_t>* enc = &attrs.get_ints("output_shapes");
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < n && at < enc->size(); ++i) {
+    int64_t rank = (*enc)[at++];
+    if (rank < 0) continue;
+    Shape s{};
+    for (int64_t d = 0; d < rank && at < enc->size(); ++d) s.push_back((*enc)[at++]);
+    shapes[i] = s;
+  }
+  return shapes;
+}
+
 void host_infer(InferContext& c) {
-  for (int64_t d : c.attrs().get_ints("output_dtypes"))
-    c.add_output(static_cast<DType>(d), Shape::unknown_rank());
+  const std::vector<int64_t>& dtypes = c.attrs().get_ints("output_dtypes");
+  std::vector<Shape> shapes = declared_shapes(c.attrs(), dtypes.size());
+  for (std::size_t i = 0; i < dtypes.size(); ++i) c.add_output(static_cast<DType>(dtypes[i]), shapes[i]);
 }
 
 void host_kernel(KernelContext& c) {
@@ -17,6 +35,7 @@ void host_kernel(KernelContext& c) {
   std::vector<Tensor> args(c.inputs.begin(), c.inputs.end());
   std::vector<Tensor> results = callback->fn(args);
   const auto& dtypes = c.attrs.get_ints("output_dtypes");
+  std::vector<Shape> shapes = declared_shapes(c.attrs, dtypes.size());
   if (results.size() != dtypes.size())
     throw InvalidArgument(fmt::format("host_function: the callback returned {} tensors, {} expected",
                                       results.size(), dtypes.size()));
@@ -27,6 +46,9 @@ void host_kernel(KernelContext& c) {
     if (r.dtype() != static_cast<DType>(dtypes[i]))
       throw InvalidArgument(fmt::format("host_function: result {} of the callback is {}, {} expected", i,
                                         dtype_name(r.dtype()), dtype_name(static_cast<DType>(dtypes[i]))));
+    if (!r.shape().is_compatible_with(shapes[i]))
+      throw InvalidArgument(fmt::format("host_function: result {} of the callback has shape {}, declared {}", i,
+                                        r.shape().to_string(), shapes[i].to_string()));
     c.outputs[i] = r;
   }
 }
@@ -35,7 +57,10 @@ std::vector<OpSample> host_samples() {
   auto cb = std::make_shared<const HostCallback>(
       HostCallback{[](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0]}; }});
   return {{{constant({1.f, 2.f})},
-           Attrs{{"callback", cb}, {"output_dtypes", std::vector<int64_t>{int64_t(DType::Float32)}}}}};
+           Attrs{{"callback", cb}, {"output_dtypes", std::vector<int64_t>{int64_t(DType::Float32)}}}},
+          {{constant({1.f, 2.f})},
+           Attrs{{"callback", cb}, {"output_dtypes", std::vector<int64_t>{int64_t(DType::Float32)}},
+                 {"output_shapes", std::vector<int64_t>{1, -1}}}}};
 }
 
 constexpr OpDef kHostFunction{.name = "HostFunction", .infer = host_infer, .kernel = host_kernel,
@@ -54,13 +79,30 @@ void disable_check_numerics() { detail::check_numerics_enabled.store(false); }
 
 std::vector<Tensor> host_function(HostCallbackFn callback, const std::vector<Tensor>& inputs,
                                   const std::vector<DType>& output_dtypes, SourceLocation loc) {
+  return host_function(std::move(callback), inputs, output_dtypes, {}, loc);
+}
+
+std::vector<Tensor> host_function(HostCallbackFn callback, const std::vector<Tensor>& inputs,
+                                  const std::vector<DType>& output_dtypes, const std::vector<Shape>& output_shapes,
+                                  SourceLocation loc) {
   if (!callback) throw InvalidArgument("host_function: the callback is empty");
+  if (!output_shapes.empty() && output_shapes.size() != output_dtypes.size())
+    throw InvalidArgument(fmt::format("host_function: {} output shapes for {} output dtypes", output_shapes.size(),
+                                      output_dtypes.size()));
   std::vector<int64_t> dtypes;
   for (DType d : output_dtypes) dtypes.push_back(static_cast<int64_t>(d));
   auto cb = std::make_shared<const detail::HostCallback>(detail::HostCallback{std::move(callback)});
-  detail::TensorList out = detail::dispatch(
-      detail::kHostFunction, inputs, detail::Attrs{{"callback", std::move(cb)}, {"output_dtypes", std::move(dtypes)}},
-      loc);
+  detail::Attrs attrs{{"callback", std::move(cb)}, {"output_dtypes", std::move(dtypes)}};
+  if (!output_shapes.empty()) {
+    std::vector<int64_t> enc;
+    for (const Shape& s : output_shapes) {
+      enc.push_back(s.has_known_rank() ? s.rank() : -1);
+      if (s.has_known_rank())
+        for (int64_t d : s) enc.push_back(d);
+    }
+    attrs.set("output_shapes", std::move(enc));
+  }
+  detail::TensorList out = detail::dispatch(detail::kHostFunction, inputs, std::move(attrs), loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 

@@ -183,5 +183,6 @@ void register_grad_ops(OpRegistry& registry);
 // If / While (nested graphs as attrs): defined in src/function/control_flow_ops.cpp.
 void register_control_flow_ops(OpRegistry& registry);
 void register_call_ops(OpRegistry& registry);  // defined in src/function
+void register_fused_ops(OpRegistry& registry);  // defined in src/passes
 
 }  // namespace kiln::detail

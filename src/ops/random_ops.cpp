@@ -155,6 +155,11 @@ constexpr OpDef kRandomNormal{.name = "RandomNormal", .infer = random_infer,
                               .kernel = normal_kernel, .flags = kStateful | kNotDifferentiable,
                               .samples = random_samples};
 
+void check_uniform_range(double minval, double maxval) {
+  if (!(minval < maxval))
+    throw InvalidArgument(fmt::format("RandomUniform: minval ({}) must be less than maxval ({})", minval, maxval));
+}
+
 int64_t seed_attr(const OpDef& op, std::optional<uint64_t> seed) {
   if (seed && *seed > static_cast<uint64_t>(INT64_MAX))
     throw InvalidArgument(fmt::format("{}: seed {} is too large (at most 2^63-1)", op.name, *seed));
@@ -199,17 +204,13 @@ Tensor normal(const Shape& shape, double mean, double stddev, DType dtype,
 
 Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype,
                std::optional<uint64_t> seed, SourceLocation loc) {
-  if (!(minval < maxval))
-    throw InvalidArgument(fmt::format("RandomUniform: minval ({}) must be less than maxval ({})",
-                                      minval, maxval));
+  detail::check_uniform_range(minval, maxval);
   return detail::random_op(detail::kRandomUniform, shape, minval, maxval, dtype, seed, loc);
 }
 
 Tensor uniform_like(const Tensor& x, double minval, double maxval, std::optional<DType> dtype,
                     std::optional<uint64_t> seed, SourceLocation loc) {
-  if (!(minval < maxval))
-    throw InvalidArgument(fmt::format("RandomUniform: minval ({}) must be less than maxval ({})",
-                                      minval, maxval));
+  detail::check_uniform_range(minval, maxval);
   return detail::random_like_op(detail::kRandomUniform, x, minval, maxval, dtype, seed, loc);
 }
 

@@ -23,6 +23,7 @@ OpRegistry& OpRegistry::global() {
     register_grad_ops(*r);
     register_control_flow_ops(*r);  // defined in src/function
     register_call_ops(*r);          // defined in src/function
+    register_fused_ops(*r);         // defined in src/passes
     return r;
   }();
   return *registry;

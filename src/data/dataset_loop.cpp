@@ -1,0 +1,150 @@
+// A dataset iterated inside kiln::function (DESIGN.md §8): one While op
+// whose body pulls the next element through a host op, instead of the
+// elements unrolled into the graph.
+//
+//   token = HostFunction[open]()                    (a new pass on every call)
+//   while (more):
+//     (ok, element...) = HostFunction[next](token)
+//     state = cond(ok, fn(state, element), state)
+//     more = ok
+#include <mutex>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "kiln/control_flow.h"
+#include "kiln/data.h"
+#include "kiln/debugging.h"
+#include "kiln/error.h"
+#include "kiln/function.h"
+#include "kiln/init_scope.h"
+
+namespace kiln::data {
+
+namespace {
+
+// The pass a traced loop is on. A graph holds one, so two threads running
+// the same traced function at once share it: the mutex keeps each pull
+// whole, but their passes interleave (TF gives each call its own iterator).
+struct LoopIterator {
+  std::shared_ptr<const detail::DatasetNode> node;
+  std::vector<DType> dtypes;
+  std::vector<Shape> shapes;
+  std::mutex mutex;
+  std::unique_ptr<detail::Cursor> cursor;
+  int64_t index = 0;
+  // The element read while tracing, and its cursor: the first pass starts
+  // with them, so a generator (whose state is its own) loses no element.
+  std::unique_ptr<detail::Cursor> traced_cursor;
+  std::optional<Element> lookahead;
+};
+
+// The loop's element types: the first element's, with dim 0 unknown where
+// the batches may differ in size.
+void element_spec(LoopIterator& it, bool leading_dim_varies) {
+  InitScope eager;  // the pipeline's own ops run now, not into the graph
+  it.traced_cursor = it.node->open();
+  std::optional<Element> first = it.traced_cursor->next();
+  if (!first)
+    throw InvalidArgument("Dataset iterated inside kiln::function is empty: its element types are unknown");
+  it.lookahead = first;
+  for (const Tensor& t : *first) {
+    Shape s = t.shape();
+    if (leading_dim_varies && s.rank() > 0) s[0] = None;
+    it.dtypes.push_back(t.dtype());
+    it.shapes.push_back(s);
+  }
+}
+
+std::vector<Tensor> pull(LoopIterator& it) {
+  std::lock_guard<std::mutex> lock(it.mutex);
+  std::optional<Element> e;
+  if (it.lookahead) e = std::exchange(it.lookahead, std::nullopt);
+  else if (it.cursor) e = it.cursor->next();
+  std::vector<Tensor> out{constant(e.has_value())};
+  if (!e) {
+    // The loop ends; the body still needs values of the declared types.
+    for (std::size_t i = 0; i < it.dtypes.size(); ++i) {
+      Shape s = it.shapes[i];
+      for (int d = 0; d < s.rank(); ++d)
+        if (s[d] < 0) s[d] = 0;
+      out.push_back(zeros(s, it.dtypes[i]));
+    }
+    it.cursor.reset();
+    return out;
+  }
+  if (e->size() != it.dtypes.size())
+    throw InvalidArgument(fmt::format("Dataset element {} has {} components; the traced loop was built for {}",
+                                      it.index, e->size(), it.dtypes.size()));
+  for (std::size_t i = 0; i < e->size(); ++i) {
+    const Tensor& t = (*e)[i];
+    if (t.dtype() != it.dtypes[i] || !t.shape().is_compatible_with(it.shapes[i]))
+      throw InvalidArgument(fmt::format(
+          "Dataset element {} component {} is {} {}; the traced loop was built for {} {} (the first element's types)",
+          it.index, i, dtype_name(t.dtype()), t.shape().to_string(), dtype_name(it.dtypes[i]),
+          it.shapes[i].to_string()));
+    out.push_back(t);
+  }
+  ++it.index;
+  return out;
+}
+
+}  // namespace
+
+Element Dataset::traced_reduce(Element initial,
+                               const std::function<Element(const Element&, const Element&)>& fn) const {
+  auto it = std::make_shared<LoopIterator>();
+  it->node = node_;
+  element_spec(*it, node_->may_vary_leading_dim());
+  std::vector<DType> next_dtypes{DType::Bool};
+  std::vector<Shape> next_shapes{Shape{}};
+  next_dtypes.insert(next_dtypes.end(), it->dtypes.begin(), it->dtypes.end());
+  next_shapes.insert(next_shapes.end(), it->shapes.begin(), it->shapes.end());
+
+  Tensor token = host_function(
+      [it](const std::vector<Tensor>&) {
+        std::lock_guard<std::mutex> lock(it->mutex);
+        if (it->traced_cursor) {
+          it->cursor = std::move(it->traced_cursor);  // lookahead holds its first element
+        } else {
+          it->cursor = it->node->open();
+          it->lookahead.reset();
+        }
+        it->index = 0;
+        return std::vector<Tensor>{constant(0)};
+      },
+      {}, {DType::Int32}, {Shape{}})[0];
+
+  std::vector<Tensor> vars{constant(true), token};
+  vars.insert(vars.end(), initial.begin(), initial.end());
+  const std::size_t n_state = initial.size();
+  std::vector<Tensor> out = while_loop(
+      [](const std::vector<Tensor>& v) { return v[0]; },
+      [&](const std::vector<Tensor>& v) {
+        std::vector<Tensor> got =
+            host_function([it](const std::vector<Tensor>&) { return pull(*it); }, {v[1]}, next_dtypes, next_shapes);
+        Tensor ok = got[0];
+        Element element(got.begin() + 1, got.end());
+        Element state(v.begin() + 2, v.end());
+        Element next;
+        if (n_state == 0) {
+          cond(ok, [&] { fn(state, element); return ok; }, [&] { return ok; });
+        } else {
+          next = cond(ok, [&] { return fn(state, element); }, [&] { return state; });
+        }
+        std::vector<Tensor> r{ok, v[1]};
+        r.insert(r.end(), next.begin(), next.end());
+        return r;
+      },
+      vars);
+  return Element(out.begin() + 2, out.end());
+}
+
+void Dataset::for_each(const std::function<void(const Element&)>& fn) const {
+  reduce({}, [&](const Element& state, const Element& element) {
+    fn(element);
+    return state;
+  });
+}
+
+}  // namespace kiln::data

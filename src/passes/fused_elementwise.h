@@ -1,0 +1,20 @@
+#pragma once
+// FusedElementwise(inputs...) {body}: a chain of elementwise ops (a nested
+// graph with one parameter per input and one result) run as one pass over
+// memory. The output is walked in tiles small enough that every intermediate
+// stays in L1; each body op runs its own OpDef::elementwise loop (the one its
+// eager kernel runs), so results are bitwise those of the unfused graph.
+// Inputs must have the output's element count or one element (then it is
+// repeated); other broadcasts, rare in practice, run the body op by op.
+#include "graph/graph.h"
+
+namespace kiln::passes {
+
+const detail::OpDef& fused_elementwise_op();
+
+// The contiguous loop computing `n` (a node of `g`), or nullptr when it
+// cannot join a fused kernel (not elementwise, attrs, strings, several
+// outputs, stateful).
+detail::ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n);
+
+}  // namespace kiln::passes

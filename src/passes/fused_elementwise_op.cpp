@@ -1,0 +1,227 @@
+#include "passes/fused_elementwise.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "core/allocator.h"
+#include "core/parallel.h"
+#include "exec/plan.h"
+#include "ops/cast_loops.h"
+#include "ops/creation.h"
+#include "runtime/dispatch.h"
+
+namespace kiln::passes {
+
+using detail::ElementwiseLoop;
+using detail::InferContext;
+using detail::KernelContext;
+using detail::TensorType;
+using GraphPtr = std::shared_ptr<const graph::Graph>;
+
+ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n) {
+  if (n.outputs.size() != 1 || n.is_stateful() || n.inputs.empty()) return nullptr;
+  if (n.op->name == "Cast") return detail::cast_loop_for(g.type_of(n.inputs[0]).dtype, n.outputs[0].dtype);
+  if (!n.op->is(detail::kElementwise) || !n.attrs.empty()) return nullptr;
+  // Loops are indexed by the element type of the last input (the condition
+  // of Select is the only input of another type, and it comes first).
+  DType d = g.type_of(n.inputs[n.inputs.size() - 1]).dtype;
+  if (d == DType::String || d == DType::Resource) return nullptr;
+  return n.op->elementwise[static_cast<int>(d)];
+}
+
+namespace {
+
+// Elements per tile: a few intermediates of this size fit in L1 together.
+constexpr int64_t kTile = 512;
+constexpr int64_t kMaxElementSize = 8;
+
+// The body as straight-line code over registers: 0..inputs-1 are the kernel
+// inputs, then temporaries of one tile each; kOut is the output tensor.
+struct Program {
+  static constexpr int kOut = -1;
+  struct Instr {
+    ElementwiseLoop loop;
+    int arity;
+    int in[3];
+    int out;
+  };
+  std::vector<Instr> code;
+  std::vector<int> input_size;  // element size of each input
+  int num_inputs = 0;
+  int num_temps = 0;
+  // Runs the body op by op, for inputs that broadcast other than by repeating one element.
+  std::unique_ptr<exec::Plan> fallback;
+};
+
+std::shared_ptr<const void> compile(const graph::Graph& body) {
+  auto p = std::make_shared<Program>();
+  p->num_inputs = static_cast<int>(body.parameters().size());
+  for (const graph::Node* in : body.parameters())
+    p->input_size.push_back(static_cast<int>(dtype_size(in->outputs[0].dtype)));
+  const auto& nodes = body.nodes();
+  // Last use of each node's value, to recycle temporaries.
+  std::vector<int> last_use(nodes.size(), -1);
+  for (const auto& n : nodes)
+    for (const graph::Value& v : n->inputs) last_use[v.node->id] = n->id;
+  std::vector<int> reg(nodes.size(), -2);
+  for (int i = 0; i < p->num_inputs; ++i) reg[body.parameters()[i]->id] = i;
+  std::vector<int> free_temps;
+  const graph::Node* result = body.results().at(0).node;
+  for (const auto& n : nodes) {
+    if (n->op == &detail::placeholder_op()) continue;
+    Program::Instr ins{};
+    ins.loop = fusible_loop(body, *n);
+    if (!ins.loop) throw Internal(fmt::format("FusedElementwise: node '{}' ({}) cannot be fused", n->name, n->op->name));
+    ins.arity = static_cast<int>(n->inputs.size());
+    for (int k = 0; k < ins.arity; ++k) ins.in[k] = reg[n->inputs[k].node->id];
+    if (n.get() == result) {
+      ins.out = Program::kOut;
+    } else if (!free_temps.empty()) {
+      ins.out = free_temps.back();
+      free_temps.pop_back();
+    } else {
+      ins.out = p->num_inputs + p->num_temps++;
+    }
+    reg[n->id] = ins.out;
+    // Inputs used for the last time free their temporaries only now, so an
+    // output never shares a buffer with an input of another element size.
+    for (const graph::Value& v : n->inputs) {
+      int r = reg[v.node->id];
+      if (last_use[v.node->id] == n->id && r >= p->num_inputs &&
+          std::find(free_temps.begin(), free_temps.end(), r) == free_temps.end())
+        free_temps.push_back(r);
+    }
+    p->code.push_back(ins);
+  }
+  if (p->code.empty() || p->code.back().out != Program::kOut)
+    throw Internal("FusedElementwise: the body's result must be its last node");
+  p->fallback = std::make_unique<exec::Plan>(GraphPtr(std::shared_ptr<const void>(), &body));
+  return p;
+}
+
+const GraphPtr& body_of(const detail::Attrs& attrs) { return attrs.get<GraphPtr>("body"); }
+
+void fused_infer(InferContext& c) {
+  const GraphPtr& body = body_of(c.attrs());
+  if (!body || body->results().size() != 1) c.fail("attr body must be a graph with one result");
+  const auto& params = body->parameters();
+  if (c.num_inputs() != static_cast<int>(params.size()))
+    c.fail("body takes {} inputs, got {}", params.size(), c.num_inputs());
+  // The body's types for these inputs: every node's inference in turn.
+  std::vector<TensorType> types(body->nodes().size());
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    if (c.dtype(i) != params[i]->outputs[0].dtype)
+      c.fail("input {} has dtype {} but the body expects {}", i, dtype_name(c.dtype(i)),
+             dtype_name(params[i]->outputs[0].dtype));
+    types[params[i]->id] = {c.dtype(i), c.shape(i)};
+  }
+  for (const auto& n : body->nodes()) {
+    if (n->op == &detail::placeholder_op()) continue;
+    detail::SmallVector<TensorType, 3> in;
+    for (const graph::Value& v : n->inputs) in.push_back(types[v.node->id]);
+    InferContext ic(*n->op, std::span<const TensorType>(in.data(), in.size()), n->attrs);
+    n->op->infer(ic);
+    types[n->id] = ic.outputs()[0];
+  }
+  const TensorType& out = types[body->results()[0].node->id];
+  c.add_output(out.dtype, out.shape);
+}
+
+// Each thread's tile buffers, kept between calls.
+std::byte* scratch(std::size_t bytes) {
+  thread_local std::vector<std::byte> buffer;
+  if (buffer.size() < bytes + detail::kBufferAlignment) buffer.resize(bytes + detail::kBufferAlignment);
+  auto addr = reinterpret_cast<std::uintptr_t>(buffer.data());
+  return buffer.data() + ((detail::kBufferAlignment - addr % detail::kBufferAlignment) % detail::kBufferAlignment);
+}
+
+void run_tiles(const Program& p, const KernelContext& c, int64_t n, int64_t first_tile, int64_t end_tile) {
+  const int64_t tile_bytes = kTile * kMaxElementSize;
+  const int num_regs = p.num_inputs + p.num_temps;
+  // Registers, then a tile per temporary, then a tile per repeated input.
+  std::byte* base = scratch(static_cast<std::size_t>(num_regs) * sizeof(void*) +
+                            static_cast<std::size_t>(num_regs) * tile_bytes);
+  auto** regs = reinterpret_cast<std::byte**>(base);
+  std::byte* tiles = base + ((num_regs * sizeof(void*) + 63) / 64) * 64;
+  const int64_t fill = std::min(kTile, n);
+  for (int r = 0; r < p.num_temps; ++r) regs[p.num_inputs + r] = tiles + r * tile_bytes;
+  std::byte* splats = tiles + p.num_temps * tile_bytes;
+  for (int i = 0; i < p.num_inputs; ++i) {
+    const Tensor& t = c.inputs[i];
+    if (t.size() == n) continue;
+    // One element for the whole output: a tile of copies, so every body op
+    // runs its same-shape loop.
+    std::byte* s = splats + i * tile_bytes;
+    const auto* v = static_cast<const std::byte*>(detail::raw_data(t));
+    const int es = p.input_size[i];
+    for (int64_t k = 0; k < fill; ++k) std::memcpy(s + k * es, v, static_cast<std::size_t>(es));
+  }
+  auto* out = static_cast<std::byte*>(detail::raw_data(c.outputs[0]));
+  const int64_t out_size = static_cast<int64_t>(dtype_size(c.outputs[0].dtype()));
+  const void* ins[3];
+  for (int64_t tile = first_tile; tile < end_tile; ++tile) {
+    const int64_t off = tile * kTile, len = std::min(kTile, n - off);
+    for (int i = 0; i < p.num_inputs; ++i) {
+      const Tensor& t = c.inputs[i];
+      regs[i] = t.size() == n ? static_cast<std::byte*>(const_cast<void*>(detail::raw_data(t))) + off * p.input_size[i]
+                              : splats + i * tile_bytes;
+    }
+    for (const Program::Instr& in : p.code) {
+      for (int k = 0; k < in.arity; ++k) ins[k] = regs[in.in[k]];
+      in.loop(ins, in.out == Program::kOut ? out + off * out_size : regs[in.out], len);
+    }
+  }
+}
+
+void fused_kernel(KernelContext& c) {
+  const graph::Graph& body = *body_of(c.attrs);
+  const auto& p = *static_cast<const Program*>(body.compiled(compile));
+  const int64_t n = c.outputs[0].size();
+  // With check_numerics on, the body runs op by op so that a NaN or Inf is
+  // reported by the op (and source line) that produced it.
+  bool streamable = !detail::check_numerics_enabled.load(std::memory_order_relaxed);
+  for (const Tensor& t : c.inputs) streamable &= t.size() == n || t.size() == 1;
+  if (!streamable || n == 0) {
+    if (n == 0) return;
+    std::vector<Tensor> out = p.fallback->run(c.inputs);
+    std::memcpy(detail::raw_data(c.outputs[0]), detail::raw_data(out[0]),
+                static_cast<std::size_t>(n) * dtype_size(out[0].dtype()));
+    return;
+  }
+  const int64_t tiles = (n + kTile - 1) / kTile;
+  // Split over threads by the cost of the chain, not by elements alone.
+  const int64_t grain = std::max<int64_t>(1, detail::kParallelGrain / (kTile * static_cast<int64_t>(p.code.size())));
+  detail::parallel_for(tiles, [&](int64_t b, int64_t e) { run_tiles(p, c, n, b, e); }, grain);
+}
+
+// x * y + 1 and a cast: a broadcast scalar, a full tensor, two dtypes.
+std::vector<detail::OpSample> fused_samples() {
+  auto& r = detail::OpRegistry::global();
+  auto body = std::make_shared<graph::Graph>("fused");
+  graph::Value x{body->add_parameter({DType::Float32, Shape{3}}, "in0"), 0};
+  graph::Value y{body->add_parameter({DType::Float32, Shape{}}, "in1"), 0};
+  graph::Value one{body->add_parameter({DType::Float32, Shape{}}, "in2"), 0};
+  graph::Value xy{body->add_node(r.get("Mul"), std::array{x, y}, {}, SourceLocation()), 0};
+  graph::Value s{body->add_node(r.get("Add"), std::array{xy, one}, {}, SourceLocation()), 0};
+  graph::Value d{body->add_node(r.get("Cast"), std::array{s}, detail::Attrs{{"dtype", DType::Float64}}, SourceLocation()), 0};
+  body->results().push_back(d);
+  return {{{constant({1.5f, -2.f, 3.25f}), detail::make_scalar(Scalar(2.f), DType::Float32), detail::make_scalar(Scalar(1.f), DType::Float32)}, detail::Attrs{{"body", GraphPtr(body)}}}};
+}
+
+// Fusion runs on graphs after differentiation: nothing differentiates it.
+constexpr detail::OpDef kFusedElementwise{.name = "FusedElementwise", .infer = fused_infer, .kernel = fused_kernel,
+                                          .flags = detail::kMayRunInPlace | detail::kNotDifferentiable,
+                                          .samples = fused_samples};
+
+}  // namespace
+
+const detail::OpDef& fused_elementwise_op() { return kFusedElementwise; }
+
+}  // namespace kiln::passes
+
+namespace kiln::detail {
+void register_fused_ops(OpRegistry& r) { r.add(passes::fused_elementwise_op()); }
+}  // namespace kiln::detail

@@ -1,0 +1,52 @@
+#pragma once
+// Graph optimization passes (DESIGN.md §10). Each pass rewrites a graph in
+// place and says whether it changed anything; `optimize` runs the pipeline on
+// a copy of a traced graph and on its nested graphs. No pass changes a number:
+// a rewrite is made only when the result is bitwise the same, and stateful
+// ops are never removed, merged or reordered.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "graph/graph.h"
+
+namespace kiln::passes {
+
+struct PassOptions {
+  bool inline_calls = true;    // Call nodes become the callee's nodes
+  bool fold_constants = true;  // ops on constants run once, at compile time
+  bool simplify = true;        // x*1, x-0, double transpose, cast of cast, ...
+  bool cse = true;             // identical pure nodes become one
+  bool dce = true;             // nodes no result or stateful op needs go
+  bool fuse = true;            // elementwise chains become FusedElementwise
+  // Constant folding leaves results larger than this (elements) unfolded, so
+  // graphs do not grow by baking big tensors in.
+  int64_t fold_max_elements = 1024;
+  // Fewest elementwise nodes a fused group needs (1 fuses lone ops too: the
+  // registry test uses it so that every elementwise op runs fused).
+  int fuse_min_nodes = 2;
+  // Graph::verify after each pass (default: debug builds, or KILN_VERIFY_PASSES=1).
+  bool verify = false;
+  // Writes the graph to stderr after each pass that changed it (KILN_DUMP_PASSES=1).
+  bool dump = false;
+
+  // The defaults, adjusted by the environment:
+  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,fuse (or "all")
+  //   KILN_VERIFY_PASSES=1, KILN_DUMP_PASSES=1
+  static PassOptions from_env();
+};
+
+// The optimized copy of `g` (`g` is left as traced: gradients, the verify
+// option and printing use it). Nested graphs (If/While branches and bodies)
+// are optimized too.
+std::shared_ptr<const graph::Graph> optimize(const graph::Graph& g, const PassOptions& options);
+
+// The passes, in pipeline order. Each returns whether it changed the graph.
+bool inline_calls(graph::Graph& g);
+bool fold_constants(graph::Graph& g, int64_t max_elements);
+bool simplify(graph::Graph& g);
+bool eliminate_common_subexpressions(graph::Graph& g);
+bool eliminate_dead_code(graph::Graph& g);
+bool fuse_elementwise(graph::Graph& g, int min_nodes);
+
+}  // namespace kiln::passes

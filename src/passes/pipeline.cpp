@@ -1,0 +1,110 @@
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "ops/creation.h"
+#include "passes/fused_elementwise.h"
+#include "passes/passes.h"
+#include "passes/rewrite.h"
+
+namespace kiln::passes {
+
+using graph::Graph;
+using GraphPtr = std::shared_ptr<const Graph>;
+
+const detail::OpDef& const_op_def() {
+  static const detail::OpDef& op = detail::OpRegistry::global().get("Const");
+  return op;
+}
+
+const Tensor* const_value(const graph::Node& n) {
+  if (n.op != &const_op_def()) return nullptr;
+  return &n.attrs.get<Tensor>("value");
+}
+
+std::vector<int> use_counts(const Graph& g) {
+  std::vector<int> uses(g.nodes().size(), 0);
+  for (const auto& n : g.nodes())
+    for (const graph::Value& v : n->inputs) ++uses[v.node->id];
+  for (const graph::Value& v : g.results()) ++uses[v.node->id];
+  return uses;
+}
+
+namespace {
+
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string_view(v) != "0";
+}
+
+// Optimizes the graphs held in node attrs (If branches, While bodies, Calls
+// that were not inlined), each once per distinct graph.
+bool optimize_nested(Graph& g, const PassOptions& options) {
+  bool changed = false;
+  for (const auto& n : g.nodes()) {
+    // A fused body is already straight-line code for its kernel.
+    if (n->op == &fused_elementwise_op()) continue;
+    std::vector<std::pair<std::string_view, GraphPtr>> replaced;
+    for (const auto& a : n->attrs) {
+      const auto* sub = std::get_if<GraphPtr>(&a.value);
+      if (sub && *sub) replaced.emplace_back(a.name, optimize(**sub, options));
+    }
+    for (auto& [name, sub] : replaced) n->attrs.set(name, std::move(sub));
+    changed |= !replaced.empty();
+  }
+  return changed;
+}
+
+}  // namespace
+
+PassOptions PassOptions::from_env() {
+  PassOptions o;
+#ifndef NDEBUG
+  o.verify = true;
+#endif
+  if (env_on("KILN_VERIFY_PASSES")) o.verify = true;
+  o.dump = env_on("KILN_DUMP_PASSES");
+  if (const char* off = std::getenv("KILN_DISABLE_PASSES")) {
+    std::stringstream list(off);
+    std::string name;
+    while (std::getline(list, name, ',')) {
+      bool all = name == "all";
+      if (all || name == "inline") o.inline_calls = false;
+      if (all || name == "fold") o.fold_constants = false;
+      if (all || name == "simplify") o.simplify = false;
+      if (all || name == "cse") o.cse = false;
+      if (all || name == "dce") o.dce = false;
+      if (all || name == "fuse") o.fuse = false;
+    }
+  }
+  return o;
+}
+
+std::shared_ptr<const Graph> optimize(const Graph& source, const PassOptions& options) {
+  std::shared_ptr<Graph> g = source.clone(source.name());
+  auto run = [&](const char* pass, bool enabled, auto&& fn) {
+    if (!enabled) return;
+    bool changed = fn();
+    if (options.verify) {
+      try {
+        g->verify();
+      } catch (const Internal& e) {
+        throw Internal(fmt::format("after pass {}: {}", pass, e.what()));
+      }
+    }
+    if (options.dump && changed)
+      std::cerr << fmt::format("--- graph '{}' after pass {} ---\n{}", g->name(), pass, g->to_string());
+  };
+  run("inline", options.inline_calls, [&] { return inline_calls(*g); });
+  run("nested", true, [&] { return optimize_nested(*g, options); });
+  run("fold", options.fold_constants, [&] { return fold_constants(*g, options.fold_max_elements); });
+  run("simplify", options.simplify, [&] { return simplify(*g); });
+  run("cse", options.cse, [&] { return eliminate_common_subexpressions(*g); });
+  run("dce", options.dce, [&] { return eliminate_dead_code(*g); });
+  run("fuse", options.fuse, [&] { return fuse_elementwise(*g, options.fuse_min_nodes); });
+  return g;
+}
+
+}  // namespace kiln::passes

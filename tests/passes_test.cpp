@@ -1,0 +1,284 @@
+// Graph optimization passes (src/passes): each pass on small traced graphs
+// (golden text before and after), the pipeline on nested graphs, and the
+// optimized graph computing the same bits as the traced one.
+#include "test_util.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "core/allocator.h"
+#include "exec/plan.h"
+#include "function/call_op.h"
+#include "function/tracing_context.h"
+#include "kiln/kiln.h"
+#include "passes/passes.h"
+#include "runtime/dispatch.h"
+
+using namespace kiln;
+using kiln::testing::expect_golden;
+using kiln::testing::expect_tensor;
+
+namespace {
+
+using GraphPtr = std::shared_ptr<graph::Graph>;
+
+// Traces `body` over parameters of `types` into a graph.
+template <class F>
+GraphPtr trace(const std::vector<detail::TensorType>& types, F&& body, const std::string& name = "g") {
+  auto g = std::make_shared<graph::Graph>(name);
+  function_detail::TracingContext ctx(g);
+  std::vector<Tensor> params;
+  for (std::size_t i = 0; i < types.size(); ++i) params.push_back(ctx.add_parameter(types[i], "x" + std::to_string(i)));
+  {
+    detail::DispatchHandlerGuard guard(&ctx);
+    for (const Tensor& t : body(params)) g->results().push_back(ctx.value_of(t));
+  }
+  g->verify();
+  return g;
+}
+
+detail::TensorType f32(Shape s) { return {DType::Float32, std::move(s)}; }
+
+// "before:\n<graph>after:\n<graph>" for one pass run on a copy of `g`.
+template <class Pass>
+std::string before_after(const graph::Graph& g, Pass&& pass, bool expect_change = true) {
+  GraphPtr copy = g.clone(g.name());
+  EXPECT_EQ(pass(*copy), expect_change);
+  copy->verify();
+  return "before:\n" + g.to_string() + "after:\n" + copy->to_string();
+}
+
+std::vector<Tensor> run(const graph::Graph& g, std::vector<Tensor> inputs) {
+  for (const graph::Capture& c : g.captures()) inputs.push_back(c.outer);
+  exec::Plan plan(std::shared_ptr<const graph::Graph>(std::shared_ptr<const void>(), &g));
+  return plan.run(inputs);
+}
+
+void expect_bitwise(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.dtype(), b.dtype());
+  ASSERT_EQ(a.shape(), b.shape());
+  EXPECT_EQ(std::memcmp(detail::raw_data(a), detail::raw_data(b), static_cast<std::size_t>(a.size()) * dtype_size(a.dtype())), 0);
+}
+
+// The pipeline's result computes the same bits as the traced graph.
+void expect_same_results(const graph::Graph& g, const std::vector<Tensor>& inputs,
+                         passes::PassOptions options = {}) {
+  auto opt = passes::optimize(g, options);
+  opt->verify();
+  std::vector<Tensor> want = run(g, inputs), got = run(*opt, inputs);
+  ASSERT_EQ(want.size(), got.size());
+  for (std::size_t i = 0; i < want.size(); ++i) expect_bitwise(want[i], got[i]);
+}
+
+int count_ops(const graph::Graph& g, std::string_view op) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += node->op->name == op;
+  return n;
+}
+
+}  // namespace
+
+TEST(Passes, InlineCallsCopiesTheCallee) {
+  auto callee = trace({f32(Shape{3})}, [](auto& p) { return std::vector{p[0] * p[0] + 1.f}; }, "square_plus_one");
+  auto g = trace({f32(Shape{3})}, [&](auto& p) {
+    detail::TensorList out = detail::dispatch(function_detail::call_op(false), std::span<const Tensor>(&p[0], 1),
+                                              detail::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
+                                              SourceLocation());
+    return std::vector{out[0] - 2.f};
+  });
+  expect_golden("passes_inline.txt", before_after(*g, [](graph::Graph& x) { return passes::inline_calls(x); }));
+  expect_same_results(*g, {constant({1.f, -2.f, 0.5f})});
+}
+
+TEST(Passes, InlineKeepsSideEffectsInOrder) {
+  // Standard output: a stream of its own would get an id that depends on
+  // the tests run before.
+  PrintOptions to_out{.stream = &std::cout};
+  auto callee = trace({f32(Shape{})}, [&](auto& p) {
+    kiln::print(std::string("inner"), p[0], to_out);
+    return std::vector{p[0] * 2.f};
+  }, "noisy");
+  auto g = trace({f32(Shape{})}, [&](auto& p) {
+    kiln::print(std::string("before"), to_out);
+    detail::TensorList r = detail::dispatch(function_detail::call_op(true), std::span<const Tensor>(&p[0], 1),
+                                            detail::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
+                                            SourceLocation());
+    kiln::print(std::string("after"), to_out);
+    return std::vector{r[0]};
+  });
+  GraphPtr copy = g->clone("g");
+  ASSERT_TRUE(passes::inline_calls(*copy));
+  copy->verify();
+  expect_golden("passes_inline_stateful.txt", copy->to_string());
+  ::testing::internal::CaptureStdout();
+  Tensor r = run(*copy, {constant(3.f)})[0];
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "before\ninner 3\nafter\n");
+  expect_tensor<float>(r, {}, {6.f});
+}
+
+TEST(Passes, ConstantFoldingRespectsTheSizeCap) {
+  auto g = trace({f32(Shape{4})}, [](auto& p) {
+    Tensor six = constant(2.f) * constant(3.f);
+    Tensor big = kiln::ones({2000}) * 2.f;  // over the cap: stays
+    return std::vector{p[0] + six, big};
+  });
+  expect_golden("passes_fold.txt",
+                before_after(*g, [](graph::Graph& x) { return passes::fold_constants(x, 1024); }));
+  expect_same_results(*g, {constant({1.f, 2.f, 3.f, 4.f})});
+}
+
+TEST(Passes, CseMergesPureNodesButNotStatefulOnes) {
+  auto g = std::make_shared<graph::Graph>("g");
+  auto& r = detail::OpRegistry::global();
+  graph::Value x{g->add_parameter(f32(Shape{2}), "x"), 0};
+  graph::Value a{g->add_node(r.get("Exp"), std::array{x}, {}, SourceLocation()), 0};
+  graph::Value b{g->add_node(r.get("Exp"), std::array{x}, {}, SourceLocation()), 0};
+  graph::Value s{g->add_node(r.get("Add"), std::array{a, b}, {}, SourceLocation()), 0};
+  graph::Value n1{g->add_node(r.get("RandomUniform"), {}, detail::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}}, SourceLocation()), 0};
+  graph::Value n2{g->add_node(r.get("RandomUniform"), {}, detail::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}}, SourceLocation()), 0};
+  graph::Value t{g->add_node(r.get("Sub"), std::array{n1, n2}, {}, SourceLocation()), 0};
+  g->results() = {s, t};
+  expect_golden("passes_cse.txt",
+                before_after(*g, [](graph::Graph& x) { return passes::eliminate_common_subexpressions(x); }));
+}
+
+TEST(Passes, SimplifyOnlyWhereBitsAreKept) {
+  auto g = trace({f32(Shape{2, 3}), {DType::Int32, Shape{2}}}, [](auto& p) {
+    const Tensor& x = p[0];
+    Tensor a = x * 1.f;                                    // -> x
+    Tensor b = 1.f * a;                                    // -> x
+    Tensor c = b + 0.f;                                    // stays: -0.0 + 0.0 is +0.0
+    Tensor d = c + (-0.f) - 0.f;                           // -> c
+    Tensor e = transpose(transpose(d, {1, 0}), {1, 0});    // -> d
+    Tensor f = cast(cast(e, DType::Float64), DType::Float32);  // -> e
+    Tensor h = cast(cast(f, DType::Int32), DType::Float32);    // stays: truncates
+    Tensor k = reshape(reshape(h, Shape{3, 2}), Shape{6});     // one reshape
+    Tensor m = x * constant({1.f, 1.f, 1.f});              // stays: not a single element
+    Tensor i = p[1] + 0;                                   // -> p[1]
+    return std::vector{k, m, i};
+  });
+  expect_golden("passes_simplify.txt", before_after(*g, [](graph::Graph& x) { return passes::simplify(x); }));
+  expect_same_results(*g, {constant({{-0.f, 1.5f, -2.f}, {3.f, -0.f, 7.25f}}), constant({4, -5})});
+}
+
+TEST(Passes, DeadCodeGoesButSideEffectsStay) {
+  auto g = trace({f32(Shape{2})}, [&](auto& p) {
+    Tensor unused = exp(p[0]) * 3.f;
+    kiln::print(std::string("side effect"));
+    return std::vector{p[0] + 1.f};
+  });
+  // The trace keeps `unused` (the executor skips it); DCE removes it.
+  expect_golden("passes_dce.txt", before_after(*g, [](graph::Graph& x) { return passes::eliminate_dead_code(x); }));
+}
+
+TEST(Passes, FusionMakesOneNodePerChain) {
+  auto g = trace({f32(Shape{1000}), f32(Shape{1000}), f32(Shape{4, 250})}, [](auto& p) {
+    Tensor y = tanh(p[0] * 2.f + p[1]);                  // one chain
+    Tensor shared = exp(p[1]);                            // used by a reduction too: kept as a value
+    Tensor total = kiln::sum(shared);
+    Tensor z = cast(shared * y, DType::Float64) - 1.0;    // second chain, through a cast
+    Tensor w = reshape(p[2], Shape{1000}) * y;            // reshape is not elementwise
+    return std::vector{z, total, w};
+  });
+  GraphPtr copy = g->clone("g");
+  ASSERT_TRUE(passes::fuse_elementwise(*copy, 2));
+  copy->verify();
+  expect_golden("passes_fuse.txt", "before:\n" + g->to_string() + "after:\n" + copy->to_string());
+  std::vector<Tensor> in;
+  for (int i = 0; i < 3; ++i) in.push_back(kiln::random::uniform(i == 2 ? Shape{4, 250} : Shape{1000}, -2.f, 2.f));
+  std::vector<Tensor> want = run(*g, in), got = run(*copy, in);
+  for (std::size_t i = 0; i < want.size(); ++i) expect_bitwise(want[i], got[i]);
+}
+
+TEST(Passes, FusedKernelTilesAndBroadcastsScalars) {
+  // Sizes around the tile (512) and over the parallel grain; a scalar input.
+  for (int64_t n : {1, 7, 512, 513, 5000, 100003}) {
+    auto g = trace({f32(Shape{n}), f32(Shape{}), {DType::Int32, Shape{n}}}, [](auto& p) {
+      Tensor a = sigmoid(p[0] * p[1] - 0.5f);
+      Tensor b = cast(p[2] % 7, DType::Float32);
+      return std::vector{where(a > 0.5f, a / (b + 1.f), -a)};
+    });
+    std::vector<Tensor> in{kiln::random::uniform(Shape{n}, -3.f, 3.f), constant(1.75f),
+                           cast(kiln::random::uniform(Shape{n}, 0.f, 100.f), DType::Int32)};
+    passes::PassOptions o;
+    auto opt = passes::optimize(*g, o);
+    EXPECT_EQ(count_ops(*opt, "FusedElementwise"), 1) << opt->to_string();
+    std::vector<Tensor> want = run(*g, in), got = run(*opt, in);
+    expect_bitwise(want[0], got[0]);
+  }
+}
+
+TEST(Passes, FusedKernelFallsBackForGeneralBroadcasts) {
+  // Unknown dims: the pass cannot tell that [?] and [?] broadcast as [3,1]
+  // and [4]; the kernel then runs the body op by op.
+  auto g = trace({f32(Shape{None, None}), f32(Shape{None, None})},
+                 [](auto& p) { return std::vector{exp(p[0] + p[1]) * 2.f}; });
+  auto opt = passes::optimize(*g, {});
+  EXPECT_EQ(count_ops(*opt, "FusedElementwise"), 1) << opt->to_string();
+  std::vector<Tensor> in{constant({{1.f}, {2.f}, {3.f}}), constant({{0.5f, 1.f, 1.5f, 2.f}})};
+  std::vector<Tensor> want = run(*g, in), got = run(*opt, in);
+  expect_bitwise(want[0], got[0]);
+  EXPECT_EQ(got[0].shape(), (Shape{3, 4}));
+}
+
+TEST(Passes, PipelineOptimizesNestedGraphs) {
+  auto loop = [](const Tensor& x) {
+    return kiln::while_loop([](const Tensor& v) { return kiln::sum(v) < 100.f; },
+                            [](const Tensor& v) { return v * 1.f * 1.5f + 1.f; }, x);
+  };
+  auto g = trace({f32(Shape{2})}, [&](auto& p) { return std::vector{loop(p[0])}; });
+  auto opt = passes::optimize(*g, {});
+  expect_golden("passes_nested.txt", opt->to_string());
+  Tensor x = constant({1.f, 2.f});
+  expect_same_results(*g, {x});
+  expect_bitwise(loop(x), run(*opt, {x})[0]);
+}
+
+TEST(Passes, EachPassCanBeTurnedOff) {
+  setenv("KILN_DISABLE_PASSES", "fold,fuse", 1);
+  passes::PassOptions o = passes::PassOptions::from_env();
+  EXPECT_FALSE(o.fold_constants);
+  EXPECT_FALSE(o.fuse);
+  EXPECT_TRUE(o.cse && o.simplify && o.dce && o.inline_calls);
+  setenv("KILN_DISABLE_PASSES", "all", 1);
+  o = passes::PassOptions::from_env();
+  EXPECT_FALSE(o.fold_constants || o.fuse || o.cse || o.simplify || o.dce || o.inline_calls);
+  unsetenv("KILN_DISABLE_PASSES");
+  // With every pass off the optimized graph is a copy of the traced one.
+  auto g = trace({f32(Shape{3})}, [](auto& p) { return std::vector{p[0] * 1.f + p[0]}; });
+  EXPECT_EQ(passes::optimize(*g, o)->to_string(), g->to_string());
+}
+
+TEST(Passes, DumpWritesTheGraphAfterEachPass) {
+  auto g = trace({f32(Shape{3})}, [](auto& p) { return std::vector{exp(p[0] * 1.f) + 2.f}; });
+  passes::PassOptions o;
+  o.dump = true;
+  ::testing::internal::CaptureStderr();
+  passes::optimize(*g, o);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--- graph 'g' after pass simplify ---"), std::string::npos) << err;
+  EXPECT_NE(err.find("--- graph 'g' after pass fuse ---"), std::string::npos) << err;
+  EXPECT_EQ(err.find("after pass cse"), std::string::npos) << "cse changed nothing: " << err;
+}
+
+TEST(Passes, StaticCallsAllocateNoNewBuffersAfterTheFirst) {
+  // A fused chain on static shapes: after the first call, every buffer comes
+  // from the caching allocator (the result's, reused once the caller drops
+  // it) and the fused kernel's tile scratch is kept per thread.
+  auto f = kiln::function([](const Tensor& x, const Tensor& y) {
+    Tensor z = x;
+    for (int i = 0; i < 20; ++i) z = tanh(z * 1.5f + y);
+    return kiln::sum(z) + z;
+  });
+  Tensor x = kiln::random::uniform(Shape{4096}, -1.0, 1.0), y = kiln::random::uniform(Shape{4096}, -1.0, 1.0);
+  { Tensor warm = f(x, y); }
+  { Tensor warm = f(x, y); }
+  detail::AllocatorStats before = detail::allocator_stats();
+  for (int i = 0; i < 10; ++i) {
+    Tensor r = f(x, y);
+    ASSERT_EQ(r.size(), 4096);
+  }
+  detail::AllocatorStats after = detail::allocator_stats();
+  EXPECT_EQ(after.system_allocations, before.system_allocations);
+  EXPECT_GT(after.cache_hits, before.cache_hits);
+}
