@@ -209,6 +209,8 @@ TEST(SavedModelCorrupt, GraphsAreValidatedByTheOpsThemselves) {
                         {"'cast' is not a value name"});
   expect_document_error([](Json& d) { node_of(graph_of(d, "f"), "add")["inputs"].erase(1); },
                         {"node 'add' (Add)"});
+  expect_document_error([](Json& d) { node_of(graph_of(d, "f"), "cast").erase("inputs"); },
+                        {"node 'cast' (Cast): Cast: input 0 is missing (the node has 0 inputs)"});
   // Types that do not fit: the op's own inference says so.
   expect_document_error([](Json& d) { node_of(graph_of(d, "f"), "cast")["attrs"]["dtype"] = {{"dtype", "int32"}}; },
                         {"node 'cast' (Cast): output 0: the file says float32 () but the op's type inference gives int32 ()"});

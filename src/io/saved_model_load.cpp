@@ -11,6 +11,7 @@
 #include "io/graph_json.h"
 #include "io/safetensors.h"
 #include "io/saved_model_format.h"
+#include "passes/passes.h"
 
 namespace kiln::saved_model {
 
@@ -222,7 +223,9 @@ struct LoadedBuilder {
       impl->key = std::move(key.key);
       impl->result_sizes = {};
       try {
-        impl->plan = std::make_unique<exec::Plan>(g);
+        // The file holds the graph as traced; the plan runs it optimized, as
+        // a freshly traced function does.
+        impl->plan = std::make_unique<exec::Plan>(passes::optimize(*g, passes::PassOptions::from_env()));
       } catch (const std::exception& e) {
         json_fail(w, e.what());
       }
