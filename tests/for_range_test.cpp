@@ -131,3 +131,29 @@ TEST(ForRange, Errors) {
                                 {"for_range", "start", "int32 scalar", "float32"});
   expect_error<InvalidArgument>([] { sum_of_squares(0, constant({1, 2}), 1); }, {"for_range", "limit"});
 }
+
+TEST(ForEach, OverTheRowsOfATensorEagerAndTracedWithAnUnknownLength) {
+  // for x in xs: total += x * x, and count the rows.
+  auto body = [](const Tensor& x, const Tensor& total, const Tensor& count) {
+    return std::tuple{total + x * x, count + 1};
+  };
+  Tensor xs = constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}});
+  auto [total, count] = for_each(xs, std::tuple{zeros({2}), constant(0)}, body);
+  expect_tensor<float>(total, Shape{2}, {35.f, 56.f});
+  expect_tensor<int32_t>(count, Shape{}, {3});
+
+  auto traced = function([&](const Tensor& rows) { return std::get<0>(for_each(rows, std::tuple{zeros({2}), constant(0)}, body)); },
+                         {.input_signature = std::vector{TensorSpec({None, 2})}});
+  expect_tensor<float>(traced(xs), Shape{2}, {35.f, 56.f});
+  expect_tensor<float>(traced(constant({{2.f, 1.f}})), Shape{2}, {4.f, 1.f});
+  EXPECT_EQ(traced.tracing_count(), 1);
+  expect_error<InvalidArgument>([] { for_each(constant(1.f), zeros({}), [](const Tensor& x, const Tensor& t) { return t + x; }); },
+                                {"rank >= 1"});
+}
+
+TEST(ForEach, ShapeOfGivesDimsKnownOnlyAtRunTime) {
+  expect_tensor<int32_t>(shape_of(zeros({2, 3})), Shape{2}, {2, 3});
+  expect_tensor<int32_t>(shape_of(constant(1)), Shape{0}, {});
+  auto f = function([](const Tensor& x) { return shape_of(x); }, {.input_signature = std::vector{TensorSpec({None, 3})}});
+  expect_tensor<int32_t>(f(zeros({5, 3})), Shape{2}, {5, 3});
+}

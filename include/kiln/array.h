@@ -19,6 +19,10 @@ Tensor reshape(const Tensor& x, const Shape& shape, SourceLocation loc = SourceL
 Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm = {},
                  SourceLocation loc = SourceLocation::current());
 
+// tf.shape: x's dims as an int32 vector, known when the op runs (a traced
+// graph's None dims included).
+Tensor shape_of(const Tensor& x, SourceLocation loc = SourceLocation::current());
+
 // Inserts a dim of size 1 at `axis` (in [-rank-1, rank]). Shares x's buffer.
 Tensor expand_dims(const Tensor& x, int64_t axis, SourceLocation loc = SourceLocation::current());
 

@@ -25,7 +25,9 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/array.h"
 #include "kiln/detail/trace.h"
+#include "kiln/error.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -265,6 +267,21 @@ std::remove_cvref_t<Vars> for_range(const Operand& start, const Operand& limit, 
       },
       State{b.start, loop_vars}, loc);
   return std::get<1>(std::move(final_state));
+}
+
+// for x in elements (AutoGraph's loop over a tensor): vars = body(x, vars...)
+// for each x = elements[i] along dim 0, which may be unknown while tracing.
+// Built on for_range: eagerly a plain loop, traced one While op.
+template <class Body, class Vars>
+std::remove_cvref_t<Vars> for_each(const Tensor& elements, const Vars& loop_vars, Body&& body,
+                                   SourceLocation loc = SourceLocation::current()) {
+  if (!elements.defined() || !elements.shape().has_known_rank() || elements.rank() == 0)
+    throw InvalidArgument("for_each: elements must be a tensor of rank >= 1");
+  int64_t n = elements.shape()[0];
+  Tensor limit = n >= 0 ? constant(static_cast<int32_t>(n)) : shape_of(elements, loc)[0];
+  return for_range(
+      0, limit, 1, loop_vars,
+      [&](const Tensor& i, const auto&... vars) { return body(gather(elements, i, 0, loc), vars...); }, loc);
 }
 
 // for i in range(start, limit, delta): body(i), for a body with only side

@@ -31,6 +31,8 @@ inline void unary_range(const T* x, OutOf<F, T>* o, int64_t n) {
     // GCC 12 vectorizes this over bytes (0 or 1) but not over bool loads.
     const auto* xb = reinterpret_cast<const uint8_t*>(x);
     for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(xb[i] != 0);
+  } else if constexpr (std::is_same_v<T, float> && requires { F::apply_f32(x, o, n); }) {
+    F::apply_f32(x, o, n);  // vectorized transcendentals (ops/vector_math.h)
   } else {
     for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(x[i]);
   }

@@ -17,6 +17,7 @@
 
 #include "core/parallel.h"
 #include "kiln/dtype.h"
+#include "ops/vector_math.h"
 
 namespace kiln::detail {
 
@@ -297,14 +298,30 @@ struct ReluFn {
   };
 KILN_FLOAT_UNARY_FN(SqrtFn, kParallelGrain, std::sqrt(x))
 KILN_FLOAT_UNARY_FN(RsqrtFn, kParallelGrain, T(1) / std::sqrt(x))
-KILN_FLOAT_UNARY_FN(ExpFn, kTranscendentalGrain, std::exp(x))
-KILN_FLOAT_UNARY_FN(LogFn, kTranscendentalGrain, std::log(x))
-KILN_FLOAT_UNARY_FN(Log1pFn, kTranscendentalGrain, std::log1p(x))
-KILN_FLOAT_UNARY_FN(TanhFn, kTranscendentalGrain, std::tanh(x))
-KILN_FLOAT_UNARY_FN(SigmoidFn, kTranscendentalGrain, T(1) / (T(1) + std::exp(-x)))
 KILN_FLOAT_UNARY_FN(SinFn, kTranscendentalGrain, std::sin(x))
 KILN_FLOAT_UNARY_FN(CosFn, kTranscendentalGrain, std::cos(x))
 #undef KILN_FLOAT_UNARY_FN
+
+// Transcendentals with a vectorized float32 formula (ops/vector_math.h):
+// float32 uses it everywhere (apply on one value, apply_f32 on contiguous
+// ranges, the same code), float64 the std:: function.
+#define KILN_VECTOR_UNARY_FN(Name, kernel, expr)                                       \
+  struct Name {                                                                        \
+    static constexpr uint32_t kDTypes = kFloatMask;                                    \
+    static constexpr bool kToBool = false;                                             \
+    static constexpr int64_t kGrain = kTranscendentalGrain;                            \
+    template <class T> static T apply(T x) {                                           \
+      if constexpr (std::is_same_v<T, float>) return vmath::kernel##_f32(x);           \
+      else return expr;                                                                \
+    }                                                                                  \
+    static void apply_f32(const float* x, float* o, int64_t n) { vmath::kernel##_f32(x, o, n); } \
+  };
+KILN_VECTOR_UNARY_FN(ExpFn, exp, std::exp(x))
+KILN_VECTOR_UNARY_FN(LogFn, log, std::log(x))
+KILN_VECTOR_UNARY_FN(Log1pFn, log1p, std::log1p(x))
+KILN_VECTOR_UNARY_FN(TanhFn, tanh, std::tanh(x))
+KILN_VECTOR_UNARY_FN(SigmoidFn, sigmoid, T(1) / (T(1) + std::exp(-x)))
+#undef KILN_VECTOR_UNARY_FN
 
 // ---- Ternary --------------------------------------------------------------
 // Select: cond ? x : y (kDTypes are x's and y's dtypes; cond is bool).

@@ -331,10 +331,29 @@ constexpr OpDef kTranspose{.name = "Transpose", .infer = transpose_infer,
                            .kernel = transpose_kernel, .samples = transpose_samples,
                            .gradient = transpose_grad};
 
+// ---- Shape: tf.shape, the dims as an int32 vector (known when the graph runs) ----
+void shape_infer(InferContext& c) {
+  const Shape& in = c.shape(0);
+  c.add_output(DType::Int32, Shape{in.has_known_rank() ? in.rank() : -1});
+}
+
+void shape_kernel(KernelContext& c) {
+  const Shape& in = c.in_shape(0);
+  int32_t* out = c.out<int32_t>(0);
+  for (int i = 0; i < in.rank(); ++i) out[i] = static_cast<int32_t>(in[i]);
+}
+
+std::vector<OpSample> shape_samples() {
+  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, {}}, {{constant(7)}, {}}};
+}
+
+constexpr OpDef kShape{.name = "Shape", .infer = shape_infer, .kernel = shape_kernel,
+                       .flags = kNotDifferentiable, .samples = shape_samples};
+
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kTranspose}) r.add(*op);
+  for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kTranspose, &kShape}) r.add(*op);
 }
 
 }  // namespace detail
@@ -352,6 +371,11 @@ Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm, SourceLocati
   if (p.empty() && x.defined() && x.shape().has_known_rank())  // spelled out for the graph text
     for (int i = x.rank() - 1; i >= 0; --i) p.push_back(i);
   return dispatch1(kTranspose, in, Attrs{{"perm", std::move(p)}}, loc);
+}
+
+Tensor shape_of(const Tensor& x, SourceLocation loc) {
+  const Tensor in[] = {x};
+  return dispatch1(kShape, in, Attrs{}, loc);
 }
 
 Tensor expand_dims(const Tensor& x, int64_t axis, SourceLocation loc) {
