@@ -7,7 +7,10 @@
 //
 // Flags: --epochs N, --batch-size N, --eager (train without tracing),
 // --data-dir D (default data/mnist, made by scripts/mnist_data.sh), --seed N,
-// --max-steps N (stop each epoch early; for smoke tests).
+// --max-steps N (stop each epoch early; for smoke tests), --save DIR (save
+// the trained model with a serving signature; serve it with
+//   kiln-cli run --dir DIR --signature_def serving_default
+//       --input_idx images=data/mnist/t10k-images-idx3-ubyte:0).
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -27,12 +30,13 @@ struct Flags {
   std::string data_dir = "data/mnist";
   uint64_t seed = 1;
   int max_steps = 0;  // 0: whole epochs
+  std::string save_dir;
 };
 
 [[noreturn]] void usage(const std::string& error) {
   if (!error.empty()) std::cerr << "mnist_train: " << error << "\n";
   std::cerr << "usage: mnist_train [--epochs N] [--batch-size N] [--eager] [--data-dir DIR] [--seed N] "
-               "[--max-steps N]\n";
+               "[--max-steps N] [--save DIR]\n";
   std::exit(error.empty() ? 0 : 2);
 }
 
@@ -65,6 +69,7 @@ Flags parse_flags(int argc, char** argv) {
     else if (arg == "--data-dir") f.data_dir = value;
     else if (arg == "--seed") f.seed = static_cast<uint64_t>(parse_int(arg, value, 0));
     else if (arg == "--max-steps") f.max_steps = static_cast<int>(parse_int(arg, value, 1));
+    else if (arg == "--save") f.save_dir = value;
     else usage("unknown flag " + arg);
   }
   return f;
@@ -155,6 +160,12 @@ int train(const Flags& flags) {
   for (const kiln::data::Element& batch : test) test_accuracy.update_state(batch[1], predict(batch[0]));
   double acc = test_accuracy.result().item<float>();
   fmt::print("test accuracy: {:.2f}% on {} held-out digits\n", 100 * acc, n_test);
+  if (!flags.save_dir.empty()) {
+    // Images of any batch size in, class probabilities out.
+    kiln::ConcreteFunction serve = predict.get_concrete_function(kiln::TensorSpec({kiln::None, 28, 28, 1}));
+    kiln::saved_model::save(model, flags.save_dir, {{"serving_default", {serve, {"images"}}}});
+    fmt::print("saved the model to {}\n", flags.save_dir);
+  }
 
   // The traced step against the same step run eagerly, on one batch (this
   // trains the model a few steps further, after the accuracy above).

@@ -78,3 +78,32 @@ TEST(Examples, SeedLoopPrintsTheLossFromInsideTheGraphEveryStep) {
   EXPECT_EQ(lines, 3) << out;
 }
 
+
+// The trained model, saved by mnist_train --save, served by kiln-cli on
+// digits it has not seen: the class it prints is the digit's label.
+TEST(Examples, MnistTrainSavesAModelThatKilnCliServes) {
+  if (mnist_train_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
+  std::string dir = synthetic_mnist(200, 50);
+  std::string model = (std::filesystem::temp_directory_path() / "kiln_examples_mnist_model").string();
+  std::filesystem::remove_all(model);
+  auto [status, out] = run(mnist_train_path() + " --epochs 2 --batch-size 20 --seed 3 --data-dir " + dir +
+                           " --save " + model);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("saved the model to " + model), std::string::npos) << out;
+  for (int digit : {3, 7}) {
+    // Test digit i has label i % 10.
+    auto [s, served] = run(kiln_cli_path() + " run --dir " + model + " --signature_def serving_default --input_idx images=" +
+                           dir + "/t10k-images-idx3-ubyte:" + std::to_string(digit));
+    ASSERT_EQ(s, 0) << served;
+    ASSERT_EQ(served.rfind("Result for output key output_0:\n[[", 0), 0u) << served;
+    std::vector<double> probs;
+    std::istringstream values(served.substr(served.find("[[") + 2));
+    for (double p; values >> p;) probs.push_back(p);
+    ASSERT_EQ(probs.size(), 10u) << served;
+    EXPECT_EQ(std::max_element(probs.begin(), probs.end()) - probs.begin(), digit) << served;
+  }
+  auto [s, shown] = run(kiln_cli_path() + " show --dir " + model + " --signature_def serving_default");
+  EXPECT_NE(shown.find("shape: (-1, 28, 28, 1)"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("shape: (-1, 10)"), std::string::npos) << shown;
+  std::filesystem::remove_all(model);
+}

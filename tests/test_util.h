@@ -76,5 +76,9 @@ void expect_golden(const std::string& name, const std::string& text);
 // (and hit ccache).
 std::string mnist_train_path();
 std::string mnist_seed_loop_path();
+// tests/fuzz_corpus/saved_model (the saved-model fuzz seeds) and the kiln-cli
+// executable.
+std::string saved_model_corpus_dir();
+std::string kiln_cli_path();
 
 }  // namespace kiln::testing

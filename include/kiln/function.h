@@ -120,6 +120,8 @@ class ConcreteFunction {
   std::vector<TensorSpec> outputs() const;
   // "ConcreteFunction name(arg0: float32 (None,)) -> float32 (None,)"
   std::string to_string() const;
+  // The traced graph and plan (for the saved-model writer and tools).
+  const std::shared_ptr<const detail::ConcreteImpl>& impl() const { return impl_; }
 
  private:
   Outputs call_flat(const detail::Flattener& flat) const;
@@ -142,6 +144,8 @@ class FunctionCore {
   CacheInfo cache_info() const;
   void expect_max_traces(int n);
   const FunctionOptions& options() const;
+  // Every trace in the cache, least recently used first.
+  std::vector<std::shared_ptr<const ConcreteImpl>> concrete_functions() const;
 
   struct State;
 
@@ -195,6 +199,14 @@ template <class F> class Function {
   // From now on, a trace beyond n in total throws FailedPrecondition (tests
   // use it to pin a retrace budget).
   void expect_max_traces(int n) const { core_->expect_max_traces(n); }
+  const FunctionOptions& options() const { return core_->options(); }
+  // Every graph traced so far that is still cached, least recently used first (what a
+  // saved model stores for this function).
+  std::vector<ConcreteFunction> concrete_functions() const {
+    std::vector<ConcreteFunction> out;
+    for (auto& impl : core_->concrete_functions()) out.emplace_back(std::move(impl));
+    return out;
+  }
 
  private:
   template <class R, class... Args> auto make_trace(const Args&... args) const {

@@ -26,3 +26,4 @@
 #include "kiln/nn/metrics.h"
 #include "kiln/nn/optimizers.h"
 #include "kiln/nn/progbar.h"
+#include "kiln/saved_model.h"

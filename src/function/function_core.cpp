@@ -486,6 +486,11 @@ CacheInfo FunctionCore::cache_info() const {
   return state_->info;
 }
 
+std::vector<std::shared_ptr<const ConcreteImpl>> FunctionCore::concrete_functions() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return {state_->entries.begin(), state_->entries.end()};
+}
+
 void FunctionCore::expect_max_traces(int n) {
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->max_traces = n;

@@ -144,6 +144,14 @@ Node* Graph::add_capture(const Tensor& outer, std::string_view name) {
   return n;
 }
 
+Node* Graph::add_capture(const TensorType& type, std::string_view name) {
+  Attrs attrs{{"dtype", type.dtype}, {"shape", type.shape}};
+  TensorType out[] = {type};
+  Node* n = add_node_typed(detail::placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
+  captures_.push_back({Tensor(), n});
+  return n;
+}
+
 void Graph::verify() const {
   std::unordered_set<const Node*> seen;
   std::unordered_set<std::string> names;

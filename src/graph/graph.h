@@ -71,6 +71,11 @@ class Graph {
   Node* add_parameter(const TensorType& type, std::string_view name);
   // An implicit parameter standing for `outer`.
   Node* add_capture(const Tensor& outer, std::string_view name);
+  // An implicit parameter whose outer tensor is not known yet (a graph read
+  // from a file: nested graphs are fed by their op's inputs, a function's
+  // own graph gets its variables with set_capture_source).
+  Node* add_capture(const TensorType& type, std::string_view name);
+  void set_capture_source(std::size_t i, Tensor outer) { captures_.at(i).outer = std::move(outer); }
   // Forgets the outer tensors of the captures, keeping the placeholders. A
   // nested graph (a cond branch, a loop body) is fed by its op's inputs; its
   // captures' symbolic outer tensors would keep the enclosing graph alive in

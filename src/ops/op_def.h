@@ -36,8 +36,8 @@ class InferContext {
 
   const OpDef& op() const { return op_; }
   int num_inputs() const { return num_inputs_; }
-  DType dtype(int i) const { return tensors_ ? tensors_[i].dtype() : types_[i].dtype; }
-  const Shape& shape(int i) const { return tensors_ ? tensors_[i].shape() : types_[i].shape; }
+  DType dtype(int i) const { return tensors_ ? tensors_[i].dtype() : type(i).dtype; }
+  const Shape& shape(int i) const { return tensors_ ? tensors_[i].shape() : type(i).shape; }
   // The input's value when it is known now (a concrete tensor), else nullptr.
   const Tensor* value(int i) const {
     return tensors_ && !tensors_[i].is_symbolic() ? &tensors_[i] : nullptr;
@@ -55,6 +55,15 @@ class InferContext {
   [[noreturn]] void fail_message(const std::string& message) const;
 
  private:
+  // Types-only contexts check the index: they see graphs read from files,
+  // whose nodes may lack inputs an op needs (eager calls always pass them).
+  const TensorType& type(int i) const {
+    if (i >= num_inputs_) [[unlikely]]
+      missing_input(i);
+    return types_[i];
+  }
+  [[noreturn]] void missing_input(int i) const;
+
   const OpDef& op_;
   const Tensor* tensors_ = nullptr;
   const TensorType* types_ = nullptr;

@@ -45,6 +45,10 @@ const OpDef& OpRegistry::get(std::string_view name) const {
   throw NotFound(fmt::format("no op named '{}' is registered", name));
 }
 
+void InferContext::missing_input(int i) const {
+  throw InvalidArgument(fmt::format("{}: input {} is missing (the node has {} inputs)", op_.name, i, num_inputs_));
+}
+
 void InferContext::fail_message(const std::string& message) const {
   throw InvalidArgument(fmt::format("{}: {}", op_.name, message));
 }

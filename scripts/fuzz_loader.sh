@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Fuzzes the saved-model loader with libFuzzer for a bounded time:
+#   bash scripts/fuzz_loader.sh [SECONDS=60]
+# Builds Kiln with clang (AddressSanitizer + UndefinedBehaviorSanitizer +
+# coverage) into ./build-fuzz, then runs fuzz_saved_model on a working copy of
+# the seeds in tests/fuzz_corpus/saved_model. A crash, a sanitizer report or an
+# exception other than kiln::Error fails the run and leaves the input in
+# build-fuzz/crash-* (replay: ./build-fuzz/fuzz_saved_model build-fuzz/crash-...).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+
+bash scripts/setup.sh
+# clang 16 (clang 14 lacks std::source_location), its libFuzzer runtime and
+# its OpenMP runtime, from Debian.
+missing=()
+for p in clang-16 libclang-rt-16-dev libomp-16-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "fuzz_loader: installing ${missing[*]}"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++-16 \
+  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DKILN_FUZZ=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_EXAMPLES=OFF >/dev/null
+ninja -C build-fuzz -j2 fuzz_saved_model
+
+mkdir -p build-fuzz/corpus
+cp -n tests/fuzz_corpus/saved_model/* build-fuzz/corpus/ 2>/dev/null || true
+# Leaks are not the loader's business here (the op registry lives forever).
+ASAN_OPTIONS=detect_leaks=0 ./build-fuzz/fuzz_saved_model -max_total_time="$seconds" -rss_limit_mb=4096 \
+  -max_len=65536 -timeout=10 -dict=tests/fuzz_corpus/saved_model.dict -artifact_prefix=build-fuzz/ -print_final_stats=1 build-fuzz/corpus

@@ -1,0 +1,165 @@
+// kiln-cli, driven through kiln_cli_main: show (golden, like
+// saved_model_cli), run, graph, and its errors.
+#include "saved_model_test.h"
+
+#include <kiln/saved_model.h>
+
+#include "io/cli.h"
+#include "test_util.h"
+
+using namespace kiln;
+using kiln::testing::expect_golden;
+using kiln::testing::TempDir;
+namespace sm = kiln::saved_model;
+
+namespace {
+
+struct CliResult {
+  int status;
+  std::string out, err;
+};
+
+CliResult cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int status = io::kiln_cli_main(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+// The seed's DemoModule after addprint(5), addprint(50); plus a function of
+// a child object with two traces.
+std::string save_demo(const TempDir& tmp) {
+  Variable x(constant(1.f), {.name = "demo_module/Variable:0"});
+  auto addprint = kiln::function(
+      [x](const Tensor& a) {
+        x.assign_add(a);
+        kiln::print(x);
+        return x.read_value();
+      },
+      FunctionOptions{.input_signature = std::vector<TensorSpec>{TensorSpec({}, float32)}, .name = "addprint"});
+  ::testing::internal::CaptureStderr();
+  addprint(constant(5.f));
+  addprint(constant(50.f));
+  ::testing::internal::GetCapturedStderr();
+  Variable w(constant({{1.f, 2.f}, {3.f, 4.f}}), {.name = "dense/kernel:0"});
+  auto dense = kiln::function([w](const Tensor& v) { return matmul(v, w); }, {.name = "dense", .exact_shapes = true});
+  dense(constant({{1.f, 1.f}}));
+  dense(constant({{1.f, 1.f}, {0.f, 1.f}}));
+  auto scale = kiln::function([](const Tensor& v, const Tensor& k) { return std::tuple<Tensor, Tensor>{v * cast(k, float32), k}; },
+                              {.input_signature = std::vector<TensorSpec>{TensorSpec({None, 2}, float32), TensorSpec({}, int64)}});
+  scale(constant({{1.f, 2.f}}), constant(int64_t{3}));
+  sm::Object dense_obj;
+  dense_obj.add("kernel", w).add("call", dense);
+  sm::Object root;
+  root.add("x", x).add("addprint", addprint).add("dense", dense_obj);
+  std::string dir = tmp.path("demo_model");
+  sm::save(root, dir,
+           {{"serving_default", {addprint, {"a"}}},
+            {"scale", {scale.get_concrete_function(TensorSpec({None, 2}, float32), TensorSpec({}, int64)), {"v", "k"}}}});
+  return dir;
+}
+
+}  // namespace
+
+TEST(KilnCli, ShowAllGolden) {
+  TempDir tmp;
+  std::string dir = save_demo(tmp);
+  CliResult r = cli({"show", "--dir", dir, "--all"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_golden("kiln_cli_show_all.txt", r.out);
+}
+
+TEST(KilnCli, ShowKeysAndOneSignature) {
+  TempDir tmp;
+  std::string dir = save_demo(tmp);
+  CliResult keys = cli({"show", "--dir", dir});
+  ASSERT_EQ(keys.status, 0) << keys.err;
+  EXPECT_EQ(keys.out,
+            "The given SavedModel contains the following signature_def keys:\n"
+            "SignatureDef key: \"scale\"\n"
+            "SignatureDef key: \"serving_default\"\n");
+  CliResult one = cli({"show", "--dir=" + dir, "--signature_def", "serving_default"});
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.out,
+            "signature_def['serving_default']:\n"
+            "  The given SavedModel SignatureDef contains the following input(s):\n"
+            "    inputs['a'] tensor_info:\n"
+            "        dtype: DT_FLOAT\n"
+            "        shape: ()\n"
+            "        name: serving_default_a:0\n"
+            "  The given SavedModel SignatureDef contains the following output(s):\n"
+            "    outputs['output_0'] tensor_info:\n"
+            "        dtype: DT_FLOAT\n"
+            "        shape: ()\n"
+            "        name: read_variable_1:0\n"
+            "  Method name is: kiln/serving/predict\n");
+}
+
+TEST(KilnCli, RunCallsASignature) {
+  TempDir tmp;
+  std::string dir = save_demo(tmp);
+  ::testing::internal::CaptureStderr();
+  CliResult r = cli({"run", "--dir", dir, "--signature_def", "serving_default", "--input", "a=5.0"});
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "61\n");  // kiln::print in the loaded graph
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "Result for output key output_0:\n61.0\n");
+  // Each run loads the model afresh: the variable starts from the saved 56.
+  ::testing::internal::CaptureStderr();
+  r = cli({"run", "--dir", dir, "--signature_def", "serving_default", "--input_exprs", "a=-6"});
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.out, "Result for output key output_0:\n50.0\n");
+  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "v=[[1,2],[3,4.5]]", "--input", "k=2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "Result for output key output_0:\n[[2. 4.]\n [6. 9.]]\n"
+            "Result for output key output_1:\n2\n");
+}
+
+TEST(KilnCli, RunErrors) {
+  TempDir tmp;
+  std::string dir = save_demo(tmp);
+  CliResult r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "v=[[1,2],[3]]", "--input", "k=2"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("not rectangular"), std::string::npos) << r.err;
+  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "v=[[1,2]]", "--input", "k=2.5"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--input k: element 0: expected an integer"), std::string::npos) << r.err;
+  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "v=[[1,2]]"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("input 'k' (int64 ()) is missing"), std::string::npos) << r.err;
+  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "w=1"});
+  EXPECT_NE(r.err.find("signature 'scale' has no input 'w' (inputs: v, k)"), std::string::npos) << r.err;
+  r = cli({"run", "--dir", dir, "--signature_def", "nope", "--input", "a=1"});
+  EXPECT_NE(r.err.find("no signature named 'nope' (there are: scale, serving_default)"), std::string::npos) << r.err;
+  r = cli({"run", "--dir", tmp.path("missing"), "--signature_def", "x"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+  r = cli({"frobnicate"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown command 'frobnicate'"), std::string::npos);
+  EXPECT_NE(r.err.find("usage:"), std::string::npos);
+  r = cli({"show", "--dir"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--dir needs a value"), std::string::npos);
+  r = cli({"show", "--bogus"});
+  EXPECT_NE(r.err.find("unknown option --bogus"), std::string::npos);
+}
+
+TEST(KilnCli, GraphPrintsAFunction) {
+  TempDir tmp;
+  std::string dir = save_demo(tmp);
+  CliResult r = cli({"graph", "--dir", dir, "--function", "addprint"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("AssignAddVariable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PrintV2"), std::string::npos) << r.out;
+  r = cli({"graph", "--dir", dir, "--function", "dense/call"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("// trace 1 of 2: dense(arg0: float32 (1, 2))"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("// trace 2 of 2: dense(arg0: float32 (2, 2))"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MatMul"), std::string::npos) << r.out;
+  r = cli({"graph", "--dir", dir, "--function", "serving_default", "--dot"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("digraph", 0), 0u) << r.out;
+  r = cli({"graph", "--dir", dir, "--function", "dense/nope"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no function named 'nope' (there are: call)"), std::string::npos) << r.err;
+}

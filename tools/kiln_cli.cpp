@@ -1,0 +1,12 @@
+// kiln-cli: show / run a saved model, print or draw a function's graph.
+//   kiln-cli show --dir D [--all | --signature_def NAME]
+//   kiln-cli run --dir D --signature_def NAME --input a=5.0 [--input b=[1,2]]
+//   kiln-cli graph --dir D --function NAME [--dot]
+#include <iostream>
+
+#include "io/cli.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return kiln::io::kiln_cli_main(args, std::cout, std::cerr);
+}
