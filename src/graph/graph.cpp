@@ -69,14 +69,7 @@ Node* Graph::add_node(const OpDef& op, std::span<const Value> inputs, Attrs attr
 Node* Graph::add_node_typed(const OpDef& op, std::span<const Value> inputs, Attrs attrs,
                             std::span<const TensorType> outputs, const SourceLocation& loc,
                             std::string_view name_hint) {
-  auto node = std::make_unique<Node>();
-  node->op = &op;
-  node->name = unique_name(name_hint.empty() ? default_node_name(op.name) : name_hint);
-  for (const Value& v : inputs) node->inputs.push_back(v);
-  node->attrs = std::move(attrs);
-  for (const TensorType& t : outputs) node->outputs.push_back(t);
-  node->location = loc;
-  return append(std::move(node));
+  return append(new_node(op, inputs, std::move(attrs), outputs, loc, name_hint));
 }
 
 std::unique_ptr<Node> Graph::new_node(const OpDef& op, std::span<const Value> inputs, Attrs attrs,
