@@ -215,6 +215,21 @@ void BM_Conv2D_Seed(benchmark::State& st) {
 }
 BENCHMARK(BM_Conv2D_Seed)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The same conv traced into a graph (the seeds: no speedup expected when one
+// expensive op dominates).
+void BM_Conv2D_Seed_Traced(benchmark::State& st) {
+  Tensor x = kiln::random::uniform(kiln::Shape{1, 200, 200, 100}, -1.0, 1.0, DType::Float32, 1);
+  Tensor w = kiln::random::uniform(kiln::Shape{3, 3, 100, 100}, -0.1, 0.1, DType::Float32, 2);
+  auto conv = kiln::function([](const Tensor& a, const Tensor& b) { return kiln::nn::conv2d(a, b, 1, "VALID"); });
+  for (int i = 0; i < 2; ++i) { Tensor warm = conv(x, w); }
+  for (auto _ : st) {
+    Tensor y = conv(x, w);
+    benchmark::DoNotOptimize(y.impl());
+  }
+  st.counters["FLOPS"] = benchmark::Counter(kConvFlops, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Conv2D_Seed_Traced)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // ---- Summary ---------------------------------------------------------------
 
 std::vector<bench::Row> rows(int threads) {
@@ -272,6 +287,11 @@ std::vector<bench::Row> rows(int threads) {
                  "torch eager channels_last, 2 threads"});
   out.push_back({"conv2d seed throughput", gflops("BM_Conv2D_Seed"), "GFLOP/s", true, 179,
                  "torch eager channels_last, 2 threads"});
+  out.push_back({"conv2d seed, traced",
+                 [](R r) { return r.time_ns("BM_Conv2D_Seed_Traced") / 1e6; }, "ms", false, 39.5,
+                 "torch eager channels_last, 2 threads"});
+  out.push_back({"conv2d seed, traced / eager",
+                 [](R r) { return r.time_ns("BM_Conv2D_Seed_Traced") / r.time_ns("BM_Conv2D_Seed"); }, "x", false});
   return out;
 }
 
