@@ -1,16 +1,16 @@
 // The registry-wide gradient tests (DESIGN.md §9): every op has a gradient or
 // is marked not differentiable, and every gradient agrees with central finite
 // differences on each of the op's samples (float64 where the op takes it),
-// eagerly and when the backward pass is traced into a graph.
+// eagerly and when the gradient is traced into a graph (tests/grad_check.h).
+// The tape itself is tested in autodiff_test.cpp and through layers in
+// nn_layer_grad_test.cpp.
 #include "test_util.h"
-
-#include <cmath>
+#include "grad_check.h"
 
 #include <fmt/format.h>
 
-#include "kiln/gradient.h"
 #include "ops/op_def.h"
-#include "runtime/dispatch.h"
+#include "runtime/dispatch.h"  // run_eager
 
 using namespace kiln;
 using namespace kiln::testing;
@@ -18,23 +18,6 @@ using detail::OpDef;
 using detail::OpSample;
 
 namespace {
-
-// Deterministic weights in [-1, 1] so the loss sum(w * y) sees every output
-// element with a distinct factor.
-Tensor weights_like(const Tensor& y) {
-  std::vector<double> w(static_cast<std::size_t>(y.size()));
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::sin(1.7 * static_cast<double>(i) + 0.3);
-  return cast(constant(w, y.shape()), y.dtype());
-}
-
-double weighted_sum(const detail::TensorList& outs, const std::vector<Tensor>& weights) {
-  double total = 0;
-  for (std::size_t j = 0; j < outs.size(); ++j) {
-    if (!weights[j].defined()) continue;
-    total += cast(sum(outs[j] * weights[j]), DType::Float64).item<double>();
-  }
-  return total;
-}
 
 bool floating(const Tensor& t) { return is_floating(t.dtype()); }
 
@@ -51,73 +34,6 @@ OpSample as_float64(const OpDef& op, const OpSample& s, bool* converted) {
   } catch (const Error&) {
     *converted = false;
     return s;
-  }
-}
-
-// d(sum(w_j * y_j))/d(inputs) by the tape, run eagerly or traced.
-std::vector<Tensor> tape_gradients(const OpDef& op, const OpSample& s, const std::vector<Tensor>& weights) {
-  GradientTape tape;
-  std::vector<GradientSource> sources;
-  for (const Tensor& t : s.inputs) {
-    if (floating(t)) tape.watch(t);
-    sources.emplace_back(t);
-  }
-  detail::TensorList outs = detail::dispatch(op, s.inputs, detail::Attrs(s.attrs), SourceLocation());
-  Tensor loss = constant(0.0);
-  for (std::size_t j = 0; j < outs.size(); ++j)
-    if (weights[j].defined()) loss = loss + cast(sum(outs[j] * weights[j]), DType::Float64);
-  return tape.gradient(loss, sources);
-}
-
-void check_sample(const OpDef& op, const OpSample& original, int index) {
-  bool f64 = false;
-  OpSample s = as_float64(op, original, &f64);
-  const double h = f64 ? 1e-6 : 1e-3, tol = f64 ? 1e-6 : 2e-2;
-  std::vector<Tensor> probe = s.inputs;  // run_eager may write over inputs only it holds
-  detail::TensorList outs = detail::run_eager(op, probe, s.attrs);
-  std::vector<Tensor> weights;
-  bool any_float_output = false;
-  for (const Tensor& y : outs) {
-    weights.push_back(floating(y) ? weights_like(y) : Tensor());
-    any_float_output = any_float_output || floating(y);
-  }
-  if (!any_float_output) return;  // e.g. a cast to int32: nothing to differentiate
-  std::string what = fmt::format("{} sample {}", op.name, index);
-
-  std::vector<Tensor> eager = tape_gradients(op, s, weights);
-
-  // The same backward pass traced into a graph gives the same values.
-  auto traced_fn = function([&](const std::vector<Tensor>& xs) {
-    OpSample t{xs, s.attrs};
-    std::vector<Tensor> g = tape_gradients(op, t, weights);
-    std::vector<Tensor> out;
-    for (std::size_t i = 0; i < g.size(); ++i) out.push_back(g[i].defined() ? g[i] : zeros_like(xs[i]));
-    return out;
-  });
-  std::vector<Tensor> traced = traced_fn(s.inputs);
-
-  for (std::size_t i = 0; i < s.inputs.size(); ++i) {
-    const Tensor& x = s.inputs[i];
-    if (!floating(x)) continue;
-    // No gradient means zeros (inputs that only give a shape, like x of BroadcastLike).
-    Tensor ge = eager[i].defined() ? eager[i] : zeros_like(x);
-    ASSERT_EQ(ge.shape(), x.shape()) << what << " input " << i;
-    ASSERT_EQ(ge.dtype(), x.dtype()) << what << " input " << i;
-    std::vector<double> g = cast(ge, DType::Float64).to_vector<double>();
-    std::vector<double> gt = cast(traced[i], DType::Float64).to_vector<double>();
-    std::vector<double> xv = cast(x, DType::Float64).to_vector<double>();
-    for (std::size_t k = 0; k < xv.size(); ++k) {
-      auto loss_at = [&](double v) {
-        std::vector<double> moved = xv;
-        moved[k] = v;
-        std::vector<Tensor> in = s.inputs;
-        in[i] = cast(constant(moved, x.shape()), x.dtype());
-        return weighted_sum(detail::run_eager(op, in, s.attrs), weights);
-      };
-      double numeric = (loss_at(xv[k] + h) - loss_at(xv[k] - h)) / (2 * h);
-      EXPECT_NEAR(g[k], numeric, tol * (1 + std::abs(numeric))) << what << " input " << i << " element " << k;
-      EXPECT_NEAR(gt[k], g[k], 1e-9 * (1 + std::abs(g[k]))) << what << " traced, input " << i << " element " << k;
-    }
   }
 }
 
@@ -140,7 +56,13 @@ TEST(GradientRegistry, EveryGradientMatchesFiniteDifferencesEagerAndTraced) {
       bool any_float = false;
       for (const Tensor& t : samples[i].inputs) any_float = any_float || floating(t);
       if (!any_float) continue;
-      check_sample(*op, samples[i], static_cast<int>(i));
+      bool f64 = false;
+      OpSample s = as_float64(*op, samples[i], &f64);
+      SCOPED_TRACE(fmt::format("{} sample {} ({})", op->name, i, f64 ? "float64" : "as given"));
+      // Against finite differences, then the same gradient traced into a
+      // graph (static dims) equal to eager.
+      check_op_gradient(op->name, s.inputs, s.attrs, f64 ? 1e-6 : 2e-2, f64 ? 1e-6 : 1e-3);
+      check_op_gradient_traces(op->name, s.inputs, s.attrs, 1e-9, /*unknown_dims=*/false);
       ++checked;
     }
   }

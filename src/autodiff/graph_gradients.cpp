@@ -269,7 +269,8 @@ std::optional<TensorType> variable_type(const Graph& g, const Node* placeholder)
   return std::nullopt;
 }
 
-Tensor stacked_type_prefix(const Tensor& v) { return expand_dims(v, 0).index({Slice(0, 0)}); }
+// An empty stack of `v`'s: shape [0, ...v's shape], to concatenate rows onto.
+Tensor empty_stack_like(const Tensor& v) { return expand_dims(v, 0).index({Slice(0, 0)}); }
 
 }  // namespace
 
@@ -315,8 +316,8 @@ void while_gradient(GradContext& c) {
   }
   std::vector<Tensor> fwd_in(c.inputs.begin(), c.inputs.end());
   fwd_in.push_back(constant(0));
-  for (std::size_t k = 0; k < nv; ++k) fwd_in.push_back(stacked_type_prefix(c.inputs[k]));
-  bool stateful = !body_f->stateful_nodes().empty() || !cond_f->stateful_nodes().empty();
+  for (std::size_t k = 0; k < nv; ++k) fwd_in.push_back(empty_stack_like(c.inputs[k]));
+  bool stateful = is_stateful_graph(*body1_g) || is_stateful_graph(*cond1_g);
   TensorList fwd = dispatch(function_detail::while_op(stateful), fwd_in,
                             Attrs{{"cond", cond1_g}, {"body", body1_g}}, SourceLocation());
 
@@ -393,7 +394,7 @@ void while_gradient(GradContext& c) {
   bwd_in.insert(bwd_in.end(), dcap_init.begin(), dcap_init.end());
   for (std::size_t k = 0; k < nv; ++k) bwd_in.push_back(fwd[nv + nc + 1 + k]);
   for (std::size_t j = 0; j < nc; ++j) bwd_in.push_back(c.inputs[nv + j]);
-  bool bwd_stateful = !body2_g->stateful_nodes().empty();
+  bool bwd_stateful = is_stateful_graph(*body2_g) || is_stateful_graph(*cond2_g);
   TensorList bwd = dispatch(function_detail::while_op(bwd_stateful), bwd_in,
                             Attrs{{"cond", cond2_g}, {"body", body2_g}}, SourceLocation());
   for (std::size_t m = 0; m < dv_of.size(); ++m)

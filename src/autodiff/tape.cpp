@@ -172,8 +172,9 @@ std::vector<Tensor> TapeState::gradient(const std::vector<Tensor>& targets,
   } restore{this, was_recording};
 
   // Forward: which entries lie on a path from a source.
-  std::unordered_set<const TensorImpl*> reach;
-  for (const GradientSource& s : sources) reach.insert(s.tensor().impl());
+  std::unordered_set<const TensorImpl*> source_ids;
+  for (const GradientSource& s : sources) source_ids.insert(s.tensor().impl());
+  std::unordered_set<const TensorImpl*> reach = source_ids;
   std::vector<char> relevant(entries.size(), 0);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const TapeEntry& e = entries[i];
@@ -194,9 +195,6 @@ std::vector<Tensor> TapeState::gradient(const std::vector<Tensor>& targets,
           seed.shape().to_string(), dtype_name(y.dtype()), y.shape().to_string()));
     accumulate(grads, y, std::move(seed));
   }
-
-  std::unordered_set<const TensorImpl*> source_ids;
-  for (const GradientSource& s : sources) source_ids.insert(s.tensor().impl());
 
   for (std::size_t i = entries.size(); i-- > 0;) {
     if (!relevant[i]) continue;

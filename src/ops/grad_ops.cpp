@@ -2,6 +2,9 @@
 // identity, not differentiated), SumToShapeOf / BroadcastLike (the two
 // directions of broadcasting, taking the target shape from a tensor so
 // unknown dims resolve at run time) and ReshapeLike.
+#include <algorithm>
+#include <cstring>
+
 #include "kiln/gradient.h"
 #include "ops/broadcast.h"
 #include "ops/grad_util.h"
@@ -11,13 +14,6 @@ namespace kiln {
 namespace detail {
 
 namespace {
-
-bool fully_known(const Shape& s) {
-  if (!s.has_known_rank()) return false;
-  for (int i = 0; i < s.rank(); ++i)
-    if (s[i] < 0) return false;
-  return true;
-}
 
 // ---- StopGradient ---------------------------------------------------------------
 void identity_infer(InferContext& c) { c.add_output(c.dtype(0), c.shape(0)); }
@@ -87,10 +83,29 @@ constexpr OpDef kSumToShapeOf{.name = "SumToShapeOf", .infer = sum_to_infer, .ke
 
 // ---- BroadcastLike(t, x) --------------------------------------------------------
 void broadcast_like_infer(InferContext& c) {
+  // The kernel copies raw element bytes.
+  if (c.dtype(0) == DType::String || c.dtype(0) == DType::Resource)
+    c.fail("t must be a numeric or bool tensor, got {}", dtype_name(c.dtype(0)));
   Shape joined;
   if (!broadcast_shapes(c.shape(0), c.shape(1), &joined))
     c.fail("shape {} does not broadcast to {}", c.shape(0).to_string(), c.shape(1).to_string());
   c.add_output(c.dtype(0), c.shape(1));
+}
+
+// n copies of one element of `size` bytes.
+void fill_elements(char* out, const char* element, std::size_t size, int64_t n) {
+  auto fill = [&]<class T>() {
+    T v;
+    std::memcpy(&v, element, sizeof(T));
+    std::fill_n(reinterpret_cast<T*>(out), n, v);
+  };
+  switch (size) {
+    case 1: std::memset(out, *element, static_cast<std::size_t>(n)); break;
+    case 4: fill.template operator()<uint32_t>(); break;
+    case 8: fill.template operator()<uint64_t>(); break;
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(out + i * size, element, size);
+  }
 }
 
 void broadcast_like_kernel(KernelContext& c) {
@@ -101,7 +116,7 @@ void broadcast_like_kernel(KernelContext& c) {
   char* out = static_cast<char*>(raw_data(c.outputs[0]));
   for_each_row(p, kParallelGrain, [&](const int64_t* offsets, int64_t out_offset, int64_t n) {
     if (p.inner_stride(0) == 0) {
-      for (int64_t i = 0; i < n; ++i) std::memcpy(out + (out_offset + i) * size, in + offsets[0] * size, size);
+      fill_elements(out + out_offset * size, in + offsets[0] * size, size, n);
     } else {
       std::memcpy(out + out_offset * size, in + offsets[0] * size, static_cast<std::size_t>(n) * size);
     }
@@ -152,15 +167,15 @@ Tensor apply2(const OpDef& op, const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor sum_to_shape_of(const Tensor& g, const Tensor& x) {
-  if (fully_known(g.shape()) && g.shape() == x.shape()) return g;
+  if (g.shape().is_fully_defined() && g.shape() == x.shape()) return g;
   return apply2(kSumToShapeOf, g, x);
 }
 Tensor broadcast_like(const Tensor& t, const Tensor& x) {
-  if (fully_known(t.shape()) && t.shape() == x.shape()) return t;
+  if (t.shape().is_fully_defined() && t.shape() == x.shape()) return t;
   return apply2(kBroadcastLike, t, x);
 }
 Tensor reshape_like(const Tensor& t, const Tensor& x) {
-  if (fully_known(t.shape()) && t.shape() == x.shape()) return t;
+  if (t.shape().is_fully_defined() && t.shape() == x.shape()) return t;
   return apply2(kReshapeLike, t, x);
 }
 
