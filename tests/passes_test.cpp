@@ -15,6 +15,7 @@
 #include "runtime/dispatch.h"
 
 using namespace kiln;
+using kiln::testing::expect_error;
 using kiln::testing::expect_golden;
 using kiln::testing::expect_tensor;
 
@@ -281,4 +282,24 @@ TEST(Passes, StaticCallsAllocateNoNewBuffersAfterTheFirst) {
   detail::AllocatorStats after = detail::allocator_stats();
   EXPECT_EQ(after.system_allocations, before.system_allocations);
   EXPECT_GT(after.cache_hits, before.cache_hits);
+}
+
+namespace {
+int builds = 0;
+std::shared_ptr<const void> counting_builder(const graph::Graph&) { return std::make_shared<int>(++builds); }
+std::shared_ptr<const void> other_builder(const graph::Graph&) { return std::make_shared<int>(0); }
+}  // namespace
+
+TEST(Passes, CompiledFormIsBuiltOncePerGraphByOneBuilder) {
+  auto g = trace({f32(Shape{3})}, [](auto& p) { return std::vector{exp(p[0])}; });
+  builds = 0;
+  const void* first = g->compiled(counting_builder);
+  EXPECT_EQ(g->compiled(counting_builder), first);
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(*static_cast<const int*>(first), 1);
+  // A clone is a graph of its own: it compiles again.
+  GraphPtr copy = g->clone("copy");
+  EXPECT_NE(copy->compiled(counting_builder), first);
+  EXPECT_EQ(builds, 2);
+  expect_error<Internal>([&] { g->compiled(other_builder); }, {"graph 'g'", "compiled by another builder"});
 }

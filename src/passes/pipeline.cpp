@@ -24,14 +24,6 @@ const Tensor* const_value(const graph::Node& n) {
   return &n.attrs.get<Tensor>("value");
 }
 
-std::vector<int> use_counts(const Graph& g) {
-  std::vector<int> uses(g.nodes().size(), 0);
-  for (const auto& n : g.nodes())
-    for (const graph::Value& v : n->inputs) ++uses[v.node->id];
-  for (const graph::Value& v : g.results()) ++uses[v.node->id];
-  return uses;
-}
-
 namespace {
 
 bool env_on(const char* name) {
