@@ -235,6 +235,27 @@ TEST(Passes, PipelineOptimizesNestedGraphs) {
   expect_bitwise(loop(x), run(*opt, {x})[0]);
 }
 
+TEST(Passes, NestedGraphSharedByInlinedCallsIsOptimizedOnce) {
+  auto loop = [](const Tensor& x) {
+    return kiln::while_loop([](const Tensor& v) { return kiln::sum(v) < 100.f; },
+                            [](const Tensor& v) { return v * 1.f * 1.5f + 1.f; }, x);
+  };
+  auto callee = trace({f32(Shape{2})}, [&](auto& p) { return std::vector{loop(p[0])}; }, "grow");
+  auto call = [&](const Tensor& x) {
+    return detail::dispatch(function_detail::call_op(false), std::span<const Tensor>(&x, 1),
+                            detail::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}}, SourceLocation())[0];
+  };
+  auto g = trace({f32(Shape{2}), f32(Shape{2})}, [&](auto& p) { return std::vector{call(p[0]), call(p[1])}; });
+  auto opt = passes::optimize(*g, {});
+  std::vector<const graph::Graph*> bodies;
+  for (const auto& n : opt->nodes())
+    if (n->op->name == "While") bodies.push_back(n->attrs.get<std::shared_ptr<const graph::Graph>>("body").get());
+  ASSERT_EQ(bodies.size(), 2u) << opt->to_string();
+  EXPECT_EQ(bodies[0], bodies[1]);
+  EXPECT_EQ(count_ops(*bodies[0], "FusedElementwise"), 1) << bodies[0]->to_string();
+  expect_same_results(*g, {constant({1.f, 2.f}), constant({-3.f, 0.5f})});
+}
+
 TEST(Passes, EachPassCanBeTurnedOff) {
   setenv("KILN_DISABLE_PASSES", "fold,fuse", 1);
   passes::PassOptions o = passes::PassOptions::from_env();

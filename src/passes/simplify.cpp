@@ -108,8 +108,9 @@ struct Rewriter {
       if (x) return replace(n, *x), true;
     } else if (op == "Transpose") {
       const Node& inner = *n.inputs[0].node;
-      const Shape& in_shape = g.type_of(inner.inputs.empty() ? n.inputs[0] : inner.inputs[0]).shape;
-      if (inner.op != n.op || !in_shape.has_known_rank()) return false;
+      if (inner.op != n.op) return false;
+      const Shape& in_shape = g.type_of(inner.inputs[0]).shape;
+      if (!in_shape.has_known_rank()) return false;
       int rank = in_shape.rank();
       std::vector<int64_t> p1 = full_perm(inner.attrs.get_ints("perm"), rank);
       std::vector<int64_t> p2 = full_perm(n.attrs.get_ints("perm"), rank);
