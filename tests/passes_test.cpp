@@ -15,6 +15,7 @@
 #include "runtime/dispatch.h"
 
 using namespace kiln;
+using kiln::testing::expect_error;
 using kiln::testing::expect_golden;
 using kiln::testing::expect_tensor;
 
@@ -234,6 +235,27 @@ TEST(Passes, PipelineOptimizesNestedGraphs) {
   expect_bitwise(loop(x), run(*opt, {x})[0]);
 }
 
+TEST(Passes, NestedGraphSharedByInlinedCallsIsOptimizedOnce) {
+  auto loop = [](const Tensor& x) {
+    return kiln::while_loop([](const Tensor& v) { return kiln::sum(v) < 100.f; },
+                            [](const Tensor& v) { return v * 1.f * 1.5f + 1.f; }, x);
+  };
+  auto callee = trace({f32(Shape{2})}, [&](auto& p) { return std::vector{loop(p[0])}; }, "grow");
+  auto call = [&](const Tensor& x) {
+    return detail::dispatch(function_detail::call_op(false), std::span<const Tensor>(&x, 1),
+                            detail::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}}, SourceLocation())[0];
+  };
+  auto g = trace({f32(Shape{2}), f32(Shape{2})}, [&](auto& p) { return std::vector{call(p[0]), call(p[1])}; });
+  auto opt = passes::optimize(*g, {});
+  std::vector<const graph::Graph*> bodies;
+  for (const auto& n : opt->nodes())
+    if (n->op->name == "While") bodies.push_back(n->attrs.get<std::shared_ptr<const graph::Graph>>("body").get());
+  ASSERT_EQ(bodies.size(), 2u) << opt->to_string();
+  EXPECT_EQ(bodies[0], bodies[1]);
+  EXPECT_EQ(count_ops(*bodies[0], "FusedElementwise"), 1) << bodies[0]->to_string();
+  expect_same_results(*g, {constant({1.f, 2.f}), constant({-3.f, 0.5f})});
+}
+
 TEST(Passes, EachPassCanBeTurnedOff) {
   setenv("KILN_DISABLE_PASSES", "fold,fuse", 1);
   passes::PassOptions o = passes::PassOptions::from_env();
@@ -281,4 +303,24 @@ TEST(Passes, StaticCallsAllocateNoNewBuffersAfterTheFirst) {
   detail::AllocatorStats after = detail::allocator_stats();
   EXPECT_EQ(after.system_allocations, before.system_allocations);
   EXPECT_GT(after.cache_hits, before.cache_hits);
+}
+
+namespace {
+int builds = 0;
+std::shared_ptr<const void> counting_builder(const graph::Graph&) { return std::make_shared<int>(++builds); }
+std::shared_ptr<const void> other_builder(const graph::Graph&) { return std::make_shared<int>(0); }
+}  // namespace
+
+TEST(Passes, CompiledFormIsBuiltOncePerGraphByOneBuilder) {
+  auto g = trace({f32(Shape{3})}, [](auto& p) { return std::vector{exp(p[0])}; });
+  builds = 0;
+  const void* first = g->compiled(counting_builder);
+  EXPECT_EQ(g->compiled(counting_builder), first);
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(*static_cast<const int*>(first), 1);
+  // A clone is a graph of its own: it compiles again.
+  GraphPtr copy = g->clone("copy");
+  EXPECT_NE(copy->compiled(counting_builder), first);
+  EXPECT_EQ(builds, 2);
+  expect_error<Internal>([&] { g->compiled(other_builder); }, {"graph 'g'", "compiled by another builder"});
 }

@@ -46,23 +46,9 @@ std::string location_text(const graph::Node& n) {
 Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
   const graph::Graph& gr = *graph_;
   const auto& nodes = gr.nodes();
-  // Liveness: what the results and the stateful nodes need.
-  std::vector<char> needed(nodes.size(), 0);
-  std::vector<const graph::Node*> work;
-  auto mark = [&](const graph::Node* n) {
-    if (!needed[n->id]) {
-      needed[n->id] = 1;
-      work.push_back(n);
-    }
-  };
-  for (const graph::Value& v : gr.results()) mark(v.node);
-  for (const graph::Node* n : gr.stateful_nodes()) mark(n);
-  while (!work.empty()) {
-    const graph::Node* n = work.back();
-    work.pop_back();
-    for (const graph::Value& v : n->inputs) mark(v.node);
-    for (const graph::Node* c : n->control_inputs) mark(c);
-  }
+  // What the results and the stateful nodes need (placeholders, also
+  // live, are graph-only: the caller feeds them).
+  const std::vector<char> needed = gr.live_nodes();
 
   // Slots: one per output of every node (unused ones stay empty).
   std::vector<int> first_slot(nodes.size());

@@ -85,6 +85,28 @@ std::unique_ptr<Node> Graph::new_node(const OpDef& op, std::span<const Value> in
   return node;
 }
 
+std::vector<char> Graph::live_nodes() const {
+  std::vector<char> live(nodes_.size(), 0);
+  std::vector<const Node*> work;
+  auto mark = [&](const Node* n) {
+    if (!live[n->id]) {
+      live[n->id] = 1;
+      work.push_back(n);
+    }
+  };
+  for (const Value& v : results_) mark(v.node);
+  for (const Node* n : stateful_) mark(n);
+  for (const auto& n : nodes_)
+    if (n->op == &detail::placeholder_op()) mark(n.get());
+  while (!work.empty()) {
+    const Node* n = work.back();
+    work.pop_back();
+    for (const Value& v : n->inputs) mark(v.node);
+    for (const Node* c : n->control_inputs) mark(c);
+  }
+  return live;
+}
+
 void Graph::set_nodes(std::vector<std::unique_ptr<Node>> nodes) {
   nodes_ = std::move(nodes);
   stateful_.clear();

@@ -93,6 +93,11 @@ class Graph {
   // Stateful nodes, in program order: they run on every call even when no
   // result depends on them.
   const std::vector<Node*>& stateful_nodes() const { return stateful_; }
+  // Indexed by node id: whether the node is needed, i.e. the results or a
+  // stateful node reach it through inputs and control inputs, or it is a
+  // placeholder (the call signature). The executor runs only these; DCE
+  // keeps only these.
+  std::vector<char> live_nodes() const;
 
   const TensorType& type_of(const Value& v) const { return v.node->outputs[v.index]; }
 

@@ -2,7 +2,6 @@
 // and attrs as an earlier one is replaced by it. Tracing already hash-conses
 // what the user wrote; this catches what inlining and the other passes
 // expose (a callee computing what its caller did, equal constants).
-#include <unordered_map>
 #include <unordered_set>
 
 #include "ops/creation.h"

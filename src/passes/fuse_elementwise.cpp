@@ -88,7 +88,7 @@ bool fuse_elementwise(graph::Graph& g, int min_nodes) {
     auto body = std::make_shared<graph::Graph>("fused");
     std::unordered_map<Value, Value, ValueHash> inner;  // outer value -> body value
     std::vector<Value> leaves;
-    for (const Node* m : members) {
+    for (Node* m : members) {
       detail::SmallVector<Value, 3> ins;
       for (const Value& v : m->inputs) {
         auto it = inner.find(v);
@@ -103,7 +103,7 @@ bool fuse_elementwise(graph::Graph& g, int min_nodes) {
       Node* copy = body->add_node_typed(*m->op, std::span<const Value>(ins.data(), ins.size()), m->attrs,
                                         std::span<const detail::TensorType>(m->outputs.data(), m->outputs.size()),
                                         m->location, m->name);
-      inner.emplace(Value{const_cast<Node*>(m), 0}, Value{copy, 0});
+      inner.emplace(Value{m, 0}, Value{copy, 0});
     }
     body->results().push_back(inner.at(Value{root, 0}));
     auto fused = g.new_node(fused_elementwise_op(), std::span<const Value>(leaves.data(), leaves.size()),

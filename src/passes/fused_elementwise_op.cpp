@@ -181,12 +181,12 @@ void fused_kernel(KernelContext& c) {
   const graph::Graph& body = *body_of(c.attrs);
   const auto& p = *static_cast<const Program*>(body.compiled(compile));
   const int64_t n = c.outputs[0].size();
+  if (n == 0) return;
   // With check_numerics on, the body runs op by op so that a NaN or Inf is
   // reported by the op (and source line) that produced it.
   bool streamable = !detail::check_numerics_enabled.load(std::memory_order_relaxed);
   for (const Tensor& t : c.inputs) streamable &= t.size() == n || t.size() == 1;
-  if (!streamable || n == 0) {
-    if (n == 0) return;
+  if (!streamable) {
     std::vector<Tensor> out = p.fallback->run(c.inputs);
     std::memcpy(detail::raw_data(c.outputs[0]), detail::raw_data(out[0]),
                 static_cast<std::size_t>(n) * dtype_size(out[0].dtype()));

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
+#include <unordered_map>
 
 #include "ops/creation.h"
 #include "passes/fused_elementwise.h"
@@ -24,14 +25,6 @@ const Tensor* const_value(const graph::Node& n) {
   return &n.attrs.get<Tensor>("value");
 }
 
-std::vector<int> use_counts(const Graph& g) {
-  std::vector<int> uses(g.nodes().size(), 0);
-  for (const auto& n : g.nodes())
-    for (const graph::Value& v : n->inputs) ++uses[v.node->id];
-  for (const graph::Value& v : g.results()) ++uses[v.node->id];
-  return uses;
-}
-
 namespace {
 
 bool env_on(const char* name) {
@@ -43,13 +36,19 @@ bool env_on(const char* name) {
 // that were not inlined), each once per distinct graph.
 bool optimize_nested(Graph& g, const PassOptions& options) {
   bool changed = false;
+  // Original -> optimized: a graph held by several nodes (a callee inlined
+  // twice) is optimized once and its copy shared.
+  std::unordered_map<GraphPtr, GraphPtr> optimized;
   for (const auto& n : g.nodes()) {
     // A fused body is already straight-line code for its kernel.
     if (n->op == &fused_elementwise_op()) continue;
     std::vector<std::pair<std::string_view, GraphPtr>> replaced;
     for (const auto& a : n->attrs) {
       const auto* sub = std::get_if<GraphPtr>(&a.value);
-      if (sub && *sub) replaced.emplace_back(a.name, optimize(**sub, options));
+      if (!sub || !*sub) continue;
+      GraphPtr& opt = optimized[*sub];
+      if (!opt) opt = optimize(**sub, options);
+      replaced.emplace_back(a.name, opt);
     }
     for (auto& [name, sub] : replaced) n->attrs.set(name, std::move(sub));
     changed |= !replaced.empty();

@@ -40,8 +40,4 @@ const detail::OpDef& const_op_def();
 // The Const node's value, or nullptr when `n` is not a Const.
 const Tensor* const_value(const graph::Node& n);
 
-// How many times each node's outputs are used (inputs of other nodes and
-// graph results), indexed by node id.
-std::vector<int> use_counts(const graph::Graph& g);
-
 }  // namespace kiln::passes

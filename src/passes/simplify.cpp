@@ -78,8 +78,9 @@ struct Rewriter {
   ValueMap& map;
 
   void replace(Node& n, const Value& v) { map.set({&n, 0}, v); }
-  void replace_with(Node& n, const Node& like, Value input, detail::Attrs attrs) {
-    auto r = g.new_node(*like.op, std::span<const Value>(&input, 1), std::move(attrs),
+  // A node of n's op and output types on `input` takes n's place.
+  void replace_with(Node& n, Value input, detail::Attrs attrs) {
+    auto r = g.new_node(*n.op, std::span<const Value>(&input, 1), std::move(attrs),
                         std::span<const detail::TensorType>(n.outputs.data(), n.outputs.size()), n.location,
                         n.name);
     map.set({&n, 0}, {r.get(), 0});
@@ -107,8 +108,9 @@ struct Rewriter {
       if (x) return replace(n, *x), true;
     } else if (op == "Transpose") {
       const Node& inner = *n.inputs[0].node;
-      const Shape& in_shape = g.type_of(inner.inputs.empty() ? n.inputs[0] : inner.inputs[0]).shape;
-      if (inner.op != n.op || !in_shape.has_known_rank()) return false;
+      if (inner.op != n.op) return false;
+      const Shape& in_shape = g.type_of(inner.inputs[0]).shape;
+      if (!in_shape.has_known_rank()) return false;
       int rank = in_shape.rank();
       std::vector<int64_t> p1 = full_perm(inner.attrs.get_ints("perm"), rank);
       std::vector<int64_t> p2 = full_perm(n.attrs.get_ints("perm"), rank);
@@ -119,7 +121,7 @@ struct Rewriter {
         identity &= q[k] == static_cast<int64_t>(k);
       }
       if (identity) return replace(n, inner.inputs[0]), true;
-      replace_with(n, n, inner.inputs[0], detail::Attrs{{"perm", q}});
+      replace_with(n, inner.inputs[0], detail::Attrs{{"perm", q}});
       return true;
     } else if (op == "Cast") {
       DType to = n.attrs.get_dtype("dtype");
@@ -130,14 +132,14 @@ struct Rewriter {
       DType from = g.type_of(x).dtype;
       if (!lossless(from, inner.outputs[0].dtype)) return false;
       if (from == to) return replace(n, x), true;
-      replace_with(n, n, x, detail::Attrs{{"dtype", to}});
+      replace_with(n, x, detail::Attrs{{"dtype", to}});
       return true;
     } else if (op == "Reshape") {
       const Node& inner = *n.inputs[0].node;
       const Shape& in = g.type_of(n.inputs[0]).shape;
       if (in.is_fully_defined() && in == n.outputs[0].shape) return replace(n, n.inputs[0]), true;
       if (inner.op != n.op) return false;
-      replace_with(n, n, inner.inputs[0], n.attrs);
+      replace_with(n, inner.inputs[0], n.attrs);
       return true;
     }
     return false;
