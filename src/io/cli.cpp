@@ -264,7 +264,7 @@ int run(const Args& a, std::ostream& out) {
     if (!a.has(option)) continue;
     for (const std::string& spec : a.options.at(option)) {
       auto eq = spec.find('=');
-      if (eq == std::string::npos) throw UsageError(fmt::format("--input '{}' is not NAME=VALUE", spec));
+      if (eq == std::string::npos) throw UsageError(fmt::format("--{} '{}' is not NAME=VALUE", option, spec));
       std::string name = spec.substr(0, eq);
       const TensorInfo* info = nullptr;
       for (const TensorInfo& t : sig.inputs())
@@ -275,7 +275,7 @@ int run(const Args& a, std::ostream& out) {
         throw InvalidArgument(fmt::format("signature '{}' has no input '{}' (inputs: {})", a.one("signature_def"), name,
                                           fmt::join(names, ", ")));
       }
-      if (inputs.count(name)) throw UsageError(fmt::format("--input {} given twice", name));
+      if (inputs.count(name)) throw UsageError(fmt::format("input {} given twice", name));
       std::string value = spec.substr(eq + 1);
       inputs.emplace(name, std::string(option) == "input" ? parse_value(name, value, info->dtype)
                                                           : read_idx_input(name, value, *info));

@@ -50,7 +50,9 @@ void check_name(const std::string& name, std::string_view what) {
 class Writer {
  public:
   json object(const Object& obj, const std::string& path, int depth) {
-    if (depth > 64) throw InvalidArgument("saved_model::save: the object tree is more than 64 levels deep");
+    if (depth > io::kMaxObjectDepth)
+      throw InvalidArgument(
+          fmt::format("saved_model::save: the object tree is more than {} levels deep", io::kMaxObjectDepth));
     json vars = json::object(), fns = json::object(), children = json::object();
     std::unordered_set<std::string> names;
     auto unique = [&](const std::string& name, std::string_view what) {
