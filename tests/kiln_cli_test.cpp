@@ -107,7 +107,7 @@ TEST(KilnCli, RunCallsASignature) {
   r = cli({"run", "--dir", dir, "--signature_def", "serving_default", "--input_exprs", "a=-6"});
   ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(r.out, "Result for output key output_0:\n50.0\n");
-  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "v=[[1,2],[3,4.5]]", "--input", "k=2"});
+  r = cli({"run", "--dir", dir, "--signature_def=scale", "--input", "v=[[1,2],[3,4.5]]", "--input=k=2"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out,
             "Result for output key output_0:\n[[2. 4.]\n [6. 9.]]\n"

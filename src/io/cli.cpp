@@ -65,11 +65,12 @@ Args parse_args(const std::vector<std::string>& argv) {
     s = s.substr(2);
     std::string value;
     bool inline_value = false;
-    if (auto eq = s.find('='); eq != std::string::npos && (s.substr(0, eq) == "dir" || s.substr(0, eq) == "signature_def" ||
-                                                          s.substr(0, eq) == "function")) {
-      value = s.substr(eq + 1);
-      s = s.substr(0, eq);
-      inline_value = true;
+    if (auto eq = s.find('='); eq != std::string::npos) {
+      if (auto k = known.find(s.substr(0, eq)); k != known.end() && k->second) {
+        value = s.substr(eq + 1);
+        s = s.substr(0, eq);
+        inline_value = true;
+      }
     }
     auto k = known.find(s);
     if (k == known.end()) throw UsageError(fmt::format("unknown option --{}", s));
