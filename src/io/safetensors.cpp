@@ -57,7 +57,8 @@ std::string safetensors_encode(const std::vector<NamedTensor>& tensors) {
       throw Unimplemented(fmt::format("safetensors: tensor '{}' is {}; the format holds numbers and bools only",
                                       t.name, dtype_name(t.value.dtype())));
     if (t.value.is_symbolic()) throw InvalidArgument(fmt::format("safetensors: tensor '{}' is symbolic", t.name));
-    if (header.contains(t.name)) throw Internal(fmt::format("safetensors: tensor name '{}' is used twice", t.name));
+    if (header.contains(t.name) || t.name == "__metadata__")
+      throw Internal(fmt::format("safetensors: tensor name '{}' is used twice or reserved", t.name));
     uint64_t bytes = static_cast<uint64_t>(t.value.size()) * dtype_size(t.value.dtype());
     header[t.name] = {{"dtype", dtype}, {"shape", t.value.shape().to_vector()}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
