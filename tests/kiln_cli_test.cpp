@@ -107,11 +107,42 @@ TEST(KilnCli, RunCallsASignature) {
   r = cli({"run", "--dir", dir, "--signature_def", "serving_default", "--input_exprs", "a=-6"});
   ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(r.out, "Result for output key output_0:\n50.0\n");
-  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "v=[[1,2],[3,4.5]]", "--input", "k=2"});
+  r = cli({"run", "--dir", dir, "--signature_def=scale", "--input", "v=[[1,2],[3,4.5]]", "--input=k=2"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out,
             "Result for output key output_0:\n[[2. 4.]\n [6. 9.]]\n"
             "Result for output key output_1:\n2\n");
+}
+
+// --input_idx: an IDX file of bytes (MNIST's format), whole or one row,
+// scaled to [0, 1] for a float input and shaped to fit it.
+TEST(KilnCli, RunReadsIdxInputs) {
+  TempDir tmp;
+  std::string dir = save_demo(tmp);
+  // ubyte, rank 2, dims (2, 2) big-endian, then the values.
+  kiln::testing::write_bytes(tmp.path("v.idx"), std::string("\0\0\x08\x02\0\0\0\x02\0\0\0\x02\0\xff\x33\x66", 16));
+  CliResult r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input_idx", "v=" + tmp.path("v.idx"), "--input", "k=2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "Result for output key output_0:\n[[0.  2. ]\n [0.4 0.8]]\n"
+            "Result for output key output_1:\n2\n");
+  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input_idx", "v=" + tmp.path("v.idx") + ":1", "--input", "k=1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "Result for output key output_0:\n[[0.2 0.4]]\n"
+            "Result for output key output_1:\n1\n");
+  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input_idx", "v=" + tmp.path("v.idx") + ":2", "--input", "k=1"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--input_idx v: " + tmp.path("v.idx") + " has 2 rows, no row 2"), std::string::npos) << r.err;
+  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "v=[[1,2]]", "--input_idx", "k=" + tmp.path("v.idx")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--input_idx k: 4 values do not fit the input's shape ()"), std::string::npos) << r.err;
+  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input_idx", "v"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--input_idx 'v' is not NAME=VALUE"), std::string::npos) << r.err;
+  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "v=[[1,2]]", "--input_idx", "v=" + tmp.path("v.idx")});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("input v given twice"), std::string::npos) << r.err;
 }
 
 TEST(KilnCli, RunErrors) {

@@ -323,6 +323,27 @@ TEST(SavedModel, CapturedVariablesAndConstants) {
   expect_tensor<float>(m.function("f")(constant({0.f, 0.f, 0.f}))[0], {3}, {14.f, 14.f, 14.f});
 }
 
+// Tree names that are also names variables.safetensors uses for itself (its
+// "__metadata__" entry, the "_constants/N" of captured constants) do not
+// collide with them.
+TEST(SavedModel, TreeNamesDoNotCollideWithReservedKeys) {
+  TempDir tmp;
+  Variable meta(constant(1.f), {.name = "meta"});
+  Variable zero(constant(2.f), {.name = "zero"});
+  Tensor scale = constant({3.f, 4.f});
+  auto f = kiln::function([&](const Tensor& x) { return x * scale + zero; });
+  f(constant({1.f, 1.f}));
+  sm::Object constants;
+  constants.add("0", zero);
+  sm::Object root;
+  root.add("__metadata__", meta).add("_constants", constants).add("f", f);
+  sm::save(root, tmp.path("m"));
+  sm::Loaded m = sm::load(tmp.path("m"));
+  expect_tensor<float>(m.variable("__metadata__").read_value(), {}, {1.f});
+  expect_tensor<float>(m.child("_constants").variable("0").read_value(), {}, {2.f});
+  expect_tensor<float>(m.function("f")(constant({1.f, 2.f})), {2}, {5.f, 10.f});
+}
+
 // Saving over an existing model replaces it; a failed save leaves the old
 // model complete; a directory that is not a saved model is never replaced.
 TEST(SavedModel, SaveIsAtomicAndReplacesModels) {

@@ -143,26 +143,29 @@ const void* Graph::compiled(CompileFn build) const {
   return compiled_.get();
 }
 
-Node* Graph::add_parameter(const TensorType& type, std::string_view name) {
+namespace {
+// The node of a parameter or a capture: a Placeholder of `type`.
+Node* add_placeholder(Graph& g, const TensorType& type, std::string_view name) {
   Attrs attrs{{"dtype", type.dtype}, {"shape", type.shape}};
   TensorType out[] = {type};
-  Node* n = add_node_typed(detail::placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
+  return g.add_node_typed(detail::placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
+}
+}  // namespace
+
+Node* Graph::add_parameter(const TensorType& type, std::string_view name) {
+  Node* n = add_placeholder(*this, type, name);
   parameters_.push_back(n);
   return n;
 }
 
 Node* Graph::add_capture(const Tensor& outer, std::string_view name) {
-  Attrs attrs{{"dtype", outer.dtype()}, {"shape", outer.shape()}};
-  TensorType out[] = {{outer.dtype(), outer.shape()}};
-  Node* n = add_node_typed(detail::placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
+  Node* n = add_placeholder(*this, {outer.dtype(), outer.shape()}, name);
   captures_.push_back({outer, n});
   return n;
 }
 
 Node* Graph::add_capture(const TensorType& type, std::string_view name) {
-  Attrs attrs{{"dtype", type.dtype}, {"shape", type.shape}};
-  TensorType out[] = {type};
-  Node* n = add_node_typed(detail::placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
+  Node* n = add_placeholder(*this, type, name);
   captures_.push_back({Tensor(), n});
   return n;
 }

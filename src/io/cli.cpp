@@ -65,11 +65,12 @@ Args parse_args(const std::vector<std::string>& argv) {
     s = s.substr(2);
     std::string value;
     bool inline_value = false;
-    if (auto eq = s.find('='); eq != std::string::npos && (s.substr(0, eq) == "dir" || s.substr(0, eq) == "signature_def" ||
-                                                          s.substr(0, eq) == "function")) {
-      value = s.substr(eq + 1);
-      s = s.substr(0, eq);
-      inline_value = true;
+    if (auto eq = s.find('='); eq != std::string::npos) {
+      if (auto k = known.find(s.substr(0, eq)); k != known.end() && k->second) {
+        value = s.substr(eq + 1);
+        s = s.substr(0, eq);
+        inline_value = true;
+      }
     }
     auto k = known.find(s);
     if (k == known.end()) throw UsageError(fmt::format("unknown option --{}", s));
@@ -264,7 +265,7 @@ int run(const Args& a, std::ostream& out) {
     if (!a.has(option)) continue;
     for (const std::string& spec : a.options.at(option)) {
       auto eq = spec.find('=');
-      if (eq == std::string::npos) throw UsageError(fmt::format("--input '{}' is not NAME=VALUE", spec));
+      if (eq == std::string::npos) throw UsageError(fmt::format("--{} '{}' is not NAME=VALUE", option, spec));
       std::string name = spec.substr(0, eq);
       const TensorInfo* info = nullptr;
       for (const TensorInfo& t : sig.inputs())
@@ -275,7 +276,7 @@ int run(const Args& a, std::ostream& out) {
         throw InvalidArgument(fmt::format("signature '{}' has no input '{}' (inputs: {})", a.one("signature_def"), name,
                                           fmt::join(names, ", ")));
       }
-      if (inputs.count(name)) throw UsageError(fmt::format("--input {} given twice", name));
+      if (inputs.count(name)) throw UsageError(fmt::format("input {} given twice", name));
       std::string value = spec.substr(eq + 1);
       inputs.emplace(name, std::string(option) == "input" ? parse_value(name, value, info->dtype)
                                                           : read_idx_input(name, value, *info));

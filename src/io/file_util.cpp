@@ -38,8 +38,10 @@ void write_file_synced(const fs::path& path, const std::string& bytes) {
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0)
-    throw Error(fmt::format("saved_model: cannot flush {}: {}", path.string(), errno_text()));
+  // Closed whether or not the flush worked (no descriptor leaks on failure).
+  int failed = ::fsync(fd) != 0 ? errno : 0;
+  if (::close(fd) != 0 && !failed) failed = errno;
+  if (failed) throw Error(fmt::format("saved_model: cannot flush {}: {}", path.string(), std::strerror(failed)));
 }
 
 void sync_directory(const fs::path& dir) {

@@ -61,17 +61,13 @@ void json_fail(std::string_view where, std::string_view message) {
   throw InvalidArgument(fmt::format("{}: {}", where, message));
 }
 
-namespace {
-std::string_view type_of(const json& v) { return v.type_name(); }
-}  // namespace
-
 const json& parse_object(const json& value, std::string_view where) {
-  if (!value.is_object()) json_fail(where, fmt::format("expected an object, got {}", type_of(value)));
+  if (!value.is_object()) json_fail(where, fmt::format("expected an object, got {}", value.type_name()));
   return value;
 }
 
 const json& parse_array(const json& value, std::string_view where) {
-  if (!value.is_array()) json_fail(where, fmt::format("expected an array, got {}", type_of(value)));
+  if (!value.is_array()) json_fail(where, fmt::format("expected an array, got {}", value.type_name()));
   return value;
 }
 
@@ -88,7 +84,7 @@ const json& member(const json& object, std::string_view key, std::string_view wh
 }
 
 const std::string& parse_string(const json& value, std::string_view where) {
-  if (!value.is_string()) json_fail(where, fmt::format("expected a string, got {}", type_of(value)));
+  if (!value.is_string()) json_fail(where, fmt::format("expected a string, got {}", value.type_name()));
   return value.get_ref<const std::string&>();
 }
 
@@ -98,18 +94,18 @@ int64_t parse_int(const json& value, std::string_view where) {
     if (u > static_cast<uint64_t>(INT64_MAX)) json_fail(where, fmt::format("{} does not fit in int64", u));
     return static_cast<int64_t>(u);
   }
-  if (!value.is_number_integer()) json_fail(where, fmt::format("expected an integer, got {}", type_of(value)));
+  if (!value.is_number_integer()) json_fail(where, fmt::format("expected an integer, got {}", value.type_name()));
   return value.get<int64_t>();
 }
 
 uint64_t parse_uint(const json& value, std::string_view where) {
   if (value.is_number_unsigned()) return value.get<uint64_t>();
   if (value.is_number_integer()) json_fail(where, fmt::format("{} is negative", value.get<int64_t>()));
-  json_fail(where, fmt::format("expected a non-negative integer, got {}", type_of(value)));
+  json_fail(where, fmt::format("expected a non-negative integer, got {}", value.type_name()));
 }
 
 bool parse_bool(const json& value, std::string_view where) {
-  if (!value.is_boolean()) json_fail(where, fmt::format("expected true or false, got {}", type_of(value)));
+  if (!value.is_boolean()) json_fail(where, fmt::format("expected true or false, got {}", value.type_name()));
   return value.get<bool>();
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/tensor_impl.h"
@@ -20,7 +21,6 @@ static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; this build copies it as is");
 
 namespace {
-
 
 // The reference implementation's limit: a header is metadata, not data.
 constexpr uint64_t kMaxHeaderBytes = 100u << 20;
@@ -40,6 +40,14 @@ std::string_view safetensors_dtype_name(DType dtype) {
   return {};
 }
 
+namespace {
+std::optional<DType> safetensors_dtype(std::string_view name) {
+  for (const DTypeName& d : kNames)
+    if (d.name == name) return d.dtype;
+  return std::nullopt;
+}
+}  // namespace
+
 std::string safetensors_encode(const std::vector<NamedTensor>& tensors) {
   json header = json::object();
   uint64_t offset = 0;
@@ -49,7 +57,8 @@ std::string safetensors_encode(const std::vector<NamedTensor>& tensors) {
       throw Unimplemented(fmt::format("safetensors: tensor '{}' is {}; the format holds numbers and bools only",
                                       t.name, dtype_name(t.value.dtype())));
     if (t.value.is_symbolic()) throw InvalidArgument(fmt::format("safetensors: tensor '{}' is symbolic", t.name));
-    if (header.contains(t.name)) throw Internal(fmt::format("safetensors: tensor name '{}' is used twice", t.name));
+    if (header.contains(t.name) || t.name == "__metadata__")
+      throw Internal(fmt::format("safetensors: tensor name '{}' is used twice or reserved", t.name));
     uint64_t bytes = static_cast<uint64_t>(t.value.size()) * dtype_size(t.value.dtype());
     header[t.name] = {{"dtype", dtype}, {"shape", t.value.shape().to_vector()}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
@@ -106,15 +115,11 @@ std::vector<NamedTensor> safetensors_decode(std::string_view bytes, std::string_
     Entry entry{name, DType::Float32, Shape{}, 0, 0};
     const json& dt = member(e, "dtype", where);
     if (!dt.is_string()) fail(where + ": dtype is not a string");
-    bool known = false;
-    for (const DTypeName& d : kNames)
-      if (d.name == dt.get_ref<const std::string&>()) {
-        entry.dtype = d.dtype;
-        known = true;
-      }
-    if (!known)
+    std::optional<DType> dtype = safetensors_dtype(dt.get_ref<const std::string&>());
+    if (!dtype)
       fail(fmt::format("{}: dtype '{}' is not one Kiln reads (F32, F64, I32, I64, U8, BOOL)", where,
                        dt.get_ref<const std::string&>()));
+    entry.dtype = *dtype;
     entry.shape = parse_shape(member(e, "shape", where), where + ": shape", /*allow_unknown=*/false);
     const json& off = member(e, "data_offsets", where);
     if (!off.is_array() || off.size() != 2) fail(where + ": data_offsets is not a [begin, end] pair");

@@ -10,6 +10,8 @@ namespace kiln::io {
 inline constexpr std::string_view kDocumentFile = "saved_model.json";
 inline constexpr std::string_view kVariablesFile = "variables.safetensors";
 inline constexpr std::string_view kFormatName = "kiln.saved_model";
+// How deep an object tree (or a module's submodules) may nest, on save and on load.
+inline constexpr int kMaxObjectDepth = 64;
 
 // Loads from the two files' bytes (what load does after reading them; the
 // fuzz target calls it directly). `what` names the model in errors.

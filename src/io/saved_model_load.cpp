@@ -18,14 +18,13 @@ namespace kiln::saved_model {
 namespace {
 constexpr uint64_t kMaxDocumentBytes = uint64_t{1} << 30;
 constexpr uint64_t kMaxVariablesBytes = uint64_t{1} << 36;
-constexpr int kMaxObjectDepth = 64;
 
 using io::json;
 using io::json_fail;
 
+// `t` is concrete, so its rank is known and is_compatible_with compares the ranks.
 bool fits(const Tensor& t, DType dtype, const Shape& shape) {
-  return t.dtype() == dtype && shape.is_compatible_with(t.shape()) &&
-         (!shape.has_known_rank() || shape.rank() == t.rank());
+  return t.dtype() == dtype && shape.is_compatible_with(t.shape());
 }
 
 std::string type_text(DType dtype, const Shape& shape) {
@@ -96,14 +95,20 @@ Outputs LoadedFunction::call(const std::vector<Tensor>& args) const {
 }
 
 namespace {
-template <class T>
-const T& find_named(const std::vector<std::pair<std::string, T>>& items, const std::string& name, const char* what) {
-  for (const auto& [n, v] : items)
-    if (n == name) return v;
+// NotFound for `name`, listing the names `items` (pairs or a map) holds.
+template <class Items>
+[[noreturn]] void not_found(const Items& items, const std::string& name, const char* what) {
   std::vector<std::string> names;
   for (const auto& [n, v] : items) names.push_back(n);
   throw NotFound(fmt::format("saved model: no {} named '{}' (there are: {})", what, name,
                              names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+}
+
+template <class T>
+const T& find_named(const std::vector<std::pair<std::string, T>>& items, const std::string& name, const char* what) {
+  for (const auto& [n, v] : items)
+    if (n == name) return v;
+  not_found(items, name, what);
 }
 }  // namespace
 
@@ -129,10 +134,7 @@ std::vector<Variable> LoadedObject::variables() const {
 const LoadedSignature& Loaded::signature(const std::string& name) const {
   auto it = signatures_.find(name);
   if (it != signatures_.end()) return it->second;
-  std::vector<std::string> names;
-  for (const auto& [n, s] : signatures_) names.push_back(n);
-  throw NotFound(fmt::format("saved model: no signature named '{}' (there are: {})", name,
-                             names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+  not_found(signatures_, name, "signature");
 }
 
 // ---- the reader ------------------------------------------------------------------
@@ -221,7 +223,6 @@ struct LoadedBuilder {
         key.spec(TensorSpec(p->outputs[0].shape, p->outputs[0].dtype));
       }
       impl->key = std::move(key.key);
-      impl->result_sizes = {};
       try {
         // The file holds the graph as traced; the plan runs it optimized, as
         // a freshly traced function does.
@@ -242,7 +243,8 @@ struct LoadedBuilder {
 
   void read_object(const json& j, LoadedObject& out, const std::string& path, int depth) {
     std::string w = fmt::format("{}: object {}", what, path.empty() ? "<root>" : "'" + path + "'");
-    if (depth > kMaxObjectDepth) json_fail(w, fmt::format("objects are nested more than {} deep", kMaxObjectDepth));
+    if (depth > io::kMaxObjectDepth)
+      json_fail(w, fmt::format("objects are nested more than {} deep", io::kMaxObjectDepth));
     io::parse_object(j, w);
     std::unordered_set<std::string> names;
     auto check = [&](const std::string& name) {

@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "io/saved_model_format.h"
 #include "kiln/module.h"
-#include "kiln/saved_model.h"
 
 namespace kiln::saved_model {
 
@@ -32,7 +32,8 @@ std::string unique(std::unordered_set<std::string>& taken, const std::string& ba
 }
 
 Object object_of(const Module& m, int depth) {
-  if (depth > 64) throw InvalidArgument("saved_model::save: modules are nested more than 64 deep");
+  if (depth > io::kMaxObjectDepth)
+    throw InvalidArgument(fmt::format("saved_model::save: modules are nested more than {} deep", io::kMaxObjectDepth));
   std::vector<std::shared_ptr<Module>> subs = m.submodules();
   std::unordered_set<const Module*> nested;  // below some other submodule
   for (const auto& s : subs)

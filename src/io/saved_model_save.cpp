@@ -50,7 +50,9 @@ void check_name(const std::string& name, std::string_view what) {
 class Writer {
  public:
   json object(const Object& obj, const std::string& path, int depth) {
-    if (depth > 64) throw InvalidArgument("saved_model::save: the object tree is more than 64 levels deep");
+    if (depth > io::kMaxObjectDepth)
+      throw InvalidArgument(
+          fmt::format("saved_model::save: the object tree is more than {} levels deep", io::kMaxObjectDepth));
     json vars = json::object(), fns = json::object(), children = json::object();
     std::unordered_set<std::string> names;
     auto unique = [&](const std::string& name, std::string_view what) {
@@ -130,7 +132,7 @@ class Writer {
         if (c.outer.dtype() == DType::Resource) {
           captures.push_back({{"variable", captured_variable_key(c.outer)}});
         } else if (!io::safetensors_dtype_name(c.outer.dtype()).empty()) {
-          std::string key = fmt::format("_constants/{}", constants_.size());
+          std::string key = unique_key(fmt::format("_constants/{}", constants_.size()));
           constants_.push_back({key, c.outer});
           captures.push_back({{"constant", key}});
         } else {
@@ -182,11 +184,19 @@ class Writer {
       throw FailedPrecondition(fmt::format("saved_model::save: variable '{}' has no value yet (it is initialized "
                                            "from a function's arguments when that function first runs)",
                                            s.name));
+    std::string unique = unique_key(key);
+    by_state_.emplace(&s, unique);
+    variables_.push_back({unique, s.name, value, trainable});
+    return unique;
+  }
+
+  // A tensor name of variables.safetensors: variables' paths and constants'
+  // keys share one namespace (a child "_constants" may hold a variable "0"),
+  // and the header's own "__metadata__" entry is no tensor's.
+  std::string unique_key(const std::string& key) {
     std::string unique = key;
     for (int n = 1; keys_.count(unique); ++n) unique = fmt::format("{}_{}", key, n);
     keys_.insert(unique);
-    by_state_.emplace(&s, unique);
-    variables_.push_back({unique, s.name, value, trainable});
     return unique;
   }
 
@@ -217,7 +227,7 @@ class Writer {
   std::unordered_map<const void*, int> function_index_;
   std::vector<Saved> variables_;
   std::unordered_map<const void*, std::string> by_state_;
-  std::unordered_set<std::string> keys_;
+  std::unordered_set<std::string> keys_{"__metadata__"};
   std::vector<io::NamedTensor> constants_;
 };
 
