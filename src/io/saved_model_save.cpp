@@ -120,10 +120,16 @@ class Writer {
                                           "function capture the variable instead)",
                                           where, p->name));
       int graph_index;
+      // Name the function, keeping the error's kind (a graph that cannot be
+      // saved, a malformed one, bad text).
       try {
         graph_index = graphs_.add(g);
-      } catch (const Error& e) {
+      } catch (const Unimplemented& e) {
         throw Unimplemented(fmt::format("{}: {}", where, e.what()));
+      } catch (const Internal& e) {
+        throw Internal(fmt::format("{}: {}", where, e.what()));
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(fmt::format("{}: {}", where, e.what()));
       }
       json captures = json::array();
       for (const graph::Capture& c : g.captures()) {
