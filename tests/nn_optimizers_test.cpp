@@ -91,6 +91,29 @@ TEST(NnOptimizers, Float64VariablesAndLearningRateChanges) {
   expect_tensor<double>(w.read_value(), {1}, {0.25});
 }
 
+// apply_gradients computes the step's rate once per dtype and shares it among
+// the variables: each variable still moves as it does when trained alone.
+TEST(NnOptimizers, AdamOverMixedDtypesMovesEachVariableAsAlone) {
+  Variable a(constant({1.f, -2.f}), {.name = "a"}), b(constant({0.5, 3.0}), {.name = "b"}),
+      c(constant({4.f}), {.name = "c"});
+  Variable a_alone(constant({1.f, -2.f}), {.name = "a"}), b_alone(constant({0.5, 3.0}), {.name = "b"}),
+      c_alone(constant({4.f}), {.name = "c"});
+  nn::Adam together(0.1), for_a(0.1), for_b(0.1), for_c(0.1);
+  for (int step = 0; step < 3; ++step) {
+    Tensor ga = constant({0.3f * static_cast<float>(step + 1), -1.f});
+    Tensor gb = constant({2.0, -0.25 * step}), gc = constant({1.f - static_cast<float>(step)});
+    together.apply_gradients({ga, gb, gc}, {a, b, c});
+    for_a.apply_gradients({ga}, {a_alone});
+    for_b.apply_gradients({gb}, {b_alone});
+    for_c.apply_gradients({gc}, {c_alone});
+    expect_tensor<float>(a.read_value(), {2}, a_alone.read_value().to_vector<float>());
+    expect_tensor<double>(b.read_value(), {2}, b_alone.read_value().to_vector<double>());
+    expect_tensor<float>(c.read_value(), {1}, c_alone.read_value().to_vector<float>());
+  }
+  EXPECT_NE(a.read_value().to_vector<float>()[0], 1.f);
+  EXPECT_NE(b.read_value().to_vector<double>()[0], 0.5);
+}
+
 TEST(NnOptimizers, SkipsUndefinedGradientsAndRejectsBadInput) {
   Variable a(1.f, {.name = "a"}), b(constant({1.f, 1.f}), {.name = "b"});
   nn::Adam adam;

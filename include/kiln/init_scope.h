@@ -7,6 +7,12 @@
 // Tensors of the graph being traced cannot be used inside the scope.
 namespace kiln {
 
+namespace detail {
+class DispatchHandler;
+}
+
+// The same save/clear/restore as detail::DispatchHandlerGuard(nullptr), kept
+// out of this public header.
 class InitScope {
  public:
   InitScope();
@@ -15,7 +21,7 @@ class InitScope {
   InitScope& operator=(const InitScope&) = delete;
 
  private:
-  void* saved_;  // the tracing handler, restored on exit
+  detail::DispatchHandler* saved_;  // the tracing handler, restored on exit
 };
 
 }  // namespace kiln

@@ -49,44 +49,34 @@ Tensor Conv2D::call(const Tensor& x, bool) {
   return activation_(y);
 }
 
-namespace {
-void init_pool(const std::string& who, const Size2D& pool_size, const Pool2DOptions& options, int64_t& ph,
-               int64_t& pw, int64_t& sh, int64_t& sw, bool& same) {
-  std::tie(ph, pw) = size2d(pool_size, who, "pool_size");
-  if (options.strides) std::tie(sh, sw) = size2d(*options.strides, who, "strides");
-  else sh = ph, sw = pw;
-  same = is_same_padding(options.padding, who);
-}
-}  // namespace
-
-MaxPool2D::MaxPool2D(Size2D pool_size, Pool2DOptions options)
-    : Layer("max_pooling2d", std::move(options.name), std::move(options.input_shape)) {
-  init_pool(fmt::format("MaxPooling2D '{}'", name()), pool_size, options, ph_, pw_, sh_, sw_, same_);
+Pool2D::Pool2D(std::string_view kind, std::string_view label, Size2D pool_size, Pool2DOptions options)
+    : Layer(kind, std::move(options.name), std::move(options.input_shape)) {
+  std::string who = fmt::format("{} '{}'", label, name());
+  std::tie(ph_, pw_) = size2d(pool_size, who, "pool_size");
+  if (options.strides) std::tie(sh_, sw_) = size2d(*options.strides, who, "strides");
+  else sh_ = ph_, sw_ = pw_;
+  same_ = is_same_padding(options.padding, who);
 }
 
-Shape MaxPool2D::compute_output_shape(const Shape& input_shape) const {
+Shape Pool2D::compute_output_shape(const Shape& input_shape) const {
   return output_shape_2d(input_shape, ph_, pw_, sh_, sw_, same_, input_shape.rank() == 4 ? input_shape[3] : None,
                          describe());
 }
+
+MaxPool2D::MaxPool2D(Size2D pool_size, Pool2DOptions options)
+    : Pool2D("max_pooling2d", "MaxPooling2D", pool_size, std::move(options)) {}
 
 Tensor MaxPool2D::call(const Tensor& x, bool) {
   check_rank(x.shape(), 4);
-  return max_pool2d(x, {ph_, pw_}, {sh_, sw_}, same_ ? Padding::Same : Padding::Valid);
+  return max_pool2d(x, window(), strides(), padding());
 }
 
 AvgPool2D::AvgPool2D(Size2D pool_size, Pool2DOptions options)
-    : Layer("average_pooling2d", std::move(options.name), std::move(options.input_shape)) {
-  init_pool(fmt::format("AveragePooling2D '{}'", name()), pool_size, options, ph_, pw_, sh_, sw_, same_);
-}
-
-Shape AvgPool2D::compute_output_shape(const Shape& input_shape) const {
-  return output_shape_2d(input_shape, ph_, pw_, sh_, sw_, same_, input_shape.rank() == 4 ? input_shape[3] : None,
-                         describe());
-}
+    : Pool2D("average_pooling2d", "AveragePooling2D", pool_size, std::move(options)) {}
 
 Tensor AvgPool2D::call(const Tensor& x, bool) {
   check_rank(x.shape(), 4);
-  return avg_pool2d(x, {ph_, pw_}, {sh_, sw_}, same_ ? Padding::Same : Padding::Valid);
+  return avg_pool2d(x, window(), strides(), padding());
 }
 
 }  // namespace kiln::nn

@@ -9,6 +9,7 @@
 #include "kiln/math.h"
 #include "kiln/nn_ops.h"
 #include "kiln/reduce.h"
+#include "nn/sparse_labels.h"
 
 namespace kiln::nn {
 
@@ -43,15 +44,7 @@ int64_t num_classes(const char* fn, const Tensor& y_pred) {
 Tensor sparse_labels(const char* fn, const Tensor& y_true, const Tensor& y_pred, int64_t classes,
                      SourceLocation loc) {
   if (!y_true.defined()) throw InvalidArgument(fmt::format("{}: y_true is a null tensor", fn));
-  Tensor labels = y_true;
-  const Shape& ps = y_pred.shape();
-  if (labels.rank() == ps.rank() && labels.rank() > 0 && labels.shape()[labels.rank() - 1] == 1)
-    labels = squeeze(labels, {-1}, loc);
-  Shape expected = ps;
-  expected.erase(ps.rank() - 1);
-  if (!labels.shape().is_compatible_with(expected))
-    throw InvalidArgument(fmt::format("{}: y_true has shape {} but y_pred of shape {} needs labels of shape {}", fn,
-                                      y_true.shape().to_string(), ps.to_string(), expected.to_string()));
+  Tensor labels = layer_detail::squeeze_sparse_labels(fn, y_true, y_pred, loc);
   if (labels.dtype() == DType::Bool || labels.dtype() == DType::String)
     throw InvalidArgument(fmt::format("{}: y_true must hold class numbers, got {}", fn, dtype_name(labels.dtype())));
   if (labels.dtype() != DType::Int64) labels = cast(labels, DType::Int64, loc);
@@ -65,6 +58,20 @@ Tensor sparse_labels(const char* fn, const Tensor& y_true, const Tensor& y_pred,
 }
 
 }  // namespace
+
+Tensor layer_detail::squeeze_sparse_labels(const char* fn, const Tensor& y_true, const Tensor& y_pred,
+                                           SourceLocation loc) {
+  Tensor labels = y_true;
+  const Shape& ps = y_pred.shape();
+  if (labels.rank() == ps.rank() && labels.rank() > 0 && labels.shape()[labels.rank() - 1] == 1)
+    labels = squeeze(labels, {-1}, loc);
+  Shape expected = ps;
+  expected.erase(ps.rank() - 1);
+  if (!labels.shape().is_compatible_with(expected))
+    throw InvalidArgument(fmt::format("{}: y_true has shape {} but y_pred of shape {} needs labels of shape {}", fn,
+                                      y_true.shape().to_string(), ps.to_string(), expected.to_string()));
+  return labels;
+}
 
 Tensor sparse_categorical_crossentropy(const Tensor& y_true, const Tensor& y_pred, bool from_logits,
                                        SourceLocation loc) {

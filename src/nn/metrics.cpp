@@ -7,6 +7,7 @@
 #include "kiln/error.h"
 #include "kiln/math.h"
 #include "kiln/reduce.h"
+#include "nn/sparse_labels.h"
 
 namespace kiln::nn {
 
@@ -16,14 +17,7 @@ Tensor sparse_categorical_accuracy(const Tensor& y_true, const Tensor& y_pred, S
   if (!is_floating(y_pred.dtype()))
     throw InvalidArgument(fmt::format("{}: y_pred must be float32 or float64, got {}", fn, dtype_name(y_pred.dtype())));
   if (y_pred.rank() < 1) throw InvalidArgument(fmt::format("{}: y_pred must have a class dim, got a scalar", fn));
-  Tensor labels = y_true;
-  if (labels.rank() == y_pred.rank() && labels.rank() > 0 && labels.shape()[labels.rank() - 1] == 1)
-    labels = squeeze(labels, {-1}, loc);
-  Shape expected = y_pred.shape();
-  expected.erase(expected.rank() - 1);
-  if (!labels.shape().is_compatible_with(expected))
-    throw InvalidArgument(fmt::format("{}: y_true has shape {} but y_pred of shape {} needs labels of shape {}", fn,
-                                      y_true.shape().to_string(), y_pred.shape().to_string(), expected.to_string()));
+  Tensor labels = layer_detail::squeeze_sparse_labels(fn, y_true, y_pred, loc);
   if (labels.dtype() != DType::Int64) labels = cast(labels, DType::Int64, loc);
   Tensor predicted = argmax(y_pred, y_pred.rank() - 1, DType::Int64, loc);
   return cast(kiln::equal(predicted, labels, loc), y_pred.dtype(), loc);

@@ -77,17 +77,16 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vec
 
   Tensor step = iterations_.read_value(loc) + 1;
   Tensor lr = learning_rate_var_.read_value(loc);
-  // The rate and the step in each variable dtype (float32, float64),
-  // converted once.
-  Tensor lr_as[2], step_as[2];
+  // The step's rate in each variable dtype (float32, float64), computed once.
+  Tensor rate_as[2];
   static const std::vector<Variable> kNoSlots;
   for (std::size_t i = 0; i < vars.size(); ++i) {
     if (!grads[i].defined()) continue;
     DType d = vars[i].dtype();
     int k = d == DType::Float64;
-    if (!lr_as[k].defined()) lr_as[k] = cast(lr, d, loc), step_as[k] = cast(step, d, loc);
+    if (!rate_as[k].defined()) rate_as[k] = step_rate(cast(lr, d, loc), step, loc);
     const std::vector<Variable>& slots = slot_names_.empty() ? kNoSlots : slots_.at(vars[i].state().get());
-    apply_dense(grads[i], vars[i], slots, lr_as[k], step_as[k], loc);
+    apply_dense(grads[i], vars[i], slots, rate_as[k], loc);
   }
   iterations_.assign_add(1, loc);
 }
@@ -102,7 +101,7 @@ SGD::SGD(double learning_rate, SGDOptions options)
 }
 
 void SGD::apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& lr,
-                      const Tensor&, SourceLocation loc) {
+                      SourceLocation loc) {
   if (momentum_ == 0) {
     var.assign_sub(lr * grad, loc);
     return;
@@ -124,10 +123,14 @@ Adam::Adam(double learning_rate, AdamOptions options)
   if (!(epsilon_ > 0)) throw InvalidArgument(fmt::format("{}: epsilon must be > 0, got {}", name(), epsilon_));
 }
 
-void Adam::apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& lr,
-                       const Tensor& step, SourceLocation loc) {
+Tensor Adam::step_rate(const Tensor& lr, const Tensor& step, SourceLocation loc) const {
+  Tensor t = cast(step, lr.dtype(), loc);
+  return lr * sqrt(1 - pow(beta_2_, t, loc), loc) / (1 - pow(beta_1_, t, loc));
+}
+
+void Adam::apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots,
+                       const Tensor& alpha, SourceLocation loc) {
   const Variable &m_slot = slots[0], &v_slot = slots[1];
-  Tensor alpha = lr * sqrt(1 - pow(beta_2_, step, loc), loc) / (1 - pow(beta_1_, step, loc));
   Tensor m = m_slot.read_value(loc) * beta_1_ + grad * (1 - beta_1_);
   Tensor v = v_slot.read_value(loc) * beta_2_ + square(grad, loc) * (1 - beta_2_);
   m_slot.assign(m, loc);

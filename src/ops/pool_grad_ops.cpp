@@ -270,7 +270,9 @@ Attrs pool_attrs(std::vector<int64_t> ksize, std::vector<int64_t> strides, const
                {"padding", std::string(padding)}};
 }
 
-// (input, dy): ties in the inputs (period 11) exercise the first-maximum rule.
+// (input, dy). The inputs have no ties (7 * i mod 101 repeats only after 101
+// elements): the finite differences the gradient registry checks these with
+// are not defined at a tie. NnGrad.MaxPoolGradGoesToTheFirstMaximum tests ties.
 std::vector<OpSample> pool_grad_samples() {
   return {
       {{ramp<float>({1, 4, 5, 2}, 7, 101, -5.0), ramp<float>({1, 2, 3, 2}, 3, 5, -2.0)},

@@ -29,12 +29,6 @@ namespace detail {
 
 namespace {
 
-bool is_index_dtype(DType d) { return d == DType::Int32 || d == DType::Int64; }
-
-int64_t index_at(const Tensor& t, int64_t k) {
-  return t.dtype() == DType::Int32 ? data_of<int32_t>(t)[k] : data_of<int64_t>(t)[k];
-}
-
 // Input positions: the indices input is there only in the 4-input form.
 struct RowsLayout {
   bool indexed;

@@ -29,8 +29,6 @@ namespace {
 
 constexpr uint8_t kUnwritten = 0, kWritten = 1, kCleared = 2;
 
-bool is_index_dtype(DType d) { return d == DType::Int32 || d == DType::Int64; }
-
 std::string type_text(DType d, const Shape& s) { return fmt::format("{} {}", dtype_name(d), s.to_string()); }
 
 bool is_unshaped(const Shape& buffer) { return buffer.rank() == 1 && buffer[0] == 0; }
@@ -51,19 +49,9 @@ Shape drop_leading(const Shape& s, int n) {
   return out;
 }
 
-Shape prepend(int64_t dim, const Shape& s) {
-  if (!s.has_known_rank()) return Shape::unknown_rank();
-  Shape out;
-  out.push_back(dim);
-  for (int64_t d : s) out.push_back(d);
-  return out;
-}
-
-// Both shapes could describe the same value (unknown dims match anything).
-bool compatible(const Shape& a, const Shape& b) { return a.is_compatible_with(b) && b.is_compatible_with(a); }
-
-int64_t index_at(const Tensor& t, int64_t k) {
-  return t.dtype() == DType::Int32 ? data_of<int32_t>(t)[k] : data_of<int64_t>(t)[k];
+Shape prepend(int64_t dim, Shape s) {
+  if (s.has_known_rank()) s.insert(0, dim);
+  return s;
 }
 
 // Checks the first three inputs are a TensorArray's state.
@@ -157,7 +145,7 @@ void write_infer(InferContext& c, WriteKind kind) {
   bool may_be_unshaped = buffer.rank() == 1 && buffer[0] <= 0;
   Shape held = may_be_unshaped ? Shape::unknown_rank() : element_of(buffer);
   for (const Shape* want : std::initializer_list<const Shape*>{&declared, &held})
-    if (!compatible(*want, element))
+    if (!want->is_compatible_with(element))
       c.fail("the TensorArray holds elements of shape {}, got {} of shape {}", want->to_string(),
              kind == WriteKind::Write ? "a value" : "values", value.to_string());
   // The element dims: the buffer's where it has them, else the value's.

@@ -8,6 +8,6 @@ namespace kiln {
 
 InitScope::InitScope() : saved_(detail::thread_state.handler) { detail::thread_state.handler = nullptr; }
 
-InitScope::~InitScope() { detail::thread_state.handler = static_cast<detail::DispatchHandler*>(saved_); }
+InitScope::~InitScope() { detail::thread_state.handler = saved_; }
 
 }  // namespace kiln

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/nn/layer.h"
@@ -92,33 +93,40 @@ struct Pool2DOptions {
   std::string name;
 };
 
-// Max / average over pool_size windows of NHWC inputs.
-class MaxPool2D : public Layer {
+// Max / average over pool_size windows of NHWC inputs: the window geometry
+// the two pooling layers share.
+class Pool2D : public Layer {
  public:
-  explicit MaxPool2D(Size2D pool_size = 2, Pool2DOptions options = {});
-  std::string class_name() const override { return "MaxPooling2D"; }
   Shape compute_output_shape(const Shape& input_shape) const override;
 
  protected:
-  Tensor call(const Tensor& x, bool training) override;
+  // `kind` as Layer's; `label` ("MaxPooling2D") starts the construction errors.
+  Pool2D(std::string_view kind, std::string_view label, Size2D pool_size, Pool2DOptions options);
+  Size2D window() const { return {ph_, pw_}; }
+  Size2D strides() const { return {sh_, sw_}; }
+  Padding padding() const { return same_ ? Padding::Same : Padding::Valid; }
 
  private:
   int64_t ph_, pw_, sh_, sw_;
   bool same_;
 };
 
-class AvgPool2D : public Layer {
+class MaxPool2D : public Pool2D {
  public:
-  explicit AvgPool2D(Size2D pool_size = 2, Pool2DOptions options = {});
-  std::string class_name() const override { return "AveragePooling2D"; }
-  Shape compute_output_shape(const Shape& input_shape) const override;
+  explicit MaxPool2D(Size2D pool_size = 2, Pool2DOptions options = {});
+  std::string class_name() const override { return "MaxPooling2D"; }
 
  protected:
   Tensor call(const Tensor& x, bool training) override;
+};
 
- private:
-  int64_t ph_, pw_, sh_, sw_;
-  bool same_;
+class AvgPool2D : public Pool2D {
+ public:
+  explicit AvgPool2D(Size2D pool_size = 2, Pool2DOptions options = {});
+  std::string class_name() const override { return "AveragePooling2D"; }
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
 };
 
 struct LayerOptions {

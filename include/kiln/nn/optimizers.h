@@ -39,10 +39,13 @@ class Optimizer : public Module {
   // `slot_names`: the slots made for every variable on its first
   // apply_gradients, in the order apply_dense receives them.
   Optimizer(std::string name, double learning_rate, std::vector<std::string> slot_names);
-  // One variable's update. `lr` is the learning rate in the variable's dtype,
-  // `step` the 1-based step count, as a float of that dtype.
+  // The rate this step applies, from `lr` (the learning rate in a variable
+  // dtype) and `step` (the 1-based step count, int64). Computed once per
+  // dtype per apply_gradients, not once per variable. Default: `lr`.
+  virtual Tensor step_rate(const Tensor& lr, const Tensor& /*step*/, SourceLocation) const { return lr; }
+  // One variable's update; `rate` is step_rate's, in the variable's dtype.
   virtual void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots,
-                           const Tensor& lr, const Tensor& step, SourceLocation loc) = 0;
+                           const Tensor& rate, SourceLocation loc) = 0;
 
  private:
   void create_state(const std::vector<Variable>& vars);
@@ -69,8 +72,8 @@ class SGD : public Optimizer {
   explicit SGD(double learning_rate = 0.01, SGDOptions options = {});
 
  protected:
-  void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& lr,
-                   const Tensor& step, SourceLocation loc) override;
+  void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& rate,
+                   SourceLocation loc) override;
 
  private:
   double momentum_;
@@ -92,8 +95,10 @@ class Adam : public Optimizer {
   explicit Adam(double learning_rate = 0.001, AdamOptions options = {});
 
  protected:
-  void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& lr,
-                   const Tensor& step, SourceLocation loc) override;
+  // lr * sqrt(1 - beta2^t) / (1 - beta1^t).
+  Tensor step_rate(const Tensor& lr, const Tensor& step, SourceLocation loc) const override;
+  void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& rate,
+                   SourceLocation loc) override;
 
  private:
   double beta_1_, beta_2_, epsilon_;
