@@ -2,26 +2,30 @@
 
 #include <fmt/format.h>
 
-#include <vector>
+#include <algorithm>
+#include <cctype>
 
 #include "kiln/error.h"
-#include "ops/nn_internal.h"
 
 namespace kiln::nn::layer_detail {
 
 std::pair<int64_t, int64_t> size2d(const Size2D& size, const std::string& layer, const char* what) {
-  // The ops' normal form: {h, w} when valid, else the values as given.
-  std::vector<int64_t> v = detail::size2d_attr(size);
-  if (v.size() != 2)
+  const auto& v = size.values();
+  std::pair<int64_t, int64_t> hw;
+  if (v.size() == 1) hw = {v[0], v[0]};
+  else if (v.size() == 2) hw = {v[0], v[1]};
+  else if (v.size() == 4 && v[0] == 1 && v[3] == 1) hw = {v[1], v[2]};
+  else
     throw InvalidArgument(fmt::format("{}: {} must be one number, {{h, w}} or {{1, h, w, 1}}, got {} values",
                                       layer, what, v.size()));
-  if (v[0] <= 0 || v[1] <= 0)
-    throw InvalidArgument(fmt::format("{}: {} must be positive, got ({}, {})", layer, what, v[0], v[1]));
-  return {v[0], v[1]};
+  if (hw.first <= 0 || hw.second <= 0)
+    throw InvalidArgument(fmt::format("{}: {} must be positive, got ({}, {})", layer, what, hw.first, hw.second));
+  return hw;
 }
 
 bool is_same_padding(const PaddingArg& padding, const std::string& layer) {
-  std::string p = detail::padding_attr(padding);
+  std::string p = padding.name();
+  std::transform(p.begin(), p.end(), p.begin(), [](unsigned char c) { return std::toupper(c); });
   if (p == "SAME") return true;
   if (p == "VALID") return false;
   throw InvalidArgument(fmt::format("{}: padding must be \"same\" or \"valid\", got \"{}\"", layer, padding.name()));
