@@ -10,6 +10,9 @@
 
 namespace kiln::detail {
 
+// Indices (gather, TensorArray rows) are int32 or int64.
+inline bool is_index_dtype(DType d) { return d == DType::Int32 || d == DType::Int64; }
+
 // Calls f.template operator()<E>() with a type of the dtype's element size:
 // shape ops only move elements, so one instantiation per size is enough.
 template <class F> decltype(auto) visit_element(DType dtype, F&& f) {

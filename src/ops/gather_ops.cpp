@@ -13,7 +13,6 @@ namespace detail {
 
 namespace {
 
-bool is_index_dtype(DType d) { return d == DType::Int32 || d == DType::Int64; }
 
 // "[1, 2]": the position of flat element `i` of a tensor of `shape`.
 std::string position(const Shape& shape, int64_t i) {

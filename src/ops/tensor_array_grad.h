@@ -2,6 +2,7 @@
 // The TensorArray ops' gradient functions (tensor_array_grad_ops.cpp), for
 // their OpDefs in tensor_array_ops.cpp, and the index helpers both files use.
 #include "core/tensor_impl.h"
+#include "ops/array_util.h"
 #include "ops/op_def.h"
 
 namespace kiln::detail {
@@ -13,7 +14,6 @@ void tensor_array_stack_grad(GradContext& c);    // Stack, Concat
 // TensorArrayWriteRows and TensorArrayWriteGrad, the ops these are made of.
 void register_tensor_array_grad_ops(OpRegistry& registry);
 
-inline bool is_index_dtype(DType d) { return d == DType::Int32 || d == DType::Int64; }
 // Element k of an int32 or int64 index tensor.
 inline int64_t index_at(const Tensor& t, int64_t k) {
   return t.dtype() == DType::Int32 ? data_of<int32_t>(t)[k] : data_of<int64_t>(t)[k];
