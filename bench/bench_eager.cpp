@@ -112,13 +112,8 @@ void BM_Elementwise_EagerMulAdd(benchmark::State& st) {
 }
 BENCHMARK(BM_Elementwise_EagerMulAdd)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-struct AlignedFree {
-  void operator()(float* p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<float[], AlignedFree>;
-Buffer aligned_floats(int64_t n) {
-  return Buffer(static_cast<float*>(std::aligned_alloc(64, static_cast<std::size_t>(n) * sizeof(float))));
-}
+using bench::aligned_floats;
+using Buffer = bench::AlignedFloats;
 
 // What a fusing compiler would emit: one pass, no temporaries, output
 // preallocated, over the same OpenMP threads Kiln uses.
@@ -166,19 +161,7 @@ void BM_Elementwise_Memcpy(benchmark::State& st) { memcpy_bench(st, true); }
 
 // A plain copy loop over the threads (as torch's copy_ kernel): unlike
 // glibc's memcpy for large sizes it uses ordinary stores, as Kiln's kernels do.
-void BM_Elementwise_CopyLoop(benchmark::State& st) {
-  Buffer src = aligned_floats(kBig), dst = aligned_floats(kBig);
-  float* out = dst.get();
-  const float* in = src.get();
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < kBig; ++i) src[i] = 1, out[i] = 0;
-  for (auto _ : st) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < kBig; ++i) out[i] = in[i];
-    benchmark::ClobberMemory();
-  }
-  st.SetBytesProcessed(st.iterations() * kBig * 8);
-}
+void BM_Elementwise_CopyLoop(benchmark::State& st) { bench::copy_loop(st, kBig); }
 BENCHMARK(BM_Elementwise_CopyLoop)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_Elementwise_Memcpy1Thread(benchmark::State& st) { memcpy_bench(st, false); }
 BENCHMARK(BM_Elementwise_Memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();

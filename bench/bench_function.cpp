@@ -251,17 +251,7 @@ BENCHMARK(BM_MulAdd16M_Traced)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The practical memory limit in the same run: a 64 MiB copy loop over the
 // threads (ordinary stores, like the fused kernel), 8 B per element.
-void BM_CopyLoop16M(benchmark::State& st) {
-  std::vector<float> src(static_cast<std::size_t>(kBig), 1.f), dst(static_cast<std::size_t>(kBig), 0.f);
-  const float* in = src.data();
-  float* out = dst.data();
-  for (auto _ : st) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < kBig; ++i) out[i] = in[i];
-    benchmark::ClobberMemory();
-  }
-  st.SetBytesProcessed(st.iterations() * kBig * 8);
-}
+void BM_CopyLoop16M(benchmark::State& st) { bench::copy_loop(st, kBig); }
 BENCHMARK(BM_CopyLoop16M)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // ---- Summary ---------------------------------------------------------------

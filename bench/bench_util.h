@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,33 @@ inline int configure_threads() {
   if (const char* env = std::getenv("KILN_BENCH_THREADS")) threads = std::max(1, std::atoi(env));
   omp_set_num_threads(threads);
   return threads;
+}
+
+// ---- Memory-bandwidth references -----------------------------------------
+
+struct AlignedFree {
+  void operator()(float* p) const { std::free(p); }
+};
+using AlignedFloats = std::unique_ptr<float[], AlignedFree>;
+inline AlignedFloats aligned_floats(int64_t n) {
+  return AlignedFloats(static_cast<float*>(std::aligned_alloc(64, static_cast<std::size_t>(n) * sizeof(float))));
+}
+
+// A plain parallel copy loop over n floats, compiled like Kiln's kernels: the
+// bandwidth an elementwise op can hope for. Buffers are first touched by the
+// threads that copy them.
+inline void copy_loop(benchmark::State& st, int64_t n) {
+  AlignedFloats src = aligned_floats(n), dst = aligned_floats(n);
+  float* out = dst.get();
+  const float* in = src.get();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) src[i] = 1, out[i] = 0;
+  for (auto _ : st) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i];
+    benchmark::ClobberMemory();
+  }
+  st.SetBytesProcessed(st.iterations() * n * 8);
 }
 
 // ---- Results --------------------------------------------------------------
