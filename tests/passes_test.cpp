@@ -2,6 +2,7 @@
 // (golden text before and after), the pipeline on nested graphs, and the
 // optimized graph computing the same bits as the traced one.
 #include "test_util.h"
+#include "graph_test_util.h"
 
 #include <cstring>
 #include <sstream>
@@ -15,30 +16,16 @@
 #include "runtime/dispatch.h"
 
 using namespace kiln;
+using kiln::testing::expect_bitwise;
 using kiln::testing::expect_error;
 using kiln::testing::expect_golden;
 using kiln::testing::expect_tensor;
+using kiln::testing::f32;
+using kiln::testing::trace;
 
 namespace {
 
 using GraphPtr = std::shared_ptr<graph::Graph>;
-
-// Traces `body` over parameters of `types` into a graph.
-template <class F>
-GraphPtr trace(const std::vector<detail::TensorType>& types, F&& body, const std::string& name = "g") {
-  auto g = std::make_shared<graph::Graph>(name);
-  function_detail::TracingContext ctx(g);
-  std::vector<Tensor> params;
-  for (std::size_t i = 0; i < types.size(); ++i) params.push_back(ctx.add_parameter(types[i], "x" + std::to_string(i)));
-  {
-    detail::DispatchHandlerGuard guard(&ctx);
-    for (const Tensor& t : body(params)) g->results().push_back(ctx.value_of(t));
-  }
-  g->verify();
-  return g;
-}
-
-detail::TensorType f32(Shape s) { return {DType::Float32, std::move(s)}; }
 
 // "before:\n<graph>after:\n<graph>" for one pass run on a copy of `g`.
 template <class Pass>
@@ -55,11 +42,6 @@ std::vector<Tensor> run(const graph::Graph& g, std::vector<Tensor> inputs) {
   return plan.run(inputs);
 }
 
-void expect_bitwise(const Tensor& a, const Tensor& b) {
-  ASSERT_EQ(a.dtype(), b.dtype());
-  ASSERT_EQ(a.shape(), b.shape());
-  EXPECT_EQ(std::memcmp(detail::raw_data(a), detail::raw_data(b), static_cast<std::size_t>(a.size()) * dtype_size(a.dtype())), 0);
-}
 
 // The pipeline's result computes the same bits as the traced graph.
 void expect_same_results(const graph::Graph& g, const std::vector<Tensor>& inputs,

@@ -49,6 +49,7 @@ Buffer* allocate_buffer(DType dtype, int64_t count) {
   b->dtype = dtype;
   b->count = count;
   b->capacity = capacity;
+  b->elements = static_cast<char*>(block) + Buffer::kHeaderBytes;
   if (dtype == DType::String) {
     auto* s = static_cast<std::string*>(b->data());
     for (int64_t i = 0; i < count; ++i) new (s + i) std::string();
@@ -59,8 +60,25 @@ Buffer* allocate_buffer(DType dtype, int64_t count) {
   return b;
 }
 
+Buffer* make_slice(void* header, Buffer* arena, DType dtype, int64_t count, void* elements) {
+  Buffer* b = new (header) Buffer();
+  b->dtype = dtype;
+  b->count = count;
+  b->capacity = 0;
+  b->elements = elements;
+  b->parent = arena;
+  retain(arena);
+  return b;
+}
+
 void release(Buffer* b) noexcept {
   if (b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (Buffer* arena = b->parent) {
+    // Slices hold POD elements only; the header's memory belongs to the arena.
+    // refs stays 0: the executor reads it to see that the slice is gone.
+    release(arena);
+    return;
+  }
   if (b->dtype == DType::String) {
     auto* s = static_cast<std::string*>(b->data());
     for (int64_t i = 0; i < b->count; ++i) s[i].~basic_string();
@@ -96,6 +114,14 @@ Tensor make_tensor_view(DType dtype, const Shape& shape, Buffer* buffer) {
   impl->dtype = dtype;
   impl->shape = shape;
   retain(buffer);
+  impl->buffer = buffer;
+  return Tensor(impl);
+}
+
+Tensor adopt_buffer(DType dtype, const Shape& shape, Buffer* buffer) {
+  TensorImpl* impl = new_impl();
+  impl->dtype = dtype;
+  impl->shape = shape;
   impl->buffer = buffer;
   return Tensor(impl);
 }

@@ -15,15 +15,25 @@ struct Node;
 namespace kiln::detail {
 
 // A block of element storage, shared by tensors that view the same values
-// (reshape, identity). The header lives at the start of its allocation.
+// (reshape, identity). An owning buffer's header lives at the start of its
+// allocation, its elements right after. A slice (a value placed in an
+// executor's arena, see exec/memory_plan.h) has its header in the arena too
+// and its elements at a planned offset; it keeps the arena alive.
 struct Buffer {
   std::atomic<int32_t> refs{1};
   DType dtype;
   int64_t count;         // elements
-  std::size_t capacity;  // bytes of the whole block, header included
-  void* data() { return reinterpret_cast<char*>(this) + kHeaderBytes; }
+  std::size_t capacity;  // bytes of the whole block, header included (0 for a slice)
+  void* elements;
+  Buffer* parent = nullptr;  // the arena a slice lives in
+  void* data() const { return elements; }
   static constexpr std::size_t kHeaderBytes = 64;
 };
+static_assert(sizeof(Buffer) <= Buffer::kHeaderBytes);
+
+// A slice of `arena` holding `count` POD elements at `elements`, its header
+// constructed at `header` (kHeaderBytes inside the arena). Retains the arena.
+Buffer* make_slice(void* header, Buffer* arena, DType dtype, int64_t count, void* elements);
 
 // A buffer for `count` elements of `dtype`. Strings are default-constructed;
 // other values are left uninitialized.
@@ -44,6 +54,8 @@ struct TensorImpl : TensorHeader {
 Tensor make_tensor(DType dtype, const Shape& shape);
 // A new concrete tensor that shares `buffer` (which must hold enough elements).
 Tensor make_tensor_view(DType dtype, const Shape& shape, Buffer* buffer);
+// A new concrete tensor taking over the caller's reference to `buffer`.
+Tensor adopt_buffer(DType dtype, const Shape& shape, Buffer* buffer);
 // A new symbolic tensor.
 Tensor make_symbolic(DType dtype, const Shape& shape, graph::Node* node, int output_index,
                      std::shared_ptr<void> graph_owner);

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <unordered_map>
 
 #include "runtime/dispatch.h"
 
@@ -43,6 +42,106 @@ std::string location_text(const graph::Node& n) {
 
 }  // namespace
 
+// A call's slots. The vectors are recycled per thread (a stack of them,
+// since steps run nested plans), so a call does not allocate its frame.
+class Plan::Frame {
+ public:
+  explicit Frame(int num_slots) {
+    Pool* pool = pool_();
+    if (pool && !pool->free.empty()) {
+      slots_ = pool->free.back();
+      pool->free.pop_back();
+    } else {
+      slots_ = new std::vector<Tensor>();
+    }
+    slots_->resize(static_cast<std::size_t>(num_slots));
+  }
+  ~Frame() {
+    slots_->clear();
+    Pool* pool = pool_();
+    if (pool && pool->free.size() < Pool::kMax) {
+      pool->free.push_back(slots_);
+      return;
+    }
+    delete slots_;
+  }
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+  Tensor& operator[](int slot) { return (*slots_)[static_cast<std::size_t>(slot)]; }
+
+ private:
+  struct Pool {
+    static constexpr std::size_t kMax = 64;
+    std::vector<std::vector<Tensor>*> free;
+    ~Pool() {
+      for (auto* v : free) delete v;
+      free.clear();
+      gone = true;
+    }
+    static inline thread_local bool gone = false;
+  };
+  // nullptr once the thread's pool is destroyed (at thread exit).
+  static Pool* pool_() {
+    thread_local Pool pool;
+    return Pool::gone ? nullptr : &pool;
+  }
+  std::vector<Tensor>* slots_;
+};
+
+namespace {
+
+// One call's arena: a single buffer holding the planned values' headers
+// and elements; each value retains it, so it lives as long as they do.
+class Arena {
+ public:
+  Arena(const MemoryPlan& plan, bool enabled)
+      : plan_(plan),
+        buffer_(enabled && plan.arena_bytes ? detail::allocate_buffer(DType::UInt8, plan.arena_bytes) : nullptr) {}
+  ~Arena() {
+    if (buffer_) detail::release(buffer_);
+  }
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+  bool active() const { return buffer_ != nullptr; }
+
+  Tensor value(int allocation, const Shape& shape) const {
+    const MemoryPlan::Allocation& a = plan_.allocations[static_cast<std::size_t>(allocation)];
+    detail::Buffer* slice = detail::make_slice(header(allocation), buffer_, a.dtype, a.count,
+                                               base() + plan_.data_start + a.offset);
+    return detail::adopt_buffer(a.dtype, shape, slice);
+  }
+  // Whether the values whose lifetime ends with `step` are all released;
+  // if one is still held (a kernel kept it), their bytes are not free.
+  bool released_after(std::size_t step) const {
+    for (int a : plan_.ends[step])
+      if (static_cast<const detail::Buffer*>(header(a))->refs.load(std::memory_order_acquire) != 0) return false;
+    return true;
+  }
+
+ private:
+  char* base() const { return static_cast<char*>(buffer_->data()); }
+  void* header(int allocation) const {
+    return base() + static_cast<std::size_t>(allocation) * detail::Buffer::kHeaderBytes;
+  }
+  const MemoryPlan& plan_;
+  detail::Buffer* buffer_;
+};
+
+// Runs a step whose outputs have places in the arena.
+detail::TensorList run_in_arena(const Step& step, std::span<const Tensor> inputs, const Arena& arena) {
+  const graph::Node& n = *step.node;
+  detail::TensorList outs(n.outputs.size());
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    int a = step.arena_allocation[k];
+    const detail::TensorType& t = n.outputs[k];
+    outs[k] = a >= 0 ? arena.value(a, t.shape) : detail::make_tensor(t.dtype, t.shape);
+  }
+  detail::run_kernel_into(*n.op, inputs, n.attrs, outs, &n.location);
+  return outs;
+}
+
+}  // namespace
+
 Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
   const graph::Graph& gr = *graph_;
   const auto& nodes = gr.nodes();
@@ -79,24 +178,26 @@ Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
   std::vector<char> used_later(num_slots_, 0);
   for (int s : result_slots_) used_later[s] = 1;
   for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
+    for (int s : it->outputs) it->output_read.push_back(used_later[s] != 0);
     for (std::size_t k = it->inputs.size(); k-- > 0;) {
       int s = it->inputs[k];
       it->last_use[k] = !used_later[s];
       used_later[s] = 1;
     }
   }
+  memory_ = plan_memory(gr, steps_, num_slots_, input_slots_, result_slots_);
 }
 
-Plan::Frame Plan::new_frame(std::size_t num_inputs) const {
+void Plan::check_inputs(std::size_t num_inputs) const {
   if (num_inputs != input_slots_.size())
     throw Internal(fmt::format("plan of '{}' takes {} inputs, got {}", graph_->name(),
                                input_slots_.size(), num_inputs));
-  return Frame(static_cast<std::size_t>(num_slots_));
 }
 
 std::vector<Tensor> Plan::run(std::span<const Tensor> inputs,
                               std::vector<std::vector<Tensor>>* all_values) const {
-  Frame frame = new_frame(inputs.size());
+  check_inputs(inputs.size());
+  Frame frame(num_slots_);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     detail::require_concrete(inputs[i], "running a graph");
     frame[input_slots_[i]] = inputs[i];
@@ -105,7 +206,8 @@ std::vector<Tensor> Plan::run(std::span<const Tensor> inputs,
 }
 
 std::vector<Tensor> Plan::run_consuming(std::span<Tensor> inputs, std::size_t consumed) const {
-  Frame frame = new_frame(inputs.size());
+  check_inputs(inputs.size());
+  Frame frame(num_slots_);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     detail::require_concrete(inputs[i], "running a graph");
     frame[input_slots_[i]] = i < consumed ? std::move(inputs[i]) : inputs[i];
@@ -114,27 +216,34 @@ std::vector<Tensor> Plan::run_consuming(std::span<Tensor> inputs, std::size_t co
 }
 
 std::vector<Tensor> Plan::execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const {
+  const bool keep_all = all_values != nullptr;
+  // Keeping every value (all_values) defeats the sharing the plan assumes.
+  Arena arena(memory_, !keep_all);
+  bool arena_usable = arena.active();
   detail::SmallVector<Tensor, 4> args;
-  for (const Step& step : steps_) {
-    args.clear();
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    const Step& step = steps_[i];
     for (std::size_t k = 0; k < step.inputs.size(); ++k) {
       Tensor& slot = frame[step.inputs[k]];
-      if (step.last_use[k] && !all_values) args.push_back(std::move(slot));
+      if (step.last_use[k] && !keep_all) args.push_back(std::move(slot));
       else args.push_back(slot);
     }
     const graph::Node& n = *step.node;
     try {
       std::span<const Tensor> in(args.data(), args.size());
-      detail::TensorList outs =
-          step.static_types
-              ? detail::run_kernel(*n.op, in, n.attrs,
-                                   std::span<const detail::TensorType>(n.outputs.data(), n.outputs.size()),
-                                   &n.location)
-              : detail::run_eager(*n.op, in, n.attrs, &n.location);
-      for (std::size_t k = 0; k < step.outputs.size(); ++k) frame[step.outputs[k]] = std::move(outs[k]);
+      std::span<const detail::TensorType> types(n.outputs.data(), n.outputs.size());
+      detail::TensorList outs = step.uses_arena && arena_usable ? run_in_arena(step, in, arena)
+                                : step.static_types ? detail::run_kernel(*n.op, in, n.attrs, types, &n.location)
+                                                    : detail::run_eager(*n.op, in, n.attrs, &n.location);
+      args.clear();
+      for (std::size_t k = 0; k < step.outputs.size(); ++k)
+        if (step.output_read[k] || keep_all) frame[step.outputs[k]] = std::move(outs[k]);
     } catch (...) {
       rethrow_at(n);
     }
+    // From here on the plan's sharing is unsafe if a value it thought dead
+    // is still held: the rest of the call allocates normally.
+    if (arena_usable && !arena.released_after(i)) arena_usable = false;
   }
   if (all_values) {
     const auto& nodes = graph_->nodes();

@@ -6,23 +6,10 @@
 #include <span>
 #include <vector>
 
-#include "core/small_vector.h"
-#include "graph/graph.h"
+#include "exec/memory_plan.h"
+#include "exec/step.h"
 
 namespace kiln::exec {
-
-struct Step {
-  const graph::Node* node;
-  detail::SmallVector<int, 3> inputs;   // slots
-  detail::SmallVector<int, 2> outputs;  // slots, -1 where unused
-  // For each input: whether this is the slot's last use, so the frame can
-  // hand the tensor over (letting an in-place kernel reuse its buffer).
-  detail::SmallVector<bool, 3> last_use;
-  // Whether every input and output type is fully known when the plan is
-  // built (no relaxed dims, no host callback upstream): then the step skips
-  // type inference and uses the node's output types.
-  bool static_types = false;
-};
 
 class Plan {
  public:
@@ -43,10 +30,12 @@ class Plan {
   std::vector<Tensor> run_consuming(std::span<Tensor> inputs, std::size_t consumed) const;
 
   int num_steps() const { return static_cast<int>(steps_.size()); }
+  const MemoryPlan& memory_plan() const { return memory_; }
+
+  class Frame;
 
  private:
-  using Frame = detail::SmallVector<Tensor, 32>;
-  Frame new_frame(std::size_t num_inputs) const;
+  void check_inputs(std::size_t num_inputs) const;
   std::vector<Tensor> execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const;
 
   std::shared_ptr<const graph::Graph> graph_;
@@ -54,6 +43,7 @@ class Plan {
   std::vector<int> input_slots_;
   std::vector<int> result_slots_;
   int num_slots_ = 0;
+  MemoryPlan memory_;
 };
 
 }  // namespace kiln::exec

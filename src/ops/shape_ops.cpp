@@ -35,8 +35,9 @@ ReshapeTarget reshape_target(const std::vector<int64_t>& dims) {
     if (dims[i] < 0) t.unknown = static_cast<int>(i);
     else t.known_product *= dims[i];
   }
-  t.shape = Shape(std::vector<int64_t>(dims.size(), 0));
-  for (std::size_t i = 0; i < dims.size(); ++i) t.shape[static_cast<int>(i)] = dims[i] < 0 ? -1 : dims[i];
+  // Every negative dim reads as unknown (infer rejects all but -1).
+  t.shape = Shape(std::span<const int64_t>(dims));
+  if (t.unknown >= 0) t.shape[t.unknown] = -1;
   return t;
 }
 

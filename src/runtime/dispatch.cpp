@@ -83,11 +83,16 @@ TensorList run_kernel(const OpDef& op, std::span<const Tensor> inputs, const Att
                        : make_tensor(types[i].dtype, types[i].shape);
     }
   }
+  run_kernel_into(op, inputs, attrs, outputs, loc);
+  return outputs;
+}
+
+void run_kernel_into(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                     TensorList& outputs, const SourceLocation* loc) {
   KernelContext kc{op, inputs, std::span<Tensor>(outputs.data(), outputs.size()), attrs};
   op.kernel(kc);
   if (check_numerics_enabled.load(std::memory_order_relaxed)) [[unlikely]]
     check_numerics(op, outputs, loc);
-  return outputs;
 }
 
 namespace {

@@ -80,6 +80,11 @@ TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attr
 TensorList run_kernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
                       std::span<const TensorType> types, const SourceLocation* loc = nullptr);
 
+// The kernel alone, on outputs the caller allocated with the inferred types
+// (the executor places them in its arena); checks numerics when enabled.
+void run_kernel_into(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                     TensorList& outputs, const SourceLocation* loc = nullptr);
+
 // kiln::debugging::enable_check_numerics: every op's float outputs are
 // checked for NaN and Inf.
 extern std::atomic<bool> check_numerics_enabled;

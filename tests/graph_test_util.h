@@ -1,0 +1,42 @@
+#pragma once
+// Building graphs in tests: trace a lambda into a graph directly, without
+// kiln::function (no cache, no passes).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "function/tracing_context.h"
+#include "graph/graph.h"
+#include "runtime/dispatch.h"
+
+namespace kiln::testing {
+
+// Traces `body` over parameters of `types` into a graph.
+template <class F>
+std::shared_ptr<graph::Graph> trace(const std::vector<detail::TensorType>& types, F&& body,
+                                    const std::string& name = "g") {
+  auto g = std::make_shared<graph::Graph>(name);
+  function_detail::TracingContext ctx(g);
+  std::vector<Tensor> params;
+  for (std::size_t i = 0; i < types.size(); ++i) params.push_back(ctx.add_parameter(types[i], "x" + std::to_string(i)));
+  {
+    detail::DispatchHandlerGuard guard(&ctx);
+    for (const Tensor& t : body(params)) g->results().push_back(ctx.value_of(t));
+  }
+  g->verify();
+  return g;
+}
+
+inline detail::TensorType f32(Shape s) { return {DType::Float32, std::move(s)}; }
+
+// Same dtype, shape and bytes.
+inline void expect_bitwise(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.dtype(), b.dtype());
+  ASSERT_EQ(a.shape(), b.shape());
+  EXPECT_EQ(std::memcmp(detail::raw_data(a), detail::raw_data(b), static_cast<std::size_t>(a.size()) * dtype_size(a.dtype())), 0);
+}
+
+}  // namespace kiln::testing
