@@ -5,6 +5,8 @@
 
 #include <memory>
 
+#include "exec/plan.h"
+#include "function/concrete.h"
 #include "kiln/kiln.h"
 
 namespace {
@@ -57,6 +59,12 @@ void BM_MnistStep(benchmark::State& state) {
   run();  // builds the layers (and traces)
   for (auto _ : state) run();
   state.counters["samples/s"] = benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
+  if (traced) {
+    // The memory plan of the step: the arena against the same values unshared.
+    const kiln::exec::MemoryPlan& m = t.traced.get_concrete_function(t.images, t.labels).impl()->plan->memory_plan();
+    state.counters["arena_MB"] = static_cast<double>(m.arena_bytes) / 1e6;
+    state.counters["unshared_MB"] = static_cast<double>(m.total_bytes) / 1e6;
+  }
 }
 BENCHMARK(BM_MnistStep)->ArgsProduct({{50, 256}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
