@@ -171,6 +171,12 @@ Node* Graph::add_capture(const TensorType& type, std::string_view name) {
 }
 
 void Graph::verify() const {
+  std::unordered_set<const Graph*> verified;
+  verify(verified);
+}
+
+void Graph::verify(std::unordered_set<const Graph*>& verified) const {
+  if (!verified.insert(this).second) return;
   std::unordered_set<const Node*> seen;
   std::unordered_set<std::string> names;
   auto bad = [&](const Node* n, const std::string& what) {
@@ -207,7 +213,7 @@ void Graph::verify() const {
       const auto* g = std::get_if<std::shared_ptr<const Graph>>(&a.value);
       if (!g || !*g) continue;
       try {
-        (*g)->verify();
+        (*g)->verify(verified);
       } catch (const Internal& e) {
         bad(n, fmt::format("attr {}: {}", a.name, e.what()));
       }

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/small_vector.h"
@@ -108,6 +109,10 @@ class Graph {
   // Throws Internal when an invariant is broken (inputs defined before use,
   // types consistent with inference, unique names, results valid).
   void verify() const;
+  // As verify, skipping nested graphs in `verified` and adding each graph it
+  // checks: a loader that verifies graph after graph checks each nested graph
+  // once, however many nodes use it.
+  void verify(std::unordered_set<const Graph*>& verified) const;
 
   // ---- Editing, for graph passes (src/passes) ----
   // A deep copy (new nodes with the same names; parameters, captures and

@@ -313,7 +313,7 @@ std::shared_ptr<Graph> GraphTableReader::read_graph(const json& j, std::size_t i
   for (std::size_t i = 0; i < results.size(); ++i)
     g->results().push_back(resolve(results[i], fmt::format("{}: result {}", where, i)));
   try {
-    g->verify();
+    g->verify(verified_);
   } catch (const Error& e) {
     json_fail(where, e.what());
   }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "graph/graph.h"
@@ -62,6 +63,8 @@ class GraphTableReader {
   std::vector<int64_t> expanded_;
   std::vector<int> depth_;
   int64_t total_expanded_ = 0;
+  // Graphs verified so far (each nested graph is checked once).
+  std::unordered_set<const graph::Graph*> verified_;
 };
 
 }  // namespace kiln::io
