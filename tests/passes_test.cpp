@@ -5,6 +5,7 @@
 #include "graph_test_util.h"
 
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "core/allocator.h"
@@ -12,6 +13,7 @@
 #include "function/call_op.h"
 #include "function/tracing_context.h"
 #include "kiln/kiln.h"
+#include "passes/fused_lanes.h"
 #include "passes/passes.h"
 #include "runtime/dispatch.h"
 
@@ -202,6 +204,109 @@ TEST(Passes, FusedKernelFallsBackForGeneralBroadcasts) {
   std::vector<Tensor> want = run(*g, in), got = run(*opt, in);
   expect_bitwise(want[0], got[0]);
   EXPECT_EQ(got[0].shape(), (Shape{3, 4}));
+}
+
+namespace {
+
+// n float32 values: specials first (NaNs of both signs, zeros, infinities,
+// denormals, tanh's and exp's branch points), then a spread of magnitudes.
+Tensor awkward_values(int64_t n, uint32_t seed) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::vector<float> specials{nan, -nan, 0.f, -0.f, inf, -inf, 1e-40f, -1e-40f, 0.625f, -0.6249999f,
+                              9.01f, -20.f, 88.8f, -104.f, 1.f, -1.f, 3.4e38f, 1e-30f};
+  std::vector<float> v(static_cast<std::size_t>(n));
+  uint32_t state = seed;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    const float u = static_cast<float>(state >> 8) / 16777216.f;  // [0, 1)
+    v[i] = (i + seed) % 3 == 0 && i < 3 * specials.size() ? specials[(i / 3 + seed) % specials.size()]
+                                                          : (u - 0.5f) * std::exp2(static_cast<float>(state % 12) - 4.f);
+  }
+  return constant(v, Shape{n});
+}
+
+const std::vector<int64_t> kLaneSizes{1, 5, 8, 16, 17, 31, 32, 33, 100, 256, 257};
+
+}  // namespace
+
+TEST(Passes, FusedLaneFormsMatchTheLoopsBitwise) {
+  // Small float32 outputs run on registers, each op by its lane form; every
+  // op with one is here, alone (fused by itself) on awkward values, against
+  // a tensor and against a broadcast scalar.
+  using UnaryFn = Tensor (*)(Tensor, SourceLocation);
+  using BinaryFn = Tensor (*)(const Operand&, const Operand&, SourceLocation);
+  const std::vector<std::pair<const char*, UnaryFn>> unary{
+      {"Abs", kiln::abs},   {"Square", kiln::square}, {"Relu", kiln::relu}, {"Sqrt", kiln::sqrt},
+      {"Rsqrt", kiln::rsqrt}, {"Exp", kiln::exp},     {"Log", kiln::log},   {"Log1p", kiln::log1p},
+      {"Tanh", kiln::tanh}, {"Sigmoid", kiln::sigmoid}};
+  const std::vector<std::pair<const char*, BinaryFn>> binary{
+      {"Add", kiln::add}, {"Sub", kiln::subtract}, {"Mul", kiln::multiply}, {"RealDiv", kiln::divide},
+      {"Maximum", kiln::maximum}, {"Minimum", kiln::minimum}};
+  // Each is recognised by its float32 loop wherever the library has lanes.
+  std::vector<std::string> names{"Neg"};
+  for (const auto& u : unary) names.push_back(u.first);
+  for (const auto& b : binary) names.push_back(b.first);
+  for (const std::string& name : names)
+    EXPECT_EQ(passes::LaneProgram::has_lane_form(
+                  detail::OpRegistry::global().get(name).elementwise[static_cast<int>(DType::Float32)]),
+              passes::LaneProgram::available())
+        << name;
+  passes::PassOptions one_op;
+  one_op.fuse_min_nodes = 1;
+  for (int64_t n : kLaneSizes) {
+    auto g = trace({f32(Shape{n}), f32(Shape{n}), f32(Shape{})}, [&](auto& p) {
+      std::vector<Tensor> out{-p[0]};
+      for (const auto& u : unary) out.push_back(u.second(p[0], SourceLocation::current()));
+      for (const auto& b : binary) {
+        out.push_back(b.second(p[0], p[1], SourceLocation::current()));
+        out.push_back(b.second(p[2], p[0], SourceLocation::current()));
+      }
+      return out;
+    });
+    auto opt = passes::optimize(*g, one_op);
+    EXPECT_EQ(count_ops(*opt, "FusedElementwise"), 1 + static_cast<int>(unary.size() + 2 * binary.size()));
+    for (uint32_t seed : {1u, 2u}) {
+      std::vector<Tensor> in{awkward_values(n, seed), awkward_values(n, seed + 7), awkward_values(1, seed + 3)};
+      std::vector<Tensor> want = run(*g, in), got = run(*opt, in);
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " result " + std::to_string(i));
+        expect_bitwise(want[i], got[i]);
+      }
+    }
+  }
+}
+
+TEST(Passes, FusedChainOnRegistersMatchesEagerBitwise) {
+  // One chain whose values leave the registers and come back: a value read
+  // again two steps later, x * x from the previous step, a broadcast scalar,
+  // an op without a lane form (Sin runs its loop on the registers' memory)
+  // and its result read twice, the output written over an input.
+  auto chain = [](const Tensor& x, const Tensor& y, const Tensor& s) {
+    Tensor a = x * y;
+    Tensor b = tanh(a) + s;
+    Tensor c = maximum(b, a);
+    Tensor d = sin(c);
+    Tensor e = d * d - d;
+    Tensor f = sqrt(abs(e * e)) * 0.5f;
+    return sigmoid(f - x) / (y + 3.f);
+  };
+  for (int64_t n : kLaneSizes) {
+    auto g = trace({f32(Shape{n}), f32(Shape{n}), f32(Shape{})},
+                   [&](auto& p) { return std::vector{chain(p[0], p[1], p[2])}; });
+    auto opt = passes::optimize(*g, {});
+    ASSERT_EQ(count_ops(*opt, "FusedElementwise"), 1) << opt->to_string();
+    std::vector<Tensor> in{awkward_values(n, 3), awkward_values(n, 4), constant(0.25f)};
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const Tensor want = chain(in[0], in[1], in[2]);
+    expect_bitwise(want, run(*opt, in)[0]);
+    // Through kiln::function with x a temporary (a gather's result), which
+    // the plan may hand the fused kernel as its output buffer.
+    std::vector<int32_t> order(static_cast<std::size_t>(n));
+    for (int32_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+    const Tensor index = constant(order, Shape{n});
+    auto f = kiln::function([&](const Tensor& x, const Tensor& y) { return chain(gather(x, index), y, constant(0.25f)); });
+    expect_bitwise(want, f(in[0], in[1]));
+  }
 }
 
 TEST(Passes, PipelineOptimizesNestedGraphs) {

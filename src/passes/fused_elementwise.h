@@ -4,13 +4,26 @@
 // memory. The output is walked in tiles small enough that every intermediate
 // stays in L1; each body op runs its own OpDef::elementwise loop (the one its
 // eager kernel runs), so results are bitwise those of the unfused graph.
-// Inputs must have the output's element count or one element (then it is
-// repeated); other broadcasts, rare in practice, run the body op by op.
+// Small float32 outputs run the same program on vector registers instead
+// (fused_lanes.h). Inputs must have the output's element count or one
+// element (then it is repeated); other broadcasts, rare in practice, run the
+// body op by op.
 #include "graph/graph.h"
 
 namespace kiln::passes {
 
 const detail::OpDef& fused_elementwise_op();
+
+// One body op as the fused program runs it: its loop, its input registers
+// and its output register. Registers are the kernel inputs, then
+// temporaries; kResult is the node's output.
+struct FusedStep {
+  static constexpr int kResult = -1;
+  detail::ElementwiseLoop loop;
+  int arity;
+  int in[3];
+  int out;
+};
 
 // The contiguous loop computing `n` (a node of `g`), or nullptr when it
 // cannot join a fused kernel (not elementwise, attrs, strings, several

@@ -11,6 +11,7 @@
 #include "exec/plan.h"
 #include "ops/cast_loops.h"
 #include "ops/creation.h"
+#include "passes/fused_lanes.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::passes {
@@ -39,19 +40,17 @@ constexpr int64_t kTile = 512;
 constexpr int64_t kMaxElementSize = 8;
 
 // The body as straight-line code over registers: 0..inputs-1 are the kernel
-// inputs, then temporaries of one tile each; kOut is the output tensor.
+// inputs, then temporaries of one tile each.
 struct Program {
-  static constexpr int kOut = -1;
-  struct Instr {
-    ElementwiseLoop loop;
-    int arity;
-    int in[3];
-    int out;
-  };
+  static constexpr int kOut = FusedStep::kResult;
+  using Instr = FusedStep;
   std::vector<Instr> code;
   std::vector<int> input_size;  // element size of each input
   int num_inputs = 0;
   int num_temps = 0;
+  // The same code on registers, for small float32 outputs (null if the body
+  // has other dtypes).
+  std::unique_ptr<LaneProgram> lanes;
   // Runs the body op by op, for inputs that broadcast other than by repeating one element.
   std::unique_ptr<exec::Plan> fallback;
 };
@@ -98,6 +97,10 @@ std::shared_ptr<const void> compile(const graph::Graph& body) {
   }
   if (p->code.empty() || p->code.back().out != Program::kOut)
     throw Internal("FusedElementwise: the body's result must be its last node");
+  const bool all_float32 = std::all_of(nodes.begin(), nodes.end(), [](const auto& n) {
+    return n->outputs.size() == 1 && n->outputs[0].dtype == DType::Float32;
+  });
+  if (all_float32) p->lanes = LaneProgram::make(p->code, p->num_inputs, p->num_temps);
   p->fallback = std::make_unique<exec::Plan>(GraphPtr(std::shared_ptr<const void>(), &body));
   return p;
 }
@@ -190,6 +193,11 @@ void fused_kernel(KernelContext& c) {
     std::vector<Tensor> out = p.fallback->run(c.inputs);
     std::memcpy(detail::raw_data(c.outputs[0]), detail::raw_data(out[0]),
                 static_cast<std::size_t>(n) * dtype_size(out[0].dtype()));
+    return;
+  }
+  // A few elements: the chain's latency, not memory, bounds it.
+  if (p.lanes && n <= LaneProgram::kMaxElements) {
+    p.lanes->run(c.inputs, static_cast<float*>(detail::raw_data(c.outputs[0])), n, scratch(p.lanes->memory_bytes(n)));
     return;
   }
   const int64_t tiles = (n + kTile - 1) / kTile;
