@@ -79,7 +79,7 @@ void LaneProgram::run_k(float* regs) const {
       s.op.loop(ins, out, kWidth);
       continue;
     }
-    detail::lanes::visit_lane_op(op, [&]<LaneOp Op>() [[gnu::always_inline]] {
+    detail::lanes::visit_lane_op(op, [&]<LaneOp Op>() __attribute__((always_inline)) {
       __m256 a[K];
       operand<K>(regs, kWidth, s.from_acc, s.op.in, 0, acc, a);
       if constexpr (detail::lanes::lane_arity(Op) == 2) {
