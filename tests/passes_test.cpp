@@ -1,8 +1,7 @@
 // Graph optimization passes (src/passes): each pass on small traced graphs
 // (golden text before and after), the pipeline on nested graphs, and the
 // optimized graph computing the same bits as the traced one.
-#include "test_util.h"
-#include "graph_test_util.h"
+#include "passes_test_util.h"
 
 #include <cstring>
 #include <limits>
@@ -18,50 +17,10 @@
 #include "runtime/dispatch.h"
 
 using namespace kiln;
-using kiln::testing::expect_bitwise;
+using namespace kiln::passes_testing;
 using kiln::testing::expect_error;
 using kiln::testing::expect_golden;
 using kiln::testing::expect_tensor;
-using kiln::testing::f32;
-using kiln::testing::trace;
-
-namespace {
-
-using GraphPtr = std::shared_ptr<graph::Graph>;
-
-// "before:\n<graph>after:\n<graph>" for one pass run on a copy of `g`.
-template <class Pass>
-std::string before_after(const graph::Graph& g, Pass&& pass, bool expect_change = true) {
-  GraphPtr copy = g.clone(g.name());
-  EXPECT_EQ(pass(*copy), expect_change);
-  copy->verify();
-  return "before:\n" + g.to_string() + "after:\n" + copy->to_string();
-}
-
-std::vector<Tensor> run(const graph::Graph& g, std::vector<Tensor> inputs) {
-  for (const graph::Capture& c : g.captures()) inputs.push_back(c.outer);
-  exec::Plan plan(std::shared_ptr<const graph::Graph>(std::shared_ptr<const void>(), &g));
-  return plan.run(inputs);
-}
-
-
-// The pipeline's result computes the same bits as the traced graph.
-void expect_same_results(const graph::Graph& g, const std::vector<Tensor>& inputs,
-                         passes::PassOptions options = {}) {
-  auto opt = passes::optimize(g, options);
-  opt->verify();
-  std::vector<Tensor> want = run(g, inputs), got = run(*opt, inputs);
-  ASSERT_EQ(want.size(), got.size());
-  for (std::size_t i = 0; i < want.size(); ++i) expect_bitwise(want[i], got[i]);
-}
-
-int count_ops(const graph::Graph& g, std::string_view op) {
-  int n = 0;
-  for (const auto& node : g.nodes()) n += node->op->name == op;
-  return n;
-}
-
-}  // namespace
 
 TEST(Passes, InlineCallsCopiesTheCallee) {
   auto callee = trace({f32(Shape{3})}, [](auto& p) { return std::vector{p[0] * p[0] + 1.f}; }, "square_plus_one");
@@ -348,10 +307,10 @@ TEST(Passes, EachPassCanBeTurnedOff) {
   passes::PassOptions o = passes::PassOptions::from_env();
   EXPECT_FALSE(o.fold_constants);
   EXPECT_FALSE(o.fuse);
-  EXPECT_TRUE(o.cse && o.simplify && o.dce && o.inline_calls);
+  EXPECT_TRUE(o.cse && o.simplify && o.dce && o.inline_calls && o.contract);
   setenv("KILN_DISABLE_PASSES", "all", 1);
   o = passes::PassOptions::from_env();
-  EXPECT_FALSE(o.fold_constants || o.fuse || o.cse || o.simplify || o.dce || o.inline_calls);
+  EXPECT_FALSE(o.fold_constants || o.fuse || o.cse || o.simplify || o.dce || o.inline_calls || o.contract);
   unsetenv("KILN_DISABLE_PASSES");
   // With every pass off the optimized graph is a copy of the traced one.
   auto g = trace({f32(Shape{3})}, [](auto& p) { return std::vector{p[0] * 1.f + p[0]}; });

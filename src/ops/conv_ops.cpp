@@ -48,13 +48,16 @@ void conv2d_infer(InferContext& c) {
 // ---- float32: oneDNN --------------------------------------------------------
 struct ConvPrimitive {
   dnnl::convolution_forward prim;
-  dnnl::memory::desc src, weights, dst, user_weights;
+  dnnl::memory::desc src, weights, dst, user_weights, bias;
   dnnl::reorder weights_reorder;  // empty when oneDNN takes HWIO as is
   bool reorder = false;
   std::size_t scratch_bytes = 0;
+  // False when the bias post-op would change oneDNN's implementation (see
+  // same_implementation): the fused op then runs the ops one by one.
+  bool usable = true;
 };
 
-std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d) {
+std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d, bool biased) {
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
   const Window2D& g = d.g;
@@ -70,6 +73,16 @@ std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine());
+  if (biased) {
+    // One bias value per output channel ({N, C, H, W} order of dims). The
+    // weights reorder below keeps the plain attr (it takes no post-ops).
+    p->bias = dnnl::memory::desc({1, d.o, 1, 1}, dt::f32, tag::nhwc);
+    dnnl::convolution_forward::primitive_desc biased_pd(desc, onednn::bias_post_op_attr(p->bias),
+                                                        onednn::engine());
+    p->usable = onednn::same_implementation(pd, biased_pd);
+    if (!p->usable) return p;
+    pd = biased_pd;
+  }
   p->weights = pd.weights_desc();
   p->scratch_bytes = pd.scratchpad_desc().get_size();
   p->prim = dnnl::convolution_forward(pd);
@@ -83,14 +96,19 @@ std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d) {
   return p;
 }
 
-bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y) {
+// False when oneDNN could not run it (the caller falls back). A non-null
+// `bias` (one value per output channel) is added by a post-op.
+bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y,
+                 const float* bias = nullptr) {
   try {
     const Window2D& g = d.g;
     onednn::PrimitiveKey key(/*kind=*/2);
     for (int64_t v : {d.n, d.h, d.w, d.c, d.o, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.h.pad_before,
                       g.h.pad_after, g.w.pad_before, g.w.pad_after})
       key.add(v);
-    auto p = onednn::cached<ConvPrimitive>(key, [&] { return make_conv(d); });
+    key.add(bias != nullptr);
+    auto p = onednn::cached<ConvPrimitive>(key, [&] { return make_conv(d, bias != nullptr); });
+    if (!p->usable) return false;
     const dnnl::engine& eng = onednn::engine();
     dnnl::stream& s = onednn::stream();
     dnnl::memory scratchpad;
@@ -113,6 +131,7 @@ bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y) {
         {DNNL_ARG_SRC, dnnl::memory(p->src, eng, const_cast<float*>(x))},
         {DNNL_ARG_WEIGHTS, weights},
         {DNNL_ARG_DST, dnnl::memory(p->dst, eng, y)}};
+    if (bias) args.emplace(onednn::kBiasPostOpArg, dnnl::memory(p->bias, eng, const_cast<float*>(bias)));
     if (p->scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad);
     p->prim.execute(s, args);
     s.wait();
@@ -157,12 +176,16 @@ void conv_plain(const ConvDims& d, const T* x, const T* f, T* y) {
       std::max<int64_t>(1, kParallelGrain / row_work));
 }
 
+ConvDims conv_dims(const KernelContext& c) {
+  const Shape& in = c.in_shape(0);
+  const Shape& f = c.in_shape(1);
+  return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1])};
+}
+
 void conv2d_kernel(KernelContext& c) {
   Tensor& out = c.outputs[0];
   if (out.size() == 0) return;
-  const Shape& in = c.in_shape(0);
-  const Shape& f = c.in_shape(1);
-  ConvDims d{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1])};
+  ConvDims d = conv_dims(c);
   visit_numeric(out.dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       T* y = c.out<T>(0);
@@ -206,6 +229,11 @@ constexpr OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel = conv2
                         .samples = conv2d_samples, .gradient = conv2d_gradient};
 
 }  // namespace
+
+bool conv2d_bias_onednn(const KernelContext& c, const float* bias) {
+  ConvDims d = conv_dims(c);
+  return d.c > 0 && conv_onednn(d, c.in<float>(0), c.in<float>(1), c.out<float>(0), bias);
+}
 
 void register_conv_ops(OpRegistry& r) { r.add(kConv2D); }
 

@@ -118,11 +118,14 @@ MatmulGeometry geometry(const KernelContext& c) {
 // ---- float32: oneDNN --------------------------------------------------------
 struct MatmulPrimitive {
   dnnl::matmul prim;
-  dnnl::memory::desc a, b, c;
+  dnnl::memory::desc a, b, c, bias;
   std::size_t scratch_bytes = 0;
+  // False when the bias post-op would change oneDNN's implementation (see
+  // same_implementation): the fused op then runs the ops one by one.
+  bool usable = true;
 };
 
-std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold) {
+std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold, bool biased) {
   using dims = dnnl::memory::dims;
   dims ad, as, bd, bs, cd, cs;
   if (fold) {
@@ -158,14 +161,27 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
   p->c = onednn::plain_desc(cd, cs);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a, p->b, p->c), attr, onednn::engine());
+  dnnl::matmul::desc desc(p->a, p->b, p->c);
+  dnnl::matmul::primitive_desc pd(desc, attr, onednn::engine());
+  if (biased) {
+    // One bias value per column, broadcast over rows (and batches).
+    dims bias_dims(cd.size(), 1);
+    bias_dims.back() = g.n;
+    p->bias = onednn::plain_desc(bias_dims, dims(cd.size(), 1));
+    dnnl::matmul::primitive_desc biased_pd(desc, onednn::bias_post_op_attr(p->bias), onednn::engine());
+    p->usable = onednn::same_implementation(pd, biased_pd);
+    if (!p->usable) return p;
+    pd = biased_pd;
+  }
   p->scratch_bytes = pd.scratchpad_desc().get_size();
   p->prim = dnnl::matmul(pd);
   return p;
 }
 
-// False when oneDNN could not run it (the caller falls back).
-bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, float* out) {
+// False when oneDNN could not run it (the caller falls back). A non-null
+// `bias` (one value per column) is added by a post-op.
+bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, float* out,
+                   const float* bias = nullptr) {
   try {
     bool b_single = true;
     for (int i = 0; i < g.batch_rank; ++i) b_single = b_single && g.b_batch[i] == 1;
@@ -182,13 +198,16 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
       key.add(g.a_batch[i]);
       key.add(g.b_batch[i]);
     }
-    auto p = onednn::cached<MatmulPrimitive>(key, [&] { return make_matmul(g, fold); });
+    key.add(bias != nullptr);
+    auto p = onednn::cached<MatmulPrimitive>(key, [&] { return make_matmul(g, fold, bias != nullptr); });
+    if (!p->usable) return false;
     const dnnl::engine& eng = onednn::engine();
     dnnl::memory am(p->a, eng, const_cast<float*>(a));
     dnnl::memory bm(p->b, eng, const_cast<float*>(b));
     dnnl::memory cm(p->c, eng, out);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+    if (bias) args.emplace(onednn::kBiasPostOpArg, dnnl::memory(p->bias, eng, const_cast<float*>(bias)));
     onednn::execute(p->prim, args, p->scratch_bytes);
     return true;
   } catch (...) {
@@ -285,6 +304,11 @@ constexpr OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = matmu
                         .samples = matmul_samples, .gradient = matmul_gradient};
 
 }  // namespace
+
+bool matmul_bias_onednn(const KernelContext& c, const float* bias) {
+  MatmulGeometry g = geometry(c);
+  return g.k > 0 && matmul_onednn(g, c.in<float>(0), c.in<float>(1), c.out<float>(0), bias);
+}
 
 void register_matmul_op(OpRegistry& r) { r.add(kMatMul); }
 

@@ -119,6 +119,21 @@ void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory>&
   s.wait();
 }
 
+dnnl::primitive_attr bias_post_op_attr(const dnnl::memory::desc& bias) {
+  // A new attr: copies of a dnnl handle share one object.
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::post_ops ops;
+  ops.append_binary(dnnl::algorithm::binary_add, bias);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+bool same_implementation(const dnnl::primitive_desc_base& plain, const dnnl::primitive_desc_base& fused) {
+  return std::strcmp(plain.impl_info_str(), fused.impl_info_str()) == 0 &&
+         plain.weights_desc(0) == fused.weights_desc(0);
+}
+
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }

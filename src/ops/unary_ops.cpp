@@ -28,7 +28,10 @@ std::vector<OpSample> positive_samples() {
 void neg_grad(GradContext& c) { c.set(0, -c.grad(0)); }
 void abs_grad(GradContext& c) { c.set(0, c.grad(0) * sign(c.inputs[0])); }
 void square_grad(GradContext& c) { c.set(0, c.grad(0) * (c.inputs[0] * 2)); }
-void relu_grad(GradContext& c) { c.set(0, where(c.inputs[0] > 0, c.grad(0), 0)); }
+// Reads the output (y > 0 exactly where x > 0, NaN and -0 included), as TF
+// does: the pre-activation then has no other reader, so a traced training
+// step can fuse it into the matmul or conv that produced it.
+void relu_grad(GradContext& c) { c.set(0, where(c.outputs[0] > 0, c.grad(0), 0)); }
 void sqrt_grad(GradContext& c) { c.set(0, c.grad(0) * 0.5 / c.outputs[0]); }
 void rsqrt_grad(GradContext& c) {
   const Tensor& y = c.outputs[0];

@@ -114,19 +114,9 @@ bool fuse_elementwise(graph::Graph& g, int min_nodes) {
     fused_of[root->id] = std::move(fused);
   }
 
-  std::vector<std::unique_ptr<Node>> old = g.take_nodes(), out;
-  for (auto& n : old) {
-    const int id = n->id;
-    if (fused_of[id]) {
-      map.apply(*fused_of[id]);
-      out.push_back(std::move(fused_of[id]));  // in the root's place
-    } else if (group[id] < 0) {
-      map.apply(*n);
-      out.push_back(std::move(n));
-    }
-  }
-  map.apply_results(g);
-  g.set_nodes(std::move(out));
+  std::vector<char> grouped(count);
+  for (std::size_t i = 0; i < count; ++i) grouped[i] = group[i] >= 0;
+  place_fused_nodes(g, fused_of, grouped, map);  // each fused node in its root's place
   return true;
 }
 

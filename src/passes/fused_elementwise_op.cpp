@@ -11,6 +11,7 @@
 #include "exec/plan.h"
 #include "ops/cast_loops.h"
 #include "ops/creation.h"
+#include "passes/fused_contraction.h"
 #include "passes/fused_lanes.h"
 #include "runtime/dispatch.h"
 
@@ -232,5 +233,9 @@ const detail::OpDef& fused_elementwise_op() { return kFusedElementwise; }
 }  // namespace kiln::passes
 
 namespace kiln::detail {
-void register_fused_ops(OpRegistry& r) { r.add(passes::fused_elementwise_op()); }
+void register_fused_ops(OpRegistry& r) {
+  r.add(passes::fused_elementwise_op());
+  r.add(passes::fused_matmul_op());
+  r.add(passes::fused_conv2d_op());
+}
 }  // namespace kiln::detail

@@ -18,6 +18,7 @@ struct PassOptions {
   bool simplify = true;        // x*1, x-0, double transpose, cast of cast, ...
   bool cse = true;             // identical pure nodes become one
   bool dce = true;             // nodes no result or stateful op needs go
+  bool contract = true;        // matmul/conv + bias (+ relu) become FusedMatMul/FusedConv2D
   bool fuse = true;            // elementwise chains become FusedElementwise
   // Constant folding leaves results larger than this (elements) unfolded, so
   // graphs do not grow by baking big tensors in.
@@ -31,7 +32,7 @@ struct PassOptions {
   bool dump = false;
 
   // The defaults, adjusted by the environment:
-  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,fuse (or "all")
+  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,fuse (or "all")
   //   KILN_VERIFY_PASSES=1, KILN_DUMP_PASSES=1
   static PassOptions from_env();
 };
@@ -47,6 +48,7 @@ bool fold_constants(graph::Graph& g, int64_t max_elements);
 bool simplify(graph::Graph& g);
 bool eliminate_common_subexpressions(graph::Graph& g);
 bool eliminate_dead_code(graph::Graph& g);
+bool fuse_contractions(graph::Graph& g);
 bool fuse_elementwise(graph::Graph& g, int min_nodes);
 
 }  // namespace kiln::passes

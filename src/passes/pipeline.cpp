@@ -25,6 +25,23 @@ const Tensor* const_value(const graph::Node& n) {
   return &n.attrs.get<Tensor>("value");
 }
 
+void place_fused_nodes(graph::Graph& g, std::vector<std::unique_ptr<graph::Node>>& fused,
+                       const std::vector<char>& absorbed, const ValueMap& map) {
+  std::vector<std::unique_ptr<graph::Node>> old = g.take_nodes(), out;
+  for (auto& n : old) {
+    const int id = n->id;
+    if (fused[id]) {
+      map.apply(*fused[id]);
+      out.push_back(std::move(fused[id]));
+    } else if (!absorbed[id]) {
+      map.apply(*n);
+      out.push_back(std::move(n));
+    }
+  }
+  map.apply_results(g);
+  g.set_nodes(std::move(out));
+}
+
 namespace {
 
 bool env_on(const char* name) {
@@ -75,6 +92,7 @@ PassOptions PassOptions::from_env() {
       if (all || name == "simplify") o.simplify = false;
       if (all || name == "cse") o.cse = false;
       if (all || name == "dce") o.dce = false;
+      if (all || name == "contract") o.contract = false;
       if (all || name == "fuse") o.fuse = false;
     }
   }
@@ -102,6 +120,8 @@ std::shared_ptr<const Graph> optimize(const Graph& source, const PassOptions& op
   run("simplify", options.simplify, [&] { return simplify(*g); });
   run("cse", options.cse, [&] { return eliminate_common_subexpressions(*g); });
   run("dce", options.dce, [&] { return eliminate_dead_code(*g); });
+  // Before elementwise fusion, which would otherwise take a Relu into a chain.
+  run("contract", options.contract, [&] { return fuse_contractions(*g); });
   run("fuse", options.fuse, [&] { return fuse_elementwise(*g, options.fuse_min_nodes); });
   return g;
 }

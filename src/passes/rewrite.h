@@ -2,7 +2,9 @@
 // Shared plumbing of the passes: a map from replaced values to their
 // replacements, applied to node inputs and graph results while a pass walks
 // the node list.
+#include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -34,6 +36,13 @@ class ValueMap {
  private:
   std::unordered_map<graph::Value, graph::Value, ValueHash> map_;
 };
+
+// Rebuilds `g`'s node list after a fusion: the node with id i gives its
+// place to fused[i] when that is set (so a fused node sits where the last
+// node of its group was), goes when absorbed[i], and stays otherwise; every
+// input and result then reads through `map`.
+void place_fused_nodes(graph::Graph& g, std::vector<std::unique_ptr<graph::Node>>& fused,
+                       const std::vector<char>& absorbed, const ValueMap& map);
 
 const detail::OpDef& const_op_def();
 

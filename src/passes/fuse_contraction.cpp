@@ -1,0 +1,114 @@
+// Contraction fusion: a float32 MatMul or Conv2D whose only user adds a
+// per-channel bias (BiasAdd, or Add of a 1-D bias as long as the last dim),
+// optionally followed by a Relu that is that sum's only user, becomes one
+// FusedMatMul / FusedConv2D node in the last node's place (every input of
+// the chain exists by then). An intermediate value read by anything else (a
+// gradient, a result) stays, and with it the unfused chain. Training steps
+// qualify because Relu's gradient reads Relu's output, not its input.
+//
+// Only float32: other dtypes do not run on oneDNN, so fusing them gains
+// nothing. Stateful nodes and nodes tied by control edges are left alone.
+#include <array>
+#include <string>
+
+#include "passes/fused_contraction.h"
+#include "passes/passes.h"
+#include "passes/rewrite.h"
+
+namespace kiln::passes {
+
+namespace {
+
+using graph::Node;
+using graph::Value;
+
+// What reads each node's output 0: how many uses (results count) and the
+// last reading node.
+struct Uses {
+  std::vector<int> count;
+  std::vector<Node*> reader;
+  std::vector<char> pinned;  // stateful, or on either end of a control edge
+
+  explicit Uses(const graph::Graph& g)
+      : count(g.nodes().size(), 0), reader(g.nodes().size(), nullptr), pinned(g.nodes().size(), 0) {
+    for (const auto& n : g.nodes()) {
+      pinned[n->id] |= n->is_stateful() || !n->control_inputs.empty();
+      for (const Node* c : n->control_inputs) pinned[c->id] = 1;
+      for (const Value& v : n->inputs) {
+        ++count[v.node->id];
+        reader[v.node->id] = n.get();
+      }
+    }
+    for (const Value& v : g.results()) ++count[v.node->id];
+  }
+
+  // The one node reading `n` (through input 0) when it is not pinned, else nullptr.
+  Node* only_reader(const Node& n) const {
+    Node* r = reader[n.id];
+    if (count[n.id] != 1 || !r || pinned[r->id] || r->inputs.empty() || r->inputs[0] != Value{const_cast<Node*>(&n), 0})
+      return nullptr;
+    return r;
+  }
+};
+
+// Whether `add` (reading the contraction through input 0) adds one value per
+// channel of the contraction's last dim: always for BiasAdd; for Add when
+// the other input is 1-D and as long as a known last dim, so nothing else
+// broadcasts.
+bool adds_channel_bias(const graph::Graph& g, const Node& add, const Node& contraction) {
+  if (add.inputs.size() != 2) return false;
+  if (add.op->name == "BiasAdd") return true;
+  if (add.op->name != "Add") return false;
+  const Shape& out = contraction.outputs[0].shape;
+  const detail::TensorType& bias = g.type_of(add.inputs[1]);
+  if (!out.has_known_rank() || out.rank() < 1 || bias.dtype != DType::Float32 || !bias.shape.has_known_rank() ||
+      bias.shape.rank() != 1)
+    return false;
+  const int64_t channels = out[out.rank() - 1];
+  return channels >= 0 && bias.shape[0] == channels;
+}
+
+const detail::OpDef* fused_op_for(const Node& n) {
+  if (n.op->name == "MatMul") return &fused_matmul_op();
+  if (n.op->name == "Conv2D") return &fused_conv2d_op();
+  return nullptr;
+}
+
+}  // namespace
+
+bool fuse_contractions(graph::Graph& g) {
+  const Uses uses(g);
+  const std::size_t count = g.nodes().size();
+  // The fused node of each chain, keyed by the chain's last node; the other
+  // members are absorbed into it.
+  std::vector<std::unique_ptr<Node>> fused_of(count);
+  std::vector<char> absorbed(count, 0);
+  ValueMap map;
+  for (const auto& node : g.nodes()) {
+    Node* contraction = node.get();
+    const detail::OpDef* fused_op = fused_op_for(*contraction);
+    if (!fused_op || uses.pinned[contraction->id] || contraction->outputs[0].dtype != DType::Float32) continue;
+    Node* add = uses.only_reader(*contraction);
+    if (!add || !adds_channel_bias(g, *add, *contraction)) continue;
+    Node* last = add;
+    Node* relu = uses.only_reader(*add);
+    const bool with_relu = relu && relu->op->name == "Relu";
+    if (with_relu) last = relu;
+
+    detail::Attrs attrs = contraction->attrs;
+    attrs.set("activation", std::string(with_relu ? "relu" : "none"));
+    const std::array<Value, 3> inputs{contraction->inputs[0], contraction->inputs[1], add->inputs[1]};
+    fused_of[last->id] = g.new_node(*fused_op, inputs, std::move(attrs),
+                                    std::span<const detail::TensorType>(last->outputs.data(), 1), last->location,
+                                    "fused_" + last->name);
+    map.set({last, 0}, {fused_of[last->id].get(), 0});
+    absorbed[contraction->id] = 1;
+    if (with_relu) absorbed[add->id] = 1;
+  }
+  if (map.empty()) return false;
+
+  place_fused_nodes(g, fused_of, absorbed, map);
+  return true;
+}
+
+}  // namespace kiln::passes

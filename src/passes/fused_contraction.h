@@ -1,0 +1,20 @@
+#pragma once
+// FusedMatMul(a, b, bias) and FusedConv2D(input, filters, bias): a matmul or
+// convolution, a per-channel bias (BiasAdd) and optionally a relu as one op,
+// made by the contraction pass. Attrs: the contraction's own, plus
+// `activation` ("none" or "relu").
+//
+// float32 runs one oneDNN primitive whose binary_add post-op adds the bias to
+// each finished sum (one float addition, as BiasAdd), then Relu's own loop
+// in place: oneDNN's relu turns NaN into 0 and -0 into +0, Kiln's keeps
+// both, so it cannot be a post-op. Other dtypes, and shapes oneDNN declines,
+// run the three ops' kernels one after the other on the output buffer.
+// Either way the bits are those of the unfused ops.
+#include "graph/graph.h"
+
+namespace kiln::passes {
+
+const detail::OpDef& fused_matmul_op();
+const detail::OpDef& fused_conv2d_op();
+
+}  // namespace kiln::passes

@@ -1,0 +1,147 @@
+#include "passes/fused_contraction.h"
+
+#include <array>
+#include <string>
+
+#include "ops/creation.h"
+#include "ops/nn_internal.h"
+
+namespace kiln::passes {
+
+namespace {
+
+using detail::Attrs;
+using detail::InferContext;
+using detail::KernelContext;
+using detail::OpDef;
+using detail::TensorType;
+
+using BiasedOneDnn = bool (*)(const KernelContext&, const float*);
+
+// The ops a fused node stands for, looked up once.
+struct Parts {
+  const OpDef& matmul;
+  const OpDef& conv2d;
+  const OpDef& bias_add;
+  const OpDef& relu;
+};
+
+const Parts& parts() {
+  static const Parts p = [] {
+    const auto& r = detail::OpRegistry::global();
+    return Parts{r.get("MatMul"), r.get("Conv2D"), r.get("BiasAdd"), r.get("Relu")};
+  }();
+  return p;
+}
+
+bool has_relu(const Attrs& attrs) { return attrs.get_string("activation") == "relu"; }
+
+// One component op's inference on `inputs`, its failure reported as the fused op's.
+TensorType infer_part(const InferContext& c, const OpDef& op, std::span<const TensorType> inputs,
+                      const Attrs& attrs) {
+  InferContext part(op, inputs, attrs);
+  try {
+    op.infer(part);
+  } catch (const InvalidArgument& e) {
+    c.fail("{}", e.what());
+  }
+  return part.outputs()[0];
+}
+
+// The contraction's inference, then BiasAdd's and Relu's on its result: the
+// fused op accepts exactly what the chain of ops accepts.
+void infer_fused(InferContext& c, const OpDef& contraction) {
+  if (c.num_inputs() != 3)
+    c.fail("takes 3 inputs ({}'s two and a bias), got {}", contraction.name, c.num_inputs());
+  const std::string& activation = c.attrs().get_string("activation");
+  if (activation != "none" && activation != "relu")
+    c.fail("activation must be \"none\" or \"relu\", got \"{}\"", activation);
+  const std::array<TensorType, 2> operands{TensorType{c.dtype(0), c.shape(0)}, TensorType{c.dtype(1), c.shape(1)}};
+  TensorType out = infer_part(c, contraction, operands, c.attrs());
+  const std::array<TensorType, 2> biased{out, TensorType{c.dtype(2), c.shape(2)}};
+  out = infer_part(c, parts().bias_add, biased, Attrs{});
+  if (activation == "relu") out = infer_part(c, parts().relu, std::span<const TensorType>(&out, 1), Attrs{});
+  c.add_output(out.dtype, out.shape);
+}
+
+// Runs `op`'s own kernel on `inputs` into `out`, which may be one of them
+// (BiasAdd and Relu may run in place).
+void run_part(const OpDef& op, std::span<const Tensor> inputs, Tensor& out, const Attrs& attrs) {
+  KernelContext k{op, inputs, std::span<Tensor>(&out, 1), attrs};
+  op.kernel(k);
+}
+
+void run_fused(KernelContext& c, const OpDef& contraction, BiasedOneDnn onednn) {
+  Tensor& out = c.outputs[0];
+  if (out.size() == 0) return;
+  const Tensor& bias = c.inputs[2];
+  if (out.dtype() != DType::Float32 || !onednn(c, detail::data_of<float>(bias))) {
+    run_part(contraction, c.inputs.first(2), out, c.attrs);
+    const std::array<Tensor, 2> biased{out, bias};
+    run_part(parts().bias_add, biased, out, c.attrs);
+  }
+  if (has_relu(c.attrs)) {
+    const Tensor activated = out;
+    run_part(parts().relu, std::span<const Tensor>(&activated, 1), out, c.attrs);
+  }
+}
+
+void fused_matmul_infer(InferContext& c) { infer_fused(c, parts().matmul); }
+void fused_conv2d_infer(InferContext& c) { infer_fused(c, parts().conv2d); }
+void fused_matmul_kernel(KernelContext& c) { run_fused(c, parts().matmul, detail::matmul_bias_onednn); }
+void fused_conv2d_kernel(KernelContext& c) { run_fused(c, parts().conv2d, detail::conv2d_bias_onednn); }
+
+// Values on both sides of 0, so that relu has work to do.
+std::vector<float> ramp(std::size_t n, int period, float step, float from) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(static_cast<int>(i) % period) * step + from;
+  return v;
+}
+
+// float32 on oneDNN (relu; transposed, no activation) and float64 on the
+// component kernels.
+std::vector<detail::OpSample> fused_matmul_samples() {
+  auto attrs = [](bool ta, bool tb, const char* activation) {
+    return Attrs{{"transpose_a", ta}, {"transpose_b", tb}, {"activation", std::string(activation)}};
+  };
+  return {
+      {{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}), constant({{1.f, 0.f}, {0.5f, -1.f}, {2.f, -4.f}}),
+        constant({-7.f, 0.5f})},
+       attrs(false, false, "relu")},
+      {{constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), constant({{0.25f, -1.f, 2.f}, {0.5f, -3.f, 1.f}}),
+        constant({1.f, -2.f})},
+       attrs(true, true, "none")},
+      {{constant({{1.0, -2.0}, {3.0, 4.0}}), constant({{0.5, -1.0}, {2.0, 0.0}}), constant({-1.0, 0.25})},
+       attrs(false, false, "relu")},
+  };
+}
+
+std::vector<detail::OpSample> fused_conv2d_samples() {
+  auto attrs = [](std::vector<int64_t> strides, const char* padding, const char* activation) {
+    return Attrs{{"strides", std::move(strides)},
+                 {"padding", std::string(padding)},
+                 {"dilations", std::vector<int64_t>{1, 1}},
+                 {"activation", std::string(activation)}};
+  };
+  std::vector<float> x = ramp(1 * 5 * 5 * 2, 7, 0.25f, -0.5f), w = ramp(3 * 3 * 2 * 3, 5, 0.2f, -0.4f);
+  std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
+  return {
+      {{constant(x, Shape{1, 5, 5, 2}), constant(w, Shape{3, 3, 2, 3}), constant({0.5f, -1.f, 0.f})},
+       attrs({1, 1}, "SAME", "relu")},
+      {{constant(xd, Shape{1, 5, 5, 2}), constant(wd, Shape{3, 3, 2, 3}), constant({0.5, -1.0, 0.0})},
+       attrs({2, 1}, "VALID", "none")},
+  };
+}
+
+// Fusion runs on graphs after differentiation: nothing differentiates them.
+constexpr OpDef kFusedMatMul{.name = "FusedMatMul", .infer = fused_matmul_infer, .kernel = fused_matmul_kernel,
+                             .flags = detail::kNotDifferentiable, .samples = fused_matmul_samples};
+constexpr OpDef kFusedConv2D{.name = "FusedConv2D", .infer = fused_conv2d_infer, .kernel = fused_conv2d_kernel,
+                             .flags = detail::kNotDifferentiable, .samples = fused_conv2d_samples};
+
+}  // namespace
+
+const OpDef& fused_matmul_op() { return kFusedMatMul; }
+const OpDef& fused_conv2d_op() { return kFusedConv2D; }
+
+}  // namespace kiln::passes

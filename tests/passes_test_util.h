@@ -1,0 +1,54 @@
+#pragma once
+// Helpers of the pass tests (passes_test.cpp, passes_contraction_test.cpp):
+// tracing a small graph, running it, and comparing results bit for bit.
+#include "graph_test_util.h"
+#include "test_util.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "exec/plan.h"
+#include "function/tracing_context.h"
+#include "passes/passes.h"
+#include "runtime/dispatch.h"
+
+namespace kiln::passes_testing {
+
+using GraphPtr = std::shared_ptr<graph::Graph>;
+using kiln::testing::expect_bitwise;
+using kiln::testing::f32;
+using kiln::testing::trace;
+
+// "before:\n<graph>after:\n<graph>" for one pass run on a copy of `g`.
+template <class Pass>
+std::string before_after(const graph::Graph& g, Pass&& pass, bool expect_change = true) {
+  GraphPtr copy = g.clone(g.name());
+  EXPECT_EQ(pass(*copy), expect_change);
+  copy->verify();
+  return "before:\n" + g.to_string() + "after:\n" + copy->to_string();
+}
+
+inline std::vector<Tensor> run(const graph::Graph& g, std::vector<Tensor> inputs) {
+  for (const graph::Capture& c : g.captures()) inputs.push_back(c.outer);
+  exec::Plan plan(std::shared_ptr<const graph::Graph>(std::shared_ptr<const void>(), &g));
+  return plan.run(inputs);
+}
+
+// The pipeline's result computes the same bits as the traced graph.
+inline void expect_same_results(const graph::Graph& g, const std::vector<Tensor>& inputs,
+                                passes::PassOptions options = {}) {
+  auto opt = passes::optimize(g, options);
+  opt->verify();
+  std::vector<Tensor> want = run(g, inputs), got = run(*opt, inputs);
+  ASSERT_EQ(want.size(), got.size());
+  for (std::size_t i = 0; i < want.size(); ++i) expect_bitwise(want[i], got[i]);
+}
+
+inline int count_ops(const graph::Graph& g, std::string_view op) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += node->op->name == op;
+  return n;
+}
+
+}  // namespace kiln::passes_testing
