@@ -181,7 +181,7 @@ inline void check_op_gradient_traces(std::string_view op_name, const std::vector
     graph->verify();
     exec::Plan plan(graph);
     for (const graph::Capture& c : graph->captures()) feeds.push_back(c.outer);
-    std::vector<Tensor> got = plan.run(feeds);
+    detail::ResultLeaves got = plan.run(feeds);
     ASSERT_EQ(got.size(), defined.size()) << what;
     for (std::size_t r = 0; r < defined.size(); ++r) {
       const Tensor& want = eager[defined[r]];

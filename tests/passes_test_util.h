@@ -32,7 +32,8 @@ std::string before_after(const graph::Graph& g, Pass&& pass, bool expect_change 
 inline std::vector<Tensor> run(const graph::Graph& g, std::vector<Tensor> inputs) {
   for (const graph::Capture& c : g.captures()) inputs.push_back(c.outer);
   exec::Plan plan(std::shared_ptr<const graph::Graph>(std::shared_ptr<const void>(), &g));
-  return plan.run(inputs);
+  detail::ResultLeaves out = plan.run(inputs);
+  return std::vector<Tensor>(out.begin(), out.end());
 }
 
 // The pipeline's result computes the same bits as the traced graph.

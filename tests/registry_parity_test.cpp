@@ -61,7 +61,8 @@ std::vector<Tensor> run_graph(std::shared_ptr<const graph::Graph> graph, const d
   std::vector<Tensor> inputs;
   if (mode != Inputs::Constants) inputs.assign(sample.inputs.begin(), sample.inputs.end());
   for (const graph::Capture& c : graph->captures()) inputs.push_back(c.outer);
-  return plan.run(inputs);
+  detail::ResultLeaves out = plan.run(inputs);
+  return std::vector<Tensor>(out.begin(), out.end());
 }
 
 std::vector<Tensor> run_traced(const detail::OpDef& op, const detail::OpSample& sample, bool unknown_dims) {

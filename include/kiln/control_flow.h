@@ -115,7 +115,8 @@ void flatten_vars(const V& vars, ResultFlattener& flat, std::vector<char>& is_te
 }
 
 template <class V> V rebuild_vars(std::span<const Tensor> leaves, const std::vector<int64_t>& sizes) {
-  ResultReader reader(std::vector<Tensor>(leaves.begin(), leaves.end()), sizes);
+  std::vector<Tensor> copies(leaves.begin(), leaves.end());
+  ResultReader reader(copies, sizes);
   return V(Traits<V>::unflatten(reader));
 }
 
@@ -157,7 +158,7 @@ auto cond(const Tensor& pred, Then&& then_fn, Else&& else_fn,
   std::vector<Tensor> leaves =
       detail::cond_flat(pred, detail::FlatFnRef(then_call), detail::FlatFnRef(else_call), sizes, loc);
   if constexpr (!std::is_void_v<R>) {
-    detail::ResultReader reader(std::move(leaves), sizes);
+    detail::ResultReader reader(leaves, sizes);
     return R(detail::Traits<R>::unflatten(reader));
   }
 }

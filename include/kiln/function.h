@@ -80,7 +80,7 @@ struct TraceFnRef {
 };
 
 struct CallResult {
-  std::vector<Tensor> leaves;
+  ResultLeaves leaves;
   std::shared_ptr<const ConcreteImpl> concrete;  // keeps the result structure alive
   const std::vector<int64_t>& sizes() const;
 };
@@ -177,7 +177,7 @@ template <class F> class Function {
     if constexpr (std::is_void_v<R>) {
       return;
     } else {
-      detail::ResultReader reader(std::move(result.leaves), result.sizes());
+      detail::ResultReader reader(std::span<Tensor>(result.leaves.data(), result.leaves.size()), result.sizes());
       return detail::Traits<R>::unflatten(reader);
     }
   }
@@ -227,7 +227,7 @@ template <class F> class Function {
     // run_functions_eagerly: results come back as the graph would give them.
     detail::ResultFlattener out;
     detail::Traits<R>::flatten_result(v, out);
-    detail::ResultReader reader(std::move(out.leaves), out.sizes);
+    detail::ResultReader reader(out.leaves, out.sizes);
     return detail::Traits<R>::unflatten(reader);
   }
 

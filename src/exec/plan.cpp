@@ -194,8 +194,8 @@ void Plan::check_inputs(std::size_t num_inputs) const {
                                input_slots_.size(), num_inputs));
 }
 
-std::vector<Tensor> Plan::run(std::span<const Tensor> inputs,
-                              std::vector<std::vector<Tensor>>* all_values) const {
+detail::ResultLeaves Plan::run(std::span<const Tensor> inputs,
+                               std::vector<std::vector<Tensor>>* all_values) const {
   check_inputs(inputs.size());
   Frame frame(num_slots_);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -205,7 +205,7 @@ std::vector<Tensor> Plan::run(std::span<const Tensor> inputs,
   return execute(frame, all_values);
 }
 
-std::vector<Tensor> Plan::run_consuming(std::span<Tensor> inputs, std::size_t consumed) const {
+detail::ResultLeaves Plan::run_consuming(std::span<Tensor> inputs, std::size_t consumed) const {
   check_inputs(inputs.size());
   Frame frame(num_slots_);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -215,7 +215,7 @@ std::vector<Tensor> Plan::run_consuming(std::span<Tensor> inputs, std::size_t co
   return execute(frame, nullptr);
 }
 
-std::vector<Tensor> Plan::execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const {
+detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const {
   const bool keep_all = all_values != nullptr;
   // Keeping every value (all_values) defeats the sharing the plan assumes.
   Arena arena(memory_, !keep_all);
@@ -252,7 +252,7 @@ std::vector<Tensor> Plan::execute(Frame& frame, std::vector<std::vector<Tensor>>
     for (std::size_t i = 0; i < nodes.size(); ++i)
       for (std::size_t k = 0; k < nodes[i]->outputs.size(); ++k) (*all_values)[i].push_back(frame[slot++]);
   }
-  std::vector<Tensor> results;
+  detail::ResultLeaves results;
   results.reserve(result_slots_.size());
   for (int s : result_slots_) results.push_back(frame[s]);
   return results;

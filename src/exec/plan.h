@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "exec/memory_plan.h"
+#include "kiln/detail/trace.h"
 #include "exec/step.h"
 
 namespace kiln::exec {
@@ -20,14 +21,14 @@ class Plan {
   // `inputs`: the graph's parameters, then its captures, in order. With
   // `all_values`, every node output is kept and returned there, indexed by
   // node id then output (for debugging: the verify option).
-  std::vector<Tensor> run(std::span<const Tensor> inputs,
-                          std::vector<std::vector<Tensor>>* all_values = nullptr) const;
+  detail::ResultLeaves run(std::span<const Tensor> inputs,
+                           std::vector<std::vector<Tensor>>* all_values = nullptr) const;
 
   const graph::Graph& graph() const { return *graph_; }
   // As run, but the first `consumed` inputs are moved into the frame, so a
   // kernel that writes in place may reuse their storage (a While loop hands
   // its loop variables to the body this way).
-  std::vector<Tensor> run_consuming(std::span<Tensor> inputs, std::size_t consumed) const;
+  detail::ResultLeaves run_consuming(std::span<Tensor> inputs, std::size_t consumed) const;
 
   int num_steps() const { return static_cast<int>(steps_.size()); }
   const MemoryPlan& memory_plan() const { return memory_; }
@@ -36,7 +37,7 @@ class Plan {
 
  private:
   void check_inputs(std::size_t num_inputs) const;
-  std::vector<Tensor> execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const;
+  detail::ResultLeaves execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const;
 
   std::shared_ptr<const graph::Graph> graph_;
   std::vector<Step> steps_;

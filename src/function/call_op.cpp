@@ -24,7 +24,7 @@ void call_infer(detail::InferContext& c) {
 }
 
 void call_kernel(detail::KernelContext& c) {
-  std::vector<Tensor> out = plan_for(c.attrs.get<GraphPtr>("f"))->run(c.inputs);
+  detail::ResultLeaves out = plan_for(c.attrs.get<GraphPtr>("f"))->run(c.inputs);
   for (std::size_t k = 0; k < c.outputs.size(); ++k) c.outputs[k] = std::move(out[k]);
 }
 

@@ -23,7 +23,7 @@ struct ConcreteImpl {
   std::vector<graph::Node*> dispatch_nodes;
 
   // Runs the plan on the call's leaves (the captures are appended).
-  std::vector<Tensor> run(std::span<const Tensor> leaves) const;
+  ResultLeaves run(std::span<const Tensor> leaves) const;
   // Whether a call with `key` can use this graph: same structure, dtypes and
   // values, shapes compatible with the (maybe relaxed) specs.
   bool accepts(const TraceKey& call) const;

@@ -6,7 +6,7 @@
 namespace kiln {
 namespace detail {
 
-std::vector<Tensor> ConcreteImpl::run(std::span<const Tensor> leaves) const {
+ResultLeaves ConcreteImpl::run(std::span<const Tensor> leaves) const {
   const auto& captures = graph->captures();
   SmallVector<Tensor, 8> inputs;
   inputs.reserve(leaves.size() + captures.size());
@@ -98,7 +98,8 @@ Outputs ConcreteFunction::call_flat(const detail::Flattener& flat) const {
       fail(fmt::format("{} was traced as {}, but is {}", paths[i], detail::atom_text(w), detail::atom_text(g)));
     }
   }
-  return Outputs(impl_->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size())));
+  detail::ResultLeaves out = impl_->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
+  return Outputs(std::vector<Tensor>(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end())));
 }
 
 const std::string& ConcreteFunction::name() const { return impl_->name; }

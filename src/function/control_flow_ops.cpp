@@ -111,7 +111,7 @@ void if_kernel(KernelContext& c) {
   // infer saw the concrete pred: one bool element.
   bool pred = *c.in<bool>(0);
   const GraphPtr& branch = c.attrs.get<GraphPtr>(pred ? "then_branch" : "else_branch");
-  std::vector<Tensor> out = plan_for(branch)->run(c.inputs.subspan(1));
+  detail::ResultLeaves out = plan_for(branch)->run(c.inputs.subspan(1));
   for (std::size_t k = 0; k < c.outputs.size(); ++k) c.outputs[k] = std::move(out[k]);
 }
 
@@ -179,14 +179,14 @@ void while_kernel(KernelContext& c) {
   for (const Tensor& t : c.inputs) args.push_back(t);
   std::span<const Tensor> feed(args.data(), args.size());
   while (true) {
-    std::vector<Tensor> p = cond->run(feed);
+    detail::ResultLeaves p = cond->run(feed);
     if (p[0].size() != 1)
       throw InvalidArgument(fmt::format(
           "While: cond returned a bool tensor of shape {}; it must have one element", p[0].shape().to_string()));
     if (!*detail::data_of<bool>(p[0])) break;
     // The body gets the only handles to the loop variables, so it may
     // update them in place (TensorArray writes).
-    std::vector<Tensor> next = body->run_consuming(std::span<Tensor>(args.data(), args.size()), num_vars);
+    detail::ResultLeaves next = body->run_consuming(std::span<Tensor>(args.data(), args.size()), num_vars);
     for (std::size_t i = 0; i < num_vars; ++i) args[i] = std::move(next[i]);
   }
   for (std::size_t i = 0; i < num_vars; ++i) c.outputs[i] = std::move(args[i]);

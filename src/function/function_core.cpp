@@ -264,14 +264,13 @@ std::string value_text(const Tensor& t) {
 
 // FunctionOptions::verify: run the graph keeping every value, run the
 // callable eagerly recording every op, and compare op by op.
-std::vector<Tensor> verify_call(const FunctionOptions& options, const ConcreteImpl& entry,
+ResultLeaves verify_call(const FunctionOptions& options, const ConcreteImpl& entry,
                                 std::span<const Tensor> leaves, TraceFnRef trace) {
   std::vector<std::vector<Tensor>> graph_values;
   SmallVector<Tensor, 8> inputs;
   for (const Tensor& t : leaves) inputs.push_back(t);
   for (const graph::Capture& c : entry.graph->captures()) inputs.push_back(c.outer);
-  std::vector<Tensor> results =
-      entry.plan->run(std::span<const Tensor>(inputs.data(), inputs.size()), &graph_values);
+  ResultLeaves results = entry.plan->run(std::span<const Tensor>(inputs.data(), inputs.size()), &graph_values);
 
   RecordingHandler recorder;
   ResultFlattener eager_out;
@@ -331,7 +330,7 @@ namespace {
 // A Function called eagerly under a GradientTape is recorded as the Call op
 // it would be in a graph: inputs are the arguments, then the captures.
 void record_call(TapeHook& tapes, const ConcreteImpl& impl, const Flattener& flat,
-                 std::vector<Tensor>& outputs) {
+                 ResultLeaves& outputs) {
   SmallVector<Tensor, 8> inputs;
   for (const Tensor& t : flat.leaves) inputs.push_back(t);
   for (const graph::Capture& c : impl.graph->captures()) inputs.push_back(c.outer);
@@ -468,7 +467,7 @@ CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
   bool stateful = !impl->graph->stateful_nodes().empty();
   TensorList out = dispatch(function_detail::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
                             Attrs{{"f", std::shared_ptr<const graph::Graph>(impl->graph)}}, SourceLocation());
-  return CallResult{std::vector<Tensor>(out.begin(), out.end()), impl};
+  return CallResult{ResultLeaves(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end())), impl};
 }
 
 int FunctionCore::tracing_count() const {

@@ -68,7 +68,7 @@ std::map<std::string, Tensor> LoadedSignature::operator()(const std::map<std::st
                                         name, fmt::join(names, ", ")));
     }
   }
-  std::vector<Tensor> out = function_.impl()->run(std::span<const Tensor>(args.data(), args.size()));
+  kiln::detail::ResultLeaves out = function_.impl()->run(std::span<const Tensor>(args.data(), args.size()));
   std::map<std::string, Tensor> named;
   for (std::size_t i = 0; i < out.size() && i < outputs_.size(); ++i) named.emplace(outputs_[i].name, std::move(out[i]));
   return named;
@@ -85,7 +85,10 @@ Outputs LoadedFunction::call(const std::vector<Tensor>& args) const {
     for (std::size_t i = 0; i < args.size() && ok; ++i)
       ok = args[i].defined() && !args[i].is_symbolic() &&
            fits(args[i], params[i]->outputs[0].dtype, params[i]->outputs[0].shape);
-    if (ok) return Outputs(f.impl()->run(std::span<const Tensor>(args.data(), args.size())));
+    if (ok) {
+      kiln::detail::ResultLeaves out = f.impl()->run(std::span<const Tensor>(args.data(), args.size()));
+      return Outputs(std::vector<Tensor>(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end())));
+    }
   }
   std::vector<std::string> got, options;
   for (const Tensor& t : args) got.push_back(t.defined() ? type_text(t.dtype(), t.shape()) : "null");

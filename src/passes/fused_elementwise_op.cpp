@@ -191,7 +191,7 @@ void fused_kernel(KernelContext& c) {
   bool streamable = !detail::check_numerics_enabled.load(std::memory_order_relaxed);
   for (const Tensor& t : c.inputs) streamable &= t.size() == n || t.size() == 1;
   if (!streamable) {
-    std::vector<Tensor> out = p.fallback->run(c.inputs);
+    detail::ResultLeaves out = p.fallback->run(c.inputs);
     std::memcpy(detail::raw_data(c.outputs[0]), detail::raw_data(out[0]),
                 static_cast<std::size_t>(n) * dtype_size(out[0].dtype()));
     return;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -107,15 +108,19 @@ class ResultFlattener {
   std::vector<std::size_t> any_rank;  // indices into leaves
 };
 
+// The flat results of a graph call: inline for the few tensors most
+// functions return, so a call need not allocate for them.
+using ResultLeaves = SmallVector<Tensor, 4>;
+
+// Hands out `leaves` (moving each out) and the container sizes in order.
 class ResultReader {
  public:
-  ResultReader(std::vector<Tensor> leaves, const std::vector<int64_t>& sizes)
-      : leaves_(std::move(leaves)), sizes_(sizes) {}
+  ResultReader(std::span<Tensor> leaves, const std::vector<int64_t>& sizes) : leaves_(leaves), sizes_(sizes) {}
   Tensor leaf() { return std::move(leaves_[leaf_pos_++]); }
   int64_t size() { return sizes_[size_pos_++]; }
 
  private:
-  std::vector<Tensor> leaves_;
+  std::span<Tensor> leaves_;
   const std::vector<int64_t>& sizes_;
   std::size_t leaf_pos_ = 0, size_pos_ = 0;
 };
