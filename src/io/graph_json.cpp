@@ -36,22 +36,23 @@ json tensor_to_json(const Tensor& t, std::string_view where) {
   return j;
 }
 
-Tensor tensor_from_json(const json& j, std::string_view where) {
+Tensor tensor_from_json(const json& j, const Where& where) {
   parse_object(j, where);
-  DType dtype = parse_dtype(member(j, "dtype", where), fmt::format("{}: dtype", where));
+  DType dtype = parse_dtype(member(j, "dtype", where), Where(where, ": dtype"));
   if (dtype == DType::Resource) json_fail(where, "a resource tensor cannot be a saved value");
-  Shape shape = parse_shape(member(j, "shape", where), fmt::format("{}: shape", where), false);
+  Shape shape = parse_shape(member(j, "shape", where), Where(where, ": shape"), false);
   uint64_t n = checked_num_elements(shape, where);
   const json& data = member(j, "data", where);
   if (dtype == DType::String) {
-    parse_array(data, fmt::format("{}: data", where));
+    parse_array(data, Where(where, ": data"));
     if (data.size() != n) json_fail(where, fmt::format("shape {} needs {} strings, data has {}", shape.to_string(), n, data.size()));
     Tensor t = detail::make_tensor(dtype, shape);
     std::string* out = detail::data_of<std::string>(t);
-    for (std::size_t i = 0; i < n; ++i) out[i] = parse_string(data[i], fmt::format("{}: data[{}]", where, i));
+    for (std::size_t i = 0; i < n; ++i) out[i] = parse_string(data[i], Where(where, ": data[", i, "]"));
     return t;
   }
-  std::string bytes = base64_decode(parse_string(data, fmt::format("{}: data", where)), fmt::format("{}: data", where));
+  const Where data_where(where, ": data");
+  std::string bytes = base64_decode(parse_string(data, data_where), data_where);
   if (bytes.size() / dtype_size(dtype) != n || bytes.size() % dtype_size(dtype) != 0)
     json_fail(where, fmt::format("{} {} needs {} bytes of data, got {}", dtype_name(dtype), shape.to_string(),
                                  n * dtype_size(dtype), bytes.size()));
@@ -139,7 +140,7 @@ GraphTableReader::GraphTableReader(const json& table, std::string what, GraphLim
   }
 }
 
-const std::shared_ptr<Graph>& GraphTableReader::at(const json& index, std::string_view where) const {
+const std::shared_ptr<Graph>& GraphTableReader::at(const json& index, const Where& where) const {
   int64_t i = parse_int(index, where);
   if (i < 0 || i >= static_cast<int64_t>(graphs_.size()))
     json_fail(where, fmt::format("graph index {} is out of range (the table has {} graphs before this point)", i,
@@ -149,7 +150,7 @@ const std::shared_ptr<Graph>& GraphTableReader::at(const json& index, std::strin
 
 namespace {
 
-detail::AttrValue read_attr(const json& j, std::string_view where, const GraphTableReader& table,
+detail::AttrValue read_attr(const json& j, const Where& where, const GraphTableReader& table,
                             const std::function<void(std::size_t)>& on_graph) {
   parse_object(j, where);
   if (j.size() != 1) json_fail(where, "an attr is an object with one key naming its type");
@@ -165,7 +166,7 @@ detail::AttrValue read_attr(const json& j, std::string_view where, const GraphTa
     parse_array(v, where);
     std::vector<int64_t> out;
     out.reserve(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) out.push_back(parse_int(v[i], fmt::format("{}[{}]", where, i)));
+    for (std::size_t i = 0; i < v.size(); ++i) out.push_back(parse_int(v[i], Where(where, "[", i, "]")));
     return out;
   }
   if (type == "tensor") return tensor_from_json(v, where);
@@ -177,24 +178,25 @@ detail::AttrValue read_attr(const json& j, std::string_view where, const GraphTa
   json_fail(where, fmt::format("unknown attr type '{}' (int, float, bool, string, dtype, shape, ints, tensor, graph)", type));
 }
 
-std::vector<std::string> name_list(const json& j, std::string_view where) {
+std::vector<std::string> name_list(const json& j, const Where& where) {
   parse_array(j, where);
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < j.size(); ++i) out.push_back(parse_string(j[i], fmt::format("{}[{}]", where, i)));
+  for (std::size_t i = 0; i < j.size(); ++i) out.push_back(parse_string(j[i], Where(where, "[", i, "]")));
   return out;
 }
 
 }  // namespace
 
 std::shared_ptr<Graph> GraphTableReader::read_graph(const json& j, std::size_t index) {
-  std::string where = fmt::format("{}: graph {}", what_, index);
-  parse_object(j, where);
-  const std::string& name = parse_string(member(j, "name", where), where + ": name");
-  where = fmt::format("{}: graph {} ('{}')", what_, index, name);
+  const Where what(what_);
+  const Where numbered(what, ": graph ", index);
+  parse_object(j, numbered);
+  const std::string& name = parse_string(member(j, "name", numbered), Where(numbered, ": name"));
+  const Where where(numbered, " ('", name, "')");
   auto g = std::make_shared<Graph>(name);
-  const json& nodes = parse_array(member(j, "nodes", where), where + ": nodes");
-  std::vector<std::string> params = name_list(member(j, "parameters", where), where + ": parameters");
-  std::vector<std::string> captures = name_list(member(j, "captures", where), where + ": captures");
+  const json& nodes = parse_array(member(j, "nodes", where), Where(where, ": nodes"));
+  std::vector<std::string> params = name_list(member(j, "parameters", where), Where(where, ": parameters"));
+  std::vector<std::string> captures = name_list(member(j, "captures", where), Where(where, ": captures"));
   std::unordered_set<std::string> param_set(params.begin(), params.end());
   std::unordered_set<std::string> capture_set(captures.begin(), captures.end());
   if (param_set.size() != params.size() || capture_set.size() != captures.size())
@@ -211,7 +213,7 @@ std::shared_ptr<Graph> GraphTableReader::read_graph(const json& j, std::size_t i
     if (expanded > limits_.max_expanded_nodes)
       json_fail(where, fmt::format("the graph with its nested graphs has more than {} nodes", limits_.max_expanded_nodes));
   };
-  auto resolve = [&](const json& ref, std::string_view w) -> Value {
+  auto resolve = [&](const json& ref, const Where& w) -> Value {
     const std::string& text = parse_string(ref, w);
     std::size_t colon = text.rfind(':');
     if (colon == std::string::npos || colon + 1 == text.size() || text.size() - colon > 10 ||
@@ -229,31 +231,31 @@ std::shared_ptr<Graph> GraphTableReader::read_graph(const json& j, std::size_t i
   const detail::OpRegistry& registry = detail::OpRegistry::global();
   for (std::size_t k = 0; k < nodes.size(); ++k) {
     const json& nj = nodes[k];
-    std::string nwhere = fmt::format("{}: node {}", where, k);
-    parse_object(nj, nwhere);
-    const std::string& node_name = parse_string(member(nj, "name", nwhere), nwhere + ": name");
+    const Where numbered_node(where, ": node ", k);
+    parse_object(nj, numbered_node);
+    const std::string& node_name = parse_string(member(nj, "name", numbered_node), Where(numbered_node, ": name"));
     if (node_name.empty() || node_name.size() > 256 || node_name.find(':') != std::string::npos)
-      json_fail(nwhere, "a node name is 1 to 256 characters without ':'");
-    nwhere = fmt::format("{}: node '{}'", where, node_name);
-    if (by_name.count(node_name)) json_fail(nwhere, "the name is used by an earlier node");
-    const std::string& op_name = parse_string(member(nj, "op", nwhere), nwhere + ": op");
+      json_fail(numbered_node, "a node name is 1 to 256 characters without ':'");
+    const Where named_node(where, ": node '", node_name, "'");
+    if (by_name.count(node_name)) json_fail(named_node, "the name is used by an earlier node");
+    const std::string& op_name = parse_string(member(nj, "op", named_node), Where(named_node, ": op"));
     const detail::OpDef* op = registry.find(op_name);
-    if (!op) json_fail(nwhere, fmt::format("unknown op '{}' (this build of Kiln has no such op)", op_name));
+    if (!op) json_fail(named_node, fmt::format("unknown op '{}' (this build of Kiln has no such op)", op_name));
     if (op_name == "HostFunction")
-      json_fail(nwhere, "HostFunction runs a C++ callback, which a saved model cannot hold");
-    nwhere = fmt::format("{}: node '{}' ({})", where, node_name, op_name);
+      json_fail(named_node, "HostFunction runs a C++ callback, which a saved model cannot hold");
+    const Where nwhere(named_node, " (", op_name, ")");
 
     detail::Attrs attrs;
     if (const json* aj = optional_member(nj, "attrs", nwhere)) {
-      parse_object(*aj, nwhere + ": attrs");
+      parse_object(*aj, Where(nwhere, ": attrs"));
       for (auto it = aj->begin(); it != aj->end(); ++it)
         attrs.set(detail::intern(it.key()),
-                  read_attr(it.value(), fmt::format("{}: attr {}", nwhere, it.key()), *this, on_graph));
+                  read_attr(it.value(), Where(nwhere, ": attr ", it.key(), ""), *this, on_graph));
     }
     std::vector<Value> inputs;
     if (const json* ij = optional_member(nj, "inputs", nwhere)) {
-      parse_array(*ij, nwhere + ": inputs");
-      for (std::size_t i = 0; i < ij->size(); ++i) inputs.push_back(resolve((*ij)[i], fmt::format("{}: input {}", nwhere, i)));
+      parse_array(*ij, Where(nwhere, ": inputs"));
+      for (std::size_t i = 0; i < ij->size(); ++i) inputs.push_back(resolve((*ij)[i], Where(nwhere, ": input ", i)));
     }
 
     Node* node = nullptr;
@@ -277,21 +279,21 @@ std::shared_ptr<Graph> GraphTableReader::read_graph(const json& j, std::size_t i
     }
     if (node->name != node_name) json_fail(nwhere, fmt::format("the name clashes with '{}'", node->name));
     if (const json* cj = optional_member(nj, "control_inputs", nwhere)) {
-      parse_array(*cj, nwhere + ": control_inputs");
+      parse_array(*cj, Where(nwhere, ": control_inputs"));
       for (std::size_t i = 0; i < cj->size(); ++i) {
-        const std::string& c = parse_string((*cj)[i], fmt::format("{}: control input {}", nwhere, i));
+        const std::string& c = parse_string((*cj)[i], Where(nwhere, ": control input ", i));
         auto it = by_name.find(c);
         if (it == by_name.end()) json_fail(nwhere, fmt::format("control input '{}' names no earlier node", c));
         node->control_inputs.push_back(it->second);
       }
     }
-    const json& outs = parse_array(member(nj, "outputs", nwhere), nwhere + ": outputs");
+    const json& outs = parse_array(member(nj, "outputs", nwhere), Where(nwhere, ": outputs"));
     if (outs.size() != node->outputs.size())
       json_fail(nwhere, fmt::format("the file lists {} outputs but the op gives {}", outs.size(), node->outputs.size()));
     for (std::size_t i = 0; i < outs.size(); ++i) {
-      std::string owhere = fmt::format("{}: output {}", nwhere, i);
-      DType dtype = parse_dtype(member(outs[i], "dtype", owhere), owhere + ": dtype");
-      Shape shape = parse_shape(member(outs[i], "shape", owhere), owhere + ": shape", true);
+      const Where owhere(nwhere, ": output ", i);
+      DType dtype = parse_dtype(member(outs[i], "dtype", owhere), Where(owhere, ": dtype"));
+      Shape shape = parse_shape(member(outs[i], "shape", owhere), Where(owhere, ": shape"), true);
       const detail::TensorType& got = node->outputs[i];
       if (dtype != got.dtype || !shape.is_compatible_with(got.shape))
         json_fail(owhere, fmt::format("the file says {} {} but the op's type inference gives {} {}", dtype_name(dtype),
@@ -309,9 +311,9 @@ std::shared_ptr<Graph> GraphTableReader::read_graph(const json& j, std::size_t i
     json_fail(where, "the parameters are not the graph's Placeholder nodes listed in node order");
   if (names_of(g->captures(), [](const graph::Capture& c) { return c.placeholder; }) != captures)
     json_fail(where, "the captures are not the graph's Placeholder nodes listed in node order");
-  const json& results = parse_array(member(j, "results", where), where + ": results");
+  const json& results = parse_array(member(j, "results", where), Where(where, ": results"));
   for (std::size_t i = 0; i < results.size(); ++i)
-    g->results().push_back(resolve(results[i], fmt::format("{}: result {}", where, i)));
+    g->results().push_back(resolve(results[i], Where(where, ": result ", i)));
   try {
     g->verify(verified_);
   } catch (const Error& e) {

@@ -38,7 +38,7 @@ std::string value_name(const graph::Value& v);
 // JSON of a concrete tensor: {"dtype", "shape", "data": base64 of the raw
 // little-endian values} (strings: "data" is an array of strings).
 json tensor_to_json(const Tensor& t, std::string_view where);
-Tensor tensor_from_json(const json& j, std::string_view where);
+Tensor tensor_from_json(const json& j, const Where& where);
 
 // Limits on what a file may ask the loader to build.
 struct GraphLimits {
@@ -53,7 +53,7 @@ class GraphTableReader {
   GraphTableReader(const json& table, std::string what, GraphLimits limits = {});
   std::size_t size() const { return graphs_.size(); }
   // Throws InvalidArgument naming `where` for an index out of range.
-  const std::shared_ptr<graph::Graph>& at(const json& index, std::string_view where) const;
+  const std::shared_ptr<graph::Graph>& at(const json& index, const Where& where) const;
 
  private:
   std::shared_ptr<graph::Graph> read_graph(const json& j, std::size_t index);

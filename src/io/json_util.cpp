@@ -57,38 +57,52 @@ std::string dump_json_readable(const json& value, std::string_view what, std::si
   }
 }
 
-void json_fail(std::string_view where, std::string_view message) {
-  throw InvalidArgument(fmt::format("{}: {}", where, message));
+void Where::append_to(std::string& out) const {
+  if (parent_) parent_->append_to(out);
+  out += text_;
+  if (has_index_) fmt::format_to(std::back_inserter(out), "{}", index_);
+  out += name_;
+  out += close_;
 }
 
-const json& parse_object(const json& value, std::string_view where) {
+std::string Where::str() const {
+  std::string out;
+  append_to(out);
+  return out;
+}
+
+void json_fail(const Where& where, std::string_view message) {
+  throw InvalidArgument(fmt::format("{}: {}", where.str(), message));
+}
+
+const json& parse_object(const json& value, const Where& where) {
   if (!value.is_object()) json_fail(where, fmt::format("expected an object, got {}", value.type_name()));
   return value;
 }
 
-const json& parse_array(const json& value, std::string_view where) {
+const json& parse_array(const json& value, const Where& where) {
   if (!value.is_array()) json_fail(where, fmt::format("expected an array, got {}", value.type_name()));
   return value;
 }
 
-const json* optional_member(const json& object, std::string_view key, std::string_view where) {
+const json* optional_member(const json& object, std::string_view key, const Where& where) {
   parse_object(object, where);
   auto it = object.find(key);
   return it == object.end() ? nullptr : &*it;
 }
 
-const json& member(const json& object, std::string_view key, std::string_view where) {
+const json& member(const json& object, std::string_view key, const Where& where) {
   const json* v = optional_member(object, key, where);
   if (!v) json_fail(where, fmt::format("'{}' is missing", key));
   return *v;
 }
 
-const std::string& parse_string(const json& value, std::string_view where) {
+const std::string& parse_string(const json& value, const Where& where) {
   if (!value.is_string()) json_fail(where, fmt::format("expected a string, got {}", value.type_name()));
   return value.get_ref<const std::string&>();
 }
 
-int64_t parse_int(const json& value, std::string_view where) {
+int64_t parse_int(const json& value, const Where& where) {
   if (value.is_number_unsigned()) {
     uint64_t u = value.get<uint64_t>();
     if (u > static_cast<uint64_t>(INT64_MAX)) json_fail(where, fmt::format("{} does not fit in int64", u));
@@ -98,18 +112,18 @@ int64_t parse_int(const json& value, std::string_view where) {
   return value.get<int64_t>();
 }
 
-uint64_t parse_uint(const json& value, std::string_view where) {
+uint64_t parse_uint(const json& value, const Where& where) {
   if (value.is_number_unsigned()) return value.get<uint64_t>();
   if (value.is_number_integer()) json_fail(where, fmt::format("{} is negative", value.get<int64_t>()));
   json_fail(where, fmt::format("expected a non-negative integer, got {}", value.type_name()));
 }
 
-bool parse_bool(const json& value, std::string_view where) {
+bool parse_bool(const json& value, const Where& where) {
   if (!value.is_boolean()) json_fail(where, fmt::format("expected true or false, got {}", value.type_name()));
   return value.get<bool>();
 }
 
-double parse_double(const json& value, std::string_view where) {
+double parse_double(const json& value, const Where& where) {
   if (value.is_number()) return value.get<double>();
   // JSON has no NaN or infinity.
   if (value.is_string()) {
@@ -121,14 +135,14 @@ double parse_double(const json& value, std::string_view where) {
   json_fail(where, fmt::format("expected a number (or \"nan\", \"inf\", \"-inf\"), got {}", value.dump()));
 }
 
-DType parse_dtype(const json& value, std::string_view where) {
+DType parse_dtype(const json& value, const Where& where) {
   const std::string& s = parse_string(value, where);
   for (int d = 0; d <= static_cast<int>(DType::Resource); ++d)
     if (dtype_name(static_cast<DType>(d)) == s) return static_cast<DType>(d);
   json_fail(where, fmt::format("unknown dtype '{}'", s));
 }
 
-Shape parse_shape(const json& value, std::string_view where, bool allow_unknown) {
+Shape parse_shape(const json& value, const Where& where, bool allow_unknown) {
   if (value.is_null()) {
     if (!allow_unknown) json_fail(where, "the shape must be known");
     return Shape::unknown_rank();
@@ -143,7 +157,7 @@ Shape parse_shape(const json& value, std::string_view where, bool allow_unknown)
       dims[i] = -1;
       continue;
     }
-    int64_t d = parse_int(value[i], fmt::format("{}: dim {}", where, i));
+    int64_t d = parse_int(value[i], Where(where, ": dim ", i));
     if (d < 0) json_fail(where, fmt::format("dim {} is {}; dims are >= 0 (null for unknown)", i, d));
     dims[i] = d;
   }
@@ -157,7 +171,7 @@ json shape_to_json(const Shape& shape) {
   return out;
 }
 
-uint64_t checked_num_elements(const Shape& shape, std::string_view where) {
+uint64_t checked_num_elements(const Shape& shape, const Where& where) {
   uint64_t n = 1;
   for (int64_t d : shape.dims()) {
     if (d < 0) json_fail(where, fmt::format("shape {} is not fully defined", shape.to_string()));
@@ -192,7 +206,7 @@ std::string base64_encode(std::string_view bytes) {
   return out;
 }
 
-std::string base64_decode(std::string_view text, std::string_view where) {
+std::string base64_decode(std::string_view text, const Where& where) {
   if (text.size() % 4 != 0) json_fail(where, fmt::format("base64 text has length {}, not a multiple of 4", text.size()));
   auto value = [&](char c, std::size_t pos) -> uint32_t {
     if (c >= 'A' && c <= 'Z') return static_cast<uint32_t>(c - 'A');

@@ -21,6 +21,7 @@ constexpr uint64_t kMaxVariablesBytes = uint64_t{1} << 36;
 
 using io::json;
 using io::json_fail;
+using io::Where;
 
 // `t` is concrete, so its rank is known and is_compatible_with compares the ranks.
 bool fits(const Tensor& t, DType dtype, const Shape& shape) {
@@ -149,17 +150,18 @@ struct LoadedBuilder {
   std::vector<ConcreteFunction> functions;
 
   void read_variables(const json& list) {
-    std::string where = what + ": variables";
+    const Where top(what);
+    const Where where(top, ": variables");
     io::parse_array(list, where);
     for (std::size_t i = 0; i < list.size(); ++i) {
-      std::string w = fmt::format("{}[{}]", where, i);
-      const json& v = io::parse_object(list[i], w);
-      const std::string& key = io::parse_string(io::member(v, "key", w), w + ": key");
-      w = fmt::format("{}: variable '{}'", what, key);
-      const std::string& name = io::parse_string(io::member(v, "name", w), w + ": name");
-      DType dtype = io::parse_dtype(io::member(v, "dtype", w), w + ": dtype");
-      Shape shape = io::parse_shape(io::member(v, "shape", w), w + ": shape", false);
-      bool trainable = io::parse_bool(io::member(v, "trainable", w), w + ": trainable");
+      const Where numbered(where, "[", i, "]");
+      const json& v = io::parse_object(list[i], numbered);
+      const std::string& key = io::parse_string(io::member(v, "key", numbered), Where(numbered, ": key"));
+      const Where w(top, ": variable '", key, "'");
+      const std::string& name = io::parse_string(io::member(v, "name", w), Where(w, ": name"));
+      DType dtype = io::parse_dtype(io::member(v, "dtype", w), Where(w, ": dtype"));
+      Shape shape = io::parse_shape(io::member(v, "shape", w), Where(w, ": shape"), false);
+      bool trainable = io::parse_bool(io::member(v, "trainable", w), Where(w, ": trainable"));
       auto t = tensors.find(key);
       if (t == tensors.end()) json_fail(w, fmt::format("{} holds no tensor named '{}'", io::kVariablesFile, key));
       if (t->second.dtype() != dtype || t->second.shape() != shape)
@@ -170,7 +172,7 @@ struct LoadedBuilder {
     }
   }
 
-  const Variable& variable(const json& key, const std::string& where) {
+  const Variable& variable(const json& key, const Where& where) {
     const std::string& k = io::parse_string(key, where);
     auto it = variables.find(k);
     if (it == variables.end()) json_fail(where, fmt::format("no variable has key '{}'", k));
@@ -178,21 +180,23 @@ struct LoadedBuilder {
   }
 
   void read_functions(const json& list, const io::GraphTableReader& graphs) {
-    std::string where = what + ": functions";
+    const Where top(what);
+    const Where where(top, ": functions");
     io::parse_array(list, where);
     std::unordered_set<const graph::Graph*> used;
     for (std::size_t i = 0; i < list.size(); ++i) {
-      std::string w = fmt::format("{}[{}]", where, i);
-      const json& f = io::parse_object(list[i], w);
-      const std::string& name = io::parse_string(io::member(f, "name", w), w + ": name");
-      w = fmt::format("{}: function {} ('{}')", what, i, name);
-      const std::shared_ptr<graph::Graph>& g = graphs.at(io::member(f, "graph", w), w + ": graph");
+      const Where numbered(where, "[", i, "]");
+      const json& f = io::parse_object(list[i], numbered);
+      const std::string& name = io::parse_string(io::member(f, "name", numbered), Where(numbered, ": name"));
+      const Where function_i(top, ": function ", i);
+      const Where w(function_i, " ('", name, "')");
+      const std::shared_ptr<graph::Graph>& g = graphs.at(io::member(f, "graph", w), Where(w, ": graph"));
       if (!used.insert(g.get()).second) json_fail(w, "its graph is the graph of an earlier function");
-      const json& caps = io::parse_array(io::member(f, "captures", w), w + ": captures");
+      const json& caps = io::parse_array(io::member(f, "captures", w), Where(w, ": captures"));
       if (caps.size() != g->captures().size())
         json_fail(w, fmt::format("it lists {} captures but its graph has {}", caps.size(), g->captures().size()));
       for (std::size_t k = 0; k < caps.size(); ++k) {
-        std::string cw = fmt::format("{}: capture {}", w, k);
+        const Where cw(w, ": capture ", k);
         const kiln::detail::TensorType& want = g->captures()[k].placeholder->outputs[0];
         io::parse_object(caps[k], cw);
         if (caps[k].size() != 1) json_fail(cw, "a capture is {\"variable\": key}, {\"constant\": key} or {\"value\": tensor}");
@@ -237,7 +241,7 @@ struct LoadedBuilder {
     }
   }
 
-  const ConcreteFunction& function(const json& index, const std::string& where) {
+  const ConcreteFunction& function(const json& index, const Where& where) {
     int64_t i = io::parse_int(index, where);
     if (i < 0 || i >= static_cast<int64_t>(functions.size()))
       json_fail(where, fmt::format("function index {} is out of range (there are {})", i, functions.size()));
@@ -245,7 +249,8 @@ struct LoadedBuilder {
   }
 
   void read_object(const json& j, LoadedObject& out, const std::string& path, int depth) {
-    std::string w = fmt::format("{}: object {}", what, path.empty() ? "<root>" : "'" + path + "'");
+    const Where top(what);
+    const Where w = path.empty() ? Where(top, ": object <root>") : Where(top, ": object '", path, "'");
     if (depth > io::kMaxObjectDepth)
       json_fail(w, fmt::format("objects are nested more than {} deep", io::kMaxObjectDepth));
     io::parse_object(j, w);
@@ -255,22 +260,22 @@ struct LoadedBuilder {
         json_fail(w, fmt::format("member name '{}' is empty or contains '/'", name));
       if (!names.insert(name).second) json_fail(w, fmt::format("two members are named '{}'", name));
     };
-    const json& vars = io::parse_object(io::member(j, "variables", w), w + ": variables");
+    const json& vars = io::parse_object(io::member(j, "variables", w), Where(w, ": variables"));
     for (auto it = vars.begin(); it != vars.end(); ++it) {
       check(it.key());
-      out.variables_.emplace_back(it.key(), variable(it.value(), fmt::format("{}: variable '{}'", w, it.key())));
+      out.variables_.emplace_back(it.key(), variable(it.value(), Where(w, ": variable '", it.key(), "'")));
     }
-    const json& fns = io::parse_object(io::member(j, "functions", w), w + ": functions");
+    const json& fns = io::parse_object(io::member(j, "functions", w), Where(w, ": functions"));
     for (auto it = fns.begin(); it != fns.end(); ++it) {
       check(it.key());
-      std::string fw = fmt::format("{}: function '{}'", w, it.key());
+      const Where fw(w, ": function '", it.key(), "'");
       io::parse_array(it.value(), fw);
       std::vector<ConcreteFunction> traces;
       for (std::size_t i = 0; i < it.value().size(); ++i) traces.push_back(function(it.value()[i], fw));
       if (traces.empty()) json_fail(fw, "it has no traces");
       out.functions_.emplace_back(it.key(), LoadedFunction(it.key(), std::move(traces)));
     }
-    const json& children = io::parse_object(io::member(j, "children", w), w + ": children");
+    const json& children = io::parse_object(io::member(j, "children", w), Where(w, ": children"));
     for (auto it = children.begin(); it != children.end(); ++it) {
       check(it.key());
       LoadedObject child;
@@ -279,7 +284,7 @@ struct LoadedBuilder {
     }
   }
 
-  std::vector<TensorInfo> tensor_infos(const json& list, const std::string& where,
+  std::vector<TensorInfo> tensor_infos(const json& list, const Where& where,
                                        const std::vector<kiln::detail::TensorType>& types, bool exact) {
     io::parse_array(list, where);
     if (list.size() != types.size())
@@ -287,14 +292,14 @@ struct LoadedBuilder {
     std::vector<TensorInfo> out;
     std::unordered_set<std::string> names;
     for (std::size_t i = 0; i < list.size(); ++i) {
-      std::string w = fmt::format("{}[{}]", where, i);
+      const Where w(where, "[", i, "]");
       io::parse_object(list[i], w);
       TensorInfo info;
-      info.name = io::parse_string(io::member(list[i], "name", w), w + ": name");
+      info.name = io::parse_string(io::member(list[i], "name", w), Where(w, ": name"));
       if (info.name.empty() || !names.insert(info.name).second) json_fail(w, fmt::format("name '{}' is empty or repeated", info.name));
-      info.dtype = io::parse_dtype(io::member(list[i], "dtype", w), w + ": dtype");
-      info.shape = io::parse_shape(io::member(list[i], "shape", w), w + ": shape", true);
-      info.tensor_name = io::parse_string(io::member(list[i], "tensor", w), w + ": tensor");
+      info.dtype = io::parse_dtype(io::member(list[i], "dtype", w), Where(w, ": dtype"));
+      info.shape = io::parse_shape(io::member(list[i], "shape", w), Where(w, ": shape"), true);
+      info.tensor_name = io::parse_string(io::member(list[i], "tensor", w), Where(w, ": tensor"));
       const kiln::detail::TensorType& t = types[i];
       bool ok = info.dtype == t.dtype && (exact ? info.shape == t.shape : info.shape.is_compatible_with(t.shape));
       if (!ok)
@@ -306,18 +311,18 @@ struct LoadedBuilder {
   }
 
   void read_signatures(const json& j, Loaded& out) {
-    std::string where = what + ": signatures";
-    io::parse_object(j, where);
+    const Where top(what);
+    io::parse_object(j, Where(top, ": signatures"));
     for (auto it = j.begin(); it != j.end(); ++it) {
-      std::string w = fmt::format("{}: signature '{}'", what, it.key());
+      const Where w(top, ": signature '", it.key(), "'");
       io::parse_object(it.value(), w);
-      const ConcreteFunction& f = function(io::member(it.value(), "function", w), w + ": function");
+      const ConcreteFunction& f = function(io::member(it.value(), "function", w), Where(w, ": function"));
       const graph::Graph& g = *f.impl()->graph;
       std::vector<kiln::detail::TensorType> in_types, out_types;
       for (const graph::Node* p : g.parameters()) in_types.push_back(p->outputs[0]);
       for (const graph::Value& v : g.results()) out_types.push_back(g.type_of(v));
-      auto inputs = tensor_infos(io::member(it.value(), "inputs", w), w + ": inputs", in_types, true);
-      auto outputs = tensor_infos(io::member(it.value(), "outputs", w), w + ": outputs", out_types, false);
+      auto inputs = tensor_infos(io::member(it.value(), "inputs", w), Where(w, ": inputs"), in_types, true);
+      auto outputs = tensor_infos(io::member(it.value(), "outputs", w), Where(w, ": outputs"), out_types, false);
       out.signatures_.emplace(it.key(), LoadedSignature(f, std::move(inputs), std::move(outputs)));
     }
   }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "passes/fused_contraction.h"
+#include "passes/known_ops.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 
@@ -57,8 +58,8 @@ struct Uses {
 // broadcasts.
 bool adds_channel_bias(const graph::Graph& g, const Node& add, const Node& contraction) {
   if (add.inputs.size() != 2) return false;
-  if (add.op->name == "BiasAdd") return true;
-  if (add.op->name != "Add") return false;
+  if (add.op == &bias_add_op()) return true;
+  if (add.op != &add_op()) return false;
   const Shape& out = contraction.outputs[0].shape;
   const detail::TensorType& bias = g.type_of(add.inputs[1]);
   if (!out.has_known_rank() || out.rank() < 1 || bias.dtype != DType::Float32 || !bias.shape.has_known_rank() ||
@@ -69,8 +70,8 @@ bool adds_channel_bias(const graph::Graph& g, const Node& add, const Node& contr
 }
 
 const detail::OpDef* fused_op_for(const Node& n) {
-  if (n.op->name == "MatMul") return &fused_matmul_op();
-  if (n.op->name == "Conv2D") return &fused_conv2d_op();
+  if (n.op == &matmul_op()) return &fused_matmul_op();
+  if (n.op == &conv2d_op()) return &fused_conv2d_op();
   return nullptr;
 }
 
@@ -92,7 +93,7 @@ bool fuse_contractions(graph::Graph& g) {
     if (!add || !adds_channel_bias(g, *add, *contraction)) continue;
     Node* last = add;
     Node* relu = uses.only_reader(*add);
-    const bool with_relu = relu && relu->op->name == "Relu";
+    const bool with_relu = relu && relu->op == &relu_op();
     if (with_relu) last = relu;
 
     detail::Attrs attrs = contraction->attrs;

@@ -13,6 +13,7 @@
 #include "ops/creation.h"
 #include "passes/fused_contraction.h"
 #include "passes/fused_lanes.h"
+#include "passes/known_ops.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::passes {
@@ -25,7 +26,7 @@ using GraphPtr = std::shared_ptr<const graph::Graph>;
 
 ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n) {
   if (n.outputs.size() != 1 || n.is_stateful() || n.inputs.empty()) return nullptr;
-  if (n.op->name == "Cast") return detail::cast_loop_for(g.type_of(n.inputs[0]).dtype, n.outputs[0].dtype);
+  if (n.op == &cast_op()) return detail::cast_loop_for(g.type_of(n.inputs[0]).dtype, n.outputs[0].dtype);
   if (!n.op->is(detail::kElementwise) || !n.attrs.empty()) return nullptr;
   // Loops are indexed by the element type of the last input (the condition
   // of Select is the only input of another type, and it comes first).
@@ -209,14 +210,13 @@ void fused_kernel(KernelContext& c) {
 
 // x * y + 1 and a cast: a broadcast scalar, a full tensor, two dtypes.
 std::vector<detail::OpSample> fused_samples() {
-  auto& r = detail::OpRegistry::global();
   auto body = std::make_shared<graph::Graph>("fused");
   graph::Value x{body->add_parameter({DType::Float32, Shape{3}}, "in0"), 0};
   graph::Value y{body->add_parameter({DType::Float32, Shape{}}, "in1"), 0};
   graph::Value one{body->add_parameter({DType::Float32, Shape{}}, "in2"), 0};
-  graph::Value xy{body->add_node(r.get("Mul"), std::array{x, y}, {}, SourceLocation()), 0};
-  graph::Value s{body->add_node(r.get("Add"), std::array{xy, one}, {}, SourceLocation()), 0};
-  graph::Value d{body->add_node(r.get("Cast"), std::array{s}, detail::Attrs{{"dtype", DType::Float64}}, SourceLocation()), 0};
+  graph::Value xy{body->add_node(mul_op(), std::array{x, y}, {}, SourceLocation()), 0};
+  graph::Value s{body->add_node(add_op(), std::array{xy, one}, {}, SourceLocation()), 0};
+  graph::Value d{body->add_node(cast_op(), std::array{s}, detail::Attrs{{"dtype", DType::Float64}}, SourceLocation()), 0};
   body->results().push_back(d);
   return {{{constant({1.5f, -2.f, 3.25f}), detail::make_scalar(Scalar(2.f), DType::Float32), detail::make_scalar(Scalar(1.f), DType::Float32)}, detail::Attrs{{"body", GraphPtr(body)}}}};
 }

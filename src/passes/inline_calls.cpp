@@ -3,6 +3,7 @@
 // the executor saves the nested plan's frame per call.
 #include <unordered_map>
 
+#include "function/call_op.h"
 #include "ops/creation.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
@@ -15,7 +16,9 @@ using graph::Node;
 using graph::Value;
 using GraphPtr = std::shared_ptr<const graph::Graph>;
 
-bool is_call(const Node& n) { return n.op->name == "Call" || n.op->name == "StatefulCall"; }
+bool is_call(const Node& n) {
+  return n.op == &function_detail::call_op(false) || n.op == &function_detail::call_op(true);
+}
 
 // Copies the callee of `call` into `out`; maps the call's outputs in `map`.
 // Returns the last stateful node copied (nullptr when none).

@@ -7,6 +7,7 @@
 
 #include "ops/creation.h"
 #include "passes/fused_elementwise.h"
+#include "passes/known_ops.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 
@@ -14,11 +15,6 @@ namespace kiln::passes {
 
 using graph::Graph;
 using GraphPtr = std::shared_ptr<const Graph>;
-
-const detail::OpDef& const_op_def() {
-  static const detail::OpDef& op = detail::OpRegistry::global().get("Const");
-  return op;
-}
 
 const Tensor* const_value(const graph::Node& n) {
   if (n.op != &const_op_def()) return nullptr;

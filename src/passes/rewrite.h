@@ -44,8 +44,6 @@ class ValueMap {
 void place_fused_nodes(graph::Graph& g, std::vector<std::unique_ptr<graph::Node>>& fused,
                        const std::vector<char>& absorbed, const ValueMap& map);
 
-const detail::OpDef& const_op_def();
-
 // The Const node's value, or nullptr when `n` is not a Const.
 const Tensor* const_value(const graph::Node& n);
 

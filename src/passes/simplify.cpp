@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "core/dtype_switch.h"
+#include "passes/known_ops.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 
@@ -89,24 +90,24 @@ struct Rewriter {
 
   // Returns whether `n` was rewritten (it is then dead).
   bool visit(Node& n) {
-    std::string_view op = n.op->name;
+    const detail::OpDef* op = n.op;
     bool is_int = n.outputs.size() == 1 && is_integer(n.outputs[0].dtype);
-    if (op == "Mul") {
+    if (op == &mul_op()) {
       for (int side : {1, 0})
         if (const Value* x = identity_operand(g, n, side, Unit::One)) return replace(n, *x), true;
-    } else if (op == "RealDiv") {
+    } else if (op == &real_div_op()) {
       if (const Value* x = identity_operand(g, n, 1, Unit::One)) return replace(n, *x), true;
-    } else if (op == "Add") {
+    } else if (op == &add_op()) {
       for (int side : {1, 0}) {
         const Value* x = is_int ? identity_operand(g, n, side, Unit::PlusZero, Unit::MinusZero)
                                 : identity_operand(g, n, side, Unit::MinusZero);
         if (x) return replace(n, *x), true;
       }
-    } else if (op == "Sub") {
+    } else if (op == &sub_op()) {
       const Value* x = is_int ? identity_operand(g, n, 1, Unit::PlusZero, Unit::MinusZero)
                               : identity_operand(g, n, 1, Unit::PlusZero);
       if (x) return replace(n, *x), true;
-    } else if (op == "Transpose") {
+    } else if (op == &transpose_op()) {
       const Node& inner = *n.inputs[0].node;
       if (inner.op != n.op) return false;
       const Shape& in_shape = g.type_of(inner.inputs[0]).shape;
@@ -123,7 +124,7 @@ struct Rewriter {
       if (identity) return replace(n, inner.inputs[0]), true;
       replace_with(n, inner.inputs[0], detail::Attrs{{"perm", q}});
       return true;
-    } else if (op == "Cast") {
+    } else if (op == &cast_op()) {
       DType to = n.attrs.get_dtype("dtype");
       const Node& inner = *n.inputs[0].node;
       if (g.type_of(n.inputs[0]).dtype == to) return replace(n, n.inputs[0]), true;
@@ -134,7 +135,7 @@ struct Rewriter {
       if (from == to) return replace(n, x), true;
       replace_with(n, x, detail::Attrs{{"dtype", to}});
       return true;
-    } else if (op == "Reshape") {
+    } else if (op == &reshape_op()) {
       const Node& inner = *n.inputs[0].node;
       const Shape& in = g.type_of(n.inputs[0]).shape;
       if (in.is_fully_defined() && in == n.outputs[0].shape) return replace(n, n.inputs[0]), true;

@@ -1,0 +1,25 @@
+#pragma once
+// The registered ops the passes pick out of a graph. A pass asks "is this node
+// op X" by comparing OpDef pointers (`n.op == &mul_op()`), as the rest of Kiln
+// does with `&detail::placeholder_op()`; ops defined outside src/ops' headers
+// are looked up in the registry once, on first use. Ops that have accessors of
+// their own (detail::placeholder_op, function_detail::call_op, the fused ops)
+// are used through those.
+#include "ops/op_def.h"
+
+namespace kiln::passes {
+
+const detail::OpDef& const_op_def();  // not const_op: detail::const_op makes a Const tensor
+const detail::OpDef& add_op();
+const detail::OpDef& sub_op();
+const detail::OpDef& mul_op();
+const detail::OpDef& real_div_op();
+const detail::OpDef& cast_op();
+const detail::OpDef& reshape_op();
+const detail::OpDef& transpose_op();
+const detail::OpDef& relu_op();
+const detail::OpDef& bias_add_op();
+const detail::OpDef& matmul_op();
+const detail::OpDef& conv2d_op();
+
+}  // namespace kiln::passes
