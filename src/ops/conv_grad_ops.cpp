@@ -106,30 +106,27 @@ onednn::PrimitiveKey conv_key(uint32_t kind, const ConvDims& d) {
 // Where oneDNN wants the filters (or their gradient) in another layout than
 // HWIO, a reorder between the two runs with the primitive.
 struct WeightsReorder {
-  dnnl::memory::desc layout;  // the primitive's
-  dnnl::reorder reorder;      // empty when layout is HWIO
-  std::size_t scratch_bytes = 0;
+  onednn::Executable reorder;  // unset when the primitive takes HWIO
+  std::size_t bytes = 0;       // of the primitive's layout
 
-  void make(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
-            const dnnl::primitive_attr& attr) {
+  void make(const dnnl::memory::desc& from, const dnnl::memory::desc& to, const dnnl::primitive_attr& attr,
+            std::size_t layout_bytes) {
     dnnl::reorder::primitive_desc rpd(onednn::engine(), from, onednn::engine(), to, attr);
-    scratch_bytes = rpd.scratchpad_desc().get_size();
-    reorder = dnnl::reorder(rpd);
+    reorder.init(dnnl::reorder(rpd), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, rpd.scratchpad_desc().get_size());
+    bytes = layout_bytes;
   }
+  // This thread's buffer for the primitive's layout.
+  void* buffer() const { return onednn::scratch(onednn::kWeights, bytes); }
 };
 
 struct BackwardDataPrimitive {
-  dnnl::convolution_backward_data prim;
-  ConvDescs descs;
-  WeightsReorder weights;  // HWIO filters -> layout
-  bool reorder = false;
-  std::size_t scratch_bytes = 0;
+  onednn::Executable prim;  // (dy, weights, dx)
+  WeightsReorder weights;   // HWIO filters -> layout
 };
 
 std::shared_ptr<const BackwardDataPrimitive> make_backward_data(const ConvDims& d) {
   auto p = std::make_shared<BackwardDataPrimitive>();
-  p->descs = conv_descs(d);
-  const ConvDescs& s = p->descs;
+  const ConvDescs s = conv_descs(d);
   dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, s.src,
                                              s.any_weights, s.dst, s.strides, s.dilates, s.pad_l,
                                              s.pad_r);
@@ -137,14 +134,11 @@ std::shared_ptr<const BackwardDataPrimitive> make_backward_data(const ConvDims& 
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_backward_data::primitive_desc pd(desc, attr, onednn::engine(),
                                                      forward_hint(s));
-  p->weights.layout = pd.weights_desc();
-  p->scratch_bytes = pd.scratchpad_desc().get_size();
-  p->prim = dnnl::convolution_backward_data(pd);
-  p->reorder = p->weights.layout != s.user_weights;
-  if (p->reorder) {
-    p->weights.make(s.user_weights, p->weights.layout, attr);
-    p->scratch_bytes = std::max(p->scratch_bytes, p->weights.scratch_bytes);
-  }
+  dnnl::memory::desc layout = pd.weights_desc();
+  p->prim.init(dnnl::convolution_backward_data(pd),
+               {{DNNL_ARG_DIFF_DST, s.dst}, {DNNL_ARG_WEIGHTS, layout}, {DNNL_ARG_DIFF_SRC, s.src}},
+               pd.scratchpad_desc().get_size());
+  if (layout != s.user_weights) p->weights.make(s.user_weights, layout, attr, layout.get_size());
   return p;
 }
 
@@ -152,22 +146,13 @@ bool backprop_input_onednn(const ConvDims& d, const float* f, const float* dy, f
   try {
     auto p = onednn::cached<BackwardDataPrimitive>(conv_key(4, d),
                                                    [&] { return make_backward_data(d); });
-    const dnnl::engine& eng = onednn::engine();
-    dnnl::memory user_weights(p->descs.user_weights, eng, const_cast<float*>(f));
-    dnnl::memory weights = user_weights;
-    if (p->reorder) {
+    const void* weights = f;
+    if (p->weights.reorder) {
       // Reordered on every call, as in the forward kernel (conv_ops.cpp).
-      weights = dnnl::memory(p->weights.layout, eng,
-                             onednn::scratch(onednn::kWeights, p->weights.layout.get_size()));
-      std::unordered_map<int, dnnl::memory> rargs{{DNNL_ARG_FROM, user_weights},
-                                                  {DNNL_ARG_TO, weights}};
-      onednn::execute(p->weights.reorder, rargs, p->weights.scratch_bytes);
+      weights = p->weights.buffer();
+      p->weights.reorder.run({f, weights});
     }
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_DIFF_DST, dnnl::memory(p->descs.dst, eng, const_cast<float*>(dy))},
-        {DNNL_ARG_WEIGHTS, weights},
-        {DNNL_ARG_DIFF_SRC, dnnl::memory(p->descs.src, eng, dx)}};
-    onednn::execute(p->prim, args, p->scratch_bytes);
+    p->prim.run({dy, weights, dx});
     return true;
   } catch (...) {
     return false;
@@ -175,17 +160,13 @@ bool backprop_input_onednn(const ConvDims& d, const float* f, const float* dy, f
 }
 
 struct BackwardWeightsPrimitive {
-  dnnl::convolution_backward_weights prim;
-  ConvDescs descs;
-  WeightsReorder weights;  // layout -> HWIO gradient
-  bool reorder = false;
-  std::size_t scratch_bytes = 0;
+  onednn::Executable prim;  // (x, dy, df)
+  WeightsReorder weights;   // layout -> HWIO gradient
 };
 
 std::shared_ptr<const BackwardWeightsPrimitive> make_backward_weights(const ConvDims& d) {
   auto p = std::make_shared<BackwardWeightsPrimitive>();
-  p->descs = conv_descs(d);
-  const ConvDescs& s = p->descs;
+  const ConvDescs s = conv_descs(d);
   dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, s.src,
                                                 s.any_weights, s.dst, s.strides, s.dilates,
                                                 s.pad_l, s.pad_r);
@@ -193,14 +174,11 @@ std::shared_ptr<const BackwardWeightsPrimitive> make_backward_weights(const Conv
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, onednn::engine(),
                                                         forward_hint(s));
-  p->weights.layout = pd.diff_weights_desc();
-  p->scratch_bytes = pd.scratchpad_desc().get_size();
-  p->prim = dnnl::convolution_backward_weights(pd);
-  p->reorder = p->weights.layout != s.user_weights;
-  if (p->reorder) {
-    p->weights.make(p->weights.layout, s.user_weights, attr);
-    p->scratch_bytes = std::max(p->scratch_bytes, p->weights.scratch_bytes);
-  }
+  dnnl::memory::desc layout = pd.diff_weights_desc();
+  p->prim.init(dnnl::convolution_backward_weights(pd),
+               {{DNNL_ARG_SRC, s.src}, {DNNL_ARG_DIFF_DST, s.dst}, {DNNL_ARG_DIFF_WEIGHTS, layout}},
+               pd.scratchpad_desc().get_size());
+  if (layout != s.user_weights) p->weights.make(layout, s.user_weights, attr, layout.get_size());
   return p;
 }
 
@@ -208,22 +186,13 @@ bool backprop_filter_onednn(const ConvDims& d, const float* x, const float* dy, 
   try {
     auto p = onednn::cached<BackwardWeightsPrimitive>(conv_key(5, d),
                                                       [&] { return make_backward_weights(d); });
-    const dnnl::engine& eng = onednn::engine();
-    dnnl::memory user_weights(p->descs.user_weights, eng, df);
-    dnnl::memory weights = user_weights;
-    if (p->reorder)
-      weights = dnnl::memory(p->weights.layout, eng,
-                             onednn::scratch(onednn::kWeights, p->weights.layout.get_size()));
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, dnnl::memory(p->descs.src, eng, const_cast<float*>(x))},
-        {DNNL_ARG_DIFF_DST, dnnl::memory(p->descs.dst, eng, const_cast<float*>(dy))},
-        {DNNL_ARG_DIFF_WEIGHTS, weights}};
-    onednn::execute(p->prim, args, p->scratch_bytes);
-    if (p->reorder) {
-      std::unordered_map<int, dnnl::memory> rargs{{DNNL_ARG_FROM, weights},
-                                                  {DNNL_ARG_TO, user_weights}};
-      onednn::execute(p->weights.reorder, rargs, p->weights.scratch_bytes);
+    if (!p->weights.reorder) {
+      p->prim.run({x, dy, df});
+      return true;
     }
+    void* layout = p->weights.buffer();
+    p->prim.run({x, dy, layout});
+    p->weights.reorder.run({layout, df});
     return true;
   } catch (...) {
     return false;

@@ -47,11 +47,9 @@ void conv2d_infer(InferContext& c) {
 
 // ---- float32: oneDNN --------------------------------------------------------
 struct ConvPrimitive {
-  dnnl::convolution_forward prim;
-  dnnl::memory::desc src, weights, dst, user_weights, bias;
-  dnnl::reorder weights_reorder;  // empty when oneDNN takes HWIO as is
-  bool reorder = false;
-  std::size_t scratch_bytes = 0;
+  onednn::Executable conv;     // (x, weights, y[, bias])
+  onednn::Executable reorder;  // HWIO filters -> weights; unset when oneDNN takes HWIO as is
+  std::size_t weights_bytes = 0;
   // False when the bias post-op would change oneDNN's implementation (see
   // same_implementation): the fused op then runs the ops one by one.
   bool usable = true;
@@ -62,36 +60,41 @@ std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d, bool biased) {
   using dt = dnnl::memory::data_type;
   const Window2D& g = d.g;
   auto p = std::make_shared<ConvPrimitive>();
-  p->src = dnnl::memory::desc({d.n, d.c, d.h, d.w}, dt::f32, tag::nhwc);
-  p->user_weights = dnnl::memory::desc({d.o, d.c, g.kh, g.kw}, dt::f32, tag::hwio);
-  p->dst = dnnl::memory::desc({d.n, d.o, g.h.out, g.w.out}, dt::f32, tag::nhwc);
+  dnnl::memory::desc src({d.n, d.c, d.h, d.w}, dt::f32, tag::nhwc);
+  dnnl::memory::desc user_weights({d.o, d.c, g.kh, g.kw}, dt::f32, tag::hwio);
+  dnnl::memory::desc dst({d.n, d.o, g.h.out, g.w.out}, dt::f32, tag::nhwc);
   dnnl::memory::desc any_weights({d.o, d.c, g.kh, g.kw}, dt::f32, tag::any);
   dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, p->src, any_weights,
-      p->dst, {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.h.pad_before, g.w.pad_before},
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_weights,
+      dst, {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.h.pad_before, g.w.pad_before},
       {g.h.pad_after, g.w.pad_after});
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine());
+  // One bias value per output channel ({N, C, H, W} order of dims). The
+  // weights reorder below keeps the plain attr (it takes no post-ops).
+  dnnl::memory::desc bias({1, d.o, 1, 1}, dt::f32, tag::nhwc);
   if (biased) {
-    // One bias value per output channel ({N, C, H, W} order of dims). The
-    // weights reorder below keeps the plain attr (it takes no post-ops).
-    p->bias = dnnl::memory::desc({1, d.o, 1, 1}, dt::f32, tag::nhwc);
-    dnnl::convolution_forward::primitive_desc biased_pd(desc, onednn::bias_post_op_attr(p->bias),
+    dnnl::convolution_forward::primitive_desc biased_pd(desc, onednn::bias_post_op_attr(bias),
                                                         onednn::engine());
     p->usable = onednn::same_implementation(pd, biased_pd);
     if (!p->usable) return p;
     pd = biased_pd;
   }
-  p->weights = pd.weights_desc();
-  p->scratch_bytes = pd.scratchpad_desc().get_size();
-  p->prim = dnnl::convolution_forward(pd);
-  p->reorder = p->weights != p->user_weights;
-  if (p->reorder) {
-    dnnl::reorder::primitive_desc rpd(onednn::engine(), p->user_weights, onednn::engine(),
-                                      p->weights, attr);
-    p->scratch_bytes = std::max(p->scratch_bytes, rpd.scratchpad_desc().get_size());
-    p->weights_reorder = dnnl::reorder(rpd);
+  dnnl::memory::desc weights = pd.weights_desc();
+  std::size_t scratch_bytes = pd.scratchpad_desc().get_size();
+  if (biased)
+    p->conv.init(dnnl::convolution_forward(pd),
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}, {onednn::kBiasPostOpArg, bias}},
+                 scratch_bytes);
+  else
+    p->conv.init(dnnl::convolution_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}},
+                 scratch_bytes);
+  if (weights != user_weights) {
+    dnnl::reorder::primitive_desc rpd(onednn::engine(), user_weights, onednn::engine(), weights, attr);
+    p->reorder.init(dnnl::reorder(rpd), {{DNNL_ARG_FROM, user_weights}, {DNNL_ARG_TO, weights}},
+                    rpd.scratchpad_desc().get_size());
+    p->weights_bytes = weights.get_size();
   }
   return p;
 }
@@ -109,32 +112,17 @@ bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y,
     key.add(bias != nullptr);
     auto p = onednn::cached<ConvPrimitive>(key, [&] { return make_conv(d, bias != nullptr); });
     if (!p->usable) return false;
-    const dnnl::engine& eng = onednn::engine();
-    dnnl::stream& s = onednn::stream();
-    dnnl::memory scratchpad;
-    if (p->scratch_bytes) scratchpad = onednn::scratchpad_memory(p->scratch_bytes);
-    dnnl::memory user_weights(p->user_weights, eng, const_cast<float*>(f));
-    dnnl::memory weights = user_weights;
+    const void* weights = f;
     if (p->reorder) {
       // The filters are reordered on every call: a tensor's values are
       // immutable but its buffer may be recycled for other values, so the
       // reordered copy cannot be keyed by address. It is small next to the
       // convolution itself.
-      weights = dnnl::memory(p->weights, eng,
-                             onednn::scratch(onednn::kWeights, p->weights.get_size()));
-      std::unordered_map<int, dnnl::memory> rargs{{DNNL_ARG_FROM, user_weights},
-                                                  {DNNL_ARG_TO, weights}};
-      if (p->scratch_bytes) rargs.emplace(DNNL_ARG_SCRATCHPAD, scratchpad);
-      p->weights_reorder.execute(s, rargs);
+      weights = onednn::scratch(onednn::kWeights, p->weights_bytes);
+      p->reorder.run({f, weights});
     }
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, dnnl::memory(p->src, eng, const_cast<float*>(x))},
-        {DNNL_ARG_WEIGHTS, weights},
-        {DNNL_ARG_DST, dnnl::memory(p->dst, eng, y)}};
-    if (bias) args.emplace(onednn::kBiasPostOpArg, dnnl::memory(p->bias, eng, const_cast<float*>(bias)));
-    if (p->scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad);
-    p->prim.execute(s, args);
-    s.wait();
+    if (bias) p->conv.run({x, weights, y, bias});
+    else p->conv.run({x, weights, y});
     return true;
   } catch (...) {
     return false;

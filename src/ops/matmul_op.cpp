@@ -117,9 +117,7 @@ MatmulGeometry geometry(const KernelContext& c) {
 
 // ---- float32: oneDNN --------------------------------------------------------
 struct MatmulPrimitive {
-  dnnl::matmul prim;
-  dnnl::memory::desc a, b, c, bias;
-  std::size_t scratch_bytes = 0;
+  onednn::Executable exec;  // (a, b, c[, bias])
   // False when the bias post-op would change oneDNN's implementation (see
   // same_implementation): the fused op then runs the ops one by one.
   bool usable = true;
@@ -156,25 +154,26 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
     for (int i = static_cast<int>(cd.size()) - 2; i >= 0; --i) cs[i] = cs[i + 1] * cd[i + 1];
   }
   auto p = std::make_shared<MatmulPrimitive>();
-  p->a = onednn::plain_desc(ad, as);
-  p->b = onednn::plain_desc(bd, bs);
-  p->c = onednn::plain_desc(cd, cs);
+  dnnl::memory::desc a = onednn::plain_desc(ad, as), b = onednn::plain_desc(bd, bs), c = onednn::plain_desc(cd, cs);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::matmul::desc desc(p->a, p->b, p->c);
+  dnnl::matmul::desc desc(a, b, c);
   dnnl::matmul::primitive_desc pd(desc, attr, onednn::engine());
-  if (biased) {
-    // One bias value per column, broadcast over rows (and batches).
-    dims bias_dims(cd.size(), 1);
-    bias_dims.back() = g.n;
-    p->bias = onednn::plain_desc(bias_dims, dims(cd.size(), 1));
-    dnnl::matmul::primitive_desc biased_pd(desc, onednn::bias_post_op_attr(p->bias), onednn::engine());
-    p->usable = onednn::same_implementation(pd, biased_pd);
-    if (!p->usable) return p;
-    pd = biased_pd;
+  if (!biased) {
+    p->exec.init(dnnl::matmul(pd), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}},
+                 pd.scratchpad_desc().get_size());
+    return p;
   }
-  p->scratch_bytes = pd.scratchpad_desc().get_size();
-  p->prim = dnnl::matmul(pd);
+  // One bias value per column, broadcast over rows (and batches).
+  dims bias_dims(cd.size(), 1);
+  bias_dims.back() = g.n;
+  dnnl::memory::desc bias = onednn::plain_desc(bias_dims, dims(cd.size(), 1));
+  dnnl::matmul::primitive_desc biased_pd(desc, onednn::bias_post_op_attr(bias), onednn::engine());
+  p->usable = onednn::same_implementation(pd, biased_pd);
+  if (p->usable)
+    p->exec.init(dnnl::matmul(biased_pd),
+                 {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}, {onednn::kBiasPostOpArg, bias}},
+                 biased_pd.scratchpad_desc().get_size());
   return p;
 }
 
@@ -201,14 +200,8 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
     key.add(bias != nullptr);
     auto p = onednn::cached<MatmulPrimitive>(key, [&] { return make_matmul(g, fold, bias != nullptr); });
     if (!p->usable) return false;
-    const dnnl::engine& eng = onednn::engine();
-    dnnl::memory am(p->a, eng, const_cast<float*>(a));
-    dnnl::memory bm(p->b, eng, const_cast<float*>(b));
-    dnnl::memory cm(p->c, eng, out);
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
-    if (bias) args.emplace(onednn::kBiasPostOpArg, dnnl::memory(p->bias, eng, const_cast<float*>(bias)));
-    onednn::execute(p->prim, args, p->scratch_bytes);
+    if (bias) p->exec.run({a, b, out, bias});
+    else p->exec.run({a, b, out});
     return true;
   } catch (...) {
     return false;

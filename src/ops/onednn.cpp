@@ -4,6 +4,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <stdexcept>
 
 namespace kiln::detail::onednn {
 
@@ -105,18 +106,92 @@ void* scratch(ScratchSlot slot, std::size_t bytes) {
   return buffers.data[slot];
 }
 
-dnnl::memory scratchpad_memory(std::size_t bytes) {
-  return dnnl::memory(dnnl::memory::desc({static_cast<int64_t>(bytes)}, dnnl::memory::data_type::u8,
-                                         dnnl::memory::format_tag::a),
-                      engine(), scratch(kScratchpad, bytes));
+// One set of memory objects for an Executable's arguments, with the data
+// handle each holds (set again only when it changes).
+struct Executable::Memories {
+  dnnl_memory_t memory[kMaxArgs + 1] = {};
+  const void* handle[kMaxArgs + 1] = {};
+};
+
+void Executable::init(dnnl::primitive prim, std::initializer_list<Arg> args, std::size_t scratch_bytes) {
+  if (args.size() > kMaxArgs) throw std::invalid_argument("oneDNN primitive with too many arguments");
+  prim_ = std::move(prim);
+  nargs_ = 0;
+  for (const Arg& a : args) {
+    args_[nargs_] = a.arg;
+    descs_[nargs_++] = a.desc.data;
+  }
+  scratch_bytes_ = scratch_bytes;
+  if (scratch_bytes) {
+    args_[nargs_] = DNNL_ARG_SCRATCHPAD;
+    descs_[nargs_++] = dnnl::memory::desc({static_cast<int64_t>(scratch_bytes)}, dnnl::memory::data_type::u8,
+                                          dnnl::memory::format_tag::a)
+                           .data;
+  }
 }
 
-void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory>& args,
-             std::size_t scratch_bytes) {
-  if (scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_memory(scratch_bytes));
-  dnnl::stream& s = stream();
-  prim.execute(s, args);
-  s.wait();
+Executable::~Executable() {
+  for (auto& slot : pool_) {
+    Memories* m = slot.load(std::memory_order_acquire);
+    if (!m) continue;
+    for (int i = 0; i < nargs_; ++i) dnnl_memory_destroy(m->memory[i]);
+    delete m;
+  }
+}
+
+Executable::Memories* Executable::claim() const {
+  for (auto& slot : pool_) {
+    if (slot.load(std::memory_order_relaxed) == nullptr) continue;
+    if (Memories* m = slot.exchange(nullptr, std::memory_order_acquire)) return m;
+  }
+  auto m = std::make_unique<Memories>();
+  for (int i = 0; i < nargs_; ++i) {
+    dnnl_status_t status = dnnl_memory_create(&m->memory[i], &descs_[i], engine().get(), DNNL_MEMORY_NONE);
+    if (status != dnnl_success) {
+      for (int j = 0; j < i; ++j) dnnl_memory_destroy(m->memory[j]);
+      dnnl::error::wrap_c_api(status, "could not create a memory object");
+    }
+  }
+  return m.release();
+}
+
+void Executable::give_back(Memories* m) const {
+  for (auto& slot : pool_) {
+    Memories* empty = nullptr;
+    if (slot.compare_exchange_strong(empty, m, std::memory_order_release, std::memory_order_relaxed)) return;
+  }
+  // More threads ran this primitive at once than the pool holds.
+  for (int i = 0; i < nargs_; ++i) dnnl_memory_destroy(m->memory[i]);
+  delete m;
+}
+
+void Executable::run(std::initializer_list<const void*> data) const {
+  int given = static_cast<int>(data.size());
+  if (given + (scratch_bytes_ ? 1 : 0) != nargs_)
+    throw std::invalid_argument("oneDNN primitive run with the wrong number of arguments");
+  Memories* m = claim();
+  struct Release {
+    const Executable* e;
+    Memories* m;
+    ~Release() { e->give_back(m); }
+  } release{this, m};
+  dnnl_exec_arg_t args[kMaxArgs + 1];
+  auto bind = [&](int i, const void* handle) {
+    if (m->handle[i] != handle) {
+      // Plain layouts have no padding, so this writes nothing; a padded
+      // (blocked weights) layout gets its padding zeroed, as oneDNN requires.
+      dnnl::error::wrap_c_api(dnnl_memory_set_data_handle_v2(m->memory[i], const_cast<void*>(handle), nullptr),
+                              "could not set a memory handle");
+      m->handle[i] = handle;
+    }
+    args[i] = {args_[i], m->memory[i]};
+  };
+  int i = 0;
+  for (const void* handle : data) bind(i++, handle);
+  if (scratch_bytes_) bind(i, scratch(kScratchpad, scratch_bytes_));
+  dnnl_stream_t s = stream().get();
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(prim_.get(), s, nargs_, args), "could not execute a primitive");
+  dnnl::error::wrap_c_api(dnnl_stream_wait(s), "could not wait on a stream");
 }
 
 dnnl::primitive_attr bias_post_op_attr(const dnnl::memory::desc& bias) {

@@ -6,9 +6,11 @@
 // costs tens to hundreds of microseconds, far more than running a small one,
 // so every primitive is created once per (op, shapes, attrs) and kept.
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <memory>
 #include <unordered_map>
@@ -89,13 +91,52 @@ std::shared_ptr<const T> cached(const PrimitiveKey& key, Make&& make) {
 enum ScratchSlot { kScratchpad = 0, kWeights = 1, kNumScratchSlots = 2 };
 void* scratch(ScratchSlot slot, std::size_t bytes);
 
-// This thread's scratchpad (kScratchpad slot) as oneDNN memory of `bytes`.
-dnnl::memory scratchpad_memory(std::size_t bytes);
+// A primitive ready to run with no heap allocation on Kiln's side: its
+// arguments' memory objects are made once and only their data handles change
+// per call, and the arguments go to oneDNN's C API as an array on the stack
+// (the C++ API builds a std::vector, and the old argument map and memory
+// objects allocated too). A memory object must not be used by two threads at
+// once, so each call claims one set of them from a small lock-free pool; a
+// thread finding the pool empty makes a set (and keeps it when a slot is
+// free), so steady state on any number of threads allocates nothing.
+// oneDNN's own dnnl_primitive_execute still allocates its internal argument
+// map (see docs/design-notes.md); nothing on this side can avoid that.
+class Executable {
+ public:
+  static constexpr int kMaxArgs = 6;
 
-// Executes `prim` on the stream and waits; adds the scratchpad argument when
-// the primitive needs one (primitives are built with user scratchpads).
-void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory>& args,
-             std::size_t scratch_bytes);
+  Executable() = default;
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+  ~Executable();
+
+  struct Arg {
+    int arg;  // DNNL_ARG_*
+    dnnl::memory::desc desc;
+  };
+  // Set once, before the owning cache entry is shared. A primitive that needs
+  // a scratchpad gets this thread's kScratchpad buffer as its last argument.
+  void init(dnnl::primitive prim, std::initializer_list<Arg> args, std::size_t scratch_bytes);
+  explicit operator bool() const { return bool(prim_); }
+  std::size_t scratch_bytes() const { return scratch_bytes_; }
+
+  // Runs on this thread's stream and waits; data[i] is the buffer of the
+  // i-th argument given to init. Throws dnnl::error when oneDNN fails.
+  void run(std::initializer_list<const void*> data) const;
+
+ private:
+  struct Memories;
+  static constexpr int kPoolSize = 8;
+  Memories* claim() const;
+  void give_back(Memories* m) const;
+
+  dnnl::primitive prim_;
+  int nargs_ = 0;  // with the scratchpad
+  int args_[kMaxArgs + 1] = {};
+  dnnl_memory_desc_t descs_[kMaxArgs + 1] = {};
+  std::size_t scratch_bytes_ = 0;
+  mutable std::array<std::atomic<Memories*>, kPoolSize> pool_{};
+};
 
 // A plain (row-major or strided) memory descriptor of float32 values.
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides);

@@ -78,6 +78,15 @@ Span window_span(const WindowDim& wd, int64_t o, int64_t stride, int64_t k, int6
   return {std::max<int64_t>(0, start), std::min<int64_t>(in, start + k)};
 }
 
+// `n` values of this thread's scratch, kept between calls (a call allocates
+// nothing once warm). One caller at a time per thread: no kernel here nests.
+template <class T>
+T* thread_scratch(int64_t n) {
+  thread_local std::vector<T> buffer;
+  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
+  return buffer.data();
+}
+
 // The maximum of the window per channel, into m (as the forward computes it).
 template <class T>
 void window_max(const PoolDims& d, const T* image, Span hs, Span ws, T* __restrict m) {
@@ -138,7 +147,7 @@ void scatter_windows(const PoolDims& d, T* dx, Window&& window) {
   parallel_for(
       tasks,
       [&](int64_t begin, int64_t end) {
-        std::vector<T> scratch(static_cast<std::size_t>(d.c));
+        T* scratch = thread_scratch<T>(d.c);
         for (int64_t t = begin; t < end; ++t) {
           int64_t n = by_row ? t / oh_n : t;
           int64_t oh0 = by_row ? t % oh_n : 0, oh1 = by_row ? oh0 + 1 : oh_n;
@@ -154,7 +163,7 @@ void scatter_windows(const PoolDims& d, T* dx, Window&& window) {
             for (int64_t ow = 0; ow < ow_n; ++ow) {
               Span ws = window_span(g.w, ow, g.sw, g.kw, d.w);
               if (hs.begin < hs.end && ws.begin < ws.end)
-                window(n, oh, ow, hs, ws, dxi, scratch.data());
+                window(n, oh, ow, hs, ws, dxi, scratch);
             }
           }
         }
@@ -202,7 +211,7 @@ void max_pool_grad_grad_plain(const PoolDims& d, const T* x, const T* gin, T* y)
   parallel_for(
       d.n * oh_n,
       [&](int64_t begin, int64_t end) {
-        std::vector<T> m(static_cast<std::size_t>(d.c));
+        T* m = thread_scratch<T>(d.c);
         for (int64_t row = begin; row < end; ++row) {
           int64_t n = row / oh_n, oh = row % oh_n;
           Span hs = window_span(g.h, oh, g.sh, g.kh, d.h);
@@ -213,8 +222,8 @@ void max_pool_grad_grad_plain(const PoolDims& d, const T* x, const T* gin, T* y)
             if (hs.begin >= hs.end || ws.begin >= ws.end) continue;
             const T* xi = x + n * image;
             const T* __restrict gi = gin + n * image;
-            window_max(d, xi, hs, ws, m.data());
-            add_at_first_max<T, false, true>(d, xi, hs, ws, m.data(), o, gi);
+            window_max(d, xi, hs, ws, m);
+            add_at_first_max<T, false, true>(d, xi, hs, ws, m, o, gi);
           }
         }
       },

@@ -34,9 +34,7 @@ void pool_infer(InferContext& c) {
 
 // ---- float32: oneDNN --------------------------------------------------------
 struct PoolPrimitive {
-  dnnl::pooling_forward prim;
-  dnnl::memory::desc src, dst;
-  std::size_t scratch_bytes = 0;
+  onednn::Executable prim;  // (x, y)
 };
 
 std::shared_ptr<const PoolPrimitive> make_pool(const PoolDims& d) {
@@ -44,18 +42,18 @@ std::shared_ptr<const PoolPrimitive> make_pool(const PoolDims& d) {
   using dt = dnnl::memory::data_type;
   const Window2D& g = d.g;
   auto p = std::make_shared<PoolPrimitive>();
-  p->src = dnnl::memory::desc({d.n, d.c, d.h, d.w}, dt::f32, tag::nhwc);
-  p->dst = dnnl::memory::desc({d.n, d.c, g.h.out, g.w.out}, dt::f32, tag::nhwc);
+  dnnl::memory::desc src({d.n, d.c, d.h, d.w}, dt::f32, tag::nhwc);
+  dnnl::memory::desc dst({d.n, d.c, g.h.out, g.w.out}, dt::f32, tag::nhwc);
   dnnl::pooling_forward::desc desc(
       dnnl::prop_kind::forward_inference,
-      d.max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, p->src,
-      p->dst, {g.sh, g.sw}, {g.kh, g.kw}, {g.h.pad_before, g.w.pad_before},
+      d.max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, src,
+      dst, {g.sh, g.sw}, {g.kh, g.kw}, {g.h.pad_before, g.w.pad_before},
       {g.h.pad_after, g.w.pad_after});
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::pooling_forward::primitive_desc pd(desc, attr, onednn::engine());
-  p->scratch_bytes = pd.scratchpad_desc().get_size();
-  p->prim = dnnl::pooling_forward(pd);
+  p->prim.init(dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
+               pd.scratchpad_desc().get_size());
   return p;
 }
 
@@ -67,11 +65,7 @@ bool pool_onednn(const PoolDims& d, const float* x, float* y) {
                       g.h.pad_after, g.w.pad_before, g.w.pad_after})
       key.add(v);
     auto p = onednn::cached<PoolPrimitive>(key, [&] { return make_pool(d); });
-    const dnnl::engine& eng = onednn::engine();
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, dnnl::memory(p->src, eng, const_cast<float*>(x))},
-        {DNNL_ARG_DST, dnnl::memory(p->dst, eng, y)}};
-    onednn::execute(p->prim, args, p->scratch_bytes);
+    p->prim.run({x, y});
     return true;
   } catch (...) {
     return false;
