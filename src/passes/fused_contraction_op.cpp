@@ -1,4 +1,5 @@
 #include "passes/fused_contraction.h"
+#include "passes/known_ops.h"
 
 #include <array>
 #include <string>
@@ -17,22 +18,6 @@ using detail::OpDef;
 using detail::TensorType;
 
 using BiasedOneDnn = bool (*)(const KernelContext&, const float*);
-
-// The ops a fused node stands for, looked up once.
-struct Parts {
-  const OpDef& matmul;
-  const OpDef& conv2d;
-  const OpDef& bias_add;
-  const OpDef& relu;
-};
-
-const Parts& parts() {
-  static const Parts p = [] {
-    const auto& r = detail::OpRegistry::global();
-    return Parts{r.get("MatMul"), r.get("Conv2D"), r.get("BiasAdd"), r.get("Relu")};
-  }();
-  return p;
-}
 
 bool has_relu(const Attrs& attrs) { return attrs.get_string("activation") == "relu"; }
 
@@ -59,8 +44,8 @@ void infer_fused(InferContext& c, const OpDef& contraction) {
   const std::array<TensorType, 2> operands{TensorType{c.dtype(0), c.shape(0)}, TensorType{c.dtype(1), c.shape(1)}};
   TensorType out = infer_part(c, contraction, operands, c.attrs());
   const std::array<TensorType, 2> biased{out, TensorType{c.dtype(2), c.shape(2)}};
-  out = infer_part(c, parts().bias_add, biased, Attrs{});
-  if (activation == "relu") out = infer_part(c, parts().relu, std::span<const TensorType>(&out, 1), Attrs{});
+  out = infer_part(c, bias_add_op(), biased, Attrs{});
+  if (activation == "relu") out = infer_part(c, relu_op(), std::span<const TensorType>(&out, 1), Attrs{});
   c.add_output(out.dtype, out.shape);
 }
 
@@ -78,18 +63,18 @@ void run_fused(KernelContext& c, const OpDef& contraction, BiasedOneDnn onednn) 
   if (out.dtype() != DType::Float32 || !onednn(c, detail::data_of<float>(bias))) {
     run_part(contraction, c.inputs.first(2), out, c.attrs);
     const std::array<Tensor, 2> biased{out, bias};
-    run_part(parts().bias_add, biased, out, c.attrs);
+    run_part(bias_add_op(), biased, out, c.attrs);
   }
   if (has_relu(c.attrs)) {
     const Tensor activated = out;
-    run_part(parts().relu, std::span<const Tensor>(&activated, 1), out, c.attrs);
+    run_part(relu_op(), std::span<const Tensor>(&activated, 1), out, c.attrs);
   }
 }
 
-void fused_matmul_infer(InferContext& c) { infer_fused(c, parts().matmul); }
-void fused_conv2d_infer(InferContext& c) { infer_fused(c, parts().conv2d); }
-void fused_matmul_kernel(KernelContext& c) { run_fused(c, parts().matmul, detail::matmul_bias_onednn); }
-void fused_conv2d_kernel(KernelContext& c) { run_fused(c, parts().conv2d, detail::conv2d_bias_onednn); }
+void fused_matmul_infer(InferContext& c) { infer_fused(c, matmul_op()); }
+void fused_conv2d_infer(InferContext& c) { infer_fused(c, conv2d_op()); }
+void fused_matmul_kernel(KernelContext& c) { run_fused(c, matmul_op(), detail::matmul_bias_onednn); }
+void fused_conv2d_kernel(KernelContext& c) { run_fused(c, conv2d_op(), detail::conv2d_bias_onednn); }
 
 // Values on both sides of 0, so that relu has work to do.
 std::vector<float> ramp(std::size_t n, int period, float step, float from) {
