@@ -71,8 +71,7 @@ Buffer* make_slice(void* header, Buffer* arena, DType dtype, int64_t count, void
   return b;
 }
 
-void release(Buffer* b) noexcept {
-  if (b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+void destroy_buffer(Buffer* b) noexcept {
   if (Buffer* arena = b->parent) {
     // Slices hold POD elements only; the header's memory belongs to the arena.
     // refs stays 0: the executor reads it to see that the slice is gone.

@@ -39,7 +39,11 @@ Buffer* make_slice(void* header, Buffer* arena, DType dtype, int64_t count, void
 // other values are left uninitialized.
 Buffer* allocate_buffer(DType dtype, int64_t count);
 inline void retain(Buffer* b) { b->refs.fetch_add(1, std::memory_order_relaxed); }
-void release(Buffer* b) noexcept;
+// Frees an unreferenced buffer (or, for a slice, lets go of its arena).
+void destroy_buffer(Buffer* b) noexcept;
+inline void release(Buffer* b) noexcept {
+  if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_buffer(b);
+}
 
 struct TensorImpl : TensorHeader {
   Buffer* buffer = nullptr;  // concrete tensors

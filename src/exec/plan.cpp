@@ -68,6 +68,7 @@ class Plan::Frame {
   Frame(const Frame&) = delete;
   Frame& operator=(const Frame&) = delete;
   Tensor& operator[](int slot) { return (*slots_)[static_cast<std::size_t>(slot)]; }
+  Tensor* slots() { return slots_->data(); }
 
  private:
   struct Pool {
@@ -178,7 +179,10 @@ Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
   std::vector<char> used_later(num_slots_, 0);
   for (int s : result_slots_) used_later[s] = 1;
   for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
-    for (int s : it->outputs) it->output_read.push_back(used_later[s] != 0);
+    for (int s : it->outputs) {
+      it->output_read.push_back(used_later[s] != 0);
+      it->drops_outputs |= !used_later[s];
+    }
     for (std::size_t k = it->inputs.size(); k-- > 0;) {
       int s = it->inputs[k];
       it->last_use[k] = !used_later[s];
@@ -221,10 +225,11 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
   Arena arena(memory_, !keep_all);
   bool arena_usable = arena.active();
   detail::SmallVector<Tensor, 4> args;
+  Tensor* slots = frame.slots();
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     const Step& step = steps_[i];
     for (std::size_t k = 0; k < step.inputs.size(); ++k) {
-      Tensor& slot = frame[step.inputs[k]];
+      Tensor& slot = slots[step.inputs[k]];
       if (step.last_use[k] && !keep_all) args.push_back(std::move(slot));
       else args.push_back(slot);
     }
@@ -236,8 +241,9 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
                                 : step.static_types ? detail::run_kernel(*n.op, in, n.attrs, types, &n.location)
                                                     : detail::run_eager(*n.op, in, n.attrs, &n.location);
       args.clear();
+      const bool store_all = !step.drops_outputs || keep_all;
       for (std::size_t k = 0; k < step.outputs.size(); ++k)
-        if (step.output_read[k] || keep_all) frame[step.outputs[k]] = std::move(outs[k]);
+        if (store_all || step.output_read[k]) slots[step.outputs[k]] = std::move(outs[k]);
     } catch (...) {
       rethrow_at(n);
     }

@@ -56,6 +56,16 @@ void check_numerics(const OpDef& op, const TensorList& outputs, const SourceLoca
   }
 }
 
+// The kernel on allocated outputs (both run_kernel forms; inlined into each,
+// since it is the eager and graph hot path).
+inline void call_kernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, TensorList& outputs,
+                        const SourceLocation* loc) {
+  KernelContext kc{op, inputs, std::span<Tensor>(outputs.data(), outputs.size()), attrs};
+  op.kernel(kc);
+  if (check_numerics_enabled.load(std::memory_order_relaxed)) [[unlikely]]
+    check_numerics(op, outputs, loc);
+}
+
 }  // namespace
 
 TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
@@ -83,16 +93,13 @@ TensorList run_kernel(const OpDef& op, std::span<const Tensor> inputs, const Att
                        : make_tensor(types[i].dtype, types[i].shape);
     }
   }
-  run_kernel_into(op, inputs, attrs, outputs, loc);
+  call_kernel(op, inputs, attrs, outputs, loc);
   return outputs;
 }
 
 void run_kernel_into(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
                      TensorList& outputs, const SourceLocation* loc) {
-  KernelContext kc{op, inputs, std::span<Tensor>(outputs.data(), outputs.size()), attrs};
-  op.kernel(kc);
-  if (check_numerics_enabled.load(std::memory_order_relaxed)) [[unlikely]]
-    check_numerics(op, outputs, loc);
+  call_kernel(op, inputs, attrs, outputs, loc);
 }
 
 namespace {
