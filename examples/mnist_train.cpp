@@ -11,6 +11,7 @@
 // the trained model with a serving signature; serve it with
 //   kiln-cli run --dir DIR --signature_def serving_default
 //       --input_idx images=data/mnist/t10k-images-idx3-ubyte:0).
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -168,20 +169,27 @@ int train(const Flags& flags) {
   }
 
   // The traced step against the same step run eagerly, on one batch (this
-  // trains the model a few steps further, after the accuracy above).
+  // trains the model a few steps further, after the accuracy above). The two
+  // alternate, so both see the same machine, and each gives its median.
   kiln::data::Element batch = *train.begin();
-  auto time_steps = [&](auto&& fn, int reps) {
-    auto run = [&] {
-      std::pair<kiln::Tensor, kiln::Tensor> out = fn(batch[0], batch[1]);
-      return out.first.item<float>();  // reading the loss waits for the step
-    };
-    run();  // warm up (and trace)
+  auto time_step = [&](auto&& fn) {
     auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < reps; ++i) run();
-    return 1e3 * seconds_since(t0) / reps;
+    std::pair<kiln::Tensor, kiln::Tensor> out = fn(batch[0], batch[1]);
+    (void)out.first.item<float>();  // reading the loss waits for the step
+    return 1e3 * seconds_since(t0);
   };
-  double traced_ms = time_steps(traced_step, 5);
-  double eager_ms = time_steps(step_body, 5);
+  time_step(traced_step);  // warm up (and trace)
+  time_step(step_body);
+  std::vector<double> traced_times, eager_times;
+  for (int i = 0; i < 15; ++i) {
+    traced_times.push_back(time_step(traced_step));
+    eager_times.push_back(time_step(step_body));
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  double traced_ms = median(traced_times), eager_ms = median(eager_times);
   fmt::print("training step, batch {}: traced {:.1f} ms, eager {:.1f} ms ({:.2f}x)\n", flags.batch_size, traced_ms,
              eager_ms, eager_ms / traced_ms);
   if (train_steps > 0)
