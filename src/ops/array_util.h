@@ -2,6 +2,7 @@
 // Helpers shared by the reduction and array ops files.
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <type_traits>
 
@@ -49,9 +50,28 @@ template <class E> void copy_strided(const E* in, int64_t stride, int64_t n, E* 
   for (int64_t i = 0; i < n; ++i) out[i] = in[i * stride];
 }
 
+// `whole` seen as `outer` rows, each made of the parts' rows one after another
+// (part i's row is size_i / outer elements). Concat and Pack copy the parts
+// into whole (to_whole); SplitLike cuts whole into the parts.
+void copy_parts(const Tensor& whole, std::span<const Tensor> parts, int64_t outer, bool to_whole);
+
+// Tile's output row `row` (a row: all dims but the last) repeats this input
+// row; both shapes concrete, rank >= 1.
+inline int64_t tiled_row_source(int64_t row, const Shape& in, const Shape& tiled) {
+  int r = in.rank();
+  int64_t src = 0, stride = in[r - 1];
+  for (int k = r - 2; k >= 0; --k) {
+    src += (row % tiled[k]) % in[k] * stride;
+    row /= tiled[k];
+    stride *= in[k];
+  }
+  return src;
+}
+
 // The array ops live in several files; register_array_ops calls these.
 void register_shape_ops(OpRegistry& registry);
 void register_join_ops(OpRegistry& registry);
+void register_join_grad_ops(OpRegistry& registry);
 void register_slice_ops(OpRegistry& registry);
 void register_gather_ops(OpRegistry& registry);
 void register_tensor_array_ops(OpRegistry& registry);

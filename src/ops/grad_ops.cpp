@@ -184,6 +184,13 @@ Tensor GradContext::grad_or_zeros(int i) const {
   return g.defined() ? g : zeros_like(outputs[static_cast<size_t>(i)]);
 }
 
+std::vector<Tensor> GradContext::all_grads_or_zeros() const {
+  std::vector<Tensor> all;
+  all.reserve(outputs.size());
+  for (std::size_t i = 0; i < outputs.size(); ++i) all.push_back(grad_or_zeros(static_cast<int>(i)));
+  return all;
+}
+
 void register_grad_ops(OpRegistry& r) {
   for (const OpDef* op : {&kStopGradient, &kSumToShapeOf, &kBroadcastLike, &kReshapeLike}) r.add(*op);
 }

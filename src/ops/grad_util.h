@@ -1,6 +1,9 @@
 #pragma once
 // Helpers for gradient functions (DESIGN.md §9). Each dispatches ops, so it
 // works eagerly and while tracing, with unknown dims resolved at run time.
+#include <span>
+#include <vector>
+
 #include "kiln/tensor.h"
 
 namespace kiln::detail {
@@ -13,6 +16,11 @@ Tensor sum_to_shape_of(const Tensor& g, const Tensor& x);
 Tensor broadcast_like(const Tensor& t, const Tensor& x);
 // `t` (as many elements as x) with `x`'s shape.
 Tensor reshape_like(const Tensor& t, const Tensor& x);
+// `g` cut along `axis` into parts shaped like `likes` (Concat's gradient).
+std::vector<Tensor> split_like(const Tensor& g, std::span<const Tensor> likes, int64_t axis);
+// `g` (x tiled by `multiples`) summed over the copies, shaped like x (Tile's
+// gradient).
+Tensor tile_grad_like(const Tensor& g, const Tensor& x, const std::vector<int64_t>& multiples);
 // Gradient of a binary elementwise op's input: `g` reduced to that input.
 inline Tensor unbroadcast(const Tensor& g, const Tensor& input) { return sum_to_shape_of(g, input); }
 

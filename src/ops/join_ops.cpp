@@ -1,5 +1,5 @@
 // Ops that join, split or repeat tensors: Concat, Pack (stack), Unpack
-// (unstack), Tile, Pad.
+// (unstack), Tile, Pad. Their gradient-support ops are in join_grad_ops.cpp.
 #include <algorithm>
 #include <vector>
 
@@ -8,10 +8,36 @@
 #include "kiln/array.h"
 #include "ops/array_util.h"
 #include "ops/creation.h"
+#include "ops/grad_util.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
 namespace detail {
+
+void copy_parts(const Tensor& whole, std::span<const Tensor> parts, int64_t outer, bool to_whole) {
+  if (outer == 0 || whole.size() == 0) return;
+  visit_element(whole.dtype(), [&]<class E>() {
+    int64_t whole_row = whole.size() / outer;
+    E* base = data_of<E>(whole);
+    parallel_for(
+        outer,
+        [&](int64_t b, int64_t e) {
+          for (int64_t o = b; o < e; ++o) {
+            E* row = base + o * whole_row;
+            for (const Tensor& part : parts) {
+              int64_t len = part.size() / outer;
+              E* p = data_of<E>(part) + o * len;
+              if (to_whole)
+                std::copy_n(p, len, row);
+              else
+                std::copy_n(row, len, p);
+              row += len;
+            }
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, whole_row)));
+  });
+}
 
 namespace {
 
@@ -30,29 +56,7 @@ int first_known_rank(const InferContext& c) {
   return -1;
 }
 
-// Output = for each of `outer` rows, the inputs' rows one after another
-// (input i's row is size_i / outer elements). Concat and Pack both are this.
-void join_kernel(KernelContext& c, int64_t outer) {
-  if (outer == 0 || c.outputs[0].size() == 0) return;
-  visit_element(c.outputs[0].dtype(), [&]<class E>() {
-    int n = static_cast<int>(c.inputs.size());
-    int64_t out_row = c.outputs[0].size() / outer;
-    E* out = c.out<E>(0);
-    parallel_for(
-        outer,
-        [&](int64_t b, int64_t e) {
-          for (int64_t o = b; o < e; ++o) {
-            E* dst = out + o * out_row;
-            for (int i = 0; i < n; ++i) {
-              int64_t len = c.inputs[i].size() / outer;
-              std::copy_n(c.in<E>(i) + o * len, len, dst);
-              dst += len;
-            }
-          }
-        },
-        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, out_row)));
-  });
-}
+void join_kernel(KernelContext& c, int64_t outer) { copy_parts(c.outputs[0], c.inputs, outer, true); }
 
 // ---- Concat -----------------------------------------------------------------
 void concat_infer(InferContext& c) {
@@ -104,24 +108,32 @@ std::vector<OpSample> concat_samples() {
           {{constant({{1, 2}, {3, 4}}), constant({{5}, {6}})}, Attrs{{"axis", int64_t(-1)}}}};
 }
 
-// Each input gets its part of dy along the axis. The parts' sizes must be
-// known when the gradient is built.
+// Each input gets its part of dy along the axis: slices when every part's
+// size is known now, else SplitLike, which reads the sizes from the inputs
+// when the graph runs.
 void concat_grad(GradContext& c) {
+  int64_t axis = c.attrs.get_int("axis");
   const Shape& out = c.outputs[0].shape();
-  int a = wrap_axis(c.attrs.get_int("axis"), out.rank());
+  int a = out.has_known_rank() ? wrap_axis(axis, out.rank()) : -1;
+  bool sizes_known = a >= 0;
+  for (const Tensor& x : c.inputs)
+    sizes_known = sizes_known && x.shape().has_known_rank() && x.shape()[a] >= 0;
+  if (!sizes_known) {
+    std::vector<Tensor> parts = split_like(c.grad(0), c.inputs, axis);
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      if (c.needs(static_cast<int>(i))) c.set(static_cast<int>(i), std::move(parts[i]));
+    return;
+  }
   int64_t offset = 0;
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-    const Shape& s = c.inputs[i].shape();
-    if (!s.has_known_rank() || s[a] < 0)
-      throw Unimplemented(fmt::format("the gradient of Concat needs the size of input {} along axis {}, "
-                                      "unknown in shape {}", i, a, s.to_string()));
+    int64_t size_a = c.inputs[i].shape()[a];
     if (c.needs(static_cast<int>(i))) {
       std::vector<int64_t> begin(static_cast<std::size_t>(out.rank()), 0), size(begin.size(), -1);
       begin[a] = offset;
-      size[a] = s[a];
+      size[a] = size_a;
       c.set(static_cast<int>(i), slice(c.grad(0), begin, size));
     }
-    offset += s[a];
+    offset += size_a;
   }
 }
 
@@ -218,9 +230,7 @@ std::vector<OpSample> unpack_samples() {
 }
 
 void unpack_grad(GradContext& c) {
-  std::vector<Tensor> parts;
-  for (std::size_t i = 0; i < c.outputs.size(); ++i) parts.push_back(c.grad_or_zeros(static_cast<int>(i)));
-  c.set(0, stack(parts, c.attrs.get_int("axis")));
+  c.set(0, stack(c.all_grads_or_zeros(), c.attrs.get_int("axis")));
 }
 
 constexpr OpDef kUnpack{.name = "Unpack", .infer = unpack_infer, .kernel = unpack_kernel,
@@ -269,14 +279,9 @@ void tile_kernel(KernelContext& c) {
         rows,
         [&](int64_t b, int64_t e) {
           for (int64_t row = b; row < e; ++row) {
-            int64_t src = 0, rest = row, in_stride = in_cols;
-            for (int k = r - 2; k >= 0; --k) {
-              src += (rest % os[k]) % in[k] * in_stride;
-              rest /= os[k];
-              in_stride *= in[k];
-            }
+            const E* src = x + tiled_row_source(row, in, os);
             E* dst = out + row * out_cols;
-            for (int64_t j = 0; j < out_cols; j += in_cols) std::copy_n(x + src, in_cols, dst + j);
+            for (int64_t j = 0; j < out_cols; j += in_cols) std::copy_n(src, in_cols, dst + j);
           }
         },
         std::max<int64_t>(1, kParallelGrain / out_cols));
@@ -288,14 +293,17 @@ std::vector<OpSample> tile_samples() {
           {{constant({1, 2, 3})}, Attrs{{"multiples", std::vector<int64_t>{2}}}}};
 }
 
-// dy seen as [m0, d0, m1, d1, ...], summed over the copies (the m axes).
+// dy seen as [m0, d0, m1, d1, ...], summed over the copies (the m axes);
+// TileGrad does the same when the input's shape is known only at run time.
 void tile_grad(GradContext& c) {
   const Shape& in = c.inputs[0].shape();
   const std::vector<int64_t>& m = c.attrs.get_ints("multiples");
+  if (!in.is_fully_defined()) {
+    c.set(0, tile_grad_like(c.grad(0), c.inputs[0], m));
+    return;
+  }
   std::vector<int64_t> split, copies;
   for (int k = 0; k < in.rank(); ++k) {
-    if (in[k] < 0)
-      throw Unimplemented(fmt::format("the gradient of Tile needs the input's shape, got {}", in.to_string()));
     split.push_back(m[static_cast<std::size_t>(k)]);
     split.push_back(in[k]);
     copies.push_back(2 * k);

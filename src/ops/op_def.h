@@ -109,6 +109,8 @@ struct GradContext {
   const Tensor& grad(int i) const { return grads[static_cast<size_t>(i)]; }
   // The upstream gradient of output i, or zeros shaped like that output.
   Tensor grad_or_zeros(int i) const;
+  // grad_or_zeros of every output (the gradient of an op that splits its input).
+  std::vector<Tensor> all_grads_or_zeros() const;
   void set(int i, Tensor g) { input_grads[static_cast<size_t>(i)] = std::move(g); }
 };
 
