@@ -6,6 +6,7 @@
 // Function called under a tape gets a compiled backward pass.
 #include "autodiff/graph_gradients.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <mutex>
@@ -27,16 +28,47 @@ using graph::Graph;
 using graph::Node;
 using GraphPtr = std::shared_ptr<const Graph>;
 
+// Whether a backward pass takes n's outputs from the forward run: n has
+// side effects or draws anew each run, no gradient flows through it, and its
+// outputs are numbers (a handle is replayed like a variable read).
+bool from_forward(const Node& n) {
+  if (!n.is_stateful() || !n.op->is(kNotDifferentiable) || n.outputs.empty()) return false;
+  for (const TensorType& t : n.outputs)
+    if (t.dtype == DType::Resource || t.dtype == DType::String) return false;
+  return true;
+}
+
+// The results of f that hold all outputs of a from_forward node: the
+// backward graph takes those from the forward op's outputs.
+std::vector<bool> forward_results(const Graph& f) {
+  std::unordered_map<const Node*, int> returned;
+  for (const graph::Value& v : f.results()) ++returned[v.node];
+  std::vector<bool> out(f.results().size());
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    const Node* n = f.results()[j].node;
+    out[j] = from_forward(*n) && returned[n] >= static_cast<int>(n->outputs.size());
+  }
+  return out;
+}
+
 // Runs f's nodes again in the current dispatch context, f's parameters then
 // captures fed by `feeds`. Stateful nodes nothing reads (print, variable
 // updates) are skipped: a backward pass must not repeat side effects.
-// Stateful nodes whose outputs are read (variable reads, random draws) run
-// again: a variable is read anew, and a random draw is drawn again.
-std::vector<Tensor> replay(const Graph& f, std::span<const Tensor> feeds) {
+// Result j's node takes `given[j]` where that is defined (a random draw the
+// forward run returned); other stateful nodes whose outputs are read run
+// again (a variable is read anew).
+std::vector<Tensor> replay(const Graph& f, std::span<const Tensor> feeds, std::span<const Tensor> given = {}) {
   std::unordered_map<const Node*, TensorList> values;
   std::size_t k = 0;
   for (const Node* p : f.parameters()) values[p] = TensorList{feeds[k++]};
   for (const graph::Capture& c : f.captures()) values[c.placeholder] = TensorList{feeds[k++]};
+  for (std::size_t j = 0; j < given.size(); ++j) {
+    if (!given[j].defined()) continue;
+    const graph::Value& v = f.results()[j];
+    TensorList& out = values[v.node];
+    out.resize(v.node->outputs.size());
+    out[static_cast<size_t>(v.index)] = given[j];
+  }
   std::unordered_set<const Node*> read;
   for (const auto& n : f.nodes())
     for (const graph::Value& v : n->inputs) read.insert(v.node);
@@ -61,19 +93,28 @@ std::vector<TensorType> feed_types(const Graph& f) {
   return types;
 }
 
-// In a graph being traced by `ctx`: parameters for f's feeds and for the
-// given result gradients; then, under a tape, f replayed and differentiated.
+// In a graph being traced by `ctx`: parameters for f's feeds, for the given
+// result gradients, and for the forward op's outputs `from_op` types (an If's
+// output type, which may be a stand-in's in the branch that did not draw it); then,
+// under a tape, f replayed (taking those outputs) and differentiated.
 // Returns the gradient of each feed (undefined where none flows).
 struct Traced {
   std::vector<Tensor> feeds, dys, grads;
 };
 Traced differentiate(function_detail::TracingContext& ctx, const Graph& f, const std::vector<bool>& has_dy,
-                     const std::vector<bool>& wanted) {
+                     const std::vector<bool>& wanted, const std::vector<std::optional<TensorType>>& from_op) {
   Traced t;
   std::vector<TensorType> types = feed_types(f);
   for (std::size_t i = 0; i < types.size(); ++i) t.feeds.push_back(ctx.add_parameter(types[i], fmt::format("x{}", i)));
   for (std::size_t j = 0; j < f.results().size(); ++j)
     if (has_dy[j]) t.dys.push_back(ctx.add_parameter(f.type_of(f.results()[j]), fmt::format("dy{}", j)));
+  std::vector<Tensor> given(f.results().size());
+  std::vector<bool> mine = forward_results(f);
+  for (std::size_t j = 0; j < f.results().size(); ++j) {
+    if (!from_op[j]) continue;
+    Tensor p = ctx.add_parameter(*from_op[j], fmt::format("y{}", j));
+    if (mine[j]) given[j] = std::move(p);
+  }
   DispatchHandlerGuard guard(&ctx);
   GradientTape tape({.persistent = false, .watch_accessed_variables = false});
   std::vector<GradientSource> sources;
@@ -82,7 +123,7 @@ Traced differentiate(function_detail::TracingContext& ctx, const Graph& f, const
     tape.watch(t.feeds[i]);
     sources.emplace_back(t.feeds[i]);
   }
-  std::vector<Tensor> ys = replay(f, t.feeds);
+  std::vector<Tensor> ys = replay(f, t.feeds, given);
   std::vector<Tensor> targets;
   for (std::size_t j = 0; j < ys.size(); ++j)
     if (has_dy[j]) targets.push_back(ys[j]);
@@ -147,18 +188,75 @@ std::vector<bool> has_grad(const GradContext& c, std::size_t n) {
 
 bool is_stateful_graph(const Graph& g) { return !g.stateful_nodes().empty(); }
 
+// What a backward graph takes: the forward op's inputs, the defined upstream
+// gradients, and the forward outputs `from_op` marks.
+SmallVector<Tensor, 8> backward_inputs(const GradContext& c, const std::vector<std::optional<TensorType>>& from_op) {
+  SmallVector<Tensor, 8> inputs(c.inputs.begin(), c.inputs.end());
+  for (const Tensor& g : c.grads)
+    if (g.defined()) inputs.push_back(g);
+  for (std::size_t j = 0; j < from_op.size(); ++j)
+    if (from_op[j]) inputs.push_back(c.outputs[j]);
+  return inputs;
+}
+
 }  // namespace
+
+std::vector<graph::Value> values_for_backward(const Graph& g) {
+  std::vector<graph::Value> out;
+  if (g.stateful_nodes().empty()) return out;
+  std::unordered_set<const Node*> read;
+  for (const auto& n : g.nodes())
+    for (const graph::Value& v : n->inputs) read.insert(v.node);
+  for (const Node* n : g.stateful_nodes()) {
+    if (!from_forward(*n) || !read.count(n)) continue;
+    for (int k = 0; k < static_cast<int>(n->outputs.size()); ++k) {
+      graph::Value v{const_cast<Node*>(n), k};
+      if (std::find(g.results().begin(), g.results().end(), v) == g.results().end()) out.push_back(v);
+    }
+  }
+  return out;
+}
+
+GraphPtr with_values_for_backward(const GraphPtr& f) {
+  if (f->stateful_nodes().empty()) return f;
+  struct Entry {
+    std::weak_ptr<const Graph> forward;
+    GraphPtr with;
+  };
+  static auto* mutex = new std::mutex();
+  static auto* cache = new std::unordered_map<const Graph*, Entry>();
+  {
+    std::lock_guard<std::mutex> lock(*mutex);
+    auto it = cache->find(f.get());
+    if (it != cache->end() && it->second.forward.lock() == f) return it->second.with;
+  }
+  GraphPtr with = f;
+  if (!values_for_backward(*f).empty()) {
+    std::shared_ptr<Graph> g = f->clone(f->name());
+    for (const graph::Value& v : values_for_backward(*g)) g->results().push_back(v);
+    with = g;
+  }
+  std::lock_guard<std::mutex> lock(*mutex);
+  for (auto it = cache->begin(); it != cache->end();)
+    it = it->second.forward.expired() ? cache->erase(it) : std::next(it);
+  (*cache)[f.get()] = Entry{f, with};
+  return with;
+}
 
 // ---- Call -------------------------------------------------------------------------
 void call_gradient(GradContext& c) {
   const GraphPtr& f = c.attrs.get<GraphPtr>("f");
   std::vector<bool> wanted(c.inputs.size());
   for (std::size_t i = 0; i < wanted.size(); ++i) wanted[i] = c.needs(static_cast<int>(i));
+  std::vector<bool> mine = forward_results(*f);
+  std::vector<std::optional<TensorType>> from_op(mine.size());
+  for (std::size_t j = 0; j < mine.size(); ++j)
+    if (mine[j]) from_op[j] = f->type_of(f->results()[j]);
   auto b = cached(f, nullptr, has_grad(c, c.outputs.size()), wanted,
                   [&](const std::vector<bool>& has_dy, const std::vector<bool>& want) {
                     auto g = std::make_shared<Graph>(f->name() + "_grad");
                     function_detail::TracingContext ctx(g);
-                    Traced t = differentiate(ctx, *f, has_dy, want);
+                    Traced t = differentiate(ctx, *f, has_dy, want, from_op);
                     auto out = std::make_shared<Backward>();
                     for (std::size_t i = 0; i < t.grads.size(); ++i) {
                       if (!t.grads[i].defined()) continue;
@@ -172,9 +270,7 @@ void call_gradient(GradContext& c) {
                     return out;
                   });
   if (b->grad_of.empty()) return;
-  SmallVector<Tensor, 8> inputs(c.inputs.begin(), c.inputs.end());
-  for (const Tensor& g : c.grads)
-    if (g.defined()) inputs.push_back(g);
+  SmallVector<Tensor, 8> inputs = backward_inputs(c, from_op);
   TensorList grads = dispatch(function_detail::call_op(is_stateful_graph(*b->graph)),
                               std::span<const Tensor>(inputs.data(), inputs.size()), Attrs{{"f", b->graph}},
                               SourceLocation());
@@ -190,12 +286,21 @@ void if_gradient(GradContext& c) {
   const GraphPtr& else_f = c.attrs.get<GraphPtr>("else_branch");
   std::vector<bool> wanted(c.inputs.size() - 1);  // the captures (pred is not differentiable)
   for (std::size_t i = 0; i < wanted.size(); ++i) wanted[i] = c.needs(static_cast<int>(i + 1));
+  // The outputs either branch takes from the forward run: both backward
+  // branches take the same inputs.
+  std::vector<bool> from_then = forward_results(*then_f), from_else = forward_results(*else_f);
+  std::vector<std::optional<TensorType>> from_op(from_then.size());
+  for (std::size_t j = 0; j < from_op.size(); ++j) {
+    if (!from_then[j] && !from_else[j]) continue;
+    const TensorType& a = then_f->type_of(then_f->results()[j]);
+    from_op[j] = TensorType{a.dtype, function_detail::merge_shapes(a.shape, else_f->type_of(else_f->results()[j]).shape)};
+  }
   auto b = cached(then_f, else_f, has_grad(c, c.outputs.size()), wanted,
                   [&](const std::vector<bool>& has_dy, const std::vector<bool>& want) {
                     auto tg = std::make_shared<Graph>("then_grad"), eg = std::make_shared<Graph>("else_grad");
                     function_detail::TracingContext tctx(tg), ectx(eg);
-                    Traced tt = differentiate(tctx, *then_f, has_dy, want);
-                    Traced et = differentiate(ectx, *else_f, has_dy, want);
+                    Traced tt = differentiate(tctx, *then_f, has_dy, want, from_op);
+                    Traced et = differentiate(ectx, *else_f, has_dy, want, from_op);
                     auto out = std::make_shared<Backward>();
                     for (std::size_t i = 0; i < want.size(); ++i) {
                       bool in_then = tt.grads[i].defined(), in_else = et.grads[i].defined();
@@ -223,9 +328,7 @@ void if_gradient(GradContext& c) {
                     return out;
                   });
   if (b->grad_of.empty()) return;
-  SmallVector<Tensor, 8> inputs(c.inputs.begin(), c.inputs.end());
-  for (const Tensor& g : c.grads)
-    if (g.defined()) inputs.push_back(g);
+  SmallVector<Tensor, 8> inputs = backward_inputs(c, from_op);
   bool stateful = is_stateful_graph(*b->graph) || is_stateful_graph(*b->else_graph);
   TensorList grads = dispatch(function_detail::if_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
                               Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "autodiff/graph_gradients.h"
 #include "function/control_flow_ops.h"
 #include "kiln/math.h"
 #include "function/tracing_context.h"
@@ -128,6 +129,29 @@ std::vector<Tensor> replay_as_while(const std::vector<Tensor>& vars, const Sourc
   return std::vector<Tensor>(out.begin(), out.end());
 }
 
+// Both branches return, after their results, what If's gradient takes from
+// the forward run (detail::values_for_backward): the then branch's values,
+// then the else branch's; each branch returns an empty stand-in of the
+// dtype and rank of the other's.
+void add_values_for_backward(TracingContext& then_ctx, TracingContext& else_ctx) {
+  std::vector<graph::Value> tv = detail::values_for_backward(then_ctx.graph());
+  std::vector<graph::Value> ev = detail::values_for_backward(else_ctx.graph());
+  auto stand_in = [](TracingContext& ctx, const TensorType& t) {
+    DispatchHandlerGuard guard(&ctx);
+    Shape s;
+    for (int d = 0; d < std::max(t.shape.rank(), 0); ++d) s.push_back(0);
+    return ctx.value_of(zeros(s, t.dtype));
+  };
+  for (const graph::Value& v : tv) {
+    then_ctx.graph().results().push_back(v);
+    else_ctx.graph().results().push_back(stand_in(else_ctx, then_ctx.graph().type_of(v)));
+  }
+  for (const graph::Value& v : ev) {
+    then_ctx.graph().results().push_back(stand_in(then_ctx, else_ctx.graph().type_of(v)));
+    else_ctx.graph().results().push_back(v);
+  }
+}
+
 std::vector<Tensor> cond_traced(TracingContext* outer, const Tensor& pred, FlatFnRef then_fn, FlatFnRef else_fn,
                                 std::vector<int64_t>& sizes, const SourceLocation& loc) {
   if (pred.dtype() != DType::Bool || (pred.shape().is_fully_defined() && pred.size() != 1))
@@ -154,6 +178,7 @@ std::vector<Tensor> cond_traced(TracingContext* outer, const Tensor& pred, FlatF
       throw InvalidArgument(fmt::format("cond: output {} is {} in then_fn but {} in else_fn", k,
                                         type_text(type_of(a.leaves[k])), type_text(type_of(b.leaves[k]))));
   }
+  add_values_for_backward(then_ctx, else_ctx);
   then_ctx.graph().verify();
   else_ctx.graph().verify();
 
@@ -165,7 +190,7 @@ std::vector<Tensor> cond_traced(TracingContext* outer, const Tensor& pred, FlatF
   Attrs attrs{{"then_branch", GraphPtr(then_ctx.graph_ptr())}, {"else_branch", GraphPtr(else_ctx.graph_ptr())}};
   TensorList out = dispatch(function_detail::if_op(stateful), inputs, std::move(attrs), loc);
   sizes = std::move(a.sizes);
-  return std::vector<Tensor>(out.begin(), out.end());
+  return std::vector<Tensor>(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(a.leaves.size()));
 }
 
 // Checks what body_fn returned against the loop variables: same structure,

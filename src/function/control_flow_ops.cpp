@@ -74,8 +74,8 @@ const GraphPtr& graph_attr(const InferContext& c, std::string_view name) {
 
 TensorType input_type(const InferContext& c, int i) { return {c.dtype(i), c.shape(i)}; }
 
-// The inputs from `first` on feed `g`: its parameters, then its captures.
-// A shape both may have: dims that differ become unknown.
+}  // namespace
+
 Shape merge_shapes(const Shape& a, const Shape& b) {
   if (!a.has_known_rank() || !b.has_known_rank() || a.rank() != b.rank()) return Shape::unknown_rank();
   Shape out = a;
@@ -83,6 +83,8 @@ Shape merge_shapes(const Shape& a, const Shape& b) {
     if (a[d] != b[d]) out[d] = None;
   return out;
 }
+
+namespace {
 
 // ---- If / StatefulIf -----------------------------------------------------
 void if_infer(InferContext& c) {

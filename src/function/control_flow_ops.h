@@ -31,4 +31,7 @@ void check_feeds(const detail::InferContext& c, const graph::Graph& g, int first
 // "int32 (2,)"
 std::string type_text(const detail::TensorType& t);
 
+// A shape both a and b may have: dims that differ become unknown.
+Shape merge_shapes(const Shape& a, const Shape& b);
+
 }  // namespace kiln::function_detail

@@ -10,7 +10,9 @@
 #include <thread>
 #include <unordered_map>
 
+#include "autodiff/graph_gradients.h"
 #include "function/call_op.h"
+#include "function/control_flow_ops.h"
 #include "function/concrete.h"
 #include "function/tracing_context.h"
 #include "passes/passes.h"
@@ -328,15 +330,22 @@ class TracingMark {
 
 namespace {
 // A Function called eagerly under a GradientTape is recorded as the Call op
-// it would be in a graph: inputs are the arguments, then the captures.
-void record_call(TapeHook& tapes, const ConcreteImpl& impl, const Flattener& flat,
-                 ResultLeaves& outputs) {
+// it would be in a graph: inputs are the arguments, then the captures. When
+// its gradient needs values the run draws (random ops), the call runs the
+// graph that also returns them (hidden outputs the tape keeps) instead of
+// the entry's own plan. `ran`: the results of a call that already ran
+// (the verify option), recorded as they are.
+ResultLeaves run_recorded(TapeHook& tapes, const ConcreteImpl& impl, const Flattener& flat, ResultLeaves* ran) {
   SmallVector<Tensor, 8> inputs;
   for (const Tensor& t : flat.leaves) inputs.push_back(t);
   for (const graph::Capture& c : impl.graph->captures()) inputs.push_back(c.outer);
-  bool stateful = !impl.graph->stateful_nodes().empty();
-  tapes.record(function_detail::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
-               outputs, Attrs{{"f", std::shared_ptr<const graph::Graph>(impl.graph)}});
+  std::span<const Tensor> in(inputs.data(), inputs.size());
+  std::shared_ptr<const graph::Graph> g = ran ? impl.graph : with_values_for_backward(impl.graph);
+  ResultLeaves out = ran ? std::move(*ran) : g == impl.graph ? impl.plan->run(in) : function_detail::plan_for(g)->run(in);
+  bool stateful = !g->stateful_nodes().empty();
+  tapes.record(function_detail::call_op(stateful), in, out, Attrs{{"f", g}});
+  out.resize(impl.graph->results().size());
+  return out;
 }
 }  // namespace
 
@@ -452,11 +461,14 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   }
   const Entry& runner = first_run ? first_run : entry;
   std::span<const Tensor> leaves_in(flat.leaves.data(), flat.leaves.size());
-  CallResult result{s.options.verify ? verify_call(s.options, *runner, leaves_in, trace) : runner->run(leaves_in),
-                    runner};
-  if (TapeHook* tapes = thread_state.tapes) [[unlikely]]
-    record_call(*tapes, *runner, flat, result.leaves);
-  return result;
+  if (!s.options.verify) [[likely]] {
+    if (TapeHook* tapes = thread_state.tapes) [[unlikely]]
+      return CallResult{run_recorded(*tapes, *runner, flat, nullptr), runner};
+    return CallResult{runner->run(leaves_in), runner};
+  }
+  ResultLeaves out = verify_call(s.options, *runner, leaves_in, trace);
+  if (TapeHook* tapes = thread_state.tapes) out = run_recorded(*tapes, *runner, flat, &out);
+  return CallResult{std::move(out), runner};
 }
 
 CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
@@ -464,10 +476,14 @@ CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
   SmallVector<Tensor, 8> inputs;
   for (const Tensor& t : flat.leaves) inputs.push_back(t);
   for (const graph::Capture& c : impl->graph->captures()) inputs.push_back(c.outer);
-  bool stateful = !impl->graph->stateful_nodes().empty();
+  // The Call returns what its gradient takes from the forward run after the
+  // function's results; the caller sees the results only.
+  std::shared_ptr<const graph::Graph> g = with_values_for_backward(impl->graph);
+  bool stateful = !g->stateful_nodes().empty();
   TensorList out = dispatch(function_detail::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
-                            Attrs{{"f", std::shared_ptr<const graph::Graph>(impl->graph)}}, SourceLocation());
-  return CallResult{ResultLeaves(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end())), impl};
+                            Attrs{{"f", g}}, SourceLocation());
+  auto end = out.begin() + static_cast<std::ptrdiff_t>(impl->graph->results().size());
+  return CallResult{ResultLeaves(std::make_move_iterator(out.begin()), std::make_move_iterator(end)), impl};
 }
 
 int FunctionCore::tracing_count() const {
