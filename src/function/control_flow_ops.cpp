@@ -11,6 +11,7 @@
 
 #include "function/tracing_context.h"
 #include "kiln/math.h"
+#include "passes/passes.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::function_detail {
@@ -26,26 +27,29 @@ std::string type_text(const TensorType& t) {
   return fmt::format("{} {}", dtype_name(t.dtype), t.shape.to_string());
 }
 
-std::shared_ptr<const exec::Plan> plan_for(const GraphPtr& graph) {
+std::shared_ptr<const exec::Plan> plan_for(const GraphPtr& graph, bool optimized) {
   struct Entry {
     std::weak_ptr<const graph::Graph> graph;
     std::shared_ptr<const exec::Plan> plan;
   };
   static std::mutex mutex;
-  static auto* cache = new std::unordered_map<const graph::Graph*, Entry>();
-  static std::size_t sweep_at = 64;
+  static auto* cache = new std::unordered_map<const graph::Graph*, Entry>[2]();
+  static std::size_t sweep_at[2] = {64, 64};
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache->find(graph.get());
+  auto& entries = cache[optimized];
+  auto it = entries.find(graph.get());
   // An expired entry is another graph that lived at the same address.
-  if (it != cache->end() && !it->second.graph.expired()) return it->second.plan;
+  if (it != entries.end() && !it->second.graph.expired()) return it->second.plan;
   // The plan must not own its graph: the cache would keep every graph alive.
-  // Callers hold the graph (the node's attrs) while they run the plan.
-  auto plan = std::make_shared<const exec::Plan>(GraphPtr(std::shared_ptr<const void>(), graph.get()));
-  (*cache)[graph.get()] = Entry{graph, plan};
-  if (cache->size() >= sweep_at) {
-    for (auto e = cache->begin(); e != cache->end();)
-      e = e->second.graph.expired() ? cache->erase(e) : std::next(e);
-    sweep_at = std::max<std::size_t>(64, 2 * cache->size());
+  // Callers hold the graph (the node's attrs) while they run the plan. An
+  // optimized plan runs (and owns) an optimized copy.
+  auto plan = optimized ? std::make_shared<const exec::Plan>(passes::optimize(*graph, passes::PassOptions::from_env()))
+                        : std::make_shared<const exec::Plan>(GraphPtr(std::shared_ptr<const void>(), graph.get()));
+  entries[graph.get()] = Entry{graph, plan};
+  if (entries.size() >= sweep_at[optimized]) {
+    for (auto e = entries.begin(); e != entries.end();)
+      e = e->second.graph.expired() ? entries.erase(e) : std::next(e);
+    sweep_at[optimized] = std::max<std::size_t>(64, 2 * entries.size());
   }
   return plan;
 }

@@ -21,8 +21,9 @@ const detail::OpDef& if_op(bool stateful);
 const detail::OpDef& while_op(bool stateful);
 
 // The compiled plan of a nested graph, built on first use and cached while
-// the graph lives.
-std::shared_ptr<const exec::Plan> plan_for(const std::shared_ptr<const graph::Graph>& graph);
+// the graph lives; `optimized`: of its optimized copy (passes::optimize), for
+// graphs run directly rather than inside an optimized caller.
+std::shared_ptr<const exec::Plan> plan_for(const std::shared_ptr<const graph::Graph>& graph, bool optimized = false);
 
 // Checks that the op's inputs from `first` on fit `g`'s parameters, then
 // its captures (count, dtypes, shapes); fails naming `what`.

@@ -341,7 +341,7 @@ ResultLeaves run_recorded(TapeHook& tapes, const ConcreteImpl& impl, const Flatt
   for (const graph::Capture& c : impl.graph->captures()) inputs.push_back(c.outer);
   std::span<const Tensor> in(inputs.data(), inputs.size());
   std::shared_ptr<const graph::Graph> g = ran ? impl.graph : with_values_for_backward(impl.graph);
-  ResultLeaves out = ran ? std::move(*ran) : g == impl.graph ? impl.plan->run(in) : function_detail::plan_for(g)->run(in);
+  ResultLeaves out = ran ? std::move(*ran) : g == impl.graph ? impl.plan->run(in) : function_detail::plan_for(g, /*optimized=*/true)->run(in);
   bool stateful = !g->stateful_nodes().empty();
   tapes.record(function_detail::call_op(stateful), in, out, Attrs{{"f", g}});
   out.resize(impl.graph->results().size());
