@@ -14,6 +14,7 @@
 #include "kiln/control_flow.h"
 #include "kiln/random.h"
 #include "kiln/variable.h"
+#include "kiln/training_ops.h"
 #include "kiln/debugging.h"
 #include "kiln/tensor_array.h"
 #include "kiln/data.h"

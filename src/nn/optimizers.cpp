@@ -5,6 +5,7 @@
 
 #include "kiln/error.h"
 #include "kiln/math.h"
+#include "kiln/training_ops.h"
 
 namespace kiln::nn {
 
@@ -130,12 +131,8 @@ Tensor Adam::step_rate(const Tensor& lr, const Tensor& step, SourceLocation loc)
 
 void Adam::apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots,
                        const Tensor& alpha, SourceLocation loc) {
-  const Variable &m_slot = slots[0], &v_slot = slots[1];
-  Tensor m = m_slot.read_value(loc) * beta_1_ + grad * (1 - beta_1_);
-  Tensor v = v_slot.read_value(loc) * beta_2_ + square(grad, loc) * (1 - beta_2_);
-  m_slot.assign(m, loc);
-  v_slot.assign(v, loc);
-  var.assign_sub(alpha * m / (sqrt(v, loc) + epsilon_), loc);
+  // One fused pass (the composite formula's bits): m, v and var in place.
+  apply_adam(var, slots[0], slots[1], grad, alpha, beta_1_, beta_2_, epsilon_, loc);
 }
 
 }  // namespace kiln::nn

@@ -189,6 +189,7 @@ void register_nn_ops(OpRegistry& registry);
 void register_print_ops(OpRegistry& registry);
 void register_random_ops(OpRegistry& registry);
 void register_variable_ops(OpRegistry& registry);
+void register_training_ops(OpRegistry& registry);
 void register_host_function_ops(OpRegistry& registry);
 void register_grad_ops(OpRegistry& registry);
 // If / While (nested graphs as attrs): defined in src/function/control_flow_ops.cpp.

@@ -19,6 +19,7 @@ OpRegistry& OpRegistry::global() {
     register_print_ops(*r);
     register_random_ops(*r);
     register_variable_ops(*r);
+    register_training_ops(*r);
     register_host_function_ops(*r);
     register_grad_ops(*r);
     register_control_flow_ops(*r);  // defined in src/function

@@ -16,18 +16,18 @@ VariableState& resource_state(const Tensor& handle) {
   return *static_cast<VariableState*>(data_of<std::shared_ptr<void>>(handle)[0].get());
 }
 
+void uninitialized(const VariableState& s) {
+  throw FailedPrecondition(fmt::format(
+      "variable '{}' is read before it has a value: its initial value depends on a function's "
+      "arguments, so it is set when that function's graph first runs",
+      s.name));
+}
+
 namespace {
 
 void check_handle(InferContext& c) {
   if (c.dtype(0) != DType::Resource)
     c.fail("input 0 must be a variable's resource handle, got a {} tensor", dtype_name(c.dtype(0)));
-}
-
-[[noreturn]] void uninitialized(const VariableState& s) {
-  throw FailedPrecondition(fmt::format(
-      "variable '{}' is read before it has a value: its initial value depends on a function's "
-      "arguments, so it is set when that function's graph first runs",
-      s.name));
 }
 
 // ---- ReadVariable -----------------------------------------------------------

@@ -21,6 +21,8 @@ struct VariableState {
 Tensor make_resource(const std::shared_ptr<VariableState>& state);
 // The state a concrete resource tensor holds.
 VariableState& resource_state(const Tensor& handle);
+// Throws FailedPrecondition: `s` has no value yet (set by a graph's first run).
+[[noreturn]] void uninitialized(const VariableState& s);
 
 const OpDef& read_variable_op();
 const OpDef& assign_variable_op();
