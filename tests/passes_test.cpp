@@ -135,8 +135,9 @@ TEST(Passes, FusionMakesOneNodePerChain) {
 }
 
 TEST(Passes, FusedKernelTilesAndBroadcastsScalars) {
-  // Sizes around the tile (512) and over the parallel grain; a scalar input.
-  for (int64_t n : {1, 7, 512, 513, 5000, 100003}) {
+  // Sizes around the tile (512) and over the parallel grain; a scalar input;
+  // an output over 8 MB, written with non-temporal stores (an odd tail).
+  for (int64_t n : {1, 7, 512, 513, 5000, 100003, 2500003}) {
     auto g = trace({f32(Shape{n}), f32(Shape{}), {DType::Int32, Shape{n}}}, [](auto& p) {
       Tensor a = sigmoid(p[0] * p[1] - 0.5f);
       Tensor b = cast(p[2] % 7, DType::Float32);
