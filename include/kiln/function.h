@@ -5,6 +5,7 @@
 //   kiln::Tensor y = f(kiln::constant({1.f, 2.f}));   // traces, then runs the graph
 //   y = f(kiln::constant({3.f, 4.f}));                // same signature: no retrace
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,9 @@ class Outputs {
  public:
   Outputs() = default;
   explicit Outputs(std::vector<Tensor> values) : values_(std::move(values)) {}
+  // A graph call's results, moved out.
+  explicit Outputs(detail::ResultLeaves&& leaves)
+      : values_(std::make_move_iterator(leaves.begin()), std::make_move_iterator(leaves.end())) {}
   operator Tensor() const;
   const Tensor& operator[](std::size_t i) const { return values_.at(i); }
   std::size_t size() const { return values_.size(); }

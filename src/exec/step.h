@@ -18,7 +18,9 @@ struct Step {
   // For each output: whether a later step or the caller reads it (an unread
   // output is dropped at once, so its memory is free again).
   detail::SmallVector<bool, 2> output_read;
-  bool drops_outputs = false;  // some output is not read
+  // Whether some output_read is false (kept apart: the executor checks it
+  // on every step).
+  bool drops_outputs = false;
   // Whether every input and output type is fully known when the plan is
   // built (no relaxed dims, no host callback upstream): then the step skips
   // type inference and uses the node's output types.

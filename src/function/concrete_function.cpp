@@ -98,8 +98,7 @@ Outputs ConcreteFunction::call_flat(const detail::Flattener& flat) const {
       fail(fmt::format("{} was traced as {}, but is {}", paths[i], detail::atom_text(w), detail::atom_text(g)));
     }
   }
-  detail::ResultLeaves out = impl_->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
-  return Outputs(std::vector<Tensor>(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end())));
+  return Outputs(impl_->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size())));
 }
 
 const std::string& ConcreteFunction::name() const { return impl_->name; }

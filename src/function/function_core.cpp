@@ -340,8 +340,14 @@ ResultLeaves run_recorded(TapeHook& tapes, const ConcreteImpl& impl, const Flatt
   for (const Tensor& t : flat.leaves) inputs.push_back(t);
   for (const graph::Capture& c : impl.graph->captures()) inputs.push_back(c.outer);
   std::span<const Tensor> in(inputs.data(), inputs.size());
-  std::shared_ptr<const graph::Graph> g = ran ? impl.graph : with_values_for_backward(impl.graph);
-  ResultLeaves out = ran ? std::move(*ran) : g == impl.graph ? impl.plan->run(in) : function_detail::plan_for(g, /*optimized=*/true)->run(in);
+  std::shared_ptr<const graph::Graph> g = impl.graph;
+  ResultLeaves out;
+  if (ran) {
+    out = std::move(*ran);
+  } else {
+    g = with_values_for_backward(impl.graph);
+    out = g == impl.graph ? impl.plan->run(in) : function_detail::plan_for(g, /*optimized=*/true)->run(in);
+  }
   bool stateful = !g->stateful_nodes().empty();
   tapes.record(function_detail::call_op(stateful), in, out, Attrs{{"f", g}});
   out.resize(impl.graph->results().size());

@@ -86,10 +86,7 @@ Outputs LoadedFunction::call(const std::vector<Tensor>& args) const {
     for (std::size_t i = 0; i < args.size() && ok; ++i)
       ok = args[i].defined() && !args[i].is_symbolic() &&
            fits(args[i], params[i]->outputs[0].dtype, params[i]->outputs[0].shape);
-    if (ok) {
-      kiln::detail::ResultLeaves out = f.impl()->run(std::span<const Tensor>(args.data(), args.size()));
-      return Outputs(std::vector<Tensor>(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end())));
-    }
+    if (ok) return Outputs(f.impl()->run(std::span<const Tensor>(args.data(), args.size())));
   }
   std::vector<std::string> got, options;
   for (const Tensor& t : args) got.push_back(t.defined() ? type_text(t.dtype(), t.shape()) : "null");
