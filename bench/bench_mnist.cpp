@@ -8,6 +8,7 @@
 #include "exec/plan.h"
 #include "function/concrete.h"
 #include "kiln/kiln.h"
+#include "mnist_cnn.h"
 
 namespace {
 
@@ -20,16 +21,7 @@ struct Trainer {
   kiln::Function<std::function<kiln::Tensor(const kiln::Tensor&, const kiln::Tensor&)>> traced;
 
   explicit Trainer(int64_t batch) : traced(make_traced()) {
-    using namespace kiln::nn;
-    model.add(Conv2D(32, 5, {.padding = Padding::Same, .activation = "relu", .input_shape = kiln::Shape{28, 28, 1},
-                             .seed = 1}));
-    model.add(MaxPool2D(2));
-    model.add(Conv2D(64, 5, {.padding = Padding::Same, .activation = "relu", .seed = 2}));
-    model.add(MaxPool2D(2));
-    model.add(Flatten());
-    model.add(Dense(1024, {.activation = "relu", .seed = 3}));
-    model.add(Dense(10, {.seed = 4}));
-    model.add(Softmax());
+    bench::add_mnist_cnn(model);
     images = kiln::random::uniform({batch, 28, 28, 1}, 0.f, 1.f);
     labels = kiln::cast(kiln::random::uniform({batch}, 0.f, 10.f), kiln::DType::Int32);
   }

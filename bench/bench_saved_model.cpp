@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "kiln/kiln.h"
+#include "mnist_cnn.h"
 
 namespace {
 
@@ -20,15 +21,7 @@ struct Model {
       : serve(kiln::function(std::function<kiln::Tensor(const kiln::Tensor&)>([this](const kiln::Tensor& x) { return net(x); }),
                              {.input_signature = std::vector<kiln::TensorSpec>{kiln::TensorSpec({kiln::None, 28, 28, 1})}})),
         dir((std::filesystem::temp_directory_path() / ("kiln_bench_saved_model_" + std::to_string(::getpid()))).string()) {
-    using namespace kiln::nn;
-    net.add(Conv2D(32, 5, {.padding = Padding::Same, .activation = "relu", .input_shape = kiln::Shape{28, 28, 1}, .seed = 1}));
-    net.add(MaxPool2D(2));
-    net.add(Conv2D(64, 5, {.padding = Padding::Same, .activation = "relu", .seed = 2}));
-    net.add(MaxPool2D(2));
-    net.add(Flatten());
-    net.add(Dense(1024, {.activation = "relu", .seed = 3}));
-    net.add(Dense(10, {.seed = 4}));
-    net.add(Softmax());
+    bench::add_mnist_cnn(net);
     serve(images);
   }
   ~Model() { std::filesystem::remove_all(dir); }

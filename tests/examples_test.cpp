@@ -78,7 +78,6 @@ TEST(Examples, SeedLoopPrintsTheLossFromInsideTheGraphEveryStep) {
   EXPECT_EQ(lines, 3) << out;
 }
 
-
 // The trained model, saved by mnist_train --save, served by kiln-cli on
 // digits it has not seen: the class it prints is the digit's label.
 TEST(Examples, MnistTrainSavesAModelThatKilnCliServes) {
@@ -103,6 +102,7 @@ TEST(Examples, MnistTrainSavesAModelThatKilnCliServes) {
     EXPECT_EQ(std::max_element(probs.begin(), probs.end()) - probs.begin(), digit) << served;
   }
   auto [s, shown] = run(kiln_cli_path() + " show --dir " + model + " --signature_def serving_default");
+  ASSERT_EQ(s, 0) << shown;
   EXPECT_NE(shown.find("shape: (-1, 28, 28, 1)"), std::string::npos) << shown;
   EXPECT_NE(shown.find("shape: (-1, 10)"), std::string::npos) << shown;
   std::filesystem::remove_all(model);

@@ -164,16 +164,17 @@ def main():
 
     print("\n".join("    " + line for line in machine_lines(meta, args.load_before, args.mode)))
     print()
+    # Kiln's figure of each row, by the row's PyTorch figure name.
+    row = {peer_key: kiln_get(runs) for _, kiln_get, peer_key, _ in ROWS}
     print("| workload | Kiln | PyTorch | PyTorch / Kiln |")
     print("|---|---:|---:|---:|")
-    for label, kiln_get, peer_key, unit in ROWS:
-        k, p = kiln_get(runs), peer.get(peer_key, math.nan)
+    for label, _, peer_key, unit in ROWS:
+        k, p = row[peer_key], peer.get(peer_key, math.nan)
         print("| %s | %s | %s | %s |" % (label, fmt(k, unit), fmt(p, unit), ratio(p, k)))
     print()
     print("| graph-mode gain (eager time / graph time) | Kiln | PyTorch |")
     print("|---|---:|---:|")
     for label, key in GAINS:
-        row = {r[2]: r[1](runs) for r in ROWS}
         k = row[key + ".eager"] / row[key + ".graph"]
         p = peer.get(key + ".eager", math.nan) / peer.get(key + ".graph", math.nan)
         print("| %s | %s | %s |" % (label, "n/a" if math.isnan(k) else "%.2fx" % k,
