@@ -35,7 +35,9 @@ void host_kernel(KernelContext& c) {
   std::vector<Tensor> args(c.inputs.begin(), c.inputs.end());
   std::vector<Tensor> results = callback->fn(args);
   const auto& dtypes = c.attrs.get_ints("output_dtypes");
-  std::vector<Shape> shapes = declared_shapes(c.attrs, dtypes.size());
+  // Decoded only when declared: the unknown-rank default accepts any shape.
+  std::vector<Shape> shapes;
+  if (c.attrs.has("output_shapes")) shapes = declared_shapes(c.attrs, dtypes.size());
   if (results.size() != dtypes.size())
     throw InvalidArgument(fmt::format("host_function: the callback returned {} tensors, {} expected",
                                       results.size(), dtypes.size()));
@@ -46,7 +48,7 @@ void host_kernel(KernelContext& c) {
     if (r.dtype() != static_cast<DType>(dtypes[i]))
       throw InvalidArgument(fmt::format("host_function: result {} of the callback is {}, {} expected", i,
                                         dtype_name(r.dtype()), dtype_name(static_cast<DType>(dtypes[i]))));
-    if (!r.shape().is_compatible_with(shapes[i]))
+    if (!shapes.empty() && !r.shape().is_compatible_with(shapes[i]))
       throw InvalidArgument(fmt::format("host_function: result {} of the callback has shape {}, declared {}", i,
                                         r.shape().to_string(), shapes[i].to_string()));
     c.outputs[i] = r;

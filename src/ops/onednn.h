@@ -118,7 +118,6 @@ class Executable {
   // a scratchpad gets this thread's kScratchpad buffer as its last argument.
   void init(dnnl::primitive prim, std::initializer_list<Arg> args, std::size_t scratch_bytes);
   explicit operator bool() const { return bool(prim_); }
-  std::size_t scratch_bytes() const { return scratch_bytes_; }
 
   // Runs on this thread's stream and waits; data[i] is the buffer of the
   // i-th argument given to init. Throws dnnl::error when oneDNN fails.

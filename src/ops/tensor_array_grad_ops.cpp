@@ -139,12 +139,17 @@ void write_grad_kernel(KernelContext& c) {
   });
 }
 
-// Both gradients pass the inputs through, with the indices when there are some.
-TensorList rows_op(const OpDef& op, const Tensor& a, const Tensor& b, const GradContext& c, const Tensor& values) {
+// (a, b, [indices,] values) through `op`; `indices` null for the 3-input form.
+TensorList rows_op(const OpDef& op, const Tensor& a, const Tensor& b, const Tensor* indices, const Tensor& values) {
   SmallVector<Tensor, 4> in{a, b};
-  if (RowsLayout(static_cast<int>(c.inputs.size())).indexed) in.push_back(c.inputs[2]);
+  if (indices) in.push_back(*indices);
   in.push_back(values);
   return dispatch(op, std::span<const Tensor>(in.data(), in.size()), Attrs{}, SourceLocation());
+}
+
+// The indices input of a WriteRows / WriteGrad op's context, or null.
+const Tensor* rows_indices(const GradContext& c) {
+  return RowsLayout(static_cast<int>(c.inputs.size())).indexed ? &c.inputs[2] : nullptr;
 }
 
 void write_rows_grad(GradContext& c);
@@ -171,17 +176,22 @@ constexpr OpDef kWriteRows{.name = "TensorArrayWriteRows", .infer = write_rows_i
 constexpr OpDef kWriteGrad{.name = "TensorArrayWriteGrad", .infer = write_grad_infer, .kernel = write_grad_kernel,
                            .flags = kMayRunInPlace, .samples = write_grad_samples, .gradient = write_grad_grad};
 
-void write_rows_grad(GradContext& c) {
-  int values = RowsLayout(static_cast<int>(c.inputs.size())).values;
-  if (!c.grad(0).defined() || !(c.needs(0) || c.needs(values))) return;
-  TensorList d = rows_op(kWriteGrad, c.grad(0), c.inputs[0], c, c.inputs[values]);
+// Every write's gradient: WriteGrad of the buffer's upstream gradient over
+// base (input 0) and the written values, into the ones c needs.
+void set_write_grads(GradContext& c, const Tensor* indices, int value_input) {
+  if (!(c.needs(0) || c.needs(value_input))) return;
+  TensorList d = rows_op(kWriteGrad, c.grad(0), c.inputs[0], indices, c.inputs[value_input]);
   if (c.needs(0)) c.set(0, std::move(d[0]));
-  if (c.needs(values)) c.set(values, std::move(d[1]));
+  if (c.needs(value_input)) c.set(value_input, std::move(d[1]));
+}
+
+void write_rows_grad(GradContext& c) {
+  if (c.grad(0).defined()) set_write_grads(c, rows_indices(c), RowsLayout(static_cast<int>(c.inputs.size())).values);
 }
 
 void write_grad_grad(GradContext& c) {
   if (!c.needs(0) || (!c.grad(0).defined() && !c.grad(1).defined())) return;
-  c.set(0, rows_op(kWriteRows, c.grad_or_zeros(0), c.inputs[0], c, c.grad_or_zeros(1))[0]);
+  c.set(0, rows_op(kWriteRows, c.grad_or_zeros(0), c.inputs[0], rows_indices(c), c.grad_or_zeros(1))[0]);
 }
 
 // The forward ops' gradients run only for floating arrays (the others carry
@@ -189,13 +199,7 @@ void write_grad_grad(GradContext& c) {
 bool has_buffer_grad(const GradContext& c) { return is_floating(c.inputs[0].dtype()) && c.grad(0).defined(); }
 
 void write_family_grad(GradContext& c, int value_input, bool indexed) {
-  if (!has_buffer_grad(c) || !(c.needs(0) || c.needs(value_input))) return;
-  SmallVector<Tensor, 4> in{c.grad(0), c.inputs[0]};
-  if (indexed) in.push_back(c.inputs[3]);
-  in.push_back(c.inputs[value_input]);
-  TensorList d = dispatch(kWriteGrad, std::span<const Tensor>(in.data(), in.size()), Attrs{}, SourceLocation());
-  if (c.needs(0)) c.set(0, std::move(d[0]));
-  if (c.needs(value_input)) c.set(value_input, std::move(d[1]));
+  if (has_buffer_grad(c)) set_write_grads(c, indexed ? &c.inputs[3] : nullptr, value_input);
 }
 
 }  // namespace
