@@ -88,6 +88,15 @@ TEST(DatasetLoop, ForEachRunsATrainingStepPerBatchWithASmallerLastBatch) {
   // The batch dim is unknown in the graph (the last batch is smaller).
   std::string text = epoch.get_concrete_function().graph().to_string();
   EXPECT_NE(text.find("While"), std::string::npos) << text;
+  EXPECT_NE(text.find("HostFunction(var1)"), std::string::npos) << text;
+  EXPECT_NE(text.find(": (bool[], float32[?])"), std::string::npos) << text;
+  // With drop_remainder every batch has 4 elements, and the graph says so.
+  Dataset full = Dataset::from_tensor_slices({xs}).batch(4, /*drop_remainder=*/true);
+  auto full_epoch = function([&]() { full.for_each([&](const Element& batch) { total.assign_add(sum(batch[0])); }); });
+  full_epoch();
+  expect_tensor<float>(total.read_value(), Shape{}, {110.f + 36.f});
+  text = full_epoch.get_concrete_function().graph().to_string();
+  EXPECT_NE(text.find(": (bool[], float32[4])"), std::string::npos) << text;
 }
 
 TEST(DatasetLoop, AnElementOfOtherTypesIsAClearError) {

@@ -154,6 +154,9 @@ TEST(KilnCli, RunErrors) {
   r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "v=[[1,2]]", "--input", "k=2.5"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("--input k: element 0: expected an integer"), std::string::npos) << r.err;
+  r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "v=[[1,2],[3,true]]", "--input", "k=2"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--input v: element 3: expected a number"), std::string::npos) << r.err;
   r = cli({"run", "--dir", dir, "--signature_def", "scale", "--input", "v=[[1,2]]"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("input 'k' (int64 ()) is missing"), std::string::npos) << r.err;

@@ -197,28 +197,30 @@ Tensor parse_value(const std::string& input, const std::string& text, DType dtyp
   };
   walk(j, 0);
   Tensor t = detail::make_tensor(dtype, shape);
+  const std::string input_where = fmt::format("--input {}: element ", input);
+  const Where elements(input_where);
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     const json& v = *leaves[i];
-    std::string where = fmt::format("--input {}: element {}", input, i);
+    const Where where(elements, "", i);  // its text is built only for an error
     switch (dtype) {
       case DType::Float32: detail::data_of<float>(t)[i] = static_cast<float>(parse_double(v, where)); break;
       case DType::Float64: detail::data_of<double>(t)[i] = parse_double(v, where); break;
       case DType::Int32: {
         int64_t x = parse_int(v, where);
-        if (x < INT32_MIN || x > INT32_MAX) throw InvalidArgument(where + ": out of int32 range");
+        if (x < INT32_MIN || x > INT32_MAX) json_fail(where, "out of int32 range");
         detail::data_of<int32_t>(t)[i] = static_cast<int32_t>(x);
         break;
       }
       case DType::Int64: detail::data_of<int64_t>(t)[i] = parse_int(v, where); break;
       case DType::UInt8: {
         int64_t x = parse_int(v, where);
-        if (x < 0 || x > 255) throw InvalidArgument(where + ": out of uint8 range");
+        if (x < 0 || x > 255) json_fail(where, "out of uint8 range");
         detail::data_of<uint8_t>(t)[i] = static_cast<uint8_t>(x);
         break;
       }
       case DType::Bool: detail::data_of<bool>(t)[i] = parse_bool(v, where); break;
       case DType::String: detail::data_of<std::string>(t)[i] = parse_string(v, where); break;
-      case DType::Resource: throw InvalidArgument(where + ": a resource input cannot be given on the command line");
+      case DType::Resource: json_fail(where, "a resource input cannot be given on the command line");
     }
   }
   return t;

@@ -14,11 +14,17 @@ json parse_json(std::string_view text, std::string_view what) {
   }
 }
 
+namespace {
+[[noreturn]] void dump_failed(std::string_view what, const json::exception& e) {
+  throw InvalidArgument(fmt::format("{}: cannot write it as JSON (strings must be UTF-8): {}", what, e.what()));
+}
+}  // namespace
+
 std::string dump_json(const json& value, int indent, std::string_view what) {
   try {
     return value.dump(indent);
   } catch (const json::exception& e) {
-    throw InvalidArgument(fmt::format("{}: cannot write it as JSON (strings must be UTF-8): {}", what, e.what()));
+    dump_failed(what, e);
   }
 }
 
@@ -53,7 +59,7 @@ std::string dump_json_readable(const json& value, std::string_view what, std::si
     dump_readable(value, 0, width, out);
     return out;
   } catch (const json::exception& e) {
-    throw InvalidArgument(fmt::format("{}: cannot write it as JSON (strings must be UTF-8): {}", what, e.what()));
+    dump_failed(what, e);
   }
 }
 

@@ -159,14 +159,20 @@ struct LoadedBuilder {
       DType dtype = io::parse_dtype(io::member(v, "dtype", w), Where(w, ": dtype"));
       Shape shape = io::parse_shape(io::member(v, "shape", w), Where(w, ": shape"), false);
       bool trainable = io::parse_bool(io::member(v, "trainable", w), Where(w, ": trainable"));
-      auto t = tensors.find(key);
-      if (t == tensors.end()) json_fail(w, fmt::format("{} holds no tensor named '{}'", io::kVariablesFile, key));
-      if (t->second.dtype() != dtype || t->second.shape() != shape)
+      const Tensor& t = tensor(key, w);
+      if (t.dtype() != dtype || t.shape() != shape)
         json_fail(w, fmt::format("the document says {} but {} holds {}", type_text(dtype, shape), io::kVariablesFile,
-                                 type_text(t->second.dtype(), t->second.shape())));
+                                 type_text(t.dtype(), t.shape())));
       if (variables.count(key)) json_fail(w, "the key is used by an earlier variable");
-      variables.emplace(key, Variable(t->second, VariableOptions{.name = name, .trainable = trainable}));
+      variables.emplace(key, Variable(t, VariableOptions{.name = name, .trainable = trainable}));
     }
+  }
+
+  // The tensor `key` of variables.safetensors.
+  const Tensor& tensor(const std::string& key, const Where& where) const {
+    auto it = tensors.find(key);
+    if (it == tensors.end()) json_fail(where, fmt::format("{} holds no tensor named '{}'", io::kVariablesFile, key));
+    return it->second;
   }
 
   const Variable& variable(const json& key, const Where& where) {
@@ -203,10 +209,7 @@ struct LoadedBuilder {
         if (kind == "variable") {
           source = variable(value, cw).handle();
         } else if (kind == "constant") {
-          const std::string& key = io::parse_string(value, cw);
-          auto it = tensors.find(key);
-          if (it == tensors.end()) json_fail(cw, fmt::format("{} holds no tensor named '{}'", io::kVariablesFile, key));
-          source = it->second;
+          source = tensor(io::parse_string(value, cw), cw);
         } else if (kind == "value") {
           source = io::tensor_from_json(value, cw);
         } else {
@@ -325,8 +328,8 @@ struct LoadedBuilder {
   }
 
   Loaded load(std::string_view document, std::string_view weights) {
-    json doc = io::parse_json(document, fmt::format("{}: {}", what, io::kDocumentFile));
-    std::string w = fmt::format("{}: {}", what, io::kDocumentFile);
+    const std::string w = fmt::format("{}: {}", what, io::kDocumentFile);
+    json doc = io::parse_json(document, w);
     io::parse_object(doc, w);
     const std::string& format = io::parse_string(io::member(doc, "format", w), w + ": format");
     if (format != io::kFormatName) json_fail(w, fmt::format("format is '{}', not '{}'", format, io::kFormatName));
