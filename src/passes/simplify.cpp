@@ -38,14 +38,13 @@ Unit unit_of(const Tensor& t) {
 
 // The other operand when one input of a binary node is a constant `want`
 // that leaves the other unchanged in dtype and shape.
-const Value* identity_operand(const graph::Graph& g, const Node& n, int const_side, Unit want,
-                              Unit also = Unit::Other) {
+const Value* identity_operand(const graph::Graph& g, const Node& n, int const_side, Unit want) {
   const Value& c = n.inputs[const_side];
   const Value& x = n.inputs[1 - const_side];
   const Tensor* cv = const_value(*c.node);
   if (!cv) return nullptr;
   Unit u = unit_of(*cv);
-  if (u == Unit::Other || (u != want && u != also)) return nullptr;
+  if (u != want) return nullptr;
   const detail::TensorType& xt = g.type_of(x);
   if (xt.dtype != n.outputs[0].dtype || !xt.shape.has_known_rank() || cv->shape().rank() > xt.shape.rank())
     return nullptr;
@@ -91,22 +90,19 @@ struct Rewriter {
   // Returns whether `n` was rewritten (it is then dead).
   bool visit(Node& n) {
     const detail::OpDef* op = n.op;
-    bool is_int = n.outputs.size() == 1 && is_integer(n.outputs[0].dtype);
     if (op == &mul_op()) {
       for (int side : {1, 0})
         if (const Value* x = identity_operand(g, n, side, Unit::One)) return replace(n, *x), true;
     } else if (op == &real_div_op()) {
       if (const Value* x = identity_operand(g, n, 1, Unit::One)) return replace(n, *x), true;
     } else if (op == &add_op()) {
-      for (int side : {1, 0}) {
-        const Value* x = is_int ? identity_operand(g, n, side, Unit::PlusZero, Unit::MinusZero)
-                                : identity_operand(g, n, side, Unit::MinusZero);
-        if (x) return replace(n, *x), true;
-      }
+      // An integer zero is PlusZero (only floats have a -0); a float x+0 is
+      // not x for x = -0.0, x+(-0.0) is.
+      const Unit zero = is_integer(n.outputs[0].dtype) ? Unit::PlusZero : Unit::MinusZero;
+      for (int side : {1, 0})
+        if (const Value* x = identity_operand(g, n, side, zero)) return replace(n, *x), true;
     } else if (op == &sub_op()) {
-      const Value* x = is_int ? identity_operand(g, n, 1, Unit::PlusZero, Unit::MinusZero)
-                              : identity_operand(g, n, 1, Unit::PlusZero);
-      if (x) return replace(n, *x), true;
+      if (const Value* x = identity_operand(g, n, 1, Unit::PlusZero)) return replace(n, *x), true;
     } else if (op == &transpose_op()) {
       const Node& inner = *n.inputs[0].node;
       if (inner.op != n.op) return false;
