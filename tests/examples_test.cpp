@@ -14,10 +14,11 @@ using namespace kiln::testing;
 
 namespace {
 
-// Digits whose class shows in their pixels (a bright row at the label's
-// index), so a few steps already learn something.
-std::string synthetic_mnist(int train, int test) {
-  std::string dir = (std::filesystem::temp_directory_path() / "kiln_examples_mnist").string();
+// Writes digits whose class shows in their pixels (a bright row at the
+// label's index), so a few steps already learn something.
+// Returns their directory, inside `tmp`.
+std::string synthetic_mnist(const TempDir& tmp, int train, int test) {
+  std::string dir = tmp.path("mnist");
   std::filesystem::create_directories(dir);
   auto write = [&](const std::string& prefix, int n) {
     std::vector<uint8_t> pixels(static_cast<std::size_t>(n) * 28 * 28, 0), labels(static_cast<std::size_t>(n));
@@ -48,7 +49,8 @@ std::pair<int, std::string> run(const std::string& command) {
 
 TEST(Examples, MnistTrainTrainsAndReports) {
   if (mnist_train_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
-  std::string dir = synthetic_mnist(200, 50);
+  TempDir tmp;
+  std::string dir = synthetic_mnist(tmp, 200, 50);
   auto [status, out] = run(mnist_train_path() + " --epochs 2 --batch-size 20 --seed 3 --data-dir " + dir);
   ASSERT_EQ(status, 0) << out;
   EXPECT_NE(out.find("MNIST: 200 training and 50 test digits"), std::string::npos) << out;
@@ -70,7 +72,8 @@ TEST(Examples, MnistTrainRejectsBadFlagsAndMissingData) {
 
 TEST(Examples, SeedLoopPrintsTheLossFromInsideTheGraphEveryStep) {
   if (mnist_seed_loop_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
-  std::string dir = synthetic_mnist(200, 50);
+  TempDir tmp;
+  std::string dir = synthetic_mnist(tmp, 200, 50);
   auto [status, out] = run(mnist_seed_loop_path() + " --batches 3 --data-dir " + dir);
   ASSERT_EQ(status, 0) << out;
   int lines = 0;
@@ -82,9 +85,9 @@ TEST(Examples, SeedLoopPrintsTheLossFromInsideTheGraphEveryStep) {
 // digits it has not seen: the class it prints is the digit's label.
 TEST(Examples, MnistTrainSavesAModelThatKilnCliServes) {
   if (mnist_train_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
-  std::string dir = synthetic_mnist(200, 50);
-  std::string model = (std::filesystem::temp_directory_path() / "kiln_examples_mnist_model").string();
-  std::filesystem::remove_all(model);
+  TempDir tmp;
+  std::string dir = synthetic_mnist(tmp, 200, 50);
+  std::string model = tmp.path("model");
   auto [status, out] = run(mnist_train_path() + " --epochs 2 --batch-size 20 --seed 3 --data-dir " + dir +
                            " --save " + model);
   ASSERT_EQ(status, 0) << out;
@@ -105,5 +108,4 @@ TEST(Examples, MnistTrainSavesAModelThatKilnCliServes) {
   ASSERT_EQ(s, 0) << shown;
   EXPECT_NE(shown.find("shape: (-1, 28, 28, 1)"), std::string::npos) << shown;
   EXPECT_NE(shown.find("shape: (-1, 10)"), std::string::npos) << shown;
-  std::filesystem::remove_all(model);
 }

@@ -9,13 +9,7 @@ using kiln::testing::expect_error;
 using kiln::testing::expect_tensor;
 using kiln::testing::expect_tensor_near;
 
-namespace {
-std::vector<std::string> names(const std::vector<Variable>& vars) {
-  std::vector<std::string> out;
-  for (const Variable& v : vars) out.push_back(v.name());
-  return out;
-}
-}  // namespace
+using kiln::testing::names;
 
 TEST(NnOptimizers, SgdSteps) {
   Variable w(constant({1.f, 2.f}), {.name = "w"});

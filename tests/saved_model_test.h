@@ -2,6 +2,8 @@
 // Shared helpers of the saved-model tests.
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,23 +12,6 @@
 #include <unistd.h>
 
 namespace kiln::testing {
-
-// A fresh directory under the system temp dir, removed with the object.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = std::filesystem::temp_directory_path() /
-            ("kiln_saved_model_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
