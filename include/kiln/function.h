@@ -126,9 +126,11 @@ class ConcreteFunction {
   std::string to_string() const;
   // The traced graph and plan (for the saved-model writer and tools).
   const std::shared_ptr<const detail::ConcreteImpl>& impl() const { return impl_; }
+  // A call with arguments already flattened (front ends that build their own
+  // keys: Python). The key must match the traced one, as for operator().
+  Outputs call_flat(const detail::Flattener& flat) const;
 
  private:
-  Outputs call_flat(const detail::Flattener& flat) const;
   std::shared_ptr<const detail::ConcreteImpl> impl_;
 };
 

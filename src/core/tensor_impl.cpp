@@ -71,7 +71,26 @@ Buffer* make_slice(void* header, Buffer* arena, DType dtype, int64_t count, void
   return b;
 }
 
+Buffer* make_external_buffer(DType dtype, int64_t count, void* data, void (*release)(void*) noexcept,
+                             void* owner) {
+  Buffer* b = new Buffer();
+  b->dtype = dtype;
+  b->count = count;
+  b->capacity = 0;
+  b->elements = data;
+  b->release_external = release;
+  b->external_owner = owner;
+  return b;
+}
+
 void destroy_buffer(Buffer* b) noexcept {
+  if (b->release_external) {
+    auto release = b->release_external;
+    void* owner = b->external_owner;
+    delete b;
+    release(owner);
+    return;
+  }
   if (Buffer* arena = b->parent) {
     // Slices hold POD elements only; the header's memory belongs to the arena.
     // refs stays 0: the executor reads it to see that the slice is gone.

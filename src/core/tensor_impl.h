@@ -26,6 +26,10 @@ struct Buffer {
   std::size_t capacity;  // bytes of the whole block, header included (0 for a slice)
   void* elements;
   Buffer* parent = nullptr;  // the arena a slice lives in
+  // Memory lent by another library (a NumPy array, a DLPack tensor): called
+  // with `external_owner` when the last reference goes. Never written in place.
+  void (*release_external)(void* owner) noexcept = nullptr;
+  void* external_owner = nullptr;
   void* data() const { return elements; }
   static constexpr std::size_t kHeaderBytes = 64;
 };
@@ -34,6 +38,11 @@ static_assert(sizeof(Buffer) <= Buffer::kHeaderBytes);
 // A slice of `arena` holding `count` POD elements at `elements`, its header
 // constructed at `header` (kHeaderBytes inside the arena). Retains the arena.
 Buffer* make_slice(void* header, Buffer* arena, DType dtype, int64_t count, void* elements);
+
+// A buffer over `count` POD elements at `data` that another library owns;
+// `release(owner)` runs when the last reference goes (on any thread).
+Buffer* make_external_buffer(DType dtype, int64_t count, void* data, void (*release)(void*) noexcept,
+                             void* owner);
 
 // A buffer for `count` elements of `dtype`. Strings are default-constructed;
 // other values are left uninitialized.
@@ -74,7 +83,7 @@ template <class T> inline T* data_of(const Tensor& t) {
 inline bool is_exclusively_owned(const Tensor& t) {
   TensorImpl* impl = t.impl();
   return impl->refs.load(std::memory_order_acquire) == 1 && impl->buffer &&
-         impl->buffer->refs.load(std::memory_order_acquire) == 1;
+         impl->buffer->refs.load(std::memory_order_acquire) == 1 && !impl->buffer->release_external;
 }
 
 // The graph-level name of a symbolic tensor's value, "add:0" (set by the

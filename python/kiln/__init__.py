@@ -1,0 +1,30 @@
+"""Kiln: write eager, run as a graph. TensorFlow 2's Python API on Kiln's engine:
+`import kiln as tf` runs TF2 code."""
+import os as _os
+
+from . import _C
+
+_C._set_package_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
+
+from . import dtypes  # noqa: E402
+from .dtypes import DType, as_dtype, float32, float64, double, int32, int64, uint8, bool, string, resource  # noqa: E402,F401,A004
+from .tensor_shape import TensorShape  # noqa: E402
+
+_C._set_python_types(dtypes._BY_ENUM, TensorShape)
+
+from . import errors  # noqa: E402
+from . import _tensor  # noqa: E402,F401  (Tensor and Variable behaviour)
+from ._C import Tensor, Variable  # noqa: E402
+from ._ops import *  # noqa: E402,F401,F403
+from ._ops import _range_bounds, range, print, abs, pow, slice  # noqa: E402,F401,A004
+from .control_flow import cond, while_loop, TensorArray  # noqa: E402
+from .gradient import GradientTape, UnconnectedGradients  # noqa: E402
+from .function import function, Function, ConcreteFunction, TensorSpec, py_function  # noqa: E402
+from .module import Module  # noqa: E402
+from . import config, debugging  # noqa: E402
+from . import math, nn, random, linalg, experimental  # noqa: E402
+
+newaxis = None
+Assert = debugging.Assert
+
+__version__ = "0.1.0"

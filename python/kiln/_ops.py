@@ -1,0 +1,319 @@
+"""The op surface under TensorFlow's names, argument names and defaults.
+Each function converts its arguments and calls one engine op (kiln._C)."""
+import builtins as _builtins
+import collections as _collections
+
+from . import _C
+from . import dtypes as _dtypes
+from .tensor_shape import TensorShape
+
+Tensor = _C.Tensor
+
+
+def _dtype(d):
+    return None if d is None else _dtypes.as_dtype(d)
+
+
+def _enum(d):
+    return _dtypes.as_dtype(d)._enum
+
+
+def _dims(shape):
+    if isinstance(shape, TensorShape):
+        return shape.as_list()
+    if isinstance(shape, (_C.Tensor, _C.Variable)):
+        return shape
+    if isinstance(shape, int):
+        return [shape]
+    return list(shape)
+
+
+def _axis_list(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, (_C.Tensor, _C.Variable)):
+        axis = axis.numpy().tolist()
+    if isinstance(axis, (list, tuple)):
+        return [int(a) for a in axis]
+    return int(axis)
+
+
+# ---- creation ---------------------------------------------------------------------
+
+def constant(value, dtype=None, shape=None, name=None):
+    t = _C.constant(value, None if dtype is None else _dtypes.as_dtype(dtype)._enum)
+    if shape is not None:
+        shape = _dims(shape)
+        if t.ndim == 0 and list(shape) != []:
+            t = _C.fill(shape, t, None)
+        else:
+            t = _C.reshape(t, shape)
+    return t
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    if dtype is None and dtype_hint is not None and not isinstance(value, (_C.Tensor, _C.Variable)):
+        try:
+            return _C.constant(value, _enum(dtype_hint))
+        except (TypeError, ValueError):
+            pass
+    return _C.constant(value, None if dtype is None else _enum(dtype))
+
+
+def is_tensor(x):
+    return isinstance(x, (_C.Tensor, _C.Variable))
+
+
+def zeros(shape, dtype=_dtypes.float32, name=None):
+    return _C.zeros(_dims(shape), _enum(dtype))
+
+
+def ones(shape, dtype=_dtypes.float32, name=None):
+    return _C.ones(_dims(shape), _enum(dtype))
+
+
+def fill(dims, value, name=None):
+    return _C.fill(_dims(dims), value, None)
+
+
+def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TF's argument name
+    return _C.zeros_like(input, None if dtype is None else _enum(dtype))
+
+
+def ones_like(input, dtype=None, name=None):  # noqa: A002
+    return _C.ones_like(input, None if dtype is None else _enum(dtype))
+
+
+# Bounds of ranges traced with bounds known only at run time: AutoGraph's
+# `for i in kiln.range(n)` loops on them without the materialized tensor.
+_traced_ranges = _collections.OrderedDict()
+
+
+def _range_bounds(t):
+    """(start, limit, delta) of a tensor made by kiln.range while tracing, else None."""
+    entry = _traced_ranges.get(id(t))
+    return entry[1] if entry is not None and entry[0] is t else None
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TF's name
+    if limit is None:
+        start, limit = 0, start
+    bounds = (start, limit, delta)
+    symbolic = [b for b in bounds if isinstance(b, _C.Tensor) and b._is_symbolic]
+    if not symbolic:
+        vals = [b._scalar_value() if isinstance(b, (_C.Tensor, _C.Variable)) else b for b in bounds]
+        if dtype is None:
+            tensors = [b for b in bounds if isinstance(b, (_C.Tensor, _C.Variable))]
+            if tensors:
+                dtype = tensors[0].dtype
+            elif any(isinstance(v, float) for v in vals):
+                dtype = _dtypes.float32
+            elif _builtins.all(-2**31 <= v < 2**31 for v in vals):
+                dtype = _dtypes.int32
+        return _C.range(vals[0], vals[1], vals[2], None if dtype is None else _enum(dtype))
+    t = _dynamic_range(*bounds, dtype=dtype)
+    _traced_ranges[id(t)] = (t, bounds)
+    while len(_traced_ranges) > 256:
+        _traced_ranges.popitem(last=False)
+    return t
+
+
+def _dynamic_range(start, limit, delta, dtype=None):
+    from .control_flow import TensorArray, while_loop
+    ref = next(b for b in (start, limit, delta) if isinstance(b, _C.Tensor))
+    dtype = _dtypes.as_dtype(dtype) if dtype is not None else ref.dtype
+    start, limit, delta = (cast(b, dtype) if isinstance(b, _C.Tensor) else constant(b, dtype) for b in (start, limit, delta))
+
+    def more(i, ta):
+        return logical_or(logical_and(delta > 0, i < limit), logical_and(delta < 0, i > limit))
+
+    def step(i, ta):
+        return i + delta, ta.write(ta.size(), i)
+
+    _, ta = while_loop(more, step, (start, TensorArray(dtype, size=0, dynamic_size=True, element_shape=[])))
+    return ta.stack()
+
+
+def cast(x, dtype, name=None):
+    return _C.cast(x, _enum(dtype))
+
+
+# ---- arithmetic and math --------------------------------------------------------------
+
+def add(x, y, name=None): return _C.add(x, y)
+def subtract(x, y, name=None): return _C.subtract(x, y)
+def multiply(x, y, name=None): return _C.multiply(x, y)
+def divide(x, y, name=None): return _C.divide(x, y)
+def truediv(x, y, name=None): return _C.divide(x, y)
+def floordiv(x, y, name=None): return _C.floordiv(x, y)
+def floormod(x, y, name=None): return _C.mod(x, y)
+def pow(x, y, name=None): return _C.pow(x, y)  # noqa: A001
+def maximum(x, y, name=None): return _C.maximum(x, y)
+def minimum(x, y, name=None): return _C.minimum(x, y)
+def negative(x, name=None): return _C.negative(x)
+def abs(x, name=None): return _C.abs(x)  # noqa: A001
+def sign(x, name=None): return _C.sign(x)
+def square(x, name=None): return _C.square(x)
+def relu(features, name=None): return _C.relu(features)
+def sqrt(x, name=None): return _C.sqrt(x)
+def rsqrt(x, name=None): return _C.rsqrt(x)
+def exp(x, name=None): return _C.exp(x)
+def log(x, name=None): return _C.log(x)
+def log1p(x, name=None): return _C.log1p(x)
+def tanh(x, name=None): return _C.tanh(x)
+def sigmoid(x, name=None): return _C.sigmoid(x)
+def sin(x, name=None): return _C.sin(x)
+def cos(x, name=None): return _C.cos(x)
+def equal(x, y, name=None): return _C.equal(x, y)
+def not_equal(x, y, name=None): return _C.not_equal(x, y)
+def less(x, y, name=None): return _C.less(x, y)
+def less_equal(x, y, name=None): return _C.less_equal(x, y)
+def greater(x, y, name=None): return _C.greater(x, y)
+def greater_equal(x, y, name=None): return _C.greater_equal(x, y)
+def logical_and(x, y, name=None): return _C.logical_and(x, y)
+def logical_or(x, y, name=None): return _C.logical_or(x, y)
+def logical_not(x, name=None): return _C.logical_not(x)
+def stop_gradient(input, name=None): return _C.stop_gradient(input)  # noqa: A002
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    return _C.clip(t, clip_value_min, clip_value_max)
+
+
+def where(condition, x=None, y=None, name=None):
+    if x is None or y is None:
+        raise ValueError("kiln.where needs both x and y (the one-argument form, indices of true elements, "
+                         "is not supported)")
+    return _C.where(condition, x, y)
+
+
+def _reduction(op):
+    def reduce(input_tensor, axis=None, keepdims=False, name=None):
+        return op(input_tensor, _axis_list(axis), bool(keepdims))
+    return reduce
+
+
+reduce_sum = _reduction(_C.reduce_sum)
+reduce_mean = _reduction(_C.reduce_mean)
+reduce_prod = _reduction(_C.reduce_prod)
+reduce_max = _reduction(_C.reduce_max)
+reduce_min = _reduction(_C.reduce_min)
+reduce_any = _reduction(_C.reduce_any)
+reduce_all = _reduction(_C.reduce_all)
+
+
+def argmax(input, axis=None, output_type=_dtypes.int64, name=None):  # noqa: A002
+    return _C.argmax(input, 0 if axis is None else int(axis), _enum(output_type))
+
+
+def argmin(input, axis=None, output_type=_dtypes.int64, name=None):  # noqa: A002
+    return _C.argmin(input, 0 if axis is None else int(axis), _enum(output_type))
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
+           b_is_sparse=False, output_type=None, name=None):
+    return _C.matmul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
+
+
+# ---- shapes and indexing ---------------------------------------------------------------
+
+def reshape(tensor, shape, name=None):
+    return _C.reshape(tensor, _dims(shape))
+
+
+def transpose(a, perm=None, conjugate=False, name="transpose"):
+    return _C.transpose(a, [] if perm is None else [int(p) for p in perm])
+
+
+def shape(input, out_type=_dtypes.int32, name=None):  # noqa: A002
+    s = _C.shape(input)
+    return s if s.dtype == _dtypes.as_dtype(out_type) else _C.cast(s, _enum(out_type))
+
+
+def size(input, out_type=_dtypes.int32, name=None):  # noqa: A002
+    return cast(reduce_prod(shape(input, _dtypes.int64)), out_type)
+
+
+def rank(input, name=None):  # noqa: A002
+    return constant(input.ndim, _dtypes.int32)
+
+
+def expand_dims(input, axis, name=None):  # noqa: A002
+    return _C.expand_dims(input, int(axis))
+
+
+def squeeze(input, axis=None, name=None):  # noqa: A002
+    if axis is None:
+        axis = []
+    elif isinstance(axis, int):
+        axis = [axis]
+    return _C.squeeze(input, list(axis))
+
+
+def concat(values, axis, name="concat"):
+    return _C.concat(list(values), int(axis))
+
+
+def stack(values, axis=0, name="stack"):
+    return _C.stack(list(values), int(axis))
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    return _C.unstack(value, int(axis))
+
+
+def slice(input_, begin, size, name=None):  # noqa: A001
+    return _C.slice(input_, [int(b) for b in begin], [int(s) for s in size])
+
+
+def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                  shrink_axis_mask=0, name=None):
+    strides = [1] * len(begin) if strides is None else strides
+    return _C.strided_slice(input_, list(begin), list(end), list(strides), begin_mask, end_mask, ellipsis_mask,
+                            new_axis_mask, shrink_axis_mask)
+
+
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    if batch_dims:
+        raise ValueError("kiln.gather: batch_dims is not supported")
+    return _C.gather(params, indices, 0 if axis is None else int(axis))
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    dtype = _dtypes.as_dtype(dtype) if dtype is not None else (
+        on_value.dtype if isinstance(on_value, _C.Tensor) else _dtypes.float32)
+    return _C.one_hot(indices, int(depth), 1 if on_value is None else on_value, 0 if off_value is None else off_value,
+                      -1 if axis is None else int(axis), dtype._enum)
+
+
+def tile(input, multiples, name=None):  # noqa: A002
+    if isinstance(multiples, (_C.Tensor, _C.Variable)):
+        multiples = multiples.numpy().tolist()
+    return _C.tile(input, [int(m) for m in multiples])
+
+
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    if mode.upper() != "CONSTANT":
+        raise ValueError(f"kiln.pad: mode {mode!r} is not supported (only 'CONSTANT')")
+    if isinstance(paddings, (_C.Tensor, _C.Variable)):
+        paddings = paddings.numpy().tolist()
+    return _C.pad(tensor, [(int(a), int(b)) for a, b in paddings], constant_values)
+
+
+def identity(input, name=None):  # noqa: A002
+    return convert_to_tensor(input)
+
+
+def add_n(inputs, name=None):
+    inputs = list(inputs)
+    total = inputs[0]
+    for x in inputs[1:]:
+        total = _C.add(total, x)
+    return total
+
+
+def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001
+    """tf.print: prints when the graph runs (every call), to stderr by default."""
+    import sys
+    to_stdout = output_stream is sys.stdout or output_stream == "stdout"
+    _C.print_(*inputs, sep=sep, end=end, summarize=summarize if summarize is not None else 3, to_stdout=to_stdout)

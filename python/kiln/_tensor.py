@@ -1,0 +1,195 @@
+"""Python behaviour of kiln.Tensor and kiln.Variable (the classes come from _C):
+printing, truth values, indexing, iteration, Variable's TF methods."""
+import numpy as _np
+
+from . import _C
+from .dtypes import _BY_ENUM
+from .errors import OperatorNotAllowedInGraphError
+from .tensor_shape import TensorShape
+
+Tensor = _C.Tensor
+Variable = _C.Variable
+
+
+def _graph_bool_error(what):
+    return OperatorNotAllowedInGraphError(
+        f"Using a symbolic `kiln.Tensor` as a Python `{what}` is not allowed: inside kiln.function the "
+        "tensor has no value while the function is traced. Use kiln.cond / kiln.while_loop, or let "
+        "AutoGraph convert the Python statement (kiln.function's autograph=True, the default).")
+
+
+# ---- Tensor -------------------------------------------------------------------
+
+def _repr(self):
+    if self._is_symbolic:
+        return f"<kiln.Tensor '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+    value = _np.array2string(self.numpy(), separator=", ", prefix="numpy=") if self.ndim else repr(self.numpy())
+    if self.dtype.name == "string" or self.ndim:
+        value = repr(self.numpy())
+    return f"<kiln.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={value}>"
+
+
+def _bool(self):
+    if self._is_symbolic:
+        raise _graph_bool_error("bool")
+    return _C.truth_value(self)
+
+
+def _scalar(convert, what):
+    def method(self):
+        if self._is_symbolic:
+            raise _graph_bool_error(what)
+        return convert(self._scalar_value())
+    return method
+
+
+def _index(self):
+    if self._is_symbolic:
+        raise _graph_bool_error("int")
+    if self.dtype.name not in ("int32", "int64", "uint8") or self.ndim != 0:
+        raise TypeError(f"Only integer scalar tensors can be converted to an index, got {self.dtype.name} "
+                        f"with shape {self.shape}")
+    return int(self._scalar_value())
+
+
+def _len(self):
+    if self.ndim is None or self.ndim == 0:
+        raise TypeError("len() of a 0-d tensor" if self.ndim == 0 else "len() of a tensor of unknown rank")
+    n = self.shape[0]
+    if n is None:
+        raise TypeError(f"len() of a tensor whose first dimension is unknown ({self.name}); use kiln.shape(x)[0]")
+    return n
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("Cannot iterate over a scalar tensor.")
+    if self._is_symbolic:
+        raise OperatorNotAllowedInGraphError(
+            "Iterating over a symbolic `kiln.Tensor` is not allowed: inside kiln.function the tensor has no "
+            "value while the function is traced. Let AutoGraph convert the loop (autograph=True, the default) "
+            "or use kiln.while_loop.")
+    return iter(_C.unstack(self, 0))
+
+
+def _getitem(self, key):
+    from . import _indexing
+    return _indexing.getitem(self, key)
+
+
+def _ref(self):
+    return _Reference(self)
+
+
+class _Reference:
+    """A hashable reference to a tensor (tensor.ref()), as TF's."""
+    __slots__ = ("_t",)
+
+    def __init__(self, t):
+        self._t = t
+
+    def deref(self):
+        return self._t
+
+    def __hash__(self):
+        return id(self._t)
+
+    def __eq__(self, other):
+        return isinstance(other, _Reference) and other._t is self._t
+
+
+Tensor.__repr__ = _repr
+Tensor.__bool__ = _bool
+Tensor.__float__ = _scalar(float, "float")
+Tensor.__int__ = _scalar(int, "int")
+Tensor.__index__ = _index
+Tensor.__len__ = _len
+Tensor.__iter__ = _iter
+Tensor.__getitem__ = _getitem
+Tensor.ref = _ref
+Tensor.get_shape = lambda self: self.shape
+Tensor.__array_priority__ = 100  # NumPy defers `ndarray + tensor` to the tensor
+Tensor.__hash__ = None
+
+
+# ---- Variable -------------------------------------------------------------------
+
+def _var_repr(self):
+    if _C.is_tracing():
+        return f"<kiln.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+    return (f"<kiln.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, "
+            f"numpy={_repr_value(self.read_value())}>")
+
+
+def _repr_value(t):
+    return repr(t.numpy())
+
+
+def _assign(op):
+    def method(self, value, use_locking=False, name=None, read_value=True):
+        op(self, value)
+        return self
+    return method
+
+
+def _forward(name):
+    def method(self, *args):
+        return getattr(self.read_value(), name)(*args)
+    method.__name__ = name
+    return method
+
+
+Variable.dtype = property(lambda self: _BY_ENUM[self._dtype_enum])
+Variable.shape = property(lambda self: TensorShape(self._dims if self._rank >= 0 else None))
+Variable.name = property(lambda self: self._variable_name + ":0")
+Variable.ndim = property(lambda self: self._rank)
+Variable.numpy = lambda self: self.read_value().numpy()
+Variable.value = lambda self: self.read_value()
+Variable.get_shape = lambda self: self.shape
+Variable.__repr__ = _var_repr
+Variable.__str__ = _var_repr
+Variable.assign = _assign(Variable._assign)
+Variable.assign_add = _assign(Variable._assign_add)
+Variable.assign_sub = _assign(Variable._assign_sub)
+Variable.__array__ = lambda self, dtype=None: self.read_value().__array__(dtype)
+Variable.__array_priority__ = 100
+Variable.ref = lambda self: _VariableReference(self)
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+              "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__",
+              "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__", "__gt__", "__ge__",
+              "__getitem__", "__bool__", "__float__", "__int__", "__index__", "__len__", "__iter__",
+              "__and__", "__or__", "__invert__"):
+    setattr(Variable, _name, _forward(_name))
+
+
+def _var_eq(self, other):
+    # TF2: a Variable compares elementwise, as tensors do.
+    return self.read_value() == other
+
+
+Variable.__eq__ = _var_eq
+Variable.__ne__ = lambda self, other: self.read_value() != other
+
+
+def _unhashable(self):
+    raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key.")
+
+
+Variable.__hash__ = _unhashable
+
+
+class _VariableReference:
+    """variable.ref(): hashable, equal for the same variable (whatever Python object holds it)."""
+    __slots__ = ("_v",)
+
+    def __init__(self, v):
+        self._v = v
+
+    def deref(self):
+        return self._v
+
+    def __hash__(self):
+        return self._v._state_id()
+
+    def __eq__(self, other):
+        return isinstance(other, _VariableReference) and other._v._same_state(self._v)

@@ -1,0 +1,14 @@
+"""TensorFlow's exception classes (tf.errors). Kiln's engine errors arrive as these."""
+from . import _C
+
+OpError = _C.OpError
+InvalidArgumentError = _C.InvalidArgumentError
+FailedPreconditionError = _C.FailedPreconditionError
+OutOfRangeError = _C.OutOfRangeError
+NotFoundError = _C.NotFoundError
+UnimplementedError = _C.UnimplementedError
+InternalError = _C.InternalError
+OperatorNotAllowedInGraphError = _C.OperatorNotAllowedInGraphError
+
+__all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError", "OutOfRangeError", "NotFoundError",
+           "UnimplementedError", "InternalError", "OperatorNotAllowedInGraphError"]

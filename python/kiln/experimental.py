@@ -1,0 +1,6 @@
+"""kiln.experimental: DLPack (tf.experimental.dlpack)."""
+import types as _types
+
+from . import _C
+
+dlpack = _types.SimpleNamespace(to_dlpack=_C.to_dlpack, from_dlpack=_C.from_dlpack)

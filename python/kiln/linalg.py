@@ -1,0 +1,2 @@
+"""kiln.linalg (tf.linalg): what the engine has."""
+from ._ops import matmul, transpose  # noqa: F401

@@ -1,0 +1,63 @@
+"""kiln.nn (tf.nn)."""
+from . import _C
+from ._ops import relu, sigmoid, tanh  # noqa: F401
+
+
+def softmax(logits, axis=None, name=None):
+    return _C.softmax(logits, -1 if axis is None else int(axis))
+
+
+def log_softmax(logits, axis=None, name=None):
+    return _C.log_softmax(logits, -1 if axis is None else int(axis))
+
+
+def _pair(v, n=2):
+    if isinstance(v, int):
+        return [v] * n
+    v = list(v)
+    if len(v) == 4:  # NHWC form [1, h, w, 1]
+        return v[1:3]
+    return v
+
+
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
+    if data_format != "NHWC":
+        raise ValueError(f"kiln.nn.conv2d: data_format {data_format!r} is not supported (only 'NHWC')")
+    return _C.conv2d(input, filters, _pair(strides), padding, _pair(1 if dilations is None else dilations))
+
+
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    return _C.max_pool2d(input, _pair(ksize), _pair(strides), padding)
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    return _C.avg_pool2d(input, _pair(ksize), _pair(strides), padding)
+
+
+max_pool = max_pool2d
+avg_pool = avg_pool2d
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    return _C.bias_add(value, bias)
+
+
+def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
+    depth = logits.shape[-1]
+    onehot = _C.one_hot(labels, depth, 1, 0, -1, logits.dtype._enum)
+    return _C.negative(_C.reduce_sum(_C.multiply(onehot, _C.log_softmax(logits, -1)), [-1], False))
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    return _C.negative(_C.reduce_sum(_C.multiply(labels, _C.log_softmax(logits, axis)), [axis], False))
+
+
+def l2_loss(t, name=None):
+    return _C.divide(_C.reduce_sum(_C.square(t), None, False), 2)
+
+
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    if not 0 <= rate < 1:
+        raise ValueError(f"rate must be a scalar tensor or a float in the range [0, 1), got {rate}")
+    keep = _C.greater_equal(_C.random_uniform(list(x.shape.as_list()), 0.0, 1.0, x.dtype._enum, seed), rate)
+    return _C.where(keep, _C.divide(x, 1 - rate), 0)

@@ -1,0 +1,66 @@
+#pragma once
+// kiln._C: the pybind11 extension over Kiln's engine. It holds conversions
+// only (Python values <-> tensors, nested structures <-> flat leaves, the
+// user's source line); the API users see is the pure-Python package `kiln`.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include <kiln/kiln.h>
+
+namespace kiln::python {
+
+namespace py = pybind11;
+
+// ---- dtypes -----------------------------------------------------------------
+py::dtype numpy_dtype(DType dtype);
+// The Kiln dtype of a NumPy dtype, or nullopt when Kiln has none.
+std::optional<DType> dtype_from_numpy(const py::dtype& dtype);
+// A kiln.DType, a NumPy dtype or type, or a name ("float32").
+DType dtype_from_python(py::handle obj);
+
+// ---- values ---------------------------------------------------------------------
+// Any value TF converts to a tensor: a Tensor, a Variable (its value), a NumPy
+// array (shared without a copy when contiguous, aligned, native-endian and of a
+// Kiln dtype), a Python scalar, str/bytes, or nested lists (TF's literal rules:
+// Python floats are float32, ints int32, or int64 when they do not fit).
+// `dtype` converts; for Python values it is the dtype they are made in.
+Tensor to_tensor(py::handle obj, std::optional<DType> dtype = std::nullopt);
+// A tensor sharing a NumPy array's memory (the array is kept alive), or a copy
+// when it cannot be shared.
+Tensor tensor_from_numpy(py::array array);
+// A read-only NumPy array over a concrete tensor's memory, keeping it alive.
+py::array tensor_to_numpy(const Tensor& t);
+bool is_python_scalar(py::handle obj);
+
+// ---- the user's source line -----------------------------------------------------
+// The source location of the innermost Python frame outside the kiln package,
+// for the nodes traced from Python (errors from graphs name that line).
+// SourceLocation{} when not tracing (eager errors surface as Python
+// tracebacks, which name the line already).
+SourceLocation user_location();
+// Frames from files under `dir` (the kiln package) are not the user's.
+void set_package_dir(const std::string& dir);
+
+// ---- nested structures ------------------------------------------------------------
+// Arguments of a function call: the trace key and the tensor leaves.
+void flatten_arguments(py::handle obj, detail::Flattener& flat);
+// The same structure with every leaf replaced by the next traced tensor.
+py::object rebuild_arguments(py::handle obj, detail::Rebuilder& leaves);
+// Results: tensor leaves go to `flat`; the returned template is the structure
+// with Python values kept and leaves marked.
+py::object flatten_result(py::handle obj, detail::ResultFlattener& flat);
+py::object unflatten_result(py::handle tmpl, detail::ResultReader& reader);
+
+// ---- registration ---------------------------------------------------------------
+void bind_errors(py::module_& m);
+void bind_tensor(py::module_& m);
+void bind_ops(py::module_& m);
+void bind_function(py::module_& m);
+void bind_control_flow(py::module_& m);
+void bind_autodiff(py::module_& m);
+
+
+}  // namespace kiln::python

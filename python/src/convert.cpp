@@ -1,0 +1,283 @@
+// Python values <-> tensors: TF's literal rules, NumPy without copies.
+#include <Python.h>
+#include <frameobject.h>
+
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "bindings.h"
+#include "core/tensor_impl.h"
+
+namespace kiln::python {
+
+namespace {
+
+struct NumpyType {
+  DType dtype;
+  const char* name;
+};
+constexpr NumpyType kNumpyTypes[] = {
+    {DType::Float32, "float32"}, {DType::Float64, "float64"}, {DType::Int32, "int32"},
+    {DType::Int64, "int64"},     {DType::UInt8, "uint8"},     {DType::Bool, "bool"},
+};
+
+// The NumPy array's reference, dropped (with the GIL) when the last tensor
+// sharing its memory goes. After interpreter shutdown the reference is left.
+void release_array(void* owner) noexcept {
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE state = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(owner));
+  PyGILState_Release(state);
+}
+
+Tensor strings_from_array(const py::array& array) {
+  std::vector<std::string> values;
+  values.reserve(static_cast<std::size_t>(array.size()));
+  py::object flat = array.attr("ravel")();
+  for (py::handle item : flat) {
+    if (PyBytes_Check(item.ptr())) values.emplace_back(py::cast<std::string>(item));
+    else if (PyUnicode_Check(item.ptr())) values.emplace_back(py::cast<std::string>(item));
+    else if (py::isinstance<py::bytes>(item) || py::isinstance<py::str>(item)) values.emplace_back(py::str(item));
+    else
+      throw py::type_error("Failed to convert a NumPy array of dtype object to a Tensor: element " +
+                           std::string(py::repr(item)) + " is not a str or bytes (Kiln tensors of objects "
+                           "hold strings only)");
+  }
+  std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
+  return detail::make_string_constant(values, Shape(dims), SourceLocation{});
+}
+
+bool holds_tensor(py::handle obj, int depth = 0) {
+  if (py::isinstance<Tensor>(obj) || py::isinstance<Variable>(obj)) return true;
+  if (depth < 32 && (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())))
+    for (py::handle item : obj)
+      if (holds_tensor(item, depth + 1)) return true;
+  return false;
+}
+
+Tensor from_python_scalar(py::handle obj, std::optional<DType> dtype) {
+  if (PyBool_Check(obj.ptr())) return constant(Scalar(obj.ptr() == Py_True), dtype, SourceLocation{});
+  if (PyLong_Check(obj.ptr())) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    if (overflow)
+      throw py::value_error("Can't convert Python int " + std::string(py::str(obj)) +
+                            " to a Tensor: it does not fit in int64");
+    if (!dtype && (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()))
+      dtype = DType::Int64;
+    return constant(Scalar(static_cast<int64_t>(v)), dtype.value_or(DType::Int32), SourceLocation{});
+  }
+  if (PyFloat_Check(obj.ptr()))
+    return constant(Scalar(PyFloat_AS_DOUBLE(obj.ptr())), dtype.value_or(DType::Float32), SourceLocation{});
+  // str or bytes
+  return constant(Scalar(py::cast<std::string>(obj)), dtype, SourceLocation{});
+}
+
+}  // namespace
+
+bool is_python_scalar(py::handle obj) {
+  return PyBool_Check(obj.ptr()) || PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) ||
+         PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr());
+}
+
+py::dtype numpy_dtype(DType dtype) {
+  for (const NumpyType& t : kNumpyTypes)
+    if (t.dtype == dtype) return py::dtype(t.name);
+  if (dtype == DType::String) return py::dtype("O");
+  throw py::type_error("a " + std::string(dtype_name(dtype)) + " tensor has no NumPy form");
+}
+
+std::optional<DType> dtype_from_numpy(const py::dtype& dtype) {
+  char kind = dtype.kind();
+  int size = static_cast<int>(dtype.itemsize());
+  if (kind == 'f' && size == 4) return DType::Float32;
+  if (kind == 'f' && size == 8) return DType::Float64;
+  if (kind == 'i' && size == 4) return DType::Int32;
+  if (kind == 'i' && size == 8) return DType::Int64;
+  if (kind == 'u' && size == 1) return DType::UInt8;
+  if (kind == 'b') return DType::Bool;
+  if (kind == 'O' || kind == 'U' || kind == 'S') return DType::String;
+  return std::nullopt;
+}
+
+DType dtype_from_python(py::handle obj) {
+  // The package passes DType values as ints (kiln.DType._enum).
+  if (PyLong_CheckExact(obj.ptr())) {
+    long v = PyLong_AsLong(obj.ptr());
+    if (v < 0 || v >= kNumDTypes) throw py::value_error("not a Kiln dtype number: " + std::to_string(v));
+    return static_cast<DType>(v);
+  }
+  if (py::hasattr(obj, "_enum")) return static_cast<DType>(py::cast<int>(obj.attr("_enum")));
+  if (py::isinstance<DType>(obj)) return py::cast<DType>(obj);
+  if (py::isinstance<py::str>(obj)) {
+    std::string name = py::cast<std::string>(obj);
+    for (DType d : {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt8, DType::Bool,
+                    DType::String})
+      if (dtype_name(d) == name) return d;
+  }
+  py::object np_dtype = py::module_::import("numpy").attr("dtype")(obj);
+  if (auto d = dtype_from_numpy(py::reinterpret_borrow<py::dtype>(np_dtype))) return *d;
+  throw py::type_error("Kiln has no dtype for " + std::string(py::repr(obj)) +
+                       " (it has float32, float64, int32, int64, uint8, bool and string)");
+}
+
+Tensor tensor_from_numpy(py::array array) {
+  std::optional<DType> dtype = dtype_from_numpy(array.dtype());
+  if (!dtype)
+    throw py::type_error("Kiln has no dtype for NumPy dtype " + std::string(py::str(array.dtype())) +
+                         "; convert the array first, e.g. with .astype(np.float32)");
+  if (*dtype == DType::String) return strings_from_array(array);
+  std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
+  Shape shape(dims);
+  constexpr int kShareable = py::array::c_style | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  bool native = array.dtype().byteorder() != '>';
+  if ((array.flags() & kShareable) != kShareable || !native)
+    array = py::array(array.attr("astype")(array.dtype().attr("newbyteorder")("="), "C"));
+  PyObject* owner = array.ptr();
+  Py_INCREF(owner);
+  detail::Buffer* buffer = detail::make_external_buffer(*dtype, array.size(), const_cast<void*>(array.data()),
+                                                        release_array, owner);
+  return detail::adopt_buffer(*dtype, shape, buffer);
+}
+
+py::array tensor_to_numpy(const Tensor& t) {
+  if (t.is_symbolic())
+    throw py::type_error("Tensor.numpy() is only available for eager tensors; inside kiln.function " +
+                         detail::symbolic_tensor_name(t) +
+                         " has no value yet (use kiln.print to see it when the graph runs)");
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  if (t.dtype() == DType::String) {
+    const std::string* s = t.data<std::string>();
+    py::array out(py::dtype("O"), shape);
+    auto** items = static_cast<PyObject**>(out.mutable_data());
+    for (int64_t i = 0; i < t.size(); ++i) {
+      PyObject* b = PyBytes_FromStringAndSize(s[i].data(), static_cast<py::ssize_t>(s[i].size()));
+      if (!b) throw py::error_already_set();
+      Py_XDECREF(items[i]);
+      items[i] = b;
+    }
+    return out;
+  }
+  auto* keep = new Tensor(t);
+  py::capsule base(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+  py::array out(numpy_dtype(t.dtype()), shape, {}, detail::raw_data(t), base);
+  py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return out;
+}
+
+Tensor to_tensor(py::handle obj, std::optional<DType> dtype) {
+  Tensor t;
+  if (py::isinstance<Tensor>(obj)) {
+    t = py::cast<const Tensor&>(obj);
+  } else if (py::isinstance<Variable>(obj)) {
+    t = py::cast<const Variable&>(obj).read_value(user_location());
+  } else if (is_python_scalar(obj)) {
+    return from_python_scalar(obj, dtype);
+  } else if (py::isinstance<py::array>(obj)) {
+    t = tensor_from_numpy(py::reinterpret_borrow<py::array>(obj));
+  } else if ((PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) && holds_tensor(obj)) {
+    std::vector<Tensor> items;
+    for (py::handle item : obj) items.push_back(to_tensor(item, dtype));
+    t = kiln::stack(items, 0, user_location());
+  } else if (py::hasattr(obj, "__kiln_tensor__")) {
+    t = to_tensor(obj.attr("__kiln_tensor__")(), dtype);
+  } else {
+    py::module_ np = py::module_::import("numpy");
+    py::array array;
+    try {
+      array = np.attr("asarray")(obj);
+    } catch (py::error_already_set& e) {
+      if (e.matches(PyExc_ValueError))
+        throw py::value_error("Can't convert non-rectangular Python sequence to Tensor.");
+      throw;
+    }
+    char kind = array.dtype().kind();
+    if (kind == 'O' && !(PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())))
+      throw py::type_error("Failed to convert object of type " + std::string(py::str(py::type::of(obj))) +
+                           " to Tensor. Contents: " + std::string(py::repr(obj)));
+    if (!dtype && (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()))) {
+      // Python numbers in a list follow TF's rules: float32, and int32 when all fit.
+      if (kind == 'f') dtype = DType::Float32;
+      if (kind == 'i') {
+        py::object lo = array.size() ? array.attr("min")() : py::int_(0);
+        py::object hi = array.size() ? array.attr("max")() : py::int_(0);
+        if (py::cast<int64_t>(lo) >= std::numeric_limits<int32_t>::min() &&
+            py::cast<int64_t>(hi) <= std::numeric_limits<int32_t>::max())
+          dtype = DType::Int32;
+      }
+    }
+    t = tensor_from_numpy(array);
+  }
+  if (dtype && *dtype != t.dtype()) {
+    if (py::isinstance<Tensor>(obj) || py::isinstance<Variable>(obj))
+      throw py::value_error("Tensor conversion requested dtype " + std::string(dtype_name(*dtype)) +
+                            " for Tensor with dtype " + std::string(dtype_name(t.dtype())) + ": " +
+                            std::string(py::str(obj)));
+    t = cast(t, *dtype, user_location());
+  }
+  return t;
+}
+
+// ---- the user's source line --------------------------------------------------
+
+namespace {
+
+// libstdc++'s std::source_location is one pointer to this record.
+struct LocationRecord {
+  const char* file;
+  const char* function;
+  unsigned line;
+  unsigned column;
+};
+static_assert(sizeof(SourceLocation) == sizeof(const LocationRecord*));
+
+std::string package_dir;  // frames from files under it are Kiln's own
+
+SourceLocation interned_location(const std::string& file, const std::string& function, int line) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, LocationRecord*> records;
+  std::string key = file + '\n' + function + '\n' + std::to_string(line);
+  std::lock_guard lock(mutex);
+  LocationRecord*& r = records[key];
+  if (!r) {
+    // Interned for the life of the program: graphs keep pointers to them.
+    r = new LocationRecord{(new std::string(file))->c_str(), (new std::string(function))->c_str(),
+                           static_cast<unsigned>(line), 0};
+  }
+  SourceLocation loc;
+  const LocationRecord* p = r;
+  std::memcpy(static_cast<void*>(&loc), &p, sizeof p);
+  return loc;
+}
+
+}  // namespace
+
+void set_package_dir(const std::string& dir) { package_dir = dir; }
+
+SourceLocation user_location() {
+  if (!detail::is_tracing()) return SourceLocation{};
+  PyFrameObject* frame = PyEval_GetFrame();
+  Py_XINCREF(frame);
+  while (frame) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    std::string file = py::cast<std::string>(py::handle(code->co_filename));
+    bool ours = !package_dir.empty() && file.compare(0, package_dir.size(), package_dir) == 0;
+    if (!ours) {
+      std::string function = py::cast<std::string>(py::handle(code->co_name));
+      int line = PyFrame_GetLineNumber(frame);
+      Py_DECREF(code);
+      Py_DECREF(frame);
+      return interned_location(file, function, line);
+    }
+    Py_DECREF(code);
+    PyFrameObject* back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  return SourceLocation{};
+}
+
+}  // namespace kiln::python

@@ -1,0 +1,234 @@
+// kiln.function's engine side: the engine's trace cache keyed by Python
+// values, tracing that calls back into Python, results rebuilt in the
+// callable's own structure. Graph calls run without the GIL.
+#include <map>
+#include <mutex>
+
+#include "bindings.h"
+#include "function/concrete.h"
+
+namespace kiln::python {
+
+namespace {
+
+// What a trace returned, as a template (Python values kept, leaves marked),
+// per traced graph.
+class ResultTemplates {
+ public:
+  void put(const std::shared_ptr<const detail::ConcreteImpl>& concrete, py::object tmpl) {
+    templates_[concrete.get()] = {concrete, std::move(tmpl)};
+  }
+  py::object get(const std::shared_ptr<const detail::ConcreteImpl>& concrete) const {
+    auto it = templates_.find(concrete.get());
+    if (it == templates_.end() || it->second.first.lock() != concrete)
+      throw Internal("kiln.function: no result structure recorded for " + concrete->name);
+    return it->second.second;
+  }
+
+ private:
+  std::map<const detail::ConcreteImpl*, std::pair<std::weak_ptr<const detail::ConcreteImpl>, py::object>> templates_;
+};
+
+class PyFunction {
+ public:
+  PyFunction(py::object fn, FunctionOptions options)
+      : fn_(std::move(fn)), core_(std::make_shared<detail::FunctionCore>(std::move(options))) {}
+
+  // Traces: calls the Python callable on the arguments with their leaves
+  // replaced by the graph's tensors, and records its result template.
+  auto make_trace(const py::tuple& args, py::object& traced_template) {
+    return [this, &args, &traced_template](std::span<const Tensor> leaves, detail::ResultFlattener& out) {
+      py::gil_scoped_acquire gil;
+      detail::Rebuilder rebuilder(leaves);
+      py::object rebuilt = rebuild_arguments(args, rebuilder);
+      py::object result = fn_(*rebuilt);
+      traced_template = flatten_result(result, out);
+    };
+  }
+
+
+  // `args`: the call's arguments, bound to the Python parameters (a tuple).
+  py::object call(py::tuple args) {
+    detail::Flattener flat;
+    flatten_arguments(args, flat);
+    py::object traced_template;
+    auto trace = make_trace(args, traced_template);
+    detail::TraceFnRef ref(trace);
+    detail::CallResult result;
+    {
+      py::gil_scoped_release release;
+      result = detail::is_tracing() ? core_->call_in_trace(flat, ref) : core_->call(flat, ref);
+    }
+    if (traced_template) templates_.put(result.concrete, traced_template);
+    py::object tmpl = traced_template ? traced_template : templates_.get(result.concrete);
+    detail::ResultReader reader(std::span<Tensor>(result.leaves.data(), result.leaves.size()), result.sizes());
+    return unflatten_result(tmpl, reader);
+  }
+
+  // The traced graph for these arguments (TensorSpecs allowed), and the
+  // result template of that trace.
+  std::pair<ConcreteFunction, py::object> concrete(py::tuple args) {
+    detail::Flattener flat(/*specs_allowed=*/true);
+    flatten_arguments(args, flat);
+    py::object traced_template;
+    auto trace = make_trace(args, traced_template);
+    detail::TraceFnRef ref(trace);
+    std::shared_ptr<const detail::ConcreteImpl> impl;
+    {
+      py::gil_scoped_release release;
+      impl = core_->concrete(flat, ref);
+    }
+    if (traced_template) templates_.put(impl, traced_template);
+    return {ConcreteFunction(impl), traced_template ? traced_template : templates_.get(impl)};
+  }
+
+  detail::FunctionCore& core() { return *core_; }
+  std::vector<std::pair<ConcreteFunction, py::object>> concrete_functions() {
+    std::vector<std::pair<ConcreteFunction, py::object>> out;
+    for (auto& impl : core_->concrete_functions()) out.emplace_back(ConcreteFunction(impl), templates_.get(impl));
+    return out;
+  }
+
+ private:
+  py::object fn_;
+  std::shared_ptr<detail::FunctionCore> core_;
+  ResultTemplates templates_;
+};
+
+py::object call_concrete(const ConcreteFunction& f, py::handle tmpl, py::tuple args) {
+  detail::Flattener flat;
+  flatten_arguments(args, flat);
+  Outputs outs;
+  {
+    py::gil_scoped_release release;
+    outs = f.call_flat(flat);
+  }
+  std::vector<Tensor> leaves = outs.values();
+  detail::ResultReader reader(leaves, f.impl()->result_sizes);
+  return unflatten_result(tmpl, reader);
+}
+
+std::string cause_name(RetraceCause c) {
+  switch (c) {
+    case RetraceCause::Shape: return "shape";
+    case RetraceCause::DType: return "dtype";
+    case RetraceCause::Value: return "value";
+    case RetraceCause::Structure: return "structure";
+    case RetraceCause::Relaxed: return "relaxed";
+    case RetraceCause::NewVariable: return "new_variable";
+  }
+  return "unknown";
+}
+
+TensorSpec spec_from_python(py::handle obj) {
+  py::tuple spec = obj.attr("_kiln_spec")();
+  std::vector<int64_t> dims = py::cast<std::vector<int64_t>>(spec[0]);
+  Shape shape = py::cast<int>(spec[2]) < 0 ? Shape::unknown_rank() : Shape(dims);
+  return TensorSpec(shape, static_cast<DType>(py::cast<int>(spec[1])));
+}
+
+}  // namespace
+
+void bind_function(py::module_& m) {
+  py::class_<RetraceRecord>(m, "RetraceRecord")
+      .def_readonly("trace_number", &RetraceRecord::trace_number)
+      .def_readonly("path", &RetraceRecord::path)
+      .def_readonly("old_spec", &RetraceRecord::old_spec)
+      .def_readonly("new_spec", &RetraceRecord::new_spec)
+      .def_property_readonly("cause", [](const RetraceRecord& r) { return cause_name(r.cause); })
+      .def("text", &RetraceRecord::text)
+      .def("__repr__", [](const RetraceRecord& r) { return "<RetraceRecord " + r.text() + ">"; });
+  py::class_<CacheInfo>(m, "CacheInfo")
+      .def_readonly("hits", &CacheInfo::hits)
+      .def_readonly("misses", &CacheInfo::misses)
+      .def_readonly("traces", &CacheInfo::traces)
+      .def_readonly("entries", &CacheInfo::entries)
+      .def("__repr__", [](const CacheInfo& c) {
+        return "CacheInfo(hits=" + std::to_string(c.hits) + ", misses=" + std::to_string(c.misses) +
+               ", traces=" + std::to_string(c.traces) + ", entries=" + std::to_string(c.entries) + ")";
+      });
+
+  py::class_<PyFunction>(m, "FunctionCore")
+      .def(py::init([](py::object fn, py::object input_signature, std::string name, bool exact_shapes, bool verify,
+                       int max_cache_entries) {
+             FunctionOptions o;
+             if (!input_signature.is_none()) {
+               std::vector<TensorSpec> specs;
+               for (py::handle s : input_signature) specs.push_back(spec_from_python(s));
+               o.input_signature = std::move(specs);
+             }
+             o.name = std::move(name);
+             o.exact_shapes = exact_shapes;
+             o.verify = verify;
+             o.max_cache_entries = max_cache_entries;
+             return new PyFunction(std::move(fn), std::move(o));
+           }),
+           py::arg("fn"), py::arg("input_signature"), py::arg("name"), py::arg("exact_shapes"), py::arg("verify"),
+           py::arg("max_cache_entries"))
+      .def("call", &PyFunction::call)
+      .def("concrete", &PyFunction::concrete)
+      .def("concrete_functions", &PyFunction::concrete_functions)
+      .def("tracing_count", [](PyFunction& f) { return f.core().tracing_count(); })
+      .def("retrace_log", [](PyFunction& f) { return f.core().retrace_log(); })
+      .def("cache_info", [](PyFunction& f) { return f.core().cache_info(); })
+      .def("expect_max_traces", [](PyFunction& f, int n) { f.core().expect_max_traces(n); });
+
+  py::class_<ConcreteFunction>(m, "ConcreteFunctionCore")
+      .def("call", &call_concrete)
+      .def_property_readonly("name", &ConcreteFunction::name)
+      .def("to_string", &ConcreteFunction::to_string)
+      .def("graph_text", [](const ConcreteFunction& f) { return f.graph().to_string(); })
+      .def("graph_dot", [](const ConcreteFunction& f) { return f.graph().to_dot(); })
+      .def("num_nodes", [](const ConcreteFunction& f) { return f.graph().num_nodes(); })
+      .def("input_specs", [](const ConcreteFunction& f) {
+        py::list out;
+        for (const TensorSpec& s : f.inputs())
+          out.append(py::make_tuple(s.shape.to_vector(), static_cast<int>(s.dtype), s.shape.rank()));
+        return out;
+      })
+      .def("output_specs", [](const ConcreteFunction& f) {
+        py::list out;
+        for (const TensorSpec& s : f.outputs())
+          out.append(py::make_tuple(s.shape.to_vector(), static_cast<int>(s.dtype), s.shape.rank()));
+        return out;
+      });
+
+  m.def("run_functions_eagerly", &config::run_functions_eagerly);
+  m.def("functions_run_eagerly", &config::functions_run_eagerly);
+  m.def("enable_check_numerics", &debugging::enable_check_numerics);
+  m.def("disable_check_numerics", &debugging::disable_check_numerics);
+
+  // tf.py_function: `fn` runs on every call (eagerly now, or in the graph).
+  // Python exceptions become InvalidArgument naming their type, as TF's do.
+  m.def("host_function", [](py::function fn, std::vector<Tensor> inputs, py::list dtype_objects) {
+    std::vector<DType> dtypes;
+    for (py::handle d : dtype_objects) dtypes.push_back(dtype_from_python(d));
+    HostCallbackFn callback = [fn](const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      py::gil_scoped_acquire gil;
+      try {
+        py::list args;
+        for (const Tensor& t : in) args.append(py::cast(t));
+        py::object result = fn(*args);
+        std::vector<Tensor> out;
+        if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
+          for (py::handle r : result) out.push_back(to_tensor(r));
+        } else if (!result.is_none()) {
+          out.push_back(to_tensor(result));
+        }
+        return out;
+      } catch (py::error_already_set& e) {
+        std::string text = std::string(py::str(e.type().attr("__name__"))) + ": " + std::string(py::str(e.value()));
+        throw InvalidArgument(text);
+      }
+    };
+    std::vector<Tensor> out;
+    SourceLocation loc = user_location();
+    {
+      py::gil_scoped_release release;
+      out = host_function(std::move(callback), inputs, dtypes, loc);
+    }
+    return out;
+  });
+}
+
+}  // namespace kiln::python

@@ -1,0 +1,13 @@
+// The extension module kiln._C.
+#include "bindings.h"
+
+PYBIND11_MODULE(_C, m) {
+  using namespace kiln::python;
+  m.doc() = "Kiln's engine, for the Python package `kiln` (conversions only; the API is kiln's)";
+  bind_errors(m);
+  bind_tensor(m);
+  bind_ops(m);
+  bind_function(m);
+  bind_control_flow(m);
+  bind_autodiff(m);
+}

@@ -1,0 +1,286 @@
+// The engine's ops, one binding each. Arguments convert as TF's do (tensors,
+// variables, NumPy arrays, Python values); names and defaults that users see
+// are the Python package's (kiln/ops.py).
+#include <iostream>
+
+#include "bindings.h"
+
+namespace kiln::python {
+
+namespace {
+
+Tensor T(py::handle h) { return to_tensor(h); }
+
+// An operand of a binary op: Python numbers stay weakly typed scalars.
+struct Arg {
+  Tensor tensor;
+  std::optional<Scalar> scalar;
+  explicit Arg(py::handle obj) {
+    if (PyBool_Check(obj.ptr())) scalar.emplace(obj.ptr() == Py_True);
+    else if (PyLong_Check(obj.ptr())) scalar.emplace(py::cast<int64_t>(obj));
+    else if (PyFloat_Check(obj.ptr())) scalar.emplace(PyFloat_AS_DOUBLE(obj.ptr()));
+    else tensor = to_tensor(obj);
+  }
+  Operand operand(const SourceLocation& loc) const { return scalar ? Operand(*scalar, loc) : Operand(tensor, loc); }
+};
+
+// Two operands: a NumPy array or list beside a tensor takes the tensor's dtype.
+std::pair<Arg, Arg> operands(py::handle x, py::handle y) {
+  Arg a(x), b(y);
+  auto convert_other = [](Arg& other, py::handle raw, const Arg& known) {
+    if (!other.scalar && known.tensor.defined() && !py::isinstance<Tensor>(raw) && !py::isinstance<Variable>(raw) &&
+        other.tensor.dtype() != known.tensor.dtype())
+      other.tensor = to_tensor(raw, known.tensor.dtype());
+  };
+  convert_other(b, y, a);
+  convert_other(a, x, b);
+  return {std::move(a), std::move(b)};
+}
+
+Scalar scalar_of(py::handle obj) {
+  if (PyBool_Check(obj.ptr())) return Scalar(obj.ptr() == Py_True);
+  if (PyLong_Check(obj.ptr())) return Scalar(py::cast<int64_t>(obj));
+  if (PyFloat_Check(obj.ptr())) return Scalar(PyFloat_AS_DOUBLE(obj.ptr()));
+  if (py::isinstance<py::str>(obj) || py::isinstance<py::bytes>(obj)) return Scalar(py::cast<std::string>(obj));
+  if (py::isinstance<Tensor>(obj)) {
+    const Tensor& t = py::cast<const Tensor&>(obj);
+    py::object v = py::cast(t).attr("_scalar_value")();
+    return scalar_of(v);
+  }
+  if (py::hasattr(obj, "item")) return scalar_of(obj.attr("item")());
+  throw py::type_error("expected a Python number, got " + std::string(py::repr(obj)));
+}
+
+Shape shape_of_arg(py::handle obj) {
+  if (py::isinstance<Tensor>(obj)) {
+    const Tensor& t = py::cast<const Tensor&>(obj);
+    std::vector<int64_t> dims;
+    if (t.dtype() == DType::Int32) {
+      auto v = t.to_vector<int32_t>();
+      dims.assign(v.begin(), v.end());
+    } else if (t.dtype() == DType::Int64) {
+      dims = t.to_vector<int64_t>();
+    }
+    return Shape(dims);
+  }
+  if (py::hasattr(obj, "as_list")) obj = obj.attr("as_list")();
+  std::vector<int64_t> dims;
+  for (py::handle d : obj) dims.push_back(d.is_none() ? -1 : py::cast<int64_t>(d));
+  return Shape(dims);
+}
+
+std::optional<DType> optional_dtype(py::handle obj) {
+  if (obj.is_none()) return std::nullopt;
+  return dtype_from_python(obj);
+}
+
+using Binary = Tensor (*)(const Operand&, const Operand&, SourceLocation);
+template <Binary fn> void def_binary(py::module_& m, const char* name) {
+  m.def(name, [](py::handle x, py::handle y) {
+    auto [a, b] = operands(x, y);
+    SourceLocation loc = user_location();
+    return fn(a.operand(loc), b.operand(loc), loc);
+  });
+}
+using Unary = Tensor (*)(Tensor, SourceLocation);
+template <Unary fn> void def_unary(py::module_& m, const char* name) {
+  m.def(name, [](py::handle x) { return fn(T(x), user_location()); });
+}
+using Reduction = Tensor (*)(const Tensor&, const Axes&, bool, SourceLocation);
+template <Reduction fn> void def_reduction(py::module_& m, const char* name) {
+  m.def(name, [](py::handle x, py::object axis, bool keepdims) {
+    Axes axes;
+    if (py::isinstance<py::int_>(axis)) axes = Axes(py::cast<int64_t>(axis));
+    else if (!axis.is_none()) axes = Axes(py::cast<std::vector<int64_t>>(axis));
+    return fn(T(x), axes, keepdims, user_location());
+  }, py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
+}
+
+}  // namespace
+
+void bind_ops(py::module_& m) {
+  def_binary<kiln::add>(m, "add");
+  def_binary<kiln::subtract>(m, "subtract");
+  def_binary<kiln::multiply>(m, "multiply");
+  def_binary<kiln::divide>(m, "divide");
+  def_binary<kiln::floordiv>(m, "floordiv");
+  def_binary<kiln::mod>(m, "mod");
+  def_binary<kiln::pow>(m, "pow");
+  def_binary<kiln::maximum>(m, "maximum");
+  def_binary<kiln::minimum>(m, "minimum");
+  def_binary<kiln::equal>(m, "equal");
+  def_binary<kiln::not_equal>(m, "not_equal");
+  def_binary<kiln::less>(m, "less");
+  def_binary<kiln::less_equal>(m, "less_equal");
+  def_binary<kiln::greater>(m, "greater");
+  def_binary<kiln::greater_equal>(m, "greater_equal");
+  def_binary<kiln::logical_and>(m, "logical_and");
+  def_binary<kiln::logical_or>(m, "logical_or");
+
+  def_unary<kiln::negative>(m, "negative");
+  def_unary<kiln::abs>(m, "abs");
+  def_unary<kiln::sign>(m, "sign");
+  def_unary<kiln::square>(m, "square");
+  def_unary<kiln::relu>(m, "relu");
+  def_unary<kiln::sqrt>(m, "sqrt");
+  def_unary<kiln::rsqrt>(m, "rsqrt");
+  def_unary<kiln::exp>(m, "exp");
+  def_unary<kiln::log>(m, "log");
+  def_unary<kiln::log1p>(m, "log1p");
+  def_unary<kiln::tanh>(m, "tanh");
+  def_unary<kiln::sigmoid>(m, "sigmoid");
+  def_unary<kiln::sin>(m, "sin");
+  def_unary<kiln::cos>(m, "cos");
+  def_unary<kiln::logical_not>(m, "logical_not");
+  def_unary<kiln::stop_gradient>(m, "stop_gradient");
+
+  m.def("clip", [](py::handle x, py::handle lo, py::handle hi) {
+    Tensor t = T(x);
+    Arg a(lo), b(hi);
+    if (!a.scalar && a.tensor.dtype() != t.dtype()) a.tensor = to_tensor(lo, t.dtype());
+    if (!b.scalar && b.tensor.dtype() != t.dtype()) b.tensor = to_tensor(hi, t.dtype());
+    SourceLocation loc = user_location();
+    return kiln::clip(t, a.operand(loc), b.operand(loc), loc);
+  });
+  m.def("where", [](py::handle c, py::handle x, py::handle y) {
+    auto [a, b] = operands(x, y);
+    SourceLocation loc = user_location();
+    return kiln::where(T(c), a.operand(loc), b.operand(loc), loc);
+  });
+
+  def_reduction<kiln::sum>(m, "reduce_sum");
+  def_reduction<kiln::mean>(m, "reduce_mean");
+  def_reduction<kiln::prod>(m, "reduce_prod");
+  def_reduction<kiln::max>(m, "reduce_max");
+  def_reduction<kiln::min>(m, "reduce_min");
+  def_reduction<kiln::any>(m, "reduce_any");
+  def_reduction<kiln::all>(m, "reduce_all");
+  m.def("argmax", [](py::handle x, int64_t axis, py::handle dtype) {
+    return kiln::argmax(T(x), axis, dtype_from_python(dtype), user_location());
+  });
+  m.def("argmin", [](py::handle x, int64_t axis, py::handle dtype) {
+    return kiln::argmin(T(x), axis, dtype_from_python(dtype), user_location());
+  });
+
+  m.def("matmul", [](py::handle a, py::handle b, bool ta, bool tb) {
+    Tensor x = T(a);
+    Tensor y = py::isinstance<Tensor>(b) ? T(b) : to_tensor(b, x.dtype());
+    return kiln::matmul(x, y, ta, tb, user_location());
+  });
+  m.def("softmax", [](py::handle x, int64_t axis) { return kiln::nn::softmax(T(x), axis, user_location()); });
+  m.def("log_softmax", [](py::handle x, int64_t axis) { return kiln::nn::log_softmax(T(x), axis, user_location()); });
+  m.def("conv2d", [](py::handle x, py::handle f, std::vector<int64_t> strides, const std::string& padding,
+                     std::vector<int64_t> dilations) {
+    return kiln::nn::conv2d(T(x), T(f), strides, padding, dilations, user_location());
+  });
+  m.def("max_pool2d", [](py::handle x, std::vector<int64_t> ksize, std::vector<int64_t> strides,
+                         const std::string& padding) {
+    return kiln::nn::max_pool2d(T(x), ksize, strides, padding, user_location());
+  });
+  m.def("avg_pool2d", [](py::handle x, std::vector<int64_t> ksize, std::vector<int64_t> strides,
+                         const std::string& padding) {
+    return kiln::nn::avg_pool2d(T(x), ksize, strides, padding, user_location());
+  });
+  m.def("bias_add", [](py::handle x, py::handle b) {
+    Tensor v = T(x);
+    return kiln::nn::bias_add(v, to_tensor(b, py::isinstance<Tensor>(b) ? std::nullopt : std::optional(v.dtype())),
+                              user_location());
+  });
+
+  m.def("reshape", [](py::handle x, py::handle shape) {
+    return kiln::reshape(T(x), shape_of_arg(shape), user_location());
+  });
+  m.def("transpose", [](py::handle x, std::vector<int64_t> perm) {
+    return kiln::transpose(T(x), perm, user_location());
+  });
+  m.def("shape", [](py::handle x) { return kiln::shape_of(T(x), user_location()); });
+  m.def("expand_dims", [](py::handle x, int64_t axis) { return kiln::expand_dims(T(x), axis, user_location()); });
+  m.def("squeeze", [](py::handle x, std::vector<int64_t> axes) {
+    return kiln::squeeze(T(x), axes, user_location());
+  });
+  m.def("concat", [](py::sequence values, int64_t axis) {
+    std::vector<Tensor> ts;
+    for (py::handle v : values) ts.push_back(T(v));
+    return kiln::concat(ts, axis, user_location());
+  });
+  m.def("stack", [](py::sequence values, int64_t axis) {
+    std::vector<Tensor> ts;
+    for (py::handle v : values) ts.push_back(T(v));
+    return kiln::stack(ts, axis, user_location());
+  });
+  m.def("unstack", [](py::handle x, int64_t axis) { return kiln::unstack(T(x), axis, user_location()); });
+  m.def("slice", [](py::handle x, std::vector<int64_t> begin, std::vector<int64_t> size) {
+    return kiln::slice(T(x), begin, size, user_location());
+  });
+  m.def("strided_slice", [](py::handle x, std::vector<int64_t> begin, std::vector<int64_t> end,
+                            std::vector<int64_t> strides, int64_t begin_mask, int64_t end_mask, int64_t ellipsis_mask,
+                            int64_t new_axis_mask, int64_t shrink_axis_mask) {
+    SliceMasks masks{begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask};
+    return kiln::strided_slice(T(x), begin, end, strides, masks, user_location());
+  });
+  m.def("gather", [](py::handle params, py::handle indices, int64_t axis) {
+    return kiln::gather(T(params), T(indices), axis, user_location());
+  });
+  m.def("one_hot", [](py::handle indices, int64_t depth, py::handle on, py::handle off, int64_t axis,
+                      py::handle dtype) {
+    return kiln::one_hot(T(indices), depth, scalar_of(on), scalar_of(off), axis, dtype_from_python(dtype),
+                         user_location());
+  });
+  m.def("tile", [](py::handle x, std::vector<int64_t> multiples) {
+    return kiln::tile(T(x), multiples, user_location());
+  });
+  m.def("pad", [](py::handle x, std::vector<std::pair<int64_t, int64_t>> paddings, py::handle value) {
+    return kiln::pad(T(x), paddings, scalar_of(value), user_location());
+  });
+  m.def("cast", [](py::handle x, py::handle dtype) {
+    return kiln::cast(T(x), dtype_from_python(dtype), user_location());
+  });
+
+  m.def("zeros", [](py::handle shape, py::handle dtype) {
+    return kiln::zeros(shape_of_arg(shape), dtype_from_python(dtype), user_location());
+  });
+  m.def("ones", [](py::handle shape, py::handle dtype) {
+    return kiln::ones(shape_of_arg(shape), dtype_from_python(dtype), user_location());
+  });
+  m.def("fill", [](py::handle shape, py::handle value, py::handle dtype) {
+    return kiln::fill(shape_of_arg(shape), scalar_of(value), optional_dtype(dtype), user_location());
+  });
+  m.def("zeros_like", [](py::handle x, py::handle dtype) {
+    return kiln::zeros_like(T(x), optional_dtype(dtype), user_location());
+  });
+  m.def("ones_like", [](py::handle x, py::handle dtype) {
+    return kiln::ones_like(T(x), optional_dtype(dtype), user_location());
+  });
+  m.def("range", [](py::handle start, py::handle limit, py::handle delta, py::handle dtype) {
+    return kiln::range(scalar_of(start), scalar_of(limit), scalar_of(delta), optional_dtype(dtype), user_location());
+  });
+
+  m.def("random_set_seed", [](uint64_t seed) { kiln::random::set_seed(seed); });
+  m.def("random_normal", [](py::handle shape, double mean, double stddev, py::handle dtype, std::optional<uint64_t> seed) {
+    return kiln::random::normal(shape_of_arg(shape), mean, stddev, dtype_from_python(dtype), seed, user_location());
+  });
+  m.def("random_uniform", [](py::handle shape, double lo, double hi, py::handle dtype, std::optional<uint64_t> seed) {
+    return kiln::random::uniform(shape_of_arg(shape), lo, hi, dtype_from_python(dtype), seed, user_location());
+  });
+
+  // tf.print: the graph-aware print. Python values print as Python prints them.
+  m.def("print_", [](py::args args, const std::string& sep, const std::string& end, int64_t summarize, bool to_stdout) {
+    std::vector<detail::PrintArg> items;
+    PrintOptions options{sep, end, summarize, to_stdout ? &std::cout : nullptr};
+    SourceLocation loc = user_location();
+    items.emplace_back(options, loc);
+    for (py::handle a : args) {
+      if (py::isinstance<Tensor>(a) || py::isinstance<Variable>(a)) items.emplace_back(T(a), loc);
+      else if (PyList_Check(a.ptr()) && py::len(a) > 0 && (py::isinstance<Tensor>(a[py::int_(0)]))) {
+        std::vector<Tensor> ts;
+        for (py::handle x : a) ts.push_back(T(x));
+        items.emplace_back(ts, loc);
+      } else {
+        items.emplace_back(std::string(py::str(a)), loc);
+      }
+    }
+    detail::print_args(items, loc);
+  }, py::arg("sep") = " ", py::arg("end") = "\n", py::arg("summarize") = 3, py::arg("to_stdout") = false);
+}
+
+}  // namespace kiln::python

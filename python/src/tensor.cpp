@@ -1,0 +1,254 @@
+// kiln.Tensor: properties, NumPy and DLPack, printing, operators.
+#include <dlpack/dlpack.h>
+
+#include "bindings.h"
+#include "core/tensor_impl.h"
+
+namespace kiln::python {
+
+namespace {
+
+// Set once by the package; never released (no Python object may be destroyed
+// after the interpreter has finalized).
+py::handle dtype_objects;  // kiln.DType objects by DType value (kiln/dtypes.py)
+py::handle shape_class;    // kiln.TensorShape
+
+py::object dtype_object(DType d) {
+  return py::reinterpret_borrow<py::object>(PyList_GET_ITEM(dtype_objects.ptr(), static_cast<int>(d)));
+}
+
+py::object shape_object(const Shape& s) {
+  if (!s.has_known_rank()) return shape_class(py::none());
+  py::list dims;
+  for (int64_t d : s.dims()) dims.append(d < 0 ? py::object(py::none()) : py::object(py::int_(d)));
+  return shape_class(dims);
+}
+
+// A binary op's other operand: a Python number stays a weakly typed scalar (it
+// takes the tensor's dtype, as in TF); anything else becomes a tensor, a
+// NumPy array or list in the tensor's dtype.
+struct OtherOperand {
+  Tensor tensor;
+  std::optional<Scalar> scalar;
+  OtherOperand(py::handle obj, const Tensor& self) {
+    if (py::isinstance<Tensor>(obj)) tensor = py::cast<const Tensor&>(obj);
+    else if (PyBool_Check(obj.ptr())) scalar.emplace(obj.ptr() == Py_True);
+    else if (PyLong_Check(obj.ptr())) scalar.emplace(py::cast<int64_t>(obj));
+    else if (PyFloat_Check(obj.ptr())) scalar.emplace(PyFloat_AS_DOUBLE(obj.ptr()));
+    else if (py::isinstance<Variable>(obj)) tensor = to_tensor(obj);
+    else tensor = to_tensor(obj, self.dtype());
+  }
+  Operand operand(const SourceLocation& loc) const {
+    if (scalar) return Operand(*scalar, loc);
+    return Operand(tensor, loc);
+  }
+};
+
+using BinaryFn = Tensor (*)(const Operand&, const Operand&, SourceLocation);
+
+template <BinaryFn fn> void def_binary(py::class_<Tensor>& c, const char* name, const char* rname) {
+  c.def(name, [](const Tensor& self, py::handle other) {
+    OtherOperand o(other, self);
+    SourceLocation loc = user_location();
+    return fn(Operand(self, loc), o.operand(loc), loc);
+  }, py::is_operator());
+  if (rname)
+    c.def(rname, [](const Tensor& self, py::handle other) {
+      OtherOperand o(other, self);
+      SourceLocation loc = user_location();
+      return fn(o.operand(loc), Operand(self, loc), loc);
+    }, py::is_operator());
+}
+
+Tensor matmul_operands(const Tensor& a, const Tensor& b) { return matmul(a, b, false, false, user_location()); }
+
+// ---- DLPack -------------------------------------------------------------------
+struct DLPackHolder {
+  Tensor tensor;
+  std::vector<int64_t> shape;
+  DLManagedTensor managed;
+};
+
+DLDataType dlpack_dtype(DType d) {
+  switch (d) {
+    case DType::Float32: return {kDLFloat, 32, 1};
+    case DType::Float64: return {kDLFloat, 64, 1};
+    case DType::Int32: return {kDLInt, 32, 1};
+    case DType::Int64: return {kDLInt, 64, 1};
+    case DType::UInt8: return {kDLUInt, 8, 1};
+    default:  // bool has a DLPack code only from DLPack 0.8 (Debian ships 0.6)
+      throw py::type_error("a " + std::string(dtype_name(d)) + " tensor has no DLPack form");
+  }
+}
+
+py::capsule to_dlpack(const Tensor& t) {
+  detail::require_concrete(t, "to_dlpack");
+  auto* h = new DLPackHolder{t, t.shape().to_vector(), {}};
+  DLTensor& dl = h->managed.dl_tensor;
+  dl.data = detail::raw_data(t);
+  dl.device = {kDLCPU, 0};
+  dl.ndim = t.rank();
+  dl.dtype = dlpack_dtype(t.dtype());
+  dl.shape = h->shape.data();
+  dl.strides = nullptr;
+  dl.byte_offset = 0;
+  h->managed.manager_ctx = h;
+  h->managed.deleter = [](DLManagedTensor* m) { delete static_cast<DLPackHolder*>(m->manager_ctx); };
+  return py::capsule(&h->managed, "dltensor", [](PyObject* cap) {
+    // A consumer renames the capsule "used_dltensor" and owns it from then on.
+    if (PyCapsule_IsValid(cap, "dltensor")) {
+      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+      if (m && m->deleter) m->deleter(m);
+    } else {
+      PyErr_Clear();
+    }
+  });
+}
+
+void release_dlpack(void* owner) noexcept {
+  auto* m = static_cast<DLManagedTensor*>(owner);
+  if (m->deleter) m->deleter(m);
+}
+
+Tensor from_dlpack(py::object obj) {
+  py::capsule cap = py::hasattr(obj, "__dlpack__") ? py::capsule(obj.attr("__dlpack__")())
+                                                   : py::reinterpret_borrow<py::capsule>(obj);
+  if (!PyCapsule_IsValid(cap.ptr(), "dltensor"))
+    throw py::value_error("from_dlpack: expected a DLPack capsule named 'dltensor' (one not consumed yet)");
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
+  const DLTensor& dl = m->dl_tensor;
+  if (dl.device.device_type != kDLCPU)
+    throw py::value_error("from_dlpack: only CPU tensors can be shared with Kiln");
+  std::optional<DType> dtype;
+  for (DType d : {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt8}) {
+    DLDataType t = dlpack_dtype(d);
+    if (t.code == dl.dtype.code && t.bits == dl.dtype.bits && dl.dtype.lanes == 1) dtype = d;
+  }
+  if (!dtype)
+    throw py::type_error("from_dlpack: Kiln has no dtype for DLPack type code " + std::to_string(dl.dtype.code) +
+                         " with " + std::to_string(dl.dtype.bits) + " bits");
+  std::vector<int64_t> dims(dl.shape, dl.shape + dl.ndim);
+  if (dl.strides) {
+    int64_t expected = 1;
+    for (int i = dl.ndim - 1; i >= 0; --i) {
+      if (dims[i] != 1 && dl.strides[i] != expected)
+        throw py::value_error("from_dlpack: the tensor is not contiguous (row-major); Kiln shares only "
+                              "row-major memory");
+      expected *= dims[i];
+    }
+  }
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  PyCapsule_SetName(cap.ptr(), "used_dltensor");
+  void* data = static_cast<char*>(dl.data) + dl.byte_offset;
+  detail::Buffer* buffer = detail::make_external_buffer(*dtype, count, data, release_dlpack, m);
+  return detail::adopt_buffer(*dtype, Shape(dims), buffer);
+}
+
+}  // namespace
+
+void bind_tensor(py::module_& m) {
+  py::enum_<DType>(m, "DTypeEnum")
+      .value("float32", DType::Float32)
+      .value("float64", DType::Float64)
+      .value("int32", DType::Int32)
+      .value("int64", DType::Int64)
+      .value("uint8", DType::UInt8)
+      .value("bool", DType::Bool)
+      .value("string", DType::String)
+      .value("resource", DType::Resource);
+  m.def("_set_python_types", [](py::object dtypes, py::object shape) {
+    dtype_objects = dtypes.release();
+    shape_class = shape.release();
+  });
+  m.def("_set_package_dir", &set_package_dir);
+
+  py::class_<Tensor> c(m, "Tensor", py::buffer_protocol());
+  c.def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
+      .def_property_readonly("shape", [](const Tensor& t) { return shape_object(t.shape()); })
+      .def_property_readonly("ndim", [](const Tensor& t) -> py::object {
+        if (t.rank() < 0) return py::none();
+        return py::int_(t.rank());
+      })
+      .def_property_readonly("_is_symbolic", &Tensor::is_symbolic)
+      .def_property_readonly("_dims", [](const Tensor& t) { return t.shape().to_vector(); })
+      .def_property_readonly("_rank", &Tensor::rank)
+      .def_property_readonly("name", [](const Tensor& t) -> py::object {
+        if (t.is_symbolic()) return py::str(detail::symbolic_tensor_name(t));
+        return py::none();
+      })
+      .def("numpy", [](const Tensor& t) -> py::object {
+        py::array a = tensor_to_numpy(t);
+        if (t.rank() == 0) return a[py::tuple()];
+        return std::move(a);
+      })
+      .def("__array__", [](const Tensor& t, py::object dtype) -> py::object {
+        py::array a = tensor_to_numpy(t);
+        if (!dtype.is_none()) return a.attr("astype")(dtype);
+        return std::move(a);
+      }, py::arg("dtype") = py::none())
+      .def("__dlpack__", [](const Tensor& t, py::object stream) { return to_dlpack(t); },
+           py::arg("stream") = py::none())
+      .def("__dlpack_device__", [](const Tensor&) { return py::make_tuple(static_cast<int>(kDLCPU), 0); })
+      .def("__str__", [](const Tensor& t) { return to_string(t); })
+      .def("_scalar_value", [](const Tensor& t) -> py::object {
+        // The value of a one-element eager tensor as a Python object.
+        py::array a = tensor_to_numpy(t);
+        if (t.size() != 1)
+          throw py::value_error("only a tensor with one element has a Python value; this one has shape " +
+                                t.shape().to_string());
+        return a.attr("item")();
+      })
+      .def("__hash__", [](const Tensor&) -> py::int_ {
+        throw py::type_error("Tensor is unhashable. Instead, use tensor.ref() as the key.");
+      })
+      .def("__neg__", [](const Tensor& t) { return negative(t, user_location()); })
+      .def("__abs__", [](const Tensor& t) { return abs(t, user_location()); })
+      .def("__invert__", [](const Tensor& t) { return logical_not(t, user_location()); })
+      .def("__matmul__", [](const Tensor& a, py::handle b) { return matmul_operands(a, to_tensor(b, a.dtype())); },
+           py::is_operator())
+      .def("__rmatmul__", [](const Tensor& a, py::handle b) { return matmul_operands(to_tensor(b, a.dtype()), a); },
+           py::is_operator());
+  c.def_buffer([](const Tensor& t) -> py::buffer_info {
+    if (t.is_symbolic() || t.dtype() == DType::String || t.dtype() == DType::Resource)
+      throw py::buffer_error("only eager tensors of numbers or bools expose their memory");
+    py::ssize_t item = static_cast<py::ssize_t>(dtype_size(t.dtype()));
+    std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(shape.size());
+    py::ssize_t stride = item;
+    for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+      strides[i] = stride;
+      stride *= shape[i];
+    }
+    std::string format = t.dtype() == DType::Bool ? "?" : std::string(py::str(numpy_dtype(t.dtype()).attr("char")));
+    return py::buffer_info(detail::raw_data(t), item, format, static_cast<py::ssize_t>(shape.size()), shape,
+                           strides, /*readonly=*/true);
+  });
+  def_binary<add>(c, "__add__", "__radd__");
+  def_binary<subtract>(c, "__sub__", "__rsub__");
+  def_binary<multiply>(c, "__mul__", "__rmul__");
+  def_binary<divide>(c, "__truediv__", "__rtruediv__");
+  def_binary<floordiv>(c, "__floordiv__", "__rfloordiv__");
+  def_binary<mod>(c, "__mod__", "__rmod__");
+  def_binary<kiln::pow>(c, "__pow__", "__rpow__");
+  def_binary<equal>(c, "__eq__", nullptr);
+  def_binary<not_equal>(c, "__ne__", nullptr);
+  def_binary<less>(c, "__lt__", nullptr);
+  def_binary<less_equal>(c, "__le__", nullptr);
+  def_binary<greater>(c, "__gt__", nullptr);
+  def_binary<greater_equal>(c, "__ge__", nullptr);
+  def_binary<logical_and>(c, "__and__", "__rand__");
+  def_binary<logical_or>(c, "__or__", "__ror__");
+
+  m.def("constant", [](py::handle value, py::object dtype) {
+    std::optional<DType> d;
+    if (!dtype.is_none()) d = dtype_from_python(dtype);
+    return to_tensor(value, d);
+  }, py::arg("value"), py::arg("dtype") = py::none());
+  m.def("to_numpy", &tensor_to_numpy);
+  m.def("to_dlpack", &to_dlpack);
+  m.def("from_dlpack", &from_dlpack);
+  m.def("is_tracing", &detail::is_tracing);
+  m.def("truth_value", [](const Tensor& t) { return static_cast<bool>(t); });
+}
+
+}  // namespace kiln::python
