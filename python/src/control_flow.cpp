@@ -31,7 +31,11 @@ py::object cond(const Tensor& pred, py::function true_fn, py::function false_fn)
     };
   };
   auto then_call = branch(true_fn, then_tmpl);
-  auto else_call = branch(false_fn, else_tmpl);
+  auto else_call = [&](std::span<const Tensor> leaves, detail::ResultFlattener& out) {
+    branch(false_fn, else_tmpl)(leaves, out);
+    py::gil_scoped_acquire gil;
+    check_same_structure(then_tmpl, else_tmpl, "true_fn and false_fn arguments to kiln.cond");
+  };
   std::vector<int64_t> sizes;
   SourceLocation loc = user_location();
   std::vector<Tensor> leaves;

@@ -11,12 +11,26 @@ namespace kiln::python {
 
 namespace {
 
+// A call's arguments are keyed one by one ("arg 0", "arg 1"), as C++'s are.
+void flatten_call(const py::tuple& args, detail::Flattener& flat) {
+  for (py::handle a : args) flatten_arguments(a, flat);
+}
+py::tuple rebuild_call(const py::tuple& args, detail::Rebuilder& leaves) {
+  py::tuple out(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) out[i] = rebuild_arguments(args[i], leaves);
+  return out;
+}
+
 // What a trace returned, as a template (Python values kept, leaves marked),
 // per traced graph.
 class ResultTemplates {
  public:
   void put(const std::shared_ptr<const detail::ConcreteImpl>& concrete, py::object tmpl) {
     templates_[concrete.get()] = {concrete, std::move(tmpl)};
+  }
+  bool has(const std::shared_ptr<const detail::ConcreteImpl>& concrete) const {
+    auto it = templates_.find(concrete.get());
+    return it != templates_.end() && it->second.first.lock() == concrete;
   }
   py::object get(const std::shared_ptr<const detail::ConcreteImpl>& concrete) const {
     auto it = templates_.find(concrete.get());
@@ -40,7 +54,7 @@ class PyFunction {
     return [this, &args, &traced_template](std::span<const Tensor> leaves, detail::ResultFlattener& out) {
       py::gil_scoped_acquire gil;
       detail::Rebuilder rebuilder(leaves);
-      py::object rebuilt = rebuild_arguments(args, rebuilder);
+      py::tuple rebuilt = rebuild_call(args, rebuilder);
       py::object result = fn_(*rebuilt);
       traced_template = flatten_result(result, out);
     };
@@ -50,7 +64,7 @@ class PyFunction {
   // `args`: the call's arguments, bound to the Python parameters (a tuple).
   py::object call(py::tuple args) {
     detail::Flattener flat;
-    flatten_arguments(args, flat);
+    flatten_call(args, flat);
     py::object traced_template;
     auto trace = make_trace(args, traced_template);
     detail::TraceFnRef ref(trace);
@@ -59,7 +73,7 @@ class PyFunction {
       py::gil_scoped_release release;
       result = detail::is_tracing() ? core_->call_in_trace(flat, ref) : core_->call(flat, ref);
     }
-    if (traced_template) templates_.put(result.concrete, traced_template);
+    if (traced_template) record(result.concrete, traced_template);
     py::object tmpl = traced_template ? traced_template : templates_.get(result.concrete);
     detail::ResultReader reader(std::span<Tensor>(result.leaves.data(), result.leaves.size()), result.sizes());
     return unflatten_result(tmpl, reader);
@@ -69,7 +83,7 @@ class PyFunction {
   // result template of that trace.
   std::pair<ConcreteFunction, py::object> concrete(py::tuple args) {
     detail::Flattener flat(/*specs_allowed=*/true);
-    flatten_arguments(args, flat);
+    flatten_call(args, flat);
     py::object traced_template;
     auto trace = make_trace(args, traced_template);
     detail::TraceFnRef ref(trace);
@@ -78,7 +92,7 @@ class PyFunction {
       py::gil_scoped_release release;
       impl = core_->concrete(flat, ref);
     }
-    if (traced_template) templates_.put(impl, traced_template);
+    if (traced_template) record(impl, traced_template);
     return {ConcreteFunction(impl), traced_template ? traced_template : templates_.get(impl)};
   }
 
@@ -90,6 +104,15 @@ class PyFunction {
   }
 
  private:
+  // A call that traced may have traced more than once (a first trace that
+  // created variables is traced again): every graph it left in the cache
+  // returns what its last trace returned.
+  void record(const std::shared_ptr<const detail::ConcreteImpl>& result, const py::object& tmpl) {
+    templates_.put(result, tmpl);
+    for (auto& impl : core_->concrete_functions())
+      if (!templates_.has(impl)) templates_.put(impl, tmpl);
+  }
+
   py::object fn_;
   std::shared_ptr<detail::FunctionCore> core_;
   ResultTemplates templates_;
@@ -97,7 +120,7 @@ class PyFunction {
 
 py::object call_concrete(const ConcreteFunction& f, py::handle tmpl, py::tuple args) {
   detail::Flattener flat;
-  flatten_arguments(args, flat);
+  flatten_call(args, flat);
   Outputs outs;
   {
     py::gil_scoped_release release;

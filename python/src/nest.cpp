@@ -49,6 +49,8 @@ int64_t identity_key(py::handle obj) {
 void flatten_arguments(py::handle obj, detail::Flattener& f) {
   PyObject* p = obj.ptr();
   if (py::isinstance<Tensor>(obj)) return f.tensor(py::cast<const Tensor&>(obj));
+  // NumPy arrays are tensors to kiln.function, as to tf.function.
+  if (py::isinstance<py::array>(obj)) return f.tensor(to_tensor(obj));
   if (PyBool_Check(p)) return f.boolean(p == Py_True);
   if (PyLong_Check(p)) {
     int overflow = 0;
@@ -111,7 +113,8 @@ void flatten_arguments(py::handle obj, detail::Flattener& f) {
 
 py::object rebuild_arguments(py::handle obj, detail::Rebuilder& r) {
   PyObject* p = obj.ptr();
-  if (py::isinstance<Tensor>(obj) || py::hasattr(obj, "_kiln_spec")) return py::cast(r.next());
+  if (py::isinstance<Tensor>(obj) || py::isinstance<py::array>(obj) || py::hasattr(obj, "_kiln_spec"))
+    return py::cast(r.next());
   if (py::isinstance<Variable>(obj)) {
     const Variable& v = py::cast<const Variable&>(obj);
     py::object rebuilt = py::cast(v.with_handle(r.next()));

@@ -90,7 +90,8 @@ Outputs ConcreteFunction::call_flat(const detail::Flattener& flat) const {
       if (g.kind != w.kind)
         fail(fmt::format("{} was expected to be a {}, but is {}", paths[i], detail::atom_text(w),
                          detail::atom_text(g)));
-      if (g.dtype != w.dtype || !w.shape.is_compatible_with(g.shape) || w.shape.rank() != g.shape.rank())
+      if (g.dtype != w.dtype || !w.shape.is_compatible_with(g.shape) ||
+          (w.shape.has_known_rank() && w.shape.rank() != g.shape.rank()))
         fail(fmt::format("{} was expected to be a {} tensor of shape {}, but is a {} tensor of shape {}",
                          paths[i], dtype_name(w.dtype), w.shape.to_string(), dtype_name(g.dtype),
                          g.shape.to_string()));

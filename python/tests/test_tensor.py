@@ -1,0 +1,164 @@
+"""Tensors from Python: TF's literal rules, NumPy in and out without copies, printing, operators, indexing."""
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+import kiln as tf
+
+
+def test_literal_rules_are_tensorflows():
+    assert tf.constant(2.0).dtype == tf.float32
+    assert tf.constant(1).dtype == tf.int32
+    assert tf.constant(2**40).dtype == tf.int64
+    assert tf.constant(True).dtype == tf.bool
+    assert tf.constant("a").dtype == tf.string
+    assert tf.constant([1.5, 2.5]).dtype == tf.float32
+    assert tf.constant(np.array([1.5])).dtype == tf.float64  # a NumPy float64 array stays float64
+    assert tf.constant(1, dtype=tf.float32).numpy() == np.float32(1.0)
+    x = tf.constant([1.0, 2.0])
+    assert (x * 2).dtype == tf.float32  # a Python number takes the tensor's dtype
+    assert (x + np.array([1.0, 1.0])).dtype == tf.float32
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_])
+def test_numpy_round_trip_every_dtype_shares_memory(dtype):
+    a = (np.arange(12).reshape(3, 4) % 7).astype(dtype)
+    t = tf.constant(a)
+    assert t.dtype == tf.as_dtype(dtype)
+    assert t.shape == (3, 4)
+    out = t.numpy()
+    assert out.dtype == a.dtype and np.array_equal(out, a)
+    assert np.shares_memory(out, a)  # in and out without a copy
+    assert np.shares_memory(np.asarray(t), a)
+    assert not out.flags.writeable  # tensors are immutable
+
+
+def test_strings_round_trip():
+    t = tf.constant([["a", "bc"], ["", "d"]])
+    assert t.dtype == tf.string and t.shape == (2, 2)
+    assert t.numpy().tolist() == [[b"a", b"bc"], [b"", b"d"]]
+
+
+def test_numpy_view_outlives_the_tensor():
+    t = tf.constant([1.0, 2.0, 3.0]) * 2
+    view = t.numpy()
+    del t
+    gc.collect()
+    assert view.tolist() == [2.0, 4.0, 6.0]
+
+
+def test_array_outlives_its_python_name_inside_a_tensor():
+    a = np.array([1.0, 2.0], dtype=np.float32)
+    refs = sys.getrefcount(a)
+    t = tf.constant(a)
+    assert sys.getrefcount(a) == refs + 1
+    del a
+    gc.collect()
+    assert t.numpy().tolist() == [1.0, 2.0]
+    del t
+    gc.collect()
+
+
+def test_in_place_kernels_never_write_over_a_shared_array():
+    a = np.ones(1000, dtype=np.float32)
+    t = tf.exp(tf.constant(a))
+    assert np.all(a == 1.0)
+    assert np.allclose(t.numpy(), np.e)
+
+
+def test_non_contiguous_and_big_endian_arrays_are_copied():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]
+    t = tf.constant(a)
+    assert np.array_equal(t.numpy(), a) and not np.shares_memory(t.numpy(), a)
+    b = np.arange(4, dtype=">i4")
+    assert tf.constant(b).numpy().tolist() == [0, 1, 2, 3]
+
+
+def test_bad_inputs_give_clear_errors():
+    with pytest.raises(ValueError, match="non-rectangular"):
+        tf.constant([[1, 2], [3]])
+    with pytest.raises(TypeError, match="float16"):
+        tf.constant(np.zeros(2, dtype=np.float16))
+    with pytest.raises(TypeError, match="not a str or bytes"):
+        tf.constant(np.array([object()], dtype=object))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.constant([1, 2]) + tf.constant([1.0, 2.0])
+
+
+def test_dlpack_both_ways():
+    t = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    a = np.from_dlpack(t)
+    assert np.shares_memory(a, t.numpy()) and a.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    src = np.arange(6, dtype=np.int64).reshape(2, 3)
+    back = tf.experimental.dlpack.from_dlpack(src)
+    assert back.dtype == tf.int64 and np.shares_memory(back.numpy(), src)
+
+
+def test_printing_is_tensorflows():
+    t = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    assert str(t) == "kiln.Tensor(\n[[1. 2.]\n [3. 4.]], shape=(2, 2), dtype=float32)"
+    assert repr(t) == ("<kiln.Tensor: shape=(2, 2), dtype=float32, numpy=\narray([[1., 2.],\n       [3., 4.]], "
+                       "dtype=float32)>").replace("numpy=\narray", "numpy=array")
+    assert str(tf.constant("aa")) == "kiln.Tensor(b'aa', shape=(), dtype=string)"
+    assert repr(tf.constant(4)) == "<kiln.Tensor: shape=(), dtype=int32, numpy=4>"
+
+
+def test_operators():
+    x = tf.constant([7, -7])
+    assert (x // 2).numpy().tolist() == [3, -4]
+    assert (x % 3).numpy().tolist() == [1, 2]
+    assert (-x).numpy().tolist() == [-7, 7]
+    assert abs(x).numpy().tolist() == [7, 7]
+    assert (2 ** tf.constant([1.0, 3.0])).numpy().tolist() == [2.0, 8.0]
+    assert (1 - tf.constant(3.0)).numpy() == -2.0
+    m = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    assert (m @ m).numpy().tolist() == [[7.0, 10.0], [15.0, 22.0]]
+    assert (x > 0).numpy().tolist() == [True, False]
+    assert ((x > 0) & (x < 10)).numpy().tolist() == [True, False]
+    assert (~(x > 0)).numpy().tolist() == [False, True]
+
+
+def test_python_conversions_and_len():
+    assert float(tf.constant(2.5)) == 2.5
+    assert int(tf.constant(3)) == 3
+    assert [10, 20, 30][tf.constant(1)] == 20
+    assert bool(tf.constant(True)) and not bool(tf.constant(0.0))
+    assert len(tf.zeros([4, 2])) == 4
+    assert [r.numpy().tolist() for r in tf.constant([[1, 2], [3, 4]])] == [[1, 2], [3, 4]]
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(tf.constant(1))
+
+
+def test_indexing_is_numpys():
+    a = np.arange(24).reshape(2, 3, 4).astype(np.int32)
+    t = tf.constant(a)
+    for key in [0, -1, (1, 2), (slice(None), 1), (..., 2), (slice(None, None, -1),), (0, slice(1, None, 2)),
+                (None, 0), (Ellipsis, None), (1, Ellipsis, slice(0, 3, 2))]:
+        assert np.array_equal(t[key].numpy(), a[key]), key
+    assert np.array_equal(t[tf.constant(1)].numpy(), a[1])
+
+
+def test_graph_tensor_as_bool_raises_tfs_error():
+    @tf.function(autograph=False)
+    def f(x):
+        if x > 0:
+            return x
+        return -x
+
+    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError, match="Python `bool`"):
+        f(tf.constant(1.0))
+    assert issubclass(tf.errors.OperatorNotAllowedInGraphError, TypeError)
+
+
+def test_shape_has_none_dims_while_tracing():
+    seen = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3])])
+    def f(x):
+        seen.append((x.shape.as_list(), x.shape.rank, x.ndim))
+        return x
+
+    f(tf.zeros([2, 3]))
+    assert seen == [([None, 3], 2, 2)]
