@@ -77,25 +77,23 @@ def _getitem(self, key):
     return _indexing.getitem(self, key)
 
 
-def _ref(self):
-    return _Reference(self)
-
-
 class _Reference:
-    """A hashable reference to a tensor (tensor.ref()), as TF's."""
-    __slots__ = ("_t",)
+    """tensor.ref() / variable.ref(): hashable, equal when it refers to the same tensor (the reference keeps
+    it alive, so its id is stable) or the same variable (whatever Python object holds it)."""
+    __slots__ = ("_obj", "_key")
 
-    def __init__(self, t):
-        self._t = t
+    def __init__(self, obj, key):
+        self._obj = obj
+        self._key = key
 
     def deref(self):
-        return self._t
+        return self._obj
 
     def __hash__(self):
-        return id(self._t)
+        return hash(self._key)
 
     def __eq__(self, other):
-        return isinstance(other, _Reference) and other._t is self._t
+        return isinstance(other, _Reference) and other._key == self._key
 
 
 Tensor.__repr__ = _repr
@@ -106,7 +104,7 @@ Tensor.__index__ = _index
 Tensor.__len__ = _len
 Tensor.__iter__ = _iter
 Tensor.__getitem__ = _getitem
-Tensor.ref = _ref
+Tensor.ref = lambda self: _Reference(self, ("tensor", id(self)))
 Tensor.get_shape = lambda self: self.shape
 Tensor.__array_priority__ = 100  # NumPy defers `ndarray + tensor` to the tensor
 Tensor.__hash__ = None
@@ -153,7 +151,7 @@ Variable.assign_add = _assign(Variable._assign_add)
 Variable.assign_sub = _assign(Variable._assign_sub)
 Variable.__array__ = lambda self, dtype=None: self.read_value().__array__(dtype)
 Variable.__array_priority__ = 100
-Variable.ref = lambda self: _VariableReference(self)
+Variable.ref = lambda self: _Reference(self, ("variable", self._state_id()))
 for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
               "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__",
               "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__", "__gt__", "__ge__",
@@ -177,19 +175,3 @@ def _unhashable(self):
 
 Variable.__hash__ = _unhashable
 
-
-class _VariableReference:
-    """variable.ref(): hashable, equal for the same variable (whatever Python object holds it)."""
-    __slots__ = ("_v",)
-
-    def __init__(self, v):
-        self._v = v
-
-    def deref(self):
-        return self._v
-
-    def __hash__(self):
-        return self._v._state_id()
-
-    def __eq__(self, other):
-        return isinstance(other, _VariableReference) and other._v._same_state(self._v)

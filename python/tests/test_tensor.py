@@ -162,3 +162,12 @@ def test_shape_has_none_dims_while_tracing():
 
     f(tf.zeros([2, 3]))
     assert seen == [([None, 3], 2, 2)]
+
+
+def test_ref_makes_tensors_and_variables_usable_as_keys():
+    v, t = tf.Variable(1.0), tf.constant(1.0)
+    table = {v.ref(): "v", t.ref(): "t"}
+    assert table[v.ref()] == "v" and table[t.ref()] == "t"
+    assert v.ref().deref() is v and t.ref() != tf.constant(1.0).ref()
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(v)
