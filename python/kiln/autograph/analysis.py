@@ -1,0 +1,175 @@
+"""Static analysis for AutoGraph: which names a piece of code assigns and reads,
+and which names are live after a statement (used later before being assigned
+again). All of it stays inside one function scope: nested functions, lambdas,
+classes and comprehensions are scopes of their own."""
+import ast
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _add(out, name):
+    if name not in out:
+        out[name] = None
+
+
+def assigned(nodes, out=None):
+    """Names bound in this scope by `nodes` (a node or a list), in order of appearance."""
+    out = {} if out is None else out
+    for node in nodes if isinstance(nodes, list) else [nodes]:
+        _assigned(node, out)
+    return out
+
+
+def _assigned(node, out):
+    if isinstance(node, ast.Name):
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            _add(out, node.id)
+        return
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        _add(out, node.name)
+        return
+    if isinstance(node, ast.Lambda):
+        return
+    if isinstance(node, _COMPREHENSIONS):
+        # Only a walrus inside a comprehension binds in the enclosing scope.
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+                _add(out, sub.target.id)
+        return
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            if alias.name != "*":
+                _add(out, alias.asname or alias.name.split(".")[0])
+        return
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        _add(out, node.name)
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        _add(out, node.name)
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        _add(out, node.rest)
+    for child in ast.iter_child_nodes(node):
+        _assigned(child, out)
+
+
+def declared(nodes, kind):
+    """Names a scope declares `global` (kind=ast.Global) or `nonlocal`."""
+    out = set()
+    for node in nodes if isinstance(nodes, list) else [nodes]:
+        for sub in _walk_scope(node):
+            if isinstance(sub, kind):
+                out.update(sub.names)
+    return out
+
+
+def _walk_scope(node):
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if n is not node and isinstance(n, _SCOPES):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+
+
+def reads(node):
+    """Every name read in `node`, nested scopes included (a nested function may read a
+    name whenever it is called, so it counts as reading it)."""
+    out = set()
+    for sub in ast.walk(node) if not isinstance(node, list) else (s for n in node for s in ast.walk(n)):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+            out.add(sub.id)
+        elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
+            out.add(sub.target.id)
+    return out
+
+
+def _target_reads(target):
+    """Names read by an assignment target (subscripts and attributes read their base)."""
+    if isinstance(target, ast.Name):
+        return set()
+    if isinstance(target, (ast.Tuple, ast.List)):
+        out = set()
+        for elt in target.elts:
+            out |= _target_reads(elt)
+        return out
+    if isinstance(target, ast.Starred):
+        return _target_reads(target.value)
+    return reads(target)
+
+
+class Liveness:
+    """Backward liveness over a lowered function body (no break/continue/return inside
+    loops or conditionals any more). `live_out[id(stmt)]` is the set of names live right
+    after an if/while/for statement; `live_head[id(loop)]` those live at the loop's test."""
+
+    def __init__(self):
+        self.live_out = {}
+        self.live_head = {}
+
+    def block(self, stmts, live):
+        for stmt in reversed(stmts):
+            live = self.stmt(stmt, live)
+        return live
+
+    def stmt(self, s, live):
+        if isinstance(s, ast.If):
+            self.live_out[id(s)] = set(live)
+            return reads(s.test) | self.block(s.body, live) | self.block(s.orelse, live)
+        if isinstance(s, ast.While):
+            self.live_out[id(s)] = set(live)
+            head = self.block(s.orelse, live) | reads(s.test)
+            while True:
+                new = head | self.block(s.body, head)
+                if new == head:
+                    break
+                head = new
+            self.live_head[id(s)] = head
+            return head
+        if isinstance(s, (ast.For, ast.AsyncFor)):
+            self.live_out[id(s)] = set(live)
+            head = self.block(s.orelse, live)
+            head |= set(getattr(s, "kiln_extra_test", ()))  # the loop's flags
+            tdefs = set(assigned(s.target))
+            while True:
+                body_in = self.block(s.body, head)
+                new = head | (body_in - tdefs) | _target_reads(s.target)
+                if new == head:
+                    break
+                head = new
+            self.live_head[id(s)] = head
+            return head | reads(s.iter)
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            inner = self.block(s.body, live)
+            for item in s.items:
+                if item.optional_vars is not None:
+                    inner = (inner - set(assigned(item.optional_vars))) | _target_reads(item.optional_vars)
+                inner |= reads(item.context_expr)
+            return inner
+        if isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            # Conservative: an exception may leave at any point, nothing is killed.
+            for part in (s.body, s.orelse, s.finalbody, *[h.body for h in s.handlers]):
+                self.block(part, live)
+            return set(live) | reads(s)
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return (set(live) - {s.name}) | reads(s)
+        if isinstance(s, ast.Return):
+            return reads(s.value) if s.value is not None else set()
+        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            kills = set()
+            if not (isinstance(s, ast.AnnAssign) and s.value is None):
+                for t in targets:
+                    kills |= set(assigned(t))
+            uses = reads(s.value) if s.value is not None else set()
+            for t in targets:
+                uses |= _target_reads(t)
+            if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+                uses.add(s.target.id)
+            return (set(live) - kills) | uses
+        if isinstance(s, (ast.Import, ast.ImportFrom)):
+            return set(live) - set(assigned(s))
+        if isinstance(s, ast.Match):
+            for case in s.cases:
+                self.block(case.body, live)
+        return set(live) | reads(s)

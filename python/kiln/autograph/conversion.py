@@ -1,0 +1,317 @@
+"""Converting functions: read the source, transform it, compile it under the user's
+own file name and line numbers, and rebuild the function around the new code with
+the original globals, closure cells, defaults and attributes. One conversion per
+code object; one converted function per function object."""
+import ast
+import functools
+import inspect
+import linecache
+import sys
+import sysconfig
+import types
+import warnings
+import weakref
+
+from . import operators, transformer
+
+_AG_CELL = types.CellType(operators)
+_CODE_CACHE = {}          # original code -> _Converted (or None: cannot be converted)
+_CONVERTED_CODES = set()  # every code object that conversion produced
+_FN_CACHE = weakref.WeakKeyDictionary()
+_WARNED = set()
+_USER_CODE = {}           # code -> whether it is the user's (convertible) code
+_FILE_TREES = {}          # filename -> (lines, tree), for lambdas
+
+_STDLIB = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")})
+_SKIP_MODULES = frozenset({"kiln", "numpy", "pytest", "_pytest", "hypothesis", "pluggy", "functools",
+                           "contextlib", "abc", "collections", "typing"})
+_CO_SKIP = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+
+
+class _Converted:
+    __slots__ = ("code", "node", "saved_args")
+
+    def __init__(self, code, node, saved_args):
+        self.code, self.node, self.saved_args = code, node, saved_args
+
+
+class Unconvertible(Exception):
+    pass
+
+
+# ---- source --------------------------------------------------------------------
+
+def _function_node(f):
+    code = f.__code__
+    if code.co_name == "<lambda>":
+        return _lambda_node(f)
+    try:
+        lines, lnum = inspect.getsourcelines(f)
+    except (OSError, TypeError) as e:
+        raise Unconvertible(f"its source code is not available ({e})") from None
+    first = lines[0]
+    indent = first[:len(first) - len(first.lstrip())]
+    if indent:
+        lines = [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines]
+    try:
+        module = ast.parse("".join(lines))
+    except SyntaxError as e:
+        raise Unconvertible(f"its source could not be parsed ({e})") from None
+    node = module.body[0] if module.body else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
+        raise Unconvertible("its source does not match its code (was the file changed?)")
+    ast.increment_lineno(module, lnum - 1)
+    if indent:
+        n = len(indent)
+        for sub in ast.walk(module):
+            if getattr(sub, "col_offset", None) is not None:
+                sub.col_offset += n
+                if getattr(sub, "end_col_offset", None) is not None:
+                    sub.end_col_offset += n
+    return node
+
+
+def _lambda_node(f):
+    code = f.__code__
+    filename = code.co_filename
+    lines = linecache.getlines(filename, f.__globals__)
+    if not lines:
+        raise Unconvertible("its source code is not available")
+    cached = _FILE_TREES.get(filename)
+    if cached is None or cached[0] is not lines:
+        try:
+            cached = (lines, ast.parse("".join(lines), filename))
+        except SyntaxError as e:
+            raise Unconvertible(f"its source could not be parsed ({e})") from None
+        _FILE_TREES[filename] = cached
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    found = []
+    for node in ast.walk(cached[1]):
+        if isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno:
+            a = node.args
+            names = tuple(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs)
+            if names == params:
+                found.append(node)
+    if len(found) != 1:
+        raise Unconvertible("several lambdas on its line look alike" if found else "its source was not found")
+    import copy
+    return copy.deepcopy(found[0])
+
+
+# ---- conversion ----------------------------------------------------------------
+
+def _collect_codes(code):
+    _CONVERTED_CODES.add(code)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _collect_codes(c)
+
+
+def _strip_for_compile(node):
+    """Defaults and annotations are taken from the original function object, not
+    evaluated again; keep them for to_code."""
+    a = node.args
+    saved = (a.defaults, a.kw_defaults, [(x, x.annotation) for x in a.posonlyargs + a.args + a.kwonlyargs +
+                                         [v for v in (a.vararg, a.kwarg) if v]], getattr(node, "returns", None))
+    a.defaults = []
+    a.kw_defaults = [None] * len(a.kwonlyargs)
+    for x, _ in saved[2]:
+        x.annotation = None
+    if isinstance(node, ast.FunctionDef):
+        node.returns = None
+    return saved
+
+
+def _restore(node, saved):
+    a = node.args
+    a.defaults, a.kw_defaults = saved[0], saved[1]
+    for x, ann in saved[2]:
+        x.annotation = ann
+    if isinstance(node, ast.FunctionDef):
+        node.returns = saved[3]
+
+
+def _convert_code(f):
+    code = f.__code__
+    node = _function_node(f)
+    if isinstance(node, ast.FunctionDef):
+        node.decorator_list = []
+    namer = transformer.Namer(node)
+    transformer.convert_scope(node, namer)
+    saved = _strip_for_compile(node)
+
+    pos = dict(lineno=node.lineno, col_offset=0, end_lineno=node.lineno, end_col_offset=0)
+    freevars = [n for n in code.co_freevars]
+    factory_body = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store(), **pos)],
+                               value=ast.Constant(value=None, **pos), **pos) for n in ["ag__"] + freevars]
+    result_name = "__kiln_converted__"
+    if isinstance(node, ast.Lambda):
+        inner = ast.Assign(targets=[ast.Name(id=result_name, ctx=ast.Store(), **pos)], value=node, **pos)
+        factory_body.append(inner)
+        ret = ast.Name(id=result_name, ctx=ast.Load(), **pos)
+    elif "__class__" in freevars:
+        # Zero-argument super() needs the __class__ cell: define the function inside a
+        # class of the original class's name (so private names mangle the same way).
+        cls_name = f.__qualname__.split(".")[-2] if "." in f.__qualname__ else "_"
+        factory_body[:] = [s for s in factory_body if s.targets[0].id != "__class__"]
+        cls = ast.ClassDef(name=cls_name, bases=[], keywords=[], body=[node], decorator_list=[], **pos)
+        factory_body.append(cls)
+        ret = ast.Attribute(value=ast.Name(id=cls_name, ctx=ast.Load(), **pos), attr=node.name, ctx=ast.Load(),
+                            **pos)
+        ret = ast.Call(func=ast.Attribute(value=ret, attr="__get__", ctx=ast.Load(), **pos),
+                       args=[ast.Constant(value=None, **pos), ast.Name(id=cls_name, ctx=ast.Load(), **pos)],
+                       keywords=[], **pos)
+    else:
+        factory_body.append(node)
+        ret = ast.Name(id=node.name, ctx=ast.Load(), **pos)
+    factory_body.append(ast.Return(value=ret, **pos))
+    factory = ast.FunctionDef(name="__kiln_factory__", args=transformer._no_args(), body=factory_body,
+                              decorator_list=[], returns=None, type_comment=None, **pos)
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    compiled = compile(module, code.co_filename, "exec", dont_inherit=True)
+    namespace = {}
+    exec(compiled, namespace)  # defines the factory only; the user's globals are untouched
+    new_code = namespace["__kiln_factory__"]().__code__
+    _collect_codes(new_code)
+    return _Converted(new_code, node, saved)
+
+
+def _cached(f):
+    code = f.__code__
+    try:
+        entry = _CODE_CACHE[code]
+    except KeyError:
+        try:
+            entry = _convert_code(f)
+        except Unconvertible as e:
+            entry = None
+            if code not in _WARNED:
+                _WARNED.add(code)
+                warnings.warn(f"AutoGraph could not convert {f.__qualname__} ({code.co_filename}:"
+                              f"{code.co_firstlineno}): {e}. It runs as written: Python control flow on tensors "
+                              "inside it fails while tracing.", stacklevel=4)
+        _CODE_CACHE[code] = entry
+    return entry
+
+
+def _build(f, entry):
+    cells = dict(zip(f.__code__.co_freevars, f.__closure__ or ()))
+    closure = tuple(_AG_CELL if n == "ag__" else cells[n] for n in entry.code.co_freevars)
+    new = types.FunctionType(entry.code, f.__globals__, f.__name__, f.__defaults__, closure)
+    new.__kwdefaults__ = f.__kwdefaults__
+    new.__qualname__ = f.__qualname__
+    new.__doc__ = f.__doc__
+    new.__module__ = f.__module__
+    new.__annotations__ = dict(getattr(f, "__annotations__", {}) or {})
+    new.__dict__.update(f.__dict__)
+    return new
+
+
+def convert_function(f):
+    """The converted version of a plain Python function (cached), or `f` itself when
+    its source cannot be read (with one warning)."""
+    try:
+        return _FN_CACHE[f]
+    except (KeyError, TypeError):
+        pass
+    if f.__code__ in _CONVERTED_CODES or f.__code__.co_flags & _CO_SKIP:
+        out = f
+    else:
+        entry = _cached(f)
+        out = f if entry is None else _build(f, entry)
+    try:
+        _FN_CACHE[f] = out
+    except TypeError:
+        pass
+    return out
+
+
+def convert(f):
+    """Any callable -> its converted form (what kiln.function calls)."""
+    if getattr(f, "__kiln_do_not_convert__", False):
+        return f
+    if isinstance(f, types.FunctionType):
+        return convert_function(f)
+    if isinstance(f, types.MethodType):
+        conv = convert(f.__func__)
+        return f if conv is f.__func__ else types.MethodType(conv, f.__self__)
+    if isinstance(f, functools.partial):
+        conv = convert(f.func)
+        return f if conv is f.func else functools.partial(conv, *f.args, **f.keywords)
+    call = getattr(type(f), "__call__", None)
+    if isinstance(call, types.FunctionType) and not isinstance(f, type) and _is_user_code(call):
+        conv = convert_function(call)
+        return f if conv is call else types.MethodType(conv, f)
+    return f
+
+
+def _is_user_code(f):
+    code = f.__code__
+    known = _USER_CODE.get(code)
+    if known is not None:
+        return known
+    module = (getattr(f, "__module__", None) or "").split(".")[0]
+    filename = code.co_filename
+    user = not (module in _SKIP_MODULES or code in _CONVERTED_CODES or code.co_flags & _CO_SKIP
+                or filename.startswith(_STDLIB) or "site-packages" in filename or "dist-packages" in filename
+                or filename.startswith("<frozen"))
+    _USER_CODE[code] = user
+    return user
+
+
+def call_target(f):
+    """What converted code calls for `f(...)`: the converted function for the user's
+    own code, `f` itself for everything else (kiln, NumPy, the standard library,
+    builtins, classes, kiln.function objects, do_not_convert)."""
+    if isinstance(f, types.FunctionType):
+        if getattr(f, "__kiln_do_not_convert__", False) or not _is_user_code(f):
+            return f
+        return convert_function(f)
+    if isinstance(f, types.MethodType):
+        func = f.__func__
+        if not isinstance(func, types.FunctionType) or getattr(func, "__kiln_do_not_convert__", False) \
+                or not _is_user_code(func):
+            return f
+        conv = convert_function(func)
+        return f if conv is func else types.MethodType(conv, f.__self__)
+    if isinstance(f, (types.BuiltinFunctionType, type)) or f is None:
+        return f
+    if isinstance(f, functools.partial):
+        conv = call_target(f.func)
+        return f if conv is f.func else functools.partial(conv, *f.args, **f.keywords)
+    call = getattr(type(f), "__call__", None)
+    if isinstance(call, types.FunctionType) and not getattr(f, "__kiln_do_not_convert__", False) \
+            and _is_user_code(call):
+        conv = convert_function(call)
+        return f if conv is call else types.MethodType(conv, f)
+    return f
+
+
+def source_of(f):
+    """The converted source of `f` (for to_code)."""
+    target = f
+    if isinstance(target, types.MethodType):
+        target = target.__func__
+    if isinstance(target, functools.partial):
+        target = target.func
+    if not isinstance(target, types.FunctionType):
+        call = getattr(type(f), "__call__", None)
+        if isinstance(call, types.FunctionType):
+            target = call
+        else:
+            raise TypeError(f"to_code: {f!r} is not a Python function")
+    if target.__code__ in _CONVERTED_CODES:
+        raise TypeError("to_code: this function is already converted; pass the original (e.g. f.python_function)")
+    entry = _cached(target)
+    if entry is None:
+        raise ValueError(f"to_code: the source of {target.__qualname__} is not available")
+    _restore(entry.node, entry.saved_args)
+    try:
+        text = ast.unparse(entry.node)
+    finally:
+        _strip_for_compile(entry.node)
+    return text + "\n"
+
+
+del sys

@@ -1,0 +1,574 @@
+"""The AST side of AutoGraph: one function's syntax tree in, the converted tree out.
+
+Per function scope, in order:
+  1. loop directives (`set_loop_options(...)` at the top of a loop body) become the
+     loop's options;
+  2. `return` inside if/while/for becomes a `do_return` flag and a `retval_` value;
+     `break` a `break_` flag tested by the loop; `continue` a `continue_` flag; the
+     statements after a jump run under `if not flag:`;
+  3. expressions: `and`/`or`/`not`, `a if c else b`, calls (`converted_call`) and
+     `assert` become run-time dispatchers;
+  4. liveness analysis, then if/while/for become local functions and one call of
+     `ag__.if_stmt` / `ag__.while_stmt` / `ag__.for_stmt`; the variables they assign
+     are `nonlocal` in those functions, and the ones live afterwards are the
+     statement's state (what a graph cond or loop carries).
+Generated nodes get the source position of the user's statement they come from, so
+tracebacks name the user's file and lines."""
+import ast
+
+from . import analysis
+
+AG = "ag__"
+# Calls that look at their caller's frame: never routed through converted_call.
+_FRAME_CALLS = frozenset({"super", "locals", "globals", "vars", "eval", "exec", "dir"})
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+class Namer:
+    """Fresh names that collide with nothing the user's function mentions."""
+
+    def __init__(self, node):
+        used = set()
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                used.add(sub.id)
+            elif isinstance(sub, ast.arg):
+                used.add(sub.arg)
+            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                used.add(sub.name)
+        used.add(AG)
+        self.used = used
+
+    def new(self, base):
+        name, i = base, 1
+        while name in self.used:
+            name = f"{base}_{i}"
+            i += 1
+        self.used.add(name)
+        return name
+
+
+# ---- small AST builders --------------------------------------------------------
+
+def _load(name):
+    return ast.Name(id=name, ctx=ast.Load())
+
+
+def _store(name):
+    return ast.Name(id=name, ctx=ast.Store())
+
+
+def _ag(attr):
+    return ast.Attribute(value=_load(AG), attr=attr, ctx=ast.Load())
+
+
+def _call(func, args=(), keywords=()):
+    return ast.Call(func=func, args=list(args), keywords=list(keywords))
+
+
+def _assign(name, value):
+    return ast.Assign(targets=[_store(name)], value=value)
+
+
+def _const(value):
+    return ast.Constant(value=value)
+
+
+def _not(name):
+    return ast.UnaryOp(op=ast.Not(), operand=_load(name))
+
+
+def _def(name, params, body):
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None, kwonlyargs=[],
+                         kw_defaults=[], kwarg=None, defaults=[])
+    return ast.FunctionDef(name=name, args=args, body=body or [ast.Pass()], decorator_list=[], returns=None,
+                           type_comment=None)
+
+
+def _locate(nodes, src, end=None):
+    """Gives generated nodes (those without a position) the position of the user's
+    statement `src`, spanning its header (up to `end`, a node) rather than its body."""
+    end = end or src
+    pos = dict(lineno=src.lineno, col_offset=src.col_offset, end_lineno=end.end_lineno,
+               end_col_offset=end.end_col_offset)
+    if pos["end_lineno"] != pos["lineno"]:
+        pos["end_lineno"], pos["end_col_offset"] = pos["lineno"], pos["col_offset"] + 1
+    for node in nodes if isinstance(nodes, list) else [nodes]:
+        for sub in ast.walk(node):
+            if "lineno" in sub._attributes and getattr(sub, "lineno", None) is None:
+                for k, v in pos.items():
+                    setattr(sub, k, v)
+    return nodes
+
+
+def _mark(node):
+    """Marks a node as generated (for the binding pass)."""
+    node.kiln_generated = True
+    return node
+
+
+# ---- 1. loop directives --------------------------------------------------------
+
+def _is_directive(stmt):
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    func = stmt.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name == "set_loop_options"
+
+
+def _extract_directives(stmts):
+    for stmt in stmts:
+        for node in _walk_scope_stmts(stmt):
+            if isinstance(node, (ast.While, ast.For)):
+                keep, opts = [], []
+                for s in node.body:
+                    if _is_directive(s):
+                        opts.extend(s.value.keywords)
+                    else:
+                        keep.append(s)
+                if opts:
+                    node.body = keep or [ast.Pass()]
+                    node.kiln_opts = opts
+
+
+def _walk_scope_stmts(node):
+    """Every node of this scope (nested functions and classes excluded)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        for child in ast.iter_child_nodes(n):
+            if not isinstance(child, _SCOPE_NODES):
+                todo.append(child)
+
+
+# ---- 2. jumps: return, break, continue -----------------------------------------
+
+class _Jumps:
+    """Lowers one kind of jump ('return', 'break' or 'continue') to a flag."""
+
+    def __init__(self, kind, flag, retval=None):
+        self.kind, self.flag, self.retval = kind, flag, retval
+
+    def block(self, stmts):
+        """-> (new statements, may jump, always jumps)."""
+        out = []
+        for idx, stmt in enumerate(stmts):
+            new, may, always = self.stmt(stmt)
+            out.extend(new)
+            if always:
+                return out, True, True
+            if may:
+                rest = stmts[idx + 1:]
+                if rest:
+                    rest_new, _, rest_always = self.block(rest)
+                    last = new[-1] if new else None
+                    side = getattr(last, "kiln_jumps", None) if isinstance(last, ast.If) else None
+                    if side == "body":
+                        last.orelse = last.orelse + rest_new
+                        return out, True, rest_always
+                    if side == "orelse":
+                        last.body = last.body + rest_new
+                        return out, True, rest_always
+                    guard = ast.If(test=_not(self.flag), body=rest_new, orelse=[])
+                    out.append(_locate(guard, rest[0]))
+                return out, True, False
+        return out, False, False
+
+    def stmt(self, s):
+        k = self.kind
+        if k == "return" and isinstance(s, ast.Return):
+            new = [_assign(self.flag, _const(True)),
+                   _assign(self.retval, s.value if s.value is not None else _const(None))]
+            return _locate(new, s), True, True
+        if (k == "break" and isinstance(s, ast.Break)) or (k == "continue" and isinstance(s, ast.Continue)):
+            return _locate([_assign(self.flag, _const(True))], s), True, True
+        if isinstance(s, ast.If):
+            s.body, bm, ba = self.block(s.body)
+            s.orelse, om, oa = self.block(s.orelse)
+            s.body = s.body or [ast.Pass()]
+            if ba and not oa:
+                s.kiln_jumps = "body"
+            elif oa and not ba:
+                s.kiln_jumps = "orelse"
+            return [s], bm or om, ba and oa
+        if isinstance(s, (ast.While, ast.For)):
+            if k != "return":
+                return [s], False, False  # an inner loop owns its break/continue
+            s.body, bm, _ = self.block(s.body)
+            s.body = s.body or [ast.Pass()]
+            s.orelse, om, _ = self.block(s.orelse)
+            if bm:
+                _add_loop_test(s, self.flag)
+            return [s], bm or om, False
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            s.body, m, a = self.block(s.body)
+            s.body = s.body or [ast.Pass()]
+            return [s], m, a
+        if isinstance(s, ast.Try):
+            may = False
+            for field in ("body", "orelse", "finalbody"):
+                new, m, _ = self.block(getattr(s, field))
+                setattr(s, field, new if (new or field != "body") else [ast.Pass()])
+                may |= m
+            for h in s.handlers:
+                h.body, m, _ = self.block(h.body)
+                h.body = h.body or [ast.Pass()]
+                may |= m
+            return [s], may, False
+        if isinstance(s, ast.Match):
+            may = False
+            for case in s.cases:
+                case.body, m, _ = self.block(case.body)
+                case.body = case.body or [ast.Pass()]
+                may |= m
+            return [s], may, False
+        return [s], False, False
+
+
+def _add_loop_test(loop, flag):
+    """The loop also stops once `flag` is set (the flag is tested first)."""
+    if isinstance(loop, ast.While):
+        test = loop.test
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and getattr(test, "kiln_flags", False):
+            test.values.insert(0, _not(flag))
+        else:
+            test = ast.BoolOp(op=ast.And(), values=[_not(flag), test])
+            test.kiln_flags = True
+        loop.test = ast.copy_location(test, loop.test)
+        ast.fix_missing_locations(loop.test)
+    else:
+        loop.kiln_extra_test = getattr(loop, "kiln_extra_test", []) + [flag]
+
+
+def _has_jump(stmts, kinds):
+    """Whether a jump of one of `kinds` (node classes) belongs to these statements
+    (break/continue: not inside inner loops; return: anywhere in the scope)."""
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, kinds):
+            return True
+        if isinstance(n, _SCOPE_NODES):
+            continue
+        if isinstance(n, (ast.While, ast.For)) and ast.Return not in kinds:
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _returns_nested(body):
+    """A `return` somewhere other than the function's top level."""
+    for stmt in body:
+        if isinstance(stmt, ast.Return):
+            continue
+        if _has_jump([stmt], (ast.Return,)):
+            return True
+    return False
+
+
+def _lower_loops(stmts, namer):
+    """break/continue of every loop in these statements (this scope) -> flags."""
+    out = []
+    for s in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(s, (ast.If, ast.While, ast.For, ast.With, ast.AsyncWith, ast.Try)) and hasattr(s, field):
+                setattr(s, field, _lower_loops(getattr(s, field), namer))
+        if isinstance(s, ast.Try):
+            for h in s.handlers:
+                h.body = _lower_loops(h.body, namer)
+        if isinstance(s, ast.Match):
+            for case in s.cases:
+                case.body = _lower_loops(case.body, namer)
+        if not isinstance(s, (ast.While, ast.For)):
+            out.append(s)
+            continue
+        before, after = [], []
+        if _has_jump(s.body, (ast.Continue,)):
+            flag = namer.new("continue_")
+            body, _, _ = _Jumps("continue", flag).block(s.body)
+            s.body = _locate([_assign(flag, _const(False))], s) + (body or [ast.Pass()])
+        if _has_jump(s.body, (ast.Break,)):
+            flag = namer.new("break_")
+            body, _, _ = _Jumps("break", flag).block(s.body)
+            s.body = body or [ast.Pass()]
+            _add_loop_test(s, flag)
+            before = _locate([_assign(flag, _const(False))], s)
+            if s.orelse:
+                after = [_locate(ast.If(test=_not(flag), body=s.orelse, orelse=[]), s.orelse[0])]
+        elif s.orelse:
+            after = s.orelse  # no break: the else clause always runs after the loop
+        s.orelse = []
+        out.extend(before + [s] + after)
+    return out
+
+
+# ---- 3. expressions ------------------------------------------------------------
+
+class _Expressions(ast.NodeTransformer):
+    """and/or/not, conditional expressions, calls and assert; nested functions and
+    lambdas are converted as scopes of their own."""
+
+    def __init__(self, namer):
+        self.namer = namer
+
+    def visit_FunctionDef(self, node):
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.args = self.visit(node.args)
+        convert_scope(node, self.namer)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        fn = "and_" if isinstance(node.op, ast.And) else "or_"
+        result = node.values[-1]
+        for value in reversed(node.values[:-1]):
+            lam = ast.Lambda(args=_no_args(), body=result)
+            result = _call(_ag(fn), [value, lam])
+        return _locate(result, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return _locate(_call(_ag("not_"), [node.operand]), node)
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        new = _call(_ag("if_exp"), [node.test, ast.Lambda(args=_no_args(), body=node.body),
+                                     ast.Lambda(args=_no_args(), body=node.orelse)])
+        return _locate(new, node)
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _FRAME_CALLS:
+            return node
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == AG:
+            return node
+        args = ast.Tuple(elts=node.args, ctx=ast.Load())
+        if node.keywords:
+            kwargs = ast.Dict(keys=[_const(k.arg) if k.arg is not None else None for k in node.keywords],
+                              values=[k.value for k in node.keywords])
+        else:
+            kwargs = _const(None)
+        return _locate(_call(_ag("converted_call"), [func, args, kwargs]), node)
+
+    def visit_Assert(self, node):
+        self.generic_visit(node)
+        args = [node.test]
+        if node.msg is not None:
+            args.append(ast.Lambda(args=_no_args(), body=node.msg))
+        return _locate(ast.Expr(value=_call(_ag("assert_stmt"), args)), node)
+
+
+def _no_args():
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                         defaults=[])
+
+
+# ---- 4. control flow -----------------------------------------------------------
+
+class _ControlFlow:
+    def __init__(self, namer, liveness, globals_):
+        self.namer = namer
+        self.live = liveness
+        self.globals = globals_
+
+    def _decl(self, names, exclude=()):
+        names = [n for n in names if n not in exclude]
+        glob = [n for n in names if n in self.globals]
+        loc = [n for n in names if n not in self.globals]
+        out = []
+        if glob:
+            out.append(ast.Global(names=glob))
+        if loc:
+            out.append(ast.Nonlocal(names=loc))
+        return out
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, ast.If):
+                out.extend(self.if_(s))
+            elif isinstance(s, ast.While):
+                out.extend(self.while_(s))
+            elif isinstance(s, ast.For):
+                out.extend(self.for_(s))
+            else:
+                if isinstance(s, (ast.With, ast.AsyncWith, ast.Try, ast.AsyncFor)):
+                    for field in ("body", "orelse", "finalbody"):
+                        if hasattr(s, field):
+                            setattr(s, field, self.block(getattr(s, field)))
+                    for h in getattr(s, "handlers", ()):
+                        h.body = self.block(h.body)
+                elif isinstance(s, ast.Match):
+                    for case in s.cases:
+                        case.body = self.block(case.body)
+                out.append(s)
+        return out
+
+    def _state_fns(self, state):
+        get_name, set_name = self.namer.new("get_state"), self.namer.new("set_state")
+        vars_ = self.namer.new("vars_")
+        get_fn = _def(get_name, [], [ast.Return(value=ast.Tuple(elts=[_load(n) for n in state], ctx=ast.Load()))])
+        target = ast.Tuple(elts=[_store(n) for n in state], ctx=ast.Store())
+        set_fn = _def(set_name, [vars_], self._decl(state) + [ast.Assign(targets=[target], value=_load(vars_))])
+        return [get_fn, set_fn], _load(get_name), _load(set_name)
+
+    def _names(self, state):
+        return ast.Tuple(elts=[_const(n) for n in state], ctx=ast.Load())
+
+    def _opts(self, s):
+        kws = getattr(s, "kiln_opts", None)
+        if not kws:
+            return []
+        d = ast.Dict(keys=[_const(k.arg) for k in kws], values=[k.value for k in kws])
+        return [ast.keyword(arg="opts", value=d)]
+
+    def if_(self, s):
+        live_out = self.live.live_out.get(id(s), set())
+        body_name = self.namer.new("if_body")
+        else_name = self.namer.new("else_body") if s.orelse else None
+        body = self.block(s.body)
+        orelse = self.block(s.orelse)
+        mod_body, mod_else = analysis.assigned(s.body), analysis.assigned(s.orelse)
+        modified = dict(mod_body)
+        modified.update(mod_else)
+        state = [n for n in modified if n in live_out]
+        defs = []
+        defs.append(_def(body_name, [], self._decl(mod_body) + body))
+        else_ref = _const(None)
+        if orelse:
+            defs.append(_def(else_name, [], self._decl(mod_else) + orelse))
+            else_ref = _load(else_name)
+        args = [s.test, _load(body_name), else_ref]
+        if state:
+            fns, get_ref, set_ref = self._state_fns(state)
+            defs.extend(fns)
+            args += [get_ref, set_ref, self._names(state)]
+        elif not orelse:
+            args.pop()
+        call = ast.Expr(value=_call(_ag("if_stmt"), args))
+        _locate(defs, s, s.test)
+        _locate(call, s, s.test)
+        return defs + [call]
+
+    def while_(self, s):
+        head = self.live.live_head.get(id(s), set())
+        test_name, body_name = self.namer.new("loop_test"), self.namer.new("loop_body")
+        body = self.block(s.body)
+        modified = analysis.assigned(s.body)
+        state = [n for n in modified if n in head]
+        defs = [_def(test_name, [], [ast.Return(value=s.test)]),
+                _def(body_name, [], self._decl(modified) + body)]
+        return self._loop_call("while_stmt", s, s.test, defs, [_load(test_name), _load(body_name)], state)
+
+    def _loop_call(self, op, s, header, defs, args, state):
+        if state:
+            fns, get_ref, set_ref = self._state_fns(state)
+            defs.extend(fns)
+            args += [get_ref, set_ref, self._names(state)]
+        else:
+            args += [_const(None), _const(None), ast.Tuple(elts=[], ctx=ast.Load())]
+        call = ast.Expr(value=_call(_ag(op), args, self._opts(s)))
+        _locate(defs, s, header)
+        _locate(call, s, header)
+        return defs + [call]
+
+    def for_(self, s):
+        head = self.live.live_head.get(id(s), set())
+        itr = self.namer.new("itr")
+        body_name = self.namer.new("loop_body")
+        body = [_locate(ast.Assign(targets=[s.target], value=_load(itr)), s, s.target)] + self.block(s.body)
+        modified = analysis.assigned([s.target] + s.body)
+        state = [n for n in modified if n in head]
+        defs = [_def(body_name, [itr], self._decl(modified, exclude={itr}) + body)]
+        extra = _const(None)
+        flags = getattr(s, "kiln_extra_test", None)
+        if flags:
+            test_name = self.namer.new("extra_test")
+            expr = _call(_ag("not_any"), [_load(f) for f in flags])
+            defs.insert(0, _def(test_name, [], [ast.Return(value=expr)]))
+            extra = _load(test_name)
+        it = s.iter
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "converted_call"
+                and isinstance(it.func.value, ast.Name) and it.func.value.id == AG):
+            it.func = _ag("for_iter")  # lets `for i in kiln.range(n)` loop without materializing the range
+        return self._loop_call("for_stmt", s, s.iter, defs, [it, extra, _load(body_name)], state)
+
+
+# ---- the scope pipeline --------------------------------------------------------
+
+def _is_generator(node):
+    for sub in _walk_scope_stmts(node):
+        if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return True
+    return False
+
+
+def convert_scope(fn, namer):
+    """Converts one function (FunctionDef or Lambda) in place, nested scopes included."""
+    if isinstance(fn, ast.Lambda):
+        fn.args = _Expressions(namer).visit(fn.args)
+        fn.body = _Expressions(namer).visit(fn.body)
+        return fn
+    if isinstance(fn, ast.AsyncFunctionDef) or _is_generator(fn):
+        return fn  # generators and coroutines run as written
+    body = fn.body
+    globals_ = analysis.declared(body, ast.Global)
+    nonlocals = analysis.declared(body, ast.Nonlocal)
+    params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    if fn.args.vararg:
+        params.add(fn.args.vararg.arg)
+    if fn.args.kwarg:
+        params.add(fn.args.kwarg.arg)
+
+    _extract_directives(body)
+    if _returns_nested(body):
+        do_return, retval = namer.new("do_return"), namer.new("retval_")
+        lowered, _, _ = _Jumps("return", do_return, retval).block(body)
+        head = _locate([_assign(do_return, _const(False)), _assign(retval, _const(None))], fn, fn)
+        tail = _locate([ast.Return(value=_load(retval))], fn, fn)
+        body = head + lowered + tail
+    body = _lower_loops(body, namer)
+    expr = _Expressions(namer)
+    body = [expr.visit(s) for s in body]
+    for s in body:
+        for node in _walk_scope_stmts(s):
+            if isinstance(node, ast.While) and getattr(node, "kiln_opts", None):
+                for k in node.kiln_opts:
+                    k.value = expr.visit(k.value)
+            elif isinstance(node, ast.For) and getattr(node, "kiln_opts", None):
+                for k in node.kiln_opts:
+                    k.value = expr.visit(k.value)
+    liveness = analysis.Liveness()
+    liveness.block(body, set())
+    all_locals = analysis.assigned(body)
+    body = _ControlFlow(namer, liveness, globals_).block(body)
+
+    # Names assigned only inside generated functions still need a binding in this
+    # function for their `nonlocal` declarations: bind them (to Undefined) right
+    # before the first statement that uses them (nothing earlier binds them).
+    bound = set(analysis.assigned(body)) | params | globals_ | nonlocals
+    missing = [n for n in all_locals if n not in bound]
+    if missing:
+        out, todo = [], dict.fromkeys(missing)
+        for s in body:
+            if todo:
+                decl = set()
+                for node in ast.walk(s):
+                    if isinstance(node, ast.Nonlocal):
+                        decl.update(node.names)
+                here = [n for n in todo if n in decl]
+                for n in here:
+                    del todo[n]
+                    out.append(_locate(_assign(n, _call(_ag("Undefined"), [_const(n)])), s))
+            out.append(s)
+        body = out
+    fn.body = body
+    ast.fix_missing_locations(fn)
+    return fn
