@@ -45,6 +45,19 @@ class Undefined:
     __lt__ = __le__ = __gt__ = __ge__ = __matmul__ = __index__ = __int__ = __float__ = _fail
 
 
+class UndefinedReturnValue:
+    """The return value of a function before a `return` ran (None to Python)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<no return value>"
+
+
+def retval(value):
+    """What the function returns: None when no return statement ran."""
+    return None if isinstance(value, UndefinedReturnValue) else value
+
+
 # ---- helpers -------------------------------------------------------------------
 
 def _is_tensor(x):
@@ -178,6 +191,9 @@ def _check_branches(names, mv, mk, ev, ek):
     for name, a, ka, b, kb in zip(names, mv, mk, ev, ek):
         if ka == kb == "undefined":
             continue
+        ra, rb = isinstance(a, UndefinedReturnValue), isinstance(b, UndefinedReturnValue)
+        if ra != rb:
+            raise ValueError(f"the {'main' if ra else 'else'} branch must also have a return statement.")
         if ka == "undefined" or kb == "undefined":
             raise ValueError(f"'{name}' must also be initialized in the {'main' if ka == 'undefined' else 'else'} "
                              "branch")
@@ -271,6 +287,9 @@ def _loop_init(names, values):
 
 
 def _check_loop_value(name, v, before):
+    if isinstance(v, UndefinedReturnValue):
+        raise ValueError("return statements are not supported inside a loop whose condition is a tensor (a graph "
+                         "loop): assign the result to a variable, break, and return it after the loop.")
     if isinstance(v, Undefined):
         raise ValueError(f"'{name}' must be defined before the loop.")
     if v is None:

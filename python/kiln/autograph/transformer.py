@@ -413,7 +413,9 @@ class _ControlFlow:
 
     def _state_fns(self, state):
         get_name, set_name = self.namer.new("get_state"), self.namer.new("set_state")
-        vars_ = self.namer.new("vars_")
+        if not hasattr(self.namer, "vars_name"):
+            self.namer.vars_name = self.namer.new("vars_")  # a parameter: one name serves every set_state
+        vars_ = self.namer.vars_name
         get_fn = _def(get_name, [], [ast.Return(value=ast.Tuple(elts=[_load(n) for n in state], ctx=ast.Load()))])
         target = ast.Tuple(elts=[_store(n) for n in state], ctx=ast.Store())
         set_fn = _def(set_name, [vars_], self._decl(state) + [ast.Assign(targets=[target], value=_load(vars_))])
@@ -531,8 +533,9 @@ def convert_scope(fn, namer):
     if _returns_nested(body):
         do_return, retval = namer.new("do_return"), namer.new("retval_")
         lowered, _, _ = _Jumps("return", do_return, retval).block(body)
-        head = _locate([_assign(do_return, _const(False)), _assign(retval, _const(None))], fn, fn)
-        tail = _locate([ast.Return(value=_load(retval))], fn, fn)
+        head = _locate([_assign(do_return, _const(False)), _assign(retval, _call(_ag("UndefinedReturnValue")))],
+                       fn, fn)
+        tail = _locate([ast.Return(value=_call(_ag("retval"), [_load(retval)]))], fn, fn)
         body = head + lowered + tail
     body = _lower_loops(body, namer)
     expr = _Expressions(namer)

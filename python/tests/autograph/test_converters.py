@@ -1,0 +1,72 @@
+"""One test per converter: golden to_code output, and the converted function gives
+the same results eagerly and traced (with tensors) as the plain Python function."""
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import kiln as tf
+
+import ag_samples as samples
+
+GOLDEN = pathlib.Path(__file__).parent / "golden"
+UPDATE = os.environ.get("KILN_UPDATE_GOLDEN") == "1"
+
+# name -> argument lists (Python values; each is also passed as tensors)
+CASES = {
+    "if_else": [(2,), (-2,)],
+    "if_elif_else": [(15,), (3,), (-4,)],
+    "if_without_else": [(-3,), (3,)],
+    "while_loop": [([0.5, 0.9, 0.8],)],
+    "for_range": [(5,), (0,)],
+    "for_break": [(10,), (3,)],
+    "while_continue": [(7,), (0,)],
+    "return_in_if": [(3,), (-3,)],
+    "return_in_loop": [([1, 2, 3, 4],), ([0, 1],)],  # traced with a Python list (see test_errors for tensors)
+    "logical": [(1, 2), (1, -2), (-1, 2)],
+    "conditional_expression": [(4,), (-4,)],
+    "assert_statement": [(1,)],
+    "calls": [(-3,)],
+    "nested_function": [(3,), (-3,)],
+    "loop_options": [(4,)],
+    "for_else": [(5,), (2,)],
+}
+
+
+PYTHON_ARGS = {"return_in_loop"}
+
+
+def _golden(name, text):
+    path = GOLDEN / f"{name}.txt"
+    if UPDATE or not path.exists():
+        if not UPDATE:
+            pytest.fail(f"no golden file {path} (run with KILN_UPDATE_GOLDEN=1 to write it)")
+        path.write_text(text)
+    return path.read_text()
+
+
+def _np(x):
+    if isinstance(x, (tuple, list)):
+        return [_np(v) for v in x]
+    return np.asarray(x.numpy() if tf.is_tensor(x) else x)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_to_code_golden(name):
+    fn = getattr(samples, name)
+    text = tf.autograph.to_code(fn)
+    assert text == _golden(name, text)
+    compile(text, name, "exec")  # the shown code is valid Python
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_converted_matches_python(name):
+    fn = getattr(samples, name)
+    converted = tf.autograph.to_graph(fn)
+    traced = tf.function(fn)
+    for args in CASES[name]:
+        tensor_args = [tf.constant(a) for a in args] if name not in PYTHON_ARGS else args
+        expected = _np(fn(*tensor_args))            # eager: plain Python on eager tensors
+        np.testing.assert_equal(_np(converted(*args)), expected)  # converted, Python values
+        np.testing.assert_equal(_np(traced(*tensor_args)), expected)  # converted and traced
