@@ -45,6 +45,14 @@ class Undefined:
     __lt__ = __le__ = __gt__ = __ge__ = __matmul__ = __index__ = __int__ = __float__ = _fail
 
 
+def ld(value):
+    """A read of a variable that may not be assigned yet: Python's error if it is not."""
+    if isinstance(value, Undefined):
+        raise UnboundLocalError(f"cannot access local variable '{value.symbol_name}' where it is not associated "
+                                "with a value")
+    return value
+
+
 class UndefinedReturnValue:
     """The return value of a function before a `return` ran (None to Python)."""
     __slots__ = ()

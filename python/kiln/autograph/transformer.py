@@ -503,6 +503,48 @@ class _ControlFlow:
         return self._loop_call("for_stmt", s, s.iter, defs, [it, extra, _load(body_name)], state)
 
 
+def _bound_outside_control_flow(stmts):
+    out = set()
+    for s in stmts:
+        if isinstance(s, (ast.If, ast.While, ast.For)):
+            continue
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            for item in s.items:
+                if item.optional_vars is not None:
+                    out |= set(analysis.assigned(item.optional_vars))
+            out |= _bound_outside_control_flow(s.body)
+        elif isinstance(s, ast.Try):
+            for part in (s.body, s.orelse, s.finalbody):
+                out |= _bound_outside_control_flow(part)
+            for h in s.handlers:
+                if h.name:
+                    out.add(h.name)
+                out |= _bound_outside_control_flow(h.body)
+        elif isinstance(s, ast.Match):
+            for case in s.cases:
+                out |= set(analysis.assigned(case.pattern)) | _bound_outside_control_flow(case.body)
+        else:
+            out |= set(analysis.assigned(s))
+    return out
+
+
+class _Loads(ast.NodeTransformer):
+    """x -> ag__.ld(x) for reads of the given names (this scope only)."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.names:
+            return ast.copy_location(_call(_ag("ld"), [node]), node)
+        return node
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+
 # ---- the scope pipeline --------------------------------------------------------
 
 def _is_generator(node):
@@ -548,6 +590,12 @@ def convert_scope(fn, namer):
             elif isinstance(node, ast.For) and getattr(node, "kiln_opts", None):
                 for k in node.kiln_opts:
                     k.value = expr.visit(k.value)
+    # Names bound only inside if/while/for bodies: Python raises UnboundLocalError on
+    # reading them unassigned, converted code reads them through ag__.ld (same error).
+    maybe_unbound = set(analysis.assigned(body)) - _bound_outside_control_flow(body) - params - globals_ - nonlocals
+    if maybe_unbound:
+        loads = _Loads(maybe_unbound)
+        body = [loads.visit(s) for s in body]
     liveness = analysis.Liveness()
     liveness.block(body, set())
     all_locals = analysis.assigned(body)
