@@ -46,7 +46,7 @@ def _function_node(f):
     if code.co_name == "<lambda>":
         return _lambda_node(f)
     try:
-        lines, lnum = inspect.getsourcelines(f)
+        lines, lnum = inspect.getsourcelines(code)  # the code object: a decorator's wrapper is not unwrapped
     except (OSError, TypeError) as e:
         raise Unconvertible(f"its source code is not available ({e})") from None
     first = lines[0]

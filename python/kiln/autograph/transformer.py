@@ -310,8 +310,9 @@ class _Expressions(ast.NodeTransformer):
     """and/or/not, conditional expressions, calls and assert; nested functions and
     lambdas are converted as scopes of their own."""
 
-    def __init__(self, namer):
+    def __init__(self, namer, first_param=None):
         self.namer = namer
+        self.first_param = first_param
 
     def visit_FunctionDef(self, node):
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
@@ -346,6 +347,10 @@ class _Expressions(ast.NodeTransformer):
         self.generic_visit(node)
         func = node.func
         if isinstance(func, ast.Name) and func.id in _FRAME_CALLS:
+            if func.id == "super" and not node.args and not node.keywords and self.first_param:
+                # Zero-argument super() also works from the generated local functions.
+                node.args = [ast.copy_location(_load("__class__"), node),
+                             ast.copy_location(_load(self.first_param), node)]
             return node
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == AG:
             return node
@@ -580,7 +585,8 @@ def convert_scope(fn, namer):
         tail = _locate([ast.Return(value=_call(_ag("retval"), [_load(retval)]))], fn, fn)
         body = head + lowered + tail
     body = _lower_loops(body, namer)
-    expr = _Expressions(namer)
+    positional = fn.args.posonlyargs + fn.args.args
+    expr = _Expressions(namer, positional[0].arg if positional else None)
     body = [expr.visit(s) for s in body]
     for s in body:
         for node in _walk_scope_stmts(s):

@@ -1,0 +1,242 @@
+"""Run-time dispatch and what conversion must keep working: methods, closures,
+defaults, decorators, nested functions, lambdas, caching, do_not_convert,
+unreadable source, iteration over TensorArrays and Python iterables."""
+import functools
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln as tf
+from kiln.autograph import conversion
+
+
+def _count_ops(f, *args):
+    return f.get_concrete_function(*args).graph.num_nodes()
+
+
+def test_methods_closures_defaults_decorators():
+    def twice(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return fn(*args, **kwargs) * 2
+        return wrapper
+
+    offset = tf.constant(10)
+
+    class Model:
+        def __init__(self, scale):
+            self.scale = scale
+
+        @twice
+        def step(self, x, bias=1, *, sign=1):
+            if x > 0:
+                x = x * self.scale + offset
+            else:
+                x = -x
+            return sign * (x + bias)
+
+    m = Model(3)
+    f = tf.function(m.step)
+    assert int(f(tf.constant(2))) == 2 * (2 * 3 + 10 + 1)
+    assert int(f(tf.constant(-2), 5, sign=-1)) == 2 * -(2 + 5)
+
+
+def test_method_with_zero_argument_super():
+    class Base:
+        def value(self, x):
+            return x + 1
+
+    class Child(Base):
+        def value(self, x):
+            if x > 0:
+                x = super().value(x)
+            return x
+
+    c = Child()
+    f = tf.function(c.value)
+    assert int(f(tf.constant(1))) == 2
+    assert int(f(tf.constant(-1))) == -1
+
+
+def test_kiln_function_method_one_cache_per_instance():
+    class Counter(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = tf.Variable(0)
+
+        @tf.function
+        def add_while_positive(self, n):
+            while n > 0:
+                self.v.assign_add(n)
+                n -= 1
+            return self.v
+
+    c = Counter()
+    assert int(c.add_while_positive(tf.constant(3))) == 6
+
+
+def test_nested_functions_and_lambdas_recursive_conversion():
+    def helper(x):
+        if x > 0:
+            return x
+        return -x
+
+    @tf.function
+    def f(x):
+        sq = lambda v: v * v if v > 0 else v  # noqa: E731
+        return helper(x) + sq(x)
+
+    assert int(f(tf.constant(3))) == 12
+    assert int(f(tf.constant(-3))) == 0
+
+
+def test_conversion_is_cached_per_code_object():
+    def make(k):
+        def g(x):
+            if x > 0:
+                x = x + k
+            return x
+        return g
+
+    g1, g2 = make(1), make(2)
+    c1, c2 = conversion.convert(g1), conversion.convert(g2)
+    assert c1.__code__ is c2.__code__  # converted once for the code object
+    assert c1(1) == 2 and c2(1) == 3     # each keeps its own closure
+    assert conversion.convert(g1) is c1
+
+
+def test_kiln_numpy_and_stdlib_are_not_converted():
+    import math
+    for f in (tf.reduce_sum, np.sum, math.sqrt, functools.reduce, print, len):
+        assert conversion.call_target(f) is f
+
+
+def test_do_not_convert():
+    @tf.autograph.experimental.do_not_convert
+    def plain(x):
+        if x > 0:  # a tensor here fails: not converted
+            return x
+        return -x
+
+    @tf.function
+    def f(x):
+        return plain(x)
+
+    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
+        f(tf.constant(1))
+    assert tf.autograph.experimental.set_loop_options() is None
+
+
+def test_unreadable_source_warns_once_and_runs_unconverted():
+    namespace = {"tf": tf}
+    exec("def made(x):\n    return x * 2\n", namespace)
+    made = namespace["made"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert tf.autograph._convert(made) is made
+        assert tf.autograph._convert(made) is made
+        f = tf.function(made)
+        assert int(f(tf.constant(3))) == 6
+    assert len([w for w in caught if "could not convert" in str(w.message)]) == 1
+
+
+def test_for_over_tensor_rows_and_tensor_array():
+    @tf.function
+    def rows(m):
+        total = tf.zeros([2])
+        for row in m:
+            total += row
+        return total
+
+    np.testing.assert_allclose(rows(tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])).numpy(), [9.0, 12.0])
+
+    @tf.function
+    def over_ta(n):
+        ta = tf.TensorArray(tf.int32, size=0, dynamic_size=True, element_shape=[])
+        for i in tf.range(n):
+            ta = ta.write(i, i * i)
+        s = 0
+        for v in ta:
+            s += v
+        return s
+
+    assert int(over_ta(tf.constant(4))) == 0 + 1 + 4 + 9
+
+
+def test_python_loop_with_break_on_tensor_becomes_conds():
+    @tf.function
+    def f(x):
+        s = tf.constant(0)
+        for v in [1, 2, 3, 4]:
+            if s + v > x:
+                break
+            s += v
+        return s
+
+    assert int(f(tf.constant(4))) == 3
+    assert int(f(tf.constant(100))) == 10
+
+
+def test_while_python_then_tensor():
+    @tf.function
+    def f(n):
+        i = 0
+        s = tf.constant(0)
+        while i < 3:          # Python test: unrolled
+            s += i
+            i += 1
+        while s < n:          # tensor test: one loop
+            s += 10
+        return s
+
+    assert int(f(tf.constant(25))) == 33
+
+
+def test_conditional_expression_and_lazy_logic():
+    @tf.function
+    def f(x, xs):
+        safe = x < 3 and tf.gather(xs, x) > 0  # the gather runs only when x < 3
+        return tf.cast(safe, tf.int32) if x >= 0 else -1
+
+    xs = tf.constant([1, -1, 1])
+    assert int(f(tf.constant(0), xs)) == 1
+    assert int(f(tf.constant(1), xs)) == 0
+    assert int(f(tf.constant(5), xs)) == 0
+
+
+def test_run_functions_eagerly_runs_python():
+    @tf.function
+    def f(x):
+        if x > 0:
+            x = x * 2
+        return x
+
+    tf.config.run_functions_eagerly(True)
+    try:
+        assert int(f(tf.constant(3))) == 6
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert int(f(tf.constant(3))) == 6
+
+
+def test_graph_size_matches_hand_written_control_flow():
+    @tf.function
+    def auto(x, n):
+        if x > 0:
+            x = x * x
+        else:
+            x = -x
+        for i in tf.range(n):
+            x = x + i
+        return x
+
+    @tf.function(autograph=False)
+    def manual(x, n):
+        x = tf.cond(x > 0, lambda: x * x, lambda: -x)
+        _, x = tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x + i), (tf.constant(0), x))
+        return x
+
+    args = (tf.constant(3), tf.constant(4))
+    assert int(auto(*args)) == int(manual(*args)) == 15
+    assert _count_ops(auto, *args) == _count_ops(manual, *args)
