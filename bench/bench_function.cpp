@@ -10,7 +10,7 @@
 #include <cstdlib>
 
 #include "bench_util.h"
-#include "function/tracing_context.h"
+#include "trace/tracing_context.h"
 #include "kiln/kiln.h"
 #include "passes/passes.h"
 

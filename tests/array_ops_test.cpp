@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "core/tensor_impl.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 using namespace kiln;
 using kiln::testing::expect_error;

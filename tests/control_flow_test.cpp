@@ -5,10 +5,10 @@
 #include <regex>
 #include <sstream>
 
-#include "function/control_flow_ops.h"
+#include "graph_ops/control_flow_ops.h"
 #include "core/tensor_impl.h"
 #include "graph/graph.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 #include "runtime/dispatch.h"
 
 using namespace kiln;

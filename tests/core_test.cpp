@@ -4,7 +4,7 @@
 #include <kiln/random.h>
 
 #include "core/allocator.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 using namespace kiln;
 using kiln::testing::expect_error;

@@ -22,8 +22,8 @@
 #include <kiln/kiln.h>
 
 #include "exec/plan.h"
-#include "function/tracing_context.h"
-#include "ops/op_def.h"
+#include "trace/tracing_context.h"
+#include "schema/op_def.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::testing {

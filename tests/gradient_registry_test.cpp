@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 #include "runtime/dispatch.h"  // run_eager
 
 using namespace kiln;

@@ -5,7 +5,7 @@
 #include <regex>
 #include <set>
 
-#include "function/control_flow_ops.h"
+#include "graph_ops/control_flow_ops.h"
 #include "graph/graph.h"
 #include "kiln/control_flow.h"
 #include "kiln/function.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "function/tracing_context.h"
+#include "trace/tracing_context.h"
 #include "graph/graph.h"
 #include "runtime/dispatch.h"
 

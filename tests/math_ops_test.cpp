@@ -11,7 +11,7 @@
 #include "kiln/function.h"
 #include "kiln/math.h"
 #include "op_test_util.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 #include "runtime/dispatch.h"
 #include "test_util.h"
 

@@ -15,7 +15,7 @@
 #include "op_test_util.h"
 #include "ops/nn_internal.h"
 #include "ops/onednn.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 #include "runtime/dispatch.h"
 #include "test_util.h"
 

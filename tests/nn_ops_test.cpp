@@ -10,7 +10,7 @@
 #include <kiln/kiln.h>
 
 #include "ops/onednn.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 #include "runtime/dispatch.h"
 #include "op_test_util.h"
 #include "test_util.h"

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::testing {
 

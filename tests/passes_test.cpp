@@ -9,10 +9,10 @@
 
 #include "core/allocator.h"
 #include "exec/plan.h"
-#include "function/call_op.h"
-#include "function/tracing_context.h"
+#include "graph_ops/call_op.h"
+#include "trace/tracing_context.h"
 #include "kiln/kiln.h"
-#include "passes/fused_lanes.h"
+#include "exec/fused_lanes.h"
 #include "passes/passes.h"
 #include "runtime/dispatch.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "exec/plan.h"
-#include "function/tracing_context.h"
+#include "trace/tracing_context.h"
 #include "passes/passes.h"
 #include "runtime/dispatch.h"
 

@@ -14,7 +14,7 @@
 #include <kiln/variable.h>
 
 #include "core/tensor_impl.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 #include "runtime/dispatch.h"
 #include "runtime/format.h"
 

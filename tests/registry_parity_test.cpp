@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "exec/plan.h"
-#include "function/tracing_context.h"
+#include "trace/tracing_context.h"
 #include "ops/creation.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 #include "passes/passes.h"
 #include "runtime/dispatch.h"
 

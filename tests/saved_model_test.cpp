@@ -11,9 +11,9 @@
 
 #include "core/tensor_impl.h"
 #include "function/concrete.h"
-#include "function/tracing_context.h"
+#include "trace/tracing_context.h"
 #include "io/file_util.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 #include "runtime/dispatch.h"
 #include "test_util.h"
 

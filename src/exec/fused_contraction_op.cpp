@@ -1,5 +1,5 @@
-#include "passes/fused_contraction.h"
-#include "passes/known_ops.h"
+#include "exec/fused_contraction.h"
+#include "ops/known_ops.h"
 
 #include <array>
 #include <string>

@@ -1,4 +1,4 @@
-#include "passes/fused_elementwise.h"
+#include "exec/fused_elementwise.h"
 
 #include <fmt/format.h>
 
@@ -15,9 +15,9 @@
 #include "exec/plan.h"
 #include "ops/cast_loops.h"
 #include "ops/creation.h"
-#include "passes/fused_contraction.h"
-#include "passes/fused_lanes.h"
-#include "passes/known_ops.h"
+#include "exec/fused_contraction.h"
+#include "exec/fused_lanes.h"
+#include "ops/known_ops.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::passes {

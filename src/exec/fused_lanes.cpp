@@ -1,4 +1,4 @@
-#include "passes/fused_lanes.h"
+#include "exec/fused_lanes.h"
 
 #include <algorithm>
 #include <cstring>

@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "passes/fused_elementwise.h"
+#include "exec/fused_elementwise.h"
 
 namespace kiln::passes {
 

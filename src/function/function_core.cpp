@@ -10,11 +10,11 @@
 #include <thread>
 #include <unordered_map>
 
-#include "autodiff/graph_gradients.h"
-#include "function/call_op.h"
-#include "function/control_flow_ops.h"
+#include "graph_ops/graph_gradients.h"
+#include "graph_ops/call_op.h"
+#include "graph_ops/control_flow_ops.h"
 #include "function/concrete.h"
-#include "function/tracing_context.h"
+#include "trace/tracing_context.h"
 #include "passes/passes.h"
 
 namespace kiln {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/small_vector.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::graph {
 

@@ -1,10 +1,10 @@
 // Call / StatefulCall: a kiln::function called while another is traced is
 // one node that runs the callee's own traced graph (held as attr "f").
-#include "function/call_op.h"
+#include "graph_ops/call_op.h"
 
-#include "autodiff/graph_gradients.h"
-#include "function/control_flow_ops.h"
-#include "function/tracing_context.h"
+#include "graph_ops/graph_gradients.h"
+#include "graph_ops/control_flow_ops.h"
+#include "trace/tracing_context.h"
 #include "kiln/math.h"
 
 namespace kiln::function_detail {

@@ -1,6 +1,6 @@
 #pragma once
 // The op of a function call inside a graph (DESIGN.md §7).
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::function_detail {
 // Call(args..., captures...) {f}: runs graph f; StatefulCall when f has

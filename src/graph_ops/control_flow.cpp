@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "autodiff/graph_gradients.h"
-#include "function/control_flow_ops.h"
+#include "graph_ops/graph_gradients.h"
+#include "graph_ops/control_flow_ops.h"
 #include "kiln/math.h"
-#include "function/tracing_context.h"
+#include "trace/tracing_context.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::detail {

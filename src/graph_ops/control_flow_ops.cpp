@@ -1,15 +1,15 @@
 // If, StatefulIf, While, StatefulWhile: ops whose attrs are nested graphs.
 // Their kernels run the nested graphs' compiled plans (cached per graph).
-#include "function/control_flow_ops.h"
+#include "graph_ops/control_flow_ops.h"
 
-#include "autodiff/graph_gradients.h"
+#include "graph_ops/graph_gradients.h"
 
 #include <fmt/format.h>
 
 #include <mutex>
 #include <unordered_map>
 
-#include "function/tracing_context.h"
+#include "trace/tracing_context.h"
 #include "kiln/math.h"
 #include "passes/passes.h"
 #include "runtime/dispatch.h"

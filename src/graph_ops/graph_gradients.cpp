@@ -4,7 +4,7 @@
 // the gradients of the inputs asked for. It is traced once per (f, which
 // results have a gradient, which inputs want one) and cached, so an eager
 // Function called under a tape gets a compiled backward pass.
-#include "autodiff/graph_gradients.h"
+#include "graph_ops/graph_gradients.h"
 
 #include <algorithm>
 #include <map>
@@ -12,9 +12,9 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "function/call_op.h"
-#include "function/control_flow_ops.h"
-#include "function/tracing_context.h"
+#include "graph_ops/call_op.h"
+#include "graph_ops/control_flow_ops.h"
+#include "trace/tracing_context.h"
 #include "kiln/array.h"
 #include "kiln/gradient.h"
 #include "kiln/math.h"

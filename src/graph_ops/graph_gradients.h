@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::detail {
 void call_gradient(GradContext& c);

@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "core/dtype_switch.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::detail {
 

@@ -7,7 +7,7 @@
 #include <initializer_list>
 
 #include "core/parallel.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::detail {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::detail {
 

@@ -14,7 +14,7 @@
 #include "core/parallel.h"
 #include "ops/broadcast.h"
 #include "ops/math_functors.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::detail {
 

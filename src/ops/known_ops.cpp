@@ -1,4 +1,4 @@
-#include "passes/known_ops.h"
+#include "ops/known_ops.h"
 
 namespace kiln::passes {
 

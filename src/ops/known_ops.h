@@ -5,7 +5,7 @@
 // are looked up in the registry once, on first use. Ops that have accessors of
 // their own (detail::placeholder_op, function_detail::call_op, the fused ops)
 // are used through those.
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::passes {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kiln/nn_ops.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::detail {
 

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 #include "kiln/print.h"
 #include "runtime/dispatch.h"
 #include "runtime/format.h"

@@ -3,7 +3,7 @@
 // their OpDefs in tensor_array_ops.cpp, and the index helpers both files use.
 #include "core/tensor_impl.h"
 #include "ops/array_util.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::detail {
 

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <string>
 
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln::detail {
 

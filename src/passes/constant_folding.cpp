@@ -2,7 +2,7 @@
 // with its own kernel (so the value is the one it would compute per call),
 // and becomes Const nodes. Results over the size cap stay unfolded.
 #include "ops/creation.h"
-#include "passes/known_ops.h"
+#include "ops/known_ops.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 #include "runtime/dispatch.h"

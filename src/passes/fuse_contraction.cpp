@@ -11,8 +11,8 @@
 #include <array>
 #include <string>
 
-#include "passes/fused_contraction.h"
-#include "passes/known_ops.h"
+#include "exec/fused_contraction.h"
+#include "ops/known_ops.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "ops/creation.h"
-#include "passes/fused_elementwise.h"
+#include "exec/fused_elementwise.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 

@@ -3,7 +3,7 @@
 // the executor saves the nested plan's frame per call.
 #include <unordered_map>
 
-#include "function/call_op.h"
+#include "graph_ops/call_op.h"
 #include "ops/creation.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"

@@ -6,8 +6,8 @@
 #include <unordered_map>
 
 #include "ops/creation.h"
-#include "passes/fused_elementwise.h"
-#include "passes/known_ops.h"
+#include "exec/fused_elementwise.h"
+#include "ops/known_ops.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 

@@ -11,7 +11,7 @@
 #include <numeric>
 
 #include "core/dtype_switch.h"
-#include "passes/known_ops.h"
+#include "ops/known_ops.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 

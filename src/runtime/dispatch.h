@@ -6,7 +6,7 @@
 #include <span>
 
 #include "core/small_vector.h"
-#include "ops/op_def.h"
+#include "schema/op_def.h"
 
 namespace kiln {
 class Variable;

@@ -11,7 +11,7 @@
 #include "core/small_vector.h"
 #include "core/tensor_impl.h"
 #include "kiln/error.h"
-#include "ops/attrs.h"
+#include "schema/attrs.h"
 
 namespace kiln::detail {
 

@@ -1,4 +1,4 @@
-#include "function/tracing_context.h"
+#include "trace/tracing_context.h"
 
 #include <fmt/format.h>
 
