@@ -7,6 +7,7 @@
 #include "graph_ops/graph_gradients.h"
 #include "graph_ops/control_flow_ops.h"
 #include "kiln/math.h"
+#include "ops/creation.h"
 #include "trace/tracing_context.h"
 #include "runtime/dispatch.h"
 

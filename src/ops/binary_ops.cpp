@@ -2,6 +2,7 @@
 // FloorMod, Pow, Maximum, Minimum; all broadcast as NumPy does.
 #include "kiln/math.h"
 #include "kiln/reduce.h"
+#include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/grad_util.h"
 #include "runtime/dispatch.h"

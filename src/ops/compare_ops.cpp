@@ -1,6 +1,7 @@
 // Comparisons (Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual),
 // logic (LogicalAnd, LogicalOr, LogicalNot), Select (where) and ClipByValue.
 #include "kiln/math.h"
+#include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/grad_util.h"
 #include "runtime/dispatch.h"

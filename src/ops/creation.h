@@ -1,5 +1,6 @@
 #pragma once
-// Internal entry points of the creation ops, for other layers.
+// Internal entry points of the creation ops, for other layers: constants,
+// and C++ scalars turned into tensors (weak typing of `x * 2`).
 #include "kiln/tensor.h"
 
 namespace kiln::detail {
@@ -10,6 +11,18 @@ Tensor const_op(Tensor value, const SourceLocation& loc);
 
 // A concrete scalar tensor of `dtype` holding `value` (no dispatch).
 Tensor make_scalar(const Scalar& value, DType dtype);
+
+// A C++ scalar as a tensor of `dtype`, raising InvalidArgument (naming
+// `op_name`) when `dtype` cannot hold the value exactly (1.5 as int32).
+Tensor scalar_to_tensor(const Scalar& value, DType dtype, std::string_view op_name,
+                        const SourceLocation& loc);
+
+// The two inputs of a binary op: a weakly typed scalar takes the other
+// operand's dtype; two tensors keep theirs (the op checks they agree).
+struct BinaryInputs {
+  Tensor inputs[2];
+};
+BinaryInputs binary_inputs(const Operand& a, const Operand& b, std::string_view op_name);
 
 }  // namespace kiln::detail
 

@@ -258,6 +258,29 @@ Tensor make_scalar(const Scalar& value, DType dtype) {
   return t;
 }
 
+Tensor scalar_to_tensor(const Scalar& value, DType dtype, std::string_view op_name,
+                        const SourceLocation& loc) {
+  check_representable(value, dtype, op_name);
+  return const_op(make_scalar(value, dtype), loc);
+}
+
+BinaryInputs binary_inputs(const Operand& a, const Operand& b, std::string_view op_name) {
+  if (a.is_tensor() && b.is_tensor()) return {{a.take(), b.take()}};
+  if (a.is_tensor()) {
+    Tensor ta = a.take();
+    DType d = ta.dtype();
+    return {{std::move(ta), scalar_to_tensor(b.scalar(), d, op_name, b.location())}};
+  }
+  if (b.is_tensor()) {
+    Tensor tb = b.take();
+    DType d = tb.dtype();
+    return {{scalar_to_tensor(a.scalar(), d, op_name, a.location()), std::move(tb)}};
+  }
+  DType d = a.scalar().natural_dtype();
+  return {{scalar_to_tensor(a.scalar(), d, op_name, a.location()),
+           scalar_to_tensor(b.scalar(), d, op_name, b.location())}};
+}
+
 void check_ragged(std::vector<int64_t>& dims, int depth, int64_t size) {
   if (static_cast<int>(dims.size()) == depth) {
     dims.push_back(size);

@@ -1,6 +1,7 @@
 // The registration entry of the elementwise math ops (unary_ops.cpp,
 // binary_ops.cpp, compare_ops.cpp) and the C++ operators on tensors.
 #include "kiln/math.h"
+#include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "runtime/dispatch.h"
 

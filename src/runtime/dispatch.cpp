@@ -3,8 +3,6 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/creation.h"
-
 namespace kiln::detail {
 
 namespace {
@@ -140,29 +138,6 @@ void check_representable(const Scalar& value, DType dtype, std::string_view op_n
     }
   }
   if (!ok) not_representable(value, dtype, op_name);
-}
-
-Tensor scalar_to_tensor(const Scalar& value, DType dtype, std::string_view op_name,
-                        const SourceLocation& loc) {
-  check_representable(value, dtype, op_name);
-  return const_op(make_scalar(value, dtype), loc);
-}
-
-BinaryInputs binary_inputs(const Operand& a, const Operand& b, std::string_view op_name) {
-  if (a.is_tensor() && b.is_tensor()) return {{a.take(), b.take()}};
-  if (a.is_tensor()) {
-    Tensor ta = a.take();
-    DType d = ta.dtype();
-    return {{std::move(ta), scalar_to_tensor(b.scalar(), d, op_name, b.location())}};
-  }
-  if (b.is_tensor()) {
-    Tensor tb = b.take();
-    DType d = tb.dtype();
-    return {{scalar_to_tensor(a.scalar(), d, op_name, a.location()), std::move(tb)}};
-  }
-  DType d = a.scalar().natural_dtype();
-  return {{scalar_to_tensor(a.scalar(), d, op_name, a.location()),
-           scalar_to_tensor(b.scalar(), d, op_name, b.location())}};
 }
 
 }  // namespace kiln::detail

@@ -115,16 +115,4 @@ inline Tensor dispatch1(const OpDef& op, std::span<const Tensor> inputs, Attrs&&
 // exactly: 1.5 as int32, 300 as uint8, a number as a string.
 void check_representable(const Scalar& value, DType dtype, std::string_view op_name);
 
-// A C++ scalar as a tensor of `dtype`, raising InvalidArgument (naming
-// `op_name`) when `dtype` cannot hold the value exactly (1.5 as int32).
-Tensor scalar_to_tensor(const Scalar& value, DType dtype, std::string_view op_name,
-                        const SourceLocation& loc);
-
-// The two inputs of a binary op: a weakly typed scalar takes the other
-// operand's dtype; two tensors keep theirs (the op checks they agree).
-struct BinaryInputs {
-  Tensor inputs[2];
-};
-BinaryInputs binary_inputs(const Operand& a, const Operand& b, std::string_view op_name);
-
 }  // namespace kiln::detail
