@@ -31,3 +31,8 @@ struct FusedStep {
 detail::ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n);
 
 }  // namespace kiln::passes
+
+namespace kiln::detail {
+// FusedElementwise, FusedMatMul, FusedConv2D.
+void register_fused_ops(OpRegistry& registry);
+}  // namespace kiln::detail

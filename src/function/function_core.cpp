@@ -329,6 +329,15 @@ class TracingMark {
 };
 
 namespace {
+// The plan of an optimized copy of `g` (a graph run directly rather than
+// inside an optimized caller), cached while `g` lives.
+std::shared_ptr<const exec::Plan> optimized_plan_for(const std::shared_ptr<const graph::Graph>& g) {
+  static auto* cache = new function_detail::PlanCache([](const std::shared_ptr<const graph::Graph>& graph) {
+    return std::make_shared<const exec::Plan>(passes::optimize(*graph, passes::PassOptions::from_env()));
+  });
+  return cache->get(g);
+}
+
 // A Function called eagerly under a GradientTape is recorded as the Call op
 // it would be in a graph: inputs are the arguments, then the captures. When
 // its gradient needs values the run draws (random ops), the call runs the
@@ -346,7 +355,7 @@ ResultLeaves run_recorded(TapeHook& tapes, const ConcreteImpl& impl, const Flatt
     out = std::move(*ran);
   } else {
     g = with_values_for_backward(impl.graph);
-    out = g == impl.graph ? impl.plan->run(in) : function_detail::plan_for(g, /*optimized=*/true)->run(in);
+    out = g == impl.graph ? impl.plan->run(in) : optimized_plan_for(g)->run(in);
   }
   bool stateful = !g->stateful_nodes().empty();
   tapes.record(function_detail::call_op(stateful), in, out, Attrs{{"f", g}});

@@ -7,3 +7,7 @@ namespace kiln::function_detail {
 // stateful nodes (kept in program order, never pruned).
 const detail::OpDef& call_op(bool stateful);
 }  // namespace kiln::function_detail
+
+namespace kiln::detail {
+void register_call_ops(OpRegistry& registry);
+}  // namespace kiln::detail

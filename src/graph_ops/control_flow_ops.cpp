@@ -11,7 +11,6 @@
 
 #include "trace/tracing_context.h"
 #include "kiln/math.h"
-#include "passes/passes.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::function_detail {
@@ -27,31 +26,28 @@ std::string type_text(const TensorType& t) {
   return fmt::format("{} {}", dtype_name(t.dtype), t.shape.to_string());
 }
 
-std::shared_ptr<const exec::Plan> plan_for(const GraphPtr& graph, bool optimized) {
-  struct Entry {
-    std::weak_ptr<const graph::Graph> graph;
-    std::shared_ptr<const exec::Plan> plan;
-  };
-  static std::mutex mutex;
-  static auto* cache = new std::unordered_map<const graph::Graph*, Entry>[2]();
-  static std::size_t sweep_at[2] = {64, 64};
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& entries = cache[optimized];
-  auto it = entries.find(graph.get());
+std::shared_ptr<const exec::Plan> PlanCache::get(const GraphPtr& graph) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find(graph.get());
   // An expired entry is another graph that lived at the same address.
-  if (it != entries.end() && !it->second.graph.expired()) return it->second.plan;
-  // The plan must not own its graph: the cache would keep every graph alive.
-  // Callers hold the graph (the node's attrs) while they run the plan. An
-  // optimized plan runs (and owns) an optimized copy.
-  auto plan = optimized ? std::make_shared<const exec::Plan>(passes::optimize(*graph, passes::PassOptions::from_env()))
-                        : std::make_shared<const exec::Plan>(GraphPtr(std::shared_ptr<const void>(), graph.get()));
-  entries[graph.get()] = Entry{graph, plan};
-  if (entries.size() >= sweep_at[optimized]) {
-    for (auto e = entries.begin(); e != entries.end();)
-      e = e->second.graph.expired() ? entries.erase(e) : std::next(e);
-    sweep_at[optimized] = std::max<std::size_t>(64, 2 * entries.size());
+  if (it != entries_.end() && !it->second.graph.expired()) return it->second.plan;
+  std::shared_ptr<const exec::Plan> plan = compile_(graph);
+  entries_[graph.get()] = Entry{graph, plan};
+  if (entries_.size() >= sweep_at_) {
+    for (auto e = entries_.begin(); e != entries_.end();)
+      e = e->second.graph.expired() ? entries_.erase(e) : std::next(e);
+    sweep_at_ = std::max<std::size_t>(64, 2 * entries_.size());
   }
   return plan;
+}
+
+std::shared_ptr<const exec::Plan> plan_for(const GraphPtr& graph) {
+  // The plan must not own its graph: the cache would keep every graph alive.
+  // Callers hold the graph (the node's attrs) while they run the plan.
+  static auto* cache = new PlanCache([](const GraphPtr& g) {
+    return std::make_shared<const exec::Plan>(GraphPtr(std::shared_ptr<const void>(), g.get()));
+  });
+  return cache->get(graph);
 }
 
 void check_feeds(const InferContext& c, const graph::Graph& g, int first, std::string_view what) {

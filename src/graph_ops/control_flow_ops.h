@@ -11,6 +11,8 @@
 // The Stateful* twins run branches/bodies containing stateful ops (print,
 // variable updates), so the node keeps program order and is never pruned.
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "exec/plan.h"
 #include "graph/graph.h"
@@ -20,10 +22,30 @@ namespace kiln::function_detail {
 const detail::OpDef& if_op(bool stateful);
 const detail::OpDef& while_op(bool stateful);
 
-// The compiled plan of a nested graph, built on first use and cached while
-// the graph lives; `optimized`: of its optimized copy (passes::optimize), for
-// graphs run directly rather than inside an optimized caller.
-std::shared_ptr<const exec::Plan> plan_for(const std::shared_ptr<const graph::Graph>& graph, bool optimized = false);
+// Compiled plans of graphs, each built on first use by `compile` and kept
+// while its graph lives (entries of graphs that died are swept as the cache
+// grows). Thread-safe.
+class PlanCache {
+ public:
+  using GraphPtr = std::shared_ptr<const graph::Graph>;
+  using Compile = std::shared_ptr<const exec::Plan> (*)(const GraphPtr& graph);
+  explicit PlanCache(Compile compile) : compile_(compile) {}
+  std::shared_ptr<const exec::Plan> get(const GraphPtr& graph);
+
+ private:
+  struct Entry {
+    std::weak_ptr<const graph::Graph> graph;
+    std::shared_ptr<const exec::Plan> plan;
+  };
+  Compile compile_;
+  std::mutex mutex_;
+  std::unordered_map<const graph::Graph*, Entry> entries_;
+  std::size_t sweep_at_ = 64;
+};
+
+// The compiled plan of a nested graph as it is (an optimized caller has
+// optimized its nested graphs already), from one process-wide PlanCache.
+std::shared_ptr<const exec::Plan> plan_for(const std::shared_ptr<const graph::Graph>& graph);
 
 // Checks that the op's inputs from `first` on fit `g`'s parameters, then
 // its captures (count, dtypes, shapes); fails naming `what`.
@@ -36,3 +58,8 @@ std::string type_text(const detail::TensorType& t);
 Shape merge_shapes(const Shape& a, const Shape& b);
 
 }  // namespace kiln::function_detail
+
+namespace kiln::detail {
+// If, StatefulIf, While, StatefulWhile.
+void register_control_flow_ops(OpRegistry& registry);
+}  // namespace kiln::detail

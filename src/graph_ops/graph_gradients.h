@@ -1,7 +1,7 @@
 #pragma once
 // Gradients of the ops that hold graphs: Call, If, While (DESIGN.md §9).
-// The src/function ops point at these functions (declared there, defined
-// here), since differentiating a graph needs the tape.
+// They live beside the ops' definitions (call_op.cpp, control_flow_ops.cpp):
+// differentiating a graph traces its backward graph under a GradientTape.
 #include <memory>
 #include <vector>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The registered ops the passes pick out of a graph. A pass asks "is this node
+// The registered ops the passes and the fused kernels pick out of a graph. A pass asks "is this node
 // op X" by comparing OpDef pointers (`n.op == &mul_op()`), as the rest of Kiln
 // does with `&detail::placeholder_op()`; ops defined outside src/ops' headers
 // are looked up in the registry once, on first use. Ops that have accessors of

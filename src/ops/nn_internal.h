@@ -79,7 +79,7 @@ struct PoolDims {
   bool max;
 };
 
-// ---- Fused contractions (src/passes/fused_contraction_op.cpp) ----------------
+// ---- Fused contractions (src/exec/fused_contraction_op.cpp) ----------------
 // The float32 MatMul / Conv2D of c's inputs 0 and 1 (with c's attrs) into
 // output 0 on oneDNN, with `bias` (one value per output channel, the last
 // dim) added by a post-op: bitwise BiasAdd on the plain op's result (see

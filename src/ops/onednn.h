@@ -140,7 +140,7 @@ class Executable {
 // A plain (row-major or strided) memory descriptor of float32 values.
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides);
 
-// ---- Bias post-op (the fused contractions of src/passes) ---------------------
+// ---- Bias post-op (the fused contractions of src/exec) ---------------------
 // A bias added to a matmul's or convolution's result in the primitive: a
 // binary_add post-op with `bias` (one value per output channel, 1 elsewhere)
 // as its second source. Post-ops apply to the finished f32 sum, so each

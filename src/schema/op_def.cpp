@@ -11,20 +11,7 @@ namespace kiln::detail {
 OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry();
-    register_creation_ops(*r);
-    register_math_ops(*r);
-    register_reduce_ops(*r);
-    register_array_ops(*r);
-    register_nn_ops(*r);
-    register_print_ops(*r);
-    register_random_ops(*r);
-    register_variable_ops(*r);
-    register_training_ops(*r);
-    register_host_function_ops(*r);
-    register_grad_ops(*r);
-    register_control_flow_ops(*r);  // defined in src/function
-    register_call_ops(*r);          // defined in src/function
-    register_fused_ops(*r);         // defined in src/passes
+    register_all_ops(*r);
     return r;
   }();
   return *registry;

@@ -179,22 +179,10 @@ class OpRegistry {
   std::vector<const OpDef*> ops_;
 };
 
-// Each ops file registers its ops; registry.cpp calls them all, so every op is
-// present in every program (a loaded graph may name any of them).
-void register_creation_ops(OpRegistry& registry);
-void register_math_ops(OpRegistry& registry);
-void register_reduce_ops(OpRegistry& registry);
-void register_array_ops(OpRegistry& registry);
-void register_nn_ops(OpRegistry& registry);
-void register_print_ops(OpRegistry& registry);
-void register_random_ops(OpRegistry& registry);
-void register_variable_ops(OpRegistry& registry);
-void register_training_ops(OpRegistry& registry);
-void register_host_function_ops(OpRegistry& registry);
-void register_grad_ops(OpRegistry& registry);
-// If / While (nested graphs as attrs): defined in src/function/control_flow_ops.cpp.
-void register_control_flow_ops(OpRegistry& registry);
-void register_call_ops(OpRegistry& registry);  // defined in src/function
-void register_fused_ops(OpRegistry& registry);  // defined in src/passes
+// Adds every op to `registry`, once, when OpRegistry::global() is first used,
+// so every op is present in every program (a loaded graph may name any of
+// them). Defined in src/registry/register_ops.cpp, the one place that knows
+// every folder's ops; the schema itself knows none.
+void register_all_ops(OpRegistry& registry);
 
 }  // namespace kiln::detail

@@ -1,0 +1,31 @@
+// The one place that knows every op: OpRegistry::global() calls
+// register_all_ops once. This folder is the top of src/ (docs/architecture.md),
+// so it may include every folder that defines ops; the schema below knows none.
+#include "exec/fused_elementwise.h"
+#include "graph_ops/call_op.h"
+#include "graph_ops/control_flow_ops.h"
+#include "ops/register_ops.h"
+
+namespace kiln::detail {
+
+void register_all_ops(OpRegistry& r) {
+  // src/ops: every op on tensors.
+  register_creation_ops(r);
+  register_math_ops(r);
+  register_reduce_ops(r);
+  register_array_ops(r);
+  register_nn_ops(r);
+  register_print_ops(r);
+  register_random_ops(r);
+  register_variable_ops(r);
+  register_training_ops(r);
+  register_host_function_ops(r);
+  register_grad_ops(r);
+  // src/graph_ops: ops whose attrs hold graphs.
+  register_control_flow_ops(r);  // If, While and their Stateful twins
+  register_call_ops(r);          // Call, StatefulCall
+  // src/exec: the fused kernels the passes put in graphs.
+  register_fused_ops(r);
+}
+
+}  // namespace kiln::detail
