@@ -1,7 +1,8 @@
 #pragma once
 // Shared by the benchmark programs: thread setup, default flags, interleaved
 // timing, and the closing summary table that puts each Kiln figure beside the
-// PyTorch figure of ../shared/bench/peers/REPORT.md (same kind of machine).
+// PyTorch figure of the team's peer report, quoted in bench/README.md (same
+// kind of machine).
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -152,7 +153,7 @@ struct Row {
 inline void print_summary(const std::string& title, const std::vector<Row>& rows, const Results& r,
                           int threads) {
   std::printf("\n==== %s: summary (%d threads; peer = PyTorch 1.13.1 on a 2-core Zen 4, "
-              "../shared/bench/peers/REPORT.md) ====\n",
+              "figures in bench/README.md) ====\n",
               title.c_str(), threads);
   std::printf("%-46s %12s %-8s | %12s %-46s %s\n", "figure", "Kiln", "unit", "peer", "peer figure",
               "Kiln vs peer");
