@@ -97,10 +97,6 @@ void free_block(void* block, std::size_t capacity) noexcept {
   ::operator delete(block, std::align_val_t(kBufferAlignment));
 }
 
-void release_cached_blocks() noexcept {
-  if (!thread_cache_gone) cache().clear();
-}
-
 AllocatorStats allocator_stats() {
   if (thread_cache_gone) return {};
   AllocatorStats s = cache().stats;

@@ -14,8 +14,6 @@ inline constexpr std::size_t kBufferAlignment = 64;
 void* allocate_block(std::size_t nbytes, std::size_t* capacity);
 // Returns a block obtained from allocate_block (capacity as it reported).
 void free_block(void* block, std::size_t capacity) noexcept;
-// Frees every block cached by the calling thread.
-void release_cached_blocks() noexcept;
 
 struct AllocatorStats {
   int64_t cache_hits = 0;

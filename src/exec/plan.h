@@ -30,7 +30,6 @@ class Plan {
   // its loop variables to the body this way).
   detail::ResultLeaves run_consuming(std::span<Tensor> inputs, std::size_t consumed) const;
 
-  int num_steps() const { return static_cast<int>(steps_.size()); }
   const MemoryPlan& memory_plan() const { return memory_; }
 
   class Frame;
