@@ -128,8 +128,7 @@ class Liveness:
             return head
         if isinstance(s, (ast.For, ast.AsyncFor)):
             self.live_out[id(s)] = set(live)
-            head = self.block(s.orelse, live)
-            head |= set(getattr(s, "kiln_extra_test", ()))  # the loop's flags
+            head = self.block(s.orelse, live) | set(getattr(s, "kiln_extra_test", ()))  # the loop's flags
             tdefs = set(assigned(s.target))
             while True:
                 body_in = self.block(s.body, head)

@@ -445,7 +445,11 @@ class _ControlFlow:
         mod_body, mod_else = analysis.assigned(s.body), analysis.assigned(s.orelse)
         modified = dict(mod_body)
         modified.update(mod_else)
+        # Outputs (live afterwards) first; the others are restored around each branch of
+        # a graph cond, so that a branch never sees what the other one assigned.
         state = [n for n in modified if n in live_out]
+        nouts = len(state)
+        state += [n for n in modified if n not in live_out]
         defs = []
         defs.append(_def(body_name, [], self._decl(mod_body) + body))
         else_ref = _const(None)
@@ -456,7 +460,7 @@ class _ControlFlow:
         if state:
             fns, get_ref, set_ref = self._state_fns(state)
             defs.extend(fns)
-            args += [get_ref, set_ref, self._names(state)]
+            args += [get_ref, set_ref, self._names(state), _const(nouts)]
         elif not orelse:
             args.pop()
         call = ast.Expr(value=_call(_ag("if_stmt"), args))
