@@ -52,26 +52,6 @@ def _assigned(node, out):
         _assigned(child, out)
 
 
-def declared(nodes, kind):
-    """Names a scope declares `global` (kind=ast.Global) or `nonlocal`."""
-    out = set()
-    for node in nodes if isinstance(nodes, list) else [nodes]:
-        for sub in _walk_scope(node):
-            if isinstance(sub, kind):
-                out.update(sub.names)
-    return out
-
-
-def _walk_scope(node):
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        yield n
-        if n is not node and isinstance(n, _SCOPES):
-            continue
-        todo.extend(ast.iter_child_nodes(n))
-
-
 def reads(node):
     """Every name read in `node`, nested scopes included (a nested function may read a
     name whenever it is called, so it counts as reading it)."""
