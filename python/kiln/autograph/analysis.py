@@ -52,26 +52,6 @@ def _assigned(node, out):
         _assigned(child, out)
 
 
-def declared(nodes, kind):
-    """Names a scope declares `global` (kind=ast.Global) or `nonlocal`."""
-    out = set()
-    for node in nodes if isinstance(nodes, list) else [nodes]:
-        for sub in _walk_scope(node):
-            if isinstance(sub, kind):
-                out.update(sub.names)
-    return out
-
-
-def _walk_scope(node):
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        yield n
-        if n is not node and isinstance(n, _SCOPES):
-            continue
-        todo.extend(ast.iter_child_nodes(n))
-
-
 def reads(node):
     """Every name read in `node`, nested scopes included (a nested function may read a
     name whenever it is called, so it counts as reading it)."""
@@ -128,8 +108,7 @@ class Liveness:
             return head
         if isinstance(s, (ast.For, ast.AsyncFor)):
             self.live_out[id(s)] = set(live)
-            head = self.block(s.orelse, live)
-            head |= set(getattr(s, "kiln_extra_test", ()))  # the loop's flags
+            head = self.block(s.orelse, live) | set(getattr(s, "kiln_extra_test", ()))  # the loop's flags
             tdefs = set(assigned(s.target))
             while True:
                 body_in = self.block(s.body, head)

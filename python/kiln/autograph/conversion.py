@@ -45,18 +45,22 @@ def _function_node(f):
     code = f.__code__
     if code.co_name == "<lambda>":
         return _lambda_node(f)
-    try:
-        lines, lnum = inspect.getsourcelines(code)  # the code object: a decorator's wrapper is not unwrapped
-    except (OSError, TypeError) as e:
-        raise Unconvertible(f"its source code is not available ({e})") from None
-    first = lines[0]
-    indent = first[:len(first) - len(first.lstrip())]
-    if indent:
-        lines = [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines]
-    try:
-        module = ast.parse("".join(lines))
-    except SyntaxError as e:
-        raise Unconvertible(f"its source could not be parsed ({e})") from None
+    found = _fast_block(f)
+    if found is not None:
+        lines, lnum, indent, module = found
+    else:
+        try:
+            lines, lnum = inspect.getsourcelines(code)  # the code object: a decorator's wrapper is not unwrapped
+        except (OSError, TypeError) as e:
+            raise Unconvertible(f"its source code is not available ({e})") from None
+        first = lines[0]
+        indent = first[:len(first) - len(first.lstrip())]
+        if indent:
+            lines = [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines]
+        try:
+            module = ast.parse("".join(lines))
+        except SyntaxError as e:
+            raise Unconvertible(f"its source could not be parsed ({e})") from None
     node = module.body[0] if module.body else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
         raise Unconvertible("its source does not match its code (was the file changed?)")
@@ -69,6 +73,36 @@ def _function_node(f):
                 if getattr(sub, "end_col_offset", None) is not None:
                     sub.end_col_offset += n
     return node
+
+
+def _fast_block(f):
+    """The function's lines by indentation (no tokenizer): from its first line to the
+    last line indented deeper; None when that does not parse (inspect's way then)."""
+    code = f.__code__
+    all_lines = linecache.getlines(code.co_filename, f.__globals__)
+    start = code.co_firstlineno - 1
+    if not all_lines or start >= len(all_lines):
+        return None
+    first = all_lines[start]
+    indent = first[:len(first) - len(first.lstrip())]
+    n = len(indent)
+    end = start + 1
+    seen_body = False
+    while end < len(all_lines):
+        text = all_lines[end]
+        stripped = text.strip()
+        if stripped and not stripped.startswith("#"):
+            deeper = len(text) - len(text.lstrip()) > n
+            if not deeper and not (not seen_body and (stripped[0] in ")]}@" or stripped.startswith(("def ", "async def ")))):
+                break
+            seen_body = seen_body or deeper
+        end += 1
+    lines = [ln[n:] if ln.startswith(indent) else ln for ln in all_lines[start:end]]
+    try:
+        module = ast.parse("".join(lines))
+    except SyntaxError:
+        return None
+    return lines, start + 1, indent, module
 
 
 def _lambda_node(f):

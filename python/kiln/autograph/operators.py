@@ -144,19 +144,22 @@ def _same_python_value(a, b):
 
 # ---- if ------------------------------------------------------------------------
 
-def if_stmt(cond, body, orelse=None, get_state=None, set_state=None, symbol_names=()):
-    """`if cond: body() else: orelse()`; a graph cond when `cond` is a tensor while tracing."""
+def if_stmt(cond, body, orelse=None, get_state=None, set_state=None, symbol_names=(), nouts=None):
+    """`if cond: body() else: orelse()`; a graph cond when `cond` is a tensor while tracing.
+    The state is every variable the branches assign; the first `nouts` are the cond's outputs."""
     if _graph_cond(cond):
-        _tf_if(cond, body, orelse, get_state, set_state, tuple(symbol_names))
+        names = tuple(symbol_names)
+        _tf_if(cond, body, orelse, get_state, set_state, names, len(names) if nouts is None else nouts)
     elif cond:
         body()
     elif orelse is not None:
         orelse()
 
 
-def _tf_if(cond, body, orelse, get_state, set_state, names):
+def _tf_if(cond, body, orelse, get_state, set_state, all_names, nouts):
     kiln = _k()
-    init = _read(get_state, names)
+    init = _read(get_state, all_names)
+    names = all_names[:nouts]
     seen = {}
 
     def branch(fn, which):
@@ -164,7 +167,7 @@ def _tf_if(cond, body, orelse, get_state, set_state, names):
             _write(set_state, init)
             if fn is not None:
                 fn()
-            values = _read(get_state, names)
+            values = _read(get_state, all_names)[:nouts]
             kinds = [_kind(v) for v in values]
             if which == "main":
                 seen["main"] = (values, kinds)
@@ -186,7 +189,7 @@ def _tf_if(cond, body, orelse, get_state, set_state, names):
         else:
             out = next(outs)
             final.append(a if _same_python_value(a, b) and isinstance(a, (bool, int, float)) else out)
-    _write(set_state, final)
+    _write(set_state, tuple(final) + init[nouts:])
 
 
 def _kind(v):

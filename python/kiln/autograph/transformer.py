@@ -93,11 +93,17 @@ def _locate(nodes, src, end=None):
                end_col_offset=end.end_col_offset)
     if pos["end_lineno"] != pos["lineno"]:
         pos["end_lineno"], pos["end_col_offset"] = pos["lineno"], pos["col_offset"] + 1
-    for node in nodes if isinstance(nodes, list) else [nodes]:
-        for sub in ast.walk(node):
-            if "lineno" in sub._attributes and getattr(sub, "lineno", None) is None:
-                for k, v in pos.items():
-                    setattr(sub, k, v)
+    # Generated nodes are located when they are made: the walk stops at nodes that
+    # already have a position (the user's, or generated earlier).
+    todo = list(nodes) if isinstance(nodes, list) else [nodes]
+    while todo:
+        sub = todo.pop()
+        if "lineno" in sub._attributes:
+            if getattr(sub, "lineno", None) is not None:
+                continue
+            for k, v in pos.items():
+                setattr(sub, k, v)
+        todo.extend(ast.iter_child_nodes(sub))
     return nodes
 
 
@@ -236,8 +242,7 @@ def _add_loop_test(loop, flag):
         else:
             test = ast.BoolOp(op=ast.And(), values=[_not(flag), test])
             test.kiln_flags = True
-        loop.test = ast.copy_location(test, loop.test)
-        ast.fix_missing_locations(loop.test)
+        loop.test = _locate(test, loop.test)
     else:
         loop.kiln_extra_test = getattr(loop, "kiln_extra_test", []) + [flag]
 
@@ -445,7 +450,11 @@ class _ControlFlow:
         mod_body, mod_else = analysis.assigned(s.body), analysis.assigned(s.orelse)
         modified = dict(mod_body)
         modified.update(mod_else)
+        # Outputs (live afterwards) first; the others are restored around each branch of
+        # a graph cond, so that a branch never sees what the other one assigned.
         state = [n for n in modified if n in live_out]
+        nouts = len(state)
+        state += [n for n in modified if n not in live_out]
         defs = []
         defs.append(_def(body_name, [], self._decl(mod_body) + body))
         else_ref = _const(None)
@@ -456,7 +465,7 @@ class _ControlFlow:
         if state:
             fns, get_ref, set_ref = self._state_fns(state)
             defs.extend(fns)
-            args += [get_ref, set_ref, self._names(state)]
+            args += [get_ref, set_ref, self._names(state), _const(nouts)]
         elif not orelse:
             args.pop()
         call = ast.Expr(value=_call(_ag("if_stmt"), args))
@@ -568,8 +577,13 @@ def convert_scope(fn, namer):
     if isinstance(fn, ast.AsyncFunctionDef) or _is_generator(fn):
         return fn  # generators and coroutines run as written
     body = fn.body
-    globals_ = analysis.declared(body, ast.Global)
-    nonlocals = analysis.declared(body, ast.Nonlocal)
+    globals_, nonlocals = set(), set()
+    for s in body:
+        for node in _walk_scope_stmts(s):
+            if isinstance(node, ast.Global):
+                globals_.update(node.names)
+            elif isinstance(node, ast.Nonlocal):
+                nonlocals.update(node.names)
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     if fn.args.vararg:
         params.add(fn.args.vararg.arg)
@@ -627,5 +641,4 @@ def convert_scope(fn, namer):
             out.append(s)
         body = out
     fn.body = body
-    ast.fix_missing_locations(fn)
     return fn

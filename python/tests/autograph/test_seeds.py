@@ -22,7 +22,7 @@ def test_square_if_positive(capfd):
     out, _ = capfd.readouterr()
     assert out == ("kiln.Tensor(4, shape=(), dtype=int32) kiln.Tensor(0, shape=(), dtype=int32)\n")
     code = tf.autograph.to_code(square_if_positive.python_function)
-    assert "ag__.if_stmt(x > 0, if_body, else_body, get_state, set_state, ('x',))" in code
+    assert "ag__.if_stmt(x > 0, if_body, else_body, get_state, set_state, ('x',), 1)" in code
 
 
 def test_while_reduce_sum_loop(capfd):
