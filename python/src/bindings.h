@@ -61,6 +61,7 @@ void bind_ops(py::module_& m);
 void bind_function(py::module_& m);
 void bind_control_flow(py::module_& m);
 void bind_autodiff(py::module_& m);
+void bind_data(py::module_& m);
 
 
 }  // namespace kiln::python

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_C, m) {
   bind_function(m);
   bind_control_flow(m);
   bind_autodiff(m);
+  bind_data(m);
 }

@@ -1,0 +1,301 @@
+"""kiln.data (tf.data): input pipelines on the engine's Dataset.
+
+The engine's pipeline carries flat lists of tensors; a Dataset here adds the
+structure of its elements (a tensor, a tuple, a dict, nested), so elements come
+out as TF gives them. `map` and `filter` functions are traced once, as TF's are
+(kiln.function, with AutoGraph), and run as graphs on each element. Iterating a
+Dataset inside kiln.function (AutoGraph's `for x in ds`, or `reduce`) builds one
+dataset loop op, so the graph does not grow with the data."""
+from . import _C
+from . import dtypes as _dtypes
+from . import nest as _nest
+from ._ops import cast as _cast, convert_to_tensor as _convert
+from .function import TensorSpec, function as _function
+from .tensor_shape import TensorShape
+
+__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+
+AUTOTUNE = -1
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+# What AUTOTUNE prefetches: two elements ahead keeps one step's input ready.
+_AUTOTUNE_PREFETCH = 2
+
+
+def _to_components(value):
+    """A Python element as TF's Dataset sources take it: tuples, dicts and
+    namedtuples are structure; a list is one tensor (as in tf.data)."""
+    if isinstance(value, list):
+        return _convert(value)
+    if _nest.is_nested(value):
+        return _nest._rebuild(value, [_to_components(c) for c in _nest._children(value)])
+    return _convert(value)
+
+
+def _spec_of(t, drop_leading=False):
+    dims = t.shape.as_list()
+    return TensorSpec(dims[1:] if drop_leading else dims, t.dtype)
+
+
+def _call_unpacked(fn, element):
+    """TF's calling rule for map/filter functions: a tuple element is spread over
+    the arguments, anything else is one argument."""
+    if isinstance(element, tuple) and not hasattr(type(element), "_fields"):
+        return fn(*element)
+    return fn(element)
+
+
+class _Structure:
+    """The structure of a dataset's elements: known at creation for sources, and
+    for `map` once its function has run (the result's structure is the function's)."""
+    __slots__ = ("template",)
+
+    def __init__(self, template=None):
+        self.template = template
+
+
+_UNKNOWN = object()
+_END = object()
+
+
+class Dataset:
+    """tf.data.Dataset: an immutable pipeline; each transformation returns a new
+    Dataset. Iterate it with `for`, or `reduce` it; inside kiln.function both are one
+    loop op."""
+
+    def __init__(self, ds, structure, spec=_UNKNOWN):
+        self._ds = ds
+        self._structure = structure if isinstance(structure, _Structure) else _Structure(structure)
+        self._spec = spec
+
+    # ---- structure ----------------------------------------------------------------
+    def _template(self):
+        if self._structure.template is None:
+            self._peek()  # runs the map function once, which records its structure
+        return self._structure.template
+
+    def _pack(self, flat):
+        return _nest.pack_sequence_as(self._template(), flat)
+
+    def _peek(self):
+        it = iter(self._ds)
+        try:
+            return next(it)
+        except StopIteration:
+            return None
+
+    @property
+    def element_spec(self):
+        """The structure of TensorSpecs of the elements (read from the first element
+        when a function's output decides it)."""
+        if self._spec is _UNKNOWN:
+            first = self._peek()
+            if first is None:
+                raise ValueError("The element_spec of an empty dataset whose elements come from a function is unknown")
+            self._spec = self._pack([_spec_of(t) for t in first])
+        return self._spec
+
+    def _derived(self, ds, spec=None):
+        return Dataset(ds, self._structure, self._spec if spec is None else spec)
+
+    # ---- sources -------------------------------------------------------------------
+    @staticmethod
+    def from_tensors(tensors, name=None):
+        value = _to_components(tensors)
+        flat = _nest.flatten(value)
+        return Dataset(_C.Dataset.from_tensors(flat), value, _nest.map_structure(_spec_of, value))
+
+    @staticmethod
+    def from_tensor_slices(tensors, name=None):
+        value = _to_components(tensors)
+        flat = _nest.flatten(value)
+        for t in flat:
+            if t.shape.rank == 0:
+                raise ValueError(f"Unbatching a tensor is only supported for rank >= 1, got a scalar {t!r}")
+        return Dataset(_C.Dataset.from_tensor_slices(flat), value,
+                       _nest.map_structure(lambda t: _spec_of(t, drop_leading=True), value))
+
+    @staticmethod
+    def range(*args, output_type=_dtypes.int64, name=None):  # noqa: A003 - TF's name
+        """range(stop), range(start, stop), range(start, stop, step): int64 scalars."""
+        if not 1 <= len(args) <= 3:
+            raise TypeError(f"Dataset.range takes 1 to 3 positional arguments, got {len(args)}")
+        r = range(*(int(a) for a in args))
+        ds = Dataset(_C.Dataset.range(r.start, r.stop, r.step), 0, TensorSpec([], _dtypes.int64))
+        output_type = _dtypes.as_dtype(output_type)
+        return ds if output_type == _dtypes.int64 else ds.map(lambda x: _cast(x, output_type))
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
+                       name=None):
+        """Elements from `generator(*args)`, called anew on every pass, converted to
+        `output_signature` (a structure of TensorSpecs) or `output_types`."""
+        if not callable(generator):
+            raise TypeError("`generator` must be a Python callable.")
+        if output_signature is None:
+            if output_types is None:
+                raise TypeError("The `output_signature` argument (or the deprecated `output_types`) must be set.")
+            types = _nest.flatten(output_types)
+            shapes = [None] * len(types) if output_shapes is None else _nest.flatten_up_to(output_types, output_shapes)
+            output_signature = _nest.pack_sequence_as(
+                output_types, [TensorSpec(TensorShape(s), d) for d, s in zip(types, shapes)])
+        specs = _nest.flatten(output_signature)
+        args = tuple(args) if args is not None else ()
+
+        def open_pass():
+            it = iter(generator(*args))
+            return lambda: convert(next(it, _END))
+
+        def convert(value):
+            if value is _END:
+                return None
+            try:
+                leaves = _nest.flatten_up_to(output_signature, value)
+            except ValueError:
+                raise TypeError(f"`generator` yielded an element that did not match the expected structure. The "
+                                f"expected structure was {output_signature!r}, but the yielded element was "
+                                f"{value!r}.") from None
+            out = []
+            for leaf, spec in zip(leaves, specs):
+                t = _convert(leaf, spec.dtype)
+                if not spec.shape.is_compatible_with(t.shape):
+                    raise TypeError(f"`generator` yielded an element of shape {t.shape} where an element of shape "
+                                    f"{spec.shape} was expected.")
+                out.append(t)
+            return out
+
+        return Dataset(_C.Dataset.from_generator(open_pass), output_signature, output_signature)
+
+    # ---- transformations -------------------------------------------------------------
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        """Applies `map_func` to each element (a tuple element is spread over its
+        arguments). The function is traced once per element signature and runs as a
+        graph; Python side effects in it happen while tracing only, as in TF."""
+        traced = map_func if hasattr(map_func, "get_concrete_function") else _function(map_func)
+        pack = self._pack
+        out = _Structure()
+
+        def apply(flat):
+            result = _call_unpacked(traced, pack(flat))
+            if isinstance(result, list):
+                result = tuple(result)  # TF: a list returned from map is a tuple of components
+            result = _nest.map_structure(_convert, result)
+            if out.template is None:
+                out.template = result
+            return _nest.flatten(result)
+
+        return Dataset(self._ds.map(apply), out)
+
+    def filter(self, predicate, name=None):
+        """Keeps the elements for which `predicate` returns a true bool scalar."""
+        traced = predicate if hasattr(predicate, "get_concrete_function") else _function(predicate)
+        pack = self._pack
+
+        def keep(flat):
+            r = _convert(_call_unpacked(traced, pack(flat)))
+            if r.dtype != _dtypes.bool or r.shape.rank != 0:
+                raise ValueError(f"Invalid `predicate`. `predicate` must return a `tf.bool` scalar tensor, but its "
+                                 f"return type was {r.dtype.name} {r.shape}.")
+            return r
+
+        return self._derived(self._ds.filter(keep))
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
+        """TF's buffered shuffle; every pass draws a new order (with a seed, the
+        sequence of orders is reproducible)."""
+        if int(buffer_size) <= 0:
+            raise ValueError(f"buffer_size must be greater than zero, got {buffer_size}")
+        return self._derived(self._ds.shuffle(int(buffer_size), None if seed is None else int(seed)))
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
+        """Stacks `batch_size` consecutive elements; the last, smaller batch is kept
+        unless `drop_remainder` (then the batch dim of the element spec is known)."""
+        if int(batch_size) <= 0:
+            raise ValueError(f"batch_size must be greater than zero, got {batch_size}")
+        spec = _UNKNOWN
+        if self._spec is not _UNKNOWN:
+            lead = int(batch_size) if drop_remainder else None
+            spec = _nest.map_structure(lambda s: TensorSpec([lead] + (s.shape.as_list() or []), s.dtype), self._spec)
+        return Dataset(self._ds.batch(int(batch_size), bool(drop_remainder)), self._structure, spec)
+
+    def repeat(self, count=None, name=None):
+        return self._derived(self._ds.repeat(-1 if count is None else int(count)))
+
+    def take(self, count, name=None):
+        return self._derived(self._ds.take(int(count)))
+
+    def skip(self, count, name=None):
+        return self._derived(self._ds.skip(int(count)))
+
+    def prefetch(self, buffer_size, name=None):
+        n = _AUTOTUNE_PREFETCH if buffer_size is None or int(buffer_size) == AUTOTUNE else int(buffer_size)
+        return self._derived(self._ds.prefetch(n))
+
+    def cache(self, filename="", name=None):
+        """Kept for TF code: the engine's sources are in memory already."""
+        return self
+
+    def cardinality(self):
+        """An int64 scalar: the number of elements, INFINITE_CARDINALITY (-1) or
+        UNKNOWN_CARDINALITY (-2)."""
+        return _convert(self._ds.cardinality(), _dtypes.int64)
+
+    def __len__(self):
+        n = self._ds.cardinality()
+        if n == INFINITE_CARDINALITY:
+            raise TypeError("The dataset is infinite.")
+        if n == UNKNOWN_CARDINALITY:
+            raise TypeError("The dataset length is unknown.")
+        return n
+
+    # ---- consumption -----------------------------------------------------------------
+    def __iter__(self):
+        pack = self._pack
+        return (pack(flat) for flat in self._ds)
+
+    def as_numpy_iterator(self):
+        return (_nest.map_structure(lambda t: t.numpy(), e) for e in self)
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """state = reduce_func(state, element) over every element. Inside kiln.function
+        one dataset loop op (the graph does not grow with the data)."""
+        state0 = _nest.map_structure(_convert, initial_state)
+        state_template = state0
+        pack = self._pack
+
+        def step(state_flat, element_flat):
+            state = _nest.pack_sequence_as(state_template, state_flat)
+            new_state = reduce_func(state, pack(element_flat))
+            if isinstance(state_template, tuple) and isinstance(new_state, list):
+                new_state = tuple(new_state)
+            try:
+                _nest.assert_same_structure(state_template, new_state, check_types=False)
+            except (ValueError, TypeError) as e:
+                raise TypeError(f"The element types for the new state must match the initial state. Expected "
+                                f"{state_template!r}; got {new_state!r}.") from e
+            new_flat = _nest.flatten(new_state)
+            out = []
+            for old, new in zip(_nest.flatten(state_template), new_flat):
+                new = _convert(new, old.dtype)
+                if new.dtype != old.dtype:
+                    raise TypeError(f"The element types for the new state must match the initial state. Expected "
+                                    f"{old.dtype.name}; got {new.dtype.name}.")
+                out.append(new)
+            return out
+
+        return _nest.pack_sequence_as(state_template, self._ds.reduce(_nest.flatten(state0), step))
+
+    def __repr__(self):
+        spec = self._spec if self._spec is not _UNKNOWN else "<unknown until the first element>"
+        return f"<Dataset element_spec={spec}>"
+
+
+class experimental:  # noqa: N801 - tf.data.experimental is a module in TF
+    AUTOTUNE = AUTOTUNE
+    INFINITE_CARDINALITY = INFINITE_CARDINALITY
+    UNKNOWN_CARDINALITY = UNKNOWN_CARDINALITY
+
+    @staticmethod
+    def cardinality(dataset):
+        return dataset.cardinality()
+

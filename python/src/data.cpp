@@ -1,0 +1,159 @@
+// kiln.data's engine side: the engine's Dataset over flat lists of tensors,
+// with Python callables for map, filter and generators. The structure of
+// elements (tuples, dicts) is kept by kiln/data.py.
+//
+// GIL rule: every call that may pull elements releases the GIL, and every
+// Python callback takes it back. A pipeline may pull on another thread
+// (prefetch, or a graph's dataset loop), and that thread must be able to run
+// the callbacks while the caller waits.
+#include <memory>
+
+#include "bindings.h"
+
+namespace kiln::python {
+
+namespace {
+
+using data::Dataset;
+using data::Element;
+
+// A Python callable owned by C++ code that may drop it on any thread: the
+// last owner takes the GIL to release it.
+using SharedCallable = std::shared_ptr<py::object>;
+SharedCallable share(py::object fn) {
+  return SharedCallable(new py::object(std::move(fn)), [](py::object* p) {
+    if (Py_IsInitialized()) {
+      py::gil_scoped_acquire gil;
+      delete p;
+    } else {
+      p->release();  // the interpreter is gone: nothing to decrement
+      delete p;
+    }
+  });
+}
+
+Element to_element(py::handle result, const char* what) {
+  Element out;
+  if (!py::isinstance<py::list>(result) && !py::isinstance<py::tuple>(result))
+    throw py::type_error(std::string(what) + " must return a list of tensors");
+  for (py::handle t : result) out.push_back(to_tensor(t));
+  return out;
+}
+
+// Elements from Python: every pass calls `open_pass()` for a new `next()`
+// callable (TF calls the generator anew on each pass), which returns a list of
+// tensors or None at the end.
+class GeneratorNode final : public data::detail::DatasetNode {
+ public:
+  explicit GeneratorNode(SharedCallable open_pass) : open_pass_(std::move(open_pass)) {}
+  std::unique_ptr<data::detail::Cursor> open() const override {
+    py::gil_scoped_acquire gil;
+    return std::make_unique<PassCursor>(share((*open_pass_)()));
+  }
+  int64_t cardinality() const override { return Dataset::kUnknown; }
+
+ private:
+  class PassCursor final : public data::detail::Cursor {
+   public:
+    explicit PassCursor(SharedCallable next) : next_(std::move(next)) {}
+    std::optional<Element> next() override {
+      py::gil_scoped_acquire gil;
+      py::object r = (*next_)();
+      if (r.is_none()) return std::nullopt;
+      return to_element(r, "a dataset generator");
+    }
+
+   private:
+    SharedCallable next_;
+  };
+  SharedCallable open_pass_;
+};
+
+// One pass over a dataset, as a Python iterator.
+class PyIterator {
+ public:
+  explicit PyIterator(const Dataset& ds) {
+    py::gil_scoped_release nogil;
+    it_ = std::make_unique<Dataset::Iterator>(ds.begin());
+  }
+  // Dropping a pass mid-way may join a prefetch thread that is waiting for
+  // the GIL in a callback.
+  PyIterator(PyIterator&&) = default;
+  ~PyIterator() {
+    py::gil_scoped_release nogil;
+    it_.reset();
+  }
+  Element next() {
+    if (!it_ || *it_ == std::default_sentinel) throw py::stop_iteration();
+    Element e = **it_;
+    {
+      py::gil_scoped_release nogil;
+      ++*it_;
+    }
+    return e;
+  }
+
+ private:
+  std::unique_ptr<Dataset::Iterator> it_;
+};
+
+}  // namespace
+
+void bind_data(py::module_& m) {
+  py::class_<PyIterator>(m, "DatasetIterator")
+      .def("__iter__", [](py::object self) { return self; })
+      .def("__next__", &PyIterator::next);
+
+  py::class_<Dataset>(m, "Dataset")
+      .def_static("from_tensors", &Dataset::from_tensors)
+      .def_static("from_tensor_slices", &Dataset::from_tensor_slices)
+      .def_static("range", py::overload_cast<int64_t, int64_t, int64_t>(&Dataset::range))
+      .def_static("from_generator",
+                  [](py::object open_pass) {
+                    return Dataset(std::make_shared<GeneratorNode>(share(std::move(open_pass))));
+                  })
+      .def("map",
+           [](const Dataset& ds, py::object map_fn) {
+             SharedCallable fn = share(std::move(map_fn));
+             return ds.map([fn](const Element& e) {
+               py::gil_scoped_acquire gil;
+               return to_element((*fn)(e), "a Dataset.map function");
+             });
+           })
+      .def("filter",
+           [](const Dataset& ds, py::object predicate) {
+             SharedCallable fn = share(std::move(predicate));
+             return ds.filter([fn](const Element& e) {
+               py::gil_scoped_acquire gil;
+               return to_tensor((*fn)(e));
+             });
+           })
+      .def("shuffle", &Dataset::shuffle)
+      .def("batch", &Dataset::batch)
+      .def("repeat", &Dataset::repeat)
+      .def("take", &Dataset::take)
+      .def("skip", &Dataset::skip)
+      .def("prefetch", &Dataset::prefetch)
+      .def("cardinality", &Dataset::cardinality)
+      .def("node_id", [](const Dataset& ds) { return reinterpret_cast<std::uintptr_t>(ds.node().get()); })
+      .def("__iter__", [](const Dataset& ds) { return PyIterator(ds); })
+      .def("reduce",
+           [](const Dataset& ds, Element initial, py::object reduce_fn) {
+             Element out;
+             {
+               py::gil_scoped_release nogil;
+               out = ds.reduce(std::move(initial), [&reduce_fn](const Element& state, const Element& element) {
+                 py::gil_scoped_acquire gil;
+                 return to_element(reduce_fn(state, element), "a Dataset.reduce function");
+               });
+             }
+             return out;
+           });
+
+  m.def("read_idx", [](const std::string& path) {
+    py::gil_scoped_release nogil;
+    return data::read_idx(path);
+  });
+}
+
+}  // namespace kiln::python

@@ -1,0 +1,224 @@
+"""kiln.data: TF's Dataset API on the engine's pipelines (structures, sources,
+transformations, reduce, and the one-op loop inside kiln.function)."""
+import collections
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import kiln as tf
+
+
+def values(ds):
+    return [tf.nest.map_structure(lambda t: t.numpy().tolist(), e) for e in ds]
+
+
+def test_from_tensor_slices_keeps_the_structure():
+    ds = tf.data.Dataset.from_tensor_slices(({"a": [1, 2], "b": [[1.0], [2.0]]}, np.array([7, 8], np.int64)))
+    assert values(ds) == [({"a": 1, "b": [1.0]}, 7), ({"a": 2, "b": [2.0]}, 8)]
+    spec = ds.element_spec
+    assert spec[0]["a"] == tf.TensorSpec([], tf.int32)
+    assert spec[0]["b"] == tf.TensorSpec([1], tf.float32)
+    assert spec[1] == tf.TensorSpec([], tf.int64)
+
+
+def test_a_list_is_one_tensor_as_in_tf():
+    ds = tf.data.Dataset.from_tensor_slices([[1, 2], [3, 4]])
+    assert values(ds) == [[1, 2], [3, 4]]
+    assert ds.element_spec == tf.TensorSpec([2], tf.int32)
+
+
+def test_namedtuple_elements_come_back_as_namedtuples():
+    Point = collections.namedtuple("Point", "x y")
+    ds = tf.data.Dataset.from_tensor_slices(Point([1, 2], [3, 4])).map(lambda p: Point(p.y, p.x))
+    out = list(ds)
+    assert isinstance(out[0], Point) and int(out[0].x) == 3 and int(out[1].y) == 2
+
+
+def test_from_tensors_is_one_element():
+    ds = tf.data.Dataset.from_tensors(([1, 2, 3], 5))
+    assert values(ds) == [([1, 2, 3], 5)]
+    assert len(ds) == 1
+
+
+def test_scalar_slices_are_an_error():
+    with pytest.raises(ValueError, match="rank >= 1"):
+        tf.data.Dataset.from_tensor_slices(3)
+
+
+def test_range_is_int64_like_python_range():
+    assert values(tf.data.Dataset.range(4)) == [0, 1, 2, 3]
+    assert values(tf.data.Dataset.range(2, 8, 3)) == [2, 5]
+    assert values(tf.data.Dataset.range(3, 0, -1)) == [3, 2, 1]
+    assert tf.data.Dataset.range(3).element_spec == tf.TensorSpec([], tf.int64)
+    assert list(tf.data.Dataset.range(2, output_type=tf.int32))[1].dtype == tf.int32
+
+
+def test_map_spreads_tuples_and_returns_structures():
+    ds = tf.data.Dataset.from_tensor_slices(([1, 2], [10, 20])).map(lambda x, y: {"sum": x + y, "x": x})
+    assert values(ds) == [{"sum": 11, "x": 1}, {"sum": 22, "x": 2}]
+    assert ds.element_spec == {"sum": tf.TensorSpec([], tf.int32), "x": tf.TensorSpec([], tf.int32)}
+
+
+def test_map_function_is_traced_once(capfd):
+    def f(x):
+        print("tracing f")
+        return x * 2
+
+    ds = tf.data.Dataset.range(5).map(f)
+    assert values(ds) == [0, 2, 4, 6, 8]
+    assert values(ds) == [0, 2, 4, 6, 8]
+    out, _ = capfd.readouterr()
+    assert out.count("tracing f") == 1
+
+
+def test_map_with_python_control_flow_on_tensors_is_converted():
+    def clip(x):
+        if x > 2:
+            x = x * 0
+        return x
+
+    assert values(tf.data.Dataset.range(5).map(clip)) == [0, 1, 2, 0, 0]
+
+
+def test_filter_keeps_true_elements_and_checks_the_predicate():
+    assert values(tf.data.Dataset.range(10).filter(lambda x: x % 3 == 0)) == [0, 3, 6, 9]
+    with pytest.raises(ValueError, match="must return a `tf.bool` scalar"):
+        list(tf.data.Dataset.range(3).filter(lambda x: x))
+
+
+def test_batch_with_and_without_remainder():
+    ds = tf.data.Dataset.range(5)
+    assert values(ds.batch(2)) == [[0, 1], [2, 3], [4]]
+    assert values(ds.batch(2, drop_remainder=True)) == [[0, 1], [2, 3]]
+    assert ds.batch(2).element_spec == tf.TensorSpec([None], tf.int64)
+    assert ds.batch(2, drop_remainder=True).element_spec == tf.TensorSpec([2], tf.int64)
+    with pytest.raises(ValueError, match="batch_size must be greater than zero"):
+        ds.batch(0)
+
+
+def test_repeat_take_skip_and_cardinality():
+    ds = tf.data.Dataset.range(3)
+    assert values(ds.repeat(2)) == [0, 1, 2, 0, 1, 2]
+    assert values(ds.repeat().take(5)) == [0, 1, 2, 0, 1]
+    assert values(ds.skip(1)) == [1, 2]
+    assert int(ds.cardinality()) == 3
+    assert int(ds.repeat().cardinality()) == tf.data.INFINITE_CARDINALITY
+    assert int(ds.filter(lambda x: x > 0).cardinality()) == tf.data.UNKNOWN_CARDINALITY
+    with pytest.raises(TypeError, match="infinite"):
+        len(ds.repeat())
+
+
+def test_shuffle_is_a_permutation_reproducible_with_a_seed():
+    a = values(tf.data.Dataset.range(20).shuffle(20, seed=7))
+    b = values(tf.data.Dataset.range(20).shuffle(20, seed=7))
+    assert sorted(a) == list(range(20))
+    assert a == b and a != list(range(20))
+    ds = tf.data.Dataset.range(20).shuffle(20, seed=7)
+    assert values(ds) != values(ds)  # every pass draws a new order, as TF's reshuffle_each_iteration
+
+
+def test_from_generator_calls_the_generator_on_every_pass():
+    calls = []
+
+    def gen():
+        calls.append(1)
+        for i in range(3):
+            yield i, [float(i)] * 2
+
+    ds = tf.data.Dataset.from_generator(
+        gen, output_signature=(tf.TensorSpec([], tf.int64), tf.TensorSpec([2], tf.float32)))
+    assert values(ds) == [(0, [0.0, 0.0]), (1, [1.0, 1.0]), (2, [2.0, 2.0])]
+    assert values(ds.take(1)) == [(0, [0.0, 0.0])]
+    assert list(ds)[2][0].dtype == tf.int64
+    assert len(calls) >= 3
+
+
+def test_from_generator_checks_what_it_yields():
+    ds = tf.data.Dataset.from_generator(lambda: iter([[1.0, 2.0]]), output_signature=tf.TensorSpec([3], tf.float32))
+    with pytest.raises(TypeError, match=r"shape \(2,\) where an element of shape \(3,\) was expected"):
+        list(ds)
+    with pytest.raises(TypeError, match="output_signature"):
+        tf.data.Dataset.from_generator(lambda: iter([1]))
+
+
+def test_errors_in_a_map_function_reach_the_caller():
+    def bad(x):
+        raise KeyError("no such feature")
+
+    with pytest.raises(KeyError, match="no such feature"):
+        list(tf.data.Dataset.range(2).map(bad))
+
+
+def test_reduce_eagerly():
+    ds = tf.data.Dataset.from_tensor_slices(([1, 2, 3], [1.0, 2.0, 3.0]))
+    total, count = ds.reduce((0, 0.0), lambda s, e: (s[0] + e[0], s[1] + e[1]))
+    assert int(total) == 6 and float(count) == 6.0
+    with pytest.raises(TypeError, match="must match the initial state"):
+        ds.reduce((0, 0.0), lambda s, e: s[0])
+
+
+def test_reduce_inside_a_function_is_one_loop_op():
+    @tf.function
+    def total(ds):
+        return ds.reduce(tf.constant(0, tf.int64), lambda s, x: s + x)
+
+    small, big = tf.data.Dataset.range(3), tf.data.Dataset.range(1000)
+    assert int(total(small)) == 3
+    assert int(total(big)) == 499500
+    size = lambda ds: len(total.get_concrete_function(ds).graph.as_graph_def().node)  # noqa: E731
+    assert size(small) == size(big)
+    assert int(total(small)) == 3  # every call is a new pass
+
+
+def test_for_loop_over_a_dataset_in_a_function():
+    @tf.function
+    def mean_of_batches(ds):
+        s = tf.constant(0.0)
+        n = tf.constant(0.0)
+        for x, y in ds:
+            s += tf.reduce_sum(x * y)
+            n += tf.cast(tf.shape(x)[0], tf.float32)
+        return s / n
+
+    x = np.arange(10, dtype=np.float32)
+    ds = tf.data.Dataset.from_tensor_slices((x, np.ones(10, np.float32))).batch(3)
+    assert float(mean_of_batches(ds)) == pytest.approx(4.5)
+
+
+def test_prefetch_with_a_python_map_and_an_early_stop_do_not_hang():
+    ds = tf.data.Dataset.range(1000).map(lambda x: x + 1).prefetch(tf.data.AUTOTUNE)
+    for i, x in enumerate(ds):
+        if i == 3:
+            break
+    gc.collect()
+    assert values(ds.take(3)) == [1, 2, 3]
+
+
+def test_pipelines_from_several_threads():
+    ds = tf.data.Dataset.range(200).map(lambda x: x * 2).batch(10).prefetch(2)
+    results = [None] * 4
+
+    def run(i):
+        results[i] = sum(int(tf.reduce_sum(b)) for b in ds)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [2 * sum(range(200))] * 4
+
+
+def test_numpy_iterator():
+    ds = tf.data.Dataset.from_tensor_slices(np.array([[1, 2], [3, 4]], np.uint8))
+    out = list(ds.as_numpy_iterator())
+    assert out[1].dtype == np.uint8 and out[1].tolist() == [3, 4]
+
+
+def test_from_generator_with_output_types_and_shapes():
+    ds = tf.data.Dataset.from_generator(lambda: iter([([1, 2], 3)]), output_types=(tf.int32, tf.int64),
+                                        output_shapes=([2], []))
+    assert values(ds) == [([1, 2], 3)]
+    assert ds.element_spec == (tf.TensorSpec([2], tf.int32), tf.TensorSpec([], tf.int64))
