@@ -179,7 +179,28 @@ class Function:
         self._descriptor_cache = weakref.WeakKeyDictionary()
         self._simple = self._has_simple_signature(python_function)
         self._core = _C.FunctionCore(self._trace, self._input_signature, self._name, exact_shapes, verify,
-                                     max_cache_entries)
+                                     max_cache_entries, self._arg_names(python_function, self._input_signature))
+
+    @staticmethod
+    def _arg_names(fn, input_signature):
+        """Names for the graph's parameters, one per argument as _bind lays them out: the
+        Python parameters' (a TensorSpec's own name first, as in TF)."""
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            return []
+        names = [p.name for p in params if p.kind != inspect.Parameter.VAR_POSITIONAL]
+        if any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in params):
+            # *args spreads into any number of arguments: only those before it keep names.
+            names = [p.name for p in params[:[p.kind for p in params].index(inspect.Parameter.VAR_POSITIONAL)]]
+        for i, spec in enumerate(input_signature or ()):
+            spec_name = getattr(spec, "name", None)
+            if spec_name:
+                if i < len(names):
+                    names[i] = spec_name
+                else:
+                    names.append(spec_name)
+        return names
 
     @staticmethod
     def _has_simple_signature(fn):

@@ -361,3 +361,19 @@ def test_no_reference_leaks_over_many_calls():
     for _ in range(20000):
         f(x)
     assert sys.getrefcount(x) == before
+
+
+def test_graph_parameters_take_the_python_parameter_names():
+    @tf.function
+    def f(x, pair, scale=2.0):
+        return x * pair[0] * pair[1] * scale
+
+    text = str(f.get_concrete_function(tf.constant(1.0), (tf.constant(2.0), tf.constant(3.0))).graph)
+    assert text.startswith("graph f(x: float32[], pair: float32[], pair_1: float32[]) {")
+
+    g = tf.function(lambda a, b: a + b, input_signature=[tf.TensorSpec([None], tf.float32, name="inp"),
+                                                         tf.TensorSpec([None], tf.float32)])
+    assert str(g.get_concrete_function().graph).startswith("graph <lambda>(inp: float32[?], b: float32[?]) {")
+
+    h = tf.function(lambda *xs: xs[0] + xs[1])
+    assert "(arg0: float32[], arg1: float32[])" in str(h.get_concrete_function(tf.constant(1.0), tf.constant(2.0)).graph)
