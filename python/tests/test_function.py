@@ -377,3 +377,15 @@ def test_graph_parameters_take_the_python_parameter_names():
 
     h = tf.function(lambda *xs: xs[0] + xs[1])
     assert "(arg0: float32[], arg1: float32[])" in str(h.get_concrete_function(tf.constant(1.0), tf.constant(2.0)).graph)
+
+
+def test_numpy_scalars_are_tensors_to_a_function():
+    @tf.function
+    def f(x):
+        return x * 2
+
+    assert repr(f(np.float32(3))) == "<kiln.Tensor: shape=(), dtype=float32, numpy=6.0>"
+    assert float(f(np.float32(4))) == 8.0
+    assert f.experimental_get_tracing_count() == 1  # keyed by dtype and shape, not by value
+    assert f(np.int64(3)).dtype == tf.int64
+    assert f.experimental_get_tracing_count() == 2
