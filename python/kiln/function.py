@@ -162,6 +162,11 @@ def _unbind(fn, flat):
     return fn(*args, **kwargs)
 
 
+class InputSignatureError(TypeError, ValueError):
+    """Arguments that do not fit a kiln.function's input_signature: TF 2.x raised
+    ValueError for this and raises TypeError since 2.13, so code catching either works."""
+
+
 class Function:
     """What kiln.function returns (tf.function's Function)."""
 
@@ -250,7 +255,12 @@ class Function:
     def __call__(self, *args, **kwargs):
         if _C.functions_run_eagerly():
             return self._python_function(*args, **kwargs)
-        return self._core.call(self._flat_args(args, kwargs))
+        try:
+            return self._core.call(self._flat_args(args, kwargs))
+        except _C.InvalidArgumentError as e:
+            if self._input_signature is not None and "do not fit its input_signature" in str(e):
+                raise InputSignatureError(f"Python inputs incompatible with input_signature: {e}") from None
+            raise
 
     def __get__(self, instance, owner=None):
         # A method: one Function (and cache) per instance, as TF does.

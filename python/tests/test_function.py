@@ -77,8 +77,8 @@ def test_seed_input_signature():
 
     assert next_collatz(tf.constant([1, 2])).numpy().tolist() == [4, 1]
     assert next_collatz(tf.constant([3, 4, 5])).numpy().tolist() == [10, 2, 16]
-    with pytest.raises(tf.errors.InvalidArgumentError, match="input_signature"):
-        next_collatz(tf.constant([[1, 2], [3, 4]]))
+    with pytest.raises(ValueError, match="Python inputs incompatible with input_signature"):
+        next_collatz(tf.constant([[1, 2], [3, 4]]))  # the seed's ValueError (TF >= 2.13: TypeError; both work)
     assert next_collatz.experimental_get_tracing_count() == 1
 
 
