@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <memory>
 #include <optional>
 
 #include <kiln/kiln.h>
@@ -43,6 +44,13 @@ bool is_python_scalar(py::handle obj);
 SourceLocation user_location();
 // Frames from files under `dir` (the kiln package) are not the user's.
 void set_package_dir(const std::string& dir);
+
+// ---- Python objects held by C++ -------------------------------------------------
+// A Python object owned by C++ code that may drop it on any thread: the last
+// owner takes the GIL to release it (and leaves it alone once the interpreter
+// is gone).
+using SharedObject = std::shared_ptr<py::object>;
+SharedObject share(py::object obj);
 
 // ---- nested structures ------------------------------------------------------------
 // Arguments of a function call: the trace key and the tensor leaves.

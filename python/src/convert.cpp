@@ -132,7 +132,7 @@ Tensor tensor_from_numpy(py::array array) {
   if (*dtype == DType::String) return strings_from_array(array);
   std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
   Shape shape(dims);
-  constexpr int kShareable = py::array::c_style | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+  constexpr int kShareable = static_cast<int>(py::array::c_style) | static_cast<int>(py::detail::npy_api::NPY_ARRAY_ALIGNED_);
   bool native = array.dtype().byteorder() != '>';
   if ((array.flags() & kShareable) != kShareable || !native)
     array = py::array(array.attr("astype")(array.dtype().attr("newbyteorder")("="), "C"));
@@ -278,6 +278,18 @@ SourceLocation user_location() {
     frame = back;
   }
   return SourceLocation{};
+}
+
+SharedObject share(py::object obj) {
+  return SharedObject(new py::object(std::move(obj)), [](py::object* p) {
+    if (Py_IsInitialized()) {
+      py::gil_scoped_acquire gil;
+      delete p;
+    } else {
+      p->release();  // the interpreter is gone: nothing to decrement
+      delete p;
+    }
+  });
 }
 
 }  // namespace kiln::python

@@ -17,21 +17,6 @@ namespace {
 using data::Dataset;
 using data::Element;
 
-// A Python callable owned by C++ code that may drop it on any thread: the
-// last owner takes the GIL to release it.
-using SharedCallable = std::shared_ptr<py::object>;
-SharedCallable share(py::object fn) {
-  return SharedCallable(new py::object(std::move(fn)), [](py::object* p) {
-    if (Py_IsInitialized()) {
-      py::gil_scoped_acquire gil;
-      delete p;
-    } else {
-      p->release();  // the interpreter is gone: nothing to decrement
-      delete p;
-    }
-  });
-}
-
 Element to_element(py::handle result, const char* what) {
   Element out;
   if (!py::isinstance<py::list>(result) && !py::isinstance<py::tuple>(result))
@@ -45,7 +30,7 @@ Element to_element(py::handle result, const char* what) {
 // tensors or None at the end.
 class GeneratorNode final : public data::detail::DatasetNode {
  public:
-  explicit GeneratorNode(SharedCallable open_pass) : open_pass_(std::move(open_pass)) {}
+  explicit GeneratorNode(SharedObject open_pass) : open_pass_(std::move(open_pass)) {}
   std::unique_ptr<data::detail::Cursor> open() const override {
     py::gil_scoped_acquire gil;
     return std::make_unique<PassCursor>(share((*open_pass_)()));
@@ -55,7 +40,7 @@ class GeneratorNode final : public data::detail::DatasetNode {
  private:
   class PassCursor final : public data::detail::Cursor {
    public:
-    explicit PassCursor(SharedCallable next) : next_(std::move(next)) {}
+    explicit PassCursor(SharedObject next) : next_(std::move(next)) {}
     std::optional<Element> next() override {
       py::gil_scoped_acquire gil;
       py::object r = (*next_)();
@@ -64,9 +49,9 @@ class GeneratorNode final : public data::detail::DatasetNode {
     }
 
    private:
-    SharedCallable next_;
+    SharedObject next_;
   };
-  SharedCallable open_pass_;
+  SharedObject open_pass_;
 };
 
 // One pass over a dataset, as a Python iterator.
@@ -114,7 +99,7 @@ void bind_data(py::module_& m) {
                   })
       .def("map",
            [](const Dataset& ds, py::object map_fn) {
-             SharedCallable fn = share(std::move(map_fn));
+             SharedObject fn = share(std::move(map_fn));
              return ds.map([fn](const Element& e) {
                py::gil_scoped_acquire gil;
                return to_element((*fn)(e), "a Dataset.map function");
@@ -122,7 +107,7 @@ void bind_data(py::module_& m) {
            })
       .def("filter",
            [](const Dataset& ds, py::object predicate) {
-             SharedCallable fn = share(std::move(predicate));
+             SharedObject fn = share(std::move(predicate));
              return ds.filter([fn](const Element& e) {
                py::gil_scoped_acquire gil;
                return to_tensor((*fn)(e));

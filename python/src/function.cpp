@@ -31,27 +31,14 @@ py::tuple rebuild_call(const py::tuple& args, detail::Rebuilder& leaves) {
   return out;
 }
 
-// What a trace returned, as a template (Python values kept, leaves marked),
-// per traced graph.
-class ResultTemplates {
- public:
-  void put(const std::shared_ptr<const detail::ConcreteImpl>& concrete, py::object tmpl) {
-    templates_[concrete.get()] = {concrete, std::move(tmpl)};
-  }
-  bool has(const std::shared_ptr<const detail::ConcreteImpl>& concrete) const {
-    auto it = templates_.find(concrete.get());
-    return it != templates_.end() && it->second.first.lock() == concrete;
-  }
-  py::object get(const std::shared_ptr<const detail::ConcreteImpl>& concrete) const {
-    auto it = templates_.find(concrete.get());
-    if (it == templates_.end() || it->second.first.lock() != concrete)
-      throw Internal("kiln.function: no result structure recorded for " + concrete->name);
-    return it->second.second;
-  }
-
- private:
-  std::map<const detail::ConcreteImpl*, std::pair<std::weak_ptr<const detail::ConcreteImpl>, py::object>> templates_;
-};
+// What a trace returned, as a template (Python values kept, leaves marked):
+// kept in the traced graph's cache entry, so a thread that finds the entry
+// another thread is still returning from finds its template too.
+py::object template_of(const detail::ConcreteImpl& concrete) {
+  if (!concrete.front_end_data)
+    throw Internal("kiln.function: no result structure recorded for " + concrete.name);
+  return *static_cast<const py::object*>(concrete.front_end_data.get());
+}
 
 class PyFunction {
  public:
@@ -62,13 +49,13 @@ class PyFunction {
 
   // Traces: calls the Python callable on the arguments with their leaves
   // replaced by the graph's tensors, and records its result template.
-  auto make_trace(const py::tuple& args, py::object& traced_template) {
-    return [this, &args, &traced_template](std::span<const Tensor> leaves, detail::ResultFlattener& out) {
+  auto make_trace(const py::tuple& args) {
+    return [this, &args](std::span<const Tensor> leaves, detail::ResultFlattener& out) {
       py::gil_scoped_acquire gil;
       detail::Rebuilder rebuilder(leaves);
       py::tuple rebuilt = rebuild_call(args, rebuilder);
       py::object result = fn_(*rebuilt);
-      traced_template = flatten_result(result, out);
+      out.front_end_data = share(flatten_result(result, out));
     };
   }
 
@@ -77,16 +64,14 @@ class PyFunction {
   py::object call(py::tuple args) {
     detail::Flattener flat;
     flatten_call(args, flat, arg_names_);
-    py::object traced_template;
-    auto trace = make_trace(args, traced_template);
+    auto trace = make_trace(args);
     detail::TraceFnRef ref(trace);
     detail::CallResult result;
     {
       py::gil_scoped_release release;
       result = detail::is_tracing() ? core_->call_in_trace(flat, ref) : core_->call(flat, ref);
     }
-    if (traced_template) record(result.concrete, traced_template);
-    py::object tmpl = traced_template ? traced_template : templates_.get(result.concrete);
+    py::object tmpl = template_of(*result.concrete);
     detail::ResultReader reader(std::span<Tensor>(result.leaves.data(), result.leaves.size()), result.sizes());
     return unflatten_result(tmpl, reader);
   }
@@ -96,39 +81,27 @@ class PyFunction {
   std::pair<ConcreteFunction, py::object> concrete(py::tuple args) {
     detail::Flattener flat(/*specs_allowed=*/true);
     flatten_call(args, flat, arg_names_);
-    py::object traced_template;
-    auto trace = make_trace(args, traced_template);
+    auto trace = make_trace(args);
     detail::TraceFnRef ref(trace);
     std::shared_ptr<const detail::ConcreteImpl> impl;
     {
       py::gil_scoped_release release;
       impl = core_->concrete(flat, ref);
     }
-    if (traced_template) record(impl, traced_template);
-    return {ConcreteFunction(impl), traced_template ? traced_template : templates_.get(impl)};
+    return {ConcreteFunction(impl), template_of(*impl)};
   }
 
   detail::FunctionCore& core() { return *core_; }
   std::vector<std::pair<ConcreteFunction, py::object>> concrete_functions() {
     std::vector<std::pair<ConcreteFunction, py::object>> out;
-    for (auto& impl : core_->concrete_functions()) out.emplace_back(ConcreteFunction(impl), templates_.get(impl));
+    for (auto& impl : core_->concrete_functions()) out.emplace_back(ConcreteFunction(impl), template_of(*impl));
     return out;
   }
 
  private:
-  // A call that traced may have traced more than once (a first trace that
-  // created variables is traced again): every graph it left in the cache
-  // returns what its last trace returned.
-  void record(const std::shared_ptr<const detail::ConcreteImpl>& result, const py::object& tmpl) {
-    templates_.put(result, tmpl);
-    for (auto& impl : core_->concrete_functions())
-      if (!templates_.has(impl)) templates_.put(impl, tmpl);
-  }
-
   py::object fn_;
   std::shared_ptr<detail::FunctionCore> core_;
   std::vector<std::string> arg_names_;  // the Python parameters', per argument
-  ResultTemplates templates_;
 };
 
 py::object call_concrete(const ConcreteFunction& f, py::handle tmpl, py::tuple args) {

@@ -389,3 +389,27 @@ def test_numpy_scalars_are_tensors_to_a_function():
     assert f.experimental_get_tracing_count() == 1  # keyed by dtype and shape, not by value
     assert f(np.int64(3)).dtype == tf.int64
     assert f.experimental_get_tracing_count() == 2
+
+
+def test_first_calls_from_many_threads_at_once_all_get_their_results():
+    # A thread may find a graph in the cache while the thread that traced it is
+    # still returning: the result's structure travels with the graph.
+    for _ in range(20):
+        f = tf.function(lambda x: {"double": x * 2, "pair": (x, 1)})
+        barrier = threading.Barrier(6)
+        out, errors = [], []
+
+        def run():
+            barrier.wait()
+            try:
+                out.append(f(tf.constant(3.0)))
+            except Exception as e:  # noqa: BLE001 - collected for the assertion
+                errors.append(e)
+
+        threads = [threading.Thread(target=run) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert [(float(r["double"]), r["pair"][1]) for r in out] == [(6.0, 1)] * 6

@@ -21,6 +21,8 @@ struct ConcreteImpl {
   std::vector<int64_t> result_sizes;
   // The node of each op the callable dispatched while tracing, in order.
   std::vector<graph::Node*> dispatch_nodes;
+  // ResultFlattener::front_end_data of the trace that made this graph.
+  std::shared_ptr<const void> front_end_data;
 
   // Runs the plan on the call's leaves (the captures are appended).
   ResultLeaves run(std::span<const Tensor> leaves) const;

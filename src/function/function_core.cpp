@@ -211,6 +211,7 @@ Entry trace_once(const FunctionOptions& options, const TraceKey& key, std::span<
   entry->key = key;
   entry->result_sizes = std::move(out.sizes);
   entry->dispatch_nodes = ctx.dispatch_nodes();
+  entry->front_end_data = std::move(out.front_end_data);
   return entry;
 }
 

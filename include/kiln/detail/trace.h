@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -109,6 +110,10 @@ class ResultFlattener {
   std::vector<Tensor> leaves;
   std::vector<int64_t> sizes;
   std::vector<std::size_t> any_rank;  // indices into leaves
+  // What a front end keeps with the traced graph (Python: the structure of
+  // the result), stored in the graph's cache entry by the trace itself, so
+  // whoever finds the entry finds it too.
+  std::shared_ptr<const void> front_end_data;
 };
 
 // The flat results of a graph call: inline for the few tensors most
