@@ -417,6 +417,17 @@ class Layer(Module):
             return _C.cast(x, self._dtype._enum)
         return x
 
+    def _check_and_build(self, shapes):
+        """Checks the inputs against input_spec, builds the layer on its first call, and checks them against the
+        spec the build set (which knows the dims the weights fix)."""
+        flat = _flatten(shapes)
+        for i, s in enumerate(flat):
+            _check_input_spec(self, s, i)
+        if not self.built:
+            self._maybe_build(shapes)
+            for i, s in enumerate(flat):
+                _check_input_spec(self, s, i)
+
     def __call__(self, inputs, *args, **kwargs):
         flat = _flatten(inputs)
         if any(isinstance(x, KerasTensor) for x in flat):
@@ -427,11 +438,7 @@ class Layer(Module):
             training = _training_context()
         elif _is_tensor(training):
             training = bool(training)
-        shapes = _map(_shape_of, inputs)
-        if not self.built:
-            self._maybe_build(shapes)
-        for i, s in enumerate(_flatten(shapes)):
-            _check_input_spec(self, s, i)
+        self._check_and_build(_map(_shape_of, inputs))
         inputs = _map(self._autocast, inputs)
         if self._call_accepts_training and training is not None:
             kwargs["training"] = training
@@ -445,10 +452,7 @@ class Layer(Module):
 
     def _functional_call(self, inputs, args, kwargs):
         shapes = _map(lambda x: x.shape if isinstance(x, KerasTensor) else _shape_of(x), inputs)
-        if not self.built:
-            self._maybe_build(shapes)
-        for i, s in enumerate(_flatten(shapes)):
-            _check_input_spec(self, s, i)
+        self._check_and_build(shapes)
         out_shape = self.compute_output_shape(shapes)
         node = _Node(self, inputs, args, dict(kwargs))
         if isinstance(out_shape, (list, tuple)) and out_shape and not isinstance(out_shape[0], (int, type(None))):
