@@ -162,6 +162,11 @@ def _unbind(fn, flat):
     return fn(*args, **kwargs)
 
 
+class InputSignatureError(TypeError, ValueError):
+    """Arguments that do not fit a kiln.function's input_signature: TF 2.x raised
+    ValueError for this and raises TypeError since 2.13, so code catching either works."""
+
+
 class Function:
     """What kiln.function returns (tf.function's Function)."""
 
@@ -179,7 +184,28 @@ class Function:
         self._descriptor_cache = weakref.WeakKeyDictionary()
         self._simple = self._has_simple_signature(python_function)
         self._core = _C.FunctionCore(self._trace, self._input_signature, self._name, exact_shapes, verify,
-                                     max_cache_entries)
+                                     max_cache_entries, self._arg_names(python_function, self._input_signature))
+
+    @staticmethod
+    def _arg_names(fn, input_signature):
+        """Names for the graph's parameters, one per argument as _bind lays them out: the
+        Python parameters' (a TensorSpec's own name first, as in TF)."""
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            return []
+        names = [p.name for p in params if p.kind != inspect.Parameter.VAR_POSITIONAL]
+        if any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in params):
+            # *args spreads into any number of arguments: only those before it keep names.
+            names = [p.name for p in params[:[p.kind for p in params].index(inspect.Parameter.VAR_POSITIONAL)]]
+        for i, spec in enumerate(input_signature or ()):
+            spec_name = getattr(spec, "name", None)
+            if spec_name:
+                if i < len(names):
+                    names[i] = spec_name
+                else:
+                    names.append(spec_name)
+        return names
 
     @staticmethod
     def _has_simple_signature(fn):
@@ -229,7 +255,12 @@ class Function:
     def __call__(self, *args, **kwargs):
         if _C.functions_run_eagerly():
             return self._python_function(*args, **kwargs)
-        return self._core.call(self._flat_args(args, kwargs))
+        try:
+            return self._core.call(self._flat_args(args, kwargs))
+        except _C.InvalidArgumentError as e:
+            if self._input_signature is not None and "do not fit its input_signature" in str(e):
+                raise InputSignatureError(f"Python inputs incompatible with input_signature: {e}") from None
+            raise
 
     def __get__(self, instance, owner=None):
         # A method: one Function (and cache) per instance, as TF does.

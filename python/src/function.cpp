@@ -12,8 +12,18 @@ namespace kiln::python {
 namespace {
 
 // A call's arguments are keyed one by one ("arg 0", "arg 1"), as C++'s are.
-void flatten_call(const py::tuple& args, detail::Flattener& flat) {
-  for (py::handle a : args) flatten_arguments(a, flat);
+// The graph's parameters take the Python parameters' names, as TF's
+// placeholders do: `x` for a tensor argument x, then `x_1`, `x_2`... for
+// further tensors inside it (arg<i> for arguments without a name).
+void flatten_call(const py::tuple& args, detail::Flattener& flat, const std::vector<std::string>& names = {}) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::size_t before = flat.leaves.size();
+    flatten_arguments(args[i], flat);
+    if (names.empty()) continue;
+    const std::string base = i < names.size() ? names[i] : "arg" + std::to_string(i);
+    for (std::size_t k = before; k < flat.leaves.size(); ++k)
+      flat.leaf_names.push_back(k == before ? base : base + "_" + std::to_string(k - before));
+  }
 }
 py::tuple rebuild_call(const py::tuple& args, detail::Rebuilder& leaves) {
   py::tuple out(args.size());
@@ -45,8 +55,10 @@ class ResultTemplates {
 
 class PyFunction {
  public:
-  PyFunction(py::object fn, FunctionOptions options)
-      : fn_(std::move(fn)), core_(std::make_shared<detail::FunctionCore>(std::move(options))) {}
+  PyFunction(py::object fn, FunctionOptions options, std::vector<std::string> arg_names)
+      : fn_(std::move(fn)),
+        core_(std::make_shared<detail::FunctionCore>(std::move(options))),
+        arg_names_(std::move(arg_names)) {}
 
   // Traces: calls the Python callable on the arguments with their leaves
   // replaced by the graph's tensors, and records its result template.
@@ -64,7 +76,7 @@ class PyFunction {
   // `args`: the call's arguments, bound to the Python parameters (a tuple).
   py::object call(py::tuple args) {
     detail::Flattener flat;
-    flatten_call(args, flat);
+    flatten_call(args, flat, arg_names_);
     py::object traced_template;
     auto trace = make_trace(args, traced_template);
     detail::TraceFnRef ref(trace);
@@ -83,7 +95,7 @@ class PyFunction {
   // result template of that trace.
   std::pair<ConcreteFunction, py::object> concrete(py::tuple args) {
     detail::Flattener flat(/*specs_allowed=*/true);
-    flatten_call(args, flat);
+    flatten_call(args, flat, arg_names_);
     py::object traced_template;
     auto trace = make_trace(args, traced_template);
     detail::TraceFnRef ref(trace);
@@ -115,6 +127,7 @@ class PyFunction {
 
   py::object fn_;
   std::shared_ptr<detail::FunctionCore> core_;
+  std::vector<std::string> arg_names_;  // the Python parameters', per argument
   ResultTemplates templates_;
 };
 
@@ -173,7 +186,7 @@ void bind_function(py::module_& m) {
 
   py::class_<PyFunction>(m, "FunctionCore")
       .def(py::init([](py::object fn, py::object input_signature, std::string name, bool exact_shapes, bool verify,
-                       int max_cache_entries) {
+                       int max_cache_entries, std::vector<std::string> arg_names) {
              FunctionOptions o;
              if (!input_signature.is_none()) {
                std::vector<TensorSpec> specs;
@@ -184,10 +197,10 @@ void bind_function(py::module_& m) {
              o.exact_shapes = exact_shapes;
              o.verify = verify;
              o.max_cache_entries = max_cache_entries;
-             return new PyFunction(std::move(fn), std::move(o));
+             return new PyFunction(std::move(fn), std::move(o), std::move(arg_names));
            }),
            py::arg("fn"), py::arg("input_signature"), py::arg("name"), py::arg("exact_shapes"), py::arg("verify"),
-           py::arg("max_cache_entries"))
+           py::arg("max_cache_entries"), py::arg("arg_names"))
       .def("call", &PyFunction::call)
       .def("concrete", &PyFunction::concrete)
       .def("concrete_functions", &PyFunction::concrete_functions)

@@ -11,4 +11,5 @@ PYBIND11_MODULE(_C, m) {
   bind_control_flow(m);
   bind_autodiff(m);
   bind_data(m);
+  bind_saved_model(m);
 }

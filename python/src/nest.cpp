@@ -37,6 +37,14 @@ py::list dataclass_fields(py::handle obj) {
   return names;
 }
 
+// NumPy arrays and NumPy scalars (np.float32(1.5)) are tensors to
+// kiln.function, as to tf.function.
+bool is_numpy_value(py::handle obj) {
+  if (py::isinstance<py::array>(obj)) return true;
+  static py::handle generic = py::object(py::module_::import("numpy").attr("generic")).release();
+  return PyObject_IsInstance(obj.ptr(), generic.ptr()) == 1;
+}
+
 // A unique number for an object for as long as it lives (kiln/_identity.py;
 // a new object never takes a dead one's number, as id() may).
 int64_t identity_key(py::handle obj) {
@@ -49,8 +57,7 @@ int64_t identity_key(py::handle obj) {
 void flatten_arguments(py::handle obj, detail::Flattener& f) {
   PyObject* p = obj.ptr();
   if (py::isinstance<Tensor>(obj)) return f.tensor(py::cast<const Tensor&>(obj));
-  // NumPy arrays are tensors to kiln.function, as to tf.function.
-  if (py::isinstance<py::array>(obj)) return f.tensor(to_tensor(obj));
+  if (is_numpy_value(obj)) return f.tensor(to_tensor(obj));
   if (PyBool_Check(p)) return f.boolean(p == Py_True);
   if (PyLong_Check(p)) {
     int overflow = 0;
@@ -113,7 +120,7 @@ void flatten_arguments(py::handle obj, detail::Flattener& f) {
 
 py::object rebuild_arguments(py::handle obj, detail::Rebuilder& r) {
   PyObject* p = obj.ptr();
-  if (py::isinstance<Tensor>(obj) || py::isinstance<py::array>(obj) || py::hasattr(obj, "_kiln_spec"))
+  if (py::isinstance<Tensor>(obj) || is_numpy_value(obj) || py::hasattr(obj, "_kiln_spec"))
     return py::cast(r.next());
   if (py::isinstance<Variable>(obj)) {
     const Variable& v = py::cast<const Variable&>(obj);

@@ -172,17 +172,21 @@ RetraceRecord explain(const TraceKey& before, const TraceKey& now, int trace_num
 
 // Traces the callable into a new graph for `key`. `variables_created` tells
 // how many Variables the callable made while tracing.
-Entry trace_once(const FunctionOptions& options, const TraceKey& key, TraceFnRef trace,
-                 int* variables_created) {
+Entry trace_once(const FunctionOptions& options, const TraceKey& key, std::span<const std::string> leaf_names,
+                 TraceFnRef trace, int* variables_created) {
   auto graph = std::make_shared<graph::Graph>(options.name);
   function_detail::TracingContext ctx(graph);
   std::vector<Tensor> params;
-  int leaf = 0;
+  std::size_t leaf = 0;
+  auto param_name = [&] {
+    std::size_t i = leaf++;
+    return i < leaf_names.size() && !leaf_names[i].empty() ? leaf_names[i] : fmt::format("arg{}", i);
+  };
   for (const KeyAtom& a : key.atoms) {
     if (a.kind == KeyAtom::Kind::Tensor)
-      params.push_back(ctx.add_parameter({a.dtype, a.shape}, fmt::format("arg{}", leaf++)));
+      params.push_back(ctx.add_parameter({a.dtype, a.shape}, param_name()));
     else if (a.kind == KeyAtom::Kind::Variable)  // passed as its resource handle
-      params.push_back(ctx.add_parameter({DType::Resource, Shape{}}, fmt::format("arg{}", leaf++)));
+      params.push_back(ctx.add_parameter({DType::Resource, Shape{}}, param_name()));
   }
   ResultFlattener out;
   {
@@ -224,14 +228,14 @@ Entry trace_once(const FunctionOptions& options, const TraceKey& key, TraceFnRef
 // create none; it is the graph used from then on. `first_run` is the
 // first trace when it created variables: the caller runs it once, for this
 // call, so the variables it initializes from arguments get their values.
-Entry trace_entry(const FunctionOptions& options, const TraceKey& key, TraceFnRef trace,
-                  int traces_so_far, Entry* first_run) {
+Entry trace_entry(const FunctionOptions& options, const TraceKey& key, std::span<const std::string> leaf_names,
+                  TraceFnRef trace, int traces_so_far, Entry* first_run) {
   int created = 0;
-  Entry e = trace_once(options, key, trace, &created);
+  Entry e = trace_once(options, key, leaf_names, trace, &created);
   if (created == 0) return e;
   if (traces_so_far > 0) variables_on_retrace(options, traces_so_far + 1);
   *first_run = e;
-  Entry again = trace_once(options, key, trace, &created);
+  Entry again = trace_once(options, key, leaf_names, trace, &created);
   if (created > 0) variables_on_retrace(options, 2);
   return again;
 }
@@ -381,7 +385,7 @@ std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, Trac
   ++s.info.misses;
   Entry first_run;
   TracingMark mark(s);
-  Entry e = trace_entry(s.options, *key, trace, static_cast<int>(s.info.traces), &first_run);
+  Entry e = trace_entry(s.options, *key, flat.leaf_names, trace, static_cast<int>(s.info.traces), &first_run);
   // A first trace that initializes variables from arguments cannot run here
   // (specs have no values); reading such a variable later says so.
   ++s.info.traces;
@@ -419,7 +423,7 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
         if (!entry) {
           ++s.info.misses;
           TracingMark mark(s);
-          entry = trace_entry(s.options, sig, trace, static_cast<int>(s.info.traces), &first_run);
+          entry = trace_entry(s.options, sig, flat.leaf_names, trace, static_cast<int>(s.info.traces), &first_run);
           entry->relaxed = true;
           ++s.info.traces;
           s.entries.push_back(entry);
@@ -448,7 +452,7 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
         int number = static_cast<int>(s.info.traces) + 1;
         {
           TracingMark mark(s);
-          entry = trace_entry(s.options, key, trace, static_cast<int>(s.info.traces), &first_run);
+          entry = trace_entry(s.options, key, flat.leaf_names, trace, static_cast<int>(s.info.traces), &first_run);
         }
         entry->relaxed = relaxed;
         if (s.last_traced) {

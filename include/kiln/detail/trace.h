@@ -75,6 +75,9 @@ class Flattener {
 
   TraceKey key;
   SmallVector<Tensor, 4> leaves;  // null handles stand for specs
+  // Names for the graph's parameters, one per leaf (a front end that knows
+  // parameter names, like Python, fills it); empty: arg0, arg1, ...
+  std::vector<std::string> leaf_names;
 
  private:
   bool specs_allowed_;
