@@ -190,8 +190,8 @@ print(next_collatz(tf.constant([1, 2])))
 print(next_collatz(tf.constant([5, 6, 7])))   # any length: the signature's None dim, no new trace
 try:
     next_collatz(tf.constant([[1, 2], [3, 4]]))
-except tf.errors.InvalidArgumentError as e:   # TF raises ValueError here
-    print("InvalidArgumentError:", str(e).splitlines()[0])
+except ValueError as e:
+    print("ValueError:", str(e).splitlines()[0])
 
 # ---------------------------------------------------------------------------------------------
 section("8. Pass tensors, not Python numbers, for values that change")
