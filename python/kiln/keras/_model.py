@@ -8,6 +8,7 @@ batch after that; evaluate and predict have their own traced `test_function` and
 share the array's memory); anything else iterable that yields (x, y) or (x, y, sample_weight)
 batches -- a kiln.data.Dataset, a generator, a list -- is iterated once per epoch."""
 import math
+import warnings
 
 import numpy as np
 
@@ -645,6 +646,10 @@ class Model(Layer):
                 if self.stop_training:
                     break
             if raw is None:
+                if epoch > initial_epoch:
+                    warnings.warn("Your input ran out of data; interrupting training. Make sure that your dataset or "
+                                  "generator can generate at least `steps_per_epoch * epochs` batches.")
+                    break
                 raise ValueError("Unexpected result of `train_function` (Empty logs). The data gave no batches: "
                                  "check that x (or the dataset) is not empty and that steps_per_epoch is positive.")
             if train.steps is None:

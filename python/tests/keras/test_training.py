@@ -121,6 +121,9 @@ def test_fit_on_an_iterable_of_batches_and_on_a_kiln_dataset():
         for i in range(0, 120, 60):
             yield x[i:i + 60], y[i:i + 60]
     model.fit(generate(), epochs=1, verbose=0)
+    with pytest.warns(UserWarning, match="Your input ran out of data"):
+        history = model.fit(generate(), epochs=3, verbose=0)    # a generator: one pass only
+    assert len(history.history["loss"]) == 1
 
 
 def test_validation_split_sample_weight_and_train_on_batch():
