@@ -218,6 +218,13 @@ def _count(variables):
 
 # ---- compile state ---------------------------------------------------------------------------
 
+class _StepFunctions:
+    """model.train_function, test_function and predict_function (None until made)."""
+
+    def __init__(self):
+        self.train = self.test = self.predict = None
+
+
 class _Compiled:
     """What compile() sets; one attribute, so the variables of the optimizer and the metrics are not the
     model's."""
@@ -268,16 +275,23 @@ class Model(Layer):
             raise TypeError(f"Keyword argument not understood: {sorted(kwargs)[0]!r}")
         Layer.__init__(self, trainable=trainable, name=name, dtype=dtype)
         self._compiled = None
+        self._step_functions = _StepFunctions()
         self.history = None
         self.stop_training = False
-        self.train_function = None
-        self.test_function = None
-        self.predict_function = None
         self._is_graph_network = False
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("A functional Model needs both `inputs` and `outputs`")
             self._init_functional(inputs, outputs)
+
+    # The traced steps live outside the instance's attributes, so kiln.saved_model (which saves every
+    # kiln.function attribute) saves the model, not its training machinery.
+    train_function = property(lambda self: self._step_functions.train,
+                              lambda self, fn: setattr(self._step_functions, "train", fn))
+    test_function = property(lambda self: self._step_functions.test,
+                             lambda self, fn: setattr(self._step_functions, "test", fn))
+    predict_function = property(lambda self: self._step_functions.predict,
+                                lambda self, fn: setattr(self._step_functions, "predict", fn))
 
     # ---- functional ---------------------------------------------------------------------------
 

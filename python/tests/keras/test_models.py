@@ -234,3 +234,18 @@ def test_get_and_set_weights():
     with pytest.raises(ValueError, match="expected 2 weights"):
         model.set_weights(weights[:1])
     assert model.get_layer("dense") is model.layers[0] and model.get_layer(index=0) is model.layers[0]
+
+
+def test_a_trained_model_saves_with_a_serving_signature_and_without_its_training_step(tmp_path):
+    model = K.Sequential([K.layers.Dense(4, activation="relu", input_shape=(3,)), K.layers.Dense(2)])
+    model.compile(optimizer="adam", loss="mse")
+    x = np.random.rand(10, 3).astype(np.float32)
+    model.fit(x, np.random.rand(10, 2).astype(np.float32), verbose=0)
+    serve = tf.function(lambda images: model(images), input_signature=[tf.TensorSpec([None, 3])])
+    tf.saved_model.save(model, str(tmp_path / "m"), signatures=serve)
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    assert list(loaded.signatures) == ["serving_default"]
+    assert not hasattr(loaded, "train_function")
+    np.testing.assert_allclose(loaded.signatures["serving_default"](images=x)["output_0"].numpy(), model(x).numpy(),
+                               rtol=1e-6)
+    assert len(loaded.variables) == 4     # the model's weights, not the optimizer's slots
