@@ -312,3 +312,24 @@ def test_minimize_with_a_callable_loss():
     for _ in range(20):
         opt.minimize(lambda: (w - 1.0) ** 2, [w])
     assert w.numpy() == pytest.approx(1.0, abs=1e-4)
+
+
+def test_numpy_batches_are_views_of_the_users_arrays():
+    x, y = blobs(90)
+    shared = []
+
+    class Probe(K.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = K.layers.Dense(3)
+
+        def call(self, inputs):
+            shared.append(np.shares_memory(np.asarray(inputs), x))
+            return self.dense(inputs)
+
+    model = Probe()
+    model.compile(optimizer="sgd", loss=K.losses.SparseCategoricalCrossentropy(from_logits=True), run_eagerly=True)
+    model.fit(x, y, batch_size=30, shuffle=False, verbose=0)
+    assert shared == [True, True, True]     # each batch a slice of x, in a tensor without a copy
+    model.predict(x, batch_size=45, verbose=0)
+    assert shared[3:] == [True, True]
