@@ -25,6 +25,7 @@ from . import config, debugging  # noqa: E402
 from . import math, nn, random, linalg, experimental  # noqa: E402
 from . import nest, data, saved_model  # noqa: E402
 from . import autograph  # noqa: E402
+from . import keras  # noqa: E402
 
 newaxis = None
 Assert = debugging.Assert

@@ -262,6 +262,22 @@ void bind_ops(py::module_& m) {
   m.def("random_uniform", [](py::handle shape, double lo, double hi, py::handle dtype, std::optional<uint64_t> seed) {
     return kiln::random::uniform(shape_of_arg(shape), lo, hi, dtype_from_python(dtype), seed, user_location());
   });
+  // Draws shaped like x: a traced batch dim may be known only when the graph runs (keras' Dropout).
+  m.def("random_uniform_like", [](py::handle x, double lo, double hi, std::optional<uint64_t> seed) {
+    return kiln::random::uniform_like(T(x), lo, hi, std::nullopt, seed, user_location());
+  });
+
+  // tf.init_scope: ops in the `with` block run eagerly even while a function traces (the initial
+  // values of the variables keras layers create on their first call).
+  struct PyInitScope {
+    std::optional<InitScope> scope;
+  };
+  py::class_<PyInitScope>(m, "init_scope")
+      .def(py::init<>())
+      .def("__enter__", [](PyInitScope& s) {
+        if (!s.scope) s.scope.emplace();
+      })
+      .def("__exit__", [](PyInitScope& s, py::args) { s.scope.reset(); });
 
   // tf.print: the graph-aware print. Python values print as Python prints them.
   m.def("print_", [](py::args args, const std::string& sep, const std::string& end, int64_t summarize, bool to_stdout) {

@@ -1,0 +1,516 @@
+"""Keras' Layer on kiln.Module: lazy building from the first input's shape, weights made with
+initializers (their values computed eagerly, under init_scope, even while a function traces), input
+checks (InputSpec), autocasting, the training flag passed down to nested layers, and the symbolic
+KerasTensors of the functional API (Input)."""
+import inspect
+import threading
+
+from .. import _C
+from .. import dtypes as _dtypes
+from ..module import Module
+from ..tensor_shape import TensorShape
+from . import backend
+from . import initializers as _initializers
+
+_state = threading.local()
+
+
+def _training_context():
+    return getattr(_state, "training", None)
+
+
+class _CallContext:
+    """The `training` value a layer call hands to the layers it calls (Keras' call context)."""
+
+    def __init__(self, training):
+        self._training = training
+
+    def __enter__(self):
+        self._saved = getattr(_state, "training", None)
+        _state.training = self._training
+
+    def __exit__(self, *exc):
+        _state.training = self._saved
+        return False
+
+
+def _is_tensor(x):
+    return isinstance(x, (_C.Tensor, _C.Variable))
+
+
+def _flatten(structure):
+    if isinstance(structure, (list, tuple)):
+        out = []
+        for s in structure:
+            out.extend(_flatten(s))
+        return out
+    if isinstance(structure, dict):
+        out = []
+        for k in sorted(structure, key=repr):
+            out.extend(_flatten(structure[k]))
+        return out
+    return [structure]
+
+
+def _map(fn, structure):
+    if isinstance(structure, list):
+        return [_map(fn, s) for s in structure]
+    if isinstance(structure, tuple):
+        items = [_map(fn, s) for s in structure]
+        return type(structure)(*items) if hasattr(structure, "_fields") else tuple(items)
+    if isinstance(structure, dict):
+        return {k: _map(fn, v) for k, v in structure.items()}
+    return fn(structure)
+
+
+def _to_tensor(x):
+    """NumPy arrays and Python values become tensors (NumPy without a copy); tensors stay."""
+    if _is_tensor(x) or x is None or isinstance(x, KerasTensor):
+        return x
+    return _C.constant(x, None)
+
+
+def _shape_of(x):
+    if isinstance(x, (KerasTensor, _C.Tensor, _C.Variable)):
+        return TensorShape(x.shape)
+    return TensorShape(getattr(x, "shape", None))
+
+
+def _shape_str(shape):
+    shape = TensorShape(shape)
+    return "<unknown>" if shape.rank is None else str(shape)
+
+
+# ---- InputSpec ------------------------------------------------------------------------
+
+class InputSpec:
+    """tf.keras.layers.InputSpec: what a layer accepts (rank, known dims); checked on every call."""
+
+    def __init__(self, dtype=None, shape=None, ndim=None, max_ndim=None, min_ndim=None, axes=None,
+                 allow_last_axis_squeeze=False, name=None):
+        self.dtype = dtype
+        self.shape = None if shape is None else TensorShape(shape)
+        self.ndim = len(shape) if shape is not None else ndim
+        self.max_ndim = max_ndim
+        self.min_ndim = min_ndim
+        self.axes = dict(axes or {})
+        self.name = name
+
+    def __repr__(self):
+        spec = [f"ndim={self.ndim}" if self.ndim is not None else "",
+                f"min_ndim={self.min_ndim}" if self.min_ndim is not None else "",
+                f"axes={self.axes}" if self.axes else ""]
+        return f"InputSpec({', '.join(s for s in spec if s)})"
+
+
+def _check_input_spec(layer, shape, index=0):
+    spec = layer.input_spec
+    if spec is None:
+        return
+    if isinstance(spec, (list, tuple)):
+        spec = spec[index] if index < len(spec) else None
+        if spec is None:
+            return
+    shape = TensorShape(shape)
+    rank = shape.rank
+    head = f'Input {index} of layer "{layer.name}" is incompatible with the layer: '
+    if rank is None:
+        return
+    if spec.shape is not None and spec.shape.rank is not None and not shape.is_compatible_with(spec.shape):
+        raise ValueError(f"{head}expected shape={_shape_str(spec.shape)}, found shape={_shape_str(shape)}")
+    if spec.ndim is not None and rank != spec.ndim:
+        raise ValueError(f"{head}expected ndim={spec.ndim}, found ndim={rank}. Full shape received: "
+                         f"{_shape_str(shape)}")
+    if spec.min_ndim is not None and rank < spec.min_ndim:
+        raise ValueError(f"{head}expected min_ndim={spec.min_ndim}, found ndim={rank}. Full shape received: "
+                         f"{_shape_str(shape)}")
+    if spec.max_ndim is not None and rank > spec.max_ndim:
+        raise ValueError(f"{head}expected max_ndim={spec.max_ndim}, found ndim={rank}. Full shape received: "
+                         f"{_shape_str(shape)}")
+    for axis, value in spec.axes.items():
+        if value is None:
+            continue
+        dim = shape[axis] if -rank <= axis < rank else None
+        if dim is not None and dim != value:
+            raise ValueError(f"{head}expected axis {axis} of input shape to have value {value}, but received "
+                             f"input with shape {_shape_str(shape)}")
+
+
+# ---- KerasTensor: the functional API's symbolic values ------------------------------------
+
+class _Node:
+    """One layer call between KerasTensors."""
+
+    def __init__(self, layer, inputs, args, kwargs):
+        self.layer = layer
+        self.inputs = inputs      # structure of KerasTensors (and other values)
+        self.args = args
+        self.kwargs = kwargs
+        self.outputs = None       # structure of KerasTensors
+
+
+class KerasTensor:
+    """A symbolic value of a functional model under construction: a shape (batch dim None), a dtype,
+    and the layer call that makes it."""
+
+    def __init__(self, shape, dtype=_dtypes.float32, name=None, node=None, index=0):
+        self._shape = TensorShape(shape)
+        self._dtype = _dtypes.as_dtype(dtype)
+        self._name = name
+        self._node = node
+        self._index = index
+
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def ndim(self):
+        return self._shape.rank
+
+    def get_shape(self):
+        return self._shape
+
+    def __repr__(self):
+        producer = f" (created by layer '{self._node.layer.name}')" if self._node is not None else ""
+        return f"<KerasTensor: shape={_shape_str(self._shape)} dtype={self._dtype.name}{producer}>"
+
+    def __bool__(self):
+        raise TypeError("A KerasTensor (a symbolic input of a functional model) has no value: it cannot be used "
+                        "as a Python bool")
+
+    def __array__(self, dtype=None):
+        raise TypeError("You are passing a KerasTensor (a symbolic input of a functional model) to NumPy; "
+                        "KerasTensors have no values. Call the model on data instead.")
+
+
+# ---- Layer -------------------------------------------------------------------------------
+
+_ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size", "input_dim", "weights", "activity_regularizer",
+                   "autocast", "implementation"}
+
+
+class Layer(Module):
+    """tf.keras.layers.Layer: override `build(input_shape)` (weights, with add_weight) and `call(inputs)`."""
+
+    def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, **kwargs):
+        for k in kwargs:
+            if k not in _ALLOWED_KWARGS:
+                raise TypeError(f"Keyword argument not understood: {k!r}")
+        if name is None:
+            name = backend.unique_object_name(backend.to_snake_case(type(self).__name__))
+        elif not isinstance(name, str):
+            raise TypeError(f"Layer name must be a string, got {name!r}")
+        Module.__init__(self, name)
+        if isinstance(dtype, str) and dtype.startswith("mixed"):
+            raise ValueError(f"kiln.keras: dtype policy {dtype!r} is not supported")
+        self._dtype = _dtypes.as_dtype(dtype or backend.floatx())
+        self._trainable = bool(trainable)
+        self.built = False
+        self._layer_weights = []
+        self._build_input_shape = None
+        self.input_spec = None
+        self.supports_masking = False
+        batch_input_shape = kwargs.get("batch_input_shape")
+        if batch_input_shape is None and "input_shape" in kwargs and kwargs["input_shape"] is not None:
+            input_shape = kwargs["input_shape"]
+            if isinstance(input_shape, int):
+                input_shape = (input_shape,)
+            batch_input_shape = (kwargs.get("batch_size"),) + tuple(input_shape)
+        elif batch_input_shape is None and kwargs.get("input_dim") is not None:
+            batch_input_shape = (kwargs.get("batch_size"), kwargs["input_dim"])
+        self._batch_input_shape = None if batch_input_shape is None else tuple(batch_input_shape)
+        call = type(self).call
+        try:
+            params = inspect.signature(call).parameters
+            self._call_accepts_training = "training" in params or any(
+                p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
+        except (TypeError, ValueError):
+            self._call_accepts_training = True
+
+    # ---- properties --------------------------------------------------------------------
+
+    @property
+    def dtype(self):
+        """The dtype of the layer's weights (and of the floating inputs it computes on), as a string."""
+        return self._dtype.name
+
+    @property
+    def compute_dtype(self):
+        return self._dtype.name
+
+    @property
+    def variable_dtype(self):
+        return self._dtype.name
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+
+    @property
+    def input_shape(self):
+        if self._build_input_shape is None:
+            raise AttributeError(f'The layer "{self.name}" has never been called and thus has no defined input '
+                                 "shape.")
+        return tuple(self._build_input_shape.as_list()) if isinstance(self._build_input_shape, TensorShape) \
+            else self._build_input_shape
+
+    # ---- variables -------------------------------------------------------------------
+
+    def _gather(self):
+        """(variable, trainable) pairs: this layer's own weights in creation order, then those of the layers,
+        modules and variables held by its attributes, in the order they were assigned; each once."""
+        out, seen, visited = [], set(), set()
+
+        def add(v, trainable):
+            key = v._state_id()
+            if key not in seen:
+                seen.add(key)
+                out.append((v, trainable and v.trainable))
+
+        def visit_layer(layer, trainable, depth):
+            if id(layer) in visited or depth > 64:
+                return
+            visited.add(id(layer))
+            trainable = trainable and layer._trainable
+            for v in layer._layer_weights:
+                add(v, trainable)
+            for key, value in vars(layer).items():
+                if key in ("_layer_weights", "_compiled") or key in type(layer)._TF_MODULE_IGNORED_PROPERTIES:
+                    continue
+                visit(value, trainable, depth + 1)
+
+        def visit(value, trainable, depth):
+            if isinstance(value, _C.Variable):
+                add(value, trainable)
+            elif isinstance(value, Layer):
+                visit_layer(value, trainable, depth)
+            elif isinstance(value, Module):
+                if id(value) not in visited:
+                    visited.add(id(value))
+                    for v in value.variables:
+                        add(v, trainable)
+            elif isinstance(value, (list, tuple)):
+                for v in value:
+                    visit(v, trainable, depth + 1)
+            elif isinstance(value, dict):
+                for v in value.values():
+                    visit(v, trainable, depth + 1)
+
+        visit_layer(self, True, 0)
+        return out
+
+    @property
+    def weights(self):
+        return [v for v, _ in self._gather()]
+
+    @property
+    def trainable_weights(self):
+        return [v for v, t in self._gather() if t]
+
+    @property
+    def non_trainable_weights(self):
+        return [v for v, t in self._gather() if not t]
+
+    @property
+    def variables(self):
+        return self.weights
+
+    @property
+    def trainable_variables(self):
+        return self.trainable_weights
+
+    @property
+    def non_trainable_variables(self):
+        return self.non_trainable_weights
+
+    def get_weights(self):
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, weights):
+        params = self.weights
+        if len(params) != len(weights):
+            raise ValueError(f'Layer "{self.name}" expected {len(params)} weights, but the weights list has '
+                             f"{len(weights)} elements.")
+        for v, w in zip(params, weights):
+            if TensorShape(getattr(w, "shape", ())) != v.shape:
+                raise ValueError(f"Layer weight shape {v.shape} not compatible with provided weight shape "
+                                 f"{TensorShape(w.shape)}")
+            v.assign(w)
+
+    def count_params(self):
+        if not self.built:
+            raise ValueError(f"You tried to call `count_params` on layer {self.name}, but the layer isn't built. "
+                             f"You can build it manually via: `{self.name}.build(batch_input_shape)`.")
+        n = 0
+        for v in self.weights:
+            n += v.shape.num_elements() or 0
+        return n
+
+    def add_weight(self, name=None, shape=None, dtype=None, initializer=None, regularizer=None, trainable=None,
+                   constraint=None, use_resource=None, synchronization=None, aggregation=None, **kwargs):
+        """A weight named "<layer>/<name>:0". Its initial value is computed eagerly (init_scope), so a layer
+        first built while a function traces has its values at once."""
+        shape = () if shape is None else tuple(int(d) for d in shape)
+        dtype = _dtypes.as_dtype(dtype or self._dtype)
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.name in ("float32", "float64") else "zeros"
+        init = _initializers.get(initializer)
+        with _C.init_scope():
+            value = init(shape, dtype=dtype)
+            if not _is_tensor(value):
+                value = _C.constant(value, dtype._enum)
+            if value.dtype != dtype:
+                value = _C.cast(value, dtype._enum)
+        var = _C.Variable(value, True if trainable is None else bool(trainable), f"{self.name}/{name or 'Variable'}",
+                          None)
+        self._layer_weights.append(var)
+        return var
+
+    # ---- building and calling ------------------------------------------------------------
+
+    def build(self, input_shape):
+        self.built = True
+
+    def call(self, inputs, *args, **kwargs):
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        """The output shape for inputs of `input_shape`, found by tracing the layer's call on a placeholder
+        (built-in layers compute it directly)."""
+        from ..function import function, TensorSpec
+        shapes = _map(TensorShape, input_shape) if isinstance(input_shape, (list, tuple)) and input_shape and \
+            isinstance(input_shape[0], (list, tuple, TensorShape)) else TensorShape(input_shape)
+        if not self.built:
+            self._maybe_build(shapes)
+        specs = _map(lambda s: TensorSpec(s, self._dtype), shapes) if isinstance(shapes, list) else \
+            TensorSpec(shapes, self._dtype)
+        probe = function(lambda x: self(x), autograph=False)
+        outputs = probe.get_concrete_function(specs).outputs
+        return outputs[0].shape if len(outputs) == 1 else [o.shape for o in outputs]
+
+    def _maybe_build(self, input_shapes):
+        if self.built:
+            return
+        shapes = input_shapes
+        if isinstance(shapes, TensorShape) and shapes.rank is None:
+            raise ValueError(f'Layer "{self.name}": cannot build for inputs of unknown rank')
+        self.build(shapes)
+        self.built = True
+        if self._build_input_shape is None:
+            self._build_input_shape = shapes
+
+    def _autocast(self, x):
+        if _is_tensor(x) and x.dtype.is_floating and x.dtype != self._dtype:
+            return _C.cast(x, self._dtype._enum)
+        return x
+
+    def _check_and_build(self, shapes):
+        """Checks the inputs against input_spec, builds the layer on its first call, and checks them against the
+        spec the build set (which knows the dims the weights fix)."""
+        flat = _flatten(shapes)
+        for i, s in enumerate(flat):
+            _check_input_spec(self, s, i)
+        if not self.built:
+            self._maybe_build(shapes)
+            for i, s in enumerate(flat):
+                _check_input_spec(self, s, i)
+
+    def __call__(self, inputs, *args, **kwargs):
+        flat = _flatten(inputs)
+        if any(isinstance(x, KerasTensor) for x in flat):
+            return self._functional_call(inputs, args, kwargs)
+        inputs = _map(_to_tensor, inputs)
+        training = kwargs.pop("training", None)
+        if training is None:
+            training = _training_context()
+        elif _is_tensor(training):
+            training = bool(training)
+        self._check_and_build(_map(_shape_of, inputs))
+        inputs = _map(self._autocast, inputs)
+        if self._call_accepts_training and training is not None:
+            kwargs["training"] = training
+        call = self.call
+        if _C.is_tracing():
+            # Inside kiln.function, the user's own `call` gets AutoGraph (Python control flow on tensors).
+            from ..autograph import conversion
+            call = conversion.call_target(call)
+        with _CallContext(training):
+            return call(inputs, *args, **kwargs)
+
+    def _functional_call(self, inputs, args, kwargs):
+        shapes = _map(lambda x: x.shape if isinstance(x, KerasTensor) else _shape_of(x), inputs)
+        self._check_and_build(shapes)
+        out_shape = self.compute_output_shape(shapes)
+        node = _Node(self, inputs, args, dict(kwargs))
+        if isinstance(out_shape, (list, tuple)) and out_shape and not isinstance(out_shape[0], (int, type(None))):
+            node.outputs = [KerasTensor(s, self._dtype, None, node, i) for i, s in enumerate(out_shape)]
+        else:
+            node.outputs = KerasTensor(out_shape, self._dtype, None, node, 0)
+        return node.outputs
+
+    def get_config(self):
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self._batch_input_shape is not None:
+            config["batch_input_shape"] = self._batch_input_shape
+        return config
+
+    def __repr__(self):
+        return f"<{type(self).__module__}.{type(self).__name__} object '{self.name}'>"
+
+
+# ---- Input -------------------------------------------------------------------------------
+
+class InputLayer(Layer):
+    """The layer behind Input(): it holds the input's shape; calling it returns its input."""
+
+    def __init__(self, input_shape=None, batch_size=None, dtype=None, input_tensor=None, sparse=None, name=None,
+                 ragged=None, type_spec=None, batch_input_shape=None, **kwargs):
+        if name is None:
+            name = backend.unique_object_name("input", zero_based=False)
+        if batch_input_shape is None:
+            if input_shape is None:
+                raise ValueError("InputLayer needs an input_shape (the shape without the batch dim) or a "
+                                 "batch_input_shape")
+            if isinstance(input_shape, int):
+                input_shape = (input_shape,)
+            batch_input_shape = (batch_size,) + tuple(input_shape)
+        if sparse or ragged:
+            raise ValueError("kiln.keras: sparse and ragged inputs are not supported")
+        super().__init__(name=name, dtype=dtype, batch_input_shape=batch_input_shape)
+        self.built = True
+        self._build_input_shape = TensorShape(batch_input_shape)
+        node = _Node(self, None, (), {})
+        node.outputs = KerasTensor(batch_input_shape, self._dtype, name, node, 0)
+        self._output_tensor = node.outputs
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def count_params(self):
+        return 0
+
+
+def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tensor=None, ragged=None,  # noqa: N802
+          type_spec=None, batch_shape=None, **kwargs):
+    """tf.keras.Input: a symbolic input of `shape` (without the batch dim) for functional models."""
+    if shape is None and batch_shape is None:
+        raise ValueError("Please provide to Input a `shape` or a `tensor` or a `type_spec` argument. Note that "
+                         "`shape` does not include the batch dimension.")
+    if isinstance(shape, int):
+        shape = (shape,)
+    layer = InputLayer(input_shape=shape, batch_size=batch_size, dtype=dtype, name=name,
+                       batch_input_shape=batch_shape)
+    return layer._output_tensor

@@ -1,0 +1,957 @@
+"""Keras' Model (subclassed and functional) and Sequential, with compile / fit / evaluate / predict
+and summary().
+
+The training step (forward, loss, tape gradient, optimizer update, metric updates) is one
+kiln.function, `model.train_function`, traced once per input signature and run as one graph on every
+batch after that; evaluate and predict have their own traced `test_function` and
+`predict_function`. NumPy inputs are batched by slicing (rows of a C-contiguous array: the tensors
+share the array's memory); anything else iterable that yields (x, y) or (x, y, sample_weight)
+batches -- a kiln.data.Dataset, a generator, a list -- is iterated once per epoch."""
+import math
+import warnings
+
+import numpy as np
+
+from .. import _C
+from ..function import function as _function
+from ..gradient import GradientTape
+from ..tensor_shape import TensorShape
+from . import callbacks as _callbacks
+from . import losses as _losses
+from . import metrics as _metrics
+from . import optimizers as _optimizers
+from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _flatten, _map, _shape_str
+from ._progbar import Progbar
+
+
+def _autograph_call(fn, *args):
+    """Calls fn, converted by AutoGraph when it is the user's own code (an overridden train_step)."""
+    from ..autograph import conversion
+    return conversion.call_target(fn)(*args)
+
+
+def unpack_x_y_sample_weight(data):
+    """(x,) / (x, y) / (x, y, sample_weight) / x -> x, y, sample_weight (Keras' rule: tuples only)."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data
+    raise ValueError(f"Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`, found: "
+                     f"{data!r}")
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    if y is None:
+        return (x,)
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
+
+
+# ---- data ---------------------------------------------------------------------------------
+
+def _is_array(x):
+    return isinstance(x, (np.ndarray, _C.Tensor, _C.Variable))
+
+
+def _is_array_structure(x):
+    if _is_array(x):
+        return True
+    if isinstance(x, (list, tuple)) and x and all(_is_array(v) for v in x):
+        return True
+    if isinstance(x, dict) and x and all(_is_array(v) for v in x.values()):
+        return True
+    return False
+
+
+def _as_numpy(x):
+    if isinstance(x, _C.Variable):
+        x = x.read_value()
+    if isinstance(x, _C.Tensor):
+        if x._is_symbolic:
+            raise ValueError("fit/evaluate/predict take data with values, not symbolic tensors")
+        return x.numpy()  # a view of the tensor's memory
+    if isinstance(x, np.ndarray):
+        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
+    out = np.asarray(x)
+    if out.dtype == np.float64 and not isinstance(x, np.ndarray):
+        out = out.astype(np.float32)  # TF's literal rule: Python floats are float32
+    return out
+
+
+class _ArrayData:
+    """NumPy arrays (or tensors) batched along their first axis: slices of the arrays, so each batch is a
+    view (a new array only when shuffled)."""
+
+    def __init__(self, x, y, sample_weight, batch_size, shuffle, steps=None):
+        if x is None:
+            raise ValueError("No data provided: pass x (and y) to fit/evaluate/predict")
+        self.x = _map(_as_numpy, x) if not _is_array(x) else _as_numpy(x)
+        self.y = None if y is None else (_map(_as_numpy, y) if not _is_array(y) else _as_numpy(y))
+        self.sample_weight = None if sample_weight is None else _as_numpy(sample_weight)
+        sizes = {}
+        for label, part in (("x", self.x), ("y", self.y), ("sample_weight", self.sample_weight)):
+            if part is None:
+                continue
+            for a in _flatten(part):
+                if a.ndim == 0:
+                    raise ValueError(f"fit/evaluate/predict: {label} is a scalar; it needs a batch dimension")
+                sizes.setdefault(label, []).append(a.shape[0])
+        all_sizes = {n for v in sizes.values() for n in v}
+        if len(all_sizes) > 1:
+            detail = "\n".join(f"  {label} sizes: {', '.join(map(str, v))}" for label, v in sizes.items())
+            raise ValueError(f"Data cardinality is ambiguous:\n{detail}\nMake sure all arrays contain the same "
+                             "number of samples.")
+        self.n = all_sizes.pop()
+        if batch_size is None:
+            batch_size = 32
+        if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        full = math.ceil(self.n / self.batch_size)
+        self.steps = full if steps is None else min(int(steps), full)
+
+    def batches(self, epoch=0):
+        n, bs = self.n, self.batch_size
+        order = np.random.permutation(n) if self.shuffle and self.shuffle != "batch" else None
+        if self.shuffle == "batch":
+            order = np.arange(n)
+            for start in range(0, n, bs):
+                np.random.shuffle(order[start:start + bs])
+        for step in range(self.steps):
+            lo, hi = step * bs, min((step + 1) * bs, n)
+            if order is None:
+                take = (lambda a: a[lo:hi])
+            else:
+                idx = order[lo:hi]
+                take = (lambda a: np.take(a, idx, axis=0))
+            x = _map(take, self.x)
+            y = None if self.y is None else _map(take, self.y)
+            sw = None if self.sample_weight is None else take(self.sample_weight)
+            yield pack_x_y_sample_weight(x, y, sw)
+
+
+class _IterableData:
+    """Batches from anything iterable (a kiln.data.Dataset, a list, a generator function's result): a new
+    pass each epoch; the number of steps is len() when it has one, else learned from the first pass."""
+
+    def __init__(self, data, steps=None):
+        self.data = data
+        self.steps = steps
+        if self.steps is None:
+            try:
+                n = len(data)
+                self.steps = n if n >= 0 else None
+            except (TypeError, ValueError):
+                self.steps = None
+        self._iterator = None
+        self._one_shot = iter(data) is data  # an iterator: one pass only, consumed across epochs
+
+    def batches(self, epoch=0):
+        if self._one_shot:
+            if self._iterator is None:
+                self._iterator = self.data
+            source = self._iterator
+        else:
+            source = iter(self.data)
+        for step, batch in enumerate(source):
+            if isinstance(batch, list):
+                batch = tuple(batch)
+            yield batch if isinstance(batch, tuple) else (batch,)
+            if self.steps is not None and step + 1 >= self.steps:
+                break
+
+
+def _make_data(x, y=None, sample_weight=None, batch_size=None, shuffle=False, steps=None):
+    if _is_array_structure(x) or (isinstance(x, (list, tuple)) and x and isinstance(x[0], (int, float))):
+        return _ArrayData(x, y, sample_weight, batch_size, shuffle, steps)
+    if y is not None:
+        raise ValueError("`y` argument is not supported when using a dataset or an iterable of batches as input: the "
+                         "batches give (x, y) themselves.")
+    if sample_weight is not None:
+        raise ValueError("`sample_weight` argument is not supported when using a dataset or an iterable of batches "
+                         "as input.")
+    if not hasattr(x, "__iter__"):
+        raise ValueError(f"Unrecognized data type: x={x!r} (of type {type(x).__name__}): fit/evaluate/predict take "
+                         "NumPy arrays or tensors, or an iterable of (x, y) batches such as a kiln.data.Dataset")
+    return _IterableData(x, steps)
+
+
+def _batch_samples(data):
+    x = unpack_x_y_sample_weight(data)[0]
+    for leaf in _flatten(x):
+        shape = getattr(leaf, "shape", None)
+        if shape is not None and len(shape):
+            return int(shape[0])
+    return 0
+
+
+# ---- summary ----------------------------------------------------------------------------------
+
+def _with_commas(n):
+    return f"{n:,}"
+
+
+def _row(fields, ends):
+    """Keras' print_row: each field cut or padded to end at its column; a field that overflows keeps one space
+    before the next (the C++ Sequential::summary's row())."""
+    line = ""
+    for i, field in enumerate(fields):
+        if i > 0 and line:
+            line = line[:-1] + " "
+        line += str(field)
+        line = line[:ends[i]]
+        line += " " * (ends[i] - len(line))
+    return line
+
+
+def _count(variables):
+    return sum(v.shape.num_elements() or 0 for v in variables)
+
+
+# ---- compile state ---------------------------------------------------------------------------
+
+class _StepFunctions:
+    """model.train_function, test_function and predict_function (None until made)."""
+
+    def __init__(self):
+        self.train = self.test = self.predict = None
+
+
+class _Compiled:
+    """What compile() sets; one attribute, so the variables of the optimizer and the metrics are not the
+    model's."""
+
+    def __init__(self, optimizer, loss, metrics, run_eagerly):
+        self.optimizer = optimizer
+        self.loss = loss
+        self.metric_specs = list(metrics)
+        self.metrics = None  # resolved on the first step (accuracy depends on the shapes)
+        self.loss_tracker = _metrics.Mean(name="loss")
+        self.run_eagerly = run_eagerly
+
+
+def _metric_specs(metrics):
+    if metrics is None:
+        return []
+    if isinstance(metrics, dict):
+        raise NotImplementedError("kiln.keras: per-output metrics (a dict) are not supported; pass a list")
+    if isinstance(metrics, (str, _metrics.Metric)) or callable(metrics) and not isinstance(metrics, (list, tuple)):
+        return [metrics]
+    out = []
+    for m in metrics:
+        if isinstance(m, (list, tuple)):
+            raise NotImplementedError("kiln.keras: per-output metrics (nested lists) are not supported")
+        out.append(m)
+    return out
+
+
+# ---- Model ----------------------------------------------------------------------------------
+
+class Model(Layer):
+    """tf.keras.Model: subclass it (layers as attributes, the forward pass in `call`), or build it from the
+    functional API: `Model(inputs, outputs)` with `inputs = kiln.keras.Input(shape)`."""
+
+    def __init__(self, *args, **kwargs):
+        inputs = kwargs.pop("inputs", None)
+        outputs = kwargs.pop("outputs", None)
+        if args:
+            if len(args) > 2 or inputs is not None:
+                raise TypeError("Model takes (inputs, outputs) positionally or as keywords")
+            inputs = args[0]
+            if len(args) == 2:
+                outputs = args[1]
+        name = kwargs.pop("name", None)
+        trainable = kwargs.pop("trainable", True)
+        dtype = kwargs.pop("dtype", None)
+        if kwargs:
+            raise TypeError(f"Keyword argument not understood: {sorted(kwargs)[0]!r}")
+        Layer.__init__(self, trainable=trainable, name=name, dtype=dtype)
+        self._compiled = None
+        self._step_functions = _StepFunctions()
+        self.history = None
+        self.stop_training = False
+        self._is_graph_network = False
+        if inputs is not None or outputs is not None:
+            if inputs is None or outputs is None:
+                raise ValueError("A functional Model needs both `inputs` and `outputs`")
+            self._init_functional(inputs, outputs)
+
+    # The traced steps live outside the instance's attributes, so kiln.saved_model (which saves every
+    # kiln.function attribute) saves the model, not its training machinery.
+    train_function = property(lambda self: self._step_functions.train,
+                              lambda self, fn: setattr(self._step_functions, "train", fn))
+    test_function = property(lambda self: self._step_functions.test,
+                             lambda self, fn: setattr(self._step_functions, "test", fn))
+    predict_function = property(lambda self: self._step_functions.predict,
+                                lambda self, fn: setattr(self._step_functions, "predict", fn))
+
+    # ---- functional ---------------------------------------------------------------------------
+
+    def _init_functional(self, inputs, outputs):
+        flat_in = _flatten(inputs)
+        for t in flat_in:
+            if not isinstance(t, KerasTensor) or t._node is None or not isinstance(t._node.layer, InputLayer):
+                raise ValueError(f"Input tensors to a functional Model must come from `kiln.keras.Input`. Received: "
+                                 f"{t!r}")
+        flat_out = _flatten(outputs)
+        for t in flat_out:
+            if not isinstance(t, KerasTensor):
+                raise ValueError(f"Output tensors of a functional Model must be the outputs of kiln.keras layers "
+                                 f"called on kiln.keras.Input tensors. Received: {t!r}")
+        input_ids = {id(t._node) for t in flat_in}
+        order, state = [], {}
+
+        def visit(node, path):
+            mark = state.get(id(node))
+            if mark == 2:
+                return
+            if mark == 1:
+                raise ValueError("The functional graph has a cycle")
+            state[id(node)] = 1
+            if isinstance(node.layer, InputLayer):
+                if id(node) not in input_ids:
+                    raise ValueError(f"Graph disconnected: cannot obtain value for tensor {node.outputs!r} at layer "
+                                     f"\"{node.layer.name}\". The following previous layers were accessed without "
+                                     f"issue: {[n.layer.name for n in order]}")
+            else:
+                for t in _flatten(node.inputs):
+                    if isinstance(t, KerasTensor):
+                        visit(t._node, path)
+            state[id(node)] = 2
+            order.append(node)
+
+        for t in flat_out:
+            visit(t._node, [])
+        self._fn_inputs = inputs
+        self._fn_outputs = outputs
+        self._fn_nodes = [n for n in order if not isinstance(n.layer, InputLayer)]
+        layers = [t._node.layer for t in flat_in]
+        for n in self._fn_nodes:
+            if all(n.layer is not other for other in layers):
+                layers.append(n.layer)
+        self._fn_layers = layers
+        self._is_graph_network = True
+        shapes = [t.shape for t in flat_in]
+        self._build_input_shape = shapes[0] if len(shapes) == 1 else shapes
+        self.input_spec = [InputSpec(shape=s) for s in shapes]
+        self.built = True
+
+    @property
+    def inputs(self):
+        return _flatten(self._fn_inputs) if self._is_graph_network else None
+
+    @property
+    def outputs(self):
+        return _flatten(self._fn_outputs) if self._is_graph_network else None
+
+    def _run_graph(self, inputs, training=None):
+        flat_kt = _flatten(self._fn_inputs)
+        flat_in = _flatten(inputs)
+        if len(flat_in) != len(flat_kt):
+            raise ValueError(f'Layer "{self.name}" expects {len(flat_kt)} input(s), but it received {len(flat_in)} '
+                             "input tensors.")
+        values = {id(kt): v for kt, v in zip(flat_kt, flat_in)}
+        for node in self._fn_nodes:
+            args = _map(lambda t: values[id(t)] if isinstance(t, KerasTensor) else t, node.inputs)
+            out = node.layer(args, *node.args, training=training, **node.kwargs)
+            for kt, value in zip(_flatten(node.outputs), _flatten(out)):
+                values[id(kt)] = value
+        return _map(lambda kt: values[id(kt)], self._fn_outputs)
+
+    # ---- layers, building, calling ----------------------------------------------------------------
+
+    @property
+    def layers(self):
+        if self._is_graph_network:
+            return list(self._fn_layers)
+        out, seen = [], set()
+
+        def visit(value):
+            if isinstance(value, Layer):
+                if id(value) not in seen:
+                    seen.add(id(value))
+                    out.append(value)
+            elif isinstance(value, (list, tuple)):
+                for v in value:
+                    visit(v)
+            elif isinstance(value, dict):
+                for v in value.values():
+                    visit(v)
+
+        for key, value in vars(self).items():
+            if key not in ("_compiled", "_layer_weights"):
+                visit(value)
+        return out
+
+    def get_layer(self, name=None, index=None):
+        layers = self.layers
+        if index is not None:
+            if len(layers) <= index:
+                raise ValueError(f"Was asked to retrieve layer at index {index} but model only has {len(layers)} "
+                                 "layers.")
+            return layers[index]
+        for layer in layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in layers]}.")
+
+    def _maybe_build(self, input_shapes):
+        if self.built:
+            return
+        if type(self).build is Model.build:
+            # A subclassed model builds its layers as `call` first uses them.
+            self.built = True
+            self._build_input_shape = input_shapes
+            return
+        Layer._maybe_build(self, input_shapes)
+
+    def build(self, input_shape):
+        """Builds a subclassed model by calling it once on zeros of `input_shape` (unknown dims as 1)."""
+        if self._is_graph_network:
+            return
+        if input_shape is None:
+            raise ValueError("Input shape must be defined when calling `build()` on a `Model` subclass.")
+        shapes = input_shape
+        single = not (isinstance(shapes, (list, tuple)) and shapes and isinstance(shapes[0], (list, tuple, TensorShape)))
+        shape_list = [TensorShape(shapes)] if single else [TensorShape(s) for s in shapes]
+        zeros = [_C.zeros([1 if d is None else d for d in s.as_list()], self._dtype._enum) for s in shape_list]
+        self.built = True
+        self._build_input_shape = shape_list[0] if single else shape_list
+        self(zeros[0] if single else zeros, training=False)
+
+    def call(self, inputs, training=None, mask=None):
+        if self._is_graph_network:
+            return self._run_graph(inputs, training)
+        raise NotImplementedError(f"Model {type(self).__name__} has no call(): subclasses of kiln.keras.Model "
+                                  "override `call(self, inputs, training=None)`, or build the model with "
+                                  "kiln.keras.Model(inputs, outputs)")
+
+    def compute_output_shape(self, input_shape):
+        if self._is_graph_network:
+            outs = [t.shape for t in _flatten(self._fn_outputs)]
+            batch = TensorShape(input_shape)[0] if not isinstance(input_shape, list) else None
+            outs = [TensorShape([batch] + s.as_list()[1:]) if s.rank else s for s in outs]
+            return outs[0] if len(outs) == 1 else outs
+        return Layer.compute_output_shape(self, input_shape)
+
+    # ---- compile ----------------------------------------------------------------------------
+
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
+                run_eagerly=None, steps_per_execution=None, jit_compile=None, **kwargs):
+        """Sets the optimizer, loss and metrics for fit/evaluate. `jit_compile` and `steps_per_execution` are
+        accepted and ignored (the step is always one optimized graph)."""
+        if kwargs:
+            raise TypeError(f"Invalid keyword argument(s) in `compile()`: {tuple(sorted(kwargs))}. Valid keyword "
+                            "arguments include \"cloning\", \"experimental_run_tf_function\", \"distribute\", "
+                            "\"target_tensors\", or \"sample_weight_mode\".")
+        if loss_weights is not None or weighted_metrics is not None:
+            raise NotImplementedError("kiln.keras: loss_weights and weighted_metrics are not supported")
+        if isinstance(loss, (list, tuple)):
+            if len(loss) != 1:
+                raise NotImplementedError("kiln.keras: one loss per output (a list of losses) is not supported")
+            loss = loss[0]
+        if isinstance(loss, dict):
+            raise NotImplementedError("kiln.keras: per-output losses (a dict) are not supported")
+        self._compiled = _Compiled(_optimizers.get(optimizer), _losses.get(loss), _metric_specs(metrics),
+                                   bool(run_eagerly))
+        self.train_function = self.test_function = self.predict_function = None
+
+    def _assert_compiled(self, what):
+        if self._compiled is None:
+            raise RuntimeError(f"You must compile your model before {what}. Call `model.compile(optimizer, loss)`.")
+
+    @property
+    def optimizer(self):
+        return None if self._compiled is None else self._compiled.optimizer
+
+    @optimizer.setter
+    def optimizer(self, value):
+        self._assert_compiled("setting its optimizer")
+        self._compiled.optimizer = _optimizers.get(value)
+        self.train_function = None
+
+    @property
+    def loss(self):
+        return None if self._compiled is None else self._compiled.loss
+
+    @property
+    def compiled_loss(self):
+        return self.loss
+
+    @property
+    def run_eagerly(self):
+        return bool(self._compiled and self._compiled.run_eagerly) or _C.functions_run_eagerly()
+
+    @run_eagerly.setter
+    def run_eagerly(self, value):
+        self._assert_compiled("setting run_eagerly")
+        self._compiled.run_eagerly = bool(value)
+        self.train_function = self.test_function = self.predict_function = None
+
+    @property
+    def metrics(self):
+        """The loss tracker and the compiled metrics (once a step has resolved them)."""
+        if self._compiled is None:
+            return []
+        out = [self._compiled.loss_tracker]
+        if self._compiled.metrics:
+            out += self._compiled.metrics
+        return out
+
+    @property
+    def metrics_names(self):
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    def _resolve_metrics(self, y, y_pred):
+        c = self._compiled
+        if c.metrics is None:
+            c.metrics = [_metrics.get(spec, y, y_pred, c.loss) for spec in c.metric_specs]
+        return c.metrics
+
+    # ---- steps (each traced once per input signature) --------------------------------------
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+        loss_fn = self._compiled.loss
+        if loss_fn is None:
+            raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+        if y is None:
+            raise ValueError("Target data is missing. Your model was compiled with a loss, and therefore expects "
+                             "target data to be passed in `fit()` (y, or (x, y) batches).")
+        return loss_fn(y, y_pred, sample_weight)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight):
+        for m in self._resolve_metrics(y, y_pred):
+            m.update_state(y, y_pred, sample_weight)
+        return {m.name: m.result() for m in self.metrics}
+
+    def _track_loss(self, loss, y_pred):
+        first = _flatten(y_pred)[0]
+        batch = TensorShape(first.shape)[0] if first.ndim else 1
+        if batch is None:
+            batch = _C.cast(_C.reduce_prod(_C.slice(_C.shape(first), [0], [1]), None, False),
+                            self._compiled.loss_tracker._dtype._enum)
+        self._compiled.loss_tracker.update_state(loss, sample_weight=batch)
+
+    def train_step(self, data):
+        """One training step: forward pass (training=True), loss, gradients, optimizer update, metrics."""
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        variables = self.trainable_variables
+        if not variables:
+            raise ValueError(f"Model {self.name} has no trainable variables")
+        grads = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(grads, variables))
+        self._track_loss(loss, y_pred)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def test_step(self, data):
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self._track_loss(loss, y_pred)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def predict_step(self, data):
+        x, _, _ = unpack_x_y_sample_weight(data)
+        return self(x, training=False)
+
+    def _make_function(self, attr, step, name):
+        fn = getattr(self, attr)
+        if fn is not None:
+            return fn
+
+        def run(data):
+            return _autograph_call(step, data)
+        run.__name__ = name
+        fn = run if self.run_eagerly else _function(run, autograph=False, name=name)
+        setattr(self, attr, fn)
+        return fn
+
+    def make_train_function(self, force=False):
+        """`model.train_function`: train_step as one kiln.function (data -> the metrics' results)."""
+        if force:
+            self.train_function = None
+        return self._make_function("train_function", self.train_step, "train_function")
+
+    def make_test_function(self, force=False):
+        if force:
+            self.test_function = None
+        return self._make_function("test_function", self.test_step, "test_function")
+
+    def make_predict_function(self, force=False):
+        if force:
+            self.predict_function = None
+        return self._make_function("predict_function", self.predict_step, "predict_function")
+
+    # ---- fit / evaluate / predict ------------------------------------------------------------------
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
+            steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1,
+            max_queue_size=10, workers=1, use_multiprocessing=False):
+        """Trains for `epochs` epochs; returns a History whose `.history` maps "loss", each metric and their
+        "val_" forms to one value per epoch. verbose: 0 silent, 1 a progress bar per epoch (redrawn on a
+        terminal, a line per quarter of the epoch otherwise), 2 one line per epoch."""
+        self._assert_compiled("training/testing")
+        if class_weight is not None:
+            raise NotImplementedError("kiln.keras: class_weight is not supported")
+        verbose = _verbosity(verbose)
+        if validation_split and validation_data is None:
+            if not _is_array_structure(x):
+                raise ValueError("`validation_split` is only supported for Tensors or NumPy arrays, found: "
+                                 f"(x={type(x).__name__}, y={type(y).__name__})")
+            if not 0 < validation_split < 1:
+                raise ValueError(f"validation_split must be in (0, 1), got {validation_split}")
+            (x, y, sample_weight), validation_data = _split(x, y, sample_weight, validation_split)
+        train = _make_data(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+        val = None
+        if validation_data is not None:
+            if _is_array_structure(validation_data) or isinstance(validation_data, tuple):
+                vx, vy, vsw = unpack_x_y_sample_weight(validation_data)
+                if isinstance(validation_data, tuple) and not _is_array_structure(vx):
+                    val = _make_data(validation_data, steps=validation_steps)
+                else:
+                    val = _make_data(vx, vy, vsw, validation_batch_size or batch_size, False, validation_steps)
+            else:
+                val = _make_data(validation_data, steps=validation_steps)
+        history = _callbacks.History()
+        cbs = _callbacks._CallbackList(list(callbacks or []) + [history], self,
+                                       {"verbose": verbose, "epochs": epochs, "steps": train.steps})
+        train_function = self.make_train_function()
+        self.stop_training = False
+        need_logs = verbose > 0 or bool(callbacks)
+        cbs.on_train_begin()
+        logs = {}
+        for epoch in range(initial_epoch, epochs):
+            self.reset_metrics()
+            cbs.on_epoch_begin(epoch)
+            run_val = val is not None and _validate_now(epoch, validation_freq)
+            bar = None
+            if verbose:
+                bar = Progbar(train.steps or 0, title=f"Epoch {epoch + 1}/{epochs}",
+                              interactive=None if verbose == 1 else False,
+                              log_every_percent=25 if verbose == 1 else 100, stateful_metrics=_AllNames())
+                if run_val:
+                    bar.hold_final_line()
+            raw, steps = None, 0
+            for step, data in enumerate(train.batches(epoch)):
+                cbs.on_train_batch_begin(step)
+                raw = train_function(data)
+                steps += 1
+                if need_logs:
+                    logs = _to_floats(raw)
+                    if bar is not None:
+                        bar.step(_batch_samples(data), logs)
+                    cbs.on_train_batch_end(step, logs)
+                if self.stop_training:
+                    break
+            if raw is None:
+                if epoch > initial_epoch:
+                    warnings.warn("Your input ran out of data; interrupting training. Make sure that your dataset or "
+                                  "generator can generate at least `steps_per_epoch * epochs` batches.")
+                    break
+                raise ValueError("Unexpected result of `train_function` (Empty logs). The data gave no batches: "
+                                 "check that x (or the dataset) is not empty and that steps_per_epoch is positive.")
+            if train.steps is None:
+                train.steps = steps  # learned from the first pass, as Keras does
+            epoch_logs = _to_floats(raw)
+            if run_val:
+                val_logs = self._evaluate_loop(val, verbose=0)
+                epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
+            if bar is not None:
+                bar.finish([(k, v) for k, v in epoch_logs.items() if k.startswith("val_")])
+            cbs.on_epoch_end(epoch, epoch_logs)
+            logs = epoch_logs
+            if self.stop_training:
+                break
+        cbs.on_train_end(logs)
+        self.history = history
+        return history
+
+    def _evaluate_loop(self, data, verbose):
+        self.reset_metrics()
+        test_function = self.make_test_function()
+        bar = Progbar(data.steps or 0, interactive=None if verbose == 1 else False,
+                      log_every_percent=25 if verbose == 1 else 100, stateful_metrics=_AllNames()) if verbose else None
+        raw = None
+        for data_batch in data.batches():
+            raw = test_function(data_batch)
+            if bar is not None:
+                bar.step(_batch_samples(data_batch), _to_floats(raw))
+        if raw is None:
+            raise ValueError("Unexpected result of `test_function` (Empty logs): the data gave no batches")
+        if bar is not None:
+            bar.finish()
+        return _to_floats(raw)
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+                 callbacks=None, max_queue_size=10, workers=1, use_multiprocessing=False, return_dict=False,
+                 **kwargs):
+        """The loss and metrics over the data (batches of 32 by default): a scalar when there are no metrics, a
+        list in metrics_names' order, or a dict (return_dict=True)."""
+        self._assert_compiled("training/testing")
+        data = _make_data(x, y, sample_weight, batch_size, False, steps)
+        logs = self._evaluate_loop(data, _verbosity(verbose))
+        if return_dict:
+            return logs
+        values = [logs[name] for name in self.metrics_names]
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None, max_queue_size=10, workers=1,
+                use_multiprocessing=False):
+        """The model's outputs for x (batches of 32 by default), as NumPy arrays."""
+        data = _make_data(x, None, None, batch_size, False, steps)
+        predict_function = self.make_predict_function()
+        verbose = _verbosity(verbose)
+        bar = Progbar(data.steps or 0, interactive=None if verbose == 1 else False,
+                      log_every_percent=25 if verbose == 1 else 100) if verbose else None
+        outputs = []
+        for batch in data.batches():
+            out = predict_function(batch)
+            outputs.append(_map(lambda t: np.asarray(t), out))
+            if bar is not None:
+                bar.step(_batch_samples(batch))
+        if not outputs:
+            raise ValueError("Unexpected result of `predict_function` (Empty batch_outputs). Please use "
+                             "`Model.compile(..., run_eagerly=True)`, or `tf.config.run_functions_eagerly(True)` for "
+                             "more information of where went wrong, or file a issue/bug to `tf.keras`.")
+        if bar is not None:
+            bar.finish()
+        first = outputs[0]
+        if isinstance(first, (list, tuple)):
+            return [np.concatenate([o[i] for o in outputs]) for i in range(len(first))]
+        if isinstance(first, dict):
+            return {k: np.concatenate([o[k] for o in outputs]) for k in first}
+        return np.concatenate(outputs)
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, reset_metrics=True, return_dict=False):
+        self._assert_compiled("training/testing")
+        if reset_metrics:
+            self.reset_metrics()
+        logs = _to_floats(self.make_train_function()(pack_x_y_sample_weight(_map(_as_numpy, x), y, sample_weight)))
+        return logs if return_dict else _logs_values(self, logs)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
+        self._assert_compiled("training/testing")
+        if reset_metrics:
+            self.reset_metrics()
+        logs = _to_floats(self.make_test_function()(pack_x_y_sample_weight(_map(_as_numpy, x), y, sample_weight)))
+        return logs if return_dict else _logs_values(self, logs)
+
+    def predict_on_batch(self, x):
+        out = self.make_predict_function()((_map(_as_numpy, x),))
+        return _map(lambda t: np.asarray(t), out)
+
+    # ---- summary ----------------------------------------------------------------------------
+
+    def _summary_rows(self):
+        if self._is_graph_network:
+            rows = []
+            for layer in self._fn_layers:
+                if isinstance(layer, InputLayer):
+                    shape = f"[{_shape_str(layer._build_input_shape)}]"
+                else:
+                    nodes = [n for n in self._fn_nodes if n.layer is layer]
+                    shapes = [_flatten(n.outputs) for n in nodes]
+                    if len(nodes) == 1 and len(shapes[0]) == 1:
+                        shape = _shape_str(shapes[0][0].shape)
+                    else:
+                        shape = "multiple"
+                rows.append((layer, shape))
+            return rows
+        return [(layer, "multiple") for layer in self.layers]
+
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
+                layer_range=None):
+        """Prints Keras' table (the C++ Sequential::summary text): one row per layer (name (type), output shape,
+        parameters), then the total, trainable and non-trainable parameter counts."""
+        if not self.built:
+            raise ValueError("This model has not yet been built. Build the model first by calling `build()` or by "
+                             "calling the model on a batch of data.")
+        width = line_length or 65
+        fractions = positions or [0.45, 0.85, 1.0]
+        ends = [int(width * p) if p <= 1 else int(p) for p in fractions]
+        thin, thick = "_" * width, "=" * width
+        lines = [f'Model: "{self.name}"', thin, _row(["Layer (type)", "Output Shape", "Param #"], ends), thick]
+        rows = self._summary_rows()
+        for i, (layer, shape) in enumerate(rows):
+            lines.append(_row([f"{layer.name} ({type(layer).__name__})", shape, str(layer.count_params())], ends))
+            lines.append(thick if i + 1 == len(rows) else thin)
+        if not rows:
+            lines.append(thick)
+        trainable, total = _count(self.trainable_weights), _count(self.weights)
+        lines += [f"Total params: {_with_commas(total)}", f"Trainable params: {_with_commas(trainable)}",
+                  f"Non-trainable params: {_with_commas(total - trainable)}", thin]
+        print_fn = print_fn or print
+        for line in lines:
+            print_fn(line)
+
+    def get_config(self):
+        return {"name": self.name, "trainable": self.trainable}
+
+
+def _verbosity(verbose):
+    if verbose == "auto":
+        return 1
+    if verbose not in (0, 1, 2):
+        raise ValueError(f"verbose must be 0, 1, 2 or 'auto', got {verbose!r}")
+    return int(verbose)
+
+
+def _validate_now(epoch, freq):
+    if isinstance(freq, int):
+        return (epoch + 1) % freq == 0
+    return (epoch + 1) in freq
+
+
+class _AllNames:
+    """Every figure fit shows is a running result (already a mean): shown as given."""
+
+    def __contains__(self, name):
+        return True
+
+    def __iter__(self):
+        return iter(())
+
+
+def _to_floats(logs):
+    return {k: float(v) for k, v in logs.items()}
+
+
+def _logs_values(model, logs):
+    values = [logs[name] for name in model.metrics_names if name in logs]
+    return values[0] if len(values) == 1 else values
+
+
+def _split(x, y, sample_weight, fraction):
+    """Keras' validation_split: the last `fraction` of the samples (before any shuffling) validate."""
+    first = _flatten(x)[0]
+    n = len(first)
+    split = int(n * (1.0 - fraction))
+    if split == 0 or split == n:
+        raise ValueError(f"Training data contains {n} samples, which is not sufficient to split it into a validation "
+                         f"and training set as specified by `validation_split={fraction}`. Either provide more data, "
+                         "or a different value for the `validation_split` argument.")
+
+    def head(a):
+        return None if a is None else _map(lambda v: _as_numpy(v)[:split], a)
+
+    def tail(a):
+        return None if a is None else _map(lambda v: _as_numpy(v)[split:], a)
+    return (head(x), head(y), head(sample_weight)), pack_x_y_sample_weight(tail(x), tail(y), tail(sample_weight))
+
+
+# ---- Sequential ----------------------------------------------------------------------------------
+
+class Sequential(Model):
+    """tf.keras.Sequential: layers called one after the other. When the model knows its input shape (the first
+    layer has an `input_shape`, or an Input comes first), each layer is built as it is added, so summary() works
+    before any data has flowed."""
+
+    def __init__(self, layers=None, name=None):
+        Model.__init__(self, name=name)
+        self._seq_layers = []
+        self._declared_input_shape = None
+        if layers is not None:
+            if isinstance(layers, Layer):
+                layers = [layers]
+            for layer in layers:
+                self.add(layer)
+
+    @property
+    def layers(self):
+        return list(self._seq_layers)
+
+    def add(self, layer):
+        if isinstance(layer, KerasTensor) and layer._node is not None and isinstance(layer._node.layer, InputLayer):
+            layer = layer._node.layer
+        if isinstance(layer, InputLayer):
+            if self._seq_layers or self._declared_input_shape is not None:
+                raise ValueError("An InputLayer (kiln.keras.Input) can only come first in a Sequential model")
+            self._declared_input_shape = layer._build_input_shape
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f"The added layer must be an instance of class Layer. Received: layer={layer!r} of type "
+                            f"{type(layer)}.")
+        if layer is self:
+            raise ValueError("Cannot add a model to itself")
+        self._seq_layers.append(layer)
+        if len(self._seq_layers) == 1 and not self.built:
+            shape = self._declared_input_shape
+            if shape is None and layer.built and layer._build_input_shape is not None:
+                shape = layer._build_input_shape
+            if shape is None and layer._batch_input_shape is not None:
+                shape = layer._batch_input_shape
+            if shape is not None:
+                self.build(shape)
+        elif self.built and not layer.built:
+            shape = self._build_input_shape
+            for previous in self._seq_layers[:-1]:
+                shape = previous.compute_output_shape(shape)
+            layer._maybe_build(shape)
+        self.train_function = self.test_function = self.predict_function = None
+
+    def pop(self):
+        if not self._seq_layers:
+            raise TypeError("There are no layers in the model.")
+        self._seq_layers.pop()
+        self.train_function = self.test_function = self.predict_function = None
+
+    def _maybe_build(self, input_shapes):
+        if not self.built:
+            self.build(input_shapes)
+
+    def build(self, input_shape=None):
+        if input_shape is None:
+            input_shape = self._declared_input_shape
+        if input_shape is None:
+            raise ValueError("You must provide an `input_shape` argument.")
+        shape = TensorShape(input_shape)
+        if shape.rank is None:
+            raise ValueError(f'Layer "{self.name}": cannot build for inputs of unknown rank')
+        if shape.rank:
+            shape = TensorShape([None] + shape.as_list()[1:])
+        if not self._seq_layers:
+            self._declared_input_shape = shape
+            return
+        s = shape
+        for layer in self._seq_layers:
+            if not layer.built:
+                layer._maybe_build(s)
+            s = layer.compute_output_shape(s)
+        self._build_input_shape = shape
+        self.input_spec = InputSpec(shape=shape)
+        self.built = True
+
+    def call(self, inputs, training=None, mask=None):
+        for layer in self._seq_layers:
+            inputs = layer(inputs, training=training)
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        s = TensorShape(input_shape)
+        for layer in self._seq_layers:
+            s = layer.compute_output_shape(s)
+        return s
+
+    def _summary_rows(self):
+        rows, shape = [], self._build_input_shape
+        for layer in self._seq_layers:
+            shape = layer.compute_output_shape(shape)
+            rows.append((layer, _shape_str(shape)))
+        return rows
+

@@ -1,0 +1,59 @@
+"""kiln.keras.activations: activations by name, as Keras' `activation=` arguments take them."""
+from .. import _C
+
+
+def linear(x):
+    return x
+
+
+def relu(x, alpha=0.0, max_value=None, threshold=0.0):
+    if alpha == 0 and max_value is None and threshold == 0:
+        return _C.relu(x)
+    from .layers import _leaky_relu
+    return _leaky_relu(x, alpha, max_value, threshold)
+
+
+def sigmoid(x):
+    return _C.sigmoid(x)
+
+
+def tanh(x):
+    return _C.tanh(x)
+
+
+def softmax(x, axis=-1):
+    return _C.softmax(x, axis)
+
+
+def log_softmax(x, axis=-1):
+    return _C.log_softmax(x, axis)
+
+
+def exponential(x):
+    return _C.exp(x)
+
+
+_BY_NAME = {"linear": linear, "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax,
+            "log_softmax": log_softmax, "exponential": exponential}
+
+
+def get(identifier):
+    """None or "linear": the identity; a name; or any callable, returned as it is."""
+    if identifier is None:
+        return linear
+    if isinstance(identifier, str):
+        fn = _BY_NAME.get(identifier)
+        if fn is None:
+            raise ValueError(f"Unknown activation function: '{identifier}'. Known: {', '.join(sorted(_BY_NAME))} "
+                             "(or pass a callable)")
+        return fn
+    if callable(identifier):
+        return identifier
+    raise TypeError(f"Could not interpret activation function identifier: {identifier!r}")
+
+
+def serialize(activation):
+    for name, fn in _BY_NAME.items():
+        if fn is activation:
+            return name
+    return getattr(activation, "__name__", repr(activation))

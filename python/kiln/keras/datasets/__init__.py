@@ -1,0 +1,2 @@
+"""kiln.keras.datasets (tf.keras.datasets): mnist."""
+from . import mnist  # noqa: F401

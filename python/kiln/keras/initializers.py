@@ -1,0 +1,175 @@
+"""kiln.keras.initializers: the initial values of layer weights (Keras' names and arguments). A seeded
+initializer gives the same values on every call; without a seed they come from kiln.random's global
+generator (kiln.random.set_seed makes runs reproducible). Glorot-uniform values are the C++
+kiln::nn layers' (the same draws for the same seed)."""
+import math
+
+from .. import _C
+from .. import dtypes as _dtypes
+
+
+def _compute_fans(shape):
+    shape = [int(d) for d in shape]
+    if len(shape) < 1:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    receptive = 1
+    for d in shape[:-2]:
+        receptive *= d
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+def _float_dtype(dtype):
+    d = _dtypes.as_dtype(dtype or "float32")
+    if d.name not in ("float32", "float64"):
+        raise ValueError(f"Expected floating point type, got {d.name}")
+    return d
+
+
+class Initializer:
+    def __call__(self, shape, dtype=None, **kwargs):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {}
+
+
+class Zeros(Initializer):
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _C.zeros(list(shape), _dtypes.as_dtype(dtype or "float32")._enum)
+
+
+class Ones(Initializer):
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _C.ones(list(shape), _dtypes.as_dtype(dtype or "float32")._enum)
+
+
+class Constant(Initializer):
+    def __init__(self, value=0):
+        self.value = value
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _C.fill(list(shape), self.value, _dtypes.as_dtype(dtype or "float32")._enum)
+
+    def get_config(self):
+        return {"value": self.value}
+
+
+class RandomUniform(Initializer):
+    def __init__(self, minval=-0.05, maxval=0.05, seed=None):
+        self.minval, self.maxval, self.seed = minval, maxval, seed
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _C.random_uniform(list(shape), float(self.minval), float(self.maxval), _float_dtype(dtype)._enum,
+                                 self.seed)
+
+    def get_config(self):
+        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
+
+
+class RandomNormal(Initializer):
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        self.mean, self.stddev, self.seed = mean, stddev, seed
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _C.random_normal(list(shape), float(self.mean), float(self.stddev), _float_dtype(dtype)._enum,
+                                self.seed)
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class VarianceScaling(Initializer):
+    """Uniform only ("truncated_normal" needs a truncated normal op Kiln does not have; "untruncated_normal" is
+    supported)."""
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+        if scale <= 0:
+            raise ValueError(f"`scale` must be positive float. Received: scale={scale}.")
+        if mode not in ("fan_in", "fan_out", "fan_avg"):
+            raise ValueError(f"Invalid `mode` argument: {mode!r}")
+        if distribution not in ("uniform", "untruncated_normal", "truncated_normal", "normal"):
+            raise ValueError(f"Invalid `distribution` argument: {distribution!r}")
+        self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        dtype = _float_dtype(dtype)
+        fan_in, fan_out = _compute_fans(shape)
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
+        scale = self.scale / max(1.0, n)
+        if self.distribution == "uniform":
+            limit = math.sqrt(3.0 * scale)
+            return _C.random_uniform(list(shape), -limit, limit, dtype._enum, self.seed)
+        if self.distribution == "untruncated_normal":
+            return _C.random_normal(list(shape), 0.0, math.sqrt(scale), dtype._enum, self.seed)
+        raise NotImplementedError(f"kiln.keras.initializers: distribution {self.distribution!r} needs a truncated "
+                                  "normal op, which Kiln does not have; use 'uniform' or 'untruncated_normal'")
+
+    def get_config(self):
+        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution, "seed": self.seed}
+
+
+class GlorotUniform(VarianceScaling):
+    """U(-l, l) with l = sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010), computed as the C++ layers do."""
+
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_avg", "uniform", seed)
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        fan_in, fan_out = _compute_fans(shape)
+        limit = math.sqrt(6.0 / float(fan_in + fan_out))
+        return _C.random_uniform(list(shape), -limit, limit, _float_dtype(dtype)._enum, self.seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class HeUniform(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(2.0, "fan_in", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class LecunUniform(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_in", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+zeros = Zeros
+ones = Ones
+constant = Constant
+random_uniform = RandomUniform
+random_normal = RandomNormal
+glorot_uniform = GlorotUniform
+he_uniform = HeUniform
+lecun_uniform = LecunUniform
+
+_BY_NAME = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_uniform": RandomUniform,
+            "random_normal": RandomNormal, "glorot_uniform": GlorotUniform, "he_uniform": HeUniform,
+            "lecun_uniform": LecunUniform, "variance_scaling": VarianceScaling}
+for _cls in list(_BY_NAME.values()):
+    _BY_NAME[_cls.__name__] = _cls
+
+
+def get(identifier):
+    if identifier is None:
+        return None
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier)
+        if cls is None:
+            raise ValueError(f"Unknown initializer: '{identifier}'. Known: "
+                             f"{', '.join(sorted(k for k in _BY_NAME if k.islower()))}")
+        return cls()
+    if isinstance(identifier, type) and issubclass(identifier, Initializer):
+        return identifier()
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret initializer identifier: {identifier!r}")

@@ -1,0 +1,425 @@
+"""kiln.keras.layers: Keras' core layers with TF's argument names and defaults. Images are
+channels_last (NHWC) and convolution kernels HWIO, as in TensorFlow. Each layer computes with the
+same engine ops as the C++ kiln::nn layer of the same name, so a traced step fuses the same way
+(matmul/conv + bias + relu)."""
+from .. import _C
+from ..tensor_shape import TensorShape
+from . import activations as _activations
+from . import initializers as _initializers
+from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor  # noqa: F401
+
+__all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
+           "MaxPool2D", "AveragePooling2D", "AvgPool2D", "Flatten", "Reshape", "Dropout", "ReLU", "Softmax",
+           "Activation"]
+
+
+def _check_unsupported(layer_name, **options):
+    for name, (value, default) in options.items():
+        if value is not None and value != default:
+            raise NotImplementedError(f"kiln.keras.layers.{layer_name}: {name}={value!r} is not supported")
+
+
+def _tuple2(value, name, layer):
+    if isinstance(value, int):
+        out = (value, value)
+    else:
+        out = tuple(int(v) for v in value)
+        if len(out) == 1:
+            out = (out[0], out[0])
+    if len(out) != 2:
+        raise ValueError(f"The `{name}` argument must be a tuple of 2 integers. Received: {name}={value!r} "
+                         f"(layer {layer})")
+    if any(v <= 0 for v in out):
+        raise ValueError(f"The `{name}` argument must be a tuple of 2 positive integers. Received: {name}={value!r}"
+                         f" (layer {layer})")
+    return out
+
+
+def _padding(value, layer):
+    p = str(value).lower()
+    if p not in ("valid", "same"):
+        raise ValueError(f"The `padding` argument must be a list/tuple or one of \"valid\", \"same\" (or "
+                         f"\"causal\", only for `Conv1D`). Received: {value!r} (layer {layer})")
+    return p
+
+
+def _data_format(value, layer):
+    fmt = "channels_last" if value is None else str(value).lower()
+    if fmt == "channels_first":
+        raise ValueError(f"kiln.keras.layers.{layer}: data_format='channels_first' is not supported (only "
+                         "'channels_last', NHWC)")
+    if fmt != "channels_last":
+        raise ValueError(f"The `data_format` argument must be one of \"channels_first\", \"channels_last\". "
+                         f"Received: {value!r}")
+    return fmt
+
+
+def _out_length(length, window, stride, padding, dilation=1):
+    if length is None:
+        return None
+    if padding == "same":
+        return (length + stride - 1) // stride
+    effective = (window - 1) * dilation + 1
+    if length < effective:
+        return 0
+    return (length - effective) // stride + 1
+
+
+def _leaky_relu(x, alpha=0.0, max_value=None, threshold=0.0):
+    if threshold == 0 and alpha == 0:
+        y = _C.relu(x)
+    else:
+        y = _C.where(_C.greater_equal(x, threshold), x, _C.multiply(alpha, _C.subtract(x, threshold)))
+    if max_value is not None:
+        y = _C.minimum(y, max_value)
+    return y
+
+
+# ---- Dense ------------------------------------------------------------------------------
+
+class Dense(Layer):
+    """activation(inputs @ kernel + bias): kernel [in, units] (glorot_uniform), bias [units] (zeros)."""
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        _check_unsupported("Dense", kernel_regularizer=(kernel_regularizer, None),
+                           bias_regularizer=(bias_regularizer, None), activity_regularizer=(activity_regularizer, None),
+                           kernel_constraint=(kernel_constraint, None), bias_constraint=(bias_constraint, None))
+        units = int(units) if not isinstance(units, int) else units
+        if units <= 0:
+            raise ValueError(f"Received an invalid value for `units`, expected a positive integer. Received: "
+                             f"units={units}")
+        self.units = units
+        self.activation = _activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = _initializers.get(kernel_initializer)
+        self.bias_initializer = _initializers.get(bias_initializer)
+        self.input_spec = InputSpec(min_ndim=2)
+        self.kernel = None
+        self.bias = None
+
+    def build(self, input_shape):
+        input_shape = TensorShape(input_shape)
+        last = input_shape[-1] if input_shape.rank else None
+        if last is None:
+            raise ValueError("The last dimension of the inputs to a Dense layer should be defined. Found None. "
+                             f"Full input shape received: {input_shape}")
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: last})
+        self.kernel = self.add_weight("kernel", [last, self.units], initializer=self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", [self.units], initializer=self.bias_initializer)
+        self.built = True
+
+    def call(self, inputs):
+        y = _C.matmul(inputs, self.kernel, False, False)
+        if self.use_bias:
+            y = _C.bias_add(y, self.bias)
+        return self.activation(y)
+
+    def compute_output_shape(self, input_shape):
+        input_shape = TensorShape(input_shape)
+        if input_shape.rank is None or input_shape.rank < 2:
+            raise ValueError(f'Input 0 of layer "{self.name}" is incompatible with the layer: expected min_ndim=2, '
+                             f"found ndim={input_shape.rank}. Full shape received: {input_shape}")
+        return TensorShape(input_shape.as_list()[:-1] + [self.units])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(units=self.units, activation=_activations.serialize(self.activation), use_bias=self.use_bias)
+        return config
+
+
+# ---- Conv2D -----------------------------------------------------------------------------
+
+class Conv2D(Layer):
+    """activation(conv2d(inputs, kernel) + bias): kernel [kh, kw, in, filters] (glorot_uniform over
+    fan_in = kh*kw*in, fan_out = kh*kw*filters), bias [filters]."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), groups=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        _check_unsupported("Conv2D", groups=(groups, 1), kernel_regularizer=(kernel_regularizer, None),
+                           bias_regularizer=(bias_regularizer, None), activity_regularizer=(activity_regularizer, None),
+                           kernel_constraint=(kernel_constraint, None), bias_constraint=(bias_constraint, None))
+        if int(filters) <= 0:
+            raise ValueError(f"Invalid value for argument `filters`. Expected a strictly positive value. Received "
+                             f"filters={filters}.")
+        self.filters = int(filters)
+        self.kernel_size = _tuple2(kernel_size, "kernel_size", self.name)
+        self.strides = _tuple2(strides, "strides", self.name)
+        self.padding = _padding(padding, self.name)
+        self.data_format = _data_format(data_format, "Conv2D")
+        self.dilation_rate = _tuple2(dilation_rate, "dilation_rate", self.name)
+        if self.dilation_rate != (1, 1) and self.strides != (1, 1):
+            raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. Received: "
+                             f"strides={self.strides} and dilation_rate={self.dilation_rate}")
+        self.activation = _activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = _initializers.get(kernel_initializer)
+        self.bias_initializer = _initializers.get(bias_initializer)
+        self.input_spec = InputSpec(min_ndim=4)
+        self.kernel = None
+        self.bias = None
+
+    def build(self, input_shape):
+        input_shape = TensorShape(input_shape)
+        channels = input_shape[-1] if input_shape.rank else None
+        if channels is None:
+            raise ValueError("The channel dimension of the inputs should be defined. The input_shape received is "
+                             f"{input_shape}, where axis -1 (0-based) is the channel dimension, which found to be "
+                             "`None`.")
+        kh, kw = self.kernel_size
+        self.kernel = self.add_weight("kernel", [kh, kw, channels, self.filters], initializer=self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer)
+        self.input_spec = InputSpec(ndim=4, axes={-1: channels})
+        self.built = True
+
+    def call(self, inputs):
+        y = _C.conv2d(inputs, self.kernel, list(self.strides), self.padding.upper(), list(self.dilation_rate))
+        if self.use_bias:
+            y = _C.bias_add(y, self.bias)
+        return self.activation(y)
+
+    def compute_output_shape(self, input_shape):
+        s = TensorShape(input_shape)
+        if s.rank != 4:
+            raise ValueError(f'Input 0 of layer "{self.name}" is incompatible with the layer: expected ndim=4, found '
+                             f"ndim={s.rank}. Full shape received: {s}")
+        h = _out_length(s[1], self.kernel_size[0], self.strides[0], self.padding, self.dilation_rate[0])
+        w = _out_length(s[2], self.kernel_size[1], self.strides[1], self.padding, self.dilation_rate[1])
+        if h == 0 or w == 0:
+            raise ValueError(f"One of the dimensions in the output is <= 0 due to downsampling in {self.name}. "
+                             f"Consider increasing the input size. Received input shape {s} which would produce "
+                             "output shape with a zero or negative value in a dimension.")
+        return TensorShape([s[0], h, w, self.filters])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(filters=self.filters, kernel_size=self.kernel_size, strides=self.strides, padding=self.padding,
+                      data_format=self.data_format, dilation_rate=self.dilation_rate,
+                      activation=_activations.serialize(self.activation), use_bias=self.use_bias)
+        return config
+
+
+Convolution2D = Conv2D
+
+
+# ---- pooling ----------------------------------------------------------------------------
+
+class _Pooling2D(Layer):
+    _op = None
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.pool_size = _tuple2(pool_size, "pool_size", self.name)
+        self.strides = self.pool_size if strides is None else _tuple2(strides, "strides", self.name)
+        self.padding = _padding(padding, self.name)
+        self.data_format = _data_format(data_format, type(self).__name__)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        return type(self)._op(inputs, list(self.pool_size), list(self.strides), self.padding.upper())
+
+    def compute_output_shape(self, input_shape):
+        s = TensorShape(input_shape)
+        if s.rank != 4:
+            raise ValueError(f'Input 0 of layer "{self.name}" is incompatible with the layer: expected ndim=4, found '
+                             f"ndim={s.rank}. Full shape received: {s}")
+        h = _out_length(s[1], self.pool_size[0], self.strides[0], self.padding)
+        w = _out_length(s[2], self.pool_size[1], self.strides[1], self.padding)
+        if h == 0 or w == 0:
+            raise ValueError(f"Computed output size would be negative or zero in {self.name}: input shape {s}, "
+                             f"pool_size {self.pool_size}, padding '{self.padding}'")
+        return TensorShape([s[0], h, w, s[3]])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(pool_size=self.pool_size, strides=self.strides, padding=self.padding,
+                      data_format=self.data_format)
+        return config
+
+
+class MaxPooling2D(_Pooling2D):
+    """Max over pool_size windows (strides default to pool_size)."""
+    _op = staticmethod(_C.max_pool2d)
+
+
+class AveragePooling2D(_Pooling2D):
+    """Mean over pool_size windows (strides default to pool_size)."""
+    _op = staticmethod(_C.avg_pool2d)
+
+
+MaxPool2D = MaxPooling2D
+AvgPool2D = AveragePooling2D
+
+
+# ---- shape layers -----------------------------------------------------------------------
+
+def _non_batch_elements(shape):
+    n = 1
+    for d in list(shape)[1:]:
+        if d is None:
+            return None
+        n *= d
+    return n
+
+
+class Flatten(Layer):
+    """[batch, d1, d2, ...] -> [batch, d1 * d2 * ...]; rank-1 inputs become [batch, 1]."""
+
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = _data_format(data_format, "Flatten")
+        self.input_spec = InputSpec(min_ndim=1)
+
+    def call(self, inputs):
+        out = self.compute_output_shape(inputs.shape)
+        if out[0] is None and out[1] is None:
+            raise ValueError(f'Layer "{self.name}": cannot flatten inputs of shape {inputs.shape}: the batch dim '
+                             "or the others must be known")
+        return _C.reshape(inputs, [-1, out[1]] if out[0] is None else [out[0], -1])
+
+    def compute_output_shape(self, input_shape):
+        s = TensorShape(input_shape)
+        if s.rank is None or s.rank < 1:
+            raise ValueError(f'Input 0 of layer "{self.name}" is incompatible with the layer: expected min_ndim=1, '
+                             f"found ndim={s.rank}. Full shape received: {s}")
+        return TensorShape([s[0], _non_batch_elements(s)])
+
+
+class Reshape(Layer):
+    """[batch, ...] -> [batch, *target_shape]; one target dim may be -1, inferred from the others."""
+
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(target_shape, int):
+            target_shape = (target_shape,)
+        self.target_shape = tuple(int(d) for d in target_shape)
+        if any(d < -1 or d == 0 for d in self.target_shape):
+            raise ValueError(f"Reshape '{self.name}': target dims must be positive or -1, got {self.target_shape}")
+        if sum(d == -1 for d in self.target_shape) > 1:
+            raise ValueError(f"Reshape '{self.name}': there must be at most one unknown dimension in output_shape. "
+                             f"Received: output_shape={self.target_shape}.")
+
+    def compute_output_shape(self, input_shape):
+        s = TensorShape(input_shape)
+        if s.rank is None or s.rank < 1:
+            raise ValueError(f'Input 0 of layer "{self.name}" is incompatible with the layer: expected min_ndim=1, '
+                             f"found ndim={s.rank}. Full shape received: {s}")
+        n = _non_batch_elements(s)
+        known = 1
+        for d in self.target_shape:
+            if d > 0:
+                known *= d
+        out = [s[0]]
+        for d in self.target_shape:
+            if d == -1:
+                if n is not None and n % known:
+                    raise ValueError(f'Layer "{self.name}": total size of the new array must be unchanged, '
+                                     f"input_shape = {list(s)[1:]}, output_shape = {list(self.target_shape)}")
+                out.append(None if n is None else n // known)
+            else:
+                out.append(d)
+        if n is not None and _non_batch_elements(out) != n:
+            raise ValueError(f'Layer "{self.name}": total size of the new array must be unchanged, input_shape = '
+                             f"{list(s)[1:]}, output_shape = {list(self.target_shape)}")
+        return TensorShape(out)
+
+    def call(self, inputs):
+        out = self.compute_output_shape(inputs.shape).as_list()
+        if sum(d is None for d in out) > 1:
+            raise ValueError(f'Layer "{self.name}": cannot reshape inputs of shape {inputs.shape} into '
+                             f"{self.target_shape}: too many unknown dims")
+        return _C.reshape(inputs, [-1 if d is None else d for d in out])
+
+    def get_config(self):
+        config = super().get_config()
+        config["target_shape"] = self.target_shape
+        return config
+
+
+# ---- elementwise layers -------------------------------------------------------------------
+
+class Dropout(Layer):
+    """While training, zeroes each element with probability `rate` and scales the rest by 1 / (1 - rate);
+    otherwise the identity. The mask is drawn from kiln.random's global generator on every call, graph
+    calls included (kiln.random.set_seed makes runs reproducible); `seed` is accepted and ignored, since a
+    seeded random op would draw the same mask on every call of a traced step."""
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+            raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and 1. "
+                             f"Received: rate={rate}")
+        _check_unsupported("Dropout", noise_shape=(noise_shape, None))
+        self.rate = float(rate)
+        self.seed = seed
+
+    def call(self, inputs, training=None):
+        if not training or self.rate == 0:
+            return inputs
+        if self.rate == 1:
+            return _C.zeros_like(inputs, None)
+        keep = _C.greater_equal(_C.random_uniform_like(inputs, 0.0, 1.0, None), self.rate)
+        return _C.where(keep, _C.multiply(inputs, 1.0 / (1.0 - self.rate)), 0)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(rate=self.rate, seed=self.seed)
+        return config
+
+
+class ReLU(Layer):
+    """max(x, 0) (with Keras' max_value, negative_slope and threshold)."""
+
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        super().__init__(**kwargs)
+        if max_value is not None and max_value < 0:
+            raise ValueError(f"max_value of a ReLU layer cannot be a negative value. Received: {max_value}")
+        if negative_slope is None or negative_slope < 0:
+            raise ValueError(f"negative_slope of a ReLU layer cannot be a negative value. Received: {negative_slope}")
+        self.max_value = max_value
+        self.negative_slope = negative_slope
+        self.threshold = threshold
+
+    def call(self, inputs):
+        return _leaky_relu(inputs, self.negative_slope, self.max_value, self.threshold)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+
+class Softmax(Layer):
+    """softmax along `axis` (default the last)."""
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, inputs, mask=None):
+        return _C.softmax(inputs, int(self.axis))
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+
+class Activation(Layer):
+    """An activation by name or callable, as a layer."""
+
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = _activations.get(activation)
+
+    def call(self, inputs):
+        return self.activation(inputs)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)

@@ -1,0 +1,305 @@
+"""kiln.keras.optimizers: SGD (momentum, Nesterov), Adam and RMSprop with Keras' arguments and
+defaults. As the C++ kiln::nn optimizers (src/nn/optimizers.cpp): the state (`iterations`, the
+learning rate as a variable, slots named "Adam/dense/kernel/m:0") is created on the first
+apply_gradients for every variable given; a gradient of None skips its variable; every check
+happens before any state changes. Adam updates each variable with the engine's fused ApplyAdam op
+(TF's ResourceApplyAdam formula, bias correction folded into the step's rate)."""
+from .. import _C
+from .. import dtypes as _dtypes
+from ..module import Module
+from ..tensor_shape import TensorShape
+
+_UNSUPPORTED = ("clipnorm", "clipvalue", "global_clipnorm", "use_ema", "weight_decay", "jit_compile")
+
+
+class Optimizer(Module):
+    """The shared part: state, checks and the loop over variables; subclasses give the update."""
+
+    _slot_names = ()
+
+    def __init__(self, name, learning_rate=0.001, **kwargs):
+        if "lr" in kwargs:  # the TF 2.0-era name, as in the seeds' `Adam(lr=...)`
+            learning_rate = kwargs.pop("lr")
+        for k in list(kwargs):
+            if k in _UNSUPPORTED:
+                if kwargs[k] not in (None, False, 0):
+                    raise NotImplementedError(f"kiln.keras.optimizers.{type(self).__name__}: {k} is not supported")
+                kwargs.pop(k)
+            elif k in ("decay", "amsgrad", "ema_momentum", "ema_overwrite_frequency"):
+                if kwargs[k] not in (None, False, 0, 0.0, 0.99):
+                    raise NotImplementedError(f"kiln.keras.optimizers.{type(self).__name__}: {k}={kwargs[k]!r} is "
+                                              "not supported")
+                kwargs.pop(k)
+        if kwargs:
+            raise TypeError(f"Unexpected keyword argument passed to optimizer: {sorted(kwargs)[0]}")
+        Module.__init__(self, name)
+        if callable(learning_rate):
+            raise NotImplementedError("kiln.keras.optimizers: learning-rate schedules are not supported; pass a number")
+        learning_rate = float(learning_rate)
+        if not learning_rate >= 0:
+            raise ValueError(f"{name}: learning_rate must be >= 0, got {learning_rate}")
+        self._learning_rate = learning_rate
+        self._iterations = None
+        self._learning_rate_var = None
+        self._slots = {}  # variable state id -> [slot variables]
+
+    # ---- state -----------------------------------------------------------------------------
+
+    @property
+    def learning_rate(self):
+        return self._learning_rate_var if self._learning_rate_var is not None else self._learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        value = float(value)
+        if not value >= 0:
+            raise ValueError(f"{self.name}: learning_rate must be >= 0, got {value}")
+        self._learning_rate = value
+        if self._learning_rate_var is not None:
+            self._learning_rate_var.assign(_C.constant(value, _dtypes.float32._enum))
+
+    lr = learning_rate
+
+    @property
+    def iterations(self):
+        """The number of updates applied (an int64 variable once the first update has run; 0 before)."""
+        if self._iterations is None:
+            return _C.constant(0, _dtypes.int64._enum)
+        return self._iterations
+
+    def _create_var(self, name, value, dtype):
+        with _C.init_scope():
+            init = _C.constant(value, dtype._enum) if not isinstance(value, _C.Tensor) else value
+        return _C.Variable(init, False, f"{self.name}/{name}", None)
+
+    def _create_state(self, variables):
+        if self._iterations is None:
+            self._iterations = self._create_var("iter", 0, _dtypes.int64)
+            self._learning_rate_var = self._create_var("learning_rate", self._learning_rate, _dtypes.float32)
+        if not self._slot_names:
+            return
+        for var in variables:
+            key = var._state_id()
+            if key in self._slots:
+                continue
+            # "dense/kernel:0" -> slot "Adam/dense/kernel/m:0" (Keras' names).
+            base = var.name.rsplit(":", 1)[0]
+            slots = []
+            for slot_name in self._slot_names:
+                with _C.init_scope():
+                    zeros = _C.zeros(var.shape.as_list(), var.dtype._enum)
+                slots.append(_C.Variable(zeros, False, f"{self.name}/{base}/{slot_name}", None))
+            self._slots[key] = slots
+
+    def build(self, var_list):
+        """Creates the state for `var_list` now (it is otherwise made by the first apply_gradients)."""
+        self._create_state(list(var_list))
+
+    def get_slot(self, var, slot_name):
+        slots = self._slots.get(var._state_id())
+        if slots is None or slot_name not in self._slot_names:
+            raise KeyError(f"{self.name}: no slot {slot_name!r} for variable {var.name}")
+        return slots[self._slot_names.index(slot_name)]
+
+    def get_slot_names(self):
+        return list(self._slot_names)
+
+    @property
+    def variables(self):
+        out = []
+        if self._iterations is not None:
+            out += [self._iterations, self._learning_rate_var]
+        for slots in self._slots.values():
+            out += slots
+        return tuple(out)
+
+    # ---- updates ---------------------------------------------------------------------------
+
+    def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True,
+                        skip_gradients_aggregation=False):
+        """Applies one update per (gradient, variable) pair; returns the iterations variable."""
+        pairs = list(grads_and_vars)
+        who = f"{self.name}.apply_gradients"
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"{who}: expected (gradient, variable) pairs, item {i} is {pair!r}")
+        grads = [g for g, _ in pairs]
+        variables = [v for _, v in pairs]
+        any_grad = False
+        for i, (g, v) in enumerate(pairs):
+            if not isinstance(v, _C.Variable):
+                raise TypeError(f"{who}: item {i}'s variable is {type(v).__name__}, not a kiln.Variable")
+            if not v.dtype.is_floating:
+                raise ValueError(f"{who}: variable {i} ('{v.name}') is {v.dtype.name}; only float32 and float64 "
+                                 "variables train")
+            if g is None:
+                continue
+            any_grad = True
+            if not isinstance(g, _C.Tensor):
+                grads[i] = g = _C.constant(g, v.dtype._enum)
+            if g.dtype != v.dtype or not v.shape.is_compatible_with(TensorShape(g.shape)):
+                raise ValueError(f"{who}: gradient {i} is {g.dtype.name} {g.shape} but variable '{v.name}' is "
+                                 f"{v.dtype.name} {v.shape}")
+        if not any_grad:
+            raise ValueError(f"No gradients provided for any variable: ({', '.join(repr(v.name) for v in variables)},)."
+                             " Provided `grads_and_vars` is "
+                             f"({', '.join(f'({g}, {v.name!r})' for g, v in pairs)},).")
+        self._create_state(variables)
+        step = _C.add(self._iterations.read_value(), 1)
+        lr = self._learning_rate_var.read_value()
+        rates = {}  # the step's rate in each variable dtype, computed once
+        for g, v in zip(grads, variables):
+            if g is None:
+                continue
+            d = v.dtype
+            rate = rates.get(d.name)
+            if rate is None:
+                rate = rates[d.name] = self._step_rate(_C.cast(lr, d._enum), step)
+            self._apply_dense(g, v, self._slots.get(v._state_id(), ()), rate)
+        self._iterations.assign_add(1)
+        return self._iterations
+
+    def minimize(self, loss, var_list, grad_loss=None, name=None, tape=None):
+        """Gradients of `loss` (a tensor recorded by `tape`, or a callable) for var_list, then apply_gradients."""
+        from ..gradient import GradientTape
+        if callable(var_list):
+            var_list = var_list()
+        var_list = list(var_list)
+        if tape is None:
+            if not callable(loss):
+                raise ValueError("`tape` is required when a `Tensor` loss is passed. Received: loss="
+                                 f"{loss!r}, tape=None.")
+            with GradientTape() as tape:
+                loss = loss()
+        grads = tape.gradient(loss, var_list, grad_loss)
+        return self.apply_gradients(zip(grads, var_list))
+
+    def _step_rate(self, lr, step):
+        return lr
+
+    def _apply_dense(self, grad, var, slots, rate):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {"name": self.name, "learning_rate": self._learning_rate}
+
+    def __repr__(self):
+        return f"<kiln.keras.optimizers.{type(self).__name__} object '{self.name}'>"
+
+
+class SGD(Optimizer):
+    """var -= lr * grad; with momentum: v = momentum * v - lr * grad; var += v (Nesterov: var += momentum * v -
+    lr * grad)."""
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
+        if not 0 <= momentum <= 1:
+            raise ValueError(f"`momentum` must be between [0, 1]. Received: momentum={momentum} (of type "
+                             f"{type(momentum)}).")
+        self.momentum = float(momentum)
+        self.nesterov = bool(nesterov)
+        self._slot_names = ("momentum",) if momentum else ()
+        super().__init__(name, learning_rate, **kwargs)
+
+    def _apply_dense(self, grad, var, slots, lr):
+        if not self._slot_names:
+            var.assign_sub(_C.multiply(lr, grad))
+            return
+        velocity = slots[0]
+        v = _C.subtract(_C.multiply(velocity.read_value(), self.momentum), _C.multiply(lr, grad))
+        velocity.assign(v)
+        if self.nesterov:
+            var.assign_add(_C.subtract(_C.multiply(v, self.momentum), _C.multiply(lr, grad)))
+        else:
+            var.assign_add(v)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(momentum=self.momentum, nesterov=self.nesterov)
+        return config
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba) as Keras': m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+    var -= lr sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + epsilon)."""
+
+    _slot_names = ("m", "v")
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam",
+                 **kwargs):
+        if amsgrad:
+            raise NotImplementedError("kiln.keras.optimizers.Adam: amsgrad is not supported")
+        if not (0 <= beta_1 < 1 and 0 <= beta_2 < 1):
+            raise ValueError(f"{name}: beta_1 and beta_2 must be in [0, 1), got {beta_1} and {beta_2}")
+        if not epsilon > 0:
+            raise ValueError(f"{name}: epsilon must be > 0, got {epsilon}")
+        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        super().__init__(name, learning_rate, **kwargs)
+
+    def _step_rate(self, lr, step):
+        t = _C.cast(step, lr.dtype._enum)
+        return _C.divide(_C.multiply(lr, _C.sqrt(_C.subtract(1, _C.pow(self.beta_2, t)))),
+                         _C.subtract(1, _C.pow(self.beta_1, t)))
+
+    def _apply_dense(self, grad, var, slots, alpha):
+        # One fused pass over var, m and v (the composite formula's bits).
+        _C.apply_adam(var, slots[0], slots[1], grad, alpha, self.beta_1, self.beta_2, self.epsilon)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon, amsgrad=False)
+        return config
+
+
+class RMSprop(Optimizer):
+    """Keras' RMSprop: ms = rho ms + (1 - rho) g^2; without momentum var -= lr g / (sqrt(ms) + epsilon); with
+    momentum mom = momentum mom + lr g / sqrt(ms + epsilon), var -= mom."""
+
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, name="RMSprop",
+                 **kwargs):
+        if centered:
+            raise NotImplementedError("kiln.keras.optimizers.RMSprop: centered=True is not supported")
+        self.rho, self.momentum, self.epsilon = float(rho), float(momentum), float(epsilon)
+        self._slot_names = ("rms", "momentum") if momentum else ("rms",)
+        super().__init__(name, learning_rate, **kwargs)
+
+    def _apply_dense(self, grad, var, slots, lr):
+        rms = slots[0]
+        ms = _C.add(_C.multiply(rms.read_value(), self.rho), _C.multiply(_C.square(grad), 1.0 - self.rho))
+        rms.assign(ms)
+        if self.momentum:
+            mom = slots[1]
+            m = _C.add(_C.multiply(mom.read_value(), self.momentum),
+                       _C.divide(_C.multiply(lr, grad), _C.sqrt(_C.add(ms, self.epsilon))))
+            mom.assign(m)
+            var.assign_sub(m)
+        else:
+            var.assign_sub(_C.divide(_C.multiply(lr, grad), _C.add(_C.sqrt(ms), self.epsilon)))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(rho=self.rho, momentum=self.momentum, epsilon=self.epsilon, centered=False)
+        return config
+
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop}
+
+
+def get(identifier):
+    """An optimizer from a name ("adam", "sgd", "rmsprop", with Keras' defaults) or an Optimizer."""
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier.lower())
+        if cls is None:
+            raise ValueError(f"Unknown optimizer: '{identifier}'. Known optimizer names: adam, rmsprop, sgd; or pass "
+                             "a kiln.keras.optimizers.Optimizer object.")
+        return cls()
+    if isinstance(identifier, type) and issubclass(identifier, Optimizer):
+        return identifier()
+    raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}")
+
+
+class legacy:  # noqa: N801 - tf.keras.optimizers.legacy is a module in TF
+    SGD = SGD
+    Adam = Adam
+    RMSprop = RMSprop
