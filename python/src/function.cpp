@@ -12,19 +12,35 @@ namespace kiln::python {
 namespace {
 
 // A call's arguments are keyed one by one ("arg 0", "arg 1"), as C++'s are.
+void flatten_call(const py::tuple& args, detail::Flattener& flat) {
+  for (py::handle a : args) flatten_arguments(a, flat);
+}
+
 // The graph's parameters take the Python parameters' names, as TF's
 // placeholders do: `x` for a tensor argument x, then `x_1`, `x_2`... for
-// further tensors inside it (arg<i> for arguments without a name).
-void flatten_call(const py::tuple& args, detail::Flattener& flat, const std::vector<std::string>& names = {}) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::size_t before = flat.leaves.size();
-    flatten_arguments(args[i], flat);
-    if (names.empty()) continue;
-    const std::string base = i < names.size() ? names[i] : "arg" + std::to_string(i);
-    for (std::size_t k = before; k < flat.leaves.size(); ++k)
-      flat.leaf_names.push_back(k == before ? base : base + "_" + std::to_string(k - before));
+// further tensors inside it (arg<i> for arguments without a name). Asked for
+// by the engine only when a call traces.
+struct CallNames {
+  const py::tuple* args;
+  const std::vector<std::string>* names;
+
+  static std::vector<std::string> leaf_names(const void* source) {
+    const auto& self = *static_cast<const CallNames*>(source);
+    py::gil_scoped_acquire gil;
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < self.args->size(); ++i) {
+      detail::Flattener one(/*specs_allowed=*/true);
+      flatten_arguments((*self.args)[i], one);
+      const std::string base = i < self.names->size() ? (*self.names)[i] : "arg" + std::to_string(i);
+      for (std::size_t k = 0; k < one.leaves.size(); ++k) out.push_back(k == 0 ? base : base + "_" + std::to_string(k));
+    }
+    return out;
   }
-}
+  void attach(detail::Flattener& flat) const {
+    if (!names->empty()) flat.leaf_names = {&CallNames::leaf_names, this};
+  }
+};
+
 py::tuple rebuild_call(const py::tuple& args, detail::Rebuilder& leaves) {
   py::tuple out(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) out[i] = rebuild_arguments(args[i], leaves);
@@ -63,7 +79,9 @@ class PyFunction {
   // `args`: the call's arguments, bound to the Python parameters (a tuple).
   py::object call(py::tuple args) {
     detail::Flattener flat;
-    flatten_call(args, flat, arg_names_);
+    flatten_call(args, flat);
+    CallNames names{&args, &arg_names_};
+    names.attach(flat);
     auto trace = make_trace(args);
     detail::TraceFnRef ref(trace);
     detail::CallResult result;
@@ -80,7 +98,9 @@ class PyFunction {
   // result template of that trace.
   std::pair<ConcreteFunction, py::object> concrete(py::tuple args) {
     detail::Flattener flat(/*specs_allowed=*/true);
-    flatten_call(args, flat, arg_names_);
+    flatten_call(args, flat);
+    CallNames names{&args, &arg_names_};
+    names.attach(flat);
     auto trace = make_trace(args);
     detail::TraceFnRef ref(trace);
     std::shared_ptr<const detail::ConcreteImpl> impl;

@@ -172,11 +172,12 @@ RetraceRecord explain(const TraceKey& before, const TraceKey& now, int trace_num
 
 // Traces the callable into a new graph for `key`. `variables_created` tells
 // how many Variables the callable made while tracing.
-Entry trace_once(const FunctionOptions& options, const TraceKey& key, std::span<const std::string> leaf_names,
+Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& names,
                  TraceFnRef trace, int* variables_created) {
   auto graph = std::make_shared<graph::Graph>(options.name);
   function_detail::TracingContext ctx(graph);
   std::vector<Tensor> params;
+  const std::vector<std::string> leaf_names = names();
   std::size_t leaf = 0;
   auto param_name = [&] {
     std::size_t i = leaf++;
@@ -229,7 +230,7 @@ Entry trace_once(const FunctionOptions& options, const TraceKey& key, std::span<
 // create none; it is the graph used from then on. `first_run` is the
 // first trace when it created variables: the caller runs it once, for this
 // call, so the variables it initializes from arguments get their values.
-Entry trace_entry(const FunctionOptions& options, const TraceKey& key, std::span<const std::string> leaf_names,
+Entry trace_entry(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& leaf_names,
                   TraceFnRef trace, int traces_so_far, Entry* first_run) {
   int created = 0;
   Entry e = trace_once(options, key, leaf_names, trace, &created);

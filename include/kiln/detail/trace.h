@@ -76,9 +76,14 @@ class Flattener {
 
   TraceKey key;
   SmallVector<Tensor, 4> leaves;  // null handles stand for specs
-  // Names for the graph's parameters, one per leaf (a front end that knows
-  // parameter names, like Python, fills it); empty: arg0, arg1, ...
-  std::vector<std::string> leaf_names;
+  // Names for the graph's parameters, one per leaf, asked for only when a
+  // call traces (a front end that knows parameter names, like Python, sets
+  // it; a call that hits the cache pays nothing). Unset: arg0, arg1, ...
+  struct LeafNames {
+    std::vector<std::string> (*fn)(const void* source) = nullptr;
+    const void* source = nullptr;
+    std::vector<std::string> operator()() const { return fn ? fn(source) : std::vector<std::string>{}; }
+  } leaf_names;
 
  private:
   bool specs_allowed_;
