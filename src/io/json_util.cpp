@@ -10,7 +10,11 @@ json parse_json(std::string_view text, std::string_view what) {
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
-    throw InvalidArgument(fmt::format("{} is not valid JSON: {}", what, e.what()));
+    // nlohmann quotes the bytes it read last: not echoed (they may be any
+    // file's); the position stays.
+    std::string_view message = e.what();
+    message = message.substr(0, message.find("; last read: "));
+    throw InvalidArgument(fmt::format("{} is not valid JSON: {}", what, message));
   }
 }
 
