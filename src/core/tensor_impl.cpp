@@ -53,9 +53,12 @@ namespace {
 }  // namespace
 
 Buffer* allocate_buffer(DType dtype, int64_t count, const Shape* shape) {
-  // count <= Shape::kMaxElements (2^48) and dtype_size <= 32: no wrap.
-  if (count < 0 || count > Shape::kMaxElements) [[unlikely]]
+  if (count < 0) [[unlikely]]
     throw Internal(fmt::format("allocate_buffer: {} elements of type {}", count, dtype_name(dtype)));
+  // Past it only an arena could ask (bytes of many values); below it,
+  // count * dtype_size (at most 32) cannot wrap.
+  if (count > Shape::kMaxElements) [[unlikely]]
+    out_of_memory(dtype, count, shape, "more than a tensor may have (2^48 elements)");
   std::size_t bytes = Buffer::kHeaderBytes + static_cast<std::size_t>(count) * dtype_size(dtype);
   if (!allocation_within_limit(bytes)) [[unlikely]]
     out_of_memory(dtype, count, shape,

@@ -76,7 +76,10 @@ long temporary_owner(const std::string& entry, const std::string& name) {
 // target removes those whose process is gone, or that are older than a day
 // whatever their pid says (pids are reused, and a process in another pid
 // namespace sharing the directory looks gone or alive alike; a day is far
-// longer than any save). Best effort: what cannot be removed stays.
+// longer than any save). It runs once the new model is in place: a save
+// killed between moving the old model aside and moving the new one in leaves
+// the only copy in ".old-", which must not go before a model replaces it.
+// Best effort: what cannot be removed stays.
 void remove_stale_temporaries(const fs::path& parent, const std::string& name) {
   std::error_code ec;
   const auto now = fs::file_time_type::clock::now();
@@ -150,7 +153,6 @@ void write_directory_atomically(const std::string& dir_text, const std::vector<s
   fs::path parent = dir.parent_path();
   fs::create_directories(parent, ec);
   if (ec) throw Error(fmt::format("saved_model::save: cannot create {}: {}", parent.string(), ec.message()));
-  remove_stale_temporaries(parent, dir.filename().string());
   fs::path temp = parent / fmt::format(".{}.tmp-{}-{}", dir.filename().string(), ::getpid(), temp_counter++);
   fs::remove_all(temp, ec);
   if (!fs::create_directory(temp, ec) || ec)
@@ -184,6 +186,7 @@ void write_directory_atomically(const std::string& dir_text, const std::vector<s
     } else {
       fs::rename(temp, dir);
     }
+    remove_stale_temporaries(parent, dir.filename().string());
     sync_directory(parent);
   } catch (const Error&) {
     fs::remove_all(temp, ec);
