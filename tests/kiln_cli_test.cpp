@@ -2,8 +2,11 @@
 // saved_model_cli), run, graph, and its errors.
 #include "saved_model_test.h"
 
+#include <sys/wait.h>
+
 #include <kiln/saved_model.h>
 
+#include "fuzz/fuzz_input.h"
 #include "io/cli.h"
 #include "test_util.h"
 
@@ -196,4 +199,38 @@ TEST(KilnCli, GraphPrintsAFunction) {
   r = cli({"graph", "--dir", dir, "--function", "dense/nope"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("no function named 'nope' (there are: call)"), std::string::npos) << r.err;
+}
+
+// The hostile seeds of the fuzz corpus through the real executable: an error
+// naming the op, the shape (and for sizes no machine holds, the bytes),
+// never a crash (the 2^62 Fill used to write past a 64-byte block) nor a bare
+// std::bad_alloc.
+TEST(KilnCli, HostileSizesAreErrors) {
+  TempDir tmp;
+  auto run_seed = [&](const std::string& seed) {
+    auto blob = kiln::testing::read_bytes(kiln::testing::saved_model_corpus_dir() + "/" + seed);
+    auto [document, weights] = fuzz::decode_model(blob);
+    std::string dir = tmp.path(seed);
+    std::filesystem::create_directories(dir);
+    kiln::testing::write_bytes(dir + "/saved_model.json", std::string(document));
+    kiln::testing::write_bytes(dir + "/variables.safetensors", std::string(weights));
+    std::string command = kiln::testing::kiln_cli_path() + " run --dir " + dir +
+                          " --signature_def serving_default --input x=1 2>&1";
+    std::string out;
+    FILE* pipe = popen(command.c_str(), "r");
+    char buf[4096];
+    while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+    int status = pclose(pipe);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << seed << ": status " << status << "\n" << out;
+    return out;
+  };
+  std::string out = run_seed("hostile_fill_overflow");
+  EXPECT_NE(out.find("Fill: output 0 would have shape (4611686018427387904,)"), std::string::npos) << out;
+  out = run_seed("hostile_fill_huge");
+  for (const char* fragment : {"OOM when allocating a tensor of shape (1099511627776,) and type float32",
+                               "4398046511104 bytes wanted", "(Fill)"})
+    EXPECT_NE(out.find(fragment), std::string::npos) << fragment << " in " << out;
+  EXPECT_EQ(out.find("bad_alloc"), std::string::npos) << out;
+  out = run_seed("hostile_range_huge");
+  EXPECT_NE(out.find("(1000000000000,) and type int64: 8000000000000 bytes"), std::string::npos) << out;
 }

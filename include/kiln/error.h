@@ -21,6 +21,10 @@ class OutOfRange : public Error { public: using Error::Error; };
 class NotFound : public Error { public: using Error::Error; };
 // Valid, but not supported (yet).
 class Unimplemented : public Error { public: using Error::Error; };
+// Not enough memory (or another resource) for a valid request: a tensor
+// larger than the machine can hold. TF's ResourceExhaustedError ("OOM when
+// allocating..."); the message names the op, the shape and the bytes wanted.
+class ResourceExhausted : public Error { public: using Error::Error; };
 // A bug in Kiln.
 class Internal : public Error { public: using Error::Error; };
 

@@ -39,9 +39,20 @@ class Shape {
   std::span<const int64_t> dims() const { return {begin(), end()}; }
   std::vector<int64_t> to_vector() const { return {begin(), end()}; }
 
+  // The most elements a shape may describe, and the largest dim: 2^48 (a
+  // petabyte of float32, more than any machine holds). Below it, elements
+  // times the largest dtype size and every offset a kernel computes fit in
+  // int64, so no size arithmetic can wrap. Ops raise InvalidArgument for
+  // larger shapes (docs/design-notes.md, "Sizes").
+  static constexpr int64_t kMaxElements = int64_t{1} << 48;
+
   bool is_fully_defined() const;
-  // Product of dims; -1 when any dim (or the rank) is unknown.
+  // Product of dims; -1 when any dim (or the rank) is unknown. Throws
+  // InvalidArgument when a dim or the product is more than kMaxElements.
   int64_t num_elements() const;
+  // Whether every known dim and the product of the known dims are at most
+  // kMaxElements. Never throws.
+  bool within_limits() const;
 
   void push_back(int64_t d);
   void insert(int pos, int64_t d);

@@ -7,8 +7,9 @@ FailedPreconditionError = _C.FailedPreconditionError
 OutOfRangeError = _C.OutOfRangeError
 NotFoundError = _C.NotFoundError
 UnimplementedError = _C.UnimplementedError
+ResourceExhaustedError = _C.ResourceExhaustedError
 InternalError = _C.InternalError
 OperatorNotAllowedInGraphError = _C.OperatorNotAllowedInGraphError
 
 __all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError", "OutOfRangeError", "NotFoundError",
-           "UnimplementedError", "InternalError", "OperatorNotAllowedInGraphError"]
+           "UnimplementedError", "ResourceExhaustedError", "InternalError", "OperatorNotAllowedInGraphError"]

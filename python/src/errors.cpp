@@ -15,6 +15,7 @@ void bind_errors(py::module_& m) {
   py::register_exception<OutOfRange>(m, "OutOfRangeError", op_error.ptr());
   py::register_exception<NotFound>(m, "NotFoundError", op_error.ptr());
   py::register_exception<Unimplemented>(m, "UnimplementedError", op_error.ptr());
+  py::register_exception<ResourceExhausted>(m, "ResourceExhaustedError", op_error.ptr());
   py::register_exception<Internal>(m, "InternalError", op_error.ptr());
   // Raised by Python code (a graph tensor used as a bool); a TypeError, as in TF.
   static py::exception<OperatorNotAllowedInGraph> not_in_graph(m, "OperatorNotAllowedInGraphError", PyExc_TypeError);

@@ -87,6 +87,22 @@ def test_bad_inputs_give_clear_errors():
         tf.constant([1, 2]) + tf.constant([1.0, 2.0])
 
 
+def test_hostile_sizes_are_tensorflows_errors():
+    # More memory than any machine has: TF's ResourceExhaustedError naming op, shape and bytes.
+    with pytest.raises(tf.errors.ResourceExhaustedError, match=r"Range.*\(1000000000000,\).*8000000000000 bytes"):
+        tf.range(10**12, dtype=tf.int64)
+    with pytest.raises(tf.errors.ResourceExhaustedError, match="OOM when allocating"):
+        tf.zeros([2**40])
+    assert issubclass(tf.errors.ResourceExhaustedError, tf.errors.OpError)
+    # Counts that overflow, and float bounds no int64 counts: InvalidArgumentError.
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Fill.*\(4611686018427387904,\)"):
+        tf.zeros([2**62])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Range"):
+        tf.range(0.0, 1e300)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Range"):
+        tf.range(0.0, float("inf"))
+
+
 def test_dlpack_both_ways():
     t = tf.constant([[1.0, 2.0], [3.0, 4.0]])
     a = np.from_dlpack(t)

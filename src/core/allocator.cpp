@@ -1,5 +1,8 @@
 #include "core/allocator.h"
 
+#include <sys/sysinfo.h>
+
+#include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <new>
@@ -95,6 +98,33 @@ void free_block(void* block, std::size_t capacity) noexcept {
     }
   }
   ::operator delete(block, std::align_val_t(kBufferAlignment));
+}
+
+namespace {
+// 0 until first needed (then the machine's memory) or set.
+std::atomic<std::size_t> allocation_limit{0};
+
+std::size_t machine_memory() {
+  struct sysinfo info {};
+  if (sysinfo(&info) != 0) return SIZE_MAX;
+  unsigned __int128 bytes = (static_cast<unsigned __int128>(info.totalram) + info.totalswap) * info.mem_unit;
+  return bytes > SIZE_MAX ? SIZE_MAX : static_cast<std::size_t>(bytes);
+}
+}  // namespace
+
+std::size_t max_allocation_bytes() {
+  std::size_t limit = allocation_limit.load(std::memory_order_relaxed);
+  if (limit == 0) {
+    limit = machine_memory();
+    allocation_limit.store(limit, std::memory_order_relaxed);
+  }
+  return limit;
+}
+
+void set_max_allocation_bytes(std::size_t bytes) { allocation_limit.store(bytes, std::memory_order_relaxed); }
+
+bool allocation_within_limit(std::size_t bytes) {
+  return bytes <= allocation_limit.load(std::memory_order_relaxed) || bytes <= max_allocation_bytes();
 }
 
 AllocatorStats allocator_stats() {

@@ -15,6 +15,18 @@ void* allocate_block(std::size_t nbytes, std::size_t* capacity);
 // Returns a block obtained from allocate_block (capacity as it reported).
 void free_block(void* block, std::size_t capacity) noexcept;
 
+// The largest tensor buffer Kiln asks the system for; a larger request is
+// ResourceExhausted at once. By default the machine's RAM plus swap: nothing
+// larger can succeed, and with overcommit the system might grant it and kill
+// the process on first touch instead of failing the call.
+std::size_t max_allocation_bytes();
+// Lowers (or raises) that limit; 0 restores the default. The fuzz target
+// lowers it, so a hostile model's huge tensor fails before libFuzzer's own
+// malloc limit does.
+void set_max_allocation_bytes(std::size_t bytes);
+// Whether a buffer of `bytes` is within that limit: one relaxed load.
+bool allocation_within_limit(std::size_t bytes);
+
 struct AllocatorStats {
   int64_t cache_hits = 0;
   int64_t system_allocations = 0;

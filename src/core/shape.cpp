@@ -32,15 +32,29 @@ bool Shape::is_fully_defined() const {
   return true;
 }
 
-int64_t Shape::num_elements() const {
-  if (rank_ < 0) return -1;
+namespace {
+// The product of the known dims, or -1 past kMaxElements (a dim alone too).
+int64_t known_product(const int64_t* dims, int rank) {
   int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) {
-    if (dims_[i] < 0) return -1;
-    n *= dims_[i];
+  for (int i = 0; i < rank; ++i) {
+    int64_t d = dims[i];
+    if (d < 0) continue;
+    if (d > Shape::kMaxElements || __builtin_mul_overflow(n, d, &n) || n > Shape::kMaxElements) return -1;
   }
   return n;
 }
+}  // namespace
+
+int64_t Shape::num_elements() const {
+  if (!is_fully_defined()) return -1;
+  int64_t n = known_product(dims_, rank_);
+  if (n < 0) [[unlikely]]
+    throw InvalidArgument(fmt::format("Shape {} has more elements than a tensor may have (2^48 = {})",
+                                      to_string(), kMaxElements));
+  return n;
+}
+
+bool Shape::within_limits() const { return rank_ <= 0 || known_product(dims_, rank_) >= 0; }
 
 void Shape::push_back(int64_t d) {
   if (rank_ >= kMaxRank) too_many_dims(rank_ + 1);

@@ -41,10 +41,36 @@ TensorImpl* new_impl() {
 
 }  // namespace
 
-Buffer* allocate_buffer(DType dtype, int64_t count) {
+namespace {
+
+[[noreturn]] void out_of_memory(DType dtype, int64_t count, const Shape* shape, const std::string& why) {
+  std::string what = shape ? fmt::format("a tensor of shape {} and type {}", shape->to_string(), dtype_name(dtype))
+                           : fmt::format("{} elements of type {}", count, dtype_name(dtype));
+  throw OutOfMemory(fmt::format("OOM when allocating {}: {} bytes wanted, {}", what,
+                                static_cast<uint64_t>(count) * dtype_size(dtype), why));
+}
+
+}  // namespace
+
+Buffer* allocate_buffer(DType dtype, int64_t count, const Shape* shape) {
+  if (count < 0) [[unlikely]]
+    throw Internal(fmt::format("allocate_buffer: {} elements of type {}", count, dtype_name(dtype)));
+  // Past it only an arena could ask (bytes of many values); below it,
+  // count * dtype_size (at most 32) cannot wrap.
+  if (count > Shape::kMaxElements) [[unlikely]]
+    out_of_memory(dtype, count, shape, "more than a tensor may have (2^48 elements)");
   std::size_t bytes = Buffer::kHeaderBytes + static_cast<std::size_t>(count) * dtype_size(dtype);
+  if (!allocation_within_limit(bytes)) [[unlikely]]
+    out_of_memory(dtype, count, shape,
+                  fmt::format("more than the {} bytes one tensor may take (the machine's memory)",
+                              max_allocation_bytes()));
   std::size_t capacity;
-  void* block = allocate_block(bytes, &capacity);
+  void* block;
+  try {
+    block = allocate_block(bytes, &capacity);
+  } catch (const std::bad_alloc&) {
+    out_of_memory(dtype, count, shape, "which the system could not provide");
+  }
   Buffer* b = new (block) Buffer();
   b->dtype = dtype;
   b->count = count;
@@ -120,10 +146,14 @@ void destroy(TensorImpl* impl) noexcept {
 }
 
 Tensor make_tensor(DType dtype, const Shape& shape) {
+  int64_t count = shape.num_elements();  // throws past kMaxElements
+  if (count < 0) [[unlikely]]
+    throw Internal(fmt::format("make_tensor: shape {} is not fully defined", shape.to_string()));
+  Buffer* buffer = allocate_buffer(dtype, count, &shape);  // before the impl: nothing to undo if it throws
   TensorImpl* impl = new_impl();
   impl->dtype = dtype;
   impl->shape = shape;
-  impl->buffer = allocate_buffer(dtype, shape.num_elements());
+  impl->buffer = buffer;
   return Tensor(impl);
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "kiln/error.h"
 #include "kiln/tensor.h"
 
 namespace kiln::graph {
@@ -45,8 +46,19 @@ Buffer* make_external_buffer(DType dtype, int64_t count, void* data, void (*rele
                              void* owner);
 
 // A buffer for `count` elements of `dtype`. Strings are default-constructed;
-// other values are left uninitialized.
-Buffer* allocate_buffer(DType dtype, int64_t count);
+// other values are left uninitialized. Throws OutOfMemory when the bytes are
+// past max_allocation_bytes() or the system has none (`shape`, when given,
+// is named in the message).
+Buffer* allocate_buffer(DType dtype, int64_t count, const Shape* shape = nullptr);
+
+// The ResourceExhausted raised when a tensor's memory cannot be had. Its
+// message names the shape, dtype and bytes, but not the op, which the
+// allocation does not know: run_eager prefixes the op's name, the executor
+// adds the node's (the plain ResourceExhausted they throw is no OutOfMemory).
+class OutOfMemory : public ResourceExhausted {
+ public:
+  using ResourceExhausted::ResourceExhausted;
+};
 inline void retain(Buffer* b) { b->refs.fetch_add(1, std::memory_order_relaxed); }
 // Frees an unreferenced buffer (or, for a slice, lets go of its arena).
 void destroy_buffer(Buffer* b) noexcept;
@@ -63,7 +75,9 @@ struct TensorImpl : TensorHeader {
   std::shared_ptr<void> graph_owner;
 };
 
-// A new concrete tensor with fresh (uninitialized) storage.
+// A new concrete tensor with fresh (uninitialized) storage. Throws
+// InvalidArgument for a shape past Shape::kMaxElements, OutOfMemory when the
+// bytes cannot be had.
 Tensor make_tensor(DType dtype, const Shape& shape);
 // A new concrete tensor that shares `buffer` (which must hold enough elements).
 Tensor make_tensor_view(DType dtype, const Shape& shape, Buffer* buffer);

@@ -10,6 +10,10 @@ namespace kiln::exec {
 namespace {
 
 constexpr int64_t kAlign = 64;
+// Values this large or larger get no place in the arena (see plan_memory).
+// Below it, offsets and the arena's size stay far from int64's range even
+// with millions of values.
+constexpr int64_t kLargestPlannedBytes = int64_t{1} << 30;
 int64_t align_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 struct UnionFind {
@@ -118,7 +122,10 @@ MemoryPlan plan_memory(const graph::Graph& graph, std::span<Step> steps, int num
       int g = groups.find(slot);
       if ((k == 0 && donated[static_cast<std::size_t>(i)]) || escapes[g] || !plain_old_data(t.dtype)) continue;
       int64_t bytes = t.shape.num_elements() * static_cast<int64_t>(dtype_size(t.dtype));
-      if (bytes == 0) continue;
+      // A value of 1 GiB or more is allocated by its own step: the arena gains
+      // little on it, and a size the machine cannot hold then fails naming the
+      // op (ResourceExhausted) instead of failing the arena for the whole call.
+      if (bytes == 0 || bytes >= kLargestPlannedBytes) continue;
       candidates.push_back({i, static_cast<int>(k), slot, bytes, first[g], last[g]});
     }
   }

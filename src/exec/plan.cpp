@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-
+#include "core/error_context.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::exec {
@@ -18,26 +18,7 @@ std::string location_text(const graph::Node& n) {
 // Re-raises the active exception with the same kind, adding where in the
 // user's code the failing node came from.
 [[noreturn]] void rethrow_at(const graph::Node& n) {
-  std::string where = "\n  raised by " + location_text(n);
-  try {
-    throw;
-  } catch (const InvalidArgument& e) {
-    throw InvalidArgument(e.what() + where);
-  } catch (const FailedPrecondition& e) {
-    throw FailedPrecondition(e.what() + where);
-  } catch (const OutOfRange& e) {
-    throw OutOfRange(e.what() + where);
-  } catch (const NotFound& e) {
-    throw NotFound(e.what() + where);
-  } catch (const Unimplemented& e) {
-    throw Unimplemented(e.what() + where);
-  } catch (const Internal& e) {
-    throw Internal(e.what() + where);
-  } catch (const Error& e) {
-    throw Error(e.what() + where);
-  } catch (const std::exception& e) {
-    throw Error(e.what() + where);
-  }
+  detail::rethrow_with_context("", "\n  raised by " + location_text(n));
 }
 
 }  // namespace

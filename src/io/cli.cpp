@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <sstream>
 
 #include "core/tensor_impl.h"
 #include "kiln/array.h"
@@ -14,6 +15,7 @@
 #include "kiln/math.h"
 #include "function/concrete.h"
 #include "io/json_util.h"
+#include "io/printable.h"
 #include "kiln/saved_model.h"
 #include "runtime/format.h"
 
@@ -317,21 +319,34 @@ int graph(const Args& a, std::ostream& out) {
 }  // namespace
 
 int kiln_cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  // Names, strings and errors may come from a hostile file: everything is
+  // printed through io::printable (no terminal escape sequences), the
+  // command's output once it is complete.
+  std::ostringstream text;
+  auto print_output = [&] { out << printable(text.str(), /*keep_newlines=*/true); };
   try {
     Args a = parse_args(argv);
-    if (a.command == "show") return show(a, out);
-    if (a.command == "run") return run(a, out);
-    if (a.command == "graph") return graph(a, out);
-    if (a.command == "help" || a.command == "--help") {
-      out << kUsage;
-      return 0;
+    int status = -1;
+    if (a.command == "show") {
+      status = show(a, text);
+    } else if (a.command == "run") {
+      status = run(a, text);
+    } else if (a.command == "graph") {
+      status = graph(a, text);
+    } else if (a.command == "help" || a.command == "--help") {
+      text << kUsage;
+      status = 0;
+    } else {
+      throw UsageError(fmt::format("unknown command '{}'", a.command));
     }
-    throw UsageError(fmt::format("unknown command '{}'", a.command));
+    print_output();
+    return status;
   } catch (const UsageError& e) {
-    err << "kiln-cli: " << e.what() << "\n" << kUsage;
+    err << "kiln-cli: " << printable(e.what()) << "\n" << kUsage;
     return 2;
   } catch (const std::exception& e) {
-    err << "kiln-cli: " << e.what() << "\n";
+    print_output();
+    err << "kiln-cli: " << printable(e.what(), /*keep_newlines=*/true) << "\n";
     return 1;
   }
 }

@@ -2,15 +2,19 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include "io/printable.h"
 #include "kiln/error.h"
 
 namespace kiln::io {
@@ -51,19 +55,83 @@ void sync_directory(const fs::path& dir) {
   ::close(fd);
 }
 
+// A directory name this module made for `name`: ".<name>.tmp-<pid>-<n>" or
+// ".<name>.old-<pid>-<n>"; its pid, or -1 for any other name.
+long temporary_owner(const std::string& entry, const std::string& name) {
+  for (const char* kind : {".tmp-", ".old-"}) {
+    std::string prefix = "." + name + kind;
+    if (entry.size() <= prefix.size() || entry.compare(0, prefix.size(), prefix) != 0) continue;
+    std::size_t dash = entry.find('-', prefix.size());
+    if (dash == std::string::npos || dash == prefix.size() || dash + 1 == entry.size()) return -1;
+    std::string pid = entry.substr(prefix.size(), dash - prefix.size()), n = entry.substr(dash + 1);
+    auto digits = [](const std::string& t) { return t.find_first_not_of("0123456789") == std::string::npos; };
+    if (!digits(pid) || !digits(n) || pid.size() > 9) return -1;
+    return std::stol(pid);
+  }
+  return -1;
+}
+
+// A save killed mid-way (kill -9, power loss) leaves its temporary directory
+// (or the old model moved aside) next to the target. The next save of that
+// target removes those whose process is gone, or that are older than a day
+// whatever their pid says (pids are reused, and a process in another pid
+// namespace sharing the directory looks gone or alive alike; a day is far
+// longer than any save). It runs once the new model is in place: a save
+// killed between moving the old model aside and moving the new one in leaves
+// the only copy in ".old-", which must not go before a model replaces it.
+// Best effort: what cannot be removed stays.
+void remove_stale_temporaries(const fs::path& parent, const std::string& name) {
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    long pid = temporary_owner(it->path().filename().string(), name);
+    if (pid < 0 || pid == ::getpid()) continue;  // not ours, or a save running in this process
+    std::error_code stat_ec;
+    if (!it->is_directory(stat_ec) || it->is_symlink(stat_ec)) continue;
+    bool gone = ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+    auto written = fs::last_write_time(it->path(), stat_ec);
+    bool old = !stat_ec && now - written > std::chrono::hours(24);
+    if (gone || old) fs::remove_all(it->path(), stat_ec);
+  }
+}
+
 }  // namespace
 
-std::string read_file(const std::string& path, uint64_t max_bytes) {
+std::string read_file_in(const std::string& dir, const std::string& name, uint64_t max_bytes) {
+  fs::path path = fs::path(dir) / name;
+  std::string shown = printable(path.string());
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw NotFound(fmt::format("saved_model: {} does not exist or is not a file", path));
-  uint64_t size = fs::file_size(path, ec);
-  if (ec) throw NotFound(fmt::format("saved_model: cannot read {}: {}", path, ec.message()));
+  if (!fs::exists(fs::symlink_status(path, ec)))
+    throw NotFound(fmt::format("saved_model: {} does not exist", shown));
+  fs::path real_dir = fs::canonical(dir, ec);
+  fs::path real = ec ? fs::path() : fs::canonical(path, ec);
+  if (ec) throw NotFound(fmt::format("saved_model: {} does not exist or is a broken link: {}", shown, ec.message()));
+  fs::path inside = real.lexically_relative(real_dir);
+  if (inside.empty() || *inside.begin() == "..")
+    throw InvalidArgument(fmt::format(
+        "saved_model: {} is a link to a file outside the model directory; refusing to read it", shown));
+  // O_NOFOLLOW: `real` has no links left, so one appearing now is refused;
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  int fd = ::open(real.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw NotFound(fmt::format("saved_model: cannot open {}: {}", shown, errno_text()));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw NotFound(fmt::format("saved_model: cannot read {}: {}", shown, errno_text()));
+  if (!S_ISREG(st.st_mode)) throw InvalidArgument(fmt::format("saved_model: {} is not a regular file", shown));
+  uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size > max_bytes)
-    throw InvalidArgument(fmt::format("saved_model: {} has {} bytes, more than the limit of {}", path, size, max_bytes));
-  std::ifstream in(path, std::ios::binary);
+    throw InvalidArgument(fmt::format("saved_model: {} has {} bytes, more than the limit of {}", shown, size, max_bytes));
   std::string bytes(size, '\0');
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(size)))
-    throw NotFound(fmt::format("saved_model: cannot read {}", path));
+  std::size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::read(fd, bytes.data() + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw NotFound(fmt::format("saved_model: cannot read {}: {}", shown, n < 0 ? errno_text() : "it shrank"));
+    done += static_cast<std::size_t>(n);
+  }
   return bytes;
 }
 
@@ -118,6 +186,7 @@ void write_directory_atomically(const std::string& dir_text, const std::vector<s
     } else {
       fs::rename(temp, dir);
     }
+    remove_stale_temporaries(parent, dir.filename().string());
     sync_directory(parent);
   } catch (const Error&) {
     fs::remove_all(temp, ec);

@@ -8,9 +8,14 @@
 
 namespace kiln::io {
 
-// The file's bytes. NotFound when it does not exist; InvalidArgument when it
-// is larger than `max_bytes`.
-std::string read_file(const std::string& path, uint64_t max_bytes);
+// The bytes of the file `name` in the directory `dir`. It must be a regular
+// file inside `dir`: a symbolic link is followed only to a file inside `dir`
+// (never out of it, however many links or ".." it takes), and devices, FIFOs
+// and directories are refused, so a hostile model directory cannot make Kiln
+// read (and echo) another file or block on a pipe. NotFound when it does not
+// exist; InvalidArgument when it is elsewhere, not a regular file, or larger
+// than `max_bytes`.
+std::string read_file_in(const std::string& dir, const std::string& name, uint64_t max_bytes);
 
 // Writes `files` (name, bytes) into a fresh temporary directory next to `dir`,
 // flushes them to disk, then puts the directory in place of `dir` in one

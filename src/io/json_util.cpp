@@ -10,7 +10,11 @@ json parse_json(std::string_view text, std::string_view what) {
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
-    throw InvalidArgument(fmt::format("{} is not valid JSON: {}", what, e.what()));
+    // nlohmann quotes the bytes it read last: not echoed (they may be any
+    // file's); the position stays.
+    std::string_view message = e.what();
+    message = message.substr(0, message.find("; last read: "));
+    throw InvalidArgument(fmt::format("{} is not valid JSON: {}", what, message));
   }
 }
 
@@ -181,8 +185,9 @@ uint64_t checked_num_elements(const Shape& shape, const Where& where) {
   uint64_t n = 1;
   for (int64_t d : shape.dims()) {
     if (d < 0) json_fail(where, fmt::format("shape {} is not fully defined", shape.to_string()));
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > (uint64_t{1} << 62))
-      json_fail(where, fmt::format("shape {} has too many elements", shape.to_string()));
+    if (static_cast<uint64_t>(d) > uint64_t(Shape::kMaxElements) ||
+        __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > uint64_t(Shape::kMaxElements))
+      json_fail(where, fmt::format("shape {} has too many elements (a tensor may have 2^48)", shape.to_string()));
   }
   return n;
 }

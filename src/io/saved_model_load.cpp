@@ -6,9 +6,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/error_context.h"
 #include "function/concrete.h"
 #include "io/file_util.h"
 #include "io/graph_json.h"
+#include "io/printable.h"
 #include "io/safetensors.h"
 #include "io/saved_model_format.h"
 #include "passes/passes.h"
@@ -42,6 +44,18 @@ LoadedObject::LoadedObject(LoadedObject&&) noexcept = default;
 LoadedObject& LoadedObject::operator=(const LoadedObject&) = default;
 LoadedObject& LoadedObject::operator=(LoadedObject&&) noexcept = default;
 
+namespace {
+// Runs a loaded graph; its errors name nodes (and may quote values) from the
+// file, so they are made printable.
+kiln::detail::ResultLeaves run_printable(const ConcreteFunction& f, const std::vector<Tensor>& args) {
+  try {
+    return f.impl()->run(std::span<const Tensor>(args.data(), args.size()));
+  } catch (...) {
+    kiln::detail::rethrow_edited([](std::string_view message) { return io::printable(message, true); });
+  }
+}
+}  // namespace
+
 LoadedSignature::LoadedSignature(ConcreteFunction function, std::vector<TensorInfo> inputs,
                                  std::vector<TensorInfo> outputs)
     : function_(std::move(function)), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
@@ -51,12 +65,12 @@ std::map<std::string, Tensor> LoadedSignature::operator()(const std::map<std::st
   for (const TensorInfo& in : inputs_) {
     auto it = inputs.find(in.name);
     if (it == inputs.end() || !it->second.defined())
-      throw InvalidArgument(fmt::format("signature of {}: input '{}' ({}) is missing", function_.name(), in.name,
-                                        type_text(in.dtype, in.shape)));
+      throw InvalidArgument(io::printable(fmt::format("signature of {}: input '{}' ({}) is missing",
+                                                      function_.name(), in.name, type_text(in.dtype, in.shape))));
     if (it->second.is_symbolic() || !fits(it->second, in.dtype, in.shape))
-      throw InvalidArgument(fmt::format("signature of {}: input '{}' must be a {} tensor, got {}", function_.name(),
-                                        in.name, type_text(in.dtype, in.shape),
-                                        type_text(it->second.dtype(), it->second.shape())));
+      throw InvalidArgument(io::printable(fmt::format("signature of {}: input '{}' must be a {} tensor, got {}",
+                                                      function_.name(), in.name, type_text(in.dtype, in.shape),
+                                                      type_text(it->second.dtype(), it->second.shape()))));
     args.push_back(it->second);
   }
   for (const auto& [name, t] : inputs) {
@@ -65,11 +79,11 @@ std::map<std::string, Tensor> LoadedSignature::operator()(const std::map<std::st
     if (!known) {
       std::vector<std::string> names;
       for (const TensorInfo& in : inputs_) names.push_back(in.name);
-      throw InvalidArgument(fmt::format("signature of {}: it has no input named '{}' (inputs: {})", function_.name(),
-                                        name, fmt::join(names, ", ")));
+      throw InvalidArgument(io::printable(fmt::format("signature of {}: it has no input named '{}' (inputs: {})",
+                                                      function_.name(), name, fmt::join(names, ", "))));
     }
   }
-  kiln::detail::ResultLeaves out = function_.impl()->run(std::span<const Tensor>(args.data(), args.size()));
+  kiln::detail::ResultLeaves out = run_printable(function_, args);
   std::map<std::string, Tensor> named;
   for (std::size_t i = 0; i < out.size() && i < outputs_.size(); ++i) named.emplace(outputs_[i].name, std::move(out[i]));
   return named;
@@ -86,13 +100,14 @@ Outputs LoadedFunction::call(const std::vector<Tensor>& args) const {
     for (std::size_t i = 0; i < args.size() && ok; ++i)
       ok = args[i].defined() && !args[i].is_symbolic() &&
            fits(args[i], params[i]->outputs[0].dtype, params[i]->outputs[0].shape);
-    if (ok) return Outputs(f.impl()->run(std::span<const Tensor>(args.data(), args.size())));
+    if (ok) return Outputs(run_printable(f, args));
   }
   std::vector<std::string> got, options;
   for (const Tensor& t : args) got.push_back(t.defined() ? type_text(t.dtype(), t.shape()) : "null");
   for (const ConcreteFunction& f : traces_) options.push_back("  " + f.to_string());
-  throw InvalidArgument(fmt::format("loaded function '{}': no saved trace takes ({}); it was saved for:\n{}", name_,
-                                    fmt::join(got, ", "), fmt::join(options, "\n")));
+  throw InvalidArgument(io::printable(fmt::format("loaded function '{}': no saved trace takes ({}); it was saved for:\n{}",
+                                                  name_, fmt::join(got, ", "), fmt::join(options, "\n")),
+                                      /*keep_newlines=*/true));
 }
 
 namespace {
@@ -101,8 +116,8 @@ template <class Items>
 [[noreturn]] void not_found(const Items& items, const std::string& name, const char* what) {
   std::vector<std::string> names;
   for (const auto& [n, v] : items) names.push_back(n);
-  throw NotFound(fmt::format("saved model: no {} named '{}' (there are: {})", what, name,
-                             names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+  throw NotFound(io::printable(fmt::format("saved model: no {} named '{}' (there are: {})", what, name,
+                                           names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")))));
 }
 
 template <class T>
@@ -354,8 +369,8 @@ struct LoadedBuilder {
 };
 
 Loaded load(const std::string& dir) {
-  std::string document = io::read_file(dir + "/" + std::string(io::kDocumentFile), kMaxDocumentBytes);
-  std::string weights = io::read_file(dir + "/" + std::string(io::kVariablesFile), kMaxVariablesBytes);
+  std::string document = io::read_file_in(dir, std::string(io::kDocumentFile), kMaxDocumentBytes);
+  std::string weights = io::read_file_in(dir, std::string(io::kVariablesFile), kMaxVariablesBytes);
   return io::load_from_bytes(document, weights, "saved model " + dir);
 }
 
@@ -364,6 +379,11 @@ Loaded load(const std::string& dir) {
 namespace kiln::io {
 saved_model::Loaded load_from_bytes(std::string_view document, std::string_view variables, const std::string& what) {
   saved_model::LoadedBuilder builder{what, {}, {}, {}};
-  return builder.load(document, variables);
+  try {
+    return builder.load(document, variables);
+  } catch (...) {
+    // Messages quote names and values from the file: no raw bytes out.
+    detail::rethrow_edited([](std::string_view message) { return printable(message); });
+  }
 }
 }  // namespace kiln::io

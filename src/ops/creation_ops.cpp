@@ -86,16 +86,32 @@ constexpr OpDef kFillLike{.name = "FillLike", .infer = fill_like_infer,
                           .samples = fill_like_samples};
 
 // ---- Range ----------------------------------------------------------------
-int64_t range_length(const Attrs& a, DType dtype) {
+// The number of elements, as TF counts them; sizes no int64 (for floats) or
+// tensor (past Shape::kMaxElements) can hold are InvalidArgument, never a
+// cast out of range.
+int64_t range_length(const InferContext& c, DType dtype) {
+  const Attrs& a = c.attrs();
   if (is_floating(dtype)) {
     double start = a.get_float("start"), limit = a.get_float("limit"), delta = a.get_float("delta");
-    return std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+    double n = std::ceil((limit - start) / delta);
+    if (std::isnan(n))
+      c.fail("the range from {} to {} by {} has no size (NaN or infinities)", start, limit, delta);
+    if (n <= 0) return 0;
+    // 2^63 is exact as a double; n is an integer, so n < 2^63 fits int64.
+    if (n >= 9223372036854775808.0)
+      c.fail("the range from {} to {} by {} has {} elements, more than int64 counts", start, limit, delta, n);
+    return static_cast<int64_t>(n);
   }
   int64_t start = a.get_int("start"), limit = a.get_int("limit"), delta = a.get_int("delta");
   if ((delta > 0 && limit <= start) || (delta < 0 && limit >= start)) return 0;
-  int64_t span = delta > 0 ? limit - start : start - limit;
-  int64_t step = delta > 0 ? delta : -delta;
-  return (span + step - 1) / step;
+  // Unsigned: limit - start may not fit int64 (from -2^63 to 2^63 - 1).
+  uint64_t span = delta > 0 ? uint64_t(limit) - uint64_t(start) : uint64_t(start) - uint64_t(limit);
+  uint64_t step = delta > 0 ? uint64_t(delta) : uint64_t(0) - uint64_t(delta);
+  uint64_t n = span / step + (span % step != 0);
+  if (n > uint64_t(Shape::kMaxElements))
+    c.fail("the range from {} to {} by {} has {} elements, more than a tensor may have (2^48 = {})", start, limit,
+           delta, n, Shape::kMaxElements);
+  return static_cast<int64_t>(n);
 }
 
 void range_infer(InferContext& c) {
@@ -104,7 +120,7 @@ void range_infer(InferContext& c) {
     c.fail("dtype must be a number type, got {}", dtype_name(dtype));
   bool zero = is_floating(dtype) ? c.attrs().get_float("delta") == 0 : c.attrs().get_int("delta") == 0;
   if (zero) c.fail("delta must not be zero");
-  c.add_output(dtype, Shape{range_length(c.attrs(), dtype)});
+  c.add_output(dtype, Shape{range_length(c, dtype)});
 }
 void range_kernel(KernelContext& c) {
   Tensor& out = c.outputs[0];
@@ -115,8 +131,10 @@ void range_kernel(KernelContext& c) {
       double start = c.attrs.get_float("start"), delta = c.attrs.get_float("delta");
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + static_cast<double>(i) * delta);
     } else {
-      int64_t start = c.attrs.get_int("start"), delta = c.attrs.get_int("delta");
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + i * delta);
+      // In uint64: i * delta may pass int64's range on the way (the result,
+      // between start and limit, does not).
+      uint64_t start = uint64_t(c.attrs.get_int("start")), delta = uint64_t(c.attrs.get_int("delta"));
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(static_cast<int64_t>(start + uint64_t(i) * delta));
     }
   });
 }

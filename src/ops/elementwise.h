@@ -228,21 +228,34 @@ constexpr void set_loops(OpDef& op, MakeLoop make) {
   one.template operator()<bool>(DType::Bool);
 }
 
-// A null `gradient` marks the op kNotDifferentiable.
+// `nullptr` for the gradient marks the op kNotDifferentiable. It is told
+// apart by overload, not by comparing the pointer with null: g++ 12 with
+// -fsanitize=undefined does not treat `fn != nullptr` as a constant expression
+// when fn is a function template's instance (minmax_grad<true>).
 template <class F>
 constexpr OpDef unary_op(std::string_view name, SamplesFn samples, GradFn gradient) {
-  OpDef op{.name = name, .infer = unary_infer<F>, .kernel = unary_kernel<F>,
-           .flags = kElementwiseFlags | (gradient ? 0u : kNotDifferentiable), .samples = samples,
-           .gradient = gradient};
+  OpDef op{.name = name, .infer = unary_infer<F>, .kernel = unary_kernel<F>, .flags = kElementwiseFlags,
+           .samples = samples, .gradient = gradient};
   set_loops<F>(op, []<class T>() -> ElementwiseLoop { return unary_loop<F, T>; });
   return op;
 }
 template <class F>
+constexpr OpDef unary_op(std::string_view name, SamplesFn samples, std::nullptr_t) {
+  OpDef op = unary_op<F>(name, samples, GradFn{});
+  op.flags |= kNotDifferentiable;
+  return op;
+}
+template <class F>
 constexpr OpDef binary_op(std::string_view name, SamplesFn samples, GradFn gradient) {
-  OpDef op{.name = name, .infer = binary_infer<F>, .kernel = binary_kernel<F>,
-           .flags = kElementwiseFlags | (gradient ? 0u : kNotDifferentiable), .samples = samples,
-           .gradient = gradient};
+  OpDef op{.name = name, .infer = binary_infer<F>, .kernel = binary_kernel<F>, .flags = kElementwiseFlags,
+           .samples = samples, .gradient = gradient};
   set_loops<F>(op, []<class T>() -> ElementwiseLoop { return binary_loop<F, T>; });
+  return op;
+}
+template <class F>
+constexpr OpDef binary_op(std::string_view name, SamplesFn samples, std::nullptr_t) {
+  OpDef op = binary_op<F>(name, samples, GradFn{});
+  op.flags |= kNotDifferentiable;
   return op;
 }
 

@@ -255,8 +255,14 @@ void tile_infer(InferContext& c) {
     c.fail("multiples {} has {} entries but the input of shape {} has rank {}", ints_to_string(m),
            m.size(), in.to_string(), in.rank());
   Shape s = in;
-  for (int i = 0; i < in.rank(); ++i)
-    s[i] = m[i] == 0 ? 0 : in[i] < 0 ? -1 : in[i] * m[i];
+  for (int i = 0; i < in.rank(); ++i) {
+    if (m[i] == 0 || in[i] < 0) {
+      s[i] = m[i] == 0 ? 0 : -1;
+    } else if (__builtin_mul_overflow(in[i], m[i], &s[i]) || s[i] > Shape::kMaxElements) {
+      c.fail("multiples {} of an input of shape {} give more elements than a tensor may have (2^48 = {})",
+             ints_to_string(m), in.to_string(), Shape::kMaxElements);
+    }
+  }
   c.add_output(c.dtype(0), s);
 }
 
@@ -333,7 +339,15 @@ void pad_infer(InferContext& c) {
   if (r != in.rank())
     c.fail("paddings has {} pairs but the input of shape {} has rank {}", r, in.to_string(), in.rank());
   Shape s = in;
-  for (int i = 0; i < r; ++i) s[i] = in[i] < 0 ? -1 : in[i] + p[2 * i] + p[2 * i + 1];
+  for (int i = 0; i < r; ++i) {
+    if (in[i] < 0) {
+      s[i] = -1;
+    } else if (__builtin_add_overflow(in[i], p[2 * i], &s[i]) || __builtin_add_overflow(s[i], p[2 * i + 1], &s[i]) ||
+               s[i] > Shape::kMaxElements) {
+      c.fail("paddings {} of an input of shape {} give more elements than a tensor may have (2^48 = {})",
+             ints_to_string(p), in.to_string(), Shape::kMaxElements);
+    }
+  }
   c.add_output(c.dtype(0), s);
 }
 

@@ -27,13 +27,16 @@ struct ReshapeTarget {
   Shape shape;
   int unknown = -1;          // index of the -1, if any
   int64_t known_product = 1;  // product of the other dims
+  bool too_large = false;     // a dim or the product is past Shape::kMaxElements
 };
 
 ReshapeTarget reshape_target(const std::vector<int64_t>& dims) {
   ReshapeTarget t;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0) t.unknown = static_cast<int>(i);
-    else t.known_product *= dims[i];
+    else if (dims[i] > Shape::kMaxElements || __builtin_mul_overflow(t.known_product, dims[i], &t.known_product) ||
+             t.known_product > Shape::kMaxElements)
+      t.too_large = true;
   }
   // Every negative dim reads as unknown (infer rejects all but -1).
   t.shape = Shape(std::span<const int64_t>(dims));
@@ -55,6 +58,10 @@ void reshape_infer(InferContext& c) {
     c.fail("the shape {} has rank {}, more than Kiln supports ({})", ints_to_string(dims),
            dims.size(), Shape::kMaxRank);
   ReshapeTarget t = reshape_target(dims);
+  // Checked before comparing counts: a product that wrapped could match.
+  if (t.too_large)
+    c.fail("the shape {} has more elements than a tensor may have (2^48 = {})", ints_to_string(dims),
+           Shape::kMaxElements);
   int64_t n = in.num_elements();
   if (n < 0) {  // the input's size is not known yet: the -1 stays unknown
     c.add_output(c.dtype(0), t.shape);

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <new>
+
+#include "core/error_context.h"
 
 namespace kiln::detail {
 
@@ -77,7 +80,15 @@ TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attr
   InferContext ic(op, inputs, attrs);
   op.infer(ic);
   SmallVector<TensorType, 2>& types = ic.outputs();
-  return run_kernel(op, inputs, attrs, std::span<const TensorType>(types.data(), types.size()), loc);
+  try {
+    return run_kernel(op, inputs, attrs, std::span<const TensorType>(types.data(), types.size()), loc);
+  } catch (const OutOfMemory&) {
+    // Out of memory for an output or inside the kernel: name the op (the
+    // allocation could not). Other errors already say what they are.
+    rethrow_with_context(fmt::format("{}: ", op.name), "");
+  } catch (const std::bad_alloc&) {
+    rethrow_with_context(fmt::format("{}: ", op.name), "");
+  }
 }
 
 TensorList run_kernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,

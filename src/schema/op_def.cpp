@@ -37,6 +37,11 @@ void InferContext::missing_input(int i) const {
   throw InvalidArgument(fmt::format("{}: input {} is missing (the node has {} inputs)", op_.name, i, num_inputs_));
 }
 
+void InferContext::too_many_elements(const Shape& shape) const {
+  fail("output {} would have shape {}, more elements than a tensor may have (2^48 = {})", outputs_.size(),
+       shape.to_string(), Shape::kMaxElements);
+}
+
 void InferContext::fail_message(const std::string& message) const {
   throw InvalidArgument(fmt::format("{}: {}", op_.name, message));
 }

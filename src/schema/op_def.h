@@ -44,7 +44,14 @@ class InferContext {
   }
   const Attrs& attrs() const { return attrs_; }
 
-  void add_output(DType dtype, const Shape& shape) { outputs_.push_back({dtype, shape}); }
+  // Every inferred type passes here, so a shape past Shape::kMaxElements
+  // (sizes from attrs, files or arithmetic on dims) is refused before
+  // anything is allocated, with the op's name.
+  void add_output(DType dtype, const Shape& shape) {
+    if (!shape.within_limits()) [[unlikely]]
+      too_many_elements(shape);
+    outputs_.push_back({dtype, shape});
+  }
   SmallVector<TensorType, 2>& outputs() { return outputs_; }
 
   // Throws InvalidArgument as "<op>: <message>".
@@ -63,6 +70,7 @@ class InferContext {
     return types_[i];
   }
   [[noreturn]] void missing_input(int i) const;
+  [[noreturn]] void too_many_elements(const Shape& shape) const;
 
   const OpDef& op_;
   const Tensor* tensors_ = nullptr;

@@ -1,0 +1,51 @@
+#pragma once
+// Runs a loaded model's signatures on small inputs, so that fuzzing reaches
+// the kernels and not only the loader: the libFuzzer target and the corpus
+// test (tests/saved_model_corpus_test.cpp) share it.
+#include <map>
+#include <string>
+
+#include "kiln/saved_model.h"
+#include "kiln/tensor.h"
+
+namespace kiln::fuzz {
+
+// An input for `info`: unknown dims are 1, an unknown rank a scalar; values
+// are 1 (true, "a"), so loops bounded by an input stay short. Undefined when
+// the spec cannot be fed (a resource, or more than `max_elements`).
+inline Tensor small_input(const saved_model::TensorInfo& info, int64_t max_elements = 4096) {
+  if (info.dtype == DType::Resource) return {};
+  Shape shape;
+  if (info.shape.has_known_rank()) {
+    int64_t n = 1;
+    for (int64_t d : info.shape.dims()) {
+      int64_t dim = d < 0 ? 1 : d;
+      if (dim > max_elements || (n *= dim) > max_elements) return {};
+      shape.push_back(dim);
+    }
+  }
+  Scalar one = info.dtype == DType::String ? Scalar("a") : info.dtype == DType::Bool ? Scalar(true) : Scalar(1);
+  return fill(shape, one, info.dtype);
+}
+
+// Runs every signature that small inputs can feed. kiln::Error (a hostile
+// model's bad sizes, failed asserts) propagates to the caller; the fuzz target
+// catches it, the corpus test checks it.
+inline int run_signatures(const saved_model::Loaded& model) {
+  int ran = 0;
+  for (const auto& [name, sig] : model.signatures()) {
+    std::map<std::string, Tensor> inputs;
+    bool fed = true;
+    for (const saved_model::TensorInfo& info : sig.inputs()) {
+      Tensor t = small_input(info);
+      fed = fed && t.defined();
+      inputs.emplace(info.name, t);
+    }
+    if (!fed) continue;
+    sig(inputs);
+    ++ran;
+  }
+  return ran;
+}
+
+}  // namespace kiln::fuzz
