@@ -79,6 +79,30 @@ TEST(Core, CastConverts) {
   expect_error<InvalidArgument>([] { cast(constant("a"), int32); }, {"Cast", "string", "int32"});
 }
 
+// Float to integer casts of NaN and out-of-range values: TF's x86 results
+// (cvttss2si: the minimum integer), no undefined behaviour; uint8 keeps the
+// low 8 bits of the int32 conversion. Eager, traced and fused alike.
+TEST(Core, CastOfNaNAndOutOfRangeFloats) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor x = constant({nan, inf, -inf, 3e9, -3e9, 2147483647.9, -2147483648.9, 300.7, -1.5, -0.0});
+  const int32_t kMin = std::numeric_limits<int32_t>::min();
+  const std::vector<int32_t> i32 = {kMin, kMin, kMin, kMin, kMin, 2147483647, kMin, 300, -1, 0};
+  expect_tensor<int32_t>(cast(x, int32), {10}, i32);
+  const int64_t kMin64 = std::numeric_limits<int64_t>::min();
+  expect_tensor<int64_t>(cast(x, int64), {10},
+                         {kMin64, kMin64, kMin64, 3000000000, -3000000000, 2147483647, -2147483648, 300, -1, 0});
+  expect_tensor<int64_t>(cast(constant({9.3e18, -9.3e18, 9.2e18}), int64), {3},
+                         {kMin64, kMin64, 9200000000000000000});
+  expect_tensor<uint8_t>(cast(x, uint8), {10}, {0, 0, 0, 0, 0, 255, 0, 44, 255, 0});
+  expect_tensor<int32_t>(cast(cast(x, float32), int32), {10},
+                         {kMin, kMin, kMin, kMin, kMin, kMin, kMin, 300, -1, 0});
+  expect_tensor<bool>(cast(constant({nan, -0.0}), boolean), {2}, {true, false});
+  auto f = kiln::function([](const Tensor& t) { return cast(t * 1.0, int32) + 1; });
+  std::vector<int32_t> plus_one = i32;
+  for (int32_t& e : plus_one) e = static_cast<int32_t>(static_cast<uint32_t>(e) + 1u);
+  expect_tensor<int32_t>(f(x), {10}, plus_one);
+}
+
 TEST(Core, HostAccessChecksTypes) {
   Tensor t = constant({1.f, 2.f});
   EXPECT_EQ(t.size(), 2);

@@ -105,6 +105,9 @@ void bind_ops(py::module_& m) {
   def_binary<kiln::divide>(m, "divide");
   def_binary<kiln::floordiv>(m, "floordiv");
   def_binary<kiln::mod>(m, "mod");
+  def_binary<kiln::truncatediv>(m, "truncatediv");
+  def_binary<kiln::truncatemod>(m, "truncatemod");
+  def_binary<kiln::squared_difference>(m, "squared_difference");
   def_binary<kiln::pow>(m, "pow");
   def_binary<kiln::maximum>(m, "maximum");
   def_binary<kiln::minimum>(m, "minimum");
@@ -120,6 +123,10 @@ void bind_ops(py::module_& m) {
   def_unary<kiln::negative>(m, "negative");
   def_unary<kiln::abs>(m, "abs");
   def_unary<kiln::sign>(m, "sign");
+  def_unary<kiln::floor>(m, "floor");
+  def_unary<kiln::ceil>(m, "ceil");
+  def_unary<kiln::round>(m, "round");
+  def_unary<kiln::rint>(m, "rint");
   def_unary<kiln::square>(m, "square");
   def_unary<kiln::relu>(m, "relu");
   def_unary<kiln::sqrt>(m, "sqrt");
