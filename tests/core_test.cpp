@@ -133,12 +133,12 @@ TEST(Core, ShapeText) {
   expect_error<InvalidArgument>([] { Shape{1, 2, 3, 4, 5, 6, 7, 8, 9}; }, {"rank 9"});
 }
 
-TEST(Core, RandomIsFreshUnseededAndFixedSeeded) {
+TEST(Core, RandomIsFreshUnseededAndFixedStateless) {
   Tensor a = random::normal({1000});
   Tensor b = random::normal({1000});
   EXPECT_NE(a.to_vector<float>(), b.to_vector<float>());
-  EXPECT_EQ(random::normal({5}, 0, 1, float32, 42).to_vector<float>(),
-            random::normal({5}, 0, 1, float32, 42).to_vector<float>());
+  EXPECT_EQ(random::stateless_normal({5}, 42).to_vector<float>(), random::stateless_normal({5}, 42).to_vector<float>());
+  EXPECT_NE(random::stateless_normal({5}, 42).to_vector<float>(), random::stateless_normal({5}, 43).to_vector<float>());
   random::set_seed(3);
   auto first = random::uniform({4}).to_vector<float>();
   random::set_seed(3);
@@ -159,11 +159,13 @@ TEST(Core, RandomIsFreshUnseededAndFixedSeeded) {
   expect_error<InvalidArgument>([] { random::normal({2}, 0, 1, int32); }, {"RandomNormal", "int32"});
   expect_error<InvalidArgument>([] { random::uniform({2}, 1, 0); }, {"minval", "maxval"});
   // *_like: the shape (and by default the dtype) of a tensor; seeded draws
-  // equal the attr-shaped ones.
+  // continue the attr-shaped ones' sequence.
   Tensor like = zeros({3, 4}, float64);
+  random::set_seed(11);
   Tensor u = random::uniform_like(like, 0, 1, std::nullopt, 9);
   EXPECT_EQ(u.shape(), (Shape{3, 4}));
   EXPECT_EQ(u.dtype(), float64);
+  random::set_seed(11);
   EXPECT_EQ(u.to_vector<double>(), random::uniform({3, 4}, 0, 1, float64, 9).to_vector<double>());
   EXPECT_EQ(random::normal_like(like, 0, 1, float32).dtype(), float32);
   // Inside a function traced with an unknown dim the shape comes at run time.
@@ -171,6 +173,61 @@ TEST(Core, RandomIsFreshUnseededAndFixedSeeded) {
                     {.input_signature = std::vector{TensorSpec({None})}});
   EXPECT_EQ(f(zeros({5})).shape(), Shape{5});
   EXPECT_EQ(f(zeros({2})).shape(), Shape{2});
+}
+
+// TF2's op seeds: with an op seed (and the global seed), the sequence of
+// calls is reproducible and each call draws new values; eagerly the calls
+// with one op seed share a sequence, in a graph each op has its own, which
+// advances on every run. set_seed restarts them all.
+TEST(Core, OpSeedsMakeTheSequenceReproducible) {
+  auto draws = [] {
+    std::vector<std::vector<float>> r;
+    for (int i = 0; i < 3; ++i) r.push_back(random::normal({4}, 0, 1, float32, 5).to_vector<float>());
+    r.push_back(random::uniform({4}, 0, 1, float32, 5).to_vector<float>());
+    return r;
+  };
+  random::set_seed(1);
+  auto first = draws();
+  EXPECT_NE(first[0], first[1]);
+  EXPECT_NE(first[1], first[2]);
+  random::set_seed(1);
+  EXPECT_EQ(draws(), first);
+  random::set_seed(2);  // another global seed, another sequence
+  EXPECT_NE(draws()[0], first[0]);
+  // Unseeded draws in between do not disturb an op-seeded sequence.
+  random::set_seed(1);
+  auto a = random::normal({4}, 0, 1, float32, 5).to_vector<float>();
+  (void)random::normal({100});
+  EXPECT_EQ(a, first[0]);
+  EXPECT_EQ(random::normal({4}, 0, 1, float32, 5).to_vector<float>(), first[1]);
+  // Without set_seed, a fixed default global seed: reproducible across runs.
+
+  // In a graph: each op its own sequence; a new draw on every call; two ops
+  // with the same op seed draw the same values (TF's "(A1, A1), (A2, A2)").
+  auto f = function([](const Tensor& x) {
+    return std::tuple{x + random::uniform({3}, 0, 1, float32, 7), x + random::uniform({3}, 0, 1, float32, 7)};
+  });
+  random::set_seed(4);
+  auto [a1, b1] = f(zeros({3}));
+  auto [a2, b2] = f(zeros({3}));
+  EXPECT_EQ(a1.to_vector<float>(), b1.to_vector<float>());
+  EXPECT_NE(a1.to_vector<float>(), a2.to_vector<float>());
+  EXPECT_EQ(a2.to_vector<float>(), b2.to_vector<float>());
+  random::set_seed(4);
+  auto [a3, b3] = f(zeros({3}));
+  EXPECT_EQ(a3.to_vector<float>(), a1.to_vector<float>());
+  // The graph's first run draws what the eager sequence's first call does.
+  random::set_seed(4);
+  EXPECT_EQ(random::uniform({3}, 0, 1, float32, 7).to_vector<float>(), a1.to_vector<float>());
+  // In a loop body: every iteration draws anew.
+  auto g = function([](const Tensor& z) {
+    return for_range(0, 2, 1, std::tuple{z, z}, [](const Tensor& i, const Tensor& first, const Tensor&) {
+      Tensor draw = random::uniform({3}, 0, 1, float32, 9);
+      return std::tuple{where(i == 0, draw, first), draw};
+    });
+  });
+  auto [d0, d1] = g(zeros({3}));
+  EXPECT_NE(d0.to_vector<float>(), d1.to_vector<float>());
 }
 
 TEST(Core, RegistryHoldsEveryOpOnce) {
