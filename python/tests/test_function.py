@@ -435,3 +435,20 @@ def test_op_seeds_make_the_sequence_reproducible():
     assert x1.numpy().tolist() != x2.numpy().tolist()
     tf.random.set_seed(1234)
     assert f()[0].numpy().tolist() == x1.numpy().tolist()
+
+
+def test_while_loop_shape_invariants():
+    # TF's rule, from the engine: a traced loop variable that changes shape raises, naming it and both shapes,
+    # unless shape_invariants allow it.
+    def grow(shape_invariants=None):
+        @tf.function
+        def f(x):
+            return tf.while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, tf.concat([v, v], 0)), (0, x),
+                                 shape_invariants=shape_invariants)[1]
+        return f
+
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"loop variable 1 enters the loop with shape \(1,\), but has shape \(2,\).*shape_invariants"):
+        grow()(tf.constant([1.0]))
+    out = grow([tf.TensorShape([]), tf.TensorShape([None])])(tf.constant([1.0]))
+    assert out.numpy().tolist() == [1.0, 1.0, 1.0, 1.0]
