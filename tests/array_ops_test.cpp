@@ -248,6 +248,24 @@ TEST(ArrayOps, IndexingWithNewAxisAndEllipsis) {
                              {"c", "b", "a"});
 }
 
+// As TF's Slice: begin + size past the end of a dim raises (it clamped), in
+// a trace with known dims and when a graph with unknown dims runs.
+TEST(ArrayOps, SlicePastTheEndRaises) {
+  Tensor x = iota_tensor({3, 4});
+  expect_error<InvalidArgument>([&] { (void)slice(x, {1, 2}, {2, 3}); },
+                                {"slice", "begin[1] + size[1] = 2 + 3", "axis 1 (size 4)", "(3, 4)", "[0, 2]"});
+  expect_error<InvalidArgument>([&] { (void)slice(x, {4, 0}, {-1, 1}); }, {"begin[0] = 4", "axis 0 (size 3)"});
+  expect_tensor<float>(slice(x, {3, 4}, {0, 0}), {0, 0}, {});  // empty at the end is fine
+  expect_tensor<float>(slice(x, {1, 2}, {2, 2}), {2, 2}, {6, 7, 10, 11});
+  FunctionOptions o;
+  o.input_signature = std::vector<TensorSpec>{TensorSpec({None, None}, float32)};
+  auto f = kiln::function([](const Tensor& t) { return slice(t, {1, 0}, {2, -1}); }, o);
+  expect_tensor<float>(f(x), {2, 4}, {4, 5, 6, 7, 8, 9, 10, 11});
+  expect_error<InvalidArgument>([&] { (void)f(iota_tensor({2, 4})); }, {"begin[0] + size[0] = 1 + 2", "(2, 4)"});
+  expect_error<InvalidArgument>([] { (void)slice(iota_tensor({3}), {2}, {std::numeric_limits<int64_t>::max()}); },
+                                {"slice", "overflows"});
+}
+
 TEST(ArrayOps, SliceAndStridedSlice) {
   Tensor x = iota_tensor({3, 4});
   expect_tensor<float>(slice(x, {1, 1}, {2, -1}), {2, 3}, {5, 6, 7, 9, 10, 11});

@@ -79,6 +79,30 @@ TEST(Core, CastConverts) {
   expect_error<InvalidArgument>([] { cast(constant("a"), int32); }, {"Cast", "string", "int32"});
 }
 
+// Float to integer casts of NaN and out-of-range values: TF's x86 results
+// (cvttss2si: the minimum integer), no undefined behaviour; uint8 keeps the
+// low 8 bits of the int32 conversion. Eager, traced and fused alike.
+TEST(Core, CastOfNaNAndOutOfRangeFloats) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor x = constant({nan, inf, -inf, 3e9, -3e9, 2147483647.9, -2147483648.9, 300.7, -1.5, -0.0});
+  const int32_t kMin = std::numeric_limits<int32_t>::min();
+  const std::vector<int32_t> i32 = {kMin, kMin, kMin, kMin, kMin, 2147483647, kMin, 300, -1, 0};
+  expect_tensor<int32_t>(cast(x, int32), {10}, i32);
+  const int64_t kMin64 = std::numeric_limits<int64_t>::min();
+  expect_tensor<int64_t>(cast(x, int64), {10},
+                         {kMin64, kMin64, kMin64, 3000000000, -3000000000, 2147483647, -2147483648, 300, -1, 0});
+  expect_tensor<int64_t>(cast(constant({9.3e18, -9.3e18, 9.2e18}), int64), {3},
+                         {kMin64, kMin64, 9200000000000000000});
+  expect_tensor<uint8_t>(cast(x, uint8), {10}, {0, 0, 0, 0, 0, 255, 0, 44, 255, 0});
+  expect_tensor<int32_t>(cast(cast(x, float32), int32), {10},
+                         {kMin, kMin, kMin, kMin, kMin, kMin, kMin, 300, -1, 0});
+  expect_tensor<bool>(cast(constant({nan, -0.0}), boolean), {2}, {true, false});
+  auto f = kiln::function([](const Tensor& t) { return cast(t * 1.0, int32) + 1; });
+  std::vector<int32_t> plus_one = i32;
+  for (int32_t& e : plus_one) e = static_cast<int32_t>(static_cast<uint32_t>(e) + 1u);
+  expect_tensor<int32_t>(f(x), {10}, plus_one);
+}
+
 TEST(Core, HostAccessChecksTypes) {
   Tensor t = constant({1.f, 2.f});
   EXPECT_EQ(t.size(), 2);
@@ -109,12 +133,12 @@ TEST(Core, ShapeText) {
   expect_error<InvalidArgument>([] { Shape{1, 2, 3, 4, 5, 6, 7, 8, 9}; }, {"rank 9"});
 }
 
-TEST(Core, RandomIsFreshUnseededAndFixedSeeded) {
+TEST(Core, RandomIsFreshUnseededAndFixedStateless) {
   Tensor a = random::normal({1000});
   Tensor b = random::normal({1000});
   EXPECT_NE(a.to_vector<float>(), b.to_vector<float>());
-  EXPECT_EQ(random::normal({5}, 0, 1, float32, 42).to_vector<float>(),
-            random::normal({5}, 0, 1, float32, 42).to_vector<float>());
+  EXPECT_EQ(random::stateless_normal({5}, 42).to_vector<float>(), random::stateless_normal({5}, 42).to_vector<float>());
+  EXPECT_NE(random::stateless_normal({5}, 42).to_vector<float>(), random::stateless_normal({5}, 43).to_vector<float>());
   random::set_seed(3);
   auto first = random::uniform({4}).to_vector<float>();
   random::set_seed(3);
@@ -135,11 +159,13 @@ TEST(Core, RandomIsFreshUnseededAndFixedSeeded) {
   expect_error<InvalidArgument>([] { random::normal({2}, 0, 1, int32); }, {"RandomNormal", "int32"});
   expect_error<InvalidArgument>([] { random::uniform({2}, 1, 0); }, {"minval", "maxval"});
   // *_like: the shape (and by default the dtype) of a tensor; seeded draws
-  // equal the attr-shaped ones.
+  // continue the attr-shaped ones' sequence.
   Tensor like = zeros({3, 4}, float64);
+  random::set_seed(11);
   Tensor u = random::uniform_like(like, 0, 1, std::nullopt, 9);
   EXPECT_EQ(u.shape(), (Shape{3, 4}));
   EXPECT_EQ(u.dtype(), float64);
+  random::set_seed(11);
   EXPECT_EQ(u.to_vector<double>(), random::uniform({3, 4}, 0, 1, float64, 9).to_vector<double>());
   EXPECT_EQ(random::normal_like(like, 0, 1, float32).dtype(), float32);
   // Inside a function traced with an unknown dim the shape comes at run time.
@@ -147,6 +173,61 @@ TEST(Core, RandomIsFreshUnseededAndFixedSeeded) {
                     {.input_signature = std::vector{TensorSpec({None})}});
   EXPECT_EQ(f(zeros({5})).shape(), Shape{5});
   EXPECT_EQ(f(zeros({2})).shape(), Shape{2});
+}
+
+// TF2's op seeds: with an op seed (and the global seed), the sequence of
+// calls is reproducible and each call draws new values; eagerly the calls
+// with one op seed share a sequence, in a graph each op has its own, which
+// advances on every run. set_seed restarts them all.
+TEST(Core, OpSeedsMakeTheSequenceReproducible) {
+  auto draws = [] {
+    std::vector<std::vector<float>> r;
+    for (int i = 0; i < 3; ++i) r.push_back(random::normal({4}, 0, 1, float32, 5).to_vector<float>());
+    r.push_back(random::uniform({4}, 0, 1, float32, 5).to_vector<float>());
+    return r;
+  };
+  random::set_seed(1);
+  auto first = draws();
+  EXPECT_NE(first[0], first[1]);
+  EXPECT_NE(first[1], first[2]);
+  random::set_seed(1);
+  EXPECT_EQ(draws(), first);
+  random::set_seed(2);  // another global seed, another sequence
+  EXPECT_NE(draws()[0], first[0]);
+  // Unseeded draws in between do not disturb an op-seeded sequence.
+  random::set_seed(1);
+  auto a = random::normal({4}, 0, 1, float32, 5).to_vector<float>();
+  (void)random::normal({100});
+  EXPECT_EQ(a, first[0]);
+  EXPECT_EQ(random::normal({4}, 0, 1, float32, 5).to_vector<float>(), first[1]);
+  // Without set_seed, a fixed default global seed: reproducible across runs.
+
+  // In a graph: each op its own sequence; a new draw on every call; two ops
+  // with the same op seed draw the same values (TF's "(A1, A1), (A2, A2)").
+  auto f = function([](const Tensor& x) {
+    return std::tuple{x + random::uniform({3}, 0, 1, float32, 7), x + random::uniform({3}, 0, 1, float32, 7)};
+  });
+  random::set_seed(4);
+  auto [a1, b1] = f(zeros({3}));
+  auto [a2, b2] = f(zeros({3}));
+  EXPECT_EQ(a1.to_vector<float>(), b1.to_vector<float>());
+  EXPECT_NE(a1.to_vector<float>(), a2.to_vector<float>());
+  EXPECT_EQ(a2.to_vector<float>(), b2.to_vector<float>());
+  random::set_seed(4);
+  auto [a3, b3] = f(zeros({3}));
+  EXPECT_EQ(a3.to_vector<float>(), a1.to_vector<float>());
+  // The graph's first run draws what the eager sequence's first call does.
+  random::set_seed(4);
+  EXPECT_EQ(random::uniform({3}, 0, 1, float32, 7).to_vector<float>(), a1.to_vector<float>());
+  // In a loop body: every iteration draws anew.
+  auto g = function([](const Tensor& z) {
+    return for_range(0, 2, 1, std::tuple{z, z}, [](const Tensor& i, const Tensor& first, const Tensor&) {
+      Tensor draw = random::uniform({3}, 0, 1, float32, 9);
+      return std::tuple{where(i == 0, draw, first), draw};
+    });
+  });
+  auto [d0, d1] = g(zeros({3}));
+  EXPECT_NE(d0.to_vector<float>(), d1.to_vector<float>());
 }
 
 TEST(Core, RegistryHoldsEveryOpOnce) {

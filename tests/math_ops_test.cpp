@@ -9,6 +9,7 @@
 
 #include "core/allocator.h"
 #include "kiln/function.h"
+#include "kiln/gradient.h"
 #include "kiln/math.h"
 #include "op_test_util.h"
 #include "schema/op_def.h"
@@ -191,32 +192,88 @@ TEST(MathOpsBinary, FloorDivModIntsFollowPython) {
   expect_tensor<uint8_t>(u % 3, {2}, {1, 2});
 }
 
-TEST(MathOpsBinary, IntegerDivisionByZeroAndOverflowAreDefined) {
-  // No trap: x // 0 and x % 0 are 0 (as NumPy); INT_MIN // -1 wraps.
+TEST(MathOpsBinary, IntegerDivisionByZeroRaisesAndOverflowIsDefined) {
+  // As TF: an integer divisor holding 0 is InvalidArgument (eager, traced and
+  // folded alike); INT_MIN // -1 wraps.
   const int32_t kMin = std::numeric_limits<int32_t>::min();
-  expect_tensor<int32_t>(floordiv(constant({5, -5, 0}), 0), {3}, {0, 0, 0});
-  expect_tensor<int32_t>(mod(constant({5, -5, 0}), 0), {3}, {0, 0, 0});
+  expect_error<InvalidArgument>([] { (void)floordiv(constant({5, -5, 0}), 0); },
+                                {"FloorDiv", "integer division by zero"});
+  expect_error<InvalidArgument>([] { (void)mod(constant({5, -5, 0}), constant({1, 0, 2})); },
+                                {"FloorMod", "integer division by zero"});
+  expect_error<InvalidArgument>([] { (void)floordiv(constant(std::vector<uint8_t>{9}), 0); },
+                                {"FloorDiv", "by zero"});
+  expect_error<InvalidArgument>([] { (void)mod(constant(std::vector<int64_t>{9}), int64_t(0)); },
+                                {"FloorMod", "by zero"});
+  expect_error<InvalidArgument>([] { (void)truncatediv(constant({9}), 0); }, {"TruncateDiv", "by zero"});
+  expect_error<InvalidArgument>([] { (void)truncatemod(constant({9}), 0); }, {"TruncateMod", "by zero"});
+  // In a graph too (an integer FloorDiv is not fused, so its kernel checks).
+  auto f = kiln::function([](const Tensor& x, const Tensor& y) { return floordiv(x * 2, y) + 1; });
+  expect_tensor<int32_t>(f(constant({7, -7}), constant({2, 3})), {2}, {8, -4});
+  expect_error<InvalidArgument>([&] { (void)f(constant({7, -7}), constant({2, 0})); },
+                                {"FloorDiv", "integer division by zero"});
   expect_tensor<int32_t>(floordiv(constant({kMin, 8}), -1), {2}, {kMin, -8});
   expect_tensor<int32_t>(mod(constant({kMin, 8}), -1), {2}, {0, 0});
+  expect_tensor<int32_t>(truncatediv(constant({kMin, 8}), -1), {2}, {kMin, -8});
+  expect_tensor<int32_t>(truncatemod(constant({kMin, 8}), -1), {2}, {0, 0});
   const int64_t kMin64 = std::numeric_limits<int64_t>::min();
   expect_tensor<int64_t>(floordiv(constant(std::vector<int64_t>{kMin64}), int64_t(-1)), {1}, {kMin64});
-  expect_tensor<uint8_t>(floordiv(constant(std::vector<uint8_t>{9}), 0), {1}, {0});
-  expect_tensor<uint8_t>(mod(constant(std::vector<uint8_t>{9}), 0), {1}, {0});
+  // Float division by zero is not an error.
+  expect_bits<float>(floordiv(constant({1.0f, -1.0f}), 0.0f), {2}, {kInf, -kInf});
 }
 
-TEST(MathOpsBinary, FloorDivModFloatsFollowPython) {
+TEST(MathOpsBinary, FloorDivModFloatsFollowTensorFlow) {
   Tensor a = constant({7.5f, -7.5f, 7.5f, -7.5f, 6.0f, -6.0f});
   Tensor b = constant({2.0f, 2.0f, -2.0f, -2.0f, -3.0f, 3.0f});
   expect_bits<float>(floordiv(a, b), {6}, {3.0f, -4.0f, -4.0f, 3.0f, -2.0f, -2.0f});
-  // The remainder takes the divisor's sign, zero included.
-  expect_bits<float>(a % b, {6}, {1.5f, 0.5f, -0.5f, -1.5f, -0.0f, 0.0f});
-  // Python: 7.0 // 0.1 == 69.0 and 7.0 % 0.1 == 0.09999999999999962.
-  expect_bits<double>(floordiv(constant({7.0}), 0.1), {1}, {69.0});
-  expect_bits<double>(mod(constant({7.0}), 0.1), {1}, {0.09999999999999962});
-  // Division by zero: inf / nan as NumPy.
+  // fmod moved to the divisor's sign when nonzero; an exact zero stays fmod's.
+  expect_bits<float>(a % b, {6}, {1.5f, 0.5f, -0.5f, -1.5f, 0.0f, -0.0f});
+  // floordiv is floor(x / y): TF's floordiv(1, 0.1) = 10 (NumPy's divmod: 9),
+  // floordiv(inf, 8) = inf (NumPy: nan).
+  expect_bits<double>(floordiv(constant({1.0, 7.0}), 0.1), {2}, {10.0, 70.0});
+  expect_bits<float>(floordiv(constant({1.0f}), 0.1f), {1}, {10.0f});
+  expect_bits<float>(floordiv(constant({kInf, -kInf, kNaN}), 8.0f), {3}, {kInf, -kInf, kNaN});
+  expect_bits<double>(mod(constant({7.0}), 0.1), {1}, {std::fmod(7.0, 0.1)});
+  // The sign of zero: mod(-0, 1) is -0, mod(+0, -1) is +0.
+  expect_bits<float>(mod(constant({-0.0f, 0.0f}), constant({1.0f, -1.0f})), {2}, {-0.0f, 0.0f});
+  expect_bits<float>(floordiv(constant({-0.0f, 0.0f}), 1.0f), {2}, {-0.0f, 0.0f});
+  // Division by zero: inf and nan.
   expect_bits<float>(floordiv(constant({1.0f, -1.0f}), 0.0f), {2}, {kInf, -kInf});
-  Tensor m = mod(constant({1.0f}), 0.0f);
-  EXPECT_TRUE(std::isnan(m.item<float>()));
+  Tensor m = mod(constant({1.0f, kInf}), constant({0.0f, 8.0f}));
+  EXPECT_TRUE(std::isnan(m.to_vector<float>()[0]));
+  EXPECT_TRUE(std::isnan(m.to_vector<float>()[1]));
+}
+
+TEST(MathOpsBinary, TruncateDivModRoundTowardZero) {
+  Tensor a = constant({7, -7, 7, -7, 6, 0});
+  Tensor b = constant({2, 2, -2, -2, 3, 5});
+  expect_tensor<int32_t>(truncatediv(a, b), {6}, {3, -3, -3, 3, 2, 0});
+  expect_tensor<int32_t>(truncatemod(a, b), {6}, {1, -1, 1, -1, 0, 0});
+  expect_tensor<int64_t>(truncatediv(constant(std::vector<int64_t>{-9, 9}), int64_t(4)), {2}, {-2, 2});
+  expect_tensor<uint8_t>(truncatemod(constant(std::vector<uint8_t>{200}), 7), {1}, {4});
+  // Floats: truncatemod is fmod (the dividend's sign, -0 kept); truncatediv
+  // takes integers only, as TF's kernels.
+  expect_bits<float>(truncatemod(constant({7.5f, -7.5f, -0.0f}), constant({2.0f, 2.0f, 1.0f})), {3},
+                     {1.5f, -1.5f, -0.0f});
+  expect_error<InvalidArgument>([] { (void)truncatediv(constant({1.0f}), 2.0f); },
+                                {"TruncateDiv", "float32", "int32"});
+}
+
+TEST(MathOpsBinary, SquaredDifference) {
+  expect_tensor<float>(squared_difference(constant({1.5f, -2.0f}), constant({0.5f, 1.0f})), {2}, {1.0f, 9.0f});
+  expect_tensor<int32_t>(squared_difference(constant({{3}, {-4}}), constant({1, 5})), {2, 2}, {4, 4, 25, 81});
+  std::vector<float> special =
+      squared_difference(constant({kInf, 0.0f, kNaN}), constant({kInf, -0.0f, 1.0f})).to_vector<float>();
+  EXPECT_TRUE(std::isnan(special[0]));
+  EXPECT_EQ(std::signbit(special[1]), false);
+  EXPECT_TRUE(std::isnan(special[2]));
+  // Gradient 2 (x - y) and its negation, reduced over broadcast dims.
+  Tensor x = constant({1.0f, 4.0f}), y = constant(2.0f);
+  GradientTape tape;
+  tape.watch(x);
+  tape.watch(y);
+  std::vector<Tensor> g = tape.gradient(squared_difference(x, y), {x, y});
+  expect_tensor<float>(g[0], {2}, {-2.0f, 4.0f});
+  expect_tensor<float>(g[1], {}, {-2.0f});
 }
 
 TEST(MathOpsBinary, Pow) {
@@ -348,10 +405,58 @@ TEST(MathOpsUnary, SignedOpsOnIntsAndFloats) {
   expect_tensor<int64_t>(sign(constant(std::vector<int64_t>{-9, 0, 4})), {3}, {-1, 0, 1});
   expect_tensor<uint8_t>(sign(constant(std::vector<uint8_t>{0, 7})), {2}, {0, 1});
   expect_bits<float>(sign(constant({-3.5f, 0.0f, 2.0f, kNaN})), {4}, {-1.0f, 0.0f, 1.0f, kNaN});
+  expect_tensor<int32_t>(sign(constant({-7, 0, 3})), {3}, {-1, 0, 1});
   expect_tensor<int32_t>(square(constant({-3, 4, 46341})), {3}, {9, 16, -2147479015});  // wraps
   expect_tensor<double>(square(constant({-1.5})), {1}, {2.25});
   expect_tensor<int32_t>(relu(constant({-3, 0, 5})), {3}, {0, 0, 5});
   expect_bits<float>(relu(constant({-3.5f, 2.0f, kNaN})), {3}, {0.0f, 2.0f, kNaN});
+}
+
+// TF's sign of zero: negative(+0) is -0 (IEEE negation), sign(±0) is +0.
+TEST(MathOpsUnary, SignOfZero) {
+  expect_bits<float>(negative(constant({0.0f, -0.0f, kInf, kNaN})), {4}, {-0.0f, 0.0f, -kInf, -kNaN});
+  expect_bits<double>(-constant({0.0}), {1}, {-0.0});
+  expect_bits<float>(sign(constant({-0.0f, 0.0f, -kInf, kInf})), {4}, {0.0f, 0.0f, -1.0f, 1.0f});
+  // The same bits traced and fused (a chain small enough for the vector lanes).
+  auto f = kiln::function([](const Tensor& x) { return -(-(-x)) * 1.0f; });
+  expect_bits<float>(f(constant({0.0f, -0.0f, 2.0f})), {3}, {-0.0f, 0.0f, -2.0f});
+}
+
+// sign has a zero gradient (TF's), not none.
+TEST(MathOpsUnary, SignHasAZeroGradient) {
+  Tensor x = constant({-1.5, 0.0, 2.0});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor g = tape.gradient(sign(x) * 3.0 + x, x);
+  expect_tensor<double>(g, {3}, {1.0, 1.0, 1.0});
+  GradientTape tape2;
+  tape2.watch(x);
+  Tensor g2 = tape2.gradient(sign(x), x);
+  ASSERT_TRUE(g2.defined());
+  expect_tensor<double>(g2, {3}, {0.0, 0.0, 0.0});
+}
+
+TEST(MathOpsUnary, Rounding) {
+  Tensor x = constant({-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 0.7f, -0.7f, -0.2f});
+  expect_bits<float>(floor(x), {9}, {-3.0f, -2.0f, -1.0f, 0.0f, 1.0f, 2.0f, 0.0f, -1.0f, -1.0f});
+  expect_bits<float>(ceil(x), {9}, {-2.0f, -1.0f, -0.0f, 1.0f, 2.0f, 3.0f, 1.0f, -0.0f, -0.0f});
+  // Half to even; the sign of zero kept.
+  const std::vector<float> even = {-2.0f, -2.0f, -0.0f, 0.0f, 2.0f, 2.0f, 1.0f, -1.0f, -0.0f};
+  expect_bits<float>(round(x), {9}, even);
+  expect_bits<float>(rint(x), {9}, even);
+  // The largest double below 0.5 rounds to 0 (floor(x + 0.5) would give 1).
+  expect_bits<double>(round(constant({0.49999999999999994, 4503599627370497.0})), {2},
+                      {0.0, 4503599627370497.0});
+  const std::vector<float> special = {0.0f, -0.0f, kInf, -kInf, kNaN, 1e30f};
+  for (auto op : {&floor, &ceil, &round, &rint})
+    expect_bits<float>(op(constant(special), SourceLocation::current()), {6}, special);
+  expect_tensor<int32_t>(round(constant({-3, 7})), {2}, {-3, 7});
+  expect_error<InvalidArgument>([] { (void)floor(constant({1})); }, {"Floor", "floating-point", "int32"});
+  // No gradient, as TF (None).
+  Tensor v = constant({1.5});
+  GradientTape tape;
+  tape.watch(v);
+  EXPECT_FALSE(tape.gradient(floor(v) + round(v) + ceil(v) + rint(v), v).defined());
 }
 
 TEST(MathOpsUnary, FloatFunctionsMatchLibm) {
@@ -609,8 +714,8 @@ TEST(MathOpsTraced, UnknownDimsMatchEagerBitwise) {
 
 // ---- Registry: flags, fusion loops, samples -----------------------------------------------
 const char* const kElementwiseOps[] = {
-    "Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum",
-    "Neg", "Abs", "Sign", "Square", "Relu", "Sqrt", "Rsqrt", "Exp", "Log", "Log1p", "Tanh",
+    "Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "TruncateDiv", "TruncateMod", "Pow",
+    "Maximum", "Minimum", "SquaredDifference", "Neg", "Abs", "Sign", "Floor", "Ceil", "Round", "Rint", "Square", "Relu", "Sqrt", "Rsqrt", "Exp", "Log", "Log1p", "Tanh",
     "Sigmoid", "Sin", "Cos", "Equal", "NotEqual", "Less", "LessEqual", "Greater",
     "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Select", "ClipByValue"};
 
@@ -635,6 +740,13 @@ TEST(MathOpsRegistry, FlagsAndLoops) {
   EXPECT_EQ(loop("LogicalNot", DType::Float32), nullptr);
   EXPECT_NE(loop("Select", DType::Int64), nullptr);
   EXPECT_NE(loop("ClipByValue", DType::Float32), nullptr);
+  // Integer division raises on a zero divisor, which a fused loop cannot:
+  // only its float loops exist.
+  for (const char* name : {"FloorDiv", "FloorMod", "TruncateMod"}) {
+    EXPECT_NE(loop(name, DType::Float32), nullptr) << name;
+    EXPECT_EQ(loop(name, DType::Int32), nullptr) << name;
+  }
+  EXPECT_EQ(loop("TruncateDiv", DType::Int64), nullptr);
 }
 
 // The fusion loops give bitwise the same results as the eager kernels.
@@ -648,7 +760,8 @@ TEST(MathOpsRegistry, LoopsMatchEagerKernels) {
   const std::pair<const char*, Tensor> binary[] = {
       {"Add", ta + tb},           {"Sub", ta - tb},           {"Mul", ta * tb},
       {"RealDiv", ta / tb},       {"FloorDiv", floordiv(ta, tb)}, {"FloorMod", ta % tb},
-      {"Pow", pow(abs(ta), tb)},  {"Maximum", maximum(ta, tb)}, {"Minimum", minimum(ta, tb)}};
+      {"Pow", pow(abs(ta), tb)},  {"Maximum", maximum(ta, tb)}, {"Minimum", minimum(ta, tb)},
+      {"TruncateMod", truncatemod(ta, tb)}, {"SquaredDifference", squared_difference(ta, tb)}};
   for (const auto& [name, eager] : binary) {
     std::vector<float> pa = a;
     if (std::string(name) == "Pow")
@@ -663,7 +776,8 @@ TEST(MathOpsRegistry, LoopsMatchEagerKernels) {
       {"Neg", -ta},          {"Abs", abs(ta)},     {"Sign", sign(ta)},   {"Square", square(ta)},
       {"Relu", relu(ta)},    {"Sqrt", sqrt(tp)},   {"Rsqrt", rsqrt(tp)}, {"Exp", exp(ta)},
       {"Log", log(tp)},      {"Log1p", log1p(tp)}, {"Tanh", tanh(ta)},   {"Sigmoid", sigmoid(ta)},
-      {"Sin", sin(ta)},      {"Cos", cos(ta)}};
+      {"Sin", sin(ta)},      {"Cos", cos(ta)},     {"Floor", floor(ta)}, {"Ceil", ceil(ta)},
+      {"Round", round(ta)},  {"Rint", rint(ta)}};
   for (const auto& [name, eager] : unary) {
     std::string n = name;
     bool positive = n == "Sqrt" || n == "Rsqrt" || n == "Log" || n == "Log1p";

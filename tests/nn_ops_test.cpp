@@ -418,9 +418,32 @@ TEST(NnOpsConv, Errors) {
   expect_error<kiln::InvalidArgument>(
       [&] { nn::conv2d(kiln::zeros(Shape{1, 5, 5, 3}, kiln::int32), kiln::zeros(Shape{3, 3, 3, 8}, kiln::int32), 1, "SAME"); },
       {"Conv2D", "float32 or float64", "int32"});
+  // TF's VALID output (n - k + s) / s: negative is an error naming both shapes.
   expect_error<kiln::InvalidArgument>(
-      [&] { nn::conv2d(x, kiln::zeros(Shape{6, 3, 3, 8}), 1, "VALID"); },
-      {"Conv2D", "VALID", "height", "(1, 5, 5, 3)", "(6, 3, 3, 8)"});
+      [&] { nn::conv2d(x, kiln::zeros(Shape{7, 3, 3, 8}), 1, "VALID"); },
+      {"Conv2D", "VALID", "height", "negative", "(1, 5, 5, 3)", "(7, 3, 3, 8)"});
+  expect_error<kiln::InvalidArgument>(
+      [&] { nn::conv2d(x, kiln::zeros(Shape{3, 4, 3, 8}), 1, "VALID", 2); },
+      {"Conv2D", "width", "negative", "after dilation"});
+}
+
+// A VALID window larger than the input by less than a stride gives an empty
+// output, as TF's (n - k + s) / s; its gradients are zeros.
+TEST(NnOpsConv, ValidWindowLargerThanInputIsEmpty) {
+  Tensor x = kiln::ones(Shape{1, 5, 5, 3});
+  EXPECT_EQ(nn::conv2d(x, kiln::ones(Shape{6, 3, 3, 8}), 1, "VALID").shape(), (Shape{1, 0, 3, 8}));
+  EXPECT_EQ(nn::conv2d(x, kiln::ones(Shape{7, 7, 3, 8}), 2, "VALID").shape(), (Shape{1, 0, 0, 8}));
+  Tensor w = kiln::ones(Shape{6, 1, 3, 2});
+  kiln::GradientTape tape;
+  tape.watch(x);
+  tape.watch(w);
+  Tensor y = nn::conv2d(x, w, 1, "VALID");
+  auto g = tape.gradient(y, {x, w});
+  ASSERT_TRUE(g[0].defined());
+  EXPECT_EQ(g[0].shape(), x.shape());
+  EXPECT_EQ(kiln::sum(kiln::abs(g[0])).item<float>(), 0.0f);
+  EXPECT_EQ(g[1].shape(), w.shape());
+  EXPECT_EQ(kiln::sum(kiln::abs(g[1])).item<float>(), 0.0f);
 }
 
 // ============================================================================
@@ -505,11 +528,28 @@ TEST(NnOpsPool, Errors) {
                                       {"AvgPool", "strides", "[2, 0]"});
   expect_error<kiln::InvalidArgument>([&] { nn::max_pool2d(x, 2, 2, "valid_"); },
                                       {"MaxPool", "padding", "VALID_"});
-  expect_error<kiln::InvalidArgument>([&] { nn::max_pool2d(x, 5, 1, "VALID"); },
-                                      {"MaxPool", "VALID", "(1, 4, 4, 2)", "ksize [5, 5]"});
+  expect_error<kiln::InvalidArgument>([&] { nn::max_pool2d(x, 6, 1, "VALID"); },
+                                      {"MaxPool", "VALID", "negative", "(1, 4, 4, 2)", "ksize [6, 6]"});
   expect_error<kiln::InvalidArgument>(
       [&] { nn::max_pool2d(kiln::zeros(Shape{1, 4, 4, 2}, kiln::int32), 2, 2, "VALID"); },
       {"MaxPool", "float32 or float64", "int32"});
+}
+
+// VALID pooling with a window larger than the input: empty, as TF (max
+// and average pools, their gradients zeros).
+TEST(NnOpsPool, ValidWindowLargerThanInputIsEmpty) {
+  Tensor x = kiln::ones(Shape{1, 4, 4, 2});
+  EXPECT_EQ(nn::max_pool2d(x, 5, 1, "VALID").shape(), (Shape{1, 0, 0, 2}));
+  EXPECT_EQ(nn::avg_pool2d(x, {5, 2}, 2, "VALID").shape(), (Shape{1, 0, 2, 2}));
+  for (bool max : {true, false}) {
+    kiln::GradientTape tape;
+    tape.watch(x);
+    Tensor y = max ? nn::max_pool2d(x, 5, 1, "VALID") : nn::avg_pool2d(x, 5, 1, "VALID");
+    Tensor g = tape.gradient(y, x);
+    ASSERT_TRUE(g.defined());
+    EXPECT_EQ(g.shape(), x.shape());
+    EXPECT_EQ(kiln::sum(kiln::abs(g)).item<float>(), 0.0f);
+  }
 }
 
 // ============================================================================
@@ -549,6 +589,32 @@ TEST(NnOpsSoftmax, StableForLargeLogits) {
   expect_tensor_near<float>(y, Shape{3}, ref.to_vector<float>(), 1e-6);
   Tensor ly = nn::log_softmax(kiln::constant({-1000.f, 0.f}));
   expect_tensor_near<float>(ly, Shape{2}, {-1000.f, 0.f}, 1e-6);
+}
+
+// TF's formula, (x - max) - log(sum(exp(x - max))): logits near 100 keep
+// float32's precision of the result (x - (max + log(sum)) rounded the shift
+// to 100's ulp first, up to 3.4e-6 off). Both the last axis and another.
+TEST(NnOpsSoftmax, LogSoftmaxKeepsPrecisionForLargeLogits) {
+  std::vector<float> v;
+  for (int i = 0; i < 64 * 10; ++i) v.push_back(100.0f + 0.37f * static_cast<float>((i * 7919) % 23) / 7.0f);
+  Tensor x = kiln::constant(v, Shape{64, 10});
+  for (int64_t axis : {-1, 0}) {
+    std::vector<float> got = nn::log_softmax(x, axis).to_vector<float>();
+    double worst = 0;
+    for (int r = 0; r < 64; ++r) {
+      for (int c = 0; c < 10; ++c) {
+        // float64 reference along the axis.
+        auto at = [&](int k) { return static_cast<double>(axis == 0 ? v[k * 10 + c] : v[r * 10 + k]); };
+        int n = axis == 0 ? 64 : 10;
+        double m = -1e300, sum = 0;
+        for (int k = 0; k < n; ++k) m = std::max(m, at(k));
+        for (int k = 0; k < n; ++k) sum += std::exp(at(k) - m);
+        double ref = static_cast<double>(v[r * 10 + c]) - m - std::log(sum);
+        worst = std::max(worst, std::fabs(got[r * 10 + c] - ref));
+      }
+    }
+    EXPECT_LT(worst, 5e-7) << "axis " << axis;
+  }
 }
 
 TEST(NnOpsSoftmax, OtherAxesMatchNaive) {

@@ -65,7 +65,38 @@ TEST(TensorArray, GatherScatterUnstackConcat) {
   // unstack of fewer rows than the size leaves the rest unwritten.
   TensorArray c = TensorArray(DType::Int32, 3).unstack(constant({{1}, {2}}));
   expect_tensor<int32_t>(c.read(1), {1}, {2});
-  expect_error<InvalidArgument>([&] { c.stack(); }, {"TensorArrayStack", "element 2", "size 3", "not been written"});
+  // Its unwritten element stacks as zeros (TF2): the element shape is known.
+  expect_tensor<int32_t>(c.stack(), {3, 1}, {1, 2, 0});
+}
+
+// TF2: stack() fills unwritten elements with zeros when the element shape is
+// known (declared or from a write), eagerly and in a traced loop; with no
+// element shape at all, or for an element cleared by a read, it fails.
+TEST(TensorArray, StackFillsUnwrittenElementsWithZeros) {
+  TensorArray a(DType::Float32, 4, {.element_shape = Shape{2}});
+  expect_tensor<float>(a.stack(), {4, 2}, {0, 0, 0, 0, 0, 0, 0, 0});
+  TensorArray b = a.write(2, constant({1.f, 2.f}));
+  expect_tensor<float>(b.stack(), {4, 2}, {0, 0, 0, 0, 1, 2, 0, 0});
+  expect_tensor<float>(b.concat(), {8}, {0, 0, 0, 0, 1, 2, 0, 0});
+  // A dynamic array grown past unwritten rows.
+  TensorArray g = TensorArray(DType::Float64, 0, {.dynamic_size = true}).write(3, constant(5.0));
+  expect_tensor<double>(g.stack(), {4}, {0, 0, 0, 5});
+  // Traced: a loop writing every other element.
+  auto f = kiln::function([](const Tensor& n) {
+    TensorArray ta(DType::Float32, n, {.element_shape = Shape{}});
+    ta = for_range(0, n, 2, ta, [](const Tensor& i, const TensorArray& t) {
+      return t.write(i, cast(i, DType::Float32) + 1.f);
+    });
+    return ta.stack();
+  });
+  expect_tensor<float>(f(constant(5)), {5}, {1, 0, 3, 0, 5});
+  // No element shape and nothing written: an error that says what to do.
+  expect_error<InvalidArgument>([] { (void)TensorArray(DType::Float32, 2).stack(); },
+                                {"TensorArrayStack", "element 0", "element_shape"});
+  TensorArray c(DType::Float32, 2, {.clear_after_read = true});
+  c = c.write(0, constant(1.f)).write(1, constant(2.f));
+  (void)c.read(1);
+  expect_error<InvalidArgument>([&] { (void)c.stack(); }, {"TensorArrayStack", "element 1", "cleared"});
 }
 
 TEST(TensorArray, DynamicSizeGrows) {
@@ -216,8 +247,8 @@ TEST(TensorArray, GraphErrorsMatchEager) {
   expect_error<InvalidArgument>([&] { writer(constant(5)); },
                                 {"TensorArrayWrite: index 4 is out of range for a TensorArray of size 4",
                                  "dynamic_size is off"});
-  expect_error<InvalidArgument>([&] { writer(constant(3)); },
-                                {"TensorArrayStack: element 3 of the TensorArray (size 4) has not been written"});
+  // The unwritten element stacks as zeros (TF2).
+  expect_tensor<int32_t>(writer(constant(3)), {4}, {0, 2, 4, 0});
   EXPECT_EQ(writer.tracing_count(), 1);
 
   // Shape and dtype mismatches are found while tracing.

@@ -32,15 +32,22 @@
 
 namespace kiln {
 
-// Options of while_loop.
+// Options of while_loop and for_range.
 struct WhileOptions {
   // One entry per loop variable (per element of a tuple or pair, else one):
-  // the shapes that variable may take, kiln::None for a dim that may vary.
-  // Without one, a variable keeps its entry shape except that a dim the body
-  // changes becomes unknown in the traced loop. A Tensor variable only.
+  // the shapes that variable may take, kiln::None for a dim that may vary
+  // (Shape::unknown_rank(): any shape). A Tensor variable only. Without one,
+  // a tensor of the loop variables that has another shape after an iteration
+  // of a traced loop is an error naming it and both shapes (TF's rule; an
+  // eager loop, as TF's, does not check). TensorArrays need none: their
+  // buffers grow as they must.
   std::vector<std::optional<Shape>> shape_invariants;
   // At most this many iterations (an int32 scalar tensor); undefined: no limit.
   Tensor maximum_iterations;
+  // Kiln's own: no error for a changing shape, whose changing dims become
+  // unknown in the traced loop instead (what tf.data's reduce does with its
+  // state).
+  bool relax_shapes = false;
 };
 
 namespace detail {
@@ -74,6 +81,10 @@ std::vector<Tensor> cond_flat(const Tensor& pred, FlatFnRef then_fn, FlatFnRef e
 struct LoopSpec {
   // Leaves that may change rank (their entry shape only gives the dtype).
   std::vector<std::size_t> any_rank;
+  // Leaves whose dims a traced loop relaxes where the body changes them
+  // (parts of TensorArrays; every leaf with relax_shapes); any other leaf
+  // must keep its shape or its invariant.
+  std::vector<std::size_t> relaxed;
   // Leaves with a shape invariant, and the loop variable each belongs to.
   struct Invariant {
     std::size_t leaf;
@@ -82,14 +93,24 @@ struct LoopSpec {
   };
   std::vector<Invariant> invariants;
   Tensor maximum_iterations;  // undefined: no limit
+  // What messages call each leaf ("loop variable 1", "loop variable 0
+  // (tensor 2 of it)", "the loop counter" for for_range's).
+  std::vector<std::string> leaf_names;
 };
 std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
                                     const std::vector<int64_t>& sizes, const LoopSpec& spec,
                                     const SourceLocation& loc);
-// Checks the options against the loop variables (one per top-level variable:
-// whether it is a Tensor and its first leaf) and fills `spec`.
-void apply_while_options(const WhileOptions& options, std::span<const char> is_tensor,
-                         std::span<const std::size_t> first_leaf, LoopSpec& spec);
+// The user's loop variables, one entry per top-level variable: whether it is
+// a Tensor, and its first leaf among the loop's leaves (leaves before the
+// first variable's are for_range's counter).
+struct LoopVarsInfo {
+  std::vector<char> is_tensor;
+  std::vector<std::size_t> first_leaf;
+};
+// Checks the options against the loop variables and fills `spec` for a loop
+// whose flattened variables are `flat`.
+void apply_while_options(const WhileOptions& options, const LoopVarsInfo& vars, const ResultFlattener& flat,
+                         LoopSpec& spec);
 
 template <class T> struct IsTupleLike : std::false_type {};
 template <class... Ts> struct IsTupleLike<std::tuple<Ts...>> : std::true_type {};
@@ -101,17 +122,19 @@ template <class F, class V> decltype(auto) call_with_vars(F& fn, const V& vars) 
   else return fn(vars);
 }
 
-// Flattens the loop variables, noting where each top-level one starts.
-template <class V>
-void flatten_vars(const V& vars, ResultFlattener& flat, std::vector<char>& is_tensor,
-                  std::vector<std::size_t>& first_leaf) {
+// Notes where each top-level loop variable starts, its leaves counted from
+// `offset`.
+template <class V> LoopVarsInfo loop_vars_info(const V& vars, std::size_t offset) {
+  LoopVarsInfo info;
+  ResultFlattener flat;
   auto one = [&](const auto& x) {
-    is_tensor.push_back(std::is_same_v<std::remove_cvref_t<decltype(x)>, Tensor>);
-    first_leaf.push_back(flat.leaves.size());
+    info.is_tensor.push_back(std::is_same_v<std::remove_cvref_t<decltype(x)>, Tensor>);
+    info.first_leaf.push_back(offset + flat.leaves.size());
     Traits<decltype(x)>::flatten_result(x, flat);
   };
   if constexpr (IsTupleLike<V>::value) std::apply([&](const auto&... x) { (one(x), ...); }, vars);
   else one(vars);
+  return info;
 }
 
 template <class V> V rebuild_vars(std::span<const Tensor> leaves, const std::vector<int64_t>& sizes) {
@@ -178,45 +201,53 @@ auto cond(bool pred, Then&& then_fn, Else&& else_fn, SourceLocation loc = Source
   }
 }
 
+namespace detail {
+
+// while_loop on loop variables `loop_vars` (structure V), the options read
+// against the user's variables `info`.
+template <class V, class CondFn, class BodyFn>
+V run_while_loop(CondFn& cond_fn, BodyFn& body_fn, const V& loop_vars, const WhileOptions& options,
+                 const LoopVarsInfo& info, const SourceLocation& loc) {
+  ResultFlattener flat;
+  Traits<V>::flatten_result(loop_vars, flat);
+  const std::vector<int64_t>& sizes = flat.sizes;
+  LoopSpec spec;
+  apply_while_options(options, info, flat, spec);
+  auto cond_call = [&](std::span<const Tensor> leaves, ResultFlattener& out) {
+    V vars = rebuild_vars<V>(leaves, sizes);
+    using C = std::remove_cvref_t<decltype(call_with_vars(cond_fn, vars))>;
+    static_assert(std::is_convertible_v<C, Tensor>,
+                  "kiln::while_loop: cond_fn must return a bool Tensor (for a C++ bool, use a C++ loop)");
+    out.leaf(Tensor(call_with_vars(cond_fn, vars)));
+  };
+  auto body_call = [&](std::span<const Tensor> leaves, ResultFlattener& out) {
+    V vars = rebuild_vars<V>(leaves, sizes);
+    using B = std::remove_cvref_t<decltype(call_with_vars(body_fn, vars))>;
+    static_assert(std::is_convertible_v<B, V>,
+                  "kiln::while_loop: body_fn must return the loop variables' type (the same structure)");
+    V next = call_with_vars(body_fn, vars);
+    Traits<V>::flatten_result(next, out);
+  };
+  std::vector<Tensor> result =
+      while_loop_flat(FlatFnRef(cond_call), FlatFnRef(body_call), std::move(flat.leaves), sizes, spec, loc);
+  return rebuild_vars<V>(result, sizes);
+}
+
+}  // namespace detail
+
 // tf.while_loop: while cond_fn(vars...) is true, vars = body_fn(vars...).
 // loop_vars is one Tensor, a tuple or pair (unpacked into the calls), or a
 // vector/array of tensors (passed whole). cond_fn returns a bool tensor with
 // one element; body_fn returns the new variables in the same structure. A
-// loop variable keeps its dtype and rank; a dim the body changes becomes
-// unknown in the traced loop. Returns the final variables.
-// With options: shape invariants and maximum_iterations (see WhileOptions);
-// a variable that leaves its invariant is an error naming it and both shapes.
+// loop variable keeps its dtype and shape: in a traced loop, a tensor whose
+// shape changes is an error naming it and both shapes, unless its shape
+// invariant allows it (see WhileOptions). Returns the final variables.
 template <class CondFn, class BodyFn, class Vars>
 std::remove_cvref_t<Vars> while_loop(CondFn&& cond_fn, BodyFn&& body_fn, const Vars& loop_vars,
                                      const WhileOptions& options,
                                      SourceLocation loc = SourceLocation::current()) {
   using V = std::remove_cvref_t<Vars>;
-  detail::ResultFlattener flat;
-  std::vector<char> is_tensor;
-  std::vector<std::size_t> first_leaf;
-  detail::flatten_vars(loop_vars, flat, is_tensor, first_leaf);
-  const std::vector<int64_t>& sizes = flat.sizes;
-  detail::LoopSpec spec;
-  spec.any_rank = flat.any_rank;
-  detail::apply_while_options(options, is_tensor, first_leaf, spec);
-  auto cond_call = [&](std::span<const Tensor> leaves, detail::ResultFlattener& out) {
-    V vars = detail::rebuild_vars<V>(leaves, sizes);
-    using C = std::remove_cvref_t<decltype(detail::call_with_vars(cond_fn, vars))>;
-    static_assert(std::is_convertible_v<C, Tensor>,
-                  "kiln::while_loop: cond_fn must return a bool Tensor (for a C++ bool, use a C++ loop)");
-    out.leaf(Tensor(detail::call_with_vars(cond_fn, vars)));
-  };
-  auto body_call = [&](std::span<const Tensor> leaves, detail::ResultFlattener& out) {
-    V vars = detail::rebuild_vars<V>(leaves, sizes);
-    using B = std::remove_cvref_t<decltype(detail::call_with_vars(body_fn, vars))>;
-    static_assert(std::is_convertible_v<B, V>,
-                  "kiln::while_loop: body_fn must return the loop variables' type (the same structure)");
-    V next = detail::call_with_vars(body_fn, vars);
-    detail::Traits<V>::flatten_result(next, out);
-  };
-  std::vector<Tensor> result = detail::while_loop_flat(detail::FlatFnRef(cond_call), detail::FlatFnRef(body_call),
-                                                       std::move(flat.leaves), sizes, spec, loc);
-  return detail::rebuild_vars<V>(result, sizes);
+  return detail::run_while_loop<V>(cond_fn, body_fn, loop_vars, options, detail::loop_vars_info(loop_vars, 0), loc);
 }
 
 template <class CondFn, class BodyFn, class Vars>
@@ -248,26 +279,35 @@ Tensor range_next(const Tensor& i, const RangeBounds& b, const SourceLocation& l
 // pair unpacked into the call, any nested structure such as TensorArrays);
 // body returns the new variables in the same structure. Built on while_loop
 // with loop variables (i, vars): eagerly a plain loop, while tracing one
-// While op whatever the trip count. Returns the final variables.
+// While op whatever the trip count. Returns the final variables. Options as
+// while_loop's (shape_invariants: one entry per variable of loop_vars).
 template <class Body, class Vars>
 std::remove_cvref_t<Vars> for_range(const Operand& start, const Operand& limit, const Operand& delta,
-                                    const Vars& loop_vars, Body&& body,
+                                    const Vars& loop_vars, Body&& body, const WhileOptions& options,
                                     SourceLocation loc = SourceLocation::current()) {
   using V = std::remove_cvref_t<Vars>;
   detail::RangeBounds b = detail::range_bounds(start, limit, delta, loc);
   using State = std::tuple<Tensor, V>;
-  State final_state = while_loop(
-      [&](const Tensor& i, const V&) { return detail::range_continues(i, b, loc); },
-      [&](const Tensor& i, const V& vars) {
-        if constexpr (detail::IsTupleLike<V>::value) {
-          V next = std::apply([&](const auto&... v) { return V(body(i, v...)); }, vars);
-          return State{detail::range_next(i, b, loc), std::move(next)};
-        } else {
-          return State{detail::range_next(i, b, loc), V(body(i, vars))};
-        }
-      },
-      State{b.start, loop_vars}, loc);
+  auto cond_fn = [&](const Tensor& i, const V&) { return detail::range_continues(i, b, loc); };
+  auto body_fn = [&](const Tensor& i, const V& vars) {
+    if constexpr (detail::IsTupleLike<V>::value) {
+      V next = std::apply([&](const auto&... v) { return V(body(i, v...)); }, vars);
+      return State{detail::range_next(i, b, loc), std::move(next)};
+    } else {
+      return State{detail::range_next(i, b, loc), V(body(i, vars))};
+    }
+  };
+  // The options name the user's variables, whose leaves follow the counter's.
+  State final_state = detail::run_while_loop<State>(cond_fn, body_fn, State{b.start, loop_vars}, options,
+                                                    detail::loop_vars_info(loop_vars, 1), loc);
   return std::get<1>(std::move(final_state));
+}
+
+template <class Body, class Vars>
+std::remove_cvref_t<Vars> for_range(const Operand& start, const Operand& limit, const Operand& delta,
+                                    const Vars& loop_vars, Body&& body,
+                                    SourceLocation loc = SourceLocation::current()) {
+  return for_range(start, limit, delta, loop_vars, std::forward<Body>(body), WhileOptions{}, loc);
 }
 
 // for x in elements (AutoGraph's loop over a tensor): vars = body(x, vars...)

@@ -25,11 +25,22 @@ Tensor multiply(const Operand& x, const Operand& y, SourceLocation loc = SourceL
 // True division, as tf.math.truediv: int32/int64 inputs are converted to
 // float64 and uint8 to float32 first; floats keep their dtype.
 Tensor divide(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
-// Python's // and %: the quotient rounds toward -inf and the remainder takes
-// the divisor's sign (ints and floats). Integer division by zero gives 0 for
-// both (no trap); float division by zero gives inf/nan as NumPy does.
+// TensorFlow's // and % (tf.math.floordiv / floormod): the quotient rounds
+// toward -inf and the remainder takes the divisor's sign. Floats:
+// floordiv is floor(x / y) (floordiv(1, 0.1) = 10, floordiv(inf, 8) = inf)
+// and mod is fmod(x, y) moved to y's sign (mod(-0, 1) = -0, mod(x, 0) =
+// nan). An integer y holding 0 is InvalidArgument ("integer division by
+// zero"), as TF.
 Tensor floordiv(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
 Tensor mod(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+// C's / and % (tf.truncatediv / truncatemod): the quotient rounds toward 0 and
+// the remainder takes x's sign. truncatediv takes integers only; truncatemod
+// of floats is fmod. A zero integer divisor is InvalidArgument.
+Tensor truncatediv(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+Tensor truncatemod(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
+// (x - y)^2 (tf.math.squared_difference); its gradient is 2 (x - y).
+Tensor squared_difference(const Operand& x, const Operand& y,
+                          SourceLocation loc = SourceLocation::current());
 // x ** y. For integers, a negative exponent gives 0 (1 or -1 for bases 1
 // and -1), and overflow wraps.
 Tensor pow(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
@@ -38,13 +49,21 @@ Tensor maximum(const Operand& x, const Operand& y, SourceLocation loc = SourceLo
 Tensor minimum(const Operand& x, const Operand& y, SourceLocation loc = SourceLocation::current());
 
 // ---- Unary ------------------------------------------------------------------
-// On numbers (ints and floats):
+// On numbers (ints and floats). negative is IEEE negation on floats
+// (negative(+0) = -0); sign gives -1, 0 or 1 (+0 for both zeros, nan for nan)
+// and has a zero gradient, as TF; round rounds half to even (tf.math.round:
+// round(2.5) = 2, round(-0.4) = -0), integers unchanged.
 Tensor negative(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor abs(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor sign(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor round(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor square(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor relu(Tensor x, SourceLocation loc = SourceLocation::current());
-// On floats only (an int tensor is an InvalidArgument: cast it first):
+// On floats only (an int tensor is an InvalidArgument: cast it first).
+// floor, ceil and rint (half to even, as round) have no gradient, as in TF.
+Tensor floor(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor ceil(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor rint(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor sqrt(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor rsqrt(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor exp(Tensor x, SourceLocation loc = SourceLocation::current());

@@ -129,9 +129,9 @@ template <> struct TraceTraits<TensorArray> {
     for (int d = 0; d < e.rank(); ++d) f.size(e[d]);
     const Shape& b = a.buffer_.shape();
     if (!e.is_fully_defined() && b.rank() == 1 && b[0] <= 0) f.leaf_of_any_rank(a.buffer_);
-    else f.leaf(a.buffer_);
-    f.leaf(a.written_);
-    f.leaf(a.size_);
+    else f.internal_leaf(a.buffer_);
+    f.internal_leaf(a.written_);
+    f.internal_leaf(a.size_);
   }
   static TensorArray unflatten(ResultReader& r) {
     TensorArrayOptions o;

@@ -16,7 +16,7 @@ from . import errors  # noqa: E402
 from . import _tensor  # noqa: E402,F401  (Tensor and Variable behaviour)
 from ._C import Tensor, Variable  # noqa: E402
 from ._ops import *  # noqa: E402,F401,F403
-from ._ops import _range_bounds, range, print, abs, pow, slice  # noqa: E402,F401,A004
+from ._ops import _range_bounds, range, print, abs, pow, round, slice  # noqa: E402,F401,A004
 from .control_flow import cond, while_loop, TensorArray  # noqa: E402
 from .gradient import GradientTape, UnconnectedGradients  # noqa: E402
 from .function import function, Function, ConcreteFunction, TensorSpec, py_function  # noqa: E402

@@ -1,7 +1,8 @@
 """kiln.math (tf.math)."""
 from ._ops import (  # noqa: F401
-    abs, add, add_n, argmax, argmin, cos, divide, equal, exp, floordiv, floormod, greater, greater_equal, less,
-    less_equal, log, log1p, logical_and, logical_not, logical_or, maximum, minimum, multiply, negative, not_equal,
-    pow, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, rsqrt, sigmoid,
-    sign, sin, sqrt, square, subtract, tanh, truediv)
+    abs, add, add_n, argmax, argmin, ceil, cos, divide, equal, exp, floor, floordiv, floormod, greater,
+    greater_equal, less, less_equal, log, log1p, logical_and, logical_not, logical_or, maximum, minimum, multiply,
+    negative, not_equal, pow, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum,
+    rint, round, rsqrt, sigmoid, sign, sin, sqrt, square, squared_difference, subtract, tanh, truediv, truncatediv,
+    truncatemod)
 from ._ops import floormod as mod  # noqa: F401

@@ -53,12 +53,11 @@ py::object cond(const Tensor& pred, py::function true_fn, py::function false_fn)
 py::object while_loop(py::function cond_fn, py::function body_fn, py::tuple loop_vars, py::object shape_invariants,
                       py::object maximum_iterations) {
   detail::ResultFlattener flat;
-  std::vector<char> is_tensor;
-  std::vector<std::size_t> first_leaf;
+  detail::LoopVarsInfo info;
   py::list parts;
   for (py::handle v : loop_vars) {
-    is_tensor.push_back(py::isinstance<Tensor>(v));
-    first_leaf.push_back(flat.leaves.size());
+    info.is_tensor.push_back(py::isinstance<Tensor>(v));
+    info.first_leaf.push_back(flat.leaves.size());
     parts.append(flatten_result(v, flat));
   }
   py::object tmpl = py::tuple(parts);
@@ -81,8 +80,7 @@ py::object while_loop(py::function cond_fn, py::function body_fn, py::tuple loop
   }
   if (!maximum_iterations.is_none()) options.maximum_iterations = to_tensor(maximum_iterations, DType::Int32);
   detail::LoopSpec spec;
-  spec.any_rank = flat.any_rank;
-  detail::apply_while_options(options, is_tensor, first_leaf, spec);
+  detail::apply_while_options(options, info, flat, spec);
   const std::vector<int64_t> sizes = flat.sizes;
   auto cond_call = [&](std::span<const Tensor> leaves, detail::ResultFlattener& out) {
     py::gil_scoped_acquire gil;

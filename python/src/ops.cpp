@@ -86,6 +86,20 @@ using Unary = Tensor (*)(Tensor, SourceLocation);
 template <Unary fn> void def_unary(py::module_& m, const char* name) {
   m.def(name, [](py::handle x) { return fn(T(x), user_location()); });
 }
+
+// random_normal / random_uniform(shape, a, b, dtype, seed, stateless=False): stateless with a
+// seed gives the same values on every call (keras' seeded initializers); else TF2's op seeds.
+template <auto draw, auto draw_stateless> void def_random(py::module_& m, const char* name) {
+  m.def(
+      name,
+      [](py::handle shape, double a, double b, py::handle dtype, std::optional<uint64_t> seed, bool stateless) {
+        if (stateless && seed)
+          return draw_stateless(shape_of_arg(shape), *seed, a, b, dtype_from_python(dtype), user_location());
+        return draw(shape_of_arg(shape), a, b, dtype_from_python(dtype), seed, user_location());
+      },
+      py::arg("shape"), py::arg("a"), py::arg("b"), py::arg("dtype"), py::arg("seed"), py::arg("stateless") = false);
+}
+
 using Reduction = Tensor (*)(const Tensor&, const Axes&, bool, SourceLocation);
 template <Reduction fn> void def_reduction(py::module_& m, const char* name) {
   m.def(name, [](py::handle x, py::object axis, bool keepdims) {
@@ -105,6 +119,9 @@ void bind_ops(py::module_& m) {
   def_binary<kiln::divide>(m, "divide");
   def_binary<kiln::floordiv>(m, "floordiv");
   def_binary<kiln::mod>(m, "mod");
+  def_binary<kiln::truncatediv>(m, "truncatediv");
+  def_binary<kiln::truncatemod>(m, "truncatemod");
+  def_binary<kiln::squared_difference>(m, "squared_difference");
   def_binary<kiln::pow>(m, "pow");
   def_binary<kiln::maximum>(m, "maximum");
   def_binary<kiln::minimum>(m, "minimum");
@@ -120,6 +137,10 @@ void bind_ops(py::module_& m) {
   def_unary<kiln::negative>(m, "negative");
   def_unary<kiln::abs>(m, "abs");
   def_unary<kiln::sign>(m, "sign");
+  def_unary<kiln::floor>(m, "floor");
+  def_unary<kiln::ceil>(m, "ceil");
+  def_unary<kiln::round>(m, "round");
+  def_unary<kiln::rint>(m, "rint");
   def_unary<kiln::square>(m, "square");
   def_unary<kiln::relu>(m, "relu");
   def_unary<kiln::sqrt>(m, "sqrt");
@@ -256,12 +277,8 @@ void bind_ops(py::module_& m) {
   });
 
   m.def("random_set_seed", [](uint64_t seed) { kiln::random::set_seed(seed); });
-  m.def("random_normal", [](py::handle shape, double mean, double stddev, py::handle dtype, std::optional<uint64_t> seed) {
-    return kiln::random::normal(shape_of_arg(shape), mean, stddev, dtype_from_python(dtype), seed, user_location());
-  });
-  m.def("random_uniform", [](py::handle shape, double lo, double hi, py::handle dtype, std::optional<uint64_t> seed) {
-    return kiln::random::uniform(shape_of_arg(shape), lo, hi, dtype_from_python(dtype), seed, user_location());
-  });
+  def_random<kiln::random::normal, kiln::random::stateless_normal>(m, "random_normal");
+  def_random<kiln::random::uniform, kiln::random::stateless_uniform>(m, "random_uniform");
   // Draws shaped like x: a traced batch dim may be known only when the graph runs (keras' Dropout).
   m.def("random_uniform_like", [](py::handle x, double lo, double hi, std::optional<uint64_t> seed) {
     return kiln::random::uniform_like(T(x), lo, hi, std::nullopt, seed, user_location());

@@ -413,3 +413,42 @@ def test_first_calls_from_many_threads_at_once_all_get_their_results():
             t.join()
         assert errors == []
         assert [(float(r["double"]), r["pair"][1]) for r in out] == [(6.0, 1)] * 6
+
+
+def test_op_seeds_make_the_sequence_reproducible():
+    # TF2: with an op seed and the global seed, each call draws new values and the sequence repeats
+    # after set_seed; in a function each op has its own sequence, advancing on every call.
+    tf.random.set_seed(1234)
+    a1, a2 = tf.random.uniform([2], seed=1), tf.random.uniform([2], seed=1)
+    assert a1.numpy().tolist() != a2.numpy().tolist()
+    tf.random.set_seed(1234)
+    assert tf.random.uniform([2], seed=1).numpy().tolist() == a1.numpy().tolist()
+
+    @tf.function
+    def f():
+        return tf.random.uniform([2], seed=1), tf.random.uniform([2], seed=1)
+
+    tf.random.set_seed(1234)
+    x1, y1 = f()
+    x2, y2 = f()
+    assert x1.numpy().tolist() == y1.numpy().tolist()
+    assert x1.numpy().tolist() != x2.numpy().tolist()
+    tf.random.set_seed(1234)
+    assert f()[0].numpy().tolist() == x1.numpy().tolist()
+
+
+def test_while_loop_shape_invariants():
+    # TF's rule, from the engine: a traced loop variable that changes shape raises, naming it and both shapes,
+    # unless shape_invariants allow it.
+    def grow(shape_invariants=None):
+        @tf.function
+        def f(x):
+            return tf.while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, tf.concat([v, v], 0)), (0, x),
+                                 shape_invariants=shape_invariants)[1]
+        return f
+
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"loop variable 1 enters the loop with shape \(1,\), but has shape \(2,\).*shape_invariants"):
+        grow()(tf.constant([1.0]))
+    out = grow([tf.TensorShape([]), tf.TensorShape([None])])(tf.constant([1.0]))
+    assert out.numpy().tolist() == [1.0, 1.0, 1.0, 1.0]

@@ -136,6 +136,23 @@ def test_operators():
     assert (~(x > 0)).numpy().tolist() == [False, True]
 
 
+def test_tensorflows_numerics():
+    assert tf.math.floordiv(tf.constant(1.0), 0.1).numpy() == 10.0  # floor(x / y), as TF
+    assert np.isinf(tf.math.floordiv(tf.constant(np.inf), 8.0).numpy())
+    assert np.signbit(tf.math.floormod(tf.constant(-0.0), 1.0).numpy())
+    assert np.signbit(tf.negative(tf.constant(0.0)).numpy())
+    np.testing.assert_array_equal(tf.round(tf.constant([0.5, 1.5, 2.5, -2.5])).numpy(), [0.0, 2.0, 2.0, -2.0])
+    np.testing.assert_array_equal(tf.math.rint(tf.constant([0.5, 1.5])).numpy(), [0.0, 2.0])
+    np.testing.assert_array_equal(tf.math.floor(tf.constant([-0.5, 1.5])).numpy(), [-1.0, 1.0])
+    np.testing.assert_array_equal(tf.math.ceil(tf.constant([-0.5, 1.5])).numpy(), [-0.0, 2.0])
+    np.testing.assert_array_equal(tf.math.squared_difference(tf.constant([3, 1]), 1).numpy(), [4, 0])
+    np.testing.assert_array_equal(tf.math.truncatediv(tf.constant([-7, 7]), 2).numpy(), [-3, 3])
+    np.testing.assert_array_equal(tf.math.truncatemod(tf.constant([-7, 7]), 2).numpy(), [-1, 1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="integer division by zero"):
+        tf.constant([1, 2]) // 0
+    assert tf.cast(tf.constant(np.nan), tf.int32).numpy() == np.iinfo(np.int32).min
+
+
 def test_python_conversions_and_len():
     assert float(tf.constant(2.5)) == 2.5
     assert int(tf.constant(3)) == 3

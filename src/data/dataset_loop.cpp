@@ -136,7 +136,7 @@ Element Dataset::traced_reduce(Element initial,
         r.insert(r.end(), next.begin(), next.end());
         return r;
       },
-      vars);
+      vars, WhileOptions{.relax_shapes = true});  // the state's dims relax, as tf.data's reduce
   return Element(out.begin() + 2, out.end());
 }
 

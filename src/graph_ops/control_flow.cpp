@@ -194,6 +194,22 @@ std::vector<Tensor> cond_traced(TracingContext* outer, const Tensor& pred, FlatF
   return std::vector<Tensor>(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(a.leaves.size()));
 }
 
+// TF's _ShapeLessThanOrEqual: `shape` is at least as specific as `bound`
+// (same rank, equal where bound's dim is known; an unknown rank bound takes
+// any shape).
+bool fits(const Shape& shape, const Shape& bound) {
+  if (!bound.has_known_rank()) return true;
+  if (!shape.has_known_rank() || shape.rank() != bound.rank()) return false;
+  for (int d = 0; d < bound.rank(); ++d)
+    if (bound[d] >= 0 && shape[d] != bound[d]) return false;
+  return true;
+}
+
+const std::string& leaf_name(const LoopSpec& spec, std::size_t i) {
+  static const std::string counter = "the iteration counter";
+  return i < spec.leaf_names.size() ? spec.leaf_names[i] : counter;
+}
+
 // Checks what body_fn returned against the loop variables: same structure,
 // dtypes and ranks. Names the variable and both types.
 void check_body_result(const std::vector<TensorType>& vars, const std::vector<int64_t>& sizes,
@@ -210,16 +226,33 @@ void check_body_result(const std::vector<TensorType>& vars, const std::vector<in
     bool rank_ok = !vars[i].shape.has_known_rank() || !s.has_known_rank() || s.rank() == vars[i].shape.rank();
     if (t.dtype() != vars[i].dtype || !rank_ok)
       throw InvalidArgument(fmt::format(
-          "while_loop: loop variable {} is {} on entry but {} after body_fn; a loop variable keeps its "
-          "dtype and rank (its dims may change)",
-          i, type_text(vars[i]), type_text(type_of(t))));
+          "while_loop: {} is {} on entry but {} after body_fn; a loop variable keeps its dtype and rank",
+          leaf_name(spec, i), type_text(vars[i]), type_text(type_of(t))));
   }
   for (const LoopSpec::Invariant& inv : spec.invariants) {
     const Shape& got = next.leaves[inv.leaf].shape();
-    if (!inv.shape.is_compatible_with(got))
+    if (!fits(got, inv.shape))
       throw InvalidArgument(fmt::format(
           "while_loop: loop variable {} has shape {} after body_fn, which does not fit its shape invariant {}",
           inv.var, got.to_string(), inv.shape.to_string()));
+  }
+}
+
+// TF's rule for a traced loop: a tensor of the loop variables without a shape
+// invariant (nor relaxed: TensorArray parts, relax_shapes) keeps its entry
+// shape; the body may make it more specific, never change or loosen it.
+void check_shapes_kept(const std::vector<TensorType>& types, const std::vector<char>& free, const LoopSpec& spec,
+                       const ResultFlattener& next) {
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    if (free[i]) continue;
+    const Shape& got = next.leaves[i].shape();
+    if (fits(got, types[i].shape)) continue;
+    throw InvalidArgument(fmt::format(
+        "while_loop: {} enters the loop with shape {}, but has shape {} after one iteration. To allow the shape "
+        "to vary across iterations, use the shape_invariants option to specify a less-specific shape (C++: "
+        "WhileOptions::shape_invariants, one entry per loop variable, kiln::None for a dim that may vary; "
+        "Python: while_loop(cond, body, loop_vars, shape_invariants=[...]))",
+        leaf_name(spec, i), types[i].shape.to_string(), got.to_string()));
   }
 }
 
@@ -274,19 +307,24 @@ std::vector<Tensor> while_traced(TracingContext* outer, FlatFnRef cond_fn, FlatF
                                  const std::vector<Tensor>& vars, const std::vector<int64_t>& sizes,
                                  const LoopSpec& spec, const SourceLocation& loc) {
   std::vector<TensorType> types = entry_types(vars, spec);
-  std::vector<char> fixed(types.size(), 0);
-  for (const LoopSpec::Invariant& inv : spec.invariants) fixed[inv.leaf] = 1;
-  // Trace the body; where it changes a dim, trace again with that dim
-  // unknown (dims only ever become unknown, so this ends).
+  // Leaves checked by their invariant, or relaxed, are free of the
+  // keep-your-shape rule; only relaxed ones have dims relaxed.
+  std::vector<char> free(types.size(), 0), relax(types.size(), 0);
+  for (const LoopSpec::Invariant& inv : spec.invariants) free[inv.leaf] = 1;
+  for (std::size_t i : spec.relaxed)
+    if (i < types.size()) free[i] = relax[i] = 1;
+  // Trace the body; where it changes a relaxed leaf's dim, trace again with
+  // that dim unknown (dims only ever become unknown, so this ends).
   std::unique_ptr<NestedContext> body;
   while (true) {
     body = std::make_unique<NestedContext>(std::make_shared<graph::Graph>("body"), outer);
     std::vector<Tensor> params = add_parameters(*body, types);
     ResultFlattener next = trace_into(*body, body_fn, params, "while_loop: body_fn");
     check_body_result(types, sizes, spec, next);
+    check_shapes_kept(types, free, spec, next);
     bool relaxed = false;
     for (std::size_t i = 0; i < types.size(); ++i) {
-      if (fixed[i]) continue;  // its invariant holds (checked above)
+      if (!relax[i]) continue;  // its shape or invariant holds (checked above)
       Shape& s = types[i].shape;
       const Shape& got = next.leaves[i].shape();
       if (s.has_known_rank() && !got.has_known_rank()) {
@@ -350,24 +388,38 @@ std::vector<Tensor> cond_flat(const Tensor& pred, FlatFnRef then_fn, FlatFnRef e
   return std::move(out.leaves);
 }
 
-void apply_while_options(const WhileOptions& options, std::span<const char> is_tensor,
-                         std::span<const std::size_t> first_leaf, LoopSpec& spec) {
+void apply_while_options(const WhileOptions& options, const LoopVarsInfo& vars, const ResultFlattener& flat,
+                         LoopSpec& spec) {
+  const std::size_t n_vars = vars.is_tensor.size(), n_leaves = flat.leaves.size();
   const auto& shapes = options.shape_invariants;
-  if (!shapes.empty() && shapes.size() != is_tensor.size())
-    throw InvalidArgument(fmt::format("while_loop: {} shape invariants for {} loop variables", shapes.size(),
-                                      is_tensor.size()));
+  if (!shapes.empty() && shapes.size() != n_vars)
+    throw InvalidArgument(fmt::format("while_loop: {} shape invariants for {} loop variables", shapes.size(), n_vars));
   for (std::size_t v = 0; v < shapes.size(); ++v) {
     if (!shapes[v]) continue;
-    if (!is_tensor[v])
+    if (!vars.is_tensor[v])
       throw InvalidArgument(fmt::format(
           "while_loop: loop variable {} has a shape invariant but is not a Tensor (only Tensor variables take one)", v));
-    spec.invariants.push_back({first_leaf[v], v, *shapes[v]});
+    spec.invariants.push_back({vars.first_leaf[v], v, *shapes[v]});
   }
   const Tensor& limit = options.maximum_iterations;
   if (limit.defined() && (limit.dtype() != DType::Int32 || limit.shape().rank() != 0))
     throw InvalidArgument(fmt::format("while_loop: maximum_iterations must be an int32 scalar, got {}",
                                       type_text(type_of(limit))));
   spec.maximum_iterations = limit;
+  spec.any_rank = flat.any_rank;
+  if (options.relax_shapes) {
+    for (std::size_t i = 0; i < n_leaves; ++i) spec.relaxed.push_back(i);
+  } else {
+    spec.relaxed = flat.internal;
+  }
+  // Names: leaves before the first variable's are for_range's counter.
+  spec.leaf_names.assign(n_leaves, "the loop counter");
+  for (std::size_t v = 0; v < n_vars; ++v) {
+    std::size_t begin = vars.first_leaf[v], end = v + 1 < n_vars ? vars.first_leaf[v + 1] : n_leaves;
+    for (std::size_t i = begin; i < end && i < n_leaves; ++i)
+      spec.leaf_names[i] = end - begin == 1 ? fmt::format("loop variable {}", v)
+                                            : fmt::format("loop variable {} (tensor {} of it)", v, i - begin);
+  }
 }
 
 namespace {

@@ -120,7 +120,9 @@ Variable Layer::add_weight(std::string_view name, const Shape& shape, Init init,
         if (init == Init::Zeros) return zeros(shape, dtype_);
         // Glorot & Bengio (2010): U(-l, l) with l = sqrt(6 / (fan_in + fan_out)).
         double limit = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
-        return random::uniform(shape, -limit, limit, dtype_, seed);
+        // A seeded initializer gives the same values on every call (Keras').
+        if (seed) return random::stateless_uniform(shape, *seed, -limit, limit, dtype_);
+        return random::uniform(shape, -limit, limit, dtype_);
       },
       trainable);
 }

@@ -1,5 +1,8 @@
 // Binary arithmetic: Add (numbers and strings), Sub, Mul, RealDiv, FloorDiv,
-// FloorMod, Pow, Maximum, Minimum; all broadcast as NumPy does.
+// FloorMod, TruncateDiv, TruncateMod, Pow, Maximum, Minimum,
+// SquaredDifference; all broadcast as NumPy does.
+#include <limits>
+
 #include "kiln/math.h"
 #include "kiln/reduce.h"
 #include "ops/creation.h"
@@ -28,9 +31,35 @@ std::vector<OpSample> div_samples() {
   return {{{constant({1.5f, -2.0f, 3.25f}), constant({0.5f, 4.0f, -1.5f})}, {}},
           {{constant({{1.0}, {-2.0}}), constant({0.5, 3.0, -1.25})}, {}}};
 }
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// Special values against every sign of divisor, zeros included.
+OpSample special_division_sample() {
+  return {{constant({1.0f, kInf, -kInf, kNaN, -0.0f, 0.0f, 7.0f, -1.0f, 1.0f, 6.0f}),
+           constant({0.1f, 8.0f, 8.0f, 1.0f, 1.0f, -1.0f, 0.0f, 0.0f, kInf, -3.0f})},
+          {},
+          true};
+}
 std::vector<OpSample> floor_samples() {
   return {{{constant({7.5f, -7.5f, 3.25f}), constant({2.0f, 2.0f, -1.5f})}, {}},
-          {{constant({{7, -7}, {9, 4}}), constant({2, -3})}, {}}};
+          {{constant({{7, -7}, {9, 4}}), constant({2, -3})}, {}},
+          special_division_sample()};
+}
+std::vector<OpSample> truncate_div_samples() {
+  return {{{constant({{7, -7}, {9, 4}}), constant({2, -3})}, {}},
+          {{constant(std::vector<int64_t>{-9, 9, 0}), constant(int64_t(4))}, {}}};
+}
+std::vector<OpSample> truncate_mod_samples() {
+  std::vector<OpSample> s = truncate_div_samples();
+  s.push_back({{constant({7.5f, -7.5f, 3.25f}), constant({2.0f, 2.0f, -1.5f})}, {}});
+  s.push_back(special_division_sample());
+  return s;
+}
+std::vector<OpSample> squared_difference_samples() {
+  std::vector<OpSample> s = arith_samples();
+  s.push_back({{constant({kInf, -0.0f, kNaN, 0.0f}), constant({kInf, 0.0f, 1.0f, -0.0f})}, {}, true});
+  return s;
 }
 // Positive bases: the gradient with respect to the exponent takes log(x).
 std::vector<OpSample> pow_samples() {
@@ -76,6 +105,13 @@ void pow_grad(GradContext& c) {
   }
 }
 // The gradient goes to x where x >= y (max) / x <= y (min), else to y.
+// d(x - y)^2 = 2 (x - y) (dx - dy), as TF.
+void squared_difference_grad(GradContext& c) {
+  const Tensor &x = c.inputs[0], &y = c.inputs[1];
+  Tensor g = c.grad(0) * 2 * (x - y);
+  if (c.needs(0)) c.set(0, unbroadcast(g, x));
+  if (c.needs(1)) c.set(1, unbroadcast(-g, y));
+}
 template <bool kMax> void minmax_grad(GradContext& c) {
   const Tensor &x = c.inputs[0], &y = c.inputs[1], &g = c.grad(0);
   Tensor x_wins = kMax ? x >= y : x <= y;
@@ -87,8 +123,12 @@ constexpr OpDef kAdd = binary_op<AddFn>("Add", add_samples, add_grad);
 constexpr OpDef kSub = binary_op<SubFn>("Sub", arith_samples, sub_grad);
 constexpr OpDef kMul = binary_op<MulFn>("Mul", arith_samples, mul_grad);
 constexpr OpDef kRealDiv = binary_op<RealDivFn>("RealDiv", div_samples, div_grad);
-constexpr OpDef kFloorDiv = binary_op<FloorDivFn>("FloorDiv", floor_samples, nullptr);
-constexpr OpDef kFloorMod = binary_op<FloorModFn>("FloorMod", floor_samples, nullptr);
+constexpr OpDef kFloorDiv = int_division_op<FloorDivFn>("FloorDiv", floor_samples, nullptr);
+constexpr OpDef kFloorMod = int_division_op<FloorModFn>("FloorMod", floor_samples, nullptr);
+constexpr OpDef kTruncateDiv = int_division_op<TruncateDivFn>("TruncateDiv", truncate_div_samples, nullptr);
+constexpr OpDef kTruncateMod = int_division_op<TruncateModFn>("TruncateMod", truncate_mod_samples, nullptr);
+constexpr OpDef kSquaredDifference =
+    binary_op<SquaredDifferenceFn>("SquaredDifference", squared_difference_samples, squared_difference_grad);
 constexpr OpDef kPow = binary_op<PowFn>("Pow", pow_samples, pow_grad);
 constexpr OpDef kMaximum = binary_op<MaximumFn>("Maximum", minmax_samples, minmax_grad<true>);
 constexpr OpDef kMinimum = binary_op<MinimumFn>("Minimum", minmax_samples, minmax_grad<false>);
@@ -102,8 +142,8 @@ Tensor dispatch_binary(const OpDef& op, const Operand& x, const Operand& y, std:
 }
 
 void register_binary_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kAdd, &kSub, &kMul, &kRealDiv, &kFloorDiv, &kFloorMod, &kPow, &kMaximum,
-                          &kMinimum})
+  for (const OpDef* op : {&kAdd, &kSub, &kMul, &kRealDiv, &kFloorDiv, &kFloorMod, &kTruncateDiv,
+                          &kTruncateMod, &kPow, &kMaximum, &kMinimum, &kSquaredDifference})
     r.add(*op);
 }
 
@@ -139,6 +179,15 @@ Tensor floordiv(const Operand& x, const Operand& y, SourceLocation loc) {
 }
 Tensor mod(const Operand& x, const Operand& y, SourceLocation loc) {
   return dispatch_binary(detail::kFloorMod, x, y, "mod", loc);
+}
+Tensor truncatediv(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kTruncateDiv, x, y, "truncatediv", loc);
+}
+Tensor truncatemod(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kTruncateMod, x, y, "truncatemod", loc);
+}
+Tensor squared_difference(const Operand& x, const Operand& y, SourceLocation loc) {
+  return dispatch_binary(detail::kSquaredDifference, x, y, "squared_difference", loc);
 }
 Tensor pow(const Operand& x, const Operand& y, SourceLocation loc) {
   return dispatch_binary(detail::kPow, x, y, "pow", loc);

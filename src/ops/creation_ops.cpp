@@ -177,8 +177,14 @@ void cast_values(const Tensor& in, Tensor& out) {
 void cast_kernel(KernelContext& c) { cast_values(c.inputs[0], c.outputs[0]); }
 
 std::vector<OpSample> cast_samples() {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor special = constant({nan, inf, -inf, 3e9, -3e9, 1e19, 300.7, -1.5, -0.0, 2147483647.9});
   return {{{constant({1.5f, -2.7f, 0.0f})}, Attrs{{"dtype", DType::Int32}}},
-          {{constant({0, 3})}, Attrs{{"dtype", DType::Bool}}}};
+          {{constant({0, 3})}, Attrs{{"dtype", DType::Bool}}},
+          {{special}, Attrs{{"dtype", DType::Int32}}, true},
+          {{special}, Attrs{{"dtype", DType::Int64}}, true},
+          {{special}, Attrs{{"dtype", DType::UInt8}}, true},
+          {{cast(special, DType::Float32)}, Attrs{{"dtype", DType::Int32}}, true}};
 }
 
 // Only between float types: an integer result carries no gradient.

@@ -1,5 +1,7 @@
 #include "ops/elementwise.h"
 
+#include <fmt/format.h>
+
 namespace kiln::detail {
 
 std::string dtype_list(uint32_t mask) {
@@ -30,6 +32,18 @@ void check_same_dtype(const InferContext& c, int i, int j, const char* i_name, c
   c.fail("{} has dtype {} but {} has dtype {}; both must have the same dtype (convert one with "
          "kiln::cast)",
          i_name, dtype_name(c.dtype(i)), j_name, dtype_name(c.dtype(j)));
+}
+
+void check_integer_divisor(const KernelContext& c, const Tensor& divisor) {
+  visit_dtype(divisor.dtype(), [&]<class T>() {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const T* p = data_of<T>(divisor);
+      const int64_t n = divisor.size();
+      bool zero = false;
+      for (int64_t i = 0; i < n; ++i) zero |= p[i] == T(0);
+      if (zero) throw InvalidArgument(fmt::format("{}: integer division by zero", c.op.name));
+    }
+  });
 }
 
 }  // namespace kiln::detail

@@ -259,6 +259,25 @@ constexpr OpDef binary_op(std::string_view name, SamplesFn samples, std::nullptr
   return op;
 }
 
+// Integer division ops (FloorDiv, FloorMod, TruncateDiv, TruncateMod): an
+// integer divisor holding 0 is InvalidArgument, as TF's "Integer division by
+// zero". The kernel checks the divisor before computing; the integer loops
+// are left out of the OpDef, so fusion (which could not raise) never runs
+// them and such a node runs its own kernel. Float loops stay.
+void check_integer_divisor(const KernelContext& c, const Tensor& divisor);
+template <class F>
+void int_division_kernel(KernelContext& c) {
+  check_integer_divisor(c, c.inputs[1]);
+  binary_kernel<F>(c);
+}
+template <class F>
+constexpr OpDef int_division_op(std::string_view name, SamplesFn samples, GradFn gradient) {
+  OpDef op = binary_op<F>(name, samples, gradient);
+  op.kernel = int_division_kernel<F>;
+  for (DType d : {DType::Int32, DType::Int64, DType::UInt8}) op.elementwise[static_cast<int>(d)] = nullptr;
+  return op;
+}
+
 // Converts C++ numbers with binary_inputs (naming the public function
 // `name` in errors) and dispatches `op`.
 Tensor dispatch_binary(const OpDef& op, const Operand& x, const Operand& y, std::string_view name,

@@ -66,7 +66,7 @@ inline __m256 lane(__m256 a, __m256 b) {
 template <LaneOp Op>
 inline __m256 lane(__m256 x) {
   const __m256 zero = _mm256_setzero_ps();
-  if constexpr (Op == LaneOp::kNeg) return _mm256_sub_ps(zero, x);  // 0 - x, as wrap_neg
+  if constexpr (Op == LaneOp::kNeg) return _mm256_xor_ps(x, vmath::splat(-0.0f));  // the sign bit, as -x
   else if constexpr (Op == LaneOp::kAbs) return vmath::abs(x);
   else if constexpr (Op == LaneOp::kSquare) return _mm256_mul_ps(x, x);
   else if constexpr (Op == LaneOp::kRelu) return _mm256_blendv_ps(x, zero, _mm256_cmp_ps(x, zero, _CMP_LT_OQ));

@@ -96,56 +96,41 @@ struct RealDivFn {
   template <class T> static T apply(T a, T b) { return a / b; }
 };
 
-// Python's divmod for floats, as NumPy computes it (npy_divmod), so that
-// floordiv(a, b) * b + mod(a, b) == a as closely as floats allow and the
-// remainder takes the divisor's sign. Division by zero gives a / b (inf or
-// nan) for the quotient and nan for the remainder, as NumPy does.
-template <class T> inline T float_divmod(T a, T b, T* modulus) {
-  T mod = std::fmod(a, b);
-  if (b == T(0)) {
-    *modulus = mod;
-    return a / b;
+// C's a / b and a % b on integers, defined everywhere: 0 for b == 0 (the
+// kernels raise before a zero divisor reaches a loop), INT_MIN / -1 wraps.
+template <class T> constexpr T int_trunc_div(T a, T b) {
+  if (b == T(0)) return T(0);
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return wrap_neg(a);
   }
-  T div = (a - mod) / b;
-  if (mod != T(0)) {
-    if ((b < T(0)) != (mod < T(0))) {
-      mod += b;
-      div -= T(1);
-    }
-  } else {
-    mod = std::copysign(T(0), b);
+  return static_cast<T>(a / b);
+}
+template <class T> constexpr T int_trunc_mod(T a, T b) {
+  if (b == T(0)) return T(0);
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return T(0);
   }
-  T floordiv;
-  if (div != T(0)) {
-    floordiv = std::floor(div);
-    if (div - floordiv > T(0.5)) floordiv += T(1);
-  } else {
-    floordiv = std::copysign(T(0), a / b);
-  }
-  *modulus = mod;
-  return floordiv;
+  return static_cast<T>(a % b);
+}
+// Whether a truncated remainder r must move by b to take the divisor's sign.
+template <class T> constexpr bool moves_to_divisor_sign(T r, T b) {
+  return r != T(0) && ((r < T(0)) != (b < T(0)));
 }
 
-// Integer floor division and modulo. Division by zero is defined (no trap):
-// both give 0, as NumPy does. INT_MIN // -1 wraps to INT_MIN.
+// TensorFlow's floor division and modulo. Floats: floordiv is floor(a / b)
+// (floordiv(1, 0.1) = 10, floordiv(inf, 8) = inf) and mod is fmod(a, b)
+// moved to the divisor's sign when nonzero (mod(-0, 1) = -0, mod(x, 0) =
+// nan), as TF's google_floor_div_real / google_floor_fmod; so floordiv * b +
+// mod == a need not hold exactly, as in TF. Integers: the quotient rounds
+// toward -inf and the remainder takes the divisor's sign; a zero divisor is
+// InvalidArgument (elementwise.h's int_division_op); INT_MIN // -1 wraps.
 struct FloorDivFn {
   static constexpr uint32_t kDTypes = kNumberMask;
   static constexpr bool kToBool = false;
   template <class T> static T apply(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-      T mod;
-      return float_divmod(a, b, &mod);
-    } else {
-      if (b == T(0)) return T(0);
-      if constexpr (std::is_signed_v<T>) {
-        if (b == T(-1)) return wrap_neg(a);
-        T q = static_cast<T>(a / b);
-        T r = static_cast<T>(a % b);
-        return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
-      } else {
-        return static_cast<T>(a / b);
-      }
-    }
+    if constexpr (std::is_floating_point_v<T>) return std::floor(a / b);
+    else return moves_to_divisor_sign(int_trunc_mod(a, b), b) ? static_cast<T>(int_trunc_div(a, b) - 1)
+                                                               : int_trunc_div(a, b);
   }
 };
 
@@ -153,20 +138,38 @@ struct FloorModFn {
   static constexpr uint32_t kDTypes = kNumberMask;
   static constexpr bool kToBool = false;
   template <class T> static T apply(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-      T mod;
-      float_divmod(a, b, &mod);
-      return mod;
-    } else {
-      if (b == T(0)) return T(0);
-      if constexpr (std::is_signed_v<T>) {
-        if (b == T(-1)) return T(0);
-        T r = static_cast<T>(a % b);
-        return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
-      } else {
-        return static_cast<T>(a % b);
-      }
-    }
+    T r;
+    if constexpr (std::is_floating_point_v<T>) r = std::fmod(a, b);
+    else r = int_trunc_mod(a, b);
+    return moves_to_divisor_sign(r, b) ? static_cast<T>(r + b) : r;
+  }
+};
+
+// C's division and remainder (tf.truncatediv / tf.truncatemod): the quotient
+// rounds toward 0, the remainder takes the dividend's sign. TruncateDiv takes
+// integers only (as TF's kernels); TruncateMod of floats is fmod.
+struct TruncateDivFn {
+  static constexpr uint32_t kDTypes = kIntMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T a, T b) { return int_trunc_div(a, b); }
+};
+
+struct TruncateModFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) return std::fmod(a, b);
+    else return int_trunc_mod(a, b);
+  }
+};
+
+// (a - b)^2, wrapping for integers.
+struct SquaredDifferenceFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T a, T b) {
+    T d = wrap_sub(a, b);
+    return wrap_mul(d, d);
   }
 };
 
@@ -250,10 +253,15 @@ struct LogicalNotFn {
 };
 
 // ---- Unary ----------------------------------------------------------------
+// IEEE negation for floats (the sign bit flips: neg(+0) = -0, as TF);
+// integers wrap (neg(INT_MIN) = INT_MIN).
 struct NegFn {
   static constexpr uint32_t kDTypes = kNumberMask;
   static constexpr bool kToBool = false;
-  template <class T> static T apply(T x) { return wrap_neg(x); }
+  template <class T> static T apply(T x) {
+    if constexpr (std::is_floating_point_v<T>) return -x;
+    else return wrap_neg(x);
+  }
 };
 
 struct AbsFn {
@@ -266,13 +274,27 @@ struct AbsFn {
   }
 };
 
-// -1, 0 or 1; a float's zero keeps its sign and nan stays nan.
+// -1, 0 or 1 (TF's sign): both zeros give +0; nan stays nan.
 struct SignFn {
   static constexpr uint32_t kDTypes = kNumberMask;
   static constexpr bool kToBool = false;
   template <class T> static T apply(T x) {
-    if constexpr (std::is_floating_point_v<T>) return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x);
+    if constexpr (std::is_floating_point_v<T>) return x > T(0) ? T(1) : (x < T(0) ? T(-1) : (x == x ? T(0) : x));
     else return static_cast<T>((T(0) < x) - (x < T(0)));
+  }
+};
+
+// Rounding (the SSE4.1 round instructions with -march=x86-64-v3). Round is
+// TF's Round: half to even (0.5 -> 0, 1.5 -> 2, 2.5 -> 2), the sign of zero
+// kept (-0.4 -> -0); integers are their own rounding. Rint is the same
+// function on floats (TF's Rint: the current rounding mode, which Kiln never
+// changes from round-to-nearest-even).
+struct RoundFn {
+  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr bool kToBool = false;
+  template <class T> static T apply(T x) {
+    if constexpr (std::is_floating_point_v<T>) return std::nearbyint(x);
+    else return x;
   }
 };
 
@@ -296,6 +318,9 @@ struct ReluFn {
     static constexpr int64_t kGrain = grain;                      \
     template <class T> static T apply(T x) { return expr; }       \
   };
+KILN_FLOAT_UNARY_FN(FloorFn, kParallelGrain, std::floor(x))
+KILN_FLOAT_UNARY_FN(CeilFn, kParallelGrain, std::ceil(x))
+KILN_FLOAT_UNARY_FN(RintFn, kParallelGrain, std::nearbyint(x))
 KILN_FLOAT_UNARY_FN(SqrtFn, kParallelGrain, std::sqrt(x))
 KILN_FLOAT_UNARY_FN(RsqrtFn, kParallelGrain, T(1) / std::sqrt(x))
 KILN_FLOAT_UNARY_FN(SinFn, kTranscendentalGrain, std::sin(x))

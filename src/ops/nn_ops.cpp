@@ -42,7 +42,10 @@ WindowDim window_dim(int64_t in, int64_t k, int64_t stride, int64_t dilation, bo
     d.pad_before = needed / 2;
     d.pad_after = needed - d.pad_before;
   } else {
-    d.out = in >= effective ? (in - effective) / stride + 1 : 0;
+    // TF's (in - effective + stride) / stride: 0 (an empty output) when the
+    // window overhangs the input by less than a stride; negative is an error
+    // (infer_window raises it), kept at 0 here.
+    d.out = std::max<int64_t>(0, (in - effective + stride) / stride);
   }
   return d;
 }
@@ -73,17 +76,21 @@ Window2D infer_window(InferContext& c, const Shape& input, int64_t kh, int64_t k
   int64_t in_w = input.has_known_rank() ? input[2] : -1;
   g.h = window_dim(in_h, kh, g.sh, g.dh, g.same);
   g.w = window_dim(in_w, kw, g.sw, g.dw, g.same);
-  auto check = [&](int64_t in, int64_t k, int64_t dilation, const char* dim) {
+  // As TF: VALID output dims are (in - effective + stride) / stride, an empty
+  // output when the window is larger than the input by less than a stride,
+  // and an error only when that is negative.
+  auto check = [&](int64_t in, int64_t k, int64_t stride, int64_t dilation, const char* dim) {
     if (g.same || in < 0 || k < 0) return;
     int64_t effective = (k - 1) * dilation + 1;
-    if (effective > in)
-      c.fail("with VALID padding the window ({} {}{}) must fit in the input's {} ({}): input shape "
-             "{}, {}",
-             effective, dim, dilation > 1 ? " after dilation" : "", dim, in, input.to_string(),
-             window_what);
+    const int64_t out = (in - effective + stride) / stride;  // C++ truncation, as TF
+    if (out < 0)
+      c.fail("computed output {} would be negative: {} (input {} {}, window {} {}{}, stride {}; VALID padding): "
+             "input shape {}, {}",
+             dim, out, dim, in, dim, effective,
+             dilation > 1 ? " after dilation" : "", stride, input.to_string(), window_what);
   };
-  check(in_h, kh, g.dh, "height");
-  check(in_w, kw, g.dw, "width");
+  check(in_h, kh, g.sh, g.dh, "height");
+  check(in_w, kw, g.sw, g.dw, "width");
   return g;
 }
 

@@ -1,7 +1,12 @@
 // RandomNormal and RandomUniform, on a counter-based generator (Philox4x32-10):
 // element i of a draw is a pure function of (key, counter + i), so kernels
 // split work across threads and still give the same values as one thread.
+// Seeds follow TF2 (draw_position): an op seed with the global seed makes the
+// sequence of calls reproducible, each call drawing new values; the
+// stateless forms give the same values on every call.
 #include <atomic>
+#include <mutex>
+#include <unordered_map>
 #include <cmath>
 #include <random>
 
@@ -36,13 +41,34 @@ struct Philox {
   }
 };
 
+// TF's DEFAULT_GRAPH_SEED: the global seed of op-seeded draws until
+// random::set_seed gives one.
+constexpr uint64_t kDefaultGlobalSeed = 87654321;
+
 struct GlobalGenerator {
   std::atomic<uint64_t> key{std::random_device{}() | (uint64_t(std::random_device{}()) << 32)};
   std::atomic<uint64_t> counter{0};
+  std::atomic<uint64_t> seed{kDefaultGlobalSeed};
+  // Op-seeded streams: the next counter of each (op seed, site). Site 0 is
+  // every eager call with that op seed (TF2's eager ops share one kernel per
+  // seed pair); a traced op has a site of its own (its node's counter, as a
+  // TF graph op's kernel keeps its state). set_seed clears them.
+  std::mutex mutex;
+  std::unordered_map<uint64_t, std::unordered_map<int64_t, uint64_t>> streams;
+  // Sites start at a random point, so a loaded graph's sites do not meet
+  // this process's (they affect no value: every site starts at counter 0).
+  std::atomic<int64_t> next_site{static_cast<int64_t>(std::random_device{}() % (uint64_t(1) << 30)) + 1};
 };
 GlobalGenerator& generator() {
   static GlobalGenerator g;
   return g;
+}
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
 }
 
 // Uniform in [0, 1): 24 random bits for float, 53 for double.
@@ -51,16 +77,31 @@ inline double to_unit_double(uint32_t hi, uint32_t lo) {
   return static_cast<double>((uint64_t(hi) << 21) ^ (lo >> 11)) * 0x1.0p-53;
 }
 
-// Where a draw starts: a fixed key for seeded ops, else the global generator,
-// advanced atomically so concurrent calls never share numbers.
+// Where a draw starts (DESIGN notes, "Random seeds"):
+// - stateless (random::stateless_*): a key from the seed, counter 0, so the
+//   same values on every call;
+// - an op seed: a key from (global seed, op seed) and the next counter of the
+//   op's stream, so the sequence of calls is reproducible and each call
+//   draws new values (TF2);
+// - no seed: the global generator, advanced atomically so concurrent calls
+//   never share numbers.
 void draw_position(const Attrs& attrs, int64_t blocks, uint64_t* key, uint64_t* counter) {
   int64_t seed = attrs.get_int("seed");
-  if (seed >= 0) {
+  GlobalGenerator& g = generator();
+  if (seed >= 0 && attrs.get_or<bool>("stateless", false)) {
     *key = static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull + 1;
     *counter = 0;
     return;
   }
-  GlobalGenerator& g = generator();
+  if (seed >= 0) {
+    std::lock_guard<std::mutex> lock(g.mutex);
+    uint64_t global = g.seed.load(std::memory_order_relaxed);
+    *key = splitmix64(global ^ splitmix64(static_cast<uint64_t>(seed)));
+    uint64_t& next = g.streams[static_cast<uint64_t>(seed)][attrs.get_or<int64_t>("site", 0)];
+    *counter = next;
+    next += static_cast<uint64_t>(blocks);
+    return;
+  }
   *key = g.key.load(std::memory_order_relaxed);
   *counter = g.counter.fetch_add(static_cast<uint64_t>(blocks), std::memory_order_relaxed);
 }
@@ -141,11 +182,12 @@ void normal_kernel(KernelContext& c) {
   });
 }
 
+// Stateless, so that every run of a sample draws the same values.
 std::vector<OpSample> random_samples() {
   return {{{}, Attrs{{"shape", Shape{3, 2}}, {"dtype", DType::Float32}, {"a", 0.0}, {"b", 1.0},
-                     {"seed", int64_t(7)}}},
+                     {"seed", int64_t(7)}, {"stateless", true}}},
           {{constant({{1, 2, 3}, {4, 5, 6}})}, Attrs{{"dtype", DType::Float64}, {"a", -1.0}, {"b", 1.0},
-                                                     {"seed", int64_t(3)}}}};
+                                                     {"seed", int64_t(3)}, {"stateless", true}}}};
 }
 
 constexpr OpDef kRandomUniform{.name = "RandomUniform", .infer = random_infer,
@@ -160,16 +202,23 @@ void check_uniform_range(double minval, double maxval) {
     throw InvalidArgument(fmt::format("RandomUniform: minval ({}) must be less than maxval ({})", minval, maxval));
 }
 
-int64_t seed_attr(const OpDef& op, std::optional<uint64_t> seed) {
+enum class Seeding { kStateful, kStateless };
+
+// The seed attrs: "seed" (-1: none), "stateless", and for an op-seeded draw
+// being traced, "site": the node's own stream.
+Attrs seed_attrs(const OpDef& op, std::optional<uint64_t> seed, Seeding seeding, Attrs attrs) {
   if (seed && *seed > static_cast<uint64_t>(INT64_MAX))
     throw InvalidArgument(fmt::format("{}: seed {} is too large (at most 2^63-1)", op.name, *seed));
-  return seed ? static_cast<int64_t>(*seed) : -1;
+  attrs.set("seed", seed ? static_cast<int64_t>(*seed) : int64_t(-1));
+  if (seeding == Seeding::kStateless) attrs.set("stateless", true);
+  else if (seed && thread_state.handler) attrs.set("site", generator().next_site.fetch_add(1));
+  return attrs;
 }
 
 Tensor random_op(const OpDef& op, const Shape& shape, double a, double b, DType dtype,
-                 std::optional<uint64_t> seed, const SourceLocation& loc) {
+                 std::optional<uint64_t> seed, Seeding seeding, const SourceLocation& loc) {
   return dispatch1(op, {},
-                   Attrs{{"shape", shape}, {"dtype", dtype}, {"a", a}, {"b", b}, {"seed", seed_attr(op, seed)}},
+                   seed_attrs(op, seed, seeding, Attrs{{"shape", shape}, {"dtype", dtype}, {"a", a}, {"b", b}}),
                    loc);
 }
 
@@ -177,7 +226,7 @@ Tensor random_like_op(const OpDef& op, const Tensor& like, double a, double b, s
                       std::optional<uint64_t> seed, const SourceLocation& loc) {
   DType d = dtype ? *dtype : like.dtype();
   const Tensor in[] = {like};
-  return dispatch1(op, in, Attrs{{"dtype", d}, {"a", a}, {"b", b}, {"seed", seed_attr(op, seed)}}, loc);
+  return dispatch1(op, in, seed_attrs(op, seed, Seeding::kStateful, Attrs{{"dtype", d}, {"a", a}, {"b", b}}), loc);
 }
 
 }  // namespace
@@ -195,17 +244,34 @@ void set_seed(uint64_t seed) {
   detail::GlobalGenerator& g = detail::generator();
   g.key.store(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull, std::memory_order_relaxed);
   g.counter.store(0, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(g.mutex);
+  g.seed.store(seed, std::memory_order_relaxed);
+  g.streams.clear();
 }
 
 Tensor normal(const Shape& shape, double mean, double stddev, DType dtype,
               std::optional<uint64_t> seed, SourceLocation loc) {
-  return detail::random_op(detail::kRandomNormal, shape, mean, stddev, dtype, seed, loc);
+  return detail::random_op(detail::kRandomNormal, shape, mean, stddev, dtype, seed, detail::Seeding::kStateful, loc);
 }
 
 Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype,
                std::optional<uint64_t> seed, SourceLocation loc) {
   detail::check_uniform_range(minval, maxval);
-  return detail::random_op(detail::kRandomUniform, shape, minval, maxval, dtype, seed, loc);
+  return detail::random_op(detail::kRandomUniform, shape, minval, maxval, dtype, seed, detail::Seeding::kStateful,
+                           loc);
+}
+
+Tensor stateless_normal(const Shape& shape, uint64_t seed, double mean, double stddev, DType dtype,
+                        SourceLocation loc) {
+  return detail::random_op(detail::kRandomNormal, shape, mean, stddev, dtype, seed, detail::Seeding::kStateless,
+                           loc);
+}
+
+Tensor stateless_uniform(const Shape& shape, uint64_t seed, double minval, double maxval, DType dtype,
+                         SourceLocation loc) {
+  detail::check_uniform_range(minval, maxval);
+  return detail::random_op(detail::kRandomUniform, shape, minval, maxval, dtype, seed, detail::Seeding::kStateless,
+                           loc);
 }
 
 Tensor uniform_like(const Tensor& x, double minval, double maxval, std::optional<DType> dtype,

@@ -1,6 +1,7 @@
 // StridedSlice (TF's design: begin/end/strides plus bit masks) and the
 // Python-style indexing built on it: x[i], x[Slice(1, 3)], x.index({...}).
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "core/parallel.h"
@@ -121,6 +122,27 @@ void build_spec(const Attrs& a, const Shape& in, SliceSpec& spec, const InferCon
   while (d < r) take_all();  // entries left out take whole dims
 }
 
+// kiln::slice (attr slice_bounds): as TF's Slice, begin and begin + size
+// must lie within each known dim rather than clamp (entry i is axis i; an
+// end_mask bit is size -1, to the end). Unknown dims are checked when the
+// graph runs (the executor infers again on concrete shapes).
+void check_slice_bounds(const InferContext& c, const Shape& in) {
+  const std::vector<int64_t>& begin = c.attrs().get_ints("begin");
+  const std::vector<int64_t>& end = c.attrs().get_ints("end");
+  int64_t end_mask = c.attrs().get_int("end_mask");
+  for (std::size_t i = 0; i < begin.size() && static_cast<int>(i) < in.rank(); ++i) {
+    int64_t dim = in[static_cast<int>(i)];
+    if (dim < 0) continue;
+    if (begin[i] > dim)
+      c.fail("slice: begin[{}] = {} is past the end of axis {} (size {}) of input shape {}; it must be in [0, {}]", i,
+             begin[i], i, dim, in.to_string(), dim);
+    if (!(end_mask >> i & 1) && end[i] > dim)
+      c.fail("slice: begin[{0}] + size[{0}] = {1} + {2} runs past the end of axis {0} (size {3}) of input shape {4}; "
+             "size[{0}] must be in [0, {5}] (or -1: to the end)",
+             i, begin[i], end[i] - begin[i], dim, in.to_string(), dim - begin[i]);
+  }
+}
+
 void strided_slice_infer(InferContext& c) {
   const Shape& in = c.shape(0);
   if (!in.has_known_rank()) {
@@ -135,6 +157,7 @@ void strided_slice_infer(InferContext& c) {
     c.fail("the result would have rank {}, more than Kiln supports ({})", in.rank() + new_axes,
            Shape::kMaxRank);
   build_spec(c.attrs(), in, spec, &c);
+  if (c.attrs().get_or<bool>("slice_bounds", false)) check_slice_bounds(c, in);
   c.add_output(c.dtype(0), spec.out);
 }
 
@@ -241,8 +264,14 @@ std::vector<OpSample> strided_slice_samples() {
   m2.new_axis = 1;
   m2.begin = 2;
   m2.end = 6;
+  // slice(x, {0, 1}, {2, -1})
+  SliceMasks m3;
+  m3.end = 2;
+  Attrs bounded = slice_attrs({0, 1}, {2, 0}, {1, 1}, m3);
+  bounded.set("slice_bounds", true);
   return {{{x}, slice_attrs({1, 0}, {2, 0}, {1, -2}, m1)},
-          {{x}, slice_attrs({0, 0, 1}, {0, 0, 0}, {1, 1, 1}, m2)}};
+          {{x}, slice_attrs({0, 0, 1}, {0, 0, 0}, {1, 1, 1}, m2)},
+          {{x}, std::move(bounded)}};
 }
 
 void strided_slice_grad(GradContext& c);
@@ -325,9 +354,15 @@ Tensor slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vect
           "slice: begin {} must not be negative and size {} must be >= -1 (-1: to the end)",
           ints_to_string(begin), ints_to_string(size)));
     if (size[i] == -1) m.end |= int64_t(1) << i;
+    else if (size[i] > std::numeric_limits<int64_t>::max() - begin[i])
+      throw InvalidArgument(fmt::format("slice: begin {} + size {} overflows int64", ints_to_string(begin),
+                                        ints_to_string(size)));
     else end[i] = begin[i] + size[i];
   }
-  return strided_slice(x, begin, end, strides, m, loc);
+  const Tensor in[] = {x};
+  Attrs attrs = slice_attrs(begin, end, strides, m);
+  attrs.set("slice_bounds", true);
+  return dispatch1(kStridedSlice, in, std::move(attrs), loc);
 }
 
 Tensor Tensor::index(std::initializer_list<TensorIndex> indices, SourceLocation loc) const {

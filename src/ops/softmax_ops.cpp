@@ -44,9 +44,11 @@ void softmax_rows(const T* x, T* y, int64_t rows, int64_t len) {
           for (int64_t j = 0; j < len; ++j) m = std::max(m, xr[j]);
           T sum = 0;
           if constexpr (kLog) {
+            // (x - max) - log(sum(exp(x - max))), as TF: x - (max + log(sum))
+            // would round max + log(sum) to x's magnitude first.
             for (int64_t j = 0; j < len; ++j) sum += std::exp(xr[j] - m);
-            T shift = m + std::log(sum);
-            for (int64_t j = 0; j < len; ++j) yr[j] = xr[j] - shift;
+            T log_sum = std::log(sum);
+            for (int64_t j = 0; j < len; ++j) yr[j] = (xr[j] - m) - log_sum;
           } else {
             for (int64_t j = 0; j < len; ++j) {
               yr[j] = std::exp(xr[j] - m);
@@ -82,9 +84,9 @@ void softmax_strided(const T* x, T* y, int64_t outer, int64_t len, int64_t inner
             }
           }
           if constexpr (kLog) {
-            for (int64_t i = 0; i < inner; ++i) m[i] += std::log(sum[i]);
+            for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
             for (int64_t j = 0; j < len; ++j)
-              for (int64_t i = 0; i < inner; ++i) yo[j * inner + i] = xo[j * inner + i] - m[i];
+              for (int64_t i = 0; i < inner; ++i) yo[j * inner + i] = (xo[j * inner + i] - m[i]) - sum[i];
           } else {
             for (int64_t j = 0; j < len; ++j)
               for (int64_t i = 0; i < inner; ++i) yo[j * inner + i] /= sum[i];

@@ -357,13 +357,34 @@ void stack_infer(InferContext& c, bool concat) {
 void stack_infer_rows(InferContext& c) { stack_infer(c, false); }
 void concat_infer(InferContext& c) { stack_infer(c, true); }
 
+// Unwritten elements stack as zeros when the element shape is known (the
+// buffer is shaped: declared, or taken from a write), as TF2's TensorList;
+// with no element shape, or for an element cleared by a read, it fails.
 void stack_kernel(KernelContext& c) {
   int64_t size = *c.in<int32_t>(2);
   const uint8_t* written = c.in<uint8_t>(1);
-  for (int64_t i = 0; i < size; ++i)
-    if (written[i] != kWritten) unreadable(c.op, i, size, written[i]);
+  const bool shaped = !is_unshaped(c.in_shape(0));
+  bool any_unwritten = false;
+  for (int64_t i = 0; i < size; ++i) {
+    if (written[i] == kWritten) continue;
+    if (written[i] == kUnwritten && shaped) {
+      any_unwritten = true;
+      continue;
+    }
+    if (written[i] == kUnwritten)
+      throw InvalidArgument(fmt::format("{}: element {} of the TensorArray (size {}) has not been written, and "
+                                        "with no element written and no element_shape it cannot be zeros; "
+                                        "declare the TensorArray's element_shape",
+                                        c.op.name, i, size));
+    unreadable(c.op, i, size, written[i]);
+  }
   visit_element(c.inputs[0].dtype(), [&]<class E>() {
-    std::copy_n(c.in<E>(0), c.outputs[0].size(), c.out<E>(0));
+    E* out = c.out<E>(0);
+    std::copy_n(c.in<E>(0), c.outputs[0].size(), out);
+    if (!any_unwritten) return;
+    const int64_t row = c.inputs[0].size() / std::max<int64_t>(1, c.in_shape(0)[0]);
+    for (int64_t i = 0; i < size; ++i)
+      if (written[i] == kUnwritten) std::fill_n(out + i * row, row, E{});
   });
 }
 

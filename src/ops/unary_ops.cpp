@@ -1,5 +1,8 @@
-// Unary elementwise ops: Neg, Abs, Sign, Square, Relu (numbers) and Sqrt,
-// Rsqrt, Exp, Log, Log1p, Tanh, Sigmoid, Sin, Cos (floats).
+// Unary elementwise ops: Neg, Abs, Sign, Square, Relu, Round (numbers) and
+// Floor, Ceil, Rint, Sqrt, Rsqrt, Exp, Log, Log1p, Tanh, Sigmoid, Sin, Cos
+// (floats).
+#include <limits>
+
 #include "kiln/math.h"
 #include "ops/elementwise.h"
 #include "runtime/dispatch.h"
@@ -15,6 +18,30 @@ std::vector<OpSample> signed_samples() {
           {{constant({{-0.75, 1.25}, {3.0, -2.0}})}, {}},
           {{constant({{-3, 0}, {4, -7}})}, {}}};
 }
+// Signed zeros, infinities, nan and rounding ties (finite differences skip it).
+OpSample special_sample() {
+  const float inf = std::numeric_limits<float>::infinity();
+  return {{constant({0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 0.5f, -0.5f, 1.5f,
+                     -2.5f, 1e30f})},
+          {},
+          true};
+}
+std::vector<OpSample> signed_special_samples() {
+  std::vector<OpSample> s = signed_samples();
+  s.push_back(special_sample());
+  return s;
+}
+// Rounding: ties (half to even), fractions either side of them, and whole numbers.
+std::vector<OpSample> rounding_samples() {
+  return {{{constant({-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 0.7f, -0.7f, 3.0f})}, {}},
+          {{constant({{0.49999999999999994, -1.25}, {4503599627370497.0, -7.5}})}, {}},
+          special_sample()};
+}
+std::vector<OpSample> round_samples() {
+  std::vector<OpSample> s = rounding_samples();
+  s.push_back({{constant({{-3, 0}, {4, -7}})}, {}});
+  return s;
+}
 std::vector<OpSample> float_samples() {
   return {{{constant({-1.5f, 0.5f, 2.0f})}, {}}, {{constant({{0.25, -0.75}, {1.5, 0.1}})}, {}}};
 }
@@ -26,6 +53,8 @@ std::vector<OpSample> positive_samples() {
 
 // Gradients: y = f(x), dy upstream; each returns dx (DESIGN.md §9).
 void neg_grad(GradContext& c) { c.set(0, -c.grad(0)); }
+// Zero, as TF's (sign is flat wherever it has a derivative).
+void sign_grad(GradContext& c) { c.set(0, zeros_like(c.inputs[0], c.grad(0).dtype())); }
 void abs_grad(GradContext& c) { c.set(0, c.grad(0) * sign(c.inputs[0])); }
 void square_grad(GradContext& c) { c.set(0, c.grad(0) * (c.inputs[0] * 2)); }
 // Reads the output (y > 0 exactly where x > 0, NaN and -0 included), as TF
@@ -51,9 +80,14 @@ void sigmoid_grad(GradContext& c) {
 void sin_grad(GradContext& c) { c.set(0, c.grad(0) * cos(c.inputs[0])); }
 void cos_grad(GradContext& c) { c.set(0, -(c.grad(0) * sin(c.inputs[0]))); }
 
-constexpr OpDef kNeg = unary_op<NegFn>("Neg", signed_samples, neg_grad);
-constexpr OpDef kAbs = unary_op<AbsFn>("Abs", signed_samples, abs_grad);
-constexpr OpDef kSign = unary_op<SignFn>("Sign", signed_samples, nullptr);
+constexpr OpDef kNeg = unary_op<NegFn>("Neg", signed_special_samples, neg_grad);
+constexpr OpDef kAbs = unary_op<AbsFn>("Abs", signed_special_samples, abs_grad);
+constexpr OpDef kSign = unary_op<SignFn>("Sign", signed_special_samples, sign_grad);
+// No gradient, as TF's (None).
+constexpr OpDef kFloor = unary_op<FloorFn>("Floor", rounding_samples, nullptr);
+constexpr OpDef kCeil = unary_op<CeilFn>("Ceil", rounding_samples, nullptr);
+constexpr OpDef kRound = unary_op<RoundFn>("Round", round_samples, nullptr);
+constexpr OpDef kRint = unary_op<RintFn>("Rint", rounding_samples, nullptr);
 constexpr OpDef kSquare = unary_op<SquareFn>("Square", signed_samples, square_grad);
 constexpr OpDef kRelu = unary_op<ReluFn>("Relu", signed_samples, relu_grad);
 constexpr OpDef kSqrt = unary_op<SqrtFn>("Sqrt", positive_samples, sqrt_grad);
@@ -75,8 +109,8 @@ Tensor unary(const OpDef& op, Tensor&& x, const SourceLocation& loc) {
 }  // namespace
 
 void register_unary_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kNeg, &kAbs, &kSign, &kSquare, &kRelu, &kSqrt, &kRsqrt, &kExp, &kLog,
-                          &kLog1p, &kTanh, &kSigmoid, &kSin, &kCos})
+  for (const OpDef* op : {&kNeg, &kAbs, &kSign, &kFloor, &kCeil, &kRound, &kRint, &kSquare, &kRelu,
+                          &kSqrt, &kRsqrt, &kExp, &kLog, &kLog1p, &kTanh, &kSigmoid, &kSin, &kCos})
     r.add(*op);
 }
 
@@ -85,6 +119,10 @@ void register_unary_ops(OpRegistry& r) {
 Tensor negative(Tensor x, SourceLocation loc) { return detail::unary(detail::kNeg, std::move(x), loc); }
 Tensor abs(Tensor x, SourceLocation loc) { return detail::unary(detail::kAbs, std::move(x), loc); }
 Tensor sign(Tensor x, SourceLocation loc) { return detail::unary(detail::kSign, std::move(x), loc); }
+Tensor floor(Tensor x, SourceLocation loc) { return detail::unary(detail::kFloor, std::move(x), loc); }
+Tensor ceil(Tensor x, SourceLocation loc) { return detail::unary(detail::kCeil, std::move(x), loc); }
+Tensor round(Tensor x, SourceLocation loc) { return detail::unary(detail::kRound, std::move(x), loc); }
+Tensor rint(Tensor x, SourceLocation loc) { return detail::unary(detail::kRint, std::move(x), loc); }
 Tensor square(Tensor x, SourceLocation loc) { return detail::unary(detail::kSquare, std::move(x), loc); }
 Tensor relu(Tensor x, SourceLocation loc) { return detail::unary(detail::kRelu, std::move(x), loc); }
 Tensor sqrt(Tensor x, SourceLocation loc) { return detail::unary(detail::kSqrt, std::move(x), loc); }

@@ -130,6 +130,10 @@ using GradFn = void (*)(GradContext&);
 struct OpSample {
   std::vector<Tensor> inputs;
   Attrs attrs;
+  // Holds special values (±0, ±inf, nan, zero divisors): the parity tests
+  // (eager, traced, fused, folded, saved) run it; the finite-difference
+  // check, meaningless there, skips it.
+  bool special_values = false;
 };
 using SamplesFn = std::vector<OpSample> (*)();
 
@@ -152,7 +156,7 @@ enum OpFlags : uint32_t {
   kSetsOwnOutputs = 1u << 3,
   // Exists only inside graphs (Placeholder); never dispatched eagerly.
   kGraphOnly = 1u << 4,
-  // No gradient flows through it (comparisons, argmax, sign, floor division,
+  // No gradient flows through it (comparisons, argmax, floor, floor division,
   // random draws, casts to integers...): tapes do not record it. Every op has
   // either a gradient function or this flag, and the registry test checks it.
   kNotDifferentiable = 1u << 5,

@@ -105,16 +105,24 @@ class Rebuilder {
 class ResultFlattener {
  public:
   void leaf(const Tensor& t) { leaves.push_back(t); }
-  // A leaf whose rank is not fixed yet (an unwritten TensorArray's buffer
-  // takes its rank from the first write): a loop lets its rank change.
+  // A part of a composite value (a TensorArray's buffer, mask and size)
+  // whose shape a loop may change: a traced loop relaxes its dims, where a
+  // user's tensor that changes shape is an error (TF's shape invariants).
+  void internal_leaf(const Tensor& t) {
+    internal.push_back(leaves.size());
+    leaves.push_back(t);
+  }
+  // An internal leaf whose rank is not fixed yet (an unwritten TensorArray's
+  // buffer takes its rank from the first write): a loop lets its rank change.
   void leaf_of_any_rank(const Tensor& t) {
     any_rank.push_back(leaves.size());
-    leaves.push_back(t);
+    internal_leaf(t);
   }
   void size(int64_t n) { sizes.push_back(n); }
   std::vector<Tensor> leaves;
   std::vector<int64_t> sizes;
   std::vector<std::size_t> any_rank;  // indices into leaves
+  std::vector<std::size_t> internal;  // indices into leaves
   // What a front end keeps with the traced graph (Python: the structure of
   // the result), stored in the graph's cache entry by the trace itself, so
   // whoever finds the entry finds it too.

@@ -1,7 +1,7 @@
 """kiln.keras.initializers: the initial values of layer weights (Keras' names and arguments). A seeded
-initializer gives the same values on every call; without a seed they come from kiln.random's global
-generator (kiln.random.set_seed makes runs reproducible). Glorot-uniform values are the C++
-kiln::nn layers' (the same draws for the same seed)."""
+initializer gives the same values on every call (a stateless draw, as Keras'); without a seed they come
+from kiln.random's global generator (kiln.random.set_seed makes runs reproducible). Glorot-uniform values
+are the C++ kiln::nn layers' (the same draws for the same seed)."""
 import math
 
 from .. import _C
@@ -64,7 +64,7 @@ class RandomUniform(Initializer):
 
     def __call__(self, shape, dtype=None, **kwargs):
         return _C.random_uniform(list(shape), float(self.minval), float(self.maxval), _float_dtype(dtype)._enum,
-                                 self.seed)
+                                 self.seed, True)
 
     def get_config(self):
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
@@ -76,7 +76,7 @@ class RandomNormal(Initializer):
 
     def __call__(self, shape, dtype=None, **kwargs):
         return _C.random_normal(list(shape), float(self.mean), float(self.stddev), _float_dtype(dtype)._enum,
-                                self.seed)
+                                self.seed, True)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
@@ -102,9 +102,9 @@ class VarianceScaling(Initializer):
         scale = self.scale / max(1.0, n)
         if self.distribution == "uniform":
             limit = math.sqrt(3.0 * scale)
-            return _C.random_uniform(list(shape), -limit, limit, dtype._enum, self.seed)
+            return _C.random_uniform(list(shape), -limit, limit, dtype._enum, self.seed, True)
         if self.distribution == "untruncated_normal":
-            return _C.random_normal(list(shape), 0.0, math.sqrt(scale), dtype._enum, self.seed)
+            return _C.random_normal(list(shape), 0.0, math.sqrt(scale), dtype._enum, self.seed, True)
         raise NotImplementedError(f"kiln.keras.initializers: distribution {self.distribution!r} needs a truncated "
                                   "normal op, which Kiln does not have; use 'uniform' or 'untruncated_normal'")
 
@@ -121,7 +121,7 @@ class GlorotUniform(VarianceScaling):
     def __call__(self, shape, dtype=None, **kwargs):
         fan_in, fan_out = _compute_fans(shape)
         limit = math.sqrt(6.0 / float(fan_in + fan_out))
-        return _C.random_uniform(list(shape), -limit, limit, _float_dtype(dtype)._enum, self.seed)
+        return _C.random_uniform(list(shape), -limit, limit, _float_dtype(dtype)._enum, self.seed, True)
 
     def get_config(self):
         return {"seed": self.seed}
