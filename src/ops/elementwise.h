@@ -270,8 +270,9 @@ void int_division_kernel(KernelContext& c) {
   check_integer_divisor(c, c.inputs[1]);
   binary_kernel<F>(c);
 }
-template <class F>
-constexpr OpDef int_division_op(std::string_view name, SamplesFn samples, GradFn gradient) {
+// Gradient is GradFn or std::nullptr_t, so binary_op's overloads see which.
+template <class F, class Gradient>
+constexpr OpDef int_division_op(std::string_view name, SamplesFn samples, Gradient gradient) {
   OpDef op = binary_op<F>(name, samples, gradient);
   op.kernel = int_division_kernel<F>;
   for (DType d : {DType::Int32, DType::Int64, DType::UInt8}) op.elementwise[static_cast<int>(d)] = nullptr;
