@@ -7,7 +7,6 @@
 #include <cstring>
 #include <future>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -100,8 +99,11 @@ class Worker {
       (group_open() ? deferred_ : ready_).push_back(w);
       return;
     }
-    // The rest of a refused plan fails at once, out of turn.
-    if (refused_.count(w->fingerprint)) {
+    // The buckets of a run whose bucket 0 was refused fail at once, out of
+    // turn (a traced plan started them before the refusal was known); a
+    // bucket 0 begins a new run, checked anew.
+    if (w->bucket == 0) refused_plan_ = 0;
+    if (w->bucket > 0 && w->fingerprint == refused_plan_) {
       ready_.push_back(w);
       return;
     }
@@ -191,24 +193,32 @@ class Worker {
   }
   transport::Waiting waiting() const { return {timeout_, &Worker::describe, this}; }
 
-  // Whether every rank runs the same collective here: checked once per
-  // fingerprint (a bucket plan, or a lone collective's kind, dtype and
-  // shape). Disagreement is refused on every rank, each with the same
-  // message, before any data moves.
+  // Whether every rank runs the same collective here, before any data moves.
+  // A bucket plan is checked at its bucket 0 on every run (8 bytes per rank
+  // on the control communicator, on this thread, so it overlaps the backward
+  // pass as the buckets do); its other buckets follow that verdict. Checking
+  // every run, not once per process, keeps the ranks symmetric: a rank that
+  // switches to another plan while the others reuse one they checked before
+  // is still caught. A lone collective is checked the first time this process
+  // sees its kind, dtype and shape (a mismatch with one checked before ends
+  // in the timeout). Disagreement is refused on every rank, with the same
+  // message.
   bool agree(Work& w) {
     if (w.kind == Kind::Barrier || w.kind == Kind::Call || world_.size == 1) return true;
-    const uint64_t fp = fingerprint_of(w);
-    if (verified_.count(fp)) return true;
-    if (auto it = refused_.find(fp); it != refused_.end()) {
-      w.error = it->second;
+    if (w.bucket > 0) {
+      if (w.fingerprint != refused_plan_) return true;
+      w.error = refusal_;
       return false;
     }
+    const uint64_t fp = fingerprint_of(w);
+    if (w.bucket < 0 && verified_.count(fp)) return true;
     std::vector<uint64_t> all = transport::gather_fingerprints(fp, waiting());
     int differs = -1;
     for (int r = 1; r < static_cast<int>(all.size()) && differs < 0; ++r)
       if (all[static_cast<std::size_t>(r)] != all[0]) differs = r;
     if (differs < 0) {
-      verified_.insert(fp);
+      if (w.bucket < 0) verified_.insert(fp);
+      else refused_plan_ = 0;
       return true;
     }
     std::vector<std::string> texts = transport::gather_texts(w.layout ? *w.layout : describe_lone(w), waiting());
@@ -219,7 +229,10 @@ class Worker {
         "  rank 0: {}\n  rank {}: {}\nEvery rank must run the same graphs, with gradients of the same "
         "dtypes and shapes in the same order.",
         first_difference(a, b, 0, differs), clip(a), differs, clip(b));
-    refused_.emplace(fp, message);
+    if (w.bucket == 0) {
+      refused_plan_ = fp;
+      refusal_ = message;
+    }
     w.error = std::move(message);
     return false;
   }
@@ -286,8 +299,9 @@ class Worker {
   std::size_t ready_at_ = 0;
   int next_bucket_ = 0, group_size_ = 0;
   std::chrono::steady_clock::time_point parked_since_;
-  std::unordered_set<uint64_t> verified_;
-  std::unordered_map<uint64_t, std::string> refused_;
+  std::unordered_set<uint64_t> verified_;  // lone collectives every rank agreed on
+  uint64_t refused_plan_ = 0;              // the bucket plan refused last (0: none)
+  std::string refusal_;
   std::vector<char> staging_;  // grows to the largest bucket, then stays
 };
 
