@@ -9,6 +9,8 @@
 
 #include "distributed/collectives.h"
 #include "distributed/comm.h"
+#include "exec/plan.h"
+#include "function/concrete.h"
 #include "kiln/kiln.h"
 #include "kiln/distributed.h"
 #include "kiln/nn/layers.h"
@@ -67,6 +69,20 @@ TEST(Training, ParametersBitwiseEqualOnEveryRankAfterTracedSteps) {
     auto [x, y] = rows(me * 5, me * 5 + 5, k);  // each rank its own rows
     step(x, y);
   }
+  // The plan overlaps: bucket 0 (the last layer's gradients) starts before
+  // the first layer's gradient is computed, and is waited for later.
+  const kiln::exec::Plan& plan = *step.concrete_functions().at(0).impl()->plan;
+  const auto& steps = plan.steps();
+  int started = -1, finished = -1, matmuls_between = 0;
+  for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
+    if (started < 0 && steps[i].background == 0) started = i;
+    for (int a : steps[i].finish_first)
+      if (a == 0) finished = i;
+  }
+  ASSERT_GE(started, 0);
+  ASSERT_GT(finished, started);
+  for (int i = started; i < finished; ++i) matmuls_between += steps[i].node->op->name.find("MatMul") != std::string_view::npos;
+  EXPECT_GT(matmuls_between, 0) << "no backward matmul runs while bucket 0 is under way";
   for (const Variable& v : model.variables()) {
     Tensor mine = kiln::reshape(v.read_value(), Shape{1, -1});
     std::vector<float> all = dist::allgather(mine).to_vector<float>();
