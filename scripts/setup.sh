@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # the Python package, for Debian's /usr/bin/python3
   python3-dev pybind11-dev python3-numpy python3-pytest python3-hypothesis libdlpack-dev
+  # kiln::distributed (data-parallel training): Open MPI 4.1, mpirun for the tests
+  libopenmpi-dev openmpi-bin
   "$@"
 )
 
@@ -23,6 +25,7 @@ if ((${#missing[@]})); then
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
   echo "setup: installing ${missing[*]}"
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # `env` puts the variable after sudo, which would drop it; as root sudo is empty.
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi

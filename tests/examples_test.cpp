@@ -60,6 +60,26 @@ TEST(Examples, MnistTrainTrainsAndReports) {
   EXPECT_NE(out.find("training step, batch 20: traced"), std::string::npos) << out;
 }
 
+// --distributed under mpirun: two ranks, each on its shard, report per rank.
+TEST(Examples, MnistTrainDistributedOnTwoRanks) {
+  if (mnist_train_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
+  if (mpiexec_path().empty()) GTEST_SKIP() << "built without MPI";
+  TempDir tmp;
+  std::string dir = synthetic_mnist(tmp, 200, 50);
+  auto [status, out] = run("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 "
+                           "KILN_DISTRIBUTED_TIMEOUT=60 " + mpiexec_path() + " --oversubscribe -np 2 " +
+                           mnist_train_path() + " --distributed --epochs 2 --batch-size 10 --seed 3 --data-dir " + dir);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("MNIST: 200 training digits in 2 shards of 100 (batch 10 per rank, 20 in all)"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("Epoch 2/2  10/10 ["), std::string::npos) << out;
+  EXPECT_NE(out.find("test accuracy: "), std::string::npos) << out;
+  for (const char* rank : {"rank 0/2: ", "rank 1/2: "}) {
+    EXPECT_NE(out.find(std::string(rank) + "step with overlap (1 MB buckets)"), std::string::npos) << out;
+    EXPECT_NE(out.find("% of the step), 13.1 MB averaged per step"), std::string::npos) << out;
+  }
+}
+
 TEST(Examples, MnistTrainRejectsBadFlagsAndMissingData) {
   if (mnist_train_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
   auto [status, out] = run(mnist_train_path() + " --epochs zero");

@@ -19,6 +19,12 @@ void expect_golden(const std::string& name, const std::string& text) {
 std::string saved_model_corpus_dir() { return std::string(KILN_GOLDEN_DIR) + "/../fuzz_corpus/saved_model"; }
 std::string kiln_cli_path() { return KILN_CLI; }
 
+#ifdef KILN_MPIEXEC
+std::string mpiexec_path() { return KILN_MPIEXEC; }
+#else
+std::string mpiexec_path() { return ""; }
+#endif
+
 #ifdef KILN_MNIST_TRAIN
 std::string mnist_train_path() { return KILN_MNIST_TRAIN; }
 std::string mnist_seed_loop_path() { return KILN_MNIST_SEED_LOOP; }

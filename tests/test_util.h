@@ -78,6 +78,8 @@ void expect_golden(const std::string& name, const std::string& text);
 // checkout's paths, so other test files compile the same in every clone
 // (and hit ccache).
 std::string mnist_train_path();
+// mpirun, when Kiln is built with MPI, else empty.
+std::string mpiexec_path();
 std::string mnist_seed_loop_path();
 // tests/fuzz_corpus/saved_model (the saved-model fuzz seeds) and the kiln-cli
 // executable.

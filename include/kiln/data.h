@@ -78,6 +78,10 @@ class Dataset {
   Dataset take(int64_t count) const;
   // All but the first `count` elements (-1: skips everything).
   Dataset skip(int64_t count) const;
+  // Every `num_shards`-th element, starting at `index` (tf.data's shard):
+  // rank r of n reads shard(n, r), so the ranks of a data-parallel job see
+  // disjoint parts. Shard before shuffling (each rank shuffles its own part).
+  Dataset shard(int64_t num_shards, int64_t index) const;
   // Produces up to `buffer_size` elements ahead on a background thread.
   Dataset prefetch(int64_t buffer_size = 1) const;
 

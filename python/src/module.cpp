@@ -12,4 +12,5 @@ PYBIND11_MODULE(_C, m) {
   bind_autodiff(m);
   bind_data(m);
   bind_saved_model(m);
+  bind_distributed(m);
 }

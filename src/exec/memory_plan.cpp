@@ -78,7 +78,9 @@ MemoryPlan plan_memory(const graph::Graph& graph, std::span<Step> steps, int num
     const detail::OpDef& op = *st.node->op;
     for (int s : st.outputs) defined_at[s] = i;
     for (int s : st.inputs) last_read[s] = i;
-    if (st.node->is_stateful())
+    // A stateful op may keep its inputs; a background op reads them after
+    // its step, until it finishes.
+    if (st.node->is_stateful() || op.start)
       for (int s : st.inputs) escapes[s] = 1;
     if (op.is(detail::kSetsOwnOutputs)) {
       // The outputs may view any input: one lifetime for all of them.
@@ -115,7 +117,8 @@ MemoryPlan plan_memory(const graph::Graph& graph, std::span<Step> steps, int num
     Step& st = steps[i];
     st.arena_allocation.clear();
     for (std::size_t k = 0; k < st.outputs.size(); ++k) st.arena_allocation.push_back(-1);
-    if (!st.static_types || st.node->op->is(detail::kSetsOwnOutputs)) continue;
+    // A background op's outputs are written after its step: not in the arena.
+    if (!st.static_types || st.node->op->is(detail::kSetsOwnOutputs) || st.node->op->start) continue;
     for (std::size_t k = 0; k < st.outputs.size(); ++k) {
       const detail::TensorType& t = st.node->outputs[k];
       int slot = st.outputs[k];

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "core/error_context.h"
 #include "runtime/dispatch.h"
 
@@ -122,6 +125,63 @@ detail::TensorList run_in_arena(const Step& step, std::span<const Tensor> inputs
   return outs;
 }
 
+// Allocates a background step's outputs (never in the arena: the work writes
+// them after the step) and starts it.
+detail::TensorList start_step(const Step& step, std::span<const Tensor> inputs, void** token) {
+  const graph::Node& n = *step.node;
+  detail::TensorList outs(n.outputs.size());
+  if (step.static_types) {
+    for (std::size_t k = 0; k < outs.size(); ++k) outs[k] = detail::make_tensor(n.outputs[k].dtype, n.outputs[k].shape);
+  } else {
+    detail::InferContext ic(*n.op, inputs, n.attrs);
+    n.op->infer(ic);
+    for (std::size_t k = 0; k < outs.size(); ++k)
+      outs[k] = detail::make_tensor(ic.outputs()[k].dtype, ic.outputs()[k].shape);
+  }
+  detail::KernelContext kc{*n.op, inputs, std::span<Tensor>(outs.data(), outs.size()), n.attrs};
+  *token = n.op->start(kc);
+  return outs;
+}
+
+// The tokens of a call's started background steps. Whatever is still running
+// when the call ends or fails is finished here (errors dropped: the call is
+// already failing), so no work outlives the values it writes to.
+class Background {
+ public:
+  explicit Background(const std::vector<const graph::Node*>& nodes) : nodes_(nodes) {
+    tokens_.resize(nodes.size());
+  }
+  ~Background() {
+    for (std::size_t a = 0; a < tokens_.size(); ++a) {
+      if (!tokens_[a]) continue;
+      try {
+        nodes_[a]->op->finish(std::exchange(tokens_[a], nullptr));
+      } catch (...) {
+      }
+    }
+  }
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  void set(int a, void* token) { tokens_[static_cast<std::size_t>(a)] = token; }
+  void finish(int a) {
+    void* token = std::exchange(tokens_[static_cast<std::size_t>(a)], nullptr);
+    if (!token) return;
+    const graph::Node& n = *nodes_[static_cast<std::size_t>(a)];
+    try {
+      n.op->finish(token);
+    } catch (...) {
+      rethrow_at(n);
+    }
+  }
+  void finish_all() {
+    for (std::size_t a = 0; a < tokens_.size(); ++a) finish(static_cast<int>(a));
+  }
+
+ private:
+  const std::vector<const graph::Node*>& nodes_;
+  detail::SmallVector<void*, 4> tokens_;
+};
+
 }  // namespace
 
 Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
@@ -156,6 +216,8 @@ Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
     for (const detail::TensorType& t : node->outputs) step.static_types &= t.shape.is_fully_defined();
     steps_.push_back(std::move(step));
   }
+  hoist_background_steps();
+  place_finishes();
   // Last uses, scanning backwards; results and inputs fed by the caller stay.
   std::vector<char> used_later(num_slots_, 0);
   for (int s : result_slots_) used_later[s] = 1;
@@ -171,6 +233,55 @@ Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
     }
   }
   memory_ = plan_memory(gr, steps_, num_slots_, input_slots_, result_slots_);
+}
+
+void Plan::hoist_background_steps() {
+  bool any = false;
+  for (const Step& st : steps_) any |= st.node->op->start != nullptr;
+  if (!any) return;
+  // pos[node id]: the node's step index in `out` (-1: no step).
+  std::vector<int> pos(graph_->nodes().size(), -1);
+  std::vector<Step> out;
+  out.reserve(steps_.size());
+  int last_background = -1;
+  for (Step& st : steps_) {
+    const graph::Node& n = *st.node;
+    if (!n.op->start) {
+      pos[n.id] = static_cast<int>(out.size());
+      out.push_back(std::move(st));
+      continue;
+    }
+    // After its inputs' producers, its control inputs, and the background
+    // step before it (background steps keep graph order: every process
+    // running this graph starts its collectives in the same order).
+    int after = last_background;
+    for (const graph::Value& v : n.inputs) after = std::max(after, pos[v.node->id]);
+    for (const graph::Node* c : n.control_inputs) after = std::max(after, pos[c->id]);
+    int at = after + 1;
+    out.insert(out.begin() + at, std::move(st));
+    for (std::size_t i = static_cast<std::size_t>(at); i < out.size(); ++i) pos[out[i].node->id] = static_cast<int>(i);
+    last_background = at;
+  }
+  steps_ = std::move(out);
+}
+
+void Plan::place_finishes() {
+  std::vector<int> started_by(static_cast<std::size_t>(num_slots_), -1);
+  std::vector<char> finished;
+  for (Step& st : steps_) {
+    for (int s : st.inputs) {
+      int a = started_by[static_cast<std::size_t>(s)];
+      if (a >= 0 && !finished[static_cast<std::size_t>(a)]) {
+        st.finish_first.push_back(a);
+        finished[static_cast<std::size_t>(a)] = 1;
+      }
+    }
+    if (!st.node->op->start) continue;
+    st.background = static_cast<int>(background_nodes_.size());
+    background_nodes_.push_back(st.node);
+    finished.push_back(0);
+    for (int s : st.outputs) started_by[static_cast<std::size_t>(s)] = st.background;
+  }
 }
 
 void Plan::check_inputs(std::size_t num_inputs) const {
@@ -205,10 +316,14 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
   // Keeping every value (all_values) defeats the sharing the plan assumes.
   Arena arena(memory_, !keep_all);
   bool arena_usable = arena.active();
+  // Declared after the arena: its destructor (finishing leftover work) runs
+  // first, while the values the work may touch are still alive.
+  Background background(background_nodes_);
   detail::SmallVector<Tensor, 4> args;
   Tensor* slots = frame.slots();
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     const Step& step = steps_[i];
+    for (int a : step.finish_first) background.finish(a);
     for (std::size_t k = 0; k < step.inputs.size(); ++k) {
       Tensor& slot = slots[step.inputs[k]];
       if (step.last_use[k] && !keep_all) args.push_back(std::move(slot));
@@ -218,9 +333,16 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
     try {
       std::span<const Tensor> in(args.data(), args.size());
       std::span<const detail::TensorType> types(n.outputs.data(), n.outputs.size());
-      detail::TensorList outs = step.uses_arena && arena_usable ? run_in_arena(step, in, arena)
-                                : step.static_types ? detail::run_kernel(*n.op, in, n.attrs, types, &n.location)
-                                                    : detail::run_eager(*n.op, in, n.attrs, &n.location);
+      detail::TensorList outs;
+      if (step.background >= 0) [[unlikely]] {
+        void* token = nullptr;
+        outs = start_step(step, in, &token);
+        background.set(step.background, token);
+      } else {
+        outs = step.uses_arena && arena_usable ? run_in_arena(step, in, arena)
+               : step.static_types ? detail::run_kernel(*n.op, in, n.attrs, types, &n.location)
+                                   : detail::run_eager(*n.op, in, n.attrs, &n.location);
+      }
       args.clear();
       const bool store_all = !step.drops_outputs || keep_all;
       for (std::size_t k = 0; k < step.outputs.size(); ++k)
@@ -232,6 +354,8 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
     // is still held: the rest of the call allocates normally.
     if (arena_usable && !arena.released_after(i)) arena_usable = false;
   }
+  // Work whose outputs only the caller reads (or nobody).
+  background.finish_all();
   if (all_values) {
     const auto& nodes = graph_->nodes();
     all_values->assign(nodes.size(), {});

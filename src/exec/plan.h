@@ -15,7 +15,10 @@ namespace kiln::exec {
 class Plan {
  public:
   // Steps for every node a result or a stateful node depends on, in graph
-  // order; nodes nothing needs are left out.
+  // order; nodes nothing needs are left out. A background op (a collective,
+  // OpDef::start) is moved up to just after the steps it depends on and
+  // finished just before the first step that reads its outputs, so the steps
+  // between overlap its work.
   explicit Plan(std::shared_ptr<const graph::Graph> graph);
 
   // `inputs`: the graph's parameters, then its captures, in order. With
@@ -31,10 +34,14 @@ class Plan {
   detail::ResultLeaves run_consuming(std::span<Tensor> inputs, std::size_t consumed) const;
 
   const MemoryPlan& memory_plan() const { return memory_; }
+  // The steps in the order they run (tests check where collectives go).
+  const std::vector<Step>& steps() const { return steps_; }
 
   class Frame;
 
  private:
+  void hoist_background_steps();
+  void place_finishes();
   void check_inputs(std::size_t num_inputs) const;
   detail::ResultLeaves execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const;
 
@@ -44,6 +51,8 @@ class Plan {
   std::vector<int> result_slots_;
   int num_slots_ = 0;
   MemoryPlan memory_;
+  // The node of each background step, by its number (Step::background).
+  std::vector<const graph::Node*> background_nodes_;
 };
 
 }  // namespace kiln::exec

@@ -26,6 +26,11 @@ struct Step {
   // type inference and uses the node's output types.
   bool static_types = false;
   bool uses_arena = false;  // some output has an arena allocation
+  // A background op (OpDef::start): its number among the plan's background
+  // steps, else -1.
+  int background = -1;
+  // Background steps to finish before this one runs (it reads their outputs).
+  detail::SmallVector<int, 1> finish_first;
 };
 
 }  // namespace kiln::exec

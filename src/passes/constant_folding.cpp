@@ -15,6 +15,9 @@ using graph::Node;
 
 bool foldable(const Node& n, int64_t max_elements) {
   if (n.is_stateful() || n.op->is(detail::kGraphOnly) || const_value(n)) return false;
+  // A background op (a collective) talks to other processes: it runs when
+  // the graph runs, never while a plan is compiled.
+  if (n.op->start) return false;
   // A resource handle names state (a variable): reading through it must
   // happen per call.
   for (const graph::Value& v : n.inputs)

@@ -1,6 +1,7 @@
 // The one place that knows every op: OpRegistry::global() calls
 // register_all_ops once. This folder is the top of src/ (docs/architecture.md),
 // so it may include every folder that defines ops; the schema below knows none.
+#include "distributed/collectives.h"
 #include "exec/fused_elementwise.h"
 #include "graph_ops/call_op.h"
 #include "graph_ops/control_flow_ops.h"
@@ -21,6 +22,8 @@ void register_all_ops(OpRegistry& r) {
   register_training_ops(r);
   register_host_function_ops(r);
   register_grad_ops(r);
+  // src/distributed: the collectives (a world of one until init()).
+  distributed_detail::register_distributed_ops(r);
   // src/graph_ops: ops whose attrs hold graphs.
   register_control_flow_ops(r);  // If, While and their Stateful twins
   register_call_ops(r);          // Call, StatefulCall

@@ -125,6 +125,14 @@ struct GradContext {
 using InferFn = void (*)(InferContext&);
 using KernelFn = void (*)(KernelContext&);
 using GradFn = void (*)(GradContext&);
+// An op whose work goes on in the background (a collective, run by the
+// communication thread of src/distributed). `start` begins it on outputs the
+// caller allocated and returns a token; `finish(token)` waits for the work,
+// releases the token and throws the work's error, if any. Called exactly once
+// per token, even when another step failed in between. The started work keeps
+// what it reads and writes alive by itself until it finishes.
+using StartFn = void* (*)(KernelContext&);
+using FinishFn = void (*)(void* token);
 
 // One sample of an op's inputs, for the registry-wide tests (DESIGN.md §3).
 struct OpSample {
@@ -172,6 +180,12 @@ struct OpDef {
   // For elementwise ops: the contiguous loop per dtype (indexed by DType), or
   // nullptr where the dtype is not supported.
   ElementwiseLoop elementwise[kNumDTypes] = {};
+  // Background ops: the executor starts the step as early as its inputs allow
+  // and finishes it just before the first step that reads an output, so the
+  // steps between run while the work goes on. `kernel` (start, then finish)
+  // serves eager calls. Both null for every other op.
+  StartFn start = nullptr;
+  FinishFn finish = nullptr;
 
   bool is(OpFlags f) const { return (flags & f) != 0; }
 };
