@@ -227,6 +227,11 @@ class Dataset:
     def skip(self, count, name=None):
         return self._derived(self._ds.skip(int(count)))
 
+    def shard(self, num_shards, index, name=None):
+        """Every `num_shards`-th element from `index`: worker `index` of `num_shards`
+        reads its own disjoint part (shard before shuffling and batching)."""
+        return self._derived(self._ds.shard(int(num_shards), int(index)))
+
     def prefetch(self, buffer_size, name=None):
         n = _AUTOTUNE_PREFETCH if buffer_size is None or int(buffer_size) == AUTOTUNE else int(buffer_size)
         return self._derived(self._ds.prefetch(n))

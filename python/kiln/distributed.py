@@ -107,7 +107,7 @@ def broadcast_variables(variables, root=0):
 
 def shard(dataset, num_shards, index):
     """Every `num_shards`-th element of a kiln.data.Dataset from `index` (tf.data's shard)."""
-    return dataset._derived(dataset._ds.shard(int(num_shards), int(index)))
+    return dataset.shard(num_shards, index)
 
 
 def stats():

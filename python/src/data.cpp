@@ -118,6 +118,7 @@ void bind_data(py::module_& m) {
       .def("repeat", &Dataset::repeat)
       .def("take", &Dataset::take)
       .def("skip", &Dataset::skip)
+      .def("shard", &Dataset::shard)
       .def("prefetch", &Dataset::prefetch)
       .def("cardinality", &Dataset::cardinality)
       .def("node_id", [](const Dataset& ds) { return reinterpret_cast<std::uintptr_t>(ds.node().get()); })

@@ -91,11 +91,6 @@ void bind_distributed(py::module_& m) {
     out["wait_seconds"] = s.wait_seconds;
     return out;
   });
-  // The engine's Dataset.shard (kiln.data.Dataset.shard wraps it).
-  py::type dataset = py::type::of<data::Dataset>();
-  py::setattr(dataset, "shard",
-              py::cpp_function([](const data::Dataset& ds, int64_t num_shards, int64_t index) { return ds.shard(num_shards, index); },
-                               py::name("shard"), py::is_method(dataset), py::sibling(py::getattr(dataset, "shard", py::none()))));
 }
 
 }  // namespace kiln::python

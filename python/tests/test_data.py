@@ -110,6 +110,18 @@ def test_repeat_take_skip_and_cardinality():
         len(ds.repeat())
 
 
+def test_shard_splits_the_elements_between_workers():
+    ds = tf.data.Dataset.range(10)
+    shards = [values(ds.shard(3, i)) for i in range(3)]
+    assert shards == [[0, 3, 6, 9], [1, 4, 7], [2, 5, 8]]
+    assert [int(ds.shard(3, i).cardinality()) for i in range(3)] == [4, 3, 3]
+    assert values(ds.shard(2, 1).batch(2)) == [[1, 3], [5, 7], [9]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"index must be in \[0, 3\), got 3"):
+        ds.shard(3, 3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="num_shards must be positive, got 0"):
+        ds.shard(0, 0)
+
+
 def test_shuffle_is_a_permutation_reproducible_with_a_seed():
     a = values(tf.data.Dataset.range(20).shuffle(20, seed=7))
     b = values(tf.data.Dataset.range(20).shuffle(20, seed=7))
