@@ -468,6 +468,59 @@ TEST(SavedModel, ModuleSeedRoundTrip) {
   ::testing::internal::GetCapturedStderr();
 }
 
+namespace {
+
+// The seed's DemoModule with a named method, as tf.Module's tf.function
+// attributes: saving the module saves the method without listing it, and the
+// spec's name names the signature's input.
+struct NamedDemoModule : kiln::Module {
+  NamedDemoModule() : kiln::Module("demo_module"), x(add_variable("x", constant(1.f))) {}
+  NamedDemoModule(NamedDemoModule&&) = delete;
+  Variable x;
+  Method<Tensor(const Tensor&)> addprint = method<Tensor(const Tensor&)>(
+      "addprint",
+      [this](const Tensor& a) {
+        x.assign_add(a);
+        return x.read_value();
+      },
+      {.input_signature = std::vector<TensorSpec>{TensorSpec({}, float32, "a")}});
+  std::shared_ptr<nn::Dense> dense = track(std::make_shared<nn::Dense>(2, nn::DenseOptions{.seed = 1}));
+  Method<Tensor(const Tensor&)> forward = method<Tensor(const Tensor&)>(
+      "forward", [this](const Tensor& v) { return (*dense)(v); });
+};
+
+}  // namespace
+
+TEST(SavedModel, NamedModuleMethodsAreSavedWithoutListing) {
+  TempDir tmp;
+  NamedDemoModule demo;
+  ASSERT_EQ(demo.methods().size(), 2u);
+  EXPECT_EQ(demo.methods()[0].name, "addprint");
+  EXPECT_EQ(demo.addprint.options().name, "addprint");
+  demo.forward(constant({{1.f, 2.f, 3.f}}));
+  demo.forward(constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}));  // a second trace, relaxed
+  Tensor want = demo.forward(constant({{0.5f, -1.f, 2.f}}));
+  // addprint was never called: its input_signature is traced on save, as TF does.
+  sm::save(demo, tmp.path("demo_model"), {{"serving_default", {demo.addprint}}});
+
+  sm::Loaded loaded = sm::load(tmp.path("demo_model"));
+  ASSERT_EQ(loaded.signature("serving_default").inputs().size(), 1u);
+  EXPECT_EQ(loaded.signature("serving_default").inputs()[0].name, "a");
+  expect_tensor<float>(loaded.signature("serving_default")({{"a", constant(5.f)}}).at("output_0"), {}, {6.f});
+  expect_tensor<float>(loaded.function("addprint")(constant(5.f)), {}, {11.f});
+  Tensor got = loaded.function("forward")(constant({{0.5f, -1.f, 2.f}}));
+  EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>());
+}
+
+TEST(SavedModel, NamedSpecsNameTheGraphParameters) {
+  auto f = kiln::function([](const Tensor& images, const Tensor& scale) { return images * scale; });
+  TensorSpec images({None, 3}, float32, "images");
+  EXPECT_EQ(images.to_string(), "TensorSpec(shape=(None, 3), dtype=float32, name='images')");
+  EXPECT_EQ(TensorSpec({}, int32).to_string(), "TensorSpec(shape=(), dtype=int32)");
+  ConcreteFunction cf = f.get_concrete_function(images, TensorSpec({}, float32));
+  EXPECT_NE(cf.to_string().find("(images: float32 (None, 3), arg1: float32 ())"), std::string::npos) << cf.to_string();
+}
+
 // A Sequential of Sequentials of Dense layers: the tree, the variables and
 // a traced forward pass survive the round trip.
 TEST(SavedModel, NestedModulesRoundTrip) {

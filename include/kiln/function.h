@@ -9,6 +9,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kiln/detail/trace.h"
@@ -247,6 +249,27 @@ template <class F>
 Function<std::decay_t<F>> function(F&& callable, FunctionOptions options = {}) {
   return Function<std::decay_t<F>>(std::forward<F>(callable), std::move(options));
 }
+
+namespace detail {
+template <class F, std::size_t... I>
+void trace_signature(const Function<F>& f, const std::vector<TensorSpec>& specs, std::index_sequence<I...>) {
+  if constexpr (std::is_invocable_v<F&, decltype((void)I, std::declval<Tensor&>())...>)
+    if (specs.size() == sizeof...(I)) f.get_concrete_function(specs[I]...);
+}
+
+// Every trace of `f` (what a saved model stores); a function with an
+// input_signature (of up to 8 tensors) that was never called is traced now,
+// as TF does on save.
+template <class F> std::vector<ConcreteFunction> traces_of(const Function<F>& f) {
+  std::vector<ConcreteFunction> fs = f.concrete_functions();
+  const auto& specs = f.options().input_signature;
+  if (!fs.empty() || !specs) return fs;
+  [&]<std::size_t... N>(std::index_sequence<N...>) {
+    (trace_signature(f, *specs, std::make_index_sequence<N>()), ...);
+  }(std::make_index_sequence<9>());
+  return f.concrete_functions();
+}
+}  // namespace detail
 
 namespace config {
 // Makes every Function call run its callable eagerly (for debugging).

@@ -6,8 +6,8 @@
 //   struct Demo : kiln::Module {
 //     kiln::Variable x = add_variable("x", kiln::constant(1.f));  // "demo/x:0"
 //     kiln::Method<kiln::Tensor(const kiln::Tensor&)> addprint = method<kiln::Tensor(const kiln::Tensor&)>(
-//         [this](const kiln::Tensor& a) { x.assign_add(a); return x.read_value(); },
-//         {.input_signature = std::vector{kiln::TensorSpec({}, kiln::DType::Float32)}});
+//         "addprint", [this](const kiln::Tensor& a) { x.assign_add(a); return x.read_value(); },
+//         {.input_signature = std::vector{kiln::TensorSpec({}, kiln::DType::Float32, "a")}});
 //     Demo() : kiln::Module("demo") {}
 //   };
 //
@@ -73,6 +73,13 @@ class Module {
   // for a variable. A name already ending in ":N" is kept as it is.
   std::string scoped_name(std::string_view name) const;
 
+  // The named methods of this module itself, in order of definition.
+  struct NamedMethod {
+    std::string name;
+    std::function<std::vector<ConcreteFunction>()> traces;  // every trace, as saving sees them
+  };
+  const std::vector<NamedMethod>& methods() const { return methods_; }
+
  protected:
   // Creates a variable named scoped_name(name) and tracks it.
   Variable add_variable(std::string_view name, const Tensor& initial_value, bool trainable = true,
@@ -104,6 +111,17 @@ class Module {
     if (options.name.empty()) options.name = name_;
     return kiln::function(std::function<Signature>(std::forward<F>(body)), std::move(options));
   }
+  // A traced member function that belongs to the module under `name`, as a
+  // tf.function attribute of a tf.Module: saved_model::save(module, dir)
+  // saves every trace of it without its being listed. The function's own
+  // default name is `name` too.
+  template <class Signature, class F>
+  Method<Signature> method(std::string name, F&& body, FunctionOptions options = {}) {
+    if (options.name.empty()) options.name = name;
+    Method<Signature> m = kiln::function(std::function<Signature>(std::forward<F>(body)), std::move(options));
+    methods_.push_back({std::move(name), [m] { return detail::traces_of(m); }});
+    return m;
+  }
   // The submodules tracked by this module itself, in order.
   const std::vector<std::shared_ptr<Module>>& children() const { return children_; }
 
@@ -116,6 +134,7 @@ class Module {
   bool trainable_ = true;
   std::vector<Variable> variables_;
   std::vector<std::shared_ptr<Module>> children_;
+  std::vector<NamedMethod> methods_;
 };
 
 }  // namespace kiln

@@ -32,24 +32,6 @@ inline constexpr int kFormatVersion = 1;
 namespace detail {
 // The one trace of `fs` (a signature is one graph); throws naming `what` otherwise.
 ConcreteFunction single_trace(const std::vector<ConcreteFunction>& fs, const std::string& what);
-
-template <class F, std::size_t... I>
-void trace_signature(const Function<F>& f, const std::vector<TensorSpec>& specs, std::index_sequence<I...>) {
-  if constexpr (std::is_invocable_v<F&, decltype((void)I, std::declval<Tensor&>())...>)
-    if (specs.size() == sizeof...(I)) f.get_concrete_function(specs[I]...);
-}
-
-// Every trace of `f`; a function with an input_signature (of up to 8
-// tensors) that was never called is traced now, as TF does on save.
-template <class F> std::vector<ConcreteFunction> traces_of(const Function<F>& f) {
-  std::vector<ConcreteFunction> fs = f.concrete_functions();
-  const auto& specs = f.options().input_signature;
-  if (!fs.empty() || !specs) return fs;
-  [&]<std::size_t... N>(std::index_sequence<N...>) {
-    (trace_signature(f, *specs, std::make_index_sequence<N>()), ...);
-  }(std::make_index_sequence<9>());
-  return f.concrete_functions();
-}
 }  // namespace detail
 
 // A serving entry point: one traced graph, with names for its inputs (by
@@ -62,7 +44,7 @@ struct Signature {
   // or given an input_signature).
   template <class F>
   Signature(const Function<F>& function, std::vector<std::string> input_names = {})
-      : Signature(detail::single_trace(detail::traces_of(function), "a signature's kiln::function"),
+      : Signature(detail::single_trace(kiln::detail::traces_of(function), "a signature's kiln::function"),
                   std::move(input_names)) {}
 
   ConcreteFunction function;
@@ -98,7 +80,7 @@ struct Object {
   }
   // Every trace of `function` so far (its input_signature's when never called).
   template <class F> Object& add(std::string name, const Function<F>& function) {
-    functions.emplace_back(std::move(name), detail::traces_of(function));
+    functions.emplace_back(std::move(name), kiln::detail::traces_of(function));
     return *this;
   }
   Object& add(std::string name, Object child) {
@@ -118,8 +100,9 @@ void save(const Object& root, const std::string& dir, const Signatures& signatur
 
 // The object tree of a kiln::Module: its own variables (named without the
 // module's scope and ":0": "dense/kernel:0" is "kernel") and its submodules
-// by name, recursively. C++ cannot list a module's methods: add the ones to
-// keep with `.add("addprint", demo.addprint)`.
+// by name, recursively, and its named methods (Module::method("name", ...))
+// with every trace of each. A method made without a name is not part of the
+// module: add it with `.add("addprint", demo.addprint)`.
 Object module_object(const Module& module);
 // save(module_object(module), dir, signatures), as tf.saved_model.save.
 void save(const Module& module, const std::string& dir, const Signatures& signatures = {});

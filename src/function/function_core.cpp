@@ -179,9 +179,14 @@ Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flat
   std::vector<Tensor> params;
   const std::vector<std::string> leaf_names = names();
   std::size_t leaf = 0;
+  // The front end's names, else an input_signature spec's name (its specs
+  // are the leaves, one to one), else arg<i>.
   auto param_name = [&] {
     std::size_t i = leaf++;
-    return i < leaf_names.size() && !leaf_names[i].empty() ? leaf_names[i] : fmt::format("arg{}", i);
+    if (i < leaf_names.size() && !leaf_names[i].empty()) return leaf_names[i];
+    if (options.input_signature && i < options.input_signature->size() && !(*options.input_signature)[i].name.empty())
+      return (*options.input_signature)[i].name;
+    return fmt::format("arg{}", i);
   };
   for (const KeyAtom& a : key.atoms) {
     if (a.kind == KeyAtom::Kind::Tensor)

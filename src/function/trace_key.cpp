@@ -6,7 +6,8 @@
 namespace kiln {
 
 std::string TensorSpec::to_string() const {
-  return fmt::format("TensorSpec(shape={}, dtype={})", shape.to_string(), dtype_name(dtype));
+  if (name.empty()) return fmt::format("TensorSpec(shape={}, dtype={})", shape.to_string(), dtype_name(dtype));
+  return fmt::format("TensorSpec(shape={}, dtype={}, name='{}')", shape.to_string(), dtype_name(dtype), name);
 }
 
 namespace detail {
@@ -46,6 +47,12 @@ void Flattener::spec(const TensorSpec& spec) {
         "kiln::function: {} is a spec, not a value; pass specs to get_concrete_function",
         spec.to_string()));
   key.add({.kind = KeyAtom::Kind::Tensor, .dtype = spec.dtype, .shape = spec.shape});
+  if (!spec.name.empty() || !spec_names_.empty()) {
+    spec_names_.resize(leaves.size());
+    spec_names_.push_back(spec.name);
+    // A front end that names the leaves itself (Python) keeps its names.
+    if (!leaf_names.fn) leaf_names = {[](const void* self) { return static_cast<const Flattener*>(self)->spec_names_; }, this};
+  }
   leaves.push_back(Tensor());
 }
 

@@ -1,5 +1,5 @@
 // A kiln::Module as a saved-model object tree, through Module's public API
-// only (variables(), submodules(), name()): a module's direct children are
+// only (variables(), submodules(), methods(), name()): a module's direct children are
 // its submodules that no other submodule holds, its own variables are those
 // no child holds.
 #include <fmt/format.h>
@@ -50,6 +50,7 @@ Object object_of(const Module& m, int depth) {
   for (const Variable& v : m.variables())
     if (!held_by_children.count(v.state().get())) obj.add(unique(taken, member_name(v.name())), v);
   for (const auto& c : children) obj.add(unique(taken, c->name()), object_of(*c, depth + 1));
+  for (const Module::NamedMethod& method : m.methods()) obj.functions.emplace_back(unique(taken, method.name), method.traces());
   return obj;
 }
 

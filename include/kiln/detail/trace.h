@@ -22,12 +22,16 @@
 namespace kiln {
 
 // The type and shape a tensor argument must have; kiln::None for a dim that
-// may vary. Used in input_signature and get_concrete_function.
+// may vary. Used in input_signature and get_concrete_function. A name, as
+// TF's TensorSpec(shape, dtype, name), names the graph's parameter and so a
+// saved signature's input; it does not change which calls the spec accepts.
 struct TensorSpec {
   Shape shape;
   DType dtype = DType::Float32;
-  TensorSpec(Shape shape, DType dtype = DType::Float32) : shape(shape), dtype(dtype) {}
-  // "TensorSpec(shape=(None,), dtype=int32)"
+  std::string name;
+  TensorSpec(Shape shape, DType dtype = DType::Float32, std::string name = {})
+      : shape(shape), dtype(dtype), name(std::move(name)) {}
+  // "TensorSpec(shape=(None,), dtype=int32)", "TensorSpec(shape=(), dtype=float32, name='a')"
   std::string to_string() const;
 };
 
@@ -64,6 +68,8 @@ struct TraceKeyHash {
 class Flattener {
  public:
   explicit Flattener(bool specs_allowed = false) : specs_allowed_(specs_allowed) {}
+  Flattener(const Flattener&) = delete;  // leaf_names may point at this object
+  Flattener& operator=(const Flattener&) = delete;
   void tensor(const Tensor& t);
   void spec(const TensorSpec& spec);
   void variable(const Tensor& handle, DType dtype, const Shape& shape);
@@ -87,6 +93,7 @@ class Flattener {
 
  private:
   bool specs_allowed_;
+  std::vector<std::string> spec_names_;  // the names of the specs among the leaves
 };
 
 // Hands out the symbolic tensors that replace the leaves while tracing.
