@@ -72,6 +72,36 @@ TEST(Function, ShapesRelaxAfterOneRetrace) {
   EXPECT_EQ(g.inputs()[0].shape, (Shape{None, 3}));
 }
 
+// TF's FunctionCache generalizes against every trace it holds: a new size
+// relaxes the trace of the same structure even when another structure was
+// traced in between.
+TEST(Function, ShapesRelaxAgainstAnyTraceOfTheSameStructure) {
+  auto f = kiln::function([](const Tensor& x, bool twice) { return twice ? x * 2 : x; });
+  f(zeros({2}), true);
+  f(zeros({3}), false);  // another structure: traced as it is
+  EXPECT_EQ(f.tracing_count(), 2);
+  f(zeros({4}), true);  // relaxes the (2,) trace although the last trace was (3,) false
+  EXPECT_EQ(f.tracing_count(), 3);
+  EXPECT_EQ(f.retrace_log().back().cause, RetraceCause::Relaxed);
+  for (int n = 5; n < 9; ++n) expect_tensor<float>(f(ones({n}), true), {n}, std::vector<float>(n, 2.f));
+  f(zeros({6}), false);  // and the false structure relaxes its own (3,) trace
+  f(zeros({7}), false);
+  EXPECT_EQ(f.tracing_count(), 4);
+}
+
+// A spec of unknown rank accepts tensors of any rank, on the call path and on
+// a ConcreteFunction alike (one matching rule).
+TEST(Function, UnknownRankSignatureAcceptsAnyRank) {
+  auto f = kiln::function([](const Tensor& x) { return x + 1; },
+                          {.input_signature = std::vector<TensorSpec>{TensorSpec(Shape::unknown_rank(), float32)}});
+  expect_tensor<float>(f(constant(1.f)), {}, {2.f});
+  expect_tensor<float>(f(constant({{1.f, 2.f}})), {1, 2}, {2.f, 3.f});
+  EXPECT_EQ(f.tracing_count(), 1);
+  ConcreteFunction c = f.get_concrete_function(TensorSpec(Shape::unknown_rank(), float32));
+  expect_tensor<float>(c(constant({1.f, 2.f, 3.f}))[0], {3}, {2.f, 3.f, 4.f});
+  expect_error<InvalidArgument>([&] { f(constant(1)); }, {"do not fit its input_signature"});
+}
+
 TEST(Function, ExactShapesTracesEveryShape) {
   FunctionOptions o;
   o.exact_shapes = true;

@@ -3,11 +3,11 @@
 // kiln::function (no cache, no passes).
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/tensor_impl.h"
 #include "trace/tracing_context.h"
 #include "graph/graph.h"
 #include "runtime/dispatch.h"
@@ -36,7 +36,7 @@ inline detail::TensorType f32(Shape s) { return {DType::Float32, std::move(s)}; 
 inline void expect_bitwise(const Tensor& a, const Tensor& b) {
   ASSERT_EQ(a.dtype(), b.dtype());
   ASSERT_EQ(a.shape(), b.shape());
-  EXPECT_EQ(std::memcmp(detail::raw_data(a), detail::raw_data(b), static_cast<std::size_t>(a.size()) * dtype_size(a.dtype())), 0);
+  EXPECT_TRUE(detail::same_bits(a, b));
 }
 
 }  // namespace kiln::testing

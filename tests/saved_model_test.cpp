@@ -177,10 +177,8 @@ ConcreteFunction trace_sample(const detail::OpDef& op, const detail::OpSample& s
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
-  if (a.dtype() == DType::String) return a.to_vector<std::string>() == b.to_vector<std::string>();
-  if (a.dtype() == DType::Resource) return true;
-  return std::memcmp(detail::raw_data(a), detail::raw_data(b), static_cast<std::size_t>(a.size()) * dtype_size(a.dtype())) == 0;
+  if (a.dtype() == DType::Resource) return b.dtype() == DType::Resource && a.shape() == b.shape();
+  return detail::same_bits(a, b);
 }
 
 }  // namespace

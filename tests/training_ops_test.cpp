@@ -3,9 +3,9 @@
 // and its errors.
 #include "test_util.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include "core/tensor_impl.h"
 
 using namespace kiln;
 using kiln::testing::expect_error;
@@ -34,10 +34,7 @@ struct Slots {
 void expect_same_bits(const Tensor& a, const Tensor& b, const std::string& what) {
   ASSERT_EQ(a.dtype(), b.dtype()) << what;
   ASSERT_EQ(a.shape(), b.shape()) << what;
-  bool same = a.dtype() == DType::Float32
-                  ? std::memcmp(a.data<float>(), b.data<float>(), sizeof(float) * a.size()) == 0
-                  : std::memcmp(a.data<double>(), b.data<double>(), sizeof(double) * a.size()) == 0;
-  EXPECT_TRUE(same) << what << " differ";
+  EXPECT_TRUE(detail::same_bits(a, b)) << what << " differ";
 }
 
 }  // namespace

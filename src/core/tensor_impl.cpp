@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <string>
 
 #include "core/allocator.h"
@@ -204,6 +205,12 @@ void require_concrete(const Tensor& t, const char* what) {
         "{}: this is a symbolic tensor of a graph being traced by kiln::function; it has no "
         "value until the graph runs. Use kiln::print to see values while the graph runs.",
         what));
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  if (a.dtype() == DType::String) return a.to_vector<std::string>() == b.to_vector<std::string>();
+  return std::memcmp(raw_data(a), raw_data(b), static_cast<std::size_t>(a.size()) * dtype_size(a.dtype())) == 0;
 }
 
 }  // namespace kiln::detail

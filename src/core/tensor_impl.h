@@ -88,6 +88,9 @@ Tensor make_symbolic(DType dtype, const Shape& shape, graph::Node* node, int out
                      std::shared_ptr<void> graph_owner);
 
 inline void* raw_data(const Tensor& t) { return t.impl()->buffer->data(); }
+// Same dtype, shape and bytes (NaN equals the same NaN, -0 differs from +0);
+// strings by value; resource handles by the handle's bytes. Both concrete.
+bool same_bits(const Tensor& a, const Tensor& b);
 template <class T> inline T* data_of(const Tensor& t) {
   return static_cast<T*>(t.impl()->buffer->data());
 }

@@ -24,11 +24,10 @@ struct ConcreteImpl {
   // ResultFlattener::front_end_data of the trace that made this graph.
   std::shared_ptr<const void> front_end_data;
 
-  // Runs the plan on the call's leaves (the captures are appended).
+  // The graph's inputs for a call: its leaves, then the captured tensors.
+  SmallVector<Tensor, 8> inputs(std::span<const Tensor> leaves) const;
+  // Runs the plan on inputs(leaves).
   ResultLeaves run(std::span<const Tensor> leaves) const;
-  // Whether a call with `key` can use this graph: same structure, dtypes and
-  // values, shapes compatible with the (maybe relaxed) specs.
-  bool accepts(const TraceKey& call) const;
 };
 
 // "arg 0", "arg 1[2]": the path of every atom of a key.

@@ -2,33 +2,23 @@
 #include <fmt/format.h>
 
 #include "function/concrete.h"
+#include "function/trace_cache.h"
 
 namespace kiln {
 namespace detail {
 
-ResultLeaves ConcreteImpl::run(std::span<const Tensor> leaves) const {
+SmallVector<Tensor, 8> ConcreteImpl::inputs(std::span<const Tensor> leaves) const {
   const auto& captures = graph->captures();
-  SmallVector<Tensor, 8> inputs;
-  inputs.reserve(leaves.size() + captures.size());
-  for (const Tensor& t : leaves) inputs.push_back(t);
-  for (const graph::Capture& c : captures) inputs.push_back(c.outer);
-  return plan->run(std::span<const Tensor>(inputs.data(), inputs.size()));
+  SmallVector<Tensor, 8> in;
+  in.reserve(leaves.size() + captures.size());
+  for (const Tensor& t : leaves) in.push_back(t);
+  for (const graph::Capture& c : captures) in.push_back(c.outer);
+  return in;
 }
 
-bool ConcreteImpl::accepts(const TraceKey& call) const {
-  if (call.atoms.size() != key.atoms.size()) return false;
-  for (std::size_t i = 0; i < call.atoms.size(); ++i) {
-    const KeyAtom& want = key.atoms[i];
-    const KeyAtom& got = call.atoms[i];
-    if (want.kind == KeyAtom::Kind::Tensor && got.kind == KeyAtom::Kind::Tensor) {
-      if (want.dtype != got.dtype || !want.shape.is_compatible_with(got.shape) ||
-          want.shape.rank() != got.shape.rank())
-        return false;
-    } else if (!(want == got)) {
-      return false;
-    }
-  }
-  return true;
+ResultLeaves ConcreteImpl::run(std::span<const Tensor> leaves) const {
+  SmallVector<Tensor, 8> in = inputs(leaves);
+  return plan->run(std::span<const Tensor>(in.data(), in.size()));
 }
 
 const std::vector<int64_t>& CallResult::sizes() const { return concrete->result_sizes; }
@@ -79,25 +69,19 @@ Outputs ConcreteFunction::call_flat(const detail::Flattener& flat) const {
   auto fail = [&](const std::string& what) {
     throw InvalidArgument(fmt::format("ConcreteFunction {}: {}", to_string(), what));
   };
-  if (got.atoms.size() != want.atoms.size()) {
-    fail(fmt::format("the arguments do not have the structure it was traced for ({} key atoms, got {})",
-                     want.atoms.size(), got.atoms.size()));
-  }
-  for (std::size_t i = 0; i < want.atoms.size(); ++i) {
+  if (std::optional<detail::KeyMismatch> m = detail::mismatch(want, got)) {
+    std::size_t i = m->atom;
+    if (m->why == detail::KeyMismatch::Why::Size)
+      fail(fmt::format("the arguments do not have the structure it was traced for ({} key atoms, got {})",
+                       want.atoms.size(), got.atoms.size()));
     const KeyAtom& w = want.atoms[i];
     const KeyAtom& g = got.atoms[i];
-    if (w.kind == KeyAtom::Kind::Tensor || w.kind == KeyAtom::Kind::Variable) {
-      if (g.kind != w.kind)
-        fail(fmt::format("{} was expected to be a {}, but is {}", paths[i], detail::atom_text(w),
-                         detail::atom_text(g)));
-      if (g.dtype != w.dtype || !w.shape.is_compatible_with(g.shape) ||
-          (w.shape.has_known_rank() && w.shape.rank() != g.shape.rank()))
-        fail(fmt::format("{} was expected to be a {} tensor of shape {}, but is a {} tensor of shape {}",
-                         paths[i], dtype_name(w.dtype), w.shape.to_string(), dtype_name(g.dtype),
-                         g.shape.to_string()));
-    } else if (!(w == g)) {
-      fail(fmt::format("{} was traced as {}, but is {}", paths[i], detail::atom_text(w), detail::atom_text(g)));
-    }
+    if (m->why == detail::KeyMismatch::Why::Kind)
+      fail(fmt::format("{} was expected to be a {}, but is {}", paths[i], detail::atom_text(w), detail::atom_text(g)));
+    if (m->why == detail::KeyMismatch::Why::Spec)
+      fail(fmt::format("{} was expected to be a {} tensor of shape {}, but is a {} tensor of shape {}", paths[i],
+                       dtype_name(w.dtype), w.shape.to_string(), dtype_name(g.dtype), g.shape.to_string()));
+    fail(fmt::format("{} was traced as {}, but is {}", paths[i], detail::atom_text(w), detail::atom_text(g)));
   }
   return Outputs(impl_->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size())));
 }

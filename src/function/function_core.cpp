@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <atomic>
-#include <cstring>
 #include <iostream>
 #include <list>
 #include <mutex>
@@ -14,6 +13,7 @@
 #include "graph_ops/call_op.h"
 #include "graph_ops/control_flow_ops.h"
 #include "function/concrete.h"
+#include "function/trace_cache.h"
 #include "trace/tracing_context.h"
 #include "passes/passes.h"
 
@@ -22,7 +22,6 @@ namespace kiln {
 namespace {
 std::atomic<bool> run_eagerly{false};
 constexpr int kRetraceWarningThreshold = 5;
-constexpr std::size_t kMaxExactKeys = 1024;
 }  // namespace
 
 namespace config {
@@ -35,53 +34,29 @@ namespace detail {
 bool functions_run_eagerly() { return run_eagerly.load(std::memory_order_relaxed); }
 bool is_tracing() { return thread_state.handler != nullptr; }
 
-using Entry = std::shared_ptr<ConcreteImpl>;
-
 struct FunctionCore::State {
+  explicit State(FunctionOptions o) : options(std::move(o)), cache(options.max_cache_entries) {}
   FunctionOptions options;
   mutable std::mutex mutex;
   // The thread tracing this function right now: a call from inside its own
   // trace (recursion) would wait on `mutex` forever, so it is an error.
   std::atomic<std::thread::id> tracing_thread{};
-  std::unordered_map<TraceKey, Entry, TraceKeyHash> exact;
-  std::vector<Entry> entries;  // every live trace, least recently used first
+  TraceCache cache;
+  // The retrace log and its warning.
   std::vector<RetraceRecord> log;
+  std::unordered_map<std::string, int> changes_by_path;
+  bool warned = false;
+  Entry last_traced;
   CacheInfo info;
   int max_traces = -1;
-  bool warned = false;
-  std::unordered_map<std::string, int> changes_by_path;
-  Entry last_traced;
-
-  void touch(const Entry& e) {
-    if (!entries.empty() && entries.back() == e) return;  // the common case: same entry again
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (entries[i] == e) {
-        entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
-        break;
-      }
-    }
-    entries.push_back(e);
-  }
-  void forget_relaxed_keys() {
-    for (auto it = exact.begin(); it != exact.end();)
-      it = it->second->relaxed ? exact.erase(it) : std::next(it);
-  }
-  void evict_if_full() {
-    while (static_cast<int>(entries.size()) > std::max(1, options.max_cache_entries)) {
-      Entry victim = entries.front();
-      entries.erase(entries.begin());
-      for (auto it = exact.begin(); it != exact.end();)
-        it = it->second == victim ? exact.erase(it) : std::next(it);
-    }
-  }
 };
 
-FunctionCore::FunctionCore(FunctionOptions options) : state_(std::make_unique<State>()) {
+FunctionCore::FunctionCore(FunctionOptions options) {
   if (options.name.empty()) options.name = "function";
   if (options.input_signature && options.exact_shapes)
     throw InvalidArgument(fmt::format(
         "kiln::function '{}': input_signature and exact_shapes cannot be combined", options.name));
-  state_->options = std::move(options);
+  state_ = std::make_unique<State>(std::move(options));
 }
 
 FunctionCore::~FunctionCore() = default;
@@ -89,34 +64,6 @@ FunctionCore::~FunctionCore() = default;
 const FunctionOptions& FunctionCore::options() const { return state_->options; }
 
 namespace {
-
-bool same_except_dims(const TraceKey& a, const TraceKey& b) {
-  if (a.atoms.size() != b.atoms.size()) return false;
-  for (std::size_t i = 0; i < a.atoms.size(); ++i) {
-    const KeyAtom& x = a.atoms[i];
-    const KeyAtom& y = b.atoms[i];
-    if (x.kind == KeyAtom::Kind::Tensor && y.kind == KeyAtom::Kind::Tensor) {
-      if (x.dtype != y.dtype || x.shape.rank() != y.shape.rank()) return false;
-    } else if (!(x == y)) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// `a` with every tensor dim that differs from `b` made unknown.
-TraceKey relax(const TraceKey& a, const TraceKey& b) {
-  TraceKey out;
-  for (std::size_t i = 0; i < a.atoms.size(); ++i) {
-    KeyAtom atom = a.atoms[i];
-    if (atom.kind == KeyAtom::Kind::Tensor && atom.shape.has_known_rank()) {
-      for (int d = 0; d < atom.shape.rank(); ++d)
-        if (atom.shape[d] != b.atoms[i].shape[d]) atom.shape[d] = None;
-    }
-    out.add(std::move(atom));
-  }
-  return out;
-}
 
 // The signature's specs as a key, checked against a call.
 TraceKey signature_key(const std::vector<TensorSpec>& specs) {
@@ -261,12 +208,9 @@ class RecordingHandler : public DispatchHandler {
   std::vector<std::vector<Tensor>> outputs;
 };
 
+// Resource outputs are handles made anew by each run; their values are what count.
 bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
-  if (a.dtype() == DType::Resource) return true;
-  if (a.dtype() == DType::String) return a.to_vector<std::string>() == b.to_vector<std::string>();
-  std::size_t bytes = static_cast<std::size_t>(a.size()) * dtype_size(a.dtype());
-  return std::memcmp(raw_data(a), raw_data(b), bytes) == 0;
+  return a.dtype() == DType::Resource ? a.dtype() == b.dtype() && a.shape() == b.shape() : same_bits(a, b);
 }
 
 std::string value_text(const Tensor& t) {
@@ -280,9 +224,7 @@ std::string value_text(const Tensor& t) {
 ResultLeaves verify_call(const FunctionOptions& options, const ConcreteImpl& entry,
                                 std::span<const Tensor> leaves, TraceFnRef trace) {
   std::vector<std::vector<Tensor>> graph_values;
-  SmallVector<Tensor, 8> inputs;
-  for (const Tensor& t : leaves) inputs.push_back(t);
-  for (const graph::Capture& c : entry.graph->captures()) inputs.push_back(c.outer);
+  SmallVector<Tensor, 8> inputs = entry.inputs(leaves);
   ResultLeaves results = entry.plan->run(std::span<const Tensor>(inputs.data(), inputs.size()), &graph_values);
 
   RecordingHandler recorder;
@@ -356,9 +298,7 @@ std::shared_ptr<const exec::Plan> optimized_plan_for(const std::shared_ptr<const
 // the entry's own plan. `ran`: the results of a call that already ran
 // (the verify option), recorded as they are.
 ResultLeaves run_recorded(TapeHook& tapes, const ConcreteImpl& impl, const Flattener& flat, ResultLeaves* ran) {
-  SmallVector<Tensor, 8> inputs;
-  for (const Tensor& t : flat.leaves) inputs.push_back(t);
-  for (const graph::Capture& c : impl.graph->captures()) inputs.push_back(c.outer);
+  SmallVector<Tensor, 8> inputs = impl.inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
   std::span<const Tensor> in(inputs.data(), inputs.size());
   std::shared_ptr<const graph::Graph> g = impl.graph;
   ResultLeaves out;
@@ -385,10 +325,7 @@ std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, Trac
     sig = signature_key(*s.options.input_signature);
     key = &sig;
   }
-  auto it = s.exact.find(*key);
-  if (it != s.exact.end()) return it->second;
-  for (const Entry& e : s.entries)
-    if (e->key == *key) return e;  // a relaxed trace asked for by its own specs
+  if (Entry e = s.cache.find(*key)) return e;
   ++s.info.misses;
   Entry first_run;
   TracingMark mark(s);
@@ -396,12 +333,64 @@ std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, Trac
   // A first trace that initializes variables from arguments cannot run here
   // (specs have no values); reading such a variable later says so.
   ++s.info.traces;
-  s.exact.emplace(*key, e);
-  s.entries.push_back(e);
-  s.evict_if_full();
-  s.info.entries = static_cast<int64_t>(s.entries.size());
+  s.cache.add(*key, e);
+  s.info.entries = static_cast<int64_t>(s.cache.entries().size());
   return e;
 }
+
+namespace {
+
+// Logs why trace `number` happened (against the previous trace) and warns
+// once when retraces keep coming.
+void log_retrace(FunctionCore::State& s, const TraceKey& call, int number, bool relaxed) {
+  if (!s.last_traced) return;
+  RetraceRecord r = explain(s.last_traced->key, call, number, relaxed);
+  s.log.push_back(r);
+  int changes = ++s.changes_by_path[r.path];
+  if (static_cast<int>(s.log.size()) >= kRetraceWarningThreshold && !s.warned) {
+    s.warned = true;
+    std::cerr << fmt::format(
+        "kiln: warning: function '{}' has traced {} times; '{}' keeps changing ({} of the "
+        "retraces; last: {}). Pass tensors instead of C++ values that change, use "
+        "input_signature, or see retrace_log().\n",
+        s.options.name, number, r.path, changes, r.text());
+  }
+}
+
+// A call no trace accepts: traces the signature's specs (input_signature), or
+// the call's key relaxed against the closest existing trace (shape
+// relaxation), or the call's key as it is.
+Entry trace_for_call(FunctionCore::State& s, const Flattener& flat, TraceFnRef trace, Entry* first_run) {
+  ++s.info.misses;
+  if (s.options.input_signature) {
+    TraceKey sig = signature_key(*s.options.input_signature);
+    if (mismatch(sig, flat.key)) signature_mismatch(s.options, flat);
+    TracingMark mark(s);
+    Entry entry = trace_entry(s.options, sig, flat.leaf_names, trace, static_cast<int>(s.info.traces), first_run);
+    entry->relaxed = true;
+    ++s.info.traces;
+    return entry;
+  }
+  if (s.max_traces >= 0 && s.info.traces + 1 > s.max_traces)
+    throw FailedPrecondition(fmt::format(
+        "kiln::function '{}' would trace a {}th time, over its budget of {} (expect_max_traces)", s.options.name,
+        s.info.traces + 1, s.max_traces));
+  TraceCache::Generalized g =
+      s.options.exact_shapes ? TraceCache::Generalized{flat.key, nullptr} : s.cache.generalize(flat.key);
+  int number = static_cast<int>(s.info.traces) + 1;
+  Entry entry;
+  {
+    TracingMark mark(s);
+    entry = trace_entry(s.options, g.key, flat.leaf_names, trace, static_cast<int>(s.info.traces), first_run);
+  }
+  entry->relaxed = g.from != nullptr;
+  log_retrace(s, flat.key, number, entry->relaxed);
+  ++s.info.traces;
+  s.last_traced = entry;
+  return entry;
+}
+
+}  // namespace
 
 CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   State& s = *state_;
@@ -409,81 +398,14 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   {
     check_not_recursive(s);
     std::lock_guard<std::mutex> lock(s.mutex);
-    auto it = s.exact.find(flat.key);
-    if (it != s.exact.end()) {
-      entry = it->second;
+    entry = s.cache.match(flat.key);
+    if (entry) [[likely]] {
       ++s.info.hits;
     } else {
-      for (const Entry& e : s.entries) {
-        if (e->relaxed && e->accepts(flat.key)) {
-          entry = e;
-          break;
-        }
-      }
-      if (s.options.input_signature) {
-        TraceKey sig = signature_key(*s.options.input_signature);
-        if (!entry) {
-          ConcreteImpl probe;
-          probe.key = sig;
-          if (!probe.accepts(flat.key)) signature_mismatch(s.options, flat);
-        }
-        if (!entry) {
-          ++s.info.misses;
-          TracingMark mark(s);
-          entry = trace_entry(s.options, sig, flat.leaf_names, trace, static_cast<int>(s.info.traces), &first_run);
-          entry->relaxed = true;
-          ++s.info.traces;
-          s.entries.push_back(entry);
-        } else {
-          ++s.info.hits;
-        }
-        s.exact.emplace(flat.key, entry);
-      } else if (entry) {
-        ++s.info.hits;
-        // Remember the exact key too, so the next call of this size is one
-        // hash lookup; bounded, since every size may come along.
-        if (s.exact.size() > kMaxExactKeys) s.forget_relaxed_keys();
-        s.exact.emplace(flat.key, entry);
-      } else {
-        ++s.info.misses;
-        if (s.max_traces >= 0 && s.info.traces + 1 > s.max_traces)
-          throw FailedPrecondition(fmt::format(
-              "kiln::function '{}' would trace a {}th time, over its budget of {} (expect_max_traces)",
-              s.options.name, s.info.traces + 1, s.max_traces));
-        TraceKey key = flat.key;
-        bool relaxed = false;
-        if (!s.options.exact_shapes && s.last_traced && same_except_dims(s.last_traced->key, flat.key)) {
-          key = relax(flat.key, s.last_traced->key);
-          relaxed = true;
-        }
-        int number = static_cast<int>(s.info.traces) + 1;
-        {
-          TracingMark mark(s);
-          entry = trace_entry(s.options, key, flat.leaf_names, trace, static_cast<int>(s.info.traces), &first_run);
-        }
-        entry->relaxed = relaxed;
-        if (s.last_traced) {
-          RetraceRecord r = explain(s.last_traced->key, flat.key, number, relaxed);
-          s.log.push_back(r);
-          int changes = ++s.changes_by_path[r.path];
-          if (static_cast<int>(s.log.size()) >= kRetraceWarningThreshold && !s.warned) {
-            s.warned = true;
-            std::cerr << fmt::format(
-                "kiln: warning: function '{}' has traced {} times; '{}' keeps changing ({} of the "
-                "retraces; last: {}). Pass tensors instead of C++ values that change, use "
-                "input_signature, or see retrace_log().\n",
-                s.options.name, number, r.path, changes, r.text());
-          }
-        }
-        ++s.info.traces;
-        s.last_traced = entry;
-        s.exact.emplace(flat.key, entry);
-        s.entries.push_back(entry);
-      }
+      entry = trace_for_call(s, flat, trace, &first_run);
+      s.cache.add(flat.key, entry);
+      s.info.entries = static_cast<int64_t>(s.cache.entries().size());
     }
-    s.touch(entry);
-    s.evict_if_full();
-    s.info.entries = static_cast<int64_t>(s.entries.size());
   }
   const Entry& runner = first_run ? first_run : entry;
   std::span<const Tensor> leaves_in(flat.leaves.data(), flat.leaves.size());
@@ -499,9 +421,7 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
 
 CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
   std::shared_ptr<const ConcreteImpl> impl = concrete(flat, trace);
-  SmallVector<Tensor, 8> inputs;
-  for (const Tensor& t : flat.leaves) inputs.push_back(t);
-  for (const graph::Capture& c : impl->graph->captures()) inputs.push_back(c.outer);
+  SmallVector<Tensor, 8> inputs = impl->inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
   // The Call returns what its gradient takes from the forward run after the
   // function's results; the caller sees the results only.
   std::shared_ptr<const graph::Graph> g = with_values_for_backward(impl->graph);
@@ -529,7 +449,8 @@ CacheInfo FunctionCore::cache_info() const {
 
 std::vector<std::shared_ptr<const ConcreteImpl>> FunctionCore::concrete_functions() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return {state_->entries.begin(), state_->entries.end()};
+  const std::vector<Entry>& entries = state_->cache.entries();
+  return {entries.begin(), entries.end()};
 }
 
 void FunctionCore::expect_max_traces(int n) {

@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 
-#include <cstring>
 #include <mutex>
 #include <unordered_set>
 
@@ -83,8 +82,7 @@ bool tensors_equal(const Tensor& a, const Tensor& b) {
   if (a.is_symbolic() || b.is_symbolic() || a.dtype() != b.dtype() || a.shape() != b.shape() ||
       a.size() > kCompareByValueLimit)
     return false;
-  if (a.dtype() == DType::String) return a.to_vector<std::string>() == b.to_vector<std::string>();
-  return std::memcmp(raw_data(a), raw_data(b), static_cast<std::size_t>(a.size()) * dtype_size(a.dtype())) == 0;
+  return same_bits(a, b);
 }
 
 std::size_t tensor_hash(const Tensor& t) {
