@@ -60,6 +60,58 @@ template <BinaryFn fn> void def_binary(py::class_<Tensor>& c, const char* name, 
     }, py::is_operator());
 }
 
+// The number slots (nb_add...) of kiln.Tensor, called by the interpreter
+// for `a + b` directly: the `__add__` methods pybind11 defines stay for
+// explicit calls, but going through them costs a method lookup and the
+// generic overload dispatcher on every operator (about half of an eager
+// `a + b` on small tensors). Same conversions and errors as def_binary.
+PyTypeObject* tensor_type = nullptr;
+
+const Tensor& tensor_of(PyObject* obj) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
+  return *static_cast<const Tensor*>(inst->get_value_and_holder().value_ptr());
+}
+
+PyObject* translate_current_exception() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    if (!py::detail::apply_exception_translators(py::detail::get_local_internals().registered_exception_translators) &&
+        !py::detail::apply_exception_translators(py::detail::get_internals().registered_exception_translators))
+      PyErr_SetString(PyExc_SystemError, "kiln: an exception escaped every translator");
+  }
+  return nullptr;
+}
+
+template <BinaryFn fn> PyObject* binary_slot(PyObject* a, PyObject* b) noexcept {
+  try {
+    // The interpreter calls a Tensor's slot for `a + b` and for `b + a` alike,
+    // with the operands in source order.
+    bool forward = PyObject_TypeCheck(a, tensor_type);
+    const Tensor& self = tensor_of(forward ? a : b);
+    OtherOperand o(py::handle(forward ? b : a), self);
+    SourceLocation loc = user_location();
+    Tensor out = forward ? fn(Operand(self, loc), o.operand(loc), loc) : fn(o.operand(loc), Operand(self, loc), loc);
+    return py::cast(std::move(out)).release().ptr();
+  } catch (...) {
+    return translate_current_exception();
+  }
+}
+
+void set_number_slots(py::class_<Tensor>& c) {
+  tensor_type = reinterpret_cast<PyTypeObject*>(c.ptr());
+  PyNumberMethods* n = tensor_type->tp_as_number;
+  n->nb_add = binary_slot<add>;
+  n->nb_subtract = binary_slot<subtract>;
+  n->nb_multiply = binary_slot<multiply>;
+  n->nb_true_divide = binary_slot<divide>;
+  n->nb_floor_divide = binary_slot<floordiv>;
+  n->nb_remainder = binary_slot<mod>;
+  PyType_Modified(tensor_type);
+}
+
 Tensor matmul_operands(const Tensor& a, const Tensor& b) { return matmul(a, b, false, false, user_location()); }
 
 // ---- DLPack -------------------------------------------------------------------
@@ -238,6 +290,7 @@ void bind_tensor(py::module_& m) {
   def_binary<greater_equal>(c, "__ge__", nullptr);
   def_binary<logical_and>(c, "__and__", "__rand__");
   def_binary<logical_or>(c, "__or__", "__ror__");
+  set_number_slots(c);
 
   m.def("constant", [](py::handle value, py::object dtype) {
     std::optional<DType> d;

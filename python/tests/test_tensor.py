@@ -136,6 +136,26 @@ def test_operators():
     assert (~(x > 0)).numpy().tolist() == [False, True]
 
 
+def test_operator_slots_convert_reflect_and_raise_as_the_methods():
+    # `a + b` goes through kiln.Tensor's number slots, not the __add__ methods:
+    # both must give the same values and errors, in either operand order.
+    t = tf.constant([1.0, 2.0])
+    assert (2 - t).numpy().tolist() == (t.__rsub__(2)).numpy().tolist() == [1.0, 0.0]
+    assert (t / 2).dtype == tf.float32 and (2 / t).numpy().tolist() == [2.0, 1.0]
+    r = np.array([1.0, 1.0], np.float32) + t  # NumPy defers to the tensor (__array_priority__)
+    assert isinstance(r, tf.Tensor) and r.numpy().tolist() == [2.0, 3.0]
+    assert (t * tf.Variable([2.0, 3.0])).numpy().tolist() == [2.0, 6.0]
+    assert (tf.Variable([2.0, 3.0]) - t).numpy().tolist() == [1.0, 1.0]
+    assert (t + [1, 2]).numpy().tolist() == [2.0, 4.0]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="FloorDiv: integer division by zero"):
+        tf.constant([1]) // tf.constant([0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="x has dtype float32 but y has dtype int32"):
+        t % tf.constant([1, 2])
+    with pytest.raises(ValueError, match="non-rectangular"):
+        t + [1, [2]]
+    assert t.numpy().tolist() == [1.0, 2.0]
+
+
 def test_tensorflows_numerics():
     assert tf.math.floordiv(tf.constant(1.0), 0.1).numpy() == 10.0  # floor(x / y), as TF
     assert np.isinf(tf.math.floordiv(tf.constant(np.inf), 8.0).numpy())
