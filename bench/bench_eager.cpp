@@ -30,6 +30,27 @@ void BM_Dispatch_Add(benchmark::State& st) {
 }
 BENCHMARK(BM_Dispatch_Add);
 
+// The same with kiln::profiler on: what recording one op costs. The profile
+// is dropped every 2^16 ops (outside the timing) so it does not grow.
+void BM_Dispatch_Add_Profiled(benchmark::State& st) {
+  Tensor a = kiln::constant({1.f});
+  Tensor b = kiln::constant({2.f});
+  kiln::profiler::start();
+  int64_t n = 0;
+  for (auto _ : st) {
+    Tensor c = a + b;
+    benchmark::DoNotOptimize(c.impl());
+    if (++n % 65536 == 0) {
+      st.PauseTiming();
+      kiln::profiler::stop();
+      kiln::profiler::start();
+      st.ResumeTiming();
+    }
+  }
+  kiln::profiler::stop();
+}
+BENCHMARK(BM_Dispatch_Add_Profiled);
+
 // x = x + b: the old x is still held while the op runs, so the output gets a
 // fresh buffer (from the allocator's cache) and the old one is freed after.
 void BM_Dispatch_AddChain(benchmark::State& st) {
@@ -227,6 +248,7 @@ std::vector<bench::Row> rows(int threads) {
   std::vector<bench::Row> out = {
       {"dispatch: a + b, [1] float32", ns("BM_Dispatch_Add"), "ns/op", false, 637,
        "LibTorch `a + b` (C++)"},
+      {"dispatch: a + b, profiler on", ns("BM_Dispatch_Add_Profiled"), "ns/op", false, NAN, ""},
       {"dispatch: x = x + b chain", ns("BM_Dispatch_AddChain"), "ns/op", false, 648,
        "LibTorch `x = x + b` chain"},
       {"dispatch: x = std::move(x) + b (in place)", ns("BM_Dispatch_AddChainMoved"), "ns/op", false, 329,

@@ -10,7 +10,9 @@
 // --max-steps N (stop each epoch early; for smoke tests), --save DIR (save
 // the trained model with a serving signature; serve it with
 //   kiln-cli run --dir DIR --signature_def serving_default
-//       --input_idx images=data/mnist/t10k-images-idx3-ubyte:0).
+//       --input_idx images=data/mnist/t10k-images-idx3-ubyte:0),
+// --profile FILE (profile 10 traced steps after training: print the per-op
+// table and write a Chrome trace to FILE for Perfetto / chrome://tracing).
 //
 // Data-parallel, over MPI (kiln::distributed):
 //   mpirun -np 2 ./build/examples/mnist_train --distributed
@@ -43,6 +45,7 @@ struct Flags {
   uint64_t seed = 1;
   int max_steps = 0;  // 0: whole epochs
   std::string save_dir;
+  std::string profile_file;
   bool distributed = false;
   double bucket_mb = 1;
 };
@@ -50,7 +53,7 @@ struct Flags {
 [[noreturn]] void usage(const std::string& error) {
   if (!error.empty()) std::cerr << "mnist_train: " << error << "\n";
   std::cerr << "usage: mnist_train [--epochs N] [--batch-size N] [--eager] [--data-dir DIR] [--seed N] "
-               "[--max-steps N] [--save DIR] [--distributed [--bucket-mb MB]]\n";
+               "[--max-steps N] [--save DIR] [--profile FILE] [--distributed [--bucket-mb MB]]\n";
   std::exit(error.empty() ? 0 : 2);
 }
 
@@ -95,6 +98,7 @@ Flags parse_flags(int argc, char** argv) {
     else if (arg == "--seed") f.seed = static_cast<uint64_t>(parse_int(arg, value, 0));
     else if (arg == "--max-steps") f.max_steps = static_cast<int>(parse_int(arg, value, 1));
     else if (arg == "--save") f.save_dir = value;
+    else if (arg == "--profile") f.profile_file = value;
     else if (arg == "--bucket-mb") f.bucket_mb = parse_double(arg, value);
     else usage("unknown flag " + arg);
   }
@@ -220,6 +224,15 @@ int train(const Flags& flags) {
   if (train_steps > 0)
     fmt::print("training: {:.1f} ms per step, {:.0f} digits/s ({})\n", 1e3 * train_seconds / train_steps,
                train_steps * flags.batch_size / train_seconds, flags.eager ? "eager" : "traced");
+  if (!flags.profile_file.empty()) {
+    kiln::profiler::start();
+    for (int i = 0; i < 10; ++i) time_step(traced_step);
+    kiln::profiler::Profile profile = kiln::profiler::stop();
+    fmt::print("profile of 10 traced steps, batch {}:\n{}", flags.batch_size, profile.table(20));
+    profile.write_chrome_trace(flags.profile_file);
+    fmt::print("wrote the Chrome trace to {} (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+               flags.profile_file);
+  }
   return 0;
 }
 

@@ -28,3 +28,4 @@
 #include "kiln/nn/optimizers.h"
 #include "kiln/nn/progbar.h"
 #include "kiln/saved_model.h"
+#include "kiln/profiler.h"

@@ -69,6 +69,7 @@ void* allocate_block(std::size_t nbytes, std::size_t* capacity) {
   if (thread_cache_gone) [[unlikely]]
     return ::operator new(rounded, std::align_val_t(kBufferAlignment));
   ThreadCache& tc = cache();
+  tc.stats.bytes_allocated += static_cast<int64_t>(nbytes);
   if (c < kNumClasses && !tc.free[c].empty()) {
     void* p = tc.free[c].back();
     tc.free[c].pop_back();
@@ -133,5 +134,7 @@ AllocatorStats allocator_stats() {
   s.bytes_cached = static_cast<int64_t>(cache().cached_bytes);
   return s;
 }
+
+int64_t bytes_allocated_by_this_thread() { return thread_cache_gone ? 0 : cache().stats.bytes_allocated; }
 
 }  // namespace kiln::detail

@@ -31,8 +31,11 @@ struct AllocatorStats {
   int64_t cache_hits = 0;
   int64_t system_allocations = 0;
   int64_t bytes_cached = 0;
+  int64_t bytes_allocated = 0;  // asked for so far (headers included), from the cache or the system
 };
 // The calling thread's figures.
 AllocatorStats allocator_stats();
+// allocator_stats().bytes_allocated, for the profiler's per-op figures.
+int64_t bytes_allocated_by_this_thread();
 
 }  // namespace kiln::detail

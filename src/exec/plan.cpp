@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "core/error_context.h"
@@ -313,6 +314,10 @@ detail::ResultLeaves Plan::run_consuming(std::span<Tensor> inputs, std::size_t c
 
 detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const {
   const bool keep_all = all_values != nullptr;
+  // The profiler records this run and each step (checked once per run).
+  std::optional<detail::profiling::EventScope> run_event;
+  const bool profiling = detail::profiling::on();
+  if (profiling) [[unlikely]] run_event.emplace();
   // Keeping every value (all_values) defeats the sharing the plan assumes.
   Arena arena(memory_, !keep_all);
   bool arena_usable = arena.active();
@@ -330,6 +335,8 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
       else args.push_back(slot);
     }
     const graph::Node& n = *step.node;
+    std::optional<detail::profiling::EventScope> step_event;
+    if (profiling) [[unlikely]] step_event.emplace();
     try {
       std::span<const Tensor> in(args.data(), args.size());
       std::span<const detail::TensorType> types(n.outputs.data(), n.outputs.size());
@@ -343,6 +350,9 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
                : step.static_types ? detail::run_kernel(*n.op, in, n.attrs, types, &n.location)
                                    : detail::run_eager(*n.op, in, n.attrs, &n.location);
       }
+      if (step_event) [[unlikely]]
+        step_event->end_op(detail::profiling::Kind::GraphOp, n.op->name, &n.name, &graph_->name(), n.location,
+                           std::span<const Tensor>(outs.data(), outs.size()));
       args.clear();
       const bool store_all = !step.drops_outputs || keep_all;
       for (std::size_t k = 0; k < step.outputs.size(); ++k)
@@ -366,6 +376,7 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
   detail::ResultLeaves results;
   results.reserve(result_slots_.size());
   for (int s : result_slots_) results.push_back(frame[s]);
+  if (run_event) [[unlikely]] run_event->end_function(&graph_->name(), graph_);
   return results;
 }
 

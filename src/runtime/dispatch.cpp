@@ -106,6 +106,14 @@ TensorList run_kernel(const OpDef& op, std::span<const Tensor> inputs, const Att
   return outputs;
 }
 
+TensorList run_eager_profiled(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                              const SourceLocation& loc) {
+  profiling::EventScope event;
+  TensorList out = run_eager(op, inputs, attrs, &loc);
+  event.end_op(profiling::Kind::Eager, op.name, nullptr, nullptr, loc, std::span<const Tensor>(out.data(), out.size()));
+  return out;
+}
+
 void run_kernel_into(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
                      TensorList& outputs, const SourceLocation* loc) {
   call_kernel(op, inputs, attrs, outputs, loc);

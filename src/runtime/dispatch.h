@@ -6,6 +6,7 @@
 #include <span>
 
 #include "core/small_vector.h"
+#include "runtime/profiler.h"
 #include "schema/op_def.h"
 
 namespace kiln {
@@ -89,11 +90,17 @@ void run_kernel_into(const OpDef& op, std::span<const Tensor> inputs, const Attr
 // checked for NaN and Inf.
 extern std::atomic<bool> check_numerics_enabled;
 
+// run_eager, recorded by the profiler (runtime/profiler.h).
+TensorList run_eager_profiled(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                              const SourceLocation& loc);
+
 // Runs `op` through the current handler, or eagerly; tapes do not see it.
 inline TensorList dispatch_untaped(const OpDef& op, std::span<const Tensor> inputs, Attrs&& attrs,
                                    const SourceLocation& loc) {
   if (DispatchHandler* h = thread_state.handler) [[unlikely]]
     return h->dispatch(op, inputs, std::move(attrs), loc);
+  if (profiling::on()) [[unlikely]]
+    return run_eager_profiled(op, inputs, attrs, loc);
   return run_eager(op, inputs, attrs, &loc);
 }
 
