@@ -72,6 +72,7 @@ void bind_autodiff(py::module_& m);
 void bind_data(py::module_& m);
 void bind_saved_model(py::module_& m);
 void bind_distributed(py::module_& m);
+void bind_profiler(py::module_& m);
 
 
 }  // namespace kiln::python

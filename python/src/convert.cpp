@@ -8,6 +8,8 @@
 #include <string>
 #include <unordered_map>
 
+#include <kiln/profiler.h>
+
 #include "bindings.h"
 #include "core/tensor_impl.h"
 
@@ -258,7 +260,8 @@ SourceLocation interned_location(const std::string& file, const std::string& fun
 void set_package_dir(const std::string& dir) { package_dir = dir; }
 
 SourceLocation user_location() {
-  if (!detail::is_tracing()) return SourceLocation{};
+  // Eager ops skip the frame walk unless the profiler wants their lines.
+  if (!detail::is_tracing() && !profiler::active()) return SourceLocation{};
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);
   while (frame) {

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_C, m) {
   bind_data(m);
   bind_saved_model(m);
   bind_distributed(m);
+  bind_profiler(m);
 }
