@@ -29,7 +29,7 @@ class Namer:
 
     def __init__(self, node):
         used = set()
-        for sub in ast.walk(node):
+        for sub in analysis.walk(node):
             if isinstance(sub, ast.Name):
                 used.add(sub.id)
             elif isinstance(sub, ast.arg):
@@ -103,7 +103,7 @@ def _locate(nodes, src, end=None):
                 continue
             for k, v in pos.items():
                 setattr(sub, k, v)
-        todo.extend(ast.iter_child_nodes(sub))
+        todo.extend(analysis.children(sub))
     return nodes
 
 
@@ -144,7 +144,7 @@ def _walk_scope_stmts(node):
     while todo:
         n = todo.pop()
         yield n
-        for child in ast.iter_child_nodes(n):
+        for child in analysis.children(n):
             if not isinstance(child, _SCOPE_NODES):
                 todo.append(child)
 
@@ -259,7 +259,7 @@ def _has_jump(stmts, kinds):
             continue
         if isinstance(n, (ast.While, ast.For)) and ast.Return not in kinds:
             continue
-        todo.extend(ast.iter_child_nodes(n))
+        todo.extend(analysis.children(n))
     return False
 
 
@@ -631,7 +631,7 @@ def convert_scope(fn, namer):
         for s in body:
             if todo:
                 decl = set()
-                for node in ast.walk(s):
+                for node in analysis.walk(s):
                     if isinstance(node, ast.Nonlocal):
                         decl.update(node.names)
                 here = [n for n in todo if n in decl]
