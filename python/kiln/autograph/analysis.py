@@ -23,11 +23,15 @@ def _child_fields(cls):
     return fields
 
 
-def children(node):
+def children(node, out=None):
     """The child nodes of `node` (what ast.iter_child_nodes gives, less contexts and
-    operators), as a list."""
-    out = []
-    for field in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
+    operators), appended to `out` (a new list by default)."""
+    if out is None:
+        out = []
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = _child_fields(type(node))
+    for field in fields:
         v = getattr(node, field, None)
         if v is None:
             continue
@@ -47,7 +51,7 @@ def walk(node):
     while todo:
         n = todo.pop()
         out.append(n)
-        todo.extend(children(n))
+        children(n, todo)
     return out
 
 

@@ -399,14 +399,32 @@ def _tf_loop(test_fn, body_fn, names, get_state, set_state, opts, counter=None):
 def while_stmt(test, body, get_state=None, set_state=None, symbol_names=(), opts=None):
     """`while test(): body()`; a graph loop when the test is a tensor while tracing."""
     names = tuple(symbol_names)
+    c = _first_test(test)
     while True:
-        c = test()
         if _graph_cond(c):
             _tf_loop(lambda: test(), body, names, get_state, set_state, opts)
             return
         if not c:
             return
         body()
+        c = test()
+
+
+def _first_test(test):
+    """The loop test's first value. While tracing it is evaluated in a scratch graph
+    that is then dropped: when it is a tensor the loop's cond graph evaluates it again,
+    and evaluating it in the function's own graph too would leave dead nodes there (a
+    converted loop's graph would be larger than the hand-written kiln.while_loop's)."""
+    if not _tracing():
+        return test()
+    kiln = _k()
+    seen = []
+
+    def probe():
+        seen.append(test())
+
+    kiln.function(probe, autograph=False).get_concrete_function()
+    return seen[0]
 
 
 class _Range:
