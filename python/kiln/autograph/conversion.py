@@ -64,14 +64,15 @@ def _function_node(f):
     node = module.body[0] if module.body else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
         raise Unconvertible("its source does not match its code (was the file changed?)")
-    ast.increment_lineno(module, lnum - 1)
-    if indent:
-        n = len(indent)
-        for sub in analysis.walk(module):
-            if getattr(sub, "col_offset", None) is not None:
-                sub.col_offset += n
-                if getattr(sub, "end_col_offset", None) is not None:
-                    sub.end_col_offset += n
+    # The user's line numbers and columns, in one walk (ast.increment_lineno is slower).
+    dl, dc = lnum - 1, len(indent)
+    for sub in analysis.walk(module):
+        if "lineno" in sub._attributes:
+            sub.lineno += dl
+            sub.col_offset += dc
+            if getattr(sub, "end_lineno", None) is not None:
+                sub.end_lineno += dl
+                sub.end_col_offset += dc
     return node
 
 

@@ -139,14 +139,15 @@ def _extract_directives(stmts):
 
 
 def _walk_scope_stmts(node):
-    """Every node of this scope (nested functions and classes excluded)."""
-    todo = [node]
+    """Every node of this scope (nested functions and classes excluded), as a list."""
+    todo, out = [node], []
     while todo:
         n = todo.pop()
-        yield n
+        out.append(n)
         for child in analysis.children(n):
             if not isinstance(child, _SCOPE_NODES):
                 todo.append(child)
+    return out
 
 
 # ---- 2. jumps: return, break, continue -----------------------------------------
@@ -561,21 +562,14 @@ class _Loads(ast.NodeTransformer):
 
 # ---- the scope pipeline --------------------------------------------------------
 
-def _is_generator(node):
-    for sub in _walk_scope_stmts(node):
-        if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await)):
-            return True
-    return False
-
-
 def convert_scope(fn, namer):
     """Converts one function (FunctionDef or Lambda) in place, nested scopes included."""
     if isinstance(fn, ast.Lambda):
         fn.args = _Expressions(namer).visit(fn.args)
         fn.body = _Expressions(namer).visit(fn.body)
         return fn
-    if isinstance(fn, ast.AsyncFunctionDef) or _is_generator(fn):
-        return fn  # generators and coroutines run as written
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return fn
     body = fn.body
     globals_, nonlocals = set(), set()
     for s in body:
@@ -584,6 +578,8 @@ def convert_scope(fn, namer):
                 globals_.update(node.names)
             elif isinstance(node, ast.Nonlocal):
                 nonlocals.update(node.names)
+            elif isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+                return fn  # generators and coroutines run as written
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     if fn.args.vararg:
         params.add(fn.args.vararg.arg)
