@@ -60,15 +60,31 @@ def _add(out, name):
         out[name] = None
 
 
-def assigned(nodes, out=None):
-    """Names bound in this scope by `nodes` (a node or a list), in order of appearance."""
+_COMPOUND = (ast.If, ast.While, ast.For)
+
+
+def assigned(nodes, out=None, cache=None):
+    """Names bound in this scope by `nodes` (a node or a list), in order of appearance.
+    `cache` (a dict kept across calls) remembers the names of each if/while/for: the
+    converter asks again for every enclosing statement, and the statements do not
+    change their assignments meanwhile."""
     out = {} if out is None else out
     for node in nodes if isinstance(nodes, list) else [nodes]:
-        _assigned(node, out)
+        _assigned(node, out, cache)
     return out
 
 
-def _assigned(node, out):
+def _assigned(node, out, cache=None):
+    if cache is not None and type(node) in _COMPOUND:
+        hit = cache.get(id(node))
+        if hit is None or hit[0] is not node:  # the node is kept, so its id is not reused
+            names = {}
+            for child in children(node):
+                _assigned(child, names, cache)
+            hit = cache[id(node)] = (node, names)
+        for name in hit[1]:
+            _add(out, name)
+        return
     if isinstance(node, ast.Name):
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             _add(out, node.id)
@@ -96,7 +112,7 @@ def _assigned(node, out):
     if isinstance(node, ast.MatchMapping) and node.rest:
         _add(out, node.rest)
     for child in children(node):
-        _assigned(child, out)
+        _assigned(child, out, cache)
 
 
 def reads(node):

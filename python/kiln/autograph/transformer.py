@@ -384,10 +384,11 @@ def _no_args():
 # ---- 4. control flow -----------------------------------------------------------
 
 class _ControlFlow:
-    def __init__(self, namer, liveness, globals_):
+    def __init__(self, namer, liveness, globals_, assigned_cache):
         self.namer = namer
         self.live = liveness
         self.globals = globals_
+        self.assigned_cache = assigned_cache
 
     def _decl(self, names, exclude=()):
         names = [n for n in names if n not in exclude]
@@ -448,7 +449,8 @@ class _ControlFlow:
         else_name = self.namer.new("else_body") if s.orelse else None
         body = self.block(s.body)
         orelse = self.block(s.orelse)
-        mod_body, mod_else = analysis.assigned(s.body), analysis.assigned(s.orelse)
+        mod_body = analysis.assigned(s.body, cache=self.assigned_cache)
+        mod_else = analysis.assigned(s.orelse, cache=self.assigned_cache)
         modified = dict(mod_body)
         modified.update(mod_else)
         # Outputs (live afterwards) first; the others are restored around each branch of
@@ -478,7 +480,7 @@ class _ControlFlow:
         head = self.live.live_head.get(id(s), set())
         test_name, body_name = self.namer.new("loop_test"), self.namer.new("loop_body")
         body = self.block(s.body)
-        modified = analysis.assigned(s.body)
+        modified = analysis.assigned(s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
         defs = [_def(test_name, [], [ast.Return(value=s.test)]),
                 _def(body_name, [], self._decl(modified) + body)]
@@ -501,7 +503,7 @@ class _ControlFlow:
         itr = self.namer.new("itr")
         body_name = self.namer.new("loop_body")
         body = [_locate(ast.Assign(targets=[s.target], value=_load(itr)), s, s.target)] + self.block(s.body)
-        modified = analysis.assigned([s.target] + s.body)
+        modified = analysis.assigned([s.target] + s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
         defs = [_def(body_name, [itr], self._decl(modified, exclude={itr}) + body)]
         extra = _const(None)
@@ -608,19 +610,21 @@ def convert_scope(fn, namer):
                     k.value = expr.visit(k.value)
     # Names bound only inside if/while/for bodies: Python raises UnboundLocalError on
     # reading them unassigned, converted code reads them through ag__.ld (same error).
-    maybe_unbound = set(analysis.assigned(body)) - _bound_outside_control_flow(body) - params - globals_ - nonlocals
+    assigned_cache = {}
+    maybe_unbound = (set(analysis.assigned(body, cache=assigned_cache)) - _bound_outside_control_flow(body) - params
+                     - globals_ - nonlocals)
     if maybe_unbound:
         loads = _Loads(maybe_unbound)
         body = [loads.visit(s) for s in body]
     liveness = analysis.Liveness()
     liveness.block(body, set())
-    all_locals = analysis.assigned(body)
-    body = _ControlFlow(namer, liveness, globals_).block(body)
+    all_locals = analysis.assigned(body, cache=assigned_cache)
+    body = _ControlFlow(namer, liveness, globals_, assigned_cache).block(body)
 
     # Names assigned only inside generated functions still need a binding in this
     # function for their `nonlocal` declarations: bind them (to Undefined) right
     # before the first statement that uses them (nothing earlier binds them).
-    bound = set(analysis.assigned(body)) | params | globals_ | nonlocals
+    bound = set(analysis.assigned(body, cache=assigned_cache)) | params | globals_ | nonlocals
     missing = [n for n in all_locals if n not in bound]
     if missing:
         out, todo = [], dict.fromkeys(missing)
