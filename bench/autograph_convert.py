@@ -1,7 +1,8 @@
-"""Time AutoGraph's conversion of a realistic 100-line function (issue #16: under 5 ms).
+"""Time AutoGraph's conversion of a realistic 101-line function (issue #16: under 5 ms).
 
-Each sample empties the per-code-object cache first, so conversion runs in full; the source file itself is read once (linecache), as in
-real use. Run: PYTHONPATH=build/python /usr/bin/python3 bench/autograph_convert.py"""
+Each sample empties the per-code-object cache first, so conversion runs in full; the
+source file itself is read once (linecache), as in real use.
+Run: PYTHONPATH=build/python /usr/bin/python3 bench/autograph_convert.py [samples]"""
 import os
 import statistics
 import sys
