@@ -344,15 +344,20 @@ def _check_iteration(names, before, after, invariants):
     return out
 
 
-def _invariants(opts, raw_init):
-    """shape_invariants given as (value, shape) pairs, matched to loop variables by identity."""
+def _invariants(opts, names, raw_init, init):
+    """shape_invariants given as (value, shape) pairs, matched to loop variables by
+    identity; each must fit its variable's shape on entry (kiln.while_loop's rule, said
+    with the variable's name)."""
     pairs = (opts or {}).get("shape_invariants") or ()
     out = []
-    for v in raw_init:
+    for name, raw, v in zip(names, raw_init, init):
         shape = None
         for value, s in pairs:
-            if value is v:
+            if value is raw:
                 shape = s
+        if shape is not None and _is_tensor(v) and not _k().TensorShape(shape).is_compatible_with(v.shape):
+            raise ValueError(f"'{name}' has shape {v.shape} before the loop, which does not fit its shape invariant "
+                             f"{_k().TensorShape(shape)}.")
         out.append(shape)
     return out
 
@@ -363,7 +368,7 @@ def _tf_loop(test_fn, body_fn, names, get_state, set_state, opts, counter=None):
     kiln = _k()
     raw = _read(get_state, names)
     init = _loop_init(names, raw)
-    invariants = _invariants(opts, raw)
+    invariants = _invariants(opts, names, raw, init)
     lead = [] if counter is None else [counter[0]]
 
     def cond(*vars_):
