@@ -100,28 +100,27 @@ def test_loop_variable_shape_change_and_shape_invariants():
                "kiln.autograph.experimental.set_loop_options to set shape invariants.", "loop-shape", f,
                tf.constant(3))
 
-    @tf.function
-    def g(n):
-        v = tf.constant([0])
-        while tf.shape(v)[0] < n:
-            tf.autograph.experimental.set_loop_options(shape_invariants=[(v, tf.TensorShape([None]))])
-            v = tf.concat([v, [1]], 0)
-        return v
-
+    g = _growing_with_invariant(tf.TensorShape([None]))
     np.testing.assert_array_equal(g(tf.constant(3)).numpy(), [0, 1, 1])
+    # The invariant reaches kiln.while_loop: the result's static shape is the invariant.
+    assert g.get_concrete_function(tf.constant(3)).outputs[0].shape.as_list() == [None]
 
 
-def test_shape_invariant_that_does_not_fit_the_entry_value():
+def _growing_with_invariant(shape):
     @tf.function
     def f(n):
         v = tf.constant([0])
-        while tf.shape(v)[0] < n:  # loop-bad-invariant
-            tf.autograph.experimental.set_loop_options(shape_invariants=[(v, tf.TensorShape([3]))])
+        while tf.shape(v)[0] < n:  # loop-invariant
+            tf.autograph.experimental.set_loop_options(shape_invariants=[(v, shape)])
             v = tf.concat([v, [1]], 0)
         return v
 
+    return f
+
+
+def test_shape_invariant_that_does_not_fit_the_entry_value():
     _raises_at(ValueError, r"'v' has shape \(1,\) before the loop, which does not fit its shape invariant \(3,\)\.",
-               "loop-bad-invariant", f, tf.constant(3))
+               "loop-invariant", _growing_with_invariant(tf.TensorShape([3])), tf.constant(3))
 
 
 def test_while_loop_variable_dtype_change():
@@ -133,21 +132,6 @@ def test_while_loop_variable_dtype_change():
 
     _raises_at(TypeError, "'x' has dtype int32 before the loop, but dtype float32 after one iteration",
                "while-dtype", f, tf.constant(0))
-
-
-def test_shape_invariant_reaches_kiln_while_loop():
-    # A rank-1 invariant with an unknown length: the engine's loop gets it, so the result's
-    # static shape is the invariant, as with a hand-written kiln.while_loop.
-    @tf.function
-    def f(n):
-        v = tf.constant([0])
-        while tf.shape(v)[0] < n:
-            tf.autograph.experimental.set_loop_options(shape_invariants=[(v, tf.TensorShape([None]))])
-            v = tf.concat([v, [1]], 0)
-        assert v.shape.as_list() == [None]
-        return v
-
-    np.testing.assert_array_equal(f(tf.constant(4)).numpy(), [0, 1, 1, 1])
 
 
 def test_tensor_loop_with_python_values():
