@@ -562,6 +562,22 @@ class _Loads(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
 
 
+def _nonlocal_names(stmt):
+    """Names declared nonlocal anywhere in `stmt`, nested functions included. Only
+    statement lists can hold a declaration, so expressions are not walked."""
+    out, todo = set(), [stmt]
+    while todo:
+        s = todo.pop()
+        if isinstance(s, ast.Nonlocal):
+            out.update(s.names)
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            part = getattr(s, field, None)
+            if type(part) is list:
+                todo.extend(part)
+    return out
+
+
 # ---- the scope pipeline --------------------------------------------------------
 
 def convert_scope(fn, namer):
@@ -630,10 +646,7 @@ def convert_scope(fn, namer):
         out, todo = [], dict.fromkeys(missing)
         for s in body:
             if todo:
-                decl = set()
-                for node in analysis.walk(s):
-                    if isinstance(node, ast.Nonlocal):
-                        decl.update(node.names)
+                decl = _nonlocal_names(s)
                 here = [n for n in todo if n in decl]
                 for n in here:
                     del todo[n]
