@@ -44,6 +44,37 @@ def children(node, out=None):
     return out
 
 
+class Transformer(ast.NodeTransformer):
+    """ast.NodeTransformer whose generic_visit follows only the fields `children`
+    follows: contexts, operators and names are not visited (nothing rewrites them)."""
+
+    def generic_visit(self, node):
+        fields = _CHILD_FIELDS.get(type(node))
+        if fields is None:
+            fields = _child_fields(type(node))
+        for field in fields:
+            old = getattr(node, field, None)
+            if type(old) is list:
+                new = []
+                for x in old:
+                    if isinstance(x, ast.AST):
+                        x = self.visit(x)
+                        if x is None:
+                            continue
+                        if not isinstance(x, ast.AST):
+                            new.extend(x)
+                            continue
+                    new.append(x)
+                old[:] = new
+            elif isinstance(old, ast.AST):
+                new = self.visit(old)
+                if new is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, new)
+        return node
+
+
 def walk(node):
     """Every node under `node` (itself included), in no particular order."""
     todo = [node]

@@ -312,7 +312,7 @@ def _lower_loops(stmts, namer):
 
 # ---- 3. expressions ------------------------------------------------------------
 
-class _Expressions(ast.NodeTransformer):
+class _Expressions(analysis.Transformer):
     """and/or/not, conditional expressions, calls and assert; nested functions and
     lambdas are converted as scopes of their own."""
 
@@ -545,7 +545,7 @@ def _bound_outside_control_flow(stmts):
     return out
 
 
-class _Loads(ast.NodeTransformer):
+class _Loads(analysis.Transformer):
     """x -> ag__.ld(x) for reads of the given names (this scope only)."""
 
     def __init__(self, names):
