@@ -7,21 +7,115 @@ import ast
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
+# Fields that never hold a node worth visiting: contexts (Load/Store), operators and
+# plain values. Skipping them makes `children` several times faster than
+# ast.iter_child_nodes, which dominated conversion time (see bench/autograph_convert.py).
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "arg", "attr", "name", "kind",
+                          "type_comment", "level", "module", "is_async", "conversion", "lineno"})
+_CHILD_FIELDS = {}
+
+
+def _child_fields(cls):
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS
+                                            and not (cls is ast.Constant and f == "value"))
+    return fields
+
+
+def children(node, out=None):
+    """The child nodes of `node` (what ast.iter_child_nodes gives, less contexts and
+    operators), appended to `out` (a new list by default)."""
+    if out is None:
+        out = []
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = _child_fields(type(node))
+    for field in fields:
+        v = getattr(node, field, None)
+        if v is None:
+            continue
+        if type(v) is list:
+            for x in v:
+                if x is not None and not isinstance(x, (str, int)):
+                    out.append(x)
+        elif isinstance(v, ast.AST):
+            out.append(v)
+    return out
+
+
+class Transformer(ast.NodeTransformer):
+    """ast.NodeTransformer whose generic_visit follows only the fields `children`
+    follows: contexts, operators and names are not visited (nothing rewrites them)."""
+
+    def generic_visit(self, node):
+        fields = _CHILD_FIELDS.get(type(node))
+        if fields is None:
+            fields = _child_fields(type(node))
+        for field in fields:
+            old = getattr(node, field, None)
+            if type(old) is list:
+                new = []
+                for x in old:
+                    if isinstance(x, ast.AST):
+                        x = self.visit(x)
+                        if x is None:
+                            continue
+                        if not isinstance(x, ast.AST):
+                            new.extend(x)
+                            continue
+                    new.append(x)
+                old[:] = new
+            elif isinstance(old, ast.AST):
+                new = self.visit(old)
+                if new is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, new)
+        return node
+
+
+def walk(node):
+    """Every node under `node` (itself included), in no particular order."""
+    todo = [node]
+    out = []
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        children(n, todo)
+    return out
+
 
 def _add(out, name):
     if name not in out:
         out[name] = None
 
 
-def assigned(nodes, out=None):
-    """Names bound in this scope by `nodes` (a node or a list), in order of appearance."""
+_COMPOUND = (ast.If, ast.While, ast.For)
+
+
+def assigned(nodes, out=None, cache=None):
+    """Names bound in this scope by `nodes` (a node or a list), in order of appearance.
+    `cache` (a dict kept across calls) remembers the names of each if/while/for: the
+    converter asks again for every enclosing statement, and the statements do not
+    change their assignments meanwhile."""
     out = {} if out is None else out
     for node in nodes if isinstance(nodes, list) else [nodes]:
-        _assigned(node, out)
+        _assigned(node, out, cache)
     return out
 
 
-def _assigned(node, out):
+def _assigned(node, out, cache=None):
+    if cache is not None and type(node) in _COMPOUND:
+        hit = cache.get(id(node))
+        if hit is None or hit[0] is not node:  # the node is kept, so its id is not reused
+            names = {}
+            for child in children(node):
+                _assigned(child, names, cache)
+            hit = cache[id(node)] = (node, names)
+        for name in hit[1]:
+            _add(out, name)
+        return
     if isinstance(node, ast.Name):
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             _add(out, node.id)
@@ -33,7 +127,7 @@ def _assigned(node, out):
         return
     if isinstance(node, _COMPREHENSIONS):
         # Only a walrus inside a comprehension binds in the enclosing scope.
-        for sub in ast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
                 _add(out, sub.target.id)
         return
@@ -48,15 +142,15 @@ def _assigned(node, out):
         _add(out, node.name)
     if isinstance(node, ast.MatchMapping) and node.rest:
         _add(out, node.rest)
-    for child in ast.iter_child_nodes(node):
-        _assigned(child, out)
+    for child in children(node):
+        _assigned(child, out, cache)
 
 
 def reads(node):
     """Every name read in `node`, nested scopes included (a nested function may read a
     name whenever it is called, so it counts as reading it)."""
     out = set()
-    for sub in ast.walk(node) if not isinstance(node, list) else (s for n in node for s in ast.walk(n)):
+    for sub in walk(node) if not isinstance(node, list) else (s for n in node for s in walk(n)):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
             out.add(sub.id)
         elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):

@@ -12,7 +12,7 @@ import types
 import warnings
 import weakref
 
-from . import operators, transformer
+from . import analysis, operators, transformer
 
 _AG_CELL = types.CellType(operators)
 _CODE_CACHE = {}          # original code -> _Converted (or None: cannot be converted)
@@ -64,14 +64,15 @@ def _function_node(f):
     node = module.body[0] if module.body else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
         raise Unconvertible("its source does not match its code (was the file changed?)")
-    ast.increment_lineno(module, lnum - 1)
-    if indent:
-        n = len(indent)
-        for sub in ast.walk(module):
-            if getattr(sub, "col_offset", None) is not None:
-                sub.col_offset += n
-                if getattr(sub, "end_col_offset", None) is not None:
-                    sub.end_col_offset += n
+    # The user's line numbers and columns, in one walk (ast.increment_lineno is slower).
+    dl, dc = lnum - 1, len(indent)
+    for sub in analysis.walk(module):
+        if "lineno" in sub._attributes:
+            sub.lineno += dl
+            sub.col_offset += dc
+            if getattr(sub, "end_lineno", None) is not None:
+                sub.end_lineno += dl
+                sub.end_col_offset += dc
     return node
 
 
@@ -202,13 +203,29 @@ def _convert_code(f):
     factory = ast.FunctionDef(name="__kiln_factory__", args=transformer._no_args(), body=factory_body,
                               decorator_list=[], returns=None, type_comment=None, **pos)
     module = ast.Module(body=[factory], type_ignores=[])
-    ast.fix_missing_locations(module)
+    _fix_missing_locations(module)
     compiled = compile(module, code.co_filename, "exec", dont_inherit=True)
     namespace = {}
     exec(compiled, namespace)  # defines the factory only; the user's globals are untouched
     new_code = namespace["__kiln_factory__"]().__code__
     _collect_codes(new_code)
     return _Converted(new_code, node, saved)
+
+
+def _fix_missing_locations(module):
+    """ast.fix_missing_locations over analysis.children (several times faster): a node
+    without a position takes its parent's."""
+    todo = [(module, (1, 0, 1, 0))]
+    while todo:
+        node, pos = todo.pop()
+        if "lineno" in node._attributes:
+            if getattr(node, "lineno", None) is None:
+                node.lineno, node.col_offset = pos[0], pos[1]
+            if getattr(node, "end_lineno", None) is None:
+                node.end_lineno, node.end_col_offset = pos[2], pos[3]
+            pos = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+        for child in analysis.children(node):
+            todo.append((child, pos))
 
 
 def _cached(f):

@@ -344,15 +344,20 @@ def _check_iteration(names, before, after, invariants):
     return out
 
 
-def _invariants(opts, raw_init):
-    """shape_invariants given as (value, shape) pairs, matched to loop variables by identity."""
+def _invariants(opts, names, raw_init, init):
+    """shape_invariants given as (value, shape) pairs, matched to loop variables by
+    identity; each must fit its variable's shape on entry (kiln.while_loop's rule, said
+    with the variable's name)."""
     pairs = (opts or {}).get("shape_invariants") or ()
     out = []
-    for v in raw_init:
+    for name, raw, v in zip(names, raw_init, init):
         shape = None
         for value, s in pairs:
-            if value is v:
+            if value is raw:
                 shape = s
+        if shape is not None and _is_tensor(v) and not _k().TensorShape(shape).is_compatible_with(v.shape):
+            raise ValueError(f"'{name}' has shape {v.shape} before the loop, which does not fit its shape invariant "
+                             f"{_k().TensorShape(shape)}.")
         out.append(shape)
     return out
 
@@ -363,7 +368,7 @@ def _tf_loop(test_fn, body_fn, names, get_state, set_state, opts, counter=None):
     kiln = _k()
     raw = _read(get_state, names)
     init = _loop_init(names, raw)
-    invariants = _invariants(opts, raw)
+    invariants = _invariants(opts, names, raw, init)
     lead = [] if counter is None else [counter[0]]
 
     def cond(*vars_):
@@ -399,14 +404,32 @@ def _tf_loop(test_fn, body_fn, names, get_state, set_state, opts, counter=None):
 def while_stmt(test, body, get_state=None, set_state=None, symbol_names=(), opts=None):
     """`while test(): body()`; a graph loop when the test is a tensor while tracing."""
     names = tuple(symbol_names)
+    c = _first_test(test)
     while True:
-        c = test()
         if _graph_cond(c):
             _tf_loop(lambda: test(), body, names, get_state, set_state, opts)
             return
         if not c:
             return
         body()
+        c = test()
+
+
+def _first_test(test):
+    """The loop test's first value. While tracing it is evaluated in a scratch graph
+    that is then dropped: when it is a tensor the loop's cond graph evaluates it again,
+    and evaluating it in the function's own graph too would leave dead nodes there (a
+    converted loop's graph would be larger than the hand-written kiln.while_loop's)."""
+    if not _tracing():
+        return test()
+    kiln = _k()
+    seen = []
+
+    def probe():
+        seen.append(test())
+
+    kiln.function(probe, autograph=False).get_concrete_function()
+    return seen[0]
 
 
 class _Range:

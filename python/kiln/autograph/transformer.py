@@ -29,7 +29,7 @@ class Namer:
 
     def __init__(self, node):
         used = set()
-        for sub in ast.walk(node):
+        for sub in analysis.walk(node):
             if isinstance(sub, ast.Name):
                 used.add(sub.id)
             elif isinstance(sub, ast.arg):
@@ -103,7 +103,7 @@ def _locate(nodes, src, end=None):
                 continue
             for k, v in pos.items():
                 setattr(sub, k, v)
-        todo.extend(ast.iter_child_nodes(sub))
+        todo.extend(analysis.children(sub))
     return nodes
 
 
@@ -139,14 +139,15 @@ def _extract_directives(stmts):
 
 
 def _walk_scope_stmts(node):
-    """Every node of this scope (nested functions and classes excluded)."""
-    todo = [node]
+    """Every node of this scope (nested functions and classes excluded), as a list."""
+    todo, out = [node], []
     while todo:
         n = todo.pop()
-        yield n
-        for child in ast.iter_child_nodes(n):
+        out.append(n)
+        for child in analysis.children(n):
             if not isinstance(child, _SCOPE_NODES):
                 todo.append(child)
+    return out
 
 
 # ---- 2. jumps: return, break, continue -----------------------------------------
@@ -259,7 +260,7 @@ def _has_jump(stmts, kinds):
             continue
         if isinstance(n, (ast.While, ast.For)) and ast.Return not in kinds:
             continue
-        todo.extend(ast.iter_child_nodes(n))
+        todo.extend(analysis.children(n))
     return False
 
 
@@ -311,7 +312,7 @@ def _lower_loops(stmts, namer):
 
 # ---- 3. expressions ------------------------------------------------------------
 
-class _Expressions(ast.NodeTransformer):
+class _Expressions(analysis.Transformer):
     """and/or/not, conditional expressions, calls and assert; nested functions and
     lambdas are converted as scopes of their own."""
 
@@ -383,10 +384,11 @@ def _no_args():
 # ---- 4. control flow -----------------------------------------------------------
 
 class _ControlFlow:
-    def __init__(self, namer, liveness, globals_):
+    def __init__(self, namer, liveness, globals_, assigned_cache):
         self.namer = namer
         self.live = liveness
         self.globals = globals_
+        self.assigned_cache = assigned_cache
 
     def _decl(self, names, exclude=()):
         names = [n for n in names if n not in exclude]
@@ -447,7 +449,8 @@ class _ControlFlow:
         else_name = self.namer.new("else_body") if s.orelse else None
         body = self.block(s.body)
         orelse = self.block(s.orelse)
-        mod_body, mod_else = analysis.assigned(s.body), analysis.assigned(s.orelse)
+        mod_body = analysis.assigned(s.body, cache=self.assigned_cache)
+        mod_else = analysis.assigned(s.orelse, cache=self.assigned_cache)
         modified = dict(mod_body)
         modified.update(mod_else)
         # Outputs (live afterwards) first; the others are restored around each branch of
@@ -477,7 +480,7 @@ class _ControlFlow:
         head = self.live.live_head.get(id(s), set())
         test_name, body_name = self.namer.new("loop_test"), self.namer.new("loop_body")
         body = self.block(s.body)
-        modified = analysis.assigned(s.body)
+        modified = analysis.assigned(s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
         defs = [_def(test_name, [], [ast.Return(value=s.test)]),
                 _def(body_name, [], self._decl(modified) + body)]
@@ -500,7 +503,7 @@ class _ControlFlow:
         itr = self.namer.new("itr")
         body_name = self.namer.new("loop_body")
         body = [_locate(ast.Assign(targets=[s.target], value=_load(itr)), s, s.target)] + self.block(s.body)
-        modified = analysis.assigned([s.target] + s.body)
+        modified = analysis.assigned([s.target] + s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
         defs = [_def(body_name, [itr], self._decl(modified, exclude={itr}) + body)]
         extra = _const(None)
@@ -542,7 +545,7 @@ def _bound_outside_control_flow(stmts):
     return out
 
 
-class _Loads(ast.NodeTransformer):
+class _Loads(analysis.Transformer):
     """x -> ag__.ld(x) for reads of the given names (this scope only)."""
 
     def __init__(self, names):
@@ -559,14 +562,23 @@ class _Loads(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
 
 
+def _nonlocal_names(stmt):
+    """Names declared nonlocal anywhere in `stmt`, nested functions included. Only
+    statement lists can hold a declaration, so expressions are not walked."""
+    out, todo = set(), [stmt]
+    while todo:
+        s = todo.pop()
+        if isinstance(s, ast.Nonlocal):
+            out.update(s.names)
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            part = getattr(s, field, None)
+            if type(part) is list:
+                todo.extend(part)
+    return out
+
+
 # ---- the scope pipeline --------------------------------------------------------
-
-def _is_generator(node):
-    for sub in _walk_scope_stmts(node):
-        if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await)):
-            return True
-    return False
-
 
 def convert_scope(fn, namer):
     """Converts one function (FunctionDef or Lambda) in place, nested scopes included."""
@@ -574,8 +586,8 @@ def convert_scope(fn, namer):
         fn.args = _Expressions(namer).visit(fn.args)
         fn.body = _Expressions(namer).visit(fn.body)
         return fn
-    if isinstance(fn, ast.AsyncFunctionDef) or _is_generator(fn):
-        return fn  # generators and coroutines run as written
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return fn
     body = fn.body
     globals_, nonlocals = set(), set()
     for s in body:
@@ -584,6 +596,8 @@ def convert_scope(fn, namer):
                 globals_.update(node.names)
             elif isinstance(node, ast.Nonlocal):
                 nonlocals.update(node.names)
+            elif isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+                return fn  # generators and coroutines run as written
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     if fn.args.vararg:
         params.add(fn.args.vararg.arg)
@@ -612,28 +626,27 @@ def convert_scope(fn, namer):
                     k.value = expr.visit(k.value)
     # Names bound only inside if/while/for bodies: Python raises UnboundLocalError on
     # reading them unassigned, converted code reads them through ag__.ld (same error).
-    maybe_unbound = set(analysis.assigned(body)) - _bound_outside_control_flow(body) - params - globals_ - nonlocals
+    assigned_cache = {}
+    maybe_unbound = (set(analysis.assigned(body, cache=assigned_cache)) - _bound_outside_control_flow(body) - params
+                     - globals_ - nonlocals)
     if maybe_unbound:
         loads = _Loads(maybe_unbound)
         body = [loads.visit(s) for s in body]
     liveness = analysis.Liveness()
     liveness.block(body, set())
-    all_locals = analysis.assigned(body)
-    body = _ControlFlow(namer, liveness, globals_).block(body)
+    all_locals = analysis.assigned(body, cache=assigned_cache)
+    body = _ControlFlow(namer, liveness, globals_, assigned_cache).block(body)
 
     # Names assigned only inside generated functions still need a binding in this
     # function for their `nonlocal` declarations: bind them (to Undefined) right
     # before the first statement that uses them (nothing earlier binds them).
-    bound = set(analysis.assigned(body)) | params | globals_ | nonlocals
+    bound = set(analysis.assigned(body, cache=assigned_cache)) | params | globals_ | nonlocals
     missing = [n for n in all_locals if n not in bound]
     if missing:
         out, todo = [], dict.fromkeys(missing)
         for s in body:
             if todo:
-                decl = set()
-                for node in ast.walk(s):
-                    if isinstance(node, ast.Nonlocal):
-                        decl.update(node.names)
+                decl = _nonlocal_names(s)
                 here = [n for n in todo if n in decl]
                 for n in here:
                     del todo[n]

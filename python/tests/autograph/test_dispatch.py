@@ -240,3 +240,85 @@ def test_graph_size_matches_hand_written_control_flow():
     args = (tf.constant(3), tf.constant(4))
     assert int(auto(*args)) == int(manual(*args)) == 15
     assert _count_ops(auto, *args) == _count_ops(manual, *args)
+
+
+def test_converted_while_graph_equals_hand_written():
+    @tf.function
+    def auto(x):
+        while tf.reduce_sum(x) > 1:
+            x = x / 2
+        return x
+
+    @tf.function(autograph=False)
+    def manual(x):
+        return tf.while_loop(lambda x: tf.reduce_sum(x) > 1, lambda x: (x / 2,), (x,))[0]
+
+    x = tf.constant([4.0, 8.0])
+    np.testing.assert_allclose(auto(x).numpy(), manual(x).numpy())
+    # The loop test is evaluated once more to choose a graph loop, in a scratch graph:
+    # nothing of it stays in the function's graph.
+    assert _count_ops(auto, x) == _count_ops(manual, x) == 2
+
+
+def test_converted_if_and_for_range_graphs_equal_hand_written():
+    @tf.function
+    def auto_if(x):
+        if x > 0:
+            x = x * x
+        else:
+            x = -x
+        return x
+
+    @tf.function(autograph=False)
+    def manual_if(x):
+        return tf.cond(x > 0, lambda: x * x, lambda: -x)
+
+    @tf.function
+    def auto_for(n):
+        s = tf.constant(0)
+        for i in tf.range(n):
+            s = s + i
+        return s
+
+    @tf.function(autograph=False)
+    def manual_for(n):
+        return tf.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + i), (tf.constant(0), tf.constant(0)))[1]
+
+    n = tf.constant(4)
+    assert int(auto_if(n)) == int(manual_if(n)) == 16
+    assert _count_ops(auto_if, n) == _count_ops(manual_if, n)
+    assert int(auto_for(n)) == int(manual_for(n)) == 6
+    assert _count_ops(auto_for, n) == _count_ops(manual_for, n)
+
+
+def test_converted_dataset_loop_graph_equals_dataset_reduce():
+    ds = tf.data.Dataset.range(5)
+
+    @tf.function
+    def auto():
+        s = tf.constant(0, tf.int64)
+        for e in ds:
+            s = s + e
+        return s
+
+    @tf.function(autograph=False)
+    def manual():
+        return ds.reduce(tf.constant(0, tf.int64), lambda s, e: s + e)
+
+    assert int(auto()) == int(manual()) == 10
+    assert _count_ops(auto) == _count_ops(manual)
+
+
+def test_python_while_test_runs_once_per_iteration_while_tracing():
+    calls = []
+
+    @tf.function
+    def f(x):
+        k = 0
+        while calls.append(k) or k < 3:
+            x = x + 1
+            k += 1
+        return x
+
+    assert int(f(tf.constant(0))) == 3
+    assert calls == [0, 1, 2, 3]

@@ -100,15 +100,38 @@ def test_loop_variable_shape_change_and_shape_invariants():
                "kiln.autograph.experimental.set_loop_options to set shape invariants.", "loop-shape", f,
                tf.constant(3))
 
+    g = _growing_with_invariant(tf.TensorShape([None]))
+    np.testing.assert_array_equal(g(tf.constant(3)).numpy(), [0, 1, 1])
+    # The invariant reaches kiln.while_loop: the result's static shape is the invariant.
+    assert g.get_concrete_function(tf.constant(3)).outputs[0].shape.as_list() == [None]
+
+
+def _growing_with_invariant(shape):
     @tf.function
-    def g(n):
+    def f(n):
         v = tf.constant([0])
-        while tf.shape(v)[0] < n:
-            tf.autograph.experimental.set_loop_options(shape_invariants=[(v, tf.TensorShape([None]))])
+        while tf.shape(v)[0] < n:  # loop-invariant
+            tf.autograph.experimental.set_loop_options(shape_invariants=[(v, shape)])
             v = tf.concat([v, [1]], 0)
         return v
 
-    np.testing.assert_array_equal(g(tf.constant(3)).numpy(), [0, 1, 1])
+    return f
+
+
+def test_shape_invariant_that_does_not_fit_the_entry_value():
+    _raises_at(ValueError, r"'v' has shape \(1,\) before the loop, which does not fit its shape invariant \(3,\)\.",
+               "loop-invariant", _growing_with_invariant(tf.TensorShape([3])), tf.constant(3))
+
+
+def test_while_loop_variable_dtype_change():
+    @tf.function
+    def f(x):
+        while x < 3:  # while-dtype
+            x = tf.cast(x, tf.float32) + 1
+        return x
+
+    _raises_at(TypeError, "'x' has dtype int32 before the loop, but dtype float32 after one iteration",
+               "while-dtype", f, tf.constant(0))
 
 
 def test_tensor_loop_with_python_values():
