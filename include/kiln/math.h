@@ -73,6 +73,13 @@ Tensor tanh(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor sigmoid(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor sin(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor cos(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor erf(Tensor x, SourceLocation loc = SourceLocation::current());
+// Activations, as tf.nn's: softplus log(1 + e^x), softsign x / (1 + |x|),
+// elu (x, or e^x - 1 below 0), selu (scaled elu, Klambauer et al.).
+Tensor softplus(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor softsign(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor elu(Tensor x, SourceLocation loc = SourceLocation::current());
+Tensor selu(Tensor x, SourceLocation loc = SourceLocation::current());
 
 // Limits x to [min, max] (min(max(x, min), max), broadcasting all three).
 Tensor clip(Tensor x, const Operand& min, const Operand& max,

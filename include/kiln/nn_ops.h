@@ -58,6 +58,14 @@ Tensor softmax(const Tensor& logits, int64_t axis = -1,
 Tensor log_softmax(const Tensor& logits, int64_t axis = -1,
                    SourceLocation loc = SourceLocation::current());
 
+// Activations TF composes from other ops (src/ops/activations.cpp): gelu is
+// 0.5 x (1 + erf(x / sqrt 2)), or with `approximate` the tanh form; silu
+// (swish) is x * sigmoid(x); leaky_relu is x above 0 and alpha * x below.
+// erf, softplus, softsign, elu and selu are ops of their own (math.h).
+Tensor gelu(const Tensor& x, bool approximate = false, SourceLocation loc = SourceLocation::current());
+Tensor silu(const Tensor& x, SourceLocation loc = SourceLocation::current());
+Tensor leaky_relu(const Tensor& x, double alpha = 0.2, SourceLocation loc = SourceLocation::current());
+
 // 2-D convolution (cross-correlation, as TensorFlow): input [N, H, W, C],
 // filters [KH, KW, C, O] -> [N, OH, OW, O]. SAME pads so that
 // OH = ceil(H / stride) (the extra pixel, if any, goes after), VALID does not

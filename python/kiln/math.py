@@ -1,4 +1,5 @@
 """kiln.math (tf.math)."""
+from . import _C
 from ._ops import (  # noqa: F401
     abs, add, add_n, argmax, argmin, ceil, cos, divide, equal, exp, floor, floordiv, floormod, greater,
     greater_equal, less, less_equal, log, log1p, logical_and, logical_not, logical_or, maximum, minimum, multiply,
@@ -6,3 +7,10 @@ from ._ops import (  # noqa: F401
     rint, round, rsqrt, sigmoid, sign, sin, sqrt, square, squared_difference, subtract, tanh, truediv, truncatediv,
     truncatemod)
 from ._ops import floormod as mod  # noqa: F401
+
+
+from .nn import softplus, softsign  # noqa: E402,F401  (tf.math has them too)
+
+
+def erf(x, name=None):
+    return _C.erf(x)

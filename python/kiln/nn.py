@@ -3,6 +3,46 @@ from . import _C
 from ._ops import relu, sigmoid, tanh  # noqa: F401
 
 
+def softplus(features, name=None):
+    """log(exp(features) + 1), without overflow."""
+    return _C.softplus(features)
+
+
+def softsign(features, name=None):
+    """features / (abs(features) + 1)."""
+    return _C.softsign(features)
+
+
+def elu(features, name=None):
+    """features where positive, exp(features) - 1 elsewhere."""
+    return _C.elu(features)
+
+
+def selu(features, name=None):
+    """scale * elu with alpha, Klambauer et al.'s constants."""
+    return _C.selu(features)
+
+
+def gelu(features, approximate=False, name=None):
+    """0.5 x (1 + erf(x / sqrt(2))); with `approximate`, the tanh form."""
+    return _C.gelu(features, bool(approximate))
+
+
+def silu(features, beta=1.0, name=None):
+    """features * sigmoid(beta * features)."""
+    if beta == 1.0:
+        return _C.silu(features)
+    return features * _C.sigmoid(features * beta)
+
+
+swish = silu
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """features where positive, alpha * features elsewhere."""
+    return _C.leaky_relu(features, float(alpha))
+
+
 def softmax(logits, axis=None, name=None):
     return _C.softmax(logits, -1 if axis is None else int(axis))
 

@@ -152,6 +152,14 @@ void bind_ops(py::module_& m) {
   def_unary<kiln::sigmoid>(m, "sigmoid");
   def_unary<kiln::sin>(m, "sin");
   def_unary<kiln::cos>(m, "cos");
+  def_unary<kiln::erf>(m, "erf");
+  def_unary<kiln::softplus>(m, "softplus");
+  def_unary<kiln::softsign>(m, "softsign");
+  def_unary<kiln::elu>(m, "elu");
+  def_unary<kiln::selu>(m, "selu");
+  m.def("gelu", [](py::handle x, bool approximate) { return kiln::nn::gelu(T(x), approximate, user_location()); });
+  m.def("silu", [](py::handle x) { return kiln::nn::silu(T(x), user_location()); });
+  m.def("leaky_relu", [](py::handle x, double alpha) { return kiln::nn::leaky_relu(T(x), alpha, user_location()); });
   def_unary<kiln::logical_not>(m, "logical_not");
   def_unary<kiln::stop_gradient>(m, "stop_gradient");
 

@@ -325,6 +325,17 @@ KILN_FLOAT_UNARY_FN(SqrtFn, kParallelGrain, std::sqrt(x))
 KILN_FLOAT_UNARY_FN(RsqrtFn, kParallelGrain, T(1) / std::sqrt(x))
 KILN_FLOAT_UNARY_FN(SinFn, kTranscendentalGrain, std::sin(x))
 KILN_FLOAT_UNARY_FN(CosFn, kTranscendentalGrain, std::cos(x))
+KILN_FLOAT_UNARY_FN(ErfFn, kTranscendentalGrain, std::erf(x))
+// log(1 + e^x) without overflow for large x or loss for very negative x.
+KILN_FLOAT_UNARY_FN(SoftplusFn, kTranscendentalGrain, (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::abs(x))))
+KILN_FLOAT_UNARY_FN(SoftsignFn, kTranscendentalGrain, x / (T(1) + std::abs(x)))
+// x for x > 0, e^x - 1 below (expm1 keeps the bits near 0).
+KILN_FLOAT_UNARY_FN(EluFn, kTranscendentalGrain, x > T(0) ? x : std::expm1(x))
+// Klambauer et al.'s constants, as TF's Selu.
+KILN_FLOAT_UNARY_FN(SeluFn, kTranscendentalGrain,
+                    x > T(0) ? T(1.0507009873554804934193349852946) * x
+                             : T(1.0507009873554804934193349852946 * 1.6732632423543772848170429916717) *
+                                   std::expm1(x))
 #undef KILN_FLOAT_UNARY_FN
 
 // Transcendentals with a vectorized float32 formula (ops/vector_math.h):

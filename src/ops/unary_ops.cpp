@@ -1,6 +1,6 @@
 // Unary elementwise ops: Neg, Abs, Sign, Square, Relu, Round (numbers) and
-// Floor, Ceil, Rint, Sqrt, Rsqrt, Exp, Log, Log1p, Tanh, Sigmoid, Sin, Cos
-// (floats).
+// Floor, Ceil, Rint, Sqrt, Rsqrt, Exp, Log, Log1p, Tanh, Sigmoid, Sin, Cos,
+// Erf and the activations Softplus, Softsign, Elu, Selu (floats).
 #include <limits>
 
 #include "kiln/math.h"
@@ -45,6 +45,14 @@ std::vector<OpSample> round_samples() {
 std::vector<OpSample> float_samples() {
   return {{{constant({-1.5f, 0.5f, 2.0f})}, {}}, {{constant({{0.25, -0.75}, {1.5, 0.1}})}, {}}};
 }
+// Activations: both signs away from their kink at 0, large values where a
+// naive formula overflows, and the special values.
+std::vector<OpSample> activation_samples() {
+  return {{{constant({-2.5f, -0.5f, 0.25f, 1.5f})}, {}},
+          {{constant({{-30.0, -1.0}, {0.75, 40.0}})}, {}},
+          {{constant({-100.f, 100.f, 1e-8f, -1e-8f})}, {}, true},
+          special_sample()};
+}
 // Inside the domain of sqrt, rsqrt, log and log1p.
 std::vector<OpSample> positive_samples() {
   return {{{constant({0.5f, 1.0f, 4.0f})}, {}}, {{constant({{0.25, 2.0}, {3.5, 9.0}})}, {}}};
@@ -79,6 +87,27 @@ void sigmoid_grad(GradContext& c) {
 }
 void sin_grad(GradContext& c) { c.set(0, c.grad(0) * cos(c.inputs[0])); }
 void cos_grad(GradContext& c) { c.set(0, -(c.grad(0) * sin(c.inputs[0]))); }
+// d erf(x) = 2/sqrt(pi) e^(-x^2).
+void erf_grad(GradContext& c) {
+  const Tensor& x = c.inputs[0];
+  c.set(0, c.grad(0) * (exp(-(x * x)) * 1.1283791670955126));
+}
+void softplus_grad(GradContext& c) { c.set(0, c.grad(0) * sigmoid(c.inputs[0])); }
+void softsign_grad(GradContext& c) {
+  Tensor d = 1 + abs(c.inputs[0]);
+  c.set(0, c.grad(0) / (d * d));
+}
+// From the output, as TF's EluGrad: 1 where y > 0, y + 1 below.
+void elu_grad(GradContext& c) {
+  const Tensor& y = c.outputs[0];
+  c.set(0, where(y > 0, c.grad(0), c.grad(0) * (y + 1)));
+}
+// SeluGrad: scale where y > 0, y + scale * alpha below.
+void selu_grad(GradContext& c) {
+  const Tensor& y = c.outputs[0];
+  c.set(0, where(y > 0, c.grad(0) * 1.0507009873554804934193349852946,
+                 c.grad(0) * (y + 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717)));
+}
 
 constexpr OpDef kNeg = unary_op<NegFn>("Neg", signed_special_samples, neg_grad);
 constexpr OpDef kAbs = unary_op<AbsFn>("Abs", signed_special_samples, abs_grad);
@@ -99,6 +128,11 @@ constexpr OpDef kTanh = unary_op<TanhFn>("Tanh", float_samples, tanh_grad);
 constexpr OpDef kSigmoid = unary_op<SigmoidFn>("Sigmoid", float_samples, sigmoid_grad);
 constexpr OpDef kSin = unary_op<SinFn>("Sin", float_samples, sin_grad);
 constexpr OpDef kCos = unary_op<CosFn>("Cos", float_samples, cos_grad);
+constexpr OpDef kErf = unary_op<ErfFn>("Erf", activation_samples, erf_grad);
+constexpr OpDef kSoftplus = unary_op<SoftplusFn>("Softplus", activation_samples, softplus_grad);
+constexpr OpDef kSoftsign = unary_op<SoftsignFn>("Softsign", activation_samples, softsign_grad);
+constexpr OpDef kElu = unary_op<EluFn>("Elu", activation_samples, elu_grad);
+constexpr OpDef kSelu = unary_op<SeluFn>("Selu", activation_samples, selu_grad);
 
 // A temporary argument is moved in, so dispatch may write over it.
 Tensor unary(const OpDef& op, Tensor&& x, const SourceLocation& loc) {
@@ -110,7 +144,8 @@ Tensor unary(const OpDef& op, Tensor&& x, const SourceLocation& loc) {
 
 void register_unary_ops(OpRegistry& r) {
   for (const OpDef* op : {&kNeg, &kAbs, &kSign, &kFloor, &kCeil, &kRound, &kRint, &kSquare, &kRelu,
-                          &kSqrt, &kRsqrt, &kExp, &kLog, &kLog1p, &kTanh, &kSigmoid, &kSin, &kCos})
+                          &kSqrt, &kRsqrt, &kExp, &kLog, &kLog1p, &kTanh, &kSigmoid, &kSin, &kCos, &kErf,
+                          &kSoftplus, &kSoftsign, &kElu, &kSelu})
     r.add(*op);
 }
 
@@ -134,5 +169,10 @@ Tensor tanh(Tensor x, SourceLocation loc) { return detail::unary(detail::kTanh, 
 Tensor sigmoid(Tensor x, SourceLocation loc) { return detail::unary(detail::kSigmoid, std::move(x), loc); }
 Tensor sin(Tensor x, SourceLocation loc) { return detail::unary(detail::kSin, std::move(x), loc); }
 Tensor cos(Tensor x, SourceLocation loc) { return detail::unary(detail::kCos, std::move(x), loc); }
+Tensor erf(Tensor x, SourceLocation loc) { return detail::unary(detail::kErf, std::move(x), loc); }
+Tensor softplus(Tensor x, SourceLocation loc) { return detail::unary(detail::kSoftplus, std::move(x), loc); }
+Tensor softsign(Tensor x, SourceLocation loc) { return detail::unary(detail::kSoftsign, std::move(x), loc); }
+Tensor elu(Tensor x, SourceLocation loc) { return detail::unary(detail::kElu, std::move(x), loc); }
+Tensor selu(Tensor x, SourceLocation loc) { return detail::unary(detail::kSelu, std::move(x), loc); }
 
 }  // namespace kiln
