@@ -8,6 +8,7 @@ packages=(
   g++ cmake ninja-build ccache pkg-config
   libdnnl-dev ocl-icd-opencl-dev libfmt-dev nlohmann-json3-dev  # dnnl's CMake config requires OpenCL
   zlib1g-dev  # gzip-compressed IDX (MNIST) files
+  dataset-fashion-mnist  # the full Fashion-MNIST as IDX files (mnist_train --dataset fashion)
   libgtest-dev libgmock-dev libbenchmark-dev
   # the Python package, for Debian's /usr/bin/python3
   python3-dev pybind11-dev python3-numpy python3-pytest python3-hypothesis libdlpack-dev

@@ -80,6 +80,19 @@ TEST(Examples, MnistTrainDistributedOnTwoRanks) {
   }
 }
 
+// --dataset fashion reads the same IDX files (here synthetic) and says images.
+TEST(Examples, MnistTrainOnFashionReportsImagesAndEpochSeconds) {
+  if (mnist_train_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
+  TempDir tmp;
+  std::string dir = synthetic_mnist(tmp, 100, 20);
+  auto [status, out] =
+      run(mnist_train_path() + " --dataset fashion --epochs 1 --batch-size 20 --seed 3 --data-dir " + dir);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("Fashion-MNIST: 100 training and 20 test images"), std::string::npos) << out;
+  EXPECT_NE(out.find("epoch 1: "), std::string::npos) << out;
+  EXPECT_NE(out.find("on 20 held-out images"), std::string::npos) << out;
+}
+
 TEST(Examples, MnistTrainRejectsBadFlagsAndMissingData) {
   if (mnist_train_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
   auto [status, out] = run(mnist_train_path() + " --epochs zero");
@@ -88,6 +101,12 @@ TEST(Examples, MnistTrainRejectsBadFlagsAndMissingData) {
   auto [status2, out2] = run(mnist_train_path() + " --data-dir /nonexistent/kiln");
   EXPECT_NE(status2, 0);
   EXPECT_NE(out2.find("scripts/mnist_data.sh"), std::string::npos) << out2;
+  auto [status3, out3] = run(mnist_train_path() + " --dataset cifar");
+  EXPECT_NE(status3, 0);
+  EXPECT_NE(out3.find("--dataset needs mnist or fashion, got 'cifar'"), std::string::npos) << out3;
+  auto [status4, out4] = run(mnist_train_path() + " --dataset fashion --data-dir /nonexistent/kiln");
+  EXPECT_NE(status4, 0);
+  EXPECT_NE(out4.find("install Debian's dataset-fashion-mnist"), std::string::npos) << out4;
 }
 
 TEST(Examples, SeedLoopPrintsTheLossFromInsideTheGraphEveryStep) {

@@ -21,9 +21,11 @@ Tensor weights_like(const Tensor& y) {
 
 double as_double(const Tensor& t) { return cast(t, DType::Float64).item<double>(); }
 
-// Checks up to `max_elements` elements of each gradient, spread over it.
-void check_layer(nn::Layer& layer, const Tensor& x, double h, double tol, int max_elements = 40) {
-  Tensor w = weights_like(layer(x));
+// Checks up to `max_elements` elements of each gradient, spread over it,
+// with the layer called in `training` mode.
+void check_layer(nn::Layer& layer, const Tensor& x, double h, double tol, int max_elements = 40,
+                 bool training = false) {
+  Tensor w = weights_like(layer(x, training));
   std::vector<Variable> vars = layer.trainable_variables();
   std::vector<GradientSource> sources{x};
   for (const Variable& v : vars) sources.emplace_back(v);
@@ -31,7 +33,7 @@ void check_layer(nn::Layer& layer, const Tensor& x, double h, double tol, int ma
   {
     GradientTape tape;
     tape.watch(x);
-    grads = tape.gradient(sum(layer(x) * w), sources);
+    grads = tape.gradient(sum(layer(x, training) * w), sources);
   }
   // The same gradients from a traced function.
   auto traced = function([&](const Tensor& in) {
@@ -39,14 +41,14 @@ void check_layer(nn::Layer& layer, const Tensor& x, double h, double tol, int ma
     tape.watch(in);
     std::vector<GradientSource> s{in};
     for (const Variable& v : vars) s.emplace_back(v);
-    std::vector<Tensor> g = tape.gradient(sum(layer(in) * w), s);
+    std::vector<Tensor> g = tape.gradient(sum(layer(in, training) * w), s);
     for (std::size_t i = 0; i < g.size(); ++i)
       if (!g[i].defined()) g[i] = zeros_like(i == 0 ? in : vars[i - 1].read_value());
     return g;
   });
   std::vector<Tensor> traced_grads = traced(x);
 
-  auto loss_at = [&](const Tensor& in) { return as_double(sum(layer(in) * w)); };
+  auto loss_at = [&](const Tensor& in) { return as_double(sum(layer(in, training) * w)); };
   for (std::size_t s = 0; s < sources.size(); ++s) {
     Tensor base = s == 0 ? x : vars[s - 1].read_value();
     ASSERT_TRUE(grads[s].defined()) << layer.name() << " source " << s;
@@ -107,6 +109,28 @@ TEST(NnLayerGradient, PoolingFlattenReshapeReluSoftmax) {
   check_layer(relu, ramp({3, 4}, DType::Float32), 1e-3, 2e-2);
   nn::Softmax softmax;
   check_layer(softmax, ramp({3, 4}, DType::Float32), 1e-3, 2e-2);
+}
+
+// Training mode differentiates through the batch statistics; inference mode
+// is affine in the input. Both checked with non-trivial gamma and beta.
+TEST(NnLayerGradient, NormalizationLayersFloat64) {
+  for (bool training : {true, false}) {
+    nn::BatchNormalization bn({.dtype = DType::Float64});
+    Tensor x = ramp({5, 3}, DType::Float64) * 2.0 + 0.3;
+    bn.build(x.shape());
+    bn.gamma().assign(constant({1.5, -0.5, 2.0}));
+    bn.beta().assign(constant({0.1, 0.2, -0.3}));
+    bn.moving_variance().assign(constant({0.7, 1.3, 2.1}));
+    check_layer(bn, x, 1e-6, 1e-6, 40, training);
+  }
+  nn::BatchNormalization image_bn({.dtype = DType::Float64});
+  check_layer(image_bn, ramp({2, 3, 3, 2}, DType::Float64), 1e-6, 1e-6, 40, /*training=*/true);
+  nn::LayerNormalization ln({.dtype = DType::Float64});
+  Tensor x = ramp({3, 4}, DType::Float64);
+  ln.build(x.shape());
+  ln.gamma().assign(constant({1.5, -0.5, 2.0, 0.7}));
+  ln.beta().assign(constant({0.1, 0.2, -0.3, 0.4}));
+  check_layer(ln, x, 1e-6, 1e-6);
 }
 
 TEST(NnLayerGradient, DropoutPassesGradientThroughKeptUnitsScaled) {

@@ -22,6 +22,7 @@
 #include "kiln/module.h"
 #include "kiln/nn/layer.h"
 #include "kiln/nn/layers.h"
+#include "kiln/nn/normalization.h"
 #include "kiln/nn/sequential.h"
 #include "kiln/nn/losses.h"
 #include "kiln/nn/metrics.h"

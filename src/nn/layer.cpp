@@ -118,6 +118,7 @@ Variable Layer::add_weight(std::string_view name, const Shape& shape, Init init,
       name,
       [&] {
         if (init == Init::Zeros) return zeros(shape, dtype_);
+        if (init == Init::Ones) return ones(shape, dtype_);
         // Glorot & Bengio (2010): U(-l, l) with l = sqrt(6 / (fan_in + fan_out)).
         double limit = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
         // A seeded initializer gives the same values on every call (Keras').

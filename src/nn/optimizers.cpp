@@ -1,18 +1,59 @@
-// Optimizers: state created on the first apply, SGD and Adam updates.
+// Optimizers: state created on the first apply, clipping and weight decay,
+// and the SGD, Adam, RMSprop and Adagrad updates.
 #include "kiln/nn/optimizers.h"
 
 #include <fmt/format.h>
 
 #include "kiln/error.h"
 #include "kiln/math.h"
+#include "kiln/reduce.h"
 #include "kiln/training_ops.h"
 
 namespace kiln::nn {
 
-Optimizer::Optimizer(std::string name, double learning_rate, std::vector<std::string> slot_names)
-    : Module(std::move(name)), learning_rate_(learning_rate), slot_names_(std::move(slot_names)) {
+Optimizer::Optimizer(std::string name, double learning_rate, std::vector<std::string> slot_names,
+                     UpdateOptions update, double slot_initial_value)
+    : Module(std::move(name)),
+      learning_rate_(learning_rate),
+      slot_names_(std::move(slot_names)),
+      update_(update),
+      slot_initial_value_(slot_initial_value) {
   if (!(learning_rate >= 0))
     throw InvalidArgument(fmt::format("{}: learning_rate must be >= 0, got {}", this->name(), learning_rate));
+  if (update_.clipnorm && update_.global_clipnorm)
+    throw InvalidArgument(fmt::format("{}: at most one of clipnorm and global_clipnorm can be set, got clipnorm={} "
+                                      "and global_clipnorm={}",
+                                      this->name(), *update_.clipnorm, *update_.global_clipnorm));
+  for (auto [label, value] : {std::pair{"clipnorm", update_.clipnorm}, {"clipvalue", update_.clipvalue},
+                              {"global_clipnorm", update_.global_clipnorm},
+                              {"weight_decay", std::optional<double>(update_.weight_decay)}})
+    if (value && !(*value >= 0))
+      throw InvalidArgument(fmt::format("{}: {} must be >= 0, got {}", this->name(), label, *value));
+}
+
+std::vector<Tensor> Optimizer::clipped(const std::vector<Tensor>& grads, SourceLocation loc) const {
+  std::vector<Tensor> out = grads;
+  auto norm = [&](const Tensor& g) { return sqrt(sum(square(g, loc)), loc); };
+  if (update_.clipnorm)
+    for (Tensor& g : out)
+      if (g.defined()) g = g * (*update_.clipnorm / maximum(norm(g), *update_.clipnorm, loc));
+  if (update_.global_clipnorm) {
+    // Summed in float32 whatever the variables' dtypes, as tf.clip_by_global_norm's
+    // one norm for all of them.
+    Tensor squares;
+    for (const Tensor& g : out)
+      if (g.defined()) {
+        Tensor sq = cast(sum(square(g, loc)), DType::Float32, loc);
+        squares = squares.defined() ? squares + sq : sq;
+      }
+    Tensor scale = *update_.global_clipnorm / maximum(sqrt(squares, loc), *update_.global_clipnorm, loc);
+    for (Tensor& g : out)
+      if (g.defined()) g = g * cast(scale, g.dtype(), loc);
+  }
+  if (update_.clipvalue)
+    for (Tensor& g : out)
+      if (g.defined()) g = clip(g, -*update_.clipvalue, *update_.clipvalue, loc);
+  return out;
 }
 
 void Optimizer::set_learning_rate(double learning_rate) {
@@ -46,7 +87,8 @@ void Optimizer::create_state(const std::vector<Variable>& vars) {
     if (std::size_t colon = base.rfind(':'); colon != std::string::npos) base.resize(colon);
     for (const std::string& slot_name : slot_names_)
       it->second.push_back(
-          add_variable(base + "/" + slot_name, [&] { return zeros(var.shape(), var.dtype()); }, false));
+          add_variable(base + "/" + slot_name, [&] { return fill(var.shape(), slot_initial_value_, var.dtype()); },
+                       false));
   }
 }
 
@@ -75,6 +117,8 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vec
   if (!any)
     throw InvalidArgument(fmt::format("{}: no gradient for any of the {} variables (all undefined)", who(), vars.size()));
   create_state(vars);
+  const bool clips = update_.clipnorm || update_.clipvalue || update_.global_clipnorm;
+  const std::vector<Tensor>& gradients = clips ? clipped(grads, loc) : grads;
 
   Tensor step = iterations_.read_value(loc) + 1;
   Tensor lr = learning_rate_var_.read_value(loc);
@@ -82,19 +126,22 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vec
   Tensor rate_as[2];
   static const std::vector<Variable> kNoSlots;
   for (std::size_t i = 0; i < vars.size(); ++i) {
-    if (!grads[i].defined()) continue;
+    if (!gradients[i].defined()) continue;
     DType d = vars[i].dtype();
+    if (update_.weight_decay != 0)
+      vars[i].assign_sub(vars[i].read_value(loc) * (cast(lr, d, loc) * update_.weight_decay), loc);
     int k = d == DType::Float64;
     if (!rate_as[k].defined()) rate_as[k] = step_rate(cast(lr, d, loc), step, loc);
     const std::vector<Variable>& slots = slot_names_.empty() ? kNoSlots : slots_.at(vars[i].state().get());
-    apply_dense(grads[i], vars[i], slots, rate_as[k], loc);
+    apply_dense(gradients[i], vars[i], slots, rate_as[k], loc);
   }
   iterations_.assign_add(1, loc);
 }
 
 SGD::SGD(double learning_rate, SGDOptions options)
     : Optimizer(std::move(options.name), learning_rate,
-                options.momentum == 0 ? std::vector<std::string>{} : std::vector<std::string>{"momentum"}),
+                options.momentum == 0 ? std::vector<std::string>{} : std::vector<std::string>{"momentum"},
+                options.update),
       momentum_(options.momentum),
       nesterov_(options.nesterov) {
   if (!(momentum_ >= 0 && momentum_ <= 1))
@@ -114,7 +161,7 @@ void SGD::apply_dense(const Tensor& grad, const Variable& var, const std::vector
 }
 
 Adam::Adam(double learning_rate, AdamOptions options)
-    : Optimizer(std::move(options.name), learning_rate, {"m", "v"}),
+    : Optimizer(std::move(options.name), learning_rate, {"m", "v"}, options.update),
       beta_1_(options.beta_1),
       beta_2_(options.beta_2),
       epsilon_(options.epsilon) {
@@ -133,6 +180,56 @@ void Adam::apply_dense(const Tensor& grad, const Variable& var, const std::vecto
                        const Tensor& alpha, SourceLocation loc) {
   // One fused pass (the composite formula's bits): m, v and var in place.
   apply_adam(var, slots[0], slots[1], grad, alpha, beta_1_, beta_2_, epsilon_, loc);
+}
+
+namespace {
+AdamOptions with_weight_decay(AdamOptions options, double weight_decay) {
+  options.update.weight_decay = weight_decay;
+  return options;
+}
+}  // namespace
+
+AdamW::AdamW(double learning_rate, double weight_decay, AdamOptions options)
+    : Adam(learning_rate, with_weight_decay(std::move(options), weight_decay)) {}
+
+RMSprop::RMSprop(double learning_rate, RMSpropOptions options)
+    : Optimizer(std::move(options.name), learning_rate,
+                options.momentum == 0 ? std::vector<std::string>{"rms"} : std::vector<std::string>{"rms", "momentum"},
+                options.update),
+      rho_(options.rho),
+      momentum_(options.momentum),
+      epsilon_(options.epsilon) {
+  if (!(rho_ >= 0 && rho_ <= 1)) throw InvalidArgument(fmt::format("{}: rho must be in [0, 1], got {}", name(), rho_));
+  if (!(momentum_ >= 0 && momentum_ <= 1))
+    throw InvalidArgument(fmt::format("{}: momentum must be in [0, 1], got {}", name(), momentum_));
+}
+
+void RMSprop::apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots,
+                          const Tensor& lr, SourceLocation loc) {
+  Tensor ms = slots[0].read_value(loc) * rho_ + square(grad, loc) * (1 - rho_);
+  slots[0].assign(ms, loc);
+  if (momentum_ == 0) {
+    var.assign_sub(lr * grad / (sqrt(ms, loc) + epsilon_), loc);
+    return;
+  }
+  Tensor mom = slots[1].read_value(loc) * momentum_ + lr * grad / sqrt(ms + epsilon_, loc);
+  slots[1].assign(mom, loc);
+  var.assign_sub(mom, loc);
+}
+
+Adagrad::Adagrad(double learning_rate, AdagradOptions options)
+    : Optimizer(std::move(options.name), learning_rate, {"accumulator"}, options.update,
+                options.initial_accumulator_value),
+      epsilon_(options.epsilon) {
+  if (!(options.initial_accumulator_value >= 0))
+    throw InvalidArgument(fmt::format("{}: initial_accumulator_value must be >= 0, got {}", name(),
+                                      options.initial_accumulator_value));
+}
+
+void Adagrad::apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots,
+                          const Tensor& lr, SourceLocation loc) {
+  slots[0].assign_add(square(grad, loc), loc);
+  var.assign_sub(lr * grad / sqrt(slots[0].read_value(loc) + epsilon_, loc), loc);
 }
 
 }  // namespace kiln::nn

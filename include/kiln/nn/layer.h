@@ -76,8 +76,8 @@ class Layer : public Module {
   virtual void build_weights(const Shape& input_shape) {}
   // The layer's computation, on inputs already cast to dtype().
   virtual Tensor call(const Tensor& x, bool training) = 0;
-  // A weight named scoped_name(name): Glorot-uniform (kernels) or zeros.
-  enum class Init { GlorotUniform, Zeros };
+  // A weight named scoped_name(name): Glorot-uniform (kernels), zeros or ones.
+  enum class Init { GlorotUniform, Zeros, Ones };
   Variable add_weight(std::string_view name, const Shape& shape, Init init,
                       int64_t fan_in = 0, int64_t fan_out = 0, std::optional<uint64_t> seed = std::nullopt,
                       bool trainable = true);

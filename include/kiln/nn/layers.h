@@ -180,6 +180,69 @@ class Dropout : public Layer {
   double rate_;
 };
 
+struct EmbeddingOptions {
+  std::optional<Shape> input_shape;
+  std::string name;
+  // Seeds the table's U(-0.05, 0.05) values (Keras' "uniform"); without one
+  // they come from kiln::random's global generator.
+  std::optional<uint64_t> seed;
+  DType dtype = DType::Float32;
+};
+
+// Rows of an [input_dim, output_dim] table picked by integer indices:
+// [batch, ...] -> [batch, ..., output_dim]. The gradient reaches the table
+// (the rows picked, summed over repeats). An index outside [0, input_dim)
+// is an InvalidArgument error, as TF's on CPU.
+class Embedding : public Layer {
+ public:
+  Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options = {});
+  std::string class_name() const override { return "Embedding"; }
+  Shape compute_output_shape(const Shape& input_shape) const override;
+  const Variable& embeddings() const { return embeddings_; }
+
+ protected:
+  void build_weights(const Shape& input_shape) override;
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  int64_t input_dim_, output_dim_;
+  std::optional<uint64_t> seed_;
+  Variable embeddings_;
+};
+
+struct GlobalPool2DOptions {
+  bool keepdims = false;  // [batch, 1, 1, channels] instead of [batch, channels]
+  std::optional<Shape> input_shape;
+  std::string name;
+};
+
+// The mean / max of each channel of NHWC inputs over height and width.
+class GlobalAveragePooling2D : public Layer {
+ public:
+  explicit GlobalAveragePooling2D(GlobalPool2DOptions options = {});
+  std::string class_name() const override { return "GlobalAveragePooling2D"; }
+  Shape compute_output_shape(const Shape& input_shape) const override;
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  bool keepdims_;
+};
+
+class GlobalMaxPooling2D : public Layer {
+ public:
+  explicit GlobalMaxPooling2D(GlobalPool2DOptions options = {});
+  std::string class_name() const override { return "GlobalMaxPooling2D"; }
+  Shape compute_output_shape(const Shape& input_shape) const override;
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  bool keepdims_;
+};
+
 // max(x, 0).
 class ReLU : public Layer {
  public:

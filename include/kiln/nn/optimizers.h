@@ -1,5 +1,7 @@
 #pragma once
-// Optimizers, as Keras': SGD (with momentum) and Adam. Their state (the step
+// Optimizers, as Keras': SGD (with momentum), Adam, AdamW, RMSprop and
+// Adagrad, each with Keras 2.11's gradient clipping and decoupled weight
+// decay (UpdateOptions). Their state (the step
 // count, the learning rate, one or two slots per variable) lives in
 // Variables created on the first apply_gradients, so a training step works
 // eagerly and inside kiln::function (where the first trace creates them).
@@ -7,6 +9,7 @@
 //   kiln::nn::Adam opt(1e-3);
 //   opt.apply_gradients(grads, model.trainable_variables());
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -17,6 +20,17 @@
 #include "kiln/variable.h"
 
 namespace kiln::nn {
+
+// What every optimizer does to the gradients and variables around its own
+// update, as Keras 2.11's optimizer arguments of the same names: each
+// gradient clipped to norm `clipnorm` (tf.clip_by_norm), then all of them
+// to global norm `global_clipnorm` (tf.clip_by_global_norm), then each
+// element to [-clipvalue, clipvalue]; and var -= var * weight_decay * lr
+// before the update (decoupled weight decay, Loshchilov & Hutter).
+struct UpdateOptions {
+  std::optional<double> clipnorm, clipvalue, global_clipnorm;
+  double weight_decay = 0;
+};
 
 class Optimizer : public Module {
  public:
@@ -38,7 +52,9 @@ class Optimizer : public Module {
  protected:
   // `slot_names`: the slots made for every variable on its first
   // apply_gradients, in the order apply_dense receives them.
-  Optimizer(std::string name, double learning_rate, std::vector<std::string> slot_names);
+  // `slot_initial_value`: every slot's initial value (Adagrad's accumulator).
+  Optimizer(std::string name, double learning_rate, std::vector<std::string> slot_names, UpdateOptions update,
+            double slot_initial_value = 0);
   // The rate this step applies, from `lr` (the learning rate in a variable
   // dtype) and `step` (the 1-based step count, int64). Computed once per
   // dtype per apply_gradients, not once per variable. Default: `lr`.
@@ -49,9 +65,12 @@ class Optimizer : public Module {
 
  private:
   void create_state(const std::vector<Variable>& vars);
+  std::vector<Tensor> clipped(const std::vector<Tensor>& grads, SourceLocation loc) const;
 
   double learning_rate_;
   std::vector<std::string> slot_names_;
+  UpdateOptions update_;
+  double slot_initial_value_;
   Variable iterations_, learning_rate_var_;
   // Slots by the variable they belong to (its state, which is the same for
   // every handle of the variable, traced or not).
@@ -66,6 +85,7 @@ struct SGDOptions {
   double momentum = 0.0;
   bool nesterov = false;
   std::string name = "SGD";
+  UpdateOptions update;
 };
 class SGD : public Optimizer {
  public:
@@ -89,6 +109,7 @@ struct AdamOptions {
   double beta_2 = 0.999;
   double epsilon = 1e-7;
   std::string name = "Adam";
+  UpdateOptions update;
 };
 class Adam : public Optimizer {
  public:
@@ -102,6 +123,56 @@ class Adam : public Optimizer {
 
  private:
   double beta_1_, beta_2_, epsilon_;
+};
+
+// Adam with decoupled weight decay (Keras' AdamW; its weight_decay wins over
+// options.update.weight_decay).
+class AdamW : public Adam {
+ public:
+  explicit AdamW(double learning_rate = 0.001, double weight_decay = 0.004, AdamOptions options = {.name = "AdamW"});
+};
+
+// Keras' RMSprop (not centered):
+//   ms = rho * ms + (1 - rho) * grad^2
+//   momentum 0:  var -= lr * grad / (sqrt(ms) + epsilon)
+//   else:        mom = momentum * mom + lr * grad / sqrt(ms + epsilon); var -= mom
+struct RMSpropOptions {
+  double rho = 0.9;
+  double momentum = 0.0;
+  double epsilon = 1e-7;
+  std::string name = "RMSprop";
+  UpdateOptions update;
+};
+class RMSprop : public Optimizer {
+ public:
+  explicit RMSprop(double learning_rate = 0.001, RMSpropOptions options = {});
+
+ protected:
+  void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& rate,
+                   SourceLocation loc) override;
+
+ private:
+  double rho_, momentum_, epsilon_;
+};
+
+// Keras' Adagrad: acc += grad^2 (acc starts at initial_accumulator_value);
+// var -= lr * grad / sqrt(acc + epsilon).
+struct AdagradOptions {
+  double initial_accumulator_value = 0.1;
+  double epsilon = 1e-7;
+  std::string name = "Adagrad";
+  UpdateOptions update;
+};
+class Adagrad : public Optimizer {
+ public:
+  explicit Adagrad(double learning_rate = 0.001, AdagradOptions options = {});
+
+ protected:
+  void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& rate,
+                   SourceLocation loc) override;
+
+ private:
+  double epsilon_;
 };
 
 }  // namespace kiln::nn

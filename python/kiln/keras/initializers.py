@@ -153,6 +153,7 @@ he_uniform = HeUniform
 lecun_uniform = LecunUniform
 
 _BY_NAME = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_uniform": RandomUniform,
+            "uniform": RandomUniform,
             "random_normal": RandomNormal, "glorot_uniform": GlorotUniform, "he_uniform": HeUniform,
             "lecun_uniform": LecunUniform, "variance_scaling": VarianceScaling}
 for _cls in list(_BY_NAME.values()):

@@ -3,14 +3,17 @@ channels_last (NHWC) and convolution kernels HWIO, as in TensorFlow. Each layer 
 same engine ops as the C++ kiln::nn layer of the same name, so a traced step fuses the same way
 (matmul/conv + bias + relu)."""
 from .. import _C
+from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from . import activations as _activations
 from . import initializers as _initializers
 from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor  # noqa: F401
+from ._normalization import BatchNormalization, LayerNormalization  # noqa: F401
 
 __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
            "MaxPool2D", "AveragePooling2D", "AvgPool2D", "Flatten", "Reshape", "Dropout", "ReLU", "Softmax",
-           "Activation"]
+           "Activation", "BatchNormalization", "LayerNormalization", "Embedding", "GlobalAveragePooling2D",
+           "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D"]
 
 
 def _check_unsupported(layer_name, **options):
@@ -256,6 +259,82 @@ class AveragePooling2D(_Pooling2D):
 
 MaxPool2D = MaxPooling2D
 AvgPool2D = AveragePooling2D
+
+
+class _GlobalPooling2D(Layer):
+    _op = None
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = _data_format(data_format, type(self).__name__)
+        self.keepdims = bool(keepdims)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        return type(self)._op(inputs, [1, 2], self.keepdims)
+
+    def compute_output_shape(self, input_shape):
+        s = TensorShape(input_shape)
+        return TensorShape([s[0], 1, 1, s[3]] if self.keepdims else [s[0], s[3]])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(data_format=self.data_format, keepdims=self.keepdims)
+        return config
+
+
+class GlobalAveragePooling2D(_GlobalPooling2D):
+    """The mean of each channel over height and width."""
+    _op = staticmethod(_C.reduce_mean)
+
+
+class GlobalMaxPooling2D(_GlobalPooling2D):
+    """The max of each channel over height and width."""
+    _op = staticmethod(_C.reduce_max)
+
+
+GlobalAvgPool2D = GlobalAveragePooling2D
+GlobalMaxPool2D = GlobalMaxPooling2D
+
+
+# ---- Embedding ----------------------------------------------------------------------------
+
+class Embedding(Layer):
+    """Rows of an [input_dim, output_dim] table ("uniform": U(-0.05, 0.05)) picked by integer indices:
+    [batch, ...] -> [batch, ..., output_dim]. The gradient reaches the picked rows."""
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
+                 activity_regularizer=None, embeddings_constraint=None, mask_zero=False, input_length=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        _check_unsupported("Embedding", embeddings_regularizer=(embeddings_regularizer, None),
+                           activity_regularizer=(activity_regularizer, None),
+                           embeddings_constraint=(embeddings_constraint, None), mask_zero=(mask_zero, False))
+        if input_dim <= 0 or output_dim <= 0:
+            raise ValueError("Both `input_dim` and `output_dim` should be positive, Received input_dim = "
+                             f"{input_dim} and output_dim = {output_dim}")
+        self.input_dim, self.output_dim, self.input_length = int(input_dim), int(output_dim), input_length
+        self.embeddings_initializer = _initializers.get(embeddings_initializer)
+        self.embeddings = None
+
+    def build(self, input_shape):
+        self.embeddings = self.add_weight("embeddings", [self.input_dim, self.output_dim],
+                                          initializer=self.embeddings_initializer)
+        self.built = True
+
+    def call(self, inputs):
+        if inputs.dtype.is_floating or inputs.dtype.name == "bool":
+            inputs = _C.cast(inputs, _dtypes.int32._enum)  # truncated, as Keras casts to int32
+        return _C.gather(self.embeddings, inputs, 0)
+
+    def compute_output_shape(self, input_shape):
+        s = TensorShape(input_shape)
+        return TensorShape(None) if s.rank is None else TensorShape(s.as_list() + [self.output_dim])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(input_dim=self.input_dim, output_dim=self.output_dim, input_length=self.input_length)
+        return config
 
 
 # ---- shape layers -----------------------------------------------------------------------

@@ -1,5 +1,7 @@
-"""kiln.keras.optimizers: SGD (momentum, Nesterov), Adam and RMSprop with Keras' arguments and
-defaults. As the C++ kiln::nn optimizers (src/nn/optimizers.cpp): the state (`iterations`, the
+"""kiln.keras.optimizers: SGD (momentum, Nesterov), Adam, AdamW, RMSprop and Adagrad with Keras'
+arguments and defaults; every optimizer takes Keras 2.11's `clipnorm`, `clipvalue`, `global_clipnorm`,
+`weight_decay` (decoupled: var -= var * weight_decay * lr before the update) and a learning-rate
+schedule (`schedules`). As the C++ kiln::nn optimizers (src/nn/optimizers.cpp): the state (`iterations`, the
 learning rate as a variable, slots named "Adam/dense/kernel/m:0") is created on the first
 apply_gradients for every variable given; a gradient of None skips its variable; every check
 happens before any state changes. Adam updates each variable with the engine's fused ApplyAdam op
@@ -8,18 +10,55 @@ from .. import _C
 from .. import dtypes as _dtypes
 from ..module import Module
 from ..tensor_shape import TensorShape
+from . import schedules
 
-_UNSUPPORTED = ("clipnorm", "clipvalue", "global_clipnorm", "use_ema", "weight_decay", "jit_compile")
+_UNSUPPORTED = ("use_ema", "jit_compile")
+
+
+def _norm(t):
+    return _C.sqrt(_C.reduce_sum(_C.square(t), None, False))
+
+
+def _clip_gradients(grads, clipnorm, global_clipnorm, clipvalue):
+    """Keras' order: each gradient by its norm (tf.clip_by_norm), all by their global norm
+    (tf.clip_by_global_norm), then by value; None gradients stay None."""
+    if clipnorm is not None:
+        grads = [g if g is None else _C.multiply(g, _C.divide(clipnorm, _C.maximum(_norm(g), clipnorm)))
+                 for g in grads]
+    if global_clipnorm is not None:
+        squares = None
+        for g in grads:
+            if g is not None:
+                sq = _C.cast(_C.reduce_sum(_C.square(g), None, False), _dtypes.float32._enum)
+                squares = sq if squares is None else _C.add(squares, sq)
+        total = _C.sqrt(squares)
+        scale = _C.divide(global_clipnorm, _C.maximum(total, global_clipnorm))
+        grads = [g if g is None else _C.multiply(g, _C.cast(scale, g.dtype._enum)) for g in grads]
+    if clipvalue is not None:
+        grads = [g if g is None else _C.clip(g, -clipvalue, clipvalue) for g in grads]
+    return grads
 
 
 class Optimizer(Module):
     """The shared part: state, checks and the loop over variables; subclasses give the update."""
 
     _slot_names = ()
+    _slot_initial_value = 0.0
 
     def __init__(self, name, learning_rate=0.001, **kwargs):
         if "lr" in kwargs:  # the TF 2.0-era name, as in the seeds' `Adam(lr=...)`
             learning_rate = kwargs.pop("lr")
+        self.clipnorm, self.clipvalue, self.global_clipnorm, self.weight_decay = (
+            None if kwargs.get(k) is None else float(kwargs.pop(k))
+            for k in ("clipnorm", "clipvalue", "global_clipnorm", "weight_decay"))
+        for k in ("clipnorm", "clipvalue", "global_clipnorm", "weight_decay"):
+            kwargs.pop(k, None)
+        if self.clipnorm is not None and self.global_clipnorm is not None:
+            raise ValueError("At most one of `clipnorm` and `global_clipnorm` can be set. Received: "
+                             f"clipnorm={self.clipnorm}, global_clipnorm={self.global_clipnorm}.")
+        for k in ("clipnorm", "clipvalue", "global_clipnorm", "weight_decay"):
+            if getattr(self, k) is not None and not getattr(self, k) >= 0:
+                raise ValueError(f"{name}: {k} must be >= 0, got {getattr(self, k)}")
         for k in list(kwargs):
             if k in _UNSUPPORTED:
                 if kwargs[k] not in (None, False, 0):
@@ -33,8 +72,14 @@ class Optimizer(Module):
         if kwargs:
             raise TypeError(f"Unexpected keyword argument passed to optimizer: {sorted(kwargs)[0]}")
         Module.__init__(self, name)
-        if callable(learning_rate):
-            raise NotImplementedError("kiln.keras.optimizers: learning-rate schedules are not supported; pass a number")
+        self._schedule = None
+        if isinstance(learning_rate, schedules.LearningRateSchedule):
+            self._schedule = learning_rate
+            learning_rate = learning_rate(0)
+            learning_rate = float(learning_rate.numpy())
+        elif callable(learning_rate):
+            raise NotImplementedError("kiln.keras.optimizers: learning_rate must be a number or a "
+                                      "kiln.keras.optimizers.schedules.LearningRateSchedule")
         learning_rate = float(learning_rate)
         if not learning_rate >= 0:
             raise ValueError(f"{name}: learning_rate must be >= 0, got {learning_rate}")
@@ -47,10 +92,16 @@ class Optimizer(Module):
 
     @property
     def learning_rate(self):
+        """The schedule when given one; else the rate (a float32 variable once the first update has run)."""
+        if self._schedule is not None:
+            return self._schedule
         return self._learning_rate_var if self._learning_rate_var is not None else self._learning_rate
 
     @learning_rate.setter
     def learning_rate(self, value):
+        if isinstance(value, schedules.LearningRateSchedule):
+            raise NotImplementedError(f"{self.name}: a schedule can only be given to the constructor")
+        self._schedule = None
         value = float(value)
         if not value >= 0:
             raise ValueError(f"{self.name}: learning_rate must be >= 0, got {value}")
@@ -87,8 +138,8 @@ class Optimizer(Module):
             slots = []
             for slot_name in self._slot_names:
                 with _C.init_scope():
-                    zeros = _C.zeros(var.shape.as_list(), var.dtype._enum)
-                slots.append(_C.Variable(zeros, False, f"{self.name}/{base}/{slot_name}", None))
+                    initial = _C.fill(var.shape.as_list(), self._slot_initial_value, var.dtype._enum)
+                slots.append(_C.Variable(initial, False, f"{self.name}/{base}/{slot_name}", None))
             self._slots[key] = slots
 
     def build(self, var_list):
@@ -145,16 +196,24 @@ class Optimizer(Module):
                              " Provided `grads_and_vars` is "
                              f"({', '.join(f'({g}, {v.name!r})' for g, v in pairs)},).")
         self._create_state(variables)
-        step = _C.add(self._iterations.read_value(), 1)
+        grads = _clip_gradients(grads, self.clipnorm, self.global_clipnorm, self.clipvalue)
+        iterations = self._iterations.read_value()
+        step = _C.add(iterations, 1)
+        if self._schedule is not None:
+            # The schedule at the count before this update (Keras'); the variable shows the rate used.
+            self._learning_rate_var.assign(_C.cast(self._schedule(iterations), _dtypes.float32._enum))
         lr = self._learning_rate_var.read_value()
         rates = {}  # the step's rate in each variable dtype, computed once
         for g, v in zip(grads, variables):
             if g is None:
                 continue
             d = v.dtype
+            lr_d = _C.cast(lr, d._enum)
+            if self.weight_decay:
+                v.assign_sub(_C.multiply(v.read_value(), _C.multiply(lr_d, self.weight_decay)))
             rate = rates.get(d.name)
             if rate is None:
-                rate = rates[d.name] = self._step_rate(_C.cast(lr, d._enum), step)
+                rate = rates[d.name] = self._step_rate(lr_d, step)
             self._apply_dense(g, v, self._slots.get(v._state_id(), ()), rate)
         self._iterations.assign_add(1)
         return self._iterations
@@ -181,7 +240,13 @@ class Optimizer(Module):
         raise NotImplementedError
 
     def get_config(self):
-        return {"name": self.name, "learning_rate": self._learning_rate}
+        config = {"name": self.name, "learning_rate": self._learning_rate}
+        if self._schedule is not None:
+            config["learning_rate"] = {"class_name": type(self._schedule).__name__,
+                                       "config": self._schedule.get_config()}
+        config.update(clipnorm=self.clipnorm, clipvalue=self.clipvalue, global_clipnorm=self.global_clipnorm,
+                      weight_decay=self.weight_decay)
+        return config
 
     def __repr__(self):
         return f"<kiln.keras.optimizers.{type(self).__name__} object '{self.name}'>"
@@ -281,17 +346,50 @@ class RMSprop(Optimizer):
         return config
 
 
-_BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop}
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): var -= var * weight_decay * lr, then Adam's step."""
+
+    def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 amsgrad=False, name="AdamW", **kwargs):
+        if weight_decay is None:
+            raise ValueError("Argument `weight_decay` must be a float. Received: weight_decay=None")
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, name, weight_decay=weight_decay, **kwargs)
+
+
+class Adagrad(Optimizer):
+    """Keras' Adagrad: acc += g^2 (acc starts at initial_accumulator_value); var -= lr g / sqrt(acc + epsilon)."""
+
+    _slot_names = ("accumulator",)
+
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name="Adagrad", **kwargs):
+        if not initial_accumulator_value >= 0:
+            raise ValueError(f"{name}: initial_accumulator_value must be >= 0, got {initial_accumulator_value}")
+        self._slot_initial_value = float(initial_accumulator_value)
+        self.epsilon = float(epsilon)
+        super().__init__(name, learning_rate, **kwargs)
+
+    def _apply_dense(self, grad, var, slots, lr):
+        acc = slots[0]
+        acc.assign_add(_C.square(grad))
+        var.assign_sub(_C.divide(_C.multiply(lr, grad), _C.sqrt(_C.add(acc.read_value(), self.epsilon))))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(initial_accumulator_value=self._slot_initial_value, epsilon=self.epsilon)
+        return config
+
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
 
 
 def get(identifier):
-    """An optimizer from a name ("adam", "sgd", "rmsprop", with Keras' defaults) or an Optimizer."""
+    """An optimizer from a name ("adam", "adamw", "adagrad", "sgd", "rmsprop", with Keras' defaults) or an Optimizer."""
     if isinstance(identifier, Optimizer):
         return identifier
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier.lower())
         if cls is None:
-            raise ValueError(f"Unknown optimizer: '{identifier}'. Known optimizer names: adam, rmsprop, sgd; or pass "
+            raise ValueError(f"Unknown optimizer: '{identifier}'. Known optimizer names: adagrad, adam, adamw, rmsprop, sgd; or pass "
                              "a kiln.keras.optimizers.Optimizer object.")
         return cls()
     if isinstance(identifier, type) and issubclass(identifier, Optimizer):
@@ -303,3 +401,4 @@ class legacy:  # noqa: N801 - tf.keras.optimizers.legacy is a module in TF
     SGD = SGD
     Adam = Adam
     RMSprop = RMSprop
+    Adagrad = Adagrad

@@ -1,0 +1,150 @@
+"""BatchNormalization and LayerNormalization (kiln.keras.layers), with the arithmetic of the C++
+kiln::nn layers of the same names (src/nn/normalization.cpp), so both give the same values."""
+from .. import _C
+from ..tensor_shape import TensorShape
+from . import initializers as _initializers
+from ._layer import InputSpec, Layer
+
+
+def _moments(x, axes):
+    """tf.nn.moments with keepdims: the mean and the biased variance over `axes`."""
+    mean = _C.reduce_mean(x, axes, True)
+    return mean, _C.reduce_mean(_C.square(_C.subtract(x, mean)), axes, True)
+
+
+def _normalize(x, mean, variance, gamma, beta, epsilon):
+    """tf.nn.batch_normalization's arithmetic: x * inv + (beta - mean * inv), inv = rsqrt(var + eps) * gamma."""
+    inv = _C.rsqrt(_C.add(variance, epsilon))
+    if gamma is not None:
+        inv = _C.multiply(inv, gamma)
+    shift = _C.multiply(mean, inv)
+    shift = _C.subtract(beta, shift) if beta is not None else _C.negative(shift)
+    return _C.add(_C.multiply(x, inv), shift)
+
+
+class _Normalization(Layer):
+    """What both layers share: one features `axis`, and gamma / beta of its size."""
+
+    def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(axis, (list, tuple)):
+            if len(axis) != 1:
+                raise NotImplementedError(f"kiln.keras.layers.{type(self).__name__}: only one axis is supported, "
+                                          f"got axis={axis!r}")
+            axis = axis[0]
+        if not isinstance(axis, int):
+            raise TypeError(f"Expected an int or a list/tuple of ints for the argument 'axis', but received: {axis!r}")
+        if not epsilon > 0:
+            raise ValueError(f"epsilon must be positive, got {epsilon}")
+        self.axis, self.epsilon, self.center, self.scale = axis, float(epsilon), bool(center), bool(scale)
+        self.beta_initializer = _initializers.get(beta_initializer)
+        self.gamma_initializer = _initializers.get(gamma_initializer)
+        self.gamma = self.beta = None
+
+    def _resolve_axis(self, rank):
+        axis = self.axis + rank if self.axis < 0 else self.axis
+        if not 0 <= axis < rank:
+            raise ValueError(f"Invalid axis: {self.axis} (layer {self.name}, inputs of rank {rank})")
+        return axis
+
+    def _build_params(self, input_shape):
+        input_shape = TensorShape(input_shape)
+        if input_shape.rank is None:
+            raise ValueError(f"Input has undefined rank (layer {self.name})")
+        axis = self._resolve_axis(input_shape.rank)
+        size = input_shape[axis]
+        if size is None:
+            raise ValueError(f"Axis {self.axis} of input tensor should have a defined dimension but the layer "
+                             f"received an input with shape {input_shape}.")
+        self.input_spec = InputSpec(ndim=input_shape.rank, axes={axis: size})
+        if self.scale:
+            self.gamma = self.add_weight("gamma", [size], initializer=self.gamma_initializer)
+        if self.center:
+            self.beta = self.add_weight("beta", [size], initializer=self.beta_initializer)
+        return size
+
+    def _along(self, v, rank, axis):
+        """A [features] tensor shaped to broadcast along `axis` of rank-`rank` inputs."""
+        if v is None or axis == rank - 1:
+            return v
+        shape = [1] * rank
+        shape[axis] = -1
+        return _C.reshape(v, shape)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(axis=self.axis, epsilon=self.epsilon, center=self.center, scale=self.scale)
+        return config
+
+
+class BatchNormalization(_Normalization):
+    """(x - mean) / sqrt(variance + epsilon) * gamma + beta. With training=True the batch's statistics
+    (over every axis but `axis`) normalize and each call moves the non-trainable moving_mean and
+    moving_variance: moving -= (moving - batch) * (1 - momentum), inside the traced step when traced.
+    Otherwise the moving statistics normalize."""
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", moving_mean_initializer="zeros", moving_variance_initializer="ones",
+                 beta_regularizer=None, gamma_regularizer=None, beta_constraint=None, gamma_constraint=None,
+                 **kwargs):
+        for name, value in (("beta_regularizer", beta_regularizer), ("gamma_regularizer", gamma_regularizer),
+                            ("beta_constraint", beta_constraint), ("gamma_constraint", gamma_constraint)):
+            if value is not None:
+                raise NotImplementedError(f"kiln.keras.layers.BatchNormalization: {name}={value!r} is not supported")
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer, **kwargs)
+        if not 0 <= momentum <= 1:
+            raise ValueError(f"momentum must be in [0, 1], got {momentum}")
+        self.momentum = float(momentum)
+        self.moving_mean_initializer = _initializers.get(moving_mean_initializer)
+        self.moving_variance_initializer = _initializers.get(moving_variance_initializer)
+        self.moving_mean = self.moving_variance = None
+
+    def build(self, input_shape):
+        size = self._build_params(input_shape)
+        self.moving_mean = self.add_weight("moving_mean", [size], initializer=self.moving_mean_initializer,
+                                           trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", [size],
+                                               initializer=self.moving_variance_initializer, trainable=False)
+        self.built = True
+
+    def call(self, inputs, training=None):
+        rank = len(inputs.shape)
+        axis = self._resolve_axis(rank)
+        if not training:
+            return _normalize(inputs, self._along(self.moving_mean, rank, axis),
+                              self._along(self.moving_variance, rank, axis), self._along(self.gamma, rank, axis),
+                              self._along(self.beta, rank, axis), self.epsilon)
+        mean, variance = _moments(inputs, [i for i in range(rank) if i != axis])
+        decay = 1.0 - self.momentum
+        for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
+            moving.assign_sub(_C.multiply(_C.subtract(moving, _C.reshape(batch, [-1])), decay))
+        return _normalize(inputs, mean, variance, self._along(self.gamma, rank, axis),
+                          self._along(self.beta, rank, axis), self.epsilon)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(momentum=self.momentum)
+        return config
+
+
+class LayerNormalization(_Normalization):
+    """(x - mean) / sqrt(variance + epsilon) * gamma + beta with the mean and (biased) variance of each
+    sample along `axis`; the same in training and inference."""
+
+    def __init__(self, axis=-1, epsilon=0.001, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", **kwargs):
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer, **kwargs)
+
+    def build(self, input_shape):
+        self._build_params(input_shape)
+        self.built = True
+
+    def call(self, inputs):
+        rank = len(inputs.shape)
+        axis = self._resolve_axis(rank)
+        mean, variance = _moments(inputs, [axis])
+        return _normalize(inputs, mean, variance, self._along(self.gamma, rank, axis),
+                          self._along(self.beta, rank, axis), self.epsilon)

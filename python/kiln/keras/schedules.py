@@ -1,0 +1,64 @@
+"""kiln.keras.optimizers.schedules: learning rates as functions of the optimizer's step, with Keras'
+arguments and formulas (float32). An optimizer given a schedule calls it with its `iterations` (the
+number of updates before this one) on every apply_gradients, inside the traced step when traced."""
+import math
+
+from .. import _C
+from .. import dtypes as _dtypes
+
+
+class LearningRateSchedule:
+    def __call__(self, step):
+        raise NotImplementedError
+
+    def get_config(self):
+        raise NotImplementedError
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+def _float_step(step):
+    step = step if isinstance(step, _C.Tensor) else _C.constant(step, _dtypes.int64._enum)
+    return _C.cast(step, _dtypes.float32._enum)
+
+
+class ExponentialDecay(LearningRateSchedule):
+    """initial_learning_rate * decay_rate ^ (step / decay_steps), the exponent floored when staircase."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
+        if decay_steps <= 0:
+            raise ValueError(f"Argument `decay_steps` must be > 0. Received: decay_steps={decay_steps}")
+        self.initial_learning_rate, self.decay_steps = float(initial_learning_rate), decay_steps
+        self.decay_rate, self.staircase, self.name = float(decay_rate), bool(staircase), name
+
+    def __call__(self, step):
+        p = _C.divide(_float_step(step), float(self.decay_steps))
+        if self.staircase:
+            p = _C.floor(p)
+        return _C.multiply(self.initial_learning_rate, _C.pow(self.decay_rate, p))
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
+                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+
+class CosineDecay(LearningRateSchedule):
+    """initial_learning_rate * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)
+    (Loshchilov & Hutter's SGDR without restarts, and without Keras 2.13's warmup)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name=None):
+        if decay_steps <= 0:
+            raise ValueError(f"Argument `decay_steps` must be > 0. Received: decay_steps={decay_steps}")
+        self.initial_learning_rate, self.decay_steps = float(initial_learning_rate), decay_steps
+        self.alpha, self.name = float(alpha), name
+
+    def __call__(self, step):
+        done = _C.divide(_C.minimum(_float_step(step), float(self.decay_steps)), float(self.decay_steps))
+        cosine = _C.multiply(0.5, _C.add(1.0, _C.cos(_C.multiply(math.pi, done))))
+        return _C.multiply(self.initial_learning_rate, _C.add(_C.multiply(1.0 - self.alpha, cosine), self.alpha))
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
+                "alpha": self.alpha, "name": self.name}
