@@ -59,7 +59,14 @@ TEST(NnLayers, DenseOptionsAndNames) {
   Tensor y = c(constant({{1.0, 2.0}}));
   EXPECT_EQ(y.dtype(), DType::Float32);
   expect_error<InvalidArgument>([] { nn::Dense(0); }, {"units must be positive", "0"});
-  expect_error<InvalidArgument>([] { nn::Dense(1, {.activation = "swishy"}); }, {"unknown activation 'swishy'"});
+  expect_error<InvalidArgument>([] { nn::Dense(1, {.activation = "swishy"}); },
+                                {"unknown activation 'swishy'", "known: linear, relu, sigmoid, tanh, softmax, elu"});
+  Tensor x = constant({-1.5f, 0.5f, 2.f});
+  const std::pair<const char*, Tensor> by_name[] = {
+      {"elu", elu(x)}, {"selu", selu(x)},           {"softplus", softplus(x)}, {"softsign", softsign(x)},
+      {"gelu", nn::gelu(x)}, {"swish", nn::silu(x)}, {"silu", nn::silu(x)},   {"exponential", exp(x)}};
+  for (const auto& [name, want] : by_name)
+    EXPECT_EQ(nn::Activation(name)(x).to_vector<float>(), want.to_vector<float>()) << name;
   expect_error<FailedPrecondition>([] { nn::Dense(3).count_params(); }, {"count_params() needs the layer built"});
   nn::Dense custom(1, {.activation = nn::Activation([](const Tensor& t) { return t * 2; }, "double")});
   custom.build(Shape{None, 1});

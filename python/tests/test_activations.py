@@ -53,3 +53,19 @@ def test_variants_and_aliases():
     assert np.signbit(tf.nn.elu(tf.constant(-0.0)).numpy())
     with pytest.raises(tf.errors.InvalidArgumentError, match="Erf"):
         tf.math.erf(tf.constant([1, 2]))
+
+
+@pytest.mark.parametrize("name", ["elu", "selu", "softplus", "softsign", "gelu", "swish", "silu"])
+def test_keras_activations_by_name(name):
+    x = tf.constant([-1.5, 0.5, 2.0])
+    layer = tf.keras.layers.Dense(3, activation=name, kernel_initializer="ones", use_bias=False)
+    y = layer(tf.reshape(x, [1, 3]))
+    fn = {"swish": tf.nn.silu, "silu": tf.nn.silu}.get(name) or getattr(tf.nn, name)
+    np.testing.assert_allclose(y.numpy()[0], fn(tf.fill([3], tf.reduce_sum(x))).numpy(), rtol=1e-6)
+    assert tf.keras.activations.get(name) is tf.keras.activations.get(name)
+
+
+def test_keras_elu_alpha():
+    x = tf.constant([-1.0, 2.0])
+    np.testing.assert_allclose(tf.keras.activations.elu(x, alpha=0.5).numpy(), [0.5 * math.expm1(-1.0), 2.0],
+                               rtol=1e-6)

@@ -43,22 +43,35 @@ void clear_session() {
 }
 
 Activation::Activation(std::string name) : name_(std::move(name)) {
+  using Fn = Tensor (*)(const Tensor&);
+  static const std::pair<std::string_view, Fn> kByName[] = {
+      {"relu", [](const Tensor& x) { return relu(x); }},
+      {"sigmoid", [](const Tensor& x) { return sigmoid(x); }},
+      {"tanh", [](const Tensor& x) { return tanh(x); }},
+      {"softmax", [](const Tensor& x) { return softmax(x); }},
+      {"elu", [](const Tensor& x) { return elu(x); }},
+      {"selu", [](const Tensor& x) { return selu(x); }},
+      {"softplus", [](const Tensor& x) { return softplus(x); }},
+      {"softsign", [](const Tensor& x) { return softsign(x); }},
+      {"gelu", [](const Tensor& x) { return gelu(x); }},
+      {"swish", [](const Tensor& x) { return silu(x); }},
+      {"silu", [](const Tensor& x) { return silu(x); }},
+      {"exponential", [](const Tensor& x) { return exp(x); }},
+  };
   if (name_ == "linear" || name_.empty()) {
     name_ = "linear";
-  } else if (name_ == "relu") {
-    fn_ = [](const Tensor& x) { return relu(x); };
-  } else if (name_ == "sigmoid") {
-    fn_ = [](const Tensor& x) { return sigmoid(x); };
-  } else if (name_ == "tanh") {
-    fn_ = [](const Tensor& x) { return tanh(x); };
-  } else if (name_ == "softmax") {
-    fn_ = [](const Tensor& x) { return softmax(x); };
-  } else {
-    throw InvalidArgument(fmt::format(
-        "Activation: unknown activation '{}' (known: linear, relu, sigmoid, tanh, softmax; or pass a "
-        "function Tensor -> Tensor)",
-        name_));
+    return;
   }
+  for (const auto& [known, fn] : kByName) {
+    if (name_ == known) {
+      fn_ = fn;
+      return;
+    }
+  }
+  std::vector<std::string_view> names{"linear"};
+  for (const auto& entry : kByName) names.push_back(entry.first);
+  throw InvalidArgument(fmt::format("Activation: unknown activation '{}' (known: {}; or pass a function Tensor -> Tensor)",
+                                    name_, fmt::join(names, ", ")));
 }
 
 Activation::Activation(std::function<Tensor(const Tensor&)> fn, std::string name)

@@ -25,8 +25,9 @@ std::string unique_name(std::string_view kind);
 // "dense" again. Layers that exist keep their names.
 void clear_session();
 
-// An activation: a name ("linear", "relu", "sigmoid", "tanh", "softmax") or
-// any function Tensor -> Tensor. The default is linear (the identity).
+// An activation: a name (Keras': "linear", "relu", "sigmoid", "tanh",
+// "softmax", "elu", "selu", "softplus", "softsign", "gelu", "swish"/"silu",
+// "exponential") or any function Tensor -> Tensor. The default is linear.
 class Activation {
  public:
   Activation() = default;

@@ -33,8 +33,35 @@ def exponential(x):
     return _C.exp(x)
 
 
+def elu(x, alpha=1.0):
+    if alpha == 1.0:
+        return _C.elu(x)
+    return _C.where(_C.greater(x, 0), x, _C.elu(x) * alpha)
+
+
+def selu(x):
+    return _C.selu(x)
+
+
+def softplus(x):
+    return _C.softplus(x)
+
+
+def softsign(x):
+    return _C.softsign(x)
+
+
+def gelu(x, approximate=False):
+    return _C.gelu(x, bool(approximate))
+
+
+def swish(x):
+    return _C.silu(x)
+
+
 _BY_NAME = {"linear": linear, "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax,
-            "log_softmax": log_softmax, "exponential": exponential}
+            "log_softmax": log_softmax, "exponential": exponential, "elu": elu, "selu": selu,
+            "softplus": softplus, "softsign": softsign, "gelu": gelu, "swish": swish, "silu": swish}
 
 
 def get(identifier):
