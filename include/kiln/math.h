@@ -13,7 +13,9 @@
 // (exp, log, abs, pow, ...): kiln's own code must call std::exp etc.
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "kiln/reduce.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -80,6 +82,22 @@ Tensor softplus(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor softsign(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor elu(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor selu(Tensor x, SourceLocation loc = SourceLocation::current());
+
+// Norms and clipping, as tf.nn.l2_normalize, tf.clip_by_norm,
+// tf.linalg.global_norm and tf.clip_by_global_norm (src/ops/norms.cpp).
+// x / sqrt(max(sum(x^2), epsilon)) over `axes`.
+Tensor l2_normalize(const Tensor& x, const Axes& axes = {}, double epsilon = 1e-12,
+                    SourceLocation loc = SourceLocation::current());
+// t scaled so that its L2 norm over `axes` is at most clip_norm.
+Tensor clip_by_norm(const Tensor& t, const Operand& clip_norm, const Axes& axes = {},
+                    SourceLocation loc = SourceLocation::current());
+// sqrt of the sum of every element squared; null tensors (missing gradients)
+// are skipped.
+Tensor global_norm(const std::vector<Tensor>& tensors, SourceLocation loc = SourceLocation::current());
+// Every tensor scaled by clip_norm / max(global_norm, clip_norm), and the
+// global norm; NaN everywhere when the norm is inf or NaN, as TF.
+std::pair<std::vector<Tensor>, Tensor> clip_by_global_norm(const std::vector<Tensor>& tensors, double clip_norm,
+                                                             SourceLocation loc = SourceLocation::current());
 
 // Limits x to [min, max] (min(max(x, min), max), broadcasting all three).
 Tensor clip(Tensor x, const Operand& min, const Operand& max,

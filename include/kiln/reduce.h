@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "kiln/tensor.h"
@@ -51,6 +52,15 @@ Tensor any(const Tensor& x, const Axes& axes = {}, bool keepdims = false,
            SourceLocation loc = SourceLocation::current());
 Tensor all(const Tensor& x, const Axes& axes = {}, bool keepdims = false,
            SourceLocation loc = SourceLocation::current());
+
+// log(sum(exp(x))) over `axes`, with the max subtracted first (TF's
+// reduce_logsumexp): no overflow for large x; -inf for an all -inf slice.
+Tensor reduce_logsumexp(const Tensor& x, const Axes& axes = {}, bool keepdims = false,
+                        SourceLocation loc = SourceLocation::current());
+// Mean and variance over `axes` (tf.nn.moments), the variance about the mean
+// (its gradient does not flow through the mean, as TF's).
+std::pair<Tensor, Tensor> moments(const Tensor& x, const Axes& axes, bool keepdims = false,
+                                  SourceLocation loc = SourceLocation::current());
 
 // The index of the largest (smallest) value along `axis`; the first one on
 // ties, a NaN counts as the largest (and the smallest). int64 unless

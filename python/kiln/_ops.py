@@ -324,3 +324,20 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
     import sys
     to_stdout = output_stream is sys.stdout or output_stream == "stdout"
     _C.print_(*inputs, sep=sep, end=end, summarize=summarize if summarize is not None else 3, to_stdout=to_stdout)
+
+
+reduce_logsumexp = _reduction(_C.reduce_logsumexp)
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """t scaled so that its L2 norm over `axes` is at most clip_norm."""
+    return _C.clip_by_norm(t, clip_norm, _axis_list(axes))
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """(every tensor scaled by clip_norm / max(global_norm, clip_norm), the global norm); None
+    entries stay None. NaN everywhere when the norm is inf or NaN, as TF."""
+    if use_norm is not None:
+        raise NotImplementedError("clip_by_global_norm: use_norm is not supported; leave it None")
+    clipped, norm = _C.clip_by_global_norm(list(t_list), float(clip_norm))
+    return clipped, norm

@@ -1,2 +1,9 @@
 """kiln.linalg (tf.linalg): what the engine has."""
+from . import _C
 from ._ops import matmul, transpose  # noqa: F401
+from .nn import l2_normalize  # noqa: F401
+
+
+def global_norm(t_list, name=None):
+    """sqrt of the sum of every element squared (None entries skipped)."""
+    return _C.global_norm(list(t_list))

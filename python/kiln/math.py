@@ -9,7 +9,8 @@ from ._ops import (  # noqa: F401
 from ._ops import floormod as mod  # noqa: F401
 
 
-from .nn import softplus, softsign  # noqa: E402,F401  (tf.math has them too)
+from .nn import l2_normalize, softplus, softsign  # noqa: E402,F401  (tf.math has them too)
+from ._ops import reduce_logsumexp  # noqa: E402,F401
 
 
 def erf(x, name=None):

@@ -1,6 +1,16 @@
 """kiln.nn (tf.nn)."""
 from . import _C
-from ._ops import relu, sigmoid, tanh  # noqa: F401
+from ._ops import _axis_list, relu, sigmoid, tanh  # noqa: F401
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """x / sqrt(max(sum(x ** 2, axis), epsilon))."""
+    return _C.l2_normalize(x, _axis_list(dim if axis is None else axis), float(epsilon))
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """(mean, variance) over `axes`."""
+    return _C.moments(x, _axis_list(axes), bool(keepdims))
 
 
 def softplus(features, name=None):

@@ -110,9 +110,46 @@ template <Reduction fn> void def_reduction(py::module_& m, const char* name) {
   }, py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
 }
 
+Axes axes_of(py::object axis) {
+  if (axis.is_none()) return Axes();
+  if (py::isinstance<py::int_>(axis)) return Axes(py::cast<int64_t>(axis));
+  return Axes(py::cast<std::vector<int64_t>>(axis));
+}
+
+std::vector<Tensor> tensor_list(py::iterable items) {
+  std::vector<Tensor> out;
+  for (py::handle h : items) out.push_back(h.is_none() ? Tensor() : T(h));
+  return out;
+}
+
+py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
+
+void bind_norms(py::module_& m) {
+  def_reduction<kiln::reduce_logsumexp>(m, "reduce_logsumexp");
+  m.def("moments", [](py::handle x, py::object axes, bool keepdims) {
+    auto [mean, variance] = kiln::moments(T(x), axes_of(axes), keepdims, user_location());
+    return py::make_tuple(mean, variance);
+  });
+  m.def("l2_normalize", [](py::handle x, py::object axis, double epsilon) {
+    return kiln::l2_normalize(T(x), axes_of(axis), epsilon, user_location());
+  });
+  m.def("clip_by_norm", [](py::handle t, py::handle clip_norm, py::object axes) {
+    SourceLocation loc = user_location();
+    return kiln::clip_by_norm(T(t), Arg(clip_norm).operand(loc), axes_of(axes), loc);
+  });
+  m.def("global_norm", [](py::iterable ts) { return kiln::global_norm(tensor_list(ts), user_location()); });
+  m.def("clip_by_global_norm", [](py::iterable ts, double clip_norm) {
+    auto [clipped, norm] = kiln::clip_by_global_norm(tensor_list(ts), clip_norm, user_location());
+    py::list out;
+    for (const Tensor& t : clipped) out.append(tensor_or_none(t));
+    return py::make_tuple(out, norm);
+  });
+}
+
 }  // namespace
 
 void bind_ops(py::module_& m) {
+  bind_norms(m);
   def_binary<kiln::add>(m, "add");
   def_binary<kiln::subtract>(m, "subtract");
   def_binary<kiln::multiply>(m, "multiply");

@@ -46,13 +46,6 @@ Tensor along(const Tensor& v, int rank, int64_t axis) {
   return reshape(v, Shape(dims));
 }
 
-// tf.nn.moments with keepdims (mean and biased variance over `axes`),
-// composed from public ops; to become the moments op once the registry has one.
-std::pair<Tensor, Tensor> moments(const Tensor& x, const Axes& axes) {
-  Tensor mean = kiln::mean(x, axes, /*keepdims=*/true);
-  return {mean, kiln::mean(square(x - mean), axes, /*keepdims=*/true)};
-}
-
 // x * inv + (beta - mean * inv) with inv = gamma / sqrt(variance + epsilon):
 // tf.nn.batch_normalization's arithmetic, so the values match TF's.
 Tensor normalize(const Tensor& x, const Tensor& mean, const Tensor& variance, const Tensor& gamma, const Tensor& beta,
@@ -94,7 +87,7 @@ Tensor BatchNormalization::call(const Tensor& x, bool training) {
                                       describe(), options_.axis, n, moving_mean_.shape()[0]));
   auto b = [&](const Variable& v) { return v ? along(v.read_value(), rank, axis) : Tensor(); };
   if (!training) return normalize(x, b(moving_mean_), b(moving_variance_), b(gamma_), b(beta_), options_.epsilon);
-  auto [mean, variance] = moments(x, other_axes(rank, axis));
+  auto [mean, variance] = kiln::moments(x, other_axes(rank, axis), /*keepdims=*/true);
   const Shape params = moving_mean_.shape();
   const double decay = 1.0 - options_.momentum;
   moving_mean_.assign_sub((moving_mean_.read_value() - reshape(mean, params)) * decay);
@@ -121,7 +114,7 @@ Tensor LayerNormalization::call(const Tensor& x, bool) {
     throw InvalidArgument(fmt::format("{}: the inputs' rank must be known", describe()));
   const int rank = x.shape().rank();
   const int64_t axis = resolve_axis(options_.axis, rank, describe());
-  auto [mean, variance] = moments(x, Axes(axis));
+  auto [mean, variance] = kiln::moments(x, Axes(axis), /*keepdims=*/true);
   auto b = [&](const Variable& v) { return v ? along(v.read_value(), rank, axis) : Tensor(); };
   return normalize(x, mean, variance, b(gamma_), b(beta_), options_.epsilon);
 }

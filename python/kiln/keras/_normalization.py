@@ -8,8 +8,7 @@ from ._layer import InputSpec, Layer
 
 def _moments(x, axes):
     """tf.nn.moments with keepdims: the mean and the biased variance over `axes`."""
-    mean = _C.reduce_mean(x, axes, True)
-    return mean, _C.reduce_mean(_C.square(_C.subtract(x, mean)), axes, True)
+    return _C.moments(x, axes, True)
 
 
 def _normalize(x, mean, variance, gamma, beta, epsilon):

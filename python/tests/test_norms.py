@@ -1,0 +1,76 @@
+"""reduce_logsumexp, moments, l2_normalize, clip_by_norm, global_norm, clip_by_global_norm
+(issue #18): values against NumPy, gradients, traced equal to eager, TF's edge cases."""
+import numpy as np
+import pytest
+
+import kiln as tf
+
+A = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]])
+
+
+def test_reduce_logsumexp():
+    x = tf.constant(A)
+    np.testing.assert_allclose(tf.reduce_logsumexp(x).numpy(), np.log(np.exp(A).sum()), rtol=1e-14)
+    np.testing.assert_allclose(tf.math.reduce_logsumexp(x, axis=1, keepdims=True).numpy(),
+                               np.log(np.exp(A).sum(1, keepdims=True)), rtol=1e-14)
+    big = tf.constant([1000.0, 1000.0])
+    assert tf.reduce_logsumexp(big).numpy() == pytest.approx(1000 + np.log(2))  # no overflow
+    assert tf.reduce_logsumexp(tf.constant([-np.inf, -np.inf])).numpy() == -np.inf
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_logsumexp(x, axis=0)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.exp(A) / np.exp(A).sum(0), rtol=1e-14)
+    np.testing.assert_array_equal(tf.function(lambda v: tf.reduce_logsumexp(v, 1))(x).numpy(),
+                                  tf.reduce_logsumexp(x, 1).numpy())
+
+
+def test_moments():
+    x = tf.constant(A)
+    mean, variance = tf.nn.moments(x, axes=[0])
+    np.testing.assert_allclose(mean.numpy(), A.mean(0), rtol=1e-14)
+    np.testing.assert_allclose(variance.numpy(), A.var(0), rtol=1e-14)
+    mean, variance = tf.nn.moments(x, axes=[0, 1], keepdims=True)
+    assert mean.shape == (1, 1) and variance.numpy()[0, 0] == pytest.approx(A.var())
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        _, v = tf.nn.moments(x, axes=[1])
+    np.testing.assert_allclose(tape.gradient(v, x).numpy(), 2 * (A - A.mean(1, keepdims=True)) / 3, rtol=1e-13)
+
+
+def test_l2_normalize():
+    x = tf.constant(A)
+    np.testing.assert_allclose(tf.nn.l2_normalize(x, axis=1).numpy(),
+                               A / np.sqrt((A ** 2).sum(1, keepdims=True)), rtol=1e-14)
+    np.testing.assert_allclose(tf.math.l2_normalize(x).numpy(), A / np.sqrt((A ** 2).sum()), rtol=1e-14)
+    np.testing.assert_array_equal(tf.linalg.l2_normalize(tf.zeros([3])).numpy(), [0.0, 0.0, 0.0])  # epsilon
+
+
+def test_clip_by_norm():
+    x = tf.constant(A)
+    norm = np.sqrt((A ** 2).sum())
+    np.testing.assert_allclose(tf.clip_by_norm(x, 2.0).numpy(), A * 2 / norm, rtol=1e-14)
+    np.testing.assert_array_equal(tf.clip_by_norm(x, 100.0).numpy(), A)  # under the norm: unchanged
+    rows = np.sqrt((A ** 2).sum(1, keepdims=True))
+    np.testing.assert_allclose(tf.clip_by_norm(x, 3.0, axes=[1]).numpy(), A * 3 / np.maximum(rows, 3), rtol=1e-14)
+    zero = tf.zeros([2])
+    with tf.GradientTape() as tape:
+        tape.watch(zero)
+        y = tf.reduce_sum(tf.clip_by_norm(zero, 1.0))
+    assert np.isfinite(tape.gradient(y, zero).numpy()).all()  # no inf from sqrt at 0
+
+
+def test_global_norm_and_clip_by_global_norm():
+    a, b = tf.constant([3.0, 0.0]), tf.constant([[4.0]])
+    assert tf.linalg.global_norm([a, b]).numpy() == 5.0
+    (ca, none, cb), norm = tf.clip_by_global_norm([a, None, b], 1.0)
+    assert none is None and norm.numpy() == 5.0
+    np.testing.assert_allclose(ca.numpy(), [0.6, 0.0], rtol=1e-7)
+    np.testing.assert_allclose(cb.numpy(), [[0.8]], rtol=1e-7)
+    (same,), _ = tf.clip_by_global_norm([a], 10.0)
+    np.testing.assert_array_equal(same.numpy(), a.numpy())
+    (bad,), norm = tf.clip_by_global_norm([tf.constant([np.inf, 1.0])], 1.0)
+    assert np.isinf(norm.numpy()) and np.isnan(bad.numpy()).all()
+    traced = tf.function(lambda u, v: tf.clip_by_global_norm([u, v], 1.0))(a, b)
+    np.testing.assert_array_equal(traced[0][1].numpy(), cb.numpy())
+    with pytest.raises(tf.errors.InvalidArgumentError, match="clip_norm must be positive"):
+        tf.clip_by_global_norm([a], 0.0)
