@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "exec/plan.h"
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 #include "kiln/kiln.h"
 #include "mnist_cnn.h"
 

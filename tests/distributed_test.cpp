@@ -2,7 +2,7 @@
 // collectives over several ranks are tests/mpi/, run by mpirun), the
 // executor's placement of background ops, and Dataset::shard.
 #include "exec/plan.h"
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 #include "graph_test_util.h"
 #include "kiln/distributed.h"
 #include "kiln/kiln.h"

@@ -5,7 +5,7 @@
 
 #include "counting_allocator.h"
 #include "exec/plan.h"
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 #include "graph_test_util.h"
 #include "kiln/kiln.h"
 #include "test_util.h"

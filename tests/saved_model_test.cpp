@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/tensor_impl.h"
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 #include "trace/tracing_context.h"
 #include "io/file_util.h"
 #include "schema/op_def.h"
@@ -168,7 +168,7 @@ ConcreteFunction trace_sample(const detail::OpDef& op, const detail::OpSample& s
       graph->results().push_back(ctx.value_of(t));
   }
   graph->verify();
-  auto impl = std::make_shared<detail::ConcreteImpl>();
+  auto impl = std::make_shared<detail::TracedGraph>();
   impl->name = std::string(op.name);
   impl->graph = graph;
   impl->plan = std::make_unique<exec::Plan>(graph);

@@ -72,7 +72,7 @@ class Outputs {
 };
 
 namespace detail {
-struct ConcreteImpl;
+struct TracedGraph;
 class FunctionCore;
 
 // A non-owning reference to the callable that traces (no allocation per call).
@@ -87,7 +87,7 @@ struct TraceFnRef {
 
 struct CallResult {
   ResultLeaves leaves;
-  std::shared_ptr<const ConcreteImpl> concrete;  // keeps the result structure alive
+  std::shared_ptr<const TracedGraph> concrete;  // keeps the result structure alive
   const std::vector<int64_t>& sizes() const;
 };
 
@@ -99,20 +99,20 @@ bool is_tracing();
 // A read-only view of a traced graph.
 class GraphView {
  public:
-  explicit GraphView(std::shared_ptr<const detail::ConcreteImpl> impl) : impl_(std::move(impl)) {}
+  explicit GraphView(std::shared_ptr<const detail::TracedGraph> impl) : impl_(std::move(impl)) {}
   int num_nodes() const;
   std::string to_string() const;
   std::string to_dot() const;
 
  private:
-  std::shared_ptr<const detail::ConcreteImpl> impl_;
+  std::shared_ptr<const detail::TracedGraph> impl_;
 };
 
 // One traced graph: callable with strict dtype/shape checks, printable,
 // inspectable.
 class ConcreteFunction {
  public:
-  explicit ConcreteFunction(std::shared_ptr<const detail::ConcreteImpl> impl) : impl_(std::move(impl)) {}
+  explicit ConcreteFunction(std::shared_ptr<const detail::TracedGraph> impl) : impl_(std::move(impl)) {}
 
   template <class... Args> Outputs operator()(const Args&... args) const {
     detail::Flattener flat;
@@ -127,13 +127,13 @@ class ConcreteFunction {
   // "ConcreteFunction name(arg0: float32 (None,)) -> float32 (None,)"
   std::string to_string() const;
   // The traced graph and plan (for the saved-model writer and tools).
-  const std::shared_ptr<const detail::ConcreteImpl>& impl() const { return impl_; }
+  const std::shared_ptr<const detail::TracedGraph>& impl() const { return impl_; }
   // A call with arguments already flattened (front ends that build their own
   // keys: Python). The key must match the traced one, as for operator().
   Outputs call_flat(const detail::Flattener& flat) const;
 
  private:
-  std::shared_ptr<const detail::ConcreteImpl> impl_;
+  std::shared_ptr<const detail::TracedGraph> impl_;
 };
 
 namespace detail {
@@ -146,14 +146,14 @@ class FunctionCore {
   ~FunctionCore();
   CallResult call(Flattener& flat, TraceFnRef trace);
   CallResult call_in_trace(Flattener& flat, TraceFnRef trace);
-  std::shared_ptr<const ConcreteImpl> concrete(Flattener& flat, TraceFnRef trace);
+  std::shared_ptr<const TracedGraph> concrete(Flattener& flat, TraceFnRef trace);
   int tracing_count() const;
   std::vector<RetraceRecord> retrace_log() const;
   CacheInfo cache_info() const;
   void expect_max_traces(int n);
   const FunctionOptions& options() const;
   // Every trace in the cache, least recently used first.
-  std::vector<std::shared_ptr<const ConcreteImpl>> concrete_functions() const;
+  std::vector<std::shared_ptr<const TracedGraph>> concrete_functions() const;
 
   struct State;
 

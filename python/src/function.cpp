@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "bindings.h"
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 
 namespace kiln::python {
 
@@ -50,7 +50,7 @@ py::tuple rebuild_call(const py::tuple& args, detail::Rebuilder& leaves) {
 // What a trace returned, as a template (Python values kept, leaves marked):
 // kept in the traced graph's cache entry, so a thread that finds the entry
 // another thread is still returning from finds its template too.
-py::object template_of(const detail::ConcreteImpl& concrete) {
+py::object template_of(const detail::TracedGraph& concrete) {
   if (!concrete.front_end_data)
     throw Internal("kiln.function: no result structure recorded for " + concrete.name);
   return *static_cast<const py::object*>(concrete.front_end_data.get());
@@ -103,7 +103,7 @@ class PyFunction {
     names.attach(flat);
     auto trace = make_trace(args);
     detail::TraceFnRef ref(trace);
-    std::shared_ptr<const detail::ConcreteImpl> impl;
+    std::shared_ptr<const detail::TracedGraph> impl;
     {
       py::gil_scoped_release release;
       impl = core_->concrete(flat, ref);

@@ -1,13 +1,13 @@
-// ConcreteImpl (one traced graph + plan) and the public ConcreteFunction.
+// TracedGraph (one traced graph + plan) and the public ConcreteFunction.
 #include <fmt/format.h>
 
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 #include "function/trace_cache.h"
 
 namespace kiln {
 namespace detail {
 
-SmallVector<Tensor, 8> ConcreteImpl::inputs(std::span<const Tensor> leaves) const {
+SmallVector<Tensor, 8> TracedGraph::inputs(std::span<const Tensor> leaves) const {
   const auto& captures = graph->captures();
   SmallVector<Tensor, 8> in;
   in.reserve(leaves.size() + captures.size());
@@ -16,7 +16,7 @@ SmallVector<Tensor, 8> ConcreteImpl::inputs(std::span<const Tensor> leaves) cons
   return in;
 }
 
-ResultLeaves ConcreteImpl::run(std::span<const Tensor> leaves) const {
+ResultLeaves TracedGraph::run(std::span<const Tensor> leaves) const {
   SmallVector<Tensor, 8> in = inputs(leaves);
   return plan->run(std::span<const Tensor>(in.data(), in.size()));
 }

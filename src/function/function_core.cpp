@@ -12,7 +12,7 @@
 #include "graph_ops/graph_gradients.h"
 #include "graph_ops/call_op.h"
 #include "graph_ops/control_flow_ops.h"
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 #include "function/trace_cache.h"
 #include "trace/tracing_context.h"
 #include "passes/passes.h"
@@ -153,7 +153,7 @@ Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flat
   }
   *variables_created = ctx.variables_created();
   graph->verify();
-  auto entry = std::make_shared<ConcreteImpl>();
+  auto entry = std::make_shared<TracedGraph>();
   entry->name = options.name;
   entry->graph = graph;
   // The plan runs an optimized copy; the verify option compares the traced
@@ -221,7 +221,7 @@ std::string value_text(const Tensor& t) {
 
 // FunctionOptions::verify: run the graph keeping every value, run the
 // callable eagerly recording every op, and compare op by op.
-ResultLeaves verify_call(const FunctionOptions& options, const ConcreteImpl& entry,
+ResultLeaves verify_call(const FunctionOptions& options, const TracedGraph& entry,
                                 std::span<const Tensor> leaves, TraceFnRef trace) {
   std::vector<std::vector<Tensor>> graph_values;
   SmallVector<Tensor, 8> inputs = entry.inputs(leaves);
@@ -297,7 +297,7 @@ std::shared_ptr<const exec::Plan> optimized_plan_for(const std::shared_ptr<const
 // graph that also returns them (hidden outputs the tape keeps) instead of
 // the entry's own plan. `ran`: the results of a call that already ran
 // (the verify option), recorded as they are.
-ResultLeaves run_recorded(TapeHook& tapes, const ConcreteImpl& impl, const Flattener& flat, ResultLeaves* ran) {
+ResultLeaves run_recorded(TapeHook& tapes, const TracedGraph& impl, const Flattener& flat, ResultLeaves* ran) {
   SmallVector<Tensor, 8> inputs = impl.inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
   std::span<const Tensor> in(inputs.data(), inputs.size());
   std::shared_ptr<const graph::Graph> g = impl.graph;
@@ -315,7 +315,7 @@ ResultLeaves run_recorded(TapeHook& tapes, const ConcreteImpl& impl, const Flatt
 }
 }  // namespace
 
-std::shared_ptr<const ConcreteImpl> FunctionCore::concrete(Flattener& flat, TraceFnRef trace) {
+std::shared_ptr<const TracedGraph> FunctionCore::concrete(Flattener& flat, TraceFnRef trace) {
   State& s = *state_;
   check_not_recursive(s);
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -420,7 +420,7 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
 }
 
 CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
-  std::shared_ptr<const ConcreteImpl> impl = concrete(flat, trace);
+  std::shared_ptr<const TracedGraph> impl = concrete(flat, trace);
   SmallVector<Tensor, 8> inputs = impl->inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
   // The Call returns what its gradient takes from the forward run after the
   // function's results; the caller sees the results only.
@@ -447,7 +447,7 @@ CacheInfo FunctionCore::cache_info() const {
   return state_->info;
 }
 
-std::vector<std::shared_ptr<const ConcreteImpl>> FunctionCore::concrete_functions() const {
+std::vector<std::shared_ptr<const TracedGraph>> FunctionCore::concrete_functions() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   const std::vector<Entry>& entries = state_->cache.entries();
   return {entries.begin(), entries.end()};

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 
 namespace kiln::detail {
 
@@ -33,7 +33,7 @@ bool same_except_dims(const TraceKey& a, const TraceKey& b);
 // `a` with every tensor dim that differs from `b` made unknown.
 TraceKey relax(const TraceKey& a, const TraceKey& b);
 
-using Entry = std::shared_ptr<ConcreteImpl>;
+using Entry = std::shared_ptr<TracedGraph>;
 
 // Not thread-safe: FunctionCore holds its lock around every use.
 class TraceCache {

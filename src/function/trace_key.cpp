@@ -1,7 +1,7 @@
 // Trace keys: building, hashing, comparing, and their text.
 #include <fmt/format.h>
 
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 
 namespace kiln {
 

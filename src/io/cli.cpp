@@ -13,7 +13,7 @@
 #include "kiln/array.h"
 #include "kiln/data.h"
 #include "kiln/math.h"
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 #include "io/json_util.h"
 #include "io/printable.h"
 #include "kiln/saved_model.h"

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "core/error_context.h"
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 #include "io/file_util.h"
 #include "io/graph_json.h"
 #include "io/printable.h"
@@ -235,7 +235,7 @@ struct LoadedBuilder {
                                     type_text(source.dtype(), source.shape())));
         g->set_capture_source(k, std::move(source));
       }
-      auto impl = std::make_shared<kiln::detail::ConcreteImpl>();
+      auto impl = std::make_shared<kiln::detail::TracedGraph>();
       impl->name = name;
       impl->graph = g;
       kiln::detail::Flattener key(/*specs_allowed=*/true);

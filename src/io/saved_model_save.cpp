@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 #include "io/file_util.h"
 #include "io/graph_json.h"
 #include "io/safetensors.h"
@@ -40,7 +40,7 @@ Object& Object::operator=(Object&&) noexcept = default;
 namespace {
 
 using io::json;
-using ImplPtr = std::shared_ptr<const kiln::detail::ConcreteImpl>;
+using ImplPtr = std::shared_ptr<const kiln::detail::TracedGraph>;
 
 void check_name(const std::string& name, std::string_view what) {
   if (name.empty() || name.find('/') != std::string::npos)

@@ -10,7 +10,7 @@
 #include "distributed/collectives.h"
 #include "distributed/comm.h"
 #include "exec/plan.h"
-#include "function/concrete.h"
+#include "function/traced_graph.h"
 #include "kiln/kiln.h"
 #include "kiln/distributed.h"
 #include "kiln/nn/layers.h"

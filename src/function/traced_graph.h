@@ -10,7 +10,7 @@
 
 namespace kiln::detail {
 
-struct ConcreteImpl {
+struct TracedGraph {
   std::string name;
   std::shared_ptr<graph::Graph> graph;
   std::unique_ptr<exec::Plan> plan;
