@@ -5,6 +5,7 @@
 #include "ops/nn_internal.h"
 #include "kiln/reduce.h"
 #include "runtime/dispatch.h"
+#include "ops/known_ops.h"
 
 namespace kiln {
 namespace detail {
@@ -97,3 +98,8 @@ Tensor bias_add(const Tensor& value, const Tensor& bias, SourceLocation loc) {
 
 }  // namespace nn
 }  // namespace kiln
+
+// The handles the passes compare nodes with (ops/known_ops.h).
+namespace kiln::passes {
+const detail::OpDef& bias_add_op() { return detail::kBiasAdd; }
+}  // namespace kiln::passes

@@ -9,6 +9,7 @@
 #include "ops/elementwise.h"
 #include "ops/grad_util.h"
 #include "runtime/dispatch.h"
+#include "ops/known_ops.h"
 
 namespace kiln {
 namespace detail {
@@ -200,3 +201,11 @@ Tensor minimum(const Operand& x, const Operand& y, SourceLocation loc) {
 }
 
 }  // namespace kiln
+
+// The handles the passes compare nodes with (ops/known_ops.h).
+namespace kiln::passes {
+const detail::OpDef& add_op() { return detail::kAdd; }
+const detail::OpDef& sub_op() { return detail::kSub; }
+const detail::OpDef& mul_op() { return detail::kMul; }
+const detail::OpDef& real_div_op() { return detail::kRealDiv; }
+}  // namespace kiln::passes

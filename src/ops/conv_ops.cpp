@@ -8,6 +8,7 @@
 #include "ops/nn_internal.h"
 #include "ops/onednn.h"
 #include "runtime/dispatch.h"
+#include "ops/known_ops.h"
 
 namespace kiln {
 namespace detail {
@@ -241,3 +242,8 @@ Tensor conv2d(const Tensor& input, const Tensor& filters, const Size2D& strides,
 
 }  // namespace nn
 }  // namespace kiln
+
+// The handles the passes compare nodes with (ops/known_ops.h).
+namespace kiln::passes {
+const detail::OpDef& conv2d_op() { return detail::kConv2D; }
+}  // namespace kiln::passes

@@ -7,6 +7,7 @@
 #include "ops/cast_loops.h"
 #include "ops/creation.h"
 #include "runtime/dispatch.h"
+#include "ops/known_ops.h"
 
 namespace kiln {
 namespace detail {
@@ -403,3 +404,9 @@ Tensor cast(const Tensor& x, DType dtype, SourceLocation loc) {
 }
 
 }  // namespace kiln
+
+// The handles the passes compare nodes with (ops/known_ops.h).
+namespace kiln::passes {
+const detail::OpDef& const_op_def() { return detail::kConst; }
+const detail::OpDef& cast_op() { return detail::kCast; }
+}  // namespace kiln::passes

@@ -1,10 +1,10 @@
 #pragma once
 // The registered ops the passes and the fused kernels pick out of a graph. A pass asks "is this node
 // op X" by comparing OpDef pointers (`n.op == &mul_op()`), as the rest of Kiln
-// does with `&detail::placeholder_op()`; ops defined outside src/ops' headers
-// are looked up in the registry once, on first use. Ops that have accessors of
-// their own (detail::placeholder_op, function_detail::call_op, the fused ops)
-// are used through those.
+// does with `&detail::placeholder_op()`. Each handle is defined in its op's own
+// file and returns that file's OpDef: one identity per op, no lookup by name.
+// Ops that have accessors of their own (detail::placeholder_op,
+// function_detail::call_op, the fused ops) are used through those.
 #include "schema/op_def.h"
 
 namespace kiln::passes {

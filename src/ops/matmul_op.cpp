@@ -11,6 +11,7 @@
 #include "ops/onednn.h"
 #include "kiln/reduce.h"
 #include "runtime/dispatch.h"
+#include "ops/known_ops.h"
 
 namespace kiln {
 namespace detail {
@@ -316,3 +317,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
 }
 
 }  // namespace kiln
+
+// The handles the passes compare nodes with (ops/known_ops.h).
+namespace kiln::passes {
+const detail::OpDef& matmul_op() { return detail::kMatMul; }
+}  // namespace kiln::passes

@@ -8,6 +8,7 @@
 #include "kiln/array.h"
 #include "ops/array_util.h"
 #include "runtime/dispatch.h"
+#include "ops/known_ops.h"
 
 namespace kiln {
 namespace detail {
@@ -397,3 +398,9 @@ Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes, SourceLocation
 }
 
 }  // namespace kiln
+
+// The handles the passes compare nodes with (ops/known_ops.h).
+namespace kiln::passes {
+const detail::OpDef& reshape_op() { return detail::kReshape; }
+const detail::OpDef& transpose_op() { return detail::kTranspose; }
+}  // namespace kiln::passes

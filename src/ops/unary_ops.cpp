@@ -6,6 +6,7 @@
 #include "kiln/math.h"
 #include "ops/elementwise.h"
 #include "runtime/dispatch.h"
+#include "ops/known_ops.h"
 
 namespace kiln {
 namespace detail {
@@ -176,3 +177,8 @@ Tensor elu(Tensor x, SourceLocation loc) { return detail::unary(detail::kElu, st
 Tensor selu(Tensor x, SourceLocation loc) { return detail::unary(detail::kSelu, std::move(x), loc); }
 
 }  // namespace kiln
+
+// The handles the passes compare nodes with (ops/known_ops.h).
+namespace kiln::passes {
+const detail::OpDef& relu_op() { return detail::kRelu; }
+}  // namespace kiln::passes
