@@ -4,6 +4,10 @@
 
 #include <sys/wait.h>
 
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
 #include <kiln/saved_model.h>
 
 #include "fuzz/fuzz_input.h"
@@ -115,6 +119,29 @@ TEST(KilnCli, RunCallsASignature) {
   EXPECT_EQ(r.out,
             "Result for output key output_0:\n[[2. 4.]\n [6. 9.]]\n"
             "Result for output key output_1:\n2\n");
+}
+
+// --outdir: each output as DIR/NAME.npy, NumPy's format, bit for bit.
+TEST(KilnCli, RunWritesOutputsAsNpy) {
+  TempDir tmp;
+  std::string dir = save_demo(tmp);
+  CliResult r = cli({"run", "--dir", dir, "--signature_def=scale", "--input", "v=[[1,2],[3,4.5]]", "--input=k=2",
+                     "--outdir", tmp.path("out")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Output output_0 is saved to " + tmp.path("out") + "/output_0.npy\n"), std::string::npos)
+      << r.out;
+  std::ifstream f(tmp.path("out") + "/output_0.npy", std::ios::binary);
+  std::string npy((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(npy.size(), 128u + 4 * sizeof(float));  // the header pads to a multiple of 64 bytes
+  EXPECT_EQ(npy.substr(0, 10), std::string("\x93NUMPY\x01\x00\x76\x00", 10));  // header length 118
+  EXPECT_EQ(npy.substr(10, 59), "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }");
+  EXPECT_EQ(npy[127], '\n');
+  float values[4];
+  std::memcpy(values, npy.data() + 128, sizeof values);
+  EXPECT_EQ(std::vector<float>(values, values + 4), (std::vector<float>{2.f, 4.f, 6.f, 9.f}));
+  std::ifstream scalar(tmp.path("out") + "/output_1.npy", std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(scalar)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(s.substr(10, 55), "{'descr': '<i8', 'fortran_order': False, 'shape': (), }");
 }
 
 // --input_idx: an IDX file of bytes (MNIST's format), whole or one row,

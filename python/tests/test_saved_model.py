@@ -149,8 +149,13 @@ def test_a_model_saved_from_cpp_runs_in_python(tmp_path):
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
 
     served = subprocess.run([cli, "run", "--dir", str(model), "--signature_def", "serving_default", "--input_idx",
-                             f"images={tmp_path / 'mnist' / 't10k-images-idx3-ubyte'}:3"],
-                            capture_output=True, text=True)
+                             f"images={tmp_path / 'mnist' / 't10k-images-idx3-ubyte'}:3", "--outdir",
+                             str(tmp_path / "out")], capture_output=True, text=True)
     assert served.returncode == 0, served.stderr
-    cli_probs = [float(v) for v in re.findall(r"[-+0-9.e]+", served.stdout.split("\n", 1)[1])]
+    cli_probs = [float(v) for v in re.findall(r"[-+0-9.e]+", served.stdout.split("\n", 1)[1].split("Output output_0")[0])]
     np.testing.assert_allclose(cli_probs, probs[3], rtol=1e-4, atol=1e-6)
+    # The C++ engine's result, bit for bit, equals Python's for the same batch.
+    assert f"Output output_0 is saved to {tmp_path / 'out' / 'output_0.npy'}" in served.stdout
+    cpp = np.load(tmp_path / "out" / "output_0.npy")
+    assert cpp.dtype == np.float32 and cpp.shape == (1, 10)
+    np.testing.assert_array_equal(cpp, serve(images=images[3:4])["output_0"].numpy())

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -35,6 +37,8 @@ constexpr const char* kUsage =
     "  kiln-cli run ... --input_idx NAME=FILE[:INDEX]\n"
     "      an IDX file (MNIST's format), or its row INDEX, shaped to fit the input; bytes\n"
     "      become floats in [0, 1] for a floating-point input\n"
+    "  kiln-cli run ... --outdir DIR\n"
+    "      also writes each output, bit for bit, to DIR/NAME.npy (NumPy's format)\n"
     "  kiln-cli graph --dir DIR --function NAME [--dot]\n"
     "      NAME is a function of the object tree (child/function) or a signature\n";
 
@@ -60,7 +64,7 @@ Args parse_args(const std::vector<std::string>& argv) {
   a.command = argv[0];
   const std::map<std::string, bool> known = {{"dir", true},   {"all", false},      {"signature_def", true},
                                              {"input", true}, {"input_exprs", true}, {"input_idx", true}, {"function", true},
-                                             {"dot", false}};
+                                             {"dot", false}, {"outdir", true}};
   for (std::size_t i = 1; i < argv.size(); ++i) {
     std::string s = argv[i];
     if (s.rfind("--", 0) != 0) throw UsageError(fmt::format("unexpected argument '{}'", s));
@@ -261,6 +265,38 @@ Tensor read_idx_input(const std::string& input, const std::string& spec, const T
   return t;
 }
 
+// NumPy's .npy format (version 1.0): magic, header dict padded to 64 bytes,
+// then the C-order bytes.
+std::string npy_descr(DType d) {
+  switch (d) {
+    case DType::Float32: return "<f4";
+    case DType::Float64: return "<f8";
+    case DType::Int32: return "<i4";
+    case DType::Int64: return "<i8";
+    case DType::UInt8: return "|u1";
+    case DType::Bool: return "|b1";
+    default: throw Unimplemented(fmt::format("--outdir: a {} output has no .npy form", dtype_name(d)));
+  }
+}
+
+void write_npy(const std::filesystem::path& path, const Tensor& t) {
+  std::vector<std::string> dims;
+  for (int64_t d : t.shape()) dims.push_back(std::to_string(d));
+  std::string shape = dims.size() == 1 ? dims[0] + "," : fmt::format("{}", fmt::join(dims, ", "));
+  std::string header =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", npy_descr(t.dtype()), shape);
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw NotFound(fmt::format("--outdir: cannot write {}", path.string()));
+  const char magic[] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(header.size() & 0xff),
+                        static_cast<char>(header.size() >> 8)};
+  f.write(magic, sizeof magic);
+  f << header;
+  f.write(static_cast<const char*>(detail::raw_data(t)), static_cast<std::streamsize>(t.size() * dtype_size(t.dtype())));
+  if (!f) throw Internal(fmt::format("--outdir: writing {} failed", path.string()));
+}
+
 int run(const Args& a, std::ostream& out) {
   Loaded model = saved_model::load(a.one("dir"));
   const saved_model::LoadedSignature& sig = model.signature(a.one("signature_def"));
@@ -287,8 +323,22 @@ int run(const Args& a, std::ostream& out) {
     }
   }
   std::map<std::string, Tensor> outputs = sig(inputs);
-  for (const TensorInfo& t : sig.outputs())
+  std::optional<std::filesystem::path> outdir;
+  if (a.has("outdir")) {
+    outdir = a.one("outdir");
+    std::filesystem::create_directories(*outdir);
+  }
+  for (const TensorInfo& t : sig.outputs()) {
     out << fmt::format("Result for output key {}:\n{}\n", t.name, detail::numpy_str(outputs.at(t.name)));
+    if (!outdir) continue;
+    // The name comes from the model's file: it must not leave the directory.
+    if (t.name.empty() || t.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
+                              std::string::npos)
+      throw InvalidArgument(fmt::format("--outdir: output name '{}' is not a plain file name", t.name));
+    std::filesystem::path file = *outdir / (t.name + ".npy");
+    write_npy(file, outputs.at(t.name));
+    out << fmt::format("Output {} is saved to {}\n", t.name, file.string());
+  }
   return 0;
 }
 
