@@ -23,22 +23,35 @@ def _child_fields(cls):
     return fields
 
 
+# List fields that may hold None (Dict.keys, kw_defaults) or strings (Global.names,
+# MatchClass.kwd_attrs); every other list field holds nodes only.
+_MIXED_LISTS = frozenset({"keys", "kw_defaults", "names", "kwd_attrs"})
+_PLANS = {}
+
+
+def _plan(cls):
+    plan = _PLANS[cls] = tuple((f, f in _MIXED_LISTS) for f in _child_fields(cls))
+    return plan
+
+
 def children(node, out=None):
     """The child nodes of `node` (what ast.iter_child_nodes gives, less contexts and
     operators), appended to `out` (a new list by default)."""
     if out is None:
         out = []
-    fields = _CHILD_FIELDS.get(type(node))
-    if fields is None:
-        fields = _child_fields(type(node))
-    for field in fields:
+    try:
+        plan = _PLANS[node.__class__]
+    except KeyError:
+        plan = _plan(node.__class__)
+    for field, mixed in plan:
         v = getattr(node, field, None)
         if v is None:
             continue
-        if type(v) is list:
-            for x in v:
-                if x is not None and not isinstance(x, (str, int)):
-                    out.append(x)
+        if v.__class__ is list:
+            if mixed:
+                out.extend([x for x in v if x is not None and not isinstance(x, (str, int))])
+            else:
+                out.extend(v)
         elif isinstance(v, ast.AST):
             out.append(v)
     return out

@@ -216,6 +216,7 @@ def _fix_missing_locations(module):
     """ast.fix_missing_locations over analysis.children (several times faster): a node
     without a position takes its parent's."""
     todo = [(module, (1, 0, 1, 0))]
+    children = analysis.children
     while todo:
         node, pos = todo.pop()
         if "lineno" in node._attributes:
@@ -224,8 +225,7 @@ def _fix_missing_locations(module):
             if getattr(node, "end_lineno", None) is None:
                 node.end_lineno, node.end_col_offset = pos[2], pos[3]
             pos = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
-        for child in analysis.children(node):
-            todo.append((child, pos))
+        todo.extend([(child, pos) for child in children(node)])
 
 
 def _cached(f):

@@ -89,21 +89,21 @@ def _locate(nodes, src, end=None):
     """Gives generated nodes (those without a position) the position of the user's
     statement `src`, spanning its header (up to `end`, a node) rather than its body."""
     end = end or src
-    pos = dict(lineno=src.lineno, col_offset=src.col_offset, end_lineno=end.end_lineno,
-               end_col_offset=end.end_col_offset)
-    if pos["end_lineno"] != pos["lineno"]:
-        pos["end_lineno"], pos["end_col_offset"] = pos["lineno"], pos["col_offset"] + 1
+    lineno, col = src.lineno, src.col_offset
+    end_lineno, end_col = end.end_lineno, end.end_col_offset
+    if end_lineno != lineno:
+        end_lineno, end_col = lineno, col + 1
     # Generated nodes are located when they are made: the walk stops at nodes that
     # already have a position (the user's, or generated earlier).
     todo = list(nodes) if isinstance(nodes, list) else [nodes]
+    children = analysis.children
     while todo:
         sub = todo.pop()
         if "lineno" in sub._attributes:
             if getattr(sub, "lineno", None) is not None:
                 continue
-            for k, v in pos.items():
-                setattr(sub, k, v)
-        todo.extend(analysis.children(sub))
+            sub.lineno, sub.col_offset, sub.end_lineno, sub.end_col_offset = lineno, col, end_lineno, end_col
+        children(sub, todo)
     return nodes
 
 
