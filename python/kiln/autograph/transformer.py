@@ -516,7 +516,11 @@ class _ControlFlow:
         it = s.iter
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "converted_call"
                 and isinstance(it.func.value, ast.Name) and it.func.value.id == AG):
-            it.func = _ag("for_iter")  # lets `for i in kiln.range(n)` loop without materializing the range
+            # lets `for i in kiln.range(n)` loop without materializing the range
+            pos = dict(lineno=it.lineno, col_offset=it.col_offset, end_lineno=it.end_lineno,
+                       end_col_offset=it.end_col_offset)
+            it.func = ast.Attribute(value=ast.Name(id=AG, ctx=ast.Load(), **pos), attr="for_iter", ctx=ast.Load(),
+                                    **pos)
         return self._loop_call("for_stmt", s, s.iter, defs, [it, extra, _load(body_name)], state)
 
 
@@ -553,7 +557,10 @@ class _Loads(analysis.Transformer):
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and node.id in self.names:
-            return ast.copy_location(_call(_ag("ld"), [node]), node)
+            pos = dict(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.end_lineno,
+                       end_col_offset=node.end_col_offset)
+            func = ast.Attribute(value=ast.Name(id=AG, ctx=ast.Load(), **pos), attr="ld", ctx=ast.Load(), **pos)
+            return ast.Call(func=func, args=[node], keywords=[], **pos)
         return node
 
     def visit_FunctionDef(self, node):
