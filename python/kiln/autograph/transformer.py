@@ -123,19 +123,21 @@ def _is_directive(stmt):
     return name == "set_loop_options"
 
 
-def _extract_directives(stmts):
-    for stmt in stmts:
-        for node in _walk_scope_stmts(stmt):
-            if isinstance(node, (ast.While, ast.For)):
-                keep, opts = [], []
-                for s in node.body:
-                    if _is_directive(s):
-                        opts.extend(s.value.keywords)
-                    else:
-                        keep.append(s)
-                if opts:
-                    node.body = keep or [ast.Pass()]
-                    node.kiln_opts = opts
+def _extract_directives(loops):
+    """Moves each loop's set_loop_options calls to loop.kiln_opts; returns those loops."""
+    out = []
+    for node in loops:
+        keep, opts = [], []
+        for s in node.body:
+            if _is_directive(s):
+                opts.extend(s.value.keywords)
+            else:
+                keep.append(s)
+        if opts:
+            node.body = keep or [ast.Pass()]
+            node.kiln_opts = opts
+            out.append(node)
+    return out
 
 
 def _walk_scope_stmts(node):
@@ -248,9 +250,13 @@ def _add_loop_test(loop, flag):
         loop.kiln_extra_test = getattr(loop, "kiln_extra_test", []) + [flag]
 
 
+_STMT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 def _has_jump(stmts, kinds):
     """Whether a jump of one of `kinds` (node classes) belongs to these statements
-    (break/continue: not inside inner loops; return: anywhere in the scope)."""
+    (break/continue: not inside inner loops; return: anywhere in the scope). Jumps are
+    statements, so only statement lists are followed, never expressions."""
     todo = list(stmts)
     while todo:
         n = todo.pop()
@@ -260,7 +266,10 @@ def _has_jump(stmts, kinds):
             continue
         if isinstance(n, (ast.While, ast.For)) and ast.Return not in kinds:
             continue
-        todo.extend(analysis.children(n))
+        for field in _STMT_FIELDS:
+            part = getattr(n, field, None)
+            if type(part) is list:
+                todo.extend(part)
     return False
 
 
@@ -596,10 +605,12 @@ def convert_scope(fn, namer):
     if isinstance(fn, ast.AsyncFunctionDef):
         return fn
     body = fn.body
-    globals_, nonlocals = set(), set()
+    globals_, nonlocals, loops = set(), set(), []
     for s in body:
         for node in _walk_scope_stmts(s):
-            if isinstance(node, ast.Global):
+            if isinstance(node, (ast.While, ast.For)):
+                loops.append(node)
+            elif isinstance(node, ast.Global):
                 globals_.update(node.names)
             elif isinstance(node, ast.Nonlocal):
                 nonlocals.update(node.names)
@@ -611,7 +622,7 @@ def convert_scope(fn, namer):
     if fn.args.kwarg:
         params.add(fn.args.kwarg.arg)
 
-    _extract_directives(body)
+    loops = _extract_directives(loops)
     if _returns_nested(body):
         do_return, retval = namer.new("do_return"), namer.new("retval_")
         lowered, _, _ = _Jumps("return", do_return, retval).block(body)
@@ -623,14 +634,9 @@ def convert_scope(fn, namer):
     positional = fn.args.posonlyargs + fn.args.args
     expr = _Expressions(namer, positional[0].arg if positional else None)
     body = [expr.visit(s) for s in body]
-    for s in body:
-        for node in _walk_scope_stmts(s):
-            if isinstance(node, ast.While) and getattr(node, "kiln_opts", None):
-                for k in node.kiln_opts:
-                    k.value = expr.visit(k.value)
-            elif isinstance(node, ast.For) and getattr(node, "kiln_opts", None):
-                for k in node.kiln_opts:
-                    k.value = expr.visit(k.value)
+    for loop in loops:  # the loops that have options (lowering keeps the loop nodes)
+        for k in loop.kiln_opts:
+            k.value = expr.visit(k.value)
     # Names bound only inside if/while/for bodies: Python raises UnboundLocalError on
     # reading them unassigned, converted code reads them through ag__.ld (same error).
     assigned_cache = {}
