@@ -59,7 +59,19 @@ def children(node, out=None):
 
 class Transformer(ast.NodeTransformer):
     """ast.NodeTransformer whose generic_visit follows only the fields `children`
-    follows: contexts, operators and names are not visited (nothing rewrites them)."""
+    follows: contexts, operators and names are not visited (nothing rewrites them).
+    `visit` remembers each node class's method, per instance."""
+
+    def visit(self, node):
+        try:
+            method = self._methods[node.__class__]
+        except AttributeError:
+            self._methods = {}
+            return self.visit(node)
+        except KeyError:
+            method = self._methods[node.__class__] = getattr(self, "visit_" + node.__class__.__name__,
+                                                             self.generic_visit)
+        return method(node)
 
     def generic_visit(self, node):
         fields = _CHILD_FIELDS.get(type(node))

@@ -640,14 +640,14 @@ def convert_scope(fn, namer):
     # Names bound only inside if/while/for bodies: Python raises UnboundLocalError on
     # reading them unassigned, converted code reads them through ag__.ld (same error).
     assigned_cache = {}
-    maybe_unbound = (set(analysis.assigned(body, cache=assigned_cache)) - _bound_outside_control_flow(body) - params
-                     - globals_ - nonlocals)
+    # _Loads below only rewrites reads, so these are also the names assigned after it.
+    all_locals = analysis.assigned(body, cache=assigned_cache)
+    maybe_unbound = set(all_locals) - _bound_outside_control_flow(body) - params - globals_ - nonlocals
     if maybe_unbound:
         loads = _Loads(maybe_unbound)
         body = [loads.visit(s) for s in body]
     liveness = analysis.Liveness()
     liveness.block(body, set())
-    all_locals = analysis.assigned(body, cache=assigned_cache)
     body = _ControlFlow(namer, liveness, globals_, assigned_cache).block(body)
 
     # Names assigned only inside generated functions still need a binding in this
