@@ -62,40 +62,64 @@ class Transformer(ast.NodeTransformer):
     follows: contexts, operators and names are not visited (nothing rewrites them).
     `visit` remembers each node class's method, per instance."""
 
+    def _method(self, cls):
+        """The method that visits a node of class `cls`; None for a node that has no
+        method of its own and no children (visiting it would return it unchanged)."""
+        try:
+            methods = self._methods
+        except AttributeError:
+            methods = self._methods = {}
+        method = getattr(self, "visit_" + cls.__name__, None)
+        if method is None:
+            method = self.generic_visit if _child_fields(cls) else None
+        methods[cls] = method
+        return method
+
     def visit(self, node):
         try:
             method = self._methods[node.__class__]
-        except AttributeError:
-            self._methods = {}
-            return self.visit(node)
-        except KeyError:
-            method = self._methods[node.__class__] = getattr(self, "visit_" + node.__class__.__name__,
-                                                             self.generic_visit)
-        return method(node)
+        except (AttributeError, KeyError):
+            method = self._method(node.__class__)
+        return method(node) if method is not None else node
 
     def generic_visit(self, node):
         fields = _CHILD_FIELDS.get(type(node))
         if fields is None:
             fields = _child_fields(type(node))
+        try:
+            methods = self._methods
+        except AttributeError:
+            methods = self._methods = {}
         for field in fields:
             old = getattr(node, field, None)
             if type(old) is list:
                 new = []
                 for x in old:
                     if isinstance(x, ast.AST):
-                        x = self.visit(x)
-                        if x is None:
-                            continue
-                        if not isinstance(x, ast.AST):
-                            new.extend(x)
-                            continue
+                        try:
+                            method = methods[x.__class__]
+                        except KeyError:
+                            method = self._method(x.__class__)
+                        if method is not None:
+                            x = method(x)
+                            if x is None:
+                                continue
+                            if not isinstance(x, ast.AST):
+                                new.extend(x)
+                                continue
                     new.append(x)
                 old[:] = new
             elif isinstance(old, ast.AST):
-                new = self.visit(old)
+                try:
+                    method = methods[old.__class__]
+                except KeyError:
+                    method = self._method(old.__class__)
+                if method is None:
+                    continue
+                new = method(old)
                 if new is None:
                     delattr(node, field)
-                else:
+                elif new is not old:
                     setattr(node, field, new)
         return node
 
