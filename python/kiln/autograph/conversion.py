@@ -45,22 +45,23 @@ def _function_node(f):
     code = f.__code__
     if code.co_name == "<lambda>":
         return _lambda_node(f)
-    found = _fast_block(f)
-    if found is not None:
-        lines, lnum, indent, module = found
-    else:
-        try:
-            lines, lnum = inspect.getsourcelines(code)  # the code object: a decorator's wrapper is not unwrapped
-        except (OSError, TypeError) as e:
-            raise Unconvertible(f"its source code is not available ({e})") from None
-        first = lines[0]
-        indent = first[:len(first) - len(first.lstrip())]
-        if indent:
-            lines = [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines]
-        try:
-            module = ast.parse("".join(lines))
-        except SyntaxError as e:
-            raise Unconvertible(f"its source could not be parsed ({e})") from None
+    node = _fast_block(f)
+    if node is not None:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
+            raise Unconvertible("its source does not match its code (was the file changed?)")
+        return node
+    try:
+        lines, lnum = inspect.getsourcelines(code)  # the code object: a decorator's wrapper is not unwrapped
+    except (OSError, TypeError) as e:
+        raise Unconvertible(f"its source code is not available ({e})") from None
+    first = lines[0]
+    indent = first[:len(first) - len(first.lstrip())]
+    if indent:
+        lines = [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines]
+    try:
+        module = ast.parse("".join(lines))
+    except SyntaxError as e:
+        raise Unconvertible(f"its source could not be parsed ({e})") from None
     node = module.body[0] if module.body else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
         raise Unconvertible("its source does not match its code (was the file changed?)")
@@ -77,8 +78,9 @@ def _function_node(f):
 
 
 def _fast_block(f):
-    """The function's lines by indentation (no tokenizer): from its first line to the
-    last line indented deeper; None when that does not parse (inspect's way then)."""
+    """The function's node, parsed from its lines by indentation (no tokenizer): from its
+    first line to the last line indented deeper; None when that does not parse
+    (inspect's way then)."""
     code = f.__code__
     all_lines = linecache.getlines(code.co_filename, f.__globals__)
     start = code.co_firstlineno - 1
@@ -98,12 +100,21 @@ def _fast_block(f):
                 break
             seen_body = seen_body or deeper
         end += 1
-    lines = [ln[n:] if ln.startswith(indent) else ln for ln in all_lines[start:end]]
+    # Parsed where it stands, so that positions come out as the user's without a walk
+    # over the tree: blank lines before it, and an `if 1:` line above an indented block.
+    if n and start == 0:
+        return None
+    text = ("\n" * (start - 1) + "if 1:\n" if n else "\n" * start) + "".join(all_lines[start:end])
     try:
-        module = ast.parse("".join(lines))
+        module = ast.parse(text)
     except SyntaxError:
         return None
-    return lines, start + 1, indent, module
+    if not module.body:
+        return None
+    node = module.body[0]
+    if n:
+        node = node.body[0] if isinstance(node, ast.If) and node.body else None
+    return node
 
 
 def _lambda_node(f):

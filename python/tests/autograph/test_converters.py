@@ -70,3 +70,19 @@ def test_converted_matches_python(name):
         expected = _np(fn(*tensor_args))            # eager: plain Python on eager tensors
         np.testing.assert_equal(_np(converted(*args)), expected)  # converted, Python values
         np.testing.assert_equal(_np(traced(*tensor_args)), expected)  # converted and traced
+
+
+def test_indented_multiline_string_keeps_its_value():
+    # An indented function is parsed where it stands (no dedent), so the continuation
+    # lines of a multi-line string keep their indentation, as in the original.
+    from kiln.autograph import conversion
+
+    class C:
+        def f(self, x):
+            s = """a
+            b"""
+            return s * x
+
+    converted = conversion.convert(C.f)
+    assert converted is not C.f
+    assert converted(None, 2) == C.f(None, 2)
