@@ -143,11 +143,18 @@ def _add(out, name):
 _COMPOUND = (ast.If, ast.While, ast.For)
 
 
+# A key of assigned()'s cache: set (to True) when the function holds no walrus (:=), so
+# that an expression other than an assignment target cannot bind a name and is not walked.
+NO_WALRUS = "no walrus"
+_TARGETS = (ast.Name, ast.Tuple, ast.List, ast.Starred)
+
+
 def assigned(nodes, out=None, cache=None):
     """Names bound in this scope by `nodes` (a node or a list), in order of appearance.
     `cache` (a dict kept across calls) remembers the names of each if/while/for: the
     converter asks again for every enclosing statement, and the statements do not
-    change their assignments meanwhile."""
+    change their assignments meanwhile. With cache[NO_WALRUS] set, expressions that
+    are not targets are skipped."""
     out = {} if out is None else out
     for node in nodes if isinstance(nodes, list) else [nodes]:
         _assigned(node, out, cache)
@@ -164,6 +171,8 @@ def _assigned(node, out, cache=None):
             hit = cache[id(node)] = (node, names)
         for name in hit[1]:
             _add(out, name)
+        return
+    if cache is not None and isinstance(node, ast.expr) and not isinstance(node, _TARGETS) and NO_WALRUS in cache:
         return
     if isinstance(node, ast.Name):
         if isinstance(node.ctx, (ast.Store, ast.Del)):

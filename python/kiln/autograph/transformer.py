@@ -29,8 +29,11 @@ class Namer:
 
     def __init__(self, node):
         used = set()
+        self.walrus = False
         for sub in analysis.walk(node):
-            if isinstance(sub, ast.Name):
+            if isinstance(sub, ast.NamedExpr):
+                self.walrus = True
+            elif isinstance(sub, ast.Name):
                 used.add(sub.id)
             elif isinstance(sub, ast.arg):
                 used.add(sub.arg)
@@ -639,7 +642,7 @@ def convert_scope(fn, namer):
             k.value = expr.visit(k.value)
     # Names bound only inside if/while/for bodies: Python raises UnboundLocalError on
     # reading them unassigned, converted code reads them through ag__.ld (same error).
-    assigned_cache = {}
+    assigned_cache = {} if namer.walrus else {analysis.NO_WALRUS: True}
     # _Loads below only rewrites reads, so these are also the names assigned after it.
     all_locals = analysis.assigned(body, cache=assigned_cache)
     maybe_unbound = set(all_locals) - _bound_outside_control_flow(body) - params - globals_ - nonlocals

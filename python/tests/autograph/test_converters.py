@@ -86,3 +86,20 @@ def test_indented_multiline_string_keeps_its_value():
     converted = conversion.convert(C.f)
     assert converted is not C.f
     assert converted(None, 2) == C.f(None, 2)
+
+
+def _walrus_in_branch(x):
+    if x > 0:
+        y = (z := x + 1) * 2
+    else:
+        y = x
+        z = x - 1
+    return y + z
+
+
+def test_walrus_in_branch_is_a_branch_output():
+    # A walrus binds in an expression: the names a branch assigns must include it.
+    for v in (3, -3):
+        expected = _walrus_in_branch(v)
+        traced = tf.function(_walrus_in_branch)(tf.constant(v))
+        assert int(traced) == expected
