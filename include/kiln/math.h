@@ -83,6 +83,14 @@ Tensor softsign(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor elu(Tensor x, SourceLocation loc = SourceLocation::current());
 Tensor selu(Tensor x, SourceLocation loc = SourceLocation::current());
 
+// Running sums and products along `axis` (tf.math.cumsum / cumprod): with
+// `exclusive` each element leaves itself out (the first is 0 / 1), with
+// `reverse` they run from the end. Floats and int32/int64 (which wrap).
+Tensor cumsum(const Tensor& x, int64_t axis = 0, bool exclusive = false, bool reverse = false,
+              SourceLocation loc = SourceLocation::current());
+Tensor cumprod(const Tensor& x, int64_t axis = 0, bool exclusive = false, bool reverse = false,
+               SourceLocation loc = SourceLocation::current());
+
 // Norms and clipping, as tf.nn.l2_normalize, tf.clip_by_norm,
 // tf.linalg.global_norm and tf.clip_by_global_norm (src/ops/norms.cpp).
 // x / sqrt(max(sum(x^2), epsilon)) over `axes`.

@@ -341,3 +341,13 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
         raise NotImplementedError("clip_by_global_norm: use_norm is not supported; leave it None")
     clipped, norm = _C.clip_by_global_norm(list(t_list), float(clip_norm))
     return clipped, norm
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Running sums along `axis`; `exclusive` leaves each element out, `reverse` runs from the end."""
+    return _C.cumsum(x, int(axis), bool(exclusive), bool(reverse))
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Running products along `axis`; `exclusive` leaves each element out, `reverse` runs from the end."""
+    return _C.cumprod(x, int(axis), bool(exclusive), bool(reverse))

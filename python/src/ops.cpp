@@ -125,6 +125,12 @@ std::vector<Tensor> tensor_list(py::iterable items) {
 py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
 
 void bind_norms(py::module_& m) {
+  m.def("cumsum", [](py::handle x, int64_t axis, bool exclusive, bool reverse) {
+    return kiln::cumsum(T(x), axis, exclusive, reverse, user_location());
+  });
+  m.def("cumprod", [](py::handle x, int64_t axis, bool exclusive, bool reverse) {
+    return kiln::cumprod(T(x), axis, exclusive, reverse, user_location());
+  });
   def_reduction<kiln::reduce_logsumexp>(m, "reduce_logsumexp");
   m.def("moments", [](py::handle x, py::object axes, bool keepdims) {
     auto [mean, variance] = kiln::moments(T(x), axes_of(axes), keepdims, user_location());

@@ -74,3 +74,51 @@ def test_global_norm_and_clip_by_global_norm():
     np.testing.assert_array_equal(traced[0][1].numpy(), cb.numpy())
     with pytest.raises(tf.errors.InvalidArgumentError, match="clip_norm must be positive"):
         tf.clip_by_global_norm([a], 0.0)
+
+
+def _running(fn, v, axis, exclusive, reverse, identity):
+    """NumPy's cumsum/cumprod with TF's exclusive and reverse."""
+    a = np.flip(v, axis) if reverse else v
+    out = fn(a, axis=axis)
+    if exclusive:
+        first = np.full_like(np.take(out, [0], axis), identity)
+        out = np.concatenate([first, np.delete(out, -1, axis=axis % v.ndim)], axis)
+    return np.flip(out, axis) if reverse else out
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_cumsum_and_cumprod_against_numpy(exclusive, reverse, axis):
+    x = tf.constant(A)
+    got_sum = tf.math.cumsum(x, axis, exclusive=exclusive, reverse=reverse)
+    np.testing.assert_allclose(got_sum.numpy(), _running(np.cumsum, A, axis, exclusive, reverse, 0.0), rtol=1e-14)
+    np.testing.assert_allclose(tf.math.cumprod(x, axis, exclusive, reverse).numpy(),
+                               _running(np.cumprod, A, axis, exclusive, reverse, 1.0), rtol=1e-14)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        s = tf.reduce_sum(tf.cumsum(x, axis, exclusive, reverse) * tf.constant(A))
+        p = tf.reduce_sum(tf.math.cumprod(x, axis, exclusive, reverse))
+    checks = ((tape.gradient(s, x), lambda v: (_running(np.cumsum, v, axis, exclusive, reverse, 0.0) * A).sum()),
+              (tape.gradient(p, x), lambda v: _running(np.cumprod, v, axis, exclusive, reverse, 1.0).sum()))
+    eps = 1e-6
+    for grad, f in checks:  # central differences, element by element
+        num = np.zeros_like(A)
+        for idx in np.ndindex(A.shape):
+            d = np.zeros_like(A)
+            d[idx] = eps
+            num[idx] = (f(A + d) - f(A - d)) / (2 * eps)
+        np.testing.assert_allclose(grad.numpy(), num, rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(tf.function(lambda v: tf.cumsum(v, axis, exclusive, reverse))(x).numpy(),
+                                  got_sum.numpy())
+
+
+def test_cumsum_errors_and_ints():
+    np.testing.assert_array_equal(tf.cumsum(tf.constant([1, 2, 3])).numpy(), [1, 3, 6])
+    assert tf.cumsum(tf.constant([1, 2], tf.int64)).dtype == tf.int64
+    with pytest.raises(tf.errors.InvalidArgumentError, match="axis 2 is out of range for a tensor of rank 2"):
+        tf.cumsum(tf.constant(A), 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="rank 1 or more"):
+        tf.cumsum(tf.constant(1.0))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be float32, float64, int32 or int64, got bool"):
+        tf.cumsum(tf.constant([True]))

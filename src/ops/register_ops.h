@@ -7,6 +7,7 @@ namespace kiln::detail {
 void register_creation_ops(OpRegistry& registry);
 void register_math_ops(OpRegistry& registry);
 void register_reduce_ops(OpRegistry& registry);
+void register_scan_ops(OpRegistry& registry);
 void register_array_ops(OpRegistry& registry);
 void register_nn_ops(OpRegistry& registry);
 void register_print_ops(OpRegistry& registry);
