@@ -91,6 +91,17 @@ Tensor cumsum(const Tensor& x, int64_t axis = 0, bool exclusive = false, bool re
 Tensor cumprod(const Tensor& x, int64_t axis = 0, bool exclusive = false, bool reverse = false,
                SourceLocation loc = SourceLocation::current());
 
+// The k largest values along the last axis and their int32 indices
+// (tf.math.top_k, sorted), ties in index order, NaN above every number; the
+// values' gradient flows back to where they came from.
+std::pair<Tensor, Tensor> top_k(const Tensor& x, int64_t k = 1, SourceLocation loc = SourceLocation::current());
+// x sorted along `axis` (ascending unless `descending`), and the int32
+// indices that sort it (tf.sort / tf.argsort; stable).
+Tensor sort(const Tensor& x, int64_t axis = -1, bool descending = false,
+            SourceLocation loc = SourceLocation::current());
+Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false,
+               SourceLocation loc = SourceLocation::current());
+
 // Norms and clipping, as tf.nn.l2_normalize, tf.clip_by_norm,
 // tf.linalg.global_norm and tf.clip_by_global_norm (src/ops/norms.cpp).
 // x / sqrt(max(sum(x^2), epsilon)) over `axes`.

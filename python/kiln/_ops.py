@@ -351,3 +351,30 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
 def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
     """Running products along `axis`; `exclusive` leaves each element out, `reverse` runs from the end."""
     return _C.cumprod(x, int(axis), bool(exclusive), bool(reverse))
+
+
+_TopK = _collections.namedtuple("TopKV2", ["values", "indices"])
+
+
+def top_k(input, k=1, sorted=True, index_type=_dtypes.int32, name=None):  # noqa: A002
+    """The k largest entries of the last axis and their indices (always sorted)."""
+    values, indices = _C.top_k(input, int(k))
+    if _dtypes.as_dtype(index_type) != _dtypes.int32:
+        indices = cast(indices, index_type)
+    return _TopK(values, indices)
+
+
+def _direction(direction):
+    if direction not in ("ASCENDING", "DESCENDING"):
+        raise ValueError(f"Unknown direction {direction!r}: expected 'ASCENDING' or 'DESCENDING'")
+    return direction == "DESCENDING"
+
+
+def sort(values, axis=-1, direction="ASCENDING", name=None):
+    """values sorted along `axis` (stable)."""
+    return _C.sort(values, int(axis), _direction(direction))
+
+
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+    """The int32 indices that sort `values` along `axis` (always stable)."""
+    return _C.argsort(values, int(axis), _direction(direction))

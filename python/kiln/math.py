@@ -10,7 +10,7 @@ from ._ops import floormod as mod  # noqa: F401
 
 
 from .nn import l2_normalize, softplus, softsign  # noqa: E402,F401  (tf.math has them too)
-from ._ops import cumprod, cumsum, reduce_logsumexp  # noqa: E402,F401
+from ._ops import cumprod, cumsum, reduce_logsumexp, top_k  # noqa: E402,F401
 
 
 def erf(x, name=None):

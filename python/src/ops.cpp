@@ -125,6 +125,16 @@ std::vector<Tensor> tensor_list(py::iterable items) {
 py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
 
 void bind_norms(py::module_& m) {
+  m.def("top_k", [](py::handle x, int64_t k) {
+    auto [values, indices] = kiln::top_k(T(x), k, user_location());
+    return py::make_tuple(values, indices);
+  });
+  m.def("sort", [](py::handle x, int64_t axis, bool descending) {
+    return kiln::sort(T(x), axis, descending, user_location());
+  });
+  m.def("argsort", [](py::handle x, int64_t axis, bool descending) {
+    return kiln::argsort(T(x), axis, descending, user_location());
+  });
   m.def("cumsum", [](py::handle x, int64_t axis, bool exclusive, bool reverse) {
     return kiln::cumsum(T(x), axis, exclusive, reverse, user_location());
   });

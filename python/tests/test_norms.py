@@ -122,3 +122,30 @@ def test_cumsum_errors_and_ints():
         tf.cumsum(tf.constant(1.0))
     with pytest.raises(tf.errors.InvalidArgumentError, match="must be float32, float64, int32 or int64, got bool"):
         tf.cumsum(tf.constant([True]))
+
+
+def test_top_k_sort_and_argsort():
+    x = tf.constant([[3.0, -1.0, 3.0, 7.0], [0.5, np.nan, -2.0, 0.5]])
+    values, indices = tf.math.top_k(x, k=2)
+    np.testing.assert_array_equal(values.numpy(), [[7.0, 3.0], [np.nan, 0.5]])  # NaN ranks first
+    np.testing.assert_array_equal(indices.numpy(), [[3, 0], [1, 0]])  # ties: lower index first
+    assert indices.dtype == tf.int32 and tf.math.top_k(x, 1, index_type=tf.int64).indices.dtype == tf.int64
+    ints = tf.constant([[5, 1, 5, 2]])
+    np.testing.assert_array_equal(tf.sort(ints).numpy(), [[1, 2, 5, 5]])
+    np.testing.assert_array_equal(tf.sort(ints, direction="DESCENDING").numpy(), [[5, 5, 2, 1]])
+    np.testing.assert_array_equal(tf.argsort(ints).numpy(), [[1, 3, 0, 2]])
+    np.testing.assert_array_equal(tf.argsort(ints, direction="DESCENDING").numpy(), [[0, 2, 3, 1]])
+    np.testing.assert_array_equal(tf.sort(tf.constant(A), axis=0).numpy(), np.sort(A, axis=0))
+    np.testing.assert_array_equal(tf.argsort(tf.constant(A), axis=0).numpy(), np.argsort(A, axis=0, kind="stable"))
+    with tf.GradientTape() as tape:
+        v = tf.constant([[1.0, 4.0, 2.0, 3.0]])
+        tape.watch(v)
+        top = tf.math.top_k(v, 2).values
+        loss = tf.reduce_sum(top * tf.constant([[10.0, 1.0]]))
+    np.testing.assert_array_equal(tape.gradient(loss, v).numpy(), [[0.0, 10.0, 0.0, 1.0]])
+    traced = tf.function(lambda u: tf.math.top_k(u, 3))(x)
+    np.testing.assert_array_equal(traced.indices.numpy(), tf.math.top_k(x, 3).indices.numpy())
+    with pytest.raises(tf.errors.InvalidArgumentError, match="at least k=5 columns, it has 4"):
+        tf.math.top_k(x, 5)
+    with pytest.raises(ValueError, match="Unknown direction"):
+        tf.sort(x, direction="UP")
