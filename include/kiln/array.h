@@ -70,6 +70,24 @@ Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
 Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis = 0,
               SourceLocation loc = SourceLocation::current());
 
+// TF's gather_nd: the last dim of `indices` (int32 or int64) holds tuples of K
+// indices into params' first K dims; the result has shape
+// indices.shape[:-1] + params.shape[K:]. A tuple outside params is an
+// InvalidArgument naming it ("indices[1] = [5, 0] does not index into shape [3, 2]").
+Tensor gather_nd(const Tensor& params, const Tensor& indices, SourceLocation loc = SourceLocation::current());
+
+// A copy of `tensor` with the slices that `indices` names (as gather_nd's)
+// replaced by (update), or increased by (add), `updates` of shape
+// indices.shape[:-1] + tensor.shape[K:]. A slice named twice: the last update
+// wins; additions all count.
+Tensor tensor_scatter_nd_update(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
+                                SourceLocation loc = SourceLocation::current());
+Tensor tensor_scatter_nd_add(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
+                             SourceLocation loc = SourceLocation::current());
+// tf.scatter_nd: `updates` added into zeros of `shape`.
+Tensor scatter_nd(const Tensor& indices, const Tensor& updates, const Shape& shape,
+                  SourceLocation loc = SourceLocation::current());
+
 // One-hot vectors of length `depth` at `axis` (-1: a new last axis): `on`
 // where the index matches, `off` elsewhere (an index outside [0, depth) gives
 // all `off`, as TF).

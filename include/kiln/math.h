@@ -102,6 +102,21 @@ Tensor sort(const Tensor& x, int64_t axis = -1, bool descending = false,
 Tensor argsort(const Tensor& x, int64_t axis = -1, bool descending = false,
                SourceLocation loc = SourceLocation::current());
 
+// Segment reductions (tf.math): row i of `data` (the dims segment_ids has)
+// goes to segment segment_ids[i]. unsorted_*: any order, `num_segments`
+// segments, a negative id drops its row, an id >= num_segments is an
+// InvalidArgument; empty segments are 0 (sum, mean) or the lowest value (max).
+// segment_*: ids a sorted vector of non-negative ints, ids[-1] + 1 segments.
+// The means divide by max(count, 1).
+Tensor unsorted_segment_sum(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
+                            SourceLocation loc = SourceLocation::current());
+Tensor unsorted_segment_max(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
+                            SourceLocation loc = SourceLocation::current());
+Tensor unsorted_segment_mean(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
+                             SourceLocation loc = SourceLocation::current());
+Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, SourceLocation loc = SourceLocation::current());
+Tensor segment_mean(const Tensor& data, const Tensor& segment_ids, SourceLocation loc = SourceLocation::current());
+
 // Norms and clipping, as tf.nn.l2_normalize, tf.clip_by_norm,
 // tf.linalg.global_norm and tf.clip_by_global_norm (src/ops/norms.cpp).
 // x / sqrt(max(sum(x^2), epsilon)) over `axes`.

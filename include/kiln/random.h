@@ -49,4 +49,9 @@ Tensor normal_like(const Tensor& x, double mean = 0.0, double stddev = 1.0,
                    std::optional<DType> dtype = std::nullopt, std::optional<uint64_t> seed = std::nullopt,
                    SourceLocation loc = SourceLocation::current());
 
+// tf.random.shuffle: value's rows (dim 0) in a random order, drawn with the
+// seeds of the ops above (one uniform draw per row, sorted).
+Tensor shuffle(const Tensor& value, std::optional<uint64_t> seed = std::nullopt,
+               SourceLocation loc = SourceLocation::current());
+
 }  // namespace kiln::random

@@ -294,6 +294,28 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     return _C.gather(params, indices, 0 if axis is None else int(axis))
 
 
+def gather_nd(params, indices, batch_dims=0, name=None):
+    """Slices of params named by the index tuples in the last dim of indices."""
+    if batch_dims:
+        raise ValueError("kiln.gather_nd: batch_dims is not supported")
+    return _C.gather_nd(params, indices)
+
+
+def scatter_nd(indices, updates, shape, name=None):
+    """updates added into zeros of `shape` at the slices indices names (duplicates add up)."""
+    if isinstance(shape, (_C.Tensor, _C.Variable)):
+        shape = shape.numpy().tolist()
+    return _C.scatter_nd(indices, updates, [int(d) for d in _dims(shape)])
+
+
+def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+    return _C.tensor_scatter_nd_update(tensor, indices, updates)
+
+
+def tensor_scatter_nd_add(tensor, indices, updates, name=None):
+    return _C.tensor_scatter_nd_add(tensor, indices, updates)
+
+
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
     dtype = _dtypes.as_dtype(dtype) if dtype is not None else (
         on_value.dtype if isinstance(on_value, _C.Tensor) else _dtypes.float32)

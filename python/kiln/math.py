@@ -13,5 +13,32 @@ from .nn import l2_normalize, softplus, softsign  # noqa: E402,F401  (tf.math ha
 from ._ops import cumprod, cumsum, reduce_logsumexp, top_k  # noqa: E402,F401
 
 
+def _num_segments(n):
+    return int(n.numpy()) if isinstance(n, (_C.Tensor, _C.Variable)) else int(n)
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """Rows of data summed into segment_ids' segments (any order; negative ids drop their row)."""
+    return _C.unsorted_segment_sum(data, segment_ids, _num_segments(num_segments))
+
+
+def unsorted_segment_max(data, segment_ids, num_segments, name=None):
+    """The max of each segment's rows; an empty segment holds the dtype's lowest value."""
+    return _C.unsorted_segment_max(data, segment_ids, _num_segments(num_segments))
+
+
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    return _C.unsorted_segment_mean(data, segment_ids, _num_segments(num_segments))
+
+
+def segment_sum(data, segment_ids, name=None):
+    """Rows of data summed by sorted segment_ids; ids[-1] + 1 segments."""
+    return _C.segment_sum(data, segment_ids)
+
+
+def segment_mean(data, segment_ids, name=None):
+    return _C.segment_mean(data, segment_ids)
+
+
 def erf(x, name=None):
     return _C.erf(x)

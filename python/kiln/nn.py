@@ -1,6 +1,6 @@
 """kiln.nn (tf.nn)."""
 from . import _C
-from ._ops import _axis_list, relu, sigmoid, tanh  # noqa: F401
+from ._ops import _axis_list, _dims, convert_to_tensor as _convert_to_tensor, relu, sigmoid, tanh  # noqa: F401
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
@@ -109,5 +109,13 @@ def l2_loss(t, name=None):
 def dropout(x, rate, noise_shape=None, seed=None, name=None):
     if not 0 <= rate < 1:
         raise ValueError(f"rate must be a scalar tensor or a float in the range [0, 1), got {rate}")
-    keep = _C.greater_equal(_C.random_uniform(list(x.shape.as_list()), 0.0, 1.0, x.dtype._enum, seed), rate)
-    return _C.where(keep, _C.divide(x, 1 - rate), 0)
+    x = _convert_to_tensor(x)
+    if rate == 0:
+        return x  # as TF: no draw at all
+    if noise_shape is None:
+        noise = _C.random_uniform_like(x, 0.0, 1.0, seed)  # dims known only at run time included
+    else:
+        # None entries take x's dim, as TF's; the mask broadcasts against x.
+        dims = [x.shape[i] if d is None else int(d) for i, d in enumerate(_dims(noise_shape))]
+        noise = _C.random_uniform(dims, 0.0, 1.0, x.dtype._enum, seed)
+    return _C.where(_C.greater_equal(noise, rate), _C.divide(x, 1 - rate), 0)

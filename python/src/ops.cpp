@@ -306,6 +306,39 @@ void bind_ops(py::module_& m) {
   m.def("gather", [](py::handle params, py::handle indices, int64_t axis) {
     return kiln::gather(T(params), T(indices), axis, user_location());
   });
+  // updates given as Python values take the tensor's dtype.
+  auto updates_like = [](py::handle updates, const Tensor& like) {
+    return py::isinstance<Tensor>(updates) ? T(updates) : to_tensor(updates, like.dtype());
+  };
+  m.def("gather_nd", [](py::handle params, py::handle indices) {
+    return kiln::gather_nd(T(params), T(indices), user_location());
+  });
+  m.def("tensor_scatter_nd_update", [updates_like](py::handle tensor, py::handle indices, py::handle updates) {
+    Tensor t = T(tensor);
+    return kiln::tensor_scatter_nd_update(t, T(indices), updates_like(updates, t), user_location());
+  });
+  m.def("tensor_scatter_nd_add", [updates_like](py::handle tensor, py::handle indices, py::handle updates) {
+    Tensor t = T(tensor);
+    return kiln::tensor_scatter_nd_add(t, T(indices), updates_like(updates, t), user_location());
+  });
+  m.def("scatter_nd", [](py::handle indices, py::handle updates, std::vector<int64_t> shape) {
+    return kiln::scatter_nd(T(indices), T(updates), Shape(shape), user_location());
+  });
+  m.def("unsorted_segment_sum", [](py::handle data, py::handle ids, int64_t num_segments) {
+    return kiln::unsorted_segment_sum(T(data), T(ids), num_segments, user_location());
+  });
+  m.def("unsorted_segment_max", [](py::handle data, py::handle ids, int64_t num_segments) {
+    return kiln::unsorted_segment_max(T(data), T(ids), num_segments, user_location());
+  });
+  m.def("unsorted_segment_mean", [](py::handle data, py::handle ids, int64_t num_segments) {
+    return kiln::unsorted_segment_mean(T(data), T(ids), num_segments, user_location());
+  });
+  m.def("segment_sum", [](py::handle data, py::handle ids) {
+    return kiln::segment_sum(T(data), T(ids), user_location());
+  });
+  m.def("segment_mean", [](py::handle data, py::handle ids) {
+    return kiln::segment_mean(T(data), T(ids), user_location());
+  });
   m.def("one_hot", [](py::handle indices, int64_t depth, py::handle on, py::handle off, int64_t axis,
                       py::handle dtype) {
     return kiln::one_hot(T(indices), depth, scalar_of(on), scalar_of(off), axis, dtype_from_python(dtype),
@@ -344,6 +377,9 @@ void bind_ops(py::module_& m) {
   def_random<kiln::random::normal, kiln::random::stateless_normal>(m, "random_normal");
   def_random<kiln::random::uniform, kiln::random::stateless_uniform>(m, "random_uniform");
   // Draws shaped like x: a traced batch dim may be known only when the graph runs (keras' Dropout).
+  m.def("random_shuffle", [](py::handle x, std::optional<uint64_t> seed) {
+    return kiln::random::shuffle(T(x), seed, user_location());
+  });
   m.def("random_uniform_like", [](py::handle x, double lo, double hi, std::optional<uint64_t> seed) {
     return kiln::random::uniform_like(T(x), lo, hi, std::nullopt, seed, user_location());
   });

@@ -9,6 +9,8 @@ void register_math_ops(OpRegistry& registry);
 void register_reduce_ops(OpRegistry& registry);
 void register_scan_ops(OpRegistry& registry);
 void register_sort_ops(OpRegistry& registry);
+void register_scatter_nd_ops(OpRegistry& registry);
+void register_segment_ops(OpRegistry& registry);
 void register_array_ops(OpRegistry& registry);
 void register_nn_ops(OpRegistry& registry);
 void register_print_ops(OpRegistry& registry);

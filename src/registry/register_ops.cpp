@@ -16,6 +16,8 @@ void register_all_ops(OpRegistry& r) {
   register_reduce_ops(r);
   register_scan_ops(r);
   register_sort_ops(r);
+  register_scatter_nd_ops(r);
+  register_segment_ops(r);
   register_array_ops(r);
   register_nn_ops(r);
   register_print_ops(r);

@@ -1,0 +1,143 @@
+"""gather_nd, scatter_nd, tensor_scatter_nd_update/add and the segment reductions (issue #18): values
+against NumPy, gradients against central differences, traced equal to eager, TF's index errors."""
+import numpy as np
+import pytest
+
+import kiln as tf
+from test_matmul_einsum import check_gradients
+
+RNG = np.random.default_rng(1818)
+P = RNG.standard_normal((3, 4, 2))
+
+
+def numpy_gather_nd(params, indices):
+    indices = np.asarray(indices)
+    return params[tuple(np.moveaxis(indices, -1, 0))]
+
+
+def numpy_scatter_add(tensor, indices, updates):
+    out = tensor.copy()
+    np.add.at(out, tuple(np.moveaxis(np.asarray(indices), -1, 0)), updates)
+    return out
+
+
+@pytest.mark.parametrize("indices", [[[0, 1], [2, 3], [0, 1]], [[1], [0]], [[[0, 1, 1]], [[2, 0, 0]]], [[2, 3, 1]]])
+def test_gather_nd_against_numpy(indices):
+    np.testing.assert_array_equal(tf.gather_nd(P, indices).numpy(), numpy_gather_nd(P, indices))
+    # Slices gathered twice get both gradients back.
+    check_gradients(lambda p: tf.gather_nd(p, indices), lambda p: numpy_gather_nd(p, indices), P)
+    traced = tf.function(lambda p, i: tf.gather_nd(p, i))
+    np.testing.assert_array_equal(traced(tf.constant(P), tf.constant(indices, tf.int64)).numpy(),
+                                  numpy_gather_nd(P, indices))
+
+
+def test_scatter_nd_and_tensor_scatter():
+    indices = [[1, 0], [2, 3], [1, 0]]
+    updates = RNG.standard_normal((3, 2))
+    shape = P.shape
+    np.testing.assert_allclose(tf.scatter_nd(indices, updates, shape).numpy(),
+                               numpy_scatter_add(np.zeros(shape), indices, updates), rtol=1e-15)  # duplicates add
+    np.testing.assert_allclose(tf.tensor_scatter_nd_add(P, indices, updates).numpy(),
+                               numpy_scatter_add(P, indices, updates), rtol=1e-15)
+    updated = P.copy()
+    updated[1, 0], updated[2, 3] = updates[2], updates[1]  # the last update of a slice wins
+    np.testing.assert_array_equal(tf.tensor_scatter_nd_update(P, indices, updates).numpy(), updated)
+    np.testing.assert_array_equal(tf.tensor_scatter_nd_update([1, 2, 3, 4], [[3], [1]], [9, 8]).numpy(), [1, 8, 3, 9])
+    check_gradients(lambda t, u: tf.tensor_scatter_nd_add(t, indices, u),
+                    lambda t, u: numpy_scatter_add(t, indices, u), P, updates)
+    distinct = [[1, 0], [2, 3]]
+
+    def numpy_update(t, u):
+        out = t.copy()
+        out[1, 0], out[2, 3] = u[0], u[1]
+        return out
+    check_gradients(lambda t, u: tf.tensor_scatter_nd_update(t, distinct, u), numpy_update, P, updates[:2])
+    traced = tf.function(lambda t, i, u: tf.tensor_scatter_nd_update(t, i, u))
+    np.testing.assert_array_equal(traced(tf.constant(P), tf.constant(indices), tf.constant(updates)).numpy(), updated)
+
+
+def test_nd_index_errors():
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = \[3, 0\] does not index into shape"):
+        tf.gather_nd(P, [[0, 0], [3, 0]])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[0, 1\] = \[-1\] does not index"):
+        tf.tensor_scatter_nd_add(P, [[[0], [-1]]], np.zeros((1, 2, 4, 2)))
+    traced = tf.function(lambda p, i: tf.gather_nd(p, i))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"GatherNd: indices\[0\] = \[0, 9\]"):
+        traced(tf.constant(P), tf.constant([[0, 9]]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices.shape\[-1\] must be <= params.rank"):
+        tf.gather_nd(P, [[0, 0, 0, 0]])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"updates must have shape .*\(2, 4, 2\), got \(2, 4\)"):
+        tf.tensor_scatter_nd_update(P, [[0], [1]], np.zeros((2, 4)))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="indices must be int32 or int64"):
+        tf.gather_nd(P, tf.constant([[0.0]]))
+
+
+DATA = RNG.standard_normal((5, 3))
+
+
+def numpy_segments(data, ids, n, reduce):
+    out = np.full((n,) + data.shape[np.ndim(ids):], np.nan)
+    flat_ids = np.reshape(ids, -1)
+    rows = np.reshape(data, (flat_ids.size,) + data.shape[np.ndim(ids):])
+    for s in range(n):
+        picked = rows[flat_ids == s]
+        out[s] = reduce(picked, axis=0) if len(picked) else (0 if reduce is not np.max else np.finfo(data.dtype).min)
+    return out
+
+
+def test_unsorted_segments_against_numpy():
+    ids = [2, 0, -1, 2, 2]
+    np.testing.assert_allclose(tf.math.unsorted_segment_sum(DATA, ids, 4).numpy(),
+                               numpy_segments(DATA, ids, 4, np.sum), rtol=1e-14)
+    np.testing.assert_array_equal(tf.math.unsorted_segment_max(DATA, ids, 4).numpy(),
+                                  numpy_segments(DATA, ids, 4, np.max))
+    np.testing.assert_allclose(tf.math.unsorted_segment_mean(DATA, tf.constant(ids), tf.constant(4)).numpy(),
+                               numpy_segments(DATA, ids, 4, np.mean), rtol=1e-14)
+    ids2 = [[1, 0, 1], [2, 2, 0]]
+    data2 = RNG.standard_normal((2, 3, 2))
+    np.testing.assert_allclose(tf.math.unsorted_segment_sum(data2, ids2, 3).numpy(),
+                               numpy_segments(data2, ids2, 3, np.sum), rtol=1e-14)
+    for f, reduce in [(tf.math.unsorted_segment_sum, np.sum), (tf.math.unsorted_segment_max, np.max),
+                      (tf.math.unsorted_segment_mean, np.mean)]:
+        # Empty segments give no gradient: the reference's constant rows have none either.
+        check_gradients(lambda d: f(d, ids, 4), lambda d: numpy_segments(d, ids, 4, reduce), DATA)
+        traced = tf.function(lambda d, i: f(d, i, 4))
+        np.testing.assert_array_equal(traced(tf.constant(DATA), tf.constant(ids)).numpy(), f(DATA, ids, 4).numpy())
+    # A tie for a segment's max shares its gradient.
+    with tf.GradientTape() as tape:
+        x = tf.constant([1.0, 3.0, 3.0, 2.0])
+        tape.watch(x)
+        y = tf.reduce_sum(tf.math.unsorted_segment_max(x, [0, 0, 0, 1], 2))
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [0.0, 0.5, 0.5, 1.0])
+
+
+def test_sorted_segments_against_numpy():
+    ids = [0, 0, 1, 3, 3]
+    np.testing.assert_allclose(tf.math.segment_sum(DATA, ids).numpy(), numpy_segments(DATA, ids, 4, np.sum),
+                               rtol=1e-14)
+    np.testing.assert_allclose(tf.math.segment_mean(DATA, ids).numpy(), numpy_segments(DATA, ids, 4, np.mean),
+                               rtol=1e-14)
+    for f, reduce in [(tf.math.segment_sum, np.sum), (tf.math.segment_mean, np.mean)]:
+        check_gradients(lambda d: f(d, ids), lambda d: numpy_segments(d, ids, 4, reduce), DATA)
+    # Traced, the number of segments comes from the ids when the graph runs.
+    traced = tf.function(lambda d, i: tf.math.segment_sum(d, i))
+    np.testing.assert_array_equal(traced(tf.constant(DATA), tf.constant(ids)).numpy(),
+                                  tf.math.segment_sum(DATA, ids).numpy())
+    assert traced(tf.constant(DATA), tf.constant([0, 0, 0, 0, 1])).shape == (2, 3)
+    np.testing.assert_array_equal(tf.math.segment_sum([1, 2, 3], [0, 0, 0]).numpy(), [6])
+
+
+def test_segment_errors():
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"segment_ids\[1\] = 4 is out of range \[0, 4\)"):
+        tf.math.unsorted_segment_sum(DATA, [0, 4, 0, 0, 0], 4)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not start with segment_ids.shape"):
+        tf.math.unsorted_segment_sum(DATA, [0, 1], 4)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="segment ids are not increasing"):
+        tf.math.segment_sum(DATA, [0, 1, 0, 2, 2])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="segment ids must be >= 0"):
+        tf.math.segment_sum(DATA, [-1, 0, 0, 0, 0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="should be the same size as dimension 0"):
+        tf.math.segment_sum(DATA, [0, 1])
+    traced = tf.function(lambda d, i: tf.math.segment_sum(d, i))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not increasing"):
+        traced(tf.constant(DATA), tf.constant([1, 0, 0, 0, 0]))
