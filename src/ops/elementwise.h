@@ -259,6 +259,12 @@ constexpr OpDef binary_op(std::string_view name, SamplesFn samples, std::nullptr
   return op;
 }
 
+// The op with its reference formula (OpDef::reference).
+constexpr OpDef with_reference(OpDef op, ReferenceFn reference) {
+  op.reference = reference;
+  return op;
+}
+
 // Integer division ops (FloorDiv, FloorMod, TruncateDiv, TruncateMod): an
 // integer divisor holding 0 is InvalidArgument, as TF's "Integer division by
 // zero". The kernel checks the divisor before computing; the integer loops
