@@ -70,7 +70,11 @@ class Transformer(ast.NodeTransformer):
         except AttributeError:
             methods = self._methods = {}
         method = getattr(self, "visit_" + cls.__name__, None)
-        if method is None:
+        if method is not None and getattr(method, "__func__", None) is ast.NodeVisitor.visit_Constant:
+            # ast's own visit_Constant only serves the pre-3.8 visit_Num/visit_Str names
+            # (at the price of a failed getattr per constant); a constant has no children.
+            method = None
+        elif method is None:
             method = self.generic_visit if _child_fields(cls) else None
         methods[cls] = method
         return method
@@ -216,18 +220,18 @@ def reads(node):
     return out
 
 
-def _target_reads(target):
+def _target_reads(target, reads_of=reads):
     """Names read by an assignment target (subscripts and attributes read their base)."""
     if isinstance(target, ast.Name):
         return set()
     if isinstance(target, (ast.Tuple, ast.List)):
         out = set()
         for elt in target.elts:
-            out |= _target_reads(elt)
+            out |= _target_reads(elt, reads_of)
         return out
     if isinstance(target, ast.Starred):
-        return _target_reads(target.value)
-    return reads(target)
+        return _target_reads(target.value, reads_of)
+    return reads_of(target)
 
 
 class Liveness:
@@ -238,6 +242,14 @@ class Liveness:
     def __init__(self):
         self.live_out = {}
         self.live_head = {}
+        self._reads = {}  # id(node) -> its reads: a loop's fixpoint visits its body again
+
+    def reads(self, node):
+        """reads(node), computed once per node; the set is shared: never change it."""
+        hit = self._reads.get(id(node))
+        if hit is None:
+            hit = self._reads[id(node)] = reads(node)
+        return hit
 
     def block(self, stmts, live):
         for stmt in reversed(stmts):
@@ -245,6 +257,7 @@ class Liveness:
         return live
 
     def stmt(self, s, live):
+        reads = self.reads
         if isinstance(s, ast.If):
             self.live_out[id(s)] = set(live)
             return reads(s.test) | self.block(s.body, live) | self.block(s.orelse, live)
@@ -264,7 +277,7 @@ class Liveness:
             tdefs = set(assigned(s.target))
             while True:
                 body_in = self.block(s.body, head)
-                new = head | (body_in - tdefs) | _target_reads(s.target)
+                new = head | (body_in - tdefs) | _target_reads(s.target, reads)
                 if new == head:
                     break
                 head = new
@@ -274,7 +287,7 @@ class Liveness:
             inner = self.block(s.body, live)
             for item in s.items:
                 if item.optional_vars is not None:
-                    inner = (inner - set(assigned(item.optional_vars))) | _target_reads(item.optional_vars)
+                    inner = (inner - set(assigned(item.optional_vars))) | _target_reads(item.optional_vars, reads)
                 inner |= reads(item.context_expr)
             return inner
         if isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
@@ -285,16 +298,16 @@ class Liveness:
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return (set(live) - {s.name}) | reads(s)
         if isinstance(s, ast.Return):
-            return reads(s.value) if s.value is not None else set()
+            return set(reads(s.value)) if s.value is not None else set()
         if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = s.targets if isinstance(s, ast.Assign) else [s.target]
             kills = set()
             if not (isinstance(s, ast.AnnAssign) and s.value is None):
                 for t in targets:
                     kills |= set(assigned(t))
-            uses = reads(s.value) if s.value is not None else set()
+            uses = set(reads(s.value)) if s.value is not None else set()
             for t in targets:
-                uses |= _target_reads(t)
+                uses |= _target_reads(t, reads)
             if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
                 uses.add(s.target.id)
             return (set(live) - kills) | uses

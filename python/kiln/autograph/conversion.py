@@ -16,7 +16,10 @@ from . import analysis, operators, transformer
 
 _AG_CELL = types.CellType(operators)
 _CODE_CACHE = {}          # original code -> _Converted (or None: cannot be converted)
-_CONVERTED_CODES = set()  # every code object that conversion produced
+# id(code) -> code for every code object that conversion produced. By identity: a set
+# would hash each nested code object (hashing recurses into co_consts) and compare it
+# with an equal one made by an earlier conversion of the same function.
+_CONVERTED_CODES = {}
 _FN_CACHE = weakref.WeakKeyDictionary()
 _WARNED = set()
 _USER_CODE = {}           # code -> whether it is the user's (convertible) code
@@ -146,8 +149,12 @@ def _lambda_node(f):
 
 # ---- conversion ----------------------------------------------------------------
 
+def _is_converted(code):
+    return _CONVERTED_CODES.get(id(code)) is code
+
+
 def _collect_codes(code):
-    _CONVERTED_CODES.add(code)
+    _CONVERTED_CODES[id(code)] = code
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             _collect_codes(c)
@@ -283,7 +290,7 @@ def convert_function(f):
         return _FN_CACHE[f]
     except (KeyError, TypeError):
         pass
-    if f.__code__ in _CONVERTED_CODES or f.__code__.co_flags & _CO_SKIP:
+    if _is_converted(f.__code__) or f.__code__.co_flags & _CO_SKIP:
         out = f
     else:
         entry = _cached(f)
@@ -321,7 +328,7 @@ def _is_user_code(f):
         return known
     module = (getattr(f, "__module__", None) or "").split(".")[0]
     filename = code.co_filename
-    user = not (module in _SKIP_MODULES or code in _CONVERTED_CODES or code.co_flags & _CO_SKIP
+    user = not (module in _SKIP_MODULES or _is_converted(code) or code.co_flags & _CO_SKIP
                 or filename.startswith(_STDLIB) or "site-packages" in filename or "dist-packages" in filename
                 or filename.startswith("<frozen"))
     _USER_CODE[code] = user
@@ -369,7 +376,7 @@ def source_of(f):
             target = call
         else:
             raise TypeError(f"to_code: {f!r} is not a Python function")
-    if target.__code__ in _CONVERTED_CODES:
+    if _is_converted(target.__code__):
         raise TypeError("to_code: this function is already converted; pass the original (e.g. f.python_function)")
     entry = _cached(target)
     if entry is None:

@@ -22,6 +22,8 @@ AG = "ag__"
 # Calls that look at their caller's frame: never routed through converted_call.
 _FRAME_CALLS = frozenset({"super", "locals", "globals", "vars", "eval", "exec", "dir"})
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_NAMED_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_SUSPENDS = (ast.Yield, ast.YieldFrom, ast.Await)
 
 
 class Namer:
@@ -29,91 +31,111 @@ class Namer:
 
     def __init__(self, node):
         used = set()
-        self.walrus = False
+        # Whether the function (nested scopes included) holds a walrus, which lets an
+        # expression bind a name, and a yield or await, which can only be found by
+        # walking expressions: without them, later passes follow statements only.
+        self.walrus = self.suspends = False
         for sub in analysis.walk(node):
-            if isinstance(sub, ast.NamedExpr):
-                self.walrus = True
-            elif isinstance(sub, ast.Name):
+            cls = sub.__class__
+            if cls is ast.Name:
                 used.add(sub.id)
-            elif isinstance(sub, ast.arg):
+            elif cls is ast.arg:
                 used.add(sub.arg)
-            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            elif cls in _NAMED_DEFS:
                 used.add(sub.name)
+            elif cls is ast.NamedExpr:
+                self.walrus = True
+            elif cls in _SUSPENDS:
+                self.suspends = True
         used.add(AG)
         self.used = used
+        self._next = {}  # base -> the first suffix not tried yet (names taken stay taken)
 
     def new(self, base):
-        name, i = base, 1
+        i = self._next.get(base, 0)
+        name = f"{base}_{i}" if i else base
         while name in self.used:
-            name = f"{base}_{i}"
             i += 1
+            name = f"{base}_{i}"
+        self._next[base] = i + 1
         self.used.add(name)
         return name
 
 
 # ---- small AST builders --------------------------------------------------------
+# Each takes the position `p` (lineno, col_offset, end_lineno, end_col_offset) its
+# nodes get: every generated node is located when it is made, so the tree compiles
+# without a walk that fills positions in.
 
-def _load(name):
-    return ast.Name(id=name, ctx=ast.Load())
-
-
-def _store(name):
-    return ast.Name(id=name, ctx=ast.Store())
+_LOAD, _STORE = ast.Load(), ast.Store()
 
 
-def _ag(attr):
-    return ast.Attribute(value=_load(AG), attr=attr, ctx=ast.Load())
-
-
-def _call(func, args=(), keywords=()):
-    return ast.Call(func=func, args=list(args), keywords=list(keywords))
-
-
-def _assign(name, value):
-    return ast.Assign(targets=[_store(name)], value=value)
-
-
-def _const(value):
-    return ast.Constant(value=value)
-
-
-def _not(name):
-    return ast.UnaryOp(op=ast.Not(), operand=_load(name))
-
-
-def _def(name, params, body):
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None, kwonlyargs=[],
-                         kw_defaults=[], kwarg=None, defaults=[])
-    return ast.FunctionDef(name=name, args=args, body=body or [ast.Pass()], decorator_list=[], returns=None,
-                           type_comment=None)
-
-
-def _locate(nodes, src, end=None):
-    """Gives generated nodes (those without a position) the position of the user's
-    statement `src`, spanning its header (up to `end`, a node) rather than its body."""
+def _span(src, end=None):
+    """The position of the user's statement `src` for the nodes generated from it: its
+    header (up to `end`, a node) rather than its body, on one line."""
     end = end or src
     lineno, col = src.lineno, src.col_offset
     end_lineno, end_col = end.end_lineno, end.end_col_offset
     if end_lineno != lineno:
         end_lineno, end_col = lineno, col + 1
-    # Generated nodes are located when they are made: the walk stops at nodes that
-    # already have a position (the user's, or generated earlier).
-    todo = list(nodes) if isinstance(nodes, list) else [nodes]
-    children = analysis.children
-    while todo:
-        sub = todo.pop()
-        if "lineno" in sub._attributes:
-            if getattr(sub, "lineno", None) is not None:
-                continue
-            sub.lineno, sub.col_offset, sub.end_lineno, sub.end_col_offset = lineno, col, end_lineno, end_col
-        children(sub, todo)
-    return nodes
+    return lineno, col, end_lineno, end_col
 
 
-def _mark(node):
-    """Marks a node as generated (for the binding pass)."""
-    node.kiln_generated = True
+def _pos(node):
+    """`node`'s own position, as it stands."""
+    return node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
+
+
+def _at(node, p):
+    node.lineno, node.col_offset, node.end_lineno, node.end_col_offset = p
     return node
+
+
+def _load(name, p):
+    return _at(ast.Name(id=name, ctx=_LOAD), p)
+
+
+def _store(name, p):
+    return _at(ast.Name(id=name, ctx=_STORE), p)
+
+
+def _ag(attr, p):
+    return _at(ast.Attribute(value=_load(AG, p), attr=attr, ctx=_LOAD), p)
+
+
+def _call(func, p, args=(), keywords=()):
+    return _at(ast.Call(func=func, args=list(args), keywords=list(keywords)), p)
+
+
+def _assign(name, value, p):
+    return _at(ast.Assign(targets=[_store(name, p)], value=value), p)
+
+
+def _const(value, p):
+    return _at(ast.Constant(value=value), p)
+
+
+def _not(name, p):
+    return _at(ast.UnaryOp(op=ast.Not(), operand=_load(name, p)), p)
+
+
+def _pass(p):
+    return _at(ast.Pass(), p)
+
+
+def _tuple(elts, p, ctx=_LOAD):
+    return _at(ast.Tuple(elts=elts, ctx=ctx), p)
+
+
+def _lambda(body, p):
+    return _at(ast.Lambda(args=_no_args(), body=body), p)
+
+
+def _def(name, params, body, p):
+    args = ast.arguments(posonlyargs=[], args=[_at(ast.arg(arg=a), p) for a in params], vararg=None,
+                         kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    return _at(ast.FunctionDef(name=name, args=args, body=body or [_pass(p)], decorator_list=[], returns=None,
+                               type_comment=None), p)
 
 
 # ---- 1. loop directives --------------------------------------------------------
@@ -137,21 +159,29 @@ def _extract_directives(loops):
             else:
                 keep.append(s)
         if opts:
-            node.body = keep or [ast.Pass()]
+            # The position the loop's generated nodes get (see _ControlFlow).
+            node.body = keep or [_pass(_span(node, node.test if isinstance(node, ast.While) else node.iter))]
             node.kiln_opts = opts
             out.append(node)
     return out
 
 
-def _walk_scope_stmts(node):
-    """Every node of this scope (nested functions and classes excluded), as a list."""
+def _walk_scope(node, expressions):
+    """Every node of this scope (nested functions and classes excluded), as a list; only
+    statements (and except/case clauses) unless `expressions`."""
     todo, out = [node], []
     while todo:
         n = todo.pop()
         out.append(n)
-        for child in analysis.children(n):
-            if not isinstance(child, _SCOPE_NODES):
-                todo.append(child)
+        if expressions:
+            for child in analysis.children(n):
+                if not isinstance(child, _SCOPE_NODES):
+                    todo.append(child)
+        elif not isinstance(n, _SCOPE_NODES) or n is node:
+            for field in _STMT_FIELDS:
+                part = getattr(n, field, None)
+                if type(part) is list:
+                    todo.extend(part)
     return out
 
 
@@ -183,23 +213,25 @@ class _Jumps:
                     if side == "orelse":
                         last.body = last.body + rest_new
                         return out, True, rest_always
-                    guard = ast.If(test=_not(self.flag), body=rest_new, orelse=[])
-                    out.append(_locate(guard, rest[0]))
+                    p = _span(rest[0])
+                    out.append(_at(ast.If(test=_not(self.flag, p), body=rest_new, orelse=[]), p))
                 return out, True, False
         return out, False, False
 
     def stmt(self, s):
         k = self.kind
         if k == "return" and isinstance(s, ast.Return):
-            new = [_assign(self.flag, _const(True)),
-                   _assign(self.retval, s.value if s.value is not None else _const(None))]
-            return _locate(new, s), True, True
+            p = _span(s)
+            new = [_assign(self.flag, _const(True, p), p),
+                   _assign(self.retval, s.value if s.value is not None else _const(None, p), p)]
+            return new, True, True
         if (k == "break" and isinstance(s, ast.Break)) or (k == "continue" and isinstance(s, ast.Continue)):
-            return _locate([_assign(self.flag, _const(True))], s), True, True
+            p = _span(s)
+            return [_assign(self.flag, _const(True, p), p)], True, True
         if isinstance(s, ast.If):
             s.body, bm, ba = self.block(s.body)
             s.orelse, om, oa = self.block(s.orelse)
-            s.body = s.body or [ast.Pass()]
+            s.body = s.body or [_pass(_span(s))]
             if ba and not oa:
                 s.kiln_jumps = "body"
             elif oa and not ba:
@@ -209,31 +241,31 @@ class _Jumps:
             if k != "return":
                 return [s], False, False  # an inner loop owns its break/continue
             s.body, bm, _ = self.block(s.body)
-            s.body = s.body or [ast.Pass()]
+            s.body = s.body or [_pass(_span(s))]
             s.orelse, om, _ = self.block(s.orelse)
             if bm:
                 _add_loop_test(s, self.flag)
             return [s], bm or om, False
         if isinstance(s, (ast.With, ast.AsyncWith)):
             s.body, m, a = self.block(s.body)
-            s.body = s.body or [ast.Pass()]
+            s.body = s.body or [_pass(_span(s))]
             return [s], m, a
         if isinstance(s, ast.Try):
             may = False
             for field in ("body", "orelse", "finalbody"):
                 new, m, _ = self.block(getattr(s, field))
-                setattr(s, field, new if (new or field != "body") else [ast.Pass()])
+                setattr(s, field, new if (new or field != "body") else [_pass(_span(s))])
                 may |= m
             for h in s.handlers:
                 h.body, m, _ = self.block(h.body)
-                h.body = h.body or [ast.Pass()]
+                h.body = h.body or [_pass(_span(h))]
                 may |= m
             return [s], may, False
         if isinstance(s, ast.Match):
             may = False
             for case in s.cases:
                 case.body, m, _ = self.block(case.body)
-                case.body = case.body or [ast.Pass()]
+                case.body = case.body or [_pass(_span(case.pattern))]
                 may |= m
             return [s], may, False
         return [s], False, False
@@ -244,16 +276,18 @@ def _add_loop_test(loop, flag):
     if isinstance(loop, ast.While):
         test = loop.test
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and getattr(test, "kiln_flags", False):
-            test.values.insert(0, _not(flag))
+            test.values.insert(0, _not(flag, _pos(test)))  # a return and a break: both flags
         else:
-            test = ast.BoolOp(op=ast.And(), values=[_not(flag), test])
+            p = _span(test)
+            test = _at(ast.BoolOp(op=ast.And(), values=[_not(flag, p), test]), p)
             test.kiln_flags = True
-        loop.test = _locate(test, loop.test)
+        loop.test = test
     else:
         loop.kiln_extra_test = getattr(loop, "kiln_extra_test", []) + [flag]
 
 
-_STMT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+# In the order of the node classes' fields (Try: body, handlers, orelse, finalbody).
+_STMT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
 
 
 def _has_jump(stmts, kinds):
@@ -306,15 +340,18 @@ def _lower_loops(stmts, namer):
         if _has_jump(s.body, (ast.Continue,)):
             flag = namer.new("continue_")
             body, _, _ = _Jumps("continue", flag).block(s.body)
-            s.body = _locate([_assign(flag, _const(False))], s) + (body or [ast.Pass()])
+            p = _span(s)
+            s.body = [_assign(flag, _const(False, p), p)] + (body or [_pass(p)])
         if _has_jump(s.body, (ast.Break,)):
             flag = namer.new("break_")
             body, _, _ = _Jumps("break", flag).block(s.body)
-            s.body = body or [ast.Pass()]
+            p = _span(s)
+            s.body = body or [_pass(p)]
             _add_loop_test(s, flag)
-            before = _locate([_assign(flag, _const(False))], s)
+            before = [_assign(flag, _const(False, p), p)]
             if s.orelse:
-                after = [_locate(ast.If(test=_not(flag), body=s.orelse, orelse=[]), s.orelse[0])]
+                q = _span(s.orelse[0])
+                after = [_at(ast.If(test=_not(flag, q), body=s.orelse, orelse=[]), q)]
         elif s.orelse:
             after = s.orelse  # no break: the else clause always runs after the loop
         s.orelse = []
@@ -343,23 +380,23 @@ class _Expressions(analysis.Transformer):
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         fn = "and_" if isinstance(node.op, ast.And) else "or_"
+        p = _span(node)
         result = node.values[-1]
         for value in reversed(node.values[:-1]):
-            lam = ast.Lambda(args=_no_args(), body=result)
-            result = _call(_ag(fn), [value, lam])
-        return _locate(result, node)
+            result = _call(_ag(fn, p), p, [value, _lambda(result, p)])
+        return result
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
-            return _locate(_call(_ag("not_"), [node.operand]), node)
+            p = _span(node)
+            return _call(_ag("not_", p), p, [node.operand])
         return node
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        new = _call(_ag("if_exp"), [node.test, ast.Lambda(args=_no_args(), body=node.body),
-                                     ast.Lambda(args=_no_args(), body=node.orelse)])
-        return _locate(new, node)
+        p = _span(node)
+        return _call(_ag("if_exp", p), p, [node.test, _lambda(node.body, p), _lambda(node.orelse, p)])
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -367,25 +404,25 @@ class _Expressions(analysis.Transformer):
         if isinstance(func, ast.Name) and func.id in _FRAME_CALLS:
             if func.id == "super" and not node.args and not node.keywords and self.first_param:
                 # Zero-argument super() also works from the generated local functions.
-                node.args = [ast.copy_location(_load("__class__"), node),
-                             ast.copy_location(_load(self.first_param), node)]
+                node.args = [_load("__class__", _pos(node)), _load(self.first_param, _pos(node))]
             return node
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == AG:
             return node
-        args = ast.Tuple(elts=node.args, ctx=ast.Load())
+        p = _span(node)
         if node.keywords:
-            kwargs = ast.Dict(keys=[_const(k.arg) if k.arg is not None else None for k in node.keywords],
-                              values=[k.value for k in node.keywords])
+            kwargs = _at(ast.Dict(keys=[_const(k.arg, p) if k.arg is not None else None for k in node.keywords],
+                                  values=[k.value for k in node.keywords]), p)
         else:
-            kwargs = _const(None)
-        return _locate(_call(_ag("converted_call"), [func, args, kwargs]), node)
+            kwargs = _const(None, p)
+        return _call(_ag("converted_call", p), p, [func, _tuple(node.args, p), kwargs])
 
     def visit_Assert(self, node):
         self.generic_visit(node)
+        p = _span(node)
         args = [node.test]
         if node.msg is not None:
-            args.append(ast.Lambda(args=_no_args(), body=node.msg))
-        return _locate(ast.Expr(value=_call(_ag("assert_stmt"), args)), node)
+            args.append(_lambda(node.msg, p))
+        return _at(ast.Expr(value=_call(_ag("assert_stmt", p), p, args)), p)
 
 
 def _no_args():
@@ -402,15 +439,15 @@ class _ControlFlow:
         self.globals = globals_
         self.assigned_cache = assigned_cache
 
-    def _decl(self, names, exclude=()):
+    def _decl(self, names, p, exclude=()):
         names = [n for n in names if n not in exclude]
         glob = [n for n in names if n in self.globals]
         loc = [n for n in names if n not in self.globals]
         out = []
         if glob:
-            out.append(ast.Global(names=glob))
+            out.append(_at(ast.Global(names=glob), p))
         if loc:
-            out.append(ast.Nonlocal(names=loc))
+            out.append(_at(ast.Nonlocal(names=loc), p))
         return out
 
     def block(self, stmts):
@@ -435,25 +472,26 @@ class _ControlFlow:
                 out.append(s)
         return out
 
-    def _state_fns(self, state):
+    def _state_fns(self, state, p):
         get_name, set_name = self.namer.new("get_state"), self.namer.new("set_state")
         if not hasattr(self.namer, "vars_name"):
             self.namer.vars_name = self.namer.new("vars_")  # a parameter: one name serves every set_state
         vars_ = self.namer.vars_name
-        get_fn = _def(get_name, [], [ast.Return(value=ast.Tuple(elts=[_load(n) for n in state], ctx=ast.Load()))])
-        target = ast.Tuple(elts=[_store(n) for n in state], ctx=ast.Store())
-        set_fn = _def(set_name, [vars_], self._decl(state) + [ast.Assign(targets=[target], value=_load(vars_))])
-        return [get_fn, set_fn], _load(get_name), _load(set_name)
+        get_fn = _def(get_name, [], [_at(ast.Return(value=_tuple([_load(n, p) for n in state], p)), p)], p)
+        target = _tuple([_store(n, p) for n in state], p, _STORE)
+        set_fn = _def(set_name, [vars_],
+                      self._decl(state, p) + [_at(ast.Assign(targets=[target], value=_load(vars_, p)), p)], p)
+        return [get_fn, set_fn], _load(get_name, p), _load(set_name, p)
 
-    def _names(self, state):
-        return ast.Tuple(elts=[_const(n) for n in state], ctx=ast.Load())
+    def _names(self, state, p):
+        return _tuple([_const(n, p) for n in state], p)
 
-    def _opts(self, s):
+    def _opts(self, s, p):
         kws = getattr(s, "kiln_opts", None)
         if not kws:
             return []
-        d = ast.Dict(keys=[_const(k.arg) for k in kws], values=[k.value for k in kws])
-        return [ast.keyword(arg="opts", value=d)]
+        d = _at(ast.Dict(keys=[_const(k.arg, p) for k in kws], values=[k.value for k in kws]), p)
+        return [_at(ast.keyword(arg="opts", value=d), p)]
 
     def if_(self, s):
         live_out = self.live.live_out.get(id(s), set())
@@ -470,23 +508,20 @@ class _ControlFlow:
         state = [n for n in modified if n in live_out]
         nouts = len(state)
         state += [n for n in modified if n not in live_out]
-        defs = []
-        defs.append(_def(body_name, [], self._decl(mod_body) + body))
-        else_ref = _const(None)
+        p = _span(s, s.test)
+        defs = [_def(body_name, [], self._decl(mod_body, p) + body, p)]
+        else_ref = _const(None, p)
         if orelse:
-            defs.append(_def(else_name, [], self._decl(mod_else) + orelse))
-            else_ref = _load(else_name)
-        args = [s.test, _load(body_name), else_ref]
+            defs.append(_def(else_name, [], self._decl(mod_else, p) + orelse, p))
+            else_ref = _load(else_name, p)
+        args = [s.test, _load(body_name, p), else_ref]
         if state:
-            fns, get_ref, set_ref = self._state_fns(state)
+            fns, get_ref, set_ref = self._state_fns(state, p)
             defs.extend(fns)
-            args += [get_ref, set_ref, self._names(state), _const(nouts)]
+            args += [get_ref, set_ref, self._names(state, p), _const(nouts, p)]
         elif not orelse:
             args.pop()
-        call = ast.Expr(value=_call(_ag("if_stmt"), args))
-        _locate(defs, s, s.test)
-        _locate(call, s, s.test)
-        return defs + [call]
+        return defs + [_at(ast.Expr(value=_call(_ag("if_stmt", p), p, args)), p)]
 
     def while_(self, s):
         head = self.live.live_head.get(id(s), set())
@@ -494,46 +529,43 @@ class _ControlFlow:
         body = self.block(s.body)
         modified = analysis.assigned(s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
-        defs = [_def(test_name, [], [ast.Return(value=s.test)]),
-                _def(body_name, [], self._decl(modified) + body)]
-        return self._loop_call("while_stmt", s, s.test, defs, [_load(test_name), _load(body_name)], state)
+        p = _span(s, s.test)
+        defs = [_def(test_name, [], [_at(ast.Return(value=s.test), p)], p),
+                _def(body_name, [], self._decl(modified, p) + body, p)]
+        return self._loop_call("while_stmt", s, p, defs, [_load(test_name, p), _load(body_name, p)], state)
 
-    def _loop_call(self, op, s, header, defs, args, state):
+    def _loop_call(self, op, s, p, defs, args, state):
         if state:
-            fns, get_ref, set_ref = self._state_fns(state)
+            fns, get_ref, set_ref = self._state_fns(state, p)
             defs.extend(fns)
-            args += [get_ref, set_ref, self._names(state)]
+            args += [get_ref, set_ref, self._names(state, p)]
         else:
-            args += [_const(None), _const(None), ast.Tuple(elts=[], ctx=ast.Load())]
-        call = ast.Expr(value=_call(_ag(op), args, self._opts(s)))
-        _locate(defs, s, header)
-        _locate(call, s, header)
-        return defs + [call]
+            args += [_const(None, p), _const(None, p), _tuple([], p)]
+        return defs + [_at(ast.Expr(value=_call(_ag(op, p), p, args, self._opts(s, p))), p)]
 
     def for_(self, s):
         head = self.live.live_head.get(id(s), set())
         itr = self.namer.new("itr")
         body_name = self.namer.new("loop_body")
-        body = [_locate(ast.Assign(targets=[s.target], value=_load(itr)), s, s.target)] + self.block(s.body)
+        q = _span(s, s.target)
+        body = [_at(ast.Assign(targets=[s.target], value=_load(itr, q)), q)] + self.block(s.body)
         modified = analysis.assigned([s.target] + s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
-        defs = [_def(body_name, [itr], self._decl(modified, exclude={itr}) + body)]
-        extra = _const(None)
+        p = _span(s, s.iter)
+        defs = [_def(body_name, [itr], self._decl(modified, p, exclude={itr}) + body, p)]
+        extra = _const(None, p)
         flags = getattr(s, "kiln_extra_test", None)
         if flags:
             test_name = self.namer.new("extra_test")
-            expr = _call(_ag("not_any"), [_load(f) for f in flags])
-            defs.insert(0, _def(test_name, [], [ast.Return(value=expr)]))
-            extra = _load(test_name)
+            expr = _call(_ag("not_any", p), p, [_load(f, p) for f in flags])
+            defs.insert(0, _def(test_name, [], [_at(ast.Return(value=expr), p)], p))
+            extra = _load(test_name, p)
         it = s.iter
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "converted_call"
                 and isinstance(it.func.value, ast.Name) and it.func.value.id == AG):
             # lets `for i in kiln.range(n)` loop without materializing the range
-            pos = dict(lineno=it.lineno, col_offset=it.col_offset, end_lineno=it.end_lineno,
-                       end_col_offset=it.end_col_offset)
-            it.func = ast.Attribute(value=ast.Name(id=AG, ctx=ast.Load(), **pos), attr="for_iter", ctx=ast.Load(),
-                                    **pos)
-        return self._loop_call("for_stmt", s, s.iter, defs, [it, extra, _load(body_name)], state)
+            it.func = _ag("for_iter", _pos(it))
+        return self._loop_call("for_stmt", s, p, defs, [it, extra, _load(body_name, p)], state)
 
 
 def _bound_outside_control_flow(stmts):
@@ -569,10 +601,8 @@ class _Loads(analysis.Transformer):
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and node.id in self.names:
-            pos = dict(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.end_lineno,
-                       end_col_offset=node.end_col_offset)
-            func = ast.Attribute(value=ast.Name(id=AG, ctx=ast.Load(), **pos), attr="ld", ctx=ast.Load(), **pos)
-            return ast.Call(func=func, args=[node], keywords=[], **pos)
+            p = _pos(node)
+            return _call(_ag("ld", p), p, [node])
         return node
 
     def visit_FunctionDef(self, node):
@@ -610,14 +640,14 @@ def convert_scope(fn, namer):
     body = fn.body
     globals_, nonlocals, loops = set(), set(), []
     for s in body:
-        for node in _walk_scope_stmts(s):
+        for node in _walk_scope(s, namer.suspends):
             if isinstance(node, (ast.While, ast.For)):
                 loops.append(node)
             elif isinstance(node, ast.Global):
                 globals_.update(node.names)
             elif isinstance(node, ast.Nonlocal):
                 nonlocals.update(node.names)
-            elif isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+            elif isinstance(node, _SUSPENDS):
                 return fn  # generators and coroutines run as written
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     if fn.args.vararg:
@@ -629,9 +659,10 @@ def convert_scope(fn, namer):
     if _returns_nested(body):
         do_return, retval = namer.new("do_return"), namer.new("retval_")
         lowered, _, _ = _Jumps("return", do_return, retval).block(body)
-        head = _locate([_assign(do_return, _const(False)), _assign(retval, _call(_ag("UndefinedReturnValue")))],
-                       fn, fn)
-        tail = _locate([ast.Return(value=_call(_ag("retval"), [_load(retval)]))], fn, fn)
+        p = _span(fn)
+        head = [_assign(do_return, _const(False, p), p),
+                _assign(retval, _call(_ag("UndefinedReturnValue", p), p), p)]
+        tail = [_at(ast.Return(value=_call(_ag("retval", p), p, [_load(retval, p)])), p)]
         body = head + lowered + tail
     body = _lower_loops(body, namer)
     positional = fn.args.posonlyargs + fn.args.args
@@ -666,7 +697,8 @@ def convert_scope(fn, namer):
                 here = [n for n in todo if n in decl]
                 for n in here:
                     del todo[n]
-                    out.append(_locate(_assign(n, _call(_ag("Undefined"), [_const(n)])), s))
+                    p = _span(s)
+                    out.append(_assign(n, _call(_ag("Undefined", p), p, [_const(n, p)]), p))
             out.append(s)
         body = out
     fn.body = body
