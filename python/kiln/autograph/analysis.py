@@ -212,11 +212,18 @@ def reads(node):
     """Every name read in `node`, nested scopes included (a nested function may read a
     name whenever it is called, so it counts as reading it)."""
     out = set()
-    for sub in walk(node) if not isinstance(node, list) else (s for n in node for s in walk(n)):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-            out.add(sub.id)
-        elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
+    todo = list(node) if isinstance(node, list) else [node]
+    name, augassign, load = ast.Name, ast.AugAssign, ast.Load
+    while todo:
+        sub = todo.pop()
+        cls = sub.__class__
+        if cls is name:  # a leaf: no children to follow
+            if sub.ctx.__class__ is load:
+                out.add(sub.id)
+            continue
+        if cls is augassign and sub.target.__class__ is name:
             out.add(sub.target.id)
+        children(sub, todo)
     return out
 
 
@@ -237,12 +244,18 @@ def _target_reads(target, reads_of=reads):
 class Liveness:
     """Backward liveness over a lowered function body (no break/continue/return inside
     loops or conditionals any more). `live_out[id(stmt)]` is the set of names live right
-    after an if/while/for statement; `live_head[id(loop)]` those live at the loop's test."""
+    after an if/while/for statement; `live_head[id(loop)]` those live at the loop's test.
+
+    Each statement's effect is `before = gen | (after - kill)` (`kill` None: every name),
+    summed up once per statement; a loop's head is then its least fixpoint directly
+    (head = what the else clause and test read | the body's gen), so each statement is
+    visited twice in all instead of once per fixpoint round of every enclosing loop."""
 
     def __init__(self):
         self.live_out = {}
         self.live_head = {}
-        self._reads = {}  # id(node) -> its reads: a loop's fixpoint visits its body again
+        self._reads = {}    # id(node) -> reads(node)
+        self._summary = {}  # id(stmt) -> (gen, kill)
 
     def reads(self, node):
         """reads(node), computed once per node; the set is shared: never change it."""
@@ -250,6 +263,80 @@ class Liveness:
         if hit is None:
             hit = self._reads[id(node)] = reads(node)
         return hit
+
+    # -- summaries: (gen, kill) of a statement or a block --------------------------
+
+    def block_summary(self, stmts):
+        gen, kill = set(), set()
+        for s in reversed(stmts):
+            g, k = self.summary(s)
+            if k is None:
+                gen, kill = set(g), None
+            else:
+                gen = g | (gen - k)
+                if kill is not None:
+                    kill = kill | k
+        return gen, kill
+
+    def summary(self, s):
+        hit = self._summary.get(id(s))
+        if hit is None:
+            hit = self._summary[id(s)] = self._summarize(s)
+        return hit
+
+    def _summarize(self, s):
+        reads = self.reads
+        if isinstance(s, ast.If):
+            gb, kb = self.block_summary(s.body)
+            ge, ke = self.block_summary(s.orelse)
+            kill = ke if kb is None else kb if ke is None else kb & ke
+            return reads(s.test) | gb | ge, kill
+        if isinstance(s, ast.While):
+            gb, _ = self.block_summary(s.body)
+            ge, ke = self.block_summary(s.orelse)
+            return ge | reads(s.test) | gb, ke
+        if isinstance(s, (ast.For, ast.AsyncFor)):
+            gb, _ = self.block_summary(s.body)
+            ge, ke = self.block_summary(s.orelse)
+            gen = ge | set(getattr(s, "kiln_extra_test", ())) | (gb - set(assigned(s.target))) \
+                | _target_reads(s.target, reads) | reads(s.iter)
+            return gen, ke
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            gen, kill = self.block_summary(s.body)
+            for item in s.items:
+                if item.optional_vars is not None:
+                    binds = set(assigned(item.optional_vars))
+                    gen = (gen - binds) | _target_reads(item.optional_vars, reads)
+                    if kill is not None:
+                        kill = kill | binds
+                gen = gen | reads(item.context_expr)
+            return gen, kill
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return reads(s), {s.name}
+        if isinstance(s, ast.Return):
+            return (reads(s.value) if s.value is not None else set()), None
+        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            return self._assign_uses(s), self._assign_kills(s)
+        if isinstance(s, (ast.Import, ast.ImportFrom)):
+            return set(), set(assigned(s))
+        return reads(s), set()  # try (an exception may leave anywhere: nothing killed), match, the rest
+
+    def _assign_kills(self, s):
+        kills = set()
+        if not (isinstance(s, ast.AnnAssign) and s.value is None):
+            for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
+                kills |= set(assigned(t))
+        return kills
+
+    def _assign_uses(self, s):
+        uses = set(self.reads(s.value)) if s.value is not None else set()
+        for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
+            uses |= _target_reads(t, self.reads)
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+            uses.add(s.target.id)
+        return uses
+
+    # -- the live sets ----------------------------------------------------------------
 
     def block(self, stmts, live):
         for stmt in reversed(stmts):
@@ -263,25 +350,16 @@ class Liveness:
             return reads(s.test) | self.block(s.body, live) | self.block(s.orelse, live)
         if isinstance(s, ast.While):
             self.live_out[id(s)] = set(live)
-            head = self.block(s.orelse, live) | reads(s.test)
-            while True:
-                new = head | self.block(s.body, head)
-                if new == head:
-                    break
-                head = new
+            head = self.block(s.orelse, live) | reads(s.test) | self.block_summary(s.body)[0]
             self.live_head[id(s)] = head
+            self.block(s.body, head)
             return head
         if isinstance(s, (ast.For, ast.AsyncFor)):
             self.live_out[id(s)] = set(live)
             head = self.block(s.orelse, live) | set(getattr(s, "kiln_extra_test", ()))  # the loop's flags
-            tdefs = set(assigned(s.target))
-            while True:
-                body_in = self.block(s.body, head)
-                new = head | (body_in - tdefs) | _target_reads(s.target, reads)
-                if new == head:
-                    break
-                head = new
+            head |= (self.block_summary(s.body)[0] - set(assigned(s.target))) | _target_reads(s.target, reads)
             self.live_head[id(s)] = head
+            self.block(s.body, head)
             return head | reads(s.iter)
         if isinstance(s, (ast.With, ast.AsyncWith)):
             inner = self.block(s.body, live)
@@ -300,17 +378,7 @@ class Liveness:
         if isinstance(s, ast.Return):
             return set(reads(s.value)) if s.value is not None else set()
         if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
-            kills = set()
-            if not (isinstance(s, ast.AnnAssign) and s.value is None):
-                for t in targets:
-                    kills |= set(assigned(t))
-            uses = set(reads(s.value)) if s.value is not None else set()
-            for t in targets:
-                uses |= _target_reads(t, reads)
-            if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
-                uses.add(s.target.id)
-            return (set(live) - kills) | uses
+            return (set(live) - self._assign_kills(s)) | self._assign_uses(s)
         if isinstance(s, (ast.Import, ast.ImportFrom)):
             return set(live) - set(assigned(s))
         if isinstance(s, ast.Match):

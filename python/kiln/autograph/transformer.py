@@ -91,32 +91,34 @@ def _at(node, p):
     return node
 
 
+# Fields are given by position: AST constructors handle keywords several times slower.
+
 def _load(name, p):
-    return _at(ast.Name(id=name, ctx=_LOAD), p)
+    return _at(ast.Name(name, _LOAD), p)
 
 
 def _store(name, p):
-    return _at(ast.Name(id=name, ctx=_STORE), p)
+    return _at(ast.Name(name, _STORE), p)
 
 
 def _ag(attr, p):
-    return _at(ast.Attribute(value=_load(AG, p), attr=attr, ctx=_LOAD), p)
+    return _at(ast.Attribute(_load(AG, p), attr, _LOAD), p)
 
 
 def _call(func, p, args=(), keywords=()):
-    return _at(ast.Call(func=func, args=list(args), keywords=list(keywords)), p)
+    return _at(ast.Call(func, list(args), list(keywords)), p)
 
 
 def _assign(name, value, p):
-    return _at(ast.Assign(targets=[_store(name, p)], value=value), p)
+    return _at(ast.Assign([_store(name, p)], value), p)
 
 
 def _const(value, p):
-    return _at(ast.Constant(value=value), p)
+    return _at(ast.Constant(value), p)
 
 
 def _not(name, p):
-    return _at(ast.UnaryOp(op=ast.Not(), operand=_load(name, p)), p)
+    return _at(ast.UnaryOp(ast.Not(), _load(name, p)), p)
 
 
 def _pass(p):
@@ -124,18 +126,16 @@ def _pass(p):
 
 
 def _tuple(elts, p, ctx=_LOAD):
-    return _at(ast.Tuple(elts=elts, ctx=ctx), p)
+    return _at(ast.Tuple(elts, ctx), p)
 
 
 def _lambda(body, p):
-    return _at(ast.Lambda(args=_no_args(), body=body), p)
+    return _at(ast.Lambda(_no_args(), body), p)
 
 
 def _def(name, params, body, p):
-    args = ast.arguments(posonlyargs=[], args=[_at(ast.arg(arg=a), p) for a in params], vararg=None,
-                         kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-    return _at(ast.FunctionDef(name=name, args=args, body=body or [_pass(p)], decorator_list=[], returns=None,
-                               type_comment=None), p)
+    args = ast.arguments([], [_at(ast.arg(a), p) for a in params], None, [], [], None, [])
+    return _at(ast.FunctionDef(name, args, body or [_pass(p)], [], None, None), p)
 
 
 # ---- 1. loop directives --------------------------------------------------------
@@ -214,7 +214,7 @@ class _Jumps:
                         last.body = last.body + rest_new
                         return out, True, rest_always
                     p = _span(rest[0])
-                    out.append(_at(ast.If(test=_not(self.flag, p), body=rest_new, orelse=[]), p))
+                    out.append(_at(ast.If(_not(self.flag, p), rest_new, []), p))
                 return out, True, False
         return out, False, False
 
@@ -279,7 +279,7 @@ def _add_loop_test(loop, flag):
             test.values.insert(0, _not(flag, _pos(test)))  # a return and a break: both flags
         else:
             p = _span(test)
-            test = _at(ast.BoolOp(op=ast.And(), values=[_not(flag, p), test]), p)
+            test = _at(ast.BoolOp(ast.And(), [_not(flag, p), test]), p)
             test.kiln_flags = True
         loop.test = test
     else:
@@ -351,7 +351,7 @@ def _lower_loops(stmts, namer):
             before = [_assign(flag, _const(False, p), p)]
             if s.orelse:
                 q = _span(s.orelse[0])
-                after = [_at(ast.If(test=_not(flag, q), body=s.orelse, orelse=[]), q)]
+                after = [_at(ast.If(_not(flag, q), s.orelse, []), q)]
         elif s.orelse:
             after = s.orelse  # no break: the else clause always runs after the loop
         s.orelse = []
@@ -361,28 +361,66 @@ def _lower_loops(stmts, namer):
 
 # ---- 3. expressions ------------------------------------------------------------
 
-class _Expressions(analysis.Transformer):
-    """and/or/not, conditional expressions, calls and assert; nested functions and
-    lambdas are converted as scopes of their own."""
+class _Loads(analysis.Transformer):
+    """x -> ag__.ld(x) for reads of the given names (this scope only)."""
 
-    def __init__(self, namer, first_param=None):
-        self.namer = namer
-        self.first_param = first_param
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Name(self, node):
+        if node.id in self.names and isinstance(node.ctx, ast.Load):
+            p = _pos(node)
+            return _call(_ag("ld", p), p, [node])
+        return node
 
     def visit_FunctionDef(self, node):
-        node.decorator_list = [self.visit(d) for d in node.decorator_list]
-        node.args = self.visit(node.args)
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+
+class _Expressions(_Loads):
+    """and/or/not, conditional expressions, calls and assert; nested functions and
+    lambdas are converted as scopes of their own. Reads of `loads` are rewritten in the
+    same walk (as _Loads would after it: not inside lambdas, generated or not, nor in
+    nested scopes)."""
+
+    def __init__(self, namer, first_param=None, loads=frozenset()):
+        super().__init__(loads)
+        self.namer = namer
+        self.first_param = first_param
+        if not loads:
+            self._methods = {ast.Name: None}  # names stay leaves, not visited
+
+    def without_loads(self, visit, node):
+        """visit(node), rewriting no reads."""
+        names, self.names = self.names, frozenset()
+        try:
+            return visit(node)
+        finally:
+            self.names = names
+
+    def visit_FunctionDef(self, node):
+        node.decorator_list = [self.without_loads(self.visit, d) for d in node.decorator_list]
+        node.args = self.without_loads(self.visit, node.args)
         convert_scope(node, self.namer)
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def visit_ClassDef(self, node):
+        return self.without_loads(self.generic_visit, node)
+
+    visit_Lambda = visit_ClassDef
+
     def visit_BoolOp(self, node):
-        self.generic_visit(node)
+        values = node.values
+        values[0] = self.visit(values[0])
+        values[1:] = [self.without_loads(self.visit, v) for v in values[1:]]  # lambdas below
         fn = "and_" if isinstance(node.op, ast.And) else "or_"
         p = _span(node)
-        result = node.values[-1]
-        for value in reversed(node.values[:-1]):
+        result = values[-1]
+        for value in reversed(values[:-1]):
             result = _call(_ag(fn, p), p, [value, _lambda(result, p)])
         return result
 
@@ -394,40 +432,41 @@ class _Expressions(analysis.Transformer):
         return node
 
     def visit_IfExp(self, node):
-        self.generic_visit(node)
+        test = self.visit(node.test)
+        body, orelse = self.without_loads(self.visit, node.body), self.without_loads(self.visit, node.orelse)
         p = _span(node)
-        return _call(_ag("if_exp", p), p, [node.test, _lambda(node.body, p), _lambda(node.orelse, p)])
+        return _call(_ag("if_exp", p), p, [test, _lambda(body, p), _lambda(orelse, p)])
 
     def visit_Call(self, node):
+        func = node.func  # looked at as written, before its reads are rewritten
+        frame_call = isinstance(func, ast.Name) and func.id in _FRAME_CALLS
+        generated = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == AG
         self.generic_visit(node)
-        func = node.func
-        if isinstance(func, ast.Name) and func.id in _FRAME_CALLS:
+        if frame_call:
             if func.id == "super" and not node.args and not node.keywords and self.first_param:
                 # Zero-argument super() also works from the generated local functions.
                 node.args = [_load("__class__", _pos(node)), _load(self.first_param, _pos(node))]
             return node
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == AG:
+        if generated:
             return node
         p = _span(node)
         if node.keywords:
-            kwargs = _at(ast.Dict(keys=[_const(k.arg, p) if k.arg is not None else None for k in node.keywords],
-                                  values=[k.value for k in node.keywords]), p)
+            kwargs = _at(ast.Dict([_const(k.arg, p) if k.arg is not None else None for k in node.keywords],
+                                  [k.value for k in node.keywords]), p)
         else:
             kwargs = _const(None, p)
-        return _call(_ag("converted_call", p), p, [func, _tuple(node.args, p), kwargs])
+        return _call(_ag("converted_call", p), p, [node.func, _tuple(node.args, p), kwargs])
 
     def visit_Assert(self, node):
-        self.generic_visit(node)
         p = _span(node)
-        args = [node.test]
+        args = [self.visit(node.test)]
         if node.msg is not None:
-            args.append(_lambda(node.msg, p))
-        return _at(ast.Expr(value=_call(_ag("assert_stmt", p), p, args)), p)
+            args.append(_lambda(self.without_loads(self.visit, node.msg), p))
+        return _at(ast.Expr(_call(_ag("assert_stmt", p), p, args)), p)
 
 
 def _no_args():
-    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-                         defaults=[])
+    return ast.arguments([], [], None, [], [], None, [])  # posonlyargs, args, vararg, ..., defaults
 
 
 # ---- 4. control flow -----------------------------------------------------------
@@ -445,9 +484,9 @@ class _ControlFlow:
         loc = [n for n in names if n not in self.globals]
         out = []
         if glob:
-            out.append(_at(ast.Global(names=glob), p))
+            out.append(_at(ast.Global(glob), p))
         if loc:
-            out.append(_at(ast.Nonlocal(names=loc), p))
+            out.append(_at(ast.Nonlocal(loc), p))
         return out
 
     def block(self, stmts):
@@ -477,10 +516,10 @@ class _ControlFlow:
         if not hasattr(self.namer, "vars_name"):
             self.namer.vars_name = self.namer.new("vars_")  # a parameter: one name serves every set_state
         vars_ = self.namer.vars_name
-        get_fn = _def(get_name, [], [_at(ast.Return(value=_tuple([_load(n, p) for n in state], p)), p)], p)
+        get_fn = _def(get_name, [], [_at(ast.Return(_tuple([_load(n, p) for n in state], p)), p)], p)
         target = _tuple([_store(n, p) for n in state], p, _STORE)
         set_fn = _def(set_name, [vars_],
-                      self._decl(state, p) + [_at(ast.Assign(targets=[target], value=_load(vars_, p)), p)], p)
+                      self._decl(state, p) + [_at(ast.Assign([target], _load(vars_, p)), p)], p)
         return [get_fn, set_fn], _load(get_name, p), _load(set_name, p)
 
     def _names(self, state, p):
@@ -490,8 +529,8 @@ class _ControlFlow:
         kws = getattr(s, "kiln_opts", None)
         if not kws:
             return []
-        d = _at(ast.Dict(keys=[_const(k.arg, p) for k in kws], values=[k.value for k in kws]), p)
-        return [_at(ast.keyword(arg="opts", value=d), p)]
+        d = _at(ast.Dict([_const(k.arg, p) for k in kws], [k.value for k in kws]), p)
+        return [_at(ast.keyword("opts", d), p)]
 
     def if_(self, s):
         live_out = self.live.live_out.get(id(s), set())
@@ -521,7 +560,7 @@ class _ControlFlow:
             args += [get_ref, set_ref, self._names(state, p), _const(nouts, p)]
         elif not orelse:
             args.pop()
-        return defs + [_at(ast.Expr(value=_call(_ag("if_stmt", p), p, args)), p)]
+        return defs + [_at(ast.Expr(_call(_ag("if_stmt", p), p, args)), p)]
 
     def while_(self, s):
         head = self.live.live_head.get(id(s), set())
@@ -530,7 +569,7 @@ class _ControlFlow:
         modified = analysis.assigned(s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
         p = _span(s, s.test)
-        defs = [_def(test_name, [], [_at(ast.Return(value=s.test), p)], p),
+        defs = [_def(test_name, [], [_at(ast.Return(s.test), p)], p),
                 _def(body_name, [], self._decl(modified, p) + body, p)]
         return self._loop_call("while_stmt", s, p, defs, [_load(test_name, p), _load(body_name, p)], state)
 
@@ -541,14 +580,14 @@ class _ControlFlow:
             args += [get_ref, set_ref, self._names(state, p)]
         else:
             args += [_const(None, p), _const(None, p), _tuple([], p)]
-        return defs + [_at(ast.Expr(value=_call(_ag(op, p), p, args, self._opts(s, p))), p)]
+        return defs + [_at(ast.Expr(_call(_ag(op, p), p, args, self._opts(s, p))), p)]
 
     def for_(self, s):
         head = self.live.live_head.get(id(s), set())
         itr = self.namer.new("itr")
         body_name = self.namer.new("loop_body")
         q = _span(s, s.target)
-        body = [_at(ast.Assign(targets=[s.target], value=_load(itr, q)), q)] + self.block(s.body)
+        body = [_at(ast.Assign([s.target], _load(itr, q)), q)] + self.block(s.body)
         modified = analysis.assigned([s.target] + s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
         p = _span(s, s.iter)
@@ -558,7 +597,7 @@ class _ControlFlow:
         if flags:
             test_name = self.namer.new("extra_test")
             expr = _call(_ag("not_any", p), p, [_load(f, p) for f in flags])
-            defs.insert(0, _def(test_name, [], [_at(ast.Return(value=expr), p)], p))
+            defs.insert(0, _def(test_name, [], [_at(ast.Return(expr), p)], p))
             extra = _load(test_name, p)
         it = s.iter
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "converted_call"
@@ -568,7 +607,7 @@ class _ControlFlow:
         return self._loop_call("for_stmt", s, p, defs, [it, extra, _load(body_name, p)], state)
 
 
-def _bound_outside_control_flow(stmts):
+def _bound_outside_control_flow(stmts, cache):
     out = set()
     for s in stmts:
         if isinstance(s, (ast.If, ast.While, ast.For)):
@@ -576,39 +615,21 @@ def _bound_outside_control_flow(stmts):
         if isinstance(s, (ast.With, ast.AsyncWith)):
             for item in s.items:
                 if item.optional_vars is not None:
-                    out |= set(analysis.assigned(item.optional_vars))
-            out |= _bound_outside_control_flow(s.body)
+                    out |= set(analysis.assigned(item.optional_vars, cache=cache))
+            out |= _bound_outside_control_flow(s.body, cache)
         elif isinstance(s, ast.Try):
             for part in (s.body, s.orelse, s.finalbody):
-                out |= _bound_outside_control_flow(part)
+                out |= _bound_outside_control_flow(part, cache)
             for h in s.handlers:
                 if h.name:
                     out.add(h.name)
-                out |= _bound_outside_control_flow(h.body)
+                out |= _bound_outside_control_flow(h.body, cache)
         elif isinstance(s, ast.Match):
             for case in s.cases:
-                out |= set(analysis.assigned(case.pattern)) | _bound_outside_control_flow(case.body)
+                out |= set(analysis.assigned(case.pattern, cache=cache)) | _bound_outside_control_flow(case.body, cache)
         else:
-            out |= set(analysis.assigned(s))
+            out |= set(analysis.assigned(s, cache=cache))
     return out
-
-
-class _Loads(analysis.Transformer):
-    """x -> ag__.ld(x) for reads of the given names (this scope only)."""
-
-    def __init__(self, names):
-        self.names = names
-
-    def visit_Name(self, node):
-        if isinstance(node.ctx, ast.Load) and node.id in self.names:
-            p = _pos(node)
-            return _call(_ag("ld", p), p, [node])
-        return node
-
-    def visit_FunctionDef(self, node):
-        return node
-
-    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
 
 
 def _nonlocal_names(stmt):
@@ -662,24 +683,38 @@ def convert_scope(fn, namer):
         p = _span(fn)
         head = [_assign(do_return, _const(False, p), p),
                 _assign(retval, _call(_ag("UndefinedReturnValue", p), p), p)]
-        tail = [_at(ast.Return(value=_call(_ag("retval", p), p, [_load(retval, p)])), p)]
+        tail = [_at(ast.Return(_call(_ag("retval", p), p, [_load(retval, p)])), p)]
         body = head + lowered + tail
     body = _lower_loops(body, namer)
     positional = fn.args.posonlyargs + fn.args.args
-    expr = _Expressions(namer, positional[0].arg if positional else None)
-    body = [expr.visit(s) for s in body]
+    first_param = positional[0].arg if positional else None
+    assigned_cache = {} if namer.walrus else {analysis.NO_WALRUS: True}
+
+    def locals_():
+        """The names this scope assigns, and those of them that are bound only inside
+        if/while/for bodies: Python raises UnboundLocalError on reading them unassigned,
+        converted code reads them through ag__.ld (same error)."""
+        names = analysis.assigned(body, cache=assigned_cache)
+        return names, set(names) - _bound_outside_control_flow(body, assigned_cache) - params - globals_ - nonlocals
+
+    if namer.walrus:
+        # A walrus in an and/or operand, a conditional expression's branch or an assert
+        # message binds in the lambda it ends up in: the locals are known after the rewrite.
+        expr = _Expressions(namer, first_param)
+        body = [expr.visit(s) for s in body]
+        all_locals, maybe_unbound = locals_()
+        if maybe_unbound:
+            loads = _Loads(maybe_unbound)
+            body = [loads.visit(s) for s in body]
+    else:
+        # Otherwise the rewrite assigns nothing: the locals are known before it, and it
+        # rewrites their reads in the same walk.
+        all_locals, maybe_unbound = locals_()
+        expr = _Expressions(namer, first_param, maybe_unbound)
+        body = [expr.visit(s) for s in body]
     for loop in loops:  # the loops that have options (lowering keeps the loop nodes)
         for k in loop.kiln_opts:
-            k.value = expr.visit(k.value)
-    # Names bound only inside if/while/for bodies: Python raises UnboundLocalError on
-    # reading them unassigned, converted code reads them through ag__.ld (same error).
-    assigned_cache = {} if namer.walrus else {analysis.NO_WALRUS: True}
-    # _Loads below only rewrites reads, so these are also the names assigned after it.
-    all_locals = analysis.assigned(body, cache=assigned_cache)
-    maybe_unbound = set(all_locals) - _bound_outside_control_flow(body) - params - globals_ - nonlocals
-    if maybe_unbound:
-        loads = _Loads(maybe_unbound)
-        body = [loads.visit(s) for s in body]
+            k.value = expr.without_loads(expr.visit, k.value)
     liveness = analysis.Liveness()
     liveness.block(body, set())
     body = _ControlFlow(namer, liveness, globals_, assigned_cache).block(body)
