@@ -160,52 +160,76 @@ def assigned(nodes, out=None, cache=None):
     change their assignments meanwhile. With cache[NO_WALRUS] set, expressions that
     are not targets are skipped."""
     out = {} if out is None else out
+    skip_exprs = cache is not None and NO_WALRUS in cache
     for node in nodes if isinstance(nodes, list) else [nodes]:
-        _assigned(node, out, cache)
+        _assigned(node, out, cache, skip_exprs)
     return out
 
 
-def _assigned(node, out, cache=None):
-    if cache is not None and type(node) in _COMPOUND:
+# What _assigned does with a node, by its class (looked up once per class).
+_NAME, _CACHED, _DEF, _SCOPE, _COMPREHENSION, _IMPORT, _BINDS_NAME, _MAPPING, _EXPR, _OTHER = range(10)
+_KINDS = {ast.Name: _NAME, ast.If: _CACHED, ast.While: _CACHED, ast.For: _CACHED, ast.FunctionDef: _DEF,
+          ast.AsyncFunctionDef: _DEF, ast.ClassDef: _DEF, ast.Lambda: _SCOPE, ast.Import: _IMPORT,
+          ast.ImportFrom: _IMPORT, ast.ExceptHandler: _BINDS_NAME, ast.MatchAs: _BINDS_NAME,
+          ast.MatchStar: _BINDS_NAME, ast.MatchMapping: _MAPPING}
+_KINDS.update(dict.fromkeys(_COMPREHENSIONS, _COMPREHENSION))
+
+
+def _kind(cls):
+    kind = _KINDS[cls] = _EXPR if issubclass(cls, ast.expr) and not issubclass(cls, _TARGETS) else _OTHER
+    return kind
+
+
+def _assigned(node, out, cache, skip_exprs):
+    cls = node.__class__
+    try:
+        kind = _KINDS[cls]
+    except KeyError:
+        kind = _kind(cls)
+    if kind is _NAME:
+        if node.ctx.__class__ is not ast.Load:  # Store or Del
+            _add(out, node.id)
+        return
+    if kind is _OTHER or (kind is _EXPR and not skip_exprs):
+        for child in children(node):
+            _assigned(child, out, cache, skip_exprs)
+        return
+    if kind is _EXPR:
+        return
+    if kind is _CACHED:
+        if cache is None:
+            for child in children(node):
+                _assigned(child, out, cache, skip_exprs)
+            return
         hit = cache.get(id(node))
         if hit is None or hit[0] is not node:  # the node is kept, so its id is not reused
             names = {}
             for child in children(node):
-                _assigned(child, names, cache)
+                _assigned(child, names, cache, skip_exprs)
             hit = cache[id(node)] = (node, names)
         for name in hit[1]:
             _add(out, name)
         return
-    if cache is not None and isinstance(node, ast.expr) and not isinstance(node, _TARGETS) and NO_WALRUS in cache:
-        return
-    if isinstance(node, ast.Name):
-        if isinstance(node.ctx, (ast.Store, ast.Del)):
-            _add(out, node.id)
-        return
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if kind is _DEF:
         _add(out, node.name)
+    elif kind is _SCOPE or skip_exprs and kind is _COMPREHENSION:
         return
-    if isinstance(node, ast.Lambda):
-        return
-    if isinstance(node, _COMPREHENSIONS):
+    elif kind is _COMPREHENSION:
         # Only a walrus inside a comprehension binds in the enclosing scope.
         for sub in walk(node):
             if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
                 _add(out, sub.target.id)
-        return
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
+    elif kind is _IMPORT:
         for alias in node.names:
             if alias.name != "*":
                 _add(out, alias.asname or alias.name.split(".")[0])
-        return
-    if isinstance(node, ast.ExceptHandler) and node.name:
-        _add(out, node.name)
-    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-        _add(out, node.name)
-    if isinstance(node, ast.MatchMapping) and node.rest:
-        _add(out, node.rest)
-    for child in children(node):
-        _assigned(child, out, cache)
+    else:  # an except clause or a match pattern binds a name, then its parts may bind more
+        if kind is _BINDS_NAME and node.name:
+            _add(out, node.name)
+        elif kind is _MAPPING and node.rest:
+            _add(out, node.rest)
+        for child in children(node):
+            _assigned(child, out, cache, skip_exprs)
 
 
 def reads(node):
@@ -373,15 +397,8 @@ class Liveness:
             for part in (s.body, s.orelse, s.finalbody, *[h.body for h in s.handlers]):
                 self.block(part, live)
             return set(live) | reads(s)
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return (set(live) - {s.name}) | reads(s)
-        if isinstance(s, ast.Return):
-            return set(reads(s.value)) if s.value is not None else set()
-        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            return (set(live) - self._assign_kills(s)) | self._assign_uses(s)
-        if isinstance(s, (ast.Import, ast.ImportFrom)):
-            return set(live) - set(assigned(s))
         if isinstance(s, ast.Match):
             for case in s.cases:
                 self.block(case.body, live)
-        return set(live) | reads(s)
+        gen, kill = self.summary(s)  # the other statements hold no if/while/for of this scope
+        return set(gen) if kill is None else gen | (live - kill)
