@@ -1,7 +1,9 @@
 """Run-time dispatch and what conversion must keep working: methods, closures,
 defaults, decorators, nested functions, lambdas, caching, do_not_convert,
 unreadable source, iteration over TensorArrays and Python iterables."""
+import collections
 import functools
+import re
 import warnings
 
 import numpy as np
@@ -307,6 +309,66 @@ def test_converted_dataset_loop_graph_equals_dataset_reduce():
 
     assert int(auto()) == int(manual()) == 10
     assert _count_ops(auto) == _count_ops(manual)
+
+
+def _all_ops(f, *args):
+    """The op types of the function's graph, those of every branch and loop body included
+    (num_nodes counts the outer graph only)."""
+    text = f.get_concrete_function(*args).graph.to_string()
+    return collections.Counter(re.findall(r"^\s*\w+ = (\w+)\(", text, re.M))
+
+
+def test_converted_nested_control_flow_graph_equals_hand_written():
+    @tf.function
+    def auto(n):
+        s = tf.constant(0)
+        for i in tf.range(n):
+            if i % 2 == 0:
+                s = s + i
+            else:
+                s = s - 1
+        return s
+
+    @tf.function(autograph=False)
+    def manual(n):
+        def body(i, s):
+            s = tf.cond(i % 2 == 0, lambda: s + i, lambda: s - 1)
+            return i + 1, s
+        return tf.while_loop(lambda i, s: i < n, body, (tf.constant(0), tf.constant(0)))[1]
+
+    n = tf.constant(7)
+    assert int(auto(n)) == int(manual(n)) == 9
+    ops = _all_ops(auto, n)
+    assert ops == _all_ops(manual, n)
+    assert ops["While"] == 1 and ops["If"] == 1 and sum(ops.values()) == 13
+
+    def text(f):  # the whole graph, branches and bodies included, less the function's name
+        return f.get_concrete_function(n).graph.to_string().split("\n", 1)[1]
+    assert text(auto) == text(manual)
+
+
+def test_converted_graphs_have_the_hand_written_ops_in_branches_and_bodies():
+    @tf.function
+    def auto(x, n):
+        if x > 0:
+            x = x * x
+        else:
+            x = -x
+        for i in tf.range(n):
+            x = x + i
+        while x > 100:
+            x = x // 2
+        return x
+
+    @tf.function(autograph=False)
+    def manual(x, n):
+        x = tf.cond(x > 0, lambda: x * x, lambda: -x)
+        _, x = tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x + i), (tf.constant(0), x))
+        return tf.while_loop(lambda x: x > 100, lambda x: (x // 2,), (x,))[0]
+
+    args = (tf.constant(30), tf.constant(4))
+    assert int(auto(*args)) == int(manual(*args)) == 56
+    assert _all_ops(auto, *args) == _all_ops(manual, *args)
 
 
 def test_python_while_test_runs_once_per_iteration_while_tracing():
