@@ -50,8 +50,11 @@ def auto_mixed(x, n):
 
 @tf.function(autograph=False)
 def manual_mixed(x, n):
+    def body(i, x):
+        x = x + i
+        return i + 1, x
     x = tf.cond(x > 0, lambda: x * x, lambda: -x)
-    _, x = tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x + i), (tf.constant(0), x))
+    _, x = tf.while_loop(lambda i, x: i < n, body, (tf.constant(0), x))
     return tf.while_loop(lambda x: x > 100, lambda x: (x // 2,), (x,))[0]
 
 
@@ -67,21 +70,24 @@ def manual_vector(x):
     return tf.while_loop(lambda x: tf.reduce_sum(x) > 1.0, lambda x: (x / 2.0,), (x,))[0]
 
 
+# (what, converted, hand-written, arguments); python/tests/autograph/test_dispatch.py
+# checks that each pair traces to the same graph.
+CASES = [
+    ("for over range(1000) with an if inside", auto_nested, manual_nested, (tf.constant(1000),)),
+    ("if, for over range(10), while", auto_mixed, manual_mixed, (tf.constant(30), tf.constant(10))),
+    ("while reduce_sum(x) > 1, x [1024] float32", auto_vector, manual_vector, (tf.fill([1024], 1000.0),)),
+]
+
+
 def ops(f, args):
     text = f.get_concrete_function(*args).graph.to_string()
     return sum(collections.Counter(re.findall(r"^\s*\w+ = (\w+)\(", text, re.M)).values())
 
 
 def main(samples=2000):
-    cases = [
-        ("for over range(1000) with an if inside", auto_nested, manual_nested, (tf.constant(1000),)),
-        ("if, for over range(10), while", auto_mixed, manual_mixed, (tf.constant(30), tf.constant(10))),
-        ("while reduce_sum(x) > 1, x [1024] float32", auto_vector, manual_vector,
-         (tf.fill([1024], 1000.0),)),
-    ]
     print(f"AutoGraph-converted vs hand-written control flow, {samples} alternating calls each")
     print(f"{'function':44} {'conv min':>9} {'hand min':>9} {'conv med':>9} {'hand med':>9} {'med ratio':>9} {'ops':>7}")
-    for name, auto, manual, args in cases:
+    for name, auto, manual, args in CASES:
         a, m = auto(*args), manual(*args)  # traces
         assert (a.numpy() == m.numpy()).all(), name
         times = {auto: [], manual: []}

@@ -3,6 +3,8 @@ defaults, decorators, nested functions, lambdas, caching, do_not_convert,
 unreadable source, iteration over TensorArrays and Python iterables."""
 import collections
 import functools
+import importlib.util
+import pathlib
 import re
 import warnings
 
@@ -318,57 +320,25 @@ def _all_ops(f, *args):
     return collections.Counter(re.findall(r"^\s*\w+ = (\w+)\(", text, re.M))
 
 
-def test_converted_nested_control_flow_graph_equals_hand_written():
-    @tf.function
-    def auto(n):
-        s = tf.constant(0)
-        for i in tf.range(n):
-            if i % 2 == 0:
-                s = s + i
-            else:
-                s = s - 1
-        return s
-
-    @tf.function(autograph=False)
-    def manual(n):
-        def body(i, s):
-            s = tf.cond(i % 2 == 0, lambda: s + i, lambda: s - 1)
-            return i + 1, s
-        return tf.while_loop(lambda i, s: i < n, body, (tf.constant(0), tf.constant(0)))[1]
-
-    n = tf.constant(7)
-    assert int(auto(n)) == int(manual(n)) == 9
-    ops = _all_ops(auto, n)
-    assert ops == _all_ops(manual, n)
-    assert ops["While"] == 1 and ops["If"] == 1 and sum(ops.values()) == 13
-
-    def text(f):  # the whole graph, branches and bodies included, less the function's name
-        return f.get_concrete_function(n).graph.to_string().split("\n", 1)[1]
-    assert text(auto) == text(manual)
+def _runtime_bench():
+    path = pathlib.Path(__file__).parents[3] / "bench" / "autograph_runtime.py"
+    spec = importlib.util.spec_from_file_location("autograph_runtime", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_converted_graphs_have_the_hand_written_ops_in_branches_and_bodies():
-    @tf.function
-    def auto(x, n):
-        if x > 0:
-            x = x * x
-        else:
-            x = -x
-        for i in tf.range(n):
-            x = x + i
-        while x > 100:
-            x = x // 2
-        return x
-
-    @tf.function(autograph=False)
-    def manual(x, n):
-        x = tf.cond(x > 0, lambda: x * x, lambda: -x)
-        _, x = tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x + i), (tf.constant(0), x))
-        return tf.while_loop(lambda x: x > 100, lambda x: (x // 2,), (x,))[0]
-
-    args = (tf.constant(30), tf.constant(4))
-    assert int(auto(*args)) == int(manual(*args)) == 56
+@pytest.mark.parametrize("case", range(3))
+def test_converted_graphs_equal_hand_written_in_branches_and_bodies(case):
+    # The pairs bench/autograph_runtime.py times: whole graphs, branches and loop bodies
+    # included, less the function's name line.
+    _, auto, manual, args = _runtime_bench().CASES[case]
+    np.testing.assert_equal(auto(*args).numpy(), manual(*args).numpy())
     assert _all_ops(auto, *args) == _all_ops(manual, *args)
+
+    def text(f):
+        return f.get_concrete_function(*args).graph.to_string().split("\n", 1)[1]
+    assert text(auto) == text(manual)
 
 
 def test_python_while_test_runs_once_per_iteration_while_tracing():
