@@ -167,17 +167,20 @@ def _extract_directives(loops):
 
 
 def _walk_scope(node, expressions):
-    """Every node of this scope (nested functions and classes excluded), as a list; only
+    """Every node of this scope from statement `node` on, as a list: a nested function or
+    class is listed, not entered (its yields, loops and declarations are its own); only
     statements (and except/case clauses) unless `expressions`."""
     todo, out = [node], []
     while todo:
         n = todo.pop()
         out.append(n)
+        if isinstance(n, _SCOPE_NODES):
+            continue
         if expressions:
             for child in analysis.children(n):
                 if not isinstance(child, _SCOPE_NODES):
                     todo.append(child)
-        elif not isinstance(n, _SCOPE_NODES) or n is node:
+        else:
             for field in _STMT_FIELDS:
                 part = getattr(n, field, None)
                 if type(part) is list:

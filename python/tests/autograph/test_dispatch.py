@@ -354,3 +354,21 @@ def test_python_while_test_runs_once_per_iteration_while_tracing():
 
     assert int(f(tf.constant(0))) == 3
     assert calls == [0, 1, 2, 3]
+
+
+def test_a_nested_generator_does_not_stop_converting_its_function():
+    # The generator runs as written; the if around it still becomes a cond (a nested
+    # function's yield, loops and declarations belong to it, not to the enclosing one).
+    def f(x):
+        def squares(n):
+            for i in range(n):
+                yield i * i
+
+        if x > 0:
+            x = x + sum(squares(3))
+        return x
+
+    assert "ag__.if_stmt" in tf.autograph.to_code(f)
+    assert "for i in range(n):\n            yield (i * i)" in tf.autograph.to_code(f)
+    g = tf.function(f)
+    assert int(g(tf.constant(1))) == 6 and int(g(tf.constant(-1))) == -1
