@@ -441,9 +441,17 @@ class _Range:
         self.start, self.limit, self.delta, self.dtype = start, limit, delta, dtype
 
 
+def _tensor_range(f, args, kwargs):
+    """Python's range given a tensor bound is kiln.range, as in TF (py_builtins.range_)."""
+    return f is range and not kwargs and len(args) <= 3 and any(_is_tensor(a) for a in args)
+
+
 def for_iter(f, args, kwargs=None):
     """The iterated expression of a for statement that is a call."""
     kiln = _k()
+    if _tensor_range(f, args, kwargs) and _tracing():
+        limits = (0,) + tuple(args) if len(args) == 1 else tuple(args)
+        return _Range(*(limits + (1,))[:3], None)
     if f is kiln.range and _tracing():
         try:
             bound = inspect.signature(kiln.range).bind(*args, **(kwargs or {}))
@@ -575,6 +583,8 @@ def _dataset_loop(ds, extra_test, body, get_state, set_state, names):
 def converted_call(f, args, kwargs=None):
     """Calls `f`, converting it first when it is the user's own Python function."""
     from . import conversion
+    if _tensor_range(f, args, kwargs):
+        return _k().range(*args)
     target = conversion.call_target(f)
     if kwargs:
         return target(*args, **kwargs)

@@ -372,3 +372,27 @@ def test_a_nested_generator_does_not_stop_converting_its_function():
     assert "for i in range(n):\n            yield (i * i)" in tf.autograph.to_code(f)
     g = tf.function(f)
     assert int(g(tf.constant(1))) == 6 and int(g(tf.constant(-1))) == -1
+
+
+def test_python_range_of_a_tensor_is_kiln_range():
+    # As TF's py_builtins.range_: a tensor bound makes range() a kiln.range, so the loop
+    # is one graph loop; with Python bounds it stays Python's range (unrolled).
+    @tf.function
+    def total(n):
+        s = tf.constant(0)
+        for i in range(2, n, 3):
+            s += i
+        return s
+
+    n = tf.constant(12)
+    assert int(total(n)) == sum(range(2, 12, 3))
+    assert _all_ops(total, n)["While"] == 1
+    np.testing.assert_equal(tf.function(lambda n: range(n))(tf.constant(3)).numpy(), [0, 1, 2])
+
+    def unrolled(n):
+        s = tf.constant(0)
+        for i in range(n):
+            s += i
+        return s
+    assert int(tf.function(unrolled)(4)) == 6
+    assert "While" not in _all_ops(tf.function(unrolled), 4)
