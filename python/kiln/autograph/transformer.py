@@ -35,11 +35,15 @@ class Namer:
         # expression bind a name, and a yield or await, which can only be found by
         # walking expressions: without them, later passes follow statements only.
         self.walrus = self.suspends = False
-        for sub in analysis.walk(node):
+        todo, children = [node], analysis.children
+        while todo:
+            sub = todo.pop()
             cls = sub.__class__
-            if cls is ast.Name:
+            if cls is ast.Name:  # a leaf
                 used.add(sub.id)
-            elif cls is ast.arg:
+                continue
+            children(sub, todo)
+            if cls is ast.arg:
                 used.add(sub.arg)
             elif cls in _NAMED_DEFS:
                 used.add(sub.name)
@@ -327,13 +331,15 @@ def _lower_loops(stmts, namer):
     """break/continue of every loop in these statements (this scope) -> flags."""
     out = []
     for s in stmts:
-        for field in ("body", "orelse", "finalbody"):
-            if isinstance(s, (ast.If, ast.While, ast.For, ast.With, ast.AsyncWith, ast.Try)) and hasattr(s, field):
-                setattr(s, field, _lower_loops(getattr(s, field), namer))
-        if isinstance(s, ast.Try):
-            for h in s.handlers:
-                h.body = _lower_loops(h.body, namer)
-        if isinstance(s, ast.Match):
+        if isinstance(s, (ast.If, ast.While, ast.For, ast.With, ast.AsyncWith, ast.Try)):
+            for field in ("body", "orelse", "finalbody"):
+                part = getattr(s, field, None)
+                if part:
+                    setattr(s, field, _lower_loops(part, namer))
+            if isinstance(s, ast.Try):
+                for h in s.handlers:
+                    h.body = _lower_loops(h.body, namer)
+        elif isinstance(s, ast.Match):
             for case in s.cases:
                 case.body = _lower_loops(case.body, namer)
         if not isinstance(s, (ast.While, ast.For)):
