@@ -237,13 +237,15 @@ def reads(node):
     name whenever it is called, so it counts as reading it)."""
     out = set()
     todo = list(node) if isinstance(node, list) else [node]
-    name, augassign, load = ast.Name, ast.AugAssign, ast.Load
+    name, augassign, load, constant = ast.Name, ast.AugAssign, ast.Load, ast.Constant
     while todo:
         sub = todo.pop()
         cls = sub.__class__
-        if cls is name:  # a leaf: no children to follow
+        if cls is name:  # names and constants are leaves: no children to follow
             if sub.ctx.__class__ is load:
                 out.add(sub.id)
+            continue
+        if cls is constant:
             continue
         if cls is augassign and sub.target.__class__ is name:
             out.add(sub.target.id)
