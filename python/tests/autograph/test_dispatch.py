@@ -396,3 +396,33 @@ def test_python_range_of_a_tensor_is_kiln_range():
         return s
     assert int(tf.function(unrolled)(4)) == 6
     assert "While" not in _all_ops(tf.function(unrolled), 4)
+
+
+def test_conversion_leaves_the_cycle_collector_as_it_found_it():
+    # Conversion pauses the collector (its nodes hold no cycles); it must come back on,
+    # also after a failed conversion, and stay off when the user turned it off.
+    import gc
+
+    def f(x):
+        if x > 0:
+            x = -x
+        return x
+
+    def g(x):
+        return x
+
+    assert gc.isenabled()
+    tf.autograph.to_code(f)
+    assert gc.isenabled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec_globals = {}
+        exec("def h(x):\n    return x\n", exec_globals)  # no source: the conversion fails
+        assert conversion.convert(exec_globals["h"]) is exec_globals["h"]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        tf.autograph.to_code(g)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
