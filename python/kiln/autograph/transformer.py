@@ -15,8 +15,9 @@ Per function scope, in order:
 Generated nodes get the source position of the user's statement they come from, so
 tracebacks name the user's file and lines."""
 import ast
+import inspect
 
-from . import analysis
+from . import analysis, experimental
 
 AG = "ag__"
 # Calls that look at their caller's frame: never routed through converted_call.
@@ -144,12 +145,25 @@ def _def(name, params, body, p):
 
 # ---- 1. loop directives --------------------------------------------------------
 
-def _is_directive(stmt):
+_LOOP_OPTIONS = tuple(inspect.signature(experimental.set_loop_options).parameters)
+
+
+def _directive_options(stmt):
+    """The options a `set_loop_options(...)` statement gives, as keywords (positional
+    arguments named); None for any other statement, and for a call whose arguments do not
+    fit the function: it stays in the loop and raises Python's TypeError at its line."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-        return False
-    func = stmt.value.func
+        return None
+    call = stmt.value
+    func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    return name == "set_loop_options"
+    if name != "set_loop_options":
+        return None
+    named = _LOOP_OPTIONS[:len(call.args)]
+    if len(call.args) > len(_LOOP_OPTIONS) or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(k.arg is None or k.arg not in _LOOP_OPTIONS or k.arg in named for k in call.keywords):
+        return None
+    return [_at(ast.keyword(n, a), _pos(a)) for n, a in zip(named, call.args)] + call.keywords
 
 
 def _extract_directives(loops):
@@ -158,10 +172,11 @@ def _extract_directives(loops):
     for node in loops:
         keep, opts = [], []
         for s in node.body:
-            if _is_directive(s):
-                opts.extend(s.value.keywords)
-            else:
+            options = _directive_options(s)
+            if options is None:
                 keep.append(s)
+            else:
+                opts.extend(options)
         if opts:
             # The position the loop's generated nodes get (see _ControlFlow).
             node.body = keep or [_pass(_span(node, node.test if isinstance(node, ast.While) else node.iter))]
