@@ -426,3 +426,23 @@ def test_conversion_leaves_the_cycle_collector_as_it_found_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_enumerate_over_a_dataset_is_one_dataset_loop():
+    # As TF's loop over dataset.enumerate(start): the count is carried in the dataset
+    # loop (int64), so the graph does not grow with the data.
+    def weighted(ds):
+        s = tf.constant(0, tf.int64)
+        for i, (x, y) in enumerate(ds, start=5):
+            if i > 7:
+                break
+            s += i * tf.cast(x + y, tf.int64)
+        return s
+
+    xs, ys = list(range(1, 41)), list(range(10, 410, 10))
+    small = tf.data.Dataset.from_tensor_slices((xs[:4], ys[:4]))
+    large = tf.data.Dataset.from_tensor_slices((xs, ys))
+    expected = sum(i * (x + y) for i, (x, y) in enumerate(zip(xs, ys), start=5) if i <= 7)
+    f = tf.function(weighted)
+    assert int(f(small)) == int(f(large)) == expected
+    assert _count_ops(f, small) == _count_ops(f, large)
