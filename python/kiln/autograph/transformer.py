@@ -7,13 +7,14 @@ Per function scope, in order:
      `break` a `break_` flag tested by the loop; `continue` a `continue_` flag; the
      statements after a jump run under `if not flag:`;
   3. expressions: `and`/`or`/`not`, `a if c else b`, calls (`converted_call`) and
-     `assert` become run-time dispatchers;
+     `assert` become run-time dispatchers, and in the same walk reads of the names bound
+     only inside if/while/for bodies become `ag__.ld(name)`;
   4. liveness analysis, then if/while/for become local functions and one call of
      `ag__.if_stmt` / `ag__.while_stmt` / `ag__.for_stmt`; the variables they assign
      are `nonlocal` in those functions, and the ones live afterwards are the
      statement's state (what a graph cond or loop carries).
-Generated nodes get the source position of the user's statement they come from, so
-tracebacks name the user's file and lines."""
+Generated nodes get the source position of the user's statement they come from (the
+builders below take it), so tracebacks name the user's file and lines."""
 import ast
 import inspect
 
