@@ -144,9 +144,6 @@ def _add(out, name):
         out[name] = None
 
 
-_COMPOUND = (ast.If, ast.While, ast.For)
-
-
 # A key of assigned()'s cache: set (to True) when the function holds no walrus (:=), so
 # that an expression other than an assignment target cannot bind a name and is not walked.
 NO_WALRUS = "no walrus"
@@ -186,17 +183,17 @@ def _assigned(node, out, cache, skip_exprs):
         kind = _KINDS[cls]
     except KeyError:
         kind = _kind(cls)
-    if kind is _NAME:
+    if kind == _NAME:
         if node.ctx.__class__ is not ast.Load:  # Store or Del
             _add(out, node.id)
         return
-    if kind is _OTHER or (kind is _EXPR and not skip_exprs):
+    if kind == _OTHER or (kind == _EXPR and not skip_exprs):
         for child in children(node):
             _assigned(child, out, cache, skip_exprs)
         return
-    if kind is _EXPR:
+    if kind == _EXPR:
         return
-    if kind is _CACHED:
+    if kind == _CACHED:
         if cache is None:
             for child in children(node):
                 _assigned(child, out, cache, skip_exprs)
@@ -210,23 +207,23 @@ def _assigned(node, out, cache, skip_exprs):
         for name in hit[1]:
             _add(out, name)
         return
-    if kind is _DEF:
+    if kind == _DEF:
         _add(out, node.name)
-    elif kind is _SCOPE or skip_exprs and kind is _COMPREHENSION:
+    elif kind == _SCOPE or skip_exprs and kind == _COMPREHENSION:
         return
-    elif kind is _COMPREHENSION:
+    elif kind == _COMPREHENSION:
         # Only a walrus inside a comprehension binds in the enclosing scope.
         for sub in walk(node):
             if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
                 _add(out, sub.target.id)
-    elif kind is _IMPORT:
+    elif kind == _IMPORT:
         for alias in node.names:
             if alias.name != "*":
                 _add(out, alias.asname or alias.name.split(".")[0])
     else:  # an except clause or a match pattern binds a name, then its parts may bind more
-        if kind is _BINDS_NAME and node.name:
+        if kind == _BINDS_NAME and node.name:
             _add(out, node.name)
-        elif kind is _MAPPING and node.rest:
+        elif kind == _MAPPING and node.rest:
             _add(out, node.rest)
         for child in children(node):
             _assigned(child, out, cache, skip_exprs)
