@@ -264,6 +264,12 @@ def _target_reads(target, reads_of=reads):
     return reads_of(target)
 
 
+# Statements that hold blocks of this scope, and assignments (the commonest statements).
+_HOLDS_BLOCKS = frozenset({ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+                           getattr(ast, "TryStar", ast.Try)})
+_ASSIGNMENTS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign})
+
+
 class Liveness:
     """Backward liveness over a lowered function body (no break/continue/return inside
     loops or conditionals any more). `live_out[id(stmt)]` is the set of names live right
@@ -309,6 +315,8 @@ class Liveness:
 
     def _summarize(self, s):
         reads = self.reads
+        if s.__class__ in _ASSIGNMENTS:
+            return self._assign_uses(s), self._assign_kills(s)
         if isinstance(s, ast.If):
             gb, kb = self.block_summary(s.body)
             ge, ke = self.block_summary(s.orelse)
@@ -338,8 +346,6 @@ class Liveness:
             return reads(s), {s.name}
         if isinstance(s, ast.Return):
             return (reads(s.value) if s.value is not None else set()), None
-        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            return self._assign_uses(s), self._assign_kills(s)
         if isinstance(s, (ast.Import, ast.ImportFrom)):
             return set(), set(assigned(s))
         return reads(s), set()  # try (an exception may leave anywhere: nothing killed), match, the rest
@@ -367,6 +373,9 @@ class Liveness:
         return live
 
     def stmt(self, s, live):
+        if s.__class__ not in _HOLDS_BLOCKS:  # its summary says it all
+            gen, kill = self.summary(s)
+            return set(gen) if kill is None else gen | (live - kill)
         reads = self.reads
         if isinstance(s, ast.If):
             self.live_out[id(s)] = set(live)
@@ -396,8 +405,6 @@ class Liveness:
             for part in (s.body, s.orelse, s.finalbody, *[h.body for h in s.handlers]):
                 self.block(part, live)
             return set(live) | reads(s)
-        if isinstance(s, ast.Match):
-            for case in s.cases:
-                self.block(case.body, live)
-        gen, kill = self.summary(s)  # the other statements hold no if/while/for of this scope
-        return set(gen) if kill is None else gen | (live - kill)
+        for case in s.cases:  # match
+            self.block(case.body, live)
+        return set(live) | reads(s)
