@@ -141,7 +141,9 @@ def _lambda(body, p):
 
 def _def(name, params, body, p):
     args = ast.arguments([], [_at(ast.arg(a), p) for a in params], None, [], [], None, [])
-    return _at(ast.FunctionDef(name, args, body or [_pass(p)], [], None, None), p)
+    node = _at(ast.FunctionDef(name, args, body or [_pass(p)], [], None, None), p)
+    node.kiln_generated = True  # see _nonlocal_names
+    return node
 
 
 # ---- 1. loop directives --------------------------------------------------------
@@ -313,15 +315,18 @@ def _add_loop_test(loop, flag):
 _STMT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
 
 
-def _has_jump(stmts, kinds):
-    """Whether a jump of one of `kinds` (node classes) belongs to these statements
-    (break/continue: not inside inner loops; return: anywhere in the scope). Jumps are
-    statements, so only statement lists are followed, never expressions."""
-    todo = list(stmts)
+def _jumps(stmts, kinds):
+    """Which jumps of `kinds` (node classes) belong to these statements (break/continue:
+    not inside inner loops; return: anywhere in the scope). Jumps are statements, so only
+    statement lists are followed, never expressions."""
+    found, todo = set(), list(stmts)
     while todo:
         n = todo.pop()
-        if isinstance(n, kinds):
-            return True
+        if n.__class__ in kinds:
+            found.add(n.__class__)
+            if len(found) == len(kinds):
+                break
+            continue
         if isinstance(n, _SCOPE_NODES):
             continue
         if isinstance(n, (ast.While, ast.For)) and ast.Return not in kinds:
@@ -330,7 +335,7 @@ def _has_jump(stmts, kinds):
             part = getattr(n, field, None)
             if type(part) is list:
                 todo.extend(part)
-    return False
+    return found
 
 
 def _returns_nested(body):
@@ -338,7 +343,7 @@ def _returns_nested(body):
     for stmt in body:
         if isinstance(stmt, ast.Return):
             continue
-        if _has_jump([stmt], (ast.Return,)):
+        if _jumps([stmt], (ast.Return,)):
             return True
     return False
 
@@ -362,12 +367,13 @@ def _lower_loops(stmts, namer):
             out.append(s)
             continue
         before, after = [], []
-        if _has_jump(s.body, (ast.Continue,)):
+        jumps = _jumps(s.body, (ast.Break, ast.Continue))  # lowering continue leaves the breaks
+        if ast.Continue in jumps:
             flag = namer.new("continue_")
             body, _, _ = _Jumps("continue", flag).block(s.body)
             p = _span(s)
             s.body = [_assign(flag, _const(False, p), p)] + (body or [_pass(p)])
-        if _has_jump(s.body, (ast.Break,)):
+        if ast.Break in jumps:
             flag = namer.new("break_")
             body, _, _ = _Jumps("break", flag).block(s.body)
             p = _span(s)
@@ -657,9 +663,14 @@ def _bound_outside_control_flow(stmts, cache):
     return out
 
 
-def _nonlocal_names(stmt):
+def _nonlocal_names(stmt, shallow):
     """Names declared nonlocal anywhere in `stmt`, nested functions included. Only
-    statement lists can hold a declaration, so expressions are not walked."""
+    statement lists can hold a declaration, so expressions are not walked. `shallow`
+    (no function of the user's inside an if/while/for body): a generated function's own
+    declaration, first in its body, names all those inside it, since each declares what
+    its statement assigns, a part of what the enclosing statement assigns."""
+    if shallow and getattr(stmt, "kiln_generated", False):
+        return {n for d in stmt.body[:2] if d.__class__ is ast.Nonlocal for n in d.names}
     out, todo = set(), [stmt]
     while todo:
         s = todo.pop()
@@ -685,10 +696,13 @@ def convert_scope(fn, namer):
         return fn
     body = fn.body
     globals_, nonlocals, loops = set(), set(), []
+    defs_in_blocks = False  # a nested function or class inside a compound statement
     for s in body:
         for node in _walk_scope(s, namer.suspends):
             if isinstance(node, (ast.While, ast.For)):
                 loops.append(node)
+            elif node.__class__ in _NAMED_DEFS:
+                defs_in_blocks = defs_in_blocks or node is not s
             elif isinstance(node, ast.Global):
                 globals_.update(node.names)
             elif isinstance(node, ast.Nonlocal):
@@ -753,7 +767,7 @@ def convert_scope(fn, namer):
         out, todo = [], dict.fromkeys(missing)
         for s in body:
             if todo:
-                decl = _nonlocal_names(s)
+                decl = _nonlocal_names(s, shallow=not defs_in_blocks)
                 here = [n for n in todo if n in decl]
                 for n in here:
                     del todo[n]
