@@ -84,6 +84,8 @@ std::shared_ptr<const void> compile(const graph::Graph& body) {
     Program::Instr ins{};
     ins.loop = fusible_loop(body, *n);
     if (!ins.loop) throw Internal(fmt::format("FusedElementwise: node '{}' ({}) cannot be fused", n->name, n->op->name));
+    ins.lane_form = ins.loop == n->op->elementwise[static_cast<int>(DType::Float32)] ? n->op->lane_form
+                                                                                     : detail::LaneForm::kNone;
     ins.arity = static_cast<int>(n->inputs.size());
     for (int k = 0; k < ins.arity; ++k) ins.in[k] = reg[n->inputs[k].node->id];
     if (n.get() == result) {

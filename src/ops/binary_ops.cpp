@@ -122,13 +122,13 @@ template <bool kMax> void minmax_grad(GradContext& c) {
   if (c.needs(1)) c.set(1, unbroadcast(where(x_wins, 0, g), y));
 }
 
-constexpr OpDef kAdd =
-    with_reference(binary_op<AddFn>("Add", add_samples, add_grad), [](const ReferenceArgs& a) { return a.x + a.y; });
-constexpr OpDef kSub =
-    with_reference(binary_op<SubFn>("Sub", arith_samples, sub_grad), [](const ReferenceArgs& a) { return a.x - a.y; });
-constexpr OpDef kMul =
-    with_reference(binary_op<MulFn>("Mul", arith_samples, mul_grad), [](const ReferenceArgs& a) { return a.x * a.y; });
-constexpr OpDef kRealDiv = with_reference(binary_op<RealDivFn>("RealDiv", div_samples, div_grad),
+constexpr OpDef kAdd = with_reference(binary_op<AddFn>("Add", add_samples, add_grad, LaneForm::kAdd),
+                                      [](const ReferenceArgs& a) { return a.x + a.y; });
+constexpr OpDef kSub = with_reference(binary_op<SubFn>("Sub", arith_samples, sub_grad, LaneForm::kSub),
+                                      [](const ReferenceArgs& a) { return a.x - a.y; });
+constexpr OpDef kMul = with_reference(binary_op<MulFn>("Mul", arith_samples, mul_grad, LaneForm::kMul),
+                                      [](const ReferenceArgs& a) { return a.x * a.y; });
+constexpr OpDef kRealDiv = with_reference(binary_op<RealDivFn>("RealDiv", div_samples, div_grad, LaneForm::kDiv),
                                           [](const ReferenceArgs& a) { return a.x / a.y; });
 constexpr OpDef kFloorDiv = with_reference(int_division_op<FloorDivFn>("FloorDiv", floor_samples, nullptr),
                                            [](const ReferenceArgs& a) { return std::floor(a.rounded(a.x / a.y)); });
@@ -149,10 +149,10 @@ constexpr OpDef kSquaredDifference = with_reference(
 constexpr OpDef kPow = with_reference(binary_op<PowFn>("Pow", pow_samples, pow_grad),
                                       [](const ReferenceArgs& a) { return std::pow(a.x, a.y); });
 constexpr OpDef kMaximum = with_reference(
-    binary_op<MaximumFn>("Maximum", minmax_samples, minmax_grad<true>),
+    binary_op<MaximumFn>("Maximum", minmax_samples, minmax_grad<true>, LaneForm::kMaximum),
     [](const ReferenceArgs& a) { return std::isnan(a.x) || std::isnan(a.y) ? a.x + a.y : std::max(a.x, a.y); });
 constexpr OpDef kMinimum = with_reference(
-    binary_op<MinimumFn>("Minimum", minmax_samples, minmax_grad<false>),
+    binary_op<MinimumFn>("Minimum", minmax_samples, minmax_grad<false>, LaneForm::kMinimum),
     [](const ReferenceArgs& a) { return std::isnan(a.x) || std::isnan(a.y) ? a.x + a.y : std::min(a.x, a.y); });
 
 }  // namespace

@@ -111,9 +111,9 @@ void selu_grad(GradContext& c) {
                  c.grad(0) * (y + 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717)));
 }
 
-constexpr OpDef kNeg = with_reference(unary_op<NegFn>("Neg", signed_special_samples, neg_grad),
+constexpr OpDef kNeg = with_reference(unary_op<NegFn>("Neg", signed_special_samples, neg_grad, LaneForm::kNeg),
                                       [](const ReferenceArgs& a) { return -a.x; });
-constexpr OpDef kAbs = with_reference(unary_op<AbsFn>("Abs", signed_special_samples, abs_grad),
+constexpr OpDef kAbs = with_reference(unary_op<AbsFn>("Abs", signed_special_samples, abs_grad, LaneForm::kAbs),
                                       [](const ReferenceArgs& a) { return std::fabs(a.x); });
 constexpr OpDef kSign =
     with_reference(unary_op<SignFn>("Sign", signed_special_samples, sign_grad), [](const ReferenceArgs& a) {
@@ -128,25 +128,27 @@ constexpr OpDef kRound = with_reference(unary_op<RoundFn>("Round", round_samples
                                         [](const ReferenceArgs& a) { return std::nearbyint(a.x); });
 constexpr OpDef kRint = with_reference(unary_op<RintFn>("Rint", rounding_samples, nullptr),
                                        [](const ReferenceArgs& a) { return std::nearbyint(a.x); });
-constexpr OpDef kSquare = with_reference(unary_op<SquareFn>("Square", signed_samples, square_grad),
+constexpr OpDef kSquare = with_reference(unary_op<SquareFn>("Square", signed_samples, square_grad, LaneForm::kSquare),
                                          [](const ReferenceArgs& a) { return a.x * a.x; });
-constexpr OpDef kRelu = with_reference(unary_op<ReluFn>("Relu", signed_samples, relu_grad), [](const ReferenceArgs& a) {
-  return std::isnan(a.x) ? a.x : a.x > 0 ? a.x : 0.0;
-});
-constexpr OpDef kSqrt = with_reference(unary_op<SqrtFn>("Sqrt", positive_samples, sqrt_grad),
+constexpr OpDef kRelu =
+    with_reference(unary_op<ReluFn>("Relu", signed_samples, relu_grad, LaneForm::kRelu), [](const ReferenceArgs& a) {
+      return std::isnan(a.x) ? a.x : a.x > 0 ? a.x : 0.0;
+    });
+constexpr OpDef kSqrt = with_reference(unary_op<SqrtFn>("Sqrt", positive_samples, sqrt_grad, LaneForm::kSqrt),
                                        [](const ReferenceArgs& a) { return std::sqrt(a.x); });
-constexpr OpDef kRsqrt = with_reference(unary_op<RsqrtFn>("Rsqrt", positive_samples, rsqrt_grad),
+constexpr OpDef kRsqrt = with_reference(unary_op<RsqrtFn>("Rsqrt", positive_samples, rsqrt_grad, LaneForm::kRsqrt),
                                         [](const ReferenceArgs& a) { return 1 / std::sqrt(a.x); });
-constexpr OpDef kExp = with_reference(unary_op<ExpFn>("Exp", float_samples, exp_grad),
+constexpr OpDef kExp = with_reference(unary_op<ExpFn>("Exp", float_samples, exp_grad, LaneForm::kExp),
                                       [](const ReferenceArgs& a) { return std::exp(a.x); });
-constexpr OpDef kLog = with_reference(unary_op<LogFn>("Log", positive_samples, log_grad),
+constexpr OpDef kLog = with_reference(unary_op<LogFn>("Log", positive_samples, log_grad, LaneForm::kLog),
                                       [](const ReferenceArgs& a) { return std::log(a.x); });
-constexpr OpDef kLog1p = with_reference(unary_op<Log1pFn>("Log1p", positive_samples, log1p_grad),
+constexpr OpDef kLog1p = with_reference(unary_op<Log1pFn>("Log1p", positive_samples, log1p_grad, LaneForm::kLog1p),
                                         [](const ReferenceArgs& a) { return std::log1p(a.x); });
-constexpr OpDef kTanh = with_reference(unary_op<TanhFn>("Tanh", float_samples, tanh_grad),
+constexpr OpDef kTanh = with_reference(unary_op<TanhFn>("Tanh", float_samples, tanh_grad, LaneForm::kTanh),
                                        [](const ReferenceArgs& a) { return std::tanh(a.x); });
-constexpr OpDef kSigmoid = with_reference(unary_op<SigmoidFn>("Sigmoid", float_samples, sigmoid_grad),
-                                          [](const ReferenceArgs& a) { return 1 / (1 + std::exp(-a.x)); });
+constexpr OpDef kSigmoid =
+    with_reference(unary_op<SigmoidFn>("Sigmoid", float_samples, sigmoid_grad, LaneForm::kSigmoid),
+                   [](const ReferenceArgs& a) { return 1 / (1 + std::exp(-a.x)); });
 constexpr OpDef kSin = with_reference(unary_op<SinFn>("Sin", float_samples, sin_grad),
                                       [](const ReferenceArgs& a) { return std::sin(a.x); });
 constexpr OpDef kCos = with_reference(unary_op<CosFn>("Cos", float_samples, cos_grad),

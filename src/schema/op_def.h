@@ -166,6 +166,15 @@ struct ReferenceArgs {
 };
 using ReferenceFn = double (*)(const ReferenceArgs& a);
 
+// The 8-lane form of an elementwise op's float32 loop (ops/lane_ops.h): a
+// fused program keeps a chain's values in vector registers from op to op
+// with it, computing on every lane the bits the loop computes.
+enum class LaneForm : uint8_t {
+  kNone,  // no lane form: the op runs its loop
+  kAdd, kSub, kMul, kDiv, kMaximum, kMinimum,  // binary
+  kNeg, kAbs, kSquare, kRelu, kSqrt, kRsqrt, kExp, kLog, kLog1p, kTanh, kSigmoid,
+};
+
 enum OpFlags : uint32_t {
   kNoFlags = 0,
   // Has effects beyond its outputs (print, variable update, random, host
@@ -199,6 +208,8 @@ struct OpDef {
   ElementwiseLoop elementwise[kNumDTypes] = {};
   // Elementwise ops: the op on one element in double precision (ReferenceFn).
   ReferenceFn reference = nullptr;
+  // Elementwise ops: the 8-lane form standing in for elementwise[Float32].
+  LaneForm lane_form = LaneForm::kNone;
   // Background ops: the executor starts the step as early as its inputs allow
   // and finishes it just before the first step that reads an output, so the
   // steps between run while the work goes on. `kernel` (start, then finish)
