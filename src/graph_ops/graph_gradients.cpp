@@ -14,6 +14,7 @@
 
 #include "graph_ops/call_op.h"
 #include "graph_ops/control_flow_ops.h"
+#include "graph_ops/while_replays.h"
 #include "trace/tracing_context.h"
 #include "kiln/array.h"
 #include "kiln/gradient.h"
@@ -463,6 +464,8 @@ void while_gradient(GradContext& c) {
   for (const IterationStack& st : stacks)
     for (Tensor& leaf : st.empty_leaves()) fwd_in.push_back(std::move(leaf));
   bool stateful = is_stateful_graph(*body1_g) || is_stateful_graph(*cond1_g);
+  // Stateless: its first nv outputs are the forward loop's, bit for bit.
+  if (!stateful) note_while_replay(body1_g, {cond_f, body_f, nv + nc, nv});
   TensorList fwd = dispatch(function_detail::while_op(stateful), fwd_in,
                             Attrs{{"cond", cond1_g}, {"body", body1_g}}, SourceLocation());
 
