@@ -65,8 +65,8 @@ class _Cell(Layer):
     def _bias_initializer(self):
         return self.bias_initializer
 
-    def _input_bias(self):
-        return self.bias
+    def _input_bias(self, bias):
+        return bias
 
     def build(self, input_shape):
         input_shape = TensorShape(input_shape)
@@ -82,9 +82,18 @@ class _Cell(Layer):
             self.bias = self.add_weight("bias", self._bias_shape(), initializer=self._bias_initializer())
         self.built = True
 
-    def _project(self, inputs):
-        z = _C.matmul(inputs, self.kernel, False, False)
-        return _C.bias_add(z, self._input_bias()) if self.use_bias else z
+    def _weights(self):
+        """The weights' values: kernel, recurrent kernel, bias (None without one). The RNN layer reads them once,
+        before its loop over time, so the loop's body reads no variable: a stateless loop, which the graph
+        passes may merge with its gradient's re-run of it."""
+        return [None if w is None else w.read_value() for w in (self.kernel, self.recurrent_kernel, self.bias)]
+
+    def call(self, inputs, states, training=None):
+        return self._step(inputs, states, self._weights())
+
+    def _project(self, inputs, kernel, bias):
+        z = _C.matmul(inputs, kernel, False, False)
+        return _C.bias_add(z, self._input_bias(bias)) if self.use_bias else z
 
     def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
         """Zeros of [batch, units] per state, the batch taken from `inputs` [batch, ...] when it is known only
@@ -113,9 +122,10 @@ class SimpleRNNCell(_Cell):
         super().__init__(units, activation, None, use_bias, kernel_initializer, recurrent_initializer,
                          bias_initializer, **kwargs)
 
-    def call(self, inputs, states, training=None):
+    def _step(self, inputs, states, weights):
+        kernel, recurrent_kernel, bias = weights
         h = states[0] if isinstance(states, (list, tuple)) else states
-        out = self.activation(_C.add(self._project(inputs), _C.matmul(h, self.recurrent_kernel, False, False)))
+        out = self.activation(_C.add(self._project(inputs, kernel, bias), _C.matmul(h, recurrent_kernel, False, False)))
         return out, [out]
 
 
@@ -147,9 +157,10 @@ class LSTMCell(_Cell):
                               base([2 * units], dtype)], 0)
         return forget_ones
 
-    def call(self, inputs, states, training=None):
+    def _step(self, inputs, states, weights):
+        kernel, recurrent_kernel, bias = weights
         h, c = states
-        z = _C.add(self._project(inputs), _C.matmul(h, self.recurrent_kernel, False, False))
+        z = _C.add(self._project(inputs, kernel, bias), _C.matmul(h, recurrent_kernel, False, False))
         u, gate_act, act = self.units, self.recurrent_activation, self.activation
         i = gate_act(_gate(z, 0, u))
         f = gate_act(_gate(z, 1, u))
@@ -181,25 +192,26 @@ class GRUCell(_Cell):
     def _bias_shape(self):
         return [2, 3 * self.units] if self.reset_after else [3 * self.units]
 
-    def _input_bias(self):
-        return _C.gather(self.bias, _C.constant(0), 0) if self.reset_after else self.bias
+    def _input_bias(self, bias):
+        return _C.gather(bias, _C.constant(0), 0) if self.reset_after else bias
 
-    def call(self, inputs, states, training=None):
+    def _step(self, inputs, states, weights):
+        kernel, recurrent_kernel, bias = weights
         h = states[0] if isinstance(states, (list, tuple)) else states
-        x = self._project(inputs)
+        x = self._project(inputs, kernel, bias)
         u, gate_act, act = self.units, self.recurrent_activation, self.activation
         if self.reset_after:
-            inner = _C.matmul(h, self.recurrent_kernel, False, False)
+            inner = _C.matmul(h, recurrent_kernel, False, False)
             if self.use_bias:
-                inner = _C.bias_add(inner, _C.gather(self.bias, _C.constant(1), 0))
+                inner = _C.bias_add(inner, _C.gather(bias, _C.constant(1), 0))
             z = gate_act(_C.add(_gate(x, 0, u), _gate(inner, 0, u)))
             r = gate_act(_C.add(_gate(x, 1, u), _gate(inner, 1, u)))
             hh = act(_C.add(_gate(x, 2, u), _C.multiply(r, _gate(inner, 2, u))))
         else:
-            inner = _C.matmul(h, _C.slice(self.recurrent_kernel, [0, 0], [-1, 2 * u]), False, False)
+            inner = _C.matmul(h, _C.slice(recurrent_kernel, [0, 0], [-1, 2 * u]), False, False)
             z = gate_act(_C.add(_gate(x, 0, u), _gate(inner, 0, u)))
             r = gate_act(_C.add(_gate(x, 1, u), _gate(inner, 1, u)))
-            recurrent_h = _C.matmul(_C.multiply(r, h), _C.slice(self.recurrent_kernel, [0, 2 * u], [-1, u]),
+            recurrent_h = _C.matmul(_C.multiply(r, h), _C.slice(recurrent_kernel, [0, 2 * u], [-1, u]),
                                     False, False)
             hh = act(_C.add(_gate(x, 2, u), recurrent_h))
         h = _C.add(_C.multiply(z, h), _C.multiply(_C.subtract(1.0, z), hh))
@@ -270,7 +282,12 @@ class RNN(Layer):
             if len(states) != n:
                 raise ValueError(f"Layer {self.name} expects {n} initial state(s), but it received "
                                  f"{len(states)} initial state(s).")
-        step = self.cell.call
+        if isinstance(self.cell, _Cell):
+            weights = self.cell._weights()
+            def step(x_t, states):
+                return self.cell._step(x_t, states, weights)
+        else:
+            step = self.cell.call
         if self.unroll and _C.control_flow_intercepted():
             if steps is None:
                 raise ValueError("Cannot unroll a RNN if the time dimension is undefined.")

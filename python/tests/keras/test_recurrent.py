@@ -141,6 +141,16 @@ def test_default_weights_follow_keras():
     np.testing.assert_array_equal(K.initializers.get("orthogonal")((2, 3)).shape, (2, 3))
 
 
+def test_a_cell_called_alone_is_one_step():
+    cell = K.layers.LSTMCell(4)
+    x, h, c = randn(2, 3), randn(2, 4), randn(2, 4)
+    out, (h1, c1) = cell(x, [h, c])
+    want = lstm_step(x.astype(np.float64), [h, c], *cell.get_weights())
+    np.testing.assert_allclose(out.numpy(), want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c1.numpy(), want[1], rtol=1e-5, atol=1e-6)
+    assert cell.state_size == [4, 4]
+
+
 def test_a_cell_in_the_rnn_layer_equals_the_layer():
     x = randn(2, 5, 3)
     layer = K.layers.GRU(4, return_sequences=True)
