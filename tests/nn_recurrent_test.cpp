@@ -9,7 +9,10 @@
 
 #include <kiln/saved_model.h>
 
+#include "function/traced_graph.h"
+#include "graph/graph.h"
 #include "kiln/kiln.h"
+#include "passes/passes.h"
 
 using namespace kiln;
 using kiln::testing::expect_error;
@@ -382,4 +385,27 @@ TEST(NnRecurrent, BadInputsAreNamed) {
   auto f = kiln::function([&](const Tensor& in) { return unrolled(in); },
                           {.input_signature = std::vector{TensorSpec({None, None, 3})}});
   expect_error<InvalidArgument>([&] { f(zeros({1, 2, 3})); }, {"cannot unroll a RNN if the time dimension is undefined"});
+}
+
+// The layers read their weights before the loop, so it is stateless and the
+// passes take its results from the gradient's re-run: a training step loops
+// over the sequence twice (re-run, backward), not three times.
+TEST(NnRecurrent, ATracedTrainingStepLoopsTwiceOverTheSequence) {
+  nn::LSTM lstm(kUnits, {.seed = 9});
+  auto step = kiln::function([&](const Tensor& x) {
+    GradientTape tape;
+    Tensor loss = sum(lstm(x));
+    return tape.gradient(loss, lstm.trainable_variables());
+  });
+  Tensor x = inputs(DType::Float32);
+  step(x);
+  const graph::Graph& traced = *step.get_concrete_function(x).impl()->graph;
+  auto count_while = [](const graph::Graph& g) {
+    int n = 0;
+    for (const auto& node : g.nodes()) n += node->op->name == std::string_view("While");
+    return n;
+  };
+  EXPECT_EQ(count_while(traced), 3);
+  EXPECT_EQ(count_while(*passes::optimize(traced, {})), 2);
+  EXPECT_EQ(count_while(*passes::optimize(traced, {.replays = false})), 3);
 }
