@@ -14,6 +14,7 @@ namespace kiln::passes {
 
 struct PassOptions {
   bool inline_calls = true;    // Call nodes become the callee's nodes
+  bool replays = true;         // a while_loop's results come from its gradient's replay of it
   bool fold_constants = true;  // ops on constants run once, at compile time
   bool simplify = true;        // x*1, x-0, double transpose, cast of cast, ...
   bool cse = true;             // identical pure nodes become one
@@ -44,6 +45,7 @@ std::shared_ptr<const graph::Graph> optimize(const graph::Graph& g, const PassOp
 
 // The passes, in pipeline order. Each returns whether it changed the graph.
 bool inline_calls(graph::Graph& g);
+bool merge_while_replays(graph::Graph& g);
 bool fold_constants(graph::Graph& g, int64_t max_elements);
 bool simplify(graph::Graph& g);
 bool eliminate_common_subexpressions(graph::Graph& g);

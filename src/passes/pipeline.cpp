@@ -84,6 +84,7 @@ PassOptions PassOptions::from_env() {
     while (std::getline(list, name, ',')) {
       bool all = name == "all";
       if (all || name == "inline") o.inline_calls = false;
+      if (all || name == "replays") o.replays = false;
       if (all || name == "fold") o.fold_constants = false;
       if (all || name == "simplify") o.simplify = false;
       if (all || name == "cse") o.cse = false;
@@ -111,6 +112,9 @@ std::shared_ptr<const Graph> optimize(const Graph& source, const PassOptions& op
       std::cerr << fmt::format("--- graph '{}' after pass {} ---\n{}", g->name(), pass, g->to_string());
   };
   run("inline", options.inline_calls, [&] { return inline_calls(*g); });
+  // Before "nested", which gives While nodes optimized copies of their bodies:
+  // a replay is known by its body graph.
+  run("replays", options.replays, [&] { return merge_while_replays(*g); });
   run("nested", true, [&] { return optimize_nested(*g, options); });
   run("fold", options.fold_constants, [&] { return fold_constants(*g, options.fold_max_elements); });
   run("simplify", options.simplify, [&] { return simplify(*g); });
