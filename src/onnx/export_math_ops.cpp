@@ -35,6 +35,11 @@ KILN_ONNX_NAME(LessOrEqual) KILN_ONNX_NAME(Greater) KILN_ONNX_NAME(GreaterOrEqua
 KILN_ONNX_NAME(Or) KILN_ONNX_NAME(Where)
 #undef KILN_ONNX_NAME
 
+// Kiln rounds integers to themselves; ONNX's rounding ops take floats only.
+template <const char* kOnnx> void rounding(const NodeExport& x) {
+  export_as(x, is_floating(x.in_type(0).dtype) ? std::string_view(kOnnx) : std::string_view("Identity"));
+}
+
 void square(const NodeExport& x) { x.e.add_node("Mul", {x.in(0), x.in(0)}, {x.out()}); }
 
 void rsqrt(const NodeExport& x) { x.e.add_node("Reciprocal", {x.e.add("Sqrt", {x.in(0)})}, {x.out()}); }
@@ -168,8 +173,8 @@ void top_k(const NodeExport& x) {
 }  // namespace
 
 void add_math_exports(ExportTable& t) {
-  t["Neg"] = same<kNeg>, t["Abs"] = same<kAbs>, t["Sign"] = same<kSign>, t["Floor"] = same<kFloor>;
-  t["Ceil"] = same<kCeil>, t["Round"] = same<kRound>, t["Rint"] = same<kRound>, t["Relu"] = same<kRelu>;
+  t["Neg"] = same<kNeg>, t["Abs"] = same<kAbs>, t["Sign"] = same<kSign>, t["Floor"] = rounding<kFloor>;
+  t["Ceil"] = rounding<kCeil>, t["Round"] = rounding<kRound>, t["Rint"] = rounding<kRound>, t["Relu"] = same<kRelu>;
   t["Sqrt"] = same<kSqrt>, t["Exp"] = same<kExp>, t["Log"] = same<kLog>, t["Tanh"] = same<kTanh>;
   t["Sigmoid"] = same<kSigmoid>, t["Sin"] = same<kSin>, t["Cos"] = same<kCos>, t["Erf"] = same<kErf>;
   t["Softplus"] = same<kSoftplus>, t["Softsign"] = same<kSoftsign>, t["Elu"] = same<kElu>;
