@@ -1,7 +1,7 @@
 // kiln-cli export (a saved model's signature to ONNX) and run --onnx.
 #include <sstream>
 
-#include "io/cli.h"
+#include "cli_test_util.h"
 #include "kiln/onnx.h"
 #include "onnx_test_util.h"
 
@@ -10,17 +10,6 @@ using namespace kiln::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct CliResult {
-  int status;
-  std::string out, err;
-};
-
-CliResult cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int status = io::kiln_cli_main(args, out, err);
-  return {status, out.str(), err.str()};
-}
 
 TEST(OnnxCli, ExportThenRunTheOnnxModel) {
   fs::path dir = temp_path("saved");
