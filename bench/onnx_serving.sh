@@ -8,11 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 threads="${1:-2}"
 bash scripts/build.sh bench_onnx_serving >/dev/null
+bash scripts/install_onnxruntime.sh
 ort_dir=build/onnxruntime
-if [ ! -d "$ort_dir/node_modules/onnxruntime-node" ]; then
-  mkdir -p "$ort_dir"
-  npm install --prefix "$ort_dir" --no-audit --no-fund --ignore-scripts --no-save onnxruntime-node@1 >/dev/null
-fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 OMP_NUM_THREADS="$threads" build/bench/bench_onnx_serving "$work"

@@ -9,11 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh onnx_export_samples
+bash scripts/install_onnxruntime.sh
 ort_dir=build/onnxruntime
-if [ ! -d "$ort_dir/node_modules/onnxruntime-node" ]; then
-  mkdir -p "$ort_dir"
-  npm install --prefix "$ort_dir" --no-audit --no-fund --ignore-scripts --no-save onnxruntime-node@1 >/dev/null
-fi
 cases=build/onnxruntime/cases
 rm -rf "$cases"
 build/tests/onnx_export_samples "$cases"
