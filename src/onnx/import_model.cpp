@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "function/traced_graph.h"
+#include "kiln/control_flow.h"
+#include "kiln/math.h"
 #include "kiln/onnx.h"
 #include "onnx/importer.h"
 #include "ops/creation.h"
@@ -47,10 +49,25 @@ detail::TensorType value_type(const pb::ValueInfoProto& vi, const std::string& w
   return {dtype, s};
 }
 
+// Subgraphs (If branches, Loop bodies) nested deeper than this are refused.
+constexpr int kMaxGraphDepth = 32;
+
+using Scope = std::unordered_map<std::string, Tensor>;  // ONNX name -> Kiln tensor (concrete for constants)
+
+const pb::GraphProto& graph_attr(const pb::NodeProto& node, const std::string& name, const std::string& where) {
+  for (const pb::AttributeProto& a : node.attribute())
+    if (a.name() == name) {
+      if (a.type() != pb::AttributeProto::GRAPH) bad(where, fmt::format("attribute '{}' must be a graph", name));
+      return a.g();
+    }
+  bad(where, fmt::format("attribute '{}' is missing", name));
+}
+
 struct Importer {
   const pb::ModelProto& model;
   std::string what;
   int opset = 0;
+  int depth = 0;
 
   void check_header() {
     if (!model.has_graph()) bad(what, "the model has no graph");
@@ -71,7 +88,7 @@ struct Importer {
     check_header();
     const pb::GraphProto& gp = model.graph();
     auto g = std::make_shared<graph::Graph>(gp.name().empty() ? "onnx_model" : gp.name());
-    std::unordered_map<std::string, Tensor> values;  // ONNX name -> Kiln tensor (concrete for constants)
+    Scope values;
     std::vector<saved_model::TensorInfo> inputs, outputs;
     {
       function_detail::TracingContext ctx(g);
@@ -108,12 +125,68 @@ struct Importer {
     return saved_model::LoadedSignature(ConcreteFunction(std::move(impl)), std::move(inputs), std::move(outputs));
   }
 
-  void import_node(const pb::NodeProto& node, std::unordered_map<std::string, Tensor>& values) {
+  // A subgraph's outputs, its nodes imported in a scope that sees the
+  // enclosing graph's values (the tracer captures those it uses).
+  std::vector<Tensor> import_subgraph(const pb::GraphProto& g, Scope scope, const std::string& where) {
+    if (++depth > kMaxGraphDepth) bad(where, fmt::format("subgraphs are nested more than {} deep", kMaxGraphDepth));
+    for (const pb::TensorProto& init : g.initializer())
+      scope[init.name()] = from_tensor_proto(init, fmt::format("{}: initializer '{}'", where, init.name()));
+    for (const pb::NodeProto& node : g.node()) import_node(node, scope);
+    std::vector<Tensor> out;
+    for (const pb::ValueInfoProto& vi : g.output()) {
+      auto it = scope.find(vi.name());
+      if (it == scope.end()) bad(where, fmt::format("subgraph output '{}' is not produced by any node", vi.name()));
+      out.push_back(it->second);
+    }
+    --depth;
+    return out;
+  }
+
+  // If: kiln::cond over the two branches (one If op when pred is symbolic).
+  std::vector<Tensor> import_if(const pb::NodeProto& node, const std::vector<Tensor>& inputs, const Scope& scope,
+                                const std::string& where) {
+    if (inputs.empty() || !inputs[0].defined()) bad(where, "the condition input is missing");
+    const pb::GraphProto& then_g = graph_attr(node, "then_branch", where);
+    const pb::GraphProto& else_g = graph_attr(node, "else_branch", where);
+    return cond(reshape(inputs[0], Shape{}), [&] { return import_subgraph(then_g, scope, where); },
+                [&] { return import_subgraph(else_g, scope, where); });
+  }
+
+  // Loop(M, cond, vars...) {body(i, cond, vars...) -> (cond, vars...)} as
+  // kiln::while_loop over (i, cond, vars...).
+  std::vector<Tensor> import_loop(const pb::NodeProto& node, const std::vector<Tensor>& inputs, const Scope& scope,
+                                  const std::string& where) {
+    const pb::GraphProto& body = graph_attr(node, "body", where);
+    const int num_vars = static_cast<int>(inputs.size()) - 2;
+    if (num_vars < 0) bad(where, "Loop takes M and cond before its loop variables");
+    if (body.input_size() != num_vars + 2) bad(where, fmt::format("the body takes {} inputs for {} loop variables", body.input_size(), num_vars));
+    if (body.output_size() != num_vars + 1)
+      throw Unimplemented(fmt::format("kiln::onnx::import_model: {}: scan outputs are not supported", where));
+    Tensor trip_limit = inputs[0].defined() ? cast(reshape(inputs[0], Shape{}), DType::Int64) : Tensor();
+    std::vector<Tensor> vars{constant(int64_t{0}), inputs[1].defined() ? reshape(inputs[1], Shape{}) : constant(true)};
+    for (int k = 0; k < num_vars; ++k) vars.push_back(inputs[2 + k]);
+    auto keep_going = [&](const std::vector<Tensor>& v) {
+      return trip_limit.defined() ? logical_and(v[1], v[0] < trip_limit) : v[1];
+    };
+    auto step = [&](const std::vector<Tensor>& v) {
+      Scope inner = scope;
+      for (int k = 0; k < num_vars + 2; ++k) inner[body.input(k).name()] = v[k];
+      std::vector<Tensor> out = import_subgraph(body, std::move(inner), where);
+      std::vector<Tensor> next{v[0] + int64_t{1}, reshape(out[0], Shape{})};
+      next.insert(next.end(), out.begin() + 1, out.end());
+      return next;
+    };
+    std::vector<Tensor> final_vars = while_loop(keep_going, step, vars);
+    return {final_vars.begin() + 2, final_vars.end()};
+  }
+
+  void import_node(const pb::NodeProto& node, Scope& values) {
     std::string where = fmt::format("{}: node '{}' ({})", what, node.name(), node.op_type());
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       throw Unimplemented(fmt::format("kiln::onnx::import_model: {}: domain '{}' is not supported", where, node.domain()));
+    const bool control_flow = node.op_type() == "If" || node.op_type() == "Loop";
     ImportFn fn = import_fn(node.op_type());
-    if (!fn)
+    if (!fn && !control_flow)
       throw Unimplemented(fmt::format("kiln::onnx::import_model: {}: Kiln has no op {}", where, node.op_type()));
     std::vector<Tensor> inputs;
     for (const std::string& name : node.input()) {
@@ -131,7 +204,9 @@ struct Importer {
     }
     std::vector<Tensor> outs;
     try {
-      outs = fn(NodeImport(node, std::move(inputs), opset));
+      if (node.op_type() == "If") outs = import_if(node, inputs, values, where);
+      else if (node.op_type() == "Loop") outs = import_loop(node, inputs, values, where);
+      else outs = fn(NodeImport(node, std::move(inputs), opset));
     } catch (const InvalidArgument& e) {
       std::string msg = e.what();
       if (msg.rfind("kiln::onnx", 0) == 0) throw;

@@ -43,7 +43,7 @@ std::vector<std::tuple<std::string, std::string, bool>> fresh_seeds() {
   std::string good = kiln::onnx::export_to_string(only_trace(affine));
   out.emplace_back("affine.onnx", good, true);
   out.emplace_back("cnn.onnx", kiln::onnx::export_to_string(only_trace(cnn)), true);
-  out.emplace_back("control_flow.onnx", kiln::onnx::export_to_string(only_trace(loop)), false);
+  out.emplace_back("control_flow.onnx", kiln::onnx::export_to_string(only_trace(loop)), true);
   out.emplace_back("hostile_truncated.onnx", good.substr(0, good.size() / 2), false);
   onnx_io::pb::ModelProto m = parse_model(good);
   onnx_io::pb::NodeProto& first = *m.mutable_graph()->mutable_node(0);

@@ -49,6 +49,25 @@ TEST(OnnxImport, MnistCnnRoundTripIsBitwise) {
   fs::remove(path);
 }
 
+TEST(OnnxImport, ControlFlowRoundTripIsBitwise) {
+  auto f = kiln::function(
+      [](const Tensor& x, const Tensor& n) {
+        Tensor y = cond(sum(x) > 0.f, [&] { return x * 2.f; }, [&] { return -x; });
+        auto [i, acc] = while_loop([&](const Tensor& i, const Tensor&) { return i < n; },
+                                   [](const Tensor& i, const Tensor& a) { return std::tuple{i + 1, a * 1.5f}; },
+                                   std::tuple{constant(0), y});
+        return acc;
+      },
+      {.input_signature = std::vector<TensorSpec>{TensorSpec({3}), TensorSpec({}, DType::Int32)}});
+  auto imported = kiln::onnx::import_model_from_string(kiln::onnx::export_to_string(only_trace(f)));
+  for (float sign : {1.f, -1.f})
+    for (int n : {0, 1, 5}) {
+      Tensor x = constant({1.f, -2.f, 3.5f}) * sign;
+      Tensor got = imported({{"arg0", x}, {"arg1", constant(n)}}).at("output_0");
+      EXPECT_TRUE(detail::same_bits(got, f(x, constant(n)))) << sign << " " << n;
+    }
+}
+
 // ---- Hostile models ------------------------------------------------------------
 onnx_io::pb::ModelProto small_model() {
   auto f = kiln::function([](const Tensor& x) { return relu(x) + 1.f; },
