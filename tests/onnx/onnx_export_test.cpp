@@ -33,13 +33,7 @@ TEST(OnnxExport, AffineGolden) {
 
 TEST(OnnxExport, CondAndWhileLoopGolden) {
   auto f = kiln::function(
-      [](const Tensor& x, const Tensor& n) {
-        Tensor y = cond(sum(x) > 0.f, [&] { return x * 2.f; }, [&] { return -x; });
-        auto [i, acc] = while_loop([&](const Tensor& i, const Tensor&) { return i < n; },
-                                   [](const Tensor& i, const Tensor& a) { return std::tuple{i + 1, a * 2.f}; },
-                                   std::tuple{constant(0), y});
-        return acc;
-      },
+      [](const Tensor& x, const Tensor& n) { return control_flow_example(x, n, 2.f); },
       {.input_signature = std::vector<TensorSpec>{TensorSpec({3}), TensorSpec({}, DType::Int32)}, .name = "control"});
   onnx_io::pb::ModelProto model = parse_model(kiln::onnx::export_to_string(only_trace(f)));
   EXPECT_EQ(onnx_check(model), "");

@@ -51,13 +51,7 @@ TEST(OnnxImport, MnistCnnRoundTripIsBitwise) {
 
 TEST(OnnxImport, ControlFlowRoundTripIsBitwise) {
   auto f = kiln::function(
-      [](const Tensor& x, const Tensor& n) {
-        Tensor y = cond(sum(x) > 0.f, [&] { return x * 2.f; }, [&] { return -x; });
-        auto [i, acc] = while_loop([&](const Tensor& i, const Tensor&) { return i < n; },
-                                   [](const Tensor& i, const Tensor& a) { return std::tuple{i + 1, a * 1.5f}; },
-                                   std::tuple{constant(0), y});
-        return acc;
-      },
+      [](const Tensor& x, const Tensor& n) { return control_flow_example(x, n, 1.5f); },
       {.input_signature = std::vector<TensorSpec>{TensorSpec({3}), TensorSpec({}, DType::Int32)}});
   auto imported = kiln::onnx::import_model_from_string(kiln::onnx::export_to_string(only_trace(f)));
   for (float sign : {1.f, -1.f})
