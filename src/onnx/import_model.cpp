@@ -63,6 +63,12 @@ const pb::GraphProto& graph_attr(const pb::NodeProto& node, const std::string& n
   bad(where, fmt::format("attribute '{}' is missing", name));
 }
 
+bool all_concrete(const std::vector<Tensor>& inputs) {
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.is_symbolic()) return false;
+  return true;
+}
+
 struct Importer {
   const pb::ModelProto& model;
   std::string what;
@@ -206,7 +212,15 @@ struct Importer {
     try {
       if (node.op_type() == "If") outs = import_if(node, inputs, values, where);
       else if (node.op_type() == "Loop") outs = import_loop(node, inputs, values, where);
-      else outs = fn(NodeImport(node, std::move(inputs), opset));
+      else if (all_concrete(inputs)) {
+        // Constant inputs: the node runs now and its outputs are constants,
+        // so shapes computed from constants (Shape -> Gather -> Concat ->
+        // Reshape) are known when Kiln builds the graph, as Kiln's ops need.
+        detail::DispatchHandlerGuard eager(nullptr);
+        outs = fn(NodeImport(node, std::move(inputs), opset));
+      } else {
+        outs = fn(NodeImport(node, std::move(inputs), opset));
+      }
     } catch (const InvalidArgument& e) {
       std::string msg = e.what();
       if (msg.rfind("kiln::onnx", 0) == 0) throw;

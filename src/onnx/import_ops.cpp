@@ -8,6 +8,7 @@
 
 #include "kiln/kiln.h"
 #include "onnx/importer.h"
+#include "runtime/dispatch.h"
 
 namespace kiln::onnx_io {
 
@@ -257,9 +258,22 @@ Out unsqueeze_(const NodeImport& n) {
   for (int64_t a : axes) y = expand_dims(y, a);
   return {y};
 }
+// A shape known when the graph is built is a constant, so what is computed
+// from it (a Reshape's target) is known too.
 Out shape_(const NodeImport& n) {
-  if (n.attr("start") || n.attr("end")) n.refuse("start and end are not supported");
-  return {cast(shape_of(n.in(0)), DType::Int64)};
+  const Shape& s = n.in(0).shape();
+  Tensor dims;
+  if (s.is_fully_defined()) {
+    detail::DispatchHandlerGuard eager(nullptr);  // a concrete tensor, not a traced Const
+    dims = constant(s.to_vector());
+  } else {
+    dims = cast(shape_of(n.in(0)), DType::Int64);
+  }
+  if (!n.attr("start") && !n.attr("end")) return {dims};
+  int r = known_rank(n, 0);
+  auto clamp = [r](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + r : v, 0, r); };
+  int64_t start = clamp(n.attr_int("start", 0)), end = clamp(n.attr_int("end", r));
+  return {slice(dims, {start}, {std::max<int64_t>(end - start, 0)})};
 }
 Out concat_(const NodeImport& n) {
   std::vector<Tensor> parts;
