@@ -400,12 +400,89 @@ Out reduce_l2(const NodeImport& n) { return {sqrt(reduce_with(n, n.in(0) * n.in(
 Out reduce_log_sum(const NodeImport& n) { return {log(reduce_with(n, n.in(0), sum)[0])}; }
 Out reduce_log_sum_exp(const NodeImport& n) { return reduce_with(n, n.in(0), reduce_logsumexp); }
 
+// x reversed along `axis` (a StridedSlice with stride -1 there).
+Tensor reversed(const Tensor& x, int axis, int rank) {
+  std::vector<int64_t> zeros(rank, 0), strides(rank, 1);
+  strides[axis] = -1;
+  SliceMasks whole;
+  whole.begin = whole.end = (int64_t{1} << rank) - 1;
+  return strided_slice(x, zeros, zeros, strides, whole);
+}
+
 template <bool kMax> Out arg_(const NodeImport& n) {
-  if (n.attr_int("select_last_index", 0)) n.refuse("select_last_index=1");
   int64_t axis = n.attr_int("axis", 0);
-  Tensor y = kMax ? argmax(n.in(0), axis) : argmin(n.in(0), axis);
+  Tensor y;
+  if (n.attr_int("select_last_index", 0)) {  // the first of the reversed, counted from the end
+    int r = known_rank(n, 0);
+    int a = static_cast<int>(axis < 0 ? axis + r : axis);
+    int64_t dim = n.in(0).shape()[a];
+    if (dim < 0) n.refuse("select_last_index=1 over a dim unknown when the graph is built");
+    Tensor rev = reversed(n.in(0), a, r);
+    y = scalar_of(static_cast<double>(dim - 1), DType::Int64) - (kMax ? argmax(rev, axis) : argmin(rev, axis));
+  } else {
+    y = kMax ? argmax(n.in(0), axis) : argmin(n.in(0), axis);
+  }
   if (n.attr_int("keepdims", 1)) y = expand_dims(y, axis < 0 ? axis + known_rank(n, 0) : axis);
   return {y};
+}
+
+// Inference: the input, and a mask of ones.
+Out dropout(const NodeImport& n) {
+  if (n.has_input(2) && n.constant_in(2).to_vector<bool>().at(0)) n.refuse("training_mode=true");
+  return {n.in(0), ones_like(n.in(0), DType::Bool)};
+}
+
+Out hardmax(const NodeImport& n) {
+  int r = known_rank(n, 0);
+  int64_t axis = n.attr_int("axis", -1);
+  int a = static_cast<int>(axis < 0 ? axis + r : axis);
+  int64_t dim = n.in(0).shape()[a];
+  if (dim < 0) n.refuse("an axis of a size unknown when the graph is built");
+  return {cast(one_hot(argmax(n.in(0), a), dim, 1, 0, a), n.in(0).dtype())};
+}
+
+// Trilu: x where the (row, column) mask of the last two dims keeps it, else 0.
+Out trilu(const NodeImport& n) {
+  int r = known_rank(n, 0);
+  if (r < 2 || n.in(0).shape()[r - 2] < 0 || n.in(0).shape()[r - 1] < 0) n.refuse("unknown matrix dims");
+  int64_t k = n.has_input(1) ? n.ints_in(1).at(0) : 0, rows = n.in(0).shape()[r - 2], cols = n.in(0).shape()[r - 1];
+  bool upper = n.attr_int("upper", 1) != 0;
+  std::vector<uint8_t> keep;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) keep.push_back(upper ? j - i >= k : j - i <= k);
+  Tensor mask = cast(constant(keep, Shape{rows, cols}), DType::Bool);
+  return {where(mask, n.in(0), zeros_like(n.in(0)))};
+}
+
+Out layer_normalization(const NodeImport& n) {
+  const Tensor& x = n.in(0);
+  int r = known_rank(n, 0);
+  int64_t axis = n.attr_int("axis", -1);
+  std::vector<int64_t> axes;
+  for (int64_t d = axis < 0 ? axis + r : axis; d < r; ++d) axes.push_back(d);
+  Tensor mu = mean(x, Axes(axes), true);
+  Tensor centred = x - mu;
+  Tensor var = mean(centred * centred, Axes(axes), true);
+  Tensor inv = rsqrt(var + scalar_of(n.attr_float("epsilon", 1e-5f), x.dtype()));
+  Tensor y = centred * inv * n.in(1);
+  if (n.has_input(2)) y = y + n.in(2);
+  return {y, mu, inv};
+}
+
+Out range_(const NodeImport& n) {
+  DType dtype = n.constant_in(0).dtype();
+  auto scalar = [&](int i) -> Scalar {
+    const Tensor& t = n.constant_in(i);
+    if (t.size() != 1 || t.dtype() != dtype) n.fail("start, limit and delta must be scalars of one type");
+    switch (dtype) {
+      case DType::Float32: return Scalar(t.to_vector<float>()[0]);
+      case DType::Float64: return Scalar(t.to_vector<double>()[0]);
+      case DType::Int32: return Scalar(t.to_vector<int32_t>()[0]);
+      case DType::Int64: return Scalar(t.to_vector<int64_t>()[0]);
+      default: n.refuse(fmt::format("a {} range", dtype_name(dtype)));
+    }
+  };
+  return {range(scalar(0), scalar(1), scalar(2), dtype)};
 }
 
 Out softmax_(const NodeImport& n) {
@@ -541,7 +618,8 @@ ImportFn import_fn(const std::string& op_type) {
       {"GlobalAveragePool", global_pool<false>}, {"GlobalMaxPool", global_pool<true>},
       {"ReduceSumSquare", reduce_sum_square}, {"ReduceL1", reduce_l1}, {"ReduceL2", reduce_l2},
       {"ReduceLogSum", reduce_log_sum}, {"ReduceLogSumExp", reduce_log_sum_exp}, {"IsNaN", is_nan},
-      {"Size", size_}, {"CastLike", cast_like}, {"PRelu", prelu}, {"ThresholdedRelu", thresholded_relu},
+      {"Size", size_}, {"Dropout", dropout}, {"Hardmax", hardmax}, {"Trilu", trilu},
+      {"LayerNormalization", layer_normalization}, {"Range", range_}, {"CastLike", cast_like}, {"PRelu", prelu}, {"ThresholdedRelu", thresholded_relu},
   };
   auto it = table.find(op_type);
   return it == table.end() ? nullptr : it->second;
