@@ -485,6 +485,38 @@ Out range_(const NodeImport& n) {
   return {range(scalar(0), scalar(1), scalar(2), dtype)};
 }
 
+// NegativeLogLikelihoodLoss of log-probabilities [N, C, d...] and targets
+// [N, d...]: -logp[target] * weight[target], an ignored target weighing 0,
+// then reduced (none, sum, or mean over the weights).
+Tensor nll_loss(const NodeImport& n, const Tensor& logp, const Tensor& target, const Tensor& weight) {
+  int r = static_cast<int>(logp.shape().rank());
+  if (r < 2 || logp.shape()[1] < 0) n.refuse("log-probabilities without a known class dim");
+  int64_t classes = logp.shape()[1];
+  Tensor t = target;
+  Tensor keep = ones_like(t, DType::Bool);
+  if (const pb::AttributeProto* ignore = n.attr("ignore_index")) {
+    Tensor ignored = equal(t, scalar_of(static_cast<double>(ignore->i()), t.dtype()));
+    keep = logical_not(ignored);
+    t = where(ignored, zeros_like(t), t);
+  }
+  Tensor picked = sum(logp * one_hot(t, classes, 1, 0, 1, logp.dtype()), Axes(int64_t{1}));
+  Tensor w = cast(keep, logp.dtype());
+  if (weight.defined()) w = w * gather(weight, t);
+  Tensor loss = -(picked * w);
+  std::string reduction = n.attr_string("reduction", "mean");
+  if (reduction == "none") return loss;
+  if (reduction == "sum") return sum(loss);
+  if (reduction != "mean") n.fail(fmt::format("reduction '{}'", reduction));
+  return sum(loss) / sum(w);
+}
+
+Out nll(const NodeImport& n) { return {nll_loss(n, n.in(0), n.in(1), n.has_input(2) ? n.in(2) : Tensor())}; }
+
+Out softmax_cross_entropy(const NodeImport& n) {
+  Tensor logp = log_softmax(n.in(0), 1);
+  return {nll_loss(n, logp, n.in(1), n.has_input(2) ? n.in(2) : Tensor()), logp};
+}
+
 Out softmax_(const NodeImport& n) {
   if (n.opset() < 13) n.refuse("opset < 13's softmax (over flattened dims)");
   return {softmax(n.in(0), n.attr_int("axis", -1))};
@@ -619,7 +651,8 @@ ImportFn import_fn(const std::string& op_type) {
       {"ReduceSumSquare", reduce_sum_square}, {"ReduceL1", reduce_l1}, {"ReduceL2", reduce_l2},
       {"ReduceLogSum", reduce_log_sum}, {"ReduceLogSumExp", reduce_log_sum_exp}, {"IsNaN", is_nan},
       {"Size", size_}, {"Dropout", dropout}, {"Hardmax", hardmax}, {"Trilu", trilu},
-      {"LayerNormalization", layer_normalization}, {"Range", range_}, {"CastLike", cast_like}, {"PRelu", prelu}, {"ThresholdedRelu", thresholded_relu},
+      {"LayerNormalization", layer_normalization}, {"Range", range_}, {"NegativeLogLikelihoodLoss", nll},
+      {"SoftmaxCrossEntropyLoss", softmax_cross_entropy}, {"CastLike", cast_like}, {"PRelu", prelu}, {"ThresholdedRelu", thresholded_relu},
   };
   auto it = table.find(op_type);
   return it == table.end() ? nullptr : it->second;
