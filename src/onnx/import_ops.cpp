@@ -280,6 +280,31 @@ Out concat_(const NodeImport& n) {
   for (int i = 0; i < n.num_inputs(); ++i) parts.push_back(n.in(i));
   return {concat(parts, n.attr_int("axis", 0))};
 }
+// GatherElements(data, indices, axis): out[..i_a..] = data[..indices[..i_a..]..].
+// Composed: data with `axis` moved last and a 1 left in its place, selected
+// by a one-hot of the indices along a new last axis, summed over it.
+Out gather_elements(const NodeImport& n) {
+  const Tensor& data = n.in(0);
+  int r = known_rank(n, 0);
+  int64_t axis = n.attr_int("axis", 0);
+  int a = static_cast<int>(axis < 0 ? axis + r : axis);
+  if (a < 0 || a >= r) n.fail(fmt::format("axis {} is out of range for rank {}", axis, r));
+  const Shape& ds = data.shape();
+  const Shape& is = n.in(1).shape();
+  if (!ds.is_fully_defined() || !is.is_fully_defined() || is.rank() != r) n.refuse("shapes unknown when the graph is built");
+  for (int d = 0; d < r; ++d)
+    if (d != a && ds[d] != is[d]) n.refuse("indices smaller than the data along another axis");
+  Tensor indices = n.in(1);
+  indices = where(indices < scalar_of(0, indices.dtype()), indices + scalar_of(static_cast<double>(ds[a]), indices.dtype()), indices);
+  std::vector<int64_t> perm;
+  for (int d = 0; d < r; ++d)
+    if (d != a) perm.push_back(d);
+  perm.push_back(a);
+  Tensor moved = expand_dims(transpose(data, perm), a);
+  Tensor pick = cast(one_hot(indices, ds[a], 1, 0, -1, DType::UInt8), DType::Bool);
+  return {sum(where(pick, moved, zeros_like(moved)), Axes(int64_t{-1}))};
+}
+
 // ONNX counts negative indices from the end; Kiln, as TF, refuses them.
 Out gather_(const NodeImport& n) {
   int64_t axis = n.attr_int("axis", 0);
@@ -641,7 +666,7 @@ ImportFn import_fn(const std::string& op_type) {
       {"And", binary<logical_and>}, {"Or", binary<logical_or>}, {"Xor", xor_}, {"Where", where_},
       {"Cast", cast_}, {"Clip", clip_}, {"Constant", constant_}, {"ConstantOfShape", constant_of_shape},
       {"Reshape", reshape_}, {"Flatten", flatten_}, {"Transpose", transpose_}, {"Squeeze", squeeze_},
-      {"Unsqueeze", unsqueeze_}, {"Shape", shape_}, {"Concat", concat_}, {"Gather", gather_}, {"Tile", tile_},
+      {"Unsqueeze", unsqueeze_}, {"Shape", shape_}, {"Concat", concat_}, {"Gather", gather_}, {"GatherElements", gather_elements}, {"Tile", tile_},
       {"Expand", expand_}, {"Pad", pad_}, {"Slice", slice_}, {"Split", split_},
       {"ReduceSum", reduce_<sum>}, {"ReduceMean", reduce_<mean>}, {"ReduceProd", reduce_<prod>},
       {"ReduceMax", reduce_<max>}, {"ReduceMin", reduce_<min>}, {"ArgMax", arg_<true>}, {"ArgMin", arg_<false>},
