@@ -5,6 +5,7 @@
 #include "kiln/onnx.h"
 
 using namespace kiln;
+using kiln::testing::expect_error;
 
 TEST(OnnxUnavailable, ExportSaysWhy) {
 #ifndef KILN_WITHOUT_ONNX
