@@ -542,6 +542,81 @@ Out softmax_cross_entropy(const NodeImport& n) {
   return {nll_loss(n, logp, n.in(1), n.has_input(2) ? n.in(2) : Tensor()), logp};
 }
 
+// A per-channel vector [C] shaped to broadcast over an NC... input of `rank`.
+Tensor per_channel(const Tensor& v, int rank) {
+  Shape s{-1};
+  for (int d = 2; d < rank; ++d) s.push_back(1);
+  return reshape(v, s);
+}
+
+// Inference mode: the running statistics.
+Out batch_normalization(const NodeImport& n) {
+  if (n.attr_int("training_mode", 0)) n.refuse("training_mode=1");
+  const Tensor& x = n.in(0);
+  int r = known_rank(n, 0);
+  Tensor inv = rsqrt(per_channel(n.in(4), r) + scalar_of(n.attr_float("epsilon", 1e-5f), x.dtype()));
+  return {(x - per_channel(n.in(3), r)) * inv * per_channel(n.in(1), r) + per_channel(n.in(2), r)};
+}
+
+Out instance_normalization(const NodeImport& n) {
+  const Tensor& x = n.in(0);
+  int r = known_rank(n, 0);
+  std::vector<int64_t> spatial;
+  for (int d = 2; d < r; ++d) spatial.push_back(d);
+  Tensor centred = x - mean(x, Axes(spatial), true);
+  Tensor var = mean(centred * centred, Axes(spatial), true);
+  Tensor inv = rsqrt(var + scalar_of(n.attr_float("epsilon", 1e-5f), x.dtype()));
+  return {centred * inv * per_channel(n.in(1), r) + per_channel(n.in(2), r)};
+}
+
+// ONNX's OneHot: negative indices count from the end; values = [off, on].
+Out one_hot_(const NodeImport& n) {
+  std::vector<int64_t> depth = n.ints_in(1);
+  if (depth.size() != 1 || depth[0] < 1) n.fail("depth must be one positive value");
+  const Tensor& values = n.in(2);
+  int r = known_rank(n, 0);
+  int64_t axis = n.attr_int("axis", -1);
+  int64_t a = axis < 0 ? axis + r + 1 : axis;
+  if (a < 0 || a > r) n.fail(fmt::format("axis {} is out of range", axis));
+  Tensor indices = cast(n.in(0), DType::Int64);
+  indices = where(indices < scalar_of(0, DType::Int64), indices + scalar_of(static_cast<double>(depth[0]), DType::Int64), indices);
+  Shape range_shape{depth[0]};
+  for (int64_t d = a; d < r; ++d) range_shape.push_back(1);
+  Tensor hit = equal(expand_dims(indices, a), reshape(range(int64_t{0}, depth[0], int64_t{1}, DType::Int64), range_shape));
+  return {where(hit, reshape(slice(values, {1}, {1}), Shape{}), reshape(slice(values, {0}, {1}), Shape{}))};
+}
+
+Out is_inf(const NodeImport& n) {
+  const Tensor& x = n.in(0);
+  Tensor inf = scalar_of(std::numeric_limits<double>::infinity(), x.dtype());
+  bool pos = n.attr_int("detect_positive", 1) != 0, neg = n.attr_int("detect_negative", 1) != 0;
+  Tensor out = zeros_like(x, DType::Bool);
+  if (pos) out = logical_or(out, equal(x, inf));
+  if (neg) out = logical_or(out, equal(x, -inf));
+  return {out};
+}
+
+Out eye_like(const NodeImport& n) {
+  const Shape& s = n.in(0).shape();
+  if (s.rank() != 2 || !s.is_fully_defined()) n.refuse("a 2-D input of a shape unknown when the graph is built");
+  int64_t k = n.attr_int("k", 0);
+  std::vector<uint8_t> ones;
+  for (int64_t i = 0; i < s[0]; ++i)
+    for (int64_t j = 0; j < s[1]; ++j) ones.push_back(j - i == k);
+  DType dtype = n.attr("dtype") ? from_onnx_dtype(static_cast<int>(n.attr_int("dtype", 1)), "EyeLike's dtype") : n.in(0).dtype();
+  return {cast(constant(ones, s), dtype)};
+}
+
+Out tan_(const NodeImport& n) { return {sin(n.in(0)) / cos(n.in(0))}; }
+Out sinh_(const NodeImport& n) {
+  const Tensor& x = n.in(0);
+  return {(exp(x) - exp(-x)) * scalar_of(0.5, x.dtype())};
+}
+Out cosh_(const NodeImport& n) {
+  const Tensor& x = n.in(0);
+  return {(exp(x) + exp(-x)) * scalar_of(0.5, x.dtype())};
+}
+
 Out softmax_(const NodeImport& n) {
   if (n.opset() < 13) n.refuse("opset < 13's softmax (over flattened dims)");
   return {softmax(n.in(0), n.attr_int("axis", -1))};
@@ -677,7 +752,9 @@ ImportFn import_fn(const std::string& op_type) {
       {"ReduceLogSum", reduce_log_sum}, {"ReduceLogSumExp", reduce_log_sum_exp}, {"IsNaN", is_nan},
       {"Size", size_}, {"Dropout", dropout}, {"Hardmax", hardmax}, {"Trilu", trilu},
       {"LayerNormalization", layer_normalization}, {"Range", range_}, {"NegativeLogLikelihoodLoss", nll},
-      {"SoftmaxCrossEntropyLoss", softmax_cross_entropy}, {"CastLike", cast_like}, {"PRelu", prelu}, {"ThresholdedRelu", thresholded_relu},
+      {"SoftmaxCrossEntropyLoss", softmax_cross_entropy}, {"BatchNormalization", batch_normalization},
+      {"InstanceNormalization", instance_normalization}, {"OneHot", one_hot_}, {"IsInf", is_inf},
+      {"EyeLike", eye_like}, {"Tan", tan_}, {"Sinh", sinh_}, {"Cosh", cosh_}, {"CastLike", cast_like}, {"PRelu", prelu}, {"ThresholdedRelu", thresholded_relu},
   };
   auto it = table.find(op_type);
   return it == table.end() ? nullptr : it->second;
