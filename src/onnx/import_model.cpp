@@ -1,5 +1,6 @@
 // kiln::onnx::import_model: an ONNX ModelProto as a Kiln graph, traced from
 // the nodes in file order, then optimized and planned as a kiln::function's.
+#include <filesystem>
 #include <fstream>
 #include <unordered_map>
 
@@ -247,6 +248,11 @@ saved_model::LoadedSignature import_model_from_string(const std::string& bytes, 
 }
 
 saved_model::LoadedSignature import_model(const std::string& path) {
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  // A FIFO or a device would block or never end: only regular files are read.
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    bad(path, "not a regular file");
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw NotFound(fmt::format("kiln::onnx::import_model: cannot open '{}'", path));
   auto size = static_cast<uint64_t>(f.tellg());

@@ -83,6 +83,8 @@ TEST(OnnxImport, RejectsTruncatedAndForeignFiles) {
   expect_error<InvalidArgument>([&] { kiln::onnx::import_model_from_string("{\"not\": \"onnx\"}", "j.onnx"); },
                                 {"j.onnx: not an ONNX model"});
   expect_error<NotFound>([&] { kiln::onnx::import_model("/nonexistent/m.onnx"); }, {"cannot open '/nonexistent/m.onnx'"});
+  expect_error<InvalidArgument>([&] { kiln::onnx::import_model("/tmp"); }, {"/tmp: not a regular file"});
+  expect_error<InvalidArgument>([&] { kiln::onnx::import_model("/dev/zero"); }, {"/dev/zero: not a regular file"});
 }
 
 TEST(OnnxImport, RejectsWrongTypesCyclesAndHugeDims) {
