@@ -35,4 +35,9 @@ std::string mnist_seed_loop_path() { return ""; }
 std::string lstm_mnist_path() { return ""; }
 #endif
 
+#ifdef KILN_ONNX_TESTDATA
+std::string onnx_testdata_dir() { return KILN_ONNX_TESTDATA; }
+std::string python_path() { return KILN_PYTHON; }
+#endif
+
 }  // namespace kiln::testing

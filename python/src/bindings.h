@@ -74,6 +74,7 @@ void bind_control_flow(py::module_& m);
 void bind_autodiff(py::module_& m);
 void bind_data(py::module_& m);
 void bind_saved_model(py::module_& m);
+void bind_onnx(py::module_& m);
 void bind_distributed(py::module_& m);
 void bind_profiler(py::module_& m);
 
