@@ -177,12 +177,14 @@ class Conv2D(Layer):
             raise ValueError("The channel dimension of the inputs should be defined. The input_shape received is "
                              f"{input_shape}, where axis -1 (0-based) is the channel dimension, which found to be "
                              "`None`.")
-        kh, kw = self.kernel_size
-        self.kernel = self.add_weight("kernel", [kh, kw, channels, self.filters], initializer=self.kernel_initializer)
+        self.kernel = self.add_weight("kernel", self._kernel_shape(channels), initializer=self.kernel_initializer)
         if self.use_bias:
             self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer)
         self.input_spec = InputSpec(ndim=4, axes={-1: channels})
         self.built = True
+
+    def _kernel_shape(self, channels):
+        return [*self.kernel_size, channels, self.filters]
 
     def call(self, inputs):
         y = _C.conv2d(inputs, self.kernel, list(self.strides), self.padding.upper(), list(self.dilation_rate))
@@ -226,19 +228,8 @@ class Conv2DTranspose(Conv2D):
                          dilation_rate=dilation_rate, **kwargs)
         self.output_padding = None
 
-    def build(self, input_shape):
-        input_shape = TensorShape(input_shape)
-        channels = input_shape[-1] if input_shape.rank else None
-        if channels is None:
-            raise ValueError("The channel dimension of the inputs to `Conv2DTranspose` should be defined. The "
-                             f"input_shape received is {input_shape}, where axis -1 (0-based) is the channel "
-                             "dimension, which found to be `None`.")
-        kh, kw = self.kernel_size
-        self.kernel = self.add_weight("kernel", [kh, kw, self.filters, channels], initializer=self.kernel_initializer)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer)
-        self.input_spec = InputSpec(ndim=4, axes={-1: channels})
-        self.built = True
+    def _kernel_shape(self, channels):
+        return [*self.kernel_size, self.filters, channels]
 
     def _length(self, length, axis):
         if length is None:
