@@ -14,8 +14,9 @@
 // the trained model with a serving signature; serve it with
 //   kiln-cli run --dir DIR --signature_def serving_default
 //       --input_idx images=data/mnist/t10k-images-idx3-ubyte:0),
-// --profile FILE (profile 10 traced steps after training: print the per-op
-// table and write a Chrome trace to FILE for Perfetto / chrome://tracing).
+// --profile FILE (profile 10 steps after training, traced or with --eager
+// eager: print the per-op table and write a Chrome trace to FILE for
+// Perfetto / chrome://tracing).
 //
 // Data-parallel, over MPI (kiln::distributed):
 //   mpirun -np 2 ./build/examples/mnist_train --distributed
@@ -226,9 +227,10 @@ int train(const Flags& flags) {
                train_steps * flags.batch_size / train_seconds, items(flags), flags.eager ? "eager" : "traced");
   if (!flags.profile_file.empty()) {
     kiln::profiler::start();
-    for (int i = 0; i < 10; ++i) time_step(traced_step);
+    for (int i = 0; i < 10; ++i) flags.eager ? time_step(step_body) : time_step(traced_step);
     kiln::profiler::Profile profile = kiln::profiler::stop();
-    fmt::print("profile of 10 traced steps, batch {}:\n{}", flags.batch_size, profile.table(20));
+    fmt::print("profile of 10 {} steps, batch {}:\n{}", flags.eager ? "eager" : "traced", flags.batch_size,
+               profile.table(20));
     profile.write_chrome_trace(flags.profile_file);
     fmt::print("wrote the Chrome trace to {} (open it in https://ui.perfetto.dev or chrome://tracing)\n",
                flags.profile_file);

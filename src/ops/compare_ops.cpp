@@ -6,6 +6,7 @@
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/grad_util.h"
+#include "ops/known_ops.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -176,3 +177,9 @@ Tensor clip(Tensor x, const Operand& min, const Operand& max, SourceLocation loc
 }
 
 }  // namespace kiln
+
+// The handles the passes compare nodes with (ops/known_ops.h).
+namespace kiln::passes {
+const detail::OpDef& greater_op() { return detail::kGreater; }
+const detail::OpDef& select_op() { return detail::kSelect; }
+}  // namespace kiln::passes

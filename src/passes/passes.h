@@ -20,6 +20,7 @@ struct PassOptions {
   bool cse = true;             // identical pure nodes become one
   bool dce = true;             // nodes no result or stateful op needs go
   bool contract = true;        // matmul/conv + bias (+ relu) become FusedMatMul/FusedConv2D
+  bool pool_grad = true;       // MaxPoolGrad + relu's gradient become FusedMaxPoolGrad
   bool fuse = true;            // elementwise chains become FusedElementwise
   // Constant folding leaves results larger than this (elements) unfolded, so
   // graphs do not grow by baking big tensors in.
@@ -33,7 +34,7 @@ struct PassOptions {
   bool dump = false;
 
   // The defaults, adjusted by the environment:
-  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,fuse (or "all")
+  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,poolgrad,fuse (or "all")
   //   KILN_VERIFY_PASSES=1, KILN_DUMP_PASSES=1
   static PassOptions from_env();
 };
@@ -51,6 +52,7 @@ bool simplify(graph::Graph& g);
 bool eliminate_common_subexpressions(graph::Graph& g);
 bool eliminate_dead_code(graph::Graph& g);
 bool fuse_contractions(graph::Graph& g);
+bool fuse_pool_gradients(graph::Graph& g);
 bool fuse_elementwise(graph::Graph& g, int min_nodes);
 
 }  // namespace kiln::passes

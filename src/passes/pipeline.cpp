@@ -90,6 +90,7 @@ PassOptions PassOptions::from_env() {
       if (all || name == "cse") o.cse = false;
       if (all || name == "dce") o.dce = false;
       if (all || name == "contract") o.contract = false;
+      if (all || name == "poolgrad") o.pool_grad = false;
       if (all || name == "fuse") o.fuse = false;
     }
   }
@@ -122,6 +123,8 @@ std::shared_ptr<const Graph> optimize(const Graph& source, const PassOptions& op
   run("dce", options.dce, [&] { return eliminate_dead_code(*g); });
   // Before elementwise fusion, which would otherwise take a Relu into a chain.
   run("contract", options.contract, [&] { return fuse_contractions(*g); });
+  // Before elementwise fusion too, which would take the Greater and Select.
+  run("poolgrad", options.pool_grad, [&] { return fuse_pool_gradients(*g); });
   run("fuse", options.fuse, [&] { return fuse_elementwise(*g, options.fuse_min_nodes); });
   return g;
 }
