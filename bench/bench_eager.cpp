@@ -203,6 +203,42 @@ void BM_MatMul(benchmark::State& st) {
 }
 BENCHMARK(BM_MatMul)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Batched [32,64,64] x [32,64,64]: one MatMul over the batch (oneDNN's
+// batched primitive) against the loop a user would write without it, 32
+// slices and 2-D matmuls and a stack.
+constexpr int64_t kBatch = 32, kSide = 64;
+constexpr double kBatchedFlops = 2.0 * kBatch * kSide * kSide * kSide;
+
+void BM_BatchMatMul(benchmark::State& st) {
+  Tensor a = kiln::random::uniform(kiln::Shape{kBatch, kSide, kSide}, -1.0, 1.0, DType::Float32, 1);
+  Tensor b = kiln::random::uniform(kiln::Shape{kBatch, kSide, kSide}, -1.0, 1.0, DType::Float32, 2);
+  { Tensor warm = kiln::matmul(a, b); }
+  for (auto _ : st) {
+    Tensor c = kiln::matmul(a, b);
+    benchmark::DoNotOptimize(c.impl());
+  }
+  st.counters["FLOPS"] = benchmark::Counter(kBatchedFlops, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_BatchMatMul)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_BatchMatMul_LoopOf2D(benchmark::State& st) {
+  Tensor a = kiln::random::uniform(kiln::Shape{kBatch, kSide, kSide}, -1.0, 1.0, DType::Float32, 1);
+  Tensor b = kiln::random::uniform(kiln::Shape{kBatch, kSide, kSide}, -1.0, 1.0, DType::Float32, 2);
+  std::vector<Tensor> as = kiln::unstack(a), bs = kiln::unstack(b);
+  auto loop = [&] {
+    std::vector<Tensor> cs;
+    for (int64_t i = 0; i < kBatch; ++i) cs.push_back(kiln::matmul(as[i], bs[i]));
+    return kiln::stack(cs);
+  };
+  { Tensor warm = loop(); }
+  for (auto _ : st) {
+    Tensor c = loop();
+    benchmark::DoNotOptimize(c.impl());
+  }
+  st.counters["FLOPS"] = benchmark::Counter(kBatchedFlops, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_BatchMatMul_LoopOf2D)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 // ---- 4. The seeds' conv: NHWC [1,200,200,100] * [3,3,100,100], VALID -------
 
 constexpr double kConvFlops = 2.0 * 198 * 198 * 100 * 100 * 9;  // 7.06 GFLOP
@@ -287,6 +323,9 @@ std::vector<bench::Row> rows(int threads) {
     out.push_back({"matmul " + std::to_string(n) + "^2 float32", gflops(name), "GFLOP/s", true, peer,
                    "torch.mm, OpenBLAS 2 threads"});
   }
+  out.push_back({"batch matmul [32,64,64]^2 float32", gflops("BM_BatchMatMul"), "GFLOP/s", true, NAN, ""});
+  out.push_back({"batch matmul: loop of 2-D matmuls / one batched",
+                 [](R r) { return r.time_ns("BM_BatchMatMul_LoopOf2D") / r.time_ns("BM_BatchMatMul"); }, "x", true});
   out.push_back({"conv2d seed (NHWC, VALID)",
                  [](R r) { return r.time_ns("BM_Conv2D_Seed") / 1e6; }, "ms", false, 39.5,
                  "torch eager channels_last, 2 threads"});

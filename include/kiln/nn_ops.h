@@ -19,6 +19,14 @@ namespace kiln {
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false,
               bool transpose_b = false, SourceLocation loc = SourceLocation::current());
 
+// tf.einsum: `equation` names each input's dims by letters ("ij,jk->ik";
+// "..." for any number of leading or inner dims, which broadcast); letters
+// missing from the output are summed, a letter twice in one input takes the
+// diagonal. Without "->" the output is the ellipsis dims, then the letters used
+// once, in alphabetical order. Composed of transpose, reshape, sum and matmul.
+Tensor einsum(std::string_view equation, const std::vector<Tensor>& inputs,
+              SourceLocation loc = SourceLocation::current());
+
 namespace nn {
 
 enum class Padding { Same, Valid };

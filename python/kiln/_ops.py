@@ -222,6 +222,14 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     return _C.matmul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
 
 
+def einsum(equation, *inputs, **kwargs):
+    """tf.einsum: letters name dims, '...' stands for broadcast dims, letters absent from the output are summed."""
+    unknown = set(kwargs) - {"name", "optimize"}
+    if unknown:
+        raise TypeError(f"einsum() got unexpected keyword arguments: {sorted(unknown)}")
+    return _C.einsum(equation, inputs)
+
+
 # ---- shapes and indexing ---------------------------------------------------------------
 
 def reshape(tensor, shape, name=None):

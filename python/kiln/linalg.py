@@ -1,6 +1,6 @@
 """kiln.linalg (tf.linalg): what the engine has."""
 from . import _C
-from ._ops import matmul, transpose  # noqa: F401
+from ._ops import einsum, matmul, transpose  # noqa: F401
 from .nn import l2_normalize  # noqa: F401
 
 

@@ -249,6 +249,9 @@ void bind_ops(py::module_& m) {
     Tensor y = py::isinstance<Tensor>(b) ? T(b) : to_tensor(b, x.dtype());
     return kiln::matmul(x, y, ta, tb, user_location());
   });
+  m.def("einsum", [](const std::string& equation, py::iterable inputs) {
+    return kiln::einsum(equation, tensor_list(inputs), user_location());
+  });
   m.def("softmax", [](py::handle x, int64_t axis) { return kiln::nn::softmax(T(x), axis, user_location()); });
   m.def("log_softmax", [](py::handle x, int64_t axis) { return kiln::nn::log_softmax(T(x), axis, user_location()); });
   m.def("conv2d", [](py::handle x, py::handle f, std::vector<int64_t> strides, const std::string& padding,

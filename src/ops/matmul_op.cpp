@@ -273,6 +273,16 @@ std::vector<OpSample> matmul_samples() {
       {{constant({{{1.0, 2.0}, {3.0, 4.0}}, {{0.5, -1.0}, {2.0, 0.0}}}),
         constant({{1.0, -2.0}, {0.25, 3.0}})},
        Attrs{{"transpose_a", true}, {"transpose_b", true}}},
+      // Batch dims broadcast from both sides ([2, 1] with [3] gives [2, 3]),
+      // so the gradients must sum over the dims each operand was stretched on.
+      {{constant({{{{1.0, -1.0, 0.5}, {2.0, 0.0, 1.0}}}, {{{0.5, 1.5, -2.0}, {1.0, 1.0, 3.0}}}}),
+        constant({{{1.0, 2.0}, {0.0, -1.0}, {0.5, 0.25}},
+                  {{-1.0, 1.0}, {2.0, 0.5}, {1.0, 0.0}},
+                  {{0.25, -0.5}, {1.5, 2.0}, {-1.0, 1.0}}})},
+       Attrs{{"transpose_a", false}, {"transpose_b", false}}},
+      {{constant({{{1.f, 2.f}, {3.f, 4.f}, {-1.f, 0.5f}}}),
+        constant({{{1.f, 0.f, 2.f}, {-1.f, 0.5f, 1.f}}, {{0.5f, 2.f, -1.f}, {1.f, 1.f, 0.f}}})},
+       Attrs{{"transpose_a", true}, {"transpose_b", true}}},
   };
 }
 
