@@ -1,8 +1,12 @@
 """Time AutoGraph's conversion of a realistic 101-line function (issue #16: under 5 ms).
 
 Each sample empties the per-code-object cache first, so conversion runs in full; the
-source file itself is read once (linecache), as in real use.
-Run: PYTHONPATH=build/python /usr/bin/python3 bench/autograph_convert.py [samples]"""
+source file itself is read once (linecache), as in real use. With --against, another
+commit's converter runs alternately with this tree's, sample by sample, in the same process.
+Run: PYTHONPATH=build/python /usr/bin/python3 bench/autograph_convert.py [samples] [--against DIR]"""
+import argparse
+import importlib
+import importlib.util
 import os
 import statistics
 import sys
@@ -117,7 +121,29 @@ def train_loop(x, n, data, limit=10, *, scale=2.0):
 '''
 
 
-def main(samples=200):
+def _baseline(path):
+    """The autograph package at `path` (a copy of python/kiln/autograph from another
+    commit), imported under its own name next to this tree's."""
+    spec = importlib.util.spec_from_file_location("autograph_baseline", os.path.join(path, "__init__.py"),
+                                                  submodule_search_locations=[path])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = package
+    spec.loader.exec_module(package)
+    return importlib.import_module("autograph_baseline.conversion")
+
+
+def _time(module, fn):
+    # Equal code objects hash alike, so forget the earlier conversion instead.
+    module._CODE_CACHE.clear()
+    module._FN_CACHE.clear()
+    start = time.perf_counter()
+    converted = module.convert(fn)
+    elapsed = (time.perf_counter() - start) * 1e3
+    assert converted is not fn
+    return elapsed
+
+
+def main(samples=200, against=None):
     path = os.path.join(tempfile.mkdtemp(), "autograph_convert_subject.py")
     with open(path, "w") as f:
         f.write(SOURCE)
@@ -125,22 +151,25 @@ def main(samples=200):
     namespace = {}
     exec(compile(SOURCE, path, "exec"), namespace)
     fn = namespace["train_loop"]
-    times = []
-    for _ in range(samples):
-        # Equal code objects hash alike, so forget the earlier conversion instead.
-        conversion._CODE_CACHE.clear()
-        conversion._FN_CACHE.clear()
-        start = time.perf_counter()
-        converted = conversion.convert(fn)
-        times.append((time.perf_counter() - start) * 1e3)
-        assert converted is not fn
-    lo, med = min(times), statistics.median(times)
+    runs = [("this tree", conversion)] + ([(f"baseline {against}", _baseline(against))] if against else [])
+    times = {name: [] for name, _ in runs}
+    for i in range(samples):
+        for name, module in runs if i % 2 else runs[::-1]:  # alternate which goes first
+            times[name].append(_time(module, fn))
     print(f"AutoGraph conversion of a {lines}-line function ({samples} fresh code objects)")
-    print(f"  min {lo:.2f} ms  median {med:.2f} ms  target 5 ms  median/target {med / 5.0:.2f}")
+    for name, _ in runs:
+        lo, med = min(times[name]), statistics.median(times[name])
+        print(f"  {name}: min {lo:.2f} ms  median {med:.2f} ms  target 5 ms  median/target {med / 5.0:.2f}")
     # Check that the converted function really runs.
     out = conversion.convert(fn)(kiln.constant(3.0), kiln.constant(8), [kiln.constant([1.0, -2.0])])
     print(f"  converted result (eager) {float(out):.3f}")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("samples", nargs="?", type=int, default=200)
+    parser.add_argument("--against", metavar="DIR",
+                        help="a copy of python/kiln/autograph from another commit, timed alternately with this "
+                             "tree's (git archive COMMIT python/kiln/autograph | tar -x -C /tmp/base)")
+    args = parser.parse_args()
+    main(args.samples, args.against)

@@ -14,8 +14,9 @@
 // the trained model with a serving signature; serve it with
 //   kiln-cli run --dir DIR --signature_def serving_default
 //       --input_idx images=data/mnist/t10k-images-idx3-ubyte:0),
-// --profile FILE (profile 10 traced steps after training: print the per-op
-// table and write a Chrome trace to FILE for Perfetto / chrome://tracing).
+// --profile FILE (profile 10 steps after training, traced or with --eager
+// eager: print the per-op table and write a Chrome trace to FILE for
+// Perfetto / chrome://tracing).
 //
 // Data-parallel, over MPI (kiln::distributed):
 //   mpirun -np 2 ./build/examples/mnist_train --distributed
@@ -38,6 +39,7 @@
 #include "kiln/distributed.h"
 #include "kiln/kiln.h"
 #include "kiln/nn/progbar.h"
+#include "example_util.h"
 
 namespace {
 
@@ -62,13 +64,6 @@ struct Flags {
   std::exit(error.empty() ? 0 : 2);
 }
 
-long parse_int(const std::string& flag, const std::string& text, long min) {
-  char* end = nullptr;
-  long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v < min) usage(fmt::format("{} needs an integer >= {}, got '{}'", flag, min, text));
-  return v;
-}
-
 double parse_double(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
@@ -78,34 +73,19 @@ double parse_double(const std::string& flag, const std::string& text) {
 
 Flags parse_flags(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], value;
-    if (arg == "--help" || arg == "-h") usage("");
-    if (arg == "--eager") {
-      f.eager = true;
-      continue;
-    }
-    if (arg == "--distributed") {
-      f.distributed = true;
-      continue;
-    }
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      usage(arg + " needs a value");
-    }
-    if (arg == "--epochs") f.epochs = static_cast<int>(parse_int(arg, value, 1));
-    else if (arg == "--batch-size") f.batch_size = static_cast<int>(parse_int(arg, value, 1));
+  for (const auto& [arg, value] : examples::split_flags(argc, argv, {"--eager", "--distributed"}, usage)) {
+    auto integer = [&](long min) { return examples::parse_int(arg, value, min, usage); };
+    if (arg == "--eager") f.eager = true;
+    else if (arg == "--distributed") f.distributed = true;
+    else if (arg == "--epochs") f.epochs = static_cast<int>(integer(1));
+    else if (arg == "--batch-size") f.batch_size = static_cast<int>(integer(1));
     else if (arg == "--data-dir") f.data_dir = value;
     else if (arg == "--dataset") {
       if (value != "mnist" && value != "fashion") usage("--dataset needs mnist or fashion, got '" + value + "'");
       f.dataset = value;
     }
-    else if (arg == "--seed") f.seed = static_cast<uint64_t>(parse_int(arg, value, 0));
-    else if (arg == "--max-steps") f.max_steps = static_cast<int>(parse_int(arg, value, 1));
+    else if (arg == "--seed") f.seed = static_cast<uint64_t>(integer(0));
+    else if (arg == "--max-steps") f.max_steps = static_cast<int>(integer(1));
     else if (arg == "--save") f.save_dir = value;
     else if (arg == "--profile") f.profile_file = value;
     else if (arg == "--bucket-mb") f.bucket_mb = parse_double(arg, value);
@@ -144,9 +124,8 @@ kiln::nn::Sequential make_model(uint64_t seed) {
   return model;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using examples::median;
+using examples::seconds_since;
 
 }  // namespace
 
@@ -240,10 +219,6 @@ int train(const Flags& flags) {
     traced_times.push_back(time_step(traced_step));
     eager_times.push_back(time_step(step_body));
   }
-  auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-    return v[v.size() / 2];
-  };
   double traced_ms = median(traced_times), eager_ms = median(eager_times);
   fmt::print("training step, batch {}: traced {:.1f} ms, eager {:.1f} ms ({:.2f}x)\n", flags.batch_size, traced_ms,
              eager_ms, eager_ms / traced_ms);
@@ -252,9 +227,10 @@ int train(const Flags& flags) {
                train_steps * flags.batch_size / train_seconds, items(flags), flags.eager ? "eager" : "traced");
   if (!flags.profile_file.empty()) {
     kiln::profiler::start();
-    for (int i = 0; i < 10; ++i) time_step(traced_step);
+    for (int i = 0; i < 10; ++i) flags.eager ? time_step(step_body) : time_step(traced_step);
     kiln::profiler::Profile profile = kiln::profiler::stop();
-    fmt::print("profile of 10 traced steps, batch {}:\n{}", flags.batch_size, profile.table(20));
+    fmt::print("profile of 10 {} steps, batch {}:\n{}", flags.eager ? "eager" : "traced", flags.batch_size,
+               profile.table(20));
     profile.write_chrome_trace(flags.profile_file);
     fmt::print("wrote the Chrome trace to {} (open it in https://ui.perfetto.dev or chrome://tracing)\n",
                flags.profile_file);
@@ -265,11 +241,6 @@ int train(const Flags& flags) {
 // ---- --distributed: data-parallel over MPI ----------------------------------
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 // Every rank's `values`, on every rank (rank order), as doubles.
 std::vector<double> gather(const std::vector<double>& values) {

@@ -14,6 +14,9 @@ packages=(
   python3-dev pybind11-dev python3-numpy python3-pytest python3-hypothesis libdlpack-dev
   # kiln::distributed (data-parallel training): Open MPI 4.1, mpirun for the tests
   libopenmpi-dev openmpi-bin
+  # ONNX export/import: protobuf and ONNX's generated message classes and
+  # checker (C++), the Python checker for the tests, ONNX's backend node tests
+  libprotobuf-dev protobuf-compiler libonnx-dev python3-onnx libonnx-testdata
   "$@"
 )
 

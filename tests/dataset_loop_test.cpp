@@ -63,7 +63,8 @@ TEST(DatasetLoop, ReduceTracedEqualsEagerAndEveryCallIsANewPass) {
   expect_tensor<int32_t>(train(ds), Shape{}, {11});
   expect_tensor<int32_t>(train(ds), Shape{}, {11});
   EXPECT_EQ(train.tracing_count(), 1);
-  // Another dataset is another trace (datasets are keyed by identity).
+  // A generator's element types are unknown, so another one is another trace
+  // (keyed by identity).
   expect_tensor<int32_t>(train(pairs({{0, 10}})), Shape{}, {10});
   EXPECT_EQ(train.tracing_count(), 2);
 }
@@ -109,7 +110,145 @@ TEST(DatasetLoop, AnElementOfOtherTypesIsAClearError) {
   });
   auto f = function([&]() { return ds.reduce({constant(0)}, [](const Element& s, const Element& e) { return Element{s[0] + e[0]}; })[0]; });
   expect_error<InvalidArgument>([&] { f(); }, {"Dataset element 1 component 0 is float32", "built for int32"});
+  // A generator with no declared types and no element cannot be traced.
+  Dataset none = Dataset::from_generator([]() -> std::optional<Element> { return std::nullopt; });
+  auto g = function([&]() { return none.reduce({constant(0.f)}, [](const Element& s, const Element&) { return s; })[0]; });
+  expect_error<InvalidArgument>([&] { g(); }, {"empty", "element types are unknown"});
+  // An empty dataset of known types reduces to the initial state, as in TF.
   Dataset empty = Dataset::from_tensor_slices({zeros({0, 2})});
-  auto g = function([&]() { return empty.reduce({constant(0.f)}, [](const Element& s, const Element&) { return s; })[0]; });
-  expect_error<InvalidArgument>([&] { g(); }, {"empty"});
+  auto h = function([&]() { return empty.reduce({constant(5.f)}, [](const Element& s, const Element&) { return s; })[0]; });
+  expect_tensor<float>(h(), Shape{}, {5.f});
+}
+
+// ---- A Dataset argument is keyed by its element spec (TF's rule) ------------
+
+namespace {
+Tensor sum_of(const Dataset& ds) {
+  return ds.reduce({constant(int64_t{0})}, [](const Element& s, const Element& e) { return Element{s[0] + e[0]}; })[0];
+}
+}  // namespace
+
+TEST(DatasetArgument, DatasetsOfOneElementSpecShareATraceAndEachCallFeedsItsOwn) {
+  auto total = function([](const Dataset& ds) { return sum_of(ds); });
+  expect_tensor<int64_t>(total(Dataset::range(5)), Shape{}, {10});
+  expect_tensor<int64_t>(total(Dataset::range(5)), Shape{}, {10});
+  expect_tensor<int64_t>(total(Dataset::range(3, 6)), Shape{}, {12});
+  EXPECT_EQ(total.tracing_count(), 1);
+  // The graph takes the dataset as its input (a resource), not as a constant.
+  std::string text = total.get_concrete_function(Dataset::range(1)).graph().to_string();
+  EXPECT_NE(text.find("arg0: resource"), std::string::npos) << text;
+  EXPECT_EQ(total.tracing_count(), 1);
+
+  // Slices of other data but the same element spec: the same trace.
+  Tensor a = constant(std::vector<int64_t>{1, 2, 3}), b = constant(std::vector<int64_t>{10, 20});
+  expect_tensor<int64_t>(total(Dataset::from_tensor_slices({a})), Shape{}, {6});
+  expect_tensor<int64_t>(total(Dataset::from_tensor_slices({b})), Shape{}, {30});
+  EXPECT_EQ(total.tracing_count(), 1);
+}
+
+TEST(DatasetArgument, AnotherElementSpecTracesAgainAndTheLogSaysWhy) {
+  auto count = function([](const Dataset& ds) {
+    return ds.reduce({constant(0)}, [](const Element& s, const Element&) { return Element{s[0] + 1}; })[0];
+  });
+  Tensor rows = zeros({6, 2});
+  expect_tensor<int32_t>(count(Dataset::from_tensor_slices({rows})), Shape{}, {6});
+  expect_tensor<int32_t>(count(Dataset::from_tensor_slices({rows}).batch(4)), Shape{}, {2});
+  expect_tensor<int32_t>(count(Dataset::from_tensor_slices({zeros({9, 2})}).batch(4)), Shape{}, {3});
+  EXPECT_EQ(count.tracing_count(), 2);
+  std::vector<RetraceRecord> log = count.retrace_log();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].text(),
+            "trace 2: arg 0: Dataset(TensorSpec(shape=(2,), dtype=float32)) -> "
+            "Dataset(TensorSpec(shape=(None, 2), dtype=float32)) (structure changed)");
+  // drop_remainder makes the batch dim known: another spec.
+  expect_tensor<int32_t>(count(Dataset::from_tensor_slices({rows}).batch(4, true)), Shape{}, {1});
+  EXPECT_EQ(count.tracing_count(), 3);
+}
+
+TEST(DatasetArgument, TransformationsInsideTheFunctionApplyToTheDatasetEachCallFeeds) {
+  auto f = function([](const Dataset& ds) {
+    Dataset doubled = ds.map([](const Element& e) { return Element{e[0] * int64_t{2}}; })
+                          .filter([](const Element& e) { return e[0] > int64_t{2}; })
+                          .batch(2);
+    return doubled.reduce({constant(int64_t{0})}, [](const Element& s, const Element& e) {
+      return Element{s[0] + sum(e[0])};
+    })[0];
+  });
+  expect_tensor<int64_t>(f(Dataset::range(4)), Shape{}, {4 + 6});
+  expect_tensor<int64_t>(f(Dataset::range(10, 12)), Shape{}, {20 + 22});
+  EXPECT_EQ(f.tracing_count(), 1);
+  // Eager gives the same.
+  config::run_functions_eagerly(true);
+  Tensor eager = f(Dataset::range(10, 12));
+  config::run_functions_eagerly(false);
+  expect_tensor<int64_t>(eager, Shape{}, {42});
+}
+
+TEST(DatasetArgument, AMappedDatasetIsKeyedByItsFirstElementsTypesReadOnce) {
+  int calls = 0;
+  Dataset squares = Dataset::range(4).map([&calls](const Element& e) {
+    ++calls;
+    return Element{cast(e[0] * e[0], DType::Float32)};
+  });
+  EXPECT_EQ(squares.element_spec()->at(0).to_string(), "TensorSpec(shape=(), dtype=float32)");
+  EXPECT_EQ(calls, 1);
+  squares.element_spec();
+  EXPECT_EQ(calls, 1);  // read once per dataset
+  auto total = function([](const Dataset& ds) {
+    return ds.reduce({constant(0.f)}, [](const Element& s, const Element& e) { return Element{s[0] + e[0]}; })[0];
+  });
+  expect_tensor<float>(total(squares), Shape{}, {14.f});
+  expect_tensor<float>(total(Dataset::from_tensor_slices({constant({1.f, 2.f})})), Shape{}, {3.f});
+  EXPECT_EQ(total.tracing_count(), 1);
+}
+
+TEST(DatasetArgument, AGeneratorWithAnOutputSignatureIsKeyedByIt) {
+  auto make = [](int n) {
+    auto i = std::make_shared<int>(0);
+    return Dataset::from_generator(
+        [i, n]() -> std::optional<Element> {
+          if (*i == n) {
+            *i = 0;
+            return std::nullopt;
+          }
+          return Element{constant(int64_t{(*i)++})};
+        },
+        {TensorSpec(Shape{}, DType::Int64)});
+  };
+  auto total = function([](const Dataset& ds) { return sum_of(ds); });
+  expect_tensor<int64_t>(total(make(4)), Shape{}, {6});
+  expect_tensor<int64_t>(total(make(5)), Shape{}, {10});
+  EXPECT_EQ(total.tracing_count(), 1);
+  // An element that does not fit the signature is an error, eagerly too.
+  Dataset wrong = Dataset::from_generator([]() -> std::optional<Element> { return Element{constant(1.f)}; },
+                                          {TensorSpec(Shape{}, DType::Int64)});
+  expect_error<InvalidArgument>([&] { wrong.begin(); },
+                                {"does not match the output_signature", "got (float32 ())", "expected (int64 ())"});
+}
+
+TEST(DatasetArgument, ARangeForOverTheArgumentWhileTracingIsAClearError) {
+  auto f = function([](const Dataset& ds) {
+    Tensor s = constant(int64_t{0});
+    for (const Element& e : ds) s = s + e[0];
+    return s;
+  });
+  expect_error<InvalidArgument>([&] { f(Dataset::range(3)); }, {"iterating a Dataset argument", "C++ range-for", "reduce()"});
+  // A captured dataset still unrolls, as a Python list does.
+  Dataset captured = Dataset::range(3);
+  auto g = function([&captured]() {
+    Tensor s = constant(int64_t{0});
+    for (const Element& e : captured) s = s + e[0];
+    return s;
+  });
+  expect_tensor<int64_t>(g(), Shape{}, {3});
+}
+
+TEST(DatasetArgument, PassedOnToAFunctionCalledWhileTracing) {
+  auto inner = function([](const Dataset& ds) { return sum_of(ds); });
+  auto outer = function([&inner](const Dataset& ds) { return inner(ds) * int64_t{10}; });
+  expect_tensor<int64_t>(outer(Dataset::range(3)), Shape{}, {30});
+  expect_tensor<int64_t>(outer(Dataset::range(5)), Shape{}, {100});
+  EXPECT_EQ(outer.tracing_count(), 1);
+  auto transformed = function([&inner](const Dataset& ds) { return inner(ds.take(1)); });
+  expect_error<Unimplemented>([&] { transformed(Dataset::range(3)); }, {"transformed inside a traced function"});
 }

@@ -12,6 +12,11 @@
 using namespace kiln;
 using namespace kiln::testing;
 
+namespace kiln::testing {
+// In test_paths.cpp, beside mnist_train_path (declared here: only this file runs it).
+std::string lstm_mnist_path();
+}  // namespace kiln::testing
+
 namespace {
 
 // Writes digits whose class shows in their pixels (a bright row at the
@@ -147,4 +152,24 @@ TEST(Examples, MnistTrainSavesAModelThatKilnCliServes) {
   ASSERT_EQ(s, 0) << shown;
   EXPECT_NE(shown.find("shape: (-1, 28, 28, 1)"), std::string::npos) << shown;
   EXPECT_NE(shown.find("shape: (-1, 10)"), std::string::npos) << shown;
+}
+
+// The recurrent example: trains traced on the rows of the digits, reports
+// accuracy and the step three ways.
+TEST(Examples, LstmMnistTrainsAndTimesTheLoopUnrolledAndEager) {
+  if (lstm_mnist_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
+  TempDir tmp;
+  std::string dir = synthetic_mnist(tmp, 200, 50);
+  auto [status, out] = run(lstm_mnist_path() + " --epochs 3 --batch-size 20 --units 16 --timing-steps 2 --data-dir " +
+                           dir);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("lstm (LSTM)                  (None, 16)                2880"), std::string::npos) << out;
+  EXPECT_NE(out.find("Epoch 3/3  10/10 ["), std::string::npos) << out;
+  EXPECT_NE(out.find("test accuracy: "), std::string::npos) << out;
+  EXPECT_NE(out.find("traced, while_loop + TensorArrays:"), std::string::npos) << out;
+  EXPECT_NE(out.find("traced, unrolled:"), std::string::npos) << out;
+  EXPECT_NE(out.find("eager:"), std::string::npos) << out;
+  auto [bad_status, bad] = run(lstm_mnist_path() + " --units 0");
+  EXPECT_NE(bad_status, 0);
+  EXPECT_NE(bad.find("--units needs an integer >= 1, got '0'"), std::string::npos) << bad;
 }

@@ -64,6 +64,24 @@ TEST(HostileSizes, OverflowingShapesAreInvalidArgument) {
   expect_error<InvalidArgument>([&] { f(constant(1.f)); }, {"Fill", "(4611686018427387904,)"});
 }
 
+TEST(HostileSizes, WindowSizesThatWouldOverflowAreInvalidArgument) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  Tensor image = zeros({1, 4, 4, 1});
+  // SAME used to compute (in + stride - 1) / stride in int64: 0 rows for a stride near 2^63.
+  expect_error<InvalidArgument>([&] { nn::max_pool2d(image, 2, kMax, "same"); },
+                                {"MaxPool", "strides must be at most 2^48", "9223372036854775807"});
+  expect_error<InvalidArgument>([&] { nn::avg_pool2d(image, kMax, 1, "valid"); }, {"AvgPool", "ksize must be at most 2^48"});
+  expect_error<InvalidArgument>([&] { nn::conv2d(image, zeros({2, 2, 1, 1}), 1, "same", kMax); },
+                                {"Conv2D", "dilations must be at most 2^48"});
+  // Within the caps, a dilated window past 2^62 would overflow the padding.
+  expect_error<InvalidArgument>([&] { nn::conv2d(image, zeros({1 << 15, 1, 1, 1}), 1, "same", Shape::kMaxElements); },
+                                {"Conv2D", "window height after dilation", "(32768 - 1) * 281474976710656 + 1",
+                                 "larger than 2^62"});
+  // The largest strides still give TF's ceil(in / stride) = 1.
+  EXPECT_EQ(nn::max_pool2d(image, 2, Shape::kMaxElements, "same").shape(), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ(nn::conv2d(image, zeros({2, 2, 1, 1}), Shape::kMaxElements, "same").shape(), (Shape{1, 1, 1, 1}));
+}
+
 TEST(HostileSizes, HugeButRepresentableSizesAreResourceExhausted) {
   // 2^40 float32 is 4 TiB, more than any test machine holds.
   expect_error<ResourceExhausted>([] { zeros(Shape{k2to40}); },

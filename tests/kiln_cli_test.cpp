@@ -11,26 +11,17 @@
 #include <kiln/saved_model.h>
 
 #include "fuzz/fuzz_input.h"
-#include "io/cli.h"
+#include "cli_test_util.h"
 #include "test_util.h"
 
 using namespace kiln;
 using kiln::testing::expect_golden;
 using kiln::testing::TempDir;
+using kiln::testing::cli;
+using kiln::testing::CliResult;
 namespace sm = kiln::saved_model;
 
 namespace {
-
-struct CliResult {
-  int status;
-  std::string out, err;
-};
-
-CliResult cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int status = io::kiln_cli_main(args, out, err);
-  return {status, out.str(), err.str()};
-}
 
 // The seed's DemoModule after addprint(5), addprint(50); plus a function of
 // a child object with two traces.

@@ -147,11 +147,11 @@ TEST(MathOpsBinary, MixedTensorDTypesNameBoth) {
   expect_error<InvalidArgument>([&] { (void)(i / a); }, {"RealDiv", "int32", "float32"});
 }
 
+// Values are checked against each op's reference formula by the registry
+// test (RegistryReference); what a formula in double precision cannot say
+// stays here.
 TEST(MathOpsBinary, AddSubMulValues) {
-  expect_tensor<float>(add(constant({1.5f, 2.0f}), constant({0.25f, -4.0f})), {2}, {1.75f, -2.0f});
-  expect_tensor<double>(subtract(constant({1.5, 2.0}), constant({0.25, -4.0})), {2}, {1.25, 6.0});
   expect_tensor<int64_t>(multiply(constant({int64_t(3), int64_t(-4)}), int64_t(5)), {2}, {15, -20});
-  expect_tensor<int32_t>(constant({{1, 2}, {3, 4}}) - constant({10, 20}), {2, 2}, {-9, -18, -7, -16});
   // Integer overflow wraps (two's complement), with no undefined behaviour.
   const int32_t kMax = std::numeric_limits<int32_t>::max(), kMin = std::numeric_limits<int32_t>::min();
   expect_tensor<int32_t>(constant({kMax}) + 1, {1}, {kMin});
@@ -259,8 +259,6 @@ TEST(MathOpsBinary, TruncateDivModRoundTowardZero) {
 }
 
 TEST(MathOpsBinary, SquaredDifference) {
-  expect_tensor<float>(squared_difference(constant({1.5f, -2.0f}), constant({0.5f, 1.0f})), {2}, {1.0f, 9.0f});
-  expect_tensor<int32_t>(squared_difference(constant({{3}, {-4}}), constant({1, 5})), {2, 2}, {4, 4, 25, 81});
   std::vector<float> special =
       squared_difference(constant({kInf, 0.0f, kNaN}), constant({kInf, -0.0f, 1.0f})).to_vector<float>();
   EXPECT_TRUE(std::isnan(special[0]));
@@ -472,17 +470,8 @@ TEST(MathOpsUnary, FloatFunctionsMatchLibm) {
   expect_bits<float>(sin(x), {4}, map([](float e) { return std::sin(e); }));
   expect_bits<float>(cos(x), {4}, map([](float e) { return std::cos(e); }));
   // exp, log, log1p, tanh and sigmoid use Kiln's vectorized float32 formulas
-  // (ops/vector_math.h, within 2.5 ulp; tests/vector_math_test.cpp sweeps them).
-  auto dmap = [&](double (*f)(double)) {
-    std::vector<float> r;
-    for (float e : v) r.push_back(static_cast<float>(f(e)));
-    return r;
-  };
-  expect_tensor_near<float>(exp(x), {4}, dmap([](double e) { return std::exp(e); }), 3e-7);
-  expect_tensor_near<float>(log(x), {4}, dmap([](double e) { return std::log(e); }), 3e-7);
-  expect_tensor_near<float>(log1p(x), {4}, dmap([](double e) { return std::log1p(e); }), 3e-7);
-  expect_tensor_near<float>(tanh(x), {4}, dmap([](double e) { return std::tanh(e); }), 3e-7);
-  expect_tensor_near<float>(sigmoid(x), {4}, dmap([](double e) { return 1 / (1 + std::exp(-e)); }), 3e-7);
+  // (ops/vector_math.h, within 2.5 ulp): the registry test checks them
+  // against their references, tests/vector_math_test.cpp sweeps them.
   expect_tensor_near<double>(sigmoid(constant({0.0, -1000.0, 1000.0})), {3}, {0.5, 0.0, 1.0}, 0);
   expect_tensor<double>(sqrt(constant({4.0, 2.25})), {2}, {2.0, 1.5});
   expect_tensor<double>(log(constant({1.0, 0.0})), {2}, {0.0, -std::numeric_limits<double>::infinity()});
@@ -503,15 +492,7 @@ TEST(MathOpsUnary, FloatOpsRejectInts) {
 // ---- Comparisons, logic, where, clip --------------------------------------------------
 TEST(MathOpsCompare, NumbersAndStrings) {
   Tensor a = constant({1.0f, 2.0f, 3.0f});
-  expect_tensor<bool>(a == 2, {3}, {false, true, false});
-  expect_tensor<bool>(a != 2, {3}, {true, false, true});
-  expect_tensor<bool>(a < 2, {3}, {true, false, false});
-  expect_tensor<bool>(a <= 2, {3}, {true, true, false});
-  expect_tensor<bool>(a > 2, {3}, {false, false, true});
-  expect_tensor<bool>(a >= 2, {3}, {false, true, true});
-  expect_tensor<bool>(2 < a, {3}, {false, false, true});
-  expect_tensor<bool>(less(constant({{1}, {5}}), constant({0, 1, 7})), {2, 3},
-                      {false, false, true, false, false, true});
+  expect_tensor<bool>(2 < a, {3}, {false, false, true});  // a scalar on the left
   expect_tensor<bool>(equal(constant(std::vector<uint8_t>{0, 9}), 9), {2}, {false, true});
   expect_tensor<bool>(equal(constant({true, false}), true), {2}, {true, false});
   expect_tensor<bool>(constant({"a", "b"}) == "a", {2}, {true, false});
@@ -527,9 +508,7 @@ TEST(MathOpsCompare, NumbersAndStrings) {
 TEST(MathOpsCompare, Logic) {
   Tensor p = constant({true, true, false, false});
   Tensor q = constant({true, false, true, false});
-  expect_tensor<bool>(p & q, {4}, {true, false, false, false});
-  expect_tensor<bool>(p | q, {4}, {true, true, true, false});
-  expect_tensor<bool>(!p, {4}, {false, false, true, true});
+  expect_tensor<bool>(p & q, {4}, {true, false, false, false});  // the operators
   expect_tensor<bool>(logical_and(p, true), {4}, {true, true, false, false});
   expect_tensor<bool>(logical_or(constant({{true}, {false}}), constant({true, false})), {2, 2},
                       {true, true, true, false});
@@ -811,21 +790,6 @@ TEST(MathOpsRegistry, BroadcastMatchesContiguousBitwise) {
   EXPECT_EQ((m / row).to_vector<float>(), (m / full).to_vector<float>());
   EXPECT_EQ(pow(m, row).to_vector<float>(), pow(m, full).to_vector<float>());
   EXPECT_EQ(floordiv(m, row).to_vector<float>(), floordiv(m, full).to_vector<float>());
-}
-
-TEST(MathOpsRegistry, SamplesRunEagerly) {
-  auto& reg = detail::OpRegistry::global();
-  for (const char* name : kElementwiseOps) {
-    const detail::OpDef& op = reg.get(name);
-    ASSERT_NE(op.samples, nullptr) << name;
-    std::vector<detail::OpSample> samples = op.samples();
-    EXPECT_GE(samples.size(), 1u) << name;
-    for (detail::OpSample& s : samples) {
-      detail::TensorList out = detail::run_eager(op, s.inputs, s.attrs);
-      ASSERT_EQ(out.size(), 1u) << name;
-      EXPECT_TRUE(out[0].defined()) << name;
-    }
-  }
 }
 
 }  // namespace

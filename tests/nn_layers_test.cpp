@@ -128,6 +128,29 @@ TEST(NnLayers, Conv2DValidSameAndStrides) {
   EXPECT_EQ(conv.compute_output_shape(Shape{None, 5, 7, 1}), (Shape{None, 4, 6, 1}));
 }
 
+TEST(NnLayers, Conv2DTransposeSpreadsEachPixelOverItsWindow) {
+  nn::clear_session();
+  nn::Conv2DTranspose up(1, 2, {.strides = 2});
+  EXPECT_EQ(up.name(), "conv2d_transpose");
+  Tensor x = constant(std::vector<float>{1.f, 2.f, 3.f, 4.f}, Shape{1, 2, 2, 1});
+  up.build(x.shape());
+  EXPECT_EQ(up.kernel().shape(), (Shape{2, 2, 1, 1}));  // [kh, kw, filters, in], as Keras
+  up.kernel().assign(constant(std::vector<float>{1.f, 10.f, 100.f, 1000.f}, Shape{2, 2, 1, 1}));
+  up.bias().assign(constant({0.5f}));
+  // Stride 2 with a 2x2 window: each pixel becomes its own 2x2 block of pixel * kernel.
+  expect_tensor<float>(up(x), {1, 4, 4, 1},
+                       {1.5f, 10.5f, 2.5f, 20.5f, 100.5f, 1000.5f, 200.5f, 2000.5f,
+                        3.5f, 30.5f, 4.5f, 40.5f, 300.5f, 3000.5f, 400.5f, 4000.5f});
+  // VALID: in * stride + max(k - stride, 0); SAME: in * stride.
+  nn::Conv2DTranspose valid(3, {3, 2}, {.strides = {2, 3}});
+  EXPECT_EQ(valid.compute_output_shape(Shape{None, 5, 4, 6}), (Shape{None, 11, 12, 3}));
+  nn::Conv2DTranspose same(3, 3, {.strides = 2, .padding = "same"});
+  Tensor y = same(zeros({2, 5, 4, 6}));
+  EXPECT_EQ(y.shape(), (Shape{2, 10, 8, 3}));
+  EXPECT_EQ(same.kernel().shape(), (Shape{3, 3, 3, 6}));
+  expect_error<InvalidArgument>([&] { same(zeros({2, 5, 4, 2})); }, {"2 channels", "built for 6"});
+}
+
 TEST(NnLayers, Conv2DChannelsAreHWIO) {
   nn::Conv2D conv(3, 1);
   Tensor x = constant(std::vector<float>{1.f, 2.f}, Shape{1, 1, 1, 2});

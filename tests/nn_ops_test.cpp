@@ -9,6 +9,7 @@
 
 #include <kiln/kiln.h>
 
+#include "core/tensor_impl.h"
 #include "ops/onednn.h"
 #include "schema/op_def.h"
 #include "runtime/dispatch.h"
@@ -762,4 +763,50 @@ TEST(NnOpsRegistry, SamplesRunAndInferMatchesKernel) {
       EXPECT_GT(out[0].size(), 0) << name;
     }
   }
+}
+
+// conv2d_transpose is conv2d's gradient with respect to its input (TF's
+// definition), for every padding, stride and dilation.
+TEST(NnOpsConv2DTranspose, IsTheGradientOfConv2DWithRespectToItsInput) {
+  struct Case {
+    kiln::Shape x, f;
+    std::vector<int64_t> strides;
+    const char* padding;
+    int64_t dilation;
+  };
+  for (const Case& c : {Case{{2, 5, 6, 3}, {3, 3, 3, 4}, {2, 2}, "same", 1}, Case{{1, 7, 7, 2}, {2, 3, 2, 5}, {3, 2}, "valid", 1},
+                        Case{{1, 6, 6, 2}, {2, 2, 2, 3}, {1, 1}, "same", 2}}) {
+    Tensor x = kiln::random::uniform(c.x, -1, 1), f = kiln::random::uniform(c.f, -1, 1);
+    kiln::GradientTape tape;
+    tape.watch(x);
+    Tensor y = kiln::nn::conv2d(x, f, c.strides, c.padding, c.dilation);
+    Tensor dy = kiln::random::uniform(y.shape(), -1, 1);
+    Tensor dx = tape.gradient(std::vector<Tensor>{y}, std::vector<kiln::GradientSource>{x}, {dy})[0];
+    Tensor t = kiln::nn::conv2d_transpose(dy, f, c.x, c.strides, c.padding, c.dilation);
+    ASSERT_EQ(t.shape(), c.x);
+    EXPECT_TRUE(kiln::detail::same_bits(t, dx)) << c.padding;
+  }
+}
+
+TEST(NnOpsConv2DTranspose, TracedWithAnUnknownBatchMatchesEager) {
+  Tensor f = kiln::random::uniform({3, 3, 2, 4}, -1, 1);
+  auto up = kiln::function(
+      [&](const Tensor& x) { return kiln::nn::conv2d_transpose(x, f, Shape{None, 8, 8, 2}, 2, "same"); },
+      {.input_signature = std::vector<kiln::TensorSpec>{kiln::TensorSpec(Shape{None, 4, 4, 4})}});
+  for (int64_t batch : {1, 3}) {
+    Tensor x = kiln::random::uniform({batch, 4, 4, 4}, -1, 1);
+    Tensor eager = kiln::nn::conv2d_transpose(x, f, Shape{batch, 8, 8, 2}, 2, "same");
+    Tensor traced = up(x);
+    EXPECT_TRUE(kiln::detail::same_bits(eager, traced));
+  }
+  EXPECT_EQ(up.tracing_count(), 1);
+}
+
+TEST(NnOpsConv2DTranspose, Errors) {
+  Tensor f = kiln::zeros({3, 3, 2, 4});
+  expect_error<kiln::InvalidArgument>([&] { kiln::nn::conv2d_transpose(kiln::zeros({1, 4, 4, 4}), f, Shape{1, 8, 8}, 2, "same"); },
+                                      {"conv2d_transpose: output_shape must be [batch, height, width, channels]", "(1, 8, 8)"});
+  // The input is not what conv2d of output_shape gives.
+  expect_error<kiln::InvalidArgument>([&] { kiln::nn::conv2d_transpose(kiln::zeros({1, 5, 4, 4}), f, Shape{1, 8, 8, 2}, 2, "same"); },
+                                      {"Conv2DBackpropInput", "(1, 5, 4, 4)", "(1, 4, 4, 4)"});
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <chrono>
 #include <thread>
 
 using namespace kiln;
@@ -197,4 +198,30 @@ TEST(Profiler, MisuseAndFailingOpsLeaveItConsistent) {
     saw_mul |= e.op == "Mul";
   }
   EXPECT_TRUE(saw_mul);
+}
+
+TEST(Profiler, CpuClockLeavesOutTimeSpentWaiting) {
+  // A host function that sleeps 60 ms: the wall clock counts the sleep, the
+  // process's CPU clock does not.
+  auto sleepy = [](const std::vector<Tensor>& in) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    return in;
+  };
+  Tensor x = constant({1.f});
+  auto slept_ns = [&](const char* clock) {
+    setenv("KILN_PROFILER_CLOCK", clock, 1);
+    prof::start();
+    host_function(sleepy, {x}, {DType::Float32});
+    prof::Profile p = prof::stop();
+    unsetenv("KILN_PROFILER_CLOCK");
+    EXPECT_EQ(p.events().size(), 1u);
+    return p.events().empty() ? int64_t(-1) : p.events()[0].duration_ns;
+  };
+  EXPECT_GE(slept_ns("wall"), 60'000'000);
+  EXPECT_LT(slept_ns("cpu"), 30'000'000);
+  setenv("KILN_PROFILER_CLOCK", "cycles", 1);
+  expect_error<InvalidArgument>([] { prof::start(); },
+                                {"KILN_PROFILER_CLOCK must be \"wall\" or \"cpu\", got \"cycles\""});
+  unsetenv("KILN_PROFILER_CLOCK");
+  EXPECT_FALSE(prof::active());
 }

@@ -3,6 +3,8 @@
 // with static shapes and with every dim unknown at trace time.
 #include "test_util.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/tensor_impl.h"
@@ -66,7 +68,102 @@ std::vector<Tensor> run_traced(const detail::OpDef& op, const detail::OpSample& 
   return run_graph(trace_sample(op, sample, mode), sample, mode);
 }
 
+bool numeric(DType d) { return d != DType::String && d != DType::Resource; }
+
+std::vector<double> as_doubles(const Tensor& t) {
+  Tensor d = cast(t, DType::Float64);
+  const double* p = detail::data_of<double>(d);
+  return std::vector<double>(p, p + d.size());
+}
+
+// The flat index into `in` of each element of `out`, by broadcasting.
+std::vector<int64_t> broadcast_index(const Shape& in, const Shape& out) {
+  std::vector<int64_t> index(static_cast<std::size_t>(out.num_elements()));
+  const int offset = out.rank() - in.rank();
+  for (int64_t flat = 0; flat < out.num_elements(); ++flat) {
+    int64_t rest = flat, from = 0, stride = 1;
+    for (int d = out.rank() - 1; d >= 0; --d) {
+      int64_t i = rest % out[d];
+      rest /= out[d];
+      if (d < offset) continue;
+      int64_t n = in[d - offset];
+      from += (n == 1 ? 0 : i) * stride;
+      stride *= n;
+    }
+    index[static_cast<std::size_t>(flat)] = from;
+  }
+  return index;
+}
+
+// Whether `got` is the reference `want` rounded to `dtype`: exactly for
+// integers, bools, zeros (signed), infinities and nan; within 4 units in the
+// last place otherwise (the float kernels' own approximations).
+bool matches(double got, double want, DType dtype) {
+  if (dtype == DType::Float32) want = static_cast<float>(want);
+  if (dtype == DType::Bool) want = want != 0;
+  if (std::isnan(want)) return std::isnan(got);
+  if (dtype != DType::Float32 && dtype != DType::Float64) return got == want;
+  if (want == 0 || std::isinf(want)) return got == want && std::signbit(got) == std::signbit(want);
+  const double ulp = dtype == DType::Float32 ? 0x1p-23 : 0x1p-52;
+  return std::fabs(got - want) <= 4 * ulp * std::fabs(want);
+}
+
 }  // namespace
+
+// Every op's eager results against an independent reference (PyTorch
+// OpInfo's `ref`): an elementwise op's formula in double precision
+// (OpDef::reference) or a sample's written-out values (OpSample::expected).
+TEST(RegistryReference, EagerResultsMatchTheReferences) {
+  int formulas = 0, written = 0;
+  std::vector<std::string> elementwise_without;
+  for (const detail::OpDef* op : detail::OpRegistry::global().all()) {
+    if (op->is(detail::kGraphOnly)) continue;
+    if (op->is(detail::kElementwise) && !op->reference) elementwise_without.push_back(std::string(op->name));
+    for (const detail::OpSample& sample : op->samples()) {
+      bool all_numeric = true;
+      for (const Tensor& t : sample.inputs) all_numeric = all_numeric && numeric(t.dtype());
+      if (!all_numeric || (!op->reference && sample.expected.empty())) continue;
+      std::vector<Tensor> args = sample.inputs;
+      detail::TensorList eager = detail::run_eager(*op, args, sample.attrs);
+      if (!sample.expected.empty()) {
+        ASSERT_EQ(eager.size(), sample.expected.size()) << op->name;
+        for (std::size_t k = 0; k < eager.size(); ++k) {
+          const Tensor& want = sample.expected[k];
+          ASSERT_EQ(eager[k].dtype(), want.dtype()) << op->name << " output " << k;
+          ASSERT_EQ(eager[k].shape(), want.shape()) << op->name << " output " << k;
+          std::vector<double> got = as_doubles(eager[k]), values = as_doubles(want);
+          for (std::size_t i = 0; i < got.size(); ++i)
+            EXPECT_TRUE(matches(got[i], values[i], want.dtype()))
+                << op->name << " output " << k << " element " << i << ": " << got[i] << ", expected " << values[i];
+        }
+        ++written;
+        continue;
+      }
+      ASSERT_EQ(eager.size(), 1u) << op->name;
+      const Tensor& out = eager[0];
+      std::vector<double> got = as_doubles(out);
+      std::vector<std::vector<double>> in;
+      std::vector<std::vector<int64_t>> at;
+      for (const Tensor& t : sample.inputs) {
+        in.push_back(as_doubles(t));
+        at.push_back(broadcast_index(t.shape(), out.shape()));
+      }
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        double args[3] = {0, 0, 0};
+        for (std::size_t k = 0; k < in.size() && k < 3; ++k) args[k] = in[k][static_cast<std::size_t>(at[k][i])];
+        double want = op->reference({.x = args[0], .y = args[1], .z = args[2], .dtype = out.dtype()});
+        EXPECT_TRUE(matches(got[i], want, out.dtype()))
+            << fmt::format("{}({}) on {} gave {}, the reference {}", op->name,
+                           fmt::join(std::span<const double>(args, in.size()), ", "), dtype_name(out.dtype()),
+                           got[i], want);
+      }
+      ++formulas;
+    }
+  }
+  EXPECT_GT(formulas, 100);
+  // Every elementwise op has a formula.
+  EXPECT_EQ(fmt::format("{}", fmt::join(elementwise_without, ", ")), "") << "elementwise ops without a reference";
+}
 
 TEST(RegistryParity, EveryOpTracedMatchesEager) {
   int checked = 0;

@@ -46,8 +46,8 @@ TEST(TensorArray, WriteReadStackWithValueSemantics) {
   expect_tensor<float>(c.stack(), {3, 2}, {1, 2, 3, 4, 5, 6});
   expect_tensor<float>(c.read(2), {2}, {5, 6});
   expect_tensor<float>(c.read(constant(int64_t(0))), {2}, {1, 2});
-  // b did not change when c was written.
-  expect_error<InvalidArgument>([&] { b.read(1); }, {"TensorArrayRead", "element 1", "size 3", "not been written"});
+  // b did not change when c was written: its element 1 is unwritten, so zeros.
+  expect_tensor<float>(b.read(1), {2}, {0, 0});
   // Overwriting is allowed; c keeps its value.
   TensorArray d = c.write(1, constant({9.f, 9.f}));
   expect_tensor<float>(d.read(1), {2}, {9, 9});
@@ -107,7 +107,7 @@ TEST(TensorArray, DynamicSizeGrows) {
   // A write far past the end: size is the highest index + 1.
   TensorArray b = a.write(20, constant(1.f));
   expect_tensor<int32_t>(b.size(), {}, {21});
-  expect_error<InvalidArgument>([&] { b.read(15); }, {"element 15", "size 21", "not been written"});
+  expect_tensor<float>(b.read(15), {}, {0});  // unwritten: zeros
   expect_error<InvalidArgument>([&] { b.read(21); }, {"index 21 is out of range", "size 21"});
   expect_error<InvalidArgument>([&] { a.write(-1, constant(1.f)); }, {"TensorArrayWrite", "index -1 is out of range"});
 }
@@ -134,8 +134,13 @@ TEST(TensorArray, EagerErrors) {
                                 {"TensorArrayWrite: index 2 is out of range for a TensorArray of size 2",
                                  "dynamic_size is off"});
   expect_error<InvalidArgument>([&] { a.read(-1); }, {"TensorArrayRead: index -1 is out of range", "size 2"});
-  expect_error<InvalidArgument>([&] { a.read(1); },
-                                {"TensorArrayRead: element 1 of the TensorArray (size 2) has not been written"});
+  // An unwritten element reads as zeros once the element shape is known (TF2).
+  expect_tensor<float>(a.read(1), {}, {0});
+  expect_tensor<float>(a.gather(constant({1, 0})), {2}, {0, 1});
+  expect_error<InvalidArgument>([&] { TensorArray(DType::Float32, 2).read(1); },
+                                {"TensorArrayRead: element 1 of the TensorArray (size 2) has not been written",
+                                 "declare the TensorArray's element_shape"});
+  expect_tensor<float>(TensorArray(DType::Float32, 2, {.element_shape = Shape{2}}).read(1), {2}, {0, 0});
   expect_error<InvalidArgument>([&] { a.write(1, constant(1)); },
                                 {"TensorArrayWrite", "holds float32 elements, got a int32 value"});
   expect_error<InvalidArgument>([&] { a.gather(constant({0, 5})); }, {"TensorArrayGather", "index 5 is out of range"});
@@ -232,7 +237,9 @@ TEST(TensorArray, GraphErrorsMatchEager) {
     return a.read(i);
   });
   expect_tensor<float>(reader(constant(0)), {}, {1});
-  expect_error<InvalidArgument>([&] { reader(constant(1)); },
+  expect_tensor<float>(reader(constant(1)), {}, {0});  // unwritten: zeros, as eagerly
+  auto unshaped = kiln::function([](const Tensor& i) { return TensorArray(DType::Float32, 3).read(i); });
+  expect_error<InvalidArgument>([&] { unshaped(constant(1)); },
                                 {"TensorArrayRead: element 1 of the TensorArray (size 3) has not been written",
                                  "tensor_array_test.cpp"});
   expect_error<InvalidArgument>([&] { reader(constant(3)); },

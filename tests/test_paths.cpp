@@ -28,9 +28,16 @@ std::string mpiexec_path() { return ""; }
 #ifdef KILN_MNIST_TRAIN
 std::string mnist_train_path() { return KILN_MNIST_TRAIN; }
 std::string mnist_seed_loop_path() { return KILN_MNIST_SEED_LOOP; }
+std::string lstm_mnist_path() { return KILN_LSTM_MNIST; }
 #else
 std::string mnist_train_path() { return ""; }
 std::string mnist_seed_loop_path() { return ""; }
+std::string lstm_mnist_path() { return ""; }
+#endif
+
+#ifdef KILN_ONNX_TESTDATA
+std::string onnx_testdata_dir() { return KILN_ONNX_TESTDATA; }
+std::string python_path() { return KILN_PYTHON; }
 #endif
 
 }  // namespace kiln::testing

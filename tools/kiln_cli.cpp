@@ -1,6 +1,8 @@
 // kiln-cli: show / run a saved model, print or draw a function's graph.
 //   kiln-cli show --dir D [--all | --signature_def NAME]
 //   kiln-cli run --dir D --signature_def NAME --input a=5.0 [--input b=[1,2]]
+//   kiln-cli run --onnx FILE --input a=5.0
+//   kiln-cli export --dir D --signature_def NAME --onnx OUT
 //   kiln-cli graph --dir D --function NAME [--dot]
 #include <iostream>
 

@@ -37,6 +37,9 @@ class DatasetNode {
   virtual int64_t cardinality() const = 0;
   // Whether elements may differ in dim 0 (a last, smaller batch).
   virtual bool may_vary_leading_dim() const { return false; }
+  // The elements' types, one spec per component (tf.data's element_spec),
+  // or nullopt when only running a generator would tell.
+  virtual std::optional<std::vector<TensorSpec>> element_spec() const { return std::nullopt; }
 };
 }  // namespace detail
 
@@ -59,6 +62,11 @@ class Dataset {
   // Elements from a callable until it returns nullopt. Every pass calls the
   // same callable (it keeps its own state), so cardinality() is unknown.
   static Dataset from_generator(std::function<std::optional<Element>()> generator);
+  // The same, with the elements' types declared (TF's output_signature): an
+  // element that does not fit is an InvalidArgument, and a kiln::function
+  // taking the dataset is keyed by these types, not by the dataset's identity.
+  static Dataset from_generator(std::function<std::optional<Element>()> generator,
+                                std::vector<TensorSpec> output_signature);
 
   // ---- Transformations ----
   Dataset map(std::function<Element(const Element&)> fn) const;
@@ -87,6 +95,12 @@ class Dataset {
 
   // The number of elements when known; kInfinite (-1) or kUnknown (-2).
   int64_t cardinality() const;
+  // The elements' types, one spec per component (tf.data's element_spec): a
+  // dim that varies (the last batch's) is None. Known from the sources and
+  // transformations; after a map, read once from the first element (the map
+  // function runs on it); nullopt after a from_generator without an
+  // output_signature, whose elements only running it would tell.
+  std::optional<std::vector<TensorSpec>> element_spec() const { return node_->element_spec(); }
 
   // state = fn(state, element) for every element, from `initial`. Eagerly
   // a plain loop; inside kiln::function one While op that pulls the next
@@ -123,6 +137,10 @@ class Dataset {
     std::shared_ptr<detail::Cursor> cursor_;
     std::optional<Element> current_;
   };
+  // A range-for over a Dataset argument of a kiln::function while it traces
+  // is an error: the loop would unroll this call's elements into a graph
+  // that other datasets of the same element spec reuse (use reduce or
+  // for_each, one loop op, or capture the dataset instead).
   Iterator begin() const;
   std::default_sentinel_t end() const { return {}; }
 
@@ -130,8 +148,23 @@ class Dataset {
   const std::shared_ptr<const detail::DatasetNode>& node() const { return node_; }
 
  private:
+  friend struct kiln::detail::TraceTraits<Dataset>;
+  // Makes a transformation's node from its input node.
+  using Derive = std::function<std::shared_ptr<const detail::DatasetNode>(std::shared_ptr<const detail::DatasetNode>)>;
+  // Inside a trace, a Dataset argument is the graph's input `fed_`: each call
+  // feeds its own dataset. node_ is the one the trace was made with (for the
+  // element types); `rebase_` rebuilds the transformations applied to the
+  // argument inside the traced code on the dataset a call feeds.
+  struct Fed {
+    Tensor handle;
+    Derive rebase;  // empty: the fed dataset itself
+  };
+  Dataset(std::shared_ptr<const detail::DatasetNode> node, std::shared_ptr<const Fed> fed)
+      : node_(std::move(node)), fed_(std::move(fed)) {}
+  Dataset derive(Derive make) const;
   Element traced_reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn) const;
   std::shared_ptr<const detail::DatasetNode> node_;
+  std::shared_ptr<const Fed> fed_;
 };
 
 // Reads an IDX file (the MNIST format), plain or gzip-compressed (told by
@@ -163,17 +196,15 @@ Mnist load_mnist(const std::string& dir);
 }  // namespace kiln::data
 
 namespace kiln::detail {
-// A Dataset argument of a kiln::function is keyed by identity: another
-// Dataset object traces anew (TF keys datasets by element spec and feeds
-// them as a variant tensor). The graph keeps the dataset it was traced with
-// alive, so an identity is never reused while it is cached.
+// A Dataset argument of a kiln::function is keyed by its element spec, as in
+// TF: two datasets with the same element types share one trace, and each call
+// feeds its own dataset to the graph (a Resource input). A dataset whose
+// element types are unknown (a from_generator without an output_signature) is
+// keyed by identity; the graph keeps it alive, so an identity is never reused
+// while it is cached.
 template <> struct TraceTraits<data::Dataset> {
   using Rebuilt = data::Dataset;
-  static void flatten(const data::Dataset& ds, Flattener& f) {
-    f.begin(KeyAtom::Kind::Struct, 0, "Dataset");
-    f.integer(static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(ds.node().get())), DType::Int64);
-    f.end();
-  }
-  static data::Dataset rebuild(const data::Dataset& ds, Rebuilder&) { return ds; }
+  static void flatten(const data::Dataset& ds, Flattener& f);
+  static data::Dataset rebuild(const data::Dataset& ds, Rebuilder& r);
 };
 }  // namespace kiln::detail

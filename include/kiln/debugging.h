@@ -1,7 +1,9 @@
 #pragma once
 // Debugging aids.
 #include <functional>
+#include <memory>
 #include <source_location>
+#include <typeinfo>
 #include <vector>
 
 #include "kiln/tensor.h"
@@ -29,5 +31,15 @@ std::vector<Tensor> host_function(HostCallbackFn callback, const std::vector<Ten
 std::vector<Tensor> host_function(HostCallbackFn callback, const std::vector<Tensor>& inputs,
                                   const std::vector<DType>& output_dtypes, const std::vector<Shape>& output_shapes,
                                   SourceLocation loc = SourceLocation::current());
+
+namespace detail {
+// A scalar Resource tensor carrying `object` of type `type` into a graph as an
+// argument (a Dataset fed to a kiln::function), for host functions to read
+// back with object_in_handle. The graph passes it through untouched.
+Tensor make_object_handle(std::shared_ptr<const void> object, const std::type_info& type);
+// The object a make_object_handle tensor carries; InvalidArgument when the
+// tensor carries no object of `type`.
+std::shared_ptr<const void> object_in_handle(const Tensor& handle, const std::type_info& type);
+}  // namespace detail
 
 }  // namespace kiln

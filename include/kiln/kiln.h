@@ -23,6 +23,7 @@
 #include "kiln/nn/layer.h"
 #include "kiln/nn/layers.h"
 #include "kiln/nn/normalization.h"
+#include "kiln/nn/recurrent.h"
 #include "kiln/nn/sequential.h"
 #include "kiln/nn/losses.h"
 #include "kiln/nn/metrics.h"

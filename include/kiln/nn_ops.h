@@ -82,6 +82,15 @@ Tensor conv2d(const Tensor& input, const Tensor& filters, const Size2D& strides,
               const PaddingArg& padding, const Size2D& dilations = 1,
               SourceLocation loc = SourceLocation::current());
 
+// The transpose of conv2d (tf.nn.conv2d_transpose, "deconvolution"): the
+// gradient of conv2d(x, filters) with respect to an x of `output_shape`
+// ([N, H, W, C], known), given `input` as the gradient of conv2d's output.
+// filters [KH, KW, C, O] as conv2d's, so input [N, OH, OW, O] must be what
+// conv2d of output_shape with these filters, strides and padding gives.
+Tensor conv2d_transpose(const Tensor& input, const Tensor& filters, const Shape& output_shape,
+                        const Size2D& strides, const PaddingArg& padding, const Size2D& dilations = 1,
+                        SourceLocation loc = SourceLocation::current());
+
 // Max / average over windows of [N, H, W, C]; average pooling divides by the
 // number of elements inside the input (padding excluded), as TensorFlow.
 Tensor max_pool2d(const Tensor& input, const Size2D& ksize, const Size2D& strides,

@@ -14,6 +14,11 @@
 // thread. Each run of a traced function is an event too, so a trace viewer
 // shows ops nested in the calls that ran them. When off, an op pays one
 // relaxed atomic load.
+//
+// Times are wall-clock time, or with KILN_PROFILER_CLOCK=cpu (read by start())
+// the process's CPU time, all threads together: on a machine shared with other
+// work, one thread's ops then cost what they compute, not what the scheduler
+// made them wait (run with one thread, OMP_NUM_THREADS=1, to read it per op).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -22,7 +22,9 @@
 // dynamic_size.
 //
 // Without an element_shape the buffer takes its element shape from the first
-// write. Index, shape, dtype and unwritten-element errors are InvalidArgument
+// write. An unwritten element reads, gathers and stacks as zeros once the
+// element shape is known (declared or from a write), as in TF2; before that,
+// reading it is an error. Index, shape, dtype and unread-element errors are InvalidArgument
 // with the same text eagerly and in graphs (there raised at run time, with
 // the node's source line appended).
 #include <cstdint>

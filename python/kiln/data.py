@@ -78,11 +78,21 @@ class Dataset:
         return _nest.pack_sequence_as(self._template(), flat)
 
     def _peek(self):
-        it = iter(self._ds)
+        return self._ds.first()
+
+    # ---- as a kiln.function argument: keyed by element spec, fed to the graph ---------
+    @property
+    def _kiln_engine_dataset(self):
+        return self._ds
+
+    def _kiln_structure_key(self):
         try:
-            return next(it)
-        except StopIteration:
-            return None
+            return repr(self.element_spec)
+        except ValueError:  # empty, and a function decides the structure
+            return "<unknown>"
+
+    def _kiln_with_engine_dataset(self, ds):
+        return Dataset(ds, self._structure, self._spec)
 
     @property
     def element_spec(self):
@@ -164,7 +174,8 @@ class Dataset:
                 out.append(t)
             return out
 
-        return Dataset(_C.Dataset.from_generator(open_pass), output_signature, output_signature)
+        return Dataset(_C.Dataset.from_generator(open_pass, [s._kiln_spec() for s in specs]), output_signature,
+                       output_signature)
 
     # ---- transformations -------------------------------------------------------------
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):

@@ -76,6 +76,21 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     return _C.conv2d(input, filters, _pair(strides), padding, _pair(1 if dilations is None else dilations))
 
 
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",  # noqa: A002
+                     dilations=None, name=None):
+    """The transpose of conv2d: filters [h, w, output_channels, input_channels]; output_shape
+    [batch, height, width, output_channels] (a list, TensorShape or 1-D tensor; batch may be None)."""
+    if data_format != "NHWC":
+        raise ValueError(f"kiln.nn.conv2d_transpose: data_format {data_format!r} is not supported (only 'NHWC')")
+    if hasattr(output_shape, "numpy"):
+        output_shape = output_shape.numpy().tolist()
+    elif hasattr(output_shape, "as_list"):
+        output_shape = output_shape.as_list()
+    dims = [-1 if d is None else int(d) for d in output_shape]
+    return _C.conv2d_transpose(input, filters, dims, _pair(strides), padding,
+                               _pair(1 if dilations is None else dilations))
+
+
 def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
     return _C.max_pool2d(input, _pair(ksize), _pair(strides), padding)
 

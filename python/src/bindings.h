@@ -53,6 +53,9 @@ using SharedObject = std::shared_ptr<py::object>;
 SharedObject share(py::object obj);
 
 // ---- nested structures ------------------------------------------------------------
+// A kiln.TensorSpec as its `_kiln_spec()` tuple gives it: (dims with -1 for
+// None, dtype enum, rank or -1 when unknown).
+TensorSpec to_tensor_spec(py::handle kiln_spec);
 // Arguments of a function call: the trace key and the tensor leaves.
 void flatten_arguments(py::handle obj, detail::Flattener& flat);
 // The same structure with every leaf replaced by the next traced tensor.
@@ -71,6 +74,7 @@ void bind_control_flow(py::module_& m);
 void bind_autodiff(py::module_& m);
 void bind_data(py::module_& m);
 void bind_saved_model(py::module_& m);
+void bind_onnx(py::module_& m);
 void bind_distributed(py::module_& m);
 void bind_profiler(py::module_& m);
 

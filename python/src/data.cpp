@@ -30,12 +30,15 @@ Element to_element(py::handle result, const char* what) {
 // tensors or None at the end.
 class GeneratorNode final : public data::detail::DatasetNode {
  public:
-  explicit GeneratorNode(SharedObject open_pass) : open_pass_(std::move(open_pass)) {}
+  GeneratorNode(SharedObject open_pass, std::vector<TensorSpec> signature)
+      : open_pass_(std::move(open_pass)), signature_(std::move(signature)) {}
   std::unique_ptr<data::detail::Cursor> open() const override {
     py::gil_scoped_acquire gil;
     return std::make_unique<PassCursor>(share((*open_pass_)()));
   }
   int64_t cardinality() const override { return Dataset::kUnknown; }
+  // The output_signature, which kiln/data.py checks every element against.
+  std::optional<std::vector<TensorSpec>> element_spec() const override { return signature_; }
 
  private:
   class PassCursor final : public data::detail::Cursor {
@@ -52,7 +55,15 @@ class GeneratorNode final : public data::detail::DatasetNode {
     SharedObject next_;
   };
   SharedObject open_pass_;
+  std::vector<TensorSpec> signature_;
 };
+
+// The flat output_signature: each spec as TensorSpec._kiln_spec() gives it.
+std::vector<TensorSpec> to_specs(py::handle specs) {
+  std::vector<TensorSpec> out;
+  for (py::handle item : specs) out.push_back(to_tensor_spec(item));
+  return out;
+}
 
 // One pass over a dataset, as a Python iterator.
 class PyIterator {
@@ -94,8 +105,8 @@ void bind_data(py::module_& m) {
       .def_static("from_tensor_slices", &Dataset::from_tensor_slices)
       .def_static("range", py::overload_cast<int64_t, int64_t, int64_t>(&Dataset::range))
       .def_static("from_generator",
-                  [](py::object open_pass) {
-                    return Dataset(std::make_shared<GeneratorNode>(share(std::move(open_pass))));
+                  [](py::object open_pass, py::object signature) {
+                    return Dataset(std::make_shared<GeneratorNode>(share(std::move(open_pass)), to_specs(signature)));
                   })
       .def("map",
            [](const Dataset& ds, py::object map_fn) {
@@ -123,6 +134,15 @@ void bind_data(py::module_& m) {
       .def("cardinality", &Dataset::cardinality)
       .def("node_id", [](const Dataset& ds) { return reinterpret_cast<std::uintptr_t>(ds.node().get()); })
       .def("__iter__", [](const Dataset& ds) { return PyIterator(ds); })
+      // The first element, run eagerly (what kiln/data.py reads an unknown
+      // structure from), also of a dataset argument while a function traces.
+      .def("first",
+           [](const Dataset& ds) {
+             InitScope eager;
+             py::gil_scoped_release nogil;
+             std::optional<Element> e = ds.node()->open()->next();
+             return e;
+           })
       .def("reduce",
            [](const Dataset& ds, Element initial, py::object reduce_fn) {
              Element out;

@@ -12,6 +12,7 @@ PYBIND11_MODULE(_C, m) {
   bind_autodiff(m);
   bind_data(m);
   bind_saved_model(m);
+  bind_onnx(m);
   bind_distributed(m);
   bind_profiler(m);
 }

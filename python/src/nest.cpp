@@ -54,6 +54,13 @@ int64_t identity_key(py::handle obj) {
 
 }  // namespace
 
+TensorSpec to_tensor_spec(py::handle kiln_spec) {
+  py::tuple spec = py::reinterpret_borrow<py::tuple>(kiln_spec);
+  std::vector<int64_t> dims = py::cast<std::vector<int64_t>>(spec[0]);
+  Shape shape = py::cast<int>(spec[2]) < 0 ? Shape::unknown_rank() : Shape(dims);
+  return TensorSpec(shape, static_cast<DType>(py::cast<int>(spec[1])));
+}
+
 void flatten_arguments(py::handle obj, detail::Flattener& f) {
   PyObject* p = obj.ptr();
   if (py::isinstance<Tensor>(obj)) return f.tensor(py::cast<const Tensor&>(obj));
@@ -77,11 +84,13 @@ void flatten_arguments(py::handle obj, detail::Flattener& f) {
     return f.variable(v.handle(), v.dtype(), v.shape());
   }
   if (py::isinstance<TensorArray>(obj)) return detail::Traits<TensorArray>::flatten(py::cast<const TensorArray&>(obj), f);
-  if (py::hasattr(obj, "_kiln_spec")) {
-    py::tuple spec = obj.attr("_kiln_spec")();  // (dims with -1, dtype enum)
-    std::vector<int64_t> dims = py::cast<std::vector<int64_t>>(spec[0]);
-    Shape shape = py::cast<int>(spec[2]) < 0 ? Shape::unknown_rank() : Shape(dims);
-    return f.spec(TensorSpec(shape, static_cast<DType>(py::cast<int>(spec[1]))));
+  if (py::hasattr(obj, "_kiln_spec")) return f.spec(to_tensor_spec(obj.attr("_kiln_spec")()));
+  if (py::hasattr(obj, "_kiln_engine_dataset")) {
+    // A kiln.data.Dataset: keyed by its elements' structure and the engine
+    // dataset's element spec (fed to the graph), as TF keys datasets.
+    f.begin(Kind::Struct, 1, type_name(obj) + py::cast<std::string>(obj.attr("_kiln_structure_key")()));
+    detail::Traits<data::Dataset>::flatten(py::cast<const data::Dataset&>(obj.attr("_kiln_engine_dataset")), f);
+    return f.end();
   }
   if (is_namedtuple(obj)) {
     f.begin(Kind::Struct, static_cast<int64_t>(py::len(obj)), type_name(obj));
@@ -129,6 +138,10 @@ py::object rebuild_arguments(py::handle obj, detail::Rebuilder& r) {
   }
   if (py::isinstance<TensorArray>(obj))
     return py::cast(detail::Traits<TensorArray>::rebuild(py::cast<const TensorArray&>(obj), r));
+  if (py::hasattr(obj, "_kiln_engine_dataset")) {
+    const auto& ds = py::cast<const data::Dataset&>(obj.attr("_kiln_engine_dataset"));
+    return obj.attr("_kiln_with_engine_dataset")(detail::Traits<data::Dataset>::rebuild(ds, r));
+  }
   if (is_namedtuple(obj)) {
     py::list items;
     for (py::handle item : obj) items.append(rebuild_arguments(item, r));

@@ -182,6 +182,52 @@ def test_reduce_inside_a_function_is_one_loop_op():
     size = lambda ds: len(total.get_concrete_function(ds).graph.as_graph_def().node)  # noqa: E731
     assert size(small) == size(big)
     assert int(total(small)) == 3  # every call is a new pass
+    # Datasets are keyed by element spec, as in TF: one trace for both.
+    assert total.experimental_get_tracing_count() == 1
+
+
+def test_datasets_of_one_element_spec_share_a_trace():
+    @tf.function
+    def total(ds):
+        s = tf.constant(0.0)
+        for x, y in ds:
+            s += tf.reduce_sum(x * y)
+        return s
+
+    def pairs(n):
+        return tf.data.Dataset.from_tensor_slices((np.arange(n, dtype=np.float32), np.full(n, 2, np.float32)))
+
+    assert float(total(pairs(3))) == 6.0
+    assert float(total(pairs(5))) == 20.0
+    # A generator with an output_signature is keyed by it too.
+    gen = tf.data.Dataset.from_generator(lambda: ((np.float32(i), np.float32(1)) for i in range(4)),
+                                         output_signature=(tf.TensorSpec([], tf.float32),) * 2)
+    assert float(total(gen)) == 6.0
+    assert total.experimental_get_tracing_count() == 1
+    # Another structure or another element spec traces again.
+    assert float(total(pairs(4).batch(2))) == 12.0
+    assert total.experimental_get_tracing_count() == 2
+
+    @tf.function
+    def first(ds):
+        return ds.reduce(tf.constant(0.0), lambda s, e: s + e["a"])
+
+    assert float(first(tf.data.Dataset.from_tensor_slices({"a": [1.0, 2.0]}))) == 3.0
+    assert float(first(tf.data.Dataset.from_tensor_slices({"a": [5.0]}))) == 5.0
+    assert first.experimental_get_tracing_count() == 1
+    with pytest.raises(KeyError):  # another structure: traced again, and the function needs "a"
+        first(tf.data.Dataset.from_tensor_slices({"b": [5.0]}))
+
+
+def test_transformations_of_a_dataset_argument_apply_to_each_call_s_dataset():
+    @tf.function
+    def f(ds):
+        return ds.map(lambda x: x * 2).filter(lambda x: x > 2).batch(2).reduce(
+            tf.constant(0, tf.int64), lambda s, b: s + tf.reduce_sum(b))
+
+    assert int(f(tf.data.Dataset.range(4))) == 4 + 6
+    assert int(f(tf.data.Dataset.range(10, 12))) == 20 + 22
+    assert f.experimental_get_tracing_count() == 1
 
 
 def test_for_loop_over_a_dataset_in_a_function():

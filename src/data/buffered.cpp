@@ -168,14 +168,18 @@ Dataset Dataset::shuffle(int64_t buffer_size, std::optional<uint64_t> seed) cons
   if (buffer_size <= 0)
     throw InvalidArgument("Dataset::shuffle: buffer_size must be positive, got " +
                           std::to_string(buffer_size));
-  return Dataset(std::make_shared<ShuffleNode>(node_, buffer_size, seed));
+  return derive([=](std::shared_ptr<const DatasetNode> in) {
+    return std::make_shared<ShuffleNode>(std::move(in), buffer_size, seed);
+  });
 }
 
 Dataset Dataset::prefetch(int64_t buffer_size) const {
   if (buffer_size <= 0)
     throw InvalidArgument("Dataset::prefetch: buffer_size must be positive, got " +
                           std::to_string(buffer_size));
-  return Dataset(std::make_shared<PrefetchNode>(node_, buffer_size));
+  return derive([=](std::shared_ptr<const DatasetNode> in) {
+    return std::make_shared<PrefetchNode>(std::move(in), buffer_size);
+  });
 }
 
 }  // namespace kiln::data

@@ -2,18 +2,34 @@
 // repeat, take, skip). Shuffle and prefetch keep state across elements in
 // buffers and live in buffered.cpp.
 #include <algorithm>
+#include <mutex>
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include "kiln/debugging.h"
 #include "kiln/function.h"
 #include "data/nodes.h"
 #include "kiln/array.h"
 #include "kiln/error.h"
+#include "kiln/init_scope.h"
 
 namespace kiln::data {
 
 using detail::Cursor;
 using detail::DatasetNode;
+
+std::vector<TensorSpec> detail::specs_of(const Element& element, bool leading_dim_varies) {
+  std::vector<TensorSpec> specs;
+  specs.reserve(element.size());
+  for (const Tensor& t : element) {
+    Shape s = t.shape();
+    if (leading_dim_varies && s.rank() > 0) s[0] = None;
+    specs.emplace_back(s, t.dtype());
+  }
+  return specs;
+}
 
 namespace {
 
@@ -39,6 +55,7 @@ class TensorsNode final : public DatasetNode {
     return std::make_unique<C>(&element_);
   }
   int64_t cardinality() const override { return 1; }
+  std::optional<std::vector<TensorSpec>> element_spec() const override { return detail::specs_of(element_, false); }
 
  private:
   Element element_;
@@ -65,6 +82,14 @@ class SlicesNode final : public DatasetNode {
     return std::make_unique<C>(this);
   }
   int64_t cardinality() const override { return n_; }
+  std::optional<std::vector<TensorSpec>> element_spec() const override {
+    std::vector<TensorSpec> specs;
+    for (const Tensor& t : components_) {
+      std::span<const int64_t> dims = t.shape().dims();
+      specs.emplace_back(Shape(std::vector<int64_t>(dims.begin() + 1, dims.end())), t.dtype());
+    }
+    return specs;
+  }
 
  private:
   Element components_;
@@ -101,27 +126,53 @@ class RangeNode final : public DatasetNode {
     uint64_t s = static_cast<uint64_t>(0) - static_cast<uint64_t>(step_);
     return static_cast<int64_t>((span - 1) / s + 1);
   }
+  std::optional<std::vector<TensorSpec>> element_spec() const override {
+    return std::vector<TensorSpec>{TensorSpec(Shape{}, DType::Int64)};
+  }
 
  private:
   int64_t start_, stop_, step_;
 };
 
+void check_signature(const Element& e, const std::vector<TensorSpec>& signature) {
+  bool fits = e.size() == signature.size();
+  for (std::size_t i = 0; fits && i < e.size(); ++i)
+    fits = e[i].defined() && e[i].dtype() == signature[i].dtype && e[i].shape().is_compatible_with(signature[i].shape);
+  if (fits) return;
+  std::string got, want;
+  for (const Tensor& t : e)
+    got += (got.empty() ? "" : ", ") + (t.defined() ? std::string(dtype_name(t.dtype())) + " " + shape_str(t) : "undefined");
+  for (const TensorSpec& s : signature)
+    want += (want.empty() ? "" : ", ") + std::string(dtype_name(s.dtype)) + " " + s.shape.to_string();
+  throw InvalidArgument(fmt::format(
+      "Dataset::from_generator: the generator yielded an element that does not match the output_signature: "
+      "got ({}), expected ({})",
+      got, want));
+}
+
 class GeneratorNode final : public DatasetNode {
  public:
-  explicit GeneratorNode(std::function<std::optional<Element>()> fn) : fn_(std::move(fn)) {}
+  GeneratorNode(std::function<std::optional<Element>()> fn, std::optional<std::vector<TensorSpec>> signature)
+      : fn_(std::move(fn)), signature_(std::move(signature)) {}
   std::unique_ptr<Cursor> open() const override {
     class C final : public Cursor {
      public:
       explicit C(const GeneratorNode* node) : node_(node) {}
-      std::optional<Element> next() override { return node_->fn_(); }
+      std::optional<Element> next() override {
+        std::optional<Element> e = node_->fn_();
+        if (e && node_->signature_) check_signature(*e, *node_->signature_);
+        return e;
+      }
       const GeneratorNode* node_;
     };
     return std::make_unique<C>(this);
   }
   int64_t cardinality() const override { return Dataset::kUnknown; }
+  std::optional<std::vector<TensorSpec>> element_spec() const override { return signature_; }
 
  private:
   std::function<std::optional<Element>()> fn_;
+  std::optional<std::vector<TensorSpec>> signature_;
 };
 
 // ---- Transformations -------------------------------------------------------
@@ -145,9 +196,23 @@ class MapNode final : public detail::UnaryNode {
     return std::make_unique<C>(this);
   }
   int64_t cardinality() const override { return input()->cardinality(); }
+  // Read from the first element, once (the function runs on it eagerly).
+  // Never when the input's types are unknown: that is a generator's, and
+  // pulling from it would take an element from the next pass.
+  std::optional<std::vector<TensorSpec>> element_spec() const override {
+    std::call_once(spec_once_, [this] {
+      if (!input()->element_spec()) return;
+      InitScope eager;
+      std::optional<Element> first = input()->open()->next();
+      if (first) spec_ = detail::specs_of(fn_(*first), may_vary_leading_dim());
+    });
+    return spec_;
+  }
 
  private:
   std::function<Element(const Element&)> fn_;
+  mutable std::once_flag spec_once_;
+  mutable std::optional<std::vector<TensorSpec>> spec_;
 };
 
 class FilterNode final : public detail::UnaryNode {
@@ -233,6 +298,17 @@ class BatchNode final : public detail::UnaryNode {
     return drop_ ? c / n_ : (c + n_ - 1) / n_;
   }
   bool may_vary_leading_dim() const override { return !drop_ || input()->may_vary_leading_dim(); }
+  std::optional<std::vector<TensorSpec>> element_spec() const override {
+    std::optional<std::vector<TensorSpec>> specs = input()->element_spec();
+    if (!specs) return specs;
+    for (TensorSpec& spec : *specs) {
+      if (!spec.shape.has_known_rank()) continue;
+      std::vector<int64_t> dims{may_vary_leading_dim() ? None : n_};
+      for (int64_t d : spec.shape.dims()) dims.push_back(d);
+      spec.shape = Shape(dims);
+    }
+    return specs;
+  }
 
  private:
   int64_t n_;
@@ -394,41 +470,62 @@ Dataset Dataset::range(int64_t start, int64_t stop, int64_t step) {
 
 Dataset Dataset::from_generator(std::function<std::optional<Element>()> generator) {
   if (!generator) throw InvalidArgument("Dataset::from_generator: the generator is empty");
-  return Dataset(std::make_shared<GeneratorNode>(std::move(generator)));
+  return Dataset(std::make_shared<GeneratorNode>(std::move(generator), std::nullopt));
+}
+
+Dataset Dataset::from_generator(std::function<std::optional<Element>()> generator,
+                                std::vector<TensorSpec> output_signature) {
+  if (!generator) throw InvalidArgument("Dataset::from_generator: the generator is empty");
+  return Dataset(std::make_shared<GeneratorNode>(std::move(generator), std::move(output_signature)));
+}
+
+Dataset Dataset::derive(Derive make) const {
+  std::shared_ptr<const DatasetNode> node = make(node_);
+  if (!fed_) return Dataset(std::move(node));
+  Derive rebase = [before = fed_->rebase, make = std::move(make)](std::shared_ptr<const DatasetNode> fed) {
+    return make(before ? before(std::move(fed)) : std::move(fed));
+  };
+  return Dataset(std::move(node), std::make_shared<const Fed>(Fed{fed_->handle, std::move(rebase)}));
 }
 
 Dataset Dataset::map(std::function<Element(const Element&)> fn) const {
   if (!fn) throw InvalidArgument("Dataset::map: the function is empty");
-  return Dataset(std::make_shared<MapNode>(node_, std::move(fn)));
+  return derive([fn = std::move(fn)](std::shared_ptr<const DatasetNode> in) {
+    return std::make_shared<MapNode>(std::move(in), fn);
+  });
 }
 
 Dataset Dataset::filter(std::function<Tensor(const Element&)> predicate) const {
   if (!predicate) throw InvalidArgument("Dataset::filter: the predicate is empty");
-  return Dataset(std::make_shared<FilterNode>(node_, std::move(predicate)));
+  return derive([predicate = std::move(predicate)](std::shared_ptr<const DatasetNode> in) {
+    return std::make_shared<FilterNode>(std::move(in), predicate);
+  });
 }
 
 Dataset Dataset::batch(int64_t batch_size, bool drop_remainder) const {
   check_positive("batch", "batch_size", batch_size);
-  return Dataset(std::make_shared<BatchNode>(node_, batch_size, drop_remainder));
+  return derive([=](std::shared_ptr<const DatasetNode> in) {
+    return std::make_shared<BatchNode>(std::move(in), batch_size, drop_remainder);
+  });
 }
 
 Dataset Dataset::repeat(int64_t count) const {
   if (count < -1)
     throw InvalidArgument("Dataset::repeat: count must be >= 0 or -1 (forever), got " +
                           std::to_string(count));
-  return Dataset(std::make_shared<RepeatNode>(node_, count));
+  return derive([=](std::shared_ptr<const DatasetNode> in) { return std::make_shared<RepeatNode>(std::move(in), count); });
 }
 
 Dataset Dataset::take(int64_t count) const {
   if (count < -1)
     throw InvalidArgument("Dataset::take: count must be >= 0 or -1 (all), got " + std::to_string(count));
-  return Dataset(std::make_shared<TakeNode>(node_, count));
+  return derive([=](std::shared_ptr<const DatasetNode> in) { return std::make_shared<TakeNode>(std::move(in), count); });
 }
 
 Dataset Dataset::skip(int64_t count) const {
   if (count < -1)
     throw InvalidArgument("Dataset::skip: count must be >= 0 or -1 (all), got " + std::to_string(count));
-  return Dataset(std::make_shared<SkipNode>(node_, count));
+  return derive([=](std::shared_ptr<const DatasetNode> in) { return std::make_shared<SkipNode>(std::move(in), count); });
 }
 
 int64_t Dataset::cardinality() const { return node_->cardinality(); }
@@ -455,7 +552,45 @@ Dataset::Iterator& Dataset::Iterator::operator++() {
 }
 
 Dataset::Iterator Dataset::begin() const {
+  if (fed_ && kiln::detail::is_tracing())
+    throw InvalidArgument(
+        "iterating a Dataset argument of a kiln::function element by element while it traces (a C++ range-for, "
+        "a Python for loop without AutoGraph) would unroll this call's elements into a graph that other "
+        "datasets of the same element spec reuse: use reduce() or for_each() (one loop op; AutoGraph's for "
+        "loop is one), or capture the dataset instead of passing it");
   return Iterator(node_, std::shared_ptr<Cursor>(node_->open()));
 }
 
 }  // namespace kiln::data
+
+namespace kiln::detail {
+
+void TraceTraits<data::Dataset>::flatten(const data::Dataset& ds, Flattener& f) {
+  std::optional<std::vector<TensorSpec>> spec = ds.element_spec();
+  if (!spec) {
+    f.begin(KeyAtom::Kind::Struct, 0, "Dataset");
+    f.integer(static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(ds.node().get())), DType::Int64);
+    f.end();
+    return;
+  }
+  std::string key = "Dataset(";
+  for (std::size_t i = 0; i < spec->size(); ++i) key += (i ? ", " : "") + (*spec)[i].to_string();
+  key += ")";
+  if (ds.fed_) {
+    // Passed on to a function called while tracing: the outer graph's input.
+    if (ds.fed_->rebase)
+      throw Unimplemented(
+          "a Dataset argument transformed inside a traced function cannot be passed to another kiln::function; "
+          "pass the dataset itself, or transform it inside the inner function");
+    f.resource(ds.fed_->handle, std::move(key));
+    return;
+  }
+  f.resource(make_object_handle(ds.node(), typeid(data::detail::DatasetNode)), std::move(key));
+}
+
+data::Dataset TraceTraits<data::Dataset>::rebuild(const data::Dataset& ds, Rebuilder& r) {
+  if (!ds.element_spec()) return ds;  // keyed by identity: the graph holds this dataset
+  return data::Dataset(ds.node(), std::make_shared<const data::Dataset::Fed>(data::Dataset::Fed{r.next(), {}}));
+}
+
+}  // namespace kiln::detail

@@ -2,7 +2,9 @@
 // whose body pulls the next element through a host op, instead of the
 // elements unrolled into the graph.
 //
-//   token = HostFunction[open]()                    (a new pass on every call)
+//   token = HostFunction[open](dataset?)            (a new pass on every call, over
+//                                                    the dataset the call feeds
+//                                                    when it is an argument)
 //   while (more):
 //     (ok, element...) = HostFunction[next](token)
 //     state = cond(ok, fn(state, element), state)
@@ -18,6 +20,7 @@
 #include "kiln/error.h"
 #include "kiln/function.h"
 #include "kiln/init_scope.h"
+#include "data/nodes.h"
 
 namespace kiln::data {
 
@@ -39,20 +42,24 @@ struct LoopIterator {
   std::optional<Element> lookahead;
 };
 
-// The loop's element types: the first element's, with dim 0 unknown where
-// the batches may differ in size.
-void element_spec(LoopIterator& it, bool leading_dim_varies) {
-  InitScope eager;  // the pipeline's own ops run now, not into the graph
-  it.traced_cursor = it.node->open();
-  std::optional<Element> first = it.traced_cursor->next();
-  if (!first)
-    throw InvalidArgument("Dataset iterated inside kiln::function is empty: its element types are unknown");
-  it.lookahead = first;
-  for (const Tensor& t : *first) {
-    Shape s = t.shape();
-    if (leading_dim_varies && s.rank() > 0) s[0] = None;
-    it.dtypes.push_back(t.dtype());
-    it.shapes.push_back(s);
+// The loop's element types: the dataset's element spec, or, when only its
+// generator knows them, the first element's (with dim 0 unknown where the
+// batches may differ in size), read once while tracing; the first pass then
+// starts with that element and its cursor, so the generator loses none.
+void element_types(LoopIterator& it) {
+  std::optional<std::vector<TensorSpec>> specs = it.node->element_spec();
+  if (!specs) {
+    InitScope eager;  // the pipeline's own ops run now, not into the graph
+    it.traced_cursor = it.node->open();
+    std::optional<Element> first = it.traced_cursor->next();
+    if (!first)
+      throw InvalidArgument("Dataset iterated inside kiln::function is empty: its element types are unknown");
+    it.lookahead = first;
+    specs = detail::specs_of(*first, it.node->may_vary_leading_dim());
+  }
+  for (const TensorSpec& spec : *specs) {
+    it.dtypes.push_back(spec.dtype);
+    it.shapes.push_back(spec.shape);
   }
 }
 
@@ -65,7 +72,7 @@ std::vector<Tensor> pull(LoopIterator& it) {
   if (!e) {
     // The loop ends; the body still needs values of the declared types.
     for (std::size_t i = 0; i < it.dtypes.size(); ++i) {
-      Shape s = it.shapes[i];
+      Shape s = it.shapes[i].has_known_rank() ? it.shapes[i] : Shape{};
       for (int d = 0; d < s.rank(); ++d)
         if (s[d] < 0) s[d] = 0;
       out.push_back(zeros(s, it.dtypes[i]));
@@ -80,7 +87,7 @@ std::vector<Tensor> pull(LoopIterator& it) {
     const Tensor& t = (*e)[i];
     if (t.dtype() != it.dtypes[i] || !t.shape().is_compatible_with(it.shapes[i]))
       throw InvalidArgument(fmt::format(
-          "Dataset element {} component {} is {} {}; the traced loop was built for {} {} (the first element's types)",
+          "Dataset element {} component {} is {} {}; the traced loop was built for {} {} (the dataset's element spec)",
           it.index, i, dtype_name(t.dtype()), t.shape().to_string(), dtype_name(it.dtypes[i]),
           it.shapes[i].to_string()));
     out.push_back(t);
@@ -95,25 +102,42 @@ Element Dataset::traced_reduce(Element initial,
                                const std::function<Element(const Element&, const Element&)>& fn) const {
   auto it = std::make_shared<LoopIterator>();
   it->node = node_;
-  element_spec(*it, node_->may_vary_leading_dim());
+  element_types(*it);
   std::vector<DType> next_dtypes{DType::Bool};
   std::vector<Shape> next_shapes{Shape{}};
   next_dtypes.insert(next_dtypes.end(), it->dtypes.begin(), it->dtypes.end());
   next_shapes.insert(next_shapes.end(), it->shapes.begin(), it->shapes.end());
 
-  Tensor token = host_function(
-      [it](const std::vector<Tensor>&) {
-        std::lock_guard<std::mutex> lock(it->mutex);
-        if (it->traced_cursor) {
-          it->cursor = std::move(it->traced_cursor);  // lookahead holds its first element
-        } else {
+  Tensor token;
+  if (fed_) {
+    token = host_function(
+        [it, rebase = fed_->rebase](const std::vector<Tensor>& fed) {
+          auto node = std::static_pointer_cast<const detail::DatasetNode>(
+              kiln::detail::object_in_handle(fed[0], typeid(detail::DatasetNode)));
+          if (rebase) node = rebase(std::move(node));
+          std::lock_guard<std::mutex> lock(it->mutex);
+          it->node = std::move(node);
           it->cursor = it->node->open();
           it->lookahead.reset();
-        }
-        it->index = 0;
-        return std::vector<Tensor>{constant(0)};
-      },
-      {}, {DType::Int32}, {Shape{}})[0];
+          it->index = 0;
+          return std::vector<Tensor>{constant(0)};
+        },
+        {fed_->handle}, {DType::Int32}, {Shape{}})[0];
+  } else {
+    token = host_function(
+        [it](const std::vector<Tensor>&) {
+          std::lock_guard<std::mutex> lock(it->mutex);
+          if (it->traced_cursor) {
+            it->cursor = std::move(it->traced_cursor);  // lookahead holds its first element
+          } else {
+            it->cursor = it->node->open();
+            it->lookahead.reset();
+          }
+          it->index = 0;
+          return std::vector<Tensor>{constant(0)};
+        },
+        {}, {DType::Int32}, {Shape{}})[0];
+  }
 
   std::vector<Tensor> vars{constant(true), token};
   vars.insert(vars.end(), initial.begin(), initial.end());

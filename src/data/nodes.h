@@ -1,7 +1,9 @@
 #pragma once
 // Shared pieces of the dataset nodes in src/data.
 #include <memory>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "kiln/data.h"
 
@@ -14,9 +16,13 @@ class UnaryNode : public DatasetNode {
   explicit UnaryNode(std::shared_ptr<const DatasetNode> input) : input_(std::move(input)) {}
   const std::shared_ptr<const DatasetNode>& input() const { return input_; }
   bool may_vary_leading_dim() const override { return input_->may_vary_leading_dim(); }
+  std::optional<std::vector<TensorSpec>> element_spec() const override { return input_->element_spec(); }
 
  private:
   std::shared_ptr<const DatasetNode> input_;
 };
+
+// The specs of an element's components, dim 0 unknown where batches vary.
+std::vector<TensorSpec> specs_of(const Element& element, bool leading_dim_varies);
 
 }  // namespace kiln::data::detail

@@ -49,7 +49,9 @@ Dataset Dataset::shard(int64_t num_shards, int64_t index) const {
   if (index < 0 || index >= num_shards)
     throw InvalidArgument("Dataset::shard: index must be in [0, " + std::to_string(num_shards) + "), got " +
                           std::to_string(index));
-  return Dataset(std::make_shared<ShardNode>(node(), num_shards, index));
+  return derive([=](std::shared_ptr<const detail::DatasetNode> in) {
+    return std::make_shared<ShardNode>(std::move(in), num_shards, index);
+  });
 }
 
 }  // namespace kiln::data

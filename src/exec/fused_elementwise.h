@@ -20,6 +20,8 @@ const detail::OpDef& fused_elementwise_op();
 struct FusedStep {
   static constexpr int kResult = -1;
   detail::ElementwiseLoop loop;
+  // The op's 8-lane form where `loop` is its float32 loop (OpDef::lane_form).
+  detail::LaneForm lane_form;
   int arity;
   int in[3];
   int out;

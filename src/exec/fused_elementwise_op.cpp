@@ -17,6 +17,7 @@
 #include "ops/creation.h"
 #include "exec/fused_contraction.h"
 #include "exec/fused_lanes.h"
+#include "exec/fused_pool_grad.h"
 #include "ops/known_ops.h"
 #include "runtime/dispatch.h"
 
@@ -84,6 +85,8 @@ std::shared_ptr<const void> compile(const graph::Graph& body) {
     Program::Instr ins{};
     ins.loop = fusible_loop(body, *n);
     if (!ins.loop) throw Internal(fmt::format("FusedElementwise: node '{}' ({}) cannot be fused", n->name, n->op->name));
+    ins.lane_form = ins.loop == n->op->elementwise[static_cast<int>(DType::Float32)] ? n->op->lane_form
+                                                                                     : detail::LaneForm::kNone;
     ins.arity = static_cast<int>(n->inputs.size());
     for (int k = 0; k < ins.arity; ++k) ins.in[k] = reg[n->inputs[k].node->id];
     if (n.get() == result) {
@@ -270,5 +273,6 @@ void register_fused_ops(OpRegistry& r) {
   r.add(passes::fused_elementwise_op());
   r.add(passes::fused_matmul_op());
   r.add(passes::fused_conv2d_op());
+  r.add(passes::fused_max_pool_grad_op());
 }
 }  // namespace kiln::detail

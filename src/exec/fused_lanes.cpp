@@ -14,20 +14,17 @@ using detail::lanes::LaneOp;
 
 bool LaneProgram::available() { return true; }
 
-bool LaneProgram::has_lane_form(detail::ElementwiseLoop loop) {
-  return detail::lanes::lane_op_of(loop) != LaneOp::kNone;
-}
-
 std::unique_ptr<LaneProgram> LaneProgram::make(std::span<const FusedStep> code, int num_inputs, int num_temps) {
   // Without a lane form, every step would run its loop on short blocks.
-  if (std::none_of(code.begin(), code.end(), [](const FusedStep& s) { return has_lane_form(s.loop); })) return nullptr;
+  if (std::none_of(code.begin(), code.end(), [](const FusedStep& s) { return s.lane_form != LaneOp::kNone; }))
+    return nullptr;
   auto p = std::make_unique<LaneProgram>();
   p->num_inputs_ = num_inputs;
   const int result = num_inputs + num_temps;
   p->num_regs_ = result + 1;
   auto lane_form = [](const Step& s) { return static_cast<LaneOp>(s.lane_op) != LaneOp::kNone; };
   for (const FusedStep& s : code) {
-    Step step{s, static_cast<uint8_t>(detail::lanes::lane_op_of(s.loop)), {}, false};
+    Step step{s, static_cast<uint8_t>(s.lane_form), {}, false};
     if (step.op.out == FusedStep::kResult) step.op.out = result;
     // The previous step's result is still in registers only if it ran its
     // lane form, and only a lane form can take it from there.
@@ -138,7 +135,6 @@ void LaneProgram::run(std::span<const Tensor> inputs, float* out, int64_t n, std
 
 std::unique_ptr<LaneProgram> LaneProgram::make(std::span<const FusedStep>, int, int) { return nullptr; }
 bool LaneProgram::available() { return false; }
-bool LaneProgram::has_lane_form(detail::ElementwiseLoop) { return false; }
 std::size_t LaneProgram::memory_bytes(int64_t) const { return 0; }
 void LaneProgram::run(std::span<const Tensor>, float*, int64_t, std::byte*) const {}
 

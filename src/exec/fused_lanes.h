@@ -23,10 +23,8 @@ class LaneProgram {
   // no step has a lane form (or the library is built without AVX2 + FMA).
   static std::unique_ptr<LaneProgram> make(std::span<const FusedStep> code, int num_inputs, int num_temps);
 
-  // Whether the library has lanes (AVX2 + FMA), and whether `loop` runs as
-  // its lane form there.
+  // Whether the library has lanes (AVX2 + FMA).
   static bool available();
-  static bool has_lane_form(detail::ElementwiseLoop loop);
 
   // Bytes of 32-byte aligned memory run() needs for n elements.
   std::size_t memory_bytes(int64_t n) const;

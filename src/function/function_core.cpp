@@ -98,7 +98,8 @@ RetraceRecord explain(const TraceKey& before, const TraceKey& now, int trace_num
     r.old_spec = atom_text(a);
     r.new_spec = atom_text(b);
     if (a.kind != b.kind || a.kind == KeyAtom::Kind::List || a.kind == KeyAtom::Kind::Tuple ||
-        a.kind == KeyAtom::Kind::Map || a.kind == KeyAtom::Kind::Optional || a.kind == KeyAtom::Kind::Struct)
+        a.kind == KeyAtom::Kind::Map || a.kind == KeyAtom::Kind::Optional || a.kind == KeyAtom::Kind::Struct ||
+        a.kind == KeyAtom::Kind::Resource)
       r.cause = RetraceCause::Structure;
     else if (a.kind == KeyAtom::Kind::Tensor || a.kind == KeyAtom::Kind::Variable)
       r.cause = a.dtype != b.dtype ? RetraceCause::DType
@@ -138,7 +139,7 @@ Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flat
   for (const KeyAtom& a : key.atoms) {
     if (a.kind == KeyAtom::Kind::Tensor)
       params.push_back(ctx.add_parameter({a.dtype, a.shape}, param_name()));
-    else if (a.kind == KeyAtom::Kind::Variable)  // passed as its resource handle
+    else if (a.kind == KeyAtom::Kind::Variable || a.kind == KeyAtom::Kind::Resource)  // a resource handle
       params.push_back(ctx.add_parameter({DType::Resource, Shape{}}, param_name()));
   }
   ResultFlattener out;

@@ -61,6 +61,11 @@ void Flattener::variable(const Tensor& handle, DType dtype, const Shape& shape) 
   leaves.push_back(handle);
 }
 
+void Flattener::resource(const Tensor& handle, std::string key) {
+  this->key.add({.kind = KeyAtom::Kind::Resource, .dtype = DType::Resource, .s = std::move(key)});
+  leaves.push_back(handle);
+}
+
 void Flattener::integer(int64_t v, DType natural) {
   key.add({.kind = KeyAtom::Kind::Int, .dtype = natural, .i = v});
 }
@@ -96,6 +101,7 @@ std::string atom_text(const KeyAtom& a) {
     case KeyAtom::Kind::Optional: return a.i ? "an optional with a value" : "an empty optional";
     case KeyAtom::Kind::Struct: return fmt::format("a struct of {} fields", a.i);
     case KeyAtom::Kind::End: return "the end of a container";
+    case KeyAtom::Kind::Resource: return a.s;
   }
   return "?";
 }

@@ -14,10 +14,12 @@
 
 #include "graph_ops/call_op.h"
 #include "graph_ops/control_flow_ops.h"
+#include "graph_ops/while_replays.h"
 #include "trace/tracing_context.h"
 #include "kiln/array.h"
 #include "kiln/gradient.h"
 #include "kiln/math.h"
+#include "kiln/tensor_array.h"
 #include "ops/creation.h"
 
 namespace kiln::detail {
@@ -337,9 +339,10 @@ void if_gradient(GradContext& c) {
 
 // ---- While ----------------------------------------------------------------------
 // The backward pass of While(vars..., captures...) {cond, body}:
-//  1. the loop runs again, stacking each iteration's loop variables (TF keeps
-//     them from the forward loop; recomputing keeps the forward op as it is,
-//     at the cost of one more forward pass), and counting iterations;
+//  1. the loop runs again, stacking each iteration's loop variables in
+//     growing TensorArrays (TF keeps them from the forward loop; recomputing
+//     keeps the forward op as it is, at the cost of one more forward pass),
+//     and counting iterations;
 //  2. a second loop walks the iterations backwards: it replays the body on
 //     the stacked variables of iteration i under a tape, turns the gradients
 //     of that iteration's outputs into those of its inputs, and sums the
@@ -372,8 +375,46 @@ std::optional<TensorType> variable_type(const Graph& g, const Node* placeholder)
   return std::nullopt;
 }
 
-// An empty stack of `v`'s: shape [0, ...v's shape], to concatenate rows onto.
-Tensor empty_stack_like(const Tensor& v) { return expand_dims(v, 0).index({Slice(0, 0)}); }
+// Every iteration's value of one loop variable: a TensorArray written at the
+// iteration's index, which grows by doubling, in place (the While kernel
+// hands its loop variables over), so stacking costs amortized O(1) copies per
+// iteration where a concat would copy the whole stack each time. A loop
+// carries it as its three leaves (buffer, mask, size).
+class IterationStack {
+ public:
+  explicit IterationStack(const TensorType& t)
+      : empty_(t.dtype, 0, {.dynamic_size = true, .element_shape = t.shape}) {
+    ResultFlattener f;
+    Traits<TensorArray>::flatten_result(empty_, f);
+    sizes_ = f.sizes;
+    const Shape& e = empty_.options().element_shape;
+    Shape buffer = Shape::unknown_rank();
+    if (e.is_fully_defined()) {
+      buffer = e;
+      buffer.insert(0, None);
+    }
+    types_ = {{t.dtype, buffer}, {f.leaves[1].dtype(), Shape{None}}, {f.leaves[2].dtype(), Shape{}}};
+  }
+  static constexpr std::size_t kLeaves = 3;
+  const std::vector<TensorType>& types() const { return types_; }
+  std::vector<Tensor> empty_leaves() const { return leaves(empty_); }
+  // The stack whose leaves start at `leaves[0]`.
+  TensorArray array(const Tensor* leaves) const {
+    std::vector<Tensor> copies(leaves, leaves + kLeaves);
+    ResultReader reader(copies, sizes_);
+    return Traits<TensorArray>::unflatten(reader);
+  }
+  static std::vector<Tensor> leaves(const TensorArray& a) {
+    ResultFlattener f;
+    Traits<TensorArray>::flatten_result(a, f);
+    return std::move(f.leaves);
+  }
+
+ private:
+  TensorArray empty_;
+  std::vector<int64_t> sizes_;
+  std::vector<TensorType> types_;
+};
 
 }  // namespace
 
@@ -391,17 +432,15 @@ void while_gradient(GradContext& c) {
   auto feeds_of = [&](std::span<const Tensor> params) {
     return std::vector<Tensor>(params.begin(), params.begin() + static_cast<std::ptrdiff_t>(nv + nc));
   };
-  auto stacked = [](const TensorType& t) {
-    Shape s = t.shape.has_known_rank() ? t.shape : Shape::unknown_rank();
-    if (s.has_known_rank()) s.insert(0, None);
-    return TensorType{t.dtype, s};
-  };
+  std::vector<IterationStack> stacks;
+  for (const TensorType& t : var_types) stacks.emplace_back(t);
+  constexpr std::size_t kS = IterationStack::kLeaves;
 
   // 1. Forward again: (vars, captures, n, stacks).
   std::vector<TensorType> fwd_types = var_types;
   fwd_types.insert(fwd_types.end(), cap_types.begin(), cap_types.end());
   fwd_types.push_back({DType::Int32, Shape{}});
-  for (const TensorType& t : var_types) fwd_types.push_back(stacked(t));
+  for (const IterationStack& st : stacks) fwd_types.insert(fwd_types.end(), st.types().begin(), st.types().end());
   LoopGraph cond1(fwd_types), body1(fwd_types);
   GraphPtr cond1_g, body1_g;
   {
@@ -413,14 +452,20 @@ void while_gradient(GradContext& c) {
     const std::vector<Tensor>& p = body1.params;
     std::vector<Tensor> next = replay(*body_f, feeds_of(p));
     for (std::size_t j = 0; j < nc; ++j) next.push_back(p[nv + j]);
-    next.push_back(p[nv + nc] + 1);
-    for (std::size_t k = 0; k < nv; ++k) next.push_back(concat({p[nv + nc + 1 + k], expand_dims(p[k], 0)}, 0));
+    const Tensor& n = p[nv + nc];
+    next.push_back(n + 1);
+    for (std::size_t k = 0; k < nv; ++k)
+      for (Tensor& leaf : IterationStack::leaves(stacks[k].array(&p[nv + nc + 1 + kS * k]).write(n, p[k])))
+        next.push_back(std::move(leaf));
     body1_g = body1.finish(next);
   }
   std::vector<Tensor> fwd_in(c.inputs.begin(), c.inputs.end());
   fwd_in.push_back(constant(0));
-  for (std::size_t k = 0; k < nv; ++k) fwd_in.push_back(empty_stack_like(c.inputs[k]));
+  for (const IterationStack& st : stacks)
+    for (Tensor& leaf : st.empty_leaves()) fwd_in.push_back(std::move(leaf));
   bool stateful = is_stateful_graph(*body1_g) || is_stateful_graph(*cond1_g);
+  // Stateless: its first nv outputs are the forward loop's, bit for bit.
+  if (!stateful) note_while_replay(body1_g, {cond_f, body_f, nv + nc, nv});
   TensorList fwd = dispatch(function_detail::while_op(stateful), fwd_in,
                             Attrs{{"cond", cond1_g}, {"body", body1_g}}, SourceLocation());
 
@@ -448,10 +493,10 @@ void while_gradient(GradContext& c) {
   std::vector<TensorType> bwd_types{{DType::Int32, Shape{}}};
   for (std::size_t k : dv_of) bwd_types.push_back(var_types[k]);
   bwd_types.insert(bwd_types.end(), dcap_types.begin(), dcap_types.end());
-  for (const TensorType& t : var_types) bwd_types.push_back(stacked(t));
+  for (const IterationStack& st : stacks) bwd_types.insert(bwd_types.end(), st.types().begin(), st.types().end());
   bwd_types.insert(bwd_types.end(), cap_types.begin(), cap_types.end());
   const std::size_t first_dcap = 1 + dv_of.size(), first_stack = first_dcap + dcap_of.size(),
-                    first_cap = first_stack + nv;
+                    first_cap = first_stack + kS * nv;
 
   LoopGraph cond2(bwd_types), body2(bwd_types);
   GraphPtr cond2_g, body2_g;
@@ -463,7 +508,7 @@ void while_gradient(GradContext& c) {
     DispatchHandlerGuard guard(&body2.ctx);
     const std::vector<Tensor>& p = body2.params;
     std::vector<Tensor> feeds;
-    for (std::size_t k = 0; k < nv; ++k) feeds.push_back(gather(p[first_stack + k], p[0]));
+    for (std::size_t k = 0; k < nv; ++k) feeds.push_back(stacks[k].array(&p[first_stack + kS * k]).read(p[0]));
     for (std::size_t j = 0; j < nc; ++j) feeds.push_back(p[first_cap + j]);
     GradientTape tape({.watch_accessed_variables = false});
     std::vector<GradientSource> sources;
@@ -495,7 +540,7 @@ void while_gradient(GradContext& c) {
   std::vector<Tensor> bwd_in{fwd[nv + nc] - 1};
   for (std::size_t k : dv_of) bwd_in.push_back(c.grad_or_zeros(static_cast<int>(k)));
   bwd_in.insert(bwd_in.end(), dcap_init.begin(), dcap_init.end());
-  for (std::size_t k = 0; k < nv; ++k) bwd_in.push_back(fwd[nv + nc + 1 + k]);
+  for (std::size_t k = 0; k < kS * nv; ++k) bwd_in.push_back(fwd[nv + nc + 1 + k]);
   for (std::size_t j = 0; j < nc; ++j) bwd_in.push_back(c.inputs[nv + j]);
   bool bwd_stateful = is_stateful_graph(*body2_g) || is_stateful_graph(*cond2_g);
   TensorList bwd = dispatch(function_detail::while_op(bwd_stateful), bwd_in,

@@ -18,6 +18,7 @@
 #include "function/traced_graph.h"
 #include "io/json_util.h"
 #include "io/printable.h"
+#include "kiln/onnx.h"
 #include "kiln/saved_model.h"
 #include "runtime/format.h"
 
@@ -39,6 +40,10 @@ constexpr const char* kUsage =
     "      become floats in [0, 1] for a floating-point input\n"
     "  kiln-cli run ... --outdir DIR\n"
     "      also writes each output, bit for bit, to DIR/NAME.npy (NumPy's format)\n"
+    "  kiln-cli run --onnx FILE --input NAME=VALUE [--input ...] [--outdir DIR]\n"
+    "      runs an ONNX model (imported into a Kiln graph) instead of a signature\n"
+    "  kiln-cli export --dir DIR --signature_def NAME --onnx FILE\n"
+    "      writes the signature as an ONNX model (opset 17)\n"
     "  kiln-cli graph --dir DIR --function NAME [--dot]\n"
     "      NAME is a function of the object tree (child/function) or a signature\n";
 
@@ -64,7 +69,7 @@ Args parse_args(const std::vector<std::string>& argv) {
   a.command = argv[0];
   const std::map<std::string, bool> known = {{"dir", true},   {"all", false},      {"signature_def", true},
                                              {"input", true}, {"input_exprs", true}, {"input_idx", true}, {"function", true},
-                                             {"dot", false}, {"outdir", true}};
+                                             {"dot", false}, {"outdir", true}, {"onnx", true}};
   for (std::size_t i = 1; i < argv.size(); ++i) {
     std::string s = argv[i];
     if (s.rfind("--", 0) != 0) throw UsageError(fmt::format("unexpected argument '{}'", s));
@@ -298,8 +303,16 @@ void write_npy(const std::filesystem::path& path, const Tensor& t) {
 }
 
 int run(const Args& a, std::ostream& out) {
-  Loaded model = saved_model::load(a.one("dir"));
-  const saved_model::LoadedSignature& sig = model.signature(a.one("signature_def"));
+  std::optional<Loaded> model;
+  std::optional<saved_model::LoadedSignature> imported;
+  if (a.has("onnx")) {
+    if (a.has("dir") || a.has("signature_def")) throw UsageError("--onnx runs a model file: no --dir or --signature_def");
+    imported = onnx::import_model(a.one("onnx"));
+  } else {
+    model = saved_model::load(a.one("dir"));
+  }
+  const saved_model::LoadedSignature& sig = imported ? *imported : model->signature(a.one("signature_def"));
+  const std::string sig_name = imported ? a.one("onnx") : a.one("signature_def");
   std::map<std::string, Tensor> inputs;
   for (const char* option : {"input", "input_idx"}) {
     if (!a.has(option)) continue;
@@ -313,7 +326,7 @@ int run(const Args& a, std::ostream& out) {
       if (!info) {
         std::vector<std::string> names;
         for (const TensorInfo& t : sig.inputs()) names.push_back(t.name);
-        throw InvalidArgument(fmt::format("signature '{}' has no input '{}' (inputs: {})", a.one("signature_def"), name,
+        throw InvalidArgument(fmt::format("signature '{}' has no input '{}' (inputs: {})", sig_name, name,
                                           fmt::join(names, ", ")));
       }
       if (inputs.count(name)) throw UsageError(fmt::format("input {} given twice", name));
@@ -339,6 +352,14 @@ int run(const Args& a, std::ostream& out) {
     write_npy(file, outputs.at(t.name));
     out << fmt::format("Output {} is saved to {}\n", t.name, file.string());
   }
+  return 0;
+}
+
+int export_onnx(const Args& a, std::ostream& out) {
+  Loaded model = saved_model::load(a.one("dir"));
+  onnx::export_(model.signature(a.one("signature_def")), a.one("onnx"));
+  out << fmt::format("Signature {} is exported to {} (ONNX opset {})\n", a.one("signature_def"), a.one("onnx"),
+                     onnx::kOpsetVersion);
   return 0;
 }
 
@@ -381,6 +402,8 @@ int kiln_cli_main(const std::vector<std::string>& argv, std::ostream& out, std::
       status = show(a, text);
     } else if (a.command == "run") {
       status = run(a, text);
+    } else if (a.command == "export") {
+      status = export_onnx(a, text);
     } else if (a.command == "graph") {
       status = graph(a, text);
     } else if (a.command == "help" || a.command == "--help") {

@@ -116,8 +116,8 @@ class Writer {
       std::string where = fmt::format("saved_model::save: function '{}'", impl->name);
       for (const graph::Node* p : g.parameters())
         if (p->outputs[0].dtype == DType::Resource)
-          throw Unimplemented(fmt::format("{}: parameter '{}' is a Variable; a saved function takes tensors (let the "
-                                          "function capture the variable instead)",
+          throw Unimplemented(fmt::format("{}: parameter '{}' is a resource (a Variable or a Dataset); a saved "
+                                          "function takes tensors (let the function capture it instead)",
                                           where, p->name));
       int graph_index;
       // Name the function, keeping the error's kind (a graph that cannot be

@@ -1,4 +1,6 @@
-// Conv2D and the 2-D pooling layers.
+// Conv2D, Conv2DTranspose and the 2-D pooling layers.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "kiln/error.h"
@@ -10,12 +12,16 @@ namespace kiln::nn {
 using namespace layer_detail;
 
 Conv2D::Conv2D(int64_t filters, Size2D kernel_size, Conv2DOptions options)
-    : Layer("conv2d", std::move(options.name), std::move(options.input_shape), options.dtype),
+    : Conv2D("conv2d", "Conv2D", filters, kernel_size, std::move(options)) {}
+
+Conv2D::Conv2D(std::string_view kind, std::string_view label, int64_t filters, Size2D kernel_size,
+               Conv2DOptions options)
+    : Layer(kind, std::move(options.name), std::move(options.input_shape), options.dtype),
       filters_(filters),
       activation_(std::move(options.activation)),
       use_bias_(options.use_bias),
       seed_(options.seed) {
-  std::string who = fmt::format("Conv2D '{}'", name());
+  std::string who = fmt::format("{} '{}'", label, name());
   if (filters <= 0) throw InvalidArgument(fmt::format("{}: filters must be positive, got {}", who, filters));
   std::tie(kh_, kw_) = size2d(kernel_size, who, "kernel_size");
   std::tie(sh_, sw_) = size2d(options.strides, who, "strides");
@@ -32,21 +38,47 @@ void Conv2D::build_weights(const Shape& input_shape) {
   if (in < 0)
     throw InvalidArgument(fmt::format("{}: the channel dim of the inputs must be known to build the kernel, got shape {}",
                                       describe(), input_shape.to_string()));
-  kernel_ = add_weight("kernel", Shape{kh_, kw_, in, filters_}, Init::GlorotUniform, kh_ * kw_ * in,
-                       kh_ * kw_ * filters_, seed_);
+  // Glorot's fans from the kernel's shape, as Keras: receptive field times its last two dims.
+  Shape shape = kernel_shape(in);
+  kernel_ = add_weight("kernel", shape, Init::GlorotUniform, kh_ * kw_ * shape[2], kh_ * kw_ * shape[3], seed_);
   if (use_bias_) bias_ = add_weight("bias", Shape{filters_}, Init::Zeros);
 }
 
 Tensor Conv2D::call(const Tensor& x, bool) {
   const Shape& s = x.shape();
   check_rank(s, 4);
-  int64_t in = kernel_.shape()[2];
+  int64_t in = kernel_.shape()[input_channels_axis()];
   if (s.has_known_rank() && s[3] >= 0 && s[3] != in)
     throw InvalidArgument(fmt::format("{}: the inputs have {} channels but the layer was built for {} (shape {})",
                                       describe(), s[3], in, build_input_shape().to_string()));
-  Tensor y = conv2d(x, kernel_.read_value(), {sh_, sw_}, same_ ? Padding::Same : Padding::Valid);
+  Tensor y = convolve(x, kernel_.read_value());
   if (use_bias_) y = bias_add(y, bias_.read_value());
   return activation_(y);
+}
+
+Tensor Conv2D::convolve(const Tensor& x, const Tensor& kernel) const {
+  return conv2d(x, kernel, {sh_, sw_}, same_ ? Padding::Same : Padding::Valid);
+}
+
+Conv2DTranspose::Conv2DTranspose(int64_t filters, Size2D kernel_size, Conv2DOptions options)
+    : Conv2D("conv2d_transpose", "Conv2DTranspose", filters, kernel_size, std::move(options)) {}
+
+namespace {
+int64_t transposed_length(int64_t in, int64_t k, int64_t stride, bool same) {
+  if (in < 0) return None;
+  return same ? in * stride : in * stride + std::max<int64_t>(k - stride, 0);
+}
+}  // namespace
+
+Shape Conv2DTranspose::compute_output_shape(const Shape& input_shape) const {
+  check_rank(input_shape, 4);
+  return Shape{input_shape[0], transposed_length(input_shape[1], kh_, sh_, same_),
+               transposed_length(input_shape[2], kw_, sw_, same_), filters_};
+}
+
+Tensor Conv2DTranspose::convolve(const Tensor& x, const Tensor& kernel) const {
+  return conv2d_transpose(x, kernel, compute_output_shape(x.shape()), {sh_, sw_},
+                          same_ ? Padding::Same : Padding::Valid);
 }
 
 Pool2D::Pool2D(std::string_view kind, std::string_view label, Size2D pool_size, Pool2DOptions options)

@@ -1,6 +1,8 @@
 // Binary arithmetic: Add (numbers and strings), Sub, Mul, RealDiv, FloorDiv,
 // FloorMod, TruncateDiv, TruncateMod, Pow, Maximum, Minimum,
 // SquaredDifference; all broadcast as NumPy does.
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "kiln/math.h"
@@ -120,19 +122,38 @@ template <bool kMax> void minmax_grad(GradContext& c) {
   if (c.needs(1)) c.set(1, unbroadcast(where(x_wins, 0, g), y));
 }
 
-constexpr OpDef kAdd = binary_op<AddFn>("Add", add_samples, add_grad);
-constexpr OpDef kSub = binary_op<SubFn>("Sub", arith_samples, sub_grad);
-constexpr OpDef kMul = binary_op<MulFn>("Mul", arith_samples, mul_grad);
-constexpr OpDef kRealDiv = binary_op<RealDivFn>("RealDiv", div_samples, div_grad);
-constexpr OpDef kFloorDiv = int_division_op<FloorDivFn>("FloorDiv", floor_samples, nullptr);
-constexpr OpDef kFloorMod = int_division_op<FloorModFn>("FloorMod", floor_samples, nullptr);
-constexpr OpDef kTruncateDiv = int_division_op<TruncateDivFn>("TruncateDiv", truncate_div_samples, nullptr);
-constexpr OpDef kTruncateMod = int_division_op<TruncateModFn>("TruncateMod", truncate_mod_samples, nullptr);
-constexpr OpDef kSquaredDifference =
-    binary_op<SquaredDifferenceFn>("SquaredDifference", squared_difference_samples, squared_difference_grad);
-constexpr OpDef kPow = binary_op<PowFn>("Pow", pow_samples, pow_grad);
-constexpr OpDef kMaximum = binary_op<MaximumFn>("Maximum", minmax_samples, minmax_grad<true>);
-constexpr OpDef kMinimum = binary_op<MinimumFn>("Minimum", minmax_samples, minmax_grad<false>);
+constexpr OpDef kAdd = with_reference(binary_op<AddFn>("Add", add_samples, add_grad, LaneForm::kAdd),
+                                      [](const ReferenceArgs& a) { return a.x + a.y; });
+constexpr OpDef kSub = with_reference(binary_op<SubFn>("Sub", arith_samples, sub_grad, LaneForm::kSub),
+                                      [](const ReferenceArgs& a) { return a.x - a.y; });
+constexpr OpDef kMul = with_reference(binary_op<MulFn>("Mul", arith_samples, mul_grad, LaneForm::kMul),
+                                      [](const ReferenceArgs& a) { return a.x * a.y; });
+constexpr OpDef kRealDiv = with_reference(binary_op<RealDivFn>("RealDiv", div_samples, div_grad, LaneForm::kDiv),
+                                          [](const ReferenceArgs& a) { return a.x / a.y; });
+constexpr OpDef kFloorDiv = with_reference(int_division_op<FloorDivFn>("FloorDiv", floor_samples, nullptr),
+                                           [](const ReferenceArgs& a) { return std::floor(a.rounded(a.x / a.y)); });
+constexpr OpDef kFloorMod = with_reference(int_division_op<FloorModFn>("FloorMod", floor_samples, nullptr),
+                                           [](const ReferenceArgs& a) {  // the remainder takes the divisor's sign
+                                             double r = std::fmod(a.x, a.y);
+                                             return r != 0 && (r < 0) != (a.y < 0) ? r + a.y : r;
+                                           });
+constexpr OpDef kTruncateDiv =
+    with_reference(int_division_op<TruncateDivFn>("TruncateDiv", truncate_div_samples, nullptr),
+                   [](const ReferenceArgs& a) { return std::trunc(a.x / a.y); });
+constexpr OpDef kTruncateMod =
+    with_reference(int_division_op<TruncateModFn>("TruncateMod", truncate_mod_samples, nullptr),
+                   [](const ReferenceArgs& a) { return std::fmod(a.x, a.y); });
+constexpr OpDef kSquaredDifference = with_reference(
+    binary_op<SquaredDifferenceFn>("SquaredDifference", squared_difference_samples, squared_difference_grad),
+    [](const ReferenceArgs& a) { return (a.x - a.y) * (a.x - a.y); });
+constexpr OpDef kPow = with_reference(binary_op<PowFn>("Pow", pow_samples, pow_grad),
+                                      [](const ReferenceArgs& a) { return std::pow(a.x, a.y); });
+constexpr OpDef kMaximum = with_reference(
+    binary_op<MaximumFn>("Maximum", minmax_samples, minmax_grad<true>, LaneForm::kMaximum),
+    [](const ReferenceArgs& a) { return std::isnan(a.x) || std::isnan(a.y) ? a.x + a.y : std::max(a.x, a.y); });
+constexpr OpDef kMinimum = with_reference(
+    binary_op<MinimumFn>("Minimum", minmax_samples, minmax_grad<false>, LaneForm::kMinimum),
+    [](const ReferenceArgs& a) { return std::isnan(a.x) || std::isnan(a.y) ? a.x + a.y : std::min(a.x, a.y); });
 
 }  // namespace
 

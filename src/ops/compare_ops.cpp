@@ -1,9 +1,12 @@
 // Comparisons (Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual),
 // logic (LogicalAnd, LogicalOr, LogicalNot), Select (where) and ClipByValue.
+#include <algorithm>
+
 #include "kiln/math.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/grad_util.h"
+#include "ops/known_ops.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -26,20 +29,28 @@ std::vector<OpSample> logic_samples() {
 }
 std::vector<OpSample> not_samples() { return {{{constant({true, false})}, {}}}; }
 
-constexpr OpDef kEqual = binary_op<EqualFn>("Equal", equality_samples, nullptr);
-constexpr OpDef kNotEqual = binary_op<NotEqualFn>("NotEqual", equality_samples, nullptr);
-constexpr OpDef kLess = binary_op<LessFn>("Less", compare_samples, nullptr);
-constexpr OpDef kLessEqual = binary_op<LessEqualFn>("LessEqual", compare_samples, nullptr);
-constexpr OpDef kGreater = binary_op<GreaterFn>("Greater", compare_samples, nullptr);
-constexpr OpDef kGreaterEqual = binary_op<GreaterEqualFn>("GreaterEqual", compare_samples, nullptr);
-constexpr OpDef kLogicalAnd = binary_op<LogicalAndFn>("LogicalAnd", logic_samples, nullptr);
-constexpr OpDef kLogicalOr = binary_op<LogicalOrFn>("LogicalOr", logic_samples, nullptr);
-constexpr OpDef kLogicalNot = unary_op<LogicalNotFn>("LogicalNot", not_samples, nullptr);
+constexpr OpDef kEqual = with_reference(binary_op<EqualFn>("Equal", equality_samples, nullptr),
+                                        [](const ReferenceArgs& a) { return double(a.x == a.y); });
+constexpr OpDef kNotEqual = with_reference(binary_op<NotEqualFn>("NotEqual", equality_samples, nullptr),
+                                           [](const ReferenceArgs& a) { return double(a.x != a.y); });
+constexpr OpDef kLess = with_reference(binary_op<LessFn>("Less", compare_samples, nullptr),
+                                       [](const ReferenceArgs& a) { return double(a.x < a.y); });
+constexpr OpDef kLessEqual = with_reference(binary_op<LessEqualFn>("LessEqual", compare_samples, nullptr),
+                                            [](const ReferenceArgs& a) { return double(a.x <= a.y); });
+constexpr OpDef kGreater = with_reference(binary_op<GreaterFn>("Greater", compare_samples, nullptr),
+                                          [](const ReferenceArgs& a) { return double(a.x > a.y); });
+constexpr OpDef kGreaterEqual = with_reference(binary_op<GreaterEqualFn>("GreaterEqual", compare_samples, nullptr),
+                                               [](const ReferenceArgs& a) { return double(a.x >= a.y); });
+constexpr OpDef kLogicalAnd = with_reference(binary_op<LogicalAndFn>("LogicalAnd", logic_samples, nullptr),
+                                             [](const ReferenceArgs& a) { return double(a.x != 0 && a.y != 0); });
+constexpr OpDef kLogicalOr = with_reference(binary_op<LogicalOrFn>("LogicalOr", logic_samples, nullptr),
+                                            [](const ReferenceArgs& a) { return double(a.x != 0 || a.y != 0); });
+constexpr OpDef kLogicalNot = with_reference(unary_op<LogicalNotFn>("LogicalNot", not_samples, nullptr),
+                                             [](const ReferenceArgs& a) { return double(a.x == 0); });
 
 // ---- Select: condition ? x : y, all three broadcast ---------------------
 void select_infer(InferContext& c) {
-  if (c.dtype(0) != DType::Bool)
-    c.fail("condition must be a bool tensor, but it has dtype {}", dtype_name(c.dtype(0)));
+  if (c.dtype(0) != DType::Bool) c.fail("condition must be a bool tensor, but it has dtype {}", dtype_name(c.dtype(0)));
   check_same_dtype(c, 1, 2, "x", "y");
   Shape xy = infer_broadcast(c, c.shape(1), c.shape(2), "x", "y");
   c.add_output(c.dtype(1), infer_broadcast(c, c.shape(0), xy, "condition", "x and y (broadcast)"));
@@ -66,7 +77,8 @@ constexpr OpDef make_select() {
   set_loops<SelectFn>(op, []<class T>() -> ElementwiseLoop { return ternary_loop<SelectFn, uint8_t, T>; });
   return op;
 }
-constexpr OpDef kSelect = make_select();
+constexpr OpDef kSelect =
+    with_reference(make_select(), [](const ReferenceArgs& a) { return a.x != 0 ? a.y : a.z; });
 
 // ---- ClipByValue: min(max(x, lo), hi), all three broadcast --------------
 void clip_infer(InferContext& c) {
@@ -102,7 +114,8 @@ constexpr OpDef make_clip() {
   set_loops<ClipFn>(op, []<class T>() -> ElementwiseLoop { return ternary_loop<ClipFn, T, T>; });
   return op;
 }
-constexpr OpDef kClip = make_clip();
+constexpr OpDef kClip =
+    with_reference(make_clip(), [](const ReferenceArgs& a) { return std::min(std::max(a.x, a.y), a.z); });
 
 Tensor operand_as(const Operand& v, DType dtype, const char* name) {
   return v.is_tensor() ? v.take() : scalar_to_tensor(v.scalar(), dtype, name, v.location());
@@ -164,3 +177,9 @@ Tensor clip(Tensor x, const Operand& min, const Operand& max, SourceLocation loc
 }
 
 }  // namespace kiln
+
+// The handles the passes compare nodes with (ops/known_ops.h).
+namespace kiln::passes {
+const detail::OpDef& greater_op() { return detail::kGreater; }
+const detail::OpDef& select_op() { return detail::kSelect; }
+}  // namespace kiln::passes

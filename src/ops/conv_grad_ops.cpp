@@ -9,6 +9,8 @@
 
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
+#include "kiln/math.h"
+#include "kiln/reduce.h"
 #include "ops/nn_internal.h"
 #include "ops/onednn.h"
 #include "runtime/dispatch.h"
@@ -393,3 +395,36 @@ Tensor conv2d_backprop_filter(const Tensor& input, const Tensor& filters, const 
 
 }  // namespace detail
 }  // namespace kiln
+
+namespace kiln::nn {
+
+Tensor conv2d_transpose(const Tensor& input, const Tensor& filters, const Shape& output_shape,
+                        const Size2D& strides, const PaddingArg& padding, const Size2D& dilations,
+                        SourceLocation loc) {
+  bool known = output_shape.rank() == 4;
+  for (int d = 1; known && d < 4; ++d) known = output_shape[d] >= 0;
+  if (!known)
+    throw InvalidArgument(fmt::format(
+        "conv2d_transpose: output_shape must be [batch, height, width, channels] with known height, width and "
+        "channels (batch may be None: the input's), got {}",
+        output_shape.to_string()));
+  if (!input.defined() || !filters.defined()) throw InvalidArgument("conv2d_transpose: an input is a null tensor");
+  // Conv2DBackpropInput reads only the shape of its first input, so any
+  // tensor of output_shape does: zeros (in a traced graph a constant, folded
+  // once), or, when the batch is known only when the graph runs, zeros
+  // broadcast against the input's batch dim.
+  Shape batch_known = output_shape;
+  if (batch_known[0] < 0 && input.shape().has_known_rank()) batch_known[0] = input.shape()[0];
+  Tensor sizes = batch_known.is_fully_defined()
+                     ? zeros(batch_known, input.dtype())
+                     : zeros(Shape{1, output_shape[1], output_shape[2], output_shape[3]}, input.dtype()) *
+                           kiln::sum(input, {1, 2, 3}, /*keepdims=*/true);
+  const Tensor in[] = {sizes, filters, input};
+  return detail::dispatch1(detail::kConv2DBackpropInput, in,
+                           detail::Attrs{{"strides", detail::size2d_attr(strides)},
+                                         {"padding", detail::padding_attr(padding)},
+                                         {"dilations", detail::size2d_attr(dilations)}},
+                           loc);
+}
+
+}  // namespace kiln::nn

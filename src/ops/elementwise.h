@@ -233,9 +233,10 @@ constexpr void set_loops(OpDef& op, MakeLoop make) {
 // -fsanitize=undefined does not treat `fn != nullptr` as a constant expression
 // when fn is a function template's instance (minmax_grad<true>).
 template <class F>
-constexpr OpDef unary_op(std::string_view name, SamplesFn samples, GradFn gradient) {
+constexpr OpDef unary_op(std::string_view name, SamplesFn samples, GradFn gradient,
+                         LaneForm lane_form = LaneForm::kNone) {
   OpDef op{.name = name, .infer = unary_infer<F>, .kernel = unary_kernel<F>, .flags = kElementwiseFlags,
-           .samples = samples, .gradient = gradient};
+           .samples = samples, .gradient = gradient, .lane_form = lane_form};
   set_loops<F>(op, []<class T>() -> ElementwiseLoop { return unary_loop<F, T>; });
   return op;
 }
@@ -246,9 +247,10 @@ constexpr OpDef unary_op(std::string_view name, SamplesFn samples, std::nullptr_
   return op;
 }
 template <class F>
-constexpr OpDef binary_op(std::string_view name, SamplesFn samples, GradFn gradient) {
+constexpr OpDef binary_op(std::string_view name, SamplesFn samples, GradFn gradient,
+                          LaneForm lane_form = LaneForm::kNone) {
   OpDef op{.name = name, .infer = binary_infer<F>, .kernel = binary_kernel<F>, .flags = kElementwiseFlags,
-           .samples = samples, .gradient = gradient};
+           .samples = samples, .gradient = gradient, .lane_form = lane_form};
   set_loops<F>(op, []<class T>() -> ElementwiseLoop { return binary_loop<F, T>; });
   return op;
 }
@@ -256,6 +258,12 @@ template <class F>
 constexpr OpDef binary_op(std::string_view name, SamplesFn samples, std::nullptr_t) {
   OpDef op = binary_op<F>(name, samples, GradFn{});
   op.flags |= kNotDifferentiable;
+  return op;
+}
+
+// The op with its reference formula (OpDef::reference).
+constexpr OpDef with_reference(OpDef op, ReferenceFn reference) {
+  op.reference = reference;
   return op;
 }
 

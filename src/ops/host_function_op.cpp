@@ -72,6 +72,29 @@ constexpr OpDef kHostFunction{.name = "HostFunction", .infer = host_infer, .kern
 
 void register_host_function_ops(OpRegistry& r) { r.add(kHostFunction); }
 
+namespace {
+// What an object handle's Resource tensor holds (a Variable's holds its state).
+struct HandleObject {
+  const std::type_info* type;
+  std::shared_ptr<const void> object;
+};
+}  // namespace
+
+Tensor make_object_handle(std::shared_ptr<const void> object, const std::type_info& type) {
+  Tensor t = make_tensor(DType::Resource, Shape{});
+  data_of<std::shared_ptr<void>>(t)[0] = std::make_shared<HandleObject>(HandleObject{&type, std::move(object)});
+  return t;
+}
+
+std::shared_ptr<const void> object_in_handle(const Tensor& handle, const std::type_info& type) {
+  if (!handle.defined() || handle.is_symbolic() || handle.dtype() != DType::Resource || handle.shape() != Shape{})
+    throw InvalidArgument("object_in_handle: not a concrete scalar resource handle");
+  const auto* held = static_cast<const HandleObject*>(data_of<std::shared_ptr<void>>(handle)[0].get());
+  if (!held || *held->type != type)
+    throw InvalidArgument(fmt::format("object_in_handle: the handle does not carry a {}", type.name()));
+  return held->object;
+}
+
 }  // namespace detail
 
 namespace debugging {

@@ -1,11 +1,10 @@
 #pragma once
-// The float32 elementwise ops that have an 8-lane form: on every lane it
-// computes the bits the op's contiguous loop (its OpDef::elementwise entry,
-// which the eager kernels run) computes for that element, so a fused program
-// can keep a chain's values in vector registers from op to op
-// (passes/fused_lanes.cpp) and still match eager results bitwise. An op is
-// recognised by the address of its loop, so a lane form only ever stands in
-// for the loop it was written against.
+// The 8-lane forms of float32 elementwise ops (OpDef::lane_form): on every
+// lane a form computes the bits the op's contiguous float32 loop (its
+// OpDef::elementwise entry, which the eager kernels run) computes for that
+// element, so a fused program can keep a chain's values in vector registers
+// from op to op (exec/fused_lanes.cpp) and still match eager results bitwise.
+// A fused step takes the form only where it runs that very loop.
 //
 // Only sources built for AVX2 + FMA (the library's) see the forms;
 // KILN_VECTOR_MATH (ops/vector_math_lanes.h) says whether they exist.
@@ -17,35 +16,10 @@
 #if KILN_VECTOR_MATH
 namespace kiln::detail::lanes {
 
-enum class LaneOp : uint8_t {
-  kNone,  // no lane form: the op runs its loop
-  kAdd, kSub, kMul, kDiv, kMaximum, kMinimum,  // binary
-  kNeg, kAbs, kSquare, kRelu, kSqrt, kRsqrt, kExp, kLog, kLog1p, kTanh, kSigmoid,
-};
+// The forms, named by the ops' OpDef::lane_form.
+using LaneOp = LaneForm;
 
 constexpr int lane_arity(LaneOp op) { return op <= LaneOp::kMinimum ? 2 : 1; }
-
-// The lane form standing in for `loop`, or kNone.
-inline LaneOp lane_op_of(ElementwiseLoop loop) {
-  struct Entry {
-    ElementwiseLoop loop;
-    LaneOp op;
-  };
-  static constexpr Entry kForms[] = {
-      {binary_loop<AddFn, float>, LaneOp::kAdd},         {binary_loop<SubFn, float>, LaneOp::kSub},
-      {binary_loop<MulFn, float>, LaneOp::kMul},         {binary_loop<RealDivFn, float>, LaneOp::kDiv},
-      {binary_loop<MaximumFn, float>, LaneOp::kMaximum}, {binary_loop<MinimumFn, float>, LaneOp::kMinimum},
-      {unary_loop<NegFn, float>, LaneOp::kNeg},          {unary_loop<AbsFn, float>, LaneOp::kAbs},
-      {unary_loop<SquareFn, float>, LaneOp::kSquare},    {unary_loop<ReluFn, float>, LaneOp::kRelu},
-      {unary_loop<SqrtFn, float>, LaneOp::kSqrt},        {unary_loop<RsqrtFn, float>, LaneOp::kRsqrt},
-      {unary_loop<ExpFn, float>, LaneOp::kExp},          {unary_loop<LogFn, float>, LaneOp::kLog},
-      {unary_loop<Log1pFn, float>, LaneOp::kLog1p},      {unary_loop<TanhFn, float>, LaneOp::kTanh},
-      {unary_loop<SigmoidFn, float>, LaneOp::kSigmoid},
-  };
-  for (const Entry& e : kForms)
-    if (e.loop == loop) return e.op;
-  return LaneOp::kNone;
-}
 
 // The functors' formulas on 8 lanes (math_functors.h; the transcendentals
 // are vector_math's own kernels, which the float32 loops run).

@@ -66,6 +66,11 @@ Shape infer_conv2d_output(InferContext& c, const Shape& input, const Shape& filt
 // and their output shape.
 Shape infer_pool_output(InferContext& c, const Shape& input);
 
+// MaxPoolGrad's kernel (inputs: the pooled input x and dy), then the gradient
+// of the relu that made x (+0 wherever x is not > 0) on each band of rows as
+// soon as it is filled: FusedMaxPoolGrad's kernel (exec/fused_pool_grad_op.cpp).
+void max_pool_grad_relu_kernel(KernelContext& c);
+
 // A convolution's sizes, as the kernels read them.
 struct ConvDims {
   int64_t n, h, w, c, o;

@@ -1,6 +1,7 @@
 // The nn ops' registration and the window geometry shared by convolution and
 // pooling.
 #include <cctype>
+#include <tuple>
 
 #include "ops/nn_internal.h"
 
@@ -57,6 +58,9 @@ void read_size2d(InferContext& c, const char* name, int64_t& h, int64_t& w) {
   if (v.size() != 2 || v[0] <= 0 || v[1] <= 0)
     c.fail("{} must be one positive number, {{h, w}} or {{1, h, w, 1}}, got [{}]", name,
            fmt::join(v, ", "));
+  // No dim is larger, and bounded sizes keep the window arithmetic in int64.
+  if (v[0] > Shape::kMaxElements || v[1] > Shape::kMaxElements)
+    c.fail("{} must be at most 2^48 = {}, got [{}]", name, Shape::kMaxElements, fmt::join(v, ", "));
   h = v[0];
   w = v[1];
 }
@@ -74,6 +78,11 @@ Window2D infer_window(InferContext& c, const Shape& input, int64_t kh, int64_t k
   g.same = padding == "SAME";
   int64_t in_h = input.has_known_rank() ? input[1] : -1;
   int64_t in_w = input.has_known_rank() ? input[2] : -1;
+  // The dilated window, at most 2^62, so padding and the kernels' index
+  // arithmetic stay in int64.
+  for (auto [k, d, dim] : {std::tuple{kh, g.dh, "height"}, std::tuple{kw, g.dw, "width"}})
+    if (k > 0 && static_cast<__int128>(k - 1) * d + 1 > (__int128{1} << 62))
+      c.fail("the window {} after dilation, ({} - 1) * {} + 1, is larger than 2^62", dim, k, d);
   g.h = window_dim(in_h, kh, g.sh, g.dh, g.same);
   g.w = window_dim(in_w, kw, g.sw, g.dw, g.same);
   // As TF: VALID output dims are (in - effective + stride) / stride, an empty

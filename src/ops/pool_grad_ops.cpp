@@ -11,6 +11,7 @@
 
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
+#include "ops/known_ops.h"
 #include "ops/nn_internal.h"
 #include "runtime/dispatch.h"
 
@@ -135,9 +136,11 @@ void add_at_first_max(const PoolDims& d, const T* image, Span hs, Span ws, T* __
 // function adds into dx_image (image n of dx) and may use `scratch` (d.c
 // values). When windows do not overlap along the height (stride >= ksize, the
 // usual 2x2/2), each output row owns a band of input rows, which it zeroes and
-// fills, and rows run in parallel; otherwise whole images do.
-template <class T, class Window>
-void scatter_windows(const PoolDims& d, T* dx, Window&& window) {
+// fills, and rows run in parallel; otherwise whole images do. Then
+// finish(n, first, count) runs on each filled band (elements [first, first +
+// count) of dx), while it is still in cache.
+template <class T, class Window, class Finish>
+void scatter_windows(const PoolDims& d, T* dx, Window&& window, Finish&& finish) {
   const Window2D& g = d.g;
   int64_t oh_n = g.h.out, ow_n = g.w.out;
   int64_t image = d.h * d.w * d.c;
@@ -166,22 +169,37 @@ void scatter_windows(const PoolDims& d, T* dx, Window&& window) {
                 window(n, oh, ow, hs, ws, dxi, scratch);
             }
           }
+          finish(n * image + r0 * d.w * d.c, (r1 - r0) * d.w * d.c);
         }
       },
       std::max<int64_t>(1, kParallelGrain / task_work));
 }
 
-// Each dy goes to its window's first maximum.
-template <class T>
+constexpr auto kNothingToFinish = [](int64_t, int64_t) {};
+
+// Each dy goes to its window's first maximum. With kReluGrad, then the
+// gradient of the relu that made x, as its own op computes it (`x > 0 ? dx :
+// +0`, NaN and -0 included), on each band as soon as it is filled: the bits of
+// MaxPoolGrad followed by Relu's gradient, without a second pass over dx.
+template <class T, bool kReluGrad = false>
 void max_pool_grad_plain(const PoolDims& d, const T* x, const T* dy, T* dx) {
   int64_t oh_n = d.g.h.out, ow_n = d.g.w.out;
   int64_t image = d.h * d.w * d.c;
-  scatter_windows(d, dx, [&](int64_t n, int64_t oh, int64_t ow, Span hs, Span ws, T* dxi, T* m) {
+  auto window = [&](int64_t n, int64_t oh, int64_t ow, Span hs, Span ws, T* dxi, T* m) {
     const T* xi = x + n * image;
     const T* __restrict dyp = dy + ((n * oh_n + oh) * ow_n + ow) * d.c;
     window_max(d, xi, hs, ws, m);
     add_at_first_max<T, true, false>(d, xi, hs, ws, m, dxi, dyp);
-  });
+  };
+  if constexpr (kReluGrad) {
+    scatter_windows(d, dx, window, [&](int64_t first, int64_t count) {
+      const T* __restrict xb = x + first;
+      T* __restrict gb = dx + first;
+      for (int64_t i = 0; i < count; ++i) gb[i] = xb[i] > T(0) ? gb[i] : T(0);
+    });
+  } else {
+    scatter_windows(d, dx, window, kNothingToFinish);
+  }
 }
 
 // Each dy is spread evenly over its window's elements inside the input (the
@@ -198,7 +216,7 @@ void avg_pool_grad_plain(const PoolDims& d, const T* dy, T* dx) {
         for (int64_t ch = 0; ch < d.c; ++ch) o[ch] += dyp[ch] / count;
       }
     }
-  });
+  }, kNothingToFinish);
 }
 
 // Reads g at each window's first maximum; output rows are independent.
@@ -237,6 +255,7 @@ void visit_floating(DType dtype, F&& f) {
   });
 }
 
+template <bool kReluGrad>
 void max_pool_grad_kernel(KernelContext& c) {
   if (c.outputs[0].size() == 0) return;
   PoolDims d = kernel_dims(c, true);
@@ -245,7 +264,7 @@ void max_pool_grad_kernel(KernelContext& c) {
       std::fill(c.out<T>(0), c.out<T>(0) + c.outputs[0].size(), T(0));
       return;
     }
-    max_pool_grad_plain<T>(d, c.in<T>(0), c.in<T>(1), c.out<T>(0));
+    max_pool_grad_plain<T, kReluGrad>(d, c.in<T>(0), c.in<T>(1), c.out<T>(0));
   });
 }
 
@@ -324,7 +343,7 @@ void avg_pool_grad_gradient(GradContext& c) {
 }
 
 constexpr OpDef kMaxPoolGrad{.name = "MaxPoolGrad", .infer = pool_grad_infer,
-                             .kernel = max_pool_grad_kernel, .samples = pool_grad_samples,
+                             .kernel = max_pool_grad_kernel<false>, .samples = pool_grad_samples,
                              .gradient = max_pool_grad_gradient};
 constexpr OpDef kMaxPoolGradGrad{.name = "MaxPoolGradGrad", .infer = max_pool_grad_grad_infer,
                                  .kernel = max_pool_grad_grad_kernel,
@@ -335,6 +354,8 @@ constexpr OpDef kAvgPoolGrad{.name = "AvgPoolGrad", .infer = pool_grad_infer,
                              .gradient = avg_pool_grad_gradient};
 
 }  // namespace
+
+void max_pool_grad_relu_kernel(KernelContext& c) { max_pool_grad_kernel<true>(c); }
 
 void register_pool_grad_ops(OpRegistry& r) {
   r.add(kMaxPoolGrad);
@@ -359,3 +380,8 @@ Tensor avg_pool_grad(const Tensor& input, const Tensor& dy, Attrs attrs) {
 
 }  // namespace detail
 }  // namespace kiln
+
+// The handle the passes compare nodes with (ops/known_ops.h).
+namespace kiln::passes {
+const detail::OpDef& max_pool_grad_op() { return detail::kMaxPoolGrad; }
+}  // namespace kiln::passes

@@ -262,12 +262,21 @@ std::vector<OpSample> unstack_samples() {
 }
 
 // ---- TensorArrayRead / Gather ---------------------------------------------
-[[noreturn]] void unreadable(const OpDef& op, int64_t i, int64_t size, uint8_t state) {
+// Whether element i reads as zeros: unwritten elements do when the element
+// shape is known (the buffer is shaped: declared, or taken from a write), as
+// in TF2 (TensorList, the eager TensorArray); with no element shape, or for
+// an element cleared by a read, reading it fails.
+bool reads_as_zeros(const OpDef& op, int64_t i, int64_t size, uint8_t state, bool shaped) {
+  if (state == kWritten) return false;
+  if (state == kUnwritten && shaped) return true;
   if (state == kCleared)
     throw InvalidArgument(fmt::format("{}: element {} of the TensorArray (size {}) was cleared by an earlier read "
                                       "(clear_after_read)",
                                       op.name, i, size));
-  throw InvalidArgument(fmt::format("{}: element {} of the TensorArray (size {}) has not been written", op.name, i, size));
+  throw InvalidArgument(fmt::format("{}: element {} of the TensorArray (size {}) has not been written, and "
+                                    "with no element written and no element_shape it cannot be zeros; "
+                                    "declare the TensorArray's element_shape",
+                                    op.name, i, size));
 }
 
 void gather_infer(InferContext& c, bool scalar_index) {
@@ -296,17 +305,22 @@ void gather_kernel(KernelContext& c) {
   int64_t size = *c.in<int32_t>(2);
   const uint8_t* written = c.in<uint8_t>(1);
   int64_t count = indices.size();
+  const bool shaped = !is_unshaped(c.in_shape(0));
   for (int64_t k = 0; k < count; ++k) {
     int64_t i = index_at(indices, k);
     if (i < 0 || i >= size)
       throw InvalidArgument(fmt::format("{}: index {} is out of range for a TensorArray of size {}", c.op.name, i, size));
-    if (written[i] != kWritten) unreadable(c.op, i, size, written[i]);
+    reads_as_zeros(c.op, i, size, written[i], shaped);
   }
   int64_t row = count == 0 ? 0 : c.outputs[0].size() / count;
   visit_element(c.inputs[0].dtype(), [&]<class E>() {
     const E* src = c.in<E>(0);
     E* dst = c.out<E>(0);
-    for (int64_t k = 0; k < count; ++k) std::copy_n(src + index_at(indices, k) * row, row, dst + k * row);
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t i = index_at(indices, k);
+      if (written[i] == kWritten) std::copy_n(src + i * row, row, dst + k * row);
+      else std::fill_n(dst + k * row, row, E{});
+    }
   });
   if (c.outputs.size() > 1) {
     uint8_t* cleared = c.out<uint8_t>(1);
@@ -357,27 +371,14 @@ void stack_infer(InferContext& c, bool concat) {
 void stack_infer_rows(InferContext& c) { stack_infer(c, false); }
 void concat_infer(InferContext& c) { stack_infer(c, true); }
 
-// Unwritten elements stack as zeros when the element shape is known (the
-// buffer is shaped: declared, or taken from a write), as TF2's TensorList;
-// with no element shape, or for an element cleared by a read, it fails.
+// Unwritten elements stack as zeros when the element shape is known
+// (reads_as_zeros).
 void stack_kernel(KernelContext& c) {
   int64_t size = *c.in<int32_t>(2);
   const uint8_t* written = c.in<uint8_t>(1);
   const bool shaped = !is_unshaped(c.in_shape(0));
   bool any_unwritten = false;
-  for (int64_t i = 0; i < size; ++i) {
-    if (written[i] == kWritten) continue;
-    if (written[i] == kUnwritten && shaped) {
-      any_unwritten = true;
-      continue;
-    }
-    if (written[i] == kUnwritten)
-      throw InvalidArgument(fmt::format("{}: element {} of the TensorArray (size {}) has not been written, and "
-                                        "with no element written and no element_shape it cannot be zeros; "
-                                        "declare the TensorArray's element_shape",
-                                        c.op.name, i, size));
-    unreadable(c.op, i, size, written[i]);
-  }
+  for (int64_t i = 0; i < size; ++i) any_unwritten |= reads_as_zeros(c.op, i, size, written[i], shaped);
   visit_element(c.inputs[0].dtype(), [&]<class E>() {
     E* out = c.out<E>(0);
     std::copy_n(c.in<E>(0), c.outputs[0].size(), out);

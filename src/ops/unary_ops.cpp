@@ -1,6 +1,7 @@
 // Unary elementwise ops: Neg, Abs, Sign, Square, Relu, Round (numbers) and
 // Floor, Ceil, Rint, Sqrt, Rsqrt, Exp, Log, Log1p, Tanh, Sigmoid, Sin, Cos,
 // Erf and the activations Softplus, Softsign, Elu, Selu (floats).
+#include <cmath>
 #include <limits>
 
 #include "kiln/math.h"
@@ -110,30 +111,61 @@ void selu_grad(GradContext& c) {
                  c.grad(0) * (y + 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717)));
 }
 
-constexpr OpDef kNeg = unary_op<NegFn>("Neg", signed_special_samples, neg_grad);
-constexpr OpDef kAbs = unary_op<AbsFn>("Abs", signed_special_samples, abs_grad);
-constexpr OpDef kSign = unary_op<SignFn>("Sign", signed_special_samples, sign_grad);
+constexpr OpDef kNeg = with_reference(unary_op<NegFn>("Neg", signed_special_samples, neg_grad, LaneForm::kNeg),
+                                      [](const ReferenceArgs& a) { return -a.x; });
+constexpr OpDef kAbs = with_reference(unary_op<AbsFn>("Abs", signed_special_samples, abs_grad, LaneForm::kAbs),
+                                      [](const ReferenceArgs& a) { return std::fabs(a.x); });
+constexpr OpDef kSign =
+    with_reference(unary_op<SignFn>("Sign", signed_special_samples, sign_grad), [](const ReferenceArgs& a) {
+      return std::isnan(a.x) ? a.x : a.x > 0 ? 1.0 : a.x < 0 ? -1.0 : 0.0;
+    });
 // No gradient, as TF's (None).
-constexpr OpDef kFloor = unary_op<FloorFn>("Floor", rounding_samples, nullptr);
-constexpr OpDef kCeil = unary_op<CeilFn>("Ceil", rounding_samples, nullptr);
-constexpr OpDef kRound = unary_op<RoundFn>("Round", round_samples, nullptr);
-constexpr OpDef kRint = unary_op<RintFn>("Rint", rounding_samples, nullptr);
-constexpr OpDef kSquare = unary_op<SquareFn>("Square", signed_samples, square_grad);
-constexpr OpDef kRelu = unary_op<ReluFn>("Relu", signed_samples, relu_grad);
-constexpr OpDef kSqrt = unary_op<SqrtFn>("Sqrt", positive_samples, sqrt_grad);
-constexpr OpDef kRsqrt = unary_op<RsqrtFn>("Rsqrt", positive_samples, rsqrt_grad);
-constexpr OpDef kExp = unary_op<ExpFn>("Exp", float_samples, exp_grad);
-constexpr OpDef kLog = unary_op<LogFn>("Log", positive_samples, log_grad);
-constexpr OpDef kLog1p = unary_op<Log1pFn>("Log1p", positive_samples, log1p_grad);
-constexpr OpDef kTanh = unary_op<TanhFn>("Tanh", float_samples, tanh_grad);
-constexpr OpDef kSigmoid = unary_op<SigmoidFn>("Sigmoid", float_samples, sigmoid_grad);
-constexpr OpDef kSin = unary_op<SinFn>("Sin", float_samples, sin_grad);
-constexpr OpDef kCos = unary_op<CosFn>("Cos", float_samples, cos_grad);
-constexpr OpDef kErf = unary_op<ErfFn>("Erf", activation_samples, erf_grad);
-constexpr OpDef kSoftplus = unary_op<SoftplusFn>("Softplus", activation_samples, softplus_grad);
-constexpr OpDef kSoftsign = unary_op<SoftsignFn>("Softsign", activation_samples, softsign_grad);
-constexpr OpDef kElu = unary_op<EluFn>("Elu", activation_samples, elu_grad);
-constexpr OpDef kSelu = unary_op<SeluFn>("Selu", activation_samples, selu_grad);
+constexpr OpDef kFloor = with_reference(unary_op<FloorFn>("Floor", rounding_samples, nullptr),
+                                        [](const ReferenceArgs& a) { return std::floor(a.x); });
+constexpr OpDef kCeil = with_reference(unary_op<CeilFn>("Ceil", rounding_samples, nullptr),
+                                       [](const ReferenceArgs& a) { return std::ceil(a.x); });
+constexpr OpDef kRound = with_reference(unary_op<RoundFn>("Round", round_samples, nullptr),
+                                        [](const ReferenceArgs& a) { return std::nearbyint(a.x); });
+constexpr OpDef kRint = with_reference(unary_op<RintFn>("Rint", rounding_samples, nullptr),
+                                       [](const ReferenceArgs& a) { return std::nearbyint(a.x); });
+constexpr OpDef kSquare = with_reference(unary_op<SquareFn>("Square", signed_samples, square_grad, LaneForm::kSquare),
+                                         [](const ReferenceArgs& a) { return a.x * a.x; });
+constexpr OpDef kRelu =
+    with_reference(unary_op<ReluFn>("Relu", signed_samples, relu_grad, LaneForm::kRelu), [](const ReferenceArgs& a) {
+      return std::isnan(a.x) ? a.x : a.x > 0 ? a.x : 0.0;
+    });
+constexpr OpDef kSqrt = with_reference(unary_op<SqrtFn>("Sqrt", positive_samples, sqrt_grad, LaneForm::kSqrt),
+                                       [](const ReferenceArgs& a) { return std::sqrt(a.x); });
+constexpr OpDef kRsqrt = with_reference(unary_op<RsqrtFn>("Rsqrt", positive_samples, rsqrt_grad, LaneForm::kRsqrt),
+                                        [](const ReferenceArgs& a) { return 1 / std::sqrt(a.x); });
+constexpr OpDef kExp = with_reference(unary_op<ExpFn>("Exp", float_samples, exp_grad, LaneForm::kExp),
+                                      [](const ReferenceArgs& a) { return std::exp(a.x); });
+constexpr OpDef kLog = with_reference(unary_op<LogFn>("Log", positive_samples, log_grad, LaneForm::kLog),
+                                      [](const ReferenceArgs& a) { return std::log(a.x); });
+constexpr OpDef kLog1p = with_reference(unary_op<Log1pFn>("Log1p", positive_samples, log1p_grad, LaneForm::kLog1p),
+                                        [](const ReferenceArgs& a) { return std::log1p(a.x); });
+constexpr OpDef kTanh = with_reference(unary_op<TanhFn>("Tanh", float_samples, tanh_grad, LaneForm::kTanh),
+                                       [](const ReferenceArgs& a) { return std::tanh(a.x); });
+constexpr OpDef kSigmoid =
+    with_reference(unary_op<SigmoidFn>("Sigmoid", float_samples, sigmoid_grad, LaneForm::kSigmoid),
+                   [](const ReferenceArgs& a) { return 1 / (1 + std::exp(-a.x)); });
+constexpr OpDef kSin = with_reference(unary_op<SinFn>("Sin", float_samples, sin_grad),
+                                      [](const ReferenceArgs& a) { return std::sin(a.x); });
+constexpr OpDef kCos = with_reference(unary_op<CosFn>("Cos", float_samples, cos_grad),
+                                      [](const ReferenceArgs& a) { return std::cos(a.x); });
+constexpr OpDef kErf = with_reference(unary_op<ErfFn>("Erf", activation_samples, erf_grad),
+                                      [](const ReferenceArgs& a) { return std::erf(a.x); });
+constexpr OpDef kSoftplus = with_reference(
+    unary_op<SoftplusFn>("Softplus", activation_samples, softplus_grad),
+    [](const ReferenceArgs& a) { return a.x > 0 ? a.x + std::log1p(std::exp(-a.x)) : std::log1p(std::exp(a.x)); });
+constexpr OpDef kSoftsign = with_reference(unary_op<SoftsignFn>("Softsign", activation_samples, softsign_grad),
+                                           [](const ReferenceArgs& a) { return a.x / (1 + std::fabs(a.x)); });
+constexpr OpDef kElu = with_reference(unary_op<EluFn>("Elu", activation_samples, elu_grad),
+                                      [](const ReferenceArgs& a) { return a.x > 0 ? a.x : std::expm1(a.x); });
+constexpr OpDef kSelu =
+    with_reference(unary_op<SeluFn>("Selu", activation_samples, selu_grad), [](const ReferenceArgs& a) {
+      return 1.0507009873554804934193349852946 * (a.x > 0 ? a.x : 1.6732632423543772848170429916717 * std::expm1(a.x));
+    });
 
 // A temporary argument is moved in, so dispatch may write over it.
 Tensor unary(const OpDef& op, Tensor&& x, const SourceLocation& loc) {

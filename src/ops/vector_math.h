@@ -49,4 +49,12 @@ KILN_VMATH_DECLARE(tanh)
 KILN_VMATH_DECLARE(sigmoid)
 #undef KILN_VMATH_DECLARE
 
+// Whether the contiguous loops run their 16-lane AVX-512 forms
+// (vector_math_lanes16.h; tanh so far): where the CPU has AVX-512F/DQ/BW/VL
+// and KILN_DISABLE_AVX512 is unset, decided once. The bits are the 8-lane
+// forms', so this changes speed only.
+bool has_avx512();
+// tanh's 8-lane loop whatever the CPU has, to compare the forms against.
+void tanh_f32_8lanes(const float* x, float* o, int64_t n);
+
 }  // namespace kiln::detail::vmath

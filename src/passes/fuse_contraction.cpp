@@ -23,35 +23,6 @@ namespace {
 using graph::Node;
 using graph::Value;
 
-// What reads each node's output 0: how many uses (results count) and the
-// last reading node.
-struct Uses {
-  std::vector<int> count;
-  std::vector<Node*> reader;
-  std::vector<char> pinned;  // stateful, or on either end of a control edge
-
-  explicit Uses(const graph::Graph& g)
-      : count(g.nodes().size(), 0), reader(g.nodes().size(), nullptr), pinned(g.nodes().size(), 0) {
-    for (const auto& n : g.nodes()) {
-      pinned[n->id] |= n->is_stateful() || !n->control_inputs.empty();
-      for (const Node* c : n->control_inputs) pinned[c->id] = 1;
-      for (const Value& v : n->inputs) {
-        ++count[v.node->id];
-        reader[v.node->id] = n.get();
-      }
-    }
-    for (const Value& v : g.results()) ++count[v.node->id];
-  }
-
-  // The one node reading `n` (through input 0) when it is not pinned, else nullptr.
-  Node* only_reader(const Node& n) const {
-    Node* r = reader[n.id];
-    if (count[n.id] != 1 || !r || pinned[r->id] || r->inputs.empty() || r->inputs[0] != Value{const_cast<Node*>(&n), 0})
-      return nullptr;
-    return r;
-  }
-};
-
 // Whether `add` (reading the contraction through input 0) adds one value per
 // channel of the contraction's last dim: always for BiasAdd; for Add when
 // the other input is 1-D and as long as a known last dim, so nothing else
@@ -79,12 +50,7 @@ const detail::OpDef* fused_op_for(const Node& n) {
 
 bool fuse_contractions(graph::Graph& g) {
   const Uses uses(g);
-  const std::size_t count = g.nodes().size();
-  // The fused node of each chain, keyed by the chain's last node; the other
-  // members are absorbed into it.
-  std::vector<std::unique_ptr<Node>> fused_of(count);
-  std::vector<char> absorbed(count, 0);
-  ValueMap map;
+  ChainFusion fusion(g);
   for (const auto& node : g.nodes()) {
     Node* contraction = node.get();
     const detail::OpDef* fused_op = fused_op_for(*contraction);
@@ -99,17 +65,11 @@ bool fuse_contractions(graph::Graph& g) {
     detail::Attrs attrs = contraction->attrs;
     attrs.set("activation", std::string(with_relu ? "relu" : "none"));
     const std::array<Value, 3> inputs{contraction->inputs[0], contraction->inputs[1], add->inputs[1]};
-    fused_of[last->id] = g.new_node(*fused_op, inputs, std::move(attrs),
-                                    std::span<const detail::TensorType>(last->outputs.data(), 1), last->location,
-                                    "fused_" + last->name);
-    map.set({last, 0}, {fused_of[last->id].get(), 0});
-    absorbed[contraction->id] = 1;
-    if (with_relu) absorbed[add->id] = 1;
+    fusion.replace(g, *last, *fused_op, inputs, std::move(attrs));
+    fusion.absorb(*contraction);
+    if (with_relu) fusion.absorb(*add);
   }
-  if (map.empty()) return false;
-
-  place_fused_nodes(g, fused_of, absorbed, map);
-  return true;
+  return fusion.apply(g);
 }
 
 }  // namespace kiln::passes

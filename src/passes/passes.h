@@ -14,11 +14,13 @@ namespace kiln::passes {
 
 struct PassOptions {
   bool inline_calls = true;    // Call nodes become the callee's nodes
+  bool replays = true;         // a while_loop's results come from its gradient's replay of it
   bool fold_constants = true;  // ops on constants run once, at compile time
   bool simplify = true;        // x*1, x-0, double transpose, cast of cast, ...
   bool cse = true;             // identical pure nodes become one
   bool dce = true;             // nodes no result or stateful op needs go
   bool contract = true;        // matmul/conv + bias (+ relu) become FusedMatMul/FusedConv2D
+  bool pool_grad = true;       // MaxPoolGrad + relu's gradient become FusedMaxPoolGrad
   bool fuse = true;            // elementwise chains become FusedElementwise
   // Constant folding leaves results larger than this (elements) unfolded, so
   // graphs do not grow by baking big tensors in.
@@ -32,7 +34,7 @@ struct PassOptions {
   bool dump = false;
 
   // The defaults, adjusted by the environment:
-  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,fuse (or "all")
+  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,poolgrad,fuse (or "all")
   //   KILN_VERIFY_PASSES=1, KILN_DUMP_PASSES=1
   static PassOptions from_env();
 };
@@ -44,11 +46,13 @@ std::shared_ptr<const graph::Graph> optimize(const graph::Graph& g, const PassOp
 
 // The passes, in pipeline order. Each returns whether it changed the graph.
 bool inline_calls(graph::Graph& g);
+bool merge_while_replays(graph::Graph& g);
 bool fold_constants(graph::Graph& g, int64_t max_elements);
 bool simplify(graph::Graph& g);
 bool eliminate_common_subexpressions(graph::Graph& g);
 bool eliminate_dead_code(graph::Graph& g);
 bool fuse_contractions(graph::Graph& g);
+bool fuse_pool_gradients(graph::Graph& g);
 bool fuse_elementwise(graph::Graph& g, int min_nodes);
 
 }  // namespace kiln::passes

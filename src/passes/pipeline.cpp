@@ -84,11 +84,13 @@ PassOptions PassOptions::from_env() {
     while (std::getline(list, name, ',')) {
       bool all = name == "all";
       if (all || name == "inline") o.inline_calls = false;
+      if (all || name == "replays") o.replays = false;
       if (all || name == "fold") o.fold_constants = false;
       if (all || name == "simplify") o.simplify = false;
       if (all || name == "cse") o.cse = false;
       if (all || name == "dce") o.dce = false;
       if (all || name == "contract") o.contract = false;
+      if (all || name == "poolgrad") o.pool_grad = false;
       if (all || name == "fuse") o.fuse = false;
     }
   }
@@ -111,6 +113,9 @@ std::shared_ptr<const Graph> optimize(const Graph& source, const PassOptions& op
       std::cerr << fmt::format("--- graph '{}' after pass {} ---\n{}", g->name(), pass, g->to_string());
   };
   run("inline", options.inline_calls, [&] { return inline_calls(*g); });
+  // Before "nested", which gives While nodes optimized copies of their bodies:
+  // a replay is known by its body graph.
+  run("replays", options.replays, [&] { return merge_while_replays(*g); });
   run("nested", true, [&] { return optimize_nested(*g, options); });
   run("fold", options.fold_constants, [&] { return fold_constants(*g, options.fold_max_elements); });
   run("simplify", options.simplify, [&] { return simplify(*g); });
@@ -118,6 +123,8 @@ std::shared_ptr<const Graph> optimize(const Graph& source, const PassOptions& op
   run("dce", options.dce, [&] { return eliminate_dead_code(*g); });
   // Before elementwise fusion, which would otherwise take a Relu into a chain.
   run("contract", options.contract, [&] { return fuse_contractions(*g); });
+  // Before elementwise fusion too, which would take the Greater and Select.
+  run("poolgrad", options.pool_grad, [&] { return fuse_pool_gradients(*g); });
   run("fuse", options.fuse, [&] { return fuse_elementwise(*g, options.fuse_min_nodes); });
   return g;
 }

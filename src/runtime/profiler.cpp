@@ -4,7 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <time.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <mutex>
 #include <vector>
@@ -54,7 +58,16 @@ Registry& registry() {
   return *r;
 }
 
+// Set by start() from KILN_PROFILER_CLOCK: the process's CPU time instead of
+// the wall clock.
+std::atomic<bool> cpu_clock{false};
+
 int64_t clock_ns() {
+  if (cpu_clock.load(std::memory_order_relaxed)) {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+  }
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
@@ -157,6 +170,12 @@ bool active() { return enabled.load(std::memory_order_relaxed); }
 void start() {
   std::lock_guard<std::mutex> session(session_mutex);
   if (enabled.load()) throw FailedPrecondition("kiln::profiler::start: the profiler is already on");
+  const char* clock = std::getenv("KILN_PROFILER_CLOCK");
+  const std::string_view clock_name = clock ? clock : "";
+  if (clock_name != "" && clock_name != "wall" && clock_name != "cpu")
+    throw InvalidArgument(fmt::format(
+        "kiln::profiler::start: KILN_PROFILER_CLOCK must be \"wall\" or \"cpu\", got \"{}\"", clock_name));
+  detail::profiling::cpu_clock.store(clock_name == "cpu");
   auto& r = registry();
   {
     std::lock_guard<std::mutex> lock(r.mutex);

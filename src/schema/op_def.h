@@ -142,12 +142,38 @@ struct OpSample {
   // (eager, traced, fused, folded, saved) run it; the finite-difference
   // check, meaningless there, skips it.
   bool special_values = false;
+  // The outputs' values, written out (PyTorch OpInfo's reference), where no
+  // OpDef::reference formula says them: the registry test checks eager
+  // results against them.
+  std::vector<Tensor> expected = {};
 };
 using SamplesFn = std::vector<OpSample> (*)();
 
 // A contiguous elementwise loop over n elements (fusion runs the same
 // functions as eager kernels, so results are bitwise equal).
 using ElementwiseLoop = void (*)(const void* const* inputs, void* output, int64_t n);
+
+// An elementwise op on one element, written plainly in double precision:
+// the reference the registry test checks every numeric sample's eager result
+// against, element by element after broadcasting, rounded to the output
+// dtype (PyTorch OpInfo's `ref`). `x`, `y`, `z` are the inputs in order.
+struct ReferenceArgs {
+  double x = 0, y = 0, z = 0;
+  DType dtype = DType::Float64;  // the op's output dtype
+  // `v` rounded to the output dtype: for a formula whose intermediate result
+  // the op rounds (FloorDiv's float32 quotient).
+  double rounded(double v) const { return dtype == DType::Float32 ? static_cast<float>(v) : v; }
+};
+using ReferenceFn = double (*)(const ReferenceArgs& a);
+
+// The 8-lane form of an elementwise op's float32 loop (ops/lane_ops.h): a
+// fused program keeps a chain's values in vector registers from op to op
+// with it, computing on every lane the bits the loop computes.
+enum class LaneForm : uint8_t {
+  kNone,  // no lane form: the op runs its loop
+  kAdd, kSub, kMul, kDiv, kMaximum, kMinimum,  // binary
+  kNeg, kAbs, kSquare, kRelu, kSqrt, kRsqrt, kExp, kLog, kLog1p, kTanh, kSigmoid,
+};
 
 enum OpFlags : uint32_t {
   kNoFlags = 0,
@@ -180,6 +206,10 @@ struct OpDef {
   // For elementwise ops: the contiguous loop per dtype (indexed by DType), or
   // nullptr where the dtype is not supported.
   ElementwiseLoop elementwise[kNumDTypes] = {};
+  // Elementwise ops: the op on one element in double precision (ReferenceFn).
+  ReferenceFn reference = nullptr;
+  // Elementwise ops: the 8-lane form standing in for elementwise[Float32].
+  LaneForm lane_form = LaneForm::kNone;
   // Background ops: the executor starts the step as early as its inputs allow
   // and finishes it just before the first step that reads an output, so the
   // steps between run while the work goes on. `kernel` (start, then finish)

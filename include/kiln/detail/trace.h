@@ -39,7 +39,8 @@ namespace detail {
 
 struct KeyAtom {
   enum class Kind : uint8_t {
-    Tensor, Variable, Int, Float, Bool, String, List, Tuple, Map, Optional, Struct, End
+    Tensor, Variable, Int, Float, Bool, String, List, Tuple, Map, Optional, Struct, End,
+    Resource  // an object fed to the graph as a Resource tensor, keyed by `s` (its type and spec)
   };
   Kind kind = Kind::Tensor;
   DType dtype = DType::Float32;  // Tensor, Variable; the C++ type's dtype for numbers
@@ -73,6 +74,9 @@ class Flattener {
   void tensor(const Tensor& t);
   void spec(const TensorSpec& spec);
   void variable(const Tensor& handle, DType dtype, const Shape& shape);
+  // An object passed to the graph as a Resource tensor (a Dataset), keyed by
+  // `key` alone: calls with equal keys share a trace.
+  void resource(const Tensor& handle, std::string key);
   void integer(int64_t v, DType natural);
   void floating(double v, DType natural);
   void boolean(bool v);

@@ -72,10 +72,15 @@ class Conv2D : public Layer {
   const Variable& bias() const { return bias_; }
 
  protected:
+  Conv2D(std::string_view kind, std::string_view label, int64_t filters, Size2D kernel_size, Conv2DOptions options);
   void build_weights(const Shape& input_shape) override;
   Tensor call(const Tensor& x, bool training) override;
+  // The kernel for `in` input channels, and where in it those channels are.
+  virtual Shape kernel_shape(int64_t in) const { return Shape{kh_, kw_, in, filters_}; }
+  virtual int input_channels_axis() const { return 2; }
+  // The convolution, before bias and activation.
+  virtual Tensor convolve(const Tensor& x, const Tensor& kernel) const;
 
- private:
   int64_t filters_;
   int64_t kh_, kw_, sh_, sw_;
   bool same_;
@@ -83,6 +88,21 @@ class Conv2D : public Layer {
   bool use_bias_;
   std::optional<uint64_t> seed_;
   Variable kernel_, bias_;
+};
+
+// The transpose of Conv2D (Keras' Conv2DTranspose, no output_padding):
+// activation(conv2d_transpose(x, kernel) + bias), kernel [kh, kw, filters, in];
+// output height in * stride (SAME) or in * stride + max(kh - stride, 0) (VALID).
+class Conv2DTranspose : public Conv2D {
+ public:
+  Conv2DTranspose(int64_t filters, Size2D kernel_size, Conv2DOptions options = {});
+  std::string class_name() const override { return "Conv2DTranspose"; }
+  Shape compute_output_shape(const Shape& input_shape) const override;
+
+ protected:
+  Shape kernel_shape(int64_t in) const override { return Shape{kh_, kw_, filters_, in}; }
+  int input_channels_axis() const override { return 3; }
+  Tensor convolve(const Tensor& x, const Tensor& kernel) const override;
 };
 
 struct Pool2DOptions {

@@ -70,7 +70,11 @@ class Transformer(ast.NodeTransformer):
         except AttributeError:
             methods = self._methods = {}
         method = getattr(self, "visit_" + cls.__name__, None)
-        if method is None:
+        if method is not None and getattr(method, "__func__", None) is ast.NodeVisitor.visit_Constant:
+            # ast's own visit_Constant only serves the pre-3.8 visit_Num/visit_Str names
+            # (at the price of a failed getattr per constant); a constant has no children.
+            method = None
+        elif method is None:
             method = self.generic_visit if _child_fields(cls) else None
         methods[cls] = method
         return method
@@ -140,9 +144,6 @@ def _add(out, name):
         out[name] = None
 
 
-_COMPOUND = (ast.If, ast.While, ast.For)
-
-
 # A key of assigned()'s cache: set (to True) when the function holds no walrus (:=), so
 # that an expression other than an assignment target cannot bind a name and is not walked.
 NO_WALRUS = "no walrus"
@@ -156,88 +157,215 @@ def assigned(nodes, out=None, cache=None):
     change their assignments meanwhile. With cache[NO_WALRUS] set, expressions that
     are not targets are skipped."""
     out = {} if out is None else out
+    skip_exprs = cache is not None and NO_WALRUS in cache
     for node in nodes if isinstance(nodes, list) else [nodes]:
-        _assigned(node, out, cache)
+        _assigned(node, out, cache, skip_exprs)
     return out
 
 
-def _assigned(node, out, cache=None):
-    if cache is not None and type(node) in _COMPOUND:
+# What _assigned does with a node, by its class (looked up once per class).
+_NAME, _CACHED, _DEF, _SCOPE, _COMPREHENSION, _IMPORT, _BINDS_NAME, _MAPPING, _EXPR, _OTHER = range(10)
+_KINDS = {ast.Name: _NAME, ast.If: _CACHED, ast.While: _CACHED, ast.For: _CACHED, ast.FunctionDef: _DEF,
+          ast.AsyncFunctionDef: _DEF, ast.ClassDef: _DEF, ast.Lambda: _SCOPE, ast.Import: _IMPORT,
+          ast.ImportFrom: _IMPORT, ast.ExceptHandler: _BINDS_NAME, ast.MatchAs: _BINDS_NAME,
+          ast.MatchStar: _BINDS_NAME, ast.MatchMapping: _MAPPING}
+_KINDS.update(dict.fromkeys(_COMPREHENSIONS, _COMPREHENSION))
+
+
+def _kind(cls):
+    kind = _KINDS[cls] = _EXPR if issubclass(cls, ast.expr) and not issubclass(cls, _TARGETS) else _OTHER
+    return kind
+
+
+def _assigned(node, out, cache, skip_exprs):
+    cls = node.__class__
+    try:
+        kind = _KINDS[cls]
+    except KeyError:
+        kind = _kind(cls)
+    if kind == _NAME:
+        if node.ctx.__class__ is not ast.Load:  # Store or Del
+            _add(out, node.id)
+        return
+    if kind == _OTHER or (kind == _EXPR and not skip_exprs):
+        for child in children(node):
+            _assigned(child, out, cache, skip_exprs)
+        return
+    if kind == _EXPR:
+        return
+    if kind == _CACHED:
+        if cache is None:
+            for child in children(node):
+                _assigned(child, out, cache, skip_exprs)
+            return
         hit = cache.get(id(node))
         if hit is None or hit[0] is not node:  # the node is kept, so its id is not reused
             names = {}
             for child in children(node):
-                _assigned(child, names, cache)
+                _assigned(child, names, cache, skip_exprs)
             hit = cache[id(node)] = (node, names)
         for name in hit[1]:
             _add(out, name)
         return
-    if cache is not None and isinstance(node, ast.expr) and not isinstance(node, _TARGETS) and NO_WALRUS in cache:
-        return
-    if isinstance(node, ast.Name):
-        if isinstance(node.ctx, (ast.Store, ast.Del)):
-            _add(out, node.id)
-        return
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if kind == _DEF:
         _add(out, node.name)
+    elif kind == _SCOPE or skip_exprs and kind == _COMPREHENSION:
         return
-    if isinstance(node, ast.Lambda):
-        return
-    if isinstance(node, _COMPREHENSIONS):
+    elif kind == _COMPREHENSION:
         # Only a walrus inside a comprehension binds in the enclosing scope.
         for sub in walk(node):
             if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
                 _add(out, sub.target.id)
-        return
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
+    elif kind == _IMPORT:
         for alias in node.names:
             if alias.name != "*":
                 _add(out, alias.asname or alias.name.split(".")[0])
-        return
-    if isinstance(node, ast.ExceptHandler) and node.name:
-        _add(out, node.name)
-    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-        _add(out, node.name)
-    if isinstance(node, ast.MatchMapping) and node.rest:
-        _add(out, node.rest)
-    for child in children(node):
-        _assigned(child, out, cache)
+    else:  # an except clause or a match pattern binds a name, then its parts may bind more
+        if kind == _BINDS_NAME and node.name:
+            _add(out, node.name)
+        elif kind == _MAPPING and node.rest:
+            _add(out, node.rest)
+        for child in children(node):
+            _assigned(child, out, cache, skip_exprs)
 
 
 def reads(node):
     """Every name read in `node`, nested scopes included (a nested function may read a
     name whenever it is called, so it counts as reading it)."""
     out = set()
-    for sub in walk(node) if not isinstance(node, list) else (s for n in node for s in walk(n)):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-            out.add(sub.id)
-        elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
+    todo = list(node) if isinstance(node, list) else [node]
+    name, augassign, load, constant = ast.Name, ast.AugAssign, ast.Load, ast.Constant
+    while todo:
+        sub = todo.pop()
+        cls = sub.__class__
+        if cls is name:  # names and constants are leaves: no children to follow
+            if sub.ctx.__class__ is load:
+                out.add(sub.id)
+            continue
+        if cls is constant:
+            continue
+        if cls is augassign and sub.target.__class__ is name:
             out.add(sub.target.id)
+        children(sub, todo)
     return out
 
 
-def _target_reads(target):
+def _target_reads(target, reads_of=reads):
     """Names read by an assignment target (subscripts and attributes read their base)."""
     if isinstance(target, ast.Name):
         return set()
     if isinstance(target, (ast.Tuple, ast.List)):
         out = set()
         for elt in target.elts:
-            out |= _target_reads(elt)
+            out |= _target_reads(elt, reads_of)
         return out
     if isinstance(target, ast.Starred):
-        return _target_reads(target.value)
-    return reads(target)
+        return _target_reads(target.value, reads_of)
+    return reads_of(target)
+
+
+# Statements that hold blocks of this scope, and assignments (the commonest statements).
+_HOLDS_BLOCKS = frozenset({ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+                           getattr(ast, "TryStar", ast.Try)})
+_ASSIGNMENTS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign})
 
 
 class Liveness:
     """Backward liveness over a lowered function body (no break/continue/return inside
     loops or conditionals any more). `live_out[id(stmt)]` is the set of names live right
-    after an if/while/for statement; `live_head[id(loop)]` those live at the loop's test."""
+    after an if/while/for statement; `live_head[id(loop)]` those live at the loop's test.
+
+    Each statement's effect is `before = gen | (after - kill)` (`kill` None: every name),
+    summed up once per statement; a loop's head is then its least fixpoint directly
+    (head = what the else clause and test read | the body's gen), so each statement is
+    visited twice in all instead of once per fixpoint round of every enclosing loop."""
 
     def __init__(self):
         self.live_out = {}
         self.live_head = {}
+        self._reads = {}    # id(node) -> reads(node)
+        self._summary = {}  # id(stmt) -> (gen, kill)
+
+    def reads(self, node):
+        """reads(node), computed once per node; the set is shared: never change it."""
+        hit = self._reads.get(id(node))
+        if hit is None:
+            hit = self._reads[id(node)] = reads(node)
+        return hit
+
+    # -- summaries: (gen, kill) of a statement or a block --------------------------
+
+    def block_summary(self, stmts):
+        gen, kill = set(), set()
+        for s in reversed(stmts):
+            g, k = self.summary(s)
+            if k is None:
+                gen, kill = set(g), None
+            else:
+                gen = g | (gen - k)
+                if kill is not None:
+                    kill = kill | k
+        return gen, kill
+
+    def summary(self, s):
+        hit = self._summary.get(id(s))
+        if hit is None:
+            hit = self._summary[id(s)] = self._summarize(s)
+        return hit
+
+    def _summarize(self, s):
+        reads = self.reads
+        if s.__class__ in _ASSIGNMENTS:
+            return self._assign_uses(s), self._assign_kills(s)
+        if isinstance(s, ast.If):
+            gb, kb = self.block_summary(s.body)
+            ge, ke = self.block_summary(s.orelse)
+            kill = ke if kb is None else kb if ke is None else kb & ke
+            return reads(s.test) | gb | ge, kill
+        if isinstance(s, ast.While):
+            gb, _ = self.block_summary(s.body)
+            ge, ke = self.block_summary(s.orelse)
+            return ge | reads(s.test) | gb, ke
+        if isinstance(s, (ast.For, ast.AsyncFor)):
+            gb, _ = self.block_summary(s.body)
+            ge, ke = self.block_summary(s.orelse)
+            gen = ge | set(getattr(s, "kiln_extra_test", ())) | (gb - set(assigned(s.target))) \
+                | _target_reads(s.target, reads) | reads(s.iter)
+            return gen, ke
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            gen, kill = self.block_summary(s.body)
+            for item in s.items:
+                if item.optional_vars is not None:
+                    binds = set(assigned(item.optional_vars))
+                    gen = (gen - binds) | _target_reads(item.optional_vars, reads)
+                    if kill is not None:
+                        kill = kill | binds
+                gen = gen | reads(item.context_expr)
+            return gen, kill
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return reads(s), {s.name}
+        if isinstance(s, ast.Return):
+            return (reads(s.value) if s.value is not None else set()), None
+        if isinstance(s, (ast.Import, ast.ImportFrom)):
+            return set(), set(assigned(s))
+        return reads(s), set()  # try (an exception may leave anywhere: nothing killed), match, the rest
+
+    def _assign_kills(self, s):
+        kills = set()
+        if not (isinstance(s, ast.AnnAssign) and s.value is None):
+            for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
+                kills |= set(assigned(t))
+        return kills
+
+    def _assign_uses(self, s):
+        uses = set(self.reads(s.value)) if s.value is not None else set()
+        for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
+            uses |= _target_reads(t, self.reads)
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+            uses.add(s.target.id)
+        return uses
+
+    # -- the live sets ----------------------------------------------------------------
 
     def block(self, stmts, live):
         for stmt in reversed(stmts):
@@ -245,36 +373,31 @@ class Liveness:
         return live
 
     def stmt(self, s, live):
+        if s.__class__ not in _HOLDS_BLOCKS:  # its summary says it all
+            gen, kill = self.summary(s)
+            return set(gen) if kill is None else gen | (live - kill)
+        reads = self.reads
         if isinstance(s, ast.If):
             self.live_out[id(s)] = set(live)
             return reads(s.test) | self.block(s.body, live) | self.block(s.orelse, live)
         if isinstance(s, ast.While):
             self.live_out[id(s)] = set(live)
-            head = self.block(s.orelse, live) | reads(s.test)
-            while True:
-                new = head | self.block(s.body, head)
-                if new == head:
-                    break
-                head = new
+            head = self.block(s.orelse, live) | reads(s.test) | self.block_summary(s.body)[0]
             self.live_head[id(s)] = head
+            self.block(s.body, head)
             return head
         if isinstance(s, (ast.For, ast.AsyncFor)):
             self.live_out[id(s)] = set(live)
             head = self.block(s.orelse, live) | set(getattr(s, "kiln_extra_test", ()))  # the loop's flags
-            tdefs = set(assigned(s.target))
-            while True:
-                body_in = self.block(s.body, head)
-                new = head | (body_in - tdefs) | _target_reads(s.target)
-                if new == head:
-                    break
-                head = new
+            head |= (self.block_summary(s.body)[0] - set(assigned(s.target))) | _target_reads(s.target, reads)
             self.live_head[id(s)] = head
+            self.block(s.body, head)
             return head | reads(s.iter)
         if isinstance(s, (ast.With, ast.AsyncWith)):
             inner = self.block(s.body, live)
             for item in s.items:
                 if item.optional_vars is not None:
-                    inner = (inner - set(assigned(item.optional_vars))) | _target_reads(item.optional_vars)
+                    inner = (inner - set(assigned(item.optional_vars))) | _target_reads(item.optional_vars, reads)
                 inner |= reads(item.context_expr)
             return inner
         if isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
@@ -282,25 +405,6 @@ class Liveness:
             for part in (s.body, s.orelse, s.finalbody, *[h.body for h in s.handlers]):
                 self.block(part, live)
             return set(live) | reads(s)
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return (set(live) - {s.name}) | reads(s)
-        if isinstance(s, ast.Return):
-            return reads(s.value) if s.value is not None else set()
-        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
-            kills = set()
-            if not (isinstance(s, ast.AnnAssign) and s.value is None):
-                for t in targets:
-                    kills |= set(assigned(t))
-            uses = reads(s.value) if s.value is not None else set()
-            for t in targets:
-                uses |= _target_reads(t)
-            if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
-                uses.add(s.target.id)
-            return (set(live) - kills) | uses
-        if isinstance(s, (ast.Import, ast.ImportFrom)):
-            return set(live) - set(assigned(s))
-        if isinstance(s, ast.Match):
-            for case in s.cases:
-                self.block(case.body, live)
+        for case in s.cases:  # match
+            self.block(case.body, live)
         return set(live) | reads(s)

@@ -4,6 +4,7 @@ the original globals, closure cells, defaults and attributes. One conversion per
 code object; one converted function per function object."""
 import ast
 import functools
+import gc
 import inspect
 import linecache
 import sys
@@ -16,7 +17,10 @@ from . import analysis, operators, transformer
 
 _AG_CELL = types.CellType(operators)
 _CODE_CACHE = {}          # original code -> _Converted (or None: cannot be converted)
-_CONVERTED_CODES = set()  # every code object that conversion produced
+# id(code) -> code for every code object that conversion produced. By identity: a set
+# would hash each nested code object (hashing recurses into co_consts) and compare it
+# with an equal one made by an earlier conversion of the same function.
+_CONVERTED_CODES = {}
 _FN_CACHE = weakref.WeakKeyDictionary()
 _WARNED = set()
 _USER_CODE = {}           # code -> whether it is the user's (convertible) code
@@ -146,8 +150,12 @@ def _lambda_node(f):
 
 # ---- conversion ----------------------------------------------------------------
 
+def _is_converted(code):
+    return _CONVERTED_CODES.get(id(code)) is code
+
+
 def _collect_codes(code):
-    _CONVERTED_CODES.add(code)
+    _CONVERTED_CODES[id(code)] = code
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             _collect_codes(c)
@@ -229,6 +237,19 @@ def _convert_code(f):
     return _Converted(new_code, node, saved)
 
 
+def _without_gc(fn, *args):
+    """fn(*args) with the cycle collector paused. A conversion makes some 5000 AST nodes
+    and lists, none in a cycle (they are freed by reference counting), which would
+    otherwise run several collections over the whole heap per conversion."""
+    if not gc.isenabled():
+        return fn(*args)
+    gc.disable()
+    try:
+        return fn(*args)
+    finally:
+        gc.enable()
+
+
 def _fix_missing_locations(module):
     """ast.fix_missing_locations over analysis.children (several times faster): a node
     without a position takes its parent's."""
@@ -251,7 +272,7 @@ def _cached(f):
         entry = _CODE_CACHE[code]
     except KeyError:
         try:
-            entry = _convert_code(f)
+            entry = _without_gc(_convert_code, f)
         except Unconvertible as e:
             entry = None
             if code not in _WARNED:
@@ -283,7 +304,7 @@ def convert_function(f):
         return _FN_CACHE[f]
     except (KeyError, TypeError):
         pass
-    if f.__code__ in _CONVERTED_CODES or f.__code__.co_flags & _CO_SKIP:
+    if _is_converted(f.__code__) or f.__code__.co_flags & _CO_SKIP:
         out = f
     else:
         entry = _cached(f)
@@ -321,7 +342,7 @@ def _is_user_code(f):
         return known
     module = (getattr(f, "__module__", None) or "").split(".")[0]
     filename = code.co_filename
-    user = not (module in _SKIP_MODULES or code in _CONVERTED_CODES or code.co_flags & _CO_SKIP
+    user = not (module in _SKIP_MODULES or _is_converted(code) or code.co_flags & _CO_SKIP
                 or filename.startswith(_STDLIB) or "site-packages" in filename or "dist-packages" in filename
                 or filename.startswith("<frozen"))
     _USER_CODE[code] = user
@@ -369,7 +390,7 @@ def source_of(f):
             target = call
         else:
             raise TypeError(f"to_code: {f!r} is not a Python function")
-    if target.__code__ in _CONVERTED_CODES:
+    if _is_converted(target.__code__):
         raise TypeError("to_code: this function is already converted; pass the original (e.g. f.python_function)")
     entry = _cached(target)
     if entry is None:

@@ -441,9 +441,24 @@ class _Range:
         self.start, self.limit, self.delta, self.dtype = start, limit, delta, dtype
 
 
+def _tensor_range(f, args, kwargs):
+    """Python's range given a tensor bound is kiln.range, as in TF (py_builtins.range_)."""
+    return f is range and not kwargs and len(args) <= 3 and any(_is_tensor(a) for a in args)
+
+
 def for_iter(f, args, kwargs=None):
     """The iterated expression of a for statement that is a call."""
     kiln = _k()
+    if _tensor_range(f, args, kwargs) and _tracing():
+        limits = (0,) + tuple(args) if len(args) == 1 else tuple(args)
+        return _Range(*(limits + (1,))[:3], None)
+    data = getattr(kiln, "data", None)
+    if f is enumerate and args and data is not None and isinstance(args[0], data.Dataset) and _tracing():
+        try:
+            bound = inspect.signature(lambda iterable, start=0: None).bind(*args, **(kwargs or {}))
+        except TypeError:
+            return converted_call(f, args, kwargs)  # Python's own error
+        return _Enumerated(bound.arguments["iterable"], bound.arguments.get("start", 0))
     if f is kiln.range and _tracing():
         try:
             bound = inspect.signature(kiln.range).bind(*args, **(kwargs or {}))
@@ -480,6 +495,8 @@ def for_stmt(iter_, extra_test, body, get_state=None, set_state=None, symbol_nam
     data = getattr(kiln, "data", None)
     if data is not None and isinstance(iter_, data.Dataset) and _tracing():
         return _dataset_loop(iter_, extra_test, body, get_state, set_state, names)
+    if isinstance(iter_, _Enumerated):
+        return _dataset_loop(iter_.dataset, extra_test, body, get_state, set_state, names, iter_.start)
     if _tracing():
         if _is_tensor(iter_):
             bounds = kiln._range_bounds(iter_)
@@ -546,28 +563,44 @@ def _range_loop(r, extra_test, body, get_state, set_state, names, opts):
     _tf_loop(test, body, names, get_state, set_state, opts, counter=(start, lambda i: i + delta, test))
 
 
-def _dataset_loop(ds, extra_test, body, get_state, set_state, names):
+class _Enumerated:
+    """`enumerate(dataset, start)` in a for statement while tracing: one dataset loop that
+    carries the count (TF's loop over `dataset.enumerate(start)`; int64 as there)."""
+    __slots__ = ("dataset", "start")
+
+    def __init__(self, dataset, start):
+        self.dataset, self.start = dataset, start
+
+
+def _dataset_loop(ds, extra_test, body, get_state, set_state, names, count_from=None):
     kiln = _k()
     raw = _read(get_state, names)
     init = _loop_init(names, raw)
+    counts = count_from is not None
+    count0 = (kiln.cast(count_from, kiln.int64) if _is_tensor(count_from) else kiln.constant(count_from, kiln.int64),) \
+        if counts else ()
 
     def reduce_fn(state, *element):
         element = element[0] if len(element) == 1 else tuple(element)
         state = tuple(state) if isinstance(state, (tuple, list)) else (state,)
+        if counts:
+            count, state = state[0], state[1:]
+            element = (count, element)
         _write(set_state, state)
         if extra_test is None:
             body(element)
         else:
             if_stmt(extra_test(), lambda: body(element), None, get_state, set_state, names)
-        return tuple(_check_iteration(names, state, _read(get_state, names), [None] * len(names)))
+        out = tuple(_check_iteration(names, state, _read(get_state, names), [None] * len(names)))
+        return (count + 1,) + out if counts else out
 
-    if not init:
+    if not init and not counts:
         dummy = kiln.constant(0)
         ds.reduce((dummy,), lambda s, *e: (reduce_fn((), *e), s)[1])
         return
-    result = ds.reduce(tuple(init), reduce_fn)
+    result = ds.reduce(count0 + tuple(init), reduce_fn)
     result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-    _write(set_state, result)
+    _write(set_state, result[len(count0):])
 
 
 # ---- calls ---------------------------------------------------------------------
@@ -575,6 +608,8 @@ def _dataset_loop(ds, extra_test, body, get_state, set_state, names):
 def converted_call(f, args, kwargs=None):
     """Calls `f`, converting it first when it is the user's own Python function."""
     from . import conversion
+    if _tensor_range(f, args, kwargs):
+        return _k().range(*args)
     target = conversion.call_target(f)
     if kwargs:
         return target(*args, **kwargs)

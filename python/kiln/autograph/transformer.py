@@ -7,21 +7,25 @@ Per function scope, in order:
      `break` a `break_` flag tested by the loop; `continue` a `continue_` flag; the
      statements after a jump run under `if not flag:`;
   3. expressions: `and`/`or`/`not`, `a if c else b`, calls (`converted_call`) and
-     `assert` become run-time dispatchers;
+     `assert` become run-time dispatchers, and in the same walk reads of the names bound
+     only inside if/while/for bodies become `ag__.ld(name)`;
   4. liveness analysis, then if/while/for become local functions and one call of
      `ag__.if_stmt` / `ag__.while_stmt` / `ag__.for_stmt`; the variables they assign
      are `nonlocal` in those functions, and the ones live afterwards are the
      statement's state (what a graph cond or loop carries).
-Generated nodes get the source position of the user's statement they come from, so
-tracebacks name the user's file and lines."""
+Generated nodes get the source position of the user's statement they come from (the
+builders below take it), so tracebacks name the user's file and lines."""
 import ast
+import inspect
 
-from . import analysis
+from . import analysis, experimental
 
 AG = "ag__"
 # Calls that look at their caller's frame: never routed through converted_call.
 _FRAME_CALLS = frozenset({"super", "locals", "globals", "vars", "eval", "exec", "dir"})
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_NAMED_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_SUSPENDS = (ast.Yield, ast.YieldFrom, ast.Await)
 
 
 class Namer:
@@ -29,101 +33,140 @@ class Namer:
 
     def __init__(self, node):
         used = set()
-        self.walrus = False
-        for sub in analysis.walk(node):
-            if isinstance(sub, ast.NamedExpr):
-                self.walrus = True
-            elif isinstance(sub, ast.Name):
+        # Whether the function (nested scopes included) holds a walrus, which lets an
+        # expression bind a name, and a yield or await, which can only be found by
+        # walking expressions: without them, later passes follow statements only.
+        self.walrus = self.suspends = False
+        todo, children = [node], analysis.children
+        while todo:
+            sub = todo.pop()
+            cls = sub.__class__
+            if cls is ast.Name:  # a leaf
                 used.add(sub.id)
-            elif isinstance(sub, ast.arg):
+                continue
+            children(sub, todo)
+            if cls is ast.arg:
                 used.add(sub.arg)
-            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            elif cls in _NAMED_DEFS:
                 used.add(sub.name)
+            elif cls is ast.NamedExpr:
+                self.walrus = True
+            elif cls in _SUSPENDS:
+                self.suspends = True
         used.add(AG)
         self.used = used
+        self._next = {}  # base -> the first suffix not tried yet (names taken stay taken)
 
     def new(self, base):
-        name, i = base, 1
+        i = self._next.get(base, 0)
+        name = f"{base}_{i}" if i else base
         while name in self.used:
-            name = f"{base}_{i}"
             i += 1
+            name = f"{base}_{i}"
+        self._next[base] = i + 1
         self.used.add(name)
         return name
 
 
 # ---- small AST builders --------------------------------------------------------
+# Each takes the position `p` (lineno, col_offset, end_lineno, end_col_offset) its
+# nodes get: every generated node is located when it is made, so the tree compiles
+# without a walk that fills positions in.
 
-def _load(name):
-    return ast.Name(id=name, ctx=ast.Load())
-
-
-def _store(name):
-    return ast.Name(id=name, ctx=ast.Store())
+_LOAD, _STORE = ast.Load(), ast.Store()
 
 
-def _ag(attr):
-    return ast.Attribute(value=_load(AG), attr=attr, ctx=ast.Load())
-
-
-def _call(func, args=(), keywords=()):
-    return ast.Call(func=func, args=list(args), keywords=list(keywords))
-
-
-def _assign(name, value):
-    return ast.Assign(targets=[_store(name)], value=value)
-
-
-def _const(value):
-    return ast.Constant(value=value)
-
-
-def _not(name):
-    return ast.UnaryOp(op=ast.Not(), operand=_load(name))
-
-
-def _def(name, params, body):
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None, kwonlyargs=[],
-                         kw_defaults=[], kwarg=None, defaults=[])
-    return ast.FunctionDef(name=name, args=args, body=body or [ast.Pass()], decorator_list=[], returns=None,
-                           type_comment=None)
-
-
-def _locate(nodes, src, end=None):
-    """Gives generated nodes (those without a position) the position of the user's
-    statement `src`, spanning its header (up to `end`, a node) rather than its body."""
+def _span(src, end=None):
+    """The position of the user's statement `src` for the nodes generated from it: its
+    header (up to `end`, a node) rather than its body, on one line."""
     end = end or src
     lineno, col = src.lineno, src.col_offset
     end_lineno, end_col = end.end_lineno, end.end_col_offset
     if end_lineno != lineno:
         end_lineno, end_col = lineno, col + 1
-    # Generated nodes are located when they are made: the walk stops at nodes that
-    # already have a position (the user's, or generated earlier).
-    todo = list(nodes) if isinstance(nodes, list) else [nodes]
-    children = analysis.children
-    while todo:
-        sub = todo.pop()
-        if "lineno" in sub._attributes:
-            if getattr(sub, "lineno", None) is not None:
-                continue
-            sub.lineno, sub.col_offset, sub.end_lineno, sub.end_col_offset = lineno, col, end_lineno, end_col
-        children(sub, todo)
-    return nodes
+    return lineno, col, end_lineno, end_col
 
 
-def _mark(node):
-    """Marks a node as generated (for the binding pass)."""
-    node.kiln_generated = True
+def _pos(node):
+    """`node`'s own position, as it stands."""
+    return node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
+
+
+def _at(node, p):
+    node.lineno, node.col_offset, node.end_lineno, node.end_col_offset = p
+    return node
+
+
+# Fields are given by position: AST constructors handle keywords several times slower.
+
+def _load(name, p):
+    return _at(ast.Name(name, _LOAD), p)
+
+
+def _store(name, p):
+    return _at(ast.Name(name, _STORE), p)
+
+
+def _ag(attr, p):
+    return _at(ast.Attribute(_load(AG, p), attr, _LOAD), p)
+
+
+def _call(func, p, args=(), keywords=()):
+    return _at(ast.Call(func, list(args), list(keywords)), p)
+
+
+def _assign(name, value, p):
+    return _at(ast.Assign([_store(name, p)], value), p)
+
+
+def _const(value, p):
+    return _at(ast.Constant(value), p)
+
+
+def _not(name, p):
+    return _at(ast.UnaryOp(ast.Not(), _load(name, p)), p)
+
+
+def _pass(p):
+    return _at(ast.Pass(), p)
+
+
+def _tuple(elts, p, ctx=_LOAD):
+    return _at(ast.Tuple(elts, ctx), p)
+
+
+def _lambda(body, p):
+    return _at(ast.Lambda(_no_args(), body), p)
+
+
+def _def(name, params, body, p):
+    args = ast.arguments([], [_at(ast.arg(a), p) for a in params], None, [], [], None, [])
+    node = _at(ast.FunctionDef(name, args, body or [_pass(p)], [], None, None), p)
+    node.kiln_generated = True  # see _nonlocal_names
     return node
 
 
 # ---- 1. loop directives --------------------------------------------------------
 
-def _is_directive(stmt):
+_LOOP_OPTIONS = tuple(inspect.signature(experimental.set_loop_options).parameters)
+
+
+def _directive_options(stmt):
+    """The options a `set_loop_options(...)` statement gives, as keywords (positional
+    arguments named); None for any other statement, and for a call whose arguments do not
+    fit the function: it stays in the loop and raises Python's TypeError at its line."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-        return False
-    func = stmt.value.func
+        return None
+    call = stmt.value
+    func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    return name == "set_loop_options"
+    if name != "set_loop_options":
+        return None
+    named = _LOOP_OPTIONS[:len(call.args)]
+    if len(call.args) > len(_LOOP_OPTIONS) or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(k.arg is None or k.arg not in _LOOP_OPTIONS or k.arg in named for k in call.keywords):
+        return None
+    return [_at(ast.keyword(n, a), _pos(a)) for n, a in zip(named, call.args)] + call.keywords
 
 
 def _extract_directives(loops):
@@ -132,26 +175,38 @@ def _extract_directives(loops):
     for node in loops:
         keep, opts = [], []
         for s in node.body:
-            if _is_directive(s):
-                opts.extend(s.value.keywords)
-            else:
+            options = _directive_options(s)
+            if options is None:
                 keep.append(s)
+            else:
+                opts.extend(options)
         if opts:
-            node.body = keep or [ast.Pass()]
+            # The position the loop's generated nodes get (see _ControlFlow).
+            node.body = keep or [_pass(_span(node, node.test if isinstance(node, ast.While) else node.iter))]
             node.kiln_opts = opts
             out.append(node)
     return out
 
 
-def _walk_scope_stmts(node):
-    """Every node of this scope (nested functions and classes excluded), as a list."""
+def _walk_scope(node, expressions):
+    """Every node of this scope from statement `node` on, as a list: a nested function or
+    class is listed, not entered (its yields, loops and declarations are its own); only
+    statements (and except/case clauses) unless `expressions`."""
     todo, out = [node], []
     while todo:
         n = todo.pop()
         out.append(n)
-        for child in analysis.children(n):
-            if not isinstance(child, _SCOPE_NODES):
-                todo.append(child)
+        if isinstance(n, _SCOPE_NODES):
+            continue
+        if expressions:
+            for child in analysis.children(n):
+                if not isinstance(child, _SCOPE_NODES):
+                    todo.append(child)
+        else:
+            for field in _STMT_FIELDS:
+                part = getattr(n, field, None)
+                if type(part) is list:
+                    todo.extend(part)
     return out
 
 
@@ -183,23 +238,25 @@ class _Jumps:
                     if side == "orelse":
                         last.body = last.body + rest_new
                         return out, True, rest_always
-                    guard = ast.If(test=_not(self.flag), body=rest_new, orelse=[])
-                    out.append(_locate(guard, rest[0]))
+                    p = _span(rest[0])
+                    out.append(_at(ast.If(_not(self.flag, p), rest_new, []), p))
                 return out, True, False
         return out, False, False
 
     def stmt(self, s):
         k = self.kind
         if k == "return" and isinstance(s, ast.Return):
-            new = [_assign(self.flag, _const(True)),
-                   _assign(self.retval, s.value if s.value is not None else _const(None))]
-            return _locate(new, s), True, True
+            p = _span(s)
+            new = [_assign(self.flag, _const(True, p), p),
+                   _assign(self.retval, s.value if s.value is not None else _const(None, p), p)]
+            return new, True, True
         if (k == "break" and isinstance(s, ast.Break)) or (k == "continue" and isinstance(s, ast.Continue)):
-            return _locate([_assign(self.flag, _const(True))], s), True, True
+            p = _span(s)
+            return [_assign(self.flag, _const(True, p), p)], True, True
         if isinstance(s, ast.If):
             s.body, bm, ba = self.block(s.body)
             s.orelse, om, oa = self.block(s.orelse)
-            s.body = s.body or [ast.Pass()]
+            s.body = s.body or [_pass(_span(s))]
             if ba and not oa:
                 s.kiln_jumps = "body"
             elif oa and not ba:
@@ -209,31 +266,31 @@ class _Jumps:
             if k != "return":
                 return [s], False, False  # an inner loop owns its break/continue
             s.body, bm, _ = self.block(s.body)
-            s.body = s.body or [ast.Pass()]
+            s.body = s.body or [_pass(_span(s))]
             s.orelse, om, _ = self.block(s.orelse)
             if bm:
                 _add_loop_test(s, self.flag)
             return [s], bm or om, False
         if isinstance(s, (ast.With, ast.AsyncWith)):
             s.body, m, a = self.block(s.body)
-            s.body = s.body or [ast.Pass()]
+            s.body = s.body or [_pass(_span(s))]
             return [s], m, a
         if isinstance(s, ast.Try):
             may = False
             for field in ("body", "orelse", "finalbody"):
                 new, m, _ = self.block(getattr(s, field))
-                setattr(s, field, new if (new or field != "body") else [ast.Pass()])
+                setattr(s, field, new if (new or field != "body") else [_pass(_span(s))])
                 may |= m
             for h in s.handlers:
                 h.body, m, _ = self.block(h.body)
-                h.body = h.body or [ast.Pass()]
+                h.body = h.body or [_pass(_span(h))]
                 may |= m
             return [s], may, False
         if isinstance(s, ast.Match):
             may = False
             for case in s.cases:
                 case.body, m, _ = self.block(case.body)
-                case.body = case.body or [ast.Pass()]
+                case.body = case.body or [_pass(_span(case.pattern))]
                 may |= m
             return [s], may, False
         return [s], False, False
@@ -244,27 +301,32 @@ def _add_loop_test(loop, flag):
     if isinstance(loop, ast.While):
         test = loop.test
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and getattr(test, "kiln_flags", False):
-            test.values.insert(0, _not(flag))
+            test.values.insert(0, _not(flag, _pos(test)))  # a return and a break: both flags
         else:
-            test = ast.BoolOp(op=ast.And(), values=[_not(flag), test])
+            p = _span(test)
+            test = _at(ast.BoolOp(ast.And(), [_not(flag, p), test]), p)
             test.kiln_flags = True
-        loop.test = _locate(test, loop.test)
+        loop.test = test
     else:
         loop.kiln_extra_test = getattr(loop, "kiln_extra_test", []) + [flag]
 
 
-_STMT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+# In the order of the node classes' fields (Try: body, handlers, orelse, finalbody).
+_STMT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
 
 
-def _has_jump(stmts, kinds):
-    """Whether a jump of one of `kinds` (node classes) belongs to these statements
-    (break/continue: not inside inner loops; return: anywhere in the scope). Jumps are
-    statements, so only statement lists are followed, never expressions."""
-    todo = list(stmts)
+def _jumps(stmts, kinds):
+    """Which jumps of `kinds` (node classes) belong to these statements (break/continue:
+    not inside inner loops; return: anywhere in the scope). Jumps are statements, so only
+    statement lists are followed, never expressions."""
+    found, todo = set(), list(stmts)
     while todo:
         n = todo.pop()
-        if isinstance(n, kinds):
-            return True
+        if n.__class__ in kinds:
+            found.add(n.__class__)
+            if len(found) == len(kinds):
+                break
+            continue
         if isinstance(n, _SCOPE_NODES):
             continue
         if isinstance(n, (ast.While, ast.For)) and ast.Return not in kinds:
@@ -273,7 +335,7 @@ def _has_jump(stmts, kinds):
             part = getattr(n, field, None)
             if type(part) is list:
                 todo.extend(part)
-    return False
+    return found
 
 
 def _returns_nested(body):
@@ -281,7 +343,7 @@ def _returns_nested(body):
     for stmt in body:
         if isinstance(stmt, ast.Return):
             continue
-        if _has_jump([stmt], (ast.Return,)):
+        if _jumps([stmt], (ast.Return,)):
             return True
     return False
 
@@ -290,31 +352,37 @@ def _lower_loops(stmts, namer):
     """break/continue of every loop in these statements (this scope) -> flags."""
     out = []
     for s in stmts:
-        for field in ("body", "orelse", "finalbody"):
-            if isinstance(s, (ast.If, ast.While, ast.For, ast.With, ast.AsyncWith, ast.Try)) and hasattr(s, field):
-                setattr(s, field, _lower_loops(getattr(s, field), namer))
-        if isinstance(s, ast.Try):
-            for h in s.handlers:
-                h.body = _lower_loops(h.body, namer)
-        if isinstance(s, ast.Match):
+        if isinstance(s, (ast.If, ast.While, ast.For, ast.With, ast.AsyncWith, ast.Try)):
+            for field in ("body", "orelse", "finalbody"):
+                part = getattr(s, field, None)
+                if part:
+                    setattr(s, field, _lower_loops(part, namer))
+            if isinstance(s, ast.Try):
+                for h in s.handlers:
+                    h.body = _lower_loops(h.body, namer)
+        elif isinstance(s, ast.Match):
             for case in s.cases:
                 case.body = _lower_loops(case.body, namer)
         if not isinstance(s, (ast.While, ast.For)):
             out.append(s)
             continue
         before, after = [], []
-        if _has_jump(s.body, (ast.Continue,)):
+        jumps = _jumps(s.body, (ast.Break, ast.Continue))  # lowering continue leaves the breaks
+        if ast.Continue in jumps:
             flag = namer.new("continue_")
             body, _, _ = _Jumps("continue", flag).block(s.body)
-            s.body = _locate([_assign(flag, _const(False))], s) + (body or [ast.Pass()])
-        if _has_jump(s.body, (ast.Break,)):
+            p = _span(s)
+            s.body = [_assign(flag, _const(False, p), p)] + (body or [_pass(p)])
+        if ast.Break in jumps:
             flag = namer.new("break_")
             body, _, _ = _Jumps("break", flag).block(s.body)
-            s.body = body or [ast.Pass()]
+            p = _span(s)
+            s.body = body or [_pass(p)]
             _add_loop_test(s, flag)
-            before = _locate([_assign(flag, _const(False))], s)
+            before = [_assign(flag, _const(False, p), p)]
             if s.orelse:
-                after = [_locate(ast.If(test=_not(flag), body=s.orelse, orelse=[]), s.orelse[0])]
+                q = _span(s.orelse[0])
+                after = [_at(ast.If(_not(flag, q), s.orelse, []), q)]
         elif s.orelse:
             after = s.orelse  # no break: the else clause always runs after the loop
         s.orelse = []
@@ -324,73 +392,112 @@ def _lower_loops(stmts, namer):
 
 # ---- 3. expressions ------------------------------------------------------------
 
-class _Expressions(analysis.Transformer):
-    """and/or/not, conditional expressions, calls and assert; nested functions and
-    lambdas are converted as scopes of their own."""
+class _Loads(analysis.Transformer):
+    """x -> ag__.ld(x) for reads of the given names (this scope only)."""
 
-    def __init__(self, namer, first_param=None):
-        self.namer = namer
-        self.first_param = first_param
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Name(self, node):
+        if node.id in self.names and isinstance(node.ctx, ast.Load):
+            p = _pos(node)
+            return _call(_ag("ld", p), p, [node])
+        return node
 
     def visit_FunctionDef(self, node):
-        node.decorator_list = [self.visit(d) for d in node.decorator_list]
-        node.args = self.visit(node.args)
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+
+class _Expressions(_Loads):
+    """and/or/not, conditional expressions, calls and assert; nested functions and
+    lambdas are converted as scopes of their own. Reads of `loads` are rewritten in the
+    same walk (as _Loads would after it: not inside lambdas, generated or not, nor in
+    nested scopes)."""
+
+    def __init__(self, namer, first_param=None, loads=frozenset()):
+        super().__init__(loads)
+        self.namer = namer
+        self.first_param = first_param
+        if not loads:
+            self._methods = {ast.Name: None}  # names stay leaves, not visited
+
+    def without_loads(self, visit, node):
+        """visit(node), rewriting no reads."""
+        names, self.names = self.names, frozenset()
+        try:
+            return visit(node)
+        finally:
+            self.names = names
+
+    def visit_FunctionDef(self, node):
+        node.decorator_list = [self.without_loads(self.visit, d) for d in node.decorator_list]
+        node.args = self.without_loads(self.visit, node.args)
         convert_scope(node, self.namer)
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def visit_ClassDef(self, node):
+        return self.without_loads(self.generic_visit, node)
+
+    visit_Lambda = visit_ClassDef
+
     def visit_BoolOp(self, node):
-        self.generic_visit(node)
+        values = node.values
+        values[0] = self.visit(values[0])
+        values[1:] = [self.without_loads(self.visit, v) for v in values[1:]]  # lambdas below
         fn = "and_" if isinstance(node.op, ast.And) else "or_"
-        result = node.values[-1]
-        for value in reversed(node.values[:-1]):
-            lam = ast.Lambda(args=_no_args(), body=result)
-            result = _call(_ag(fn), [value, lam])
-        return _locate(result, node)
+        p = _span(node)
+        result = values[-1]
+        for value in reversed(values[:-1]):
+            result = _call(_ag(fn, p), p, [value, _lambda(result, p)])
+        return result
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
-            return _locate(_call(_ag("not_"), [node.operand]), node)
+            p = _span(node)
+            return _call(_ag("not_", p), p, [node.operand])
         return node
 
     def visit_IfExp(self, node):
-        self.generic_visit(node)
-        new = _call(_ag("if_exp"), [node.test, ast.Lambda(args=_no_args(), body=node.body),
-                                     ast.Lambda(args=_no_args(), body=node.orelse)])
-        return _locate(new, node)
+        test = self.visit(node.test)
+        body, orelse = self.without_loads(self.visit, node.body), self.without_loads(self.visit, node.orelse)
+        p = _span(node)
+        return _call(_ag("if_exp", p), p, [test, _lambda(body, p), _lambda(orelse, p)])
 
     def visit_Call(self, node):
+        func = node.func  # looked at as written, before its reads are rewritten
+        frame_call = isinstance(func, ast.Name) and func.id in _FRAME_CALLS
+        generated = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == AG
         self.generic_visit(node)
-        func = node.func
-        if isinstance(func, ast.Name) and func.id in _FRAME_CALLS:
+        if frame_call:
             if func.id == "super" and not node.args and not node.keywords and self.first_param:
                 # Zero-argument super() also works from the generated local functions.
-                node.args = [ast.copy_location(_load("__class__"), node),
-                             ast.copy_location(_load(self.first_param), node)]
+                node.args = [_load("__class__", _pos(node)), _load(self.first_param, _pos(node))]
             return node
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == AG:
+        if generated:
             return node
-        args = ast.Tuple(elts=node.args, ctx=ast.Load())
+        p = _span(node)
         if node.keywords:
-            kwargs = ast.Dict(keys=[_const(k.arg) if k.arg is not None else None for k in node.keywords],
-                              values=[k.value for k in node.keywords])
+            kwargs = _at(ast.Dict([_const(k.arg, p) if k.arg is not None else None for k in node.keywords],
+                                  [k.value for k in node.keywords]), p)
         else:
-            kwargs = _const(None)
-        return _locate(_call(_ag("converted_call"), [func, args, kwargs]), node)
+            kwargs = _const(None, p)
+        return _call(_ag("converted_call", p), p, [node.func, _tuple(node.args, p), kwargs])
 
     def visit_Assert(self, node):
-        self.generic_visit(node)
-        args = [node.test]
+        p = _span(node)
+        args = [self.visit(node.test)]
         if node.msg is not None:
-            args.append(ast.Lambda(args=_no_args(), body=node.msg))
-        return _locate(ast.Expr(value=_call(_ag("assert_stmt"), args)), node)
+            args.append(_lambda(self.without_loads(self.visit, node.msg), p))
+        return _at(ast.Expr(_call(_ag("assert_stmt", p), p, args)), p)
 
 
 def _no_args():
-    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-                         defaults=[])
+    return ast.arguments([], [], None, [], [], None, [])  # posonlyargs, args, vararg, ..., defaults
 
 
 # ---- 4. control flow -----------------------------------------------------------
@@ -402,15 +509,15 @@ class _ControlFlow:
         self.globals = globals_
         self.assigned_cache = assigned_cache
 
-    def _decl(self, names, exclude=()):
+    def _decl(self, names, p, exclude=()):
         names = [n for n in names if n not in exclude]
         glob = [n for n in names if n in self.globals]
         loc = [n for n in names if n not in self.globals]
         out = []
         if glob:
-            out.append(ast.Global(names=glob))
+            out.append(_at(ast.Global(glob), p))
         if loc:
-            out.append(ast.Nonlocal(names=loc))
+            out.append(_at(ast.Nonlocal(loc), p))
         return out
 
     def block(self, stmts):
@@ -435,25 +542,26 @@ class _ControlFlow:
                 out.append(s)
         return out
 
-    def _state_fns(self, state):
+    def _state_fns(self, state, p):
         get_name, set_name = self.namer.new("get_state"), self.namer.new("set_state")
         if not hasattr(self.namer, "vars_name"):
             self.namer.vars_name = self.namer.new("vars_")  # a parameter: one name serves every set_state
         vars_ = self.namer.vars_name
-        get_fn = _def(get_name, [], [ast.Return(value=ast.Tuple(elts=[_load(n) for n in state], ctx=ast.Load()))])
-        target = ast.Tuple(elts=[_store(n) for n in state], ctx=ast.Store())
-        set_fn = _def(set_name, [vars_], self._decl(state) + [ast.Assign(targets=[target], value=_load(vars_))])
-        return [get_fn, set_fn], _load(get_name), _load(set_name)
+        get_fn = _def(get_name, [], [_at(ast.Return(_tuple([_load(n, p) for n in state], p)), p)], p)
+        target = _tuple([_store(n, p) for n in state], p, _STORE)
+        set_fn = _def(set_name, [vars_],
+                      self._decl(state, p) + [_at(ast.Assign([target], _load(vars_, p)), p)], p)
+        return [get_fn, set_fn], _load(get_name, p), _load(set_name, p)
 
-    def _names(self, state):
-        return ast.Tuple(elts=[_const(n) for n in state], ctx=ast.Load())
+    def _names(self, state, p):
+        return _tuple([_const(n, p) for n in state], p)
 
-    def _opts(self, s):
+    def _opts(self, s, p):
         kws = getattr(s, "kiln_opts", None)
         if not kws:
             return []
-        d = ast.Dict(keys=[_const(k.arg) for k in kws], values=[k.value for k in kws])
-        return [ast.keyword(arg="opts", value=d)]
+        d = _at(ast.Dict([_const(k.arg, p) for k in kws], [k.value for k in kws]), p)
+        return [_at(ast.keyword("opts", d), p)]
 
     def if_(self, s):
         live_out = self.live.live_out.get(id(s), set())
@@ -470,23 +578,20 @@ class _ControlFlow:
         state = [n for n in modified if n in live_out]
         nouts = len(state)
         state += [n for n in modified if n not in live_out]
-        defs = []
-        defs.append(_def(body_name, [], self._decl(mod_body) + body))
-        else_ref = _const(None)
+        p = _span(s, s.test)
+        defs = [_def(body_name, [], self._decl(mod_body, p) + body, p)]
+        else_ref = _const(None, p)
         if orelse:
-            defs.append(_def(else_name, [], self._decl(mod_else) + orelse))
-            else_ref = _load(else_name)
-        args = [s.test, _load(body_name), else_ref]
+            defs.append(_def(else_name, [], self._decl(mod_else, p) + orelse, p))
+            else_ref = _load(else_name, p)
+        args = [s.test, _load(body_name, p), else_ref]
         if state:
-            fns, get_ref, set_ref = self._state_fns(state)
+            fns, get_ref, set_ref = self._state_fns(state, p)
             defs.extend(fns)
-            args += [get_ref, set_ref, self._names(state), _const(nouts)]
+            args += [get_ref, set_ref, self._names(state, p), _const(nouts, p)]
         elif not orelse:
             args.pop()
-        call = ast.Expr(value=_call(_ag("if_stmt"), args))
-        _locate(defs, s, s.test)
-        _locate(call, s, s.test)
-        return defs + [call]
+        return defs + [_at(ast.Expr(_call(_ag("if_stmt", p), p, args)), p)]
 
     def while_(self, s):
         head = self.live.live_head.get(id(s), set())
@@ -494,49 +599,46 @@ class _ControlFlow:
         body = self.block(s.body)
         modified = analysis.assigned(s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
-        defs = [_def(test_name, [], [ast.Return(value=s.test)]),
-                _def(body_name, [], self._decl(modified) + body)]
-        return self._loop_call("while_stmt", s, s.test, defs, [_load(test_name), _load(body_name)], state)
+        p = _span(s, s.test)
+        defs = [_def(test_name, [], [_at(ast.Return(s.test), p)], p),
+                _def(body_name, [], self._decl(modified, p) + body, p)]
+        return self._loop_call("while_stmt", s, p, defs, [_load(test_name, p), _load(body_name, p)], state)
 
-    def _loop_call(self, op, s, header, defs, args, state):
+    def _loop_call(self, op, s, p, defs, args, state):
         if state:
-            fns, get_ref, set_ref = self._state_fns(state)
+            fns, get_ref, set_ref = self._state_fns(state, p)
             defs.extend(fns)
-            args += [get_ref, set_ref, self._names(state)]
+            args += [get_ref, set_ref, self._names(state, p)]
         else:
-            args += [_const(None), _const(None), ast.Tuple(elts=[], ctx=ast.Load())]
-        call = ast.Expr(value=_call(_ag(op), args, self._opts(s)))
-        _locate(defs, s, header)
-        _locate(call, s, header)
-        return defs + [call]
+            args += [_const(None, p), _const(None, p), _tuple([], p)]
+        return defs + [_at(ast.Expr(_call(_ag(op, p), p, args, self._opts(s, p))), p)]
 
     def for_(self, s):
         head = self.live.live_head.get(id(s), set())
         itr = self.namer.new("itr")
         body_name = self.namer.new("loop_body")
-        body = [_locate(ast.Assign(targets=[s.target], value=_load(itr)), s, s.target)] + self.block(s.body)
+        q = _span(s, s.target)
+        body = [_at(ast.Assign([s.target], _load(itr, q)), q)] + self.block(s.body)
         modified = analysis.assigned([s.target] + s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
-        defs = [_def(body_name, [itr], self._decl(modified, exclude={itr}) + body)]
-        extra = _const(None)
+        p = _span(s, s.iter)
+        defs = [_def(body_name, [itr], self._decl(modified, p, exclude={itr}) + body, p)]
+        extra = _const(None, p)
         flags = getattr(s, "kiln_extra_test", None)
         if flags:
             test_name = self.namer.new("extra_test")
-            expr = _call(_ag("not_any"), [_load(f) for f in flags])
-            defs.insert(0, _def(test_name, [], [ast.Return(value=expr)]))
-            extra = _load(test_name)
+            expr = _call(_ag("not_any", p), p, [_load(f, p) for f in flags])
+            defs.insert(0, _def(test_name, [], [_at(ast.Return(expr), p)], p))
+            extra = _load(test_name, p)
         it = s.iter
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "converted_call"
                 and isinstance(it.func.value, ast.Name) and it.func.value.id == AG):
             # lets `for i in kiln.range(n)` loop without materializing the range
-            pos = dict(lineno=it.lineno, col_offset=it.col_offset, end_lineno=it.end_lineno,
-                       end_col_offset=it.end_col_offset)
-            it.func = ast.Attribute(value=ast.Name(id=AG, ctx=ast.Load(), **pos), attr="for_iter", ctx=ast.Load(),
-                                    **pos)
-        return self._loop_call("for_stmt", s, s.iter, defs, [it, extra, _load(body_name)], state)
+            it.func = _ag("for_iter", _pos(it))
+        return self._loop_call("for_stmt", s, p, defs, [it, extra, _load(body_name, p)], state)
 
 
-def _bound_outside_control_flow(stmts):
+def _bound_outside_control_flow(stmts, cache):
     out = set()
     for s in stmts:
         if isinstance(s, (ast.If, ast.While, ast.For)):
@@ -544,46 +646,31 @@ def _bound_outside_control_flow(stmts):
         if isinstance(s, (ast.With, ast.AsyncWith)):
             for item in s.items:
                 if item.optional_vars is not None:
-                    out |= set(analysis.assigned(item.optional_vars))
-            out |= _bound_outside_control_flow(s.body)
+                    out |= set(analysis.assigned(item.optional_vars, cache=cache))
+            out |= _bound_outside_control_flow(s.body, cache)
         elif isinstance(s, ast.Try):
             for part in (s.body, s.orelse, s.finalbody):
-                out |= _bound_outside_control_flow(part)
+                out |= _bound_outside_control_flow(part, cache)
             for h in s.handlers:
                 if h.name:
                     out.add(h.name)
-                out |= _bound_outside_control_flow(h.body)
+                out |= _bound_outside_control_flow(h.body, cache)
         elif isinstance(s, ast.Match):
             for case in s.cases:
-                out |= set(analysis.assigned(case.pattern)) | _bound_outside_control_flow(case.body)
+                out |= set(analysis.assigned(case.pattern, cache=cache)) | _bound_outside_control_flow(case.body, cache)
         else:
-            out |= set(analysis.assigned(s))
+            out |= set(analysis.assigned(s, cache=cache))
     return out
 
 
-class _Loads(analysis.Transformer):
-    """x -> ag__.ld(x) for reads of the given names (this scope only)."""
-
-    def __init__(self, names):
-        self.names = names
-
-    def visit_Name(self, node):
-        if isinstance(node.ctx, ast.Load) and node.id in self.names:
-            pos = dict(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.end_lineno,
-                       end_col_offset=node.end_col_offset)
-            func = ast.Attribute(value=ast.Name(id=AG, ctx=ast.Load(), **pos), attr="ld", ctx=ast.Load(), **pos)
-            return ast.Call(func=func, args=[node], keywords=[], **pos)
-        return node
-
-    def visit_FunctionDef(self, node):
-        return node
-
-    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
-
-
-def _nonlocal_names(stmt):
+def _nonlocal_names(stmt, shallow):
     """Names declared nonlocal anywhere in `stmt`, nested functions included. Only
-    statement lists can hold a declaration, so expressions are not walked."""
+    statement lists can hold a declaration, so expressions are not walked. `shallow`
+    (no function of the user's inside an if/while/for body): a generated function's own
+    declaration, first in its body, names all those inside it, since each declares what
+    its statement assigns, a part of what the enclosing statement assigns."""
+    if shallow and getattr(stmt, "kiln_generated", False):
+        return {n for d in stmt.body[:2] if d.__class__ is ast.Nonlocal for n in d.names}
     out, todo = set(), [stmt]
     while todo:
         s = todo.pop()
@@ -609,15 +696,18 @@ def convert_scope(fn, namer):
         return fn
     body = fn.body
     globals_, nonlocals, loops = set(), set(), []
+    defs_in_blocks = False  # a nested function or class inside a compound statement
     for s in body:
-        for node in _walk_scope_stmts(s):
+        for node in _walk_scope(s, namer.suspends):
             if isinstance(node, (ast.While, ast.For)):
                 loops.append(node)
+            elif node.__class__ in _NAMED_DEFS:
+                defs_in_blocks = defs_in_blocks or node is not s
             elif isinstance(node, ast.Global):
                 globals_.update(node.names)
             elif isinstance(node, ast.Nonlocal):
                 nonlocals.update(node.names)
-            elif isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+            elif isinstance(node, _SUSPENDS):
                 return fn  # generators and coroutines run as written
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     if fn.args.vararg:
@@ -629,26 +719,41 @@ def convert_scope(fn, namer):
     if _returns_nested(body):
         do_return, retval = namer.new("do_return"), namer.new("retval_")
         lowered, _, _ = _Jumps("return", do_return, retval).block(body)
-        head = _locate([_assign(do_return, _const(False)), _assign(retval, _call(_ag("UndefinedReturnValue")))],
-                       fn, fn)
-        tail = _locate([ast.Return(value=_call(_ag("retval"), [_load(retval)]))], fn, fn)
+        p = _span(fn)
+        head = [_assign(do_return, _const(False, p), p),
+                _assign(retval, _call(_ag("UndefinedReturnValue", p), p), p)]
+        tail = [_at(ast.Return(_call(_ag("retval", p), p, [_load(retval, p)])), p)]
         body = head + lowered + tail
     body = _lower_loops(body, namer)
     positional = fn.args.posonlyargs + fn.args.args
-    expr = _Expressions(namer, positional[0].arg if positional else None)
-    body = [expr.visit(s) for s in body]
+    first_param = positional[0].arg if positional else None
+    assigned_cache = {} if namer.walrus else {analysis.NO_WALRUS: True}
+
+    def locals_():
+        """The names this scope assigns, and those of them that are bound only inside
+        if/while/for bodies: Python raises UnboundLocalError on reading them unassigned,
+        converted code reads them through ag__.ld (same error)."""
+        names = analysis.assigned(body, cache=assigned_cache)
+        return names, set(names) - _bound_outside_control_flow(body, assigned_cache) - params - globals_ - nonlocals
+
+    if namer.walrus:
+        # A walrus in an and/or operand, a conditional expression's branch or an assert
+        # message binds in the lambda it ends up in: the locals are known after the rewrite.
+        expr = _Expressions(namer, first_param)
+        body = [expr.visit(s) for s in body]
+        all_locals, maybe_unbound = locals_()
+        if maybe_unbound:
+            loads = _Loads(maybe_unbound)
+            body = [loads.visit(s) for s in body]
+    else:
+        # Otherwise the rewrite assigns nothing: the locals are known before it, and it
+        # rewrites their reads in the same walk.
+        all_locals, maybe_unbound = locals_()
+        expr = _Expressions(namer, first_param, maybe_unbound)
+        body = [expr.visit(s) for s in body]
     for loop in loops:  # the loops that have options (lowering keeps the loop nodes)
         for k in loop.kiln_opts:
-            k.value = expr.visit(k.value)
-    # Names bound only inside if/while/for bodies: Python raises UnboundLocalError on
-    # reading them unassigned, converted code reads them through ag__.ld (same error).
-    assigned_cache = {} if namer.walrus else {analysis.NO_WALRUS: True}
-    # _Loads below only rewrites reads, so these are also the names assigned after it.
-    all_locals = analysis.assigned(body, cache=assigned_cache)
-    maybe_unbound = set(all_locals) - _bound_outside_control_flow(body) - params - globals_ - nonlocals
-    if maybe_unbound:
-        loads = _Loads(maybe_unbound)
-        body = [loads.visit(s) for s in body]
+            k.value = expr.without_loads(expr.visit, k.value)
     liveness = analysis.Liveness()
     liveness.block(body, set())
     body = _ControlFlow(namer, liveness, globals_, assigned_cache).block(body)
@@ -662,11 +767,12 @@ def convert_scope(fn, namer):
         out, todo = [], dict.fromkeys(missing)
         for s in body:
             if todo:
-                decl = _nonlocal_names(s)
+                decl = _nonlocal_names(s, shallow=not defs_in_blocks)
                 here = [n for n in todo if n in decl]
                 for n in here:
                     del todo[n]
-                    out.append(_locate(_assign(n, _call(_ag("Undefined"), [_const(n)])), s))
+                    p = _span(s)
+                    out.append(_assign(n, _call(_ag("Undefined", p), p, [_const(n, p)]), p))
             out.append(s)
         body = out
     fn.body = body

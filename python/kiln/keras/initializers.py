@@ -143,6 +143,35 @@ class LecunUniform(VarianceScaling):
         return {"seed": self.seed}
 
 
+class Orthogonal(Initializer):
+    """Keras' orthogonal initializer (Saxe et al., 2014): for a shape [..., cols] flattened to [rows, cols], a
+    matrix with orthonormal rows or columns (whichever are fewer) times `gain`: the Q of the QR decomposition
+    of a normal draw, signs fixed so R's diagonal is positive (the C++ kiln::nn::orthogonal)."""
+
+    def __init__(self, gain=1.0, seed=None):
+        self.gain, self.seed = gain, seed
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        import numpy as np
+        dtype = _float_dtype(dtype)
+        shape = [int(d) for d in shape]
+        if len(shape) < 2:
+            raise ValueError(f"The tensor to initialize must be at least two-dimensional. Received: "
+                             f"shape={shape} of rank {len(shape)}.")
+        cols = shape[-1]
+        rows = math.prod(shape[:-1])
+        draw = _C.random_normal([max(rows, cols), min(rows, cols)], 0.0, 1.0, _dtypes.float64._enum, self.seed,
+                                True).numpy()
+        q, r = np.linalg.qr(draw)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return _C.constant(np.ascontiguousarray(self.gain * q.reshape(shape)), dtype._enum)
+
+    def get_config(self):
+        return {"gain": self.gain, "seed": self.seed}
+
+
 zeros = Zeros
 ones = Ones
 constant = Constant
@@ -151,11 +180,12 @@ random_normal = RandomNormal
 glorot_uniform = GlorotUniform
 he_uniform = HeUniform
 lecun_uniform = LecunUniform
+orthogonal = Orthogonal
 
 _BY_NAME = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_uniform": RandomUniform,
             "uniform": RandomUniform,
             "random_normal": RandomNormal, "glorot_uniform": GlorotUniform, "he_uniform": HeUniform,
-            "lecun_uniform": LecunUniform, "variance_scaling": VarianceScaling}
+            "lecun_uniform": LecunUniform, "variance_scaling": VarianceScaling, "orthogonal": Orthogonal}
 for _cls in list(_BY_NAME.values()):
     _BY_NAME[_cls.__name__] = _cls
 

@@ -9,11 +9,13 @@ from . import activations as _activations
 from . import initializers as _initializers
 from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor  # noqa: F401
 from ._normalization import BatchNormalization, LayerNormalization  # noqa: F401
+from ._recurrent import RNN, SimpleRNNCell, LSTMCell, GRUCell, SimpleRNN, LSTM, GRU  # noqa: F401
 
 __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
            "MaxPool2D", "AveragePooling2D", "AvgPool2D", "Flatten", "Reshape", "Dropout", "ReLU", "Softmax",
            "Activation", "BatchNormalization", "LayerNormalization", "Embedding", "GlobalAveragePooling2D",
-           "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D"]
+           "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Conv2DTranspose", "Convolution2DTranspose"]
+__all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU"]
 
 
 def _check_unsupported(layer_name, **options):
@@ -175,12 +177,14 @@ class Conv2D(Layer):
             raise ValueError("The channel dimension of the inputs should be defined. The input_shape received is "
                              f"{input_shape}, where axis -1 (0-based) is the channel dimension, which found to be "
                              "`None`.")
-        kh, kw = self.kernel_size
-        self.kernel = self.add_weight("kernel", [kh, kw, channels, self.filters], initializer=self.kernel_initializer)
+        self.kernel = self.add_weight("kernel", self._kernel_shape(channels), initializer=self.kernel_initializer)
         if self.use_bias:
             self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer)
         self.input_spec = InputSpec(ndim=4, axes={-1: channels})
         self.built = True
+
+    def _kernel_shape(self, channels):
+        return [*self.kernel_size, channels, self.filters]
 
     def call(self, inputs):
         y = _C.conv2d(inputs, self.kernel, list(self.strides), self.padding.upper(), list(self.dilation_rate))
@@ -210,6 +214,55 @@ class Conv2D(Layer):
 
 
 Convolution2D = Conv2D
+
+
+class Conv2DTranspose(Conv2D):
+    """activation(conv2d_transpose(inputs, kernel) + bias), the transpose of Conv2D: kernel
+    [kh, kw, filters, in] (glorot_uniform), output height in*stride ("same") or
+    in*stride + max(kh_dilated - stride, 0) ("valid"), as Keras' without output_padding."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None, data_format=None,
+                 dilation_rate=(1, 1), **kwargs):
+        _check_unsupported("Conv2DTranspose", output_padding=(output_padding, None))
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         dilation_rate=dilation_rate, **kwargs)
+        self.output_padding = None
+
+    def _kernel_shape(self, channels):
+        return [*self.kernel_size, self.filters, channels]
+
+    def _length(self, length, axis):
+        if length is None:
+            return None
+        stride = self.strides[axis]
+        if self.padding == "same":
+            return length * stride
+        kernel = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
+        return length * stride + max(kernel - stride, 0)
+
+    def call(self, inputs):
+        s = inputs.shape
+        out = [s[0], self._length(s[1], 0), self._length(s[2], 1), self.filters]
+        y = _C.conv2d_transpose(inputs, self.kernel, [-1 if d is None else d for d in out], list(self.strides),
+                                self.padding.upper(), list(self.dilation_rate))
+        if self.use_bias:
+            y = _C.bias_add(y, self.bias)
+        return self.activation(y)
+
+    def compute_output_shape(self, input_shape):
+        s = TensorShape(input_shape)
+        if s.rank != 4:
+            raise ValueError(f'Input 0 of layer "{self.name}" is incompatible with the layer: expected ndim=4, found '
+                             f"ndim={s.rank}. Full shape received: {s}")
+        return TensorShape([s[0], self._length(s[1], 0), self._length(s[2], 1), self.filters])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(output_padding=None)
+        return config
+
+
+Convolution2DTranspose = Conv2DTranspose
 
 
 # ---- pooling ----------------------------------------------------------------------------

@@ -103,3 +103,25 @@ def test_walrus_in_branch_is_a_branch_output():
         expected = _walrus_in_branch(v)
         traced = tf.function(_walrus_in_branch)(tf.constant(v))
         assert int(traced) == expected
+
+
+def _return_and_break_in_while(x):
+    while x > 0:
+        x -= 1
+        if x > 5:
+            return x * 10
+        if x > 3:
+            break
+    return x
+
+
+def test_return_and_break_in_one_while_loop():
+    # Both jumps stop the loop: its test gets a flag for each (it used to fail converting).
+    converted = tf.autograph.to_graph(_return_and_break_in_while)
+    traced = tf.function(_return_and_break_in_while)
+    for v in (10, 5, 2, -1):
+        expected = _return_and_break_in_while(v)
+        assert converted(v) == expected
+        assert int(traced(v)) == expected
+    assert "ag__.and_(ag__.not_(break_), lambda: ag__.and_(ag__.not_(do_return), lambda: x > 0))" \
+        in tf.autograph.to_code(_return_and_break_in_while)

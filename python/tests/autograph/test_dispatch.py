@@ -1,7 +1,11 @@
 """Run-time dispatch and what conversion must keep working: methods, closures,
 defaults, decorators, nested functions, lambdas, caching, do_not_convert,
 unreadable source, iteration over TensorArrays and Python iterables."""
+import collections
 import functools
+import importlib.util
+import pathlib
+import re
 import warnings
 
 import numpy as np
@@ -309,6 +313,34 @@ def test_converted_dataset_loop_graph_equals_dataset_reduce():
     assert _count_ops(auto) == _count_ops(manual)
 
 
+def _all_ops(f, *args):
+    """The op types of the function's graph, those of every branch and loop body included
+    (num_nodes counts the outer graph only)."""
+    text = f.get_concrete_function(*args).graph.to_string()
+    return collections.Counter(re.findall(r"^\s*\w+ = (\w+)\(", text, re.M))
+
+
+def _runtime_bench():
+    path = pathlib.Path(__file__).parents[3] / "bench" / "autograph_runtime.py"
+    spec = importlib.util.spec_from_file_location("autograph_runtime", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_converted_graphs_equal_hand_written_in_branches_and_bodies(case):
+    # The pairs bench/autograph_runtime.py times: whole graphs, branches and loop bodies
+    # included, less the function's name line.
+    _, auto, manual, args = _runtime_bench().CASES[case]
+    np.testing.assert_equal(auto(*args).numpy(), manual(*args).numpy())
+    assert _all_ops(auto, *args) == _all_ops(manual, *args)
+
+    def text(f):
+        return f.get_concrete_function(*args).graph.to_string().split("\n", 1)[1]
+    assert text(auto) == text(manual)
+
+
 def test_python_while_test_runs_once_per_iteration_while_tracing():
     calls = []
 
@@ -322,3 +354,95 @@ def test_python_while_test_runs_once_per_iteration_while_tracing():
 
     assert int(f(tf.constant(0))) == 3
     assert calls == [0, 1, 2, 3]
+
+
+def test_a_nested_generator_does_not_stop_converting_its_function():
+    # The generator runs as written; the if around it still becomes a cond (a nested
+    # function's yield, loops and declarations belong to it, not to the enclosing one).
+    def f(x):
+        def squares(n):
+            for i in range(n):
+                yield i * i
+
+        if x > 0:
+            x = x + sum(squares(3))
+        return x
+
+    assert "ag__.if_stmt" in tf.autograph.to_code(f)
+    assert "for i in range(n):\n            yield (i * i)" in tf.autograph.to_code(f)
+    g = tf.function(f)
+    assert int(g(tf.constant(1))) == 6 and int(g(tf.constant(-1))) == -1
+
+
+def test_python_range_of_a_tensor_is_kiln_range():
+    # As TF's py_builtins.range_: a tensor bound makes range() a kiln.range, so the loop
+    # is one graph loop; with Python bounds it stays Python's range (unrolled).
+    @tf.function
+    def total(n):
+        s = tf.constant(0)
+        for i in range(2, n, 3):
+            s += i
+        return s
+
+    n = tf.constant(12)
+    assert int(total(n)) == sum(range(2, 12, 3))
+    assert _all_ops(total, n)["While"] == 1
+    np.testing.assert_equal(tf.function(lambda n: range(n))(tf.constant(3)).numpy(), [0, 1, 2])
+
+    def unrolled(n):
+        s = tf.constant(0)
+        for i in range(n):
+            s += i
+        return s
+    assert int(tf.function(unrolled)(4)) == 6
+    assert "While" not in _all_ops(tf.function(unrolled), 4)
+
+
+def test_conversion_leaves_the_cycle_collector_as_it_found_it():
+    # Conversion pauses the collector (its nodes hold no cycles); it must come back on,
+    # also after a failed conversion, and stay off when the user turned it off.
+    import gc
+
+    def f(x):
+        if x > 0:
+            x = -x
+        return x
+
+    def g(x):
+        return x
+
+    assert gc.isenabled()
+    tf.autograph.to_code(f)
+    assert gc.isenabled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec_globals = {}
+        exec("def h(x):\n    return x\n", exec_globals)  # no source: the conversion fails
+        assert conversion.convert(exec_globals["h"]) is exec_globals["h"]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        tf.autograph.to_code(g)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_enumerate_over_a_dataset_is_one_dataset_loop():
+    # As TF's loop over dataset.enumerate(start): the count is carried in the dataset
+    # loop (int64), so the graph does not grow with the data.
+    def weighted(ds):
+        s = tf.constant(0, tf.int64)
+        for i, (x, y) in enumerate(ds, start=5):
+            if i > 7:
+                break
+            s += i * tf.cast(x + y, tf.int64)
+        return s
+
+    xs, ys = list(range(1, 41)), list(range(10, 410, 10))
+    small = tf.data.Dataset.from_tensor_slices((xs[:4], ys[:4]))
+    large = tf.data.Dataset.from_tensor_slices((xs, ys))
+    expected = sum(i * (x + y) for i, (x, y) in enumerate(zip(xs, ys), start=5) if i <= 7)
+    f = tf.function(weighted)
+    assert int(f(small)) == int(f(large)) == expected
+    assert _count_ops(f, small) == _count_ops(f, large)

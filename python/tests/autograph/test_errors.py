@@ -226,3 +226,29 @@ def test_python_assert_stays_python():
 
     with pytest.raises(AssertionError, match="flag must be set"):
         f(tf.constant(1), False)
+
+
+def test_set_loop_options_takes_its_own_arguments_only():
+    # A call that does not fit set_loop_options stays in the loop and raises Python's
+    # TypeError at its line; positional arguments are the options in TF's order.
+    @tf.function
+    def bad(n):
+        s = tf.constant(0)
+        for i in tf.range(n):
+            tf.autograph.experimental.set_loop_options(maximum_iteration=2)  # misspelt
+            s += i
+        return s
+
+    _raises_at(TypeError, "unexpected keyword argument 'maximum_iteration'", "misspelt", bad, tf.constant(5))
+
+    @tf.function
+    def positional(n):
+        s = tf.constant(0)
+        for i in tf.range(n):
+            tf.autograph.experimental.set_loop_options(10, False, 2)
+            s += i
+        return s
+
+    assert int(positional(tf.constant(5))) == 1  # two iterations: 0 + 1
+    assert "opts={'parallel_iterations': 10, 'swap_memory': False, 'maximum_iterations': 2}" \
+        in tf.autograph.to_code(positional.python_function)

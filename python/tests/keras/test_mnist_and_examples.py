@@ -103,3 +103,16 @@ def test_mnist_cnn_example_trains_and_reports(synthetic_dir):
     assert re.search(r"training: [\d.]+ ms per step", out), out
     bad = run_example(os.path.join(EXAMPLES, "mnist_cnn.py"), "--data-dir", os.path.join(synthetic_dir, "missing"))
     assert bad.returncode != 0 and "scripts/mnist_data.sh" in bad.stdout
+
+
+def test_lstm_mnist_example_trains_and_times_the_three_steps(synthetic_dir):
+    result = run_example(os.path.join(EXAMPLES, "lstm_mnist.py"), "--data-dir", synthetic_dir, "--epochs", "2",
+                         "--max-steps", "3", "--units", "16", "--timing-steps", "2")
+    assert result.returncode == 0, result.stdout
+    out = result.stdout
+    assert "MNIST: 500 training and 200 test digits, each 28 steps of 28 features" in out
+    assert "lstm (LSTM)                  (None, 16)                2880" in out
+    assert re.search(r"Epoch 2/2  3/3 \[=+\]  loss \d\.\d{4}  accuracy \d\.\d{4}", out), out
+    assert re.search(r"test accuracy: \d+\.\d\d% on 200 held-out digits", out), out
+    for line in ("traced, while_loop + TensorArrays: ", "traced, unrolled: ", "eager: "):
+        assert re.search(re.escape(line) + r"\s*[\d.]+ ms", out), out

@@ -1,0 +1,72 @@
+// Serving the seeds' MNIST CNN: Kiln's loaded saved model, timed here, and
+// the same model exported to ONNX for onnxruntime, timed by
+// bench/onnx_serving.js on the same inputs in the same run
+// (bench/onnx_serving.sh prints both and their ratios).
+//   bench_onnx_serving DIR   writes DIR/mnist.onnx, DIR/images_b{1,256}.bin, DIR/kiln.json
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "core/tensor_impl.h"
+#include "kiln/kiln.h"
+#include "kiln/onnx.h"
+#include "mnist_cnn.h"
+
+namespace fs = std::filesystem;
+using namespace kiln;
+
+namespace {
+
+// Milliseconds per call: the median and the 90th percentile of `runs` calls
+// after `warmup` calls.
+std::pair<double, double> time_calls(const std::function<void()>& call, int warmup, int runs) {
+  for (int i = 0; i < warmup; ++i) call();
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    call();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms[ms.size() * 9 / 10]};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: bench_onnx_serving DIR\n";
+    return 2;
+  }
+  fs::path dir = argv[1];
+  fs::create_directories(dir);
+  nn::Sequential net("cnn");
+  bench::add_mnist_cnn(net);
+  auto serve = kiln::function([&](const Tensor& x) { return net(x); },
+                              {.input_signature = std::vector<TensorSpec>{TensorSpec({None, 28, 28, 1})}});
+  saved_model::save(net, (dir / "saved").string(), {{"serving_default", {serve, {"images"}}}});
+  saved_model::Loaded loaded = saved_model::load((dir / "saved").string());
+  const saved_model::LoadedSignature& sig = loaded.signature("serving_default");
+  onnx::export_(sig, (dir / "mnist.onnx").string());
+
+  std::ofstream json(dir / "kiln.json");
+  json << "{";
+  for (int64_t batch : {1, 256}) {
+    Tensor images = random::uniform({batch, 28, 28, 1}, 0.f, 1.f, DType::Float32, 11);
+    std::ofstream(dir / fmt::format("images_b{}.bin", batch), std::ios::binary)
+        .write(static_cast<const char*>(detail::raw_data(images)), images.size() * 4);
+    Tensor probs;
+    auto [median, p90] = time_calls([&] { probs = sig({{"images", images}}).at("output_0"); }, batch == 1 ? 50 : 3,
+                                    batch == 1 ? 500 : 30);
+    std::ofstream(dir / fmt::format("probs_b{}.bin", batch), std::ios::binary)
+        .write(static_cast<const char*>(detail::raw_data(probs)), probs.size() * 4);
+    json << fmt::format("{}\"b{}\": {{\"median_ms\": {:.4f}, \"p90_ms\": {:.4f}}}", batch == 1 ? "" : ", ", batch, median,
+                        p90);
+  }
+  json << "}\n";
+  return 0;
+}

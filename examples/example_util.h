@@ -1,0 +1,57 @@
+#pragma once
+// What the example programs share: reading flags and timing steps.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace examples {
+
+// The flags as (name, value) pairs, "--name value" or "--name=value"; a name
+// in `switches` takes no value (its value is empty). `usage(error)` reports a
+// flag missing its value and does not return.
+template <class Usage>
+std::vector<std::pair<std::string, std::string>> split_flags(int argc, char** argv,
+                                                             const std::vector<std::string>& switches, Usage usage) {
+  std::vector<std::pair<std::string, std::string>> flags;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    if (arg == "--help" || arg == "-h") usage("");
+    if (std::find(switches.begin(), switches.end(), arg) != switches.end()) {
+      flags.emplace_back(arg, "");
+      continue;
+    }
+    if (auto eq = arg.find('='); eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      usage(arg + " needs a value");
+    }
+    flags.emplace_back(arg, value);
+  }
+  return flags;
+}
+
+// An integer flag's value, at least `min`; else usage(error).
+template <class Usage> long parse_int(const std::string& flag, const std::string& text, long min, Usage usage) {
+  char* end = nullptr;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < min) usage(fmt::format("{} needs an integer >= {}, got '{}'", flag, min, text));
+  return v;
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+inline double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace examples

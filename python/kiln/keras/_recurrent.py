@@ -1,0 +1,366 @@
+"""Recurrent layers (kiln.keras.layers): the cells SimpleRNNCell, LSTMCell and GRUCell, the RNN layer that
+loops a cell over time, and SimpleRNN, LSTM and GRU. Keras' weights, gate orders, equations and defaults; the
+same computation as the C++ kiln::nn layers (src/nn/recurrent.cpp). The time loop is kiln.while_loop over
+TensorArrays: eagerly a Python loop over the steps, traced one While op whatever the sequence length
+(which may be unknown); `unroll=True` repeats the step in the graph instead."""
+from .. import _C
+from ..control_flow import TensorArray, while_loop
+from ..tensor_shape import TensorShape
+from . import activations as _activations
+from . import initializers as _initializers
+from ._layer import InputSpec, Layer
+
+
+def _unsupported(layer, **options):
+    for name, (value, default) in options.items():
+        if value != default:
+            raise NotImplementedError(f"kiln.keras.layers.{layer}: {name}={value!r} is not supported")
+
+
+def _gate(z, index, units):
+    """Columns [index * units, (index + 1) * units) of a [batch, gates * units] tensor."""
+    return _C.slice(z, [0, index * units], [-1, units])
+
+
+class _Cell(Layer):
+    """What the three cells share: kernel [input, gates * units] (glorot_uniform), recurrent_kernel
+    [units, gates * units] (orthogonal), bias (zeros), and the step's input projection."""
+
+    _gates = 1
+
+    def __init__(self, units, activation, recurrent_activation, use_bias, kernel_initializer,
+                 recurrent_initializer, bias_initializer, dropout=0.0, recurrent_dropout=0.0, kernel_regularizer=None,
+                 recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                 recurrent_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        _unsupported(type(self).__name__, dropout=(dropout, 0.0), recurrent_dropout=(recurrent_dropout, 0.0),
+                     kernel_regularizer=(kernel_regularizer, None),
+                     recurrent_regularizer=(recurrent_regularizer, None), bias_regularizer=(bias_regularizer, None),
+                     kernel_constraint=(kernel_constraint, None), recurrent_constraint=(recurrent_constraint, None),
+                     bias_constraint=(bias_constraint, None))
+        units = int(units)
+        if units <= 0:
+            raise ValueError(f"Received an invalid value for argument `units`, expected a positive integer, got "
+                             f"{units}.")
+        self.units = units
+        self.activation = _activations.get(activation)
+        self.recurrent_activation = None if recurrent_activation is None else _activations.get(recurrent_activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = _initializers.get(kernel_initializer)
+        self.recurrent_initializer = _initializers.get(recurrent_initializer)
+        self.bias_initializer = _initializers.get(bias_initializer)
+        self.kernel = self.recurrent_kernel = self.bias = None
+
+    @property
+    def state_size(self):
+        return self.units
+
+    @property
+    def output_size(self):
+        return self.units
+
+    def _bias_shape(self):
+        return [self._gates * self.units]
+
+    def _bias_initializer(self):
+        return self.bias_initializer
+
+    def _input_bias(self, bias):
+        return bias
+
+    def build(self, input_shape):
+        input_shape = TensorShape(input_shape)
+        features = input_shape[-1] if input_shape.rank else None
+        if features is None:
+            raise ValueError(f"The last dimension of the inputs to {type(self).__name__} should be defined. Found "
+                             f"None. Full input shape received: {input_shape}")
+        cols = self._gates * self.units
+        self.kernel = self.add_weight("kernel", [features, cols], initializer=self.kernel_initializer)
+        self.recurrent_kernel = self.add_weight("recurrent_kernel", [self.units, cols],
+                                                initializer=self.recurrent_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", self._bias_shape(), initializer=self._bias_initializer())
+        self.built = True
+
+    def _weights(self):
+        """The weights' values: kernel, recurrent kernel, bias (None without one). The RNN layer reads them once,
+        before its loop over time, so the loop's body reads no variable: a stateless loop, which the graph
+        passes may merge with its gradient's re-run of it."""
+        return [None if w is None else w.read_value() for w in (self.kernel, self.recurrent_kernel, self.bias)]
+
+    def call(self, inputs, states, training=None):
+        return self._step(inputs, states, self._weights())
+
+    def _project(self, inputs, kernel, bias):
+        z = _C.matmul(inputs, kernel, False, False)
+        return _C.bias_add(z, self._input_bias(bias)) if self.use_bias else z
+
+    def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
+        """Zeros of [batch, units] per state, the batch taken from `inputs` [batch, ...] when it is known only
+        when the graph runs."""
+        if inputs is not None:
+            zeros = _C.tile(_C.zeros_like(_C.slice(inputs, [0, 0], [-1, 1]), None), [1, self.units])
+        else:
+            zeros = _C.zeros([int(batch_size), self.units], (dtype or self._dtype)._enum)
+        n = len(self.state_size) if isinstance(self.state_size, (list, tuple)) else 1
+        return [zeros] * n
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(units=self.units, activation=_activations.serialize(self.activation),
+                      use_bias=self.use_bias)
+        if self.recurrent_activation is not None:
+            config["recurrent_activation"] = _activations.serialize(self.recurrent_activation)
+        return config
+
+
+class SimpleRNNCell(_Cell):
+    """h = activation(x @ kernel + bias + h_prev @ recurrent_kernel)."""
+
+    def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", **kwargs):
+        super().__init__(units, activation, None, use_bias, kernel_initializer, recurrent_initializer,
+                         bias_initializer, **kwargs)
+
+    def _step(self, inputs, states, weights):
+        kernel, recurrent_kernel, bias = weights
+        h = states[0] if isinstance(states, (list, tuple)) else states
+        out = self.activation(_C.add(self._project(inputs, kernel, bias), _C.matmul(h, recurrent_kernel, False, False)))
+        return out, [out]
+
+
+class LSTMCell(_Cell):
+    """Keras' LSTM step, gates in the order i, f, c, o: z = x @ kernel + bias + h @ recurrent_kernel;
+    c = f * c_prev + i * activation(z_c); h = o * activation(c)."""
+
+    _gates = 4
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 unit_forget_bias=True, **kwargs):
+        kwargs.pop("implementation", None)
+        super().__init__(units, activation, recurrent_activation, use_bias, kernel_initializer,
+                         recurrent_initializer, bias_initializer, **kwargs)
+        self.unit_forget_bias = bool(unit_forget_bias)
+
+    @property
+    def state_size(self):
+        return [self.units, self.units]
+
+    def _bias_initializer(self):
+        if not self.unit_forget_bias:
+            return self.bias_initializer
+        units, base = self.units, self.bias_initializer
+
+        def forget_ones(shape, dtype=None, **kwargs):
+            return _C.concat([base([units], dtype), _initializers.Ones()([units], dtype),
+                              base([2 * units], dtype)], 0)
+        return forget_ones
+
+    def _step(self, inputs, states, weights):
+        kernel, recurrent_kernel, bias = weights
+        h, c = states
+        z = _C.add(self._project(inputs, kernel, bias), _C.matmul(h, recurrent_kernel, False, False))
+        u, gate_act, act = self.units, self.recurrent_activation, self.activation
+        i = gate_act(_gate(z, 0, u))
+        f = gate_act(_gate(z, 1, u))
+        c = _C.add(_C.multiply(f, c), _C.multiply(i, act(_gate(z, 2, u))))
+        o = gate_act(_gate(z, 3, u))
+        h = _C.multiply(o, act(c))
+        return h, [h, c]
+
+    def get_config(self):
+        return dict(super().get_config(), unit_forget_bias=self.unit_forget_bias)
+
+
+class GRUCell(_Cell):
+    """Keras' GRU step, gates in the order z, r, h: z, r = recurrent_activation(x_z + h_prev @ U_z, x_r +
+    h_prev @ U_r); hh = activation(x_h + r * (h_prev @ U_h + b_h)) with reset_after (TF2's default; the bias
+    is [2, 3 * units], input and recurrent), else activation(x_h + (r * h_prev) @ U_h);
+    h = z * h_prev + (1 - z) * hh."""
+
+    _gates = 3
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 reset_after=True, **kwargs):
+        kwargs.pop("implementation", None)
+        super().__init__(units, activation, recurrent_activation, use_bias, kernel_initializer,
+                         recurrent_initializer, bias_initializer, **kwargs)
+        self.reset_after = bool(reset_after)
+
+    def _bias_shape(self):
+        return [2, 3 * self.units] if self.reset_after else [3 * self.units]
+
+    def _input_bias(self, bias):
+        return _C.gather(bias, _C.constant(0), 0) if self.reset_after else bias
+
+    def _step(self, inputs, states, weights):
+        kernel, recurrent_kernel, bias = weights
+        h = states[0] if isinstance(states, (list, tuple)) else states
+        x = self._project(inputs, kernel, bias)
+        u, gate_act, act = self.units, self.recurrent_activation, self.activation
+        if self.reset_after:
+            inner = _C.matmul(h, recurrent_kernel, False, False)
+            if self.use_bias:
+                inner = _C.bias_add(inner, _C.gather(bias, _C.constant(1), 0))
+            z = gate_act(_C.add(_gate(x, 0, u), _gate(inner, 0, u)))
+            r = gate_act(_C.add(_gate(x, 1, u), _gate(inner, 1, u)))
+            hh = act(_C.add(_gate(x, 2, u), _C.multiply(r, _gate(inner, 2, u))))
+        else:
+            inner = _C.matmul(h, _C.slice(recurrent_kernel, [0, 0], [-1, 2 * u]), False, False)
+            z = gate_act(_C.add(_gate(x, 0, u), _gate(inner, 0, u)))
+            r = gate_act(_C.add(_gate(x, 1, u), _gate(inner, 1, u)))
+            recurrent_h = _C.matmul(_C.multiply(r, h), _C.slice(recurrent_kernel, [0, 2 * u], [-1, u]),
+                                    False, False)
+            hh = act(_C.add(_gate(x, 2, u), recurrent_h))
+        h = _C.add(_C.multiply(z, h), _C.multiply(_C.subtract(1.0, z), hh))
+        return h, [h]
+
+    def get_config(self):
+        return dict(super().get_config(), reset_after=self.reset_after)
+
+
+class RNN(Layer):
+    """tf.keras.layers.RNN: `cell` over the time steps of [batch, time, features] inputs. Returns the last
+    output ([batch, units]) or, with return_sequences, every step's ([batch, time, units]); with return_state,
+    a list of that and the final states."""
+
+    def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
+                 unroll=False, time_major=False, **kwargs):
+        _unsupported("RNN", stateful=(stateful, False), time_major=(time_major, False))
+        if isinstance(cell, (list, tuple)):
+            raise NotImplementedError("kiln.keras.layers.RNN: a list of cells (StackedRNNCells) is not supported")
+        if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
+            raise ValueError(f"Argument `cell` should have a `call` method and a `state_size` attribute. "
+                             f"Received: cell={cell!r}")
+        super().__init__(**kwargs)
+        self.cell = cell
+        self.return_sequences = bool(return_sequences)
+        self.return_state = bool(return_state)
+        self.go_backwards = bool(go_backwards)
+        self.unroll = bool(unroll)
+        self.input_spec = InputSpec(ndim=3)
+
+    @property
+    def units(self):
+        return self.cell.units
+
+    def _num_states(self):
+        size = self.cell.state_size
+        return len(size) if isinstance(size, (list, tuple)) else 1
+
+    def build(self, input_shape):
+        input_shape = TensorShape(input_shape)
+        if not self.cell.built:
+            self.cell.build(TensorShape([input_shape[0], input_shape[-1]]))
+            self.cell.built = True
+        self.input_spec = InputSpec(ndim=3, axes={-1: input_shape[-1]})
+        self.built = True
+
+    def compute_output_shape(self, input_shape):
+        input_shape = TensorShape(input_shape)
+        batch, steps = input_shape[0], input_shape[1]
+        out = TensorShape([batch, steps, self.cell.output_size] if self.return_sequences else
+                          [batch, self.cell.output_size])
+        if not self.return_state:
+            return out
+        return [out] + [TensorShape([batch, self.cell.units])] * self._num_states()
+
+    def call(self, inputs, initial_state=None, mask=None, training=None):
+        if mask is not None:
+            raise NotImplementedError("kiln.keras.layers.RNN: masking is not supported")
+        x = _C.transpose(inputs, [1, 0, 2])  # time major
+        steps = inputs.shape[1]
+        if steps == 0:
+            raise ValueError(f"Layer {self.name}: the inputs have no time steps (shape {inputs.shape})")
+        n = self._num_states()
+        if initial_state is None:
+            states = self.cell.get_initial_state(_C.gather(x, _C.constant(0), 0))
+        else:
+            states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
+            if len(states) != n:
+                raise ValueError(f"Layer {self.name} expects {n} initial state(s), but it received "
+                                 f"{len(states)} initial state(s).")
+        if isinstance(self.cell, _Cell):
+            weights = self.cell._weights()
+            def step(x_t, states):
+                return self.cell._step(x_t, states, weights)
+        else:
+            step = self.cell.call
+        if self.unroll and _C.control_flow_intercepted():
+            if steps is None:
+                raise ValueError("Cannot unroll a RNN if the time dimension is undefined.")
+            inputs_by_step = _C.unstack(x, 0)
+            if self.go_backwards:
+                inputs_by_step = inputs_by_step[::-1]
+            outputs = []
+            for x_t in inputs_by_step:
+                out, states = step(x_t, states)
+                outputs.append(out)
+            output = _C.stack(outputs, 1) if self.return_sequences else outputs[-1]
+        else:
+            length = _C.constant(steps) if steps is not None else _C.shape(inputs)[1]
+            batch, features = inputs.shape[0], inputs.shape[2]
+            inputs_ta = TensorArray(self.dtype, size=length, element_shape=[batch, features]).unstack(x)
+            outputs_ta = [TensorArray(self.dtype, size=length, element_shape=[batch, self.cell.output_size])] \
+                if self.return_sequences else []
+
+            def body(i, states, outputs_ta):
+                t = _C.subtract(_C.subtract(length, 1), i) if self.go_backwards else i
+                out, new_states = step(inputs_ta.read(t), list(states))
+                return _C.add(i, 1), list(new_states), [ta.write(i, out) for ta in outputs_ta]
+
+            _, states, outputs_ta = while_loop(lambda i, *_: _C.less(i, length), body,
+                                               (_C.constant(0), list(states), outputs_ta))
+            states = list(states)
+            output = _C.transpose(outputs_ta[0].stack(), [1, 0, 2]) if self.return_sequences else states[0]
+        if self.return_state:
+            return [output] + list(states)
+        return output
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(return_sequences=self.return_sequences, return_state=self.return_state,
+                      go_backwards=self.go_backwards, unroll=self.unroll)
+        return config
+
+
+class _Recurrent(RNN):
+    """SimpleRNN, LSTM and GRU: an RNN over their own cell, named as the layer so the weights are
+    "<layer>/kernel:0" (the C++ layers' names)."""
+
+    _cell_class = None
+
+    def __init__(self, units, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
+                 unroll=False, time_major=False, name=None, **kwargs):
+        from . import backend
+        layer_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in ("input_shape", "batch_input_shape",
+                                                                       "batch_size", "input_dim", "dtype",
+                                                                       "trainable")}
+        if name is None:
+            name = backend.unique_object_name(backend.to_snake_case(type(self).__name__))
+        cell = self._cell_class(units, name=name, dtype=layer_kwargs.get("dtype"), **kwargs)
+        super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
+                         go_backwards=go_backwards, stateful=stateful, unroll=unroll, time_major=time_major,
+                         name=name, **layer_kwargs)
+
+    def __getattr__(self, name):
+        # The cell's settings and weights (units, activation, kernel, ...) read through the layer, as Keras'.
+        cell = self.__dict__.get("cell")
+        if cell is not None and name in ("activation", "recurrent_activation", "use_bias", "kernel",
+                                         "recurrent_kernel", "bias", "unit_forget_bias", "reset_after"):
+            return getattr(cell, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+class SimpleRNN(_Recurrent):
+    _cell_class = SimpleRNNCell
+
+
+class LSTM(_Recurrent):
+    _cell_class = LSTMCell
+
+
+class GRU(_Recurrent):
+    _cell_class = GRUCell

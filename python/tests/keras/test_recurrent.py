@@ -1,0 +1,266 @@
+"""kiln.keras.layers SimpleRNN, LSTM, GRU and RNN(cell) against a NumPy reference of Keras' equations (written
+here): values with weights in Keras' layout, return_sequences / return_state / go_backwards, traced (While loop
+and unrolled) = eager, gradients against finite differences, fit, saved-model round trips, errors."""
+import numpy as np
+import pytest
+
+import kiln as tf
+
+K = tf.keras
+rng = np.random.default_rng(11)
+
+
+def randn(*shape, scale=1.0):
+    return (scale * rng.standard_normal(shape)).astype(np.float32)
+
+
+def sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+# ---- Keras' equations in NumPy (float64) ------------------------------------------------------
+
+def simple_rnn_step(x, states, kernel, recurrent, bias):
+    h = np.tanh(x @ kernel + bias + states[0] @ recurrent)
+    return [h]
+
+
+def lstm_step(x, states, kernel, recurrent, bias):
+    h, c = states
+    z = x @ kernel + h @ recurrent + bias
+    i, f, g, o = np.split(z, 4, axis=-1)             # Keras' gate order i, f, c, o
+    c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+    return [sigmoid(o) * np.tanh(c), c]
+
+
+def gru_step(x, states, kernel, recurrent, bias, reset_after=True):
+    h = states[0]
+    u = h.shape[-1]
+    if reset_after:                                    # bias [2, 3u]: input, recurrent
+        xz, xr, xh = np.split(x @ kernel + bias[0], 3, axis=-1)
+        rz, rr, rh = np.split(h @ recurrent + bias[1], 3, axis=-1)
+        z, r = sigmoid(xz + rz), sigmoid(xr + rr)
+        hh = np.tanh(xh + r * rh)
+    else:
+        xz, xr, xh = np.split(x @ kernel + bias, 3, axis=-1)
+        z = sigmoid(xz + h @ recurrent[:, :u])
+        r = sigmoid(xr + h @ recurrent[:, u:2 * u])
+        hh = np.tanh(xh + (r * h) @ recurrent[:, 2 * u:])
+    return [z * h + (1 - z) * hh]
+
+
+def run_reference(step, x, weights, units, num_states, go_backwards=False, initial=None):
+    x = x.astype(np.float64)
+    w = [v.astype(np.float64) for v in weights]
+    states = [s.astype(np.float64) for s in initial] if initial else \
+        [np.zeros((x.shape[0], units)) for _ in range(num_states)]
+    order = range(x.shape[1] - 1, -1, -1) if go_backwards else range(x.shape[1])
+    outputs = []
+    for t in order:
+        states = step(x[:, t], states, *w)
+        outputs.append(states[0])
+    return np.stack(outputs, 1), states
+
+
+def keras_layout_weights(features, units, gates, gru_reset_after=None):
+    """Weights as Keras stores them: kernel [features, gates*units], recurrent [units, gates*units], bias."""
+    bias_shape = (2, gates * units) if gru_reset_after else (gates * units,)
+    return [randn(features, gates * units, scale=0.5), randn(units, gates * units, scale=0.5),
+            randn(*bias_shape, scale=0.3)]
+
+
+CASES = [
+    ("SimpleRNN", K.layers.SimpleRNN, {}, 1, simple_rnn_step, 1),
+    ("LSTM", K.layers.LSTM, {}, 4, lstm_step, 2),
+    ("GRU", K.layers.GRU, {}, 3, gru_step, 1),
+    ("GRU_v1", K.layers.GRU, {"reset_after": False}, 3,
+     lambda x, s, k, r, b: gru_step(x, s, k, r, b, reset_after=False), 1),
+]
+
+
+@pytest.mark.parametrize("name,cls,kwargs,gates,step,num_states", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_keras_weights_give_keras_formulas(name, cls, kwargs, gates, step, num_states, go_backwards):
+    x = randn(3, 7, 5)
+    layer = cls(4, return_sequences=True, return_state=True, go_backwards=go_backwards, **kwargs)
+    layer.build((None, 7, 5))
+    weights = keras_layout_weights(5, 4, gates, gru_reset_after=(name == "GRU"))
+    layer.set_weights(weights)
+    want_seq, want_states = run_reference(step, x, weights, 4, num_states, go_backwards)
+    out = layer(x)
+    assert len(out) == 1 + num_states
+    np.testing.assert_allclose(out[0].numpy(), want_seq, rtol=1e-5, atol=1e-5)
+    for got, want in zip(out[1:], want_states):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+    # Traced: one While op, the same values.
+    f = tf.function(lambda inputs: layer(inputs), autograph=False)
+    for got, want in zip(f(x), out):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_shapes_of_return_sequences_and_return_state():
+    x = randn(2, 6, 3)
+    assert K.layers.LSTM(5)(x).shape == (2, 5)
+    assert K.layers.GRU(5, return_sequences=True)(x).shape == (2, 6, 5)
+    out, h, c = K.layers.LSTM(5, return_state=True)(x)
+    assert out.shape == h.shape == c.shape == (2, 5)
+    np.testing.assert_array_equal(out.numpy(), h.numpy())
+    seq, h = K.layers.SimpleRNN(5, return_sequences=True, return_state=True)(x)
+    assert seq.shape == (2, 6, 5)
+    np.testing.assert_array_equal(seq.numpy()[:, -1], h.numpy())
+    layer = K.layers.LSTM(5, return_sequences=True, return_state=True)
+    shapes = layer.compute_output_shape((None, 6, 3))
+    assert [tuple(s) for s in shapes] == [(None, 6, 5), (None, 5), (None, 5)]
+
+
+def test_initial_state_is_used():
+    x = randn(2, 4, 3)
+    layer = K.layers.LSTM(5)
+    layer.build((None, 4, 3))
+    h0, c0 = randn(2, 5), randn(2, 5)
+    _, want = run_reference(lstm_step, x, layer.get_weights(), 5, 2, initial=[h0, c0])
+    np.testing.assert_allclose(layer(x, initial_state=[h0, c0]).numpy(), want[0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="expects 2 initial state"):
+        layer(x, initial_state=[h0])
+
+
+def test_default_weights_follow_keras():
+    layer = K.layers.LSTM(3)
+    layer(randn(2, 4, 7))
+    assert [w.name for w in layer.weights] == ["lstm/kernel:0", "lstm/recurrent_kernel:0", "lstm/bias:0"]
+    kernel, recurrent, bias = layer.get_weights()
+    assert kernel.shape == (7, 12) and np.all(np.abs(kernel) <= np.sqrt(6 / 19))
+    np.testing.assert_allclose(recurrent @ recurrent.T, np.eye(3), atol=1e-6)      # orthogonal rows
+    np.testing.assert_array_equal(bias, [0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0])       # unit_forget_bias
+    gru = K.layers.GRU(3)
+    gru(randn(2, 4, 7))
+    assert gru.bias.shape == (2, 9)
+    assert K.layers.SimpleRNN(2, use_bias=False)(randn(1, 2, 3)).shape == (1, 2)
+    tall = K.initializers.Orthogonal(gain=2.0, seed=3)((6, 4))
+    np.testing.assert_allclose(tall.numpy().T @ tall.numpy(), 4 * np.eye(4), atol=1e-5)
+    np.testing.assert_array_equal(K.initializers.get("orthogonal")((2, 3)).shape, (2, 3))
+
+
+def test_a_cell_called_alone_is_one_step():
+    cell = K.layers.LSTMCell(4)
+    x, h, c = randn(2, 3), randn(2, 4), randn(2, 4)
+    out, (h1, c1) = cell(x, [h, c])
+    want = lstm_step(x.astype(np.float64), [h, c], *cell.get_weights())
+    np.testing.assert_allclose(out.numpy(), want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c1.numpy(), want[1], rtol=1e-5, atol=1e-6)
+    assert cell.state_size == [4, 4]
+
+
+def test_a_cell_in_the_rnn_layer_equals_the_layer():
+    x = randn(2, 5, 3)
+    layer = K.layers.GRU(4, return_sequences=True)
+    wrapped = K.layers.RNN(K.layers.GRUCell(4), return_sequences=True)
+    layer(x)
+    wrapped(x)
+    wrapped.set_weights(layer.get_weights())
+    np.testing.assert_allclose(wrapped(x).numpy(), layer(x).numpy(), rtol=1e-6)
+
+
+def test_traced_while_loop_and_unrolled_equal_eager_and_the_loop_does_not_grow():
+    x = randn(4, 6, 3)
+    loop = K.layers.LSTM(5, return_sequences=True)
+    unrolled = K.layers.LSTM(5, return_sequences=True, unroll=True)
+    loop(x)
+    unrolled(x)
+    unrolled.set_weights(loop.get_weights())
+    eager = loop(x).numpy()
+    f = tf.function(lambda inputs: loop(inputs), autograph=False)
+    g = tf.function(lambda inputs: unrolled(inputs), autograph=False)
+    np.testing.assert_allclose(f(x).numpy(), eager, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(g(x).numpy(), eager, rtol=1e-6, atol=1e-6)
+    # Any length, one trace: the While loop does not depend on the number of steps.
+    h = tf.function(lambda inputs: loop(inputs), input_signature=[tf.TensorSpec([None, None, 3])],
+                    autograph=False)
+    for steps in (1, 3, 9):
+        xs = randn(2, steps, 3)
+        np.testing.assert_allclose(h(xs).numpy(), loop(xs).numpy(), rtol=1e-6, atol=1e-6)
+    assert h.experimental_get_tracing_count() == 1
+    with pytest.raises(ValueError, match="Cannot unroll a RNN if the time dimension is undefined"):
+        tf.function(lambda inputs: unrolled(inputs), input_signature=[tf.TensorSpec([None, None, 3])],
+                    autograph=False)(x)
+
+
+@pytest.mark.parametrize("cls", [K.layers.SimpleRNN, K.layers.LSTM, K.layers.GRU])
+def test_gradients_match_finite_differences(cls):
+    K.backend.set_floatx("float64")
+    try:
+        layer = cls(3, return_sequences=True)
+        x = rng.standard_normal((2, 4, 3))
+        layer(x)
+        w = rng.standard_normal((2, 4, 3))
+
+        def loss():
+            return float(tf.reduce_sum(layer(x) * w).numpy())
+
+        def grads(inputs):
+            with tf.GradientTape() as tape:
+                tape.watch(inputs)
+                y = tf.reduce_sum(layer(inputs) * w)
+            return tape.gradient(y, [inputs] + layer.trainable_variables)
+
+        eager = grads(tf.constant(x))
+        traced = tf.function(grads, autograph=False)(tf.constant(x))
+        for e, t in zip(eager, traced):
+            np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-10, atol=1e-12)
+        # Central differences for the weights and the input.
+        h = 1e-6
+        for var, g in zip(layer.trainable_variables, eager[1:]):
+            base = var.numpy().copy()
+            for k in range(0, base.size, 5):
+                def moved_loss(delta):
+                    moved = base.copy()
+                    moved.flat[k] += delta
+                    var.assign(moved)
+                    return loss()
+                numeric = (moved_loss(h) - moved_loss(-h)) / (2 * h)
+                var.assign(base)
+                np.testing.assert_allclose(g.numpy().flat[k], numeric, rtol=1e-5, atol=1e-7)
+        for k in range(0, x.size, 4):
+            moved = x.copy()
+            moved.flat[k] += h
+            plus = float(tf.reduce_sum(layer(moved) * w).numpy())
+            moved.flat[k] -= 2 * h
+            minus = float(tf.reduce_sum(layer(moved) * w).numpy())
+            np.testing.assert_allclose(eager[0].numpy().flat[k], (plus - minus) / (2 * h), rtol=1e-5, atol=1e-7)
+    finally:
+        K.backend.set_floatx("float32")
+
+
+def test_an_lstm_model_fits_saves_and_loads(tmp_path):
+    tf.random.set_seed(4)
+    # Is the sum of a sequence positive?
+    x = randn(96, 6, 2)
+    y = (x.sum(axis=(1, 2)) > 0).astype(np.int32)
+    model = K.Sequential([K.layers.LSTM(8, input_shape=(None, 2)), K.layers.Dense(2)])
+    model.compile(optimizer=K.optimizers.Adam(0.02),
+                  loss=K.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    history = model.fit(x, y, epochs=8, batch_size=16, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    assert history.history["accuracy"][-1] > 0.8
+    serve = tf.function(lambda inputs: model(inputs), input_signature=[tf.TensorSpec([None, None, 2])])
+    tf.saved_model.save(model, str(tmp_path / "m"), signatures=serve)
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    longer = randn(5, 9, 2)
+    np.testing.assert_allclose(loaded.signatures["serving_default"](inputs=longer)["output_0"].numpy(),
+                               model(longer).numpy(), rtol=1e-6, atol=1e-6)
+    assert len(loaded.variables) == 5
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="expected a positive integer"):
+        K.layers.LSTM(0)
+    with pytest.raises(NotImplementedError, match="dropout=0.5 is not supported"):
+        K.layers.GRU(3, dropout=0.5)
+    with pytest.raises(NotImplementedError, match="stateful=True is not supported"):
+        K.layers.LSTM(3, stateful=True)
+    layer = K.layers.LSTM(3)
+    with pytest.raises(ValueError, match="expected ndim=3, found ndim=2"):
+        layer(randn(2, 3))
+    layer(randn(2, 3, 4))
+    with pytest.raises(ValueError, match="incompatible"):
+        layer(randn(2, 3, 5))

@@ -1,0 +1,16 @@
+#pragma once
+// FusedMaxPoolGrad(x, dy): MaxPoolGrad(x, dy) followed by the gradient of the
+// relu that made x (`where(x > 0, g, 0)`, Relu's gradient, which reads Relu's
+// output: the pooling's input), made by the pool-gradient pass. Attrs:
+// MaxPoolGrad's (ksize, strides, padding) plus `activation` ("relu", the
+// gradient applied on top, or "none"). One pass: each band of rows of the
+// gradient is masked as soon as the pooling gradient has filled it, while it
+// is in cache, instead of a second pass over the whole tensor; the bits are
+// those of the two ops.
+#include "graph/graph.h"
+
+namespace kiln::passes {
+
+const detail::OpDef& fused_max_pool_grad_op();
+
+}  // namespace kiln::passes

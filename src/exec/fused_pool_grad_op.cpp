@@ -1,0 +1,70 @@
+#include "exec/fused_pool_grad.h"
+
+#include <string>
+#include <vector>
+
+#include "ops/creation.h"
+#include "ops/known_ops.h"
+#include "ops/nn_internal.h"
+
+namespace kiln::passes {
+
+namespace {
+
+using detail::Attrs;
+
+bool has_relu(const Attrs& attrs) { return attrs.get_string("activation") == "relu"; }
+
+// MaxPoolGrad's inference: the fused op accepts exactly what MaxPoolGrad does
+// (Relu's gradient then keeps its shape and dtype).
+void fused_max_pool_grad_infer(detail::InferContext& c) {
+  const std::string& activation = c.attrs().get_string("activation");
+  if (activation != "none" && activation != "relu")
+    c.fail("activation must be \"none\" or \"relu\", got \"{}\"", activation);
+  max_pool_grad_op().infer(c);
+}
+
+void fused_max_pool_grad_kernel(detail::KernelContext& c) {
+  if (has_relu(c.attrs))
+    detail::max_pool_grad_relu_kernel(c);
+  else
+    max_pool_grad_op().kernel(c);
+}
+
+// Inputs on both sides of 0 with ties, -0, +0 and a NaN in x, so that the
+// relu mask and the first-maximum rule both have work; windows that overlap
+// (3x3/2, whole images per task) and that do not (2x2/2, bands of rows).
+std::vector<detail::OpSample> fused_max_pool_grad_samples() {
+  auto attrs = [](std::vector<int64_t> ksize, std::vector<int64_t> strides, const char* padding,
+                  const char* activation) {
+    return Attrs{{"ksize", std::move(ksize)},
+                 {"strides", std::move(strides)},
+                 {"padding", std::string(padding)},
+                 {"activation", std::string(activation)}};
+  };
+  std::vector<float> x(1 * 4 * 6 * 3), dy(1 * 2 * 3 * 3);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i * 7 % 11) - 5) * 0.5f;
+  x[4] = -0.0f;
+  x[9] = 0.0f;
+  x[13] = NAN;
+  for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<float>(static_cast<int>(i * 5 % 7) - 3) * 0.25f;
+  std::vector<double> xd(x.begin(), x.end());
+  std::vector<double> dyd(1 * 1 * 2 * 3);
+  for (std::size_t i = 0; i < dyd.size(); ++i) dyd[i] = static_cast<double>(i % 5) - 1.5;
+  return {
+      {{constant(x, Shape{1, 4, 6, 3}), constant(dy, Shape{1, 2, 3, 3})}, attrs({2, 2}, {2, 2}, "VALID", "relu")},
+      {{constant(xd, Shape{1, 4, 6, 3}), constant(dyd, Shape{1, 1, 2, 3})}, attrs({3, 3}, {2, 2}, "VALID", "relu")},
+      {{constant(x, Shape{1, 4, 6, 3}), constant(dy, Shape{1, 2, 3, 3})}, attrs({2, 2}, {2, 2}, "SAME", "none")},
+  };
+}
+
+// Fusion runs on graphs after differentiation: nothing differentiates them.
+constexpr detail::OpDef kFusedMaxPoolGrad{.name = "FusedMaxPoolGrad", .infer = fused_max_pool_grad_infer,
+                                  .kernel = fused_max_pool_grad_kernel, .flags = detail::kNotDifferentiable,
+                                  .samples = fused_max_pool_grad_samples};
+
+}  // namespace
+
+const detail::OpDef& fused_max_pool_grad_op() { return kFusedMaxPoolGrad; }
+
+}  // namespace kiln::passes

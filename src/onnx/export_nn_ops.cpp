@@ -1,0 +1,99 @@
+// MatMul, convolution, pooling, bias, softmax and the fused contractions ->
+// ONNX. Kiln's images are NHWC and filters HWIO; ONNX's Conv and pools are
+// NCHW/OIHW, so each is wrapped in Transposes (runtimes fold the filters'
+// and cancel the pairs between layers).
+#include <fmt/format.h>
+
+#include "onnx/export_ops.h"
+
+namespace kiln::onnx_io {
+
+namespace {
+
+const std::vector<int64_t> kToNchw{0, 3, 1, 2}, kToNhwc{0, 2, 3, 1}, kHwioToOihw{3, 2, 0, 1};
+
+std::string transpose(GraphEmitter& e, const std::string& in, const std::vector<int64_t>& perm, std::string_view hint) {
+  std::string out = e.names().fresh(hint);
+  set_attr(e.add_node("Transpose", {in}, {out}), "perm", perm);
+  return out;
+}
+
+// The last two dims swapped, when `transpose` says so.
+std::string maybe_transposed(const NodeExport& x, int i, bool transposed) {
+  if (!transposed) return x.in(i);
+  int rank = x.known_rank(i);
+  std::vector<int64_t> perm;
+  for (int d = 0; d < rank; ++d) perm.push_back(d);
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return transpose(x.e, x.in(i), perm, "transposed");
+}
+
+std::string matmul(const NodeExport& x, const std::string& out) {
+  std::string a = maybe_transposed(x, 0, x.attrs().get_bool("transpose_a"));
+  std::string b = maybe_transposed(x, 1, x.attrs().get_bool("transpose_b"));
+  x.e.add_node("MatMul", {a, b}, {out});
+  return out;
+}
+
+void set_window_attrs(const NodeExport& x, pb::NodeProto& n) {
+  const std::string& padding = x.attrs().get_string("padding");
+  if (padding != "SAME" && padding != "VALID") x.refuse(fmt::format("padding '{}'", padding));
+  // TF's SAME puts the odd padding after: ONNX's SAME_UPPER.
+  set_attr(n, "auto_pad", std::string(padding == "SAME" ? "SAME_UPPER" : "VALID"));
+  set_attr(n, "strides", x.attrs().get_ints("strides"));
+}
+
+std::string conv2d(const NodeExport& x, const std::string& out) {
+  std::string image = transpose(x.e, x.in(0), kToNchw, "nchw");
+  std::string filters = transpose(x.e, x.in(1), kHwioToOihw, "oihw");
+  std::string y = x.e.names().fresh("conv_nchw");
+  pb::NodeProto& n = x.e.add_node("Conv", {image, filters}, {y});
+  set_window_attrs(x, n);
+  set_attr(n, "dilations", x.attrs().get_ints("dilations"));
+  const Shape& f = x.in_type(1).shape;
+  if (f.has_known_rank() && f[0] >= 0 && f[1] >= 0) set_attr(n, "kernel_shape", std::vector<int64_t>{f[0], f[1]});
+  set_attr(x.e.add_node("Transpose", {y}, {out}), "perm", kToNhwc);
+  return out;
+}
+
+template <bool kMax> void pool(const NodeExport& x) {
+  std::string image = transpose(x.e, x.in(0), kToNchw, "nchw");
+  std::string y = x.e.names().fresh("pool_nchw");
+  pb::NodeProto& n = x.e.add_node(kMax ? "MaxPool" : "AveragePool", {image}, {y});
+  set_window_attrs(x, n);
+  set_attr(n, "kernel_shape", x.attrs().get_ints("ksize"));
+  // AveragePool's count_include_pad is 0 by default: TF's SAME average too
+  // divides by the window's cells inside the image.
+  set_attr(x.e.add_node("Transpose", {y}, {x.out()}), "perm", kToNhwc);
+}
+
+void matmul_node(const NodeExport& x) { matmul(x, x.out()); }
+void conv2d_node(const NodeExport& x) { conv2d(x, x.out()); }
+
+void bias_add(const NodeExport& x) { x.e.add_node("Add", {x.in(0), x.in(1)}, {x.out()}); }
+
+void softmax(const NodeExport& x, std::string_view op_type) {
+  set_attr(x.e.add_node(op_type, {x.in(0)}, {x.out()}), "axis", x.attrs().get_int("axis"));
+}
+void softmax_node(const NodeExport& x) { softmax(x, "Softmax"); }
+void log_softmax_node(const NodeExport& x) { softmax(x, "LogSoftmax"); }
+
+// FusedMatMul / FusedConv2D: the contraction, the bias, the relu, unfused.
+template <bool kConv> void fused_contraction(const NodeExport& x) {
+  std::string y = x.e.names().fresh(kConv ? "conv" : "matmul");
+  kConv ? conv2d(x, y) : matmul(x, y);
+  bool relu = x.attrs().get_string("activation") == "relu";
+  std::string biased = relu ? x.e.names().fresh("biased") : x.out();
+  x.e.add_node("Add", {y, x.in(2)}, {biased});
+  if (relu) x.e.add_node("Relu", {biased}, {x.out()});
+}
+
+}  // namespace
+
+void add_nn_exports(ExportTable& t) {
+  t["MatMul"] = matmul_node, t["Conv2D"] = conv2d_node, t["MaxPool"] = pool<true>, t["AvgPool"] = pool<false>;
+  t["BiasAdd"] = bias_add, t["Softmax"] = softmax_node, t["LogSoftmax"] = log_softmax_node;
+  t["FusedMatMul"] = fused_contraction<false>, t["FusedConv2D"] = fused_contraction<true>;
+}
+
+}  // namespace kiln::onnx_io

@@ -1,0 +1,75 @@
+// Pool-gradient fusion: in a training step, max pooling after a relu has the
+// gradient Select(Greater(y, 0), MaxPoolGrad(y, dy), 0), y the relu's output
+// (Relu's gradient reads its output) and the pooling's input. Where nothing
+// else reads the MaxPoolGrad, the Select becomes FusedMaxPoolGrad(y, dy)
+// {activation="relu"}, which masks each band of the gradient while it is in
+// cache instead of a second pass over the whole tensor (the Greater goes too
+// when the Select was its only reader). Both zeros must be +0 of the dtype, as
+// Relu's gradient makes them: the fused kernel writes +0.
+#include <array>
+#include <cstring>
+#include <string>
+
+#include "exec/fused_pool_grad.h"
+#include "ops/known_ops.h"
+#include "passes/passes.h"
+#include "passes/rewrite.h"
+
+namespace kiln::passes {
+
+namespace {
+
+using graph::Node;
+using graph::Value;
+
+// Whether `v` is a Const scalar +0 of `dtype` (float32 or float64).
+bool is_positive_zero(const Value& v, DType dtype) {
+  const Tensor* t = const_value(*v.node);
+  if (!t || t->dtype() != dtype || t->size() != 1) return false;
+  if (dtype == DType::Float32) {
+    const float x = t->item<float>();
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    return bits == 0;
+  }
+  if (dtype == DType::Float64) {
+    const double x = t->item<double>();
+    uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    return bits == 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool fuse_pool_gradients(graph::Graph& g) {
+  const Uses uses(g);
+  ChainFusion fusion(g);
+  for (const auto& node : g.nodes()) {
+    Node* select = node.get();
+    if (select->op != &select_op() || select->inputs.size() != 3 || uses.pinned[select->id]) continue;
+    Node* greater = select->inputs[0].node;
+    Node* pool_grad = select->inputs[1].node;
+    if (greater->op != &greater_op() || pool_grad->op != &max_pool_grad_op()) continue;
+    if (uses.pinned[greater->id] || uses.pinned[pool_grad->id] || uses.count[pool_grad->id] != 1) continue;
+    const DType dtype = pool_grad->outputs[0].dtype;
+    const Value& y = pool_grad->inputs[0];
+    if (greater->inputs.size() != 2 || greater->inputs[0] != y || !is_positive_zero(greater->inputs[1], dtype) ||
+        !is_positive_zero(select->inputs[2], dtype))
+      continue;
+    // The Select's output is the pooling gradient's type (y, the condition's
+    // shape, is the gradient's): nothing broadcasts.
+    if (select->outputs[0].dtype != dtype || !(select->outputs[0].shape == pool_grad->outputs[0].shape)) continue;
+
+    detail::Attrs attrs = pool_grad->attrs;
+    attrs.set("activation", std::string("relu"));
+    const std::array<Value, 2> inputs{y, pool_grad->inputs[1]};
+    fusion.replace(g, *select, fused_max_pool_grad_op(), inputs, std::move(attrs));
+    fusion.absorb(*pool_grad);
+    if (uses.count[greater->id] == 1) fusion.absorb(*greater);
+  }
+  return fusion.apply(g);
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,32 @@
+// libFuzzer target of the ONNX importer and of what an imported model runs:
+// any bytes must import and run on small inputs, or throw a kiln::Error.
+// Built with -DKILN_FUZZ=ON (and ONNX) by `scripts/fuzz_loader.sh SECONDS
+// fuzz_onnx`; seeds in tests/fuzz_corpus/onnx (tests/onnx/onnx_corpus_test.cpp).
+#include <cstddef>
+#include <cstdint>
+
+#include "core/allocator.h"
+#include "fuzz_run.h"
+#include "kiln/error.h"
+#include "kiln/onnx.h"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  kiln::detail::set_max_allocation_bytes(std::size_t{1} << 30);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    kiln::saved_model::LoadedSignature sig =
+        kiln::onnx::import_model_from_string(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+    std::map<std::string, kiln::Tensor> inputs;
+    for (const kiln::saved_model::TensorInfo& info : sig.inputs()) {
+      kiln::Tensor t = kiln::fuzz::small_input(info);
+      if (!t.defined()) return 0;
+      inputs.emplace(info.name, t);
+    }
+    sig(inputs);
+  } catch (const kiln::Error&) {
+  }
+  return 0;
+}

@@ -1,0 +1,117 @@
+// Pool-gradient fusion (src/passes/fuse_pool_grad.cpp): MaxPoolGrad followed
+// by Relu's gradient becomes FusedMaxPoolGrad where nothing else reads the
+// pooling gradient, and the fused graph computes the unfused graph's bits.
+#include "passes_test_util.h"
+
+#include <cmath>
+#include <random>
+
+#include "kiln/kiln.h"
+#include "ops/nn_internal.h"
+
+using namespace kiln;
+using namespace kiln::passes_testing;
+
+namespace {
+
+// Uniform in [-1, 1) from a fixed seed, rounded to quarters so that pooling
+// windows hold ties, with -0, +0 and NaN sprinkled in.
+Tensor values_with_ties(const Shape& shape, unsigned seed, DType dtype = DType::Float32) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> quarter(-4, 4);
+  std::vector<float> v(static_cast<std::size_t>(shape.num_elements()));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] = static_cast<float>(quarter(rng)) * 0.25f;
+    if (i % 37 == 5) v[i] = -0.0f;
+    if (i % 53 == 7) v[i] = NAN;
+  }
+  return cast(constant(v, shape), dtype);
+}
+
+// relu -> max pool -> a weighted sum, and the gradient with respect to the
+// relu's input, as a traced training step computes it.
+GraphPtr pool_after_relu_gradient(const Shape& x_shape, const Shape& w_shape, int ksize, int stride,
+                                  nn::Padding padding, DType dtype = DType::Float32, bool return_pool_grad = false) {
+  return trace({{dtype, x_shape}, {dtype, w_shape}}, [=](auto& p) {
+    GradientTape tape;
+    tape.watch(p[0]);
+    Tensor y = relu(p[0]);
+    Tensor pooled = nn::max_pool2d(y, ksize, stride, padding);
+    Tensor loss = kiln::sum(pooled * p[1]);
+    // The gradient with respect to y too: the MaxPoolGrad is then read twice.
+    if (return_pool_grad) return tape.gradient(loss, {p[0], y});
+    return tape.gradient(loss, {p[0]});
+  });
+}
+
+}  // namespace
+
+TEST(PoolGradFusion, ReluGradientJoinsTheMaxPoolGradient) {
+  auto g = pool_after_relu_gradient(Shape{2, 6, 8, 3}, Shape{2, 3, 4, 3}, 2, 2, nn::Padding::Valid);
+  auto opt = passes::optimize(*g, {});
+  opt->verify();
+  EXPECT_EQ(count_ops(*opt, "FusedMaxPoolGrad"), 1) << opt->to_string();
+  EXPECT_EQ(count_ops(*opt, "MaxPoolGrad"), 0) << opt->to_string();
+  EXPECT_EQ(count_ops(*opt, "FusedElementwise"), 0) << opt->to_string();
+  expect_same_results(*g, {values_with_ties({2, 6, 8, 3}, 1), values_with_ties({2, 3, 4, 3}, 2)});
+}
+
+TEST(PoolGradFusion, BitwiseOnManyShapes) {
+  struct Case {
+    int64_t n, h, w, c;
+    int ksize, stride;
+    nn::Padding padding;
+    DType dtype;
+  };
+  const Case cases[] = {
+      {1, 4, 4, 1, 2, 2, nn::Padding::Valid, DType::Float32},   {3, 7, 9, 5, 2, 2, nn::Padding::Same, DType::Float32},
+      {2, 9, 9, 4, 3, 2, nn::Padding::Same, DType::Float32},    {2, 8, 8, 2, 3, 1, nn::Padding::Valid, DType::Float64},
+      {50, 28, 28, 32, 2, 2, nn::Padding::Same, DType::Float32}, {4, 14, 14, 64, 2, 2, nn::Padding::Valid, DType::Float32},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(fmt::format("[{},{},{},{}] k={} s={} same={} {}", c.n, c.h, c.w, c.c, c.ksize, c.stride,
+                             c.padding == nn::Padding::Same, dtype_name(c.dtype)));
+    const bool same = c.padding == nn::Padding::Same;
+    auto out_dim = [&](int64_t in) { return same ? (in + c.stride - 1) / c.stride : (in - c.ksize) / c.stride + 1; };
+    const Shape x_shape{c.n, c.h, c.w, c.c}, w_shape{c.n, out_dim(c.h), out_dim(c.w), c.c};
+    auto g = pool_after_relu_gradient(x_shape, w_shape, c.ksize, c.stride, c.padding, c.dtype);
+    EXPECT_EQ(count_ops(*passes::optimize(*g, {}), "FusedMaxPoolGrad"), 1);
+    expect_same_results(*g, {values_with_ties(x_shape, 3, c.dtype), values_with_ties(w_shape, 4, c.dtype)});
+  }
+}
+
+TEST(PoolGradFusion, LeavesAPoolGradientReadElsewhere) {
+  auto g = pool_after_relu_gradient(Shape{1, 4, 4, 2}, Shape{1, 2, 2, 2}, 2, 2, nn::Padding::Valid, DType::Float32,
+                                    /*return_pool_grad=*/true);
+  auto opt = passes::optimize(*g, {});
+  EXPECT_EQ(count_ops(*opt, "FusedMaxPoolGrad"), 0) << opt->to_string();
+  EXPECT_EQ(count_ops(*opt, "MaxPoolGrad"), 1) << opt->to_string();
+  expect_same_results(*g, {values_with_ties({1, 4, 4, 2}, 5), values_with_ties({1, 2, 2, 2}, 6)});
+}
+
+TEST(PoolGradFusion, LeavesOtherMasksAlone) {
+  // where(y > 0.5, g, 0) is not Relu's gradient; where(y > 0, g, -0) writes -0.
+  auto g = trace({f32(Shape{1, 4, 4, 2}), f32(Shape{1, 2, 2, 2})}, [](auto& p) {
+    Tensor g = detail::max_pool_grad(p[0], p[1],
+                                     detail::Attrs{{"ksize", std::vector<int64_t>{2, 2}},
+                                                   {"strides", std::vector<int64_t>{2, 2}},
+                                                   {"padding", std::string("VALID")}});
+    Tensor g2 = detail::max_pool_grad(p[0], p[1] * 2.f,
+                                      detail::Attrs{{"ksize", std::vector<int64_t>{2, 2}},
+                                                    {"strides", std::vector<int64_t>{2, 2}},
+                                                    {"padding", std::string("VALID")}});
+    return std::vector{where(p[0] > 0.5f, g, 0.f), where(p[0] > 0.f, g2, -0.f)};
+  });
+  EXPECT_FALSE(passes::fuse_pool_gradients(*g->clone("copy")));
+}
+
+TEST(PoolGradFusion, SwitchTurnsItOff) {
+  setenv("KILN_DISABLE_PASSES", "poolgrad", 1);
+  passes::PassOptions o = passes::PassOptions::from_env();
+  unsetenv("KILN_DISABLE_PASSES");
+  EXPECT_FALSE(o.pool_grad);
+  EXPECT_TRUE(o.contract && o.fuse);
+  auto g = pool_after_relu_gradient(Shape{1, 4, 4, 2}, Shape{1, 2, 2, 2}, 2, 2, nn::Padding::Valid);
+  EXPECT_EQ(count_ops(*passes::optimize(*g, o), "FusedMaxPoolGrad"), 0);
+  EXPECT_EQ(count_ops(*passes::optimize(*g, {}), "FusedMaxPoolGrad"), 1);
+}
