@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "kiln/data.h"
+
 namespace examples {
 
 // The flags as (name, value) pairs, "--name value" or "--name=value"; a name
@@ -43,6 +45,21 @@ template <class Usage> long parse_int(const std::string& flag, const std::string
   long v = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || v < min) usage(fmt::format("{} needs an integer >= {}, got '{}'", flag, min, text));
   return v;
+}
+
+// The training digits as the examples feed them: a new shuffle every epoch,
+// full batches only (one traced step shape), two batches prepared ahead.
+inline kiln::data::Dataset training_batches(const kiln::Tensor& images, const kiln::Tensor& labels, uint64_t seed,
+                                            int64_t batch_size) {
+  return kiln::data::Dataset::from_tensor_slices({images, labels})
+      .shuffle(images.shape()[0], seed)
+      .batch(batch_size, /*drop_remainder=*/true)
+      .prefetch(2);
+}
+
+// The steps an epoch runs: every full batch, or at most max_steps when it is positive.
+inline int64_t steps_per_epoch(int64_t examples, int64_t batch_size, int64_t max_steps) {
+  return max_steps > 0 ? std::min<int64_t>(max_steps, examples / batch_size) : examples / batch_size;
 }
 
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {

@@ -117,12 +117,9 @@ int run(const Flags& flags) {
   Trainer trainer(make_model(flags, /*unroll=*/false), "train_step");
   std::cout << trainer.model.summary();
 
-  kiln::data::Dataset train = kiln::data::Dataset::from_tensor_slices({mnist.train_images, mnist.train_labels})
-                                  .shuffle(n_train, flags.seed)
-                                  .batch(flags.batch_size, /*drop_remainder=*/true)
-                                  .prefetch(2);
-  const int64_t per_epoch = n_train / flags.batch_size;
-  const int64_t steps_per_epoch = flags.max_steps > 0 ? std::min<int64_t>(flags.max_steps, per_epoch) : per_epoch;
+  kiln::data::Dataset train = examples::training_batches(mnist.train_images, mnist.train_labels, flags.seed,
+                                                         flags.batch_size);
+  const int64_t steps_per_epoch = examples::steps_per_epoch(n_train, flags.batch_size, flags.max_steps);
   for (int epoch = 1; epoch <= flags.epochs; ++epoch) {
     kiln::nn::Progbar bar(steps_per_epoch, {.title = fmt::format("Epoch {}/{}", epoch, flags.epochs)});
     int64_t done = 0;

@@ -158,12 +158,9 @@ int train(const Flags& flags) {
     return flags.eager ? step_body(x, y) : traced_step(x, y);
   };
 
-  kiln::data::Dataset train = kiln::data::Dataset::from_tensor_slices({mnist.train_images, mnist.train_labels})
-                                  .shuffle(n_train, flags.seed)
-                                  .batch(flags.batch_size, /*drop_remainder=*/true)
-                                  .prefetch(2);
-  const int64_t steps_per_epoch =
-      flags.max_steps > 0 ? std::min<int64_t>(flags.max_steps, n_train / flags.batch_size) : n_train / flags.batch_size;
+  kiln::data::Dataset train = examples::training_batches(mnist.train_images, mnist.train_labels, flags.seed,
+                                                         flags.batch_size);
+  const int64_t steps_per_epoch = examples::steps_per_epoch(n_train, flags.batch_size, flags.max_steps);
 
   double train_seconds = 0;
   int64_t train_steps = 0;

@@ -22,9 +22,9 @@ std::unique_ptr<LaneProgram> LaneProgram::make(std::span<const FusedStep> code, 
   p->num_inputs_ = num_inputs;
   const int result = num_inputs + num_temps;
   p->num_regs_ = result + 1;
-  auto lane_form = [](const Step& s) { return static_cast<LaneOp>(s.lane_op) != LaneOp::kNone; };
+  auto lane_form = [](const Step& s) { return s.op.lane_form != LaneOp::kNone; };
   for (const FusedStep& s : code) {
-    Step step{s, static_cast<uint8_t>(s.lane_form), {}, false};
+    Step step{s, {}, false};
     if (step.op.out == FusedStep::kResult) step.op.out = result;
     // The previous step's result is still in registers only if it ran its
     // lane form, and only a lane form can take it from there.
@@ -69,7 +69,7 @@ void LaneProgram::run_k(float* regs) const {
   __m256 acc[K] = {};  // set by the first lane step before any read
   for (const Step& s : steps_) {
     float* out = regs + s.op.out * kWidth;
-    const auto op = static_cast<LaneOp>(s.lane_op);
+    const LaneOp op = s.op.lane_form;
     if (op == LaneOp::kNone) {
       const void* ins[3];
       for (int k = 0; k < s.op.arity; ++k) ins[k] = regs + s.op.in[k] * kWidth;

@@ -36,7 +36,6 @@ class LaneProgram {
  private:
   struct Step {
     FusedStep op;
-    uint8_t lane_op;     // a detail::lanes::LaneOp; kNone: run op.loop
     bool from_acc[3];    // input k is the previous step's result, still in registers
     bool keep;           // the result is stored, for a later step or the output
   };
