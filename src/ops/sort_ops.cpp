@@ -89,10 +89,20 @@ Attrs top_k_attrs(int64_t k, bool ascending) { return Attrs{{"k", k}, {"ascendin
 
 std::vector<OpSample> top_k_samples() {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  return {{{constant({3.f, -1.f, 4.5f, 0.25f, 2.f})}, top_k_attrs(3, false)},
+  // Expected values written out: largest first, ties in index order, NaN above every number.
+  return {{{constant({3.f, -1.f, 4.5f, 0.25f, 2.f})},
+           top_k_attrs(3, false),
+           false,
+           {constant({4.5f, 3.f, 2.f}), constant({2, 0, 4})}},
           {{constant({{1.0, 3.5, -2.0}, {0.5, -0.25, 2.75}})}, top_k_attrs(3, true)},
-          {{constant({{5, 1, 5, 2}, {0, 7, 7, 7}})}, top_k_attrs(2, false)},
-          {{constant({2.f, nan, 2.f, -1.f})}, top_k_attrs(4, false), true}};
+          {{constant({{5, 1, 5, 2}, {0, 7, 7, 7}})},
+           top_k_attrs(2, false),
+           false,
+           {constant({{5, 5}, {7, 7}}), constant({{0, 2}, {1, 2}})}},
+          {{constant({2.f, nan, 2.f, -1.f})},
+           top_k_attrs(4, false),
+           true,
+           {constant({nan, 2.f, 2.f, -1.f}), constant({1, 0, 2, 3})}}};
 }
 
 constexpr OpDef kTopK{.name = "TopKV2", .infer = top_k_infer, .kernel = top_k_kernel, .samples = top_k_samples,
