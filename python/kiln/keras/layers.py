@@ -10,12 +10,14 @@ from . import initializers as _initializers
 from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor  # noqa: F401
 from ._normalization import BatchNormalization, LayerNormalization  # noqa: F401
 from ._recurrent import RNN, SimpleRNNCell, LSTMCell, GRUCell, SimpleRNN, LSTM, GRU  # noqa: F401
+from ._attention import MultiHeadAttention  # noqa: F401
 
 __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
            "MaxPool2D", "AveragePooling2D", "AvgPool2D", "Flatten", "Reshape", "Dropout", "ReLU", "Softmax",
            "Activation", "BatchNormalization", "LayerNormalization", "Embedding", "GlobalAveragePooling2D",
            "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Conv2DTranspose", "Convolution2DTranspose"]
 __all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU"]
+__all__ += ["MultiHeadAttention"]
 
 
 def _check_unsupported(layer_name, **options):

@@ -1,0 +1,231 @@
+"""kiln.keras.layers.MultiHeadAttention against a NumPy reference of TF's equations (written here, with weights
+in TF's EinsumDense layout): masks, causal masks, attention scores, output_shape, dropout, traced = eager with
+unknown dims, gradients against finite differences, a Transformer block that trains, saved-model round trips,
+errors."""
+import numpy as np
+import pytest
+
+import kiln as tf
+
+K = tf.keras
+rng = np.random.default_rng(23)
+
+
+def randn(*shape, scale=1.0):
+    return (scale * rng.standard_normal(shape)).astype(np.float32)
+
+
+def reference(weights, query, value, key=None, mask=None, causal=False, key_dim=None):
+    """TF's MultiHeadAttention in float64: einsum projections, scaled scores, (1 - mask) * -1e9, softmax."""
+    wq, bq, wk, bk, wv, bv, wo, bo = [w.astype(np.float64) for w in weights]
+    query, value = query.astype(np.float64), value.astype(np.float64)
+    key = value if key is None else key.astype(np.float64)
+    q = np.einsum("abc,cde->abde", query, wq) + bq
+    k = np.einsum("abc,cde->abde", key, wk) + bk
+    v = np.einsum("abc,cde->abde", value, wv) + bv
+    q = q / np.sqrt(key_dim or wq.shape[-1])
+    scores = np.einsum("aecd,abcd->acbe", k, q)               # [batch, heads, T, S]
+    keep = np.ones((query.shape[0], query.shape[1], value.shape[1]), bool)
+    if mask is not None:
+        keep &= mask.astype(bool)
+    if causal:
+        keep &= np.tril(np.ones((query.shape[1], value.shape[1]), bool))[None]
+    scores = scores + (1.0 - keep[:, None].astype(np.float64)) * -1e9
+    scores = np.exp(scores - scores.max(-1, keepdims=True))
+    scores /= scores.sum(-1, keepdims=True)
+    attended = np.einsum("acbe,aecd->abcd", scores, v)
+    return np.einsum("abcd,cde->abe", attended, wo) + bo, scores
+
+
+def random_weights(layer):
+    for w in layer.weights:
+        w.assign(randn(*w.shape.as_list(), scale=0.5))
+    return [w.numpy() for w in layer.weights]
+
+
+def test_weights_have_tf_names_and_einsum_dense_shapes():
+    layer = K.layers.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=4, output_shape=6, name="mha")
+    layer(randn(2, 5, 7), randn(2, 4, 8), key=randn(2, 4, 9))
+    assert [w.name for w in layer.weights] == [
+        "mha/query/kernel:0", "mha/query/bias:0", "mha/key/kernel:0", "mha/key/bias:0", "mha/value/kernel:0",
+        "mha/value/bias:0", "mha/attention_output/kernel:0", "mha/attention_output/bias:0"]
+    assert [tuple(w.shape.as_list()) for w in layer.weights] == [
+        (7, 2, 3), (2, 3), (9, 2, 3), (2, 3), (8, 2, 4), (2, 4), (2, 4, 6), (6,)]
+    assert layer.count_params() == 7 * 6 + 6 + 9 * 6 + 6 + 8 * 8 + 8 + 8 * 6 + 6
+    assert layer.compute_output_shape((None, 11, 7)).as_list() == [None, 11, 6]
+    no_bias = K.layers.MultiHeadAttention(1, 2, use_bias=False)
+    no_bias(randn(1, 2, 3), randn(1, 2, 3))
+    assert len(no_bias.weights) == 4
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_values_and_scores_match_the_reference(masked):
+    layer = K.layers.MultiHeadAttention(num_heads=3, key_dim=4, value_dim=2, output_shape=5)
+    q, v, k = randn(2, 3, 6), randn(2, 4, 7), randn(2, 4, 8)
+    layer(q, v, key=k)
+    weights = random_weights(layer)
+    mask = rng.uniform(size=(2, 3, 4)) > 0.3 if masked else None
+    out, scores = layer(q, v, key=k, attention_mask=mask, return_attention_scores=True)
+    want_out, want_scores = reference(weights, q, v, k, mask=mask)
+    assert scores.shape == (2, 3, 3, 4) and out.shape == (2, 3, 5)
+    np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(scores.numpy(), want_scores, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(scores.numpy().sum(-1), 1.0, rtol=1e-6)
+    if masked:
+        hidden = np.broadcast_to(~mask[:, None], scores.shape)
+        assert np.all(scores.numpy()[hidden] == 0)
+
+
+def test_causal_mask_and_its_combination_with_the_mask():
+    layer = K.layers.MultiHeadAttention(num_heads=2, key_dim=3)
+    x = randn(2, 5, 4)
+    layer(x, x)
+    weights = random_weights(layer)
+    mask = np.ones((2, 5, 5), bool)
+    mask[0, 4, 1] = mask[1, 2, 0] = False
+    for given in (None, mask):
+        out, scores = layer(x, x, attention_mask=given, use_causal_mask=True, return_attention_scores=True)
+        want_out, want_scores = reference(weights, x, x, mask=given, causal=True)
+        np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(scores.numpy(), want_scores, rtol=1e-5, atol=1e-6)
+        assert np.all(np.triu(scores.numpy(), 1) == 0)
+    # A later position's input does not reach earlier outputs.
+    moved = x.copy()
+    moved[:, -1] += 3
+    np.testing.assert_allclose(layer(moved, moved, use_causal_mask=True).numpy()[:, :-1],
+                               layer(x, x, use_causal_mask=True).numpy()[:, :-1], rtol=1e-6, atol=1e-6)
+
+
+def test_dropout_applies_to_the_weights_while_training_only():
+    tf.random.set_seed(1)
+    layer = K.layers.MultiHeadAttention(num_heads=2, key_dim=3, dropout=0.5)
+    x = randn(2, 4, 5)
+    out, scores = layer(x, x, return_attention_scores=True)
+    np.testing.assert_array_equal(layer(x, x).numpy(), out.numpy())
+    trained, trained_scores = layer(x, x, training=True, return_attention_scores=True)
+    np.testing.assert_array_equal(trained_scores.numpy(), scores.numpy())   # scores are before dropout
+    assert np.abs(trained.numpy() - out.numpy()).max() > 1e-3
+
+
+def test_traced_equals_eager_with_unknown_batch_and_sequence_dims():
+    layer = K.layers.MultiHeadAttention(num_heads=2, key_dim=4)
+    f = tf.function(lambda q, v: layer(q, v, use_causal_mask=True),
+                    input_signature=[tf.TensorSpec([None, None, 6]), tf.TensorSpec([None, None, 3])])
+    for t, s in ((1, 2), (4, 4), (7, 3)):
+        q, v = randn(3, t, 6), randn(3, s, 3)
+        np.testing.assert_allclose(f(q, v).numpy(), layer(q, v, use_causal_mask=True).numpy(), rtol=1e-6, atol=1e-6)
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_gradients_match_finite_differences():
+    K.backend.set_floatx("float64")
+    try:
+        layer = K.layers.MultiHeadAttention(num_heads=2, key_dim=3)
+        q, v = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 5))
+        mask = rng.uniform(size=(2, 3, 4)) > 0.25
+        w = rng.standard_normal((2, 3, 4))
+        layer(q, v)
+
+        def loss(qi, vi):
+            return tf.reduce_sum(layer(qi, vi, attention_mask=mask) * w)
+
+        def grads(qi, vi):
+            with tf.GradientTape() as tape:
+                tape.watch(qi)
+                tape.watch(vi)
+                y = loss(qi, vi)
+            return tape.gradient(y, [qi, vi] + layer.trainable_variables)
+
+        eager = grads(tf.constant(q), tf.constant(v))
+        traced = tf.function(grads, autograph=False)(tf.constant(q), tf.constant(v))
+        for e, t in zip(eager, traced):
+            np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-10, atol=1e-12)
+        h = 1e-6
+        for var, g in zip(layer.trainable_variables, eager[2:]):
+            base = var.numpy().copy()
+            for k in range(0, base.size, 3):
+                def moved_loss(delta):
+                    moved = base.copy()
+                    moved.flat[k] += delta
+                    var.assign(moved)
+                    return float(loss(q, v).numpy())
+                numeric = (moved_loss(h) - moved_loss(-h)) / (2 * h)
+                var.assign(base)
+                np.testing.assert_allclose(g.numpy().flat[k], numeric, rtol=1e-5, atol=1e-7)
+        for index, x in enumerate((q, v)):
+            for k in range(0, x.size, 3):
+                plus, minus = x.copy(), x.copy()
+                plus.flat[k] += h
+                minus.flat[k] -= h
+                args_plus = (plus, v) if index == 0 else (q, plus)
+                args_minus = (minus, v) if index == 0 else (q, minus)
+                numeric = (float(loss(*args_plus).numpy()) - float(loss(*args_minus).numpy())) / (2 * h)
+                np.testing.assert_allclose(eager[index].numpy().flat[k], numeric, rtol=1e-5, atol=1e-7)
+    finally:
+        K.backend.set_floatx("float32")
+
+
+class TransformerBlock(K.Model):
+    """A post-norm Transformer encoder block and a classifier on its mean over time."""
+
+    def __init__(self):
+        super().__init__()
+        self.attention = K.layers.MultiHeadAttention(num_heads=2, key_dim=4)
+        self.norm1 = K.layers.LayerNormalization()
+        self.hidden = K.layers.Dense(16, activation="relu")
+        self.back = K.layers.Dense(4)
+        self.norm2 = K.layers.LayerNormalization()
+        self.classify = K.layers.Dense(2)
+
+    def call(self, x, training=None):
+        h = self.norm1(x + self.attention(x, x, training=training))
+        h = self.norm2(h + self.back(self.hidden(h)))
+        return self.classify(tf.reduce_mean(h, axis=1))
+
+
+def test_a_transformer_block_trains_in_a_traced_step_saves_and_loads(tmp_path):
+    tf.random.set_seed(5)
+    x = randn(64, 6, 4)
+    y = (x[:, :, 0].sum(1) > x[:, :, 1].sum(1)).astype(np.int32)
+    model = TransformerBlock()
+    optimizer = K.optimizers.Adam(0.01)
+    loss_fn = K.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @tf.function
+    def train_step(inputs, labels):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(inputs, training=True))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    losses = [float(train_step(x, y).numpy()) for _ in range(40)]
+    assert train_step.experimental_get_tracing_count() == 1
+    assert losses[-1] < 0.5 * losses[0], losses
+    serve = tf.function(lambda inputs: model(inputs), input_signature=[tf.TensorSpec([None, None, 4])])
+    tf.saved_model.save(model, str(tmp_path / "m"), signatures=serve)
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    longer = randn(3, 9, 4)
+    np.testing.assert_allclose(loaded.signatures["serving_default"](inputs=longer)["output_0"].numpy(),
+                               model(longer).numpy(), rtol=1e-6, atol=1e-6)
+    assert len(loaded.variables) == 8 + 5 * 2   # attention, then two LayerNormalization and three Dense
+
+
+def test_bad_arguments_and_inputs_are_named():
+    with pytest.raises(ValueError, match="`num_heads` must be a positive integer"):
+        K.layers.MultiHeadAttention(0, 4)
+    with pytest.raises(ValueError, match="Expected a float value in \\[0, 1\\)"):
+        K.layers.MultiHeadAttention(2, 4, dropout=1.0)
+    with pytest.raises(NotImplementedError, match="attention_axes=\\(2, 3\\) is not supported"):
+        K.layers.MultiHeadAttention(2, 4, attention_axes=(2, 3))
+    with pytest.raises(NotImplementedError, match="kernel_regularizer"):
+        K.layers.MultiHeadAttention(2, 4, kernel_regularizer="l2")
+    layer = K.layers.MultiHeadAttention(2, 4, name="mha")
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'value'"):
+        layer(randn(2, 3, 5))
+    with pytest.raises(ValueError, match="the query must have rank 3"):
+        layer(randn(2, 3), randn(2, 3, 5))
+    layer(randn(2, 3, 5), randn(2, 4, 6))
+    with pytest.raises(ValueError, match="the value's last dim is 7 but the layer was built for 6"):
+        layer(randn(2, 3, 5), randn(2, 4, 7))
+    with pytest.raises(NotImplementedError, match="functional API"):
+        layer(K.Input((3, 5)), K.Input((4, 6)))
