@@ -8,7 +8,7 @@ from .. import dtypes as _dtypes
 from .. import nn as _nn
 from ..tensor_shape import TensorShape
 from . import initializers as _initializers
-from ._layer import KerasTensor, Layer, _shape_of, _to_tensor
+from ._layer import KerasTensor, Layer, _Node, _shape_of, _to_tensor
 
 # Keras' _large_compatible_negative for float32 / float64: added to masked scores before the softmax.
 _MASKED_SCORE = -1e9
@@ -111,13 +111,26 @@ class MultiHeadAttention(Layer):
     def __call__(self, query, value=None, key=None, *args, **kwargs):
         if value is None:
             raise TypeError("MultiHeadAttention.call() missing 1 required positional argument: 'value'")
-        if any(isinstance(x, KerasTensor) for x in (query, value, key)):
-            raise NotImplementedError("kiln.keras.layers.MultiHeadAttention: the functional API (Input tensors) "
-                                      "is not supported; call the layer in a subclassed Model or Layer")
         query, value, key = _to_tensor(query), _to_tensor(value), _to_tensor(key)
         if not self.built:
             self._build_from_signature(query, value, key)
+        if any(isinstance(x, KerasTensor) for x in (query, value, key)):
+            return self._symbolic_call(query, value, key, args, kwargs)
         return super().__call__(query, value, key, *args, **kwargs)
+
+    def _symbolic_call(self, query, value, key, args, kwargs):
+        """A functional-API call: a node whose later inputs (value, key, a mask) are its arguments."""
+        if args:
+            raise TypeError("MultiHeadAttention: pass the arguments after `key` by name (attention_mask=..., ...)")
+        self._check_rank("value", value.shape)
+        node = _Node(self, query, (value, key), dict(kwargs))
+        out = KerasTensor(self.compute_output_shape(query.shape), self._dtype, None, node, 0)
+        if kwargs.get("return_attention_scores"):
+            scores = [query.shape[0], self.num_heads, query.shape[1], value.shape[1]]
+            node.outputs = [out, KerasTensor(scores, self._dtype, None, node, 1)]
+        else:
+            node.outputs = out
+        return node.outputs
 
     def _projected(self, x, dense):
         """[batch, heads, positions, dim]: [batch, 1, positions, features] @ [heads, features, dim], the batch

@@ -322,7 +322,8 @@ class Model(Layer):
                                      f"\"{node.layer.name}\". The following previous layers were accessed without "
                                      f"issue: {[n.layer.name for n in order]}")
             else:
-                for t in _flatten(node.inputs):
+                # A layer of several inputs (MultiHeadAttention's value) takes the later ones as arguments.
+                for t in _flatten([node.inputs, list(node.args), node.kwargs]):
                     if isinstance(t, KerasTensor):
                         visit(t._node, path)
             state[id(node)] = 2
@@ -359,9 +360,13 @@ class Model(Layer):
             raise ValueError(f'Layer "{self.name}" expects {len(flat_kt)} input(s), but it received {len(flat_in)} '
                              "input tensors.")
         values = {id(kt): v for kt, v in zip(flat_kt, flat_in)}
+
+        def value_of(t):
+            return values[id(t)] if isinstance(t, KerasTensor) else t
+
         for node in self._fn_nodes:
-            args = _map(lambda t: values[id(t)] if isinstance(t, KerasTensor) else t, node.inputs)
-            out = node.layer(args, *node.args, training=training, **node.kwargs)
+            out = node.layer(_map(value_of, node.inputs), *_map(value_of, list(node.args)), training=training,
+                             **_map(value_of, node.kwargs))
             for kt, value in zip(_flatten(node.outputs), _flatten(out)):
                 values[id(kt)] = value
         return _map(lambda kt: values[id(kt)], self._fn_outputs)

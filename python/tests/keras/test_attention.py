@@ -227,5 +227,17 @@ def test_bad_arguments_and_inputs_are_named():
     layer(randn(2, 3, 5), randn(2, 4, 6))
     with pytest.raises(ValueError, match="the value's last dim is 7 but the layer was built for 6"):
         layer(randn(2, 3, 5), randn(2, 4, 7))
-    with pytest.raises(NotImplementedError, match="functional API"):
-        layer(K.Input((3, 5)), K.Input((4, 6)))
+
+
+def test_a_functional_model_takes_the_layer_with_its_scores():
+    query, value = K.Input((None, 5)), K.Input((None, 3))
+    mha = K.layers.MultiHeadAttention(num_heads=2, key_dim=4)
+    out, scores = mha(query, value, use_causal_mask=True, return_attention_scores=True)
+    assert out.shape.as_list() == [None, None, 5] and scores.shape.as_list() == [None, 2, None, None]
+    model = K.Model(inputs=[query, value], outputs=[K.layers.Dense(2)(out), scores])
+    assert len(model.trainable_variables) == 8 + 2
+    q, v = randn(3, 4, 5), randn(3, 4, 3)
+    got_out, got_scores = model([q, v])
+    want_out, want_scores = mha(q, v, use_causal_mask=True, return_attention_scores=True)
+    np.testing.assert_allclose(got_scores.numpy(), want_scores.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(got_out.numpy(), model.layers[-1](want_out).numpy(), rtol=1e-6, atol=1e-6)
