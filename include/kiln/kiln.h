@@ -24,6 +24,7 @@
 #include "kiln/nn/layers.h"
 #include "kiln/nn/normalization.h"
 #include "kiln/nn/recurrent.h"
+#include "kiln/nn/attention.h"
 #include "kiln/nn/sequential.h"
 #include "kiln/nn/losses.h"
 #include "kiln/nn/metrics.h"

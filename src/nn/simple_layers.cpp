@@ -89,12 +89,15 @@ Dropout::Dropout(double rate, LayerOptions options)
     throw InvalidArgument(fmt::format("Dropout '{}': rate must be in [0, 1), got {}", name(), rate));
 }
 
-Tensor Dropout::call(const Tensor& x, bool training) {
-  if (!training || rate_ == 0) return x;
+Tensor dropout(const Tensor& x, double rate) {
+  if (!(rate >= 0 && rate < 1)) throw InvalidArgument(fmt::format("dropout: rate must be in [0, 1), got {}", rate));
+  if (rate == 0) return x;
   // uniform_like: the batch dim may be known only when a traced graph runs.
-  Tensor keep = greater_equal(random::uniform_like(x), rate_);
-  return where(keep, x * (1.0 / (1.0 - rate_)), 0);
+  Tensor keep = greater_equal(random::uniform_like(x), rate);
+  return where(keep, x * (1.0 / (1.0 - rate)), 0);
 }
+
+Tensor Dropout::call(const Tensor& x, bool training) { return training ? dropout(x, rate_) : x; }
 
 ReLU::ReLU(LayerOptions options) : Layer("re_lu", std::move(options.name), std::move(options.input_shape)) {}
 

@@ -181,11 +181,13 @@ class Reshape : public Layer {
   Shape target_;
 };
 
-// While training, zeroes each element with probability `rate` and scales the
-// rest by 1 / (1 - rate); otherwise the identity. The mask comes from
-// kiln::random's global generator (a new one on every call, graph calls
-// included; kiln::random::set_seed makes the sequence reproducible). The
-// input's shape must be fully known while training.
+// tf.nn.dropout: zeroes each element with probability `rate` (in [0, 1)) and
+// scales the rest by 1 / (1 - rate). The mask comes from kiln::random's
+// global generator (a new one on every call, graph calls included;
+// kiln::random::set_seed makes the sequence reproducible).
+Tensor dropout(const Tensor& x, double rate);
+
+// While training, dropout(x, rate); otherwise the identity.
 class Dropout : public Layer {
  public:
   explicit Dropout(double rate, LayerOptions options = {});
