@@ -28,6 +28,7 @@
 #include "kiln/nn/sequential.h"
 #include "kiln/nn/losses.h"
 #include "kiln/nn/metrics.h"
+#include "kiln/nn/schedules.h"
 #include "kiln/nn/optimizers.h"
 #include "kiln/nn/progbar.h"
 #include "kiln/saved_model.h"

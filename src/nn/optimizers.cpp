@@ -11,15 +11,16 @@
 
 namespace kiln::nn {
 
-Optimizer::Optimizer(std::string name, double learning_rate, std::vector<std::string> slot_names,
+Optimizer::Optimizer(std::string name, LearningRate learning_rate, std::vector<std::string> slot_names,
                      UpdateOptions update, double slot_initial_value)
     : Module(std::move(name)),
-      learning_rate_(learning_rate),
+      learning_rate_(learning_rate.value()),
+      schedule_(learning_rate.schedule()),
       slot_names_(std::move(slot_names)),
       update_(update),
       slot_initial_value_(slot_initial_value) {
-  if (!(learning_rate >= 0))
-    throw InvalidArgument(fmt::format("{}: learning_rate must be >= 0, got {}", this->name(), learning_rate));
+  if (!(learning_rate_ >= 0))
+    throw InvalidArgument(fmt::format("{}: learning_rate must be >= 0, got {}", this->name(), learning_rate_));
   if (update_.clipnorm && update_.global_clipnorm)
     throw InvalidArgument(fmt::format("{}: at most one of clipnorm and global_clipnorm can be set, got clipnorm={} "
                                       "and global_clipnorm={}",
@@ -56,7 +57,16 @@ std::vector<Tensor> Optimizer::clipped(const std::vector<Tensor>& grads, SourceL
   return out;
 }
 
+double Optimizer::learning_rate() const {
+  if (!schedule_) return learning_rate_;
+  return (*schedule_)(iterations_ ? iterations_.read_value() : constant(int64_t{0})).item<float>();
+}
+
 void Optimizer::set_learning_rate(double learning_rate) {
+  if (schedule_)
+    throw FailedPrecondition(fmt::format("{}: this optimizer was created with a {} as its learning rate, hence its "
+                                         "learning rate is not settable",
+                                         name(), schedule_->class_name()));
   if (!(learning_rate >= 0))
     throw InvalidArgument(fmt::format("{}: learning_rate must be >= 0, got {}", name(), learning_rate));
   learning_rate_ = learning_rate;
@@ -76,7 +86,7 @@ void Optimizer::create_state(const std::vector<Variable>& vars) {
   if (!iterations_) {
     iterations_ = add_variable("iter", [] { return constant(int64_t{0}); }, /*trainable=*/false);
     learning_rate_var_ =
-        add_variable("learning_rate", [this] { return constant(static_cast<float>(learning_rate_)); }, false);
+        add_variable("learning_rate", [this] { return constant(static_cast<float>(learning_rate())); }, false);
   }
   if (slot_names_.empty()) return;
   for (const Variable& var : vars) {
@@ -120,7 +130,11 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vec
   const bool clips = update_.clipnorm || update_.clipvalue || update_.global_clipnorm;
   const std::vector<Tensor>& gradients = clips ? clipped(grads, loc) : grads;
 
-  Tensor step = iterations_.read_value(loc) + 1;
+  Tensor iterations = iterations_.read_value(loc);
+  Tensor step = iterations + 1;
+  // The schedule at the count before this update (Keras'); the variable
+  // shows the rate used.
+  if (schedule_) learning_rate_var_.assign((*schedule_)(iterations), loc);
   Tensor lr = learning_rate_var_.read_value(loc);
   // The step's rate in each variable dtype (float32, float64), computed once.
   Tensor rate_as[2];
@@ -138,8 +152,8 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vec
   iterations_.assign_add(1, loc);
 }
 
-SGD::SGD(double learning_rate, SGDOptions options)
-    : Optimizer(std::move(options.name), learning_rate,
+SGD::SGD(LearningRate learning_rate, SGDOptions options)
+    : Optimizer(std::move(options.name), std::move(learning_rate),
                 options.momentum == 0 ? std::vector<std::string>{} : std::vector<std::string>{"momentum"},
                 options.update),
       momentum_(options.momentum),
@@ -160,8 +174,8 @@ void SGD::apply_dense(const Tensor& grad, const Variable& var, const std::vector
   var.assign_add(nesterov_ ? v * momentum_ - lr * grad : v, loc);
 }
 
-Adam::Adam(double learning_rate, AdamOptions options)
-    : Optimizer(std::move(options.name), learning_rate, {"m", "v"}, options.update),
+Adam::Adam(LearningRate learning_rate, AdamOptions options)
+    : Optimizer(std::move(options.name), std::move(learning_rate), {"m", "v"}, options.update),
       beta_1_(options.beta_1),
       beta_2_(options.beta_2),
       epsilon_(options.epsilon) {
@@ -189,11 +203,11 @@ AdamOptions with_weight_decay(AdamOptions options, double weight_decay) {
 }
 }  // namespace
 
-AdamW::AdamW(double learning_rate, double weight_decay, AdamOptions options)
-    : Adam(learning_rate, with_weight_decay(std::move(options), weight_decay)) {}
+AdamW::AdamW(LearningRate learning_rate, double weight_decay, AdamOptions options)
+    : Adam(std::move(learning_rate), with_weight_decay(std::move(options), weight_decay)) {}
 
-RMSprop::RMSprop(double learning_rate, RMSpropOptions options)
-    : Optimizer(std::move(options.name), learning_rate,
+RMSprop::RMSprop(LearningRate learning_rate, RMSpropOptions options)
+    : Optimizer(std::move(options.name), std::move(learning_rate),
                 options.momentum == 0 ? std::vector<std::string>{"rms"} : std::vector<std::string>{"rms", "momentum"},
                 options.update),
       rho_(options.rho),
@@ -217,8 +231,8 @@ void RMSprop::apply_dense(const Tensor& grad, const Variable& var, const std::ve
   var.assign_sub(mom, loc);
 }
 
-Adagrad::Adagrad(double learning_rate, AdagradOptions options)
-    : Optimizer(std::move(options.name), learning_rate, {"accumulator"}, options.update,
+Adagrad::Adagrad(LearningRate learning_rate, AdagradOptions options)
+    : Optimizer(std::move(options.name), std::move(learning_rate), {"accumulator"}, options.update,
                 options.initial_accumulator_value),
       epsilon_(options.epsilon) {
   if (!(options.initial_accumulator_value >= 0))

@@ -5,8 +5,9 @@
 // count, the learning rate, one or two slots per variable) lives in
 // Variables created on the first apply_gradients, so a training step works
 // eagerly and inside kiln::function (where the first trace creates them).
+// The learning rate is a number or a schedule (schedules.h) of the step count.
 //
-//   kiln::nn::Adam opt(1e-3);
+//   kiln::nn::Adam opt(1e-3);   // or opt(kiln::nn::ExponentialDecay(1e-3, 1000, 0.96))
 //   opt.apply_gradients(grads, model.trainable_variables());
 #include <cstdint>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "kiln/module.h"
+#include "kiln/nn/schedules.h"
 #include "kiln/tensor.h"
 #include "kiln/variable.h"
 
@@ -42,8 +44,13 @@ class Optimizer : public Module {
 
   // The number of apply_gradients calls so far (int64); null before the first.
   const Variable& iterations() const { return iterations_; }
-  double learning_rate() const { return learning_rate_; }
-  // Takes effect in traced functions too: the rate is a Variable.
+  // The rate the next update applies: the number given, or the schedule's
+  // rate at iterations() (computed eagerly).
+  double learning_rate() const;
+  // Null unless the optimizer was given one.
+  const std::shared_ptr<const LearningRateSchedule>& learning_rate_schedule() const { return schedule_; }
+  // Takes effect in traced functions too: the rate is a Variable. Not for an
+  // optimizer given a schedule (FailedPrecondition).
   void set_learning_rate(double learning_rate);
   // The slot `slot_name` ("momentum", "m", "v") of `var`; a null Variable
   // when there is none.
@@ -53,7 +60,7 @@ class Optimizer : public Module {
   // `slot_names`: the slots made for every variable on its first
   // apply_gradients, in the order apply_dense receives them.
   // `slot_initial_value`: every slot's initial value (Adagrad's accumulator).
-  Optimizer(std::string name, double learning_rate, std::vector<std::string> slot_names, UpdateOptions update,
+  Optimizer(std::string name, LearningRate learning_rate, std::vector<std::string> slot_names, UpdateOptions update,
             double slot_initial_value = 0);
   // The rate this step applies, from `lr` (the learning rate in a variable
   // dtype) and `step` (the 1-based step count, int64). Computed once per
@@ -68,6 +75,7 @@ class Optimizer : public Module {
   std::vector<Tensor> clipped(const std::vector<Tensor>& grads, SourceLocation loc) const;
 
   double learning_rate_;
+  std::shared_ptr<const LearningRateSchedule> schedule_;
   std::vector<std::string> slot_names_;
   UpdateOptions update_;
   double slot_initial_value_;
@@ -89,7 +97,7 @@ struct SGDOptions {
 };
 class SGD : public Optimizer {
  public:
-  explicit SGD(double learning_rate = 0.01, SGDOptions options = {});
+  explicit SGD(LearningRate learning_rate = 0.01, SGDOptions options = {});
 
  protected:
   void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& rate,
@@ -113,7 +121,7 @@ struct AdamOptions {
 };
 class Adam : public Optimizer {
  public:
-  explicit Adam(double learning_rate = 0.001, AdamOptions options = {});
+  explicit Adam(LearningRate learning_rate = 0.001, AdamOptions options = {});
 
  protected:
   // lr * sqrt(1 - beta2^t) / (1 - beta1^t).
@@ -129,7 +137,7 @@ class Adam : public Optimizer {
 // options.update.weight_decay).
 class AdamW : public Adam {
  public:
-  explicit AdamW(double learning_rate = 0.001, double weight_decay = 0.004, AdamOptions options = {.name = "AdamW"});
+  explicit AdamW(LearningRate learning_rate = 0.001, double weight_decay = 0.004, AdamOptions options = {.name = "AdamW"});
 };
 
 // Keras' RMSprop (not centered):
@@ -145,7 +153,7 @@ struct RMSpropOptions {
 };
 class RMSprop : public Optimizer {
  public:
-  explicit RMSprop(double learning_rate = 0.001, RMSpropOptions options = {});
+  explicit RMSprop(LearningRate learning_rate = 0.001, RMSpropOptions options = {});
 
  protected:
   void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& rate,
@@ -165,7 +173,7 @@ struct AdagradOptions {
 };
 class Adagrad : public Optimizer {
  public:
-  explicit Adagrad(double learning_rate = 0.001, AdagradOptions options = {});
+  explicit Adagrad(LearningRate learning_rate = 0.001, AdagradOptions options = {});
 
  protected:
   void apply_dense(const Tensor& grad, const Variable& var, const std::vector<Variable>& slots, const Tensor& rate,
