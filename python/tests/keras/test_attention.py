@@ -53,6 +53,9 @@ def test_weights_have_tf_names_and_einsum_dense_shapes():
         (7, 2, 3), (2, 3), (9, 2, 3), (2, 3), (8, 2, 4), (2, 4), (2, 4, 6), (6,)]
     assert layer.count_params() == 7 * 6 + 6 + 9 * 6 + 6 + 8 * 8 + 8 + 8 * 6 + 6
     assert layer.compute_output_shape((None, 11, 7)).as_list() == [None, 11, 6]
+    config = layer.get_config()
+    assert {k: config[k] for k in ("name", "num_heads", "key_dim", "value_dim", "dropout", "output_shape")} == {
+        "name": "mha", "num_heads": 2, "key_dim": 3, "value_dim": 4, "dropout": 0.0, "output_shape": 6}
     no_bias = K.layers.MultiHeadAttention(1, 2, use_bias=False)
     no_bias(randn(1, 2, 3), randn(1, 2, 3))
     assert len(no_bias.weights) == 4
