@@ -1,14 +1,19 @@
 #pragma once
-// What the example programs share: reading flags and timing steps.
+// What the example programs share: reading flags, the datasets, the
+// training loop and timing steps.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "kiln/data.h"
+#include "kiln/nn/metrics.h"
+#include "kiln/nn/progbar.h"
 
 namespace examples {
 
@@ -47,6 +52,18 @@ template <class Usage> long parse_int(const std::string& flag, const std::string
   return v;
 }
 
+// --dataset's value: "mnist" or "fashion"; else usage(error).
+template <class Usage> std::string parse_dataset(const std::string& value, Usage usage) {
+  if (value != "mnist" && value != "fashion") usage("--dataset needs mnist or fashion, got '" + value + "'");
+  return value;
+}
+
+// Where a dataset's IDX files are when --data-dir is not given: data/mnist
+// (scripts/mnist_data.sh), Debian's dataset-fashion-mnist.
+inline std::string default_data_dir(const std::string& dataset) {
+  return dataset == "fashion" ? "/usr/share/datasets/fashion-mnist" : "data/mnist";
+}
+
 // The training digits as the examples feed them: a new shuffle every epoch,
 // full batches only (one traced step shape), two batches prepared ahead.
 inline kiln::data::Dataset training_batches(const kiln::Tensor& images, const kiln::Tensor& labels, uint64_t seed,
@@ -64,6 +81,35 @@ inline int64_t steps_per_epoch(int64_t examples, int64_t batch_size, int64_t max
 
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// `epochs` epochs of `steps_per_epoch` batches of `train` through `step`
+// (images, labels -> loss, accuracy), a progress bar each, then a line
+// "epoch N: S s" and whatever `note` adds.
+template <class Step>
+void train_epochs(const kiln::data::Dataset& train, int epochs, int64_t steps_per_epoch, int64_t batch_size,
+                  Step&& step, const std::function<std::string()>& note = {}) {
+  for (int epoch = 1; epoch <= epochs; ++epoch) {
+    kiln::nn::Progbar bar(steps_per_epoch, {.title = fmt::format("Epoch {}/{}", epoch, epochs)});
+    int64_t done = 0;
+    auto epoch_start = std::chrono::steady_clock::now();
+    for (const kiln::data::Element& batch : train) {
+      if (done == steps_per_epoch) break;
+      auto [loss, accuracy] = step(batch[0], batch[1]);
+      bar.step(batch_size, {{"loss", loss.template item<float>()}, {"accuracy", accuracy.template item<float>()}});
+      ++done;
+    }
+    bar.finish();
+    fmt::print("epoch {}: {:.1f} s{}\n", epoch, seconds_since(epoch_start), note ? note() : "");
+  }
+}
+
+// The accuracy of `predict` (images -> logits) on the test images, in batches of 500.
+template <class Predict> float test_accuracy(const kiln::data::Mnist& mnist, Predict&& predict) {
+  kiln::nn::SparseCategoricalAccuracy accuracy;
+  kiln::data::Dataset test = kiln::data::Dataset::from_tensor_slices({mnist.test_images, mnist.test_labels}).batch(500);
+  for (const kiln::data::Element& batch : test) accuracy.update_state(batch[1], predict(batch[0]));
+  return accuracy.result().item<float>();
 }
 
 inline double median(std::vector<double> v) {

@@ -55,17 +55,14 @@ Flags parse_flags(int argc, char** argv) {
     else if (arg == "--batch-size") f.batch_size = integer(1);
     else if (arg == "--units") f.units = integer(1);
     else if (arg == "--data-dir") f.data_dir = value;
-    else if (arg == "--dataset") {
-      if (value != "mnist" && value != "fashion") usage("--dataset needs mnist or fashion, got '" + value + "'");
-      f.dataset = value;
-    }
+    else if (arg == "--dataset") f.dataset = examples::parse_dataset(value, usage);
     else if (arg == "--seed") f.seed = static_cast<uint64_t>(integer(0));
     else if (arg == "--max-steps") f.max_steps = integer(1);
     else if (arg == "--timing-steps") f.timing_steps = integer(1);
     else if (arg == "--profile") f.profile_file = value;
     else usage("unknown flag " + arg);
   }
-  if (f.data_dir.empty()) f.data_dir = f.dataset == "fashion" ? "/usr/share/datasets/fashion-mnist" : "data/mnist";
+  if (f.data_dir.empty()) f.data_dir = examples::default_data_dir(f.dataset);
   return f;
 }
 
@@ -120,25 +117,10 @@ int run(const Flags& flags) {
   kiln::data::Dataset train = examples::training_batches(mnist.train_images, mnist.train_labels, flags.seed,
                                                          flags.batch_size);
   const int64_t steps_per_epoch = examples::steps_per_epoch(n_train, flags.batch_size, flags.max_steps);
-  for (int epoch = 1; epoch <= flags.epochs; ++epoch) {
-    kiln::nn::Progbar bar(steps_per_epoch, {.title = fmt::format("Epoch {}/{}", epoch, flags.epochs)});
-    int64_t done = 0;
-    auto epoch_start = std::chrono::steady_clock::now();
-    for (const kiln::data::Element& batch : train) {
-      if (done == steps_per_epoch) break;
-      auto [loss, accuracy] = trainer.traced(batch[0], batch[1]);
-      bar.step(flags.batch_size, {{"loss", loss.item<float>()}, {"accuracy", accuracy.item<float>()}});
-      ++done;
-    }
-    bar.finish();
-    fmt::print("epoch {}: {:.1f} s\n", epoch, seconds_since(epoch_start));
-  }
+  examples::train_epochs(train, flags.epochs, steps_per_epoch, flags.batch_size, trainer.traced);
 
   auto predict = kiln::function([&](const kiln::Tensor& images) { return trainer.model(images); }, {.name = "predict"});
-  kiln::nn::SparseCategoricalAccuracy test_accuracy;
-  kiln::data::Dataset test = kiln::data::Dataset::from_tensor_slices({mnist.test_images, mnist.test_labels}).batch(500);
-  for (const kiln::data::Element& batch : test) test_accuracy.update_state(batch[1], predict(batch[0]));
-  fmt::print("test accuracy: {:.2f}% on {} held-out images\n", 100 * test_accuracy.result().item<float>(), n_test);
+  fmt::print("test accuracy: {:.2f}% on {} held-out images\n", 100 * examples::test_accuracy(mnist, predict), n_test);
 
   // The same step three ways on one batch, alternated so all three see the
   // same machine; medians. The unrolled model starts from the same weights.

@@ -80,10 +80,7 @@ Flags parse_flags(int argc, char** argv) {
     else if (arg == "--epochs") f.epochs = static_cast<int>(integer(1));
     else if (arg == "--batch-size") f.batch_size = static_cast<int>(integer(1));
     else if (arg == "--data-dir") f.data_dir = value;
-    else if (arg == "--dataset") {
-      if (value != "mnist" && value != "fashion") usage("--dataset needs mnist or fashion, got '" + value + "'");
-      f.dataset = value;
-    }
+    else if (arg == "--dataset") f.dataset = examples::parse_dataset(value, usage);
     else if (arg == "--seed") f.seed = static_cast<uint64_t>(integer(0));
     else if (arg == "--max-steps") f.max_steps = static_cast<int>(integer(1));
     else if (arg == "--save") f.save_dir = value;
@@ -91,7 +88,7 @@ Flags parse_flags(int argc, char** argv) {
     else if (arg == "--bucket-mb") f.bucket_mb = parse_double(arg, value);
     else usage("unknown flag " + arg);
   }
-  if (f.data_dir.empty()) f.data_dir = f.dataset == "fashion" ? "/usr/share/datasets/fashion-mnist" : "data/mnist";
+  if (f.data_dir.empty()) f.data_dir = examples::default_data_dir(f.dataset);
   return f;
 }
 

@@ -15,6 +15,7 @@ using namespace kiln::testing;
 namespace kiln::testing {
 // In test_paths.cpp, beside mnist_train_path (declared here: only this file runs it).
 std::string lstm_mnist_path();
+std::string transformer_mnist_path();
 }  // namespace kiln::testing
 
 namespace {
@@ -172,4 +173,22 @@ TEST(Examples, LstmMnistTrainsAndTimesTheLoopUnrolledAndEager) {
   auto [bad_status, bad] = run(lstm_mnist_path() + " --units 0");
   EXPECT_NE(bad_status, 0);
   EXPECT_NE(bad.find("--units needs an integer >= 1, got '0'"), std::string::npos) << bad;
+}
+
+// The attention example: a Transformer block over the rows of the digits,
+// trained traced on a cosine-decayed rate, reports its test accuracy.
+TEST(Examples, TransformerMnistTrainsOnACosineDecayedRate) {
+  if (transformer_mnist_path().empty()) GTEST_SKIP() << "examples are not built (KILN_BUILD_EXAMPLES=OFF)";
+  TempDir tmp;
+  std::string dir = synthetic_mnist(tmp, 200, 50);
+  auto [status, out] = run(transformer_mnist_path() + " --epochs 2 --batch-size 20 --dim 8 --heads 2 --data-dir " + dir);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("Epoch 2/2  10/10 ["), std::string::npos) << out;
+  // The cosine schedule has reached its floor, alpha * 1e-3, after its 20 steps.
+  EXPECT_NE(out.find("epoch 2: "), std::string::npos) << out;
+  EXPECT_NE(out.find("learning rate now 1.00e-04"), std::string::npos) << out;
+  EXPECT_NE(out.find("test accuracy: "), std::string::npos) << out;
+  auto [bad_status, bad] = run(transformer_mnist_path() + " --dim 10 --heads 4");
+  EXPECT_NE(bad_status, 0);
+  EXPECT_NE(bad.find("--dim (10) must be a multiple of --heads (4)"), std::string::npos) << bad;
 }

@@ -29,10 +29,12 @@ std::string mpiexec_path() { return ""; }
 std::string mnist_train_path() { return KILN_MNIST_TRAIN; }
 std::string mnist_seed_loop_path() { return KILN_MNIST_SEED_LOOP; }
 std::string lstm_mnist_path() { return KILN_LSTM_MNIST; }
+std::string transformer_mnist_path() { return KILN_TRANSFORMER_MNIST; }
 #else
 std::string mnist_train_path() { return ""; }
 std::string mnist_seed_loop_path() { return ""; }
 std::string lstm_mnist_path() { return ""; }
+std::string transformer_mnist_path() { return ""; }
 #endif
 
 #ifdef KILN_ONNX_TESTDATA
