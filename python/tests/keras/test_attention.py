@@ -244,3 +244,16 @@ def test_a_functional_model_takes_the_layer_with_its_scores():
     want_out, want_scores = mha(q, v, use_causal_mask=True, return_attention_scores=True)
     np.testing.assert_allclose(got_scores.numpy(), want_scores.numpy(), rtol=1e-6)
     np.testing.assert_allclose(got_out.numpy(), model.layers[-1](want_out).numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_a_transformer_block_fits_with_a_learning_rate_schedule():
+    tf.random.set_seed(3)
+    x = randn(64, 6, 4)
+    y = (x[:, :, 0].sum(1) > x[:, :, 1].sum(1)).astype(np.int32)
+    model = TransformerBlock()
+    model.compile(optimizer=K.optimizers.Adam(K.optimizers.schedules.CosineDecay(0.01, 40)),
+                  loss=K.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    history = model.fit(x, y, epochs=10, batch_size=16, verbose=0)
+    assert history.history["loss"][-1] < 0.7 * history.history["loss"][0]
+    assert history.history["accuracy"][-1] > 0.8
+    assert float(model.optimizer.iterations.numpy()) == 40
