@@ -3,11 +3,14 @@
 // bench/onnx_serving.js on the same inputs in the same run
 // (bench/onnx_serving.sh prints both and their ratios).
 //   bench_onnx_serving DIR   writes DIR/mnist.onnx, DIR/images_b{1,256}.bin, DIR/kiln.json
+//   bench_onnx_serving DIR --profile   prints where 200 batch-1 calls go
+//     (kiln::profiler; KILN_PROFILER_CLOCK=cpu for CPU time)
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -38,8 +41,9 @@ std::pair<double, double> time_calls(const std::function<void()>& call, int warm
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: bench_onnx_serving DIR\n";
+  const bool profile = argc == 3 && std::string_view(argv[2]) == "--profile";
+  if (argc != 2 && !profile) {
+    std::cerr << "usage: bench_onnx_serving DIR [--profile]\n";
     return 2;
   }
   fs::path dir = argv[1];
@@ -52,6 +56,14 @@ int main(int argc, char** argv) {
   saved_model::Loaded loaded = saved_model::load((dir / "saved").string());
   const saved_model::LoadedSignature& sig = loaded.signature("serving_default");
   onnx::export_(sig, (dir / "mnist.onnx").string());
+  if (profile) {
+    Tensor image = random::uniform({1, 28, 28, 1}, 0.f, 1.f, DType::Float32, 11);
+    for (int i = 0; i < 20; ++i) sig({{"images", image}});
+    profiler::Session session;
+    for (int i = 0; i < 200; ++i) sig({{"images", image}});
+    std::cout << session.stop().table();
+    return 0;
+  }
 
   std::ofstream json(dir / "kiln.json");
   json << "{";
