@@ -15,6 +15,7 @@
 #include <kiln/kiln.h>
 
 #include "core/tensor_impl.h"
+#include "counting_allocator.h"
 #include "ops/gemv.h"
 
 namespace {
@@ -119,6 +120,14 @@ TEST(Gemv, NoRowsGiveZerosAndNoColumnsWriteNothing) {
   gemv_f32(nullptr, nullptr, 2, 0, 2, y.data());
   EXPECT_EQ(y, (std::vector<float>{0.f, 0.f}));
   gemv_f32(nullptr, nullptr, 0, 5, 0, nullptr);
+}
+
+// The blocks' partial sums live in a buffer the calling thread grows once.
+TEST(Gemv, AWarmCallAllocatesNothing) {
+  const int64_t k = 3136, n = 1024;
+  std::vector<float> x = uniform(k, 7), b = uniform(k * n, 8), y(n);
+  gemv_f32(x.data(), b.data(), n, k, n, y.data());
+  EXPECT_EQ(kiln::testing::count_heap_allocations([&] { gemv_f32(x.data(), b.data(), n, k, n, y.data()); }), 0);
 }
 
 // MatMul with one row (however its dims are spelled) runs gemv_f32; the same

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
+#include <vector>
 
 #include "core/parallel.h"
 
@@ -51,8 +51,11 @@ void gemv_f32(const float* x, const float* b, int64_t ldb, int64_t k, int64_t n,
   const int64_t blocks = (k + kGemvBlockRows - 1) / kGemvBlockRows;
   const int64_t tiles = (n + kTileColumns - 1) / kTileColumns;
   // Block 0's sums go straight to y, the others' to `partial` (one row of n
-  // per block), added to y below.
-  std::unique_ptr<float[]> partial(blocks > 1 ? new float[static_cast<std::size_t>((blocks - 1) * n)] : nullptr);
+  // per block, 1/256 of B's size), added to y below. The calling thread's
+  // buffer, grown once, so that a warm call allocates nothing.
+  thread_local std::vector<float> partial_rows;
+  if (blocks > 1) partial_rows.resize(std::max(partial_rows.size(), static_cast<std::size_t>((blocks - 1) * n)));
+  float* const partial = partial_rows.data();
   // Units in block order, so that a thread's share of B is one stretch of
   // memory.
   const int64_t unit_macs = std::min(k, kGemvBlockRows) * std::min(n, kTileColumns);
@@ -62,7 +65,7 @@ void gemv_f32(const float* x, const float* b, int64_t ldb, int64_t k, int64_t n,
         for (int64_t unit = begin; unit < end; ++unit) {
           const int64_t block = unit / tiles, tile = unit % tiles;
           const int64_t row = block * kGemvBlockRows, col = tile * kTileColumns;
-          float* out = block == 0 ? y : partial.get() + (block - 1) * n;
+          float* out = block == 0 ? y : partial + (block - 1) * n;
           sweep_rows(x + row, b + row * ldb + col, ldb, std::min(kGemvBlockRows, k - row),
                      std::min(kTileColumns, n - col), out + col);
         }
@@ -71,7 +74,7 @@ void gemv_f32(const float* x, const float* b, int64_t ldb, int64_t k, int64_t n,
   if (blocks == 1) return;
   parallel_for(n, [&](int64_t begin, int64_t end) {
     for (int64_t block = 1; block < blocks; ++block) {
-      const float* p = partial.get() + (block - 1) * n;
+      const float* p = partial + (block - 1) * n;
 #pragma omp simd
       for (int64_t j = begin; j < end; ++j) y[j] += p[j];
     }
