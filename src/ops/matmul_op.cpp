@@ -1,5 +1,5 @@
 // MatMul: (batched, broadcasting) matrix multiplication, as tf.linalg.matmul.
-// float32 runs on oneDNN, except one row times a matrix (ops/gemv.h); float64
+// float32 runs on oneDNN, except a few rows times a matrix (ops/gemv.h); float64
 // and integers (which oneDNN 2.x does not offer) on a plain loop.
 #include <algorithm>
 #include <cstring>
@@ -117,13 +117,13 @@ MatmulGeometry geometry(const KernelContext& c) {
   return g;
 }
 
-// One row of a times one matrix b, not transposed: gemv_f32's case. The
+// A few rows of a times one matrix b, not transposed: gemv_f32's case. The
 // choice depends on the shapes and attrs alone, so eager and traced runs of
 // the same product take the same kernel.
-bool row_times_matrix(const MatmulGeometry& g) {
-  int64_t rows = g.m;
-  for (int i = 0; i < g.batch_rank; ++i) rows *= g.out_batch[i];
-  return rows == 1 && g.b_col == 1;
+bool few_rows_times_matrix(const MatmulGeometry& g) {
+  for (int i = 0; i < g.batch_rank; ++i)
+    if (g.out_batch[i] != 1) return false;
+  return g.m <= kGemvMaxRows && g.b_col == 1;
 }
 
 // ---- float32: oneDNN --------------------------------------------------------
@@ -269,8 +269,8 @@ void matmul_kernel(KernelContext& c) {
         return;
       }
       if constexpr (std::is_same_v<T, float>) {
-        // With one row, a's elements are consecutive (a_col is 1 either way).
-        if (row_times_matrix(g)) return gemv_f32(c.in<float>(0), c.in<float>(1), g.b_row, g.k, g.n, o);
+        if (few_rows_times_matrix(g))
+          return gemv_f32({c.in<float>(0), g.m, g.a_row, g.a_col}, c.in<float>(1), g.b_row, g.k, g.n, o);
         if (matmul_onednn(g, c.in<float>(0), c.in<float>(1), o)) return;
       }
       matmul_plain<T>(g, c.in<T>(0), c.in<T>(1), o);
@@ -292,7 +292,7 @@ std::vector<OpSample> matmul_samples() {
                   {{-1.0, 1.0}, {2.0, 0.5}, {1.0, 0.0}},
                   {{0.25, -0.5}, {1.5, 2.0}, {-1.0, 1.0}}})},
        Attrs{{"transpose_a", false}, {"transpose_b", false}}},
-      // One row (ops/gemv.h).
+      // A few rows (ops/gemv.h).
       {{constant({{0.5f, -1.f, 2.f}}), constant({{1.f, 0.f, -2.f, 0.25f}, {0.5f, -1.f, 3.f, 1.f}, {2.f, 1.f, 0.f, -1.f}})},
        Attrs{{"transpose_a", false}, {"transpose_b", false}}},
       {{constant({{{1.f, 2.f}, {3.f, 4.f}, {-1.f, 0.5f}}}),
@@ -326,8 +326,8 @@ constexpr OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = matmu
 
 bool matmul_bias_onednn(const KernelContext& c, const float* bias) {
   MatmulGeometry g = geometry(c);
-  // One row goes to MatMul's own kernel (gemv_f32) and BiasAdd's, as unfused.
-  return g.k > 0 && !row_times_matrix(g) && matmul_onednn(g, c.in<float>(0), c.in<float>(1), c.out<float>(0), bias);
+  // A few rows go to MatMul's own kernel (gemv_f32) and BiasAdd's, as unfused.
+  return g.k > 0 && !few_rows_times_matrix(g) && matmul_onednn(g, c.in<float>(0), c.in<float>(1), c.out<float>(0), bias);
 }
 
 void register_matmul_op(OpRegistry& r) { r.add(kMatMul); }

@@ -89,7 +89,7 @@ struct PoolDims {
 // output 0 on oneDNN, with `bias` (one value per output channel, the last
 // dim) added by a post-op: bitwise BiasAdd on the plain op's result (see
 // onednn::bias_post_op_attr). False when oneDNN cannot run it, or does not
-// (MatMul of one row: ops/gemv.h); the caller then runs the ops one by one.
+// (MatMul of a few rows: ops/gemv.h); the caller then runs the ops one by one.
 bool matmul_bias_onednn(const KernelContext& c, const float* bias);
 bool conv2d_bias_onednn(const KernelContext& c, const float* bias);
 
