@@ -100,7 +100,6 @@ void gemv_f32(const GemvRows& a, const float* b, int64_t ldb, int64_t k, int64_t
   parallel_for(out_size, [&](int64_t begin, int64_t end) {
     for (int64_t block = 1; block < blocks; ++block) {
       const float* p = partial + (block - 1) * out_size;
-#pragma omp simd
       for (int64_t j = begin; j < end; ++j) y[j] += p[j];
     }
   });
