@@ -203,6 +203,22 @@ void BM_MatMul(benchmark::State& st) {
 }
 BENCHMARK(BM_MatMul)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// A few rows times the MNIST CNN's first Dense kernel, [M, 3136] x [3136,
+// 1024]: reading the 12.8 MB of weights is the work. M <= 4 runs gemv_f32
+// (ops/gemv.h), M = 8 oneDNN; bytes_per_second counts the weights.
+void BM_MatMul_FewRows(benchmark::State& st) {
+  const int64_t m = st.range(0), k = 3136, n = 1024;
+  Tensor a = kiln::random::uniform(kiln::Shape{m, k}, -1.0, 1.0, DType::Float32, 1);
+  Tensor b = kiln::random::uniform(kiln::Shape{k, n}, -1.0, 1.0, DType::Float32, 2);
+  { Tensor warm = kiln::matmul(a, b); }
+  for (auto _ : st) {
+    Tensor c = kiln::matmul(a, b);
+    benchmark::DoNotOptimize(c.impl());
+  }
+  st.counters["bytes_per_second"] = benchmark::Counter(4.0 * k * n, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_MatMul_FewRows)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 // Batched [32,64,64] x [32,64,64]: one MatMul over the batch (oneDNN's
 // batched primitive) against the loop a user would write without it, 32
 // slices and 2-D matmuls and a stack.
@@ -323,6 +339,9 @@ std::vector<bench::Row> rows(int threads) {
     out.push_back({"matmul " + std::to_string(n) + "^2 float32", gflops(name), "GFLOP/s", true, peer,
                    "torch.mm, OpenBLAS 2 threads"});
   }
+  out.push_back({"matmul [1,3136]x[3136,1024] (gemv), weights read", gbps("BM_MatMul_FewRows/1"), "GB/s", true});
+  out.push_back({"matmul: 8 rows (oneDNN) time / 4 rows (gemv)",
+                 [](R r) { return r.time_ns("BM_MatMul_FewRows/8") / r.time_ns("BM_MatMul_FewRows/4"); }, "x", true});
   out.push_back({"batch matmul [32,64,64]^2 float32", gflops("BM_BatchMatMul"), "GFLOP/s", true, NAN, ""});
   out.push_back({"batch matmul: loop of 2-D matmuls / one batched",
                  [](R r) { return r.time_ns("BM_BatchMatMul_LoopOf2D") / r.time_ns("BM_BatchMatMul"); }, "x", true});

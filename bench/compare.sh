@@ -6,8 +6,9 @@
 #
 #   bench/compare.sh [--quick] [--threads N] [--out DIR]
 #
-#   --quick      fewer samples: about 1 minute of benchmarks instead of 2-3
-#                (2 busy cores; the first run also builds Kiln)
+#   --quick      fewer samples: about 1 minute of benchmarks instead of 2-3,
+#                and no Fashion-MNIST epoch (2 busy cores; the first run also
+#                builds Kiln)
 #   --threads N  threads for both sides (default: $KILN_BENCH_THREADS, else 2)
 #   --out DIR    where the JSON results, logs and table.md go, relative to the
 #                repository root (default build/compare)
@@ -32,7 +33,7 @@ while (($#)); do
 done
 
 bash scripts/setup.sh python3-torch python3-numpy libopenblas0-pthread
-bash scripts/build.sh bench_eager bench_function bench_mnist
+bash scripts/build.sh bench_eager bench_function bench_mnist mnist_train
 
 export KILN_BENCH_THREADS="$threads"
 # Debian's python3 (the one with python3-torch), not a python3 earlier on PATH.
@@ -51,7 +52,7 @@ else
 fi
 
 mkdir -p "$out"
-rm -f "$out"/kiln_*.json "$out"/kiln_*.log "$out"/torch_*.json "$out"/torch_*.log "$out/table.md"
+rm -f "$out"/kiln_*.json "$out"/kiln_*.log "$out"/kiln_*.txt "$out"/torch_*.json "$out"/torch_*.log "$out/table.md"
 read -r l1 l5 l15 _ < /proc/loadavg
 
 # group NAME BINARY:FILTER...: Kiln's benchmarks of the group, then torch's.
@@ -81,6 +82,15 @@ group elementwise 'bench_eager:^BM_Elementwise_(EagerMulAdd|CopyLoop)/' 'bench_f
 group matmul 'bench_eager:^BM_MatMul/1024/'
 group conv 'bench_eager:^BM_Conv2D_Seed/'
 group mnist 'bench_mnist:^BM_MnistStep/'
+# Full mode: one Fashion-MNIST epoch on each side (about a minute each on 2
+# idle cores), Kiln's printed figures kept in kiln_fashion.txt.
+if ((!quick)); then
+  echo "== fashion"
+  OMP_NUM_THREADS="$threads" build/examples/mnist_train --dataset fashion --epochs 1 > "$out/kiln_fashion.txt" 2>&1 ||
+    { echo "compare.sh: mnist_train failed, see $out/kiln_fashion.txt" >&2; exit 1; }
+  "${openblas[@]}" "$py" bench/peers/run_torch.py --out "$out/torch_fashion.json" fashion \
+    2> "$out/torch_fashion.log" || { echo "compare.sh: torch failed, see $out/torch_fashion.log" >&2; exit 1; }
+fi
 
 echo
 "${openblas[@]}" "$py" bench/peers/table.py "$out" --load-before "$l1 $l5 $l15" --mode "$mode" | tee "$out/table.md"

@@ -579,3 +579,19 @@ TEST(ControlFlow, NestedGraphsDoNotKeepTheirFunctionAlive) {
   }
   EXPECT_TRUE(detail::is_exclusively_owned(w));
 }
+
+// The fuzz targets' cap on While iterations (set_max_while_iterations): a
+// loop may take exactly the limit; one more is ResourceExhausted.
+TEST(ControlFlow, WhileIterationLimit) {
+  auto count_to = [](int n) {
+    return kiln::function([n](const Tensor& start) {
+      return kiln::while_loop([n](const Tensor& i) { return i < n; }, [](const Tensor& i) { return i + 1; }, start);
+    });
+  };
+  function_detail::set_max_while_iterations(5);
+  expect_tensor<int32_t>(count_to(5)(constant(0)), Shape{}, {5});
+  expect_error<ResourceExhausted>([&] { count_to(6)(constant(0)); },
+               {"While: the loop wants more than 5 iterations, the limit set by set_max_while_iterations"});
+  function_detail::set_max_while_iterations(0);
+  expect_tensor<int32_t>(count_to(6)(constant(0)), Shape{}, {6});
+}

@@ -100,7 +100,10 @@ TEST(ContractionFusion, MatMulIsBitwiseOnManyShapes) {
                         {4, 3, 2, true, false, false, false},    {4, 3, 2, false, true, true, true},
                         {5, 6, 7, true, true, true, false},      {37, 513, 129, false, false, true, false},
                         {50, 3136, 1024, false, false, true, false}, {50, 1024, 10, false, false, false, false},
-                        {256, 64, 10, false, true, false, true}, {3, 0, 4, false, false, true, false}};
+                        {256, 64, 10, false, true, false, true}, {3, 0, 4, false, false, true, false},
+                        // A few rows: MatMul's own kernel (ops/gemv.h), then BiasAdd and Relu.
+                        {1, 3136, 1024, false, false, true, false},  {1, 300, 7, true, false, false, true},
+                        {4, 600, 100, false, false, true, false},     {3, 257, 5, true, false, false, true}};
   for (const Case& c : cases) {
     Shape a_shape = c.ta ? Shape{c.k, c.m} : Shape{c.m, c.k};
     Shape b_shape = c.tb ? Shape{c.n, c.k} : Shape{c.k, c.n};

@@ -3,8 +3,9 @@ a description of the machine and the conditions of the run.
 
     /usr/bin/python3 bench/peers/table.py RESULTS_DIR [--load-before "1.0 0.5 0.2"] [--mode quick]
 
-RESULTS_DIR holds kiln_*.json (Google Benchmark's JSON output) and
-torch_*.json (run_torch.py's output), as bench/compare.sh writes them.
+RESULTS_DIR holds kiln_*.json (Google Benchmark's JSON output),
+torch_*.json (run_torch.py's output) and, in full mode, kiln_fashion.txt
+(mnist_train's output), as bench/compare.sh writes them.
 """
 import argparse
 import glob
@@ -12,6 +13,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 import time
 
@@ -129,6 +131,30 @@ def ratio(peer, kiln):
     return "%.2f" % (peer / kiln)
 
 
+def fashion_lines(results, peer):
+    """The Fashion-MNIST epoch's table, when compare.sh ran it (full mode)."""
+    path = os.path.join(results, "kiln_fashion.txt")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        text = f.read()
+    epoch = re.search(r"^epoch 1: ([0-9.]+) s$", text, re.M)
+    accuracy = re.search(r"^test accuracy: ([0-9.]+)%", text, re.M)
+    k_epoch = float(epoch.group(1)) if epoch else math.nan
+    k_acc = float(accuracy.group(1)) / 100 if accuracy else math.nan
+    p_epoch, p_acc = peer.get("fashion.epoch", math.nan), peer.get("fashion.test_accuracy", math.nan)
+    percent = lambda v: "n/a" if math.isnan(v) else "%.2f%%" % (100 * v)
+    return [
+        "",
+        "| Fashion-MNIST, 1 epoch (60,000 images, batch 50, Adam) | Kiln (traced step) | PyTorch (eager) "
+        "| PyTorch / Kiln |",
+        "|---|---:|---:|---:|",
+        "| seconds per epoch (input pipeline included) | %s | %s | %s |" % (
+            fmt(k_epoch, "s"), fmt(p_epoch, "s"), ratio(p_epoch, k_epoch)),
+        "| test accuracy (10,000 test images) | %s | %s | |" % (percent(k_acc), percent(p_acc)),
+    ]
+
+
 def machine_lines(meta, load_before, mode):
     lscpu = dict(line.split(":", 1) for line in subprocess.run(
         ["lscpu"], capture_output=True, text=True).stdout.splitlines() if ":" in line)
@@ -179,6 +205,8 @@ def main():
         p = peer.get(key + ".eager", math.nan) / peer.get(key + ".graph", math.nan)
         print("| %s | %s | %s |" % (label, "n/a" if math.isnan(k) else "%.2fx" % k,
                                      "n/a" if math.isnan(p) else "%.2fx" % p))
+    for line in fashion_lines(args.results, peer):
+        print(line)
     for w in warnings:
         print("WARNING: " + w)
 

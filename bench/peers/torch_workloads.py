@@ -3,8 +3,12 @@
 Each group returns {figure name: value}; times are in seconds. The names are
 the ones bench/peers/table.py pairs with Kiln's Google Benchmark results.
 """
+import gzip
+import os
 import statistics
+import time
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -179,6 +183,50 @@ def mnist(quick):
     return figures
 
 
+FASHION_DIR = "/usr/share/datasets/fashion-mnist"  # Debian's dataset-fashion-mnist
+
+
+def read_idx(name):
+    """A gzip-compressed IDX file of FASHION_DIR as a uint8 array of its dims."""
+    with gzip.open(os.path.join(FASHION_DIR, name), "rb") as f:
+        data = f.read()
+    rank = data[3]
+    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(rank)]
+    return np.frombuffer(data, np.uint8, offset=4 + 4 * rank).reshape(dims)
+
+
+def fashion_images(name):
+    """[N, 1, 28, 28] float32 in [0, 1], as Kiln's IDX reader scales them."""
+    return torch.from_numpy(read_idx(name).astype(np.float32) / 255.0).unsqueeze(1)
+
+
+def fashion(quick):
+    """One epoch of `mnist_train --dataset fashion --epochs 1`: the seeds' CNN,
+    Adam 1e-3, batch 50, the 60,000 training images reshuffled, the input
+    pipeline in the epoch's wall time; then the test accuracy on the 10,000
+    test images. Eager, as PyTorch users train."""
+    torch.manual_seed(1)
+    train_x, train_y = fashion_images("train-images-idx3-ubyte.gz"), torch.from_numpy(
+        read_idx("train-labels-idx1-ubyte.gz").astype(np.int64))
+    test_x, test_y = fashion_images("t10k-images-idx3-ubyte.gz"), torch.from_numpy(
+        read_idx("t10k-labels-idx1-ubyte.gz").astype(np.int64))
+    model = mnist_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    batch = 50
+    start = time.perf_counter()
+    order = torch.randperm(len(train_x))
+    for first in range(0, len(train_x) - batch + 1, batch):
+        rows = order[first:first + batch]
+        optimizer.zero_grad(set_to_none=True)
+        F.cross_entropy(model(train_x[rows]), train_y[rows]).backward()
+        optimizer.step()
+    epoch = time.perf_counter() - start
+    with torch.no_grad():
+        correct = sum(int((model(test_x[i:i + 500]).argmax(1) == test_y[i:i + 500]).sum())
+                      for i in range(0, len(test_x), 500))
+    return {"fashion.epoch": epoch, "fashion.test_accuracy": correct / len(test_x)}
+
+
 GROUPS = {
     "dispatch": dispatch,
     "small_ops": small_ops,
@@ -187,4 +235,5 @@ GROUPS = {
     "matmul": matmul,
     "conv": conv,
     "mnist": mnist,
+    "fashion": fashion,
 }

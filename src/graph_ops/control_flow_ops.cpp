@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
 
@@ -170,6 +171,8 @@ void while_infer(InferContext& c) {
   }
 }
 
+std::atomic<int64_t> max_while_iterations{0};
+
 void while_kernel(KernelContext& c) {
   const GraphPtr& cond_g = c.attrs.get<GraphPtr>("cond");
   const GraphPtr& body_g = c.attrs.get<GraphPtr>("body");
@@ -180,12 +183,16 @@ void while_kernel(KernelContext& c) {
   detail::SmallVector<Tensor, 8> args;
   for (const Tensor& t : c.inputs) args.push_back(t);
   std::span<const Tensor> feed(args.data(), args.size());
-  while (true) {
+  const int64_t limit = max_while_iterations.load(std::memory_order_relaxed);
+  for (int64_t iterations = 0;; ++iterations) {
     detail::ResultLeaves p = cond->run(feed);
     if (p[0].size() != 1)
       throw InvalidArgument(fmt::format(
           "While: cond returned a bool tensor of shape {}; it must have one element", p[0].shape().to_string()));
     if (!*detail::data_of<bool>(p[0])) break;
+    if (iterations == limit && limit > 0)
+      throw ResourceExhausted(fmt::format(
+          "While: the loop wants more than {} iterations, the limit set by set_max_while_iterations", limit));
     // The body gets the only handles to the loop variables, so it may
     // update them in place (TensorArray writes).
     detail::ResultLeaves next = body->run_consuming(std::span<Tensor>(args.data(), args.size()), num_vars);
@@ -221,6 +228,10 @@ constexpr OpDef kStatefulWhile{.name = "StatefulWhile", .infer = while_infer, .k
                                .samples = while_samples, .gradient = detail::while_gradient};
 
 }  // namespace
+
+void set_max_while_iterations(int64_t iterations) {
+  max_while_iterations.store(iterations, std::memory_order_relaxed);
+}
 
 const OpDef& if_op(bool stateful) { return stateful ? kStatefulIf : kIf; }
 const OpDef& while_op(bool stateful) { return stateful ? kStatefulWhile : kWhile; }

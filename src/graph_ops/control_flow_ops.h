@@ -22,6 +22,12 @@ namespace kiln::function_detail {
 const detail::OpDef& if_op(bool stateful);
 const detail::OpDef& while_op(bool stateful);
 
+// The most iterations one While run may take before it fails with
+// ResourceExhausted; 0 (the default) for no limit. The fuzz targets set one,
+// so that a hostile model's loop of 2^31 legal iterations ends as an error
+// rather than a timeout.
+void set_max_while_iterations(int64_t iterations);
+
 // Compiled plans of graphs, each built on first use by `compile` and kept
 // while its graph lives (entries of graphs that died are swept as the cache
 // grows). Thread-safe.

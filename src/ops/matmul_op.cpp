@@ -1,9 +1,10 @@
 // MatMul: (batched, broadcasting) matrix multiplication, as tf.linalg.matmul.
-// float32 runs on oneDNN; float64 and integers (which oneDNN 2.x does not
-// offer) on a plain loop.
+// float32 runs on oneDNN, except a few rows times a matrix (ops/gemv.h); float64
+// and integers (which oneDNN 2.x does not offer) on a plain loop.
 #include <algorithm>
 #include <cstring>
 
+#include "ops/gemv.h"
 #include "ops/grad_util.h"
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
@@ -114,6 +115,15 @@ MatmulGeometry geometry(const KernelContext& c) {
   g.b_row = g.tb ? 1 : g.n;
   g.b_col = g.tb ? g.k : 1;
   return g;
+}
+
+// A few rows of a times one matrix b, not transposed: gemv_f32's case. The
+// choice depends on the shapes and attrs alone, so eager and traced runs of
+// the same product take the same kernel.
+bool few_rows_times_matrix(const MatmulGeometry& g) {
+  for (int i = 0; i < g.batch_rank; ++i)
+    if (g.out_batch[i] != 1) return false;
+  return g.m <= kGemvMaxRows && g.b_col == 1;
 }
 
 // ---- float32: oneDNN --------------------------------------------------------
@@ -259,6 +269,8 @@ void matmul_kernel(KernelContext& c) {
         return;
       }
       if constexpr (std::is_same_v<T, float>) {
+        if (few_rows_times_matrix(g))
+          return gemv_f32({c.in<float>(0), g.m, g.a_row, g.a_col}, c.in<float>(1), g.b_row, g.k, g.n, o);
         if (matmul_onednn(g, c.in<float>(0), c.in<float>(1), o)) return;
       }
       matmul_plain<T>(g, c.in<T>(0), c.in<T>(1), o);
@@ -279,6 +291,9 @@ std::vector<OpSample> matmul_samples() {
         constant({{{1.0, 2.0}, {0.0, -1.0}, {0.5, 0.25}},
                   {{-1.0, 1.0}, {2.0, 0.5}, {1.0, 0.0}},
                   {{0.25, -0.5}, {1.5, 2.0}, {-1.0, 1.0}}})},
+       Attrs{{"transpose_a", false}, {"transpose_b", false}}},
+      // A few rows (ops/gemv.h).
+      {{constant({{0.5f, -1.f, 2.f}}), constant({{1.f, 0.f, -2.f, 0.25f}, {0.5f, -1.f, 3.f, 1.f}, {2.f, 1.f, 0.f, -1.f}})},
        Attrs{{"transpose_a", false}, {"transpose_b", false}}},
       {{constant({{{1.f, 2.f}, {3.f, 4.f}, {-1.f, 0.5f}}}),
         constant({{{1.f, 0.f, 2.f}, {-1.f, 0.5f, 1.f}}, {{0.5f, 2.f, -1.f}, {1.f, 1.f, 0.f}}})},
@@ -311,7 +326,8 @@ constexpr OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = matmu
 
 bool matmul_bias_onednn(const KernelContext& c, const float* bias) {
   MatmulGeometry g = geometry(c);
-  return g.k > 0 && matmul_onednn(g, c.in<float>(0), c.in<float>(1), c.out<float>(0), bias);
+  // A few rows go to MatMul's own kernel (gemv_f32) and BiasAdd's, as unfused.
+  return g.k > 0 && !few_rows_times_matrix(g) && matmul_onednn(g, c.in<float>(0), c.in<float>(1), c.out<float>(0), bias);
 }
 
 void register_matmul_op(OpRegistry& r) { r.add(kMatMul); }

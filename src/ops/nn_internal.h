@@ -88,8 +88,8 @@ struct PoolDims {
 // The float32 MatMul / Conv2D of c's inputs 0 and 1 (with c's attrs) into
 // output 0 on oneDNN, with `bias` (one value per output channel, the last
 // dim) added by a post-op: bitwise BiasAdd on the plain op's result (see
-// onednn::bias_post_op_attr). False when oneDNN cannot run it (the caller then
-// runs the ops one by one).
+// onednn::bias_post_op_attr). False when oneDNN cannot run it, or does not
+// (MatMul of a few rows: ops/gemv.h); the caller then runs the ops one by one.
 bool matmul_bias_onednn(const KernelContext& c, const float* bias);
 bool conv2d_bias_onednn(const KernelContext& c, const float* bias);
 

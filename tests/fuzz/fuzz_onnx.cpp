@@ -5,13 +5,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/allocator.h"
 #include "fuzz_run.h"
 #include "kiln/error.h"
 #include "kiln/onnx.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  kiln::detail::set_max_allocation_bytes(std::size_t{1} << 30);
+  static kiln::fuzz::FuzzLimits limits;
   return 0;
 }
 

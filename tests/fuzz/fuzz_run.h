@@ -2,13 +2,35 @@
 // Runs a loaded model's signatures on small inputs, so that fuzzing reaches
 // the kernels and not only the loader: the libFuzzer target and the corpus
 // test (tests/saved_model_corpus_test.cpp) share it.
+#include <cstddef>
 #include <map>
 #include <string>
 
+#include "core/allocator.h"
+#include "graph_ops/control_flow_ops.h"
 #include "kiln/saved_model.h"
 #include "kiln/tensor.h"
 
 namespace kiln::fuzz {
+
+// The limits a fuzz run works under, for its lifetime (the fuzz targets hold
+// one for good; the corpus tests one per test): a hostile model's huge
+// tensor (a Fill of 2^33 floats) is ResourceExhausted at 1 GiB, before
+// libFuzzer's malloc limit (-rss_limit_mb) calls it a crash, and its loop of
+// 2^31 legal iterations is ResourceExhausted after 10,000, before libFuzzer's
+// -timeout does.
+struct FuzzLimits {
+  FuzzLimits() {
+    detail::set_max_allocation_bytes(std::size_t{1} << 30);
+    function_detail::set_max_while_iterations(10000);
+  }
+  ~FuzzLimits() {
+    detail::set_max_allocation_bytes(0);
+    function_detail::set_max_while_iterations(0);
+  }
+  FuzzLimits(const FuzzLimits&) = delete;
+  FuzzLimits& operator=(const FuzzLimits&) = delete;
+};
 
 // An input for `info`: unknown dims are 1, an unknown rank a scalar; values
 // are 1 (true, "a"), so loops bounded by an input stay short. Undefined when

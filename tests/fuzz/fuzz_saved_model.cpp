@@ -6,16 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/allocator.h"
 #include "fuzz_input.h"
 #include "fuzz_run.h"
 #include "io/saved_model_format.h"
 #include "kiln/error.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // A model's huge tensor (a Fill of 2^33 floats) is ResourceExhausted at
-  // 1 GiB, before libFuzzer's malloc limit (-rss_limit_mb) calls it a crash.
-  kiln::detail::set_max_allocation_bytes(std::size_t{1} << 30);
+  static kiln::fuzz::FuzzLimits limits;
   return 0;
 }
 

@@ -5,6 +5,8 @@
 // the seeds from fresh exports.
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "fuzz/fuzz_run.h"
 #include "kiln/onnx.h"
 #include "onnx_test_util.h"
@@ -18,6 +20,22 @@ namespace {
 fs::path corpus_dir() { return fs::path(KILN_GOLDEN_DIR_FOR_ONNX).parent_path() / "fuzz_corpus" / "onnx"; }
 
 std::string bytes_of(const onnx_io::pb::ModelProto& m) { return m.SerializeAsString(); }
+
+// The exported loop with its counter starting at INT32_MIN: 2^31 legal
+// iterations, which the fuzz limits end (libFuzzer first found it as a
+// timeout).
+std::string long_loop(const std::string& control_flow) {
+  onnx_io::pb::ModelProto m = parse_model(control_flow);
+  std::string counter;
+  for (const onnx_io::pb::NodeProto& node : m.graph().node())
+    if (node.op_type() == "Loop") counter = node.input(2);
+  for (onnx_io::pb::TensorProto& init : *m.mutable_graph()->mutable_initializer())
+    if (init.name() == counter) {
+      init.clear_raw_data();
+      init.add_int32_data(std::numeric_limits<int32_t>::min());
+    }
+  return bytes_of(m);
+}
 
 // name -> bytes, and whether the model must import and run.
 std::vector<std::tuple<std::string, std::string, bool>> fresh_seeds() {
@@ -43,7 +61,9 @@ std::vector<std::tuple<std::string, std::string, bool>> fresh_seeds() {
   std::string good = kiln::onnx::export_to_string(only_trace(affine));
   out.emplace_back("affine.onnx", good, true);
   out.emplace_back("cnn.onnx", kiln::onnx::export_to_string(only_trace(cnn)), true);
-  out.emplace_back("control_flow.onnx", kiln::onnx::export_to_string(only_trace(loop)), true);
+  const std::string control_flow = kiln::onnx::export_to_string(only_trace(loop));
+  out.emplace_back("control_flow.onnx", control_flow, true);
+  out.emplace_back("hostile_long_loop.onnx", long_loop(control_flow), false);
   out.emplace_back("hostile_truncated.onnx", good.substr(0, good.size() / 2), false);
   onnx_io::pb::ModelProto m = parse_model(good);
   onnx_io::pb::NodeProto& first = *m.mutable_graph()->mutable_node(0);
@@ -72,6 +92,7 @@ std::vector<std::tuple<std::string, std::string, bool>> fresh_seeds() {
 }
 
 TEST(OnnxCorpus, SeedsImportAndRunOrRaiseKilnErrors) {
+  fuzz::FuzzLimits limits;
   fs::path dir = corpus_dir();
   auto seeds = fresh_seeds();
   if (std::getenv("KILN_UPDATE_GOLDEN")) {
@@ -98,6 +119,24 @@ TEST(OnnxCorpus, SeedsImportAndRunOrRaiseKilnErrors) {
     }
   }
   EXPECT_EQ(files, static_cast<int>(seeds.size()));
+}
+
+TEST(OnnxCorpus, ALoopPastTheFuzzLimitIsResourceExhausted) {
+  std::ifstream in(corpus_dir() / "hostile_long_loop.onnx", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  saved_model::LoadedSignature sig = kiln::onnx::import_model_from_string(bytes, "hostile_long_loop.onnx");
+  std::map<std::string, Tensor> inputs;
+  for (const saved_model::TensorInfo& info : sig.inputs()) inputs.emplace(info.name, fuzz::small_input(info));
+  fuzz::FuzzLimits limits;
+  try {
+    sig(inputs);
+    ADD_FAILURE() << "the loop ran to its end";
+  } catch (const ResourceExhausted& e) {
+    EXPECT_NE(std::string(e.what()).find("While: the loop wants more than 10000 iterations, the limit set by "
+                                         "set_max_while_iterations"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
