@@ -11,7 +11,6 @@ over PyTorch's. Threads: KILN_BENCH_THREADS (default 2) for both."""
 import argparse
 import os
 import statistics
-import time
 
 THREADS = os.environ.get("KILN_BENCH_THREADS", "2")
 os.environ.setdefault("OMP_NUM_THREADS", THREADS)
@@ -20,19 +19,10 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import kiln as tf  # noqa: E402
+from python_mnist_step import median_ms  # noqa: E402
 
 # (batch, height, width, channels, stride): MobileNet v1's depthwise layers at batch 16.
 CASES = [(16, 112, 112, 32, 1), (16, 56, 56, 128, 1), (16, 28, 28, 256, 2), (16, 14, 14, 512, 1)]
-
-
-def median_ms(fn, seconds, min_runs=5):
-    times = []
-    start = time.perf_counter()
-    while len(times) < min_runs or time.perf_counter() - start < seconds:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * statistics.median(times)
 
 
 def kiln_side(x, f, stride):
@@ -88,8 +78,8 @@ def main():
         rounds = {key: ([], []) for key in sides}
         for _ in range(args.rounds):
             for key, (fwd, both) in sides.items():
-                rounds[key][0].append(median_ms(fwd, args.seconds))
-                rounds[key][1].append(median_ms(both, args.seconds))
+                rounds[key][0].append(median_ms(fwd, args.seconds, min_runs=5))
+                rounds[key][1].append(median_ms(both, args.seconds, min_runs=5))
         k_f, k_b = (statistics.median(v) for v in rounds["kiln"])
         t_f, t_b = (statistics.median(v) for v in rounds["torch"])
         note = "" if same_window else "  (torch pads both sides: its windows differ at stride 2)"
