@@ -1,7 +1,8 @@
 // depthwise_conv2d: a hand-computed case (oneDNN's float32 and the float64
 // loops), equality with conv2d through a block-diagonal filter (values and
 // both gradients), shape inference and TF's errors; the registry walk checks
-// its samples (finite differences, traced, saved and loaded). The
+// its samples (finite differences, traced, saved and loaded). conv2d with
+// grouped filters (the same kernels) against a conv2d per group. The
 // DepthwiseConv2D layer: values, shapes, gradients, a saved-model round trip.
 #include <gtest/gtest.h>
 
@@ -145,6 +146,48 @@ TEST(NnOpsDepthwiseConv2D, EmptyChannelsAndMultiplier) {
   tape.watch(x);
   Tensor z = kiln::sum(nn::depthwise_conv2d(x, kiln::ones(Shape{3, 3, 2, 0}), 1, "SAME"));
   expect_tensor<float>(tape.gradient(z, x), {1, 4, 4, 2}, std::vector<float>(32, 0.f));
+}
+
+// conv2d with filters [KH, KW, C / G, O] (TF's grouped form) is the concat of
+// G convolutions, each of C / G input channels to O / G outputs.
+TEST(NnOpsGroupedConv2D, IsAConv2DPerGroupValuesAndGradients) {
+  struct Case {
+    Shape x, f;
+    std::vector<int64_t> strides;
+    const char* padding;
+    int64_t dilation;
+  };
+  for (const Case& p : {Case{{2, 6, 5, 6}, {3, 3, 2, 9}, {1, 1}, "SAME", 1}, Case{{1, 7, 7, 8}, {2, 3, 2, 4}, {2, 3}, "VALID", 1},
+                        Case{{1, 6, 6, 4}, {2, 2, 2, 6}, {1, 1}, "SAME", 2}}) {
+    const int64_t groups = p.x[3] / p.f[2], og = p.f[3] / groups;
+    for (kiln::DType dtype : {kiln::float64, kiln::float32}) {
+      Tensor x = kiln::random::uniform(p.x, -1, 1, dtype), f = kiln::random::uniform(p.f, -1, 1, dtype);
+      kiln::GradientTape tape({.persistent = true});
+      tape.watch(x), tape.watch(f);
+      Tensor y = nn::conv2d(x, f, p.strides, p.padding, p.dilation);
+      std::vector<Tensor> parts;
+      for (int64_t g = 0; g < groups; ++g) {
+        Tensor xg = kiln::slice(x, {0, 0, 0, g * p.f[2]}, {-1, -1, -1, p.f[2]});
+        Tensor fg = kiln::slice(f, {0, 0, 0, g * og}, {-1, -1, -1, og});
+        parts.push_back(nn::conv2d(xg, fg, p.strides, p.padding, p.dilation));
+      }
+      Tensor ref = kiln::concat(parts, 3);
+      const double tol = dtype == kiln::float64 ? 1e-12 : 1e-5;
+      auto as64 = [](const Tensor& t) { return kiln::cast(t, kiln::float64).to_vector<double>(); };
+      expect_tensor_near<double>(kiln::cast(y, kiln::float64), ref.shape(), as64(ref), tol);
+      Tensor dy = kiln::random::uniform(y.shape(), -1, 1, dtype);
+      auto grads = tape.gradient(std::vector<Tensor>{y}, std::vector<kiln::GradientSource>{x, f}, {dy});
+      auto want = tape.gradient(std::vector<Tensor>{ref}, std::vector<kiln::GradientSource>{x, f}, {dy});
+      expect_tensor_near<double>(kiln::cast(grads[0], kiln::float64), p.x, as64(want[0]), tol);
+      expect_tensor_near<double>(kiln::cast(grads[1], kiln::float64), p.f, as64(want[1]), tol);
+    }
+  }
+  Tensor x = kiln::zeros(Shape{1, 5, 5, 6});
+  expect_error<kiln::InvalidArgument>([&] { nn::conv2d(x, kiln::zeros(Shape{3, 3, 4, 8}), 1, "SAME"); },
+                                      {"Conv2D", "input has 6 channels but filters expect 4",
+                                       "evenly divisible by the filter depth"});
+  expect_error<kiln::InvalidArgument>([&] { nn::conv2d(x, kiln::zeros(Shape{3, 3, 2, 4}), 1, "SAME"); },
+                                      {"Conv2D", "output depth must be evenly divisible by number of groups: 4 vs 3"});
 }
 
 TEST(NnDepthwiseConv2DLayer, ValuesShapesAndErrors) {

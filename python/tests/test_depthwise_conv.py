@@ -1,6 +1,7 @@
 """tf.nn.depthwise_conv2d and keras.layers.DepthwiseConv2D against a NumPy reference (each
 input channel correlated with its own filters), gradients against central differences,
-TF's errors, training, and a saved-model round trip."""
+TF's errors, training, and a saved-model round trip; grouped tf.nn.conv2d and
+keras Conv2D(groups=...), the same kernels, against a convolution per group."""
 import numpy as np
 import pytest
 
@@ -110,3 +111,24 @@ def test_a_depthwise_separable_model_fits_saves_and_loads(tmp_path):
     np.testing.assert_allclose(loaded.signatures["serving_default"](images=images)["output_0"].numpy(),
                                model(images).numpy(), rtol=1e-6, atol=1e-6)
     assert len(loaded.variables) == 4
+
+
+def test_grouped_conv2d_is_a_conv2d_per_group():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 6, 5, 6))
+    f = rng.standard_normal((3, 3, 2, 9))  # 3 groups of 2 input channels, 3 outputs each
+    y = tf.nn.conv2d(tf.constant(x), tf.constant(f), 1, "SAME")
+    want = np.concatenate([tf.nn.conv2d(tf.constant(x[..., 2 * g:2 * g + 2]), tf.constant(f[..., 3 * g:3 * g + 3]), 1,
+                                        "SAME").numpy() for g in range(3)], axis=-1)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="output depth must be evenly divisible by number of groups"):
+        tf.nn.conv2d(tf.constant(x), tf.constant(f[..., :8]), 1, "SAME")
+
+    layer = tf.keras.layers.Conv2D(6, 3, padding="same", groups=3)
+    out = layer(tf.constant(x, tf.float32))
+    assert layer.kernel.shape == (3, 3, 2, 6) and out.shape == (2, 6, 5, 6)
+    assert layer.get_config()["groups"] == 3
+    with pytest.raises(ValueError, match="number of filters must be evenly divisible by the number of groups"):
+        tf.keras.layers.Conv2D(5, 3, groups=3)
+    with pytest.raises(ValueError, match="input channels must be evenly divisible by the number of groups"):
+        tf.keras.layers.Conv2D(6, 3, groups=3)(tf.zeros([1, 5, 5, 4]))

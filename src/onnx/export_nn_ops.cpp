@@ -70,7 +70,16 @@ template <bool kMax> void pool(const NodeExport& x) {
 }
 
 void matmul_node(const NodeExport& x) { matmul(x, x.out()); }
-void conv2d_node(const NodeExport& x) { conv2d(x, x.out(), x.in(1)); }
+// Conv2D's groups: its input's channels over its filters' (1 when either is
+// unknown, which only an ungrouped convolution leaves unknown in practice).
+int64_t conv2d_groups(const NodeExport& x) {
+  const Shape& in = x.in_type(0).shape;
+  const Shape& f = x.in_type(1).shape;
+  const int64_t in_c = in.has_known_rank() ? in[3] : -1, f_c = f.has_known_rank() ? f[2] : -1;
+  return in_c > 0 && f_c > 0 ? in_c / f_c : 1;
+}
+
+void conv2d_node(const NodeExport& x) { conv2d(x, x.out(), x.in(1), conv2d_groups(x)); }
 
 // A grouped Conv with one group per input channel: the filter [KH, KW, C, M]
 // read as [KH, KW, 1, C * M] (ONNX's Reshape keeps the dims given as 0).
@@ -93,7 +102,7 @@ void log_softmax_node(const NodeExport& x) { softmax(x, "LogSoftmax"); }
 // FusedMatMul / FusedConv2D: the contraction, the bias, the relu, unfused.
 template <bool kConv> void fused_contraction(const NodeExport& x) {
   std::string y = x.e.names().fresh(kConv ? "conv" : "matmul");
-  kConv ? conv2d(x, y, x.in(1)) : matmul(x, y);
+  kConv ? conv2d(x, y, x.in(1), conv2d_groups(x)) : matmul(x, y);
   bool relu = x.attrs().get_string("activation") == "relu";
   std::string biased = relu ? x.e.names().fresh("biased") : x.out();
   x.e.add_node("Add", {y, x.in(2)}, {biased});

@@ -85,7 +85,7 @@ void NodeImport::refuse(const std::string& what) const {
 
 namespace {
 
-using nn::avg_pool2d, nn::bias_add, nn::conv2d, nn::depthwise_conv2d, nn::leaky_relu, nn::log_softmax, nn::max_pool2d, nn::softmax;
+using nn::avg_pool2d, nn::bias_add, nn::conv2d, nn::leaky_relu, nn::log_softmax, nn::max_pool2d, nn::softmax;
 using Out = std::vector<Tensor>;
 
 template <Tensor (*F)(Tensor, SourceLocation)> Out unary(const NodeImport& n) {
@@ -727,26 +727,19 @@ void check_2d(const NodeImport& n) {
   if (known_rank(n, 0) != 4) n.refuse("only 2-D windows (4-D inputs) are supported");
 }
 
-// A grouped Conv is depthwise_conv2d when each input channel is a group: its
-// weights [C * M, 1, KH, KW] as HWIO, [KH, KW, 1, C * M], are the filter
-// [KH, KW, C, M]. Other group counts Kiln lacks.
-Tensor depthwise_filter(const NodeImport& n, int64_t group) {
-  const Shape& xs = n.in(0).shape();
-  const Shape& ws = n.in(1).shape();
-  if (xs[1] != group || !ws.has_known_rank() || ws.rank() != 4 || ws[1] != 1 || ws[2] < 0 || ws[3] < 0)
-    n.refuse(fmt::format("grouped convolution other than depthwise (group {}, input shape {}, weights shape {})",
-                         group, xs.to_string(), ws.to_string()));
-  return reshape(transpose(n.in(1), {2, 3, 1, 0}), Shape{ws[2], ws[3], group, -1});
-}
-
 Out conv(const NodeImport& n) {
   check_2d(n);
-  const int64_t group = n.attr_int("group", 1);
-  Tensor w = group == 1 ? transpose(n.in(1), {2, 3, 1, 0}) : depthwise_filter(n, group);  // OIHW -> HWIO
+  // Grouped weights [O, C / group, KH, KW] as HWIO make conv2d's grouped
+  // filters (the group count follows from the channels), depthwise too.
+  const int64_t group = n.attr_int("group", 1), channels = n.in(0).shape()[1];
+  const Shape& ws = n.in(1).shape();
+  if (group < 1 || (channels >= 0 && ws.has_known_rank() && ws.rank() == 4 && ws[1] >= 0 && ws[1] * group != channels))
+    n.fail(fmt::format("group {} does not divide the input's {} channels into the weights' {} (weights shape {})", group,
+                       channels, ws.has_known_rank() && ws.rank() == 4 ? ws[1] : -1, ws.to_string()));
+  Tensor w = transpose(n.in(1), {2, 3, 1, 0});  // OIHW -> HWIO
   Tensor x = transpose(n.in(0), kToNhwc);
   std::string padding = window_padding(n, x, 0.0);
-  std::vector<int64_t> strides = n.attr_ints("strides", {1, 1}), dilations = n.attr_ints("dilations", {1, 1});
-  Tensor y = group == 1 ? conv2d(x, w, strides, padding, dilations) : depthwise_conv2d(x, w, strides, padding, dilations);
+  Tensor y = conv2d(x, w, n.attr_ints("strides", {1, 1}), padding, n.attr_ints("dilations", {1, 1}));
   if (n.has_input(2)) y = bias_add(y, n.in(2));
   return {transpose(y, kToNchw)};
 }

@@ -50,8 +50,8 @@ void backprop_input_infer(InferContext& c) {
   check_conv_backprop(c);
   const Shape& in = c.shape(0);
   Shape out = in.has_known_rank() ? in : Shape{-1, -1, -1, -1};
+  // Not the channels from the filters: grouped, they hold a divisor of them.
   out[0] = known_or(out[0], dim_or_unknown(c.shape(2), 0));
-  out[3] = known_or(out[3], dim_or_unknown(c.shape(1), 2));
   c.add_output(c.dtype(0), out);
 }
 
@@ -59,7 +59,7 @@ void backprop_filter_infer(InferContext& c) {
   check_conv_backprop(c);
   const Shape& f = c.shape(1);
   Shape out = f.has_known_rank() ? f : Shape{-1, -1, -1, -1};
-  out[2] = known_or(out[2], dim_or_unknown(c.shape(0), 3));
+  // Not the channels from the input: grouped, the filters hold a divisor of them.
   out[3] = known_or(out[3], dim_or_unknown(c.shape(2), 3));
   c.add_output(c.dtype(0), out);
 }
@@ -67,7 +67,7 @@ void backprop_filter_infer(InferContext& c) {
 ConvDims kernel_dims(const KernelContext& c) {
   const Shape& in = c.in_shape(0);
   const Shape& f = c.in_shape(1);
-  return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1])};
+  return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1]), conv_groups(in, f)};
 }
 
 // ---- float32: oneDNN --------------------------------------------------------
@@ -303,7 +303,9 @@ std::vector<OpSample> conv_backprop_samples() {
   constexpr DType f32 = DType::Float32, f64 = DType::Float64;
   return {conv_backprop_sample(f32, {1, 5, 5, 2}, {3, 3, 2, 3}, {1, 5, 5, 3}, 1, "SAME", 1),
           conv_backprop_sample(f64, {2, 5, 6, 2}, {3, 2, 2, 3}, {2, 2, 5, 3}, {2, 1}, "VALID", 1),
-          conv_backprop_sample(f64, {1, 6, 6, 2}, {2, 2, 2, 3}, {1, 3, 3, 3}, 2, "SAME", 2)};
+          conv_backprop_sample(f64, {1, 6, 6, 2}, {2, 2, 2, 3}, {1, 3, 3, 3}, 2, "SAME", 2),
+          // Grouped: 6 channels in 3 groups of 2, 2 outputs each.
+          conv_backprop_sample(f32, {1, 5, 4, 6}, {3, 2, 2, 6}, {1, 3, 2, 6}, {2, 2}, "SAME", 1)};
 }
 
 Tensor conv2d_with(const Tensor& x, const Tensor& f, const Attrs& attrs) {

@@ -33,9 +33,16 @@ Shape infer_conv2d_output(InferContext& c, const Shape& in, const Shape& f) {
     c.fail("filters must have a positive height and width, got shape {}", f.to_string());
   int64_t in_c = in.has_known_rank() ? in[3] : -1;
   int64_t f_c = fk ? f[2] : -1;
-  if (in_c >= 0 && f_c >= 0 && in_c != f_c)
-    c.fail("input has {} channels but filters expect {}: input shape {}, filters shape {}", in_c,
-           f_c, in.to_string(), f.to_string());
+  // As TF: filters with a divisor of the input's channels make a grouped
+  // convolution, groups = in_c / f_c, each of f[3] / groups output channels.
+  if (in_c >= 0 && f_c >= 0 && (f_c == 0 ? in_c != 0 : in_c % f_c != 0))
+    c.fail("input has {} channels but filters expect {} (or a divisor of them: the input depth must be evenly "
+           "divisible by the filter depth): input shape {}, filters shape {}",
+           in_c, f_c, in.to_string(), f.to_string());
+  const int64_t groups = in_c > 0 && f_c > 0 ? in_c / f_c : 1;
+  if (groups > 1 && fk && f[3] >= 0 && f[3] % groups != 0)
+    c.fail("output depth must be evenly divisible by number of groups: {} vs {} (input shape {}, filters shape {})",
+           f[3], groups, in.to_string(), f.to_string());
   Window2D g = infer_window(c, in, kh, kw, /*has_dilations=*/true,
                             "filters shape " + f.to_string());
   return Shape{in.has_known_rank() ? in[0] : -1, g.h.out, g.w.out, fk ? f[3] : -1};
@@ -165,7 +172,7 @@ void conv_plain(const ConvDims& d, const T* x, const T* f, T* y) {
 ConvDims conv_dims(const KernelContext& c) {
   const Shape& in = c.in_shape(0);
   const Shape& f = c.in_shape(1);
-  return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1])};
+  return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1]), conv_groups(in, f)};
 }
 
 }  // namespace
@@ -197,16 +204,13 @@ std::vector<OpSample> conv2d_samples() {
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) * 0.2f - 0.4f;
   std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
-  return {
-      {{constant(x, Shape{1, 5, 5, 2}), constant(w, Shape{3, 3, 2, 3})},
-       Attrs{{"strides", std::vector<int64_t>{1, 1}},
-             {"padding", std::string("SAME")},
-             {"dilations", std::vector<int64_t>{1, 1}}}},
-      {{constant(xd, Shape{1, 5, 5, 2}), constant(wd, Shape{3, 3, 2, 3})},
-       Attrs{{"strides", std::vector<int64_t>{2, 1}},
-             {"padding", std::string("VALID")},
-             {"dilations", std::vector<int64_t>{1, 1}}}},
-  };
+  std::vector<OpSample> samples{
+      {{constant(x, Shape{1, 5, 5, 2}), constant(w, Shape{3, 3, 2, 3})}, conv_attrs(1, "SAME", 1)},
+      {{constant(xd, Shape{1, 5, 5, 2}), constant(wd, Shape{3, 3, 2, 3})}, conv_attrs({2, 1}, "VALID", 1)},
+      // Grouped: 6 channels in 3 groups of 2, 2 outputs each (the backprop sample without its dy).
+      conv_backprop_sample(DType::Float32, {1, 5, 4, 6}, {3, 2, 2, 6}, {1, 3, 2, 6}, {2, 2}, "SAME", 1)};
+  samples.back().inputs.pop_back();
+  return samples;
 }
 
 void conv2d_gradient(GradContext& c) {

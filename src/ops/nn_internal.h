@@ -86,6 +86,12 @@ struct ConvDims {
   int64_t groups = 1;
 };
 
+// Conv2D's groups for input [N, H, W, C] and filters [KH, KW, C / groups, O]
+// (known shapes, checked by inference).
+inline int64_t conv_groups(const Shape& input, const Shape& filters) {
+  return filters[2] > 0 ? input[3] / filters[2] : 1;
+}
+
 // The kernels of Conv2D and its two backprop ops for the sizes `d` (inputs:
 // input, filters[, dy]; see the ops' files), which DepthwiseConv2dNative and
 // its backprops share with groups = c.

@@ -296,19 +296,16 @@ TEST(OnnxImport, BackendNodeTests) {
   EXPECT_GE(pass, 644);
 }
 
-// PyTorch's depthwise convolutions as ONNX's test data has them (a Conv whose
-// group count is its input channels); other group counts Kiln lacks.
-TEST(OnnxImport, PytorchConvertedDepthwiseConvolutions) {
+// PyTorch's grouped and depthwise convolutions as ONNX's test data has them
+// (a Conv whose group count divides its input channels).
+TEST(OnnxImport, PytorchConvertedGroupedConvolutions) {
   fs::path root = fs::path(onnx_testdata_dir()).parent_path() / "pytorch-converted";
   if (!fs::exists(root)) GTEST_SKIP() << root << " is missing: install libonnx-testdata (scripts/setup.sh)";
   for (const char* name : {"test_Conv2d_depthwise", "test_Conv2d_depthwise_padded", "test_Conv2d_depthwise_strided",
-                           "test_Conv2d_depthwise_with_multiplier"}) {
+                           "test_Conv2d_depthwise_with_multiplier", "test_Conv2d_groups", "test_Conv2d_groups_thnn"}) {
     std::string why;
     EXPECT_EQ(run_node_test(root / name, why), Verdict::Pass) << name << ": " << why;
   }
-  std::string why;
-  EXPECT_EQ(run_node_test(root / "test_Conv2d_groups", why), Verdict::Unsupported);
-  EXPECT_NE(why.find("grouped convolution other than depthwise (group 2"), std::string::npos) << why;
 }
 
 }  // namespace

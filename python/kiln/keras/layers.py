@@ -148,13 +148,17 @@ class Conv2D(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
-        _check_unsupported("Conv2D", groups=(groups, 1), kernel_regularizer=(kernel_regularizer, None),
+        _check_unsupported("Conv2D", kernel_regularizer=(kernel_regularizer, None),
                            bias_regularizer=(bias_regularizer, None), activity_regularizer=(activity_regularizer, None),
                            kernel_constraint=(kernel_constraint, None), bias_constraint=(bias_constraint, None))
         if int(filters) <= 0:
             raise ValueError(f"Invalid value for argument `filters`. Expected a strictly positive value. Received "
                              f"filters={filters}.")
+        if int(groups) <= 0 or int(filters) % int(groups):
+            raise ValueError("The number of filters must be evenly divisible by the number of groups. Received: "
+                             f"groups={groups}, filters={filters}.")
         self.filters = int(filters)
+        self.groups = int(groups)
         self.kernel_size = _tuple2(kernel_size, "kernel_size", self.name)
         self.strides = _tuple2(strides, "strides", self.name)
         self.padding = _padding(padding, self.name)
@@ -178,6 +182,10 @@ class Conv2D(Layer):
             raise ValueError("The channel dimension of the inputs should be defined. The input_shape received is "
                              f"{input_shape}, where axis -1 (0-based) is the channel dimension, which found to be "
                              "`None`.")
+        if channels % self.groups:
+            raise ValueError("The number of input channels must be evenly divisible by the number of groups. Received "
+                             f"groups={self.groups}, but the input has {channels} channels (full input shape is "
+                             f"{input_shape}).")
         self.kernel = self.add_weight(self._kernel_name, self._kernel_shape(channels),
                                       initializer=self.kernel_initializer)
         if self.use_bias:
@@ -188,7 +196,7 @@ class Conv2D(Layer):
     _kernel_name = "kernel"
 
     def _kernel_shape(self, channels):
-        return [*self.kernel_size, channels, self.filters]
+        return [*self.kernel_size, channels // self.groups, self.filters]  # grouped: conv2d reads the groups from it
 
     def _output_channels(self, channels):
         return self.filters
@@ -218,7 +226,7 @@ class Conv2D(Layer):
     def get_config(self):
         config = super().get_config()
         config.update(filters=self.filters, kernel_size=self.kernel_size, strides=self.strides, padding=self.padding,
-                      data_format=self.data_format, dilation_rate=self.dilation_rate,
+                      data_format=self.data_format, dilation_rate=self.dilation_rate, groups=self.groups,
                       activation=_activations.serialize(self.activation), use_bias=self.use_bias)
         return config
 
@@ -233,7 +241,7 @@ class Conv2DTranspose(Conv2D):
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None, data_format=None,
                  dilation_rate=(1, 1), **kwargs):
-        _check_unsupported("Conv2DTranspose", output_padding=(output_padding, None))
+        _check_unsupported("Conv2DTranspose", output_padding=(output_padding, None), groups=(kwargs.pop("groups", 1), 1))
         super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
                          dilation_rate=dilation_rate, **kwargs)
         self.output_padding = None
