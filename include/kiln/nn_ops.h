@@ -82,6 +82,15 @@ Tensor conv2d(const Tensor& input, const Tensor& filters, const Size2D& strides,
               const PaddingArg& padding, const Size2D& dilations = 1,
               SourceLocation loc = SourceLocation::current());
 
+// Depthwise 2-D convolution (tf.nn.depthwise_conv2d): input [N, H, W, C],
+// filter [KH, KW, C, M]; each input channel c is convolved with its own
+// filter[:, :, c, :], giving output [N, OH, OW, C * M] whose channel
+// c * M + m is input channel c through filter[:, :, c, m]. Window geometry as
+// conv2d's.
+Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, const Size2D& strides,
+                        const PaddingArg& padding, const Size2D& dilations = 1,
+                        SourceLocation loc = SourceLocation::current());
+
 // The transpose of conv2d (tf.nn.conv2d_transpose, "deconvolution"): the
 // gradient of conv2d(x, filters) with respect to an x of `output_shape`
 // ([N, H, W, C], known), given `input` as the gradient of conv2d's output.

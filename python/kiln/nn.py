@@ -91,6 +91,14 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
                                _pair(1 if dilations is None else dilations))
 
 
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None, name=None):  # noqa: A002
+    """Each input channel convolved with its own filters: filter [h, w, in_channels, channel_multiplier]
+    gives in_channels * channel_multiplier output channels (channel c * multiplier + m from input channel c)."""
+    if data_format not in (None, "NHWC"):
+        raise ValueError(f"kiln.nn.depthwise_conv2d: data_format {data_format!r} is not supported (only 'NHWC')")
+    return _C.depthwise_conv2d(input, filter, _pair(strides), padding, _pair(1 if dilations is None else dilations))
+
+
 def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
     return _C.max_pool2d(input, _pair(ksize), _pair(strides), padding)
 

@@ -258,6 +258,10 @@ void bind_ops(py::module_& m) {
                      std::vector<int64_t> dilations) {
     return kiln::nn::conv2d(T(x), T(f), strides, padding, dilations, user_location());
   });
+  m.def("depthwise_conv2d", [](py::handle x, py::handle f, std::vector<int64_t> strides, const std::string& padding,
+                               std::vector<int64_t> dilations) {
+    return kiln::nn::depthwise_conv2d(T(x), T(f), strides, padding, dilations, user_location());
+  });
   m.def("conv2d_transpose", [](py::handle x, py::handle f, std::vector<int64_t> output_shape,
                                std::vector<int64_t> strides, const std::string& padding, std::vector<int64_t> dilations) {
     return kiln::nn::conv2d_transpose(T(x), T(f), Shape(output_shape), strides, padding, dilations, user_location());

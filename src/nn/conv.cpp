@@ -1,4 +1,4 @@
-// Conv2D, Conv2DTranspose and the 2-D pooling layers.
+// Conv2D, Conv2DTranspose, DepthwiseConv2D and the 2-D pooling layers.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -15,21 +15,22 @@ Conv2D::Conv2D(int64_t filters, Size2D kernel_size, Conv2DOptions options)
     : Conv2D("conv2d", "Conv2D", filters, kernel_size, std::move(options)) {}
 
 Conv2D::Conv2D(std::string_view kind, std::string_view label, int64_t filters, Size2D kernel_size,
-               Conv2DOptions options)
+               Conv2DOptions options, std::string_view filters_arg)
     : Layer(kind, std::move(options.name), std::move(options.input_shape), options.dtype),
       filters_(filters),
       activation_(std::move(options.activation)),
       use_bias_(options.use_bias),
       seed_(options.seed) {
   std::string who = fmt::format("{} '{}'", label, name());
-  if (filters <= 0) throw InvalidArgument(fmt::format("{}: filters must be positive, got {}", who, filters));
+  if (filters <= 0) throw InvalidArgument(fmt::format("{}: {} must be positive, got {}", who, filters_arg, filters));
   std::tie(kh_, kw_) = size2d(kernel_size, who, "kernel_size");
   std::tie(sh_, sw_) = size2d(options.strides, who, "strides");
   same_ = is_same_padding(options.padding, who);
 }
 
 Shape Conv2D::compute_output_shape(const Shape& input_shape) const {
-  return output_shape_2d(input_shape, kh_, kw_, sh_, sw_, same_, filters_, describe());
+  return output_shape_2d(input_shape, kh_, kw_, sh_, sw_, same_,
+                         output_channels(input_shape.rank() == 4 ? input_shape[3] : None), describe());
 }
 
 void Conv2D::build_weights(const Shape& input_shape) {
@@ -40,8 +41,8 @@ void Conv2D::build_weights(const Shape& input_shape) {
                                       describe(), input_shape.to_string()));
   // Glorot's fans from the kernel's shape, as Keras: receptive field times its last two dims.
   Shape shape = kernel_shape(in);
-  kernel_ = add_weight("kernel", shape, Init::GlorotUniform, kh_ * kw_ * shape[2], kh_ * kw_ * shape[3], seed_);
-  if (use_bias_) bias_ = add_weight("bias", Shape{filters_}, Init::Zeros);
+  kernel_ = add_weight(kernel_name(), shape, Init::GlorotUniform, kh_ * kw_ * shape[2], kh_ * kw_ * shape[3], seed_);
+  if (use_bias_) bias_ = add_weight("bias", Shape{output_channels(in)}, Init::Zeros);
 }
 
 Tensor Conv2D::call(const Tensor& x, bool) {
@@ -79,6 +80,22 @@ Shape Conv2DTranspose::compute_output_shape(const Shape& input_shape) const {
 Tensor Conv2DTranspose::convolve(const Tensor& x, const Tensor& kernel) const {
   return conv2d_transpose(x, kernel, compute_output_shape(x.shape()), {sh_, sw_},
                           same_ ? Padding::Same : Padding::Valid);
+}
+
+DepthwiseConv2D::DepthwiseConv2D(Size2D kernel_size, DepthwiseConv2DOptions options)
+    : Conv2D("depthwise_conv2d", "DepthwiseConv2D", options.depth_multiplier, kernel_size,
+             Conv2DOptions{.strides = std::move(options.strides),
+                           .padding = std::move(options.padding),
+                           .activation = std::move(options.activation),
+                           .use_bias = options.use_bias,
+                           .input_shape = std::move(options.input_shape),
+                           .name = std::move(options.name),
+                           .seed = options.seed,
+                           .dtype = options.dtype},
+             "depth_multiplier") {}
+
+Tensor DepthwiseConv2D::convolve(const Tensor& x, const Tensor& kernel) const {
+  return depthwise_conv2d(x, kernel, {sh_, sw_}, same_ ? Padding::Same : Padding::Valid);
 }
 
 Pool2D::Pool2D(std::string_view kind, std::string_view label, Size2D pool_size, Pool2DOptions options)

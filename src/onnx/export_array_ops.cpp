@@ -89,6 +89,20 @@ void gather(const NodeExport& x) {
   set_attr(x.e.add_node("Gather", {x.in(0), x.in(1)}, {x.out()}), "axis", x.attrs().get_int("axis"));
 }
 
+// GatherND / ScatterND take int64 indices; ONNX also reads negative ones
+// (from the end), which Kiln's kernels refuse.
+std::string int64_indices(const NodeExport& x, int i) { return cast_to(x.e, x.in(i), x.in_type(i).dtype, DType::Int64); }
+
+void gather_nd(const NodeExport& x) { x.e.add_node("GatherND", {x.in(0), int64_indices(x, 1)}, {x.out()}); }
+
+// TensorScatterUpdate and TensorScatterAdd (scatter_nd is the latter into
+// zeros). Duplicate indices: both add every update; Kiln's update keeps the
+// last, ONNX leaves which one open.
+template <bool kAdd> void scatter_nd(const NodeExport& x) {
+  pb::NodeProto& n = x.e.add_node("ScatterND", {x.in(0), int64_indices(x, 1), x.in(2)}, {x.out()});
+  if (kAdd) set_attr(n, "reduction", std::string("add"));
+}
+
 // TF's one_hot as an equality with a range: an index out of [0, depth)
 // (negative ones included) gives a row of off_value. ONNX's OneHot would
 // count negative indices from the end.
@@ -198,6 +212,7 @@ void add_array_exports(ExportTable& t) {
   t["Concat"] = concat, t["Pack"] = pack, t["Unpack"] = unpack, t["Gather"] = gather, t["OneHot"] = one_hot;
   t["Pad"] = pad, t["Tile"] = tile, t["FillLike"] = fill_like, t["BroadcastLike"] = broadcast_like;
   t["StridedSlice"] = strided_slice;
+  t["GatherNd"] = gather_nd, t["TensorScatterUpdate"] = scatter_nd<false>, t["TensorScatterAdd"] = scatter_nd<true>;
 }
 
 }  // namespace kiln::onnx_io

@@ -1,5 +1,5 @@
-// MatMul, convolution, pooling, bias, softmax and the fused contractions ->
-// ONNX. Kiln's images are NHWC and filters HWIO; ONNX's Conv and pools are
+// MatMul, convolution (depthwise too), pooling, bias, softmax and the fused
+// contractions -> ONNX. Kiln's images are NHWC and filters HWIO; ONNX's Conv and pools are
 // NCHW/OIHW, so each is wrapped in Transposes (runtimes fold the filters'
 // and cancel the pairs between layers).
 #include <fmt/format.h>
@@ -43,11 +43,13 @@ void set_window_attrs(const NodeExport& x, pb::NodeProto& n) {
   set_attr(n, "strides", x.attrs().get_ints("strides"));
 }
 
-std::string conv2d(const NodeExport& x, const std::string& out) {
+// `hwio_filters`: input 1 as Conv2D's [KH, KW, C / group, O].
+std::string conv2d(const NodeExport& x, const std::string& out, const std::string& hwio_filters, int64_t group = 1) {
   std::string image = transpose(x.e, x.in(0), kToNchw, "nchw");
-  std::string filters = transpose(x.e, x.in(1), kHwioToOihw, "oihw");
+  std::string filters = transpose(x.e, hwio_filters, kHwioToOihw, "oihw");
   std::string y = x.e.names().fresh("conv_nchw");
   pb::NodeProto& n = x.e.add_node("Conv", {image, filters}, {y});
+  if (group != 1) set_attr(n, "group", group);
   set_window_attrs(x, n);
   set_attr(n, "dilations", x.attrs().get_ints("dilations"));
   const Shape& f = x.in_type(1).shape;
@@ -68,7 +70,26 @@ template <bool kMax> void pool(const NodeExport& x) {
 }
 
 void matmul_node(const NodeExport& x) { matmul(x, x.out()); }
-void conv2d_node(const NodeExport& x) { conv2d(x, x.out()); }
+// Conv2D's groups: its input's channels over its filters' (1 when either is
+// unknown, which only an ungrouped convolution leaves unknown in practice).
+int64_t conv2d_groups(const NodeExport& x) {
+  const Shape& in = x.in_type(0).shape;
+  const Shape& f = x.in_type(1).shape;
+  const int64_t in_c = in.has_known_rank() ? in[3] : -1, f_c = f.has_known_rank() ? f[2] : -1;
+  return in_c > 0 && f_c > 0 ? in_c / f_c : 1;
+}
+
+void conv2d_node(const NodeExport& x) { conv2d(x, x.out(), x.in(1), conv2d_groups(x)); }
+
+// A grouped Conv with one group per input channel: the filter [KH, KW, C, M]
+// read as [KH, KW, 1, C * M] (ONNX's Reshape keeps the dims given as 0).
+void depthwise_conv2d_node(const NodeExport& x) {
+  const Shape& in = x.in_type(0).shape;
+  const Shape& f = x.in_type(1).shape;
+  int64_t channels = in.has_known_rank() && in[3] >= 0 ? in[3] : f.has_known_rank() ? f[2] : -1;
+  if (channels < 0) x.refuse("its input channels are unknown (ONNX's Conv needs the group count)");
+  conv2d(x, x.out(), x.e.add("Reshape", {x.in(1), x.e.ints({0, 0, 1, -1}, "shape")}, "hwio"), channels);
+}
 
 void bias_add(const NodeExport& x) { x.e.add_node("Add", {x.in(0), x.in(1)}, {x.out()}); }
 
@@ -81,7 +102,7 @@ void log_softmax_node(const NodeExport& x) { softmax(x, "LogSoftmax"); }
 // FusedMatMul / FusedConv2D: the contraction, the bias, the relu, unfused.
 template <bool kConv> void fused_contraction(const NodeExport& x) {
   std::string y = x.e.names().fresh(kConv ? "conv" : "matmul");
-  kConv ? conv2d(x, y) : matmul(x, y);
+  kConv ? conv2d(x, y, x.in(1), conv2d_groups(x)) : matmul(x, y);
   bool relu = x.attrs().get_string("activation") == "relu";
   std::string biased = relu ? x.e.names().fresh("biased") : x.out();
   x.e.add_node("Add", {y, x.in(2)}, {biased});
@@ -91,6 +112,7 @@ template <bool kConv> void fused_contraction(const NodeExport& x) {
 }  // namespace
 
 void add_nn_exports(ExportTable& t) {
+  t["DepthwiseConv2dNative"] = depthwise_conv2d_node;
   t["MatMul"] = matmul_node, t["Conv2D"] = conv2d_node, t["MaxPool"] = pool<true>, t["AvgPool"] = pool<false>;
   t["BiasAdd"] = bias_add, t["Softmax"] = softmax_node, t["LogSoftmax"] = log_softmax_node;
   t["FusedMatMul"] = fused_contraction<false>, t["FusedConv2D"] = fused_contraction<true>;

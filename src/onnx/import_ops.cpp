@@ -305,6 +305,52 @@ Out gather_elements(const NodeImport& n) {
   return {sum(where(pick, moved, zeros_like(moved)), Axes(int64_t{-1}))};
 }
 
+// GatherND / ScatterND's indices (input 1) into the data (input 0) after its
+// first `batch_dims` dims, negative ones counted from the end of their dims,
+// as ONNX reads them (Kiln's kernels, as TF's, refuse them). Left as they
+// are when those dims are unknown.
+Tensor nd_indices(const NodeImport& n, int64_t batch_dims = 0) {
+  const Tensor& indices = n.in(1);
+  const Shape& ds = n.in(0).shape();
+  const Shape& is = indices.shape();
+  if (!is.has_known_rank() || is.rank() == 0 || !ds.has_known_rank()) return indices;
+  const int64_t depth = is[is.rank() - 1];
+  if (depth < 0 || batch_dims + depth > ds.rank()) return indices;
+  std::vector<int64_t> dims(ds.begin() + batch_dims, ds.begin() + batch_dims + depth);
+  if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; })) return indices;
+  Tensor lengths = cast(constant(dims, Shape{depth}), indices.dtype());
+  return where(indices < scalar_of(0, indices.dtype()), indices + lengths, indices);
+}
+
+// With batch_dims B, each index tuple gets its own position in the first B
+// dims of indices prepended: Kiln's gather_nd then reads the same elements,
+// and its result has ONNX's shape (the batch dims lead both).
+Out gather_nd_(const NodeImport& n) {
+  const int64_t batch_dims = n.attr_int("batch_dims", 0);
+  Tensor indices = nd_indices(n, batch_dims);
+  if (batch_dims == 0) return {gather_nd(n.in(0), indices)};
+  const Shape& is = indices.shape();
+  if (batch_dims < 0 || !is.is_fully_defined() || batch_dims >= is.rank())
+    n.refuse(fmt::format("batch_dims {} with indices of shape {}", batch_dims, is.to_string()));
+  Shape column(std::vector<int64_t>(is.begin(), is.end() - 1));
+  column.push_back(1);
+  std::vector<Tensor> parts;
+  for (int a = 0; a < batch_dims; ++a) {
+    Shape along(std::vector<int64_t>(static_cast<std::size_t>(is.rank()), 1));
+    along[a] = is[a];
+    parts.push_back(zeros(column, indices.dtype()) + reshape(range(0, is[a], 1, indices.dtype()), along));
+  }
+  parts.push_back(indices);
+  return {gather_nd(n.in(0), concat(parts, -1))};
+}
+
+Out scatter_nd_(const NodeImport& n) {
+  std::string reduction = n.attr_string("reduction", "none");
+  if (reduction == "none") return {tensor_scatter_nd_update(n.in(0), nd_indices(n), n.in(2))};
+  if (reduction == "add") return {tensor_scatter_nd_add(n.in(0), nd_indices(n), n.in(2))};
+  n.refuse(fmt::format("reduction '{}'", reduction));
+}
+
 // ONNX counts negative indices from the end; Kiln, as TF, refuses them.
 Out gather_(const NodeImport& n) {
   int64_t axis = n.attr_int("axis", 0);
@@ -683,10 +729,16 @@ void check_2d(const NodeImport& n) {
 
 Out conv(const NodeImport& n) {
   check_2d(n);
-  if (n.attr_int("group", 1) != 1) n.refuse("grouped convolution");
+  // Grouped weights [O, C / group, KH, KW] as HWIO make conv2d's grouped
+  // filters (the group count follows from the channels), depthwise too.
+  const int64_t group = n.attr_int("group", 1), channels = n.in(0).shape()[1];
+  const Shape& ws = n.in(1).shape();
+  if (group < 1 || (channels >= 0 && ws.has_known_rank() && ws.rank() == 4 && ws[1] >= 0 && ws[1] * group != channels))
+    n.fail(fmt::format("group {} does not divide the input's {} channels into the weights' {} (weights shape {})", group,
+                       channels, ws.has_known_rank() && ws.rank() == 4 ? ws[1] : -1, ws.to_string()));
+  Tensor w = transpose(n.in(1), {2, 3, 1, 0});  // OIHW -> HWIO
   Tensor x = transpose(n.in(0), kToNhwc);
   std::string padding = window_padding(n, x, 0.0);
-  Tensor w = transpose(n.in(1), {2, 3, 1, 0});  // OIHW -> HWIO
   Tensor y = conv2d(x, w, n.attr_ints("strides", {1, 1}), padding, n.attr_ints("dilations", {1, 1}));
   if (n.has_input(2)) y = bias_add(y, n.in(2));
   return {transpose(y, kToNchw)};
@@ -741,7 +793,7 @@ ImportFn import_fn(const std::string& op_type) {
       {"And", binary<logical_and>}, {"Or", binary<logical_or>}, {"Xor", xor_}, {"Where", where_},
       {"Cast", cast_}, {"Clip", clip_}, {"Constant", constant_}, {"ConstantOfShape", constant_of_shape},
       {"Reshape", reshape_}, {"Flatten", flatten_}, {"Transpose", transpose_}, {"Squeeze", squeeze_},
-      {"Unsqueeze", unsqueeze_}, {"Shape", shape_}, {"Concat", concat_}, {"Gather", gather_}, {"GatherElements", gather_elements}, {"Tile", tile_},
+      {"Unsqueeze", unsqueeze_}, {"Shape", shape_}, {"Concat", concat_}, {"Gather", gather_}, {"GatherElements", gather_elements}, {"GatherND", gather_nd_}, {"ScatterND", scatter_nd_}, {"Tile", tile_},
       {"Expand", expand_}, {"Pad", pad_}, {"Slice", slice_}, {"Split", split_},
       {"ReduceSum", reduce_<sum>}, {"ReduceMean", reduce_<mean>}, {"ReduceProd", reduce_<prod>},
       {"ReduceMax", reduce_<max>}, {"ReduceMin", reduce_<min>}, {"ArgMax", arg_<true>}, {"ArgMin", arg_<false>},

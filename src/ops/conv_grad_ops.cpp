@@ -4,7 +4,9 @@
 // backward-weights primitives (cached like the forward one); float64 on plain
 // loops. Both ops take (input, filters, dy) and read only the shape of the
 // tensor whose gradient they compute, so that shape may be unknown while
-// tracing (Kiln has no shape tensors).
+// tracing (Kiln has no shape tensors). The kernels also run grouped
+// convolutions (ConvDims::groups), for DepthwiseConv2dNative's backprops; the
+// gradient functions and samples are shared with those too.
 #include <algorithm>
 
 #include "core/dtype_switch.h"
@@ -12,20 +14,16 @@
 #include "kiln/math.h"
 #include "kiln/reduce.h"
 #include "ops/nn_internal.h"
-#include "ops/onednn.h"
+#include "ops/conv_onednn.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
 namespace detail {
 
-namespace {
-
-// Checks input, filters and dy (inputs 0, 1, 2) against each other.
-void check_conv_backprop(InferContext& c) {
+void check_conv_dy(InferContext& c, const Shape& y) {
   const Shape& in = c.shape(0);
   const Shape& f = c.shape(1);
   const Shape& dy = c.shape(2);
-  Shape y = infer_conv2d_output(c, in, f);
   if (c.dtype(2) != c.dtype(0))
     c.fail("dy must have the dtype of input and filters ({}), got {}", dtype_name(c.dtype(0)),
            dtype_name(c.dtype(2)));
@@ -39,6 +37,11 @@ void check_conv_backprop(InferContext& c) {
   }
 }
 
+namespace {
+
+// Checks input, filters and dy (inputs 0, 1, 2) against each other.
+void check_conv_backprop(InferContext& c) { check_conv_dy(c, infer_conv2d_output(c, c.shape(0), c.shape(1))); }
+
 int64_t known_or(int64_t a, int64_t b) { return a >= 0 ? a : b; }
 
 int64_t dim_or_unknown(const Shape& s, int i) { return s.has_known_rank() ? s[i] : -1; }
@@ -47,8 +50,8 @@ void backprop_input_infer(InferContext& c) {
   check_conv_backprop(c);
   const Shape& in = c.shape(0);
   Shape out = in.has_known_rank() ? in : Shape{-1, -1, -1, -1};
+  // Not the channels from the filters: grouped, they hold a divisor of them.
   out[0] = known_or(out[0], dim_or_unknown(c.shape(2), 0));
-  out[3] = known_or(out[3], dim_or_unknown(c.shape(1), 2));
   c.add_output(c.dtype(0), out);
 }
 
@@ -56,7 +59,7 @@ void backprop_filter_infer(InferContext& c) {
   check_conv_backprop(c);
   const Shape& f = c.shape(1);
   Shape out = f.has_known_rank() ? f : Shape{-1, -1, -1, -1};
-  out[2] = known_or(out[2], dim_or_unknown(c.shape(0), 3));
+  // Not the channels from the input: grouped, the filters hold a divisor of them.
   out[3] = known_or(out[3], dim_or_unknown(c.shape(2), 3));
   c.add_output(c.dtype(0), out);
 }
@@ -64,45 +67,16 @@ void backprop_filter_infer(InferContext& c) {
 ConvDims kernel_dims(const KernelContext& c) {
   const Shape& in = c.in_shape(0);
   const Shape& f = c.in_shape(1);
-  return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1])};
+  return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1]), conv_groups(in, f)};
 }
 
 // ---- float32: oneDNN --------------------------------------------------------
-struct ConvDescs {
-  dnnl::memory::desc src, dst, user_weights, any_weights;
-  dnnl::memory::dims strides, dilates, pad_l, pad_r;
-};
-
-ConvDescs conv_descs(const ConvDims& d) {
-  using tag = dnnl::memory::format_tag;
-  using dt = dnnl::memory::data_type;
-  const Window2D& g = d.g;
-  return ConvDescs{
-      dnnl::memory::desc({d.n, d.c, d.h, d.w}, dt::f32, tag::nhwc),
-      dnnl::memory::desc({d.n, d.o, g.h.out, g.w.out}, dt::f32, tag::nhwc),
-      dnnl::memory::desc({d.o, d.c, g.kh, g.kw}, dt::f32, tag::hwio),
-      dnnl::memory::desc({d.o, d.c, g.kh, g.kw}, dt::f32, tag::any),
-      {g.sh, g.sw},
-      {g.dh - 1, g.dw - 1},
-      {g.h.pad_before, g.w.pad_before},
-      {g.h.pad_after, g.w.pad_after}};
-}
-
 // oneDNN builds backward primitives against a forward (training) one.
 dnnl::convolution_forward::primitive_desc forward_hint(const ConvDescs& s) {
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training,
                                        dnnl::algorithm::convolution_direct, s.src, s.any_weights,
                                        s.dst, s.strides, s.dilates, s.pad_l, s.pad_r);
   return dnnl::convolution_forward::primitive_desc(desc, onednn::engine());
-}
-
-onednn::PrimitiveKey conv_key(uint32_t kind, const ConvDims& d) {
-  const Window2D& g = d.g;
-  onednn::PrimitiveKey key(kind);
-  for (int64_t v : {d.n, d.h, d.w, d.c, d.o, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.h.pad_before,
-                    g.h.pad_after, g.w.pad_before, g.w.pad_after})
-    key.add(v);
-  return key;
 }
 
 // Where oneDNN wants the filters (or their gradient) in another layout than
@@ -209,7 +183,8 @@ template <class T>
 void backprop_input_plain(const ConvDims& d, const T* f, const T* dy, T* dx) {
   const Window2D& g = d.g;
   int64_t oh_n = g.h.out, ow_n = g.w.out;
-  int64_t row_work = std::max<int64_t>(1, d.w * g.kh * g.kw * d.c * d.o);
+  const int64_t cg = d.c / d.groups, og = d.o / d.groups;  // channels per group
+  int64_t row_work = std::max<int64_t>(1, d.w * g.kh * g.kw * d.c * og);
   parallel_for(
       d.n * d.h,
       [&](int64_t begin, int64_t end) {
@@ -227,11 +202,13 @@ void backprop_input_plain(const ConvDims& d, const T* f, const T* dy, T* dx) {
                 if (tw < 0 || tw % g.sw != 0 || tw / g.sw >= ow_n) continue;
                 int64_t ow = tw / g.sw;
                 const T* dyp = dy + ((n * oh_n + oh) * ow_n + ow) * d.o;
-                const T* fp = f + (kh * g.kw + kw) * d.c * d.o;
+                const T* fp = f + (kh * g.kw + kw) * cg * d.o;
                 for (int64_t ci = 0; ci < d.c; ++ci) {
-                  const T* fr = fp + ci * d.o;
+                  const int64_t first = ci / cg * og;  // the group's first output channel
+                  const T* fr = fp + ci % cg * d.o + first;
+                  const T* dyr = dyp + first;
                   T acc = T(0);
-                  for (int64_t co = 0; co < d.o; ++co) acc += dyp[co] * fr[co];
+                  for (int64_t co = 0; co < og; ++co) acc += dyr[co] * fr[co];
                   o[ci] += acc;
                 }
               }
@@ -243,17 +220,18 @@ void backprop_input_plain(const ConvDims& d, const T* f, const T* dy, T* dx) {
 }
 
 // Each filter row (kh, kw, ci) sums input x dy over the batch and the output
-// positions; rows are independent.
+// positions (ci: the row's channel within each group); rows are independent.
 template <class T>
 void backprop_filter_plain(const ConvDims& d, const T* x, const T* dy, T* df) {
   const Window2D& g = d.g;
   int64_t oh_n = g.h.out, ow_n = g.w.out;
+  const int64_t cg = d.c / d.groups, og = d.o / d.groups;  // channels per group
   int64_t row_work = std::max<int64_t>(1, d.n * oh_n * ow_n * d.o);
   parallel_for(
-      g.kh * g.kw * d.c,
+      g.kh * g.kw * cg,
       [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
-          int64_t ci = row % d.c, kk = row / d.c;
+          int64_t ci = row % cg, kk = row / cg;
           int64_t kh = kk / g.kw, kw = kk % g.kw;
           T* o = df + row * d.o;
           for (int64_t co = 0; co < d.o; ++co) o[co] = T(0);
@@ -264,9 +242,12 @@ void backprop_filter_plain(const ConvDims& d, const T* x, const T* dy, T* df) {
               for (int64_t ow = 0; ow < ow_n; ++ow) {
                 int64_t iw = ow * g.sw - g.w.pad_before + kw * g.dw;
                 if (iw < 0 || iw >= d.w) continue;
-                T xv = x[((n * d.h + ih) * d.w + iw) * d.c + ci];
+                const T* xp = x + ((n * d.h + ih) * d.w + iw) * d.c + ci;
                 const T* dyp = dy + ((n * oh_n + oh) * ow_n + ow) * d.o;
-                for (int64_t co = 0; co < d.o; ++co) o[co] += xv * dyp[co];
+                for (int64_t group = 0; group < d.groups; ++group) {
+                  T xv = xp[group * cg];
+                  for (int64_t co = group * og; co < (group + 1) * og; ++co) o[co] += xv * dyp[co];
+                }
               }
             }
           }
@@ -283,9 +264,10 @@ bool fill_zeros_if_empty(const KernelContext& c, const ConvDims& d, T* out) {
   return true;
 }
 
-void backprop_input_kernel(KernelContext& c) {
+}  // namespace
+
+void conv2d_backprop_input_kernel(KernelContext& c, const ConvDims& d) {
   if (c.outputs[0].size() == 0) return;
-  ConvDims d = kernel_dims(c);
   visit_numeric(c.outputs[0].dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       T* dx = c.out<T>(0);
@@ -298,9 +280,8 @@ void backprop_input_kernel(KernelContext& c) {
   });
 }
 
-void backprop_filter_kernel(KernelContext& c) {
+void conv2d_backprop_filter_kernel(KernelContext& c, const ConvDims& d) {
   if (c.outputs[0].size() == 0) return;
-  ConvDims d = kernel_dims(c);
   visit_numeric(c.outputs[0].dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       T* df = c.out<T>(0);
@@ -313,55 +294,33 @@ void backprop_filter_kernel(KernelContext& c) {
   });
 }
 
-template <class T>
-Tensor ramp(const Shape& shape, double scale, double offset, int64_t period) {
-  std::vector<T> v(static_cast<std::size_t>(shape.num_elements()));
-  for (std::size_t i = 0; i < v.size(); ++i)
-    v[i] = static_cast<T>(static_cast<double>(static_cast<int64_t>(i) % period) * scale + offset);
-  return constant(v, shape);
-}
+namespace {
 
-Attrs conv_attrs(std::vector<int64_t> strides, const char* padding,
-                 std::vector<int64_t> dilations) {
-  return Attrs{{"strides", std::move(strides)},
-               {"padding", std::string(padding)},
-               {"dilations", std::move(dilations)}};
-}
+void backprop_input_kernel(KernelContext& c) { conv2d_backprop_input_kernel(c, kernel_dims(c)); }
+void backprop_filter_kernel(KernelContext& c) { conv2d_backprop_filter_kernel(c, kernel_dims(c)); }
 
 std::vector<OpSample> conv_backprop_samples() {
-  return {
-      {{ramp<float>({1, 5, 5, 2}, 0.25, -0.5, 7), ramp<float>({3, 3, 2, 3}, 0.2, -0.4, 5),
-        ramp<float>({1, 5, 5, 3}, 0.3, -0.9, 6)},
-       conv_attrs({1, 1}, "SAME", {1, 1})},
-      {{ramp<double>({2, 5, 6, 2}, 0.25, -0.5, 7), ramp<double>({3, 2, 2, 3}, 0.2, -0.4, 5),
-        ramp<double>({2, 2, 5, 3}, 0.3, -0.9, 6)},
-       conv_attrs({2, 1}, "VALID", {1, 1})},
-      {{ramp<double>({1, 6, 6, 2}, 0.25, -0.5, 7), ramp<double>({2, 2, 2, 3}, 0.2, -0.4, 5),
-        ramp<double>({1, 3, 3, 3}, 0.3, -0.9, 6)},
-       conv_attrs({2, 2}, "SAME", {2, 2})},
-  };
+  constexpr DType f32 = DType::Float32, f64 = DType::Float64;
+  return {conv_backprop_sample(f32, {1, 5, 5, 2}, {3, 3, 2, 3}, {1, 5, 5, 3}, 1, "SAME", 1),
+          conv_backprop_sample(f64, {2, 5, 6, 2}, {3, 2, 2, 3}, {2, 2, 5, 3}, {2, 1}, "VALID", 1),
+          conv_backprop_sample(f64, {1, 6, 6, 2}, {2, 2, 2, 3}, {1, 3, 3, 3}, 2, "SAME", 2),
+          // Grouped: 6 channels in 3 groups of 2, 2 outputs each.
+          conv_backprop_sample(f32, {1, 5, 4, 6}, {3, 2, 2, 6}, {1, 3, 2, 6}, {2, 2}, "SAME", 1)};
 }
 
-// Both ops are linear in their two used inputs; their gradients are each
-// other and the convolution itself. The shape-only input gets none.
 Tensor conv2d_with(const Tensor& x, const Tensor& f, const Attrs& attrs) {
-  return nn::conv2d(x, f, attrs.get_ints("strides"), attrs.get_string("padding"),
-                    attrs.get_ints("dilations"));
+  return nn::conv2d(x, f, attrs.get_ints("strides"), attrs.get_string("padding"), attrs.get_ints("dilations"));
 }
+Tensor backprop_input_with(const Tensor& x, const Tensor& f, const Tensor& dy, const Attrs& attrs) {
+  return conv2d_backprop_input(x, f, dy, attrs);
+}
+Tensor backprop_filter_with(const Tensor& x, const Tensor& f, const Tensor& dy, const Attrs& attrs) {
+  return conv2d_backprop_filter(x, f, dy, attrs);
+}
+constexpr ConvOps kConv2DOps{conv2d_with, backprop_input_with, backprop_filter_with};
 
-void backprop_input_gradient(GradContext& c) {
-  const Tensor& f = c.inputs[1];
-  const Tensor& dy = c.inputs[2];
-  if (c.needs(1)) c.set(1, conv2d_backprop_filter(c.grad(0), f, dy, c.attrs));
-  if (c.needs(2)) c.set(2, conv2d_with(c.grad(0), f, c.attrs));
-}
-
-void backprop_filter_gradient(GradContext& c) {
-  const Tensor& x = c.inputs[0];
-  const Tensor& dy = c.inputs[2];
-  if (c.needs(0)) c.set(0, conv2d_backprop_input(x, c.grad(0), dy, c.attrs));
-  if (c.needs(2)) c.set(2, conv2d_with(x, c.grad(0), c.attrs));
-}
+void backprop_input_gradient(GradContext& c) { conv_backprop_input_gradient(c, kConv2DOps); }
+void backprop_filter_gradient(GradContext& c) { conv_backprop_filter_gradient(c, kConv2DOps); }
 
 constexpr OpDef kConv2DBackpropInput{.name = "Conv2DBackpropInput",
                                      .infer = backprop_input_infer,
@@ -375,6 +334,43 @@ constexpr OpDef kConv2DBackpropFilter{.name = "Conv2DBackpropFilter",
                                       .gradient = backprop_filter_gradient};
 
 }  // namespace
+
+Attrs conv_attrs(const nn::Size2D& strides, const nn::PaddingArg& padding, const nn::Size2D& dilations) {
+  return Attrs{{"strides", size2d_attr(strides)}, {"padding", padding_attr(padding)}, {"dilations", size2d_attr(dilations)}};
+}
+
+OpSample conv_backprop_sample(DType dtype, const Shape& input, const Shape& filters, const Shape& dy,
+                              const nn::Size2D& strides, const char* padding, const nn::Size2D& dilations) {
+  // Values (i % period) * scale + offset.
+  auto ramp = [dtype](const Shape& shape, double scale, double offset, int64_t period) {
+    std::vector<double> v(static_cast<std::size_t>(shape.num_elements()));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(static_cast<int64_t>(i) % period) * scale + offset;
+    return dtype == DType::Float64 ? constant(v, shape) : constant(std::vector<float>(v.begin(), v.end()), shape);
+  };
+  return OpSample{{ramp(input, 0.25, -0.5, 7), ramp(filters, 0.2, -0.4, 5), ramp(dy, 0.3, -0.9, 6)},
+                  conv_attrs(strides, padding, dilations)};
+}
+
+void conv_gradient(GradContext& c, const ConvOps& ops) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& f = c.inputs[1];
+  if (c.needs(0)) c.set(0, ops.backprop_input(x, f, c.grad(0), c.attrs));
+  if (c.needs(1)) c.set(1, ops.backprop_filter(x, f, c.grad(0), c.attrs));
+}
+
+void conv_backprop_input_gradient(GradContext& c, const ConvOps& ops) {
+  const Tensor& f = c.inputs[1];
+  const Tensor& dy = c.inputs[2];
+  if (c.needs(1)) c.set(1, ops.backprop_filter(c.grad(0), f, dy, c.attrs));
+  if (c.needs(2)) c.set(2, ops.forward(c.grad(0), f, c.attrs));
+}
+
+void conv_backprop_filter_gradient(GradContext& c, const ConvOps& ops) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& dy = c.inputs[2];
+  if (c.needs(0)) c.set(0, ops.backprop_input(x, c.grad(0), dy, c.attrs));
+  if (c.needs(2)) c.set(2, ops.forward(x, c.grad(0), c.attrs));
+}
 
 void register_conv_grad_ops(OpRegistry& r) {
   r.add(kConv2DBackpropInput);
@@ -420,11 +416,7 @@ Tensor conv2d_transpose(const Tensor& input, const Tensor& filters, const Shape&
                      : zeros(Shape{1, output_shape[1], output_shape[2], output_shape[3]}, input.dtype()) *
                            kiln::sum(input, {1, 2, 3}, /*keepdims=*/true);
   const Tensor in[] = {sizes, filters, input};
-  return detail::dispatch1(detail::kConv2DBackpropInput, in,
-                           detail::Attrs{{"strides", detail::size2d_attr(strides)},
-                                         {"padding", detail::padding_attr(padding)},
-                                         {"dilations", detail::size2d_attr(dilations)}},
-                           loc);
+  return detail::dispatch1(detail::kConv2DBackpropInput, in, detail::conv_attrs(strides, padding, dilations), loc);
 }
 
 }  // namespace kiln::nn

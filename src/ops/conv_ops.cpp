@@ -1,12 +1,13 @@
 // Conv2D: 2-D convolution of NHWC images with HWIO filters, as tf.nn.conv2d.
 // float32 runs on oneDNN (input and output stay NHWC; only the filters are
 // reordered into the layout oneDNN's kernel prefers); float64 on a plain loop.
+// The kernel also runs grouped convolutions, for DepthwiseConv2dNative.
 #include <algorithm>
 
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
 #include "ops/nn_internal.h"
-#include "ops/onednn.h"
+#include "ops/conv_onednn.h"
 #include "runtime/dispatch.h"
 #include "ops/known_ops.h"
 
@@ -32,9 +33,16 @@ Shape infer_conv2d_output(InferContext& c, const Shape& in, const Shape& f) {
     c.fail("filters must have a positive height and width, got shape {}", f.to_string());
   int64_t in_c = in.has_known_rank() ? in[3] : -1;
   int64_t f_c = fk ? f[2] : -1;
-  if (in_c >= 0 && f_c >= 0 && in_c != f_c)
-    c.fail("input has {} channels but filters expect {}: input shape {}, filters shape {}", in_c,
-           f_c, in.to_string(), f.to_string());
+  // As TF: filters with a divisor of the input's channels make a grouped
+  // convolution, groups = in_c / f_c, each of f[3] / groups output channels.
+  if (in_c >= 0 && f_c >= 0 && (f_c == 0 ? in_c != 0 : in_c % f_c != 0))
+    c.fail("input has {} channels but filters expect {} (or a divisor of them: the input depth must be evenly "
+           "divisible by the filter depth): input shape {}, filters shape {}",
+           in_c, f_c, in.to_string(), f.to_string());
+  const int64_t groups = in_c > 0 && f_c > 0 ? in_c / f_c : 1;
+  if (groups > 1 && fk && f[3] >= 0 && f[3] % groups != 0)
+    c.fail("output depth must be evenly divisible by number of groups: {} vs {} (input shape {}, filters shape {})",
+           f[3], groups, in.to_string(), f.to_string());
   Window2D g = infer_window(c, in, kh, kw, /*has_dilations=*/true,
                             "filters shape " + f.to_string());
   return Shape{in.has_known_rank() ? in[0] : -1, g.h.out, g.w.out, fk ? f[3] : -1};
@@ -59,16 +67,11 @@ struct ConvPrimitive {
 std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d, bool biased) {
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
-  const Window2D& g = d.g;
   auto p = std::make_shared<ConvPrimitive>();
-  dnnl::memory::desc src({d.n, d.c, d.h, d.w}, dt::f32, tag::nhwc);
-  dnnl::memory::desc user_weights({d.o, d.c, g.kh, g.kw}, dt::f32, tag::hwio);
-  dnnl::memory::desc dst({d.n, d.o, g.h.out, g.w.out}, dt::f32, tag::nhwc);
-  dnnl::memory::desc any_weights({d.o, d.c, g.kh, g.kw}, dt::f32, tag::any);
-  dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any_weights,
-      dst, {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.h.pad_before, g.w.pad_before},
-      {g.h.pad_after, g.w.pad_after});
+  const ConvDescs s = conv_descs(d);
+  const dnnl::memory::desc &src = s.src, &dst = s.dst, &user_weights = s.user_weights;
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                       src, s.any_weights, dst, s.strides, s.dilates, s.pad_l, s.pad_r);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine());
@@ -105,11 +108,7 @@ std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d, bool biased) {
 bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y,
                  const float* bias = nullptr) {
   try {
-    const Window2D& g = d.g;
-    onednn::PrimitiveKey key(/*kind=*/2);
-    for (int64_t v : {d.n, d.h, d.w, d.c, d.o, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.h.pad_before,
-                      g.h.pad_after, g.w.pad_before, g.w.pad_after})
-      key.add(v);
+    onednn::PrimitiveKey key = conv_key(/*kind=*/2, d);
     key.add(bias != nullptr);
     auto p = onednn::cached<ConvPrimitive>(key, [&] { return make_conv(d, bias != nullptr); });
     if (!p->usable) return false;
@@ -131,11 +130,13 @@ bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y,
 }
 
 // ---- float64 (and the fallback): a direct loop ------------------------------
+// Each output channel sums over the input channels of its group.
 template <class T>
 void conv_plain(const ConvDims& d, const T* x, const T* f, T* y) {
   const Window2D& g = d.g;
   int64_t oh_n = g.h.out, ow_n = g.w.out;
-  int64_t row_work = std::max<int64_t>(1, ow_n * g.kh * g.kw * d.c * d.o);
+  const int64_t cg = d.c / d.groups, og = d.o / d.groups;  // channels per group
+  int64_t row_work = std::max<int64_t>(1, ow_n * g.kh * g.kw * cg * d.o);
   parallel_for(
       d.n * oh_n,
       [&](int64_t begin, int64_t end) {
@@ -151,11 +152,14 @@ void conv_plain(const ConvDims& d, const T* x, const T* f, T* y) {
                 int64_t iw = ow * g.sw - g.w.pad_before + kw * g.dw;
                 if (iw < 0 || iw >= d.w) continue;
                 const T* xp = x + ((n * d.h + ih) * d.w + iw) * d.c;
-                const T* fp = f + (kh * g.kw + kw) * d.c * d.o;
-                for (int64_t ci = 0; ci < d.c; ++ci) {
-                  T xv = xp[ci];
-                  const T* fr = fp + ci * d.o;
-                  for (int64_t co = 0; co < d.o; ++co) o[co] += xv * fr[co];
+                const T* fp = f + (kh * g.kw + kw) * cg * d.o;
+                for (int64_t group = 0; group < d.groups; ++group) {
+                  for (int64_t ci = 0; ci < cg; ++ci) {
+                    T xv = xp[group * cg + ci];
+                    const T* fr = fp + ci * d.o + group * og;
+                    T* og_out = o + group * og;
+                    for (int64_t co = 0; co < og; ++co) og_out[co] += xv * fr[co];
+                  }
                 }
               }
             }
@@ -168,13 +172,14 @@ void conv_plain(const ConvDims& d, const T* x, const T* f, T* y) {
 ConvDims conv_dims(const KernelContext& c) {
   const Shape& in = c.in_shape(0);
   const Shape& f = c.in_shape(1);
-  return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1])};
+  return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1]), conv_groups(in, f)};
 }
 
-void conv2d_kernel(KernelContext& c) {
+}  // namespace
+
+void conv2d_forward(KernelContext& c, const ConvDims& d) {
   Tensor& out = c.outputs[0];
   if (out.size() == 0) return;
-  ConvDims d = conv_dims(c);
   visit_numeric(out.dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       T* y = c.out<T>(0);
@@ -190,21 +195,22 @@ void conv2d_kernel(KernelContext& c) {
   });
 }
 
+namespace {
+
+void conv2d_kernel(KernelContext& c) { conv2d_forward(c, conv_dims(c)); }
+
 std::vector<OpSample> conv2d_samples() {
   std::vector<float> x(1 * 5 * 5 * 2), w(3 * 3 * 2 * 3);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) * 0.2f - 0.4f;
   std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
-  return {
-      {{constant(x, Shape{1, 5, 5, 2}), constant(w, Shape{3, 3, 2, 3})},
-       Attrs{{"strides", std::vector<int64_t>{1, 1}},
-             {"padding", std::string("SAME")},
-             {"dilations", std::vector<int64_t>{1, 1}}}},
-      {{constant(xd, Shape{1, 5, 5, 2}), constant(wd, Shape{3, 3, 2, 3})},
-       Attrs{{"strides", std::vector<int64_t>{2, 1}},
-             {"padding", std::string("VALID")},
-             {"dilations", std::vector<int64_t>{1, 1}}}},
-  };
+  std::vector<OpSample> samples{
+      {{constant(x, Shape{1, 5, 5, 2}), constant(w, Shape{3, 3, 2, 3})}, conv_attrs(1, "SAME", 1)},
+      {{constant(xd, Shape{1, 5, 5, 2}), constant(wd, Shape{3, 3, 2, 3})}, conv_attrs({2, 1}, "VALID", 1)},
+      // Grouped: 6 channels in 3 groups of 2, 2 outputs each (the backprop sample without its dy).
+      conv_backprop_sample(DType::Float32, {1, 5, 4, 6}, {3, 2, 2, 6}, {1, 3, 2, 6}, {2, 2}, "SAME", 1)};
+  samples.back().inputs.pop_back();
+  return samples;
 }
 
 void conv2d_gradient(GradContext& c) {
@@ -233,11 +239,7 @@ namespace nn {
 Tensor conv2d(const Tensor& input, const Tensor& filters, const Size2D& strides,
               const PaddingArg& padding, const Size2D& dilations, SourceLocation loc) {
   const Tensor in[] = {input, filters};
-  return detail::dispatch1(detail::kConv2D, in,
-                           detail::Attrs{{"strides", detail::size2d_attr(strides)},
-                                         {"padding", detail::padding_attr(padding)},
-                                         {"dilations", detail::size2d_attr(dilations)}},
-                           loc);
+  return detail::dispatch1(detail::kConv2D, in, detail::conv_attrs(strides, padding, dilations), loc);
 }
 
 }  // namespace nn

@@ -16,6 +16,7 @@ void register_pool_ops(OpRegistry& registry);
 void register_softmax_ops(OpRegistry& registry);
 void register_bias_add_op(OpRegistry& registry);
 void register_conv_grad_ops(OpRegistry& registry);
+void register_depthwise_conv_ops(OpRegistry& registry);
 void register_pool_grad_ops(OpRegistry& registry);
 
 // A Size2D as an attr: {h, w} when the form is valid (one number, {h, w} or
@@ -62,6 +63,9 @@ Window2D kernel_window(const Attrs& attrs, const Shape& input, int64_t kh, int64
 // its output shape; the backprop ops, whose inputs 0 and 1 are also input and
 // filters, run them too.
 Shape infer_conv2d_output(InferContext& c, const Shape& input, const Shape& filters);
+// The backprop ops' check of dy (input 2) against `y`, the shape the forward
+// op gives for inputs 0 and 1.
+void check_conv_dy(InferContext& c, const Shape& y);
 // MaxPool/AvgPool's checks of input [N, H, W, C] and ksize/strides/padding,
 // and their output shape.
 Shape infer_pool_output(InferContext& c, const Shape& input);
@@ -71,11 +75,49 @@ Shape infer_pool_output(InferContext& c, const Shape& input);
 // soon as it is filled: FusedMaxPoolGrad's kernel (exec/fused_pool_grad_op.cpp).
 void max_pool_grad_relu_kernel(KernelContext& c);
 
-// A convolution's sizes, as the kernels read them.
+// A convolution's sizes, as the kernels read them: input [n, h, w, c],
+// output channels o. With groups > 1 (both c and o divisible by it) output
+// channel k sums over the c / groups input channels of group k / (o / groups),
+// and the filters are [kh, kw, c / groups, o]: DepthwiseConv2dNative's
+// [kh, kw, c, multiplier] is the same buffer with groups = c.
 struct ConvDims {
   int64_t n, h, w, c, o;
   Window2D g;
+  int64_t groups = 1;
 };
+
+// Conv2D's groups for input [N, H, W, C] and filters [KH, KW, C / groups, O]
+// (known shapes, checked by inference).
+inline int64_t conv_groups(const Shape& input, const Shape& filters) {
+  return filters[2] > 0 ? input[3] / filters[2] : 1;
+}
+
+// The kernels of Conv2D and its two backprop ops for the sizes `d` (inputs:
+// input, filters[, dy]; see the ops' files), which DepthwiseConv2dNative and
+// its backprops share with groups = c.
+void conv2d_forward(KernelContext& c, const ConvDims& d);
+void conv2d_backprop_input_kernel(KernelContext& c, const ConvDims& d);
+void conv2d_backprop_filter_kernel(KernelContext& c, const ConvDims& d);
+
+// A convolution's attrs, as its public function makes them.
+Attrs conv_attrs(const nn::Size2D& strides, const nn::PaddingArg& padding, const nn::Size2D& dilations);
+// A backprop op's sample: input, filters and dy of these shapes holding
+// ramps of `dtype`, and the convolution's attrs.
+OpSample conv_backprop_sample(DType dtype, const Shape& input, const Shape& filters, const Shape& dy,
+                              const nn::Size2D& strides, const char* padding, const nn::Size2D& dilations);
+
+// A convolution's ops as its gradients call them (Conv2D's, DepthwiseConv2dNative's).
+struct ConvOps {
+  Tensor (*forward)(const Tensor& input, const Tensor& filters, const Attrs& attrs);
+  Tensor (*backprop_input)(const Tensor& input, const Tensor& filters, const Tensor& dy, const Attrs& attrs);
+  Tensor (*backprop_filter)(const Tensor& input, const Tensor& filters, const Tensor& dy, const Attrs& attrs);
+};
+// The gradients of the forward op and of the two backprops, which are linear
+// in their two used inputs: each other and the convolution itself (the
+// shape-only input gets none).
+void conv_gradient(GradContext& c, const ConvOps& ops);
+void conv_backprop_input_gradient(GradContext& c, const ConvOps& ops);
+void conv_backprop_filter_gradient(GradContext& c, const ConvOps& ops);
 
 // A pooling's sizes, as the kernels read them.
 struct PoolDims {

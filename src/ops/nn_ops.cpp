@@ -14,6 +14,7 @@ void register_nn_ops(OpRegistry& r) {
   register_softmax_ops(r);
   register_bias_add_op(r);
   register_conv_grad_ops(r);
+  register_depthwise_conv_ops(r);
   register_pool_grad_ops(r);
 }
 

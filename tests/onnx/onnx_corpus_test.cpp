@@ -58,12 +58,24 @@ std::vector<std::tuple<std::string, std::string, bool>> fresh_seeds() {
         return cond(acc > 4.f, [&] { return acc; }, [&] { return -acc; });
       },
       {.input_signature = std::vector<TensorSpec>{TensorSpec({}, DType::Int32)}});
+  // A Conv with a group per channel, GatherND and ScatterND (none and add).
+  Tensor dw = random::uniform({3, 3, 2, 2}, -1.f, 1.f, DType::Float32, 2);
+  auto depthwise = kiln::function([&](const Tensor& x) { return nn::depthwise_conv2d(x, dw, 2, "SAME"); },
+                                  {.input_signature = std::vector<TensorSpec>{TensorSpec({None, 5, 5, 2})}});
+  Tensor indices = constant({{2, 1}, {0, 0}});
+  auto nd = kiln::function(
+      [&](const Tensor& t) {
+        return tensor_scatter_nd_update(t, indices, gather_nd(t, indices) * 2.f) + scatter_nd(indices, gather_nd(t, indices), t.shape());
+      },
+      {.input_signature = std::vector<TensorSpec>{TensorSpec({3, 2})}});
   std::string good = kiln::onnx::export_to_string(only_trace(affine));
   out.emplace_back("affine.onnx", good, true);
   out.emplace_back("cnn.onnx", kiln::onnx::export_to_string(only_trace(cnn)), true);
   const std::string control_flow = kiln::onnx::export_to_string(only_trace(loop));
   out.emplace_back("control_flow.onnx", control_flow, true);
   out.emplace_back("hostile_long_loop.onnx", long_loop(control_flow), false);
+  out.emplace_back("depthwise.onnx", kiln::onnx::export_to_string(only_trace(depthwise)), true);
+  out.emplace_back("nd_ops.onnx", kiln::onnx::export_to_string(only_trace(nd)), true);
   out.emplace_back("hostile_truncated.onnx", good.substr(0, good.size() / 2), false);
   onnx_io::pb::ModelProto m = parse_model(good);
   onnx_io::pb::NodeProto& first = *m.mutable_graph()->mutable_node(0);

@@ -75,6 +75,38 @@ std::string bytes_of(const onnx_io::pb::ModelProto& m) {
   return s;
 }
 
+// Depthwise convolution goes out as a Conv with a group per channel and
+// comes back as depthwise_conv2d; the nd ops as GatherND and ScatterND.
+TEST(OnnxImport, DepthwiseConvAndNdOpsRoundTripsAreBitwise) {
+  Tensor filter = random::uniform({3, 3, 3, 2}, -1.f, 1.f, DType::Float32, 7);
+  auto depthwise = kiln::function([&](const Tensor& x) { return nn::depthwise_conv2d(x, filter, 2, "SAME"); },
+                                  {.input_signature = std::vector<TensorSpec>{TensorSpec({None, 7, 6, 3})}});
+  Tensor x = random::uniform({2, 7, 6, 3}, -1.f, 1.f, DType::Float32, 8);
+  auto imported = kiln::onnx::import_model_from_string(
+      kiln::onnx::export_to_string(only_trace(depthwise), {.input_names = {"x"}}));
+  EXPECT_TRUE(detail::same_bits(imported({{"x", x}}).at("output_0"), depthwise(x)));
+
+  Tensor indices = constant({{2, 1}, {0, 0}, {1, 3}});
+  auto nd = kiln::function(
+      [&](const Tensor& t, const Tensor& updates) {
+        Tensor gathered = gather_nd(t, indices);
+        // Rows 0 and 1 both added to row 2 (a repeated index adds twice).
+        Tensor rows = constant({{int64_t{2}}, {int64_t{2}}});
+        return tensor_scatter_nd_update(t, indices, updates) + scatter_nd(indices, gathered * updates, t.shape()) +
+               tensor_scatter_nd_add(t, rows, gather_nd(t, constant({{int64_t{0}}, {int64_t{1}}})));
+      },
+      {.input_signature = std::vector<TensorSpec>{TensorSpec({3, 4}), TensorSpec({3})}});
+  Tensor t = random::uniform({3, 4}, -1.f, 1.f, DType::Float32, 9), updates = constant({5.f, 6.f, 7.f});
+  Tensor want = nd(t, updates);
+  std::string bytes = kiln::onnx::export_to_string(only_trace(nd), {.input_names = {"t", "updates"}});
+  std::set<std::string> ops;
+  const onnx_io::pb::ModelProto model = parse_model(bytes);
+  for (const auto& node : model.graph().node()) ops.insert(node.op_type());
+  EXPECT_TRUE(ops.count("GatherND") && ops.count("ScatterND")) << fmt::format("{}", fmt::join(ops, " "));
+  auto back = kiln::onnx::import_model_from_string(bytes);
+  EXPECT_TRUE(detail::same_bits(back({{"t", t}, {"updates", updates}}).at("output_0"), want));
+}
+
 TEST(OnnxImport, RejectsTruncatedAndForeignFiles) {
   std::string good = bytes_of(small_model());
   for (std::size_t cut : {good.size() / 2, good.size() - 3, std::size_t{7}})
@@ -261,7 +293,19 @@ TEST(OnnxImport, BackendNodeTests) {
   for (const auto& [count, what] : by_count) report += fmt::format("  {} ({})\n", what, count);
   std::cout << report;
   // The figures of README's ONNX section; a drop is a regression.
-  EXPECT_GE(pass, 639);
+  EXPECT_GE(pass, 644);
+}
+
+// PyTorch's grouped and depthwise convolutions as ONNX's test data has them
+// (a Conv whose group count divides its input channels).
+TEST(OnnxImport, PytorchConvertedGroupedConvolutions) {
+  fs::path root = fs::path(onnx_testdata_dir()).parent_path() / "pytorch-converted";
+  if (!fs::exists(root)) GTEST_SKIP() << root << " is missing: install libonnx-testdata (scripts/setup.sh)";
+  for (const char* name : {"test_Conv2d_depthwise", "test_Conv2d_depthwise_padded", "test_Conv2d_depthwise_strided",
+                           "test_Conv2d_depthwise_with_multiplier", "test_Conv2d_groups", "test_Conv2d_groups_thnn"}) {
+    std::string why;
+    EXPECT_EQ(run_node_test(root / name, why), Verdict::Pass) << name << ": " << why;
+  }
 }
 
 }  // namespace

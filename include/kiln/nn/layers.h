@@ -72,12 +72,17 @@ class Conv2D : public Layer {
   const Variable& bias() const { return bias_; }
 
  protected:
-  Conv2D(std::string_view kind, std::string_view label, int64_t filters, Size2D kernel_size, Conv2DOptions options);
+  // `filters_arg` names `filters` in errors (DepthwiseConv2D's depth_multiplier).
+  Conv2D(std::string_view kind, std::string_view label, int64_t filters, Size2D kernel_size, Conv2DOptions options,
+         std::string_view filters_arg = "filters");
   void build_weights(const Shape& input_shape) override;
   Tensor call(const Tensor& x, bool training) override;
   // The kernel for `in` input channels, and where in it those channels are.
   virtual Shape kernel_shape(int64_t in) const { return Shape{kh_, kw_, in, filters_}; }
   virtual int input_channels_axis() const { return 2; }
+  virtual const char* kernel_name() const { return "kernel"; }
+  // The output (and bias) channels for `in` input channels (None when unknown).
+  virtual int64_t output_channels(int64_t /*in*/) const { return filters_; }
   // The convolution, before bias and activation.
   virtual Tensor convolve(const Tensor& x, const Tensor& kernel) const;
 
@@ -102,6 +107,35 @@ class Conv2DTranspose : public Conv2D {
  protected:
   Shape kernel_shape(int64_t in) const override { return Shape{kh_, kw_, filters_, in}; }
   int input_channels_axis() const override { return 3; }
+  Tensor convolve(const Tensor& x, const Tensor& kernel) const override;
+};
+
+struct DepthwiseConv2DOptions {
+  Size2D strides = 1;
+  PaddingArg padding = Padding::Valid;
+  // Output channels per input channel.
+  int64_t depth_multiplier = 1;
+  Activation activation;
+  bool use_bias = true;
+  std::optional<Shape> input_shape;
+  std::string name;
+  std::optional<uint64_t> seed;
+  DType dtype = DType::Float32;
+};
+
+// Keras' DepthwiseConv2D: activation(depthwise_conv2d(x, kernel) + bias),
+// kernel [kh, kw, in, depth_multiplier] (the weight "depthwise_kernel", Glorot
+// uniform from its shape), bias [in * depth_multiplier]; output channel
+// c * depth_multiplier + m is input channel c through kernel[:, :, c, m].
+class DepthwiseConv2D : public Conv2D {
+ public:
+  explicit DepthwiseConv2D(Size2D kernel_size, DepthwiseConv2DOptions options = {});
+  std::string class_name() const override { return "DepthwiseConv2D"; }
+  const Variable& depthwise_kernel() const { return kernel_; }
+
+ protected:
+  const char* kernel_name() const override { return "depthwise_kernel"; }
+  int64_t output_channels(int64_t in) const override { return in < 0 ? None : in * filters_; }
   Tensor convolve(const Tensor& x, const Tensor& kernel) const override;
 };
 

@@ -16,6 +16,7 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Conv
            "MaxPool2D", "AveragePooling2D", "AvgPool2D", "Flatten", "Reshape", "Dropout", "ReLU", "Softmax",
            "Activation", "BatchNormalization", "LayerNormalization", "Embedding", "GlobalAveragePooling2D",
            "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Conv2DTranspose", "Convolution2DTranspose"]
+__all__ += ["DepthwiseConv2D"]
 __all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU"]
 __all__ += ["MultiHeadAttention"]
 
@@ -149,13 +150,17 @@ class Conv2D(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
-        _check_unsupported("Conv2D", groups=(groups, 1), kernel_regularizer=(kernel_regularizer, None),
+        _check_unsupported("Conv2D", kernel_regularizer=(kernel_regularizer, None),
                            bias_regularizer=(bias_regularizer, None), activity_regularizer=(activity_regularizer, None),
                            kernel_constraint=(kernel_constraint, None), bias_constraint=(bias_constraint, None))
         if int(filters) <= 0:
             raise ValueError(f"Invalid value for argument `filters`. Expected a strictly positive value. Received "
                              f"filters={filters}.")
+        if int(groups) <= 0 or int(filters) % int(groups):
+            raise ValueError("The number of filters must be evenly divisible by the number of groups. Received: "
+                             f"groups={groups}, filters={filters}.")
         self.filters = int(filters)
+        self.groups = int(groups)
         self.kernel_size = _tuple2(kernel_size, "kernel_size", self.name)
         self.strides = _tuple2(strides, "strides", self.name)
         self.padding = _padding(padding, self.name)
@@ -179,20 +184,33 @@ class Conv2D(Layer):
             raise ValueError("The channel dimension of the inputs should be defined. The input_shape received is "
                              f"{input_shape}, where axis -1 (0-based) is the channel dimension, which found to be "
                              "`None`.")
-        self.kernel = self.add_weight("kernel", self._kernel_shape(channels), initializer=self.kernel_initializer)
+        if channels % self.groups:
+            raise ValueError("The number of input channels must be evenly divisible by the number of groups. Received "
+                             f"groups={self.groups}, but the input has {channels} channels (full input shape is "
+                             f"{input_shape}).")
+        self.kernel = self.add_weight(self._kernel_name, self._kernel_shape(channels),
+                                      initializer=self.kernel_initializer)
         if self.use_bias:
-            self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer)
+            self.bias = self.add_weight("bias", [self._output_channels(channels)], initializer=self.bias_initializer)
         self.input_spec = InputSpec(ndim=4, axes={-1: channels})
         self.built = True
 
+    _kernel_name = "kernel"
+
     def _kernel_shape(self, channels):
-        return [*self.kernel_size, channels, self.filters]
+        return [*self.kernel_size, channels // self.groups, self.filters]  # grouped: conv2d reads the groups from it
+
+    def _output_channels(self, channels):
+        return self.filters
 
     def call(self, inputs):
-        y = _C.conv2d(inputs, self.kernel, list(self.strides), self.padding.upper(), list(self.dilation_rate))
+        y = self._convolve(inputs)
         if self.use_bias:
             y = _C.bias_add(y, self.bias)
         return self.activation(y)
+
+    def _convolve(self, inputs):
+        return _C.conv2d(inputs, self.kernel, list(self.strides), self.padding.upper(), list(self.dilation_rate))
 
     def compute_output_shape(self, input_shape):
         s = TensorShape(input_shape)
@@ -205,12 +223,12 @@ class Conv2D(Layer):
             raise ValueError(f"One of the dimensions in the output is <= 0 due to downsampling in {self.name}. "
                              f"Consider increasing the input size. Received input shape {s} which would produce "
                              "output shape with a zero or negative value in a dimension.")
-        return TensorShape([s[0], h, w, self.filters])
+        return TensorShape([s[0], h, w, self._output_channels(s[3])])
 
     def get_config(self):
         config = super().get_config()
         config.update(filters=self.filters, kernel_size=self.kernel_size, strides=self.strides, padding=self.padding,
-                      data_format=self.data_format, dilation_rate=self.dilation_rate,
+                      data_format=self.data_format, dilation_rate=self.dilation_rate, groups=self.groups,
                       activation=_activations.serialize(self.activation), use_bias=self.use_bias)
         return config
 
@@ -225,7 +243,7 @@ class Conv2DTranspose(Conv2D):
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None, data_format=None,
                  dilation_rate=(1, 1), **kwargs):
-        _check_unsupported("Conv2DTranspose", output_padding=(output_padding, None))
+        _check_unsupported("Conv2DTranspose", output_padding=(output_padding, None), groups=(kwargs.pop("groups", 1), 1))
         super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
                          dilation_rate=dilation_rate, **kwargs)
         self.output_padding = None
@@ -265,6 +283,52 @@ class Conv2DTranspose(Conv2D):
 
 
 Convolution2DTranspose = Conv2DTranspose
+
+
+class DepthwiseConv2D(Conv2D):
+    """activation(depthwise_conv2d(inputs, depthwise_kernel) + bias): depthwise_kernel
+    [kh, kw, in, depth_multiplier] (glorot_uniform from that shape), bias [in * depth_multiplier];
+    output channel c * depth_multiplier + m is input channel c through depthwise_kernel[:, :, c, m]."""
+
+    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1, data_format=None,
+                 dilation_rate=(1, 1), activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, bias_constraint=None, **kwargs):
+        _check_unsupported("DepthwiseConv2D", depthwise_regularizer=(depthwise_regularizer, None),
+                           depthwise_constraint=(depthwise_constraint, None))
+        if int(depth_multiplier) <= 0:
+            raise ValueError("Invalid value for argument `depth_multiplier`. Expected a strictly positive value. "
+                             f"Received depth_multiplier={depth_multiplier}.")
+        super().__init__(depth_multiplier, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                         kernel_initializer=depthwise_initializer, bias_initializer=bias_initializer,
+                         bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                         bias_constraint=bias_constraint, **kwargs)
+        self.filters = None  # as Keras': the output channels follow the input's
+        self.depth_multiplier = int(depth_multiplier)
+        self.depthwise_initializer = self.kernel_initializer
+
+    _kernel_name = "depthwise_kernel"
+
+    @property
+    def depthwise_kernel(self):
+        return self.kernel
+
+    def _kernel_shape(self, channels):
+        return [*self.kernel_size, channels, self.depth_multiplier]
+
+    def _output_channels(self, channels):
+        return None if channels is None else channels * self.depth_multiplier
+
+    def _convolve(self, inputs):
+        return _C.depthwise_conv2d(inputs, self.kernel, list(self.strides), self.padding.upper(),
+                                   list(self.dilation_rate))
+
+    def get_config(self):
+        config = super().get_config()
+        del config["filters"]
+        config.update(depth_multiplier=self.depth_multiplier)
+        return config
 
 
 # ---- pooling ----------------------------------------------------------------------------
