@@ -104,6 +104,7 @@ void bind_data(py::module_& m) {
       .def_static("from_tensors", &Dataset::from_tensors)
       .def_static("from_tensor_slices", &Dataset::from_tensor_slices)
       .def_static("range", py::overload_cast<int64_t, int64_t, int64_t>(&Dataset::range))
+      .def_static("zip", &Dataset::zip)
       .def_static("from_generator",
                   [](py::object open_pass, py::object signature) {
                     return Dataset(std::make_shared<GeneratorNode>(share(std::move(open_pass)), to_specs(signature)));

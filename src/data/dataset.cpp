@@ -482,10 +482,10 @@ Dataset Dataset::from_generator(std::function<std::optional<Element>()> generato
 Dataset Dataset::derive(Derive make) const {
   std::shared_ptr<const DatasetNode> node = make(node_);
   if (!fed_) return Dataset(std::move(node));
-  Derive rebase = [before = fed_->rebase, make = std::move(make)](std::shared_ptr<const DatasetNode> fed) {
-    return make(before ? before(std::move(fed)) : std::move(fed));
+  auto rebuild = [before = fed_, make = std::move(make)](const std::vector<NodePtr>& fed) {
+    return make(before->node_for(fed));
   };
-  return Dataset(std::move(node), std::make_shared<const Fed>(Fed{fed_->handle, std::move(rebase)}));
+  return Dataset(std::move(node), std::make_shared<const Fed>(Fed{fed_->handles, std::move(rebuild)}));
 }
 
 Dataset Dataset::map(std::function<Element(const Element&)> fn) const {
@@ -578,11 +578,11 @@ void TraceTraits<data::Dataset>::flatten(const data::Dataset& ds, Flattener& f) 
   key += ")";
   if (ds.fed_) {
     // Passed on to a function called while tracing: the outer graph's input.
-    if (ds.fed_->rebase)
+    if (ds.fed_->rebuild)
       throw Unimplemented(
-          "a Dataset argument transformed inside a traced function cannot be passed to another kiln::function; "
-          "pass the dataset itself, or transform it inside the inner function");
-    f.resource(ds.fed_->handle, std::move(key));
+          "a Dataset argument transformed inside a traced function (mapped, batched, zipped...) cannot be passed to another "
+          "kiln::function; pass the dataset itself, or transform it inside the inner function");
+    f.resource(ds.fed_->handles[0], std::move(key));
     return;
   }
   f.resource(make_object_handle(ds.node(), typeid(data::detail::DatasetNode)), std::move(key));
@@ -590,7 +590,7 @@ void TraceTraits<data::Dataset>::flatten(const data::Dataset& ds, Flattener& f) 
 
 data::Dataset TraceTraits<data::Dataset>::rebuild(const data::Dataset& ds, Rebuilder& r) {
   if (!ds.element_spec()) return ds;  // keyed by identity: the graph holds this dataset
-  return data::Dataset(ds.node(), std::make_shared<const data::Dataset::Fed>(data::Dataset::Fed{r.next(), {}}));
+  return data::Dataset(ds.node(), std::make_shared<const data::Dataset::Fed>(data::Dataset::Fed{{r.next()}, {}}));
 }
 
 }  // namespace kiln::detail

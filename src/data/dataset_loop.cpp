@@ -2,9 +2,9 @@
 // whose body pulls the next element through a host op, instead of the
 // elements unrolled into the graph.
 //
-//   token = HostFunction[open](dataset?)            (a new pass on every call, over
-//                                                    the dataset the call feeds
-//                                                    when it is an argument)
+//   token = HostFunction[open](dataset...)          (a new pass on every call, over
+//                                                    the datasets the call feeds
+//                                                    when it comes from arguments)
 //   while (more):
 //     (ok, element...) = HostFunction[next](token)
 //     state = cond(ok, fn(state, element), state)
@@ -111,10 +111,12 @@ Element Dataset::traced_reduce(Element initial,
   Tensor token;
   if (fed_) {
     token = host_function(
-        [it, rebase = fed_->rebase](const std::vector<Tensor>& fed) {
-          auto node = std::static_pointer_cast<const detail::DatasetNode>(
-              kiln::detail::object_in_handle(fed[0], typeid(detail::DatasetNode)));
-          if (rebase) node = rebase(std::move(node));
+        [it, fed = fed_](const std::vector<Tensor>& handles) {
+          std::vector<NodePtr> nodes;
+          for (const Tensor& handle : handles)
+            nodes.push_back(std::static_pointer_cast<const detail::DatasetNode>(
+                kiln::detail::object_in_handle(handle, typeid(detail::DatasetNode))));
+          NodePtr node = fed->node_for(nodes);
           std::lock_guard<std::mutex> lock(it->mutex);
           it->node = std::move(node);
           it->cursor = it->node->open();
@@ -122,7 +124,7 @@ Element Dataset::traced_reduce(Element initial,
           it->index = 0;
           return std::vector<Tensor>{constant(0)};
         },
-        {fed_->handle}, {DType::Int32}, {Shape{}})[0];
+        fed_->handles, {DType::Int32}, {Shape{}})[0];
   } else {
     token = host_function(
         [it](const std::vector<Tensor>&) {
