@@ -605,11 +605,20 @@ def _dataset_loop(ds, extra_test, body, get_state, set_state, names, count_from=
 
 # ---- calls ---------------------------------------------------------------------
 
+def _all_datasets(values):
+    data = getattr(_k(), "data", None)
+    return data is not None and all(isinstance(v, data.Dataset) for v in values)
+
+
 def converted_call(f, args, kwargs=None):
     """Calls `f`, converting it first when it is the user's own Python function."""
     from . import conversion
     if _tensor_range(f, args, kwargs):
         return _k().range(*args)
+    if f is zip and args and not kwargs and _all_datasets(args):
+        # TF's py_builtins.zip_: datasets zip into one Dataset, so a for loop over
+        # them is one dataset loop instead of a Python loop unrolled while tracing.
+        return _k().data.Dataset.zip(args)
     target = conversion.call_target(f)
     if kwargs:
         return target(*args, **kwargs)

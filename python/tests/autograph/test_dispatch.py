@@ -428,6 +428,36 @@ def test_conversion_leaves_the_cycle_collector_as_it_found_it():
         gc.enable()
 
 
+def test_zip_of_datasets_is_one_dataset_loop():
+    # As TF's py_builtins.zip_: zip of datasets is Dataset.zip, so the loop is one dataset
+    # loop over the zipped dataset and the graph does not grow with the data.
+    def weighted(xs, ws):
+        s = tf.constant(0.0)
+        for x, (w, flag) in zip(xs, ws):
+            if flag:
+                continue
+            s += x * w
+        return s
+
+    def data(n):
+        xs = tf.data.Dataset.from_tensor_slices(np.arange(n, dtype=np.float32))
+        ws = tf.data.Dataset.from_tensor_slices((np.full(n + 1, 2, np.float32), np.arange(n + 1) % 3 == 0))
+        return xs, ws
+
+    f = tf.function(weighted)
+    for n in (4, 50):
+        assert float(f(*data(n))) == sum(2.0 * i for i in range(n) if i % 3)
+    assert _count_ops(f, *data(4)) == _count_ops(f, *data(50))
+    ops = _all_ops(f, *data(4))
+    assert ops["StatefulWhile"] == 1 and ops["HostFunction"] == 2  # one loop; its opening pass takes both
+    assert f.experimental_get_tracing_count() == 1
+    # Eagerly, and over anything but datasets, zip is Python's.
+    assert float(weighted(*data(4))) == float(f(*data(4)))
+    py = tf.function(lambda xs, ws: weighted(xs, ws))
+    assert float(py([1.0, 2.0, 3.0], [(2.0, False), (2.0, True), (2.0, False)])) == 8.0
+    assert "While" not in _all_ops(py, [1.0, 2.0], [(2.0, False), (2.0, True)])
+
+
 def test_enumerate_over_a_dataset_is_one_dataset_loop():
     # As TF's loop over dataset.enumerate(start): the count is carried in the dataset
     # loop (int64), so the graph does not grow with the data.
