@@ -352,16 +352,20 @@ class Liveness:
 
     def _assign_kills(self, s):
         kills = set()
-        if not (isinstance(s, ast.AnnAssign) and s.value is None):
-            for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
-                kills |= set(assigned(t))
+        if not (s.__class__ is ast.AnnAssign and s.value is None):
+            for t in (s.targets if s.__class__ is ast.Assign else [s.target]):
+                if t.__class__ is ast.Name:  # the commonest target, without a walk
+                    kills.add(t.id)
+                else:
+                    kills.update(assigned(t))
         return kills
 
     def _assign_uses(self, s):
         uses = set(self.reads(s.value)) if s.value is not None else set()
-        for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
-            uses |= _target_reads(t, self.reads)
-        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+        for t in (s.targets if s.__class__ is ast.Assign else [s.target]):
+            if t.__class__ is not ast.Name:  # a name target reads nothing
+                uses |= _target_reads(t, self.reads)
+        if s.__class__ is ast.AugAssign and s.target.__class__ is ast.Name:
             uses.add(s.target.id)
         return uses
 

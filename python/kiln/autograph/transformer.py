@@ -79,6 +79,9 @@ class Namer:
 _LOAD, _STORE = ast.Load(), ast.Store()
 _new = ast.AST.__new__
 _Name, _Attribute, _Call, _Assign, _Constant = ast.Name, ast.Attribute, ast.Call, ast.Assign, ast.Constant
+_UnaryOp, _Pass, _Tuple, _Lambda, _Return, _Expr = ast.UnaryOp, ast.Pass, ast.Tuple, ast.Lambda, ast.Return, ast.Expr
+_FunctionDef, _arguments, _arg = ast.FunctionDef, ast.arguments, ast.arg
+_NOT = ast.Not()  # operators carry no position: one serves every `not`
 
 
 def _span(src, end=None):
@@ -139,27 +142,51 @@ def _const(value, p):
     return node
 
 
-# Less common nodes: fields by position (AST constructors handle keywords several times slower).
-
 def _not(name, p):
-    return _at(ast.UnaryOp(ast.Not(), _load(name, p)), p)
+    node = _new(_UnaryOp)
+    node.__dict__ = {"op": _NOT, "operand": _load(name, p), **p}
+    return node
 
 
 def _pass(p):
-    return _at(ast.Pass(), p)
+    node = _new(_Pass)
+    node.__dict__ = dict(p)
+    return node
 
 
 def _tuple(elts, p, ctx=_LOAD):
-    return _at(ast.Tuple(elts, ctx), p)
+    node = _new(_Tuple)
+    node.__dict__ = {"elts": elts, "ctx": ctx, **p}
+    return node
 
 
 def _lambda(body, p):
-    return _at(ast.Lambda(_no_args(), body), p)
+    node = _new(_Lambda)
+    node.__dict__ = {"args": _no_args(), "body": body, **p}
+    return node
+
+
+def _return(value, p):
+    node = _new(_Return)
+    node.__dict__ = {"value": value, **p}
+    return node
+
+
+def _expr(value, p):
+    node = _new(_Expr)
+    node.__dict__ = {"value": value, **p}
+    return node
 
 
 def _def(name, params, body, p):
-    args = ast.arguments([], [_at(ast.arg(a), p) for a in params], None, [], [], None, [])
-    node = _at(ast.FunctionDef(name, args, body or [_pass(p)], [], None, None), p)
+    args = []
+    for a in params:
+        arg = _new(_arg)
+        arg.__dict__ = {"arg": a, **p}
+        args.append(arg)
+    node = _new(_FunctionDef)
+    node.__dict__ = {"name": name, "args": _no_args(args), "body": body or [_pass(p)], "decorator_list": [],
+                     "returns": None, "type_comment": None, **p}
     node.kiln_generated = True  # see _nonlocal_names
     return node
 
@@ -511,11 +538,15 @@ class _Expressions(_Loads):
         args = [self.visit(node.test)]
         if node.msg is not None:
             args.append(_lambda(self.without_loads(self.visit, node.msg), p))
-        return _at(ast.Expr(_call(_ag("assert_stmt", p), p, args)), p)
+        return _expr(_call(_ag("assert_stmt", p), p, args), p)
 
 
-def _no_args():
-    return ast.arguments([], [], None, [], [], None, [])  # posonlyargs, args, vararg, ..., defaults
+def _no_args(args=None):
+    """The arguments of a generated function: positional parameters `args` only."""
+    node = _new(_arguments)
+    node.__dict__ = {"posonlyargs": [], "args": [] if args is None else args, "vararg": None, "kwonlyargs": [],
+                     "kw_defaults": [], "kwarg": None, "defaults": []}
+    return node
 
 
 # ---- 4. control flow -----------------------------------------------------------
@@ -565,7 +596,7 @@ class _ControlFlow:
         if not hasattr(self.namer, "vars_name"):
             self.namer.vars_name = self.namer.new("vars_")  # a parameter: one name serves every set_state
         vars_ = self.namer.vars_name
-        get_fn = _def(get_name, [], [_at(ast.Return(_tuple([_load(n, p) for n in state], p)), p)], p)
+        get_fn = _def(get_name, [], [_return(_tuple([_load(n, p) for n in state], p), p)], p)
         target = _tuple([_store(n, p) for n in state], p, _STORE)
         set_fn = _def(set_name, [vars_],
                       self._decl(state, p) + [_at(ast.Assign([target], _load(vars_, p)), p)], p)
@@ -609,7 +640,7 @@ class _ControlFlow:
             args += [get_ref, set_ref, self._names(state, p), _const(nouts, p)]
         elif not orelse:
             args.pop()
-        return defs + [_at(ast.Expr(_call(_ag("if_stmt", p), p, args)), p)]
+        return defs + [_expr(_call(_ag("if_stmt", p), p, args), p)]
 
     def while_(self, s):
         head = self.live.live_head.get(id(s), set())
@@ -618,7 +649,7 @@ class _ControlFlow:
         modified = analysis.assigned(s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
         p = _span(s, s.test)
-        defs = [_def(test_name, [], [_at(ast.Return(s.test), p)], p),
+        defs = [_def(test_name, [], [_return(s.test, p)], p),
                 _def(body_name, [], self._decl(modified, p) + body, p)]
         return self._loop_call("while_stmt", s, p, defs, [_load(test_name, p), _load(body_name, p)], state)
 
@@ -629,7 +660,7 @@ class _ControlFlow:
             args += [get_ref, set_ref, self._names(state, p)]
         else:
             args += [_const(None, p), _const(None, p), _tuple([], p)]
-        return defs + [_at(ast.Expr(_call(_ag(op, p), p, args, self._opts(s, p))), p)]
+        return defs + [_expr(_call(_ag(op, p), p, args, self._opts(s, p)), p)]
 
     def for_(self, s):
         head = self.live.live_head.get(id(s), set())
@@ -646,7 +677,7 @@ class _ControlFlow:
         if flags:
             test_name = self.namer.new("extra_test")
             expr = _call(_ag("not_any", p), p, [_load(f, p) for f in flags])
-            defs.insert(0, _def(test_name, [], [_at(ast.Return(expr), p)], p))
+            defs.insert(0, _def(test_name, [], [_return(expr, p)], p))
             extra = _load(test_name, p)
         it = s.iter
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "converted_call"
@@ -740,7 +771,7 @@ def convert_scope(fn, namer):
         p = _span(fn)
         head = [_assign(do_return, _const(False, p), p),
                 _assign(retval, _call(_ag("UndefinedReturnValue", p), p), p)]
-        tail = [_at(ast.Return(_call(_ag("retval", p), p, [_load(retval, p)])), p)]
+        tail = [_return(_call(_ag("retval", p), p, [_load(retval, p)]), p)]
         body = head + lowered + tail
     body = _lower_loops(body, namer)
     positional = fn.args.posonlyargs + fn.args.args
