@@ -78,8 +78,8 @@ class Namer:
 
 _LOAD, _STORE = ast.Load(), ast.Store()
 _new = ast.AST.__new__
-_Name, _Attribute, _Call, _Assign, _Constant = ast.Name, ast.Attribute, ast.Call, ast.Assign, ast.Constant
-_UnaryOp, _Pass, _Tuple, _Lambda, _Return, _Expr = ast.UnaryOp, ast.Pass, ast.Tuple, ast.Lambda, ast.Return, ast.Expr
+_Name, _Attribute, _Call, _Assign = ast.Name, ast.Attribute, ast.Call, ast.Assign
+_UnaryOp, _Pass, _Tuple, _Lambda = ast.UnaryOp, ast.Pass, ast.Tuple, ast.Lambda
 _FunctionDef, _arguments, _arg = ast.FunctionDef, ast.arguments, ast.arg
 _NOT = ast.Not()  # operators carry no position: one serves every `not`
 
@@ -136,10 +136,16 @@ def _assign(name, value, p):
     return node
 
 
-def _const(value, p):
-    node = _new(_Constant)
-    node.__dict__ = {"value": value, **p}
-    return node
+def _value_node(cls):
+    """A builder of `cls(value)` nodes (Constant, Return, Expr) at a position."""
+    def build(value, p):
+        node = _new(cls)
+        node.__dict__ = {"value": value, **p}
+        return node
+    return build
+
+
+_const, _return, _expr = _value_node(ast.Constant), _value_node(ast.Return), _value_node(ast.Expr)
 
 
 def _not(name, p):
@@ -163,18 +169,6 @@ def _tuple(elts, p, ctx=_LOAD):
 def _lambda(body, p):
     node = _new(_Lambda)
     node.__dict__ = {"args": _no_args(), "body": body, **p}
-    return node
-
-
-def _return(value, p):
-    node = _new(_Return)
-    node.__dict__ = {"value": value, **p}
-    return node
-
-
-def _expr(value, p):
-    node = _new(_Expr)
-    node.__dict__ = {"value": value, **p}
     return node
 
 
