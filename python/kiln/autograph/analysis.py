@@ -27,6 +27,7 @@ def _child_fields(cls):
 # MatchClass.kwd_attrs); every other list field holds nodes only.
 _MIXED_LISTS = frozenset({"keys", "kw_defaults", "names", "kwd_attrs"})
 _PLANS = {}
+_AST = ast.AST
 
 
 def _plan(cls):
@@ -52,7 +53,7 @@ def children(node, out=None):
                 out.extend([x for x in v if x is not None and not isinstance(x, (str, int))])
             else:
                 out.extend(v)
-        elif isinstance(v, ast.AST):
+        elif isinstance(v, _AST):
             out.append(v)
     return out
 
@@ -234,7 +235,7 @@ def reads(node):
     name whenever it is called, so it counts as reading it)."""
     out = set()
     todo = list(node) if isinstance(node, list) else [node]
-    name, augassign, load, constant = ast.Name, ast.AugAssign, ast.Load, ast.Constant
+    name, augassign, load, constant, attribute = ast.Name, ast.AugAssign, ast.Load, ast.Constant, ast.Attribute
     while todo:
         sub = todo.pop()
         cls = sub.__class__
@@ -243,6 +244,9 @@ def reads(node):
                 out.add(sub.id)
             continue
         if cls is constant:
+            continue
+        if cls is attribute and sub.value.__class__ is name:  # `x.attr` (`ag__.fn` above all) reads x
+            out.add(sub.value.id)
             continue
         if cls is augassign and sub.target.__class__ is name:
             out.add(sub.target.id)

@@ -158,10 +158,11 @@ def _is_converted(code):
 
 
 def _collect_codes(code):
-    _CONVERTED_CODES[id(code)] = code
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            _collect_codes(c)
+    todo, code_type = [code], types.CodeType
+    while todo:
+        c = todo.pop()
+        _CONVERTED_CODES[id(c)] = c
+        todo.extend([k for k in c.co_consts if k.__class__ is code_type])
 
 
 def _strip_for_compile(node):

@@ -44,6 +44,9 @@ class Namer:
             if cls is ast.Name:  # a leaf
                 used.add(sub.id)
                 continue
+            if cls is ast.Attribute and sub.value.__class__ is ast.Name:  # `x.attr`: its one name
+                used.add(sub.value.id)
+                continue
             children(sub, todo)
             if cls is ast.arg:
                 used.add(sub.arg)
