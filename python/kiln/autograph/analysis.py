@@ -165,11 +165,14 @@ def assigned(nodes, out=None, cache=None):
 
 
 # What _assigned does with a node, by its class (looked up once per class).
-_NAME, _CACHED, _DEF, _SCOPE, _COMPREHENSION, _IMPORT, _BINDS_NAME, _MAPPING, _EXPR, _OTHER = range(10)
+_NAME, _CACHED, _DEF, _SCOPE, _COMPREHENSION, _IMPORT, _BINDS_NAME, _MAPPING, _EXPR, _OTHER, _ASSIGN, \
+    _EXPRS_ONLY = range(12)
 _KINDS = {ast.Name: _NAME, ast.If: _CACHED, ast.While: _CACHED, ast.For: _CACHED, ast.FunctionDef: _DEF,
           ast.AsyncFunctionDef: _DEF, ast.ClassDef: _DEF, ast.Lambda: _SCOPE, ast.Import: _IMPORT,
           ast.ImportFrom: _IMPORT, ast.ExceptHandler: _BINDS_NAME, ast.MatchAs: _BINDS_NAME,
-          ast.MatchStar: _BINDS_NAME, ast.MatchMapping: _MAPPING}
+          ast.MatchStar: _BINDS_NAME, ast.MatchMapping: _MAPPING, ast.Assign: _ASSIGN, ast.AugAssign: _ASSIGN,
+          ast.AnnAssign: _ASSIGN, ast.Expr: _EXPRS_ONLY, ast.Return: _EXPRS_ONLY, ast.Assert: _EXPRS_ONLY,
+          ast.Raise: _EXPRS_ONLY}
 _KINDS.update(dict.fromkeys(_COMPREHENSIONS, _COMPREHENSION))
 
 
@@ -188,11 +191,19 @@ def _assigned(node, out, cache, skip_exprs):
         if node.ctx.__class__ is not ast.Load:  # Store or Del
             _add(out, node.id)
         return
-    if kind == _OTHER or (kind == _EXPR and not skip_exprs):
+    if skip_exprs:  # the commonest statements, without a walk of their expressions
+        if kind == _ASSIGN:
+            for target in (node.targets if cls is ast.Assign else (node.target,)):
+                if target.__class__ is ast.Name:
+                    _add(out, target.id)
+                else:
+                    _assigned(target, out, cache, skip_exprs)
+            return
+        if kind == _EXPRS_ONLY or kind == _EXPR:
+            return
+    if kind == _OTHER or kind == _EXPR or kind == _ASSIGN or kind == _EXPRS_ONLY:
         for child in children(node):
             _assigned(child, out, cache, skip_exprs)
-        return
-    if kind == _EXPR:
         return
     if kind == _CACHED:
         if cache is None:
