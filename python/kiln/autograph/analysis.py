@@ -376,12 +376,12 @@ class Liveness:
         return kills
 
     def _assign_uses(self, s):
-        uses = set(self.reads(s.value)) if s.value is not None else set()
+        uses = self.reads(s.value) if s.value is not None else set()  # shared: copied before a change
         for t in (s.targets if s.__class__ is ast.Assign else [s.target]):
             if t.__class__ is not ast.Name:  # a name target reads nothing
-                uses |= _target_reads(t, self.reads)
+                uses = uses | _target_reads(t, self.reads)
         if s.__class__ is ast.AugAssign and s.target.__class__ is ast.Name:
-            uses.add(s.target.id)
+            uses = uses | {s.target.id}
         return uses
 
     # -- the live sets ----------------------------------------------------------------

@@ -38,13 +38,16 @@ class Namer:
         # walking expressions: without them, later passes follow statements only.
         self.walrus = self.suspends = False
         todo, children = [node], analysis.children
+        name, attribute, constant = ast.Name, ast.Attribute, ast.Constant
         while todo:
             sub = todo.pop()
             cls = sub.__class__
-            if cls is ast.Name:  # a leaf
+            if cls is name:  # a leaf
                 used.add(sub.id)
                 continue
-            if cls is ast.Attribute and sub.value.__class__ is ast.Name:  # `x.attr`: its one name
+            if cls is constant:
+                continue
+            if cls is attribute and sub.value.__class__ is name:  # `x.attr`: its one name
                 used.add(sub.value.id)
                 continue
             children(sub, todo)
