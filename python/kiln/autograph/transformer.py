@@ -86,7 +86,7 @@ _LOAD, _STORE = ast.Load(), ast.Store()
 _new = ast.AST.__new__
 _Name, _Attribute, _Call, _Assign = ast.Name, ast.Attribute, ast.Call, ast.Assign
 _UnaryOp, _Pass, _Tuple, _Lambda = ast.UnaryOp, ast.Pass, ast.Tuple, ast.Lambda
-_FunctionDef, _arguments, _arg = ast.FunctionDef, ast.arguments, ast.arg
+_FunctionDef, _arguments, _arg, _Nonlocal = ast.FunctionDef, ast.arguments, ast.arg, ast.Nonlocal
 _NOT = ast.Not()  # operators carry no position: one serves every `not`
 
 
@@ -152,6 +152,12 @@ def _value_node(cls):
 
 
 _const, _return, _expr = _value_node(ast.Constant), _value_node(ast.Return), _value_node(ast.Expr)
+
+
+def _nonlocal(names, p):
+    node = _new(_Nonlocal)
+    node.__dict__ = {"names": names, **p}
+    return node
 
 
 def _not(name, p):
@@ -559,14 +565,19 @@ class _ControlFlow:
         self.assigned_cache = assigned_cache
 
     def _decl(self, names, p, exclude=()):
-        names = [n for n in names if n not in exclude]
+        if exclude:
+            names = [n for n in names if n not in exclude]
+        if not names:
+            return []
+        if not self.globals:  # the common case
+            return [_nonlocal(list(names), p)]
         glob = [n for n in names if n in self.globals]
         loc = [n for n in names if n not in self.globals]
         out = []
         if glob:
             out.append(_at(ast.Global(glob), p))
         if loc:
-            out.append(_at(ast.Nonlocal(loc), p))
+            out.append(_nonlocal(loc, p))
         return out
 
     def block(self, stmts):
@@ -598,8 +609,9 @@ class _ControlFlow:
         vars_ = self.namer.vars_name
         get_fn = _def(get_name, [], [_return(_tuple([_load(n, p) for n in state], p), p)], p)
         target = _tuple([_store(n, p) for n in state], p, _STORE)
-        set_fn = _def(set_name, [vars_],
-                      self._decl(state, p) + [_at(ast.Assign([target], _load(vars_, p)), p)], p)
+        unpack = _new(_Assign)
+        unpack.__dict__ = {"targets": [target], "value": _load(vars_, p), **p}
+        set_fn = _def(set_name, [vars_], self._decl(state, p) + [unpack], p)
         return [get_fn, set_fn], _load(get_name, p), _load(set_name, p)
 
     def _names(self, state, p):
