@@ -28,6 +28,7 @@ def _child_fields(cls):
 _MIXED_LISTS = frozenset({"keys", "kw_defaults", "names", "kwd_attrs"})
 _PLANS = {}
 _AST = ast.AST
+_UNSEEN = object()  # a node class whose visit method is not looked up yet
 
 
 def _plan(cls):
@@ -98,35 +99,50 @@ class Transformer(ast.NodeTransformer):
         for field in fields:
             old = getattr(node, field, None)
             if type(old) is list:
-                new = []
-                for x in old:
-                    if isinstance(x, ast.AST):
-                        try:
-                            method = methods[x.__class__]
-                        except KeyError:
-                            method = self._method(x.__class__)
-                        if method is not None:
-                            x = method(x)
-                            if x is None:
-                                continue
-                            if not isinstance(x, ast.AST):
-                                new.extend(x)
-                                continue
-                    new.append(x)
-                old[:] = new
-            elif isinstance(old, ast.AST):
-                try:
-                    method = methods[old.__class__]
-                except KeyError:
+                # Replaced in place while each visit returns one node (the usual case);
+                # rebuilt once a visit drops its node or returns several.
+                for i, x in enumerate(old):
+                    if not isinstance(x, _AST):
+                        continue
+                    method = methods.get(x.__class__, _UNSEEN)
+                    if method is _UNSEEN:
+                        method = self._method(x.__class__)
+                    if method is None:
+                        continue
+                    y = method(x)
+                    if y is None or not isinstance(y, _AST):
+                        old[i:] = self._rest(y, old[i + 1:], methods)
+                        break
+                    old[i] = y
+            elif isinstance(old, _AST):
+                method = methods.get(old.__class__, _UNSEEN)
+                if method is _UNSEEN:
                     method = self._method(old.__class__)
-                if method is None:
-                    continue
-                new = method(old)
+                new = old if method is None else method(old)
                 if new is None:
                     delattr(node, field)
                 elif new is not old:
                     setattr(node, field, new)
         return node
+
+    def _rest(self, first, rest, methods):
+        """The list that a visit returning `first` (None, or a list of nodes) and the
+        visits of the elements `rest` after it make."""
+        new = [] if first is None else list(first)
+        for x in rest:
+            if isinstance(x, _AST):
+                method = methods.get(x.__class__, _UNSEEN)
+                if method is _UNSEEN:
+                    method = self._method(x.__class__)
+                if method is not None:
+                    x = method(x)
+                    if x is None:
+                        continue
+                    if not isinstance(x, _AST):
+                        new.extend(x)
+                        continue
+            new.append(x)
+        return new
 
 
 def walk(node):
