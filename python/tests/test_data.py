@@ -327,3 +327,19 @@ def test_zip_of_dataset_arguments_is_one_loop_fed_on_every_call():
     assert size(tf.data.Dataset.range(2), tf.data.Dataset.range(2)) == \
         size(tf.data.Dataset.range(500), tf.data.Dataset.range(500))
     assert dot.experimental_get_tracing_count() == 1
+
+
+def test_a_zip_passed_to_a_function_is_keyed_by_its_element_spec():
+    a = tf.data.Dataset.range(5)
+    b = tf.data.Dataset.from_tensor_slices({"w": np.arange(5, dtype=np.float32) * 2})
+
+    @tf.function
+    def f(ds):
+        s = tf.constant(0.0)
+        for i, d in ds:
+            s += tf.cast(i, tf.float32) * d["w"]
+        return s
+
+    assert float(f(tf.data.Dataset.zip((a, b)))) == 0 * 0 + 1 * 2 + 2 * 4 + 3 * 6 + 4 * 8
+    assert float(f(tf.data.Dataset.zip((a.skip(1), b)))) == 1 * 0 + 2 * 2 + 3 * 4 + 4 * 6
+    assert f.experimental_get_tracing_count() == 1
