@@ -605,6 +605,18 @@ def _dataset_loop(ds, extra_test, body, get_state, set_state, names, count_from=
 
 # ---- calls ---------------------------------------------------------------------
 
+def _tensor_len(x):
+    """TF's py_builtins.len_ for a tensor: its first dimension, a Python int when it is
+    known, else the tensor kiln.shape(x)[0] (so `range(len(x))` over a batch of unknown
+    size is one graph loop, where Python's len() fails)."""
+    shape = x.shape
+    if shape.rank == 0:
+        raise ValueError(f"len requires a non-scalar tensor, got one of shape {shape}")
+    if shape.rank is not None and shape[0] is not None:
+        return shape[0]
+    return _k().shape(x)[0]
+
+
 def _all_datasets(values):
     data = getattr(_k(), "data", None)
     return data is not None and all(isinstance(v, data.Dataset) for v in values)
@@ -615,6 +627,8 @@ def converted_call(f, args, kwargs=None):
     from . import conversion
     if _tensor_range(f, args, kwargs):
         return _k().range(*args)
+    if f is len and len(args) == 1 and not kwargs and _is_tensor(args[0]):
+        return _tensor_len(args[0])
     if f is zip and args and not kwargs and _all_datasets(args):
         # TF's py_builtins.zip_: datasets zip into one Dataset, so a for loop over
         # them is one dataset loop instead of a Python loop unrolled while tracing.

@@ -428,6 +428,27 @@ def test_conversion_leaves_the_cycle_collector_as_it_found_it():
         gc.enable()
 
 
+def test_len_of_a_tensor_is_its_first_dimension_static_or_dynamic():
+    # TF's py_builtins.len_: a known first dimension is a Python int (the loop unrolls), an
+    # unknown one the tensor tf.shape(x)[0] (one graph loop), where Python's len() fails.
+    def total(x):
+        s = tf.constant(0.0)
+        for i in range(len(x)):
+            s += x[i]
+        return s
+
+    dynamic = tf.function(total, input_signature=[tf.TensorSpec([None], tf.float32)])
+    assert float(dynamic(tf.constant([1.0, 2.0, 3.0]))) == 6.0
+    assert float(dynamic(tf.constant([4.0]))) == 4.0
+    assert _all_ops(dynamic, tf.constant([1.0]))["While"] == 1
+    static = tf.function(total)
+    assert float(static(tf.constant([1.0, 2.0]))) == 3.0
+    assert "While" not in _all_ops(static, tf.constant([1.0, 2.0]))
+    assert int(tf.function(lambda x: len(x))(tf.zeros([5, 2]))) == 5
+    with pytest.raises(ValueError, match=r"len requires a non-scalar tensor, got one of shape \(\)"):
+        tf.function(lambda x: len(x))(tf.constant(1.0))
+
+
 def test_zip_of_datasets_is_one_dataset_loop():
     # As TF's py_builtins.zip_: zip of datasets is Dataset.zip, so the loop is one dataset
     # loop over the zipped dataset and the graph does not grow with the data.
