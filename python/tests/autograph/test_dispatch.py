@@ -449,6 +449,25 @@ def test_len_of_a_tensor_is_its_first_dimension_static_or_dynamic():
         tf.function(lambda x: len(x))(tf.constant(1.0))
 
 
+def test_int_float_max_min_of_tensors_are_tf_ops_in_converted_code():
+    # TF's py_builtins: a traced tensor has no Python value, so int()/float() cast it and
+    # max()/min() reduce; on Python values they stay Python's.
+    def f(x, n):
+        return int(x), float(n), max(x, 2.0), min(x, -3.0, 0.5), max(tf.stack([x, -x])), min(x), max(3, 4), int("7")
+
+    out = tf.function(f)(tf.constant(-1.5), tf.constant(4))
+    assert [o.dtype for o in out[:2]] == [tf.int32, tf.float32]
+    assert [float(o) for o in out[:6]] == [-1.0, 4.0, 2.0, -3.0, 1.5, -1.5]
+    assert out[6:] == (4, 7)
+
+    def bad(x):
+        return max(tf.zeros([2, 2]))
+
+    with pytest.raises(ValueError, match="max\\(arg\\) currently support only tensor with rank 1, but got a tensor "
+                                         "with rank 2"):
+        tf.function(bad)(tf.constant(1.0))
+
+
 def test_zip_of_datasets_is_one_dataset_loop():
     # As TF's py_builtins.zip_: zip of datasets is Dataset.zip, so the loop is one dataset
     # loop over the zipped dataset and the graph does not grow with the data.
