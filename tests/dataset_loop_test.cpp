@@ -309,3 +309,40 @@ TEST(DatasetLoop, AZipOfCapturedDatasetsIsOneLoop) {
   expect_tensor<int64_t>(f(), Shape{}, {expected});  // a new pass per call
   EXPECT_EQ(f.tracing_count(), 1);
 }
+
+TEST(DatasetLoop, KeepGoingStopsPullingSoAnInfiniteDatasetEnds) {
+  auto pulled = std::make_shared<int>(0);
+  Dataset counting = Dataset::range(3).repeat().map([pulled](const Element& e) {
+    ++*pulled;
+    return e;
+  });
+  // state = (sum, steps); keep going for 7 elements of 0, 1, 2, 0, 1, 2, 0.
+  auto run = [&] {
+    return counting.reduce(
+        {constant(int64_t{0}), constant(0)},
+        [](const Element& s, const Element& e) { return Element{s[0] + e[0], s[1] + 1}; },
+        [](const Element& s) { return s[1] < 7; });
+  };
+  Element eager = run();
+  expect_tensor<int64_t>(eager[0], Shape{}, {6});
+  EXPECT_EQ(*pulled, 7);
+  auto f = function([&] { return run()[0]; });
+  *pulled = 0;
+  expect_tensor<int64_t>(f(), Shape{}, {6});
+  EXPECT_EQ(*pulled, 1 + 7);  // tracing read the map's first element once, for its element spec
+  expect_tensor<int64_t>(f(), Shape{}, {6});  // a new pass per call
+  EXPECT_EQ(*pulled, 1 + 7 + 7);
+  EXPECT_EQ(f.tracing_count(), 1);
+  // keep_going must give a bool scalar.
+  expect_error<InvalidArgument>(
+      [&] {
+        Dataset::range(3).reduce({constant(0)}, [](const Element& s, const Element&) { return s; },
+                                 [](const Element& s) { return s[0]; });
+      },
+      {"Dataset::reduce", "keep_going must return a bool scalar tensor", "int32"});
+  auto traced_bad = function([] {
+    return Dataset::range(3).reduce({constant(0)}, [](const Element& s, const Element&) { return s; },
+                                    [](const Element& s) { return s[0]; })[0];
+  });
+  expect_error<InvalidArgument>([&] { traced_bad(); }, {"keep_going must return a bool scalar tensor"});
+}

@@ -116,6 +116,12 @@ class Dataset {
   // dtype or rank is an error (with drop_remainder=false the batch dim is
   // left unknown).
   Element reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn) const;
+  // The same while `keep_going(state)` (a bool scalar) is true, checked before
+  // each element is pulled: once it is false the loop pulls no more, so a loop
+  // over an infinite dataset can end (AutoGraph's `break` in a `for` over a
+  // dataset; TF builds it with scan and take_while).
+  Element reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn,
+                 const std::function<Tensor(const Element&)>& keep_going) const;
   // fn(element) for every element, for side effects (a training step);
   // traced as reduce is.
   void for_each(const std::function<void(const Element&)>& fn) const;
@@ -170,7 +176,8 @@ class Dataset {
   Dataset(std::shared_ptr<const detail::DatasetNode> node, std::shared_ptr<const Fed> fed)
       : node_(std::move(node)), fed_(std::move(fed)) {}
   Dataset derive(Derive make) const;
-  Element traced_reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn) const;
+  Element traced_reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn,
+                        const std::function<Tensor(const Element&)>& keep_going) const;
   NodePtr node_;
   std::shared_ptr<const Fed> fed_;
 };

@@ -328,6 +328,11 @@ class Dataset:
     def reduce(self, initial_state, reduce_func, name=None):
         """state = reduce_func(state, element) over every element. Inside kiln.function
         one dataset loop op (the graph does not grow with the data)."""
+        return self._reduce(initial_state, reduce_func)
+
+    def _reduce(self, initial_state, reduce_func, keep_going=None):
+        """reduce, and while `keep_going(state)` (a bool scalar) holds, checked before each
+        element is pulled: AutoGraph's loop with a `break` (TF's scan and take_while)."""
         state0 = _nest.map_structure(_convert, initial_state)
         state_template = state0
         pack = self._pack
@@ -352,7 +357,12 @@ class Dataset:
                 out.append(new)
             return out
 
-        return _nest.pack_sequence_as(state_template, self._ds.reduce(_nest.flatten(state0), step))
+        keep = None
+        if keep_going is not None:
+            def keep(state_flat):
+                return _convert(keep_going(_nest.pack_sequence_as(state_template, state_flat)), _dtypes.bool)
+
+        return _nest.pack_sequence_as(state_template, self._ds.reduce(_nest.flatten(state0), step, keep))
 
     def __repr__(self):
         spec = self._spec if self._spec is not _UNKNOWN else "<unknown until the first element>"

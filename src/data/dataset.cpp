@@ -31,6 +31,15 @@ std::vector<TensorSpec> detail::specs_of(const Element& element, bool leading_di
   return specs;
 }
 
+Tensor detail::keep_going_flag(const Tensor& flag) {
+  if (!flag.defined() || flag.dtype() != DType::Bool || flag.rank() != 0)
+    throw InvalidArgument("Dataset::reduce: keep_going must return a bool scalar tensor, got " +
+                          (flag.defined() ? std::string(dtype_name(flag.dtype())) + " of shape " +
+                                                flag.shape().to_string()
+                                          : std::string("an undefined tensor")));
+  return flag;
+}
+
 namespace {
 
 std::string shape_str(const Tensor& t) { return t.shape().to_string(); }
@@ -532,10 +541,19 @@ int64_t Dataset::cardinality() const { return node_->cardinality(); }
 
 Element Dataset::reduce(Element initial,
                         const std::function<Element(const Element&, const Element&)>& fn) const {
-  if (kiln::detail::is_tracing()) return traced_reduce(std::move(initial), fn);
+  return reduce(std::move(initial), fn, nullptr);
+}
+
+Element Dataset::reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn,
+                        const std::function<Tensor(const Element&)>& keep_going) const {
+  if (kiln::detail::is_tracing()) return traced_reduce(std::move(initial), fn, keep_going);
   Element state = std::move(initial);
   std::unique_ptr<Cursor> cursor = node_->open();
-  while (std::optional<Element> e = cursor->next()) state = fn(state, *e);
+  while (!keep_going || detail::keep_going_flag(keep_going(state)).item<bool>()) {
+    std::optional<Element> e = cursor->next();
+    if (!e) break;
+    state = fn(state, *e);
+  }
   return state;
 }
 

@@ -5,7 +5,7 @@
 //   token = HostFunction[open](dataset...)          (a new pass on every call, over
 //                                                    the datasets the call feeds
 //                                                    when it comes from arguments)
-//   while (more):
+//   while (more and keep_going(state)):
 //     (ok, element...) = HostFunction[next](token)
 //     state = cond(ok, fn(state, element), state)
 //     more = ok
@@ -20,6 +20,7 @@
 #include "kiln/error.h"
 #include "kiln/function.h"
 #include "kiln/init_scope.h"
+#include "kiln/math.h"
 #include "data/nodes.h"
 
 namespace kiln::data {
@@ -98,8 +99,8 @@ std::vector<Tensor> pull(LoopIterator& it) {
 
 }  // namespace
 
-Element Dataset::traced_reduce(Element initial,
-                               const std::function<Element(const Element&, const Element&)>& fn) const {
+Element Dataset::traced_reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn,
+                               const std::function<Tensor(const Element&)>& keep_going) const {
   auto it = std::make_shared<LoopIterator>();
   it->node = node_;
   element_types(*it);
@@ -145,7 +146,11 @@ Element Dataset::traced_reduce(Element initial,
   vars.insert(vars.end(), initial.begin(), initial.end());
   const std::size_t n_state = initial.size();
   std::vector<Tensor> out = while_loop(
-      [](const std::vector<Tensor>& v) { return v[0]; },
+      [&](const std::vector<Tensor>& v) {
+        if (!keep_going) return v[0];
+        // Checked before the next pull: once it is false, no element is pulled.
+        return logical_and(v[0], detail::keep_going_flag(keep_going(Element(v.begin() + 2, v.end()))));
+      },
       [&](const std::vector<Tensor>& v) {
         std::vector<Tensor> got =
             host_function([it](const std::vector<Tensor>&) { return pull(*it); }, {v[1]}, next_dtypes, next_shapes);

@@ -588,18 +588,25 @@ def _dataset_loop(ds, extra_test, body, get_state, set_state, names, count_from=
             count, state = state[0], state[1:]
             element = (count, element)
         _write(set_state, state)
-        if extra_test is None:
-            body(element)
-        else:
-            if_stmt(extra_test(), lambda: body(element), None, get_state, set_state, names)
+        body(element)  # keep_going held before this element was pulled
         out = tuple(_check_iteration(names, state, _read(get_state, names), [None] * len(names)))
         return (count + 1,) + out if counts else out
 
+    keep_going = None
+    if extra_test is not None:
+        def keep_going(state):
+            # The loop pulls no more elements once a break (or return) is taken, so a
+            # loop over an infinite dataset ends, as TF's take_while makes it.
+            if names:
+                state = tuple(state) if isinstance(state, (tuple, list)) else (state,)
+                _write(set_state, state[1:] if counts else state)
+            return extra_test()
+
     if not init and not counts:
         dummy = kiln.constant(0)
-        ds.reduce((dummy,), lambda s, *e: (reduce_fn((), *e), s)[1])
+        ds._reduce((dummy,), lambda s, *e: (reduce_fn((), *e), s)[1], keep_going)
         return
-    result = ds.reduce(count0 + tuple(init), reduce_fn)
+    result = ds._reduce(count0 + tuple(init), reduce_fn, keep_going)
     result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     _write(set_state, result[len(count0):])
 

@@ -516,3 +516,43 @@ def test_enumerate_over_a_dataset_is_one_dataset_loop():
     f = tf.function(weighted)
     assert int(f(small)) == int(f(large)) == expected
     assert _count_ops(f, small) == _count_ops(f, large)
+
+
+def test_break_in_a_loop_over_an_infinite_dataset_stops_pulling():
+    # TF builds the loop with take_while: once the break is taken no element is pulled,
+    # so a loop over an endless dataset (a generator, repeat()) ends.
+    pulled = []
+
+    def endless():
+        i = 0
+        while True:
+            pulled.append(i)
+            yield i
+            i += 1
+
+    @tf.function
+    def sum_up_to(ds, limit):
+        s = tf.constant(0, tf.int64)
+        for x in ds:
+            if x > limit:
+                break
+            s += x
+        return s
+
+    ds = tf.data.Dataset.from_generator(endless, output_signature=tf.TensorSpec([], tf.int64))
+    assert int(sum_up_to(ds, tf.constant(3, tf.int64))) == 0 + 1 + 2 + 3
+    assert pulled == [0, 1, 2, 3, 4]
+
+    # The training-loop pattern: a step limit over a repeated dataset.
+    @tf.function
+    def steps(ds, n):
+        total = tf.constant(0, tf.int64)
+        for step, x in enumerate(ds.repeat()):
+            if step >= n:
+                break
+            total += x
+        return total
+
+    assert int(steps(tf.data.Dataset.range(3), tf.constant(7, tf.int64))) == 0 + 1 + 2 + 0 + 1 + 2 + 0
+    assert _count_ops(steps, tf.data.Dataset.range(3), tf.constant(7, tf.int64)) == \
+        _count_ops(steps, tf.data.Dataset.range(30), tf.constant(70, tf.int64))
