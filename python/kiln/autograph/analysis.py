@@ -156,11 +156,6 @@ def walk(node):
     return out
 
 
-def _add(out, name):
-    if name not in out:
-        out[name] = None
-
-
 # A key of assigned()'s cache: set (to True) when the function holds no walrus (:=), so
 # that an expression other than an assignment target cannot bind a name and is not walked.
 NO_WALRUS = "no walrus"
@@ -205,13 +200,13 @@ def _assigned(node, out, cache, skip_exprs):
         kind = _kind(cls)
     if kind == _NAME:
         if node.ctx.__class__ is not ast.Load:  # Store or Del
-            _add(out, node.id)
+            out.setdefault(node.id)
         return
     if skip_exprs:  # the commonest statements, without a walk of their expressions
         if kind == _ASSIGN:
             for target in (node.targets if cls is ast.Assign else (node.target,)):
                 if target.__class__ is ast.Name:
-                    _add(out, target.id)
+                    out.setdefault(target.id)
                 else:
                     _assigned(target, out, cache, skip_exprs)
             return
@@ -233,26 +228,26 @@ def _assigned(node, out, cache, skip_exprs):
                 _assigned(child, names, cache, skip_exprs)
             hit = cache[id(node)] = (node, names)
         for name in hit[1]:
-            _add(out, name)
+            out.setdefault(name)
         return
     if kind == _DEF:
-        _add(out, node.name)
+        out.setdefault(node.name)
     elif kind == _SCOPE or skip_exprs and kind == _COMPREHENSION:
         return
     elif kind == _COMPREHENSION:
         # Only a walrus inside a comprehension binds in the enclosing scope.
         for sub in walk(node):
             if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
-                _add(out, sub.target.id)
+                out.setdefault(sub.target.id)
     elif kind == _IMPORT:
         for alias in node.names:
             if alias.name != "*":
-                _add(out, alias.asname or alias.name.split(".")[0])
+                out.setdefault(alias.asname or alias.name.split(".")[0])
     else:  # an except clause or a match pattern binds a name, then its parts may bind more
         if kind == _BINDS_NAME and node.name:
-            _add(out, node.name)
+            out.setdefault(node.name)
         elif kind == _MAPPING and node.rest:
-            _add(out, node.rest)
+            out.setdefault(node.rest)
         for child in children(node):
             _assigned(child, out, cache, skip_exprs)
 

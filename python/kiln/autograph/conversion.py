@@ -158,11 +158,12 @@ def _is_converted(code):
 
 
 def _collect_codes(code):
-    todo, code_type = [code], types.CodeType
-    while todo:
-        c = todo.pop()
+    codes, code_type = [code], types.CodeType
+    for c in codes:  # the list grows while it is read: nested code objects come after their parent
         _CONVERTED_CODES[id(c)] = c
-        todo.extend([k for k in c.co_consts if k.__class__ is code_type])
+        for k in c.co_consts:
+            if k.__class__ is code_type:
+                codes.append(k)
 
 
 def _strip_for_compile(node):
