@@ -181,6 +181,46 @@ TEST(DataTransform, Cardinality) {
   EXPECT_EQ(Dataset::range(0).repeat().cardinality(), 0);
 }
 
+TEST(DataZip, PairsElementsAndStopsAtTheShortest) {
+  Dataset squares = Dataset::from_tensor_slices({constant({0.f, 1.f, 4.f, 9.f}), constant({true, false, true, false})});
+  Dataset zipped = Dataset::zip({Dataset::range(10, 13), squares});
+  std::vector<std::string> seen;
+  for (const Element& e : zipped) {
+    ASSERT_EQ(e.size(), 3u);  // the components of both, in order
+    seen.push_back(std::to_string(e[0].item<int64_t>()) + " " + std::to_string(static_cast<int>(e[1].item<float>())) +
+                   " " + (e[2].item<bool>() ? "T" : "F"));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"10 0 T", "11 1 F", "12 4 T"}));
+  // Every pass starts over; the element spec is the specs side by side.
+  EXPECT_EQ(values(zipped), (std::vector<int64_t>{10, 11, 12}));
+  std::optional<std::vector<TensorSpec>> spec = zipped.element_spec();
+  ASSERT_TRUE(spec.has_value());
+  ASSERT_EQ(spec->size(), 3u);
+  EXPECT_EQ((*spec)[0].to_string(), "TensorSpec(shape=(), dtype=int64)");
+  EXPECT_EQ((*spec)[1].to_string(), "TensorSpec(shape=(), dtype=float32)");
+  EXPECT_EQ((*spec)[2].to_string(), "TensorSpec(shape=(), dtype=bool)");
+  // A batched input leaves its batch dim unknown in the zip's spec too.
+  Dataset batched = Dataset::zip({Dataset::range(5).batch(2), Dataset::range(5).batch(2, true)});
+  EXPECT_EQ(batched.element_spec()->at(0).to_string(), "TensorSpec(shape=(None,), dtype=int64)");
+  EXPECT_EQ(batched.element_spec()->at(1).to_string(), "TensorSpec(shape=(2,), dtype=int64)");
+  EXPECT_EQ(values(batched.map([](const Element& e) { return Element{e[1][1]}; })), (std::vector<int64_t>{1, 3}));
+  // A generator's unknown spec makes the zip's unknown.
+  EXPECT_FALSE(Dataset::zip({Dataset::range(2), Dataset::from_generator([] { return std::optional<Element>(); })})
+                   .element_spec()
+                   .has_value());
+  expect_error<InvalidArgument>([] { Dataset::zip({}); }, {"Dataset::zip", "at least one dataset"});
+}
+
+TEST(DataZip, CardinalityIsTheShortestKnownOne) {
+  EXPECT_EQ(Dataset::zip({Dataset::range(3), Dataset::range(7)}).cardinality(), 3);
+  EXPECT_EQ(Dataset::zip({Dataset::range(3).repeat(), Dataset::range(7)}).cardinality(), 7);
+  EXPECT_EQ(Dataset::zip({Dataset::range(3).repeat(), Dataset::range(1).repeat()}).cardinality(), Dataset::kInfinite);
+  EXPECT_EQ(Dataset::zip({Dataset::range(3), Dataset::range(9).filter([](const Element&) { return constant(true); })})
+                .cardinality(),
+            Dataset::kUnknown);
+  EXPECT_EQ(Dataset::zip({Dataset::range(0), Dataset::range(3).repeat()}).cardinality(), 0);
+}
+
 TEST(DataShuffle, SeededIsDeterministicPermutationAndReshuffles) {
   Dataset a = Dataset::range(50).shuffle(10, 7);
   Dataset b = Dataset::range(50).shuffle(10, 7);

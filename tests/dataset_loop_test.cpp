@@ -252,3 +252,97 @@ TEST(DatasetArgument, PassedOnToAFunctionCalledWhileTracing) {
   auto transformed = function([&inner](const Dataset& ds) { return inner(ds.take(1)); });
   expect_error<Unimplemented>([&] { transformed(Dataset::range(3)); }, {"transformed inside a traced function"});
 }
+
+namespace {
+// sum(x * y) over the pairs of a zip of two int64 datasets.
+Tensor dot_of(const Dataset& zipped) {
+  return zipped.reduce({constant(int64_t{0})}, [](const Element& s, const Element& e) {
+    return Element{s[0] + e[0] * e[1]};
+  })[0];
+}
+}  // namespace
+
+TEST(DatasetArgument, ZippedArgumentsAreRebuiltOverTheDatasetsEachCallFeeds) {
+  auto dot = function([](const Dataset& a, const Dataset& b) { return dot_of(Dataset::zip({a, b})); });
+  expect_tensor<int64_t>(dot(Dataset::range(3), Dataset::range(1, 10)), Shape{}, {0 * 1 + 1 * 2 + 2 * 3});
+  expect_tensor<int64_t>(dot(Dataset::range(10, 12), Dataset::range(4)), Shape{}, {10 * 0 + 11 * 1});
+  // The shorter one may be either; a transformed argument is zipped as transformed.
+  auto shifted = function([](const Dataset& a, const Dataset& b) { return dot_of(Dataset::zip({a.skip(1), b})); });
+  expect_tensor<int64_t>(shifted(Dataset::range(4), Dataset::range(5)), Shape{}, {1 * 0 + 2 * 1 + 3 * 2});
+  expect_tensor<int64_t>(shifted(Dataset::range(2, 4), Dataset::range(5)), Shape{}, {3 * 0});
+  EXPECT_EQ(dot.tracing_count(), 1);
+  EXPECT_EQ(shifted.tracing_count(), 1);
+  // Both are graph inputs, and the graph does not grow with the data.
+  auto concrete = dot.get_concrete_function(Dataset::range(1), Dataset::range(1));
+  std::string text = concrete.graph().to_string();
+  EXPECT_NE(text.find("arg0: resource"), std::string::npos) << text;
+  EXPECT_NE(text.find("arg1: resource"), std::string::npos) << text;
+  EXPECT_EQ(concrete.graph().num_nodes(), dot.get_concrete_function(Dataset::range(100), Dataset::range(100)).graph().num_nodes());
+  EXPECT_EQ(dot.tracing_count(), 1);
+  // A dataset zipped in that is not an argument stays as it was.
+  Dataset weights = Dataset::range(1, 4);
+  auto weighted = function([&weights](const Dataset& a) { return dot_of(Dataset::zip({weights, a})); });
+  expect_tensor<int64_t>(weighted(Dataset::range(5)), Shape{}, {1 * 0 + 2 * 1 + 3 * 2});
+  expect_tensor<int64_t>(weighted(Dataset::range(10, 12)), Shape{}, {10 + 2 * 11});
+  EXPECT_EQ(weighted.tracing_count(), 1);
+  // Eager gives the same.
+  config::run_functions_eagerly(true);
+  Tensor eager = dot(Dataset::range(10, 12), Dataset::range(4));
+  config::run_functions_eagerly(false);
+  expect_tensor<int64_t>(eager, Shape{}, {11});
+  // Passed on, a zip is a transformed argument.
+  auto inner = function([](const Dataset& ds) { return dot_of(ds); });
+  auto outer = function([&inner](const Dataset& a) { return inner(Dataset::zip({a, a})); });
+  expect_error<Unimplemented>([&] { outer(Dataset::range(3)); }, {"transformed inside a traced function", "zipped"});
+}
+
+TEST(DatasetLoop, AZipOfCapturedDatasetsIsOneLoop) {
+  Dataset a = pairs({{1, 4}, {5, 2}, {7, 7}});  // a generator: its types are read from its first element
+  Dataset b = Dataset::range(10, 20);
+  auto f = function([&] {
+    return Dataset::zip({a, b}).reduce({constant(int64_t{0})}, [](const Element& s, const Element& e) {
+      return Element{s[0] + cast(e[0] * e[1], DType::Int64) * e[2]};
+    })[0];
+  });
+  int64_t expected = 4 * 10 + 10 * 11 + 49 * 12;
+  expect_tensor<int64_t>(f(), Shape{}, {expected});
+  expect_tensor<int64_t>(f(), Shape{}, {expected});  // a new pass per call
+  EXPECT_EQ(f.tracing_count(), 1);
+}
+
+TEST(DatasetLoop, KeepGoingStopsPullingSoAnInfiniteDatasetEnds) {
+  auto pulled = std::make_shared<int>(0);
+  Dataset counting = Dataset::range(3).repeat().map([pulled](const Element& e) {
+    ++*pulled;
+    return e;
+  });
+  // state = (sum, steps); keep going for 7 elements of 0, 1, 2, 0, 1, 2, 0.
+  auto run = [&] {
+    return counting.reduce(
+        {constant(int64_t{0}), constant(0)},
+        [](const Element& s, const Element& e) { return Element{s[0] + e[0], s[1] + 1}; },
+        [](const Element& s) { return s[1] < 7; });
+  };
+  Element eager = run();
+  expect_tensor<int64_t>(eager[0], Shape{}, {6});
+  EXPECT_EQ(*pulled, 7);
+  auto f = function([&] { return run()[0]; });
+  *pulled = 0;
+  expect_tensor<int64_t>(f(), Shape{}, {6});
+  EXPECT_EQ(*pulled, 1 + 7);  // tracing read the map's first element once, for its element spec
+  expect_tensor<int64_t>(f(), Shape{}, {6});  // a new pass per call
+  EXPECT_EQ(*pulled, 1 + 7 + 7);
+  EXPECT_EQ(f.tracing_count(), 1);
+  // keep_going must give a bool scalar.
+  expect_error<InvalidArgument>(
+      [&] {
+        Dataset::range(3).reduce({constant(0)}, [](const Element& s, const Element&) { return s; },
+                                 [](const Element& s) { return s[0]; });
+      },
+      {"Dataset::reduce", "keep_going must return a bool scalar tensor", "int32"});
+  auto traced_bad = function([] {
+    return Dataset::range(3).reduce({constant(0)}, [](const Element& s, const Element&) { return s; },
+                                    [](const Element& s) { return s[0]; })[0];
+  });
+  expect_error<InvalidArgument>([&] { traced_bad(); }, {"keep_going must return a bool scalar tensor"});
+}

@@ -67,6 +67,11 @@ class Dataset {
   // taking the dataset is keyed by these types, not by the dataset's identity.
   static Dataset from_generator(std::function<std::optional<Element>()> generator,
                                 std::vector<TensorSpec> output_signature);
+  // The datasets side by side (tf.data's zip): element i is the components of
+  // element i of each dataset, concatenated in order; it stops at the shortest.
+  // The element spec is the datasets' specs concatenated (kiln.data keeps the
+  // tuple structure on top of it).
+  static Dataset zip(std::vector<Dataset> datasets);
 
   // ---- Transformations ----
   Dataset map(std::function<Element(const Element&)> fn) const;
@@ -111,6 +116,12 @@ class Dataset {
   // dtype or rank is an error (with drop_remainder=false the batch dim is
   // left unknown).
   Element reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn) const;
+  // The same while `keep_going(state)` (a bool scalar) is true, checked before
+  // each element is pulled: once it is false the loop pulls no more, so a loop
+  // over an infinite dataset can end (AutoGraph's `break` in a `for` over a
+  // dataset; TF builds it with scan and take_while).
+  Element reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn,
+                 const std::function<Tensor(const Element&)>& keep_going) const;
   // fn(element) for every element, for side effects (a training step);
   // traced as reduce is.
   void for_each(const std::function<void(const Element&)>& fn) const;
@@ -149,21 +160,25 @@ class Dataset {
 
  private:
   friend struct kiln::detail::TraceTraits<Dataset>;
+  using NodePtr = std::shared_ptr<const detail::DatasetNode>;
   // Makes a transformation's node from its input node.
-  using Derive = std::function<std::shared_ptr<const detail::DatasetNode>(std::shared_ptr<const detail::DatasetNode>)>;
-  // Inside a trace, a Dataset argument is the graph's input `fed_`: each call
-  // feeds its own dataset. node_ is the one the trace was made with (for the
-  // element types); `rebase_` rebuilds the transformations applied to the
-  // argument inside the traced code on the dataset a call feeds.
+  using Derive = std::function<NodePtr(NodePtr)>;
+  // Inside a trace, a Dataset argument is the graph's input: each call feeds
+  // its own dataset. node_ is the one the trace was made with (for the element
+  // types); `fed_` names the graph inputs this dataset is made of (one per
+  // argument it comes from: several after a zip) and `rebuild` applies the
+  // transformations made inside the traced code to the datasets a call feeds.
   struct Fed {
-    Tensor handle;
-    Derive rebase;  // empty: the fed dataset itself
+    std::vector<Tensor> handles;
+    std::function<NodePtr(const std::vector<NodePtr>&)> rebuild;  // empty: the one fed dataset itself
+    NodePtr node_for(const std::vector<NodePtr>& fed) const { return rebuild ? rebuild(fed) : fed.at(0); }
   };
   Dataset(std::shared_ptr<const detail::DatasetNode> node, std::shared_ptr<const Fed> fed)
       : node_(std::move(node)), fed_(std::move(fed)) {}
   Dataset derive(Derive make) const;
-  Element traced_reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn) const;
-  std::shared_ptr<const detail::DatasetNode> node_;
+  Element traced_reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn,
+                        const std::function<Tensor(const Element&)>& keep_going) const;
+  NodePtr node_;
   std::shared_ptr<const Fed> fed_;
 };
 

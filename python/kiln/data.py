@@ -37,6 +37,14 @@ def _spec_of(t, drop_leading=False):
     return TensorSpec(dims[1:] if drop_leading else dims, t.dtype)
 
 
+def _holds_list(structure):
+    """Whether a list stands anywhere in `structure` (tf.data's structures take tuples:
+    a list is one tensor there, so `zip` refuses it)."""
+    if isinstance(structure, list):
+        return True
+    return _nest.is_nested(structure) and any(_holds_list(c) for c in _nest._children(structure))
+
+
 def _call_unpacked(fn, element):
     """TF's calling rule for map/filter functions: a tuple element is spread over
     the arguments, anything else is one argument."""
@@ -54,6 +62,23 @@ class _Structure:
         self.template = template
 
 
+class _ZipStructure:
+    """A zip's structure: the zipped datasets' structures in the structure of `datasets`,
+    known once each of theirs is."""
+    __slots__ = ("datasets", "_template")
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+        self._template = None
+
+    @property
+    def template(self):
+        if self._template is None:
+            self._template = _nest.pack_sequence_as(self.datasets,
+                                                    [d._template() for d in _nest.flatten(self.datasets)])
+        return self._template
+
+
 _UNKNOWN = object()
 _END = object()
 
@@ -65,7 +90,7 @@ class Dataset:
 
     def __init__(self, ds, structure, spec=_UNKNOWN):
         self._ds = ds
-        self._structure = structure if isinstance(structure, _Structure) else _Structure(structure)
+        self._structure = structure if isinstance(structure, (_Structure, _ZipStructure)) else _Structure(structure)
         self._spec = spec
 
     # ---- structure ----------------------------------------------------------------
@@ -177,6 +202,34 @@ class Dataset:
         return Dataset(_C.Dataset.from_generator(open_pass, [s._kiln_spec() for s in specs]), output_signature,
                        output_signature)
 
+    @staticmethod
+    def zip(*args, datasets=None, name=None):  # noqa: A003 - TF's name
+        """The datasets side by side: `zip((a, b))` (or `zip(a, b)`) yields `(x, y)` for
+        the elements x of a and y of b, in the structure `datasets` has (tuples, dicts,
+        nested), and stops at the shortest."""
+        if not args and datasets is None:
+            raise TypeError("Must pass at least one dataset to `zip`.")
+        if args and datasets is not None:
+            raise TypeError("Both `*args` and `datasets` cannot be set.")
+        if len(args) == 1:
+            datasets = args[0]
+        elif len(args) > 1:
+            datasets = args
+        flat = _nest.flatten(datasets)
+        if _holds_list(datasets):
+            raise TypeError("Invalid input to `zip`. Inputs are expected to be (nested) structures of "
+                            "`tf.data.Dataset` objects. Python `list` is not supported and you should use "
+                            "`tuple` instead.")
+        for ds in flat:
+            if not isinstance(ds, Dataset):
+                raise TypeError(f"Invalid input to `zip`. Inputs are expected to be (nested) structures of "
+                                f"`tf.data.Dataset` objects but encountered object of type {type(ds)}.")
+        if not flat:
+            raise TypeError("Must pass at least one dataset to `zip`.")
+        specs = [ds._spec for ds in flat]
+        spec = _UNKNOWN if any(s is _UNKNOWN for s in specs) else _nest.pack_sequence_as(datasets, specs)
+        return Dataset(_C.Dataset.zip([ds._ds for ds in flat]), _ZipStructure(datasets), spec)
+
     # ---- transformations -------------------------------------------------------------
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
         """Applies `map_func` to each element (a tuple element is spread over its
@@ -275,6 +328,11 @@ class Dataset:
     def reduce(self, initial_state, reduce_func, name=None):
         """state = reduce_func(state, element) over every element. Inside kiln.function
         one dataset loop op (the graph does not grow with the data)."""
+        return self._reduce(initial_state, reduce_func)
+
+    def _reduce(self, initial_state, reduce_func, keep_going=None):
+        """reduce, and while `keep_going(state)` (a bool scalar) holds, checked before each
+        element is pulled: AutoGraph's loop with a `break` (TF's scan and take_while)."""
         state0 = _nest.map_structure(_convert, initial_state)
         state_template = state0
         pack = self._pack
@@ -299,7 +357,12 @@ class Dataset:
                 out.append(new)
             return out
 
-        return _nest.pack_sequence_as(state_template, self._ds.reduce(_nest.flatten(state0), step))
+        keep = None
+        if keep_going is not None:
+            def keep(state_flat):
+                return _convert(keep_going(_nest.pack_sequence_as(state_template, state_flat)), _dtypes.bool)
+
+        return _nest.pack_sequence_as(state_template, self._ds.reduce(_nest.flatten(state0), step, keep))
 
     def __repr__(self):
         spec = self._spec if self._spec is not _UNKNOWN else "<unknown until the first element>"

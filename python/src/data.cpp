@@ -104,6 +104,7 @@ void bind_data(py::module_& m) {
       .def_static("from_tensors", &Dataset::from_tensors)
       .def_static("from_tensor_slices", &Dataset::from_tensor_slices)
       .def_static("range", py::overload_cast<int64_t, int64_t, int64_t>(&Dataset::range))
+      .def_static("zip", &Dataset::zip)
       .def_static("from_generator",
                   [](py::object open_pass, py::object signature) {
                     return Dataset(std::make_shared<GeneratorNode>(share(std::move(open_pass)), to_specs(signature)));
@@ -143,18 +144,31 @@ void bind_data(py::module_& m) {
              std::optional<Element> e = ds.node()->open()->next();
              return e;
            })
-      .def("reduce",
-           [](const Dataset& ds, Element initial, py::object reduce_fn) {
-             Element out;
-             {
-               py::gil_scoped_release nogil;
-               out = ds.reduce(std::move(initial), [&reduce_fn](const Element& state, const Element& element) {
-                 py::gil_scoped_acquire gil;
-                 return to_element(reduce_fn(state, element), "a Dataset.reduce function");
-               });
-             }
-             return out;
-           });
+      // keep_going (None, or a callable of the state): the loop pulls no more
+      // elements once it returns false (AutoGraph's break).
+      .def(
+          "reduce",
+          [](const Dataset& ds, Element initial, py::object reduce_fn, py::object keep_going) {
+            std::function<Tensor(const Element&)> keep;
+            if (!keep_going.is_none())
+              keep = [&keep_going](const Element& state) {
+                py::gil_scoped_acquire gil;
+                return to_tensor(keep_going(state));
+              };
+            Element out;
+            {
+              py::gil_scoped_release nogil;
+              out = ds.reduce(
+                  std::move(initial),
+                  [&reduce_fn](const Element& state, const Element& element) {
+                    py::gil_scoped_acquire gil;
+                    return to_element(reduce_fn(state, element), "a Dataset.reduce function");
+                  },
+                  keep);
+            }
+            return out;
+          },
+          py::arg("initial"), py::arg("reduce_fn"), py::arg("keep_going") = py::none());
 
   m.def("read_idx", [](const std::string& path) {
     py::gil_scoped_release nogil;

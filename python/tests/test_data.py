@@ -280,3 +280,66 @@ def test_from_generator_with_output_types_and_shapes():
                                         output_shapes=([2], []))
     assert values(ds) == [([1, 2], 3)]
     assert ds.element_spec == (tf.TensorSpec([2], tf.int32), tf.TensorSpec([], tf.int64))
+
+
+def test_zip_pairs_elements_in_the_given_structure_and_stops_at_the_shortest():
+    a = tf.data.Dataset.range(10, 13)
+    b = tf.data.Dataset.from_tensor_slices(({"x": [1.0, 2.0, 3.0, 4.0]}, [True, False, True, False]))
+    assert values(tf.data.Dataset.zip((a, b))) == [(10, ({"x": 1.0}, True)), (11, ({"x": 2.0}, False)),
+                                                   (12, ({"x": 3.0}, True))]
+    assert values(tf.data.Dataset.zip(a, b)) == values(tf.data.Dataset.zip(datasets=(a, b)))
+    assert values(tf.data.Dataset.zip({"first": a, "second": a.skip(1)})) == [
+        {"first": 10, "second": 11}, {"first": 11, "second": 12}]
+    zipped = tf.data.Dataset.zip((a, b.batch(3)))
+    assert zipped.element_spec == (tf.TensorSpec([], tf.int64),
+                                   ({"x": tf.TensorSpec([None], tf.float32)}, tf.TensorSpec([None], tf.bool)))
+    assert len(zipped) == 2
+    assert int(tf.data.Dataset.zip((a.repeat(), b)).cardinality()) == 4
+    # A mapped input's structure is known once its function has run.
+    mapped = tf.data.Dataset.zip((a.map(lambda x: (x, x * 2)), a))
+    assert values(mapped)[0] == ((10, 20), 10)
+    assert mapped.element_spec == ((tf.TensorSpec([], tf.int64),) * 2, tf.TensorSpec([], tf.int64))
+    # A zip is a Dataset like any other: map spreads its tuple over the arguments.
+    assert values(tf.data.Dataset.zip((a, a)).map(lambda x, y: x * y)) == [100, 121, 144]
+
+
+def test_zip_rejects_what_tf_rejects():
+    a = tf.data.Dataset.range(3)
+    with pytest.raises(TypeError, match="Must pass at least one dataset to `zip`"):
+        tf.data.Dataset.zip()
+    with pytest.raises(TypeError, match="Both `\\*args` and `datasets` cannot be set"):
+        tf.data.Dataset.zip(a, datasets=(a,))
+    with pytest.raises(TypeError, match="Python `list` is not supported"):
+        tf.data.Dataset.zip([a, a])
+    with pytest.raises(TypeError, match="encountered object of type <class 'int'>"):
+        tf.data.Dataset.zip((a, 3))
+
+
+def test_zip_of_dataset_arguments_is_one_loop_fed_on_every_call():
+    @tf.function
+    def dot(xs, ys):
+        return tf.data.Dataset.zip((xs, ys)).reduce(tf.constant(0, tf.int64), lambda s, e: s + e[0] * e[1])
+
+    assert int(dot(tf.data.Dataset.range(3), tf.data.Dataset.range(1, 10))) == 0 * 1 + 1 * 2 + 2 * 3
+    assert int(dot(tf.data.Dataset.range(10, 12), tf.data.Dataset.range(4))) == 10 * 0 + 11 * 1
+    assert dot.experimental_get_tracing_count() == 1
+    size = lambda *ds: dot.get_concrete_function(*ds).graph.num_nodes()  # noqa: E731
+    assert size(tf.data.Dataset.range(2), tf.data.Dataset.range(2)) == \
+        size(tf.data.Dataset.range(500), tf.data.Dataset.range(500))
+    assert dot.experimental_get_tracing_count() == 1
+
+
+def test_a_zip_passed_to_a_function_is_keyed_by_its_element_spec():
+    a = tf.data.Dataset.range(5)
+    b = tf.data.Dataset.from_tensor_slices({"w": np.arange(5, dtype=np.float32) * 2})
+
+    @tf.function
+    def f(ds):
+        s = tf.constant(0.0)
+        for i, d in ds:
+            s += tf.cast(i, tf.float32) * d["w"]
+        return s
+
+    assert float(f(tf.data.Dataset.zip((a, b)))) == 0 * 0 + 1 * 2 + 2 * 4 + 3 * 6 + 4 * 8
+    assert float(f(tf.data.Dataset.zip((a.skip(1), b)))) == 1 * 0 + 2 * 2 + 3 * 4 + 4 * 6
+    assert f.experimental_get_tracing_count() == 1

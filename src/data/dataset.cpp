@@ -31,6 +31,15 @@ std::vector<TensorSpec> detail::specs_of(const Element& element, bool leading_di
   return specs;
 }
 
+Tensor detail::keep_going_flag(const Tensor& flag) {
+  if (!flag.defined() || flag.dtype() != DType::Bool || flag.rank() != 0)
+    throw InvalidArgument("Dataset::reduce: keep_going must return a bool scalar tensor, got " +
+                          (flag.defined() ? std::string(dtype_name(flag.dtype())) + " of shape " +
+                                                flag.shape().to_string()
+                                          : std::string("an undefined tensor")));
+  return flag;
+}
+
 namespace {
 
 std::string shape_str(const Tensor& t) { return t.shape().to_string(); }
@@ -482,10 +491,10 @@ Dataset Dataset::from_generator(std::function<std::optional<Element>()> generato
 Dataset Dataset::derive(Derive make) const {
   std::shared_ptr<const DatasetNode> node = make(node_);
   if (!fed_) return Dataset(std::move(node));
-  Derive rebase = [before = fed_->rebase, make = std::move(make)](std::shared_ptr<const DatasetNode> fed) {
-    return make(before ? before(std::move(fed)) : std::move(fed));
+  auto rebuild = [before = fed_, make = std::move(make)](const std::vector<NodePtr>& fed) {
+    return make(before->node_for(fed));
   };
-  return Dataset(std::move(node), std::make_shared<const Fed>(Fed{fed_->handle, std::move(rebase)}));
+  return Dataset(std::move(node), std::make_shared<const Fed>(Fed{fed_->handles, std::move(rebuild)}));
 }
 
 Dataset Dataset::map(std::function<Element(const Element&)> fn) const {
@@ -532,10 +541,19 @@ int64_t Dataset::cardinality() const { return node_->cardinality(); }
 
 Element Dataset::reduce(Element initial,
                         const std::function<Element(const Element&, const Element&)>& fn) const {
-  if (kiln::detail::is_tracing()) return traced_reduce(std::move(initial), fn);
+  return reduce(std::move(initial), fn, nullptr);
+}
+
+Element Dataset::reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn,
+                        const std::function<Tensor(const Element&)>& keep_going) const {
+  if (kiln::detail::is_tracing()) return traced_reduce(std::move(initial), fn, keep_going);
   Element state = std::move(initial);
   std::unique_ptr<Cursor> cursor = node_->open();
-  while (std::optional<Element> e = cursor->next()) state = fn(state, *e);
+  while (!keep_going || detail::keep_going_flag(keep_going(state)).item<bool>()) {
+    std::optional<Element> e = cursor->next();
+    if (!e) break;
+    state = fn(state, *e);
+  }
   return state;
 }
 
@@ -578,11 +596,11 @@ void TraceTraits<data::Dataset>::flatten(const data::Dataset& ds, Flattener& f) 
   key += ")";
   if (ds.fed_) {
     // Passed on to a function called while tracing: the outer graph's input.
-    if (ds.fed_->rebase)
+    if (ds.fed_->rebuild)
       throw Unimplemented(
-          "a Dataset argument transformed inside a traced function cannot be passed to another kiln::function; "
-          "pass the dataset itself, or transform it inside the inner function");
-    f.resource(ds.fed_->handle, std::move(key));
+          "a Dataset argument transformed inside a traced function (mapped, batched, zipped...) cannot be passed to another "
+          "kiln::function; pass the dataset itself, or transform it inside the inner function");
+    f.resource(ds.fed_->handles[0], std::move(key));
     return;
   }
   f.resource(make_object_handle(ds.node(), typeid(data::detail::DatasetNode)), std::move(key));
@@ -590,7 +608,7 @@ void TraceTraits<data::Dataset>::flatten(const data::Dataset& ds, Flattener& f) 
 
 data::Dataset TraceTraits<data::Dataset>::rebuild(const data::Dataset& ds, Rebuilder& r) {
   if (!ds.element_spec()) return ds;  // keyed by identity: the graph holds this dataset
-  return data::Dataset(ds.node(), std::make_shared<const data::Dataset::Fed>(data::Dataset::Fed{r.next(), {}}));
+  return data::Dataset(ds.node(), std::make_shared<const data::Dataset::Fed>(data::Dataset::Fed{{r.next()}, {}}));
 }
 
 }  // namespace kiln::detail

@@ -2,10 +2,10 @@
 // whose body pulls the next element through a host op, instead of the
 // elements unrolled into the graph.
 //
-//   token = HostFunction[open](dataset?)            (a new pass on every call, over
-//                                                    the dataset the call feeds
-//                                                    when it is an argument)
-//   while (more):
+//   token = HostFunction[open](dataset...)          (a new pass on every call, over
+//                                                    the datasets the call feeds
+//                                                    when it comes from arguments)
+//   while (more and keep_going(state)):
 //     (ok, element...) = HostFunction[next](token)
 //     state = cond(ok, fn(state, element), state)
 //     more = ok
@@ -20,6 +20,7 @@
 #include "kiln/error.h"
 #include "kiln/function.h"
 #include "kiln/init_scope.h"
+#include "kiln/math.h"
 #include "data/nodes.h"
 
 namespace kiln::data {
@@ -98,8 +99,8 @@ std::vector<Tensor> pull(LoopIterator& it) {
 
 }  // namespace
 
-Element Dataset::traced_reduce(Element initial,
-                               const std::function<Element(const Element&, const Element&)>& fn) const {
+Element Dataset::traced_reduce(Element initial, const std::function<Element(const Element&, const Element&)>& fn,
+                               const std::function<Tensor(const Element&)>& keep_going) const {
   auto it = std::make_shared<LoopIterator>();
   it->node = node_;
   element_types(*it);
@@ -111,10 +112,12 @@ Element Dataset::traced_reduce(Element initial,
   Tensor token;
   if (fed_) {
     token = host_function(
-        [it, rebase = fed_->rebase](const std::vector<Tensor>& fed) {
-          auto node = std::static_pointer_cast<const detail::DatasetNode>(
-              kiln::detail::object_in_handle(fed[0], typeid(detail::DatasetNode)));
-          if (rebase) node = rebase(std::move(node));
+        [it, fed = fed_](const std::vector<Tensor>& handles) {
+          std::vector<NodePtr> nodes;
+          for (const Tensor& handle : handles)
+            nodes.push_back(std::static_pointer_cast<const detail::DatasetNode>(
+                kiln::detail::object_in_handle(handle, typeid(detail::DatasetNode))));
+          NodePtr node = fed->node_for(nodes);
           std::lock_guard<std::mutex> lock(it->mutex);
           it->node = std::move(node);
           it->cursor = it->node->open();
@@ -122,7 +125,7 @@ Element Dataset::traced_reduce(Element initial,
           it->index = 0;
           return std::vector<Tensor>{constant(0)};
         },
-        {fed_->handle}, {DType::Int32}, {Shape{}})[0];
+        fed_->handles, {DType::Int32}, {Shape{}})[0];
   } else {
     token = host_function(
         [it](const std::vector<Tensor>&) {
@@ -143,7 +146,11 @@ Element Dataset::traced_reduce(Element initial,
   vars.insert(vars.end(), initial.begin(), initial.end());
   const std::size_t n_state = initial.size();
   std::vector<Tensor> out = while_loop(
-      [](const std::vector<Tensor>& v) { return v[0]; },
+      [&](const std::vector<Tensor>& v) {
+        if (!keep_going) return v[0];
+        // Checked before the next pull: once it is false, no element is pulled.
+        return logical_and(v[0], detail::keep_going_flag(keep_going(Element(v.begin() + 2, v.end()))));
+      },
       [&](const std::vector<Tensor>& v) {
         std::vector<Tensor> got =
             host_function([it](const std::vector<Tensor>&) { return pull(*it); }, {v[1]}, next_dtypes, next_shapes);

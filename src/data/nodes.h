@@ -25,4 +25,7 @@ class UnaryNode : public DatasetNode {
 // The specs of an element's components, dim 0 unknown where batches vary.
 std::vector<TensorSpec> specs_of(const Element& element, bool leading_dim_varies);
 
+// `flag`, what a reduce's keep_going returned, once checked to be a bool scalar.
+Tensor keep_going_flag(const Tensor& flag);
+
 }  // namespace kiln::data::detail

@@ -27,6 +27,8 @@ def _child_fields(cls):
 # MatchClass.kwd_attrs); every other list field holds nodes only.
 _MIXED_LISTS = frozenset({"keys", "kw_defaults", "names", "kwd_attrs"})
 _PLANS = {}
+_AST = ast.AST
+_UNSEEN = object()  # a node class whose visit method is not looked up yet
 
 
 def _plan(cls):
@@ -52,7 +54,7 @@ def children(node, out=None):
                 out.extend([x for x in v if x is not None and not isinstance(x, (str, int))])
             else:
                 out.extend(v)
-        elif isinstance(v, ast.AST):
+        elif isinstance(v, _AST):
             out.append(v)
     return out
 
@@ -97,35 +99,50 @@ class Transformer(ast.NodeTransformer):
         for field in fields:
             old = getattr(node, field, None)
             if type(old) is list:
-                new = []
-                for x in old:
-                    if isinstance(x, ast.AST):
-                        try:
-                            method = methods[x.__class__]
-                        except KeyError:
-                            method = self._method(x.__class__)
-                        if method is not None:
-                            x = method(x)
-                            if x is None:
-                                continue
-                            if not isinstance(x, ast.AST):
-                                new.extend(x)
-                                continue
-                    new.append(x)
-                old[:] = new
-            elif isinstance(old, ast.AST):
-                try:
-                    method = methods[old.__class__]
-                except KeyError:
+                # Replaced in place while each visit returns one node (the usual case);
+                # rebuilt once a visit drops its node or returns several.
+                for i, x in enumerate(old):
+                    if not isinstance(x, _AST):
+                        continue
+                    method = methods.get(x.__class__, _UNSEEN)
+                    if method is _UNSEEN:
+                        method = self._method(x.__class__)
+                    if method is None:
+                        continue
+                    y = method(x)
+                    if y is None or not isinstance(y, _AST):
+                        old[i:] = self._rest(y, old[i + 1:], methods)
+                        break
+                    old[i] = y
+            elif isinstance(old, _AST):
+                method = methods.get(old.__class__, _UNSEEN)
+                if method is _UNSEEN:
                     method = self._method(old.__class__)
-                if method is None:
-                    continue
-                new = method(old)
+                new = old if method is None else method(old)
                 if new is None:
                     delattr(node, field)
                 elif new is not old:
                     setattr(node, field, new)
         return node
+
+    def _rest(self, first, rest, methods):
+        """The list that a visit returning `first` (None, or a list of nodes) and the
+        visits of the elements `rest` after it make."""
+        new = [] if first is None else list(first)
+        for x in rest:
+            if isinstance(x, _AST):
+                method = methods.get(x.__class__, _UNSEEN)
+                if method is _UNSEEN:
+                    method = self._method(x.__class__)
+                if method is not None:
+                    x = method(x)
+                    if x is None:
+                        continue
+                    if not isinstance(x, _AST):
+                        new.extend(x)
+                        continue
+            new.append(x)
+        return new
 
 
 def walk(node):
@@ -137,11 +154,6 @@ def walk(node):
         out.append(n)
         children(n, todo)
     return out
-
-
-def _add(out, name):
-    if name not in out:
-        out[name] = None
 
 
 # A key of assigned()'s cache: set (to True) when the function holds no walrus (:=), so
@@ -164,11 +176,14 @@ def assigned(nodes, out=None, cache=None):
 
 
 # What _assigned does with a node, by its class (looked up once per class).
-_NAME, _CACHED, _DEF, _SCOPE, _COMPREHENSION, _IMPORT, _BINDS_NAME, _MAPPING, _EXPR, _OTHER = range(10)
+_NAME, _CACHED, _DEF, _SCOPE, _COMPREHENSION, _IMPORT, _BINDS_NAME, _MAPPING, _EXPR, _OTHER, _ASSIGN, \
+    _EXPRS_ONLY = range(12)
 _KINDS = {ast.Name: _NAME, ast.If: _CACHED, ast.While: _CACHED, ast.For: _CACHED, ast.FunctionDef: _DEF,
           ast.AsyncFunctionDef: _DEF, ast.ClassDef: _DEF, ast.Lambda: _SCOPE, ast.Import: _IMPORT,
           ast.ImportFrom: _IMPORT, ast.ExceptHandler: _BINDS_NAME, ast.MatchAs: _BINDS_NAME,
-          ast.MatchStar: _BINDS_NAME, ast.MatchMapping: _MAPPING}
+          ast.MatchStar: _BINDS_NAME, ast.MatchMapping: _MAPPING, ast.Assign: _ASSIGN, ast.AugAssign: _ASSIGN,
+          ast.AnnAssign: _ASSIGN, ast.Expr: _EXPRS_ONLY, ast.Return: _EXPRS_ONLY, ast.Assert: _EXPRS_ONLY,
+          ast.Raise: _EXPRS_ONLY}
 _KINDS.update(dict.fromkeys(_COMPREHENSIONS, _COMPREHENSION))
 
 
@@ -185,13 +200,21 @@ def _assigned(node, out, cache, skip_exprs):
         kind = _kind(cls)
     if kind == _NAME:
         if node.ctx.__class__ is not ast.Load:  # Store or Del
-            _add(out, node.id)
+            out.setdefault(node.id)
         return
-    if kind == _OTHER or (kind == _EXPR and not skip_exprs):
+    if skip_exprs:  # the commonest statements, without a walk of their expressions
+        if kind == _ASSIGN:
+            for target in (node.targets if cls is ast.Assign else (node.target,)):
+                if target.__class__ is ast.Name:
+                    out.setdefault(target.id)
+                else:
+                    _assigned(target, out, cache, skip_exprs)
+            return
+        if kind == _EXPRS_ONLY or kind == _EXPR:
+            return
+    if kind == _OTHER or kind == _EXPR or kind == _ASSIGN or kind == _EXPRS_ONLY:
         for child in children(node):
             _assigned(child, out, cache, skip_exprs)
-        return
-    if kind == _EXPR:
         return
     if kind == _CACHED:
         if cache is None:
@@ -205,26 +228,26 @@ def _assigned(node, out, cache, skip_exprs):
                 _assigned(child, names, cache, skip_exprs)
             hit = cache[id(node)] = (node, names)
         for name in hit[1]:
-            _add(out, name)
+            out.setdefault(name)
         return
     if kind == _DEF:
-        _add(out, node.name)
+        out.setdefault(node.name)
     elif kind == _SCOPE or skip_exprs and kind == _COMPREHENSION:
         return
     elif kind == _COMPREHENSION:
         # Only a walrus inside a comprehension binds in the enclosing scope.
         for sub in walk(node):
             if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
-                _add(out, sub.target.id)
+                out.setdefault(sub.target.id)
     elif kind == _IMPORT:
         for alias in node.names:
             if alias.name != "*":
-                _add(out, alias.asname or alias.name.split(".")[0])
+                out.setdefault(alias.asname or alias.name.split(".")[0])
     else:  # an except clause or a match pattern binds a name, then its parts may bind more
         if kind == _BINDS_NAME and node.name:
-            _add(out, node.name)
+            out.setdefault(node.name)
         elif kind == _MAPPING and node.rest:
-            _add(out, node.rest)
+            out.setdefault(node.rest)
         for child in children(node):
             _assigned(child, out, cache, skip_exprs)
 
@@ -234,7 +257,7 @@ def reads(node):
     name whenever it is called, so it counts as reading it)."""
     out = set()
     todo = list(node) if isinstance(node, list) else [node]
-    name, augassign, load, constant = ast.Name, ast.AugAssign, ast.Load, ast.Constant
+    name, augassign, load, constant, attribute = ast.Name, ast.AugAssign, ast.Load, ast.Constant, ast.Attribute
     while todo:
         sub = todo.pop()
         cls = sub.__class__
@@ -243,6 +266,9 @@ def reads(node):
                 out.add(sub.id)
             continue
         if cls is constant:
+            continue
+        if cls is attribute and sub.value.__class__ is name:  # `x.attr` (`ag__.fn` above all) reads x
+            out.add(sub.value.id)
             continue
         if cls is augassign and sub.target.__class__ is name:
             out.add(sub.target.id)
@@ -352,17 +378,21 @@ class Liveness:
 
     def _assign_kills(self, s):
         kills = set()
-        if not (isinstance(s, ast.AnnAssign) and s.value is None):
-            for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
-                kills |= set(assigned(t))
+        if not (s.__class__ is ast.AnnAssign and s.value is None):
+            for t in (s.targets if s.__class__ is ast.Assign else [s.target]):
+                if t.__class__ is ast.Name:  # the commonest target, without a walk
+                    kills.add(t.id)
+                else:
+                    kills.update(assigned(t))
         return kills
 
     def _assign_uses(self, s):
-        uses = set(self.reads(s.value)) if s.value is not None else set()
-        for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
-            uses |= _target_reads(t, self.reads)
-        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
-            uses.add(s.target.id)
+        uses = self.reads(s.value) if s.value is not None else set()  # shared: copied before a change
+        for t in (s.targets if s.__class__ is ast.Assign else [s.target]):
+            if t.__class__ is not ast.Name:  # a name target reads nothing
+                uses = uses | _target_reads(t, self.reads)
+        if s.__class__ is ast.AugAssign and s.target.__class__ is ast.Name:
+            uses = uses | {s.target.id}
         return uses
 
     # -- the live sets ----------------------------------------------------------------

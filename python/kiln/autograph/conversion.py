@@ -33,10 +33,13 @@ _CO_SKIP = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERA
 
 
 class _Converted:
-    __slots__ = ("code", "node", "saved_args")
+    """A conversion's code. The converted tree is not kept: ~5000 nodes and lists per
+    100 lines, which the cycle collector would scan once the conversion is over and
+    in every later young collection; to_code converts again instead."""
+    __slots__ = ("code",)
 
-    def __init__(self, code, node, saved_args):
-        self.code, self.node, self.saved_args = code, node, saved_args
+    def __init__(self, code):
+        self.code = code
 
 
 class Unconvertible(Exception):
@@ -155,44 +158,39 @@ def _is_converted(code):
 
 
 def _collect_codes(code):
-    _CONVERTED_CODES[id(code)] = code
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            _collect_codes(c)
+    codes, code_type = [code], types.CodeType
+    for c in codes:  # the list grows while it is read: nested code objects come after their parent
+        _CONVERTED_CODES[id(c)] = c
+        for k in c.co_consts:
+            if k.__class__ is code_type:
+                codes.append(k)
 
 
 def _strip_for_compile(node):
     """Defaults and annotations are taken from the original function object, not
-    evaluated again; keep them for to_code."""
+    evaluated again (to_code shows them)."""
     a = node.args
-    saved = (a.defaults, a.kw_defaults, [(x, x.annotation) for x in a.posonlyargs + a.args + a.kwonlyargs +
-                                         [v for v in (a.vararg, a.kwarg) if v]], getattr(node, "returns", None))
     a.defaults = []
     a.kw_defaults = [None] * len(a.kwonlyargs)
-    for x, _ in saved[2]:
+    for x in a.posonlyargs + a.args + a.kwonlyargs + [v for v in (a.vararg, a.kwarg) if v]:
         x.annotation = None
     if isinstance(node, ast.FunctionDef):
         node.returns = None
-    return saved
 
 
-def _restore(node, saved):
-    a = node.args
-    a.defaults, a.kw_defaults = saved[0], saved[1]
-    for x, ann in saved[2]:
-        x.annotation = ann
+def _converted_tree(f):
+    """f's converted syntax tree (what to_code shows)."""
+    node = _function_node(f)
     if isinstance(node, ast.FunctionDef):
-        node.returns = saved[3]
+        node.decorator_list = []
+    transformer.convert_scope(node, transformer.Namer(node))
+    return node
 
 
 def _convert_code(f):
     code = f.__code__
-    node = _function_node(f)
-    if isinstance(node, ast.FunctionDef):
-        node.decorator_list = []
-    namer = transformer.Namer(node)
-    transformer.convert_scope(node, namer)
-    saved = _strip_for_compile(node)
+    node = _converted_tree(f)
+    _strip_for_compile(node)
 
     pos = dict(lineno=node.lineno, col_offset=0, end_lineno=node.lineno, end_col_offset=0)
     freevars = [n for n in code.co_freevars]
@@ -234,7 +232,7 @@ def _convert_code(f):
     exec(compiled, namespace)  # defines the factory only; the user's globals are untouched
     new_code = namespace["__kiln_factory__"]().__code__
     _collect_codes(new_code)
-    return _Converted(new_code, node, saved)
+    return _Converted(new_code)
 
 
 def _without_gc(fn, *args):
@@ -392,15 +390,13 @@ def source_of(f):
             raise TypeError(f"to_code: {f!r} is not a Python function")
     if _is_converted(target.__code__):
         raise TypeError("to_code: this function is already converted; pass the original (e.g. f.python_function)")
-    entry = _cached(target)
-    if entry is None:
+    if _cached(target) is None:
         raise ValueError(f"to_code: the source of {target.__qualname__} is not available")
-    _restore(entry.node, entry.saved_args)
     try:
-        text = ast.unparse(entry.node)
-    finally:
-        _strip_for_compile(entry.node)
-    return text + "\n"
+        node = _without_gc(_converted_tree, target)
+    except Unconvertible as e:  # the file changed since the function was converted
+        raise ValueError(f"to_code: {target.__qualname__} cannot be converted again: {e}") from None
+    return ast.unparse(node) + "\n"
 
 
 del sys

@@ -10,6 +10,7 @@ import types
 
 _kiln = None
 _C = None
+_BUILTIN = type(len)
 
 
 def _k():
@@ -587,29 +588,113 @@ def _dataset_loop(ds, extra_test, body, get_state, set_state, names, count_from=
             count, state = state[0], state[1:]
             element = (count, element)
         _write(set_state, state)
-        if extra_test is None:
-            body(element)
-        else:
-            if_stmt(extra_test(), lambda: body(element), None, get_state, set_state, names)
+        body(element)  # keep_going held before this element was pulled
         out = tuple(_check_iteration(names, state, _read(get_state, names), [None] * len(names)))
         return (count + 1,) + out if counts else out
 
+    keep_going = None
+    if extra_test is not None:
+        def keep_going(state):
+            # The loop pulls no more elements once a break (or return) is taken, so a
+            # loop over an infinite dataset ends, as TF's take_while makes it.
+            if names:
+                state = tuple(state) if isinstance(state, (tuple, list)) else (state,)
+                _write(set_state, state[1:] if counts else state)
+            return extra_test()
+
     if not init and not counts:
         dummy = kiln.constant(0)
-        ds.reduce((dummy,), lambda s, *e: (reduce_fn((), *e), s)[1])
+        ds._reduce((dummy,), lambda s, *e: (reduce_fn((), *e), s)[1], keep_going)
         return
-    result = ds.reduce(count0 + tuple(init), reduce_fn)
+    result = ds._reduce(count0 + tuple(init), reduce_fn, keep_going)
     result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     _write(set_state, result[len(count0):])
 
 
 # ---- calls ---------------------------------------------------------------------
 
+# ---- Python builtins on tensors and datasets (TF's py_builtins) ------------------
+# Each takes a call's arguments and returns its result, or _PYTHON for Python's own.
+
+_PYTHON = object()
+
+
+def _len(args, kwargs):
+    """A tensor's first dimension: a Python int when it is known, else the tensor
+    kiln.shape(x)[0] (so `range(len(x))` over a batch of unknown size is one graph
+    loop, where Python's len() fails)."""
+    if len(args) != 1 or kwargs or not _is_tensor(args[0]):
+        return _PYTHON
+    shape = args[0].shape
+    if shape.rank == 0:
+        raise ValueError(f"len requires a non-scalar tensor, got one of shape {shape}")
+    if shape.rank is not None and shape[0] is not None:
+        return shape[0]
+    return _k().shape(args[0])[0]
+
+
+def _zip(args, kwargs):
+    """Datasets zip into one Dataset, so a for loop over them is one dataset loop
+    instead of a Python loop unrolled while tracing."""
+    data = getattr(_k(), "data", None)
+    if not args or kwargs or data is None or not all(isinstance(a, data.Dataset) for a in args):
+        return _PYTHON
+    return data.Dataset.zip(args)
+
+
+def _cast_to(dtype_name):
+    def cast(args, kwargs):
+        """int(x) / float(x) of a tensor: a cast to int32 / float32 (a traced tensor has no
+        Python value)."""
+        if len(args) != 1 or kwargs or not _is_tensor(args[0]):
+            return _PYTHON
+        kiln = _k()
+        return kiln.cast(args[0], getattr(kiln, dtype_name))
+    return cast
+
+
+def _reduce(name):
+    def reduce(args, kwargs):
+        """max/min of scalar tensors, or over a vector: one reduce_max/reduce_min."""
+        if not any(_is_tensor(a) for a in args):
+            return _PYTHON
+        if kwargs:
+            raise ValueError(f"These keyword arguments are currently not supported: {kwargs}")
+        kiln = _k()
+        op = getattr(kiln, "reduce_" + name)
+        if len(args) == 1:
+            rank = args[0].shape.rank
+            if rank == 0:
+                return args[0]
+            if rank == 1:
+                return op(args[0], axis=0)
+            raise ValueError(f"{name}(arg) currently support only tensor with rank 1, but got a tensor with rank "
+                             f"{rank}")
+        dtype = next(a for a in args if _is_tensor(a)).dtype
+        values = [a if _is_tensor(a) else kiln.constant(a, dtype) for a in args]  # Python numbers join in
+        for v in values:
+            if v.shape.rank != 0:
+                raise ValueError(f"{name}(arg1, arg2, *args) currently support only scalar tensor, but got a "
+                                 f"tensor with shape {v.shape.rank}")
+        return op(kiln.stack(values), axis=0)
+    return reduce
+
+
+_BUILTINS = {len: _len, zip: _zip, int: _cast_to("int32"), float: _cast_to("float32"), max: _reduce("max"),
+             min: _reduce("min")}
+
+
 def converted_call(f, args, kwargs=None):
     """Calls `f`, converting it first when it is the user's own Python function."""
     from . import conversion
     if _tensor_range(f, args, kwargs):
         return _k().range(*args)
+    if f.__class__ is _BUILTIN or f.__class__ is type:
+        builtin = _BUILTINS.get(f)
+        if builtin is not None:
+            result = builtin(args, kwargs)
+            if result is not _PYTHON:
+                return result
     target = conversion.call_target(f)
     if kwargs:
         return target(*args, **kwargs)

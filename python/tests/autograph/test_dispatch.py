@@ -428,6 +428,76 @@ def test_conversion_leaves_the_cycle_collector_as_it_found_it():
         gc.enable()
 
 
+def test_len_of_a_tensor_is_its_first_dimension_static_or_dynamic():
+    # TF's py_builtins.len_: a known first dimension is a Python int (the loop unrolls), an
+    # unknown one the tensor tf.shape(x)[0] (one graph loop), where Python's len() fails.
+    def total(x):
+        s = tf.constant(0.0)
+        for i in range(len(x)):
+            s += x[i]
+        return s
+
+    dynamic = tf.function(total, input_signature=[tf.TensorSpec([None], tf.float32)])
+    assert float(dynamic(tf.constant([1.0, 2.0, 3.0]))) == 6.0
+    assert float(dynamic(tf.constant([4.0]))) == 4.0
+    assert _all_ops(dynamic, tf.constant([1.0]))["While"] == 1
+    static = tf.function(total)
+    assert float(static(tf.constant([1.0, 2.0]))) == 3.0
+    assert "While" not in _all_ops(static, tf.constant([1.0, 2.0]))
+    assert int(tf.function(lambda x: len(x))(tf.zeros([5, 2]))) == 5
+    with pytest.raises(ValueError, match=r"len requires a non-scalar tensor, got one of shape \(\)"):
+        tf.function(lambda x: len(x))(tf.constant(1.0))
+
+
+def test_int_float_max_min_of_tensors_are_tf_ops_in_converted_code():
+    # TF's py_builtins: a traced tensor has no Python value, so int()/float() cast it and
+    # max()/min() reduce; on Python values they stay Python's.
+    def f(x, n):
+        return int(x), float(n), max(x, 2.0), min(x, -3.0, 0.5), max(tf.stack([x, -x])), min(x), max(3, 4), int("7")
+
+    out = tf.function(f)(tf.constant(-1.5), tf.constant(4))
+    assert [o.dtype for o in out[:2]] == [tf.int32, tf.float32]
+    assert [float(o) for o in out[:6]] == [-1.0, 4.0, 2.0, -3.0, 1.5, -1.5]
+    assert out[6:] == (4, 7)
+
+    def bad(x):
+        return max(tf.zeros([2, 2]))
+
+    with pytest.raises(ValueError, match="max\\(arg\\) currently support only tensor with rank 1, but got a tensor "
+                                         "with rank 2"):
+        tf.function(bad)(tf.constant(1.0))
+
+
+def test_zip_of_datasets_is_one_dataset_loop():
+    # As TF's py_builtins.zip_: zip of datasets is Dataset.zip, so the loop is one dataset
+    # loop over the zipped dataset and the graph does not grow with the data.
+    def weighted(xs, ws):
+        s = tf.constant(0.0)
+        for x, (w, flag) in zip(xs, ws):
+            if flag:
+                continue
+            s += x * w
+        return s
+
+    def data(n):
+        xs = tf.data.Dataset.from_tensor_slices(np.arange(n, dtype=np.float32))
+        ws = tf.data.Dataset.from_tensor_slices((np.full(n + 1, 2, np.float32), np.arange(n + 1) % 3 == 0))
+        return xs, ws
+
+    f = tf.function(weighted)
+    for n in (4, 50):
+        assert float(f(*data(n))) == sum(2.0 * i for i in range(n) if i % 3)
+    assert _count_ops(f, *data(4)) == _count_ops(f, *data(50))
+    ops = _all_ops(f, *data(4))
+    assert ops["StatefulWhile"] == 1 and ops["HostFunction"] == 2  # one loop; its opening pass takes both
+    assert f.experimental_get_tracing_count() == 1
+    # Eagerly, and over anything but datasets, zip is Python's.
+    assert float(weighted(*data(4))) == float(f(*data(4)))
+    py = tf.function(lambda xs, ws: weighted(xs, ws))
+    assert float(py([1.0, 2.0, 3.0], [(2.0, False), (2.0, True), (2.0, False)])) == 8.0
+    assert "While" not in _all_ops(py, [1.0, 2.0], [(2.0, False), (2.0, True)])
+
+
 def test_enumerate_over_a_dataset_is_one_dataset_loop():
     # As TF's loop over dataset.enumerate(start): the count is carried in the dataset
     # loop (int64), so the graph does not grow with the data.
@@ -446,3 +516,43 @@ def test_enumerate_over_a_dataset_is_one_dataset_loop():
     f = tf.function(weighted)
     assert int(f(small)) == int(f(large)) == expected
     assert _count_ops(f, small) == _count_ops(f, large)
+
+
+def test_break_in_a_loop_over_an_infinite_dataset_stops_pulling():
+    # TF builds the loop with take_while: once the break is taken no element is pulled,
+    # so a loop over an endless dataset (a generator, repeat()) ends.
+    pulled = []
+
+    def endless():
+        i = 0
+        while True:
+            pulled.append(i)
+            yield i
+            i += 1
+
+    @tf.function
+    def sum_up_to(ds, limit):
+        s = tf.constant(0, tf.int64)
+        for x in ds:
+            if x > limit:
+                break
+            s += x
+        return s
+
+    ds = tf.data.Dataset.from_generator(endless, output_signature=tf.TensorSpec([], tf.int64))
+    assert int(sum_up_to(ds, tf.constant(3, tf.int64))) == 0 + 1 + 2 + 3
+    assert pulled == [0, 1, 2, 3, 4]
+
+    # The training-loop pattern: a step limit over a repeated dataset.
+    @tf.function
+    def steps(ds, n):
+        total = tf.constant(0, tf.int64)
+        for step, x in enumerate(ds.repeat()):
+            if step >= n:
+                break
+            total += x
+        return total
+
+    assert int(steps(tf.data.Dataset.range(3), tf.constant(7, tf.int64))) == 0 + 1 + 2 + 0 + 1 + 2 + 0
+    assert _count_ops(steps, tf.data.Dataset.range(3), tf.constant(7, tf.int64)) == \
+        _count_ops(steps, tf.data.Dataset.range(30), tf.constant(70, tf.int64))
