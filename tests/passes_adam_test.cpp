@@ -35,12 +35,14 @@ auto traced_without_adam_fusion(F&& make, const Tensor& x) {
 }
 
 // A small model trained by nn::Adam: two dense layers (four variables of
-// different sizes, one above the kernel's parallel grain).
+// different sizes, one above the kernel's parallel grain). The first
+// kernel's gradient (1000 x 300) is made in five bands of rows, the last one
+// shorter; the second's (300 x 3) in one.
 struct Trainer {
   nn::Sequential model{"mlp"};
   nn::Adam adam{1e-2};
   Trainer() {
-    model.add(nn::Dense(300, {.activation = "relu", .input_shape = Shape{40}, .seed = 1}));
+    model.add(nn::Dense(300, {.activation = "relu", .input_shape = Shape{1000}, .seed = 1}));
     model.add(nn::Dense(3, {.seed = 2}));
   }
   void step(const Tensor& x) {
@@ -65,13 +67,18 @@ void expect_same_variables(const std::vector<Variable>& a, const std::vector<Var
 }  // namespace
 
 TEST(AdamFusion, AStepsUpdatesBecomeOneOpWithTheSameBits) {
-  Tensor x = random::normal({8, 40}, 0, 1, DType::Float32, 7);
+  Tensor x = random::normal({8, 1000}, 0, 1, DType::Float32, 7);
   Trainer fused, unfused, eager;
   auto f = fused.traced();
   auto g = traced_without_adam_fusion([&] { return unfused.traced(); }, x);
   EXPECT_EQ(count_ops(optimized(f, x), "FusedApplyAdam"), 1) << optimized(f, x).to_string();
   EXPECT_EQ(count_ops(optimized(f, x), "ApplyAdam"), 0);
   EXPECT_EQ(count_ops(optimized(g, x), "ApplyAdam"), 4);
+  // The kernels' gradients (x^T dy) are made by the fused op, in bands.
+  EXPECT_EQ(count_ops(optimized(g, x), "MatMul") - count_ops(optimized(f, x), "MatMul"), 2);
+  for (const auto& n : optimized(f, x).nodes())
+    if (n->op->name == "FusedApplyAdam")
+      EXPECT_EQ(n->attrs.get_ints("grad_from_matmul"), (std::vector<int64_t>{1, 0, 1, 0}));
   for (int step = 0; step < 3; ++step) {
     f(x);
     g(x);

@@ -3,6 +3,7 @@
 // behind FusedApplyAdam (src/exec: every variable of a training step in one
 // pass, made by the optimizer-update pass). Both run each element through the
 // same code, so their bits agree.
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -10,11 +11,26 @@
 
 namespace kiln::detail {
 
-// Updates each group of `inputs` (the var, m and v resource handles and the
-// gradient: 4 tensors per variable), then `alpha` (the last input, a scalar),
-// with the attrs' dtype, beta_1, beta_2 and epsilon, in one parallel pass over
-// all their elements. Errors name `op`. Where a variable appears in two
-// groups, the groups run one after another, as separate ApplyAdam ops would.
-void run_adam(std::span<const Tensor> inputs, const Attrs& attrs, std::string_view op);
+// One variable's gradient: a tensor, or (float32) a matrix the update makes
+// itself a band of rows at a time, each band updated while it is in cache and
+// never stored whole. `rows(begin, end, out)` writes rows [begin, end) of the
+// row-major `shape` to `out`, on the calling thread, for bands of
+// `band_rows` rows (the last band may be shorter); it must not throw.
+struct AdamGradient {
+  Tensor tensor;
+  Shape shape;
+  int64_t band_rows = 0;
+  std::function<void(int64_t begin, int64_t end, float* out)> rows;
+  const Shape& gradient_shape() const { return rows ? shape : tensor.shape(); }
+};
+
+// Updates each variable (`handles`: its var, m and v resource handles, 3 per
+// variable) with its gradient, `alpha` (a scalar) and the attrs' dtype,
+// beta_1, beta_2 and epsilon, in one parallel pass over all the tensor
+// gradients' elements (and one over each banded gradient's bands). Errors
+// name `op`. Where a variable appears twice, the variables are updated one
+// after another, as separate ApplyAdam ops would.
+void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> grads, const Tensor& alpha,
+              const Attrs& attrs, std::string_view op);
 
 }  // namespace kiln::detail

@@ -5,6 +5,7 @@
 #include "kiln/training_ops.h"
 
 #include <algorithm>
+#include <functional>
 #include <array>
 #include <cmath>
 #include <mutex>
@@ -108,12 +109,12 @@ void adam_update(std::span<const AdamSpan<T>> spans, std::span<const int64_t> of
       kParallelGrain / 4);
 }
 
-// The three states of each group, checked distinct within the group.
-std::vector<std::array<VariableState*, 3>> adam_states(std::span<const Tensor> inputs, std::string_view op) {
-  std::vector<std::array<VariableState*, 3>> states(inputs.size() / 4);
+// The three states of each variable, checked distinct.
+std::vector<std::array<VariableState*, 3>> adam_states(std::span<const Tensor> handles, std::string_view op) {
+  std::vector<std::array<VariableState*, 3>> states(handles.size() / 3);
   for (std::size_t j = 0; j < states.size(); ++j) {
     auto& s = states[j];
-    for (int i : {kVar, kM, kV}) s[i] = &resource_state(inputs[4 * j + i]);
+    for (int i : {kVar, kM, kV}) s[i] = &resource_state(handles[3 * j + i]);
     if (s[kVar] == s[kM] || s[kVar] == s[kV] || s[kM] == s[kV])
       throw InvalidArgument(fmt::format("{}: var, m and v must be three different variables (got '{}', '{}', '{}')",
                                         op, s[kVar]->name, s[kM]->name, s[kV]->name));
@@ -146,68 +147,100 @@ class LockAll {
   std::vector<std::mutex*> mutexes_;
 };
 
+// The banded gradient's update: the threads share the bands; each writes a
+// band to its own buffer and updates those rows at once.
+void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const AdamConstants<float>& k) {
+  const int64_t rows = grad.shape[0], cols = grad.shape[1];
+  const int64_t band = grad.band_rows;
+  parallel_for(
+      (rows + band - 1) / band,
+      [&](int64_t first, int64_t last) {
+        thread_local std::vector<float> buffer;
+        buffer.resize(static_cast<std::size_t>(band * cols));
+        for (int64_t b = first; b < last; ++b) {
+          const int64_t begin = b * band, end = std::min(rows, begin + band), offset = begin * cols;
+          grad.rows(begin, end, buffer.data());
+          AdamSpan<float> part{{whole.in[kVar] + offset, whole.in[kM] + offset, whole.in[kV] + offset},
+                               {whole.out[kVar] + offset, whole.out[kM] + offset, whole.out[kV] + offset},
+                               buffer.data()};
+          adam_elements(part, k, 0, (end - begin) * cols);
+        }
+      },
+      1);
+}
+
 }  // namespace
 
-void run_adam(std::span<const Tensor> inputs, const Attrs& attrs, std::string_view op) {
-  const std::size_t groups = inputs.size() / 4;
-  const Tensor& alpha = inputs.back();
-  std::vector<std::array<VariableState*, 3>> states = adam_states(inputs, op);
+void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> grads, const Tensor& alpha,
+              const Attrs& attrs, std::string_view op) {
+  const std::size_t count = grads.size();
+  std::vector<std::array<VariableState*, 3>> states = adam_states(handles, op);
   std::vector<std::mutex*> mutexes;
   for (const auto& s : states)
     for (VariableState* state : s) mutexes.push_back(&state->mutex);
   std::sort(mutexes.begin(), mutexes.end());
   if (std::adjacent_find(mutexes.begin(), mutexes.end()) != mutexes.end()) {
-    // A variable in two groups: the second update reads what the first wrote.
-    for (std::size_t j = 0; j < groups; ++j) {
-      const Tensor one[] = {inputs[4 * j], inputs[4 * j + 1], inputs[4 * j + 2], inputs[4 * j + 3], alpha};
-      run_adam(one, attrs, op);
-    }
+    // A variable updated twice: the second update reads what the first wrote.
+    for (std::size_t j = 0; j < count; ++j) run_adam(handles.subspan(3 * j, 3), grads.subspan(j, 1), alpha, attrs, op);
     return;
   }
   LockAll lock(std::move(mutexes));
   const DType dtype = attrs.get_dtype("dtype");
-  for (std::size_t j = 0; j < groups; ++j) {
-    const Tensor& grad = inputs[4 * j + kGrad];
+  for (std::size_t j = 0; j < count; ++j) {
+    const Shape& shape = grads[j].gradient_shape();
     for (int i : {kVar, kM, kV}) {
       const VariableState& s = *states[j][i];
       if (!s.value.defined()) uninitialized(s);
       // A graph read from a file may pair handles with the wrong attrs.
-      if (s.value.dtype() != dtype || s.value.shape() != grad.shape())
+      if (s.value.dtype() != dtype || s.value.shape() != shape)
         throw InvalidArgument(fmt::format("{}: {} ('{}') is {} {} but the gradient is {} {}", op, kRole[i], s.name,
                                           dtype_name(s.value.dtype()), s.value.shape().to_string(),
-                                          dtype_name(grad.dtype()), grad.shape().to_string()));
+                                          dtype_name(grads[j].rows ? DType::Float32 : grads[j].tensor.dtype()),
+                                          shape.to_string()));
     }
+    if (grads[j].rows && (dtype != DType::Float32 || shape.rank() != 2 || grads[j].band_rows < 1))
+      throw Internal(fmt::format("{}: a gradient made in bands must be a float32 matrix", op));
   }
   // AssignSubVariable's rule: a value no one else holds is updated in place;
   // one a reader still holds is left as it is and replaced by a new buffer,
   // so a tensor read before the update never changes.
-  std::vector<std::array<Tensor, 3>> fresh(groups);
-  for (std::size_t j = 0; j < groups; ++j)
+  std::vector<std::array<Tensor, 3>> fresh(count);
+  for (std::size_t j = 0; j < count; ++j)
     for (int i : {kVar, kM, kV})
-      if (!is_exclusively_owned(states[j][i]->value)) fresh[j][i] = make_tensor(dtype, inputs[4 * j + kGrad].shape());
+      if (!is_exclusively_owned(states[j][i]->value)) fresh[j][i] = make_tensor(dtype, grads[j].gradient_shape());
   visit_numeric(dtype, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
-      std::vector<AdamSpan<T>> spans(groups);
-      std::vector<int64_t> offsets(groups + 1, 0);
-      for (std::size_t j = 0; j < groups; ++j) {
+      const AdamConstants<T> k(attrs, data_of<T>(alpha)[0]);
+      std::vector<AdamSpan<T>> spans;
+      std::vector<int64_t> offsets{0};
+      for (std::size_t j = 0; j < count; ++j) {
+        AdamSpan<T> span;
         for (int i : {kVar, kM, kV}) {
-          spans[j].in[i] = data_of<T>(states[j][i]->value);
-          spans[j].out[i] = data_of<T>(fresh[j][i].defined() ? fresh[j][i] : states[j][i]->value);
+          span.in[i] = data_of<T>(states[j][i]->value);
+          span.out[i] = data_of<T>(fresh[j][i].defined() ? fresh[j][i] : states[j][i]->value);
         }
-        spans[j].g = data_of<T>(inputs[4 * j + kGrad]);
-        offsets[j + 1] = offsets[j] + inputs[4 * j + kGrad].size();
+        if (grads[j].rows) {
+          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], k);
+          continue;
+        }
+        span.g = data_of<T>(grads[j].tensor);
+        spans.push_back(span);
+        offsets.push_back(offsets.back() + grads[j].tensor.size());
       }
-      adam_update<T>(spans, offsets, AdamConstants<T>(attrs, data_of<T>(alpha)[0]));
+      adam_update<T>(spans, offsets, k);
     }
   });
-  for (std::size_t j = 0; j < groups; ++j)
+  for (std::size_t j = 0; j < count; ++j)
     for (int i : {kVar, kM, kV})
       if (fresh[j][i].defined()) states[j][i]->value = std::move(fresh[j][i]);
 }
 
 namespace {
 
-void apply_adam_kernel(KernelContext& c) { run_adam(c.inputs, c.attrs, "ApplyAdam"); }
+void apply_adam_kernel(KernelContext& c) {
+  const AdamGradient grad{c.inputs[kGrad], {}, 0, {}};
+  run_adam(c.inputs.first(3), std::span(&grad, 1), c.inputs[kAlpha], c.attrs, "ApplyAdam");
+}
 
 Attrs adam_attrs(DType dtype, const Shape& shape, double beta_1, double beta_2, double epsilon) {
   return Attrs{{"dtype", dtype}, {"shape", shape}, {"beta_1", beta_1}, {"beta_2", beta_2}, {"epsilon", epsilon}};

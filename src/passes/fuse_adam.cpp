@@ -7,6 +7,10 @@
 // every gradient it needs exists; the updates touch different variables (the
 // kernel runs them one by one where they do not), so doing them together is
 // what the program asked for. Each element's bits are ApplyAdam's.
+//
+// A float32 gradient made by MatMul(a, b, transpose_a=true) that nothing else
+// reads (a dense layer's weight gradient) joins the fused node as a and b:
+// the kernel makes it in bands, each updated while in cache (exec/fused_adam.h).
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -14,6 +18,7 @@
 #include "exec/fused_adam.h"
 #include "ops/known_ops.h"
 #include "passes/passes.h"
+#include "passes/rewrite.h"
 
 namespace kiln::passes {
 
@@ -59,20 +64,47 @@ std::vector<std::vector<Node*>> adam_groups(const graph::Graph& g) {
   return groups;
 }
 
+// The MatMul(a, b, transpose_a=true) of float32 matrices of known shapes that
+// made `update`'s gradient, when nothing else reads it; else nullptr.
+Node* gradient_matmul(const Node& update, const Uses& uses) {
+  const Value& grad = update.inputs[3];
+  Node* mm = grad.node;
+  if (mm->op != &matmul_op() || uses.pinned[mm->id] || uses.count[mm->id] != 1) return nullptr;
+  if (update.attrs.get_dtype("dtype") != DType::Float32 || !mm->attrs.get_bool("transpose_a") ||
+      mm->attrs.get_bool("transpose_b"))
+    return nullptr;
+  for (const Value& v : mm->inputs) {
+    const detail::TensorType& t = v.node->outputs[v.index];
+    if (t.dtype != DType::Float32 || t.shape.rank() != 2 || !t.shape.is_fully_defined()) return nullptr;
+  }
+  return mm;
+}
+
 }  // namespace
 
 bool fuse_adam_updates(graph::Graph& g) {
   const std::vector<std::vector<Node*>> groups = adam_groups(g);
   if (groups.empty()) return false;
+  const Uses uses(g);
   // Per node id: the fused node that replaces it (at the group's last member)
   // and the fused node it folds into.
   std::vector<std::unique_ptr<Node>> fused(g.nodes().size());
   std::vector<Node*> folded_into(g.nodes().size(), nullptr);
+  std::vector<char> absorbed(g.nodes().size(), 0);  // gradient MatMuls
   for (const std::vector<Node*>& group : groups) {
     std::vector<Value> inputs;
+    std::vector<int64_t> grad_from_matmul;
     std::vector<Node*> control;
     for (const Node* n : group) {
-      inputs.insert(inputs.end(), n->inputs.begin(), n->inputs.begin() + 4);
+      inputs.insert(inputs.end(), n->inputs.begin(), n->inputs.begin() + 3);
+      Node* mm = gradient_matmul(*n, uses);
+      grad_from_matmul.push_back(mm != nullptr);
+      if (mm) {
+        inputs.insert(inputs.end(), mm->inputs.begin(), mm->inputs.end());
+        absorbed[mm->id] = 1;
+      } else {
+        inputs.push_back(n->inputs[3]);
+      }
       for (Node* c : n->control_inputs)
         if (std::find(group.begin(), group.end(), c) == group.end() &&
             std::find(control.begin(), control.end(), c) == control.end())
@@ -81,6 +113,7 @@ bool fuse_adam_updates(graph::Graph& g) {
     inputs.push_back(group.front()->inputs[4]);
     const Node& first = *group.front();
     detail::Attrs attrs{{"dtype", first.attrs.get_dtype("dtype")},
+                        {"grad_from_matmul", std::move(grad_from_matmul)},
                         {"beta_1", first.attrs.get_float("beta_1")},
                         {"beta_2", first.attrs.get_float("beta_2")},
                         {"epsilon", first.attrs.get_float("epsilon")}};
@@ -95,7 +128,7 @@ bool fuse_adam_updates(graph::Graph& g) {
     const int id = n->id;
     if (fused[id])
       out.push_back(std::move(fused[id]));
-    else if (!folded_into[id])
+    else if (!folded_into[id] && !absorbed[id])
       out.push_back(std::move(n));
     else
       continue;
