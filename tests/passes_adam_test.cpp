@@ -35,14 +35,14 @@ auto traced_without_adam_fusion(F&& make, const Tensor& x) {
 }
 
 // A small model trained by nn::Adam: two dense layers (four variables of
-// different sizes, one above the kernel's parallel grain). The first
-// kernel's gradient (1000 x 300) is made in five bands of rows, the last one
-// shorter; the second's (300 x 3) in one.
+// different sizes, one above the kernel's parallel grain). With the default
+// sizes the first kernel's gradient (1000 x 300) is made in five bands of
+// rows, the last one shorter; the second's (300 x 3) in one.
 struct Trainer {
   nn::Sequential model{"mlp"};
   nn::Adam adam{1e-2};
-  Trainer() {
-    model.add(nn::Dense(300, {.activation = "relu", .input_shape = Shape{1000}, .seed = 1}));
+  explicit Trainer(int64_t inputs = 1000, int64_t units = 300) {
+    model.add(nn::Dense(units, {.activation = "relu", .input_shape = Shape{inputs}, .seed = 1}));
     model.add(nn::Dense(3, {.seed = 2}));
   }
   void step(const Tensor& x) {
@@ -115,6 +115,21 @@ struct FourVariables {
     apply_adam(w[3], m[3], v[3], constant({-0.25f}), alpha * 2.f, 0.8, 0.99, 1e-7);
   }
 };
+
+// The MNIST model's dense layer (3136 -> 1024 at batch 50): 49 bands of 64
+// rows, shared by the threads, give the whole gradient's bits.
+TEST(AdamFusion, BandsOfAnMnistSizedLayerHaveTheWholeGradientsBits) {
+  Tensor x = random::normal({50, 3136}, 0, 1, DType::Float32, 8);
+  Trainer fused(3136, 1024), unfused(3136, 1024);
+  auto f = fused.traced();
+  auto g = traced_without_adam_fusion([&] { return unfused.traced(); }, x);
+  for (int step = 0; step < 2; ++step) {
+    f(x);
+    g(x);
+  }
+  expect_same_variables(fused.model.variables(), unfused.model.variables());
+  expect_same_variables(fused.adam.variables(), unfused.adam.variables());
+}
 
 TEST(AdamFusion, GroupsStopAtOtherStatefulOpsAndOtherHyperparameters) {
   FourVariables traced, eager;
