@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "counting_allocator.h"
 #include "function/traced_graph.h"
 #include "kiln/kiln.h"
 
@@ -129,6 +130,21 @@ TEST(AdamFusion, BandsOfAnMnistSizedLayerHaveTheWholeGradientsBits) {
   }
   expect_same_variables(fused.model.variables(), unfused.model.variables());
   expect_same_variables(fused.adam.variables(), unfused.adam.variables());
+}
+
+// A traced training step keeps the plan's promise: after the first calls, a
+// call makes no heap allocation of Kiln's own (oneDNN's execute allocates
+// inside, counted apart), the banded gradients' primitives and buffers
+// included.
+TEST(AdamFusion, AStepAllocatesNothing) {
+  Tensor x = random::normal({8, 1000}, 0, 1, DType::Float32, 9);
+  Trainer trainer;
+  auto f = trainer.traced();
+  for (int warm = 0; warm < 3; ++warm) f(x);
+  const int64_t total = kiln::testing::heap_allocations(), inside = kiln::testing::onednn_execute_allocations();
+  f(x);
+  const int64_t onednn = kiln::testing::onednn_execute_allocations() - inside;
+  EXPECT_EQ(kiln::testing::heap_allocations() - total - onednn, 0);
 }
 
 TEST(AdamFusion, GroupsStopAtOtherStatefulOpsAndOtherHyperparameters) {

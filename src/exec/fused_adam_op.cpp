@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/adam_update.h"
+#include "core/small_vector.h"
 #include "ops/creation.h"
 #include "ops/known_ops.h"
 #include "ops/onednn.h"
@@ -20,19 +21,17 @@ using detail::Attrs;
 
 constexpr const char* kRole[] = {"var", "m", "v"};
 
-// Each variable's number of gradient inputs: 1 (the gradient) or 2 (a, b).
-std::vector<int> gradient_inputs(const Attrs& attrs) {
-  std::vector<int> counts;
-  for (int64_t flag : attrs.get_ints("grad_from_matmul")) counts.push_back(flag ? 2 : 1);
-  return counts;
-}
+// Per variable: 1 where the gradient is given as a, b (2 inputs), 0 where it
+// is one tensor.
+const std::vector<int64_t>& from_matmul(const Attrs& attrs) { return attrs.get_ints("grad_from_matmul"); }
 
 // ApplyAdam's checks, for each variable's inputs. The handles carry no
 // shape: the kernel checks each variable's value against its gradient.
 void fused_apply_adam_infer(detail::InferContext& c) {
   const DType dtype = c.attrs().get_dtype("dtype");
   if (!is_floating(dtype)) c.fail("the variables must be float32 or float64, got {}", dtype_name(dtype));
-  const std::vector<int> grads = gradient_inputs(c.attrs());
+  std::vector<int> grads;  // each variable's number of gradient inputs
+  for (int64_t flag : from_matmul(c.attrs())) grads.push_back(flag ? 2 : 1);
   int expected = 1;
   for (int g : grads) expected += 3 + g;
   if (grads.empty() || c.num_inputs() != expected)
@@ -94,9 +93,26 @@ std::shared_ptr<const BandPrimitive> band_primitive(int64_t rows, int64_t k, int
 // being written and being read.
 constexpr int64_t kBandElements = 65536;
 
-// The gradient a^T b, made in bands by the update; where oneDNN cannot make
-// the band primitives, the MatMul op's kernel makes it whole.
-detail::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b) {
+// What a banded gradient a^T b runs: both band sizes' primitives and the
+// operands.
+struct BandedMatmul {
+  std::shared_ptr<const BandPrimitive> full, last;
+  const float *a = nullptr, *b = nullptr;
+  int64_t band_rows = 0;
+
+  // AdamGradient::rows. It runs on the update's threads, where an exception
+  // cannot travel: with the primitives made, running one fails only when
+  // memory runs out.
+  static void rows(const void* context, int64_t begin, int64_t end, float* out) noexcept {
+    const auto& self = *static_cast<const BandedMatmul*>(context);
+    (end - begin == self.band_rows ? self.full : self.last)->exec.run({self.a + begin, self.b, out});
+  }
+};
+
+// The gradient a^T b, made in bands by the update (`banded` holds what they
+// run, made here, where a failure can still fall back: then the MatMul op's
+// kernel makes the gradient whole).
+detail::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul& banded) {
   if (a.shape().rank() != 2 || b.shape().rank() != 2 || a.shape()[0] != b.shape()[0])
     throw InvalidArgument(fmt::format(
         "FusedApplyAdam: a gradient MatMul(a, b, transpose_a=true) needs matrices with as many rows, got {} and {}",
@@ -107,18 +123,13 @@ detail::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b) {
   grad.band_rows = std::min(m, std::max<int64_t>(1, kBandElements / std::max<int64_t>(1, n)));
   try {
     if (m == 0 || n == 0 || k == 0) throw std::invalid_argument("an empty matmul");
-    // Both band sizes' primitives are made here, where a failure can still
-    // fall back, not on the threads.
-    std::shared_ptr<const BandPrimitive> full = band_primitive(grad.band_rows, k, m, n);
-    std::shared_ptr<const BandPrimitive> last =
-        m % grad.band_rows ? band_primitive(m % grad.band_rows, k, m, n) : full;
-    const float *pa = detail::data_of<float>(a), *pb = detail::data_of<float>(b);
-    const int64_t band_rows = grad.band_rows;
-    // Runs on the update's threads, where an exception cannot travel: after
-    // the primitives exist, running one fails only when memory runs out.
-    grad.rows = [=](int64_t begin, int64_t end, float* out) noexcept {
-      (end - begin == band_rows ? full : last)->exec.run({pa + begin, pb, out});
-    };
+    banded.full = band_primitive(grad.band_rows, k, m, n);
+    banded.last = m % grad.band_rows ? band_primitive(m % grad.band_rows, k, m, n) : banded.full;
+    banded.a = detail::data_of<float>(a);
+    banded.b = detail::data_of<float>(b);
+    banded.band_rows = grad.band_rows;
+    grad.rows = &BandedMatmul::rows;
+    grad.context = &banded;
   } catch (...) {
     const Tensor in[] = {a, b};
     grad.rows = nullptr;
@@ -127,20 +138,26 @@ detail::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b) {
   return grad;
 }
 
+// No heap allocation up to detail::kAdamInlineVariables variables.
 void fused_apply_adam_kernel(detail::KernelContext& c) {
-  const std::vector<int> grads = gradient_inputs(c.attrs);
-  std::vector<Tensor> handles;
-  std::vector<detail::AdamGradient> gradients;
+  constexpr std::size_t kInline = detail::kAdamInlineVariables;
+  const std::vector<int64_t>& flags = from_matmul(c.attrs);
+  detail::SmallVector<Tensor, 3 * kInline> handles;
+  detail::SmallVector<detail::AdamGradient, kInline> gradients;
+  // Reserved: the gradients point into it.
+  detail::SmallVector<BandedMatmul, kInline> banded;
+  banded.reserve(flags.size());
   std::size_t base = 0;
-  for (int g : grads) {
+  for (int64_t flag : flags) {
     for (int i = 0; i < 3; ++i) handles.push_back(c.inputs[base + i]);
-    if (g == 2)
-      gradients.push_back(matmul_gradient(c.inputs[base + 3], c.inputs[base + 4]));
+    if (flag)
+      gradients.push_back(matmul_gradient(c.inputs[base + 3], c.inputs[base + 4], banded.emplace_back()));
     else
-      gradients.push_back({c.inputs[base + 3], {}, 0, {}});
-    base += 3 + g;
+      gradients.push_back({.tensor = c.inputs[base + 3]});
+    base += flag ? 5 : 4;
   }
-  detail::run_adam(handles, gradients, c.inputs[base], c.attrs, "FusedApplyAdam");
+  detail::run_adam(std::span(handles.data(), handles.size()), std::span(gradients.data(), gradients.size()),
+                   c.inputs[base], c.attrs, "FusedApplyAdam");
 }
 
 Attrs adam_attrs(DType dtype, std::vector<int64_t> grad_from_matmul, double beta_1, double beta_2, double epsilon) {

@@ -3,7 +3,6 @@
 // behind FusedApplyAdam (src/exec: every variable of a training step in one
 // pass, made by the optimizer-update pass). Both run each element through the
 // same code, so their bits agree.
-#include <functional>
 #include <span>
 #include <string_view>
 
@@ -13,16 +12,20 @@ namespace kiln::detail {
 
 // One variable's gradient: a tensor, or (float32) a matrix the update makes
 // itself a band of rows at a time, each band updated while it is in cache and
-// never stored whole. `rows(begin, end, out)` writes rows [begin, end) of the
-// row-major `shape` to `out`, on the calling thread, for bands of
-// `band_rows` rows (the last band may be shorter); it must not throw.
+// never stored whole. `rows(context, begin, end, out)` writes rows
+// [begin, end) of the row-major `shape` to `out`, on the calling thread, for
+// bands of `band_rows` rows (the last band may be shorter); it must not throw.
 struct AdamGradient {
   Tensor tensor;
   Shape shape;
   int64_t band_rows = 0;
-  std::function<void(int64_t begin, int64_t end, float* out)> rows;
+  void (*rows)(const void* context, int64_t begin, int64_t end, float* out) = nullptr;
+  const void* context = nullptr;
   const Shape& gradient_shape() const { return rows ? shape : tensor.shape(); }
 };
+
+// The most variables one update handles without a heap allocation.
+inline constexpr std::size_t kAdamInlineVariables = 32;
 
 // Updates each variable (`handles`: its var, m and v resource handles, 3 per
 // variable) with its gradient, `alpha` (a scalar) and the attrs' dtype,

@@ -5,7 +5,6 @@
 #include "kiln/training_ops.h"
 
 #include <algorithm>
-#include <functional>
 #include <array>
 #include <cmath>
 #include <mutex>
@@ -13,6 +12,7 @@
 
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
+#include "core/small_vector.h"
 #include "ops/adam_update.h"
 #include "ops/variable_ops.h"
 #include "ops/known_ops.h"
@@ -109,9 +109,14 @@ void adam_update(std::span<const AdamSpan<T>> spans, std::span<const int64_t> of
       kParallelGrain / 4);
 }
 
+template <class T>
+using PerVariable = SmallVector<T, kAdamInlineVariables>;
+using States = PerVariable<std::array<VariableState*, 3>>;
+using Mutexes = SmallVector<std::mutex*, 3 * kAdamInlineVariables>;
+
 // The three states of each variable, checked distinct.
-std::vector<std::array<VariableState*, 3>> adam_states(std::span<const Tensor> handles, std::string_view op) {
-  std::vector<std::array<VariableState*, 3>> states(handles.size() / 3);
+States adam_states(std::span<const Tensor> handles, std::string_view op) {
+  States states(handles.size() / 3);
   for (std::size_t j = 0; j < states.size(); ++j) {
     auto& s = states[j];
     for (int i : {kVar, kM, kV}) s[i] = &resource_state(handles[3 * j + i]);
@@ -126,25 +131,29 @@ std::vector<std::array<VariableState*, 3>> adam_states(std::span<const Tensor> h
 // overlapping sets cannot deadlock), until destroyed.
 class LockAll {
  public:
-  explicit LockAll(std::vector<std::mutex*> mutexes) : mutexes_(std::move(mutexes)) {
-    std::sort(mutexes_.begin(), mutexes_.end());
+  // `mutexes` sorted.
+  explicit LockAll(const Mutexes& mutexes) : mutexes_(mutexes) {
     for (std::size_t i = 0; i < mutexes_.size(); ++i) {
       try {
         mutexes_[i]->lock();
       } catch (...) {
-        mutexes_.resize(i);
+        locked_ = i;
+        unlock();
         throw;
       }
     }
   }
-  ~LockAll() {
-    for (auto it = mutexes_.rbegin(); it != mutexes_.rend(); ++it) (*it)->unlock();
-  }
+  ~LockAll() { unlock(); }
   LockAll(const LockAll&) = delete;
   LockAll& operator=(const LockAll&) = delete;
 
  private:
-  std::vector<std::mutex*> mutexes_;
+  void unlock() {
+    for (std::size_t i = locked_; i-- > 0;) mutexes_[i]->unlock();
+    locked_ = 0;
+  }
+  const Mutexes& mutexes_;
+  std::size_t locked_ = mutexes_.size();
 };
 
 // The banded gradient's update: the threads share the bands; each writes a
@@ -159,7 +168,7 @@ void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const
         buffer.resize(static_cast<std::size_t>(band * cols));
         for (int64_t b = first; b < last; ++b) {
           const int64_t begin = b * band, end = std::min(rows, begin + band), offset = begin * cols;
-          grad.rows(begin, end, buffer.data());
+          grad.rows(grad.context, begin, end, buffer.data());
           AdamSpan<float> part{{whole.in[kVar] + offset, whole.in[kM] + offset, whole.in[kV] + offset},
                                {whole.out[kVar] + offset, whole.out[kM] + offset, whole.out[kV] + offset},
                                buffer.data()};
@@ -174,8 +183,8 @@ void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const
 void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> grads, const Tensor& alpha,
               const Attrs& attrs, std::string_view op) {
   const std::size_t count = grads.size();
-  std::vector<std::array<VariableState*, 3>> states = adam_states(handles, op);
-  std::vector<std::mutex*> mutexes;
+  const States states = adam_states(handles, op);
+  Mutexes mutexes;
   for (const auto& s : states)
     for (VariableState* state : s) mutexes.push_back(&state->mutex);
   std::sort(mutexes.begin(), mutexes.end());
@@ -184,7 +193,7 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
     for (std::size_t j = 0; j < count; ++j) run_adam(handles.subspan(3 * j, 3), grads.subspan(j, 1), alpha, attrs, op);
     return;
   }
-  LockAll lock(std::move(mutexes));
+  LockAll lock(mutexes);
   const DType dtype = attrs.get_dtype("dtype");
   for (std::size_t j = 0; j < count; ++j) {
     const Shape& shape = grads[j].gradient_shape();
@@ -204,15 +213,15 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
   // AssignSubVariable's rule: a value no one else holds is updated in place;
   // one a reader still holds is left as it is and replaced by a new buffer,
   // so a tensor read before the update never changes.
-  std::vector<std::array<Tensor, 3>> fresh(count);
+  PerVariable<std::array<Tensor, 3>> fresh(count);
   for (std::size_t j = 0; j < count; ++j)
     for (int i : {kVar, kM, kV})
       if (!is_exclusively_owned(states[j][i]->value)) fresh[j][i] = make_tensor(dtype, grads[j].gradient_shape());
   visit_numeric(dtype, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       const AdamConstants<T> k(attrs, data_of<T>(alpha)[0]);
-      std::vector<AdamSpan<T>> spans;
-      std::vector<int64_t> offsets{0};
+      PerVariable<AdamSpan<T>> spans;
+      SmallVector<int64_t, kAdamInlineVariables + 1> offsets{0};
       for (std::size_t j = 0; j < count; ++j) {
         AdamSpan<T> span;
         for (int i : {kVar, kM, kV}) {
@@ -227,7 +236,7 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
         spans.push_back(span);
         offsets.push_back(offsets.back() + grads[j].tensor.size());
       }
-      adam_update<T>(spans, offsets, k);
+      adam_update<T>(std::span(spans.data(), spans.size()), std::span(offsets.data(), offsets.size()), k);
     }
   });
   for (std::size_t j = 0; j < count; ++j)
@@ -238,7 +247,7 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
 namespace {
 
 void apply_adam_kernel(KernelContext& c) {
-  const AdamGradient grad{c.inputs[kGrad], {}, 0, {}};
+  const AdamGradient grad{.tensor = c.inputs[kGrad]};
   run_adam(c.inputs.first(3), std::span(&grad, 1), c.inputs[kAlpha], c.attrs, "ApplyAdam");
 }
 
