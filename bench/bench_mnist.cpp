@@ -108,8 +108,16 @@ void BM_MnistStepAlternating(benchmark::State& state, const char* off) {
   state.counters["B_cpu_ms"] = bench::median(cpu_b);
   state.counters["A/B"] = bench::median(wall_a) / bench::median(wall_b);
 }
-BENCHMARK_CAPTURE(BM_MnistStepAlternating, adam_pass, "adam")->Arg(50)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_MnistStepAlternating, eager, "")->Arg(50)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_MnistStepAlternating, adam_pass, "adam")
+    ->Arg(50)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_MnistStepAlternating, eager, "")
+    ->Arg(50)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 std::vector<bench::Row> rows(int) {
   auto ms = [](const char* name) { return [name](const bench::Results& r) { return r.time_ns(name) / 1e6; }; };

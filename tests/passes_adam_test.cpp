@@ -197,7 +197,8 @@ TEST(AdamFusion, AVariableUpdatedTwiceIsUpdatedTwice) {
 TEST(AdamFusion, ErrorsNameTheVariable) {
   Variable w(constant({1.f, 2.f}), {.name = "w"}), m(constant({0.f, 0.f}), {.name = "m"}),
       v(constant({0.f, 0.f}), {.name = "v"});
-  Variable w1(constant({1.f}), {.name = "w1"}), m1(constant({0.f}), {.name = "m1"}), v1(constant({0.f}), {.name = "v1"});
+  Variable w1(constant({1.f}), {.name = "w1"}), m1(constant({0.f}), {.name = "m1"}),
+      v1(constant({0.f}), {.name = "v1"});
   // The gradient's dims are unknown when traced: the kernel checks them.
   auto f = kiln::function(
       AdamFn([&](const Tensor& g) {

@@ -58,7 +58,8 @@ void fused_apply_adam_infer(detail::InferContext& c) {
     }
     base += 3 + grads[j];
   }
-  if (c.dtype(base) != dtype) c.fail("the variables are {} but alpha is {}", dtype_name(dtype), dtype_name(c.dtype(base)));
+  if (c.dtype(base) != dtype)
+    c.fail("the variables are {} but alpha is {}", dtype_name(dtype), dtype_name(c.dtype(base)));
   if (c.shape(base).has_known_rank() && c.shape(base).rank() != 0)
     c.fail("alpha must be a scalar, got shape {}", c.shape(base).to_string());
 }

@@ -99,7 +99,8 @@ void adam_update(std::span<const AdamSpan<T>> spans, std::span<const int64_t> of
   parallel_for(
       offsets.back(),
       [&](int64_t begin, int64_t end) {
-        std::size_t j = static_cast<std::size_t>(std::upper_bound(offsets.begin(), offsets.end(), begin) - offsets.begin()) - 1;
+        auto after = std::upper_bound(offsets.begin(), offsets.end(), begin);
+        std::size_t j = static_cast<std::size_t>(after - offsets.begin()) - 1;
         for (; begin < end; ++j) {
           const int64_t stop = std::min(end, offsets[j + 1]);
           adam_elements(spans[j], k, begin - offsets[j], stop - offsets[j]);
