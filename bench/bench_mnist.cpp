@@ -3,7 +3,12 @@
 // PyTorch peer's bench_mnist.py. Ratios are taken in the same run.
 #include "bench_util.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
 #include <memory>
+#include <vector>
 
 #include "exec/plan.h"
 #include "function/traced_graph.h"
@@ -59,6 +64,60 @@ void BM_MnistStep(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MnistStep)->ArgsProduct({{50, 256}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The traced step with the graph passes named in `off` disabled (A) against
+// the default pipeline (B), called alternately in one process so that both
+// see the same machine load; the counters give each side's min and median ms
+// of wall-clock time and the median ms of the process's CPU time (all threads;
+// on a busy machine run with OMP_WAIT_POLICY=passive so that waiting threads
+// sleep instead of spinning), and B's speedup (A / B of the wall-clock
+// medians). Without a name to turn off, A is the eager step.
+// KILN_DISABLE_PASSES is read when a trace is optimized (each Trainer's
+// first call).
+void BM_MnistStepAlternating(benchmark::State& state, const char* off) {
+  const int64_t batch = state.range(0);
+  Trainer a(batch), b(batch);
+  const bool eager = *off == 0;
+  if (!eager) setenv("KILN_DISABLE_PASSES", off, 1);
+  auto run_a = [&] { return eager ? a.step(a.images, a.labels) : a.traced(a.images, a.labels); };
+  run_a();
+  unsetenv("KILN_DISABLE_PASSES");
+  b.traced(b.images, b.labels);
+  std::vector<double> wall_a, wall_b, cpu_a, cpu_b;
+  auto cpu_ms = [] {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+  };
+  auto time = [&](auto&& fn, std::vector<double>& wall, std::vector<double>& cpu) {
+    const double c0 = cpu_ms();
+    const auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(fn().template item<float>());
+    wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    cpu.push_back(cpu_ms() - c0);
+  };
+  for (auto _ : state) {
+    time(run_a, wall_a, cpu_a);
+    time([&] { return b.traced(b.images, b.labels); }, wall_b, cpu_b);
+  }
+  state.counters["A_min_ms"] = *std::min_element(wall_a.begin(), wall_a.end());
+  state.counters["B_min_ms"] = *std::min_element(wall_b.begin(), wall_b.end());
+  state.counters["A_med_ms"] = bench::median(wall_a);
+  state.counters["B_med_ms"] = bench::median(wall_b);
+  state.counters["A_cpu_ms"] = bench::median(cpu_a);
+  state.counters["B_cpu_ms"] = bench::median(cpu_b);
+  state.counters["A/B"] = bench::median(wall_a) / bench::median(wall_b);
+}
+BENCHMARK_CAPTURE(BM_MnistStepAlternating, adam_pass, "adam")
+    ->Arg(50)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_MnistStepAlternating, eager, "")
+    ->Arg(50)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 std::vector<bench::Row> rows(int) {
   auto ms = [](const char* name) { return [name](const bench::Results& r) { return r.time_ns(name) / 1e6; }; };

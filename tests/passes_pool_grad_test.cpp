@@ -56,6 +56,9 @@ TEST(PoolGradFusion, ReluGradientJoinsTheMaxPoolGradient) {
   expect_same_results(*g, {values_with_ties({2, 6, 8, 3}, 1), values_with_ties({2, 3, 4, 3}, 2)});
 }
 
+// The MNIST shapes ([50,28,28,32] and [4,14,14,64], 2x2/2 windows tiling the
+// image, channels a multiple of 8) take the fused kernel's AVX2 path; the
+// others its general loops.
 TEST(PoolGradFusion, BitwiseOnManyShapes) {
   struct Case {
     int64_t n, h, w, c;

@@ -17,6 +17,7 @@
 #include "ops/creation.h"
 #include "exec/fused_contraction.h"
 #include "exec/fused_lanes.h"
+#include "exec/fused_adam.h"
 #include "exec/fused_pool_grad.h"
 #include "ops/known_ops.h"
 #include "runtime/dispatch.h"
@@ -274,5 +275,6 @@ void register_fused_ops(OpRegistry& r) {
   r.add(passes::fused_matmul_op());
   r.add(passes::fused_conv2d_op());
   r.add(passes::fused_max_pool_grad_op());
+  r.add(passes::fused_apply_adam_op());
 }
 }  // namespace kiln::detail

@@ -324,7 +324,9 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
   // Declared after the arena: its destructor (finishing leftover work) runs
   // first, while the values the work may touch are still alive.
   Background background(background_nodes_);
-  detail::SmallVector<Tensor, 4> args;
+  // A step's inputs: a fused optimizer update takes 4 or 5 per variable, and
+  // up to 48 need no heap allocation.
+  detail::SmallVector<Tensor, 48> args;
   Tensor* slots = frame.slots();
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     const Step& step = steps_[i];

@@ -7,9 +7,9 @@
 namespace kiln {
 namespace detail {
 
-SmallVector<Tensor, 8> TracedGraph::inputs(std::span<const Tensor> leaves) const {
+TracedGraph::Inputs TracedGraph::inputs(std::span<const Tensor> leaves) const {
   const auto& captures = graph->captures();
-  SmallVector<Tensor, 8> in;
+  Inputs in;
   in.reserve(leaves.size() + captures.size());
   for (const Tensor& t : leaves) in.push_back(t);
   for (const graph::Capture& c : captures) in.push_back(c.outer);
@@ -17,7 +17,7 @@ SmallVector<Tensor, 8> TracedGraph::inputs(std::span<const Tensor> leaves) const
 }
 
 ResultLeaves TracedGraph::run(std::span<const Tensor> leaves) const {
-  SmallVector<Tensor, 8> in = inputs(leaves);
+  Inputs in = inputs(leaves);
   return plan->run(std::span<const Tensor>(in.data(), in.size()));
 }
 

@@ -225,7 +225,7 @@ std::string value_text(const Tensor& t) {
 ResultLeaves verify_call(const FunctionOptions& options, const TracedGraph& entry,
                                 std::span<const Tensor> leaves, TraceFnRef trace) {
   std::vector<std::vector<Tensor>> graph_values;
-  SmallVector<Tensor, 8> inputs = entry.inputs(leaves);
+  TracedGraph::Inputs inputs = entry.inputs(leaves);
   ResultLeaves results = entry.plan->run(std::span<const Tensor>(inputs.data(), inputs.size()), &graph_values);
 
   RecordingHandler recorder;
@@ -299,7 +299,7 @@ std::shared_ptr<const exec::Plan> optimized_plan_for(const std::shared_ptr<const
 // the entry's own plan. `ran`: the results of a call that already ran
 // (the verify option), recorded as they are.
 ResultLeaves run_recorded(TapeHook& tapes, const TracedGraph& impl, const Flattener& flat, ResultLeaves* ran) {
-  SmallVector<Tensor, 8> inputs = impl.inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
+  TracedGraph::Inputs inputs = impl.inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
   std::span<const Tensor> in(inputs.data(), inputs.size());
   std::shared_ptr<const graph::Graph> g = impl.graph;
   ResultLeaves out;
@@ -422,7 +422,7 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
 
 CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
   std::shared_ptr<const TracedGraph> impl = concrete(flat, trace);
-  SmallVector<Tensor, 8> inputs = impl->inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
+  TracedGraph::Inputs inputs = impl->inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
   // The Call returns what its gradient takes from the forward run after the
   // function's results; the caller sees the results only.
   std::shared_ptr<const graph::Graph> g = with_values_for_backward(impl->graph);

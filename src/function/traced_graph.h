@@ -24,8 +24,10 @@ struct TracedGraph {
   // ResultFlattener::front_end_data of the trace that made this graph.
   std::shared_ptr<const void> front_end_data;
 
-  // The graph's inputs for a call: its leaves, then the captured tensors.
-  SmallVector<Tensor, 8> inputs(std::span<const Tensor> leaves) const;
+  // The graph's inputs for a call: its leaves, then the captured tensors
+  // (a training step's variables: up to 32 inputs need no heap allocation).
+  using Inputs = SmallVector<Tensor, 32>;
+  Inputs inputs(std::span<const Tensor> leaves) const;
   // Runs the plan on inputs(leaves).
   ResultLeaves run(std::span<const Tensor> leaves) const;
 };

@@ -36,6 +36,7 @@ pb::ModelProto export_graph(const graph::Graph& traced, const onnx::ExportOption
   passes::PassOptions no_fusion;  // fused ops have no ONNX form; their parts have
   no_fusion.contract = false;
   no_fusion.fuse = false;
+  no_fusion.adam = false;
   std::shared_ptr<const graph::Graph> g = passes::optimize(traced, no_fusion);
 
   pb::ModelProto model;

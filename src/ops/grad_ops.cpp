@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/parallel.h"
 #include "kiln/gradient.h"
 #include "ops/broadcast.h"
 #include "ops/grad_util.h"
@@ -42,6 +43,22 @@ template <class T> void sum_to(const T* g, const Shape& g_shape, T* out, const S
   int64_t rows = 1;
   for (int d = 0; d < outer_rank; ++d) rows *= p.dims[d];
   const int64_t inner = p.inner(), step = p.inner_stride(0);
+  if (step != 0 && out_shape.num_elements() == inner && inner >= 32 && rows * inner > kParallelGrain) {
+    // Every row adds into the one output row (a bias gradient): the columns
+    // are independent, so the threads take bands of at least 16 columns (a
+    // cache line of float32 each), each adding the rows in the serial loop's
+    // order (the same bits).
+    parallel_for(
+        inner,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = 0; r < rows; ++r) {
+            const T* row = g + r * inner;
+            for (int64_t i = begin; i < end; ++i) out[i] += row[i];
+          }
+        },
+        16);
+    return;
+  }
   int64_t index[Shape::kMaxRank] = {};
   int64_t offset = 0;
   for (int64_t r = 0; r < rows; ++r) {

@@ -24,5 +24,6 @@ const detail::OpDef& conv2d_op();
 const detail::OpDef& greater_op();
 const detail::OpDef& select_op();
 const detail::OpDef& max_pool_grad_op();
+const detail::OpDef& apply_adam_op();
 
 }  // namespace kiln::passes

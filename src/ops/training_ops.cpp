@@ -4,12 +4,18 @@
 // m, v and the gradient once and writes var, m and v once.
 #include "kiln/training_ops.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <mutex>
+#include <vector>
 
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
+#include "core/small_vector.h"
+#include "ops/adam_update.h"
 #include "ops/variable_ops.h"
+#include "ops/known_ops.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -39,86 +45,211 @@ void apply_adam_infer(InferContext& c) {
     c.fail("alpha must be a scalar, got shape {}", c.shape(kAlpha).to_string());
 }
 
+// Adam's constants in the dtype: C++ doubles become the dtype as
+// `tensor * 0.9` makes its scalar.
+template <class T>
+struct AdamConstants {
+  T beta_1, one_minus_beta_1, beta_2, one_minus_beta_2, epsilon, alpha;
+  AdamConstants(const Attrs& attrs, T alpha)
+      : beta_1(static_cast<T>(attrs.get_float("beta_1"))),
+        one_minus_beta_1(static_cast<T>(1 - attrs.get_float("beta_1"))),
+        beta_2(static_cast<T>(attrs.get_float("beta_2"))),
+        one_minus_beta_2(static_cast<T>(1 - attrs.get_float("beta_2"))),
+        epsilon(static_cast<T>(attrs.get_float("epsilon"))),
+        alpha(alpha) {}
+};
+
+// Where one variable's update reads and writes.
+template <class T>
+struct AdamSpan {
+  const T* in[3];
+  T* out[3];
+  const T* g;
+};
+
 // Per element exactly the float operations of the composite formula in
 // Adam::apply_dense, in its order (the build has contraction off), so the
 // two give the same bits. `out` may equal `in` (an update in place).
 template <class T>
-void adam_update(const T* const in[3], T* const out[3], const T* g, T alpha, const Attrs& attrs, int64_t n) {
-  // C++ doubles become the dtype as `tensor * 0.9` makes its scalar.
-  const double b1 = attrs.get_float("beta_1"), b2 = attrs.get_float("beta_2");
-  const T beta_1 = static_cast<T>(b1), one_minus_beta_1 = static_cast<T>(1 - b1);
-  const T beta_2 = static_cast<T>(b2), one_minus_beta_2 = static_cast<T>(1 - b2);
-  const T epsilon = static_cast<T>(attrs.get_float("epsilon"));
-  // The update reads each element then writes that same element, so in and
-  // out may alias; several memory streams per element: a smaller grain.
-  parallel_for(
-      n,
-      [&](int64_t begin, int64_t end) {
-        const T *var = in[kVar], *m = in[kM], *v = in[kV];
-        T *var_out = out[kVar], *m_out = out[kM], *v_out = out[kV];
-        // Iteration i touches only element i, so lanes are independent even
-        // when out aliases in; without this the compiler's overlap checks
-        // over seven pointers keep the loop scalar.
+void adam_elements(const AdamSpan<T>& s, const AdamConstants<T>& k, int64_t begin, int64_t end) {
+  const T *var = s.in[kVar], *m = s.in[kM], *v = s.in[kV], *g = s.g;
+  T *var_out = s.out[kVar], *m_out = s.out[kM], *v_out = s.out[kV];
+  // Iteration i touches only element i, so lanes are independent even
+  // when out aliases in; without this the compiler's overlap checks
+  // over seven pointers keep the loop scalar.
 #pragma omp simd
-        for (int64_t i = begin; i < end; ++i) {
-          const T gi = g[i];
-          const T m1 = m[i] * beta_1 + gi * one_minus_beta_1;
-          const T v1 = v[i] * beta_2 + (gi * gi) * one_minus_beta_2;
-          const T delta = (alpha * m1) / (std::sqrt(v1) + epsilon);
-          m_out[i] = m1;
-          v_out[i] = v1;
-          var_out[i] = var[i] - delta;
+  for (int64_t i = begin; i < end; ++i) {
+    const T gi = g[i];
+    const T m1 = m[i] * k.beta_1 + gi * k.one_minus_beta_1;
+    const T v1 = v[i] * k.beta_2 + (gi * gi) * k.one_minus_beta_2;
+    const T delta = (k.alpha * m1) / (std::sqrt(v1) + k.epsilon);
+    m_out[i] = m1;
+    v_out[i] = v1;
+    var_out[i] = var[i] - delta;
+  }
+}
+
+// One pass over the elements of all the spans, as if laid end to end
+// (`offsets[j]` is where span j starts, offsets.back() the total): each
+// thread takes one contiguous range, which may cross from span to span.
+template <class T>
+void adam_update(std::span<const AdamSpan<T>> spans, std::span<const int64_t> offsets, const AdamConstants<T>& k) {
+  // The update reads each element then writes that same element; several
+  // memory streams per element: a smaller grain.
+  parallel_for(
+      offsets.back(),
+      [&](int64_t begin, int64_t end) {
+        auto after = std::upper_bound(offsets.begin(), offsets.end(), begin);
+        std::size_t j = static_cast<std::size_t>(after - offsets.begin()) - 1;
+        for (; begin < end; ++j) {
+          const int64_t stop = std::min(end, offsets[j + 1]);
+          adam_elements(spans[j], k, begin - offsets[j], stop - offsets[j]);
+          begin = stop;
         }
       },
       kParallelGrain / 4);
 }
 
-void apply_adam_kernel(KernelContext& c) {
-  VariableState* s[3];
-  for (int i : {kVar, kM, kV}) s[i] = &resource_state(c.inputs[i]);
-  if (s[kVar] == s[kM] || s[kVar] == s[kV] || s[kM] == s[kV])
-    throw InvalidArgument(fmt::format("ApplyAdam: var, m and v must be three different variables (got '{}', '{}', '{}')",
-                                      s[kVar]->name, s[kM]->name, s[kV]->name));
-  std::scoped_lock lock(s[kVar]->mutex, s[kM]->mutex, s[kV]->mutex);
-  const Tensor& grad = c.inputs[kGrad];
-  DType dtype = c.attrs.get_dtype("dtype");
-  for (int i : {kVar, kM, kV}) {
-    if (!s[i]->value.defined()) uninitialized(*s[i]);
-    // A graph read from a file may pair handles with the wrong attrs.
-    const Tensor& value = s[i]->value;
-    if (value.dtype() != dtype || value.shape() != grad.shape())
-      throw InvalidArgument(fmt::format("ApplyAdam: {} ('{}') is {} {} but the gradient is {} {}", kRole[i],
-                                        s[i]->name, dtype_name(value.dtype()), value.shape().to_string(),
-                                        dtype_name(grad.dtype()), grad.shape().to_string()));
+template <class T>
+using PerVariable = SmallVector<T, kAdamInlineVariables>;
+using States = PerVariable<std::array<VariableState*, 3>>;
+using Mutexes = SmallVector<std::mutex*, 3 * kAdamInlineVariables>;
+
+// The three states of each variable, checked distinct.
+States adam_states(std::span<const Tensor> handles, std::string_view op) {
+  States states(handles.size() / 3);
+  for (std::size_t j = 0; j < states.size(); ++j) {
+    auto& s = states[j];
+    for (int i : {kVar, kM, kV}) s[i] = &resource_state(handles[3 * j + i]);
+    if (s[kVar] == s[kM] || s[kVar] == s[kV] || s[kM] == s[kV])
+      throw InvalidArgument(fmt::format("{}: var, m and v must be three different variables (got '{}', '{}', '{}')",
+                                        op, s[kVar]->name, s[kM]->name, s[kV]->name));
+  }
+  return states;
+}
+
+// Locks every state's mutex, in address order (two updates locking
+// overlapping sets cannot deadlock), until destroyed.
+class LockAll {
+ public:
+  // `mutexes` sorted.
+  explicit LockAll(const Mutexes& mutexes) : mutexes_(mutexes) {
+    for (std::size_t i = 0; i < mutexes_.size(); ++i) {
+      try {
+        mutexes_[i]->lock();
+      } catch (...) {
+        locked_ = i;
+        unlock();
+        throw;
+      }
+    }
+  }
+  ~LockAll() { unlock(); }
+  LockAll(const LockAll&) = delete;
+  LockAll& operator=(const LockAll&) = delete;
+
+ private:
+  void unlock() {
+    for (std::size_t i = locked_; i-- > 0;) mutexes_[i]->unlock();
+    locked_ = 0;
+  }
+  const Mutexes& mutexes_;
+  std::size_t locked_ = mutexes_.size();
+};
+
+// The banded gradient's update: the threads share the bands; each writes a
+// band to its own buffer and updates those rows at once.
+void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const AdamConstants<float>& k) {
+  const int64_t rows = grad.shape[0], cols = grad.shape[1];
+  const int64_t band = grad.band_rows;
+  parallel_for(
+      (rows + band - 1) / band,
+      [&](int64_t first, int64_t last) {
+        thread_local std::vector<float> buffer;
+        buffer.resize(static_cast<std::size_t>(band * cols));
+        for (int64_t b = first; b < last; ++b) {
+          const int64_t begin = b * band, end = std::min(rows, begin + band), offset = begin * cols;
+          grad.rows(grad.context, begin, end, buffer.data());
+          AdamSpan<float> part{{whole.in[kVar] + offset, whole.in[kM] + offset, whole.in[kV] + offset},
+                               {whole.out[kVar] + offset, whole.out[kM] + offset, whole.out[kV] + offset},
+                               buffer.data()};
+          adam_elements(part, k, 0, (end - begin) * cols);
+        }
+      },
+      1);
+}
+
+}  // namespace
+
+void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> grads, const Tensor& alpha,
+              const Attrs& attrs, std::string_view op) {
+  const std::size_t count = grads.size();
+  const States states = adam_states(handles, op);
+  Mutexes mutexes;
+  for (const auto& s : states)
+    for (VariableState* state : s) mutexes.push_back(&state->mutex);
+  std::sort(mutexes.begin(), mutexes.end());
+  if (std::adjacent_find(mutexes.begin(), mutexes.end()) != mutexes.end()) {
+    // A variable updated twice: the second update reads what the first wrote.
+    for (std::size_t j = 0; j < count; ++j) run_adam(handles.subspan(3 * j, 3), grads.subspan(j, 1), alpha, attrs, op);
+    return;
+  }
+  LockAll lock(mutexes);
+  const DType dtype = attrs.get_dtype("dtype");
+  for (std::size_t j = 0; j < count; ++j) {
+    const Shape& shape = grads[j].gradient_shape();
+    for (int i : {kVar, kM, kV}) {
+      const VariableState& s = *states[j][i];
+      if (!s.value.defined()) uninitialized(s);
+      // A graph read from a file may pair handles with the wrong attrs.
+      if (s.value.dtype() != dtype || s.value.shape() != shape)
+        throw InvalidArgument(fmt::format("{}: {} ('{}') is {} {} but the gradient is {} {}", op, kRole[i], s.name,
+                                          dtype_name(s.value.dtype()), s.value.shape().to_string(),
+                                          dtype_name(grads[j].rows ? DType::Float32 : grads[j].tensor.dtype()),
+                                          shape.to_string()));
+    }
+    if (grads[j].rows && (dtype != DType::Float32 || shape.rank() != 2 || grads[j].band_rows < 1))
+      throw Internal(fmt::format("{}: a gradient made in bands must be a float32 matrix", op));
   }
   // AssignSubVariable's rule: a value no one else holds is updated in place;
   // one a reader still holds is left as it is and replaced by a new buffer,
   // so a tensor read before the update never changes.
-  Tensor fresh[3];
-  for (int i : {kVar, kM, kV})
-    if (!is_exclusively_owned(s[i]->value)) fresh[i] = make_tensor(dtype, grad.shape());
+  PerVariable<std::array<Tensor, 3>> fresh(count);
+  for (std::size_t j = 0; j < count; ++j)
+    for (int i : {kVar, kM, kV})
+      if (!is_exclusively_owned(states[j][i]->value)) fresh[j][i] = make_tensor(dtype, grads[j].gradient_shape());
   visit_numeric(dtype, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
-      const T* in[3];
-      T* out[3];
-      for (int i : {kVar, kM, kV}) {
-        in[i] = data_of<T>(s[i]->value);
-        out[i] = data_of<T>(fresh[i].defined() ? fresh[i] : s[i]->value);
+      const AdamConstants<T> k(attrs, data_of<T>(alpha)[0]);
+      PerVariable<AdamSpan<T>> spans;
+      SmallVector<int64_t, kAdamInlineVariables + 1> offsets{0};
+      for (std::size_t j = 0; j < count; ++j) {
+        AdamSpan<T> span;
+        for (int i : {kVar, kM, kV}) {
+          span.in[i] = data_of<T>(states[j][i]->value);
+          span.out[i] = data_of<T>(fresh[j][i].defined() ? fresh[j][i] : states[j][i]->value);
+        }
+        if (grads[j].rows) {
+          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], k);
+          continue;
+        }
+        span.g = data_of<T>(grads[j].tensor);
+        spans.push_back(span);
+        offsets.push_back(offsets.back() + grads[j].tensor.size());
       }
-      adam_update<T>(in, out, data_of<T>(grad), data_of<T>(c.inputs[kAlpha])[0], c.attrs, grad.size());
+      adam_update<T>(std::span(spans.data(), spans.size()), std::span(offsets.data(), offsets.size()), k);
     }
   });
-  for (int i : {kVar, kM, kV})
-    if (fresh[i].defined()) s[i]->value = std::move(fresh[i]);
+  for (std::size_t j = 0; j < count; ++j)
+    for (int i : {kVar, kM, kV})
+      if (fresh[j][i].defined()) states[j][i]->value = std::move(fresh[j][i]);
 }
 
-Tensor sample_variable(const Tensor& value, const char* name) {
-  auto s = std::make_shared<VariableState>();
-  s->dtype = value.dtype();
-  s->shape = value.shape();
-  s->name = name;
-  s->value = value;
-  return make_resource(s);
+namespace {
+
+void apply_adam_kernel(KernelContext& c) {
+  const AdamGradient grad{.tensor = c.inputs[kGrad]};
+  run_adam(c.inputs.first(3), std::span(&grad, 1), c.inputs[kAlpha], c.attrs, "ApplyAdam");
 }
 
 Attrs adam_attrs(DType dtype, const Shape& shape, double beta_1, double beta_2, double epsilon) {
@@ -126,11 +257,11 @@ Attrs adam_attrs(DType dtype, const Shape& shape, double beta_1, double beta_2, 
 }
 
 std::vector<OpSample> apply_adam_samples() {
-  return {{{sample_variable(constant({1.f, -2.f, 0.5f}), "var"), sample_variable(constant({0.1f, 0.f, -0.2f}), "m"),
-            sample_variable(constant({0.01f, 0.f, 0.04f}), "v"), constant({3.f, -0.5f, 0.f}), constant(0.01f)},
+  return {{{sample_resource(constant({1.f, -2.f, 0.5f}), "var"), sample_resource(constant({0.1f, 0.f, -0.2f}), "m"),
+            sample_resource(constant({0.01f, 0.f, 0.04f}), "v"), constant({3.f, -0.5f, 0.f}), constant(0.01f)},
            adam_attrs(DType::Float32, Shape{3}, 0.9, 0.999, 1e-7)},
-          {{sample_variable(constant({{1.0, 2.0}}), "var"), sample_variable(constant({{0.0, 0.5}}), "m"),
-            sample_variable(constant({{0.0, 0.25}}), "v"), constant({{-1.0, 4.0}}), constant(0.001)},
+          {{sample_resource(constant({{1.0, 2.0}}), "var"), sample_resource(constant({{0.0, 0.5}}), "m"),
+            sample_resource(constant({{0.0, 0.25}}), "v"), constant({{-1.0, 4.0}}), constant(0.001)},
            adam_attrs(DType::Float64, Shape{1, 2}, 0.8, 0.99, 1e-8)}};
 }
 
@@ -160,3 +291,7 @@ void apply_adam(const Variable& var, const Variable& m, const Variable& v, const
 }
 
 }  // namespace kiln
+
+namespace kiln::passes {
+const detail::OpDef& apply_adam_op() { return detail::kApplyAdam; }
+}  // namespace kiln::passes

@@ -12,6 +12,15 @@ Tensor make_resource(const std::shared_ptr<VariableState>& state) {
   return t;
 }
 
+Tensor sample_resource(const Tensor& value, std::string name) {
+  auto s = std::make_shared<VariableState>();
+  s->dtype = value.dtype();
+  s->shape = value.shape();
+  s->name = std::move(name);
+  s->value = value;
+  return make_resource(s);
+}
+
 VariableState& resource_state(const Tensor& handle) {
   return *static_cast<VariableState*>(data_of<std::shared_ptr<void>>(handle)[0].get());
 }

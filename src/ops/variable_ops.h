@@ -19,6 +19,9 @@ struct VariableState {
 
 // A scalar resource tensor holding `state`.
 Tensor make_resource(const std::shared_ptr<VariableState>& state);
+// The handle of a new variable holding `value` (the samples of ops on variables).
+Tensor sample_resource(const Tensor& value, std::string name);
+
 // The state a concrete resource tensor holds.
 VariableState& resource_state(const Tensor& handle);
 // Throws FailedPrecondition: `s` has no value yet (set by a graph's first run).

@@ -3,7 +3,9 @@
 // place and says whether it changed anything; `optimize` runs the pipeline on
 // a copy of a traced graph and on its nested graphs. No pass changes a number:
 // a rewrite is made only when the result is bitwise the same, and stateful
-// ops are never removed, merged or reordered.
+// ops are never removed or reordered. One merge is made: ApplyAdam updates
+// that follow each other in program order become one FusedApplyAdam, which
+// performs them in that order's effect (fuse_adam.cpp).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,6 +23,7 @@ struct PassOptions {
   bool dce = true;             // nodes no result or stateful op needs go
   bool contract = true;        // matmul/conv + bias (+ relu) become FusedMatMul/FusedConv2D
   bool pool_grad = true;       // MaxPoolGrad + relu's gradient become FusedMaxPoolGrad
+  bool adam = true;            // a step's ApplyAdam updates become one FusedApplyAdam
   bool fuse = true;            // elementwise chains become FusedElementwise
   // Constant folding leaves results larger than this (elements) unfolded, so
   // graphs do not grow by baking big tensors in.
@@ -34,7 +37,7 @@ struct PassOptions {
   bool dump = false;
 
   // The defaults, adjusted by the environment:
-  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,poolgrad,fuse (or "all")
+  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,poolgrad,adam,fuse (or "all")
   //   KILN_VERIFY_PASSES=1, KILN_DUMP_PASSES=1
   static PassOptions from_env();
 };
@@ -53,6 +56,7 @@ bool eliminate_common_subexpressions(graph::Graph& g);
 bool eliminate_dead_code(graph::Graph& g);
 bool fuse_contractions(graph::Graph& g);
 bool fuse_pool_gradients(graph::Graph& g);
+bool fuse_adam_updates(graph::Graph& g);
 bool fuse_elementwise(graph::Graph& g, int min_nodes);
 
 }  // namespace kiln::passes

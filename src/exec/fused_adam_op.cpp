@@ -1,0 +1,198 @@
+#include "exec/fused_adam.h"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "ops/adam_update.h"
+#include "core/small_vector.h"
+#include "ops/creation.h"
+#include "ops/known_ops.h"
+#include "ops/onednn.h"
+#include "ops/variable_ops.h"
+#include "runtime/dispatch.h"
+
+namespace kiln::passes {
+
+namespace {
+
+using detail::Attrs;
+
+constexpr const char* kRole[] = {"var", "m", "v"};
+
+// Per variable: 1 where the gradient is given as a, b (2 inputs), 0 where it
+// is one tensor.
+const std::vector<int64_t>& from_matmul(const Attrs& attrs) { return attrs.get_ints("grad_from_matmul"); }
+
+// ApplyAdam's checks, for each variable's inputs. The handles carry no
+// shape: the kernel checks each variable's value against its gradient.
+void fused_apply_adam_infer(detail::InferContext& c) {
+  const DType dtype = c.attrs().get_dtype("dtype");
+  if (!is_floating(dtype)) c.fail("the variables must be float32 or float64, got {}", dtype_name(dtype));
+  std::vector<int> grads;  // each variable's number of gradient inputs
+  for (int64_t flag : from_matmul(c.attrs())) grads.push_back(flag ? 2 : 1);
+  int expected = 1;
+  for (int g : grads) expected += 3 + g;
+  if (grads.empty() || c.num_inputs() != expected)
+    c.fail("takes var, m, v and a gradient (or its MatMul's a and b) per variable, and alpha: {} inputs for {} "
+           "variables, got {}", expected, grads.size(), c.num_inputs());
+  int base = 0;
+  for (std::size_t j = 0; j < grads.size(); ++j) {
+    for (int i = 0; i < 3; ++i)
+      if (c.dtype(base + i) != DType::Resource)
+        c.fail("input {} ({} of variable {}) must be a variable's resource handle, got a {} tensor", base + i,
+               kRole[i], j, dtype_name(c.dtype(base + i)));
+    for (int i = 3; i < 3 + grads[j]; ++i)
+      if (c.dtype(base + i) != dtype)
+        c.fail("the variables are {} but gradient input {} of variable {} is {}", dtype_name(dtype), base + i, j,
+               dtype_name(c.dtype(base + i)));
+    if (grads[j] == 2) {
+      const Shape &a = c.shape(base + 3), &b = c.shape(base + 4);
+      if (dtype != DType::Float32) c.fail("a gradient from a MatMul must be float32, got {}", dtype_name(dtype));
+      const bool ranks_known = a.has_known_rank() && b.has_known_rank();
+      if ((a.has_known_rank() && a.rank() != 2) || (b.has_known_rank() && b.rank() != 2) ||
+          (ranks_known && a[0] >= 0 && b[0] >= 0 && a[0] != b[0]))
+        c.fail("variable {}'s gradient MatMul(a, b, transpose_a=true) needs matrices with as many rows, got {} and {}",
+               j, a.to_string(), b.to_string());
+    }
+    base += 3 + grads[j];
+  }
+  if (c.dtype(base) != dtype)
+    c.fail("the variables are {} but alpha is {}", dtype_name(dtype), dtype_name(c.dtype(base)));
+  if (c.shape(base).has_known_rank() && c.shape(base).rank() != 0)
+    c.fail("alpha must be a scalar, got shape {}", c.shape(base).to_string());
+}
+
+// The rows [begin, end) of a^T b (a: [K, M], b: [K, N], row-major): MatMul's
+// oneDNN primitive restricted to those rows of a^T (which are columns of a),
+// so each element is the same sum in the same order (checked by
+// tests/passes_adam_test.cpp). Made per band size, cached like every primitive.
+struct BandPrimitive {
+  detail::onednn::Executable exec;  // (a^T rows, b, out rows)
+};
+
+std::shared_ptr<const BandPrimitive> band_primitive(int64_t rows, int64_t k, int64_t m, int64_t n) {
+  detail::onednn::PrimitiveKey key(/*kind=*/6);
+  for (int64_t v : {rows, k, m, n}) key.add(v);
+  return detail::onednn::cached<BandPrimitive>(key, [&] {
+    using dims = dnnl::memory::dims;
+    auto a = detail::onednn::plain_desc(dims{rows, k}, dims{1, m});
+    auto b = detail::onednn::plain_desc(dims{k, n}, dims{n, 1});
+    auto c = detail::onednn::plain_desc(dims{rows, n}, dims{n, 1});
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, detail::onednn::engine());
+    auto p = std::make_shared<BandPrimitive>();
+    p->exec.init(dnnl::matmul(pd), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}},
+                 pd.scratchpad_desc().get_size());
+    return p;
+  });
+}
+
+// A band of the gradient: 256 KB, which stays in a core's L2 cache between
+// being written and being read.
+constexpr int64_t kBandElements = 65536;
+
+// What a banded gradient a^T b runs: both band sizes' primitives and the
+// operands.
+struct BandedMatmul {
+  std::shared_ptr<const BandPrimitive> full, last;
+  const float *a = nullptr, *b = nullptr;
+  int64_t band_rows = 0;
+
+  // AdamGradient::rows. It runs on the update's threads, where an exception
+  // cannot travel: with the primitives made, running one fails only when
+  // memory runs out.
+  static void rows(const void* context, int64_t begin, int64_t end, float* out) noexcept {
+    const auto& self = *static_cast<const BandedMatmul*>(context);
+    (end - begin == self.band_rows ? self.full : self.last)->exec.run({self.a + begin, self.b, out});
+  }
+};
+
+// The gradient a^T b, made in bands by the update (`banded` holds what they
+// run, made here, where a failure can still fall back: then the MatMul op's
+// kernel makes the gradient whole).
+detail::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul& banded) {
+  if (a.shape().rank() != 2 || b.shape().rank() != 2 || a.shape()[0] != b.shape()[0])
+    throw InvalidArgument(fmt::format(
+        "FusedApplyAdam: a gradient MatMul(a, b, transpose_a=true) needs matrices with as many rows, got {} and {}",
+        a.shape().to_string(), b.shape().to_string()));
+  const int64_t k = a.shape()[0], m = a.shape()[1], n = b.shape()[1];
+  detail::AdamGradient grad;
+  grad.shape = Shape{m, n};
+  grad.band_rows = std::min(m, std::max<int64_t>(1, kBandElements / std::max<int64_t>(1, n)));
+  try {
+    if (m == 0 || n == 0 || k == 0) throw std::invalid_argument("an empty matmul");
+    banded.full = band_primitive(grad.band_rows, k, m, n);
+    banded.last = m % grad.band_rows ? band_primitive(m % grad.band_rows, k, m, n) : banded.full;
+    banded.a = detail::data_of<float>(a);
+    banded.b = detail::data_of<float>(b);
+    banded.band_rows = grad.band_rows;
+    grad.rows = &BandedMatmul::rows;
+    grad.context = &banded;
+  } catch (...) {
+    const Tensor in[] = {a, b};
+    grad.rows = nullptr;
+    grad.tensor = detail::run_eager(matmul_op(), in, Attrs{{"transpose_a", true}, {"transpose_b", false}})[0];
+  }
+  return grad;
+}
+
+// No heap allocation up to detail::kAdamInlineVariables variables.
+void fused_apply_adam_kernel(detail::KernelContext& c) {
+  constexpr std::size_t kInline = detail::kAdamInlineVariables;
+  const std::vector<int64_t>& flags = from_matmul(c.attrs);
+  detail::SmallVector<Tensor, 3 * kInline> handles;
+  detail::SmallVector<detail::AdamGradient, kInline> gradients;
+  // Reserved: the gradients point into it.
+  detail::SmallVector<BandedMatmul, kInline> banded;
+  banded.reserve(flags.size());
+  std::size_t base = 0;
+  for (int64_t flag : flags) {
+    for (int i = 0; i < 3; ++i) handles.push_back(c.inputs[base + i]);
+    if (flag)
+      gradients.push_back(matmul_gradient(c.inputs[base + 3], c.inputs[base + 4], banded.emplace_back()));
+    else
+      gradients.push_back({.tensor = c.inputs[base + 3]});
+    base += flag ? 5 : 4;
+  }
+  detail::run_adam(std::span(handles.data(), handles.size()), std::span(gradients.data(), gradients.size()),
+                   c.inputs[base], c.attrs, "FusedApplyAdam");
+}
+
+Attrs adam_attrs(DType dtype, std::vector<int64_t> grad_from_matmul, double beta_1, double beta_2, double epsilon) {
+  return Attrs{{"dtype", dtype},
+               {"grad_from_matmul", std::move(grad_from_matmul)},
+               {"beta_1", beta_1},
+               {"beta_2", beta_2},
+               {"epsilon", epsilon}};
+}
+
+// Variables of different shapes and sizes, so that the pass over them laid
+// end to end crosses from one to the next; a gradient from a MatMul.
+std::vector<detail::OpSample> fused_apply_adam_samples() {
+  using detail::sample_resource;
+  return {{{sample_resource(constant({1.f, -2.f, 0.5f}), "var"), sample_resource(constant({0.1f, 0.f, -0.2f}), "m"),
+            sample_resource(constant({0.01f, 0.f, 0.04f}), "v"), constant({3.f, -0.5f, 0.f}),
+            sample_resource(constant({{4.f, 1.f}, {-1.f, 2.f}}), "var_1"),
+            sample_resource(constant({{0.5f, 0.f}, {0.25f, -1.f}}), "m_1"),
+            sample_resource(constant({{0.f, 1.f}, {1.f, 0.5f}}), "v_1"), constant({{1.f, -2.f}, {0.5f, 3.f}}),
+            constant({{0.25f, 1.f}, {-1.f, 0.5f}}), constant(0.01f)},
+           adam_attrs(DType::Float32, {0, 1}, 0.9, 0.999, 1e-7)},
+          {{sample_resource(constant({{1.0, 2.0}}), "var"), sample_resource(constant({{0.0, 0.5}}), "m"),
+            sample_resource(constant({{0.0, 0.25}}), "v"), constant({{-1.0, 4.0}}), constant(0.001)},
+           adam_attrs(DType::Float64, {0}, 0.8, 0.99, 1e-8)}};
+}
+
+// Made by a pass after differentiation: nothing differentiates it.
+constexpr detail::OpDef kFusedApplyAdam{.name = "FusedApplyAdam", .infer = fused_apply_adam_infer,
+                                        .kernel = fused_apply_adam_kernel,
+                                        .flags = detail::kStateful | detail::kNotDifferentiable,
+                                        .samples = fused_apply_adam_samples};
+
+}  // namespace
+
+const detail::OpDef& fused_apply_adam_op() { return kFusedApplyAdam; }
+
+}  // namespace kiln::passes

@@ -1,0 +1,223 @@
+// Optimizer-update fusion (src/passes/fuse_adam.cpp): a traced step's
+// ApplyAdam nodes become one FusedApplyAdam, and the variables and slots it
+// leaves have the unfused step's bits.
+#include "passes_test_util.h"
+
+#include <array>
+#include <cstdlib>
+#include <string>
+
+#include "counting_allocator.h"
+#include "function/traced_graph.h"
+#include "kiln/kiln.h"
+
+using namespace kiln;
+using namespace kiln::passes_testing;
+using kiln::testing::expect_tensor;
+
+namespace {
+
+using AdamFn = std::function<void(const Tensor&)>;
+
+// The optimized graph of `f`'s trace for `x`.
+const graph::Graph& optimized(const kiln::Function<AdamFn>& f, const Tensor& x) {
+  return f.get_concrete_function(x).impl()->plan->graph();
+}
+
+// A function traced with the adam pass off (KILN_DISABLE_PASSES is read when
+// a trace is optimized).
+template <class F>
+auto traced_without_adam_fusion(F&& make, const Tensor& x) {
+  setenv("KILN_DISABLE_PASSES", "adam", 1);
+  auto f = make();
+  f.get_concrete_function(x);
+  unsetenv("KILN_DISABLE_PASSES");
+  return f;
+}
+
+// A small model trained by nn::Adam: two dense layers (four variables of
+// different sizes, one above the kernel's parallel grain). With the default
+// sizes the first kernel's gradient (1000 x 300) is made in five bands of
+// rows, the last one shorter; the second's (300 x 3) in one.
+struct Trainer {
+  nn::Sequential model{"mlp"};
+  nn::Adam adam{1e-2};
+  explicit Trainer(int64_t inputs = 1000, int64_t units = 300) {
+    model.add(nn::Dense(units, {.activation = "relu", .input_shape = Shape{inputs}, .seed = 1}));
+    model.add(nn::Dense(3, {.seed = 2}));
+  }
+  void step(const Tensor& x) {
+    GradientTape tape;
+    Tensor loss = kiln::sum(square(model(x, true)));
+    std::vector<Variable> vars = model.trainable_variables();
+    adam.apply_gradients(tape.gradient(loss, vars), vars);
+  }
+  kiln::Function<AdamFn> traced() {
+    return kiln::function(AdamFn([this](const Tensor& x) { step(x); }));
+  }
+};
+
+void expect_same_variables(const std::vector<Variable>& a, const std::vector<Variable>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(a[i].name());
+    expect_bitwise(a[i].read_value(), b[i].read_value());
+  }
+}
+
+}  // namespace
+
+TEST(AdamFusion, AStepsUpdatesBecomeOneOpWithTheSameBits) {
+  Tensor x = random::normal({8, 1000}, 0, 1, DType::Float32, 7);
+  Trainer fused, unfused, eager;
+  auto f = fused.traced();
+  auto g = traced_without_adam_fusion([&] { return unfused.traced(); }, x);
+  EXPECT_EQ(count_ops(optimized(f, x), "FusedApplyAdam"), 1) << optimized(f, x).to_string();
+  EXPECT_EQ(count_ops(optimized(f, x), "ApplyAdam"), 0);
+  EXPECT_EQ(count_ops(optimized(g, x), "ApplyAdam"), 4);
+  // The kernels' gradients (x^T dy) are made by the fused op, in bands.
+  EXPECT_EQ(count_ops(optimized(g, x), "MatMul") - count_ops(optimized(f, x), "MatMul"), 2);
+  for (const auto& n : optimized(f, x).nodes())
+    if (n->op->name == "FusedApplyAdam")
+      EXPECT_EQ(n->attrs.get_ints("grad_from_matmul"), (std::vector<int64_t>{1, 0, 1, 0}));
+  for (int step = 0; step < 3; ++step) {
+    f(x);
+    g(x);
+    eager.step(x);
+  }
+  // The slots too: the optimizer's variables are the iteration count, the
+  // learning rate and each weight's m and v.
+  expect_same_variables(fused.model.variables(), unfused.model.variables());
+  expect_same_variables(fused.adam.variables(), unfused.adam.variables());
+  expect_same_variables(fused.model.variables(), eager.model.variables());
+  expect_same_variables(fused.adam.variables(), eager.adam.variables());
+}
+
+// Four variables with their slots, and a counter.
+struct FourVariables {
+  std::vector<Variable> w, m, v;
+  Variable counter{constant(0.f), {.name = "counter"}};
+  FourVariables() {
+    const std::vector<float> initial[4] = {{1.f, 2.f}, {3.f}, {4.f, 5.f, 6.f}, {7.f}};
+    for (int i = 0; i < 4; ++i) {
+      const std::string name = "w" + std::to_string(i);
+      w.emplace_back(constant(initial[i]), VariableOptions{.name = name});
+      m.emplace_back(zeros_like(w.back().read_value()), VariableOptions{.name = name + "/m"});
+      v.emplace_back(zeros_like(w.back().read_value()), VariableOptions{.name = name + "/v"});
+    }
+  }
+  // {w0, w1} fuse; the counter's update ends the run; w2 has other betas; w3
+  // has w2's betas but another alpha.
+  void program(const Tensor& alpha) {
+    apply_adam(w[0], m[0], v[0], constant({0.5f, -1.f}), alpha, 0.9, 0.999, 1e-7);
+    apply_adam(w[1], m[1], v[1], constant({2.f}), alpha, 0.9, 0.999, 1e-7);
+    counter.assign_add(constant(1.f));
+    apply_adam(w[2], m[2], v[2], constant({1.f, 1.f, -3.f}), alpha, 0.8, 0.99, 1e-7);
+    apply_adam(w[3], m[3], v[3], constant({-0.25f}), alpha * 2.f, 0.8, 0.99, 1e-7);
+  }
+};
+
+// The MNIST model's dense layer (3136 -> 1024 at batch 50): 49 bands of 64
+// rows, shared by the threads, give the whole gradient's bits.
+TEST(AdamFusion, BandsOfAnMnistSizedLayerHaveTheWholeGradientsBits) {
+  Tensor x = random::normal({50, 3136}, 0, 1, DType::Float32, 8);
+  Trainer fused(3136, 1024), unfused(3136, 1024);
+  auto f = fused.traced();
+  auto g = traced_without_adam_fusion([&] { return unfused.traced(); }, x);
+  for (int step = 0; step < 2; ++step) {
+    f(x);
+    g(x);
+  }
+  expect_same_variables(fused.model.variables(), unfused.model.variables());
+  expect_same_variables(fused.adam.variables(), unfused.adam.variables());
+}
+
+// A traced training step keeps the plan's promise: after the first calls, a
+// call makes no heap allocation of Kiln's own (oneDNN's execute allocates
+// inside, counted apart), the banded gradients' primitives and buffers
+// included.
+TEST(AdamFusion, AStepAllocatesNothing) {
+  Tensor x = random::normal({8, 1000}, 0, 1, DType::Float32, 9);
+  Trainer trainer;
+  auto f = trainer.traced();
+  for (int warm = 0; warm < 3; ++warm) f(x);
+  const int64_t total = kiln::testing::heap_allocations(), inside = kiln::testing::onednn_execute_allocations();
+  f(x);
+  const int64_t onednn = kiln::testing::onednn_execute_allocations() - inside;
+  EXPECT_EQ(kiln::testing::heap_allocations() - total - onednn, 0);
+}
+
+TEST(AdamFusion, GroupsStopAtOtherStatefulOpsAndOtherHyperparameters) {
+  FourVariables traced, eager;
+  auto f = kiln::function(AdamFn([&](const Tensor& alpha) { traced.program(alpha); }));
+  const Tensor alpha = constant(0.01f);
+  const graph::Graph& g = optimized(f, alpha);
+  EXPECT_EQ(count_ops(g, "FusedApplyAdam"), 1) << g.to_string();
+  EXPECT_EQ(count_ops(g, "ApplyAdam"), 2) << g.to_string();
+  // The fused node keeps the program order: the counter's update waits for it.
+  for (const auto& n : g.nodes())
+    if (n->op->name == "AssignAddVariable")
+      EXPECT_EQ(n->control_inputs.at(0)->op->name, "FusedApplyAdam") << g.to_string();
+  for (int step = 0; step < 2; ++step) {
+    f(alpha);
+    eager.program(alpha);
+  }
+  expect_tensor<float>(traced.counter.read_value(), {}, {2.f});
+  for (int i = 0; i < 4; ++i) {
+    expect_bitwise(traced.w[i].read_value(), eager.w[i].read_value());
+    expect_bitwise(traced.m[i].read_value(), eager.m[i].read_value());
+    expect_bitwise(traced.v[i].read_value(), eager.v[i].read_value());
+  }
+}
+
+TEST(AdamFusion, AVariableUpdatedTwiceIsUpdatedTwice) {
+  // Two consecutive updates of one variable fuse; the kernel then runs them
+  // one after the other, and the second reads what the first wrote.
+  auto make = [] {
+    return std::array<Variable, 3>{Variable(constant({1.f, -2.f}), {.name = "w"}),
+                                   Variable(constant({0.f, 0.f}), {.name = "m"}),
+                                   Variable(constant({0.f, 0.f}), {.name = "v"})};
+  };
+  auto fused_vars = make(), unfused_vars = make();
+  auto twice = [](std::array<Variable, 3>& s) {
+    return kiln::function(AdamFn([&s](const Tensor& alpha) {
+      apply_adam(s[0], s[1], s[2], constant({3.f, 0.5f}), alpha, 0.9, 0.999, 1e-7);
+      apply_adam(s[0], s[1], s[2], constant({-1.f, 2.f}), alpha, 0.9, 0.999, 1e-7);
+    }));
+  };
+  const Tensor alpha = constant(0.1f);
+  auto f = twice(fused_vars);
+  auto g = traced_without_adam_fusion([&] { return twice(unfused_vars); }, alpha);
+  EXPECT_EQ(count_ops(optimized(f, alpha), "FusedApplyAdam"), 1);
+  f(alpha);
+  g(alpha);
+  for (int i = 0; i < 3; ++i) expect_bitwise(fused_vars[i].read_value(), unfused_vars[i].read_value());
+}
+
+TEST(AdamFusion, ErrorsNameTheVariable) {
+  Variable w(constant({1.f, 2.f}), {.name = "w"}), m(constant({0.f, 0.f}), {.name = "m"}),
+      v(constant({0.f, 0.f}), {.name = "v"});
+  Variable w1(constant({1.f}), {.name = "w1"}), m1(constant({0.f}), {.name = "m1"}),
+      v1(constant({0.f}), {.name = "v1"});
+  // The gradient's dims are unknown when traced: the kernel checks them.
+  auto f = kiln::function(
+      AdamFn([&](const Tensor& g) {
+        apply_adam(w, m, v, constant({1.f, 1.f}), constant(0.1f), 0.9, 0.999, 1e-7);
+        apply_adam(w1, m1, v1, g, constant(0.1f), 0.9, 0.999, 1e-7);
+      }),
+      {.input_signature = std::vector<TensorSpec>{TensorSpec(Shape{None}, DType::Float32)}});
+  EXPECT_EQ(count_ops(optimized(f, constant({1.f})), "FusedApplyAdam"), 1);
+  kiln::testing::expect_error<InvalidArgument>([&] { f(constant({1.f, 2.f, 3.f})); },
+                                               {"FusedApplyAdam: var ('w1') is float32 (1,) but the gradient is "
+                                                "float32 (3,)"});
+  // Nothing was written: the checks come before any update.
+  expect_tensor<float>(w.read_value(), {2}, {1.f, 2.f});
+}
+
+TEST(AdamFusion, SwitchTurnsItOff) {
+  setenv("KILN_DISABLE_PASSES", "adam", 1);
+  passes::PassOptions o = passes::PassOptions::from_env();
+  unsetenv("KILN_DISABLE_PASSES");
+  EXPECT_FALSE(o.adam);
+  EXPECT_TRUE(o.pool_grad && o.fuse);
+}
