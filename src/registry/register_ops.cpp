@@ -7,9 +7,9 @@
 #include "graph_ops/control_flow_ops.h"
 #include "ops/register_ops.h"
 
-namespace kiln::detail {
+namespace kiln::registry {
 
-void register_all_ops(OpRegistry& r) {
+void register_all_ops(detail::OpRegistry& r) {
   // src/ops: every op on tensors.
   register_creation_ops(r);
   register_math_ops(r);
@@ -35,4 +35,4 @@ void register_all_ops(OpRegistry& r) {
   register_fused_ops(r);
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::registry
