@@ -6,7 +6,7 @@
 #include "onnx/export_ops.h"
 #include "runtime/dispatch.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 namespace {
 
@@ -200,4 +200,4 @@ void add_array_exports(ExportTable& t) {
   t["StridedSlice"] = strided_slice;
 }
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

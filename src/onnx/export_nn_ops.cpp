@@ -6,7 +6,7 @@
 
 #include "onnx/export_ops.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 namespace {
 
@@ -96,4 +96,4 @@ void add_nn_exports(ExportTable& t) {
   t["FusedMatMul"] = fused_contraction<false>, t["FusedConv2D"] = fused_contraction<true>;
 }
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

@@ -20,8 +20,6 @@ namespace kiln::onnx {
 
 namespace {
 
-using namespace onnx_io;
-
 // A file larger than this is refused before it is read (protobuf's own
 // limit is 2 GB).
 constexpr uint64_t kMaxModelBytes = uint64_t{2} << 30;
