@@ -20,7 +20,7 @@ namespace kiln::data {
 using detail::Cursor;
 using detail::DatasetNode;
 
-std::vector<TensorSpec> detail::specs_of(const Element& element, bool leading_dim_varies) {
+std::vector<TensorSpec> specs_of(const Element& element, bool leading_dim_varies) {
   std::vector<TensorSpec> specs;
   specs.reserve(element.size());
   for (const Tensor& t : element) {
@@ -55,7 +55,7 @@ class TensorsNode final : public DatasetNode {
     return std::make_unique<C>(&element_);
   }
   int64_t cardinality() const override { return 1; }
-  std::optional<std::vector<TensorSpec>> element_spec() const override { return detail::specs_of(element_, false); }
+  std::optional<std::vector<TensorSpec>> element_spec() const override { return specs_of(element_, false); }
 
  private:
   Element element_;
@@ -177,7 +177,7 @@ class GeneratorNode final : public DatasetNode {
 
 // ---- Transformations -------------------------------------------------------
 
-class MapNode final : public detail::UnaryNode {
+class MapNode final : public UnaryNode {
  public:
   MapNode(std::shared_ptr<const DatasetNode> in, std::function<Element(const Element&)> fn)
       : UnaryNode(std::move(in)), fn_(std::move(fn)) {}
@@ -204,7 +204,7 @@ class MapNode final : public detail::UnaryNode {
       if (!input()->element_spec()) return;
       InitScope eager;
       std::optional<Element> first = input()->open()->next();
-      if (first) spec_ = detail::specs_of(fn_(*first), may_vary_leading_dim());
+      if (first) spec_ = specs_of(fn_(*first), may_vary_leading_dim());
     });
     return spec_;
   }
@@ -215,7 +215,7 @@ class MapNode final : public detail::UnaryNode {
   mutable std::optional<std::vector<TensorSpec>> spec_;
 };
 
-class FilterNode final : public detail::UnaryNode {
+class FilterNode final : public UnaryNode {
  public:
   FilterNode(std::shared_ptr<const DatasetNode> in, std::function<Tensor(const Element&)> fn)
       : UnaryNode(std::move(in)), fn_(std::move(fn)) {}
@@ -248,7 +248,7 @@ class FilterNode final : public detail::UnaryNode {
   std::function<Tensor(const Element&)> fn_;
 };
 
-class BatchNode final : public detail::UnaryNode {
+class BatchNode final : public UnaryNode {
  public:
   BatchNode(std::shared_ptr<const DatasetNode> in, int64_t n, bool drop)
       : UnaryNode(std::move(in)), n_(n), drop_(drop) {}
@@ -315,7 +315,7 @@ class BatchNode final : public detail::UnaryNode {
   bool drop_;
 };
 
-class RepeatNode final : public detail::UnaryNode {
+class RepeatNode final : public UnaryNode {
  public:
   RepeatNode(std::shared_ptr<const DatasetNode> in, int64_t count)
       : UnaryNode(std::move(in)), count_(count) {}
@@ -359,7 +359,7 @@ class RepeatNode final : public detail::UnaryNode {
   int64_t count_;
 };
 
-class TakeNode final : public detail::UnaryNode {
+class TakeNode final : public UnaryNode {
  public:
   TakeNode(std::shared_ptr<const DatasetNode> in, int64_t count)
       : UnaryNode(std::move(in)), count_(count) {}
@@ -391,7 +391,7 @@ class TakeNode final : public detail::UnaryNode {
   int64_t count_;
 };
 
-class SkipNode final : public detail::UnaryNode {
+class SkipNode final : public UnaryNode {
  public:
   SkipNode(std::shared_ptr<const DatasetNode> in, int64_t count)
       : UnaryNode(std::move(in)), count_(count) {}

@@ -55,7 +55,7 @@ void element_types(LoopIterator& it) {
     if (!first)
       throw InvalidArgument("Dataset iterated inside kiln::function is empty: its element types are unknown");
     it.lookahead = first;
-    specs = detail::specs_of(*first, it.node->may_vary_leading_dim());
+    specs = specs_of(*first, it.node->may_vary_leading_dim());
   }
   for (const TensorSpec& spec : *specs) {
     it.dtypes.push_back(spec.dtype);
