@@ -41,12 +41,12 @@ struct FunctionCore::State {
   // The thread tracing this function right now: a call from inside its own
   // trace (recursion) would wait on `mutex` forever, so it is an error.
   std::atomic<std::thread::id> tracing_thread{};
-  TraceCache cache;
+  function_impl::TraceCache cache;
   // The retrace log and its warning.
   std::vector<RetraceRecord> log;
   std::unordered_map<std::string, int> changes_by_path;
   bool warned = false;
-  Entry last_traced;
+  function_impl::Entry last_traced;
   CacheInfo info;
   int max_traces = -1;
 };
@@ -75,9 +75,9 @@ TraceKey signature_key(const std::vector<TensorSpec>& specs) {
 [[noreturn]] void signature_mismatch(const FunctionOptions& o, const Flattener& call) {
   std::vector<std::string> specs, args;
   for (const TensorSpec& s : *o.input_signature) specs.push_back("  " + s.to_string());
-  std::vector<std::string> paths = atom_paths(call.key);
+  std::vector<std::string> paths = function_impl::atom_paths(call.key);
   for (std::size_t i = 0; i < call.key.atoms.size(); ++i)
-    args.push_back(fmt::format("  {}: {}", paths[i], atom_text(call.key.atoms[i])));
+    args.push_back(fmt::format("  {}: {}", paths[i], function_impl::atom_text(call.key.atoms[i])));
   throw InvalidArgument(fmt::format(
       "kiln::function '{}': the arguments do not fit its input_signature.\n arguments:\n{}\n "
       "input_signature:\n{}",
@@ -88,15 +88,15 @@ TraceKey signature_key(const std::vector<TensorSpec>& specs) {
 RetraceRecord explain(const TraceKey& before, const TraceKey& now, int trace_number, bool relaxed) {
   RetraceRecord r;
   r.trace_number = trace_number;
-  std::vector<std::string> paths = atom_paths(now);
+  std::vector<std::string> paths = function_impl::atom_paths(now);
   std::size_t n = std::min(before.atoms.size(), now.atoms.size());
   for (std::size_t i = 0; i < n; ++i) {
     const KeyAtom& a = before.atoms[i];
     const KeyAtom& b = now.atoms[i];
     if (a == b) continue;
     r.path = paths[i];
-    r.old_spec = atom_text(a);
-    r.new_spec = atom_text(b);
+    r.old_spec = function_impl::atom_text(a);
+    r.new_spec = function_impl::atom_text(b);
     if (a.kind != b.kind || a.kind == KeyAtom::Kind::List || a.kind == KeyAtom::Kind::Tuple ||
         a.kind == KeyAtom::Kind::Map || a.kind == KeyAtom::Kind::Optional || a.kind == KeyAtom::Kind::Struct ||
         a.kind == KeyAtom::Kind::Resource)
@@ -116,11 +116,9 @@ RetraceRecord explain(const TraceKey& before, const TraceKey& now, int trace_num
   return r;
 }
 
-}  // namespace
-
 // Traces the callable into a new graph for `key`. `variables_created` tells
 // how many Variables the callable made while tracing.
-Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& names,
+function_impl::Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& names,
                  TraceFnRef trace, int* variables_created) {
   auto graph = std::make_shared<graph::Graph>(options.name);
   function_detail::TracingContext ctx(graph);
@@ -183,19 +181,17 @@ Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flat
 // create none; it is the graph used from then on. `first_run` is the
 // first trace when it created variables: the caller runs it once, for this
 // call, so the variables it initializes from arguments get their values.
-Entry trace_entry(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& leaf_names,
-                  TraceFnRef trace, int traces_so_far, Entry* first_run) {
+function_impl::Entry trace_entry(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& leaf_names,
+                  TraceFnRef trace, int traces_so_far, function_impl::Entry* first_run) {
   int created = 0;
-  Entry e = trace_once(options, key, leaf_names, trace, &created);
+  function_impl::Entry e = trace_once(options, key, leaf_names, trace, &created);
   if (created == 0) return e;
   if (traces_so_far > 0) variables_on_retrace(options, traces_so_far + 1);
   *first_run = e;
-  Entry again = trace_once(options, key, leaf_names, trace, &created);
+  function_impl::Entry again = trace_once(options, key, leaf_names, trace, &created);
   if (created > 0) variables_on_retrace(options, 2);
   return again;
 }
-
-namespace {
 
 // Runs ops eagerly and keeps every op's outputs, in dispatch order.
 class RecordingHandler : public DispatchHandler {
@@ -218,7 +214,6 @@ std::string value_text(const Tensor& t) {
   return fmt::format("{} {}", dtype_name(t.dtype()), t.shape().to_string());
 }
 
-}  // namespace
 
 // FunctionOptions::verify: run the graph keeping every value, run the
 // callable eagerly recording every op, and compare op by op.
@@ -282,7 +277,6 @@ class TracingMark {
   FunctionCore::State& s_;
 };
 
-namespace {
 // The plan of an optimized copy of `g` (a graph run directly rather than
 // inside an optimized caller), cached while `g` lives.
 std::shared_ptr<const exec::Plan> optimized_plan_for(const std::shared_ptr<const graph::Graph>& g) {
@@ -326,11 +320,11 @@ std::shared_ptr<const TracedGraph> FunctionCore::concrete(Flattener& flat, Trace
     sig = signature_key(*s.options.input_signature);
     key = &sig;
   }
-  if (Entry e = s.cache.find(*key)) return e;
+  if (function_impl::Entry e = s.cache.find(*key)) return e;
   ++s.info.misses;
-  Entry first_run;
+  function_impl::Entry first_run;
   TracingMark mark(s);
-  Entry e = trace_entry(s.options, *key, flat.leaf_names, trace, static_cast<int>(s.info.traces), &first_run);
+  function_impl::Entry e = trace_entry(s.options, *key, flat.leaf_names, trace, static_cast<int>(s.info.traces), &first_run);
   // A first trace that initializes variables from arguments cannot run here
   // (specs have no values); reading such a variable later says so.
   ++s.info.traces;
@@ -361,13 +355,13 @@ void log_retrace(FunctionCore::State& s, const TraceKey& call, int number, bool 
 // A call no trace accepts: traces the signature's specs (input_signature), or
 // the call's key relaxed against the closest existing trace (shape
 // relaxation), or the call's key as it is.
-Entry trace_for_call(FunctionCore::State& s, const Flattener& flat, TraceFnRef trace, Entry* first_run) {
+function_impl::Entry trace_for_call(FunctionCore::State& s, const Flattener& flat, TraceFnRef trace, function_impl::Entry* first_run) {
   ++s.info.misses;
   if (s.options.input_signature) {
     TraceKey sig = signature_key(*s.options.input_signature);
-    if (mismatch(sig, flat.key)) signature_mismatch(s.options, flat);
+    if (function_impl::mismatch(sig, flat.key)) signature_mismatch(s.options, flat);
     TracingMark mark(s);
-    Entry entry = trace_entry(s.options, sig, flat.leaf_names, trace, static_cast<int>(s.info.traces), first_run);
+    function_impl::Entry entry = trace_entry(s.options, sig, flat.leaf_names, trace, static_cast<int>(s.info.traces), first_run);
     entry->relaxed = true;
     ++s.info.traces;
     return entry;
@@ -376,10 +370,10 @@ Entry trace_for_call(FunctionCore::State& s, const Flattener& flat, TraceFnRef t
     throw FailedPrecondition(fmt::format(
         "kiln::function '{}' would trace a {}th time, over its budget of {} (expect_max_traces)", s.options.name,
         s.info.traces + 1, s.max_traces));
-  TraceCache::Generalized g =
-      s.options.exact_shapes ? TraceCache::Generalized{flat.key, nullptr} : s.cache.generalize(flat.key);
+  function_impl::TraceCache::Generalized g =
+      s.options.exact_shapes ? function_impl::TraceCache::Generalized{flat.key, nullptr} : s.cache.generalize(flat.key);
   int number = static_cast<int>(s.info.traces) + 1;
-  Entry entry;
+  function_impl::Entry entry;
   {
     TracingMark mark(s);
     entry = trace_entry(s.options, g.key, flat.leaf_names, trace, static_cast<int>(s.info.traces), first_run);
@@ -395,7 +389,7 @@ Entry trace_for_call(FunctionCore::State& s, const Flattener& flat, TraceFnRef t
 
 CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   State& s = *state_;
-  Entry entry, first_run;
+  function_impl::Entry entry, first_run;
   {
     check_not_recursive(s);
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -408,7 +402,7 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
       s.info.entries = static_cast<int64_t>(s.cache.entries().size());
     }
   }
-  const Entry& runner = first_run ? first_run : entry;
+  const function_impl::Entry& runner = first_run ? first_run : entry;
   std::span<const Tensor> leaves_in(flat.leaves.data(), flat.leaves.size());
   if (!s.options.verify) [[likely]] {
     if (TapeHook* tapes = thread_state.tapes) [[unlikely]]
@@ -450,7 +444,7 @@ CacheInfo FunctionCore::cache_info() const {
 
 std::vector<std::shared_ptr<const TracedGraph>> FunctionCore::concrete_functions() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  const std::vector<Entry>& entries = state_->cache.entries();
+  const std::vector<function_impl::Entry>& entries = state_->cache.entries();
   return {entries.begin(), entries.end()};
 }
 
