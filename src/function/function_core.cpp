@@ -121,7 +121,7 @@ RetraceRecord explain(const TraceKey& before, const TraceKey& now, int trace_num
 function_impl::Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& names,
                  TraceFnRef trace, int* variables_created) {
   auto graph = std::make_shared<graph::Graph>(options.name);
-  function_detail::TracingContext ctx(graph);
+  trace::TracingContext ctx(graph);
   std::vector<Tensor> params;
   const std::vector<std::string> leaf_names = names();
   std::size_t leaf = 0;

@@ -13,7 +13,7 @@
 
 namespace kiln::detail {
 
-using function_detail::TracingContext;
+using trace::TracingContext;
 using function_detail::type_text;
 using GraphPtr = std::shared_ptr<const graph::Graph>;
 

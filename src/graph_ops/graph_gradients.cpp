@@ -103,7 +103,7 @@ std::vector<TensorType> feed_types(const Graph& f) {
 struct Traced {
   std::vector<Tensor> feeds, dys, grads;
 };
-Traced differentiate(function_detail::TracingContext& ctx, const Graph& f, const std::vector<bool>& has_dy,
+Traced differentiate(trace::TracingContext& ctx, const Graph& f, const std::vector<bool>& has_dy,
                      const std::vector<bool>& wanted, const std::vector<std::optional<TensorType>>& from_op) {
   Traced t;
   std::vector<TensorType> types = feed_types(f);
@@ -257,7 +257,7 @@ void call_gradient(GradContext& c) {
   auto b = cached(f, nullptr, has_grad(c, c.outputs.size()), wanted,
                   [&](const std::vector<bool>& has_dy, const std::vector<bool>& want) {
                     auto g = std::make_shared<Graph>(f->name() + "_grad");
-                    function_detail::TracingContext ctx(g);
+                    trace::TracingContext ctx(g);
                     Traced t = differentiate(ctx, *f, has_dy, want, from_op);
                     auto out = std::make_shared<Backward>();
                     for (std::size_t i = 0; i < t.grads.size(); ++i) {
@@ -300,7 +300,7 @@ void if_gradient(GradContext& c) {
   auto b = cached(then_f, else_f, has_grad(c, c.outputs.size()), wanted,
                   [&](const std::vector<bool>& has_dy, const std::vector<bool>& want) {
                     auto tg = std::make_shared<Graph>("then_grad"), eg = std::make_shared<Graph>("else_grad");
-                    function_detail::TracingContext tctx(tg), ectx(eg);
+                    trace::TracingContext tctx(tg), ectx(eg);
                     Traced tt = differentiate(tctx, *then_f, has_dy, want, from_op);
                     Traced et = differentiate(ectx, *else_f, has_dy, want, from_op);
                     auto out = std::make_shared<Backward>();
@@ -311,7 +311,7 @@ void if_gradient(GradContext& c) {
                       if (!like.shape().is_fully_defined() && (in_then != in_else) &&
                           tt.feeds[i].dtype() == DType::Resource)
                         throw Unimplemented("the gradient of a cond for a variable of unknown shape read in one branch only");
-                      auto zeros_for = [&](function_detail::TracingContext& ctx, const Traced& t) {
+                      auto zeros_for = [&](trace::TracingContext& ctx, const Traced& t) {
                         DispatchHandlerGuard guard(&ctx);
                         return t.feeds[i].dtype() == DType::Resource ? zeros(like.shape(), like.dtype())
                                                                      : zeros_like(t.feeds[i]);
@@ -353,7 +353,7 @@ namespace {
 
 struct LoopGraph {
   std::shared_ptr<Graph> graph = std::make_shared<Graph>("loop");
-  function_detail::TracingContext ctx{graph};
+  trace::TracingContext ctx{graph};
   std::vector<Tensor> params;
   explicit LoopGraph(const std::vector<TensorType>& types) {
     for (std::size_t i = 0; i < types.size(); ++i) params.push_back(ctx.add_parameter(types[i], fmt::format("v{}", i)));

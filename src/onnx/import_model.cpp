@@ -96,7 +96,7 @@ struct Importer {
     Scope values;
     std::vector<saved_model::TensorInfo> inputs, outputs;
     {
-      function_detail::TracingContext ctx(g);
+      trace::TracingContext ctx(g);
       for (const pb::TensorProto& init : gp.initializer()) {
         if (init.name().empty()) bad(what, "an initializer has no name");
         values[init.name()] = from_tensor_proto(init, fmt::format("{}: initializer '{}'", what, init.name()));
