@@ -488,7 +488,7 @@ TEST(ControlFlow, SymbolicTensorAsBoolPointsToControlFlow) {
 
 TEST(ControlFlow, IfAndWhileOpsInferFromTheirGraphs) {
   const detail::OpDef& op = detail::OpRegistry::global().get("If");
-  ASSERT_EQ(&op, &function_detail::if_op(false));
+  ASSERT_EQ(&op, &graph_ops::if_op(false));
   EXPECT_TRUE(detail::OpRegistry::global().get("StatefulIf").is(detail::kStateful));
   EXPECT_TRUE(detail::OpRegistry::global().get("StatefulWhile").is(detail::kStateful));
   EXPECT_FALSE(detail::OpRegistry::global().get("While").is(detail::kStateful));

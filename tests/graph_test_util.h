@@ -16,8 +16,8 @@ namespace kiln::testing {
 
 // Traces `body` over parameters of `types` into a graph.
 template <class F>
-std::shared_ptr<graph::Graph> trace(const std::vector<detail::TensorType>& types, F&& body,
-                                    const std::string& name = "g") {
+std::shared_ptr<graph::Graph> trace_graph(const std::vector<detail::TensorType>& types, F&& body,
+                                          const std::string& name = "g") {
   auto g = std::make_shared<graph::Graph>(name);
   trace::TracingContext ctx(g);
   std::vector<Tensor> params;

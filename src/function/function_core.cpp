@@ -280,7 +280,7 @@ class TracingMark {
 // The plan of an optimized copy of `g` (a graph run directly rather than
 // inside an optimized caller), cached while `g` lives.
 std::shared_ptr<const exec::Plan> optimized_plan_for(const std::shared_ptr<const graph::Graph>& g) {
-  static auto* cache = new function_detail::PlanCache([](const std::shared_ptr<const graph::Graph>& graph) {
+  static auto* cache = new graph_ops::PlanCache([](const std::shared_ptr<const graph::Graph>& graph) {
     return std::make_shared<const exec::Plan>(passes::optimize(*graph, passes::PassOptions::from_env()));
   });
   return cache->get(g);
@@ -300,11 +300,11 @@ ResultLeaves run_recorded(TapeHook& tapes, const TracedGraph& impl, const Flatte
   if (ran) {
     out = std::move(*ran);
   } else {
-    g = with_values_for_backward(impl.graph);
+    g = graph_ops::with_values_for_backward(impl.graph);
     out = g == impl.graph ? impl.plan->run(in) : optimized_plan_for(g)->run(in);
   }
   bool stateful = !g->stateful_nodes().empty();
-  tapes.record(function_detail::call_op(stateful), in, out, Attrs{{"f", g}});
+  tapes.record(graph_ops::call_op(stateful), in, out, Attrs{{"f", g}});
   out.resize(impl.graph->results().size());
   return out;
 }
@@ -419,9 +419,9 @@ CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
   SmallVector<Tensor, 8> inputs = impl->inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
   // The Call returns what its gradient takes from the forward run after the
   // function's results; the caller sees the results only.
-  std::shared_ptr<const graph::Graph> g = with_values_for_backward(impl->graph);
+  std::shared_ptr<const graph::Graph> g = graph_ops::with_values_for_backward(impl->graph);
   bool stateful = !g->stateful_nodes().empty();
-  TensorList out = dispatch(function_detail::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
+  TensorList out = dispatch(graph_ops::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
                             Attrs{{"f", g}}, SourceLocation());
   auto end = out.begin() + static_cast<std::ptrdiff_t>(impl->graph->results().size());
   return CallResult{ResultLeaves(std::make_move_iterator(out.begin()), std::make_move_iterator(end)), impl};

@@ -4,7 +4,7 @@
 // does with `&detail::placeholder_op()`. Each handle is defined in its op's own
 // file and returns that file's OpDef: one identity per op, no lookup by name.
 // Ops that have accessors of their own (detail::placeholder_op,
-// function_detail::call_op, the fused ops) are used through those.
+// graph_ops::call_op, the fused ops) are used through those.
 #include "schema/op_def.h"
 
 namespace kiln::passes {

@@ -7,9 +7,9 @@
 #include "graph_ops/control_flow_ops.h"
 #include "ops/register_ops.h"
 
-namespace kiln::registry {
+namespace kiln::detail {
 
-void register_all_ops(detail::OpRegistry& r) {
+void register_all_ops(OpRegistry& r) {
   // src/ops: every op on tensors.
   register_creation_ops(r);
   register_math_ops(r);
@@ -29,10 +29,10 @@ void register_all_ops(detail::OpRegistry& r) {
   // src/distributed: the collectives (a world of one until init()).
   distributed::register_distributed_ops(r);
   // src/graph_ops: ops whose attrs hold graphs.
-  register_control_flow_ops(r);  // If, While and their Stateful twins
-  register_call_ops(r);          // Call, StatefulCall
+  graph_ops::register_control_flow_ops(r);  // If, While and their Stateful twins
+  graph_ops::register_call_ops(r);          // Call, StatefulCall
   // src/exec: the fused kernels the passes put in graphs.
   register_fused_ops(r);
 }
 
-}  // namespace kiln::registry
+}  // namespace kiln::detail

@@ -10,7 +10,7 @@ namespace kiln::detail {
 OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry();
-    registry::register_all_ops(*r);
+    register_all_ops(*r);
     return r;
   }();
   return *registry;

@@ -235,14 +235,10 @@ class OpRegistry {
   std::vector<const OpDef*> ops_;
 };
 
-}  // namespace kiln::detail
-
-// Declared in the namespace of the folder that defines it (docs/architecture.md,
-// "Namespaces"): the one call from a lower folder to a higher one.
-namespace kiln::registry {
 // Adds every op to `registry`, once, when OpRegistry::global() is first used,
 // so every op is present in every program (a loaded graph may name any of
 // them). Defined in src/registry/register_ops.cpp, the one place that knows
 // every folder's ops; the schema itself knows none.
-void register_all_ops(detail::OpRegistry& registry);
-}  // namespace kiln::registry
+void register_all_ops(OpRegistry& registry);
+
+}  // namespace kiln::detail
