@@ -217,7 +217,6 @@ void register_distributed_ops(detail::OpRegistry& r) {
   r.add(kAllgather);
 }
 
-
 const char* reduction_name(Reduction r) {
   switch (r) {
     case Reduction::Sum: return "sum";

@@ -214,7 +214,6 @@ std::string value_text(const Tensor& t) {
   return fmt::format("{} {}", dtype_name(t.dtype()), t.shape().to_string());
 }
 
-
 // FunctionOptions::verify: run the graph keeping every value, run the
 // callable eagerly recording every op, and compare op by op.
 ResultLeaves verify_call(const FunctionOptions& options, const TracedGraph& entry,

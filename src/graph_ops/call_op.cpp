@@ -50,9 +50,9 @@ constexpr detail::OpDef kStatefulCall{.name = "StatefulCall", .infer = call_infe
 
 const detail::OpDef& call_op(bool stateful) { return stateful ? kStatefulCall : kCall; }
 
-
 void register_call_ops(detail::OpRegistry& r) {
   r.add(call_op(false));
   r.add(call_op(true));
 }
+
 }  // namespace kiln::graph_ops

@@ -8,4 +8,5 @@ namespace kiln::graph_ops {
 const detail::OpDef& call_op(bool stateful);
 
 void register_call_ops(detail::OpRegistry& registry);
+
 }  // namespace kiln::graph_ops

@@ -225,11 +225,11 @@ constexpr OpDef kStatefulWhile{.name = "StatefulWhile", .infer = while_infer, .k
 const OpDef& if_op(bool stateful) { return stateful ? kStatefulIf : kIf; }
 const OpDef& while_op(bool stateful) { return stateful ? kStatefulWhile : kWhile; }
 
-
 void register_control_flow_ops(detail::OpRegistry& r) {
   r.add(if_op(false));
   r.add(if_op(true));
   r.add(while_op(false));
   r.add(while_op(true));
 }
+
 }  // namespace kiln::graph_ops

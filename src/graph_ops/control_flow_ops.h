@@ -57,7 +57,7 @@ std::string type_text(const detail::TensorType& t);
 // A shape both a and b may have: dims that differ become unknown.
 Shape merge_shapes(const Shape& a, const Shape& b);
 
-
 // If, StatefulIf, While, StatefulWhile.
 void register_control_flow_ops(detail::OpRegistry& registry);
+
 }  // namespace kiln::graph_ops

@@ -7,7 +7,7 @@
 // graph_ops::call_op, the fused ops) are used through those.
 #include "schema/op_def.h"
 
-namespace kiln::passes {
+namespace kiln::ops {
 
 const detail::OpDef& const_op_def();  // not const_op: detail::const_op makes a Const tensor
 const detail::OpDef& add_op();
@@ -25,4 +25,4 @@ const detail::OpDef& greater_op();
 const detail::OpDef& select_op();
 const detail::OpDef& max_pool_grad_op();
 
-}  // namespace kiln::passes
+}  // namespace kiln::ops

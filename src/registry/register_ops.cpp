@@ -32,7 +32,7 @@ void register_all_ops(OpRegistry& r) {
   graph_ops::register_control_flow_ops(r);  // If, While and their Stateful twins
   graph_ops::register_call_ops(r);          // Call, StatefulCall
   // src/exec: the fused kernels the passes put in graphs.
-  register_fused_ops(r);
+  exec::register_fused_ops(r);
 }
 
 }  // namespace kiln::detail
