@@ -13,11 +13,11 @@
 
 namespace kiln::detail {
 
+namespace {
+
 using trace::TracingContext;
 using graph_ops::type_text;
 using GraphPtr = std::shared_ptr<const graph::Graph>;
-
-namespace {
 
 // The tracing context of a nested graph. Variables created inside count for
 // the enclosing trace too (kiln::function's create-once rule).
