@@ -252,7 +252,8 @@ std::vector<detail::OpSample> fused_samples() {
   graph::Value one{body->add_parameter({DType::Float32, Shape{}}, "in2"), 0};
   graph::Value xy{body->add_node(ops::mul_op(), std::array{x, y}, {}, SourceLocation()), 0};
   graph::Value s{body->add_node(ops::add_op(), std::array{xy, one}, {}, SourceLocation()), 0};
-  graph::Value d{body->add_node(ops::cast_op(), std::array{s}, detail::Attrs{{"dtype", DType::Float64}}, SourceLocation()), 0};
+  graph::Value d{
+      body->add_node(ops::cast_op(), std::array{s}, detail::Attrs{{"dtype", DType::Float64}}, SourceLocation()), 0};
   body->results().push_back(d);
   return {{{constant({1.5f, -2.f, 3.25f}), detail::make_scalar(Scalar(2.f), DType::Float32), detail::make_scalar(Scalar(1.f), DType::Float32)}, detail::Attrs{{"body", GraphPtr(body)}}}};
 }

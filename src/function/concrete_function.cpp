@@ -81,11 +81,13 @@ Outputs ConcreteFunction::call_flat(const detail::Flattener& flat) const {
     const KeyAtom& w = want.atoms[i];
     const KeyAtom& g = got.atoms[i];
     if (m->why == function_impl::KeyMismatch::Why::Kind)
-      fail(fmt::format("{} was expected to be a {}, but is {}", paths[i], function_impl::atom_text(w), function_impl::atom_text(g)));
+      fail(fmt::format("{} was expected to be a {}, but is {}", paths[i], function_impl::atom_text(w),
+                       function_impl::atom_text(g)));
     if (m->why == function_impl::KeyMismatch::Why::Spec)
       fail(fmt::format("{} was expected to be a {} tensor of shape {}, but is a {} tensor of shape {}", paths[i],
                        dtype_name(w.dtype), w.shape.to_string(), dtype_name(g.dtype), g.shape.to_string()));
-    fail(fmt::format("{} was traced as {}, but is {}", paths[i], function_impl::atom_text(w), function_impl::atom_text(g)));
+    fail(fmt::format("{} was traced as {}, but is {}", paths[i], function_impl::atom_text(w),
+                     function_impl::atom_text(g)));
   }
   return Outputs(impl_->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size())));
 }

@@ -31,6 +31,11 @@ bool functions_run_eagerly() { return run_eagerly.load(); }
 
 namespace detail {
 
+namespace {
+using function_impl::Entry;
+using function_impl::TraceCache;
+}  // namespace
+
 bool functions_run_eagerly() { return run_eagerly.load(std::memory_order_relaxed); }
 bool is_tracing() { return thread_state.handler != nullptr; }
 
@@ -41,12 +46,12 @@ struct FunctionCore::State {
   // The thread tracing this function right now: a call from inside its own
   // trace (recursion) would wait on `mutex` forever, so it is an error.
   std::atomic<std::thread::id> tracing_thread{};
-  function_impl::TraceCache cache;
+  TraceCache cache;
   // The retrace log and its warning.
   std::vector<RetraceRecord> log;
   std::unordered_map<std::string, int> changes_by_path;
   bool warned = false;
-  function_impl::Entry last_traced;
+  Entry last_traced;
   CacheInfo info;
   int max_traces = -1;
 };
@@ -118,7 +123,7 @@ RetraceRecord explain(const TraceKey& before, const TraceKey& now, int trace_num
 
 // Traces the callable into a new graph for `key`. `variables_created` tells
 // how many Variables the callable made while tracing.
-function_impl::Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& names,
+Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& names,
                  TraceFnRef trace, int* variables_created) {
   auto graph = std::make_shared<graph::Graph>(options.name);
   trace::TracingContext ctx(graph);
@@ -181,14 +186,14 @@ function_impl::Entry trace_once(const FunctionOptions& options, const TraceKey& 
 // create none; it is the graph used from then on. `first_run` is the
 // first trace when it created variables: the caller runs it once, for this
 // call, so the variables it initializes from arguments get their values.
-function_impl::Entry trace_entry(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& leaf_names,
-                  TraceFnRef trace, int traces_so_far, function_impl::Entry* first_run) {
+Entry trace_entry(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& leaf_names,
+                  TraceFnRef trace, int traces_so_far, Entry* first_run) {
   int created = 0;
-  function_impl::Entry e = trace_once(options, key, leaf_names, trace, &created);
+  Entry e = trace_once(options, key, leaf_names, trace, &created);
   if (created == 0) return e;
   if (traces_so_far > 0) variables_on_retrace(options, traces_so_far + 1);
   *first_run = e;
-  function_impl::Entry again = trace_once(options, key, leaf_names, trace, &created);
+  Entry again = trace_once(options, key, leaf_names, trace, &created);
   if (created > 0) variables_on_retrace(options, 2);
   return again;
 }
@@ -319,11 +324,11 @@ std::shared_ptr<const TracedGraph> FunctionCore::concrete(Flattener& flat, Trace
     sig = signature_key(*s.options.input_signature);
     key = &sig;
   }
-  if (function_impl::Entry e = s.cache.find(*key)) return e;
+  if (Entry e = s.cache.find(*key)) return e;
   ++s.info.misses;
-  function_impl::Entry first_run;
+  Entry first_run;
   TracingMark mark(s);
-  function_impl::Entry e = trace_entry(s.options, *key, flat.leaf_names, trace, static_cast<int>(s.info.traces), &first_run);
+  Entry e = trace_entry(s.options, *key, flat.leaf_names, trace, static_cast<int>(s.info.traces), &first_run);
   // A first trace that initializes variables from arguments cannot run here
   // (specs have no values); reading such a variable later says so.
   ++s.info.traces;
@@ -354,13 +359,13 @@ void log_retrace(FunctionCore::State& s, const TraceKey& call, int number, bool 
 // A call no trace accepts: traces the signature's specs (input_signature), or
 // the call's key relaxed against the closest existing trace (shape
 // relaxation), or the call's key as it is.
-function_impl::Entry trace_for_call(FunctionCore::State& s, const Flattener& flat, TraceFnRef trace, function_impl::Entry* first_run) {
+Entry trace_for_call(FunctionCore::State& s, const Flattener& flat, TraceFnRef trace, Entry* first_run) {
   ++s.info.misses;
   if (s.options.input_signature) {
     TraceKey sig = signature_key(*s.options.input_signature);
     if (function_impl::mismatch(sig, flat.key)) signature_mismatch(s.options, flat);
     TracingMark mark(s);
-    function_impl::Entry entry = trace_entry(s.options, sig, flat.leaf_names, trace, static_cast<int>(s.info.traces), first_run);
+    Entry entry = trace_entry(s.options, sig, flat.leaf_names, trace, static_cast<int>(s.info.traces), first_run);
     entry->relaxed = true;
     ++s.info.traces;
     return entry;
@@ -369,10 +374,10 @@ function_impl::Entry trace_for_call(FunctionCore::State& s, const Flattener& fla
     throw FailedPrecondition(fmt::format(
         "kiln::function '{}' would trace a {}th time, over its budget of {} (expect_max_traces)", s.options.name,
         s.info.traces + 1, s.max_traces));
-  function_impl::TraceCache::Generalized g =
-      s.options.exact_shapes ? function_impl::TraceCache::Generalized{flat.key, nullptr} : s.cache.generalize(flat.key);
+  TraceCache::Generalized g =
+      s.options.exact_shapes ? TraceCache::Generalized{flat.key, nullptr} : s.cache.generalize(flat.key);
   int number = static_cast<int>(s.info.traces) + 1;
-  function_impl::Entry entry;
+  Entry entry;
   {
     TracingMark mark(s);
     entry = trace_entry(s.options, g.key, flat.leaf_names, trace, static_cast<int>(s.info.traces), first_run);
@@ -388,7 +393,7 @@ function_impl::Entry trace_for_call(FunctionCore::State& s, const Flattener& fla
 
 CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   State& s = *state_;
-  function_impl::Entry entry, first_run;
+  Entry entry, first_run;
   {
     check_not_recursive(s);
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -401,7 +406,7 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
       s.info.entries = static_cast<int64_t>(s.cache.entries().size());
     }
   }
-  const function_impl::Entry& runner = first_run ? first_run : entry;
+  const Entry& runner = first_run ? first_run : entry;
   std::span<const Tensor> leaves_in(flat.leaves.data(), flat.leaves.size());
   if (!s.options.verify) [[likely]] {
     if (TapeHook* tapes = thread_state.tapes) [[unlikely]]
@@ -443,7 +448,7 @@ CacheInfo FunctionCore::cache_info() const {
 
 std::vector<std::shared_ptr<const TracedGraph>> FunctionCore::concrete_functions() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  const std::vector<function_impl::Entry>& entries = state_->cache.entries();
+  const std::vector<Entry>& entries = state_->cache.entries();
   return {entries.begin(), entries.end()};
 }
 

@@ -5,7 +5,9 @@
 namespace kiln::function_impl {
 
 namespace {
-bool is_tensor_like(detail::KeyAtom::Kind k) { return k == detail::KeyAtom::Kind::Tensor || k == detail::KeyAtom::Kind::Variable; }
+bool is_tensor_like(detail::KeyAtom::Kind k) {
+  return k == detail::KeyAtom::Kind::Tensor || k == detail::KeyAtom::Kind::Variable;
+}
 }  // namespace
 
 std::optional<KeyMismatch> mismatch(const detail::TraceKey& traced, const detail::TraceKey& call) {

@@ -192,7 +192,8 @@ bool is_stateful_graph(const Graph& g) { return !g.stateful_nodes().empty(); }
 
 // What a backward graph takes: the forward op's inputs, the defined upstream
 // gradients, and the forward outputs `from_op` marks.
-detail::SmallVector<Tensor, 8> backward_inputs(const detail::GradContext& c, const std::vector<std::optional<detail::TensorType>>& from_op) {
+detail::SmallVector<Tensor, 8> backward_inputs(const detail::GradContext& c,
+                                               const std::vector<std::optional<detail::TensorType>>& from_op) {
   detail::SmallVector<Tensor, 8> inputs(c.inputs.begin(), c.inputs.end());
   for (const Tensor& g : c.grads)
     if (g.defined()) inputs.push_back(g);
@@ -332,8 +333,9 @@ void if_gradient(detail::GradContext& c) {
   if (b->grad_of.empty()) return;
   detail::SmallVector<Tensor, 8> inputs = backward_inputs(c, from_op);
   bool stateful = is_stateful_graph(*b->graph) || is_stateful_graph(*b->else_graph);
-  detail::TensorList grads = dispatch(if_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
-                              detail::Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());
+  detail::TensorList grads =
+      dispatch(if_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
+               detail::Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());
   for (std::size_t k = 0; k < b->grad_of.size(); ++k) c.set(b->grad_of[k], std::move(grads[k]));
 }
 
