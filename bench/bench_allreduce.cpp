@@ -25,7 +25,7 @@
 #include "kiln/kiln.h"
 
 namespace dist = kiln::distributed;
-namespace dd = kiln::distributed_detail;
+namespace dd = kiln::distributed;
 
 namespace {
 

@@ -223,7 +223,7 @@ BENCHMARK(BM_TraceCost)->Unit(benchmark::kMillisecond)->UseManualTime();
 // simplify, CSE, DCE, fusion into one node).
 void BM_OptimizeCost(benchmark::State& st) {
   auto g = std::make_shared<kiln::graph::Graph>("small_ops");
-  kiln::function_detail::TracingContext ctx(g);
+  kiln::trace::TracingContext ctx(g);
   Tensor x = ctx.add_parameter({DType::Float32, kiln::Shape{16}}, "x");
   {
     kiln::detail::DispatchHandlerGuard guard(&ctx);

@@ -488,7 +488,7 @@ TEST(ControlFlow, SymbolicTensorAsBoolPointsToControlFlow) {
 
 TEST(ControlFlow, IfAndWhileOpsInferFromTheirGraphs) {
   const detail::OpDef& op = detail::OpRegistry::global().get("If");
-  ASSERT_EQ(&op, &function_detail::if_op(false));
+  ASSERT_EQ(&op, &graph_ops::if_op(false));
   EXPECT_TRUE(detail::OpRegistry::global().get("StatefulIf").is(detail::kStateful));
   EXPECT_TRUE(detail::OpRegistry::global().get("StatefulWhile").is(detail::kStateful));
   EXPECT_FALSE(detail::OpRegistry::global().get("While").is(detail::kStateful));
@@ -588,10 +588,10 @@ TEST(ControlFlow, WhileIterationLimit) {
       return kiln::while_loop([n](const Tensor& i) { return i < n; }, [](const Tensor& i) { return i + 1; }, start);
     });
   };
-  function_detail::set_max_while_iterations(5);
+  graph_ops::set_max_while_iterations(5);
   expect_tensor<int32_t>(count_to(5)(constant(0)), Shape{}, {5});
   expect_error<ResourceExhausted>([&] { count_to(6)(constant(0)); },
                {"While: the loop wants more than 5 iterations, the limit set by set_max_while_iterations"});
-  function_detail::set_max_while_iterations(0);
+  graph_ops::set_max_while_iterations(0);
   expect_tensor<int32_t>(count_to(6)(constant(0)), Shape{}, {6});
 }

@@ -12,7 +12,7 @@ using namespace kiln;
 using kiln::testing::expect_error;
 using kiln::testing::expect_tensor;
 using kiln::testing::f32;
-using kiln::testing::trace;
+using kiln::testing::trace_graph;
 namespace dist = kiln::distributed;
 
 TEST(DistributedWorldOfOne, CollectivesReturnTheirInput) {
@@ -40,7 +40,7 @@ TEST(DistributedWorldOfOne, CollectivesReturnTheirInput) {
 // the plan starts it right after `a` and finishes it just before `f`, its
 // first reader, so c, d and e run while it is under way.
 TEST(DistributedPlan, StartsCollectivesEarlyAndFinishesThemLate) {
-  auto g = trace({f32(Shape{4})}, [](const std::vector<Tensor>& p) {
+  auto g = trace_graph({f32(Shape{4})}, [](const std::vector<Tensor>& p) {
     Tensor a = p[0] * 2.f;
     Tensor e = square(p[0] + 1.f) - 3.f;
     Tensor b = dist::allreduce(a, dist::Reduction::Sum);

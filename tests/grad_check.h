@@ -143,7 +143,7 @@ inline void check_op_gradient_traces(std::string_view op_name, const std::vector
     if (unknown && !unknown_dims) continue;
     std::string what = fmt::format("{} (dims {})", op_name, unknown ? "unknown" : "static");
     auto graph = std::make_shared<graph::Graph>(std::string(op_name) + "_grad");
-    function_detail::TracingContext ctx(graph);
+    trace::TracingContext ctx(graph);
     auto parameter = [&](const Tensor& t, std::string name) {
       Shape shape = t.shape();
       if (unknown)

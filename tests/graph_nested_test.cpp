@@ -80,7 +80,7 @@ TEST(GraphNested, VerifyRecursesIntoNestedGraphs) {
   detail::Attrs attrs{{"then_branch", nested}, {"else_branch", nested}};
   detail::TensorType out[] = {{DType::Bool, Shape{}}};
   graph::Value in[] = {{pred, 0}};
-  outer.add_node_typed(function_detail::if_op(false), in, std::move(attrs), out, SourceLocation(), "if");
+  outer.add_node_typed(graph_ops::if_op(false), in, std::move(attrs), out, SourceLocation(), "if");
   expect_error<Internal>([&] { outer.verify(); },
                          {"graph 'outer' is malformed at node 'if'", "attr then_branch",
                           "graph 'then' is malformed at node '<result>'", "not a node of this graph"});

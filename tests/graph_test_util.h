@@ -16,10 +16,10 @@ namespace kiln::testing {
 
 // Traces `body` over parameters of `types` into a graph.
 template <class F>
-std::shared_ptr<graph::Graph> trace(const std::vector<detail::TensorType>& types, F&& body,
-                                    const std::string& name = "g") {
+std::shared_ptr<graph::Graph> trace_graph(const std::vector<detail::TensorType>& types, F&& body,
+                                          const std::string& name = "g") {
   auto g = std::make_shared<graph::Graph>(name);
-  function_detail::TracingContext ctx(g);
+  trace::TracingContext ctx(g);
   std::vector<Tensor> params;
   for (std::size_t i = 0; i < types.size(); ++i) params.push_back(ctx.add_parameter(types[i], "x" + std::to_string(i)));
   {

@@ -15,7 +15,7 @@ using kiln::testing::count_heap_allocations;
 using kiln::testing::expect_bitwise;
 using kiln::testing::expect_tensor;
 using kiln::testing::f32;
-using kiln::testing::trace;
+using kiln::testing::trace_graph;
 
 namespace {
 
@@ -52,7 +52,7 @@ const exec::Plan& plan_of(const ConcreteFunction& f) { return *f.impl()->plan; }
 }  // namespace
 
 TEST(MemoryPlan, ChainTakesTwoBuffersAndComputesLikeEager) {
-  auto g = trace({f32(Shape{16, 16}), f32(Shape{16, 16})}, matmul_chain);
+  auto g = trace_graph({f32(Shape{16, 16}), f32(Shape{16, 16})}, matmul_chain);
   exec::Plan plan(g);
   const exec::MemoryPlan& m = plan.memory_plan();
   ASSERT_EQ(m.allocations.size(), 10u);  // the ten products; the sum is the result
@@ -71,7 +71,7 @@ TEST(MemoryPlan, ResultsAndTheirViewsStayOutOfTheArena) {
     return std::vector<Tensor>{kept, sum(h)};
   };
   // Planned: the product (with h, written over it); not h*2, which a result views.
-  exec::Plan plan(trace({f32(Shape{8, 8})}, body));
+  exec::Plan plan(trace_graph({f32(Shape{8, 8})}, body));
   const exec::MemoryPlan& m = plan.memory_plan();
   ASSERT_EQ(m.allocations.size(), 1u);
   EXPECT_EQ(m.allocations[0].first_step, 0);
@@ -124,7 +124,7 @@ std::vector<Tensor> mixed_ops(const std::vector<Tensor>& p) {
 }
 
 TEST(MemoryPlan, StaticCallMakesNoHeapAllocation) {
-  exec::Plan plan(trace({f32(Shape{64, 64})}, mixed_ops));
+  exec::Plan plan(trace_graph({f32(Shape{64, 64})}, mixed_ops));
   EXPECT_GE(plan.memory_plan().allocations.size(), 5u);
   std::vector<Tensor> inputs{random::normal(Shape{64, 64}, 0, 1, DType::Float32, 8)};
   std::vector<Tensor> expected = mixed_ops(inputs);

@@ -16,7 +16,7 @@ using namespace kiln;
 using kiln::passes_testing::count_ops;
 using kiln::testing::expect_bitwise;
 using kiln::testing::f32;
-using kiln::testing::trace;
+using kiln::testing::trace_graph;
 
 namespace {
 
@@ -62,7 +62,7 @@ std::vector<Tensor> cnn_inputs() {
 }  // namespace
 
 TEST(OneDnnAlloc, TrainingStepPlanAllocatesNothing) {
-  exec::Plan plan(trace({f32(Shape{4, 8, 8, 3}), f32(Shape{3, 3, 3, 4}), f32(Shape{64, 5})}, cnn_step));
+  exec::Plan plan(trace_graph({f32(Shape{4, 8, 8, 3}), f32(Shape{3, 3, 3, 4}), f32(Shape{64, 5})}, cnn_step));
   std::vector<Tensor> inputs = cnn_inputs();
   std::vector<Tensor> expected = cnn_step(inputs);
   for (int warm = 0; warm < 2; ++warm) plan.run(inputs);
@@ -81,7 +81,7 @@ TEST(OneDnnAlloc, TrainingStepPlanAllocatesNothing) {
 // FusedConv2D and FusedMatMul (the bias as a post-op argument) after the pass
 // pipeline.
 TEST(OneDnnAlloc, FusedContractionsAllocateNothing) {
-  auto g = trace({f32(Shape{2, 6, 6, 3}), f32(Shape{3, 3, 3, 8}), f32(Shape{8}), f32(Shape{8, 4}), f32(Shape{4})},
+  auto g = trace_graph({f32(Shape{2, 6, 6, 3}), f32(Shape{3, 3, 3, 8}), f32(Shape{8}), f32(Shape{8, 4}), f32(Shape{4})},
                  [](const std::vector<Tensor>& p) {
                    Tensor h = relu(nn::bias_add(nn::conv2d(p[0], p[1], 1, nn::Padding::Same), p[2]));
                    Tensor flat = reshape(h, Shape{-1, 8});
@@ -110,7 +110,7 @@ TEST(OneDnnAlloc, FusedContractionsAllocateNothing) {
 TEST(OneDnnAlloc, ThreadsShareAPrimitiveSafely) {
   std::vector<Tensor> inputs = cnn_inputs();
   std::vector<Tensor> expected = cnn_step(inputs);
-  exec::Plan plan(trace({f32(Shape{4, 8, 8, 3}), f32(Shape{3, 3, 3, 4}), f32(Shape{64, 5})}, cnn_step));
+  exec::Plan plan(trace_graph({f32(Shape{4, 8, 8, 3}), f32(Shape{3, 3, 3, 4}), f32(Shape{64, 5})}, cnn_step));
   std::vector<detail::ResultLeaves> got(6);
   {
     std::vector<std::thread> threads;

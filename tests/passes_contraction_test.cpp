@@ -50,7 +50,7 @@ void expect_fused_and_bitwise(const graph::Graph& g, const std::vector<Tensor>& 
 }  // namespace
 
 TEST(ContractionFusion, FusesWhereNothingElseReadsTheIntermediates) {
-  auto g = trace({f32(Shape{2, 5, 5, 3}), f32(Shape{3, 3, 3, 4}), f32(Shape{4}), f32(Shape{2, 6}), f32(Shape{6, 4}),
+  auto g = trace_graph({f32(Shape{2, 5, 5, 3}), f32(Shape{3, 3, 3, 4}), f32(Shape{4}), f32(Shape{2, 6}), f32(Shape{6, 4}),
                   {DType::Float64, Shape{2, 6}}, {DType::Float64, Shape{6, 4}}, f32(Shape{4, 6})},
                  [](auto& p) {
                    Tensor conv = relu(nn::bias_add(nn::conv2d(p[0], p[1], 1, nn::Padding::Same), p[2]));
@@ -107,7 +107,7 @@ TEST(ContractionFusion, MatMulIsBitwiseOnManyShapes) {
   for (const Case& c : cases) {
     Shape a_shape = c.ta ? Shape{c.k, c.m} : Shape{c.m, c.k};
     Shape b_shape = c.tb ? Shape{c.n, c.k} : Shape{c.k, c.n};
-    auto g = trace({f32(a_shape), f32(b_shape), f32(Shape{c.n})}, [&](auto& p) {
+    auto g = trace_graph({f32(a_shape), f32(b_shape), f32(Shape{c.n})}, [&](auto& p) {
       Tensor y = matmul(p[0], p[1], c.ta, c.tb);
       y = c.add_form ? y + p[2] : nn::bias_add(y, p[2]);
       return std::vector{c.relu ? relu(y) : y};
@@ -123,7 +123,7 @@ TEST(ContractionFusion, MatMulIsBitwiseOnManyShapes) {
 TEST(ContractionFusion, BatchedMatMulIsBitwise) {
   // b shared by the batch (one GEMM over the rows) and one b per batch.
   for (const Shape& b_shape : {Shape{6, 5}, Shape{2, 6, 5}}) {
-    auto g = trace({f32(Shape{2, 3, 6}), f32(b_shape), f32(Shape{5})},
+    auto g = trace_graph({f32(Shape{2, 3, 6}), f32(b_shape), f32(Shape{5})},
                    [](auto& p) { return std::vector{relu(nn::bias_add(matmul(p[0], p[1]), p[2]))}; });
     expect_fused_and_bitwise(*g, {values({2, 3, 6}, 1, 4), values(b_shape, 2), values({5}, 3)}, "FusedMatMul", 1,
                              "b " + b_shape.to_string());
@@ -142,7 +142,7 @@ TEST(ContractionFusion, Conv2DIsBitwiseOnManyShapes) {
                         {50, 14, 14, 32, 64, 5, 5, 1, 1, "SAME", true}, {1, 6, 9, 64, 3, 2, 4, 3, 1, "VALID", false}};
   for (const Case& c : cases) {
     Shape x_shape{c.n, c.h, c.w, c.c}, f_shape{c.kh, c.kw, c.c, c.o};
-    auto g = trace({f32(x_shape), f32(f_shape), f32(Shape{c.o})}, [&](auto& p) {
+    auto g = trace_graph({f32(x_shape), f32(f_shape), f32(Shape{c.o})}, [&](auto& p) {
       Tensor y = nn::bias_add(nn::conv2d(p[0], p[1], c.stride, c.padding, c.dilation), p[2]);
       return std::vector{c.relu ? relu(y) : y};
     });
@@ -157,7 +157,7 @@ TEST(ContractionFusion, TrainingStepFusesTheForwardPass) {
   // conv -> bias -> relu -> pool -> dense -> relu -> dense, with gradients
   // of every weight in the same graph (as a traced training step), batch
   // unknown. Relu's gradient reads its output, so each chain fuses whole.
-  auto g = trace({f32(Shape{None, 8, 8, 2}), f32(Shape{3, 3, 2, 4}), f32(Shape{4}), f32(Shape{64, 16}),
+  auto g = trace_graph({f32(Shape{None, 8, 8, 2}), f32(Shape{3, 3, 2, 4}), f32(Shape{4}), f32(Shape{64, 16}),
                   f32(Shape{16}), f32(Shape{16, 3}), f32(Shape{3})},
                  [](auto& p) {
                    GradientTape tape;
@@ -186,14 +186,14 @@ TEST(ContractionFusion, SwitchTurnsItOff) {
   unsetenv("KILN_DISABLE_PASSES");
   EXPECT_FALSE(o.contract);
   EXPECT_TRUE(o.fuse && o.cse && o.dce);
-  auto g = trace({f32(Shape{2, 3}), f32(Shape{3, 4}), f32(Shape{4})},
+  auto g = trace_graph({f32(Shape{2, 3}), f32(Shape{3, 4}), f32(Shape{4})},
                  [](auto& p) { return std::vector{relu(nn::bias_add(matmul(p[0], p[1]), p[2]))}; });
   EXPECT_EQ(count_ops(*passes::optimize(*g, o), "FusedMatMul"), 0);
   EXPECT_EQ(count_ops(*passes::optimize(*g, {}), "FusedMatMul"), 1);
 }
 
 TEST(ContractionFusion, RepeatedCallsCreateNoPrimitives) {
-  auto g = trace({f32(Shape{8, 8, 8, 3}), f32(Shape{3, 3, 3, 16}), f32(Shape{16}), f32(Shape{16, 5}), f32(Shape{5})},
+  auto g = trace_graph({f32(Shape{8, 8, 8, 3}), f32(Shape{3, 3, 3, 16}), f32(Shape{16}), f32(Shape{16, 5}), f32(Shape{5})},
                  [](auto& p) {
                    Tensor h = relu(nn::bias_add(nn::conv2d(p[0], p[1], 1, nn::Padding::Same), p[2]));
                    return std::vector{relu(nn::bias_add(matmul(reshape(h, Shape{-1, 16}), p[3]), p[4]))};

@@ -32,7 +32,7 @@ Tensor values_with_ties(const Shape& shape, unsigned seed, DType dtype = DType::
 // relu's input, as a traced training step computes it.
 GraphPtr pool_after_relu_gradient(const Shape& x_shape, const Shape& w_shape, int ksize, int stride,
                                   nn::Padding padding, DType dtype = DType::Float32, bool return_pool_grad = false) {
-  return trace({{dtype, x_shape}, {dtype, w_shape}}, [=](auto& p) {
+  return trace_graph({{dtype, x_shape}, {dtype, w_shape}}, [=](auto& p) {
     GradientTape tape;
     tape.watch(p[0]);
     Tensor y = relu(p[0]);
@@ -94,7 +94,7 @@ TEST(PoolGradFusion, LeavesAPoolGradientReadElsewhere) {
 
 TEST(PoolGradFusion, LeavesOtherMasksAlone) {
   // where(y > 0.5, g, 0) is not Relu's gradient; where(y > 0, g, -0) writes -0.
-  auto g = trace({f32(Shape{1, 4, 4, 2}), f32(Shape{1, 2, 2, 2})}, [](auto& p) {
+  auto g = trace_graph({f32(Shape{1, 4, 4, 2}), f32(Shape{1, 2, 2, 2})}, [](auto& p) {
     Tensor g = detail::max_pool_grad(p[0], p[1],
                                      detail::Attrs{{"ksize", std::vector<int64_t>{2, 2}},
                                                    {"strides", std::vector<int64_t>{2, 2}},

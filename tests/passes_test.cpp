@@ -23,9 +23,9 @@ using kiln::testing::expect_golden;
 using kiln::testing::expect_tensor;
 
 TEST(Passes, InlineCallsCopiesTheCallee) {
-  auto callee = trace({f32(Shape{3})}, [](auto& p) { return std::vector{p[0] * p[0] + 1.f}; }, "square_plus_one");
-  auto g = trace({f32(Shape{3})}, [&](auto& p) {
-    detail::TensorList out = detail::dispatch(function_detail::call_op(false), std::span<const Tensor>(&p[0], 1),
+  auto callee = trace_graph({f32(Shape{3})}, [](auto& p) { return std::vector{p[0] * p[0] + 1.f}; }, "square_plus_one");
+  auto g = trace_graph({f32(Shape{3})}, [&](auto& p) {
+    detail::TensorList out = detail::dispatch(graph_ops::call_op(false), std::span<const Tensor>(&p[0], 1),
                                               detail::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
                                               SourceLocation());
     return std::vector{out[0] - 2.f};
@@ -38,13 +38,13 @@ TEST(Passes, InlineKeepsSideEffectsInOrder) {
   // Standard output: a stream of its own would get an id that depends on
   // the tests run before.
   PrintOptions to_out{.stream = &std::cout};
-  auto callee = trace({f32(Shape{})}, [&](auto& p) {
+  auto callee = trace_graph({f32(Shape{})}, [&](auto& p) {
     kiln::print(std::string("inner"), p[0], to_out);
     return std::vector{p[0] * 2.f};
   }, "noisy");
-  auto g = trace({f32(Shape{})}, [&](auto& p) {
+  auto g = trace_graph({f32(Shape{})}, [&](auto& p) {
     kiln::print(std::string("before"), to_out);
-    detail::TensorList r = detail::dispatch(function_detail::call_op(true), std::span<const Tensor>(&p[0], 1),
+    detail::TensorList r = detail::dispatch(graph_ops::call_op(true), std::span<const Tensor>(&p[0], 1),
                                             detail::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
                                             SourceLocation());
     kiln::print(std::string("after"), to_out);
@@ -61,7 +61,7 @@ TEST(Passes, InlineKeepsSideEffectsInOrder) {
 }
 
 TEST(Passes, ConstantFoldingRespectsTheSizeCap) {
-  auto g = trace({f32(Shape{4})}, [](auto& p) {
+  auto g = trace_graph({f32(Shape{4})}, [](auto& p) {
     Tensor six = constant(2.f) * constant(3.f);
     Tensor big = kiln::ones({2000}) * 2.f;  // over the cap: stays
     return std::vector{p[0] + six, big};
@@ -87,7 +87,7 @@ TEST(Passes, CseMergesPureNodesButNotStatefulOnes) {
 }
 
 TEST(Passes, SimplifyOnlyWhereBitsAreKept) {
-  auto g = trace({f32(Shape{2, 3}), {DType::Int32, Shape{2}}}, [](auto& p) {
+  auto g = trace_graph({f32(Shape{2, 3}), {DType::Int32, Shape{2}}}, [](auto& p) {
     const Tensor& x = p[0];
     Tensor a = x * 1.f;                                    // -> x
     Tensor b = 1.f * a;                                    // -> x
@@ -106,7 +106,7 @@ TEST(Passes, SimplifyOnlyWhereBitsAreKept) {
 }
 
 TEST(Passes, DeadCodeGoesButSideEffectsStay) {
-  auto g = trace({f32(Shape{2})}, [&](auto& p) {
+  auto g = trace_graph({f32(Shape{2})}, [&](auto& p) {
     Tensor unused = exp(p[0]) * 3.f;
     kiln::print(std::string("side effect"));
     return std::vector{p[0] + 1.f};
@@ -116,7 +116,7 @@ TEST(Passes, DeadCodeGoesButSideEffectsStay) {
 }
 
 TEST(Passes, FusionMakesOneNodePerChain) {
-  auto g = trace({f32(Shape{1000}), f32(Shape{1000}), f32(Shape{4, 250})}, [](auto& p) {
+  auto g = trace_graph({f32(Shape{1000}), f32(Shape{1000}), f32(Shape{4, 250})}, [](auto& p) {
     Tensor y = tanh(p[0] * 2.f + p[1]);                  // one chain
     Tensor shared = exp(p[1]);                            // used by a reduction too: kept as a value
     Tensor total = kiln::sum(shared);
@@ -138,7 +138,7 @@ TEST(Passes, FusedKernelTilesAndBroadcastsScalars) {
   // Sizes around the tile (512) and over the parallel grain; a scalar input;
   // an output over 8 MB, written with non-temporal stores (an odd tail).
   for (int64_t n : {1, 7, 512, 513, 5000, 100003, 2500003}) {
-    auto g = trace({f32(Shape{n}), f32(Shape{}), {DType::Int32, Shape{n}}}, [](auto& p) {
+    auto g = trace_graph({f32(Shape{n}), f32(Shape{}), {DType::Int32, Shape{n}}}, [](auto& p) {
       Tensor a = sigmoid(p[0] * p[1] - 0.5f);
       Tensor b = cast(p[2] % 7, DType::Float32);
       return std::vector{where(a > 0.5f, a / (b + 1.f), -a)};
@@ -156,7 +156,7 @@ TEST(Passes, FusedKernelTilesAndBroadcastsScalars) {
 TEST(Passes, FusedKernelFallsBackForGeneralBroadcasts) {
   // Unknown dims: the pass cannot tell that [?] and [?] broadcast as [3,1]
   // and [4]; the kernel then runs the body op by op.
-  auto g = trace({f32(Shape{None, None}), f32(Shape{None, None})},
+  auto g = trace_graph({f32(Shape{None, None}), f32(Shape{None, None})},
                  [](auto& p) { return std::vector{exp(p[0] + p[1]) * 2.f}; });
   auto opt = passes::optimize(*g, {});
   EXPECT_EQ(count_ops(*opt, "FusedElementwise"), 1) << opt->to_string();
@@ -211,7 +211,7 @@ TEST(Passes, FusedLaneFormsMatchTheLoopsBitwise) {
   passes::PassOptions one_op;
   one_op.fuse_min_nodes = 1;
   for (int64_t n : kLaneSizes) {
-    auto g = trace({f32(Shape{n}), f32(Shape{n}), f32(Shape{})}, [&](auto& p) {
+    auto g = trace_graph({f32(Shape{n}), f32(Shape{n}), f32(Shape{})}, [&](auto& p) {
       std::vector<Tensor> out{-p[0]};
       for (const auto& u : unary) out.push_back(u.second(p[0], SourceLocation::current()));
       for (const auto& b : binary) {
@@ -248,7 +248,7 @@ TEST(Passes, FusedChainOnRegistersMatchesEagerBitwise) {
     return sigmoid(f - x) / (y + 3.f);
   };
   for (int64_t n : kLaneSizes) {
-    auto g = trace({f32(Shape{n}), f32(Shape{n}), f32(Shape{})},
+    auto g = trace_graph({f32(Shape{n}), f32(Shape{n}), f32(Shape{})},
                    [&](auto& p) { return std::vector{chain(p[0], p[1], p[2])}; });
     auto opt = passes::optimize(*g, {});
     ASSERT_EQ(count_ops(*opt, "FusedElementwise"), 1) << opt->to_string();
@@ -271,7 +271,7 @@ TEST(Passes, PipelineOptimizesNestedGraphs) {
     return kiln::while_loop([](const Tensor& v) { return kiln::sum(v) < 100.f; },
                             [](const Tensor& v) { return v * 1.f * 1.5f + 1.f; }, x);
   };
-  auto g = trace({f32(Shape{2})}, [&](auto& p) { return std::vector{loop(p[0])}; });
+  auto g = trace_graph({f32(Shape{2})}, [&](auto& p) { return std::vector{loop(p[0])}; });
   auto opt = passes::optimize(*g, {});
   expect_golden("passes_nested.txt", opt->to_string());
   Tensor x = constant({1.f, 2.f});
@@ -284,12 +284,12 @@ TEST(Passes, NestedGraphSharedByInlinedCallsIsOptimizedOnce) {
     return kiln::while_loop([](const Tensor& v) { return kiln::sum(v) < 100.f; },
                             [](const Tensor& v) { return v * 1.f * 1.5f + 1.f; }, x);
   };
-  auto callee = trace({f32(Shape{2})}, [&](auto& p) { return std::vector{loop(p[0])}; }, "grow");
+  auto callee = trace_graph({f32(Shape{2})}, [&](auto& p) { return std::vector{loop(p[0])}; }, "grow");
   auto call = [&](const Tensor& x) {
-    return detail::dispatch(function_detail::call_op(false), std::span<const Tensor>(&x, 1),
+    return detail::dispatch(graph_ops::call_op(false), std::span<const Tensor>(&x, 1),
                             detail::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}}, SourceLocation())[0];
   };
-  auto g = trace({f32(Shape{2}), f32(Shape{2})}, [&](auto& p) { return std::vector{call(p[0]), call(p[1])}; });
+  auto g = trace_graph({f32(Shape{2}), f32(Shape{2})}, [&](auto& p) { return std::vector{call(p[0]), call(p[1])}; });
   auto opt = passes::optimize(*g, {});
   std::vector<const graph::Graph*> bodies;
   for (const auto& n : opt->nodes())
@@ -311,12 +311,12 @@ TEST(Passes, EachPassCanBeTurnedOff) {
   EXPECT_FALSE(o.fold_constants || o.fuse || o.cse || o.simplify || o.dce || o.inline_calls || o.contract);
   unsetenv("KILN_DISABLE_PASSES");
   // With every pass off the optimized graph is a copy of the traced one.
-  auto g = trace({f32(Shape{3})}, [](auto& p) { return std::vector{p[0] * 1.f + p[0]}; });
+  auto g = trace_graph({f32(Shape{3})}, [](auto& p) { return std::vector{p[0] * 1.f + p[0]}; });
   EXPECT_EQ(passes::optimize(*g, o)->to_string(), g->to_string());
 }
 
 TEST(Passes, DumpWritesTheGraphAfterEachPass) {
-  auto g = trace({f32(Shape{3})}, [](auto& p) { return std::vector{exp(p[0] * 1.f) + 2.f}; });
+  auto g = trace_graph({f32(Shape{3})}, [](auto& p) { return std::vector{exp(p[0] * 1.f) + 2.f}; });
   passes::PassOptions o;
   o.dump = true;
   ::testing::internal::CaptureStderr();
@@ -356,7 +356,7 @@ std::shared_ptr<const void> other_builder(const graph::Graph&) { return std::mak
 }  // namespace
 
 TEST(Passes, CompiledFormIsBuiltOncePerGraphByOneBuilder) {
-  auto g = trace({f32(Shape{3})}, [](auto& p) { return std::vector{exp(p[0])}; });
+  auto g = trace_graph({f32(Shape{3})}, [](auto& p) { return std::vector{exp(p[0])}; });
   builds = 0;
   const void* first = g->compiled(counting_builder);
   EXPECT_EQ(g->compiled(counting_builder), first);

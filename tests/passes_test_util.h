@@ -18,7 +18,7 @@ namespace kiln::passes_testing {
 using GraphPtr = std::shared_ptr<graph::Graph>;
 using kiln::testing::expect_bitwise;
 using kiln::testing::f32;
-using kiln::testing::trace;
+using kiln::testing::trace_graph;
 
 // "before:\n<graph>after:\n<graph>" for one pass run on a copy of `g`.
 template <class Pass>

@@ -13,7 +13,7 @@ namespace {
 // h <- tanh(h * w + x[t]) over the rows of x, and the gradient of sum(h)
 // with respect to w and x: a forward loop, its replay, a backward loop.
 GraphPtr loop_and_gradient() {
-  return trace({f32(Shape{5, 3}), f32(Shape{3})}, [](auto& p) {
+  return trace_graph({f32(Shape{5, 3}), f32(Shape{3})}, [](auto& p) {
     const Tensor &x = p[0], &w = p[1];
     GradientTape tape;
     tape.watch(x);
@@ -47,7 +47,7 @@ TEST(PassesWhileReplays, TheForwardLoopComesFromTheReplay) {
 }
 
 TEST(PassesWhileReplays, ALoopWithoutGradientIsLeftAlone) {
-  GraphPtr g = trace({f32(Shape{3})}, [](auto& p) {
+  GraphPtr g = trace_graph({f32(Shape{3})}, [](auto& p) {
     Tensor h = for_range(0, 4, 1, p[0], [](const Tensor&, const Tensor& h) { return h * 2.f; });
     return std::vector{h};
   });

@@ -33,7 +33,7 @@ enum class Inputs { Static, UnknownDims, Constants };
 // sample's shapes, or every dim unknown) or constants baked into the graph.
 std::shared_ptr<graph::Graph> trace_sample(const detail::OpDef& op, const detail::OpSample& sample, Inputs mode) {
   auto graph = std::make_shared<graph::Graph>(std::string(op.name));
-  function_detail::TracingContext ctx(graph);
+  trace::TracingContext ctx(graph);
   std::vector<Tensor> params;
   for (std::size_t i = 0; i < sample.inputs.size() && mode != Inputs::Constants; ++i) {
     Shape shape = sample.inputs[i].shape();

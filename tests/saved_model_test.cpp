@@ -149,7 +149,7 @@ namespace {
 // parameters, resource inputs (variables) are captured.
 ConcreteFunction trace_sample(const detail::OpDef& op, const detail::OpSample& sample) {
   auto graph = std::make_shared<graph::Graph>(std::string(op.name));
-  function_detail::TracingContext ctx(graph);
+  trace::TracingContext ctx(graph);
   std::vector<Tensor> inputs;
   detail::Flattener key(true);
   for (std::size_t i = 0; i < sample.inputs.size(); ++i) {

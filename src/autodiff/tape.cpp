@@ -93,8 +93,7 @@ class TapeRecorder final : public TapeHook {
 
 thread_local TapeRecorder recorder;
 
-}  // namespace
-
+// Activates / deactivates a tape on this thread.
 void push_tape(TapeState* tape) {
   recorder.tapes.push_back(tape);
   thread_state.tapes = &recorder;
@@ -105,6 +104,8 @@ void pop_tape(TapeState* tape) {
   tapes.erase(std::remove(tapes.begin(), tapes.end(), tape), tapes.end());
   if (tapes.empty()) thread_state.tapes = nullptr;
 }
+
+}  // namespace
 
 void TapeState::watch(const Tensor& t) {
   if (!t.defined()) throw InvalidArgument("GradientTape::watch: the tensor is null");
@@ -127,7 +128,7 @@ bool TapeState::watches_any(std::span<const Tensor> inputs) const {
 
 void TapeState::add(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                     const Attrs& attrs) {
-  TapeEntry e{&op, SmallVector<Tensor, 3>(inputs.begin(), inputs.end()),
+  autodiff::TapeEntry e{&op, SmallVector<Tensor, 3>(inputs.begin(), inputs.end()),
               TensorList(outputs.begin(), outputs.end()), attrs};
   for (const Tensor& out : outputs)
     if (differentiable(out.dtype())) watched.insert(out.impl());
@@ -177,7 +178,7 @@ std::vector<Tensor> TapeState::gradient(const std::vector<Tensor>& targets,
   std::unordered_set<const TensorImpl*> reach = source_ids;
   std::vector<char> relevant(entries.size(), 0);
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    const TapeEntry& e = entries[i];
+    const autodiff::TapeEntry& e = entries[i];
     bool hit = std::any_of(e.inputs.begin(), e.inputs.end(), [&](const Tensor& t) { return reach.count(t.impl()); });
     if (!hit) continue;
     relevant[i] = 1;
@@ -198,7 +199,7 @@ std::vector<Tensor> TapeState::gradient(const std::vector<Tensor>& targets,
 
   for (std::size_t i = entries.size(); i-- > 0;) {
     if (!relevant[i]) continue;
-    const TapeEntry& e = entries[i];
+    const autodiff::TapeEntry& e = entries[i];
     SmallVector<Tensor, 2> dys(e.outputs.size());
     bool any = false;
     for (std::size_t j = 0; j < e.outputs.size(); ++j) {

@@ -9,14 +9,19 @@
 #include "kiln/gradient.h"
 #include "runtime/dispatch.h"
 
-namespace kiln::detail {
+namespace kiln::autodiff {
 
+// One recorded op.
 struct TapeEntry {
-  const OpDef* op;
-  SmallVector<Tensor, 3> inputs;
-  TensorList outputs;
-  Attrs attrs;
+  const detail::OpDef* op;
+  detail::SmallVector<Tensor, 3> inputs;
+  detail::TensorList outputs;
+  detail::Attrs attrs;
 };
+
+}  // namespace kiln::autodiff
+
+namespace kiln::detail {
 
 struct TapeState {
   GradientTapeOptions options;
@@ -29,7 +34,7 @@ struct TapeState {
   std::unordered_set<const TensorImpl*> watched;
   std::vector<Tensor> watched_tensors;
   std::vector<Variable> variables;
-  std::vector<TapeEntry> entries;
+  std::vector<autodiff::TapeEntry> entries;
 
   void watch(const Tensor& t);
   void watch(const Variable& v);
@@ -39,9 +44,5 @@ struct TapeState {
   std::vector<Tensor> gradient(const std::vector<Tensor>& targets, const std::vector<GradientSource>& sources,
                                const std::vector<Tensor>& output_gradients);
 };
-
-// Activates / deactivates a tape on this thread.
-void push_tape(TapeState* tape);
-void pop_tape(TapeState* tape);
 
 }  // namespace kiln::detail

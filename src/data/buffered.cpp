@@ -31,7 +31,7 @@ struct SplitMix64 {
   }
 };
 
-class ShuffleNode final : public detail::UnaryNode {
+class ShuffleNode final : public UnaryNode {
  public:
   ShuffleNode(std::shared_ptr<const DatasetNode> in, int64_t buffer_size, std::optional<uint64_t> seed)
       : UnaryNode(std::move(in)), buffer_size_(buffer_size), seed_(seed) {}
@@ -150,7 +150,7 @@ class PrefetchCursor final : public Cursor {
   std::thread thread_;
 };
 
-class PrefetchNode final : public detail::UnaryNode {
+class PrefetchNode final : public UnaryNode {
  public:
   PrefetchNode(std::shared_ptr<const DatasetNode> in, int64_t n) : UnaryNode(std::move(in)), n_(n) {}
   std::unique_ptr<Cursor> open() const override {

@@ -9,7 +9,7 @@
 
 #include "kiln/error.h"
 
-namespace kiln::data::detail {
+namespace kiln::data {
 namespace {
 
 class PlainFile : public ByteSource {
@@ -123,4 +123,4 @@ std::unique_ptr<ByteSource> open_byte_source(const std::string& path, const std:
   return std::make_unique<PlainFile>(std::move(in), static_cast<int64_t>(end));
 }
 
-}  // namespace kiln::data::detail
+}  // namespace kiln::data

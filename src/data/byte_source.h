@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace kiln::data::detail {
+namespace kiln::data {
 
 class ByteSource {
  public:
@@ -26,4 +26,4 @@ class ByteSource {
 // A file that cannot be opened is NotFound.
 std::unique_ptr<ByteSource> open_byte_source(const std::string& path, const std::string& who);
 
-}  // namespace kiln::data::detail
+}  // namespace kiln::data

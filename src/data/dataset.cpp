@@ -20,7 +20,7 @@ namespace kiln::data {
 using detail::Cursor;
 using detail::DatasetNode;
 
-std::vector<TensorSpec> detail::specs_of(const Element& element, bool leading_dim_varies) {
+std::vector<TensorSpec> specs_of(const Element& element, bool leading_dim_varies) {
   std::vector<TensorSpec> specs;
   specs.reserve(element.size());
   for (const Tensor& t : element) {
@@ -31,7 +31,7 @@ std::vector<TensorSpec> detail::specs_of(const Element& element, bool leading_di
   return specs;
 }
 
-Tensor detail::keep_going_flag(const Tensor& flag) {
+Tensor keep_going_flag(const Tensor& flag) {
   if (!flag.defined() || flag.dtype() != DType::Bool || flag.rank() != 0)
     throw InvalidArgument("Dataset::reduce: keep_going must return a bool scalar tensor, got " +
                           (flag.defined() ? std::string(dtype_name(flag.dtype())) + " of shape " +
@@ -64,7 +64,7 @@ class TensorsNode final : public DatasetNode {
     return std::make_unique<C>(&element_);
   }
   int64_t cardinality() const override { return 1; }
-  std::optional<std::vector<TensorSpec>> element_spec() const override { return detail::specs_of(element_, false); }
+  std::optional<std::vector<TensorSpec>> element_spec() const override { return specs_of(element_, false); }
 
  private:
   Element element_;
@@ -186,7 +186,7 @@ class GeneratorNode final : public DatasetNode {
 
 // ---- Transformations -------------------------------------------------------
 
-class MapNode final : public detail::UnaryNode {
+class MapNode final : public UnaryNode {
  public:
   MapNode(std::shared_ptr<const DatasetNode> in, std::function<Element(const Element&)> fn)
       : UnaryNode(std::move(in)), fn_(std::move(fn)) {}
@@ -213,7 +213,7 @@ class MapNode final : public detail::UnaryNode {
       if (!input()->element_spec()) return;
       InitScope eager;
       std::optional<Element> first = input()->open()->next();
-      if (first) spec_ = detail::specs_of(fn_(*first), may_vary_leading_dim());
+      if (first) spec_ = specs_of(fn_(*first), may_vary_leading_dim());
     });
     return spec_;
   }
@@ -224,7 +224,7 @@ class MapNode final : public detail::UnaryNode {
   mutable std::optional<std::vector<TensorSpec>> spec_;
 };
 
-class FilterNode final : public detail::UnaryNode {
+class FilterNode final : public UnaryNode {
  public:
   FilterNode(std::shared_ptr<const DatasetNode> in, std::function<Tensor(const Element&)> fn)
       : UnaryNode(std::move(in)), fn_(std::move(fn)) {}
@@ -257,7 +257,7 @@ class FilterNode final : public detail::UnaryNode {
   std::function<Tensor(const Element&)> fn_;
 };
 
-class BatchNode final : public detail::UnaryNode {
+class BatchNode final : public UnaryNode {
  public:
   BatchNode(std::shared_ptr<const DatasetNode> in, int64_t n, bool drop)
       : UnaryNode(std::move(in)), n_(n), drop_(drop) {}
@@ -324,7 +324,7 @@ class BatchNode final : public detail::UnaryNode {
   bool drop_;
 };
 
-class RepeatNode final : public detail::UnaryNode {
+class RepeatNode final : public UnaryNode {
  public:
   RepeatNode(std::shared_ptr<const DatasetNode> in, int64_t count)
       : UnaryNode(std::move(in)), count_(count) {}
@@ -368,7 +368,7 @@ class RepeatNode final : public detail::UnaryNode {
   int64_t count_;
 };
 
-class TakeNode final : public detail::UnaryNode {
+class TakeNode final : public UnaryNode {
  public:
   TakeNode(std::shared_ptr<const DatasetNode> in, int64_t count)
       : UnaryNode(std::move(in)), count_(count) {}
@@ -400,7 +400,7 @@ class TakeNode final : public detail::UnaryNode {
   int64_t count_;
 };
 
-class SkipNode final : public detail::UnaryNode {
+class SkipNode final : public UnaryNode {
  public:
   SkipNode(std::shared_ptr<const DatasetNode> in, int64_t count)
       : UnaryNode(std::move(in)), count_(count) {}
@@ -549,7 +549,7 @@ Element Dataset::reduce(Element initial, const std::function<Element(const Eleme
   if (kiln::detail::is_tracing()) return traced_reduce(std::move(initial), fn, keep_going);
   Element state = std::move(initial);
   std::unique_ptr<Cursor> cursor = node_->open();
-  while (!keep_going || detail::keep_going_flag(keep_going(state)).item<bool>()) {
+  while (!keep_going || keep_going_flag(keep_going(state)).item<bool>()) {
     std::optional<Element> e = cursor->next();
     if (!e) break;
     state = fn(state, *e);

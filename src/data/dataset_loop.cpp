@@ -56,7 +56,7 @@ void element_types(LoopIterator& it) {
     if (!first)
       throw InvalidArgument("Dataset iterated inside kiln::function is empty: its element types are unknown");
     it.lookahead = first;
-    specs = detail::specs_of(*first, it.node->may_vary_leading_dim());
+    specs = specs_of(*first, it.node->may_vary_leading_dim());
   }
   for (const TensorSpec& spec : *specs) {
     it.dtypes.push_back(spec.dtype);
@@ -149,7 +149,7 @@ Element Dataset::traced_reduce(Element initial, const std::function<Element(cons
       [&](const std::vector<Tensor>& v) {
         if (!keep_going) return v[0];
         // Checked before the next pull: once it is false, no element is pulled.
-        return logical_and(v[0], detail::keep_going_flag(keep_going(Element(v.begin() + 2, v.end()))));
+        return logical_and(v[0], keep_going_flag(keep_going(Element(v.begin() + 2, v.end()))));
       },
       [&](const std::vector<Tensor>& v) {
         std::vector<Tensor> got =

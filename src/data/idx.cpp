@@ -55,7 +55,7 @@ Tensor decode(const unsigned char* p, int64_t count, const Shape& shape) {
 }  // namespace
 
 Tensor read_idx(const std::string& path) {
-  std::unique_ptr<detail::ByteSource> in = detail::open_byte_source(path, "read_idx");
+  std::unique_ptr<ByteSource> in = open_byte_source(path, "read_idx");
   // What "has" the bytes in messages: the file, or what its gzip stream decompresses to.
   const std::string holder = in->gzipped() ? "the decompressed data" : "the file";
   unsigned char magic[4];

@@ -7,19 +7,19 @@
 
 #include "kiln/data.h"
 
-namespace kiln::data::detail {
+namespace kiln::data {
 
 // A transformation of one input dataset. Cursors keep a raw pointer to their
 // node: Dataset::Iterator holds the chain alive while a pass runs.
-class UnaryNode : public DatasetNode {
+class UnaryNode : public detail::DatasetNode {
  public:
-  explicit UnaryNode(std::shared_ptr<const DatasetNode> input) : input_(std::move(input)) {}
-  const std::shared_ptr<const DatasetNode>& input() const { return input_; }
+  explicit UnaryNode(std::shared_ptr<const detail::DatasetNode> input) : input_(std::move(input)) {}
+  const std::shared_ptr<const detail::DatasetNode>& input() const { return input_; }
   bool may_vary_leading_dim() const override { return input_->may_vary_leading_dim(); }
   std::optional<std::vector<TensorSpec>> element_spec() const override { return input_->element_spec(); }
 
  private:
-  std::shared_ptr<const DatasetNode> input_;
+  std::shared_ptr<const detail::DatasetNode> input_;
 };
 
 // The specs of an element's components, dim 0 unknown where batches vary.
@@ -28,4 +28,4 @@ std::vector<TensorSpec> specs_of(const Element& element, bool leading_dim_varies
 // `flag`, what a reduce's keep_going returned, once checked to be a bool scalar.
 Tensor keep_going_flag(const Tensor& flag);
 
-}  // namespace kiln::data::detail
+}  // namespace kiln::data

@@ -8,7 +8,7 @@ namespace kiln::data {
 
 namespace {
 
-class ShardNode final : public detail::UnaryNode {
+class ShardNode final : public UnaryNode {
  public:
   ShardNode(std::shared_ptr<const DatasetNode> in, int64_t num_shards, int64_t index)
       : UnaryNode(std::move(in)), num_shards_(num_shards), index_(index) {}

@@ -48,14 +48,14 @@ std::vector<Tensor> average_gradients(const std::vector<Tensor>& gradients, cons
     for (std::size_t i : buckets[b].members)
       layout += fmt::format("; bucket {}: gradient {} {} {}", b, i, dtype_name(gradients[i].dtype()),
                             gradients[i].shape().to_string());
-  const uint64_t fingerprint = distributed_detail::fnv1a(layout.data(), layout.size());
+  const uint64_t fingerprint = fnv1a(layout.data(), layout.size());
 
   std::vector<Tensor> out(gradients.size());
   std::vector<Tensor> in;
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     in.clear();
     for (std::size_t i : buckets[b].members) in.push_back(gradients[i]);
-    std::vector<Tensor> reduced = distributed_detail::grouped_allreduce(
+    std::vector<Tensor> reduced = grouped_allreduce(
         in, options.op, static_cast<int>(b), static_cast<int>(buckets.size()), fingerprint, layout);
     for (std::size_t k = 0; k < reduced.size(); ++k) out[buckets[b].members[k]] = std::move(reduced[k]);
   }

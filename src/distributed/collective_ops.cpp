@@ -14,8 +14,7 @@
 #include "ops/grad_util.h"
 #include "runtime/dispatch.h"
 
-namespace kiln {
-namespace distributed_detail {
+namespace kiln::distributed {
 
 namespace {
 
@@ -218,10 +217,6 @@ void register_distributed_ops(detail::OpRegistry& r) {
   r.add(kAllgather);
 }
 
-}  // namespace distributed_detail
-
-namespace distributed {
-
 const char* reduction_name(Reduction r) {
   switch (r) {
     case Reduction::Sum: return "sum";
@@ -234,24 +229,23 @@ const char* reduction_name(Reduction r) {
 
 Tensor allreduce(const Tensor& x, Reduction op, SourceLocation loc) {
   const Tensor in[] = {x};
-  return detail::dispatch1(distributed_detail::kAllreduce, in,
+  return detail::dispatch1(kAllreduce, in,
                            detail::Attrs{{"reduction", std::string(reduction_name(op))}}, loc);
 }
 
 Tensor broadcast(const Tensor& x, int root, SourceLocation loc) {
   const Tensor in[] = {x};
-  return detail::dispatch1(distributed_detail::kBroadcast, in, detail::Attrs{{"root", int64_t(root)}}, loc);
+  return detail::dispatch1(kBroadcast, in, detail::Attrs{{"root", int64_t(root)}}, loc);
 }
 
 Tensor reduce_to_root(const Tensor& x, int root, SourceLocation loc) {
   const Tensor in[] = {x};
-  return detail::dispatch1(distributed_detail::kReduce, in, detail::Attrs{{"root", int64_t(root)}}, loc);
+  return detail::dispatch1(kReduce, in, detail::Attrs{{"root", int64_t(root)}}, loc);
 }
 
 Tensor allgather(const Tensor& x, SourceLocation loc) {
   const Tensor in[] = {x};
-  return detail::dispatch1(distributed_detail::kAllgather, in, detail::Attrs{}, loc);
+  return detail::dispatch1(kAllgather, in, detail::Attrs{}, loc);
 }
 
-}  // namespace distributed
-}  // namespace kiln
+}  // namespace kiln::distributed

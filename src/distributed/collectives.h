@@ -7,7 +7,7 @@
 #include "kiln/distributed.h"
 #include "schema/op_def.h"
 
-namespace kiln::distributed_detail {
+namespace kiln::distributed {
 
 // One bucket of average_gradients: the tensors (one dtype) reduced as one
 // message. `fingerprint` and `layout` describe the whole bucket plan, which
@@ -19,4 +19,4 @@ std::vector<Tensor> grouped_allreduce(std::span<const Tensor> tensors, distribut
 // Adds Allreduce, GroupedAllreduce, Broadcast, Reduce, Allgather.
 void register_distributed_ops(detail::OpRegistry& registry);
 
-}  // namespace kiln::distributed_detail
+}  // namespace kiln::distributed

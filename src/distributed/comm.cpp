@@ -15,7 +15,7 @@
 #include "core/dtype_switch.h"
 #include "core/tensor_impl.h"
 
-namespace kiln::distributed_detail {
+namespace kiln::distributed {
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -488,4 +488,4 @@ void Comm::loop() {
   }
 }
 
-}  // namespace kiln::distributed_detail
+}  // namespace kiln::distributed

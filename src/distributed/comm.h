@@ -11,7 +11,7 @@
 #include "distributed/transport.h"
 #include "distributed/work.h"
 
-namespace kiln::distributed_detail {
+namespace kiln::distributed {
 
 class Comm {
  public:
@@ -56,4 +56,4 @@ class Comm {
   std::atomic<int64_t> collectives_{0}, bytes_{0}, wait_nanoseconds_{0};
 };
 
-}  // namespace kiln::distributed_detail
+}  // namespace kiln::distributed

@@ -19,7 +19,7 @@
 #include <climits>
 #endif
 
-namespace kiln::distributed_detail::transport {
+namespace kiln::distributed::transport {
 
 #if KILN_WITH_MPI
 
@@ -229,4 +229,4 @@ std::vector<std::string> gather_texts(const std::string& mine, const Waiting&) {
 
 #endif
 
-}  // namespace kiln::distributed_detail::transport
+}  // namespace kiln::distributed::transport

@@ -12,7 +12,7 @@
 #include "kiln/dtype.h"
 #include "kiln/distributed.h"
 
-namespace kiln::distributed_detail::transport {
+namespace kiln::distributed::transport {
 
 struct World {
   int rank = 0, size = 1, local_rank = 0, local_size = 1;
@@ -46,4 +46,4 @@ void barrier(const Waiting& waiting);
 std::vector<uint64_t> gather_fingerprints(uint64_t mine, const Waiting& waiting);
 std::vector<std::string> gather_texts(const std::string& mine, const Waiting& waiting);
 
-}  // namespace kiln::distributed_detail::transport
+}  // namespace kiln::distributed::transport

@@ -10,9 +10,7 @@
 #include "kiln/distributed.h"
 #include "kiln/tensor.h"
 
-namespace kiln::distributed_detail {
-
-using distributed::Reduction;
+namespace kiln::distributed {
 
 enum class Kind : uint8_t { Allreduce, Broadcast, Reduce, Allgather, Barrier, Finalize, Call };
 const char* kind_name(Kind k);
@@ -54,4 +52,4 @@ inline uint64_t fnv1a(const void* data, std::size_t n, uint64_t h = 146959810393
   return h;
 }
 
-}  // namespace kiln::distributed_detail
+}  // namespace kiln::distributed

@@ -4,12 +4,10 @@
 
 namespace kiln::distributed {
 
-using distributed_detail::Comm;
-
 void init(const InitOptions& options) { Comm::get().init(options); }
 void finalize() { Comm::get().finalize(); }
 bool initialized() { return Comm::get().initialized(); }
-bool built_with_mpi() { return distributed_detail::transport::built(); }
+bool built_with_mpi() { return transport::built(); }
 
 int rank() { return Comm::get().world().rank; }
 int size() { return Comm::get().world().size; }
@@ -20,8 +18,8 @@ Stats stats() { return Comm::get().stats(); }
 
 void barrier() {
   Comm& comm = Comm::get();
-  distributed_detail::Work* w = comm.acquire();
-  w->kind = distributed_detail::Kind::Barrier;
+  Work* w = comm.acquire();
+  w->kind = Kind::Barrier;
   comm.submit(w);
   comm.wait_and_release(w);
 }

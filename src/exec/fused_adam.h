@@ -18,8 +18,8 @@
 // from cache (about a third of the memory traffic of a large layer's update).
 #include "graph/graph.h"
 
-namespace kiln::passes {
+namespace kiln::exec {
 
 const detail::OpDef& fused_apply_adam_op();
 
-}  // namespace kiln::passes
+}  // namespace kiln::exec

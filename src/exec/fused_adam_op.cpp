@@ -13,7 +13,7 @@
 #include "ops/variable_ops.h"
 #include "runtime/dispatch.h"
 
-namespace kiln::passes {
+namespace kiln::exec {
 
 namespace {
 
@@ -134,7 +134,7 @@ detail::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMat
   } catch (...) {
     const Tensor in[] = {a, b};
     grad.rows = nullptr;
-    grad.tensor = detail::run_eager(matmul_op(), in, Attrs{{"transpose_a", true}, {"transpose_b", false}})[0];
+    grad.tensor = detail::run_eager(ops::matmul_op(), in, Attrs{{"transpose_a", true}, {"transpose_b", false}})[0];
   }
   return grad;
 }
@@ -195,4 +195,4 @@ constexpr detail::OpDef kFusedApplyAdam{.name = "FusedApplyAdam", .infer = fused
 
 const detail::OpDef& fused_apply_adam_op() { return kFusedApplyAdam; }
 
-}  // namespace kiln::passes
+}  // namespace kiln::exec

@@ -12,9 +12,9 @@
 // Either way the bits are those of the unfused ops.
 #include "graph/graph.h"
 
-namespace kiln::passes {
+namespace kiln::exec {
 
 const detail::OpDef& fused_matmul_op();
 const detail::OpDef& fused_conv2d_op();
 
-}  // namespace kiln::passes
+}  // namespace kiln::exec

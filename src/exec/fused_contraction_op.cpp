@@ -7,7 +7,7 @@
 #include "ops/creation.h"
 #include "ops/nn_internal.h"
 
-namespace kiln::passes {
+namespace kiln::exec {
 
 namespace {
 
@@ -44,8 +44,8 @@ void infer_fused(InferContext& c, const OpDef& contraction) {
   const std::array<TensorType, 2> operands{TensorType{c.dtype(0), c.shape(0)}, TensorType{c.dtype(1), c.shape(1)}};
   TensorType out = infer_part(c, contraction, operands, c.attrs());
   const std::array<TensorType, 2> biased{out, TensorType{c.dtype(2), c.shape(2)}};
-  out = infer_part(c, bias_add_op(), biased, Attrs{});
-  if (activation == "relu") out = infer_part(c, relu_op(), std::span<const TensorType>(&out, 1), Attrs{});
+  out = infer_part(c, ops::bias_add_op(), biased, Attrs{});
+  if (activation == "relu") out = infer_part(c, ops::relu_op(), std::span<const TensorType>(&out, 1), Attrs{});
   c.add_output(out.dtype, out.shape);
 }
 
@@ -63,18 +63,18 @@ void run_fused(KernelContext& c, const OpDef& contraction, BiasedOneDnn onednn) 
   if (out.dtype() != DType::Float32 || !onednn(c, detail::data_of<float>(bias))) {
     run_part(contraction, c.inputs.first(2), out, c.attrs);
     const std::array<Tensor, 2> biased{out, bias};
-    run_part(bias_add_op(), biased, out, c.attrs);
+    run_part(ops::bias_add_op(), biased, out, c.attrs);
   }
   if (has_relu(c.attrs)) {
     const Tensor activated = out;
-    run_part(relu_op(), std::span<const Tensor>(&activated, 1), out, c.attrs);
+    run_part(ops::relu_op(), std::span<const Tensor>(&activated, 1), out, c.attrs);
   }
 }
 
-void fused_matmul_infer(InferContext& c) { infer_fused(c, matmul_op()); }
-void fused_conv2d_infer(InferContext& c) { infer_fused(c, conv2d_op()); }
-void fused_matmul_kernel(KernelContext& c) { run_fused(c, matmul_op(), detail::matmul_bias_onednn); }
-void fused_conv2d_kernel(KernelContext& c) { run_fused(c, conv2d_op(), detail::conv2d_bias_onednn); }
+void fused_matmul_infer(InferContext& c) { infer_fused(c, ops::matmul_op()); }
+void fused_conv2d_infer(InferContext& c) { infer_fused(c, ops::conv2d_op()); }
+void fused_matmul_kernel(KernelContext& c) { run_fused(c, ops::matmul_op(), detail::matmul_bias_onednn); }
+void fused_conv2d_kernel(KernelContext& c) { run_fused(c, ops::conv2d_op(), detail::conv2d_bias_onednn); }
 
 // Values on both sides of 0, so that relu has work to do.
 std::vector<float> ramp(std::size_t n, int period, float step, float from) {
@@ -129,4 +129,4 @@ constexpr OpDef kFusedConv2D{.name = "FusedConv2D", .infer = fused_conv2d_infer,
 const OpDef& fused_matmul_op() { return kFusedMatMul; }
 const OpDef& fused_conv2d_op() { return kFusedConv2D; }
 
-}  // namespace kiln::passes
+}  // namespace kiln::exec

@@ -10,7 +10,7 @@
 // body op by op.
 #include "graph/graph.h"
 
-namespace kiln::passes {
+namespace kiln::exec {
 
 const detail::OpDef& fused_elementwise_op();
 
@@ -32,9 +32,7 @@ struct FusedStep {
 // outputs, stateful).
 detail::ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n);
 
-}  // namespace kiln::passes
-
-namespace kiln::detail {
 // FusedElementwise, FusedMatMul, FusedConv2D.
-void register_fused_ops(OpRegistry& registry);
-}  // namespace kiln::detail
+void register_fused_ops(detail::OpRegistry& registry);
+
+}  // namespace kiln::exec

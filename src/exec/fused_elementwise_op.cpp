@@ -22,7 +22,7 @@
 #include "ops/known_ops.h"
 #include "runtime/dispatch.h"
 
-namespace kiln::passes {
+namespace kiln::exec {
 
 using detail::ElementwiseLoop;
 using detail::InferContext;
@@ -32,7 +32,7 @@ using GraphPtr = std::shared_ptr<const graph::Graph>;
 
 ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n) {
   if (n.outputs.size() != 1 || n.is_stateful() || n.inputs.empty()) return nullptr;
-  if (n.op == &cast_op()) return detail::cast_loop_for(g.type_of(n.inputs[0]).dtype, n.outputs[0].dtype);
+  if (n.op == &ops::cast_op()) return detail::cast_loop_for(g.type_of(n.inputs[0]).dtype, n.outputs[0].dtype);
   if (!n.op->is(detail::kElementwise) || !n.attrs.empty()) return nullptr;
   // Loops are indexed by the element type of the last input (the condition
   // of Select is the only input of another type, and it comes first).
@@ -64,7 +64,7 @@ struct Program {
   // has other dtypes).
   std::unique_ptr<LaneProgram> lanes;
   // Runs the body op by op, for inputs that broadcast other than by repeating one element.
-  std::unique_ptr<exec::Plan> fallback;
+  std::unique_ptr<Plan> fallback;
 };
 
 std::shared_ptr<const void> compile(const graph::Graph& body) {
@@ -115,7 +115,7 @@ std::shared_ptr<const void> compile(const graph::Graph& body) {
     return n->outputs.size() == 1 && n->outputs[0].dtype == DType::Float32;
   });
   if (all_float32) p->lanes = LaneProgram::make(p->code, p->num_inputs, p->num_temps);
-  p->fallback = std::make_unique<exec::Plan>(GraphPtr(std::shared_ptr<const void>(), &body));
+  p->fallback = std::make_unique<Plan>(GraphPtr(std::shared_ptr<const void>(), &body));
   return p;
 }
 
@@ -251,9 +251,10 @@ std::vector<detail::OpSample> fused_samples() {
   graph::Value x{body->add_parameter({DType::Float32, Shape{3}}, "in0"), 0};
   graph::Value y{body->add_parameter({DType::Float32, Shape{}}, "in1"), 0};
   graph::Value one{body->add_parameter({DType::Float32, Shape{}}, "in2"), 0};
-  graph::Value xy{body->add_node(mul_op(), std::array{x, y}, {}, SourceLocation()), 0};
-  graph::Value s{body->add_node(add_op(), std::array{xy, one}, {}, SourceLocation()), 0};
-  graph::Value d{body->add_node(cast_op(), std::array{s}, detail::Attrs{{"dtype", DType::Float64}}, SourceLocation()), 0};
+  graph::Value xy{body->add_node(ops::mul_op(), std::array{x, y}, {}, SourceLocation()), 0};
+  graph::Value s{body->add_node(ops::add_op(), std::array{xy, one}, {}, SourceLocation()), 0};
+  graph::Value d{
+      body->add_node(ops::cast_op(), std::array{s}, detail::Attrs{{"dtype", DType::Float64}}, SourceLocation()), 0};
   body->results().push_back(d);
   return {{{constant({1.5f, -2.f, 3.25f}), detail::make_scalar(Scalar(2.f), DType::Float32), detail::make_scalar(Scalar(1.f), DType::Float32)}, detail::Attrs{{"body", GraphPtr(body)}}}};
 }
@@ -267,14 +268,12 @@ constexpr detail::OpDef kFusedElementwise{.name = "FusedElementwise", .infer = f
 
 const detail::OpDef& fused_elementwise_op() { return kFusedElementwise; }
 
-}  // namespace kiln::passes
-
-namespace kiln::detail {
-void register_fused_ops(OpRegistry& r) {
-  r.add(passes::fused_elementwise_op());
-  r.add(passes::fused_matmul_op());
-  r.add(passes::fused_conv2d_op());
-  r.add(passes::fused_max_pool_grad_op());
-  r.add(passes::fused_apply_adam_op());
+void register_fused_ops(detail::OpRegistry& r) {
+  r.add(fused_elementwise_op());
+  r.add(fused_matmul_op());
+  r.add(fused_conv2d_op());
+  r.add(fused_max_pool_grad_op());
+  r.add(fused_apply_adam_op());
 }
-}  // namespace kiln::detail
+
+}  // namespace kiln::exec

@@ -6,7 +6,7 @@
 #include "core/tensor_impl.h"
 #include "ops/lane_ops.h"
 
-namespace kiln::passes {
+namespace kiln::exec {
 
 #if KILN_VECTOR_MATH
 
@@ -140,4 +140,4 @@ void LaneProgram::run(std::span<const Tensor>, float*, int64_t, std::byte*) cons
 
 #endif  // KILN_VECTOR_MATH
 
-}  // namespace kiln::passes
+}  // namespace kiln::exec

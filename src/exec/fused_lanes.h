@@ -13,7 +13,7 @@
 
 #include "exec/fused_elementwise.h"
 
-namespace kiln::passes {
+namespace kiln::exec {
 
 class LaneProgram {
  public:
@@ -48,4 +48,4 @@ class LaneProgram {
   int num_regs_ = 0;  // inputs, temporaries, then the result
 };
 
-}  // namespace kiln::passes
+}  // namespace kiln::exec

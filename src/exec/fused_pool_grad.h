@@ -9,8 +9,8 @@
 // those of the two ops.
 #include "graph/graph.h"
 
-namespace kiln::passes {
+namespace kiln::exec {
 
 const detail::OpDef& fused_max_pool_grad_op();
 
-}  // namespace kiln::passes
+}  // namespace kiln::exec

@@ -7,7 +7,7 @@
 #include "ops/known_ops.h"
 #include "ops/nn_internal.h"
 
-namespace kiln::passes {
+namespace kiln::exec {
 
 namespace {
 
@@ -21,14 +21,14 @@ void fused_max_pool_grad_infer(detail::InferContext& c) {
   const std::string& activation = c.attrs().get_string("activation");
   if (activation != "none" && activation != "relu")
     c.fail("activation must be \"none\" or \"relu\", got \"{}\"", activation);
-  max_pool_grad_op().infer(c);
+  ops::max_pool_grad_op().infer(c);
 }
 
 void fused_max_pool_grad_kernel(detail::KernelContext& c) {
   if (has_relu(c.attrs))
     detail::max_pool_grad_relu_kernel(c);
   else
-    max_pool_grad_op().kernel(c);
+    ops::max_pool_grad_op().kernel(c);
 }
 
 // Inputs on both sides of 0 with ties, -0, +0 and a NaN in x, so that the
@@ -67,4 +67,4 @@ constexpr detail::OpDef kFusedMaxPoolGrad{.name = "FusedMaxPoolGrad", .infer = f
 
 const detail::OpDef& fused_max_pool_grad_op() { return kFusedMaxPoolGrad; }
 
-}  // namespace kiln::passes
+}  // namespace kiln::exec

@@ -23,7 +23,11 @@ ResultLeaves TracedGraph::run(std::span<const Tensor> leaves) const {
 
 const std::vector<int64_t>& CallResult::sizes() const { return concrete->result_sizes; }
 
-std::vector<std::string> atom_paths(const TraceKey& key) {
+}  // namespace detail
+
+namespace function_impl {
+
+std::vector<std::string> atom_paths(const detail::TraceKey& key) {
   std::vector<std::string> paths;
   struct Level {
     std::string path;
@@ -36,17 +40,17 @@ std::vector<std::string> atom_paths(const TraceKey& key) {
     Level& l = stack.back();
     return fmt::format("{}[{}]", l.path, l.next++);
   };
-  for (const KeyAtom& a : key.atoms) {
+  for (const detail::KeyAtom& a : key.atoms) {
     switch (a.kind) {
-      case KeyAtom::Kind::End:
+      case detail::KeyAtom::Kind::End:
         paths.push_back(stack.empty() ? "" : stack.back().path);
         if (!stack.empty()) stack.pop_back();
         break;
-      case KeyAtom::Kind::List:
-      case KeyAtom::Kind::Tuple:
-      case KeyAtom::Kind::Map:
-      case KeyAtom::Kind::Optional:
-      case KeyAtom::Kind::Struct: {
+      case detail::KeyAtom::Kind::List:
+      case detail::KeyAtom::Kind::Tuple:
+      case detail::KeyAtom::Kind::Map:
+      case detail::KeyAtom::Kind::Optional:
+      case detail::KeyAtom::Kind::Struct: {
         std::string p = next_path();
         paths.push_back(p);
         stack.push_back({p, 0});
@@ -58,30 +62,32 @@ std::vector<std::string> atom_paths(const TraceKey& key) {
   return paths;
 }
 
-}  // namespace detail
+}  // namespace function_impl
 
 using detail::KeyAtom;
 
 Outputs ConcreteFunction::call_flat(const detail::Flattener& flat) const {
   const detail::TraceKey& want = impl_->key;
   const detail::TraceKey& got = flat.key;
-  std::vector<std::string> paths = detail::atom_paths(want);
+  std::vector<std::string> paths = function_impl::atom_paths(want);
   auto fail = [&](const std::string& what) {
     throw InvalidArgument(fmt::format("ConcreteFunction {}: {}", to_string(), what));
   };
-  if (std::optional<detail::KeyMismatch> m = detail::mismatch(want, got)) {
+  if (std::optional<function_impl::KeyMismatch> m = function_impl::mismatch(want, got)) {
     std::size_t i = m->atom;
-    if (m->why == detail::KeyMismatch::Why::Size)
+    if (m->why == function_impl::KeyMismatch::Why::Size)
       fail(fmt::format("the arguments do not have the structure it was traced for ({} key atoms, got {})",
                        want.atoms.size(), got.atoms.size()));
     const KeyAtom& w = want.atoms[i];
     const KeyAtom& g = got.atoms[i];
-    if (m->why == detail::KeyMismatch::Why::Kind)
-      fail(fmt::format("{} was expected to be a {}, but is {}", paths[i], detail::atom_text(w), detail::atom_text(g)));
-    if (m->why == detail::KeyMismatch::Why::Spec)
+    if (m->why == function_impl::KeyMismatch::Why::Kind)
+      fail(fmt::format("{} was expected to be a {}, but is {}", paths[i], function_impl::atom_text(w),
+                       function_impl::atom_text(g)));
+    if (m->why == function_impl::KeyMismatch::Why::Spec)
       fail(fmt::format("{} was expected to be a {} tensor of shape {}, but is a {} tensor of shape {}", paths[i],
                        dtype_name(w.dtype), w.shape.to_string(), dtype_name(g.dtype), g.shape.to_string()));
-    fail(fmt::format("{} was traced as {}, but is {}", paths[i], detail::atom_text(w), detail::atom_text(g)));
+    fail(fmt::format("{} was traced as {}, but is {}", paths[i], function_impl::atom_text(w),
+                     function_impl::atom_text(g)));
   }
   return Outputs(impl_->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size())));
 }

@@ -31,6 +31,11 @@ bool functions_run_eagerly() { return run_eagerly.load(); }
 
 namespace detail {
 
+namespace {
+using function_impl::Entry;
+using function_impl::TraceCache;
+}  // namespace
+
 bool functions_run_eagerly() { return run_eagerly.load(std::memory_order_relaxed); }
 bool is_tracing() { return thread_state.handler != nullptr; }
 
@@ -75,9 +80,9 @@ TraceKey signature_key(const std::vector<TensorSpec>& specs) {
 [[noreturn]] void signature_mismatch(const FunctionOptions& o, const Flattener& call) {
   std::vector<std::string> specs, args;
   for (const TensorSpec& s : *o.input_signature) specs.push_back("  " + s.to_string());
-  std::vector<std::string> paths = atom_paths(call.key);
+  std::vector<std::string> paths = function_impl::atom_paths(call.key);
   for (std::size_t i = 0; i < call.key.atoms.size(); ++i)
-    args.push_back(fmt::format("  {}: {}", paths[i], atom_text(call.key.atoms[i])));
+    args.push_back(fmt::format("  {}: {}", paths[i], function_impl::atom_text(call.key.atoms[i])));
   throw InvalidArgument(fmt::format(
       "kiln::function '{}': the arguments do not fit its input_signature.\n arguments:\n{}\n "
       "input_signature:\n{}",
@@ -88,15 +93,15 @@ TraceKey signature_key(const std::vector<TensorSpec>& specs) {
 RetraceRecord explain(const TraceKey& before, const TraceKey& now, int trace_number, bool relaxed) {
   RetraceRecord r;
   r.trace_number = trace_number;
-  std::vector<std::string> paths = atom_paths(now);
+  std::vector<std::string> paths = function_impl::atom_paths(now);
   std::size_t n = std::min(before.atoms.size(), now.atoms.size());
   for (std::size_t i = 0; i < n; ++i) {
     const KeyAtom& a = before.atoms[i];
     const KeyAtom& b = now.atoms[i];
     if (a == b) continue;
     r.path = paths[i];
-    r.old_spec = atom_text(a);
-    r.new_spec = atom_text(b);
+    r.old_spec = function_impl::atom_text(a);
+    r.new_spec = function_impl::atom_text(b);
     if (a.kind != b.kind || a.kind == KeyAtom::Kind::List || a.kind == KeyAtom::Kind::Tuple ||
         a.kind == KeyAtom::Kind::Map || a.kind == KeyAtom::Kind::Optional || a.kind == KeyAtom::Kind::Struct ||
         a.kind == KeyAtom::Kind::Resource)
@@ -116,14 +121,12 @@ RetraceRecord explain(const TraceKey& before, const TraceKey& now, int trace_num
   return r;
 }
 
-}  // namespace
-
 // Traces the callable into a new graph for `key`. `variables_created` tells
 // how many Variables the callable made while tracing.
 Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flattener::LeafNames& names,
                  TraceFnRef trace, int* variables_created) {
   auto graph = std::make_shared<graph::Graph>(options.name);
-  function_detail::TracingContext ctx(graph);
+  trace::TracingContext ctx(graph);
   std::vector<Tensor> params;
   const std::vector<std::string> leaf_names = names();
   std::size_t leaf = 0;
@@ -195,8 +198,6 @@ Entry trace_entry(const FunctionOptions& options, const TraceKey& key, const Fla
   return again;
 }
 
-namespace {
-
 // Runs ops eagerly and keeps every op's outputs, in dispatch order.
 class RecordingHandler : public DispatchHandler {
  public:
@@ -217,8 +218,6 @@ bool bitwise_equal(const Tensor& a, const Tensor& b) {
 std::string value_text(const Tensor& t) {
   return fmt::format("{} {}", dtype_name(t.dtype()), t.shape().to_string());
 }
-
-}  // namespace
 
 // FunctionOptions::verify: run the graph keeping every value, run the
 // callable eagerly recording every op, and compare op by op.
@@ -282,11 +281,10 @@ class TracingMark {
   FunctionCore::State& s_;
 };
 
-namespace {
 // The plan of an optimized copy of `g` (a graph run directly rather than
 // inside an optimized caller), cached while `g` lives.
 std::shared_ptr<const exec::Plan> optimized_plan_for(const std::shared_ptr<const graph::Graph>& g) {
-  static auto* cache = new function_detail::PlanCache([](const std::shared_ptr<const graph::Graph>& graph) {
+  static auto* cache = new graph_ops::PlanCache([](const std::shared_ptr<const graph::Graph>& graph) {
     return std::make_shared<const exec::Plan>(passes::optimize(*graph, passes::PassOptions::from_env()));
   });
   return cache->get(g);
@@ -306,11 +304,11 @@ ResultLeaves run_recorded(TapeHook& tapes, const TracedGraph& impl, const Flatte
   if (ran) {
     out = std::move(*ran);
   } else {
-    g = with_values_for_backward(impl.graph);
+    g = graph_ops::with_values_for_backward(impl.graph);
     out = g == impl.graph ? impl.plan->run(in) : optimized_plan_for(g)->run(in);
   }
   bool stateful = !g->stateful_nodes().empty();
-  tapes.record(function_detail::call_op(stateful), in, out, Attrs{{"f", g}});
+  tapes.record(graph_ops::call_op(stateful), in, out, Attrs{{"f", g}});
   out.resize(impl.graph->results().size());
   return out;
 }
@@ -365,7 +363,7 @@ Entry trace_for_call(FunctionCore::State& s, const Flattener& flat, TraceFnRef t
   ++s.info.misses;
   if (s.options.input_signature) {
     TraceKey sig = signature_key(*s.options.input_signature);
-    if (mismatch(sig, flat.key)) signature_mismatch(s.options, flat);
+    if (function_impl::mismatch(sig, flat.key)) signature_mismatch(s.options, flat);
     TracingMark mark(s);
     Entry entry = trace_entry(s.options, sig, flat.leaf_names, trace, static_cast<int>(s.info.traces), first_run);
     entry->relaxed = true;
@@ -425,9 +423,9 @@ CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
   TracedGraph::Inputs inputs = impl->inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
   // The Call returns what its gradient takes from the forward run after the
   // function's results; the caller sees the results only.
-  std::shared_ptr<const graph::Graph> g = with_values_for_backward(impl->graph);
+  std::shared_ptr<const graph::Graph> g = graph_ops::with_values_for_backward(impl->graph);
   bool stateful = !g->stateful_nodes().empty();
-  TensorList out = dispatch(function_detail::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
+  TensorList out = dispatch(graph_ops::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
                             Attrs{{"f", g}}, SourceLocation());
   auto end = out.begin() + static_cast<std::ptrdiff_t>(impl->graph->results().size());
   return CallResult{ResultLeaves(std::make_move_iterator(out.begin()), std::make_move_iterator(end)), impl};

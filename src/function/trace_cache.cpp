@@ -2,18 +2,20 @@
 
 #include <iterator>
 
-namespace kiln::detail {
+namespace kiln::function_impl {
 
 namespace {
-bool is_tensor_like(KeyAtom::Kind k) { return k == KeyAtom::Kind::Tensor || k == KeyAtom::Kind::Variable; }
+bool is_tensor_like(detail::KeyAtom::Kind k) {
+  return k == detail::KeyAtom::Kind::Tensor || k == detail::KeyAtom::Kind::Variable;
+}
 }  // namespace
 
-std::optional<KeyMismatch> mismatch(const TraceKey& traced, const TraceKey& call) {
+std::optional<KeyMismatch> mismatch(const detail::TraceKey& traced, const detail::TraceKey& call) {
   using Why = KeyMismatch::Why;
   if (traced.atoms.size() != call.atoms.size()) return KeyMismatch{0, Why::Size};
   for (std::size_t i = 0; i < traced.atoms.size(); ++i) {
-    const KeyAtom& want = traced.atoms[i];
-    const KeyAtom& got = call.atoms[i];
+    const detail::KeyAtom& want = traced.atoms[i];
+    const detail::KeyAtom& got = call.atoms[i];
     if (want.kind != got.kind) return KeyMismatch{i, is_tensor_like(want.kind) ? Why::Kind : Why::Value};
     if (is_tensor_like(want.kind)) {
       if (want.dtype != got.dtype || !want.shape.is_compatible_with(got.shape) ||
@@ -26,12 +28,12 @@ std::optional<KeyMismatch> mismatch(const TraceKey& traced, const TraceKey& call
   return std::nullopt;
 }
 
-bool same_except_dims(const TraceKey& a, const TraceKey& b) {
+bool same_except_dims(const detail::TraceKey& a, const detail::TraceKey& b) {
   if (a.atoms.size() != b.atoms.size()) return false;
   for (std::size_t i = 0; i < a.atoms.size(); ++i) {
-    const KeyAtom& x = a.atoms[i];
-    const KeyAtom& y = b.atoms[i];
-    if (x.kind == KeyAtom::Kind::Tensor && y.kind == KeyAtom::Kind::Tensor) {
+    const detail::KeyAtom& x = a.atoms[i];
+    const detail::KeyAtom& y = b.atoms[i];
+    if (x.kind == detail::KeyAtom::Kind::Tensor && y.kind == detail::KeyAtom::Kind::Tensor) {
       if (x.dtype != y.dtype || x.shape.rank() != y.shape.rank()) return false;
     } else if (!(x == y)) {
       return false;
@@ -40,11 +42,11 @@ bool same_except_dims(const TraceKey& a, const TraceKey& b) {
   return true;
 }
 
-TraceKey relax(const TraceKey& a, const TraceKey& b) {
-  TraceKey out;
+detail::TraceKey relax(const detail::TraceKey& a, const detail::TraceKey& b) {
+  detail::TraceKey out;
   for (std::size_t i = 0; i < a.atoms.size(); ++i) {
-    KeyAtom atom = a.atoms[i];
-    if (atom.kind == KeyAtom::Kind::Tensor && atom.shape.has_known_rank()) {
+    detail::KeyAtom atom = a.atoms[i];
+    if (atom.kind == detail::KeyAtom::Kind::Tensor && atom.shape.has_known_rank()) {
       for (int d = 0; d < atom.shape.rank(); ++d)
         if (atom.shape[d] != b.atoms[i].shape[d]) atom.shape[d] = None;
     }
@@ -53,7 +55,7 @@ TraceKey relax(const TraceKey& a, const TraceKey& b) {
   return out;
 }
 
-Entry TraceCache::match(const TraceKey& key) {
+Entry TraceCache::match(const detail::TraceKey& key) {
   Entry found;
   if (auto it = exact_.find(key); it != exact_.end()) {
     found = it->second;
@@ -73,20 +75,20 @@ Entry TraceCache::match(const TraceKey& key) {
   return found;
 }
 
-Entry TraceCache::find(const TraceKey& key) const {
+Entry TraceCache::find(const detail::TraceKey& key) const {
   if (auto it = exact_.find(key); it != exact_.end()) return it->second;
   for (const Entry& e : entries_)
     if (e->key == key) return e;  // a relaxed trace asked for by its own specs
   return nullptr;
 }
 
-TraceCache::Generalized TraceCache::generalize(const TraceKey& key) const {
+TraceCache::Generalized TraceCache::generalize(const detail::TraceKey& key) const {
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it)
     if (same_except_dims((*it)->key, key)) return {relax(key, (*it)->key), *it};
   return {key, nullptr};
 }
 
-void TraceCache::add(const TraceKey& call_key, const Entry& entry) {
+void TraceCache::add(const detail::TraceKey& call_key, const Entry& entry) {
   if (exact_.size() >= kMaxExactKeys) forget_relaxed_keys();
   exact_.emplace(call_key, entry);
   entries_.push_back(entry);
@@ -118,4 +120,4 @@ void TraceCache::evict_if_full() {
   }
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::function_impl

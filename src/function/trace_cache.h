@@ -11,7 +11,7 @@
 
 #include "function/traced_graph.h"
 
-namespace kiln::detail {
+namespace kiln::function_impl {
 
 // The first atom where a call's key does not fit a traced key, and why.
 struct KeyMismatch {
@@ -26,14 +26,14 @@ struct KeyMismatch {
 };
 // Nothing when `call` fits `traced`: same atoms, tensor shapes compatible with
 // the traced ones (a None dim or an unknown rank accepts any).
-std::optional<KeyMismatch> mismatch(const TraceKey& traced, const TraceKey& call);
+std::optional<KeyMismatch> mismatch(const detail::TraceKey& traced, const detail::TraceKey& call);
 
 // Whether `a` and `b` differ only in tensor dims (same dtypes and ranks).
-bool same_except_dims(const TraceKey& a, const TraceKey& b);
+bool same_except_dims(const detail::TraceKey& a, const detail::TraceKey& b);
 // `a` with every tensor dim that differs from `b` made unknown.
-TraceKey relax(const TraceKey& a, const TraceKey& b);
+detail::TraceKey relax(const detail::TraceKey& a, const detail::TraceKey& b);
 
-using Entry = std::shared_ptr<TracedGraph>;
+using Entry = std::shared_ptr<detail::TracedGraph>;
 
 // Not thread-safe: FunctionCore holds its lock around every use.
 class TraceCache {
@@ -43,21 +43,21 @@ class TraceCache {
   // The trace for a call with `key`: an exact hit, else a relaxed trace that
   // accepts it (its exact key is then remembered, so the next such call is
   // one hash lookup), else null. The entry found becomes the most recent.
-  Entry match(const TraceKey& key);
+  Entry match(const detail::TraceKey& key);
   // The trace made for exactly `key` (get_concrete_function's lookup: specs
   // name the trace they ask for), else null.
-  Entry find(const TraceKey& key) const;
+  Entry find(const detail::TraceKey& key) const;
   // The key to trace for a call that missed: `key` relaxed against the most
   // recently used trace that differs from it only in dims, with that trace
   // (the generalization of every existing trace, not only the last one).
   struct Generalized {
-    TraceKey key;
+    detail::TraceKey key;
     Entry from;  // null: nothing to relax against, `key` is traced as it is
   };
-  Generalized generalize(const TraceKey& key) const;
+  Generalized generalize(const detail::TraceKey& key) const;
   // A new trace, found under `call_key` from now on, as the most recent;
   // the least recently used beyond the capacity are evicted.
-  void add(const TraceKey& call_key, const Entry& entry);
+  void add(const detail::TraceKey& call_key, const Entry& entry);
 
   // Every live trace, least recently used first.
   const std::vector<Entry>& entries() const { return entries_; }
@@ -69,8 +69,8 @@ class TraceCache {
 
   static constexpr std::size_t kMaxExactKeys = 1024;
   int max_entries_;
-  std::unordered_map<TraceKey, Entry, TraceKeyHash> exact_;
+  std::unordered_map<detail::TraceKey, Entry, detail::TraceKeyHash> exact_;
   std::vector<Entry> entries_;
 };
 
-}  // namespace kiln::detail
+}  // namespace kiln::function_impl

@@ -86,27 +86,31 @@ void Flattener::begin(KeyAtom::Kind kind, int64_t size, std::string name) {
 
 void Flattener::end() { key.add({.kind = KeyAtom::Kind::End}); }
 
-std::string atom_text(const KeyAtom& a) {
+}  // namespace detail
+
+namespace function_impl {
+
+std::string atom_text(const detail::KeyAtom& a) {
   switch (a.kind) {
-    case KeyAtom::Kind::Tensor: return fmt::format("{} {}", dtype_name(a.dtype), a.shape.to_string());
-    case KeyAtom::Kind::Variable:
+    case detail::KeyAtom::Kind::Tensor: return fmt::format("{} {}", dtype_name(a.dtype), a.shape.to_string());
+    case detail::KeyAtom::Kind::Variable:
       return fmt::format("Variable {} {}", dtype_name(a.dtype), a.shape.to_string());
-    case KeyAtom::Kind::Int: return std::to_string(a.i);
-    case KeyAtom::Kind::Float: return fmt::format("{}", a.f);
-    case KeyAtom::Kind::Bool: return a.i ? "true" : "false";
-    case KeyAtom::Kind::String: return fmt::format("\"{}\"", a.s);
-    case KeyAtom::Kind::List: return fmt::format("a list of {}", a.i);
-    case KeyAtom::Kind::Tuple: return fmt::format("a tuple of {}", a.i);
-    case KeyAtom::Kind::Map: return fmt::format("a map of {}", a.i);
-    case KeyAtom::Kind::Optional: return a.i ? "an optional with a value" : "an empty optional";
-    case KeyAtom::Kind::Struct: return fmt::format("a struct of {} fields", a.i);
-    case KeyAtom::Kind::End: return "the end of a container";
-    case KeyAtom::Kind::Resource: return a.s;
+    case detail::KeyAtom::Kind::Int: return std::to_string(a.i);
+    case detail::KeyAtom::Kind::Float: return fmt::format("{}", a.f);
+    case detail::KeyAtom::Kind::Bool: return a.i ? "true" : "false";
+    case detail::KeyAtom::Kind::String: return fmt::format("\"{}\"", a.s);
+    case detail::KeyAtom::Kind::List: return fmt::format("a list of {}", a.i);
+    case detail::KeyAtom::Kind::Tuple: return fmt::format("a tuple of {}", a.i);
+    case detail::KeyAtom::Kind::Map: return fmt::format("a map of {}", a.i);
+    case detail::KeyAtom::Kind::Optional: return a.i ? "an optional with a value" : "an empty optional";
+    case detail::KeyAtom::Kind::Struct: return fmt::format("a struct of {} fields", a.i);
+    case detail::KeyAtom::Kind::End: return "the end of a container";
+    case detail::KeyAtom::Kind::Resource: return a.s;
   }
   return "?";
 }
 
-}  // namespace detail
+}  // namespace function_impl
 
 std::string RetraceRecord::text() const {
   const char* why = "";

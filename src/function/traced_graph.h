@@ -32,10 +32,14 @@ struct TracedGraph {
   ResultLeaves run(std::span<const Tensor> leaves) const;
 };
 
+}  // namespace kiln::detail
+
+namespace kiln::function_impl {
+
 // "arg 0", "arg 1[2]": the path of every atom of a key.
-std::vector<std::string> atom_paths(const TraceKey& key);
+std::vector<std::string> atom_paths(const detail::TraceKey& key);
 
 // "float32 (None, 3)" for tensor atoms, the value for others.
-std::string atom_text(const KeyAtom& atom);
+std::string atom_text(const detail::KeyAtom& atom);
 
-}  // namespace kiln::detail
+}  // namespace kiln::function_impl

@@ -7,7 +7,7 @@
 #include "trace/tracing_context.h"
 #include "kiln/math.h"
 
-namespace kiln::function_detail {
+namespace kiln::graph_ops {
 
 namespace {
 
@@ -30,7 +30,7 @@ void call_kernel(detail::KernelContext& c) {
 
 std::vector<detail::OpSample> call_samples() {
   auto g = std::make_shared<graph::Graph>("square_plus_one");
-  TracingContext ctx(g);
+  trace::TracingContext ctx(g);
   Tensor x = ctx.add_parameter({DType::Float32, Shape{None}}, "x");
   {
     detail::DispatchHandlerGuard guard(&ctx);
@@ -41,20 +41,18 @@ std::vector<detail::OpSample> call_samples() {
 
 constexpr detail::OpDef kCall{.name = "Call", .infer = call_infer, .kernel = call_kernel,
                               .flags = detail::kSetsOwnOutputs, .samples = call_samples,
-                              .gradient = detail::call_gradient};
+                              .gradient = call_gradient};
 constexpr detail::OpDef kStatefulCall{.name = "StatefulCall", .infer = call_infer, .kernel = call_kernel,
                                       .flags = detail::kStateful | detail::kSetsOwnOutputs,
-                                      .samples = call_samples, .gradient = detail::call_gradient};
+                                      .samples = call_samples, .gradient = call_gradient};
 
 }  // namespace
 
 const detail::OpDef& call_op(bool stateful) { return stateful ? kStatefulCall : kCall; }
 
-}  // namespace kiln::function_detail
-
-namespace kiln::detail {
-void register_call_ops(OpRegistry& r) {
-  r.add(function_detail::call_op(false));
-  r.add(function_detail::call_op(true));
+void register_call_ops(detail::OpRegistry& r) {
+  r.add(call_op(false));
+  r.add(call_op(true));
 }
-}  // namespace kiln::detail
+
+}  // namespace kiln::graph_ops

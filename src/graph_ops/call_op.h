@@ -2,12 +2,11 @@
 // The op of a function call inside a graph (DESIGN.md §7).
 #include "schema/op_def.h"
 
-namespace kiln::function_detail {
+namespace kiln::graph_ops {
 // Call(args..., captures...) {f}: runs graph f; StatefulCall when f has
 // stateful nodes (kept in program order, never pruned).
 const detail::OpDef& call_op(bool stateful);
-}  // namespace kiln::function_detail
 
-namespace kiln::detail {
-void register_call_ops(OpRegistry& registry);
-}  // namespace kiln::detail
+void register_call_ops(detail::OpRegistry& registry);
+
+}  // namespace kiln::graph_ops

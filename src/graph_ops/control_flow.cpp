@@ -13,11 +13,11 @@
 
 namespace kiln::detail {
 
-using function_detail::TracingContext;
-using function_detail::type_text;
-using GraphPtr = std::shared_ptr<const graph::Graph>;
-
 namespace {
+
+using trace::TracingContext;
+using graph_ops::type_text;
+using GraphPtr = std::shared_ptr<const graph::Graph>;
 
 // The tracing context of a nested graph. Variables created inside count for
 // the enclosing trace too (kiln::function's create-once rule).
@@ -117,7 +117,7 @@ std::vector<Tensor> replay_as_if(const Tensor& pred, const std::vector<Tensor>& 
   GraphPtr g = pass_through_graph("then", results, false, [](const std::vector<Tensor>& a) { return a; });
   std::vector<Tensor> inputs{pred};
   inputs.insert(inputs.end(), results.begin(), results.end());
-  TensorList out = dispatch(function_detail::if_op(false), inputs, Attrs{{"then_branch", g}, {"else_branch", g}}, loc);
+  TensorList out = dispatch(graph_ops::if_op(false), inputs, Attrs{{"then_branch", g}, {"else_branch", g}}, loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 
@@ -126,17 +126,17 @@ std::vector<Tensor> replay_as_while(const std::vector<Tensor>& vars, const Sourc
   GraphPtr cond = pass_through_graph("cond", vars, true, [](const std::vector<Tensor>&) {
     return std::vector<Tensor>{constant(false)};
   });
-  TensorList out = dispatch(function_detail::while_op(false), vars, Attrs{{"cond", cond}, {"body", body}}, loc);
+  TensorList out = dispatch(graph_ops::while_op(false), vars, Attrs{{"cond", cond}, {"body", body}}, loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 
 // Both branches return, after their results, what If's gradient takes from
-// the forward run (detail::values_for_backward): the then branch's values,
+// the forward run (graph_ops::values_for_backward): the then branch's values,
 // then the else branch's; each branch returns an empty stand-in of the
 // dtype and rank of the other's.
 void add_values_for_backward(TracingContext& then_ctx, TracingContext& else_ctx) {
-  std::vector<graph::Value> tv = detail::values_for_backward(then_ctx.graph());
-  std::vector<graph::Value> ev = detail::values_for_backward(else_ctx.graph());
+  std::vector<graph::Value> tv = graph_ops::values_for_backward(then_ctx.graph());
+  std::vector<graph::Value> ev = graph_ops::values_for_backward(else_ctx.graph());
   auto stand_in = [](TracingContext& ctx, const TensorType& t) {
     DispatchHandlerGuard guard(&ctx);
     Shape s;
@@ -189,7 +189,7 @@ std::vector<Tensor> cond_traced(TracingContext* outer, const Tensor& pred, FlatF
   then_ctx.graph().drop_capture_sources();
   else_ctx.graph().drop_capture_sources();
   Attrs attrs{{"then_branch", GraphPtr(then_ctx.graph_ptr())}, {"else_branch", GraphPtr(else_ctx.graph_ptr())}};
-  TensorList out = dispatch(function_detail::if_op(stateful), inputs, std::move(attrs), loc);
+  TensorList out = dispatch(graph_ops::if_op(stateful), inputs, std::move(attrs), loc);
   sizes = std::move(a.sizes);
   return std::vector<Tensor>(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(a.leaves.size()));
 }
@@ -360,7 +360,7 @@ std::vector<Tensor> while_traced(TracingContext* outer, FlatFnRef cond_fn, FlatF
   body->graph().drop_capture_sources();
   cond.graph().drop_capture_sources();
   Attrs attrs{{"cond", GraphPtr(cond.graph_ptr())}, {"body", GraphPtr(body->graph_ptr())}};
-  TensorList out = dispatch(function_detail::while_op(stateful), inputs, std::move(attrs), loc);
+  TensorList out = dispatch(graph_ops::while_op(stateful), inputs, std::move(attrs), loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 

@@ -14,7 +14,7 @@
 #include "kiln/math.h"
 #include "runtime/dispatch.h"
 
-namespace kiln::function_detail {
+namespace kiln::graph_ops {
 
 using detail::InferContext;
 using detail::KernelContext;
@@ -124,7 +124,7 @@ template <class F>
 GraphPtr sample_graph(const char* name, const std::vector<TensorType>& params,
                       const std::vector<Tensor>& captures, F fn) {
   auto g = std::make_shared<graph::Graph>(name);
-  TracingContext ctx(g);
+  trace::TracingContext ctx(g);
   std::vector<Tensor> args;
   for (std::size_t i = 0; i < params.size(); ++i)
     args.push_back(ctx.add_parameter(params[i], fmt::format("var{}", i)));
@@ -216,16 +216,16 @@ std::vector<OpSample> while_samples() {
 }
 
 constexpr OpDef kIf{.name = "If", .infer = if_infer, .kernel = if_kernel,
-                    .flags = detail::kSetsOwnOutputs, .samples = if_samples, .gradient = detail::if_gradient};
+                    .flags = detail::kSetsOwnOutputs, .samples = if_samples, .gradient = if_gradient};
 constexpr OpDef kStatefulIf{.name = "StatefulIf", .infer = if_infer, .kernel = if_kernel,
                             .flags = detail::kStateful | detail::kSetsOwnOutputs, .samples = if_samples,
-                            .gradient = detail::if_gradient};
+                            .gradient = if_gradient};
 constexpr OpDef kWhile{.name = "While", .infer = while_infer, .kernel = while_kernel,
                        .flags = detail::kSetsOwnOutputs, .samples = while_samples,
-                       .gradient = detail::while_gradient};
+                       .gradient = while_gradient};
 constexpr OpDef kStatefulWhile{.name = "StatefulWhile", .infer = while_infer, .kernel = while_kernel,
                                .flags = detail::kStateful | detail::kSetsOwnOutputs,
-                               .samples = while_samples, .gradient = detail::while_gradient};
+                               .samples = while_samples, .gradient = while_gradient};
 
 }  // namespace
 
@@ -236,13 +236,11 @@ void set_max_while_iterations(int64_t iterations) {
 const OpDef& if_op(bool stateful) { return stateful ? kStatefulIf : kIf; }
 const OpDef& while_op(bool stateful) { return stateful ? kStatefulWhile : kWhile; }
 
-}  // namespace kiln::function_detail
-
-namespace kiln::detail {
-void register_control_flow_ops(OpRegistry& r) {
-  r.add(function_detail::if_op(false));
-  r.add(function_detail::if_op(true));
-  r.add(function_detail::while_op(false));
-  r.add(function_detail::while_op(true));
+void register_control_flow_ops(detail::OpRegistry& r) {
+  r.add(if_op(false));
+  r.add(if_op(true));
+  r.add(while_op(false));
+  r.add(while_op(true));
 }
-}  // namespace kiln::detail
+
+}  // namespace kiln::graph_ops

@@ -17,7 +17,7 @@
 #include "exec/plan.h"
 #include "graph/graph.h"
 
-namespace kiln::function_detail {
+namespace kiln::graph_ops {
 
 const detail::OpDef& if_op(bool stateful);
 const detail::OpDef& while_op(bool stateful);
@@ -63,9 +63,7 @@ std::string type_text(const detail::TensorType& t);
 // A shape both a and b may have: dims that differ become unknown.
 Shape merge_shapes(const Shape& a, const Shape& b);
 
-}  // namespace kiln::function_detail
-
-namespace kiln::detail {
 // If, StatefulIf, While, StatefulWhile.
-void register_control_flow_ops(OpRegistry& registry);
-}  // namespace kiln::detail
+void register_control_flow_ops(detail::OpRegistry& registry);
+
+}  // namespace kiln::graph_ops

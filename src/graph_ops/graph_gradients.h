@@ -8,10 +8,10 @@
 #include "graph/graph.h"
 #include "schema/op_def.h"
 
-namespace kiln::detail {
-void call_gradient(GradContext& c);
-void if_gradient(GradContext& c);
-void while_gradient(GradContext& c);
+namespace kiln::graph_ops {
+void call_gradient(detail::GradContext& c);
+void if_gradient(detail::GradContext& c);
+void while_gradient(detail::GradContext& c);
 
 // The outputs of g's nodes that a backward pass must take from the forward
 // run rather than run again (random draws, host functions: stateful nodes
@@ -24,4 +24,4 @@ std::vector<graph::Value> values_for_backward(const graph::Graph& g);
 // those values after its own results; cached per f. Free for a graph without
 // stateful nodes.
 std::shared_ptr<const graph::Graph> with_values_for_backward(const std::shared_ptr<const graph::Graph>& f);
-}  // namespace kiln::detail
+}  // namespace kiln::graph_ops

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <unordered_map>
 
-namespace kiln::detail {
+namespace kiln::graph_ops {
 
 namespace {
 
@@ -45,4 +45,4 @@ std::optional<WhileReplay> while_replay_of(const graph::Graph* replay_body) {
   return r;
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::graph_ops

@@ -10,7 +10,7 @@
 
 #include "graph/graph.h"
 
-namespace kiln::detail {
+namespace kiln::graph_ops {
 
 struct WhileReplay {
   // The forward loop's condition and body.
@@ -26,4 +26,4 @@ void note_while_replay(const std::shared_ptr<const graph::Graph>& replay_body, c
 // What a While op with this body replays, if it is a replay.
 std::optional<WhileReplay> while_replay_of(const graph::Graph* replay_body);
 
-}  // namespace kiln::detail
+}  // namespace kiln::graph_ops

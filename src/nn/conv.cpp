@@ -9,8 +9,6 @@
 
 namespace kiln::nn {
 
-using namespace layer_detail;
-
 Conv2D::Conv2D(int64_t filters, Size2D kernel_size, Conv2DOptions options)
     : Conv2D("conv2d", "Conv2D", filters, kernel_size, std::move(options)) {}
 

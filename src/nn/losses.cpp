@@ -44,7 +44,7 @@ int64_t num_classes(const char* fn, const Tensor& y_pred) {
 Tensor sparse_labels(const char* fn, const Tensor& y_true, const Tensor& y_pred, int64_t classes,
                      SourceLocation loc) {
   if (!y_true.defined()) throw InvalidArgument(fmt::format("{}: y_true is a null tensor", fn));
-  Tensor labels = layer_detail::squeeze_sparse_labels(fn, y_true, y_pred, loc);
+  Tensor labels = squeeze_sparse_labels(fn, y_true, y_pred, loc);
   if (labels.dtype() == DType::Bool || labels.dtype() == DType::String)
     throw InvalidArgument(fmt::format("{}: y_true must hold class numbers, got {}", fn, dtype_name(labels.dtype())));
   if (labels.dtype() != DType::Int64) labels = cast(labels, DType::Int64, loc);
@@ -59,8 +59,8 @@ Tensor sparse_labels(const char* fn, const Tensor& y_true, const Tensor& y_pred,
 
 }  // namespace
 
-Tensor layer_detail::squeeze_sparse_labels(const char* fn, const Tensor& y_true, const Tensor& y_pred,
-                                           SourceLocation loc) {
+Tensor squeeze_sparse_labels(const char* fn, const Tensor& y_true, const Tensor& y_pred,
+                             SourceLocation loc) {
   Tensor labels = y_true;
   const Shape& ps = y_pred.shape();
   if (labels.rank() == ps.rank() && labels.rank() > 0 && labels.shape()[labels.rank() - 1] == 1)

@@ -17,7 +17,7 @@ Tensor sparse_categorical_accuracy(const Tensor& y_true, const Tensor& y_pred, S
   if (!is_floating(y_pred.dtype()))
     throw InvalidArgument(fmt::format("{}: y_pred must be float32 or float64, got {}", fn, dtype_name(y_pred.dtype())));
   if (y_pred.rank() < 1) throw InvalidArgument(fmt::format("{}: y_pred must have a class dim, got a scalar", fn));
-  Tensor labels = layer_detail::squeeze_sparse_labels(fn, y_true, y_pred, loc);
+  Tensor labels = squeeze_sparse_labels(fn, y_true, y_pred, loc);
   if (labels.dtype() != DType::Int64) labels = cast(labels, DType::Int64, loc);
   Tensor predicted = argmax(y_pred, y_pred.rank() - 1, DType::Int64, loc);
   return cast(kiln::equal(predicted, labels, loc), y_pred.dtype(), loc);

@@ -7,7 +7,7 @@
 
 #include "kiln/error.h"
 
-namespace kiln::nn::layer_detail {
+namespace kiln::nn {
 
 std::pair<int64_t, int64_t> size2d(const Size2D& size, const std::string& layer, const char* what) {
   const auto& v = size.values();
@@ -50,4 +50,4 @@ Shape output_shape_2d(const Shape& input, int64_t kh, int64_t kw, int64_t sh, in
                output_length(input[2], kw, sw, same, layer, "width"), channels};
 }
 
-}  // namespace kiln::nn::layer_detail
+}  // namespace kiln::nn

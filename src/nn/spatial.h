@@ -8,7 +8,7 @@
 #include "kiln/nn_ops.h"
 #include "kiln/shape.h"
 
-namespace kiln::nn::layer_detail {
+namespace kiln::nn {
 
 // (h, w) from one number, {h, w} or TF's {1, h, w, 1}; `what` and `layer`
 // name the argument in errors.
@@ -22,4 +22,4 @@ int64_t output_length(int64_t input, int64_t window, int64_t stride, bool same, 
 Shape output_shape_2d(const Shape& input, int64_t kh, int64_t kw, int64_t sh, int64_t sw, bool same,
                       int64_t channels, const std::string& layer);
 
-}  // namespace kiln::nn::layer_detail
+}  // namespace kiln::nn

@@ -6,7 +6,7 @@
 #include "onnx/export_ops.h"
 #include "runtime/dispatch.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 namespace {
 
@@ -215,4 +215,4 @@ void add_array_exports(ExportTable& t) {
   t["GatherNd"] = gather_nd, t["TensorScatterUpdate"] = scatter_nd<false>, t["TensorScatterAdd"] = scatter_nd<true>;
 }
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

@@ -6,7 +6,7 @@
 
 #include "onnx/export_ops.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 namespace {
 
@@ -144,4 +144,4 @@ ExportFn export_fn(std::string_view op_name) {
   return it == table.end() ? nullptr : it->second;
 }
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

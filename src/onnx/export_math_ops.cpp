@@ -4,7 +4,7 @@
 #include "onnx/export_ops.h"
 #include "runtime/dispatch.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 void export_as(const NodeExport& x, std::string_view op_type) {
   std::vector<std::string> inputs;
@@ -195,4 +195,4 @@ void add_math_exports(ExportTable& t) {
   t["Cumsum"] = cumsum, t["TopKV2"] = top_k;
 }
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

@@ -15,7 +15,7 @@
 #include "ops/variable_ops.h"
 #include "passes/passes.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 namespace {
 
@@ -81,18 +81,18 @@ pb::ModelProto export_graph(const graph::Graph& traced, const onnx::ExportOption
   return model;
 }
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx
 
 namespace kiln::onnx {
 
 namespace {
 
-using onnx_io::pb::ModelProto;
+using pb::ModelProto;
 
 ModelProto build_model(const ConcreteFunction& function, const ExportOptions& options) {
   ExportOptions named = options;
   if (named.graph_name.empty()) named.graph_name = function.name();
-  return onnx_io::export_graph(*function.impl()->graph, named);
+  return export_graph(*function.impl()->graph, named);
 }
 
 void write(const ModelProto& model, const std::string& path) {

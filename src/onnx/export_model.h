@@ -5,10 +5,10 @@
 #include "kiln/onnx.h"
 #include "onnx/onnx_proto.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 // `traced` is optimized without fusion first; its captures' outer tensors
 // (variables' handles, constants) become initializers.
 pb::ModelProto export_graph(const graph::Graph& traced, const onnx::ExportOptions& options);
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

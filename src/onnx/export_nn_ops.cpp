@@ -6,7 +6,7 @@
 
 #include "onnx/export_ops.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 namespace {
 
@@ -118,4 +118,4 @@ void add_nn_exports(ExportTable& t) {
   t["FusedMatMul"] = fused_contraction<false>, t["FusedConv2D"] = fused_contraction<true>;
 }
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

@@ -6,7 +6,7 @@
 
 #include "onnx/exporter.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 using ExportTable = std::unordered_map<std::string_view, ExportFn>;
 
@@ -24,4 +24,4 @@ std::string cast_to(GraphEmitter& e, const std::string& name, DType from, DType 
 // outputs (FusedElementwise, Call).
 void export_inline(const NodeExport& x, const graph::Graph& body);
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

@@ -5,7 +5,7 @@
 
 #include "kiln/error.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 std::string ModelNames::fresh(std::string_view hint) {
   std::string base(hint.empty() ? "t" : hint);
@@ -137,4 +137,4 @@ void set_value_type(const detail::TensorType& type, const std::string& dim_prefi
   }
 }
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

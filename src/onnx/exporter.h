@@ -12,7 +12,7 @@
 #include "graph/graph.h"
 #include "onnx/onnx_proto.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 class GraphEmitter;
 
@@ -96,4 +96,4 @@ pb::GraphProto& set_graph_attr(pb::NodeProto& n, const std::string& name);
 void set_value_type(const detail::TensorType& type, const std::string& dim_prefix, pb::ValueInfoProto& out,
                     const std::string& what);
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

@@ -20,8 +20,6 @@ namespace kiln::onnx {
 
 namespace {
 
-using namespace onnx_io;
-
 // A file larger than this is refused before it is read (protobuf's own
 // limit is 2 GB).
 constexpr uint64_t kMaxModelBytes = uint64_t{2} << 30;
@@ -98,7 +96,7 @@ struct Importer {
     Scope values;
     std::vector<saved_model::TensorInfo> inputs, outputs;
     {
-      function_detail::TracingContext ctx(g);
+      trace::TracingContext ctx(g);
       for (const pb::TensorProto& init : gp.initializer()) {
         if (init.name().empty()) bad(what, "an initializer has no name");
         values[init.name()] = from_tensor_proto(init, fmt::format("{}: initializer '{}'", what, init.name()));

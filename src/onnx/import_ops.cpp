@@ -10,7 +10,7 @@
 #include "onnx/importer.h"
 #include "runtime/dispatch.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 // ---- NodeImport --------------------------------------------------------------
 const Tensor& NodeImport::in(int i) const {
@@ -812,4 +812,4 @@ ImportFn import_fn(const std::string& op_type) {
   return it == table.end() ? nullptr : it->second;
 }
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

@@ -9,7 +9,7 @@
 #include "kiln/tensor.h"
 #include "onnx/onnx_proto.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 // What a mapping sees of one ONNX node.
 class NodeImport {
@@ -51,4 +51,4 @@ using ImportFn = std::vector<Tensor> (*)(const NodeImport&);
 // The mapping of an ONNX op (default domain), or nullptr.
 ImportFn import_fn(const std::string& op_type);
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

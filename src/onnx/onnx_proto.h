@@ -8,7 +8,7 @@
 
 #include "core/tensor_impl.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 namespace pb = ::onnx;
 
@@ -26,4 +26,4 @@ void to_tensor_proto(const Tensor& value, const std::string& name, pb::TensorPro
 // match the dims, negative or huge dims, external data).
 Tensor from_tensor_proto(const pb::TensorProto& proto, const std::string& what);
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

@@ -6,7 +6,7 @@
 #include "kiln/error.h"
 #include "onnx/onnx_proto.h"
 
-namespace kiln::onnx_io {
+namespace kiln::onnx {
 
 using detail::data_of;
 using detail::make_tensor;
@@ -105,4 +105,4 @@ Tensor from_tensor_proto(const pb::TensorProto& proto, const std::string& what) 
   return t;
 }
 
-}  // namespace kiln::onnx_io
+}  // namespace kiln::onnx

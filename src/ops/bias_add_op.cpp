@@ -100,6 +100,6 @@ Tensor bias_add(const Tensor& value, const Tensor& bias, SourceLocation loc) {
 }  // namespace kiln
 
 // The handles the passes compare nodes with (ops/known_ops.h).
-namespace kiln::passes {
+namespace kiln::ops {
 const detail::OpDef& bias_add_op() { return detail::kBiasAdd; }
-}  // namespace kiln::passes
+}  // namespace kiln::ops

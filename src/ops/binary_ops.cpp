@@ -224,9 +224,9 @@ Tensor minimum(const Operand& x, const Operand& y, SourceLocation loc) {
 }  // namespace kiln
 
 // The handles the passes compare nodes with (ops/known_ops.h).
-namespace kiln::passes {
+namespace kiln::ops {
 const detail::OpDef& add_op() { return detail::kAdd; }
 const detail::OpDef& sub_op() { return detail::kSub; }
 const detail::OpDef& mul_op() { return detail::kMul; }
 const detail::OpDef& real_div_op() { return detail::kRealDiv; }
-}  // namespace kiln::passes
+}  // namespace kiln::ops

@@ -179,7 +179,7 @@ Tensor clip(Tensor x, const Operand& min, const Operand& max, SourceLocation loc
 }  // namespace kiln
 
 // The handles the passes compare nodes with (ops/known_ops.h).
-namespace kiln::passes {
+namespace kiln::ops {
 const detail::OpDef& greater_op() { return detail::kGreater; }
 const detail::OpDef& select_op() { return detail::kSelect; }
-}  // namespace kiln::passes
+}  // namespace kiln::ops

@@ -246,6 +246,6 @@ Tensor conv2d(const Tensor& input, const Tensor& filters, const Size2D& strides,
 }  // namespace kiln
 
 // The handles the passes compare nodes with (ops/known_ops.h).
-namespace kiln::passes {
+namespace kiln::ops {
 const detail::OpDef& conv2d_op() { return detail::kConv2D; }
-}  // namespace kiln::passes
+}  // namespace kiln::ops

@@ -406,7 +406,7 @@ Tensor cast(const Tensor& x, DType dtype, SourceLocation loc) {
 }  // namespace kiln
 
 // The handles the passes compare nodes with (ops/known_ops.h).
-namespace kiln::passes {
+namespace kiln::ops {
 const detail::OpDef& const_op_def() { return detail::kConst; }
 const detail::OpDef& cast_op() { return detail::kCast; }
-}  // namespace kiln::passes
+}  // namespace kiln::ops

@@ -4,10 +4,10 @@
 // does with `&detail::placeholder_op()`. Each handle is defined in its op's own
 // file and returns that file's OpDef: one identity per op, no lookup by name.
 // Ops that have accessors of their own (detail::placeholder_op,
-// function_detail::call_op, the fused ops) are used through those.
+// graph_ops::call_op, the fused ops) are used through those.
 #include "schema/op_def.h"
 
-namespace kiln::passes {
+namespace kiln::ops {
 
 const detail::OpDef& const_op_def();  // not const_op: detail::const_op makes a Const tensor
 const detail::OpDef& add_op();
@@ -26,4 +26,4 @@ const detail::OpDef& select_op();
 const detail::OpDef& max_pool_grad_op();
 const detail::OpDef& apply_adam_op();
 
-}  // namespace kiln::passes
+}  // namespace kiln::ops

@@ -345,6 +345,6 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
 }  // namespace kiln
 
 // The handles the passes compare nodes with (ops/known_ops.h).
-namespace kiln::passes {
+namespace kiln::ops {
 const detail::OpDef& matmul_op() { return detail::kMatMul; }
-}  // namespace kiln::passes
+}  // namespace kiln::ops

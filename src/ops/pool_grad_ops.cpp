@@ -441,6 +441,6 @@ Tensor avg_pool_grad(const Tensor& input, const Tensor& dy, Attrs attrs) {
 }  // namespace kiln
 
 // The handle the passes compare nodes with (ops/known_ops.h).
-namespace kiln::passes {
+namespace kiln::ops {
 const detail::OpDef& max_pool_grad_op() { return detail::kMaxPoolGrad; }
-}  // namespace kiln::passes
+}  // namespace kiln::ops

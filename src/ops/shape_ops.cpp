@@ -400,7 +400,7 @@ Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes, SourceLocation
 }  // namespace kiln
 
 // The handles the passes compare nodes with (ops/known_ops.h).
-namespace kiln::passes {
+namespace kiln::ops {
 const detail::OpDef& reshape_op() { return detail::kReshape; }
 const detail::OpDef& transpose_op() { return detail::kTranspose; }
-}  // namespace kiln::passes
+}  // namespace kiln::ops

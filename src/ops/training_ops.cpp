@@ -292,6 +292,6 @@ void apply_adam(const Variable& var, const Variable& m, const Variable& v, const
 
 }  // namespace kiln
 
-namespace kiln::passes {
+namespace kiln::ops {
 const detail::OpDef& apply_adam_op() { return detail::kApplyAdam; }
-}  // namespace kiln::passes
+}  // namespace kiln::ops

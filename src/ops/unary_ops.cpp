@@ -211,6 +211,6 @@ Tensor selu(Tensor x, SourceLocation loc) { return detail::unary(detail::kSelu, 
 }  // namespace kiln
 
 // The handles the passes compare nodes with (ops/known_ops.h).
-namespace kiln::passes {
+namespace kiln::ops {
 const detail::OpDef& relu_op() { return detail::kRelu; }
-}  // namespace kiln::passes
+}  // namespace kiln::ops

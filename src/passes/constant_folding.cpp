@@ -58,7 +58,7 @@ bool fold_constants(graph::Graph& g, int64_t max_elements) {
     }
     for (std::size_t k = 0; k < values.size(); ++k) {
       detail::TensorType type{values[k].dtype(), values[k].shape()};
-      auto c = g.new_node(const_op_def(), {}, detail::Attrs{{"value", values[k]}},
+      auto c = g.new_node(ops::const_op_def(), {}, detail::Attrs{{"value", values[k]}},
                           std::span<const detail::TensorType>(&type, 1), n->location, n->name);
       map.set({n.get(), static_cast<int>(k)}, {c.get(), 0});
       out.push_back(std::move(c));

@@ -39,7 +39,7 @@ std::vector<std::vector<Node*>> adam_groups(const graph::Graph& g) {
   std::vector<std::vector<Node*>> groups;
   bool open = false;
   for (Node* n : g.stateful_nodes()) {
-    if (n->op != &apply_adam_op()) {
+    if (n->op != &ops::apply_adam_op()) {
       open = false;
       continue;
     }
@@ -69,7 +69,7 @@ std::vector<std::vector<Node*>> adam_groups(const graph::Graph& g) {
 Node* gradient_matmul(const Node& update, const Uses& uses) {
   const Value& grad = update.inputs[3];
   Node* mm = grad.node;
-  if (mm->op != &matmul_op() || uses.pinned[mm->id] || uses.count[mm->id] != 1) return nullptr;
+  if (mm->op != &ops::matmul_op() || uses.pinned[mm->id] || uses.count[mm->id] != 1) return nullptr;
   if (update.attrs.get_dtype("dtype") != DType::Float32 || !mm->attrs.get_bool("transpose_a") ||
       mm->attrs.get_bool("transpose_b"))
     return nullptr;
@@ -118,7 +118,7 @@ bool fuse_adam_updates(graph::Graph& g) {
                         {"beta_2", first.attrs.get_float("beta_2")},
                         {"epsilon", first.attrs.get_float("epsilon")}};
     std::unique_ptr<Node> node =
-        g.new_node(fused_apply_adam_op(), inputs, std::move(attrs), {}, first.location, "fused_" + first.name);
+        g.new_node(exec::fused_apply_adam_op(), inputs, std::move(attrs), {}, first.location, "fused_" + first.name);
     node->control_inputs = std::move(control);
     for (const Node* n : group) folded_into[n->id] = node.get();
     fused[group.back()->id] = std::move(node);

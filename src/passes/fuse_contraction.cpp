@@ -29,8 +29,8 @@ using graph::Value;
 // broadcasts.
 bool adds_channel_bias(const graph::Graph& g, const Node& add, const Node& contraction) {
   if (add.inputs.size() != 2) return false;
-  if (add.op == &bias_add_op()) return true;
-  if (add.op != &add_op()) return false;
+  if (add.op == &ops::bias_add_op()) return true;
+  if (add.op != &ops::add_op()) return false;
   const Shape& out = contraction.outputs[0].shape;
   const detail::TensorType& bias = g.type_of(add.inputs[1]);
   if (!out.has_known_rank() || out.rank() < 1 || bias.dtype != DType::Float32 || !bias.shape.has_known_rank() ||
@@ -41,8 +41,8 @@ bool adds_channel_bias(const graph::Graph& g, const Node& add, const Node& contr
 }
 
 const detail::OpDef* fused_op_for(const Node& n) {
-  if (n.op == &matmul_op()) return &fused_matmul_op();
-  if (n.op == &conv2d_op()) return &fused_conv2d_op();
+  if (n.op == &ops::matmul_op()) return &exec::fused_matmul_op();
+  if (n.op == &ops::conv2d_op()) return &exec::fused_conv2d_op();
   return nullptr;
 }
 
@@ -59,7 +59,7 @@ bool fuse_contractions(graph::Graph& g) {
     if (!add || !adds_channel_bias(g, *add, *contraction)) continue;
     Node* last = add;
     Node* relu = uses.only_reader(*add);
-    const bool with_relu = relu && relu->op == &relu_op();
+    const bool with_relu = relu && relu->op == &ops::relu_op();
     if (with_relu) last = relu;
 
     detail::Attrs attrs = contraction->attrs;

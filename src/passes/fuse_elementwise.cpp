@@ -42,7 +42,7 @@ bool fuse_elementwise(graph::Graph& g, int min_nodes) {
   std::vector<char> is_result(count, 0);
   for (const Value& v : g.results()) is_result[v.node->id] = 1;
   std::vector<char> fusible(count, 0);
-  for (const auto& n : nodes) fusible[n->id] = fusible_loop(g, *n) != nullptr;
+  for (const auto& n : nodes) fusible[n->id] = exec::fusible_loop(g, *n) != nullptr;
 
   std::vector<int> group(count, -1);
   std::vector<std::vector<Node*>> groups;  // members, root first
@@ -106,7 +106,7 @@ bool fuse_elementwise(graph::Graph& g, int min_nodes) {
       inner.emplace(Value{m, 0}, Value{copy, 0});
     }
     body->results().push_back(inner.at(Value{root, 0}));
-    auto fused = g.new_node(fused_elementwise_op(), std::span<const Value>(leaves.data(), leaves.size()),
+    auto fused = g.new_node(exec::fused_elementwise_op(), std::span<const Value>(leaves.data(), leaves.size()),
                             detail::Attrs{{"body", std::shared_ptr<const graph::Graph>(body)}},
                             std::span<const detail::TensorType>(root->outputs.data(), 1), root->location,
                             "fused_" + root->name);

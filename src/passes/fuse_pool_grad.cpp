@@ -48,10 +48,10 @@ bool fuse_pool_gradients(graph::Graph& g) {
   ChainFusion fusion(g);
   for (const auto& node : g.nodes()) {
     Node* select = node.get();
-    if (select->op != &select_op() || select->inputs.size() != 3 || uses.pinned[select->id]) continue;
+    if (select->op != &ops::select_op() || select->inputs.size() != 3 || uses.pinned[select->id]) continue;
     Node* greater = select->inputs[0].node;
     Node* pool_grad = select->inputs[1].node;
-    if (greater->op != &greater_op() || pool_grad->op != &max_pool_grad_op()) continue;
+    if (greater->op != &ops::greater_op() || pool_grad->op != &ops::max_pool_grad_op()) continue;
     if (uses.pinned[greater->id] || uses.pinned[pool_grad->id] || uses.count[pool_grad->id] != 1) continue;
     const DType dtype = pool_grad->outputs[0].dtype;
     const Value& y = pool_grad->inputs[0];
@@ -65,7 +65,7 @@ bool fuse_pool_gradients(graph::Graph& g) {
     detail::Attrs attrs = pool_grad->attrs;
     attrs.set("activation", std::string("relu"));
     const std::array<Value, 2> inputs{y, pool_grad->inputs[1]};
-    fusion.replace(g, *select, fused_max_pool_grad_op(), inputs, std::move(attrs));
+    fusion.replace(g, *select, exec::fused_max_pool_grad_op(), inputs, std::move(attrs));
     fusion.absorb(*pool_grad);
     if (uses.count[greater->id] == 1) fusion.absorb(*greater);
   }

@@ -17,7 +17,7 @@ using graph::Value;
 using GraphPtr = std::shared_ptr<const graph::Graph>;
 
 bool is_call(const Node& n) {
-  return n.op == &function_detail::call_op(false) || n.op == &function_detail::call_op(true);
+  return n.op == &graph_ops::call_op(false) || n.op == &graph_ops::call_op(true);
 }
 
 // Copies the callee of `call` into `out`; maps the call's outputs in `map`.

@@ -35,12 +35,12 @@ bool collect_movable(const Node& n, int limit, std::unordered_set<const Node*>& 
 }  // namespace
 
 bool merge_while_replays(graph::Graph& g) {
-  const detail::OpDef* pure_while = &function_detail::while_op(false);
+  const detail::OpDef* pure_while = &graph_ops::while_op(false);
   bool changed = false;
   for (std::size_t i = 0; i < g.nodes().size(); ++i) {
     Node* replay = g.nodes()[i].get();
     if (replay->op != pure_while) continue;
-    std::optional<detail::WhileReplay> of = detail::while_replay_of(replay->attrs.get<GraphPtr>("body").get());
+    std::optional<graph_ops::WhileReplay> of = graph_ops::while_replay_of(replay->attrs.get<GraphPtr>("body").get());
     if (!of || replay->inputs.size() < of->inputs || replay->outputs.size() < of->outputs) continue;
     Node* forward = nullptr;
     for (std::size_t j = 0; j < i && !forward; ++j) {

@@ -17,7 +17,7 @@ using graph::Graph;
 using GraphPtr = std::shared_ptr<const Graph>;
 
 const Tensor* const_value(const graph::Node& n) {
-  if (n.op != &const_op_def()) return nullptr;
+  if (n.op != &ops::const_op_def()) return nullptr;
   return &n.attrs.get<Tensor>("value");
 }
 
@@ -54,7 +54,7 @@ bool optimize_nested(Graph& g, const PassOptions& options) {
   std::unordered_map<GraphPtr, GraphPtr> optimized;
   for (const auto& n : g.nodes()) {
     // A fused body is already straight-line code for its kernel.
-    if (n->op == &fused_elementwise_op()) continue;
+    if (n->op == &exec::fused_elementwise_op()) continue;
     std::vector<std::pair<std::string_view, GraphPtr>> replaced;
     for (const auto& a : n->attrs) {
       const auto* sub = std::get_if<GraphPtr>(&a.value);

@@ -90,20 +90,20 @@ struct Rewriter {
   // Returns whether `n` was rewritten (it is then dead).
   bool visit(Node& n) {
     const detail::OpDef* op = n.op;
-    if (op == &mul_op()) {
+    if (op == &ops::mul_op()) {
       for (int side : {1, 0})
         if (const Value* x = identity_operand(g, n, side, Unit::One)) return replace(n, *x), true;
-    } else if (op == &real_div_op()) {
+    } else if (op == &ops::real_div_op()) {
       if (const Value* x = identity_operand(g, n, 1, Unit::One)) return replace(n, *x), true;
-    } else if (op == &add_op()) {
+    } else if (op == &ops::add_op()) {
       // An integer zero is PlusZero (only floats have a -0); a float x+0 is
       // not x for x = -0.0, x+(-0.0) is.
       const Unit zero = is_integer(n.outputs[0].dtype) ? Unit::PlusZero : Unit::MinusZero;
       for (int side : {1, 0})
         if (const Value* x = identity_operand(g, n, side, zero)) return replace(n, *x), true;
-    } else if (op == &sub_op()) {
+    } else if (op == &ops::sub_op()) {
       if (const Value* x = identity_operand(g, n, 1, Unit::PlusZero)) return replace(n, *x), true;
-    } else if (op == &transpose_op()) {
+    } else if (op == &ops::transpose_op()) {
       const Node& inner = *n.inputs[0].node;
       if (inner.op != n.op) return false;
       const Shape& in_shape = g.type_of(inner.inputs[0]).shape;
@@ -120,7 +120,7 @@ struct Rewriter {
       if (identity) return replace(n, inner.inputs[0]), true;
       replace_with(n, inner.inputs[0], detail::Attrs{{"perm", q}});
       return true;
-    } else if (op == &cast_op()) {
+    } else if (op == &ops::cast_op()) {
       DType to = n.attrs.get_dtype("dtype");
       const Node& inner = *n.inputs[0].node;
       if (g.type_of(n.inputs[0]).dtype == to) return replace(n, n.inputs[0]), true;
@@ -131,7 +131,7 @@ struct Rewriter {
       if (from == to) return replace(n, x), true;
       replace_with(n, x, detail::Attrs{{"dtype", to}});
       return true;
-    } else if (op == &reshape_op()) {
+    } else if (op == &ops::reshape_op()) {
       const Node& inner = *n.inputs[0].node;
       const Shape& in = g.type_of(n.inputs[0]).shape;
       if (in.is_fully_defined() && in == n.outputs[0].shape) return replace(n, n.inputs[0]), true;

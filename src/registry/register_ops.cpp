@@ -27,12 +27,12 @@ void register_all_ops(OpRegistry& r) {
   register_host_function_ops(r);
   register_grad_ops(r);
   // src/distributed: the collectives (a world of one until init()).
-  distributed_detail::register_distributed_ops(r);
+  distributed::register_distributed_ops(r);
   // src/graph_ops: ops whose attrs hold graphs.
-  register_control_flow_ops(r);  // If, While and their Stateful twins
-  register_call_ops(r);          // Call, StatefulCall
+  graph_ops::register_control_flow_ops(r);  // If, While and their Stateful twins
+  graph_ops::register_call_ops(r);          // Call, StatefulCall
   // src/exec: the fused kernels the passes put in graphs.
-  register_fused_ops(r);
+  exec::register_fused_ops(r);
 }
 
 }  // namespace kiln::detail

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace kiln::function_detail {
+namespace kiln::trace {
 
 TracingContext::TracingContext(std::shared_ptr<graph::Graph> graph) : graph_(std::move(graph)) {}
 
@@ -71,4 +71,4 @@ detail::TensorList TracingContext::dispatch(const detail::OpDef& op, std::span<c
   return out;
 }
 
-}  // namespace kiln::function_detail
+}  // namespace kiln::trace

@@ -8,7 +8,7 @@
 #include "graph/graph.h"
 #include "runtime/dispatch.h"
 
-namespace kiln::function_detail {
+namespace kiln::trace {
 
 class TracingContext : public detail::DispatchHandler {
  public:
@@ -58,4 +58,4 @@ class TracingContext : public detail::DispatchHandler {
   std::vector<graph::Node*> dispatch_nodes_;
 };
 
-}  // namespace kiln::function_detail
+}  // namespace kiln::trace

@@ -22,11 +22,11 @@ namespace kiln::fuzz {
 struct FuzzLimits {
   FuzzLimits() {
     detail::set_max_allocation_bytes(std::size_t{1} << 30);
-    function_detail::set_max_while_iterations(10000);
+    graph_ops::set_max_while_iterations(10000);
   }
   ~FuzzLimits() {
     detail::set_max_allocation_bytes(0);
-    function_detail::set_max_while_iterations(0);
+    graph_ops::set_max_while_iterations(0);
   }
   FuzzLimits(const FuzzLimits&) = delete;
   FuzzLimits& operator=(const FuzzLimits&) = delete;

@@ -116,11 +116,11 @@ TEST(Training, RanksAtBatchBMatchOneProcessAtBatchNB) {
 namespace {
 
 const std::string kTwoBuckets = "test: 2 buckets";
-uint64_t two_bucket_fingerprint() { return kiln::distributed_detail::fnv1a(kTwoBuckets.data(), kTwoBuckets.size()); }
+uint64_t two_bucket_fingerprint() { return kiln::distributed::fnv1a(kTwoBuckets.data(), kTwoBuckets.size()); }
 
 Tensor bucket(const Tensor& t, int index) {
   const Tensor in[] = {t};
-  return kiln::distributed_detail::grouped_allreduce(in, dist::Reduction::Sum, index, 2, two_bucket_fingerprint(),
+  return kiln::distributed::grouped_allreduce(in, dist::Reduction::Sum, index, 2, two_bucket_fingerprint(),
                                                      kTwoBuckets)[0];
 }
 
@@ -129,7 +129,7 @@ Tensor bucket(const Tensor& t, int index) {
 // Even ranks start bucket 1 first, odd ranks bucket 0: the communication
 // thread runs them in index order on every rank, so nothing hangs.
 TEST(Training, BucketsStartedInDifferentOrdersDoNotHang) {
-  namespace dd = kiln::distributed_detail;
+  namespace dd = kiln::distributed;
   const int me = dist::rank(), size = dist::size();
   Tensor a = kiln::fill(Shape{5}, static_cast<float>(me)), b = kiln::fill(Shape{3}, 1.f);
   const float sum_a = static_cast<float>(size * (size - 1) / 2), sum_b = static_cast<float>(size);

@@ -19,17 +19,17 @@ namespace {
 
 fs::path corpus_dir() { return fs::path(KILN_GOLDEN_DIR_FOR_ONNX).parent_path() / "fuzz_corpus" / "onnx"; }
 
-std::string bytes_of(const onnx_io::pb::ModelProto& m) { return m.SerializeAsString(); }
+std::string bytes_of(const kiln::onnx::pb::ModelProto& m) { return m.SerializeAsString(); }
 
 // The exported loop with its counter starting at INT32_MIN: 2^31 legal
 // iterations, which the fuzz limits end (libFuzzer first found it as a
 // timeout).
 std::string long_loop(const std::string& control_flow) {
-  onnx_io::pb::ModelProto m = parse_model(control_flow);
+  kiln::onnx::pb::ModelProto m = parse_model(control_flow);
   std::string counter;
-  for (const onnx_io::pb::NodeProto& node : m.graph().node())
+  for (const kiln::onnx::pb::NodeProto& node : m.graph().node())
     if (node.op_type() == "Loop") counter = node.input(2);
-  for (onnx_io::pb::TensorProto& init : *m.mutable_graph()->mutable_initializer())
+  for (kiln::onnx::pb::TensorProto& init : *m.mutable_graph()->mutable_initializer())
     if (init.name() == counter) {
       init.clear_raw_data();
       init.add_int32_data(std::numeric_limits<int32_t>::min());
@@ -77,24 +77,24 @@ std::vector<std::tuple<std::string, std::string, bool>> fresh_seeds() {
   out.emplace_back("depthwise.onnx", kiln::onnx::export_to_string(only_trace(depthwise)), true);
   out.emplace_back("nd_ops.onnx", kiln::onnx::export_to_string(only_trace(nd)), true);
   out.emplace_back("hostile_truncated.onnx", good.substr(0, good.size() / 2), false);
-  onnx_io::pb::ModelProto m = parse_model(good);
-  onnx_io::pb::NodeProto& first = *m.mutable_graph()->mutable_node(0);
+  kiln::onnx::pb::ModelProto m = parse_model(good);
+  kiln::onnx::pb::NodeProto& first = *m.mutable_graph()->mutable_node(0);
   first.set_input(0, m.graph().node(1).output(0));
   out.emplace_back("hostile_cycle.onnx", bytes_of(m), false);
   m = parse_model(good);
   m.mutable_graph()->mutable_initializer(0)->add_dims(int64_t{1} << 47);
   out.emplace_back("hostile_huge_initializer.onnx", bytes_of(m), false);
   m = parse_model(good);
-  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx_io::pb::TensorProto::STRING);
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(kiln::onnx::pb::TensorProto::STRING);
   out.emplace_back("hostile_string_input.onnx", bytes_of(m), false);
   m = parse_model(good);
-  onnx_io::pb::NodeProto& reshape = *m.mutable_graph()->add_node();
+  kiln::onnx::pb::NodeProto& reshape = *m.mutable_graph()->add_node();
   reshape.set_op_type("ConstantOfShape");
   reshape.add_input("big_shape");
   reshape.add_output("big");
-  onnx_io::pb::TensorProto& shape = *m.mutable_graph()->add_initializer();
+  kiln::onnx::pb::TensorProto& shape = *m.mutable_graph()->add_initializer();
   shape.set_name("big_shape");
-  shape.set_data_type(onnx_io::pb::TensorProto::INT64);
+  shape.set_data_type(kiln::onnx::pb::TensorProto::INT64);
   shape.add_dims(3);
   for (int64_t d : {int64_t{1} << 20, int64_t{1} << 20, int64_t{1} << 20}) shape.add_int64_data(d);
   *m.mutable_graph()->add_output() = m.graph().output(0);

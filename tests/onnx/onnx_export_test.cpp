@@ -21,7 +21,7 @@ TEST(OnnxExport, AffineGolden) {
   Variable w(constant({0.5f, -1.f, 2.f, 3.f}), {.name = "w"});
   auto f = kiln::function([&](const Tensor& x) { return relu(x * w.read_value() + 1.5f); },
                           {.input_signature = std::vector<TensorSpec>{TensorSpec({None, 4})}, .name = "affine"});
-  onnx_io::pb::ModelProto model = parse_model(kiln::onnx::export_to_string(only_trace(f), {.input_names = {"x"}}));
+  kiln::onnx::pb::ModelProto model = parse_model(kiln::onnx::export_to_string(only_trace(f), {.input_names = {"x"}}));
   EXPECT_EQ(onnx_check(model), "");
   EXPECT_EQ(model.ir_version(), 8);
   EXPECT_EQ(model.opset_import(0).version(), 17);
@@ -35,7 +35,7 @@ TEST(OnnxExport, CondAndWhileLoopGolden) {
   auto f = kiln::function(
       [](const Tensor& x, const Tensor& n) { return control_flow_example(x, n, 2.f); },
       {.input_signature = std::vector<TensorSpec>{TensorSpec({3}), TensorSpec({}, DType::Int32)}, .name = "control"});
-  onnx_io::pb::ModelProto model = parse_model(kiln::onnx::export_to_string(only_trace(f)));
+  kiln::onnx::pb::ModelProto model = parse_model(kiln::onnx::export_to_string(only_trace(f)));
   EXPECT_EQ(onnx_check(model), "");
   expect_golden("onnx_export_control_flow.txt", onnx_text(model));
 }
@@ -50,7 +50,7 @@ TEST(OnnxExport, MnistCnnPassesBothCheckers) {
   kiln::onnx::export_(serve, path, {.input_names = {"images"}});
   std::ifstream in(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  onnx_io::pb::ModelProto model = parse_model(bytes);
+  kiln::onnx::pb::ModelProto model = parse_model(bytes);
   EXPECT_EQ(onnx_check(model), "");
   EXPECT_EQ(onnx_python_check(path), "");
   std::multiset<std::string> ops;
@@ -62,7 +62,7 @@ TEST(OnnxExport, MnistCnnPassesBothCheckers) {
   EXPECT_EQ(model.graph().initializer_size() >= 8, true);  // 4 kernels, 4 biases, the shape constants
   int64_t params = 0;
   for (const auto& t : model.graph().initializer())
-    if (t.data_type() == onnx_io::pb::TensorProto::FLOAT) {
+    if (t.data_type() == kiln::onnx::pb::TensorProto::FLOAT) {
       int64_t n = 1;
       for (int64_t d : t.dims()) n *= d;
       params += n;
@@ -79,7 +79,7 @@ TEST(OnnxExport, EveryOpSampleExportsOrIsRefused) {
   int exported = 0;
   for_each_op_sample([&](const detail::OpDef& op, int k, const graph::Graph& g) {
     try {
-      onnx_io::pb::ModelProto model = onnx_io::export_graph(g, {});
+      kiln::onnx::pb::ModelProto model = kiln::onnx::export_graph(g, {});
       std::string problem = onnx_check(model);
       EXPECT_EQ(problem, "") << op.name << " sample " << k;
       ++exported;

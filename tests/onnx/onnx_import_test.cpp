@@ -63,13 +63,13 @@ TEST(OnnxImport, ControlFlowRoundTripIsBitwise) {
 }
 
 // ---- Hostile models ------------------------------------------------------------
-onnx_io::pb::ModelProto small_model() {
+kiln::onnx::pb::ModelProto small_model() {
   auto f = kiln::function([](const Tensor& x) { return relu(x) + 1.f; },
                           {.input_signature = std::vector<TensorSpec>{TensorSpec({2})}});
   return parse_model(kiln::onnx::export_to_string(only_trace(f)));
 }
 
-std::string bytes_of(const onnx_io::pb::ModelProto& m) {
+std::string bytes_of(const kiln::onnx::pb::ModelProto& m) {
   std::string s;
   m.SerializeToString(&s);
   return s;
@@ -100,7 +100,7 @@ TEST(OnnxImport, DepthwiseConvAndNdOpsRoundTripsAreBitwise) {
   Tensor want = nd(t, updates);
   std::string bytes = kiln::onnx::export_to_string(only_trace(nd), {.input_names = {"t", "updates"}});
   std::set<std::string> ops;
-  const onnx_io::pb::ModelProto model = parse_model(bytes);
+  const kiln::onnx::pb::ModelProto model = parse_model(bytes);
   for (const auto& node : model.graph().node()) ops.insert(node.op_type());
   EXPECT_TRUE(ops.count("GatherND") && ops.count("ScatterND")) << fmt::format("{}", fmt::join(ops, " "));
   auto back = kiln::onnx::import_model_from_string(bytes);
@@ -120,20 +120,20 @@ TEST(OnnxImport, RejectsTruncatedAndForeignFiles) {
 }
 
 TEST(OnnxImport, RejectsWrongTypesCyclesAndHugeDims) {
-  onnx_io::pb::ModelProto m = small_model();
+  kiln::onnx::pb::ModelProto m = small_model();
   m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
-      onnx_io::pb::TensorProto::FLOAT16);
+      kiln::onnx::pb::TensorProto::FLOAT16);
   expect_error<Unimplemented>([&] { kiln::onnx::import_model_from_string(bytes_of(m), "m"); },
                               {"element type FLOAT16, which Kiln does not have"});
 
   m = small_model();  // a node reading its own output: a cycle
-  onnx_io::pb::NodeProto& first = *m.mutable_graph()->mutable_node(0);
+  kiln::onnx::pb::NodeProto& first = *m.mutable_graph()->mutable_node(0);
   first.set_input(0, first.output(0));
   expect_error<InvalidArgument>([&] { kiln::onnx::import_model_from_string(bytes_of(m), "m"); },
                                 {"is not produced by an earlier node", "has a cycle"});
 
   m = small_model();
-  onnx_io::pb::TensorProto& init = *m.mutable_graph()->mutable_initializer(0);
+  kiln::onnx::pb::TensorProto& init = *m.mutable_graph()->mutable_initializer(0);
   init.add_dims(int64_t{1} << 40);
   expect_error<InvalidArgument>([&] { kiln::onnx::import_model_from_string(bytes_of(m), "m"); },
                                 {"initializer 'const'", "bytes of raw_data"});
@@ -157,13 +157,13 @@ TEST(OnnxImport, RejectsWrongTypesCyclesAndHugeDims) {
   expect_error<Unimplemented>([&] { kiln::onnx::import_model_from_string(bytes_of(m), "m"); }, {"opset 99 is newer"});
 
   m = small_model();  // Add of float and int64: Kiln's inference names the node
-  m.mutable_graph()->mutable_initializer(0)->set_data_type(onnx_io::pb::TensorProto::INT32);
+  m.mutable_graph()->mutable_initializer(0)->set_data_type(kiln::onnx::pb::TensorProto::INT32);
   expect_error<InvalidArgument>([&] { kiln::onnx::import_model_from_string(bytes_of(m), "m"); }, {"node 'add_Add' (Add)"});
 }
 
 // ---- ONNX's backend node tests ---------------------------------------------------
-onnx_io::pb::TensorProto read_tensor(const fs::path& path) {
-  onnx_io::pb::TensorProto t;
+kiln::onnx::pb::TensorProto read_tensor(const fs::path& path) {
+  kiln::onnx::pb::TensorProto t;
   t.ParseFromString(read_bytes(path));
   return t;
 }
@@ -186,7 +186,7 @@ enum class Verdict { Pass, Fail, Unsupported };
 
 // Runs one test directory; `why` says what failed or what Kiln lacks.
 Verdict run_node_test(const fs::path& dir, std::string& why) {
-  onnx_io::pb::ModelProto model;
+  kiln::onnx::pb::ModelProto model;
   if (!model.ParseFromString(read_bytes(dir / "model.onnx"))) {
     why = "unreadable model";
     return Verdict::Unsupported;
@@ -196,7 +196,7 @@ Verdict run_node_test(const fs::path& dir, std::string& why) {
     if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
   for (const fs::path& set : sets) {
-    std::vector<onnx_io::pb::TensorProto> inputs, outputs;
+    std::vector<kiln::onnx::pb::TensorProto> inputs, outputs;
     for (int i = 0; fs::exists(set / fmt::format("input_{}.pb", i)); ++i) inputs.push_back(read_tensor(set / fmt::format("input_{}.pb", i)));
     for (int i = 0; fs::exists(set / fmt::format("output_{}.pb", i)); ++i) outputs.push_back(read_tensor(set / fmt::format("output_{}.pb", i)));
     std::optional<saved_model::LoadedSignature> sig;
@@ -208,12 +208,12 @@ Verdict run_node_test(const fs::path& dir, std::string& why) {
         // Kiln fixes shapes, axes and pads when it builds a graph: with the
         // test's integer inputs made initializers, the model may import.
         if (std::string(e.what()).find("Kiln needs it when it builds the graph") == std::string::npos) throw;
-        onnx_io::pb::ModelProto fixed = model;
+        kiln::onnx::pb::ModelProto fixed = model;
         auto* g = fixed.mutable_graph();
         for (std::size_t i = 0; i < inputs.size() && static_cast<int>(i) < g->input_size(); ++i) {
           int type = g->input(static_cast<int>(i)).type().tensor_type().elem_type();
-          if (type != onnx_io::pb::TensorProto::INT64 && type != onnx_io::pb::TensorProto::INT32) continue;
-          onnx_io::pb::TensorProto init = inputs[i];
+          if (type != kiln::onnx::pb::TensorProto::INT64 && type != kiln::onnx::pb::TensorProto::INT32) continue;
+          kiln::onnx::pb::TensorProto init = inputs[i];
           init.set_name(g->input(static_cast<int>(i)).name());
           *g->add_initializer() = init;
         }
@@ -222,7 +222,7 @@ Verdict run_node_test(const fs::path& dir, std::string& why) {
       for (std::size_t i = 0; i < inputs.size() && i < static_cast<std::size_t>(model.graph().input_size()); ++i) {
         const std::string& name = model.graph().input(static_cast<int>(i)).name();
         for (const auto& info : sig->inputs())
-          if (info.name == name) feeds[name] = onnx_io::from_tensor_proto(inputs[i], name);
+          if (info.name == name) feeds[name] = kiln::onnx::from_tensor_proto(inputs[i], name);
       }
     } catch (const Unimplemented& e) {
       why = e.what();
@@ -235,7 +235,7 @@ Verdict run_node_test(const fs::path& dir, std::string& why) {
       std::map<std::string, Tensor> got = (*sig)(feeds);
       for (std::size_t i = 0; i < outputs.size(); ++i) {
         const std::string& name = model.graph().output(static_cast<int>(i)).name();
-        Tensor want = onnx_io::from_tensor_proto(outputs[i], name);
+        Tensor want = kiln::onnx::from_tensor_proto(outputs[i], name);
         if (!close(want, got.at(name))) {
           why = fmt::format("output '{}' differs", name);
           return Verdict::Fail;

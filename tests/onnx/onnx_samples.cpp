@@ -15,7 +15,7 @@ void for_each_op_sample(
       const detail::OpSample& sample = samples[k];
       auto g = std::make_shared<graph::Graph>(std::string(op->name));
       try {
-        function_detail::TracingContext ctx(g);
+        trace::TracingContext ctx(g);
         std::vector<Tensor> params;
         for (std::size_t i = 0; i < sample.inputs.size(); ++i)
           params.push_back(ctx.add_parameter({sample.inputs[i].dtype(), sample.inputs[i].shape()},

@@ -13,13 +13,13 @@
 
 namespace kiln::testing {
 
-onnx_io::pb::ModelProto parse_model(const std::string& bytes) {
-  onnx_io::pb::ModelProto model;
+kiln::onnx::pb::ModelProto parse_model(const std::string& bytes) {
+  kiln::onnx::pb::ModelProto model;
   EXPECT_TRUE(model.ParseFromString(bytes)) << "not a ModelProto";
   return model;
 }
 
-std::string onnx_check(const onnx_io::pb::ModelProto& model) {
+std::string onnx_check(const kiln::onnx::pb::ModelProto& model) {
   try {
     ::onnx::checker::check_model(model);
     return "";
@@ -41,7 +41,7 @@ std::string onnx_python_check(const std::string& path) {
   return rc == 0 ? "" : fmt::format("exit {}: {}", rc, out);
 }
 
-std::string onnx_text(const onnx_io::pb::ModelProto& model) {
+std::string onnx_text(const kiln::onnx::pb::ModelProto& model) {
   std::ostringstream s;
   s << "ir_version " << model.ir_version() << ", opset";
   for (const auto& o : model.opset_import()) s << " " << (o.domain().empty() ? "ai.onnx" : o.domain()) << ":" << o.version();
@@ -50,7 +50,7 @@ std::string onnx_text(const onnx_io::pb::ModelProto& model) {
   s << "\n";
   // The printer leaves initializers out: their names and values.
   for (const auto& init : model.graph().initializer()) {
-    Tensor t = onnx_io::from_tensor_proto(init, init.name());
+    Tensor t = kiln::onnx::from_tensor_proto(init, init.name());
     s << init.name() << ": " << dtype_name(t.dtype()) << " " << t.shape().to_string();
     if (t.size() <= 16) s << " = " << detail::numpy_str(t);
     s << "\n";

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   testing::for_each_op_sample([&](const detail::OpDef& op, int k, const graph::Graph& g, const detail::OpSample& s) {
     std::string bytes;
     try {
-      onnx_io::export_graph(g, {}).SerializeToString(&bytes);
+      kiln::onnx::export_graph(g, {}).SerializeToString(&bytes);
     } catch (const Unimplemented&) {
       ++refused;
       return;
