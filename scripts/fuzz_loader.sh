@@ -3,10 +3,11 @@
 # bounded time:
 #   bash scripts/fuzz_loader.sh [SECONDS=60] [fuzz_saved_model | fuzz_onnx]
 # Builds Kiln with clang (AddressSanitizer + UndefinedBehaviorSanitizer +
-# coverage) into ./build-fuzz, then runs fuzz_saved_model on a working copy of
-# the seeds in tests/fuzz_corpus/saved_model. A crash, a sanitizer report or an
-# exception other than kiln::Error fails the run and leaves the input in
-# build-fuzz/crash-* (replay: ./build-fuzz/fuzz_saved_model build-fuzz/crash-...).
+# coverage) into ./build-fuzz, then runs the target on a working copy of its
+# seeds (tests/fuzz_corpus/saved_model or tests/fuzz_corpus/onnx) in
+# build-fuzz/corpus_<target>. A crash, a sanitizer report or an exception other
+# than kiln::Error fails the run and leaves the input in build-fuzz/crash-*
+# (replay: ./build-fuzz/<target> build-fuzz/crash-...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
