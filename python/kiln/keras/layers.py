@@ -260,14 +260,11 @@ class Conv2DTranspose(Conv2D):
         kernel = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
         return length * stride + max(kernel - stride, 0)
 
-    def call(self, inputs):
+    def _convolve(self, inputs):
         s = inputs.shape
         out = [s[0], self._length(s[1], 0), self._length(s[2], 1), self.filters]
-        y = _C.conv2d_transpose(inputs, self.kernel, [-1 if d is None else d for d in out], list(self.strides),
-                                self.padding.upper(), list(self.dilation_rate))
-        if self.use_bias:
-            y = _C.bias_add(y, self.bias)
-        return self.activation(y)
+        return _C.conv2d_transpose(inputs, self.kernel, [-1 if d is None else d for d in out], list(self.strides),
+                                   self.padding.upper(), list(self.dilation_rate))
 
     def compute_output_shape(self, input_shape):
         s = TensorShape(input_shape)
