@@ -7,7 +7,7 @@ from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from . import activations as _activations
 from . import initializers as _initializers
-from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor  # noqa: F401
+from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor, _check_unsupported  # noqa: F401
 from ._normalization import BatchNormalization, LayerNormalization  # noqa: F401
 from ._recurrent import RNN, SimpleRNNCell, LSTMCell, GRUCell, SimpleRNN, LSTM, GRU  # noqa: F401
 from ._attention import MultiHeadAttention  # noqa: F401
@@ -19,12 +19,6 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Conv
 __all__ += ["DepthwiseConv2D"]
 __all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU"]
 __all__ += ["MultiHeadAttention"]
-
-
-def _check_unsupported(layer_name, **options):
-    for name, (value, default) in options.items():
-        if value is not None and value != default:
-            raise NotImplementedError(f"kiln.keras.layers.{layer_name}: {name}={value!r} is not supported")
 
 
 def _tuple2(value, name, layer):
