@@ -85,13 +85,6 @@ void flatten_arguments(py::handle obj, detail::Flattener& f) {
   }
   if (py::isinstance<TensorArray>(obj)) return detail::Traits<TensorArray>::flatten(py::cast<const TensorArray&>(obj), f);
   if (py::hasattr(obj, "_kiln_spec")) return f.spec(to_tensor_spec(obj.attr("_kiln_spec")()));
-  if (py::hasattr(obj, "_kiln_engine_dataset")) {
-    // A kiln.data.Dataset: keyed by its elements' structure and the engine
-    // dataset's element spec (fed to the graph), as TF keys datasets.
-    f.begin(Kind::Struct, 1, type_name(obj) + py::cast<std::string>(obj.attr("_kiln_structure_key")()));
-    detail::Traits<data::Dataset>::flatten(py::cast<const data::Dataset&>(obj.attr("_kiln_engine_dataset")), f);
-    return f.end();
-  }
   if (is_namedtuple(obj)) {
     f.begin(Kind::Struct, static_cast<int64_t>(py::len(obj)), type_name(obj));
     for (py::handle item : obj) flatten_arguments(item, f);
@@ -117,8 +110,16 @@ void flatten_arguments(py::handle obj, detail::Flattener& f) {
     for (py::handle n : names) flatten_arguments(obj.attr(n), f);
     return f.end();
   }
+  // After the containers, so that their (commonest) arguments pay no failed lookup.
+  if (py::hasattr(obj, "_kiln_engine_dataset")) {
+    // A kiln.data.Dataset: keyed by its elements' structure and the engine
+    // dataset's element spec (fed to the graph), as TF keys datasets.
+    f.begin(Kind::Struct, 1, type_name(obj) + py::cast<std::string>(obj.attr("_kiln_structure_key")()));
+    detail::Traits<data::Dataset>::flatten(py::cast<const data::Dataset&>(obj.attr("_kiln_engine_dataset")), f);
+    return f.end();
+  }
   if (py::hasattr(obj, "_kiln_trace_key")) {
-    // An object that states its own key (a Dataset: its element spec).
+    // An object that states its own key.
     f.begin(Kind::Struct, 1, type_name(obj));
     flatten_arguments(obj.attr("_kiln_trace_key")(), f);
     return f.end();
@@ -138,10 +139,6 @@ py::object rebuild_arguments(py::handle obj, detail::Rebuilder& r) {
   }
   if (py::isinstance<TensorArray>(obj))
     return py::cast(detail::Traits<TensorArray>::rebuild(py::cast<const TensorArray&>(obj), r));
-  if (py::hasattr(obj, "_kiln_engine_dataset")) {
-    const auto& ds = py::cast<const data::Dataset&>(obj.attr("_kiln_engine_dataset"));
-    return obj.attr("_kiln_with_engine_dataset")(detail::Traits<data::Dataset>::rebuild(ds, r));
-  }
   if (is_namedtuple(obj)) {
     py::list items;
     for (py::handle item : obj) items.append(rebuild_arguments(item, r));
@@ -165,6 +162,10 @@ py::object rebuild_arguments(py::handle obj, detail::Rebuilder& r) {
     py::dict changes;
     for (py::handle n : dataclass_fields(obj)) changes[n] = rebuild_arguments(obj.attr(n), r);
     return py::module_::import("dataclasses").attr("replace")(obj, **changes);
+  }
+  if (py::hasattr(obj, "_kiln_engine_dataset")) {
+    const auto& ds = py::cast<const data::Dataset&>(obj.attr("_kiln_engine_dataset"));
+    return obj.attr("_kiln_with_engine_dataset")(detail::Traits<data::Dataset>::rebuild(ds, r));
   }
   return py::reinterpret_borrow<py::object>(obj);
 }

@@ -175,15 +175,14 @@ def assigned(nodes, out=None, cache=None):
     return out
 
 
-# What _assigned does with a node, by its class (looked up once per class).
-_NAME, _CACHED, _DEF, _SCOPE, _COMPREHENSION, _IMPORT, _BINDS_NAME, _MAPPING, _EXPR, _OTHER, _ASSIGN, \
-    _EXPRS_ONLY = range(12)
+# What _assigned does with a node, by its class (looked up once per class). _EXPR: an
+# expression that binds nothing but through a walrus, or a statement made of such expressions only.
+_NAME, _CACHED, _DEF, _SCOPE, _COMPREHENSION, _IMPORT, _BINDS_NAME, _MAPPING, _EXPR, _OTHER, _ASSIGN = range(11)
 _KINDS = {ast.Name: _NAME, ast.If: _CACHED, ast.While: _CACHED, ast.For: _CACHED, ast.FunctionDef: _DEF,
           ast.AsyncFunctionDef: _DEF, ast.ClassDef: _DEF, ast.Lambda: _SCOPE, ast.Import: _IMPORT,
           ast.ImportFrom: _IMPORT, ast.ExceptHandler: _BINDS_NAME, ast.MatchAs: _BINDS_NAME,
           ast.MatchStar: _BINDS_NAME, ast.MatchMapping: _MAPPING, ast.Assign: _ASSIGN, ast.AugAssign: _ASSIGN,
-          ast.AnnAssign: _ASSIGN, ast.Expr: _EXPRS_ONLY, ast.Return: _EXPRS_ONLY, ast.Assert: _EXPRS_ONLY,
-          ast.Raise: _EXPRS_ONLY}
+          ast.AnnAssign: _ASSIGN, ast.Expr: _EXPR, ast.Return: _EXPR, ast.Assert: _EXPR, ast.Raise: _EXPR}
 _KINDS.update(dict.fromkeys(_COMPREHENSIONS, _COMPREHENSION))
 
 
@@ -210,9 +209,9 @@ def _assigned(node, out, cache, skip_exprs):
                 else:
                     _assigned(target, out, cache, skip_exprs)
             return
-        if kind == _EXPRS_ONLY or kind == _EXPR:
+        if kind == _EXPR:
             return
-    if kind == _OTHER or kind == _EXPR or kind == _ASSIGN or kind == _EXPRS_ONLY:
+    if kind == _OTHER or kind == _EXPR or kind == _ASSIGN:
         for child in children(node):
             _assigned(child, out, cache, skip_exprs)
         return

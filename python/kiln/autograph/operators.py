@@ -11,6 +11,7 @@ import types
 _kiln = None
 _C = None
 _BUILTIN = type(len)
+_ENUMERATE = inspect.signature(lambda iterable, start=0: None)  # enumerate's parameters
 
 
 def _k():
@@ -456,7 +457,7 @@ def for_iter(f, args, kwargs=None):
     data = getattr(kiln, "data", None)
     if f is enumerate and args and data is not None and isinstance(args[0], data.Dataset) and _tracing():
         try:
-            bound = inspect.signature(lambda iterable, start=0: None).bind(*args, **(kwargs or {}))
+            bound = _ENUMERATE.bind(*args, **(kwargs or {}))
         except TypeError:
             return converted_call(f, args, kwargs)  # Python's own error
         return _Enumerated(bound.arguments["iterable"], bound.arguments.get("start", 0))

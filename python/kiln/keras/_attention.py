@@ -8,7 +8,7 @@ from .. import dtypes as _dtypes
 from .. import nn as _nn
 from ..tensor_shape import TensorShape
 from . import initializers as _initializers
-from ._layer import KerasTensor, Layer, _Node, _shape_of, _to_tensor
+from ._layer import KerasTensor, Layer, _Node, _check_unsupported, _shape_of, _to_tensor
 
 # Keras' _large_compatible_negative for float32 / float64: added to masked scores before the softmax.
 _MASKED_SCORE = -1e9
@@ -29,11 +29,9 @@ class MultiHeadAttention(Layer):
                  attention_axes=None, kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, **kwargs):
-        for name, value in (("kernel_regularizer", kernel_regularizer), ("bias_regularizer", bias_regularizer),
-                            ("activity_regularizer", activity_regularizer),
-                            ("kernel_constraint", kernel_constraint), ("bias_constraint", bias_constraint)):
-            if value is not None:
-                raise NotImplementedError(f"kiln.keras.layers.MultiHeadAttention: {name}={value!r} is not supported")
+        _check_unsupported("MultiHeadAttention", kernel_regularizer=(kernel_regularizer, None),
+                           bias_regularizer=(bias_regularizer, None), activity_regularizer=(activity_regularizer, None),
+                           kernel_constraint=(kernel_constraint, None), bias_constraint=(bias_constraint, None))
         super().__init__(**kwargs)
         for name, value in (("num_heads", num_heads), ("key_dim", key_dim), ("value_dim", value_dim)):
             if value is not None and (not isinstance(value, int) or value <= 0):

@@ -34,6 +34,13 @@ class _CallContext:
         return False
 
 
+def _check_unsupported(layer_name, **options):
+    """NotImplementedError for the first option `name=(value, default)` set to other than its default (or None)."""
+    for name, (value, default) in options.items():
+        if value is not None and value != default:
+            raise NotImplementedError(f"kiln.keras.layers.{layer_name}: {name}={value!r} is not supported")
+
+
 def _is_tensor(x):
     return isinstance(x, (_C.Tensor, _C.Variable))
 

@@ -17,6 +17,16 @@ def _unsupported(layer, **options):
             raise NotImplementedError(f"kiln.keras.layers.{layer}: {name}={value!r} is not supported")
 
 
+def _num_states(cell):
+    size = cell.state_size
+    return len(size) if isinstance(size, (list, tuple)) else 1
+
+
+def _first(states):
+    """The one state of SimpleRNN's and GRU's step, passed alone or as a list of one."""
+    return states[0] if isinstance(states, (list, tuple)) else states
+
+
 def _gate(z, index, units):
     """Columns [index * units, (index + 1) * units) of a [batch, gates * units] tensor."""
     return _C.slice(z, [0, index * units], [-1, units])
@@ -102,8 +112,7 @@ class _Cell(Layer):
             zeros = _C.tile(_C.zeros_like(_C.slice(inputs, [0, 0], [-1, 1]), None), [1, self.units])
         else:
             zeros = _C.zeros([int(batch_size), self.units], (dtype or self._dtype)._enum)
-        n = len(self.state_size) if isinstance(self.state_size, (list, tuple)) else 1
-        return [zeros] * n
+        return [zeros] * _num_states(self)
 
     def get_config(self):
         config = super().get_config()
@@ -124,7 +133,7 @@ class SimpleRNNCell(_Cell):
 
     def _step(self, inputs, states, weights):
         kernel, recurrent_kernel, bias = weights
-        h = states[0] if isinstance(states, (list, tuple)) else states
+        h = _first(states)
         out = self.activation(_C.add(self._project(inputs, kernel, bias), _C.matmul(h, recurrent_kernel, False, False)))
         return out, [out]
 
@@ -197,7 +206,7 @@ class GRUCell(_Cell):
 
     def _step(self, inputs, states, weights):
         kernel, recurrent_kernel, bias = weights
-        h = states[0] if isinstance(states, (list, tuple)) else states
+        h = _first(states)
         x = self._project(inputs, kernel, bias)
         u, gate_act, act = self.units, self.recurrent_activation, self.activation
         if self.reset_after:
@@ -246,10 +255,6 @@ class RNN(Layer):
     def units(self):
         return self.cell.units
 
-    def _num_states(self):
-        size = self.cell.state_size
-        return len(size) if isinstance(size, (list, tuple)) else 1
-
     def build(self, input_shape):
         input_shape = TensorShape(input_shape)
         if not self.cell.built:
@@ -265,7 +270,7 @@ class RNN(Layer):
                           [batch, self.cell.output_size])
         if not self.return_state:
             return out
-        return [out] + [TensorShape([batch, self.cell.units])] * self._num_states()
+        return [out] + [TensorShape([batch, self.cell.units])] * _num_states(self.cell)
 
     def call(self, inputs, initial_state=None, mask=None, training=None):
         if mask is not None:
@@ -274,7 +279,7 @@ class RNN(Layer):
         steps = inputs.shape[1]
         if steps == 0:
             raise ValueError(f"Layer {self.name}: the inputs have no time steps (shape {inputs.shape})")
-        n = self._num_states()
+        n = _num_states(self.cell)
         if initial_state is None:
             states = self.cell.get_initial_state(_C.gather(x, _C.constant(0), 0))
         else:

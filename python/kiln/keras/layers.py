@@ -7,7 +7,7 @@ from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from . import activations as _activations
 from . import initializers as _initializers
-from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor  # noqa: F401
+from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor, _check_unsupported  # noqa: F401
 from ._normalization import BatchNormalization, LayerNormalization  # noqa: F401
 from ._recurrent import RNN, SimpleRNNCell, LSTMCell, GRUCell, SimpleRNN, LSTM, GRU  # noqa: F401
 from ._attention import MultiHeadAttention  # noqa: F401
@@ -19,12 +19,6 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Conv
 __all__ += ["DepthwiseConv2D"]
 __all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU"]
 __all__ += ["MultiHeadAttention"]
-
-
-def _check_unsupported(layer_name, **options):
-    for name, (value, default) in options.items():
-        if value is not None and value != default:
-            raise NotImplementedError(f"kiln.keras.layers.{layer_name}: {name}={value!r} is not supported")
 
 
 def _tuple2(value, name, layer):
@@ -260,14 +254,11 @@ class Conv2DTranspose(Conv2D):
         kernel = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
         return length * stride + max(kernel - stride, 0)
 
-    def call(self, inputs):
+    def _convolve(self, inputs):
         s = inputs.shape
         out = [s[0], self._length(s[1], 0), self._length(s[2], 1), self.filters]
-        y = _C.conv2d_transpose(inputs, self.kernel, [-1 if d is None else d for d in out], list(self.strides),
-                                self.padding.upper(), list(self.dilation_rate))
-        if self.use_bias:
-            y = _C.bias_add(y, self.bias)
-        return self.activation(y)
+        return _C.conv2d_transpose(inputs, self.kernel, [-1 if d is None else d for d in out], list(self.strides),
+                                   self.padding.upper(), list(self.dilation_rate))
 
     def compute_output_shape(self, input_shape):
         s = TensorShape(input_shape)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import kiln as tf
+from numeric_grad import check_sampled_input_gradient, check_sampled_variable_gradients
 
 K = tf.keras
 rng = np.random.default_rng(11)
@@ -208,25 +209,8 @@ def test_gradients_match_finite_differences(cls):
         for e, t in zip(eager, traced):
             np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-10, atol=1e-12)
         # Central differences for the weights and the input.
-        h = 1e-6
-        for var, g in zip(layer.trainable_variables, eager[1:]):
-            base = var.numpy().copy()
-            for k in range(0, base.size, 5):
-                def moved_loss(delta):
-                    moved = base.copy()
-                    moved.flat[k] += delta
-                    var.assign(moved)
-                    return loss()
-                numeric = (moved_loss(h) - moved_loss(-h)) / (2 * h)
-                var.assign(base)
-                np.testing.assert_allclose(g.numpy().flat[k], numeric, rtol=1e-5, atol=1e-7)
-        for k in range(0, x.size, 4):
-            moved = x.copy()
-            moved.flat[k] += h
-            plus = float(tf.reduce_sum(layer(moved) * w).numpy())
-            moved.flat[k] -= 2 * h
-            minus = float(tf.reduce_sum(layer(moved) * w).numpy())
-            np.testing.assert_allclose(eager[0].numpy().flat[k], (plus - minus) / (2 * h), rtol=1e-5, atol=1e-7)
+        check_sampled_variable_gradients(layer.trainable_variables, eager[1:], loss, 5)
+        check_sampled_input_gradient(eager[0], lambda xi: float(tf.reduce_sum(layer(xi) * w).numpy()), x, 4)
     finally:
         K.backend.set_floatx("float32")
 
