@@ -106,6 +106,16 @@ class Opaque:
     pass
 
 
+class Keyed:
+    """An object that states its own trace key (`_kiln_trace_key`)."""
+
+    def __init__(self, key):
+        self.key = key
+
+    def _kiln_trace_key(self):
+        return self.key
+
+
 @pytest.mark.parametrize("first, same, different", [
     (tf.constant([1.0]), tf.constant([2.0]), tf.constant([1])),                  # dtype
     (3, 3, 4),                                                                     # value
@@ -114,6 +124,7 @@ class Opaque:
     ({"k": tf.constant(1.0)}, {"k": tf.constant(2.0)}, {"j": tf.constant(1.0)}),
     (Point(tf.constant(1.0), 1), Point(tf.constant(2.0), 1), (tf.constant(1.0), 1)),
     (Pair(tf.constant(1.0), "s"), Pair(tf.constant(3.0), "s"), Pair(tf.constant(1.0), "t")),
+    (Keyed(("a", 1)), Keyed(("a", 1)), Keyed(("a", 2))),                         # its own key, not identity
 ])
 def test_trace_keys_for_python_values(first, same, different):
     count = []
