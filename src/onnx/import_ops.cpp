@@ -119,6 +119,12 @@ Out cast_(const NodeImport& n) {
 
 Tensor scalar_of(double v, DType dtype) { return cast(constant(v), dtype); }
 
+// ONNX counts negative indices from the end (of `length`, a scalar or one
+// per index column); Kiln, as TF, refuses them.
+Tensor from_end(const Tensor& indices, const Tensor& length) {
+  return where(indices < scalar_of(0, indices.dtype()), indices + length, indices);
+}
+
 Out elu_(const NodeImport& n) {
   const Tensor& x = n.in(0);
   float alpha = n.attr_float("alpha", 1.f);
@@ -294,8 +300,7 @@ Out gather_elements(const NodeImport& n) {
   if (!ds.is_fully_defined() || !is.is_fully_defined() || is.rank() != r) n.refuse("shapes unknown when the graph is built");
   for (int d = 0; d < r; ++d)
     if (d != a && ds[d] != is[d]) n.refuse("indices smaller than the data along another axis");
-  Tensor indices = n.in(1);
-  indices = where(indices < scalar_of(0, indices.dtype()), indices + scalar_of(static_cast<double>(ds[a]), indices.dtype()), indices);
+  Tensor indices = from_end(n.in(1), scalar_of(static_cast<double>(ds[a]), n.in(1).dtype()));
   std::vector<int64_t> perm;
   for (int d = 0; d < r; ++d)
     if (d != a) perm.push_back(d);
@@ -318,8 +323,7 @@ Tensor nd_indices(const NodeImport& n, int64_t batch_dims = 0) {
   if (depth < 0 || batch_dims + depth > ds.rank()) return indices;
   std::vector<int64_t> dims(ds.begin() + batch_dims, ds.begin() + batch_dims + depth);
   if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; })) return indices;
-  Tensor lengths = cast(constant(dims, Shape{depth}), indices.dtype());
-  return where(indices < scalar_of(0, indices.dtype()), indices + lengths, indices);
+  return from_end(indices, cast(constant(dims, Shape{depth}), indices.dtype()));
 }
 
 // With batch_dims B, each index tuple gets its own position in the first B
@@ -351,7 +355,6 @@ Out scatter_nd_(const NodeImport& n) {
   n.refuse(fmt::format("reduction '{}'", reduction));
 }
 
-// ONNX counts negative indices from the end; Kiln, as TF, refuses them.
 Out gather_(const NodeImport& n) {
   int64_t axis = n.attr_int("axis", 0);
   int r = known_rank(n, 0);
@@ -359,10 +362,7 @@ Out gather_(const NodeImport& n) {
   if (a < 0 || a >= r) n.fail(fmt::format("axis {} is out of range for rank {}", axis, r));
   Tensor indices = n.in(1);
   int64_t dim = n.in(0).shape()[static_cast<int>(a)];
-  if (dim >= 0) {
-    Tensor zero = scalar_of(0, indices.dtype());
-    indices = where(indices < zero, indices + scalar_of(static_cast<double>(dim), indices.dtype()), indices);
-  }
+  if (dim >= 0) indices = from_end(indices, scalar_of(static_cast<double>(dim), indices.dtype()));
   return {gather(n.in(0), indices, axis)};
 }
 Out tile_(const NodeImport& n) { return {tile(n.in(0), n.ints_in(1))}; }
@@ -624,8 +624,7 @@ Out one_hot_(const NodeImport& n) {
   int64_t axis = n.attr_int("axis", -1);
   int64_t a = axis < 0 ? axis + r + 1 : axis;
   if (a < 0 || a > r) n.fail(fmt::format("axis {} is out of range", axis));
-  Tensor indices = cast(n.in(0), DType::Int64);
-  indices = where(indices < scalar_of(0, DType::Int64), indices + scalar_of(static_cast<double>(depth[0]), DType::Int64), indices);
+  Tensor indices = from_end(cast(n.in(0), DType::Int64), scalar_of(static_cast<double>(depth[0]), DType::Int64));
   Shape range_shape{depth[0]};
   for (int64_t d = a; d < r; ++d) range_shape.push_back(1);
   Tensor hit = equal(expand_dims(indices, a), reshape(range(int64_t{0}, depth[0], int64_t{1}, DType::Int64), range_shape));
