@@ -125,18 +125,19 @@ Tensor from_end(const Tensor& indices, const Tensor& length) {
   return where(indices < scalar_of(0, indices.dtype()), indices + length, indices);
 }
 
+// x where positive, else alpha * (e^x - 1): Elu's, and Selu's before its scale.
+Tensor elu_alpha(const Tensor& x, float alpha) {
+  return where(x > scalar_of(0, x.dtype()), x, scalar_of(alpha, x.dtype()) * (exp(x) - scalar_of(1, x.dtype())));
+}
 Out elu_(const NodeImport& n) {
-  const Tensor& x = n.in(0);
   float alpha = n.attr_float("alpha", 1.f);
-  if (alpha == 1.f) return {elu(x)};
-  return {where(x > scalar_of(0, x.dtype()), x, scalar_of(alpha, x.dtype()) * (exp(x) - scalar_of(1, x.dtype())))};
+  return {alpha == 1.f ? elu(n.in(0)) : elu_alpha(n.in(0), alpha)};
 }
 Out leaky_relu_(const NodeImport& n) { return {leaky_relu(n.in(0), n.attr_float("alpha", 0.01f))}; }
 Out selu_(const NodeImport& n) {
   const Tensor& x = n.in(0);
   float alpha = n.attr_float("alpha", 1.67326319217681884765625f), gamma = n.attr_float("gamma", 1.05070102214813232421875f);
-  return {scalar_of(gamma, x.dtype()) *
-          where(x > scalar_of(0, x.dtype()), x, scalar_of(alpha, x.dtype()) * (exp(x) - scalar_of(1, x.dtype())))};
+  return {scalar_of(gamma, x.dtype()) * elu_alpha(x, alpha)};
 }
 Out prelu(const NodeImport& n) {
   const Tensor& x = n.in(0);
@@ -462,10 +463,7 @@ Out reduce_with(const NodeImport& n, const Tensor& x, ReduceFn f) {
 }
 template <ReduceFn F> Out reduce_(const NodeImport& n) { return reduce_with(n, n.in(0), F); }
 
-Out reduce_sum_square(const NodeImport& n) {
-  Out x{n.in(0) * n.in(0)};
-  return reduce_with(n, x[0], sum);
-}
+Out reduce_sum_square(const NodeImport& n) { return reduce_with(n, n.in(0) * n.in(0), sum); }
 Out reduce_l1(const NodeImport& n) { return reduce_with(n, abs(n.in(0)), sum); }
 Out reduce_l2(const NodeImport& n) { return {sqrt(reduce_with(n, n.in(0) * n.in(0), sum)[0])}; }
 Out reduce_log_sum(const NodeImport& n) { return {log(reduce_with(n, n.in(0), sum)[0])}; }
