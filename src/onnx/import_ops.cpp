@@ -523,19 +523,28 @@ Out trilu(const NodeImport& n) {
   return {where(mask, n.in(0), zeros_like(n.in(0)))};
 }
 
-Out layer_normalization(const NodeImport& n) {
+// The input's mean over `axes` (kept), the input less it, and
+// 1 / sqrt(variance + the node's epsilon): Layer- and InstanceNormalization's.
+struct Moments {
+  Tensor mean, centred, inv_std;
+};
+Moments moments(const NodeImport& n, const std::vector<int64_t>& axes) {
   const Tensor& x = n.in(0);
+  Tensor mu = mean(x, Axes(axes), true);
+  Tensor centred = x - mu;
+  Tensor var = mean(centred * centred, Axes(axes), true);
+  return {mu, centred, rsqrt(var + scalar_of(n.attr_float("epsilon", 1e-5f), x.dtype()))};
+}
+
+Out layer_normalization(const NodeImport& n) {
   int r = known_rank(n, 0);
   int64_t axis = n.attr_int("axis", -1);
   std::vector<int64_t> axes;
   for (int64_t d = axis < 0 ? axis + r : axis; d < r; ++d) axes.push_back(d);
-  Tensor mu = mean(x, Axes(axes), true);
-  Tensor centred = x - mu;
-  Tensor var = mean(centred * centred, Axes(axes), true);
-  Tensor inv = rsqrt(var + scalar_of(n.attr_float("epsilon", 1e-5f), x.dtype()));
-  Tensor y = centred * inv * n.in(1);
+  Moments m = moments(n, axes);
+  Tensor y = m.centred * m.inv_std * n.in(1);
   if (n.has_input(2)) y = y + n.in(2);
-  return {y, mu, inv};
+  return {y, m.mean, m.inv_std};
 }
 
 Out range_(const NodeImport& n) {
@@ -603,14 +612,11 @@ Out batch_normalization(const NodeImport& n) {
 }
 
 Out instance_normalization(const NodeImport& n) {
-  const Tensor& x = n.in(0);
   int r = known_rank(n, 0);
   std::vector<int64_t> spatial;
   for (int d = 2; d < r; ++d) spatial.push_back(d);
-  Tensor centred = x - mean(x, Axes(spatial), true);
-  Tensor var = mean(centred * centred, Axes(spatial), true);
-  Tensor inv = rsqrt(var + scalar_of(n.attr_float("epsilon", 1e-5f), x.dtype()));
-  return {centred * inv * per_channel(n.in(1), r) + per_channel(n.in(2), r)};
+  Moments m = moments(n, spatial);
+  return {m.centred * m.inv_std * per_channel(n.in(1), r) + per_channel(n.in(2), r)};
 }
 
 // ONNX's OneHot: negative indices count from the end; values = [off, on].
