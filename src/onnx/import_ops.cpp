@@ -238,6 +238,14 @@ int known_rank(const NodeImport& n, int i) {
   return s.rank();
 }
 
+// `axis` of a rank-`r` input, counted from the end when negative; out of
+// range fails.
+int axis_in(const NodeImport& n, int64_t axis, int r) {
+  int64_t a = axis < 0 ? axis + r : axis;
+  if (a < 0 || a >= r) n.fail(fmt::format("axis {} is out of range for rank {}", axis, r));
+  return static_cast<int>(a);
+}
+
 Out flatten_(const NodeImport& n) {
   const Tensor& x = n.in(0);
   int r = known_rank(n, 0);
@@ -293,9 +301,7 @@ Out concat_(const NodeImport& n) {
 Out gather_elements(const NodeImport& n) {
   const Tensor& data = n.in(0);
   int r = known_rank(n, 0);
-  int64_t axis = n.attr_int("axis", 0);
-  int a = static_cast<int>(axis < 0 ? axis + r : axis);
-  if (a < 0 || a >= r) n.fail(fmt::format("axis {} is out of range for rank {}", axis, r));
+  int a = axis_in(n, n.attr_int("axis", 0), r);
   const Shape& ds = data.shape();
   const Shape& is = n.in(1).shape();
   if (!ds.is_fully_defined() || !is.is_fully_defined() || is.rank() != r) n.refuse("shapes unknown when the graph is built");
@@ -358,11 +364,9 @@ Out scatter_nd_(const NodeImport& n) {
 
 Out gather_(const NodeImport& n) {
   int64_t axis = n.attr_int("axis", 0);
-  int r = known_rank(n, 0);
-  int64_t a = axis < 0 ? axis + r : axis;
-  if (a < 0 || a >= r) n.fail(fmt::format("axis {} is out of range for rank {}", axis, r));
+  int a = axis_in(n, axis, known_rank(n, 0));
   Tensor indices = n.in(1);
-  int64_t dim = n.in(0).shape()[static_cast<int>(a)];
+  int64_t dim = n.in(0).shape()[a];
   if (dim >= 0) indices = from_end(indices, scalar_of(static_cast<double>(dim), indices.dtype()));
   return {gather(n.in(0), indices, axis)};
 }
@@ -414,8 +418,7 @@ Out slice_(const NodeImport& n) {
   SliceMasks masks;
   masks.begin = masks.end = (int64_t{1} << r) - 1;  // every dim whole unless sliced
   for (std::size_t i = 0; i < starts.size(); ++i) {
-    int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-    if (a < 0 || a >= r) n.fail(fmt::format("axis {} is out of range for rank {}", axes[i], r));
+    int a = axis_in(n, axes[i], r);
     if (steps[i] == 0) n.fail("a step is 0");
     // ONNX clamps like Python; INT64 extremes mean "to the end".
     b[a] = std::clamp<int64_t>(starts[i], -(int64_t{1} << 48), int64_t{1} << 48);
