@@ -486,7 +486,7 @@ template <bool kMax> Out arg_(const NodeImport& n) {
   Tensor y;
   if (n.attr_int("select_last_index", 0)) {  // the first of the reversed, counted from the end
     int r = known_rank(n, 0);
-    int a = static_cast<int>(axis < 0 ? axis + r : axis);
+    int a = axis_in(n, axis, r);
     int64_t dim = n.in(0).shape()[a];
     if (dim < 0) n.refuse("select_last_index=1 over a dim unknown when the graph is built");
     Tensor rev = reversed(n.in(0), a, r);
@@ -506,8 +506,7 @@ Out dropout(const NodeImport& n) {
 
 Out hardmax(const NodeImport& n) {
   int r = known_rank(n, 0);
-  int64_t axis = n.attr_int("axis", -1);
-  int a = static_cast<int>(axis < 0 ? axis + r : axis);
+  int a = axis_in(n, n.attr_int("axis", -1), r);
   int64_t dim = n.in(0).shape()[a];
   if (dim < 0) n.refuse("an axis of a size unknown when the graph is built");
   return {cast(one_hot(argmax(n.in(0), a), dim, 1, 0, a), n.in(0).dtype())};

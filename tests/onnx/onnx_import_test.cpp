@@ -156,6 +156,19 @@ TEST(OnnxImport, RejectsWrongTypesCyclesAndHugeDims) {
   m.mutable_opset_import(0)->set_version(99);
   expect_error<Unimplemented>([&] { kiln::onnx::import_model_from_string(bytes_of(m), "m"); }, {"opset 99 is newer"});
 
+  // An axis out of range fails before the importer reads that dim of the shape.
+  for (const char* op : {"Hardmax", "ArgMax"}) {
+    m = small_model();
+    kiln::onnx::pb::NodeProto& node = *m.mutable_graph()->mutable_node(0);
+    node.set_op_type(op);
+    kiln::onnx::pb::AttributeProto& axis = *node.add_attribute();
+    axis.set_name("axis"), axis.set_type(kiln::onnx::pb::AttributeProto::INT), axis.set_i(100);  // past Shape::kMaxRank too
+    kiln::onnx::pb::AttributeProto& last = *node.add_attribute();
+    last.set_name("select_last_index"), last.set_type(kiln::onnx::pb::AttributeProto::INT), last.set_i(1);
+    expect_error<InvalidArgument>([&] { kiln::onnx::import_model_from_string(bytes_of(m), "m"); },
+                                  {fmt::format("({}): axis 100 is out of range for rank 1", op)});
+  }
+
   m = small_model();  // Add of float and int64: Kiln's inference names the node
   m.mutable_graph()->mutable_initializer(0)->set_data_type(kiln::onnx::pb::TensorProto::INT32);
   expect_error<InvalidArgument>([&] { kiln::onnx::import_model_from_string(bytes_of(m), "m"); }, {"node 'add_Add' (Add)"});
