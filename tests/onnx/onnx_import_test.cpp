@@ -9,6 +9,7 @@
 #include "bench/mnist_cnn.h"
 #include "core/tensor_impl.h"
 #include "kiln/onnx.h"
+#include "onnx/exporter.h"
 #include "onnx_test_util.h"
 
 using namespace kiln;
@@ -161,10 +162,8 @@ TEST(OnnxImport, RejectsWrongTypesCyclesAndHugeDims) {
     m = small_model();
     kiln::onnx::pb::NodeProto& node = *m.mutable_graph()->mutable_node(0);
     node.set_op_type(op);
-    kiln::onnx::pb::AttributeProto& axis = *node.add_attribute();
-    axis.set_name("axis"), axis.set_type(kiln::onnx::pb::AttributeProto::INT), axis.set_i(100);  // past Shape::kMaxRank too
-    kiln::onnx::pb::AttributeProto& last = *node.add_attribute();
-    last.set_name("select_last_index"), last.set_type(kiln::onnx::pb::AttributeProto::INT), last.set_i(1);
+    kiln::onnx::set_attr(node, "axis", int64_t{100});  // past Shape::kMaxRank too
+    kiln::onnx::set_attr(node, "select_last_index", int64_t{1});
     expect_error<InvalidArgument>([&] { kiln::onnx::import_model_from_string(bytes_of(m), "m"); },
                                   {fmt::format("({}): axis 100 is out of range for rank 1", op)});
   }
