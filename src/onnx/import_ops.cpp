@@ -762,11 +762,8 @@ template <bool kMax> Out pool(const NodeImport& n) {
     n.refuse("explicit pads excluded from the average");
   if (!kMax && n.attr_string("auto_pad", "NOTSET") == "SAME_UPPER" && n.attr_int("count_include_pad", 0))
     n.refuse("SAME padding counted in the average");
-  double lowest = is_floating(x.dtype()) ? -std::numeric_limits<double>::infinity()
-                 : x.dtype() == DType::UInt8 ? 0.0
-                 : x.dtype() == DType::Int32 ? std::numeric_limits<int32_t>::lowest()
-                                              : static_cast<double>(std::numeric_limits<int64_t>::lowest());
-  std::string padding = window_padding(n, x, kMax ? lowest : 0.0);
+  // Max pools pad with -inf (the input is floating-point, checked above).
+  std::string padding = window_padding(n, x, kMax ? -std::numeric_limits<double>::infinity() : 0.0);
   std::vector<int64_t> k = n.attr_ints("kernel_shape");
   if (k.size() != 2) n.fail("kernel_shape must have 2 values");
   Tensor y = kMax ? max_pool2d(x, k, n.attr_ints("strides", {1, 1}), padding)
