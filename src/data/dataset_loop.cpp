@@ -109,38 +109,31 @@ Element Dataset::traced_reduce(Element initial, const std::function<Element(cons
   next_dtypes.insert(next_dtypes.end(), it->dtypes.begin(), it->dtypes.end());
   next_shapes.insert(next_shapes.end(), it->shapes.begin(), it->shapes.end());
 
-  Tensor token;
-  if (fed_) {
-    token = host_function(
-        [it, fed = fed_](const std::vector<Tensor>& handles) {
+  // A new pass on every call: over the datasets the call feeds when this one
+  // comes from arguments, else over the traced dataset (the first pass from
+  // the cursor that read its element types, if one did).
+  Tensor token = host_function(
+      [it, fed = fed_](const std::vector<Tensor>& handles) {
+        NodePtr fed_node;
+        if (fed) {
           std::vector<NodePtr> nodes;
           for (const Tensor& handle : handles)
             nodes.push_back(std::static_pointer_cast<const detail::DatasetNode>(
                 kiln::detail::object_in_handle(handle, typeid(detail::DatasetNode))));
-          NodePtr node = fed->node_for(nodes);
-          std::lock_guard<std::mutex> lock(it->mutex);
-          it->node = std::move(node);
+          fed_node = fed->node_for(nodes);
+        }
+        std::lock_guard<std::mutex> lock(it->mutex);
+        if (fed) it->node = std::move(fed_node);
+        if (!fed && it->traced_cursor) {
+          it->cursor = std::move(it->traced_cursor);  // lookahead holds its first element
+        } else {
           it->cursor = it->node->open();
           it->lookahead.reset();
-          it->index = 0;
-          return std::vector<Tensor>{constant(0)};
-        },
-        fed_->handles, {DType::Int32}, {Shape{}})[0];
-  } else {
-    token = host_function(
-        [it](const std::vector<Tensor>&) {
-          std::lock_guard<std::mutex> lock(it->mutex);
-          if (it->traced_cursor) {
-            it->cursor = std::move(it->traced_cursor);  // lookahead holds its first element
-          } else {
-            it->cursor = it->node->open();
-            it->lookahead.reset();
-          }
-          it->index = 0;
-          return std::vector<Tensor>{constant(0)};
-        },
-        {}, {DType::Int32}, {Shape{}})[0];
-  }
+        }
+        it->index = 0;
+        return std::vector<Tensor>{constant(0)};
+      },
+      fed_ ? fed_->handles : std::vector<Tensor>{}, {DType::Int32}, {Shape{}})[0];
 
   std::vector<Tensor> vars{constant(true), token};
   vars.insert(vars.end(), initial.begin(), initial.end());

@@ -119,18 +119,25 @@ Out cast_(const NodeImport& n) {
 
 Tensor scalar_of(double v, DType dtype) { return cast(constant(v), dtype); }
 
+// ONNX counts negative indices from the end (of `length`, a scalar or one
+// per index column); Kiln, as TF, refuses them.
+Tensor from_end(const Tensor& indices, const Tensor& length) {
+  return where(indices < scalar_of(0, indices.dtype()), indices + length, indices);
+}
+
+// x where positive, else alpha * (e^x - 1): Elu's, and Selu's before its scale.
+Tensor elu_alpha(const Tensor& x, float alpha) {
+  return where(x > scalar_of(0, x.dtype()), x, scalar_of(alpha, x.dtype()) * (exp(x) - scalar_of(1, x.dtype())));
+}
 Out elu_(const NodeImport& n) {
-  const Tensor& x = n.in(0);
   float alpha = n.attr_float("alpha", 1.f);
-  if (alpha == 1.f) return {elu(x)};
-  return {where(x > scalar_of(0, x.dtype()), x, scalar_of(alpha, x.dtype()) * (exp(x) - scalar_of(1, x.dtype())))};
+  return {alpha == 1.f ? elu(n.in(0)) : elu_alpha(n.in(0), alpha)};
 }
 Out leaky_relu_(const NodeImport& n) { return {leaky_relu(n.in(0), n.attr_float("alpha", 0.01f))}; }
 Out selu_(const NodeImport& n) {
   const Tensor& x = n.in(0);
   float alpha = n.attr_float("alpha", 1.67326319217681884765625f), gamma = n.attr_float("gamma", 1.05070102214813232421875f);
-  return {scalar_of(gamma, x.dtype()) *
-          where(x > scalar_of(0, x.dtype()), x, scalar_of(alpha, x.dtype()) * (exp(x) - scalar_of(1, x.dtype())))};
+  return {scalar_of(gamma, x.dtype()) * elu_alpha(x, alpha)};
 }
 Out prelu(const NodeImport& n) {
   const Tensor& x = n.in(0);
@@ -231,6 +238,14 @@ int known_rank(const NodeImport& n, int i) {
   return s.rank();
 }
 
+// `axis` of a rank-`r` input, counted from the end when negative; out of
+// range fails.
+int axis_in(const NodeImport& n, int64_t axis, int r) {
+  int64_t a = axis < 0 ? axis + r : axis;
+  if (a < 0 || a >= r) n.fail(fmt::format("axis {} is out of range for rank {}", axis, r));
+  return static_cast<int>(a);
+}
+
 Out flatten_(const NodeImport& n) {
   const Tensor& x = n.in(0);
   int r = known_rank(n, 0);
@@ -286,16 +301,13 @@ Out concat_(const NodeImport& n) {
 Out gather_elements(const NodeImport& n) {
   const Tensor& data = n.in(0);
   int r = known_rank(n, 0);
-  int64_t axis = n.attr_int("axis", 0);
-  int a = static_cast<int>(axis < 0 ? axis + r : axis);
-  if (a < 0 || a >= r) n.fail(fmt::format("axis {} is out of range for rank {}", axis, r));
+  int a = axis_in(n, n.attr_int("axis", 0), r);
   const Shape& ds = data.shape();
   const Shape& is = n.in(1).shape();
   if (!ds.is_fully_defined() || !is.is_fully_defined() || is.rank() != r) n.refuse("shapes unknown when the graph is built");
   for (int d = 0; d < r; ++d)
     if (d != a && ds[d] != is[d]) n.refuse("indices smaller than the data along another axis");
-  Tensor indices = n.in(1);
-  indices = where(indices < scalar_of(0, indices.dtype()), indices + scalar_of(static_cast<double>(ds[a]), indices.dtype()), indices);
+  Tensor indices = from_end(n.in(1), scalar_of(static_cast<double>(ds[a]), n.in(1).dtype()));
   std::vector<int64_t> perm;
   for (int d = 0; d < r; ++d)
     if (d != a) perm.push_back(d);
@@ -318,8 +330,7 @@ Tensor nd_indices(const NodeImport& n, int64_t batch_dims = 0) {
   if (depth < 0 || batch_dims + depth > ds.rank()) return indices;
   std::vector<int64_t> dims(ds.begin() + batch_dims, ds.begin() + batch_dims + depth);
   if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; })) return indices;
-  Tensor lengths = cast(constant(dims, Shape{depth}), indices.dtype());
-  return where(indices < scalar_of(0, indices.dtype()), indices + lengths, indices);
+  return from_end(indices, cast(constant(dims, Shape{depth}), indices.dtype()));
 }
 
 // With batch_dims B, each index tuple gets its own position in the first B
@@ -351,18 +362,12 @@ Out scatter_nd_(const NodeImport& n) {
   n.refuse(fmt::format("reduction '{}'", reduction));
 }
 
-// ONNX counts negative indices from the end; Kiln, as TF, refuses them.
 Out gather_(const NodeImport& n) {
   int64_t axis = n.attr_int("axis", 0);
-  int r = known_rank(n, 0);
-  int64_t a = axis < 0 ? axis + r : axis;
-  if (a < 0 || a >= r) n.fail(fmt::format("axis {} is out of range for rank {}", axis, r));
+  int a = axis_in(n, axis, known_rank(n, 0));
   Tensor indices = n.in(1);
-  int64_t dim = n.in(0).shape()[static_cast<int>(a)];
-  if (dim >= 0) {
-    Tensor zero = scalar_of(0, indices.dtype());
-    indices = where(indices < zero, indices + scalar_of(static_cast<double>(dim), indices.dtype()), indices);
-  }
+  int64_t dim = n.in(0).shape()[a];
+  if (dim >= 0) indices = from_end(indices, scalar_of(static_cast<double>(dim), indices.dtype()));
   return {gather(n.in(0), indices, axis)};
 }
 Out tile_(const NodeImport& n) { return {tile(n.in(0), n.ints_in(1))}; }
@@ -413,8 +418,7 @@ Out slice_(const NodeImport& n) {
   SliceMasks masks;
   masks.begin = masks.end = (int64_t{1} << r) - 1;  // every dim whole unless sliced
   for (std::size_t i = 0; i < starts.size(); ++i) {
-    int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-    if (a < 0 || a >= r) n.fail(fmt::format("axis {} is out of range for rank {}", axes[i], r));
+    int a = axis_in(n, axes[i], r);
     if (steps[i] == 0) n.fail("a step is 0");
     // ONNX clamps like Python; INT64 extremes mean "to the end".
     b[a] = std::clamp<int64_t>(starts[i], -(int64_t{1} << 48), int64_t{1} << 48);
@@ -462,10 +466,7 @@ Out reduce_with(const NodeImport& n, const Tensor& x, ReduceFn f) {
 }
 template <ReduceFn F> Out reduce_(const NodeImport& n) { return reduce_with(n, n.in(0), F); }
 
-Out reduce_sum_square(const NodeImport& n) {
-  Out x{n.in(0) * n.in(0)};
-  return reduce_with(n, x[0], sum);
-}
+Out reduce_sum_square(const NodeImport& n) { return reduce_with(n, n.in(0) * n.in(0), sum); }
 Out reduce_l1(const NodeImport& n) { return reduce_with(n, abs(n.in(0)), sum); }
 Out reduce_l2(const NodeImport& n) { return {sqrt(reduce_with(n, n.in(0) * n.in(0), sum)[0])}; }
 Out reduce_log_sum(const NodeImport& n) { return {log(reduce_with(n, n.in(0), sum)[0])}; }
@@ -485,7 +486,7 @@ template <bool kMax> Out arg_(const NodeImport& n) {
   Tensor y;
   if (n.attr_int("select_last_index", 0)) {  // the first of the reversed, counted from the end
     int r = known_rank(n, 0);
-    int a = static_cast<int>(axis < 0 ? axis + r : axis);
+    int a = axis_in(n, axis, r);
     int64_t dim = n.in(0).shape()[a];
     if (dim < 0) n.refuse("select_last_index=1 over a dim unknown when the graph is built");
     Tensor rev = reversed(n.in(0), a, r);
@@ -505,8 +506,7 @@ Out dropout(const NodeImport& n) {
 
 Out hardmax(const NodeImport& n) {
   int r = known_rank(n, 0);
-  int64_t axis = n.attr_int("axis", -1);
-  int a = static_cast<int>(axis < 0 ? axis + r : axis);
+  int a = axis_in(n, n.attr_int("axis", -1), r);
   int64_t dim = n.in(0).shape()[a];
   if (dim < 0) n.refuse("an axis of a size unknown when the graph is built");
   return {cast(one_hot(argmax(n.in(0), a), dim, 1, 0, a), n.in(0).dtype())};
@@ -525,19 +525,28 @@ Out trilu(const NodeImport& n) {
   return {where(mask, n.in(0), zeros_like(n.in(0)))};
 }
 
-Out layer_normalization(const NodeImport& n) {
+// The input's mean over `axes` (kept), the input less it, and
+// 1 / sqrt(variance + the node's epsilon): Layer- and InstanceNormalization's.
+struct Moments {
+  Tensor mean, centred, inv_std;
+};
+Moments moments(const NodeImport& n, const std::vector<int64_t>& axes) {
   const Tensor& x = n.in(0);
+  Tensor mu = mean(x, Axes(axes), true);
+  Tensor centred = x - mu;
+  Tensor var = mean(centred * centred, Axes(axes), true);
+  return {mu, centred, rsqrt(var + scalar_of(n.attr_float("epsilon", 1e-5f), x.dtype()))};
+}
+
+Out layer_normalization(const NodeImport& n) {
   int r = known_rank(n, 0);
   int64_t axis = n.attr_int("axis", -1);
   std::vector<int64_t> axes;
   for (int64_t d = axis < 0 ? axis + r : axis; d < r; ++d) axes.push_back(d);
-  Tensor mu = mean(x, Axes(axes), true);
-  Tensor centred = x - mu;
-  Tensor var = mean(centred * centred, Axes(axes), true);
-  Tensor inv = rsqrt(var + scalar_of(n.attr_float("epsilon", 1e-5f), x.dtype()));
-  Tensor y = centred * inv * n.in(1);
+  Moments m = moments(n, axes);
+  Tensor y = m.centred * m.inv_std * n.in(1);
   if (n.has_input(2)) y = y + n.in(2);
-  return {y, mu, inv};
+  return {y, m.mean, m.inv_std};
 }
 
 Out range_(const NodeImport& n) {
@@ -605,14 +614,11 @@ Out batch_normalization(const NodeImport& n) {
 }
 
 Out instance_normalization(const NodeImport& n) {
-  const Tensor& x = n.in(0);
   int r = known_rank(n, 0);
   std::vector<int64_t> spatial;
   for (int d = 2; d < r; ++d) spatial.push_back(d);
-  Tensor centred = x - mean(x, Axes(spatial), true);
-  Tensor var = mean(centred * centred, Axes(spatial), true);
-  Tensor inv = rsqrt(var + scalar_of(n.attr_float("epsilon", 1e-5f), x.dtype()));
-  return {centred * inv * per_channel(n.in(1), r) + per_channel(n.in(2), r)};
+  Moments m = moments(n, spatial);
+  return {m.centred * m.inv_std * per_channel(n.in(1), r) + per_channel(n.in(2), r)};
 }
 
 // ONNX's OneHot: negative indices count from the end; values = [off, on].
@@ -624,8 +630,7 @@ Out one_hot_(const NodeImport& n) {
   int64_t axis = n.attr_int("axis", -1);
   int64_t a = axis < 0 ? axis + r + 1 : axis;
   if (a < 0 || a > r) n.fail(fmt::format("axis {} is out of range", axis));
-  Tensor indices = cast(n.in(0), DType::Int64);
-  indices = where(indices < scalar_of(0, DType::Int64), indices + scalar_of(static_cast<double>(depth[0]), DType::Int64), indices);
+  Tensor indices = from_end(cast(n.in(0), DType::Int64), scalar_of(static_cast<double>(depth[0]), DType::Int64));
   Shape range_shape{depth[0]};
   for (int64_t d = a; d < r; ++d) range_shape.push_back(1);
   Tensor hit = equal(expand_dims(indices, a), reshape(range(int64_t{0}, depth[0], int64_t{1}, DType::Int64), range_shape));
@@ -757,11 +762,8 @@ template <bool kMax> Out pool(const NodeImport& n) {
     n.refuse("explicit pads excluded from the average");
   if (!kMax && n.attr_string("auto_pad", "NOTSET") == "SAME_UPPER" && n.attr_int("count_include_pad", 0))
     n.refuse("SAME padding counted in the average");
-  double lowest = is_floating(x.dtype()) ? -std::numeric_limits<double>::infinity()
-                 : x.dtype() == DType::UInt8 ? 0.0
-                 : x.dtype() == DType::Int32 ? std::numeric_limits<int32_t>::lowest()
-                                              : static_cast<double>(std::numeric_limits<int64_t>::lowest());
-  std::string padding = window_padding(n, x, kMax ? lowest : 0.0);
+  // Max pools pad with -inf (the input is floating-point, checked above).
+  std::string padding = window_padding(n, x, kMax ? -std::numeric_limits<double>::infinity() : 0.0);
   std::vector<int64_t> k = n.attr_ints("kernel_shape");
   if (k.size() != 2) n.fail("kernel_shape must have 2 values");
   Tensor y = kMax ? max_pool2d(x, k, n.attr_ints("strides", {1, 1}), padding)

@@ -16,15 +16,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    kiln::saved_model::LoadedSignature sig =
-        kiln::onnx::import_model_from_string(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
-    std::map<std::string, kiln::Tensor> inputs;
-    for (const kiln::saved_model::TensorInfo& info : sig.inputs()) {
-      kiln::Tensor t = kiln::fuzz::small_input(info);
-      if (!t.defined()) return 0;
-      inputs.emplace(info.name, t);
-    }
-    sig(inputs);
+    kiln::fuzz::run_signature(
+        kiln::onnx::import_model_from_string(std::string(reinterpret_cast<const char*>(data), size), "fuzz"));
   } catch (const kiln::Error&) {
   }
   return 0;

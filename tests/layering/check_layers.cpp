@@ -56,44 +56,67 @@ std::string rel(const fs::path& p, const fs::path& root) {
   return fs::relative(p, root).generic_string();
 }
 
+// One word of a fenced block in the architecture doc: "name" or "name=a,b,c".
+struct BlockWord {
+  std::string name;
+  std::optional<std::vector<std::string>> list;
+};
+
+// The words of each line ('#' starts a comment) of the ```<tag> block read
+// from `in`; nullopt, reported, when there is none or it is not closed.
+std::optional<std::vector<std::vector<BlockWord>>> read_block(std::istream& in, const fs::path& doc,
+                                                              const std::string& tag) {
+  std::vector<std::vector<BlockWord>> lines;
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!inside) {
+      inside = line.rfind("```" + tag, 0) == 0;
+      continue;
+    }
+    if (line.rfind("```", 0) == 0) return lines;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::string word;
+    std::vector<BlockWord>& out = lines.emplace_back();
+    while (words >> word) {
+      BlockWord w;
+      auto eq = word.find('=');
+      w.name = word.substr(0, eq);
+      if (eq != std::string::npos) {
+        w.list.emplace();
+        std::istringstream list(word.substr(eq + 1));
+        std::string item;
+        while (std::getline(list, item, ',')) w.list->push_back(item);
+      }
+      out.push_back(std::move(w));
+    }
+  }
+  error(doc.string() + ": no ```" + tag + " block (or it is not closed)");
+  return std::nullopt;
+}
+
 std::vector<Folder> read_layers(const fs::path& doc) {
   std::ifstream in(doc);
   if (!in) {
     error("cannot read " + doc.string());
     return {};
   }
+  auto lines = read_block(in, doc, "layers");
+  if (!lines) return {};
   std::vector<Folder> folders;
-  std::string line;
-  bool inside = false;
   int layer = 0;
-  while (std::getline(in, line)) {
-    if (!inside) {
-      inside = line.rfind("```layers", 0) == 0;
-      continue;
-    }
-    if (line.rfind("```", 0) == 0) return folders;
-    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream words(line);
-    std::string word;
-    bool any = false;
-    while (words >> word) {
+  for (const std::vector<BlockWord>& words : *lines) {
+    for (const BlockWord& w : words) {
       Folder f;
       f.layer = layer;
-      auto eq = word.find('=');
-      f.path = word.substr(0, eq);
-      if (eq != std::string::npos) {
-        f.only.emplace();
-        std::istringstream list(word.substr(eq + 1));
-        std::string item;
-        while (std::getline(list, item, ',')) f.only->insert(item);
-      }
+      f.path = w.name;
+      if (w.list) f.only.emplace(w.list->begin(), w.list->end());
       folders.push_back(f);
-      any = true;
     }
-    if (any) ++layer;
+    if (!words.empty()) ++layer;
   }
-  error(doc.string() + ": no ```layers block (or it is not closed)");
-  return {};
+  return folders;
 }
 
 // The declared folder holding `path` (the longest declared prefix), or null.
@@ -147,32 +170,12 @@ struct NamespaceRule {
 
 std::vector<NamespaceRule> read_namespace_rules(const fs::path& doc) {
   std::ifstream in(doc);
+  auto lines = read_block(in, doc, "namespaces");
+  if (!lines) return {};
   std::vector<NamespaceRule> rules;
-  std::string line;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (!inside) {
-      inside = line.rfind("```namespaces", 0) == 0;
-      continue;
-    }
-    if (line.rfind("```", 0) == 0) return rules;
-    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream words(line);
-    std::string word;
-    while (words >> word) {
-      NamespaceRule r;
-      auto eq = word.find('=');
-      r.folder = word.substr(0, eq);
-      if (eq != std::string::npos) {
-        std::istringstream list(word.substr(eq + 1));
-        std::string item;
-        while (std::getline(list, item, ',')) r.may_open.push_back(item);
-      }
-      rules.push_back(r);
-    }
-  }
-  error(doc.string() + ": no ```namespaces block (or it is not closed)");
-  return {};
+  for (const std::vector<BlockWord>& words : *lines)
+    for (const BlockWord& w : words) rules.push_back({w.name, w.list.value_or(std::vector<std::string>{})});
+  return rules;
 }
 
 // The text with comments, string and character literals and preprocessor

@@ -121,9 +121,8 @@ TEST(OnnxCorpus, SeedsImportAndRunOrRaiseKilnErrors) {
       if (name == e.path().filename()) must_run = ok;
     try {
       saved_model::LoadedSignature sig = kiln::onnx::import_model_from_string(bytes, e.path().filename().string());
-      std::map<std::string, Tensor> inputs;
-      for (const saved_model::TensorInfo& info : sig.inputs()) inputs.emplace(info.name, fuzz::small_input(info));
-      sig(inputs);
+      bool ran = fuzz::run_signature(sig);
+      EXPECT_TRUE(ran || !must_run) << e.path() << ": small inputs cannot feed it";
     } catch (const Error& err) {
       EXPECT_FALSE(must_run) << e.path() << ": " << err.what();
     } catch (const std::exception& err) {

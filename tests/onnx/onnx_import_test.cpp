@@ -9,6 +9,7 @@
 #include "bench/mnist_cnn.h"
 #include "core/tensor_impl.h"
 #include "kiln/onnx.h"
+#include "onnx/exporter.h"
 #include "onnx_test_util.h"
 
 using namespace kiln;
@@ -155,6 +156,17 @@ TEST(OnnxImport, RejectsWrongTypesCyclesAndHugeDims) {
   m = small_model();
   m.mutable_opset_import(0)->set_version(99);
   expect_error<Unimplemented>([&] { kiln::onnx::import_model_from_string(bytes_of(m), "m"); }, {"opset 99 is newer"});
+
+  // An axis out of range fails before the importer reads that dim of the shape.
+  for (const char* op : {"Hardmax", "ArgMax"}) {
+    m = small_model();
+    kiln::onnx::pb::NodeProto& node = *m.mutable_graph()->mutable_node(0);
+    node.set_op_type(op);
+    kiln::onnx::set_attr(node, "axis", int64_t{100});  // past Shape::kMaxRank too
+    kiln::onnx::set_attr(node, "select_last_index", int64_t{1});
+    expect_error<InvalidArgument>([&] { kiln::onnx::import_model_from_string(bytes_of(m), "m"); },
+                                  {fmt::format("({}): axis 100 is out of range for rank 1", op)});
+  }
 
   m = small_model();  // Add of float and int64: Kiln's inference names the node
   m.mutable_graph()->mutable_initializer(0)->set_data_type(kiln::onnx::pb::TensorProto::INT32);
