@@ -257,7 +257,9 @@ saved_model::LoadedSignature import_model(const std::string& path) {
   if (size > kMaxModelBytes) bad(path, fmt::format("{} bytes, more than the limit of {}", size, kMaxModelBytes));
   std::string bytes(size, '\0');
   f.seekg(0);
-  f.read(bytes.data(), static_cast<std::streamsize>(size));
+  // A file that shrank after its size was taken would leave zeros in `bytes`: refuse, not parse them.
+  if (!f.read(bytes.data(), static_cast<std::streamsize>(size)))
+    bad(path, fmt::format("read {} of its {} bytes", f.gcount(), size));
   return import_model_from_string(bytes, path);
 }
 
