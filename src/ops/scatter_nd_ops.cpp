@@ -39,11 +39,6 @@ NdGeometry nd_geometry(const Shape& tensor, const Shape& indices) {
   return g;
 }
 
-template <class F> decltype(auto) visit_index(DType d, F&& f) {
-  if (d == DType::Int32) return f.template operator()<int32_t>();
-  return f.template operator()<int64_t>();
-}
-
 // The element offset of each tuple's slice; a tuple outside the tensor is
 // InvalidArgument naming it, as TF's "indices[1] = [5, 0] does not index into
 // param shape [3, 2]".
