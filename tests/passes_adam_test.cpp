@@ -93,6 +93,25 @@ TEST(AdamFusion, AStepsUpdatesBecomeOneOpWithTheSameBits) {
   expect_same_variables(fused.adam.variables(), eager.adam.variables());
 }
 
+// An empty batch makes an empty gradient MatMul (K = 0): the fused op takes
+// MatMul's own kernel for it (zeros), not bands, with the unfused bits.
+TEST(AdamFusion, AnEmptyBatchsGradientIsMatMulsZeros) {
+  Tensor x = zeros({0, 6}, DType::Float32);
+  Trainer fused(6, 4), unfused(6, 4);
+  auto f = fused.traced();
+  auto g = traced_without_adam_fusion([&] { return unfused.traced(); }, x);
+  EXPECT_EQ(count_ops(optimized(f, x), "FusedApplyAdam"), 1) << optimized(f, x).to_string();
+  for (const auto& n : optimized(f, x).nodes())
+    if (n->op->name == "FusedApplyAdam")
+      EXPECT_EQ(n->attrs.get_ints("grad_from_matmul"), (std::vector<int64_t>{1, 0, 1, 0}));
+  for (int step = 0; step < 2; ++step) {
+    f(x);
+    g(x);
+  }
+  expect_same_variables(fused.model.variables(), unfused.model.variables());
+  expect_same_variables(fused.adam.variables(), unfused.adam.variables());
+}
+
 // Four variables with their slots, and a counter.
 struct FourVariables {
   std::vector<Variable> w, m, v;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <stdexcept>
 #include <vector>
 
 #include "ops/adam_update.h"
@@ -122,20 +121,23 @@ detail::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMat
   detail::AdamGradient grad;
   grad.shape = Shape{m, n};
   grad.band_rows = std::min(m, std::max<int64_t>(1, kBandElements / std::max<int64_t>(1, n)));
-  try {
-    if (m == 0 || n == 0 || k == 0) throw std::invalid_argument("an empty matmul");
-    banded.full = band_primitive(grad.band_rows, k, m, n);
-    banded.last = m % grad.band_rows ? band_primitive(m % grad.band_rows, k, m, n) : banded.full;
-    banded.a = detail::data_of<float>(a);
-    banded.b = detail::data_of<float>(b);
-    banded.band_rows = grad.band_rows;
-    grad.rows = &BandedMatmul::rows;
-    grad.context = &banded;
-  } catch (...) {
-    const Tensor in[] = {a, b};
-    grad.rows = nullptr;
-    grad.tensor = detail::run_eager(ops::matmul_op(), in, Attrs{{"transpose_a", true}, {"transpose_b", false}})[0];
+  // An empty product has no bands.
+  if (m != 0 && n != 0 && k != 0) {
+    try {
+      banded.full = band_primitive(grad.band_rows, k, m, n);
+      banded.last = m % grad.band_rows ? band_primitive(m % grad.band_rows, k, m, n) : banded.full;
+      banded.a = detail::data_of<float>(a);
+      banded.b = detail::data_of<float>(b);
+      banded.band_rows = grad.band_rows;
+      grad.rows = &BandedMatmul::rows;
+      grad.context = &banded;
+      return grad;
+    } catch (...) {
+    }
   }
+  const Tensor in[] = {a, b};
+  grad.rows = nullptr;
+  grad.tensor = detail::run_eager(ops::matmul_op(), in, Attrs{{"transpose_a", true}, {"transpose_b", false}})[0];
   return grad;
 }
 

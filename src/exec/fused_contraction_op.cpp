@@ -1,4 +1,5 @@
 #include "exec/fused_contraction.h"
+#include "exec/fused_activation.h"
 #include "ops/known_ops.h"
 
 #include <array>
@@ -19,8 +20,6 @@ using detail::TensorType;
 
 using BiasedOneDnn = bool (*)(const KernelContext&, const float*);
 
-bool has_relu(const Attrs& attrs) { return attrs.get_string("activation") == "relu"; }
-
 // One component op's inference on `inputs`, its failure reported as the fused op's.
 TensorType infer_part(const InferContext& c, const OpDef& op, std::span<const TensorType> inputs,
                       const Attrs& attrs) {
@@ -38,14 +37,12 @@ TensorType infer_part(const InferContext& c, const OpDef& op, std::span<const Te
 void infer_fused(InferContext& c, const OpDef& contraction) {
   if (c.num_inputs() != 3)
     c.fail("takes 3 inputs ({}'s two and a bias), got {}", contraction.name, c.num_inputs());
-  const std::string& activation = c.attrs().get_string("activation");
-  if (activation != "none" && activation != "relu")
-    c.fail("activation must be \"none\" or \"relu\", got \"{}\"", activation);
+  const bool relu = check_activation(c);
   const std::array<TensorType, 2> operands{TensorType{c.dtype(0), c.shape(0)}, TensorType{c.dtype(1), c.shape(1)}};
   TensorType out = infer_part(c, contraction, operands, c.attrs());
   const std::array<TensorType, 2> biased{out, TensorType{c.dtype(2), c.shape(2)}};
   out = infer_part(c, ops::bias_add_op(), biased, Attrs{});
-  if (activation == "relu") out = infer_part(c, ops::relu_op(), std::span<const TensorType>(&out, 1), Attrs{});
+  if (relu) out = infer_part(c, ops::relu_op(), std::span<const TensorType>(&out, 1), Attrs{});
   c.add_output(out.dtype, out.shape);
 }
 

@@ -1,4 +1,5 @@
 #include "exec/fused_pool_grad.h"
+#include "exec/fused_activation.h"
 
 #include <string>
 #include <vector>
@@ -13,14 +14,10 @@ namespace {
 
 using detail::Attrs;
 
-bool has_relu(const Attrs& attrs) { return attrs.get_string("activation") == "relu"; }
-
 // MaxPoolGrad's inference: the fused op accepts exactly what MaxPoolGrad does
 // (Relu's gradient then keeps its shape and dtype).
 void fused_max_pool_grad_infer(detail::InferContext& c) {
-  const std::string& activation = c.attrs().get_string("activation");
-  if (activation != "none" && activation != "relu")
-    c.fail("activation must be \"none\" or \"relu\", got \"{}\"", activation);
+  check_activation(c);
   ops::max_pool_grad_op().infer(c);
 }
 

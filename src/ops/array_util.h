@@ -14,6 +14,13 @@ namespace kiln::detail {
 // Indices (gather, TensorArray rows) are int32 or int64.
 inline bool is_index_dtype(DType d) { return d == DType::Int32 || d == DType::Int64; }
 
+// Calls f.template operator()<I>() with I the index type of `d` (int32, else
+// int64).
+template <class F> decltype(auto) visit_index(DType d, F&& f) {
+  if (d == DType::Int32) return f.template operator()<int32_t>();
+  return f.template operator()<int64_t>();
+}
+
 // Calls f.template operator()<E>() with a type of the dtype's element size:
 // shape ops only move elements, so one instantiation per size is enough.
 template <class F> decltype(auto) visit_element(DType dtype, F&& f) {

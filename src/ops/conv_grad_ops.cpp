@@ -42,10 +42,6 @@ namespace {
 // Checks input, filters and dy (inputs 0, 1, 2) against each other.
 void check_conv_backprop(InferContext& c) { check_conv_dy(c, infer_conv2d_output(c, c.shape(0), c.shape(1))); }
 
-int64_t known_or(int64_t a, int64_t b) { return a >= 0 ? a : b; }
-
-int64_t dim_or_unknown(const Shape& s, int i) { return s.has_known_rank() ? s[i] : -1; }
-
 void backprop_input_infer(InferContext& c) {
   check_conv_backprop(c);
   const Shape& in = c.shape(0);

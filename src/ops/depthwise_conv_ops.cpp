@@ -52,9 +52,6 @@ Shape infer_depthwise_output(InferContext& c) {
 
 void depthwise_infer(InferContext& c) { c.add_output(c.dtype(0), infer_depthwise_output(c)); }
 
-int64_t known_or(int64_t a, int64_t b) { return a >= 0 ? a : b; }
-int64_t dim_or_unknown(const Shape& s, int i) { return s.has_known_rank() ? s[i] : -1; }
-
 void backprop_input_infer(InferContext& c) {
   check_conv_dy(c, infer_depthwise_output(c));
   Shape out = c.shape(0).has_known_rank() ? c.shape(0) : Shape{-1, -1, -1, -1};

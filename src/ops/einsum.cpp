@@ -35,24 +35,28 @@ std::string label_name(Label l) {
   throw InvalidArgument(fmt::format("einsum '{}': {}", equation, what));
 }
 
-// The subscripts of one operand (or of the output when `rank` < 0): letters
-// and at most one "...", standing for `rank` minus the letters' count dims.
-// Returns the labels with the ellipsis as the single marker kEllipsisLabel - 1.
-std::vector<Label> parse_subscripts(std::string_view equation, std::string_view s, const std::string& whose) {
+// The subscripts `s` of input `input` (the output when `input` < 0): letters
+// and at most one "...". Returns the labels with the ellipsis as the single
+// marker kEllipsisLabel - 1.
+std::vector<Label> parse_subscripts(std::string_view equation, std::string_view s, int input) {
+  // Named only in an error, so a valid equation builds no string.
+  auto whose = [&] {
+    return input < 0 ? fmt::format("the output ('{}')", s) : fmt::format("input {} ('{}')", input, s);
+  };
   std::vector<Label> out;
   bool ellipsis = false;
   for (std::size_t i = 0; i < s.size(); ++i) {
     char ch = s[i];
     if (ch == '.') {
       if (s.substr(i, 3) != "..." || ellipsis)
-        fail(equation, fmt::format("{} has a '.' that is not part of one '...'", whose));
+        fail(equation, fmt::format("{} has a '.' that is not part of one '...'", whose()));
       ellipsis = true;
       out.push_back(kEllipsisLabel - 1);
       i += 2;
     } else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) {
       out.push_back(ch);
     } else {
-      fail(equation, fmt::format("{} has the character '{}'; subscripts are letters and '...'", whose, ch));
+      fail(equation, fmt::format("{} has the character '{}'; subscripts are letters and '...'", whose(), ch));
     }
   }
   return out;
@@ -232,8 +236,7 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& inputs, Sour
   std::vector<int> ellipsis_rank;
   int widest = 0;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    std::string whose = fmt::format("input {} ('{}')", i, subscripts[i]);
-    parsed.push_back(parse_subscripts(equation, subscripts[i], whose));
+    parsed.push_back(parse_subscripts(equation, subscripts[i], static_cast<int>(i)));
     const Shape& s = inputs[i].shape();
     if (!s.has_known_rank()) fail(equation, fmt::format("input {} has an unknown rank", i));
     bool has_ellipsis = contains(parsed.back(), kEllipsisLabel - 1);
@@ -280,7 +283,7 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& inputs, Sour
     output.insert(output.end(), once.begin(), once.end());
   } else {
     std::string_view rhs = std::string_view(eq).substr(arrow + 2);
-    std::vector<Label> out_parsed = parse_subscripts(equation, rhs, fmt::format("the output ('{}')", rhs));
+    std::vector<Label> out_parsed = parse_subscripts(equation, rhs, -1);
     output = expand_ellipsis(out_parsed, widest, widest);
     for (Label l : output) {
       if (std::count(output.begin(), output.end(), l) > 1)

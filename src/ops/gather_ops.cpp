@@ -25,11 +25,6 @@ std::string position(const Shape& shape, int64_t i) {
   return s.substr(1, s.size() - 2);
 }
 
-template <class F> decltype(auto) visit_index(DType d, F&& f) {
-  if (d == DType::Int32) return f.template operator()<int32_t>();
-  return f.template operator()<int64_t>();
-}
-
 // ---- Gather -----------------------------------------------------------------
 void gather_infer(InferContext& c) {
   const Shape& params = c.shape(0);

@@ -66,6 +66,10 @@ Shape infer_conv2d_output(InferContext& c, const Shape& input, const Shape& filt
 // The backprop ops' check of dy (input 2) against `y`, the shape the forward
 // op gives for inputs 0 and 1.
 void check_conv_dy(InferContext& c, const Shape& y);
+// The backprop ops' output dims at inference: `a` when known, else `b`; dim
+// `i` of `s`, -1 when its rank is unknown.
+inline int64_t known_or(int64_t a, int64_t b) { return a >= 0 ? a : b; }
+inline int64_t dim_or_unknown(const Shape& s, int i) { return s.has_known_rank() ? s[i] : -1; }
 // MaxPool/AvgPool's checks of input [N, H, W, C] and ksize/strides/padding,
 // and their output shape.
 Shape infer_pool_output(InferContext& c, const Shape& input);

@@ -17,11 +17,13 @@ namespace detail {
 
 namespace {
 
-// The geometry of one call: `count` tuples of `depth` indices, each naming a
-// slice of `slice` elements; `strides[k]` elements per step of dim k.
+// The geometry of one call: `count` tuples of `depth` indices (depth <= the
+// tensor's rank, checked at inference), each naming a slice of `slice`
+// elements; `strides[k]` elements per step of dim k. No heap: a kernel call
+// makes one.
 struct NdGeometry {
   int64_t count = 0, depth = 0, slice = 1;
-  std::vector<int64_t> strides, dims;
+  int64_t strides[Shape::kMaxRank] = {};
 };
 
 NdGeometry nd_geometry(const Shape& tensor, const Shape& indices) {
@@ -29,19 +31,12 @@ NdGeometry nd_geometry(const Shape& tensor, const Shape& indices) {
   g.depth = indices[indices.rank() - 1];
   g.count = dims_product(indices, 0, indices.rank() - 1);
   g.slice = dims_product(tensor, static_cast<int>(g.depth), tensor.rank());
-  g.strides.assign(static_cast<std::size_t>(g.depth), 0);
   int64_t stride = g.slice;
   for (int k = static_cast<int>(g.depth) - 1; k >= 0; --k) {
     g.strides[k] = stride;
     stride *= tensor[k];
   }
-  g.dims.assign(tensor.begin(), tensor.begin() + g.depth);
   return g;
-}
-
-template <class F> decltype(auto) visit_index(DType d, F&& f) {
-  if (d == DType::Int32) return f.template operator()<int32_t>();
-  return f.template operator()<int64_t>();
 }
 
 // The element offset of each tuple's slice; a tuple outside the tensor is
@@ -56,7 +51,7 @@ std::vector<int64_t> slice_offsets(const Tensor& indices, const NdGeometry& g, c
       int64_t offset = 0;
       for (int64_t k = 0; k < g.depth; ++k) {
         int64_t v = idx[i * g.depth + k];
-        if (v < 0 || v >= g.dims[k]) {
+        if (v < 0 || v >= tensor[static_cast<int>(k)]) {
           std::vector<int64_t> tuple(idx + i * g.depth, idx + (i + 1) * g.depth);
           Shape rows(std::vector<int64_t>(indices.shape().begin(), indices.shape().end() - 1));
           std::vector<int64_t> at(static_cast<std::size_t>(std::max(rows.rank(), 0)));

@@ -20,11 +20,6 @@ namespace detail {
 
 namespace {
 
-template <class F> decltype(auto) visit_index(DType d, F&& f) {
-  if (d == DType::Int32) return f.template operator()<int32_t>();
-  return f.template operator()<int64_t>();
-}
-
 void check_data_and_ids(InferContext& c) {
   DType d = c.dtype(0);
   if (d == DType::Bool || d == DType::String)

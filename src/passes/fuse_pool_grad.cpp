@@ -7,7 +7,8 @@
 // when the Select was its only reader). Both zeros must be +0 of the dtype, as
 // Relu's gradient makes them: the fused kernel writes +0.
 #include <array>
-#include <cstring>
+#include <bit>
+#include <cstdint>
 #include <string>
 
 #include "exec/fused_pool_grad.h"
@@ -26,18 +27,9 @@ using graph::Value;
 bool is_positive_zero(const Value& v, DType dtype) {
   const Tensor* t = const_value(*v.node);
   if (!t || t->dtype() != dtype || t->size() != 1) return false;
-  if (dtype == DType::Float32) {
-    const float x = t->item<float>();
-    uint32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    return bits == 0;
-  }
-  if (dtype == DType::Float64) {
-    const double x = t->item<double>();
-    uint64_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    return bits == 0;
-  }
+  // All bits clear: +0 alone (-0 has its sign bit).
+  if (dtype == DType::Float32) return std::bit_cast<uint32_t>(t->item<float>()) == 0;
+  if (dtype == DType::Float64) return std::bit_cast<uint64_t>(t->item<double>()) == 0;
   return false;
 }
 
