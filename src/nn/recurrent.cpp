@@ -61,7 +61,7 @@ Tensor RNN::call(const Tensor& x, bool) { return call_with_states(x).output; }
 RecurrentResult RNN::call_with_states(const Tensor& input, const std::vector<Tensor>& initial_state) {
   if (!input.defined()) throw InvalidArgument(fmt::format("{}: the input is a null tensor", describe()));
   if (!built()) build(input.shape());
-  Tensor x = is_floating(input.dtype()) && input.dtype() != dtype() ? cast(input, dtype()) : input;
+  const Tensor x = autocast(input);
   const Shape& shape = x.shape();
   check_rank(shape, 3);
   const int64_t in = kernel_.shape()[0];
