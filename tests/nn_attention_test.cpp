@@ -362,6 +362,17 @@ TEST(NnAttention, SavedAndLoaded) {
   EXPECT_EQ(loaded.variables().size(), 8u);
 }
 
+// call_with_scores casts floating query, value and key to the layer's dtype.
+TEST(NnAttention, FloatingInputsAreCastToTheLayersDtype) {
+  nn::MultiHeadAttention mha(kHeads, kHead, {.seed = 5});
+  Tensor q = wave_tensor({kBatch, kT, 3}, 0.7, 0.1), v = wave_tensor({kBatch, kS, 3}, 1.1, 0.4);
+  nn::AttentionResult got = mha.call_with_scores(q, v, {.key = v});
+  EXPECT_EQ(got.output.dtype(), DType::Float32);
+  EXPECT_EQ(got.scores.dtype(), DType::Float32);
+  Tensor q32 = cast(q, DType::Float32), v32 = cast(v, DType::Float32);
+  EXPECT_EQ(got.output.to_vector<float>(), mha(q32, v32, {.key = v32}).to_vector<float>());
+}
+
 TEST(NnAttention, BadArgumentsAndInputsAreNamed) {
   nn::clear_session();
   expect_error<InvalidArgument>([] { nn::MultiHeadAttention(0, 4); },

@@ -371,6 +371,15 @@ TEST(NnRecurrent, SavedAndLoaded) {
   EXPECT_EQ(loaded.variables().size(), 3u);
 }
 
+// call_with_states casts floating inputs to the layer's dtype, as a call does.
+TEST(NnRecurrent, CallWithStatesCastsFloatingInputsToTheLayersDtype) {
+  nn::GRU gru(kUnits, {.seed = 5});
+  nn::RecurrentResult from_float64 = gru.call_with_states(inputs(DType::Float64));
+  EXPECT_EQ(from_float64.output.dtype(), DType::Float32);
+  EXPECT_EQ(from_float64.states[0].dtype(), DType::Float32);
+  EXPECT_EQ(from_float64.output.to_vector<float>(), gru(inputs(DType::Float32)).to_vector<float>());
+}
+
 TEST(NnRecurrent, BadInputsAreNamed) {
   nn::clear_session();
   nn::LSTM lstm(4);

@@ -149,12 +149,9 @@ Tensor MultiHeadAttention::operator()(const Tensor& query, const Tensor& value, 
 AttentionResult MultiHeadAttention::call_with_scores(const Tensor& query_in, const Tensor& value_in,
                                                      const AttentionCallOptions& options) {
   const Tensor& key_in = options.key.defined() ? options.key : value_in;
+  // Once: a layer built here has its kernels from these inputs' last dims.
   check_inputs(query_in, value_in, key_in);
   if (!built()) build(query_in.shape(), value_in.shape(), key_in.shape());
-  check_inputs(query_in, value_in, key_in);
-  auto autocast = [&](const Tensor& x) {
-    return is_floating(x.dtype()) && x.dtype() != dtype() ? cast(x, dtype()) : x;
-  };
   Tensor query = autocast(query_in), value = autocast(value_in), key = autocast(key_in);
 
   // [batch, heads, T | S, dim]; the query scaled first, as Keras'.

@@ -109,8 +109,11 @@ const Shape& Layer::build_input_shape() const {
 Tensor Layer::operator()(const Tensor& x, bool training) {
   if (!x.defined()) throw InvalidArgument(fmt::format("{}: the input is a null tensor", describe()));
   if (!built_) build(x.shape());
-  if (is_floating(x.dtype()) && x.dtype() != dtype_) return call(cast(x, dtype_), training);
-  return call(x, training);
+  return call(autocast(x), training);
+}
+
+Tensor Layer::autocast(const Tensor& x) const {
+  return is_floating(x.dtype()) && x.dtype() != dtype_ ? cast(x, dtype_) : x;
 }
 
 int64_t Layer::count_params() const {

@@ -61,7 +61,7 @@ Tensor RNN::call(const Tensor& x, bool) { return call_with_states(x).output; }
 RecurrentResult RNN::call_with_states(const Tensor& input, const std::vector<Tensor>& initial_state) {
   if (!input.defined()) throw InvalidArgument(fmt::format("{}: the input is a null tensor", describe()));
   if (!built()) build(input.shape());
-  Tensor x = is_floating(input.dtype()) && input.dtype() != dtype() ? cast(input, dtype()) : input;
+  const Tensor x = autocast(input);
   const Shape& shape = x.shape();
   check_rank(shape, 3);
   const int64_t in = kernel_.shape()[0];
@@ -178,20 +178,15 @@ std::vector<Tensor> GRU::step(const Tensor& projected, const std::vector<Tensor>
   const Activation& gate_act = options().recurrent_activation;
   const Tensor& h = states[0];
   const int64_t u = units();
-  Tensor hh;
-  Tensor z, r;
-  if (options().reset_after) {
-    Tensor inner = matmul(h, recurrent_kernel);
-    if (bias.defined()) inner = bias_add(inner, bias[1]);
-    z = gate_act(gate(projected, 0) + gate(inner, 0));
-    r = gate_act(gate(projected, 1) + gate(inner, 1));
-    hh = act(gate(projected, 2) + r * gate(inner, 2));
-  } else {
-    Tensor inner = matmul(h, slice(recurrent_kernel, {0, 0}, {-1, 2 * u}));
-    z = gate_act(gate(projected, 0) + gate(inner, 0));
-    r = gate_act(gate(projected, 1) + gate(inner, 1));
-    hh = act(gate(projected, 2) + matmul(r * h, slice(recurrent_kernel, {0, 2 * u}, {-1, u})));
-  }
+  const bool reset_after = options().reset_after;
+  // h_prev @ U: every block with reset_after (plus the recurrent bias), else
+  // the z and r blocks only (the h block multiplies r * h_prev below).
+  Tensor inner = matmul(h, reset_after ? recurrent_kernel : slice(recurrent_kernel, {0, 0}, {-1, 2 * u}));
+  if (reset_after && bias.defined()) inner = bias_add(inner, bias[1]);
+  Tensor z = gate_act(gate(projected, 0) + gate(inner, 0));
+  Tensor r = gate_act(gate(projected, 1) + gate(inner, 1));
+  Tensor recurrent_h = reset_after ? r * gate(inner, 2) : matmul(r * h, slice(recurrent_kernel, {0, 2 * u}, {-1, u}));
+  Tensor hh = act(gate(projected, 2) + recurrent_h);
   return {z * h + (1 - z) * hh};
 }
 

@@ -82,6 +82,9 @@ class Layer : public Module {
   Variable add_weight(std::string_view name, const Shape& shape, Init init,
                       int64_t fan_in = 0, int64_t fan_out = 0, std::optional<uint64_t> seed = std::nullopt,
                       bool trainable = true);
+  // `x` cast to dtype() when it is floating of another dtype (Keras'
+  // autocast), else `x` itself.
+  Tensor autocast(const Tensor& x) const;
   // "Dense 'dense'", to start error messages.
   std::string describe() const;
   // Throws InvalidArgument unless `input_shape` has rank `rank` (or more
