@@ -4,6 +4,7 @@
 // against finite differences, TF's weight names and shapes, a saved-model
 // round trip, the errors, and a small Transformer block that trains.
 #include "test_util.h"
+#include "wave_values.h"
 
 #include <cmath>
 
@@ -13,6 +14,7 @@
 
 using namespace kiln;
 using kiln::testing::expect_error;
+using kiln::testing::wave;
 using kiln::testing::expect_tensor_near;
 using kiln::testing::TempDir;
 
@@ -21,12 +23,6 @@ namespace {
 using Values = std::vector<double>;  // row-major
 
 constexpr int64_t kBatch = 2, kT = 3, kS = 4, kQueryDim = 5, kValueDim = 3, kKeyDim = 4, kHeads = 2, kHead = 3;
-
-Values wave(int64_t n, double freq, double phase, double scale = 1.0) {
-  Values v(static_cast<std::size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[i] = scale * std::sin(freq * static_cast<double>(i) + phase);
-  return v;
-}
 
 Tensor wave_tensor(const Shape& shape, double freq, double phase, DType dtype = DType::Float64) {
   return constant(wave(shape.num_elements(), freq, phase), shape, dtype);

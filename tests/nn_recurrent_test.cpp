@@ -3,6 +3,7 @@
 // eager, gradients against finite differences, saved-model round trips, the
 // orthogonal initializer and the errors.
 #include "test_util.h"
+#include "wave_values.h"
 
 #include <cmath>
 #include <functional>
@@ -16,6 +17,7 @@
 
 using namespace kiln;
 using kiln::testing::expect_error;
+using kiln::testing::wave;
 using kiln::testing::expect_tensor_near;
 using kiln::testing::TempDir;
 
@@ -116,12 +118,6 @@ RefResult run_ref(const Step& step, const Matrix& x, int64_t batch, int64_t step
       for (int64_t j = 0; j < u; ++j) r.sequence[(b * steps + i) * u + j] = r.states[0][b * u + j];
   }
   return r;
-}
-
-Matrix wave(int64_t n, double freq, double phase, double scale) {
-  Matrix v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = scale * std::sin(freq * static_cast<double>(i) + phase);
-  return v;
 }
 
 // Gives the layer's weights values of its shapes from `wave`, returns them.
