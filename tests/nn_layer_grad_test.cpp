@@ -2,6 +2,7 @@
 // sum(w * layer(x)) with respect to the input and to every trainable weight,
 // against central finite differences (float64 where the layer computes in
 // float64), eagerly and inside kiln::function.
+#include "layer_gradient_check.h"
 #include "test_util.h"
 
 #include <cmath>
@@ -13,65 +14,11 @@ using namespace kiln::testing;
 
 namespace {
 
-Tensor weights_like(const Tensor& y) {
-  std::vector<double> w(static_cast<std::size_t>(y.size()));
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.9 * static_cast<double>(i) + 0.2);
-  return cast(constant(w, y.shape()), y.dtype());
-}
-
-double as_double(const Tensor& t) { return cast(t, DType::Float64).item<double>(); }
-
 // Checks up to `max_elements` elements of each gradient, spread over it,
 // with the layer called in `training` mode.
 void check_layer(nn::Layer& layer, const Tensor& x, double h, double tol, int max_elements = 40,
                  bool training = false) {
-  Tensor w = weights_like(layer(x, training));
-  std::vector<Variable> vars = layer.trainable_variables();
-  std::vector<GradientSource> sources{x};
-  for (const Variable& v : vars) sources.emplace_back(v);
-  std::vector<Tensor> grads;
-  {
-    GradientTape tape;
-    tape.watch(x);
-    grads = tape.gradient(sum(layer(x, training) * w), sources);
-  }
-  // The same gradients from a traced function.
-  auto traced = function([&](const Tensor& in) {
-    GradientTape tape;
-    tape.watch(in);
-    std::vector<GradientSource> s{in};
-    for (const Variable& v : vars) s.emplace_back(v);
-    std::vector<Tensor> g = tape.gradient(sum(layer(in, training) * w), s);
-    for (std::size_t i = 0; i < g.size(); ++i)
-      if (!g[i].defined()) g[i] = zeros_like(i == 0 ? in : vars[i - 1].read_value());
-    return g;
-  });
-  std::vector<Tensor> traced_grads = traced(x);
-
-  auto loss_at = [&](const Tensor& in) { return as_double(sum(layer(in, training) * w)); };
-  for (std::size_t s = 0; s < sources.size(); ++s) {
-    Tensor base = s == 0 ? x : vars[s - 1].read_value();
-    ASSERT_TRUE(grads[s].defined()) << layer.name() << " source " << s;
-    std::vector<double> g = cast(grads[s], DType::Float64).to_vector<double>();
-    std::vector<double> gt = cast(traced_grads[s], DType::Float64).to_vector<double>();
-    std::vector<double> v = cast(base, DType::Float64).to_vector<double>();
-    int64_t stride = std::max<int64_t>(1, static_cast<int64_t>(v.size()) / max_elements);
-    for (std::size_t k = 0; k < v.size(); k += static_cast<std::size_t>(stride)) {
-      auto moved = [&](double delta) {
-        std::vector<double> m = v;
-        m[k] += delta;
-        Tensor t = cast(constant(m, base.shape()), base.dtype());
-        if (s == 0) return loss_at(t);
-        vars[s - 1].assign(t);
-        double l = loss_at(x);
-        vars[s - 1].assign(base);
-        return l;
-      };
-      double numeric = (moved(h) - moved(-h)) / (2 * h);
-      EXPECT_NEAR(g[k], numeric, tol * (1 + std::abs(numeric))) << layer.name() << " source " << s << " element " << k;
-      EXPECT_NEAR(gt[k], g[k], 1e-5 * (1 + std::abs(g[k]))) << layer.name() << " traced, source " << s;
-    }
-  }
+  check_layer_gradients(layer, x, {.h = h, .tol = tol, .max_elements = max_elements, .training = training});
 }
 
 Tensor ramp(const Shape& shape, DType dtype) {

@@ -2,6 +2,7 @@
 // equations (double precision), shapes, traced (while loop and unrolled) =
 // eager, gradients against finite differences, saved-model round trips, the
 // orthogonal initializer and the errors.
+#include "layer_gradient_check.h"
 #include "test_util.h"
 #include "wave_values.h"
 
@@ -16,7 +17,9 @@
 #include "passes/passes.h"
 
 using namespace kiln;
+using kiln::testing::check_layer_gradients;
 using kiln::testing::expect_error;
+using kiln::testing::LayerGradientCheck;
 using kiln::testing::wave;
 using kiln::testing::expect_tensor_near;
 using kiln::testing::TempDir;
@@ -293,64 +296,23 @@ TEST(NnRecurrent, UnknownTimeAndBatchDimsTraceOnce) {
   EXPECT_EQ(f.tracing_count(), 1);
 }
 
-namespace {
-
-// sum(w * layer(x)) and its tape gradient against central differences, for
-// the input and every weight, eagerly and traced (float64).
-void check_gradients(nn::RNN& layer, const Tensor& x) {
-  Tensor w = constant(wave(layer(x).shape().num_elements(), 0.9, 0.2, 1.0), layer(x).shape(), DType::Float64);
-  std::vector<Variable> vars = layer.trainable_variables();
-  auto grads_of = [&](const Tensor& in) {
-    GradientTape tape;
-    tape.watch(in);
-    std::vector<GradientSource> sources{in};
-    for (const Variable& v : vars) sources.emplace_back(v);
-    return tape.gradient(sum(layer(in) * w), sources);
-  };
-  std::vector<Tensor> eager = grads_of(x);
-  auto traced_fn = kiln::function([&](const Tensor& in) { return grads_of(in); });
-  std::vector<Tensor> traced = traced_fn(x);
-  auto loss = [&](const Tensor& in) { return sum(layer(in) * w).item<double>(); };
-  const double h = 1e-6;
-  for (std::size_t s = 0; s < eager.size(); ++s) {
-    ASSERT_TRUE(eager[s].defined()) << layer.name() << " source " << s;
-    Tensor base = s == 0 ? x : vars[s - 1].read_value();
-    std::vector<double> v = base.to_vector<double>(), g = eager[s].to_vector<double>();
-    std::vector<double> gt = traced[s].to_vector<double>();
-    for (std::size_t k = 0; k < v.size(); k += 3) {
-      auto moved = [&](double delta) {
-        std::vector<double> m = v;
-        m[k] += delta;
-        Tensor t = constant(m, base.shape());
-        if (s == 0) return loss(t);
-        vars[s - 1].assign(t);
-        double l = loss(x);
-        vars[s - 1].assign(base);
-        return l;
-      };
-      double numeric = (moved(h) - moved(-h)) / (2 * h);
-      EXPECT_NEAR(g[k], numeric, 1e-6 * (1 + std::abs(numeric))) << layer.name() << " source " << s << " at " << k;
-      EXPECT_NEAR(gt[k], g[k], 1e-10 * (1 + std::abs(g[k]))) << layer.name() << " traced, source " << s;
-    }
-  }
-}
-
-}  // namespace
-
+// Every third element of the input and of each weight, float64: the traced
+// gradients equal the eager ones to 1e-10.
 TEST(NnRecurrent, GradientsMatchFiniteDifferencesEagerAndTraced) {
   Tensor x = inputs();
+  const LayerGradientCheck check{.traced_tol = 1e-10, .stride = 3};
   nn::SimpleRNN rnn(kUnits, {.return_sequences = true, .seed = 3, .dtype = DType::Float64});
-  check_gradients(rnn, x);
+  check_layer_gradients(rnn, x, check);
   nn::LSTM lstm(kUnits, {.seed = 4, .dtype = DType::Float64});
-  check_gradients(lstm, x);
+  check_layer_gradients(lstm, x, check);
   nn::LSTM lstm_seq(kUnits, {.return_sequences = true, .go_backwards = true, .seed = 4, .dtype = DType::Float64});
-  check_gradients(lstm_seq, x);
+  check_layer_gradients(lstm_seq, x, check);
   nn::GRU gru(kUnits, {.return_sequences = true, .seed = 5, .dtype = DType::Float64});
-  check_gradients(gru, x);
+  check_layer_gradients(gru, x, check);
   nn::GRU gru_v1(kUnits, {.reset_after = false, .seed = 6, .dtype = DType::Float64});
-  check_gradients(gru_v1, x);
+  check_layer_gradients(gru_v1, x, check);
   nn::LSTM unrolled(kUnits, {.unroll = true, .seed = 7, .dtype = DType::Float64});
-  check_gradients(unrolled, x);
+  check_layer_gradients(unrolled, x, check);
 }
 
 TEST(NnRecurrent, SavedAndLoaded) {
