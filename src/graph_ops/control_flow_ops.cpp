@@ -12,6 +12,7 @@
 
 #include "trace/tracing_context.h"
 #include "kiln/math.h"
+#include "kiln/nn_ops.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::graph_ops {
@@ -211,8 +212,20 @@ std::vector<OpSample> while_samples() {
     return std::vector<Tensor>{a[0] + 1, a[1] * 2.f};
   });
   detail::Attrs attrs{{"cond", cond}, {"body", body}};
+  // A product per step, which the gradient's re-run stacks
+  // (while_accumulators.h): the backward loop reads it.
+  Tensor w = constant({{0.5f, -0.3f}, {0.8f, 0.2f}});
+  std::vector<TensorType> rows{{DType::Int32, Shape{}}, {DType::Float32, Shape{1, 2}}};
+  GraphPtr rows_cond = sample_graph("cond", rows, {limit, w}, [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0] < a[2]};
+  });
+  GraphPtr rows_body = sample_graph("body", rows, {limit, w}, [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0] + 1, tanh(matmul(a[1], a[3]))};
+  });
+  detail::Attrs rows_attrs{{"cond", rows_cond}, {"body", rows_body}};
   return {{{constant(0), constant({1.f, 2.f}), limit}, attrs},
-          {{constant(5), constant({1.f, 2.f}), limit}, attrs}};
+          {{constant(5), constant({1.f, 2.f}), limit}, attrs},
+          {{constant(0), constant({{1.f, -2.f}}), limit, w}, rows_attrs}};
 }
 
 constexpr OpDef kIf{.name = "If", .infer = if_infer, .kernel = if_kernel,

@@ -14,12 +14,11 @@
 
 #include "graph_ops/call_op.h"
 #include "graph_ops/control_flow_ops.h"
-#include "graph_ops/while_replays.h"
+#include "graph_ops/replay.h"
 #include "trace/tracing_context.h"
 #include "kiln/array.h"
 #include "kiln/gradient.h"
 #include "kiln/math.h"
-#include "kiln/tensor_array.h"
 #include "ops/creation.h"
 
 namespace kiln::graph_ops {
@@ -51,41 +50,6 @@ std::vector<bool> forward_results(const Graph& f) {
     out[j] = from_forward(*n) && returned[n] >= static_cast<int>(n->outputs.size());
   }
   return out;
-}
-
-// Runs f's nodes again in the current dispatch context, f's parameters then
-// captures fed by `feeds`. Stateful nodes nothing reads (print, variable
-// updates) are skipped: a backward pass must not repeat side effects.
-// Result j's node takes `given[j]` where that is defined (a random draw the
-// forward run returned); other stateful nodes whose outputs are read run
-// again (a variable is read anew).
-std::vector<Tensor> replay(const Graph& f, std::span<const Tensor> feeds, std::span<const Tensor> given = {}) {
-  std::unordered_map<const Node*, detail::TensorList> values;
-  std::size_t k = 0;
-  for (const Node* p : f.parameters()) values[p] = detail::TensorList{feeds[k++]};
-  for (const graph::Capture& c : f.captures()) values[c.placeholder] = detail::TensorList{feeds[k++]};
-  for (std::size_t j = 0; j < given.size(); ++j) {
-    if (!given[j].defined()) continue;
-    const graph::Value& v = f.results()[j];
-    detail::TensorList& out = values[v.node];
-    out.resize(v.node->outputs.size());
-    out[static_cast<size_t>(v.index)] = given[j];
-  }
-  std::unordered_set<const Node*> read;
-  for (const auto& n : f.nodes())
-    for (const graph::Value& v : n->inputs) read.insert(v.node);
-  for (const graph::Value& v : f.results()) read.insert(v.node);
-  for (const auto& n : f.nodes()) {
-    if (values.count(n.get())) continue;
-    if (n->is_stateful() && !read.count(n.get())) continue;
-    detail::SmallVector<Tensor, 3> inputs;
-    for (const graph::Value& v : n->inputs) inputs.push_back(values.at(v.node)[static_cast<size_t>(v.index)]);
-    values[n.get()] = dispatch(*n->op, std::span<const Tensor>(inputs.data(), inputs.size()), detail::Attrs(n->attrs),
-                               n->location);
-  }
-  std::vector<Tensor> results;
-  for (const graph::Value& v : f.results()) results.push_back(values.at(v.node)[static_cast<size_t>(v.index)]);
-  return results;
 }
 
 std::vector<detail::TensorType> feed_types(const Graph& f) {
@@ -187,8 +151,6 @@ std::vector<bool> has_grad(const detail::GradContext& c, std::size_t n) {
   for (std::size_t j = 0; j < n; ++j) has[j] = c.grads[j].defined();
   return has;
 }
-
-bool is_stateful_graph(const Graph& g) { return !g.stateful_nodes().empty(); }
 
 // What a backward graph takes: the forward op's inputs, the defined upstream
 // gradients, and the forward outputs `from_op` marks.
@@ -337,219 +299,6 @@ void if_gradient(detail::GradContext& c) {
       dispatch(if_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
                detail::Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());
   for (std::size_t k = 0; k < b->grad_of.size(); ++k) c.set(b->grad_of[k], std::move(grads[k]));
-}
-
-// ---- While ----------------------------------------------------------------------
-// The backward pass of While(vars..., captures...) {cond, body}:
-//  1. the loop runs again, stacking each iteration's loop variables in
-//     growing TensorArrays (TF keeps them from the forward loop; recomputing
-//     keeps the forward op as it is, at the cost of one more forward pass),
-//     and counting iterations;
-//  2. a second loop walks the iterations backwards: it replays the body on
-//     the stacked variables of iteration i under a tape, turns the gradients
-//     of that iteration's outputs into those of its inputs, and sums the
-//     captures' gradients.
-// Both loops carry every value they need as loop variables, so their graphs
-// capture nothing.
-namespace {
-
-struct LoopGraph {
-  std::shared_ptr<Graph> graph = std::make_shared<Graph>("loop");
-  trace::TracingContext ctx{graph};
-  std::vector<Tensor> params;
-  explicit LoopGraph(const std::vector<detail::TensorType>& types) {
-    for (std::size_t i = 0; i < types.size(); ++i) params.push_back(ctx.add_parameter(types[i], fmt::format("v{}", i)));
-  }
-  GraphPtr finish(const std::vector<Tensor>& results) {
-    for (const Tensor& r : results) graph->results().push_back(ctx.value_of(r));
-    if (!graph->captures().empty()) throw Internal("a while_loop gradient graph captured an outer tensor");
-    return graph;
-  }
-};
-
-// The shape of a variable a graph reads through capture `placeholder`, when
-// the graph reads it.
-std::optional<detail::TensorType> variable_type(const Graph& g, const Node* placeholder) {
-  for (const auto& n : g.nodes()) {
-    if (n->op->name != "ReadVariable" || n->inputs.empty() || n->inputs[0].node != placeholder) continue;
-    return n->outputs[0];
-  }
-  return std::nullopt;
-}
-
-// Every iteration's value of one loop variable: a TensorArray written at the
-// iteration's index, which grows by doubling, in place (the While kernel
-// hands its loop variables over), so stacking costs amortized O(1) copies per
-// iteration where a concat would copy the whole stack each time. A loop
-// carries it as its three leaves (buffer, mask, size).
-class IterationStack {
- public:
-  explicit IterationStack(const detail::TensorType& t)
-      : empty_(t.dtype, 0, {.dynamic_size = true, .element_shape = t.shape}) {
-    detail::ResultFlattener f;
-    detail::Traits<TensorArray>::flatten_result(empty_, f);
-    sizes_ = f.sizes;
-    const Shape& e = empty_.options().element_shape;
-    Shape buffer = Shape::unknown_rank();
-    if (e.is_fully_defined()) {
-      buffer = e;
-      buffer.insert(0, None);
-    }
-    types_ = {{t.dtype, buffer}, {f.leaves[1].dtype(), Shape{None}}, {f.leaves[2].dtype(), Shape{}}};
-  }
-  static constexpr std::size_t kLeaves = 3;
-  const std::vector<detail::TensorType>& types() const { return types_; }
-  std::vector<Tensor> empty_leaves() const { return leaves(empty_); }
-  // The stack whose leaves start at `leaves[0]`.
-  TensorArray array(const Tensor* leaves) const {
-    std::vector<Tensor> copies(leaves, leaves + kLeaves);
-    detail::ResultReader reader(copies, sizes_);
-    return detail::Traits<TensorArray>::unflatten(reader);
-  }
-  static std::vector<Tensor> leaves(const TensorArray& a) {
-    detail::ResultFlattener f;
-    detail::Traits<TensorArray>::flatten_result(a, f);
-    return std::move(f.leaves);
-  }
-
- private:
-  TensorArray empty_;
-  std::vector<int64_t> sizes_;
-  std::vector<detail::TensorType> types_;
-};
-
-}  // namespace
-
-void while_gradient(detail::GradContext& c) {
-  const GraphPtr& cond_f = c.attrs.get<GraphPtr>("cond");
-  const GraphPtr& body_f = c.attrs.get<GraphPtr>("body");
-  const std::size_t nv = c.outputs.size(), nc = c.inputs.size() - nv;
-  std::vector<detail::TensorType> var_types, cap_types;
-  for (const Node* p : body_f->parameters()) var_types.push_back(p->outputs[0]);
-  for (const graph::Capture& cap : body_f->captures()) cap_types.push_back(cap.placeholder->outputs[0]);
-  for (std::size_t k = 0; k < nv; ++k)
-    if (var_types[k].dtype == DType::Resource || var_types[k].dtype == DType::String)
-      throw Unimplemented(fmt::format("the gradient of a while_loop with a {} loop variable ({})",
-                                      dtype_name(var_types[k].dtype), k));
-  auto feeds_of = [&](std::span<const Tensor> params) {
-    return std::vector<Tensor>(params.begin(), params.begin() + static_cast<std::ptrdiff_t>(nv + nc));
-  };
-  std::vector<IterationStack> stacks;
-  for (const detail::TensorType& t : var_types) stacks.emplace_back(t);
-  constexpr std::size_t kS = IterationStack::kLeaves;
-
-  // 1. Forward again: (vars, captures, n, stacks).
-  std::vector<detail::TensorType> fwd_types = var_types;
-  fwd_types.insert(fwd_types.end(), cap_types.begin(), cap_types.end());
-  fwd_types.push_back({DType::Int32, Shape{}});
-  for (const IterationStack& st : stacks) fwd_types.insert(fwd_types.end(), st.types().begin(), st.types().end());
-  LoopGraph cond1(fwd_types), body1(fwd_types);
-  GraphPtr cond1_g, body1_g;
-  {
-    detail::DispatchHandlerGuard guard(&cond1.ctx);
-    cond1_g = cond1.finish({replay(*cond_f, feeds_of(cond1.params))[0]});
-  }
-  {
-    detail::DispatchHandlerGuard guard(&body1.ctx);
-    const std::vector<Tensor>& p = body1.params;
-    std::vector<Tensor> next = replay(*body_f, feeds_of(p));
-    for (std::size_t j = 0; j < nc; ++j) next.push_back(p[nv + j]);
-    const Tensor& n = p[nv + nc];
-    next.push_back(n + 1);
-    for (std::size_t k = 0; k < nv; ++k)
-      for (Tensor& leaf : IterationStack::leaves(stacks[k].array(&p[nv + nc + 1 + kS * k]).write(n, p[k])))
-        next.push_back(std::move(leaf));
-    body1_g = body1.finish(next);
-  }
-  std::vector<Tensor> fwd_in(c.inputs.begin(), c.inputs.end());
-  fwd_in.push_back(constant(0));
-  for (const IterationStack& st : stacks)
-    for (Tensor& leaf : st.empty_leaves()) fwd_in.push_back(std::move(leaf));
-  bool stateful = is_stateful_graph(*body1_g) || is_stateful_graph(*cond1_g);
-  // Stateless: its first nv outputs are the forward loop's, bit for bit.
-  if (!stateful) note_while_replay(body1_g, {cond_f, body_f, nv + nc, nv});
-  detail::TensorList fwd = dispatch(while_op(stateful), fwd_in,
-                            detail::Attrs{{"cond", cond1_g}, {"body", body1_g}}, SourceLocation());
-
-  // 2. Backward: (i, dvars for float vars, dcaps for wanted caps, stacks, captures).
-  std::vector<std::size_t> dv_of, dcap_of;
-  for (std::size_t k = 0; k < nv; ++k)
-    if (is_floating(var_types[k].dtype)) dv_of.push_back(k);
-  std::vector<detail::TensorType> dcap_types;
-  std::vector<Tensor> dcap_init;
-  for (std::size_t j = 0; j < nc; ++j) {
-    if (!c.needs(static_cast<int>(nv + j))) continue;
-    if (cap_types[j].dtype == DType::Resource) {
-      std::optional<detail::TensorType> t = variable_type(*body_f, body_f->captures()[j].placeholder);
-      if (!t || !t->shape.is_fully_defined()) continue;
-      dcap_types.push_back(*t);
-      dcap_init.push_back(zeros(t->shape, t->dtype));
-    } else if (is_floating(cap_types[j].dtype)) {
-      dcap_types.push_back(cap_types[j]);
-      dcap_init.push_back(zeros_like(c.inputs[nv + j]));
-    } else {
-      continue;
-    }
-    dcap_of.push_back(j);
-  }
-  std::vector<detail::TensorType> bwd_types{{DType::Int32, Shape{}}};
-  for (std::size_t k : dv_of) bwd_types.push_back(var_types[k]);
-  bwd_types.insert(bwd_types.end(), dcap_types.begin(), dcap_types.end());
-  for (const IterationStack& st : stacks) bwd_types.insert(bwd_types.end(), st.types().begin(), st.types().end());
-  bwd_types.insert(bwd_types.end(), cap_types.begin(), cap_types.end());
-  const std::size_t first_dcap = 1 + dv_of.size(), first_stack = first_dcap + dcap_of.size(),
-                    first_cap = first_stack + kS * nv;
-
-  LoopGraph cond2(bwd_types), body2(bwd_types);
-  GraphPtr cond2_g, body2_g;
-  {
-    detail::DispatchHandlerGuard guard(&cond2.ctx);
-    cond2_g = cond2.finish({cond2.params[0] >= 0});
-  }
-  {
-    detail::DispatchHandlerGuard guard(&body2.ctx);
-    const std::vector<Tensor>& p = body2.params;
-    std::vector<Tensor> feeds;
-    for (std::size_t k = 0; k < nv; ++k) feeds.push_back(stacks[k].array(&p[first_stack + kS * k]).read(p[0]));
-    for (std::size_t j = 0; j < nc; ++j) feeds.push_back(p[first_cap + j]);
-    GradientTape tape({.watch_accessed_variables = false});
-    std::vector<GradientSource> sources;
-    for (std::size_t k : dv_of) {
-      tape.watch(feeds[k]);
-      sources.emplace_back(feeds[k]);
-    }
-    for (std::size_t j : dcap_of) {
-      tape.watch(feeds[nv + j]);
-      sources.emplace_back(feeds[nv + j]);
-    }
-    std::vector<Tensor> ys = replay(*body_f, feeds);
-    std::vector<Tensor> targets, dys;
-    for (std::size_t m = 0; m < dv_of.size(); ++m) {
-      targets.push_back(ys[dv_of[m]]);
-      dys.push_back(p[1 + m]);
-    }
-    std::vector<Tensor> g = tape.gradient(targets, sources, dys);
-    std::vector<Tensor> next{p[0] - 1};
-    for (std::size_t m = 0; m < dv_of.size(); ++m) next.push_back(g[m].defined() ? g[m] : zeros_like(feeds[dv_of[m]]));
-    for (std::size_t m = 0; m < dcap_of.size(); ++m) {
-      const Tensor& acc = p[first_dcap + m];
-      const Tensor& gm = g[dv_of.size() + m];
-      next.push_back(gm.defined() ? acc + gm : acc);
-    }
-    for (std::size_t k = first_stack; k < bwd_types.size(); ++k) next.push_back(p[k]);
-    body2_g = body2.finish(next);
-  }
-  std::vector<Tensor> bwd_in{fwd[nv + nc] - 1};
-  for (std::size_t k : dv_of) bwd_in.push_back(c.grad_or_zeros(static_cast<int>(k)));
-  bwd_in.insert(bwd_in.end(), dcap_init.begin(), dcap_init.end());
-  for (std::size_t k = 0; k < kS * nv; ++k) bwd_in.push_back(fwd[nv + nc + 1 + k]);
-  for (std::size_t j = 0; j < nc; ++j) bwd_in.push_back(c.inputs[nv + j]);
-  bool bwd_stateful = is_stateful_graph(*body2_g) || is_stateful_graph(*cond2_g);
-  detail::TensorList bwd = dispatch(while_op(bwd_stateful), bwd_in,
-                            detail::Attrs{{"cond", cond2_g}, {"body", body2_g}}, SourceLocation());
-  for (std::size_t m = 0; m < dv_of.size(); ++m)
-    if (c.needs(static_cast<int>(dv_of[m]))) c.set(static_cast<int>(dv_of[m]), bwd[1 + m]);
-  for (std::size_t m = 0; m < dcap_of.size(); ++m) c.set(static_cast<int>(nv + dcap_of[m]), bwd[first_dcap + m]);
 }
 
 }  // namespace kiln::graph_ops

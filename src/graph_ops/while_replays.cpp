@@ -12,7 +12,7 @@ struct Entry {
   // Weak, so the table keeps no graph alive; a replay body's address may be
   // reused once it is gone, which `self` tells.
   std::weak_ptr<const graph::Graph> self, cond, body;
-  std::size_t inputs, outputs;
+  std::size_t inputs, outputs, stacks_from;
 };
 
 struct Table {
@@ -31,7 +31,8 @@ void note_while_replay(const std::shared_ptr<const graph::Graph>& replay_body, c
   Table& t = table();
   std::lock_guard lock(t.mutex);
   std::erase_if(t.entries, [](const auto& e) { return e.second.self.expired(); });
-  t.entries[replay_body.get()] = Entry{replay_body, replay.cond, replay.body, replay.inputs, replay.outputs};
+  t.entries[replay_body.get()] =
+      Entry{replay_body, replay.cond, replay.body, replay.inputs, replay.outputs, replay.stacks_from};
 }
 
 std::optional<WhileReplay> while_replay_of(const graph::Graph* replay_body) {
@@ -40,7 +41,8 @@ std::optional<WhileReplay> while_replay_of(const graph::Graph* replay_body) {
   auto it = t.entries.find(replay_body);
   if (it == t.entries.end()) return std::nullopt;
   std::shared_ptr<const graph::Graph> self = it->second.self.lock();
-  WhileReplay r{it->second.cond.lock(), it->second.body.lock(), it->second.inputs, it->second.outputs};
+  WhileReplay r{it->second.cond.lock(), it->second.body.lock(), it->second.inputs, it->second.outputs,
+                it->second.stacks_from};
   if (self.get() != replay_body || !r.cond || !r.body) return std::nullopt;
   return r;
 }

@@ -18,6 +18,10 @@ struct WhileReplay {
   // The replay's first `inputs` inputs are the forward loop's inputs, and
   // its first `outputs` outputs equal the forward loop's outputs.
   std::size_t inputs = 0, outputs = 0;
+  // Its loop variables from this one on are the leaves of stacks that each
+  // iteration writes one more row of (a gradient of the replay, a second
+  // derivative, takes their final values instead of stacking them).
+  std::size_t stacks_from = 0;
 };
 
 // Notes that a While op with body `replay_body` replays a forward loop.
