@@ -46,9 +46,26 @@ bool is_costly(const detail::OpDef& op) {
   return std::find(costly.begin(), costly.end(), &op) != costly.end();
 }
 
-bool stackable(const detail::TensorType& t) {
-  return t.dtype != DType::Resource && t.dtype != DType::String && t.shape.has_known_rank();
+// Ops whose outputs' shapes follow from their inputs' shapes and attrs,
+// never from values: a value of unknown dims computed by them alone from the
+// loop variables (whose shapes stay) keeps its shape from one iteration to
+// the next, which a stack needs. Elementwise ops count too. A nested loop's
+// results, a TensorArray's stack or a segment sum may change shape.
+bool shape_follows_shapes(const detail::OpDef& op) {
+  if (op.is(detail::kElementwise)) return true;
+  static const std::vector<const detail::OpDef*> ops = [] {
+    std::vector<const detail::OpDef*> found;
+    for (const char* name :
+         {"MatMul", "BiasAdd", "Conv2D", "DepthwiseConv2dNative", "StridedSlice", "TensorArrayRead", "Transpose",
+          "Reshape", "ExpandDims", "Squeeze", "Concat", "Pack", "Unpack", "Gather", "Sum", "Mean", "Max", "Min",
+          "Softmax", "LogSoftmax", "MaxPool", "AvgPool", "Tile", "Pad", "Const"})
+      if (const detail::OpDef* op = detail::OpRegistry::global().find(name)) found.push_back(op);
+    return found;
+  }();
+  return std::find(ops.begin(), ops.end(), &op) != ops.end();
 }
+
+bool stackable(const detail::TensorType& t) { return t.dtype != DType::Resource && t.dtype != DType::String; }
 
 }  // namespace
 
@@ -67,26 +84,32 @@ std::vector<graph::Value> values_to_accumulate(const graph::Graph& backward, con
   }
   for (const graph::Value& v : backward.results())
     if (replayed_nodes.count(v.node)) needed.insert(v);
-  // In graph order: whether recomputing a value runs a costly op, or a
-  // stateful one (then it is not stacked: a read may see a new value).
-  std::unordered_set<graph::Value, ValueHash> costly, impure;
+  // In graph order: whether recomputing a value runs a costly op, a
+  // stateful one (then it is not stacked: a read may see a new value), or
+  // one whose output's shape may change between iterations.
+  std::unordered_set<graph::Value, ValueHash> costly, impure, shape_may_vary;
   std::vector<graph::Value> chosen;
   for (const auto& n : backward.nodes()) {
     if (!replayed_nodes.count(n.get())) continue;
     bool costly_in = is_costly(*n->op), impure_in = n->is_stateful() || !n->control_inputs.empty();
+    bool varies_in = !shape_follows_shapes(*n->op);
     for (const graph::Value& v : n->inputs) {
       costly_in |= costly.count(v) > 0;
       impure_in |= impure.count(v) > 0;
+      varies_in |= shape_may_vary.count(v) > 0;
     }
     for (int k = 0; k < static_cast<int>(n->outputs.size()); ++k) {
       graph::Value v{n.get(), k};
+      const detail::TensorType& type = n->outputs[k];
+      bool varies = varies_in && !type.shape.is_fully_defined();
       auto forward = replayed.find(v);
-      if (costly_in && !impure_in && needed.count(v) && forward != replayed.end() && stackable(n->outputs[k])) {
+      if (costly_in && !impure_in && !varies && needed.count(v) && forward != replayed.end() && stackable(type)) {
         chosen.push_back(forward->second);
         continue;  // read from its stack: free for what is computed from it
       }
       if (costly_in) costly.insert(v);
       if (impure_in) impure.insert(v);
+      if (varies) shape_may_vary.insert(v);
     }
   }
   return chosen;

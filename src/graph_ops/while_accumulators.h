@@ -32,9 +32,11 @@ using ReplayMap = std::unordered_map<graph::Value, graph::Value, ValueHash>;
 // replayed values that a node other than a replayed one reads (a gradient
 // node, a result), whose node is pure, whose recomputation from the loop
 // variables, the captures and the values already chosen would run a
-// contraction (MatMul, a convolution) or a nested graph, and whose rank is
-// known. A replayed stateful node (a variable read) and everything computed
-// from it are recomputed, as before.
+// contraction (MatMul, a convolution) or a nested graph, and whose shape
+// stays from one iteration to the next (fully known, or computed by ops
+// whose shapes follow their inputs' shapes: the loop variables keep theirs). A replayed
+// stateful node (a variable read) and everything computed from it are
+// recomputed, as before.
 std::vector<graph::Value> values_to_accumulate(const graph::Graph& backward, const ReplayMap& replayed);
 
 // Points every read of `from` at `to` (pairs of values of g), then drops
