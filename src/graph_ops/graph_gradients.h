@@ -1,6 +1,6 @@
 #pragma once
 // Gradients of the ops that hold graphs: Call, If, While (DESIGN.md §9).
-// They live beside the ops' definitions (call_op.cpp, control_flow_ops.cpp):
+// Call's and If's are in graph_gradients.cpp, While's in while_gradient.cpp:
 // differentiating a graph traces its backward graph under a GradientTape.
 #include <memory>
 #include <vector>
