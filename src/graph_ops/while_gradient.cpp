@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 
 #include "core/tensor_impl.h"
 #include "graph_ops/control_flow_ops.h"
@@ -109,6 +110,32 @@ std::optional<graph::Value> value_in(const Graph& g, const Tensor& t) {
   return graph::Value{impl->node, impl->output_index};
 }
 
+// Marks the loop variables that are the three leaves of a fixed-size
+// TensorArray which `body` only writes (a recurrent layer's outputs): one
+// TensorArrayWrite reads them, and its outputs are the next values. Its
+// gradient reads no value of the array, so the backward loop may replay the
+// write on the final array instead of on iteration i's, with the same
+// results.
+void mark_written_only_arrays(const Graph& body, std::vector<bool>& final_value) {
+  const auto& params = body.parameters();
+  std::unordered_map<const Node*, int> uses;
+  for (const auto& n : body.nodes())
+    for (const graph::Value& v : n->inputs) ++uses[v.node];
+  for (const graph::Value& v : body.results()) ++uses[v.node];
+  for (const auto& n : body.nodes()) {
+    if (n->op->name != "TensorArrayWrite" || n->attrs.get_bool("dynamic")) continue;
+    std::size_t leaf[3];
+    bool written_only = true;
+    for (int k = 0; k < 3 && written_only; ++k) {
+      auto it = std::find(params.begin(), params.end(), n->inputs[k].node);
+      leaf[k] = static_cast<std::size_t>(it - params.begin());
+      written_only = it != params.end() && uses[*it] == 1 && body.results()[leaf[k]] == graph::Value{n.get(), k};
+    }
+    if (written_only)
+      for (std::size_t k : leaf) final_value[k] = true;
+  }
+}
+
 }  // namespace
 
 void while_gradient(detail::GradContext& c) {
@@ -125,15 +152,21 @@ void while_gradient(detail::GradContext& c) {
   auto feeds_of = [&](std::span<const Tensor> params) {
     return std::vector<Tensor>(params.begin(), params.begin() + static_cast<std::ptrdiff_t>(nv + nc));
   };
-  // The loop variables stacked per iteration: all but, when this loop is a
-  // gradient's re-run (a second derivative), its own stacks, which only
-  // grow a row per iteration. The backward loop reads their final values
-  // instead: replaying a row's write on the final stack gives the same
-  // gradients, all of the final stack's shape.
-  std::size_t ns = nv;
-  if (std::optional<WhileReplay> rerun = while_replay_of(body_f.get())) ns = std::min(nv, rerun->stacks_from);
+  // The loop variables stacked per iteration, and those the backward loop
+  // takes at their final values: when this loop is a gradient's re-run (a
+  // second derivative), its own stacks, which grow a row per iteration
+  // (replaying a row's write on the final stack gives the same gradients,
+  // all of the final stack's shape); with accumulators, the TensorArrays the
+  // body only writes (copying a whole array per iteration is quadratic).
+  std::vector<bool> final_value(nv), empty_at_start(nv);
+  if (std::optional<WhileReplay> rerun = while_replay_of(body_f.get()))
+    for (std::size_t k = rerun->stacks_from; k < nv; ++k) final_value[k] = empty_at_start[k] = true;
+  if (while_accumulators()) mark_written_only_arrays(*body_f, final_value);
+  std::vector<std::size_t> stacked_of, final_of;
+  for (std::size_t k = 0; k < nv; ++k) (final_value[k] ? final_of : stacked_of).push_back(k);
   std::vector<IterationStack> stacks;
-  for (std::size_t k = 0; k < ns; ++k) stacks.emplace_back(var_types[k]);
+  for (std::size_t k : stacked_of) stacks.emplace_back(var_types[k]);
+  const std::size_t ns = stacks.size();
   constexpr std::size_t kS = IterationStack::kLeaves;
 
   // What the backward loop differentiates: the float loop variables and the
@@ -176,7 +209,7 @@ void while_gradient(detail::GradContext& c) {
     for (const IterationStack& st : accumulated_stacks)
       bwd_types.insert(bwd_types.end(), st.types().begin(), st.types().end());
     bwd_types.insert(bwd_types.end(), cap_types.begin(), cap_types.end());
-    bwd_types.insert(bwd_types.end(), var_types.begin() + static_cast<std::ptrdiff_t>(ns), var_types.end());
+    for (std::size_t k : final_of) bwd_types.push_back(var_types[k]);
     first_dcap = 1 + dv_of.size();
     first_stack = first_dcap + dcap_of.size();
     const std::size_t first_accumulated = first_stack + kS * ns;
@@ -187,9 +220,10 @@ void while_gradient(detail::GradContext& c) {
     {
       detail::DispatchHandlerGuard guard(&body2.ctx);
       const std::vector<Tensor>& p = body2.params;
-      std::vector<Tensor> feeds;
-      for (std::size_t k = 0; k < ns; ++k) feeds.push_back(stacks[k].array(&p[first_stack + kS * k]).read(p[0]));
-      for (std::size_t k = ns; k < nv; ++k) feeds.push_back(p[first_cap + nc + k - ns]);
+      std::vector<Tensor> feeds(nv);
+      for (std::size_t m = 0; m < ns; ++m)
+        feeds[stacked_of[m]] = stacks[m].array(&p[first_stack + kS * m]).read(p[0]);
+      for (std::size_t m = 0; m < final_of.size(); ++m) feeds[final_of[m]] = p[first_cap + nc + m];
       for (std::size_t j = 0; j < nc; ++j) feeds.push_back(p[first_cap + j]);
       std::vector<Tensor> stacked;
       for (std::size_t k = 0; k < accumulated.size(); ++k)
@@ -276,7 +310,7 @@ void while_gradient(detail::GradContext& c) {
     auto push_written = [&](const IterationStack& stack, const Tensor* leaves, const Tensor& value) {
       for (Tensor& leaf : IterationStack::leaves(stack.array(leaves).write(n, value))) next.push_back(std::move(leaf));
     };
-    for (std::size_t k = 0; k < ns; ++k) push_written(stacks[k], &p[nv + nc + 1 + kS * k], p[k]);
+    for (std::size_t m = 0; m < ns; ++m) push_written(stacks[m], &p[nv + nc + 1 + kS * m], p[stacked_of[m]]);
     for (std::size_t k = 0; k < accumulated.size(); ++k)
       push_written(accumulated_stacks[k], &p[nv + nc + 1 + kS * (ns + k)],
                    values.at(accumulated[k].node)[static_cast<std::size_t>(accumulated[k].index)]);
@@ -305,13 +339,13 @@ void while_gradient(detail::GradContext& c) {
   bwd_in.insert(bwd_in.end(), dcap_init.begin(), dcap_init.end());
   for (std::size_t k = 0; k < kS * (ns + accumulated.size()); ++k) bwd_in.push_back(fwd[nv + nc + 1 + k]);
   for (std::size_t j = 0; j < nc; ++j) bwd_in.push_back(c.inputs[nv + j]);
-  for (std::size_t k = ns; k < nv; ++k) bwd_in.push_back(fwd[k]);
+  for (std::size_t k : final_of) bwd_in.push_back(fwd[k]);
   bool bwd_stateful = is_stateful_graph(*body2_g) || is_stateful_graph(*cond2_g);
   detail::TensorList bwd = dispatch(while_op(bwd_stateful), bwd_in,
                             detail::Attrs{{"cond", cond2_g}, {"body", body2_g}}, SourceLocation());
   for (std::size_t m = 0; m < dv_of.size(); ++m)
-    // Not-stacked variables start as empty stacks, which take no gradient.
-    if (dv_of[m] < ns && c.needs(static_cast<int>(dv_of[m]))) c.set(static_cast<int>(dv_of[m]), bwd[1 + m]);
+    // A re-run's stacks start empty, and take no gradient.
+    if (!empty_at_start[dv_of[m]] && c.needs(static_cast<int>(dv_of[m]))) c.set(static_cast<int>(dv_of[m]), bwd[1 + m]);
   for (std::size_t m = 0; m < dcap_of.size(); ++m) c.set(static_cast<int>(nv + dcap_of[m]), bwd[first_dcap + m]);
 }
 
