@@ -7,8 +7,9 @@ traced with the loop unrolled (unroll=True), and eager.
     bash scripts/mnist_data.sh                  # once: writes data/mnist (needs the network once)
     PYTHONPATH=build/python /usr/bin/python3 examples/python/lstm_mnist.py [--epochs 2] [--batch-size 128]
 
-Flags: --epochs N, --batch-size N, --units N, --data-dir DIR, --seed N, --max-steps N (stop each epoch
-early), --timing-steps N (steps per variant in the timing). Written as TF2 code: `import kiln as tf`."""
+Flags: --epochs N, --batch-size N, --units N, --layers N (stacked LSTMs, all but the last with
+return_sequences), --data-dir DIR, --seed N, --max-steps N (stop each epoch early), --timing-steps N (steps
+per variant in the timing). Written as TF2 code: `import kiln as tf`."""
 import argparse
 import time
 
@@ -17,11 +18,11 @@ import numpy as np
 import kiln as tf
 
 
-def make_model(units, unroll=False):
-    return tf.keras.Sequential([
-        tf.keras.layers.LSTM(units, unroll=unroll, input_shape=(28, 28)),
-        tf.keras.layers.Dense(10),
-    ], name="lstm_classifier_unrolled" if unroll else "lstm_classifier")
+def make_model(units, unroll=False, layers=1):
+    recurrent = [tf.keras.layers.LSTM(units, unroll=unroll, return_sequences=i < layers - 1,
+                                      **({"input_shape": (28, 28)} if i == 0 else {})) for i in range(layers)]
+    return tf.keras.Sequential(recurrent + [tf.keras.layers.Dense(10)],
+                               name="lstm_classifier_unrolled" if unroll else "lstm_classifier")
 
 
 def training_step(model):
@@ -43,6 +44,7 @@ def main():
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--units", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=1)
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-steps", type=int, default=None)
@@ -56,7 +58,9 @@ def main():
     y_train, y_test = y_train.astype(np.int32), y_test.astype(np.int32)
     print(f"MNIST: {len(x_train)} training and {len(x_test)} test digits, each 28 steps of 28 features")
 
-    model = make_model(args.units)
+    if args.layers < 1:
+        parser.error(f"--layers must be at least 1, got {args.layers}")
+    model = make_model(args.units, layers=args.layers)
     model.summary()
     model.compile(optimizer=tf.keras.optimizers.Adam(1e-3),
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
@@ -67,7 +71,7 @@ def main():
 
     # One batch, the three steps alternated so they see the same machine; medians. The unrolled model
     # starts from the trained weights.
-    unrolled = make_model(args.units, unroll=True)
+    unrolled = make_model(args.units, unroll=True, layers=args.layers)
     unrolled.set_weights(model.get_weights())
     images, labels = x_train[:args.batch_size], y_train[:args.batch_size]
     eager = training_step(model)
@@ -82,8 +86,8 @@ def main():
                 times[name].append(1e3 * (time.perf_counter() - t0))
     ms = {name: float(np.median(t)) for name, t in times.items()}
     loop, unroll, eager_ms = ms["traced, while_loop + TensorArrays"], ms["traced, unrolled"], ms["eager"]
-    print(f"training step, batch {args.batch_size}, LSTM({args.units}) over 28 steps (medians of "
-          f"{args.timing_steps}):")
+    layers = f"{args.layers} x LSTM({args.units})" if args.layers > 1 else f"LSTM({args.units})"
+    print(f"training step, batch {args.batch_size}, {layers} over 28 steps (medians of {args.timing_steps}):")
     print(f"  traced, while_loop + TensorArrays: {loop:7.2f} ms")
     print(f"  traced, unrolled:                  {unroll:7.2f} ms (loop / unrolled = {loop / unroll:.2f})")
     print(f"  eager:                             {eager_ms:7.2f} ms (eager / loop = {eager_ms / loop:.2f})")

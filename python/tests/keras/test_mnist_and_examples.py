@@ -116,3 +116,15 @@ def test_lstm_mnist_example_trains_and_times_the_three_steps(synthetic_dir):
     assert re.search(r"test accuracy: \d+\.\d\d% on 200 held-out digits", out), out
     for line in ("traced, while_loop + TensorArrays: ", "traced, unrolled: ", "eager: "):
         assert re.search(re.escape(line) + r"\s*[\d.]+ ms", out), out
+
+
+def test_lstm_mnist_example_stacks_layers(synthetic_dir):
+    result = run_example(os.path.join(EXAMPLES, "lstm_mnist.py"), "--data-dir", synthetic_dir, "--epochs", "1",
+                         "--max-steps", "2", "--units", "8", "--layers", "2", "--timing-steps", "2")
+    assert result.returncode == 0, result.stdout
+    out = result.stdout
+    assert "lstm (LSTM)                  (None, 28, 8)             1184" in out
+    assert "lstm_1 (LSTM)                (None, 8)                 544" in out
+    assert "training step, batch 128, 2 x LSTM(8) over 28 steps (medians of 2):" in out
+    bad = run_example(os.path.join(EXAMPLES, "lstm_mnist.py"), "--layers", "0")
+    assert bad.returncode != 0 and "--layers must be at least 1, got 0" in bad.stdout
