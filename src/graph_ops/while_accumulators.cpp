@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <unordered_set>
@@ -29,21 +30,28 @@ std::atomic<bool>& accumulators_on() {
   return on;
 }
 
+// The registered ops of these names, found once by each list's user.
+std::vector<const detail::OpDef*> ops_named(std::initializer_list<const char*> names) {
+  std::vector<const detail::OpDef*> ops;
+  for (const char* name : names)
+    if (const detail::OpDef* op = detail::OpRegistry::global().find(name)) ops.push_back(op);
+  return ops;
+}
+
+bool is_among(const std::vector<const detail::OpDef*>& ops, const detail::OpDef& op) {
+  return std::find(ops.begin(), ops.end(), &op) != ops.end();
+}
+
 // Ops whose recomputation costs more than stacking their results: a
 // contraction does O(k) work per output element where the stack copies it
 // once; a nested graph may loop. Elementwise ops, reductions and data
 // movement are about as cheap as the copy, and recomputing them saves the
 // memory.
 bool is_costly(const detail::OpDef& op) {
-  static const std::vector<const detail::OpDef*> costly = [] {
-    std::vector<const detail::OpDef*> ops;
-    for (const char* name : {"MatMul", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative",
-                             "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter", "Call",
-                             "If", "While"})
-      if (const detail::OpDef* op = detail::OpRegistry::global().find(name)) ops.push_back(op);
-    return ops;
-  }();
-  return std::find(costly.begin(), costly.end(), &op) != costly.end();
+  static const std::vector<const detail::OpDef*> costly =
+      ops_named({"MatMul", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative",
+                 "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter", "Call", "If", "While"});
+  return is_among(costly, op);
 }
 
 // Ops whose outputs' shapes follow from their inputs' shapes and attrs,
@@ -52,17 +60,11 @@ bool is_costly(const detail::OpDef& op) {
 // the next, which a stack needs. Elementwise ops count too. A nested loop's
 // results, a TensorArray's stack or a segment sum may change shape.
 bool shape_follows_shapes(const detail::OpDef& op) {
-  if (op.is(detail::kElementwise)) return true;
-  static const std::vector<const detail::OpDef*> ops = [] {
-    std::vector<const detail::OpDef*> found;
-    for (const char* name :
-         {"MatMul", "BiasAdd", "Conv2D", "DepthwiseConv2dNative", "StridedSlice", "TensorArrayRead", "Transpose",
-          "Reshape", "ExpandDims", "Squeeze", "Concat", "Pack", "Unpack", "Gather", "Sum", "Mean", "Max", "Min",
-          "Softmax", "LogSoftmax", "MaxPool", "AvgPool", "Tile", "Pad", "Const"})
-      if (const detail::OpDef* op = detail::OpRegistry::global().find(name)) found.push_back(op);
-    return found;
-  }();
-  return std::find(ops.begin(), ops.end(), &op) != ops.end();
+  static const std::vector<const detail::OpDef*> ops =
+      ops_named({"MatMul", "BiasAdd", "Conv2D", "DepthwiseConv2dNative", "StridedSlice", "TensorArrayRead",
+                 "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Pack", "Unpack", "Gather", "Sum", "Mean",
+                 "Max", "Min", "Softmax", "LogSoftmax", "MaxPool", "AvgPool", "Tile", "Pad", "Const"});
+  return op.is(detail::kElementwise) || is_among(ops, op);
 }
 
 bool stackable(const detail::TensorType& t) { return t.dtype != DType::Resource && t.dtype != DType::String; }
