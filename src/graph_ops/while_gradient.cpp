@@ -260,7 +260,9 @@ void while_gradient(detail::GradContext& c) {
       // now take the recomputed ones' place.
       for (std::size_t k = 0; k < accumulated.size(); ++k) {
         const Tensor& recomputed = values.at(accumulated[k].node)[static_cast<std::size_t>(accumulated[k].index)];
-        read_stacked.emplace_back(*value_in(*body2.graph, recomputed), *value_in(*body2.graph, stacked[k]));
+        std::optional<graph::Value> from = value_in(*body2.graph, recomputed), to = value_in(*body2.graph, stacked[k]);
+        if (!from || !to) throw Internal("a while_loop gradient's stacked value is not in its backward graph");
+        read_stacked.emplace_back(*from, *to);
       }
       if (replayed) {
         for (const auto& [n, outputs] : values) {
