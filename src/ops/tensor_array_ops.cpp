@@ -16,6 +16,9 @@
 #include <cstring>
 #include <limits>
 
+#include "core/allocator.h"
+#include "core/tensor_impl.h"
+#include "kiln/array.h"
 #include "kiln/tensor_array.h"
 #include "ops/array_util.h"
 #include "ops/creation.h"
@@ -329,9 +332,51 @@ void gather_kernel(KernelContext& c) {
   }
 }
 
+void release_viewed_buffer(void* buffer) noexcept { release(static_cast<Buffer*>(buffer)); }
+
+// Reading a written row that starts on a 64-byte boundary gives a view of
+// it, no copy (a while_loop gradient's backward loop reads every stacked row
+// once). The view holds the array's buffer, which is then not exclusively
+// owned: a later write copies the buffer rather than writing over the row
+// read. Views are never written in place (external buffers).
+Tensor written_row_view(const KernelContext& c) {
+  const Tensor& buffer = c.inputs[0];
+  int64_t size = *c.in<int32_t>(2);
+  int64_t i = index_at(c.inputs[3], 0);
+  if (i < 0 || i >= size || c.in<uint8_t>(1)[i] != kWritten || buffer.dtype() == DType::String ||
+      is_unshaped(buffer.shape()))
+    return Tensor();
+  Shape element = drop_leading(buffer.shape(), 1);
+  int64_t row = element.num_elements();
+  std::size_t row_bytes = static_cast<std::size_t>(row) * dtype_size(buffer.dtype());
+  char* data = static_cast<char*>(buffer.impl()->buffer->data()) + static_cast<std::size_t>(i) * row_bytes;
+  if (row == 0 || reinterpret_cast<std::uintptr_t>(data) % kBufferAlignment != 0) return Tensor();
+  Buffer* owner = buffer.impl()->buffer;
+  retain(owner);
+  return adopt_buffer(buffer.dtype(), element,
+                      make_external_buffer(buffer.dtype(), row, data, release_viewed_buffer, owner));
+}
+
+void read_kernel(KernelContext& c) {
+  bool clear = c.attrs.get_bool("clear");
+  if (!clear) {
+    if (Tensor view = written_row_view(c); view.defined()) {
+      c.outputs[0] = std::move(view);
+      return;
+    }
+  }
+  const Tensor& buffer = c.inputs[0];
+  c.outputs[0] = make_tensor(buffer.dtype(), is_unshaped(buffer.shape()) ? Shape{} : drop_leading(buffer.shape(), 1));
+  if (clear) c.outputs[1] = make_tensor(DType::UInt8, c.inputs[1].shape());
+  gather_kernel(c);
+}
+
 std::vector<OpSample> read_samples() {
+  // Rows of 16 floats (64 bytes): row 1 is read as a view.
+  Tensor rows = reshape(range(48.f), Shape{3, 16});
   return {{with(sample_state(), {constant(1)}), Attrs{{"clear", false}}},
-          {with(sample_state(), {constant(int64_t(0))}), Attrs{{"clear", true}}}};
+          {with(sample_state(), {constant(int64_t(0))}), Attrs{{"clear", true}}},
+          {{rows, constant({1, 1, 0}, DType::UInt8), constant(3), constant(1)}, Attrs{{"clear", false}}}};
 }
 
 std::vector<OpSample> gather_samples() {
@@ -410,8 +455,8 @@ constexpr OpDef kTensorArrayScatter{.name = "TensorArrayScatter", .infer = scatt
 constexpr OpDef kTensorArrayUnstack{.name = "TensorArrayUnstack", .infer = unstack_infer, .kernel = unstack_kernel,
                                     .flags = kSetsOwnOutputs, .samples = unstack_samples,
                                     .gradient = tensor_array_unstack_grad};
-constexpr OpDef kTensorArrayRead{.name = "TensorArrayRead", .infer = read_infer, .kernel = gather_kernel,
-                                 .samples = read_samples, .gradient = tensor_array_gather_grad};
+constexpr OpDef kTensorArrayRead{.name = "TensorArrayRead", .infer = read_infer, .kernel = read_kernel,
+                                 .flags = kSetsOwnOutputs, .samples = read_samples, .gradient = tensor_array_gather_grad};
 constexpr OpDef kTensorArrayGather{.name = "TensorArrayGather", .infer = gather_infer_many, .kernel = gather_kernel,
                                    .samples = gather_samples, .gradient = tensor_array_gather_grad};
 constexpr OpDef kTensorArrayStack{.name = "TensorArrayStack", .infer = stack_infer_rows, .kernel = stack_kernel,
