@@ -9,6 +9,7 @@ from .. import nn as _nn
 from ..tensor_shape import TensorShape
 from . import initializers as _initializers
 from ._layer import KerasTensor, Layer, _Node, _check_unsupported, _shape_of, _to_tensor
+from ._masking import as_bool, get_mask
 
 # Keras' _large_compatible_negative for float32 / float64: added to masked scores before the softmax.
 _MASKED_SCORE = -1e9
@@ -114,6 +115,10 @@ class MultiHeadAttention(Layer):
             self._build_from_signature(query, value, key)
         if any(isinstance(x, KerasTensor) for x in (query, value, key)):
             return self._symbolic_call(query, value, key, args, kwargs)
+        # The masks the inputs carry (Keras' implicit masks), read before any cast makes new tensors.
+        for name, x in (("query_mask", query), ("value_mask", value), ("key_mask", value if key is None else key)):
+            if kwargs.get(name) is None:
+                kwargs[name] = get_mask(x)
         return super().__call__(query, value, key, *args, **kwargs)
 
     def _symbolic_call(self, query, value, key, args, kwargs):
@@ -137,22 +142,34 @@ class MultiHeadAttention(Layer):
         y = _C.matmul(_C.expand_dims(x, 1), _C.transpose(kernel, [1, 0, 2]), False, False)
         return y if bias is None else _C.add(y, _C.expand_dims(bias, 1))
 
-    def _mask(self, query, value, attention_mask, use_causal_mask):
-        mask = None
+    def _mask(self, query, value, attention_mask, use_causal_mask, query_mask, value_mask, key_mask):
+        """TF's _compute_attention_mask: the attention_mask and-ed with the queries' mask [batch, T, 1], the
+        values' and keys' [batch, 1, S] and the causal mask [batch, T, S] (None without any)."""
+        masks = []
         if attention_mask is not None:
-            mask = _to_tensor(attention_mask)
+            mask = as_bool(attention_mask)
             if mask.shape.rank not in (2, 3):
                 raise ValueError(f'Layer "{self.name}": attention_mask must be [batch, T, S] (or [T, S]), got shape '
                                  f"{mask.shape}")
-            if mask.dtype != _dtypes.bool:
-                mask = _C.not_equal(mask, _C.zeros_like(mask, None))
+            masks.append(mask)
+        for what, steps_mask, axis in (("query", query_mask, 2), ("value", value_mask, 1), ("key", key_mask, 1)):
+            if steps_mask is not None:
+                steps_mask = as_bool(steps_mask)
+                if steps_mask.shape.rank != 2:
+                    raise ValueError(f'Layer "{self.name}": the {what}\'s mask must be [batch, positions], got shape '
+                                     f"{steps_mask.shape}")
+                masks.append(_C.expand_dims(steps_mask, axis))
         if use_causal_mask:
-            causal = _C.greater_equal(_positions(query), _C.transpose(_positions(value), [0, 2, 1]))
-            mask = causal if mask is None else _C.logical_and(mask, causal)
+            masks.append(_C.greater_equal(_positions(query), _C.transpose(_positions(value), [0, 2, 1])))
+        if not masks:
+            return None
+        mask = masks[0]
+        for m in masks[1:]:
+            mask = _C.logical_and(mask, m)
         return mask
 
     def call(self, query, value, key=None, attention_mask=None, return_attention_scores=False, training=None,
-             use_causal_mask=False):
+             use_causal_mask=False, query_mask=None, value_mask=None, key_mask=None):
         key = value if key is None else key
         for what, x in (("query", query), ("value", value), ("key", key)):
             shape = self._check_rank(what, x.shape)
@@ -164,7 +181,7 @@ class MultiHeadAttention(Layer):
         k = self._projected(key, self._key_dense)
         v = self._projected(value, self._value_dense)
         scores = _C.matmul(q, k, False, True)  # [batch, heads, T, S]
-        mask = self._mask(query, value, attention_mask, use_causal_mask)
+        mask = self._mask(query, value, attention_mask, use_causal_mask, query_mask, value_mask, key_mask)
         if mask is not None:
             keep = _C.cast(_C.expand_dims(mask, -3), self._dtype._enum)
             scores = _C.add(scores, _C.multiply(_C.subtract(1.0, keep), _MASKED_SCORE))

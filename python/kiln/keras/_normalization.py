@@ -26,6 +26,7 @@ class _Normalization(Layer):
 
     def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True  # the mask passes through (BatchNormalization's statistics ignore it)
         if isinstance(axis, (list, tuple)):
             if len(axis) != 1:
                 raise NotImplementedError(f"kiln.keras.layers.{type(self).__name__}: only one axis is supported, "

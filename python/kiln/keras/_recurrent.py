@@ -8,7 +8,8 @@ from ..control_flow import TensorArray, while_loop
 from ..tensor_shape import TensorShape
 from . import activations as _activations
 from . import initializers as _initializers
-from ._layer import InputSpec, Layer
+from ._layer import InputSpec, Layer, _to_tensor
+from ._masking import as_bool
 
 
 def _unsupported(layer, **options):
@@ -236,7 +237,7 @@ class RNN(Layer):
     a list of that and the final states."""
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
-                 unroll=False, time_major=False, **kwargs):
+                 unroll=False, time_major=False, zero_output_for_mask=False, **kwargs):
         _unsupported("RNN", stateful=(stateful, False), time_major=(time_major, False))
         if isinstance(cell, (list, tuple)):
             raise NotImplementedError("kiln.keras.layers.RNN: a list of cells (StackedRNNCells) is not supported")
@@ -249,7 +250,9 @@ class RNN(Layer):
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
         self.unroll = bool(unroll)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
         self.input_spec = InputSpec(ndim=3)
+        self.supports_masking = True
 
     @property
     def units(self):
@@ -263,6 +266,13 @@ class RNN(Layer):
         self.input_spec = InputSpec(ndim=3, axes={-1: input_shape[-1]})
         self.built = True
 
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the sequences returned (None for the last output alone); states have none."""
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        output_mask = mask if self.return_sequences else None
+        return [output_mask] + [None] * _num_states(self.cell) if self.return_state else output_mask
+
     def compute_output_shape(self, input_shape):
         input_shape = TensorShape(input_shape)
         batch, steps = input_shape[0], input_shape[1]
@@ -273,8 +283,6 @@ class RNN(Layer):
         return [out] + [TensorShape([batch, self.cell.units])] * _num_states(self.cell)
 
     def call(self, inputs, initial_state=None, mask=None, training=None):
-        if mask is not None:
-            raise NotImplementedError("kiln.keras.layers.RNN: masking is not supported")
         x = _C.transpose(inputs, [1, 0, 2])  # time major
         steps = inputs.shape[1]
         if steps == 0:
@@ -293,36 +301,76 @@ class RNN(Layer):
                 return self.cell._step(x_t, states, weights)
         else:
             step = self.cell.call
+        steps_mask = self._time_major_mask(inputs, mask)
+        if steps_mask is None:
+            unmasked = step
+            def step(x_t, states, keep):
+                return unmasked(x_t, states)
+        else:
+            first = _C.gather(x, _C.constant(0), 0)
+            zero_output = _C.tile(_C.zeros_like(_C.slice(first, [0, 0], [-1, 1]), None), [1, self.cell.output_size])
+            step = self._masked(step, zero_output)
+            states = list(states) + [zero_output]
         if self.unroll and _C.control_flow_intercepted():
             if steps is None:
                 raise ValueError("Cannot unroll a RNN if the time dimension is undefined.")
             inputs_by_step = _C.unstack(x, 0)
-            if self.go_backwards:
-                inputs_by_step = inputs_by_step[::-1]
+            keep_by_step = [None] * steps if steps_mask is None else _C.unstack(steps_mask, 0)
             outputs = []
-            for x_t in inputs_by_step:
-                out, states = step(x_t, states)
+            for t in (range(steps - 1, -1, -1) if self.go_backwards else range(steps)):
+                out, states = step(inputs_by_step[t], states, keep_by_step[t])
                 outputs.append(out)
             output = _C.stack(outputs, 1) if self.return_sequences else outputs[-1]
         else:
             length = _C.constant(steps) if steps is not None else _C.shape(inputs)[1]
             batch, features = inputs.shape[0], inputs.shape[2]
             inputs_ta = TensorArray(self.dtype, size=length, element_shape=[batch, features]).unstack(x)
+            keep_ta = None if steps_mask is None else \
+                TensorArray("bool", size=length, element_shape=[batch, 1]).unstack(steps_mask)
             outputs_ta = [TensorArray(self.dtype, size=length, element_shape=[batch, self.cell.output_size])] \
                 if self.return_sequences else []
 
             def body(i, states, outputs_ta):
                 t = _C.subtract(_C.subtract(length, 1), i) if self.go_backwards else i
-                out, new_states = step(inputs_ta.read(t), list(states))
+                keep = None if keep_ta is None else keep_ta.read(t)
+                out, new_states = step(inputs_ta.read(t), list(states), keep)
                 return _C.add(i, 1), list(new_states), [ta.write(i, out) for ta in outputs_ta]
 
             _, states, outputs_ta = while_loop(lambda i, *_: _C.less(i, length), body,
                                                (_C.constant(0), list(states), outputs_ta))
             states = list(states)
-            output = _C.transpose(outputs_ta[0].stack(), [1, 0, 2]) if self.return_sequences else states[0]
+            # Masked, the last output is the last state (the output of the last kept step).
+            output = _C.transpose(outputs_ta[0].stack(), [1, 0, 2]) if self.return_sequences else \
+                states[-1] if steps_mask is not None else states[0]
+        if steps_mask is not None:
+            states = states[:-1]  # without the previous output
         if self.return_state:
             return [output] + list(states)
         return output
+
+    def _time_major_mask(self, inputs, mask):
+        """The [batch, time] mask as [time, batch, 1] bools (None without one)."""
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        if mask is None:
+            return None
+        mask = as_bool(_to_tensor(mask))
+        if mask.shape.rank != 2:
+            raise ValueError(f"Layer {self.name}: the mask must be [batch, time], got shape {mask.shape} for inputs "
+                             f"of shape {inputs.shape}")
+        return _C.expand_dims(_C.transpose(mask, [1, 0]), -1)
+
+    def _masked(self, step, zero_output):
+        """Keras' masked step (backend.rnn's): where `keep` [batch, 1] is false the states stay and the output
+        is the previous step's (zeros before the first kept step, or always with zero_output_for_mask). The
+        previous output rides as one more state, the last."""
+        def masked_step(x_t, states, keep):
+            *states, previous = states
+            out, new_states = step(x_t, states)
+            kept_states = [_C.where(keep, new, old) for new, old in zip(new_states, states)]
+            out = _C.where(keep, out, zero_output if self.zero_output_for_mask else previous)
+            return out, kept_states + [out]
+        return masked_step
 
     def get_config(self):
         config = super().get_config()
@@ -338,7 +386,7 @@ class _Recurrent(RNN):
     _cell_class = None
 
     def __init__(self, units, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
-                 unroll=False, time_major=False, name=None, **kwargs):
+                 unroll=False, time_major=False, zero_output_for_mask=False, name=None, **kwargs):
         from . import backend
         layer_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in ("input_shape", "batch_input_shape",
                                                                        "batch_size", "input_dim", "dtype",
@@ -348,7 +396,7 @@ class _Recurrent(RNN):
         cell = self._cell_class(units, name=name, dtype=layer_kwargs.get("dtype"), **kwargs)
         super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll, time_major=time_major,
-                         name=name, **layer_kwargs)
+                         zero_output_for_mask=zero_output_for_mask, name=name, **layer_kwargs)
 
     def __getattr__(self, name):
         # The cell's settings and weights (units, activation, kernel, ...) read through the layer, as Keras'.

@@ -7,6 +7,7 @@ from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from . import backend
 from ._layer import _to_tensor
+from ._masking import get_mask, masked_weights, weights_from_mask
 
 
 def _float_pred(fn, y_pred):
@@ -170,8 +171,17 @@ class Loss:
         raise NotImplementedError("Must be implemented in subclasses.")
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        mask = get_mask(y_pred)
         losses = self.call(y_true, y_pred)
-        if sample_weight is not None:
+        if mask is not None:
+            # Keras' masked loss: masked elements weigh 0, and the mean is over the kept ones.
+            weights = masked_weights(mask, sample_weight, losses)
+            losses = _C.multiply(losses, weights)
+            if self.reduction in (Reduction.AUTO, Reduction.SUM_OVER_BATCH_SIZE):
+                kept = _C.reduce_sum(_C.multiply(_C.ones_like(losses, None), weights_from_mask(mask, losses)), None,
+                                     False)
+                return _C.divide(_C.reduce_sum(losses, None, False), kept)
+        elif sample_weight is not None:
             losses = _C.multiply(losses, _weights_for(sample_weight, losses))
         if self.reduction == Reduction.NONE:
             return losses
