@@ -3,7 +3,7 @@ kiln::nn layers of the same names (src/nn/normalization.cpp), so both give the s
 from .. import _C
 from ..tensor_shape import TensorShape
 from . import initializers as _initializers
-from ._layer import InputSpec, Layer
+from ._layer import InputSpec, Layer, _check_unsupported
 
 
 def _moments(x, axes):
@@ -24,8 +24,12 @@ def _normalize(x, mean, variance, gamma, beta, epsilon):
 class _Normalization(Layer):
     """What both layers share: one features `axis`, and gamma / beta of its size."""
 
-    def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer, **kwargs):
+    def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
+                 gamma_regularizer, beta_constraint, gamma_constraint, **kwargs):
         super().__init__(**kwargs)
+        _check_unsupported(type(self).__name__, beta_regularizer=(beta_regularizer, None),
+                           gamma_regularizer=(gamma_regularizer, None), beta_constraint=(beta_constraint, None),
+                           gamma_constraint=(gamma_constraint, None))
         self.supports_masking = True  # the mask passes through (BatchNormalization's statistics ignore it)
         if isinstance(axis, (list, tuple)):
             if len(axis) != 1:
@@ -89,12 +93,14 @@ class BatchNormalization(_Normalization):
     def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True, beta_initializer="zeros",
                  gamma_initializer="ones", moving_mean_initializer="zeros", moving_variance_initializer="ones",
                  beta_regularizer=None, gamma_regularizer=None, beta_constraint=None, gamma_constraint=None,
-                 **kwargs):
-        for name, value in (("beta_regularizer", beta_regularizer), ("gamma_regularizer", gamma_regularizer),
-                            ("beta_constraint", beta_constraint), ("gamma_constraint", gamma_constraint)):
-            if value is not None:
-                raise NotImplementedError(f"kiln.keras.layers.BatchNormalization: {name}={value!r} is not supported")
-        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer, **kwargs)
+                 synchronized=False, renorm=False, renorm_clipping=None, renorm_momentum=0.99, fused=None,
+                 virtual_batch_size=None, adjustment=None, **kwargs):
+        # `fused` picks TF's kernel, not the result: accepted, ignored.
+        _check_unsupported("BatchNormalization", synchronized=(synchronized, False), renorm=(renorm, False),
+                           renorm_clipping=(renorm_clipping, None), virtual_batch_size=(virtual_batch_size, None),
+                           adjustment=(adjustment, None))
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
+                         gamma_regularizer, beta_constraint, gamma_constraint, **kwargs)
         if not 0 <= momentum <= 1:
             raise ValueError(f"momentum must be in [0, 1], got {momentum}")
         self.momentum = float(momentum)
@@ -113,6 +119,8 @@ class BatchNormalization(_Normalization):
     def call(self, inputs, training=None):
         rank = len(inputs.shape)
         axis = self._resolve_axis(rank)
+        if not self.trainable:
+            training = False  # TF 2: a frozen BatchNormalization normalizes with its moving statistics
         if not training:
             return _normalize(inputs, self._along(self.moving_mean, rank, axis),
                               self._along(self.moving_variance, rank, axis), self._along(self.gamma, rank, axis),
@@ -135,8 +143,10 @@ class LayerNormalization(_Normalization):
     sample along `axis`; the same in training and inference."""
 
     def __init__(self, axis=-1, epsilon=0.001, center=True, scale=True, beta_initializer="zeros",
-                 gamma_initializer="ones", **kwargs):
-        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer, **kwargs)
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, **kwargs):
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
+                         gamma_regularizer, beta_constraint, gamma_constraint, **kwargs)
 
     def build(self, input_shape):
         self._build_params(input_shape)

@@ -485,11 +485,11 @@ class Embedding(Layer):
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
                  activity_regularizer=None, embeddings_constraint=None, mask_zero=False, input_length=None,
-                 **kwargs):
+                 sparse=False, **kwargs):
         super().__init__(**kwargs)
         _check_unsupported("Embedding", embeddings_regularizer=(embeddings_regularizer, None),
                            activity_regularizer=(activity_regularizer, None),
-                           embeddings_constraint=(embeddings_constraint, None))
+                           embeddings_constraint=(embeddings_constraint, None), sparse=(sparse, False))
         if input_dim <= 0 or output_dim <= 0:
             raise ValueError("Both `input_dim` and `output_dim` should be positive, Received input_dim = "
                              f"{input_dim} and output_dim = {output_dim}")
