@@ -4,6 +4,7 @@ same computation as the C++ kiln::nn layers (src/nn/recurrent.cpp). The time loo
 TensorArrays: eagerly a Python loop over the steps, traced one While op whatever the sequence length
 (which may be unknown); `unroll=True` repeats the step in the graph instead."""
 from .. import _C
+from .. import nn as _nn
 from ..control_flow import TensorArray, while_loop
 from ..tensor_shape import TensorShape
 from . import activations as _activations
@@ -44,7 +45,7 @@ class _Cell(Layer):
                  recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  recurrent_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
-        _unsupported(type(self).__name__, dropout=(dropout, 0.0), recurrent_dropout=(recurrent_dropout, 0.0),
+        _unsupported(type(self).__name__, recurrent_dropout=(recurrent_dropout, 0.0),
                      kernel_regularizer=(kernel_regularizer, None),
                      recurrent_regularizer=(recurrent_regularizer, None), bias_regularizer=(bias_regularizer, None),
                      kernel_constraint=(kernel_constraint, None), recurrent_constraint=(recurrent_constraint, None),
@@ -53,7 +54,10 @@ class _Cell(Layer):
         if units <= 0:
             raise ValueError(f"Received an invalid value for argument `units`, expected a positive integer, got "
                              f"{units}.")
+        if not 0 <= dropout < 1:
+            raise ValueError(f"{type(self).__name__}: dropout must be in [0, 1), got {dropout}")
         self.units = units
+        self.dropout = float(dropout)
         self.activation = _activations.get(activation)
         self.recurrent_activation = None if recurrent_activation is None else _activations.get(recurrent_activation)
         self.use_bias = bool(use_bias)
@@ -100,7 +104,15 @@ class _Cell(Layer):
         return [None if w is None else w.read_value() for w in (self.kernel, self.recurrent_kernel, self.bias)]
 
     def call(self, inputs, states, training=None):
-        return self._step(inputs, states, self._weights())
+        keep = self._dropout_mask(inputs, training)
+        return self._step(inputs if keep is None else _C.multiply(inputs, keep), states, self._weights())
+
+    def _dropout_mask(self, inputs, training):
+        """Keras' input dropout (implementation 2): one mask of kept inputs, scaled by 1 / (1 - dropout), drawn
+        once per call and used by every step and gate; None when not training or without dropout."""
+        if not training or self.dropout == 0:
+            return None
+        return _nn.dropout(_C.ones_like(inputs, None), self.dropout)
 
     def _project(self, inputs, kernel, bias):
         z = _C.matmul(inputs, kernel, False, False)
@@ -118,7 +130,7 @@ class _Cell(Layer):
     def get_config(self):
         config = super().get_config()
         config.update(units=self.units, activation=_activations.serialize(self.activation),
-                      use_bias=self.use_bias)
+                      use_bias=self.use_bias, dropout=self.dropout)
         if self.recurrent_activation is not None:
             config["recurrent_activation"] = _activations.serialize(self.recurrent_activation)
         return config
@@ -297,7 +309,11 @@ class RNN(Layer):
                                  f"{len(states)} initial state(s).")
         if isinstance(self.cell, _Cell):
             weights = self.cell._weights()
+            keep_inputs = self.cell._dropout_mask(_C.gather(x, _C.constant(0), 0), training)
+
             def step(x_t, states):
+                if keep_inputs is not None:
+                    x_t = _C.multiply(x_t, keep_inputs)
                 return self.cell._step(x_t, states, weights)
         else:
             step = self.cell.call
@@ -398,11 +414,16 @@ class _Recurrent(RNN):
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll, time_major=time_major,
                          zero_output_for_mask=zero_output_for_mask, name=name, **layer_kwargs)
 
+    def get_config(self):
+        """The layer's settings and its cell's (units, activation, dropout, ...), as Keras' LSTM.get_config."""
+        cell = {k: v for k, v in self.cell.get_config().items() if k not in ("name", "trainable", "dtype")}
+        return dict(super().get_config(), **cell)
+
     def __getattr__(self, name):
         # The cell's settings and weights (units, activation, kernel, ...) read through the layer, as Keras'.
         cell = self.__dict__.get("cell")
         if cell is not None and name in ("activation", "recurrent_activation", "use_bias", "kernel",
-                                         "recurrent_kernel", "bias", "unit_forget_bias", "reset_after"):
+                                         "recurrent_kernel", "bias", "unit_forget_bias", "reset_after", "dropout"):
             return getattr(cell, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 

@@ -238,8 +238,10 @@ def test_an_lstm_model_fits_saves_and_loads(tmp_path):
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="expected a positive integer"):
         K.layers.LSTM(0)
-    with pytest.raises(NotImplementedError, match="dropout=0.5 is not supported"):
-        K.layers.GRU(3, dropout=0.5)
+    with pytest.raises(NotImplementedError, match="recurrent_dropout=0.5 is not supported"):
+        K.layers.GRU(3, recurrent_dropout=0.5)
+    with pytest.raises(ValueError, match="dropout must be in \\[0, 1\\), got 1.5"):
+        K.layers.GRU(3, dropout=1.5)
     with pytest.raises(NotImplementedError, match="stateful=True is not supported"):
         K.layers.LSTM(3, stateful=True)
     layer = K.layers.LSTM(3)
@@ -248,3 +250,25 @@ def test_bad_arguments_are_named():
     layer(randn(2, 3, 4))
     with pytest.raises(ValueError, match="incompatible"):
         layer(randn(2, 3, 5))
+
+
+@pytest.mark.parametrize("layer_class", [K.layers.SimpleRNN, K.layers.LSTM, K.layers.GRU])
+def test_input_dropout_is_one_mask_for_every_step_while_training(layer_class):
+    """Keras' input dropout (implementation 2): each sample's features are kept (scaled by 2) or zeroed for the
+    whole sequence, so the output is the plain layer's on the inputs times one of the 0 / 2 masks."""
+    tf.random.set_seed(4)
+    layer = layer_class(3, dropout=0.5, return_sequences=True)
+    plain = layer_class(3, return_sequences=True)
+    x = randn(1, 4, 2)
+    plain(x)
+    layer(x)
+    plain.set_weights(layer.get_weights())
+    np.testing.assert_array_equal(layer(x).numpy(), plain(x).numpy())  # inference: no dropout
+    assert layer.dropout == 0.5 and layer.get_config()["dropout"] == 0.5
+    masks = [np.array([a, b], np.float32) for a in (0, 2) for b in (0, 2)]
+    def training_call(v):
+        return layer(v, training=True)
+
+    for run in (training_call, tf.function(training_call)):
+        got = run(x).numpy()
+        assert any(np.allclose(got, plain(x * m).numpy(), rtol=1e-6, atol=1e-7) for m in masks)
