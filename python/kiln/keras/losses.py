@@ -65,7 +65,9 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1, 
         labels = _C.cast(labels, _dtypes.int64._enum)
     if labels.dtype != _dtypes.int64:
         labels = _C.cast(labels, _dtypes.int64._enum)
-    if not labels._is_symbolic and labels.shape.num_elements():
+    # Labels with values are checked at once; while tracing (even labels that are constants of the graph) the
+    # check would be graph ops whose values Python cannot read.
+    if not labels._is_symbolic and not _C.is_tracing() and labels.shape.num_elements():
         lo, hi = int(_C.reduce_min(labels, None, False)), int(_C.reduce_max(labels, None, False))
         if lo < 0 or hi >= classes:
             raise ValueError(f"{fn}: labels must be in [0, {classes}) (y_pred has {classes} classes), got a label "

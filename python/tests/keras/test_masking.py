@@ -313,3 +313,45 @@ def test_attention_combines_the_query_value_and_key_masks_with_the_attention_mas
     qt._keras_mask, vt._keras_mask, kt._keras_mask = (tf.constant(m) for m in (query_mask, value_mask, key_mask))
     _, carried = attention(qt, vt, key=kt, attention_mask=attention_mask, return_attention_scores=True)
     np.testing.assert_array_equal(carried.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_an_attention_classifier_on_padded_sequences_has_the_unpadded_loss_and_gradients(traced):
+    """Embedding(mask_zero) -> self-attention -> masked mean -> Dense: the padding changes nothing."""
+    embedding = K.layers.Embedding(5, 4, mask_zero=True)
+    attention = K.layers.MultiHeadAttention(num_heads=2, key_dim=3)
+    pool, classify = K.layers.GlobalAveragePooling1D(), K.layers.Dense(2)
+    labels = np.array([1, 0, 1])
+
+    def padded():
+        h = embedding(IDS)
+        return LOSS(labels, classify(pool(attention(h, h))))
+
+    def unpadded():
+        logits = []
+        for b, n in enumerate(LENGTHS):
+            h = tf.gather(embedding.embeddings, IDS[b:b + 1, :n])
+            logits.append(classify(pool(attention(h, h))))
+        return LOSS(labels, tf.concat(logits, 0))
+
+    padded()
+    variables = embedding.trainable_variables + attention.trainable_variables + classify.trainable_variables
+
+    def loss_and_grads(fn):
+        def run():
+            with tf.GradientTape() as tape:
+                loss = fn()
+            return loss, tape.gradient(loss, variables)
+        return tf.function(run)() if traced else run()
+
+    loss, grads = loss_and_grads(padded)
+    want_loss, want_grads = loss_and_grads(unpadded)
+    close(loss.numpy(), want_loss.numpy(), rtol=1e-6)
+    for g, w in zip(grads, want_grads):
+        close(tf.convert_to_tensor(g).numpy(), tf.convert_to_tensor(w).numpy(), rtol=1e-4, atol=1e-7)
+
+
+def test_a_loss_traced_with_int64_numpy_labels():
+    # Labels that become constants of the traced graph skip the eager range check (regression).
+    loss = tf.function(lambda: LOSS(np.array([1, 0], np.int64), tf.constant(randn(2, 3))))
+    assert np.isfinite(float(loss()))
