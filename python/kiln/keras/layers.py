@@ -235,15 +235,27 @@ Convolution2D = Conv2D
 
 class Conv2DTranspose(Conv2D):
     """activation(conv2d_transpose(inputs, kernel) + bias), the transpose of Conv2D: kernel
-    [kh, kw, filters, in] (glorot_uniform), output height in*stride ("same") or
-    in*stride + max(kh_dilated - stride, 0) ("valid"), as Keras' without output_padding."""
+    [kh, kw, filters, in] (glorot_uniform), output height Keras' deconv_output_length: in*stride ("same")
+    or in*stride + max(kh_dilated - stride, 0) ("valid"); with output_padding p,
+    (in - 1)*stride + kh_dilated - 2*pad + p, pad kh_dilated // 2 ("same") or 0 ("valid")."""
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None, data_format=None,
                  dilation_rate=(1, 1), **kwargs):
-        _check_unsupported("Conv2DTranspose", output_padding=(output_padding, None), groups=(kwargs.pop("groups", 1), 1))
+        _check_unsupported("Conv2DTranspose", groups=(kwargs.pop("groups", 1), 1))
         super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
                          dilation_rate=dilation_rate, **kwargs)
         self.output_padding = None
+        if output_padding is not None:
+            pads = (output_padding,) * 2 if isinstance(output_padding, int) else tuple(int(p) for p in output_padding)
+            if len(pads) != 2 or any(p < 0 for p in pads):
+                raise ValueError(f"The `output_padding` argument must be a tuple of 2 non-negative integers. "
+                                 f"Received: output_padding={output_padding!r} (layer {self.name})")
+            self.output_padding = pads
+            for stride, pad in zip(self.strides, self.output_padding):
+                if pad >= stride:
+                    raise ValueError(f"Strides {self.strides} must be greater than output padding "
+                                     f"{self.output_padding}. Received strides={self.strides}, "
+                                     f"output_padding={self.output_padding}.")
 
     def _kernel_shape(self, channels):
         return [*self.kernel_size, self.filters, channels]
@@ -252,9 +264,12 @@ class Conv2DTranspose(Conv2D):
         if length is None:
             return None
         stride = self.strides[axis]
+        kernel = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
+        if self.output_padding is not None:
+            pad = kernel // 2 if self.padding == "same" else 0
+            return (length - 1) * stride + kernel - 2 * pad + self.output_padding[axis]
         if self.padding == "same":
             return length * stride
-        kernel = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
         return length * stride + max(kernel - stride, 0)
 
     def _convolve(self, inputs):
@@ -272,7 +287,7 @@ class Conv2DTranspose(Conv2D):
 
     def get_config(self):
         config = super().get_config()
-        config.update(output_padding=None)
+        config.update(output_padding=self.output_padding)
         return config
 
 

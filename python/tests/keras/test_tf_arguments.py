@@ -65,3 +65,31 @@ def test_cosine_decay_warms_up_to_its_target_then_decays_from_it():
     assert float(traced(tf.constant(2, tf.int64))) == pytest.approx(0.1, rel=1e-6)
     with pytest.raises(ValueError, match="warmup_steps"):
         K.optimizers.schedules.CosineDecay(0.1, 10, warmup_steps=-1)
+
+
+@pytest.mark.parametrize("padding, output_padding, want_hw", [
+    ("valid", (1, 0), (8, 7)), ("same", 1, (6, 6)), ("same", (0, 1), (5, 6)), ("valid", 0, (7, 7))])
+def test_conv2d_transpose_output_padding_is_keras_deconv_output_length(padding, output_padding, want_hw):
+    """Keras' lengths; the values are the transpose of conv2d: the gradient of conv2d over an input of the
+    output's size."""
+    layer = K.layers.Conv2DTranspose(2, 3, strides=2, padding=padding, output_padding=output_padding, use_bias=False)
+    x = rng.standard_normal((1, 3, 3, 4)).astype(np.float32)
+    y = layer(x)
+    assert y.shape == (1, *want_hw, 2)
+    assert layer.compute_output_shape((None, 3, 3, 4)).as_list() == [None, *want_hw, 2]
+    image = tf.zeros((1, *want_hw, 2))
+    with tf.GradientTape() as tape:
+        tape.watch(image)
+        forward = tf.nn.conv2d(image, layer.kernel, strides=2, padding=padding.upper())
+        assert forward.shape == x.shape
+        dot = tf.reduce_sum(forward * x)
+    np.testing.assert_allclose(y.numpy(), tape.gradient(dot, image).numpy(), rtol=1e-5, atol=1e-6)
+    assert tuple(layer.get_config()["output_padding"]) == ((output_padding,) * 2 if isinstance(output_padding, int)
+                                                           else output_padding)
+
+
+def test_conv2d_transpose_output_padding_must_be_below_the_stride():
+    with pytest.raises(ValueError, match="must be greater than output padding"):
+        K.layers.Conv2DTranspose(2, 3, strides=2, output_padding=2)
+    with pytest.raises(ValueError, match="tuple of 2 non-negative integers"):
+        K.layers.Conv2DTranspose(2, 3, strides=2, output_padding=(1, -1))
