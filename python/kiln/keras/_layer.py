@@ -213,6 +213,9 @@ class Layer(Module):
         for k in kwargs:
             if k not in _ALLOWED_KWARGS:
                 raise TypeError(f"Keyword argument not understood: {k!r}")
+        _check_unsupported(type(self).__name__, activity_regularizer=(kwargs.get("activity_regularizer"), None))
+        self._initial_weights = kwargs.get("weights")  # set once built, as Keras'
+        self._autocast_inputs = kwargs.get("autocast", True)
         if name is None:
             name = backend.unique_object_name(backend.to_snake_case(type(self).__name__))
         elif not isinstance(name, str):
@@ -430,9 +433,13 @@ class Layer(Module):
         self.built = True
         if self._build_input_shape is None:
             self._build_input_shape = shapes
+        if self._initial_weights is not None:
+            with _C.init_scope():
+                self.set_weights(self._initial_weights)
+            self._initial_weights = None
 
     def _autocast(self, x):
-        if _is_tensor(x) and x.dtype.is_floating and x.dtype != self._dtype:
+        if self._autocast_inputs and _is_tensor(x) and x.dtype.is_floating and x.dtype != self._dtype:
             return _C.cast(x, self._dtype._enum)
         return x
 

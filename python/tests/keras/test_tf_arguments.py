@@ -93,3 +93,17 @@ def test_conv2d_transpose_output_padding_must_be_below_the_stride():
         K.layers.Conv2DTranspose(2, 3, strides=2, output_padding=2)
     with pytest.raises(ValueError, match="tuple of 2 non-negative integers"):
         K.layers.Conv2DTranspose(2, 3, strides=2, output_padding=(1, -1))
+
+
+def test_base_layer_arguments_weights_autocast_and_activity_regularizer():
+    kernel, bias = np.arange(6, dtype=np.float32).reshape(3, 2), np.array([1, -1], np.float32)
+    dense = K.layers.Dense(2, weights=[kernel, bias])  # Keras' initial weights, set when built
+    x = np.ones((1, 3), np.float32)
+    np.testing.assert_array_equal(dense(x).numpy(), x @ kernel + bias)
+    traced_build = K.layers.Dense(2, weights=[kernel, bias])
+    np.testing.assert_array_equal(tf.function(lambda v: traced_build(v))(x).numpy(), x @ kernel + bias)
+    x64 = np.ones((1, 3), np.float64)
+    assert K.layers.Activation("relu")(x64).dtype == tf.float32
+    assert K.layers.Activation("relu", autocast=False)(x64).dtype == tf.float64
+    with pytest.raises(NotImplementedError, match="Activation: activity_regularizer='l2'"):
+        K.layers.Activation("relu", activity_regularizer="l2")
