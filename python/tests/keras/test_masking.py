@@ -355,3 +355,15 @@ def test_a_loss_traced_with_int64_numpy_labels():
     # Labels that become constants of the traced graph skip the eager range check (regression).
     loss = tf.function(lambda: LOSS(np.array([1, 0], np.int64), tf.constant(randn(2, 3))))
     assert np.isfinite(float(loss()))
+
+
+def test_a_masked_tagger_saves_and_loads(tmp_path):
+    _, layers = tagger()
+    model = K.Sequential([K.Input((None,), dtype="int32")] + layers)  # any length
+    serve = tf.function(lambda ids: model(ids), input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    tf.saved_model.save(model, str(tmp_path / "m"), signatures=serve)
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    longer = np.concatenate([IDS, np.zeros((3, 2), np.int32)], 1)  # more padding changes nothing
+    got = loaded.signatures["serving_default"](ids=longer)["output_0"].numpy()
+    np.testing.assert_array_equal(got[:, :5], model(IDS).numpy())
+    np.testing.assert_array_equal(got, model(longer).numpy())
