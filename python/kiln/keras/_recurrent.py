@@ -45,8 +45,7 @@ class _Cell(Layer):
                  recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  recurrent_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
-        _unsupported(type(self).__name__, recurrent_dropout=(recurrent_dropout, 0.0),
-                     kernel_regularizer=(kernel_regularizer, None),
+        _unsupported(type(self).__name__, kernel_regularizer=(kernel_regularizer, None),
                      recurrent_regularizer=(recurrent_regularizer, None), bias_regularizer=(bias_regularizer, None),
                      kernel_constraint=(kernel_constraint, None), recurrent_constraint=(recurrent_constraint, None),
                      bias_constraint=(bias_constraint, None))
@@ -54,10 +53,11 @@ class _Cell(Layer):
         if units <= 0:
             raise ValueError(f"Received an invalid value for argument `units`, expected a positive integer, got "
                              f"{units}.")
-        if not 0 <= dropout < 1:
-            raise ValueError(f"{type(self).__name__}: dropout must be in [0, 1), got {dropout}")
+        for name, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
+            if not 0 <= rate < 1:
+                raise ValueError(f"{type(self).__name__}: {name} must be in [0, 1), got {rate}")
         self.units = units
-        self.dropout = float(dropout)
+        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
         self.activation = _activations.get(activation)
         self.recurrent_activation = None if recurrent_activation is None else _activations.get(recurrent_activation)
         self.use_bias = bool(use_bias)
@@ -104,18 +104,37 @@ class _Cell(Layer):
         return [None if w is None else w.read_value() for w in (self.kernel, self.recurrent_kernel, self.bias)]
 
     def call(self, inputs, states, training=None):
-        keep = self._dropout_mask(inputs, training)
-        return self._step(inputs if keep is None else _C.multiply(inputs, keep), states, self._weights())
+        return self._step(inputs, states, self._weights(), self._dropout_masks(inputs, _first(states), training))
 
-    def _dropout_mask(self, inputs, training):
-        """Keras' input dropout (implementation 2): one mask of kept inputs, scaled by 1 / (1 - dropout), drawn
-        once per call and used by every step and gate; None when not training or without dropout."""
-        if not training or self.dropout == 0:
-            return None
-        return _nn.dropout(_C.ones_like(inputs, None), self.dropout)
+    def _dropout_masks(self, inputs, h, training):
+        """Keras' dropout masks, (inputs', state's), drawn once per call for every step: kept entries are
+        1 / (1 - rate), the others 0; None when not training or without that dropout. Without
+        recurrent_dropout (Keras' implementation 2) one input mask serves every gate; with it (Keras switches
+        to implementation 1) each gate has its own input and state masks, lists of one per gate."""
+        def draw(like, rate, count):
+            if not training or rate == 0:
+                return None
+            masks = [_nn.dropout(_C.ones_like(like, None), rate) for _ in range(count or 1)]
+            return masks[0] if count is None else masks
 
-    def _project(self, inputs, kernel, bias):
-        z = _C.matmul(inputs, kernel, False, False)
+        if self.recurrent_dropout == 0:
+            return draw(inputs, self.dropout, None), None
+        return draw(inputs, self.dropout, self._gates), draw(h, self.recurrent_dropout, self._gates)
+
+    def _times(self, x, w, masks, first, count):
+        """x @ the gate columns [first, first + count) of w: x times its dropout mask first (one mask), or each
+        gate's block from x times that gate's mask (a list)."""
+        u = self.units
+        if isinstance(masks, list):
+            return _C.concat([_C.matmul(_C.multiply(x, masks[g]), _C.slice(w, [0, g * u], [-1, u]), False, False)
+                              for g in range(first, first + count)], 1)
+        if masks is not None:
+            x = _C.multiply(x, masks)
+        columns = w if (first, count) == (0, self._gates) else _C.slice(w, [0, first * u], [-1, count * u])
+        return _C.matmul(x, columns, False, False)
+
+    def _project(self, inputs, kernel, bias, masks):
+        z = self._times(inputs, kernel, masks, 0, self._gates)
         return _C.bias_add(z, self._input_bias(bias)) if self.use_bias else z
 
     def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
@@ -130,7 +149,7 @@ class _Cell(Layer):
     def get_config(self):
         config = super().get_config()
         config.update(units=self.units, activation=_activations.serialize(self.activation),
-                      use_bias=self.use_bias, dropout=self.dropout)
+                      use_bias=self.use_bias, dropout=self.dropout, recurrent_dropout=self.recurrent_dropout)
         if self.recurrent_activation is not None:
             config["recurrent_activation"] = _activations.serialize(self.recurrent_activation)
         return config
@@ -144,10 +163,11 @@ class SimpleRNNCell(_Cell):
         super().__init__(units, activation, None, use_bias, kernel_initializer, recurrent_initializer,
                          bias_initializer, **kwargs)
 
-    def _step(self, inputs, states, weights):
+    def _step(self, inputs, states, weights, masks=(None, None)):
         kernel, recurrent_kernel, bias = weights
         h = _first(states)
-        out = self.activation(_C.add(self._project(inputs, kernel, bias), _C.matmul(h, recurrent_kernel, False, False)))
+        out = self.activation(_C.add(self._project(inputs, kernel, bias, masks[0]),
+                                     self._times(h, recurrent_kernel, masks[1], 0, 1)))
         return out, [out]
 
 
@@ -179,10 +199,10 @@ class LSTMCell(_Cell):
                               base([2 * units], dtype)], 0)
         return forget_ones
 
-    def _step(self, inputs, states, weights):
+    def _step(self, inputs, states, weights, masks=(None, None)):
         kernel, recurrent_kernel, bias = weights
         h, c = states
-        z = _C.add(self._project(inputs, kernel, bias), _C.matmul(h, recurrent_kernel, False, False))
+        z = _C.add(self._project(inputs, kernel, bias, masks[0]), self._times(h, recurrent_kernel, masks[1], 0, 4))
         u, gate_act, act = self.units, self.recurrent_activation, self.activation
         i = gate_act(_gate(z, 0, u))
         f = gate_act(_gate(z, 1, u))
@@ -217,23 +237,25 @@ class GRUCell(_Cell):
     def _input_bias(self, bias):
         return _C.gather(bias, _C.constant(0), 0) if self.reset_after else bias
 
-    def _step(self, inputs, states, weights):
+    def _step(self, inputs, states, weights, masks=(None, None)):
         kernel, recurrent_kernel, bias = weights
         h = _first(states)
-        x = self._project(inputs, kernel, bias)
+        x = self._project(inputs, kernel, bias, masks[0])
         u, gate_act, act = self.units, self.recurrent_activation, self.activation
+        state_masks = masks[1]
         if self.reset_after:
-            inner = _C.matmul(h, recurrent_kernel, False, False)
+            inner = self._times(h, recurrent_kernel, state_masks, 0, 3)
             if self.use_bias:
                 inner = _C.bias_add(inner, _C.gather(bias, _C.constant(1), 0))
             z = gate_act(_C.add(_gate(x, 0, u), _gate(inner, 0, u)))
             r = gate_act(_C.add(_gate(x, 1, u), _gate(inner, 1, u)))
             hh = act(_C.add(_gate(x, 2, u), _C.multiply(r, _gate(inner, 2, u))))
         else:
-            inner = _C.matmul(h, _C.slice(recurrent_kernel, [0, 0], [-1, 2 * u]), False, False)
+            inner = self._times(h, recurrent_kernel, state_masks, 0, 2)
             z = gate_act(_C.add(_gate(x, 0, u), _gate(inner, 0, u)))
             r = gate_act(_C.add(_gate(x, 1, u), _gate(inner, 1, u)))
-            recurrent_h = _C.matmul(_C.multiply(r, h), _C.slice(recurrent_kernel, [0, 2 * u], [-1, u]),
+            h_for_candidate = h if state_masks is None else _C.multiply(h, state_masks[2])
+            recurrent_h = _C.matmul(_C.multiply(r, h_for_candidate), _C.slice(recurrent_kernel, [0, 2 * u], [-1, u]),
                                     False, False)
             hh = act(_C.add(_gate(x, 2, u), recurrent_h))
         h = _C.add(_C.multiply(z, h), _C.multiply(_C.subtract(1.0, z), hh))
@@ -309,12 +331,10 @@ class RNN(Layer):
                                  f"{len(states)} initial state(s).")
         if isinstance(self.cell, _Cell):
             weights = self.cell._weights()
-            keep_inputs = self.cell._dropout_mask(_C.gather(x, _C.constant(0), 0), training)
+            masks = self.cell._dropout_masks(_C.gather(x, _C.constant(0), 0), states[0], training)
 
             def step(x_t, states):
-                if keep_inputs is not None:
-                    x_t = _C.multiply(x_t, keep_inputs)
-                return self.cell._step(x_t, states, weights)
+                return self.cell._step(x_t, states, weights, masks)
         else:
             step = self.cell.call
         steps_mask = self._time_major_mask(inputs, mask)
@@ -423,7 +443,7 @@ class _Recurrent(RNN):
         # The cell's settings and weights (units, activation, kernel, ...) read through the layer, as Keras'.
         cell = self.__dict__.get("cell")
         if cell is not None and name in ("activation", "recurrent_activation", "use_bias", "kernel",
-                                         "recurrent_kernel", "bias", "unit_forget_bias", "reset_after", "dropout"):
+                                         "recurrent_kernel", "bias", "unit_forget_bias", "reset_after", "dropout", "recurrent_dropout"):
             return getattr(cell, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
