@@ -4,11 +4,22 @@ from .. import _C
 from ..tensor_shape import TensorShape
 from . import initializers as _initializers
 from ._layer import InputSpec, Layer, _check_unsupported
+from ._masking import weights_from_mask
 
 
 def _moments(x, axes):
     """tf.nn.moments with keepdims: the mean and the biased variance over `axes`."""
     return _C.moments(x, axes, True)
+
+
+def _weighted_moments(x, axes, weights):
+    """tf.nn.weighted_moments with keepdims: the mean and variance over `axes` with each element counted
+    `weights` times (weights broadcast against x)."""
+    weights = _C.multiply(weights, _C.ones_like(x, None))
+    count = _C.reduce_sum(weights, axes, True)
+    mean = _C.divide(_C.reduce_sum(_C.multiply(x, weights), axes, True), count)
+    variance = _C.divide(_C.reduce_sum(_C.multiply(_C.square(_C.subtract(x, mean)), weights), axes, True), count)
+    return mean, variance
 
 
 def _normalize(x, mean, variance, gamma, beta, epsilon):
@@ -30,7 +41,7 @@ class _Normalization(Layer):
         _check_unsupported(type(self).__name__, beta_regularizer=(beta_regularizer, None),
                            gamma_regularizer=(gamma_regularizer, None), beta_constraint=(beta_constraint, None),
                            gamma_constraint=(gamma_constraint, None))
-        self.supports_masking = True  # the mask passes through (BatchNormalization's statistics ignore it)
+        self.supports_masking = True  # the mask passes through
         if isinstance(axis, (list, tuple)):
             if len(axis) != 1:
                 raise NotImplementedError(f"kiln.keras.layers.{type(self).__name__}: only one axis is supported, "
@@ -116,7 +127,7 @@ class BatchNormalization(_Normalization):
                                                initializer=self.moving_variance_initializer, trainable=False)
         self.built = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         rank = len(inputs.shape)
         axis = self._resolve_axis(rank)
         if not self.trainable:
@@ -125,7 +136,16 @@ class BatchNormalization(_Normalization):
             return _normalize(inputs, self._along(self.moving_mean, rank, axis),
                               self._along(self.moving_variance, rank, axis), self._along(self.gamma, rank, axis),
                               self._along(self.beta, rank, axis), self.epsilon)
-        mean, variance = _moments(inputs, [i for i in range(rank) if i != axis])
+        axes = [i for i in range(rank) if i != axis]
+        if mask is None:
+            mean, variance = _moments(inputs, axes)
+        else:
+            # Keras 2.12: the batch statistics of the kept positions only (a [batch, steps] mask gains the
+            # features' dim).
+            weights = weights_from_mask(mask, inputs)
+            if weights.shape.rank == rank - 1:
+                weights = _C.expand_dims(weights, -1)
+            mean, variance = _weighted_moments(inputs, axes, weights)
         decay = 1.0 - self.momentum
         for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
             moving.assign_sub(_C.multiply(_C.subtract(moving, _C.reshape(batch, [-1])), decay))

@@ -367,3 +367,28 @@ def test_a_masked_tagger_saves_and_loads(tmp_path):
     got = loaded.signatures["serving_default"](ids=longer)["output_0"].numpy()
     np.testing.assert_array_equal(got[:, :5], model(IDS).numpy())
     np.testing.assert_array_equal(got, model(longer).numpy())
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_batch_normalization_takes_the_statistics_of_the_kept_steps(traced):
+    """Keras 2.12: masked, the batch mean and variance (and so the moving ones) are those of the kept positions,
+    the positions an unpadded batch would hold."""
+    x = randn(3, 5, 2)
+    kept = IDS != 0
+    masked, plain = K.layers.BatchNormalization(momentum=0.5), K.layers.BatchNormalization(momentum=0.5)
+
+    def run(layer, inputs, mask=None):
+        call = (lambda: layer(inputs, training=True, mask=mask))
+        return (tf.function(call)() if traced else call()).numpy()
+
+    got = run(masked, x, kept)
+    want = run(plain, x[kept][None])  # [1, kept positions, features]
+    np.testing.assert_allclose(got[kept], want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(masked.moving_mean.numpy(), plain.moving_mean.numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(masked.moving_variance.numpy(), plain.moving_variance.numpy(), rtol=1e-5)
+    # Carried by the inputs: an Embedding's mask reaches it.
+    embedding = K.layers.Embedding(5, 2, mask_zero=True)
+    norm = K.layers.BatchNormalization()
+    y = norm(embedding(IDS), training=True)
+    np.testing.assert_array_equal(y._keras_mask.numpy(), kept)
+    np.testing.assert_allclose(y.numpy()[kept].mean(0), 0, atol=1e-5)
