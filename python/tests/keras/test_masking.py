@@ -392,3 +392,20 @@ def test_batch_normalization_takes_the_statistics_of_the_kept_steps(traced):
     y = norm(embedding(IDS), training=True)
     np.testing.assert_array_equal(y._keras_mask.numpy(), kept)
     np.testing.assert_allclose(y.numpy()[kept].mean(0), 0, atol=1e-5)
+
+
+def test_masking_before_an_lstm_gives_the_unpadded_predictions_and_fits():
+    x = randn(4, 5, 3)
+    lengths = [5, 3, 1, 4]
+    for b, n in enumerate(lengths):
+        x[b, n:] = 0.0
+    model = K.Sequential([K.layers.Masking(mask_value=0.0, input_shape=(5, 3)), K.layers.LSTM(4), K.layers.Dense(1)])
+    lstm, dense = model.layers[1:]
+    predicted = model.predict(x, verbose=0)  # traced (predict_function)
+    for b, n in enumerate(lengths):
+        close(predicted[b], dense(lstm(x[b:b + 1, :n])).numpy()[0])
+    model.compile(optimizer=K.optimizers.SGD(0.1), loss="mse")
+    y = randn(4, 1)
+    history = model.fit(x, y, epochs=3, batch_size=4, verbose=0)
+    assert history.history["loss"][2] < history.history["loss"][0]
+    assert model.train_function.experimental_get_tracing_count() == 1
