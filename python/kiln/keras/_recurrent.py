@@ -272,7 +272,7 @@ class RNN(Layer):
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
                  unroll=False, time_major=False, zero_output_for_mask=False, **kwargs):
-        _unsupported("RNN", stateful=(stateful, False), time_major=(time_major, False))
+        _unsupported("RNN", stateful=(stateful, False))
         if isinstance(cell, (list, tuple)):
             raise NotImplementedError("kiln.keras.layers.RNN: a list of cells (StackedRNNCells) is not supported")
         if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
@@ -285,6 +285,7 @@ class RNN(Layer):
         self.go_backwards = bool(go_backwards)
         self.unroll = bool(unroll)
         self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.time_major = bool(time_major)  # inputs [time, batch, features], sequences out [time, batch, units]
         self.input_spec = InputSpec(ndim=3)
         self.supports_masking = True
 
@@ -309,16 +310,17 @@ class RNN(Layer):
 
     def compute_output_shape(self, input_shape):
         input_shape = TensorShape(input_shape)
-        batch, steps = input_shape[0], input_shape[1]
-        out = TensorShape([batch, steps, self.cell.output_size] if self.return_sequences else
+        steps, batch = (input_shape[0], input_shape[1]) if self.time_major else (input_shape[1], input_shape[0])
+        sequences = [steps, batch] if self.time_major else [batch, steps]
+        out = TensorShape(sequences + [self.cell.output_size] if self.return_sequences else
                           [batch, self.cell.output_size])
         if not self.return_state:
             return out
         return [out] + [TensorShape([batch, self.cell.units])] * _num_states(self.cell)
 
     def call(self, inputs, initial_state=None, mask=None, training=None):
-        x = _C.transpose(inputs, [1, 0, 2])  # time major
-        steps = inputs.shape[1]
+        x = inputs if self.time_major else _C.transpose(inputs, [1, 0, 2])  # time major
+        steps = x.shape[0]
         if steps == 0:
             raise ValueError(f"Layer {self.name}: the inputs have no time steps (shape {inputs.shape})")
         n = _num_states(self.cell)
@@ -356,10 +358,10 @@ class RNN(Layer):
             for t in (range(steps - 1, -1, -1) if self.go_backwards else range(steps)):
                 out, states = step(inputs_by_step[t], states, keep_by_step[t])
                 outputs.append(out)
-            output = _C.stack(outputs, 1) if self.return_sequences else outputs[-1]
+            output = _C.stack(outputs, 0 if self.time_major else 1) if self.return_sequences else outputs[-1]
         else:
-            length = _C.constant(steps) if steps is not None else _C.shape(inputs)[1]
-            batch, features = inputs.shape[0], inputs.shape[2]
+            length = _C.constant(steps) if steps is not None else _C.shape(x)[0]
+            batch, features = x.shape[1], x.shape[2]
             inputs_ta = TensorArray(self.dtype, size=length, element_shape=[batch, features]).unstack(x)
             keep_ta = None if steps_mask is None else \
                 TensorArray("bool", size=length, element_shape=[batch, 1]).unstack(steps_mask)
@@ -376,8 +378,11 @@ class RNN(Layer):
                                                (_C.constant(0), list(states), outputs_ta))
             states = list(states)
             # Masked, the last output is the last state (the output of the last kept step).
-            output = _C.transpose(outputs_ta[0].stack(), [1, 0, 2]) if self.return_sequences else \
-                states[-1] if steps_mask is not None else states[0]
+            if self.return_sequences:
+                output = outputs_ta[0].stack()
+                output = output if self.time_major else _C.transpose(output, [1, 0, 2])
+            else:
+                output = states[-1] if steps_mask is not None else states[0]
         if steps_mask is not None:
             states = states[:-1]  # without the previous output
         if self.return_state:
@@ -385,16 +390,17 @@ class RNN(Layer):
         return output
 
     def _time_major_mask(self, inputs, mask):
-        """The [batch, time] mask as [time, batch, 1] bools (None without one)."""
+        """The [batch, time] mask ([time, batch] with time_major) as [time, batch, 1] bools (None without one)."""
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
         if mask is None:
             return None
         mask = as_bool(_to_tensor(mask))
         if mask.shape.rank != 2:
-            raise ValueError(f"Layer {self.name}: the mask must be [batch, time], got shape {mask.shape} for inputs "
-                             f"of shape {inputs.shape}")
-        return _C.expand_dims(_C.transpose(mask, [1, 0]), -1)
+            expected = "[time, batch]" if self.time_major else "[batch, time]"
+            raise ValueError(f"Layer {self.name}: the mask must be {expected}, got shape {mask.shape} for inputs of "
+                             f"shape {inputs.shape}")
+        return _C.expand_dims(mask if self.time_major else _C.transpose(mask, [1, 0]), -1)
 
     def _masked(self, step, zero_output):
         """Keras' masked step (backend.rnn's): where `keep` [batch, 1] is false the states stay and the output
@@ -411,7 +417,7 @@ class RNN(Layer):
     def get_config(self):
         config = super().get_config()
         config.update(return_sequences=self.return_sequences, return_state=self.return_state,
-                      go_backwards=self.go_backwards, unroll=self.unroll)
+                      go_backwards=self.go_backwards, unroll=self.unroll, time_major=self.time_major)
         return config
 
 

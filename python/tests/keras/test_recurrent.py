@@ -323,3 +323,27 @@ def test_recurrent_dropout_gives_each_gate_its_own_input_and_state_masks(kind, m
             c = sigmoid(pre[1]) * c + sigmoid(pre[0]) * np.tanh(pre[2])
             h = sigmoid(pre[3]) * np.tanh(c)
     np.testing.assert_allclose(got, h, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("unroll", [False, True])
+@pytest.mark.parametrize("return_sequences", [False, True])
+def test_time_major_is_the_transposed_layer(unroll, return_sequences):
+    x = randn(4, 3, 2)  # [batch, time, features]
+    mask = np.array([[True, True, False], [True, False, False], [True, True, True], [False, True, True]])
+    batch_major = K.layers.GRU(3, return_sequences=return_sequences, return_state=True)
+    time_major = K.layers.GRU(3, return_sequences=return_sequences, return_state=True, time_major=True,
+                              unroll=unroll)
+    batch_major(x)
+    time_major(np.transpose(x, (1, 0, 2)))
+    time_major.set_weights(batch_major.get_weights())
+    shape = time_major.compute_output_shape((None, 4, 2))
+    assert shape[0].as_list() == ([None, 4, 3] if return_sequences else [4, 3]) and shape[1].as_list() == [4, 3]
+    assert time_major.get_config()["time_major"] is True
+    for m in (None, mask):
+        want_out, want_h = batch_major(x, mask=m)
+        call = tf.function(lambda v, vm: time_major(v, mask=vm)) if m is not None else \
+            tf.function(lambda v: time_major(v))
+        got_out, got_h = call(np.transpose(x, (1, 0, 2)), m.T) if m is not None else call(np.transpose(x, (1, 0, 2)))
+        want_out = np.transpose(want_out.numpy(), (1, 0, 2)) if return_sequences else want_out.numpy()
+        np.testing.assert_allclose(got_out.numpy(), want_out, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(got_h.numpy(), want_h.numpy(), rtol=1e-6, atol=1e-7)
