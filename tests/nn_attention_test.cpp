@@ -120,7 +120,7 @@ Tensor mask_tensor(const std::vector<bool>& m) {
   return constant(v, Shape{kBatch, kT, kS});
 }
 
-nn::MultiHeadAttention float64_layer(std::optional<int64_t> output_shape = std::nullopt) {
+nn::MultiHeadAttention float64_layer(std::vector<int64_t> output_shape = {}) {
   return nn::MultiHeadAttention(kHeads, kHead, {.output_shape = output_shape, .dtype = DType::Float64});
 }
 
@@ -144,7 +144,7 @@ TEST(NnAttention, OneHeadWithIdentityWeightsIsSoftmaxAttention) {
 
 TEST(NnAttention, MatchesKerasEquationsWithKeyMaskAndOutputShape) {
   for (bool masked : {false, true}) {
-    nn::MultiHeadAttention mha = float64_layer(/*output_shape=*/7);
+    nn::MultiHeadAttention mha = float64_layer(/*output_shape=*/{7});
     std::vector<bool> mask = masked ? some_mask() : std::vector<bool>{};
     mha.build(query().shape(), value().shape(), key().shape());
     Weights w = set_weights(mha);
@@ -223,6 +223,79 @@ TEST(NnAttention, CausalMaskHidesLaterPositionsAndCombinesWithTheMask) {
   }
 }
 
+// Attention over several axes of rank-N inputs against the sequence form on
+// the same values reshaped: `layer` attends `x` ([batch, ..., features]);
+// `sequence` attends `rows` ([rows, positions, features]) with the same
+// weights; the outputs and the scores agree once reshaped.
+void expect_same_as_sequences(nn::MultiHeadAttention& layer, const Tensor& x, const Tensor& mask,
+                              nn::MultiHeadAttention& sequence, const Tensor& rows, const Tensor& row_mask,
+                              const Shape& row_scores) {
+  layer.build(x.shape(), x.shape());
+  sequence.build(rows.shape(), rows.shape());
+  set_weights(layer);
+  set_weights(sequence);
+  nn::AttentionResult got = layer.call_with_scores(x, x, {.attention_mask = mask});
+  nn::AttentionResult want = sequence.call_with_scores(rows, rows, {.attention_mask = row_mask});
+  expect_tensor_near<double>(reshape(got.output, rows.shape()), rows.shape(), want.output.to_vector<double>(), 1e-12);
+  expect_tensor_near<double>(reshape(got.scores, row_scores), row_scores, want.scores.to_vector<double>(), 1e-12);
+  // Traced for any batch size: one trace, the eager values.
+  auto f = kiln::function([&](const Tensor& v) { return layer(v, v, {.attention_mask = mask}); },
+                          {.input_signature = std::vector{TensorSpec(Shape(std::vector<int64_t>{
+                               None, x.shape()[1], x.shape()[2], x.shape()[3]}), DType::Float64)}});
+  expect_tensor_near<double>(f(x), got.output.shape(), got.output.to_vector<double>(), 0);
+}
+
+Tensor some_bools(const Shape& shape) {
+  std::vector<double> v = wave(shape.num_elements(), 2.9, 0.3);
+  for (double& e : v) e = e > -0.6 ? 1 : 0;
+  return cast(constant(v, shape), DType::Bool);
+}
+
+TEST(NnAttention, AttentionOverTwoAxesIsAttentionOverTheirFlattenedPositions) {
+  // [2, 3, 2, features] over axes {1, 2}: [2, 6, features] over its sequence.
+  nn::MultiHeadAttention grid(kHeads, kHead, {.attention_axes = {1, 2}, .dtype = DType::Float64});
+  nn::MultiHeadAttention sequence = float64_layer();
+  Tensor x = wave_tensor({2, 3, 2, kQueryDim}, 1.3, 0.2);
+  Tensor mask = some_bools({2, 6, 6});
+  expect_same_as_sequences(grid, x, reshape(mask, Shape{2, 3, 2, 3, 2}), sequence, reshape(x, Shape{2, 6, kQueryDim}),
+                           mask, Shape{2, kHeads, 6, 6});
+  EXPECT_EQ(grid.call_with_scores(x, x).scores.shape(), (Shape{2, kHeads, 3, 2, 3, 2}));
+  // Every axis but the batch and the features is TF's default.
+  nn::MultiHeadAttention by_default(kHeads, kHead, {.dtype = DType::Float64});
+  EXPECT_EQ(by_default.call_with_scores(x, x).scores.shape(), (Shape{2, kHeads, 3, 2, 3, 2}));
+}
+
+TEST(NnAttention, AttentionOverTheColumnsIsAttentionWithinEachRow) {
+  // [2, 3, 4, features] over axis {2} (or {-2}): 6 rows [4, features] each.
+  for (int64_t axis : {2, -2}) {
+    nn::MultiHeadAttention columns(kHeads, kHead, {.attention_axes = {axis}, .dtype = DType::Float64});
+    nn::MultiHeadAttention sequence = float64_layer();
+    Tensor x = wave_tensor({2, 3, 4, kQueryDim}, 0.7, 0.5);
+    Tensor mask = some_bools({6, 4, 4});
+    // Scores [2, 3, heads, 4, 4]: the rows are a batch dim before the heads.
+    expect_same_as_sequences(columns, x, reshape(mask, Shape{2, 3, 4, 4}), sequence, reshape(x, Shape{6, 4, kQueryDim}),
+                             mask, Shape{6, kHeads, 4, 4});
+  }
+}
+
+TEST(NnAttention, AnOutputShapeOfSeveralDimsReshapesTheOutputProjection) {
+  nn::MultiHeadAttention split = float64_layer({2, 3}), joined = float64_layer({6});
+  split.build(query().shape(), value().shape(), key().shape());
+  joined.build(query().shape(), value().shape(), key().shape());
+  set_weights(joined);
+  set_weights(split);
+  EXPECT_EQ(split.output_kernel().shape(), (Shape{kHeads, kHead, 2, 3}));
+  EXPECT_EQ(split.output_bias().shape(), (Shape{2, 3}));
+  EXPECT_EQ(split.compute_output_shape(Shape{None, 9, kQueryDim}), (Shape{None, 9, 2, 3}));
+  split.output_kernel().assign(reshape(joined.output_kernel().read_value(), Shape{kHeads, kHead, 2, 3}));
+  split.output_bias().assign(reshape(joined.output_bias().read_value(), Shape{2, 3}));
+  Tensor mask = mask_tensor(some_mask());
+  Tensor got = split(query(), value(), {.key = key(), .attention_mask = mask, .use_causal_mask = true});
+  Tensor want = joined(query(), value(), {.key = key(), .attention_mask = mask, .use_causal_mask = true});
+  EXPECT_EQ(got.shape(), (Shape{kBatch, kT, 2, 3}));
+  expect_tensor_near<double>(reshape(got, Shape{kBatch, kT, 6}), want.shape(), want.to_vector<double>(), 1e-12);
+}
+
 TEST(NnAttention, DropoutActsOnTheWeightsWhileTrainingOnly) {
   random::set_seed(3);
   nn::MultiHeadAttention mha(kHeads, kHead, {.dropout = 0.5, .seed = 2});
@@ -241,7 +314,7 @@ TEST(NnAttention, DropoutActsOnTheWeightsWhileTrainingOnly) {
 
 TEST(NnAttention, WeightsHaveTfNamesShapesAndInitializers) {
   nn::clear_session();
-  nn::MultiHeadAttention mha(kHeads, kHead, {.value_dim = 6, .output_shape = 8});
+  nn::MultiHeadAttention mha(kHeads, kHead, {.value_dim = 6, .output_shape = {8}});
   mha(query(), value(), {.key = key()});
   std::vector<std::string> want_names{
       "multi_head_attention/query/kernel:0",           "multi_head_attention/query/bias:0",
@@ -375,11 +448,16 @@ TEST(NnAttention, BadArgumentsAndInputsAreNamed) {
                                 {"MultiHeadAttention 'multi_head_attention'", "must be positive, got 0, 4 and 4"});
   expect_error<InvalidArgument>([] { nn::MultiHeadAttention(2, 4, {.dropout = 1.0}); },
                                 {"dropout must be in [0, 1), got 1"});
-  expect_error<InvalidArgument>([] { nn::MultiHeadAttention(2, 4, {.attention_axes = {1, 2}}); },
-                                {"sequence axis only", "got {1, 2}"});
+  expect_error<InvalidArgument>(
+      [] { nn::MultiHeadAttention(2, 4, {.attention_axes = {1, 2}})(zeros({1, 2, 3}), zeros({1, 2, 3})); },
+      {"attention_axes {1, 2} must be distinct axes of the rank-3 inputs"});
+  expect_error<InvalidArgument>([] { nn::MultiHeadAttention(2, 4, {.output_shape = {2, 0}}); },
+                                {"output_shape must be positive, got {2, 0}"});
+  expect_error<InvalidArgument>([] { nn::MultiHeadAttention(2, 4)(zeros({1, 2, 3, 4}), zeros({1, 2, 4})); },
+                                {"the value must have"});
   nn::MultiHeadAttention mha(2, 4, {.name = "mha"});
   expect_error<InvalidArgument>([&] { mha(zeros({2, 3}), zeros({2, 3, 5})); },
-                                {"MultiHeadAttention 'mha'", "the query must have rank 3", "(2, 3)"});
+                                {"MultiHeadAttention 'mha'", "the query must have rank 3 or more", "(2, 3)"});
   mha(zeros({2, 3, 5}), zeros({2, 4, 6}));
   expect_error<InvalidArgument>([&] { mha(zeros({2, 3, 5}), zeros({2, 4, 7})); },
                                 {"the value's last dim is 7 but the layer was built for 6"});

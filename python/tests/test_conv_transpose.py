@@ -66,7 +66,7 @@ def test_keras_layer_shapes_values_and_training():
     valid = tf.keras.layers.Conv2DTranspose(2, (3, 2), strides=(2, 3))
     assert valid.compute_output_shape([None, 5, 4, 6]).as_list() == [None, 11, 12, 2]
     assert valid(x).shape == (2, 11, 12, 2)
-    with pytest.raises(NotImplementedError, match="output_padding"):
+    with pytest.raises(ValueError, match="must be greater than output padding"):
         tf.keras.layers.Conv2DTranspose(2, 3, output_padding=1)
 
     # A small decoder trains, its last batch smaller (the traced step relaxes the batch dim).

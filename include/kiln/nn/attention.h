@@ -1,10 +1,13 @@
 #pragma once
 // Keras' MultiHeadAttention (Vaswani et al., 2017) over [batch, sequence,
-// features] inputs, with TF's weights, arguments and masking.
+// features] inputs (or any axes of rank-N inputs), with TF's weights,
+// arguments and masking.
 //
 //   kiln::nn::MultiHeadAttention mha(/*num_heads=*/4, /*key_dim=*/16);
 //   kiln::Tensor y = mha(x, x, {.use_causal_mask = true});   // self-attention
 //   auto [out, scores] = mha.call_with_scores(q, v);        // scores [batch, heads, T, S]
+//   // Over the rows and columns of [batch, H, W, C] images together:
+//   kiln::nn::MultiHeadAttention image(2, 8, {.attention_axes = {1, 2}});
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,10 +23,12 @@ struct MultiHeadAttentionOptions {
   // Dropout on the attention probabilities while training.
   double dropout = 0.0;
   bool use_bias = true;
-  // The output's last dim (default: the query's last dim).
-  std::optional<int64_t> output_shape;
-  // The axes attention runs over. Only the sequence axis is supported (TF's
-  // default for rank-3 inputs): empty, {1} or {-2}.
+  // The output's trailing dims, replacing the query's last (default: the
+  // query's last dim): {8} gives [batch, T, 8], {2, 4} [batch, T, 2, 4].
+  std::vector<int64_t> output_shape;
+  // The axes attention runs over, together (TF's attention_axes): empty is
+  // every axis but the batch and the features ({1} for [batch, sequence,
+  // features]); a negative axis counts from the inputs' last.
   std::vector<int64_t> attention_axes;
   std::string name;
   // Seeds the kernels' Glorot-uniform values (each kernel its own stream);
@@ -39,25 +44,31 @@ struct AttentionCallOptions {
   // [batch, T, S] (or broadcastable to it), bool or numbers: true / nonzero
   // where query position t may attend key position s. Masked scores get
   // -1e9 added before the softmax, as Keras', so a masked key gets zero
-  // weight (a row with every key masked is uniform).
+  // weight (a row with every key masked is uniform). For other attention
+  // axes: broadcastable to the scores, its missing dims inserted before the
+  // heads (TF's rule).
   Tensor attention_mask;
   bool training = false;
-  // Query position t attends key positions s <= t only (with the mask, both).
+  // Query position t attends key positions s <= t only (with the mask, both);
+  // [batch, sequence, features] inputs only.
   bool use_causal_mask = false;
 };
 
 struct AttentionResult {
-  Tensor output;  // [batch, T, output_shape]
-  Tensor scores;  // [batch, num_heads, T, S]: the softmax, before dropout
+  Tensor output;  // [batch, T, output_shape...]
+  // The softmax, before dropout: [batch, num_heads, T, S]; for other
+  // attention axes [batch, axes not attended..., num_heads, the query's
+  // attended axes..., the key's attended axes...].
+  Tensor scores;
 };
 
 // softmax(q k^T / sqrt(key_dim) + mask) v per head, with TF's EinsumDense
 // weights: query/kernel [query features, num_heads, key_dim] (bias
 // [num_heads, key_dim]), key/kernel likewise, value/kernel [value features,
 // num_heads, value_dim], attention_output/kernel [num_heads, value_dim,
-// output_shape] (bias [output_shape]); Glorot uniform with Keras' fans for
-// rank-3 kernels, zero biases. The weights are made on the first call from
-// the query's, value's and key's last dims.
+// output_shape...] (bias [output_shape...]); Glorot uniform with Keras' fans
+// for rank-3 kernels, zero biases. The weights are made on the first call
+// from the query's, value's and key's last dims; the three have one rank.
 class MultiHeadAttention : public Layer {
  public:
   MultiHeadAttention(int64_t num_heads, int64_t key_dim, MultiHeadAttentionOptions options = {});
@@ -96,9 +107,20 @@ class MultiHeadAttention : public Layer {
   Tensor project(const Tensor& x, const Variable& kernel, const Variable& bias) const;
   Tensor mask_for(const Tensor& query, const Tensor& value, const AttentionCallOptions& options) const;
   void check_inputs(const Tensor& query, const Tensor& value, const Tensor& key) const;
+  std::vector<int64_t> output_dims(const Shape& query_shape) const;
+  // TF's einsum formulation, for attention other than over the sequence of
+  // rank-3 inputs into one output dim (which runs as batched matmuls).
+  AttentionResult attend_einsum(const Tensor& query, const Tensor& value, const Tensor& key, const Tensor& mask,
+                                bool training) const;
 
   int64_t num_heads_, key_dim_, value_dim_;
   MultiHeadAttentionOptions options_;
+  // Set by build_weights: the inputs' rank, the attended axes (non-negative)
+  // and, for the einsum form, TF's scores and combination equations.
+  int64_t rank_ = 0;
+  std::vector<int64_t> axes_;
+  bool einsum_ = false;
+  std::string scores_equation_, combine_equation_;
   // The value's and key's shapes for build_weights (the query's by default).
   std::optional<Shape> value_shape_, key_shape_;
   Variable query_kernel_, query_bias_, key_kernel_, key_bias_, value_kernel_, value_bias_, output_kernel_,

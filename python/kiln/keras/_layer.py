@@ -11,6 +11,7 @@ from ..module import Module
 from ..tensor_shape import TensorShape
 from . import backend
 from . import initializers as _initializers
+from ._masking import get_mask, set_mask
 
 _state = threading.local()
 
@@ -212,6 +213,9 @@ class Layer(Module):
         for k in kwargs:
             if k not in _ALLOWED_KWARGS:
                 raise TypeError(f"Keyword argument not understood: {k!r}")
+        _check_unsupported(type(self).__name__, activity_regularizer=(kwargs.get("activity_regularizer"), None))
+        self._initial_weights = kwargs.get("weights")  # set once built, as Keras'
+        self._autocast_inputs = kwargs.get("autocast", True)
         if name is None:
             name = backend.unique_object_name(backend.to_snake_case(type(self).__name__))
         elif not isinstance(name, str):
@@ -225,7 +229,8 @@ class Layer(Module):
         self._layer_weights = []
         self._build_input_shape = None
         self.input_spec = None
-        self.supports_masking = False
+        # Keras' rule: a layer that overrides compute_mask supports masking.
+        self.supports_masking = type(self).compute_mask is not Layer.compute_mask
         batch_input_shape = kwargs.get("batch_input_shape")
         if batch_input_shape is None and "input_shape" in kwargs and kwargs["input_shape"] is not None:
             input_shape = kwargs["input_shape"]
@@ -238,10 +243,11 @@ class Layer(Module):
         call = type(self).call
         try:
             params = inspect.signature(call).parameters
-            self._call_accepts_training = "training" in params or any(
-                p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
+            any_keyword = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
+            self._call_accepts_training = "training" in params or any_keyword
+            self._call_accepts_mask = "mask" in params or any_keyword
         except (TypeError, ValueError):
-            self._call_accepts_training = True
+            self._call_accepts_training = self._call_accepts_mask = True
 
     # ---- properties --------------------------------------------------------------------
 
@@ -394,6 +400,15 @@ class Layer(Module):
     def call(self, inputs, *args, **kwargs):
         return inputs
 
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the outputs for these inputs and their mask: the input's mask for a layer that supports
+        masking (it keeps the positions), else None (Keras' default)."""
+        if not self.supports_masking:
+            if any(m is not None for m in _flatten(mask)):
+                raise TypeError(f"Layer {self.name} does not support masking, but was passed an input_mask: {mask}")
+            return None
+        return mask
+
     def compute_output_shape(self, input_shape):
         """The output shape for inputs of `input_shape`, found by tracing the layer's call on a placeholder
         (built-in layers compute it directly)."""
@@ -418,9 +433,13 @@ class Layer(Module):
         self.built = True
         if self._build_input_shape is None:
             self._build_input_shape = shapes
+        if self._initial_weights is not None:
+            with _C.init_scope():
+                self.set_weights(self._initial_weights)
+            self._initial_weights = None
 
     def _autocast(self, x):
-        if _is_tensor(x) and x.dtype.is_floating and x.dtype != self._dtype:
+        if self._autocast_inputs and _is_tensor(x) and x.dtype.is_floating and x.dtype != self._dtype:
             return _C.cast(x, self._dtype._enum)
         return x
 
@@ -446,6 +465,7 @@ class Layer(Module):
         elif _is_tensor(training):
             training = bool(training)
         self._check_and_build(_map(_shape_of, inputs))
+        masks = self._input_masks(inputs, kwargs)
         inputs = _map(self._autocast, inputs)
         if self._call_accepts_training and training is not None:
             kwargs["training"] = training
@@ -455,7 +475,36 @@ class Layer(Module):
             from ..autograph import conversion
             call = conversion.call_target(call)
         with _CallContext(training):
-            return call(inputs, *args, **kwargs)
+            outputs = call(inputs, *args, **kwargs)
+        if self.supports_masking:
+            self._set_output_masks(inputs, outputs, masks)
+        return outputs
+
+    def _input_masks(self, inputs, kwargs):
+        """The inputs' masks, Keras' rule: the `mask` argument when given, else the masks the inputs carry,
+        which are then passed to a `call` that takes a `mask` (None when no input has one)."""
+        if not self.supports_masking and not self._call_accepts_mask:
+            return None
+        if "mask" in kwargs:
+            return kwargs["mask"]
+        masks = _map(get_mask, inputs)
+        if all(m is None for m in _flatten(masks)):
+            return None
+        if self._call_accepts_mask:
+            kwargs["mask"] = masks
+        return masks
+
+    def _set_output_masks(self, inputs, outputs, masks):
+        """Each output carries its mask from compute_mask, unless the call gave every output one."""
+        flat = _flatten(outputs)
+        if all(_is_tensor(x) and get_mask(x) is not None for x in flat):
+            return
+        out_masks = self.compute_mask(inputs, masks)
+        if out_masks is None:
+            return
+        for x, m in zip(flat, _flatten(out_masks)):
+            if m is not None and _is_tensor(x):
+                set_mask(x, m)
 
     def _functional_call(self, inputs, args, kwargs):
         shapes = _map(lambda x: x.shape if isinstance(x, KerasTensor) else _shape_of(x), inputs)

@@ -20,7 +20,8 @@ from . import callbacks as _callbacks
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
-from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _flatten, _map, _shape_str
+from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _flatten, _is_tensor, _map, _shape_str
+from ._masking import get_mask, masked_weights, set_mask
 from ._progbar import Progbar
 
 
@@ -353,12 +354,17 @@ class Model(Layer):
     def outputs(self):
         return _flatten(self._fn_outputs) if self._is_graph_network else None
 
-    def _run_graph(self, inputs, training=None):
+    def _run_graph(self, inputs, training=None, mask=None):
         flat_kt = _flatten(self._fn_inputs)
         flat_in = _flatten(inputs)
         if len(flat_in) != len(flat_kt):
             raise ValueError(f'Layer "{self.name}" expects {len(flat_kt)} input(s), but it received {len(flat_in)} '
                              "input tensors.")
+        if mask is not None:
+            # The inputs carry the masks given, and the layers pass them on (Keras' _run_internal_graph).
+            for value, m in zip(flat_in, _flatten(mask)):
+                if _is_tensor(value):
+                    set_mask(value, m)
         values = {id(kt): v for kt, v in zip(flat_kt, flat_in)}
 
         def value_of(t):
@@ -434,7 +440,7 @@ class Model(Layer):
 
     def call(self, inputs, training=None, mask=None):
         if self._is_graph_network:
-            return self._run_graph(inputs, training)
+            return self._run_graph(inputs, training, mask)
         raise NotImplementedError(f"Model {type(self).__name__} has no call(): subclasses of kiln.keras.Model "
                                   "override `call(self, inputs, training=None)`, or build the model with "
                                   "kiln.keras.Model(inputs, outputs)")
@@ -537,6 +543,10 @@ class Model(Layer):
         return loss_fn(y, y_pred, sample_weight)
 
     def compute_metrics(self, x, y, y_pred, sample_weight):
+        mask = get_mask(y_pred)
+        if mask is not None:
+            # Keras weighs the metrics by the mask of the model's output.
+            sample_weight = masked_weights(mask, sample_weight, y_pred)
         for m in self._resolve_metrics(y, y_pred):
             m.update_state(y, y_pred, sample_weight)
         return {m.name: m.result() for m in self.metrics}
@@ -943,8 +953,12 @@ class Sequential(Model):
         self.built = True
 
     def call(self, inputs, training=None, mask=None):
+        # Keras' Sequential.call: a mask given reaches the first layer when its call takes one; after that each
+        # layer's output carries its mask to the next.
         for layer in self._seq_layers:
-            inputs = layer(inputs, training=training)
+            kwargs = {"mask": mask} if mask is not None and layer._call_accepts_mask else {}
+            inputs = layer(inputs, training=training, **kwargs)
+            mask = None
         return inputs
 
     def compute_output_shape(self, input_shape):

@@ -3,12 +3,23 @@ kiln::nn layers of the same names (src/nn/normalization.cpp), so both give the s
 from .. import _C
 from ..tensor_shape import TensorShape
 from . import initializers as _initializers
-from ._layer import InputSpec, Layer
+from ._layer import InputSpec, Layer, _check_unsupported
+from ._masking import weights_from_mask
 
 
 def _moments(x, axes):
     """tf.nn.moments with keepdims: the mean and the biased variance over `axes`."""
     return _C.moments(x, axes, True)
+
+
+def _weighted_moments(x, axes, weights):
+    """tf.nn.weighted_moments with keepdims: the mean and variance over `axes` with each element counted
+    `weights` times (weights broadcast against x)."""
+    weights = _C.multiply(weights, _C.ones_like(x, None))
+    count = _C.reduce_sum(weights, axes, True)
+    mean = _C.divide(_C.reduce_sum(_C.multiply(x, weights), axes, True), count)
+    variance = _C.divide(_C.reduce_sum(_C.multiply(_C.square(_C.subtract(x, mean)), weights), axes, True), count)
+    return mean, variance
 
 
 def _normalize(x, mean, variance, gamma, beta, epsilon):
@@ -24,8 +35,13 @@ def _normalize(x, mean, variance, gamma, beta, epsilon):
 class _Normalization(Layer):
     """What both layers share: one features `axis`, and gamma / beta of its size."""
 
-    def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer, **kwargs):
+    def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
+                 gamma_regularizer, beta_constraint, gamma_constraint, **kwargs):
         super().__init__(**kwargs)
+        _check_unsupported(type(self).__name__, beta_regularizer=(beta_regularizer, None),
+                           gamma_regularizer=(gamma_regularizer, None), beta_constraint=(beta_constraint, None),
+                           gamma_constraint=(gamma_constraint, None))
+        self.supports_masking = True  # the mask passes through
         if isinstance(axis, (list, tuple)):
             if len(axis) != 1:
                 raise NotImplementedError(f"kiln.keras.layers.{type(self).__name__}: only one axis is supported, "
@@ -88,12 +104,14 @@ class BatchNormalization(_Normalization):
     def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True, beta_initializer="zeros",
                  gamma_initializer="ones", moving_mean_initializer="zeros", moving_variance_initializer="ones",
                  beta_regularizer=None, gamma_regularizer=None, beta_constraint=None, gamma_constraint=None,
-                 **kwargs):
-        for name, value in (("beta_regularizer", beta_regularizer), ("gamma_regularizer", gamma_regularizer),
-                            ("beta_constraint", beta_constraint), ("gamma_constraint", gamma_constraint)):
-            if value is not None:
-                raise NotImplementedError(f"kiln.keras.layers.BatchNormalization: {name}={value!r} is not supported")
-        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer, **kwargs)
+                 synchronized=False, renorm=False, renorm_clipping=None, renorm_momentum=0.99, fused=None,
+                 virtual_batch_size=None, adjustment=None, **kwargs):
+        # `fused` picks TF's kernel, not the result: accepted, ignored.
+        _check_unsupported("BatchNormalization", synchronized=(synchronized, False), renorm=(renorm, False),
+                           renorm_clipping=(renorm_clipping, None), virtual_batch_size=(virtual_batch_size, None),
+                           adjustment=(adjustment, None))
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
+                         gamma_regularizer, beta_constraint, gamma_constraint, **kwargs)
         if not 0 <= momentum <= 1:
             raise ValueError(f"momentum must be in [0, 1], got {momentum}")
         self.momentum = float(momentum)
@@ -109,14 +127,25 @@ class BatchNormalization(_Normalization):
                                                initializer=self.moving_variance_initializer, trainable=False)
         self.built = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         rank = len(inputs.shape)
         axis = self._resolve_axis(rank)
+        if not self.trainable:
+            training = False  # TF 2: a frozen BatchNormalization normalizes with its moving statistics
         if not training:
             return _normalize(inputs, self._along(self.moving_mean, rank, axis),
                               self._along(self.moving_variance, rank, axis), self._along(self.gamma, rank, axis),
                               self._along(self.beta, rank, axis), self.epsilon)
-        mean, variance = _moments(inputs, [i for i in range(rank) if i != axis])
+        axes = [i for i in range(rank) if i != axis]
+        if mask is None:
+            mean, variance = _moments(inputs, axes)
+        else:
+            # Keras 2.12: the batch statistics of the kept positions only (a [batch, steps] mask gains the
+            # features' dim).
+            weights = weights_from_mask(mask, inputs)
+            if weights.shape.rank == rank - 1:
+                weights = _C.expand_dims(weights, -1)
+            mean, variance = _weighted_moments(inputs, axes, weights)
         decay = 1.0 - self.momentum
         for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
             moving.assign_sub(_C.multiply(_C.subtract(moving, _C.reshape(batch, [-1])), decay))
@@ -134,8 +163,10 @@ class LayerNormalization(_Normalization):
     sample along `axis`; the same in training and inference."""
 
     def __init__(self, axis=-1, epsilon=0.001, center=True, scale=True, beta_initializer="zeros",
-                 gamma_initializer="ones", **kwargs):
-        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer, **kwargs)
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, **kwargs):
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
+                         gamma_regularizer, beta_constraint, gamma_constraint, **kwargs)
 
     def build(self, input_shape):
         self._build_params(input_shape)

@@ -4,11 +4,13 @@ same computation as the C++ kiln::nn layers (src/nn/recurrent.cpp). The time loo
 TensorArrays: eagerly a Python loop over the steps, traced one While op whatever the sequence length
 (which may be unknown); `unroll=True` repeats the step in the graph instead."""
 from .. import _C
+from .. import nn as _nn
 from ..control_flow import TensorArray, while_loop
 from ..tensor_shape import TensorShape
 from . import activations as _activations
 from . import initializers as _initializers
-from ._layer import InputSpec, Layer
+from ._layer import InputSpec, Layer, _to_tensor
+from ._masking import as_bool
 
 
 def _unsupported(layer, **options):
@@ -43,8 +45,7 @@ class _Cell(Layer):
                  recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  recurrent_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
-        _unsupported(type(self).__name__, dropout=(dropout, 0.0), recurrent_dropout=(recurrent_dropout, 0.0),
-                     kernel_regularizer=(kernel_regularizer, None),
+        _unsupported(type(self).__name__, kernel_regularizer=(kernel_regularizer, None),
                      recurrent_regularizer=(recurrent_regularizer, None), bias_regularizer=(bias_regularizer, None),
                      kernel_constraint=(kernel_constraint, None), recurrent_constraint=(recurrent_constraint, None),
                      bias_constraint=(bias_constraint, None))
@@ -52,7 +53,11 @@ class _Cell(Layer):
         if units <= 0:
             raise ValueError(f"Received an invalid value for argument `units`, expected a positive integer, got "
                              f"{units}.")
+        for name, rate in (("dropout", dropout), ("recurrent_dropout", recurrent_dropout)):
+            if not 0 <= rate < 1:
+                raise ValueError(f"{type(self).__name__}: {name} must be in [0, 1), got {rate}")
         self.units = units
+        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
         self.activation = _activations.get(activation)
         self.recurrent_activation = None if recurrent_activation is None else _activations.get(recurrent_activation)
         self.use_bias = bool(use_bias)
@@ -99,10 +104,37 @@ class _Cell(Layer):
         return [None if w is None else w.read_value() for w in (self.kernel, self.recurrent_kernel, self.bias)]
 
     def call(self, inputs, states, training=None):
-        return self._step(inputs, states, self._weights())
+        return self._step(inputs, states, self._weights(), self._dropout_masks(inputs, _first(states), training))
 
-    def _project(self, inputs, kernel, bias):
-        z = _C.matmul(inputs, kernel, False, False)
+    def _dropout_masks(self, inputs, h, training):
+        """Keras' dropout masks, (inputs', state's), drawn once per call for every step: kept entries are
+        1 / (1 - rate), the others 0; None when not training or without that dropout. Without
+        recurrent_dropout (Keras' implementation 2) one input mask serves every gate; with it (Keras switches
+        to implementation 1) each gate has its own input and state masks, lists of one per gate."""
+        def draw(like, rate, count):
+            if not training or rate == 0:
+                return None
+            masks = [_nn.dropout(_C.ones_like(like, None), rate) for _ in range(count or 1)]
+            return masks[0] if count is None else masks
+
+        if self.recurrent_dropout == 0:
+            return draw(inputs, self.dropout, None), None
+        return draw(inputs, self.dropout, self._gates), draw(h, self.recurrent_dropout, self._gates)
+
+    def _times(self, x, w, masks, first, count):
+        """x @ the gate columns [first, first + count) of w: x times its dropout mask first (one mask), or each
+        gate's block from x times that gate's mask (a list)."""
+        u = self.units
+        if isinstance(masks, list):
+            return _C.concat([_C.matmul(_C.multiply(x, masks[g]), _C.slice(w, [0, g * u], [-1, u]), False, False)
+                              for g in range(first, first + count)], 1)
+        if masks is not None:
+            x = _C.multiply(x, masks)
+        columns = w if (first, count) == (0, self._gates) else _C.slice(w, [0, first * u], [-1, count * u])
+        return _C.matmul(x, columns, False, False)
+
+    def _project(self, inputs, kernel, bias, masks):
+        z = self._times(inputs, kernel, masks, 0, self._gates)
         return _C.bias_add(z, self._input_bias(bias)) if self.use_bias else z
 
     def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
@@ -117,7 +149,7 @@ class _Cell(Layer):
     def get_config(self):
         config = super().get_config()
         config.update(units=self.units, activation=_activations.serialize(self.activation),
-                      use_bias=self.use_bias)
+                      use_bias=self.use_bias, dropout=self.dropout, recurrent_dropout=self.recurrent_dropout)
         if self.recurrent_activation is not None:
             config["recurrent_activation"] = _activations.serialize(self.recurrent_activation)
         return config
@@ -131,10 +163,11 @@ class SimpleRNNCell(_Cell):
         super().__init__(units, activation, None, use_bias, kernel_initializer, recurrent_initializer,
                          bias_initializer, **kwargs)
 
-    def _step(self, inputs, states, weights):
+    def _step(self, inputs, states, weights, masks=(None, None)):
         kernel, recurrent_kernel, bias = weights
         h = _first(states)
-        out = self.activation(_C.add(self._project(inputs, kernel, bias), _C.matmul(h, recurrent_kernel, False, False)))
+        out = self.activation(_C.add(self._project(inputs, kernel, bias, masks[0]),
+                                     self._times(h, recurrent_kernel, masks[1], 0, 1)))
         return out, [out]
 
 
@@ -166,10 +199,10 @@ class LSTMCell(_Cell):
                               base([2 * units], dtype)], 0)
         return forget_ones
 
-    def _step(self, inputs, states, weights):
+    def _step(self, inputs, states, weights, masks=(None, None)):
         kernel, recurrent_kernel, bias = weights
         h, c = states
-        z = _C.add(self._project(inputs, kernel, bias), _C.matmul(h, recurrent_kernel, False, False))
+        z = _C.add(self._project(inputs, kernel, bias, masks[0]), self._times(h, recurrent_kernel, masks[1], 0, 4))
         u, gate_act, act = self.units, self.recurrent_activation, self.activation
         i = gate_act(_gate(z, 0, u))
         f = gate_act(_gate(z, 1, u))
@@ -204,23 +237,25 @@ class GRUCell(_Cell):
     def _input_bias(self, bias):
         return _C.gather(bias, _C.constant(0), 0) if self.reset_after else bias
 
-    def _step(self, inputs, states, weights):
+    def _step(self, inputs, states, weights, masks=(None, None)):
         kernel, recurrent_kernel, bias = weights
         h = _first(states)
-        x = self._project(inputs, kernel, bias)
+        x = self._project(inputs, kernel, bias, masks[0])
         u, gate_act, act = self.units, self.recurrent_activation, self.activation
+        state_masks = masks[1]
         if self.reset_after:
-            inner = _C.matmul(h, recurrent_kernel, False, False)
+            inner = self._times(h, recurrent_kernel, state_masks, 0, 3)
             if self.use_bias:
                 inner = _C.bias_add(inner, _C.gather(bias, _C.constant(1), 0))
             z = gate_act(_C.add(_gate(x, 0, u), _gate(inner, 0, u)))
             r = gate_act(_C.add(_gate(x, 1, u), _gate(inner, 1, u)))
             hh = act(_C.add(_gate(x, 2, u), _C.multiply(r, _gate(inner, 2, u))))
         else:
-            inner = _C.matmul(h, _C.slice(recurrent_kernel, [0, 0], [-1, 2 * u]), False, False)
+            inner = self._times(h, recurrent_kernel, state_masks, 0, 2)
             z = gate_act(_C.add(_gate(x, 0, u), _gate(inner, 0, u)))
             r = gate_act(_C.add(_gate(x, 1, u), _gate(inner, 1, u)))
-            recurrent_h = _C.matmul(_C.multiply(r, h), _C.slice(recurrent_kernel, [0, 2 * u], [-1, u]),
+            h_for_candidate = h if state_masks is None else _C.multiply(h, state_masks[2])
+            recurrent_h = _C.matmul(_C.multiply(r, h_for_candidate), _C.slice(recurrent_kernel, [0, 2 * u], [-1, u]),
                                     False, False)
             hh = act(_C.add(_gate(x, 2, u), recurrent_h))
         h = _C.add(_C.multiply(z, h), _C.multiply(_C.subtract(1.0, z), hh))
@@ -236,8 +271,8 @@ class RNN(Layer):
     a list of that and the final states."""
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
-                 unroll=False, time_major=False, **kwargs):
-        _unsupported("RNN", stateful=(stateful, False), time_major=(time_major, False))
+                 unroll=False, time_major=False, zero_output_for_mask=False, **kwargs):
+        _unsupported("RNN", stateful=(stateful, False))
         if isinstance(cell, (list, tuple)):
             raise NotImplementedError("kiln.keras.layers.RNN: a list of cells (StackedRNNCells) is not supported")
         if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
@@ -249,7 +284,10 @@ class RNN(Layer):
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
         self.unroll = bool(unroll)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.time_major = bool(time_major)  # inputs [time, batch, features], sequences out [time, batch, units]
         self.input_spec = InputSpec(ndim=3)
+        self.supports_masking = True
 
     @property
     def units(self):
@@ -263,20 +301,26 @@ class RNN(Layer):
         self.input_spec = InputSpec(ndim=3, axes={-1: input_shape[-1]})
         self.built = True
 
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the sequences returned (None for the last output alone); states have none."""
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        output_mask = mask if self.return_sequences else None
+        return [output_mask] + [None] * _num_states(self.cell) if self.return_state else output_mask
+
     def compute_output_shape(self, input_shape):
         input_shape = TensorShape(input_shape)
-        batch, steps = input_shape[0], input_shape[1]
-        out = TensorShape([batch, steps, self.cell.output_size] if self.return_sequences else
+        steps, batch = (input_shape[0], input_shape[1]) if self.time_major else (input_shape[1], input_shape[0])
+        sequences = [steps, batch] if self.time_major else [batch, steps]
+        out = TensorShape(sequences + [self.cell.output_size] if self.return_sequences else
                           [batch, self.cell.output_size])
         if not self.return_state:
             return out
         return [out] + [TensorShape([batch, self.cell.units])] * _num_states(self.cell)
 
     def call(self, inputs, initial_state=None, mask=None, training=None):
-        if mask is not None:
-            raise NotImplementedError("kiln.keras.layers.RNN: masking is not supported")
-        x = _C.transpose(inputs, [1, 0, 2])  # time major
-        steps = inputs.shape[1]
+        x = inputs if self.time_major else _C.transpose(inputs, [1, 0, 2])  # time major
+        steps = x.shape[0]
         if steps == 0:
             raise ValueError(f"Layer {self.name}: the inputs have no time steps (shape {inputs.shape})")
         n = _num_states(self.cell)
@@ -289,45 +333,91 @@ class RNN(Layer):
                                  f"{len(states)} initial state(s).")
         if isinstance(self.cell, _Cell):
             weights = self.cell._weights()
+            masks = self.cell._dropout_masks(_C.gather(x, _C.constant(0), 0), states[0], training)
+
             def step(x_t, states):
-                return self.cell._step(x_t, states, weights)
+                return self.cell._step(x_t, states, weights, masks)
         else:
             step = self.cell.call
+        steps_mask = self._time_major_mask(inputs, mask)
+        if steps_mask is None:
+            unmasked = step
+            def step(x_t, states, keep):
+                return unmasked(x_t, states)
+        else:
+            first = _C.gather(x, _C.constant(0), 0)
+            zero_output = _C.tile(_C.zeros_like(_C.slice(first, [0, 0], [-1, 1]), None), [1, self.cell.output_size])
+            step = self._masked(step, zero_output)
+            states = list(states) + [zero_output]
         if self.unroll and _C.control_flow_intercepted():
             if steps is None:
                 raise ValueError("Cannot unroll a RNN if the time dimension is undefined.")
             inputs_by_step = _C.unstack(x, 0)
-            if self.go_backwards:
-                inputs_by_step = inputs_by_step[::-1]
+            keep_by_step = [None] * steps if steps_mask is None else _C.unstack(steps_mask, 0)
             outputs = []
-            for x_t in inputs_by_step:
-                out, states = step(x_t, states)
+            for t in (range(steps - 1, -1, -1) if self.go_backwards else range(steps)):
+                out, states = step(inputs_by_step[t], states, keep_by_step[t])
                 outputs.append(out)
-            output = _C.stack(outputs, 1) if self.return_sequences else outputs[-1]
+            output = _C.stack(outputs, 0 if self.time_major else 1) if self.return_sequences else outputs[-1]
         else:
-            length = _C.constant(steps) if steps is not None else _C.shape(inputs)[1]
-            batch, features = inputs.shape[0], inputs.shape[2]
+            length = _C.constant(steps) if steps is not None else _C.shape(x)[0]
+            batch, features = x.shape[1], x.shape[2]
             inputs_ta = TensorArray(self.dtype, size=length, element_shape=[batch, features]).unstack(x)
+            keep_ta = None if steps_mask is None else \
+                TensorArray("bool", size=length, element_shape=[batch, 1]).unstack(steps_mask)
             outputs_ta = [TensorArray(self.dtype, size=length, element_shape=[batch, self.cell.output_size])] \
                 if self.return_sequences else []
 
             def body(i, states, outputs_ta):
                 t = _C.subtract(_C.subtract(length, 1), i) if self.go_backwards else i
-                out, new_states = step(inputs_ta.read(t), list(states))
+                keep = None if keep_ta is None else keep_ta.read(t)
+                out, new_states = step(inputs_ta.read(t), list(states), keep)
                 return _C.add(i, 1), list(new_states), [ta.write(i, out) for ta in outputs_ta]
 
             _, states, outputs_ta = while_loop(lambda i, *_: _C.less(i, length), body,
                                                (_C.constant(0), list(states), outputs_ta))
             states = list(states)
-            output = _C.transpose(outputs_ta[0].stack(), [1, 0, 2]) if self.return_sequences else states[0]
+            # Masked, the last output is the last state (the output of the last kept step).
+            if self.return_sequences:
+                output = outputs_ta[0].stack()
+                output = output if self.time_major else _C.transpose(output, [1, 0, 2])
+            else:
+                output = states[-1] if steps_mask is not None else states[0]
+        if steps_mask is not None:
+            states = states[:-1]  # without the previous output
         if self.return_state:
             return [output] + list(states)
         return output
 
+    def _time_major_mask(self, inputs, mask):
+        """The [batch, time] mask ([time, batch] with time_major) as [time, batch, 1] bools (None without one)."""
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        if mask is None:
+            return None
+        mask = as_bool(_to_tensor(mask))
+        if mask.shape.rank != 2:
+            expected = "[time, batch]" if self.time_major else "[batch, time]"
+            raise ValueError(f"Layer {self.name}: the mask must be {expected}, got shape {mask.shape} for inputs of "
+                             f"shape {inputs.shape}")
+        return _C.expand_dims(mask if self.time_major else _C.transpose(mask, [1, 0]), -1)
+
+    def _masked(self, step, zero_output):
+        """Keras' masked step (backend.rnn's): where `keep` [batch, 1] is false the states stay and the output
+        is the previous step's (zeros before the first kept step, or always with zero_output_for_mask). The
+        previous output rides as one more state, the last."""
+        def masked_step(x_t, states, keep):
+            *states, previous = states
+            out, new_states = step(x_t, states)
+            kept_states = [_C.where(keep, new, old) for new, old in zip(new_states, states)]
+            out = _C.where(keep, out, zero_output if self.zero_output_for_mask else previous)
+            return out, kept_states + [out]
+        return masked_step
+
     def get_config(self):
         config = super().get_config()
         config.update(return_sequences=self.return_sequences, return_state=self.return_state,
-                      go_backwards=self.go_backwards, unroll=self.unroll)
+                      go_backwards=self.go_backwards, unroll=self.unroll, time_major=self.time_major)
         return config
 
 
@@ -338,7 +428,7 @@ class _Recurrent(RNN):
     _cell_class = None
 
     def __init__(self, units, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
-                 unroll=False, time_major=False, name=None, **kwargs):
+                 unroll=False, time_major=False, zero_output_for_mask=False, name=None, **kwargs):
         from . import backend
         layer_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in ("input_shape", "batch_input_shape",
                                                                        "batch_size", "input_dim", "dtype",
@@ -348,13 +438,18 @@ class _Recurrent(RNN):
         cell = self._cell_class(units, name=name, dtype=layer_kwargs.get("dtype"), **kwargs)
         super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
                          go_backwards=go_backwards, stateful=stateful, unroll=unroll, time_major=time_major,
-                         name=name, **layer_kwargs)
+                         zero_output_for_mask=zero_output_for_mask, name=name, **layer_kwargs)
+
+    def get_config(self):
+        """The layer's settings and its cell's (units, activation, dropout, ...), as Keras' LSTM.get_config."""
+        cell = {k: v for k, v in self.cell.get_config().items() if k not in ("name", "trainable", "dtype")}
+        return dict(super().get_config(), **cell)
 
     def __getattr__(self, name):
         # The cell's settings and weights (units, activation, kernel, ...) read through the layer, as Keras'.
         cell = self.__dict__.get("cell")
         if cell is not None and name in ("activation", "recurrent_activation", "use_bias", "kernel",
-                                         "recurrent_kernel", "bias", "unit_forget_bias", "reset_after"):
+                                         "recurrent_kernel", "bias", "unit_forget_bias", "reset_after", "dropout", "recurrent_dropout"):
             return getattr(cell, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 

@@ -7,7 +7,8 @@ from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from . import activations as _activations
 from . import initializers as _initializers
-from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor, _check_unsupported  # noqa: F401
+from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor, _check_unsupported, _to_tensor  # noqa: F401
+from ._masking import set_mask, weights_from_mask
 from ._normalization import BatchNormalization, LayerNormalization  # noqa: F401
 from ._recurrent import RNN, SimpleRNNCell, LSTMCell, GRUCell, SimpleRNN, LSTM, GRU  # noqa: F401
 from ._attention import MultiHeadAttention  # noqa: F401
@@ -19,6 +20,7 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Conv
 __all__ += ["DepthwiseConv2D"]
 __all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU"]
 __all__ += ["MultiHeadAttention"]
+__all__ += ["Masking", "GlobalAveragePooling1D", "GlobalAvgPool1D"]
 
 
 def _tuple2(value, name, layer):
@@ -101,6 +103,7 @@ class Dense(Layer):
         self.input_spec = InputSpec(min_ndim=2)
         self.kernel = None
         self.bias = None
+        self.supports_masking = True
 
     def build(self, input_shape):
         input_shape = TensorShape(input_shape)
@@ -232,15 +235,27 @@ Convolution2D = Conv2D
 
 class Conv2DTranspose(Conv2D):
     """activation(conv2d_transpose(inputs, kernel) + bias), the transpose of Conv2D: kernel
-    [kh, kw, filters, in] (glorot_uniform), output height in*stride ("same") or
-    in*stride + max(kh_dilated - stride, 0) ("valid"), as Keras' without output_padding."""
+    [kh, kw, filters, in] (glorot_uniform), output height Keras' deconv_output_length: in*stride ("same")
+    or in*stride + max(kh_dilated - stride, 0) ("valid"); with output_padding p,
+    (in - 1)*stride + kh_dilated - 2*pad + p, pad kh_dilated // 2 ("same") or 0 ("valid")."""
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None, data_format=None,
                  dilation_rate=(1, 1), **kwargs):
-        _check_unsupported("Conv2DTranspose", output_padding=(output_padding, None), groups=(kwargs.pop("groups", 1), 1))
+        _check_unsupported("Conv2DTranspose", groups=(kwargs.pop("groups", 1), 1))
         super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
                          dilation_rate=dilation_rate, **kwargs)
         self.output_padding = None
+        if output_padding is not None:
+            pads = (output_padding,) * 2 if isinstance(output_padding, int) else tuple(int(p) for p in output_padding)
+            if len(pads) != 2 or any(p < 0 for p in pads):
+                raise ValueError(f"The `output_padding` argument must be a tuple of 2 non-negative integers. "
+                                 f"Received: output_padding={output_padding!r} (layer {self.name})")
+            self.output_padding = pads
+            for stride, pad in zip(self.strides, self.output_padding):
+                if pad >= stride:
+                    raise ValueError(f"Strides {self.strides} must be greater than output padding "
+                                     f"{self.output_padding}. Received strides={self.strides}, "
+                                     f"output_padding={self.output_padding}.")
 
     def _kernel_shape(self, channels):
         return [*self.kernel_size, self.filters, channels]
@@ -249,9 +264,12 @@ class Conv2DTranspose(Conv2D):
         if length is None:
             return None
         stride = self.strides[axis]
+        kernel = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
+        if self.output_padding is not None:
+            pad = kernel // 2 if self.padding == "same" else 0
+            return (length - 1) * stride + kernel - 2 * pad + self.output_padding[axis]
         if self.padding == "same":
             return length * stride
-        kernel = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
         return length * stride + max(kernel - stride, 0)
 
     def _convolve(self, inputs):
@@ -269,7 +287,7 @@ class Conv2DTranspose(Conv2D):
 
     def get_config(self):
         config = super().get_config()
-        config.update(output_padding=None)
+        config.update(output_padding=self.output_padding)
         return config
 
 
@@ -407,25 +425,94 @@ GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalMaxPool2D = GlobalMaxPooling2D
 
 
+class GlobalAveragePooling1D(Layer):
+    """The mean of each feature over the steps of [batch, steps, features]; with a mask [batch, steps], over
+    the kept steps only (sum of the kept / their count, Keras' formula). The output has no mask."""
+
+    def __init__(self, data_format="channels_last", keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = _data_format(data_format, "GlobalAveragePooling1D")
+        self.keepdims = bool(keepdims)
+        self.input_spec = InputSpec(ndim=3)
+        self.supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return _C.reduce_mean(inputs, [1], self.keepdims)
+        weights = _C.expand_dims(weights_from_mask(_to_tensor(mask), inputs), 2)
+        kept = _C.reduce_sum(_C.multiply(inputs, weights), [1], self.keepdims)
+        return _C.divide(kept, _C.reduce_sum(weights, [1], self.keepdims))
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+    def compute_output_shape(self, input_shape):
+        s = TensorShape(input_shape)
+        return TensorShape([s[0], 1, s[2]] if self.keepdims else [s[0], s[2]])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(data_format=self.data_format, keepdims=self.keepdims)
+        return config
+
+
+GlobalAvgPool1D = GlobalAveragePooling1D
+
+
+# ---- Masking ------------------------------------------------------------------------------
+
+class Masking(Layer):
+    """Masks the steps of [batch, steps, features] whose features all equal `mask_value`: they become zeros
+    and the output carries the mask [batch, steps] (true where a step is kept), as Keras'."""
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+        self.supports_masking = True
+
+    def _keep(self, inputs, keepdims):
+        return _C.reduce_any(_C.not_equal(inputs, self.mask_value), [-1], keepdims)
+
+    def compute_mask(self, inputs, mask=None):
+        return self._keep(inputs, False)
+
+    def call(self, inputs):
+        keep = self._keep(inputs, True)
+        outputs = _C.multiply(inputs, _C.cast(keep, inputs.dtype._enum))
+        set_mask(outputs, _C.squeeze(keep, [-1]))  # computed with the output, as Keras'
+        return outputs
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config["mask_value"] = self.mask_value
+        return config
+
+
 # ---- Embedding ----------------------------------------------------------------------------
 
 class Embedding(Layer):
     """Rows of an [input_dim, output_dim] table ("uniform": U(-0.05, 0.05)) picked by integer indices:
-    [batch, ...] -> [batch, ..., output_dim]. The gradient reaches the picked rows."""
+    [batch, ...] -> [batch, ..., output_dim]. The gradient reaches the picked rows. With mask_zero, index 0
+    is padding: the output carries the mask `inputs != 0`."""
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
                  activity_regularizer=None, embeddings_constraint=None, mask_zero=False, input_length=None,
-                 **kwargs):
+                 sparse=False, **kwargs):
         super().__init__(**kwargs)
         _check_unsupported("Embedding", embeddings_regularizer=(embeddings_regularizer, None),
                            activity_regularizer=(activity_regularizer, None),
-                           embeddings_constraint=(embeddings_constraint, None), mask_zero=(mask_zero, False))
+                           embeddings_constraint=(embeddings_constraint, None), sparse=(sparse, False))
         if input_dim <= 0 or output_dim <= 0:
             raise ValueError("Both `input_dim` and `output_dim` should be positive, Received input_dim = "
                              f"{input_dim} and output_dim = {output_dim}")
         self.input_dim, self.output_dim, self.input_length = int(input_dim), int(output_dim), input_length
         self.embeddings_initializer = _initializers.get(embeddings_initializer)
         self.embeddings = None
+        self.mask_zero = bool(mask_zero)
+        self.supports_masking = self.mask_zero
 
     def build(self, input_shape):
         self.embeddings = self.add_weight("embeddings", [self.input_dim, self.output_dim],
@@ -437,13 +524,18 @@ class Embedding(Layer):
             inputs = _C.cast(inputs, _dtypes.int32._enum)  # truncated, as Keras casts to int32
         return _C.gather(self.embeddings, inputs, 0)
 
+    def compute_mask(self, inputs, mask=None):
+        """With mask_zero, index 0 is padding: the mask is `inputs != 0`."""
+        return _C.not_equal(inputs, _C.zeros_like(inputs, None)) if self.mask_zero else None
+
     def compute_output_shape(self, input_shape):
         s = TensorShape(input_shape)
         return TensorShape(None) if s.rank is None else TensorShape(s.as_list() + [self.output_dim])
 
     def get_config(self):
         config = super().get_config()
-        config.update(input_dim=self.input_dim, output_dim=self.output_dim, input_length=self.input_length)
+        config.update(input_dim=self.input_dim, output_dim=self.output_dim, input_length=self.input_length,
+                      mask_zero=self.mask_zero)
         return config
 
 
@@ -548,6 +640,7 @@ class Dropout(Layer):
         _check_unsupported("Dropout", noise_shape=(noise_shape, None))
         self.rate = float(rate)
         self.seed = seed
+        self.supports_masking = True
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0:
@@ -578,6 +671,7 @@ class ReLU(Layer):
         self.max_value = max_value
         self.negative_slope = negative_slope
         self.threshold = threshold
+        self.supports_masking = True
 
     def call(self, inputs):
         return _leaky_relu(inputs, self.negative_slope, self.max_value, self.threshold)
@@ -592,6 +686,7 @@ class Softmax(Layer):
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis
+        self.supports_masking = True
 
     def call(self, inputs, mask=None):
         return _C.softmax(inputs, int(self.axis))
@@ -606,6 +701,7 @@ class Activation(Layer):
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = _activations.get(activation)
+        self.supports_masking = True
 
     def call(self, inputs):
         return self.activation(inputs)

@@ -7,6 +7,7 @@ from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from . import backend
 from ._layer import _to_tensor
+from ._masking import get_mask, masked_weights, weights_from_mask
 
 
 def _float_pred(fn, y_pred):
@@ -64,7 +65,9 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1, 
         labels = _C.cast(labels, _dtypes.int64._enum)
     if labels.dtype != _dtypes.int64:
         labels = _C.cast(labels, _dtypes.int64._enum)
-    if not labels._is_symbolic and labels.shape.num_elements():
+    # Labels with values are checked at once; while tracing (even labels that are constants of the graph) the
+    # check would be graph ops whose values Python cannot read.
+    if not labels._is_symbolic and not _C.is_tracing() and labels.shape.num_elements():
         lo, hi = int(_C.reduce_min(labels, None, False)), int(_C.reduce_max(labels, None, False))
         if lo < 0 or hi >= classes:
             raise ValueError(f"{fn}: labels must be in [0, {classes}) (y_pred has {classes} classes), got a label "
@@ -170,8 +173,17 @@ class Loss:
         raise NotImplementedError("Must be implemented in subclasses.")
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        mask = get_mask(y_pred)
         losses = self.call(y_true, y_pred)
-        if sample_weight is not None:
+        if mask is not None:
+            # Keras' masked loss: masked elements weigh 0, and the mean is over the kept ones.
+            weights = masked_weights(mask, sample_weight, losses)
+            losses = _C.multiply(losses, weights)
+            if self.reduction in (Reduction.AUTO, Reduction.SUM_OVER_BATCH_SIZE):
+                kept = _C.reduce_sum(_C.multiply(_C.ones_like(losses, None), weights_from_mask(mask, losses)), None,
+                                     False)
+                return _C.divide(_C.reduce_sum(losses, None, False), kept)
+        elif sample_weight is not None:
             losses = _C.multiply(losses, _weights_for(sample_weight, losses))
         if self.reduction == Reduction.NONE:
             return losses

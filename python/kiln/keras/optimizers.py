@@ -317,20 +317,25 @@ class Adam(Optimizer):
 
 class RMSprop(Optimizer):
     """Keras' RMSprop: ms = rho ms + (1 - rho) g^2; without momentum var -= lr g / (sqrt(ms) + epsilon); with
-    momentum mom = momentum mom + lr g / sqrt(ms + epsilon), var -= mom."""
+    momentum mom = momentum mom + lr g / sqrt(ms + epsilon), var -= mom. Centered, ms less the square of
+    mg = rho mg + (1 - rho) g (the gradients' running mean) stands for ms in both (TF's centered RMSProp)."""
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, name="RMSprop",
                  **kwargs):
-        if centered:
-            raise NotImplementedError("kiln.keras.optimizers.RMSprop: centered=True is not supported")
-        self.rho, self.momentum, self.epsilon = float(rho), float(momentum), float(epsilon)
-        self._slot_names = ("rms", "momentum") if momentum else ("rms",)
+        self.rho, self.momentum, self.epsilon, self.centered = float(rho), float(momentum), float(epsilon), \
+            bool(centered)
+        self._slot_names = ("rms",) + (("momentum",) if momentum else ()) + (("mg",) if centered else ())
         super().__init__(name, learning_rate, **kwargs)
 
     def _apply_dense(self, grad, var, slots, lr):
         rms = slots[0]
         ms = _C.add(_C.multiply(rms.read_value(), self.rho), _C.multiply(_C.square(grad), 1.0 - self.rho))
         rms.assign(ms)
+        if self.centered:
+            mg_slot = slots[-1]
+            mg = _C.add(_C.multiply(mg_slot.read_value(), self.rho), _C.multiply(grad, 1.0 - self.rho))
+            mg_slot.assign(mg)
+            ms = _C.subtract(ms, _C.square(mg))
         if self.momentum:
             mom = slots[1]
             m = _C.add(_C.multiply(mom.read_value(), self.momentum),
@@ -342,7 +347,7 @@ class RMSprop(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(rho=self.rho, momentum=self.momentum, epsilon=self.epsilon, centered=False)
+        config.update(rho=self.rho, momentum=self.momentum, epsilon=self.epsilon, centered=self.centered)
         return config
 
 

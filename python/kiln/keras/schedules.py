@@ -46,19 +46,37 @@ class ExponentialDecay(LearningRateSchedule):
 
 class CosineDecay(LearningRateSchedule):
     """initial_learning_rate * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)
-    (Loshchilov & Hutter's SGDR without restarts, and without Keras 2.13's warmup)."""
+    (Loshchilov & Hutter's SGDR without restarts). With a warmup_target (Keras 2.13's warmup), the rate first
+    rises linearly from initial_learning_rate to warmup_target over warmup_steps, then decays from
+    warmup_target."""
 
-    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name=None):
+    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name=None, warmup_target=None,
+                 warmup_steps=0):
         if decay_steps <= 0:
             raise ValueError(f"Argument `decay_steps` must be > 0. Received: decay_steps={decay_steps}")
+        if warmup_steps < 0:
+            raise ValueError(f"Argument `warmup_steps` must be >= 0. Received: warmup_steps={warmup_steps}")
         self.initial_learning_rate, self.decay_steps = float(initial_learning_rate), decay_steps
         self.alpha, self.name = float(alpha), name
+        self.warmup_target = None if warmup_target is None else float(warmup_target)
+        self.warmup_steps = warmup_steps
+
+    def _decayed(self, step, start):
+        done = _C.divide(_C.minimum(step, float(self.decay_steps)), float(self.decay_steps))
+        cosine = _C.multiply(0.5, _C.add(1.0, _C.cos(_C.multiply(math.pi, done))))
+        return _C.multiply(start, _C.add(_C.multiply(1.0 - self.alpha, cosine), self.alpha))
 
     def __call__(self, step):
-        done = _C.divide(_C.minimum(_float_step(step), float(self.decay_steps)), float(self.decay_steps))
-        cosine = _C.multiply(0.5, _C.add(1.0, _C.cos(_C.multiply(math.pi, done))))
-        return _C.multiply(self.initial_learning_rate, _C.add(_C.multiply(1.0 - self.alpha, cosine), self.alpha))
+        step = _float_step(step)
+        if self.warmup_target is None:
+            return self._decayed(step, self.initial_learning_rate)
+        warmup = float(self.warmup_steps)
+        rise = _C.add(_C.multiply(self.warmup_target - self.initial_learning_rate,
+                                  _C.divide(step, max(warmup, 1.0))), self.initial_learning_rate)
+        decay = self._decayed(_C.maximum(_C.subtract(step, warmup), 0.0), self.warmup_target)
+        return _C.where(_C.less(step, warmup), rise, decay)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "alpha": self.alpha, "name": self.name}
+                "alpha": self.alpha, "name": self.name, "warmup_target": self.warmup_target,
+                "warmup_steps": self.warmup_steps}

@@ -121,6 +121,28 @@ def test_traced_equals_eager_with_unknown_batch_and_sequence_dims():
     assert f.experimental_get_tracing_count() == 1
 
 
+def check_gradients(layer, q, v, mask, w):
+    """Gradients of sum(layer(q, v, attention_mask=mask) * w) for the query, value and weights: traced = eager,
+    and against central differences (float64)."""
+    def loss(qi, vi):
+        return tf.reduce_sum(layer(qi, vi, attention_mask=mask) * w)
+
+    def grads(qi, vi):
+        with tf.GradientTape() as tape:
+            tape.watch(qi)
+            tape.watch(vi)
+            y = loss(qi, vi)
+        return tape.gradient(y, [qi, vi] + layer.trainable_variables)
+
+    eager = grads(tf.constant(q), tf.constant(v))
+    traced = tf.function(grads, autograph=False)(tf.constant(q), tf.constant(v))
+    for e, t in zip(eager, traced):
+        np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-10, atol=1e-12)
+    check_sampled_variable_gradients(layer.trainable_variables, eager[2:], lambda: float(loss(q, v).numpy()), 3)
+    check_sampled_input_gradient(eager[0], lambda qi: float(loss(qi, v).numpy()), q, 3)
+    check_sampled_input_gradient(eager[1], lambda vi: float(loss(q, vi).numpy()), v, 3)
+
+
 def test_gradients_match_finite_differences():
     K.backend.set_floatx("float64")
     try:
@@ -130,23 +152,7 @@ def test_gradients_match_finite_differences():
         w = rng.standard_normal((2, 3, 4))
         layer(q, v)
 
-        def loss(qi, vi):
-            return tf.reduce_sum(layer(qi, vi, attention_mask=mask) * w)
-
-        def grads(qi, vi):
-            with tf.GradientTape() as tape:
-                tape.watch(qi)
-                tape.watch(vi)
-                y = loss(qi, vi)
-            return tape.gradient(y, [qi, vi] + layer.trainable_variables)
-
-        eager = grads(tf.constant(q), tf.constant(v))
-        traced = tf.function(grads, autograph=False)(tf.constant(q), tf.constant(v))
-        for e, t in zip(eager, traced):
-            np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-10, atol=1e-12)
-        check_sampled_variable_gradients(layer.trainable_variables, eager[2:], lambda: float(loss(q, v).numpy()), 3)
-        check_sampled_input_gradient(eager[0], lambda qi: float(loss(qi, v).numpy()), q, 3)
-        check_sampled_input_gradient(eager[1], lambda vi: float(loss(q, vi).numpy()), v, 3)
+        check_gradients(layer, q, v, mask, w)
     finally:
         K.backend.set_floatx("float32")
 
@@ -201,14 +207,20 @@ def test_bad_arguments_and_inputs_are_named():
         K.layers.MultiHeadAttention(0, 4)
     with pytest.raises(ValueError, match="Expected a float value in \\[0, 1\\)"):
         K.layers.MultiHeadAttention(2, 4, dropout=1.0)
-    with pytest.raises(NotImplementedError, match="attention_axes=\\(2, 3\\) is not supported"):
-        K.layers.MultiHeadAttention(2, 4, attention_axes=(2, 3))
+    with pytest.raises(ValueError, match=r"attention_axes=\(2, 3\) must be distinct axes of the rank-3 inputs"):
+        K.layers.MultiHeadAttention(2, 4, attention_axes=(2, 3))(randn(1, 2, 3), randn(1, 2, 3))
+    with pytest.raises(ValueError, match="`attention_axes` must be an int or a non-empty tuple of ints"):
+        K.layers.MultiHeadAttention(2, 4, attention_axes="1")
+    with pytest.raises(ValueError, match="`output_shape` must be a positive integer or a tuple of them"):
+        K.layers.MultiHeadAttention(2, 4, output_shape=(2, 0))
+    with pytest.raises(ValueError, match="the value must have the query's rank 4"):
+        K.layers.MultiHeadAttention(2, 4)(randn(1, 2, 3, 4), randn(1, 2, 4))
     with pytest.raises(NotImplementedError, match="kernel_regularizer"):
         K.layers.MultiHeadAttention(2, 4, kernel_regularizer="l2")
     layer = K.layers.MultiHeadAttention(2, 4, name="mha")
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'value'"):
         layer(randn(2, 3, 5))
-    with pytest.raises(ValueError, match="the query must have rank 3"):
+    with pytest.raises(ValueError, match="the query must have rank 3 or more"):
         layer(randn(2, 3), randn(2, 3, 5))
     layer(randn(2, 3, 5), randn(2, 4, 6))
     with pytest.raises(ValueError, match="the value's last dim is 7 but the layer was built for 6"):
@@ -240,3 +252,113 @@ def test_a_transformer_block_fits_with_a_learning_rate_schedule():
     assert history.history["loss"][-1] < 0.7 * history.history["loss"][0]
     assert history.history["accuracy"][-1] > 0.8
     assert float(model.optimizer.iterations.numpy()) == 40
+
+
+# ---- attention_axes and output_shape tuples: TF's einsum formulation ---------------------------------------------
+
+def einsum_reference(weights, query, value, scores_equation, combine_equation, attended, mask=None,
+                     mask_expansion=None):
+    """TF's MultiHeadAttention written with its einsum equations (given here for each case) in float64; the
+    softmax runs over the key's `attended` last axes together."""
+    wq, bq, wk, bk, wv, bv, wo, bo = [w.astype(np.float64) for w in weights]
+    query, value = query.astype(np.float64), value.astype(np.float64)
+    q = np.einsum("...c,cnh->...nh", query, wq) + bq
+    k = np.einsum("...c,cnh->...nh", value, wk) + bk
+    v = np.einsum("...c,cnh->...nh", value, wv) + bv
+    scores = np.einsum(scores_equation, k, q / np.sqrt(wq.shape[-1]))
+    if mask is not None:
+        keep = mask.astype(np.float64)
+        while keep.ndim < scores.ndim:
+            keep = np.expand_dims(keep, mask_expansion)
+        scores = scores + (1.0 - keep) * -1e9
+    axes = tuple(range(scores.ndim - attended, scores.ndim))
+    scores = np.exp(scores - scores.max(axis=axes, keepdims=True))
+    scores /= scores.sum(axis=axes, keepdims=True)
+    out = np.einsum(combine_equation, scores, v)
+    out = np.tensordot(out, wo, axes=([out.ndim - 2, out.ndim - 1], [0, 1])) + bo
+    return out, scores
+
+
+# (attention_axes, inputs' shape, TF's equations for the projected [B, ..., heads, dim] inputs, scores' shape)
+AXES_CASES = [
+    ((1,), (2, 4, 5), "aecd,abcd->acbe", "acbe,aecd->abcd", (2, 2, 4, 4)),
+    ((1, 2), (2, 3, 4, 5), "afgde,abcde->adbcfg", "adbcfg,afgde->abcde", (2, 2, 3, 4, 3, 4)),
+    ((2,), (2, 3, 4, 5), "abfde,abcde->abdcf", "abdcf,abfde->abcde", (2, 3, 2, 4, 4)),
+    ((-3,), (2, 3, 4, 5), "afcde,abcde->acdbf", "acdbf,afcde->abcde", (2, 4, 2, 3, 3)),
+    (None, (2, 2, 3, 2, 4), "aghief,abcdef->aebcdghi", "aebcdghi,aghief->abcdef", (2, 2, 2, 3, 2, 2, 3, 2)),
+]
+
+
+@pytest.mark.parametrize("axes, shape, scores_equation, combine_equation, scores_shape", AXES_CASES)
+def test_attention_axes_of_rank_n_inputs_match_tf_einsum_formulation(axes, shape, scores_equation, combine_equation,
+                                                                      scores_shape):
+    layer = K.layers.MultiHeadAttention(num_heads=2, key_dim=3, value_dim=2, attention_axes=axes, output_shape=(2, 3))
+    x = randn(*shape)
+    layer(x, x)
+    weights = random_weights(layer)
+    assert [tuple(w.shape.as_list()) for w in layer.weights][-2:] == [(2, 2, 2, 3), (2, 3)]
+    attended = len(shape) - 2 if axes is None else len(axes)
+    out, scores = layer(x, x, return_attention_scores=True)
+    want_out, want_scores = einsum_reference(weights, x, x, scores_equation, combine_equation, attended)
+    assert scores.shape == scores_shape and out.shape == shape[:-1] + (2, 3)
+    assert layer.compute_output_shape((None,) + shape[1:]).as_list() == [None, *shape[1:-1], 2, 3]
+    np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(scores.numpy(), want_scores, rtol=1e-5, atol=1e-6)
+    # Traced for any batch size (the einsums merge the batch, unknown, with known dims).
+    traced = tf.function(lambda v: layer(v, v), input_signature=[tf.TensorSpec((None,) + shape[1:])])
+    np.testing.assert_array_equal(traced(x).numpy(), out.numpy())
+
+
+def test_a_mask_over_two_attention_axes_and_gradients():
+    layer = K.layers.MultiHeadAttention(num_heads=2, key_dim=3, attention_axes=(1, 2))
+    x = randn(2, 3, 2, 4)
+    layer(x, x)
+    weights = random_weights(layer)
+    mask = rng.uniform(size=(2, 3, 2, 3, 2)) > 0.3  # [batch, query H, W, key H, W]
+    out, scores = layer(x, x, attention_mask=mask, return_attention_scores=True)
+    want_out, want_scores = einsum_reference(weights, x, x, "afgde,abcde->adbcfg", "adbcfg,afgde->abcde", 2,
+                                             mask=mask, mask_expansion=-5)
+    np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(scores.numpy(), want_scores, rtol=1e-5, atol=1e-6)
+    assert np.all(scores.numpy()[np.broadcast_to(~mask[:, None], scores.shape)] == 0)
+
+
+def test_the_einsum_form_over_a_sequence_takes_causal_and_sequence_masks():
+    layer = K.layers.MultiHeadAttention(num_heads=2, key_dim=3, output_shape=(2, 3))
+    x = randn(2, 4, 5)
+    layer(x, x)
+    weights = random_weights(layer)
+    query_mask = np.array([[True, True, True, False], [True, True, True, True]])
+    out, scores = layer(x, x, use_causal_mask=True, query_mask=query_mask, return_attention_scores=True)
+    keep = np.tril(np.ones((4, 4), bool))[None] & query_mask[:, :, None]
+    want_out, want_scores = einsum_reference(weights, x, x, "aecd,abcd->acbe", "acbe,aecd->abcd", 1, mask=keep,
+                                             mask_expansion=-3)
+    # The masked query (batch 0, position 3) has every key masked: in float32 its scores are all -1e9, uniform.
+    np.testing.assert_array_equal(scores.numpy()[0, :, 3], 0.25)
+    np.testing.assert_allclose(out.numpy()[1], want_out[1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out.numpy()[0, :3], want_out[0, :3], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(scores.numpy()[:, :, :3], want_scores[:, :, :3], rtol=1e-5, atol=1e-6)
+
+
+def test_gradients_over_two_attention_axes_match_finite_differences_eager_and_traced():
+    K.backend.set_floatx("float64")
+    try:
+        layer = K.layers.MultiHeadAttention(num_heads=2, key_dim=3, attention_axes=(1, 2), output_shape=(2, 2))
+        q, v = rng.standard_normal((2, 3, 2, 4)), rng.standard_normal((2, 3, 2, 5))
+        mask = rng.uniform(size=(2, 3, 2, 3, 2)) > 0.25
+        w = rng.standard_normal((2, 3, 2, 2, 2))
+        layer(q, v)
+
+        check_gradients(layer, q, v, mask, w)
+    finally:
+        K.backend.set_floatx("float32")
+
+
+def test_rank_n_attention_refuses_sequence_masks_and_causal_masks():
+    layer = K.layers.MultiHeadAttention(num_heads=1, key_dim=2, attention_axes=(1, 2))
+    x = randn(1, 2, 2, 3)
+    layer(x, x)
+    with pytest.raises(NotImplementedError, match="use_causal_mask need \\[batch, sequence, features\\] inputs"):
+        layer(x, x, use_causal_mask=True)
+    with pytest.raises(ValueError, match="attention_mask must be of rank 2 to 6"):
+        layer(x, x, attention_mask=np.ones((1, 1, 2, 2, 2, 2, 1), bool))

@@ -102,3 +102,22 @@ def test_clipping_by_value_norm_and_global_norm():
         K.optimizers.Adam(clipnorm=1.0, global_clipnorm=1.0)
     with pytest.raises(ValueError, match="clipvalue must be >= 0"):
         K.optimizers.SGD(clipvalue=-1.0)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("momentum, centered", [(0.0, False), (0.5, False), (0.0, True), (0.5, True)])
+def test_rmsprop_matches_keras_formula(momentum, centered, traced):
+    x, ms, mg, mom = np.array([0.5, -1.0, 2.0]), np.zeros(3), np.zeros(3), np.zeros(3)
+    for g in GRADS:
+        g = np.asarray(g, np.float64)
+        ms = 0.9 * ms + 0.1 * g * g
+        mg = 0.9 * mg + 0.1 * g
+        denominator = ms - mg * mg if centered else ms
+        if momentum:
+            mom = momentum * mom + 0.01 * g / np.sqrt(denominator + 1e-7)
+            x = x - mom
+        else:
+            x = x - 0.01 * g / (np.sqrt(denominator) + 1e-7)
+    opt = K.optimizers.RMSprop(0.01, momentum=momentum, centered=centered)
+    np.testing.assert_allclose(run(opt, traced=traced), x, rtol=1e-5)
+    assert opt.get_config()["centered"] is centered

@@ -238,8 +238,10 @@ def test_an_lstm_model_fits_saves_and_loads(tmp_path):
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="expected a positive integer"):
         K.layers.LSTM(0)
-    with pytest.raises(NotImplementedError, match="dropout=0.5 is not supported"):
-        K.layers.GRU(3, dropout=0.5)
+    with pytest.raises(ValueError, match="recurrent_dropout must be in \\[0, 1\\), got -0.1"):
+        K.layers.GRU(3, recurrent_dropout=-0.1)
+    with pytest.raises(ValueError, match="dropout must be in \\[0, 1\\), got 1.5"):
+        K.layers.GRU(3, dropout=1.5)
     with pytest.raises(NotImplementedError, match="stateful=True is not supported"):
         K.layers.LSTM(3, stateful=True)
     layer = K.layers.LSTM(3)
@@ -248,3 +250,100 @@ def test_bad_arguments_are_named():
     layer(randn(2, 3, 4))
     with pytest.raises(ValueError, match="incompatible"):
         layer(randn(2, 3, 5))
+
+
+@pytest.mark.parametrize("layer_class", [K.layers.SimpleRNN, K.layers.LSTM, K.layers.GRU])
+def test_input_dropout_is_one_mask_for_every_step_while_training(layer_class):
+    """Keras' input dropout (implementation 2): each sample's features are kept (scaled by 2) or zeroed for the
+    whole sequence, so the output is the plain layer's on the inputs times one of the 0 / 2 masks."""
+    tf.random.set_seed(4)
+    layer = layer_class(3, dropout=0.5, return_sequences=True)
+    plain = layer_class(3, return_sequences=True)
+    x = randn(1, 4, 2)
+    plain(x)
+    layer(x)
+    plain.set_weights(layer.get_weights())
+    np.testing.assert_array_equal(layer(x).numpy(), plain(x).numpy())  # inference: no dropout
+    assert layer.dropout == 0.5 and layer.get_config()["dropout"] == 0.5
+    masks = [np.array([a, b], np.float32) for a in (0, 2) for b in (0, 2)]
+    def training_call(v):
+        return layer(v, training=True)
+
+    for run in (training_call, tf.function(training_call)):
+        got = run(x).numpy()
+        assert any(np.allclose(got, plain(x * m).numpy(), rtol=1e-6, atol=1e-7) for m in masks)
+
+
+@pytest.mark.parametrize("kind", ["SimpleRNN", "LSTM", "GRU", "GRU reset_before"])
+def test_recurrent_dropout_gives_each_gate_its_own_input_and_state_masks(kind, monkeypatch):
+    """With recurrent_dropout Keras runs its implementation 1: gate g's pre-activation is
+    (x * m_g) @ kernel_g + bias_g + (h * r_g) @ recurrent_kernel_g, masks drawn once per call. The draws are
+    replaced by known constants (input masks first, then the state's) to check which mask goes where."""
+    from kiln.keras import _recurrent
+    draws = []
+
+    def numbered_mask(x, rate, *args, **kwargs):
+        draws.append(1.0 + 0.1 * (len(draws) + 1))
+        return x * draws[-1]
+
+    reset_after = kind != "GRU reset_before"
+    options = {"reset_after": reset_after} if kind.startswith("GRU") else {}
+    layer = getattr(K.layers, kind.split()[0])(3, dropout=0.3, recurrent_dropout=0.4, **options)
+    x = randn(2, 4, 2)
+    layer(x)
+    assert layer.get_config()["recurrent_dropout"] == 0.4
+    monkeypatch.setattr(_recurrent._nn, "dropout", numbered_mask)
+    got = layer(x, training=True).numpy()
+    gates = {"SimpleRNN": 1, "LSTM": 4}.get(kind, 3)
+    assert len(draws) == 2 * gates  # once per call, not per step
+    m, r = draws[:gates], draws[gates:]
+    kernel, recurrent, bias = [w.numpy().astype(np.float64) for w in layer.weights]
+    u = 3
+
+    def block(w, g):
+        return w[:, g * u:(g + 1) * u]
+
+    h = np.zeros((2, u))
+    c = np.zeros((2, u))
+    for t in range(4):
+        xt = x[:, t].astype(np.float64)
+        if kind.startswith("GRU"):
+            b_in, b_rec = bias if reset_after else (bias, np.zeros_like(bias))
+            pre_x = [(xt * m[g]) @ block(kernel, g) + b_in[g * u:(g + 1) * u] for g in range(3)]
+            pre_h = [(h * r[g]) @ block(recurrent, g) + b_rec[g * u:(g + 1) * u] for g in range(3)]
+            z, reset = sigmoid(pre_x[0] + pre_h[0]), sigmoid(pre_x[1] + pre_h[1])
+            candidate = reset * pre_h[2] if reset_after else (reset * h * r[2]) @ block(recurrent, 2)
+            h = z * h + (1 - z) * np.tanh(pre_x[2] + candidate)
+            continue
+        pre = [(xt * m[g]) @ block(kernel, g) + bias[g * u:(g + 1) * u] + (h * r[g]) @ block(recurrent, g)
+               for g in range(gates)]
+        if kind == "SimpleRNN":
+            h = np.tanh(pre[0])
+        else:
+            c = sigmoid(pre[1]) * c + sigmoid(pre[0]) * np.tanh(pre[2])
+            h = sigmoid(pre[3]) * np.tanh(c)
+    np.testing.assert_allclose(got, h, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("unroll", [False, True])
+@pytest.mark.parametrize("return_sequences", [False, True])
+def test_time_major_is_the_transposed_layer(unroll, return_sequences):
+    x = randn(4, 3, 2)  # [batch, time, features]
+    mask = np.array([[True, True, False], [True, False, False], [True, True, True], [False, True, True]])
+    batch_major = K.layers.GRU(3, return_sequences=return_sequences, return_state=True)
+    time_major = K.layers.GRU(3, return_sequences=return_sequences, return_state=True, time_major=True,
+                              unroll=unroll)
+    batch_major(x)
+    time_major(np.transpose(x, (1, 0, 2)))
+    time_major.set_weights(batch_major.get_weights())
+    shape = time_major.compute_output_shape((None, 4, 2))
+    assert shape[0].as_list() == ([None, 4, 3] if return_sequences else [4, 3]) and shape[1].as_list() == [4, 3]
+    assert time_major.get_config()["time_major"] is True
+    for m in (None, mask):
+        want_out, want_h = batch_major(x, mask=m)
+        call = tf.function(lambda v, vm: time_major(v, mask=vm)) if m is not None else \
+            tf.function(lambda v: time_major(v))
+        got_out, got_h = call(np.transpose(x, (1, 0, 2)), m.T) if m is not None else call(np.transpose(x, (1, 0, 2)))
+        want_out = np.transpose(want_out.numpy(), (1, 0, 2)) if return_sequences else want_out.numpy()
+        np.testing.assert_allclose(got_out.numpy(), want_out, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(got_h.numpy(), want_h.numpy(), rtol=1e-6, atol=1e-7)
