@@ -1,7 +1,8 @@
 #pragma once
-// FusedMatMul(a, b, bias) and FusedConv2D(input, filters, bias): a matmul or
-// convolution, a per-channel bias (BiasAdd) and optionally a relu as one op,
-// made by the contraction pass. Attrs: the contraction's own, plus
+// FusedMatMul(a, b, bias), FusedConv2D(input, filters, bias) and
+// FusedDepthwiseConv2dNative(input, filter, bias): a matmul or convolution,
+// a per-channel bias (BiasAdd) and optionally a relu as one op, made by the
+// contraction pass. Attrs: the contraction's own, plus
 // `activation` ("none" or "relu").
 //
 // float32 runs one oneDNN primitive whose binary_add post-op adds the bias to
@@ -16,5 +17,6 @@ namespace kiln::exec {
 
 const detail::OpDef& fused_matmul_op();
 const detail::OpDef& fused_conv2d_op();
+const detail::OpDef& fused_depthwise_conv2d_op();
 
 }  // namespace kiln::exec
