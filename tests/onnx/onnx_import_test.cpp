@@ -12,6 +12,7 @@
 #include "core/tensor_impl.h"
 #include "kiln/onnx.h"
 #include "onnx/exporter.h"
+#include "onnx_samples.h"
 #include "onnx_test_util.h"
 
 using namespace kiln;
