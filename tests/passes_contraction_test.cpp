@@ -155,7 +155,7 @@ TEST(ContractionFusion, Conv2DIsBitwiseOnManyShapes) {
 }
 
 // MobileNet's depthwise layers (a multiplier of 1, stride 1 and 2) and
-// other forms: oneDNN's depthwise kernels with the bias as a post-op give the
+// other forms: the depthwise kernel, then bias and relu in one pass, give the
 // bits of DepthwiseConv2dNative then BiasAdd (and Relu).
 TEST(ContractionFusion, DepthwiseConv2DIsBitwiseOnManyShapes) {
   struct Case {

@@ -225,11 +225,10 @@ constexpr OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel = conv2
 
 }  // namespace
 
-bool conv2d_bias_onednn(const KernelContext& c, const ConvDims& d, const float* bias) {
+bool conv2d_bias_onednn(const KernelContext& c, const float* bias) {
+  ConvDims d = conv_dims(c);
   return d.c > 0 && conv_onednn(d, c.in<float>(0), c.in<float>(1), c.out<float>(0), bias);
 }
-
-bool conv2d_bias_onednn(const KernelContext& c, const float* bias) { return conv2d_bias_onednn(c, conv_dims(c), bias); }
 
 void register_conv_ops(OpRegistry& r) { r.add(kConv2D); }
 

@@ -130,10 +130,6 @@ Tensor backprop_filter(const Tensor& input, const Tensor& filter, const Tensor& 
 
 }  // namespace
 
-bool depthwise_conv2d_bias_onednn(const KernelContext& c, const float* bias) {
-  return conv2d_bias_onednn(c, depthwise_dims(c), bias);
-}
-
 void register_depthwise_conv_ops(OpRegistry& r) {
   r.add(kDepthwiseConv2dNative);
   r.add(kBackpropInput);

@@ -138,9 +138,6 @@ struct PoolDims {
 // (MatMul of a few rows: ops/gemv.h); the caller then runs the ops one by one.
 bool matmul_bias_onednn(const KernelContext& c, const float* bias);
 bool conv2d_bias_onednn(const KernelContext& c, const float* bias);
-// The same for the sizes `d`: DepthwiseConv2dNative's, a grouped convolution.
-bool conv2d_bias_onednn(const KernelContext& c, const ConvDims& d, const float* bias);
-bool depthwise_conv2d_bias_onednn(const KernelContext& c, const float* bias);
 
 // ---- Backward ops, for the gradient functions (DESIGN.md §9) ----------------
 // Each dispatches, so a gradient runs eagerly, is traced, or runs in a nested
