@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <cstdlib>
+#include <ctime>
 
 #include "bench_util.h"
 #include "trace/tracing_context.h"
@@ -73,19 +74,25 @@ Tensor add_chain(const Tensor& x, const Tensor& y, int n) {
   return z;
 }
 
+// Runs `first_call` (which traces) with the passes `disabled` off (all on
+// when null); the user's KILN_DISABLE_PASSES, if any, applies again after.
+template <class F> Tensor traced_without(const char* disabled, F&& first_call) {
+  const char* user = std::getenv("KILN_DISABLE_PASSES");
+  const std::string saved = user ? user : "";
+  if (disabled) setenv("KILN_DISABLE_PASSES", disabled, 1);
+  Tensor traced = first_call();
+  if (user) setenv("KILN_DISABLE_PASSES", saved.c_str(), 1);
+  else unsetenv("KILN_DISABLE_PASSES");
+  return traced;
+}
+
 // Fusion would make the chain one step: it is turned off while tracing, so
 // this keeps measuring the executor's cost per step (BM_Steps_Fused has it on).
 void steps_traced(benchmark::State& st, bool fused) {
   int n = static_cast<int>(st.range(0));
   Tensor x = kiln::constant({0.f}), y = kiln::constant({1e-3f});
   auto f = kiln::function([n](const Tensor& x, const Tensor& y) { return add_chain(x, y, n); });
-  // The user's KILN_DISABLE_PASSES, if any, applies again to the later benchmarks.
-  const char* user = std::getenv("KILN_DISABLE_PASSES");
-  const std::string saved = user ? user : "";
-  if (!fused) setenv("KILN_DISABLE_PASSES", "fuse", 1);
-  Tensor traced = f(x, y);
-  if (user) setenv("KILN_DISABLE_PASSES", saved.c_str(), 1);
-  else unsetenv("KILN_DISABLE_PASSES");
+  Tensor traced = traced_without(fused ? nullptr : "fuse", [&] { return f(x, y); });
   if (!same_values(traced, add_chain(x, y, n))) st.SetLabel("traced result differs from eager!");
   for (auto _ : st) {
     Tensor z = f(x, y);
@@ -112,6 +119,59 @@ void BM_Steps_Eager(benchmark::State& st) {
                                                 benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_Steps_Eager)->Arg(100);
+
+// ---- 6b. Depthwise convolution + bias + relu, fused and not ---------------
+
+// MobileNet v1's depthwise layer (3x3, SAME) at batch 16, args: size,
+// channels, stride. The same function traced twice, with the contraction
+// pass and without it, called alternately (A B, B A, ...); the counters are
+// the medians of each, and the speedup their ratio, in real time and in the
+// process's CPU time (which a loaded machine's waits do not inflate).
+void BM_DepthwiseBiasRelu(benchmark::State& st) {
+  const int64_t size = st.range(0), channels = st.range(1), stride = st.range(2);
+  Tensor x = kiln::random::uniform(kiln::Shape{16, size, size, channels}, -1.0, 1.0, DType::Float32, 3);
+  Tensor w = kiln::random::uniform(kiln::Shape{3, 3, channels, 1}, -1.0, 1.0, DType::Float32, 4);
+  Tensor b = kiln::random::uniform(kiln::Shape{channels}, -1.0, 1.0, DType::Float32, 5);
+  auto layer = [stride](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return kiln::relu(kiln::nn::bias_add(kiln::nn::depthwise_conv2d(x, w, stride, kiln::nn::Padding::Same), b));
+  };
+  auto fused = kiln::function(layer), unfused = kiln::function(layer);
+  Tensor a = traced_without(nullptr, [&] { return fused(x, w, b); });
+  Tensor c = traced_without("contract", [&] { return unfused(x, w, b); });
+  if (!same_values(a, c)) st.SetLabel("fused result differs from unfused!");
+  auto cpu_seconds = [] {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  };
+  std::vector<double> tf, tu, cf, cu;
+  bool fused_first = true;
+  for (auto _ : st) {
+    for (int k = 0; k < 2; ++k) {
+      const bool run_fused = fused_first == (k == 0);
+      auto t0 = bench::Clock::now();
+      const double c0 = cpu_seconds();
+      Tensor y = run_fused ? fused(x, w, b) : unfused(x, w, b);
+      benchmark::DoNotOptimize(y.impl());
+      y = Tensor();
+      (run_fused ? cf : cu).push_back(cpu_seconds() - c0);
+      (run_fused ? tf : tu).push_back(bench::seconds_since(t0));
+    }
+    fused_first = !fused_first;
+  }
+  const double f = bench::median(tf), u = bench::median(tu);
+  st.counters["fused_ms"] = f * 1e3;
+  st.counters["unfused_ms"] = u * 1e3;
+  st.counters["speedup"] = u / f;
+  st.counters["cpu_speedup"] = bench::median(cu) / bench::median(cf);
+}
+BENCHMARK(BM_DepthwiseBiasRelu)
+    ->Args({112, 32, 1})
+    ->Args({56, 128, 1})
+    ->Args({28, 256, 2})
+    ->Args({14, 512, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // ---- 7. Many small ops: REPORT.md's workload.py ----------------------------
 
@@ -321,6 +381,11 @@ std::vector<bench::Row> rows(int) {
        "%", true, 80, "DESIGN target (>= 80%)"},
       {"graph passes on the 1000-op graph", [](R r) { return r.time_ns("BM_OptimizeCost") / 1e6; }, "ms", false, nan,
        ""},
+      {"depthwise 3x3 + bias + relu [16,112,112,32], fused", c("BM_DepthwiseBiasRelu/112/32/1", "fused_ms"),
+       "ms/call", false, nan, ""},
+      {"  same, unfused/fused", c("BM_DepthwiseBiasRelu/112/32/1", "speedup"), "x", true, nan, ""},
+      {"depthwise 3x3 + bias + relu [16,14,14,512], unfused/fused",
+       c("BM_DepthwiseBiasRelu/14/512/1", "speedup"), "x", true, nan, ""},
       {"plan step with fusion, N=100 Adds: time/N", c("BM_Steps_Fused/100", "ns/step"), "ns/step", false, 1800,
        "TorchScript graph, per op"},
   };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs Kiln's ONNX exports in onnxruntime (an independent runtime) and
 # compares the outputs with Kiln's: every op sample of the registry that has
-# an ONNX form, and the seeds' MNIST CNN. onnxruntime comes from npm
+# an ONNX form, a function of If and Loop, and the seeds' MNIST CNN. onnxruntime comes from npm
 # (onnxruntime-node, CPU only: --ignore-scripts skips its optional CUDA
 # download) into build/onnxruntime/, ignored by git. Not part of ctest: it
 # needs the npm registry.

@@ -85,6 +85,25 @@ TEST(NnOptimizers, Float64VariablesAndLearningRateChanges) {
   expect_tensor<double>(w.read_value(), {1}, {0.25});
 }
 
+// Once made, the "learning_rate" variable is the rate, as Keras': assigning
+// it (a user's assign, a restore of saved values) is what learning_rate()
+// reports and what the next step applies.
+TEST(NnOptimizers, TheLearningRateVariableIsTheRate) {
+  Variable w(constant({1.0}), {.name = "w"});
+  nn::SGD sgd(0.5);
+  sgd.set_learning_rate(0.125);  // before the state exists: its initial value
+  EXPECT_EQ(sgd.learning_rate(), 0.125);
+  sgd.apply_gradients({constant({1.0})}, {w});
+  expect_tensor<double>(w.read_value(), {1}, {0.875});
+  Variable rate = sgd.variables()[1];
+  ASSERT_EQ(rate.name(), "SGD/learning_rate:0");
+  EXPECT_EQ(rate.read_value().item<float>(), 0.125f);
+  rate.assign(constant(0.25f));
+  EXPECT_EQ(sgd.learning_rate(), 0.25);
+  sgd.apply_gradients({constant({1.0})}, {w});
+  expect_tensor<double>(w.read_value(), {1}, {0.625});
+}
+
 // apply_gradients computes the step's rate once per dtype and shares it among
 // the variables: each variable still moves as it does when trained alone.
 TEST(NnOptimizers, AdamOverMixedDtypesMovesEachVariableAsAlone) {

@@ -1,6 +1,7 @@
-// Contraction fusion (src/passes/fuse_contraction.cpp): MatMul / Conv2D +
-// bias (+ relu) become FusedMatMul / FusedConv2D where nothing else reads the
-// intermediates, and the fused graph computes the unfused graph's bits.
+// Contraction fusion (src/passes/fuse_contraction.cpp): MatMul / Conv2D /
+// DepthwiseConv2dNative + bias (+ relu) become FusedMatMul / FusedConv2D /
+// FusedDepthwiseConv2dNative where nothing else reads the intermediates, and
+// the fused graph computes the unfused graph's bits.
 #include "passes_test_util.h"
 
 #include <cmath>
@@ -148,6 +149,34 @@ TEST(ContractionFusion, Conv2DIsBitwiseOnManyShapes) {
     });
     std::vector<Tensor> in{values(x_shape, 21, c.c * 3), values(f_shape, 22), values({c.o}, 23)};
     expect_fused_and_bitwise(*g, in, "FusedConv2D", 1,
+                             fmt::format("x {} f {} stride {} dilation {} {} relu={}", x_shape.to_string(),
+                                         f_shape.to_string(), c.stride, c.dilation, c.padding, c.relu));
+  }
+}
+
+// MobileNet's depthwise layers (a multiplier of 1, stride 1 and 2) and
+// other forms: the depthwise kernel, then bias and relu in one pass, give the
+// bits of DepthwiseConv2dNative then BiasAdd (and Relu).
+TEST(ContractionFusion, DepthwiseConv2DIsBitwiseOnManyShapes) {
+  struct Case {
+    int64_t n, h, w, c, multiplier, k, stride, dilation;
+    const char* padding;
+    bool relu;
+  };
+  const Case cases[] = {{1, 5, 5, 1, 1, 3, 1, 1, "SAME", true},        {2, 7, 6, 3, 2, 3, 1, 1, "VALID", true},
+                        {1, 112, 112, 32, 1, 3, 1, 1, "SAME", true},   {1, 112, 112, 64, 1, 3, 2, 1, "SAME", true},
+                        {4, 28, 28, 256, 1, 3, 1, 1, "SAME", false},   {2, 14, 14, 512, 1, 3, 2, 1, "SAME", true},
+                        {3, 7, 7, 1024, 1, 3, 1, 1, "SAME", true},     {2, 10, 9, 8, 3, 3, 1, 2, "SAME", true},
+                        {2, 9, 9, 17, 1, 5, 2, 1, "VALID", false},     {1, 6, 6, 4, 4, 1, 1, 1, "VALID", true}};
+  for (const Case& c : cases) {
+    Shape x_shape{c.n, c.h, c.w, c.c}, f_shape{c.k, c.k, c.c, c.multiplier};
+    const int64_t out_channels = c.c * c.multiplier;
+    auto g = trace_graph({f32(x_shape), f32(f_shape), f32(Shape{out_channels})}, [&](auto& p) {
+      Tensor y = nn::bias_add(nn::depthwise_conv2d(p[0], p[1], c.stride, c.padding, c.dilation), p[2]);
+      return std::vector{c.relu ? relu(y) : y};
+    });
+    std::vector<Tensor> in{values(x_shape, 31, c.c * 3), values(f_shape, 32), values({out_channels}, 33)};
+    expect_fused_and_bitwise(*g, in, "FusedDepthwiseConv2dNative", 1,
                              fmt::format("x {} f {} stride {} dilation {} {} relu={}", x_shape.to_string(),
                                          f_shape.to_string(), c.stride, c.dilation, c.padding, c.relu));
   }

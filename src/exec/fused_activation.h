@@ -1,6 +1,6 @@
 #pragma once
 // The `activation` attr of the fused ops that end in an optional relu
-// (FusedMatMul, FusedConv2D, FusedMaxPoolGrad): "none" or "relu".
+// (FusedMatMul, FusedConv2D, FusedDepthwiseConv2dNative, FusedMaxPoolGrad): "none" or "relu".
 #include <string>
 
 #include "schema/op_def.h"

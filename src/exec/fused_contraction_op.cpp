@@ -5,6 +5,8 @@
 #include <array>
 #include <string>
 
+#include "core/dtype_switch.h"
+#include "core/parallel.h"
 #include "ops/creation.h"
 #include "ops/nn_internal.h"
 
@@ -72,6 +74,38 @@ void fused_matmul_infer(InferContext& c) { infer_fused(c, ops::matmul_op()); }
 void fused_conv2d_infer(InferContext& c) { infer_fused(c, ops::conv2d_op()); }
 void fused_matmul_kernel(KernelContext& c) { run_fused(c, ops::matmul_op(), detail::matmul_bias_onednn); }
 void fused_conv2d_kernel(KernelContext& c) { run_fused(c, ops::conv2d_op(), detail::conv2d_bias_onednn); }
+void fused_depthwise_infer(InferContext& c) { infer_fused(c, ops::depthwise_conv2d_op()); }
+
+// The depthwise convolution (its own kernel), then the bias and the relu in
+// one pass over the output where the chain makes two: BiasAdd's sum, then
+// Relu's formula, so the bits are the chain's. Not a oneDNN post-op as for
+// Conv2D: oneDNN's depthwise kernel (brdgmm_dw) with a binary post-op ran
+// 6-10% slower than without it on MobileNet's 14x14 and 28x28 layers.
+void fused_depthwise_kernel(KernelContext& c) {
+  Tensor& out = c.outputs[0];
+  if (out.size() == 0) return;
+  run_part(ops::depthwise_conv2d_op(), c.inputs.first(2), out, c.attrs);
+  const int64_t channels = out.shape()[out.rank() - 1], rows = out.size() / channels;
+  const bool relu = has_relu(c.attrs);
+  detail::visit_numeric(out.dtype(), [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {  // what inference admits
+      const T* bias = c.in<T>(2);
+      T* y = c.out<T>(0);
+      detail::parallel_for(
+          rows,
+          [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              T* row = y + r * channels;
+              for (int64_t j = 0; j < channels; ++j) {
+                const T sum = static_cast<T>(row[j] + bias[j]);
+                row[j] = relu && sum < T(0) ? T(0) : sum;
+              }
+            }
+          },
+          std::max<int64_t>(1, detail::kParallelGrain / std::max<int64_t>(channels, 1)));
+    }
+  });
+}
 
 // Values on both sides of 0, so that relu has work to do.
 std::vector<float> ramp(std::size_t n, int period, float step, float from) {
@@ -115,15 +149,43 @@ std::vector<detail::OpSample> fused_conv2d_samples() {
   };
 }
 
+// float32 with a channel multiplier of 2 (relu; strided, dilated, VALID)
+// and float64.
+std::vector<detail::OpSample> fused_depthwise_samples() {
+  auto attrs = [](std::vector<int64_t> strides, const char* padding, std::vector<int64_t> dilations,
+                  const char* activation) {
+    return Attrs{{"strides", std::move(strides)},
+                 {"padding", std::string(padding)},
+                 {"dilations", std::move(dilations)},
+                 {"activation", std::string(activation)}};
+  };
+  std::vector<float> x = ramp(2 * 6 * 5 * 3, 7, 0.25f, -0.5f), w = ramp(3 * 3 * 3 * 2, 5, 0.2f, -0.4f);
+  std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
+  const std::vector<float> bias{0.5f, -1.f, 0.f, 0.25f, -0.5f, 1.f};
+  return {
+      {{constant(x, Shape{2, 6, 5, 3}), constant(w, Shape{3, 3, 3, 2}), constant(bias)},
+       attrs({1, 1}, "SAME", {1, 1}, "relu")},
+      {{constant(x, Shape{2, 6, 5, 3}), constant(w, Shape{3, 3, 3, 2}), constant(bias)},
+       attrs({2, 1}, "VALID", {1, 2}, "none")},
+      {{constant(xd, Shape{2, 6, 5, 3}), constant(wd, Shape{3, 3, 3, 2}),
+        constant(std::vector<double>(bias.begin(), bias.end()))},
+       attrs({1, 2}, "SAME", {1, 1}, "relu")},
+  };
+}
+
 // Fusion runs on graphs after differentiation: nothing differentiates them.
 constexpr OpDef kFusedMatMul{.name = "FusedMatMul", .infer = fused_matmul_infer, .kernel = fused_matmul_kernel,
                              .flags = detail::kNotDifferentiable, .samples = fused_matmul_samples};
 constexpr OpDef kFusedConv2D{.name = "FusedConv2D", .infer = fused_conv2d_infer, .kernel = fused_conv2d_kernel,
                              .flags = detail::kNotDifferentiable, .samples = fused_conv2d_samples};
+constexpr OpDef kFusedDepthwiseConv2D{.name = "FusedDepthwiseConv2dNative", .infer = fused_depthwise_infer,
+                                      .kernel = fused_depthwise_kernel, .flags = detail::kNotDifferentiable,
+                                      .samples = fused_depthwise_samples};
 
 }  // namespace
 
 const OpDef& fused_matmul_op() { return kFusedMatMul; }
 const OpDef& fused_conv2d_op() { return kFusedConv2D; }
+const OpDef& fused_depthwise_conv2d_op() { return kFusedDepthwiseConv2D; }
 
 }  // namespace kiln::exec

@@ -32,7 +32,7 @@ struct FusedStep {
 // outputs, stateful).
 detail::ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n);
 
-// FusedElementwise, FusedMatMul, FusedConv2D.
+// FusedElementwise and the other fused ops the passes emit.
 void register_fused_ops(detail::OpRegistry& registry);
 
 }  // namespace kiln::exec

@@ -272,6 +272,7 @@ void register_fused_ops(detail::OpRegistry& r) {
   r.add(fused_elementwise_op());
   r.add(fused_matmul_op());
   r.add(fused_conv2d_op());
+  r.add(fused_depthwise_conv2d_op());
   r.add(fused_max_pool_grad_op());
   r.add(fused_apply_adam_op());
 }

@@ -14,13 +14,13 @@ namespace kiln::nn {
 Optimizer::Optimizer(std::string name, LearningRate learning_rate, std::vector<std::string> slot_names,
                      UpdateOptions update, double slot_initial_value)
     : Module(std::move(name)),
-      learning_rate_(learning_rate.value()),
-      schedule_(learning_rate.schedule()),
+      learning_rate_(std::move(learning_rate)),
       slot_names_(std::move(slot_names)),
       update_(update),
       slot_initial_value_(slot_initial_value) {
-  if (!(learning_rate_ >= 0))
-    throw InvalidArgument(fmt::format("{}: learning_rate must be >= 0, got {}", this->name(), learning_rate_));
+  if (!(learning_rate_.value() >= 0))
+    throw InvalidArgument(
+        fmt::format("{}: learning_rate must be >= 0, got {}", this->name(), learning_rate_.value()));
   if (update_.clipnorm && update_.global_clipnorm)
     throw InvalidArgument(fmt::format("{}: at most one of clipnorm and global_clipnorm can be set, got clipnorm={} "
                                       "and global_clipnorm={}",
@@ -58,19 +58,22 @@ std::vector<Tensor> Optimizer::clipped(const std::vector<Tensor>& grads, SourceL
 }
 
 double Optimizer::learning_rate() const {
-  if (!schedule_) return learning_rate_;
-  return (*schedule_)(iterations_ ? iterations_.read_value() : constant(int64_t{0})).item<float>();
+  if (const auto& schedule = learning_rate_.schedule())
+    return (*schedule)(iterations_ ? iterations_.read_value() : constant(int64_t{0})).item<float>();
+  return learning_rate_var_ ? learning_rate_var_.read_value().item<float>() : learning_rate_.value();
 }
 
 void Optimizer::set_learning_rate(double learning_rate) {
-  if (schedule_)
+  if (const auto& schedule = learning_rate_.schedule())
     throw FailedPrecondition(fmt::format("{}: this optimizer was created with a {} as its learning rate, hence its "
                                          "learning rate is not settable",
-                                         name(), schedule_->class_name()));
+                                         name(), schedule->class_name()));
   if (!(learning_rate >= 0))
     throw InvalidArgument(fmt::format("{}: learning_rate must be >= 0, got {}", name(), learning_rate));
-  learning_rate_ = learning_rate;
-  if (learning_rate_var_) learning_rate_var_.assign(constant(static_cast<float>(learning_rate)));
+  if (learning_rate_var_)
+    learning_rate_var_.assign(constant(static_cast<float>(learning_rate)));
+  else
+    learning_rate_ = learning_rate;
 }
 
 Variable Optimizer::slot(const Variable& var, std::string_view slot_name) const {
@@ -134,7 +137,7 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vec
   Tensor step = iterations + 1;
   // The schedule at the count before this update (Keras'); the variable
   // shows the rate used.
-  if (schedule_) learning_rate_var_.assign((*schedule_)(iterations), loc);
+  if (const auto& schedule = learning_rate_.schedule()) learning_rate_var_.assign((*schedule)(iterations), loc);
   Tensor lr = learning_rate_var_.read_value(loc);
   // The step's rate in each variable dtype (float32, float64), computed once.
   Tensor rate_as[2];

@@ -28,7 +28,7 @@ template <const char* kOnnx> void same(const NodeExport& x) { export_as(x, kOnnx
 KILN_ONNX_NAME(Neg) KILN_ONNX_NAME(Abs) KILN_ONNX_NAME(Sign) KILN_ONNX_NAME(Floor) KILN_ONNX_NAME(Ceil)
 KILN_ONNX_NAME(Round) KILN_ONNX_NAME(Relu) KILN_ONNX_NAME(Sqrt) KILN_ONNX_NAME(Exp) KILN_ONNX_NAME(Log)
 KILN_ONNX_NAME(Tanh) KILN_ONNX_NAME(Sigmoid) KILN_ONNX_NAME(Sin) KILN_ONNX_NAME(Cos) KILN_ONNX_NAME(Erf)
-KILN_ONNX_NAME(Softplus) KILN_ONNX_NAME(Softsign) KILN_ONNX_NAME(Elu) KILN_ONNX_NAME(Selu) KILN_ONNX_NAME(Not)
+KILN_ONNX_NAME(Softplus) KILN_ONNX_NAME(Softsign) KILN_ONNX_NAME(Elu) KILN_ONNX_NAME(Not)
 KILN_ONNX_NAME(Identity) KILN_ONNX_NAME(Add) KILN_ONNX_NAME(Sub) KILN_ONNX_NAME(Mul) KILN_ONNX_NAME(Div)
 KILN_ONNX_NAME(Pow) KILN_ONNX_NAME(Max) KILN_ONNX_NAME(Min) KILN_ONNX_NAME(Equal) KILN_ONNX_NAME(Less)
 KILN_ONNX_NAME(LessOrEqual) KILN_ONNX_NAME(Greater) KILN_ONNX_NAME(GreaterOrEqual) KILN_ONNX_NAME(And)
@@ -54,6 +54,22 @@ Tensor scalar_like(double value, DType dtype) {
 void log1p(const NodeExport& x) {
   std::string one = x.e.constant(scalar_like(1.0, x.in_type(0).dtype), "one");
   x.e.add_node("Log", {x.e.add("Add", {x.in(0), one})}, {x.out()});
+}
+
+// ONNX's Selu holds alpha and gamma as float attributes, so for float64 it
+// would compute with Klambauer et al.'s constants rounded to float (3e-9
+// relative off Kiln's): float64 is composed with the double constants,
+// x > 0 ? scale * x : scale * alpha * (e^x - 1), as Kiln's kernel.
+void selu(const NodeExport& x) {
+  const DType d = x.in_type(0).dtype;
+  if (d != DType::Float64) return export_as(x, "Selu");
+  constexpr double kScale = 1.0507009873554804934193349852946, kAlpha = 1.6732632423543772848170429916717;
+  GraphEmitter& e = x.e;
+  std::string em1 = e.add("Sub", {e.add("Exp", {x.in(0)}), e.constant(scalar_like(1.0, d), "one")});
+  std::string below = e.add("Mul", {e.constant(scalar_like(kScale * kAlpha, d), "scale_alpha"), em1});
+  std::string above = e.add("Mul", {e.constant(scalar_like(kScale, d), "scale"), x.in(0)});
+  std::string positive = e.add("Greater", {x.in(0), e.constant(scalar_like(0.0, d), "zero")});
+  e.add_node("Where", {positive, above, below}, {x.out()});
 }
 
 void not_equal(const NodeExport& x) { x.e.add_node("Not", {x.e.add("Equal", {x.in(0), x.in(1)})}, {x.out()}); }
@@ -178,7 +194,7 @@ void add_math_exports(ExportTable& t) {
   t["Sqrt"] = same<kSqrt>, t["Exp"] = same<kExp>, t["Log"] = same<kLog>, t["Tanh"] = same<kTanh>;
   t["Sigmoid"] = same<kSigmoid>, t["Sin"] = same<kSin>, t["Cos"] = same<kCos>, t["Erf"] = same<kErf>;
   t["Softplus"] = same<kSoftplus>, t["Softsign"] = same<kSoftsign>, t["Elu"] = same<kElu>;
-  t["Selu"] = same<kSelu>, t["LogicalNot"] = same<kNot>, t["StopGradient"] = same<kIdentity>;
+  t["Selu"] = selu, t["LogicalNot"] = same<kNot>, t["StopGradient"] = same<kIdentity>;
   t["Square"] = square, t["Rsqrt"] = rsqrt, t["Log1p"] = log1p;
   t["Add"] = same<kAdd>, t["Sub"] = same<kSub>, t["Mul"] = same<kMul>, t["RealDiv"] = same<kDiv>;
   t["Pow"] = same<kPow>, t["Maximum"] = same<kMax>, t["Minimum"] = same<kMin>;

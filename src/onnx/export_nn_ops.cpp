@@ -79,17 +79,21 @@ int64_t conv2d_groups(const NodeExport& x) {
   return in_c > 0 && f_c > 0 ? in_c / f_c : 1;
 }
 
-void conv2d_node(const NodeExport& x) { conv2d(x, x.out(), x.in(1), conv2d_groups(x)); }
+std::string grouped_conv2d(const NodeExport& x, const std::string& out) {
+  return conv2d(x, out, x.in(1), conv2d_groups(x));
+}
+void conv2d_node(const NodeExport& x) { grouped_conv2d(x, x.out()); }
 
 // A grouped Conv with one group per input channel: the filter [KH, KW, C, M]
 // read as [KH, KW, 1, C * M] (ONNX's Reshape keeps the dims given as 0).
-void depthwise_conv2d_node(const NodeExport& x) {
+std::string depthwise_conv2d(const NodeExport& x, const std::string& out) {
   const Shape& in = x.in_type(0).shape;
   const Shape& f = x.in_type(1).shape;
   int64_t channels = in.has_known_rank() && in[3] >= 0 ? in[3] : f.has_known_rank() ? f[2] : -1;
   if (channels < 0) x.refuse("its input channels are unknown (ONNX's Conv needs the group count)");
-  conv2d(x, x.out(), x.e.add("Reshape", {x.in(1), x.e.ints({0, 0, 1, -1}, "shape")}, "hwio"), channels);
+  return conv2d(x, out, x.e.add("Reshape", {x.in(1), x.e.ints({0, 0, 1, -1}, "shape")}, "hwio"), channels);
 }
+void depthwise_conv2d_node(const NodeExport& x) { depthwise_conv2d(x, x.out()); }
 
 void bias_add(const NodeExport& x) { x.e.add_node("Add", {x.in(0), x.in(1)}, {x.out()}); }
 
@@ -99,10 +103,11 @@ void softmax(const NodeExport& x, std::string_view op_type) {
 void softmax_node(const NodeExport& x) { softmax(x, "Softmax"); }
 void log_softmax_node(const NodeExport& x) { softmax(x, "LogSoftmax"); }
 
-// FusedMatMul / FusedConv2D: the contraction, the bias, the relu, unfused.
-template <bool kConv> void fused_contraction(const NodeExport& x) {
-  std::string y = x.e.names().fresh(kConv ? "conv" : "matmul");
-  kConv ? conv2d(x, y, x.in(1), conv2d_groups(x)) : matmul(x, y);
+// FusedMatMul / FusedConv2D / FusedDepthwiseConv2dNative: the contraction,
+// the bias, the relu, unfused.
+using ContractionExport = std::string (*)(const NodeExport& x, const std::string& out);
+template <ContractionExport kContraction> void fused_contraction(const NodeExport& x) {
+  std::string y = kContraction(x, x.e.names().fresh("contraction"));
   bool relu = x.attrs().get_string("activation") == "relu";
   std::string biased = relu ? x.e.names().fresh("biased") : x.out();
   x.e.add_node("Add", {y, x.in(2)}, {biased});
@@ -115,7 +120,8 @@ void add_nn_exports(ExportTable& t) {
   t["DepthwiseConv2dNative"] = depthwise_conv2d_node;
   t["MatMul"] = matmul_node, t["Conv2D"] = conv2d_node, t["MaxPool"] = pool<true>, t["AvgPool"] = pool<false>;
   t["BiasAdd"] = bias_add, t["Softmax"] = softmax_node, t["LogSoftmax"] = log_softmax_node;
-  t["FusedMatMul"] = fused_contraction<false>, t["FusedConv2D"] = fused_contraction<true>;
+  t["FusedMatMul"] = fused_contraction<matmul>, t["FusedConv2D"] = fused_contraction<grouped_conv2d>;
+  t["FusedDepthwiseConv2dNative"] = fused_contraction<depthwise_conv2d>;
 }
 
 }  // namespace kiln::onnx

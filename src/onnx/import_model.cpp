@@ -1,7 +1,11 @@
 // kiln::onnx::import_model: an ONNX ModelProto as a Kiln graph, traced from
 // the nodes in file order, then optimized and planned as a kiln::function's.
-#include <filesystem>
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -245,21 +249,39 @@ saved_model::LoadedSignature import_model_from_string(const std::string& bytes, 
   return Importer{model, what}.run();
 }
 
+namespace {
+
+// Closes the descriptor however the read ends.
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() { ::close(fd); }
+};
+
+}  // namespace
+
 saved_model::LoadedSignature import_model(const std::string& path) {
-  std::error_code ec;
-  auto status = std::filesystem::status(path, ec);
-  // A FIFO or a device would block or never end: only regular files are read.
-  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    bad(path, "not a regular file");
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) throw NotFound(fmt::format("kiln::onnx::import_model: cannot open '{}'", path));
-  auto size = static_cast<uint64_t>(f.tellg());
+  // Opened once, then everything is asked of the open file: a path checked
+  // and then opened by name could be swapped in between. O_NONBLOCK: opening
+  // a FIFO with no writer must not block before fstat refuses it.
+  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (file.fd < 0)
+    throw NotFound(fmt::format("kiln::onnx::import_model: cannot open '{}': {}", path, std::strerror(errno)));
+  struct stat info {};
+  if (::fstat(file.fd, &info) != 0) bad(path, fmt::format("cannot stat it: {}", std::strerror(errno)));
+  // A FIFO or a device would block or never end, a directory has no bytes: only regular files are read.
+  if (!S_ISREG(info.st_mode)) bad(path, "not a regular file");
+  auto size = static_cast<uint64_t>(info.st_size);
   if (size > kMaxModelBytes) bad(path, fmt::format("{} bytes, more than the limit of {}", size, kMaxModelBytes));
   std::string bytes(size, '\0');
-  f.seekg(0);
   // A file that shrank after its size was taken would leave zeros in `bytes`: refuse, not parse them.
-  if (!f.read(bytes.data(), static_cast<std::streamsize>(size)))
-    bad(path, fmt::format("read {} of its {} bytes", f.gcount(), size));
+  std::size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::read(file.fd, bytes.data() + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) bad(path, fmt::format("read {} of its {} bytes: {}", done, size, std::strerror(errno)));
+    if (n == 0) bad(path, fmt::format("read {} of its {} bytes", done, size));
+    done += static_cast<std::size_t>(n);
+  }
   return import_model_from_string(bytes, path);
 }
 

@@ -687,11 +687,21 @@ Out top_k_(const NodeImport& n) {
   int r = known_rank(n, 0);
   int64_t axis = n.attr_int("axis", -1);
   if (axis != -1 && axis != r - 1) n.refuse("TopK over an axis other than the last");
-  if (!n.attr_int("largest", 1) || !n.attr_int("sorted", 1)) n.refuse("smallest or unsorted TopK");
+  if (!n.attr_int("sorted", 1)) n.refuse("unsorted TopK");
   std::vector<int64_t> k = n.ints_in(1);
   if (k.size() != 1) n.fail("K must hold one value");
-  auto [values, indices] = top_k(n.in(0), k[0]);
-  return {values, cast(indices, DType::Int64)};
+  if (n.attr_int("largest", 1)) {
+    auto [values, indices] = top_k(n.in(0), k[0]);
+    return {values, cast(indices, DType::Int64)};
+  }
+  // The K smallest: the first K of the stable ascending sort (ties in index
+  // order, as ONNX's TopK), values and indices sorted alike.
+  const int64_t n_last = n.in(0).shape()[r - 1];
+  if (k[0] < 0 || (n_last >= 0 && k[0] > n_last))
+    n.fail(fmt::format("K = {} is out of range for an axis of {}", k[0], n_last));
+  std::vector<int64_t> begin(static_cast<std::size_t>(r), 0), size(static_cast<std::size_t>(r), -1);
+  size.back() = k[0];
+  return {slice(sort(n.in(0)), begin, size), cast(slice(argsort(n.in(0)), begin, size), DType::Int64)};
 }
 
 // ---- MatMul, Gemm, Conv, pools -----------------------------------------------------

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "kiln/nn_ops.h"
+#include "ops/known_ops.h"
 #include "ops/nn_internal.h"
 #include "runtime/dispatch.h"
 
@@ -147,3 +148,8 @@ Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, const Size2D&
 
 }  // namespace nn
 }  // namespace kiln
+
+// The handle the contraction pass compares nodes with (ops/known_ops.h).
+namespace kiln::ops {
+const detail::OpDef& depthwise_conv2d_op() { return detail::kDepthwiseConv2dNative; }
+}  // namespace kiln::ops

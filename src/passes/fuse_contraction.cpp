@@ -1,8 +1,8 @@
-// Contraction fusion: a float32 MatMul or Conv2D whose only user adds a
-// per-channel bias (BiasAdd, or Add of a 1-D bias as long as the last dim),
-// optionally followed by a Relu that is that sum's only user, becomes one
-// FusedMatMul / FusedConv2D node in the last node's place (every input of
-// the chain exists by then). An intermediate value read by anything else (a
+// Contraction fusion: a float32 MatMul, Conv2D or DepthwiseConv2dNative whose
+// only user adds a per-channel bias (BiasAdd, or Add of a 1-D bias as long as
+// the last dim), optionally followed by a Relu that is that sum's only user,
+// becomes one FusedMatMul / FusedConv2D / FusedDepthwiseConv2dNative node in
+// the last node's place (every input of the chain exists by then). An intermediate value read by anything else (a
 // gradient, a result) stays, and with it the unfused chain. Training steps
 // qualify because Relu's gradient reads Relu's output, not its input.
 //
@@ -43,6 +43,7 @@ bool adds_channel_bias(const graph::Graph& g, const Node& add, const Node& contr
 const detail::OpDef* fused_op_for(const Node& n) {
   if (n.op == &ops::matmul_op()) return &exec::fused_matmul_op();
   if (n.op == &ops::conv2d_op()) return &exec::fused_conv2d_op();
+  if (n.op == &ops::depthwise_conv2d_op()) return &exec::fused_depthwise_conv2d_op();
   return nullptr;
 }
 

@@ -21,7 +21,7 @@ struct PassOptions {
   bool simplify = true;        // x*1, x-0, double transpose, cast of cast, ...
   bool cse = true;             // identical pure nodes become one
   bool dce = true;             // nodes no result or stateful op needs go
-  bool contract = true;        // matmul/conv + bias (+ relu) become FusedMatMul/FusedConv2D
+  bool contract = true;        // matmul/conv/depthwise conv + bias (+ relu) become Fused* contractions
   bool pool_grad = true;       // MaxPoolGrad + relu's gradient become FusedMaxPoolGrad
   bool adam = true;            // a step's ApplyAdam updates become one FusedApplyAdam
   bool fuse = true;            // elementwise chains become FusedElementwise

@@ -1,6 +1,8 @@
 // kiln::onnx::import_model: Kiln -> ONNX -> Kiln round trips (bitwise), hostile
 // models (errors, never crashes), and ONNX's own backend node tests
 // (Debian's libonnx-testdata) as the judge of the op mappings.
+#include <sys/stat.h>
+
 #include <map>
 #include <set>
 
@@ -10,6 +12,7 @@
 #include "core/tensor_impl.h"
 #include "kiln/onnx.h"
 #include "onnx/exporter.h"
+#include "onnx_samples.h"
 #include "onnx_test_util.h"
 
 using namespace kiln;
@@ -118,6 +121,31 @@ TEST(OnnxImport, RejectsTruncatedAndForeignFiles) {
   expect_error<NotFound>([&] { kiln::onnx::import_model("/nonexistent/m.onnx"); }, {"cannot open '/nonexistent/m.onnx'"});
   expect_error<InvalidArgument>([&] { kiln::onnx::import_model("/tmp"); }, {"/tmp: not a regular file"});
   expect_error<InvalidArgument>([&] { kiln::onnx::import_model("/dev/zero"); }, {"/dev/zero: not a regular file"});
+}
+
+// The file is opened once and judged by what was opened: a FIFO with no
+// writer is refused at once (opening it by name would block), a file past
+// the size limit before a byte is read, a path through a file names why.
+TEST(OnnxImport, RejectsFifosHugeFilesAndBadPathsWithoutReadingThem) {
+  TempDir tmp;
+  std::string fifo = tmp.path("model.fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  expect_error<InvalidArgument>([&] { kiln::onnx::import_model(fifo); }, {fifo + ": not a regular file"});
+
+  std::string huge = tmp.path("huge.onnx");  // sparse: no disk space taken
+  { std::ofstream(huge).put('x'); }
+  fs::resize_file(huge, (uint64_t{2} << 30) + 1);
+  expect_error<InvalidArgument>([&] { kiln::onnx::import_model(huge); },
+                                {huge + ": 2147483649 bytes, more than the limit of 2147483648"});
+
+  std::string model = tmp.path("m.onnx");
+  { std::ofstream(model, std::ios::binary) << bytes_of(small_model()); }
+  expect_error<NotFound>([&] { kiln::onnx::import_model(model + "/x"); },
+                         {"cannot open '" + model + "/x': Not a directory"});
+  EXPECT_EQ(kiln::onnx::import_model(model).inputs().size(), 1u);
+  std::string empty = tmp.path("empty.onnx");
+  { std::ofstream(empty).flush(); }
+  expect_error<InvalidArgument>([&] { kiln::onnx::import_model(empty); }, {empty + ":"});
 }
 
 TEST(OnnxImport, RejectsWrongTypesCyclesAndHugeDims) {

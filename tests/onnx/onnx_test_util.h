@@ -24,15 +24,6 @@ std::string onnx_text(const kiln::onnx::pb::ModelProto& model);
 template <class F> ConcreteFunction only_trace(const Function<F>& f) {
   return saved_model::detail::single_trace(kiln::detail::traces_of(f), "the test's function");
 }
-// cond and while_loop: x doubled or negated by the sign of its sum, then
-// multiplied by `factor` n times.
-inline Tensor control_flow_example(const Tensor& x, const Tensor& n, float factor) {
-  Tensor y = cond(sum(x) > 0.f, [&] { return x * 2.f; }, [&] { return -x; });
-  auto [i, acc] = while_loop([&](const Tensor& i, const Tensor&) { return i < n; },
-                             [&](const Tensor& i, const Tensor& a) { return std::tuple{i + 1, a * factor}; },
-                             std::tuple{constant(0), y});
-  return acc;
-}
 // A fresh temporary path ending in `name`.
 std::string temp_path(const std::string& name);
 

@@ -1,5 +1,6 @@
 // Writes what scripts/onnxruntime_check.sh feeds to onnxruntime: every op
-// sample of the registry that exports, and the seeds' MNIST CNN, each as
+// sample of the registry that exports, a function of If and Loop, and the
+// seeds' MNIST CNN, each as
 // DIR/<case>/model.onnx with its inputs and Kiln's outputs as raw
 // little-endian files, listed in DIR/manifest.json.
 //   onnx_export_samples DIR  (built by tests/CMakeLists.txt)
@@ -77,6 +78,21 @@ int main(int argc, char** argv) {
     c["special_values"] = s.special_values;
     cases.push_back(std::move(c));
   });
+
+  // If and Loop: both branches, and zero, one and several iterations.
+  auto flow = kiln::function([](const Tensor& x, const Tensor& n) { return testing::control_flow_example(x, n, 1.5f); },
+                             {.input_signature = std::vector<TensorSpec>{TensorSpec({3}), TensorSpec({}, DType::Int32)}});
+  std::string flow_bytes = kiln::onnx::export_to_string(flow.get_concrete_function(constant({1.f, 2.f, 3.f}), constant(1)),
+                                                        {.input_names = {"x", "n"}});
+  for (float sign : {1.f, -1.f})
+    for (int n : {0, 1, 5}) {
+      Tensor x = constant({1.f, -2.f, 3.5f}) * sign, count = constant(n);
+      json c = write_case(root, fmt::format("if_loop_{}_{}", sign > 0 ? "then" : "else", n), flow_bytes, {"x", "n"},
+                          {x, count}, {flow(x, count)});
+      c["op"] = "If and Loop";
+      c["special_values"] = false;
+      cases.push_back(std::move(c));
+    }
 
   nn::Sequential net("cnn");
   bench::add_mnist_cnn(net);

@@ -48,7 +48,9 @@ class Optimizer : public Module {
   // rate at iterations() (computed eagerly).
   double learning_rate() const;
   // Null unless the optimizer was given one.
-  const std::shared_ptr<const LearningRateSchedule>& learning_rate_schedule() const { return schedule_; }
+  const std::shared_ptr<const LearningRateSchedule>& learning_rate_schedule() const {
+    return learning_rate_.schedule();
+  }
   // Takes effect in traced functions too: the rate is a Variable. Not for an
   // optimizer given a schedule (FailedPrecondition).
   void set_learning_rate(double learning_rate);
@@ -74,8 +76,10 @@ class Optimizer : public Module {
   void create_state(const std::vector<Variable>& vars);
   std::vector<Tensor> clipped(const std::vector<Tensor>& grads, SourceLocation loc) const;
 
-  double learning_rate_;
-  std::shared_ptr<const LearningRateSchedule> schedule_;
+  // As given. A number is the "learning_rate" variable's initial value:
+  // once that variable exists it is the rate (set_learning_rate assigns it,
+  // and so may a user or a restore), as Keras' optimizer variable.
+  LearningRate learning_rate_;
   std::vector<std::string> slot_names_;
   UpdateOptions update_;
   double slot_initial_value_;

@@ -72,17 +72,15 @@ class Optimizer(Module):
         if kwargs:
             raise TypeError(f"Unexpected keyword argument passed to optimizer: {sorted(kwargs)[0]}")
         Module.__init__(self, name)
-        self._schedule = None
-        if isinstance(learning_rate, schedules.LearningRateSchedule):
-            self._schedule = learning_rate
-            learning_rate = learning_rate(0)
-            learning_rate = float(learning_rate.numpy())
-        elif callable(learning_rate):
-            raise NotImplementedError("kiln.keras.optimizers: learning_rate must be a number or a "
-                                      "kiln.keras.optimizers.schedules.LearningRateSchedule")
-        learning_rate = float(learning_rate)
-        if not learning_rate >= 0:
-            raise ValueError(f"{name}: learning_rate must be >= 0, got {learning_rate}")
+        if not isinstance(learning_rate, schedules.LearningRateSchedule):
+            if callable(learning_rate):
+                raise NotImplementedError("kiln.keras.optimizers: learning_rate must be a number or a "
+                                          "kiln.keras.optimizers.schedules.LearningRateSchedule")
+            learning_rate = float(learning_rate)
+            if not learning_rate >= 0:
+                raise ValueError(f"{name}: learning_rate must be >= 0, got {learning_rate}")
+        # As given: a schedule, or a number that is the "learning_rate" variable's initial value; once
+        # that variable exists it is the rate (the setter, a user's assign or a restore change it).
         self._learning_rate = learning_rate
         self._iterations = None
         self._learning_rate_var = None
@@ -91,23 +89,33 @@ class Optimizer(Module):
     # ---- state -----------------------------------------------------------------------------
 
     @property
+    def _schedule(self):
+        lr = self._learning_rate
+        return lr if isinstance(lr, schedules.LearningRateSchedule) else None
+
+    @property
     def learning_rate(self):
         """The schedule when given one; else the rate (a float32 variable once the first update has run)."""
-        if self._schedule is not None:
-            return self._schedule
-        return self._learning_rate_var if self._learning_rate_var is not None else self._learning_rate
+        if self._schedule is None and self._learning_rate_var is not None:
+            return self._learning_rate_var
+        return self._learning_rate
 
     @learning_rate.setter
     def learning_rate(self, value):
         if isinstance(value, schedules.LearningRateSchedule):
             raise NotImplementedError(f"{self.name}: a schedule can only be given to the constructor")
-        self._schedule = None
+        if self._schedule is not None:
+            raise TypeError("This optimizer was created with a `LearningRateSchedule` object as its `learning_rate` "
+                            "constructor argument, hence its learning rate is not settable. If you need the learning "
+                            "rate to be settable, you should instantiate the optimizer with a float `learning_rate` "
+                            "argument.")
         value = float(value)
         if not value >= 0:
             raise ValueError(f"{self.name}: learning_rate must be >= 0, got {value}")
-        self._learning_rate = value
         if self._learning_rate_var is not None:
             self._learning_rate_var.assign(_C.constant(value, _dtypes.float32._enum))
+        else:
+            self._learning_rate = value
 
     lr = learning_rate
 
@@ -126,7 +134,11 @@ class Optimizer(Module):
     def _create_state(self, variables):
         if self._iterations is None:
             self._iterations = self._create_var("iter", 0, _dtypes.int64)
-            self._learning_rate_var = self._create_var("learning_rate", self._learning_rate, _dtypes.float32)
+            initial = self._learning_rate
+            if self._schedule is not None:
+                with _C.init_scope():
+                    initial = _C.cast(self._schedule(0), _dtypes.float32._enum)
+            self._learning_rate_var = self._create_var("learning_rate", initial, _dtypes.float32)
         if not self._slot_names:
             return
         for var in variables:
@@ -240,10 +252,13 @@ class Optimizer(Module):
         raise NotImplementedError
 
     def get_config(self):
-        config = {"name": self.name, "learning_rate": self._learning_rate}
         if self._schedule is not None:
-            config["learning_rate"] = {"class_name": type(self._schedule).__name__,
-                                       "config": self._schedule.get_config()}
+            learning_rate = {"class_name": type(self._schedule).__name__, "config": self._schedule.get_config()}
+        elif self._learning_rate_var is not None:
+            learning_rate = float(self._learning_rate_var.numpy())
+        else:
+            learning_rate = self._learning_rate
+        config = {"name": self.name, "learning_rate": learning_rate}
         config.update(clipnorm=self.clipnorm, clipvalue=self.clipvalue, global_clipnorm=self.global_clipnorm,
                       weight_decay=self.weight_decay)
         return config

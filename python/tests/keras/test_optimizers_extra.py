@@ -80,6 +80,25 @@ def test_an_optimizer_with_a_schedule_uses_the_rate_at_its_iterations(traced):
     assert opt.get_config()["learning_rate"]["class_name"] == "ExponentialDecay"
 
 
+def test_the_learning_rate_of_a_schedule_is_not_settable():
+    schedule = K.optimizers.schedules.CosineDecay(0.1, decay_steps=10)
+    opt = K.optimizers.SGD(learning_rate=schedule)
+    with pytest.raises(TypeError, match="created with a `LearningRateSchedule`.*not settable"):
+        opt.learning_rate = 0.5
+    assert opt.learning_rate is schedule  # kept, as TF's
+    run(opt, grads=GRADS[:1])
+    assert opt.variables[1].numpy() == pytest.approx(0.1)  # the rate the step used: the schedule at 0
+
+
+def test_the_learning_rate_variable_is_the_rate():
+    opt = K.optimizers.SGD(learning_rate=0.5)
+    opt.learning_rate = 0.125  # before the first step: the variable's initial value
+    assert opt.get_config()["learning_rate"] == 0.125
+    np.testing.assert_allclose(run(opt, grads=GRADS[:1]), [0.5 - 0.0125, -1.0 + 0.025, 2.0 - 0.0375], rtol=1e-6)
+    opt.learning_rate.assign(0.25)  # as Keras' LearningRateScheduler does
+    assert opt.learning_rate.numpy() == 0.25 and opt.get_config()["learning_rate"] == 0.25
+
+
 def test_clipping_by_value_norm_and_global_norm():
     g = [np.array([3.0, -4.0, 0.5])]
     np.testing.assert_allclose(run(K.optimizers.SGD(1.0, clipvalue=1.0), g), [0.5 - 1, -1.0 + 1, 2.0 - 0.5],
