@@ -12,11 +12,11 @@ namespace kiln::exec {
 
 namespace {
 
-using detail::Attrs;
-using detail::InferContext;
-using detail::KernelContext;
+using schema::Attrs;
+using schema::InferContext;
+using schema::KernelContext;
 using detail::OpDef;
-using detail::TensorType;
+using schema::TensorType;
 
 using BiasedOneDnn = bool (*)(const KernelContext&, const float*);
 
@@ -57,7 +57,7 @@ void run_fused(KernelContext& c, const OpDef& contraction, BiasedOneDnn onednn) 
   Tensor& out = c.outputs[0];
   if (out.size() == 0) return;
   const Tensor& bias = c.inputs[2];
-  if (out.dtype() != DType::Float32 || !onednn(c, detail::data_of<float>(bias))) {
+  if (out.dtype() != DType::Float32 || !onednn(c, core::data_of<float>(bias))) {
     run_part(contraction, c.inputs.first(2), out, c.attrs);
     const std::array<Tensor, 2> biased{out, bias};
     run_part(ops::bias_add_op(), biased, out, c.attrs);
@@ -70,8 +70,8 @@ void run_fused(KernelContext& c, const OpDef& contraction, BiasedOneDnn onednn) 
 
 void fused_matmul_infer(InferContext& c) { infer_fused(c, ops::matmul_op()); }
 void fused_conv2d_infer(InferContext& c) { infer_fused(c, ops::conv2d_op()); }
-void fused_matmul_kernel(KernelContext& c) { run_fused(c, ops::matmul_op(), detail::matmul_bias_onednn); }
-void fused_conv2d_kernel(KernelContext& c) { run_fused(c, ops::conv2d_op(), detail::conv2d_bias_onednn); }
+void fused_matmul_kernel(KernelContext& c) { run_fused(c, ops::matmul_op(), ops::matmul_bias_onednn); }
+void fused_conv2d_kernel(KernelContext& c) { run_fused(c, ops::conv2d_op(), ops::conv2d_bias_onednn); }
 
 // Values on both sides of 0, so that relu has work to do.
 std::vector<float> ramp(std::size_t n, int period, float step, float from) {
@@ -82,7 +82,7 @@ std::vector<float> ramp(std::size_t n, int period, float step, float from) {
 
 // float32 on oneDNN (relu; transposed, no activation) and float64 on the
 // component kernels.
-std::vector<detail::OpSample> fused_matmul_samples() {
+std::vector<schema::OpSample> fused_matmul_samples() {
   auto attrs = [](bool ta, bool tb, const char* activation) {
     return Attrs{{"transpose_a", ta}, {"transpose_b", tb}, {"activation", std::string(activation)}};
   };
@@ -98,7 +98,7 @@ std::vector<detail::OpSample> fused_matmul_samples() {
   };
 }
 
-std::vector<detail::OpSample> fused_conv2d_samples() {
+std::vector<schema::OpSample> fused_conv2d_samples() {
   auto attrs = [](std::vector<int64_t> strides, const char* padding, const char* activation) {
     return Attrs{{"strides", std::move(strides)},
                  {"padding", std::string(padding)},
@@ -117,9 +117,9 @@ std::vector<detail::OpSample> fused_conv2d_samples() {
 
 // Fusion runs on graphs after differentiation: nothing differentiates them.
 constexpr OpDef kFusedMatMul{.name = "FusedMatMul", .infer = fused_matmul_infer, .kernel = fused_matmul_kernel,
-                             .flags = detail::kNotDifferentiable, .samples = fused_matmul_samples};
+                             .flags = schema::kNotDifferentiable, .samples = fused_matmul_samples};
 constexpr OpDef kFusedConv2D{.name = "FusedConv2D", .infer = fused_conv2d_infer, .kernel = fused_conv2d_kernel,
-                             .flags = detail::kNotDifferentiable, .samples = fused_conv2d_samples};
+                             .flags = schema::kNotDifferentiable, .samples = fused_conv2d_samples};
 
 }  // namespace
 

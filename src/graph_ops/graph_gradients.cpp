@@ -34,8 +34,8 @@ using GraphPtr = std::shared_ptr<const Graph>;
 // side effects or draws anew each run, no gradient flows through it, and its
 // outputs are numbers (a handle is replayed like a variable read).
 bool from_forward(const Node& n) {
-  if (!n.is_stateful() || !n.op->is(detail::kNotDifferentiable) || n.outputs.empty()) return false;
-  for (const detail::TensorType& t : n.outputs)
+  if (!n.is_stateful() || !n.op->is(schema::kNotDifferentiable) || n.outputs.empty()) return false;
+  for (const schema::TensorType& t : n.outputs)
     if (t.dtype == DType::Resource || t.dtype == DType::String) return false;
   return true;
 }
@@ -60,14 +60,14 @@ std::vector<bool> forward_results(const Graph& f) {
 // forward run returned); other stateful nodes whose outputs are read run
 // again (a variable is read anew).
 std::vector<Tensor> replay(const Graph& f, std::span<const Tensor> feeds, std::span<const Tensor> given = {}) {
-  std::unordered_map<const Node*, detail::TensorList> values;
+  std::unordered_map<const Node*, runtime::TensorList> values;
   std::size_t k = 0;
-  for (const Node* p : f.parameters()) values[p] = detail::TensorList{feeds[k++]};
-  for (const graph::Capture& c : f.captures()) values[c.placeholder] = detail::TensorList{feeds[k++]};
+  for (const Node* p : f.parameters()) values[p] = runtime::TensorList{feeds[k++]};
+  for (const graph::Capture& c : f.captures()) values[c.placeholder] = runtime::TensorList{feeds[k++]};
   for (std::size_t j = 0; j < given.size(); ++j) {
     if (!given[j].defined()) continue;
     const graph::Value& v = f.results()[j];
-    detail::TensorList& out = values[v.node];
+    runtime::TensorList& out = values[v.node];
     out.resize(v.node->outputs.size());
     out[static_cast<size_t>(v.index)] = given[j];
   }
@@ -80,7 +80,7 @@ std::vector<Tensor> replay(const Graph& f, std::span<const Tensor> feeds, std::s
     if (n->is_stateful() && !read.count(n.get())) continue;
     detail::SmallVector<Tensor, 3> inputs;
     for (const graph::Value& v : n->inputs) inputs.push_back(values.at(v.node)[static_cast<size_t>(v.index)]);
-    values[n.get()] = dispatch(*n->op, std::span<const Tensor>(inputs.data(), inputs.size()), detail::Attrs(n->attrs),
+    values[n.get()] = dispatch(*n->op, std::span<const Tensor>(inputs.data(), inputs.size()), schema::Attrs(n->attrs),
                                n->location);
   }
   std::vector<Tensor> results;
@@ -88,8 +88,8 @@ std::vector<Tensor> replay(const Graph& f, std::span<const Tensor> feeds, std::s
   return results;
 }
 
-std::vector<detail::TensorType> feed_types(const Graph& f) {
-  std::vector<detail::TensorType> types;
+std::vector<schema::TensorType> feed_types(const Graph& f) {
+  std::vector<schema::TensorType> types;
   for (const Node* p : f.parameters()) types.push_back(p->outputs[0]);
   for (const graph::Capture& c : f.captures()) types.push_back(c.placeholder->outputs[0]);
   return types;
@@ -104,9 +104,9 @@ struct Traced {
   std::vector<Tensor> feeds, dys, grads;
 };
 Traced differentiate(trace::TracingContext& ctx, const Graph& f, const std::vector<bool>& has_dy,
-                     const std::vector<bool>& wanted, const std::vector<std::optional<detail::TensorType>>& from_op) {
+                     const std::vector<bool>& wanted, const std::vector<std::optional<schema::TensorType>>& from_op) {
   Traced t;
-  std::vector<detail::TensorType> types = feed_types(f);
+  std::vector<schema::TensorType> types = feed_types(f);
   for (std::size_t i = 0; i < types.size(); ++i) t.feeds.push_back(ctx.add_parameter(types[i], fmt::format("x{}", i)));
   for (std::size_t j = 0; j < f.results().size(); ++j)
     if (has_dy[j]) t.dys.push_back(ctx.add_parameter(f.type_of(f.results()[j]), fmt::format("dy{}", j)));
@@ -117,7 +117,7 @@ Traced differentiate(trace::TracingContext& ctx, const Graph& f, const std::vect
     Tensor p = ctx.add_parameter(*from_op[j], fmt::format("y{}", j));
     if (mine[j]) given[j] = std::move(p);
   }
-  detail::DispatchHandlerGuard guard(&ctx);
+  runtime::DispatchHandlerGuard guard(&ctx);
   GradientTape tape({.persistent = false, .watch_accessed_variables = false});
   std::vector<GradientSource> sources;
   for (std::size_t i = 0; i < t.feeds.size(); ++i) {
@@ -182,7 +182,7 @@ std::shared_ptr<const Backward> cached(const GraphPtr& f, const GraphPtr& other,
   return b;
 }
 
-std::vector<bool> has_grad(const detail::GradContext& c, std::size_t n) {
+std::vector<bool> has_grad(const schema::GradContext& c, std::size_t n) {
   std::vector<bool> has(n);
   for (std::size_t j = 0; j < n; ++j) has[j] = c.grads[j].defined();
   return has;
@@ -192,8 +192,8 @@ bool is_stateful_graph(const Graph& g) { return !g.stateful_nodes().empty(); }
 
 // What a backward graph takes: the forward op's inputs, the defined upstream
 // gradients, and the forward outputs `from_op` marks.
-detail::SmallVector<Tensor, 8> backward_inputs(const detail::GradContext& c,
-                                               const std::vector<std::optional<detail::TensorType>>& from_op) {
+detail::SmallVector<Tensor, 8> backward_inputs(const schema::GradContext& c,
+                                               const std::vector<std::optional<schema::TensorType>>& from_op) {
   detail::SmallVector<Tensor, 8> inputs(c.inputs.begin(), c.inputs.end());
   for (const Tensor& g : c.grads)
     if (g.defined()) inputs.push_back(g);
@@ -247,12 +247,12 @@ GraphPtr with_values_for_backward(const GraphPtr& f) {
 }
 
 // ---- Call -------------------------------------------------------------------------
-void call_gradient(detail::GradContext& c) {
+void call_gradient(schema::GradContext& c) {
   const GraphPtr& f = c.attrs.get<GraphPtr>("f");
   std::vector<bool> wanted(c.inputs.size());
   for (std::size_t i = 0; i < wanted.size(); ++i) wanted[i] = c.needs(static_cast<int>(i));
   std::vector<bool> mine = forward_results(*f);
-  std::vector<std::optional<detail::TensorType>> from_op(mine.size());
+  std::vector<std::optional<schema::TensorType>> from_op(mine.size());
   for (std::size_t j = 0; j < mine.size(); ++j)
     if (mine[j]) from_op[j] = f->type_of(f->results()[j]);
   auto b = cached(f, nullptr, has_grad(c, c.outputs.size()), wanted,
@@ -274,8 +274,8 @@ void call_gradient(detail::GradContext& c) {
                   });
   if (b->grad_of.empty()) return;
   detail::SmallVector<Tensor, 8> inputs = backward_inputs(c, from_op);
-  detail::TensorList grads = dispatch(call_op(is_stateful_graph(*b->graph)),
-                              std::span<const Tensor>(inputs.data(), inputs.size()), detail::Attrs{{"f", b->graph}},
+  runtime::TensorList grads = dispatch(call_op(is_stateful_graph(*b->graph)),
+                              std::span<const Tensor>(inputs.data(), inputs.size()), schema::Attrs{{"f", b->graph}},
                               SourceLocation());
   for (std::size_t k = 0; k < b->grad_of.size(); ++k) c.set(b->grad_of[k], std::move(grads[k]));
 }
@@ -284,7 +284,7 @@ void call_gradient(detail::GradContext& c) {
 // Both backward branches take (captures..., dys...) and return the gradient of
 // each capture that either branch differentiates; a branch that does not
 // gives zeros.
-void if_gradient(detail::GradContext& c) {
+void if_gradient(schema::GradContext& c) {
   const GraphPtr& then_f = c.attrs.get<GraphPtr>("then_branch");
   const GraphPtr& else_f = c.attrs.get<GraphPtr>("else_branch");
   std::vector<bool> wanted(c.inputs.size() - 1);  // the captures (pred is not differentiable)
@@ -292,11 +292,11 @@ void if_gradient(detail::GradContext& c) {
   // The outputs either branch takes from the forward run: both backward
   // branches take the same inputs.
   std::vector<bool> from_then = forward_results(*then_f), from_else = forward_results(*else_f);
-  std::vector<std::optional<detail::TensorType>> from_op(from_then.size());
+  std::vector<std::optional<schema::TensorType>> from_op(from_then.size());
   for (std::size_t j = 0; j < from_op.size(); ++j) {
     if (!from_then[j] && !from_else[j]) continue;
-    const detail::TensorType& a = then_f->type_of(then_f->results()[j]);
-    from_op[j] = detail::TensorType{a.dtype, merge_shapes(a.shape, else_f->type_of(else_f->results()[j]).shape)};
+    const schema::TensorType& a = then_f->type_of(then_f->results()[j]);
+    from_op[j] = schema::TensorType{a.dtype, merge_shapes(a.shape, else_f->type_of(else_f->results()[j]).shape)};
   }
   auto b = cached(then_f, else_f, has_grad(c, c.outputs.size()), wanted,
                   [&](const std::vector<bool>& has_dy, const std::vector<bool>& want) {
@@ -313,7 +313,7 @@ void if_gradient(detail::GradContext& c) {
                           tt.feeds[i].dtype() == DType::Resource)
                         throw Unimplemented("the gradient of a cond for a variable of unknown shape read in one branch only");
                       auto zeros_for = [&](trace::TracingContext& ctx, const Traced& t) {
-                        detail::DispatchHandlerGuard guard(&ctx);
+                        runtime::DispatchHandlerGuard guard(&ctx);
                         return t.feeds[i].dtype() == DType::Resource ? zeros(like.shape(), like.dtype())
                                                                      : zeros_like(t.feeds[i]);
                       };
@@ -333,9 +333,9 @@ void if_gradient(detail::GradContext& c) {
   if (b->grad_of.empty()) return;
   detail::SmallVector<Tensor, 8> inputs = backward_inputs(c, from_op);
   bool stateful = is_stateful_graph(*b->graph) || is_stateful_graph(*b->else_graph);
-  detail::TensorList grads =
+  runtime::TensorList grads =
       dispatch(if_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
-               detail::Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());
+               schema::Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());
   for (std::size_t k = 0; k < b->grad_of.size(); ++k) c.set(b->grad_of[k], std::move(grads[k]));
 }
 
@@ -357,7 +357,7 @@ struct LoopGraph {
   std::shared_ptr<Graph> graph = std::make_shared<Graph>("loop");
   trace::TracingContext ctx{graph};
   std::vector<Tensor> params;
-  explicit LoopGraph(const std::vector<detail::TensorType>& types) {
+  explicit LoopGraph(const std::vector<schema::TensorType>& types) {
     for (std::size_t i = 0; i < types.size(); ++i) params.push_back(ctx.add_parameter(types[i], fmt::format("v{}", i)));
   }
   GraphPtr finish(const std::vector<Tensor>& results) {
@@ -369,7 +369,7 @@ struct LoopGraph {
 
 // The shape of a variable a graph reads through capture `placeholder`, when
 // the graph reads it.
-std::optional<detail::TensorType> variable_type(const Graph& g, const Node* placeholder) {
+std::optional<schema::TensorType> variable_type(const Graph& g, const Node* placeholder) {
   for (const auto& n : g.nodes()) {
     if (n->op->name != "ReadVariable" || n->inputs.empty() || n->inputs[0].node != placeholder) continue;
     return n->outputs[0];
@@ -384,7 +384,7 @@ std::optional<detail::TensorType> variable_type(const Graph& g, const Node* plac
 // carries it as its three leaves (buffer, mask, size).
 class IterationStack {
  public:
-  explicit IterationStack(const detail::TensorType& t)
+  explicit IterationStack(const schema::TensorType& t)
       : empty_(t.dtype, 0, {.dynamic_size = true, .element_shape = t.shape}) {
     detail::ResultFlattener f;
     detail::Traits<TensorArray>::flatten_result(empty_, f);
@@ -398,7 +398,7 @@ class IterationStack {
     types_ = {{t.dtype, buffer}, {f.leaves[1].dtype(), Shape{None}}, {f.leaves[2].dtype(), Shape{}}};
   }
   static constexpr std::size_t kLeaves = 3;
-  const std::vector<detail::TensorType>& types() const { return types_; }
+  const std::vector<schema::TensorType>& types() const { return types_; }
   std::vector<Tensor> empty_leaves() const { return leaves(empty_); }
   // The stack whose leaves start at `leaves[0]`.
   TensorArray array(const Tensor* leaves) const {
@@ -415,16 +415,16 @@ class IterationStack {
  private:
   TensorArray empty_;
   std::vector<int64_t> sizes_;
-  std::vector<detail::TensorType> types_;
+  std::vector<schema::TensorType> types_;
 };
 
 }  // namespace
 
-void while_gradient(detail::GradContext& c) {
+void while_gradient(schema::GradContext& c) {
   const GraphPtr& cond_f = c.attrs.get<GraphPtr>("cond");
   const GraphPtr& body_f = c.attrs.get<GraphPtr>("body");
   const std::size_t nv = c.outputs.size(), nc = c.inputs.size() - nv;
-  std::vector<detail::TensorType> var_types, cap_types;
+  std::vector<schema::TensorType> var_types, cap_types;
   for (const Node* p : body_f->parameters()) var_types.push_back(p->outputs[0]);
   for (const graph::Capture& cap : body_f->captures()) cap_types.push_back(cap.placeholder->outputs[0]);
   for (std::size_t k = 0; k < nv; ++k)
@@ -435,22 +435,22 @@ void while_gradient(detail::GradContext& c) {
     return std::vector<Tensor>(params.begin(), params.begin() + static_cast<std::ptrdiff_t>(nv + nc));
   };
   std::vector<IterationStack> stacks;
-  for (const detail::TensorType& t : var_types) stacks.emplace_back(t);
+  for (const schema::TensorType& t : var_types) stacks.emplace_back(t);
   constexpr std::size_t kS = IterationStack::kLeaves;
 
   // 1. Forward again: (vars, captures, n, stacks).
-  std::vector<detail::TensorType> fwd_types = var_types;
+  std::vector<schema::TensorType> fwd_types = var_types;
   fwd_types.insert(fwd_types.end(), cap_types.begin(), cap_types.end());
   fwd_types.push_back({DType::Int32, Shape{}});
   for (const IterationStack& st : stacks) fwd_types.insert(fwd_types.end(), st.types().begin(), st.types().end());
   LoopGraph cond1(fwd_types), body1(fwd_types);
   GraphPtr cond1_g, body1_g;
   {
-    detail::DispatchHandlerGuard guard(&cond1.ctx);
+    runtime::DispatchHandlerGuard guard(&cond1.ctx);
     cond1_g = cond1.finish({replay(*cond_f, feeds_of(cond1.params))[0]});
   }
   {
-    detail::DispatchHandlerGuard guard(&body1.ctx);
+    runtime::DispatchHandlerGuard guard(&body1.ctx);
     const std::vector<Tensor>& p = body1.params;
     std::vector<Tensor> next = replay(*body_f, feeds_of(p));
     for (std::size_t j = 0; j < nc; ++j) next.push_back(p[nv + j]);
@@ -468,19 +468,19 @@ void while_gradient(detail::GradContext& c) {
   bool stateful = is_stateful_graph(*body1_g) || is_stateful_graph(*cond1_g);
   // Stateless: its first nv outputs are the forward loop's, bit for bit.
   if (!stateful) note_while_replay(body1_g, {cond_f, body_f, nv + nc, nv});
-  detail::TensorList fwd = dispatch(while_op(stateful), fwd_in,
-                            detail::Attrs{{"cond", cond1_g}, {"body", body1_g}}, SourceLocation());
+  runtime::TensorList fwd = dispatch(while_op(stateful), fwd_in,
+                            schema::Attrs{{"cond", cond1_g}, {"body", body1_g}}, SourceLocation());
 
   // 2. Backward: (i, dvars for float vars, dcaps for wanted caps, stacks, captures).
   std::vector<std::size_t> dv_of, dcap_of;
   for (std::size_t k = 0; k < nv; ++k)
     if (is_floating(var_types[k].dtype)) dv_of.push_back(k);
-  std::vector<detail::TensorType> dcap_types;
+  std::vector<schema::TensorType> dcap_types;
   std::vector<Tensor> dcap_init;
   for (std::size_t j = 0; j < nc; ++j) {
     if (!c.needs(static_cast<int>(nv + j))) continue;
     if (cap_types[j].dtype == DType::Resource) {
-      std::optional<detail::TensorType> t = variable_type(*body_f, body_f->captures()[j].placeholder);
+      std::optional<schema::TensorType> t = variable_type(*body_f, body_f->captures()[j].placeholder);
       if (!t || !t->shape.is_fully_defined()) continue;
       dcap_types.push_back(*t);
       dcap_init.push_back(zeros(t->shape, t->dtype));
@@ -492,7 +492,7 @@ void while_gradient(detail::GradContext& c) {
     }
     dcap_of.push_back(j);
   }
-  std::vector<detail::TensorType> bwd_types{{DType::Int32, Shape{}}};
+  std::vector<schema::TensorType> bwd_types{{DType::Int32, Shape{}}};
   for (std::size_t k : dv_of) bwd_types.push_back(var_types[k]);
   bwd_types.insert(bwd_types.end(), dcap_types.begin(), dcap_types.end());
   for (const IterationStack& st : stacks) bwd_types.insert(bwd_types.end(), st.types().begin(), st.types().end());
@@ -503,11 +503,11 @@ void while_gradient(detail::GradContext& c) {
   LoopGraph cond2(bwd_types), body2(bwd_types);
   GraphPtr cond2_g, body2_g;
   {
-    detail::DispatchHandlerGuard guard(&cond2.ctx);
+    runtime::DispatchHandlerGuard guard(&cond2.ctx);
     cond2_g = cond2.finish({cond2.params[0] >= 0});
   }
   {
-    detail::DispatchHandlerGuard guard(&body2.ctx);
+    runtime::DispatchHandlerGuard guard(&body2.ctx);
     const std::vector<Tensor>& p = body2.params;
     std::vector<Tensor> feeds;
     for (std::size_t k = 0; k < nv; ++k) feeds.push_back(stacks[k].array(&p[first_stack + kS * k]).read(p[0]));
@@ -545,8 +545,8 @@ void while_gradient(detail::GradContext& c) {
   for (std::size_t k = 0; k < kS * nv; ++k) bwd_in.push_back(fwd[nv + nc + 1 + k]);
   for (std::size_t j = 0; j < nc; ++j) bwd_in.push_back(c.inputs[nv + j]);
   bool bwd_stateful = is_stateful_graph(*body2_g) || is_stateful_graph(*cond2_g);
-  detail::TensorList bwd = dispatch(while_op(bwd_stateful), bwd_in,
-                            detail::Attrs{{"cond", cond2_g}, {"body", body2_g}}, SourceLocation());
+  runtime::TensorList bwd = dispatch(while_op(bwd_stateful), bwd_in,
+                            schema::Attrs{{"cond", cond2_g}, {"body", body2_g}}, SourceLocation());
   for (std::size_t m = 0; m < dv_of.size(); ++m)
     if (c.needs(static_cast<int>(dv_of[m]))) c.set(static_cast<int>(dv_of[m]), bwd[1 + m]);
   for (std::size_t m = 0; m < dcap_of.size(); ++m) c.set(static_cast<int>(nv + dcap_of[m]), bwd[first_dcap + m]);

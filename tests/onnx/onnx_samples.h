@@ -13,6 +13,6 @@ namespace kiln::testing {
 void for_each_op_sample(const std::function<void(const detail::OpDef&, int, const graph::Graph&)>& fn);
 // The same, with the sample's inputs.
 void for_each_op_sample(
-    const std::function<void(const detail::OpDef&, int, const graph::Graph&, const detail::OpSample&)>& fn);
+    const std::function<void(const detail::OpDef&, int, const graph::Graph&, const schema::OpSample&)>& fn);
 
 }  // namespace kiln::testing
