@@ -30,6 +30,9 @@ using kiln::testing::expect_error;
 using kiln::testing::expect_tensor;
 using kiln::testing::random_tensor;
 namespace detail = kiln::detail;
+namespace ops = kiln::ops;
+namespace runtime = kiln::runtime;
+namespace schema = kiln::schema;
 
 namespace {
 

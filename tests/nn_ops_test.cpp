@@ -25,6 +25,9 @@ using kiln::testing::expect_tensor;
 using kiln::testing::expect_tensor_near;
 namespace nn = kiln::nn;
 namespace detail = kiln::detail;
+namespace ops = kiln::ops;
+namespace runtime = kiln::runtime;
+namespace schema = kiln::schema;
 
 namespace {
 

@@ -42,7 +42,7 @@ namespace detail {
 // and C++ numbers, already in Python's spelling), or the options.
 class PrintArg {
  public:
-  enum class Kind { Tensor, runtime::TensorList, Text, Options };
+  enum class Kind { Tensor, TensorList, Text, Options };
 
   PrintArg(const Tensor& t, SourceLocation loc = SourceLocation::current())
       : kind_(Kind::Tensor), tensors_{t}, loc_(loc) {}

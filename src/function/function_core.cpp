@@ -425,7 +425,7 @@ CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
   // function's results; the caller sees the results only.
   std::shared_ptr<const graph::Graph> g = graph_ops::with_values_for_backward(impl->graph);
   bool stateful = !g->stateful_nodes().empty();
-  runtime::TensorList out = dispatch(graph_ops::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
+  runtime::TensorList out = runtime::dispatch(graph_ops::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
                             schema::Attrs{{"f", g}}, SourceLocation());
   auto end = out.begin() + static_cast<std::ptrdiff_t>(impl->graph->results().size());
   return CallResult{ResultLeaves(std::make_move_iterator(out.begin()), std::make_move_iterator(end)), impl};

@@ -80,7 +80,7 @@ std::vector<Tensor> replay(const Graph& f, std::span<const Tensor> feeds, std::s
     if (n->is_stateful() && !read.count(n.get())) continue;
     detail::SmallVector<Tensor, 3> inputs;
     for (const graph::Value& v : n->inputs) inputs.push_back(values.at(v.node)[static_cast<size_t>(v.index)]);
-    values[n.get()] = dispatch(*n->op, std::span<const Tensor>(inputs.data(), inputs.size()), schema::Attrs(n->attrs),
+    values[n.get()] = runtime::dispatch(*n->op, std::span<const Tensor>(inputs.data(), inputs.size()), schema::Attrs(n->attrs),
                                n->location);
   }
   std::vector<Tensor> results;
@@ -274,7 +274,7 @@ void call_gradient(schema::GradContext& c) {
                   });
   if (b->grad_of.empty()) return;
   detail::SmallVector<Tensor, 8> inputs = backward_inputs(c, from_op);
-  runtime::TensorList grads = dispatch(call_op(is_stateful_graph(*b->graph)),
+  runtime::TensorList grads = runtime::dispatch(call_op(is_stateful_graph(*b->graph)),
                               std::span<const Tensor>(inputs.data(), inputs.size()), schema::Attrs{{"f", b->graph}},
                               SourceLocation());
   for (std::size_t k = 0; k < b->grad_of.size(); ++k) c.set(b->grad_of[k], std::move(grads[k]));
@@ -334,7 +334,7 @@ void if_gradient(schema::GradContext& c) {
   detail::SmallVector<Tensor, 8> inputs = backward_inputs(c, from_op);
   bool stateful = is_stateful_graph(*b->graph) || is_stateful_graph(*b->else_graph);
   runtime::TensorList grads =
-      dispatch(if_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
+      runtime::dispatch(if_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
                schema::Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());
   for (std::size_t k = 0; k < b->grad_of.size(); ++k) c.set(b->grad_of[k], std::move(grads[k]));
 }
@@ -468,7 +468,7 @@ void while_gradient(schema::GradContext& c) {
   bool stateful = is_stateful_graph(*body1_g) || is_stateful_graph(*cond1_g);
   // Stateless: its first nv outputs are the forward loop's, bit for bit.
   if (!stateful) note_while_replay(body1_g, {cond_f, body_f, nv + nc, nv});
-  runtime::TensorList fwd = dispatch(while_op(stateful), fwd_in,
+  runtime::TensorList fwd = runtime::dispatch(while_op(stateful), fwd_in,
                             schema::Attrs{{"cond", cond1_g}, {"body", body1_g}}, SourceLocation());
 
   // 2. Backward: (i, dvars for float vars, dcaps for wanted caps, stacks, captures).
@@ -545,7 +545,7 @@ void while_gradient(schema::GradContext& c) {
   for (std::size_t k = 0; k < kS * nv; ++k) bwd_in.push_back(fwd[nv + nc + 1 + k]);
   for (std::size_t j = 0; j < nc; ++j) bwd_in.push_back(c.inputs[nv + j]);
   bool bwd_stateful = is_stateful_graph(*body2_g) || is_stateful_graph(*cond2_g);
-  runtime::TensorList bwd = dispatch(while_op(bwd_stateful), bwd_in,
+  runtime::TensorList bwd = runtime::dispatch(while_op(bwd_stateful), bwd_in,
                             schema::Attrs{{"cond", cond2_g}, {"body", body2_g}}, SourceLocation());
   for (std::size_t m = 0; m < dv_of.size(); ++m)
     if (c.needs(static_cast<int>(dv_of[m]))) c.set(static_cast<int>(dv_of[m]), bwd[1 + m]);

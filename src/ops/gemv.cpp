@@ -17,7 +17,7 @@ namespace {
 // while the block's rows stream past.
 constexpr int64_t kTileColumns = 2048;
 // Multiply-adds a thread should get before a second one is worth waking.
-constexpr int64_t kParallelMacs = 4 * kParallelGrain;
+constexpr int64_t kParallelMacs = 4 * core::kParallelGrain;
 
 // For each row m of `a` (a(m, i) = a[m * a.row + i * a.col], i < depth):
 // out[m * ldo + j] = sum over i of a(m, i) * b[i * ldb + j] (j < cols), each

@@ -43,7 +43,7 @@ template <class T> void sum_to(const T* g, const Shape& g_shape, T* out, const S
   int64_t rows = 1;
   for (int d = 0; d < outer_rank; ++d) rows *= p.dims[d];
   const int64_t inner = p.inner(), step = p.inner_stride(0);
-  if (step != 0 && out_shape.num_elements() == inner && inner >= 32 && rows * inner > kParallelGrain) {
+  if (step != 0 && out_shape.num_elements() == inner && inner >= 32 && rows * inner > core::kParallelGrain) {
     // Every row adds into the one output row (a bias gradient): the columns
     // are independent, so the threads take bands of at least 16 columns (a
     // cache line of float32 each), each adding the rows in the serial loop's
@@ -198,21 +198,19 @@ Tensor reshape_like(const Tensor& t, const Tensor& x) {
 
 }  // namespace ops
 
-namespace schema {
-
-Tensor GradContext::grad_or_zeros(int i) const {
+// GradContext (src/schema) needs zeros_like, an op: defined here, in kiln, which encloses
+// kiln::schema.
+Tensor schema::GradContext::grad_or_zeros(int i) const {
   const Tensor& g = grads[static_cast<size_t>(i)];
   return g.defined() ? g : zeros_like(outputs[static_cast<size_t>(i)]);
 }
 
-std::vector<Tensor> GradContext::all_grads_or_zeros() const {
+std::vector<Tensor> schema::GradContext::all_grads_or_zeros() const {
   std::vector<Tensor> all;
   all.reserve(outputs.size());
   for (std::size_t i = 0; i < outputs.size(); ++i) all.push_back(grad_or_zeros(static_cast<int>(i)));
   return all;
 }
-
-}  // namespace schema
 
 namespace ops {
 

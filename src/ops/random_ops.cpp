@@ -202,7 +202,7 @@ void check_uniform_range(double minval, double maxval) {
     throw InvalidArgument(fmt::format("RandomUniform: minval ({}) must be less than maxval ({})", minval, maxval));
 }
 
-enum class Seeding { schema::kStateful, kStateless };
+enum class Seeding { kStateful, kStateless };
 
 // The seed attrs: "seed" (-1: none), "stateless", and for an op-seeded draw
 // being traced, "site": the node's own stream.
@@ -211,7 +211,7 @@ schema::Attrs seed_attrs(const detail::OpDef& op, std::optional<uint64_t> seed, 
     throw InvalidArgument(fmt::format("{}: seed {} is too large (at most 2^63-1)", op.name, *seed));
   attrs.set("seed", seed ? static_cast<int64_t>(*seed) : int64_t(-1));
   if (seeding == Seeding::kStateless) attrs.set("stateless", true);
-  else if (seed && thread_state.handler) attrs.set("site", generator().next_site.fetch_add(1));
+  else if (seed && runtime::thread_state.handler) attrs.set("site", generator().next_site.fetch_add(1));
   return attrs;
 }
 

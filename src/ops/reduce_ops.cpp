@@ -385,7 +385,7 @@ void extreme_grad(schema::GradContext& c) {
 }
 
 #define KILN_REDUCE_OP(NAME, KIND, SAMPLES, GRAD, FLAGS)                                       \
-  constexpr OpDef k##NAME{.name = #NAME, .infer = reduce_infer<ReduceKind::KIND>,            \
+  constexpr detail::OpDef k##NAME{.name = #NAME, .infer = reduce_infer<ReduceKind::KIND>,    \
                           .kernel = reduce_kernel<ReduceKind::KIND>, .flags = FLAGS,         \
                           .samples = SAMPLES, .gradient = GRAD};
 KILN_REDUCE_OP(Sum, Sum, numeric_reduce_samples, sum_grad, schema::kNoFlags)
@@ -523,25 +523,25 @@ void register_reduce_ops(schema::OpRegistry& r) {
 }  // namespace ops
 
 Tensor sum(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return ops::reduce(kSum, x, axes, keepdims, loc);
+  return ops::reduce(ops::kSum, x, axes, keepdims, loc);
 }
 Tensor mean(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return ops::reduce(kMean, x, axes, keepdims, loc);
+  return ops::reduce(ops::kMean, x, axes, keepdims, loc);
 }
 Tensor prod(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return ops::reduce(kProd, x, axes, keepdims, loc);
+  return ops::reduce(ops::kProd, x, axes, keepdims, loc);
 }
 Tensor max(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return ops::reduce(kMax, x, axes, keepdims, loc);
+  return ops::reduce(ops::kMax, x, axes, keepdims, loc);
 }
 Tensor min(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return ops::reduce(kMin, x, axes, keepdims, loc);
+  return ops::reduce(ops::kMin, x, axes, keepdims, loc);
 }
 Tensor any(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return ops::reduce(kAny, x, axes, keepdims, loc);
+  return ops::reduce(ops::kAny, x, axes, keepdims, loc);
 }
 Tensor all(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return ops::reduce(kAll, x, axes, keepdims, loc);
+  return ops::reduce(ops::kAll, x, axes, keepdims, loc);
 }
 
 Tensor argmax(const Tensor& x, int64_t axis, DType dtype, SourceLocation loc) {

@@ -169,7 +169,7 @@ void unstack_infer(schema::InferContext& c) { write_infer(c, WriteKind::Unstack)
 // The output state: in place over the input's storage when nothing else
 // holds it and the capacity stays, else a copy grown to `capacity` rows.
 Tensor output_rows(const Tensor& in, bool keep_rows, DType dtype, const Shape& shape, int64_t row) {
-  bool in_place = keep_rows && in.shape() == shape && dtype != DType::String && is_exclusively_owned(in);
+  bool in_place = keep_rows && in.shape() == shape && dtype != DType::String && core::is_exclusively_owned(in);
   if (in_place) return core::make_tensor_view(dtype, shape, in.impl()->buffer);
   Tensor out = core::make_tensor(dtype, shape);
   int64_t kept = keep_rows ? std::min(in.shape()[0], shape[0]) * row : 0;
@@ -440,7 +440,7 @@ void register_tensor_array_ops(schema::OpRegistry& r) {
 TensorArray::TensorArray(DType dtype, const Operand& size, TensorArrayOptions options, SourceLocation loc)
     : options_(std::move(options)) {
   const Tensor in[] = {ops::index_tensor(size, "TensorArray: size", loc)};
-  runtime::TensorList out = dispatch(ops::kTensorArrayNew, in,
+  runtime::TensorList out = runtime::dispatch(ops::kTensorArrayNew, in,
                             schema::Attrs{{"dtype", dtype}, {"element_shape", options_.element_shape}}, loc);
   buffer_ = std::move(out[0]);
   written_ = std::move(out[1]);
@@ -454,7 +454,7 @@ TensorArray TensorArray::apply(const detail::OpDef& op, TensorArray self, std::i
   in.push_back(std::move(self.written_));
   in.push_back(std::move(self.size_));
   for (const Tensor& t : more) in.push_back(t);
-  runtime::TensorList out = dispatch(op, std::span<const Tensor>(in.data(), in.size()),
+  runtime::TensorList out = runtime::dispatch(op, std::span<const Tensor>(in.data(), in.size()),
                             schema::Attrs{{"dynamic", self.options_.dynamic_size},
                                   {"element_shape", self.options_.element_shape}},
                             loc);
@@ -480,14 +480,14 @@ TensorArray TensorArray::unstack(const Tensor& value, SourceLocation loc) const 
 
 Tensor TensorArray::read(const Operand& index, SourceLocation loc) const {
   const Tensor in[] = {buffer_, written_, size_, ops::index_tensor(index, "TensorArray.read", loc)};
-  runtime::TensorList out = dispatch(ops::kTensorArrayRead, in, schema::Attrs{{"clear", options_.clear_after_read}}, loc);
+  runtime::TensorList out = runtime::dispatch(ops::kTensorArrayRead, in, schema::Attrs{{"clear", options_.clear_after_read}}, loc);
   if (options_.clear_after_read) written_ = std::move(out[1]);
   return std::move(out[0]);
 }
 
 Tensor TensorArray::gather(const Tensor& indices, SourceLocation loc) const {
   const Tensor in[] = {buffer_, written_, size_, indices};
-  runtime::TensorList out = dispatch(ops::kTensorArrayGather, in, schema::Attrs{{"clear", options_.clear_after_read}}, loc);
+  runtime::TensorList out = runtime::dispatch(ops::kTensorArrayGather, in, schema::Attrs{{"clear", options_.clear_after_read}}, loc);
   if (options_.clear_after_read) written_ = std::move(out[1]);
   return std::move(out[0]);
 }

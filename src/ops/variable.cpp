@@ -29,7 +29,7 @@ Variable::Variable(const Tensor& initial_value, VariableOptions options, SourceL
     // Depends on a traced function's arguments: the graph sets it on its
     // first run.
     const Tensor in[] = {handle_, initial_value};
-    dispatch(ops::initialize_variable_op(), in,
+    runtime::dispatch(ops::initialize_variable_op(), in,
              schema::Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
   } else {
     state_->value = initial_value;
@@ -78,7 +78,7 @@ void Variable::update(const detail::OpDef& op, const Operand& value, SourceLocat
   if (!state_) null_variable(op.name.data());
   Tensor v = value.is_tensor() ? value.take() : ops::scalar_to_tensor(value.scalar(), state_->dtype, op.name, loc);
   const Tensor in[] = {handle_, std::move(v)};
-  dispatch(op, in, schema::Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
+  runtime::dispatch(op, in, schema::Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
 }
 
 void Variable::assign(const Operand& value, SourceLocation loc) const {

@@ -24,7 +24,7 @@ int donatable_input(std::span<const Tensor> inputs, const schema::TensorType& ou
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& in = inputs[i];
     if (in.dtype() == out.dtype && in.shape() == out.shape &&
-        is_exclusively_owned(in))
+        core::is_exclusively_owned(in))
       return static_cast<int>(i);
   }
   return -1;
