@@ -567,7 +567,7 @@ TEST(MathOpsCompare, Clip) {
 struct RecordingHandler : detail::DispatchHandler {
   std::vector<std::pair<std::string, int>> calls;
   runtime::TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
-                              schema::Attrs&& attrs, const SourceLocation& loc) override {
+                               schema::Attrs&& attrs, const SourceLocation& loc) override {
     calls.emplace_back(std::string(op.name), static_cast<int>(loc.line()));
     return runtime::run_eager(op, inputs, attrs);
   }

@@ -184,7 +184,8 @@ TEST(MemoryPlan, AValueAKernelKeptIsNotOverwritten) {
   graph::Value square = node(r.get("Mul"), {x, x});  // step 0
   graph::Value zero = node(kKeepInput, {square});   // step 1: keeps x*x
   graph::Value twice = node(r.get("Add"), {x, x});  // step 2: planned over x*x
-  graph::Value total = node(r.get("Sum"), {twice}, schema::Attrs{{"axes", std::vector<int64_t>{0}}, {"keepdims", false}});
+  graph::Value total =
+      node(r.get("Sum"), {twice}, schema::Attrs{{"axes", std::vector<int64_t>{0}}, {"keepdims", false}});
   g->results().push_back(node(r.get("Add"), {total, zero}));
   exec::Plan plan(g);
   const exec::MemoryPlan& m = plan.memory_plan();

@@ -341,7 +341,7 @@ TEST(NnGrad, Conv2DBackpropInputOfOnesCountsTheWindows) {
   expect_tensor<double>(ops::conv2d_backprop_input(x, f, dy, conv_attrs({1, 1}, "VALID")),
                         Shape{1, 3, 3, 1}, {1, 2, 1, 2, 4, 2, 1, 2, 1});
   Tensor df = ops::conv2d_backprop_filter(kiln::ones(Shape{1, 3, 3, 1}, DType::Float64), f, dy,
-                                             conv_attrs({1, 1}, "VALID"));
+                                          conv_attrs({1, 1}, "VALID"));
   expect_tensor<double>(df, Shape{2, 2, 1, 1}, {4, 4, 4, 4});
 }
 

@@ -26,8 +26,8 @@ TEST(Passes, InlineCallsCopiesTheCallee) {
   auto callee = trace_graph({f32(Shape{3})}, [](auto& p) { return std::vector{p[0] * p[0] + 1.f}; }, "square_plus_one");
   auto g = trace_graph({f32(Shape{3})}, [&](auto& p) {
     runtime::TensorList out = runtime::dispatch(graph_ops::call_op(false), std::span<const Tensor>(&p[0], 1),
-                                              schema::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
-                                              SourceLocation());
+                                                schema::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
+                                                SourceLocation());
     return std::vector{out[0] - 2.f};
   });
   expect_golden("passes_inline.txt", before_after(*g, [](graph::Graph& x) { return passes::inline_calls(x); }));
@@ -45,8 +45,8 @@ TEST(Passes, InlineKeepsSideEffectsInOrder) {
   auto g = trace_graph({f32(Shape{})}, [&](auto& p) {
     kiln::print(std::string("before"), to_out);
     runtime::TensorList r = runtime::dispatch(graph_ops::call_op(true), std::span<const Tensor>(&p[0], 1),
-                                            schema::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
-                                            SourceLocation());
+                                              schema::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
+                                              SourceLocation());
     kiln::print(std::string("after"), to_out);
     return std::vector{r[0]};
   });
@@ -78,8 +78,12 @@ TEST(Passes, CseMergesPureNodesButNotStatefulOnes) {
   graph::Value a{g->add_node(r.get("Exp"), std::array{x}, {}, SourceLocation()), 0};
   graph::Value b{g->add_node(r.get("Exp"), std::array{x}, {}, SourceLocation()), 0};
   graph::Value s{g->add_node(r.get("Add"), std::array{a, b}, {}, SourceLocation()), 0};
-  graph::Value n1{g->add_node(r.get("RandomUniform"), {}, schema::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}}, SourceLocation()), 0};
-  graph::Value n2{g->add_node(r.get("RandomUniform"), {}, schema::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}}, SourceLocation()), 0};
+  graph::Value n1{g->add_node(r.get("RandomUniform"), {}, schema::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}},
+                              SourceLocation()),
+                  0};
+  graph::Value n2{g->add_node(r.get("RandomUniform"), {}, schema::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}},
+                              SourceLocation()),
+                  0};
   graph::Value t{g->add_node(r.get("Sub"), std::array{n1, n2}, {}, SourceLocation()), 0};
   g->results() = {s, t};
   expect_golden("passes_cse.txt",
@@ -287,7 +291,7 @@ TEST(Passes, NestedGraphSharedByInlinedCallsIsOptimizedOnce) {
   auto callee = trace_graph({f32(Shape{2})}, [&](auto& p) { return std::vector{loop(p[0])}; }, "grow");
   auto call = [&](const Tensor& x) {
     return runtime::dispatch(graph_ops::call_op(false), std::span<const Tensor>(&x, 1),
-                            schema::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}}, SourceLocation())[0];
+                             schema::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}}, SourceLocation())[0];
   };
   auto g = trace_graph({f32(Shape{2}), f32(Shape{2})}, [&](auto& p) { return std::vector{call(p[0]), call(p[1])}; });
   auto opt = passes::optimize(*g, {});

@@ -332,7 +332,7 @@ struct Recorder : detail::DispatchHandler {
   std::vector<int> num_inputs;
   std::vector<schema::Attrs> attrs;
   runtime::TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
-                              schema::Attrs&& a, const SourceLocation&) override {
+                               schema::Attrs&& a, const SourceLocation&) override {
     ops.emplace_back(op.name);
     num_inputs.push_back(static_cast<int>(inputs.size()));
     attrs.push_back(a);

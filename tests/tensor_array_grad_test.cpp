@@ -206,15 +206,15 @@ TEST(TensorArrayGrad, RowOpErrorsNameTheProblem) {
   Tensor like = zeros({2, 2});
   expect_error<InvalidArgument>(
       [&] { runtime::run_eager(schema::OpRegistry::global().get("TensorArrayWriteRows"),
-                              std::vector<Tensor>{zeros({0}), like, constant({2}), zeros({1, 2})}, {}); },
+                               std::vector<Tensor>{zeros({0}), like, constant({2}), zeros({1, 2})}, {}); },
       {"TensorArrayWriteRows", "row 2 is out of range for 2 rows"});
   expect_error<InvalidArgument>(
       [&] { runtime::run_eager(schema::OpRegistry::global().get("TensorArrayWriteGrad"),
-                              std::vector<Tensor>{like, zeros({0}), zeros({3})}, {}); },
+                               std::vector<Tensor>{like, zeros({0}), zeros({3})}, {}); },
       {"TensorArrayWriteGrad", "values of shape (3,) do not split into rows of 2 elements"});
   expect_error<InvalidArgument>(
       [&] { runtime::run_eager(schema::OpRegistry::global().get("TensorArrayWriteGrad"),
-                              std::vector<Tensor>{like, zeros({0}, DType::Float64), zeros({2})}, {}); },
+                               std::vector<Tensor>{like, zeros({0}, DType::Float64), zeros({2})}, {}); },
       {"TensorArrayWriteGrad", "input 1 has dtype float64 but input 0 has dtype float32"});
 }
 

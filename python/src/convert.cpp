@@ -141,7 +141,7 @@ Tensor tensor_from_numpy(py::array array) {
   PyObject* owner = array.ptr();
   Py_INCREF(owner);
   core::Buffer* buffer = core::make_external_buffer(*dtype, array.size(), const_cast<void*>(array.data()),
-                                                        release_array, owner);
+                                                    release_array, owner);
   return core::adopt_buffer(*dtype, shape, buffer);
 }
 

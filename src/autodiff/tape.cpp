@@ -21,7 +21,7 @@ class TapeRecorder final : public runtime::TapeHook {
   std::vector<TapeState*> tapes;
 
   runtime::TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, schema::Attrs&& attrs,
-                      const SourceLocation& loc) override {
+                               const SourceLocation& loc) override {
     SmallVector<TapeState*, 2> recording;
     if (!op.is(schema::kNotDifferentiable)) {
       for (TapeState* t : tapes)
@@ -220,12 +220,12 @@ std::vector<Tensor> TapeState::gradient(const std::vector<Tensor>& targets,
     if (!e.op->gradient)
       throw Unimplemented(fmt::format("GradientTape::gradient: op {} has no gradient", e.op->name));
     schema::GradContext c{.op = *e.op,
-                  .inputs = std::span<const Tensor>(e.inputs.data(), e.inputs.size()),
-                  .outputs = std::span<const Tensor>(e.outputs.data(), e.outputs.size()),
-                  .attrs = e.attrs,
-                  .grads = std::span<const Tensor>(dys.data(), dys.size()),
-                  .input_grads = SmallVector<Tensor, 4>(e.inputs.size()),
-                  .wanted = std::span<const bool>(wanted.data(), wanted.size())};
+                          .inputs = std::span<const Tensor>(e.inputs.data(), e.inputs.size()),
+                          .outputs = std::span<const Tensor>(e.outputs.data(), e.outputs.size()),
+                          .attrs = e.attrs,
+                          .grads = std::span<const Tensor>(dys.data(), dys.size()),
+                          .input_grads = SmallVector<Tensor, 4>(e.inputs.size()),
+                          .wanted = std::span<const bool>(wanted.data(), wanted.size())};
     e.op->gradient(c);
     for (std::size_t j = 0; j < e.inputs.size(); ++j)
       if (wanted[j] && c.input_grads[j].defined()) accumulate(grads, e.inputs[j], std::move(c.input_grads[j]));

@@ -200,12 +200,12 @@ constexpr OpDef kAllgather{.name = "Allgather", .infer = allgather_infer, .kerne
 std::vector<Tensor> grouped_allreduce(std::span<const Tensor> tensors, Reduction op, int bucket, int num_buckets,
                                       uint64_t fingerprint, const std::string& layout, SourceLocation loc) {
   runtime::TensorList out = runtime::dispatch(kGroupedAllreduce, tensors,
-                                            Attrs{{"reduction", std::string(reduction_name(op))},
-                                                  {"bucket", int64_t(bucket)},
-                                                  {"num_buckets", int64_t(num_buckets)},
-                                                  {"fingerprint", static_cast<int64_t>(fingerprint)},
-                                                  {"layout", layout}},
-                                            loc);
+                                              Attrs{{"reduction", std::string(reduction_name(op))},
+                                                    {"bucket", int64_t(bucket)},
+                                                    {"num_buckets", int64_t(num_buckets)},
+                                                    {"fingerprint", static_cast<int64_t>(fingerprint)},
+                                                    {"layout", layout}},
+                                              loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 
@@ -230,7 +230,7 @@ const char* reduction_name(Reduction r) {
 Tensor allreduce(const Tensor& x, Reduction op, SourceLocation loc) {
   const Tensor in[] = {x};
   return runtime::dispatch1(kAllreduce, in,
-                           schema::Attrs{{"reduction", std::string(reduction_name(op))}}, loc);
+                            schema::Attrs{{"reduction", std::string(reduction_name(op))}}, loc);
 }
 
 Tensor broadcast(const Tensor& x, int root, SourceLocation loc) {

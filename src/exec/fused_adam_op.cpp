@@ -160,7 +160,7 @@ void fused_apply_adam_kernel(schema::KernelContext& c) {
     base += flag ? 5 : 4;
   }
   ops::run_adam(std::span(handles.data(), handles.size()), std::span(gradients.data(), gradients.size()),
-                   c.inputs[base], c.attrs, "FusedApplyAdam");
+                c.inputs[base], c.attrs, "FusedApplyAdam");
 }
 
 Attrs adam_attrs(DType dtype, std::vector<int64_t> grad_from_matmul, double beta_1, double beta_2, double epsilon) {

@@ -256,7 +256,9 @@ std::vector<schema::OpSample> fused_samples() {
   graph::Value d{
       body->add_node(ops::cast_op(), std::array{s}, schema::Attrs{{"dtype", DType::Float64}}, SourceLocation()), 0};
   body->results().push_back(d);
-  return {{{constant({1.5f, -2.f, 3.25f}), ops::make_scalar(Scalar(2.f), DType::Float32), ops::make_scalar(Scalar(1.f), DType::Float32)}, schema::Attrs{{"body", GraphPtr(body)}}}};
+  return {{{constant({1.5f, -2.f, 3.25f}), ops::make_scalar(Scalar(2.f), DType::Float32),
+            ops::make_scalar(Scalar(1.f), DType::Float32)},
+           schema::Attrs{{"body", GraphPtr(body)}}}};
 }
 
 // Fusion runs on graphs after differentiation: nothing differentiates it.

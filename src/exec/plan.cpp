@@ -93,7 +93,7 @@ class Arena {
   Tensor value(int allocation, const Shape& shape) const {
     const MemoryPlan::Allocation& a = plan_.allocations[static_cast<std::size_t>(allocation)];
     core::Buffer* slice = core::make_slice(header(allocation), buffer_, a.dtype, a.count,
-                                               base() + plan_.data_start + a.offset);
+                                           base() + plan_.data_start + a.offset);
     return core::adopt_buffer(a.dtype, shape, slice);
   }
   // Whether the values whose lifetime ends with `step` are all released;

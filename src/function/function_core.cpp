@@ -202,7 +202,7 @@ Entry trace_entry(const FunctionOptions& options, const TraceKey& key, const Fla
 class RecordingHandler : public DispatchHandler {
  public:
   runtime::TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, schema::Attrs&& attrs,
-                      const SourceLocation& loc) override {
+                               const SourceLocation& loc) override {
     runtime::TensorList out = runtime::run_eager(op, inputs, attrs, &loc);
     outputs.emplace_back(out.begin(), out.end());
     return out;
@@ -425,8 +425,9 @@ CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
   // function's results; the caller sees the results only.
   std::shared_ptr<const graph::Graph> g = graph_ops::with_values_for_backward(impl->graph);
   bool stateful = !g->stateful_nodes().empty();
-  runtime::TensorList out = runtime::dispatch(graph_ops::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
-                            schema::Attrs{{"f", g}}, SourceLocation());
+  runtime::TensorList out =
+      runtime::dispatch(graph_ops::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
+                        schema::Attrs{{"f", g}}, SourceLocation());
   auto end = out.begin() + static_cast<std::ptrdiff_t>(impl->graph->results().size());
   return CallResult{ResultLeaves(std::make_move_iterator(out.begin()), std::make_move_iterator(end)), impl};
 }

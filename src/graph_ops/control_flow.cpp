@@ -117,7 +117,8 @@ std::vector<Tensor> replay_as_if(const Tensor& pred, const std::vector<Tensor>& 
   GraphPtr g = pass_through_graph("then", results, false, [](const std::vector<Tensor>& a) { return a; });
   std::vector<Tensor> inputs{pred};
   inputs.insert(inputs.end(), results.begin(), results.end());
-  runtime::TensorList out = runtime::dispatch(graph_ops::if_op(false), inputs, schema::Attrs{{"then_branch", g}, {"else_branch", g}}, loc);
+  runtime::TensorList out =
+      runtime::dispatch(graph_ops::if_op(false), inputs, schema::Attrs{{"then_branch", g}, {"else_branch", g}}, loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 
@@ -126,7 +127,8 @@ std::vector<Tensor> replay_as_while(const std::vector<Tensor>& vars, const Sourc
   GraphPtr cond = pass_through_graph("cond", vars, true, [](const std::vector<Tensor>&) {
     return std::vector<Tensor>{constant(false)};
   });
-  runtime::TensorList out = runtime::dispatch(graph_ops::while_op(false), vars, schema::Attrs{{"cond", cond}, {"body", body}}, loc);
+  runtime::TensorList out =
+      runtime::dispatch(graph_ops::while_op(false), vars, schema::Attrs{{"cond", cond}, {"body", body}}, loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 
@@ -241,8 +243,8 @@ void check_body_result(const std::vector<schema::TensorType>& vars, const std::v
 // TF's rule for a traced loop: a tensor of the loop variables without a shape
 // invariant (nor relaxed: TensorArray parts, relax_shapes) keeps its entry
 // shape; the body may make it more specific, never change or loosen it.
-void check_shapes_kept(const std::vector<schema::TensorType>& types, const std::vector<char>& free, const LoopSpec& spec,
-                       const ResultFlattener& next) {
+void check_shapes_kept(const std::vector<schema::TensorType>& types, const std::vector<char>& free,
+                       const LoopSpec& spec, const ResultFlattener& next) {
   for (std::size_t i = 0; i < types.size(); ++i) {
     if (free[i]) continue;
     const Shape& got = next.leaves[i].shape();

@@ -80,8 +80,8 @@ std::vector<Tensor> replay(const Graph& f, std::span<const Tensor> feeds, std::s
     if (n->is_stateful() && !read.count(n.get())) continue;
     detail::SmallVector<Tensor, 3> inputs;
     for (const graph::Value& v : n->inputs) inputs.push_back(values.at(v.node)[static_cast<size_t>(v.index)]);
-    values[n.get()] = runtime::dispatch(*n->op, std::span<const Tensor>(inputs.data(), inputs.size()), schema::Attrs(n->attrs),
-                               n->location);
+    values[n.get()] = runtime::dispatch(*n->op, std::span<const Tensor>(inputs.data(), inputs.size()),
+                                        schema::Attrs(n->attrs), n->location);
   }
   std::vector<Tensor> results;
   for (const graph::Value& v : f.results()) results.push_back(values.at(v.node)[static_cast<size_t>(v.index)]);
@@ -335,7 +335,7 @@ void if_gradient(schema::GradContext& c) {
   bool stateful = is_stateful_graph(*b->graph) || is_stateful_graph(*b->else_graph);
   runtime::TensorList grads =
       runtime::dispatch(if_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
-               schema::Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());
+                        schema::Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());
   for (std::size_t k = 0; k < b->grad_of.size(); ++k) c.set(b->grad_of[k], std::move(grads[k]));
 }
 

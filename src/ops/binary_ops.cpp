@@ -123,20 +123,23 @@ template <bool kMax> void minmax_grad(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kAdd = with_reference(binary_op<AddFn>("Add", add_samples, add_grad, schema::LaneForm::kAdd),
-                                      [](const schema::ReferenceArgs& a) { return a.x + a.y; });
+                                              [](const schema::ReferenceArgs& a) { return a.x + a.y; });
 constexpr detail::OpDef kSub = with_reference(binary_op<SubFn>("Sub", arith_samples, sub_grad, schema::LaneForm::kSub),
-                                      [](const schema::ReferenceArgs& a) { return a.x - a.y; });
+                                              [](const schema::ReferenceArgs& a) { return a.x - a.y; });
 constexpr detail::OpDef kMul = with_reference(binary_op<MulFn>("Mul", arith_samples, mul_grad, schema::LaneForm::kMul),
-                                      [](const schema::ReferenceArgs& a) { return a.x * a.y; });
-constexpr detail::OpDef kRealDiv = with_reference(binary_op<RealDivFn>("RealDiv", div_samples, div_grad, schema::LaneForm::kDiv),
-                                          [](const schema::ReferenceArgs& a) { return a.x / a.y; });
-constexpr detail::OpDef kFloorDiv = with_reference(int_division_op<FloorDivFn>("FloorDiv", floor_samples, nullptr),
-                                           [](const schema::ReferenceArgs& a) { return std::floor(a.rounded(a.x / a.y)); });
-constexpr detail::OpDef kFloorMod = with_reference(int_division_op<FloorModFn>("FloorMod", floor_samples, nullptr),
-                                           [](const schema::ReferenceArgs& a) {  // the remainder takes the divisor's sign
-                                             double r = std::fmod(a.x, a.y);
-                                             return r != 0 && (r < 0) != (a.y < 0) ? r + a.y : r;
-                                           });
+                                              [](const schema::ReferenceArgs& a) { return a.x * a.y; });
+constexpr detail::OpDef kRealDiv =
+    with_reference(binary_op<RealDivFn>("RealDiv", div_samples, div_grad, schema::LaneForm::kDiv),
+                   [](const schema::ReferenceArgs& a) { return a.x / a.y; });
+constexpr detail::OpDef kFloorDiv =
+    with_reference(int_division_op<FloorDivFn>("FloorDiv", floor_samples, nullptr),
+                   [](const schema::ReferenceArgs& a) { return std::floor(a.rounded(a.x / a.y)); });
+constexpr detail::OpDef kFloorMod =
+    with_reference(int_division_op<FloorModFn>("FloorMod", floor_samples, nullptr),
+                   [](const schema::ReferenceArgs& a) {  // the remainder takes the divisor's sign
+                     double r = std::fmod(a.x, a.y);
+                     return r != 0 && (r < 0) != (a.y < 0) ? r + a.y : r;
+                   });
 constexpr detail::OpDef kTruncateDiv =
     with_reference(int_division_op<TruncateDivFn>("TruncateDiv", truncate_div_samples, nullptr),
                    [](const schema::ReferenceArgs& a) { return std::trunc(a.x / a.y); });
@@ -147,7 +150,7 @@ constexpr detail::OpDef kSquaredDifference = with_reference(
     binary_op<SquaredDifferenceFn>("SquaredDifference", squared_difference_samples, squared_difference_grad),
     [](const schema::ReferenceArgs& a) { return (a.x - a.y) * (a.x - a.y); });
 constexpr detail::OpDef kPow = with_reference(binary_op<PowFn>("Pow", pow_samples, pow_grad),
-                                      [](const schema::ReferenceArgs& a) { return std::pow(a.x, a.y); });
+                                              [](const schema::ReferenceArgs& a) { return std::pow(a.x, a.y); });
 constexpr detail::OpDef kMaximum = with_reference(
     binary_op<MaximumFn>("Maximum", minmax_samples, minmax_grad<true>, schema::LaneForm::kMaximum),
     [](const schema::ReferenceArgs& a) { return std::isnan(a.x) || std::isnan(a.y) ? a.x + a.y : std::max(a.x, a.y); });
@@ -165,7 +168,7 @@ Tensor dispatch_binary(const detail::OpDef& op, const Operand& x, const Operand&
 
 void register_binary_ops(schema::OpRegistry& r) {
   for (const detail::OpDef* op : {&kAdd, &kSub, &kMul, &kRealDiv, &kFloorDiv, &kFloorMod, &kTruncateDiv,
-                          &kTruncateMod, &kPow, &kMaximum, &kMinimum, &kSquaredDifference})
+                                  &kTruncateMod, &kPow, &kMaximum, &kMinimum, &kSquaredDifference})
     r.add(*op);
 }
 

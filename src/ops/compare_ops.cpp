@@ -30,23 +30,26 @@ std::vector<schema::OpSample> logic_samples() {
 std::vector<schema::OpSample> not_samples() { return {{{constant({true, false})}, {}}}; }
 
 constexpr detail::OpDef kEqual = with_reference(binary_op<EqualFn>("Equal", equality_samples, nullptr),
-                                        [](const schema::ReferenceArgs& a) { return double(a.x == a.y); });
+                                                [](const schema::ReferenceArgs& a) { return double(a.x == a.y); });
 constexpr detail::OpDef kNotEqual = with_reference(binary_op<NotEqualFn>("NotEqual", equality_samples, nullptr),
-                                           [](const schema::ReferenceArgs& a) { return double(a.x != a.y); });
+                                                   [](const schema::ReferenceArgs& a) { return double(a.x != a.y); });
 constexpr detail::OpDef kLess = with_reference(binary_op<LessFn>("Less", compare_samples, nullptr),
-                                       [](const schema::ReferenceArgs& a) { return double(a.x < a.y); });
+                                               [](const schema::ReferenceArgs& a) { return double(a.x < a.y); });
 constexpr detail::OpDef kLessEqual = with_reference(binary_op<LessEqualFn>("LessEqual", compare_samples, nullptr),
-                                            [](const schema::ReferenceArgs& a) { return double(a.x <= a.y); });
+                                                    [](const schema::ReferenceArgs& a) { return double(a.x <= a.y); });
 constexpr detail::OpDef kGreater = with_reference(binary_op<GreaterFn>("Greater", compare_samples, nullptr),
-                                          [](const schema::ReferenceArgs& a) { return double(a.x > a.y); });
-constexpr detail::OpDef kGreaterEqual = with_reference(binary_op<GreaterEqualFn>("GreaterEqual", compare_samples, nullptr),
-                                               [](const schema::ReferenceArgs& a) { return double(a.x >= a.y); });
-constexpr detail::OpDef kLogicalAnd = with_reference(binary_op<LogicalAndFn>("LogicalAnd", logic_samples, nullptr),
-                                             [](const schema::ReferenceArgs& a) { return double(a.x != 0 && a.y != 0); });
-constexpr detail::OpDef kLogicalOr = with_reference(binary_op<LogicalOrFn>("LogicalOr", logic_samples, nullptr),
-                                            [](const schema::ReferenceArgs& a) { return double(a.x != 0 || a.y != 0); });
+                                                  [](const schema::ReferenceArgs& a) { return double(a.x > a.y); });
+constexpr detail::OpDef kGreaterEqual =
+    with_reference(binary_op<GreaterEqualFn>("GreaterEqual", compare_samples, nullptr),
+                   [](const schema::ReferenceArgs& a) { return double(a.x >= a.y); });
+constexpr detail::OpDef kLogicalAnd =
+    with_reference(binary_op<LogicalAndFn>("LogicalAnd", logic_samples, nullptr),
+                   [](const schema::ReferenceArgs& a) { return double(a.x != 0 && a.y != 0); });
+constexpr detail::OpDef kLogicalOr =
+    with_reference(binary_op<LogicalOrFn>("LogicalOr", logic_samples, nullptr),
+                   [](const schema::ReferenceArgs& a) { return double(a.x != 0 || a.y != 0); });
 constexpr detail::OpDef kLogicalNot = with_reference(unary_op<LogicalNotFn>("LogicalNot", not_samples, nullptr),
-                                             [](const schema::ReferenceArgs& a) { return double(a.x == 0); });
+                                                     [](const schema::ReferenceArgs& a) { return double(a.x == 0); });
 
 // ---- Select: condition ? x : y, all three broadcast ---------------------
 void select_infer(schema::InferContext& c) {
@@ -73,7 +76,7 @@ void select_grad(schema::GradContext& c) {
 }
 constexpr detail::OpDef make_select() {
   detail::OpDef op{.name = "Select", .infer = select_infer, .kernel = select_kernel,
-           .flags = kElementwiseFlags, .samples = select_samples, .gradient = select_grad};
+                   .flags = kElementwiseFlags, .samples = select_samples, .gradient = select_grad};
   set_loops<SelectFn>(op, []<class T>() -> schema::ElementwiseLoop { return ternary_loop<SelectFn, uint8_t, T>; });
   return op;
 }
@@ -110,7 +113,7 @@ void clip_grad(schema::GradContext& c) {
 }
 constexpr detail::OpDef make_clip() {
   detail::OpDef op{.name = "ClipByValue", .infer = clip_infer, .kernel = clip_kernel,
-           .flags = kElementwiseFlags, .samples = clip_samples, .gradient = clip_grad};
+                   .flags = kElementwiseFlags, .samples = clip_samples, .gradient = clip_grad};
   set_loops<ClipFn>(op, []<class T>() -> schema::ElementwiseLoop { return ternary_loop<ClipFn, T, T>; });
   return op;
 }
@@ -125,7 +128,7 @@ Tensor operand_as(const Operand& v, DType dtype, const char* name) {
 
 void register_compare_ops(schema::OpRegistry& r) {
   for (const detail::OpDef* op : {&kEqual, &kNotEqual, &kLess, &kLessEqual, &kGreater, &kGreaterEqual,
-                          &kLogicalAnd, &kLogicalOr, &kLogicalNot, &kSelect, &kClip})
+                                  &kLogicalAnd, &kLogicalOr, &kLogicalNot, &kSelect, &kClip})
     r.add(*op);
 }
 

@@ -319,24 +319,25 @@ void backprop_input_gradient(schema::GradContext& c) { conv_backprop_input_gradi
 void backprop_filter_gradient(schema::GradContext& c) { conv_backprop_filter_gradient(c, kConv2DOps); }
 
 constexpr detail::OpDef kConv2DBackpropInput{.name = "Conv2DBackpropInput",
-                                     .infer = backprop_input_infer,
-                                     .kernel = backprop_input_kernel,
-                                     .samples = conv_backprop_samples,
-                                     .gradient = backprop_input_gradient};
+                                             .infer = backprop_input_infer,
+                                             .kernel = backprop_input_kernel,
+                                             .samples = conv_backprop_samples,
+                                             .gradient = backprop_input_gradient};
 constexpr detail::OpDef kConv2DBackpropFilter{.name = "Conv2DBackpropFilter",
-                                      .infer = backprop_filter_infer,
-                                      .kernel = backprop_filter_kernel,
-                                      .samples = conv_backprop_samples,
-                                      .gradient = backprop_filter_gradient};
+                                              .infer = backprop_filter_infer,
+                                              .kernel = backprop_filter_kernel,
+                                              .samples = conv_backprop_samples,
+                                              .gradient = backprop_filter_gradient};
 
 }  // namespace
 
 schema::Attrs conv_attrs(const nn::Size2D& strides, const nn::PaddingArg& padding, const nn::Size2D& dilations) {
-  return schema::Attrs{{"strides", size2d_attr(strides)}, {"padding", padding_attr(padding)}, {"dilations", size2d_attr(dilations)}};
+  return schema::Attrs{
+      {"strides", size2d_attr(strides)}, {"padding", padding_attr(padding)}, {"dilations", size2d_attr(dilations)}};
 }
 
 schema::OpSample conv_backprop_sample(DType dtype, const Shape& input, const Shape& filters, const Shape& dy,
-                              const nn::Size2D& strides, const char* padding, const nn::Size2D& dilations) {
+                                      const nn::Size2D& strides, const char* padding, const nn::Size2D& dilations) {
   // Values (i % period) * scale + offset.
   auto ramp = [dtype](const Shape& shape, double scale, double offset, int64_t period) {
     std::vector<double> v(static_cast<std::size_t>(shape.num_elements()));
@@ -344,7 +345,7 @@ schema::OpSample conv_backprop_sample(DType dtype, const Shape& input, const Sha
     return dtype == DType::Float64 ? constant(v, shape) : constant(std::vector<float>(v.begin(), v.end()), shape);
   };
   return schema::OpSample{{ramp(input, 0.25, -0.5, 7), ramp(filters, 0.2, -0.4, 5), ramp(dy, 0.3, -0.9, 6)},
-                  conv_attrs(strides, padding, dilations)};
+                          conv_attrs(strides, padding, dilations)};
 }
 
 void conv_gradient(schema::GradContext& c, const ConvOps& ops) {

@@ -26,7 +26,7 @@ std::vector<schema::OpSample> const_samples() {
 }
 
 constexpr detail::OpDef kConst{.name = "Const", .infer = const_infer, .kernel = const_kernel,
-                       .flags = schema::kSetsOwnOutputs | schema::kNotDifferentiable, .samples = const_samples};
+                               .flags = schema::kSetsOwnOutputs | schema::kNotDifferentiable, .samples = const_samples};
 
 // Writes `value` (a one-element tensor of out's dtype) into every element.
 void fill_with(const Tensor& value, Tensor& out) {
@@ -51,9 +51,9 @@ std::vector<schema::OpSample> placeholder_samples() {
   return {{{}, schema::Attrs{{"dtype", DType::Float32}, {"shape", Shape{None, 3}}}}};
 }
 
-constexpr detail::OpDef kPlaceholder{.name = "Placeholder", .infer = placeholder_infer,
-                             .kernel = placeholder_kernel, .flags = schema::kGraphOnly | schema::kNotDifferentiable,
-                             .samples = placeholder_samples};
+constexpr detail::OpDef kPlaceholder{.name = "Placeholder", .infer = placeholder_infer, .kernel = placeholder_kernel,
+                                     .flags = schema::kGraphOnly | schema::kNotDifferentiable,
+                                     .samples = placeholder_samples};
 
 // ---- Fill: a shape filled with one value --------------------------------
 void fill_infer(schema::InferContext& c) {
@@ -69,7 +69,7 @@ std::vector<schema::OpSample> fill_samples() {
 }
 
 constexpr detail::OpDef kFill{.name = "Fill", .infer = fill_infer, .kernel = fill_kernel,
-                      .flags = schema::kNotDifferentiable, .samples = fill_samples};
+                              .flags = schema::kNotDifferentiable, .samples = fill_samples};
 
 // ---- FillLike: x's shape filled with one value (zeros_like, ones_like) ---
 void fill_like_infer(schema::InferContext& c) {
@@ -83,8 +83,8 @@ std::vector<schema::OpSample> fill_like_samples() {
 }
 
 constexpr detail::OpDef kFillLike{.name = "FillLike", .infer = fill_like_infer,
-                          .kernel = fill_like_kernel, .flags = schema::kNotDifferentiable,
-                          .samples = fill_like_samples};
+                                  .kernel = fill_like_kernel, .flags = schema::kNotDifferentiable,
+                                  .samples = fill_like_samples};
 
 // ---- Range ----------------------------------------------------------------
 // The number of elements, as TF counts them; sizes no int64 (for floats) or
@@ -142,12 +142,12 @@ void range_kernel(schema::KernelContext& c) {
 
 std::vector<schema::OpSample> range_samples() {
   return {{{}, schema::Attrs{{"start", int64_t(1)}, {"limit", int64_t(10)}, {"delta", int64_t(3)},
-                     {"dtype", DType::Int32}}},
+                             {"dtype", DType::Int32}}},
           {{}, schema::Attrs{{"start", 0.0}, {"limit", 1.0}, {"delta", 0.25}, {"dtype", DType::Float32}}}};
 }
 
 constexpr detail::OpDef kRange{.name = "Range", .infer = range_infer, .kernel = range_kernel,
-                       .flags = schema::kNotDifferentiable, .samples = range_samples};
+                               .flags = schema::kNotDifferentiable, .samples = range_samples};
 
 // ---- Cast -----------------------------------------------------------------
 void cast_infer(schema::InferContext& c) {
@@ -195,7 +195,7 @@ void cast_grad(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kCast{.name = "Cast", .infer = cast_infer, .kernel = cast_kernel,
-                      .samples = cast_samples, .gradient = cast_grad};
+                              .samples = cast_samples, .gradient = cast_grad};
 
 }  // namespace
 
@@ -363,27 +363,30 @@ Tensor constant(const Scalar& value, std::optional<DType> dtype, SourceLocation 
 Tensor fill(const Shape& shape, const Scalar& value, std::optional<DType> dtype, SourceLocation loc) {
   DType d = dtype.value_or(value.natural_dtype());
   runtime::check_representable(value, d, "fill");
-  return runtime::dispatch1(ops::kFill, {}, schema::Attrs{{"shape", shape}, {"value", ops::make_scalar(value, d)}}, loc);
+  return runtime::dispatch1(ops::kFill, {}, schema::Attrs{{"shape", shape}, {"value", ops::make_scalar(value, d)}},
+                            loc);
 }
 
 Tensor zeros(const Shape& shape, DType dtype, SourceLocation loc) {
-  return runtime::dispatch1(ops::kFill, {}, schema::Attrs{{"shape", shape}, {"value", ops::make_scalar(Scalar(0), dtype)}}, loc);
+  return runtime::dispatch1(ops::kFill, {},
+                            schema::Attrs{{"shape", shape}, {"value", ops::make_scalar(Scalar(0), dtype)}}, loc);
 }
 
 Tensor ones(const Shape& shape, DType dtype, SourceLocation loc) {
-  return runtime::dispatch1(ops::kFill, {}, schema::Attrs{{"shape", shape}, {"value", ops::make_scalar(Scalar(1), dtype)}}, loc);
+  return runtime::dispatch1(ops::kFill, {},
+                            schema::Attrs{{"shape", shape}, {"value", ops::make_scalar(Scalar(1), dtype)}}, loc);
 }
 
 Tensor zeros_like(const Tensor& x, std::optional<DType> dtype, SourceLocation loc) {
   const Tensor in[] = {x};
   return runtime::dispatch1(ops::kFillLike, in,
-                   schema::Attrs{{"value", ops::make_scalar(Scalar(0), dtype.value_or(x.dtype()))}}, loc);
+                            schema::Attrs{{"value", ops::make_scalar(Scalar(0), dtype.value_or(x.dtype()))}}, loc);
 }
 
 Tensor ones_like(const Tensor& x, std::optional<DType> dtype, SourceLocation loc) {
   const Tensor in[] = {x};
   return runtime::dispatch1(ops::kFillLike, in,
-                   schema::Attrs{{"value", ops::make_scalar(Scalar(1), dtype.value_or(x.dtype()))}}, loc);
+                            schema::Attrs{{"value", ops::make_scalar(Scalar(1), dtype.value_or(x.dtype()))}}, loc);
 }
 
 Tensor range(const Scalar& start, const Scalar& limit, const Scalar& delta,
@@ -391,11 +394,11 @@ Tensor range(const Scalar& start, const Scalar& limit, const Scalar& delta,
   DType d = dtype.value_or(
       ops::promote(ops::promote(start.natural_dtype(), limit.natural_dtype()), delta.natural_dtype()));
   return runtime::dispatch1(ops::kRange, {},
-                   schema::Attrs{{"start", ops::range_bound(start, d, "start")},
-                         {"limit", ops::range_bound(limit, d, "limit")},
-                         {"delta", ops::range_bound(delta, d, "delta")},
-                         {"dtype", d}},
-                   loc);
+                            schema::Attrs{{"start", ops::range_bound(start, d, "start")},
+                                          {"limit", ops::range_bound(limit, d, "limit")},
+                                          {"delta", ops::range_bound(delta, d, "delta")},
+                                          {"dtype", d}},
+                            loc);
 }
 
 Tensor range(const Scalar& limit, SourceLocation loc) { return range(0, limit, 1, std::nullopt, loc); }

@@ -122,13 +122,13 @@ void binary_apply(const Tensor& a, const Tensor& b, Tensor& out) {
   // An input with as many elements as the output is laid out like it.
   if (na == n && nb == n) {
     core::parallel_for(n, [&](int64_t s, int64_t e) { binary_range<F, T>(pa + s, pb + s, po + s, e - s); },
-                 grain_of<F>());
+                       grain_of<F>());
   } else if (na == n && nb == 1) {
     core::parallel_for(n, [&](int64_t s, int64_t e) { binary_range_scalar_b<F, T>(pa + s, *pb, po + s, e - s); },
-                 grain_of<F>());
+                       grain_of<F>());
   } else if (na == 1 && nb == n) {
     core::parallel_for(n, [&](int64_t s, int64_t e) { binary_range_scalar_a<F, T>(*pa, pb + s, po + s, e - s); },
-                 grain_of<F>());
+                       grain_of<F>());
   } else {
     const BroadcastPlan plan = make_broadcast_plan(out.shape(), {&a.shape(), &b.shape()});
     const int64_t sa = plan.inner_stride(0), sb = plan.inner_stride(1);
@@ -155,7 +155,7 @@ void ternary_apply(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& ou
   const int64_t na = a.size(), nb = b.size(), nc = c.size();
   if (na == n && nb == n && nc == n) {
     core::parallel_for(n, [&](int64_t s, int64_t e) { ternary_range<F, C, T>(pa + s, pb + s, pc + s, po + s, e - s); },
-                 grain_of<F>());
+                       grain_of<F>());
     return;
   }
   // Each input is either full (stride 1) or a single value (stride 0):
@@ -234,9 +234,9 @@ constexpr void set_loops(detail::OpDef& op, MakeLoop make) {
 // when fn is a function template's instance (minmax_grad<true>).
 template <class F>
 constexpr detail::OpDef unary_op(std::string_view name, schema::SamplesFn samples, schema::GradFn gradient,
-                         schema::LaneForm lane_form = schema::LaneForm::kNone) {
+                                 schema::LaneForm lane_form = schema::LaneForm::kNone) {
   detail::OpDef op{.name = name, .infer = unary_infer<F>, .kernel = unary_kernel<F>, .flags = kElementwiseFlags,
-           .samples = samples, .gradient = gradient, .lane_form = lane_form};
+                   .samples = samples, .gradient = gradient, .lane_form = lane_form};
   set_loops<F>(op, []<class T>() -> schema::ElementwiseLoop { return unary_loop<F, T>; });
   return op;
 }
@@ -248,9 +248,9 @@ constexpr detail::OpDef unary_op(std::string_view name, schema::SamplesFn sample
 }
 template <class F>
 constexpr detail::OpDef binary_op(std::string_view name, schema::SamplesFn samples, schema::GradFn gradient,
-                          schema::LaneForm lane_form = schema::LaneForm::kNone) {
+                                  schema::LaneForm lane_form = schema::LaneForm::kNone) {
   detail::OpDef op{.name = name, .infer = binary_infer<F>, .kernel = binary_kernel<F>, .flags = kElementwiseFlags,
-           .samples = samples, .gradient = gradient, .lane_form = lane_form};
+                   .samples = samples, .gradient = gradient, .lane_form = lane_form};
   set_loops<F>(op, []<class T>() -> schema::ElementwiseLoop { return binary_loop<F, T>; });
   return op;
 }

@@ -109,7 +109,7 @@ std::vector<schema::OpSample> gather_samples() {
 void gather_grad(schema::GradContext& c);
 
 constexpr detail::OpDef kGather{.name = "Gather", .infer = gather_infer, .kernel = gather_kernel,
-                        .samples = gather_samples, .gradient = gather_grad};
+                                .samples = gather_samples, .gradient = gather_grad};
 
 // ---- GatherGrad(dy, indices, params): the gradient of Gather (same attrs) --------
 // Zeros shaped like params, with each row of dy added where Gather took it
@@ -177,7 +177,7 @@ std::vector<schema::OpSample> gather_grad_samples() {
 }
 
 constexpr detail::OpDef kGatherGrad{.name = "GatherGrad", .infer = gather_grad_infer, .kernel = gather_grad_kernel,
-                            .samples = gather_grad_samples, .gradient = gather_grad_grad};
+                                    .samples = gather_grad_samples, .gradient = gather_grad_grad};
 
 void gather_grad(schema::GradContext& c) {
   if (!c.needs(0)) return;
@@ -240,16 +240,16 @@ void one_hot_kernel(schema::KernelContext& c) {
 std::vector<schema::OpSample> one_hot_samples() {
   return {{{constant({0, 2, 1})},
            schema::Attrs{{"depth", int64_t(3)}, {"axis", int64_t(-1)},
-                 {"on_value", make_scalar(1, DType::Float32)},
-                 {"off_value", make_scalar(0, DType::Float32)}}},
+                         {"on_value", make_scalar(1, DType::Float32)},
+                         {"off_value", make_scalar(0, DType::Float32)}}},
           {{constant({{1, 0}, {3, 1}})},
            schema::Attrs{{"depth", int64_t(2)}, {"axis", int64_t(0)},
-                 {"on_value", make_scalar(5, DType::Int32)},
-                 {"off_value", make_scalar(-1, DType::Int32)}}}};
+                         {"on_value", make_scalar(5, DType::Int32)},
+                         {"off_value", make_scalar(-1, DType::Int32)}}}};
 }
 
 constexpr detail::OpDef kOneHot{.name = "OneHot", .infer = one_hot_infer, .kernel = one_hot_kernel,
-                        .flags = schema::kNotDifferentiable, .samples = one_hot_samples};
+                                .flags = schema::kNotDifferentiable, .samples = one_hot_samples};
 
 }  // namespace
 

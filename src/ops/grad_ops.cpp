@@ -24,7 +24,8 @@ void forward_kernel(schema::KernelContext& c) {
 }
 std::vector<schema::OpSample> stop_gradient_samples() { return {{{constant({1.f, -2.f})}, {}}}; }
 constexpr detail::OpDef kStopGradient{.name = "StopGradient", .infer = identity_infer, .kernel = forward_kernel,
-                              .flags = schema::kSetsOwnOutputs | schema::kNotDifferentiable, .samples = stop_gradient_samples};
+                                      .flags = schema::kSetsOwnOutputs | schema::kNotDifferentiable,
+                                      .samples = stop_gradient_samples};
 
 // ---- SumToShapeOf(g, x) ---------------------------------------------------------
 void sum_to_infer(schema::InferContext& c) {
@@ -96,7 +97,7 @@ std::vector<schema::OpSample> sum_to_samples() {
 }
 
 constexpr detail::OpDef kSumToShapeOf{.name = "SumToShapeOf", .infer = sum_to_infer, .kernel = sum_to_kernel,
-                              .samples = sum_to_samples, .gradient = sum_to_gradient};
+                                      .samples = sum_to_samples, .gradient = sum_to_gradient};
 
 // ---- BroadcastLike(t, x) --------------------------------------------------------
 void broadcast_like_infer(schema::InferContext& c) {
@@ -148,8 +149,8 @@ std::vector<schema::OpSample> broadcast_like_samples() {
 }
 
 constexpr detail::OpDef kBroadcastLike{.name = "BroadcastLike", .infer = broadcast_like_infer,
-                               .kernel = broadcast_like_kernel, .samples = broadcast_like_samples,
-                               .gradient = broadcast_like_gradient};
+                                       .kernel = broadcast_like_kernel, .samples = broadcast_like_samples,
+                                       .gradient = broadcast_like_gradient};
 
 // ---- ReshapeLike(t, x) ----------------------------------------------------------
 void reshape_like_infer(schema::InferContext& c) {
@@ -173,8 +174,8 @@ std::vector<schema::OpSample> reshape_like_samples() {
 }
 
 constexpr detail::OpDef kReshapeLike{.name = "ReshapeLike", .infer = reshape_like_infer, .kernel = reshape_like_kernel,
-                             .flags = schema::kSetsOwnOutputs, .samples = reshape_like_samples,
-                             .gradient = reshape_like_gradient};
+                                     .flags = schema::kSetsOwnOutputs, .samples = reshape_like_samples,
+                                     .gradient = reshape_like_gradient};
 
 Tensor apply2(const detail::OpDef& op, const Tensor& a, const Tensor& b) {
   const Tensor in[] = {a, b};

@@ -62,11 +62,12 @@ std::vector<schema::OpSample> host_samples() {
            schema::Attrs{{"callback", cb}, {"output_dtypes", std::vector<int64_t>{int64_t(DType::Float32)}}}},
           {{constant({1.f, 2.f})},
            schema::Attrs{{"callback", cb}, {"output_dtypes", std::vector<int64_t>{int64_t(DType::Float32)}},
-                 {"output_shapes", std::vector<int64_t>{1, -1}}}}};
+                         {"output_shapes", std::vector<int64_t>{1, -1}}}}};
 }
 
 constexpr detail::OpDef kHostFunction{.name = "HostFunction", .infer = host_infer, .kernel = host_kernel,
-                              .flags = schema::kStateful | schema::kSetsOwnOutputs | schema::kNotDifferentiable, .samples = host_samples};
+                                      .flags = schema::kStateful | schema::kSetsOwnOutputs | schema::kNotDifferentiable,
+                                      .samples = host_samples};
 
 }  // namespace
 
@@ -88,7 +89,8 @@ namespace detail {
 
 Tensor make_object_handle(std::shared_ptr<const void> object, const std::type_info& type) {
   Tensor t = core::make_tensor(DType::Resource, Shape{});
-  core::data_of<std::shared_ptr<void>>(t)[0] = std::make_shared<ops::HandleObject>(ops::HandleObject{&type, std::move(object)});
+  core::data_of<std::shared_ptr<void>>(t)[0] =
+      std::make_shared<ops::HandleObject>(ops::HandleObject{&type, std::move(object)});
   return t;
 }
 

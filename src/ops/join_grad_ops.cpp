@@ -77,7 +77,7 @@ void split_like_gradient(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kSplitLike{.name = "SplitLike", .infer = split_like_infer, .kernel = split_like_kernel,
-                           .samples = split_like_samples, .gradient = split_like_gradient};
+                                   .samples = split_like_samples, .gradient = split_like_gradient};
 
 // ---- TileGrad -------------------------------------------------------------------
 void tile_grad_infer(schema::InferContext& c) {
@@ -129,10 +129,10 @@ void tile_grad_kernel(schema::KernelContext& c) {
 }
 
 std::vector<schema::OpSample> tile_grad_samples() {
-  return {{{constant({{1.f, 2.f, 3.f, 4.f, 5.f, 6.f}, {7.f, 8.f, 9.f, 10.f, 11.f, 12.f}}),
-            constant({{0.f, 0.f}})},
-           schema::Attrs{{"multiples", std::vector<int64_t>{2, 3}}}},
-          {{constant({1.0, 2.0, 3.0, 4.0}), constant({0.0, 0.0})}, schema::Attrs{{"multiples", std::vector<int64_t>{2}}}}};
+  return {
+      {{constant({{1.f, 2.f, 3.f, 4.f, 5.f, 6.f}, {7.f, 8.f, 9.f, 10.f, 11.f, 12.f}}), constant({{0.f, 0.f}})},
+       schema::Attrs{{"multiples", std::vector<int64_t>{2, 3}}}},
+      {{constant({1.0, 2.0, 3.0, 4.0}), constant({0.0, 0.0})}, schema::Attrs{{"multiples", std::vector<int64_t>{2}}}}};
 }
 
 // x gives a shape only: no gradient.
@@ -141,7 +141,7 @@ void tile_grad_gradient(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kTileGrad{.name = "TileGrad", .infer = tile_grad_infer, .kernel = tile_grad_kernel,
-                          .samples = tile_grad_samples, .gradient = tile_grad_gradient};
+                                  .samples = tile_grad_samples, .gradient = tile_grad_gradient};
 
 }  // namespace
 

@@ -320,7 +320,7 @@ void matmul_gradient(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = matmul_kernel,
-                        .samples = matmul_samples, .gradient = matmul_gradient};
+                                .samples = matmul_samples, .gradient = matmul_gradient};
 
 }  // namespace
 
@@ -338,8 +338,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
               SourceLocation loc) {
   const Tensor in[] = {a, b};
   return runtime::dispatch1(ops::kMatMul, in,
-                           schema::Attrs{{"transpose_a", transpose_a}, {"transpose_b", transpose_b}},
-                           loc);
+                            schema::Attrs{{"transpose_a", transpose_a}, {"transpose_b", transpose_b}},
+                            loc);
 }
 
 }  // namespace kiln

@@ -108,7 +108,7 @@ schema::Attrs conv_attrs(const nn::Size2D& strides, const nn::PaddingArg& paddin
 // A backprop op's sample: input, filters and dy of these shapes holding
 // ramps of `dtype`, and the convolution's attrs.
 schema::OpSample conv_backprop_sample(DType dtype, const Shape& input, const Shape& filters, const Shape& dy,
-                              const nn::Size2D& strides, const char* padding, const nn::Size2D& dilations);
+                                      const nn::Size2D& strides, const char* padding, const nn::Size2D& dilations);
 
 // A convolution's ops as its gradients call them (Conv2D's, DepthwiseConv2dNative's).
 struct ConvOps {

@@ -353,8 +353,8 @@ Tensor ramp(const Shape& shape, int64_t mul, int64_t period, double offset) {
 
 schema::Attrs pool_attrs(std::vector<int64_t> ksize, std::vector<int64_t> strides, const char* padding) {
   return schema::Attrs{{"ksize", std::move(ksize)},
-               {"strides", std::move(strides)},
-               {"padding", std::string(padding)}};
+                       {"strides", std::move(strides)},
+                       {"padding", std::string(padding)}};
 }
 
 // (input, dy). The inputs have no ties (7 * i mod 101 repeats only after 101
@@ -402,15 +402,15 @@ void avg_pool_grad_gradient(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kMaxPoolGrad{.name = "MaxPoolGrad", .infer = pool_grad_infer,
-                             .kernel = max_pool_grad_kernel<false>, .samples = pool_grad_samples,
-                             .gradient = max_pool_grad_gradient};
+                                     .kernel = max_pool_grad_kernel<false>, .samples = pool_grad_samples,
+                                     .gradient = max_pool_grad_gradient};
 constexpr detail::OpDef kMaxPoolGradGrad{.name = "MaxPoolGradGrad", .infer = max_pool_grad_grad_infer,
-                                 .kernel = max_pool_grad_grad_kernel,
-                                 .samples = max_pool_grad_grad_samples,
-                                 .gradient = max_pool_grad_grad_gradient};
+                                         .kernel = max_pool_grad_grad_kernel,
+                                         .samples = max_pool_grad_grad_samples,
+                                         .gradient = max_pool_grad_grad_gradient};
 constexpr detail::OpDef kAvgPoolGrad{.name = "AvgPoolGrad", .infer = pool_grad_infer,
-                             .kernel = avg_pool_grad_kernel, .samples = pool_grad_samples,
-                             .gradient = avg_pool_grad_gradient};
+                                     .kernel = avg_pool_grad_kernel, .samples = pool_grad_samples,
+                                     .gradient = avg_pool_grad_gradient};
 
 }  // namespace
 

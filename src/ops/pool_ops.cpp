@@ -136,12 +136,12 @@ std::vector<schema::OpSample> pool_samples() {
   return {
       {{constant(x, Shape{1, 4, 5, 2})},
        schema::Attrs{{"ksize", std::vector<int64_t>{2, 2}},
-             {"strides", std::vector<int64_t>{2, 2}},
-             {"padding", std::string("SAME")}}},
+                     {"strides", std::vector<int64_t>{2, 2}},
+                     {"padding", std::string("SAME")}}},
       {{constant(xd, Shape{1, 4, 5, 2})},
        schema::Attrs{{"ksize", std::vector<int64_t>{3, 2}},
-             {"strides", std::vector<int64_t>{1, 2}},
-             {"padding", std::string("VALID")}}},
+                     {"strides", std::vector<int64_t>{1, 2}},
+                     {"padding", std::string("VALID")}}},
   };
 }
 
@@ -154,15 +154,15 @@ void avg_pool_gradient(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kMaxPool{.name = "MaxPool", .infer = pool_infer, .kernel = pool_kernel<true>,
-                         .samples = pool_samples, .gradient = max_pool_gradient};
+                                 .samples = pool_samples, .gradient = max_pool_gradient};
 constexpr detail::OpDef kAvgPool{.name = "AvgPool", .infer = pool_infer, .kernel = pool_kernel<false>,
-                         .samples = pool_samples, .gradient = avg_pool_gradient};
+                                 .samples = pool_samples, .gradient = avg_pool_gradient};
 
 schema::Attrs pool_attrs(const nn::Size2D& ksize, const nn::Size2D& strides,
-                 const nn::PaddingArg& padding) {
+                         const nn::PaddingArg& padding) {
   return schema::Attrs{{"ksize", size2d_attr(ksize)},
-               {"strides", size2d_attr(strides)},
-               {"padding", padding_attr(padding)}};
+                       {"strides", size2d_attr(strides)},
+                       {"padding", padding_attr(padding)}};
 }
 
 }  // namespace

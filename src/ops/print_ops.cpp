@@ -141,13 +141,13 @@ std::vector<schema::OpSample> print_samples() {
   // Printed into a stream that drops everything, so registry-wide tests stay
   // quiet.
   schema::Attrs a{{"template", std::string("x: {} y: {}")}, {"end", std::string("\n")},
-          {"summarize", int64_t(3)}, {"output_stream", std::string("stream")}};
+                  {"summarize", int64_t(3)}, {"output_stream", std::string("stream")}};
   a.set("stream_id", register_stream(&null_stream()));
   return {{{constant({1.5f, 2.0f}), constant({{1, 2}, {3, 4}})}, a}};
 }
 
 constexpr detail::OpDef kPrintV2{.name = "PrintV2", .infer = print_infer, .kernel = print_kernel,
-                         .flags = schema::kStateful | schema::kNotDifferentiable, .samples = print_samples};
+                                 .flags = schema::kStateful | schema::kNotDifferentiable, .samples = print_samples};
 
 }  // namespace
 

@@ -185,17 +185,17 @@ void normal_kernel(schema::KernelContext& c) {
 // Stateless, so that every run of a sample draws the same values.
 std::vector<schema::OpSample> random_samples() {
   return {{{}, schema::Attrs{{"shape", Shape{3, 2}}, {"dtype", DType::Float32}, {"a", 0.0}, {"b", 1.0},
-                     {"seed", int64_t(7)}, {"stateless", true}}},
+                             {"seed", int64_t(7)}, {"stateless", true}}},
           {{constant({{1, 2, 3}, {4, 5, 6}})}, schema::Attrs{{"dtype", DType::Float64}, {"a", -1.0}, {"b", 1.0},
-                                                     {"seed", int64_t(3)}, {"stateless", true}}}};
+                                                             {"seed", int64_t(3)}, {"stateless", true}}}};
 }
 
-constexpr detail::OpDef kRandomUniform{.name = "RandomUniform", .infer = random_infer,
-                               .kernel = uniform_kernel, .flags = schema::kStateful | schema::kNotDifferentiable,
-                               .samples = random_samples};
+constexpr detail::OpDef kRandomUniform{.name = "RandomUniform", .infer = random_infer, .kernel = uniform_kernel,
+                                       .flags = schema::kStateful | schema::kNotDifferentiable,
+                                       .samples = random_samples};
 constexpr detail::OpDef kRandomNormal{.name = "RandomNormal", .infer = random_infer,
-                              .kernel = normal_kernel, .flags = schema::kStateful | schema::kNotDifferentiable,
-                              .samples = random_samples};
+                                      .kernel = normal_kernel, .flags = schema::kStateful | schema::kNotDifferentiable,
+                                      .samples = random_samples};
 
 void check_uniform_range(double minval, double maxval) {
   if (!(minval < maxval))
@@ -217,16 +217,17 @@ schema::Attrs seed_attrs(const detail::OpDef& op, std::optional<uint64_t> seed, 
 
 Tensor random_op(const detail::OpDef& op, const Shape& shape, double a, double b, DType dtype,
                  std::optional<uint64_t> seed, Seeding seeding, const SourceLocation& loc) {
-  return runtime::dispatch1(op, {},
-                   seed_attrs(op, seed, seeding, schema::Attrs{{"shape", shape}, {"dtype", dtype}, {"a", a}, {"b", b}}),
-                   loc);
+  return runtime::dispatch1(
+      op, {}, seed_attrs(op, seed, seeding, schema::Attrs{{"shape", shape}, {"dtype", dtype}, {"a", a}, {"b", b}}),
+      loc);
 }
 
 Tensor random_like_op(const detail::OpDef& op, const Tensor& like, double a, double b, std::optional<DType> dtype,
                       std::optional<uint64_t> seed, const SourceLocation& loc) {
   DType d = dtype ? *dtype : like.dtype();
   const Tensor in[] = {like};
-  return runtime::dispatch1(op, in, seed_attrs(op, seed, Seeding::kStateful, schema::Attrs{{"dtype", d}, {"a", a}, {"b", b}}), loc);
+  return runtime::dispatch1(
+      op, in, seed_attrs(op, seed, Seeding::kStateful, schema::Attrs{{"dtype", d}, {"a", a}, {"b", b}}), loc);
 }
 
 }  // namespace
@@ -258,20 +259,20 @@ Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype,
                std::optional<uint64_t> seed, SourceLocation loc) {
   ops::check_uniform_range(minval, maxval);
   return ops::random_op(ops::kRandomUniform, shape, minval, maxval, dtype, seed, ops::Seeding::kStateful,
-                           loc);
+                        loc);
 }
 
 Tensor stateless_normal(const Shape& shape, uint64_t seed, double mean, double stddev, DType dtype,
                         SourceLocation loc) {
   return ops::random_op(ops::kRandomNormal, shape, mean, stddev, dtype, seed, ops::Seeding::kStateless,
-                           loc);
+                        loc);
 }
 
 Tensor stateless_uniform(const Shape& shape, uint64_t seed, double minval, double maxval, DType dtype,
                          SourceLocation loc) {
   ops::check_uniform_range(minval, maxval);
   return ops::random_op(ops::kRandomUniform, shape, minval, maxval, dtype, seed, ops::Seeding::kStateless,
-                           loc);
+                        loc);
 }
 
 Tensor uniform_like(const Tensor& x, double minval, double maxval, std::optional<DType> dtype,

@@ -329,7 +329,7 @@ std::vector<schema::OpSample> numeric_reduce_samples() {
           {{constant({{{1.5f, -2.f}, {0.25f, 4.f}}, {{3.f, 1.f}, {-1.f, 2.f}}})},
            schema::Attrs{{"axes", std::vector<int64_t>{0, 2}}, {"keepdims", true}}},
           {{constant({1.0, 2.0, 4.0})}, schema::Attrs{{"axes", std::vector<int64_t>{}},
-                                              {"keepdims", false}, {"reduce_all", true}}}};
+                                                      {"keepdims", false}, {"reduce_all", true}}}};
 }
 
 std::vector<schema::OpSample> bool_reduce_samples() {
@@ -492,9 +492,9 @@ std::vector<schema::OpSample> arg_samples() {
 }
 
 constexpr detail::OpDef kArgMax{.name = "ArgMax", .infer = arg_infer, .kernel = arg_kernel<true>,
-                        .flags = schema::kNotDifferentiable, .samples = arg_samples};
+                                .flags = schema::kNotDifferentiable, .samples = arg_samples};
 constexpr detail::OpDef kArgMin{.name = "ArgMin", .infer = arg_infer, .kernel = arg_kernel<false>,
-                        .flags = schema::kNotDifferentiable, .samples = arg_samples};
+                                .flags = schema::kNotDifferentiable, .samples = arg_samples};
 
 Tensor reduce(const detail::OpDef& op, const Tensor& x, const Axes& axes, bool keepdims,
               const SourceLocation& loc) {
@@ -508,9 +508,9 @@ Tensor reduce(const detail::OpDef& op, const Tensor& x, const Axes& axes, bool k
     return runtime::dispatch1(op, in, schema::Attrs{{"axes", std::move(every)}, {"keepdims", keepdims}}, loc);
   }
   return runtime::dispatch1(op, in,
-                   schema::Attrs{{"axes", std::vector<int64_t>{}}, {"keepdims", keepdims},
-                         {"reduce_all", true}},
-                   loc);
+                            schema::Attrs{{"axes", std::vector<int64_t>{}}, {"keepdims", keepdims},
+                                          {"reduce_all", true}},
+                            loc);
 }
 
 }  // namespace

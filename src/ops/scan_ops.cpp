@@ -62,7 +62,8 @@ std::vector<schema::OpSample> scan_samples() {
           {{constant({{1, 2, 3}, {4, 5, 6}})}, scan_attrs(1, false, false)}};
 }
 
-Tensor scan(const detail::OpDef& op, const Tensor& x, int64_t axis, bool exclusive, bool reverse, const SourceLocation& loc) {
+Tensor scan(const detail::OpDef& op, const Tensor& x, int64_t axis, bool exclusive, bool reverse,
+            const SourceLocation& loc) {
   const Tensor in[] = {x};
   return runtime::dispatch1(op, in, scan_attrs(axis, exclusive, reverse), loc);
 }
@@ -75,9 +76,9 @@ void cumsum_grad(schema::GradContext& c);
 void cumprod_grad(schema::GradContext& c);
 
 constexpr detail::OpDef kCumsum{.name = "Cumsum", .infer = scan_infer, .kernel = scan_kernel<false>,
-                        .samples = scan_samples, .gradient = cumsum_grad};
+                                .samples = scan_samples, .gradient = cumsum_grad};
 constexpr detail::OpDef kCumprod{.name = "Cumprod", .infer = scan_infer, .kernel = scan_kernel<true>,
-                         .samples = scan_samples, .gradient = cumprod_grad};
+                                 .samples = scan_samples, .gradient = cumprod_grad};
 
 void cumsum_grad(schema::GradContext& c) {
   c.set(0, scan(kCumsum, c.grad(0), c.attrs.get_int("axis"), c.attrs.get_bool("exclusive"),

@@ -125,16 +125,17 @@ void gather_nd_kernel(schema::KernelContext& c) {
 }
 
 std::vector<schema::OpSample> gather_nd_samples() {
-  return {{{constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), constant({{2, 1}, {0, 0}, {2, 1}})}, schema::Attrs{}},
-          {{constant({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}), constant({{{int64_t(1)}}, {{int64_t(0)}}})}, schema::Attrs{}},
-          {{constant({{{1.0, 2.0}, {3.0, 4.0}}, {{5.0, 6.0}, {7.0, 8.0}}}), constant({{1, 0}, {0, 1}})}, schema::Attrs{}},
-          {{constant({{1, 2}, {3, 4}}), constant({{1, 1}})}, schema::Attrs{}}};
+  return {
+      {{constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), constant({{2, 1}, {0, 0}, {2, 1}})}, schema::Attrs{}},
+      {{constant({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}), constant({{{int64_t(1)}}, {{int64_t(0)}}})}, schema::Attrs{}},
+      {{constant({{{1.0, 2.0}, {3.0, 4.0}}, {{5.0, 6.0}, {7.0, 8.0}}}), constant({{1, 0}, {0, 1}})}, schema::Attrs{}},
+      {{constant({{1, 2}, {3, 4}}), constant({{1, 1}})}, schema::Attrs{}}};
 }
 
 void gather_nd_grad(schema::GradContext& c);
 
 constexpr detail::OpDef kGatherNd{.name = "GatherNd", .infer = gather_nd_infer, .kernel = gather_nd_kernel,
-                          .samples = gather_nd_samples, .gradient = gather_nd_grad};
+                                  .samples = gather_nd_samples, .gradient = gather_nd_grad};
 
 // ---- TensorScatterUpdate / TensorScatterAdd(tensor, indices, updates) -------
 void tensor_scatter_infer(schema::InferContext& c) {
@@ -194,11 +195,11 @@ void tensor_scatter_add_grad(schema::GradContext& c);
 void tensor_scatter_update_grad(schema::GradContext& c);
 
 constexpr detail::OpDef kTensorScatterAdd{.name = "TensorScatterAdd", .infer = tensor_scatter_infer,
-                                  .kernel = tensor_scatter_kernel<true>, .samples = tensor_scatter_samples,
-                                  .gradient = tensor_scatter_add_grad};
+                                          .kernel = tensor_scatter_kernel<true>, .samples = tensor_scatter_samples,
+                                          .gradient = tensor_scatter_add_grad};
 constexpr detail::OpDef kTensorScatterUpdate{.name = "TensorScatterUpdate", .infer = tensor_scatter_infer,
-                                     .kernel = tensor_scatter_kernel<false>, .samples = tensor_scatter_samples,
-                                     .gradient = tensor_scatter_update_grad};
+                                             .kernel = tensor_scatter_kernel<false>, .samples = tensor_scatter_samples,
+                                             .gradient = tensor_scatter_update_grad};
 
 Tensor call(const detail::OpDef& op, std::initializer_list<Tensor> inputs, const SourceLocation& loc) {
   return runtime::dispatch1(op, std::span<const Tensor>(inputs.begin(), inputs.size()), schema::Attrs{}, loc);

@@ -114,11 +114,11 @@ void unsorted_segment_sum_grad(schema::GradContext& c);
 void unsorted_segment_max_grad(schema::GradContext& c);
 
 constexpr detail::OpDef kUnsortedSegmentSum{.name = "UnsortedSegmentSum", .infer = unsorted_infer,
-                                    .kernel = unsorted_kernel<false>, .samples = unsorted_samples,
-                                    .gradient = unsorted_segment_sum_grad};
+                                            .kernel = unsorted_kernel<false>, .samples = unsorted_samples,
+                                            .gradient = unsorted_segment_sum_grad};
 constexpr detail::OpDef kUnsortedSegmentMax{.name = "UnsortedSegmentMax", .infer = unsorted_infer,
-                                    .kernel = unsorted_kernel<true>, .samples = unsorted_max_samples,
-                                    .gradient = unsorted_segment_max_grad};
+                                            .kernel = unsorted_kernel<true>, .samples = unsorted_max_samples,
+                                            .gradient = unsorted_segment_max_grad};
 
 Tensor unsorted(const detail::OpDef& op, const Tensor& data, const Tensor& ids, int64_t num_segments,
                 const SourceLocation& loc) {
@@ -192,7 +192,8 @@ void segment_sum_kernel(schema::KernelContext& c) {
 
 std::vector<schema::OpSample> segment_sum_samples() {
   return {{{constant({1.5f, -2.f, 3.f, 0.5f}), constant({0, 0, 1, 3})}, schema::Attrs{}},
-          {{constant({{1.0, 2.0}, {3.0, -4.0}, {5.0, 6.5}}), constant({int64_t(0), int64_t(1), int64_t(1)})}, schema::Attrs{}},
+          {{constant({{1.0, 2.0}, {3.0, -4.0}, {5.0, 6.5}}), constant({int64_t(0), int64_t(1), int64_t(1)})},
+           schema::Attrs{}},
           {{constant({4, 1, 7}), constant({0, 0, 0})}, schema::Attrs{}}};
 }
 
@@ -201,8 +202,8 @@ void segment_sum_grad(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kSegmentSum{.name = "SegmentSum", .infer = segment_sum_infer, .kernel = segment_sum_kernel,
-                            .flags = schema::kSetsOwnOutputs, .samples = segment_sum_samples,
-                            .gradient = segment_sum_grad};
+                                    .flags = schema::kSetsOwnOutputs, .samples = segment_sum_samples,
+                                    .gradient = segment_sum_grad};
 
 // sums / max(counts, 1), the counts shaped to broadcast over sums' rows.
 Tensor divide_by_counts(const Tensor& sums, Tensor counts) {

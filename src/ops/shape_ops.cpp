@@ -103,7 +103,8 @@ std::vector<schema::OpSample> reshape_samples() {
 void relabel_grad(schema::GradContext& c) { c.set(0, reshape_like(c.grad(0), c.inputs[0])); }
 
 constexpr detail::OpDef kReshape{.name = "Reshape", .infer = reshape_infer, .kernel = reshape_kernel,
-                         .flags = schema::kSetsOwnOutputs, .samples = reshape_samples, .gradient = relabel_grad};
+                                 .flags = schema::kSetsOwnOutputs, .samples = reshape_samples,
+                                 .gradient = relabel_grad};
 
 // ---- ExpandDims -----------------------------------------------------------------
 Shape expand_shape(const Shape& in, int64_t axis) {
@@ -139,8 +140,8 @@ std::vector<schema::OpSample> expand_dims_samples() {
 }
 
 constexpr detail::OpDef kExpandDims{.name = "ExpandDims", .infer = expand_dims_infer,
-                            .kernel = expand_dims_kernel, .flags = schema::kSetsOwnOutputs,
-                            .samples = expand_dims_samples, .gradient = relabel_grad};
+                                    .kernel = expand_dims_kernel, .flags = schema::kSetsOwnOutputs,
+                                    .samples = expand_dims_samples, .gradient = relabel_grad};
 
 // ---- Squeeze --------------------------------------------------------------------
 // Dims to drop: the listed axes, or every dim of size 1 (axes empty).
@@ -192,7 +193,8 @@ std::vector<schema::OpSample> squeeze_samples() {
 }
 
 constexpr detail::OpDef kSqueeze{.name = "Squeeze", .infer = squeeze_infer, .kernel = squeeze_kernel,
-                         .flags = schema::kSetsOwnOutputs, .samples = squeeze_samples, .gradient = relabel_grad};
+                                 .flags = schema::kSetsOwnOutputs, .samples = squeeze_samples,
+                                 .gradient = relabel_grad};
 
 // ---- Transpose ------------------------------------------------------------------
 void transpose_infer(schema::InferContext& c) {
@@ -337,8 +339,8 @@ void transpose_grad(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kTranspose{.name = "Transpose", .infer = transpose_infer,
-                           .kernel = transpose_kernel, .samples = transpose_samples,
-                           .gradient = transpose_grad};
+                                   .kernel = transpose_kernel, .samples = transpose_samples,
+                                   .gradient = transpose_grad};
 
 // ---- Shape: tf.shape, the dims as an int32 vector (known when the graph runs) ----
 void shape_infer(schema::InferContext& c) {
@@ -357,7 +359,7 @@ std::vector<schema::OpSample> shape_samples() {
 }
 
 constexpr detail::OpDef kShape{.name = "Shape", .infer = shape_infer, .kernel = shape_kernel,
-                       .flags = schema::kNotDifferentiable, .samples = shape_samples};
+                               .flags = schema::kNotDifferentiable, .samples = shape_samples};
 
 }  // namespace
 

@@ -242,7 +242,7 @@ void strided_slice_kernel(schema::KernelContext& c) {
 }
 
 schema::Attrs slice_attrs(std::vector<int64_t> begin, std::vector<int64_t> end, std::vector<int64_t> strides,
-                  const SliceMasks& m) {
+                          const SliceMasks& m) {
   schema::Attrs a{{"begin", std::move(begin)}, {"end", std::move(end)}, {"strides", std::move(strides)}};
   a.set("begin_mask", m.begin);
   a.set("end_mask", m.end);
@@ -277,8 +277,8 @@ std::vector<schema::OpSample> strided_slice_samples() {
 void strided_slice_grad(schema::GradContext& c);
 
 constexpr detail::OpDef kStridedSlice{.name = "StridedSlice", .infer = strided_slice_infer,
-                              .kernel = strided_slice_kernel, .samples = strided_slice_samples,
-                              .gradient = strided_slice_grad};
+                                      .kernel = strided_slice_kernel, .samples = strided_slice_samples,
+                                      .gradient = strided_slice_grad};
 
 // ---- StridedSliceGrad(dy, x): the gradient of StridedSlice (same attrs) ----------
 void strided_slice_grad_infer(schema::InferContext& c) {
@@ -315,8 +315,8 @@ std::vector<schema::OpSample> strided_slice_grad_samples() {
 }
 
 constexpr detail::OpDef kStridedSliceGrad{.name = "StridedSliceGrad", .infer = strided_slice_grad_infer,
-                                  .kernel = strided_slice_grad_kernel, .samples = strided_slice_grad_samples,
-                                  .gradient = strided_slice_grad_grad};
+                                          .kernel = strided_slice_grad_kernel, .samples = strided_slice_grad_samples,
+                                          .gradient = strided_slice_grad_grad};
 
 void strided_slice_grad(schema::GradContext& c) {
   const Tensor in[] = {c.grad(0), c.inputs[0]};

@@ -140,11 +140,11 @@ void log_softmax_gradient(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kSoftmax{.name = "Softmax", .infer = softmax_infer,
-                         .kernel = softmax_kernel<false>, .flags = schema::kMayRunInPlace,
-                         .samples = softmax_samples, .gradient = softmax_gradient};
+                                 .kernel = softmax_kernel<false>, .flags = schema::kMayRunInPlace,
+                                 .samples = softmax_samples, .gradient = softmax_gradient};
 constexpr detail::OpDef kLogSoftmax{.name = "LogSoftmax", .infer = softmax_infer,
-                            .kernel = softmax_kernel<true>, .flags = schema::kMayRunInPlace,
-                            .samples = softmax_samples, .gradient = log_softmax_gradient};
+                                    .kernel = softmax_kernel<true>, .flags = schema::kMayRunInPlace,
+                                    .samples = softmax_samples, .gradient = log_softmax_gradient};
 
 }  // namespace
 

@@ -106,7 +106,7 @@ std::vector<schema::OpSample> top_k_samples() {
 }
 
 constexpr detail::OpDef kTopK{.name = "TopKV2", .infer = top_k_infer, .kernel = top_k_kernel, .samples = top_k_samples,
-                      .gradient = top_k_grad};
+                              .gradient = top_k_grad};
 
 std::pair<Tensor, Tensor> run_top_k(const Tensor& x, int64_t k, bool ascending, const SourceLocation& loc) {
   const Tensor in[] = {x};

@@ -140,7 +140,8 @@ void write_grad_kernel(schema::KernelContext& c) {
 }
 
 // (a, b, [indices,] values) through `op`; `indices` null for the 3-input form.
-runtime::TensorList rows_op(const detail::OpDef& op, const Tensor& a, const Tensor& b, const Tensor* indices, const Tensor& values) {
+runtime::TensorList rows_op(const detail::OpDef& op, const Tensor& a, const Tensor& b, const Tensor* indices,
+                            const Tensor& values) {
   detail::SmallVector<Tensor, 4> in{a, b};
   if (indices) in.push_back(*indices);
   in.push_back(values);
@@ -171,10 +172,12 @@ std::vector<schema::OpSample> write_grad_samples() {
           {{grad, zeros({0}), constant(2), zeros({2})}, schema::Attrs{}}};
 }
 
-constexpr detail::OpDef kWriteRows{.name = "TensorArrayWriteRows", .infer = write_rows_infer, .kernel = write_rows_kernel,
-                           .samples = write_rows_samples, .gradient = write_rows_grad};
-constexpr detail::OpDef kWriteGrad{.name = "TensorArrayWriteGrad", .infer = write_grad_infer, .kernel = write_grad_kernel,
-                           .flags = schema::kMayRunInPlace, .samples = write_grad_samples, .gradient = write_grad_grad};
+constexpr detail::OpDef kWriteRows{.name = "TensorArrayWriteRows", .infer = write_rows_infer,
+                                   .kernel = write_rows_kernel, .samples = write_rows_samples,
+                                   .gradient = write_rows_grad};
+constexpr detail::OpDef kWriteGrad{.name = "TensorArrayWriteGrad", .infer = write_grad_infer,
+                                   .kernel = write_grad_kernel, .flags = schema::kMayRunInPlace,
+                                   .samples = write_grad_samples, .gradient = write_grad_grad};
 
 // Every write's gradient: WriteGrad of the buffer's upstream gradient over
 // base (input 0) and the written values, into the ones c needs.

@@ -240,7 +240,9 @@ std::vector<Tensor> with(std::vector<Tensor> state, std::initializer_list<Tensor
   return state;
 }
 
-schema::Attrs write_attrs(bool dynamic) { return schema::Attrs{{"dynamic", dynamic}, {"element_shape", Shape::unknown_rank()}}; }
+schema::Attrs write_attrs(bool dynamic) {
+  return schema::Attrs{{"dynamic", dynamic}, {"element_shape", Shape::unknown_rank()}};
+}
 
 std::vector<schema::OpSample> write_samples() {
   return {{with(sample_state(), {constant(2), constant({5.f, 6.f})}), write_attrs(false)},
@@ -400,24 +402,25 @@ std::vector<schema::OpSample> stack_samples() {
 // New makes a state from a size: nothing to differentiate. The others pass
 // gradients through the float buffer (tensor_array_grad_ops.cpp).
 constexpr detail::OpDef kTensorArrayNew{.name = "TensorArrayNew", .infer = new_infer, .kernel = new_kernel,
-                                .flags = schema::kNotDifferentiable, .samples = new_samples};
-constexpr detail::OpDef kTensorArrayWrite{.name = "TensorArrayWrite", .infer = write_infer_one, .kernel = write_kernel_one,
-                                  .flags = schema::kSetsOwnOutputs, .samples = write_samples,
-                                  .gradient = tensor_array_write_grad};
-constexpr detail::OpDef kTensorArrayScatter{.name = "TensorArrayScatter", .infer = scatter_infer, .kernel = scatter_kernel,
-                                    .flags = schema::kSetsOwnOutputs, .samples = scatter_samples,
-                                    .gradient = tensor_array_write_grad};
-constexpr detail::OpDef kTensorArrayUnstack{.name = "TensorArrayUnstack", .infer = unstack_infer, .kernel = unstack_kernel,
-                                    .flags = schema::kSetsOwnOutputs, .samples = unstack_samples,
-                                    .gradient = tensor_array_unstack_grad};
+                                        .flags = schema::kNotDifferentiable, .samples = new_samples};
+constexpr detail::OpDef kTensorArrayWrite{.name = "TensorArrayWrite", .infer = write_infer_one,
+                                          .kernel = write_kernel_one, .flags = schema::kSetsOwnOutputs,
+                                          .samples = write_samples, .gradient = tensor_array_write_grad};
+constexpr detail::OpDef kTensorArrayScatter{.name = "TensorArrayScatter", .infer = scatter_infer,
+                                            .kernel = scatter_kernel, .flags = schema::kSetsOwnOutputs,
+                                            .samples = scatter_samples, .gradient = tensor_array_write_grad};
+constexpr detail::OpDef kTensorArrayUnstack{.name = "TensorArrayUnstack", .infer = unstack_infer,
+                                            .kernel = unstack_kernel, .flags = schema::kSetsOwnOutputs,
+                                            .samples = unstack_samples, .gradient = tensor_array_unstack_grad};
 constexpr detail::OpDef kTensorArrayRead{.name = "TensorArrayRead", .infer = read_infer, .kernel = gather_kernel,
-                                 .samples = read_samples, .gradient = tensor_array_gather_grad};
-constexpr detail::OpDef kTensorArrayGather{.name = "TensorArrayGather", .infer = gather_infer_many, .kernel = gather_kernel,
-                                   .samples = gather_samples, .gradient = tensor_array_gather_grad};
+                                         .samples = read_samples, .gradient = tensor_array_gather_grad};
+constexpr detail::OpDef kTensorArrayGather{.name = "TensorArrayGather", .infer = gather_infer_many,
+                                           .kernel = gather_kernel, .samples = gather_samples,
+                                           .gradient = tensor_array_gather_grad};
 constexpr detail::OpDef kTensorArrayStack{.name = "TensorArrayStack", .infer = stack_infer_rows, .kernel = stack_kernel,
-                                  .samples = stack_samples, .gradient = tensor_array_stack_grad};
+                                          .samples = stack_samples, .gradient = tensor_array_stack_grad};
 constexpr detail::OpDef kTensorArrayConcat{.name = "TensorArrayConcat", .infer = concat_infer, .kernel = stack_kernel,
-                                   .samples = stack_samples, .gradient = tensor_array_stack_grad};
+                                           .samples = stack_samples, .gradient = tensor_array_stack_grad};
 
 Tensor index_tensor(const Operand& index, const char* what, const SourceLocation& loc) {
   if (index.is_tensor()) return index.take();
@@ -430,7 +433,7 @@ Tensor index_tensor(const Operand& index, const char* what, const SourceLocation
 
 void register_tensor_array_ops(schema::OpRegistry& r) {
   for (const detail::OpDef* op : {&kTensorArrayNew, &kTensorArrayWrite, &kTensorArrayScatter, &kTensorArrayUnstack,
-                          &kTensorArrayRead, &kTensorArrayGather, &kTensorArrayStack, &kTensorArrayConcat})
+                                  &kTensorArrayRead, &kTensorArrayGather, &kTensorArrayStack, &kTensorArrayConcat})
     r.add(*op);
   register_tensor_array_grad_ops(r);
 }
@@ -440,8 +443,8 @@ void register_tensor_array_ops(schema::OpRegistry& r) {
 TensorArray::TensorArray(DType dtype, const Operand& size, TensorArrayOptions options, SourceLocation loc)
     : options_(std::move(options)) {
   const Tensor in[] = {ops::index_tensor(size, "TensorArray: size", loc)};
-  runtime::TensorList out = runtime::dispatch(ops::kTensorArrayNew, in,
-                            schema::Attrs{{"dtype", dtype}, {"element_shape", options_.element_shape}}, loc);
+  runtime::TensorList out = runtime::dispatch(
+      ops::kTensorArrayNew, in, schema::Attrs{{"dtype", dtype}, {"element_shape", options_.element_shape}}, loc);
   buffer_ = std::move(out[0]);
   written_ = std::move(out[1]);
   size_ = std::move(out[2]);
@@ -455,9 +458,9 @@ TensorArray TensorArray::apply(const detail::OpDef& op, TensorArray self, std::i
   in.push_back(std::move(self.size_));
   for (const Tensor& t : more) in.push_back(t);
   runtime::TensorList out = runtime::dispatch(op, std::span<const Tensor>(in.data(), in.size()),
-                            schema::Attrs{{"dynamic", self.options_.dynamic_size},
-                                  {"element_shape", self.options_.element_shape}},
-                            loc);
+                                              schema::Attrs{{"dynamic", self.options_.dynamic_size},
+                                                            {"element_shape", self.options_.element_shape}},
+                                              loc);
   return TensorArray(std::move(self.options_), std::move(out[0]), std::move(out[1]), std::move(out[2]));
 }
 
@@ -480,14 +483,16 @@ TensorArray TensorArray::unstack(const Tensor& value, SourceLocation loc) const 
 
 Tensor TensorArray::read(const Operand& index, SourceLocation loc) const {
   const Tensor in[] = {buffer_, written_, size_, ops::index_tensor(index, "TensorArray.read", loc)};
-  runtime::TensorList out = runtime::dispatch(ops::kTensorArrayRead, in, schema::Attrs{{"clear", options_.clear_after_read}}, loc);
+  runtime::TensorList out =
+      runtime::dispatch(ops::kTensorArrayRead, in, schema::Attrs{{"clear", options_.clear_after_read}}, loc);
   if (options_.clear_after_read) written_ = std::move(out[1]);
   return std::move(out[0]);
 }
 
 Tensor TensorArray::gather(const Tensor& indices, SourceLocation loc) const {
   const Tensor in[] = {buffer_, written_, size_, indices};
-  runtime::TensorList out = runtime::dispatch(ops::kTensorArrayGather, in, schema::Attrs{{"clear", options_.clear_after_read}}, loc);
+  runtime::TensorList out =
+      runtime::dispatch(ops::kTensorArrayGather, in, schema::Attrs{{"clear", options_.clear_after_read}}, loc);
   if (options_.clear_after_read) written_ = std::move(out[1]);
   return std::move(out[0]);
 }

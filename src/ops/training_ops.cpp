@@ -217,7 +217,8 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
   PerVariable<std::array<Tensor, 3>> fresh(count);
   for (std::size_t j = 0; j < count; ++j)
     for (int i : {kVar, kM, kV})
-      if (!core::is_exclusively_owned(states[j][i]->value)) fresh[j][i] = core::make_tensor(dtype, grads[j].gradient_shape());
+      if (!core::is_exclusively_owned(states[j][i]->value))
+        fresh[j][i] = core::make_tensor(dtype, grads[j].gradient_shape());
   core::visit_numeric(dtype, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       const AdamConstants<T> k(attrs, core::data_of<T>(alpha)[0]);
@@ -253,7 +254,8 @@ void apply_adam_kernel(schema::KernelContext& c) {
 }
 
 schema::Attrs adam_attrs(DType dtype, const Shape& shape, double beta_1, double beta_2, double epsilon) {
-  return schema::Attrs{{"dtype", dtype}, {"shape", shape}, {"beta_1", beta_1}, {"beta_2", beta_2}, {"epsilon", epsilon}};
+  return schema::Attrs{
+      {"dtype", dtype}, {"shape", shape}, {"beta_1", beta_1}, {"beta_2", beta_2}, {"epsilon", epsilon}};
 }
 
 std::vector<schema::OpSample> apply_adam_samples() {
@@ -266,7 +268,8 @@ std::vector<schema::OpSample> apply_adam_samples() {
 }
 
 constexpr detail::OpDef kApplyAdam{.name = "ApplyAdam", .infer = apply_adam_infer, .kernel = apply_adam_kernel,
-                           .flags = schema::kStateful | schema::kNotDifferentiable, .samples = apply_adam_samples};
+                                   .flags = schema::kStateful | schema::kNotDifferentiable,
+                                   .samples = apply_adam_samples};
 
 [[noreturn]] void slot_mismatch(const Variable& slot, const char* role, const Variable& var) {
   throw InvalidArgument(fmt::format("ApplyAdam: {} ('{}') is {} {} but var ('{}') is {} {}", role, slot.name(),

@@ -111,57 +111,68 @@ void selu_grad(schema::GradContext& c) {
                  c.grad(0) * (y + 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717)));
 }
 
-constexpr detail::OpDef kNeg = with_reference(unary_op<NegFn>("Neg", signed_special_samples, neg_grad, schema::LaneForm::kNeg),
-                                      [](const schema::ReferenceArgs& a) { return -a.x; });
-constexpr detail::OpDef kAbs = with_reference(unary_op<AbsFn>("Abs", signed_special_samples, abs_grad, schema::LaneForm::kAbs),
-                                      [](const schema::ReferenceArgs& a) { return std::fabs(a.x); });
+constexpr detail::OpDef kNeg =
+    with_reference(unary_op<NegFn>("Neg", signed_special_samples, neg_grad, schema::LaneForm::kNeg),
+                   [](const schema::ReferenceArgs& a) { return -a.x; });
+constexpr detail::OpDef kAbs =
+    with_reference(unary_op<AbsFn>("Abs", signed_special_samples, abs_grad, schema::LaneForm::kAbs),
+                   [](const schema::ReferenceArgs& a) { return std::fabs(a.x); });
 constexpr detail::OpDef kSign =
     with_reference(unary_op<SignFn>("Sign", signed_special_samples, sign_grad), [](const schema::ReferenceArgs& a) {
       return std::isnan(a.x) ? a.x : a.x > 0 ? 1.0 : a.x < 0 ? -1.0 : 0.0;
     });
 // No gradient, as TF's (None).
 constexpr detail::OpDef kFloor = with_reference(unary_op<FloorFn>("Floor", rounding_samples, nullptr),
-                                        [](const schema::ReferenceArgs& a) { return std::floor(a.x); });
+                                                [](const schema::ReferenceArgs& a) { return std::floor(a.x); });
 constexpr detail::OpDef kCeil = with_reference(unary_op<CeilFn>("Ceil", rounding_samples, nullptr),
-                                       [](const schema::ReferenceArgs& a) { return std::ceil(a.x); });
+                                               [](const schema::ReferenceArgs& a) { return std::ceil(a.x); });
 constexpr detail::OpDef kRound = with_reference(unary_op<RoundFn>("Round", round_samples, nullptr),
-                                        [](const schema::ReferenceArgs& a) { return std::nearbyint(a.x); });
+                                                [](const schema::ReferenceArgs& a) { return std::nearbyint(a.x); });
 constexpr detail::OpDef kRint = with_reference(unary_op<RintFn>("Rint", rounding_samples, nullptr),
-                                       [](const schema::ReferenceArgs& a) { return std::nearbyint(a.x); });
-constexpr detail::OpDef kSquare = with_reference(unary_op<SquareFn>("Square", signed_samples, square_grad, schema::LaneForm::kSquare),
-                                         [](const schema::ReferenceArgs& a) { return a.x * a.x; });
-constexpr detail::OpDef kRelu =
-    with_reference(unary_op<ReluFn>("Relu", signed_samples, relu_grad, schema::LaneForm::kRelu), [](const schema::ReferenceArgs& a) {
+                                               [](const schema::ReferenceArgs& a) { return std::nearbyint(a.x); });
+constexpr detail::OpDef kSquare =
+    with_reference(unary_op<SquareFn>("Square", signed_samples, square_grad, schema::LaneForm::kSquare),
+                   [](const schema::ReferenceArgs& a) { return a.x * a.x; });
+constexpr detail::OpDef kRelu = with_reference(
+    unary_op<ReluFn>("Relu", signed_samples, relu_grad, schema::LaneForm::kRelu), [](const schema::ReferenceArgs& a) {
       return std::isnan(a.x) ? a.x : a.x > 0 ? a.x : 0.0;
     });
-constexpr detail::OpDef kSqrt = with_reference(unary_op<SqrtFn>("Sqrt", positive_samples, sqrt_grad, schema::LaneForm::kSqrt),
-                                       [](const schema::ReferenceArgs& a) { return std::sqrt(a.x); });
-constexpr detail::OpDef kRsqrt = with_reference(unary_op<RsqrtFn>("Rsqrt", positive_samples, rsqrt_grad, schema::LaneForm::kRsqrt),
-                                        [](const schema::ReferenceArgs& a) { return 1 / std::sqrt(a.x); });
+constexpr detail::OpDef kSqrt =
+    with_reference(unary_op<SqrtFn>("Sqrt", positive_samples, sqrt_grad, schema::LaneForm::kSqrt),
+                   [](const schema::ReferenceArgs& a) { return std::sqrt(a.x); });
+constexpr detail::OpDef kRsqrt =
+    with_reference(unary_op<RsqrtFn>("Rsqrt", positive_samples, rsqrt_grad, schema::LaneForm::kRsqrt),
+                   [](const schema::ReferenceArgs& a) { return 1 / std::sqrt(a.x); });
 constexpr detail::OpDef kExp = with_reference(unary_op<ExpFn>("Exp", float_samples, exp_grad, schema::LaneForm::kExp),
-                                      [](const schema::ReferenceArgs& a) { return std::exp(a.x); });
-constexpr detail::OpDef kLog = with_reference(unary_op<LogFn>("Log", positive_samples, log_grad, schema::LaneForm::kLog),
-                                      [](const schema::ReferenceArgs& a) { return std::log(a.x); });
-constexpr detail::OpDef kLog1p = with_reference(unary_op<Log1pFn>("Log1p", positive_samples, log1p_grad, schema::LaneForm::kLog1p),
-                                        [](const schema::ReferenceArgs& a) { return std::log1p(a.x); });
-constexpr detail::OpDef kTanh = with_reference(unary_op<TanhFn>("Tanh", float_samples, tanh_grad, schema::LaneForm::kTanh),
-                                       [](const schema::ReferenceArgs& a) { return std::tanh(a.x); });
+                                              [](const schema::ReferenceArgs& a) { return std::exp(a.x); });
+constexpr detail::OpDef kLog =
+    with_reference(unary_op<LogFn>("Log", positive_samples, log_grad, schema::LaneForm::kLog),
+                   [](const schema::ReferenceArgs& a) { return std::log(a.x); });
+constexpr detail::OpDef kLog1p =
+    with_reference(unary_op<Log1pFn>("Log1p", positive_samples, log1p_grad, schema::LaneForm::kLog1p),
+                   [](const schema::ReferenceArgs& a) { return std::log1p(a.x); });
+constexpr detail::OpDef kTanh =
+    with_reference(unary_op<TanhFn>("Tanh", float_samples, tanh_grad, schema::LaneForm::kTanh),
+                   [](const schema::ReferenceArgs& a) { return std::tanh(a.x); });
 constexpr detail::OpDef kSigmoid =
     with_reference(unary_op<SigmoidFn>("Sigmoid", float_samples, sigmoid_grad, schema::LaneForm::kSigmoid),
                    [](const schema::ReferenceArgs& a) { return 1 / (1 + std::exp(-a.x)); });
 constexpr detail::OpDef kSin = with_reference(unary_op<SinFn>("Sin", float_samples, sin_grad),
-                                      [](const schema::ReferenceArgs& a) { return std::sin(a.x); });
+                                              [](const schema::ReferenceArgs& a) { return std::sin(a.x); });
 constexpr detail::OpDef kCos = with_reference(unary_op<CosFn>("Cos", float_samples, cos_grad),
-                                      [](const schema::ReferenceArgs& a) { return std::cos(a.x); });
+                                              [](const schema::ReferenceArgs& a) { return std::cos(a.x); });
 constexpr detail::OpDef kErf = with_reference(unary_op<ErfFn>("Erf", activation_samples, erf_grad),
-                                      [](const schema::ReferenceArgs& a) { return std::erf(a.x); });
+                                              [](const schema::ReferenceArgs& a) { return std::erf(a.x); });
 constexpr detail::OpDef kSoftplus = with_reference(
-    unary_op<SoftplusFn>("Softplus", activation_samples, softplus_grad),
-    [](const schema::ReferenceArgs& a) { return a.x > 0 ? a.x + std::log1p(std::exp(-a.x)) : std::log1p(std::exp(a.x)); });
-constexpr detail::OpDef kSoftsign = with_reference(unary_op<SoftsignFn>("Softsign", activation_samples, softsign_grad),
-                                           [](const schema::ReferenceArgs& a) { return a.x / (1 + std::fabs(a.x)); });
-constexpr detail::OpDef kElu = with_reference(unary_op<EluFn>("Elu", activation_samples, elu_grad),
-                                      [](const schema::ReferenceArgs& a) { return a.x > 0 ? a.x : std::expm1(a.x); });
+    unary_op<SoftplusFn>("Softplus", activation_samples, softplus_grad), [](const schema::ReferenceArgs& a) {
+      return a.x > 0 ? a.x + std::log1p(std::exp(-a.x)) : std::log1p(std::exp(a.x));
+    });
+constexpr detail::OpDef kSoftsign =
+    with_reference(unary_op<SoftsignFn>("Softsign", activation_samples, softsign_grad),
+                   [](const schema::ReferenceArgs& a) { return a.x / (1 + std::fabs(a.x)); });
+constexpr detail::OpDef kElu =
+    with_reference(unary_op<EluFn>("Elu", activation_samples, elu_grad),
+                   [](const schema::ReferenceArgs& a) { return a.x > 0 ? a.x : std::expm1(a.x); });
 constexpr detail::OpDef kSelu =
     with_reference(unary_op<SeluFn>("Selu", activation_samples, selu_grad), [](const schema::ReferenceArgs& a) {
       return 1.0507009873554804934193349852946 * (a.x > 0 ? a.x : 1.6732632423543772848170429916717 * std::expm1(a.x));
@@ -177,8 +188,8 @@ Tensor unary(const detail::OpDef& op, Tensor&& x, const SourceLocation& loc) {
 
 void register_unary_ops(schema::OpRegistry& r) {
   for (const detail::OpDef* op : {&kNeg, &kAbs, &kSign, &kFloor, &kCeil, &kRound, &kRint, &kSquare, &kRelu,
-                          &kSqrt, &kRsqrt, &kExp, &kLog, &kLog1p, &kTanh, &kSigmoid, &kSin, &kCos, &kErf,
-                          &kSoftplus, &kSoftsign, &kElu, &kSelu})
+                                  &kSqrt, &kRsqrt, &kExp, &kLog, &kLog1p, &kTanh, &kSigmoid, &kSin, &kCos, &kErf,
+                                  &kSoftplus, &kSoftsign, &kElu, &kSelu})
     r.add(*op);
 }
 

@@ -30,7 +30,7 @@ Variable::Variable(const Tensor& initial_value, VariableOptions options, SourceL
     // first run.
     const Tensor in[] = {handle_, initial_value};
     runtime::dispatch(ops::initialize_variable_op(), in,
-             schema::Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
+                      schema::Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
   } else {
     state_->value = initial_value;
   }
@@ -71,7 +71,8 @@ Tensor Variable::read_value(SourceLocation loc) const {
   if (runtime::TapeHook* tapes = runtime::thread_state.tapes) [[unlikely]]
     tapes->variable_accessed(*this);
   const Tensor in[] = {handle_};
-  return runtime::dispatch1(ops::read_variable_op(), in, schema::Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
+  return runtime::dispatch1(ops::read_variable_op(), in,
+                            schema::Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
 }
 
 void Variable::update(const detail::OpDef& op, const Operand& value, SourceLocation loc) const {

@@ -73,8 +73,8 @@ std::vector<schema::OpSample> assign_samples() {
 void read_grad(schema::GradContext& c) { c.set(0, c.grad(0)); }
 
 constexpr detail::OpDef kReadVariable{.name = "ReadVariable", .infer = read_infer, .kernel = read_kernel,
-                              .flags = schema::kStateful | schema::kSetsOwnOutputs, .samples = read_samples,
-                              .gradient = read_grad};
+                                      .flags = schema::kStateful | schema::kSetsOwnOutputs, .samples = read_samples,
+                                      .gradient = read_grad};
 
 // ---- Assign ops ---------------------------------------------------------------
 void assign_infer(schema::InferContext& c) {
@@ -124,18 +124,21 @@ void update_with(schema::KernelContext& c, std::string_view op_name) {
 void assign_add_kernel(schema::KernelContext& c) { update_with(c, "Add"); }
 void assign_sub_kernel(schema::KernelContext& c) { update_with(c, "Sub"); }
 
-constexpr detail::OpDef kAssignVariable{.name = "AssignVariable", .infer = assign_infer,
-                                .kernel = assign_kernel, .flags = schema::kStateful | schema::kNotDifferentiable,
-                                .samples = assign_samples};
+constexpr detail::OpDef kAssignVariable{.name = "AssignVariable", .infer = assign_infer, .kernel = assign_kernel,
+                                        .flags = schema::kStateful | schema::kNotDifferentiable,
+                                        .samples = assign_samples};
 constexpr detail::OpDef kAssignAddVariable{.name = "AssignAddVariable", .infer = assign_infer,
-                                   .kernel = assign_add_kernel, .flags = schema::kStateful | schema::kNotDifferentiable,
-                                   .samples = assign_samples};
+                                           .kernel = assign_add_kernel,
+                                           .flags = schema::kStateful | schema::kNotDifferentiable,
+                                           .samples = assign_samples};
 constexpr detail::OpDef kAssignSubVariable{.name = "AssignSubVariable", .infer = assign_infer,
-                                   .kernel = assign_sub_kernel, .flags = schema::kStateful | schema::kNotDifferentiable,
-                                   .samples = assign_samples};
+                                           .kernel = assign_sub_kernel,
+                                           .flags = schema::kStateful | schema::kNotDifferentiable,
+                                           .samples = assign_samples};
 constexpr detail::OpDef kInitializeVariable{.name = "InitializeVariable", .infer = assign_infer,
-                                    .kernel = initialize_kernel, .flags = schema::kStateful | schema::kNotDifferentiable,
-                                    .samples = assign_samples};
+                                            .kernel = initialize_kernel,
+                                            .flags = schema::kStateful | schema::kNotDifferentiable,
+                                            .samples = assign_samples};
 
 }  // namespace
 
@@ -147,7 +150,7 @@ const detail::OpDef& initialize_variable_op() { return kInitializeVariable; }
 
 void register_variable_ops(schema::OpRegistry& r) {
   for (const detail::OpDef* op : {&kReadVariable, &kAssignVariable, &kAssignAddVariable,
-                          &kAssignSubVariable, &kInitializeVariable})
+                                  &kAssignSubVariable, &kInitializeVariable})
     r.add(*op);
 }
 

@@ -59,8 +59,8 @@ void check_numerics(const detail::OpDef& op, const TensorList& outputs, const So
 
 // The kernel on allocated outputs (both run_kernel forms; inlined into each,
 // since it is the eager and graph hot path).
-inline void call_kernel(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs, TensorList& outputs,
-                        const SourceLocation* loc) {
+inline void call_kernel(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs,
+                        TensorList& outputs, const SourceLocation* loc) {
   schema::KernelContext kc{op, inputs, std::span<Tensor>(outputs.data(), outputs.size()), attrs};
   op.kernel(kc);
   if (check_numerics_enabled.load(std::memory_order_relaxed)) [[unlikely]]

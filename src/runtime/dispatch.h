@@ -26,7 +26,7 @@ class DispatchHandler {
  public:
   virtual ~DispatchHandler() = default;
   virtual runtime::TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, schema::Attrs&& attrs,
-                              const SourceLocation& loc) = 0;
+                                       const SourceLocation& loc) = 0;
   // A Variable was created while this handler was active.
   virtual void variable_created() {}
 };

@@ -180,7 +180,8 @@ void start() {
   {
     std::lock_guard<std::mutex> lock(r.mutex);
     // Buffers of threads that have exited (only the registry holds them) go.
-    std::erase_if(r.buffers, [](const std::shared_ptr<runtime::profiling::ThreadBuffer>& b) { return b.use_count() == 1; });
+    std::erase_if(r.buffers,
+                  [](const std::shared_ptr<runtime::profiling::ThreadBuffer>& b) { return b.use_count() == 1; });
     for (auto& b : r.buffers) {
       std::lock_guard<std::mutex> buffer_lock(b->mutex);
       b->events.clear();

@@ -41,7 +41,7 @@ bool TracingContext::ConsEq::operator()(const ConsKey& a, const ConsKey& b) cons
 }
 
 runtime::TensorList TracingContext::dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
-                                            schema::Attrs&& attrs, const SourceLocation& loc) {
+                                             schema::Attrs&& attrs, const SourceLocation& loc) {
   detail::SmallVector<graph::Value, 3> values;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined())

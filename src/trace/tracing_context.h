@@ -23,7 +23,7 @@ class TracingContext : public detail::DispatchHandler {
   Tensor symbolic(const graph::Value& v);
 
   runtime::TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
-                              schema::Attrs&& attrs, const SourceLocation& loc) override;
+                               schema::Attrs&& attrs, const SourceLocation& loc) override;
 
   void variable_created() override { ++variables_created_; }
   // The node each dispatch produced (or reused), in call order: how the

@@ -33,7 +33,8 @@ void for_each_op_sample(
 }
 
 void for_each_op_sample(const std::function<void(const detail::OpDef&, int, const graph::Graph&)>& fn) {
-  for_each_op_sample([&](const detail::OpDef& op, int k, const graph::Graph& g, const schema::OpSample&) { fn(op, k, g); });
+  for_each_op_sample(
+      [&](const detail::OpDef& op, int k, const graph::Graph& g, const schema::OpSample&) { fn(op, k, g); });
 }
 
 }  // namespace kiln::testing

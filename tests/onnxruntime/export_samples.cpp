@@ -25,7 +25,8 @@ namespace {
 
 json write_tensor(const fs::path& dir, const std::string& name, const Tensor& t) {
   std::ofstream(dir / (name + ".bin"), std::ios::binary)
-      .write(static_cast<const char*>(core::raw_data(t)), static_cast<std::streamsize>(t.size() * dtype_size(t.dtype())));
+      .write(static_cast<const char*>(core::raw_data(t)),
+             static_cast<std::streamsize>(t.size() * dtype_size(t.dtype())));
   return {{"name", name}, {"file", name + ".bin"}, {"dtype", std::string(dtype_name(t.dtype()))},
           {"dims", t.shape().to_vector()}};
 }
