@@ -115,7 +115,7 @@ Tensor big_input(uint64_t seed) {
 
 void set_system_allocs(benchmark::State& st, int64_t before) {
   st.counters["sys_allocs/iter"] = benchmark::Counter(
-      static_cast<double>(kiln::detail::allocator_stats().system_allocations - before),
+      static_cast<double>(kiln::core::allocator_stats().system_allocations - before),
       benchmark::Counter::kAvgIterations);
 }
 
@@ -123,7 +123,7 @@ void set_system_allocs(benchmark::State& st, int64_t before) {
 void BM_Elementwise_EagerMulAdd(benchmark::State& st) {
   Tensor a = big_input(1), b = big_input(2), c = big_input(3);
   { Tensor warm = a * b + c; }
-  int64_t allocs = kiln::detail::allocator_stats().system_allocations;
+  int64_t allocs = kiln::core::allocator_stats().system_allocations;
   for (auto _ : st) {
     Tensor y = a * b + c;
     benchmark::DoNotOptimize(y.impl());

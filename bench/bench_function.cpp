@@ -286,7 +286,7 @@ void BM_OptimizeCost(benchmark::State& st) {
   kiln::trace::TracingContext ctx(g);
   Tensor x = ctx.add_parameter({DType::Float32, kiln::Shape{16}}, "x");
   {
-    kiln::detail::DispatchHandlerGuard guard(&ctx);
+    kiln::runtime::DispatchHandlerGuard guard(&ctx);
     g->results().push_back(ctx.value_of(small_ops(x)));
   }
   kiln::passes::PassOptions o;

@@ -17,7 +17,7 @@ namespace {
 using kiln::DType;
 using kiln::Shape;
 using kiln::Tensor;
-using kiln::detail::Attrs;
+using kiln::schema::Attrs;
 
 constexpr int64_t kBatch = 50;
 
@@ -67,8 +67,8 @@ void BM_Conv(benchmark::State& st, const ConvShapes* s, ConvPart part) {
   time_op(st, [&] {
     switch (part) {
       case ConvPart::Forward: return kiln::nn::conv2d(x, f, 1, "SAME");
-      case ConvPart::Input: return kiln::detail::conv2d_backprop_input(x, f, dy, conv_attrs());
-      case ConvPart::Filter: return kiln::detail::conv2d_backprop_filter(x, f, dy, conv_attrs());
+      case ConvPart::Input: return kiln::ops::conv2d_backprop_input(x, f, dy, conv_attrs());
+      case ConvPart::Filter: return kiln::ops::conv2d_backprop_filter(x, f, dy, conv_attrs());
     }
     return Tensor();
   });
@@ -99,9 +99,9 @@ void BM_Pool(benchmark::State& st, const Shape* in, PoolPart part) {
   time_op(st, [&] {
     switch (part) {
       case PoolPart::MaxForward: return kiln::nn::max_pool2d(x, 2, 2, "SAME");
-      case PoolPart::MaxGrad: return kiln::detail::max_pool_grad(x, dy, pool_attrs());
+      case PoolPart::MaxGrad: return kiln::ops::max_pool_grad(x, dy, pool_attrs());
       case PoolPart::AvgForward: return kiln::nn::avg_pool2d(x, 2, 2, "SAME");
-      case PoolPart::AvgGrad: return kiln::detail::avg_pool_grad(x, dy, pool_attrs());
+      case PoolPart::AvgGrad: return kiln::ops::avg_pool_grad(x, dy, pool_attrs());
     }
     return Tensor();
   });

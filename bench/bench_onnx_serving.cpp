@@ -73,12 +73,12 @@ int main(int argc, char** argv) {
   for (int64_t batch : {1, 256}) {
     Tensor images = random::uniform({batch, 28, 28, 1}, 0.f, 1.f, DType::Float32, 11);
     std::ofstream(dir / fmt::format("images_b{}.bin", batch), std::ios::binary)
-        .write(static_cast<const char*>(detail::raw_data(images)), images.size() * 4);
+        .write(static_cast<const char*>(core::raw_data(images)), images.size() * 4);
     Tensor probs;
     CallTimes t = time_calls([&] { probs = sig({{"images", images}}).at("output_0"); }, batch == 1 ? 50 : 3,
                                     batch == 1 ? 500 : 30);
     std::ofstream(dir / fmt::format("probs_b{}.bin", batch), std::ios::binary)
-        .write(static_cast<const char*>(detail::raw_data(probs)), probs.size() * 4);
+        .write(static_cast<const char*>(core::raw_data(probs)), probs.size() * 4);
     json << fmt::format("{}\"b{}\": {{\"min_ms\": {:.4f}, \"median_ms\": {:.4f}, \"p90_ms\": {:.4f}}}",
                         batch == 1 ? "" : ", ", batch, t.min, t.median, t.p90);
   }

@@ -24,7 +24,7 @@ std::vector<float> iota(int64_t n) {
 
 Tensor iota_tensor(const Shape& s) { return constant(iota(s.num_elements()), s); }
 
-const void* buffer_of(const Tensor& t) { return detail::raw_data(t); }
+const void* buffer_of(const Tensor& t) { return core::raw_data(t); }
 
 }  // namespace
 
@@ -43,7 +43,7 @@ TEST(ArrayOps, ReshapeViewsTheBuffer) {
 }
 
 TEST(ArrayOps, ReshapeInfer) {
-  detail::Attrs a{{"shape", std::vector<int64_t>{-1, 4}}};
+  schema::Attrs a{{"shape", std::vector<int64_t>{-1, 4}}};
   EXPECT_EQ(infer1("Reshape", {{float32, {None, 2, 2}}}, a).shape, (Shape{None, 4}));
   EXPECT_EQ(infer1("Reshape", {{float32, {3, 2, 2}}}, a).shape, (Shape{3, 4}));
   EXPECT_EQ(infer1("Reshape", {{float32, Shape::unknown_rank()}}, a).shape, (Shape{None, 4}));
@@ -78,9 +78,9 @@ TEST(ArrayOps, ExpandDimsAndSqueeze) {
 TEST(ArrayOps, ExpandDimsSqueezeInfer) {
   EXPECT_EQ(infer1("ExpandDims", {{float32, {None, 3}}}, {{"axis", int64_t(1)}}).shape,
             (Shape{None, 1, 3}));
-  detail::Attrs named{{"axes", std::vector<int64_t>{0}}};
+  schema::Attrs named{{"axes", std::vector<int64_t>{0}}};
   EXPECT_EQ(infer1("Squeeze", {{float32, {None, 3}}}, named).shape, (Shape{3}));
-  detail::Attrs every{{"axes", std::vector<int64_t>{}}};
+  schema::Attrs every{{"axes", std::vector<int64_t>{}}};
   EXPECT_EQ(infer1("Squeeze", {{float32, {1, 3, 1}}}, every).shape, (Shape{3}));
   EXPECT_FALSE(infer1("Squeeze", {{float32, {None, 3}}}, every).shape.has_known_rank());
 }
@@ -135,7 +135,7 @@ TEST(ArrayOps, TransposeLargeTiled) {
 }
 
 TEST(ArrayOps, TransposeInferAndErrors) {
-  detail::Attrs a{{"perm", std::vector<int64_t>{1, 0}}};
+  schema::Attrs a{{"perm", std::vector<int64_t>{1, 0}}};
   EXPECT_EQ(infer1("Transpose", {{float32, {None, 3}}}, a).shape, (Shape{3, None}));
   EXPECT_EQ(infer1("Transpose", {{float32, Shape::unknown_rank()}}, a).shape, (Shape{None, None}));
   Tensor x = zeros({2, 3});
@@ -156,7 +156,7 @@ TEST(ArrayOps, ConcatValues) {
 }
 
 TEST(ArrayOps, ConcatInferUnknownDims) {
-  detail::Attrs a{{"axis", int64_t(0)}};
+  schema::Attrs a{{"axis", int64_t(0)}};
   EXPECT_EQ(infer1("Concat", {{float32, {None, 3}}, {float32, {2, None}}}, a).shape, (Shape{None, 3}));
   EXPECT_EQ(infer1("Concat", {{float32, {4, 3}}, {float32, {2, None}}}, a).shape, (Shape{6, 3}));
   EXPECT_EQ(infer1("Concat", {{float32, Shape::unknown_rank()}, {float32, {2, 5}}}, a).shape,
@@ -195,16 +195,16 @@ TEST(ArrayOps, StackAndUnstack) {
 }
 
 TEST(ArrayOps, StackUnstackInferAndErrors) {
-  detail::Attrs a{{"axis", int64_t(1)}};
+  schema::Attrs a{{"axis", int64_t(1)}};
   EXPECT_EQ(infer1("Pack", {{float32, {None, 3}}, {float32, {2, None}}}, a).shape, (Shape{2, 2, 3}));
   expect_error<InvalidArgument>([] { stack({zeros({2}), zeros({3})}); },
                                 {"Pack", "input 1", "(3,)", "(2,)"});
   expect_error<InvalidArgument>([] { stack({zeros({2})}, 2); }, {"Pack", "axis 2", "rank 1"});
   expect_error<InvalidArgument>([] { unstack(zeros({2}), 1); }, {"Unpack", "axis 1", "rank 1"});
-  const detail::OpDef& unpack = detail::OpRegistry::global().get("Unpack");
-  std::vector<detail::TensorType> in{{float32, {None, 2}}};
-  detail::Attrs attrs{{"axis", int64_t(0)}};
-  detail::InferContext ic(unpack, std::span<const detail::TensorType>(in), attrs);
+  const detail::OpDef& unpack = schema::OpRegistry::global().get("Unpack");
+  std::vector<schema::TensorType> in{{float32, {None, 2}}};
+  schema::Attrs attrs{{"axis", int64_t(0)}};
+  schema::InferContext ic(unpack, std::span<const schema::TensorType>(in), attrs);
   expect_error<InvalidArgument>([&] { unpack.infer(ic); }, {"Unpack", "(None, 2)", "known"});
 }
 
@@ -287,7 +287,7 @@ TEST(ArrayOps, SliceAndStridedSlice) {
 }
 
 TEST(ArrayOps, StridedSliceInferUnknownDims) {
-  detail::Attrs a{{"begin", std::vector<int64_t>{1, 0}}, {"end", std::vector<int64_t>{3, 0}},
+  schema::Attrs a{{"begin", std::vector<int64_t>{1, 0}}, {"end", std::vector<int64_t>{3, 0}},
                   {"strides", std::vector<int64_t>{1, 1}}, {"begin_mask", int64_t(2)},
                   {"end_mask", int64_t(2)}, {"ellipsis_mask", int64_t(0)},
                   {"new_axis_mask", int64_t(0)}, {"shrink_axis_mask", int64_t(0)}};
@@ -323,7 +323,7 @@ TEST(ArrayOps, GatherValues) {
 }
 
 TEST(ArrayOps, GatherInferAndErrors) {
-  detail::Attrs a{{"axis", int64_t(1)}};
+  schema::Attrs a{{"axis", int64_t(1)}};
   EXPECT_EQ(infer1("Gather", {{float32, {None, 5, 2}}, {int32, {4, None}}}, a).shape,
             (Shape{None, 4, None, 2}));
   Tensor p = zeros({3, 2});
@@ -338,13 +338,13 @@ TEST(ArrayOps, GatherInferAndErrors) {
 
 TEST(ArrayOps, GatherKernelChecksIndicesInferenceCouldNotSee) {
   // What a graph run does when the indices were unknown at inference time.
-  const detail::OpDef& op = detail::OpRegistry::global().get("Gather");
+  const detail::OpDef& op = schema::OpRegistry::global().get("Gather");
   Tensor p = constant({{1.f, 2.f}, {3.f, 4.f}});
   Tensor idx = constant({1, 7, -1});
   Tensor inputs[] = {p, idx};
-  detail::Attrs attrs{{"axis", int64_t(0)}};
-  Tensor outputs[] = {detail::make_tensor(float32, {3, 2})};
-  detail::KernelContext kc{op, inputs, outputs, attrs};
+  schema::Attrs attrs{{"axis", int64_t(0)}};
+  Tensor outputs[] = {core::make_tensor(float32, {3, 2})};
+  schema::KernelContext kc{op, inputs, outputs, attrs};
   expect_error<InvalidArgument>([&] { op.kernel(kc); }, {"Gather", "indices[1] = 7 is not in [0, 2)"});
 }
 

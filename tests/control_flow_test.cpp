@@ -487,43 +487,43 @@ TEST(ControlFlow, SymbolicTensorAsBoolPointsToControlFlow) {
 // ---- the ops -----------------------------------------------------------------
 
 TEST(ControlFlow, IfAndWhileOpsInferFromTheirGraphs) {
-  const detail::OpDef& op = detail::OpRegistry::global().get("If");
+  const detail::OpDef& op = schema::OpRegistry::global().get("If");
   ASSERT_EQ(&op, &graph_ops::if_op(false));
-  EXPECT_TRUE(detail::OpRegistry::global().get("StatefulIf").is(detail::kStateful));
-  EXPECT_TRUE(detail::OpRegistry::global().get("StatefulWhile").is(detail::kStateful));
-  EXPECT_FALSE(detail::OpRegistry::global().get("While").is(detail::kStateful));
-  std::vector<detail::OpSample> samples = op.samples();
+  EXPECT_TRUE(schema::OpRegistry::global().get("StatefulIf").is(schema::kStateful));
+  EXPECT_TRUE(schema::OpRegistry::global().get("StatefulWhile").is(schema::kStateful));
+  EXPECT_FALSE(schema::OpRegistry::global().get("While").is(schema::kStateful));
+  std::vector<schema::OpSample> samples = op.samples();
   ASSERT_FALSE(samples.empty());
-  const detail::Attrs& attrs = samples[0].attrs;
+  const schema::Attrs& attrs = samples[0].attrs;
   // Unknown dims in the inputs: outputs come from the branch graphs.
-  std::vector<detail::TensorType> types{{DType::Bool, Shape{}}, {DType::Float32, Shape{None}}};
-  detail::InferContext ic(op, std::span<const detail::TensorType>(types), attrs);
+  std::vector<schema::TensorType> types{{DType::Bool, Shape{}}, {DType::Float32, Shape{None}}};
+  schema::InferContext ic(op, std::span<const schema::TensorType>(types), attrs);
   op.infer(ic);
   ASSERT_EQ(ic.outputs().size(), 1u);
   EXPECT_EQ(ic.outputs()[0].dtype, DType::Float32);
   EXPECT_EQ(ic.outputs()[0].shape, (Shape{2}));
   // Inputs that do not fit the branches' captures.
-  std::vector<detail::TensorType> bad{{DType::Bool, Shape{}}, {DType::Int32, Shape{2}}};
-  detail::InferContext ic2(op, std::span<const detail::TensorType>(bad), attrs);
+  std::vector<schema::TensorType> bad{{DType::Bool, Shape{}}, {DType::Int32, Shape{2}}};
+  schema::InferContext ic2(op, std::span<const schema::TensorType>(bad), attrs);
   expect_error<InvalidArgument>([&] { op.infer(ic2); },
                                 {"If: input 1 is int32 (2,) but then_branch expects float32 (2,)"});
-  std::vector<detail::TensorType> bad_pred{{DType::Int32, Shape{}}, {DType::Float32, Shape{2}}};
-  detail::InferContext ic3(op, std::span<const detail::TensorType>(bad_pred), attrs);
+  std::vector<schema::TensorType> bad_pred{{DType::Int32, Shape{}}, {DType::Float32, Shape{2}}};
+  schema::InferContext ic3(op, std::span<const schema::TensorType>(bad_pred), attrs);
   expect_error<InvalidArgument>([&] { op.infer(ic3); }, {"If: pred must be a bool tensor", "int32 ()"});
 
   // Kernels: run eagerly through the registry.
-  detail::TensorList r = detail::run_eager(op, samples[0].inputs, attrs);
+  runtime::TensorList r = runtime::run_eager(op, samples[0].inputs, attrs);
   expect_tensor<float>(r[0], {2}, {1.f, 4.f});
-  r = detail::run_eager(op, samples[1].inputs, attrs);
+  r = runtime::run_eager(op, samples[1].inputs, attrs);
   expect_tensor<float>(r[0], {2}, {-1.f, -2.f});
 
-  const detail::OpDef& w = detail::OpRegistry::global().get("While");
-  std::vector<detail::OpSample> ws = w.samples();
-  r = detail::run_eager(w, ws[0].inputs, ws[0].attrs);
+  const detail::OpDef& w = schema::OpRegistry::global().get("While");
+  std::vector<schema::OpSample> ws = w.samples();
+  r = runtime::run_eager(w, ws[0].inputs, ws[0].attrs);
   expect_tensor<int32_t>(r[0], {}, {3});
   expect_tensor<float>(r[1], {2}, {8.f, 16.f});
-  std::vector<detail::TensorType> wbad{{DType::Int32, Shape{}}, {DType::Float32, Shape{3}}, {DType::Int32, Shape{}}};
-  detail::InferContext ic4(w, std::span<const detail::TensorType>(wbad), ws[0].attrs);
+  std::vector<schema::TensorType> wbad{{DType::Int32, Shape{}}, {DType::Float32, Shape{3}}, {DType::Int32, Shape{}}};
+  schema::InferContext ic4(w, std::span<const schema::TensorType>(wbad), ws[0].attrs);
   expect_error<InvalidArgument>([&] { w.infer(ic4); }, {"While: input 1 is float32 (3,) but body expects float32 (2,)"});
 }
 
@@ -575,9 +575,9 @@ TEST(ControlFlow, NestedGraphsDoNotKeepTheirFunctionAlive) {
                               [&](const Tensor& v) { return v + w; }, z);
     });
     expect_tensor<int32_t>(f(constant({1, 1})), {2}, {14, 26});
-    EXPECT_FALSE(detail::is_exclusively_owned(w));
+    EXPECT_FALSE(core::is_exclusively_owned(w));
   }
-  EXPECT_TRUE(detail::is_exclusively_owned(w));
+  EXPECT_TRUE(core::is_exclusively_owned(w));
 }
 
 // The fuzz targets' cap on While iterations (set_max_while_iterations): a

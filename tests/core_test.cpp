@@ -231,10 +231,10 @@ TEST(Core, OpSeedsMakeTheSequenceReproducible) {
 }
 
 TEST(Core, RegistryHoldsEveryOpOnce) {
-  const auto& all = detail::OpRegistry::global().all();
-  EXPECT_NE(detail::OpRegistry::global().find("Const"), nullptr);
-  EXPECT_NE(detail::OpRegistry::global().find("RandomNormal"), nullptr);
-  expect_error<NotFound>([] { detail::OpRegistry::global().get("NoSuchOp"); }, {"NoSuchOp"});
+  const auto& all = schema::OpRegistry::global().all();
+  EXPECT_NE(schema::OpRegistry::global().find("Const"), nullptr);
+  EXPECT_NE(schema::OpRegistry::global().find("RandomNormal"), nullptr);
+  expect_error<NotFound>([] { schema::OpRegistry::global().get("NoSuchOp"); }, {"NoSuchOp"});
   for (const detail::OpDef* op : all) {
     EXPECT_NE(op->infer, nullptr) << op->name;
     EXPECT_NE(op->kernel, nullptr) << op->name;
@@ -244,7 +244,7 @@ TEST(Core, RegistryHoldsEveryOpOnce) {
 
 TEST(Core, AllocatorReusesFreedBuffers) {
   { Tensor t = zeros({1000}); }
-  int64_t before = detail::allocator_stats().cache_hits;
+  int64_t before = core::allocator_stats().cache_hits;
   { Tensor t = zeros({1000}); }
-  EXPECT_GT(detail::allocator_stats().cache_hits, before);
+  EXPECT_GT(core::allocator_stats().cache_hits, before);
 }

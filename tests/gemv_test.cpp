@@ -20,8 +20,8 @@
 
 namespace {
 
-using kiln::detail::gemv_f32;
-using kiln::detail::kGemvBlockRows;
+using kiln::ops::gemv_f32;
+using kiln::ops::kGemvBlockRows;
 
 std::vector<float> uniform(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
@@ -139,14 +139,14 @@ TEST(Gemv, AWarmCallAllocatesNothing) {
 // gemv_f32, each row with the bits it has alone; one row more runs oneDNN,
 // which must agree within the rounding bound.
 TEST(Gemv, MatMulOfAFewRowsTakesItAndAgreesWithOneDnn) {
-  const int64_t k = 3136, n = 1024, rows = kiln::detail::kGemvMaxRows + 1;
+  const int64_t k = 3136, n = 1024, rows = kiln::ops::kGemvMaxRows + 1;
   std::vector<float> av = uniform(rows * k, 5), bv = uniform(k * n, 6);
   std::vector<std::vector<float>> want;
   for (int64_t m = 0; m < rows; ++m)
     want.push_back(documented_order(std::vector<float>(av.begin() + m * k, av.begin() + (m + 1) * k), bv, n, k, n));
   kiln::Tensor a = kiln::constant(av, kiln::Shape{rows, k}), b = kiln::constant(bv, kiln::Shape{k, n});
   auto first_rows = [&](int64_t m) { return kiln::slice(a, {0, 0}, {m, k}); };
-  for (int64_t m = 1; m <= kiln::detail::kGemvMaxRows; ++m) {
+  for (int64_t m = 1; m <= kiln::ops::kGemvMaxRows; ++m) {
     const kiln::Tensor spellings[] = {
         kiln::matmul(first_rows(m), b),
         kiln::matmul(kiln::transpose(first_rows(m)), b, /*transpose_a=*/true),
@@ -156,12 +156,12 @@ TEST(Gemv, MatMulOfAFewRowsTakesItAndAgreesWithOneDnn) {
     for (const kiln::Tensor& y : spellings) {
       SCOPED_TRACE(testing::Message() << m << " rows, " << y.shape().to_string());
       ASSERT_EQ(y.size(), m * n);
-      for (int64_t r = 0; r < m; ++r) expect_same_bits(want[r], kiln::detail::data_of<float>(y) + r * n);
+      for (int64_t r = 0; r < m; ++r) expect_same_bits(want[r], kiln::core::data_of<float>(y) + r * n);
     }
   }
   kiln::Tensor onednn = kiln::matmul(a, b);
   for (int64_t r = 0; r < rows; ++r) {
-    const float* o = kiln::detail::data_of<float>(onednn) + r * n;
+    const float* o = kiln::core::data_of<float>(onednn) + r * n;
     for (int64_t j = 0; j < n; ++j) {
       double magnitude = 0;
       for (int64_t i = 0; i < k; ++i) magnitude += std::fabs(double(av[r * k + i]) * bv[i * n + j]);

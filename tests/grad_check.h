@@ -45,7 +45,7 @@ inline std::vector<double> values(const Tensor& t) {
 }
 
 // The upstream gradients: random for floating outputs, undefined otherwise.
-inline std::vector<Tensor> random_dys(const detail::TensorList& outputs, uint32_t seed) {
+inline std::vector<Tensor> random_dys(const runtime::TensorList& outputs, uint32_t seed) {
   std::vector<Tensor> dys;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& y = outputs[i];
@@ -59,8 +59,8 @@ inline std::vector<Tensor> random_dys(const detail::TensorList& outputs, uint32_
 // Calls the gradient function; returns one entry per input (maybe undefined).
 inline std::vector<Tensor> run_gradient(const detail::OpDef& op, std::span<const Tensor> inputs,
                                         std::span<const Tensor> outputs,
-                                        const detail::Attrs& attrs, std::span<const Tensor> dys) {
-  detail::GradContext ctx{op, inputs, outputs, attrs, dys,
+                                        const schema::Attrs& attrs, std::span<const Tensor> dys) {
+  schema::GradContext ctx{op, inputs, outputs, attrs, dys,
                           detail::SmallVector<Tensor, 4>(inputs.size()), {}};
   op.gradient(ctx);
   return {ctx.input_grads.begin(), ctx.input_grads.end()};
@@ -68,9 +68,9 @@ inline std::vector<Tensor> run_gradient(const detail::OpDef& op, std::span<const
 
 // sum over outputs of <dy, f(inputs)>.
 inline double weighted_output(const detail::OpDef& op, const std::vector<Tensor>& inputs,
-                              const detail::Attrs& attrs, const std::vector<Tensor>& dys) {
+                              const schema::Attrs& attrs, const std::vector<Tensor>& dys) {
   std::vector<Tensor> args = inputs;
-  detail::TensorList outs = detail::run_eager(op, args, attrs);
+  runtime::TensorList outs = runtime::run_eager(op, args, attrs);
   double total = 0;
   for (std::size_t i = 0; i < outs.size(); ++i) {
     if (!dys[i].defined()) continue;
@@ -85,13 +85,13 @@ inline double weighted_output(const detail::OpDef& op, const std::vector<Tensor>
 // Passes when |analytic - numeric| <= tolerance * max(1, |numeric|) for every
 // element of every floating input. Reports the first few mismatches per input.
 inline void check_op_gradient(std::string_view op_name, const std::vector<Tensor>& inputs,
-                              const detail::Attrs& attrs = {}, double tolerance = 1e-6,
+                              const schema::Attrs& attrs = {}, double tolerance = 1e-6,
                               double step = 1e-6, uint32_t seed = 1) {
   namespace gc = grad_check_detail;
-  const detail::OpDef& op = detail::OpRegistry::global().get(op_name);
+  const detail::OpDef& op = schema::OpRegistry::global().get(op_name);
   ASSERT_NE(op.gradient, nullptr) << op_name << " has no gradient function";
   std::vector<Tensor> args = inputs;
-  detail::TensorList outputs = detail::run_eager(op, args, attrs);
+  runtime::TensorList outputs = runtime::run_eager(op, args, attrs);
   std::vector<Tensor> dys = gc::random_dys(outputs, seed);
   std::vector<Tensor> grads = gc::run_gradient(op, inputs, outputs, attrs, dys);
   ASSERT_EQ(grads.size(), inputs.size()) << op_name;
@@ -130,13 +130,13 @@ inline void check_op_gradient(std::string_view op_name, const std::vector<Tensor
 // upstream gradients as parameters, with static or every dim unknown) and run
 // gives the eager gradients, within `tolerance` (0: bitwise).
 inline void check_op_gradient_traces(std::string_view op_name, const std::vector<Tensor>& inputs,
-                                     const detail::Attrs& attrs = {}, double tolerance = 0,
+                                     const schema::Attrs& attrs = {}, double tolerance = 0,
                                      bool unknown_dims = true, uint32_t seed = 1) {
   namespace gc = grad_check_detail;
-  const detail::OpDef& op = detail::OpRegistry::global().get(op_name);
+  const detail::OpDef& op = schema::OpRegistry::global().get(op_name);
   ASSERT_NE(op.gradient, nullptr) << op_name;
   std::vector<Tensor> args = inputs;
-  detail::TensorList outputs = detail::run_eager(op, args, attrs);
+  runtime::TensorList outputs = runtime::run_eager(op, args, attrs);
   std::vector<Tensor> dys = gc::random_dys(outputs, seed);
   std::vector<Tensor> eager = gc::run_gradient(op, inputs, outputs, attrs, dys);
   for (bool unknown : {false, true}) {
@@ -166,10 +166,10 @@ inline void check_op_gradient_traces(std::string_view op_name, const std::vector
     }
     std::vector<std::size_t> defined;
     {
-      detail::DispatchHandlerGuard guard(&ctx);
-      detail::Attrs forward_attrs = attrs;
-      detail::TensorList outs =
-          detail::dispatch(op, params, std::move(forward_attrs), SourceLocation::current());
+      runtime::DispatchHandlerGuard guard(&ctx);
+      schema::Attrs forward_attrs = attrs;
+      runtime::TensorList outs =
+          runtime::dispatch(op, params, std::move(forward_attrs), SourceLocation::current());
       std::vector<Tensor> traced = gc::run_gradient(op, params, outs, attrs, dy_params);
       for (std::size_t i = 0; i < traced.size(); ++i) {
         ASSERT_EQ(traced[i].defined(), eager[i].defined()) << what << " input " << i;

@@ -13,7 +13,7 @@ namespace {
 // Each output element as the serial loop adds it: rows in order, from 0.
 template <class T>
 std::vector<T> serial_column_sums(const Tensor& g, int64_t cols) {
-  const T* p = detail::data_of<T>(g);
+  const T* p = core::data_of<T>(g);
   std::vector<T> out(static_cast<std::size_t>(cols), T(0));
   for (int64_t r = 0; r < g.size() / cols; ++r)
     for (int64_t c = 0; c < cols; ++c) out[static_cast<std::size_t>(c)] += p[r * cols + c];
@@ -33,11 +33,11 @@ TEST(SumToShapeOf, BiasGradientsHaveTheSerialSumsBits) {
     SCOPED_TRACE(shape.to_string());
     const int64_t cols = shape[shape.rank() - 1];
     Tensor g = random::normal(shape, 0, 1, dtype, 3);
-    Tensor sum = detail::sum_to_shape_of(g, zeros(Shape{cols}, dtype));
+    Tensor sum = ops::sum_to_shape_of(g, zeros(Shape{cols}, dtype));
     ASSERT_EQ(sum.shape(), Shape{cols});
     if (dtype == DType::Float32)
-      EXPECT_TRUE(detail::same_bits(sum, constant(serial_column_sums<float>(g, cols))));
+      EXPECT_TRUE(core::same_bits(sum, constant(serial_column_sums<float>(g, cols))));
     else
-      EXPECT_TRUE(detail::same_bits(sum, constant(serial_column_sums<double>(g, cols))));
+      EXPECT_TRUE(core::same_bits(sum, constant(serial_column_sums<double>(g, cols))));
   }
 }

@@ -15,7 +15,7 @@
 using namespace kiln;
 using namespace kiln::testing;
 using detail::OpDef;
-using detail::OpSample;
+using schema::OpSample;
 
 namespace {
 
@@ -28,7 +28,7 @@ OpSample as_float64(const OpDef& op, const OpSample& s, bool* converted) {
   for (const Tensor& t : s.inputs) d.inputs.push_back(floating(t) ? cast(t, DType::Float64) : t);
   try {
     std::vector<Tensor> probe = d.inputs;  // run_eager may write over inputs only it holds
-    detail::run_eager(op, probe, d.attrs);
+    runtime::run_eager(op, probe, d.attrs);
     *converted = true;
     return d;
   } catch (const Error&) {
@@ -40,8 +40,8 @@ OpSample as_float64(const OpDef& op, const OpSample& s, bool* converted) {
 }  // namespace
 
 TEST(GradientRegistry, EveryOpHasAGradientOrIsMarkedNotDifferentiable) {
-  for (const OpDef* op : detail::OpRegistry::global().all()) {
-    bool has = op->gradient != nullptr, marked = op->is(detail::kNotDifferentiable);
+  for (const OpDef* op : schema::OpRegistry::global().all()) {
+    bool has = op->gradient != nullptr, marked = op->is(schema::kNotDifferentiable);
     EXPECT_TRUE(has != marked) << op->name << (has ? " has a gradient and is marked not differentiable"
                                                    : " has no gradient and is not marked not differentiable");
   }
@@ -49,8 +49,8 @@ TEST(GradientRegistry, EveryOpHasAGradientOrIsMarkedNotDifferentiable) {
 
 TEST(GradientRegistry, EveryGradientMatchesFiniteDifferencesEagerAndTraced) {
   int checked = 0;
-  for (const OpDef* op : detail::OpRegistry::global().all()) {
-    if (!op->gradient || !op->samples || op->is(detail::kStateful) || op->is(detail::kGraphOnly)) continue;
+  for (const OpDef* op : schema::OpRegistry::global().all()) {
+    if (!op->gradient || !op->samples || op->is(schema::kStateful) || op->is(schema::kGraphOnly)) continue;
     std::vector<OpSample> samples = op->samples();
     for (std::size_t i = 0; i < samples.size(); ++i) {
       if (samples[i].special_values) continue;  // ±0, inf, nan: no finite differences

@@ -77,8 +77,8 @@ TEST(GraphNested, VerifyRecursesIntoNestedGraphs) {
   graph::Graph outer("outer");
   graph::Node* pred = outer.add_parameter({DType::Bool, Shape{}}, "pred");
   std::shared_ptr<const graph::Graph> nested = branch;
-  detail::Attrs attrs{{"then_branch", nested}, {"else_branch", nested}};
-  detail::TensorType out[] = {{DType::Bool, Shape{}}};
+  schema::Attrs attrs{{"then_branch", nested}, {"else_branch", nested}};
+  schema::TensorType out[] = {{DType::Bool, Shape{}}};
   graph::Value in[] = {{pred, 0}};
   outer.add_node_typed(graph_ops::if_op(false), in, std::move(attrs), out, SourceLocation(), "if");
   expect_error<Internal>([&] { outer.verify(); },

@@ -16,27 +16,27 @@ namespace kiln::testing {
 
 // Traces `body` over parameters of `types` into a graph.
 template <class F>
-std::shared_ptr<graph::Graph> trace_graph(const std::vector<detail::TensorType>& types, F&& body,
+std::shared_ptr<graph::Graph> trace_graph(const std::vector<schema::TensorType>& types, F&& body,
                                           const std::string& name = "g") {
   auto g = std::make_shared<graph::Graph>(name);
   trace::TracingContext ctx(g);
   std::vector<Tensor> params;
   for (std::size_t i = 0; i < types.size(); ++i) params.push_back(ctx.add_parameter(types[i], "x" + std::to_string(i)));
   {
-    detail::DispatchHandlerGuard guard(&ctx);
+    runtime::DispatchHandlerGuard guard(&ctx);
     for (const Tensor& t : body(params)) g->results().push_back(ctx.value_of(t));
   }
   g->verify();
   return g;
 }
 
-inline detail::TensorType f32(Shape s) { return {DType::Float32, std::move(s)}; }
+inline schema::TensorType f32(Shape s) { return {DType::Float32, std::move(s)}; }
 
 // Same dtype, shape and bytes.
 inline void expect_bitwise(const Tensor& a, const Tensor& b) {
   ASSERT_EQ(a.dtype(), b.dtype());
   ASSERT_EQ(a.shape(), b.shape());
-  EXPECT_TRUE(detail::same_bits(a, b));
+  EXPECT_TRUE(core::same_bits(a, b));
 }
 
 }  // namespace kiln::testing

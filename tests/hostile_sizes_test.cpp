@@ -32,7 +32,7 @@ TEST(HostileSizes, ShapeCountsAreChecked) {
   EXPECT_EQ(Shape({None, k2to40, k2to40}).num_elements(), -1);  // unknown stays unknown
   expect_error<InvalidArgument>([] { Shape({k2to40, k2to40}).num_elements(); },
                                 {"(1099511627776, 1099511627776)", "more elements than a tensor may have"});
-  expect_error<InvalidArgument>([] { detail::make_tensor(DType::Float32, Shape{k2to62}); }, {"(4611686018427387904,)"});
+  expect_error<InvalidArgument>([] { core::make_tensor(DType::Float32, Shape{k2to62}); }, {"(4611686018427387904,)"});
 }
 
 TEST(HostileSizes, OverflowingShapesAreInvalidArgument) {
@@ -97,13 +97,13 @@ TEST(HostileSizes, HugeButRepresentableSizesAreResourceExhausted) {
 }
 
 TEST(HostileSizes, AllocationLimitCanBeLowered) {
-  std::size_t machine = detail::max_allocation_bytes();
+  std::size_t machine = core::max_allocation_bytes();
   EXPECT_GT(machine, std::size_t{1} << 20);
-  detail::set_max_allocation_bytes(std::size_t{1} << 20);
+  core::set_max_allocation_bytes(std::size_t{1} << 20);
   expect_error<ResourceExhausted>([] { zeros(Shape{1024, 1024}); }, {"Fill", "(1024, 1024)", "4194304 bytes"});
   EXPECT_EQ(zeros(Shape{1000}).size(), 1000);
-  detail::set_max_allocation_bytes(0);
-  EXPECT_EQ(detail::max_allocation_bytes(), machine);
+  core::set_max_allocation_bytes(0);
+  EXPECT_EQ(core::max_allocation_bytes(), machine);
   EXPECT_EQ(zeros(Shape{1024, 1024}).size(), 1024 * 1024);
 }
 

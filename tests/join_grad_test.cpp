@@ -93,25 +93,25 @@ TEST(JoinGrad, TileGradMatchesFiniteDifferencesOnThreeDims) {
 
 TEST(JoinGrad, SplitLikeInference) {
   const DType f = DType::Float32;
-  const detail::OpDef& op = detail::OpRegistry::global().get("SplitLike");
-  std::vector<detail::TensorType> in{{f, {None, 5}}, {f, {None, 2}}, {f, Shape::unknown_rank()}};
-  detail::Attrs a{{"axis", int64_t(1)}};
-  detail::InferContext ic(op, std::span<const detail::TensorType>(in), a);
+  const detail::OpDef& op = schema::OpRegistry::global().get("SplitLike");
+  std::vector<schema::TensorType> in{{f, {None, 5}}, {f, {None, 2}}, {f, Shape::unknown_rank()}};
+  schema::Attrs a{{"axis", int64_t(1)}};
+  schema::InferContext ic(op, std::span<const schema::TensorType>(in), a);
   op.infer(ic);
   ASSERT_EQ(ic.outputs().size(), 2u);
   EXPECT_EQ(ic.outputs()[0].shape, (Shape{None, 2}));
   EXPECT_EQ(ic.outputs()[1].shape, (Shape{None, None}));
   expect_error<InvalidArgument>(
-      [] { (void)detail::split_like(zeros({2, 5}), std::vector{zeros({2, 2}), zeros({2, 2})}, 1); },
+      [] { (void)ops::split_like(zeros({2, 5}), std::vector{zeros({2, 2}), zeros({2, 2})}, 1); },
       {"SplitLike", "add up to 4", "(2, 5)"});
   expect_error<InvalidArgument>(
-      [] { (void)detail::split_like(zeros({2, 5}), std::vector{zeros({2, 4})}, 0); },
+      [] { (void)ops::split_like(zeros({2, 5}), std::vector{zeros({2, 4})}, 0); },
       {"SplitLike", "dims other than axis 0 must match"});
 }
 
 TEST(JoinGrad, TileGradInference) {
   const DType f = DType::Float32;
-  detail::Attrs m{{"multiples", std::vector<int64_t>{2, 3}}};
+  schema::Attrs m{{"multiples", std::vector<int64_t>{2, 3}}};
   EXPECT_EQ(infer1("TileGrad", {{f, {4, None}}, {f, {None, None}}}, m).shape, (Shape{2, None}));
   EXPECT_EQ(infer1("TileGrad", {{f, {4, 6}}, {f, Shape::unknown_rank()}}, m).shape, (Shape{2, 2}));
   expect_error<InvalidArgument>([&] { infer1("TileGrad", {{f, {5, 6}}, {f, {2, 2}}}, m); },

@@ -40,7 +40,7 @@ void expect_bits(const Tensor& t, const Shape& shape, const std::vector<T>& valu
 }
 
 using kiln::testing::infer1;
-detail::TensorType tt(DType d, Shape s) { return {d, s}; }
+schema::TensorType tt(DType d, Shape s) { return {d, s}; }
 
 // ---- Inference ----------------------------------------------------------------
 TEST(MathOpsInfer, BroadcastKnownShapes) {
@@ -65,7 +65,7 @@ TEST(MathOpsInfer, BroadcastUnknownDims) {
 }
 
 TEST(MathOpsInfer, UnknownRank) {
-  detail::TensorType r = infer1("Add", {tt(float32, Shape::unknown_rank()), tt(float32, {3})});
+  schema::TensorType r = infer1("Add", {tt(float32, Shape::unknown_rank()), tt(float32, {3})});
   EXPECT_FALSE(r.shape.has_known_rank());
   EXPECT_EQ(r.dtype, float32);
   EXPECT_FALSE(infer1("Exp", {tt(float64, Shape::unknown_rank())}).shape.has_known_rank());
@@ -82,10 +82,10 @@ TEST(MathOpsInfer, OutputDTypes) {
   EXPECT_EQ(infer1("LogicalNot", {tt(boolean, {None})}).shape, (Shape{None}));
   EXPECT_EQ(infer1("Abs", {tt(int64, {None, 2})}).dtype, int64);
   EXPECT_EQ(infer1("Sqrt", {tt(float64, {None, 2})}).dtype, float64);
-  detail::TensorType s = infer1("Select", {tt(boolean, {None, 1}), tt(float32, {3}), tt(float32, {})});
+  schema::TensorType s = infer1("Select", {tt(boolean, {None, 1}), tt(float32, {3}), tt(float32, {})});
   EXPECT_EQ(s.dtype, float32);
   EXPECT_EQ(s.shape, (Shape{None, 3}));
-  detail::TensorType c = infer1("ClipByValue", {tt(int32, {None, 4}), tt(int32, {}), tt(int32, {4})});
+  schema::TensorType c = infer1("ClipByValue", {tt(int32, {None, 4}), tt(int32, {}), tt(int32, {4})});
   EXPECT_EQ(c.dtype, int32);
   EXPECT_EQ(c.shape, (Shape{None, 4}));
 }
@@ -566,10 +566,10 @@ TEST(MathOpsCompare, Clip) {
 // ---- Operators record the user's line --------------------------------------------------
 struct RecordingHandler : detail::DispatchHandler {
   std::vector<std::pair<std::string, int>> calls;
-  detail::TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
-                              detail::Attrs&& attrs, const SourceLocation& loc) override {
+  runtime::TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
+                               schema::Attrs&& attrs, const SourceLocation& loc) override {
     calls.emplace_back(std::string(op.name), static_cast<int>(loc.line()));
-    return detail::run_eager(op, inputs, attrs);
+    return runtime::run_eager(op, inputs, attrs);
   }
   int line_of(std::string_view op) const {
     for (const auto& [name, line] : calls)
@@ -581,7 +581,7 @@ struct RecordingHandler : detail::DispatchHandler {
 TEST(MathOpsOperators, RecordSourceLine) {
   Tensor x = constant({1.0f, 2.0f});
   RecordingHandler h;
-  detail::DispatchHandlerGuard guard(&h);
+  runtime::DispatchHandlerGuard guard(&h);
   int line = __LINE__ + 1;
   Tensor r = x * 2;
   EXPECT_EQ(h.line_of("Mul"), line);
@@ -637,9 +637,9 @@ TEST(MathOpsInPlace, TemporariesAreReused) {
   // A chain of temporaries needs no new buffers once the first is made.
   Tensor big = iota({64, 64});
   Tensor warm = ((big * 2) + 1) * 3;
-  int64_t before = detail::allocator_stats().cache_hits + detail::allocator_stats().system_allocations;
+  int64_t before = core::allocator_stats().cache_hits + core::allocator_stats().system_allocations;
   Tensor chain = -(((big * 2) + 1) * 3);
-  int64_t after = detail::allocator_stats().cache_hits + detail::allocator_stats().system_allocations;
+  int64_t after = core::allocator_stats().cache_hits + core::allocator_stats().system_allocations;
   // One buffer for big * 2 (the scalar constants 2, 1, 3 come from the
   // per-thread scalar cache); without reuse the three later ops would take
   // three more.
@@ -699,11 +699,11 @@ const char* const kElementwiseOps[] = {
     "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Select", "ClipByValue"};
 
 TEST(MathOpsRegistry, FlagsAndLoops) {
-  auto& reg = detail::OpRegistry::global();
+  auto& reg = schema::OpRegistry::global();
   for (const char* name : kElementwiseOps) {
     const detail::OpDef& op = reg.get(name);
-    EXPECT_TRUE(op.is(detail::kElementwise)) << name;
-    EXPECT_TRUE(op.is(detail::kMayRunInPlace)) << name;
+    EXPECT_TRUE(op.is(schema::kElementwise)) << name;
+    EXPECT_TRUE(op.is(schema::kMayRunInPlace)) << name;
     EXPECT_EQ(op.elementwise[static_cast<int>(DType::String)], nullptr) << name;
   }
   auto loop = [&](const char* name, DType d) {
@@ -730,7 +730,7 @@ TEST(MathOpsRegistry, FlagsAndLoops) {
 
 // The fusion loops give bitwise the same results as the eager kernels.
 TEST(MathOpsRegistry, LoopsMatchEagerKernels) {
-  auto& reg = detail::OpRegistry::global();
+  auto& reg = schema::OpRegistry::global();
   std::vector<float> a = {0.3f, -1.7f, 2.5f, 9.0f, -0.0f, 1e-3f, 7.25f};
   std::vector<float> b = {1.1f, 0.4f, -2.5f, 3.0f, 2.0f, -5.5f, 0.5f};
   Tensor ta = constant(a), tb = constant(b);

@@ -169,27 +169,28 @@ namespace {
 // A kernel that breaks the rules: it keeps its input (as only stateful ops
 // may), so the input's bytes are not free when the plan thinks they are.
 Tensor kept_by_kernel;
-void keep_infer(detail::InferContext& c) { c.add_output(c.dtype(0), Shape{}); }
-void keep_kernel(detail::KernelContext& c) {
+void keep_infer(schema::InferContext& c) { c.add_output(c.dtype(0), Shape{}); }
+void keep_kernel(schema::KernelContext& c) {
   kept_by_kernel = c.inputs[0];
   *c.out<float>(0) = 0.f;
 }
 constexpr detail::OpDef kKeepInput{
-    .name = "TestKeepInput", .infer = keep_infer, .kernel = keep_kernel, .flags = detail::kNotDifferentiable};
+    .name = "TestKeepInput", .infer = keep_infer, .kernel = keep_kernel, .flags = schema::kNotDifferentiable};
 
 }  // namespace
 
 TEST(MemoryPlan, AValueAKernelKeptIsNotOverwritten) {
-  auto& r = detail::OpRegistry::global();
+  auto& r = schema::OpRegistry::global();
   auto g = std::make_shared<graph::Graph>("keeps");
   graph::Value x{g->add_parameter(f32(Shape{8}), "x"), 0};
-  auto node = [&](const detail::OpDef& op, std::vector<graph::Value> in, detail::Attrs attrs = {}) {
+  auto node = [&](const detail::OpDef& op, std::vector<graph::Value> in, schema::Attrs attrs = {}) {
     return graph::Value{g->add_node(op, in, std::move(attrs), SourceLocation()), 0};
   };
   graph::Value square = node(r.get("Mul"), {x, x});  // step 0
   graph::Value zero = node(kKeepInput, {square});   // step 1: keeps x*x
   graph::Value twice = node(r.get("Add"), {x, x});  // step 2: planned over x*x
-  graph::Value total = node(r.get("Sum"), {twice}, detail::Attrs{{"axes", std::vector<int64_t>{0}}, {"keepdims", false}});
+  graph::Value total =
+      node(r.get("Sum"), {twice}, schema::Attrs{{"axes", std::vector<int64_t>{0}}, {"keepdims", false}});
   g->results().push_back(node(r.get("Add"), {total, zero}));
   exec::Plan plan(g);
   const exec::MemoryPlan& m = plan.memory_plan();

@@ -104,7 +104,7 @@ TEST(NnOpsDepthwiseConv2D, IsConv2DWithABlockDiagonalFilterValuesAndGradients) {
 }
 
 TEST(NnOpsDepthwiseConv2D, InfersShapesWithUnknownDims) {
-  kiln::detail::Attrs attrs{{"strides", std::vector<int64_t>{2, 2}},
+  kiln::schema::Attrs attrs{{"strides", std::vector<int64_t>{2, 2}},
                             {"padding", std::string("SAME")},
                             {"dilations", std::vector<int64_t>{1, 1}}};
   auto t = infer1("DepthwiseConv2dNative", {{kiln::float32, Shape{None, 28, 28, 3}}, {kiln::float32, Shape{3, 3, 3, 2}}},

@@ -23,13 +23,16 @@ using kiln::DType;
 using kiln::None;
 using kiln::Shape;
 using kiln::Tensor;
-using kiln::detail::Attrs;
+using kiln::schema::Attrs;
 using kiln::testing::check_op_gradient;
 using kiln::testing::check_op_gradient_traces;
 using kiln::testing::expect_error;
 using kiln::testing::expect_tensor;
 using kiln::testing::random_tensor;
 namespace detail = kiln::detail;
+namespace ops = kiln::ops;
+namespace runtime = kiln::runtime;
+namespace schema = kiln::schema;
 
 namespace {
 
@@ -53,7 +56,7 @@ Tensor rnd(const Shape& shape, uint32_t seed) { return random_tensor(shape, seed
 // The output shape of an op on these inputs (eager).
 Shape output_shape(const char* op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   std::vector<Tensor> args = inputs;
-  return detail::run_eager(detail::OpRegistry::global().get(op), args, attrs)[0].shape();
+  return runtime::run_eager(schema::OpRegistry::global().get(op), args, attrs)[0].shape();
 }
 
 struct ConvCase {
@@ -216,14 +219,14 @@ TEST(NnGrad, GradientFunctionsTrace) {
 // A gradient the caller does not want is not computed (conv2d's first layer
 // needs no image gradient).
 TEST(NnGrad, GradientFunctionsSkipUnwantedInputs) {
-  const detail::OpDef& conv = detail::OpRegistry::global().get("Conv2D");
+  const detail::OpDef& conv = schema::OpRegistry::global().get("Conv2D");
   Attrs attrs = conv_attrs({1, 1}, "SAME");
   std::vector<Tensor> inputs = {rnd({1, 4, 4, 1}, 1), rnd({3, 3, 1, 2}, 2)};
   std::vector<Tensor> args = inputs;
-  detail::TensorList outputs = detail::run_eager(conv, args, attrs);
+  runtime::TensorList outputs = runtime::run_eager(conv, args, attrs);
   std::vector<Tensor> dys = {rnd({1, 4, 4, 2}, 3)};
   const bool wanted[] = {false, true};
-  detail::GradContext ctx{conv, inputs, outputs, attrs, dys,
+  schema::GradContext ctx{conv, inputs, outputs, attrs, dys,
                           detail::SmallVector<Tensor, 4>(2), wanted};
   conv.gradient(ctx);
   EXPECT_FALSE(ctx.input_grads[0].defined());
@@ -237,11 +240,11 @@ TEST(NnGrad, GradientFunctionsSkipUnwantedInputs) {
 // agree to float precision (relative to the largest magnitude).
 void expect_float32_matches_float64(const char* op, const std::vector<Tensor>& inputs32,
                                     const Attrs& attrs) {
-  const detail::OpDef& def = detail::OpRegistry::global().get(op);
+  const detail::OpDef& def = schema::OpRegistry::global().get(op);
   std::vector<Tensor> args32 = inputs32, args64;
   for (const Tensor& t : inputs32) args64.push_back(kiln::cast(t, DType::Float64));
-  Tensor y32 = detail::run_eager(def, args32, attrs)[0];
-  Tensor y64 = detail::run_eager(def, args64, attrs)[0];
+  Tensor y32 = runtime::run_eager(def, args32, attrs)[0];
+  Tensor y64 = runtime::run_eager(def, args64, attrs)[0];
   ASSERT_EQ(y32.dtype(), DType::Float32) << op;
   ASSERT_EQ(y32.shape(), y64.shape()) << op;
   std::vector<double> a = kiln::cast(y32, DType::Float64).to_vector<double>();
@@ -274,19 +277,19 @@ TEST(NnGrad, ConvBackpropFloat32MatchesFloat64) {
 // The float32 backprop kernels run on oneDNN: each builds (and caches) its
 // primitive rather than falling back to the plain loops, for every case.
 TEST(NnGrad, ConvBackpropFloat32RunsOnOneDnn) {
-  auto& cache = detail::onednn::primitive_cache();
+  auto& cache = ops::onednn::primitive_cache();
   uint32_t seed = 250;
   for (const ConvCase& c : conv_cases()) {
     SCOPED_TRACE(c.input.to_string() + " * " + c.filters.to_string());
     Tensor x = rnd32(c.input, seed), f = rnd32(c.filters, seed + 1);
     Tensor dy = rnd32(output_shape("Conv2D", {x, f}, c.attrs), seed + 2);
     cache.clear();
-    detail::conv2d_backprop_input(x, f, dy, c.attrs);
+    ops::conv2d_backprop_input(x, f, dy, c.attrs);
     EXPECT_EQ(cache.size(), 1u);
-    detail::conv2d_backprop_filter(x, f, dy, c.attrs);
+    ops::conv2d_backprop_filter(x, f, dy, c.attrs);
     EXPECT_EQ(cache.size(), 2u);
     uint64_t hits = cache.hits();
-    detail::conv2d_backprop_filter(x, f, dy, c.attrs);
+    ops::conv2d_backprop_filter(x, f, dy, c.attrs);
     EXPECT_EQ(cache.hits(), hits + 1);
     seed += 3;
   }
@@ -314,10 +317,10 @@ TEST(NnGrad, MaxPoolGradGoesToTheFirstMaximum) {
   // (0, 1)), and in the second channel all four values tie.
   Tensor x = kiln::constant(std::vector<float>{1, 5, 3, 5, 3, 5, 2, 5}, Shape{1, 2, 2, 2});
   Tensor dy = kiln::constant(std::vector<float>{10, 20}, Shape{1, 1, 1, 2});
-  Tensor dx = detail::max_pool_grad(x, dy, pool_attrs({2, 2}, {2, 2}, "VALID"));
+  Tensor dx = ops::max_pool_grad(x, dy, pool_attrs({2, 2}, {2, 2}, "VALID"));
   expect_tensor<float>(dx, Shape{1, 2, 2, 2}, {0, 20, 10, 0, 0, 0, 0, 0});
   Tensor g = kiln::constant(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}, Shape{1, 2, 2, 2});
-  expect_tensor<float>(detail::max_pool_grad_grad(x, g, pool_attrs({2, 2}, {2, 2}, "VALID")),
+  expect_tensor<float>(ops::max_pool_grad_grad(x, g, pool_attrs({2, 2}, {2, 2}, "VALID")),
                        Shape{1, 1, 1, 2}, {3, 2});
 }
 
@@ -325,7 +328,7 @@ TEST(NnGrad, AvgPoolGradDividesByTheWindowInsideTheInput) {
   // 3x3 input, 2x2 windows, stride 2, SAME: windows hold 4, 2, 2 and 1 pixels.
   Tensor x = kiln::zeros(Shape{1, 3, 3, 1}, DType::Float64);
   Tensor dy = kiln::constant(std::vector<double>{1, 2, 3, 4}, Shape{1, 2, 2, 1});
-  Tensor dx = detail::avg_pool_grad(x, dy, pool_attrs({2, 2}, {2, 2}, "SAME"));
+  Tensor dx = ops::avg_pool_grad(x, dy, pool_attrs({2, 2}, {2, 2}, "SAME"));
   expect_tensor<double>(dx, Shape{1, 3, 3, 1}, {0.25, 0.25, 1, 0.25, 0.25, 1, 1.5, 1.5, 4});
 }
 
@@ -335,10 +338,10 @@ TEST(NnGrad, Conv2DBackpropInputOfOnesCountsTheWindows) {
   Tensor x = kiln::zeros(Shape{1, 3, 3, 1}, DType::Float64);
   Tensor f = kiln::ones(Shape{2, 2, 1, 1}, DType::Float64);
   Tensor dy = kiln::ones(Shape{1, 2, 2, 1}, DType::Float64);
-  expect_tensor<double>(detail::conv2d_backprop_input(x, f, dy, conv_attrs({1, 1}, "VALID")),
+  expect_tensor<double>(ops::conv2d_backprop_input(x, f, dy, conv_attrs({1, 1}, "VALID")),
                         Shape{1, 3, 3, 1}, {1, 2, 1, 2, 4, 2, 1, 2, 1});
-  Tensor df = detail::conv2d_backprop_filter(kiln::ones(Shape{1, 3, 3, 1}, DType::Float64), f, dy,
-                                             conv_attrs({1, 1}, "VALID"));
+  Tensor df = ops::conv2d_backprop_filter(kiln::ones(Shape{1, 3, 3, 1}, DType::Float64), f, dy,
+                                          conv_attrs({1, 1}, "VALID"));
   expect_tensor<double>(df, Shape{2, 2, 1, 1}, {4, 4, 4, 4});
 }
 
@@ -349,48 +352,48 @@ TEST(NnGrad, BackwardOpsRejectMismatchedShapes) {
   Tensor f = kiln::zeros(Shape{3, 3, 2, 4});
   Attrs same = conv_attrs({1, 1}, "SAME");
   expect_error<kiln::InvalidArgument>(
-      [&] { detail::conv2d_backprop_input(x, f, kiln::zeros(Shape{1, 4, 5, 4}), same); },
+      [&] { ops::conv2d_backprop_input(x, f, kiln::zeros(Shape{1, 4, 5, 4}), same); },
       {"Conv2DBackpropInput", "dy has shape (1, 4, 5, 4)", "gives shape (1, 5, 5, 4)"});
   expect_error<kiln::InvalidArgument>(
-      [&] { detail::conv2d_backprop_filter(x, f, kiln::zeros(Shape{1, 5, 5, 3}), same); },
+      [&] { ops::conv2d_backprop_filter(x, f, kiln::zeros(Shape{1, 5, 5, 3}), same); },
       {"Conv2DBackpropFilter", "dy has shape (1, 5, 5, 3)"});
   expect_error<kiln::InvalidArgument>(
       [&] {
-        detail::conv2d_backprop_input(x, f, kiln::zeros(Shape{1, 5, 5, 4}, DType::Float64), same);
+        ops::conv2d_backprop_input(x, f, kiln::zeros(Shape{1, 5, 5, 4}, DType::Float64), same);
       },
       {"Conv2DBackpropInput", "dy must have the dtype of input and filters (float32), got float64"});
   expect_error<kiln::InvalidArgument>(
-      [&] { detail::conv2d_backprop_input(x, kiln::zeros(Shape{3, 3, 3, 4}), x, same); },
+      [&] { ops::conv2d_backprop_input(x, kiln::zeros(Shape{3, 3, 3, 4}), x, same); },
       {"input has 2 channels but filters expect 3"});
   Attrs pool = pool_attrs({2, 2}, {2, 2}, "VALID");
   expect_error<kiln::InvalidArgument>(
-      [&] { detail::max_pool_grad(x, kiln::zeros(Shape{1, 3, 3, 2}), pool); },
+      [&] { ops::max_pool_grad(x, kiln::zeros(Shape{1, 3, 3, 2}), pool); },
       {"MaxPoolGrad", "dy has shape (1, 3, 3, 2) but must have shape (1, 2, 2, 2)"});
   expect_error<kiln::InvalidArgument>(
-      [&] { detail::avg_pool_grad(x, kiln::zeros(Shape{1, 2, 2}), pool); },
+      [&] { ops::avg_pool_grad(x, kiln::zeros(Shape{1, 2, 2}), pool); },
       {"AvgPoolGrad", "dy must have rank 4"});
   expect_error<kiln::InvalidArgument>(
-      [&] { detail::max_pool_grad_grad(x, kiln::zeros(Shape{1, 2, 2, 2}), pool); },
+      [&] { ops::max_pool_grad_grad(x, kiln::zeros(Shape{1, 2, 2, 2}), pool); },
       {"MaxPoolGradGrad", "g has shape (1, 2, 2, 2) but must have shape (1, 5, 5, 2)"});
 }
 
 TEST(NnGrad, BackwardOpsInferWithUnknownDims) {
   Attrs same = conv_attrs({1, 1}, "SAME");
   using kiln::testing::infer1;
-  detail::TensorType dx = infer1(
+  schema::TensorType dx = infer1(
       "Conv2DBackpropInput",
       {{DType::Float32, Shape{None, 28, 28, None}}, {DType::Float32, Shape{5, 5, 1, 32}},
        {DType::Float32, Shape{50, 28, 28, 32}}},
       same);
   // The channels are not the filters' (grouped filters hold a divisor of them).
   EXPECT_EQ(dx.shape, (Shape{50, 28, 28, None}));
-  detail::TensorType df = infer1(
+  schema::TensorType df = infer1(
       "Conv2DBackpropFilter",
       {{DType::Float32, Shape{None, 14, 14, 32}}, {DType::Float32, Shape::unknown_rank()},
        {DType::Float32, Shape{None, 14, 14, 64}}},
       same);
   EXPECT_EQ(df.shape, (Shape{None, None, None, 64}));  // nor the filters' the input's
-  detail::TensorType px = infer1(
+  schema::TensorType px = infer1(
       "MaxPoolGrad",
       {{DType::Float32, Shape{None, 28, 28, 32}}, {DType::Float32, Shape{None, 14, 14, 32}}},
       pool_attrs({2, 2}, {2, 2}, "SAME"));

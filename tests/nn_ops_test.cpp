@@ -25,6 +25,9 @@ using kiln::testing::expect_tensor;
 using kiln::testing::expect_tensor_near;
 namespace nn = kiln::nn;
 namespace detail = kiln::detail;
+namespace ops = kiln::ops;
+namespace runtime = kiln::runtime;
+namespace schema = kiln::schema;
 
 namespace {
 
@@ -257,7 +260,7 @@ TEST(NnOpsMatMul, EmptyDims) {
 }
 
 TEST(NnOpsMatMul, InferUnknownDims) {
-  kiln::detail::Attrs plain{{"transpose_a", false}, {"transpose_b", false}};
+  kiln::schema::Attrs plain{{"transpose_a", false}, {"transpose_b", false}};
   auto t = infer1("MatMul", {{kiln::float32, Shape{None, 3}}, {kiln::float32, Shape{3, 4}}}, plain);
   EXPECT_EQ(t.shape, (Shape{None, 4}));
   EXPECT_EQ(t.dtype, kiln::float32);
@@ -267,7 +270,7 @@ TEST(NnOpsMatMul, InferUnknownDims) {
   EXPECT_EQ(t.shape, (Shape{None, 7, 2, 4}));
   t = infer1("MatMul", {{kiln::float32, Shape::unknown_rank()}, {kiln::float32, Shape{3, 4}}}, plain);
   EXPECT_FALSE(t.shape.has_known_rank());
-  kiln::detail::Attrs trans{{"transpose_a", true}, {"transpose_b", true}};
+  kiln::schema::Attrs trans{{"transpose_a", true}, {"transpose_b", true}};
   t = infer1("MatMul", {{kiln::float32, Shape{3, None}}, {kiln::float32, Shape{4, 3}}}, trans);
   EXPECT_EQ(t.shape, (Shape{None, 4}));
 }
@@ -378,7 +381,7 @@ TEST(NnOpsConv, EmptyBatchAndZeroChannels) {
 }
 
 TEST(NnOpsConv, InferUnknownDims) {
-  kiln::detail::Attrs attrs{{"strides", std::vector<int64_t>{2, 2}},
+  kiln::schema::Attrs attrs{{"strides", std::vector<int64_t>{2, 2}},
                             {"padding", std::string("SAME")},
                             {"dilations", std::vector<int64_t>{1, 1}}};
   auto t = infer1("Conv2D", {{kiln::float32, Shape{None, 28, 28, 1}}, {kiln::float32, Shape{5, 5, 1, 32}}},
@@ -507,7 +510,7 @@ INSTANTIATE_TEST_SUITE_P(NnOps, NnOpsPoolCases,
                                            PoolCase{Shape{3, 28, 28, 32}, 2, 2, 2, 2, false}));
 
 TEST(NnOpsPool, InferUnknownDims) {
-  kiln::detail::Attrs attrs{{"ksize", std::vector<int64_t>{2, 2}},
+  kiln::schema::Attrs attrs{{"ksize", std::vector<int64_t>{2, 2}},
                             {"strides", std::vector<int64_t>{2, 2}},
                             {"padding", std::string("VALID")}};
   auto t = infer1("MaxPool", {{kiln::float32, Shape{None, 28, 28, 32}}}, attrs);
@@ -634,9 +637,9 @@ TEST(NnOpsSoftmax, OtherAxesMatchNaive) {
 TEST(NnOpsSoftmax, EmptyAndInfer) {
   expect_tensor<float>(nn::softmax(kiln::zeros(Shape{0, 3})), Shape{0, 3}, {});
   expect_tensor<float>(nn::log_softmax(kiln::zeros(Shape{2, 0})), Shape{2, 0}, {});
-  auto t = infer1("Softmax", {{kiln::float32, Shape{None, 10}}}, kiln::detail::Attrs{{"axis", int64_t(-1)}});
+  auto t = infer1("Softmax", {{kiln::float32, Shape{None, 10}}}, kiln::schema::Attrs{{"axis", int64_t(-1)}});
   EXPECT_EQ(t.shape, (Shape{None, 10}));
-  t = infer1("LogSoftmax", {{kiln::float64, Shape::unknown_rank()}}, kiln::detail::Attrs{{"axis", int64_t(3)}});
+  t = infer1("LogSoftmax", {{kiln::float64, Shape::unknown_rank()}}, kiln::schema::Attrs{{"axis", int64_t(3)}});
   EXPECT_FALSE(t.shape.has_known_rank());
   EXPECT_EQ(t.dtype, kiln::float64);
 }
@@ -699,7 +702,7 @@ TEST(NnOpsBiasAdd, InferAndErrors) {
 TEST(NnOpsCache, SecondCallReusesThePrimitive) {
   Tensor x = kiln::ones(Shape{1, 13, 11, 3});
   Tensor w = kiln::ones(Shape{3, 3, 3, 2});
-  auto& cache = detail::onednn::primitive_cache();
+  auto& cache = ops::onednn::primitive_cache();
   nn::conv2d(x, w, 1, "SAME");
   uint64_t hits = cache.hits(), misses = cache.misses();
   Tensor y = nn::conv2d(x, w, 1, "SAME");
@@ -710,11 +713,11 @@ TEST(NnOpsCache, SecondCallReusesThePrimitive) {
 }
 
 TEST(NnOpsCache, BoundedLru) {
-  detail::onednn::PrimitiveCache cache(2);
+  ops::onednn::PrimitiveCache cache(2);
   int made = 0;
   auto make = [&] { ++made; return std::shared_ptr<const void>(std::make_shared<int>(made)); };
   auto key = [](int64_t v) {
-    detail::onednn::PrimitiveKey k(9);
+    ops::onednn::PrimitiveKey k(9);
     k.add(v);
     return k;
   };
@@ -753,12 +756,12 @@ TEST(NnOpsCache, ConcurrentCallsAgree) {
 
 TEST(NnOpsRegistry, SamplesRunAndInferMatchesKernel) {
   for (const char* name : {"MatMul", "Conv2D", "MaxPool", "AvgPool", "Softmax", "LogSoftmax", "BiasAdd"}) {
-    const detail::OpDef& op = detail::OpRegistry::global().get(name);
+    const detail::OpDef& op = schema::OpRegistry::global().get(name);
     ASSERT_NE(op.samples, nullptr) << name;
     auto samples = op.samples();
     EXPECT_GE(samples.size(), 1u) << name;
     for (auto& s : samples) {
-      auto out = detail::run_eager(op, s.inputs, s.attrs);
+      auto out = runtime::run_eager(op, s.inputs, s.attrs);
       ASSERT_EQ(out.size(), 1u) << name;
       EXPECT_GT(out[0].size(), 0) << name;
     }
@@ -784,7 +787,7 @@ TEST(NnOpsConv2DTranspose, IsTheGradientOfConv2DWithRespectToItsInput) {
     Tensor dx = tape.gradient(std::vector<Tensor>{y}, std::vector<kiln::GradientSource>{x}, {dy})[0];
     Tensor t = kiln::nn::conv2d_transpose(dy, f, c.x, c.strides, c.padding, c.dilation);
     ASSERT_EQ(t.shape(), c.x);
-    EXPECT_TRUE(kiln::detail::same_bits(t, dx)) << c.padding;
+    EXPECT_TRUE(kiln::core::same_bits(t, dx)) << c.padding;
   }
 }
 
@@ -797,7 +800,7 @@ TEST(NnOpsConv2DTranspose, TracedWithAnUnknownBatchMatchesEager) {
     Tensor x = kiln::random::uniform({batch, 4, 4, 4}, -1, 1);
     Tensor eager = kiln::nn::conv2d_transpose(x, f, Shape{batch, 8, 8, 2}, 2, "same");
     Tensor traced = up(x);
-    EXPECT_TRUE(kiln::detail::same_bits(eager, traced));
+    EXPECT_TRUE(kiln::core::same_bits(eager, traced));
   }
   EXPECT_EQ(up.tracing_count(), 1);
 }

@@ -40,7 +40,7 @@ void expect_fused_and_bitwise(const graph::Graph& g, const std::vector<Tensor>& 
   EXPECT_EQ(count_ops(*opt, op), fused) << opt->to_string();
   EXPECT_EQ(count_ops(*opt, "BiasAdd"), 0) << opt->to_string();
   std::vector<Tensor> want = run(g, inputs);
-  auto& cache = detail::onednn::primitive_cache();
+  auto& cache = ops::onednn::primitive_cache();
   cache.clear();
   std::vector<Tensor> got = run(*opt, inputs);
   if (only_fused) EXPECT_LE(cache.size(), static_cast<std::size_t>(fused));
@@ -74,15 +74,15 @@ TEST(ContractionFusion, FusesWhereNothingElseReadsTheIntermediates) {
 TEST(ContractionFusion, LeavesNodesTiedByControlEdgesAlone) {
   // A stateful node ordered before the BiasAdd by a control edge: the
   // chain keeps its nodes (and the edge its meaning).
-  auto& r = detail::OpRegistry::global();
+  auto& r = schema::OpRegistry::global();
   auto g = std::make_shared<graph::Graph>("g");
   graph::Value x{g->add_parameter(f32(Shape{2, 3}), "x"), 0};
   graph::Value w{g->add_parameter(f32(Shape{3, 4}), "w"), 0};
   graph::Value b{g->add_parameter(f32(Shape{4}), "b"), 0};
   graph::Node* draw = g->add_node(r.get("RandomUniform"), {},
-                                  detail::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}}, SourceLocation());
+                                  schema::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}}, SourceLocation());
   graph::Value y{g->add_node(r.get("MatMul"), std::array{x, w},
-                             detail::Attrs{{"transpose_a", false}, {"transpose_b", false}}, SourceLocation()),
+                             schema::Attrs{{"transpose_a", false}, {"transpose_b", false}}, SourceLocation()),
                  0};
   graph::Node* add = g->add_node(r.get("BiasAdd"), std::array{y, b}, {}, SourceLocation());
   add->control_inputs.push_back(draw);
@@ -231,7 +231,7 @@ TEST(ContractionFusion, RepeatedCallsCreateNoPrimitives) {
   ASSERT_EQ(count_ops(*opt, "FusedConv2D") + count_ops(*opt, "FusedMatMul"), 2) << opt->to_string();
   std::vector<Tensor> in{values({8, 8, 8, 3}, 1), values({3, 3, 3, 16}, 2), values({16}, 3), values({16, 5}, 4),
                          values({5}, 5)};
-  auto& cache = detail::onednn::primitive_cache();
+  auto& cache = ops::onednn::primitive_cache();
   cache.clear();
   run(*opt, in);
   // The two fused primitives and nothing else: neither fell back to the
@@ -244,11 +244,11 @@ TEST(ContractionFusion, RepeatedCallsCreateNoPrimitives) {
 }
 
 TEST(ContractionFusion, FusedOpsCheckTheirInputsAsTheChainWould) {
-  const detail::OpDef& op = detail::OpRegistry::global().get("FusedMatMul");
+  const detail::OpDef& op = schema::OpRegistry::global().get("FusedMatMul");
   auto attrs = [](const char* activation) {
-    return detail::Attrs{{"transpose_a", false}, {"transpose_b", false}, {"activation", std::string(activation)}};
+    return schema::Attrs{{"transpose_a", false}, {"transpose_b", false}, {"activation", std::string(activation)}};
   };
-  auto call = [&](std::vector<Tensor> in, const char* activation) { detail::run_eager(op, in, attrs(activation)); };
+  auto call = [&](std::vector<Tensor> in, const char* activation) { runtime::run_eager(op, in, attrs(activation)); };
   Tensor a = values({2, 3}, 1), b = values({3, 4}, 2);
   expect_error<InvalidArgument>([&] { call({a, b, values({3}, 3)}, "relu"); },
                                 {"FusedMatMul: BiasAdd: bias has 3 elements but value's last dim is 4"});

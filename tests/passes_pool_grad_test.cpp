@@ -95,14 +95,14 @@ TEST(PoolGradFusion, LeavesAPoolGradientReadElsewhere) {
 TEST(PoolGradFusion, LeavesOtherMasksAlone) {
   // where(y > 0.5, g, 0) is not Relu's gradient; where(y > 0, g, -0) writes -0.
   auto g = trace_graph({f32(Shape{1, 4, 4, 2}), f32(Shape{1, 2, 2, 2})}, [](auto& p) {
-    Tensor g = detail::max_pool_grad(p[0], p[1],
-                                     detail::Attrs{{"ksize", std::vector<int64_t>{2, 2}},
-                                                   {"strides", std::vector<int64_t>{2, 2}},
-                                                   {"padding", std::string("VALID")}});
-    Tensor g2 = detail::max_pool_grad(p[0], p[1] * 2.f,
-                                      detail::Attrs{{"ksize", std::vector<int64_t>{2, 2}},
-                                                    {"strides", std::vector<int64_t>{2, 2}},
-                                                    {"padding", std::string("VALID")}});
+    Tensor g = ops::max_pool_grad(p[0], p[1],
+                                  schema::Attrs{{"ksize", std::vector<int64_t>{2, 2}},
+                                                {"strides", std::vector<int64_t>{2, 2}},
+                                                {"padding", std::string("VALID")}});
+    Tensor g2 = ops::max_pool_grad(p[0], p[1] * 2.f,
+                                   schema::Attrs{{"ksize", std::vector<int64_t>{2, 2}},
+                                                 {"strides", std::vector<int64_t>{2, 2}},
+                                                 {"padding", std::string("VALID")}});
     return std::vector{where(p[0] > 0.5f, g, 0.f), where(p[0] > 0.f, g2, -0.f)};
   });
   EXPECT_FALSE(passes::fuse_pool_gradients(*g->clone("copy")));

@@ -25,9 +25,9 @@ using kiln::testing::expect_tensor;
 TEST(Passes, InlineCallsCopiesTheCallee) {
   auto callee = trace_graph({f32(Shape{3})}, [](auto& p) { return std::vector{p[0] * p[0] + 1.f}; }, "square_plus_one");
   auto g = trace_graph({f32(Shape{3})}, [&](auto& p) {
-    detail::TensorList out = detail::dispatch(graph_ops::call_op(false), std::span<const Tensor>(&p[0], 1),
-                                              detail::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
-                                              SourceLocation());
+    runtime::TensorList out = runtime::dispatch(graph_ops::call_op(false), std::span<const Tensor>(&p[0], 1),
+                                                schema::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
+                                                SourceLocation());
     return std::vector{out[0] - 2.f};
   });
   expect_golden("passes_inline.txt", before_after(*g, [](graph::Graph& x) { return passes::inline_calls(x); }));
@@ -44,9 +44,9 @@ TEST(Passes, InlineKeepsSideEffectsInOrder) {
   }, "noisy");
   auto g = trace_graph({f32(Shape{})}, [&](auto& p) {
     kiln::print(std::string("before"), to_out);
-    detail::TensorList r = detail::dispatch(graph_ops::call_op(true), std::span<const Tensor>(&p[0], 1),
-                                            detail::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
-                                            SourceLocation());
+    runtime::TensorList r = runtime::dispatch(graph_ops::call_op(true), std::span<const Tensor>(&p[0], 1),
+                                              schema::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}},
+                                              SourceLocation());
     kiln::print(std::string("after"), to_out);
     return std::vector{r[0]};
   });
@@ -73,13 +73,17 @@ TEST(Passes, ConstantFoldingRespectsTheSizeCap) {
 
 TEST(Passes, CseMergesPureNodesButNotStatefulOnes) {
   auto g = std::make_shared<graph::Graph>("g");
-  auto& r = detail::OpRegistry::global();
+  auto& r = schema::OpRegistry::global();
   graph::Value x{g->add_parameter(f32(Shape{2}), "x"), 0};
   graph::Value a{g->add_node(r.get("Exp"), std::array{x}, {}, SourceLocation()), 0};
   graph::Value b{g->add_node(r.get("Exp"), std::array{x}, {}, SourceLocation()), 0};
   graph::Value s{g->add_node(r.get("Add"), std::array{a, b}, {}, SourceLocation()), 0};
-  graph::Value n1{g->add_node(r.get("RandomUniform"), {}, detail::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}}, SourceLocation()), 0};
-  graph::Value n2{g->add_node(r.get("RandomUniform"), {}, detail::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}}, SourceLocation()), 0};
+  graph::Value n1{g->add_node(r.get("RandomUniform"), {}, schema::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}},
+                              SourceLocation()),
+                  0};
+  graph::Value n2{g->add_node(r.get("RandomUniform"), {}, schema::Attrs{{"shape", Shape{2}}, {"dtype", DType::Float32}},
+                              SourceLocation()),
+                  0};
   graph::Value t{g->add_node(r.get("Sub"), std::array{n1, n2}, {}, SourceLocation()), 0};
   g->results() = {s, t};
   expect_golden("passes_cse.txt",
@@ -207,7 +211,7 @@ TEST(Passes, FusedLaneFormsMatchTheLoopsBitwise) {
   for (const auto& u : unary) names.push_back(u.first);
   for (const auto& b : binary) names.push_back(b.first);
   for (const std::string& name : names)
-    EXPECT_NE(detail::OpRegistry::global().get(name).lane_form, detail::LaneForm::kNone) << name;
+    EXPECT_NE(schema::OpRegistry::global().get(name).lane_form, schema::LaneForm::kNone) << name;
   passes::PassOptions one_op;
   one_op.fuse_min_nodes = 1;
   for (int64_t n : kLaneSizes) {
@@ -286,8 +290,8 @@ TEST(Passes, NestedGraphSharedByInlinedCallsIsOptimizedOnce) {
   };
   auto callee = trace_graph({f32(Shape{2})}, [&](auto& p) { return std::vector{loop(p[0])}; }, "grow");
   auto call = [&](const Tensor& x) {
-    return detail::dispatch(graph_ops::call_op(false), std::span<const Tensor>(&x, 1),
-                            detail::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}}, SourceLocation())[0];
+    return runtime::dispatch(graph_ops::call_op(false), std::span<const Tensor>(&x, 1),
+                             schema::Attrs{{"f", std::shared_ptr<const graph::Graph>(callee)}}, SourceLocation())[0];
   };
   auto g = trace_graph({f32(Shape{2}), f32(Shape{2})}, [&](auto& p) { return std::vector{call(p[0]), call(p[1])}; });
   auto opt = passes::optimize(*g, {});
@@ -339,12 +343,12 @@ TEST(Passes, StaticCallsAllocateNoNewBuffersAfterTheFirst) {
   Tensor x = kiln::random::uniform(Shape{4096}, -1.0, 1.0), y = kiln::random::uniform(Shape{4096}, -1.0, 1.0);
   { Tensor warm = f(x, y); }
   { Tensor warm = f(x, y); }
-  detail::AllocatorStats before = detail::allocator_stats();
+  core::AllocatorStats before = core::allocator_stats();
   for (int i = 0; i < 10; ++i) {
     Tensor r = f(x, y);
     ASSERT_EQ(r.size(), 4096);
   }
-  detail::AllocatorStats after = detail::allocator_stats();
+  core::AllocatorStats after = core::allocator_stats();
   EXPECT_EQ(after.system_allocations, before.system_allocations);
   EXPECT_GT(after.cache_hits, before.cache_hits);
 }

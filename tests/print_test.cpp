@@ -47,7 +47,7 @@ template <class... Args> std::string printed(const Args&... args) {
   return os.str();
 }
 
-detail::TensorType type(DType d, Shape s) { return {d, s}; }
+schema::TensorType type(DType d, Shape s) { return {d, s}; }
 
 }  // namespace
 
@@ -91,7 +91,7 @@ TEST(PrintRepr, EmptyTensors) {
 }
 
 TEST(PrintRepr, NumpyScalarText) {
-  using detail::numpy_scalar_str;
+  using runtime::numpy_scalar_str;
   EXPECT_EQ(numpy_scalar_str(1.1f), "1.1");
   EXPECT_EQ(numpy_scalar_str(1.1), "1.1");
   EXPECT_EQ(numpy_scalar_str(2.0), "2.0");
@@ -108,7 +108,7 @@ TEST(PrintRepr, NumpyScalarText) {
 }
 
 TEST(PrintRepr, PythonBytesRepr) {
-  using detail::python_bytes_repr;
+  using runtime::python_bytes_repr;
   EXPECT_EQ(python_bytes_repr("aa"), "b'aa'");
   EXPECT_EQ(python_bytes_repr(""), "b''");
   EXPECT_EQ(python_bytes_repr("it's"), "b\"it's\"");
@@ -117,16 +117,16 @@ TEST(PrintRepr, PythonBytesRepr) {
 }
 
 TEST(PrintRepr, FloatPaddingAndPrecision) {
-  EXPECT_EQ(detail::numpy_str(constant({0.1f, 1.2345678f, 100.f})), "[  0.1         1.2345678 100.       ]");
+  EXPECT_EQ(runtime::numpy_str(constant({0.1f, 1.2345678f, 100.f})), "[  0.1         1.2345678 100.       ]");
   // Over 8 fractional digits: rounded to 8, trailing zeros dropped.
-  EXPECT_EQ(detail::numpy_str(constant({1.0 / 3, 0.5})), "[0.33333333 0.5       ]");
+  EXPECT_EQ(runtime::numpy_str(constant({1.0 / 3, 0.5})), "[0.33333333 0.5       ]");
   // Large float32 integers print every digit down to the units.
-  EXPECT_EQ(detail::numpy_str(constant({58740792.f})), "[58740792.]");
+  EXPECT_EQ(runtime::numpy_str(constant({58740792.f})), "[58740792.]");
   // Scientific: every mantissa gets the same number of digits.
-  EXPECT_EQ(detail::numpy_str(constant({1e-5, 1.5})), "[1.0e-05 1.5e+00]");
-  EXPECT_EQ(detail::numpy_str(constant({1.f, 1000.5f})), "[1.0000e+00 1.0005e+03]");
-  EXPECT_EQ(detail::numpy_str(constant({1e-300, 1e300})), "[1.e-300 1.e+300]");
-  EXPECT_EQ(detail::numpy_str(constant({kNaN, 1.5f, -kInf})), "[ nan  1.5 -inf]");
+  EXPECT_EQ(runtime::numpy_str(constant({1e-5, 1.5})), "[1.0e-05 1.5e+00]");
+  EXPECT_EQ(runtime::numpy_str(constant({1.f, 1000.5f})), "[1.0000e+00 1.0005e+03]");
+  EXPECT_EQ(runtime::numpy_str(constant({1e-300, 1e300})), "[1.e-300 1.e+300]");
+  EXPECT_EQ(runtime::numpy_str(constant({kNaN, 1.5f, -kInf})), "[ nan  1.5 -inf]");
 }
 
 TEST(PrintRepr, GoldenScalars) {
@@ -195,7 +195,7 @@ TEST(PrintRepr, GoldenLineWrapping) {
 // ---- tf.print's text of a tensor ----------------------------------------------
 
 TEST(PrintSummary, ValuesAsTfPrintShowsThem) {
-  using detail::summarize_value;
+  using runtime::summarize_value;
   EXPECT_EQ(summarize_value(constant({{22, 22}, {23, 13}}), 3), "[[22 22]\n [23 13]]");
   EXPECT_EQ(summarize_value(constant(1.1f), 3), "1.1");
   EXPECT_EQ(summarize_value(constant({0.7615941762924194f, 0.7615941762924194f}), 3),
@@ -219,14 +219,14 @@ TEST(PrintSummary, ValuesAsTfPrintShowsThem) {
 TEST(PrintSummary, SummarizesEveryDimension) {
   // A dim longer than 2 * summarize shows its ends; the inner dim of 4 is
   // shown whole at summarize=2, as TensorFlow does.
-  EXPECT_EQ(detail::summarize_value(constant(iota<int32_t>(120), Shape{3, 4, 10}), 2),
+  EXPECT_EQ(runtime::summarize_value(constant(iota<int32_t>(120), Shape{3, 4, 10}), 2),
             "[[[0 1 ... 8 9]\n  [10 11 ... 18 19]\n  [20 21 ... 28 29]\n  [30 31 ... 38 39]]\n\n"
             " [[40 41 ... 48 49]\n  [50 51 ... 58 59]\n  [60 61 ... 68 69]\n  [70 71 ... 78 79]]\n\n"
             " [[80 81 ... 88 89]\n  [90 91 ... 98 99]\n  [100 101 ... 108 109]\n  [110 111 ... 118 119]]]");
-  EXPECT_EQ(detail::summarize_value(constant(iota<int32_t>(150), Shape{5, 30}), 1),
+  EXPECT_EQ(runtime::summarize_value(constant(iota<int32_t>(150), Shape{5, 30}), 1),
             "[[0 ... 29]\n ...\n [120 ... 149]]");
   // TensorFlow caps the edge count at the number of elements.
-  EXPECT_EQ(detail::summarize_value(zeros({2, 0}), 3), "[\n ...]");
+  EXPECT_EQ(runtime::summarize_value(zeros({2, 0}), 3), "[\n ...]");
 }
 
 // ---- kiln::print ----------------------------------------------------------------
@@ -330,9 +330,9 @@ namespace {
 struct Recorder : detail::DispatchHandler {
   std::vector<std::string> ops;
   std::vector<int> num_inputs;
-  std::vector<detail::Attrs> attrs;
-  detail::TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
-                              detail::Attrs&& a, const SourceLocation&) override {
+  std::vector<schema::Attrs> attrs;
+  runtime::TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
+                               schema::Attrs&& a, const SourceLocation&) override {
     ops.emplace_back(op.name);
     num_inputs.push_back(static_cast<int>(inputs.size()));
     attrs.push_back(a);
@@ -340,23 +340,23 @@ struct Recorder : detail::DispatchHandler {
   }
 };
 
-void infer_print(const detail::Attrs& attrs, std::vector<detail::TensorType> inputs) {
-  const detail::OpDef& op = detail::OpRegistry::global().get("PrintV2");
-  detail::InferContext c(op, std::span<const detail::TensorType>(inputs), attrs);
+void infer_print(const schema::Attrs& attrs, std::vector<schema::TensorType> inputs) {
+  const detail::OpDef& op = schema::OpRegistry::global().get("PrintV2");
+  schema::InferContext c(op, std::span<const schema::TensorType>(inputs), attrs);
   op.infer(c);
   EXPECT_TRUE(c.outputs().empty());
 }
 
-detail::Attrs print_attrs(std::string tmpl, std::string stream = "stderr") {
-  return detail::Attrs{{"template", std::move(tmpl)}, {"end", std::string("\n")},
+schema::Attrs print_attrs(std::string tmpl, std::string stream = "stderr") {
+  return schema::Attrs{{"template", std::move(tmpl)}, {"end", std::string("\n")},
                        {"summarize", int64_t(3)}, {"output_stream", std::move(stream)}};
 }
 
 }  // namespace
 
 TEST(PrintOp, IsAStatefulOpWithoutOutputs) {
-  const detail::OpDef& op = detail::OpRegistry::global().get("PrintV2");
-  EXPECT_TRUE(op.is(detail::kStateful));
+  const detail::OpDef& op = schema::OpRegistry::global().get("PrintV2");
+  EXPECT_TRUE(op.is(schema::kStateful));
   ASSERT_NE(op.samples, nullptr);
   EXPECT_FALSE(op.samples().empty());
 }
@@ -365,14 +365,14 @@ TEST(PrintOp, GoesThroughDispatchWithTensorsAsInputs) {
   Recorder recorder;
   std::ostringstream os;
   {
-    detail::DispatchHandlerGuard guard(&recorder);
-    kiln::print("x: {", detail::make_symbolic(DType::Float32, Shape{None}, nullptr, 0, nullptr), 2,
+    runtime::DispatchHandlerGuard guard(&recorder);
+    kiln::print("x: {", core::make_symbolic(DType::Float32, Shape{None}, nullptr, 0, nullptr), 2,
                 PrintOptions{.sep = "|", .end = ";", .summarize = 5, .stream = &os});
   }
   ASSERT_EQ(recorder.ops.size(), 1u);
   EXPECT_EQ(recorder.ops[0], "PrintV2");
   EXPECT_EQ(recorder.num_inputs[0], 1);
-  const detail::Attrs& a = recorder.attrs[0];
+  const schema::Attrs& a = recorder.attrs[0];
   EXPECT_EQ(a.get_string("template"), "x: {{|{}|2");
   EXPECT_EQ(a.get_string("end"), ";");
   EXPECT_EQ(a.get_int("summarize"), 5);
@@ -394,7 +394,7 @@ TEST(PrintOp, InferErrors) {
                                 {"PrintV2", "unmatched brace", "a { b"});
   expect_error<InvalidArgument>([] { infer_print(print_attrs("x", "log(info)"), {}); },
                                 {"PrintV2", "output_stream", "log(info)"});
-  detail::Attrs bad_id = print_attrs("x", "stream");
+  schema::Attrs bad_id = print_attrs("x", "stream");
   bad_id.set("stream_id", int64_t(1) << 40);
   expect_error<InvalidArgument>([&] { infer_print(bad_id, {}); },
                                 {"PrintV2", "stream id", "not registered"});
@@ -403,17 +403,17 @@ TEST(PrintOp, InferErrors) {
 TEST(PrintOp, KernelRunsEagerlyThroughTheRegistry) {
   std::ostringstream os;
   kiln::print("warm", PrintOptions{.stream = &os});  // registers the stream
-  const detail::OpDef& op = detail::OpRegistry::global().get("PrintV2");
-  detail::Attrs a = print_attrs("v={} w={}", "stream");
+  const detail::OpDef& op = schema::OpRegistry::global().get("PrintV2");
+  schema::Attrs a = print_attrs("v={} w={}", "stream");
   // Same stream: the id it was registered under.
   Recorder recorder;
   {
-    detail::DispatchHandlerGuard guard(&recorder);
+    runtime::DispatchHandlerGuard guard(&recorder);
     kiln::print("warm", PrintOptions{.stream = &os});
   }
   a.set("stream_id", recorder.attrs[0].get_int("stream_id"));
   const Tensor in[] = {constant({1, 2}), constant(0.5)};
-  detail::TensorList out = detail::run_eager(op, in, a);
+  runtime::TensorList out = runtime::run_eager(op, in, a);
   EXPECT_EQ(out.size(), 0u);
   EXPECT_EQ(os.str(), "warm\nv=[1 2] w=0.5\n");
 }

@@ -44,7 +44,7 @@ TEST(Profiler, RecordsEagerOpsWithTheirLineShapesAndBytes) {
   EXPECT_EQ(mm.line, line);
   EXPECT_NE(mm.file.find("profiler_test.cpp"), std::string::npos) << mm.file;
   EXPECT_EQ(mm.output_shapes, (std::vector<Shape>{Shape{2, 2}}));
-  EXPECT_EQ(mm.bytes_allocated, 16 + static_cast<int64_t>(detail::Buffer::kHeaderBytes));
+  EXPECT_EQ(mm.bytes_allocated, 16 + static_cast<int64_t>(core::Buffer::kHeaderBytes));
   EXPECT_EQ(mm.self_ns, mm.duration_ns);  // nothing nested
   EXPECT_EQ(mm.thread, 0);
   const prof::Event& add = p.events()[1];

@@ -17,8 +17,8 @@ using kiln::testing::expect_tensor_near;
 namespace {
 
 
-detail::Attrs axes_attrs(std::vector<int64_t> axes, bool keep) {
-  return detail::Attrs{{"axes", std::move(axes)}, {"keepdims", keep}};
+schema::Attrs axes_attrs(std::vector<int64_t> axes, bool keep) {
+  return schema::Attrs{{"axes", std::move(axes)}, {"keepdims", keep}};
 }
 
 // A (2, 3, 4) float tensor holding 0..23.
@@ -47,19 +47,19 @@ TEST(ReduceOpsInfer, UnknownDimsAndRank) {
   EXPECT_EQ(infer1("Max", {{float32, {None, 3}}}, axes_attrs({0}, true)).shape, (Shape{1, 3}));
   EXPECT_FALSE(infer1("Sum", {{float32, Shape::unknown_rank()}}, axes_attrs({0}, false))
                    .shape.has_known_rank());
-  detail::Attrs all{{"axes", std::vector<int64_t>{}}, {"keepdims", false}, {"reduce_all", true}};
+  schema::Attrs all{{"axes", std::vector<int64_t>{}}, {"keepdims", false}, {"reduce_all", true}};
   EXPECT_EQ(infer1("Sum", {{float32, Shape::unknown_rank()}}, all).shape, Shape{});
-  detail::Attrs all_keep{{"axes", std::vector<int64_t>{}}, {"keepdims", true}, {"reduce_all", true}};
+  schema::Attrs all_keep{{"axes", std::vector<int64_t>{}}, {"keepdims", true}, {"reduce_all", true}};
   EXPECT_FALSE(infer1("Sum", {{float32, Shape::unknown_rank()}}, all_keep).shape.has_known_rank());
   EXPECT_EQ(infer1("Sum", {{float32, {None, 2}}}, all_keep).shape, (Shape{1, 1}));
 }
 
 TEST(ReduceOpsInfer, ArgMaxShapesAndDTypes) {
-  detail::Attrs a{{"axis", int64_t(-1)}, {"output_type", int32}};
+  schema::Attrs a{{"axis", int64_t(-1)}, {"output_type", int32}};
   auto t = infer1("ArgMax", {{float32, {None, 5}}}, a);
   EXPECT_EQ(t.dtype, int32);
   EXPECT_EQ(t.shape, (Shape{None}));
-  detail::Attrs b{{"axis", int64_t(0)}, {"output_type", int64}};
+  schema::Attrs b{{"axis", int64_t(0)}, {"output_type", int64}};
   EXPECT_EQ(infer1("ArgMin", {{int32, {4, 2, 3}}}, b).shape, (Shape{2, 3}));
   EXPECT_FALSE(infer1("ArgMin", {{int32, Shape::unknown_rank()}}, b).shape.has_known_rank());
 }

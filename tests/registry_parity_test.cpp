@@ -23,7 +23,7 @@ void expect_same(const Tensor& eager, const Tensor& traced, const std::string& w
   ASSERT_EQ(eager.dtype(), traced.dtype()) << what;
   ASSERT_EQ(eager.shape(), traced.shape()) << what;
   if (eager.dtype() != DType::Resource) {
-    EXPECT_TRUE(detail::same_bits(eager, traced)) << what;
+    EXPECT_TRUE(core::same_bits(eager, traced)) << what;
   }
 }
 
@@ -31,7 +31,7 @@ enum class Inputs { Static, UnknownDims, Constants };
 
 // A graph of the op on the sample: its inputs are parameters (with the
 // sample's shapes, or every dim unknown) or constants baked into the graph.
-std::shared_ptr<graph::Graph> trace_sample(const detail::OpDef& op, const detail::OpSample& sample, Inputs mode) {
+std::shared_ptr<graph::Graph> trace_sample(const detail::OpDef& op, const schema::OpSample& sample, Inputs mode) {
   auto graph = std::make_shared<graph::Graph>(std::string(op.name));
   trace::TracingContext ctx(graph);
   std::vector<Tensor> params;
@@ -42,18 +42,18 @@ std::shared_ptr<graph::Graph> trace_sample(const detail::OpDef& op, const detail
     params.push_back(ctx.add_parameter({sample.inputs[i].dtype(), shape}, "arg" + std::to_string(i)));
   }
   {
-    detail::DispatchHandlerGuard guard(&ctx);
+    runtime::DispatchHandlerGuard guard(&ctx);
     if (mode == Inputs::Constants)
-      for (const Tensor& t : sample.inputs) params.push_back(detail::const_op(t, SourceLocation::current()));
-    detail::Attrs attrs = sample.attrs;
-    detail::TensorList outs = detail::dispatch(op, params, std::move(attrs), SourceLocation::current());
+      for (const Tensor& t : sample.inputs) params.push_back(ops::const_op(t, SourceLocation::current()));
+    schema::Attrs attrs = sample.attrs;
+    runtime::TensorList outs = runtime::dispatch(op, params, std::move(attrs), SourceLocation::current());
     for (const Tensor& t : outs) graph->results().push_back(ctx.value_of(t));
   }
   graph->verify();
   return graph;
 }
 
-std::vector<Tensor> run_graph(std::shared_ptr<const graph::Graph> graph, const detail::OpSample& sample,
+std::vector<Tensor> run_graph(std::shared_ptr<const graph::Graph> graph, const schema::OpSample& sample,
                               Inputs mode) {
   exec::Plan plan(graph);
   std::vector<Tensor> inputs;
@@ -63,7 +63,7 @@ std::vector<Tensor> run_graph(std::shared_ptr<const graph::Graph> graph, const d
   return std::vector<Tensor>(out.begin(), out.end());
 }
 
-std::vector<Tensor> run_traced(const detail::OpDef& op, const detail::OpSample& sample, bool unknown_dims) {
+std::vector<Tensor> run_traced(const detail::OpDef& op, const schema::OpSample& sample, bool unknown_dims) {
   Inputs mode = unknown_dims ? Inputs::UnknownDims : Inputs::Static;
   return run_graph(trace_sample(op, sample, mode), sample, mode);
 }
@@ -72,7 +72,7 @@ bool numeric(DType d) { return d != DType::String && d != DType::Resource; }
 
 std::vector<double> as_doubles(const Tensor& t) {
   Tensor d = cast(t, DType::Float64);
-  const double* p = detail::data_of<double>(d);
+  const double* p = core::data_of<double>(d);
   return std::vector<double>(p, p + d.size());
 }
 
@@ -116,15 +116,15 @@ bool matches(double got, double want, DType dtype) {
 TEST(RegistryReference, EagerResultsMatchTheReferences) {
   int formulas = 0, written = 0;
   std::vector<std::string> elementwise_without;
-  for (const detail::OpDef* op : detail::OpRegistry::global().all()) {
-    if (op->is(detail::kGraphOnly)) continue;
-    if (op->is(detail::kElementwise) && !op->reference) elementwise_without.push_back(std::string(op->name));
-    for (const detail::OpSample& sample : op->samples()) {
+  for (const detail::OpDef* op : schema::OpRegistry::global().all()) {
+    if (op->is(schema::kGraphOnly)) continue;
+    if (op->is(schema::kElementwise) && !op->reference) elementwise_without.push_back(std::string(op->name));
+    for (const schema::OpSample& sample : op->samples()) {
       bool all_numeric = true;
       for (const Tensor& t : sample.inputs) all_numeric = all_numeric && numeric(t.dtype());
       if (!all_numeric || (!op->reference && sample.expected.empty())) continue;
       std::vector<Tensor> args = sample.inputs;
-      detail::TensorList eager = detail::run_eager(*op, args, sample.attrs);
+      runtime::TensorList eager = runtime::run_eager(*op, args, sample.attrs);
       if (!sample.expected.empty()) {
         ASSERT_EQ(eager.size(), sample.expected.size()) << op->name;
         for (std::size_t k = 0; k < eager.size(); ++k) {
@@ -168,13 +168,13 @@ TEST(RegistryReference, EagerResultsMatchTheReferences) {
 
 TEST(RegistryParity, EveryOpTracedMatchesEager) {
   int checked = 0;
-  for (const detail::OpDef* op : detail::OpRegistry::global().all()) {
-    if (op->is(detail::kGraphOnly)) continue;
+  for (const detail::OpDef* op : schema::OpRegistry::global().all()) {
+    if (op->is(schema::kGraphOnly)) continue;
     ASSERT_NE(op->samples, nullptr) << op->name;
-    for (const detail::OpSample& sample : op->samples()) {
+    for (const schema::OpSample& sample : op->samples()) {
       // Copies: run_eager may write over inputs that only its array holds.
       std::vector<Tensor> args = sample.inputs;
-      detail::TensorList eager = detail::run_eager(*op, args, sample.attrs);
+      runtime::TensorList eager = runtime::run_eager(*op, args, sample.attrs);
       for (bool unknown : {false, true}) {
         std::string what = fmt::format("{} (dims {})", op->name, unknown ? "unknown" : "static");
         std::vector<Tensor> traced;
@@ -207,9 +207,9 @@ TEST(RegistryParity, EveryOpOptimizedMatchesUnoptimized) {
   options.fuse_min_nodes = 1;
   options.verify = true;
   int checked = 0, fused = 0, folded = 0;
-  for (const detail::OpDef* op : detail::OpRegistry::global().all()) {
-    if (op->is(detail::kGraphOnly)) continue;
-    for (const detail::OpSample& sample : op->samples()) {
+  for (const detail::OpDef* op : schema::OpRegistry::global().all()) {
+    if (op->is(schema::kGraphOnly)) continue;
+    for (const schema::OpSample& sample : op->samples()) {
       for (Inputs mode : {Inputs::Static, Inputs::UnknownDims, Inputs::Constants}) {
         std::string what = fmt::format("{} ({})", op->name,
                                        mode == Inputs::Static        ? "static dims"

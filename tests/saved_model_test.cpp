@@ -147,7 +147,7 @@ namespace {
 
 // A traced function applying `op` to the sample: tensor inputs are
 // parameters, resource inputs (variables) are captured.
-ConcreteFunction trace_sample(const detail::OpDef& op, const detail::OpSample& sample) {
+ConcreteFunction trace_sample(const detail::OpDef& op, const schema::OpSample& sample) {
   auto graph = std::make_shared<graph::Graph>(std::string(op.name));
   trace::TracingContext ctx(graph);
   std::vector<Tensor> inputs;
@@ -162,9 +162,9 @@ ConcreteFunction trace_sample(const detail::OpDef& op, const detail::OpSample& s
     }
   }
   {
-    detail::DispatchHandlerGuard guard(&ctx);
-    detail::Attrs attrs = sample.attrs;
-    for (const Tensor& t : detail::dispatch(op, inputs, std::move(attrs), SourceLocation::current()))
+    runtime::DispatchHandlerGuard guard(&ctx);
+    schema::Attrs attrs = sample.attrs;
+    for (const Tensor& t : runtime::dispatch(op, inputs, std::move(attrs), SourceLocation::current()))
       graph->results().push_back(ctx.value_of(t));
   }
   graph->verify();
@@ -178,7 +178,7 @@ ConcreteFunction trace_sample(const detail::OpDef& op, const detail::OpSample& s
 
 bool same_bits(const Tensor& a, const Tensor& b) {
   if (a.dtype() == DType::Resource) return b.dtype() == DType::Resource && a.shape() == b.shape();
-  return detail::same_bits(a, b);
+  return core::same_bits(a, b);
 }
 
 }  // namespace
@@ -195,9 +195,9 @@ TEST(SavedModel, EveryRegistryOpRoundTrips) {
   };
   std::vector<Case> cases;
   sm::Object root;
-  for (const detail::OpDef* op : detail::OpRegistry::global().all()) {
-    if (op->is(detail::kGraphOnly) || op->name == "HostFunction") continue;
-    std::vector<detail::OpSample> samples = op->samples();
+  for (const detail::OpDef* op : schema::OpRegistry::global().all()) {
+    if (op->is(schema::kGraphOnly) || op->name == "HostFunction") continue;
+    std::vector<schema::OpSample> samples = op->samples();
     for (std::size_t k = 0; k < samples.size(); ++k) {
       Case c{op, fmt::format("{}_{}", op->name, k), {}, {}};
       ConcreteFunction f = trace_sample(*op, samples[k]);
@@ -205,7 +205,7 @@ TEST(SavedModel, EveryRegistryOpRoundTrips) {
         if (t.dtype() != DType::Resource) c.args.push_back(t);
       std::vector<Tensor> args = samples[k].inputs;
       ::testing::internal::CaptureStderr();  // print ops
-      detail::TensorList eager = detail::run_eager(*op, args, samples[k].attrs);
+      runtime::TensorList eager = runtime::run_eager(*op, args, samples[k].attrs);
       ::testing::internal::GetCapturedStderr();
       c.eager.assign(eager.begin(), eager.end());
       root.add(c.name, f);

@@ -175,13 +175,13 @@ TEST(TensorArrayGrad, TheForwardOpsMatchFiniteDifferences) {
   Tensor buffer = kiln::testing::random_tensor(Shape{4, 2}, 5);
   Tensor mask = constant({1, 1, 1, 0}, DType::UInt8);
   Tensor size = constant(3);
-  detail::Attrs write{{"dynamic", true}, {"element_shape", Shape::unknown_rank()}};
+  schema::Attrs write{{"dynamic", true}, {"element_shape", Shape::unknown_rank()}};
   check_op_gradient("TensorArrayWrite", {buffer, mask, size, constant(6), kiln::testing::random_tensor(Shape{2}, 6)},
                     write);
   check_op_gradient("TensorArrayScatter",
                     {buffer, mask, size, constant({2, 0, 2}), kiln::testing::random_tensor(Shape{3, 2}, 7)}, write);
   check_op_gradient("TensorArrayUnstack", {buffer, mask, size, kiln::testing::random_tensor(Shape{2, 2}, 8)}, write);
-  check_op_gradient("TensorArrayGather", {buffer, mask, size, constant({2, 0, 2})}, detail::Attrs{{"clear", false}});
+  check_op_gradient("TensorArrayGather", {buffer, mask, size, constant({2, 0, 2})}, schema::Attrs{{"clear", false}});
   check_op_gradient("TensorArrayConcat", {buffer, mask, size});
   check_op_gradient_traces("TensorArrayScatter",
                            {buffer, mask, size, constant({2, 0, 2}), kiln::testing::random_tensor(Shape{3, 2}, 7)},
@@ -194,10 +194,10 @@ TEST(TensorArrayGrad, WriteGradOverItsOwnUpstreamGradient) {
   // d_base is written over it, after the value rows are read from it.
   std::vector<Tensor> in{constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), zeros({3, 2}), constant({1, 2, 1}),
                          zeros({3, 2})};
-  const void* storage = detail::raw_data(in[0]);
-  detail::TensorList out =
-      detail::run_eager(detail::OpRegistry::global().get("TensorArrayWriteGrad"), std::move(in), {});
-  EXPECT_EQ(detail::raw_data(out[0]), storage);
+  const void* storage = core::raw_data(in[0]);
+  runtime::TensorList out =
+      runtime::run_eager(schema::OpRegistry::global().get("TensorArrayWriteGrad"), std::move(in), {});
+  EXPECT_EQ(core::raw_data(out[0]), storage);
   expect_tensor<float>(out[0], Shape{3, 2}, {1, 2, 0, 0, 0, 0});
   expect_tensor<float>(out[1], Shape{3, 2}, {0, 0, 5, 6, 3, 4});
 }
@@ -205,16 +205,16 @@ TEST(TensorArrayGrad, WriteGradOverItsOwnUpstreamGradient) {
 TEST(TensorArrayGrad, RowOpErrorsNameTheProblem) {
   Tensor like = zeros({2, 2});
   expect_error<InvalidArgument>(
-      [&] { detail::run_eager(detail::OpRegistry::global().get("TensorArrayWriteRows"),
-                              std::vector<Tensor>{zeros({0}), like, constant({2}), zeros({1, 2})}, {}); },
+      [&] { runtime::run_eager(schema::OpRegistry::global().get("TensorArrayWriteRows"),
+                               std::vector<Tensor>{zeros({0}), like, constant({2}), zeros({1, 2})}, {}); },
       {"TensorArrayWriteRows", "row 2 is out of range for 2 rows"});
   expect_error<InvalidArgument>(
-      [&] { detail::run_eager(detail::OpRegistry::global().get("TensorArrayWriteGrad"),
-                              std::vector<Tensor>{like, zeros({0}), zeros({3})}, {}); },
+      [&] { runtime::run_eager(schema::OpRegistry::global().get("TensorArrayWriteGrad"),
+                               std::vector<Tensor>{like, zeros({0}), zeros({3})}, {}); },
       {"TensorArrayWriteGrad", "values of shape (3,) do not split into rows of 2 elements"});
   expect_error<InvalidArgument>(
-      [&] { detail::run_eager(detail::OpRegistry::global().get("TensorArrayWriteGrad"),
-                              std::vector<Tensor>{like, zeros({0}, DType::Float64), zeros({2})}, {}); },
+      [&] { runtime::run_eager(schema::OpRegistry::global().get("TensorArrayWriteGrad"),
+                               std::vector<Tensor>{like, zeros({0}, DType::Float64), zeros({2})}, {}); },
       {"TensorArrayWriteGrad", "input 1 has dtype float64 but input 0 has dtype float32"});
 }
 

@@ -17,7 +17,7 @@ namespace {
 const void* buffer_storage(const TensorArray& a) {
   detail::ResultFlattener f;
   detail::Traits<TensorArray>::flatten_result(a, f);
-  return detail::raw_data(f.leaves[0]);
+  return core::raw_data(f.leaves[0]);
 }
 
 // The seed's dynamic_rnn: [batch, time, features] in, every step's state out.
@@ -202,7 +202,7 @@ TEST(TensorArray, TracedLoopWritesInPlace) {
              detail::ResultFlattener leaves;
              detail::Traits<TensorArray>::flatten_result(next, leaves);
              host_function([&](const std::vector<Tensor>& in) {
-               seen.push_back(detail::raw_data(in[0]));
+               seen.push_back(core::raw_data(in[0]));
                return std::vector<Tensor>{};
              }, {leaves.leaves[0]}, {});
              return next;

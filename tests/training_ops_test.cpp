@@ -34,7 +34,7 @@ struct Slots {
 void expect_same_bits(const Tensor& a, const Tensor& b, const std::string& what) {
   ASSERT_EQ(a.dtype(), b.dtype()) << what;
   ASSERT_EQ(a.shape(), b.shape()) << what;
-  EXPECT_TRUE(detail::same_bits(a, b)) << what << " differ";
+  EXPECT_TRUE(core::same_bits(a, b)) << what << " differ";
 }
 
 }  // namespace

@@ -17,8 +17,8 @@
 
 namespace {
 
-using namespace kiln::detail;
-
+using namespace kiln::core;
+using namespace kiln::ops;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
@@ -188,18 +188,18 @@ TEST(VectorMath, LoopMatchesScalarBitwise) {
 // sign, exponent and mantissa region (NaNs, infinities, denormals, zeros
 // included), and every tail length of the masked last block.
 TEST(VectorMath, TanhSixteenLanesMatchEightLanes) {
-  if (!kiln::detail::vmath::has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 (or KILN_DISABLE_AVX512 is set)";
+  if (!kiln::ops::vmath::has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 (or KILN_DISABLE_AVX512 is set)";
   std::vector<float> x;
   for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 251) x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
   for (float v : {0.0f, -0.0f, kInf, -kInf, kNaN, 0.625f, -0.625f, 9.25f, 1e-45f}) x.push_back(v);
   std::vector<float> wide(x.size()), narrow(x.size());
-  kiln::detail::vmath::tanh_f32(x.data(), wide.data(), static_cast<int64_t>(x.size()));
-  kiln::detail::vmath::tanh_f32_8lanes(x.data(), narrow.data(), static_cast<int64_t>(x.size()));
+  kiln::ops::vmath::tanh_f32(x.data(), wide.data(), static_cast<int64_t>(x.size()));
+  kiln::ops::vmath::tanh_f32_8lanes(x.data(), narrow.data(), static_cast<int64_t>(x.size()));
   for (size_t i = 0; i < x.size(); ++i)
     ASSERT_TRUE(same_bits(wide[i], narrow[i])) << "input bits 0x" << std::hex << std::bit_cast<uint32_t>(x[i]);
   for (int64_t n = 1; n <= 33; ++n) {
     std::vector<float> out(40, 7.0f);
-    kiln::detail::vmath::tanh_f32(x.data() + 1000, out.data(), n);
+    kiln::ops::vmath::tanh_f32(x.data() + 1000, out.data(), n);
     for (int64_t i = 0; i < 40; ++i)
       ASSERT_TRUE(same_bits(out[i], i < n ? narrow[1000 + i] : 7.0f)) << "n = " << n << ", element " << i;
   }

@@ -11,7 +11,7 @@ namespace detail {
 class DispatchHandler;
 }
 
-// The same save/clear/restore as detail::DispatchHandlerGuard(nullptr), kept
+// The same save/clear/restore as runtime::DispatchHandlerGuard(nullptr), kept
 // out of this public header.
 class InitScope {
  public:

@@ -140,15 +140,15 @@ Tensor tensor_from_numpy(py::array array) {
     array = py::array(array.attr("astype")(array.dtype().attr("newbyteorder")("="), "C"));
   PyObject* owner = array.ptr();
   Py_INCREF(owner);
-  detail::Buffer* buffer = detail::make_external_buffer(*dtype, array.size(), const_cast<void*>(array.data()),
-                                                        release_array, owner);
-  return detail::adopt_buffer(*dtype, shape, buffer);
+  core::Buffer* buffer = core::make_external_buffer(*dtype, array.size(), const_cast<void*>(array.data()),
+                                                    release_array, owner);
+  return core::adopt_buffer(*dtype, shape, buffer);
 }
 
 py::array tensor_to_numpy(const Tensor& t) {
   if (t.is_symbolic())
     throw py::type_error("Tensor.numpy() is only available for eager tensors; inside kiln.function " +
-                         detail::symbolic_tensor_name(t) +
+                         core::symbolic_tensor_name(t) +
                          " has no value yet (use kiln.print to see it when the graph runs)");
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   if (t.dtype() == DType::String) {
@@ -165,7 +165,7 @@ py::array tensor_to_numpy(const Tensor& t) {
   }
   auto* keep = new Tensor(t);
   py::capsule base(keep, [](void* p) { delete static_cast<Tensor*>(p); });
-  py::array out(numpy_dtype(t.dtype()), shape, {}, detail::raw_data(t), base);
+  py::array out(numpy_dtype(t.dtype()), shape, {}, core::raw_data(t), base);
   py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
   return out;
 }

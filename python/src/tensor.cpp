@@ -134,10 +134,10 @@ DLDataType dlpack_dtype(DType d) {
 }
 
 py::capsule to_dlpack(const Tensor& t) {
-  detail::require_concrete(t, "to_dlpack");
+  core::require_concrete(t, "to_dlpack");
   auto* h = new DLPackHolder{t, t.shape().to_vector(), {}};
   DLTensor& dl = h->managed.dl_tensor;
-  dl.data = detail::raw_data(t);
+  dl.data = core::raw_data(t);
   dl.device = {kDLCPU, 0};
   dl.ndim = t.rank();
   dl.dtype = dlpack_dtype(t.dtype());
@@ -193,8 +193,8 @@ Tensor from_dlpack(py::object obj) {
   for (int64_t d : dims) count *= d;
   PyCapsule_SetName(cap.ptr(), "used_dltensor");
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
-  detail::Buffer* buffer = detail::make_external_buffer(*dtype, count, data, release_dlpack, m);
-  return detail::adopt_buffer(*dtype, Shape(dims), buffer);
+  core::Buffer* buffer = core::make_external_buffer(*dtype, count, data, release_dlpack, m);
+  return core::adopt_buffer(*dtype, Shape(dims), buffer);
 }
 
 }  // namespace
@@ -226,7 +226,7 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("_dims", [](const Tensor& t) { return t.shape().to_vector(); })
       .def_property_readonly("_rank", &Tensor::rank)
       .def_property_readonly("name", [](const Tensor& t) -> py::object {
-        if (t.is_symbolic()) return py::str(detail::symbolic_tensor_name(t));
+        if (t.is_symbolic()) return py::str(core::symbolic_tensor_name(t));
         return py::none();
       })
       .def("numpy", [](const Tensor& t) -> py::object {
@@ -272,7 +272,7 @@ void bind_tensor(py::module_& m) {
       stride *= shape[i];
     }
     std::string format = t.dtype() == DType::Bool ? "?" : std::string(py::str(numpy_dtype(t.dtype()).attr("char")));
-    return py::buffer_info(detail::raw_data(t), item, format, static_cast<py::ssize_t>(shape.size()), shape,
+    return py::buffer_info(core::raw_data(t), item, format, static_cast<py::ssize_t>(shape.size()), shape,
                            strides, /*readonly=*/true);
   });
   def_binary<add>(c, "__add__", "__radd__");

@@ -16,22 +16,22 @@ bool differentiable(DType dtype) { return is_floating(dtype) || dtype == DType::
 
 // The tapes alive on one thread, innermost last. It is the thread's TapeHook
 // while it holds at least one tape.
-class TapeRecorder final : public TapeHook {
+class TapeRecorder final : public runtime::TapeHook {
  public:
   std::vector<TapeState*> tapes;
 
-  TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, Attrs&& attrs,
-                      const SourceLocation& loc) override {
+  runtime::TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, schema::Attrs&& attrs,
+                               const SourceLocation& loc) override {
     SmallVector<TapeState*, 2> recording;
-    if (!op.is(kNotDifferentiable)) {
+    if (!op.is(schema::kNotDifferentiable)) {
       for (TapeState* t : tapes)
         if (records(*t, inputs)) recording.push_back(t);
     }
-    if (recording.empty()) return dispatch_untaped(op, inputs, std::move(attrs), loc);
+    if (recording.empty()) return runtime::dispatch_untaped(op, inputs, std::move(attrs), loc);
     // The tape holds the inputs from here on, so no kernel writes over them.
     SmallVector<Tensor, 3> kept(inputs.begin(), inputs.end());
-    Attrs kept_attrs = attrs;
-    TensorList out = dispatch_untaped(op, inputs, std::move(attrs), loc);
+    schema::Attrs kept_attrs = attrs;
+    runtime::TensorList out = runtime::dispatch_untaped(op, inputs, std::move(attrs), loc);
     std::span<const Tensor> kept_in(kept.data(), kept.size());
     unalias(kept_in, std::span<Tensor>(out.data(), out.size()));
     std::span<const Tensor> outs(out.data(), out.size());
@@ -40,8 +40,8 @@ class TapeRecorder final : public TapeHook {
   }
 
   void record(const OpDef& op, std::span<const Tensor> inputs, std::span<Tensor> outputs,
-              const Attrs& attrs) override {
-    if (op.is(kNotDifferentiable)) return;
+              const schema::Attrs& attrs) override {
+    if (op.is(schema::kNotDifferentiable)) return;
     bool unaliased = false;
     for (TapeState* t : tapes) {
       if (!records(*t, inputs)) continue;
@@ -65,13 +65,13 @@ class TapeRecorder final : public TapeHook {
       if (out.is_symbolic()) continue;
       for (const Tensor& in : inputs)
         if (in.impl() == out.impl()) {
-          out = make_tensor_view(out.dtype(), out.shape(), out.impl()->buffer);
+          out = core::make_tensor_view(out.dtype(), out.shape(), out.impl()->buffer);
           break;
         }
     }
   }
 
-  static bool active(const TapeState& t) { return t.recording && t.context == thread_state.handler; }
+  static bool active(const TapeState& t) { return t.recording && t.context == runtime::thread_state.handler; }
 
   // Trainable variables reach a Call/If/While as captured resource handles:
   // reading them inside the nested graph happened while it was traced, so
@@ -80,7 +80,7 @@ class TapeRecorder final : public TapeHook {
     if (!t.options.watch_accessed_variables) return;
     for (const Tensor& in : inputs) {
       if (in.dtype() != DType::Resource || in.is_symbolic() || t.watched.count(in.impl())) continue;
-      if (resource_state(in).trainable) t.watch(in);
+      if (ops::resource_state(in).trainable) t.watch(in);
     }
   }
 
@@ -96,13 +96,13 @@ thread_local TapeRecorder recorder;
 // Activates / deactivates a tape on this thread.
 void push_tape(TapeState* tape) {
   recorder.tapes.push_back(tape);
-  thread_state.tapes = &recorder;
+  runtime::thread_state.tapes = &recorder;
 }
 
 void pop_tape(TapeState* tape) {
   auto& tapes = recorder.tapes;
   tapes.erase(std::remove(tapes.begin(), tapes.end(), tape), tapes.end());
-  if (tapes.empty()) thread_state.tapes = nullptr;
+  if (tapes.empty()) runtime::thread_state.tapes = nullptr;
 }
 
 }  // namespace
@@ -127,9 +127,9 @@ bool TapeState::watches_any(std::span<const Tensor> inputs) const {
 }
 
 void TapeState::add(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs& attrs) {
+                    const schema::Attrs& attrs) {
   autodiff::TapeEntry e{&op, SmallVector<Tensor, 3>(inputs.begin(), inputs.end()),
-              TensorList(outputs.begin(), outputs.end()), attrs};
+              runtime::TensorList(outputs.begin(), outputs.end()), attrs};
   for (const Tensor& out : outputs)
     if (differentiable(out.dtype())) watched.insert(out.impl());
   entries.push_back(std::move(e));
@@ -219,13 +219,13 @@ std::vector<Tensor> TapeState::gradient(const std::vector<Tensor>& targets,
     if (!want_any) continue;
     if (!e.op->gradient)
       throw Unimplemented(fmt::format("GradientTape::gradient: op {} has no gradient", e.op->name));
-    GradContext c{.op = *e.op,
-                  .inputs = std::span<const Tensor>(e.inputs.data(), e.inputs.size()),
-                  .outputs = std::span<const Tensor>(e.outputs.data(), e.outputs.size()),
-                  .attrs = e.attrs,
-                  .grads = std::span<const Tensor>(dys.data(), dys.size()),
-                  .input_grads = SmallVector<Tensor, 4>(e.inputs.size()),
-                  .wanted = std::span<const bool>(wanted.data(), wanted.size())};
+    schema::GradContext c{.op = *e.op,
+                          .inputs = std::span<const Tensor>(e.inputs.data(), e.inputs.size()),
+                          .outputs = std::span<const Tensor>(e.outputs.data(), e.outputs.size()),
+                          .attrs = e.attrs,
+                          .grads = std::span<const Tensor>(dys.data(), dys.size()),
+                          .input_grads = SmallVector<Tensor, 4>(e.inputs.size()),
+                          .wanted = std::span<const bool>(wanted.data(), wanted.size())};
     e.op->gradient(c);
     for (std::size_t j = 0; j < e.inputs.size(); ++j)
       if (wanted[j] && c.input_grads[j].defined()) accumulate(grads, e.inputs[j], std::move(c.input_grads[j]));
@@ -252,7 +252,7 @@ std::vector<Tensor> TapeState::gradient(const std::vector<Tensor>& targets,
 
 GradientTape::GradientTape(GradientTapeOptions options) : state_(std::make_unique<detail::TapeState>()) {
   state_->options = options;
-  state_->context = detail::thread_state.handler;
+  state_->context = runtime::thread_state.handler;
   detail::push_tape(state_.get());
 }
 

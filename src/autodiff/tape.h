@@ -15,8 +15,8 @@ namespace kiln::autodiff {
 struct TapeEntry {
   const detail::OpDef* op;
   detail::SmallVector<Tensor, 3> inputs;
-  detail::TensorList outputs;
-  detail::Attrs attrs;
+  runtime::TensorList outputs;
+  schema::Attrs attrs;
 };
 
 }  // namespace kiln::autodiff
@@ -40,7 +40,7 @@ struct TapeState {
   void watch(const Variable& v);
   bool watches_any(std::span<const Tensor> inputs) const;
   void add(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-           const Attrs& attrs);
+           const schema::Attrs& attrs);
   std::vector<Tensor> gradient(const std::vector<Tensor>& targets, const std::vector<GradientSource>& sources,
                                const std::vector<Tensor>& output_gradients);
 };

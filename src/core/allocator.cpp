@@ -8,7 +8,7 @@
 #include <new>
 #include <vector>
 
-namespace kiln::detail {
+namespace kiln::core {
 
 namespace {
 
@@ -137,4 +137,4 @@ AllocatorStats allocator_stats() {
 
 int64_t bytes_allocated_by_this_thread() { return thread_cache_gone ? 0 : cache().stats.bytes_allocated; }
 
-}  // namespace kiln::detail
+}  // namespace kiln::core

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace kiln::detail {
+namespace kiln::core {
 
 inline constexpr std::size_t kBufferAlignment = 64;
 
@@ -38,4 +38,4 @@ AllocatorStats allocator_stats();
 // allocator_stats().bytes_allocated, for the profiler's per-op figures.
 int64_t bytes_allocated_by_this_thread();
 
-}  // namespace kiln::detail
+}  // namespace kiln::core

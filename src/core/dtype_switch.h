@@ -8,7 +8,7 @@
 #include "kiln/dtype.h"
 #include "kiln/error.h"
 
-namespace kiln::detail {
+namespace kiln::core {
 
 template <class F> decltype(auto) visit_dtype(DType dtype, F&& f) {
   switch (dtype) {
@@ -38,4 +38,4 @@ template <class F> decltype(auto) visit_numeric(DType dtype, F&& f) {
   throw Internal(fmt::format("visit_numeric: dtype {} is not numeric", dtype_name(dtype)));
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::core

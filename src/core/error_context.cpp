@@ -5,7 +5,7 @@
 
 #include "kiln/error.h"
 
-namespace kiln::detail {
+namespace kiln::core {
 
 [[noreturn]] void rethrow_edited(const std::function<std::string(std::string_view)>& edit) {
   try {
@@ -44,4 +44,4 @@ namespace kiln::detail {
   });
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::core

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace kiln::detail {
+namespace kiln::core {
 
 // Throws the exception being handled again, of the same kiln::Error kind,
 // with the message `edit(what())`. std::bad_alloc and std::length_error (a
@@ -19,4 +19,4 @@ namespace kiln::detail {
 // rethrow_edited with `before` + message + `after`.
 [[noreturn]] void rethrow_with_context(std::string_view before, std::string_view after);
 
-}  // namespace kiln::detail
+}  // namespace kiln::core

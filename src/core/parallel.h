@@ -5,7 +5,7 @@
 
 #include <omp.h>
 
-namespace kiln::detail {
+namespace kiln::core {
 
 inline constexpr int64_t kParallelGrain = 32768;
 
@@ -29,4 +29,4 @@ void parallel_for(int64_t n, F&& fn, int64_t grain = kParallelGrain) {
   }
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::core

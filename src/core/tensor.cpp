@@ -10,7 +10,7 @@ namespace kiln {
 namespace {
 
 template <class T> void check_type(const Tensor& t, const char* what) {
-  detail::require_concrete(t, what);
+  core::require_concrete(t, what);
   if (t.dtype() != dtype_of<T>)
     throw InvalidArgument(fmt::format("{}: the tensor's dtype is {}, but {} was asked for", what,
                                       dtype_name(t.dtype()), dtype_name(dtype_of<T>)));
@@ -24,18 +24,18 @@ template <class T> T Tensor::item() const {
     throw InvalidArgument(fmt::format(
         "Tensor::item: the tensor has shape {} ({} elements); item() needs exactly one element",
         shape().to_string(), size()));
-  return detail::data_of<T>(*this)[0];
+  return core::data_of<T>(*this)[0];
 }
 
 template <class T> std::vector<T> Tensor::to_vector() const {
   check_type<T>(*this, "Tensor::to_vector");
-  const T* p = detail::data_of<T>(*this);
+  const T* p = core::data_of<T>(*this);
   return std::vector<T>(p, p + size());
 }
 
 template <class T> const T* Tensor::data() const {
   check_type<T>(*this, "Tensor::data");
-  return detail::data_of<T>(*this);
+  return core::data_of<T>(*this);
 }
 
 Tensor::operator bool() const {
@@ -44,15 +44,15 @@ Tensor::operator bool() const {
         "using a symbolic tensor as a C++ bool is not allowed: while kiln::function traces, the "
         "tensor has no value yet. Use kiln::cond(pred, then_fn, else_fn) for an `if` and "
         "kiln::while_loop(cond_fn, body_fn, loop_vars) for a loop on tensor values.");
-  detail::require_concrete(*this, "Tensor::operator bool");
+  core::require_concrete(*this, "Tensor::operator bool");
   if (size() != 1)
     throw InvalidArgument(fmt::format(
         "the truth value of a tensor with shape {} is ambiguous; reduce it first (kiln::any, "
         "kiln::all)",
         shape().to_string()));
-  return detail::visit_dtype(dtype(), [&]<class T>() -> bool {
-    if constexpr (std::is_same_v<T, std::string>) return !detail::data_of<T>(*this)[0].empty();
-    else return detail::data_of<T>(*this)[0] != T(0);
+  return core::visit_dtype(dtype(), [&]<class T>() -> bool {
+    if constexpr (std::is_same_v<T, std::string>) return !core::data_of<T>(*this)[0].empty();
+    else return core::data_of<T>(*this)[0] != T(0);
   });
 }
 

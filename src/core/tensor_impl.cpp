@@ -8,7 +8,7 @@
 #include "core/allocator.h"
 #include "kiln/error.h"
 
-namespace kiln::detail {
+namespace kiln::core {
 
 namespace {
 
@@ -34,10 +34,10 @@ ImplPool* impl_pool() {
   return impl_pool_gone ? nullptr : &pool;
 }
 
-TensorImpl* new_impl() {
+detail::TensorImpl* new_impl() {
   ImplPool* pool = impl_pool();
-  void* mem = pool && pool->count ? pool->free[--pool->count] : ::operator new(sizeof(TensorImpl));
-  return new (mem) TensorImpl();
+  void* mem = pool && pool->count ? pool->free[--pool->count] : ::operator new(sizeof(detail::TensorImpl));
+  return new (mem) detail::TensorImpl();
 }
 
 }  // namespace
@@ -136,22 +136,30 @@ void destroy_buffer(Buffer* b) noexcept {
   free_block(b, capacity);
 }
 
+}  // namespace kiln::core
+
+namespace kiln::detail {
+
 void destroy(TensorImpl* impl) noexcept {
-  if (impl->buffer) release(impl->buffer);
+  if (impl->buffer) core::release(impl->buffer);
   impl->~TensorImpl();
-  ImplPool* pool = impl_pool();
-  if (pool && pool->count < ImplPool::kMax)
+  core::ImplPool* pool = core::impl_pool();
+  if (pool && pool->count < core::ImplPool::kMax)
     pool->free[pool->count++] = impl;
   else
     ::operator delete(impl);
 }
+
+}  // namespace kiln::detail
+
+namespace kiln::core {
 
 Tensor make_tensor(DType dtype, const Shape& shape) {
   int64_t count = shape.num_elements();  // throws past kMaxElements
   if (count < 0) [[unlikely]]
     throw Internal(fmt::format("make_tensor: shape {} is not fully defined", shape.to_string()));
   Buffer* buffer = allocate_buffer(dtype, count, &shape);  // before the impl: nothing to undo if it throws
-  TensorImpl* impl = new_impl();
+  detail::TensorImpl* impl = new_impl();
   impl->dtype = dtype;
   impl->shape = shape;
   impl->buffer = buffer;
@@ -159,7 +167,7 @@ Tensor make_tensor(DType dtype, const Shape& shape) {
 }
 
 Tensor make_tensor_view(DType dtype, const Shape& shape, Buffer* buffer) {
-  TensorImpl* impl = new_impl();
+  detail::TensorImpl* impl = new_impl();
   impl->dtype = dtype;
   impl->shape = shape;
   retain(buffer);
@@ -168,7 +176,7 @@ Tensor make_tensor_view(DType dtype, const Shape& shape, Buffer* buffer) {
 }
 
 Tensor adopt_buffer(DType dtype, const Shape& shape, Buffer* buffer) {
-  TensorImpl* impl = new_impl();
+  detail::TensorImpl* impl = new_impl();
   impl->dtype = dtype;
   impl->shape = shape;
   impl->buffer = buffer;
@@ -177,7 +185,7 @@ Tensor adopt_buffer(DType dtype, const Shape& shape, Buffer* buffer) {
 
 Tensor make_symbolic(DType dtype, const Shape& shape, graph::Node* node, int output_index,
                      std::shared_ptr<void> graph_owner) {
-  TensorImpl* impl = new_impl();
+  detail::TensorImpl* impl = new_impl();
   impl->dtype = dtype;
   impl->shape = shape;
   impl->symbolic = true;
@@ -213,4 +221,4 @@ bool same_bits(const Tensor& a, const Tensor& b) {
   return std::memcmp(raw_data(a), raw_data(b), static_cast<std::size_t>(a.size()) * dtype_size(a.dtype())) == 0;
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::core

@@ -13,7 +13,7 @@ namespace kiln::graph {
 struct Node;
 }
 
-namespace kiln::detail {
+namespace kiln::core {
 
 // A block of element storage, shared by tensors that view the same values
 // (reshape, identity). An owning buffer's header lives at the start of its
@@ -66,14 +66,22 @@ inline void release(Buffer* b) noexcept {
   if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_buffer(b);
 }
 
+}  // namespace kiln::core
+
+namespace kiln::detail {
+
 struct TensorImpl : TensorHeader {
-  Buffer* buffer = nullptr;  // concrete tensors
+  core::Buffer* buffer = nullptr;  // concrete tensors
   // Symbolic tensors: the node and output index in the graph being traced.
   // `graph_owner` keeps that graph alive as long as the handle lives.
   graph::Node* node = nullptr;
   int output_index = 0;
   std::shared_ptr<void> graph_owner;
 };
+
+}  // namespace kiln::detail
+
+namespace kiln::core {
 
 // A new concrete tensor with fresh (uninitialized) storage. Throws
 // InvalidArgument for a shape past Shape::kMaxElements, OutOfMemory when the
@@ -98,7 +106,7 @@ template <class T> inline T* data_of(const Tensor& t) {
 // True when `t` is the only handle to its impl and its buffer, so an op may
 // write its result over it.
 inline bool is_exclusively_owned(const Tensor& t) {
-  TensorImpl* impl = t.impl();
+  detail::TensorImpl* impl = t.impl();
   return impl->refs.load(std::memory_order_acquire) == 1 && impl->buffer &&
          impl->buffer->refs.load(std::memory_order_acquire) == 1 && !impl->buffer->release_external;
 }
@@ -106,11 +114,11 @@ inline bool is_exclusively_owned(const Tensor& t) {
 // The graph-level name of a symbolic tensor's value, "add:0" (set by the
 // graph layer; "<symbolic>" until one is installed).
 std::string symbolic_tensor_name(const Tensor& t);
-using SymbolicNameFn = std::string (*)(const TensorImpl&);
+using SymbolicNameFn = std::string (*)(const detail::TensorImpl&);
 void set_symbolic_name_fn(SymbolicNameFn fn);
 
 // A hard error if `t` is not concrete (a kernel or host access got a
 // symbolic tensor).
 void require_concrete(const Tensor& t, const char* what);
 
-}  // namespace kiln::detail
+}  // namespace kiln::core

@@ -18,12 +18,12 @@ namespace kiln::distributed {
 
 namespace {
 
-using detail::Attrs;
-using detail::GradContext;
-using detail::InferContext;
-using detail::KernelContext;
+using schema::Attrs;
+using schema::GradContext;
+using schema::InferContext;
+using schema::KernelContext;
 using detail::OpDef;
-using detail::OpSample;
+using schema::OpSample;
 
 Reduction parse_reduction(const std::string& s) {
   if (s == "sum") return Reduction::Sum;
@@ -149,7 +149,7 @@ void allgather_gradient(GradContext& c) {
   const transport::World& world = Comm::get().world();
   std::vector<Tensor> likes(static_cast<std::size_t>(world.size), c.inputs[0]);
   Tensor total = distributed::allreduce(c.grad_or_zeros(0), Reduction::Sum);
-  c.set(0, world.size == 1 ? total : detail::split_like(total, likes, 0)[static_cast<std::size_t>(world.rank)]);
+  c.set(0, world.size == 1 ? total : ops::split_like(total, likes, 0)[static_cast<std::size_t>(world.rank)]);
 }
 
 // Samples run in a world of one (the registry tests do not call init()):
@@ -199,17 +199,17 @@ constexpr OpDef kAllgather{.name = "Allgather", .infer = allgather_infer, .kerne
 
 std::vector<Tensor> grouped_allreduce(std::span<const Tensor> tensors, Reduction op, int bucket, int num_buckets,
                                       uint64_t fingerprint, const std::string& layout, SourceLocation loc) {
-  detail::TensorList out = detail::dispatch(kGroupedAllreduce, tensors,
-                                            Attrs{{"reduction", std::string(reduction_name(op))},
-                                                  {"bucket", int64_t(bucket)},
-                                                  {"num_buckets", int64_t(num_buckets)},
-                                                  {"fingerprint", static_cast<int64_t>(fingerprint)},
-                                                  {"layout", layout}},
-                                            loc);
+  runtime::TensorList out = runtime::dispatch(kGroupedAllreduce, tensors,
+                                              Attrs{{"reduction", std::string(reduction_name(op))},
+                                                    {"bucket", int64_t(bucket)},
+                                                    {"num_buckets", int64_t(num_buckets)},
+                                                    {"fingerprint", static_cast<int64_t>(fingerprint)},
+                                                    {"layout", layout}},
+                                              loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 
-void register_distributed_ops(detail::OpRegistry& r) {
+void register_distributed_ops(schema::OpRegistry& r) {
   r.add(kAllreduce);
   r.add(kGroupedAllreduce);
   r.add(kBroadcast);
@@ -229,23 +229,23 @@ const char* reduction_name(Reduction r) {
 
 Tensor allreduce(const Tensor& x, Reduction op, SourceLocation loc) {
   const Tensor in[] = {x};
-  return detail::dispatch1(kAllreduce, in,
-                           detail::Attrs{{"reduction", std::string(reduction_name(op))}}, loc);
+  return runtime::dispatch1(kAllreduce, in,
+                            schema::Attrs{{"reduction", std::string(reduction_name(op))}}, loc);
 }
 
 Tensor broadcast(const Tensor& x, int root, SourceLocation loc) {
   const Tensor in[] = {x};
-  return detail::dispatch1(kBroadcast, in, detail::Attrs{{"root", int64_t(root)}}, loc);
+  return runtime::dispatch1(kBroadcast, in, schema::Attrs{{"root", int64_t(root)}}, loc);
 }
 
 Tensor reduce_to_root(const Tensor& x, int root, SourceLocation loc) {
   const Tensor in[] = {x};
-  return detail::dispatch1(kReduce, in, detail::Attrs{{"root", int64_t(root)}}, loc);
+  return runtime::dispatch1(kReduce, in, schema::Attrs{{"root", int64_t(root)}}, loc);
 }
 
 Tensor allgather(const Tensor& x, SourceLocation loc) {
   const Tensor in[] = {x};
-  return detail::dispatch1(kAllgather, in, detail::Attrs{}, loc);
+  return runtime::dispatch1(kAllgather, in, schema::Attrs{}, loc);
 }
 
 }  // namespace kiln::distributed

@@ -17,6 +17,6 @@ std::vector<Tensor> grouped_allreduce(std::span<const Tensor> tensors, distribut
                                       SourceLocation loc = SourceLocation::current());
 
 // Adds Allreduce, GroupedAllreduce, Broadcast, Reduce, Allgather.
-void register_distributed_ops(detail::OpRegistry& registry);
+void register_distributed_ops(schema::OpRegistry& registry);
 
 }  // namespace kiln::distributed

@@ -41,13 +41,13 @@ int64_t elements(const detail::SmallVector<Tensor, 4>& ts) {
 std::size_t bytes_of(const Tensor& t) { return static_cast<std::size_t>(t.size()) * dtype_size(t.dtype()); }
 
 void copy_into(const Tensor& from, const Tensor& to) {
-  if (std::size_t n = bytes_of(from)) std::memcpy(detail::raw_data(to), detail::raw_data(from), n);
+  if (std::size_t n = bytes_of(from)) std::memcpy(core::raw_data(to), core::raw_data(from), n);
 }
 
 // The mean: the sum divided by the number of ranks, in the tensor's type
 // (integers truncate toward zero, as kiln::mean's do).
 void divide(void* data, int64_t n, DType dtype, int size) {
-  detail::visit_numeric(dtype, [&]<class T>() {
+  core::visit_numeric(dtype, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
       T* p = static_cast<T*>(data);
       const T k = static_cast<T>(size);
@@ -245,8 +245,8 @@ class Worker {
         const int64_t n = elements(w.inputs);
         if (n == 0) return;
         if (w.inputs.size() == 1) {
-          void* out = detail::raw_data(w.outputs[0]);
-          transport::allreduce(detail::raw_data(w.inputs[0]), out, n, dtype, w.op, wait);
+          void* out = core::raw_data(w.outputs[0]);
+          transport::allreduce(core::raw_data(w.inputs[0]), out, n, dtype, w.op, wait);
           if (w.op == Reduction::Mean) divide(out, n, dtype, world_.size);
           return;
         }
@@ -255,14 +255,14 @@ class Worker {
         if (staging_.size() < static_cast<std::size_t>(n) * esize) staging_.resize(static_cast<std::size_t>(n) * esize);
         char* p = staging_.data();
         for (const Tensor& t : w.inputs) {
-          if (std::size_t b = bytes_of(t)) std::memcpy(p, detail::raw_data(t), b);
+          if (std::size_t b = bytes_of(t)) std::memcpy(p, core::raw_data(t), b);
           p += bytes_of(t);
         }
         transport::allreduce(staging_.data(), staging_.data(), n, dtype, w.op, wait);
         if (w.op == Reduction::Mean) divide(staging_.data(), n, dtype, world_.size);
         p = staging_.data();
         for (const Tensor& t : w.outputs) {
-          if (std::size_t b = bytes_of(t)) std::memcpy(detail::raw_data(t), p, b);
+          if (std::size_t b = bytes_of(t)) std::memcpy(core::raw_data(t), p, b);
           p += bytes_of(t);
         }
         return;
@@ -270,19 +270,19 @@ class Worker {
       case Kind::Broadcast: {
         const Tensor &in = w.inputs[0], &out = w.outputs[0];
         if (world_.rank == w.root) copy_into(in, out);
-        if (out.size()) transport::broadcast(detail::raw_data(out), out.size(), out.dtype(), w.root, wait);
+        if (out.size()) transport::broadcast(core::raw_data(out), out.size(), out.dtype(), w.root, wait);
         return;
       }
       case Kind::Reduce: {
         const Tensor &in = w.inputs[0], &out = w.outputs[0];
-        if (world_.rank != w.root && bytes_of(out)) std::memset(detail::raw_data(out), 0, bytes_of(out));
+        if (world_.rank != w.root && bytes_of(out)) std::memset(core::raw_data(out), 0, bytes_of(out));
         if (in.size())
-          transport::reduce(detail::raw_data(in), detail::raw_data(out), in.size(), in.dtype(), w.root, wait);
+          transport::reduce(core::raw_data(in), core::raw_data(out), in.size(), in.dtype(), w.root, wait);
         return;
       }
       case Kind::Allgather: {
         const Tensor &in = w.inputs[0], &out = w.outputs[0];
-        if (in.size()) transport::allgather(detail::raw_data(in), detail::raw_data(out), in.size(), in.dtype(), wait);
+        if (in.size()) transport::allgather(core::raw_data(in), core::raw_data(out), in.size(), in.dtype(), wait);
         return;
       }
       case Kind::Barrier: transport::barrier(wait); return;

@@ -7,10 +7,10 @@
 
 namespace kiln::exec {
 
-inline bool has_relu(const detail::Attrs& attrs) { return attrs.get_string("activation") == "relu"; }
+inline bool has_relu(const schema::Attrs& attrs) { return attrs.get_string("activation") == "relu"; }
 
 // Inference's check of the attr; returns whether it is "relu".
-inline bool check_activation(detail::InferContext& c) {
+inline bool check_activation(schema::InferContext& c) {
   const std::string& activation = c.attrs().get_string("activation");
   if (activation != "none" && activation != "relu")
     c.fail("activation must be \"none\" or \"relu\", got \"{}\"", activation);

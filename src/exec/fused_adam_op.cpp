@@ -16,7 +16,7 @@ namespace kiln::exec {
 
 namespace {
 
-using detail::Attrs;
+using schema::Attrs;
 
 constexpr const char* kRole[] = {"var", "m", "v"};
 
@@ -26,7 +26,7 @@ const std::vector<int64_t>& from_matmul(const Attrs& attrs) { return attrs.get_i
 
 // ApplyAdam's checks, for each variable's inputs. The handles carry no
 // shape: the kernel checks each variable's value against its gradient.
-void fused_apply_adam_infer(detail::InferContext& c) {
+void fused_apply_adam_infer(schema::InferContext& c) {
   const DType dtype = c.attrs().get_dtype("dtype");
   if (!is_floating(dtype)) c.fail("the variables must be float32 or float64, got {}", dtype_name(dtype));
   std::vector<int> grads;  // each variable's number of gradient inputs
@@ -68,20 +68,20 @@ void fused_apply_adam_infer(detail::InferContext& c) {
 // so each element is the same sum in the same order (checked by
 // tests/passes_adam_test.cpp). Made per band size, cached like every primitive.
 struct BandPrimitive {
-  detail::onednn::Executable exec;  // (a^T rows, b, out rows)
+  ops::onednn::Executable exec;  // (a^T rows, b, out rows)
 };
 
 std::shared_ptr<const BandPrimitive> band_primitive(int64_t rows, int64_t k, int64_t m, int64_t n) {
-  detail::onednn::PrimitiveKey key(/*kind=*/6);
+  ops::onednn::PrimitiveKey key(/*kind=*/6);
   for (int64_t v : {rows, k, m, n}) key.add(v);
-  return detail::onednn::cached<BandPrimitive>(key, [&] {
+  return ops::onednn::cached<BandPrimitive>(key, [&] {
     using dims = dnnl::memory::dims;
-    auto a = detail::onednn::plain_desc(dims{rows, k}, dims{1, m});
-    auto b = detail::onednn::plain_desc(dims{k, n}, dims{n, 1});
-    auto c = detail::onednn::plain_desc(dims{rows, n}, dims{n, 1});
+    auto a = ops::onednn::plain_desc(dims{rows, k}, dims{1, m});
+    auto b = ops::onednn::plain_desc(dims{k, n}, dims{n, 1});
+    auto c = ops::onednn::plain_desc(dims{rows, n}, dims{n, 1});
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, detail::onednn::engine());
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, ops::onednn::engine());
     auto p = std::make_shared<BandPrimitive>();
     p->exec.init(dnnl::matmul(pd), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}},
                  pd.scratchpad_desc().get_size());
@@ -112,13 +112,13 @@ struct BandedMatmul {
 // The gradient a^T b, made in bands by the update (`banded` holds what they
 // run, made here, where a failure can still fall back: then the MatMul op's
 // kernel makes the gradient whole).
-detail::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul& banded) {
+ops::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul& banded) {
   if (a.shape().rank() != 2 || b.shape().rank() != 2 || a.shape()[0] != b.shape()[0])
     throw InvalidArgument(fmt::format(
         "FusedApplyAdam: a gradient MatMul(a, b, transpose_a=true) needs matrices with as many rows, got {} and {}",
         a.shape().to_string(), b.shape().to_string()));
   const int64_t k = a.shape()[0], m = a.shape()[1], n = b.shape()[1];
-  detail::AdamGradient grad;
+  ops::AdamGradient grad;
   grad.shape = Shape{m, n};
   grad.band_rows = std::min(m, std::max<int64_t>(1, kBandElements / std::max<int64_t>(1, n)));
   // An empty product has no bands.
@@ -126,8 +126,8 @@ detail::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMat
     try {
       banded.full = band_primitive(grad.band_rows, k, m, n);
       banded.last = m % grad.band_rows ? band_primitive(m % grad.band_rows, k, m, n) : banded.full;
-      banded.a = detail::data_of<float>(a);
-      banded.b = detail::data_of<float>(b);
+      banded.a = core::data_of<float>(a);
+      banded.b = core::data_of<float>(b);
       banded.band_rows = grad.band_rows;
       grad.rows = &BandedMatmul::rows;
       grad.context = &banded;
@@ -137,16 +137,16 @@ detail::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMat
   }
   const Tensor in[] = {a, b};
   grad.rows = nullptr;
-  grad.tensor = detail::run_eager(ops::matmul_op(), in, Attrs{{"transpose_a", true}, {"transpose_b", false}})[0];
+  grad.tensor = runtime::run_eager(ops::matmul_op(), in, Attrs{{"transpose_a", true}, {"transpose_b", false}})[0];
   return grad;
 }
 
-// No heap allocation up to detail::kAdamInlineVariables variables.
-void fused_apply_adam_kernel(detail::KernelContext& c) {
-  constexpr std::size_t kInline = detail::kAdamInlineVariables;
+// No heap allocation up to ops::kAdamInlineVariables variables.
+void fused_apply_adam_kernel(schema::KernelContext& c) {
+  constexpr std::size_t kInline = ops::kAdamInlineVariables;
   const std::vector<int64_t>& flags = from_matmul(c.attrs);
   detail::SmallVector<Tensor, 3 * kInline> handles;
-  detail::SmallVector<detail::AdamGradient, kInline> gradients;
+  detail::SmallVector<ops::AdamGradient, kInline> gradients;
   // Reserved: the gradients point into it.
   detail::SmallVector<BandedMatmul, kInline> banded;
   banded.reserve(flags.size());
@@ -159,8 +159,8 @@ void fused_apply_adam_kernel(detail::KernelContext& c) {
       gradients.push_back({.tensor = c.inputs[base + 3]});
     base += flag ? 5 : 4;
   }
-  detail::run_adam(std::span(handles.data(), handles.size()), std::span(gradients.data(), gradients.size()),
-                   c.inputs[base], c.attrs, "FusedApplyAdam");
+  ops::run_adam(std::span(handles.data(), handles.size()), std::span(gradients.data(), gradients.size()),
+                c.inputs[base], c.attrs, "FusedApplyAdam");
 }
 
 Attrs adam_attrs(DType dtype, std::vector<int64_t> grad_from_matmul, double beta_1, double beta_2, double epsilon) {
@@ -173,8 +173,8 @@ Attrs adam_attrs(DType dtype, std::vector<int64_t> grad_from_matmul, double beta
 
 // Variables of different shapes and sizes, so that the pass over them laid
 // end to end crosses from one to the next; a gradient from a MatMul.
-std::vector<detail::OpSample> fused_apply_adam_samples() {
-  using detail::sample_resource;
+std::vector<schema::OpSample> fused_apply_adam_samples() {
+  using ops::sample_resource;
   return {{{sample_resource(constant({1.f, -2.f, 0.5f}), "var"), sample_resource(constant({0.1f, 0.f, -0.2f}), "m"),
             sample_resource(constant({0.01f, 0.f, 0.04f}), "v"), constant({3.f, -0.5f, 0.f}),
             sample_resource(constant({{4.f, 1.f}, {-1.f, 2.f}}), "var_1"),
@@ -190,7 +190,7 @@ std::vector<detail::OpSample> fused_apply_adam_samples() {
 // Made by a pass after differentiation: nothing differentiates it.
 constexpr detail::OpDef kFusedApplyAdam{.name = "FusedApplyAdam", .infer = fused_apply_adam_infer,
                                         .kernel = fused_apply_adam_kernel,
-                                        .flags = detail::kStateful | detail::kNotDifferentiable,
+                                        .flags = schema::kStateful | schema::kNotDifferentiable,
                                         .samples = fused_apply_adam_samples};
 
 }  // namespace

@@ -14,11 +14,11 @@ namespace kiln::exec {
 
 namespace {
 
-using detail::Attrs;
-using detail::InferContext;
-using detail::KernelContext;
+using schema::Attrs;
+using schema::InferContext;
+using schema::KernelContext;
 using detail::OpDef;
-using detail::TensorType;
+using schema::TensorType;
 
 using BiasedOneDnn = bool (*)(const KernelContext&, const float*);
 
@@ -59,7 +59,7 @@ void run_fused(KernelContext& c, const OpDef& contraction, BiasedOneDnn onednn) 
   Tensor& out = c.outputs[0];
   if (out.size() == 0) return;
   const Tensor& bias = c.inputs[2];
-  if (out.dtype() != DType::Float32 || !onednn(c, detail::data_of<float>(bias))) {
+  if (out.dtype() != DType::Float32 || !onednn(c, core::data_of<float>(bias))) {
     run_part(contraction, c.inputs.first(2), out, c.attrs);
     const std::array<Tensor, 2> biased{out, bias};
     run_part(ops::bias_add_op(), biased, out, c.attrs);
@@ -116,7 +116,7 @@ std::vector<float> ramp(std::size_t n, int period, float step, float from) {
 
 // float32 on oneDNN (relu; transposed, no activation) and float64 on the
 // component kernels.
-std::vector<detail::OpSample> fused_matmul_samples() {
+std::vector<schema::OpSample> fused_matmul_samples() {
   auto attrs = [](bool ta, bool tb, const char* activation) {
     return Attrs{{"transpose_a", ta}, {"transpose_b", tb}, {"activation", std::string(activation)}};
   };
@@ -132,7 +132,7 @@ std::vector<detail::OpSample> fused_matmul_samples() {
   };
 }
 
-std::vector<detail::OpSample> fused_conv2d_samples() {
+std::vector<schema::OpSample> fused_conv2d_samples() {
   auto attrs = [](std::vector<int64_t> strides, const char* padding, const char* activation) {
     return Attrs{{"strides", std::move(strides)},
                  {"padding", std::string(padding)},
@@ -175,7 +175,7 @@ std::vector<detail::OpSample> fused_depthwise_samples() {
 
 // Fusion runs on graphs after differentiation: nothing differentiates them.
 constexpr OpDef kFusedMatMul{.name = "FusedMatMul", .infer = fused_matmul_infer, .kernel = fused_matmul_kernel,
-                             .flags = detail::kNotDifferentiable, .samples = fused_matmul_samples};
+                             .flags = schema::kNotDifferentiable, .samples = fused_matmul_samples};
 constexpr OpDef kFusedConv2D{.name = "FusedConv2D", .infer = fused_conv2d_infer, .kernel = fused_conv2d_kernel,
                              .flags = detail::kNotDifferentiable, .samples = fused_conv2d_samples};
 constexpr OpDef kFusedDepthwiseConv2D{.name = "FusedDepthwiseConv2dNative", .infer = fused_depthwise_infer,

@@ -19,9 +19,9 @@ const detail::OpDef& fused_elementwise_op();
 // temporaries; kResult is the node's output.
 struct FusedStep {
   static constexpr int kResult = -1;
-  detail::ElementwiseLoop loop;
+  schema::ElementwiseLoop loop;
   // The op's 8-lane form where `loop` is its float32 loop (OpDef::lane_form).
-  detail::LaneForm lane_form;
+  schema::LaneForm lane_form;
   int arity;
   int in[3];
   int out;
@@ -30,7 +30,7 @@ struct FusedStep {
 // The contiguous loop computing `n` (a node of `g`), or nullptr when it
 // cannot join a fused kernel (not elementwise, attrs, strings, several
 // outputs, stateful).
-detail::ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n);
+schema::ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n);
 
 // FusedElementwise and the other fused ops the passes emit.
 void register_fused_ops(detail::OpRegistry& registry);

@@ -24,16 +24,16 @@
 
 namespace kiln::exec {
 
-using detail::ElementwiseLoop;
-using detail::InferContext;
-using detail::KernelContext;
-using detail::TensorType;
+using schema::ElementwiseLoop;
+using schema::InferContext;
+using schema::KernelContext;
+using schema::TensorType;
 using GraphPtr = std::shared_ptr<const graph::Graph>;
 
 ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n) {
   if (n.outputs.size() != 1 || n.is_stateful() || n.inputs.empty()) return nullptr;
-  if (n.op == &ops::cast_op()) return detail::cast_loop_for(g.type_of(n.inputs[0]).dtype, n.outputs[0].dtype);
-  if (!n.op->is(detail::kElementwise) || !n.attrs.empty()) return nullptr;
+  if (n.op == &ops::cast_op()) return ops::cast_loop_for(g.type_of(n.inputs[0]).dtype, n.outputs[0].dtype);
+  if (!n.op->is(schema::kElementwise) || !n.attrs.empty()) return nullptr;
   // Loops are indexed by the element type of the last input (the condition
   // of Select is the only input of another type, and it comes first).
   DType d = g.type_of(n.inputs[n.inputs.size() - 1]).dtype;
@@ -82,12 +82,12 @@ std::shared_ptr<const void> compile(const graph::Graph& body) {
   std::vector<int> free_temps;
   const graph::Node* result = body.results().at(0).node;
   for (const auto& n : nodes) {
-    if (n->op == &detail::placeholder_op()) continue;
+    if (n->op == &ops::placeholder_op()) continue;
     Program::Instr ins{};
     ins.loop = fusible_loop(body, *n);
     if (!ins.loop) throw Internal(fmt::format("FusedElementwise: node '{}' ({}) cannot be fused", n->name, n->op->name));
     ins.lane_form = ins.loop == n->op->elementwise[static_cast<int>(DType::Float32)] ? n->op->lane_form
-                                                                                     : detail::LaneForm::kNone;
+                                                                                     : schema::LaneForm::kNone;
     ins.arity = static_cast<int>(n->inputs.size());
     for (int k = 0; k < ins.arity; ++k) ins.in[k] = reg[n->inputs[k].node->id];
     if (n.get() == result) {
@@ -119,7 +119,7 @@ std::shared_ptr<const void> compile(const graph::Graph& body) {
   return p;
 }
 
-const GraphPtr& body_of(const detail::Attrs& attrs) { return attrs.get<GraphPtr>("body"); }
+const GraphPtr& body_of(const schema::Attrs& attrs) { return attrs.get<GraphPtr>("body"); }
 
 void fused_infer(InferContext& c) {
   const GraphPtr& body = body_of(c.attrs());
@@ -136,7 +136,7 @@ void fused_infer(InferContext& c) {
     types[params[i]->id] = {c.dtype(i), c.shape(i)};
   }
   for (const auto& n : body->nodes()) {
-    if (n->op == &detail::placeholder_op()) continue;
+    if (n->op == &ops::placeholder_op()) continue;
     detail::SmallVector<TensorType, 3> in;
     for (const graph::Value& v : n->inputs) in.push_back(types[v.node->id]);
     InferContext ic(*n->op, std::span<const TensorType>(in.data(), in.size()), n->attrs);
@@ -150,9 +150,9 @@ void fused_infer(InferContext& c) {
 // Each thread's tile buffers, kept between calls.
 std::byte* scratch(std::size_t bytes) {
   thread_local std::vector<std::byte> buffer;
-  if (buffer.size() < bytes + detail::kBufferAlignment) buffer.resize(bytes + detail::kBufferAlignment);
+  if (buffer.size() < bytes + core::kBufferAlignment) buffer.resize(bytes + core::kBufferAlignment);
   auto addr = reinterpret_cast<std::uintptr_t>(buffer.data());
-  return buffer.data() + ((detail::kBufferAlignment - addr % detail::kBufferAlignment) % detail::kBufferAlignment);
+  return buffer.data() + ((core::kBufferAlignment - addr % core::kBufferAlignment) % core::kBufferAlignment);
 }
 
 // Copies `bytes` to 16-byte aligned `dst` with non-temporal stores.
@@ -193,11 +193,11 @@ void run_tiles(const Program& p, const KernelContext& c, int64_t n, int64_t firs
     // One element for the whole output: a tile of copies, so every body op
     // runs its same-shape loop.
     std::byte* s = splats + i * tile_bytes;
-    const auto* v = static_cast<const std::byte*>(detail::raw_data(t));
+    const auto* v = static_cast<const std::byte*>(core::raw_data(t));
     const int es = p.input_size[i];
     for (int64_t k = 0; k < fill; ++k) std::memcpy(s + k * es, v, static_cast<std::size_t>(es));
   }
-  auto* out = static_cast<std::byte*>(detail::raw_data(c.outputs[0]));
+  auto* out = static_cast<std::byte*>(core::raw_data(c.outputs[0]));
   const int64_t out_size = static_cast<int64_t>(dtype_size(c.outputs[0].dtype()));
   std::byte* result_tile = tiles + num_regs * tile_bytes;
   const bool stream = n * out_size >= kStreamBytes && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
@@ -206,7 +206,7 @@ void run_tiles(const Program& p, const KernelContext& c, int64_t n, int64_t firs
     const int64_t off = tile * kTile, len = std::min(kTile, n - off);
     for (int i = 0; i < p.num_inputs; ++i) {
       const Tensor& t = c.inputs[i];
-      regs[i] = t.size() == n ? static_cast<std::byte*>(const_cast<void*>(detail::raw_data(t))) + off * p.input_size[i]
+      regs[i] = t.size() == n ? static_cast<std::byte*>(const_cast<void*>(core::raw_data(t))) + off * p.input_size[i]
                               : splats + i * tile_bytes;
     }
     std::byte* result = stream ? result_tile : out + off * out_size;
@@ -226,27 +226,27 @@ void fused_kernel(KernelContext& c) {
   if (n == 0) return;
   // With check_numerics on, the body runs op by op so that a NaN or Inf is
   // reported by the op (and source line) that produced it.
-  bool streamable = !detail::check_numerics_enabled.load(std::memory_order_relaxed);
+  bool streamable = !runtime::check_numerics_enabled.load(std::memory_order_relaxed);
   for (const Tensor& t : c.inputs) streamable &= t.size() == n || t.size() == 1;
   if (!streamable) {
     detail::ResultLeaves out = p.fallback->run(c.inputs);
-    std::memcpy(detail::raw_data(c.outputs[0]), detail::raw_data(out[0]),
+    std::memcpy(core::raw_data(c.outputs[0]), core::raw_data(out[0]),
                 static_cast<std::size_t>(n) * dtype_size(out[0].dtype()));
     return;
   }
   // A few elements: the chain's latency, not memory, bounds it.
   if (p.lanes && n <= LaneProgram::kMaxElements) {
-    p.lanes->run(c.inputs, static_cast<float*>(detail::raw_data(c.outputs[0])), n, scratch(p.lanes->memory_bytes(n)));
+    p.lanes->run(c.inputs, static_cast<float*>(core::raw_data(c.outputs[0])), n, scratch(p.lanes->memory_bytes(n)));
     return;
   }
   const int64_t tiles = (n + kTile - 1) / kTile;
   // Split over threads by the cost of the chain, not by elements alone.
-  const int64_t grain = std::max<int64_t>(1, detail::kParallelGrain / (kTile * static_cast<int64_t>(p.code.size())));
-  detail::parallel_for(tiles, [&](int64_t b, int64_t e) { run_tiles(p, c, n, b, e); }, grain);
+  const int64_t grain = std::max<int64_t>(1, core::kParallelGrain / (kTile * static_cast<int64_t>(p.code.size())));
+  core::parallel_for(tiles, [&](int64_t b, int64_t e) { run_tiles(p, c, n, b, e); }, grain);
 }
 
 // x * y + 1 and a cast: a broadcast scalar, a full tensor, two dtypes.
-std::vector<detail::OpSample> fused_samples() {
+std::vector<schema::OpSample> fused_samples() {
   auto body = std::make_shared<graph::Graph>("fused");
   graph::Value x{body->add_parameter({DType::Float32, Shape{3}}, "in0"), 0};
   graph::Value y{body->add_parameter({DType::Float32, Shape{}}, "in1"), 0};
@@ -254,21 +254,23 @@ std::vector<detail::OpSample> fused_samples() {
   graph::Value xy{body->add_node(ops::mul_op(), std::array{x, y}, {}, SourceLocation()), 0};
   graph::Value s{body->add_node(ops::add_op(), std::array{xy, one}, {}, SourceLocation()), 0};
   graph::Value d{
-      body->add_node(ops::cast_op(), std::array{s}, detail::Attrs{{"dtype", DType::Float64}}, SourceLocation()), 0};
+      body->add_node(ops::cast_op(), std::array{s}, schema::Attrs{{"dtype", DType::Float64}}, SourceLocation()), 0};
   body->results().push_back(d);
-  return {{{constant({1.5f, -2.f, 3.25f}), detail::make_scalar(Scalar(2.f), DType::Float32), detail::make_scalar(Scalar(1.f), DType::Float32)}, detail::Attrs{{"body", GraphPtr(body)}}}};
+  return {{{constant({1.5f, -2.f, 3.25f}), ops::make_scalar(Scalar(2.f), DType::Float32),
+            ops::make_scalar(Scalar(1.f), DType::Float32)},
+           schema::Attrs{{"body", GraphPtr(body)}}}};
 }
 
 // Fusion runs on graphs after differentiation: nothing differentiates it.
 constexpr detail::OpDef kFusedElementwise{.name = "FusedElementwise", .infer = fused_infer, .kernel = fused_kernel,
-                                          .flags = detail::kMayRunInPlace | detail::kNotDifferentiable,
+                                          .flags = schema::kMayRunInPlace | schema::kNotDifferentiable,
                                           .samples = fused_samples};
 
 }  // namespace
 
 const detail::OpDef& fused_elementwise_op() { return kFusedElementwise; }
 
-void register_fused_ops(detail::OpRegistry& r) {
+void register_fused_ops(schema::OpRegistry& r) {
   r.add(fused_elementwise_op());
   r.add(fused_matmul_op());
   r.add(fused_conv2d_op());

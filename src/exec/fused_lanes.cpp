@@ -10,7 +10,7 @@ namespace kiln::exec {
 
 #if KILN_VECTOR_MATH
 
-using detail::lanes::LaneOp;
+using ops::lanes::LaneOp;
 
 bool LaneProgram::available() { return true; }
 
@@ -76,15 +76,15 @@ void LaneProgram::run_k(float* regs) const {
       s.op.loop(ins, out, kWidth);
       continue;
     }
-    detail::lanes::visit_lane_op(op, [&]<LaneOp Op>() __attribute__((always_inline)) {
+    ops::lanes::visit_lane_op(op, [&]<LaneOp Op>() __attribute__((always_inline)) {
       __m256 a[K];
       operand<K>(regs, kWidth, s.from_acc, s.op.in, 0, acc, a);
-      if constexpr (detail::lanes::lane_arity(Op) == 2) {
+      if constexpr (ops::lanes::lane_arity(Op) == 2) {
         __m256 b[K];
         operand<K>(regs, kWidth, s.from_acc, s.op.in, 1, acc, b);
-        for (int i = 0; i < K; ++i) acc[i] = detail::lanes::lane<Op>(a[i], b[i]);
+        for (int i = 0; i < K; ++i) acc[i] = ops::lanes::lane<Op>(a[i], b[i]);
       } else {
-        for (int i = 0; i < K; ++i) acc[i] = detail::lanes::lane<Op>(a[i]);
+        for (int i = 0; i < K; ++i) acc[i] = ops::lanes::lane<Op>(a[i]);
       }
     });
     if (s.keep)
@@ -111,7 +111,7 @@ void LaneProgram::run(std::span<const Tensor> inputs, float* out, int64_t n, std
     // single element fills the register.
     for (int i = 0; i < num_inputs_; ++i) {
       float* r = regs + i * width;
-      const auto* v = static_cast<const float*>(detail::raw_data(inputs[i]));
+      const auto* v = static_cast<const float*>(core::raw_data(inputs[i]));
       if (inputs[i].size() == n) {
         std::memcpy(r, v + first, static_cast<std::size_t>(len) * sizeof(float));
         std::fill(r + len, r + width, 0.0f);

@@ -12,18 +12,18 @@ namespace kiln::exec {
 
 namespace {
 
-using detail::Attrs;
+using schema::Attrs;
 
 // MaxPoolGrad's inference: the fused op accepts exactly what MaxPoolGrad does
 // (Relu's gradient then keeps its shape and dtype).
-void fused_max_pool_grad_infer(detail::InferContext& c) {
+void fused_max_pool_grad_infer(schema::InferContext& c) {
   check_activation(c);
   ops::max_pool_grad_op().infer(c);
 }
 
-void fused_max_pool_grad_kernel(detail::KernelContext& c) {
+void fused_max_pool_grad_kernel(schema::KernelContext& c) {
   if (has_relu(c.attrs))
-    detail::max_pool_grad_relu_kernel(c);
+    ops::max_pool_grad_relu_kernel(c);
   else
     ops::max_pool_grad_op().kernel(c);
 }
@@ -31,7 +31,7 @@ void fused_max_pool_grad_kernel(detail::KernelContext& c) {
 // Inputs on both sides of 0 with ties, -0, +0 and a NaN in x, so that the
 // relu mask and the first-maximum rule both have work; windows that overlap
 // (3x3/2, whole images per task) and that do not (2x2/2, bands of rows).
-std::vector<detail::OpSample> fused_max_pool_grad_samples() {
+std::vector<schema::OpSample> fused_max_pool_grad_samples() {
   auto attrs = [](std::vector<int64_t> ksize, std::vector<int64_t> strides, const char* padding,
                   const char* activation) {
     return Attrs{{"ksize", std::move(ksize)},
@@ -57,7 +57,7 @@ std::vector<detail::OpSample> fused_max_pool_grad_samples() {
 
 // Fusion runs on graphs after differentiation: nothing differentiates them.
 constexpr detail::OpDef kFusedMaxPoolGrad{.name = "FusedMaxPoolGrad", .infer = fused_max_pool_grad_infer,
-                                  .kernel = fused_max_pool_grad_kernel, .flags = detail::kNotDifferentiable,
+                                  .kernel = fused_max_pool_grad_kernel, .flags = schema::kNotDifferentiable,
                                   .samples = fused_max_pool_grad_samples};
 
 }  // namespace

@@ -82,17 +82,17 @@ MemoryPlan plan_memory(const graph::Graph& graph, std::span<Step> steps, int num
     // its step, until it finishes.
     if (st.node->is_stateful() || op.start)
       for (int s : st.inputs) escapes[s] = 1;
-    if (op.is(detail::kSetsOwnOutputs)) {
+    if (op.is(schema::kSetsOwnOutputs)) {
       // The outputs may view any input: one lifetime for all of them.
       for (int out : st.outputs)
         for (int in : st.inputs) groups.join(out, in);
-    } else if (op.is(detail::kMayRunInPlace) && !st.outputs.empty()) {
+    } else if (op.is(schema::kMayRunInPlace) && !st.outputs.empty()) {
       // The kernel may write output 0 over an input read for the last time
       // (dispatch's donation): they share storage, so one lifetime. Fed
       // inputs are the caller's, never in the arena, so they do not count.
-      const detail::TensorType& out = st.node->outputs[0];
+      const schema::TensorType& out = st.node->outputs[0];
       for (std::size_t k = 0; k < st.inputs.size(); ++k) {
-        const detail::TensorType& in = graph.type_of(st.node->inputs[k]);
+        const schema::TensorType& in = graph.type_of(st.node->inputs[k]);
         if (!st.last_use[k] || fed[st.inputs[k]] || in.dtype != out.dtype || in.shape != out.shape) continue;
         groups.join(st.outputs[0], st.inputs[k]);
         donated[static_cast<std::size_t>(i)] = 1;
@@ -118,9 +118,9 @@ MemoryPlan plan_memory(const graph::Graph& graph, std::span<Step> steps, int num
     st.arena_allocation.clear();
     for (std::size_t k = 0; k < st.outputs.size(); ++k) st.arena_allocation.push_back(-1);
     // A background op's outputs are written after its step: not in the arena.
-    if (!st.static_types || st.node->op->is(detail::kSetsOwnOutputs) || st.node->op->start) continue;
+    if (!st.static_types || st.node->op->is(schema::kSetsOwnOutputs) || st.node->op->start) continue;
     for (std::size_t k = 0; k < st.outputs.size(); ++k) {
-      const detail::TensorType& t = st.node->outputs[k];
+      const schema::TensorType& t = st.node->outputs[k];
       int slot = st.outputs[k];
       int g = groups.find(slot);
       if ((k == 0 && donated[static_cast<std::size_t>(i)]) || escapes[g] || !plain_old_data(t.dtype)) continue;
@@ -137,12 +137,12 @@ MemoryPlan plan_memory(const graph::Graph& graph, std::span<Step> steps, int num
   plan.ends.resize(static_cast<std::size_t>(n));
   if (candidates.empty()) return plan;
   std::vector<int64_t> offset = place(candidates, &plan.data_bytes);
-  plan.data_start = align_up(static_cast<int64_t>(candidates.size() * detail::Buffer::kHeaderBytes));
+  plan.data_start = align_up(static_cast<int64_t>(candidates.size() * core::Buffer::kHeaderBytes));
   plan.arena_bytes = plan.data_start + plan.data_bytes;
   for (std::size_t a = 0; a < candidates.size(); ++a) {
     const Candidate& c = candidates[a];
     Step& st = steps[c.step];
-    const detail::TensorType& t = st.node->outputs[c.output];
+    const schema::TensorType& t = st.node->outputs[c.output];
     plan.allocations.push_back({t.dtype, t.shape.num_elements(), offset[a], c.bytes, c.first, c.last});
     plan.total_bytes += c.bytes;
     st.arena_allocation[c.output] = static_cast<int>(a);

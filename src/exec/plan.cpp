@@ -22,7 +22,7 @@ std::string location_text(const graph::Node& n) {
 // Re-raises the active exception with the same kind, adding where in the
 // user's code the failing node came from.
 [[noreturn]] void rethrow_at(const graph::Node& n) {
-  detail::rethrow_with_context("", "\n  raised by " + location_text(n));
+  core::rethrow_with_context("", "\n  raised by " + location_text(n));
 }
 
 }  // namespace
@@ -82,9 +82,9 @@ class Arena {
  public:
   Arena(const MemoryPlan& plan, bool enabled)
       : plan_(plan),
-        buffer_(enabled && plan.arena_bytes ? detail::allocate_buffer(DType::UInt8, plan.arena_bytes) : nullptr) {}
+        buffer_(enabled && plan.arena_bytes ? core::allocate_buffer(DType::UInt8, plan.arena_bytes) : nullptr) {}
   ~Arena() {
-    if (buffer_) detail::release(buffer_);
+    if (buffer_) core::release(buffer_);
   }
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -92,54 +92,54 @@ class Arena {
 
   Tensor value(int allocation, const Shape& shape) const {
     const MemoryPlan::Allocation& a = plan_.allocations[static_cast<std::size_t>(allocation)];
-    detail::Buffer* slice = detail::make_slice(header(allocation), buffer_, a.dtype, a.count,
-                                               base() + plan_.data_start + a.offset);
-    return detail::adopt_buffer(a.dtype, shape, slice);
+    core::Buffer* slice = core::make_slice(header(allocation), buffer_, a.dtype, a.count,
+                                           base() + plan_.data_start + a.offset);
+    return core::adopt_buffer(a.dtype, shape, slice);
   }
   // Whether the values whose lifetime ends with `step` are all released;
   // if one is still held (a kernel kept it), their bytes are not free.
   bool released_after(std::size_t step) const {
     for (int a : plan_.ends[step])
-      if (static_cast<const detail::Buffer*>(header(a))->refs.load(std::memory_order_acquire) != 0) return false;
+      if (static_cast<const core::Buffer*>(header(a))->refs.load(std::memory_order_acquire) != 0) return false;
     return true;
   }
 
  private:
   char* base() const { return static_cast<char*>(buffer_->data()); }
   void* header(int allocation) const {
-    return base() + static_cast<std::size_t>(allocation) * detail::Buffer::kHeaderBytes;
+    return base() + static_cast<std::size_t>(allocation) * core::Buffer::kHeaderBytes;
   }
   const MemoryPlan& plan_;
-  detail::Buffer* buffer_;
+  core::Buffer* buffer_;
 };
 
 // Runs a step whose outputs have places in the arena.
-detail::TensorList run_in_arena(const Step& step, std::span<const Tensor> inputs, const Arena& arena) {
+runtime::TensorList run_in_arena(const Step& step, std::span<const Tensor> inputs, const Arena& arena) {
   const graph::Node& n = *step.node;
-  detail::TensorList outs(n.outputs.size());
+  runtime::TensorList outs(n.outputs.size());
   for (std::size_t k = 0; k < outs.size(); ++k) {
     int a = step.arena_allocation[k];
-    const detail::TensorType& t = n.outputs[k];
-    outs[k] = a >= 0 ? arena.value(a, t.shape) : detail::make_tensor(t.dtype, t.shape);
+    const schema::TensorType& t = n.outputs[k];
+    outs[k] = a >= 0 ? arena.value(a, t.shape) : core::make_tensor(t.dtype, t.shape);
   }
-  detail::run_kernel_into(*n.op, inputs, n.attrs, outs, &n.location);
+  runtime::run_kernel_into(*n.op, inputs, n.attrs, outs, &n.location);
   return outs;
 }
 
 // Allocates a background step's outputs (never in the arena: the work writes
 // them after the step) and starts it.
-detail::TensorList start_step(const Step& step, std::span<const Tensor> inputs, void** token) {
+runtime::TensorList start_step(const Step& step, std::span<const Tensor> inputs, void** token) {
   const graph::Node& n = *step.node;
-  detail::TensorList outs(n.outputs.size());
+  runtime::TensorList outs(n.outputs.size());
   if (step.static_types) {
-    for (std::size_t k = 0; k < outs.size(); ++k) outs[k] = detail::make_tensor(n.outputs[k].dtype, n.outputs[k].shape);
+    for (std::size_t k = 0; k < outs.size(); ++k) outs[k] = core::make_tensor(n.outputs[k].dtype, n.outputs[k].shape);
   } else {
-    detail::InferContext ic(*n.op, inputs, n.attrs);
+    schema::InferContext ic(*n.op, inputs, n.attrs);
     n.op->infer(ic);
     for (std::size_t k = 0; k < outs.size(); ++k)
-      outs[k] = detail::make_tensor(ic.outputs()[k].dtype, ic.outputs()[k].shape);
+      outs[k] = core::make_tensor(ic.outputs()[k].dtype, ic.outputs()[k].shape);
   }
-  detail::KernelContext kc{*n.op, inputs, std::span<Tensor>(outs.data(), outs.size()), n.attrs};
+  schema::KernelContext kc{*n.op, inputs, std::span<Tensor>(outs.data(), outs.size()), n.attrs};
   *token = n.op->start(kc);
   return outs;
 }
@@ -204,7 +204,7 @@ Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
   for (const graph::Value& v : gr.results()) result_slots_.push_back(slot_of(v));
 
   for (const auto& node : nodes) {
-    if (!needed[node->id] || node->op->is(detail::kGraphOnly)) continue;
+    if (!needed[node->id] || node->op->is(schema::kGraphOnly)) continue;
     Step step;
     step.node = node.get();
     for (const graph::Value& v : node->inputs) step.inputs.push_back(slot_of(v));
@@ -214,7 +214,7 @@ Plan::Plan(std::shared_ptr<const graph::Graph> g) : graph_(std::move(g)) {
     step.static_types = true;
     for (const graph::Value& v : node->inputs)
       step.static_types &= gr.type_of(v).shape.is_fully_defined();
-    for (const detail::TensorType& t : node->outputs) step.static_types &= t.shape.is_fully_defined();
+    for (const schema::TensorType& t : node->outputs) step.static_types &= t.shape.is_fully_defined();
     steps_.push_back(std::move(step));
   }
   hoist_background_steps();
@@ -296,7 +296,7 @@ detail::ResultLeaves Plan::run(std::span<const Tensor> inputs,
   check_inputs(inputs.size());
   Frame frame(num_slots_);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    detail::require_concrete(inputs[i], "running a graph");
+    core::require_concrete(inputs[i], "running a graph");
     frame[input_slots_[i]] = inputs[i];
   }
   return execute(frame, all_values);
@@ -306,7 +306,7 @@ detail::ResultLeaves Plan::run_consuming(std::span<Tensor> inputs, std::size_t c
   check_inputs(inputs.size());
   Frame frame(num_slots_);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    detail::require_concrete(inputs[i], "running a graph");
+    core::require_concrete(inputs[i], "running a graph");
     frame[input_slots_[i]] = i < consumed ? std::move(inputs[i]) : inputs[i];
   }
   return execute(frame, nullptr);
@@ -315,8 +315,8 @@ detail::ResultLeaves Plan::run_consuming(std::span<Tensor> inputs, std::size_t c
 detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const {
   const bool keep_all = all_values != nullptr;
   // The profiler records this run and each step (checked once per run).
-  std::optional<detail::profiling::EventScope> run_event;
-  const bool profiling = detail::profiling::on();
+  std::optional<runtime::profiling::EventScope> run_event;
+  const bool profiling = runtime::profiling::on();
   if (profiling) [[unlikely]] run_event.emplace();
   // Keeping every value (all_values) defeats the sharing the plan assumes.
   Arena arena(memory_, !keep_all);
@@ -337,23 +337,23 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
       else args.push_back(slot);
     }
     const graph::Node& n = *step.node;
-    std::optional<detail::profiling::EventScope> step_event;
+    std::optional<runtime::profiling::EventScope> step_event;
     if (profiling) [[unlikely]] step_event.emplace();
     try {
       std::span<const Tensor> in(args.data(), args.size());
-      std::span<const detail::TensorType> types(n.outputs.data(), n.outputs.size());
-      detail::TensorList outs;
+      std::span<const schema::TensorType> types(n.outputs.data(), n.outputs.size());
+      runtime::TensorList outs;
       if (step.background >= 0) [[unlikely]] {
         void* token = nullptr;
         outs = start_step(step, in, &token);
         background.set(step.background, token);
       } else {
         outs = step.uses_arena && arena_usable ? run_in_arena(step, in, arena)
-               : step.static_types ? detail::run_kernel(*n.op, in, n.attrs, types, &n.location)
-                                   : detail::run_eager(*n.op, in, n.attrs, &n.location);
+               : step.static_types ? runtime::run_kernel(*n.op, in, n.attrs, types, &n.location)
+                                   : runtime::run_eager(*n.op, in, n.attrs, &n.location);
       }
       if (step_event) [[unlikely]]
-        step_event->end_op(detail::profiling::Kind::GraphOp, n.op->name, &n.name, &graph_->name(), n.location,
+        step_event->end_op(runtime::profiling::Kind::GraphOp, n.op->name, &n.name, &graph_->name(), n.location,
                            std::span<const Tensor>(outs.data(), outs.size()));
       args.clear();
       const bool store_all = !step.drops_outputs || keep_all;

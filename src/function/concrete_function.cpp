@@ -104,7 +104,7 @@ std::vector<TensorSpec> ConcreteFunction::inputs() const {
 std::vector<TensorSpec> ConcreteFunction::outputs() const {
   std::vector<TensorSpec> specs;
   for (const graph::Value& v : impl_->graph->results()) {
-    const detail::TensorType& t = impl_->graph->type_of(v);
+    const schema::TensorType& t = impl_->graph->type_of(v);
     specs.emplace_back(t.shape, t.dtype);
   }
   return specs;

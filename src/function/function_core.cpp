@@ -37,7 +37,7 @@ using function_impl::TraceCache;
 }  // namespace
 
 bool functions_run_eagerly() { return run_eagerly.load(std::memory_order_relaxed); }
-bool is_tracing() { return thread_state.handler != nullptr; }
+bool is_tracing() { return runtime::thread_state.handler != nullptr; }
 
 struct FunctionCore::State {
   explicit State(FunctionOptions o) : options(std::move(o)), cache(options.max_cache_entries) {}
@@ -147,7 +147,7 @@ Entry trace_once(const FunctionOptions& options, const TraceKey& key, const Flat
   }
   ResultFlattener out;
   {
-    DispatchHandlerGuard guard(&ctx);
+    runtime::DispatchHandlerGuard guard(&ctx);
     trace.call(trace.object, std::span<const Tensor>(params.data(), params.size()), out);
     for (const Tensor& t : out.leaves) {
       if (!t.defined())
@@ -201,9 +201,9 @@ Entry trace_entry(const FunctionOptions& options, const TraceKey& key, const Fla
 // Runs ops eagerly and keeps every op's outputs, in dispatch order.
 class RecordingHandler : public DispatchHandler {
  public:
-  TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, Attrs&& attrs,
-                      const SourceLocation& loc) override {
-    TensorList out = run_eager(op, inputs, attrs, &loc);
+  runtime::TensorList dispatch(const OpDef& op, std::span<const Tensor> inputs, schema::Attrs&& attrs,
+                               const SourceLocation& loc) override {
+    runtime::TensorList out = runtime::run_eager(op, inputs, attrs, &loc);
     outputs.emplace_back(out.begin(), out.end());
     return out;
   }
@@ -212,7 +212,7 @@ class RecordingHandler : public DispatchHandler {
 
 // Resource outputs are handles made anew by each run; their values are what count.
 bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  return a.dtype() == DType::Resource ? a.dtype() == b.dtype() && a.shape() == b.shape() : same_bits(a, b);
+  return a.dtype() == DType::Resource ? a.dtype() == b.dtype() && a.shape() == b.shape() : core::same_bits(a, b);
 }
 
 std::string value_text(const Tensor& t) {
@@ -230,7 +230,7 @@ ResultLeaves verify_call(const FunctionOptions& options, const TracedGraph& entr
   RecordingHandler recorder;
   ResultFlattener eager_out;
   {
-    DispatchHandlerGuard guard(&recorder);
+    runtime::DispatchHandlerGuard guard(&recorder);
     trace.call(trace.object, leaves, eager_out);
   }
   std::size_t n = std::min(recorder.outputs.size(), entry.dispatch_nodes.size());
@@ -296,7 +296,7 @@ std::shared_ptr<const exec::Plan> optimized_plan_for(const std::shared_ptr<const
 // graph that also returns them (hidden outputs the tape keeps) instead of
 // the entry's own plan. `ran`: the results of a call that already ran
 // (the verify option), recorded as they are.
-ResultLeaves run_recorded(TapeHook& tapes, const TracedGraph& impl, const Flattener& flat, ResultLeaves* ran) {
+ResultLeaves run_recorded(runtime::TapeHook& tapes, const TracedGraph& impl, const Flattener& flat, ResultLeaves* ran) {
   TracedGraph::Inputs inputs = impl.inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
   std::span<const Tensor> in(inputs.data(), inputs.size());
   std::shared_ptr<const graph::Graph> g = impl.graph;
@@ -308,7 +308,7 @@ ResultLeaves run_recorded(TapeHook& tapes, const TracedGraph& impl, const Flatte
     out = g == impl.graph ? impl.plan->run(in) : optimized_plan_for(g)->run(in);
   }
   bool stateful = !g->stateful_nodes().empty();
-  tapes.record(graph_ops::call_op(stateful), in, out, Attrs{{"f", g}});
+  tapes.record(graph_ops::call_op(stateful), in, out, schema::Attrs{{"f", g}});
   out.resize(impl.graph->results().size());
   return out;
 }
@@ -409,12 +409,12 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   const Entry& runner = first_run ? first_run : entry;
   std::span<const Tensor> leaves_in(flat.leaves.data(), flat.leaves.size());
   if (!s.options.verify) [[likely]] {
-    if (TapeHook* tapes = thread_state.tapes) [[unlikely]]
+    if (runtime::TapeHook* tapes = runtime::thread_state.tapes) [[unlikely]]
       return CallResult{run_recorded(*tapes, *runner, flat, nullptr), runner};
     return CallResult{runner->run(leaves_in), runner};
   }
   ResultLeaves out = verify_call(s.options, *runner, leaves_in, trace);
-  if (TapeHook* tapes = thread_state.tapes) out = run_recorded(*tapes, *runner, flat, &out);
+  if (runtime::TapeHook* tapes = runtime::thread_state.tapes) out = run_recorded(*tapes, *runner, flat, &out);
   return CallResult{std::move(out), runner};
 }
 
@@ -425,8 +425,9 @@ CallResult FunctionCore::call_in_trace(Flattener& flat, TraceFnRef trace) {
   // function's results; the caller sees the results only.
   std::shared_ptr<const graph::Graph> g = graph_ops::with_values_for_backward(impl->graph);
   bool stateful = !g->stateful_nodes().empty();
-  TensorList out = dispatch(graph_ops::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
-                            Attrs{{"f", g}}, SourceLocation());
+  runtime::TensorList out =
+      runtime::dispatch(graph_ops::call_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
+                        schema::Attrs{{"f", g}}, SourceLocation());
   auto end = out.begin() + static_cast<std::ptrdiff_t>(impl->graph->results().size());
   return CallResult{ResultLeaves(std::make_move_iterator(out.begin()), std::make_move_iterator(end)), impl};
 }

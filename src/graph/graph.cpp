@@ -33,7 +33,7 @@ namespace {
 std::string symbolic_name(const detail::TensorImpl& impl) {
   return fmt::format("{}:{}", impl.node->name, impl.output_index);
 }
-const bool symbolic_names_installed = (detail::set_symbolic_name_fn(&symbolic_name), true);
+const bool symbolic_names_installed = (core::set_symbolic_name_fn(&symbolic_name), true);
 }  // namespace
 
 std::string Graph::unique_name(std::string_view base) {
@@ -59,7 +59,7 @@ Node* Graph::add_node(const OpDef& op, std::span<const Value> inputs, Attrs attr
                       const SourceLocation& loc, std::string_view name_hint) {
   detail::SmallVector<TensorType, 4> types;
   for (const Value& v : inputs) types.push_back(type_of(v));
-  detail::InferContext ic(op, std::span<const TensorType>(types.data(), types.size()), attrs);
+  schema::InferContext ic(op, std::span<const TensorType>(types.data(), types.size()), attrs);
   op.infer(ic);
   auto& outs = ic.outputs();
   return add_node_typed(op, inputs, std::move(attrs),
@@ -97,7 +97,7 @@ std::vector<char> Graph::live_nodes() const {
   for (const Value& v : results_) mark(v.node);
   for (const Node* n : stateful_) mark(n);
   for (const auto& n : nodes_)
-    if (n->op == &detail::placeholder_op()) mark(n.get());
+    if (n->op == &ops::placeholder_op()) mark(n.get());
   while (!work.empty()) {
     const Node* n = work.back();
     work.pop_back();
@@ -148,7 +148,7 @@ namespace {
 Node* add_placeholder(Graph& g, const TensorType& type, std::string_view name) {
   Attrs attrs{{"dtype", type.dtype}, {"shape", type.shape}};
   TensorType out[] = {type};
-  return g.add_node_typed(detail::placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
+  return g.add_node_typed(ops::placeholder_op(), {}, std::move(attrs), out, SourceLocation(), name);
 }
 }  // namespace
 
@@ -194,10 +194,10 @@ void Graph::verify(std::unordered_set<const Graph*>& verified) const {
     }
     for (const Node* c : n->control_inputs)
       if (!seen.count(c)) bad(n, "a control input is not defined before it");
-    if (n->op != &detail::placeholder_op()) {
+    if (n->op != &ops::placeholder_op()) {
       detail::SmallVector<TensorType, 4> types;
       for (const Value& v : n->inputs) types.push_back(type_of(v));
-      detail::InferContext ic(*n->op, std::span<const TensorType>(types.data(), types.size()), n->attrs);
+      schema::InferContext ic(*n->op, std::span<const TensorType>(types.data(), types.size()), n->attrs);
       n->op->infer(ic);
       if (ic.outputs().size() != n->outputs.size()) bad(n, "its output count disagrees with inference");
       for (std::size_t k = 0; k < n->outputs.size(); ++k) {

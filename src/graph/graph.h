@@ -13,9 +13,9 @@
 
 namespace kiln::graph {
 
-using detail::Attrs;
+using schema::Attrs;
 using detail::OpDef;
-using detail::TensorType;
+using schema::TensorType;
 
 struct Node;
 
@@ -41,7 +41,7 @@ struct Node {
   int id = 0;               // position in Graph::nodes()
 
   const TensorType& output_type(int i) const { return outputs[i]; }
-  bool is_stateful() const { return op->is(detail::kStateful); }
+  bool is_stateful() const { return op->is(schema::kStateful); }
 };
 
 // Where an implicit input of a graph comes from: a tensor of the code around

@@ -37,9 +37,9 @@ std::string attrs_text(const Attrs& attrs) {
     // Small constants show their values, as tf.print would print them.
     const Tensor* t = std::get_if<Tensor>(&a.value);
     if (t && !t->is_symbolic() && t->size() <= kMaxInlineElements)
-      s += fmt::format("{}={}", a.name, detail::summarize_value(*t, kMaxInlineElements));
+      s += fmt::format("{}={}", a.name, runtime::summarize_value(*t, kMaxInlineElements));
     else
-      s += fmt::format("{}={}", a.name, detail::attr_value_to_string(a.value));
+      s += fmt::format("{}={}", a.name, schema::attr_value_to_string(a.value));
   }
   return first ? "" : s + "}";
 }
@@ -86,7 +86,7 @@ std::string Graph::to_string() const {
   s += " {\n";
   for (const auto& node : nodes_) {
     const Node& n = *node;
-    if (n.op == &detail::placeholder_op()) continue;
+    if (n.op == &ops::placeholder_op()) continue;
     std::vector<std::string> ins;
     for (const Value& v : n.inputs) ins.push_back(value_text(v));
     std::string line = fmt::format("  {} = {}({}){} : {}", n.name, n.op->name, fmt::join(ins, ", "),
@@ -126,7 +126,7 @@ std::string dot_graph(const Graph& g, const std::string& prefix, const std::stri
   std::string anchor;
   for (const auto& node : g.nodes()) {
     const Node& n = *node;
-    bool param = n.op == &detail::placeholder_op();
+    bool param = n.op == &ops::placeholder_op();
     if (anchor.empty()) anchor = id(n.name);
     s += fmt::format("{}{} [label=\"{}\\n{}\\n{}\"{}];\n", indent, id(n.name), dot_escape(n.name), n.op->name,
                      dot_escape(outputs_text(n)),

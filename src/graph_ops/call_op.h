@@ -7,6 +7,6 @@ namespace kiln::graph_ops {
 // stateful nodes (kept in program order, never pruned).
 const detail::OpDef& call_op(bool stateful);
 
-void register_call_ops(detail::OpRegistry& registry);
+void register_call_ops(schema::OpRegistry& registry);
 
 }  // namespace kiln::graph_ops

@@ -34,16 +34,16 @@ class NestedContext : public TracingContext {
   DispatchHandler* parent_;
 };
 
-TracingContext* current_trace() { return dynamic_cast<TracingContext*>(thread_state.handler); }
+TracingContext* current_trace() { return dynamic_cast<TracingContext*>(runtime::thread_state.handler); }
 
-TensorType type_of(const Tensor& t) { return {t.dtype(), t.shape()}; }
+schema::TensorType type_of(const Tensor& t) { return {t.dtype(), t.shape()}; }
 
 // Calls `fn` with `args` under `ctx` and makes what it returned the graph's
 // results.
 ResultFlattener trace_into(NestedContext& ctx, FlatFnRef fn, std::span<const Tensor> args,
                            const char* who) {
   ResultFlattener out;
-  DispatchHandlerGuard guard(&ctx);
+  runtime::DispatchHandlerGuard guard(&ctx);
   fn.call(fn.object, args, out);
   for (std::size_t i = 0; i < out.leaves.size(); ++i) {
     if (!out.leaves[i].defined()) throw InvalidArgument(fmt::format("{} returned a null tensor (output {})", who, i));
@@ -75,7 +75,7 @@ void check_same_captures(const graph::Graph& a, const graph::Graph& b) {
 
 }  // namespace
 
-bool control_flow_intercepted() { return thread_state.handler != nullptr; }
+bool control_flow_intercepted() { return runtime::thread_state.handler != nullptr; }
 
 bool predicate_value(const Tensor& pred, const char* what) {
   if (!pred.defined()) throw InvalidArgument(fmt::format("{}: pred is a null tensor", what));
@@ -102,7 +102,7 @@ GraphPtr pass_through_graph(const char* name, const std::vector<Tensor>& values,
     args.push_back(as_params ? ctx.add_parameter(type_of(values[i]), fmt::format("var{}", i))
                              : ctx.symbolic(ctx.value_of(values[i])));
   {
-    DispatchHandlerGuard guard(&ctx);
+    runtime::DispatchHandlerGuard guard(&ctx);
     for (const Tensor& t : extra(args)) ctx.graph().results().push_back(ctx.value_of(t));
   }
   ctx.graph().drop_capture_sources();
@@ -117,7 +117,8 @@ std::vector<Tensor> replay_as_if(const Tensor& pred, const std::vector<Tensor>& 
   GraphPtr g = pass_through_graph("then", results, false, [](const std::vector<Tensor>& a) { return a; });
   std::vector<Tensor> inputs{pred};
   inputs.insert(inputs.end(), results.begin(), results.end());
-  TensorList out = dispatch(graph_ops::if_op(false), inputs, Attrs{{"then_branch", g}, {"else_branch", g}}, loc);
+  runtime::TensorList out =
+      runtime::dispatch(graph_ops::if_op(false), inputs, schema::Attrs{{"then_branch", g}, {"else_branch", g}}, loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 
@@ -126,7 +127,8 @@ std::vector<Tensor> replay_as_while(const std::vector<Tensor>& vars, const Sourc
   GraphPtr cond = pass_through_graph("cond", vars, true, [](const std::vector<Tensor>&) {
     return std::vector<Tensor>{constant(false)};
   });
-  TensorList out = dispatch(graph_ops::while_op(false), vars, Attrs{{"cond", cond}, {"body", body}}, loc);
+  runtime::TensorList out =
+      runtime::dispatch(graph_ops::while_op(false), vars, schema::Attrs{{"cond", cond}, {"body", body}}, loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 
@@ -137,8 +139,8 @@ std::vector<Tensor> replay_as_while(const std::vector<Tensor>& vars, const Sourc
 void add_values_for_backward(TracingContext& then_ctx, TracingContext& else_ctx) {
   std::vector<graph::Value> tv = graph_ops::values_for_backward(then_ctx.graph());
   std::vector<graph::Value> ev = graph_ops::values_for_backward(else_ctx.graph());
-  auto stand_in = [](TracingContext& ctx, const TensorType& t) {
-    DispatchHandlerGuard guard(&ctx);
+  auto stand_in = [](TracingContext& ctx, const schema::TensorType& t) {
+    runtime::DispatchHandlerGuard guard(&ctx);
     Shape s;
     for (int d = 0; d < std::max(t.shape.rank(), 0); ++d) s.push_back(0);
     return ctx.value_of(zeros(s, t.dtype));
@@ -188,8 +190,8 @@ std::vector<Tensor> cond_traced(TracingContext* outer, const Tensor& pred, FlatF
   bool stateful = !then_ctx.graph().stateful_nodes().empty() || !else_ctx.graph().stateful_nodes().empty();
   then_ctx.graph().drop_capture_sources();
   else_ctx.graph().drop_capture_sources();
-  Attrs attrs{{"then_branch", GraphPtr(then_ctx.graph_ptr())}, {"else_branch", GraphPtr(else_ctx.graph_ptr())}};
-  TensorList out = dispatch(graph_ops::if_op(stateful), inputs, std::move(attrs), loc);
+  schema::Attrs attrs{{"then_branch", GraphPtr(then_ctx.graph_ptr())}, {"else_branch", GraphPtr(else_ctx.graph_ptr())}};
+  runtime::TensorList out = runtime::dispatch(graph_ops::if_op(stateful), inputs, std::move(attrs), loc);
   sizes = std::move(a.sizes);
   return std::vector<Tensor>(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(a.leaves.size()));
 }
@@ -212,7 +214,7 @@ const std::string& leaf_name(const LoopSpec& spec, std::size_t i) {
 
 // Checks what body_fn returned against the loop variables: same structure,
 // dtypes and ranks. Names the variable and both types.
-void check_body_result(const std::vector<TensorType>& vars, const std::vector<int64_t>& sizes,
+void check_body_result(const std::vector<schema::TensorType>& vars, const std::vector<int64_t>& sizes,
                        const LoopSpec& spec, const ResultFlattener& next) {
   if (next.sizes != sizes || next.leaves.size() != vars.size())
     throw InvalidArgument(fmt::format(
@@ -241,8 +243,8 @@ void check_body_result(const std::vector<TensorType>& vars, const std::vector<in
 // TF's rule for a traced loop: a tensor of the loop variables without a shape
 // invariant (nor relaxed: TensorArray parts, relax_shapes) keeps its entry
 // shape; the body may make it more specific, never change or loosen it.
-void check_shapes_kept(const std::vector<TensorType>& types, const std::vector<char>& free, const LoopSpec& spec,
-                       const ResultFlattener& next) {
+void check_shapes_kept(const std::vector<schema::TensorType>& types, const std::vector<char>& free,
+                       const LoopSpec& spec, const ResultFlattener& next) {
   for (std::size_t i = 0; i < types.size(); ++i) {
     if (free[i]) continue;
     const Shape& got = next.leaves[i].shape();
@@ -259,8 +261,8 @@ void check_shapes_kept(const std::vector<TensorType>& types, const std::vector<c
 // The loop variables' entry types; those that may change rank get an
 // unknown rank; those with a shape invariant get it (after checking that
 // they enter with a shape that fits).
-std::vector<TensorType> entry_types(const std::vector<Tensor>& vars, const LoopSpec& spec) {
-  std::vector<TensorType> types;
+std::vector<schema::TensorType> entry_types(const std::vector<Tensor>& vars, const LoopSpec& spec) {
+  std::vector<schema::TensorType> types;
   for (const Tensor& t : vars) types.push_back(type_of(t));
   for (std::size_t i : spec.any_rank) types[i].shape = Shape::unknown_rank();
   for (const LoopSpec::Invariant& inv : spec.invariants) {
@@ -282,7 +284,7 @@ int64_t eager_limit(const LoopSpec& spec) {
 
 std::vector<Tensor> while_eager(FlatFnRef cond_fn, FlatFnRef body_fn, std::vector<Tensor> vars,
                                 const std::vector<int64_t>& sizes, const LoopSpec& spec) {
-  std::vector<TensorType> types = entry_types(vars, spec);
+  std::vector<schema::TensorType> types = entry_types(vars, spec);
   int64_t limit = eager_limit(spec);
   for (int64_t iteration = 0; limit < 0 || iteration < limit; ++iteration) {
     ResultFlattener c;
@@ -296,7 +298,7 @@ std::vector<Tensor> while_eager(FlatFnRef cond_fn, FlatFnRef body_fn, std::vecto
   return vars;
 }
 
-std::vector<Tensor> add_parameters(NestedContext& ctx, const std::vector<TensorType>& types) {
+std::vector<Tensor> add_parameters(NestedContext& ctx, const std::vector<schema::TensorType>& types) {
   std::vector<Tensor> params;
   for (std::size_t i = 0; i < types.size(); ++i)
     params.push_back(ctx.add_parameter(types[i], fmt::format("var{}", i)));
@@ -306,7 +308,7 @@ std::vector<Tensor> add_parameters(NestedContext& ctx, const std::vector<TensorT
 std::vector<Tensor> while_traced(TracingContext* outer, FlatFnRef cond_fn, FlatFnRef body_fn,
                                  const std::vector<Tensor>& vars, const std::vector<int64_t>& sizes,
                                  const LoopSpec& spec, const SourceLocation& loc) {
-  std::vector<TensorType> types = entry_types(vars, spec);
+  std::vector<schema::TensorType> types = entry_types(vars, spec);
   // Leaves checked by their invariant, or relaxed, are free of the
   // keep-your-shape rule; only relaxed ones have dims relaxed.
   std::vector<char> free(types.size(), 0), relax(types.size(), 0);
@@ -359,8 +361,8 @@ std::vector<Tensor> while_traced(TracingContext* outer, FlatFnRef cond_fn, FlatF
   bool stateful = !body->graph().stateful_nodes().empty() || !cond.graph().stateful_nodes().empty();
   body->graph().drop_capture_sources();
   cond.graph().drop_capture_sources();
-  Attrs attrs{{"cond", GraphPtr(cond.graph_ptr())}, {"body", GraphPtr(body->graph_ptr())}};
-  TensorList out = dispatch(graph_ops::while_op(stateful), inputs, std::move(attrs), loc);
+  schema::Attrs attrs{{"cond", GraphPtr(cond.graph_ptr())}, {"body", GraphPtr(body->graph_ptr())}};
+  runtime::TensorList out = runtime::dispatch(graph_ops::while_op(stateful), inputs, std::move(attrs), loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 
@@ -379,7 +381,7 @@ std::vector<Tensor> cond_flat(const Tensor& pred, FlatFnRef then_fn, FlatFnRef e
     chosen.call(chosen.object, {}, out);
   } else {
     {
-      DispatchHandlerGuard eager(nullptr);
+      runtime::DispatchHandlerGuard eager(nullptr);
       chosen.call(chosen.object, {}, out);
     }
     out.leaves = replay_as_if(pred, out.leaves, loc);
@@ -443,7 +445,7 @@ std::vector<Tensor> while_traced_limited(TracingContext* outer, FlatFnRef cond_f
     body_fn.call(body_fn.object, leaves.first(leaves.size() - 1), out);
     out.leaf(add(leaves.back(), 1, loc));
   };
-  vars.push_back(scalar_to_tensor(Scalar(0), DType::Int32, "while_loop", loc));
+  vars.push_back(ops::scalar_to_tensor(Scalar(0), DType::Int32, "while_loop", loc));
   std::vector<Tensor> out = while_traced(outer, FlatFnRef(cond), FlatFnRef(body), vars, sizes, spec, loc);
   out.pop_back();
   return out;
@@ -466,11 +468,11 @@ std::vector<Tensor> while_loop_flat(FlatFnRef cond_fn, FlatFnRef body_fn, std::v
   if (!control_flow_intercepted()) return while_eager(cond_fn, body_fn, std::move(vars), sizes, spec);
   std::vector<Tensor> final_vars;
   {
-    DispatchHandlerGuard eager(nullptr);
+    runtime::DispatchHandlerGuard eager(nullptr);
     final_vars = while_eager(cond_fn, body_fn, std::move(vars), sizes, spec);
   }
   // The trace made the iteration counter's start here too.
-  if (spec.maximum_iterations.defined()) scalar_to_tensor(Scalar(0), DType::Int32, "while_loop", loc);
+  if (spec.maximum_iterations.defined()) ops::scalar_to_tensor(Scalar(0), DType::Int32, "while_loop", loc);
   return replay_as_while(final_vars, loc);
 }
 
@@ -481,7 +483,7 @@ Tensor range_bound(const Operand& v, const char* name, const SourceLocation& loc
     const Scalar& s = v.scalar();
     if (s.kind() != Scalar::Kind::Int)
       throw InvalidArgument(fmt::format("for_range: {} must be an int or an int32 scalar tensor", name));
-    return scalar_to_tensor(s, DType::Int32, "for_range", loc);
+    return ops::scalar_to_tensor(s, DType::Int32, "for_range", loc);
   }
   const Tensor& t = v.tensor();
   if (t.dtype() != DType::Int32 || t.shape().rank() != 0)

@@ -17,11 +17,11 @@
 
 namespace kiln::graph_ops {
 
-using detail::InferContext;
-using detail::KernelContext;
+using schema::InferContext;
+using schema::KernelContext;
 using detail::OpDef;
-using detail::OpSample;
-using detail::TensorType;
+using schema::OpSample;
+using schema::TensorType;
 using GraphPtr = std::shared_ptr<const graph::Graph>;
 
 std::string type_text(const TensorType& t) {
@@ -131,7 +131,7 @@ GraphPtr sample_graph(const char* name, const std::vector<TensorType>& params,
     args.push_back(ctx.add_parameter(params[i], fmt::format("var{}", i)));
   for (const Tensor& t : captures) args.push_back(ctx.symbolic(ctx.value_of(t)));
   {
-    detail::DispatchHandlerGuard guard(&ctx);
+    runtime::DispatchHandlerGuard guard(&ctx);
     for (const Tensor& r : fn(args)) g->results().push_back(ctx.value_of(r));
   }
   g->drop_capture_sources();
@@ -146,7 +146,7 @@ std::vector<OpSample> if_samples() {
   GraphPtr else_g = sample_graph("else", {}, {x}, [](const std::vector<Tensor>& a) {
     return std::vector<Tensor>{-a[0]};
   });
-  detail::Attrs attrs{{"then_branch", then_g}, {"else_branch", else_g}};
+  schema::Attrs attrs{{"then_branch", then_g}, {"else_branch", else_g}};
   return {{{constant(true), x}, attrs}, {{constant(false), x}, attrs}};
 }
 
@@ -190,7 +190,7 @@ void while_kernel(KernelContext& c) {
     if (p[0].size() != 1)
       throw InvalidArgument(fmt::format(
           "While: cond returned a bool tensor of shape {}; it must have one element", p[0].shape().to_string()));
-    if (!*detail::data_of<bool>(p[0])) break;
+    if (!*core::data_of<bool>(p[0])) break;
     if (iterations == limit && limit > 0)
       throw ResourceExhausted(fmt::format(
           "While: the loop wants more than {} iterations, the limit set by set_max_while_iterations", limit));
@@ -229,15 +229,15 @@ std::vector<OpSample> while_samples() {
 }
 
 constexpr OpDef kIf{.name = "If", .infer = if_infer, .kernel = if_kernel,
-                    .flags = detail::kSetsOwnOutputs, .samples = if_samples, .gradient = if_gradient};
+                    .flags = schema::kSetsOwnOutputs, .samples = if_samples, .gradient = if_gradient};
 constexpr OpDef kStatefulIf{.name = "StatefulIf", .infer = if_infer, .kernel = if_kernel,
-                            .flags = detail::kStateful | detail::kSetsOwnOutputs, .samples = if_samples,
+                            .flags = schema::kStateful | schema::kSetsOwnOutputs, .samples = if_samples,
                             .gradient = if_gradient};
 constexpr OpDef kWhile{.name = "While", .infer = while_infer, .kernel = while_kernel,
-                       .flags = detail::kSetsOwnOutputs, .samples = while_samples,
+                       .flags = schema::kSetsOwnOutputs, .samples = while_samples,
                        .gradient = while_gradient};
 constexpr OpDef kStatefulWhile{.name = "StatefulWhile", .infer = while_infer, .kernel = while_kernel,
-                               .flags = detail::kStateful | detail::kSetsOwnOutputs,
+                               .flags = schema::kStateful | schema::kSetsOwnOutputs,
                                .samples = while_samples, .gradient = while_gradient};
 
 }  // namespace
@@ -249,7 +249,7 @@ void set_max_while_iterations(int64_t iterations) {
 const OpDef& if_op(bool stateful) { return stateful ? kStatefulIf : kIf; }
 const OpDef& while_op(bool stateful) { return stateful ? kStatefulWhile : kWhile; }
 
-void register_control_flow_ops(detail::OpRegistry& r) {
+void register_control_flow_ops(schema::OpRegistry& r) {
   r.add(if_op(false));
   r.add(if_op(true));
   r.add(while_op(false));

@@ -55,15 +55,15 @@ std::shared_ptr<const exec::Plan> plan_for(const std::shared_ptr<const graph::Gr
 
 // Checks that the op's inputs from `first` on fit `g`'s parameters, then
 // its captures (count, dtypes, shapes); fails naming `what`.
-void check_feeds(const detail::InferContext& c, const graph::Graph& g, int first, std::string_view what);
+void check_feeds(const schema::InferContext& c, const graph::Graph& g, int first, std::string_view what);
 
 // "int32 (2,)"
-std::string type_text(const detail::TensorType& t);
+std::string type_text(const schema::TensorType& t);
 
 // A shape both a and b may have: dims that differ become unknown.
 Shape merge_shapes(const Shape& a, const Shape& b);
 
 // If, StatefulIf, While, StatefulWhile.
-void register_control_flow_ops(detail::OpRegistry& registry);
+void register_control_flow_ops(schema::OpRegistry& registry);
 
 }  // namespace kiln::graph_ops

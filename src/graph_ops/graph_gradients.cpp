@@ -33,8 +33,8 @@ using GraphPtr = std::shared_ptr<const Graph>;
 // side effects or draws anew each run, no gradient flows through it, and its
 // outputs are numbers (a handle is replayed like a variable read).
 bool from_forward(const Node& n) {
-  if (!n.is_stateful() || !n.op->is(detail::kNotDifferentiable) || n.outputs.empty()) return false;
-  for (const detail::TensorType& t : n.outputs)
+  if (!n.is_stateful() || !n.op->is(schema::kNotDifferentiable) || n.outputs.empty()) return false;
+  for (const schema::TensorType& t : n.outputs)
     if (t.dtype == DType::Resource || t.dtype == DType::String) return false;
   return true;
 }
@@ -68,9 +68,9 @@ struct Traced {
   std::vector<Tensor> feeds, dys, grads;
 };
 Traced differentiate(trace::TracingContext& ctx, const Graph& f, const std::vector<bool>& has_dy,
-                     const std::vector<bool>& wanted, const std::vector<std::optional<detail::TensorType>>& from_op) {
+                     const std::vector<bool>& wanted, const std::vector<std::optional<schema::TensorType>>& from_op) {
   Traced t;
-  std::vector<detail::TensorType> types = feed_types(f);
+  std::vector<schema::TensorType> types = feed_types(f);
   for (std::size_t i = 0; i < types.size(); ++i) t.feeds.push_back(ctx.add_parameter(types[i], fmt::format("x{}", i)));
   for (std::size_t j = 0; j < f.results().size(); ++j)
     if (has_dy[j]) t.dys.push_back(ctx.add_parameter(f.type_of(f.results()[j]), fmt::format("dy{}", j)));
@@ -81,7 +81,7 @@ Traced differentiate(trace::TracingContext& ctx, const Graph& f, const std::vect
     Tensor p = ctx.add_parameter(*from_op[j], fmt::format("y{}", j));
     if (mine[j]) given[j] = std::move(p);
   }
-  detail::DispatchHandlerGuard guard(&ctx);
+  runtime::DispatchHandlerGuard guard(&ctx);
   GradientTape tape({.persistent = false, .watch_accessed_variables = false});
   std::vector<GradientSource> sources;
   for (std::size_t i = 0; i < t.feeds.size(); ++i) {
@@ -146,7 +146,7 @@ std::shared_ptr<const Backward> cached(const GraphPtr& f, const GraphPtr& other,
   return b;
 }
 
-std::vector<bool> has_grad(const detail::GradContext& c, std::size_t n) {
+std::vector<bool> has_grad(const schema::GradContext& c, std::size_t n) {
   std::vector<bool> has(n);
   for (std::size_t j = 0; j < n; ++j) has[j] = c.grads[j].defined();
   return has;
@@ -154,8 +154,8 @@ std::vector<bool> has_grad(const detail::GradContext& c, std::size_t n) {
 
 // What a backward graph takes: the forward op's inputs, the defined upstream
 // gradients, and the forward outputs `from_op` marks.
-detail::SmallVector<Tensor, 8> backward_inputs(const detail::GradContext& c,
-                                               const std::vector<std::optional<detail::TensorType>>& from_op) {
+detail::SmallVector<Tensor, 8> backward_inputs(const schema::GradContext& c,
+                                               const std::vector<std::optional<schema::TensorType>>& from_op) {
   detail::SmallVector<Tensor, 8> inputs(c.inputs.begin(), c.inputs.end());
   for (const Tensor& g : c.grads)
     if (g.defined()) inputs.push_back(g);
@@ -209,12 +209,12 @@ GraphPtr with_values_for_backward(const GraphPtr& f) {
 }
 
 // ---- Call -------------------------------------------------------------------------
-void call_gradient(detail::GradContext& c) {
+void call_gradient(schema::GradContext& c) {
   const GraphPtr& f = c.attrs.get<GraphPtr>("f");
   std::vector<bool> wanted(c.inputs.size());
   for (std::size_t i = 0; i < wanted.size(); ++i) wanted[i] = c.needs(static_cast<int>(i));
   std::vector<bool> mine = forward_results(*f);
-  std::vector<std::optional<detail::TensorType>> from_op(mine.size());
+  std::vector<std::optional<schema::TensorType>> from_op(mine.size());
   for (std::size_t j = 0; j < mine.size(); ++j)
     if (mine[j]) from_op[j] = f->type_of(f->results()[j]);
   auto b = cached(f, nullptr, has_grad(c, c.outputs.size()), wanted,
@@ -236,8 +236,8 @@ void call_gradient(detail::GradContext& c) {
                   });
   if (b->grad_of.empty()) return;
   detail::SmallVector<Tensor, 8> inputs = backward_inputs(c, from_op);
-  detail::TensorList grads = dispatch(call_op(is_stateful_graph(*b->graph)),
-                              std::span<const Tensor>(inputs.data(), inputs.size()), detail::Attrs{{"f", b->graph}},
+  runtime::TensorList grads = runtime::dispatch(call_op(is_stateful_graph(*b->graph)),
+                              std::span<const Tensor>(inputs.data(), inputs.size()), schema::Attrs{{"f", b->graph}},
                               SourceLocation());
   for (std::size_t k = 0; k < b->grad_of.size(); ++k) c.set(b->grad_of[k], std::move(grads[k]));
 }
@@ -246,7 +246,7 @@ void call_gradient(detail::GradContext& c) {
 // Both backward branches take (captures..., dys...) and return the gradient of
 // each capture that either branch differentiates; a branch that does not
 // gives zeros.
-void if_gradient(detail::GradContext& c) {
+void if_gradient(schema::GradContext& c) {
   const GraphPtr& then_f = c.attrs.get<GraphPtr>("then_branch");
   const GraphPtr& else_f = c.attrs.get<GraphPtr>("else_branch");
   std::vector<bool> wanted(c.inputs.size() - 1);  // the captures (pred is not differentiable)
@@ -254,11 +254,11 @@ void if_gradient(detail::GradContext& c) {
   // The outputs either branch takes from the forward run: both backward
   // branches take the same inputs.
   std::vector<bool> from_then = forward_results(*then_f), from_else = forward_results(*else_f);
-  std::vector<std::optional<detail::TensorType>> from_op(from_then.size());
+  std::vector<std::optional<schema::TensorType>> from_op(from_then.size());
   for (std::size_t j = 0; j < from_op.size(); ++j) {
     if (!from_then[j] && !from_else[j]) continue;
-    const detail::TensorType& a = then_f->type_of(then_f->results()[j]);
-    from_op[j] = detail::TensorType{a.dtype, merge_shapes(a.shape, else_f->type_of(else_f->results()[j]).shape)};
+    const schema::TensorType& a = then_f->type_of(then_f->results()[j]);
+    from_op[j] = schema::TensorType{a.dtype, merge_shapes(a.shape, else_f->type_of(else_f->results()[j]).shape)};
   }
   auto b = cached(then_f, else_f, has_grad(c, c.outputs.size()), wanted,
                   [&](const std::vector<bool>& has_dy, const std::vector<bool>& want) {
@@ -275,7 +275,7 @@ void if_gradient(detail::GradContext& c) {
                           tt.feeds[i].dtype() == DType::Resource)
                         throw Unimplemented("the gradient of a cond for a variable of unknown shape read in one branch only");
                       auto zeros_for = [&](trace::TracingContext& ctx, const Traced& t) {
-                        detail::DispatchHandlerGuard guard(&ctx);
+                        runtime::DispatchHandlerGuard guard(&ctx);
                         return t.feeds[i].dtype() == DType::Resource ? zeros(like.shape(), like.dtype())
                                                                      : zeros_like(t.feeds[i]);
                       };
@@ -295,9 +295,9 @@ void if_gradient(detail::GradContext& c) {
   if (b->grad_of.empty()) return;
   detail::SmallVector<Tensor, 8> inputs = backward_inputs(c, from_op);
   bool stateful = is_stateful_graph(*b->graph) || is_stateful_graph(*b->else_graph);
-  detail::TensorList grads =
-      dispatch(if_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
-               detail::Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());
+  runtime::TensorList grads =
+      runtime::dispatch(if_op(stateful), std::span<const Tensor>(inputs.data(), inputs.size()),
+                        schema::Attrs{{"then_branch", b->graph}, {"else_branch", b->else_graph}}, SourceLocation());
   for (std::size_t k = 0; k < b->grad_of.size(); ++k) c.set(b->grad_of[k], std::move(grads[k]));
 }
 

@@ -9,9 +9,9 @@
 #include "schema/op_def.h"
 
 namespace kiln::graph_ops {
-void call_gradient(detail::GradContext& c);
-void if_gradient(detail::GradContext& c);
-void while_gradient(detail::GradContext& c);
+void call_gradient(schema::GradContext& c);
+void if_gradient(schema::GradContext& c);
+void while_gradient(schema::GradContext& c);
 
 // The outputs of g's nodes that a backward pass must take from the forward
 // run rather than run again (random draws, host functions: stateful nodes

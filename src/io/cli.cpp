@@ -207,30 +207,30 @@ Tensor parse_value(const std::string& input, const std::string& text, DType dtyp
     }
   };
   walk(j, 0);
-  Tensor t = detail::make_tensor(dtype, shape);
+  Tensor t = core::make_tensor(dtype, shape);
   const std::string input_where = fmt::format("--input {}: element ", input);
   const Where elements(input_where);
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     const json& v = *leaves[i];
     const Where where(elements, "", i);  // its text is built only for an error
     switch (dtype) {
-      case DType::Float32: detail::data_of<float>(t)[i] = static_cast<float>(parse_double(v, where)); break;
-      case DType::Float64: detail::data_of<double>(t)[i] = parse_double(v, where); break;
+      case DType::Float32: core::data_of<float>(t)[i] = static_cast<float>(parse_double(v, where)); break;
+      case DType::Float64: core::data_of<double>(t)[i] = parse_double(v, where); break;
       case DType::Int32: {
         int64_t x = parse_int(v, where);
         if (x < INT32_MIN || x > INT32_MAX) json_fail(where, "out of int32 range");
-        detail::data_of<int32_t>(t)[i] = static_cast<int32_t>(x);
+        core::data_of<int32_t>(t)[i] = static_cast<int32_t>(x);
         break;
       }
-      case DType::Int64: detail::data_of<int64_t>(t)[i] = parse_int(v, where); break;
+      case DType::Int64: core::data_of<int64_t>(t)[i] = parse_int(v, where); break;
       case DType::UInt8: {
         int64_t x = parse_int(v, where);
         if (x < 0 || x > 255) json_fail(where, "out of uint8 range");
-        detail::data_of<uint8_t>(t)[i] = static_cast<uint8_t>(x);
+        core::data_of<uint8_t>(t)[i] = static_cast<uint8_t>(x);
         break;
       }
-      case DType::Bool: detail::data_of<bool>(t)[i] = parse_bool(v, where); break;
-      case DType::String: detail::data_of<std::string>(t)[i] = parse_string(v, where); break;
+      case DType::Bool: core::data_of<bool>(t)[i] = parse_bool(v, where); break;
+      case DType::String: core::data_of<std::string>(t)[i] = parse_string(v, where); break;
       case DType::Resource: json_fail(where, "a resource input cannot be given on the command line");
     }
   }
@@ -298,7 +298,7 @@ void write_npy(const std::filesystem::path& path, const Tensor& t) {
                         static_cast<char>(header.size() >> 8)};
   f.write(magic, sizeof magic);
   f << header;
-  f.write(static_cast<const char*>(detail::raw_data(t)), static_cast<std::streamsize>(t.size() * dtype_size(t.dtype())));
+  f.write(static_cast<const char*>(core::raw_data(t)), static_cast<std::streamsize>(t.size() * dtype_size(t.dtype())));
   if (!f) throw Internal(fmt::format("--outdir: writing {} failed", path.string()));
 }
 
@@ -342,7 +342,7 @@ int run(const Args& a, std::ostream& out) {
     std::filesystem::create_directories(*outdir);
   }
   for (const TensorInfo& t : sig.outputs()) {
-    out << fmt::format("Result for output key {}:\n{}\n", t.name, detail::numpy_str(outputs.at(t.name)));
+    out << fmt::format("Result for output key {}:\n{}\n", t.name, runtime::numpy_str(outputs.at(t.name)));
     if (!outdir) continue;
     // The name comes from the model's file: it must not leave the directory.
     if (t.name.empty() || t.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=

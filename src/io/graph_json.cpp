@@ -31,7 +31,7 @@ json tensor_to_json(const Tensor& t, std::string_view where) {
     j["data"] = std::move(strings);
   } else {
     std::size_t bytes = static_cast<std::size_t>(t.size()) * dtype_size(t.dtype());
-    j["data"] = base64_encode(std::string_view(static_cast<const char*>(detail::raw_data(t)), bytes));
+    j["data"] = base64_encode(std::string_view(static_cast<const char*>(core::raw_data(t)), bytes));
   }
   return j;
 }
@@ -46,8 +46,8 @@ Tensor tensor_from_json(const json& j, const Where& where) {
   if (dtype == DType::String) {
     parse_array(data, Where(where, ": data"));
     if (data.size() != n) json_fail(where, fmt::format("shape {} needs {} strings, data has {}", shape.to_string(), n, data.size()));
-    Tensor t = detail::make_tensor(dtype, shape);
-    std::string* out = detail::data_of<std::string>(t);
+    Tensor t = core::make_tensor(dtype, shape);
+    std::string* out = core::data_of<std::string>(t);
     for (std::size_t i = 0; i < n; ++i) out[i] = parse_string(data[i], Where(where, ": data[", i, "]"));
     return t;
   }
@@ -59,8 +59,8 @@ Tensor tensor_from_json(const json& j, const Where& where) {
   if (dtype == DType::Bool)
     for (std::size_t i = 0; i < bytes.size(); ++i)
       if (static_cast<unsigned char>(bytes[i]) > 1) json_fail(where, fmt::format("bool element {} is not 0 or 1", i));
-  Tensor t = detail::make_tensor(dtype, shape);
-  if (!bytes.empty()) std::memcpy(detail::raw_data(t), bytes.data(), bytes.size());
+  Tensor t = core::make_tensor(dtype, shape);
+  if (!bytes.empty()) std::memcpy(core::raw_data(t), bytes.data(), bytes.size());
   return t;
 }
 
@@ -150,7 +150,7 @@ const std::shared_ptr<Graph>& GraphTableReader::at(const json& index, const Wher
 
 namespace {
 
-detail::AttrValue read_attr(const json& j, const Where& where, const GraphTableReader& table,
+schema::AttrValue read_attr(const json& j, const Where& where, const GraphTableReader& table,
                             const std::function<void(std::size_t)>& on_graph) {
   parse_object(j, where);
   if (j.size() != 1) json_fail(where, "an attr is an object with one key naming its type");
@@ -228,7 +228,7 @@ std::shared_ptr<Graph> GraphTableReader::read_graph(const json& j, std::size_t i
     return Value{it->second, k};
   };
 
-  const detail::OpRegistry& registry = detail::OpRegistry::global();
+  const schema::OpRegistry& registry = schema::OpRegistry::global();
   for (std::size_t k = 0; k < nodes.size(); ++k) {
     const json& nj = nodes[k];
     const Where numbered_node(where, ": node ", k);
@@ -245,11 +245,11 @@ std::shared_ptr<Graph> GraphTableReader::read_graph(const json& j, std::size_t i
       json_fail(named_node, "HostFunction runs a C++ callback, which a saved model cannot hold");
     const Where nwhere(named_node, " (", op_name, ")");
 
-    detail::Attrs attrs;
+    schema::Attrs attrs;
     if (const json* aj = optional_member(nj, "attrs", nwhere)) {
       parse_object(*aj, Where(nwhere, ": attrs"));
       for (auto it = aj->begin(); it != aj->end(); ++it)
-        attrs.set(detail::intern(it.key()),
+        attrs.set(schema::intern(it.key()),
                   read_attr(it.value(), Where(nwhere, ": attr ", it.key(), ""), *this, on_graph));
     }
     std::vector<Value> inputs;
@@ -259,13 +259,13 @@ std::shared_ptr<Graph> GraphTableReader::read_graph(const json& j, std::size_t i
     }
 
     Node* node = nullptr;
-    if (op == &detail::placeholder_op()) {
+    if (op == &ops::placeholder_op()) {
       if (!inputs.empty()) json_fail(nwhere, "a Placeholder has no inputs");
-      const detail::AttrValue* dt = attrs.find("dtype");
-      const detail::AttrValue* sh = attrs.find("shape");
+      const schema::AttrValue* dt = attrs.find("dtype");
+      const schema::AttrValue* sh = attrs.find("shape");
       if (!dt || !std::holds_alternative<DType>(*dt) || !sh || !std::holds_alternative<Shape>(*sh))
         json_fail(nwhere, "a Placeholder needs a dtype attr and a shape attr");
-      detail::TensorType type{std::get<DType>(*dt), std::get<Shape>(*sh)};
+      schema::TensorType type{std::get<DType>(*dt), std::get<Shape>(*sh)};
       if (param_set.count(node_name)) node = g->add_parameter(type, node_name);
       else if (capture_set.count(node_name)) node = g->add_capture(type, node_name);
       else json_fail(nwhere, "the Placeholder is neither a parameter nor a capture of its graph");
@@ -294,7 +294,7 @@ std::shared_ptr<Graph> GraphTableReader::read_graph(const json& j, std::size_t i
       const Where owhere(nwhere, ": output ", i);
       DType dtype = parse_dtype(member(outs[i], "dtype", owhere), Where(owhere, ": dtype"));
       Shape shape = parse_shape(member(outs[i], "shape", owhere), Where(owhere, ": shape"), true);
-      const detail::TensorType& got = node->outputs[i];
+      const schema::TensorType& got = node->outputs[i];
       if (dtype != got.dtype || !shape.is_compatible_with(got.shape))
         json_fail(owhere, fmt::format("the file says {} {} but the op's type inference gives {} {}", dtype_name(dtype),
                                       shape.to_string(), dtype_name(got.dtype), got.shape.to_string()));

@@ -74,7 +74,7 @@ std::string safetensors_encode(const std::vector<NamedTensor>& tensors) {
   out += text;
   for (const NamedTensor& t : tensors) {
     std::size_t bytes = static_cast<std::size_t>(t.value.size()) * dtype_size(t.value.dtype());
-    if (bytes) out.append(static_cast<const char*>(detail::raw_data(t.value)), bytes);
+    if (bytes) out.append(static_cast<const char*>(core::raw_data(t.value)), bytes);
   }
   return out;
 }
@@ -157,9 +157,9 @@ std::vector<NamedTensor> safetensors_decode(std::string_view bytes, std::string_
   std::vector<NamedTensor> out;
   out.reserve(entries.size());
   for (const Entry& e : entries) {
-    Tensor t = detail::make_tensor(e.dtype, e.shape);
+    Tensor t = core::make_tensor(e.dtype, e.shape);
     std::size_t size = e.end - e.begin;
-    if (size) std::memcpy(detail::raw_data(t), data.data() + e.begin, size);
+    if (size) std::memcpy(core::raw_data(t), data.data() + e.begin, size);
     if (e.dtype == DType::Bool) {
       // A bool byte other than 0 or 1 is undefined behaviour once read as bool.
       const auto* b = reinterpret_cast<const unsigned char*>(data.data() + e.begin);

@@ -51,7 +51,7 @@ kiln::detail::ResultLeaves run_printable(const ConcreteFunction& f, const std::v
   try {
     return f.impl()->run(std::span<const Tensor>(args.data(), args.size()));
   } catch (...) {
-    kiln::detail::rethrow_edited([](std::string_view message) { return io::printable(message, true); });
+    kiln::core::rethrow_edited([](std::string_view message) { return io::printable(message, true); });
   }
 }
 }  // namespace
@@ -215,7 +215,7 @@ struct LoadedBuilder {
         json_fail(w, fmt::format("it lists {} captures but its graph has {}", caps.size(), g->captures().size()));
       for (std::size_t k = 0; k < caps.size(); ++k) {
         const Where cw(w, ": capture ", k);
-        const kiln::detail::TensorType& want = g->captures()[k].placeholder->outputs[0];
+        const kiln::schema::TensorType& want = g->captures()[k].placeholder->outputs[0];
         io::parse_object(caps[k], cw);
         if (caps[k].size() != 1) json_fail(cw, "a capture is {\"variable\": key}, {\"constant\": key} or {\"value\": tensor}");
         const std::string& kind = caps[k].begin().key();
@@ -300,7 +300,7 @@ struct LoadedBuilder {
   }
 
   std::vector<TensorInfo> tensor_infos(const json& list, const Where& where,
-                                       const std::vector<kiln::detail::TensorType>& types, bool exact) {
+                                       const std::vector<kiln::schema::TensorType>& types, bool exact) {
     io::parse_array(list, where);
     if (list.size() != types.size())
       json_fail(where, fmt::format("it lists {} tensors but the function has {}", list.size(), types.size()));
@@ -315,7 +315,7 @@ struct LoadedBuilder {
       info.dtype = io::parse_dtype(io::member(list[i], "dtype", w), Where(w, ": dtype"));
       info.shape = io::parse_shape(io::member(list[i], "shape", w), Where(w, ": shape"), true);
       info.tensor_name = io::parse_string(io::member(list[i], "tensor", w), Where(w, ": tensor"));
-      const kiln::detail::TensorType& t = types[i];
+      const kiln::schema::TensorType& t = types[i];
       bool ok = info.dtype == t.dtype && (exact ? info.shape == t.shape : info.shape.is_compatible_with(t.shape));
       if (!ok)
         json_fail(w, fmt::format("'{}' is {} but the function's tensor is {}", info.name, type_text(info.dtype, info.shape),
@@ -333,7 +333,7 @@ struct LoadedBuilder {
       io::parse_object(it.value(), w);
       const ConcreteFunction& f = function(io::member(it.value(), "function", w), Where(w, ": function"));
       const graph::Graph& g = *f.impl()->graph;
-      std::vector<kiln::detail::TensorType> in_types, out_types;
+      std::vector<kiln::schema::TensorType> in_types, out_types;
       for (const graph::Node* p : g.parameters()) in_types.push_back(p->outputs[0]);
       for (const graph::Value& v : g.results()) out_types.push_back(g.type_of(v));
       auto inputs = tensor_infos(io::member(it.value(), "inputs", w), Where(w, ": inputs"), in_types, true);
@@ -383,7 +383,7 @@ saved_model::Loaded load_from_bytes(std::string_view document, std::string_view 
     return builder.load(document, variables);
   } catch (...) {
     // Messages quote names and values from the file: no raw bytes out.
-    detail::rethrow_edited([](std::string_view message) { return printable(message); });
+    core::rethrow_edited([](std::string_view message) { return printable(message); });
   }
 }
 }  // namespace kiln::io

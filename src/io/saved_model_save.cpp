@@ -213,7 +213,7 @@ class Writer {
 
   // A variable a function captured: the tree's key, or a new one.
   std::string captured_variable_key(const Tensor& handle) {
-    kiln::detail::VariableState& s = kiln::detail::resource_state(handle);
+    kiln::detail::VariableState& s = kiln::ops::resource_state(handle);
     auto it = by_state_.find(&s);
     return it != by_state_.end() ? it->second : add_variable(s, "_captured/" + s.name);
   }

@@ -13,7 +13,7 @@ namespace {
 // A pure op without inputs (Const, Fill, Range): its value now, as an
 // initializer; runtimes and Kiln fold it alike.
 void evaluated(const NodeExport& x) {
-  detail::TensorList values = detail::run_eager(*x.node.op, {}, x.attrs());
+  runtime::TensorList values = runtime::run_eager(*x.node.op, {}, x.attrs());
   for (std::size_t i = 0; i < values.size(); ++i)
     x.e.bind({const_cast<graph::Node*>(&x.node), static_cast<int>(i)}, x.e.constant(values[i], x.node.name));
 }
@@ -113,11 +113,11 @@ void one_hot(const NodeExport& x) {
   DType index_type = x.in_type(0).dtype;
   Shape range_shape{depth};
   for (int d = at; d < rank; ++d) range_shape.push_back(1);
-  Tensor range = detail::make_tensor(index_type, range_shape);
+  Tensor range = core::make_tensor(index_type, range_shape);
   for (int64_t i = 0; i < depth; ++i) {
-    if (index_type == DType::Int64) detail::data_of<int64_t>(range)[i] = i;
-    else if (index_type == DType::Int32) detail::data_of<int32_t>(range)[i] = static_cast<int32_t>(i);
-    else detail::data_of<uint8_t>(range)[i] = static_cast<uint8_t>(i);
+    if (index_type == DType::Int64) core::data_of<int64_t>(range)[i] = i;
+    else if (index_type == DType::Int32) core::data_of<int32_t>(range)[i] = static_cast<int32_t>(i);
+    else core::data_of<uint8_t>(range)[i] = static_cast<uint8_t>(i);
   }
   std::string indices = x.e.add("Unsqueeze", {x.in(0), x.e.ints({at}, "axes")});
   std::string hit = x.e.add("Equal", {indices, x.e.constant(range, "range")});

@@ -77,7 +77,7 @@ void while_node(const NodeExport& x) {
   pb::GraphProto& sub = set_graph_attr(n, "body");
   sub.set_name(x.e.names().fresh(x.node.name + "_body"));
   GraphEmitter e(x.e.names(), sub);
-  auto add_input = [&](const std::string& name, const detail::TensorType& type) {
+  auto add_input = [&](const std::string& name, const schema::TensorType& type) {
     pb::ValueInfoProto& vi = *sub.add_input();
     vi.set_name(name);
     set_value_type(type, name + "_dim", vi, fmt::format("loop variable '{}'", name));

@@ -45,9 +45,9 @@ void square(const NodeExport& x) { x.e.add_node("Mul", {x.in(0), x.in(0)}, {x.ou
 void rsqrt(const NodeExport& x) { x.e.add_node("Reciprocal", {x.e.add("Sqrt", {x.in(0)})}, {x.out()}); }
 
 Tensor scalar_like(double value, DType dtype) {
-  Tensor one = detail::make_tensor(dtype, Shape{});
-  if (dtype == DType::Float32) *detail::data_of<float>(one) = static_cast<float>(value);
-  else *detail::data_of<double>(one) = value;
+  Tensor one = core::make_tensor(dtype, Shape{});
+  if (dtype == DType::Float32) *core::data_of<float>(one) = static_cast<float>(value);
+  else *core::data_of<double>(one) = value;
   return one;
 }
 
@@ -129,7 +129,7 @@ void cast(const NodeExport& x) {
 // ReduceSum takes its axes as an input from opset 13, the others as an attr
 // until opset 18.
 void reduce(const NodeExport& x, std::string_view op_type, const std::string& input, const std::string& out) {
-  const detail::Attrs& a = x.attrs();
+  const schema::Attrs& a = x.attrs();
   bool all = a.get_or<bool>("reduce_all", false);
   std::vector<int64_t> axes = all ? std::vector<int64_t>{} : a.get_ints("axes");
   if (!all && axes.empty()) {  // over no axes: the input itself

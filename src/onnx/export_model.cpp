@@ -22,9 +22,9 @@ namespace {
 // A variable's value now, or a captured tensor's.
 Tensor capture_value(const Tensor& outer, std::string& hint) {
   if (outer.dtype() != DType::Resource) return outer;
-  detail::VariableState& s = detail::resource_state(outer);
+  detail::VariableState& s = ops::resource_state(outer);
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.value.defined()) detail::uninitialized(s);
+  if (!s.value.defined()) ops::uninitialized(s);
   hint = s.name.ends_with(":0") ? s.name.substr(0, s.name.size() - 2) : s.name;
   return s.value;
 }

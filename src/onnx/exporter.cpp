@@ -54,8 +54,8 @@ std::string GraphEmitter::constant(const Tensor& value, std::string_view hint) {
 }
 
 std::string GraphEmitter::ints(const std::vector<int64_t>& values, std::string_view hint) {
-  Tensor t = detail::make_tensor(DType::Int64, Shape{static_cast<int64_t>(values.size())});
-  std::copy(values.begin(), values.end(), detail::data_of<int64_t>(t));
+  Tensor t = core::make_tensor(DType::Int64, Shape{static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), core::data_of<int64_t>(t));
   return constant(t, hint);
 }
 
@@ -125,7 +125,7 @@ pb::GraphProto& set_graph_attr(pb::NodeProto& n, const std::string& name) {
   return *a.mutable_g();
 }
 
-void set_value_type(const detail::TensorType& type, const std::string& dim_prefix, pb::ValueInfoProto& out,
+void set_value_type(const schema::TensorType& type, const std::string& dim_prefix, pb::ValueInfoProto& out,
                     const std::string& what) {
   pb::TypeProto_Tensor& t = *out.mutable_type()->mutable_tensor_type();
   t.set_elem_type(to_onnx_dtype(type.dtype, what));

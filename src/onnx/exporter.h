@@ -23,12 +23,12 @@ struct NodeExport {
   const graph::Node& node;
 
   const std::string& in(int i) const;
-  const detail::TensorType& in_type(int i) const { return node.inputs[i].node->outputs[node.inputs[i].index]; }
+  const schema::TensorType& in_type(int i) const { return node.inputs[i].node->outputs[node.inputs[i].index]; }
   int num_inputs() const { return static_cast<int>(node.inputs.size()); }
-  const detail::TensorType& out_type(int i = 0) const { return node.outputs[i]; }
+  const schema::TensorType& out_type(int i = 0) const { return node.outputs[i]; }
   // The ONNX name output i gets (made on first use).
   const std::string& out(int i = 0) const;
-  const detail::Attrs& attrs() const { return node.attrs; }
+  const schema::Attrs& attrs() const { return node.attrs; }
   // Throws Unimplemented: the node cannot be exported, because `why`.
   [[noreturn]] void refuse(const std::string& why) const;
   // The rank of input i; refuses when it is unknown (the mapping needs it).
@@ -93,7 +93,7 @@ pb::GraphProto& set_graph_attr(pb::NodeProto& n, const std::string& name);
 
 // The ONNX value type of a Kiln tensor type; unknown dims become dim_param
 // `<dim_prefix><i>`.
-void set_value_type(const detail::TensorType& type, const std::string& dim_prefix, pb::ValueInfoProto& out,
+void set_value_type(const schema::TensorType& type, const std::string& dim_prefix, pb::ValueInfoProto& out,
                     const std::string& what);
 
 }  // namespace kiln::onnx

@@ -32,7 +32,7 @@ constexpr uint64_t kMaxModelBytes = uint64_t{2} << 30;
   throw InvalidArgument(fmt::format("kiln::onnx::import_model: {}: {}", what, message));
 }
 
-detail::TensorType value_type(const pb::ValueInfoProto& vi, const std::string& what) {
+schema::TensorType value_type(const pb::ValueInfoProto& vi, const std::string& what) {
   if (!vi.type().has_tensor_type())
     throw Unimplemented(fmt::format("kiln::onnx::import_model: {}: '{}' is not a tensor (sequences, maps and "
                                     "optionals are not supported)", what, vi.name()));
@@ -108,17 +108,17 @@ struct Importer {
       for (const pb::ValueInfoProto& vi : gp.input()) {
         if (values.count(vi.name())) continue;  // an initializer's default (IR < 4 lists them as inputs)
         if (vi.name().empty()) bad(what, "a graph input has no name");
-        detail::TensorType type = value_type(vi, what);
+        schema::TensorType type = value_type(vi, what);
         values[vi.name()] = ctx.add_parameter(type, vi.name());
         inputs.push_back({vi.name(), type.dtype, type.shape, vi.name()});
       }
-      detail::DispatchHandlerGuard guard(&ctx);
+      runtime::DispatchHandlerGuard guard(&ctx);
       for (const pb::NodeProto& node : gp.node()) import_node(node, values);
       for (const pb::ValueInfoProto& vi : gp.output()) {
         auto it = values.find(vi.name());
         if (it == values.end()) bad(what, fmt::format("graph output '{}' is not produced by any node", vi.name()));
         // An output that is a constant still becomes a node of the graph.
-        Tensor t = it->second.is_symbolic() ? it->second : detail::const_op(it->second, SourceLocation::current());
+        Tensor t = it->second.is_symbolic() ? it->second : ops::const_op(it->second, SourceLocation::current());
         g->results().push_back(ctx.value_of(t));
         outputs.push_back({vi.name(), t.dtype(), t.shape(), vi.name()});
       }
@@ -219,7 +219,7 @@ struct Importer {
         // Constant inputs: the node runs now and its outputs are constants,
         // so shapes computed from constants (Shape -> Gather -> Concat ->
         // Reshape) are known when Kiln builds the graph, as Kiln's ops need.
-        detail::DispatchHandlerGuard eager(nullptr);
+        runtime::DispatchHandlerGuard eager(nullptr);
         outs = fn(NodeImport(node, std::move(inputs), opset));
       } else {
         outs = fn(NodeImport(node, std::move(inputs), opset));

@@ -279,7 +279,7 @@ Out shape_(const NodeImport& n) {
   const Shape& s = n.in(0).shape();
   Tensor dims;
   if (s.is_fully_defined()) {
-    detail::DispatchHandlerGuard eager(nullptr);  // a concrete tensor, not a traced Const
+    runtime::DispatchHandlerGuard eager(nullptr);  // a concrete tensor, not a traced Const
     dims = constant(s.to_vector());
   } else {
     dims = cast(shape_of(n.in(0)), DType::Int64);

@@ -8,9 +8,9 @@
 
 namespace kiln::onnx {
 
-using detail::data_of;
-using detail::make_tensor;
-using detail::raw_data;
+using core::data_of;
+using core::make_tensor;
+using core::raw_data;
 
 int to_onnx_dtype(DType dtype, const std::string& what) {
   switch (dtype) {

@@ -8,7 +8,7 @@
 
 #include "schema/op_def.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 // One variable's gradient: a tensor, or (float32) a matrix the update makes
 // itself a band of rows at a time, each band updated while it is in cache and
@@ -34,6 +34,6 @@ inline constexpr std::size_t kAdamInlineVariables = 32;
 // name `op`. Where a variable appears twice, the variables are updated one
 // after another, as separate ApplyAdam ops would.
 void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> grads, const Tensor& alpha,
-              const Attrs& attrs, std::string_view op);
+              const schema::Attrs& attrs, std::string_view op);
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -9,13 +9,13 @@
 
 #include "ops/array_util.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 std::string ints_to_string(const std::vector<int64_t>& v) {
   return fmt::format("[{}]", fmt::join(v, ", "));
 }
 
-void register_array_ops(OpRegistry& r) {
+void register_array_ops(schema::OpRegistry& r) {
   register_shape_ops(r);
   register_join_ops(r);
   register_join_grad_ops(r);
@@ -24,4 +24,4 @@ void register_array_ops(OpRegistry& r) {
   register_tensor_array_ops(r);
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -9,7 +9,7 @@
 #include "core/dtype_switch.h"
 #include "schema/op_def.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 // Indices (gather, TensorArray rows) are int32 or int64.
 inline bool is_index_dtype(DType d) { return d == DType::Int32 || d == DType::Int64; }
@@ -76,11 +76,11 @@ inline int64_t tiled_row_source(int64_t row, const Shape& in, const Shape& tiled
 }
 
 // The array ops live in several files; register_array_ops calls these.
-void register_shape_ops(OpRegistry& registry);
-void register_join_ops(OpRegistry& registry);
-void register_join_grad_ops(OpRegistry& registry);
-void register_slice_ops(OpRegistry& registry);
-void register_gather_ops(OpRegistry& registry);
-void register_tensor_array_ops(OpRegistry& registry);
+void register_shape_ops(schema::OpRegistry& registry);
+void register_join_ops(schema::OpRegistry& registry);
+void register_join_grad_ops(schema::OpRegistry& registry);
+void register_slice_ops(schema::OpRegistry& registry);
+void register_gather_ops(schema::OpRegistry& registry);
+void register_tensor_array_ops(schema::OpRegistry& registry);
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -8,11 +8,11 @@
 #include "ops/known_ops.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
-void bias_add_infer(InferContext& c) {
+void bias_add_infer(schema::InferContext& c) {
   DType dv = c.dtype(0), db = c.dtype(1);
   const Shape& v = c.shape(0);
   const Shape& b = c.shape(1);
@@ -42,18 +42,18 @@ void bias_add_infer(InferContext& c) {
   c.add_output(dv, v);
 }
 
-void bias_add_kernel(KernelContext& c) {
+void bias_add_kernel(schema::KernelContext& c) {
   Tensor& out = c.outputs[0];
   int64_t size = out.size();
   int64_t channels = c.in_shape(1)[0];
   if (size == 0) return;
   int64_t rows = size / channels;
-  visit_numeric(out.dtype(), [&]<class T>() {
+  core::visit_numeric(out.dtype(), [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
       const T* x = c.in<T>(0);
       const T* b = c.in<T>(1);
       T* y = c.out<T>(0);
-      parallel_for(
+      core::parallel_for(
           rows,
           [&](int64_t begin, int64_t end) {
             for (int64_t r = begin; r < end; ++r) {
@@ -62,38 +62,38 @@ void bias_add_kernel(KernelContext& c) {
               for (int64_t j = 0; j < channels; ++j) yr[j] = static_cast<T>(xr[j] + b[j]);
             }
           },
-          std::max<int64_t>(1, kParallelGrain / channels));
+          std::max<int64_t>(1, core::kParallelGrain / channels));
     }
   });
 }
 
-std::vector<OpSample> bias_add_samples() {
-  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}), constant({0.5f, -1.f, 2.f})}, Attrs{}},
-          {{constant({{{1.0, 2.0}}, {{3.0, 4.0}}}), constant({10.0, -20.0})}, Attrs{}}};
+std::vector<schema::OpSample> bias_add_samples() {
+  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}), constant({0.5f, -1.f, 2.f})}, schema::Attrs{}},
+          {{constant({{{1.0, 2.0}}, {{3.0, 4.0}}}), constant({10.0, -20.0})}, schema::Attrs{}}};
 }
 
 // d value = dy; d bias = dy summed over every dim but the last.
-void bias_add_gradient(GradContext& c) {
+void bias_add_gradient(schema::GradContext& c) {
   const Tensor& g = c.grad(0);
   if (c.needs(0)) c.set(0, g);
   if (c.needs(1)) c.set(1, sum_to_shape_of(g, c.inputs[1]));
 }
 
-constexpr OpDef kBiasAdd{.name = "BiasAdd", .infer = bias_add_infer, .kernel = bias_add_kernel,
-                         .flags = kMayRunInPlace, .samples = bias_add_samples,
-                         .gradient = bias_add_gradient};
+constexpr detail::OpDef kBiasAdd{.name = "BiasAdd", .infer = bias_add_infer, .kernel = bias_add_kernel,
+                                 .flags = schema::kMayRunInPlace, .samples = bias_add_samples,
+                                 .gradient = bias_add_gradient};
 
 }  // namespace
 
-void register_bias_add_op(OpRegistry& r) { r.add(kBiasAdd); }
+void register_bias_add_op(schema::OpRegistry& r) { r.add(kBiasAdd); }
 
-}  // namespace detail
+}  // namespace ops
 
 namespace nn {
 
 Tensor bias_add(const Tensor& value, const Tensor& bias, SourceLocation loc) {
   const Tensor in[] = {value, bias};
-  return detail::dispatch1(detail::kBiasAdd, in, detail::Attrs{}, loc);
+  return runtime::dispatch1(ops::kBiasAdd, in, schema::Attrs{}, loc);
 }
 
 }  // namespace nn
@@ -101,5 +101,5 @@ Tensor bias_add(const Tensor& value, const Tensor& bias, SourceLocation loc) {
 
 // The handles the passes compare nodes with (ops/known_ops.h).
 namespace kiln::ops {
-const detail::OpDef& bias_add_op() { return detail::kBiasAdd; }
+const detail::OpDef& bias_add_op() { return ops::kBiasAdd; }
 }  // namespace kiln::ops

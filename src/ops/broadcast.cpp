@@ -1,6 +1,6 @@
 #include "ops/broadcast.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out, int* bad_dim) {
   if (!a.has_known_rank() || !b.has_known_rank()) {
@@ -30,7 +30,7 @@ bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out, int* bad_dim) 
   return true;
 }
 
-Shape infer_broadcast(const InferContext& c, const Shape& a, const Shape& b, const char* a_name,
+Shape infer_broadcast(const schema::InferContext& c, const Shape& a, const Shape& b, const char* a_name,
                       const char* b_name) {
   Shape out;
   int bad = 0;
@@ -90,4 +90,4 @@ BroadcastPlan make_broadcast_plan(const Shape& out, std::initializer_list<const 
   return p;
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -9,7 +9,7 @@
 #include "core/parallel.h"
 #include "schema/op_def.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 // The broadcast of two shapes. Unknown rank gives unknown rank; an unknown
 // dim against a known dim > 1 gives that dim, otherwise unknown. Returns
@@ -19,7 +19,7 @@ bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out, int* bad_dim =
 
 // broadcast_shapes, failing through `c` with a message that names the op,
 // both arguments and both shapes.
-Shape infer_broadcast(const InferContext& c, const Shape& a, const Shape& b, const char* a_name,
+Shape infer_broadcast(const schema::InferContext& c, const Shape& a, const Shape& b, const char* a_name,
                       const char* b_name);
 
 // An output's element space as (collapsed) dims with, for each input, the
@@ -50,7 +50,7 @@ void for_each_row(const BroadcastPlan& p, int64_t grain, Row&& row) {
   for (int d = 0; d < outer_rank; ++d) rows *= p.dims[d];
   if (rows == 0 || inner == 0) return;
   const int64_t row_grain = std::max<int64_t>(1, grain / inner);
-  parallel_for(
+  core::parallel_for(
       rows,
       [&](int64_t begin, int64_t end) {
         int64_t index[Shape::kMaxRank] = {};
@@ -76,4 +76,4 @@ void for_each_row(const BroadcastPlan& p, int64_t grain, Row&& row) {
       row_grain);
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -7,7 +7,7 @@
 
 #include "schema/op_def.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 // Float to integer as TF's CPU kernel gives it on x86 (a static_cast there,
 // compiled to cvttss2si / cvttsd2si), without C++'s undefined behaviour:
@@ -42,6 +42,6 @@ template <class To, class From> void cast_loop(const void* const* in, void* out,
 
 // The contiguous loop converting `from` to `to` (numeric and bool dtypes),
 // nullptr for strings and resources.
-ElementwiseLoop cast_loop_for(DType from, DType to);
+schema::ElementwiseLoop cast_loop_for(DType from, DType to);
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

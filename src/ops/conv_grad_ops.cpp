@@ -18,9 +18,9 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
-void check_conv_dy(InferContext& c, const Shape& y) {
+void check_conv_dy(schema::InferContext& c, const Shape& y) {
   const Shape& in = c.shape(0);
   const Shape& f = c.shape(1);
   const Shape& dy = c.shape(2);
@@ -40,9 +40,9 @@ void check_conv_dy(InferContext& c, const Shape& y) {
 namespace {
 
 // Checks input, filters and dy (inputs 0, 1, 2) against each other.
-void check_conv_backprop(InferContext& c) { check_conv_dy(c, infer_conv2d_output(c, c.shape(0), c.shape(1))); }
+void check_conv_backprop(schema::InferContext& c) { check_conv_dy(c, infer_conv2d_output(c, c.shape(0), c.shape(1))); }
 
-void backprop_input_infer(InferContext& c) {
+void backprop_input_infer(schema::InferContext& c) {
   check_conv_backprop(c);
   const Shape& in = c.shape(0);
   Shape out = in.has_known_rank() ? in : Shape{-1, -1, -1, -1};
@@ -51,7 +51,7 @@ void backprop_input_infer(InferContext& c) {
   c.add_output(c.dtype(0), out);
 }
 
-void backprop_filter_infer(InferContext& c) {
+void backprop_filter_infer(schema::InferContext& c) {
   check_conv_backprop(c);
   const Shape& f = c.shape(1);
   Shape out = f.has_known_rank() ? f : Shape{-1, -1, -1, -1};
@@ -60,7 +60,7 @@ void backprop_filter_infer(InferContext& c) {
   c.add_output(c.dtype(0), out);
 }
 
-ConvDims kernel_dims(const KernelContext& c) {
+ConvDims kernel_dims(const schema::KernelContext& c) {
   const Shape& in = c.in_shape(0);
   const Shape& f = c.in_shape(1);
   return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1]), conv_groups(in, f)};
@@ -181,7 +181,7 @@ void backprop_input_plain(const ConvDims& d, const T* f, const T* dy, T* dx) {
   int64_t oh_n = g.h.out, ow_n = g.w.out;
   const int64_t cg = d.c / d.groups, og = d.o / d.groups;  // channels per group
   int64_t row_work = std::max<int64_t>(1, d.w * g.kh * g.kw * d.c * og);
-  parallel_for(
+  core::parallel_for(
       d.n * d.h,
       [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
@@ -212,7 +212,7 @@ void backprop_input_plain(const ConvDims& d, const T* f, const T* dy, T* dx) {
           }
         }
       },
-      std::max<int64_t>(1, kParallelGrain / row_work));
+      std::max<int64_t>(1, core::kParallelGrain / row_work));
 }
 
 // Each filter row (kh, kw, ci) sums input x dy over the batch and the output
@@ -223,7 +223,7 @@ void backprop_filter_plain(const ConvDims& d, const T* x, const T* dy, T* df) {
   int64_t oh_n = g.h.out, ow_n = g.w.out;
   const int64_t cg = d.c / d.groups, og = d.o / d.groups;  // channels per group
   int64_t row_work = std::max<int64_t>(1, d.n * oh_n * ow_n * d.o);
-  parallel_for(
+  core::parallel_for(
       g.kh * g.kw * cg,
       [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
@@ -249,12 +249,12 @@ void backprop_filter_plain(const ConvDims& d, const T* x, const T* dy, T* df) {
           }
         }
       },
-      std::max<int64_t>(1, kParallelGrain / row_work));
+      std::max<int64_t>(1, core::kParallelGrain / row_work));
 }
 
 // An empty dy or a reduction over nothing (no channels, no batch): zeros.
 template <class T>
-bool fill_zeros_if_empty(const KernelContext& c, const ConvDims& d, T* out) {
+bool fill_zeros_if_empty(const schema::KernelContext& c, const ConvDims& d, T* out) {
   if (c.inputs[2].size() != 0 && d.c != 0) return false;
   std::fill(out, out + c.outputs[0].size(), T(0));
   return true;
@@ -262,9 +262,9 @@ bool fill_zeros_if_empty(const KernelContext& c, const ConvDims& d, T* out) {
 
 }  // namespace
 
-void conv2d_backprop_input_kernel(KernelContext& c, const ConvDims& d) {
+void conv2d_backprop_input_kernel(schema::KernelContext& c, const ConvDims& d) {
   if (c.outputs[0].size() == 0) return;
-  visit_numeric(c.outputs[0].dtype(), [&]<class T>() {
+  core::visit_numeric(c.outputs[0].dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       T* dx = c.out<T>(0);
       if (fill_zeros_if_empty(c, d, dx)) return;
@@ -276,9 +276,9 @@ void conv2d_backprop_input_kernel(KernelContext& c, const ConvDims& d) {
   });
 }
 
-void conv2d_backprop_filter_kernel(KernelContext& c, const ConvDims& d) {
+void conv2d_backprop_filter_kernel(schema::KernelContext& c, const ConvDims& d) {
   if (c.outputs[0].size() == 0) return;
-  visit_numeric(c.outputs[0].dtype(), [&]<class T>() {
+  core::visit_numeric(c.outputs[0].dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       T* df = c.out<T>(0);
       if (fill_zeros_if_empty(c, d, df)) return;
@@ -292,10 +292,10 @@ void conv2d_backprop_filter_kernel(KernelContext& c, const ConvDims& d) {
 
 namespace {
 
-void backprop_input_kernel(KernelContext& c) { conv2d_backprop_input_kernel(c, kernel_dims(c)); }
-void backprop_filter_kernel(KernelContext& c) { conv2d_backprop_filter_kernel(c, kernel_dims(c)); }
+void backprop_input_kernel(schema::KernelContext& c) { conv2d_backprop_input_kernel(c, kernel_dims(c)); }
+void backprop_filter_kernel(schema::KernelContext& c) { conv2d_backprop_filter_kernel(c, kernel_dims(c)); }
 
-std::vector<OpSample> conv_backprop_samples() {
+std::vector<schema::OpSample> conv_backprop_samples() {
   constexpr DType f32 = DType::Float32, f64 = DType::Float64;
   return {conv_backprop_sample(f32, {1, 5, 5, 2}, {3, 3, 2, 3}, {1, 5, 5, 3}, 1, "SAME", 1),
           conv_backprop_sample(f64, {2, 5, 6, 2}, {3, 2, 2, 3}, {2, 2, 5, 3}, {2, 1}, "VALID", 1),
@@ -304,88 +304,89 @@ std::vector<OpSample> conv_backprop_samples() {
           conv_backprop_sample(f32, {1, 5, 4, 6}, {3, 2, 2, 6}, {1, 3, 2, 6}, {2, 2}, "SAME", 1)};
 }
 
-Tensor conv2d_with(const Tensor& x, const Tensor& f, const Attrs& attrs) {
+Tensor conv2d_with(const Tensor& x, const Tensor& f, const schema::Attrs& attrs) {
   return nn::conv2d(x, f, attrs.get_ints("strides"), attrs.get_string("padding"), attrs.get_ints("dilations"));
 }
-Tensor backprop_input_with(const Tensor& x, const Tensor& f, const Tensor& dy, const Attrs& attrs) {
+Tensor backprop_input_with(const Tensor& x, const Tensor& f, const Tensor& dy, const schema::Attrs& attrs) {
   return conv2d_backprop_input(x, f, dy, attrs);
 }
-Tensor backprop_filter_with(const Tensor& x, const Tensor& f, const Tensor& dy, const Attrs& attrs) {
+Tensor backprop_filter_with(const Tensor& x, const Tensor& f, const Tensor& dy, const schema::Attrs& attrs) {
   return conv2d_backprop_filter(x, f, dy, attrs);
 }
 constexpr ConvOps kConv2DOps{conv2d_with, backprop_input_with, backprop_filter_with};
 
-void backprop_input_gradient(GradContext& c) { conv_backprop_input_gradient(c, kConv2DOps); }
-void backprop_filter_gradient(GradContext& c) { conv_backprop_filter_gradient(c, kConv2DOps); }
+void backprop_input_gradient(schema::GradContext& c) { conv_backprop_input_gradient(c, kConv2DOps); }
+void backprop_filter_gradient(schema::GradContext& c) { conv_backprop_filter_gradient(c, kConv2DOps); }
 
-constexpr OpDef kConv2DBackpropInput{.name = "Conv2DBackpropInput",
-                                     .infer = backprop_input_infer,
-                                     .kernel = backprop_input_kernel,
-                                     .samples = conv_backprop_samples,
-                                     .gradient = backprop_input_gradient};
-constexpr OpDef kConv2DBackpropFilter{.name = "Conv2DBackpropFilter",
-                                      .infer = backprop_filter_infer,
-                                      .kernel = backprop_filter_kernel,
-                                      .samples = conv_backprop_samples,
-                                      .gradient = backprop_filter_gradient};
+constexpr detail::OpDef kConv2DBackpropInput{.name = "Conv2DBackpropInput",
+                                             .infer = backprop_input_infer,
+                                             .kernel = backprop_input_kernel,
+                                             .samples = conv_backprop_samples,
+                                             .gradient = backprop_input_gradient};
+constexpr detail::OpDef kConv2DBackpropFilter{.name = "Conv2DBackpropFilter",
+                                              .infer = backprop_filter_infer,
+                                              .kernel = backprop_filter_kernel,
+                                              .samples = conv_backprop_samples,
+                                              .gradient = backprop_filter_gradient};
 
 }  // namespace
 
-Attrs conv_attrs(const nn::Size2D& strides, const nn::PaddingArg& padding, const nn::Size2D& dilations) {
-  return Attrs{{"strides", size2d_attr(strides)}, {"padding", padding_attr(padding)}, {"dilations", size2d_attr(dilations)}};
+schema::Attrs conv_attrs(const nn::Size2D& strides, const nn::PaddingArg& padding, const nn::Size2D& dilations) {
+  return schema::Attrs{
+      {"strides", size2d_attr(strides)}, {"padding", padding_attr(padding)}, {"dilations", size2d_attr(dilations)}};
 }
 
-OpSample conv_backprop_sample(DType dtype, const Shape& input, const Shape& filters, const Shape& dy,
-                              const nn::Size2D& strides, const char* padding, const nn::Size2D& dilations) {
+schema::OpSample conv_backprop_sample(DType dtype, const Shape& input, const Shape& filters, const Shape& dy,
+                                      const nn::Size2D& strides, const char* padding, const nn::Size2D& dilations) {
   // Values (i % period) * scale + offset.
   auto ramp = [dtype](const Shape& shape, double scale, double offset, int64_t period) {
     std::vector<double> v(static_cast<std::size_t>(shape.num_elements()));
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(static_cast<int64_t>(i) % period) * scale + offset;
     return dtype == DType::Float64 ? constant(v, shape) : constant(std::vector<float>(v.begin(), v.end()), shape);
   };
-  return OpSample{{ramp(input, 0.25, -0.5, 7), ramp(filters, 0.2, -0.4, 5), ramp(dy, 0.3, -0.9, 6)},
-                  conv_attrs(strides, padding, dilations)};
+  return schema::OpSample{{ramp(input, 0.25, -0.5, 7), ramp(filters, 0.2, -0.4, 5), ramp(dy, 0.3, -0.9, 6)},
+                          conv_attrs(strides, padding, dilations)};
 }
 
-void conv_gradient(GradContext& c, const ConvOps& ops) {
+void conv_gradient(schema::GradContext& c, const ConvOps& ops) {
   const Tensor& x = c.inputs[0];
   const Tensor& f = c.inputs[1];
   if (c.needs(0)) c.set(0, ops.backprop_input(x, f, c.grad(0), c.attrs));
   if (c.needs(1)) c.set(1, ops.backprop_filter(x, f, c.grad(0), c.attrs));
 }
 
-void conv_backprop_input_gradient(GradContext& c, const ConvOps& ops) {
+void conv_backprop_input_gradient(schema::GradContext& c, const ConvOps& ops) {
   const Tensor& f = c.inputs[1];
   const Tensor& dy = c.inputs[2];
   if (c.needs(1)) c.set(1, ops.backprop_filter(c.grad(0), f, dy, c.attrs));
   if (c.needs(2)) c.set(2, ops.forward(c.grad(0), f, c.attrs));
 }
 
-void conv_backprop_filter_gradient(GradContext& c, const ConvOps& ops) {
+void conv_backprop_filter_gradient(schema::GradContext& c, const ConvOps& ops) {
   const Tensor& x = c.inputs[0];
   const Tensor& dy = c.inputs[2];
   if (c.needs(0)) c.set(0, ops.backprop_input(x, c.grad(0), dy, c.attrs));
   if (c.needs(2)) c.set(2, ops.forward(x, c.grad(0), c.attrs));
 }
 
-void register_conv_grad_ops(OpRegistry& r) {
+void register_conv_grad_ops(schema::OpRegistry& r) {
   r.add(kConv2DBackpropInput);
   r.add(kConv2DBackpropFilter);
 }
 
 Tensor conv2d_backprop_input(const Tensor& input, const Tensor& filters, const Tensor& dy,
-                             Attrs attrs) {
+                             schema::Attrs attrs) {
   const Tensor in[] = {input, filters, dy};
-  return dispatch1(kConv2DBackpropInput, in, std::move(attrs), SourceLocation::current());
+  return runtime::dispatch1(kConv2DBackpropInput, in, std::move(attrs), SourceLocation::current());
 }
 
 Tensor conv2d_backprop_filter(const Tensor& input, const Tensor& filters, const Tensor& dy,
-                              Attrs attrs) {
+                              schema::Attrs attrs) {
   const Tensor in[] = {input, filters, dy};
-  return dispatch1(kConv2DBackpropFilter, in, std::move(attrs), SourceLocation::current());
+  return runtime::dispatch1(kConv2DBackpropFilter, in, std::move(attrs), SourceLocation::current());
 }
 
-}  // namespace detail
+}  // namespace ops
 }  // namespace kiln
 
 namespace kiln::nn {
@@ -412,7 +413,7 @@ Tensor conv2d_transpose(const Tensor& input, const Tensor& filters, const Shape&
                      : zeros(Shape{1, output_shape[1], output_shape[2], output_shape[3]}, input.dtype()) *
                            kiln::sum(input, {1, 2, 3}, /*keepdims=*/true);
   const Tensor in[] = {sizes, filters, input};
-  return detail::dispatch1(detail::kConv2DBackpropInput, in, detail::conv_attrs(strides, padding, dilations), loc);
+  return runtime::dispatch1(ops::kConv2DBackpropInput, in, ops::conv_attrs(strides, padding, dilations), loc);
 }
 
 }  // namespace kiln::nn

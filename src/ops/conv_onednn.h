@@ -8,7 +8,7 @@
 #include "ops/nn_internal.h"
 #include "ops/onednn.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 struct ConvDescs {
   dnnl::memory::desc src, dst, user_weights, any_weights;
@@ -47,4 +47,4 @@ inline onednn::PrimitiveKey conv_key(uint32_t kind, const ConvDims& d) {
   return key;
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -12,9 +12,9 @@
 #include "ops/known_ops.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
-Shape infer_conv2d_output(InferContext& c, const Shape& in, const Shape& f) {
+Shape infer_conv2d_output(schema::InferContext& c, const Shape& in, const Shape& f) {
   DType di = c.dtype(0), df = c.dtype(1);
   if (di != df)
     c.fail("input and filters must have the same dtype, got input: {} and filters: {}",
@@ -50,7 +50,7 @@ Shape infer_conv2d_output(InferContext& c, const Shape& in, const Shape& f) {
 
 namespace {
 
-void conv2d_infer(InferContext& c) {
+void conv2d_infer(schema::InferContext& c) {
   c.add_output(c.dtype(0), infer_conv2d_output(c, c.shape(0), c.shape(1)));
 }
 
@@ -137,7 +137,7 @@ void conv_plain(const ConvDims& d, const T* x, const T* f, T* y) {
   int64_t oh_n = g.h.out, ow_n = g.w.out;
   const int64_t cg = d.c / d.groups, og = d.o / d.groups;  // channels per group
   int64_t row_work = std::max<int64_t>(1, ow_n * g.kh * g.kw * cg * d.o);
-  parallel_for(
+  core::parallel_for(
       d.n * oh_n,
       [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
@@ -166,10 +166,10 @@ void conv_plain(const ConvDims& d, const T* x, const T* f, T* y) {
           }
         }
       },
-      std::max<int64_t>(1, kParallelGrain / row_work));
+      std::max<int64_t>(1, core::kParallelGrain / row_work));
 }
 
-ConvDims conv_dims(const KernelContext& c) {
+ConvDims conv_dims(const schema::KernelContext& c) {
   const Shape& in = c.in_shape(0);
   const Shape& f = c.in_shape(1);
   return ConvDims{in[0], in[1], in[2], in[3], f[3], kernel_window(c.attrs, in, f[0], f[1]), conv_groups(in, f)};
@@ -177,10 +177,10 @@ ConvDims conv_dims(const KernelContext& c) {
 
 }  // namespace
 
-void conv2d_forward(KernelContext& c, const ConvDims& d) {
+void conv2d_forward(schema::KernelContext& c, const ConvDims& d) {
   Tensor& out = c.outputs[0];
   if (out.size() == 0) return;
-  visit_numeric(out.dtype(), [&]<class T>() {
+  core::visit_numeric(out.dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       T* y = c.out<T>(0);
       if (d.c == 0) {
@@ -197,14 +197,14 @@ void conv2d_forward(KernelContext& c, const ConvDims& d) {
 
 namespace {
 
-void conv2d_kernel(KernelContext& c) { conv2d_forward(c, conv_dims(c)); }
+void conv2d_kernel(schema::KernelContext& c) { conv2d_forward(c, conv_dims(c)); }
 
-std::vector<OpSample> conv2d_samples() {
+std::vector<schema::OpSample> conv2d_samples() {
   std::vector<float> x(1 * 5 * 5 * 2), w(3 * 3 * 2 * 3);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) * 0.2f - 0.4f;
   std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
-  std::vector<OpSample> samples{
+  std::vector<schema::OpSample> samples{
       {{constant(x, Shape{1, 5, 5, 2}), constant(w, Shape{3, 3, 2, 3})}, conv_attrs(1, "SAME", 1)},
       {{constant(xd, Shape{1, 5, 5, 2}), constant(wd, Shape{3, 3, 2, 3})}, conv_attrs({2, 1}, "VALID", 1)},
       // Grouped: 6 channels in 3 groups of 2, 2 outputs each (the backprop sample without its dy).
@@ -213,33 +213,33 @@ std::vector<OpSample> conv2d_samples() {
   return samples;
 }
 
-void conv2d_gradient(GradContext& c) {
+void conv2d_gradient(schema::GradContext& c) {
   const Tensor& x = c.inputs[0];
   const Tensor& f = c.inputs[1];
   if (c.needs(0)) c.set(0, conv2d_backprop_input(x, f, c.grad(0), c.attrs));
   if (c.needs(1)) c.set(1, conv2d_backprop_filter(x, f, c.grad(0), c.attrs));
 }
 
-constexpr OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel = conv2d_kernel,
-                        .samples = conv2d_samples, .gradient = conv2d_gradient};
+constexpr detail::OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel = conv2d_kernel,
+                                .samples = conv2d_samples, .gradient = conv2d_gradient};
 
 }  // namespace
 
-bool conv2d_bias_onednn(const KernelContext& c, const float* bias) {
+bool conv2d_bias_onednn(const schema::KernelContext& c, const float* bias) {
   ConvDims d = conv_dims(c);
   return d.c > 0 && conv_onednn(d, c.in<float>(0), c.in<float>(1), c.out<float>(0), bias);
 }
 
-void register_conv_ops(OpRegistry& r) { r.add(kConv2D); }
+void register_conv_ops(schema::OpRegistry& r) { r.add(kConv2D); }
 
-}  // namespace detail
+}  // namespace ops
 
 namespace nn {
 
 Tensor conv2d(const Tensor& input, const Tensor& filters, const Size2D& strides,
               const PaddingArg& padding, const Size2D& dilations, SourceLocation loc) {
   const Tensor in[] = {input, filters};
-  return detail::dispatch1(detail::kConv2D, in, detail::conv_attrs(strides, padding, dilations), loc);
+  return runtime::dispatch1(ops::kConv2D, in, ops::conv_attrs(strides, padding, dilations), loc);
 }
 
 }  // namespace nn
@@ -247,5 +247,5 @@ Tensor conv2d(const Tensor& input, const Tensor& filters, const Size2D& strides,
 
 // The handles the passes compare nodes with (ops/known_ops.h).
 namespace kiln::ops {
-const detail::OpDef& conv2d_op() { return detail::kConv2D; }
+const detail::OpDef& conv2d_op() { return ops::kConv2D; }
 }  // namespace kiln::ops

@@ -3,7 +3,7 @@
 // and C++ scalars turned into tensors (weak typing of `x * 2`).
 #include "kiln/tensor.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 // `value` (a concrete tensor) as the output of a Const op: returned as is in
 // eager mode, a Const node while tracing.
@@ -24,10 +24,15 @@ struct BinaryInputs {
 };
 BinaryInputs binary_inputs(const Operand& a, const Operand& b, std::string_view op_name);
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops
 
 namespace kiln::detail {
 struct OpDef;
-// The op of graph parameters: its node stands for a value fed at each call.
-const OpDef& placeholder_op();
+
 }  // namespace kiln::detail
+
+namespace kiln::ops {
+
+// The op of graph parameters: its node stands for a value fed at each call.
+const detail::OpDef& placeholder_op();
+}  // namespace kiln::ops

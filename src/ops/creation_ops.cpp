@@ -10,88 +10,88 @@
 #include "ops/known_ops.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
 // ---- Const: a value baked into the graph --------------------------------
-void const_infer(InferContext& c) {
+void const_infer(schema::InferContext& c) {
   const Tensor& v = c.attrs().get<Tensor>("value");
   c.add_output(v.dtype(), v.shape());
 }
-void const_kernel(KernelContext& c) { c.outputs[0] = c.attrs.get<Tensor>("value"); }
+void const_kernel(schema::KernelContext& c) { c.outputs[0] = c.attrs.get<Tensor>("value"); }
 
-std::vector<OpSample> const_samples() {
-  return {{{}, Attrs{{"value", make_scalar(Scalar(3.5f), DType::Float32)}}}};
+std::vector<schema::OpSample> const_samples() {
+  return {{{}, schema::Attrs{{"value", make_scalar(Scalar(3.5f), DType::Float32)}}}};
 }
 
-constexpr OpDef kConst{.name = "Const", .infer = const_infer, .kernel = const_kernel,
-                       .flags = kSetsOwnOutputs | kNotDifferentiable, .samples = const_samples};
+constexpr detail::OpDef kConst{.name = "Const", .infer = const_infer, .kernel = const_kernel,
+                               .flags = schema::kSetsOwnOutputs | schema::kNotDifferentiable, .samples = const_samples};
 
 // Writes `value` (a one-element tensor of out's dtype) into every element.
 void fill_with(const Tensor& value, Tensor& out) {
   int64_t n = out.size();
-  visit_dtype(out.dtype(), [&]<class T>() {
-    T v = data_of<T>(value)[0];
-    T* o = data_of<T>(out);
-    parallel_for(n, [&](int64_t b, int64_t e) {
+  core::visit_dtype(out.dtype(), [&]<class T>() {
+    T v = core::data_of<T>(value)[0];
+    T* o = core::data_of<T>(out);
+    core::parallel_for(n, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) o[i] = v;
     });
   });
 }
 
 // ---- Placeholder: a graph parameter, fed at each call -----------------
-void placeholder_infer(InferContext& c) {
+void placeholder_infer(schema::InferContext& c) {
   c.add_output(c.attrs().get_dtype("dtype"), c.attrs().get_shape("shape"));
 }
 // Graphs never run their placeholders: the executor feeds them.
-void placeholder_kernel(KernelContext&) {}
+void placeholder_kernel(schema::KernelContext&) {}
 
-std::vector<OpSample> placeholder_samples() {
-  return {{{}, Attrs{{"dtype", DType::Float32}, {"shape", Shape{None, 3}}}}};
+std::vector<schema::OpSample> placeholder_samples() {
+  return {{{}, schema::Attrs{{"dtype", DType::Float32}, {"shape", Shape{None, 3}}}}};
 }
 
-constexpr OpDef kPlaceholder{.name = "Placeholder", .infer = placeholder_infer,
-                             .kernel = placeholder_kernel, .flags = kGraphOnly | kNotDifferentiable,
-                             .samples = placeholder_samples};
+constexpr detail::OpDef kPlaceholder{.name = "Placeholder", .infer = placeholder_infer, .kernel = placeholder_kernel,
+                                     .flags = schema::kGraphOnly | schema::kNotDifferentiable,
+                                     .samples = placeholder_samples};
 
 // ---- Fill: a shape filled with one value --------------------------------
-void fill_infer(InferContext& c) {
+void fill_infer(schema::InferContext& c) {
   const Shape& shape = c.attrs().get_shape("shape");
   if (!shape.is_fully_defined())
     c.fail("the shape {} must be fully defined", shape.to_string());
   c.add_output(c.attrs().get<Tensor>("value").dtype(), shape);
 }
-void fill_kernel(KernelContext& c) { fill_with(c.attrs.get<Tensor>("value"), c.outputs[0]); }
+void fill_kernel(schema::KernelContext& c) { fill_with(c.attrs.get<Tensor>("value"), c.outputs[0]); }
 
-std::vector<OpSample> fill_samples() {
-  return {{{}, Attrs{{"shape", Shape{2, 3}}, {"value", make_scalar(Scalar(7), DType::Int32)}}}};
+std::vector<schema::OpSample> fill_samples() {
+  return {{{}, schema::Attrs{{"shape", Shape{2, 3}}, {"value", make_scalar(Scalar(7), DType::Int32)}}}};
 }
 
-constexpr OpDef kFill{.name = "Fill", .infer = fill_infer, .kernel = fill_kernel,
-                      .flags = kNotDifferentiable, .samples = fill_samples};
+constexpr detail::OpDef kFill{.name = "Fill", .infer = fill_infer, .kernel = fill_kernel,
+                              .flags = schema::kNotDifferentiable, .samples = fill_samples};
 
 // ---- FillLike: x's shape filled with one value (zeros_like, ones_like) ---
-void fill_like_infer(InferContext& c) {
+void fill_like_infer(schema::InferContext& c) {
   c.add_output(c.attrs().get<Tensor>("value").dtype(), c.shape(0));
 }
-void fill_like_kernel(KernelContext& c) { fill_with(c.attrs.get<Tensor>("value"), c.outputs[0]); }
+void fill_like_kernel(schema::KernelContext& c) { fill_with(c.attrs.get<Tensor>("value"), c.outputs[0]); }
 
-std::vector<OpSample> fill_like_samples() {
+std::vector<schema::OpSample> fill_like_samples() {
   return {{{make_scalar(Scalar(1.0f), DType::Float32)},
-           Attrs{{"value", make_scalar(Scalar(0), DType::Int64)}}}};
+           schema::Attrs{{"value", make_scalar(Scalar(0), DType::Int64)}}}};
 }
 
-constexpr OpDef kFillLike{.name = "FillLike", .infer = fill_like_infer,
-                          .kernel = fill_like_kernel, .flags = kNotDifferentiable,
-                          .samples = fill_like_samples};
+constexpr detail::OpDef kFillLike{.name = "FillLike", .infer = fill_like_infer,
+                                  .kernel = fill_like_kernel, .flags = schema::kNotDifferentiable,
+                                  .samples = fill_like_samples};
 
 // ---- Range ----------------------------------------------------------------
 // The number of elements, as TF counts them; sizes no int64 (for floats) or
 // tensor (past Shape::kMaxElements) can hold are InvalidArgument, never a
 // cast out of range.
-int64_t range_length(const InferContext& c, DType dtype) {
-  const Attrs& a = c.attrs();
+int64_t range_length(const schema::InferContext& c, DType dtype) {
+  const schema::Attrs& a = c.attrs();
   if (is_floating(dtype)) {
     double start = a.get_float("start"), limit = a.get_float("limit"), delta = a.get_float("delta");
     double n = std::ceil((limit - start) / delta);
@@ -115,7 +115,7 @@ int64_t range_length(const InferContext& c, DType dtype) {
   return static_cast<int64_t>(n);
 }
 
-void range_infer(InferContext& c) {
+void range_infer(schema::InferContext& c) {
   DType dtype = c.attrs().get_dtype("dtype");
   if (!is_numeric(dtype) || dtype == DType::Bool)
     c.fail("dtype must be a number type, got {}", dtype_name(dtype));
@@ -123,11 +123,11 @@ void range_infer(InferContext& c) {
   if (zero) c.fail("delta must not be zero");
   c.add_output(dtype, Shape{range_length(c, dtype)});
 }
-void range_kernel(KernelContext& c) {
+void range_kernel(schema::KernelContext& c) {
   Tensor& out = c.outputs[0];
   int64_t n = out.size();
-  visit_numeric(out.dtype(), [&]<class T>() {
-    T* o = data_of<T>(out);
+  core::visit_numeric(out.dtype(), [&]<class T>() {
+    T* o = core::data_of<T>(out);
     if constexpr (std::is_floating_point_v<T>) {
       double start = c.attrs.get_float("start"), delta = c.attrs.get_float("delta");
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + static_cast<double>(i) * delta);
@@ -140,17 +140,17 @@ void range_kernel(KernelContext& c) {
   });
 }
 
-std::vector<OpSample> range_samples() {
-  return {{{}, Attrs{{"start", int64_t(1)}, {"limit", int64_t(10)}, {"delta", int64_t(3)},
-                     {"dtype", DType::Int32}}},
-          {{}, Attrs{{"start", 0.0}, {"limit", 1.0}, {"delta", 0.25}, {"dtype", DType::Float32}}}};
+std::vector<schema::OpSample> range_samples() {
+  return {{{}, schema::Attrs{{"start", int64_t(1)}, {"limit", int64_t(10)}, {"delta", int64_t(3)},
+                             {"dtype", DType::Int32}}},
+          {{}, schema::Attrs{{"start", 0.0}, {"limit", 1.0}, {"delta", 0.25}, {"dtype", DType::Float32}}}};
 }
 
-constexpr OpDef kRange{.name = "Range", .infer = range_infer, .kernel = range_kernel,
-                       .flags = kNotDifferentiable, .samples = range_samples};
+constexpr detail::OpDef kRange{.name = "Range", .infer = range_infer, .kernel = range_kernel,
+                               .flags = schema::kNotDifferentiable, .samples = range_samples};
 
 // ---- Cast -----------------------------------------------------------------
-void cast_infer(InferContext& c) {
+void cast_infer(schema::InferContext& c) {
   DType from = c.dtype(0), to = c.attrs().get_dtype("dtype");
   if ((from == DType::String) != (to == DType::String))
     c.fail("cannot cast {} to {}", dtype_name(from), dtype_name(to));
@@ -160,50 +160,50 @@ void cast_infer(InferContext& c) {
 void cast_values(const Tensor& in, Tensor& out) {
   int64_t n = in.size();
   if (in.dtype() == DType::String) {
-    const auto* s = data_of<std::string>(in);
-    auto* o = data_of<std::string>(out);
+    const auto* s = core::data_of<std::string>(in);
+    auto* o = core::data_of<std::string>(out);
     for (int64_t i = 0; i < n; ++i) o[i] = s[i];
     return;
   }
-  visit_numeric(in.dtype(), [&]<class From>() {
-    visit_numeric(out.dtype(), [&]<class To>() {
-      const From* s = data_of<From>(in);
-      To* o = data_of<To>(out);
-      parallel_for(n, [&](int64_t b, int64_t e) {
+  core::visit_numeric(in.dtype(), [&]<class From>() {
+    core::visit_numeric(out.dtype(), [&]<class To>() {
+      const From* s = core::data_of<From>(in);
+      To* o = core::data_of<To>(out);
+      core::parallel_for(n, [&](int64_t b, int64_t e) {
         cast_range<To, From>(s + b, o + b, e - b);
       });
     });
   });
 }
-void cast_kernel(KernelContext& c) { cast_values(c.inputs[0], c.outputs[0]); }
+void cast_kernel(schema::KernelContext& c) { cast_values(c.inputs[0], c.outputs[0]); }
 
-std::vector<OpSample> cast_samples() {
+std::vector<schema::OpSample> cast_samples() {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   Tensor special = constant({nan, inf, -inf, 3e9, -3e9, 1e19, 300.7, -1.5, -0.0, 2147483647.9});
-  return {{{constant({1.5f, -2.7f, 0.0f})}, Attrs{{"dtype", DType::Int32}}},
-          {{constant({0, 3})}, Attrs{{"dtype", DType::Bool}}},
-          {{special}, Attrs{{"dtype", DType::Int32}}, true},
-          {{special}, Attrs{{"dtype", DType::Int64}}, true},
-          {{special}, Attrs{{"dtype", DType::UInt8}}, true},
-          {{cast(special, DType::Float32)}, Attrs{{"dtype", DType::Int32}}, true}};
+  return {{{constant({1.5f, -2.7f, 0.0f})}, schema::Attrs{{"dtype", DType::Int32}}},
+          {{constant({0, 3})}, schema::Attrs{{"dtype", DType::Bool}}},
+          {{special}, schema::Attrs{{"dtype", DType::Int32}}, true},
+          {{special}, schema::Attrs{{"dtype", DType::Int64}}, true},
+          {{special}, schema::Attrs{{"dtype", DType::UInt8}}, true},
+          {{cast(special, DType::Float32)}, schema::Attrs{{"dtype", DType::Int32}}, true}};
 }
 
 // Only between float types: an integer result carries no gradient.
-void cast_grad(GradContext& c) {
+void cast_grad(schema::GradContext& c) {
   if (is_floating(c.outputs[0].dtype()) && is_floating(c.inputs[0].dtype()))
     c.set(0, cast(c.grad(0), c.inputs[0].dtype()));
 }
 
-constexpr OpDef kCast{.name = "Cast", .infer = cast_infer, .kernel = cast_kernel,
-                      .samples = cast_samples, .gradient = cast_grad};
+constexpr detail::OpDef kCast{.name = "Cast", .infer = cast_infer, .kernel = cast_kernel,
+                              .samples = cast_samples, .gradient = cast_grad};
 
 }  // namespace
 
-ElementwiseLoop cast_loop_for(DType from, DType to) {
+schema::ElementwiseLoop cast_loop_for(DType from, DType to) {
   auto numeric = [](DType d) { return d != DType::String && d != DType::Resource; };
   if (!numeric(from) || !numeric(to)) return nullptr;
-  return visit_numeric(from, [&]<class From>() {
-    return visit_numeric(to, [&]<class To>() -> ElementwiseLoop { return cast_loop<To, From>; });
+  return core::visit_numeric(from, [&]<class From>() {
+    return core::visit_numeric(to, [&]<class To>() -> schema::ElementwiseLoop { return cast_loop<To, From>; });
   });
 }
 
@@ -222,7 +222,7 @@ DType promote(DType a, DType b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
-AttrValue range_bound(const Scalar& s, DType dtype, const char* which) {
+schema::AttrValue range_bound(const Scalar& s, DType dtype, const char* which) {
   if (s.kind() != Scalar::Kind::Int && s.kind() != Scalar::Kind::Float)
     throw InvalidArgument(fmt::format("range: {} must be a number", which));
   if (is_floating(dtype)) return s.as_double();
@@ -234,21 +234,21 @@ AttrValue range_bound(const Scalar& s, DType dtype, const char* which) {
 
 }  // namespace
 
-void register_creation_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kConst, &kPlaceholder, &kFill, &kFillLike, &kRange, &kCast}) r.add(*op);
+void register_creation_ops(schema::OpRegistry& r) {
+  for (const detail::OpDef* op : {&kConst, &kPlaceholder, &kFill, &kFillLike, &kRange, &kCast}) r.add(*op);
 }
 
-const OpDef& placeholder_op() { return kPlaceholder; }
+const detail::OpDef& placeholder_op() { return kPlaceholder; }
 
 Tensor const_op(Tensor value, const SourceLocation& loc) {
-  if (!thread_state.handler) return value;  // eager: the value is the result
-  return dispatch1(kConst, {}, Attrs{{"value", std::move(value)}}, loc);
+  if (!runtime::thread_state.handler) return value;  // eager: the value is the result
+  return runtime::dispatch1(kConst, {}, schema::Attrs{{"value", std::move(value)}}, loc);
 }
 
 Tensor make_scalar(const Scalar& value, DType dtype) {
   if (dtype == DType::String) {
-    Tensor t = make_tensor(dtype, Shape{});
-    data_of<std::string>(t)[0] = value.as_string();
+    Tensor t = core::make_tensor(dtype, Shape{});
+    core::data_of<std::string>(t)[0] = value.as_string();
     return t;
   }
   // `x * 2` in a loop makes the same scalar again and again: numeric
@@ -256,7 +256,7 @@ Tensor make_scalar(const Scalar& value, DType dtype) {
   // tensors are immutable and a cached one is never exclusively owned, so
   // no op writes over it.
   uint64_t bits = 0;
-  visit_numeric(dtype, [&]<class T>() {
+  core::visit_numeric(dtype, [&]<class T>() {
     T v;
     if constexpr (std::is_floating_point_v<T>) v = static_cast<T>(value.as_double());
     else if (value.kind() == Scalar::Kind::Float) v = static_cast<T>(value.as_double());
@@ -272,20 +272,20 @@ Tensor make_scalar(const Scalar& value, DType dtype) {
     Slot slots[64];
     // Making a tensor here first builds the thread's tensor pools, so they
     // are destroyed after this cache at thread exit.
-    Cache() { make_tensor(DType::Float32, Shape{}); }
+    Cache() { core::make_tensor(DType::Float32, Shape{}); }
   };
   thread_local Cache cache;
   Slot& slot = cache.slots[(bits * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(dtype)) >> 58];
   if (slot.tensor.defined() && slot.dtype == dtype && slot.bits == bits) return slot.tensor;
-  Tensor t = make_tensor(dtype, Shape{});
-  std::memcpy(raw_data(t), &bits, dtype_size(dtype));
+  Tensor t = core::make_tensor(dtype, Shape{});
+  std::memcpy(core::raw_data(t), &bits, dtype_size(dtype));
   slot = Slot{dtype, bits, t};
   return t;
 }
 
 Tensor scalar_to_tensor(const Scalar& value, DType dtype, std::string_view op_name,
                         const SourceLocation& loc) {
-  check_representable(value, dtype, op_name);
+  runtime::check_representable(value, dtype, op_name);
   return const_op(make_scalar(value, dtype), loc);
 }
 
@@ -306,6 +306,10 @@ BinaryInputs binary_inputs(const Operand& a, const Operand& b, std::string_view 
            scalar_to_tensor(b.scalar(), d, op_name, b.location())}};
 }
 
+}  // namespace ops
+
+namespace detail {
+
 void check_ragged(std::vector<int64_t>& dims, int depth, int64_t size) {
   if (static_cast<int>(dims.size()) == depth) {
     dims.push_back(size);
@@ -325,17 +329,17 @@ Tensor make_constant(DType src, const void* values, int64_t count, const Shape& 
   if (shape.num_elements() != count)
     throw InvalidArgument(fmt::format("constant: {} values cannot fill shape {} ({} elements)", count,
                                       shape.to_string(), shape.num_elements()));
-  Tensor t = make_tensor(src, shape);
-  if (count) std::memcpy(raw_data(t), values, static_cast<std::size_t>(count) * dtype_size(src));
+  Tensor t = core::make_tensor(src, shape);
+  if (count) std::memcpy(core::raw_data(t), values, static_cast<std::size_t>(count) * dtype_size(src));
   if (dtype && *dtype != src) {
     if (*dtype == DType::String)
       throw InvalidArgument(fmt::format("constant: cannot make a string tensor from {} values",
                                         dtype_name(src)));
-    Tensor converted = make_tensor(*dtype, shape);
-    cast_values(t, converted);
+    Tensor converted = core::make_tensor(*dtype, shape);
+    ops::cast_values(t, converted);
     t = std::move(converted);
   }
-  return const_op(std::move(t), loc);
+  return ops::const_op(std::move(t), loc);
 }
 
 Tensor make_string_constant(const std::vector<std::string>& values, const Shape& shape,
@@ -343,70 +347,71 @@ Tensor make_string_constant(const std::vector<std::string>& values, const Shape&
   if (!shape.is_fully_defined() || shape.num_elements() != static_cast<int64_t>(values.size()))
     throw InvalidArgument(fmt::format("constant: {} strings cannot fill shape {}", values.size(),
                                       shape.to_string()));
-  Tensor t = make_tensor(DType::String, shape);
-  auto* o = data_of<std::string>(t);
+  Tensor t = core::make_tensor(DType::String, shape);
+  auto* o = core::data_of<std::string>(t);
   for (std::size_t i = 0; i < values.size(); ++i) o[i] = values[i];
-  return const_op(std::move(t), loc);
+  return ops::const_op(std::move(t), loc);
 }
 
 }  // namespace detail
 
-using namespace detail;
-
 Tensor constant(const Scalar& value, std::optional<DType> dtype, SourceLocation loc) {
   DType d = dtype.value_or(value.natural_dtype());
-  return scalar_to_tensor(value, d, "constant", loc);
+  return ops::scalar_to_tensor(value, d, "constant", loc);
 }
 
 Tensor fill(const Shape& shape, const Scalar& value, std::optional<DType> dtype, SourceLocation loc) {
   DType d = dtype.value_or(value.natural_dtype());
-  check_representable(value, d, "fill");
-  return dispatch1(kFill, {}, Attrs{{"shape", shape}, {"value", make_scalar(value, d)}}, loc);
+  runtime::check_representable(value, d, "fill");
+  return runtime::dispatch1(ops::kFill, {}, schema::Attrs{{"shape", shape}, {"value", ops::make_scalar(value, d)}},
+                            loc);
 }
 
 Tensor zeros(const Shape& shape, DType dtype, SourceLocation loc) {
-  return dispatch1(kFill, {}, Attrs{{"shape", shape}, {"value", make_scalar(Scalar(0), dtype)}}, loc);
+  return runtime::dispatch1(ops::kFill, {},
+                            schema::Attrs{{"shape", shape}, {"value", ops::make_scalar(Scalar(0), dtype)}}, loc);
 }
 
 Tensor ones(const Shape& shape, DType dtype, SourceLocation loc) {
-  return dispatch1(kFill, {}, Attrs{{"shape", shape}, {"value", make_scalar(Scalar(1), dtype)}}, loc);
+  return runtime::dispatch1(ops::kFill, {},
+                            schema::Attrs{{"shape", shape}, {"value", ops::make_scalar(Scalar(1), dtype)}}, loc);
 }
 
 Tensor zeros_like(const Tensor& x, std::optional<DType> dtype, SourceLocation loc) {
   const Tensor in[] = {x};
-  return dispatch1(kFillLike, in,
-                   Attrs{{"value", make_scalar(Scalar(0), dtype.value_or(x.dtype()))}}, loc);
+  return runtime::dispatch1(ops::kFillLike, in,
+                            schema::Attrs{{"value", ops::make_scalar(Scalar(0), dtype.value_or(x.dtype()))}}, loc);
 }
 
 Tensor ones_like(const Tensor& x, std::optional<DType> dtype, SourceLocation loc) {
   const Tensor in[] = {x};
-  return dispatch1(kFillLike, in,
-                   Attrs{{"value", make_scalar(Scalar(1), dtype.value_or(x.dtype()))}}, loc);
+  return runtime::dispatch1(ops::kFillLike, in,
+                            schema::Attrs{{"value", ops::make_scalar(Scalar(1), dtype.value_or(x.dtype()))}}, loc);
 }
 
 Tensor range(const Scalar& start, const Scalar& limit, const Scalar& delta,
              std::optional<DType> dtype, SourceLocation loc) {
   DType d = dtype.value_or(
-      promote(promote(start.natural_dtype(), limit.natural_dtype()), delta.natural_dtype()));
-  return dispatch1(kRange, {},
-                   Attrs{{"start", range_bound(start, d, "start")},
-                         {"limit", range_bound(limit, d, "limit")},
-                         {"delta", range_bound(delta, d, "delta")},
-                         {"dtype", d}},
-                   loc);
+      ops::promote(ops::promote(start.natural_dtype(), limit.natural_dtype()), delta.natural_dtype()));
+  return runtime::dispatch1(ops::kRange, {},
+                            schema::Attrs{{"start", ops::range_bound(start, d, "start")},
+                                          {"limit", ops::range_bound(limit, d, "limit")},
+                                          {"delta", ops::range_bound(delta, d, "delta")},
+                                          {"dtype", d}},
+                            loc);
 }
 
 Tensor range(const Scalar& limit, SourceLocation loc) { return range(0, limit, 1, std::nullopt, loc); }
 
 Tensor cast(const Tensor& x, DType dtype, SourceLocation loc) {
   const Tensor in[] = {x};
-  return dispatch1(kCast, in, Attrs{{"dtype", dtype}}, loc);
+  return runtime::dispatch1(ops::kCast, in, schema::Attrs{{"dtype", dtype}}, loc);
 }
 
 }  // namespace kiln
 
 // The handles the passes compare nodes with (ops/known_ops.h).
 namespace kiln::ops {
-const detail::OpDef& const_op_def() { return detail::kConst; }
-const detail::OpDef& cast_op() { return detail::kCast; }
+const detail::OpDef& const_op_def() { return ops::kConst; }
+const detail::OpDef& cast_op() { return ops::kCast; }
 }  // namespace kiln::ops

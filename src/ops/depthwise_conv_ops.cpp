@@ -14,16 +14,16 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
-Tensor backprop_input(const Tensor& input, const Tensor& filter, const Tensor& dy, const Attrs& attrs);
-Tensor backprop_filter(const Tensor& input, const Tensor& filter, const Tensor& dy, const Attrs& attrs);
+Tensor backprop_input(const Tensor& input, const Tensor& filter, const Tensor& dy, const schema::Attrs& attrs);
+Tensor backprop_filter(const Tensor& input, const Tensor& filter, const Tensor& dy, const schema::Attrs& attrs);
 
 // The checks of input and filter (inputs 0 and 1) with TF's messages, and
 // the output shape.
-Shape infer_depthwise_output(InferContext& c) {
+Shape infer_depthwise_output(schema::InferContext& c) {
   const Shape& in = c.shape(0);
   const Shape& f = c.shape(1);
   DType di = c.dtype(0), df = c.dtype(1);
@@ -51,9 +51,9 @@ Shape infer_depthwise_output(InferContext& c) {
                channels >= 0 && multiplier >= 0 ? channels * multiplier : -1};
 }
 
-void depthwise_infer(InferContext& c) { c.add_output(c.dtype(0), infer_depthwise_output(c)); }
+void depthwise_infer(schema::InferContext& c) { c.add_output(c.dtype(0), infer_depthwise_output(c)); }
 
-void backprop_input_infer(InferContext& c) {
+void backprop_input_infer(schema::InferContext& c) {
   check_conv_dy(c, infer_depthwise_output(c));
   Shape out = c.shape(0).has_known_rank() ? c.shape(0) : Shape{-1, -1, -1, -1};
   out[0] = known_or(out[0], dim_or_unknown(c.shape(2), 0));
@@ -61,7 +61,7 @@ void backprop_input_infer(InferContext& c) {
   c.add_output(c.dtype(0), out);
 }
 
-void backprop_filter_infer(InferContext& c) {
+void backprop_filter_infer(schema::InferContext& c) {
   check_conv_dy(c, infer_depthwise_output(c));
   Shape out = c.shape(1).has_known_rank() ? c.shape(1) : Shape{-1, -1, -1, -1};
   const int64_t channels = dim_or_unknown(c.shape(0), 3), dy_channels = dim_or_unknown(c.shape(2), 3);
@@ -70,21 +70,21 @@ void backprop_filter_infer(InferContext& c) {
   c.add_output(c.dtype(0), out);
 }
 
-ConvDims depthwise_dims(const KernelContext& c) {
+ConvDims depthwise_dims(const schema::KernelContext& c) {
   const Shape& in = c.in_shape(0);
   const Shape& f = c.in_shape(1);
   return ConvDims{in[0], in[1], in[2], in[3], in[3] * f[3], kernel_window(c.attrs, in, f[0], f[1]),
                   /*groups=*/std::max<int64_t>(in[3], 1)};
 }
 
-void depthwise_kernel(KernelContext& c) { conv2d_forward(c, depthwise_dims(c)); }
-void backprop_input_kernel(KernelContext& c) { conv2d_backprop_input_kernel(c, depthwise_dims(c)); }
-void backprop_filter_kernel(KernelContext& c) { conv2d_backprop_filter_kernel(c, depthwise_dims(c)); }
+void depthwise_kernel(schema::KernelContext& c) { conv2d_forward(c, depthwise_dims(c)); }
+void backprop_input_kernel(schema::KernelContext& c) { conv2d_backprop_input_kernel(c, depthwise_dims(c)); }
+void backprop_filter_kernel(schema::KernelContext& c) { conv2d_backprop_filter_kernel(c, depthwise_dims(c)); }
 
 // (input, filter, dy): float32 and float64, strides, VALID, dilations, a
 // multiplier of 1 and more (the last in float32 too: oneDNN's grouped
 // primitives, and a case onnxruntime, which lacks float64 Conv, can check).
-std::vector<OpSample> backprop_samples() {
+std::vector<schema::OpSample> backprop_samples() {
   constexpr DType f32 = DType::Float32, f64 = DType::Float64;
   return {conv_backprop_sample(f32, {1, 5, 5, 2}, {3, 3, 2, 2}, {1, 5, 5, 4}, 1, "SAME", 1),
           conv_backprop_sample(f64, {2, 5, 6, 3}, {3, 2, 3, 1}, {2, 2, 5, 3}, {2, 1}, "VALID", 1),
@@ -92,58 +92,58 @@ std::vector<OpSample> backprop_samples() {
           conv_backprop_sample(f32, {2, 7, 6, 3}, {2, 3, 3, 2}, {2, 3, 2, 6}, {2, 1}, "VALID", {1, 2})};
 }
 
-std::vector<OpSample> depthwise_samples() {
-  std::vector<OpSample> samples = backprop_samples();
-  for (OpSample& s : samples) s.inputs.pop_back();  // dy
+std::vector<schema::OpSample> depthwise_samples() {
+  std::vector<schema::OpSample> samples = backprop_samples();
+  for (schema::OpSample& s : samples) s.inputs.pop_back();  // dy
   return samples;
 }
 
-Tensor depthwise_with(const Tensor& x, const Tensor& f, const Attrs& attrs) {
+Tensor depthwise_with(const Tensor& x, const Tensor& f, const schema::Attrs& attrs) {
   return nn::depthwise_conv2d(x, f, attrs.get_ints("strides"), attrs.get_string("padding"),
                               attrs.get_ints("dilations"));
 }
 constexpr ConvOps kDepthwiseOps{depthwise_with, backprop_input, backprop_filter};
 
-void depthwise_gradient(GradContext& c) { conv_gradient(c, kDepthwiseOps); }
-void backprop_input_gradient(GradContext& c) { conv_backprop_input_gradient(c, kDepthwiseOps); }
-void backprop_filter_gradient(GradContext& c) { conv_backprop_filter_gradient(c, kDepthwiseOps); }
+void depthwise_gradient(schema::GradContext& c) { conv_gradient(c, kDepthwiseOps); }
+void backprop_input_gradient(schema::GradContext& c) { conv_backprop_input_gradient(c, kDepthwiseOps); }
+void backprop_filter_gradient(schema::GradContext& c) { conv_backprop_filter_gradient(c, kDepthwiseOps); }
 
-constexpr OpDef kDepthwiseConv2dNative{.name = "DepthwiseConv2dNative", .infer = depthwise_infer,
-                                       .kernel = depthwise_kernel, .samples = depthwise_samples,
-                                       .gradient = depthwise_gradient};
-constexpr OpDef kBackpropInput{.name = "DepthwiseConv2dNativeBackpropInput", .infer = backprop_input_infer,
-                               .kernel = backprop_input_kernel, .samples = backprop_samples,
-                               .gradient = backprop_input_gradient};
-constexpr OpDef kBackpropFilter{.name = "DepthwiseConv2dNativeBackpropFilter", .infer = backprop_filter_infer,
-                                .kernel = backprop_filter_kernel, .samples = backprop_samples,
-                                .gradient = backprop_filter_gradient};
+constexpr detail::OpDef kDepthwiseConv2dNative{.name = "DepthwiseConv2dNative", .infer = depthwise_infer,
+                                               .kernel = depthwise_kernel, .samples = depthwise_samples,
+                                               .gradient = depthwise_gradient};
+constexpr detail::OpDef kBackpropInput{.name = "DepthwiseConv2dNativeBackpropInput", .infer = backprop_input_infer,
+                                       .kernel = backprop_input_kernel, .samples = backprop_samples,
+                                       .gradient = backprop_input_gradient};
+constexpr detail::OpDef kBackpropFilter{.name = "DepthwiseConv2dNativeBackpropFilter", .infer = backprop_filter_infer,
+                                        .kernel = backprop_filter_kernel, .samples = backprop_samples,
+                                        .gradient = backprop_filter_gradient};
 
-Tensor backprop_input(const Tensor& input, const Tensor& filter, const Tensor& dy, const Attrs& attrs) {
+Tensor backprop_input(const Tensor& input, const Tensor& filter, const Tensor& dy, const schema::Attrs& attrs) {
   const Tensor in[] = {input, filter, dy};
-  return dispatch1(kBackpropInput, in, Attrs(attrs), SourceLocation::current());
+  return runtime::dispatch1(kBackpropInput, in, schema::Attrs(attrs), SourceLocation::current());
 }
 
-Tensor backprop_filter(const Tensor& input, const Tensor& filter, const Tensor& dy, const Attrs& attrs) {
+Tensor backprop_filter(const Tensor& input, const Tensor& filter, const Tensor& dy, const schema::Attrs& attrs) {
   const Tensor in[] = {input, filter, dy};
-  return dispatch1(kBackpropFilter, in, Attrs(attrs), SourceLocation::current());
+  return runtime::dispatch1(kBackpropFilter, in, schema::Attrs(attrs), SourceLocation::current());
 }
 
 }  // namespace
 
-void register_depthwise_conv_ops(OpRegistry& r) {
+void register_depthwise_conv_ops(schema::OpRegistry& r) {
   r.add(kDepthwiseConv2dNative);
   r.add(kBackpropInput);
   r.add(kBackpropFilter);
 }
 
-}  // namespace detail
+}  // namespace ops
 
 namespace nn {
 
 Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, const Size2D& strides, const PaddingArg& padding,
                         const Size2D& dilations, SourceLocation loc) {
   const Tensor in[] = {input, filter};
-  return detail::dispatch1(detail::kDepthwiseConv2dNative, in, detail::conv_attrs(strides, padding, dilations), loc);
+  return runtime::dispatch1(ops::kDepthwiseConv2dNative, in, ops::conv_attrs(strides, padding, dilations), loc);
 }
 
 }  // namespace nn

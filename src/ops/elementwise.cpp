@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 std::string dtype_list(uint32_t mask) {
   std::string s;
@@ -14,7 +14,7 @@ std::string dtype_list(uint32_t mask) {
   return s;
 }
 
-void check_dtype(const InferContext& c, DType dtype, uint32_t mask, const char* arg) {
+void check_dtype(const schema::InferContext& c, DType dtype, uint32_t mask, const char* arg) {
   if (mask & dtype_bit(dtype)) return;
   std::string_view op = c.op().name;
   if (mask == kFloatMask)
@@ -27,17 +27,17 @@ void check_dtype(const InferContext& c, DType dtype, uint32_t mask, const char* 
          dtype_list(mask));
 }
 
-void check_same_dtype(const InferContext& c, int i, int j, const char* i_name, const char* j_name) {
+void check_same_dtype(const schema::InferContext& c, int i, int j, const char* i_name, const char* j_name) {
   if (c.dtype(i) == c.dtype(j)) return;
   c.fail("{} has dtype {} but {} has dtype {}; both must have the same dtype (convert one with "
          "kiln::cast)",
          i_name, dtype_name(c.dtype(i)), j_name, dtype_name(c.dtype(j)));
 }
 
-void check_integer_divisor(const KernelContext& c, const Tensor& divisor) {
-  visit_dtype(divisor.dtype(), [&]<class T>() {
+void check_integer_divisor(const schema::KernelContext& c, const Tensor& divisor) {
+  core::visit_dtype(divisor.dtype(), [&]<class T>() {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      const T* p = data_of<T>(divisor);
+      const T* p = core::data_of<T>(divisor);
       const int64_t n = divisor.size();
       bool zero = false;
       for (int64_t i = 0; i < n; ++i) zero |= p[i] == T(0);
@@ -46,4 +46,4 @@ void check_integer_divisor(const KernelContext& c, const Tensor& divisor) {
   });
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -16,7 +16,7 @@
 #include "ops/math_functors.h"
 #include "schema/op_def.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 template <class F, class T>
 inline constexpr bool supports = (F::kDTypes & dtype_bit(dtype_of<T>)) != 0;
@@ -103,9 +103,9 @@ void ternary_loop(const void* const* in, void* out, int64_t n) {
 // ---- Eager kernels ----------------------------------------------------------
 template <class F, class T>
 void unary_apply(const Tensor& x, Tensor& out) {
-  const T* px = data_of<T>(x);
-  OutOf<F, T>* po = data_of<OutOf<F, T>>(out);
-  parallel_for(
+  const T* px = core::data_of<T>(x);
+  OutOf<F, T>* po = core::data_of<OutOf<F, T>>(out);
+  core::parallel_for(
       out.size(), [&](int64_t b, int64_t e) { unary_range<F, T>(px + b, po + b, e - b); },
       grain_of<F>());
 }
@@ -115,20 +115,20 @@ void binary_apply(const Tensor& a, const Tensor& b, Tensor& out) {
   using O = OutOf<F, T>;
   const int64_t n = out.size();
   if (n == 0) return;
-  const T* pa = data_of<T>(a);
-  const T* pb = data_of<T>(b);
-  O* po = data_of<O>(out);
+  const T* pa = core::data_of<T>(a);
+  const T* pb = core::data_of<T>(b);
+  O* po = core::data_of<O>(out);
   const int64_t na = a.size(), nb = b.size();
   // An input with as many elements as the output is laid out like it.
   if (na == n && nb == n) {
-    parallel_for(n, [&](int64_t s, int64_t e) { binary_range<F, T>(pa + s, pb + s, po + s, e - s); },
-                 grain_of<F>());
+    core::parallel_for(n, [&](int64_t s, int64_t e) { binary_range<F, T>(pa + s, pb + s, po + s, e - s); },
+                       grain_of<F>());
   } else if (na == n && nb == 1) {
-    parallel_for(n, [&](int64_t s, int64_t e) { binary_range_scalar_b<F, T>(pa + s, *pb, po + s, e - s); },
-                 grain_of<F>());
+    core::parallel_for(n, [&](int64_t s, int64_t e) { binary_range_scalar_b<F, T>(pa + s, *pb, po + s, e - s); },
+                       grain_of<F>());
   } else if (na == 1 && nb == n) {
-    parallel_for(n, [&](int64_t s, int64_t e) { binary_range_scalar_a<F, T>(*pa, pb + s, po + s, e - s); },
-                 grain_of<F>());
+    core::parallel_for(n, [&](int64_t s, int64_t e) { binary_range_scalar_a<F, T>(*pa, pb + s, po + s, e - s); },
+                       grain_of<F>());
   } else {
     const BroadcastPlan plan = make_broadcast_plan(out.shape(), {&a.shape(), &b.shape()});
     const int64_t sa = plan.inner_stride(0), sb = plan.inner_stride(1);
@@ -148,21 +148,21 @@ template <class F, class C, class T>
 void ternary_apply(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& out) {
   const int64_t n = out.size();
   if (n == 0) return;
-  const C* pa = data_of<C>(a);
-  const T* pb = data_of<T>(b);
-  const T* pc = data_of<T>(c);
-  T* po = data_of<T>(out);
+  const C* pa = core::data_of<C>(a);
+  const T* pb = core::data_of<T>(b);
+  const T* pc = core::data_of<T>(c);
+  T* po = core::data_of<T>(out);
   const int64_t na = a.size(), nb = b.size(), nc = c.size();
   if (na == n && nb == n && nc == n) {
-    parallel_for(n, [&](int64_t s, int64_t e) { ternary_range<F, C, T>(pa + s, pb + s, pc + s, po + s, e - s); },
-                 grain_of<F>());
+    core::parallel_for(n, [&](int64_t s, int64_t e) { ternary_range<F, C, T>(pa + s, pb + s, pc + s, po + s, e - s); },
+                       grain_of<F>());
     return;
   }
   // Each input is either full (stride 1) or a single value (stride 0):
   // covers clip(x, lo, hi) with scalar bounds and where() with a scalar.
   if ((na == n || na == 1) && (nb == n || nb == 1) && (nc == n || nc == 1)) {
     const bool sa = na == n, sb = nb == n, sc = nc == n;
-    parallel_for(n, [&](int64_t s, int64_t e) {
+    core::parallel_for(n, [&](int64_t s, int64_t e) {
       ternary_range_strided<F, C, T>(pa + (sa ? s : 0), sa, pb + (sb ? s : 0), sb, pc + (sc ? s : 0), sc,
                                      po + s, e - s);
     }, grain_of<F>());
@@ -178,14 +178,14 @@ void ternary_apply(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& ou
 // Kernels visit the dtype once; unsupported dtypes never reach a kernel
 // (inference rejects them).
 template <class F>
-void unary_kernel(KernelContext& c) {
-  visit_dtype(c.inputs[0].dtype(), [&]<class T>() {
+void unary_kernel(schema::KernelContext& c) {
+  core::visit_dtype(c.inputs[0].dtype(), [&]<class T>() {
     if constexpr (supports<F, T>) unary_apply<F, T>(c.inputs[0], c.outputs[0]);
   });
 }
 template <class F>
-void binary_kernel(KernelContext& c) {
-  visit_dtype(c.inputs[0].dtype(), [&]<class T>() {
+void binary_kernel(schema::KernelContext& c) {
+  core::visit_dtype(c.inputs[0].dtype(), [&]<class T>() {
     if constexpr (supports<F, T>) binary_apply<F, T>(c.inputs[0], c.inputs[1], c.outputs[0]);
   });
 }
@@ -195,27 +195,27 @@ void binary_kernel(KernelContext& c) {
 std::string dtype_list(uint32_t mask);
 // Fails unless `dtype` (of argument `arg`) is in `mask`, with a message that
 // says what the op accepts and, for float-only ops, how to convert.
-void check_dtype(const InferContext& c, DType dtype, uint32_t mask, const char* arg);
+void check_dtype(const schema::InferContext& c, DType dtype, uint32_t mask, const char* arg);
 // Fails unless the two arguments have the same dtype, naming both.
-void check_same_dtype(const InferContext& c, int i, int j, const char* i_name, const char* j_name);
+void check_same_dtype(const schema::InferContext& c, int i, int j, const char* i_name, const char* j_name);
 
 template <class F>
-void unary_infer(InferContext& c) {
+void unary_infer(schema::InferContext& c) {
   check_dtype(c, c.dtype(0), F::kDTypes, "x");
   c.add_output(F::kToBool ? DType::Bool : c.dtype(0), c.shape(0));
 }
 template <class F>
-void binary_infer(InferContext& c) {
+void binary_infer(schema::InferContext& c) {
   check_same_dtype(c, 0, 1, "x", "y");
   check_dtype(c, c.dtype(0), F::kDTypes, "x");
   c.add_output(F::kToBool ? DType::Bool : c.dtype(0), infer_broadcast(c, c.shape(0), c.shape(1), "x", "y"));
 }
 
 // ---- constexpr OpDef makers ----------------------------------------------------
-inline constexpr uint32_t kElementwiseFlags = kElementwise | kMayRunInPlace;
+inline constexpr uint32_t kElementwiseFlags = schema::kElementwise | schema::kMayRunInPlace;
 
 template <class F, class MakeLoop>
-constexpr void set_loops(OpDef& op, MakeLoop make) {
+constexpr void set_loops(detail::OpDef& op, MakeLoop make) {
   auto one = [&]<class T>(DType d) {
     if constexpr (supports<F, T>) op.elementwise[static_cast<int>(d)] = make.template operator()<T>();
   };
@@ -233,36 +233,36 @@ constexpr void set_loops(OpDef& op, MakeLoop make) {
 // -fsanitize=undefined does not treat `fn != nullptr` as a constant expression
 // when fn is a function template's instance (minmax_grad<true>).
 template <class F>
-constexpr OpDef unary_op(std::string_view name, SamplesFn samples, GradFn gradient,
-                         LaneForm lane_form = LaneForm::kNone) {
-  OpDef op{.name = name, .infer = unary_infer<F>, .kernel = unary_kernel<F>, .flags = kElementwiseFlags,
-           .samples = samples, .gradient = gradient, .lane_form = lane_form};
-  set_loops<F>(op, []<class T>() -> ElementwiseLoop { return unary_loop<F, T>; });
+constexpr detail::OpDef unary_op(std::string_view name, schema::SamplesFn samples, schema::GradFn gradient,
+                                 schema::LaneForm lane_form = schema::LaneForm::kNone) {
+  detail::OpDef op{.name = name, .infer = unary_infer<F>, .kernel = unary_kernel<F>, .flags = kElementwiseFlags,
+                   .samples = samples, .gradient = gradient, .lane_form = lane_form};
+  set_loops<F>(op, []<class T>() -> schema::ElementwiseLoop { return unary_loop<F, T>; });
   return op;
 }
 template <class F>
-constexpr OpDef unary_op(std::string_view name, SamplesFn samples, std::nullptr_t) {
-  OpDef op = unary_op<F>(name, samples, GradFn{});
-  op.flags |= kNotDifferentiable;
+constexpr detail::OpDef unary_op(std::string_view name, schema::SamplesFn samples, std::nullptr_t) {
+  detail::OpDef op = unary_op<F>(name, samples, schema::GradFn{});
+  op.flags |= schema::kNotDifferentiable;
   return op;
 }
 template <class F>
-constexpr OpDef binary_op(std::string_view name, SamplesFn samples, GradFn gradient,
-                          LaneForm lane_form = LaneForm::kNone) {
-  OpDef op{.name = name, .infer = binary_infer<F>, .kernel = binary_kernel<F>, .flags = kElementwiseFlags,
-           .samples = samples, .gradient = gradient, .lane_form = lane_form};
-  set_loops<F>(op, []<class T>() -> ElementwiseLoop { return binary_loop<F, T>; });
+constexpr detail::OpDef binary_op(std::string_view name, schema::SamplesFn samples, schema::GradFn gradient,
+                                  schema::LaneForm lane_form = schema::LaneForm::kNone) {
+  detail::OpDef op{.name = name, .infer = binary_infer<F>, .kernel = binary_kernel<F>, .flags = kElementwiseFlags,
+                   .samples = samples, .gradient = gradient, .lane_form = lane_form};
+  set_loops<F>(op, []<class T>() -> schema::ElementwiseLoop { return binary_loop<F, T>; });
   return op;
 }
 template <class F>
-constexpr OpDef binary_op(std::string_view name, SamplesFn samples, std::nullptr_t) {
-  OpDef op = binary_op<F>(name, samples, GradFn{});
-  op.flags |= kNotDifferentiable;
+constexpr detail::OpDef binary_op(std::string_view name, schema::SamplesFn samples, std::nullptr_t) {
+  detail::OpDef op = binary_op<F>(name, samples, schema::GradFn{});
+  op.flags |= schema::kNotDifferentiable;
   return op;
 }
 
 // The op with its reference formula (OpDef::reference).
-constexpr OpDef with_reference(OpDef op, ReferenceFn reference) {
+constexpr detail::OpDef with_reference(detail::OpDef op, schema::ReferenceFn reference) {
   op.reference = reference;
   return op;
 }
@@ -272,16 +272,16 @@ constexpr OpDef with_reference(OpDef op, ReferenceFn reference) {
 // zero". The kernel checks the divisor before computing; the integer loops
 // are left out of the OpDef, so fusion (which could not raise) never runs
 // them and such a node runs its own kernel. Float loops stay.
-void check_integer_divisor(const KernelContext& c, const Tensor& divisor);
+void check_integer_divisor(const schema::KernelContext& c, const Tensor& divisor);
 template <class F>
-void int_division_kernel(KernelContext& c) {
+void int_division_kernel(schema::KernelContext& c) {
   check_integer_divisor(c, c.inputs[1]);
   binary_kernel<F>(c);
 }
 // Gradient is GradFn or std::nullptr_t, so binary_op's overloads see which.
 template <class F, class Gradient>
-constexpr OpDef int_division_op(std::string_view name, SamplesFn samples, Gradient gradient) {
-  OpDef op = binary_op<F>(name, samples, gradient);
+constexpr detail::OpDef int_division_op(std::string_view name, schema::SamplesFn samples, Gradient gradient) {
+  detail::OpDef op = binary_op<F>(name, samples, gradient);
   op.kernel = int_division_kernel<F>;
   for (DType d : {DType::Int32, DType::Int64, DType::UInt8}) op.elementwise[static_cast<int>(d)] = nullptr;
   return op;
@@ -289,12 +289,12 @@ constexpr OpDef int_division_op(std::string_view name, SamplesFn samples, Gradie
 
 // Converts C++ numbers with binary_inputs (naming the public function
 // `name` in errors) and dispatches `op`.
-Tensor dispatch_binary(const OpDef& op, const Operand& x, const Operand& y, std::string_view name,
+Tensor dispatch_binary(const detail::OpDef& op, const Operand& x, const Operand& y, std::string_view name,
                        const SourceLocation& loc);
 
 // The parts of register_math_ops, one per source file.
-void register_unary_ops(OpRegistry& registry);
-void register_binary_ops(OpRegistry& registry);
-void register_compare_ops(OpRegistry& registry);
+void register_unary_ops(schema::OpRegistry& registry);
+void register_binary_ops(schema::OpRegistry& registry);
+void register_compare_ops(schema::OpRegistry& registry);
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -9,7 +9,7 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
@@ -26,7 +26,7 @@ std::string position(const Shape& shape, int64_t i) {
 }
 
 // ---- Gather -----------------------------------------------------------------
-void gather_infer(InferContext& c) {
+void gather_infer(schema::InferContext& c) {
   const Shape& params = c.shape(0);
   const Shape& indices = c.shape(1);
   if (!is_index_dtype(c.dtype(1)))
@@ -51,7 +51,7 @@ void gather_infer(InferContext& c) {
   int64_t limit = params[a];
   if (const Tensor* v = c.value(1); v && limit >= 0) {
     visit_index(v->dtype(), [&]<class I>() {
-      const I* idx = data_of<I>(*v);
+      const I* idx = core::data_of<I>(*v);
       for (int64_t i = 0, n = v->size(); i < n; ++i)
         if (idx[i] < 0 || idx[i] >= limit)
           c.fail("indices[{}] = {} is not in [0, {}) (axis {} of params shape {})",
@@ -66,7 +66,7 @@ void gather_infer(InferContext& c) {
   c.add_output(c.dtype(0), out);
 }
 
-void gather_kernel(KernelContext& c) {
+void gather_kernel(schema::KernelContext& c) {
   const Shape& ps = c.in_shape(0);
   int a = wrap_axis(c.attrs.get_int("axis"), ps.rank());
   int64_t outer = dims_product(ps, 0, a), limit = ps[a], inner = dims_product(ps, a + 1, ps.rank());
@@ -85,7 +85,7 @@ void gather_kernel(KernelContext& c) {
       const E* params = c.in<E>(0);
       const I* idx = c.in<I>(1);
       E* out = c.out<E>(0);
-      parallel_for(
+      core::parallel_for(
           outer * count,
           [&](int64_t b, int64_t e) {
             for (int64_t row = b; row < e; ++row) {
@@ -94,27 +94,27 @@ void gather_kernel(KernelContext& c) {
               std::copy_n(params + (o * limit + i) * inner, inner, dst);
             }
           },
-          std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, inner)));
+          std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(1, inner)));
     });
   });
 }
 
-std::vector<OpSample> gather_samples() {
+std::vector<schema::OpSample> gather_samples() {
   return {{{constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), constant({2, 0, 2})},
-           Attrs{{"axis", int64_t(0)}}},
+           schema::Attrs{{"axis", int64_t(0)}}},
           {{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}), constant({{int64_t(1)}, {int64_t(0)}})},
-           Attrs{{"axis", int64_t(1)}}}};
+           schema::Attrs{{"axis", int64_t(1)}}}};
 }
 
-void gather_grad(GradContext& c);
+void gather_grad(schema::GradContext& c);
 
-constexpr OpDef kGather{.name = "Gather", .infer = gather_infer, .kernel = gather_kernel,
-                        .samples = gather_samples, .gradient = gather_grad};
+constexpr detail::OpDef kGather{.name = "Gather", .infer = gather_infer, .kernel = gather_kernel,
+                                .samples = gather_samples, .gradient = gather_grad};
 
 // ---- GatherGrad(dy, indices, params): the gradient of Gather (same attrs) --------
 // Zeros shaped like params, with each row of dy added where Gather took it
 // (an index taken twice gets both rows).
-void gather_grad_infer(InferContext& c) {
+void gather_grad_infer(schema::InferContext& c) {
   if (c.dtype(0) != c.dtype(2))
     c.fail("dy has dtype {} but params has dtype {}", dtype_name(c.dtype(0)), dtype_name(c.dtype(2)));
   if (!is_floating(c.dtype(0))) c.fail("dy must be float32 or float64, got {}", dtype_name(c.dtype(0)));
@@ -127,7 +127,7 @@ void scatter_add_rows(const E* dy, const I* idx, int64_t count, int64_t outer, i
                       E* dx) {
   std::fill(dx, dx + outer * limit * inner, E(0));
   // Parallel over `outer` only: rows of one outer block may collide.
-  parallel_for(
+  core::parallel_for(
       outer,
       [&](int64_t b, int64_t e) {
         for (int64_t o = b; o < e; ++o)
@@ -137,10 +137,10 @@ void scatter_add_rows(const E* dy, const I* idx, int64_t count, int64_t outer, i
             for (int64_t j = 0; j < inner; ++j) dst[j] += src[j];
           }
       },
-      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, count * inner)));
+      std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(1, count * inner)));
 }
 
-void gather_grad_kernel(KernelContext& c) {
+void gather_grad_kernel(schema::KernelContext& c) {
   const Shape& ps = c.in_shape(2);
   int a = wrap_axis(c.attrs.get_int("axis"), ps.rank());
   int64_t outer = dims_product(ps, 0, a), limit = ps[a], inner = dims_product(ps, a + 1, ps.rank());
@@ -162,31 +162,31 @@ void gather_grad_kernel(KernelContext& c) {
   });
 }
 
-void gather_grad_grad(GradContext& c) {
+void gather_grad_grad(schema::GradContext& c) {
   if (!c.needs(0)) return;
   const Tensor in[] = {c.grad_or_zeros(0), c.inputs[1]};
-  c.set(0, dispatch1(kGather, in, Attrs(c.attrs), SourceLocation()));
+  c.set(0, runtime::dispatch1(kGather, in, schema::Attrs(c.attrs), SourceLocation()));
 }
 
-std::vector<OpSample> gather_grad_samples() {
+std::vector<schema::OpSample> gather_grad_samples() {
   return {{{constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), constant({2, 0, 2}),
             constant({{0.f, 0.f}, {0.f, 0.f}, {0.f, 0.f}})},
-           Attrs{{"axis", int64_t(0)}}},
+           schema::Attrs{{"axis", int64_t(0)}}},
           {{constant({{1.0, 2.0}, {3.0, 4.0}}), constant({1, 1}), constant({{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}})},
-           Attrs{{"axis", int64_t(1)}}}};
+           schema::Attrs{{"axis", int64_t(1)}}}};
 }
 
-constexpr OpDef kGatherGrad{.name = "GatherGrad", .infer = gather_grad_infer, .kernel = gather_grad_kernel,
-                            .samples = gather_grad_samples, .gradient = gather_grad_grad};
+constexpr detail::OpDef kGatherGrad{.name = "GatherGrad", .infer = gather_grad_infer, .kernel = gather_grad_kernel,
+                                    .samples = gather_grad_samples, .gradient = gather_grad_grad};
 
-void gather_grad(GradContext& c) {
+void gather_grad(schema::GradContext& c) {
   if (!c.needs(0)) return;
   const Tensor in[] = {c.grad(0), c.inputs[1], c.inputs[0]};
-  c.set(0, dispatch1(kGatherGrad, in, Attrs(c.attrs), SourceLocation()));
+  c.set(0, runtime::dispatch1(kGatherGrad, in, schema::Attrs(c.attrs), SourceLocation()));
 }
 
 // ---- OneHot -----------------------------------------------------------------
-void one_hot_infer(InferContext& c) {
+void one_hot_infer(schema::InferContext& c) {
   DType id = c.dtype(0);
   if (!is_index_dtype(id) && id != DType::UInt8)
     c.fail("indices must be int32, int64 or uint8, got {}", dtype_name(id));
@@ -213,18 +213,18 @@ void one_hot_infer(InferContext& c) {
   c.add_output(on.dtype(), s);
 }
 
-void one_hot_kernel(KernelContext& c) {
+void one_hot_kernel(schema::KernelContext& c) {
   const Shape& in = c.in_shape(0);
   int64_t depth = c.attrs.get_int("depth"), axis = c.attrs.get_int("axis");
   int a = axis < 0 ? in.rank() : static_cast<int>(axis);
   int64_t outer = dims_product(in, 0, a), inner = dims_product(in, a, in.rank());
   int64_t n_out = c.outputs[0].size();
   visit_element(c.outputs[0].dtype(), [&]<class E>() {
-    E on = *data_of<E>(c.attrs.get<Tensor>("on_value"));
-    E off = *data_of<E>(c.attrs.get<Tensor>("off_value"));
+    E on = *core::data_of<E>(c.attrs.get<Tensor>("on_value"));
+    E off = *core::data_of<E>(c.attrs.get<Tensor>("off_value"));
     E* out = c.out<E>(0);
-    parallel_for(n_out, [&](int64_t b, int64_t e) { std::fill(out + b, out + e, off); });
-    visit_numeric(c.inputs[0].dtype(), [&]<class I>() {
+    core::parallel_for(n_out, [&](int64_t b, int64_t e) { std::fill(out + b, out + e, off); });
+    core::visit_numeric(c.inputs[0].dtype(), [&]<class I>() {
       if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
         const I* idx = c.in<I>(0);
         for (int64_t o = 0; o < outer; ++o)
@@ -237,44 +237,42 @@ void one_hot_kernel(KernelContext& c) {
   });
 }
 
-std::vector<OpSample> one_hot_samples() {
+std::vector<schema::OpSample> one_hot_samples() {
   return {{{constant({0, 2, 1})},
-           Attrs{{"depth", int64_t(3)}, {"axis", int64_t(-1)},
-                 {"on_value", make_scalar(1, DType::Float32)},
-                 {"off_value", make_scalar(0, DType::Float32)}}},
+           schema::Attrs{{"depth", int64_t(3)}, {"axis", int64_t(-1)},
+                         {"on_value", make_scalar(1, DType::Float32)},
+                         {"off_value", make_scalar(0, DType::Float32)}}},
           {{constant({{1, 0}, {3, 1}})},
-           Attrs{{"depth", int64_t(2)}, {"axis", int64_t(0)},
-                 {"on_value", make_scalar(5, DType::Int32)},
-                 {"off_value", make_scalar(-1, DType::Int32)}}}};
+           schema::Attrs{{"depth", int64_t(2)}, {"axis", int64_t(0)},
+                         {"on_value", make_scalar(5, DType::Int32)},
+                         {"off_value", make_scalar(-1, DType::Int32)}}}};
 }
 
-constexpr OpDef kOneHot{.name = "OneHot", .infer = one_hot_infer, .kernel = one_hot_kernel,
-                        .flags = kNotDifferentiable, .samples = one_hot_samples};
+constexpr detail::OpDef kOneHot{.name = "OneHot", .infer = one_hot_infer, .kernel = one_hot_kernel,
+                                .flags = schema::kNotDifferentiable, .samples = one_hot_samples};
 
 }  // namespace
 
-void register_gather_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kGather, &kGatherGrad, &kOneHot}) r.add(*op);
+void register_gather_ops(schema::OpRegistry& r) {
+  for (const detail::OpDef* op : {&kGather, &kGatherGrad, &kOneHot}) r.add(*op);
 }
 
-}  // namespace detail
-
-using namespace detail;
+}  // namespace ops
 
 Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis, SourceLocation loc) {
   const Tensor in[] = {params, indices};
-  return dispatch1(kGather, in, Attrs{{"axis", axis}}, loc);
+  return runtime::dispatch1(ops::kGather, in, schema::Attrs{{"axis", axis}}, loc);
 }
 
 Tensor one_hot(const Tensor& indices, int64_t depth, const Scalar& on, const Scalar& off,
                int64_t axis, DType dtype, SourceLocation loc) {
-  check_representable(on, dtype, "OneHot");
-  check_representable(off, dtype, "OneHot");
+  runtime::check_representable(on, dtype, "OneHot");
+  runtime::check_representable(off, dtype, "OneHot");
   const Tensor in[] = {indices};
-  Attrs attrs{{"depth", depth}, {"axis", axis}};
-  attrs.set("on_value", make_scalar(on, dtype));
-  attrs.set("off_value", make_scalar(off, dtype));
-  return dispatch1(kOneHot, in, std::move(attrs), loc);
+  schema::Attrs attrs{{"depth", depth}, {"axis", axis}};
+  attrs.set("on_value", ops::make_scalar(on, dtype));
+  attrs.set("off_value", ops::make_scalar(off, dtype));
+  return runtime::dispatch1(ops::kOneHot, in, std::move(attrs), loc);
 }
 
 }  // namespace kiln

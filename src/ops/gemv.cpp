@@ -9,7 +9,7 @@
 #include "core/parallel.h"
 #include "kiln/error.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 namespace {
 
@@ -17,7 +17,7 @@ namespace {
 // while the block's rows stream past.
 constexpr int64_t kTileColumns = 2048;
 // Multiply-adds a thread should get before a second one is worth waking.
-constexpr int64_t kParallelMacs = 4 * kParallelGrain;
+constexpr int64_t kParallelMacs = 4 * core::kParallelGrain;
 
 // For each row m of `a` (a(m, i) = a[m * a.row + i * a.col], i < depth):
 // out[m * ldo + j] = sum over i of a(m, i) * b[i * ldb + j] (j < cols), each
@@ -83,7 +83,7 @@ void gemv_f32(const GemvRows& a, const float* b, int64_t ldb, int64_t k, int64_t
   // Units in block order, so that a thread's share of B is one stretch of
   // memory.
   const int64_t unit_macs = a.count * std::min(k, kGemvBlockRows) * std::min(n, kTileColumns);
-  parallel_for(
+  core::parallel_for(
       blocks * tiles,
       [&](int64_t begin, int64_t end) {
         for (int64_t unit = begin; unit < end; ++unit) {
@@ -97,7 +97,7 @@ void gemv_f32(const GemvRows& a, const float* b, int64_t ldb, int64_t k, int64_t
       },
       std::max<int64_t>(1, kParallelMacs / unit_macs));
   if (blocks == 1) return;
-  parallel_for(out_size, [&](int64_t begin, int64_t end) {
+  core::parallel_for(out_size, [&](int64_t begin, int64_t end) {
     for (int64_t block = 1; block < blocks; ++block) {
       const float* p = partial + (block - 1) * out_size;
       for (int64_t j = begin; j < end; ++j) y[j] += p[j];
@@ -105,4 +105,4 @@ void gemv_f32(const GemvRows& a, const float* b, int64_t ldb, int64_t k, int64_t
   });
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -15,7 +15,7 @@
 // added in block order.
 #include <cstdint>
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 inline constexpr int64_t kGemvBlockRows = 256;
 // The most rows of a MatMul takes this kernel for (oneDNN from there on).
@@ -31,4 +31,4 @@ struct GemvRows {
 // of a and j < n (ldb >= n). Each row's bits are those it gets alone.
 void gemv_f32(const GemvRows& a, const float* b, int64_t ldb, int64_t k, int64_t n, float* y);
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -12,22 +12,23 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
 // ---- StopGradient ---------------------------------------------------------------
-void identity_infer(InferContext& c) { c.add_output(c.dtype(0), c.shape(0)); }
+void identity_infer(schema::InferContext& c) { c.add_output(c.dtype(0), c.shape(0)); }
 // A new tensor over the same buffer: tapes tell tensors apart by identity.
-void forward_kernel(KernelContext& c) {
-  c.outputs[0] = make_tensor_view(c.inputs[0].dtype(), c.in_shape(0), c.inputs[0].impl()->buffer);
+void forward_kernel(schema::KernelContext& c) {
+  c.outputs[0] = core::make_tensor_view(c.inputs[0].dtype(), c.in_shape(0), c.inputs[0].impl()->buffer);
 }
-std::vector<OpSample> stop_gradient_samples() { return {{{constant({1.f, -2.f})}, {}}}; }
-constexpr OpDef kStopGradient{.name = "StopGradient", .infer = identity_infer, .kernel = forward_kernel,
-                              .flags = kSetsOwnOutputs | kNotDifferentiable, .samples = stop_gradient_samples};
+std::vector<schema::OpSample> stop_gradient_samples() { return {{{constant({1.f, -2.f})}, {}}}; }
+constexpr detail::OpDef kStopGradient{.name = "StopGradient", .infer = identity_infer, .kernel = forward_kernel,
+                                      .flags = schema::kSetsOwnOutputs | schema::kNotDifferentiable,
+                                      .samples = stop_gradient_samples};
 
 // ---- SumToShapeOf(g, x) ---------------------------------------------------------
-void sum_to_infer(InferContext& c) {
+void sum_to_infer(schema::InferContext& c) {
   if (!is_floating(c.dtype(0))) c.fail("the gradient must be float32 or float64, got {}", dtype_name(c.dtype(0)));
   Shape joined;
   if (!broadcast_shapes(c.shape(0), c.shape(1), &joined))
@@ -43,12 +44,12 @@ template <class T> void sum_to(const T* g, const Shape& g_shape, T* out, const S
   int64_t rows = 1;
   for (int d = 0; d < outer_rank; ++d) rows *= p.dims[d];
   const int64_t inner = p.inner(), step = p.inner_stride(0);
-  if (step != 0 && out_shape.num_elements() == inner && inner >= 32 && rows * inner > kParallelGrain) {
+  if (step != 0 && out_shape.num_elements() == inner && inner >= 32 && rows * inner > core::kParallelGrain) {
     // Every row adds into the one output row (a bias gradient): the columns
     // are independent, so the threads take bands of at least 16 columns (a
     // cache line of float32 each), each adding the rows in the serial loop's
     // order (the same bits).
-    parallel_for(
+    core::parallel_for(
         inner,
         [&](int64_t begin, int64_t end) {
           for (int64_t r = 0; r < rows; ++r) {
@@ -81,25 +82,25 @@ template <class T> void sum_to(const T* g, const Shape& g_shape, T* out, const S
   }
 }
 
-void sum_to_kernel(KernelContext& c) {
+void sum_to_kernel(schema::KernelContext& c) {
   if (c.inputs[0].dtype() == DType::Float32)
     sum_to(c.in<float>(0), c.in_shape(0), c.out<float>(0), c.out_shape(0));
   else
     sum_to(c.in<double>(0), c.in_shape(0), c.out<double>(0), c.out_shape(0));
 }
 
-void sum_to_gradient(GradContext& c) { c.set(0, broadcast_like(c.grad_or_zeros(0), c.inputs[0])); }
+void sum_to_gradient(schema::GradContext& c) { c.set(0, broadcast_like(c.grad_or_zeros(0), c.inputs[0])); }
 
-std::vector<OpSample> sum_to_samples() {
+std::vector<schema::OpSample> sum_to_samples() {
   return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}), constant({0.f, 0.f, 0.f})}, {}},
           {{constant({{1.0, 2.0}, {3.0, 4.0}}), constant({{0.0}, {0.0}})}, {}}};
 }
 
-constexpr OpDef kSumToShapeOf{.name = "SumToShapeOf", .infer = sum_to_infer, .kernel = sum_to_kernel,
-                              .samples = sum_to_samples, .gradient = sum_to_gradient};
+constexpr detail::OpDef kSumToShapeOf{.name = "SumToShapeOf", .infer = sum_to_infer, .kernel = sum_to_kernel,
+                                      .samples = sum_to_samples, .gradient = sum_to_gradient};
 
 // ---- BroadcastLike(t, x) --------------------------------------------------------
-void broadcast_like_infer(InferContext& c) {
+void broadcast_like_infer(schema::InferContext& c) {
   // The kernel copies raw element bytes.
   if (c.dtype(0) == DType::String || c.dtype(0) == DType::Resource)
     c.fail("t must be a numeric or bool tensor, got {}", dtype_name(c.dtype(0)));
@@ -125,13 +126,13 @@ void fill_elements(char* out, const char* element, std::size_t size, int64_t n) 
   }
 }
 
-void broadcast_like_kernel(KernelContext& c) {
+void broadcast_like_kernel(schema::KernelContext& c) {
   const Shape& in_shape = c.in_shape(0);
   BroadcastPlan p = make_broadcast_plan(c.out_shape(0), {&in_shape});
   std::size_t size = dtype_size(c.inputs[0].dtype());
-  const char* in = static_cast<const char*>(raw_data(c.inputs[0]));
-  char* out = static_cast<char*>(raw_data(c.outputs[0]));
-  for_each_row(p, kParallelGrain, [&](const int64_t* offsets, int64_t out_offset, int64_t n) {
+  const char* in = static_cast<const char*>(core::raw_data(c.inputs[0]));
+  char* out = static_cast<char*>(core::raw_data(c.outputs[0]));
+  for_each_row(p, core::kParallelGrain, [&](const int64_t* offsets, int64_t out_offset, int64_t n) {
     if (p.inner_stride(0) == 0) {
       fill_elements(out + out_offset * size, in + offsets[0] * size, size, n);
     } else {
@@ -140,45 +141,45 @@ void broadcast_like_kernel(KernelContext& c) {
   });
 }
 
-void broadcast_like_gradient(GradContext& c) { c.set(0, sum_to_shape_of(c.grad_or_zeros(0), c.inputs[0])); }
+void broadcast_like_gradient(schema::GradContext& c) { c.set(0, sum_to_shape_of(c.grad_or_zeros(0), c.inputs[0])); }
 
-std::vector<OpSample> broadcast_like_samples() {
+std::vector<schema::OpSample> broadcast_like_samples() {
   return {{{constant({1.f, 2.f, 3.f}), constant({{0.f, 0.f, 0.f}, {0.f, 0.f, 0.f}})}, {}},
           {{constant({{1.0}, {2.0}}), constant({{0.0, 0.0}, {0.0, 0.0}})}, {}}};
 }
 
-constexpr OpDef kBroadcastLike{.name = "BroadcastLike", .infer = broadcast_like_infer,
-                               .kernel = broadcast_like_kernel, .samples = broadcast_like_samples,
-                               .gradient = broadcast_like_gradient};
+constexpr detail::OpDef kBroadcastLike{.name = "BroadcastLike", .infer = broadcast_like_infer,
+                                       .kernel = broadcast_like_kernel, .samples = broadcast_like_samples,
+                                       .gradient = broadcast_like_gradient};
 
 // ---- ReshapeLike(t, x) ----------------------------------------------------------
-void reshape_like_infer(InferContext& c) {
+void reshape_like_infer(schema::InferContext& c) {
   int64_t n = c.shape(0).num_elements(), m = c.shape(1).num_elements();
   if (n >= 0 && m >= 0 && n != m)
     c.fail("cannot reshape {} elements (shape {}) to shape {}", n, c.shape(0).to_string(), c.shape(1).to_string());
   c.add_output(c.dtype(0), c.shape(1));
 }
 
-void reshape_like_kernel(KernelContext& c) {
+void reshape_like_kernel(schema::KernelContext& c) {
   if (c.inputs[0].size() != c.inputs[1].size())
     throw InvalidArgument(fmt::format("ReshapeLike: cannot reshape shape {} to shape {}",
                                       c.in_shape(0).to_string(), c.in_shape(1).to_string()));
-  c.outputs[0] = make_tensor_view(c.inputs[0].dtype(), c.in_shape(1), c.inputs[0].impl()->buffer);
+  c.outputs[0] = core::make_tensor_view(c.inputs[0].dtype(), c.in_shape(1), c.inputs[0].impl()->buffer);
 }
 
-void reshape_like_gradient(GradContext& c) { c.set(0, reshape_like(c.grad_or_zeros(0), c.inputs[0])); }
+void reshape_like_gradient(schema::GradContext& c) { c.set(0, reshape_like(c.grad_or_zeros(0), c.inputs[0])); }
 
-std::vector<OpSample> reshape_like_samples() {
+std::vector<schema::OpSample> reshape_like_samples() {
   return {{{constant({1.f, 2.f, 3.f, 4.f}), constant({{0.f, 0.f}, {0.f, 0.f}})}, {}}};
 }
 
-constexpr OpDef kReshapeLike{.name = "ReshapeLike", .infer = reshape_like_infer, .kernel = reshape_like_kernel,
-                             .flags = kSetsOwnOutputs, .samples = reshape_like_samples,
-                             .gradient = reshape_like_gradient};
+constexpr detail::OpDef kReshapeLike{.name = "ReshapeLike", .infer = reshape_like_infer, .kernel = reshape_like_kernel,
+                                     .flags = schema::kSetsOwnOutputs, .samples = reshape_like_samples,
+                                     .gradient = reshape_like_gradient};
 
-Tensor apply2(const OpDef& op, const Tensor& a, const Tensor& b) {
+Tensor apply2(const detail::OpDef& op, const Tensor& a, const Tensor& b) {
   const Tensor in[] = {a, b};
-  return dispatch1(op, in, Attrs{}, SourceLocation());
+  return runtime::dispatch1(op, in, schema::Attrs{}, SourceLocation());
 }
 
 }  // namespace
@@ -196,27 +197,33 @@ Tensor reshape_like(const Tensor& t, const Tensor& x) {
   return apply2(kReshapeLike, t, x);
 }
 
-Tensor GradContext::grad_or_zeros(int i) const {
+}  // namespace ops
+
+// GradContext (src/schema) needs zeros_like, an op: defined here, in kiln, which encloses
+// kiln::schema.
+Tensor schema::GradContext::grad_or_zeros(int i) const {
   const Tensor& g = grads[static_cast<size_t>(i)];
   return g.defined() ? g : zeros_like(outputs[static_cast<size_t>(i)]);
 }
 
-std::vector<Tensor> GradContext::all_grads_or_zeros() const {
+std::vector<Tensor> schema::GradContext::all_grads_or_zeros() const {
   std::vector<Tensor> all;
   all.reserve(outputs.size());
   for (std::size_t i = 0; i < outputs.size(); ++i) all.push_back(grad_or_zeros(static_cast<int>(i)));
   return all;
 }
 
-void register_grad_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kStopGradient, &kSumToShapeOf, &kBroadcastLike, &kReshapeLike}) r.add(*op);
+namespace ops {
+
+void register_grad_ops(schema::OpRegistry& r) {
+  for (const detail::OpDef* op : {&kStopGradient, &kSumToShapeOf, &kBroadcastLike, &kReshapeLike}) r.add(*op);
 }
 
-}  // namespace detail
+}  // namespace ops
 
 Tensor stop_gradient(Tensor x, SourceLocation loc) {
   const Tensor in[] = {std::move(x)};
-  return detail::dispatch1(detail::kStopGradient, in, detail::Attrs{}, loc);
+  return runtime::dispatch1(ops::kStopGradient, in, schema::Attrs{}, loc);
 }
 
 }  // namespace kiln

@@ -6,7 +6,7 @@
 
 #include "kiln/tensor.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 // `g` summed down to `x`'s shape (the reverse of broadcasting `x` to g's
 // shape): the gradient of a broadcast input. Returns g itself when both
@@ -24,4 +24,4 @@ Tensor tile_grad_like(const Tensor& g, const Tensor& x, const std::vector<int64_
 // Gradient of a binary elementwise op's input: `g` reduced to that input.
 inline Tensor unbroadcast(const Tensor& g, const Tensor& input) { return sum_to_shape_of(g, input); }
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

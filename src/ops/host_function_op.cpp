@@ -3,13 +3,13 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
 // Output shapes, when declared, as one int list: per output its rank (-1:
 // unknown rank) then its dims (-1: unknown).
-std::vector<Shape> declared_shapes(const Attrs& attrs, std::size_t n) {
+std::vector<Shape> declared_shapes(const schema::Attrs& attrs, std::size_t n) {
   std::vector<Shape> shapes(n, Shape::unknown_rank());
   if (!attrs.has("output_shapes")) return shapes;
   const std::vector<int64_t>* enc = &attrs.get_ints("output_shapes");
@@ -24,14 +24,14 @@ std::vector<Shape> declared_shapes(const Attrs& attrs, std::size_t n) {
   return shapes;
 }
 
-void host_infer(InferContext& c) {
+void host_infer(schema::InferContext& c) {
   const std::vector<int64_t>& dtypes = c.attrs().get_ints("output_dtypes");
   std::vector<Shape> shapes = declared_shapes(c.attrs(), dtypes.size());
   for (std::size_t i = 0; i < dtypes.size(); ++i) c.add_output(static_cast<DType>(dtypes[i]), shapes[i]);
 }
 
-void host_kernel(KernelContext& c) {
-  const auto& callback = c.attrs.get<std::shared_ptr<const HostCallback>>("callback");
+void host_kernel(schema::KernelContext& c) {
+  const auto& callback = c.attrs.get<std::shared_ptr<const schema::HostCallback>>("callback");
   std::vector<Tensor> args(c.inputs.begin(), c.inputs.end());
   std::vector<Tensor> results = callback->fn(args);
   const auto& dtypes = c.attrs.get_ints("output_dtypes");
@@ -55,22 +55,23 @@ void host_kernel(KernelContext& c) {
   }
 }
 
-std::vector<OpSample> host_samples() {
-  auto cb = std::make_shared<const HostCallback>(
-      HostCallback{[](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0]}; }});
+std::vector<schema::OpSample> host_samples() {
+  auto cb = std::make_shared<const schema::HostCallback>(
+      schema::HostCallback{[](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0]}; }});
   return {{{constant({1.f, 2.f})},
-           Attrs{{"callback", cb}, {"output_dtypes", std::vector<int64_t>{int64_t(DType::Float32)}}}},
+           schema::Attrs{{"callback", cb}, {"output_dtypes", std::vector<int64_t>{int64_t(DType::Float32)}}}},
           {{constant({1.f, 2.f})},
-           Attrs{{"callback", cb}, {"output_dtypes", std::vector<int64_t>{int64_t(DType::Float32)}},
-                 {"output_shapes", std::vector<int64_t>{1, -1}}}}};
+           schema::Attrs{{"callback", cb}, {"output_dtypes", std::vector<int64_t>{int64_t(DType::Float32)}},
+                         {"output_shapes", std::vector<int64_t>{1, -1}}}}};
 }
 
-constexpr OpDef kHostFunction{.name = "HostFunction", .infer = host_infer, .kernel = host_kernel,
-                              .flags = kStateful | kSetsOwnOutputs | kNotDifferentiable, .samples = host_samples};
+constexpr detail::OpDef kHostFunction{.name = "HostFunction", .infer = host_infer, .kernel = host_kernel,
+                                      .flags = schema::kStateful | schema::kSetsOwnOutputs | schema::kNotDifferentiable,
+                                      .samples = host_samples};
 
 }  // namespace
 
-void register_host_function_ops(OpRegistry& r) { r.add(kHostFunction); }
+void register_host_function_ops(schema::OpRegistry& r) { r.add(kHostFunction); }
 
 namespace {
 // What an object handle's Resource tensor holds (a Variable's holds its state).
@@ -78,18 +79,25 @@ struct HandleObject {
   const std::type_info* type;
   std::shared_ptr<const void> object;
 };
-}  // namespace
+}
+
+}  // namespace ops
+
+namespace detail {
+
+// namespace
 
 Tensor make_object_handle(std::shared_ptr<const void> object, const std::type_info& type) {
-  Tensor t = make_tensor(DType::Resource, Shape{});
-  data_of<std::shared_ptr<void>>(t)[0] = std::make_shared<HandleObject>(HandleObject{&type, std::move(object)});
+  Tensor t = core::make_tensor(DType::Resource, Shape{});
+  core::data_of<std::shared_ptr<void>>(t)[0] =
+      std::make_shared<ops::HandleObject>(ops::HandleObject{&type, std::move(object)});
   return t;
 }
 
 std::shared_ptr<const void> object_in_handle(const Tensor& handle, const std::type_info& type) {
   if (!handle.defined() || handle.is_symbolic() || handle.dtype() != DType::Resource || handle.shape() != Shape{})
     throw InvalidArgument("object_in_handle: not a concrete scalar resource handle");
-  const auto* held = static_cast<const HandleObject*>(data_of<std::shared_ptr<void>>(handle)[0].get());
+  const auto* held = static_cast<const ops::HandleObject*>(core::data_of<std::shared_ptr<void>>(handle)[0].get());
   if (!held || *held->type != type)
     throw InvalidArgument(fmt::format("object_in_handle: the handle does not carry a {}", type.name()));
   return held->object;
@@ -98,8 +106,8 @@ std::shared_ptr<const void> object_in_handle(const Tensor& handle, const std::ty
 }  // namespace detail
 
 namespace debugging {
-void enable_check_numerics() { detail::check_numerics_enabled.store(true); }
-void disable_check_numerics() { detail::check_numerics_enabled.store(false); }
+void enable_check_numerics() { runtime::check_numerics_enabled.store(true); }
+void disable_check_numerics() { runtime::check_numerics_enabled.store(false); }
 }  // namespace debugging
 
 std::vector<Tensor> host_function(HostCallbackFn callback, const std::vector<Tensor>& inputs,
@@ -116,8 +124,8 @@ std::vector<Tensor> host_function(HostCallbackFn callback, const std::vector<Ten
                                       output_dtypes.size()));
   std::vector<int64_t> dtypes;
   for (DType d : output_dtypes) dtypes.push_back(static_cast<int64_t>(d));
-  auto cb = std::make_shared<const detail::HostCallback>(detail::HostCallback{std::move(callback)});
-  detail::Attrs attrs{{"callback", std::move(cb)}, {"output_dtypes", std::move(dtypes)}};
+  auto cb = std::make_shared<const schema::HostCallback>(schema::HostCallback{std::move(callback)});
+  schema::Attrs attrs{{"callback", std::move(cb)}, {"output_dtypes", std::move(dtypes)}};
   if (!output_shapes.empty()) {
     std::vector<int64_t> enc;
     for (const Shape& s : output_shapes) {
@@ -127,7 +135,7 @@ std::vector<Tensor> host_function(HostCallbackFn callback, const std::vector<Ten
     }
     attrs.set("output_shapes", std::move(enc));
   }
-  detail::TensorList out = detail::dispatch(detail::kHostFunction, inputs, std::move(attrs), loc);
+  runtime::TensorList out = runtime::dispatch(ops::kHostFunction, inputs, std::move(attrs), loc);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 

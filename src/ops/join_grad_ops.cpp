@@ -14,12 +14,12 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
 // ---- SplitLike ------------------------------------------------------------------
-void split_like_infer(InferContext& c) {
+void split_like_infer(schema::InferContext& c) {
   if (c.num_inputs() < 2) c.fail("needs the tensor to split and at least one tensor to shape a part");
   const Shape& g = c.shape(0);
   int r = g.has_known_rank() ? g.rank() : -1;
@@ -57,30 +57,30 @@ void split_like_infer(InferContext& c) {
            g.to_string());
 }
 
-void split_like_kernel(KernelContext& c) {
+void split_like_kernel(schema::KernelContext& c) {
   const Shape& g = c.in_shape(0);
   int a = wrap_axis(c.attrs.get_int("axis"), g.rank());
   copy_parts(c.inputs[0], c.outputs, dims_product(g, 0, a), false);
 }
 
-std::vector<OpSample> split_like_samples() {
+std::vector<schema::OpSample> split_like_samples() {
   return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}), constant({{0.f}, {0.f}}),
             constant({{0.f, 0.f}, {0.f, 0.f}})},
-           Attrs{{"axis", int64_t(-1)}}},
+           schema::Attrs{{"axis", int64_t(-1)}}},
           {{constant({{1, 2}, {3, 4}, {5, 6}}), constant({{0, 0}, {0, 0}}), constant({{0, 0}})},
-           Attrs{{"axis", int64_t(0)}}}};
+           schema::Attrs{{"axis", int64_t(0)}}}};
 }
 
 // The like tensors give shapes only: no gradient.
-void split_like_gradient(GradContext& c) {
+void split_like_gradient(schema::GradContext& c) {
   c.set(0, concat(c.all_grads_or_zeros(), c.attrs.get_int("axis")));
 }
 
-constexpr OpDef kSplitLike{.name = "SplitLike", .infer = split_like_infer, .kernel = split_like_kernel,
-                           .samples = split_like_samples, .gradient = split_like_gradient};
+constexpr detail::OpDef kSplitLike{.name = "SplitLike", .infer = split_like_infer, .kernel = split_like_kernel,
+                                   .samples = split_like_samples, .gradient = split_like_gradient};
 
 // ---- TileGrad -------------------------------------------------------------------
-void tile_grad_infer(InferContext& c) {
+void tile_grad_infer(schema::InferContext& c) {
   if (!is_floating(c.dtype(0))) c.fail("the gradient must be float32 or float64, got {}", dtype_name(c.dtype(0)));
   const Shape& g = c.shape(0);
   const std::vector<int64_t>& m = c.attrs().get_ints("multiples");
@@ -121,45 +121,45 @@ template <class T> void sum_copies(const T* g, const Shape& gs, T* out, const Sh
   }
 }
 
-void tile_grad_kernel(KernelContext& c) {
+void tile_grad_kernel(schema::KernelContext& c) {
   if (c.inputs[0].dtype() == DType::Float32)
     sum_copies(c.in<float>(0), c.in_shape(0), c.out<float>(0), c.out_shape(0));
   else
     sum_copies(c.in<double>(0), c.in_shape(0), c.out<double>(0), c.out_shape(0));
 }
 
-std::vector<OpSample> tile_grad_samples() {
-  return {{{constant({{1.f, 2.f, 3.f, 4.f, 5.f, 6.f}, {7.f, 8.f, 9.f, 10.f, 11.f, 12.f}}),
-            constant({{0.f, 0.f}})},
-           Attrs{{"multiples", std::vector<int64_t>{2, 3}}}},
-          {{constant({1.0, 2.0, 3.0, 4.0}), constant({0.0, 0.0})}, Attrs{{"multiples", std::vector<int64_t>{2}}}}};
+std::vector<schema::OpSample> tile_grad_samples() {
+  return {
+      {{constant({{1.f, 2.f, 3.f, 4.f, 5.f, 6.f}, {7.f, 8.f, 9.f, 10.f, 11.f, 12.f}}), constant({{0.f, 0.f}})},
+       schema::Attrs{{"multiples", std::vector<int64_t>{2, 3}}}},
+      {{constant({1.0, 2.0, 3.0, 4.0}), constant({0.0, 0.0})}, schema::Attrs{{"multiples", std::vector<int64_t>{2}}}}};
 }
 
 // x gives a shape only: no gradient.
-void tile_grad_gradient(GradContext& c) {
+void tile_grad_gradient(schema::GradContext& c) {
   c.set(0, tile(c.grad_or_zeros(0), c.attrs.get_ints("multiples")));
 }
 
-constexpr OpDef kTileGrad{.name = "TileGrad", .infer = tile_grad_infer, .kernel = tile_grad_kernel,
-                          .samples = tile_grad_samples, .gradient = tile_grad_gradient};
+constexpr detail::OpDef kTileGrad{.name = "TileGrad", .infer = tile_grad_infer, .kernel = tile_grad_kernel,
+                                  .samples = tile_grad_samples, .gradient = tile_grad_gradient};
 
 }  // namespace
 
 std::vector<Tensor> split_like(const Tensor& g, std::span<const Tensor> likes, int64_t axis) {
   std::vector<Tensor> in{g};
   in.insert(in.end(), likes.begin(), likes.end());
-  TensorList out = dispatch(kSplitLike, in, Attrs{{"axis", axis}}, SourceLocation());
+  runtime::TensorList out = runtime::dispatch(kSplitLike, in, schema::Attrs{{"axis", axis}}, SourceLocation());
   return std::vector<Tensor>(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
 }
 
 Tensor tile_grad_like(const Tensor& g, const Tensor& x, const std::vector<int64_t>& multiples) {
   const Tensor in[] = {g, x};
-  return dispatch1(kTileGrad, in, Attrs{{"multiples", multiples}}, SourceLocation());
+  return runtime::dispatch1(kTileGrad, in, schema::Attrs{{"multiples", multiples}}, SourceLocation());
 }
 
-void register_join_grad_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kSplitLike, &kTileGrad}) r.add(*op);
+void register_join_grad_ops(schema::OpRegistry& r) {
+  for (const detail::OpDef* op : {&kSplitLike, &kTileGrad}) r.add(*op);
 }
 
-}  // namespace detail
+}  // namespace ops
 }  // namespace kiln

@@ -12,21 +12,21 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 void copy_parts(const Tensor& whole, std::span<const Tensor> parts, int64_t outer, bool to_whole) {
   if (outer == 0 || whole.size() == 0) return;
   visit_element(whole.dtype(), [&]<class E>() {
     int64_t whole_row = whole.size() / outer;
-    E* base = data_of<E>(whole);
-    parallel_for(
+    E* base = core::data_of<E>(whole);
+    core::parallel_for(
         outer,
         [&](int64_t b, int64_t e) {
           for (int64_t o = b; o < e; ++o) {
             E* row = base + o * whole_row;
             for (const Tensor& part : parts) {
               int64_t len = part.size() / outer;
-              E* p = data_of<E>(part) + o * len;
+              E* p = core::data_of<E>(part) + o * len;
               if (to_whole)
                 std::copy_n(p, len, row);
               else
@@ -35,13 +35,13 @@ void copy_parts(const Tensor& whole, std::span<const Tensor> parts, int64_t oute
             }
           }
         },
-        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, whole_row)));
+        std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(1, whole_row)));
   });
 }
 
 namespace {
 
-void check_same_dtypes(const InferContext& c) {
+void check_same_dtypes(const schema::InferContext& c) {
   if (c.num_inputs() == 0) c.fail("needs at least one tensor");
   for (int i = 1; i < c.num_inputs(); ++i)
     if (c.dtype(i) != c.dtype(0))
@@ -50,16 +50,16 @@ void check_same_dtypes(const InferContext& c) {
 }
 
 // The first input whose rank is known, or -1.
-int first_known_rank(const InferContext& c) {
+int first_known_rank(const schema::InferContext& c) {
   for (int i = 0; i < c.num_inputs(); ++i)
     if (c.shape(i).has_known_rank()) return i;
   return -1;
 }
 
-void join_kernel(KernelContext& c, int64_t outer) { copy_parts(c.outputs[0], c.inputs, outer, true); }
+void join_kernel(schema::KernelContext& c, int64_t outer) { copy_parts(c.outputs[0], c.inputs, outer, true); }
 
 // ---- Concat -----------------------------------------------------------------
-void concat_infer(InferContext& c) {
+void concat_infer(schema::InferContext& c) {
   check_same_dtypes(c);
   int ref = first_known_rank(c);
   if (ref < 0) {
@@ -97,21 +97,21 @@ void concat_infer(InferContext& c) {
   c.add_output(c.dtype(0), out);
 }
 
-void concat_kernel(KernelContext& c) {
+void concat_kernel(schema::KernelContext& c) {
   const Shape& s = c.out_shape(0);
   int a = wrap_axis(c.attrs.get_int("axis"), s.rank());
   join_kernel(c, dims_product(s, 0, a));
 }
 
-std::vector<OpSample> concat_samples() {
-  return {{{constant({{1.f, 2.f}}), constant({{3.f, 4.f}, {5.f, 6.f}})}, Attrs{{"axis", int64_t(0)}}},
-          {{constant({{1, 2}, {3, 4}}), constant({{5}, {6}})}, Attrs{{"axis", int64_t(-1)}}}};
+std::vector<schema::OpSample> concat_samples() {
+  return {{{constant({{1.f, 2.f}}), constant({{3.f, 4.f}, {5.f, 6.f}})}, schema::Attrs{{"axis", int64_t(0)}}},
+          {{constant({{1, 2}, {3, 4}}), constant({{5}, {6}})}, schema::Attrs{{"axis", int64_t(-1)}}}};
 }
 
 // Each input gets its part of dy along the axis: slices when every part's
 // size is known now, else SplitLike, which reads the sizes from the inputs
 // when the graph runs.
-void concat_grad(GradContext& c) {
+void concat_grad(schema::GradContext& c) {
   int64_t axis = c.attrs.get_int("axis");
   const Shape& out = c.outputs[0].shape();
   int a = out.has_known_rank() ? wrap_axis(axis, out.rank()) : -1;
@@ -137,11 +137,11 @@ void concat_grad(GradContext& c) {
   }
 }
 
-constexpr OpDef kConcat{.name = "Concat", .infer = concat_infer, .kernel = concat_kernel,
-                        .samples = concat_samples, .gradient = concat_grad};
+constexpr detail::OpDef kConcat{.name = "Concat", .infer = concat_infer, .kernel = concat_kernel,
+                                .samples = concat_samples, .gradient = concat_grad};
 
 // ---- Pack (stack) ---------------------------------------------------------------
-void pack_infer(InferContext& c) {
+void pack_infer(schema::InferContext& c) {
   check_same_dtypes(c);
   int ref = first_known_rank(c);
   if (ref < 0) {
@@ -170,29 +170,29 @@ void pack_infer(InferContext& c) {
   c.add_output(c.dtype(0), s0);
 }
 
-void pack_kernel(KernelContext& c) {
+void pack_kernel(schema::KernelContext& c) {
   const Shape& s = c.out_shape(0);
   int64_t axis = c.attrs.get_int("axis");
   int a = static_cast<int>(axis < 0 ? axis + s.rank() : axis);
   join_kernel(c, dims_product(s, 0, a));
 }
 
-std::vector<OpSample> pack_samples() {
-  return {{{constant({1.f, 2.f}), constant({3.f, 4.f})}, Attrs{{"axis", int64_t(0)}}},
+std::vector<schema::OpSample> pack_samples() {
+  return {{{constant({1.f, 2.f}), constant({3.f, 4.f})}, schema::Attrs{{"axis", int64_t(0)}}},
           {{constant({1.f, 2.f}), constant({3.f, 4.f}), constant({5.f, 6.f})},
-           Attrs{{"axis", int64_t(1)}}}};
+           schema::Attrs{{"axis", int64_t(1)}}}};
 }
 
-void pack_grad(GradContext& c) {
+void pack_grad(schema::GradContext& c) {
   std::vector<Tensor> parts = unstack(c.grad(0), c.attrs.get_int("axis"));
   for (std::size_t i = 0; i < parts.size(); ++i) c.set(static_cast<int>(i), std::move(parts[i]));
 }
 
-constexpr OpDef kPack{.name = "Pack", .infer = pack_infer, .kernel = pack_kernel,
-                      .samples = pack_samples, .gradient = pack_grad};
+constexpr detail::OpDef kPack{.name = "Pack", .infer = pack_infer, .kernel = pack_kernel,
+                              .samples = pack_samples, .gradient = pack_grad};
 
 // ---- Unpack (unstack) -------------------------------------------------------------
-void unpack_infer(InferContext& c) {
+void unpack_infer(schema::InferContext& c) {
   const Shape& in = c.shape(0);
   if (!in.has_known_rank())
     c.fail("the input's rank must be known to unstack it (got shape {})", in.to_string());
@@ -210,7 +210,7 @@ void unpack_infer(InferContext& c) {
   for (int64_t i = 0; i < in[a]; ++i) c.add_output(c.dtype(0), s);
 }
 
-void unpack_kernel(KernelContext& c) {
+void unpack_kernel(schema::KernelContext& c) {
   const Shape& in = c.in_shape(0);
   int a = wrap_axis(c.attrs.get_int("axis"), in.rank());
   int64_t outer = dims_product(in, 0, a), num = in[a], inner = dims_product(in, a + 1, in.rank());
@@ -224,20 +224,20 @@ void unpack_kernel(KernelContext& c) {
   });
 }
 
-std::vector<OpSample> unpack_samples() {
-  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, Attrs{{"axis", int64_t(0)}}},
-          {{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, Attrs{{"axis", int64_t(1)}}}};
+std::vector<schema::OpSample> unpack_samples() {
+  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, schema::Attrs{{"axis", int64_t(0)}}},
+          {{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, schema::Attrs{{"axis", int64_t(1)}}}};
 }
 
-void unpack_grad(GradContext& c) {
+void unpack_grad(schema::GradContext& c) {
   c.set(0, stack(c.all_grads_or_zeros(), c.attrs.get_int("axis")));
 }
 
-constexpr OpDef kUnpack{.name = "Unpack", .infer = unpack_infer, .kernel = unpack_kernel,
-                        .samples = unpack_samples, .gradient = unpack_grad};
+constexpr detail::OpDef kUnpack{.name = "Unpack", .infer = unpack_infer, .kernel = unpack_kernel,
+                                .samples = unpack_samples, .gradient = unpack_grad};
 
 // ---- Tile -----------------------------------------------------------------------
-void tile_infer(InferContext& c) {
+void tile_infer(schema::InferContext& c) {
   const Shape& in = c.shape(0);
   const std::vector<int64_t>& m = c.attrs().get_ints("multiples");
   for (int64_t v : m)
@@ -266,7 +266,7 @@ void tile_infer(InferContext& c) {
   c.add_output(c.dtype(0), s);
 }
 
-void tile_kernel(KernelContext& c) {
+void tile_kernel(schema::KernelContext& c) {
   const Shape& in = c.in_shape(0);
   const Shape& os = c.out_shape(0);
   int64_t n_out = c.outputs[0].size();
@@ -281,7 +281,7 @@ void tile_kernel(KernelContext& c) {
     }
     // Each output row (all dims but the last) repeats one input row.
     int64_t in_cols = in[r - 1], out_cols = os[r - 1], rows = n_out / out_cols;
-    parallel_for(
+    core::parallel_for(
         rows,
         [&](int64_t b, int64_t e) {
           for (int64_t row = b; row < e; ++row) {
@@ -290,18 +290,18 @@ void tile_kernel(KernelContext& c) {
             for (int64_t j = 0; j < out_cols; j += in_cols) std::copy_n(src, in_cols, dst + j);
           }
         },
-        std::max<int64_t>(1, kParallelGrain / out_cols));
+        std::max<int64_t>(1, core::kParallelGrain / out_cols));
   });
 }
 
-std::vector<OpSample> tile_samples() {
-  return {{{constant({{1.f, 2.f}, {3.f, 4.f}})}, Attrs{{"multiples", std::vector<int64_t>{2, 3}}}},
-          {{constant({1, 2, 3})}, Attrs{{"multiples", std::vector<int64_t>{2}}}}};
+std::vector<schema::OpSample> tile_samples() {
+  return {{{constant({{1.f, 2.f}, {3.f, 4.f}})}, schema::Attrs{{"multiples", std::vector<int64_t>{2, 3}}}},
+          {{constant({1, 2, 3})}, schema::Attrs{{"multiples", std::vector<int64_t>{2}}}}};
 }
 
 // dy seen as [m0, d0, m1, d1, ...], summed over the copies (the m axes);
 // TileGrad does the same when the input's shape is known only at run time.
-void tile_grad(GradContext& c) {
+void tile_grad(schema::GradContext& c) {
   const Shape& in = c.inputs[0].shape();
   const std::vector<int64_t>& m = c.attrs.get_ints("multiples");
   if (!in.is_fully_defined()) {
@@ -317,11 +317,11 @@ void tile_grad(GradContext& c) {
   c.set(0, reshape(sum(reshape(c.grad(0), Shape(split)), Axes(copies)), in));
 }
 
-constexpr OpDef kTile{.name = "Tile", .infer = tile_infer, .kernel = tile_kernel,
-                      .samples = tile_samples, .gradient = tile_grad};
+constexpr detail::OpDef kTile{.name = "Tile", .infer = tile_infer, .kernel = tile_kernel,
+                              .samples = tile_samples, .gradient = tile_grad};
 
 // ---- Pad --------------------------------------------------------------------------
-void pad_infer(InferContext& c) {
+void pad_infer(schema::InferContext& c) {
   const Shape& in = c.shape(0);
   const std::vector<int64_t>& p = c.attrs().get_ints("paddings");
   const Tensor& value = c.attrs().get<Tensor>("value");
@@ -351,7 +351,7 @@ void pad_infer(InferContext& c) {
   c.add_output(c.dtype(0), s);
 }
 
-void pad_kernel(KernelContext& c) {
+void pad_kernel(schema::KernelContext& c) {
   const Shape& in = c.in_shape(0);
   const Shape& os = c.out_shape(0);
   const std::vector<int64_t>& p = c.attrs.get_ints("paddings");
@@ -360,8 +360,8 @@ void pad_kernel(KernelContext& c) {
   visit_element(c.inputs[0].dtype(), [&]<class E>() {
     const E* x = c.in<E>(0);
     E* out = c.out<E>(0);
-    E v = *data_of<E>(c.attrs.get<Tensor>("value"));
-    parallel_for(n_out, [&](int64_t b, int64_t e) { std::fill(out + b, out + e, v); });
+    E v = *core::data_of<E>(c.attrs.get<Tensor>("value"));
+    core::parallel_for(n_out, [&](int64_t b, int64_t e) { std::fill(out + b, out + e, v); });
     if (n_in == 0) return;
     if (r == 0) {
       out[0] = x[0];
@@ -369,7 +369,7 @@ void pad_kernel(KernelContext& c) {
     }
     // Copy each input row (all dims but the last) to its place.
     int64_t cols = in[r - 1], rows = n_in / cols;
-    parallel_for(
+    core::parallel_for(
         rows,
         [&](int64_t b, int64_t e) {
           for (int64_t row = b; row < e; ++row) {
@@ -382,19 +382,19 @@ void pad_kernel(KernelContext& c) {
             std::copy_n(x + row * cols, cols, out + dst);
           }
         },
-        std::max<int64_t>(1, kParallelGrain / cols));
+        std::max<int64_t>(1, core::kParallelGrain / cols));
   });
 }
 
-std::vector<OpSample> pad_samples() {
+std::vector<schema::OpSample> pad_samples() {
   return {{{constant({{1.f, 2.f}, {3.f, 4.f}})},
-           Attrs{{"paddings", std::vector<int64_t>{1, 0, 0, 2}}, {"value", make_scalar(0, DType::Float32)}}},
+           schema::Attrs{{"paddings", std::vector<int64_t>{1, 0, 0, 2}}, {"value", make_scalar(0, DType::Float32)}}},
           {{constant({1, 2})},
-           Attrs{{"paddings", std::vector<int64_t>{2, 1}}, {"value", make_scalar(-1, DType::Int32)}}}};
+           schema::Attrs{{"paddings", std::vector<int64_t>{2, 1}}, {"value", make_scalar(-1, DType::Int32)}}}};
 }
 
 // The input's part of dy: each dim from `before` to `-after`.
-void pad_grad(GradContext& c) {
+void pad_grad(schema::GradContext& c) {
   const std::vector<int64_t>& p = c.attrs.get_ints("paddings");
   std::vector<int64_t> begin, end, strides;
   SliceMasks masks;
@@ -407,36 +407,34 @@ void pad_grad(GradContext& c) {
   c.set(0, strided_slice(c.grad(0), begin, end, strides, masks));
 }
 
-constexpr OpDef kPad{.name = "Pad", .infer = pad_infer, .kernel = pad_kernel, .samples = pad_samples,
-                     .gradient = pad_grad};
+constexpr detail::OpDef kPad{.name = "Pad", .infer = pad_infer, .kernel = pad_kernel, .samples = pad_samples,
+                             .gradient = pad_grad};
 
 }  // namespace
 
-void register_join_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kConcat, &kPack, &kUnpack, &kTile, &kPad}) r.add(*op);
+void register_join_ops(schema::OpRegistry& r) {
+  for (const detail::OpDef* op : {&kConcat, &kPack, &kUnpack, &kTile, &kPad}) r.add(*op);
 }
 
-}  // namespace detail
-
-using namespace detail;
+}  // namespace ops
 
 Tensor concat(const std::vector<Tensor>& values, int64_t axis, SourceLocation loc) {
-  return dispatch1(kConcat, values, Attrs{{"axis", axis}}, loc);
+  return runtime::dispatch1(ops::kConcat, values, schema::Attrs{{"axis", axis}}, loc);
 }
 
 Tensor stack(const std::vector<Tensor>& values, int64_t axis, SourceLocation loc) {
-  return dispatch1(kPack, values, Attrs{{"axis", axis}}, loc);
+  return runtime::dispatch1(ops::kPack, values, schema::Attrs{{"axis", axis}}, loc);
 }
 
 std::vector<Tensor> unstack(const Tensor& x, int64_t axis, SourceLocation loc) {
   const Tensor in[] = {x};
-  TensorList out = dispatch(kUnpack, in, Attrs{{"axis", axis}}, loc);
+  runtime::TensorList out = runtime::dispatch(ops::kUnpack, in, schema::Attrs{{"axis", axis}}, loc);
   return std::vector<Tensor>(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
 }
 
 Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples, SourceLocation loc) {
   const Tensor in[] = {x};
-  return dispatch1(kTile, in, Attrs{{"multiples", multiples}}, loc);
+  return runtime::dispatch1(ops::kTile, in, schema::Attrs{{"multiples", multiples}}, loc);
 }
 
 Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& paddings,
@@ -449,9 +447,9 @@ Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& padd
     flat.push_back(after);
   }
   DType d = x.defined() ? x.dtype() : DType::Float32;
-  check_representable(value, d, "Pad");
-  return dispatch1(kPad, in, Attrs{{"paddings", std::move(flat)}, {"value", make_scalar(value, d)}},
-                   loc);
+  runtime::check_representable(value, d, "Pad");
+  return runtime::dispatch1(ops::kPad, in,
+                            schema::Attrs{{"paddings", std::move(flat)}, {"value", ops::make_scalar(value, d)}}, loc);
 }
 
 }  // namespace kiln

@@ -1,15 +1,15 @@
 #pragma once
 // The registered ops the passes and the fused kernels pick out of a graph. A pass asks "is this node
 // op X" by comparing OpDef pointers (`n.op == &mul_op()`), as the rest of Kiln
-// does with `&detail::placeholder_op()`. Each handle is defined in its op's own
+// does with `&ops::placeholder_op()`. Each handle is defined in its op's own
 // file and returns that file's OpDef: one identity per op, no lookup by name.
-// Ops that have accessors of their own (detail::placeholder_op,
+// Ops that have accessors of their own (ops::placeholder_op,
 // graph_ops::call_op, the fused ops) are used through those.
 #include "schema/op_def.h"
 
 namespace kiln::ops {
 
-const detail::OpDef& const_op_def();  // not const_op: detail::const_op makes a Const tensor
+const detail::OpDef& const_op_def();  // not const_op: ops::const_op makes a Const tensor
 const detail::OpDef& add_op();
 const detail::OpDef& sub_op();
 const detail::OpDef& mul_op();

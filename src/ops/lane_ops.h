@@ -14,10 +14,10 @@
 #include "ops/vector_math_lanes.h"
 
 #if KILN_VECTOR_MATH
-namespace kiln::detail::lanes {
+namespace kiln::ops::lanes {
 
 // The forms, named by the ops' OpDef::lane_form.
-using LaneOp = LaneForm;
+using LaneOp = schema::LaneForm;
 
 constexpr int lane_arity(LaneOp op) { return op <= LaneOp::kMinimum ? 2 : 1; }
 
@@ -72,5 +72,5 @@ template <class F>
   }
 }
 
-}  // namespace kiln::detail::lanes
+}  // namespace kiln::ops::lanes
 #endif  // KILN_VECTOR_MATH

@@ -19,7 +19,7 @@
 #include "kiln/dtype.h"
 #include "ops/vector_math.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
 constexpr uint32_t dtype_bit(DType d) { return 1u << static_cast<int>(d); }
 inline constexpr uint32_t kFloatMask = dtype_bit(DType::Float32) | dtype_bit(DType::Float64);
@@ -30,12 +30,12 @@ inline constexpr uint32_t kBoolMask = dtype_bit(DType::Bool);
 inline constexpr uint32_t kStringMask = dtype_bit(DType::String);
 
 // Costly formulas (exp, tanh, pow, ...) split over threads sooner.
-inline constexpr int64_t kTranscendentalGrain = kParallelGrain / 8;
+inline constexpr int64_t kTranscendentalGrain = core::kParallelGrain / 8;
 
 template <class F>
 constexpr int64_t grain_of() {
   if constexpr (requires { F::kGrain; }) return F::kGrain;
-  else return kParallelGrain;
+  else return core::kParallelGrain;
 }
 
 // ---- Integer helpers: signed overflow wraps (two's complement) instead of
@@ -318,11 +318,11 @@ struct ReluFn {
     static constexpr int64_t kGrain = grain;                      \
     template <class T> static T apply(T x) { return expr; }       \
   };
-KILN_FLOAT_UNARY_FN(FloorFn, kParallelGrain, std::floor(x))
-KILN_FLOAT_UNARY_FN(CeilFn, kParallelGrain, std::ceil(x))
-KILN_FLOAT_UNARY_FN(RintFn, kParallelGrain, std::nearbyint(x))
-KILN_FLOAT_UNARY_FN(SqrtFn, kParallelGrain, std::sqrt(x))
-KILN_FLOAT_UNARY_FN(RsqrtFn, kParallelGrain, T(1) / std::sqrt(x))
+KILN_FLOAT_UNARY_FN(FloorFn, core::kParallelGrain, std::floor(x))
+KILN_FLOAT_UNARY_FN(CeilFn, core::kParallelGrain, std::ceil(x))
+KILN_FLOAT_UNARY_FN(RintFn, core::kParallelGrain, std::nearbyint(x))
+KILN_FLOAT_UNARY_FN(SqrtFn, core::kParallelGrain, std::sqrt(x))
+KILN_FLOAT_UNARY_FN(RsqrtFn, core::kParallelGrain, T(1) / std::sqrt(x))
 KILN_FLOAT_UNARY_FN(SinFn, kTranscendentalGrain, std::sin(x))
 KILN_FLOAT_UNARY_FN(CosFn, kTranscendentalGrain, std::cos(x))
 KILN_FLOAT_UNARY_FN(ErfFn, kTranscendentalGrain, std::erf(x))
@@ -376,4 +376,4 @@ struct ClipFn {
   }
 };
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -6,9 +6,9 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
-void register_math_ops(OpRegistry& r) {
+void register_math_ops(schema::OpRegistry& r) {
   register_unary_ops(r);
   register_binary_ops(r);
   register_compare_ops(r);
@@ -23,7 +23,7 @@ Tensor unary_operand(const Operand& x, const char* name) {
 }
 }  // namespace
 
-}  // namespace detail
+}  // namespace ops
 
 // Operators record the expression's line, which the left Operand carries.
 Tensor operator+(const Operand& x, const Operand& y) { return add(x, y, x.location()); }
@@ -31,7 +31,7 @@ Tensor operator-(const Operand& x, const Operand& y) { return subtract(x, y, x.l
 Tensor operator*(const Operand& x, const Operand& y) { return multiply(x, y, x.location()); }
 Tensor operator/(const Operand& x, const Operand& y) { return divide(x, y, x.location()); }
 Tensor operator%(const Operand& x, const Operand& y) { return mod(x, y, x.location()); }
-Tensor operator-(const Operand& x) { return negative(detail::unary_operand(x, "negative"), x.location()); }
+Tensor operator-(const Operand& x) { return negative(ops::unary_operand(x, "negative"), x.location()); }
 Tensor operator==(const Operand& x, const Operand& y) { return equal(x, y, x.location()); }
 Tensor operator!=(const Operand& x, const Operand& y) { return not_equal(x, y, x.location()); }
 Tensor operator<(const Operand& x, const Operand& y) { return less(x, y, x.location()); }

@@ -15,7 +15,7 @@
 #include "ops/known_ops.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
@@ -23,7 +23,7 @@ bool matmul_dtype_ok(DType d) {
   return d == DType::Float32 || d == DType::Float64 || d == DType::Int32 || d == DType::Int64;
 }
 
-void matmul_infer(InferContext& c) {
+void matmul_infer(schema::InferContext& c) {
   DType da = c.dtype(0), db = c.dtype(1);
   if (da != db)
     c.fail("a and b must have the same dtype, got a: {} and b: {}", dtype_name(da), dtype_name(db));
@@ -95,7 +95,7 @@ void batch_strides(const Shape& s, int batch_rank, int64_t* dims, int64_t* strid
   }
 }
 
-MatmulGeometry geometry(const KernelContext& c) {
+MatmulGeometry geometry(const schema::KernelContext& c) {
   MatmulGeometry g;
   const Shape& as = c.in_shape(0);
   const Shape& bs = c.in_shape(1);
@@ -226,7 +226,7 @@ void matmul_plain(const MatmulGeometry& g, const T* a, const T* b, T* out) {
   for (int i = 0; i < g.batch_rank; ++i) batches *= g.out_batch[i];
   int64_t rows = batches * g.m;
   int64_t work_per_row = std::max<int64_t>(1, g.n * g.k);
-  parallel_for(
+  core::parallel_for(
       rows,
       [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
@@ -253,14 +253,14 @@ void matmul_plain(const MatmulGeometry& g, const T* a, const T* b, T* out) {
           }
         }
       },
-      std::max<int64_t>(1, kParallelGrain / work_per_row));
+      std::max<int64_t>(1, core::kParallelGrain / work_per_row));
 }
 
-void matmul_kernel(KernelContext& c) {
+void matmul_kernel(schema::KernelContext& c) {
   Tensor& out = c.outputs[0];
   if (out.size() == 0) return;
   MatmulGeometry g = geometry(c);
-  visit_numeric(out.dtype(), [&]<class T>() {
+  core::visit_numeric(out.dtype(), [&]<class T>() {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
                   std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
       T* o = c.out<T>(0);
@@ -278,33 +278,33 @@ void matmul_kernel(KernelContext& c) {
   });
 }
 
-std::vector<OpSample> matmul_samples() {
+std::vector<schema::OpSample> matmul_samples() {
   return {
       {{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}), constant({{1.f, 0.f}, {0.5f, -1.f}, {2.f, 1.f}})},
-       Attrs{{"transpose_a", false}, {"transpose_b", false}}},
+       schema::Attrs{{"transpose_a", false}, {"transpose_b", false}}},
       {{constant({{{1.0, 2.0}, {3.0, 4.0}}, {{0.5, -1.0}, {2.0, 0.0}}}),
         constant({{1.0, -2.0}, {0.25, 3.0}})},
-       Attrs{{"transpose_a", true}, {"transpose_b", true}}},
+       schema::Attrs{{"transpose_a", true}, {"transpose_b", true}}},
       // Batch dims broadcast from both sides ([2, 1] with [3] gives [2, 3]),
       // so the gradients must sum over the dims each operand was stretched on.
       {{constant({{{{1.0, -1.0, 0.5}, {2.0, 0.0, 1.0}}}, {{{0.5, 1.5, -2.0}, {1.0, 1.0, 3.0}}}}),
         constant({{{1.0, 2.0}, {0.0, -1.0}, {0.5, 0.25}},
                   {{-1.0, 1.0}, {2.0, 0.5}, {1.0, 0.0}},
                   {{0.25, -0.5}, {1.5, 2.0}, {-1.0, 1.0}}})},
-       Attrs{{"transpose_a", false}, {"transpose_b", false}}},
+       schema::Attrs{{"transpose_a", false}, {"transpose_b", false}}},
       // A few rows (ops/gemv.h).
       {{constant({{0.5f, -1.f, 2.f}}), constant({{1.f, 0.f, -2.f, 0.25f}, {0.5f, -1.f, 3.f, 1.f}, {2.f, 1.f, 0.f, -1.f}})},
-       Attrs{{"transpose_a", false}, {"transpose_b", false}}},
+       schema::Attrs{{"transpose_a", false}, {"transpose_b", false}}},
       {{constant({{{1.f, 2.f}, {3.f, 4.f}, {-1.f, 0.5f}}}),
         constant({{{1.f, 0.f, 2.f}, {-1.f, 0.5f, 1.f}}, {{0.5f, 2.f, -1.f}, {1.f, 1.f, 0.f}}})},
-       Attrs{{"transpose_a", true}, {"transpose_b", true}}},
+       schema::Attrs{{"transpose_a", true}, {"transpose_b", true}}},
   };
 }
 
 // With C = op(A) op(B) and op a transpose or not: dA = dC op(B)^T and
 // dB = op(A)^T dC, each written as one matmul (transposed operands in place
 // of transposes) in the operand's own layout.
-void matmul_gradient(GradContext& c) {
+void matmul_gradient(schema::GradContext& c) {
   const Tensor& a = c.inputs[0];
   const Tensor& b = c.inputs[1];
   const Tensor& g = c.grad(0);
@@ -319,32 +319,32 @@ void matmul_gradient(GradContext& c) {
   }
 }
 
-constexpr OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = matmul_kernel,
-                        .samples = matmul_samples, .gradient = matmul_gradient};
+constexpr detail::OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = matmul_kernel,
+                                .samples = matmul_samples, .gradient = matmul_gradient};
 
 }  // namespace
 
-bool matmul_bias_onednn(const KernelContext& c, const float* bias) {
+bool matmul_bias_onednn(const schema::KernelContext& c, const float* bias) {
   MatmulGeometry g = geometry(c);
   // A few rows go to MatMul's own kernel (gemv_f32) and BiasAdd's, as unfused.
   return g.k > 0 && !few_rows_times_matrix(g) && matmul_onednn(g, c.in<float>(0), c.in<float>(1), c.out<float>(0), bias);
 }
 
-void register_matmul_op(OpRegistry& r) { r.add(kMatMul); }
+void register_matmul_op(schema::OpRegistry& r) { r.add(kMatMul); }
 
-}  // namespace detail
+}  // namespace ops
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b,
               SourceLocation loc) {
   const Tensor in[] = {a, b};
-  return detail::dispatch1(detail::kMatMul, in,
-                           detail::Attrs{{"transpose_a", transpose_a}, {"transpose_b", transpose_b}},
-                           loc);
+  return runtime::dispatch1(ops::kMatMul, in,
+                            schema::Attrs{{"transpose_a", transpose_a}, {"transpose_b", transpose_b}},
+                            loc);
 }
 
 }  // namespace kiln
 
 // The handles the passes compare nodes with (ops/known_ops.h).
 namespace kiln::ops {
-const detail::OpDef& matmul_op() { return detail::kMatMul; }
+const detail::OpDef& matmul_op() { return ops::kMatMul; }
 }  // namespace kiln::ops

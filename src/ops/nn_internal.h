@@ -8,16 +8,16 @@
 #include "kiln/nn_ops.h"
 #include "schema/op_def.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
-void register_matmul_op(OpRegistry& registry);
-void register_conv_ops(OpRegistry& registry);
-void register_pool_ops(OpRegistry& registry);
-void register_softmax_ops(OpRegistry& registry);
-void register_bias_add_op(OpRegistry& registry);
-void register_conv_grad_ops(OpRegistry& registry);
-void register_depthwise_conv_ops(OpRegistry& registry);
-void register_pool_grad_ops(OpRegistry& registry);
+void register_matmul_op(schema::OpRegistry& registry);
+void register_conv_ops(schema::OpRegistry& registry);
+void register_pool_ops(schema::OpRegistry& registry);
+void register_softmax_ops(schema::OpRegistry& registry);
+void register_bias_add_op(schema::OpRegistry& registry);
+void register_conv_grad_ops(schema::OpRegistry& registry);
+void register_depthwise_conv_ops(schema::OpRegistry& registry);
+void register_pool_grad_ops(schema::OpRegistry& registry);
 
 // A Size2D as an attr: {h, w} when the form is valid (one number, {h, w} or
 // {1, h, w, 1}), else the values as given so that the op's inference reports
@@ -36,7 +36,7 @@ struct WindowDim {
 
 // Reads the 2-entry attr `name` (strides, dilations, ksize), failing unless
 // both entries are positive.
-void read_size2d(InferContext& c, const char* name, int64_t& h, int64_t& w);
+void read_size2d(schema::InferContext& c, const char* name, int64_t& h, int64_t& w);
 
 // The window geometry of an NHWC op, from its attrs.
 struct Window2D {
@@ -52,32 +52,32 @@ struct Window2D {
 // kh x kw (-1 when unknown). Fails naming the op, the argument and the shapes;
 // `window_what` names where the window comes from in messages ("filters shape
 // (3, 3, 1, 8)" or "ksize [2, 2]").
-Window2D infer_window(InferContext& c, const Shape& input, int64_t kh, int64_t kw,
+Window2D infer_window(schema::InferContext& c, const Shape& input, int64_t kh, int64_t kw,
                       bool has_dilations, const std::string& window_what);
 
 // The same geometry in a kernel (attrs already validated; no checks).
-Window2D kernel_window(const Attrs& attrs, const Shape& input, int64_t kh, int64_t kw);
+Window2D kernel_window(const schema::Attrs& attrs, const Shape& input, int64_t kh, int64_t kw);
 
 // Conv2D's checks of input [N, H, W, C] and filters [KH, KW, C, O] (the
 // dtypes of inputs 0 and 1 equal and floating, ranks, channels, window) and
 // its output shape; the backprop ops, whose inputs 0 and 1 are also input and
 // filters, run them too.
-Shape infer_conv2d_output(InferContext& c, const Shape& input, const Shape& filters);
+Shape infer_conv2d_output(schema::InferContext& c, const Shape& input, const Shape& filters);
 // The backprop ops' check of dy (input 2) against `y`, the shape the forward
 // op gives for inputs 0 and 1.
-void check_conv_dy(InferContext& c, const Shape& y);
+void check_conv_dy(schema::InferContext& c, const Shape& y);
 // The backprop ops' output dims at inference: `a` when known, else `b`; dim
 // `i` of `s`, -1 when its rank is unknown.
 inline int64_t known_or(int64_t a, int64_t b) { return a >= 0 ? a : b; }
 inline int64_t dim_or_unknown(const Shape& s, int i) { return s.has_known_rank() ? s[i] : -1; }
 // MaxPool/AvgPool's checks of input [N, H, W, C] and ksize/strides/padding,
 // and their output shape.
-Shape infer_pool_output(InferContext& c, const Shape& input);
+Shape infer_pool_output(schema::InferContext& c, const Shape& input);
 
 // MaxPoolGrad's kernel (inputs: the pooled input x and dy), then the gradient
 // of the relu that made x (+0 wherever x is not > 0) on each band of rows as
 // soon as it is filled: FusedMaxPoolGrad's kernel (exec/fused_pool_grad_op.cpp).
-void max_pool_grad_relu_kernel(KernelContext& c);
+void max_pool_grad_relu_kernel(schema::KernelContext& c);
 
 // A convolution's sizes, as the kernels read them: input [n, h, w, c],
 // output channels o. With groups > 1 (both c and o divisible by it) output
@@ -99,29 +99,29 @@ inline int64_t conv_groups(const Shape& input, const Shape& filters) {
 // The kernels of Conv2D and its two backprop ops for the sizes `d` (inputs:
 // input, filters[, dy]; see the ops' files), which DepthwiseConv2dNative and
 // its backprops share with groups = c.
-void conv2d_forward(KernelContext& c, const ConvDims& d);
-void conv2d_backprop_input_kernel(KernelContext& c, const ConvDims& d);
-void conv2d_backprop_filter_kernel(KernelContext& c, const ConvDims& d);
+void conv2d_forward(schema::KernelContext& c, const ConvDims& d);
+void conv2d_backprop_input_kernel(schema::KernelContext& c, const ConvDims& d);
+void conv2d_backprop_filter_kernel(schema::KernelContext& c, const ConvDims& d);
 
 // A convolution's attrs, as its public function makes them.
-Attrs conv_attrs(const nn::Size2D& strides, const nn::PaddingArg& padding, const nn::Size2D& dilations);
+schema::Attrs conv_attrs(const nn::Size2D& strides, const nn::PaddingArg& padding, const nn::Size2D& dilations);
 // A backprop op's sample: input, filters and dy of these shapes holding
 // ramps of `dtype`, and the convolution's attrs.
-OpSample conv_backprop_sample(DType dtype, const Shape& input, const Shape& filters, const Shape& dy,
-                              const nn::Size2D& strides, const char* padding, const nn::Size2D& dilations);
+schema::OpSample conv_backprop_sample(DType dtype, const Shape& input, const Shape& filters, const Shape& dy,
+                                      const nn::Size2D& strides, const char* padding, const nn::Size2D& dilations);
 
 // A convolution's ops as its gradients call them (Conv2D's, DepthwiseConv2dNative's).
 struct ConvOps {
-  Tensor (*forward)(const Tensor& input, const Tensor& filters, const Attrs& attrs);
-  Tensor (*backprop_input)(const Tensor& input, const Tensor& filters, const Tensor& dy, const Attrs& attrs);
-  Tensor (*backprop_filter)(const Tensor& input, const Tensor& filters, const Tensor& dy, const Attrs& attrs);
+  Tensor (*forward)(const Tensor& input, const Tensor& filters, const schema::Attrs& attrs);
+  Tensor (*backprop_input)(const Tensor& input, const Tensor& filters, const Tensor& dy, const schema::Attrs& attrs);
+  Tensor (*backprop_filter)(const Tensor& input, const Tensor& filters, const Tensor& dy, const schema::Attrs& attrs);
 };
 // The gradients of the forward op and of the two backprops, which are linear
 // in their two used inputs: each other and the convolution itself (the
 // shape-only input gets none).
-void conv_gradient(GradContext& c, const ConvOps& ops);
-void conv_backprop_input_gradient(GradContext& c, const ConvOps& ops);
-void conv_backprop_filter_gradient(GradContext& c, const ConvOps& ops);
+void conv_gradient(schema::GradContext& c, const ConvOps& ops);
+void conv_backprop_input_gradient(schema::GradContext& c, const ConvOps& ops);
+void conv_backprop_filter_gradient(schema::GradContext& c, const ConvOps& ops);
 
 // A pooling's sizes, as the kernels read them.
 struct PoolDims {
@@ -136,8 +136,8 @@ struct PoolDims {
 // dim) added by a post-op: bitwise BiasAdd on the plain op's result (see
 // onednn::bias_post_op_attr). False when oneDNN cannot run it, or does not
 // (MatMul of a few rows: ops/gemv.h); the caller then runs the ops one by one.
-bool matmul_bias_onednn(const KernelContext& c, const float* bias);
-bool conv2d_bias_onednn(const KernelContext& c, const float* bias);
+bool matmul_bias_onednn(const schema::KernelContext& c, const float* bias);
+bool conv2d_bias_onednn(const schema::KernelContext& c, const float* bias);
 
 // ---- Backward ops, for the gradient functions (DESIGN.md §9) ----------------
 // Each dispatches, so a gradient runs eagerly, is traced, or runs in a nested
@@ -148,18 +148,18 @@ bool conv2d_bias_onednn(const KernelContext& c, const float* bias);
 // d(conv2d)/d(input): dy [N, OH, OW, O] through `filters` -> input's shape.
 // Only `input`'s shape is read.
 Tensor conv2d_backprop_input(const Tensor& input, const Tensor& filters, const Tensor& dy,
-                             Attrs attrs);
+                             schema::Attrs attrs);
 // d(conv2d)/d(filters): input and dy -> filters' shape. Only `filters`' shape
 // is read.
 Tensor conv2d_backprop_filter(const Tensor& input, const Tensor& filters, const Tensor& dy,
-                              Attrs attrs);
+                              schema::Attrs attrs);
 // d(max_pool2d)/d(input): each dy goes to the first maximum of its window.
-Tensor max_pool_grad(const Tensor& input, const Tensor& dy, Attrs attrs);
+Tensor max_pool_grad(const Tensor& input, const Tensor& dy, schema::Attrs attrs);
 // The gradient of max_pool_grad with respect to its dy: g (input-shaped) read
 // at the first maximum of each window -> the pooled shape.
-Tensor max_pool_grad_grad(const Tensor& input, const Tensor& g, Attrs attrs);
+Tensor max_pool_grad_grad(const Tensor& input, const Tensor& g, schema::Attrs attrs);
 // d(avg_pool2d)/d(input): dy spread evenly over each window's elements inside
 // the input. Only `input`'s shape is read.
-Tensor avg_pool_grad(const Tensor& input, const Tensor& dy, Attrs attrs);
+Tensor avg_pool_grad(const Tensor& input, const Tensor& dy, schema::Attrs attrs);
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

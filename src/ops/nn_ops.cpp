@@ -5,9 +5,9 @@
 
 #include "ops/nn_internal.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
-void register_nn_ops(OpRegistry& r) {
+void register_nn_ops(schema::OpRegistry& r) {
   register_matmul_op(r);
   register_conv_ops(r);
   register_pool_ops(r);
@@ -54,7 +54,7 @@ WindowDim window_dim(int64_t in, int64_t k, int64_t stride, int64_t dilation, bo
 
 }  // namespace
 
-void read_size2d(InferContext& c, const char* name, int64_t& h, int64_t& w) {
+void read_size2d(schema::InferContext& c, const char* name, int64_t& h, int64_t& w) {
   const std::vector<int64_t>& v = c.attrs().get_ints(name);
   if (v.size() != 2 || v[0] <= 0 || v[1] <= 0)
     c.fail("{} must be one positive number, {{h, w}} or {{1, h, w, 1}}, got [{}]", name,
@@ -66,7 +66,7 @@ void read_size2d(InferContext& c, const char* name, int64_t& h, int64_t& w) {
   w = v[1];
 }
 
-Window2D infer_window(InferContext& c, const Shape& input, int64_t kh, int64_t kw,
+Window2D infer_window(schema::InferContext& c, const Shape& input, int64_t kh, int64_t kw,
                       bool has_dilations, const std::string& window_what) {
   Window2D g;
   g.kh = kh;
@@ -104,14 +104,14 @@ Window2D infer_window(InferContext& c, const Shape& input, int64_t kh, int64_t k
   return g;
 }
 
-Window2D kernel_window(const Attrs& attrs, const Shape& input, int64_t kh, int64_t kw) {
+Window2D kernel_window(const schema::Attrs& attrs, const Shape& input, int64_t kh, int64_t kw) {
   Window2D g;
   g.kh = kh;
   g.kw = kw;
   const std::vector<int64_t>& s = attrs.get_ints("strides");
   g.sh = s[0];
   g.sw = s[1];
-  if (const AttrValue* d = attrs.find("dilations")) {
+  if (const schema::AttrValue* d = attrs.find("dilations")) {
     const auto& dv = std::get<std::vector<int64_t>>(*d);
     g.dh = dv[0];
     g.dw = dv[1];
@@ -122,4 +122,4 @@ Window2D kernel_window(const Attrs& attrs, const Shape& input, int64_t kh, int64
   return g;
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

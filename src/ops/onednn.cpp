@@ -6,7 +6,7 @@
 #include <new>
 #include <stdexcept>
 
-namespace kiln::detail::onednn {
+namespace kiln::ops::onednn {
 
 dnnl::engine& engine() {
   static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
@@ -213,4 +213,4 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
-}  // namespace kiln::detail::onednn
+}  // namespace kiln::ops::onednn

@@ -17,7 +17,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-namespace kiln::detail::onednn {
+namespace kiln::ops::onednn {
 
 dnnl::engine& engine();
 // Streams are cheap but not meant to be shared between threads that execute
@@ -156,4 +156,4 @@ constexpr int kBiasPostOpArg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_
 // a machine where the post-op changes the choice runs the ops one by one.
 bool same_implementation(const dnnl::primitive_desc_base& plain, const dnnl::primitive_desc_base& fused);
 
-}  // namespace kiln::detail::onednn
+}  // namespace kiln::ops::onednn

@@ -21,14 +21,14 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
 // Checks the forward input (input 0) and a second tensor (input 1, named
 // `what`) of the same dtype and of the pooled shape (`pooled`) or the input's;
 // returns the pooled shape.
-Shape check_pool_pair(InferContext& c, const char* what, bool pooled) {
+Shape check_pool_pair(schema::InferContext& c, const char* what, bool pooled) {
   Shape y = infer_pool_output(c, c.shape(0));
   const Shape& expected = pooled ? y : c.shape(0);
   if (c.dtype(1) != c.dtype(0))
@@ -46,7 +46,7 @@ Shape check_pool_pair(InferContext& c, const char* what, bool pooled) {
 }
 
 // MaxPoolGrad / AvgPoolGrad: (input, dy) -> input's shape.
-void pool_grad_infer(InferContext& c) {
+void pool_grad_infer(schema::InferContext& c) {
   check_pool_pair(c, "dy", /*pooled=*/true);
   const Shape& in = c.shape(0);
   Shape out = in.has_known_rank() ? in : Shape{-1, -1, -1, -1};
@@ -59,7 +59,7 @@ void pool_grad_infer(InferContext& c) {
 }
 
 // MaxPoolGradGrad: (input, g shaped like input) -> the pooled shape.
-void max_pool_grad_grad_infer(InferContext& c) {
+void max_pool_grad_grad_infer(schema::InferContext& c) {
   Shape y = check_pool_pair(c, "g", /*pooled=*/false);
   const Shape& g = c.shape(1);
   if (g.has_known_rank()) {
@@ -69,7 +69,7 @@ void max_pool_grad_grad_infer(InferContext& c) {
   c.add_output(c.dtype(0), y);
 }
 
-PoolDims kernel_dims(const KernelContext& c, bool max) {
+PoolDims kernel_dims(const schema::KernelContext& c, bool max) {
   const Shape& in = c.in_shape(0);
   const std::vector<int64_t>& k = c.attrs.get_ints("ksize");
   return PoolDims{in[0], in[1], in[2], in[3], kernel_window(c.attrs, in, k[0], k[1]), max};
@@ -152,7 +152,7 @@ void scatter_windows(const PoolDims& d, T* dx, Window&& window, Finish&& finish)
   bool by_row = g.sh >= g.kh;
   int64_t tasks = by_row ? d.n * oh_n : d.n;
   int64_t task_work = std::max<int64_t>(1, (by_row ? 1 : oh_n) * ow_n * g.kh * g.kw * d.c);
-  parallel_for(
+  core::parallel_for(
       tasks,
       [&](int64_t begin, int64_t end) {
         T* scratch = thread_scratch<T>(d.c);
@@ -177,7 +177,7 @@ void scatter_windows(const PoolDims& d, T* dx, Window&& window, Finish&& finish)
           finish(n * image + r0 * d.w * d.c, (r1 - r0) * d.w * d.c);
         }
       },
-      std::max<int64_t>(1, kParallelGrain / task_work));
+      std::max<int64_t>(1, core::kParallelGrain / task_work));
 }
 
 constexpr auto kNothingToFinish = [](int64_t, int64_t) {};
@@ -202,7 +202,7 @@ bool tiles_by_2x2(const PoolDims& d) {
 // maximum equals nothing), then Relu's gradient `x > 0 ? g : +0`.
 void max_pool_2x2_grad_relu(const PoolDims& d, const float* x, const float* dy, float* dx) {
   const int64_t oh_n = d.h / 2, ow_n = d.w / 2, channels = d.c, row = d.w * d.c;
-  parallel_for(
+  core::parallel_for(
       d.n * oh_n,
       [&](int64_t begin, int64_t end) {
         const __m256 zero = _mm256_setzero_ps(), taken = _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN());
@@ -228,7 +228,7 @@ void max_pool_2x2_grad_relu(const PoolDims& d, const float* x, const float* dy, 
           }
         }
       },
-      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, 4 * row)));
+      std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(1, 4 * row)));
 }
 #endif
 
@@ -285,7 +285,7 @@ void max_pool_grad_grad_plain(const PoolDims& d, const T* x, const T* gin, T* y)
   int64_t oh_n = g.h.out, ow_n = g.w.out;
   int64_t image = d.h * d.w * d.c;
   int64_t row_work = std::max<int64_t>(1, ow_n * g.kh * g.kw * d.c);
-  parallel_for(
+  core::parallel_for(
       d.n * oh_n,
       [&](int64_t begin, int64_t end) {
         T* m = thread_scratch<T>(d.c);
@@ -304,18 +304,18 @@ void max_pool_grad_grad_plain(const PoolDims& d, const T* x, const T* gin, T* y)
           }
         }
       },
-      std::max<int64_t>(1, kParallelGrain / row_work));
+      std::max<int64_t>(1, core::kParallelGrain / row_work));
 }
 
 template <class F>
 void visit_floating(DType dtype, F&& f) {
-  visit_numeric(dtype, [&]<class T>() {
+  core::visit_numeric(dtype, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) f.template operator()<T>();
   });
 }
 
 template <bool kReluGrad>
-void max_pool_grad_kernel(KernelContext& c) {
+void max_pool_grad_kernel(schema::KernelContext& c) {
   if (c.outputs[0].size() == 0) return;
   PoolDims d = kernel_dims(c, true);
   visit_floating(c.outputs[0].dtype(), [&]<class T>() {
@@ -327,7 +327,7 @@ void max_pool_grad_kernel(KernelContext& c) {
   });
 }
 
-void max_pool_grad_grad_kernel(KernelContext& c) {
+void max_pool_grad_grad_kernel(schema::KernelContext& c) {
   if (c.outputs[0].size() == 0) return;
   PoolDims d = kernel_dims(c, true);
   visit_floating(c.outputs[0].dtype(), [&]<class T>() {
@@ -335,7 +335,7 @@ void max_pool_grad_grad_kernel(KernelContext& c) {
   });
 }
 
-void avg_pool_grad_kernel(KernelContext& c) {
+void avg_pool_grad_kernel(schema::KernelContext& c) {
   if (c.outputs[0].size() == 0) return;
   PoolDims d = kernel_dims(c, false);
   visit_floating(c.outputs[0].dtype(), [&]<class T>() {
@@ -351,16 +351,16 @@ Tensor ramp(const Shape& shape, int64_t mul, int64_t period, double offset) {
   return constant(v, shape);
 }
 
-Attrs pool_attrs(std::vector<int64_t> ksize, std::vector<int64_t> strides, const char* padding) {
-  return Attrs{{"ksize", std::move(ksize)},
-               {"strides", std::move(strides)},
-               {"padding", std::string(padding)}};
+schema::Attrs pool_attrs(std::vector<int64_t> ksize, std::vector<int64_t> strides, const char* padding) {
+  return schema::Attrs{{"ksize", std::move(ksize)},
+                       {"strides", std::move(strides)},
+                       {"padding", std::string(padding)}};
 }
 
 // (input, dy). The inputs have no ties (7 * i mod 101 repeats only after 101
 // elements): the finite differences the gradient registry checks these with
 // are not defined at a tie. NnGrad.MaxPoolGradGoesToTheFirstMaximum tests ties.
-std::vector<OpSample> pool_grad_samples() {
+std::vector<schema::OpSample> pool_grad_samples() {
   return {
       {{ramp<float>({1, 4, 5, 2}, 7, 101, -5.0), ramp<float>({1, 2, 3, 2}, 3, 5, -2.0)},
        pool_attrs({2, 2}, {2, 2}, "SAME")},
@@ -372,7 +372,7 @@ std::vector<OpSample> pool_grad_samples() {
 }
 
 // (input, g shaped like input).
-std::vector<OpSample> max_pool_grad_grad_samples() {
+std::vector<schema::OpSample> max_pool_grad_grad_samples() {
   return {
       {{ramp<float>({1, 4, 5, 2}, 7, 101, -5.0), ramp<float>({1, 4, 5, 2}, 3, 5, -2.0)},
        pool_attrs({2, 2}, {2, 2}, "SAME")},
@@ -381,7 +381,7 @@ std::vector<OpSample> max_pool_grad_grad_samples() {
   };
 }
 
-Tensor avg_pool_with(const Tensor& x, const Attrs& attrs) {
+Tensor avg_pool_with(const Tensor& x, const schema::Attrs& attrs) {
   return nn::avg_pool2d(x, attrs.get_ints("ksize"), attrs.get_ints("strides"),
                         attrs.get_string("padding"));
 }
@@ -389,58 +389,58 @@ Tensor avg_pool_with(const Tensor& x, const Attrs& attrs) {
 // The pooling gradients are linear in dy (avg_pool_grad is the adjoint of
 // avg_pool; max_pool_grad and max_pool_grad_grad are adjoints of each other)
 // and piecewise constant in the input, which gets no gradient.
-void max_pool_grad_gradient(GradContext& c) {
+void max_pool_grad_gradient(schema::GradContext& c) {
   if (c.needs(1)) c.set(1, max_pool_grad_grad(c.inputs[0], c.grad(0), c.attrs));
 }
 
-void max_pool_grad_grad_gradient(GradContext& c) {
+void max_pool_grad_grad_gradient(schema::GradContext& c) {
   if (c.needs(1)) c.set(1, max_pool_grad(c.inputs[0], c.grad(0), c.attrs));
 }
 
-void avg_pool_grad_gradient(GradContext& c) {
+void avg_pool_grad_gradient(schema::GradContext& c) {
   if (c.needs(1)) c.set(1, avg_pool_with(c.grad(0), c.attrs));
 }
 
-constexpr OpDef kMaxPoolGrad{.name = "MaxPoolGrad", .infer = pool_grad_infer,
-                             .kernel = max_pool_grad_kernel<false>, .samples = pool_grad_samples,
-                             .gradient = max_pool_grad_gradient};
-constexpr OpDef kMaxPoolGradGrad{.name = "MaxPoolGradGrad", .infer = max_pool_grad_grad_infer,
-                                 .kernel = max_pool_grad_grad_kernel,
-                                 .samples = max_pool_grad_grad_samples,
-                                 .gradient = max_pool_grad_grad_gradient};
-constexpr OpDef kAvgPoolGrad{.name = "AvgPoolGrad", .infer = pool_grad_infer,
-                             .kernel = avg_pool_grad_kernel, .samples = pool_grad_samples,
-                             .gradient = avg_pool_grad_gradient};
+constexpr detail::OpDef kMaxPoolGrad{.name = "MaxPoolGrad", .infer = pool_grad_infer,
+                                     .kernel = max_pool_grad_kernel<false>, .samples = pool_grad_samples,
+                                     .gradient = max_pool_grad_gradient};
+constexpr detail::OpDef kMaxPoolGradGrad{.name = "MaxPoolGradGrad", .infer = max_pool_grad_grad_infer,
+                                         .kernel = max_pool_grad_grad_kernel,
+                                         .samples = max_pool_grad_grad_samples,
+                                         .gradient = max_pool_grad_grad_gradient};
+constexpr detail::OpDef kAvgPoolGrad{.name = "AvgPoolGrad", .infer = pool_grad_infer,
+                                     .kernel = avg_pool_grad_kernel, .samples = pool_grad_samples,
+                                     .gradient = avg_pool_grad_gradient};
 
 }  // namespace
 
-void max_pool_grad_relu_kernel(KernelContext& c) { max_pool_grad_kernel<true>(c); }
+void max_pool_grad_relu_kernel(schema::KernelContext& c) { max_pool_grad_kernel<true>(c); }
 
-void register_pool_grad_ops(OpRegistry& r) {
+void register_pool_grad_ops(schema::OpRegistry& r) {
   r.add(kMaxPoolGrad);
   r.add(kMaxPoolGradGrad);
   r.add(kAvgPoolGrad);
 }
 
-Tensor max_pool_grad(const Tensor& input, const Tensor& dy, Attrs attrs) {
+Tensor max_pool_grad(const Tensor& input, const Tensor& dy, schema::Attrs attrs) {
   const Tensor in[] = {input, dy};
-  return dispatch1(kMaxPoolGrad, in, std::move(attrs), SourceLocation::current());
+  return runtime::dispatch1(kMaxPoolGrad, in, std::move(attrs), SourceLocation::current());
 }
 
-Tensor max_pool_grad_grad(const Tensor& input, const Tensor& g, Attrs attrs) {
+Tensor max_pool_grad_grad(const Tensor& input, const Tensor& g, schema::Attrs attrs) {
   const Tensor in[] = {input, g};
-  return dispatch1(kMaxPoolGradGrad, in, std::move(attrs), SourceLocation::current());
+  return runtime::dispatch1(kMaxPoolGradGrad, in, std::move(attrs), SourceLocation::current());
 }
 
-Tensor avg_pool_grad(const Tensor& input, const Tensor& dy, Attrs attrs) {
+Tensor avg_pool_grad(const Tensor& input, const Tensor& dy, schema::Attrs attrs) {
   const Tensor in[] = {input, dy};
-  return dispatch1(kAvgPoolGrad, in, std::move(attrs), SourceLocation::current());
+  return runtime::dispatch1(kAvgPoolGrad, in, std::move(attrs), SourceLocation::current());
 }
 
-}  // namespace detail
+}  // namespace ops
 }  // namespace kiln
 
 // The handle the passes compare nodes with (ops/known_ops.h).
 namespace kiln::ops {
-const detail::OpDef& max_pool_grad_op() { return detail::kMaxPoolGrad; }
+const detail::OpDef& max_pool_grad_op() { return ops::kMaxPoolGrad; }
 }  // namespace kiln::ops

@@ -11,9 +11,9 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
-Shape infer_pool_output(InferContext& c, const Shape& in) {
+Shape infer_pool_output(schema::InferContext& c, const Shape& in) {
   DType dt = c.dtype(0);
   if (!is_floating(dt)) c.fail("dtype must be float32 or float64, got {}", dtype_name(dt));
   if (in.has_known_rank() && in.rank() != 4)
@@ -28,7 +28,7 @@ Shape infer_pool_output(InferContext& c, const Shape& in) {
 
 namespace {
 
-void pool_infer(InferContext& c) {
+void pool_infer(schema::InferContext& c) {
   c.add_output(c.dtype(0), infer_pool_output(c, c.shape(0)));
 }
 
@@ -78,7 +78,7 @@ void pool_plain(const PoolDims& d, const T* x, T* y) {
   const Window2D& g = d.g;
   int64_t oh_n = g.h.out, ow_n = g.w.out;
   int64_t row_work = std::max<int64_t>(1, ow_n * g.kh * g.kw * d.c);
-  parallel_for(
+  core::parallel_for(
       d.n * oh_n,
       [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
@@ -108,17 +108,17 @@ void pool_plain(const PoolDims& d, const T* x, T* y) {
           }
         }
       },
-      std::max<int64_t>(1, kParallelGrain / row_work));
+      std::max<int64_t>(1, core::kParallelGrain / row_work));
 }
 
 template <bool kMax>
-void pool_kernel(KernelContext& c) {
+void pool_kernel(schema::KernelContext& c) {
   Tensor& out = c.outputs[0];
   if (out.size() == 0) return;
   const Shape& in = c.in_shape(0);
   const std::vector<int64_t>& k = c.attrs.get_ints("ksize");
   PoolDims d{in[0], in[1], in[2], in[3], kernel_window(c.attrs, in, k[0], k[1]), kMax};
-  visit_numeric(out.dtype(), [&]<class T>() {
+  core::visit_numeric(out.dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       if constexpr (std::is_same_v<T, float>) {
         if (pool_onednn(d, c.in<float>(0), c.out<float>(0))) return;
@@ -128,64 +128,64 @@ void pool_kernel(KernelContext& c) {
   });
 }
 
-std::vector<OpSample> pool_samples() {
+std::vector<schema::OpSample> pool_samples() {
   std::vector<float> x(1 * 4 * 5 * 2);
   // Distinct values: max pooling has no derivative where a window ties.
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7) % 41) * 0.25f - 5.0f;
   std::vector<double> xd(x.begin(), x.end());
   return {
       {{constant(x, Shape{1, 4, 5, 2})},
-       Attrs{{"ksize", std::vector<int64_t>{2, 2}},
-             {"strides", std::vector<int64_t>{2, 2}},
-             {"padding", std::string("SAME")}}},
+       schema::Attrs{{"ksize", std::vector<int64_t>{2, 2}},
+                     {"strides", std::vector<int64_t>{2, 2}},
+                     {"padding", std::string("SAME")}}},
       {{constant(xd, Shape{1, 4, 5, 2})},
-       Attrs{{"ksize", std::vector<int64_t>{3, 2}},
-             {"strides", std::vector<int64_t>{1, 2}},
-             {"padding", std::string("VALID")}}},
+       schema::Attrs{{"ksize", std::vector<int64_t>{3, 2}},
+                     {"strides", std::vector<int64_t>{1, 2}},
+                     {"padding", std::string("VALID")}}},
   };
 }
 
-void max_pool_gradient(GradContext& c) {
+void max_pool_gradient(schema::GradContext& c) {
   if (c.needs(0)) c.set(0, max_pool_grad(c.inputs[0], c.grad(0), c.attrs));
 }
 
-void avg_pool_gradient(GradContext& c) {
+void avg_pool_gradient(schema::GradContext& c) {
   if (c.needs(0)) c.set(0, avg_pool_grad(c.inputs[0], c.grad(0), c.attrs));
 }
 
-constexpr OpDef kMaxPool{.name = "MaxPool", .infer = pool_infer, .kernel = pool_kernel<true>,
-                         .samples = pool_samples, .gradient = max_pool_gradient};
-constexpr OpDef kAvgPool{.name = "AvgPool", .infer = pool_infer, .kernel = pool_kernel<false>,
-                         .samples = pool_samples, .gradient = avg_pool_gradient};
+constexpr detail::OpDef kMaxPool{.name = "MaxPool", .infer = pool_infer, .kernel = pool_kernel<true>,
+                                 .samples = pool_samples, .gradient = max_pool_gradient};
+constexpr detail::OpDef kAvgPool{.name = "AvgPool", .infer = pool_infer, .kernel = pool_kernel<false>,
+                                 .samples = pool_samples, .gradient = avg_pool_gradient};
 
-Attrs pool_attrs(const nn::Size2D& ksize, const nn::Size2D& strides,
-                 const nn::PaddingArg& padding) {
-  return Attrs{{"ksize", size2d_attr(ksize)},
-               {"strides", size2d_attr(strides)},
-               {"padding", padding_attr(padding)}};
+schema::Attrs pool_attrs(const nn::Size2D& ksize, const nn::Size2D& strides,
+                         const nn::PaddingArg& padding) {
+  return schema::Attrs{{"ksize", size2d_attr(ksize)},
+                       {"strides", size2d_attr(strides)},
+                       {"padding", padding_attr(padding)}};
 }
 
 }  // namespace
 
-void register_pool_ops(OpRegistry& r) {
+void register_pool_ops(schema::OpRegistry& r) {
   r.add(kMaxPool);
   r.add(kAvgPool);
 }
 
-}  // namespace detail
+}  // namespace ops
 
 namespace nn {
 
 Tensor max_pool2d(const Tensor& input, const Size2D& ksize, const Size2D& strides,
                   const PaddingArg& padding, SourceLocation loc) {
   const Tensor in[] = {input};
-  return detail::dispatch1(detail::kMaxPool, in, detail::pool_attrs(ksize, strides, padding), loc);
+  return runtime::dispatch1(ops::kMaxPool, in, ops::pool_attrs(ksize, strides, padding), loc);
 }
 
 Tensor avg_pool2d(const Tensor& input, const Size2D& ksize, const Size2D& strides,
                   const PaddingArg& padding, SourceLocation loc) {
   const Tensor in[] = {input};
-  return detail::dispatch1(detail::kAvgPool, in, detail::pool_attrs(ksize, strides, padding), loc);
+  return runtime::dispatch1(ops::kAvgPool, in, ops::pool_attrs(ksize, strides, padding), loc);
 }
 
 }  // namespace nn

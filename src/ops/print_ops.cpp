@@ -21,7 +21,7 @@
 #include "runtime/format.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
@@ -79,8 +79,8 @@ void append_escaped_braces(std::string& out, std::string_view text) {
   }
 }
 
-void print_infer(InferContext& c) {
-  const Attrs& a = c.attrs();
+void print_infer(schema::InferContext& c) {
+  const schema::Attrs& a = c.attrs();
   const std::string& tmpl = a.get_string("template");
   int placeholders = count_placeholders(tmpl);
   if (placeholders < 0)
@@ -101,20 +101,20 @@ void print_infer(InferContext& c) {
   (void)a.get_string("end");
 }
 
-void print_kernel(KernelContext& c) {
+void print_kernel(schema::KernelContext& c) {
   const std::string& tmpl = c.attrs.get_string("template");
   int64_t summarize = c.attrs.get_int("summarize");
   std::string line;
   // tf.print prints a lone scalar string as it is, without quotes.
   if (tmpl == "{}" && c.inputs.size() == 1 && c.inputs[0].dtype() == DType::String &&
       c.inputs[0].rank() == 0) {
-    line = data_of<std::string>(c.inputs[0])[0];
+    line = core::data_of<std::string>(c.inputs[0])[0];
   } else {
     std::size_t next = 0;
     for (std::size_t i = 0; i < tmpl.size(); ++i) {
       char ch = tmpl[i];
       if (ch == '{' && i + 1 < tmpl.size() && tmpl[i + 1] == '}') {
-        if (next < c.inputs.size()) line += summarize_value(c.inputs[next++], summarize);
+        if (next < c.inputs.size()) line += runtime::summarize_value(c.inputs[next++], summarize);
         ++i;
       } else {
         line += ch;
@@ -137,26 +137,30 @@ std::ostream& null_stream() {
   return *os;
 }
 
-std::vector<OpSample> print_samples() {
+std::vector<schema::OpSample> print_samples() {
   // Printed into a stream that drops everything, so registry-wide tests stay
   // quiet.
-  Attrs a{{"template", std::string("x: {} y: {}")}, {"end", std::string("\n")},
-          {"summarize", int64_t(3)}, {"output_stream", std::string("stream")}};
+  schema::Attrs a{{"template", std::string("x: {} y: {}")}, {"end", std::string("\n")},
+                  {"summarize", int64_t(3)}, {"output_stream", std::string("stream")}};
   a.set("stream_id", register_stream(&null_stream()));
   return {{{constant({1.5f, 2.0f}), constant({{1, 2}, {3, 4}})}, a}};
 }
 
-constexpr OpDef kPrintV2{.name = "PrintV2", .infer = print_infer, .kernel = print_kernel,
-                         .flags = kStateful | kNotDifferentiable, .samples = print_samples};
+constexpr detail::OpDef kPrintV2{.name = "PrintV2", .infer = print_infer, .kernel = print_kernel,
+                                 .flags = schema::kStateful | schema::kNotDifferentiable, .samples = print_samples};
 
 }  // namespace
 
-void register_print_ops(OpRegistry& r) { r.add(kPrintV2); }
+void register_print_ops(schema::OpRegistry& r) { r.add(kPrintV2); }
+
+}  // namespace ops
+
+namespace detail {
 
 PrintArg::PrintArg(float v, SourceLocation loc)
-    : kind_(Kind::Text), text_(numpy_scalar_str(v)), loc_(loc) {}
+    : kind_(Kind::Text), text_(runtime::numpy_scalar_str(v)), loc_(loc) {}
 PrintArg::PrintArg(double v, SourceLocation loc)
-    : kind_(Kind::Text), text_(numpy_scalar_str(v)), loc_(loc) {}
+    : kind_(Kind::Text), text_(runtime::numpy_scalar_str(v)), loc_(loc) {}
 
 void print_args(std::span<const PrintArg> args, const SourceLocation& loc) {
   PrintOptions defaults;
@@ -169,7 +173,7 @@ void print_args(std::span<const PrintArg> args, const SourceLocation& loc) {
   bool first = true;
   for (const PrintArg& a : args) {
     if (a.kind() == PrintArg::Kind::Options) continue;
-    if (!first) append_escaped_braces(tmpl, options->sep);
+    if (!first) ops::append_escaped_braces(tmpl, options->sep);
     first = false;
     switch (a.kind()) {
       case PrintArg::Kind::Tensor:
@@ -187,11 +191,11 @@ void print_args(std::span<const PrintArg> args, const SourceLocation& loc) {
         tmpl += "]";
         break;
       default:
-        append_escaped_braces(tmpl, a.text());
+        ops::append_escaped_braces(tmpl, a.text());
     }
   }
 
-  Attrs attrs{{"template", std::move(tmpl)}, {"end", options->end}, {"summarize", options->summarize}};
+  schema::Attrs attrs{{"template", std::move(tmpl)}, {"end", options->end}, {"summarize", options->summarize}};
   std::ostream* os = options->stream;
   if (!os || os == &std::cerr) {
     attrs.set("output_stream", std::string("stderr"));
@@ -199,15 +203,15 @@ void print_args(std::span<const PrintArg> args, const SourceLocation& loc) {
     attrs.set("output_stream", std::string("stdout"));
   } else {
     attrs.set("output_stream", std::string("stream"));
-    attrs.set("stream_id", register_stream(os));
+    attrs.set("stream_id", ops::register_stream(os));
   }
-  dispatch(kPrintV2, std::span<const Tensor>(inputs.data(), inputs.size()), std::move(attrs), loc);
+  runtime::dispatch(ops::kPrintV2, std::span<const Tensor>(inputs.data(), inputs.size()), std::move(attrs), loc);
 }
 
 }  // namespace detail
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << detail::tensor_repr(t); }
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << runtime::tensor_repr(t); }
 
-std::string to_string(const Tensor& t) { return detail::tensor_repr(t); }
+std::string to_string(const Tensor& t) { return runtime::tensor_repr(t); }
 
 }  // namespace kiln

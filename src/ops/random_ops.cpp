@@ -16,7 +16,7 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
@@ -85,7 +85,7 @@ inline double to_unit_double(uint32_t hi, uint32_t lo) {
 //   draws new values (TF2);
 // - no seed: the global generator, advanced atomically so concurrent calls
 //   never share numbers.
-void draw_position(const Attrs& attrs, int64_t blocks, uint64_t* key, uint64_t* counter) {
+void draw_position(const schema::Attrs& attrs, int64_t blocks, uint64_t* key, uint64_t* counter) {
   int64_t seed = attrs.get_int("seed");
   GlobalGenerator& g = generator();
   if (seed >= 0 && attrs.get_or<bool>("stateless", false)) {
@@ -108,7 +108,7 @@ void draw_position(const Attrs& attrs, int64_t blocks, uint64_t* key, uint64_t* 
 
 // The shape comes from the "shape" attr, or from an input tensor's shape
 // (the *_like forms), which may have dims known only at run time.
-void random_infer(InferContext& c) {
+void random_infer(schema::InferContext& c) {
   DType dtype = c.attrs().get_dtype("dtype");
   if (!is_floating(dtype)) c.fail("dtype must be float32 or float64, got {}", dtype_name(dtype));
   if (c.num_inputs() == 1) {
@@ -123,13 +123,13 @@ void random_infer(InferContext& c) {
 // Each Philox block gives 4 words: two values (two words each for double
 // precision, and Box-Muller consumes pairs), so one block per 2 elements.
 template <class T, class Fill>
-void fill_blocks(Tensor& out, const Attrs& attrs, Fill fill) {
+void fill_blocks(Tensor& out, const schema::Attrs& attrs, Fill fill) {
   int64_t n = out.size();
   int64_t blocks = (n + 1) / 2;
   uint64_t key, counter;
   draw_position(attrs, blocks, &key, &counter);
-  T* o = data_of<T>(out);
-  parallel_for(blocks, [&](int64_t b, int64_t e) {
+  T* o = core::data_of<T>(out);
+  core::parallel_for(blocks, [&](int64_t b, int64_t e) {
     uint32_t w[4];
     for (int64_t i = b; i < e; ++i) {
       Philox::run(key, counter + static_cast<uint64_t>(i), w);
@@ -151,9 +151,9 @@ template <class T> void unit_pair(const uint32_t w[4], T u[2]) {
   }
 }
 
-void uniform_kernel(KernelContext& c) {
+void uniform_kernel(schema::KernelContext& c) {
   double lo = c.attrs.get_float("a"), hi = c.attrs.get_float("b");
-  visit_dtype(c.outputs[0].dtype(), [&]<class T>() {
+  core::visit_dtype(c.outputs[0].dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       fill_blocks<T>(c.outputs[0], c.attrs, [&](const uint32_t w[4], T out[2]) {
         T u[2];
@@ -165,9 +165,9 @@ void uniform_kernel(KernelContext& c) {
   });
 }
 
-void normal_kernel(KernelContext& c) {
+void normal_kernel(schema::KernelContext& c) {
   double mean = c.attrs.get_float("a"), stddev = c.attrs.get_float("b");
-  visit_dtype(c.outputs[0].dtype(), [&]<class T>() {
+  core::visit_dtype(c.outputs[0].dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       fill_blocks<T>(c.outputs[0], c.attrs, [&](const uint32_t w[4], T out[2]) {
         T u[2];
@@ -183,19 +183,19 @@ void normal_kernel(KernelContext& c) {
 }
 
 // Stateless, so that every run of a sample draws the same values.
-std::vector<OpSample> random_samples() {
-  return {{{}, Attrs{{"shape", Shape{3, 2}}, {"dtype", DType::Float32}, {"a", 0.0}, {"b", 1.0},
-                     {"seed", int64_t(7)}, {"stateless", true}}},
-          {{constant({{1, 2, 3}, {4, 5, 6}})}, Attrs{{"dtype", DType::Float64}, {"a", -1.0}, {"b", 1.0},
-                                                     {"seed", int64_t(3)}, {"stateless", true}}}};
+std::vector<schema::OpSample> random_samples() {
+  return {{{}, schema::Attrs{{"shape", Shape{3, 2}}, {"dtype", DType::Float32}, {"a", 0.0}, {"b", 1.0},
+                             {"seed", int64_t(7)}, {"stateless", true}}},
+          {{constant({{1, 2, 3}, {4, 5, 6}})}, schema::Attrs{{"dtype", DType::Float64}, {"a", -1.0}, {"b", 1.0},
+                                                             {"seed", int64_t(3)}, {"stateless", true}}}};
 }
 
-constexpr OpDef kRandomUniform{.name = "RandomUniform", .infer = random_infer,
-                               .kernel = uniform_kernel, .flags = kStateful | kNotDifferentiable,
-                               .samples = random_samples};
-constexpr OpDef kRandomNormal{.name = "RandomNormal", .infer = random_infer,
-                              .kernel = normal_kernel, .flags = kStateful | kNotDifferentiable,
-                              .samples = random_samples};
+constexpr detail::OpDef kRandomUniform{.name = "RandomUniform", .infer = random_infer, .kernel = uniform_kernel,
+                                       .flags = schema::kStateful | schema::kNotDifferentiable,
+                                       .samples = random_samples};
+constexpr detail::OpDef kRandomNormal{.name = "RandomNormal", .infer = random_infer,
+                                      .kernel = normal_kernel, .flags = schema::kStateful | schema::kNotDifferentiable,
+                                      .samples = random_samples};
 
 void check_uniform_range(double minval, double maxval) {
   if (!(minval < maxval))
@@ -206,42 +206,43 @@ enum class Seeding { kStateful, kStateless };
 
 // The seed attrs: "seed" (-1: none), "stateless", and for an op-seeded draw
 // being traced, "site": the node's own stream.
-Attrs seed_attrs(const OpDef& op, std::optional<uint64_t> seed, Seeding seeding, Attrs attrs) {
+schema::Attrs seed_attrs(const detail::OpDef& op, std::optional<uint64_t> seed, Seeding seeding, schema::Attrs attrs) {
   if (seed && *seed > static_cast<uint64_t>(INT64_MAX))
     throw InvalidArgument(fmt::format("{}: seed {} is too large (at most 2^63-1)", op.name, *seed));
   attrs.set("seed", seed ? static_cast<int64_t>(*seed) : int64_t(-1));
   if (seeding == Seeding::kStateless) attrs.set("stateless", true);
-  else if (seed && thread_state.handler) attrs.set("site", generator().next_site.fetch_add(1));
+  else if (seed && runtime::thread_state.handler) attrs.set("site", generator().next_site.fetch_add(1));
   return attrs;
 }
 
-Tensor random_op(const OpDef& op, const Shape& shape, double a, double b, DType dtype,
+Tensor random_op(const detail::OpDef& op, const Shape& shape, double a, double b, DType dtype,
                  std::optional<uint64_t> seed, Seeding seeding, const SourceLocation& loc) {
-  return dispatch1(op, {},
-                   seed_attrs(op, seed, seeding, Attrs{{"shape", shape}, {"dtype", dtype}, {"a", a}, {"b", b}}),
-                   loc);
+  return runtime::dispatch1(
+      op, {}, seed_attrs(op, seed, seeding, schema::Attrs{{"shape", shape}, {"dtype", dtype}, {"a", a}, {"b", b}}),
+      loc);
 }
 
-Tensor random_like_op(const OpDef& op, const Tensor& like, double a, double b, std::optional<DType> dtype,
+Tensor random_like_op(const detail::OpDef& op, const Tensor& like, double a, double b, std::optional<DType> dtype,
                       std::optional<uint64_t> seed, const SourceLocation& loc) {
   DType d = dtype ? *dtype : like.dtype();
   const Tensor in[] = {like};
-  return dispatch1(op, in, seed_attrs(op, seed, Seeding::kStateful, Attrs{{"dtype", d}, {"a", a}, {"b", b}}), loc);
+  return runtime::dispatch1(
+      op, in, seed_attrs(op, seed, Seeding::kStateful, schema::Attrs{{"dtype", d}, {"a", a}, {"b", b}}), loc);
 }
 
 }  // namespace
 
-void register_random_ops(OpRegistry& r) {
+void register_random_ops(schema::OpRegistry& r) {
   r.add(kRandomUniform);
   r.add(kRandomNormal);
 }
 
-}  // namespace detail
+}  // namespace ops
 
 namespace random {
 
 void set_seed(uint64_t seed) {
-  detail::GlobalGenerator& g = detail::generator();
+  ops::GlobalGenerator& g = ops::generator();
   g.key.store(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull, std::memory_order_relaxed);
   g.counter.store(0, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(g.mutex);
@@ -251,38 +252,38 @@ void set_seed(uint64_t seed) {
 
 Tensor normal(const Shape& shape, double mean, double stddev, DType dtype,
               std::optional<uint64_t> seed, SourceLocation loc) {
-  return detail::random_op(detail::kRandomNormal, shape, mean, stddev, dtype, seed, detail::Seeding::kStateful, loc);
+  return ops::random_op(ops::kRandomNormal, shape, mean, stddev, dtype, seed, ops::Seeding::kStateful, loc);
 }
 
 Tensor uniform(const Shape& shape, double minval, double maxval, DType dtype,
                std::optional<uint64_t> seed, SourceLocation loc) {
-  detail::check_uniform_range(minval, maxval);
-  return detail::random_op(detail::kRandomUniform, shape, minval, maxval, dtype, seed, detail::Seeding::kStateful,
-                           loc);
+  ops::check_uniform_range(minval, maxval);
+  return ops::random_op(ops::kRandomUniform, shape, minval, maxval, dtype, seed, ops::Seeding::kStateful,
+                        loc);
 }
 
 Tensor stateless_normal(const Shape& shape, uint64_t seed, double mean, double stddev, DType dtype,
                         SourceLocation loc) {
-  return detail::random_op(detail::kRandomNormal, shape, mean, stddev, dtype, seed, detail::Seeding::kStateless,
-                           loc);
+  return ops::random_op(ops::kRandomNormal, shape, mean, stddev, dtype, seed, ops::Seeding::kStateless,
+                        loc);
 }
 
 Tensor stateless_uniform(const Shape& shape, uint64_t seed, double minval, double maxval, DType dtype,
                          SourceLocation loc) {
-  detail::check_uniform_range(minval, maxval);
-  return detail::random_op(detail::kRandomUniform, shape, minval, maxval, dtype, seed, detail::Seeding::kStateless,
-                           loc);
+  ops::check_uniform_range(minval, maxval);
+  return ops::random_op(ops::kRandomUniform, shape, minval, maxval, dtype, seed, ops::Seeding::kStateless,
+                        loc);
 }
 
 Tensor uniform_like(const Tensor& x, double minval, double maxval, std::optional<DType> dtype,
                     std::optional<uint64_t> seed, SourceLocation loc) {
-  detail::check_uniform_range(minval, maxval);
-  return detail::random_like_op(detail::kRandomUniform, x, minval, maxval, dtype, seed, loc);
+  ops::check_uniform_range(minval, maxval);
+  return ops::random_like_op(ops::kRandomUniform, x, minval, maxval, dtype, seed, loc);
 }
 
 Tensor normal_like(const Tensor& x, double mean, double stddev, std::optional<DType> dtype,
                    std::optional<uint64_t> seed, SourceLocation loc) {
-  return detail::random_like_op(detail::kRandomNormal, x, mean, stddev, dtype, seed, loc);
+  return ops::random_like_op(ops::kRandomNormal, x, mean, stddev, dtype, seed, loc);
 }
 
 }  // namespace random

@@ -14,7 +14,7 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
@@ -131,16 +131,16 @@ template <class R, class T> typename R::Acc reduce_contiguous(const T* x, int64_
 
 // The same result as reduce_contiguous, with blocks spread over threads.
 template <class R, class T> typename R::Acc reduce_contiguous_parallel(const T* x, int64_t n) {
-  if (n <= kParallelGrain) return reduce_contiguous<R>(x, n);
+  if (n <= core::kParallelGrain) return reduce_contiguous<R>(x, n);
   int64_t blocks = (n + kBlock - 1) / kBlock;
   std::vector<typename R::Acc> partial(static_cast<std::size_t>(blocks));
-  parallel_for(
+  core::parallel_for(
       blocks,
       [&](int64_t b, int64_t e) {
         for (int64_t k = b; k < e; ++k)
           partial[k] = reduce_block<R>(x + k * kBlock, std::min(kBlock, n - k * kBlock));
       },
-      kParallelGrain / kBlock);
+      core::kParallelGrain / kBlock);
   typename R::Acc acc = R::identity();
   for (int64_t k = 0; k < blocks; ++k) acc = R::combine(acc, partial[k]);
   return acc;
@@ -201,7 +201,7 @@ void reduce_typed(const T* x, const Shape& in, const bool* mask, T* out, int64_t
   bool any_reduced = false;
   for (int k = 0; k < m; ++k) any_reduced |= g[k].reduced;
   if (!any_reduced) {
-    parallel_for(n, [&](int64_t b, int64_t e) {
+    core::parallel_for(n, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) out[i] = R::finish(R::load(x[i]), 1);
     });
     return;
@@ -211,13 +211,13 @@ void reduce_typed(const T* x, const Shape& in, const bool* mask, T* out, int64_t
     if (m == 1) {  // everything
       out[0] = R::finish(reduce_contiguous_parallel<R>(x, n), count);
     } else if (m == 2) {  // [kept, reduced]: one output per contiguous row
-      parallel_for(
+      core::parallel_for(
           rows,
           [&](int64_t b, int64_t e) {
             for (int64_t r = b; r < e; ++r)
               out[r] = R::finish(reduce_contiguous<R>(x + r * last, last), count);
           },
-          std::max<int64_t>(1, kParallelGrain / last));
+          std::max<int64_t>(1, core::kParallelGrain / last));
     } else {
       std::vector<Acc> acc(static_cast<std::size_t>(n_out), R::identity());
       RowCounter rc(g, m - 1);
@@ -232,7 +232,7 @@ void reduce_typed(const T* x, const Shape& in, const bool* mask, T* out, int64_t
   std::vector<Acc> acc(static_cast<std::size_t>(n_out), R::identity());
   Acc* a = acc.data();
   if (m == 2) {  // [reduced, kept]: columns are independent
-    parallel_for(
+    core::parallel_for(
         last,
         [&](int64_t b, int64_t e) {
           for (int64_t r = 0; r < rows; ++r) {
@@ -240,7 +240,7 @@ void reduce_typed(const T* x, const Shape& in, const bool* mask, T* out, int64_t
             for (int64_t j = b; j < e; ++j) a[j] = R::combine(a[j], R::load(row[j]));
           }
         },
-        std::max<int64_t>(1024, kParallelGrain / rows));
+        std::max<int64_t>(1024, core::kParallelGrain / rows));
   } else {
     RowCounter rc(g, m - 1);
     for (int64_t r = 0; r < rows; ++r, rc.advance()) {
@@ -266,7 +266,7 @@ bool accepts(ReduceKind k, DType d) {
 }
 
 // Marks the reduced dims of a known-rank input; fails on a bad axis.
-void reduced_dims(const InferContext& c, int rank, bool* mask) {
+void reduced_dims(const schema::InferContext& c, int rank, bool* mask) {
   std::fill(mask, mask + rank, false);
   if (c.attrs().get_or<bool>("reduce_all", false)) {
     std::fill(mask, mask + rank, true);
@@ -284,7 +284,7 @@ void reduced_dims(const InferContext& c, int rank, bool* mask) {
   }
 }
 
-template <ReduceKind K> void reduce_infer(InferContext& c) {
+template <ReduceKind K> void reduce_infer(schema::InferContext& c) {
   DType d = c.dtype(0);
   if (!accepts(K, d))
     c.fail("input must be {}, got {}", kind_name(K), dtype_name(d));
@@ -305,7 +305,7 @@ template <ReduceKind K> void reduce_infer(InferContext& c) {
   c.add_output(d, out);
 }
 
-template <ReduceKind K> void reduce_kernel(KernelContext& c) {
+template <ReduceKind K> void reduce_kernel(schema::KernelContext& c) {
   const Shape& in = c.in_shape(0);
   bool mask[Shape::kMaxRank] = {};
   if (c.attrs.get_or<bool>("reduce_all", false)) {
@@ -313,7 +313,7 @@ template <ReduceKind K> void reduce_kernel(KernelContext& c) {
   } else {
     for (int64_t axis : c.attrs.get_ints("axes")) mask[wrap_axis(axis, in.rank())] = true;
   }
-  visit_numeric(c.inputs[0].dtype(), [&]<class T>() {
+  core::visit_numeric(c.inputs[0].dtype(), [&]<class T>() {
     if constexpr (K == ReduceKind::Any || K == ReduceKind::All) {
       if constexpr (std::is_same_v<T, bool>)
         reduce_typed<Reducer<K, T>>(c.in<T>(0), in, mask, c.out<T>(0), c.outputs[0].size());
@@ -323,28 +323,28 @@ template <ReduceKind K> void reduce_kernel(KernelContext& c) {
   });
 }
 
-std::vector<OpSample> numeric_reduce_samples() {
+std::vector<schema::OpSample> numeric_reduce_samples() {
   return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})},
-           Attrs{{"axes", std::vector<int64_t>{1}}, {"keepdims", false}}},
+           schema::Attrs{{"axes", std::vector<int64_t>{1}}, {"keepdims", false}}},
           {{constant({{{1.5f, -2.f}, {0.25f, 4.f}}, {{3.f, 1.f}, {-1.f, 2.f}}})},
-           Attrs{{"axes", std::vector<int64_t>{0, 2}}, {"keepdims", true}}},
-          {{constant({1.0, 2.0, 4.0})}, Attrs{{"axes", std::vector<int64_t>{}},
-                                              {"keepdims", false}, {"reduce_all", true}}}};
+           schema::Attrs{{"axes", std::vector<int64_t>{0, 2}}, {"keepdims", true}}},
+          {{constant({1.0, 2.0, 4.0})}, schema::Attrs{{"axes", std::vector<int64_t>{}},
+                                                      {"keepdims", false}, {"reduce_all", true}}}};
 }
 
-std::vector<OpSample> bool_reduce_samples() {
+std::vector<schema::OpSample> bool_reduce_samples() {
   return {{{constant({{true, false}, {true, true}})},
-           Attrs{{"axes", std::vector<int64_t>{1}}, {"keepdims", false}}},
+           schema::Attrs{{"axes", std::vector<int64_t>{1}}, {"keepdims", false}}},
           {{constant({{true, false}, {false, false}})},
-           Attrs{{"axes", std::vector<int64_t>{0}}, {"keepdims", true}}}};
+           schema::Attrs{{"axes", std::vector<int64_t>{0}}, {"keepdims", true}}}};
 }
 
 // ---- Gradients ------------------------------------------------------------------
 // A reduction's output (or its gradient) with the reduced axes kept as 1s,
 // so it broadcasts against the input. A full reduction of an input of
 // unknown rank gives a scalar, which broadcasts as it is.
-Tensor with_reduced_axes_kept(const GradContext& c, Tensor t) {
-  const Attrs& a = c.attrs;
+Tensor with_reduced_axes_kept(const schema::GradContext& c, Tensor t) {
+  const schema::Attrs& a = c.attrs;
   if (a.get_or<bool>("keepdims", false) || a.get_or<bool>("reduce_all", false)) return t;
   int rank = c.inputs[0].rank();
   std::vector<int> axes;
@@ -355,27 +355,27 @@ Tensor with_reduced_axes_kept(const GradContext& c, Tensor t) {
 }
 
 // How many input elements fed each output element, broadcast like the input.
-Tensor reduced_count(const GradContext& c) {
+Tensor reduced_count(const schema::GradContext& c) {
   const Tensor& x = c.inputs[0];
   int64_t n_in = x.shape().num_elements(), n_out = c.outputs[0].shape().num_elements();
   if (n_in >= 0 && n_out > 0) return constant(static_cast<double>(n_in / n_out), x.dtype());
   Tensor ones = ones_like(x);
-  const Attrs& a = c.attrs;
+  const schema::Attrs& a = c.attrs;
   if (a.get_or<bool>("reduce_all", false)) return sum(ones);
   return sum(ones, Axes(a.get_ints("axes")), true);
 }
 
-void sum_grad(GradContext& c) { c.set(0, broadcast_like(with_reduced_axes_kept(c, c.grad(0)), c.inputs[0])); }
-void mean_grad(GradContext& c) {
+void sum_grad(schema::GradContext& c) { c.set(0, broadcast_like(with_reduced_axes_kept(c, c.grad(0)), c.inputs[0])); }
+void mean_grad(schema::GradContext& c) {
   c.set(0, broadcast_like(with_reduced_axes_kept(c, c.grad(0)) / reduced_count(c), c.inputs[0]));
 }
 // dy * prod / x: not defined where x is 0 (documented in DESIGN notes).
-void prod_grad(GradContext& c) {
+void prod_grad(schema::GradContext& c) {
   Tensor gy = with_reduced_axes_kept(c, c.grad(0) * c.outputs[0]);
   c.set(0, broadcast_like(gy, c.inputs[0]) / c.inputs[0]);
 }
 // Ties share the gradient equally, as in TF.
-void extreme_grad(GradContext& c) {
+void extreme_grad(schema::GradContext& c) {
   const Tensor& x = c.inputs[0];
   Tensor is_extreme = cast(equal(x, broadcast_like(with_reduced_axes_kept(c, c.outputs[0]), x)), x.dtype());
   Tensor count = c.attrs.get_or<bool>("reduce_all", false) ? sum(is_extreme)
@@ -385,20 +385,20 @@ void extreme_grad(GradContext& c) {
 }
 
 #define KILN_REDUCE_OP(NAME, KIND, SAMPLES, GRAD, FLAGS)                                       \
-  constexpr OpDef k##NAME{.name = #NAME, .infer = reduce_infer<ReduceKind::KIND>,            \
+  constexpr detail::OpDef k##NAME{.name = #NAME, .infer = reduce_infer<ReduceKind::KIND>,    \
                           .kernel = reduce_kernel<ReduceKind::KIND>, .flags = FLAGS,         \
                           .samples = SAMPLES, .gradient = GRAD};
-KILN_REDUCE_OP(Sum, Sum, numeric_reduce_samples, sum_grad, kNoFlags)
-KILN_REDUCE_OP(Mean, Mean, numeric_reduce_samples, mean_grad, kNoFlags)
-KILN_REDUCE_OP(Prod, Prod, numeric_reduce_samples, prod_grad, kNoFlags)
-KILN_REDUCE_OP(Max, Max, numeric_reduce_samples, extreme_grad, kNoFlags)
-KILN_REDUCE_OP(Min, Min, numeric_reduce_samples, extreme_grad, kNoFlags)
-KILN_REDUCE_OP(Any, Any, bool_reduce_samples, nullptr, kNotDifferentiable)
-KILN_REDUCE_OP(All, All, bool_reduce_samples, nullptr, kNotDifferentiable)
+KILN_REDUCE_OP(Sum, Sum, numeric_reduce_samples, sum_grad, schema::kNoFlags)
+KILN_REDUCE_OP(Mean, Mean, numeric_reduce_samples, mean_grad, schema::kNoFlags)
+KILN_REDUCE_OP(Prod, Prod, numeric_reduce_samples, prod_grad, schema::kNoFlags)
+KILN_REDUCE_OP(Max, Max, numeric_reduce_samples, extreme_grad, schema::kNoFlags)
+KILN_REDUCE_OP(Min, Min, numeric_reduce_samples, extreme_grad, schema::kNoFlags)
+KILN_REDUCE_OP(Any, Any, bool_reduce_samples, nullptr, schema::kNotDifferentiable)
+KILN_REDUCE_OP(All, All, bool_reduce_samples, nullptr, schema::kNotDifferentiable)
 #undef KILN_REDUCE_OP
 
 // ---- ArgMax, ArgMin -------------------------------------------------------------
-void arg_infer(InferContext& c) {
+void arg_infer(schema::InferContext& c) {
   DType d = c.dtype(0), out = c.attrs().get_dtype("output_type");
   if (!is_numeric(d) || d == DType::Bool) c.fail("input must be a number type, got {}", dtype_name(d));
   if (out != DType::Int32 && out != DType::Int64)
@@ -439,7 +439,7 @@ void arg_typed(const T* x, const Shape& in, int axis, I* out) {
   }
   if (n_out == 0) return;
   if (inner == 1) {
-    parallel_for(
+    core::parallel_for(
         outer,
         [&](int64_t b, int64_t e) {
           for (int64_t o = b; o < e; ++o) {
@@ -450,7 +450,7 @@ void arg_typed(const T* x, const Shape& in, int axis, I* out) {
             out[o] = static_cast<I>(best);
           }
         },
-        std::max<int64_t>(1, kParallelGrain / len));
+        std::max<int64_t>(1, core::kParallelGrain / len));
     return;
   }
   std::vector<T> best(static_cast<std::size_t>(inner));
@@ -471,10 +471,10 @@ void arg_typed(const T* x, const Shape& in, int axis, I* out) {
   }
 }
 
-template <bool kMax> void arg_kernel(KernelContext& c) {
+template <bool kMax> void arg_kernel(schema::KernelContext& c) {
   const Shape& in = c.in_shape(0);
   int axis = wrap_axis(c.attrs.get_int("axis"), in.rank());
-  visit_numeric(c.inputs[0].dtype(), [&]<class T>() {
+  core::visit_numeric(c.inputs[0].dtype(), [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
       if (c.outputs[0].dtype() == DType::Int32)
         arg_typed<kMax>(c.in<T>(0), in, axis, c.out<int32_t>(0));
@@ -484,75 +484,73 @@ template <bool kMax> void arg_kernel(KernelContext& c) {
   });
 }
 
-std::vector<OpSample> arg_samples() {
+std::vector<schema::OpSample> arg_samples() {
   return {{{constant({{1.f, 5.f, 3.f}, {4.f, 2.f, 6.f}})},
-           Attrs{{"axis", int64_t(1)}, {"output_type", DType::Int64}}},
+           schema::Attrs{{"axis", int64_t(1)}, {"output_type", DType::Int64}}},
           {{constant({{1, 5, 3}, {4, 2, 6}})},
-           Attrs{{"axis", int64_t(0)}, {"output_type", DType::Int32}}}};
+           schema::Attrs{{"axis", int64_t(0)}, {"output_type", DType::Int32}}}};
 }
 
-constexpr OpDef kArgMax{.name = "ArgMax", .infer = arg_infer, .kernel = arg_kernel<true>,
-                        .flags = kNotDifferentiable, .samples = arg_samples};
-constexpr OpDef kArgMin{.name = "ArgMin", .infer = arg_infer, .kernel = arg_kernel<false>,
-                        .flags = kNotDifferentiable, .samples = arg_samples};
+constexpr detail::OpDef kArgMax{.name = "ArgMax", .infer = arg_infer, .kernel = arg_kernel<true>,
+                                .flags = schema::kNotDifferentiable, .samples = arg_samples};
+constexpr detail::OpDef kArgMin{.name = "ArgMin", .infer = arg_infer, .kernel = arg_kernel<false>,
+                                .flags = schema::kNotDifferentiable, .samples = arg_samples};
 
-Tensor reduce(const OpDef& op, const Tensor& x, const Axes& axes, bool keepdims,
+Tensor reduce(const detail::OpDef& op, const Tensor& x, const Axes& axes, bool keepdims,
               const SourceLocation& loc) {
   const Tensor in[] = {x};
   if (!axes.all())
-    return dispatch1(op, in, Attrs{{"axes", axes.axes()}, {"keepdims", keepdims}}, loc);
+    return runtime::dispatch1(op, in, schema::Attrs{{"axes", axes.axes()}, {"keepdims", keepdims}}, loc);
   // Every axis: spelled out when the rank is known, so graphs read plainly.
   if (x.defined() && x.shape().has_known_rank()) {
     std::vector<int64_t> every(static_cast<std::size_t>(x.rank()));
     for (int i = 0; i < x.rank(); ++i) every[i] = i;
-    return dispatch1(op, in, Attrs{{"axes", std::move(every)}, {"keepdims", keepdims}}, loc);
+    return runtime::dispatch1(op, in, schema::Attrs{{"axes", std::move(every)}, {"keepdims", keepdims}}, loc);
   }
-  return dispatch1(op, in,
-                   Attrs{{"axes", std::vector<int64_t>{}}, {"keepdims", keepdims},
-                         {"reduce_all", true}},
-                   loc);
+  return runtime::dispatch1(op, in,
+                            schema::Attrs{{"axes", std::vector<int64_t>{}}, {"keepdims", keepdims},
+                                          {"reduce_all", true}},
+                            loc);
 }
 
 }  // namespace
 
-void register_reduce_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kSum, &kMean, &kProd, &kMax, &kMin, &kAny, &kAll, &kArgMax, &kArgMin})
+void register_reduce_ops(schema::OpRegistry& r) {
+  for (const detail::OpDef* op : {&kSum, &kMean, &kProd, &kMax, &kMin, &kAny, &kAll, &kArgMax, &kArgMin})
     r.add(*op);
 }
 
-}  // namespace detail
-
-using namespace detail;
+}  // namespace ops
 
 Tensor sum(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return reduce(kSum, x, axes, keepdims, loc);
+  return ops::reduce(ops::kSum, x, axes, keepdims, loc);
 }
 Tensor mean(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return reduce(kMean, x, axes, keepdims, loc);
+  return ops::reduce(ops::kMean, x, axes, keepdims, loc);
 }
 Tensor prod(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return reduce(kProd, x, axes, keepdims, loc);
+  return ops::reduce(ops::kProd, x, axes, keepdims, loc);
 }
 Tensor max(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return reduce(kMax, x, axes, keepdims, loc);
+  return ops::reduce(ops::kMax, x, axes, keepdims, loc);
 }
 Tensor min(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return reduce(kMin, x, axes, keepdims, loc);
+  return ops::reduce(ops::kMin, x, axes, keepdims, loc);
 }
 Tensor any(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return reduce(kAny, x, axes, keepdims, loc);
+  return ops::reduce(ops::kAny, x, axes, keepdims, loc);
 }
 Tensor all(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
-  return reduce(kAll, x, axes, keepdims, loc);
+  return ops::reduce(ops::kAll, x, axes, keepdims, loc);
 }
 
 Tensor argmax(const Tensor& x, int64_t axis, DType dtype, SourceLocation loc) {
   const Tensor in[] = {x};
-  return dispatch1(kArgMax, in, Attrs{{"axis", axis}, {"output_type", dtype}}, loc);
+  return runtime::dispatch1(ops::kArgMax, in, schema::Attrs{{"axis", axis}, {"output_type", dtype}}, loc);
 }
 Tensor argmin(const Tensor& x, int64_t axis, DType dtype, SourceLocation loc) {
   const Tensor in[] = {x};
-  return dispatch1(kArgMin, in, Attrs{{"axis", axis}, {"output_type", dtype}}, loc);
+  return runtime::dispatch1(ops::kArgMin, in, schema::Attrs{{"axis", axis}, {"output_type", dtype}}, loc);
 }
 
 }  // namespace kiln

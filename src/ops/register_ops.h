@@ -3,20 +3,20 @@
 // family; src/registry/register_ops.cpp calls them (DESIGN.md §3).
 #include "schema/op_def.h"
 
-namespace kiln::detail {
-void register_creation_ops(OpRegistry& registry);
-void register_math_ops(OpRegistry& registry);
-void register_reduce_ops(OpRegistry& registry);
-void register_scan_ops(OpRegistry& registry);
-void register_sort_ops(OpRegistry& registry);
-void register_scatter_nd_ops(OpRegistry& registry);
-void register_segment_ops(OpRegistry& registry);
-void register_array_ops(OpRegistry& registry);
-void register_nn_ops(OpRegistry& registry);
-void register_print_ops(OpRegistry& registry);
-void register_random_ops(OpRegistry& registry);
-void register_variable_ops(OpRegistry& registry);
-void register_training_ops(OpRegistry& registry);
-void register_host_function_ops(OpRegistry& registry);
-void register_grad_ops(OpRegistry& registry);
-}  // namespace kiln::detail
+namespace kiln::ops {
+void register_creation_ops(schema::OpRegistry& registry);
+void register_math_ops(schema::OpRegistry& registry);
+void register_reduce_ops(schema::OpRegistry& registry);
+void register_scan_ops(schema::OpRegistry& registry);
+void register_sort_ops(schema::OpRegistry& registry);
+void register_scatter_nd_ops(schema::OpRegistry& registry);
+void register_segment_ops(schema::OpRegistry& registry);
+void register_array_ops(schema::OpRegistry& registry);
+void register_nn_ops(schema::OpRegistry& registry);
+void register_print_ops(schema::OpRegistry& registry);
+void register_random_ops(schema::OpRegistry& registry);
+void register_variable_ops(schema::OpRegistry& registry);
+void register_training_ops(schema::OpRegistry& registry);
+void register_host_function_ops(schema::OpRegistry& registry);
+void register_grad_ops(schema::OpRegistry& registry);
+}  // namespace kiln::ops

@@ -9,11 +9,11 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
-void scan_infer(InferContext& c) {
+void scan_infer(schema::InferContext& c) {
   DType d = c.dtype(0);
   if (!is_floating(d) && d != DType::Int32 && d != DType::Int64)
     c.fail("x must be float32, float64, int32 or int64, got {}", dtype_name(d));
@@ -25,13 +25,13 @@ void scan_infer(InferContext& c) {
   c.add_output(d, s);
 }
 
-template <bool kProduct> void scan_kernel(KernelContext& c) {
+template <bool kProduct> void scan_kernel(schema::KernelContext& c) {
   const Shape& s = c.in_shape(0);
   int a = static_cast<int>(c.attrs.get_int("axis"));
   if (a < 0) a += s.rank();
   const bool exclusive = c.attrs.get_bool("exclusive"), reverse = c.attrs.get_bool("reverse");
   const int64_t outer = dims_product(s, 0, a), n = s[a], inner = dims_product(s, a + 1, s.rank());
-  visit_numeric(c.inputs[0].dtype(), [&]<class T>() {
+  core::visit_numeric(c.inputs[0].dtype(), [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, uint8_t>) {
       const T* x = c.in<T>(0);
       T* y = c.out<T>(0);
@@ -50,11 +50,11 @@ template <bool kProduct> void scan_kernel(KernelContext& c) {
   });
 }
 
-Attrs scan_attrs(int64_t axis, bool exclusive, bool reverse) {
-  return Attrs{{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}};
+schema::Attrs scan_attrs(int64_t axis, bool exclusive, bool reverse) {
+  return schema::Attrs{{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}};
 }
 
-std::vector<OpSample> scan_samples() {
+std::vector<schema::OpSample> scan_samples() {
   return {{{constant({1.5f, -2.f, 3.f, 0.5f})}, scan_attrs(0, false, false)},
           {{constant({{1.0, 2.0, -0.5}, {3.0, -1.5, 2.0}})}, scan_attrs(1, true, false)},
           {{constant({{1.0, 2.0, -0.5}, {3.0, -1.5, 2.0}})}, scan_attrs(0, false, true)},
@@ -62,28 +62,29 @@ std::vector<OpSample> scan_samples() {
           {{constant({{1, 2, 3}, {4, 5, 6}})}, scan_attrs(1, false, false)}};
 }
 
-Tensor scan(const OpDef& op, const Tensor& x, int64_t axis, bool exclusive, bool reverse, const SourceLocation& loc) {
+Tensor scan(const detail::OpDef& op, const Tensor& x, int64_t axis, bool exclusive, bool reverse,
+            const SourceLocation& loc) {
   const Tensor in[] = {x};
-  return dispatch1(op, in, scan_attrs(axis, exclusive, reverse), loc);
+  return runtime::dispatch1(op, in, scan_attrs(axis, exclusive, reverse), loc);
 }
 
 // The sum's gradient runs the other way: d y_j / d x_i is 1 for every j the
 // sum of which x_i is part.
-void cumsum_grad(GradContext& c);
+void cumsum_grad(schema::GradContext& c);
 // TF's: for nonzero x, d/dx of a running product is the reversed running sum
 // of g * y, divided by x (the samples have no zeros; TF has the same limit).
-void cumprod_grad(GradContext& c);
+void cumprod_grad(schema::GradContext& c);
 
-constexpr OpDef kCumsum{.name = "Cumsum", .infer = scan_infer, .kernel = scan_kernel<false>,
-                        .samples = scan_samples, .gradient = cumsum_grad};
-constexpr OpDef kCumprod{.name = "Cumprod", .infer = scan_infer, .kernel = scan_kernel<true>,
-                         .samples = scan_samples, .gradient = cumprod_grad};
+constexpr detail::OpDef kCumsum{.name = "Cumsum", .infer = scan_infer, .kernel = scan_kernel<false>,
+                                .samples = scan_samples, .gradient = cumsum_grad};
+constexpr detail::OpDef kCumprod{.name = "Cumprod", .infer = scan_infer, .kernel = scan_kernel<true>,
+                                 .samples = scan_samples, .gradient = cumprod_grad};
 
-void cumsum_grad(GradContext& c) {
+void cumsum_grad(schema::GradContext& c) {
   c.set(0, scan(kCumsum, c.grad(0), c.attrs.get_int("axis"), c.attrs.get_bool("exclusive"),
                 !c.attrs.get_bool("reverse"), SourceLocation()));
 }
-void cumprod_grad(GradContext& c) {
+void cumprod_grad(schema::GradContext& c) {
   Tensor gy = c.grad(0) * c.outputs[0];
   c.set(0, scan(kCumsum, gy, c.attrs.get_int("axis"), c.attrs.get_bool("exclusive"), !c.attrs.get_bool("reverse"),
                 SourceLocation()) /
@@ -92,18 +93,18 @@ void cumprod_grad(GradContext& c) {
 
 }  // namespace
 
-void register_scan_ops(OpRegistry& r) {
+void register_scan_ops(schema::OpRegistry& r) {
   r.add(kCumsum);
   r.add(kCumprod);
 }
 
-}  // namespace detail
+}  // namespace ops
 
 Tensor cumsum(const Tensor& x, int64_t axis, bool exclusive, bool reverse, SourceLocation loc) {
-  return detail::scan(detail::kCumsum, x, axis, exclusive, reverse, loc);
+  return ops::scan(ops::kCumsum, x, axis, exclusive, reverse, loc);
 }
 Tensor cumprod(const Tensor& x, int64_t axis, bool exclusive, bool reverse, SourceLocation loc) {
-  return detail::scan(detail::kCumprod, x, axis, exclusive, reverse, loc);
+  return ops::scan(ops::kCumprod, x, axis, exclusive, reverse, loc);
 }
 
 }  // namespace kiln

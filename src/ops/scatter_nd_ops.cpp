@@ -13,7 +13,7 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
@@ -46,7 +46,7 @@ std::vector<int64_t> slice_offsets(const Tensor& indices, const NdGeometry& g, c
                                    std::string_view op_name) {
   std::vector<int64_t> offsets(static_cast<std::size_t>(g.count));
   visit_index(indices.dtype(), [&]<class I>() {
-    const I* idx = data_of<I>(indices);
+    const I* idx = core::data_of<I>(indices);
     for (int64_t i = 0; i < g.count; ++i) {
       int64_t offset = 0;
       for (int64_t k = 0; k < g.depth; ++k) {
@@ -74,7 +74,7 @@ std::vector<int64_t> slice_offsets(const Tensor& indices, const NdGeometry& g, c
 
 // Indices of int type whose last dim (the tuple) fits the tensor's rank.
 // Returns false when the shapes are not known enough to check more.
-bool check_indices(InferContext& c, int tensor_input, int indices_input, const char* tensor_name) {
+bool check_indices(schema::InferContext& c, int tensor_input, int indices_input, const char* tensor_name) {
   if (!is_index_dtype(c.dtype(indices_input)))
     c.fail("indices must be int32 or int64, got {}", dtype_name(c.dtype(indices_input)));
   const Shape& t = c.shape(tensor_input);
@@ -98,7 +98,7 @@ Shape slices_shape(const Shape& tensor, const Shape& indices) {
 }
 
 // ---- GatherNd(params, indices) ----------------------------------------------
-void gather_nd_infer(InferContext& c) {
+void gather_nd_infer(schema::InferContext& c) {
   if (!check_indices(c, 0, 1, "params")) {
     c.add_output(c.dtype(0), Shape::unknown_rank());
     return;
@@ -109,35 +109,36 @@ void gather_nd_infer(InferContext& c) {
   c.add_output(c.dtype(0), out);
 }
 
-void gather_nd_kernel(KernelContext& c) {
+void gather_nd_kernel(schema::KernelContext& c) {
   NdGeometry g = nd_geometry(c.in_shape(0), c.in_shape(1));
   std::vector<int64_t> offsets = slice_offsets(c.inputs[1], g, c.in_shape(0), "GatherNd");
   visit_element(c.inputs[0].dtype(), [&]<class E>() {
     const E* params = c.in<E>(0);
     E* out = c.out<E>(0);
-    parallel_for(
+    core::parallel_for(
         g.count,
         [&](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) std::copy_n(params + offsets[i], g.slice, out + i * g.slice);
         },
-        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, g.slice)));
+        std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(1, g.slice)));
   });
 }
 
-std::vector<OpSample> gather_nd_samples() {
-  return {{{constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), constant({{2, 1}, {0, 0}, {2, 1}})}, Attrs{}},
-          {{constant({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}), constant({{{int64_t(1)}}, {{int64_t(0)}}})}, Attrs{}},
-          {{constant({{{1.0, 2.0}, {3.0, 4.0}}, {{5.0, 6.0}, {7.0, 8.0}}}), constant({{1, 0}, {0, 1}})}, Attrs{}},
-          {{constant({{1, 2}, {3, 4}}), constant({{1, 1}})}, Attrs{}}};
+std::vector<schema::OpSample> gather_nd_samples() {
+  return {
+      {{constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), constant({{2, 1}, {0, 0}, {2, 1}})}, schema::Attrs{}},
+      {{constant({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}), constant({{{int64_t(1)}}, {{int64_t(0)}}})}, schema::Attrs{}},
+      {{constant({{{1.0, 2.0}, {3.0, 4.0}}, {{5.0, 6.0}, {7.0, 8.0}}}), constant({{1, 0}, {0, 1}})}, schema::Attrs{}},
+      {{constant({{1, 2}, {3, 4}}), constant({{1, 1}})}, schema::Attrs{}}};
 }
 
-void gather_nd_grad(GradContext& c);
+void gather_nd_grad(schema::GradContext& c);
 
-constexpr OpDef kGatherNd{.name = "GatherNd", .infer = gather_nd_infer, .kernel = gather_nd_kernel,
-                          .samples = gather_nd_samples, .gradient = gather_nd_grad};
+constexpr detail::OpDef kGatherNd{.name = "GatherNd", .infer = gather_nd_infer, .kernel = gather_nd_kernel,
+                                  .samples = gather_nd_samples, .gradient = gather_nd_grad};
 
 // ---- TensorScatterUpdate / TensorScatterAdd(tensor, indices, updates) -------
-void tensor_scatter_infer(InferContext& c) {
+void tensor_scatter_infer(schema::InferContext& c) {
   if (c.dtype(0) != c.dtype(2))
     c.fail("tensor and updates must have the same dtype, got tensor: {} and updates: {}", dtype_name(c.dtype(0)),
            dtype_name(c.dtype(2)));
@@ -155,7 +156,7 @@ void tensor_scatter_infer(InferContext& c) {
   c.add_output(c.dtype(0), c.shape(0));
 }
 
-template <bool kAdd> void tensor_scatter_kernel(KernelContext& c) {
+template <bool kAdd> void tensor_scatter_kernel(schema::KernelContext& c) {
   NdGeometry g = nd_geometry(c.in_shape(0), c.in_shape(1));
   std::vector<int64_t> offsets =
       slice_offsets(c.inputs[1], g, c.in_shape(0), kAdd ? "TensorScatterAdd" : "TensorScatterUpdate");
@@ -176,46 +177,46 @@ template <bool kAdd> void tensor_scatter_kernel(KernelContext& c) {
     }
   };
   if constexpr (kAdd) {
-    visit_numeric(c.inputs[0].dtype(), scatter);
+    core::visit_numeric(c.inputs[0].dtype(), scatter);
   } else {
     visit_element(c.inputs[0].dtype(), scatter);
   }
 }
 
-std::vector<OpSample> tensor_scatter_samples() {
-  return {{{constant({1.f, 2.f, 3.f, 4.f}), constant({{3}, {1}}), constant({10.f, -5.f})}, Attrs{}},
+std::vector<schema::OpSample> tensor_scatter_samples() {
+  return {{{constant({1.f, 2.f, 3.f, 4.f}), constant({{3}, {1}}), constant({10.f, -5.f})}, schema::Attrs{}},
           {{constant({{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}}), constant({{2}, {0}}), constant({{0.5, 1.5}, {-1.0, 2.0}})},
-           Attrs{}},
-          {{constant({{1.0, 2.0}, {3.0, 4.0}}), constant({{0, 1}, {1, 0}}), constant({7.0, 8.0})}, Attrs{}},
-          {{constant({1, 2, 3}), constant({{0}, {2}}), constant({5, 6})}, Attrs{}}};
+           schema::Attrs{}},
+          {{constant({{1.0, 2.0}, {3.0, 4.0}}), constant({{0, 1}, {1, 0}}), constant({7.0, 8.0})}, schema::Attrs{}},
+          {{constant({1, 2, 3}), constant({{0}, {2}}), constant({5, 6})}, schema::Attrs{}}};
 }
 
-void tensor_scatter_add_grad(GradContext& c);
-void tensor_scatter_update_grad(GradContext& c);
+void tensor_scatter_add_grad(schema::GradContext& c);
+void tensor_scatter_update_grad(schema::GradContext& c);
 
-constexpr OpDef kTensorScatterAdd{.name = "TensorScatterAdd", .infer = tensor_scatter_infer,
-                                  .kernel = tensor_scatter_kernel<true>, .samples = tensor_scatter_samples,
-                                  .gradient = tensor_scatter_add_grad};
-constexpr OpDef kTensorScatterUpdate{.name = "TensorScatterUpdate", .infer = tensor_scatter_infer,
-                                     .kernel = tensor_scatter_kernel<false>, .samples = tensor_scatter_samples,
-                                     .gradient = tensor_scatter_update_grad};
+constexpr detail::OpDef kTensorScatterAdd{.name = "TensorScatterAdd", .infer = tensor_scatter_infer,
+                                          .kernel = tensor_scatter_kernel<true>, .samples = tensor_scatter_samples,
+                                          .gradient = tensor_scatter_add_grad};
+constexpr detail::OpDef kTensorScatterUpdate{.name = "TensorScatterUpdate", .infer = tensor_scatter_infer,
+                                             .kernel = tensor_scatter_kernel<false>, .samples = tensor_scatter_samples,
+                                             .gradient = tensor_scatter_update_grad};
 
-Tensor call(const OpDef& op, std::initializer_list<Tensor> inputs, const SourceLocation& loc) {
-  return dispatch1(op, std::span<const Tensor>(inputs.begin(), inputs.size()), Attrs{}, loc);
+Tensor call(const detail::OpDef& op, std::initializer_list<Tensor> inputs, const SourceLocation& loc) {
+  return runtime::dispatch1(op, std::span<const Tensor>(inputs.begin(), inputs.size()), schema::Attrs{}, loc);
 }
 
 // The gathered slices' gradient lands back where they came from (a slice
 // gathered twice gets both).
-void gather_nd_grad(GradContext& c) {
+void gather_nd_grad(schema::GradContext& c) {
   if (c.needs(0))
     c.set(0, call(kTensorScatterAdd, {zeros_like(c.inputs[0]), c.inputs[1], c.grad(0)}, SourceLocation()));
 }
-void tensor_scatter_add_grad(GradContext& c) {
+void tensor_scatter_add_grad(schema::GradContext& c) {
   if (c.needs(0)) c.set(0, c.grad(0));
   if (c.needs(2)) c.set(2, call(kGatherNd, {c.grad(0), c.inputs[1]}, SourceLocation()));
 }
 // As TF's: the overwritten slices pass no gradient to `tensor`.
-void tensor_scatter_update_grad(GradContext& c) {
+void tensor_scatter_update_grad(schema::GradContext& c) {
   if (c.needs(0))
     c.set(0, call(kTensorScatterUpdate, {c.grad(0), c.inputs[1], zeros_like(c.inputs[2])}, SourceLocation()));
   if (c.needs(2)) c.set(2, call(kGatherNd, {c.grad(0), c.inputs[1]}, SourceLocation()));
@@ -223,24 +224,24 @@ void tensor_scatter_update_grad(GradContext& c) {
 
 }  // namespace
 
-void register_scatter_nd_ops(OpRegistry& r) {
+void register_scatter_nd_ops(schema::OpRegistry& r) {
   r.add(kGatherNd);
   r.add(kTensorScatterAdd);
   r.add(kTensorScatterUpdate);
 }
 
-}  // namespace detail
+}  // namespace ops
 
 Tensor gather_nd(const Tensor& params, const Tensor& indices, SourceLocation loc) {
-  return detail::call(detail::kGatherNd, {params, indices}, loc);
+  return ops::call(ops::kGatherNd, {params, indices}, loc);
 }
 Tensor tensor_scatter_nd_update(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
                                 SourceLocation loc) {
-  return detail::call(detail::kTensorScatterUpdate, {tensor, indices, updates}, loc);
+  return ops::call(ops::kTensorScatterUpdate, {tensor, indices, updates}, loc);
 }
 Tensor tensor_scatter_nd_add(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
                              SourceLocation loc) {
-  return detail::call(detail::kTensorScatterAdd, {tensor, indices, updates}, loc);
+  return ops::call(ops::kTensorScatterAdd, {tensor, indices, updates}, loc);
 }
 Tensor scatter_nd(const Tensor& indices, const Tensor& updates, const Shape& shape, SourceLocation loc) {
   return tensor_scatter_nd_add(zeros(shape, updates.dtype(), loc), indices, updates, loc);

@@ -16,11 +16,11 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
-void check_data_and_ids(InferContext& c) {
+void check_data_and_ids(schema::InferContext& c) {
   DType d = c.dtype(0);
   if (d == DType::Bool || d == DType::String)
     c.fail("data must be a number type, got {}", dtype_name(d));
@@ -52,10 +52,10 @@ void reduce_rows(const T* data, const I* ids, int64_t count, int64_t inner, int6
   }
 }
 
-template <bool kMax> void reduce_kernel(KernelContext& c, int64_t rows) {
+template <bool kMax> void reduce_kernel(schema::KernelContext& c, int64_t rows) {
   int64_t count = c.inputs[1].size();
   int64_t inner = count ? c.inputs[0].size() / count : 0;
-  visit_numeric(c.inputs[0].dtype(), [&]<class T>() {
+  core::visit_numeric(c.inputs[0].dtype(), [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
       visit_index(c.inputs[1].dtype(),
                   [&]<class I>() { reduce_rows<kMax>(c.in<T>(0), c.in<I>(1), count, inner, rows, c.out<T>(0)); });
@@ -64,7 +64,7 @@ template <bool kMax> void reduce_kernel(KernelContext& c, int64_t rows) {
 }
 
 // ---- UnsortedSegmentSum / UnsortedSegmentMax(data, segment_ids) -------------
-void unsorted_infer(InferContext& c) {
+void unsorted_infer(schema::InferContext& c) {
   check_data_and_ids(c);
   int64_t rows = c.attrs().get_int("num_segments");
   if (rows < 0) c.fail("num_segments must be >= 0, got {}", rows);
@@ -79,7 +79,7 @@ void unsorted_infer(InferContext& c) {
   c.add_output(c.dtype(0), ids.has_known_rank() ? segments_shape(data, ids.rank(), rows) : Shape::unknown_rank());
 }
 
-template <bool kMax> void unsorted_kernel(KernelContext& c) {
+template <bool kMax> void unsorted_kernel(schema::KernelContext& c) {
   int64_t rows = c.attrs.get_int("num_segments");
   visit_index(c.inputs[1].dtype(), [&]<class I>() {
     const I* ids = c.in<I>(1);
@@ -91,8 +91,8 @@ template <bool kMax> void unsorted_kernel(KernelContext& c) {
   reduce_kernel<kMax>(c, rows);
 }
 
-std::vector<OpSample> unsorted_samples() {
-  Attrs three{{"num_segments", int64_t(3)}};
+std::vector<schema::OpSample> unsorted_samples() {
+  schema::Attrs three{{"num_segments", int64_t(3)}};
   return {{{constant({1.5f, -2.f, 3.f, 0.5f}), constant({0, 2, 0, -1})}, three},
           {{constant({{1.0, 2.0}, {3.0, -4.0}, {5.0, 6.5}}), constant({int64_t(2), int64_t(2), int64_t(0)})}, three},
           {{constant({{1.0, 2.5, -1.0}, {3.0, -4.0, 0.25}}), constant({{1, 0, 1}, {2, 2, 1}})}, three},
@@ -101,8 +101,8 @@ std::vector<OpSample> unsorted_samples() {
 
 // Max: every segment holds an element, since an empty one is the dtype's
 // lowest value, which drowns finite differences (kept, in a special sample).
-std::vector<OpSample> unsorted_max_samples() {
-  Attrs two{{"num_segments", int64_t(2)}}, three{{"num_segments", int64_t(3)}};
+std::vector<schema::OpSample> unsorted_max_samples() {
+  schema::Attrs two{{"num_segments", int64_t(2)}}, three{{"num_segments", int64_t(3)}};
   return {{{constant({1.5f, -2.f, 3.f, 0.5f}), constant({0, 1, 0, -1})}, two},
           {{constant({{1.0, 2.0}, {3.0, -4.0}, {5.0, 6.5}}), constant({int64_t(1), int64_t(1), int64_t(0)})}, two},
           {{constant({{1.0, 2.5, -1.0}, {3.0, -4.0, 0.25}}), constant({{1, 0, 1}, {2, 2, 1}})}, three},
@@ -110,20 +110,20 @@ std::vector<OpSample> unsorted_max_samples() {
           {{constant({1.5f, -2.f}), constant({0, 2})}, three, true}};
 }
 
-void unsorted_segment_sum_grad(GradContext& c);
-void unsorted_segment_max_grad(GradContext& c);
+void unsorted_segment_sum_grad(schema::GradContext& c);
+void unsorted_segment_max_grad(schema::GradContext& c);
 
-constexpr OpDef kUnsortedSegmentSum{.name = "UnsortedSegmentSum", .infer = unsorted_infer,
-                                    .kernel = unsorted_kernel<false>, .samples = unsorted_samples,
-                                    .gradient = unsorted_segment_sum_grad};
-constexpr OpDef kUnsortedSegmentMax{.name = "UnsortedSegmentMax", .infer = unsorted_infer,
-                                    .kernel = unsorted_kernel<true>, .samples = unsorted_max_samples,
-                                    .gradient = unsorted_segment_max_grad};
+constexpr detail::OpDef kUnsortedSegmentSum{.name = "UnsortedSegmentSum", .infer = unsorted_infer,
+                                            .kernel = unsorted_kernel<false>, .samples = unsorted_samples,
+                                            .gradient = unsorted_segment_sum_grad};
+constexpr detail::OpDef kUnsortedSegmentMax{.name = "UnsortedSegmentMax", .infer = unsorted_infer,
+                                            .kernel = unsorted_kernel<true>, .samples = unsorted_max_samples,
+                                            .gradient = unsorted_segment_max_grad};
 
-Tensor unsorted(const OpDef& op, const Tensor& data, const Tensor& ids, int64_t num_segments,
+Tensor unsorted(const detail::OpDef& op, const Tensor& data, const Tensor& ids, int64_t num_segments,
                 const SourceLocation& loc) {
   const Tensor in[] = {data, ids};
-  return dispatch1(op, in, Attrs{{"num_segments", num_segments}}, loc);
+  return runtime::dispatch1(op, in, schema::Attrs{{"num_segments", num_segments}}, loc);
 }
 
 // Row ids[i] of t for each i, zeros where ids[i] is negative (TF's
@@ -135,13 +135,13 @@ std::pair<Tensor, Tensor> gather_drop_negatives(const Tensor& t, const Tensor& i
   return {where(kept, gathered, zeros_like(gathered)), kept};
 }
 
-void unsorted_segment_sum_grad(GradContext& c) {
+void unsorted_segment_sum_grad(schema::GradContext& c) {
   if (c.needs(0)) c.set(0, gather_drop_negatives(c.grad(0), c.inputs[1]).first);
 }
 
 // TF's _UnsortedSegmentMinOrMaxGrad: the gradient is shared equally by the
 // elements that equal their segment's max.
-void unsorted_segment_max_grad(GradContext& c) {
+void unsorted_segment_max_grad(schema::GradContext& c) {
   if (!c.needs(0)) return;
   const Tensor& data = c.inputs[0];
   const Tensor& ids = c.inputs[1];
@@ -167,7 +167,7 @@ template <class I> int64_t sorted_segments(const I* ids, int64_t n, const char* 
   return n ? static_cast<int64_t>(ids[n - 1]) + 1 : 0;
 }
 
-void segment_sum_infer(InferContext& c) {
+void segment_sum_infer(schema::InferContext& c) {
   check_data_and_ids(c);
   const Shape& data = c.shape(0);
   const Shape& ids = c.shape(1);
@@ -178,31 +178,32 @@ void segment_sum_infer(InferContext& c) {
            ids.to_string(), data.to_string());
   int64_t rows = -1;
   if (const Tensor* v = c.value(1))
-    visit_index(v->dtype(), [&]<class I>() { rows = sorted_segments(data_of<I>(*v), v->size(), "SegmentSum"); });
+    visit_index(v->dtype(), [&]<class I>() { rows = sorted_segments(core::data_of<I>(*v), v->size(), "SegmentSum"); });
   c.add_output(c.dtype(0), segments_shape(data, 1, rows));
 }
 
-void segment_sum_kernel(KernelContext& c) {
+void segment_sum_kernel(schema::KernelContext& c) {
   int64_t rows = visit_index(c.inputs[1].dtype(), [&]<class I>() {
     return sorted_segments(c.in<I>(1), c.inputs[1].size(), "SegmentSum");
   });
-  c.outputs[0] = make_tensor(c.inputs[0].dtype(), segments_shape(c.in_shape(0), 1, rows));
+  c.outputs[0] = core::make_tensor(c.inputs[0].dtype(), segments_shape(c.in_shape(0), 1, rows));
   reduce_kernel<false>(c, rows);
 }
 
-std::vector<OpSample> segment_sum_samples() {
-  return {{{constant({1.5f, -2.f, 3.f, 0.5f}), constant({0, 0, 1, 3})}, Attrs{}},
-          {{constant({{1.0, 2.0}, {3.0, -4.0}, {5.0, 6.5}}), constant({int64_t(0), int64_t(1), int64_t(1)})}, Attrs{}},
-          {{constant({4, 1, 7}), constant({0, 0, 0})}, Attrs{}}};
+std::vector<schema::OpSample> segment_sum_samples() {
+  return {{{constant({1.5f, -2.f, 3.f, 0.5f}), constant({0, 0, 1, 3})}, schema::Attrs{}},
+          {{constant({{1.0, 2.0}, {3.0, -4.0}, {5.0, 6.5}}), constant({int64_t(0), int64_t(1), int64_t(1)})},
+           schema::Attrs{}},
+          {{constant({4, 1, 7}), constant({0, 0, 0})}, schema::Attrs{}}};
 }
 
-void segment_sum_grad(GradContext& c) {
+void segment_sum_grad(schema::GradContext& c) {
   if (c.needs(0)) c.set(0, gather(c.grad(0), c.inputs[1]));
 }
 
-constexpr OpDef kSegmentSum{.name = "SegmentSum", .infer = segment_sum_infer, .kernel = segment_sum_kernel,
-                            .flags = kSetsOwnOutputs, .samples = segment_sum_samples,
-                            .gradient = segment_sum_grad};
+constexpr detail::OpDef kSegmentSum{.name = "SegmentSum", .infer = segment_sum_infer, .kernel = segment_sum_kernel,
+                                    .flags = schema::kSetsOwnOutputs, .samples = segment_sum_samples,
+                                    .gradient = segment_sum_grad};
 
 // sums / max(counts, 1), the counts shaped to broadcast over sums' rows.
 Tensor divide_by_counts(const Tensor& sums, Tensor counts) {
@@ -213,34 +214,34 @@ Tensor divide_by_counts(const Tensor& sums, Tensor counts) {
 
 }  // namespace
 
-void register_segment_ops(OpRegistry& r) {
+void register_segment_ops(schema::OpRegistry& r) {
   r.add(kUnsortedSegmentSum);
   r.add(kUnsortedSegmentMax);
   r.add(kSegmentSum);
 }
 
-}  // namespace detail
+}  // namespace ops
 
 Tensor unsorted_segment_sum(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                             SourceLocation loc) {
-  return detail::unsorted(detail::kUnsortedSegmentSum, data, segment_ids, num_segments, loc);
+  return ops::unsorted(ops::kUnsortedSegmentSum, data, segment_ids, num_segments, loc);
 }
 Tensor unsorted_segment_max(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                             SourceLocation loc) {
-  return detail::unsorted(detail::kUnsortedSegmentMax, data, segment_ids, num_segments, loc);
+  return ops::unsorted(ops::kUnsortedSegmentMax, data, segment_ids, num_segments, loc);
 }
 Tensor unsorted_segment_mean(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                              SourceLocation loc) {
   Tensor counts = unsorted_segment_sum(ones_like(segment_ids, data.dtype(), loc), segment_ids, num_segments, loc);
-  return detail::divide_by_counts(unsorted_segment_sum(data, segment_ids, num_segments, loc), counts);
+  return ops::divide_by_counts(unsorted_segment_sum(data, segment_ids, num_segments, loc), counts);
 }
 Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, SourceLocation loc) {
   const Tensor in[] = {data, segment_ids};
-  return detail::dispatch1(detail::kSegmentSum, in, detail::Attrs{}, loc);
+  return runtime::dispatch1(ops::kSegmentSum, in, schema::Attrs{}, loc);
 }
 Tensor segment_mean(const Tensor& data, const Tensor& segment_ids, SourceLocation loc) {
   Tensor counts = segment_sum(ones_like(segment_ids, data.dtype(), loc), segment_ids, loc);
-  return detail::divide_by_counts(segment_sum(data, segment_ids, loc), counts);
+  return ops::divide_by_counts(segment_sum(data, segment_ids, loc), counts);
 }
 
 }  // namespace kiln

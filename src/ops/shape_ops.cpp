@@ -11,14 +11,14 @@
 #include "ops/known_ops.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
 // The output of a view op shares the input's buffer: no copy, and the input
 // can no longer be overwritten in place while the view lives.
-void set_view(KernelContext& c, const Shape& shape) {
-  c.outputs[0] = make_tensor_view(c.inputs[0].dtype(), shape, c.inputs[0].impl()->buffer);
+void set_view(schema::KernelContext& c, const Shape& shape) {
+  c.outputs[0] = core::make_tensor_view(c.inputs[0].dtype(), shape, c.inputs[0].impl()->buffer);
 }
 
 // ---- Reshape ----------------------------------------------------------------
@@ -45,7 +45,7 @@ ReshapeTarget reshape_target(const std::vector<int64_t>& dims) {
   return t;
 }
 
-void reshape_infer(InferContext& c) {
+void reshape_infer(schema::InferContext& c) {
   const std::vector<int64_t>& dims = c.attrs().get_ints("shape");
   const Shape& in = c.shape(0);
   int unknowns = 0;
@@ -86,24 +86,25 @@ void reshape_infer(InferContext& c) {
   c.add_output(c.dtype(0), t.shape);
 }
 
-void reshape_kernel(KernelContext& c) {
+void reshape_kernel(schema::KernelContext& c) {
   ReshapeTarget t = reshape_target(c.attrs.get_ints("shape"));
   if (t.unknown >= 0)
     t.shape[t.unknown] = t.known_product == 0 ? 0 : c.inputs[0].size() / t.known_product;
   set_view(c, t.shape);
 }
 
-std::vector<OpSample> reshape_samples() {
-  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, Attrs{{"shape", std::vector<int64_t>{3, -1}}}},
-          {{constant({1, 2, 3, 4})}, Attrs{{"shape", std::vector<int64_t>{2, 1, 2}}}}};
+std::vector<schema::OpSample> reshape_samples() {
+  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, schema::Attrs{{"shape", std::vector<int64_t>{3, -1}}}},
+          {{constant({1, 2, 3, 4})}, schema::Attrs{{"shape", std::vector<int64_t>{2, 1, 2}}}}};
 }
 
 // Reshape, ExpandDims and Squeeze only relabel dims: the gradient takes the
 // input's shape back.
-void relabel_grad(GradContext& c) { c.set(0, reshape_like(c.grad(0), c.inputs[0])); }
+void relabel_grad(schema::GradContext& c) { c.set(0, reshape_like(c.grad(0), c.inputs[0])); }
 
-constexpr OpDef kReshape{.name = "Reshape", .infer = reshape_infer, .kernel = reshape_kernel,
-                         .flags = kSetsOwnOutputs, .samples = reshape_samples, .gradient = relabel_grad};
+constexpr detail::OpDef kReshape{.name = "Reshape", .infer = reshape_infer, .kernel = reshape_kernel,
+                                 .flags = schema::kSetsOwnOutputs, .samples = reshape_samples,
+                                 .gradient = relabel_grad};
 
 // ---- ExpandDims -----------------------------------------------------------------
 Shape expand_shape(const Shape& in, int64_t axis) {
@@ -112,7 +113,7 @@ Shape expand_shape(const Shape& in, int64_t axis) {
   return s;
 }
 
-void expand_dims_infer(InferContext& c) {
+void expand_dims_infer(schema::InferContext& c) {
   const Shape& in = c.shape(0);
   if (!in.has_known_rank()) {
     c.add_output(c.dtype(0), Shape::unknown_rank());
@@ -129,18 +130,18 @@ void expand_dims_infer(InferContext& c) {
   c.add_output(c.dtype(0), expand_shape(in, axis));
 }
 
-void expand_dims_kernel(KernelContext& c) {
+void expand_dims_kernel(schema::KernelContext& c) {
   set_view(c, expand_shape(c.in_shape(0), c.attrs.get_int("axis")));
 }
 
-std::vector<OpSample> expand_dims_samples() {
-  return {{{constant({1.f, 2.f})}, Attrs{{"axis", int64_t(0)}}},
-          {{constant({{1, 2}, {3, 4}})}, Attrs{{"axis", int64_t(-1)}}}};
+std::vector<schema::OpSample> expand_dims_samples() {
+  return {{{constant({1.f, 2.f})}, schema::Attrs{{"axis", int64_t(0)}}},
+          {{constant({{1, 2}, {3, 4}})}, schema::Attrs{{"axis", int64_t(-1)}}}};
 }
 
-constexpr OpDef kExpandDims{.name = "ExpandDims", .infer = expand_dims_infer,
-                            .kernel = expand_dims_kernel, .flags = kSetsOwnOutputs,
-                            .samples = expand_dims_samples, .gradient = relabel_grad};
+constexpr detail::OpDef kExpandDims{.name = "ExpandDims", .infer = expand_dims_infer,
+                                    .kernel = expand_dims_kernel, .flags = schema::kSetsOwnOutputs,
+                                    .samples = expand_dims_samples, .gradient = relabel_grad};
 
 // ---- Squeeze --------------------------------------------------------------------
 // Dims to drop: the listed axes, or every dim of size 1 (axes empty).
@@ -154,7 +155,7 @@ Shape squeeze_shape(const Shape& in, const std::vector<int64_t>& axes) {
   return s;
 }
 
-void squeeze_infer(InferContext& c) {
+void squeeze_infer(schema::InferContext& c) {
   const Shape& in = c.shape(0);
   const std::vector<int64_t>& axes = c.attrs().get_ints("axes");
   if (!in.has_known_rank()) {
@@ -182,20 +183,21 @@ void squeeze_infer(InferContext& c) {
   c.add_output(c.dtype(0), squeeze_shape(in, axes));
 }
 
-void squeeze_kernel(KernelContext& c) {
+void squeeze_kernel(schema::KernelContext& c) {
   set_view(c, squeeze_shape(c.in_shape(0), c.attrs.get_ints("axes")));
 }
 
-std::vector<OpSample> squeeze_samples() {
-  return {{{constant({{{1.f}, {2.f}}})}, Attrs{{"axes", std::vector<int64_t>{}}}},
-          {{constant({{{1.f, 2.f}}})}, Attrs{{"axes", std::vector<int64_t>{1}}}}};
+std::vector<schema::OpSample> squeeze_samples() {
+  return {{{constant({{{1.f}, {2.f}}})}, schema::Attrs{{"axes", std::vector<int64_t>{}}}},
+          {{constant({{{1.f, 2.f}}})}, schema::Attrs{{"axes", std::vector<int64_t>{1}}}}};
 }
 
-constexpr OpDef kSqueeze{.name = "Squeeze", .infer = squeeze_infer, .kernel = squeeze_kernel,
-                         .flags = kSetsOwnOutputs, .samples = squeeze_samples, .gradient = relabel_grad};
+constexpr detail::OpDef kSqueeze{.name = "Squeeze", .infer = squeeze_infer, .kernel = squeeze_kernel,
+                                 .flags = schema::kSetsOwnOutputs, .samples = squeeze_samples,
+                                 .gradient = relabel_grad};
 
 // ---- Transpose ------------------------------------------------------------------
-void transpose_infer(InferContext& c) {
+void transpose_infer(schema::InferContext& c) {
   const Shape& in = c.shape(0);
   const std::vector<int64_t>& perm = c.attrs().get_ints("perm");
   if (!in.has_known_rank()) {
@@ -275,7 +277,7 @@ void transpose_typed(const E* x, const Shape& in, const std::vector<int64_t>& pe
   bool identity = true;
   for (int k = 0; k < m; ++k) identity &= mperm[k] == k;
   if (identity) {
-    parallel_for(n, [&](int64_t b, int64_t e) { std::copy(x + b, x + e, out + b); });
+    core::parallel_for(n, [&](int64_t b, int64_t e) { std::copy(x + b, x + e, out + b); });
     return;
   }
   // Now m >= 2. Input strides of the output's dims.
@@ -293,7 +295,7 @@ void transpose_typed(const E* x, const Shape& in, const std::vector<int64_t>& pe
   int64_t rows = od[m - 2], cols = od[m - 1], s_row = os[m - 2], s_col = os[m - 1];
   int64_t planes = n / (rows * cols);
   int64_t row_tiles = (rows + kTile - 1) / kTile;
-  parallel_for(
+  core::parallel_for(
       planes * row_tiles,
       [&](int64_t b, int64_t e) {
         for (int64_t item = b; item < e; ++item) {
@@ -313,65 +315,63 @@ void transpose_typed(const E* x, const Shape& in, const std::vector<int64_t>& pe
           }
         }
       },
-      std::max<int64_t>(1, kParallelGrain / (kTile * cols)));
+      std::max<int64_t>(1, core::kParallelGrain / (kTile * cols)));
 }
 
-void transpose_kernel(KernelContext& c) {
+void transpose_kernel(schema::KernelContext& c) {
   visit_element(c.inputs[0].dtype(), [&]<class E>() {
     transpose_typed(c.in<E>(0), c.in_shape(0), c.attrs.get_ints("perm"), c.out<E>(0));
   });
 }
 
-std::vector<OpSample> transpose_samples() {
-  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, Attrs{{"perm", std::vector<int64_t>{}}}},
+std::vector<schema::OpSample> transpose_samples() {
+  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, schema::Attrs{{"perm", std::vector<int64_t>{}}}},
           {{constant({{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}})},
-           Attrs{{"perm", std::vector<int64_t>{2, 0, 1}}}}};
+           schema::Attrs{{"perm", std::vector<int64_t>{2, 0, 1}}}}};
 }
 
 // The inverse permutation (an empty perm reverses the dims: its own inverse).
-void transpose_grad(GradContext& c) {
+void transpose_grad(schema::GradContext& c) {
   const std::vector<int64_t>& perm = c.attrs.get_ints("perm");
   std::vector<int64_t> inverse(perm.size());
   for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<int64_t>(i);
   c.set(0, transpose(c.grad(0), inverse));
 }
 
-constexpr OpDef kTranspose{.name = "Transpose", .infer = transpose_infer,
-                           .kernel = transpose_kernel, .samples = transpose_samples,
-                           .gradient = transpose_grad};
+constexpr detail::OpDef kTranspose{.name = "Transpose", .infer = transpose_infer,
+                                   .kernel = transpose_kernel, .samples = transpose_samples,
+                                   .gradient = transpose_grad};
 
 // ---- Shape: tf.shape, the dims as an int32 vector (known when the graph runs) ----
-void shape_infer(InferContext& c) {
+void shape_infer(schema::InferContext& c) {
   const Shape& in = c.shape(0);
   c.add_output(DType::Int32, Shape{in.has_known_rank() ? in.rank() : -1});
 }
 
-void shape_kernel(KernelContext& c) {
+void shape_kernel(schema::KernelContext& c) {
   const Shape& in = c.in_shape(0);
   int32_t* out = c.out<int32_t>(0);
   for (int i = 0; i < in.rank(); ++i) out[i] = static_cast<int32_t>(in[i]);
 }
 
-std::vector<OpSample> shape_samples() {
+std::vector<schema::OpSample> shape_samples() {
   return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, {}}, {{constant(7)}, {}}};
 }
 
-constexpr OpDef kShape{.name = "Shape", .infer = shape_infer, .kernel = shape_kernel,
-                       .flags = kNotDifferentiable, .samples = shape_samples};
+constexpr detail::OpDef kShape{.name = "Shape", .infer = shape_infer, .kernel = shape_kernel,
+                               .flags = schema::kNotDifferentiable, .samples = shape_samples};
 
 }  // namespace
 
-void register_shape_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kTranspose, &kShape}) r.add(*op);
+void register_shape_ops(schema::OpRegistry& r) {
+  for (const detail::OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kTranspose, &kShape}) r.add(*op);
 }
 
-}  // namespace detail
-
-using namespace detail;
+}  // namespace ops
 
 Tensor reshape(const Tensor& x, const Shape& shape, SourceLocation loc) {
   const Tensor in[] = {x};
-  return dispatch1(kReshape, in, Attrs{{"shape", shape.to_vector()}}, loc);
+  return runtime::dispatch1(ops::kReshape, in, schema::Attrs{{"shape", shape.to_vector()}}, loc);
 }
 
 Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm, SourceLocation loc) {
@@ -379,28 +379,28 @@ Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm, SourceLocati
   std::vector<int64_t> p = perm;
   if (p.empty() && x.defined() && x.shape().has_known_rank())  // spelled out for the graph text
     for (int i = x.rank() - 1; i >= 0; --i) p.push_back(i);
-  return dispatch1(kTranspose, in, Attrs{{"perm", std::move(p)}}, loc);
+  return runtime::dispatch1(ops::kTranspose, in, schema::Attrs{{"perm", std::move(p)}}, loc);
 }
 
 Tensor shape_of(const Tensor& x, SourceLocation loc) {
   const Tensor in[] = {x};
-  return dispatch1(kShape, in, Attrs{}, loc);
+  return runtime::dispatch1(ops::kShape, in, schema::Attrs{}, loc);
 }
 
 Tensor expand_dims(const Tensor& x, int64_t axis, SourceLocation loc) {
   const Tensor in[] = {x};
-  return dispatch1(kExpandDims, in, Attrs{{"axis", axis}}, loc);
+  return runtime::dispatch1(ops::kExpandDims, in, schema::Attrs{{"axis", axis}}, loc);
 }
 
 Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes, SourceLocation loc) {
   const Tensor in[] = {x};
-  return dispatch1(kSqueeze, in, Attrs{{"axes", axes}}, loc);
+  return runtime::dispatch1(ops::kSqueeze, in, schema::Attrs{{"axes", axes}}, loc);
 }
 
 }  // namespace kiln
 
 // The handles the passes compare nodes with (ops/known_ops.h).
 namespace kiln::ops {
-const detail::OpDef& reshape_op() { return detail::kReshape; }
-const detail::OpDef& transpose_op() { return detail::kTranspose; }
+const detail::OpDef& reshape_op() { return ops::kReshape; }
+const detail::OpDef& transpose_op() { return ops::kTranspose; }
 }  // namespace kiln::ops

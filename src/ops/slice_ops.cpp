@@ -11,7 +11,7 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
@@ -54,7 +54,7 @@ SliceDim python_slice(int64_t begin, int64_t end, int64_t step, bool begin_full,
 
 // Resolves the attrs against the input shape. With an InferContext, bad
 // attrs fail; without one (the kernel, after inference passed) they clamp.
-void build_spec(const Attrs& a, const Shape& in, SliceSpec& spec, const InferContext* c) {
+void build_spec(const schema::Attrs& a, const Shape& in, SliceSpec& spec, const schema::InferContext* c) {
   const std::vector<int64_t>& begin = a.get_ints("begin");
   const std::vector<int64_t>& end = a.get_ints("end");
   const std::vector<int64_t>& strides = a.get_ints("strides");
@@ -126,7 +126,7 @@ void build_spec(const Attrs& a, const Shape& in, SliceSpec& spec, const InferCon
 // must lie within each known dim rather than clamp (entry i is axis i; an
 // end_mask bit is size -1, to the end). Unknown dims are checked when the
 // graph runs (the executor infers again on concrete shapes).
-void check_slice_bounds(const InferContext& c, const Shape& in) {
+void check_slice_bounds(const schema::InferContext& c, const Shape& in) {
   const std::vector<int64_t>& begin = c.attrs().get_ints("begin");
   const std::vector<int64_t>& end = c.attrs().get_ints("end");
   int64_t end_mask = c.attrs().get_int("end_mask");
@@ -143,7 +143,7 @@ void check_slice_bounds(const InferContext& c, const Shape& in) {
   }
 }
 
-void strided_slice_infer(InferContext& c) {
+void strided_slice_infer(schema::InferContext& c) {
   const Shape& in = c.shape(0);
   if (!in.has_known_rank()) {
     c.add_output(c.dtype(0), Shape::unknown_rank());
@@ -195,7 +195,7 @@ template <class Fn> void for_each_taken_run(const Shape& in, const SliceSpec& sp
     return;
   }
   int64_t cols = len[0], col_step = step[0], rows = n_out / cols;
-  parallel_for(
+  core::parallel_for(
       rows,
       [&](int64_t b, int64_t e) {
         for (int64_t row = b; row < e; ++row) {
@@ -207,7 +207,7 @@ template <class Fn> void for_each_taken_run(const Shape& in, const SliceSpec& sp
           fn(base + offset, col_step, cols, row * cols);
         }
       },
-      std::max<int64_t>(1, kParallelGrain / cols));
+      std::max<int64_t>(1, core::kParallelGrain / cols));
 }
 
 template <class E> void strided_slice_typed(const E* x, const Shape& in, const SliceSpec& spec, E* out,
@@ -233,7 +233,7 @@ template <class E> void strided_slice_grad_typed(const E* dy, const Shape& in, c
   });
 }
 
-void strided_slice_kernel(KernelContext& c) {
+void strided_slice_kernel(schema::KernelContext& c) {
   SliceSpec spec;
   build_spec(c.attrs, c.in_shape(0), spec, nullptr);
   visit_element(c.inputs[0].dtype(), [&]<class E>() {
@@ -241,9 +241,9 @@ void strided_slice_kernel(KernelContext& c) {
   });
 }
 
-Attrs slice_attrs(std::vector<int64_t> begin, std::vector<int64_t> end, std::vector<int64_t> strides,
-                  const SliceMasks& m) {
-  Attrs a{{"begin", std::move(begin)}, {"end", std::move(end)}, {"strides", std::move(strides)}};
+schema::Attrs slice_attrs(std::vector<int64_t> begin, std::vector<int64_t> end, std::vector<int64_t> strides,
+                          const SliceMasks& m) {
+  schema::Attrs a{{"begin", std::move(begin)}, {"end", std::move(end)}, {"strides", std::move(strides)}};
   a.set("begin_mask", m.begin);
   a.set("end_mask", m.end);
   a.set("ellipsis_mask", m.ellipsis);
@@ -252,7 +252,7 @@ Attrs slice_attrs(std::vector<int64_t> begin, std::vector<int64_t> end, std::vec
   return a;
 }
 
-std::vector<OpSample> strided_slice_samples() {
+std::vector<schema::OpSample> strided_slice_samples() {
   Tensor x = constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
   // x[1, ::-2]
   SliceMasks m1;
@@ -267,27 +267,27 @@ std::vector<OpSample> strided_slice_samples() {
   // slice(x, {0, 1}, {2, -1})
   SliceMasks m3;
   m3.end = 2;
-  Attrs bounded = slice_attrs({0, 1}, {2, 0}, {1, 1}, m3);
+  schema::Attrs bounded = slice_attrs({0, 1}, {2, 0}, {1, 1}, m3);
   bounded.set("slice_bounds", true);
   return {{{x}, slice_attrs({1, 0}, {2, 0}, {1, -2}, m1)},
           {{x}, slice_attrs({0, 0, 1}, {0, 0, 0}, {1, 1, 1}, m2)},
           {{x}, std::move(bounded)}};
 }
 
-void strided_slice_grad(GradContext& c);
+void strided_slice_grad(schema::GradContext& c);
 
-constexpr OpDef kStridedSlice{.name = "StridedSlice", .infer = strided_slice_infer,
-                              .kernel = strided_slice_kernel, .samples = strided_slice_samples,
-                              .gradient = strided_slice_grad};
+constexpr detail::OpDef kStridedSlice{.name = "StridedSlice", .infer = strided_slice_infer,
+                                      .kernel = strided_slice_kernel, .samples = strided_slice_samples,
+                                      .gradient = strided_slice_grad};
 
 // ---- StridedSliceGrad(dy, x): the gradient of StridedSlice (same attrs) ----------
-void strided_slice_grad_infer(InferContext& c) {
+void strided_slice_grad_infer(schema::InferContext& c) {
   if (c.dtype(0) != c.dtype(1))
     c.fail("dy has dtype {} but x has dtype {}", dtype_name(c.dtype(0)), dtype_name(c.dtype(1)));
   c.add_output(c.dtype(1), c.shape(1));
 }
 
-void strided_slice_grad_kernel(KernelContext& c) {
+void strided_slice_grad_kernel(schema::KernelContext& c) {
   SliceSpec spec;
   build_spec(c.attrs, c.in_shape(1), spec, nullptr);
   if (c.inputs[0].size() != spec.out.num_elements())
@@ -299,70 +299,68 @@ void strided_slice_grad_kernel(KernelContext& c) {
   });
 }
 
-void strided_slice_grad_grad(GradContext& c) {
+void strided_slice_grad_grad(schema::GradContext& c) {
   const Tensor in[] = {c.grad_or_zeros(0)};
-  c.set(0, dispatch1(kStridedSlice, in, Attrs(c.attrs), SourceLocation()));
+  c.set(0, runtime::dispatch1(kStridedSlice, in, schema::Attrs(c.attrs), SourceLocation()));
 }
 
-std::vector<OpSample> strided_slice_grad_samples() {
-  std::vector<OpSample> samples;
-  for (OpSample& s : strided_slice_samples()) {
+std::vector<schema::OpSample> strided_slice_grad_samples() {
+  std::vector<schema::OpSample> samples;
+  for (schema::OpSample& s : strided_slice_samples()) {
     const Tensor in[] = {s.inputs[0]};
-    Tensor y = run_eager(kStridedSlice, in, s.attrs)[0];
+    Tensor y = runtime::run_eager(kStridedSlice, in, s.attrs)[0];
     samples.push_back({{y + 1.f, s.inputs[0]}, s.attrs});
   }
   return samples;
 }
 
-constexpr OpDef kStridedSliceGrad{.name = "StridedSliceGrad", .infer = strided_slice_grad_infer,
-                                  .kernel = strided_slice_grad_kernel, .samples = strided_slice_grad_samples,
-                                  .gradient = strided_slice_grad_grad};
+constexpr detail::OpDef kStridedSliceGrad{.name = "StridedSliceGrad", .infer = strided_slice_grad_infer,
+                                          .kernel = strided_slice_grad_kernel, .samples = strided_slice_grad_samples,
+                                          .gradient = strided_slice_grad_grad};
 
-void strided_slice_grad(GradContext& c) {
+void strided_slice_grad(schema::GradContext& c) {
   const Tensor in[] = {c.grad(0), c.inputs[0]};
-  c.set(0, dispatch1(kStridedSliceGrad, in, Attrs(c.attrs), SourceLocation()));
+  c.set(0, runtime::dispatch1(kStridedSliceGrad, in, schema::Attrs(c.attrs), SourceLocation()));
 }
 
 }  // namespace
 
-void register_slice_ops(OpRegistry& r) {
+void register_slice_ops(schema::OpRegistry& r) {
   r.add(kStridedSlice);
   r.add(kStridedSliceGrad);
 }
 
-}  // namespace detail
-
-using namespace detail;
+}  // namespace ops
 
 Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
                      const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
                      const SliceMasks& masks, SourceLocation loc) {
   const Tensor in[] = {x};
-  return dispatch1(kStridedSlice, in, slice_attrs(begin, end, strides, masks), loc);
+  return runtime::dispatch1(ops::kStridedSlice, in, ops::slice_attrs(begin, end, strides, masks), loc);
 }
 
 Tensor slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& size,
              SourceLocation loc) {
   if (begin.size() != size.size())
     throw InvalidArgument(fmt::format("slice: begin {} and size {} must have one length",
-                                      ints_to_string(begin), ints_to_string(size)));
+                                      ops::ints_to_string(begin), ops::ints_to_string(size)));
   SliceMasks m;
   std::vector<int64_t> end(begin.size()), strides(begin.size(), 1);
   for (std::size_t i = 0; i < begin.size(); ++i) {
     if (begin[i] < 0 || size[i] < -1)
       throw InvalidArgument(fmt::format(
           "slice: begin {} must not be negative and size {} must be >= -1 (-1: to the end)",
-          ints_to_string(begin), ints_to_string(size)));
+          ops::ints_to_string(begin), ops::ints_to_string(size)));
     if (size[i] == -1) m.end |= int64_t(1) << i;
     else if (size[i] > std::numeric_limits<int64_t>::max() - begin[i])
-      throw InvalidArgument(fmt::format("slice: begin {} + size {} overflows int64", ints_to_string(begin),
-                                        ints_to_string(size)));
+      throw InvalidArgument(fmt::format("slice: begin {} + size {} overflows int64", ops::ints_to_string(begin),
+                                        ops::ints_to_string(size)));
     else end[i] = begin[i] + size[i];
   }
   const Tensor in[] = {x};
-  Attrs attrs = slice_attrs(begin, end, strides, m);
+  schema::Attrs attrs = ops::slice_attrs(begin, end, strides, m);
   attrs.set("slice_bounds", true);
-  return dispatch1(kStridedSlice, in, std::move(attrs), loc);
+  return runtime::dispatch1(ops::kStridedSlice, in, std::move(attrs), loc);
 }
 
 Tensor Tensor::index(std::initializer_list<TensorIndex> indices, SourceLocation loc) const {

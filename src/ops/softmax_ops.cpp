@@ -13,11 +13,11 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
-void softmax_infer(InferContext& c) {
+void softmax_infer(schema::InferContext& c) {
   DType dt = c.dtype(0);
   const Shape& s = c.shape(0);
   if (!is_floating(dt)) c.fail("logits must be float32 or float64, got {}", dtype_name(dt));
@@ -34,7 +34,7 @@ void softmax_infer(InferContext& c) {
 // The rows along the last axis: contiguous, the common case.
 template <class T, bool kLog>
 void softmax_rows(const T* x, T* y, int64_t rows, int64_t len) {
-  parallel_for(
+  core::parallel_for(
       rows,
       [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
@@ -58,14 +58,14 @@ void softmax_rows(const T* x, T* y, int64_t rows, int64_t len) {
           }
         }
       },
-      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, len)));
+      std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(1, len)));
 }
 
 // Another axis: [outer, len, inner]; loops run along `inner` (contiguous) so
 // that they vectorize.
 template <class T, bool kLog>
 void softmax_strided(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
-  parallel_for(
+  core::parallel_for(
       outer,
       [&](int64_t begin, int64_t end) {
         std::vector<T> m(inner), sum(inner);
@@ -93,11 +93,11 @@ void softmax_strided(const T* x, T* y, int64_t outer, int64_t len, int64_t inner
           }
         }
       },
-      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, len * inner)));
+      std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(1, len * inner)));
 }
 
 template <bool kLog>
-void softmax_kernel(KernelContext& c) {
+void softmax_kernel(schema::KernelContext& c) {
   const Tensor& x = c.inputs[0];
   if (x.size() == 0) return;
   const Shape& s = x.shape();
@@ -106,7 +106,7 @@ void softmax_kernel(KernelContext& c) {
   int64_t outer = 1, inner = 1, len = s[static_cast<int>(axis)];
   for (int i = 0; i < axis; ++i) outer *= s[i];
   for (int i = static_cast<int>(axis) + 1; i < s.rank(); ++i) inner *= s[i];
-  visit_numeric(x.dtype(), [&]<class T>() {
+  core::visit_numeric(x.dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       if (inner == 1) softmax_rows<T, kLog>(c.in<T>(0), c.out<T>(0), outer, len);
       else softmax_strided<T, kLog>(c.in<T>(0), c.out<T>(0), outer, len, inner);
@@ -114,15 +114,15 @@ void softmax_kernel(KernelContext& c) {
   });
 }
 
-std::vector<OpSample> softmax_samples() {
-  return {{{constant({{1.f, 2.f, 3.f}, {-1.f, 0.f, 4.f}})}, Attrs{{"axis", int64_t(-1)}}},
-          {{constant({{0.5, -2.0}, {1.0, 3.0}, {0.0, 0.0}})}, Attrs{{"axis", int64_t(0)}}}};
+std::vector<schema::OpSample> softmax_samples() {
+  return {{{constant({{1.f, 2.f, 3.f}, {-1.f, 0.f, 4.f}})}, schema::Attrs{{"axis", int64_t(-1)}}},
+          {{constant({{0.5, -2.0}, {1.0, 3.0}, {0.0, 0.0}})}, schema::Attrs{{"axis", int64_t(0)}}}};
 }
 
 // Each output element depends on its whole row, so these are not elementwise,
 // but a softmax may overwrite its own input (rows are read before written).
 // y = softmax(x): dx = (dy - sum(dy * y)) * y, sums along the axis.
-void softmax_gradient(GradContext& c) {
+void softmax_gradient(schema::GradContext& c) {
   if (!c.needs(0)) return;
   const Tensor& y = c.outputs[0];
   const Tensor& g = c.grad(0);
@@ -131,7 +131,7 @@ void softmax_gradient(GradContext& c) {
 }
 
 // y = log_softmax(x): dx = dy - exp(y) * sum(dy), sums along the axis.
-void log_softmax_gradient(GradContext& c) {
+void log_softmax_gradient(schema::GradContext& c) {
   if (!c.needs(0)) return;
   const Tensor& y = c.outputs[0];
   const Tensor& g = c.grad(0);
@@ -139,32 +139,32 @@ void log_softmax_gradient(GradContext& c) {
   c.set(0, g - exp(y) * sum(g, axis, /*keepdims=*/true));
 }
 
-constexpr OpDef kSoftmax{.name = "Softmax", .infer = softmax_infer,
-                         .kernel = softmax_kernel<false>, .flags = kMayRunInPlace,
-                         .samples = softmax_samples, .gradient = softmax_gradient};
-constexpr OpDef kLogSoftmax{.name = "LogSoftmax", .infer = softmax_infer,
-                            .kernel = softmax_kernel<true>, .flags = kMayRunInPlace,
-                            .samples = softmax_samples, .gradient = log_softmax_gradient};
+constexpr detail::OpDef kSoftmax{.name = "Softmax", .infer = softmax_infer,
+                                 .kernel = softmax_kernel<false>, .flags = schema::kMayRunInPlace,
+                                 .samples = softmax_samples, .gradient = softmax_gradient};
+constexpr detail::OpDef kLogSoftmax{.name = "LogSoftmax", .infer = softmax_infer,
+                                    .kernel = softmax_kernel<true>, .flags = schema::kMayRunInPlace,
+                                    .samples = softmax_samples, .gradient = log_softmax_gradient};
 
 }  // namespace
 
-void register_softmax_ops(OpRegistry& r) {
+void register_softmax_ops(schema::OpRegistry& r) {
   r.add(kSoftmax);
   r.add(kLogSoftmax);
 }
 
-}  // namespace detail
+}  // namespace ops
 
 namespace nn {
 
 Tensor softmax(const Tensor& logits, int64_t axis, SourceLocation loc) {
   const Tensor in[] = {logits};
-  return detail::dispatch1(detail::kSoftmax, in, detail::Attrs{{"axis", axis}}, loc);
+  return runtime::dispatch1(ops::kSoftmax, in, schema::Attrs{{"axis", axis}}, loc);
 }
 
 Tensor log_softmax(const Tensor& logits, int64_t axis, SourceLocation loc) {
   const Tensor in[] = {logits};
-  return detail::dispatch1(detail::kLogSoftmax, in, detail::Attrs{{"axis", axis}}, loc);
+  return runtime::dispatch1(ops::kLogSoftmax, in, schema::Attrs{{"axis", axis}}, loc);
 }
 
 }  // namespace nn

@@ -14,11 +14,11 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
-void top_k_infer(InferContext& c) {
+void top_k_infer(schema::InferContext& c) {
   DType d = c.dtype(0);
   if (!is_floating(d) && d != DType::Int32 && d != DType::Int64 && d != DType::UInt8)
     c.fail("input must be a float or integer tensor, got {}", dtype_name(d));
@@ -47,11 +47,11 @@ template <class T> bool ranks_above(T a, T b) {
   return a > b;
 }
 
-void top_k_kernel(KernelContext& c) {
+void top_k_kernel(schema::KernelContext& c) {
   const Shape& s = c.in_shape(0);
   const int64_t n = s[s.rank() - 1], rows = n == 0 ? 0 : c.inputs[0].size() / n, k = c.attrs.get_int("k");
   const bool ascending = c.attrs.get_bool("ascending");
-  visit_numeric(c.inputs[0].dtype(), [&]<class T>() {
+  core::visit_numeric(c.inputs[0].dtype(), [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
       const T* x = c.in<T>(0);
       T* values = c.out<T>(0);
@@ -77,7 +77,7 @@ void top_k_kernel(KernelContext& c) {
 }
 
 // The values' gradient goes back to the positions they came from.
-void top_k_grad(GradContext& c) {
+void top_k_grad(schema::GradContext& c) {
   const Shape& s = c.inputs[0].shape();
   int64_t n = s.has_known_rank() ? s[s.rank() - 1] : -1;
   if (n < 0) throw Unimplemented("TopKV2's gradient needs the input's last dimension known");
@@ -85,9 +85,9 @@ void top_k_grad(GradContext& c) {
   c.set(0, sum(hot * expand_dims(c.grad(0), -1), -2));
 }
 
-Attrs top_k_attrs(int64_t k, bool ascending) { return Attrs{{"k", k}, {"ascending", ascending}}; }
+schema::Attrs top_k_attrs(int64_t k, bool ascending) { return schema::Attrs{{"k", k}, {"ascending", ascending}}; }
 
-std::vector<OpSample> top_k_samples() {
+std::vector<schema::OpSample> top_k_samples() {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // Expected values written out: largest first, ties in index order, NaN above every number.
   return {{{constant({3.f, -1.f, 4.5f, 0.25f, 2.f})},
@@ -105,12 +105,12 @@ std::vector<OpSample> top_k_samples() {
            {constant({nan, 2.f, 2.f, -1.f}), constant({1, 0, 2, 3})}}};
 }
 
-constexpr OpDef kTopK{.name = "TopKV2", .infer = top_k_infer, .kernel = top_k_kernel, .samples = top_k_samples,
-                      .gradient = top_k_grad};
+constexpr detail::OpDef kTopK{.name = "TopKV2", .infer = top_k_infer, .kernel = top_k_kernel, .samples = top_k_samples,
+                              .gradient = top_k_grad};
 
 std::pair<Tensor, Tensor> run_top_k(const Tensor& x, int64_t k, bool ascending, const SourceLocation& loc) {
   const Tensor in[] = {x};
-  TensorList out = dispatch(kTopK, in, top_k_attrs(k, ascending), loc);
+  runtime::TensorList out = runtime::dispatch(kTopK, in, top_k_attrs(k, ascending), loc);
   return {std::move(out[0]), std::move(out[1])};
 }
 
@@ -133,18 +133,18 @@ std::pair<Tensor, Tensor> sort_along(const Tensor& x, int64_t axis, bool descend
 
 }  // namespace
 
-void register_sort_ops(OpRegistry& r) { r.add(kTopK); }
+void register_sort_ops(schema::OpRegistry& r) { r.add(kTopK); }
 
-}  // namespace detail
+}  // namespace ops
 
 std::pair<Tensor, Tensor> top_k(const Tensor& x, int64_t k, SourceLocation loc) {
-  return detail::run_top_k(x, k, false, loc);
+  return ops::run_top_k(x, k, false, loc);
 }
 Tensor sort(const Tensor& x, int64_t axis, bool descending, SourceLocation loc) {
-  return detail::sort_along(x, axis, descending, loc).first;
+  return ops::sort_along(x, axis, descending, loc).first;
 }
 Tensor argsort(const Tensor& x, int64_t axis, bool descending, SourceLocation loc) {
-  return detail::sort_along(x, axis, descending, loc).second;
+  return ops::sort_along(x, axis, descending, loc).second;
 }
 
 }  // namespace kiln

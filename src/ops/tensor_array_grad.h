@@ -5,18 +5,18 @@
 #include "ops/array_util.h"
 #include "schema/op_def.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
-void tensor_array_write_grad(GradContext& c);    // Write, Scatter
-void tensor_array_unstack_grad(GradContext& c);  // Unstack
-void tensor_array_gather_grad(GradContext& c);   // Read, Gather
-void tensor_array_stack_grad(GradContext& c);    // Stack, Concat
+void tensor_array_write_grad(schema::GradContext& c);    // Write, Scatter
+void tensor_array_unstack_grad(schema::GradContext& c);  // Unstack
+void tensor_array_gather_grad(schema::GradContext& c);   // Read, Gather
+void tensor_array_stack_grad(schema::GradContext& c);    // Stack, Concat
 // TensorArrayWriteRows and TensorArrayWriteGrad, the ops these are made of.
-void register_tensor_array_grad_ops(OpRegistry& registry);
+void register_tensor_array_grad_ops(schema::OpRegistry& registry);
 
 // Element k of an int32 or int64 index tensor.
 inline int64_t index_at(const Tensor& t, int64_t k) {
-  return t.dtype() == DType::Int32 ? data_of<int32_t>(t)[k] : data_of<int64_t>(t)[k];
+  return t.dtype() == DType::Int32 ? core::data_of<int32_t>(t)[k] : core::data_of<int64_t>(t)[k];
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

@@ -25,7 +25,7 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
@@ -38,7 +38,7 @@ struct RowsLayout {
 
 // Checks the inputs shared by both ops; `rows` is the input whose shape gives
 // the rows (like / grad), `base` the one whose leading elements are kept.
-void check_rows_inputs(const InferContext& c, int rows, int base) {
+void check_rows_inputs(const schema::InferContext& c, int rows, int base) {
   if (c.num_inputs() != 3 && c.num_inputs() != 4) c.fail("takes 3 or 4 inputs, got {}", c.num_inputs());
   RowsLayout l(c.num_inputs());
   DType dtype = c.dtype(rows);
@@ -60,7 +60,7 @@ struct Rows {
   int64_t operator[](int64_t k) const { return indices ? index_at(*indices, k) : k; }
 };
 
-Rows rows_of(const KernelContext& c, const Tensor& values, int64_t rows, int64_t row) {
+Rows rows_of(const schema::KernelContext& c, const Tensor& values, int64_t rows, int64_t row) {
   RowsLayout l(static_cast<int>(c.inputs.size()));
   const Tensor* indices = l.indexed ? &c.inputs[2] : nullptr;
   if (!indices && (row == 0 ? values.size() != 0 : values.size() % row != 0))
@@ -78,29 +78,29 @@ Rows rows_of(const KernelContext& c, const Tensor& values, int64_t rows, int64_t
 }
 
 // ---- TensorArrayWriteRows(base, like, [indices,] values) -------------------
-void write_rows_infer(InferContext& c) {
+void write_rows_infer(schema::InferContext& c) {
   check_rows_inputs(c, 1, 0);
   c.add_output(c.dtype(1), c.shape(1));
 }
 
-void write_rows_kernel(KernelContext& c) {
+void write_rows_kernel(schema::KernelContext& c) {
   const Tensor& base = c.inputs[0];
   const Tensor& values = c.inputs[c.inputs.size() - 1];
   Tensor& out = c.outputs[0];
   int64_t row = row_size(out);
   Rows r = rows_of(c, values, out.shape()[0], row);
   visit_element(out.dtype(), [&]<class E>() {
-    E* dst = data_of<E>(out);
+    E* dst = core::data_of<E>(out);
     int64_t kept = std::min(base.size(), out.size());
-    std::copy_n(data_of<E>(base), kept, dst);
+    std::copy_n(core::data_of<E>(base), kept, dst);
     std::fill(dst + kept, dst + out.size(), E{});
-    const E* src = data_of<E>(values);
+    const E* src = core::data_of<E>(values);
     for (int64_t k = 0; k < r.count; ++k) std::copy_n(src + k * row, row, dst + r[k] * row);
   });
 }
 
 // ---- TensorArrayWriteGrad(grad, base, [indices,] values) -------------------
-void write_grad_infer(InferContext& c) {
+void write_grad_infer(schema::InferContext& c) {
   check_rows_inputs(c, 0, 1);
   c.add_output(c.dtype(0), c.shape(1));
   c.add_output(c.dtype(0), c.shape(RowsLayout(c.num_inputs()).values));
@@ -108,7 +108,7 @@ void write_grad_infer(InferContext& c) {
 
 // May run over any input of d_base's shape: base and values give only their
 // shapes, and grad is read (the value rows) before d_base is written.
-void write_grad_kernel(KernelContext& c) {
+void write_grad_kernel(schema::KernelContext& c) {
   const Tensor& grad = c.inputs[0];
   const Tensor& values = c.inputs[c.inputs.size() - 1];
   int64_t rows = grad.shape()[0], row = row_size(grad);
@@ -123,14 +123,14 @@ void write_grad_kernel(KernelContext& c) {
   Tensor& d_base = c.outputs[0];
   Tensor& d_values = c.outputs[1];
   visit_element(grad.dtype(), [&]<class E>() {
-    const E* g = data_of<E>(grad);
-    E* dv = data_of<E>(d_values);
+    const E* g = core::data_of<E>(grad);
+    E* dv = core::data_of<E>(d_values);
     for (int64_t k = 0; k < r.count; ++k) {
       int64_t i = r[k];
       if (last.empty() || last[static_cast<std::size_t>(i)] == k) std::copy_n(g + i * row, row, dv + k * row);
       else std::fill(dv + k * row, dv + (k + 1) * row, E{});
     }
-    E* db = data_of<E>(d_base);
+    E* db = core::data_of<E>(d_base);
     int64_t kept = std::min(grad.size(), d_base.size());
     if (db != g) std::copy_n(g, kept, db);
     std::fill(db + kept, db + d_base.size(), E{});
@@ -140,91 +140,94 @@ void write_grad_kernel(KernelContext& c) {
 }
 
 // (a, b, [indices,] values) through `op`; `indices` null for the 3-input form.
-TensorList rows_op(const OpDef& op, const Tensor& a, const Tensor& b, const Tensor* indices, const Tensor& values) {
-  SmallVector<Tensor, 4> in{a, b};
+runtime::TensorList rows_op(const detail::OpDef& op, const Tensor& a, const Tensor& b, const Tensor* indices,
+                            const Tensor& values) {
+  detail::SmallVector<Tensor, 4> in{a, b};
   if (indices) in.push_back(*indices);
   in.push_back(values);
-  return dispatch(op, std::span<const Tensor>(in.data(), in.size()), Attrs{}, SourceLocation());
+  return runtime::dispatch(op, std::span<const Tensor>(in.data(), in.size()), schema::Attrs{}, SourceLocation());
 }
 
 // The indices input of a WriteRows / WriteGrad op's context, or null.
-const Tensor* rows_indices(const GradContext& c) {
+const Tensor* rows_indices(const schema::GradContext& c) {
   return RowsLayout(static_cast<int>(c.inputs.size())).indexed ? &c.inputs[2] : nullptr;
 }
 
-void write_rows_grad(GradContext& c);
-void write_grad_grad(GradContext& c);
+void write_rows_grad(schema::GradContext& c);
+void write_grad_grad(schema::GradContext& c);
 
-std::vector<OpSample> write_rows_samples() {
+std::vector<schema::OpSample> write_rows_samples() {
   Tensor base = constant({{1.f, 2.f}, {3.f, 4.f}});
   Tensor like = zeros({4, 2});
   return {// Row 1 written twice: the second value wins.
-          {{base, like, constant({1, 3, 1}), constant({{5.f, 6.f}, {7.f, 8.f}, {9.f, 10.f}})}, Attrs{}},
+          {{base, like, constant({1, 3, 1}), constant({{5.f, 6.f}, {7.f, 8.f}, {9.f, 10.f}})}, schema::Attrs{}},
           // Leading rows from flat values over an unshaped base.
-          {{zeros({0}), like, constant({5.f, 6.f, 7.f, 8.f})}, Attrs{}}};
+          {{zeros({0}), like, constant({5.f, 6.f, 7.f, 8.f})}, schema::Attrs{}}};
 }
 
-std::vector<OpSample> write_grad_samples() {
+std::vector<schema::OpSample> write_grad_samples() {
   Tensor grad = constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}, {7.f, 8.f}});
-  return {{{grad, zeros({2, 2}), constant({int64_t(1), int64_t(3), int64_t(1)}), zeros({3, 2})}, Attrs{}},
-          {{grad, zeros({3, 2}), zeros({1, 2})}, Attrs{}},
-          {{grad, zeros({0}), constant(2), zeros({2})}, Attrs{}}};
+  return {{{grad, zeros({2, 2}), constant({int64_t(1), int64_t(3), int64_t(1)}), zeros({3, 2})}, schema::Attrs{}},
+          {{grad, zeros({3, 2}), zeros({1, 2})}, schema::Attrs{}},
+          {{grad, zeros({0}), constant(2), zeros({2})}, schema::Attrs{}}};
 }
 
-constexpr OpDef kWriteRows{.name = "TensorArrayWriteRows", .infer = write_rows_infer, .kernel = write_rows_kernel,
-                           .samples = write_rows_samples, .gradient = write_rows_grad};
-constexpr OpDef kWriteGrad{.name = "TensorArrayWriteGrad", .infer = write_grad_infer, .kernel = write_grad_kernel,
-                           .flags = kMayRunInPlace, .samples = write_grad_samples, .gradient = write_grad_grad};
+constexpr detail::OpDef kWriteRows{.name = "TensorArrayWriteRows", .infer = write_rows_infer,
+                                   .kernel = write_rows_kernel, .samples = write_rows_samples,
+                                   .gradient = write_rows_grad};
+constexpr detail::OpDef kWriteGrad{.name = "TensorArrayWriteGrad", .infer = write_grad_infer,
+                                   .kernel = write_grad_kernel, .flags = schema::kMayRunInPlace,
+                                   .samples = write_grad_samples, .gradient = write_grad_grad};
 
 // Every write's gradient: WriteGrad of the buffer's upstream gradient over
 // base (input 0) and the written values, into the ones c needs.
-void set_write_grads(GradContext& c, const Tensor* indices, int value_input) {
+void set_write_grads(schema::GradContext& c, const Tensor* indices, int value_input) {
   if (!(c.needs(0) || c.needs(value_input))) return;
-  TensorList d = rows_op(kWriteGrad, c.grad(0), c.inputs[0], indices, c.inputs[value_input]);
+  runtime::TensorList d = rows_op(kWriteGrad, c.grad(0), c.inputs[0], indices, c.inputs[value_input]);
   if (c.needs(0)) c.set(0, std::move(d[0]));
   if (c.needs(value_input)) c.set(value_input, std::move(d[1]));
 }
 
-void write_rows_grad(GradContext& c) {
+void write_rows_grad(schema::GradContext& c) {
   if (c.grad(0).defined()) set_write_grads(c, rows_indices(c), RowsLayout(static_cast<int>(c.inputs.size())).values);
 }
 
-void write_grad_grad(GradContext& c) {
+void write_grad_grad(schema::GradContext& c) {
   if (!c.needs(0) || (!c.grad(0).defined() && !c.grad(1).defined())) return;
   c.set(0, rows_op(kWriteRows, c.grad_or_zeros(0), c.inputs[0], rows_indices(c), c.grad_or_zeros(1))[0]);
 }
 
 // The forward ops' gradients run only for floating arrays (the others carry
 // no gradient) and only when the buffer output has one.
-bool has_buffer_grad(const GradContext& c) { return is_floating(c.inputs[0].dtype()) && c.grad(0).defined(); }
+bool has_buffer_grad(const schema::GradContext& c) { return is_floating(c.inputs[0].dtype()) && c.grad(0).defined(); }
 
-void write_family_grad(GradContext& c, int value_input, bool indexed) {
+void write_family_grad(schema::GradContext& c, int value_input, bool indexed) {
   if (has_buffer_grad(c)) set_write_grads(c, indexed ? &c.inputs[3] : nullptr, value_input);
 }
 
 }  // namespace
 
-void tensor_array_write_grad(GradContext& c) { write_family_grad(c, 4, true); }
+void tensor_array_write_grad(schema::GradContext& c) { write_family_grad(c, 4, true); }
 
-void tensor_array_unstack_grad(GradContext& c) { write_family_grad(c, 3, false); }
+void tensor_array_unstack_grad(schema::GradContext& c) { write_family_grad(c, 3, false); }
 
-void tensor_array_gather_grad(GradContext& c) {
+void tensor_array_gather_grad(schema::GradContext& c) {
   if (!has_buffer_grad(c) || !c.needs(0)) return;
-  static const OpDef& gather_grad = OpRegistry::global().get("GatherGrad");
+  static const detail::OpDef& gather_grad = schema::OpRegistry::global().get("GatherGrad");
   const Tensor in[] = {c.grad(0), c.inputs[3], c.inputs[0]};
-  c.set(0, dispatch1(gather_grad, in, Attrs{{"axis", int64_t(0)}}, SourceLocation()));
+  c.set(0, runtime::dispatch1(gather_grad, in, schema::Attrs{{"axis", int64_t(0)}}, SourceLocation()));
 }
 
-void tensor_array_stack_grad(GradContext& c) {
+void tensor_array_stack_grad(schema::GradContext& c) {
   if (!has_buffer_grad(c) || !c.needs(0)) return;
   const Tensor in[] = {zeros({0}, c.inputs[0].dtype()), c.inputs[0], c.grad(0)};
-  c.set(0, dispatch1(kWriteRows, in, Attrs{}, SourceLocation()));
+  c.set(0, runtime::dispatch1(kWriteRows, in, schema::Attrs{}, SourceLocation()));
 }
 
-void register_tensor_array_grad_ops(OpRegistry& r) {
+void register_tensor_array_grad_ops(schema::OpRegistry& r) {
   r.add(kWriteRows);
   r.add(kWriteGrad);
 }
 
-}  // namespace detail
+}  // namespace ops
 }  // namespace kiln

@@ -26,7 +26,7 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
@@ -58,7 +58,7 @@ Shape prepend(int64_t dim, Shape s) {
 }
 
 // Checks the first three inputs are a TensorArray's state.
-void check_state(const InferContext& c) {
+void check_state(const schema::InferContext& c) {
   if (c.num_inputs() < 3) c.fail("takes a TensorArray's buffer, mask and size first");
   if (c.dtype(1) != DType::UInt8 || (c.shape(1).has_known_rank() && c.shape(1).rank() != 1))
     c.fail("input 1 (mask) must be uint8 of rank 1, got {}", type_text(c.dtype(1), c.shape(1)));
@@ -67,21 +67,21 @@ void check_state(const InferContext& c) {
   if (c.shape(0).rank() == 0) c.fail("input 0 (buffer) must have rank >= 1, got a scalar");
 }
 
-void add_mask_output(InferContext& c, int64_t capacity) {
+void add_mask_output(schema::InferContext& c, int64_t capacity) {
   Shape m;
   m.push_back(capacity);
   c.add_output(DType::UInt8, m);
 }
 
 // ---- TensorArrayNew --------------------------------------------------------
-void new_infer(InferContext& c) {
+void new_infer(schema::InferContext& c) {
   if (c.dtype(0) != DType::Int32 || (c.shape(0).has_known_rank() && c.shape(0).rank() != 0))
     c.fail("size must be an int32 scalar, got {}", type_text(c.dtype(0), c.shape(0)));
   DType dtype = c.attrs().get_dtype("dtype");
   if (dtype == DType::Resource) c.fail("a TensorArray cannot hold resource tensors");
   int64_t capacity = None;
   if (const Tensor* v = c.value(0)) {
-    capacity = *data_of<int32_t>(*v);
+    capacity = *core::data_of<int32_t>(*v);
     if (capacity < 0) c.fail("size must not be negative, got {}", capacity);
   }
   const Shape& element = c.attrs().get_shape("element_shape");
@@ -96,25 +96,25 @@ void new_infer(InferContext& c) {
   c.add_output(DType::Int32, Shape{});
 }
 
-void new_kernel(KernelContext& c) {
+void new_kernel(schema::KernelContext& c) {
   int32_t n = *c.in<int32_t>(0);
   if (n < 0) throw InvalidArgument(fmt::format("{}: size must not be negative, got {}", c.op.name, n));
   Tensor& buffer = c.outputs[0];
   if (buffer.dtype() != DType::String)
-    std::memset(raw_data(buffer), 0, static_cast<std::size_t>(buffer.size()) * dtype_size(buffer.dtype()));
-  std::memset(raw_data(c.outputs[1]), kUnwritten, static_cast<std::size_t>(c.outputs[1].size()));
+    std::memset(core::raw_data(buffer), 0, static_cast<std::size_t>(buffer.size()) * dtype_size(buffer.dtype()));
+  std::memset(core::raw_data(c.outputs[1]), kUnwritten, static_cast<std::size_t>(c.outputs[1].size()));
   *c.out<int32_t>(2) = n;
 }
 
-std::vector<OpSample> new_samples() {
-  return {{{constant(3)}, Attrs{{"dtype", DType::Float32}, {"element_shape", Shape{2}}}},
-          {{constant(2)}, Attrs{{"dtype", DType::Int32}, {"element_shape", Shape::unknown_rank()}}}};
+std::vector<schema::OpSample> new_samples() {
+  return {{{constant(3)}, schema::Attrs{{"dtype", DType::Float32}, {"element_shape", Shape{2}}}},
+          {{constant(2)}, schema::Attrs{{"dtype", DType::Int32}, {"element_shape", Shape::unknown_rank()}}}};
 }
 
 // ---- TensorArrayWrite / Scatter / Unstack ---------------------------------
 enum class WriteKind { Write, Scatter, Unstack };
 
-void write_infer(InferContext& c, WriteKind kind) {
+void write_infer(schema::InferContext& c, WriteKind kind) {
   check_state(c);
   int value_input = kind == WriteKind::Unstack ? 3 : 4;
   if (c.num_inputs() != value_input + 1) c.fail("takes {} inputs, got {}", value_input + 1, c.num_inputs());
@@ -165,26 +165,26 @@ void write_infer(InferContext& c, WriteKind kind) {
   c.add_output(DType::Int32, Shape{});
 }
 
-void write_infer_one(InferContext& c) { write_infer(c, WriteKind::Write); }
-void scatter_infer(InferContext& c) { write_infer(c, WriteKind::Scatter); }
-void unstack_infer(InferContext& c) { write_infer(c, WriteKind::Unstack); }
+void write_infer_one(schema::InferContext& c) { write_infer(c, WriteKind::Write); }
+void scatter_infer(schema::InferContext& c) { write_infer(c, WriteKind::Scatter); }
+void unstack_infer(schema::InferContext& c) { write_infer(c, WriteKind::Unstack); }
 
 // The output state: in place over the input's storage when nothing else
 // holds it and the capacity stays, else a copy grown to `capacity` rows.
 Tensor output_rows(const Tensor& in, bool keep_rows, DType dtype, const Shape& shape, int64_t row) {
-  bool in_place = keep_rows && in.shape() == shape && dtype != DType::String && is_exclusively_owned(in);
-  if (in_place) return make_tensor_view(dtype, shape, in.impl()->buffer);
-  Tensor out = make_tensor(dtype, shape);
+  bool in_place = keep_rows && in.shape() == shape && dtype != DType::String && core::is_exclusively_owned(in);
+  if (in_place) return core::make_tensor_view(dtype, shape, in.impl()->buffer);
+  Tensor out = core::make_tensor(dtype, shape);
   int64_t kept = keep_rows ? std::min(in.shape()[0], shape[0]) * row : 0;
   visit_element(dtype, [&]<class E>() {
-    E* dst = data_of<E>(out);
-    std::copy_n(data_of<E>(in), kept, dst);
+    E* dst = core::data_of<E>(out);
+    std::copy_n(core::data_of<E>(in), kept, dst);
     std::fill(dst + kept, dst + out.size(), E{});
   });
   return out;
 }
 
-void write_kernel(KernelContext& c, WriteKind kind) {
+void write_kernel(schema::KernelContext& c, WriteKind kind) {
   const Tensor& buffer = c.inputs[0];
   const Tensor& mask = c.inputs[1];
   const Tensor& value = c.inputs[kind == WriteKind::Unstack ? 3 : 4];
@@ -217,7 +217,7 @@ void write_kernel(KernelContext& c, WriteKind kind) {
   c.outputs[1] = output_rows(mask, true, DType::UInt8, mask_shape, 1);
   uint8_t* written = c.out<uint8_t>(1);
   visit_element(dtype, [&]<class E>() {
-    const E* src = data_of<E>(value);
+    const E* src = core::data_of<E>(value);
     E* dst = c.out<E>(0);
     for (int64_t k = 0; k < count; ++k) {
       int64_t i = index(k);
@@ -225,13 +225,13 @@ void write_kernel(KernelContext& c, WriteKind kind) {
       written[i] = kWritten;
     }
   });
-  c.outputs[2] = make_tensor(DType::Int32, Shape{});
+  c.outputs[2] = core::make_tensor(DType::Int32, Shape{});
   *c.out<int32_t>(2) = static_cast<int32_t>(new_size);
 }
 
-void write_kernel_one(KernelContext& c) { write_kernel(c, WriteKind::Write); }
-void scatter_kernel(KernelContext& c) { write_kernel(c, WriteKind::Scatter); }
-void unstack_kernel(KernelContext& c) { write_kernel(c, WriteKind::Unstack); }
+void write_kernel_one(schema::KernelContext& c) { write_kernel(c, WriteKind::Write); }
+void scatter_kernel(schema::KernelContext& c) { write_kernel(c, WriteKind::Scatter); }
+void unstack_kernel(schema::KernelContext& c) { write_kernel(c, WriteKind::Unstack); }
 
 // A sample state: 3 rows of (2,) floats, rows 0 and 1 written.
 std::vector<Tensor> sample_state() {
@@ -243,9 +243,11 @@ std::vector<Tensor> with(std::vector<Tensor> state, std::initializer_list<Tensor
   return state;
 }
 
-Attrs write_attrs(bool dynamic) { return Attrs{{"dynamic", dynamic}, {"element_shape", Shape::unknown_rank()}}; }
+schema::Attrs write_attrs(bool dynamic) {
+  return schema::Attrs{{"dynamic", dynamic}, {"element_shape", Shape::unknown_rank()}};
+}
 
-std::vector<OpSample> write_samples() {
+std::vector<schema::OpSample> write_samples() {
   return {{with(sample_state(), {constant(2), constant({5.f, 6.f})}), write_attrs(false)},
           {with(sample_state(), {constant(int64_t(4)), constant({5.f, 6.f})}), write_attrs(true)},
           // An unshaped array (never written) takes the value's shape.
@@ -254,12 +256,12 @@ std::vector<OpSample> write_samples() {
            write_attrs(false)}};
 }
 
-std::vector<OpSample> scatter_samples() {
+std::vector<schema::OpSample> scatter_samples() {
   return {{with(sample_state(), {constant({2, 0}), constant({{5.f, 6.f}, {7.f, 8.f}})}), write_attrs(false)},
           {with(sample_state(), {constant({6}), constant({{5.f, 6.f}})}), write_attrs(true)}};
 }
 
-std::vector<OpSample> unstack_samples() {
+std::vector<schema::OpSample> unstack_samples() {
   return {{with(sample_state(), {constant({{5.f, 6.f}, {7.f, 8.f}})}), write_attrs(false)},
           {with(sample_state(), {constant({{1.f, 1.f}, {2.f, 2.f}, {3.f, 3.f}, {4.f, 4.f}})}), write_attrs(true)}};
 }
@@ -269,7 +271,7 @@ std::vector<OpSample> unstack_samples() {
 // shape is known (the buffer is shaped: declared, or taken from a write), as
 // in TF2 (TensorList, the eager TensorArray); with no element shape, or for
 // an element cleared by a read, reading it fails.
-bool reads_as_zeros(const OpDef& op, int64_t i, int64_t size, uint8_t state, bool shaped) {
+bool reads_as_zeros(const detail::OpDef& op, int64_t i, int64_t size, uint8_t state, bool shaped) {
   if (state == kWritten) return false;
   if (state == kUnwritten && shaped) return true;
   if (state == kCleared)
@@ -282,7 +284,7 @@ bool reads_as_zeros(const OpDef& op, int64_t i, int64_t size, uint8_t state, boo
                                     op.name, i, size));
 }
 
-void gather_infer(InferContext& c, bool scalar_index) {
+void gather_infer(schema::InferContext& c, bool scalar_index) {
   check_state(c);
   if (c.num_inputs() != 4) c.fail("takes 4 inputs, got {}", c.num_inputs());
   const Shape& index = c.shape(3);
@@ -300,10 +302,10 @@ void gather_infer(InferContext& c, bool scalar_index) {
   if (c.attrs().get_bool("clear")) c.add_output(DType::UInt8, c.shape(1));
 }
 
-void read_infer(InferContext& c) { gather_infer(c, true); }
-void gather_infer_many(InferContext& c) { gather_infer(c, false); }
+void read_infer(schema::InferContext& c) { gather_infer(c, true); }
+void gather_infer_many(schema::InferContext& c) { gather_infer(c, false); }
 
-void gather_kernel(KernelContext& c) {
+void gather_kernel(schema::KernelContext& c) {
   const Tensor& indices = c.inputs[3];
   int64_t size = *c.in<int32_t>(2);
   const uint8_t* written = c.in<uint8_t>(1);
@@ -379,18 +381,18 @@ std::vector<OpSample> read_samples() {
           {{rows, constant({1, 1, 0}, DType::UInt8), constant(3), constant(1)}, Attrs{{"clear", false}}}};
 }
 
-std::vector<OpSample> gather_samples() {
-  return {{with(sample_state(), {constant({1, 0, 1})}), Attrs{{"clear", false}}},
-          {with(sample_state(), {constant({{int64_t(0)}, {int64_t(1)}})}), Attrs{{"clear", true}}}};
+std::vector<schema::OpSample> gather_samples() {
+  return {{with(sample_state(), {constant({1, 0, 1})}), schema::Attrs{{"clear", false}}},
+          {with(sample_state(), {constant({{int64_t(0)}, {int64_t(1)}})}), schema::Attrs{{"clear", true}}}};
 }
 
 // ---- TensorArrayStack / Concat --------------------------------------------
-void stack_infer(InferContext& c, bool concat) {
+void stack_infer(schema::InferContext& c, bool concat) {
   check_state(c);
   if (c.num_inputs() != 3) c.fail("takes 3 inputs, got {}", c.num_inputs());
   const Shape& buffer = c.shape(0);
   int64_t n = None;
-  if (const Tensor* v = c.value(2)) n = *data_of<int32_t>(*v);
+  if (const Tensor* v = c.value(2)) n = *core::data_of<int32_t>(*v);
   if (is_unshaped(buffer)) {
     // Nothing written: empty when size is 0, else the kernel fails.
     Shape out;
@@ -413,12 +415,12 @@ void stack_infer(InferContext& c, bool concat) {
   c.add_output(c.dtype(0), out);
 }
 
-void stack_infer_rows(InferContext& c) { stack_infer(c, false); }
-void concat_infer(InferContext& c) { stack_infer(c, true); }
+void stack_infer_rows(schema::InferContext& c) { stack_infer(c, false); }
+void concat_infer(schema::InferContext& c) { stack_infer(c, true); }
 
 // Unwritten elements stack as zeros when the element shape is known
 // (reads_as_zeros).
-void stack_kernel(KernelContext& c) {
+void stack_kernel(schema::KernelContext& c) {
   int64_t size = *c.in<int32_t>(2);
   const uint8_t* written = c.in<uint8_t>(1);
   const bool shaped = !is_unshaped(c.in_shape(0));
@@ -434,12 +436,12 @@ void stack_kernel(KernelContext& c) {
   });
 }
 
-std::vector<OpSample> stack_samples() {
+std::vector<schema::OpSample> stack_samples() {
   std::vector<Tensor> full = sample_state();
   full[1] = constant({1, 1, 1}, DType::UInt8);
   std::vector<Tensor> prefix = sample_state();
   prefix[2] = constant(2);
-  return {{full, Attrs{}}, {prefix, Attrs{}}};
+  return {{full, schema::Attrs{}}, {prefix, schema::Attrs{}}};
 }
 
 // New makes a state from a size: nothing to differentiate. The others pass
@@ -473,80 +475,80 @@ Tensor index_tensor(const Operand& index, const char* what, const SourceLocation
 
 }  // namespace
 
-void register_tensor_array_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kTensorArrayNew, &kTensorArrayWrite, &kTensorArrayScatter, &kTensorArrayUnstack,
-                          &kTensorArrayRead, &kTensorArrayGather, &kTensorArrayStack, &kTensorArrayConcat})
+void register_tensor_array_ops(schema::OpRegistry& r) {
+  for (const detail::OpDef* op : {&kTensorArrayNew, &kTensorArrayWrite, &kTensorArrayScatter, &kTensorArrayUnstack,
+                                  &kTensorArrayRead, &kTensorArrayGather, &kTensorArrayStack, &kTensorArrayConcat})
     r.add(*op);
   register_tensor_array_grad_ops(r);
 }
 
-}  // namespace detail
-
-using namespace detail;
+}  // namespace ops
 
 TensorArray::TensorArray(DType dtype, const Operand& size, TensorArrayOptions options, SourceLocation loc)
     : options_(std::move(options)) {
-  const Tensor in[] = {index_tensor(size, "TensorArray: size", loc)};
-  TensorList out = dispatch(kTensorArrayNew, in,
-                            Attrs{{"dtype", dtype}, {"element_shape", options_.element_shape}}, loc);
+  const Tensor in[] = {ops::index_tensor(size, "TensorArray: size", loc)};
+  runtime::TensorList out = runtime::dispatch(
+      ops::kTensorArrayNew, in, schema::Attrs{{"dtype", dtype}, {"element_shape", options_.element_shape}}, loc);
   buffer_ = std::move(out[0]);
   written_ = std::move(out[1]);
   size_ = std::move(out[2]);
 }
 
-TensorArray TensorArray::apply(const OpDef& op, TensorArray self, std::initializer_list<Tensor> more,
+TensorArray TensorArray::apply(const detail::OpDef& op, TensorArray self, std::initializer_list<Tensor> more,
                                const SourceLocation& loc) {
-  SmallVector<Tensor, 5> in;
+  detail::SmallVector<Tensor, 5> in;
   in.push_back(std::move(self.buffer_));
   in.push_back(std::move(self.written_));
   in.push_back(std::move(self.size_));
   for (const Tensor& t : more) in.push_back(t);
-  TensorList out = dispatch(op, std::span<const Tensor>(in.data(), in.size()),
-                            Attrs{{"dynamic", self.options_.dynamic_size},
-                                  {"element_shape", self.options_.element_shape}},
-                            loc);
+  runtime::TensorList out = runtime::dispatch(op, std::span<const Tensor>(in.data(), in.size()),
+                                              schema::Attrs{{"dynamic", self.options_.dynamic_size},
+                                                            {"element_shape", self.options_.element_shape}},
+                                              loc);
   return TensorArray(std::move(self.options_), std::move(out[0]), std::move(out[1]), std::move(out[2]));
 }
 
 TensorArray TensorArray::write(const Operand& index, const Tensor& value, SourceLocation loc) const& {
-  return apply(kTensorArrayWrite, *this, {index_tensor(index, "TensorArray.write", loc), value}, loc);
+  return apply(ops::kTensorArrayWrite, *this, {ops::index_tensor(index, "TensorArray.write", loc), value}, loc);
 }
 
 TensorArray TensorArray::write(const Operand& index, const Tensor& value, SourceLocation loc) && {
-  Tensor i = index_tensor(index, "TensorArray.write", loc);
-  return apply(kTensorArrayWrite, std::move(*this), {std::move(i), value}, loc);
+  Tensor i = ops::index_tensor(index, "TensorArray.write", loc);
+  return apply(ops::kTensorArrayWrite, std::move(*this), {std::move(i), value}, loc);
 }
 
 TensorArray TensorArray::scatter(const Tensor& indices, const Tensor& values, SourceLocation loc) const {
-  return apply(kTensorArrayScatter, *this, {indices, values}, loc);
+  return apply(ops::kTensorArrayScatter, *this, {indices, values}, loc);
 }
 
 TensorArray TensorArray::unstack(const Tensor& value, SourceLocation loc) const {
-  return apply(kTensorArrayUnstack, *this, {value}, loc);
+  return apply(ops::kTensorArrayUnstack, *this, {value}, loc);
 }
 
 Tensor TensorArray::read(const Operand& index, SourceLocation loc) const {
-  const Tensor in[] = {buffer_, written_, size_, index_tensor(index, "TensorArray.read", loc)};
-  TensorList out = dispatch(kTensorArrayRead, in, Attrs{{"clear", options_.clear_after_read}}, loc);
+  const Tensor in[] = {buffer_, written_, size_, ops::index_tensor(index, "TensorArray.read", loc)};
+  runtime::TensorList out =
+      runtime::dispatch(ops::kTensorArrayRead, in, schema::Attrs{{"clear", options_.clear_after_read}}, loc);
   if (options_.clear_after_read) written_ = std::move(out[1]);
   return std::move(out[0]);
 }
 
 Tensor TensorArray::gather(const Tensor& indices, SourceLocation loc) const {
   const Tensor in[] = {buffer_, written_, size_, indices};
-  TensorList out = dispatch(kTensorArrayGather, in, Attrs{{"clear", options_.clear_after_read}}, loc);
+  runtime::TensorList out =
+      runtime::dispatch(ops::kTensorArrayGather, in, schema::Attrs{{"clear", options_.clear_after_read}}, loc);
   if (options_.clear_after_read) written_ = std::move(out[1]);
   return std::move(out[0]);
 }
 
 Tensor TensorArray::stack(SourceLocation loc) const {
   const Tensor in[] = {buffer_, written_, size_};
-  return dispatch1(kTensorArrayStack, in, Attrs{}, loc);
+  return runtime::dispatch1(ops::kTensorArrayStack, in, schema::Attrs{}, loc);
 }
 
 Tensor TensorArray::concat(SourceLocation loc) const {
   const Tensor in[] = {buffer_, written_, size_};
-  return dispatch1(kTensorArrayConcat, in, Attrs{}, loc);
+  return runtime::dispatch1(ops::kTensorArrayConcat, in, schema::Attrs{}, loc);
 }
 
 }  // namespace kiln

@@ -19,14 +19,14 @@
 #include "runtime/dispatch.h"
 
 namespace kiln {
-namespace detail {
+namespace ops {
 
 namespace {
 
 constexpr int kVar = 0, kM = 1, kV = 2, kGrad = 3, kAlpha = 4;
 constexpr const char* kRole[] = {"var", "m", "v"};
 
-void apply_adam_infer(InferContext& c) {
+void apply_adam_infer(schema::InferContext& c) {
   DType dtype = c.attrs().get_dtype("dtype");
   const Shape& shape = c.attrs().get_shape("shape");
   if (!is_floating(dtype)) c.fail("the variables must be float32 or float64, got {}", dtype_name(dtype));
@@ -50,7 +50,7 @@ void apply_adam_infer(InferContext& c) {
 template <class T>
 struct AdamConstants {
   T beta_1, one_minus_beta_1, beta_2, one_minus_beta_2, epsilon, alpha;
-  AdamConstants(const Attrs& attrs, T alpha)
+  AdamConstants(const schema::Attrs& attrs, T alpha)
       : beta_1(static_cast<T>(attrs.get_float("beta_1"))),
         one_minus_beta_1(static_cast<T>(1 - attrs.get_float("beta_1"))),
         beta_2(static_cast<T>(attrs.get_float("beta_2"))),
@@ -96,7 +96,7 @@ template <class T>
 void adam_update(std::span<const AdamSpan<T>> spans, std::span<const int64_t> offsets, const AdamConstants<T>& k) {
   // The update reads each element then writes that same element; several
   // memory streams per element: a smaller grain.
-  parallel_for(
+  core::parallel_for(
       offsets.back(),
       [&](int64_t begin, int64_t end) {
         auto after = std::upper_bound(offsets.begin(), offsets.end(), begin);
@@ -107,13 +107,13 @@ void adam_update(std::span<const AdamSpan<T>> spans, std::span<const int64_t> of
           begin = stop;
         }
       },
-      kParallelGrain / 4);
+      core::kParallelGrain / 4);
 }
 
 template <class T>
-using PerVariable = SmallVector<T, kAdamInlineVariables>;
-using States = PerVariable<std::array<VariableState*, 3>>;
-using Mutexes = SmallVector<std::mutex*, 3 * kAdamInlineVariables>;
+using PerVariable = detail::SmallVector<T, kAdamInlineVariables>;
+using States = PerVariable<std::array<detail::VariableState*, 3>>;
+using Mutexes = detail::SmallVector<std::mutex*, 3 * kAdamInlineVariables>;
 
 // The three states of each variable, checked distinct.
 States adam_states(std::span<const Tensor> handles, std::string_view op) {
@@ -162,7 +162,7 @@ class LockAll {
 void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const AdamConstants<float>& k) {
   const int64_t rows = grad.shape[0], cols = grad.shape[1];
   const int64_t band = grad.band_rows;
-  parallel_for(
+  core::parallel_for(
       (rows + band - 1) / band,
       [&](int64_t first, int64_t last) {
         thread_local std::vector<float> buffer;
@@ -182,12 +182,12 @@ void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const
 }  // namespace
 
 void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> grads, const Tensor& alpha,
-              const Attrs& attrs, std::string_view op) {
+              const schema::Attrs& attrs, std::string_view op) {
   const std::size_t count = grads.size();
   const States states = adam_states(handles, op);
   Mutexes mutexes;
   for (const auto& s : states)
-    for (VariableState* state : s) mutexes.push_back(&state->mutex);
+    for (detail::VariableState* state : s) mutexes.push_back(&state->mutex);
   std::sort(mutexes.begin(), mutexes.end());
   if (std::adjacent_find(mutexes.begin(), mutexes.end()) != mutexes.end()) {
     // A variable updated twice: the second update reads what the first wrote.
@@ -199,7 +199,7 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
   for (std::size_t j = 0; j < count; ++j) {
     const Shape& shape = grads[j].gradient_shape();
     for (int i : {kVar, kM, kV}) {
-      const VariableState& s = *states[j][i];
+      const detail::VariableState& s = *states[j][i];
       if (!s.value.defined()) uninitialized(s);
       // A graph read from a file may pair handles with the wrong attrs.
       if (s.value.dtype() != dtype || s.value.shape() != shape)
@@ -217,23 +217,24 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
   PerVariable<std::array<Tensor, 3>> fresh(count);
   for (std::size_t j = 0; j < count; ++j)
     for (int i : {kVar, kM, kV})
-      if (!is_exclusively_owned(states[j][i]->value)) fresh[j][i] = make_tensor(dtype, grads[j].gradient_shape());
-  visit_numeric(dtype, [&]<class T>() {
+      if (!core::is_exclusively_owned(states[j][i]->value))
+        fresh[j][i] = core::make_tensor(dtype, grads[j].gradient_shape());
+  core::visit_numeric(dtype, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
-      const AdamConstants<T> k(attrs, data_of<T>(alpha)[0]);
+      const AdamConstants<T> k(attrs, core::data_of<T>(alpha)[0]);
       PerVariable<AdamSpan<T>> spans;
-      SmallVector<int64_t, kAdamInlineVariables + 1> offsets{0};
+      detail::SmallVector<int64_t, kAdamInlineVariables + 1> offsets{0};
       for (std::size_t j = 0; j < count; ++j) {
         AdamSpan<T> span;
         for (int i : {kVar, kM, kV}) {
-          span.in[i] = data_of<T>(states[j][i]->value);
-          span.out[i] = data_of<T>(fresh[j][i].defined() ? fresh[j][i] : states[j][i]->value);
+          span.in[i] = core::data_of<T>(states[j][i]->value);
+          span.out[i] = core::data_of<T>(fresh[j][i].defined() ? fresh[j][i] : states[j][i]->value);
         }
         if (grads[j].rows) {
           if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], k);
           continue;
         }
-        span.g = data_of<T>(grads[j].tensor);
+        span.g = core::data_of<T>(grads[j].tensor);
         spans.push_back(span);
         offsets.push_back(offsets.back() + grads[j].tensor.size());
       }
@@ -247,16 +248,17 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
 
 namespace {
 
-void apply_adam_kernel(KernelContext& c) {
+void apply_adam_kernel(schema::KernelContext& c) {
   const AdamGradient grad{.tensor = c.inputs[kGrad]};
   run_adam(c.inputs.first(3), std::span(&grad, 1), c.inputs[kAlpha], c.attrs, "ApplyAdam");
 }
 
-Attrs adam_attrs(DType dtype, const Shape& shape, double beta_1, double beta_2, double epsilon) {
-  return Attrs{{"dtype", dtype}, {"shape", shape}, {"beta_1", beta_1}, {"beta_2", beta_2}, {"epsilon", epsilon}};
+schema::Attrs adam_attrs(DType dtype, const Shape& shape, double beta_1, double beta_2, double epsilon) {
+  return schema::Attrs{
+      {"dtype", dtype}, {"shape", shape}, {"beta_1", beta_1}, {"beta_2", beta_2}, {"epsilon", epsilon}};
 }
 
-std::vector<OpSample> apply_adam_samples() {
+std::vector<schema::OpSample> apply_adam_samples() {
   return {{{sample_resource(constant({1.f, -2.f, 0.5f}), "var"), sample_resource(constant({0.1f, 0.f, -0.2f}), "m"),
             sample_resource(constant({0.01f, 0.f, 0.04f}), "v"), constant({3.f, -0.5f, 0.f}), constant(0.01f)},
            adam_attrs(DType::Float32, Shape{3}, 0.9, 0.999, 1e-7)},
@@ -265,8 +267,9 @@ std::vector<OpSample> apply_adam_samples() {
            adam_attrs(DType::Float64, Shape{1, 2}, 0.8, 0.99, 1e-8)}};
 }
 
-constexpr OpDef kApplyAdam{.name = "ApplyAdam", .infer = apply_adam_infer, .kernel = apply_adam_kernel,
-                           .flags = kStateful | kNotDifferentiable, .samples = apply_adam_samples};
+constexpr detail::OpDef kApplyAdam{.name = "ApplyAdam", .infer = apply_adam_infer, .kernel = apply_adam_kernel,
+                                   .flags = schema::kStateful | schema::kNotDifferentiable,
+                                   .samples = apply_adam_samples};
 
 [[noreturn]] void slot_mismatch(const Variable& slot, const char* role, const Variable& var) {
   throw InvalidArgument(fmt::format("ApplyAdam: {} ('{}') is {} {} but var ('{}') is {} {}", role, slot.name(),
@@ -276,22 +279,22 @@ constexpr OpDef kApplyAdam{.name = "ApplyAdam", .infer = apply_adam_infer, .kern
 
 }  // namespace
 
-void register_training_ops(OpRegistry& r) { r.add(kApplyAdam); }
+void register_training_ops(schema::OpRegistry& r) { r.add(kApplyAdam); }
 
-}  // namespace detail
+}  // namespace ops
 
 void apply_adam(const Variable& var, const Variable& m, const Variable& v, const Tensor& grad, const Tensor& alpha,
                 double beta_1, double beta_2, double epsilon, SourceLocation loc) {
   if (!var || !m || !v) throw InvalidArgument("ApplyAdam: var, m and v must not be null Variables");
   // The handles carry no type while traced: the slots must match var here.
-  if (m.dtype() != var.dtype() || m.shape() != var.shape()) detail::slot_mismatch(m, "m", var);
-  if (v.dtype() != var.dtype() || v.shape() != var.shape()) detail::slot_mismatch(v, "v", var);
+  if (m.dtype() != var.dtype() || m.shape() != var.shape()) ops::slot_mismatch(m, "m", var);
+  if (v.dtype() != var.dtype() || v.shape() != var.shape()) ops::slot_mismatch(v, "v", var);
   const Tensor in[] = {var.handle(), m.handle(), v.handle(), grad, alpha};
-  detail::dispatch(detail::kApplyAdam, in, detail::adam_attrs(var.dtype(), var.shape(), beta_1, beta_2, epsilon), loc);
+  runtime::dispatch(ops::kApplyAdam, in, ops::adam_attrs(var.dtype(), var.shape(), beta_1, beta_2, epsilon), loc);
 }
 
 }  // namespace kiln
 
 namespace kiln::ops {
-const detail::OpDef& apply_adam_op() { return detail::kApplyAdam; }
+const detail::OpDef& apply_adam_op() { return ops::kApplyAdam; }
 }  // namespace kiln::ops

@@ -8,8 +8,6 @@
 
 namespace kiln {
 
-using namespace detail;
-
 namespace {
 [[noreturn]] void null_variable(const char* what) {
   throw FailedPrecondition(fmt::format("Variable::{}: the variable is null (default-constructed)", what));
@@ -20,26 +18,26 @@ Variable::Variable(const Tensor& initial_value, VariableOptions options, SourceL
   if (!initial_value.defined()) throw InvalidArgument("Variable: the initial value is a null tensor");
   if (initial_value.dtype() == DType::Resource)
     throw InvalidArgument("Variable: the initial value cannot be a resource handle");
-  state_ = std::make_shared<VariableState>();
+  state_ = std::make_shared<detail::VariableState>();
   state_->dtype = initial_value.dtype();
   state_->shape = initial_value.shape();
   state_->name = options.name.empty() ? "Variable" : options.name;
   state_->trainable = options.trainable;
-  handle_ = make_resource(state_);
-  if (DispatchHandler* h = thread_state.handler) h->variable_created();
+  handle_ = ops::make_resource(state_);
+  if (detail::DispatchHandler* h = runtime::thread_state.handler) h->variable_created();
   if (initial_value.is_symbolic()) {
     // Depends on a traced function's arguments: the graph sets it on its
     // first run.
     const Tensor in[] = {handle_, initial_value};
-    dispatch(initialize_variable_op(), in,
-             Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
+    runtime::dispatch(ops::initialize_variable_op(), in,
+                      schema::Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
   } else {
     state_->value = initial_value;
   }
 }
 
 Variable::Variable(const Scalar& initial_value, VariableOptions options, SourceLocation loc)
-    : Variable(make_scalar(initial_value, initial_value.natural_dtype()), std::move(options), loc) {}
+    : Variable(ops::make_scalar(initial_value, initial_value.natural_dtype()), std::move(options), loc) {}
 
 DType Variable::dtype() const {
   if (!state_) null_variable("dtype");
@@ -70,27 +68,28 @@ Variable Variable::with_handle(Tensor handle) const {
 
 Tensor Variable::read_value(SourceLocation loc) const {
   if (!state_) null_variable("read_value");
-  if (TapeHook* tapes = thread_state.tapes) [[unlikely]]
+  if (runtime::TapeHook* tapes = runtime::thread_state.tapes) [[unlikely]]
     tapes->variable_accessed(*this);
   const Tensor in[] = {handle_};
-  return dispatch1(read_variable_op(), in, Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
+  return runtime::dispatch1(ops::read_variable_op(), in,
+                            schema::Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
 }
 
 void Variable::update(const detail::OpDef& op, const Operand& value, SourceLocation loc) const {
   if (!state_) null_variable(op.name.data());
-  Tensor v = value.is_tensor() ? value.take() : scalar_to_tensor(value.scalar(), state_->dtype, op.name, loc);
+  Tensor v = value.is_tensor() ? value.take() : ops::scalar_to_tensor(value.scalar(), state_->dtype, op.name, loc);
   const Tensor in[] = {handle_, std::move(v)};
-  dispatch(op, in, Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
+  runtime::dispatch(op, in, schema::Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
 }
 
 void Variable::assign(const Operand& value, SourceLocation loc) const {
-  update(assign_variable_op(), value, loc);
+  update(ops::assign_variable_op(), value, loc);
 }
 void Variable::assign_add(const Operand& delta, SourceLocation loc) const {
-  update(assign_add_variable_op(), delta, loc);
+  update(ops::assign_add_variable_op(), delta, loc);
 }
 void Variable::assign_sub(const Operand& delta, SourceLocation loc) const {
-  update(assign_sub_variable_op(), delta, loc);
+  update(ops::assign_sub_variable_op(), delta, loc);
 }
 
 }  // namespace kiln

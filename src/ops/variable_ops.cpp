@@ -4,16 +4,16 @@
 
 #include "runtime/dispatch.h"
 
-namespace kiln::detail {
+namespace kiln::ops {
 
-Tensor make_resource(const std::shared_ptr<VariableState>& state) {
-  Tensor t = make_tensor(DType::Resource, Shape{});
-  data_of<std::shared_ptr<void>>(t)[0] = state;
+Tensor make_resource(const std::shared_ptr<detail::VariableState>& state) {
+  Tensor t = core::make_tensor(DType::Resource, Shape{});
+  core::data_of<std::shared_ptr<void>>(t)[0] = state;
   return t;
 }
 
 Tensor sample_resource(const Tensor& value, std::string name) {
-  auto s = std::make_shared<VariableState>();
+  auto s = std::make_shared<detail::VariableState>();
   s->dtype = value.dtype();
   s->shape = value.shape();
   s->name = std::move(name);
@@ -21,11 +21,11 @@ Tensor sample_resource(const Tensor& value, std::string name) {
   return make_resource(s);
 }
 
-VariableState& resource_state(const Tensor& handle) {
-  return *static_cast<VariableState*>(data_of<std::shared_ptr<void>>(handle)[0].get());
+detail::VariableState& resource_state(const Tensor& handle) {
+  return *static_cast<detail::VariableState*>(core::data_of<std::shared_ptr<void>>(handle)[0].get());
 }
 
-void uninitialized(const VariableState& s) {
+void uninitialized(const detail::VariableState& s) {
   throw FailedPrecondition(fmt::format(
       "variable '{}' is read before it has a value: its initial value depends on a function's "
       "arguments, so it is set when that function's graph first runs",
@@ -34,25 +34,25 @@ void uninitialized(const VariableState& s) {
 
 namespace {
 
-void check_handle(InferContext& c) {
+void check_handle(schema::InferContext& c) {
   if (c.dtype(0) != DType::Resource)
     c.fail("input 0 must be a variable's resource handle, got a {} tensor", dtype_name(c.dtype(0)));
 }
 
 // ---- ReadVariable -----------------------------------------------------------
-void read_infer(InferContext& c) {
+void read_infer(schema::InferContext& c) {
   check_handle(c);
   c.add_output(c.attrs().get_dtype("dtype"), c.attrs().get_shape("shape"));
 }
-void read_kernel(KernelContext& c) {
-  VariableState& s = resource_state(c.inputs[0]);
+void read_kernel(schema::KernelContext& c) {
+  detail::VariableState& s = resource_state(c.inputs[0]);
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.value.defined()) uninitialized(s);
   c.outputs[0] = s.value;  // values are immutable: readers share the buffer
 }
 
-std::shared_ptr<VariableState> sample_state() {
-  auto s = std::make_shared<VariableState>();
+std::shared_ptr<detail::VariableState> sample_state() {
+  auto s = std::make_shared<detail::VariableState>();
   s->dtype = DType::Float32;
   s->shape = Shape{2};
   s->name = "sample";
@@ -60,24 +60,24 @@ std::shared_ptr<VariableState> sample_state() {
   return s;
 }
 
-std::vector<OpSample> read_samples() {
-  return {{{make_resource(sample_state())}, Attrs{{"dtype", DType::Float32}, {"shape", Shape{2}}}}};
+std::vector<schema::OpSample> read_samples() {
+  return {{{make_resource(sample_state())}, schema::Attrs{{"dtype", DType::Float32}, {"shape", Shape{2}}}}};
 }
-std::vector<OpSample> assign_samples() {
+std::vector<schema::OpSample> assign_samples() {
   return {{{make_resource(sample_state()), constant({3.f, 4.f})},
-           Attrs{{"dtype", DType::Float32}, {"shape", Shape{2}}}}};
+           schema::Attrs{{"dtype", DType::Float32}, {"shape", Shape{2}}}}};
 }
 
 // The gradient with respect to the variable flows to its handle: the tape
 // keys a variable's gradient by its handle.
-void read_grad(GradContext& c) { c.set(0, c.grad(0)); }
+void read_grad(schema::GradContext& c) { c.set(0, c.grad(0)); }
 
-constexpr OpDef kReadVariable{.name = "ReadVariable", .infer = read_infer, .kernel = read_kernel,
-                              .flags = kStateful | kSetsOwnOutputs, .samples = read_samples,
-                              .gradient = read_grad};
+constexpr detail::OpDef kReadVariable{.name = "ReadVariable", .infer = read_infer, .kernel = read_kernel,
+                                      .flags = schema::kStateful | schema::kSetsOwnOutputs, .samples = read_samples,
+                                      .gradient = read_grad};
 
 // ---- Assign ops ---------------------------------------------------------------
-void assign_infer(InferContext& c) {
+void assign_infer(schema::InferContext& c) {
   check_handle(c);
   DType want = c.attrs().get_dtype("dtype");
   const Shape& shape = c.attrs().get_shape("shape");
@@ -92,63 +92,66 @@ void assign_infer(InferContext& c) {
            c.shape(1).to_string());
 }
 
-void assign_kernel(KernelContext& c) {
-  VariableState& s = resource_state(c.inputs[0]);
+void assign_kernel(schema::KernelContext& c) {
+  detail::VariableState& s = resource_state(c.inputs[0]);
   std::lock_guard<std::mutex> lock(s.mutex);
   s.value = c.inputs[1];
 }
 
-void initialize_kernel(KernelContext& c) {
-  VariableState& s = resource_state(c.inputs[0]);
+void initialize_kernel(schema::KernelContext& c) {
+  detail::VariableState& s = resource_state(c.inputs[0]);
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.value.defined()) s.value = c.inputs[1];
 }
 
 // value = value op delta, with the registry's own Add/Sub kernel. The old
 // value is handed over, so when no reader holds it the update is in place.
-void update_with(KernelContext& c, std::string_view op_name) {
-  static const OpDef* add = &OpRegistry::global().get("Add");
-  static const OpDef* sub = &OpRegistry::global().get("Sub");
-  const OpDef* op = op_name == "Add" ? add : sub;
-  VariableState& s = resource_state(c.inputs[0]);
+void update_with(schema::KernelContext& c, std::string_view op_name) {
+  static const detail::OpDef* add = &schema::OpRegistry::global().get("Add");
+  static const detail::OpDef* sub = &schema::OpRegistry::global().get("Sub");
+  const detail::OpDef* op = op_name == "Add" ? add : sub;
+  detail::VariableState& s = resource_state(c.inputs[0]);
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.value.defined()) uninitialized(s);
   Tensor args[2] = {std::move(s.value), c.inputs[1]};
   try {
-    s.value = std::move(run_eager(*op, args, Attrs{})[0]);
+    s.value = std::move(runtime::run_eager(*op, args, schema::Attrs{})[0]);
   } catch (...) {
     s.value = std::move(args[0]);  // leave state intact
     throw;
   }
 }
-void assign_add_kernel(KernelContext& c) { update_with(c, "Add"); }
-void assign_sub_kernel(KernelContext& c) { update_with(c, "Sub"); }
+void assign_add_kernel(schema::KernelContext& c) { update_with(c, "Add"); }
+void assign_sub_kernel(schema::KernelContext& c) { update_with(c, "Sub"); }
 
-constexpr OpDef kAssignVariable{.name = "AssignVariable", .infer = assign_infer,
-                                .kernel = assign_kernel, .flags = kStateful | kNotDifferentiable,
-                                .samples = assign_samples};
-constexpr OpDef kAssignAddVariable{.name = "AssignAddVariable", .infer = assign_infer,
-                                   .kernel = assign_add_kernel, .flags = kStateful | kNotDifferentiable,
-                                   .samples = assign_samples};
-constexpr OpDef kAssignSubVariable{.name = "AssignSubVariable", .infer = assign_infer,
-                                   .kernel = assign_sub_kernel, .flags = kStateful | kNotDifferentiable,
-                                   .samples = assign_samples};
-constexpr OpDef kInitializeVariable{.name = "InitializeVariable", .infer = assign_infer,
-                                    .kernel = initialize_kernel, .flags = kStateful | kNotDifferentiable,
-                                    .samples = assign_samples};
+constexpr detail::OpDef kAssignVariable{.name = "AssignVariable", .infer = assign_infer, .kernel = assign_kernel,
+                                        .flags = schema::kStateful | schema::kNotDifferentiable,
+                                        .samples = assign_samples};
+constexpr detail::OpDef kAssignAddVariable{.name = "AssignAddVariable", .infer = assign_infer,
+                                           .kernel = assign_add_kernel,
+                                           .flags = schema::kStateful | schema::kNotDifferentiable,
+                                           .samples = assign_samples};
+constexpr detail::OpDef kAssignSubVariable{.name = "AssignSubVariable", .infer = assign_infer,
+                                           .kernel = assign_sub_kernel,
+                                           .flags = schema::kStateful | schema::kNotDifferentiable,
+                                           .samples = assign_samples};
+constexpr detail::OpDef kInitializeVariable{.name = "InitializeVariable", .infer = assign_infer,
+                                            .kernel = initialize_kernel,
+                                            .flags = schema::kStateful | schema::kNotDifferentiable,
+                                            .samples = assign_samples};
 
 }  // namespace
 
-const OpDef& read_variable_op() { return kReadVariable; }
-const OpDef& assign_variable_op() { return kAssignVariable; }
-const OpDef& assign_add_variable_op() { return kAssignAddVariable; }
-const OpDef& assign_sub_variable_op() { return kAssignSubVariable; }
-const OpDef& initialize_variable_op() { return kInitializeVariable; }
+const detail::OpDef& read_variable_op() { return kReadVariable; }
+const detail::OpDef& assign_variable_op() { return kAssignVariable; }
+const detail::OpDef& assign_add_variable_op() { return kAssignAddVariable; }
+const detail::OpDef& assign_sub_variable_op() { return kAssignSubVariable; }
+const detail::OpDef& initialize_variable_op() { return kInitializeVariable; }
 
-void register_variable_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kReadVariable, &kAssignVariable, &kAssignAddVariable,
-                          &kAssignSubVariable, &kInitializeVariable})
+void register_variable_ops(schema::OpRegistry& r) {
+  for (const detail::OpDef* op : {&kReadVariable, &kAssignVariable, &kAssignAddVariable,
+                                  &kAssignSubVariable, &kInitializeVariable})
     r.add(*op);
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

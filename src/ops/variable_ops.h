@@ -17,22 +17,26 @@ struct VariableState {
   bool trainable = true;
 };
 
+}  // namespace kiln::detail
+
+namespace kiln::ops {
+
 // A scalar resource tensor holding `state`.
-Tensor make_resource(const std::shared_ptr<VariableState>& state);
+Tensor make_resource(const std::shared_ptr<detail::VariableState>& state);
 // The handle of a new variable holding `value` (the samples of ops on variables).
 Tensor sample_resource(const Tensor& value, std::string name);
 
 // The state a concrete resource tensor holds.
-VariableState& resource_state(const Tensor& handle);
+detail::VariableState& resource_state(const Tensor& handle);
 // Throws FailedPrecondition: `s` has no value yet (set by a graph's first run).
-[[noreturn]] void uninitialized(const VariableState& s);
+[[noreturn]] void uninitialized(const detail::VariableState& s);
 
-const OpDef& read_variable_op();
-const OpDef& assign_variable_op();
-const OpDef& assign_add_variable_op();
-const OpDef& assign_sub_variable_op();
+const detail::OpDef& read_variable_op();
+const detail::OpDef& assign_variable_op();
+const detail::OpDef& assign_add_variable_op();
+const detail::OpDef& assign_sub_variable_op();
 // Assigns only if the variable has no value yet: a graph initializes the
 // variables its first trace created from arguments.
-const OpDef& initialize_variable_op();
+const detail::OpDef& initialize_variable_op();
 
-}  // namespace kiln::detail
+}  // namespace kiln::ops

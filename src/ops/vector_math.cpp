@@ -7,7 +7,7 @@
 
 #include "ops/vector_math_lanes16.h"
 
-namespace kiln::detail::vmath {
+namespace kiln::ops::vmath {
 
 #if KILN_VECTOR_MATH
 namespace {
@@ -90,4 +90,4 @@ void tanh_f32_8lanes(const float* x, float* o, int64_t n) { tanh_f32(x, o, n); }
 KILN_VMATH_DEFINE(sigmoid, x < 0 ? std::exp(x) / (1.0f + std::exp(x)) : 1.0f / (1.0f + std::exp(-x)))
 #undef KILN_VMATH_DEFINE
 
-}  // namespace kiln::detail::vmath
+}  // namespace kiln::ops::vmath

@@ -32,7 +32,7 @@
 //          tiny results do not go through an overflowed e^{-x}).
 #include <cstdint>
 
-namespace kiln::detail::vmath {
+namespace kiln::ops::vmath {
 
 // Defined in vector_math.cpp (the 8-lane kernels in vector_math_lanes.h),
 // compiled with the library's flags, so every includer (tests and benches
@@ -57,4 +57,4 @@ bool has_avx512();
 // tanh's 8-lane loop whatever the CPU has, to compare the forms against.
 void tanh_f32_8lanes(const float* x, float* o, int64_t n);
 
-}  // namespace kiln::detail::vmath
+}  // namespace kiln::ops::vmath

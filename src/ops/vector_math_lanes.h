@@ -14,7 +14,7 @@
 #endif
 
 #if KILN_VECTOR_MATH
-namespace kiln::detail::vmath {
+namespace kiln::ops::vmath {
 
 inline __m256 splat(float v) { return _mm256_set1_ps(v); }
 inline __m256 is_nan(__m256 x) { return _mm256_cmp_ps(x, x, _CMP_UNORD_Q); }
@@ -174,5 +174,5 @@ inline __m256 sigmoid8(__m256 x) {
   return _mm256_div_ps(num, _mm256_add_ps(one, e));
 }
 
-}  // namespace kiln::detail::vmath
+}  // namespace kiln::ops::vmath
 #endif  // KILN_VECTOR_MATH

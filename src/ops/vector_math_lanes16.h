@@ -13,7 +13,7 @@
 #define KILN_VECTOR_MATH_16 1
 #define KILN_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
 
-namespace kiln::detail::vmath::lanes16 {
+namespace kiln::ops::vmath::lanes16 {
 
 KILN_TARGET_AVX512 inline __m512 splat(float v) { return _mm512_set1_ps(v); }
 // Integer min and shift in their zero-masked forms with every lane set (the
@@ -50,7 +50,7 @@ KILN_TARGET_AVX512 inline __m512 tanh16(__m512 x) {
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, splat(0.625f), _CMP_NGE_UQ), large, small);
 }
 
-}  // namespace kiln::detail::vmath::lanes16
+}  // namespace kiln::ops::vmath::lanes16
 #else
 #define KILN_VECTOR_MATH_16 0
 #endif

@@ -14,7 +14,7 @@ namespace {
 using graph::Node;
 
 bool foldable(const Node& n, int64_t max_elements) {
-  if (n.is_stateful() || n.op->is(detail::kGraphOnly) || const_value(n)) return false;
+  if (n.is_stateful() || n.op->is(schema::kGraphOnly) || const_value(n)) return false;
   // A background op (a collective) talks to other processes: it runs when
   // the graph runs, never while a plan is compiled.
   if (n.op->start) return false;
@@ -26,9 +26,9 @@ bool foldable(const Node& n, int64_t max_elements) {
   // copy programs into constants for little gain.
   for (const auto& a : n.attrs)
     if (std::holds_alternative<std::shared_ptr<const graph::Graph>>(a.value) ||
-        std::holds_alternative<std::shared_ptr<const detail::HostCallback>>(a.value))
+        std::holds_alternative<std::shared_ptr<const schema::HostCallback>>(a.value))
       return false;
-  for (const detail::TensorType& t : n.outputs) {
+  for (const schema::TensorType& t : n.outputs) {
     if (!t.shape.is_fully_defined() || t.shape.num_elements() > max_elements) return false;
     if (t.dtype == DType::Resource) return false;
   }
@@ -48,18 +48,18 @@ bool fold_constants(graph::Graph& g, int64_t max_elements) {
     }
     std::vector<Tensor> inputs;
     for (const graph::Value& v : n->inputs) inputs.push_back(*const_value(*v.node));
-    detail::TensorList values;
+    runtime::TensorList values;
     try {
-      values = detail::run_eager(*n->op, inputs, n->attrs, &n->location);
+      values = runtime::run_eager(*n->op, inputs, n->attrs, &n->location);
     } catch (const std::exception&) {
       // The error belongs to the call that reaches this node: leave it there.
       out.push_back(std::move(n));
       continue;
     }
     for (std::size_t k = 0; k < values.size(); ++k) {
-      detail::TensorType type{values[k].dtype(), values[k].shape()};
-      auto c = g.new_node(ops::const_op_def(), {}, detail::Attrs{{"value", values[k]}},
-                          std::span<const detail::TensorType>(&type, 1), n->location, n->name);
+      schema::TensorType type{values[k].dtype(), values[k].shape()};
+      auto c = g.new_node(ops::const_op_def(), {}, schema::Attrs{{"value", values[k]}},
+                          std::span<const schema::TensorType>(&type, 1), n->location, n->name);
       map.set({n.get(), static_cast<int>(k)}, {c.get(), 0});
       out.push_back(std::move(c));
     }

@@ -18,7 +18,7 @@ struct KeyHash {
   std::size_t operator()(const Node* n) const {
     std::size_t h = std::hash<const void*>()(n->op);
     for (const graph::Value& v : n->inputs) h = h * 1000003u ^ ValueHash()(v);
-    return h ^ detail::attrs_hash(n->attrs);
+    return h ^ schema::attrs_hash(n->attrs);
   }
 };
 struct KeyEq {
@@ -26,7 +26,7 @@ struct KeyEq {
     if (a->op != b->op || a->inputs.size() != b->inputs.size()) return false;
     for (std::size_t i = 0; i < a->inputs.size(); ++i)
       if (!(a->inputs[i] == b->inputs[i])) return false;
-    return detail::attrs_equal(a->attrs, b->attrs);
+    return schema::attrs_equal(a->attrs, b->attrs);
   }
 };
 
@@ -38,7 +38,7 @@ bool eliminate_common_subexpressions(graph::Graph& g) {
   std::unordered_set<const Node*, KeyHash, KeyEq> seen;
   for (auto& n : nodes) {
     map.apply(*n);
-    if (n->is_stateful() || n->op == &detail::placeholder_op()) {
+    if (n->is_stateful() || n->op == &ops::placeholder_op()) {
       out.push_back(std::move(n));
       continue;
     }

@@ -74,7 +74,7 @@ Node* gradient_matmul(const Node& update, const Uses& uses) {
       mm->attrs.get_bool("transpose_b"))
     return nullptr;
   for (const Value& v : mm->inputs) {
-    const detail::TensorType& t = v.node->outputs[v.index];
+    const schema::TensorType& t = v.node->outputs[v.index];
     if (t.dtype != DType::Float32 || t.shape.rank() != 2 || !t.shape.is_fully_defined()) return nullptr;
   }
   return mm;
@@ -112,7 +112,7 @@ bool fuse_adam_updates(graph::Graph& g) {
     }
     inputs.push_back(group.front()->inputs[4]);
     const Node& first = *group.front();
-    detail::Attrs attrs{{"dtype", first.attrs.get_dtype("dtype")},
+    schema::Attrs attrs{{"dtype", first.attrs.get_dtype("dtype")},
                         {"grad_from_matmul", std::move(grad_from_matmul)},
                         {"beta_1", first.attrs.get_float("beta_1")},
                         {"beta_2", first.attrs.get_float("beta_2")},

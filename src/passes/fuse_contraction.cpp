@@ -32,7 +32,7 @@ bool adds_channel_bias(const graph::Graph& g, const Node& add, const Node& contr
   if (add.op == &ops::bias_add_op()) return true;
   if (add.op != &ops::add_op()) return false;
   const Shape& out = contraction.outputs[0].shape;
-  const detail::TensorType& bias = g.type_of(add.inputs[1]);
+  const schema::TensorType& bias = g.type_of(add.inputs[1]);
   if (!out.has_known_rank() || out.rank() < 1 || bias.dtype != DType::Float32 || !bias.shape.has_known_rank() ||
       bias.shape.rank() != 1)
     return false;
@@ -63,7 +63,7 @@ bool fuse_contractions(graph::Graph& g) {
     const bool with_relu = relu && relu->op == &ops::relu_op();
     if (with_relu) last = relu;
 
-    detail::Attrs attrs = contraction->attrs;
+    schema::Attrs attrs = contraction->attrs;
     attrs.set("activation", std::string(with_relu ? "relu" : "none"));
     const std::array<Value, 3> inputs{contraction->inputs[0], contraction->inputs[1], add->inputs[1]};
     fusion.replace(g, *last, *fused_op, inputs, std::move(attrs));

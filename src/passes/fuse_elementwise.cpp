@@ -101,14 +101,14 @@ bool fuse_elementwise(graph::Graph& g, int min_nodes) {
         ins.push_back(it->second);
       }
       Node* copy = body->add_node_typed(*m->op, std::span<const Value>(ins.data(), ins.size()), m->attrs,
-                                        std::span<const detail::TensorType>(m->outputs.data(), m->outputs.size()),
+                                        std::span<const schema::TensorType>(m->outputs.data(), m->outputs.size()),
                                         m->location, m->name);
       inner.emplace(Value{m, 0}, Value{copy, 0});
     }
     body->results().push_back(inner.at(Value{root, 0}));
     auto fused = g.new_node(exec::fused_elementwise_op(), std::span<const Value>(leaves.data(), leaves.size()),
-                            detail::Attrs{{"body", std::shared_ptr<const graph::Graph>(body)}},
-                            std::span<const detail::TensorType>(root->outputs.data(), 1), root->location,
+                            schema::Attrs{{"body", std::shared_ptr<const graph::Graph>(body)}},
+                            std::span<const schema::TensorType>(root->outputs.data(), 1), root->location,
                             "fused_" + root->name);
     map.set({root, 0}, {fused.get(), 0});
     fused_of[root->id] = std::move(fused);

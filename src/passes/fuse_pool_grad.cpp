@@ -54,7 +54,7 @@ bool fuse_pool_gradients(graph::Graph& g) {
     // shape, is the gradient's): nothing broadcasts.
     if (select->outputs[0].dtype != dtype || !(select->outputs[0].shape == pool_grad->outputs[0].shape)) continue;
 
-    detail::Attrs attrs = pool_grad->attrs;
+    schema::Attrs attrs = pool_grad->attrs;
     attrs.set("activation", std::string("relu"));
     const std::array<Value, 2> inputs{y, pool_grad->inputs[1]};
     fusion.replace(g, *select, exec::fused_max_pool_grad_op(), inputs, std::move(attrs));

@@ -35,11 +35,11 @@ Node* inline_one(graph::Graph& g, Node& call, ValueMap& map, std::vector<std::un
   };
   Node* last_stateful = nullptr;
   for (const auto& fn : f.nodes()) {
-    if (fn->op == &detail::placeholder_op()) continue;
+    if (fn->op == &ops::placeholder_op()) continue;
     detail::SmallVector<Value, 3> inputs;
     for (const Value& v : fn->inputs) inputs.push_back(outer(v));
     auto copy = g.new_node(*fn->op, std::span<const Value>(inputs.data(), inputs.size()), fn->attrs,
-                           std::span<const detail::TensorType>(fn->outputs.data(), fn->outputs.size()),
+                           std::span<const schema::TensorType>(fn->outputs.data(), fn->outputs.size()),
                            fn->location, call.name + "/" + fn->name);
     for (const Node* c : fn->control_inputs) copy->control_inputs.push_back(copies.at(c));
     // The callee's first side effects run after what preceded the call.

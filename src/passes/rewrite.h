@@ -83,9 +83,9 @@ class ChainFusion {
   // A node of `op` on `inputs` with `last`'s output type, location and name
   // (prefixed "fused_"), replacing `last`.
   void replace(graph::Graph& g, graph::Node& last, const detail::OpDef& op, std::span<const graph::Value> inputs,
-               detail::Attrs attrs) {
+               schema::Attrs attrs) {
     auto& fused = fused_[last.id];
-    fused = g.new_node(op, inputs, std::move(attrs), std::span<const detail::TensorType>(last.outputs.data(), 1),
+    fused = g.new_node(op, inputs, std::move(attrs), std::span<const schema::TensorType>(last.outputs.data(), 1),
                        last.location, "fused_" + last.name);
     map_.set({&last, 0}, {fused.get(), 0});
   }

@@ -28,8 +28,8 @@ enum class Unit { One, PlusZero, MinusZero, Other };
 Unit unit_of(const Tensor& t) {
   if (t.size() != 1 || t.dtype() == DType::Bool || !is_numeric(t.dtype())) return Unit::Other;
   Unit u = Unit::Other;
-  detail::visit_numeric(t.dtype(), [&]<class T>() {
-    T v = detail::data_of<T>(t)[0];
+  core::visit_numeric(t.dtype(), [&]<class T>() {
+    T v = core::data_of<T>(t)[0];
     if (v == T(1)) u = Unit::One;
     else if (v == T(0)) u = std::signbit(static_cast<double>(v)) ? Unit::MinusZero : Unit::PlusZero;
   });
@@ -45,7 +45,7 @@ const Value* identity_operand(const graph::Graph& g, const Node& n, int const_si
   if (!cv) return nullptr;
   Unit u = unit_of(*cv);
   if (u != want) return nullptr;
-  const detail::TensorType& xt = g.type_of(x);
+  const schema::TensorType& xt = g.type_of(x);
   if (xt.dtype != n.outputs[0].dtype || !xt.shape.has_known_rank() || cv->shape().rank() > xt.shape.rank())
     return nullptr;
   return &x;
@@ -79,9 +79,9 @@ struct Rewriter {
 
   void replace(Node& n, const Value& v) { map.set({&n, 0}, v); }
   // A node of n's op and output types on `input` takes n's place.
-  void replace_with(Node& n, Value input, detail::Attrs attrs) {
+  void replace_with(Node& n, Value input, schema::Attrs attrs) {
     auto r = g.new_node(*n.op, std::span<const Value>(&input, 1), std::move(attrs),
-                        std::span<const detail::TensorType>(n.outputs.data(), n.outputs.size()), n.location,
+                        std::span<const schema::TensorType>(n.outputs.data(), n.outputs.size()), n.location,
                         n.name);
     map.set({&n, 0}, {r.get(), 0});
     out.push_back(std::move(r));
@@ -118,7 +118,7 @@ struct Rewriter {
         identity &= q[k] == static_cast<int64_t>(k);
       }
       if (identity) return replace(n, inner.inputs[0]), true;
-      replace_with(n, inner.inputs[0], detail::Attrs{{"perm", q}});
+      replace_with(n, inner.inputs[0], schema::Attrs{{"perm", q}});
       return true;
     } else if (op == &ops::cast_op()) {
       DType to = n.attrs.get_dtype("dtype");
@@ -129,7 +129,7 @@ struct Rewriter {
       DType from = g.type_of(x).dtype;
       if (!lossless(from, inner.outputs[0].dtype)) return false;
       if (from == to) return replace(n, x), true;
-      replace_with(n, x, detail::Attrs{{"dtype", to}});
+      replace_with(n, x, schema::Attrs{{"dtype", to}});
       return true;
     } else if (op == &ops::reshape_op()) {
       const Node& inner = *n.inputs[0].node;

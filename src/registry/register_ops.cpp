@@ -7,25 +7,25 @@
 #include "graph_ops/control_flow_ops.h"
 #include "ops/register_ops.h"
 
-namespace kiln::detail {
+namespace kiln::registry {
 
-void register_all_ops(OpRegistry& r) {
+void register_all_ops(schema::OpRegistry& r) {
   // src/ops: every op on tensors.
-  register_creation_ops(r);
-  register_math_ops(r);
-  register_reduce_ops(r);
-  register_scan_ops(r);
-  register_sort_ops(r);
-  register_scatter_nd_ops(r);
-  register_segment_ops(r);
-  register_array_ops(r);
-  register_nn_ops(r);
-  register_print_ops(r);
-  register_random_ops(r);
-  register_variable_ops(r);
-  register_training_ops(r);
-  register_host_function_ops(r);
-  register_grad_ops(r);
+  ops::register_creation_ops(r);
+  ops::register_math_ops(r);
+  ops::register_reduce_ops(r);
+  ops::register_scan_ops(r);
+  ops::register_sort_ops(r);
+  ops::register_scatter_nd_ops(r);
+  ops::register_segment_ops(r);
+  ops::register_array_ops(r);
+  ops::register_nn_ops(r);
+  ops::register_print_ops(r);
+  ops::register_random_ops(r);
+  ops::register_variable_ops(r);
+  ops::register_training_ops(r);
+  ops::register_host_function_ops(r);
+  ops::register_grad_ops(r);
   // src/distributed: the collectives (a world of one until init()).
   distributed::register_distributed_ops(r);
   // src/graph_ops: ops whose attrs hold graphs.
@@ -35,4 +35,4 @@ void register_all_ops(OpRegistry& r) {
   exec::register_fused_ops(r);
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::registry

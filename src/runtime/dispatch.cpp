@@ -6,11 +6,11 @@
 
 #include "core/error_context.h"
 
-namespace kiln::detail {
+namespace kiln::runtime {
 
 namespace {
 
-[[noreturn]] void symbolic_in_eager(const OpDef& op, int index) {
+[[noreturn]] void symbolic_in_eager(const detail::OpDef& op, int index) {
   throw InvalidArgument(fmt::format(
       "{}: input {} is a symbolic tensor of a graph traced by kiln::function, used outside "
       "that function. Return it from the function instead of storing it.",
@@ -19,12 +19,12 @@ namespace {
 
 // An input that no one else holds, with the output's dtype and size, can be
 // overwritten by an in-place op.
-int donatable_input(std::span<const Tensor> inputs, const TensorType& out) {
+int donatable_input(std::span<const Tensor> inputs, const schema::TensorType& out) {
   if (out.dtype == DType::String || out.dtype == DType::Resource) return -1;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& in = inputs[i];
     if (in.dtype() == out.dtype && in.shape() == out.shape &&
-        is_exclusively_owned(in))
+        core::is_exclusively_owned(in))
       return static_cast<int>(i);
   }
   return -1;
@@ -44,12 +44,12 @@ template <class T> const char* first_non_finite(const T* p, int64_t n) {
   return nullptr;
 }
 
-void check_numerics(const OpDef& op, const TensorList& outputs, const SourceLocation* loc) {
+void check_numerics(const detail::OpDef& op, const TensorList& outputs, const SourceLocation* loc) {
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& t = outputs[i];
     if (!t.defined() || !is_floating(t.dtype())) continue;
-    const char* bad = t.dtype() == DType::Float32 ? first_non_finite(data_of<float>(t), t.size())
-                                                  : first_non_finite(data_of<double>(t), t.size());
+    const char* bad = t.dtype() == DType::Float32 ? first_non_finite(core::data_of<float>(t), t.size())
+                                                  : first_non_finite(core::data_of<double>(t), t.size());
     if (!bad) continue;
     std::string where = loc && loc->line() ? fmt::format(" (at {}:{})", loc->file_name(), loc->line()) : "";
     throw InvalidArgument(fmt::format("check_numerics: {} produced {} in output {} of shape {}{}", op.name,
@@ -59,9 +59,9 @@ void check_numerics(const OpDef& op, const TensorList& outputs, const SourceLoca
 
 // The kernel on allocated outputs (both run_kernel forms; inlined into each,
 // since it is the eager and graph hot path).
-inline void call_kernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, TensorList& outputs,
-                        const SourceLocation* loc) {
-  KernelContext kc{op, inputs, std::span<Tensor>(outputs.data(), outputs.size()), attrs};
+inline void call_kernel(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs,
+                        TensorList& outputs, const SourceLocation* loc) {
+  schema::KernelContext kc{op, inputs, std::span<Tensor>(outputs.data(), outputs.size()), attrs};
   op.kernel(kc);
   if (check_numerics_enabled.load(std::memory_order_relaxed)) [[unlikely]]
     check_numerics(op, outputs, loc);
@@ -69,7 +69,7 @@ inline void call_kernel(const OpDef& op, std::span<const Tensor> inputs, const A
 
 }  // namespace
 
-TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+TensorList run_eager(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs,
                      const SourceLocation* loc) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined())
@@ -77,36 +77,36 @@ TensorList run_eager(const OpDef& op, std::span<const Tensor> inputs, const Attr
     if (inputs[i].is_symbolic()) [[unlikely]]
       symbolic_in_eager(op, static_cast<int>(i));
   }
-  InferContext ic(op, inputs, attrs);
+  schema::InferContext ic(op, inputs, attrs);
   op.infer(ic);
-  SmallVector<TensorType, 2>& types = ic.outputs();
+  detail::SmallVector<schema::TensorType, 2>& types = ic.outputs();
   try {
-    return run_kernel(op, inputs, attrs, std::span<const TensorType>(types.data(), types.size()), loc);
-  } catch (const OutOfMemory&) {
+    return run_kernel(op, inputs, attrs, std::span<const schema::TensorType>(types.data(), types.size()), loc);
+  } catch (const core::OutOfMemory&) {
     // Out of memory for an output or inside the kernel: name the op (the
     // allocation could not). Other errors already say what they are.
-    rethrow_with_context(fmt::format("{}: ", op.name), "");
+    core::rethrow_with_context(fmt::format("{}: ", op.name), "");
   } catch (const std::bad_alloc&) {
-    rethrow_with_context(fmt::format("{}: ", op.name), "");
+    core::rethrow_with_context(fmt::format("{}: ", op.name), "");
   }
 }
 
-TensorList run_kernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
-                      std::span<const TensorType> types, const SourceLocation* loc) {
+TensorList run_kernel(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs,
+                      std::span<const schema::TensorType> types, const SourceLocation* loc) {
   TensorList outputs(types.size());
-  if (!op.is(kSetsOwnOutputs)) {
+  if (!op.is(schema::kSetsOwnOutputs)) {
     for (std::size_t i = 0; i < types.size(); ++i) {
-      int donor = i == 0 && op.is(kMayRunInPlace) ? donatable_input(inputs, types[0]) : -1;
+      int donor = i == 0 && op.is(schema::kMayRunInPlace) ? donatable_input(inputs, types[0]) : -1;
       outputs[i] = donor >= 0
-                       ? make_tensor_view(types[i].dtype, types[i].shape, inputs[donor].impl()->buffer)
-                       : make_tensor(types[i].dtype, types[i].shape);
+                       ? core::make_tensor_view(types[i].dtype, types[i].shape, inputs[donor].impl()->buffer)
+                       : core::make_tensor(types[i].dtype, types[i].shape);
     }
   }
   call_kernel(op, inputs, attrs, outputs, loc);
   return outputs;
 }
 
-TensorList run_eager_profiled(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+TensorList run_eager_profiled(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs,
                               const SourceLocation& loc) {
   profiling::EventScope event;
   TensorList out = run_eager(op, inputs, attrs, &loc);
@@ -114,7 +114,7 @@ TensorList run_eager_profiled(const OpDef& op, std::span<const Tensor> inputs, c
   return out;
 }
 
-void run_kernel_into(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+void run_kernel_into(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs,
                      TensorList& outputs, const SourceLocation* loc) {
   call_kernel(op, inputs, attrs, outputs, loc);
 }
@@ -159,4 +159,4 @@ void check_representable(const Scalar& value, DType dtype, std::string_view op_n
   if (!ok) not_representable(value, dtype, op_name);
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::runtime

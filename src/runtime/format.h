@@ -10,7 +10,7 @@
 
 #include "kiln/tensor.h"
 
-namespace kiln::detail {
+namespace kiln::runtime {
 
 // NumPy's str() of a concrete tensor's value with default print options
 // (precision 8, floatmode 'maxprec', linewidth 75, threshold 1000, edgeitems
@@ -36,4 +36,4 @@ std::string numpy_scalar_str(float v);
 // Python's repr of a bytes object: b'aa', b"it's", b'\x00\n'.
 std::string python_bytes_repr(std::string_view s);
 
-}  // namespace kiln::detail
+}  // namespace kiln::runtime

@@ -17,7 +17,7 @@
 #include "core/tensor_impl.h"
 #include "runtime/format.h"
 
-namespace kiln::detail {
+namespace kiln::runtime {
 
 namespace {
 
@@ -311,7 +311,7 @@ void collect_shown(const Shape& shape, const std::vector<int64_t>& strides, bool
 
 template <class T> std::string format_array(const Tensor& t, bool summary) {
   const Shape& shape = t.shape();
-  const T* data = data_of<T>(t);
+  const T* data = core::data_of<T>(t);
   std::vector<int64_t> strides(shape.rank(), 1);
   for (int i = shape.rank() - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
   std::vector<T> shown;
@@ -391,12 +391,12 @@ std::string python_bytes_repr(std::string_view s) {
 }
 
 std::string numpy_str(const Tensor& t) {
-  require_concrete(t, "numpy_str");
+  core::require_concrete(t, "numpy_str");
   // As TensorFlow shows a dtype NumPy cannot hold (a resource handle).
   if (!is_numeric(t.dtype()) && t.dtype() != DType::Bool && t.dtype() != DType::String)
     return "<unprintable>";
-  return visit_dtype(t.dtype(), [&]<class T>() -> std::string {
-    if (t.rank() == 0) return format_scalar(data_of<T>(t)[0]);
+  return core::visit_dtype(t.dtype(), [&]<class T>() -> std::string {
+    if (t.rank() == 0) return format_scalar(core::data_of<T>(t)[0]);
     if (t.size() == 0) return "[]";
     return format_array<T>(t, t.size() > kThreshold);
   });
@@ -407,7 +407,7 @@ std::string tensor_repr(const Tensor& t) {
   std::string out;
   if (t.is_symbolic()) {
     out = "Tensor(\"";
-    out += symbolic_tensor_name(t);
+    out += core::symbolic_tensor_name(t);
     out += '"';
   } else {
     out = "kiln.Tensor(";
@@ -423,4 +423,4 @@ std::string tensor_repr(const Tensor& t) {
   return out;
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::runtime

@@ -11,7 +11,7 @@
 #include "core/tensor_impl.h"
 #include "runtime/format.h"
 
-namespace kiln::detail {
+namespace kiln::runtime {
 
 namespace {
 
@@ -111,7 +111,7 @@ void append_dim(std::string& out, const T* data, const Shape& shape, int dim, in
 }  // namespace
 
 std::string summarize_value(const Tensor& t, int64_t summarize) {
-  require_concrete(t, "summarize_value");
+  core::require_concrete(t, "summarize_value");
   if (!is_numeric(t.dtype()) && t.dtype() != DType::Bool && t.dtype() != DType::String)
     return "<" + std::string(dtype_name(t.dtype())) + ">";
   int64_t n = t.size();
@@ -119,8 +119,8 @@ std::string summarize_value(const Tensor& t, int64_t summarize) {
   // of shape (2, 0) reads "[\n ...]", as in TensorFlow).
   int64_t limit = summarize < 0 ? n : std::min(summarize, n);
   std::string out;
-  visit_dtype(t.dtype(), [&]<class T>() {
-    const T* data = data_of<T>(t);
+  core::visit_dtype(t.dtype(), [&]<class T>() {
+    const T* data = core::data_of<T>(t);
     if (t.rank() == 0) {
       for (int64_t i = 0; i < limit; ++i) {
         if (i > 0) out += ' ';
@@ -134,4 +134,4 @@ std::string summarize_value(const Tensor& t, int64_t summarize) {
   return out;
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::runtime

@@ -6,8 +6,8 @@
 
 namespace kiln {
 
-InitScope::InitScope() : saved_(detail::thread_state.handler) { detail::thread_state.handler = nullptr; }
+InitScope::InitScope() : saved_(runtime::thread_state.handler) { runtime::thread_state.handler = nullptr; }
 
-InitScope::~InitScope() { detail::thread_state.handler = saved_; }
+InitScope::~InitScope() { runtime::thread_state.handler = saved_; }
 
 }  // namespace kiln

@@ -18,7 +18,7 @@
 #include "kiln/error.h"
 #include "kiln/profiler.h"
 
-namespace kiln::detail::profiling {
+namespace kiln::runtime::profiling {
 
 std::atomic<bool> enabled{false};
 
@@ -30,7 +30,7 @@ struct RawEvent {
   const std::string* node;
   const std::string* function;
   SourceLocation loc;
-  SmallVector<Shape, 2> shapes;
+  detail::SmallVector<Shape, 2> shapes;
   int64_t start, duration, self, bytes;
 };
 
@@ -88,7 +88,7 @@ ThreadBuffer& thread_buffer() {
 void close(int64_t start, int64_t& duration, int64_t& self, int64_t& self_bytes) {
   ThreadBuffer& b = thread_buffer();
   duration = clock_ns() - start;
-  int64_t bytes = bytes_allocated_by_this_thread() - b.open.back().start_bytes;
+  int64_t bytes = core::bytes_allocated_by_this_thread() - b.open.back().start_bytes;
   self = duration - b.open.back().child_ns;
   self_bytes = bytes - b.open.back().child_bytes;
   b.open.pop_back();
@@ -109,7 +109,7 @@ void append(RawEvent&& e, std::shared_ptr<const void> keep) {
 }  // namespace
 
 EventScope::EventScope() {
-  thread_buffer().open.push_back({bytes_allocated_by_this_thread(), 0, 0});
+  thread_buffer().open.push_back({core::bytes_allocated_by_this_thread(), 0, 0});
   start_ = clock_ns();
 }
 
@@ -136,16 +136,16 @@ void EventScope::end_function(const std::string* function, std::shared_ptr<const
   append(std::move(e), std::move(keep_alive));
 }
 
-}  // namespace kiln::detail::profiling
+}  // namespace kiln::runtime::profiling
 
 namespace kiln::profiler {
 
 namespace {
-using detail::profiling::enabled;
-using detail::profiling::registry;
+using runtime::profiling::enabled;
+using runtime::profiling::registry;
 std::mutex session_mutex;  // start and stop, one at a time
 
-Event public_event(const detail::profiling::RawEvent& raw) {
+Event public_event(const runtime::profiling::RawEvent& raw) {
   Event e;
   e.kind = static_cast<Event::Kind>(raw.kind);
   e.op = std::string(raw.op);
@@ -175,19 +175,20 @@ void start() {
   if (clock_name != "" && clock_name != "wall" && clock_name != "cpu")
     throw InvalidArgument(fmt::format(
         "kiln::profiler::start: KILN_PROFILER_CLOCK must be \"wall\" or \"cpu\", got \"{}\"", clock_name));
-  detail::profiling::cpu_clock.store(clock_name == "cpu");
+  runtime::profiling::cpu_clock.store(clock_name == "cpu");
   auto& r = registry();
   {
     std::lock_guard<std::mutex> lock(r.mutex);
     // Buffers of threads that have exited (only the registry holds them) go.
-    std::erase_if(r.buffers, [](const std::shared_ptr<detail::profiling::ThreadBuffer>& b) { return b.use_count() == 1; });
+    std::erase_if(r.buffers,
+                  [](const std::shared_ptr<runtime::profiling::ThreadBuffer>& b) { return b.use_count() == 1; });
     for (auto& b : r.buffers) {
       std::lock_guard<std::mutex> buffer_lock(b->mutex);
       b->events.clear();
       b->keep_alive.clear();
     }
   }
-  r.origin_ns.store(detail::profiling::clock_ns());
+  r.origin_ns.store(runtime::profiling::clock_ns());
   enabled.store(true);
 }
 

@@ -12,7 +12,7 @@
 
 #include "kiln/tensor.h"
 
-namespace kiln::detail::profiling {
+namespace kiln::runtime::profiling {
 
 extern std::atomic<bool> enabled;
 inline bool on() { return enabled.load(std::memory_order_relaxed); }
@@ -40,4 +40,4 @@ class EventScope {
   bool ended_ = false;
 };
 
-}  // namespace kiln::detail::profiling
+}  // namespace kiln::runtime::profiling

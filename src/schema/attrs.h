@@ -17,7 +17,7 @@ namespace kiln::graph {
 class Graph;
 }
 
-namespace kiln::detail {
+namespace kiln::schema {
 
 // A C++ callback run by a graph (kiln::host_function).
 struct HostCallback {
@@ -76,7 +76,7 @@ class Attrs {
 
  private:
   [[noreturn]] void missing(std::string_view name) const;
-  SmallVector<Attr, 3> items_;
+  detail::SmallVector<Attr, 3> items_;
 };
 
 // Structural equality and hash, for hash-consing nodes while tracing. Small
@@ -87,4 +87,4 @@ std::size_t attrs_hash(const Attrs& attrs);
 // Text of one attr value as the graph printer shows it.
 std::string attr_value_to_string(const AttrValue& value);
 
-}  // namespace kiln::detail
+}  // namespace kiln::schema

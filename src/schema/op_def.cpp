@@ -5,30 +5,30 @@
 
 #include "schema/op_def.h"
 
-namespace kiln::detail {
+namespace kiln::schema {
 
 OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry();
-    register_all_ops(*r);
+    registry::register_all_ops(*r);
     return r;
   }();
   return *registry;
 }
 
-void OpRegistry::add(const OpDef& op) {
+void OpRegistry::add(const detail::OpDef& op) {
   if (find(op.name)) throw Internal(fmt::format("op '{}' is registered twice", op.name));
   ops_.push_back(&op);
 }
 
-const OpDef* OpRegistry::find(std::string_view name) const {
-  for (const OpDef* op : ops_)
+const detail::OpDef* OpRegistry::find(std::string_view name) const {
+  for (const detail::OpDef* op : ops_)
     if (op->name == name) return op;
   return nullptr;
 }
 
-const OpDef& OpRegistry::get(std::string_view name) const {
-  if (const OpDef* op = find(name)) return *op;
+const detail::OpDef& OpRegistry::get(std::string_view name) const {
+  if (const detail::OpDef* op = find(name)) return *op;
   throw NotFound(fmt::format("no op named '{}' is registered", name));
 }
 
@@ -82,7 +82,7 @@ bool tensors_equal(const Tensor& a, const Tensor& b) {
   if (a.is_symbolic() || b.is_symbolic() || a.dtype() != b.dtype() || a.shape() != b.shape() ||
       a.size() > kCompareByValueLimit)
     return false;
-  return same_bits(a, b);
+  return core::same_bits(a, b);
 }
 
 std::size_t tensor_hash(const Tensor& t) {
@@ -92,7 +92,7 @@ std::size_t tensor_hash(const Tensor& t) {
     for (const std::string& s : t.to_vector<std::string>()) h = h * 131 ^ std::hash<std::string>()(s);
     return h;
   }
-  const auto* bytes = static_cast<const unsigned char*>(raw_data(t));
+  const auto* bytes = static_cast<const unsigned char*>(core::raw_data(t));
   for (std::size_t i = 0; i < static_cast<std::size_t>(t.size()) * dtype_size(t.dtype()); ++i)
     h = h * 131 + bytes[i];
   return h;
@@ -183,4 +183,4 @@ std::string attr_value_to_string(const AttrValue& value) {
   return std::visit(Visitor{}, value);
 }
 
-}  // namespace kiln::detail
+}  // namespace kiln::schema

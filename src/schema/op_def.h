@@ -17,6 +17,10 @@ namespace kiln::detail {
 
 struct OpDef;
 
+}  // namespace kiln::detail
+
+namespace kiln::schema {
+
 struct TensorType {
   DType dtype = DType::Float32;
   Shape shape;
@@ -28,13 +32,13 @@ struct TensorType {
 class InferContext {
  public:
   // From tensors (eager dispatch, tracing): their headers give the types.
-  InferContext(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs)
+  InferContext(const detail::OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs)
       : op_(op), tensors_(inputs.data()), num_inputs_(static_cast<int>(inputs.size())), attrs_(attrs) {}
   // From types only (graph passes, the executor on unknown shapes).
-  InferContext(const OpDef& op, std::span<const TensorType> inputs, const Attrs& attrs)
+  InferContext(const detail::OpDef& op, std::span<const TensorType> inputs, const Attrs& attrs)
       : op_(op), types_(inputs.data()), num_inputs_(static_cast<int>(inputs.size())), attrs_(attrs) {}
 
-  const OpDef& op() const { return op_; }
+  const detail::OpDef& op() const { return op_; }
   int num_inputs() const { return num_inputs_; }
   DType dtype(int i) const { return tensors_ ? tensors_[i].dtype() : type(i).dtype; }
   const Shape& shape(int i) const { return tensors_ ? tensors_[i].shape() : type(i).shape; }
@@ -52,7 +56,7 @@ class InferContext {
       too_many_elements(shape);
     outputs_.push_back({dtype, shape});
   }
-  SmallVector<TensorType, 2>& outputs() { return outputs_; }
+  detail::SmallVector<TensorType, 2>& outputs() { return outputs_; }
 
   // Throws InvalidArgument as "<op>: <message>".
   template <class... Args>
@@ -72,25 +76,25 @@ class InferContext {
   [[noreturn]] void missing_input(int i) const;
   [[noreturn]] void too_many_elements(const Shape& shape) const;
 
-  const OpDef& op_;
+  const detail::OpDef& op_;
   const Tensor* tensors_ = nullptr;
   const TensorType* types_ = nullptr;
   int num_inputs_;
   const Attrs& attrs_;
-  SmallVector<TensorType, 2> outputs_;
+  detail::SmallVector<TensorType, 2> outputs_;
 };
 
 // A kernel reads concrete inputs and writes outputs that dispatch already
 // allocated from the inferred types (unless the op is flagged
 // kSetsOwnOutputs, e.g. reshape, which views its input's buffer).
 struct KernelContext {
-  const OpDef& op;
+  const detail::OpDef& op;
   std::span<const Tensor> inputs;
   std::span<Tensor> outputs;
   const Attrs& attrs;
 
-  template <class T> const T* in(int i) const { return data_of<T>(inputs[i]); }
-  template <class T> T* out(int i) const { return data_of<T>(outputs[i]); }
+  template <class T> const T* in(int i) const { return core::data_of<T>(inputs[i]); }
+  template <class T> T* out(int i) const { return core::data_of<T>(outputs[i]); }
   const Shape& in_shape(int i) const { return inputs[i].shape(); }
   const Shape& out_shape(int i) const { return outputs[i].shape(); }
 };
@@ -100,7 +104,7 @@ struct KernelContext {
 // forward op's inputs, outputs and attrs and the upstream gradient of each
 // output, and sets the gradient of each input it can differentiate.
 struct GradContext {
-  const OpDef& op;
+  const detail::OpDef& op;
   std::span<const Tensor> inputs;
   std::span<const Tensor> outputs;
   const Attrs& attrs;
@@ -108,7 +112,7 @@ struct GradContext {
   // with grad_or_zeros when the formula needs a value).
   std::span<const Tensor> grads;
   // One per input, undefined until set; left undefined means "no gradient".
-  SmallVector<Tensor, 4> input_grads;
+  detail::SmallVector<Tensor, 4> input_grads;
   // Which inputs the caller wants a gradient for; a gradient function may skip
   // the others (conv2d skips the image gradient of the first layer).
   std::span<const bool> wanted;
@@ -196,49 +200,61 @@ enum OpFlags : uint32_t {
   kNotDifferentiable = 1u << 5,
 };
 
+}  // namespace kiln::schema
+
+namespace kiln::detail {
+
 struct OpDef {
   std::string_view name;
-  InferFn infer = nullptr;
-  KernelFn kernel = nullptr;
-  uint32_t flags = kNoFlags;
-  SamplesFn samples = nullptr;
-  GradFn gradient = nullptr;
+  schema::InferFn infer = nullptr;
+  schema::KernelFn kernel = nullptr;
+  uint32_t flags = schema::kNoFlags;
+  schema::SamplesFn samples = nullptr;
+  schema::GradFn gradient = nullptr;
   // For elementwise ops: the contiguous loop per dtype (indexed by DType), or
   // nullptr where the dtype is not supported.
-  ElementwiseLoop elementwise[kNumDTypes] = {};
+  schema::ElementwiseLoop elementwise[kNumDTypes] = {};
   // Elementwise ops: the op on one element in double precision (ReferenceFn).
-  ReferenceFn reference = nullptr;
+  schema::ReferenceFn reference = nullptr;
   // Elementwise ops: the 8-lane form standing in for elementwise[Float32].
-  LaneForm lane_form = LaneForm::kNone;
+  schema::LaneForm lane_form = schema::LaneForm::kNone;
   // Background ops: the executor starts the step as early as its inputs allow
   // and finishes it just before the first step that reads an output, so the
   // steps between run while the work goes on. `kernel` (start, then finish)
   // serves eager calls. Both null for every other op.
-  StartFn start = nullptr;
-  FinishFn finish = nullptr;
+  schema::StartFn start = nullptr;
+  schema::FinishFn finish = nullptr;
 
-  bool is(OpFlags f) const { return (flags & f) != 0; }
+  bool is(schema::OpFlags f) const { return (flags & f) != 0; }
 };
+
+}  // namespace kiln::detail
+
+namespace kiln::schema {
 
 // Every op, by name.
 class OpRegistry {
  public:
   static OpRegistry& global();
-  void add(const OpDef& op);
+  void add(const detail::OpDef& op);
   // nullptr when there is no such op.
-  const OpDef* find(std::string_view name) const;
+  const detail::OpDef* find(std::string_view name) const;
   // Throws NotFound naming the op.
-  const OpDef& get(std::string_view name) const;
-  const std::vector<const OpDef*>& all() const { return ops_; }
+  const detail::OpDef& get(std::string_view name) const;
+  const std::vector<const detail::OpDef*>& all() const { return ops_; }
 
  private:
-  std::vector<const OpDef*> ops_;
+  std::vector<const detail::OpDef*> ops_;
 };
+
+}  // namespace kiln::schema
+
+namespace kiln::registry {
 
 // Adds every op to `registry`, once, when OpRegistry::global() is first used,
 // so every op is present in every program (a loaded graph may name any of
 // them). Defined in src/registry/register_ops.cpp, the one place that knows
 // every folder's ops; the schema itself knows none.
-void register_all_ops(OpRegistry& registry);
+void register_all_ops(schema::OpRegistry& registry);
 
-}  // namespace kiln::detail
+}  // namespace kiln::registry

@@ -6,13 +6,13 @@ namespace kiln::trace {
 
 TracingContext::TracingContext(std::shared_ptr<graph::Graph> graph) : graph_(std::move(graph)) {}
 
-Tensor TracingContext::add_parameter(const detail::TensorType& type, std::string_view name) {
+Tensor TracingContext::add_parameter(const schema::TensorType& type, std::string_view name) {
   return symbolic({graph_->add_parameter(type, name), 0});
 }
 
 Tensor TracingContext::symbolic(const graph::Value& v) {
-  const detail::TensorType& t = graph_->type_of(v);
-  return detail::make_symbolic(t.dtype, t.shape, v.node, v.index, graph_);
+  const schema::TensorType& t = graph_->type_of(v);
+  return core::make_symbolic(t.dtype, t.shape, v.node, v.index, graph_);
 }
 
 graph::Value TracingContext::value_of(const Tensor& t) {
@@ -30,25 +30,25 @@ std::size_t TracingContext::ConsHash::operator()(const ConsKey& k) const {
   std::size_t h = std::hash<const void*>()(k.op);
   for (const graph::Value& v : k.inputs)
     h = h * 1000003u ^ (std::hash<const void*>()(v.node) + static_cast<std::size_t>(v.index));
-  return h ^ detail::attrs_hash(*k.attrs);
+  return h ^ schema::attrs_hash(*k.attrs);
 }
 
 bool TracingContext::ConsEq::operator()(const ConsKey& a, const ConsKey& b) const {
   if (a.op != b.op || a.inputs.size() != b.inputs.size()) return false;
   for (std::size_t i = 0; i < a.inputs.size(); ++i)
     if (!(a.inputs[i] == b.inputs[i])) return false;
-  return detail::attrs_equal(*a.attrs, *b.attrs);
+  return schema::attrs_equal(*a.attrs, *b.attrs);
 }
 
-detail::TensorList TracingContext::dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
-                                            detail::Attrs&& attrs, const SourceLocation& loc) {
+runtime::TensorList TracingContext::dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
+                                             schema::Attrs&& attrs, const SourceLocation& loc) {
   detail::SmallVector<graph::Value, 3> values;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined())
       throw InvalidArgument(fmt::format("{}: input {} is a null tensor", op.name, i));
     values.push_back(value_of(inputs[i]));
   }
-  bool stateful = op.is(detail::kStateful);
+  bool stateful = op.is(schema::kStateful);
   graph::Node* node = nullptr;
   if (!stateful) {
     ConsKey probe{&op, values, &attrs};
@@ -66,7 +66,7 @@ detail::TensorList TracingContext::dispatch(const detail::OpDef& op, std::span<c
     }
   }
   dispatch_nodes_.push_back(node);
-  detail::TensorList out;
+  runtime::TensorList out;
   for (int i = 0; i < static_cast<int>(node->outputs.size()); ++i) out.push_back(symbolic({node, i}));
   return out;
 }

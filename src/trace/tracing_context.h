@@ -15,15 +15,15 @@ class TracingContext : public detail::DispatchHandler {
   explicit TracingContext(std::shared_ptr<graph::Graph> graph);
 
   // A new graph parameter, as the symbolic tensor that stands for it.
-  Tensor add_parameter(const detail::TensorType& type, std::string_view name);
+  Tensor add_parameter(const schema::TensorType& type, std::string_view name);
   // The graph value of `t`: its own node's output when `t` belongs to this
   // graph, else a capture (created once per outer tensor).
   graph::Value value_of(const Tensor& t);
   // A symbolic tensor for a value of this graph.
   Tensor symbolic(const graph::Value& v);
 
-  detail::TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
-                              detail::Attrs&& attrs, const SourceLocation& loc) override;
+  runtime::TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs,
+                               schema::Attrs&& attrs, const SourceLocation& loc) override;
 
   void variable_created() override { ++variables_created_; }
   // The node each dispatch produced (or reused), in call order: how the
@@ -38,7 +38,7 @@ class TracingContext : public detail::DispatchHandler {
   struct ConsKey {
     const detail::OpDef* op;
     detail::SmallVector<graph::Value, 3> inputs;
-    const detail::Attrs* attrs;
+    const schema::Attrs* attrs;
   };
   struct ConsHash {
     std::size_t operator()(const ConsKey& k) const;

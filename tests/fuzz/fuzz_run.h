@@ -21,11 +21,11 @@ namespace kiln::fuzz {
 // -timeout does.
 struct FuzzLimits {
   FuzzLimits() {
-    detail::set_max_allocation_bytes(std::size_t{1} << 30);
+    core::set_max_allocation_bytes(std::size_t{1} << 30);
     graph_ops::set_max_while_iterations(10000);
   }
   ~FuzzLimits() {
-    detail::set_max_allocation_bytes(0);
+    core::set_max_allocation_bytes(0);
     graph_ops::set_max_while_iterations(0);
   }
   FuzzLimits(const FuzzLimits&) = delete;

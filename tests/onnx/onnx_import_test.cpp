@@ -36,7 +36,7 @@ TEST(OnnxImport, RoundTripIsBitwise) {
   EXPECT_EQ(imported.inputs()[0].name, "x");
   EXPECT_EQ(imported.inputs()[0].shape, Shape({None, 4}));  // the symbolic dim comes back unknown
   Tensor got = imported({{"x", x}}).at("output_0");
-  EXPECT_TRUE(detail::same_bits(got, f(x)));
+  EXPECT_TRUE(core::same_bits(got, f(x)));
 }
 
 TEST(OnnxImport, MnistCnnRoundTripIsBitwise) {
@@ -49,7 +49,7 @@ TEST(OnnxImport, MnistCnnRoundTripIsBitwise) {
   std::string path = temp_path("mnist.onnx");
   kiln::onnx::export_(serve, path, {.input_names = {"images"}});
   auto imported = kiln::onnx::import_model(path);
-  EXPECT_TRUE(detail::same_bits(imported({{"images", images}}).at("output_0"), want));
+  EXPECT_TRUE(core::same_bits(imported({{"images", images}}).at("output_0"), want));
   fs::remove(path);
 }
 
@@ -62,7 +62,7 @@ TEST(OnnxImport, ControlFlowRoundTripIsBitwise) {
     for (int n : {0, 1, 5}) {
       Tensor x = constant({1.f, -2.f, 3.5f}) * sign;
       Tensor got = imported({{"arg0", x}, {"arg1", constant(n)}}).at("output_0");
-      EXPECT_TRUE(detail::same_bits(got, f(x, constant(n)))) << sign << " " << n;
+      EXPECT_TRUE(core::same_bits(got, f(x, constant(n)))) << sign << " " << n;
     }
 }
 
@@ -88,7 +88,7 @@ TEST(OnnxImport, DepthwiseConvAndNdOpsRoundTripsAreBitwise) {
   Tensor x = random::uniform({2, 7, 6, 3}, -1.f, 1.f, DType::Float32, 8);
   auto imported = kiln::onnx::import_model_from_string(
       kiln::onnx::export_to_string(only_trace(depthwise), {.input_names = {"x"}}));
-  EXPECT_TRUE(detail::same_bits(imported({{"x", x}}).at("output_0"), depthwise(x)));
+  EXPECT_TRUE(core::same_bits(imported({{"x", x}}).at("output_0"), depthwise(x)));
 
   Tensor indices = constant({{2, 1}, {0, 0}, {1, 3}});
   auto nd = kiln::function(
@@ -108,7 +108,7 @@ TEST(OnnxImport, DepthwiseConvAndNdOpsRoundTripsAreBitwise) {
   for (const auto& node : model.graph().node()) ops.insert(node.op_type());
   EXPECT_TRUE(ops.count("GatherND") && ops.count("ScatterND")) << fmt::format("{}", fmt::join(ops, " "));
   auto back = kiln::onnx::import_model_from_string(bytes);
-  EXPECT_TRUE(detail::same_bits(back({{"t", t}, {"updates", updates}}).at("output_0"), want));
+  EXPECT_TRUE(core::same_bits(back({{"t", t}, {"updates", updates}}).at("output_0"), want));
 }
 
 TEST(OnnxImport, RejectsTruncatedAndForeignFiles) {
@@ -211,10 +211,10 @@ kiln::onnx::pb::TensorProto read_tensor(const fs::path& path) {
 // ONNX's backend tests compare with rtol 1e-3, atol 1e-7.
 bool close(const Tensor& want, const Tensor& got) {
   if (want.dtype() != got.dtype() || want.shape() != got.shape()) return false;
-  if (!is_floating(want.dtype())) return detail::same_bits(want, got);
+  if (!is_floating(want.dtype())) return core::same_bits(want, got);
   Tensor a = cast(want, DType::Float64), b = cast(got, DType::Float64);
-  const double* x = detail::data_of<double>(a);
-  const double* y = detail::data_of<double>(b);
+  const double* x = core::data_of<double>(a);
+  const double* y = core::data_of<double>(b);
   for (int64_t i = 0; i < a.size(); ++i) {
     if (std::isnan(x[i]) && std::isnan(y[i])) continue;
     if (!(std::abs(x[i] - y[i]) <= 1e-7 + 1e-3 * std::abs(x[i]))) return false;

@@ -16,7 +16,7 @@ namespace kiln::testing {
 void for_each_op_sample(const std::function<void(const detail::OpDef&, int, const graph::Graph&)>& fn);
 // The same, with the sample's inputs.
 void for_each_op_sample(
-    const std::function<void(const detail::OpDef&, int, const graph::Graph&, const detail::OpSample&)>& fn);
+    const std::function<void(const detail::OpDef&, int, const graph::Graph&, const schema::OpSample&)>& fn);
 
 // cond and while_loop: x doubled or negated by the sign of its sum, then
 // multiplied by `factor` n times (the export tests' If and Loop).

@@ -52,7 +52,7 @@ std::string onnx_text(const kiln::onnx::pb::ModelProto& model) {
   for (const auto& init : model.graph().initializer()) {
     Tensor t = kiln::onnx::from_tensor_proto(init, init.name());
     s << init.name() << ": " << dtype_name(t.dtype()) << " " << t.shape().to_string();
-    if (t.size() <= 16) s << " = " << detail::numpy_str(t);
+    if (t.size() <= 16) s << " = " << runtime::numpy_str(t);
     s << "\n";
   }
   return s.str();

@@ -26,7 +26,8 @@ namespace {
 
 json write_tensor(const fs::path& dir, const std::string& name, const Tensor& t) {
   std::ofstream(dir / (name + ".bin"), std::ios::binary)
-      .write(static_cast<const char*>(detail::raw_data(t)), static_cast<std::streamsize>(t.size() * dtype_size(t.dtype())));
+      .write(static_cast<const char*>(core::raw_data(t)),
+             static_cast<std::streamsize>(t.size() * dtype_size(t.dtype())));
   return {{"name", name}, {"file", name + ".bin"}, {"dtype", std::string(dtype_name(t.dtype()))},
           {"dims", t.shape().to_vector()}};
 }
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
   fs::create_directories(root);
   json cases = json::array();
   int refused = 0;
-  testing::for_each_op_sample([&](const detail::OpDef& op, int k, const graph::Graph& g, const detail::OpSample& s) {
+  testing::for_each_op_sample([&](const detail::OpDef& op, int k, const graph::Graph& g, const schema::OpSample& s) {
     std::string bytes;
     try {
       kiln::onnx::export_graph(g, {}).SerializeToString(&bytes);
