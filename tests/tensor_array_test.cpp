@@ -182,14 +182,14 @@ TEST(TensorArray, AReadViewsItsRowAndLaterWritesLeaveIt) {
   TensorArray a(DType::Float32, 3, {.element_shape = Shape{16}});  // rows of 64 bytes
   for (int i = 0; i < 3; ++i) a = std::move(a).write(i, fill({16}, static_cast<float>(i + 1)));
   Tensor row = a.read(1);
-  EXPECT_EQ(detail::raw_data(row), static_cast<const char*>(buffer_storage(a)) + 64);
+  EXPECT_EQ(core::raw_data(row), static_cast<const char*>(buffer_storage(a)) + 64);
   a = std::move(a).write(1, zeros({16}));
   expect_tensor<float>(row, {16}, std::vector<float>(16, 2.f));
   expect_tensor<float>(a.read(1), {16}, std::vector<float>(16, 0.f));
   // Rows off the boundary are copied.
   TensorArray odd(DType::Float32, 2, {.element_shape = Shape{3}});
   odd = odd.write(0, fill({3}, 1.f)).write(1, fill({3}, 2.f));
-  EXPECT_NE(detail::raw_data(odd.read(1)), static_cast<const char*>(buffer_storage(odd)) + 12);
+  EXPECT_NE(core::raw_data(odd.read(1)), static_cast<const char*>(buffer_storage(odd)) + 12);
   expect_tensor<float>(odd.read(1), {3}, std::vector<float>(3, 2.f));
 }
 

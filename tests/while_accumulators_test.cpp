@@ -56,7 +56,7 @@ Both expect_same_bits(const Gradients& fn, const std::vector<Tensor>& args, floa
   for (std::size_t i = 0; i < forms[0].size() && i < forms[1].size(); ++i) {
     EXPECT_EQ(forms[0][i].shape(), forms[1][i].shape()) << "result " << i;
     if (tolerance == 0)
-      EXPECT_TRUE(detail::same_bits(forms[0][i], forms[1][i])) << "result " << i;
+      EXPECT_TRUE(core::same_bits(forms[0][i], forms[1][i])) << "result " << i;
     else
       expect_tensor_near<float>(forms[1][i], forms[0][i].shape(), forms[0][i].to_vector<float>(), tolerance);
   }
@@ -209,7 +209,7 @@ TEST(WhileAccumulators, ALoopOfUnknownTripCountAndBatch) {
   for (int64_t batch : {1, 4}) {
     std::vector<Tensor> want = grads(batch_rows(batch), w);
     for (int k = 0; k < 2; ++k) {
-      EXPECT_TRUE(detail::same_bits(got[1][batch == 4][k], got[0][batch == 4][k]));
+      EXPECT_TRUE(core::same_bits(got[1][batch == 4][k], got[0][batch == 4][k]));
       expect_tensor_near<float>(got[1][batch == 4][k], want[k].shape(), want[k].to_vector<float>(), 1e-5f);
     }
   }
@@ -303,7 +303,7 @@ TEST(WhileAccumulators, AFunctionCalledEagerlyUnderATape) {
     tape.watch(w);
     got[on] = tape.gradient(sum(f(x)), std::vector<GradientSource>{x, w});
   }
-  for (int k = 0; k < 2; ++k) EXPECT_TRUE(detail::same_bits(got[0][k], got[1][k]));
+  for (int k = 0; k < 2; ++k) EXPECT_TRUE(core::same_bits(got[0][k], got[1][k]));
   GradientTape tape;
   tape.watch(x);
   tape.watch(w);

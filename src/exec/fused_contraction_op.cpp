@@ -72,8 +72,8 @@ void run_fused(KernelContext& c, const OpDef& contraction, BiasedOneDnn onednn) 
 
 void fused_matmul_infer(InferContext& c) { infer_fused(c, ops::matmul_op()); }
 void fused_conv2d_infer(InferContext& c) { infer_fused(c, ops::conv2d_op()); }
-void fused_matmul_kernel(KernelContext& c) { run_fused(c, ops::matmul_op(), detail::matmul_bias_onednn); }
-void fused_conv2d_kernel(KernelContext& c) { run_fused(c, ops::conv2d_op(), detail::conv2d_bias_onednn); }
+void fused_matmul_kernel(KernelContext& c) { run_fused(c, ops::matmul_op(), ops::matmul_bias_onednn); }
+void fused_conv2d_kernel(KernelContext& c) { run_fused(c, ops::conv2d_op(), ops::conv2d_bias_onednn); }
 void fused_depthwise_infer(InferContext& c) { infer_fused(c, ops::depthwise_conv2d_op()); }
 
 // The depthwise convolution (its own kernel), then the bias and the relu in
@@ -87,11 +87,11 @@ void fused_depthwise_kernel(KernelContext& c) {
   run_part(ops::depthwise_conv2d_op(), c.inputs.first(2), out, c.attrs);
   const int64_t channels = out.shape()[out.rank() - 1], rows = out.size() / channels;
   const bool relu = has_relu(c.attrs);
-  detail::visit_numeric(out.dtype(), [&]<class T>() {
+  core::visit_numeric(out.dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {  // what inference admits
       const T* bias = c.in<T>(2);
       T* y = c.out<T>(0);
-      detail::parallel_for(
+      core::parallel_for(
           rows,
           [&](int64_t begin, int64_t end) {
             for (int64_t r = begin; r < end; ++r) {
@@ -102,7 +102,7 @@ void fused_depthwise_kernel(KernelContext& c) {
               }
             }
           },
-          std::max<int64_t>(1, detail::kParallelGrain / std::max<int64_t>(channels, 1)));
+          std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(channels, 1)));
     }
   });
 }
@@ -151,7 +151,7 @@ std::vector<schema::OpSample> fused_conv2d_samples() {
 
 // float32 with a channel multiplier of 2 (relu; strided, dilated, VALID)
 // and float64.
-std::vector<detail::OpSample> fused_depthwise_samples() {
+std::vector<schema::OpSample> fused_depthwise_samples() {
   auto attrs = [](std::vector<int64_t> strides, const char* padding, std::vector<int64_t> dilations,
                   const char* activation) {
     return Attrs{{"strides", std::move(strides)},
@@ -177,9 +177,9 @@ std::vector<detail::OpSample> fused_depthwise_samples() {
 constexpr OpDef kFusedMatMul{.name = "FusedMatMul", .infer = fused_matmul_infer, .kernel = fused_matmul_kernel,
                              .flags = schema::kNotDifferentiable, .samples = fused_matmul_samples};
 constexpr OpDef kFusedConv2D{.name = "FusedConv2D", .infer = fused_conv2d_infer, .kernel = fused_conv2d_kernel,
-                             .flags = detail::kNotDifferentiable, .samples = fused_conv2d_samples};
+                             .flags = schema::kNotDifferentiable, .samples = fused_conv2d_samples};
 constexpr OpDef kFusedDepthwiseConv2D{.name = "FusedDepthwiseConv2dNative", .infer = fused_depthwise_infer,
-                                      .kernel = fused_depthwise_kernel, .flags = detail::kNotDifferentiable,
+                                      .kernel = fused_depthwise_kernel, .flags = schema::kNotDifferentiable,
                                       .samples = fused_depthwise_samples};
 
 }  // namespace

@@ -33,6 +33,6 @@ struct FusedStep {
 schema::ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n);
 
 // FusedElementwise and the other fused ops the passes emit.
-void register_fused_ops(detail::OpRegistry& registry);
+void register_fused_ops(schema::OpRegistry& registry);
 
 }  // namespace kiln::exec

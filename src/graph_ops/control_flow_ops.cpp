@@ -211,7 +211,7 @@ std::vector<OpSample> while_samples() {
   GraphPtr body = sample_graph("body", vars, {limit}, [](const std::vector<Tensor>& a) {
     return std::vector<Tensor>{a[0] + 1, a[1] * 2.f};
   });
-  detail::Attrs attrs{{"cond", cond}, {"body", body}};
+  schema::Attrs attrs{{"cond", cond}, {"body", body}};
   // A product per step, which the gradient's re-run stacks
   // (while_accumulators.h): the backward loop reads it.
   Tensor w = constant({{0.5f, -0.3f}, {0.8f, 0.2f}});
@@ -222,7 +222,7 @@ std::vector<OpSample> while_samples() {
   GraphPtr rows_body = sample_graph("body", rows, {limit, w}, [](const std::vector<Tensor>& a) {
     return std::vector<Tensor>{a[0] + 1, tanh(matmul(a[1], a[3]))};
   });
-  detail::Attrs rows_attrs{{"cond", rows_cond}, {"body", rows_body}};
+  schema::Attrs rows_attrs{{"cond", rows_cond}, {"body", rows_body}};
   return {{{constant(0), constant({1.f, 2.f}), limit}, attrs},
           {{constant(5), constant({1.f, 2.f}), limit}, attrs},
           {{constant(0), constant({{1.f, -2.f}}), limit, w}, rows_attrs}};

@@ -52,8 +52,8 @@ std::vector<bool> forward_results(const Graph& f) {
   return out;
 }
 
-std::vector<detail::TensorType> feed_types(const Graph& f) {
-  std::vector<detail::TensorType> types;
+std::vector<schema::TensorType> feed_types(const Graph& f) {
+  std::vector<schema::TensorType> types;
   for (const Node* p : f.parameters()) types.push_back(p->outputs[0]);
   for (const graph::Capture& c : f.captures()) types.push_back(c.placeholder->outputs[0]);
   return types;

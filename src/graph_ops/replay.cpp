@@ -12,12 +12,12 @@ std::vector<Tensor> replay(const graph::Graph& f, std::span<const Tensor> feeds,
   ReplayedValues local;
   ReplayedValues& values = out ? *out : local;
   std::size_t k = 0;
-  for (const graph::Node* p : f.parameters()) values[p] = detail::TensorList{feeds[k++]};
-  for (const graph::Capture& c : f.captures()) values[c.placeholder] = detail::TensorList{feeds[k++]};
+  for (const graph::Node* p : f.parameters()) values[p] = runtime::TensorList{feeds[k++]};
+  for (const graph::Capture& c : f.captures()) values[c.placeholder] = runtime::TensorList{feeds[k++]};
   for (std::size_t j = 0; j < given.size(); ++j) {
     if (!given[j].defined()) continue;
     const graph::Value& v = f.results()[j];
-    detail::TensorList& given_outputs = values[v.node];
+    runtime::TensorList& given_outputs = values[v.node];
     given_outputs.resize(v.node->outputs.size());
     given_outputs[static_cast<size_t>(v.index)] = given[j];
   }
@@ -30,7 +30,7 @@ std::vector<Tensor> replay(const graph::Graph& f, std::span<const Tensor> feeds,
     if (n->is_stateful() && !read.count(n.get())) continue;
     detail::SmallVector<Tensor, 3> inputs;
     for (const graph::Value& v : n->inputs) inputs.push_back(values.at(v.node)[static_cast<size_t>(v.index)]);
-    values[n.get()] = dispatch(*n->op, std::span<const Tensor>(inputs.data(), inputs.size()), detail::Attrs(n->attrs),
+    values[n.get()] = runtime::dispatch(*n->op, std::span<const Tensor>(inputs.data(), inputs.size()), schema::Attrs(n->attrs),
                                n->location);
   }
   std::vector<Tensor> results;

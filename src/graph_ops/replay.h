@@ -12,7 +12,7 @@
 namespace kiln::graph_ops {
 
 // The outputs of each node of a replayed graph, as the replay made them.
-using ReplayedValues = std::unordered_map<const graph::Node*, detail::TensorList>;
+using ReplayedValues = std::unordered_map<const graph::Node*, runtime::TensorList>;
 
 // Runs f's nodes again, f's parameters then captures fed by `feeds`, and
 // returns f's results. Stateful nodes nothing reads (print, variable

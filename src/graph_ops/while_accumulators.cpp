@@ -34,7 +34,7 @@ std::atomic<bool>& accumulators_on() {
 std::vector<const detail::OpDef*> ops_named(std::initializer_list<const char*> names) {
   std::vector<const detail::OpDef*> ops;
   for (const char* name : names)
-    if (const detail::OpDef* op = detail::OpRegistry::global().find(name)) ops.push_back(op);
+    if (const detail::OpDef* op = schema::OpRegistry::global().find(name)) ops.push_back(op);
   return ops;
 }
 
@@ -64,10 +64,10 @@ bool shape_follows_shapes(const detail::OpDef& op) {
       ops_named({"MatMul", "BiasAdd", "Conv2D", "DepthwiseConv2dNative", "StridedSlice", "TensorArrayRead",
                  "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Pack", "Unpack", "Gather", "Sum", "Mean",
                  "Max", "Min", "Softmax", "LogSoftmax", "MaxPool", "AvgPool", "Tile", "Pad", "Const"});
-  return op.is(detail::kElementwise) || is_among(ops, op);
+  return op.is(schema::kElementwise) || is_among(ops, op);
 }
 
-bool stackable(const detail::TensorType& t) { return t.dtype != DType::Resource && t.dtype != DType::String; }
+bool stackable(const schema::TensorType& t) { return t.dtype != DType::Resource && t.dtype != DType::String; }
 
 }  // namespace
 
@@ -102,7 +102,7 @@ std::vector<graph::Value> values_to_accumulate(const graph::Graph& backward, con
     }
     for (int k = 0; k < static_cast<int>(n->outputs.size()); ++k) {
       graph::Value v{n.get(), k};
-      const detail::TensorType& type = n->outputs[k];
+      const schema::TensorType& type = n->outputs[k];
       bool varies = varies_in && !type.shape.is_fully_defined();
       auto forward = replayed.find(v);
       if (costly_in && !impure_in && !varies && needed.count(v) && forward != replayed.end() && stackable(type)) {

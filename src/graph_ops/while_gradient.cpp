@@ -42,7 +42,7 @@ struct LoopGraph {
   std::shared_ptr<Graph> graph = std::make_shared<Graph>("loop");
   trace::TracingContext ctx{graph};
   std::vector<Tensor> params;
-  explicit LoopGraph(const std::vector<detail::TensorType>& types) {
+  explicit LoopGraph(const std::vector<schema::TensorType>& types) {
     for (std::size_t i = 0; i < types.size(); ++i) params.push_back(ctx.add_parameter(types[i], fmt::format("v{}", i)));
   }
   GraphPtr finish(const std::vector<Tensor>& results) {
@@ -54,7 +54,7 @@ struct LoopGraph {
 
 // The shape of a variable a graph reads through capture `placeholder`, when
 // the graph reads it.
-std::optional<detail::TensorType> variable_type(const Graph& g, const Node* placeholder) {
+std::optional<schema::TensorType> variable_type(const Graph& g, const Node* placeholder) {
   for (const auto& n : g.nodes()) {
     if (n->op->name != "ReadVariable" || n->inputs.empty() || n->inputs[0].node != placeholder) continue;
     return n->outputs[0];
@@ -69,7 +69,7 @@ std::optional<detail::TensorType> variable_type(const Graph& g, const Node* plac
 // carries it as its three leaves (buffer, mask, size).
 class IterationStack {
  public:
-  explicit IterationStack(const detail::TensorType& t)
+  explicit IterationStack(const schema::TensorType& t)
       : empty_(t.dtype, 0, {.dynamic_size = true, .element_shape = t.shape}) {
     detail::ResultFlattener f;
     detail::Traits<TensorArray>::flatten_result(empty_, f);
@@ -83,7 +83,7 @@ class IterationStack {
     types_ = {{t.dtype, buffer}, {f.leaves[1].dtype(), Shape{None}}, {f.leaves[2].dtype(), Shape{}}};
   }
   static constexpr std::size_t kLeaves = 3;
-  const std::vector<detail::TensorType>& types() const { return types_; }
+  const std::vector<schema::TensorType>& types() const { return types_; }
   std::vector<Tensor> empty_leaves() const { return leaves(empty_); }
   // The stack whose leaves start at `leaves[0]`.
   TensorArray array(const Tensor* leaves) const {
@@ -100,7 +100,7 @@ class IterationStack {
  private:
   TensorArray empty_;
   std::vector<int64_t> sizes_;
-  std::vector<detail::TensorType> types_;
+  std::vector<schema::TensorType> types_;
 };
 
 // The value of g that a symbolic tensor traced into g stands for.
@@ -138,11 +138,11 @@ void mark_written_only_arrays(const Graph& body, std::vector<bool>& final_value)
 
 }  // namespace
 
-void while_gradient(detail::GradContext& c) {
+void while_gradient(schema::GradContext& c) {
   const GraphPtr& cond_f = c.attrs.get<GraphPtr>("cond");
   const GraphPtr& body_f = c.attrs.get<GraphPtr>("body");
   const std::size_t nv = c.outputs.size(), nc = c.inputs.size() - nv;
-  std::vector<detail::TensorType> var_types, cap_types;
+  std::vector<schema::TensorType> var_types, cap_types;
   for (const Node* p : body_f->parameters()) var_types.push_back(p->outputs[0]);
   for (const graph::Capture& cap : body_f->captures()) cap_types.push_back(cap.placeholder->outputs[0]);
   for (std::size_t k = 0; k < nv; ++k)
@@ -174,12 +174,12 @@ void while_gradient(detail::GradContext& c) {
   std::vector<std::size_t> dv_of, dcap_of;
   for (std::size_t k = 0; k < nv; ++k)
     if (is_floating(var_types[k].dtype)) dv_of.push_back(k);
-  std::vector<detail::TensorType> dcap_types;
+  std::vector<schema::TensorType> dcap_types;
   std::vector<Tensor> dcap_init;
   for (std::size_t j = 0; j < nc; ++j) {
     if (!c.needs(static_cast<int>(nv + j))) continue;
     if (cap_types[j].dtype == DType::Resource) {
-      std::optional<detail::TensorType> t = variable_type(*body_f, body_f->captures()[j].placeholder);
+      std::optional<schema::TensorType> t = variable_type(*body_f, body_f->captures()[j].placeholder);
       if (!t || !t->shape.is_fully_defined()) continue;
       dcap_types.push_back(*t);
       dcap_init.push_back(zeros(t->shape, t->dtype));
@@ -199,7 +199,7 @@ void while_gradient(detail::GradContext& c) {
   // (when given) receives which values of the body replay body_f's.
   std::vector<graph::Value> accumulated;
   std::vector<IterationStack> accumulated_stacks;
-  std::vector<detail::TensorType> bwd_types;
+  std::vector<schema::TensorType> bwd_types;
   std::size_t first_dcap = 0, first_stack = 0, first_cap = 0;
   auto backward_body = [&](ReplayMap* replayed) {
     bwd_types = {{DType::Int32, Shape{}}};
@@ -218,7 +218,7 @@ void while_gradient(detail::GradContext& c) {
     LoopGraph body2(bwd_types);
     std::vector<std::pair<graph::Value, graph::Value>> read_stacked;
     {
-      detail::DispatchHandlerGuard guard(&body2.ctx);
+      runtime::DispatchHandlerGuard guard(&body2.ctx);
       const std::vector<Tensor>& p = body2.params;
       std::vector<Tensor> feeds(nv);
       for (std::size_t m = 0; m < ns; ++m)
@@ -266,7 +266,7 @@ void while_gradient(detail::GradContext& c) {
       }
       if (replayed) {
         for (const auto& [n, outputs] : values) {
-          if (n->op == &detail::placeholder_op()) continue;
+          if (n->op == &ops::placeholder_op()) continue;
           for (std::size_t k = 0; k < outputs.size(); ++k)
             if (std::optional<graph::Value> v = value_in(*body2.graph, outputs[k]))
               replayed->emplace(*v, graph::Value{const_cast<Node*>(n), static_cast<int>(k)});
@@ -289,7 +289,7 @@ void while_gradient(detail::GradContext& c) {
 
   // 1. The re-run: (vars, captures, n, stacks of the variables, stacks of
   // the accumulated values).
-  std::vector<detail::TensorType> fwd_types = var_types;
+  std::vector<schema::TensorType> fwd_types = var_types;
   fwd_types.insert(fwd_types.end(), cap_types.begin(), cap_types.end());
   fwd_types.push_back({DType::Int32, Shape{}});
   for (const IterationStack& st : stacks) fwd_types.insert(fwd_types.end(), st.types().begin(), st.types().end());
@@ -298,11 +298,11 @@ void while_gradient(detail::GradContext& c) {
   LoopGraph cond1(fwd_types), body1(fwd_types);
   GraphPtr cond1_g, body1_g;
   {
-    detail::DispatchHandlerGuard guard(&cond1.ctx);
+    runtime::DispatchHandlerGuard guard(&cond1.ctx);
     cond1_g = cond1.finish({replay(*cond_f, feeds_of(cond1.params))[0]});
   }
   {
-    detail::DispatchHandlerGuard guard(&body1.ctx);
+    runtime::DispatchHandlerGuard guard(&body1.ctx);
     const std::vector<Tensor>& p = body1.params;
     ReplayedValues values;
     std::vector<Tensor> next = replay(*body_f, feeds_of(p), {}, &values);
@@ -327,13 +327,13 @@ void while_gradient(detail::GradContext& c) {
   bool stateful = is_stateful_graph(*body1_g) || is_stateful_graph(*cond1_g);
   // Stateless: its first nv outputs are the forward loop's, bit for bit.
   if (!stateful) note_while_replay(body1_g, {cond_f, body_f, nv + nc, nv, nv + nc + 1});
-  detail::TensorList fwd = dispatch(while_op(stateful), fwd_in,
-                            detail::Attrs{{"cond", cond1_g}, {"body", body1_g}}, SourceLocation());
+  runtime::TensorList fwd = runtime::dispatch(while_op(stateful), fwd_in,
+                            schema::Attrs{{"cond", cond1_g}, {"body", body1_g}}, SourceLocation());
 
   LoopGraph cond2(bwd_types);
   GraphPtr cond2_g;
   {
-    detail::DispatchHandlerGuard guard(&cond2.ctx);
+    runtime::DispatchHandlerGuard guard(&cond2.ctx);
     cond2_g = cond2.finish({cond2.params[0] >= 0});
   }
   std::vector<Tensor> bwd_in{fwd[nv + nc] - 1};
@@ -343,8 +343,8 @@ void while_gradient(detail::GradContext& c) {
   for (std::size_t j = 0; j < nc; ++j) bwd_in.push_back(c.inputs[nv + j]);
   for (std::size_t k : final_of) bwd_in.push_back(fwd[k]);
   bool bwd_stateful = is_stateful_graph(*body2_g) || is_stateful_graph(*cond2_g);
-  detail::TensorList bwd = dispatch(while_op(bwd_stateful), bwd_in,
-                            detail::Attrs{{"cond", cond2_g}, {"body", body2_g}}, SourceLocation());
+  runtime::TensorList bwd = runtime::dispatch(while_op(bwd_stateful), bwd_in,
+                            schema::Attrs{{"cond", cond2_g}, {"body", body2_g}}, SourceLocation());
   for (std::size_t m = 0; m < dv_of.size(); ++m)
     // A re-run's stacks start empty, and take no gradient.
     if (!empty_at_start[dv_of[m]] && c.needs(static_cast<int>(dv_of[m]))) c.set(static_cast<int>(dv_of[m]), bwd[1 + m]);

@@ -151,5 +151,5 @@ Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, const Size2D&
 
 // The handle the contraction pass compares nodes with (ops/known_ops.h).
 namespace kiln::ops {
-const detail::OpDef& depthwise_conv2d_op() { return detail::kDepthwiseConv2dNative; }
+const detail::OpDef& depthwise_conv2d_op() { return ops::kDepthwiseConv2dNative; }
 }  // namespace kiln::ops

@@ -334,14 +334,14 @@ void gather_kernel(schema::KernelContext& c) {
   }
 }
 
-void release_viewed_buffer(void* buffer) noexcept { release(static_cast<Buffer*>(buffer)); }
+void release_viewed_buffer(void* buffer) noexcept { core::release(static_cast<core::Buffer*>(buffer)); }
 
 // Reading a written row that starts on a 64-byte boundary gives a view of
 // it, no copy (a while_loop gradient's backward loop reads every stacked row
 // once). The view holds the array's buffer, which is then not exclusively
 // owned: a later write copies the buffer rather than writing over the row
 // read. Views are never written in place (external buffers).
-Tensor written_row_view(const KernelContext& c) {
+Tensor written_row_view(const schema::KernelContext& c) {
   const Tensor& buffer = c.inputs[0];
   int64_t size = *c.in<int32_t>(2);
   int64_t i = index_at(c.inputs[3], 0);
@@ -352,14 +352,14 @@ Tensor written_row_view(const KernelContext& c) {
   int64_t row = element.num_elements();
   std::size_t row_bytes = static_cast<std::size_t>(row) * dtype_size(buffer.dtype());
   char* data = static_cast<char*>(buffer.impl()->buffer->data()) + static_cast<std::size_t>(i) * row_bytes;
-  if (row == 0 || reinterpret_cast<std::uintptr_t>(data) % kBufferAlignment != 0) return Tensor();
-  Buffer* owner = buffer.impl()->buffer;
-  retain(owner);
-  return adopt_buffer(buffer.dtype(), element,
-                      make_external_buffer(buffer.dtype(), row, data, release_viewed_buffer, owner));
+  if (row == 0 || reinterpret_cast<std::uintptr_t>(data) % core::kBufferAlignment != 0) return Tensor();
+  core::Buffer* owner = buffer.impl()->buffer;
+  core::retain(owner);
+  return core::adopt_buffer(buffer.dtype(), element,
+                      core::make_external_buffer(buffer.dtype(), row, data, release_viewed_buffer, owner));
 }
 
-void read_kernel(KernelContext& c) {
+void read_kernel(schema::KernelContext& c) {
   bool clear = c.attrs.get_bool("clear");
   if (!clear) {
     if (Tensor view = written_row_view(c); view.defined()) {
@@ -368,17 +368,17 @@ void read_kernel(KernelContext& c) {
     }
   }
   const Tensor& buffer = c.inputs[0];
-  c.outputs[0] = make_tensor(buffer.dtype(), is_unshaped(buffer.shape()) ? Shape{} : drop_leading(buffer.shape(), 1));
-  if (clear) c.outputs[1] = make_tensor(DType::UInt8, c.inputs[1].shape());
+  c.outputs[0] = core::make_tensor(buffer.dtype(), is_unshaped(buffer.shape()) ? Shape{} : drop_leading(buffer.shape(), 1));
+  if (clear) c.outputs[1] = core::make_tensor(DType::UInt8, c.inputs[1].shape());
   gather_kernel(c);
 }
 
-std::vector<OpSample> read_samples() {
+std::vector<schema::OpSample> read_samples() {
   // Rows of 16 floats (64 bytes): row 1 is read as a view.
   Tensor rows = reshape(range(48.f), Shape{3, 16});
-  return {{with(sample_state(), {constant(1)}), Attrs{{"clear", false}}},
-          {with(sample_state(), {constant(int64_t(0))}), Attrs{{"clear", true}}},
-          {{rows, constant({1, 1, 0}, DType::UInt8), constant(3), constant(1)}, Attrs{{"clear", false}}}};
+  return {{with(sample_state(), {constant(1)}), schema::Attrs{{"clear", false}}},
+          {with(sample_state(), {constant(int64_t(0))}), schema::Attrs{{"clear", true}}},
+          {{rows, constant({1, 1, 0}, DType::UInt8), constant(3), constant(1)}, schema::Attrs{{"clear", false}}}};
 }
 
 std::vector<schema::OpSample> gather_samples() {
@@ -446,24 +446,24 @@ std::vector<schema::OpSample> stack_samples() {
 
 // New makes a state from a size: nothing to differentiate. The others pass
 // gradients through the float buffer (tensor_array_grad_ops.cpp).
-constexpr OpDef kTensorArrayNew{.name = "TensorArrayNew", .infer = new_infer, .kernel = new_kernel,
-                                .flags = kNotDifferentiable, .samples = new_samples};
-constexpr OpDef kTensorArrayWrite{.name = "TensorArrayWrite", .infer = write_infer_one, .kernel = write_kernel_one,
-                                  .flags = kSetsOwnOutputs, .samples = write_samples,
+constexpr detail::OpDef kTensorArrayNew{.name = "TensorArrayNew", .infer = new_infer, .kernel = new_kernel,
+                                .flags = schema::kNotDifferentiable, .samples = new_samples};
+constexpr detail::OpDef kTensorArrayWrite{.name = "TensorArrayWrite", .infer = write_infer_one, .kernel = write_kernel_one,
+                                  .flags = schema::kSetsOwnOutputs, .samples = write_samples,
                                   .gradient = tensor_array_write_grad};
-constexpr OpDef kTensorArrayScatter{.name = "TensorArrayScatter", .infer = scatter_infer, .kernel = scatter_kernel,
-                                    .flags = kSetsOwnOutputs, .samples = scatter_samples,
+constexpr detail::OpDef kTensorArrayScatter{.name = "TensorArrayScatter", .infer = scatter_infer, .kernel = scatter_kernel,
+                                    .flags = schema::kSetsOwnOutputs, .samples = scatter_samples,
                                     .gradient = tensor_array_write_grad};
-constexpr OpDef kTensorArrayUnstack{.name = "TensorArrayUnstack", .infer = unstack_infer, .kernel = unstack_kernel,
-                                    .flags = kSetsOwnOutputs, .samples = unstack_samples,
+constexpr detail::OpDef kTensorArrayUnstack{.name = "TensorArrayUnstack", .infer = unstack_infer, .kernel = unstack_kernel,
+                                    .flags = schema::kSetsOwnOutputs, .samples = unstack_samples,
                                     .gradient = tensor_array_unstack_grad};
-constexpr OpDef kTensorArrayRead{.name = "TensorArrayRead", .infer = read_infer, .kernel = read_kernel,
-                                 .flags = kSetsOwnOutputs, .samples = read_samples, .gradient = tensor_array_gather_grad};
-constexpr OpDef kTensorArrayGather{.name = "TensorArrayGather", .infer = gather_infer_many, .kernel = gather_kernel,
+constexpr detail::OpDef kTensorArrayRead{.name = "TensorArrayRead", .infer = read_infer, .kernel = read_kernel,
+                                 .flags = schema::kSetsOwnOutputs, .samples = read_samples, .gradient = tensor_array_gather_grad};
+constexpr detail::OpDef kTensorArrayGather{.name = "TensorArrayGather", .infer = gather_infer_many, .kernel = gather_kernel,
                                    .samples = gather_samples, .gradient = tensor_array_gather_grad};
-constexpr OpDef kTensorArrayStack{.name = "TensorArrayStack", .infer = stack_infer_rows, .kernel = stack_kernel,
+constexpr detail::OpDef kTensorArrayStack{.name = "TensorArrayStack", .infer = stack_infer_rows, .kernel = stack_kernel,
                                   .samples = stack_samples, .gradient = tensor_array_stack_grad};
-constexpr OpDef kTensorArrayConcat{.name = "TensorArrayConcat", .infer = concat_infer, .kernel = stack_kernel,
+constexpr detail::OpDef kTensorArrayConcat{.name = "TensorArrayConcat", .infer = concat_infer, .kernel = stack_kernel,
                                    .samples = stack_samples, .gradient = tensor_array_stack_grad};
 
 Tensor index_tensor(const Operand& index, const char* what, const SourceLocation& loc) {

@@ -116,13 +116,13 @@ bool close_enough(const Tensor& got, const Tensor& want, std::string* why) {
     return false;
   }
   if (!is_floating(want.dtype())) {
-    if (detail::same_bits(got, want)) return true;
+    if (core::same_bits(got, want)) return true;
     *why = "values differ";
     return false;
   }
   Tensor g = cast(got, DType::Float64), w = cast(want, DType::Float64);
-  const double* a = detail::data_of<double>(g);
-  const double* b = detail::data_of<double>(w);
+  const double* a = core::data_of<double>(g);
+  const double* b = core::data_of<double>(w);
   const double eps = want.dtype() == DType::Float32 ? 1e-6 : 1e-13;
   for (int64_t i = 0; i < want.size(); ++i) {
     bool ok = std::isnan(b[i]) ? std::isnan(a[i]) : a[i] == b[i] || std::abs(a[i] - b[i]) <= eps * (1 + std::abs(b[i]));
@@ -136,7 +136,7 @@ bool close_enough(const Tensor& got, const Tensor& want, std::string* why) {
 
 TEST(OnnxExport, EveryExportedSampleComputesItsValuesWhenImported) {
   int compared = 0;
-  for_each_op_sample([&](const detail::OpDef& op, int k, const graph::Graph& g, const detail::OpSample& s) {
+  for_each_op_sample([&](const detail::OpDef& op, int k, const graph::Graph& g, const schema::OpSample& s) {
     std::string bytes;
     try {
       kiln::onnx::export_graph(g, {}).SerializeToString(&bytes);
