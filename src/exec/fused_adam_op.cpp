@@ -1,11 +1,14 @@
 #include "exec/fused_adam.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
 #include "ops/adam_update.h"
+#include "core/parallel.h"
 #include "core/small_vector.h"
+#include "core/tensor_impl.h"
 #include "ops/creation.h"
 #include "ops/known_ops.h"
 #include "ops/onednn.h"
@@ -109,6 +112,53 @@ struct BandedMatmul {
   }
 };
 
+// Whether the bands give MatMul's bits for these sizes, on this machine. A
+// band is the whole product's primitive restricted to some rows, but oneDNN
+// may sum a row in another order depending on where it falls in its blocking
+// (on AVX2's gemm:jit, K = 8, M = 1000, N = 300 in bands of 218 rows changes
+// 12 whole rows; on AVX-512 machines no size tried did). The order of
+// oneDNN's sums does not depend on the values, so one product of probe
+// values, made both ways on the threads the update uses, tells for every
+// product of these sizes. Checked once per size; false keeps the gradient
+// whole (MatMul's kernel), never changing the bits.
+bool bands_reproduce_matmul(const BandedMatmul& shape, int64_t k, int64_t m, int64_t n) {
+  ops::onednn::PrimitiveKey key(/*kind=*/7);
+  for (int64_t v : {shape.band_rows, k, m, n}) key.add(v);
+  auto verdict = ops::onednn::cached<bool>(key, [&] {
+    Tensor a = core::make_tensor(DType::Float32, Shape{k, m}), b = core::make_tensor(DType::Float32, Shape{k, n});
+    // Values of many magnitudes and both signs, so that any change in the
+    // order of a sum changes its rounding.
+    uint32_t state = 12345;
+    for (const Tensor& t : {a, b}) {
+      float* p = core::data_of<float>(t);
+      for (int64_t i = 0; i < t.size(); ++i) {
+        state = state * 1664525u + 1013904223u;
+        p[i] = static_cast<float>(static_cast<int32_t>(state >> 8) - (1 << 23)) / static_cast<float>(1 << 23) *
+               static_cast<float>(1 + (state & 7));
+      }
+    }
+    const Tensor in[] = {a, b};
+    const Tensor whole = runtime::run_eager(ops::matmul_op(), in, Attrs{{"transpose_a", true}, {"transpose_b", false}})[0];
+    BandedMatmul probe = shape;
+    probe.a = core::data_of<float>(a);
+    probe.b = core::data_of<float>(b);
+    std::vector<float> banded(static_cast<std::size_t>(m * n));
+    // As adam_in_bands runs them (ops/training_ops.cpp): one band a unit.
+    core::parallel_for(
+        (m + probe.band_rows - 1) / probe.band_rows,
+        [&](int64_t first, int64_t last) {
+          for (int64_t band = first; band < last; ++band) {
+            const int64_t begin = band * probe.band_rows;
+            BandedMatmul::rows(&probe, begin, std::min(m, begin + probe.band_rows), banded.data() + begin * n);
+          }
+        },
+        1);
+    return std::make_shared<const bool>(
+        std::memcmp(banded.data(), core::data_of<float>(whole), banded.size() * sizeof(float)) == 0);
+  });
+  return *verdict;
+}
+
 // The gradient a^T b, made in bands by the update (`banded` holds what they
 // run, made here, where a failure can still fall back: then the MatMul op's
 // kernel makes the gradient whole).
@@ -129,9 +179,11 @@ ops::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul
       banded.a = core::data_of<float>(a);
       banded.b = core::data_of<float>(b);
       banded.band_rows = grad.band_rows;
-      grad.rows = &BandedMatmul::rows;
-      grad.context = &banded;
-      return grad;
+      if (bands_reproduce_matmul(banded, k, m, n)) {
+        grad.rows = &BandedMatmul::rows;
+        grad.context = &banded;
+        return grad;
+      }
     } catch (...) {
     }
   }
