@@ -1,6 +1,7 @@
 #include "exec/fused_adam.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -112,16 +113,24 @@ struct BandedMatmul {
   }
 };
 
-// Whether the bands give MatMul's bits for these sizes, on this machine. A
-// band is the whole product's primitive restricted to some rows, but oneDNN
-// may sum a row in another order depending on where it falls in its blocking
-// (on AVX2's gemm:jit, K = 8, M = 1000, N = 300 in bands of 218 rows changes
-// 12 whole rows; on AVX-512 machines no size tried did). The order of
-// oneDNN's sums does not depend on the values, so one product of probe
-// values, made both ways on the threads the update uses, tells for every
-// product of these sizes. Checked once per size; false keeps the gradient
-// whole (MatMul's kernel), never changing the bits.
-bool bands_reproduce_matmul(const BandedMatmul& shape, int64_t k, int64_t m, int64_t n) {
+// Whether to make a gradient of these sizes in bands, on this machine: only
+// where the bands give MatMul's bits and are not slower than the whole
+// product. Checked once per size, with the primitives; false keeps the
+// gradient whole (MatMul's kernel).
+//
+// Bits: a band is the whole product's primitive restricted to some rows, but
+// oneDNN may order a row's sum by where the row falls in its blocking (on
+// AVX2's gemm:jit, K = 8, M = 1000, N = 300 in bands of 218 rows changes 12
+// whole rows). The order of oneDNN's sums does not depend on the values, so
+// one product of probe values, made both ways on the threads the update uses,
+// tells for every product of these sizes.
+// Speed: oneDNN picks its gemm kernel by shape, and on the same AVX2 machine
+// bands of 16 or 64 rows of MNIST's dense1 ran a kernel about 3x slower than
+// the whole product's (the step took 15% longer than unfused), 8 or 32 rows
+// not. Bands pay off only through the update's cache, so they must not be
+// slower: the faster of three alternated runs each way decides (a 3x gap
+// shows through any load; a near tie keeps the bands).
+bool use_bands(const BandedMatmul& shape, int64_t k, int64_t m, int64_t n) {
   ops::onednn::PrimitiveKey key(/*kind=*/7);
   for (int64_t v : {shape.band_rows, k, m, n}) key.add(v);
   auto verdict = ops::onednn::cached<bool>(key, [&] {
@@ -138,23 +147,35 @@ bool bands_reproduce_matmul(const BandedMatmul& shape, int64_t k, int64_t m, int
       }
     }
     const Tensor in[] = {a, b};
-    const Tensor whole = runtime::run_eager(ops::matmul_op(), in, Attrs{{"transpose_a", true}, {"transpose_b", false}})[0];
+    const Attrs transpose_a{{"transpose_a", true}, {"transpose_b", false}};
     BandedMatmul probe = shape;
     probe.a = core::data_of<float>(a);
     probe.b = core::data_of<float>(b);
     std::vector<float> banded(static_cast<std::size_t>(m * n));
-    // As adam_in_bands runs them (ops/training_ops.cpp): one band a unit.
-    core::parallel_for(
-        (m + probe.band_rows - 1) / probe.band_rows,
-        [&](int64_t first, int64_t last) {
-          for (int64_t band = first; band < last; ++band) {
-            const int64_t begin = band * probe.band_rows;
-            BandedMatmul::rows(&probe, begin, std::min(m, begin + probe.band_rows), banded.data() + begin * n);
-          }
-        },
-        1);
-    return std::make_shared<const bool>(
-        std::memcmp(banded.data(), core::data_of<float>(whole), banded.size() * sizeof(float)) == 0);
+    Tensor whole;
+    double whole_s = 1e300, banded_s = 1e300;
+    using Clock = std::chrono::steady_clock;
+    for (int run = 0; run < 3; ++run) {
+      Clock::time_point t0 = Clock::now();
+      whole = runtime::run_eager(ops::matmul_op(), in, transpose_a)[0];
+      Clock::time_point t1 = Clock::now();
+      // As adam_in_bands runs them (ops/training_ops.cpp): one band a unit.
+      core::parallel_for(
+          (m + probe.band_rows - 1) / probe.band_rows,
+          [&](int64_t first, int64_t last) {
+            for (int64_t band = first; band < last; ++band) {
+              const int64_t begin = band * probe.band_rows;
+              BandedMatmul::rows(&probe, begin, std::min(m, begin + probe.band_rows), banded.data() + begin * n);
+            }
+          },
+          1);
+      Clock::time_point t2 = Clock::now();
+      whole_s = std::min(whole_s, std::chrono::duration<double>(t1 - t0).count());
+      banded_s = std::min(banded_s, std::chrono::duration<double>(t2 - t1).count());
+    }
+    const bool same_bits =
+        std::memcmp(banded.data(), core::data_of<float>(whole), banded.size() * sizeof(float)) == 0;
+    return std::make_shared<const bool>(same_bits && banded_s <= 1.1 * whole_s);
   });
   return *verdict;
 }
@@ -179,7 +200,7 @@ ops::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul
       banded.a = core::data_of<float>(a);
       banded.b = core::data_of<float>(b);
       banded.band_rows = grad.band_rows;
-      if (bands_reproduce_matmul(banded, k, m, n)) {
+      if (use_bands(banded, k, m, n)) {
         grad.rows = &BandedMatmul::rows;
         grad.context = &banded;
         return grad;
