@@ -1,5 +1,5 @@
 // The allreduce inside a traced step against a bare MPI_Allreduce of the
-// same bytes, in the same run (DESIGN.md §18: at least 90%).
+// same bytes, in the same run (target: at least 90%; docs/design-notes.md, "Data-parallel training over MPI").
 //
 //   mpirun -np 2 ./build/bench/bench_allreduce [--runs N]
 //

@@ -1,4 +1,4 @@
-// Eager-mode figures (DESIGN.md §12): per-op dispatch overhead, elementwise
+// Eager-mode figures (bench/README.md): per-op dispatch overhead, elementwise
 // bandwidth beside memcpy and a hand-fused loop, matmul and the seeds' conv
 // through oneDNN. Each figure is printed again at the end beside PyTorch's
 // figure for the same workload on the same kind of machine.

@@ -1,4 +1,4 @@
-// kiln::function figures (DESIGN.md §12): the overhead of a traced call and
+// kiln::function figures (bench/README.md): the overhead of a traced call and
 // of each plan step, the "many small ops" chain eager vs traced (interleaved
 // in one benchmark, so the ratio comes from the same run), and what tracing
 // costs. Each figure is printed again at the end beside PyTorch's.
@@ -173,7 +173,7 @@ BENCHMARK(BM_DepthwiseBiasRelu)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// ---- 7. Many small ops: REPORT.md's workload.py ----------------------------
+// ---- 7. Many small ops: the peer report's workload.py ---------------------
 
 // 250 x [x*1.0001, x+0.001, tanh(x), x*0.9999] = 1000 ops, written as a
 // user would (x stays held across each op, as in the Python original).

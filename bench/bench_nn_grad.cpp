@@ -1,4 +1,4 @@
-// The backward kernels of the MNIST CNN (DESIGN.md §9, §12), float32 at batch
+// The backward kernels of the MNIST CNN (docs/design-notes.md, "Autodiff"; bench/README.md), float32 at batch
 // 50, each beside its forward op in the same run: conv1 5x5 1->32 SAME at
 // 28x28 (only its filter gradient is needed), conv2 5x5 32->64 SAME at 14x14,
 // and 2x2/2 pooling at 28x28x32 and 14x14x64.

@@ -1,4 +1,4 @@
-// GradientTape (DESIGN.md §9): recording, watching, persistence, nesting,
+// GradientTape (docs/design-notes.md, "Autodiff"): recording, watching, persistence, nesting,
 // variables, tapes inside kiln::function, Functions and cond under a tape.
 #include "test_util.h"
 

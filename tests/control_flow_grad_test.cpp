@@ -1,4 +1,4 @@
-// Gradients through cond and while_loop (DESIGN.md §9), eagerly (plain C++
+// Gradients through cond and while_loop (docs/design-notes.md, "Autodiff"), eagerly (plain C++
 // control flow recorded op by op) and traced (the If / While ops' gradients),
 // with the same values both ways.
 #include "test_util.h"

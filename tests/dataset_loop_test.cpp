@@ -1,4 +1,4 @@
-// Datasets iterated inside kiln::function (DESIGN.md §8): one loop op, so
+// Datasets iterated inside kiln::function (docs/design-notes.md, "Control flow and TensorArray"): one loop op, so
 // the graph does not grow with the data, and every call makes a new pass.
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-// kiln::for_range (DESIGN.md §8): a counted loop built on while_loop.
+// kiln::for_range (docs/design-notes.md, "Control flow and TensorArray"): a counted loop built on while_loop.
 #include "test_util.h"
 
 #include <sstream>

@@ -1,5 +1,5 @@
 #pragma once
-// Checks an op's gradient function (OpDef::gradient, DESIGN.md §9) at op
+// Checks an op's gradient function (OpDef::gradient, docs/design-notes.md, "Autodiff") at op
 // level, without a tape:
 //   check_op_gradient: against central finite differences. The op runs
 //     eagerly, a random upstream gradient dy is drawn per output, and for every

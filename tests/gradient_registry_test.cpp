@@ -1,4 +1,4 @@
-// The registry-wide gradient tests (DESIGN.md §9): every op has a gradient or
+// The registry-wide gradient tests (docs/design-notes.md, "Autodiff"): every op has a gradient or
 // is marked not differentiable, and every gradient agrees with central finite
 // differences on each of the op's samples (float64 where the op takes it),
 // eagerly and when the gradient is traced into a graph (tests/grad_check.h).

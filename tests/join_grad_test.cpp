@@ -1,5 +1,5 @@
 // Gradients of Concat and Tile with sizes known only when the graph runs
-// (DESIGN.md §9): traced with an unknown batch dim they give the eager values
+// (docs/design-notes.md, "Autodiff"): traced with an unknown batch dim they give the eager values
 // and finite differences, through the SplitLike and TileGrad ops.
 #include "test_util.h"
 

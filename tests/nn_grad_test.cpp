@@ -1,4 +1,4 @@
-// Gradients of the nn ops (DESIGN.md §9) at op level: every gradient function
+// Gradients of the nn ops (docs/design-notes.md, "Autodiff") at op level: every gradient function
 // against central finite differences in float64 (tests/grad_check.h), traced
 // like eager, the backward kernels' float32 paths (oneDNN) against their
 // float64 loops, TF's tie rule of max pooling, and the backward ops' errors.

@@ -1,4 +1,4 @@
-// The registry-wide test (DESIGN.md §3): every op, on every sample, gives the
+// The registry-wide test (docs/design-notes.md, "Foundation"): every op, on every sample, gives the
 // same dtypes, shapes and bits when traced into a graph as when run eagerly,
 // with static shapes and with every dim unknown at trace time.
 #include "test_util.h"

@@ -1,4 +1,4 @@
-// Gradients through kiln::TensorArray (DESIGN.md §8, §9): GradientTape through
+// Gradients through kiln::TensorArray (docs/design-notes.md, "Autodiff"): GradientTape through
 // writes, scatters, unstacks, reads, gathers, stacks and concats, eagerly and
 // inside kiln::function (the same values), overwritten elements, growing
 // arrays, and the row ops the gradients are made of.

@@ -1,4 +1,4 @@
-// kiln::TensorArray (DESIGN.md §8): value semantics eagerly, as a loop
+// kiln::TensorArray (docs/design-notes.md, "Control flow and TensorArray"): value semantics eagerly, as a loop
 // variable in traced loops, in-place writes, and its errors.
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-// while_loop's options (DESIGN.md §8): shape invariants and
+// while_loop's options (docs/design-notes.md, "Control flow and TensorArray"): shape invariants and
 // maximum_iterations, eagerly and traced.
 #include "test_util.h"
 

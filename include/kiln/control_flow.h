@@ -1,5 +1,5 @@
 #pragma once
-// Control flow on tensor values (DESIGN.md §8): kiln::cond,
+// Control flow on tensor values (docs/design-notes.md, "Control flow and TensorArray"): kiln::cond,
 // kiln::while_loop and kiln::for_range.
 //
 //   Tensor y = kiln::cond(x > 0, [&] { return x * 2; }, [&] { return -x; });

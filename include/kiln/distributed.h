@@ -1,6 +1,6 @@
 #pragma once
 // kiln::distributed: data-parallel training over MPI, in the style of Horovod
-// (DESIGN.md §18). Every process (rank) runs the same program on its own
+// (docs/design-notes.md, "Data-parallel training over MPI"). Every process (rank) runs the same program on its own
 // shard of the data; gradients are averaged across ranks before each update.
 //
 //   distributed::init();                       // under mpirun -np N

@@ -1,5 +1,5 @@
 #pragma once
-// kiln::function: write eager code, run it as a graph (DESIGN.md §7).
+// kiln::function: write eager code, run it as a graph (docs/design-notes.md, "kiln::function").
 //
 //   auto f = kiln::function([](const kiln::Tensor& x) { return x * x + 1; });
 //   kiln::Tensor y = f(kiln::constant({1.f, 2.f}));   // traces, then runs the graph

@@ -1,5 +1,5 @@
 #pragma once
-// Automatic differentiation (DESIGN.md §9): GradientTape records the ops that
+// Automatic differentiation (docs/design-notes.md, "Autodiff"): GradientTape records the ops that
 // touch watched tensors and variables, eagerly or while tracing, and replays
 // them backwards through each op's registered gradient. Gradient code is made
 // of ordinary ops, so inside kiln::function the backward pass is part of the

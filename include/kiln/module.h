@@ -1,6 +1,6 @@
 #pragma once
 // kiln::Module: an object that owns variables and other modules, as
-// tf.Module (DESIGN.md §11). Layers, models, optimizers and metrics are
+// tf.Module (docs/design-notes.md, "Modules and nn"). Layers, models, optimizers and metrics are
 // Modules; so is a user's model.
 //
 //   struct Demo : kiln::Module {

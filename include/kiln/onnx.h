@@ -1,5 +1,5 @@
 #pragma once
-// ONNX in and out (DESIGN.md §19): a traced graph written as an .onnx model
+// ONNX in and out (docs/design-notes.md, "ONNX in and out"): a traced graph written as an .onnx model
 // (opset 17, IR version 8) that other runtimes serve, and an .onnx model read
 // back as a Kiln function that runs through the same passes and executor.
 //

@@ -1,6 +1,6 @@
 #pragma once
 // kiln::profiler: where the time goes, op by op, in eager code and inside
-// graphs (DESIGN.md §20).
+// graphs (docs/design-notes.md, "The profiler").
 //
 //   kiln::profiler::start();
 //   for (int i = 0; i < 20; ++i) train_step(x, y);

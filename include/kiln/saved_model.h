@@ -1,5 +1,5 @@
 #pragma once
-// Saved models (DESIGN.md §11): a directory that holds every traced graph, the
+// Saved models (docs/design-notes.md, "Saved models and kiln-cli"): a directory that holds every traced graph, the
 // signatures and the object tree in `saved_model.json`, and the variables in
 // `variables.safetensors`. Another process loads it and calls it.
 //

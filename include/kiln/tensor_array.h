@@ -1,5 +1,5 @@
 #pragma once
-// kiln::TensorArray (DESIGN.md §8): a growable list of same-typed tensors with
+// kiln::TensorArray (docs/design-notes.md, "Control flow and TensorArray"): a growable list of same-typed tensors with
 // value semantics, usable eagerly and as a loop variable of while_loop /
 // for_range inside kiln::function.
 //

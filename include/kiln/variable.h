@@ -1,5 +1,5 @@
 #pragma once
-// Variable: the only mutable state (DESIGN.md §5). Inside a graph it is
+// Variable: the only mutable state (docs/design-notes.md, "Foundation"). Inside a graph it is
 // passed as a resource handle, so updates a graph makes are seen outside it.
 #include <memory>
 #include <string>

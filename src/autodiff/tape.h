@@ -1,5 +1,5 @@
 #pragma once
-// GradientTape's state (DESIGN.md §9). A tape records, in program order, the
+// GradientTape's state (docs/design-notes.md, "Autodiff"). A tape records, in program order, the
 // ops whose inputs depend on what it watches, in the dispatch context it was
 // created in (eager, or one graph being traced): ops inside a nested graph
 // belong to that graph's own op (If, While, Call), which is recorded instead.

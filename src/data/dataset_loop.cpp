@@ -1,4 +1,4 @@
-// A dataset iterated inside kiln::function (DESIGN.md §8): one While op
+// A dataset iterated inside kiln::function (docs/design-notes.md, "Control flow and TensorArray"): one While op
 // whose body pulls the next element through a host op, instead of the
 // elements unrolled into the graph.
 //

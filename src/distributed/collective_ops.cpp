@@ -1,4 +1,4 @@
-// The collectives as ops (DESIGN.md §18): Allreduce, GroupedAllreduce (one
+// The collectives as ops (docs/design-notes.md, "Data-parallel training over MPI"): Allreduce, GroupedAllreduce (one
 // bucket of average_gradients), Broadcast, Reduce (to a root) and Allgather.
 // Each kernel hands Work to the communication thread (start) and waits for
 // it (finish); in a graph the executor starts the step as soon as its inputs

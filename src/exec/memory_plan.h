@@ -1,5 +1,5 @@
 #pragma once
-// Memory planning (DESIGN.md §10): when a plan's shapes are static, the
+// Memory planning (docs/design-notes.md, "Graph passes"): when a plan's shapes are static, the
 // values it computes live in one arena per call, at offsets fixed when the
 // plan is built, so a call makes one allocation however many ops it runs.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The executor (DESIGN.md §10): a graph compiles into an immutable Plan, a
+// The executor (docs/design-notes.md, "Graph passes"): a graph compiles into an immutable Plan, a
 // flat list of steps over numbered slots. A call runs the steps on a frame of
 // its own, so calls may run concurrently; the graph is not inspected again.
 #include <memory>

@@ -1,5 +1,5 @@
 #pragma once
-// The IR (DESIGN.md §6): an SSA dataflow graph. Nodes are kept in
+// The IR (docs/architecture.md, src/graph): an SSA dataflow graph. Nodes are kept in
 // topological order (tracing appends a node only after its inputs exist).
 #include <memory>
 #include <mutex>

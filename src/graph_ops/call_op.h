@@ -1,5 +1,5 @@
 #pragma once
-// The op of a function call inside a graph (DESIGN.md §7).
+// The op of a function call inside a graph (docs/design-notes.md, "kiln::function").
 #include "schema/op_def.h"
 
 namespace kiln::graph_ops {

@@ -1,5 +1,5 @@
 // kiln::cond and kiln::while_loop: plain C++ control flow on concrete values;
-// while tracing, nested graphs and one If / While op (DESIGN.md §8).
+// while tracing, nested graphs and one If / While op (docs/design-notes.md, "Control flow and TensorArray").
 #include "kiln/control_flow.h"
 
 #include <fmt/format.h>

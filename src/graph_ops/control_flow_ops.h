@@ -1,5 +1,5 @@
 #pragma once
-// The functional control-flow ops (DESIGN.md §8): If and While hold their
+// The functional control-flow ops (docs/design-notes.md, "Control flow and TensorArray"): If and While hold their
 // branches / condition and body as nested graphs in attrs.
 //
 //   If(pred, captures...) {then_branch, else_branch}: the branches have no

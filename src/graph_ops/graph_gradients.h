@@ -1,5 +1,5 @@
 #pragma once
-// Gradients of the ops that hold graphs: Call, If, While (DESIGN.md §9).
+// Gradients of the ops that hold graphs: Call, If, While (docs/design-notes.md, "Autodiff").
 // Call's and If's are in graph_gradients.cpp, While's in while_gradient.cpp:
 // differentiating a graph traces its backward graph under a GradientTape.
 #include <memory>

@@ -1,5 +1,5 @@
 #pragma once
-// Helpers for gradient functions (DESIGN.md §9). Each dispatches ops, so it
+// Helpers for gradient functions (docs/design-notes.md, "Autodiff"). Each dispatches ops, so it
 // works eagerly and while tracing, with unknown dims resolved at run time.
 #include <span>
 #include <vector>

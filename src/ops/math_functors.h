@@ -2,7 +2,7 @@
 // The scalar formula of every elementwise math op, written once. Eager
 // kernels (contiguous, scalar-broadcast and strided paths) and the fused
 // graph kernels all call these same functions, so traced and eager results
-// are bitwise equal (DESIGN.md §10). Keep them free of fast-math tricks.
+// are bitwise equal (docs/design-notes.md, "Graph passes"). Keep them free of fast-math tricks.
 //
 // A functor has:
 //   kDTypes  the input dtypes it accepts (a mask of dtype_bit values)

@@ -139,7 +139,7 @@ struct PoolDims {
 bool matmul_bias_onednn(const schema::KernelContext& c, const float* bias);
 bool conv2d_bias_onednn(const schema::KernelContext& c, const float* bias);
 
-// ---- Backward ops, for the gradient functions (DESIGN.md §9) ----------------
+// ---- Backward ops, for the gradient functions (docs/design-notes.md, "Autodiff") --
 // Each dispatches, so a gradient runs eagerly, is traced, or runs in a nested
 // graph like any op. `attrs` are the forward op's. Shapes come from tensors,
 // not attrs, so that they may be unknown while tracing: the backprop ops read

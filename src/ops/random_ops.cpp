@@ -77,7 +77,7 @@ inline double to_unit_double(uint32_t hi, uint32_t lo) {
   return static_cast<double>((uint64_t(hi) << 21) ^ (lo >> 11)) * 0x1.0p-53;
 }
 
-// Where a draw starts (DESIGN notes, "Random seeds"):
+// Where a draw starts (docs/design-notes.md, "Foundation", random seeds):
 // - stateless (random::stateless_*): a key from the seed, counter 0, so the
 //   same values on every call;
 // - an op seed: a key from (global seed, op seed) and the next counter of the

@@ -369,7 +369,7 @@ void sum_grad(schema::GradContext& c) { c.set(0, broadcast_like(with_reduced_axe
 void mean_grad(schema::GradContext& c) {
   c.set(0, broadcast_like(with_reduced_axes_kept(c, c.grad(0)) / reduced_count(c), c.inputs[0]));
 }
-// dy * prod / x: not defined where x is 0 (documented in DESIGN notes).
+// dy * prod / x: not defined where x is 0 (docs/design-notes.md, "Autodiff").
 void prod_grad(schema::GradContext& c) {
   Tensor gy = with_reduced_axes_kept(c, c.grad(0) * c.outputs[0]);
   c.set(0, broadcast_like(gy, c.inputs[0]) / c.inputs[0]);

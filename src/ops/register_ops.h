@@ -1,6 +1,6 @@
 #pragma once
 // The registration functions of the ops defined in src/ops, one per file or
-// family; src/registry/register_ops.cpp calls them (DESIGN.md §3).
+// family; src/registry/register_ops.cpp calls them (docs/design-notes.md, "Foundation").
 #include "schema/op_def.h"
 
 namespace kiln::ops {

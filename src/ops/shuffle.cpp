@@ -1,6 +1,6 @@
 // tf.random.shuffle as a composite: the rows of `value` gathered in the order
 // that sorts one uniform draw per row. The draw is a RandomUniform op, so the
-// seeds behave as every random op's (DESIGN.md §3's TF2 seeds) and traced
+// seeds behave as every random op's (TF2 seeds, docs/design-notes.md, "Foundation") and traced
 // graphs draw a new order on each run. The sort needs the number of rows when
 // traced (a dim known only at run time is sort's clear error).
 #include <vector>

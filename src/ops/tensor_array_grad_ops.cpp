@@ -1,4 +1,4 @@
-// Gradients of the TensorArray ops (DESIGN.md §8, §9). Every op moves whole
+// Gradients of the TensorArray ops (docs/design-notes.md, "Autodiff"). Every op moves whole
 // rows of the buffer [capacity, ...element], so each gradient is a row map:
 //   Read / Gather: the read rows added into zeros shaped like the buffer
 //     (GatherGrad along axis 0; an index read twice gets both rows).

@@ -61,7 +61,7 @@ std::vector<schema::OpSample> positive_samples() {
 }
 
 
-// Gradients: y = f(x), dy upstream; each returns dx (DESIGN.md §9).
+// Gradients: y = f(x), dy upstream; each returns dx (docs/design-notes.md, "Autodiff").
 void neg_grad(schema::GradContext& c) { c.set(0, -c.grad(0)); }
 // Zero, as TF's (sign is flat wherever it has a derivative).
 void sign_grad(schema::GradContext& c) { c.set(0, zeros_like(c.inputs[0], c.grad(0).dtype())); }

@@ -1,5 +1,5 @@
 #pragma once
-// Graph optimization passes (DESIGN.md §10). Each pass rewrites a graph in
+// Graph optimization passes (docs/design-notes.md, "Graph passes"). Each pass rewrites a graph in
 // place and says whether it changed anything; `optimize` runs the pipeline on
 // a copy of a traced graph and on its nested graphs. No pass changes a number:
 // a rewrite is made only when the result is bitwise the same, and stateful

@@ -1,5 +1,5 @@
 #pragma once
-// The one dispatch point (DESIGN.md §4). Every public op function packs its
+// The one dispatch point (docs/architecture.md, "The life of an op"). Every public op function packs its
 // attrs and calls dispatch(); a thread-local handler decides whether the op
 // runs now (eager) or is recorded into a graph (tracing).
 #include <atomic>
@@ -36,7 +36,7 @@ class DispatchHandler {
 namespace kiln::runtime {
 
 // Sees every op while at least one GradientTape is alive on this thread
-// (DESIGN.md §9). The tape machinery lives in src/autodiff; the dispatch point
+// (docs/design-notes.md, "Autodiff"). The tape machinery lives in src/autodiff; the dispatch point
 // only knows this hook.
 class TapeHook {
  public:

@@ -1,5 +1,5 @@
 #pragma once
-// An op is defined once (DESIGN.md §3): one OpDef holds its name, type
+// An op is defined once (docs/design-notes.md, "Foundation"): one OpDef holds its name, type
 // inference, CPU kernel, gradient, traits and sample inputs.
 #include <functional>
 #include <span>
@@ -99,7 +99,7 @@ struct KernelContext {
   const Shape& out_shape(int i) const { return outputs[i].shape(); }
 };
 
-// A gradient function (DESIGN.md §9) is written with the public ops, so the
+// A gradient function (docs/design-notes.md, "Autodiff") is written with the public ops, so the
 // same code runs eagerly, while tracing and inside nested graphs. It reads the
 // forward op's inputs, outputs and attrs and the upstream gradient of each
 // output, and sets the gradient of each input it can differentiate.
@@ -138,7 +138,7 @@ using GradFn = void (*)(GradContext&);
 using StartFn = void* (*)(KernelContext&);
 using FinishFn = void (*)(void* token);
 
-// One sample of an op's inputs, for the registry-wide tests (DESIGN.md §3).
+// One sample of an op's inputs, for the registry-wide tests (docs/design-notes.md, "Foundation").
 struct OpSample {
   std::vector<Tensor> inputs;
   Attrs attrs;

@@ -1,5 +1,5 @@
 #pragma once
-// Trace keys and the flattening of C++ arguments and results (DESIGN.md §7).
+// Trace keys and the flattening of C++ arguments and results (docs/design-notes.md, "kiln::function").
 // A key is a sequence of generic atoms, so that other front ends (Python)
 // can produce keys too: a tensor gives (dtype, shape), a number, bool,
 // string or enum gives its value, containers give their structure.

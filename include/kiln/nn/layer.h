@@ -3,7 +3,7 @@
 // first call from the input's shape (Keras' build), so a layer needs no input
 // size up front. Works eagerly and inside kiln::function: a layer first
 // called while a function traces creates its variables in that first trace
-// (kiln::function allows variables only there, DESIGN.md §7) and reuses them
+// (kiln::function allows variables only there, docs/design-notes.md, "kiln::function") and reuses them
 // on every later trace and call.
 #include <cstdint>
 #include <functional>
