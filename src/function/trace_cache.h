@@ -47,9 +47,9 @@ class TraceCache {
   // The trace made for exactly `key` (get_concrete_function's lookup: specs
   // name the trace they ask for), else null.
   Entry find(const detail::TraceKey& key) const;
-  // The key to trace for a call that missed: `key` relaxed against the most
-  // recently used trace that differs from it only in dims, with that trace
-  // (the generalization of every existing trace, not only the last one).
+  // The key to trace for a call that missed: scans every live trace, most recently
+  // used first (not only the last one traced), and relaxes `key` against the first
+  // whose key differs from it only in dims (same structure); with that trace.
   struct Generalized {
     detail::TraceKey key;
     Entry from;  // null: nothing to relax against, `key` is traced as it is
