@@ -22,6 +22,7 @@
 #include <kiln/kiln.h>
 
 #include "exec/plan.h"
+#include "graph_feeds.h"
 #include "trace/tracing_context.h"
 #include "schema/op_def.h"
 #include "runtime/dispatch.h"
@@ -180,7 +181,7 @@ inline void check_op_gradient_traces(std::string_view op_name, const std::vector
     }
     graph->verify();
     exec::Plan plan(graph);
-    for (const graph::Capture& c : graph->captures()) feeds.push_back(c.outer);
+    feeds = feeds_with_captures(*graph, std::move(feeds));
     detail::ResultLeaves got = plan.run(feeds);
     ASSERT_EQ(got.size(), defined.size()) << what;
     for (std::size_t r = 0; r < defined.size(); ++r) {

@@ -32,11 +32,11 @@ std::shared_ptr<graph::Graph> trace_graph(const std::vector<schema::TensorType>&
 
 inline schema::TensorType f32(Shape s) { return {DType::Float32, std::move(s)}; }
 
-// Same dtype, shape and bytes.
-inline void expect_bitwise(const Tensor& a, const Tensor& b) {
-  ASSERT_EQ(a.dtype(), b.dtype());
-  ASSERT_EQ(a.shape(), b.shape());
-  EXPECT_TRUE(core::same_bits(a, b));
+// Same dtype, shape and bytes; `what` names the pair in a failure.
+inline void expect_bitwise(const Tensor& a, const Tensor& b, const std::string& what = {}) {
+  ASSERT_EQ(a.dtype(), b.dtype()) << what;
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  EXPECT_TRUE(core::same_bits(a, b)) << what << " differ";
 }
 
 }  // namespace kiln::testing

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers of the pass tests (passes_test.cpp, passes_contraction_test.cpp):
 // tracing a small graph, running it, and comparing results bit for bit.
+#include "graph_feeds.h"
 #include "graph_test_util.h"
 #include "test_util.h"
 
@@ -30,9 +31,9 @@ std::string before_after(const graph::Graph& g, Pass&& pass, bool expect_change 
 }
 
 inline std::vector<Tensor> run(const graph::Graph& g, std::vector<Tensor> inputs) {
-  for (const graph::Capture& c : g.captures()) inputs.push_back(c.outer);
+  std::vector<Tensor> feeds = kiln::testing::feeds_with_captures(g, std::move(inputs));
   exec::Plan plan(std::shared_ptr<const graph::Graph>(std::shared_ptr<const void>(), &g));
-  detail::ResultLeaves out = plan.run(inputs);
+  detail::ResultLeaves out = plan.run(feeds);
   return std::vector<Tensor>(out.begin(), out.end());
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/tensor_impl.h"
 #include "exec/plan.h"
+#include "graph_feeds.h"
 #include "trace/tracing_context.h"
 #include "ops/creation.h"
 #include "schema/op_def.h"
@@ -56,9 +57,9 @@ std::shared_ptr<graph::Graph> trace_sample(const detail::OpDef& op, const schema
 std::vector<Tensor> run_graph(std::shared_ptr<const graph::Graph> graph, const schema::OpSample& sample,
                               Inputs mode) {
   exec::Plan plan(graph);
-  std::vector<Tensor> inputs;
-  if (mode != Inputs::Constants) inputs.assign(sample.inputs.begin(), sample.inputs.end());
-  for (const graph::Capture& c : graph->captures()) inputs.push_back(c.outer);
+  std::vector<Tensor> parameters;
+  if (mode != Inputs::Constants) parameters.assign(sample.inputs.begin(), sample.inputs.end());
+  std::vector<Tensor> inputs = kiln::testing::feeds_with_captures(*graph, std::move(parameters));
   detail::ResultLeaves out = plan.run(inputs);
   return std::vector<Tensor>(out.begin(), out.end());
 }

@@ -176,6 +176,8 @@ ConcreteFunction trace_sample(const detail::OpDef& op, const schema::OpSample& s
   return ConcreteFunction(impl);
 }
 
+// core::same_bits, but a resource output matches any handle of its shape: the
+// loaded model's variables are new ones, with handles of their own.
 bool same_bits(const Tensor& a, const Tensor& b) {
   if (a.dtype() == DType::Resource) return b.dtype() == DType::Resource && a.shape() == b.shape();
   return core::same_bits(a, b);

@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include "core/tensor_impl.h"
+#include "graph_test_util.h"
 
 using namespace kiln;
+using kiln::testing::expect_bitwise;
 using kiln::testing::expect_error;
 using kiln::testing::expect_tensor;
 
@@ -30,12 +32,6 @@ struct Slots {
   Slots(const Tensor& var0, const Tensor& m0, const Tensor& v0)
       : var(var0, {.name = "var"}), m(m0, {.name = "m"}), v(v0, {.name = "v"}) {}
 };
-
-void expect_same_bits(const Tensor& a, const Tensor& b, const std::string& what) {
-  ASSERT_EQ(a.dtype(), b.dtype()) << what;
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  EXPECT_TRUE(core::same_bits(a, b)) << what << " differ";
-}
 
 }  // namespace
 
@@ -60,9 +56,9 @@ TEST(TrainingOps, ApplyAdamHasTheCompositeFormulasBits) {
         if (traced) graph(g, alpha);
         else both(g, alpha);
         std::string at = fmt::format("{} step {}", what, step);
-        expect_same_bits(fused.var.read_value(), composite.var.read_value(), at + " var");
-        expect_same_bits(fused.m.read_value(), composite.m.read_value(), at + " m");
-        expect_same_bits(fused.v.read_value(), composite.v.read_value(), at + " v");
+        expect_bitwise(fused.var.read_value(), composite.var.read_value(), at + " var");
+        expect_bitwise(fused.m.read_value(), composite.m.read_value(), at + " m");
+        expect_bitwise(fused.v.read_value(), composite.v.read_value(), at + " v");
       }
       if (traced) EXPECT_EQ(graph.tracing_count(), 1);
     }

@@ -10,6 +10,7 @@
 #include "bench/mnist_cnn.h"
 #include "core/tensor_impl.h"
 #include "exec/plan.h"
+#include "graph_feeds.h"
 #include "kiln/onnx.h"
 #include "onnx/export_model.h"
 #include "onnx_test_util.h"
@@ -144,8 +145,7 @@ TEST(OnnxExport, EveryExportedSampleComputesItsValuesWhenImported) {
       return;  // refused: OnnxExport.EveryOpSampleExportsOrIsRefused
     }
     SCOPED_TRACE(fmt::format("{} sample {}", op.name, k));
-    std::vector<Tensor> feed(s.inputs.begin(), s.inputs.end());
-    for (const graph::Capture& c : g.captures()) feed.push_back(c.outer);
+    std::vector<Tensor> feed = feeds_with_captures(g, std::vector<Tensor>(s.inputs.begin(), s.inputs.end()));
     auto shared = std::shared_ptr<const graph::Graph>(&g, [](const graph::Graph*) {});
     detail::ResultLeaves want = exec::Plan(shared).run(feed);
     std::map<std::string, Tensor> inputs;

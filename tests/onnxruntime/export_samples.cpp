@@ -14,6 +14,7 @@
 #include "bench/mnist_cnn.h"
 #include "core/tensor_impl.h"
 #include "exec/plan.h"
+#include "graph_feeds.h"
 #include "kiln/onnx.h"
 #include "onnx/export_model.h"
 #include "onnx/onnx_samples.h"  // tests/onnx
@@ -68,8 +69,7 @@ int main(int argc, char** argv) {
       return;
     }
     std::vector<Tensor> inputs(s.inputs.begin(), s.inputs.end());
-    std::vector<Tensor> feed = inputs;
-    for (const graph::Capture& c : g.captures()) feed.push_back(c.outer);
+    std::vector<Tensor> feed = testing::feeds_with_captures(g, inputs);
     auto shared = std::const_pointer_cast<const graph::Graph>(std::shared_ptr<const graph::Graph>(&g, [](auto*) {}));
     detail::ResultLeaves out = exec::Plan(shared).run(feed);
     std::vector<std::string> names;
