@@ -15,6 +15,7 @@
 #include "graph_ops/while_accumulators.h"
 #include "kiln/kiln.h"
 #include "passes/passes.h"
+#include "schema/op_def.h"
 
 using namespace kiln;
 using kiln::testing::expect_tensor_near;
@@ -338,4 +339,30 @@ TEST(WhileAccumulators, AValueWhoseShapeChangesIsRecomputed) {
   std::vector<Tensor> want = grads(x, w);
   for (int k = 0; k < 2; ++k)
     expect_tensor_near<float>(both.results[k], want[k].shape(), want[k].to_vector<float>(), 1e-5f);
+}
+
+// The ops that declare the two flags the choice reads: the lists of names
+// the choice kept before each op said it in its own OpDef, plus StatefulCall,
+// StatefulIf and StatefulWhile (stateful, so never stacked either way). An op that
+// joins either set changes which values a While gradient stacks.
+TEST(WhileAccumulators, TheOpsThatDeclareTheFlags) {
+  auto declaring = [](schema::OpFlags flag) {
+    std::vector<std::string> names;
+    for (const detail::OpDef* op : schema::OpRegistry::global().all())
+      if (op->is(flag)) names.emplace_back(op->name);
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  auto sorted = [](std::vector<std::string> names) {
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  EXPECT_EQ(declaring(schema::kCostlyToRecompute),
+            sorted({"MatMul", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative",
+                    "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter", "Call", "If",
+                    "While", "StatefulCall", "StatefulIf", "StatefulWhile"}));
+  EXPECT_EQ(declaring(schema::kShapeFromShapes),
+            sorted({"MatMul", "BiasAdd", "Conv2D", "DepthwiseConv2dNative", "StridedSlice", "TensorArrayRead",
+                    "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Pack", "Unpack", "Gather", "Sum",
+                    "Mean", "Max", "Min", "Softmax", "LogSoftmax", "MaxPool", "AvgPool", "Tile", "Pad", "Const"}));
 }

@@ -40,10 +40,10 @@ std::vector<schema::OpSample> call_samples() {
 }
 
 constexpr detail::OpDef kCall{.name = "Call", .infer = call_infer, .kernel = call_kernel,
-                              .flags = schema::kSetsOwnOutputs, .samples = call_samples,
+                              .flags = schema::kSetsOwnOutputs | schema::kCostlyToRecompute, .samples = call_samples,
                               .gradient = call_gradient};
 constexpr detail::OpDef kStatefulCall{.name = "StatefulCall", .infer = call_infer, .kernel = call_kernel,
-                                      .flags = schema::kStateful | schema::kSetsOwnOutputs,
+                                      .flags = schema::kStateful | schema::kSetsOwnOutputs | schema::kCostlyToRecompute,
                                       .samples = call_samples, .gradient = call_gradient};
 
 }  // namespace

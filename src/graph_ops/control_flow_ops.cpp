@@ -229,15 +229,16 @@ std::vector<OpSample> while_samples() {
 }
 
 constexpr OpDef kIf{.name = "If", .infer = if_infer, .kernel = if_kernel,
-                    .flags = schema::kSetsOwnOutputs, .samples = if_samples, .gradient = if_gradient};
+                    .flags = schema::kSetsOwnOutputs | schema::kCostlyToRecompute, .samples = if_samples,
+                    .gradient = if_gradient};
 constexpr OpDef kStatefulIf{.name = "StatefulIf", .infer = if_infer, .kernel = if_kernel,
-                            .flags = schema::kStateful | schema::kSetsOwnOutputs, .samples = if_samples,
-                            .gradient = if_gradient};
+                            .flags = schema::kStateful | schema::kSetsOwnOutputs | schema::kCostlyToRecompute,
+                            .samples = if_samples, .gradient = if_gradient};
 constexpr OpDef kWhile{.name = "While", .infer = while_infer, .kernel = while_kernel,
-                       .flags = schema::kSetsOwnOutputs, .samples = while_samples,
+                       .flags = schema::kSetsOwnOutputs | schema::kCostlyToRecompute, .samples = while_samples,
                        .gradient = while_gradient};
 constexpr OpDef kStatefulWhile{.name = "StatefulWhile", .infer = while_infer, .kernel = while_kernel,
-                               .flags = schema::kStateful | schema::kSetsOwnOutputs,
+                               .flags = schema::kStateful | schema::kSetsOwnOutputs | schema::kCostlyToRecompute,
                                .samples = while_samples, .gradient = while_gradient};
 
 }  // namespace

@@ -2,10 +2,8 @@
 // while_accumulators.h), and rewiring the backward body to read them.
 #include "graph_ops/while_accumulators.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <unordered_set>
@@ -30,41 +28,20 @@ std::atomic<bool>& accumulators_on() {
   return on;
 }
 
-// The registered ops of these names, found once by each list's user.
-std::vector<const detail::OpDef*> ops_named(std::initializer_list<const char*> names) {
-  std::vector<const detail::OpDef*> ops;
-  for (const char* name : names)
-    if (const detail::OpDef* op = schema::OpRegistry::global().find(name)) ops.push_back(op);
-  return ops;
-}
-
-bool is_among(const std::vector<const detail::OpDef*>& ops, const detail::OpDef& op) {
-  return std::find(ops.begin(), ops.end(), &op) != ops.end();
-}
-
-// Ops whose recomputation costs more than stacking their results: a
-// contraction does O(k) work per output element where the stack copies it
-// once; a nested graph may loop. Elementwise ops, reductions and data
-// movement are about as cheap as the copy, and recomputing them saves the
-// memory.
-bool is_costly(const detail::OpDef& op) {
-  static const std::vector<const detail::OpDef*> costly =
-      ops_named({"MatMul", "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative",
-                 "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter", "Call", "If", "While"});
-  return is_among(costly, op);
-}
+// Ops whose recomputation costs more than stacking their results
+// (schema::kCostlyToRecompute: contractions, nested graphs). Elementwise
+// ops, reductions and data movement are about as cheap as the copy, and
+// recomputing them saves the memory.
+bool is_costly(const detail::OpDef& op) { return op.is(schema::kCostlyToRecompute); }
 
 // Ops whose outputs' shapes follow from their inputs' shapes and attrs,
-// never from values: a value of unknown dims computed by them alone from the
-// loop variables (whose shapes stay) keeps its shape from one iteration to
-// the next, which a stack needs. Elementwise ops count too. A nested loop's
-// results, a TensorArray's stack or a segment sum may change shape.
+// never from values (schema::kShapeFromShapes, and elementwise ops): a value
+// of unknown dims computed by them alone from the loop variables (whose
+// shapes stay) keeps its shape from one iteration to the next, which a stack
+// needs. A nested loop's results, a TensorArray's stack or a segment sum may
+// change shape.
 bool shape_follows_shapes(const detail::OpDef& op) {
-  static const std::vector<const detail::OpDef*> ops =
-      ops_named({"MatMul", "BiasAdd", "Conv2D", "DepthwiseConv2dNative", "StridedSlice", "TensorArrayRead",
-                 "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Pack", "Unpack", "Gather", "Sum", "Mean",
-                 "Max", "Min", "Softmax", "LogSoftmax", "MaxPool", "AvgPool", "Tile", "Pad", "Const"});
-  return op.is(schema::kElementwise) || is_among(ops, op);
+  return op.is(schema::kElementwise) || op.is(schema::kShapeFromShapes);
 }
 
 bool stackable(const schema::TensorType& t) { return t.dtype != DType::Resource && t.dtype != DType::String; }

@@ -28,6 +28,8 @@
 #include "kiln/math.h"
 #include "kiln/tensor_array.h"
 #include "ops/creation.h"
+#include "ops/known_ops.h"
+#include "ops/variable_ops.h"
 #include "trace/tracing_context.h"
 
 namespace kiln::graph_ops {
@@ -56,7 +58,7 @@ struct LoopGraph {
 // the graph reads it.
 std::optional<schema::TensorType> variable_type(const Graph& g, const Node* placeholder) {
   for (const auto& n : g.nodes()) {
-    if (n->op->name != "ReadVariable" || n->inputs.empty() || n->inputs[0].node != placeholder) continue;
+    if (n->op != &ops::read_variable_op() || n->inputs.empty() || n->inputs[0].node != placeholder) continue;
     return n->outputs[0];
   }
   return std::nullopt;
@@ -123,7 +125,7 @@ void mark_written_only_arrays(const Graph& body, std::vector<bool>& final_value)
     for (const graph::Value& v : n->inputs) ++uses[v.node];
   for (const graph::Value& v : body.results()) ++uses[v.node];
   for (const auto& n : body.nodes()) {
-    if (n->op->name != "TensorArrayWrite" || n->attrs.get_bool("dynamic")) continue;
+    if (n->op != &ops::tensor_array_write_op() || n->attrs.get_bool("dynamic")) continue;
     std::size_t leaf[3];
     bool written_only = true;
     for (int k = 0; k < 3 && written_only; ++k) {

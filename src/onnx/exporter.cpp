@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "kiln/error.h"
+#include "ops/creation.h"
 
 namespace kiln::onnx {
 
@@ -75,7 +76,7 @@ const std::string& GraphEmitter::output_name(const graph::Node& n, int i) {
 
 void GraphEmitter::emit_nodes(const graph::Graph& g) {
   for (const auto& node : g.nodes()) {
-    if (node->op->name == "Placeholder") continue;
+    if (node->op == &ops::placeholder_op()) continue;
     ExportFn fn = export_fn(node->op->name);
     NodeExport x{*this, *node};
     if (!fn) x.refuse("ONNX has no form of it");

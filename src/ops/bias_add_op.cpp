@@ -80,8 +80,8 @@ void bias_add_gradient(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kBiasAdd{.name = "BiasAdd", .infer = bias_add_infer, .kernel = bias_add_kernel,
-                                 .flags = schema::kMayRunInPlace, .samples = bias_add_samples,
-                                 .gradient = bias_add_gradient};
+                                 .flags = schema::kMayRunInPlace | schema::kShapeFromShapes,
+                                 .samples = bias_add_samples, .gradient = bias_add_gradient};
 
 }  // namespace
 

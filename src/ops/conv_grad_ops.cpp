@@ -318,16 +318,12 @@ constexpr ConvOps kConv2DOps{conv2d_with, backprop_input_with, backprop_filter_w
 void backprop_input_gradient(schema::GradContext& c) { conv_backprop_input_gradient(c, kConv2DOps); }
 void backprop_filter_gradient(schema::GradContext& c) { conv_backprop_filter_gradient(c, kConv2DOps); }
 
-constexpr detail::OpDef kConv2DBackpropInput{.name = "Conv2DBackpropInput",
-                                             .infer = backprop_input_infer,
-                                             .kernel = backprop_input_kernel,
-                                             .samples = conv_backprop_samples,
-                                             .gradient = backprop_input_gradient};
-constexpr detail::OpDef kConv2DBackpropFilter{.name = "Conv2DBackpropFilter",
-                                              .infer = backprop_filter_infer,
-                                              .kernel = backprop_filter_kernel,
-                                              .samples = conv_backprop_samples,
-                                              .gradient = backprop_filter_gradient};
+constexpr detail::OpDef kConv2DBackpropInput{.name = "Conv2DBackpropInput", .infer = backprop_input_infer,
+                                             .kernel = backprop_input_kernel, .flags = schema::kCostlyToRecompute,
+                                             .samples = conv_backprop_samples, .gradient = backprop_input_gradient};
+constexpr detail::OpDef kConv2DBackpropFilter{.name = "Conv2DBackpropFilter", .infer = backprop_filter_infer,
+                                              .kernel = backprop_filter_kernel, .flags = schema::kCostlyToRecompute,
+                                              .samples = conv_backprop_samples, .gradient = backprop_filter_gradient};
 
 }  // namespace
 

@@ -221,6 +221,7 @@ void conv2d_gradient(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel = conv2d_kernel,
+                                .flags = schema::kCostlyToRecompute | schema::kShapeFromShapes,
                                 .samples = conv2d_samples, .gradient = conv2d_gradient};
 
 }  // namespace

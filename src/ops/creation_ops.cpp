@@ -26,7 +26,8 @@ std::vector<schema::OpSample> const_samples() {
 }
 
 constexpr detail::OpDef kConst{.name = "Const", .infer = const_infer, .kernel = const_kernel,
-                               .flags = schema::kSetsOwnOutputs | schema::kNotDifferentiable, .samples = const_samples};
+                               .flags = schema::kSetsOwnOutputs | schema::kNotDifferentiable | schema::kShapeFromShapes,
+                               .samples = const_samples};
 
 // Writes `value` (a one-element tensor of out's dtype) into every element.
 void fill_with(const Tensor& value, Tensor& out) {

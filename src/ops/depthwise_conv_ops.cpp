@@ -109,14 +109,15 @@ void backprop_input_gradient(schema::GradContext& c) { conv_backprop_input_gradi
 void backprop_filter_gradient(schema::GradContext& c) { conv_backprop_filter_gradient(c, kDepthwiseOps); }
 
 constexpr detail::OpDef kDepthwiseConv2dNative{.name = "DepthwiseConv2dNative", .infer = depthwise_infer,
-                                               .kernel = depthwise_kernel, .samples = depthwise_samples,
-                                               .gradient = depthwise_gradient};
+                                               .kernel = depthwise_kernel,
+                                               .flags = schema::kCostlyToRecompute | schema::kShapeFromShapes,
+                                               .samples = depthwise_samples, .gradient = depthwise_gradient};
 constexpr detail::OpDef kBackpropInput{.name = "DepthwiseConv2dNativeBackpropInput", .infer = backprop_input_infer,
-                                       .kernel = backprop_input_kernel, .samples = backprop_samples,
-                                       .gradient = backprop_input_gradient};
+                                       .kernel = backprop_input_kernel, .flags = schema::kCostlyToRecompute,
+                                       .samples = backprop_samples, .gradient = backprop_input_gradient};
 constexpr detail::OpDef kBackpropFilter{.name = "DepthwiseConv2dNativeBackpropFilter", .infer = backprop_filter_infer,
-                                        .kernel = backprop_filter_kernel, .samples = backprop_samples,
-                                        .gradient = backprop_filter_gradient};
+                                        .kernel = backprop_filter_kernel, .flags = schema::kCostlyToRecompute,
+                                        .samples = backprop_samples, .gradient = backprop_filter_gradient};
 
 Tensor backprop_input(const Tensor& input, const Tensor& filter, const Tensor& dy, const schema::Attrs& attrs) {
   const Tensor in[] = {input, filter, dy};

@@ -6,6 +6,7 @@
 #include "kiln/array.h"
 #include "ops/array_util.h"
 #include "ops/creation.h"
+#include "ops/known_ops.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -109,7 +110,7 @@ std::vector<schema::OpSample> gather_samples() {
 void gather_grad(schema::GradContext& c);
 
 constexpr detail::OpDef kGather{.name = "Gather", .infer = gather_infer, .kernel = gather_kernel,
-                                .samples = gather_samples, .gradient = gather_grad};
+                                .flags = schema::kShapeFromShapes, .samples = gather_samples, .gradient = gather_grad};
 
 // ---- GatherGrad(dy, indices, params): the gradient of Gather (same attrs) --------
 // Zeros shaped like params, with each row of dy added where Gather took it
@@ -256,6 +257,8 @@ constexpr detail::OpDef kOneHot{.name = "OneHot", .infer = one_hot_infer, .kerne
 void register_gather_ops(schema::OpRegistry& r) {
   for (const detail::OpDef* op : {&kGather, &kGatherGrad, &kOneHot}) r.add(*op);
 }
+
+const detail::OpDef& gather_grad_op() { return kGatherGrad; }
 
 }  // namespace ops
 

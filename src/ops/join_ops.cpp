@@ -138,7 +138,7 @@ void concat_grad(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kConcat{.name = "Concat", .infer = concat_infer, .kernel = concat_kernel,
-                                .samples = concat_samples, .gradient = concat_grad};
+                                .flags = schema::kShapeFromShapes, .samples = concat_samples, .gradient = concat_grad};
 
 // ---- Pack (stack) ---------------------------------------------------------------
 void pack_infer(schema::InferContext& c) {
@@ -189,7 +189,7 @@ void pack_grad(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kPack{.name = "Pack", .infer = pack_infer, .kernel = pack_kernel,
-                              .samples = pack_samples, .gradient = pack_grad};
+                              .flags = schema::kShapeFromShapes, .samples = pack_samples, .gradient = pack_grad};
 
 // ---- Unpack (unstack) -------------------------------------------------------------
 void unpack_infer(schema::InferContext& c) {
@@ -234,7 +234,7 @@ void unpack_grad(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kUnpack{.name = "Unpack", .infer = unpack_infer, .kernel = unpack_kernel,
-                                .samples = unpack_samples, .gradient = unpack_grad};
+                                .flags = schema::kShapeFromShapes, .samples = unpack_samples, .gradient = unpack_grad};
 
 // ---- Tile -----------------------------------------------------------------------
 void tile_infer(schema::InferContext& c) {
@@ -318,7 +318,7 @@ void tile_grad(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kTile{.name = "Tile", .infer = tile_infer, .kernel = tile_kernel,
-                              .samples = tile_samples, .gradient = tile_grad};
+                              .flags = schema::kShapeFromShapes, .samples = tile_samples, .gradient = tile_grad};
 
 // ---- Pad --------------------------------------------------------------------------
 void pad_infer(schema::InferContext& c) {
@@ -407,8 +407,8 @@ void pad_grad(schema::GradContext& c) {
   c.set(0, strided_slice(c.grad(0), begin, end, strides, masks));
 }
 
-constexpr detail::OpDef kPad{.name = "Pad", .infer = pad_infer, .kernel = pad_kernel, .samples = pad_samples,
-                             .gradient = pad_grad};
+constexpr detail::OpDef kPad{.name = "Pad", .infer = pad_infer, .kernel = pad_kernel, .flags = schema::kShapeFromShapes,
+                             .samples = pad_samples, .gradient = pad_grad};
 
 }  // namespace
 

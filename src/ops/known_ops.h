@@ -1,10 +1,13 @@
 #pragma once
-// The registered ops the passes and the fused kernels pick out of a graph. A pass asks "is this node
-// op X" by comparing OpDef pointers (`n.op == &mul_op()`), as the rest of Kiln
-// does with `&ops::placeholder_op()`. Each handle is defined in its op's own
-// file and returns that file's OpDef: one identity per op, no lookup by name.
-// Ops that have accessors of their own (ops::placeholder_op,
-// graph_ops::call_op, the fused ops) are used through those.
+// The registered ops that code outside their own files names: those the passes and the fused
+// kernels pick out of a graph, a While gradient looks for (TensorArrayWrite), or another op's
+// kernel or gradient runs (Add and Sub update variables, GatherGrad is TensorArray gather's
+// gradient). A pass asks "is this node op X" by comparing OpDef pointers (`n.op == &mul_op()`),
+// as the rest of Kiln does with `&ops::placeholder_op()`. Each handle is defined in its op's own
+// file and returns that file's OpDef: one identity per op, no lookup by name. Ops that have
+// accessors of their own (ops::placeholder_op, ops::read_variable_op, graph_ops::call_op, the
+// fused ops) are used through those. A property that a whole group of ops shares (costly to
+// recompute, shapes that follow shapes) is an OpFlags bit instead, declared in each OpDef.
 #include "schema/op_def.h"
 
 namespace kiln::ops {
@@ -26,5 +29,7 @@ const detail::OpDef& greater_op();
 const detail::OpDef& select_op();
 const detail::OpDef& max_pool_grad_op();
 const detail::OpDef& apply_adam_op();
+const detail::OpDef& gather_grad_op();
+const detail::OpDef& tensor_array_write_op();
 
 }  // namespace kiln::ops

@@ -320,6 +320,7 @@ void matmul_gradient(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = matmul_kernel,
+                                .flags = schema::kCostlyToRecompute | schema::kShapeFromShapes,
                                 .samples = matmul_samples, .gradient = matmul_gradient};
 
 }  // namespace

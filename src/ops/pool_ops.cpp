@@ -154,9 +154,11 @@ void avg_pool_gradient(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kMaxPool{.name = "MaxPool", .infer = pool_infer, .kernel = pool_kernel<true>,
-                                 .samples = pool_samples, .gradient = max_pool_gradient};
+                                 .flags = schema::kShapeFromShapes, .samples = pool_samples,
+                                 .gradient = max_pool_gradient};
 constexpr detail::OpDef kAvgPool{.name = "AvgPool", .infer = pool_infer, .kernel = pool_kernel<false>,
-                                 .samples = pool_samples, .gradient = avg_pool_gradient};
+                                 .flags = schema::kShapeFromShapes, .samples = pool_samples,
+                                 .gradient = avg_pool_gradient};
 
 schema::Attrs pool_attrs(const nn::Size2D& ksize, const nn::Size2D& strides,
                          const nn::PaddingArg& padding) {

@@ -388,11 +388,11 @@ void extreme_grad(schema::GradContext& c) {
   constexpr detail::OpDef k##NAME{.name = #NAME, .infer = reduce_infer<ReduceKind::KIND>,    \
                           .kernel = reduce_kernel<ReduceKind::KIND>, .flags = FLAGS,         \
                           .samples = SAMPLES, .gradient = GRAD};
-KILN_REDUCE_OP(Sum, Sum, numeric_reduce_samples, sum_grad, schema::kNoFlags)
-KILN_REDUCE_OP(Mean, Mean, numeric_reduce_samples, mean_grad, schema::kNoFlags)
+KILN_REDUCE_OP(Sum, Sum, numeric_reduce_samples, sum_grad, schema::kShapeFromShapes)
+KILN_REDUCE_OP(Mean, Mean, numeric_reduce_samples, mean_grad, schema::kShapeFromShapes)
 KILN_REDUCE_OP(Prod, Prod, numeric_reduce_samples, prod_grad, schema::kNoFlags)
-KILN_REDUCE_OP(Max, Max, numeric_reduce_samples, extreme_grad, schema::kNoFlags)
-KILN_REDUCE_OP(Min, Min, numeric_reduce_samples, extreme_grad, schema::kNoFlags)
+KILN_REDUCE_OP(Max, Max, numeric_reduce_samples, extreme_grad, schema::kShapeFromShapes)
+KILN_REDUCE_OP(Min, Min, numeric_reduce_samples, extreme_grad, schema::kShapeFromShapes)
 KILN_REDUCE_OP(Any, Any, bool_reduce_samples, nullptr, schema::kNotDifferentiable)
 KILN_REDUCE_OP(All, All, bool_reduce_samples, nullptr, schema::kNotDifferentiable)
 #undef KILN_REDUCE_OP

@@ -103,8 +103,8 @@ std::vector<schema::OpSample> reshape_samples() {
 void relabel_grad(schema::GradContext& c) { c.set(0, reshape_like(c.grad(0), c.inputs[0])); }
 
 constexpr detail::OpDef kReshape{.name = "Reshape", .infer = reshape_infer, .kernel = reshape_kernel,
-                                 .flags = schema::kSetsOwnOutputs, .samples = reshape_samples,
-                                 .gradient = relabel_grad};
+                                 .flags = schema::kSetsOwnOutputs | schema::kShapeFromShapes,
+                                 .samples = reshape_samples, .gradient = relabel_grad};
 
 // ---- ExpandDims -----------------------------------------------------------------
 Shape expand_shape(const Shape& in, int64_t axis) {
@@ -139,8 +139,8 @@ std::vector<schema::OpSample> expand_dims_samples() {
           {{constant({{1, 2}, {3, 4}})}, schema::Attrs{{"axis", int64_t(-1)}}}};
 }
 
-constexpr detail::OpDef kExpandDims{.name = "ExpandDims", .infer = expand_dims_infer,
-                                    .kernel = expand_dims_kernel, .flags = schema::kSetsOwnOutputs,
+constexpr detail::OpDef kExpandDims{.name = "ExpandDims", .infer = expand_dims_infer, .kernel = expand_dims_kernel,
+                                    .flags = schema::kSetsOwnOutputs | schema::kShapeFromShapes,
                                     .samples = expand_dims_samples, .gradient = relabel_grad};
 
 // ---- Squeeze --------------------------------------------------------------------
@@ -193,8 +193,8 @@ std::vector<schema::OpSample> squeeze_samples() {
 }
 
 constexpr detail::OpDef kSqueeze{.name = "Squeeze", .infer = squeeze_infer, .kernel = squeeze_kernel,
-                                 .flags = schema::kSetsOwnOutputs, .samples = squeeze_samples,
-                                 .gradient = relabel_grad};
+                                 .flags = schema::kSetsOwnOutputs | schema::kShapeFromShapes,
+                                 .samples = squeeze_samples, .gradient = relabel_grad};
 
 // ---- Transpose ------------------------------------------------------------------
 void transpose_infer(schema::InferContext& c) {
@@ -338,8 +338,8 @@ void transpose_grad(schema::GradContext& c) {
   c.set(0, transpose(c.grad(0), inverse));
 }
 
-constexpr detail::OpDef kTranspose{.name = "Transpose", .infer = transpose_infer,
-                                   .kernel = transpose_kernel, .samples = transpose_samples,
+constexpr detail::OpDef kTranspose{.name = "Transpose", .infer = transpose_infer, .kernel = transpose_kernel,
+                                   .flags = schema::kShapeFromShapes, .samples = transpose_samples,
                                    .gradient = transpose_grad};
 
 // ---- Shape: tf.shape, the dims as an int32 vector (known when the graph runs) ----

@@ -277,8 +277,8 @@ std::vector<schema::OpSample> strided_slice_samples() {
 void strided_slice_grad(schema::GradContext& c);
 
 constexpr detail::OpDef kStridedSlice{.name = "StridedSlice", .infer = strided_slice_infer,
-                                      .kernel = strided_slice_kernel, .samples = strided_slice_samples,
-                                      .gradient = strided_slice_grad};
+                                      .kernel = strided_slice_kernel, .flags = schema::kShapeFromShapes,
+                                      .samples = strided_slice_samples, .gradient = strided_slice_grad};
 
 // ---- StridedSliceGrad(dy, x): the gradient of StridedSlice (same attrs) ----------
 void strided_slice_grad_infer(schema::InferContext& c) {

@@ -139,11 +139,11 @@ void log_softmax_gradient(schema::GradContext& c) {
   c.set(0, g - exp(y) * sum(g, axis, /*keepdims=*/true));
 }
 
-constexpr detail::OpDef kSoftmax{.name = "Softmax", .infer = softmax_infer,
-                                 .kernel = softmax_kernel<false>, .flags = schema::kMayRunInPlace,
-                                 .samples = softmax_samples, .gradient = softmax_gradient};
-constexpr detail::OpDef kLogSoftmax{.name = "LogSoftmax", .infer = softmax_infer,
-                                    .kernel = softmax_kernel<true>, .flags = schema::kMayRunInPlace,
+constexpr detail::OpDef kSoftmax{.name = "Softmax", .infer = softmax_infer, .kernel = softmax_kernel<false>,
+                                 .flags = schema::kMayRunInPlace | schema::kShapeFromShapes, .samples = softmax_samples,
+                                 .gradient = softmax_gradient};
+constexpr detail::OpDef kLogSoftmax{.name = "LogSoftmax", .infer = softmax_infer, .kernel = softmax_kernel<true>,
+                                    .flags = schema::kMayRunInPlace | schema::kShapeFromShapes,
                                     .samples = softmax_samples, .gradient = log_softmax_gradient};
 
 }  // namespace

@@ -21,6 +21,7 @@
 
 #include "ops/array_util.h"
 #include "ops/creation.h"
+#include "ops/known_ops.h"
 #include "ops/tensor_array_grad.h"
 #include "runtime/dispatch.h"
 
@@ -213,9 +214,8 @@ void tensor_array_unstack_grad(schema::GradContext& c) { write_family_grad(c, 3,
 
 void tensor_array_gather_grad(schema::GradContext& c) {
   if (!has_buffer_grad(c) || !c.needs(0)) return;
-  static const detail::OpDef& gather_grad = schema::OpRegistry::global().get("GatherGrad");
   const Tensor in[] = {c.grad(0), c.inputs[3], c.inputs[0]};
-  c.set(0, runtime::dispatch1(gather_grad, in, schema::Attrs{{"axis", int64_t(0)}}, SourceLocation()));
+  c.set(0, runtime::dispatch1(gather_grad_op(), in, schema::Attrs{{"axis", int64_t(0)}}, SourceLocation()));
 }
 
 void tensor_array_stack_grad(schema::GradContext& c) {

@@ -22,6 +22,7 @@
 #include "kiln/tensor_array.h"
 #include "ops/array_util.h"
 #include "ops/creation.h"
+#include "ops/known_ops.h"
 #include "ops/tensor_array_grad.h"
 #include "runtime/dispatch.h"
 
@@ -458,7 +459,8 @@ constexpr detail::OpDef kTensorArrayUnstack{.name = "TensorArrayUnstack", .infer
                                     .flags = schema::kSetsOwnOutputs, .samples = unstack_samples,
                                     .gradient = tensor_array_unstack_grad};
 constexpr detail::OpDef kTensorArrayRead{.name = "TensorArrayRead", .infer = read_infer, .kernel = read_kernel,
-                                 .flags = schema::kSetsOwnOutputs, .samples = read_samples, .gradient = tensor_array_gather_grad};
+                                         .flags = schema::kSetsOwnOutputs | schema::kShapeFromShapes,
+                                         .samples = read_samples, .gradient = tensor_array_gather_grad};
 constexpr detail::OpDef kTensorArrayGather{.name = "TensorArrayGather", .infer = gather_infer_many, .kernel = gather_kernel,
                                    .samples = gather_samples, .gradient = tensor_array_gather_grad};
 constexpr detail::OpDef kTensorArrayStack{.name = "TensorArrayStack", .infer = stack_infer_rows, .kernel = stack_kernel,
@@ -481,6 +483,8 @@ void register_tensor_array_ops(schema::OpRegistry& r) {
     r.add(*op);
   register_tensor_array_grad_ops(r);
 }
+
+const detail::OpDef& tensor_array_write_op() { return kTensorArrayWrite; }
 
 }  // namespace ops
 

@@ -2,6 +2,7 @@
 // InitializeVariable. All are stateful: they keep program order in graphs.
 #include "ops/variable_ops.h"
 
+#include "ops/known_ops.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::ops {
@@ -104,25 +105,22 @@ void initialize_kernel(schema::KernelContext& c) {
   if (!s.value.defined()) s.value = c.inputs[1];
 }
 
-// value = value op delta, with the registry's own Add/Sub kernel. The old
-// value is handed over, so when no reader holds it the update is in place.
-void update_with(schema::KernelContext& c, std::string_view op_name) {
-  static const detail::OpDef* add = &schema::OpRegistry::global().get("Add");
-  static const detail::OpDef* sub = &schema::OpRegistry::global().get("Sub");
-  const detail::OpDef* op = op_name == "Add" ? add : sub;
+// value = value op delta, with Add's or Sub's own kernel. The old value is
+// handed over, so when no reader holds it the update is in place.
+void update_with(schema::KernelContext& c, const detail::OpDef& op) {
   detail::VariableState& s = resource_state(c.inputs[0]);
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.value.defined()) uninitialized(s);
   Tensor args[2] = {std::move(s.value), c.inputs[1]};
   try {
-    s.value = std::move(runtime::run_eager(*op, args, schema::Attrs{})[0]);
+    s.value = std::move(runtime::run_eager(op, args, schema::Attrs{})[0]);
   } catch (...) {
     s.value = std::move(args[0]);  // leave state intact
     throw;
   }
 }
-void assign_add_kernel(schema::KernelContext& c) { update_with(c, "Add"); }
-void assign_sub_kernel(schema::KernelContext& c) { update_with(c, "Sub"); }
+void assign_add_kernel(schema::KernelContext& c) { update_with(c, add_op()); }
+void assign_sub_kernel(schema::KernelContext& c) { update_with(c, sub_op()); }
 
 constexpr detail::OpDef kAssignVariable{.name = "AssignVariable", .infer = assign_infer, .kernel = assign_kernel,
                                         .flags = schema::kStateful | schema::kNotDifferentiable,

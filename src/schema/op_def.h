@@ -198,6 +198,18 @@ enum OpFlags : uint32_t {
   // random draws, casts to integers...): tapes do not record it. Every op has
   // either a gradient function or this flag, and the registry test checks it.
   kNotDifferentiable = 1u << 5,
+  // Recomputing an output costs more than keeping it: a contraction does O(k)
+  // work per output element, an op running nested graphs may loop. A
+  // while_loop's gradient stacks such values per iteration rather than compute
+  // them again (graph_ops/while_accumulators.cpp). Declared by MatMul, the
+  // convolutions and their backprops, Call, If and While.
+  kCostlyToRecompute = 1u << 6,
+  // Output shapes follow from the input shapes and attrs alone, never from
+  // input values (kElementwise ops also do, without the flag), so a value
+  // such ops compute from a loop's variables keeps its shape from one
+  // iteration to the next, which a While gradient's stack needs. An op that
+  // does not declare it counts as one whose shapes may vary: the safe side.
+  kShapeFromShapes = 1u << 7,
 };
 
 }  // namespace kiln::schema
