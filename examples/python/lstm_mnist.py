@@ -50,6 +50,9 @@ def main():
     parser.add_argument("--max-steps", type=int, default=None)
     parser.add_argument("--timing-steps", type=int, default=15)
     args = parser.parse_args()
+    # Before the data: a bad flag is reported even where data/mnist is not there yet.
+    if args.layers < 1:
+        parser.error(f"--layers must be at least 1, got {args.layers}")
 
     tf.random.set_seed(args.seed)
     np.random.seed(args.seed)
@@ -58,8 +61,6 @@ def main():
     y_train, y_test = y_train.astype(np.int32), y_test.astype(np.int32)
     print(f"MNIST: {len(x_train)} training and {len(x_test)} test digits, each 28 steps of 28 features")
 
-    if args.layers < 1:
-        parser.error(f"--layers must be at least 1, got {args.layers}")
     model = make_model(args.units, layers=args.layers)
     model.summary()
     model.compile(optimizer=tf.keras.optimizers.Adam(1e-3),
