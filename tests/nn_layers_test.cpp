@@ -1,10 +1,13 @@
 // The nn layers: shapes and values against hand-computed cases, lazy
-// building, initializers, and layers inside kiln::function.
+// building, initializers, layers inside kiln::function, and saved-model
+// round trips.
+#include "layer_saved_model_check.h"
 #include "test_util.h"
 
 #include <cmath>
 
 using namespace kiln;
+using kiln::testing::check_layer_saved_model;
 using kiln::testing::expect_error;
 using kiln::testing::expect_tensor;
 using kiln::testing::expect_tensor_near;
@@ -214,6 +217,20 @@ TEST(NnLayers, ActivationLayers) {
   expect_tensor<float>(relu_layer(constant({-1.f, 0.f, 2.f})), {3}, {0.f, 0.f, 2.f});
   float e = std::exp(1.f);
   expect_tensor_near<float>(softmax_layer(constant({{0.f, 1.f}})), {1, 2}, {1 / (1 + e), e / (1 + e)});
+}
+
+TEST(NnLayers, Conv2DTransposeSavedAndLoaded) {
+  nn::Conv2DTranspose same(3, 3, {.strides = 2, .padding = "same", .activation = "relu", .seed = 4});
+  nn::Conv2DTranspose valid(2, {3, 2}, {.strides = {2, 3}, .seed = 5});
+  std::vector<float> v(2 * 3 * 3 * 2);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::cos(0.7 * static_cast<double>(i)));
+  Tensor x = constant(v, Shape{2, 3, 3, 2});
+  Tensor one = constant(std::vector<float>(v.begin(), v.begin() + 18), Shape{1, 3, 3, 2});
+  for (nn::Conv2DTranspose* layer : {&same, &valid}) {
+    SCOPED_TRACE(layer->name());
+    check_layer_saved_model(*layer, x, TensorSpec({None, 3, 3, 2}), {one});
+    EXPECT_EQ(layer->variables().size(), 2u);  // kernel, bias
+  }
 }
 
 TEST(NnLayers, DropoutOnlyWhileTraining) {

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import kiln as tf
+from saved_layer_check import check_layer_round_trip
 
 K = tf.keras
 rng = np.random.default_rng(7)
@@ -154,3 +155,11 @@ def test_global_pooling_matches_numpy():
     np.testing.assert_allclose(kept(x).numpy(), x.mean(axis=(1, 2), keepdims=True), rtol=1e-6)
     assert kept.compute_output_shape((None, 7, 7, 16)).as_list() == [None, 1, 1, 16]
     assert K.layers.GlobalMaxPool2D is K.layers.GlobalMaxPooling2D
+
+
+@pytest.mark.parametrize("make", [lambda: K.layers.GlobalAveragePooling2D(),
+                                  lambda: K.layers.GlobalAveragePooling2D(keepdims=True),
+                                  lambda: K.layers.GlobalMaxPooling2D()])
+def test_global_pooling_saves_and_loads_for_any_image_size(make, tmp_path):
+    check_layer_round_trip(make(), randn(2, 3, 4, 2), tf.TensorSpec([None, None, None, 2]), tmp_path / "m",
+                           probes=[randn(1, 5, 2, 2)])
