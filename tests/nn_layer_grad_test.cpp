@@ -41,6 +41,14 @@ TEST(NnLayerGradient, Conv2DSameAndValidFloat64) {
   check_layer(valid, ramp({1, 6, 7, 3}, DType::Float64), 1e-6, 1e-6);
 }
 
+TEST(NnLayerGradient, Conv2DTransposeSameAndValidFloat64) {
+  nn::Conv2DTranspose same(3, 3, {.strides = 2, .padding = nn::Padding::Same, .activation = "tanh", .seed = 5,
+                                  .dtype = DType::Float64});
+  check_layer(same, ramp({2, 3, 3, 2}, DType::Float64), 1e-6, 1e-6);
+  nn::Conv2DTranspose valid(2, {2, 3}, {.strides = {2, 1}, .seed = 6, .dtype = DType::Float64});
+  check_layer(valid, ramp({1, 3, 4, 3}, DType::Float64), 1e-6, 1e-6);
+}
+
 TEST(NnLayerGradient, PoolingFlattenReshapeReluSoftmax) {
   // These layers compute in float32: coarser differences and tolerance.
   nn::MaxPool2D max_pool(2);
