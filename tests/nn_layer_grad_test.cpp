@@ -66,6 +66,22 @@ TEST(NnLayerGradient, PoolingFlattenReshapeReluSoftmax) {
   check_layer(softmax, ramp({3, 4}, DType::Float32), 1e-3, 2e-2);
 }
 
+// Activation, LeakyReLU and ELU (float32, as ReLU and Softmax); no input lies
+// within the step of the kink at 0.
+TEST(NnLayerGradient, ActivationLeakyReluEluFloat32) {
+  Tensor x = ramp({3, 4}, DType::Float32) * 2.f;
+  nn::ActivationLayer tanh_layer("tanh");
+  check_layer(tanh_layer, x, 1e-3, 2e-2);
+  nn::ActivationLayer gelu_layer("gelu");
+  check_layer(gelu_layer, x, 1e-3, 2e-2);
+  nn::LeakyReLU leaky;
+  check_layer(leaky, x, 1e-3, 2e-2);
+  nn::ELU elu_layer;
+  check_layer(elu_layer, x, 1e-3, 2e-2);
+  nn::ELU half(0.5);
+  check_layer(half, x, 1e-3, 2e-2);
+}
+
 // Training mode differentiates through the batch statistics; inference mode
 // is affine in the input. Both checked with non-trivial gamma and beta.
 TEST(NnLayerGradient, NormalizationLayersFloat64) {
