@@ -1,10 +1,12 @@
 // Embedding and the global pooling layers: values, gradients, errors, and
 // saved-model round trips.
+#include "layer_saved_model_check.h"
 #include "test_util.h"
 
 #include <kiln/saved_model.h>
 
 using namespace kiln;
+using kiln::testing::check_layer_saved_model;
 using kiln::testing::expect_error;
 using kiln::testing::expect_tensor;
 using kiln::testing::expect_tensor_near;
@@ -94,4 +96,19 @@ TEST(NnGlobalPooling, MeanAndMaxPerChannel) {
   std::vector<float> want{0.25f, 0.25f, 0.25f, 0.25f, 0.25f, 1.25f, 1.25f, 0.25f};
   expect_tensor<float>(grads(x), {1, 2, 2, 2}, want);
   expect_tensor<float>(kiln::function(grads)(x), {1, 2, 2, 2}, want);
+}
+
+// Saved with unknown batch, height and width: the loaded signature pools
+// inputs of any size.
+TEST(NnGlobalPooling, SavedAndLoaded) {
+  nn::GlobalAveragePooling2D avg, avg_kept({.keepdims = true});
+  nn::GlobalMaxPooling2D mx;
+  std::vector<float> v(2 * 3 * 4 * 2), w(1 * 5 * 2 * 2);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::cos(0.9 * static_cast<double>(i)));
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(std::sin(1.1 * static_cast<double>(i)));
+  Tensor x = constant(v, Shape{2, 3, 4, 2}), other = constant(w, Shape{1, 5, 2, 2});
+  for (nn::Layer* layer : std::initializer_list<nn::Layer*>{&avg, &avg_kept, &mx}) {
+    SCOPED_TRACE(layer->name());
+    check_layer_saved_model(*layer, x, TensorSpec({None, None, None, 2}), {other});
+  }
 }

@@ -41,6 +41,14 @@ TEST(NnLayerGradient, Conv2DSameAndValidFloat64) {
   check_layer(valid, ramp({1, 6, 7, 3}, DType::Float64), 1e-6, 1e-6);
 }
 
+TEST(NnLayerGradient, Conv2DTransposeSameAndValidFloat64) {
+  nn::Conv2DTranspose same(3, 3, {.strides = 2, .padding = nn::Padding::Same, .activation = "tanh", .seed = 5,
+                                  .dtype = DType::Float64});
+  check_layer(same, ramp({2, 3, 3, 2}, DType::Float64), 1e-6, 1e-6);
+  nn::Conv2DTranspose valid(2, {2, 3}, {.strides = {2, 1}, .seed = 6, .dtype = DType::Float64});
+  check_layer(valid, ramp({1, 3, 4, 3}, DType::Float64), 1e-6, 1e-6);
+}
+
 TEST(NnLayerGradient, PoolingFlattenReshapeReluSoftmax) {
   // These layers compute in float32: coarser differences and tolerance.
   nn::MaxPool2D max_pool(2);
@@ -56,6 +64,22 @@ TEST(NnLayerGradient, PoolingFlattenReshapeReluSoftmax) {
   check_layer(relu, ramp({3, 4}, DType::Float32), 1e-3, 2e-2);
   nn::Softmax softmax;
   check_layer(softmax, ramp({3, 4}, DType::Float32), 1e-3, 2e-2);
+}
+
+// Activation, LeakyReLU and ELU (float32, as ReLU and Softmax); no input lies
+// within the step of the kink at 0.
+TEST(NnLayerGradient, ActivationLeakyReluEluFloat32) {
+  Tensor x = ramp({3, 4}, DType::Float32) * 2.f;
+  nn::ActivationLayer tanh_layer("tanh");
+  check_layer(tanh_layer, x, 1e-3, 2e-2);
+  nn::ActivationLayer gelu_layer("gelu");
+  check_layer(gelu_layer, x, 1e-3, 2e-2);
+  nn::LeakyReLU leaky;
+  check_layer(leaky, x, 1e-3, 2e-2);
+  nn::ELU elu_layer;
+  check_layer(elu_layer, x, 1e-3, 2e-2);
+  nn::ELU half(0.5);
+  check_layer(half, x, 1e-3, 2e-2);
 }
 
 // Training mode differentiates through the batch statistics; inference mode

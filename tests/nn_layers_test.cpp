@@ -1,10 +1,14 @@
 // The nn layers: shapes and values against hand-computed cases, lazy
-// building, initializers, and layers inside kiln::function.
+// building, initializers, layers inside kiln::function, and saved-model
+// round trips.
+#include "layer_saved_model_check.h"
 #include "test_util.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace kiln;
+using kiln::testing::check_layer_saved_model;
 using kiln::testing::expect_error;
 using kiln::testing::expect_tensor;
 using kiln::testing::expect_tensor_near;
@@ -214,6 +218,99 @@ TEST(NnLayers, ActivationLayers) {
   expect_tensor<float>(relu_layer(constant({-1.f, 0.f, 2.f})), {3}, {0.f, 0.f, 2.f});
   float e = std::exp(1.f);
   expect_tensor_near<float>(softmax_layer(constant({{0.f, 1.f}})), {1, 2}, {1 / (1 + e), e / (1 + e)});
+}
+
+// Activation, LeakyReLU and ELU against their closed forms, in double.
+TEST(NnLayers, ActivationLeakyReluAndEluLayers) {
+  nn::clear_session();
+  const std::vector<double> xs{-2.0, -0.5, 0.0, 1.5};
+  Tensor x = cast(constant(xs), DType::Float32);
+  auto closed = [&](auto f) {
+    std::vector<float> out;
+    for (double v : xs) out.push_back(static_cast<float>(f(v)));
+    return out;
+  };
+
+  nn::ActivationLayer tanh_layer("tanh");
+  EXPECT_EQ(tanh_layer.name(), "activation");
+  EXPECT_EQ(tanh_layer.class_name(), "Activation");
+  EXPECT_EQ(tanh_layer.activation().name(), "tanh");
+  expect_tensor_near<float>(tanh_layer(x), {4}, closed([](double v) { return std::tanh(v); }), 1e-6);
+  nn::ActivationLayer linear("linear");
+  EXPECT_EQ(linear.name(), "activation_1");
+  expect_tensor<float>(linear(x), {4}, x.to_vector<float>());
+  nn::ActivationLayer twice(nn::Activation([](const Tensor& t) { return t * 2; }, "twice"));
+  expect_tensor<float>(twice(x), {4}, {-4.f, -1.f, 0.f, 3.f});
+  // Any named activation: the layer gives what the activation gives.
+  for (const char* name : {"relu", "sigmoid", "softmax", "elu", "selu", "softplus", "softsign", "gelu", "swish",
+                           "exponential"})
+    EXPECT_EQ(nn::ActivationLayer(name)(x).to_vector<float>(), nn::Activation(name)(x).to_vector<float>()) << name;
+  EXPECT_EQ(nn::ActivationLayer("sigmoid", {.input_shape = Shape{4}}).compute_output_shape(Shape{None, 4}),
+            (Shape{None, 4}));
+
+  nn::LeakyReLU leaky;
+  EXPECT_EQ(leaky.name(), "leaky_re_lu");
+  EXPECT_EQ(leaky.class_name(), "LeakyReLU");
+  EXPECT_EQ(leaky.alpha(), 0.3);  // Keras' default
+  expect_tensor_near<float>(leaky(x), {4}, closed([](double v) { return v > 0 ? v : 0.3 * v; }), 1e-7);
+  nn::LeakyReLU steep(1.5);
+  expect_tensor_near<float>(steep(x), {4}, closed([](double v) { return v > 0 ? v : 1.5 * v; }), 1e-7);
+
+  nn::ELU elu_layer;
+  EXPECT_EQ(elu_layer.name(), "elu");
+  EXPECT_EQ(elu_layer.class_name(), "ELU");
+  EXPECT_EQ(elu_layer.alpha(), 1.0);
+  auto elu_ref = [](double alpha) { return [alpha](double v) { return v > 0 ? v : alpha * std::expm1(v); }; };
+  expect_tensor_near<float>(elu_layer(x), {4}, closed(elu_ref(1.0)), 1e-6);
+  // alpha 1 is kiln::elu itself.
+  EXPECT_EQ(elu_layer(x).to_vector<float>(), elu(x).to_vector<float>());
+  nn::ELU half(0.5);
+  expect_tensor_near<float>(half(x), {4}, closed(elu_ref(0.5)), 1e-6);
+  // Rank 2 and float64 inputs (cast to the layer's float32, as every layer's).
+  Tensor x2 = constant({{-1.0, 2.0}, {0.25, -3.0}});
+  Tensor y2 = half(x2);
+  EXPECT_EQ(y2.dtype(), DType::Float32);
+  expect_tensor_near<float>(y2, {2, 2},
+                            {static_cast<float>(0.5 * std::expm1(-1.0)), 2.f, 0.25f,
+                             static_cast<float>(0.5 * std::expm1(-3.0))},
+                            1e-6);
+
+  expect_error<InvalidArgument>([] { nn::LeakyReLU(std::numeric_limits<double>::quiet_NaN()); },
+                                {"LeakyReLU 'leaky_re_lu", "alpha must be a finite number"});
+  expect_error<InvalidArgument>([] { nn::ELU(std::numeric_limits<double>::infinity()); },
+                                {"ELU 'elu", "alpha must be a finite number", "inf"});
+  expect_error<InvalidArgument>([] { nn::ActivationLayer("swishy"); }, {"unknown activation 'swishy'"});
+}
+
+// The weightless elementwise layers, saved and loaded: the signature's batch
+// dim stays unknown.
+TEST(NnLayers, ActivationLayersSavedAndLoaded) {
+  Tensor x = constant({{-2.f, -0.5f, 0.f, 1.5f}, {3.f, -1.f, 0.25f, -4.f}});
+  Tensor one = constant({{0.5f, -0.75f, 2.f, -0.1f}});
+  nn::ReLU relu_layer;
+  nn::Softmax softmax_layer;
+  nn::ActivationLayer gelu_layer("gelu");
+  nn::LeakyReLU leaky(0.2);
+  nn::ELU elu_layer, half(0.5);
+  for (nn::Layer* layer : std::initializer_list<nn::Layer*>{&relu_layer, &softmax_layer, &gelu_layer, &leaky,
+                                                             &elu_layer, &half}) {
+    SCOPED_TRACE(layer->class_name());
+    check_layer_saved_model(*layer, x, TensorSpec({None, 4}), {one});
+  }
+}
+
+TEST(NnLayers, Conv2DTransposeSavedAndLoaded) {
+  nn::Conv2DTranspose same(3, 3, {.strides = 2, .padding = "same", .activation = "relu", .seed = 4});
+  nn::Conv2DTranspose valid(2, {3, 2}, {.strides = {2, 3}, .seed = 5});
+  std::vector<float> v(2 * 3 * 3 * 2);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::cos(0.7 * static_cast<double>(i)));
+  Tensor x = constant(v, Shape{2, 3, 3, 2});
+  Tensor one = constant(std::vector<float>(v.begin(), v.begin() + 18), Shape{1, 3, 3, 2});
+  for (nn::Conv2DTranspose* layer : {&same, &valid}) {
+    SCOPED_TRACE(layer->name());
+    check_layer_saved_model(*layer, x, TensorSpec({None, 3, 3, 2}), {one});
+    EXPECT_EQ(layer->variables().size(), 2u);  // kernel, bias
+  }
 }
 
 TEST(NnLayers, DropoutOnlyWhileTraining) {

@@ -5,6 +5,7 @@ import pytest
 
 import kiln as tf
 from numeric_grad import check_gradients
+from saved_layer_check import check_layer_round_trip
 
 
 def reference(x, f, out_shape, strides, padding):
@@ -79,3 +80,13 @@ def test_keras_layer_shapes_values_and_training():
     first = model.evaluate(images, targets, verbose=0)
     model.fit(images, targets, batch_size=4, epochs=20, verbose=0)
     assert model.evaluate(images, targets, verbose=0) < first
+
+
+@pytest.mark.parametrize("make", [lambda: tf.keras.layers.Conv2DTranspose(3, 3, strides=2, padding="same",
+                                                                          activation="relu"),
+                                  lambda: tf.keras.layers.Conv2DTranspose(2, (3, 2), strides=(2, 3))])
+def test_keras_layer_saves_and_loads(make, tmp_path):
+    x = np.random.default_rng(4).standard_normal((2, 3, 3, 2)).astype(np.float32)
+    layer = make()
+    check_layer_round_trip(layer, x, tf.TensorSpec([None, 3, 3, 2]), tmp_path / "m", probes=[x[:1]])
+    assert [v.name for v in layer.variables] == [f"{layer.name}/kernel:0", f"{layer.name}/bias:0"]

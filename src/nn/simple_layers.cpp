@@ -1,10 +1,14 @@
-// Layers without weights: Flatten, Reshape, Dropout, ReLU, Softmax.
+// Layers without weights: Flatten, Reshape, Dropout, and the activation
+// layers ReLU, Softmax, Activation, LeakyReLU, ELU.
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "kiln/array.h"
 #include "kiln/error.h"
 #include "kiln/math.h"
 #include "kiln/nn/layers.h"
+#include "kiln/nn_ops.h"
 #include "kiln/random.h"
 
 namespace kiln::nn {
@@ -107,5 +111,30 @@ Softmax::Softmax(int64_t axis, LayerOptions options)
     : Layer("softmax", std::move(options.name), std::move(options.input_shape)), axis_(axis) {}
 
 Tensor Softmax::call(const Tensor& x, bool) { return softmax(x, axis_); }
+
+ActivationLayer::ActivationLayer(Activation activation, LayerOptions options)
+    : Layer("activation", std::move(options.name), std::move(options.input_shape)),
+      activation_(std::move(activation)) {}
+
+Tensor ActivationLayer::call(const Tensor& x, bool) { return activation_(x); }
+
+LeakyReLU::LeakyReLU(double alpha, LayerOptions options)
+    : Layer("leaky_re_lu", std::move(options.name), std::move(options.input_shape)), alpha_(alpha) {
+  if (!std::isfinite(alpha))
+    throw InvalidArgument(fmt::format("LeakyReLU '{}': alpha must be a finite number, got {}", name(), alpha));
+}
+
+Tensor LeakyReLU::call(const Tensor& x, bool) { return leaky_relu(x, alpha_); }
+
+ELU::ELU(double alpha, LayerOptions options)
+    : Layer("elu", std::move(options.name), std::move(options.input_shape)), alpha_(alpha) {
+  if (!std::isfinite(alpha))
+    throw InvalidArgument(fmt::format("ELU '{}': alpha must be a finite number, got {}", name(), alpha));
+}
+
+Tensor ELU::call(const Tensor& x, bool) {
+  Tensor y = elu(x);
+  return alpha_ == 1.0 ? y : where(greater(x, 0), x, y * alpha_);
+}
 
 }  // namespace kiln::nn

@@ -324,4 +324,56 @@ class Softmax : public Layer {
   int64_t axis_;
 };
 
+// Keras' Activation layer: any activation an nn::Activation names or wraps
+// ("relu", "tanh", a function, ...), applied to the whole input. Named
+// ActivationLayer here because nn::Activation is the activation itself (the
+// spec Dense and Conv2D take); its class_name() and default name are Keras'
+// ("Activation", "activation").
+class ActivationLayer : public Layer {
+ public:
+  explicit ActivationLayer(Activation activation, LayerOptions options = {});
+  std::string class_name() const override { return "Activation"; }
+  Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
+  const Activation& activation() const { return activation_; }
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  Activation activation_;
+};
+
+// x above 0, alpha * x below (Keras' LeakyReLU, alpha 0.3 by default;
+// nn::leaky_relu's arithmetic). alpha must be finite.
+class LeakyReLU : public Layer {
+ public:
+  explicit LeakyReLU(double alpha = 0.3, LayerOptions options = {});
+  std::string class_name() const override { return "LeakyReLU"; }
+  Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
+  double alpha() const { return alpha_; }
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  double alpha_;
+};
+
+// x above 0, alpha * (e^x - 1) at or below (Keras' ELU, alpha 1 by default):
+// kiln::elu itself when alpha is 1, else where(x > 0, x, alpha * elu(x)), as
+// Keras' backend.elu. alpha must be finite.
+class ELU : public Layer {
+ public:
+  explicit ELU(double alpha = 1.0, LayerOptions options = {});
+  std::string class_name() const override { return "ELU"; }
+  Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
+  double alpha() const { return alpha_; }
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  double alpha_;
+};
+
 }  // namespace kiln::nn

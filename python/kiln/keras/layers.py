@@ -21,6 +21,7 @@ __all__ += ["DepthwiseConv2D"]
 __all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU"]
 __all__ += ["MultiHeadAttention"]
 __all__ += ["Masking", "GlobalAveragePooling1D", "GlobalAvgPool1D"]
+__all__ += ["LeakyReLU", "ELU"]
 
 
 def _tuple2(value, name, layer):
@@ -678,6 +679,53 @@ class ReLU(Layer):
 
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
+
+
+class LeakyReLU(Layer):
+    """x above 0, alpha * x below (TF 2 Keras' LeakyReLU, alpha 0.3 by default): tf.nn.leaky_relu, the op the
+    C++ nn::LeakyReLU computes with."""
+
+    def __init__(self, alpha=0.3, **kwargs):
+        super().__init__(**kwargs)
+        if alpha is None:
+            raise ValueError("The alpha value of a Leaky ReLU layer cannot be None, Expected a float. Received: "
+                             f"alpha={alpha}")
+        self.alpha = float(alpha)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        return _C.leaky_relu(inputs, self.alpha)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(alpha=self.alpha)
+        return config
+
+
+class ELU(Layer):
+    """x above 0, alpha * (exp(x) - 1) at or below (TF 2 Keras' ELU, alpha 1 by default): tf.nn.elu when alpha is
+    1, else where(x > 0, x, alpha * elu(x)), as Keras' backend.elu and the C++ nn::ELU."""
+
+    def __init__(self, alpha=1.0, **kwargs):
+        super().__init__(**kwargs)
+        if alpha is None:
+            raise ValueError(f"Alpha of an ELU layer cannot be None, expecting a float. Received: {alpha}")
+        self.alpha = float(alpha)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        return _activations.elu(inputs, self.alpha)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(alpha=self.alpha)
+        return config
 
 
 class Softmax(Layer):

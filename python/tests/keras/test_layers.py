@@ -1,8 +1,11 @@
-"""kiln.keras.layers against NumPy references: values, lazy building, names, gradients, input checks."""
+"""kiln.keras.layers against NumPy references: values, lazy building, names, gradients, saved-model round trips,
+input checks."""
 import numpy as np
 import pytest
 
 import kiln as tf
+from numeric_grad import check_gradients
+from saved_layer_check import check_layer_round_trip
 
 K = tf.keras
 rng = np.random.default_rng(42)
@@ -126,6 +129,25 @@ def test_flatten_reshape_relu_softmax():
     np.testing.assert_allclose(K.layers.Softmax()(x).numpy(), np_softmax(x), rtol=1e-5)
     np.testing.assert_allclose(K.layers.Softmax(axis=1)(x).numpy(), np_softmax(x, 1), rtol=1e-5)
     np.testing.assert_allclose(K.layers.Activation("tanh")(x).numpy(), np.tanh(x), rtol=1e-5)
+
+
+def test_leaky_relu_and_elu_match_their_closed_forms():
+    x = np.array([[-2.0, -0.5, 0.0, 1.5], [3.0, -1.0, 0.25, -4.0]], np.float32)
+    leaky = K.layers.LeakyReLU()
+    assert leaky.alpha == pytest.approx(0.3) and leaky.name.startswith("leaky_re_lu")
+    np.testing.assert_allclose(leaky(x).numpy(), np.where(x > 0, x, 0.3 * x), rtol=1e-6)
+    np.testing.assert_allclose(K.layers.LeakyReLU(alpha=1.5)(x).numpy(), np.where(x > 0, x, 1.5 * x), rtol=1e-6)
+    elu = K.layers.ELU()
+    assert elu.alpha == 1.0 and elu.name.startswith("elu")
+    np.testing.assert_allclose(elu(x).numpy(), np.where(x > 0, x, np.expm1(x)), rtol=1e-6)
+    np.testing.assert_array_equal(elu(x).numpy(), tf.nn.elu(x).numpy())   # alpha 1 is tf.nn.elu itself
+    np.testing.assert_allclose(K.layers.ELU(alpha=0.5)(x).numpy(), np.where(x > 0, x, 0.5 * np.expm1(x)), rtol=1e-6)
+    assert K.layers.ELU(0.5).get_config()["alpha"] == 0.5 and K.layers.LeakyReLU(0.1).get_config()["alpha"] == 0.1
+    assert K.layers.LeakyReLU().compute_output_shape((None, 4)).as_list() == [None, 4]
+    with pytest.raises(ValueError, match="alpha value of a Leaky ReLU layer cannot be None"):
+        K.layers.LeakyReLU(alpha=None)
+    with pytest.raises(ValueError, match="Alpha of an ELU layer cannot be None"):
+        K.layers.ELU(alpha=None)
 
 
 def test_flatten_and_reshape_in_a_function_with_unknown_batch():
@@ -286,6 +308,42 @@ def test_conv2d_gradients_match_finite_differences():
         np.testing.assert_allclose(dk[index], (up - down) / (2 * eps), rtol=1e-5)
 
 
+# The weightless layers' gradients (float64 layers) against central differences, and traced = eager.
+# No input lies within the step of a kink.
+@pytest.mark.parametrize("make, shape", [
+    (lambda: K.layers.ReLU(dtype="float64"), (3, 4)),
+    (lambda: K.layers.ReLU(max_value=0.6, negative_slope=0.2, dtype="float64"), (3, 4)),
+    (lambda: K.layers.Softmax(dtype="float64"), (3, 4)),
+    (lambda: K.layers.Softmax(axis=1, dtype="float64"), (2, 3, 2)),
+    (lambda: K.layers.Activation("tanh", dtype="float64"), (3, 4)),
+    (lambda: K.layers.Activation("gelu", dtype="float64"), (3, 4)),
+    (lambda: K.layers.LeakyReLU(dtype="float64"), (3, 4)),
+    (lambda: K.layers.ELU(dtype="float64"), (3, 4)),
+    (lambda: K.layers.ELU(alpha=0.5, dtype="float64"), (3, 4)),
+    (lambda: K.layers.GlobalAveragePooling2D(dtype="float64"), (2, 3, 2, 3)),
+    (lambda: K.layers.GlobalAveragePooling2D(keepdims=True, dtype="float64"), (1, 2, 4, 2)),
+])
+def test_weightless_layer_gradients_match_finite_differences(make, shape):
+    layer = make()
+    n = int(np.prod(shape))
+    x = tf.constant(1.6 * np.cos(1.3 * np.arange(n)).reshape(shape))
+    out_shape = layer.compute_output_shape(shape).as_list()
+    w = tf.constant(np.sin(0.9 * np.arange(int(np.prod(out_shape))) + 0.2).reshape(out_shape))
+
+    def loss(inputs):
+        return tf.reduce_sum(layer(inputs) * w)
+
+    check_gradients(loss, [x], rtol=1e-6, atol=1e-8)
+
+    def grad(inputs):
+        with tf.GradientTape() as tape:
+            tape.watch(inputs)
+            value = loss(inputs)
+        return tape.gradient(value, inputs)
+
+    np.testing.assert_allclose(tf.function(grad)(x).numpy(), grad(x).numpy(), rtol=1e-12, atol=1e-14)
+
+
 def test_gradient_through_pooling_and_flatten_to_the_input():
     model = K.Sequential([K.layers.MaxPool2D(2), K.layers.Flatten()])
     x = tf.constant(np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1))
@@ -296,6 +354,16 @@ def test_gradient_through_pooling_and_flatten_to_the_input():
     expected = np.zeros((4, 4))
     expected[1, 1] = expected[1, 3] = expected[3, 1] = expected[3, 3] = 1
     np.testing.assert_array_equal(g, expected)
+
+
+# ---- saved-model round trips -------------------------------------------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda: K.layers.ReLU(), lambda: K.layers.Softmax(), lambda: K.layers.Activation("gelu"),
+    lambda: K.layers.LeakyReLU(0.2), lambda: K.layers.ELU(), lambda: K.layers.ELU(alpha=0.5)])
+def test_an_activation_layer_saves_and_loads(make, tmp_path):
+    x = np.array([[-2.0, -0.5, 0.0, 1.5], [3.0, -1.0, 0.25, -4.0]], np.float32)
+    check_layer_round_trip(make(), x, tf.TensorSpec([None, 4]), tmp_path / "m", probes=[x[:1] * 0.5])
 
 
 # ---- bad input ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import pytest
 
 import kiln as tf
 from numeric_grad import check_sampled_input_gradient, check_sampled_variable_gradients
+from saved_layer_check import check_layer_round_trip
 
 K = tf.keras
 rng = np.random.default_rng(11)
@@ -233,6 +234,17 @@ def test_an_lstm_model_fits_saves_and_loads(tmp_path):
     np.testing.assert_allclose(loaded.signatures["serving_default"](inputs=longer)["output_0"].numpy(),
                                model(longer).numpy(), rtol=1e-6, atol=1e-6)
     assert len(loaded.variables) == 5
+
+
+@pytest.mark.parametrize("make", [lambda: K.layers.SimpleRNN(5, return_sequences=True),
+                                  lambda: K.layers.GRU(5),
+                                  lambda: K.layers.GRU(5, return_sequences=True, go_backwards=True, reset_after=False),
+                                  lambda: K.layers.LSTM(5, return_sequences=True)])
+def test_a_recurrent_layer_saves_and_loads_for_any_batch_and_length(make, tmp_path):
+    layer = make()
+    check_layer_round_trip(layer, randn(3, 4, 2), tf.TensorSpec([None, None, 2]), tmp_path / "m",
+                           probes=[randn(2, 7, 2)])
+    assert len(layer.variables) == 3   # kernel, recurrent_kernel, bias
 
 
 def test_bad_arguments_are_named():
