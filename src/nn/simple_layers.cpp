@@ -118,23 +118,23 @@ ActivationLayer::ActivationLayer(Activation activation, LayerOptions options)
 
 Tensor ActivationLayer::call(const Tensor& x, bool) { return activation_(x); }
 
+AlphaActivationLayer::AlphaActivationLayer(std::string_view kind, std::string_view layer, double alpha,
+                                           LayerOptions options)
+    : Layer(kind, std::move(options.name), std::move(options.input_shape)), alpha_(alpha) {
+  if (!std::isfinite(alpha))
+    throw InvalidArgument(fmt::format("{} '{}': alpha must be a finite number, got {}", layer, name(), alpha));
+}
+
 LeakyReLU::LeakyReLU(double alpha, LayerOptions options)
-    : Layer("leaky_re_lu", std::move(options.name), std::move(options.input_shape)), alpha_(alpha) {
-  if (!std::isfinite(alpha))
-    throw InvalidArgument(fmt::format("LeakyReLU '{}': alpha must be a finite number, got {}", name(), alpha));
-}
+    : AlphaActivationLayer("leaky_re_lu", "LeakyReLU", alpha, std::move(options)) {}
 
-Tensor LeakyReLU::call(const Tensor& x, bool) { return leaky_relu(x, alpha_); }
+Tensor LeakyReLU::call(const Tensor& x, bool) { return leaky_relu(x, alpha()); }
 
-ELU::ELU(double alpha, LayerOptions options)
-    : Layer("elu", std::move(options.name), std::move(options.input_shape)), alpha_(alpha) {
-  if (!std::isfinite(alpha))
-    throw InvalidArgument(fmt::format("ELU '{}': alpha must be a finite number, got {}", name(), alpha));
-}
+ELU::ELU(double alpha, LayerOptions options) : AlphaActivationLayer("elu", "ELU", alpha, std::move(options)) {}
 
 Tensor ELU::call(const Tensor& x, bool) {
   Tensor y = elu(x);
-  return alpha_ == 1.0 ? y : where(greater(x, 0), x, y * alpha_);
+  return alpha() == 1.0 ? y : where(greater(x, 0), x, y * alpha());
 }
 
 }  // namespace kiln::nn

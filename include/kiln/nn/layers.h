@@ -343,37 +343,43 @@ class ActivationLayer : public Layer {
   Activation activation_;
 };
 
-// x above 0, alpha * x below (Keras' LeakyReLU, alpha 0.3 by default;
-// nn::leaky_relu's arithmetic). alpha must be finite.
-class LeakyReLU : public Layer {
+// An elementwise activation with one parameter, alpha (LeakyReLU, ELU): the
+// shape stays, and alpha must be finite (checked when the layer is made).
+class AlphaActivationLayer : public Layer {
  public:
-  explicit LeakyReLU(double alpha = 0.3, LayerOptions options = {});
-  std::string class_name() const override { return "LeakyReLU"; }
   Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
   double alpha() const { return alpha_; }
 
  protected:
-  Tensor call(const Tensor& x, bool training) override;
+  // `layer` names the layer class in the error (class_name() is not yet the
+  // derived one while this runs).
+  AlphaActivationLayer(std::string_view kind, std::string_view layer, double alpha, LayerOptions options);
 
  private:
   double alpha_;
 };
 
-// x above 0, alpha * (e^x - 1) at or below (Keras' ELU, alpha 1 by default):
-// kiln::elu itself when alpha is 1, else where(x > 0, x, alpha * elu(x)), as
-// Keras' backend.elu. alpha must be finite.
-class ELU : public Layer {
+// x above 0, alpha * x below (Keras' LeakyReLU, alpha 0.3 by default;
+// nn::leaky_relu's arithmetic).
+class LeakyReLU : public AlphaActivationLayer {
  public:
-  explicit ELU(double alpha = 1.0, LayerOptions options = {});
-  std::string class_name() const override { return "ELU"; }
-  Shape compute_output_shape(const Shape& input_shape) const override { return input_shape; }
-  double alpha() const { return alpha_; }
+  explicit LeakyReLU(double alpha = 0.3, LayerOptions options = {});
+  std::string class_name() const override { return "LeakyReLU"; }
 
  protected:
   Tensor call(const Tensor& x, bool training) override;
+};
 
- private:
-  double alpha_;
+// x above 0, alpha * (e^x - 1) at or below (Keras' ELU, alpha 1 by default):
+// kiln::elu itself when alpha is 1, else where(x > 0, x, alpha * elu(x)), as
+// Keras' backend.elu.
+class ELU : public AlphaActivationLayer {
+ public:
+  explicit ELU(double alpha = 1.0, LayerOptions options = {});
+  std::string class_name() const override { return "ELU"; }
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
 };
 
 }  // namespace kiln::nn

@@ -681,51 +681,53 @@ class ReLU(Layer):
         return TensorShape(input_shape)
 
 
-class LeakyReLU(Layer):
+class _AlphaActivation(Layer):
+    """An elementwise activation with one parameter, alpha (LeakyReLU, ELU): the shape stays, masks pass
+    through, and alpha is part of the config. `_none_message` is Keras' error for alpha=None."""
+
+    _none_message = ""
+
+    def __init__(self, alpha, **kwargs):
+        super().__init__(**kwargs)
+        if alpha is None:
+            raise ValueError(self._none_message.format(alpha=alpha))
+        self.alpha = float(alpha)
+        self.supports_masking = True
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(alpha=self.alpha)
+        return config
+
+
+class LeakyReLU(_AlphaActivation):
     """x above 0, alpha * x below (TF 2 Keras' LeakyReLU, alpha 0.3 by default): tf.nn.leaky_relu, the op the
     C++ nn::LeakyReLU computes with."""
 
+    _none_message = ("The alpha value of a Leaky ReLU layer cannot be None, Expected a float. Received: "
+                     "alpha={alpha}")
+
     def __init__(self, alpha=0.3, **kwargs):
-        super().__init__(**kwargs)
-        if alpha is None:
-            raise ValueError("The alpha value of a Leaky ReLU layer cannot be None, Expected a float. Received: "
-                             f"alpha={alpha}")
-        self.alpha = float(alpha)
-        self.supports_masking = True
+        super().__init__(alpha, **kwargs)
 
     def call(self, inputs):
         return _C.leaky_relu(inputs, self.alpha)
 
-    def compute_output_shape(self, input_shape):
-        return TensorShape(input_shape)
 
-    def get_config(self):
-        config = super().get_config()
-        config.update(alpha=self.alpha)
-        return config
-
-
-class ELU(Layer):
+class ELU(_AlphaActivation):
     """x above 0, alpha * (exp(x) - 1) at or below (TF 2 Keras' ELU, alpha 1 by default): tf.nn.elu when alpha is
     1, else where(x > 0, x, alpha * elu(x)), as Keras' backend.elu and the C++ nn::ELU."""
 
+    _none_message = "Alpha of an ELU layer cannot be None, expecting a float. Received: {alpha}"
+
     def __init__(self, alpha=1.0, **kwargs):
-        super().__init__(**kwargs)
-        if alpha is None:
-            raise ValueError(f"Alpha of an ELU layer cannot be None, expecting a float. Received: {alpha}")
-        self.alpha = float(alpha)
-        self.supports_masking = True
+        super().__init__(alpha, **kwargs)
 
     def call(self, inputs):
         return _activations.elu(inputs, self.alpha)
-
-    def compute_output_shape(self, input_shape):
-        return TensorShape(input_shape)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(alpha=self.alpha)
-        return config
 
 
 class Softmax(Layer):
