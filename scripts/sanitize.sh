@@ -27,6 +27,15 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DKILN_PYTHON_TEST_ENV=LD_PRELOAD=$preload;ASAN_OPTIONS=$asan:detect_leaks=0" >/dev/null
 ninja -C build-asan
 
-export ASAN_OPTIONS="$asan:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
-ctest --test-dir build-asan --output-on-failure -j2 "$@"
+# The tests that start MPI ranks run without leak detection: Open MPI keeps
+# (and, unloading its plugins at MPI_Finalize, loses the stacks of) thousands
+# of allocations on purpose, as its own valgrind suppressions say; the rest
+# of Kiln runs in the tests without MPI, which keep leak detection.
+# Memory errors and undefined behaviour are checked in both runs.
+mpi_tests='^(Mpi\.|Examples\.MnistTrainDistributed)'
+status=0
+ASAN_OPTIONS="$asan:${ASAN_OPTIONS:-}" ctest --test-dir build-asan --output-on-failure -j2 -E "$mpi_tests" "$@" || status=$?
+ASAN_OPTIONS="$asan:detect_leaks=0:${ASAN_OPTIONS:-}" ctest --test-dir build-asan --output-on-failure -j2 -R "$mpi_tests" "$@" \
+  || status=$?
+exit "$status"

@@ -491,8 +491,11 @@ Dataset Dataset::from_generator(std::function<std::optional<Element>()> generato
 Dataset Dataset::derive(Derive make) const {
   std::shared_ptr<const DatasetNode> node = make(node_);
   if (!fed_) return Dataset(std::move(node));
-  auto rebuild = [before = fed_, make = std::move(make)](const std::vector<NodePtr>& fed) {
-    return make(before->node_for(fed));
+  // Captures the earlier rebuild, never fed_ itself: its handles are the
+  // trace's symbolic tensors, which hold their graph, and this function ends
+  // up in that graph's dataset-loop node (a cycle: the graph would leak).
+  auto rebuild = [before = fed_->rebuild, make = std::move(make)](const std::vector<NodePtr>& fed) {
+    return make(before ? before(fed) : fed.at(0));
   };
   return Dataset(std::move(node), std::make_shared<const Fed>(Fed{fed_->handles, std::move(rebuild)}));
 }

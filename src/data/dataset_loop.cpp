@@ -113,14 +113,16 @@ Element Dataset::traced_reduce(Element initial, const std::function<Element(cons
   // comes from arguments, else over the traced dataset (the first pass from
   // the cursor that read its element types, if one did).
   Tensor token = host_function(
-      [it, fed = fed_](const std::vector<Tensor>& handles) {
+      // The fed datasets' rebuild, not fed_: its handles are this trace's
+      // symbolic tensors, which hold the graph this callback lives in.
+      [it, fed = bool(fed_), rebuild = fed_ ? fed_->rebuild : nullptr](const std::vector<Tensor>& handles) {
         NodePtr fed_node;
         if (fed) {
           std::vector<NodePtr> nodes;
           for (const Tensor& handle : handles)
             nodes.push_back(std::static_pointer_cast<const detail::DatasetNode>(
                 kiln::detail::object_in_handle(handle, typeid(detail::DatasetNode))));
-          fed_node = fed->node_for(nodes);
+          fed_node = rebuild ? rebuild(nodes) : nodes.at(0);
         }
         std::lock_guard<std::mutex> lock(it->mutex);
         if (fed) it->node = std::move(fed_node);

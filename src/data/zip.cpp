@@ -1,5 +1,6 @@
 // Dataset::zip: several datasets side by side (tf.data's zip).
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "data/nodes.h"
@@ -76,30 +77,33 @@ Dataset Dataset::zip(std::vector<Dataset> datasets) {
   // datasets each call feeds (its handles are those of every fed input, in
   // order); an input that is not an argument is kept as it is.
   struct Part {
-    NodePtr node;                        // not fed: this dataset itself
-    std::shared_ptr<const Fed> fed;      // fed: rebuilt from handles [first, first + count)
-    std::size_t first = 0;
+    NodePtr node;  // not fed: this dataset itself
+    // Fed: rebuilt from the fed datasets [first, first + count) by `rebuild`
+    // (empty: the one fed dataset). Not the Fed itself, whose handles (the
+    // trace's symbolic tensors) would keep the graph that holds this alive.
+    std::function<NodePtr(const std::vector<NodePtr>&)> rebuild;
+    std::size_t first = 0, count = 0;
   };
   std::vector<Part> parts;
   Fed fed;
   for (const Dataset& ds : datasets) {
     if (!ds.fed_) {
-      parts.push_back(Part{ds.node_, nullptr, 0});
+      parts.push_back(Part{ds.node_, nullptr, 0, 0});
       continue;
     }
-    parts.push_back(Part{nullptr, ds.fed_, fed.handles.size()});
+    parts.push_back(Part{nullptr, ds.fed_->rebuild, fed.handles.size(), ds.fed_->handles.size()});
     fed.handles.insert(fed.handles.end(), ds.fed_->handles.begin(), ds.fed_->handles.end());
   }
   fed.rebuild = [parts = std::move(parts)](const std::vector<NodePtr>& fed_nodes) -> NodePtr {
     std::vector<NodePtr> rebuilt;
     for (const Part& part : parts) {
-      if (!part.fed) {
+      if (part.node) {
         rebuilt.push_back(part.node);
         continue;
       }
       auto begin = fed_nodes.begin() + static_cast<std::ptrdiff_t>(part.first);
-      rebuilt.push_back(part.fed->node_for(std::vector<NodePtr>(begin, begin + static_cast<std::ptrdiff_t>(
-                                                                              part.fed->handles.size()))));
+      std::vector<NodePtr> own(begin, begin + static_cast<std::ptrdiff_t>(part.count));
+      rebuilt.push_back(part.rebuild ? part.rebuild(own) : own.at(0));
     }
     return std::make_shared<ZipNode>(std::move(rebuilt));
   };
