@@ -170,8 +170,9 @@ class Dataset {
   // transformations made inside the traced code to the datasets a call feeds.
   struct Fed {
     std::vector<Tensor> handles;
-    std::function<NodePtr(const std::vector<NodePtr>&)> rebuild;  // empty: the one fed dataset itself
-    NodePtr node_for(const std::vector<NodePtr>& fed) const { return rebuild ? rebuild(fed) : fed.at(0); }
+    // Empty: the one fed dataset itself. It must never capture `handles`
+    // (symbolic tensors, which own the graph the loop that calls it lives in).
+    std::function<NodePtr(const std::vector<NodePtr>&)> rebuild;
   };
   Dataset(std::shared_ptr<const detail::DatasetNode> node, std::shared_ptr<const Fed> fed)
       : node_(std::move(node)), fed_(std::move(fed)) {}
