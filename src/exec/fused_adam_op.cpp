@@ -97,26 +97,40 @@ std::shared_ptr<const BandPrimitive> band_primitive(int64_t rows, int64_t k, int
 // being written and being read.
 constexpr int64_t kBandElements = 65536;
 
-// What a banded gradient a^T b runs: both band sizes' primitives and the
-// operands.
-struct BandedMatmul {
-  std::shared_ptr<const BandPrimitive> full, last;
-  const float *a = nullptr, *b = nullptr;
+// How a gradient a^T b of given sizes is made, decided once per size and
+// cached like the primitives: both band sizes' primitives, and whether to use
+// them at all (see band_plan).
+struct BandPlan {
   int64_t band_rows = 0;
+  std::shared_ptr<const BandPrimitive> full, last;
+  bool use = false;
+};
+
+// What a banded gradient runs: its sizes' plan and the operands.
+struct BandedMatmul {
+  std::shared_ptr<const BandPlan> plan;
+  const float *a = nullptr, *b = nullptr;
 
   // AdamGradient::rows. It runs on the update's threads, where an exception
   // cannot travel: with the primitives made, running one fails only when
   // memory runs out.
   static void rows(const void* context, int64_t begin, int64_t end, float* out) noexcept {
     const auto& self = *static_cast<const BandedMatmul*>(context);
-    (end - begin == self.band_rows ? self.full : self.last)->exec.run({self.a + begin, self.b, out});
+    const BandPlan& plan = *self.plan;
+    (end - begin == plan.band_rows ? plan.full : plan.last)->exec.run({self.a + begin, self.b, out});
   }
 };
 
-// Whether to make a gradient of these sizes in bands, on this machine: only
-// where the bands give MatMul's bits and are not slower than the whole
-// product. Checked once per size, with the primitives; false keeps the
-// gradient whole (MatMul's kernel).
+// The attrs of the MatMul a banded gradient stands for (built once: the
+// whole-gradient path runs on every step where bands are not used).
+const Attrs& gradient_matmul_attrs() {
+  static const Attrs attrs{{"transpose_a", true}, {"transpose_b", false}};
+  return attrs;
+}
+
+// The plan for gradients of these sizes (n > 0) on this machine: bands only
+// where they give MatMul's bits and are not slower than the whole product.
+// Made once per size; `use` false keeps the gradient whole (MatMul's kernel).
 //
 // Bits: a band is the whole product's primitive restricted to some rows, but
 // oneDNN may order a row's sum by where the row falls in its blocking (on
@@ -130,10 +144,14 @@ struct BandedMatmul {
 // not. Bands pay off only through the update's cache, so they must not be
 // slower: the faster of three alternated runs each way decides (a 3x gap
 // shows through any load; a near tie keeps the bands).
-bool use_bands(const BandedMatmul& shape, int64_t k, int64_t m, int64_t n) {
+std::shared_ptr<const BandPlan> band_plan(int64_t k, int64_t m, int64_t n) {
   ops::onednn::PrimitiveKey key(/*kind=*/7);
-  for (int64_t v : {shape.band_rows, k, m, n}) key.add(v);
-  auto verdict = ops::onednn::cached<bool>(key, [&] {
+  for (int64_t v : {k, m, n}) key.add(v);
+  return ops::onednn::cached<BandPlan>(key, [&] {
+    auto plan = std::make_shared<BandPlan>();
+    plan->band_rows = std::min(m, std::max<int64_t>(1, kBandElements / n));
+    plan->full = band_primitive(plan->band_rows, k, m, n);
+    plan->last = m % plan->band_rows ? band_primitive(m % plan->band_rows, k, m, n) : plan->full;
     Tensor a = core::make_tensor(DType::Float32, Shape{k, m}), b = core::make_tensor(DType::Float32, Shape{k, n});
     // Values of many magnitudes and both signs, so that any change in the
     // order of a sum changes its rounding.
@@ -147,25 +165,23 @@ bool use_bands(const BandedMatmul& shape, int64_t k, int64_t m, int64_t n) {
       }
     }
     const Tensor in[] = {a, b};
-    const Attrs transpose_a{{"transpose_a", true}, {"transpose_b", false}};
-    BandedMatmul probe = shape;
-    probe.a = core::data_of<float>(a);
-    probe.b = core::data_of<float>(b);
+    const BandedMatmul probe{plan, core::data_of<float>(a), core::data_of<float>(b)};
+    const int64_t band_rows = plan->band_rows;
     std::vector<float> banded(static_cast<std::size_t>(m * n));
     Tensor whole;
     double whole_s = 1e300, banded_s = 1e300;
     using Clock = std::chrono::steady_clock;
     for (int run = 0; run < 3; ++run) {
       Clock::time_point t0 = Clock::now();
-      whole = runtime::run_eager(ops::matmul_op(), in, transpose_a)[0];
+      whole = runtime::run_eager(ops::matmul_op(), in, gradient_matmul_attrs())[0];
       Clock::time_point t1 = Clock::now();
       // As adam_in_bands runs them (ops/training_ops.cpp): one band a unit.
       core::parallel_for(
-          (m + probe.band_rows - 1) / probe.band_rows,
+          (m + band_rows - 1) / band_rows,
           [&](int64_t first, int64_t last) {
             for (int64_t band = first; band < last; ++band) {
-              const int64_t begin = band * probe.band_rows;
-              BandedMatmul::rows(&probe, begin, std::min(m, begin + probe.band_rows), banded.data() + begin * n);
+              const int64_t begin = band * band_rows;
+              BandedMatmul::rows(&probe, begin, std::min(m, begin + band_rows), banded.data() + begin * n);
             }
           },
           1);
@@ -175,9 +191,9 @@ bool use_bands(const BandedMatmul& shape, int64_t k, int64_t m, int64_t n) {
     }
     const bool same_bits =
         std::memcmp(banded.data(), core::data_of<float>(whole), banded.size() * sizeof(float)) == 0;
-    return std::make_shared<const bool>(same_bits && banded_s <= 1.1 * whole_s);
+    plan->use = same_bits && banded_s <= 1.1 * whole_s;
+    return plan;
   });
-  return *verdict;
 }
 
 // The gradient a^T b, made in bands by the update (`banded` holds what they
@@ -191,16 +207,14 @@ ops::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul
   const int64_t k = a.shape()[0], m = a.shape()[1], n = b.shape()[1];
   ops::AdamGradient grad;
   grad.shape = Shape{m, n};
-  grad.band_rows = std::min(m, std::max<int64_t>(1, kBandElements / std::max<int64_t>(1, n)));
   // An empty product has no bands.
   if (m != 0 && n != 0 && k != 0) {
     try {
-      banded.full = band_primitive(grad.band_rows, k, m, n);
-      banded.last = m % grad.band_rows ? band_primitive(m % grad.band_rows, k, m, n) : banded.full;
+      banded.plan = band_plan(k, m, n);
       banded.a = core::data_of<float>(a);
       banded.b = core::data_of<float>(b);
-      banded.band_rows = grad.band_rows;
-      if (use_bands(banded, k, m, n)) {
+      if (banded.plan->use) {
+        grad.band_rows = banded.plan->band_rows;
         grad.rows = &BandedMatmul::rows;
         grad.context = &banded;
         return grad;
@@ -210,7 +224,7 @@ ops::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul
   }
   const Tensor in[] = {a, b};
   grad.rows = nullptr;
-  grad.tensor = runtime::run_eager(ops::matmul_op(), in, Attrs{{"transpose_a", true}, {"transpose_b", false}})[0];
+  grad.tensor = runtime::run_eager(ops::matmul_op(), in, gradient_matmul_attrs())[0];
   return grad;
 }
 
