@@ -365,4 +365,7 @@ TEST(WhileAccumulators, TheOpsThatDeclareTheFlags) {
             sorted({"MatMul", "BiasAdd", "Conv2D", "DepthwiseConv2dNative", "StridedSlice", "TensorArrayRead",
                     "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Pack", "Unpack", "Gather", "Sum",
                     "Mean", "Max", "Min", "Softmax", "LogSoftmax", "MaxPool", "AvgPool", "Tile", "Pad", "Const"}));
+  // The re-run's stacks (while_stacks_test.cpp).
+  EXPECT_EQ(declaring(schema::kConsumesInputs), sorted({"While", "StatefulWhile"}));
+  EXPECT_EQ(declaring(schema::kFreshOutputs), sorted({"TensorArrayNew"}));
 }

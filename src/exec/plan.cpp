@@ -348,9 +348,12 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
         outs = start_step(step, in, &token);
         background.set(step.background, token);
       } else {
+        // Inputs moved in at their last use may be taken over by the kernel.
+        std::span<Tensor> consumable;
+        if (n.op->is(schema::kConsumesInputs) && !keep_all) consumable = std::span<Tensor>(args.data(), args.size());
         outs = step.uses_arena && arena_usable ? run_in_arena(step, in, arena)
-               : step.static_types ? runtime::run_kernel(*n.op, in, n.attrs, types, &n.location)
-                                   : runtime::run_eager(*n.op, in, n.attrs, &n.location);
+               : step.static_types ? runtime::run_kernel(*n.op, in, n.attrs, types, &n.location, consumable)
+                                   : runtime::run_eager(*n.op, in, n.attrs, &n.location, consumable);
       }
       if (step_event) [[unlikely]]
         step_event->end_op(runtime::profiling::Kind::GraphOp, n.op->name, &n.name, &graph_->name(), n.location,

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "trace/tracing_context.h"
+#include "core/tensor_impl.h"
 #include "kiln/math.h"
 #include "kiln/nn_ops.h"
 #include "runtime/dispatch.h"
@@ -180,9 +181,14 @@ void while_kernel(KernelContext& c) {
   std::shared_ptr<const exec::Plan> cond = plan_for(cond_g);
   std::shared_ptr<const exec::Plan> body = plan_for(body_g);
   std::size_t num_vars = c.outputs.size();
-  // The loop variables, then the captures (which stay).
+  // The loop variables, then the captures (which stay). A plan's last use
+  // of an input that no one else holds is taken over: the body then holds
+  // the only handle from the first iteration on.
   detail::SmallVector<Tensor, 8> args;
-  for (const Tensor& t : c.inputs) args.push_back(t);
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    if (i < c.consumable.size() && core::is_exclusively_owned(c.consumable[i])) args.push_back(std::move(c.consumable[i]));
+    else args.push_back(c.inputs[i]);
+  }
   std::span<const Tensor> feed(args.data(), args.size());
   const int64_t limit = max_while_iterations.load(std::memory_order_relaxed);
   for (int64_t iterations = 0;; ++iterations) {
@@ -235,11 +241,12 @@ constexpr OpDef kStatefulIf{.name = "StatefulIf", .infer = if_infer, .kernel = i
                             .flags = schema::kStateful | schema::kSetsOwnOutputs | schema::kCostlyToRecompute,
                             .samples = if_samples, .gradient = if_gradient};
 constexpr OpDef kWhile{.name = "While", .infer = while_infer, .kernel = while_kernel,
-                       .flags = schema::kSetsOwnOutputs | schema::kCostlyToRecompute, .samples = while_samples,
-                       .gradient = while_gradient};
-constexpr OpDef kStatefulWhile{.name = "StatefulWhile", .infer = while_infer, .kernel = while_kernel,
-                               .flags = schema::kStateful | schema::kSetsOwnOutputs | schema::kCostlyToRecompute,
-                               .samples = while_samples, .gradient = while_gradient};
+                       .flags = schema::kSetsOwnOutputs | schema::kCostlyToRecompute | schema::kConsumesInputs,
+                       .samples = while_samples, .gradient = while_gradient};
+constexpr OpDef kStatefulWhile{
+    .name = "StatefulWhile", .infer = while_infer, .kernel = while_kernel,
+    .flags = schema::kStateful | schema::kSetsOwnOutputs | schema::kCostlyToRecompute | schema::kConsumesInputs,
+    .samples = while_samples, .gradient = while_gradient};
 
 }  // namespace
 

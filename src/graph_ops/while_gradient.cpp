@@ -23,6 +23,7 @@
 #include "graph_ops/replay.h"
 #include "graph_ops/while_accumulators.h"
 #include "graph_ops/while_replays.h"
+#include "graph_ops/while_trip_count.h"
 #include "kiln/array.h"
 #include "kiln/gradient.h"
 #include "kiln/math.h"
@@ -86,7 +87,11 @@ class IterationStack {
   }
   static constexpr std::size_t kLeaves = 3;
   const std::vector<schema::TensorType>& types() const { return types_; }
-  std::vector<Tensor> empty_leaves() const { return leaves(empty_); }
+  // An empty stack; of `size` unwritten rows when the trip count is known
+  // (while_trip_count.h), so that the re-run allocates it once.
+  std::vector<Tensor> empty_leaves(const std::optional<Tensor>& size) const {
+    return size ? leaves(TensorArray(empty_.dtype(), *size, empty_.options())) : leaves(empty_);
+  }
   // The stack whose leaves start at `leaves[0]`.
   TensorArray array(const Tensor* leaves) const {
     std::vector<Tensor> copies(leaves, leaves + kLeaves);
@@ -322,10 +327,12 @@ void while_gradient(schema::GradContext& c) {
   }
   std::vector<Tensor> fwd_in(c.inputs.begin(), c.inputs.end());
   fwd_in.push_back(constant(0));
+  const std::optional<Tensor> rows =
+      ns + accumulated.size() ? trip_count(*cond_f, *body_f, c.inputs, nv) : std::nullopt;
   for (const IterationStack& st : stacks)
-    for (Tensor& leaf : st.empty_leaves()) fwd_in.push_back(std::move(leaf));
+    for (Tensor& leaf : st.empty_leaves(rows)) fwd_in.push_back(std::move(leaf));
   for (const IterationStack& st : accumulated_stacks)
-    for (Tensor& leaf : st.empty_leaves()) fwd_in.push_back(std::move(leaf));
+    for (Tensor& leaf : st.empty_leaves(rows)) fwd_in.push_back(std::move(leaf));
   bool stateful = is_stateful_graph(*body1_g) || is_stateful_graph(*cond1_g);
   // Stateless: its first nv outputs are the forward loop's, bit for bit.
   if (!stateful) note_while_replay(body1_g, {cond_f, body_f, nv + nc, nv, nv + nc + 1});

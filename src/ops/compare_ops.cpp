@@ -184,5 +184,6 @@ Tensor clip(Tensor x, const Operand& min, const Operand& max, SourceLocation loc
 // The handles the passes compare nodes with (ops/known_ops.h).
 namespace kiln::ops {
 const detail::OpDef& greater_op() { return ops::kGreater; }
+const detail::OpDef& less_op() { return ops::kLess; }
 const detail::OpDef& select_op() { return ops::kSelect; }
 }  // namespace kiln::ops

@@ -448,7 +448,8 @@ std::vector<schema::OpSample> stack_samples() {
 // New makes a state from a size: nothing to differentiate. The others pass
 // gradients through the float buffer (tensor_array_grad_ops.cpp).
 constexpr detail::OpDef kTensorArrayNew{.name = "TensorArrayNew", .infer = new_infer, .kernel = new_kernel,
-                                .flags = schema::kNotDifferentiable, .samples = new_samples};
+                                .flags = schema::kNotDifferentiable | schema::kFreshOutputs,
+                                .samples = new_samples};
 constexpr detail::OpDef kTensorArrayWrite{.name = "TensorArrayWrite", .infer = write_infer_one, .kernel = write_kernel_one,
                                   .flags = schema::kSetsOwnOutputs, .samples = write_samples,
                                   .gradient = tensor_array_write_grad};

@@ -60,8 +60,8 @@ void check_numerics(const detail::OpDef& op, const TensorList& outputs, const So
 // The kernel on allocated outputs (both run_kernel forms; inlined into each,
 // since it is the eager and graph hot path).
 inline void call_kernel(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs,
-                        TensorList& outputs, const SourceLocation* loc) {
-  schema::KernelContext kc{op, inputs, std::span<Tensor>(outputs.data(), outputs.size()), attrs};
+                        TensorList& outputs, const SourceLocation* loc, std::span<Tensor> consumable = {}) {
+  schema::KernelContext kc{op, inputs, std::span<Tensor>(outputs.data(), outputs.size()), attrs, consumable};
   op.kernel(kc);
   if (check_numerics_enabled.load(std::memory_order_relaxed)) [[unlikely]]
     check_numerics(op, outputs, loc);
@@ -70,7 +70,7 @@ inline void call_kernel(const detail::OpDef& op, std::span<const Tensor> inputs,
 }  // namespace
 
 TensorList run_eager(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs,
-                     const SourceLocation* loc) {
+                     const SourceLocation* loc, std::span<Tensor> consumable) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined())
       throw InvalidArgument(fmt::format("{}: input {} is a null tensor", op.name, i));
@@ -81,7 +81,8 @@ TensorList run_eager(const detail::OpDef& op, std::span<const Tensor> inputs, co
   op.infer(ic);
   detail::SmallVector<schema::TensorType, 2>& types = ic.outputs();
   try {
-    return run_kernel(op, inputs, attrs, std::span<const schema::TensorType>(types.data(), types.size()), loc);
+    return run_kernel(op, inputs, attrs, std::span<const schema::TensorType>(types.data(), types.size()), loc,
+                      consumable);
   } catch (const core::OutOfMemory&) {
     // Out of memory for an output or inside the kernel: name the op (the
     // allocation could not). Other errors already say what they are.
@@ -92,7 +93,8 @@ TensorList run_eager(const detail::OpDef& op, std::span<const Tensor> inputs, co
 }
 
 TensorList run_kernel(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs,
-                      std::span<const schema::TensorType> types, const SourceLocation* loc) {
+                      std::span<const schema::TensorType> types, const SourceLocation* loc,
+                      std::span<Tensor> consumable) {
   TensorList outputs(types.size());
   if (!op.is(schema::kSetsOwnOutputs)) {
     for (std::size_t i = 0; i < types.size(); ++i) {
@@ -102,7 +104,7 @@ TensorList run_kernel(const detail::OpDef& op, std::span<const Tensor> inputs, c
                        : core::make_tensor(types[i].dtype, types[i].shape);
     }
   }
-  call_kernel(op, inputs, attrs, outputs, loc);
+  call_kernel(op, inputs, attrs, outputs, loc, consumable);
   return outputs;
 }
 

@@ -79,15 +79,17 @@ class DispatchHandlerGuard {
 // Runs `op` now on concrete inputs: infer, allocate, kernel. An input whose
 // only handle is its entry in `inputs` may be overwritten by an in-place
 // kernel: callers pass handles they drop afterwards (or hold copies). `loc`
-// (where the op was written) only serves error messages.
+// (where the op was written) only serves error messages. `consumable`: see
+// schema::KernelContext (a plan passes it to kConsumesInputs ops).
 TensorList run_eager(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs,
-                     const SourceLocation* loc = nullptr);
+                     const SourceLocation* loc = nullptr, std::span<Tensor> consumable = {});
 
 // The part of run_eager after inference: allocate outputs of `types` (or let
 // the kernel set them), run the kernel. The executor calls it directly for
 // steps whose types are known when the plan is built.
 TensorList run_kernel(const detail::OpDef& op, std::span<const Tensor> inputs, const schema::Attrs& attrs,
-                      std::span<const schema::TensorType> types, const SourceLocation* loc = nullptr);
+                      std::span<const schema::TensorType> types, const SourceLocation* loc = nullptr,
+                      std::span<Tensor> consumable = {});
 
 // The kernel alone, on outputs the caller allocated with the inferred types
 // (the executor places them in its arena); checks numerics when enabled.

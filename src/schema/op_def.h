@@ -92,6 +92,15 @@ struct KernelContext {
   std::span<const Tensor> inputs;
   std::span<Tensor> outputs;
   const Attrs& attrs;
+  // For a kConsumesInputs op run by a graph's plan: the same inputs, which
+  // the caller will not read again (a value's last use is moved here, any
+  // other is a copy that its slot still holds). The kernel may move out an
+  // input that core::is_exclusively_owned says no one else holds, after it
+  // last reads inputs[i]: While does, so that from the first iteration the
+  // body holds the only handles to its loop variables and a TensorArray
+  // write updates a stack in place instead of copying it. Empty elsewhere
+  // (eager calls: the caller's tensors stay the caller's).
+  std::span<Tensor> consumable = {};
 
   template <class T> const T* in(int i) const { return core::data_of<T>(inputs[i]); }
   template <class T> T* out(int i) const { return core::data_of<T>(outputs[i]); }
@@ -210,6 +219,14 @@ enum OpFlags : uint32_t {
   // iteration to the next, which a While gradient's stack needs. An op that
   // does not declare it counts as one whose shapes may vary: the safe side.
   kShapeFromShapes = 1u << 7,
+  // The kernel may take over an input that no one else holds, through
+  // KernelContext::consumable (see there). Declared by While.
+  kConsumesInputs = 1u << 8,
+  // Each node's outputs are buffers of its own, which their consumers update
+  // in place (TensorArrayNew's state): tracing, CSE and constant folding
+  // never merge two such nodes nor make them a shared constant, since the
+  // first write to a shared buffer copies it whole.
+  kFreshOutputs = 1u << 9,
 };
 
 }  // namespace kiln::schema
