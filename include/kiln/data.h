@@ -169,10 +169,16 @@ class Dataset {
   // argument it comes from: several after a zip) and `rebuild` applies the
   // transformations made inside the traced code to the datasets a call feeds.
   struct Fed {
+    using Rebuild = std::function<NodePtr(const std::vector<NodePtr>&)>;
     std::vector<Tensor> handles;
     // Empty: the one fed dataset itself. It must never capture `handles`
     // (symbolic tensors, which own the graph the loop that calls it lives in).
-    std::function<NodePtr(const std::vector<NodePtr>&)> rebuild;
+    Rebuild rebuild;
+    // The dataset `rebuild` makes of the fed ones (static: a caller keeps
+    // the rebuild, never the Fed).
+    static NodePtr apply(const Rebuild& rebuild, const std::vector<NodePtr>& fed) {
+      return rebuild ? rebuild(fed) : fed.at(0);
+    }
   };
   Dataset(std::shared_ptr<const detail::DatasetNode> node, std::shared_ptr<const Fed> fed)
       : node_(std::move(node)), fed_(std::move(fed)) {}

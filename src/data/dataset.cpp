@@ -495,7 +495,7 @@ Dataset Dataset::derive(Derive make) const {
   // trace's symbolic tensors, which hold their graph, and this function ends
   // up in that graph's dataset-loop node (a cycle: the graph would leak).
   auto rebuild = [before = fed_->rebuild, make = std::move(make)](const std::vector<NodePtr>& fed) {
-    return make(before ? before(fed) : fed.at(0));
+    return make(Fed::apply(before, fed));
   };
   return Dataset(std::move(node), std::make_shared<const Fed>(Fed{fed_->handles, std::move(rebuild)}));
 }

@@ -122,7 +122,7 @@ Element Dataset::traced_reduce(Element initial, const std::function<Element(cons
           for (const Tensor& handle : handles)
             nodes.push_back(std::static_pointer_cast<const detail::DatasetNode>(
                 kiln::detail::object_in_handle(handle, typeid(detail::DatasetNode))));
-          fed_node = rebuild ? rebuild(nodes) : nodes.at(0);
+          fed_node = Dataset::Fed::apply(rebuild, nodes);
         }
         std::lock_guard<std::mutex> lock(it->mutex);
         if (fed) it->node = std::move(fed_node);

@@ -1,6 +1,5 @@
 // Dataset::zip: several datasets side by side (tf.data's zip).
 #include <algorithm>
-#include <functional>
 #include <string>
 
 #include "data/nodes.h"
@@ -81,7 +80,7 @@ Dataset Dataset::zip(std::vector<Dataset> datasets) {
     // Fed: rebuilt from the fed datasets [first, first + count) by `rebuild`
     // (empty: the one fed dataset). Not the Fed itself, whose handles (the
     // trace's symbolic tensors) would keep the graph that holds this alive.
-    std::function<NodePtr(const std::vector<NodePtr>&)> rebuild;
+    Fed::Rebuild rebuild;
     std::size_t first = 0, count = 0;
   };
   std::vector<Part> parts;
@@ -103,7 +102,7 @@ Dataset Dataset::zip(std::vector<Dataset> datasets) {
       }
       auto begin = fed_nodes.begin() + static_cast<std::ptrdiff_t>(part.first);
       std::vector<NodePtr> own(begin, begin + static_cast<std::ptrdiff_t>(part.count));
-      rebuilt.push_back(part.rebuild ? part.rebuild(own) : own.at(0));
+      rebuilt.push_back(Fed::apply(part.rebuild, own));
     }
     return std::make_shared<ZipNode>(std::move(rebuilt));
   };

@@ -10,8 +10,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "trace/tracing_context.h"
 #include "core/tensor_impl.h"
+#include "trace/tracing_context.h"
 #include "kiln/math.h"
 #include "kiln/nn_ops.h"
 #include "runtime/dispatch.h"
@@ -186,8 +186,10 @@ void while_kernel(KernelContext& c) {
   // the only handle from the first iteration on.
   detail::SmallVector<Tensor, 8> args;
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-    if (i < c.consumable.size() && core::is_exclusively_owned(c.consumable[i])) args.push_back(std::move(c.consumable[i]));
-    else args.push_back(c.inputs[i]);
+    if (i < c.consumable.size() && core::is_exclusively_owned(c.consumable[i]))
+      args.push_back(std::move(c.consumable[i]));
+    else
+      args.push_back(c.inputs[i]);
   }
   std::span<const Tensor> feed(args.data(), args.size());
   const int64_t limit = max_while_iterations.load(std::memory_order_relaxed);

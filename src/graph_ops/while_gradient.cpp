@@ -328,7 +328,7 @@ void while_gradient(schema::GradContext& c) {
   std::vector<Tensor> fwd_in(c.inputs.begin(), c.inputs.end());
   fwd_in.push_back(constant(0));
   const std::optional<Tensor> rows =
-      ns + accumulated.size() ? trip_count(*cond_f, *body_f, c.inputs, nv) : std::nullopt;
+      ns + accumulated.size() > 0 ? trip_count(*cond_f, *body_f, c.inputs, nv) : std::nullopt;
   for (const IterationStack& st : stacks)
     for (Tensor& leaf : st.empty_leaves(rows)) fwd_in.push_back(std::move(leaf));
   for (const IterationStack& st : accumulated_stacks)

@@ -37,9 +37,7 @@ std::optional<int32_t> int32_constant(const Node& n) {
 // tensor, or the outer graph's constant.
 std::optional<int32_t> int32_constant(const Tensor& t) {
   if (t.dtype() != DType::Int32 || t.shape() != Shape{}) return std::nullopt;
-  if (!t.is_symbolic()) return t.item<int32_t>();
-  const detail::TensorImpl* impl = t.impl();
-  return impl->node ? int32_constant(*impl->node) : std::nullopt;
+  return t.is_symbolic() ? int32_constant(*t.impl()->node) : std::optional<int32_t>(t.item<int32_t>());
 }
 
 // The constant a value of g is: a Const of g, or a capture of one (for_range

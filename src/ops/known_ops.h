@@ -1,8 +1,8 @@
 #pragma once
 // The registered ops that code outside their own files names: those the passes and the fused
-// kernels pick out of a graph, a While gradient looks for (TensorArrayWrite), or another op's
-// kernel or gradient runs (Add and Sub update variables, GatherGrad is TensorArray gather's
-// gradient). A pass asks "is this node op X" by comparing OpDef pointers (`n.op == &mul_op()`),
+// kernels pick out of a graph, a While gradient looks for (TensorArrayWrite; Less and Add for
+// the trip count), or another op's kernel or gradient runs (Add and Sub update variables,
+// GatherGrad is TensorArray gather's gradient). A pass asks "is this node op X" by comparing OpDef pointers (`n.op == &mul_op()`),
 // as the rest of Kiln does with `&ops::placeholder_op()`. Each handle is defined in its op's own
 // file and returns that file's OpDef: one identity per op, no lookup by name. Ops that have
 // accessors of their own (ops::placeholder_op, ops::read_variable_op, graph_ops::call_op, the

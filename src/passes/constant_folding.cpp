@@ -14,8 +14,8 @@ namespace {
 using graph::Node;
 
 bool foldable(const Node& n, int64_t max_elements) {
-  if (n.is_stateful() || n.op->is(schema::kGraphOnly) || n.op->is(schema::kFreshOutputs) || const_value(n))
-    return false;
+  // A folded value is a Const, which CSE merges with its equals.
+  if (!n.op->mergeable() || n.op->is(schema::kGraphOnly) || const_value(n)) return false;
   // A background op (a collective) talks to other processes: it runs when
   // the graph runs, never while a plan is compiled.
   if (n.op->start) return false;

@@ -38,7 +38,7 @@ bool eliminate_common_subexpressions(graph::Graph& g) {
   std::unordered_set<const Node*, KeyHash, KeyEq> seen;
   for (auto& n : nodes) {
     map.apply(*n);
-    if (n->is_stateful() || n->op->is(schema::kFreshOutputs) || n->op == &ops::placeholder_op()) {
+    if (!n->op->mergeable() || n->op == &ops::placeholder_op()) {
       out.push_back(std::move(n));
       continue;
     }

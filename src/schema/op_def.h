@@ -224,8 +224,9 @@ enum OpFlags : uint32_t {
   kConsumesInputs = 1u << 8,
   // Each node's outputs are buffers of its own, which their consumers update
   // in place (TensorArrayNew's state): tracing, CSE and constant folding
-  // never merge two such nodes nor make them a shared constant, since the
-  // first write to a shared buffer copies it whole.
+  // never merge two such nodes nor make one a shared constant
+  // (OpDef::mergeable), since the first write to a shared buffer copies it
+  // whole.
   kFreshOutputs = 1u << 9,
 };
 
@@ -255,6 +256,9 @@ struct OpDef {
   schema::FinishFn finish = nullptr;
 
   bool is(schema::OpFlags f) const { return (flags & f) != 0; }
+  // Whether two nodes of this op with the same inputs and attrs may be one
+  // (tracing's hash-consing, CSE), or a node a constant (folding).
+  bool mergeable() const { return !is(schema::kStateful) && !is(schema::kFreshOutputs); }
 };
 
 }  // namespace kiln::detail

@@ -50,8 +50,8 @@ runtime::TensorList TracingContext::dispatch(const detail::OpDef& op, std::span<
   }
   bool stateful = op.is(schema::kStateful);
   graph::Node* node = nullptr;
-  const bool merged = !stateful && !op.is(schema::kFreshOutputs);
-  if (merged) {
+  const bool mergeable = op.mergeable();
+  if (mergeable) {
     ConsKey probe{&op, values, &attrs};
     auto it = conses_.find(probe);
     if (it != conses_.end()) node = it->second;
@@ -62,7 +62,7 @@ runtime::TensorList TracingContext::dispatch(const detail::OpDef& op, std::span<
     if (stateful) {
       if (last_stateful_) node->control_inputs.push_back(last_stateful_);
       last_stateful_ = node;
-    } else if (merged) {
+    } else if (mergeable) {
       conses_.emplace(ConsKey{&op, values, &node->attrs}, node);
     }
   }
