@@ -48,13 +48,22 @@ template <class T> void sum_to(const T* g, const Shape& g_shape, T* out, const S
     // Every row adds into the one output row (a bias gradient): the columns
     // are independent, so the threads take bands of at least 16 columns (a
     // cache line of float32 each), each adding the rows in the serial loop's
-    // order (the same bits).
+    // order (the same bits). A band sums into local accumulators and stores
+    // once: storing into `out` on every row made the two threads' adjacent
+    // output lines bounce between the cores (conv1's bias gradient took 0.48
+    // ms at two threads against 0.17 at one; 0.09 either way like this).
     core::parallel_for(
         inner,
         [&](int64_t begin, int64_t end) {
-          for (int64_t r = 0; r < rows; ++r) {
-            const T* row = g + r * inner;
-            for (int64_t i = begin; i < end; ++i) out[i] += row[i];
+          constexpr int64_t kWidth = 64;
+          for (int64_t b = begin; b < end; b += kWidth) {
+            const int64_t w = std::min(kWidth, end - b);
+            T acc[kWidth] = {};
+            for (int64_t r = 0; r < rows; ++r) {
+              const T* row = g + r * inner + b;
+              for (int64_t i = 0; i < w; ++i) acc[i] += row[i];
+            }
+            std::copy(acc, acc + w, out + b);
           }
         },
         16);
