@@ -78,8 +78,8 @@ TEST(OneDnnAlloc, TrainingStepPlanAllocatesNothing) {
   for (std::size_t i = 0; i < out.size(); ++i) expect_bitwise(out[i], expected[i]);
 }
 
-// FusedConv2D and FusedMatMul (the bias as a post-op argument) after the pass
-// pipeline.
+// FusedConv2D and FusedMatMul (the contraction, then the bias pass in place)
+// after the pass pipeline.
 TEST(OneDnnAlloc, FusedContractionsAllocateNothing) {
   auto g = trace_graph({f32(Shape{2, 6, 6, 3}), f32(Shape{3, 3, 3, 8}), f32(Shape{8}), f32(Shape{8, 4}), f32(Shape{4})},
                  [](const std::vector<Tensor>& p) {

@@ -29,9 +29,8 @@ Tensor values(const Shape& shape, unsigned seed, int64_t nan_at = -1) {
 
 // Optimizes `g` with the whole pipeline, checks it holds `fused` nodes of
 // `op` and none of the ops they replaced, and compares results bit for bit.
-// With `only_fused`, the optimized graph holds no other oneDNN op, and the
-// fused ops must have run their own primitives (a fallback to the plain ops
-// would cache theirs too).
+// With `only_fused`, the optimized graph holds no other oneDNN op, and each
+// fused op makes one primitive (its contraction's) and no more.
 void expect_fused_and_bitwise(const graph::Graph& g, const std::vector<Tensor>& inputs, std::string_view op,
                               int fused, const std::string& what, bool only_fused = true) {
   SCOPED_TRACE(what);

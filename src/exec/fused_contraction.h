@@ -5,13 +5,13 @@
 // contraction pass. Attrs: the contraction's own, plus
 // `activation` ("none" or "relu").
 //
-// MatMul and Conv2D in float32 run one oneDNN primitive whose binary_add
-// post-op adds the bias to each finished sum (one float addition, as
-// BiasAdd), then Relu's own loop in place: oneDNN's relu turns NaN into 0 and
-// -0 into +0, Kiln's keeps both, so it cannot be a post-op. Other dtypes, and
-// shapes oneDNN declines, run the three ops' kernels one after the other on
-// the output buffer. The depthwise convolution runs its own kernel, then the
-// bias and relu in one pass. Either way the bits are those of the unfused ops.
+// Each runs the contraction's own kernel (oneDNN for float32) into the
+// output, then one pass over it that adds the bias (one float addition, as
+// BiasAdd) and applies Relu's formula: the unfused chain's bits, with one
+// pass over memory where it made two and no intermediate buffers. Neither the
+// bias nor the relu is a oneDNN post-op: the binary_add post-op cost more
+// than the pass (fused_contraction_op.cpp), and oneDNN's relu turns NaN into
+// 0 and -0 into +0 where Kiln's keeps both.
 #include "graph/graph.h"
 
 namespace kiln::exec {

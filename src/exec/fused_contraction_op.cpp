@@ -8,7 +8,6 @@
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
 #include "ops/creation.h"
-#include "ops/nn_internal.h"
 
 namespace kiln::exec {
 
@@ -19,8 +18,6 @@ using schema::InferContext;
 using schema::KernelContext;
 using detail::OpDef;
 using schema::TensorType;
-
-using BiasedOneDnn = bool (*)(const KernelContext&, const float*);
 
 // One component op's inference on `inputs`, its failure reported as the fused op's.
 TensorType infer_part(const InferContext& c, const OpDef& op, std::span<const TensorType> inputs,
@@ -55,36 +52,15 @@ void run_part(const OpDef& op, std::span<const Tensor> inputs, Tensor& out, cons
   op.kernel(k);
 }
 
-void run_fused(KernelContext& c, const OpDef& contraction, BiasedOneDnn onednn) {
+// The bias and the relu in one pass over the contraction's output, where the
+// chain makes two: BiasAdd's sum, then Relu's formula, so the bits are the
+// chain's. Not oneDNN's binary post-op: on a Zen 5 with AVX-512 it made
+// brgconv's conv1 of the MNIST step 0.34 ms slower at one thread (0.57 ->
+// 0.91 ms, 0.34 -> 0.46 ms at two), where the relu pass that runs anyway
+// takes the bias for nothing; and oneDNN's depthwise kernel 6-10% slower on
+// MobileNet's layers.
+void add_bias_and_activate(KernelContext& c) {
   Tensor& out = c.outputs[0];
-  if (out.size() == 0) return;
-  const Tensor& bias = c.inputs[2];
-  if (out.dtype() != DType::Float32 || !onednn(c, core::data_of<float>(bias))) {
-    run_part(contraction, c.inputs.first(2), out, c.attrs);
-    const std::array<Tensor, 2> biased{out, bias};
-    run_part(ops::bias_add_op(), biased, out, c.attrs);
-  }
-  if (has_relu(c.attrs)) {
-    const Tensor activated = out;
-    run_part(ops::relu_op(), std::span<const Tensor>(&activated, 1), out, c.attrs);
-  }
-}
-
-void fused_matmul_infer(InferContext& c) { infer_fused(c, ops::matmul_op()); }
-void fused_conv2d_infer(InferContext& c) { infer_fused(c, ops::conv2d_op()); }
-void fused_matmul_kernel(KernelContext& c) { run_fused(c, ops::matmul_op(), ops::matmul_bias_onednn); }
-void fused_conv2d_kernel(KernelContext& c) { run_fused(c, ops::conv2d_op(), ops::conv2d_bias_onednn); }
-void fused_depthwise_infer(InferContext& c) { infer_fused(c, ops::depthwise_conv2d_op()); }
-
-// The depthwise convolution (its own kernel), then the bias and the relu in
-// one pass over the output where the chain makes two: BiasAdd's sum, then
-// Relu's formula, so the bits are the chain's. Not a oneDNN post-op as for
-// Conv2D: oneDNN's depthwise kernel (brdgmm_dw) with a binary post-op ran
-// 6-10% slower than without it on MobileNet's 14x14 and 28x28 layers.
-void fused_depthwise_kernel(KernelContext& c) {
-  Tensor& out = c.outputs[0];
-  if (out.size() == 0) return;
-  run_part(ops::depthwise_conv2d_op(), c.inputs.first(2), out, c.attrs);
   const int64_t channels = out.shape()[out.rank() - 1], rows = out.size() / channels;
   const bool relu = has_relu(c.attrs);
   core::visit_numeric(out.dtype(), [&]<class T>() {
@@ -106,6 +82,20 @@ void fused_depthwise_kernel(KernelContext& c) {
     }
   });
 }
+
+// The contraction's own kernel (oneDNN for float32), then the bias pass.
+void run_fused(KernelContext& c, const OpDef& contraction) {
+  if (c.outputs[0].size() == 0) return;
+  run_part(contraction, c.inputs.first(2), c.outputs[0], c.attrs);
+  add_bias_and_activate(c);
+}
+
+void fused_matmul_infer(InferContext& c) { infer_fused(c, ops::matmul_op()); }
+void fused_conv2d_infer(InferContext& c) { infer_fused(c, ops::conv2d_op()); }
+void fused_depthwise_infer(InferContext& c) { infer_fused(c, ops::depthwise_conv2d_op()); }
+void fused_matmul_kernel(KernelContext& c) { run_fused(c, ops::matmul_op()); }
+void fused_conv2d_kernel(KernelContext& c) { run_fused(c, ops::conv2d_op()); }
+void fused_depthwise_kernel(KernelContext& c) { run_fused(c, ops::depthwise_conv2d_op()); }
 
 // Values on both sides of 0, so that relu has work to do.
 std::vector<float> ramp(std::size_t n, int period, float step, float from) {

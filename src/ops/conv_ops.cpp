@@ -56,17 +56,12 @@ void conv2d_infer(schema::InferContext& c) {
 
 // ---- float32: oneDNN --------------------------------------------------------
 struct ConvPrimitive {
-  onednn::Executable conv;     // (x, weights, y[, bias])
+  onednn::Executable conv;     // (x, weights, y)
   onednn::Executable reorder;  // HWIO filters -> weights; unset when oneDNN takes HWIO as is
   std::size_t weights_bytes = 0;
-  // False when the bias post-op would change oneDNN's implementation (see
-  // same_implementation): the fused op then runs the ops one by one.
-  bool usable = true;
 };
 
-std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d, bool biased) {
-  using tag = dnnl::memory::format_tag;
-  using dt = dnnl::memory::data_type;
+std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d) {
   auto p = std::make_shared<ConvPrimitive>();
   const ConvDescs s = conv_descs(d);
   const dnnl::memory::desc &src = s.src, &dst = s.dst, &user_weights = s.user_weights;
@@ -75,25 +70,9 @@ std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d, bool biased) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine());
-  // One bias value per output channel ({N, C, H, W} order of dims). The
-  // weights reorder below keeps the plain attr (it takes no post-ops).
-  dnnl::memory::desc bias({1, d.o, 1, 1}, dt::f32, tag::nhwc);
-  if (biased) {
-    dnnl::convolution_forward::primitive_desc biased_pd(desc, onednn::bias_post_op_attr(bias),
-                                                        onednn::engine());
-    p->usable = onednn::same_implementation(pd, biased_pd);
-    if (!p->usable) return p;
-    pd = biased_pd;
-  }
   dnnl::memory::desc weights = pd.weights_desc();
-  std::size_t scratch_bytes = pd.scratchpad_desc().get_size();
-  if (biased)
-    p->conv.init(dnnl::convolution_forward(pd),
-                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}, {onednn::kBiasPostOpArg, bias}},
-                 scratch_bytes);
-  else
-    p->conv.init(dnnl::convolution_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}},
-                 scratch_bytes);
+  p->conv.init(dnnl::convolution_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}},
+               pd.scratchpad_desc().get_size());
   if (weights != user_weights) {
     dnnl::reorder::primitive_desc rpd(onednn::engine(), user_weights, onednn::engine(), weights, attr);
     p->reorder.init(dnnl::reorder(rpd), {{DNNL_ARG_FROM, user_weights}, {DNNL_ARG_TO, weights}},
@@ -103,15 +82,11 @@ std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d, bool biased) {
   return p;
 }
 
-// False when oneDNN could not run it (the caller falls back). A non-null
-// `bias` (one value per output channel) is added by a post-op.
-bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y,
-                 const float* bias = nullptr) {
+// False when oneDNN could not run it (the caller falls back).
+bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y) {
   try {
     onednn::PrimitiveKey key = conv_key(/*kind=*/2, d);
-    key.add(bias != nullptr);
-    auto p = onednn::cached<ConvPrimitive>(key, [&] { return make_conv(d, bias != nullptr); });
-    if (!p->usable) return false;
+    auto p = onednn::cached<ConvPrimitive>(key, [&] { return make_conv(d); });
     const void* weights = f;
     if (p->reorder) {
       // The filters are reordered on every call: a tensor's values are
@@ -121,8 +96,7 @@ bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y,
       weights = onednn::scratch(onednn::kWeights, p->weights_bytes);
       p->reorder.run({f, weights});
     }
-    if (bias) p->conv.run({x, weights, y, bias});
-    else p->conv.run({x, weights, y});
+    p->conv.run({x, weights, y});
     return true;
   } catch (...) {
     return false;
@@ -225,11 +199,6 @@ constexpr detail::OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel
                                 .samples = conv2d_samples, .gradient = conv2d_gradient};
 
 }  // namespace
-
-bool conv2d_bias_onednn(const schema::KernelContext& c, const float* bias) {
-  ConvDims d = conv_dims(c);
-  return d.c > 0 && conv_onednn(d, c.in<float>(0), c.in<float>(1), c.out<float>(0), bias);
-}
 
 void register_conv_ops(schema::OpRegistry& r) { r.add(kConv2D); }
 

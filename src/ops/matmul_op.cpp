@@ -128,13 +128,10 @@ bool few_rows_times_matrix(const MatmulGeometry& g) {
 
 // ---- float32: oneDNN --------------------------------------------------------
 struct MatmulPrimitive {
-  onednn::Executable exec;  // (a, b, c[, bias])
-  // False when the bias post-op would change oneDNN's implementation (see
-  // same_implementation): the fused op then runs the ops one by one.
-  bool usable = true;
+  onednn::Executable exec;  // (a, b, c)
 };
 
-std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold, bool biased) {
+std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold) {
   using dims = dnnl::memory::dims;
   dims ad, as, bd, bs, cd, cs;
   if (fold) {
@@ -170,28 +167,13 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::matmul::desc desc(a, b, c);
   dnnl::matmul::primitive_desc pd(desc, attr, onednn::engine());
-  if (!biased) {
-    p->exec.init(dnnl::matmul(pd), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}},
-                 pd.scratchpad_desc().get_size());
-    return p;
-  }
-  // One bias value per column, broadcast over rows (and batches).
-  dims bias_dims(cd.size(), 1);
-  bias_dims.back() = g.n;
-  dnnl::memory::desc bias = onednn::plain_desc(bias_dims, dims(cd.size(), 1));
-  dnnl::matmul::primitive_desc biased_pd(desc, onednn::bias_post_op_attr(bias), onednn::engine());
-  p->usable = onednn::same_implementation(pd, biased_pd);
-  if (p->usable)
-    p->exec.init(dnnl::matmul(biased_pd),
-                 {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}, {onednn::kBiasPostOpArg, bias}},
-                 biased_pd.scratchpad_desc().get_size());
+  p->exec.init(dnnl::matmul(pd), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}},
+               pd.scratchpad_desc().get_size());
   return p;
 }
 
-// False when oneDNN could not run it (the caller falls back). A non-null
-// `bias` (one value per column) is added by a post-op.
-bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, float* out,
-                   const float* bias = nullptr) {
+// False when oneDNN could not run it (the caller falls back).
+bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, float* out) {
   try {
     bool b_single = true;
     for (int i = 0; i < g.batch_rank; ++i) b_single = b_single && g.b_batch[i] == 1;
@@ -208,11 +190,8 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
       key.add(g.a_batch[i]);
       key.add(g.b_batch[i]);
     }
-    key.add(bias != nullptr);
-    auto p = onednn::cached<MatmulPrimitive>(key, [&] { return make_matmul(g, fold, bias != nullptr); });
-    if (!p->usable) return false;
-    if (bias) p->exec.run({a, b, out, bias});
-    else p->exec.run({a, b, out});
+    auto p = onednn::cached<MatmulPrimitive>(key, [&] { return make_matmul(g, fold); });
+    p->exec.run({a, b, out});
     return true;
   } catch (...) {
     return false;
@@ -324,12 +303,6 @@ constexpr detail::OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel
                                 .samples = matmul_samples, .gradient = matmul_gradient};
 
 }  // namespace
-
-bool matmul_bias_onednn(const schema::KernelContext& c, const float* bias) {
-  MatmulGeometry g = geometry(c);
-  // A few rows go to MatMul's own kernel (gemv_f32) and BiasAdd's, as unfused.
-  return g.k > 0 && !few_rows_times_matrix(g) && matmul_onednn(g, c.in<float>(0), c.in<float>(1), c.out<float>(0), bias);
-}
 
 void register_matmul_op(schema::OpRegistry& r) { r.add(kMatMul); }
 

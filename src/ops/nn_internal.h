@@ -130,15 +130,6 @@ struct PoolDims {
   bool max;
 };
 
-// ---- Fused contractions (src/exec/fused_contraction_op.cpp) ----------------
-// The float32 MatMul / Conv2D of c's inputs 0 and 1 (with c's attrs) into
-// output 0 on oneDNN, with `bias` (one value per output channel, the last
-// dim) added by a post-op: bitwise BiasAdd on the plain op's result (see
-// onednn::bias_post_op_attr). False when oneDNN cannot run it, or does not
-// (MatMul of a few rows: ops/gemv.h); the caller then runs the ops one by one.
-bool matmul_bias_onednn(const schema::KernelContext& c, const float* bias);
-bool conv2d_bias_onednn(const schema::KernelContext& c, const float* bias);
-
 // ---- Backward ops, for the gradient functions (docs/design-notes.md, "Autodiff") --
 // Each dispatches, so a gradient runs eagerly, is traced, or runs in a nested
 // graph like any op. `attrs` are the forward op's. Shapes come from tensors,

@@ -1,7 +1,6 @@
 #include "ops/onednn.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -192,21 +191,6 @@ void Executable::run(std::initializer_list<const void*> data) const {
   dnnl_stream_t s = stream().get();
   dnnl::error::wrap_c_api(dnnl_primitive_execute(prim_.get(), s, nargs_, args), "could not execute a primitive");
   dnnl::error::wrap_c_api(dnnl_stream_wait(s), "could not wait on a stream");
-}
-
-dnnl::primitive_attr bias_post_op_attr(const dnnl::memory::desc& bias) {
-  // A new attr: copies of a dnnl handle share one object.
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::post_ops ops;
-  ops.append_binary(dnnl::algorithm::binary_add, bias);
-  attr.set_post_ops(ops);
-  return attr;
-}
-
-bool same_implementation(const dnnl::primitive_desc_base& plain, const dnnl::primitive_desc_base& fused) {
-  return std::strcmp(plain.impl_info_str(), fused.impl_info_str()) == 0 &&
-         plain.weights_desc(0) == fused.weights_desc(0);
 }
 
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides) {

@@ -140,20 +140,4 @@ class Executable {
 // A plain (row-major or strided) memory descriptor of float32 values.
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides);
 
-// ---- Bias post-op (the fused contractions of src/exec) ---------------------
-// A bias added to a matmul's or convolution's result in the primitive: a
-// binary_add post-op with `bias` (one value per output channel, 1 elsewhere)
-// as its second source. Post-ops apply to the finished f32 sum, so each
-// element gets one float addition, bitwise what BiasAdd does on the plain
-// result (the primitive's own bias argument promises no such order). The
-// attr also asks for a user scratchpad, as every Kiln primitive.
-dnnl::primitive_attr bias_post_op_attr(const dnnl::memory::desc& bias);
-// The execute argument that carries the bias of bias_post_op_attr.
-constexpr int kBiasPostOpArg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
-// Whether oneDNN picked the same implementation and weights layout for the
-// primitive with the post-op as without it. The sums are bitwise equal only
-// then (checked on this machine's implementations by tests/passes_test.cpp);
-// a machine where the post-op changes the choice runs the ops one by one.
-bool same_implementation(const dnnl::primitive_desc_base& plain, const dnnl::primitive_desc_base& fused);
-
 }  // namespace kiln::ops::onednn
