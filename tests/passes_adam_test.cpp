@@ -151,6 +151,22 @@ TEST(AdamFusion, BandsOfAnMnistSizedLayerHaveTheWholeGradientsBits) {
   expect_same_variables(fused.adam.variables(), unfused.adam.variables());
 }
 
+// A layer past the size whose update the band probe times with scratch states
+// (16M elements: 4097 x 4096): the probe times the products alone, and either
+// way the bits are the whole gradient's.
+TEST(AdamFusion, ALayerTooLargeToProbeWithItsUpdateKeepsTheBits) {
+  Tensor x = random::normal({2, 4097}, 0, 1, DType::Float32, 10);
+  Trainer fused(4097, 4096), unfused(4097, 4096);
+  auto f = fused.traced();
+  auto g = traced_without_adam_fusion([&] { return unfused.traced(); }, x);
+  for (int step = 0; step < 2; ++step) {
+    f(x);
+    g(x);
+  }
+  expect_same_variables(fused.model.variables(), unfused.model.variables());
+  expect_same_variables(fused.adam.variables(), unfused.adam.variables());
+}
+
 // A traced training step keeps the plan's promise: after the first calls, a
 // call makes no heap allocation of Kiln's own (oneDNN's execute allocates
 // inside, counted apart), the banded gradients' primitives and buffers

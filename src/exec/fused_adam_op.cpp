@@ -97,6 +97,10 @@ std::shared_ptr<const BandPrimitive> band_primitive(int64_t rows, int64_t k, int
 // being written and being read.
 constexpr int64_t kBandElements = 65536;
 
+// The largest gradient whose update the band probe times (see band_plan):
+// 16M elements, whose scratch states take 192 MB while it runs.
+constexpr int64_t kMaxProbedUpdate = int64_t(1) << 24;
+
 // How a gradient a^T b of given sizes is made, decided once per size and
 // cached like the primitives: both band sizes' primitives, and whether to use
 // them at all (see band_plan).
@@ -173,23 +177,31 @@ std::shared_ptr<const BandPlan> band_plan(int64_t k, int64_t m, int64_t n) {
     const Tensor in[] = {a, b};
     const BandedMatmul probe{plan, core::data_of<float>(a), core::data_of<float>(b)};
     const int64_t band_rows = plan->band_rows;
-    // Bits: every band as adam_in_bands runs them (ops/training_ops.cpp), one
-    // band a unit, against the whole product.
+    // Every band as adam_in_bands runs them (ops/training_ops.cpp), one band
+    // a unit.
     std::vector<float> banded(static_cast<std::size_t>(m * n));
-    core::parallel_for(
-        (m + band_rows - 1) / band_rows,
-        [&](int64_t first, int64_t last) {
-          for (int64_t band = first; band < last; ++band) {
-            const int64_t begin = band * band_rows;
-            BandedMatmul::rows(&probe, begin, std::min(m, begin + band_rows), banded.data() + begin * n);
-          }
-        },
-        1);
+    auto make_bands = [&] {
+      core::parallel_for(
+          (m + band_rows - 1) / band_rows,
+          [&](int64_t first, int64_t last) {
+            for (int64_t band = first; band < last; ++band) {
+              const int64_t begin = band * band_rows;
+              BandedMatmul::rows(&probe, begin, std::min(m, begin + band_rows), banded.data() + begin * n);
+            }
+          },
+          1);
+    };
+    make_bands();
     const Tensor whole = runtime::run_eager(ops::matmul_op(), in, gradient_matmul_attrs())[0];
     if (std::memcmp(banded.data(), core::data_of<float>(whole), banded.size() * sizeof(float)) != 0) return plan;
-    // Speed: the update of scratch var, m and v, with either gradient.
+    // Speed: the update of scratch var, m and v with either gradient, up to
+    // kMaxProbedUpdate elements. Past that, where the scratch would be three
+    // more copies of a large layer, the products alone, and the bands then
+    // may be at most 10% slower than the whole product.
+    const bool with_update = m * n <= kMaxProbedUpdate;
     std::vector<Tensor> handles;
-    for (const char* role : kRole) handles.push_back(ops::sample_resource(zeros(Shape{m, n}), role));
+    if (with_update)
+      for (const char* role : kRole) handles.push_back(ops::sample_resource(zeros(Shape{m, n}), role));
     const Tensor alpha = constant(1e-3f);
     const Attrs attrs = adam_attrs(DType::Float32, {1}, 0.9, 0.999, 1e-7);
     const ops::AdamGradient in_bands{.shape = Shape{m, n},
@@ -201,14 +213,15 @@ std::shared_ptr<const BandPlan> band_plan(int64_t k, int64_t m, int64_t n) {
     for (int run = 0; run < 3; ++run) {
       Clock::time_point t0 = Clock::now();
       const ops::AdamGradient made{.tensor = runtime::run_eager(ops::matmul_op(), in, gradient_matmul_attrs())[0]};
-      ops::run_adam(handles, std::span(&made, 1), alpha, attrs, "FusedApplyAdam");
+      if (with_update) ops::run_adam(handles, std::span(&made, 1), alpha, attrs, "FusedApplyAdam");
       Clock::time_point t1 = Clock::now();
-      ops::run_adam(handles, std::span(&in_bands, 1), alpha, attrs, "FusedApplyAdam");
+      if (with_update) ops::run_adam(handles, std::span(&in_bands, 1), alpha, attrs, "FusedApplyAdam");
+      else make_bands();
       Clock::time_point t2 = Clock::now();
       whole_s = std::min(whole_s, std::chrono::duration<double>(t1 - t0).count());
       banded_s = std::min(banded_s, std::chrono::duration<double>(t2 - t1).count());
     }
-    plan->use = banded_s <= 1.05 * whole_s;
+    plan->use = banded_s <= (with_update ? 1.05 : 1.1) * whole_s;
     return plan;
   });
 }
