@@ -110,7 +110,14 @@ struct BandPlan {
   bool use = false;
 };
 
-Attrs adam_attrs(DType dtype, std::vector<int64_t> grad_from_matmul, double beta_1, double beta_2, double epsilon);
+// The attrs of a FusedApplyAdam (its samples, and the band probe's update).
+Attrs adam_attrs(DType dtype, std::vector<int64_t> grad_from_matmul, double beta_1, double beta_2, double epsilon) {
+  return Attrs{{"dtype", dtype},
+               {"grad_from_matmul", std::move(grad_from_matmul)},
+               {"beta_1", beta_1},
+               {"beta_2", beta_2},
+               {"epsilon", epsilon}};
+}
 
 // What a banded gradient runs: its sizes' plan and the operands.
 struct BandedMatmul {
@@ -278,14 +285,6 @@ void fused_apply_adam_kernel(schema::KernelContext& c) {
   }
   ops::run_adam(std::span(handles.data(), handles.size()), std::span(gradients.data(), gradients.size()),
                 c.inputs[base], c.attrs, "FusedApplyAdam");
-}
-
-Attrs adam_attrs(DType dtype, std::vector<int64_t> grad_from_matmul, double beta_1, double beta_2, double epsilon) {
-  return Attrs{{"dtype", dtype},
-               {"grad_from_matmul", std::move(grad_from_matmul)},
-               {"beta_1", beta_1},
-               {"beta_2", beta_2},
-               {"epsilon", epsilon}};
 }
 
 // Variables of different shapes and sizes, so that the pass over them laid

@@ -6,8 +6,14 @@
 #include <unordered_set>
 
 #include "ops/creation.h"
+#include "ops/known_ops.h"
 
 namespace kiln::graph {
+
+const Tensor* const_value(const Node& n) {
+  if (n.op != &ops::const_op_def()) return nullptr;
+  return &n.attrs.get<Tensor>("value");
+}
 
 std::string default_node_name(std::string_view op_name) {
   std::string out;

@@ -44,6 +44,9 @@ struct Node {
   bool is_stateful() const { return op->is(schema::kStateful); }
 };
 
+// The Const node's value, or nullptr when `n` is not a Const.
+const Tensor* const_value(const Node& n);
+
 // Where an implicit input of a graph comes from: a tensor of the code around
 // the traced function (or of an enclosing graph being traced).
 struct Capture {

@@ -29,8 +29,9 @@ std::optional<std::size_t> input_index(const Graph& g, const Node* node, std::si
 bool is_int32_scalar(const schema::TensorType& t) { return t.dtype == DType::Int32 && t.shape == Shape{}; }
 
 std::optional<int32_t> int32_constant(const Node& n) {
-  if (n.op != &ops::const_op_def() || !is_int32_scalar(n.outputs[0])) return std::nullopt;
-  return *core::data_of<int32_t>(n.attrs.get<Tensor>("value"));
+  const Tensor* value = graph::const_value(n);
+  if (!value || !is_int32_scalar(n.outputs[0])) return std::nullopt;
+  return *core::data_of<int32_t>(*value);
 }
 
 // The value of an int32 scalar While input known while tracing: a concrete

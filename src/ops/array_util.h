@@ -1,15 +1,26 @@
 #pragma once
-// Helpers shared by the reduction and array ops files.
+// Helpers shared by the reduction and array ops files, and per-thread scratch.
 #include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "core/dtype_switch.h"
 #include "schema/op_def.h"
 
 namespace kiln::ops {
+
+// `n` values of this thread's scratch, kept between calls (a call allocates
+// nothing once warm). One user at a time per thread: the kernels that take it
+// (the pooling gradients, the banded Adam update) never nest.
+template <class T>
+T* thread_scratch(int64_t n) {
+  thread_local std::vector<T> buffer;
+  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
+  return buffer.data();
+}
 
 // Indices (gather, TensorArray rows) are int32 or int64.
 inline bool is_index_dtype(DType d) { return d == DType::Int32 || d == DType::Int64; }

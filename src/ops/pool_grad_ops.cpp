@@ -16,6 +16,7 @@
 
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
+#include "ops/array_util.h"
 #include "ops/known_ops.h"
 #include "ops/nn_internal.h"
 #include "runtime/dispatch.h"
@@ -82,15 +83,6 @@ struct Span {
 Span window_span(const WindowDim& wd, int64_t o, int64_t stride, int64_t k, int64_t in) {
   int64_t start = o * stride - wd.pad_before;
   return {std::max<int64_t>(0, start), std::min<int64_t>(in, start + k)};
-}
-
-// `n` values of this thread's scratch, kept between calls (a call allocates
-// nothing once warm). One caller at a time per thread: no kernel here nests.
-template <class T>
-T* thread_scratch(int64_t n) {
-  thread_local std::vector<T> buffer;
-  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
-  return buffer.data();
 }
 
 // The maximum of the window per channel, into m (as the forward computes it).

@@ -14,6 +14,7 @@
 #include "core/parallel.h"
 #include "core/small_vector.h"
 #include "ops/adam_update.h"
+#include "ops/array_util.h"
 #include "ops/variable_ops.h"
 #include "ops/known_ops.h"
 #include "runtime/dispatch.h"
@@ -165,14 +166,13 @@ void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const
   core::parallel_for(
       (rows + band - 1) / band,
       [&](int64_t first, int64_t last) {
-        thread_local std::vector<float> buffer;
-        buffer.resize(static_cast<std::size_t>(band * cols));
+        float* buffer = thread_scratch<float>(band * cols);
         for (int64_t b = first; b < last; ++b) {
           const int64_t begin = b * band, end = std::min(rows, begin + band), offset = begin * cols;
-          grad.rows(grad.context, begin, end, buffer.data());
+          grad.rows(grad.context, begin, end, buffer);
           AdamSpan<float> part{{whole.in[kVar] + offset, whole.in[kM] + offset, whole.in[kV] + offset},
                                {whole.out[kVar] + offset, whole.out[kM] + offset, whole.out[kV] + offset},
-                               buffer.data()};
+                               buffer};
           adam_elements(part, k, 0, (end - begin) * cols);
         }
       },

@@ -7,7 +7,6 @@
 
 #include "ops/creation.h"
 #include "exec/fused_elementwise.h"
-#include "ops/known_ops.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 
@@ -15,11 +14,6 @@ namespace kiln::passes {
 
 using graph::Graph;
 using GraphPtr = std::shared_ptr<const Graph>;
-
-const Tensor* const_value(const graph::Node& n) {
-  if (n.op != &ops::const_op_def()) return nullptr;
-  return &n.attrs.get<Tensor>("value");
-}
 
 void place_fused_nodes(graph::Graph& g, std::vector<std::unique_ptr<graph::Node>>& fused,
                        const std::vector<char>& absorbed, const ValueMap& map) {

@@ -104,7 +104,7 @@ class ChainFusion {
   ValueMap map_;
 };
 
-// The Const node's value, or nullptr when `n` is not a Const.
-const Tensor* const_value(const graph::Node& n);
+// The Const node's value, or nullptr (graph/graph.h).
+using graph::const_value;
 
 }  // namespace kiln::passes
