@@ -6,6 +6,8 @@
 #include <cmath>
 #include <random>
 
+#include <omp.h>
+
 #include "kiln/kiln.h"
 #include "ops/nn_internal.h"
 
@@ -41,6 +43,22 @@ GraphPtr pool_after_relu_gradient(const Shape& x_shape, const Shape& w_shape, in
     // The gradient with respect to y too: the MaxPoolGrad is then read twice.
     if (return_pool_grad) return tape.gradient(loss, {p[0], y});
     return tape.gradient(loss, {p[0]});
+  });
+}
+
+// bias_add -> relu -> max pool -> a weighted sum, and the gradients with
+// respect to the input and the bias, as a convolution layer's training step
+// computes them (the bias gradient is a SumToShapeOf of the relu's gradient).
+GraphPtr biased_pool_gradient(const Shape& x_shape, const Shape& w_shape, int ksize, int stride, nn::Padding padding,
+                              DType dtype = DType::Float32) {
+  const Shape bias_shape{x_shape[x_shape.rank() - 1]};
+  return trace_graph({{dtype, x_shape}, {dtype, bias_shape}, {dtype, w_shape}}, [=](auto& p) {
+    GradientTape tape;
+    tape.watch(p[0]);
+    tape.watch(p[1]);
+    Tensor y = relu(nn::bias_add(p[0], p[1]));
+    Tensor loss = kiln::sum(nn::max_pool2d(y, ksize, stride, padding) * p[2]);
+    return tape.gradient(loss, {p[0], p[1]});
   });
 }
 
@@ -117,4 +135,63 @@ TEST(PoolGradFusion, SwitchTurnsItOff) {
   auto g = pool_after_relu_gradient(Shape{1, 4, 4, 2}, Shape{1, 2, 2, 2}, 2, 2, nn::Padding::Valid);
   EXPECT_EQ(count_ops(*passes::optimize(*g, o), "FusedMaxPoolGrad"), 0);
   EXPECT_EQ(count_ops(*passes::optimize(*g, {}), "FusedMaxPoolGrad"), 1);
+}
+
+// The bias gradient joins the fused node as its second output, with
+// SumToShapeOf's bits: on the AVX2 path (2x2/2 tiling, channels a multiple of
+// 8: the MNIST shapes; blocks of rows shared out by rows, then summed by bands
+// of channels) and on the general loops (odd channels, overlapping windows,
+// float64); at one, two and three threads.
+TEST(PoolGradFusion, BiasGradientJoinsWithTheSumsBits) {
+  struct Case {
+    int64_t n, h, w, c;
+    int ksize, stride;
+    nn::Padding padding;
+    DType dtype;
+  };
+  const Case cases[] = {
+      {50, 28, 28, 32, 2, 2, nn::Padding::Valid, DType::Float32}, {50, 14, 14, 64, 2, 2, nn::Padding::Valid, DType::Float32},
+      {40, 16, 16, 24, 2, 2, nn::Padding::Valid, DType::Float32}, {2, 4, 4, 8, 2, 2, nn::Padding::Valid, DType::Float32},
+      {64, 32, 32, 8, 2, 2, nn::Padding::Valid, DType::Float32},  // fewer channel lines than threads
+      {40, 10, 10, 136, 2, 2, nn::Padding::Valid, DType::Float32}, {3, 7, 9, 5, 2, 2, nn::Padding::Same, DType::Float32},
+      {2, 9, 9, 4, 3, 2, nn::Padding::Same, DType::Float64},
+  };
+  const int default_threads = omp_get_max_threads();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(fmt::format("[{},{},{},{}] k={} s={} same={} {}", c.n, c.h, c.w, c.c, c.ksize, c.stride,
+                             c.padding == nn::Padding::Same, dtype_name(c.dtype)));
+    const bool same = c.padding == nn::Padding::Same;
+    auto out_dim = [&](int64_t in) { return same ? (in + c.stride - 1) / c.stride : (in - c.ksize) / c.stride + 1; };
+    const Shape x_shape{c.n, c.h, c.w, c.c}, w_shape{c.n, out_dim(c.h), out_dim(c.w), c.c};
+    auto g = biased_pool_gradient(x_shape, w_shape, c.ksize, c.stride, c.padding, c.dtype);
+    auto opt = passes::optimize(*g, {});
+    EXPECT_EQ(count_ops(*opt, "FusedMaxPoolGrad"), 1) << opt->to_string();
+    EXPECT_EQ(count_ops(*opt, "SumToShapeOf"), 0) << opt->to_string();
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(fmt::format("{} threads", threads));
+      omp_set_num_threads(threads);
+      // dy of many magnitudes, so that a sum in another order rounds
+      // otherwise (sums of quarters would be exact in any order).
+      expect_same_results(*g, {values_with_ties(x_shape, 7, c.dtype), values_with_ties(Shape{c.c}, 8, c.dtype),
+                               random::normal(w_shape, 0, 1, c.dtype, 9)});
+    }
+    omp_set_num_threads(default_threads);
+  }
+}
+
+// Summed down to anything but the last dim, the gradient stays a SumToShapeOf.
+TEST(PoolGradFusion, OtherSumsStayApart) {
+  auto g = trace_graph({f32(Shape{2, 4, 4, 8}), f32(Shape{4, 1}), f32(Shape{2, 2, 2, 8})}, [](auto& p) {
+    GradientTape tape;
+    tape.watch(p[0]);
+    tape.watch(p[1]);
+    Tensor y = relu(p[0] + p[1]);  // p[1] broadcasts along the width
+    Tensor loss = kiln::sum(nn::max_pool2d(y, 2, 2, nn::Padding::Valid) * p[2]);
+    return tape.gradient(loss, {p[0], p[1]});
+  });
+  auto opt = passes::optimize(*g, {});
+  EXPECT_EQ(count_ops(*opt, "FusedMaxPoolGrad"), 1) << opt->to_string();
+  EXPECT_EQ(count_ops(*opt, "SumToShapeOf"), 1) << opt->to_string();
+  expect_same_results(*g, {values_with_ties({2, 4, 4, 8}, 10), values_with_ties({4, 1}, 11),
+                           values_with_ties({2, 2, 2, 8}, 12)});
 }

@@ -29,4 +29,18 @@ void parallel_for(int64_t n, F&& fn, int64_t grain = kParallelGrain) {
   }
 }
 
+// Runs fn(thread, threads) once on each thread of a team of up to
+// `max_threads` (the calling thread alone when nested or single-threaded),
+// for kernels whose threads meet at `#pragma omp barrier` between phases.
+template <class F>
+void parallel_team(int max_threads, F&& fn) {
+  const int threads = std::min(max_threads, omp_in_parallel() ? 1 : omp_get_max_threads());
+  if (threads <= 1) {
+    fn(0, 1);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  fn(omp_get_thread_num(), omp_get_num_threads());
+}
+
 }  // namespace kiln::core

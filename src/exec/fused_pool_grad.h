@@ -6,7 +6,10 @@
 // gradient applied on top, or "none"). One pass: each band of rows of the
 // gradient is masked as soon as the pooling gradient has filled it, while it
 // is in cache, instead of a second pass over the whole tensor; the bits are
-// those of the two ops.
+// those of the two ops. With `bias_gradient` true, a second output: the
+// gradient summed over all but its last dim, as the SumToShapeOf of the
+// convolution's bias gradient would (its bits), made while the gradient is
+// written instead of in a pass of its own.
 #include "graph/graph.h"
 
 namespace kiln::exec {

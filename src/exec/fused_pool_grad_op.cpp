@@ -14,11 +14,19 @@ namespace {
 
 using schema::Attrs;
 
+// With `bias_gradient`, the gradient summed over all but its last dim.
+bool sums_bias_gradient(const Attrs& attrs) { return attrs.get_or("bias_gradient", false); }
+
 // MaxPoolGrad's inference: the fused op accepts exactly what MaxPoolGrad does
-// (Relu's gradient then keeps its shape and dtype).
+// (Relu's gradient then keeps its shape and dtype); the bias gradient is
+// [channels].
 void fused_max_pool_grad_infer(schema::InferContext& c) {
   check_activation(c);
   ops::max_pool_grad_op().infer(c);
+  if (sums_bias_gradient(c.attrs())) {
+    const Shape& x = c.shape(0);
+    c.add_output(c.dtype(0), Shape{x.has_known_rank() ? x[x.rank() - 1] : -1});
+  }
 }
 
 void fused_max_pool_grad_kernel(schema::KernelContext& c) {
@@ -48,8 +56,26 @@ std::vector<schema::OpSample> fused_max_pool_grad_samples() {
   std::vector<double> xd(x.begin(), x.end());
   std::vector<double> dyd(1 * 1 * 2 * 3);
   for (std::size_t i = 0; i < dyd.size(); ++i) dyd[i] = static_cast<double>(i % 5) - 1.5;
+  auto with_bias_gradient = [](Attrs a) {
+    a.set("bias_gradient", true);
+    return a;
+  };
+  // 2x2/2 tiling windows on 16 channels: the AVX2 path, its sums by bands of channels.
+  std::vector<float> x16(2 * 4 * 6 * 16), dy16(2 * 2 * 3 * 16);
+  for (std::size_t i = 0; i < x16.size(); ++i)
+    x16[i] = static_cast<float>(static_cast<int>(i * 13 % 17) - 8) * 0.375f;
+  x16[20] = -0.0f;
+  x16[37] = NAN;
+  for (std::size_t i = 0; i < dy16.size(); ++i)
+    dy16[i] = static_cast<float>(static_cast<int>(i * 5 % 9) - 4) * 0.3f;
   return {
       {{constant(x, Shape{1, 4, 6, 3}), constant(dy, Shape{1, 2, 3, 3})}, attrs({2, 2}, {2, 2}, "VALID", "relu")},
+      {{constant(x, Shape{1, 4, 6, 3}), constant(dy, Shape{1, 2, 3, 3})},
+       with_bias_gradient(attrs({2, 2}, {2, 2}, "VALID", "relu"))},
+      {{constant(x16, Shape{2, 4, 6, 16}), constant(dy16, Shape{2, 2, 3, 16})},
+       with_bias_gradient(attrs({2, 2}, {2, 2}, "VALID", "relu"))},
+      {{constant(xd, Shape{1, 4, 6, 3}), constant(dyd, Shape{1, 1, 2, 3})},
+       with_bias_gradient(attrs({3, 3}, {2, 2}, "VALID", "none"))},
       {{constant(xd, Shape{1, 4, 6, 3}), constant(dyd, Shape{1, 1, 2, 3})}, attrs({3, 3}, {2, 2}, "VALID", "relu")},
       {{constant(x, Shape{1, 4, 6, 3}), constant(dy, Shape{1, 2, 3, 3})}, attrs({2, 2}, {2, 2}, "SAME", "none")},
   };

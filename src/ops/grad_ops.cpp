@@ -237,6 +237,16 @@ void register_grad_ops(schema::OpRegistry& r) {
   for (const detail::OpDef* op : {&kStopGradient, &kSumToShapeOf, &kBroadcastLike, &kReshapeLike}) r.add(*op);
 }
 
+const detail::OpDef& sum_to_shape_of_op() { return kSumToShapeOf; }
+
+void sum_rows(DType dtype, const void* g, int64_t rows, int64_t cols, void* out) {
+  const Shape from{rows, cols}, to{cols};
+  if (dtype == DType::Float32)
+    sum_to(static_cast<const float*>(g), from, static_cast<float*>(out), to);
+  else
+    sum_to(static_cast<const double*>(g), from, static_cast<double*>(out), to);
+}
+
 }  // namespace ops
 
 Tensor stop_gradient(Tensor x, SourceLocation loc) {

@@ -77,7 +77,15 @@ Shape infer_pool_output(schema::InferContext& c, const Shape& input);
 // MaxPoolGrad's kernel (inputs: the pooled input x and dy), then the gradient
 // of the relu that made x (+0 wherever x is not > 0) on each band of rows as
 // soon as it is filled: FusedMaxPoolGrad's kernel (exec/fused_pool_grad_op.cpp).
+// With a second output [C], it also sums the gradient over all but its last
+// dim (the bias gradient of the convolution before the relu) with
+// SumToShapeOf's bits (sum_rows).
 void max_pool_grad_relu_kernel(schema::KernelContext& c);
+
+// SumToShapeOf of `rows` rows of `cols` values (float32 or float64) down to
+// one row: each column summed from +0 in row order, the bits of a bias
+// gradient (ops/grad_ops.cpp).
+void sum_rows(DType dtype, const void* g, int64_t rows, int64_t cols, void* out);
 
 // A convolution's sizes, as the kernels read them: input [n, h, w, c],
 // output channels o. With groups > 1 (both c and o divisible by it) output

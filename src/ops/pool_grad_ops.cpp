@@ -192,35 +192,80 @@ bool tiles_by_2x2(const PoolDims& d) {
 // m`, NaN and signed zeros included), dy added to +0 at the first element
 // equal to it, an equal one then consumed (add_at_first_max's rule; a NaN
 // maximum equals nothing), then Relu's gradient `x > 0 ? g : +0`.
-void max_pool_2x2_grad_relu(const PoolDims& d, const float* x, const float* dy, float* dx) {
+// This runs the two rows of dx under window row t (t = n * oh_n + oh),
+// channels [c0, c1).
+void max_pool_2x2_grad_relu_rows(const PoolDims& d, const float* x, const float* dy, float* dx, int64_t t,
+                                 int64_t c0, int64_t c1) {
   const int64_t oh_n = d.h / 2, ow_n = d.w / 2, channels = d.c, row = d.w * d.c;
-  core::parallel_for(
-      d.n * oh_n,
-      [&](int64_t begin, int64_t end) {
-        const __m256 zero = _mm256_setzero_ps(), taken = _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN());
-        for (int64_t t = begin; t < end; ++t) {
-          const int64_t top = (t / oh_n * d.h + t % oh_n * 2) * row;  // (n, 2 oh, 0, 0)
-          for (int64_t ow = 0; ow < ow_n; ++ow) {
-            const int64_t at[4] = {top + 2 * ow * channels, top + (2 * ow + 1) * channels,
-                                   top + row + 2 * ow * channels, top + row + (2 * ow + 1) * channels};
-            const float* v = dy + (t * ow_n + ow) * channels;
-            for (int64_t ch = 0; ch < channels; ch += 8) {
-              __m256 p[4];
-              for (int k = 0; k < 4; ++k) p[k] = _mm256_loadu_ps(x + at[k] + ch);
-              __m256 m = p[0];
-              for (int k = 1; k < 4; ++k) m = _mm256_max_ps(p[k], m);
-              const __m256 value = _mm256_loadu_ps(v + ch);
-              for (int k = 0; k < 4; ++k) {
-                const __m256 hit = _mm256_cmp_ps(p[k], m, _CMP_EQ_OQ);
-                const __m256 sum = _mm256_add_ps(zero, _mm256_and_ps(hit, value));
-                _mm256_storeu_ps(dx + at[k] + ch, _mm256_and_ps(_mm256_cmp_ps(p[k], zero, _CMP_GT_OQ), sum));
-                m = _mm256_blendv_ps(m, taken, hit);
-              }
-            }
-          }
+  const __m256 zero = _mm256_setzero_ps(), taken = _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN());
+  const int64_t top = (t / oh_n * d.h + t % oh_n * 2) * row;  // (n, 2 oh, 0, 0)
+  for (int64_t ow = 0; ow < ow_n; ++ow) {
+    const int64_t at[4] = {top + 2 * ow * channels, top + (2 * ow + 1) * channels, top + row + 2 * ow * channels,
+                           top + row + (2 * ow + 1) * channels};
+    const float* v = dy + (t * ow_n + ow) * channels;
+    for (int64_t ch = c0; ch < c1; ch += 8) {
+      __m256 p[4];
+      for (int k = 0; k < 4; ++k) p[k] = _mm256_loadu_ps(x + at[k] + ch);
+      __m256 m = p[0];
+      for (int k = 1; k < 4; ++k) m = _mm256_max_ps(p[k], m);
+      const __m256 value = _mm256_loadu_ps(v + ch);
+      for (int k = 0; k < 4; ++k) {
+        const __m256 hit = _mm256_cmp_ps(p[k], m, _CMP_EQ_OQ);
+        const __m256 sum = _mm256_add_ps(zero, _mm256_and_ps(hit, value));
+        _mm256_storeu_ps(dx + at[k] + ch, _mm256_and_ps(_mm256_cmp_ps(p[k], zero, _CMP_GT_OQ), sum));
+        m = _mm256_blendv_ps(m, taken, hit);
+      }
+    }
+  }
+}
+
+// With `sums` (d.c values), also the sum of dx over its rows (n, h, w), each
+// channel from +0 in row order as sum_rows adds (SumToShapeOf's bits), made
+// while dx is in cache. Each channel's sum must be one chain through all
+// rows, but threads that took channels instead of rows would each read half
+// of every cache line (at two threads on conv1's 32 channels, as slow as
+// one thread). So the threads share each block of rows out by rows, meet,
+// then each adds the block into the sums of its own channels, in row order.
+void max_pool_2x2_grad_relu(const PoolDims& d, const float* x, const float* dy, float* dx, float* sums) {
+  const int64_t windows = d.n * (d.h / 2), row = d.w * d.c;
+  if (!sums) {
+    core::parallel_for(
+        windows,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t t = begin; t < end; ++t) max_pool_2x2_grad_relu_rows(d, x, dy, dx, t, 0, d.c);
+        },
+        std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(1, 4 * row)));
+    return;
+  }
+  // Blocks of about 256 KB of dx, which stay in the caches between being
+  // written and added; bands of 16 channels (a cache line) per thread (with
+  // fewer lines than threads, some threads only write rows). One thread per
+  // block, at most.
+  const int64_t block = std::max<int64_t>(1, 65536 / (2 * row));
+  const int64_t lines = (d.c + 15) / 16;
+  const int max_threads = static_cast<int>(std::min<int64_t>(64, (windows + block - 1) / block));
+  core::parallel_team(std::max(1, max_threads), [&](int thread, int threads) {
+    const int64_t c0 = std::min(d.c, lines * thread / threads * 16), c1 = std::min(d.c, lines * (thread + 1) / threads * 16);
+    constexpr int64_t kVectors = 8;  // sums held in registers at a time
+    std::fill(sums + c0, sums + c1, 0.0f);
+    for (int64_t b0 = 0; b0 < windows; b0 += block) {
+      const int64_t b1 = std::min(windows, b0 + block);
+      for (int64_t t = b0 + (b1 - b0) * thread / threads, end = b0 + (b1 - b0) * (thread + 1) / threads; t < end; ++t)
+        max_pool_2x2_grad_relu_rows(d, x, dy, dx, t, 0, d.c);
+#pragma omp barrier
+      for (int64_t first = c0; first < c1; first += 8 * kVectors) {
+        const int64_t vectors = std::min(kVectors, (c1 - first) / 8);
+        __m256 acc[kVectors];
+        for (int64_t i = 0; i < vectors; ++i) acc[i] = _mm256_loadu_ps(sums + first + 8 * i);
+        for (int64_t t = b0; t < b1; ++t) {
+          const float* written = dx + (t / (d.h / 2) * d.h + t % (d.h / 2) * 2) * row + first;
+          for (int64_t at = 0; at < 2 * d.w; ++at, written += d.c)
+            for (int64_t i = 0; i < vectors; ++i) acc[i] = _mm256_add_ps(acc[i], _mm256_loadu_ps(written + 8 * i));
         }
-      },
-      std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(1, 4 * row)));
+        for (int64_t i = 0; i < vectors; ++i) _mm256_storeu_ps(sums + first + 8 * i, acc[i]);
+      }
+    }
+  });
 }
 #endif
 
@@ -229,7 +274,7 @@ void max_pool_2x2_grad_relu(const PoolDims& d, const float* x, const float* dy, 
 // +0`, NaN and -0 included), on each band as soon as it is filled: the bits of
 // MaxPoolGrad followed by Relu's gradient, without a second pass over dx.
 template <class T, bool kReluGrad = false>
-void max_pool_grad_plain(const PoolDims& d, const T* x, const T* dy, T* dx) {
+void max_pool_grad_plain(const PoolDims& d, const T* x, const T* dy, T* dx, T* sums = nullptr) {
   int64_t oh_n = d.g.h.out, ow_n = d.g.w.out;
   int64_t image = d.h * d.w * d.c;
   auto window = [&](int64_t n, int64_t oh, int64_t ow, Span hs, Span ws, T* dxi, T* m) {
@@ -241,7 +286,7 @@ void max_pool_grad_plain(const PoolDims& d, const T* x, const T* dy, T* dx) {
   if constexpr (kReluGrad) {
 #ifdef __AVX2__
     if constexpr (std::is_same_v<T, float>)
-      if (d.c % 8 == 0 && tiles_by_2x2(d)) return max_pool_2x2_grad_relu(d, x, dy, dx);
+      if (d.c % 8 == 0 && tiles_by_2x2(d)) return max_pool_2x2_grad_relu(d, x, dy, dx, sums);
 #endif
     scatter_windows(d, dx, window, [&](int64_t first, int64_t count) {
       const T* __restrict xb = x + first;
@@ -251,6 +296,7 @@ void max_pool_grad_plain(const PoolDims& d, const T* x, const T* dy, T* dx) {
   } else {
     scatter_windows(d, dx, window, kNothingToFinish);
   }
+  if (sums) sum_rows(dtype_of<T>, dx, d.n * d.h * d.w, d.c, sums);
 }
 
 // Each dy is spread evenly over its window's elements inside the input (the
@@ -306,16 +352,25 @@ void visit_floating(DType dtype, F&& f) {
   });
 }
 
+// A second output (FusedMaxPoolGrad's bias gradient) gets dx summed down to
+// its last dim.
 template <bool kReluGrad>
 void max_pool_grad_kernel(schema::KernelContext& c) {
-  if (c.outputs[0].size() == 0) return;
+  const bool sums = c.outputs.size() == 2;
+  if (c.outputs[0].size() == 0) {
+    if (sums)
+      visit_floating(c.outputs[1].dtype(),
+                     [&]<class T>() { std::fill(c.out<T>(1), c.out<T>(1) + c.outputs[1].size(), T(0)); });
+    return;
+  }
   PoolDims d = kernel_dims(c, true);
   visit_floating(c.outputs[0].dtype(), [&]<class T>() {
     if (c.inputs[1].size() == 0) {
       std::fill(c.out<T>(0), c.out<T>(0) + c.outputs[0].size(), T(0));
+      if (sums) sum_rows(c.outputs[0].dtype(), c.out<T>(0), d.n * d.h * d.w, d.c, c.out<T>(1));
       return;
     }
-    max_pool_grad_plain<T, kReluGrad>(d, c.in<T>(0), c.in<T>(1), c.out<T>(0));
+    max_pool_grad_plain<T, kReluGrad>(d, c.in<T>(0), c.in<T>(1), c.out<T>(0), sums ? c.out<T>(1) : nullptr);
   });
 }
 

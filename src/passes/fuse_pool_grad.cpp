@@ -6,10 +6,15 @@
 // cache instead of a second pass over the whole tensor (the Greater goes too
 // when the Select was its only reader). Both zeros must be +0 of the dtype, as
 // Relu's gradient makes them: the fused kernel writes +0.
+// A SumToShapeOf of the Select's result down to its last dim (the bias
+// gradient of the convolution before the relu) joins too, as the fused node's
+// second output: the kernel sums each channel as it writes the gradient,
+// instead of reading it all again (the bits are SumToShapeOf's).
 #include <array>
 #include <bit>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "exec/fused_pool_grad.h"
 #include "ops/known_ops.h"
@@ -33,10 +38,29 @@ bool is_positive_zero(const Value& v, DType dtype) {
   return false;
 }
 
+// For each node, a SumToShapeOf that sums its output 0 down to its last dim
+// (a bias gradient), or nullptr.
+std::vector<Node*> bias_gradients(const graph::Graph& g, const Uses& uses) {
+  std::vector<Node*> sums(g.nodes().size(), nullptr);
+  for (const auto& node : g.nodes()) {
+    Node* sum = node.get();
+    if (sum->op != &ops::sum_to_shape_of_op() || sum->inputs.size() != 2 || uses.pinned[sum->id]) continue;
+    const Value& from = sum->inputs[0];
+    if (from.index != 0 || sums[from.node->id]) continue;
+    const Shape& shape = from.node->outputs[0].shape;
+    const Shape& to = sum->outputs[0].shape;
+    if (shape.has_known_rank() && shape.rank() >= 1 && to.rank() == 1 && to[0] >= 0 && to[0] == shape[shape.rank() - 1] &&
+        sum->outputs[0].dtype == from.node->outputs[0].dtype)
+      sums[from.node->id] = sum;
+  }
+  return sums;
+}
+
 }  // namespace
 
 bool fuse_pool_gradients(graph::Graph& g) {
   const Uses uses(g);
+  const std::vector<Node*> sums = bias_gradients(g, uses);
   ChainFusion fusion(g);
   for (const auto& node : g.nodes()) {
     Node* select = node.get();
@@ -57,7 +81,14 @@ bool fuse_pool_gradients(graph::Graph& g) {
     schema::Attrs attrs = pool_grad->attrs;
     attrs.set("activation", std::string("relu"));
     const std::array<Value, 2> inputs{y, pool_grad->inputs[1]};
-    fusion.replace(g, *select, exec::fused_max_pool_grad_op(), inputs, std::move(attrs));
+    Node* sum = sums[select->id];
+    std::vector<schema::TensorType> outputs{select->outputs[0]};
+    if (sum) {
+      attrs.set("bias_gradient", true);
+      outputs.push_back(sum->outputs[0]);
+    }
+    fusion.replace(g, *select, exec::fused_max_pool_grad_op(), inputs, std::move(attrs), outputs);
+    if (sum) fusion.take_over(*select, *sum, 1);
     fusion.absorb(*pool_grad);
     if (uses.count[greater->id] == 1) fusion.absorb(*greater);
   }

@@ -84,12 +84,23 @@ class ChainFusion {
   // (prefixed "fused_"), replacing `last`.
   void replace(graph::Graph& g, graph::Node& last, const detail::OpDef& op, std::span<const graph::Value> inputs,
                schema::Attrs attrs) {
+    replace(g, last, op, inputs, std::move(attrs), std::span<const schema::TensorType>(last.outputs.data(), 1));
+  }
+  // The same with the fused node's outputs given (output 0 stands for
+  // `last`'s; take_over maps the others).
+  void replace(graph::Graph& g, graph::Node& last, const detail::OpDef& op, std::span<const graph::Value> inputs,
+               schema::Attrs attrs, std::span<const schema::TensorType> outputs) {
     auto& fused = fused_[last.id];
-    fused = g.new_node(op, inputs, std::move(attrs), std::span<const schema::TensorType>(last.outputs.data(), 1),
-                       last.location, "fused_" + last.name);
+    fused = g.new_node(op, inputs, std::move(attrs), outputs, last.location, "fused_" + last.name);
     map_.set({&last, 0}, {fused.get(), 0});
   }
   void absorb(const graph::Node& n) { absorbed_[n.id] = 1; }
+  // Absorbs `n`, a later node whose output 0 becomes output `index` of the
+  // node that replaced `last`.
+  void take_over(const graph::Node& last, graph::Node& n, int index) {
+    map_.set({&n, 0}, {fused_[last.id].get(), index});
+    absorb(n);
+  }
 
   // Rebuilds `g` with the fused nodes when there are any; says whether it did.
   bool apply(graph::Graph& g) {
