@@ -195,3 +195,34 @@ TEST(PoolGradFusion, OtherSumsStayApart) {
   expect_same_results(*g, {values_with_ties({2, 4, 4, 8}, 10), values_with_ties({4, 1}, 11),
                            values_with_ties({2, 2, 2, 8}, 12)});
 }
+
+// Called from inside another team's parallel region, the fused kernel runs
+// alone on each caller, without barriers (which would bind to the outer
+// team, whose two threads here run graphs of different sizes: 20 blocks of
+// rows and 1; without that rule this test hangs): the bits are the same.
+TEST(PoolGradFusion, BiasGradientInsideAnotherParallelRegion) {
+  const Shape shapes[2][2] = {{{50, 28, 28, 32}, {50, 14, 14, 32}}, {{2, 8, 8, 32}, {2, 4, 4, 32}}};
+  GraphPtr graphs[2];
+  std::shared_ptr<const graph::Graph> optimized[2];
+  std::vector<Tensor> inputs[2], want[2], got[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto& [x_shape, w_shape] = shapes[i];
+    graphs[i] = biased_pool_gradient(x_shape, w_shape, 2, 2, nn::Padding::Valid);
+    optimized[i] = passes::optimize(*graphs[i], {});
+    inputs[i] = {values_with_ties(x_shape, 13), values_with_ties(Shape{32}, 14),
+                 random::normal(w_shape, 0, 1, DType::Float32, 15)};
+    want[i] = run(*graphs[i], inputs[i]);
+  }
+  int team = 0;
+#pragma omp parallel num_threads(2)
+  {
+    const int i = omp_get_thread_num();
+    if (i == 0) team = omp_get_num_threads();
+    got[i] = run(*optimized[i], inputs[i]);
+  }
+  ASSERT_EQ(team, 2);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(got[i].size(), want[i].size());
+    for (std::size_t k = 0; k < want[i].size(); ++k) expect_bitwise(want[i][k], got[i][k]);
+  }
+}

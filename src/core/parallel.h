@@ -32,6 +32,8 @@ void parallel_for(int64_t n, F&& fn, int64_t grain = kParallelGrain) {
 // Runs fn(thread, threads) once on each thread of a team of up to
 // `max_threads` (the calling thread alone when nested or single-threaded),
 // for kernels whose threads meet at `#pragma omp barrier` between phases.
+// With threads == 1 fn must not reach a barrier: inside another region it
+// would bind to that region's team.
 template <class F>
 void parallel_team(int max_threads, F&& fn) {
   const int threads = std::min(max_threads, omp_in_parallel() ? 1 : omp_get_max_threads());

@@ -252,7 +252,11 @@ void max_pool_2x2_grad_relu(const PoolDims& d, const float* x, const float* dy, 
       const int64_t b1 = std::min(windows, b0 + block);
       for (int64_t t = b0 + (b1 - b0) * thread / threads, end = b0 + (b1 - b0) * (thread + 1) / threads; t < end; ++t)
         max_pool_2x2_grad_relu_rows(d, x, dy, dx, t, 0, d.c);
+      // Alone (threads == 1), perhaps inside another team's region: no
+      // barrier, which would bind to that team.
+      if (threads > 1) {
 #pragma omp barrier
+      }
       for (int64_t first = c0; first < c1; first += 8 * kVectors) {
         const int64_t vectors = std::min(kVectors, (c1 - first) / 8);
         __m256 acc[kVectors];
