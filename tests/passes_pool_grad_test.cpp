@@ -62,6 +62,26 @@ GraphPtr biased_pool_gradient(const Shape& x_shape, const Shape& w_shape, int ks
   });
 }
 
+// A pooling of input [n, h, w, c] by ksize/stride windows, and its dtype.
+struct PoolCase {
+  int64_t n, h, w, c;
+  int ksize, stride;
+  nn::Padding padding;
+  DType dtype;
+
+  Shape x_shape() const { return Shape{n, h, w, c}; }
+  Shape pooled_shape() const {
+    auto out = [&](int64_t in) {
+      return padding == nn::Padding::Same ? (in + stride - 1) / stride : (in - ksize) / stride + 1;
+    };
+    return Shape{n, out(h), out(w), c};
+  }
+  std::string describe() const {
+    return fmt::format("[{},{},{},{}] k={} s={} same={} {}", n, h, w, c, ksize, stride, padding == nn::Padding::Same,
+                       dtype_name(dtype));
+  }
+};
+
 }  // namespace
 
 TEST(PoolGradFusion, ReluGradientJoinsTheMaxPoolGradient) {
@@ -78,23 +98,14 @@ TEST(PoolGradFusion, ReluGradientJoinsTheMaxPoolGradient) {
 // image, channels a multiple of 8) take the fused kernel's AVX2 path; the
 // others its general loops.
 TEST(PoolGradFusion, BitwiseOnManyShapes) {
-  struct Case {
-    int64_t n, h, w, c;
-    int ksize, stride;
-    nn::Padding padding;
-    DType dtype;
-  };
-  const Case cases[] = {
+  const PoolCase cases[] = {
       {1, 4, 4, 1, 2, 2, nn::Padding::Valid, DType::Float32},   {3, 7, 9, 5, 2, 2, nn::Padding::Same, DType::Float32},
       {2, 9, 9, 4, 3, 2, nn::Padding::Same, DType::Float32},    {2, 8, 8, 2, 3, 1, nn::Padding::Valid, DType::Float64},
       {50, 28, 28, 32, 2, 2, nn::Padding::Same, DType::Float32}, {4, 14, 14, 64, 2, 2, nn::Padding::Valid, DType::Float32},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(fmt::format("[{},{},{},{}] k={} s={} same={} {}", c.n, c.h, c.w, c.c, c.ksize, c.stride,
-                             c.padding == nn::Padding::Same, dtype_name(c.dtype)));
-    const bool same = c.padding == nn::Padding::Same;
-    auto out_dim = [&](int64_t in) { return same ? (in + c.stride - 1) / c.stride : (in - c.ksize) / c.stride + 1; };
-    const Shape x_shape{c.n, c.h, c.w, c.c}, w_shape{c.n, out_dim(c.h), out_dim(c.w), c.c};
+  for (const PoolCase& c : cases) {
+    SCOPED_TRACE(c.describe());
+    const Shape x_shape = c.x_shape(), w_shape = c.pooled_shape();
     auto g = pool_after_relu_gradient(x_shape, w_shape, c.ksize, c.stride, c.padding, c.dtype);
     EXPECT_EQ(count_ops(*passes::optimize(*g, {}), "FusedMaxPoolGrad"), 1);
     expect_same_results(*g, {values_with_ties(x_shape, 3, c.dtype), values_with_ties(w_shape, 4, c.dtype)});
@@ -143,26 +154,20 @@ TEST(PoolGradFusion, SwitchTurnsItOff) {
 // of channels) and on the general loops (odd channels, overlapping windows,
 // float64); at one, two and three threads.
 TEST(PoolGradFusion, BiasGradientJoinsWithTheSumsBits) {
-  struct Case {
-    int64_t n, h, w, c;
-    int ksize, stride;
-    nn::Padding padding;
-    DType dtype;
-  };
-  const Case cases[] = {
-      {50, 28, 28, 32, 2, 2, nn::Padding::Valid, DType::Float32}, {50, 14, 14, 64, 2, 2, nn::Padding::Valid, DType::Float32},
-      {40, 16, 16, 24, 2, 2, nn::Padding::Valid, DType::Float32}, {2, 4, 4, 8, 2, 2, nn::Padding::Valid, DType::Float32},
-      {64, 32, 32, 8, 2, 2, nn::Padding::Valid, DType::Float32},  // fewer channel lines than threads
-      {40, 10, 10, 136, 2, 2, nn::Padding::Valid, DType::Float32}, {3, 7, 9, 5, 2, 2, nn::Padding::Same, DType::Float32},
+  const PoolCase cases[] = {
+      {50, 28, 28, 32, 2, 2, nn::Padding::Valid, DType::Float32},  // MNIST's conv1
+      {50, 14, 14, 64, 2, 2, nn::Padding::Valid, DType::Float32},  // and conv2
+      {40, 16, 16, 24, 2, 2, nn::Padding::Valid, DType::Float32},  // a band of one vector
+      {2, 4, 4, 8, 2, 2, nn::Padding::Valid, DType::Float32},      // one block, one thread
+      {64, 32, 32, 8, 2, 2, nn::Padding::Valid, DType::Float32},   // fewer channel lines than threads
+      {40, 10, 10, 136, 2, 2, nn::Padding::Valid, DType::Float32}, // bands wider than the registers' 64
+      {3, 7, 9, 5, 2, 2, nn::Padding::Same, DType::Float32},       // the general loops
       {2, 9, 9, 4, 3, 2, nn::Padding::Same, DType::Float64},
   };
   const int default_threads = omp_get_max_threads();
-  for (const Case& c : cases) {
-    SCOPED_TRACE(fmt::format("[{},{},{},{}] k={} s={} same={} {}", c.n, c.h, c.w, c.c, c.ksize, c.stride,
-                             c.padding == nn::Padding::Same, dtype_name(c.dtype)));
-    const bool same = c.padding == nn::Padding::Same;
-    auto out_dim = [&](int64_t in) { return same ? (in + c.stride - 1) / c.stride : (in - c.ksize) / c.stride + 1; };
-    const Shape x_shape{c.n, c.h, c.w, c.c}, w_shape{c.n, out_dim(c.h), out_dim(c.w), c.c};
+  for (const PoolCase& c : cases) {
+    SCOPED_TRACE(c.describe());
+    const Shape x_shape = c.x_shape(), w_shape = c.pooled_shape();
     auto g = biased_pool_gradient(x_shape, w_shape, c.ksize, c.stride, c.padding, c.dtype);
     auto opt = passes::optimize(*g, {});
     EXPECT_EQ(count_ops(*opt, "FusedMaxPoolGrad"), 1) << opt->to_string();

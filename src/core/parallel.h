@@ -1,6 +1,7 @@
 #pragma once
 // One thread pool for everything: oneDNN's OpenMP runtime. Our kernels share
 // it through parallel_for; small ranges stay on the calling thread.
+#include <algorithm>
 #include <cstdint>
 
 #include <omp.h>

@@ -60,7 +60,7 @@ std::vector<schema::OpSample> fused_max_pool_grad_samples() {
     a.set("bias_gradient", true);
     return a;
   };
-  // 2x2/2 tiling windows on 16 channels: the AVX2 path, its sums by bands of channels.
+  // 2x2/2 tiling windows on 16 channels: the AVX2 path and its sums.
   std::vector<float> x16(2 * 4 * 6 * 16), dy16(2 * 2 * 3 * 16);
   for (std::size_t i = 0; i < x16.size(); ++i)
     x16[i] = static_cast<float>(static_cast<int>(i * 13 % 17) - 8) * 0.375f;

@@ -194,11 +194,17 @@ bool tiles_by_2x2(const PoolDims& d) {
 // maximum equals nothing), then Relu's gradient `x > 0 ? g : +0`.
 // This runs the two rows of dx under window row t (t = n * oh_n + oh),
 // channels [c0, c1).
+// Where those two rows start: element (n, 2 oh, 0, 0).
+int64_t window_rows_offset(const PoolDims& d, int64_t t) {
+  const int64_t oh_n = d.h / 2;
+  return (t / oh_n * d.h + t % oh_n * 2) * d.w * d.c;
+}
+
 void max_pool_2x2_grad_relu_rows(const PoolDims& d, const float* x, const float* dy, float* dx, int64_t t,
                                  int64_t c0, int64_t c1) {
-  const int64_t oh_n = d.h / 2, ow_n = d.w / 2, channels = d.c, row = d.w * d.c;
+  const int64_t ow_n = d.w / 2, channels = d.c, row = d.w * d.c;
   const __m256 zero = _mm256_setzero_ps(), taken = _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN());
-  const int64_t top = (t / oh_n * d.h + t % oh_n * 2) * row;  // (n, 2 oh, 0, 0)
+  const int64_t top = window_rows_offset(d, t);
   for (int64_t ow = 0; ow < ow_n; ++ow) {
     const int64_t at[4] = {top + 2 * ow * channels, top + (2 * ow + 1) * channels, top + row + 2 * ow * channels,
                            top + row + (2 * ow + 1) * channels};
@@ -243,9 +249,11 @@ void max_pool_2x2_grad_relu(const PoolDims& d, const float* x, const float* dy, 
   // block, at most.
   const int64_t block = std::max<int64_t>(1, 65536 / (2 * row));
   const int64_t lines = (d.c + 15) / 16;
-  const int max_threads = static_cast<int>(std::min<int64_t>(64, (windows + block - 1) / block));
-  core::parallel_team(std::max(1, max_threads), [&](int thread, int threads) {
-    const int64_t c0 = std::min(d.c, lines * thread / threads * 16), c1 = std::min(d.c, lines * (thread + 1) / threads * 16);
+  // (Capped only to stay an int: parallel_team takes at most OpenMP's threads.)
+  const int max_threads = static_cast<int>(std::min<int64_t>((windows + block - 1) / block, 1 << 16));
+  core::parallel_team(max_threads, [&](int thread, int threads) {
+    const int64_t c0 = std::min(d.c, lines * thread / threads * 16);
+    const int64_t c1 = std::min(d.c, lines * (thread + 1) / threads * 16);
     constexpr int64_t kVectors = 8;  // sums held in registers at a time
     std::fill(sums + c0, sums + c1, 0.0f);
     for (int64_t b0 = 0; b0 < windows; b0 += block) {
@@ -262,7 +270,7 @@ void max_pool_2x2_grad_relu(const PoolDims& d, const float* x, const float* dy, 
         __m256 acc[kVectors];
         for (int64_t i = 0; i < vectors; ++i) acc[i] = _mm256_loadu_ps(sums + first + 8 * i);
         for (int64_t t = b0; t < b1; ++t) {
-          const float* written = dx + (t / (d.h / 2) * d.h + t % (d.h / 2) * 2) * row + first;
+          const float* written = dx + window_rows_offset(d, t) + first;
           for (int64_t at = 0; at < 2 * d.w; ++at, written += d.c)
             for (int64_t i = 0; i < vectors; ++i) acc[i] = _mm256_add_ps(acc[i], _mm256_loadu_ps(written + 8 * i));
         }
@@ -360,21 +368,15 @@ void visit_floating(DType dtype, F&& f) {
 // its last dim.
 template <bool kReluGrad>
 void max_pool_grad_kernel(schema::KernelContext& c) {
-  const bool sums = c.outputs.size() == 2;
-  if (c.outputs[0].size() == 0) {
-    if (sums)
-      visit_floating(c.outputs[1].dtype(),
-                     [&]<class T>() { std::fill(c.out<T>(1), c.out<T>(1) + c.outputs[1].size(), T(0)); });
-    return;
-  }
-  PoolDims d = kernel_dims(c, true);
   visit_floating(c.outputs[0].dtype(), [&]<class T>() {
-    if (c.inputs[1].size() == 0) {
+    T* sums = c.outputs.size() == 2 ? c.out<T>(1) : nullptr;
+    if (c.outputs[0].size() == 0 || c.inputs[1].size() == 0) {
+      // No window: dx is +0 throughout, and so are its sums.
       std::fill(c.out<T>(0), c.out<T>(0) + c.outputs[0].size(), T(0));
-      if (sums) sum_rows(c.outputs[0].dtype(), c.out<T>(0), d.n * d.h * d.w, d.c, c.out<T>(1));
+      if (sums) std::fill(sums, sums + c.outputs[1].size(), T(0));
       return;
     }
-    max_pool_grad_plain<T, kReluGrad>(d, c.in<T>(0), c.in<T>(1), c.out<T>(0), sums ? c.out<T>(1) : nullptr);
+    max_pool_grad_plain<T, kReluGrad>(kernel_dims(c, true), c.in<T>(0), c.in<T>(1), c.out<T>(0), sums);
   });
 }
 

@@ -47,11 +47,10 @@ std::vector<Node*> bias_gradients(const graph::Graph& g, const Uses& uses) {
     if (sum->op != &ops::sum_to_shape_of_op() || sum->inputs.size() != 2 || uses.pinned[sum->id]) continue;
     const Value& from = sum->inputs[0];
     if (from.index != 0 || sums[from.node->id]) continue;
-    const Shape& shape = from.node->outputs[0].shape;
-    const Shape& to = sum->outputs[0].shape;
-    if (shape.has_known_rank() && shape.rank() >= 1 && to.rank() == 1 && to[0] >= 0 && to[0] == shape[shape.rank() - 1] &&
-        sum->outputs[0].dtype == from.node->outputs[0].dtype)
-      sums[from.node->id] = sum;
+    const Shape &shape = from.node->outputs[0].shape, &to = sum->outputs[0].shape;
+    const bool to_last_dim =
+        shape.has_known_rank() && shape.rank() >= 1 && to.rank() == 1 && to[0] >= 0 && to[0] == shape[shape.rank() - 1];
+    if (to_last_dim && sum->outputs[0].dtype == from.node->outputs[0].dtype) sums[from.node->id] = sum;
   }
   return sums;
 }
