@@ -14,6 +14,7 @@
 #include "function/traced_graph.h"
 #include "kiln/kiln.h"
 #include "mnist_cnn.h"
+#include "ops/nn_internal.h"
 
 namespace {
 
@@ -65,26 +66,15 @@ void BM_MnistStep(benchmark::State& state) {
 }
 BENCHMARK(BM_MnistStep)->ArgsProduct({{50, 256}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The traced step with the graph passes named in `off` disabled (A) against
-// the default pipeline (B), called alternately in one process so that both
-// see the same machine load; the counters give each side's min and median ms
-// of wall-clock time and the median ms of the process's CPU time (all threads;
-// on a busy machine run with OMP_WAIT_POLICY=passive so that waiting threads
-// sleep instead of spinning), and B's speedup: A / B of the wall-clock
-// medians, and pair_A/B, the median of each pair's A / B (two calls in a row
-// see the same load, so this one moves less when the machine's speed drifts
-// during the run). Without a name to turn off, A is the eager step.
-// KILN_DISABLE_PASSES is read when a trace is optimized (each Trainer's
-// first call).
-void BM_MnistStepAlternating(benchmark::State& state, const char* off) {
-  const int64_t batch = state.range(0);
-  Trainer a(batch), b(batch);
-  const bool eager = *off == 0;
-  if (!eager) setenv("KILN_DISABLE_PASSES", off, 1);
-  auto run_a = [&] { return eager ? a.step(a.images, a.labels) : a.traced(a.images, a.labels); };
-  run_a();
-  unsetenv("KILN_DISABLE_PASSES");
-  b.traced(b.images, b.labels);
+// Calls run_a and run_b alternately in one process, so that both see the same
+// machine load; the counters give each side's min and median ms of wall-clock
+// time and the median ms of the process's CPU time (all threads; on a busy
+// machine run with OMP_WAIT_POLICY=passive so that waiting threads sleep
+// instead of spinning), and B's speedup: A / B of the wall-clock medians, and
+// pair_A/B, the median of each pair's A / B (two calls in a row see the same
+// load, so this one moves less when the machine's speed drifts during the run).
+template <class RunA, class RunB>
+void alternate(benchmark::State& state, RunA&& run_a, RunB&& run_b) {
   std::vector<double> wall_a, wall_b, cpu_a, cpu_b;
   auto cpu_ms = [] {
     timespec t{};
@@ -100,7 +90,7 @@ void BM_MnistStepAlternating(benchmark::State& state, const char* off) {
   };
   for (auto _ : state) {
     time(run_a, wall_a, cpu_a);
-    time([&] { return b.traced(b.images, b.labels); }, wall_b, cpu_b);
+    time(run_b, wall_b, cpu_b);
   }
   state.counters["A_min_ms"] = *std::min_element(wall_a.begin(), wall_a.end());
   state.counters["B_min_ms"] = *std::min_element(wall_b.begin(), wall_b.end());
@@ -113,12 +103,57 @@ void BM_MnistStepAlternating(benchmark::State& state, const char* off) {
   for (std::size_t i = 0; i < pairs.size(); ++i) pairs[i] = wall_a[i] / wall_b[i];
   state.counters["pair_A/B"] = bench::median(pairs);
 }
+
+// The traced step with the graph passes named in `off` disabled (A) against
+// the default pipeline (B), alternated. Without a name to turn off, A is the
+// eager step. KILN_DISABLE_PASSES is read when a trace is optimized (each
+// Trainer's first call).
+void BM_MnistStepAlternating(benchmark::State& state, const char* off) {
+  const int64_t batch = state.range(0);
+  Trainer a(batch), b(batch);
+  const bool eager = *off == 0;
+  if (!eager) setenv("KILN_DISABLE_PASSES", off, 1);
+  auto run_a = [&] { return eager ? a.step(a.images, a.labels) : a.traced(a.images, a.labels); };
+  run_a();
+  unsetenv("KILN_DISABLE_PASSES");
+  b.traced(b.images, b.labels);
+  alternate(state, run_a, [&] { return b.traced(b.images, b.labels); });
+}
 BENCHMARK_CAPTURE(BM_MnistStepAlternating, adam_pass, "adam")
     ->Arg(50)
     ->Arg(256)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_MnistStepAlternating, eager, "")
+    ->Arg(50)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// One step (eager or traced) with MatMul reading b in place (A) against
+// MatMul's padded copy of b where its rule says so (B, the default), alternated
+// (ops/nn_internal.h: on CPUs without AVX-512, dense1's forward at these
+// batches). The mode is read when a MatMul primitive is made, and is part of
+// its cache key, so each side keeps its own.
+void BM_MnistStepMatmulPadding(benchmark::State& state, bool traced) {
+  using kiln::ops::MatmulBPadding;
+  const int64_t batch = state.range(0);
+  Trainer t(batch);
+  auto run = [&](MatmulBPadding mode) {
+    kiln::ops::set_matmul_b_padding(mode);
+    return traced ? t.traced(t.images, t.labels) : t.step(t.images, t.labels);
+  };
+  run(MatmulBPadding::kNever);
+  run(MatmulBPadding::kByRule);
+  alternate(state, [&] { return run(MatmulBPadding::kNever); }, [&] { return run(MatmulBPadding::kByRule); });
+  kiln::ops::set_matmul_b_padding(MatmulBPadding::kByRule);
+}
+BENCHMARK_CAPTURE(BM_MnistStepMatmulPadding, eager, false)
+    ->Arg(50)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_MnistStepMatmulPadding, traced, true)
     ->Arg(50)
     ->Arg(256)
     ->Unit(benchmark::kMillisecond)

@@ -4,32 +4,26 @@
 // rounding bound of a double-precision product and of oneDNN's kernel, and
 // the MatMul shapes that have a few rows take it.
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <vector>
 
 #include <kiln/kiln.h>
 
 #include "core/tensor_impl.h"
 #include "counting_allocator.h"
+#include "matmul_test_util.h"
 #include "ops/gemv.h"
 
 namespace {
 
 using kiln::ops::gemv_f32;
 using kiln::ops::kGemvBlockRows;
-
-std::vector<float> uniform(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using kiln::testing::expect_same_bits;
+using kiln::testing::ThreadCount;
+using kiln::testing::uniform;
 
 // The order gemv.h promises, one scalar operation at a time: per column, an
 // FMA chain over each block of rows, the blocks' sums added in block order.
@@ -47,18 +41,6 @@ std::vector<float> documented_order(const std::vector<float>& x, const std::vect
   }
   return y;
 }
-
-void expect_same_bits(const std::vector<float>& want, const float* got) {
-  for (std::size_t j = 0; j < want.size(); ++j)
-    ASSERT_EQ(std::memcmp(&want[j], &got[j], sizeof(float)), 0) << "column " << j << ": " << want[j] << " vs " << got[j];
-}
-
-// Restores the OpenMP thread count a test changes.
-struct ThreadCount {
-  int saved = omp_get_max_threads();
-  explicit ThreadCount(int n) { omp_set_num_threads(n); }
-  ~ThreadCount() { omp_set_num_threads(saved); }
-};
 
 struct GemvShape {
   int64_t k, n, ldb;

@@ -2,7 +2,9 @@
 // float32 runs on oneDNN, except a few rows times a matrix (ops/gemv.h); float64
 // and integers (which oneDNN 2.x does not offer) on a plain loop.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <string_view>
 
 #include "ops/gemv.h"
 #include "ops/grad_util.h"
@@ -129,7 +131,21 @@ bool few_rows_times_matrix(const MatmulGeometry& g) {
 // ---- float32: oneDNN --------------------------------------------------------
 struct MatmulPrimitive {
   onednn::Executable exec;  // (a, b, c)
+  // b's rows are copied this many elements apart before the run; 0 when the
+  // primitive reads b in place.
+  int64_t padded_ld = 0;
 };
+
+std::atomic<int> b_padding_mode{static_cast<int>(MatmulBPadding::kByRule)};
+
+bool cpu_has_avx512_core() {
+  static const bool has = [] {
+    auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (isa & core) == core;
+  }();
+  return has;
+}
 
 std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold) {
   using dims = dnnl::memory::dims;
@@ -165,11 +181,39 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
   dnnl::memory::desc a = onednn::plain_desc(ad, as), b = onednn::plain_desc(bd, bs), c = onednn::plain_desc(cd, cs);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const int64_t rows = cd[cd.size() - 2];
+  const bool single_b = fold || g.batch_rank == 0;
+  const auto mode = static_cast<MatmulBPadding>(b_padding_mode.load(std::memory_order_relaxed));
+  if (single_b && g.b_col == 1 &&
+      (mode == MatmulBPadding::kAlways || (mode == MatmulBPadding::kByRule && matmul_pads_b(rows, g.k, g.n)))) {
+    const int64_t ld = g.n + kMatmulBPad;
+    dnnl::memory::desc padded = onednn::plain_desc(bd, {ld, 1});
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, padded, c), attr, onednn::engine());
+    // Only the kernel the rule is about; any other one reads b in place.
+    if (mode == MatmulBPadding::kAlways || std::string_view(pd.impl_info_str()).starts_with("gemm:jit")) {
+      p->padded_ld = ld;
+      p->exec.init(dnnl::matmul(pd), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, padded}, {DNNL_ARG_DST, c}},
+                   pd.scratchpad_desc().get_size());
+      return p;
+    }
+  }
   dnnl::matmul::desc desc(a, b, c);
   dnnl::matmul::primitive_desc pd(desc, attr, onednn::engine());
   p->exec.init(dnnl::matmul(pd), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}},
                pd.scratchpad_desc().get_size());
   return p;
+}
+
+// b's k rows of n into this thread's kWeights scratch, rows ld apart.
+const float* padded_copy(const float* b, int64_t k, int64_t n, int64_t ld) {
+  auto* out = static_cast<float*>(onednn::scratch(onednn::kWeights, static_cast<std::size_t>(k * ld) * sizeof(float)));
+  core::parallel_for(
+      k,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) std::memcpy(out + r * ld, b + r * n, static_cast<std::size_t>(n) * sizeof(float));
+      },
+      std::max<int64_t>(1, core::kParallelGrain / n));
+  return out;
 }
 
 // False when oneDNN could not run it (the caller falls back).
@@ -190,7 +234,9 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
       key.add(g.a_batch[i]);
       key.add(g.b_batch[i]);
     }
+    key.add(b_padding_mode.load(std::memory_order_relaxed));
     auto p = onednn::cached<MatmulPrimitive>(key, [&] { return make_matmul(g, fold); });
+    if (p->padded_ld) b = padded_copy(b, g.k, g.n, p->padded_ld);
     p->exec.run({a, b, out});
     return true;
   } catch (...) {
@@ -321,4 +367,18 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
 // The handles the passes compare nodes with (ops/known_ops.h).
 namespace kiln::ops {
 const detail::OpDef& matmul_op() { return ops::kMatMul; }
+
+bool matmul_pads_b(int64_t rows, int64_t k, int64_t n) {
+  // oneDNN 2.6's AVX2 sgemm takes its no-copy kernel when 1/M + 1/N >= 0.0038
+  // (its FORCE_NOCOPY_THRESH; M and N of the product), which reads b's rows in
+  // place; rows a multiple of 2 KB apart then fall into few cache sets. Its
+  // AVX-512 sgemm avoids no-copy for such strides itself. Under 16 rows the
+  // copy costs more than it saves (docs/design-notes.md, "Foundation").
+  return !cpu_has_avx512_core() && n % 512 == 0 && k >= 16 && rows >= 16 &&
+         1.0 / static_cast<double>(rows) + 1.0 / static_cast<double>(n) >= 0.0038;
+}
+
+void set_matmul_b_padding(MatmulBPadding mode) {
+  b_padding_mode.store(static_cast<int>(mode), std::memory_order_relaxed);
+}
 }  // namespace kiln::ops

@@ -11,6 +11,19 @@
 namespace kiln::ops {
 
 void register_matmul_op(schema::OpRegistry& registry);
+
+// MatMul's float32 oneDNN path copies b (one [k, n] matrix, not transposed)
+// into rows kMatmulBPad elements longer first where matmul_pads_b says so: on
+// CPUs without AVX-512, oneDNN 2.6's sgemm reads b in place for these shapes
+// and runs 1.4-2.1x slower when b's rows are a multiple of 2 KB apart, while
+// the same kernel on the copy gives the same bits (docs/design-notes.md).
+inline constexpr int64_t kMatmulBPad = 16;
+bool matmul_pads_b(int64_t rows, int64_t k, int64_t n);
+// kByRule: matmul_pads_b decides; kAlways and kNever are for tests that
+// compare the two paths' bits. Primitives already made keep their choice
+// (the mode is part of their cache key).
+enum class MatmulBPadding { kByRule, kAlways, kNever };
+void set_matmul_b_padding(MatmulBPadding mode);
 void register_conv_ops(schema::OpRegistry& registry);
 void register_pool_ops(schema::OpRegistry& registry);
 void register_softmax_ops(schema::OpRegistry& registry);

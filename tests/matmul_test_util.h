@@ -1,0 +1,33 @@
+#pragma once
+// Shared by the matmul kernel tests (gemv_test.cpp, matmul_padding_test.cpp):
+// random operands, bitwise comparison, a scoped OpenMP thread count.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace kiln::testing {
+
+inline std::vector<float> uniform(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+inline void expect_same_bits(const std::vector<float>& want, const float* got) {
+  for (std::size_t j = 0; j < want.size(); ++j)
+    ASSERT_EQ(std::memcmp(&want[j], &got[j], sizeof(float)), 0) << "element " << j << ": " << want[j] << " vs " << got[j];
+}
+
+// Restores the OpenMP thread count a test changes.
+struct ThreadCount {
+  int saved = omp_get_max_threads();
+  explicit ThreadCount(int n) { omp_set_num_threads(n); }
+  ~ThreadCount() { omp_set_num_threads(saved); }
+};
+
+}  // namespace kiln::testing
