@@ -12,6 +12,7 @@
 #include "core/tensor_impl.h"
 #include "ops/creation.h"
 #include "ops/known_ops.h"
+#include "ops/nn_internal.h"
 #include "ops/onednn.h"
 #include "ops/variable_ops.h"
 #include "runtime/dispatch.h"
@@ -71,17 +72,20 @@ void fused_apply_adam_infer(schema::InferContext& c) {
 // oneDNN primitive restricted to those rows of a^T (which are columns of a),
 // so each element is the same sum in the same order (checked by
 // tests/passes_adam_test.cpp). Made per band size, cached like every primitive.
+// b's rows are ldb apart: n, or n + kMatmulBPad where MatMul would copy b into
+// longer rows for a band's product (ops/nn_internal.h; here the copy is made
+// once per step, not per band).
 struct BandPrimitive {
   ops::onednn::Executable exec;  // (a^T rows, b, out rows)
 };
 
-std::shared_ptr<const BandPrimitive> band_primitive(int64_t rows, int64_t k, int64_t m, int64_t n) {
+std::shared_ptr<const BandPrimitive> band_primitive(int64_t rows, int64_t k, int64_t m, int64_t n, int64_t ldb) {
   ops::onednn::PrimitiveKey key(/*kind=*/6);
-  for (int64_t v : {rows, k, m, n}) key.add(v);
+  for (int64_t v : {rows, k, m, n, ldb}) key.add(v);
   return ops::onednn::cached<BandPrimitive>(key, [&] {
     using dims = dnnl::memory::dims;
     auto a = ops::onednn::plain_desc(dims{rows, k}, dims{1, m});
-    auto b = ops::onednn::plain_desc(dims{k, n}, dims{n, 1});
+    auto b = ops::onednn::plain_desc(dims{k, n}, dims{ldb, 1});
     auto c = ops::onednn::plain_desc(dims{rows, n}, dims{n, 1});
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -106,6 +110,7 @@ constexpr int64_t kMaxProbedUpdate = int64_t(1) << 24;
 // them at all (see band_plan).
 struct BandPlan {
   int64_t band_rows = 0;
+  int64_t ldb = 0;  // b's row stride in the bands' primitives
   std::shared_ptr<const BandPrimitive> full, last;
   bool use = false;
 };
@@ -141,6 +146,15 @@ const Attrs& gradient_matmul_attrs() {
   return attrs;
 }
 
+// b (k rows of n) with its rows ldb apart: b itself when ldb is n, else a
+// copy in `buffer` (grown, never shrunk, so a warm step allocates nothing).
+const float* rows_apart(const float* b, int64_t k, int64_t n, int64_t ldb, std::vector<float>& buffer) {
+  if (ldb == n) return b;
+  if (buffer.size() < static_cast<std::size_t>(k * ldb)) buffer.resize(static_cast<std::size_t>(k * ldb));
+  for (int64_t r = 0; r < k; ++r) std::memcpy(buffer.data() + r * ldb, b + r * n, static_cast<std::size_t>(n) * sizeof(float));
+  return buffer.data();
+}
+
 // The plan for gradients of these sizes (n > 0) on this machine: bands only
 // where they give MatMul's bits and the update with them is not slower than
 // with the whole product. Made once per size; `use` false keeps the gradient
@@ -162,13 +176,16 @@ const Attrs& gradient_matmul_attrs() {
 // runs each way decides (a 3x gap shows through any load; a near tie keeps
 // the bands, which leave the caches to the rest of the step).
 std::shared_ptr<const BandPlan> band_plan(int64_t k, int64_t m, int64_t n) {
+  const int64_t band_rows = std::min(m, std::max<int64_t>(1, kBandElements / n));
+  const int64_t ldb = ops::matmul_b_row_stride(band_rows, k, n);
   ops::onednn::PrimitiveKey key(/*kind=*/7);
-  for (int64_t v : {k, m, n}) key.add(v);
+  for (int64_t v : {k, m, n, ldb}) key.add(v);
   return ops::onednn::cached<BandPlan>(key, [&] {
     auto plan = std::make_shared<BandPlan>();
-    plan->band_rows = std::min(m, std::max<int64_t>(1, kBandElements / n));
-    plan->full = band_primitive(plan->band_rows, k, m, n);
-    plan->last = m % plan->band_rows ? band_primitive(m % plan->band_rows, k, m, n) : plan->full;
+    plan->band_rows = band_rows;
+    plan->ldb = ldb;
+    plan->full = band_primitive(band_rows, k, m, n, ldb);
+    plan->last = m % band_rows ? band_primitive(m % band_rows, k, m, n, ldb) : plan->full;
     Tensor a = core::make_tensor(DType::Float32, Shape{k, m}), b = core::make_tensor(DType::Float32, Shape{k, n});
     // Values of many magnitudes and both signs, so that any change in the
     // order of a sum changes its rounding.
@@ -182,8 +199,8 @@ std::shared_ptr<const BandPlan> band_plan(int64_t k, int64_t m, int64_t n) {
       }
     }
     const Tensor in[] = {a, b};
-    const BandedMatmul probe{plan, core::data_of<float>(a), core::data_of<float>(b)};
-    const int64_t band_rows = plan->band_rows;
+    std::vector<float> padded_b;
+    const BandedMatmul probe{plan, core::data_of<float>(a), rows_apart(core::data_of<float>(b), k, n, ldb, padded_b)};
     // Every band as adam_in_bands runs them (ops/training_ops.cpp), one band
     // a unit.
     std::vector<float> banded(static_cast<std::size_t>(m * n));
@@ -236,7 +253,8 @@ std::shared_ptr<const BandPlan> band_plan(int64_t k, int64_t m, int64_t n) {
 // The gradient a^T b, made in bands by the update (`banded` holds what they
 // run, made here, where a failure can still fall back: then the MatMul op's
 // kernel makes the gradient whole).
-ops::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul& banded) {
+ops::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul& banded,
+                                  std::vector<float>& padded_b) {
   if (a.shape().rank() != 2 || b.shape().rank() != 2 || a.shape()[0] != b.shape()[0])
     throw InvalidArgument(fmt::format(
         "FusedApplyAdam: a gradient MatMul(a, b, transpose_a=true) needs matrices with as many rows, got {} and {}",
@@ -249,8 +267,8 @@ ops::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul
     try {
       banded.plan = band_plan(k, m, n);
       banded.a = core::data_of<float>(a);
-      banded.b = core::data_of<float>(b);
       if (banded.plan->use) {
+        banded.b = rows_apart(core::data_of<float>(b), k, n, banded.plan->ldb, padded_b);
         grad.band_rows = banded.plan->band_rows;
         grad.rows = &BandedMatmul::rows;
         grad.context = &banded;
@@ -274,13 +292,19 @@ void fused_apply_adam_kernel(schema::KernelContext& c) {
   // Reserved: the gradients point into it.
   detail::SmallVector<BandedMatmul, kInline> banded;
   banded.reserve(flags.size());
+  // The banded gradients' b in longer rows, one buffer each, kept by the
+  // thread from step to step.
+  thread_local std::vector<std::vector<float>> padded_b;
+  if (padded_b.size() < flags.size()) padded_b.resize(flags.size());
   std::size_t base = 0;
   for (int64_t flag : flags) {
     for (int i = 0; i < 3; ++i) handles.push_back(c.inputs[base + i]);
-    if (flag)
-      gradients.push_back(matmul_gradient(c.inputs[base + 3], c.inputs[base + 4], banded.emplace_back()));
-    else
+    if (flag) {
+      std::vector<float>& padded = padded_b[banded.size()];
+      gradients.push_back(matmul_gradient(c.inputs[base + 3], c.inputs[base + 4], banded.emplace_back(), padded));
+    } else {
       gradients.push_back({.tensor = c.inputs[base + 3]});
+    }
     base += flag ? 5 : 4;
   }
   ops::run_adam(std::span(handles.data(), handles.size()), std::span(gradients.data(), gradients.size()),

@@ -184,9 +184,8 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
   const int64_t rows = cd[cd.size() - 2];
   const bool single_b = fold || g.batch_rank == 0;
   const auto mode = static_cast<MatmulBPadding>(b_padding_mode.load(std::memory_order_relaxed));
-  if (single_b && g.b_col == 1 &&
-      (mode == MatmulBPadding::kAlways || (mode == MatmulBPadding::kByRule && matmul_pads_b(rows, g.k, g.n)))) {
-    const int64_t ld = g.n + kMatmulBPad;
+  if (single_b && g.b_col == 1 && matmul_b_row_stride(rows, g.k, g.n) != g.n) {
+    const int64_t ld = matmul_b_row_stride(rows, g.k, g.n);
     dnnl::memory::desc padded = onednn::plain_desc(bd, {ld, 1});
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, padded, c), attr, onednn::engine());
     // Only the kernel the rule is about; any other one reads b in place.
@@ -376,6 +375,12 @@ bool matmul_pads_b(int64_t rows, int64_t k, int64_t n) {
   // copy costs more than it saves (docs/design-notes.md, "Foundation").
   return !cpu_has_avx512_core() && n % 512 == 0 && k >= 16 && rows >= 16 &&
          1.0 / static_cast<double>(rows) + 1.0 / static_cast<double>(n) >= 0.0038;
+}
+
+int64_t matmul_b_row_stride(int64_t rows, int64_t k, int64_t n) {
+  const auto mode = static_cast<MatmulBPadding>(b_padding_mode.load(std::memory_order_relaxed));
+  const bool pad = mode == MatmulBPadding::kAlways || (mode == MatmulBPadding::kByRule && matmul_pads_b(rows, k, n));
+  return pad ? n + kMatmulBPad : n;
 }
 
 void set_matmul_b_padding(MatmulBPadding mode) {

@@ -20,10 +20,14 @@ void register_matmul_op(schema::OpRegistry& registry);
 inline constexpr int64_t kMatmulBPad = 16;
 bool matmul_pads_b(int64_t rows, int64_t k, int64_t n);
 // kByRule: matmul_pads_b decides; kAlways and kNever are for tests that
-// compare the two paths' bits. Primitives already made keep their choice
-// (the mode is part of their cache key).
+// compare the two paths' bits and benchmarks that time them. Primitives
+// already made keep their choice (the mode is part of their cache key).
 enum class MatmulBPadding { kByRule, kAlways, kNever };
 void set_matmul_b_padding(MatmulBPadding mode);
+// The row stride b gets for a product of `rows` rows under the current mode:
+// n, or n + kMatmulBPad (also the banded weight gradients' of the fused Adam,
+// exec/fused_adam_op.cpp, whose bands are such products).
+int64_t matmul_b_row_stride(int64_t rows, int64_t k, int64_t n);
 void register_conv_ops(schema::OpRegistry& registry);
 void register_pool_ops(schema::OpRegistry& registry);
 void register_softmax_ops(schema::OpRegistry& registry);
