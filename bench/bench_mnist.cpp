@@ -124,6 +124,11 @@ BENCHMARK_CAPTURE(BM_MnistStepAlternating, adam_pass, "adam")
     ->Arg(256)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK_CAPTURE(BM_MnistStepAlternating, conv_pool_pass, "convpool")
+    ->Arg(50)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_MnistStepAlternating, eager, "")
     ->Arg(50)
     ->Arg(256)

@@ -16,20 +16,6 @@ using namespace kiln::passes_testing;
 
 namespace {
 
-// Uniform in [-1, 1) from a fixed seed, rounded to quarters so that pooling
-// windows hold ties, with -0, +0 and NaN sprinkled in.
-Tensor values_with_ties(const Shape& shape, unsigned seed, DType dtype = DType::Float32) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> quarter(-4, 4);
-  std::vector<float> v(static_cast<std::size_t>(shape.num_elements()));
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    v[i] = static_cast<float>(quarter(rng)) * 0.25f;
-    if (i % 37 == 5) v[i] = -0.0f;
-    if (i % 53 == 7) v[i] = NAN;
-  }
-  return cast(constant(v, shape), dtype);
-}
-
 // relu -> max pool -> a weighted sum, and the gradient with respect to the
 // relu's input, as a traced training step computes it.
 GraphPtr pool_after_relu_gradient(const Shape& x_shape, const Shape& w_shape, int ksize, int stride,

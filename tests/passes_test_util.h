@@ -5,7 +5,9 @@
 #include "graph_test_util.h"
 #include "test_util.h"
 
+#include <cmath>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,20 @@ inline void expect_same_results(const graph::Graph& g, const std::vector<Tensor>
   std::vector<Tensor> want = run(g, inputs), got = run(*opt, inputs);
   ASSERT_EQ(want.size(), got.size());
   for (std::size_t i = 0; i < want.size(); ++i) expect_bitwise(want[i], got[i]);
+}
+
+// Uniform in [-1, 1) from a fixed seed, rounded to quarters so that pooling
+// windows hold ties, with -0, +0 and NaN sprinkled in.
+inline Tensor values_with_ties(const Shape& shape, unsigned seed, DType dtype = DType::Float32) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> quarter(-4, 4);
+  std::vector<float> v(static_cast<std::size_t>(shape.num_elements()));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] = static_cast<float>(quarter(rng)) * 0.25f;
+    if (i % 37 == 5) v[i] = -0.0f;
+    if (i % 53 == 7) v[i] = NAN;
+  }
+  return cast(constant(v, shape), dtype);
 }
 
 inline int count_ops(const graph::Graph& g, std::string_view op) {

@@ -3,7 +3,9 @@
 // FusedDepthwiseConv2dNative(input, filter, bias): a matmul or convolution,
 // a per-channel bias (BiasAdd) and optionally a relu as one op, made by the
 // contraction pass. Attrs: the contraction's own, plus
-// `activation` ("none" or "relu").
+// `activation` ("none" or "relu"); FusedConv2D may also have `max_pool`
+// (true: a second output, the first pooled by 2x2 windows of stride 2, made
+// by the convolution-pooling pass, passes/fuse_conv_pool.cpp).
 //
 // Each runs the contraction's own kernel (oneDNN for float32) into the
 // output, then one pass over it that adds the bias (one float addition, as

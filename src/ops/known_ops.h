@@ -28,6 +28,7 @@ const detail::OpDef& depthwise_conv2d_op();
 const detail::OpDef& greater_op();
 const detail::OpDef& less_op();
 const detail::OpDef& select_op();
+const detail::OpDef& max_pool_op();
 const detail::OpDef& max_pool_grad_op();
 const detail::OpDef& sum_to_shape_of_op();
 const detail::OpDef& apply_adam_op();

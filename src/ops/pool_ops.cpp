@@ -6,6 +6,7 @@
 
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
+#include "ops/known_ops.h"
 #include "ops/nn_internal.h"
 #include "ops/onednn.h"
 #include "runtime/dispatch.h"
@@ -192,3 +193,8 @@ Tensor avg_pool2d(const Tensor& input, const Size2D& ksize, const Size2D& stride
 
 }  // namespace nn
 }  // namespace kiln
+
+// The handles the passes compare nodes with (ops/known_ops.h).
+namespace kiln::ops {
+const detail::OpDef& max_pool_op() { return ops::kMaxPool; }
+}  // namespace kiln::ops

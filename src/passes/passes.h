@@ -23,6 +23,7 @@ struct PassOptions {
   bool dce = true;             // nodes no result or stateful op needs go
   bool contract = true;        // matmul/conv/depthwise conv + bias (+ relu) become Fused* contractions
   bool pool_grad = true;       // MaxPoolGrad + relu's gradient become FusedMaxPoolGrad
+  bool conv_pool = true;       // a 2x2 MaxPool of a FusedConv2D becomes its second output
   bool adam = true;            // a step's ApplyAdam updates become one FusedApplyAdam
   bool fuse = true;            // elementwise chains become FusedElementwise
   // Constant folding leaves results larger than this (elements) unfolded, so
@@ -37,7 +38,7 @@ struct PassOptions {
   bool dump = false;
 
   // The defaults, adjusted by the environment:
-  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,poolgrad,adam,fuse (or "all")
+  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,poolgrad,convpool,adam,fuse (or "all")
   //   KILN_VERIFY_PASSES=1, KILN_DUMP_PASSES=1
   static PassOptions from_env();
 };
@@ -56,6 +57,7 @@ bool eliminate_common_subexpressions(graph::Graph& g);
 bool eliminate_dead_code(graph::Graph& g);
 bool fuse_contractions(graph::Graph& g);
 bool fuse_pool_gradients(graph::Graph& g);
+bool fuse_conv_pools(graph::Graph& g);
 bool fuse_adam_updates(graph::Graph& g);
 bool fuse_elementwise(graph::Graph& g, int min_nodes);
 

@@ -85,6 +85,7 @@ PassOptions PassOptions::from_env() {
       if (all || name == "dce") o.dce = false;
       if (all || name == "contract") o.contract = false;
       if (all || name == "poolgrad") o.pool_grad = false;
+      if (all || name == "convpool") o.conv_pool = false;
       if (all || name == "adam") o.adam = false;
       if (all || name == "fuse") o.fuse = false;
     }
@@ -120,6 +121,8 @@ std::shared_ptr<const Graph> optimize(const Graph& source, const PassOptions& op
   run("contract", options.contract, [&] { return fuse_contractions(*g); });
   // Before elementwise fusion too, which would take the Greater and Select.
   run("poolgrad", options.pool_grad, [&] { return fuse_pool_gradients(*g); });
+  // Either side of poolgrad: the pool gradient reads the convolution's output, which stays.
+  run("convpool", options.conv_pool, [&] { return fuse_conv_pools(*g); });
   run("adam", options.adam, [&] { return fuse_adam_updates(*g); });
   run("fuse", options.fuse, [&] { return fuse_elementwise(*g, options.fuse_min_nodes); });
   return g;

@@ -81,7 +81,7 @@ class ChainFusion {
   explicit ChainFusion(const graph::Graph& g) : fused_(g.nodes().size()), absorbed_(g.nodes().size(), 0) {}
 
   // A node of `op` on `inputs` with `last`'s output type, location and name
-  // (prefixed "fused_"), replacing `last`.
+  // (prefixed "fused_" unless it has the prefix), replacing `last`.
   void replace(graph::Graph& g, graph::Node& last, const detail::OpDef& op, std::span<const graph::Value> inputs,
                schema::Attrs attrs) {
     replace(g, last, op, inputs, std::move(attrs), std::span<const schema::TensorType>(last.outputs.data(), 1));
@@ -91,7 +91,8 @@ class ChainFusion {
   void replace(graph::Graph& g, graph::Node& last, const detail::OpDef& op, std::span<const graph::Value> inputs,
                schema::Attrs attrs, std::span<const schema::TensorType> outputs) {
     auto& fused = fused_[last.id];
-    fused = g.new_node(op, inputs, std::move(attrs), outputs, last.location, "fused_" + last.name);
+    const bool named_fused = last.name.rfind("fused_", 0) == 0;  // a fused node fused again
+    fused = g.new_node(op, inputs, std::move(attrs), outputs, last.location, named_fused ? last.name : "fused_" + last.name);
     map_.set({&last, 0}, {fused.get(), 0});
   }
   void absorb(const graph::Node& n) { absorbed_[n.id] = 1; }
