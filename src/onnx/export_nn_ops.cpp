@@ -58,15 +58,25 @@ std::string conv2d(const NodeExport& x, const std::string& out, const std::strin
   return out;
 }
 
-template <bool kMax> void pool(const NodeExport& x) {
-  std::string image = transpose(x.e, x.in(0), kToNchw, "nchw");
-  std::string y = x.e.names().fresh("pool_nchw");
-  pb::NodeProto& n = x.e.add_node(kMax ? "MaxPool" : "AveragePool", {image}, {y});
-  set_window_attrs(x, n);
-  set_attr(n, "kernel_shape", x.attrs().get_ints("ksize"));
+// `in` pooled into `out` by the window attrs given.
+template <bool kMax>
+void pool(GraphEmitter& e, const std::string& in, const std::string& out, const std::vector<int64_t>& ksize,
+          const std::vector<int64_t>& strides, bool same) {
+  std::string image = transpose(e, in, kToNchw, "nchw");
+  std::string y = e.names().fresh("pool_nchw");
+  pb::NodeProto& n = e.add_node(kMax ? "MaxPool" : "AveragePool", {image}, {y});
+  set_attr(n, "auto_pad", std::string(same ? "SAME_UPPER" : "VALID"));
+  set_attr(n, "strides", strides);
+  set_attr(n, "kernel_shape", ksize);
   // AveragePool's count_include_pad is 0 by default: TF's SAME average too
   // divides by the window's cells inside the image.
-  set_attr(x.e.add_node("Transpose", {y}, {x.out()}), "perm", kToNhwc);
+  set_attr(e.add_node("Transpose", {y}, {out}), "perm", kToNhwc);
+}
+
+template <bool kMax> void pool_node(const NodeExport& x) {
+  const std::string& padding = x.attrs().get_string("padding");
+  if (padding != "SAME" && padding != "VALID") x.refuse(fmt::format("padding '{}'", padding));
+  pool<kMax>(x.e, x.in(0), x.out(), x.attrs().get_ints("ksize"), x.attrs().get_ints("strides"), padding == "SAME");
 }
 
 void matmul_node(const NodeExport& x) { matmul(x, x.out()); }
@@ -104,7 +114,8 @@ void softmax_node(const NodeExport& x) { softmax(x, "Softmax"); }
 void log_softmax_node(const NodeExport& x) { softmax(x, "LogSoftmax"); }
 
 // FusedMatMul / FusedConv2D / FusedDepthwiseConv2dNative: the contraction,
-// the bias, the relu, unfused.
+// the bias, the relu, unfused; FusedConv2D's pooled output (max_pool) as
+// the MaxPool it stands for.
 using ContractionExport = std::string (*)(const NodeExport& x, const std::string& out);
 template <ContractionExport kContraction> void fused_contraction(const NodeExport& x) {
   std::string y = kContraction(x, x.e.names().fresh("contraction"));
@@ -112,13 +123,15 @@ template <ContractionExport kContraction> void fused_contraction(const NodeExpor
   std::string biased = relu ? x.e.names().fresh("biased") : x.out();
   x.e.add_node("Add", {y, x.in(2)}, {biased});
   if (relu) x.e.add_node("Relu", {biased}, {x.out()});
+  if (x.attrs().has("max_pool") && x.attrs().get_bool("max_pool"))
+    pool<true>(x.e, x.out(), x.out(1), {2, 2}, {2, 2}, /*same=*/false);
 }
 
 }  // namespace
 
 void add_nn_exports(ExportTable& t) {
   t["DepthwiseConv2dNative"] = depthwise_conv2d_node;
-  t["MatMul"] = matmul_node, t["Conv2D"] = conv2d_node, t["MaxPool"] = pool<true>, t["AvgPool"] = pool<false>;
+  t["MatMul"] = matmul_node, t["Conv2D"] = conv2d_node, t["MaxPool"] = pool_node<true>, t["AvgPool"] = pool_node<false>;
   t["BiasAdd"] = bias_add, t["Softmax"] = softmax_node, t["LogSoftmax"] = log_softmax_node;
   t["FusedMatMul"] = fused_contraction<matmul>, t["FusedConv2D"] = fused_contraction<grouped_conv2d>;
   t["FusedDepthwiseConv2dNative"] = fused_contraction<depthwise_conv2d>;
