@@ -52,7 +52,8 @@ bool fuse_conv_pools(graph::Graph& g) {
     schema::Attrs attrs = conv->attrs;
     attrs.set("max_pool", true);
     const std::array<schema::TensorType, 2> outputs{conv->outputs[0], pool->outputs[0]};
-    fusion.replace(g, *conv, exec::fused_conv2d_op(), conv->inputs, std::move(attrs), outputs);
+    fusion.replace(g, *conv, exec::fused_conv2d_op(), conv->inputs, std::move(attrs), outputs,
+                   conv->name + "_" + pool->name);
     fusion.take_over(*conv, *pool, 1);
     pooled[conv->id] = 1;
   }

@@ -3,6 +3,7 @@
 // replacements, applied to node inputs and graph results while a pass walks
 // the node list.
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -81,18 +82,18 @@ class ChainFusion {
   explicit ChainFusion(const graph::Graph& g) : fused_(g.nodes().size()), absorbed_(g.nodes().size(), 0) {}
 
   // A node of `op` on `inputs` with `last`'s output type, location and name
-  // (prefixed "fused_" unless it has the prefix), replacing `last`.
+  // (prefixed "fused_"), replacing `last`.
   void replace(graph::Graph& g, graph::Node& last, const detail::OpDef& op, std::span<const graph::Value> inputs,
                schema::Attrs attrs) {
     replace(g, last, op, inputs, std::move(attrs), std::span<const schema::TensorType>(last.outputs.data(), 1));
   }
   // The same with the fused node's outputs given (output 0 stands for
-  // `last`'s; take_over maps the others).
+  // `last`'s; take_over maps the others), and optionally its name.
   void replace(graph::Graph& g, graph::Node& last, const detail::OpDef& op, std::span<const graph::Value> inputs,
-               schema::Attrs attrs, std::span<const schema::TensorType> outputs) {
+               schema::Attrs attrs, std::span<const schema::TensorType> outputs, std::string name = {}) {
     auto& fused = fused_[last.id];
-    const bool named_fused = last.name.rfind("fused_", 0) == 0;  // a fused node fused again
-    fused = g.new_node(op, inputs, std::move(attrs), outputs, last.location, named_fused ? last.name : "fused_" + last.name);
+    fused = g.new_node(op, inputs, std::move(attrs), outputs, last.location,
+                       name.empty() ? "fused_" + last.name : std::move(name));
     map_.set({&last, 0}, {fused.get(), 0});
   }
   void absorb(const graph::Node& n) { absorbed_[n.id] = 1; }
