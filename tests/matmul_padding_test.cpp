@@ -150,6 +150,8 @@ TEST(MatmulPadding, TheRuleTakesOneDnnsNoCopyShapesWithConflictingRows) {
   EXPECT_FALSE(kiln::ops::matmul_pads_b(50, 3136, 1000));
   EXPECT_FALSE(kiln::ops::matmul_pads_b(50, 3136, 768));
   EXPECT_FALSE(kiln::ops::matmul_pads_b(50, 8, 1024));
+  EXPECT_TRUE(kiln::ops::matmul_pads_b(50, 4096, 4096));    // 16M elements, the largest copied
+  EXPECT_FALSE(kiln::ops::matmul_pads_b(50, 4097, 4096));
 }
 
 }  // namespace

@@ -372,8 +372,9 @@ bool matmul_pads_b(int64_t rows, int64_t k, int64_t n) {
   // (its FORCE_NOCOPY_THRESH; M and N of the product), which reads b's rows in
   // place; rows a multiple of 2 KB apart then fall into few cache sets. Its
   // AVX-512 sgemm avoids no-copy for such strides itself. Under 16 rows the
-  // copy costs more than it saves (docs/design-notes.md, "Foundation").
-  return !cpu_has_avx512_core() && n % 512 == 0 && k >= 16 && rows >= 16 &&
+  // copy costs more than it saves (docs/design-notes.md, "Foundation"); past
+  // kMatmulMaxPaddedB elements the thread would keep too large a copy.
+  return !cpu_has_avx512_core() && n % 512 == 0 && k >= 16 && rows >= 16 && k * n <= kMatmulMaxPaddedB &&
          1.0 / static_cast<double>(rows) + 1.0 / static_cast<double>(n) >= 0.0038;
 }
 

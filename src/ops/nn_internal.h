@@ -18,6 +18,8 @@ void register_matmul_op(schema::OpRegistry& registry);
 // and runs 1.4-2.1x slower when b's rows are a multiple of 2 KB apart, while
 // the same kernel on the copy gives the same bits (docs/design-notes.md).
 inline constexpr int64_t kMatmulBPad = 16;
+// The largest b copied (16M elements: the copy stays with the thread).
+inline constexpr int64_t kMatmulMaxPaddedB = int64_t(1) << 24;
 bool matmul_pads_b(int64_t rows, int64_t k, int64_t n);
 // kByRule: matmul_pads_b decides; kAlways and kNever are for tests that
 // compare the two paths' bits and benchmarks that time them. Primitives
