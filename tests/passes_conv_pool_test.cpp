@@ -17,10 +17,10 @@ using namespace kiln::passes_testing;
 namespace {
 
 // Inputs: values_with_ties (passes_test_util.h), quarters with -0 and NaN.
-// Not infinities: where a convolution makes NaN of inf * 0 and adds it to an
-// input's NaN, the sign of the sum's NaN is the convolution's business, and
-// FusedConv2D's kernel and Conv2D's gave different signs at one thread on
-// conv1's MNIST shape.
+// Not infinities: a convolution then makes the default NaN (-NaN) of
+// inf * 0, and where the bias holds a +NaN for that channel, which of the two
+// NaNs the bias addition keeps is the compiler's choice (design notes, "Graph
+// passes": BiasAdd and the fused pass differ there).
 // conv2d (SAME) -> bias_add -> relu (or not) -> max pool; returns the pooled
 // value and, when asked, the convolution's output too.
 GraphPtr conv_then_pool(const Shape& x, const Shape& w, bool relu, int ksize = 2, int stride = 2,
