@@ -5,6 +5,7 @@
 //
 //   ./build-bench/bench/bench_eager                       # everything, ~1 min
 //   ./build-bench/bench/bench_eager --benchmark_filter=Dispatch
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "bench_util.h"
 #include "core/allocator.h"
 #include "kiln/kiln.h"
+#include "ops/nn_internal.h"
 
 namespace {
 
@@ -218,6 +220,44 @@ void BM_MatMul_FewRows(benchmark::State& st) {
   st.counters["bytes_per_second"] = benchmark::Counter(4.0 * k * n, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_MatMul_FewRows)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// [M, K] x [K, N] with MatMul reading b in place (A) and by its rule (B,
+// ops/nn_internal.h: on CPUs without AVX-512, b copied into longer rows where
+// oneDNN's no-copy sgemm would read rows 4 KB apart), alternated call by
+// call; the counters are each side's fastest call and their ratio. Shapes
+// the rule leaves alone read 1.00x.
+void BM_MatMul_PaddedB(benchmark::State& st) {
+  using kiln::ops::MatmulBPadding;
+  const int64_t m = st.range(0), k = st.range(1), n = st.range(2);
+  Tensor a = kiln::random::uniform(kiln::Shape{m, k}, -1.0, 1.0, DType::Float32, 1);
+  Tensor b = kiln::random::uniform(kiln::Shape{k, n}, -1.0, 1.0, DType::Float32, 2);
+  double best[2] = {1e300, 1e300};
+  for (auto _ : st)
+    for (int rule = 0; rule < 2; ++rule) {
+      kiln::ops::set_matmul_b_padding(rule ? MatmulBPadding::kByRule : MatmulBPadding::kNever);
+      const auto t0 = bench::Clock::now();
+      Tensor c = kiln::matmul(a, b);
+      benchmark::DoNotOptimize(c.impl());
+      best[rule] = std::min(best[rule], bench::seconds_since(t0));
+    }
+  kiln::ops::set_matmul_b_padding(MatmulBPadding::kByRule);
+  st.counters["in_place_us"] = best[0] * 1e6;
+  st.counters["rule_us"] = best[1] * 1e6;
+  st.counters["speedup"] = best[0] / best[1];
+  st.counters["pads"] = kiln::ops::matmul_pads_b(m, k, n);
+}
+BENCHMARK(BM_MatMul_PaddedB)
+    ->Args({50, 3136, 1024})
+    ->Args({256, 3136, 1024})
+    ->Args({32, 3136, 1024})
+    ->Args({64, 512, 1024})
+    ->Args({100, 1024, 2048})
+    ->Args({64, 50, 1024})
+    ->Args({16, 3136, 1024})
+    ->Args({50, 3136, 512})
+    ->Args({128, 128, 512})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 // Batched [32,64,64] x [32,64,64]: one MatMul over the batch (oneDNN's
 // batched primitive) against the loop a user would write without it, 32

@@ -1,5 +1,5 @@
 // MatMul's padded copy of b (ops/nn_internal.h): where oneDNN 2.6's AVX2 sgemm
-// would read b's rows in place at a stride of a multiple of 2 KB, MatMul
+// would read b's rows in place at a stride of a multiple of 4 KB, MatMul
 // copies them into longer rows first. The copy must never change a bit: on any
 // machine, the product with the copy (forced on) is the product without it
 // (forced off), eagerly and traced, at one thread and two, whatever the
@@ -43,7 +43,7 @@ void expect_same_bits(const std::vector<float>& want, const std::vector<float>& 
   kiln::testing::expect_same_bits(want, got.data());
 }
 
-// The MNIST dense layer at both batches, the rule's edges (16 rows; 300 of
+// The MNIST dense layer at both batches, the rule's edges (32 rows; 300 of
 // 1024 columns, just under oneDNN's threshold), other multiples of 512
 // columns, and shapes the rule leaves alone (768 and 1000 columns, 400 rows),
 // which must come out the same when the copy is forced.
@@ -131,7 +131,7 @@ TEST(MatmulPadding, TracedDenseLayerGivesTheEagerBits) {
 }
 
 // The shapes that oneDNN 2.6's AVX2 sgemm sends to its no-copy kernel (1/M +
-// 1/N >= 0.0038) with b's rows a multiple of 2 KB apart, from 16 rows on. On
+// 1/N >= 0.0038) with b's rows a multiple of 4 KB apart, from 32 rows on. On
 // CPUs with AVX-512 oneDNN keeps such strides off that kernel itself.
 TEST(MatmulPadding, TheRuleTakesOneDnnsNoCopyShapesWithConflictingRows) {
   const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
@@ -142,11 +142,13 @@ TEST(MatmulPadding, TheRuleTakesOneDnnsNoCopyShapesWithConflictingRows) {
   }
   EXPECT_TRUE(kiln::ops::matmul_pads_b(50, 3136, 1024));   // MNIST's dense1, batch 50
   EXPECT_TRUE(kiln::ops::matmul_pads_b(256, 3136, 1024));  // and 256
-  EXPECT_TRUE(kiln::ops::matmul_pads_b(16, 64, 512));
+  EXPECT_TRUE(kiln::ops::matmul_pads_b(64, 50, 1024));     // a band of its weight gradient
+  EXPECT_TRUE(kiln::ops::matmul_pads_b(32, 64, 1024));
   EXPECT_TRUE(kiln::ops::matmul_pads_b(300, 1024, 2048));
   EXPECT_FALSE(kiln::ops::matmul_pads_b(400, 3136, 1024));  // oneDNN copies b itself
   EXPECT_FALSE(kiln::ops::matmul_pads_b(3136, 50, 1024));   // dense1's weight gradient
-  EXPECT_FALSE(kiln::ops::matmul_pads_b(8, 3136, 1024));    // the copy would cost more
+  EXPECT_FALSE(kiln::ops::matmul_pads_b(16, 3136, 1024));   // the copy would cost more
+  EXPECT_FALSE(kiln::ops::matmul_pads_b(50, 3136, 512));    // rows 2 KB apart: as much
   EXPECT_FALSE(kiln::ops::matmul_pads_b(50, 3136, 1000));
   EXPECT_FALSE(kiln::ops::matmul_pads_b(50, 3136, 768));
   EXPECT_FALSE(kiln::ops::matmul_pads_b(50, 8, 1024));

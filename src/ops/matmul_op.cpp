@@ -3,6 +3,7 @@
 // and integers (which oneDNN 2.x does not offer) on a plain loop.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -136,7 +137,9 @@ struct MatmulPrimitive {
   int64_t padded_ld = 0;
 };
 
-std::atomic<int> b_padding_mode{static_cast<int>(MatmulBPadding::kByRule)};
+// KILN_DISABLE_MATMUL_PADDING=1 starts the process with kNever (to compare).
+std::atomic<int> b_padding_mode{
+    static_cast<int>(std::getenv("KILN_DISABLE_MATMUL_PADDING") ? MatmulBPadding::kNever : MatmulBPadding::kByRule)};
 
 bool cpu_has_avx512_core() {
   static const bool has = [] {
@@ -370,11 +373,12 @@ const detail::OpDef& matmul_op() { return ops::kMatMul; }
 bool matmul_pads_b(int64_t rows, int64_t k, int64_t n) {
   // oneDNN 2.6's AVX2 sgemm takes its no-copy kernel when 1/M + 1/N >= 0.0038
   // (its FORCE_NOCOPY_THRESH; M and N of the product), which reads b's rows in
-  // place; rows a multiple of 2 KB apart then fall into few cache sets. Its
-  // AVX-512 sgemm avoids no-copy for such strides itself. Under 16 rows the
-  // copy costs more than it saves (docs/design-notes.md, "Foundation"); past
+  // place; rows a multiple of 4 KB apart then fall into few cache sets. Its
+  // AVX-512 sgemm avoids no-copy for such strides itself. With fewer than 32
+  // rows, or rows 2 KB apart, the copy cost as much as it saved or more in
+  // Kiln's own loop of warm calls (docs/design-notes.md, "Foundation"); past
   // kMatmulMaxPaddedB elements the thread would keep too large a copy.
-  return !cpu_has_avx512_core() && n % 512 == 0 && k >= 16 && rows >= 16 && k * n <= kMatmulMaxPaddedB &&
+  return !cpu_has_avx512_core() && n % 1024 == 0 && k >= 16 && rows >= 32 && k * n <= kMatmulMaxPaddedB &&
          1.0 / static_cast<double>(rows) + 1.0 / static_cast<double>(n) >= 0.0038;
 }
 

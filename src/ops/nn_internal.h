@@ -15,7 +15,7 @@ void register_matmul_op(schema::OpRegistry& registry);
 // MatMul's float32 oneDNN path copies b (one [k, n] matrix, not transposed)
 // into rows kMatmulBPad elements longer first where matmul_pads_b says so: on
 // CPUs without AVX-512, oneDNN 2.6's sgemm reads b in place for these shapes
-// and runs 1.4-2.1x slower when b's rows are a multiple of 2 KB apart, while
+// and runs up to 2x slower when b's rows are a multiple of 4 KB apart, while
 // the same kernel on the copy gives the same bits (docs/design-notes.md).
 inline constexpr int64_t kMatmulBPad = 16;
 // The largest b copied (16M elements: the copy stays with the thread).
