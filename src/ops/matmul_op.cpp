@@ -3,7 +3,6 @@
 // and integers (which oneDNN 2.x does not offer) on a plain loop.
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -137,9 +136,7 @@ struct MatmulPrimitive {
   int64_t padded_ld = 0;
 };
 
-// KILN_DISABLE_MATMUL_PADDING=1 starts the process with kNever (to compare).
-std::atomic<int> b_padding_mode{
-    static_cast<int>(std::getenv("KILN_DISABLE_MATMUL_PADDING") ? MatmulBPadding::kNever : MatmulBPadding::kByRule)};
+std::atomic<int> b_padding_mode{static_cast<int>(MatmulBPadding::kByRule)};
 
 bool cpu_has_avx512_core() {
   static const bool has = [] {
