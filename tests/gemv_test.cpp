@@ -14,7 +14,7 @@
 
 #include "core/tensor_impl.h"
 #include "counting_allocator.h"
-#include "matmul_test_util.h"
+#include "kernel_test_util.h"
 #include "ops/gemv.h"
 
 namespace {

@@ -17,7 +17,7 @@
 #include <kiln/kiln.h>
 
 #include "core/tensor_impl.h"
-#include "matmul_test_util.h"
+#include "kernel_test_util.h"
 #include "ops/nn_internal.h"
 
 namespace {

@@ -8,8 +8,9 @@
 #include <limits>
 #include <random>
 
+#include "exec/fused_contraction.h"
 #include "kiln/kiln.h"
-#include "matmul_test_util.h"
+#include "kernel_test_util.h"
 
 using namespace kiln;
 using namespace kiln::passes_testing;
@@ -35,8 +36,7 @@ GraphPtr conv_then_pool(const Shape& x, const Shape& w, bool relu, int ksize = 2
 
 int pooling_convolutions(const graph::Graph& g) {
   int n = 0;
-  for (const auto& node : g.nodes())
-    n += node->op->name == "FusedConv2D" && node->attrs.has("max_pool") && node->attrs.get_bool("max_pool");
+  for (const auto& node : g.nodes()) n += node->op == &exec::fused_conv2d_op() && exec::has_max_pool(node->attrs);
   return n;
 }
 

@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include "kiln/kiln.h"
+#include "kernel_test_util.h"
 #include "ops/nn_internal.h"
 
 using namespace kiln;
@@ -150,7 +151,6 @@ TEST(PoolGradFusion, BiasGradientJoinsWithTheSumsBits) {
       {3, 7, 9, 5, 2, 2, nn::Padding::Same, DType::Float32},       // the general loops
       {2, 9, 9, 4, 3, 2, nn::Padding::Same, DType::Float64},
   };
-  const int default_threads = omp_get_max_threads();
   for (const PoolCase& c : cases) {
     SCOPED_TRACE(c.describe());
     const Shape x_shape = c.x_shape(), w_shape = c.pooled_shape();
@@ -160,13 +160,12 @@ TEST(PoolGradFusion, BiasGradientJoinsWithTheSumsBits) {
     EXPECT_EQ(count_ops(*opt, "SumToShapeOf"), 0) << opt->to_string();
     for (int threads : {1, 2, 3}) {
       SCOPED_TRACE(fmt::format("{} threads", threads));
-      omp_set_num_threads(threads);
+      kiln::testing::ThreadCount scope(threads);
       // dy of many magnitudes, so that a sum in another order rounds
       // otherwise (sums of quarters would be exact in any order).
       expect_same_results(*g, {values_with_ties(x_shape, 7, c.dtype), values_with_ties(Shape{c.c}, 8, c.dtype),
                                random::normal(w_shape, 0, 1, c.dtype, 9)});
     }
-    omp_set_num_threads(default_threads);
   }
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Helpers of the pass tests (passes_test.cpp, passes_contraction_test.cpp):
+// Helpers of the pass tests (passes_*_test.cpp):
 // tracing a small graph, running it, and comparing results bit for bit.
 #include "graph_feeds.h"
 #include "graph_test_util.h"

@@ -18,6 +18,9 @@
 
 namespace kiln::exec {
 
+// Whether a FusedConv2D has the pooled second output.
+inline bool has_max_pool(const schema::Attrs& attrs) { return attrs.has("max_pool") && attrs.get_bool("max_pool"); }
+
 const detail::OpDef& fused_matmul_op();
 const detail::OpDef& fused_conv2d_op();
 const detail::OpDef& fused_depthwise_conv2d_op();

@@ -53,13 +53,7 @@ void run_part(const OpDef& op, std::span<const Tensor> inputs, Tensor& out, cons
   op.kernel(k);
 }
 
-// The bias and the relu in one pass over the contraction's output, where the
-// chain makes two: BiasAdd's sum, then Relu's formula, so the bits are the
-// chain's. Not oneDNN's binary post-op: on a Zen 5 with AVX-512 it made
-// brgconv's conv1 of the MNIST step 0.34 ms slower at one thread (0.57 ->
-// 0.91 ms, 0.34 -> 0.46 ms at two), where the relu pass that runs anyway
-// takes the bias for nothing; and oneDNN's depthwise kernel 6-10% slower on
-// MobileNet's layers.
+// BiasAdd's sum, then Relu's formula, on `rows` rows of the output.
 template <class T>
 void add_bias_and_activate_rows(T* y, int64_t rows, const T* bias, int64_t channels, bool relu) {
   for (int64_t r = 0; r < rows; ++r) {
@@ -71,6 +65,12 @@ void add_bias_and_activate_rows(T* y, int64_t rows, const T* bias, int64_t chann
   }
 }
 
+// The bias and the relu in one pass over the contraction's output, where the
+// chain makes two, so the bits are the chain's. Not oneDNN's binary post-op:
+// on a Zen 5 with AVX-512 it made brgconv's conv1 of the MNIST step 0.34 ms
+// slower at one thread (0.57 -> 0.91 ms, 0.34 -> 0.46 ms at two), where the
+// relu pass that runs anyway takes the bias for nothing; and oneDNN's
+// depthwise kernel 6-10% slower on MobileNet's layers.
 void add_bias_and_activate(KernelContext& c) {
   Tensor& out = c.outputs[0];
   const int64_t channels = out.shape()[out.rank() - 1], rows = out.size() / channels;
@@ -129,13 +129,12 @@ void add_bias_activate_and_pool(KernelContext& c) {
       std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(2 * row, 1)));
 }
 
-bool pools(const Attrs& attrs) { return attrs.has("max_pool") && attrs.get_bool("max_pool"); }
-
-// The contraction's own kernel (oneDNN for float32), then the bias pass.
-void run_fused(KernelContext& c, const OpDef& contraction) {
+// The contraction's own kernel (oneDNN for float32), then the bias pass
+// (`finish`, which pools too where the node has a pooled output).
+void run_fused(KernelContext& c, const OpDef& contraction, void (*finish)(KernelContext&) = add_bias_and_activate) {
   if (c.outputs[0].size() == 0) return;
   run_part(contraction, c.inputs.first(2), c.outputs[0], c.attrs);
-  add_bias_and_activate(c);
+  finish(c);
 }
 
 void fused_matmul_infer(InferContext& c) { infer_fused(c, ops::matmul_op()); }
@@ -146,7 +145,7 @@ void fused_matmul_kernel(KernelContext& c) { run_fused(c, ops::matmul_op()); }
 // tiles into 2x2 windows (even height and width, where known).
 void fused_conv2d_infer(InferContext& c) {
   infer_fused(c, ops::conv2d_op());
-  if (!pools(c.attrs())) return;
+  if (!has_max_pool(c.attrs())) return;
   const Shape& y = c.outputs()[0].shape;
   if (c.dtype(0) != DType::Float32) c.fail("max_pool needs float32, got {}", dtype_name(c.dtype(0)));
   auto tiles = [](int64_t d) { return d < 0 || (d >= 2 && d % 2 == 0); };
@@ -157,10 +156,7 @@ void fused_conv2d_infer(InferContext& c) {
 }
 
 void fused_conv2d_kernel(KernelContext& c) {
-  if (!pools(c.attrs)) return run_fused(c, ops::conv2d_op());
-  if (c.outputs[0].size() == 0) return;
-  run_part(ops::conv2d_op(), c.inputs.first(2), c.outputs[0], c.attrs);
-  add_bias_activate_and_pool(c);
+  run_fused(c, ops::conv2d_op(), has_max_pool(c.attrs) ? add_bias_activate_and_pool : add_bias_and_activate);
 }
 void fused_depthwise_kernel(KernelContext& c) { run_fused(c, ops::depthwise_conv2d_op()); }
 

@@ -35,12 +35,21 @@ std::string matmul(const NodeExport& x, const std::string& out) {
   return out;
 }
 
-void set_window_attrs(const NodeExport& x, pb::NodeProto& n) {
+// Whether the node's padding is SAME (else VALID; anything else is refused).
+bool same_padding(const NodeExport& x) {
   const std::string& padding = x.attrs().get_string("padding");
   if (padding != "SAME" && padding != "VALID") x.refuse(fmt::format("padding '{}'", padding));
+  return padding == "SAME";
+}
+
+void set_window(pb::NodeProto& n, bool same, const std::vector<int64_t>& strides) {
   // TF's SAME puts the odd padding after: ONNX's SAME_UPPER.
-  set_attr(n, "auto_pad", std::string(padding == "SAME" ? "SAME_UPPER" : "VALID"));
-  set_attr(n, "strides", x.attrs().get_ints("strides"));
+  set_attr(n, "auto_pad", std::string(same ? "SAME_UPPER" : "VALID"));
+  set_attr(n, "strides", strides);
+}
+
+void set_window_attrs(const NodeExport& x, pb::NodeProto& n) {
+  set_window(n, same_padding(x), x.attrs().get_ints("strides"));
 }
 
 // `hwio_filters`: input 1 as Conv2D's [KH, KW, C / group, O].
@@ -65,8 +74,7 @@ void pool(GraphEmitter& e, const std::string& in, const std::string& out, const 
   std::string image = transpose(e, in, kToNchw, "nchw");
   std::string y = e.names().fresh("pool_nchw");
   pb::NodeProto& n = e.add_node(kMax ? "MaxPool" : "AveragePool", {image}, {y});
-  set_attr(n, "auto_pad", std::string(same ? "SAME_UPPER" : "VALID"));
-  set_attr(n, "strides", strides);
+  set_window(n, same, strides);
   set_attr(n, "kernel_shape", ksize);
   // AveragePool's count_include_pad is 0 by default: TF's SAME average too
   // divides by the window's cells inside the image.
@@ -74,9 +82,7 @@ void pool(GraphEmitter& e, const std::string& in, const std::string& out, const 
 }
 
 template <bool kMax> void pool_node(const NodeExport& x) {
-  const std::string& padding = x.attrs().get_string("padding");
-  if (padding != "SAME" && padding != "VALID") x.refuse(fmt::format("padding '{}'", padding));
-  pool<kMax>(x.e, x.in(0), x.out(), x.attrs().get_ints("ksize"), x.attrs().get_ints("strides"), padding == "SAME");
+  pool<kMax>(x.e, x.in(0), x.out(), x.attrs().get_ints("ksize"), x.attrs().get_ints("strides"), same_padding(x));
 }
 
 void matmul_node(const NodeExport& x) { matmul(x, x.out()); }

@@ -138,6 +138,9 @@ struct MatmulPrimitive {
 
 std::atomic<int> b_padding_mode{static_cast<int>(MatmulBPadding::kByRule)};
 
+// oneDNN's own view of the CPU (ONEDNN_MAX_CPU_ISA included), not Kiln's
+// AVX-512 check for its own kernels: the padding rule is about which sgemm
+// oneDNN runs.
 bool cpu_has_avx512_core() {
   static const bool has = [] {
     auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
@@ -184,8 +187,8 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
   const int64_t rows = cd[cd.size() - 2];
   const bool single_b = fold || g.batch_rank == 0;
   const auto mode = static_cast<MatmulBPadding>(b_padding_mode.load(std::memory_order_relaxed));
-  if (single_b && g.b_col == 1 && matmul_b_row_stride(rows, g.k, g.n) != g.n) {
-    const int64_t ld = matmul_b_row_stride(rows, g.k, g.n);
+  const int64_t ld = single_b && g.b_col == 1 ? matmul_b_row_stride(rows, g.k, g.n) : g.n;
+  if (ld != g.n) {
     dnnl::memory::desc padded = onednn::plain_desc(bd, {ld, 1});
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, padded, c), attr, onednn::engine());
     // Only the kernel the rule is about; any other one reads b in place.
@@ -203,17 +206,6 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
   return p;
 }
 
-// b's k rows of n into this thread's kWeights scratch, rows ld apart.
-const float* padded_copy(const float* b, int64_t k, int64_t n, int64_t ld) {
-  auto* out = static_cast<float*>(onednn::scratch(onednn::kWeights, static_cast<std::size_t>(k * ld) * sizeof(float)));
-  core::parallel_for(
-      k,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) std::memcpy(out + r * ld, b + r * n, static_cast<std::size_t>(n) * sizeof(float));
-      },
-      std::max<int64_t>(1, core::kParallelGrain / n));
-  return out;
-}
 
 // False when oneDNN could not run it (the caller falls back).
 bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, float* out) {
@@ -235,7 +227,12 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
     }
     key.add(b_padding_mode.load(std::memory_order_relaxed));
     auto p = onednn::cached<MatmulPrimitive>(key, [&] { return make_matmul(g, fold); });
-    if (p->padded_ld) b = padded_copy(b, g.k, g.n, p->padded_ld);
+    if (p->padded_ld) {
+      auto* rows = static_cast<float*>(
+          onednn::scratch(onednn::kWeights, static_cast<std::size_t>(g.k * p->padded_ld) * sizeof(float)));
+      copy_rows_apart(b, g.k, g.n, p->padded_ld, rows);
+      b = rows;
+    }
     p->exec.run({a, b, out});
     return true;
   } catch (...) {
@@ -383,6 +380,15 @@ int64_t matmul_b_row_stride(int64_t rows, int64_t k, int64_t n) {
   const auto mode = static_cast<MatmulBPadding>(b_padding_mode.load(std::memory_order_relaxed));
   const bool pad = mode == MatmulBPadding::kAlways || (mode == MatmulBPadding::kByRule && matmul_pads_b(rows, k, n));
   return pad ? n + kMatmulBPad : n;
+}
+
+void copy_rows_apart(const float* b, int64_t k, int64_t n, int64_t ld, float* out) {
+  core::parallel_for(
+      k,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) std::memcpy(out + r * ld, b + r * n, static_cast<std::size_t>(n) * sizeof(float));
+      },
+      std::max<int64_t>(1, core::kParallelGrain / n));
 }
 
 void set_matmul_b_padding(MatmulBPadding mode) {

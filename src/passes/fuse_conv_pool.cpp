@@ -40,13 +40,14 @@ bool tiles_into_2x2(const schema::TensorType& t) {
 bool fuse_conv_pools(graph::Graph& g) {
   const Uses uses(g);
   ChainFusion fusion(g);
+  // One pooled output per convolution: a second MaxPool of it stays.
   std::vector<char> pooled(g.nodes().size(), 0);
   for (const auto& node : g.nodes()) {
     Node* pool = node.get();
     if (pool->op != &ops::max_pool_op() || pool->inputs.size() != 1 || uses.pinned[pool->id]) continue;
     Node* conv = pool->inputs[0].node;
     if (conv->op != &exec::fused_conv2d_op() || pool->inputs[0].index != 0 || uses.pinned[conv->id] ||
-        pooled[conv->id] || conv->attrs.has("max_pool"))
+        pooled[conv->id] || exec::has_max_pool(conv->attrs))
       continue;
     if (!windows_2x2_valid(pool->attrs) || !tiles_into_2x2(conv->outputs[0])) continue;
     schema::Attrs attrs = conv->attrs;

@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the matmul kernel tests (gemv_test.cpp, matmul_padding_test.cpp):
+// Shared by the kernel tests (gemv, MatMul's padded b, the fused passes'):
 // random operands, bitwise comparison, a scoped OpenMP thread count.
 #include <gtest/gtest.h>
 #include <omp.h>
