@@ -8,6 +8,7 @@
 #include <string>
 
 #include "counting_allocator.h"
+#include "dense_trainer.h"
 #include "ops/nn_internal.h"
 #include "function/traced_graph.h"
 #include "kiln/kiln.h"
@@ -18,7 +19,12 @@ using kiln::testing::expect_tensor;
 
 namespace {
 
-using AdamFn = std::function<void(const Tensor&)>;
+using AdamFn = kiln::testing::StepFn;
+// Its default sizes (1000 inputs, 300 units): the first kernel's gradient
+// (1000 x 300) is made in five bands of rows, the last one shorter; the
+// second's (300 x 3) in one.
+using Trainer = kiln::testing::DenseTrainer;
+using kiln::testing::expect_same_variables;
 
 // The optimized graph of `f`'s trace for `x`.
 const graph::Graph& optimized(const kiln::Function<AdamFn>& f, const Tensor& x) {
@@ -34,36 +40,6 @@ auto traced_without_adam_fusion(F&& make, const Tensor& x) {
   f.get_concrete_function(x);
   unsetenv("KILN_DISABLE_PASSES");
   return f;
-}
-
-// A small model trained by nn::Adam: two dense layers (four variables of
-// different sizes, one above the kernel's parallel grain). With the default
-// sizes the first kernel's gradient (1000 x 300) is made in five bands of
-// rows, the last one shorter; the second's (300 x 3) in one.
-struct Trainer {
-  nn::Sequential model{"mlp"};
-  nn::Adam adam{1e-2};
-  explicit Trainer(int64_t inputs = 1000, int64_t units = 300) {
-    model.add(nn::Dense(units, {.activation = "relu", .input_shape = Shape{inputs}, .seed = 1}));
-    model.add(nn::Dense(3, {.seed = 2}));
-  }
-  void step(const Tensor& x) {
-    GradientTape tape;
-    Tensor loss = kiln::sum(square(model(x, true)));
-    std::vector<Variable> vars = model.trainable_variables();
-    adam.apply_gradients(tape.gradient(loss, vars), vars);
-  }
-  kiln::Function<AdamFn> traced() {
-    return kiln::function(AdamFn([this](const Tensor& x) { step(x); }));
-  }
-};
-
-void expect_same_variables(const std::vector<Variable>& a, const std::vector<Variable>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    SCOPED_TRACE(a[i].name());
-    expect_bitwise(a[i].read_value(), b[i].read_value());
-  }
 }
 
 }  // namespace

@@ -183,7 +183,7 @@ class Writer {
     bool trainable;
     {
       std::lock_guard<std::mutex> lock(s.mutex);
-      value = s.value;
+      if (s.has_value()) value = s.value();
       trainable = s.trainable;
     }
     if (!value.defined())

@@ -24,9 +24,9 @@ Tensor capture_value(const Tensor& outer, std::string& hint) {
   if (outer.dtype() != DType::Resource) return outer;
   detail::VariableState& s = ops::resource_state(outer);
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.value.defined()) ops::uninitialized(s);
+  if (!s.has_value()) ops::uninitialized(s);
   hint = s.name.ends_with(":0") ? s.name.substr(0, s.name.size() - 2) : s.name;
-  return s.value;
+  return s.value();
 }
 
 }  // namespace
@@ -37,6 +37,7 @@ pb::ModelProto export_graph(const graph::Graph& traced, const onnx::ExportOption
   no_fusion.contract = false;
   no_fusion.fuse = false;
   no_fusion.adam = false;
+  no_fusion.weight_rows = false;  // ONNX's MatMul reads dense matrices
   std::shared_ptr<const graph::Graph> g = passes::optimize(traced, no_fusion);
 
   pb::ModelProto model;

@@ -25,6 +25,25 @@ bool matmul_dtype_ok(DType d) {
   return d == DType::Float32 || d == DType::Float64 || d == DType::Int32 || d == DType::Int64;
 }
 
+// b_row_padding (graph-internal, set by the weight-rows pass): b is stored
+// with its rows that many elements longer than the matrix, as a variable read
+// in that form gives it ([K, N + padding] for b [K, N], either way
+// transposed). The product is the same as of the dense matrix.
+int64_t b_row_padding(const schema::Attrs& attrs) {
+  return attrs.has(kMatmulBRowPadding) ? attrs.get_int(kMatmulBRowPadding) : 0;
+}
+
+// The matrix b stands for: its stored shape less the padding of its rows.
+Shape logical_b_shape(schema::InferContext& c) {
+  const Shape& b = c.shape(1);
+  const int64_t padding = b_row_padding(c.attrs());
+  if (padding == 0) return b;
+  if (padding < 0 || !b.has_known_rank() || b.rank() != 2 || b[1] < padding || c.dtype(1) != DType::Float32)
+    c.fail("{}={} needs a float32 b of rank 2 with at least that many columns, got {} {}", kMatmulBRowPadding,
+           padding, dtype_name(c.dtype(1)), b.to_string());
+  return Shape{b[0], b[1] - padding};
+}
+
 void matmul_infer(schema::InferContext& c) {
   DType da = c.dtype(0), db = c.dtype(1);
   if (da != db)
@@ -32,7 +51,7 @@ void matmul_infer(schema::InferContext& c) {
   if (!matmul_dtype_ok(da))
     c.fail("dtype must be float32, float64, int32 or int64, got {}", dtype_name(da));
   const Shape& a = c.shape(0);
-  const Shape& b = c.shape(1);
+  const Shape b = logical_b_shape(c);
   if (a.has_known_rank() && a.rank() < 2)
     c.fail("a must have rank >= 2, got shape {} (b has shape {})", a.to_string(), b.to_string());
   if (b.has_known_rank() && b.rank() < 2)
@@ -100,7 +119,8 @@ void batch_strides(const Shape& s, int batch_rank, int64_t* dims, int64_t* strid
 MatmulGeometry geometry(const schema::KernelContext& c) {
   MatmulGeometry g;
   const Shape& as = c.in_shape(0);
-  const Shape& bs = c.in_shape(1);
+  const int64_t padding = b_row_padding(c.attrs);
+  const Shape bs = padding ? Shape{c.in_shape(1)[0], c.in_shape(1)[1] - padding} : c.in_shape(1);
   const Shape& os = c.out_shape(0);
   g.ta = c.attrs.get_bool("transpose_a");
   g.tb = c.attrs.get_bool("transpose_b");
@@ -114,8 +134,8 @@ MatmulGeometry geometry(const schema::KernelContext& c) {
   batch_strides(bs, g.batch_rank, g.b_batch, g.b_batch_stride);
   g.a_row = g.ta ? 1 : g.k;
   g.a_col = g.ta ? g.m : 1;
-  g.b_row = g.tb ? 1 : g.n;
-  g.b_col = g.tb ? g.k : 1;
+  g.b_row = g.tb ? 1 : g.n + padding;
+  g.b_col = g.tb ? g.k + padding : 1;
   return g;
 }
 
@@ -187,7 +207,8 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
   const int64_t rows = cd[cd.size() - 2];
   const bool single_b = fold || g.batch_rank == 0;
   const auto mode = static_cast<MatmulBPadding>(b_padding_mode.load(std::memory_order_relaxed));
-  const int64_t ld = single_b && g.b_col == 1 ? matmul_b_row_stride(rows, g.k, g.n) : g.n;
+  // b given in longer rows already (b_row_padding) is read as it is.
+  const int64_t ld = single_b && g.b_col == 1 && g.b_row == g.n ? matmul_b_row_stride(rows, g.k, g.n) : g.n;
   if (ld != g.n) {
     dnnl::memory::desc padded = onednn::plain_desc(bd, {ld, 1});
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, padded, c), attr, onednn::engine());
@@ -221,6 +242,8 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
     key.add(g.m);
     key.add(g.n);
     key.add(g.k);
+    key.add(g.b_row);
+    key.add(g.b_col);
     for (int i = 0; i < g.batch_rank; ++i) {
       key.add(g.a_batch[i]);
       key.add(g.b_batch[i]);
@@ -326,6 +349,9 @@ std::vector<schema::OpSample> matmul_samples() {
 // dB = op(A)^T dC, each written as one matmul (transposed operands in place
 // of transposes) in the operand's own layout.
 void matmul_gradient(schema::GradContext& c) {
+  // The pass that sets it runs on graphs already differentiated.
+  if (b_row_padding(c.attrs))
+    throw Internal(fmt::format("MatMul with {} has no gradient", kMatmulBRowPadding));
   const Tensor& a = c.inputs[0];
   const Tensor& b = c.inputs[1];
   const Tensor& g = c.grad(0);

@@ -30,6 +30,10 @@ void set_matmul_b_padding(MatmulBPadding mode);
 // n, or n + kMatmulBPad (also the banded weight gradients' of the fused Adam,
 // exec/fused_adam_op.cpp, whose bands are such products).
 int64_t matmul_b_row_stride(int64_t rows, int64_t k, int64_t n);
+// MatMul's graph-internal attr: b is stored with rows this many elements
+// longer than the matrix it stands for (a variable read in that form, by the
+// weight-rows pass: passes/pad_weight_rows.cpp).
+inline constexpr const char* kMatmulBRowPadding = "b_row_padding";
 // b's k rows of n into `out`, rows ld apart (the threads share the rows).
 void copy_rows_apart(const float* b, int64_t k, int64_t n, int64_t ld, float* out);
 void register_conv_ops(schema::OpRegistry& registry);

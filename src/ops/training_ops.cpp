@@ -158,9 +158,28 @@ class LockAll {
   std::size_t locked_ = mutexes_.size();
 };
 
+// Rows [begin, end) of a matrix variable's update, var's rows `var_stride`
+// apart (longer than `cols` where the variable is held in longer rows:
+// VariableState), m's, v's and the gradient's `cols` apart. `g` is the
+// gradient of row `begin`.
+template <class T>
+void adam_matrix_rows(const AdamSpan<T>& whole, const T* g, int64_t begin, int64_t end, int64_t cols,
+                      int64_t var_stride, const AdamConstants<T>& k) {
+  auto part = [&](int64_t row, int64_t count) {
+    const int64_t at = row * cols, var_at = row * var_stride;
+    const AdamSpan<T> p{{whole.in[kVar] + var_at, whole.in[kM] + at, whole.in[kV] + at},
+                        {whole.out[kVar] + var_at, whole.out[kM] + at, whole.out[kV] + at},
+                        g + (row - begin) * cols};
+    adam_elements(p, k, 0, count * cols);
+  };
+  if (var_stride == cols) return part(begin, end - begin);
+  for (int64_t r = begin; r < end; ++r) part(r, 1);
+}
+
 // The banded gradient's update: the threads share the bands; each writes a
 // band to its own buffer and updates those rows at once.
-void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const AdamConstants<float>& k) {
+void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, int64_t var_stride,
+                   const AdamConstants<float>& k) {
   const int64_t rows = grad.shape[0], cols = grad.shape[1];
   const int64_t band = grad.band_rows;
   core::parallel_for(
@@ -168,15 +187,24 @@ void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const
       [&](int64_t first, int64_t last) {
         float* buffer = thread_scratch<float>(band * cols);
         for (int64_t b = first; b < last; ++b) {
-          const int64_t begin = b * band, end = std::min(rows, begin + band), offset = begin * cols;
+          const int64_t begin = b * band, end = std::min(rows, begin + band);
           grad.rows(grad.context, begin, end, buffer);
-          AdamSpan<float> part{{whole.in[kVar] + offset, whole.in[kM] + offset, whole.in[kV] + offset},
-                               {whole.out[kVar] + offset, whole.out[kM] + offset, whole.out[kV] + offset},
-                               buffer};
-          adam_elements(part, k, 0, (end - begin) * cols);
+          adam_matrix_rows(whole, static_cast<const float*>(buffer), begin, end, cols, var_stride, k);
         }
       },
       1);
+}
+
+// The update of a variable held in longer rows, its gradient a tensor: the
+// threads share the rows.
+template <class T>
+void adam_in_longer_rows(const AdamSpan<T>& whole, const Shape& shape, int64_t var_stride,
+                         const AdamConstants<T>& k) {
+  const int64_t cols = shape[1];
+  core::parallel_for(
+      shape[0],
+      [&](int64_t begin, int64_t end) { adam_matrix_rows(whole, whole.g + begin * cols, begin, end, cols, var_stride, k); },
+      std::max<int64_t>(1, core::kParallelGrain / 4 / std::max<int64_t>(cols, 1)));
 }
 
 }  // namespace
@@ -200,11 +228,11 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
     const Shape& shape = grads[j].gradient_shape();
     for (int i : {kVar, kM, kV}) {
       const detail::VariableState& s = *states[j][i];
-      if (!s.value.defined()) uninitialized(s);
+      if (!s.has_value()) uninitialized(s);
       // A graph read from a file may pair handles with the wrong attrs.
-      if (s.value.dtype() != dtype || s.value.shape() != shape)
+      if (s.value_dtype() != dtype || s.value_shape() != shape)
         throw InvalidArgument(fmt::format("{}: {} ('{}') is {} {} but the gradient is {} {}", op, kRole[i], s.name,
-                                          dtype_name(s.value.dtype()), s.value.shape().to_string(),
+                                          dtype_name(s.value_dtype()), s.value_shape().to_string(),
                                           dtype_name(grads[j].rows ? DType::Float32 : grads[j].tensor.dtype()),
                                           shape.to_string()));
     }
@@ -214,11 +242,21 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
   // AssignSubVariable's rule: a value no one else holds is updated in place;
   // one a reader still holds is left as it is and replaced by a new buffer,
   // so a tensor read before the update never changes.
+  // A var held in longer rows (VariableState) is updated in that form.
+  PerVariable<std::array<Tensor*, 3>> target(count);
+  PerVariable<int64_t> var_stride(count);
   PerVariable<std::array<Tensor, 3>> fresh(count);
-  for (std::size_t j = 0; j < count; ++j)
-    for (int i : {kVar, kM, kV})
-      if (!core::is_exclusively_owned(states[j][i]->value))
-        fresh[j][i] = core::make_tensor(dtype, grads[j].gradient_shape());
+  for (std::size_t j = 0; j < count; ++j) {
+    const Shape& shape = grads[j].gradient_shape();
+    for (int i : {kVar, kM, kV}) {
+      // m and v are read by this update alone: dense.
+      int64_t padding = 0;
+      target[j][i] = i == kVar ? &states[j][i]->form_to_update(&padding) : &states[j][i]->dense_to_update();
+      if (i == kVar) var_stride[j] = padding ? shape[1] + padding : shape.rank() ? shape[shape.rank() - 1] : 1;
+      if (!core::is_exclusively_owned(*target[j][i]))
+        fresh[j][i] = core::make_tensor(dtype, target[j][i]->shape());
+    }
+  }
   core::visit_numeric(dtype, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       const AdamConstants<T> k(attrs, core::data_of<T>(alpha)[0]);
@@ -227,14 +265,20 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
       for (std::size_t j = 0; j < count; ++j) {
         AdamSpan<T> span;
         for (int i : {kVar, kM, kV}) {
-          span.in[i] = core::data_of<T>(states[j][i]->value);
-          span.out[i] = core::data_of<T>(fresh[j][i].defined() ? fresh[j][i] : states[j][i]->value);
+          span.in[i] = core::data_of<T>(*target[j][i]);
+          span.out[i] = core::data_of<T>(fresh[j][i].defined() ? fresh[j][i] : *target[j][i]);
         }
+        const Shape& shape = grads[j].gradient_shape();
+        const bool longer_rows = shape.rank() == 2 && var_stride[j] != shape[1];
         if (grads[j].rows) {
-          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], k);
+          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], var_stride[j], k);
           continue;
         }
         span.g = core::data_of<T>(grads[j].tensor);
+        if (longer_rows) {
+          adam_in_longer_rows(span, shape, var_stride[j], k);
+          continue;
+        }
         spans.push_back(span);
         offsets.push_back(offsets.back() + grads[j].tensor.size());
       }
@@ -243,7 +287,7 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
   });
   for (std::size_t j = 0; j < count; ++j)
     for (int i : {kVar, kM, kV})
-      if (fresh[j][i].defined()) states[j][i]->value = std::move(fresh[j][i]);
+      if (fresh[j][i].defined()) *target[j][i] = std::move(fresh[j][i]);
 }
 
 namespace {

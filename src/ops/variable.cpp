@@ -32,7 +32,7 @@ Variable::Variable(const Tensor& initial_value, VariableOptions options, SourceL
     runtime::dispatch(ops::initialize_variable_op(), in,
                       schema::Attrs{{"dtype", state_->dtype}, {"shape", state_->shape}}, loc);
   } else {
-    state_->value = initial_value;
+    state_->set_value(initial_value);
   }
 }
 

@@ -2,8 +2,79 @@
 // InitializeVariable. All are stateful: they keep program order in graphs.
 #include "ops/variable_ops.h"
 
+#include <algorithm>
+#include <cstring>
+
+#include "core/tensor_impl.h"
 #include "ops/known_ops.h"
 #include "runtime/dispatch.h"
+
+namespace kiln::detail {
+
+DType VariableState::value_dtype() const { return dense_.defined() ? dense_.dtype() : longer_rows_.dtype(); }
+
+Shape VariableState::value_shape() const {
+  if (dense_.defined()) return dense_.shape();
+  const Shape& s = longer_rows_.shape();
+  return Shape{s[0], s[1] - padding_};
+}
+
+const Tensor& VariableState::value() {
+  if (!dense_.defined() && longer_rows_.defined()) {
+    const Shape s = value_shape();
+    Tensor dense = core::make_tensor(longer_rows_.dtype(), s);
+    const std::size_t row_bytes = static_cast<std::size_t>(s[1]) * dtype_size(dense.dtype());
+    const auto* from = static_cast<const char*>(core::raw_data(longer_rows_));
+    auto* to = static_cast<char*>(core::raw_data(dense));
+    const std::size_t stride = row_bytes + static_cast<std::size_t>(padding_) * dtype_size(dense.dtype());
+    for (int64_t r = 0; r < s[0]; ++r) std::memcpy(to + r * row_bytes, from + r * stride, row_bytes);
+    dense_ = std::move(dense);
+  }
+  return dense_;
+}
+
+void VariableState::set_value(Tensor v) {
+  dense_ = std::move(v);
+  longer_rows_ = Tensor();
+  padding_ = 0;
+}
+
+Tensor VariableState::take_value() { return std::move(dense_to_update()); }
+
+const Tensor& VariableState::value_in_longer_rows(int64_t padding) {
+  if (longer_rows_.defined() && padding_ == padding) return longer_rows_;
+  const Tensor& dense = value();
+  const Shape& s = dense.shape();
+  if (dense.dtype() != DType::Float32 || s.rank() != 2 || padding < 1)
+    throw Internal(fmt::format("variable '{}': {} {} cannot be read in rows {} longer", name,
+                               dtype_name(dense.dtype()), s.to_string(), padding));
+  Tensor longer = core::make_tensor(DType::Float32, Shape{s[0], s[1] + padding});
+  float* to = core::data_of<float>(longer);
+  const float* from = core::data_of<float>(dense);
+  for (int64_t r = 0; r < s[0]; ++r) {
+    std::memcpy(to + r * (s[1] + padding), from + r * s[1], static_cast<std::size_t>(s[1]) * sizeof(float));
+    std::fill_n(to + r * (s[1] + padding) + s[1], padding, 0.f);
+  }
+  longer_rows_ = std::move(longer);
+  padding_ = padding;
+  return longer_rows_;
+}
+
+Tensor& VariableState::form_to_update(int64_t* padding) {
+  *padding = padding_;
+  if (!longer_rows_.defined()) return dense_;
+  dense_ = Tensor();
+  return longer_rows_;
+}
+
+Tensor& VariableState::dense_to_update() {
+  value();
+  longer_rows_ = Tensor();
+  padding_ = 0;
+  return dense_;
+}
+
+}  // namespace kiln::detail
 
 namespace kiln::ops {
 
@@ -18,7 +89,7 @@ Tensor sample_resource(const Tensor& value, std::string name) {
   s->dtype = value.dtype();
   s->shape = value.shape();
   s->name = std::move(name);
-  s->value = value;
+  s->set_value(value);
   return make_resource(s);
 }
 
@@ -41,15 +112,31 @@ void check_handle(schema::InferContext& c) {
 }
 
 // ---- ReadVariable -----------------------------------------------------------
+// Attr row_padding (graph-internal, set by the weight-rows pass): the value
+// of a float32 matrix variable [rows, cols] comes as [rows, cols + padding],
+// for MatMuls that read it with b_row_padding.
+int64_t row_padding(const schema::Attrs& attrs) {
+  return attrs.has(kReadRowPadding) ? attrs.get_int(kReadRowPadding) : 0;
+}
+
 void read_infer(schema::InferContext& c) {
   check_handle(c);
-  c.add_output(c.attrs().get_dtype("dtype"), c.attrs().get_shape("shape"));
+  const DType dtype = c.attrs().get_dtype("dtype");
+  const Shape& shape = c.attrs().get_shape("shape");
+  const int64_t padding = row_padding(c.attrs());
+  if (padding == 0) return c.add_output(dtype, shape);
+  if (padding < 0 || dtype != DType::Float32 || !shape.is_fully_defined() || shape.rank() != 2)
+    c.fail("{}={} needs a float32 matrix of known shape, got {} {}", kReadRowPadding, padding, dtype_name(dtype),
+           shape.to_string());
+  c.add_output(dtype, Shape{shape[0], shape[1] + padding});
 }
 void read_kernel(schema::KernelContext& c) {
   detail::VariableState& s = resource_state(c.inputs[0]);
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.value.defined()) uninitialized(s);
-  c.outputs[0] = s.value;  // values are immutable: readers share the buffer
+  if (!s.has_value()) uninitialized(s);
+  // Values are immutable: readers share the buffer.
+  const int64_t padding = row_padding(c.attrs);
+  c.outputs[0] = padding ? s.value_in_longer_rows(padding) : s.value();
 }
 
 std::shared_ptr<detail::VariableState> sample_state() {
@@ -57,7 +144,7 @@ std::shared_ptr<detail::VariableState> sample_state() {
   s->dtype = DType::Float32;
   s->shape = Shape{2};
   s->name = "sample";
-  s->value = constant({1.f, 2.f});
+  s->set_value(constant({1.f, 2.f}));
   return s;
 }
 
@@ -96,13 +183,13 @@ void assign_infer(schema::InferContext& c) {
 void assign_kernel(schema::KernelContext& c) {
   detail::VariableState& s = resource_state(c.inputs[0]);
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.value = c.inputs[1];
+  s.set_value(c.inputs[1]);
 }
 
 void initialize_kernel(schema::KernelContext& c) {
   detail::VariableState& s = resource_state(c.inputs[0]);
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.value.defined()) s.value = c.inputs[1];
+  if (!s.has_value()) s.set_value(c.inputs[1]);
 }
 
 // value = value op delta, with Add's or Sub's own kernel. The old value is
@@ -110,12 +197,12 @@ void initialize_kernel(schema::KernelContext& c) {
 void update_with(schema::KernelContext& c, const detail::OpDef& op) {
   detail::VariableState& s = resource_state(c.inputs[0]);
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.value.defined()) uninitialized(s);
-  Tensor args[2] = {std::move(s.value), c.inputs[1]};
+  if (!s.has_value()) uninitialized(s);
+  Tensor args[2] = {s.take_value(), c.inputs[1]};
   try {
-    s.value = std::move(runtime::run_eager(op, args, schema::Attrs{})[0]);
+    s.set_value(std::move(runtime::run_eager(op, args, schema::Attrs{})[0]));
   } catch (...) {
-    s.value = std::move(args[0]);  // leave state intact
+    s.set_value(std::move(args[0]));  // leave state intact
     throw;
   }
 }

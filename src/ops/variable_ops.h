@@ -8,18 +8,53 @@
 
 namespace kiln::detail {
 
-struct VariableState {
+// The state behind a Variable. Its value is held dense (what readers get)
+// and, once a graph reads it so (the weight-rows pass), also with each row of
+// the matrix `padding` elements longer: the form MatMul reads fastest as its
+// b (ops/nn_internal.h). Updates write one form: the longer rows where they
+// are held, and the other form is dropped; reading the other form then makes
+// it again, once per update. Every member function needs `mutex` held.
+class VariableState {
+ public:
   std::mutex mutex;
-  Tensor value;  // null until initialized
   DType dtype;
   Shape shape;
   std::string name;
   bool trainable = true;
+
+  bool has_value() const { return dense_.defined() || longer_rows_.defined(); }
+  // The value's dtype and shape (has_value() must be true).
+  DType value_dtype() const;
+  Shape value_shape() const;
+  // The value, dense: made from the longer rows where they are the only form.
+  const Tensor& value();
+  // Replaces the value with `v`, dense.
+  void set_value(Tensor v);
+  // The value dense, handed over: the variable is left without one (an
+  // update sets the new one, or the same one back on failure).
+  Tensor take_value();
+  // The value as a [rows, cols + padding] matrix (a float32 matrix's: the
+  // weight-rows pass asks for no other), its padding zeros.
+  const Tensor& value_in_longer_rows(int64_t padding);
+  // The form an update in place writes, and the padding of its rows (0:
+  // dense); the other form is dropped. The caller may replace the tensor.
+  Tensor& form_to_update(int64_t* padding);
+  // The dense value to update in place; the longer rows are dropped.
+  Tensor& dense_to_update();
+
+ private:
+  Tensor dense_;        // null until initialized, or when only longer_rows_ holds the value
+  Tensor longer_rows_;  // null unless a graph read the value so since the last write
+  int64_t padding_ = 0;
 };
 
 }  // namespace kiln::detail
 
 namespace kiln::ops {
+
+// ReadVariable's graph-internal attr: the value comes in rows this many
+// elements longer (VariableState::value_in_longer_rows; the weight-rows pass).
+inline constexpr const char* kReadRowPadding = "row_padding";
 
 // A scalar resource tensor holding `state`.
 Tensor make_resource(const std::shared_ptr<detail::VariableState>& state);

@@ -1,0 +1,46 @@
+#pragma once
+// Shared by the tests of the training-step passes (Adam fusion, weight rows):
+// a small model of two dense layers trained by nn::Adam, eagerly or traced,
+// and a bitwise comparison of two models' variables.
+#include <functional>
+#include <vector>
+
+#include "kiln/kiln.h"
+#include "graph_test_util.h"
+
+namespace kiln::testing {
+
+using StepFn = std::function<void(const Tensor&)>;
+
+// Dense(units, relu) on `inputs` features, then Dense(3), trained on
+// sum(y^2). The first kernel is read by its forward only; the second by its
+// forward and, transposed, by the first layer's input gradient.
+struct DenseTrainer {
+  nn::Sequential model{"mlp"};
+  nn::Adam adam{1e-2};
+  explicit DenseTrainer(int64_t inputs = 1000, int64_t units = 300) {
+    model.add(nn::Dense(units, {.activation = "relu", .input_shape = Shape{inputs}, .seed = 1}));
+    model.add(nn::Dense(3, {.seed = 2}));
+  }
+  void step(const Tensor& x) {
+    GradientTape tape;
+    Tensor loss = kiln::sum(square(model(x, true)));
+    std::vector<Variable> vars = model.trainable_variables();
+    adam.apply_gradients(tape.gradient(loss, vars), vars);
+  }
+  kiln::Function<StepFn> traced() {
+    return kiln::function(StepFn([this](const Tensor& x) { step(x); }));
+  }
+  // Layer `layer`'s kernel.
+  Variable kernel(int layer) { return model.trainable_variables()[2 * layer]; }
+};
+
+inline void expect_same_variables(const std::vector<Variable>& a, const std::vector<Variable>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(a[i].name());
+    expect_bitwise(a[i].read_value(), b[i].read_value());
+  }
+}
+
+}  // namespace kiln::testing

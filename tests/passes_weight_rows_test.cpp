@@ -1,0 +1,189 @@
+// Weight rows (src/passes/pad_weight_rows.cpp): a matrix variable read only as
+// MatMul's b, where MatMul's rule would copy it into longer rows, is read and
+// kept in longer rows. Training so gives the eager bits; eager reads and
+// writes between steps see and set the current value; the optimizer updates
+// the longer rows in place; variables read any other way stay dense.
+#include "passes_test_util.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "counting_allocator.h"
+#include "dense_trainer.h"
+#include "function/traced_graph.h"
+#include "kernel_test_util.h"
+#include "kiln/kiln.h"
+#include "ops/known_ops.h"
+#include "ops/nn_internal.h"
+#include "ops/variable_ops.h"
+
+using namespace kiln;
+using namespace kiln::passes_testing;
+using kiln::ops::MatmulBPadding;
+
+namespace {
+
+// MatMul's rule pads only on CPUs without AVX-512; the tests force it so that
+// the pass runs on every machine (the bits are the same either way).
+struct PaddingMode {
+  explicit PaddingMode(MatmulBPadding mode) { ops::set_matmul_b_padding(mode); }
+  ~PaddingMode() { ops::set_matmul_b_padding(MatmulBPadding::kByRule); }
+};
+
+using kiln::testing::expect_same_variables;
+using kiln::testing::StepFn;
+// 64 inputs, 1024 units: kernels of 64 x 1024 and 1024 x 3.
+struct Trainer : kiln::testing::DenseTrainer {
+  Trainer() : DenseTrainer(64, 1024) {}
+};
+
+const graph::Graph& optimized(const kiln::Function<StepFn>& f, const Tensor& x) {
+  return f.get_concrete_function(x).impl()->plan->graph();
+}
+
+int nodes_with(const graph::Graph& g, const char* attr) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += node->attrs.has(attr);
+  return n;
+}
+
+Tensor batch() { return random::normal({32, 64}, 0, 1, DType::Float32, 7); }
+
+}  // namespace
+
+TEST(WeightRows, TrainingWithKernelsInLongerRowsKeepsTheEagerBits) {
+  PaddingMode mode(MatmulBPadding::kAlways);
+  const Tensor x = batch();
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    kiln::testing::ThreadCount scope(threads);
+    Trainer traced, eager;
+    auto f = traced.traced();
+    const graph::Graph& g = optimized(f, x);
+    // Both kernels' reads; their forwards and the transposed input gradient.
+    EXPECT_EQ(nodes_with(g, ops::kReadRowPadding), 2) << g.to_string();
+    EXPECT_EQ(nodes_with(g, ops::kMatmulBRowPadding), 3) << g.to_string();
+    for (int step = 0; step < 3; ++step) {
+      f(x);
+      eager.step(x);
+    }
+    expect_same_variables(traced.model.variables(), eager.model.variables());
+    expect_same_variables(traced.adam.variables(), eager.adam.variables());
+  }
+}
+
+// Between traced steps, eager code reads the kernel (made dense from the
+// longer rows) and writes it (assign, assign_add): the next step reads what
+// was written, not the longer rows of before.
+TEST(WeightRows, EagerReadsAndWritesBetweenStepsSeeTheCurrentValue) {
+  PaddingMode mode(MatmulBPadding::kAlways);
+  const Tensor x = batch();
+  Trainer traced, eager;
+  auto f = traced.traced();
+  f(x);
+  eager.step(x);
+  expect_bitwise(traced.kernel(0).read_value(), eager.kernel(0).read_value());
+  const Tensor replacement = random::normal({64, 1024}, 0, 0.1, DType::Float32, 8);
+  for (Trainer* t : {&traced, &eager}) t->kernel(0).assign(replacement);
+  f(x);
+  eager.step(x);
+  expect_same_variables(traced.model.variables(), eager.model.variables());
+  const Tensor delta = random::normal({1024, 3}, 0, 0.1, DType::Float32, 9);
+  for (Trainer* t : {&traced, &eager}) t->kernel(1).assign_add(delta);
+  f(x);
+  eager.step(x);
+  expect_same_variables(traced.model.variables(), eager.model.variables());
+  expect_same_variables(traced.adam.variables(), eager.adam.variables());
+}
+
+// The optimizer writes the longer rows where they are: the same buffer from
+// step to step, and a warm step allocates nothing (oneDNN's execute
+// allocates inside, counted apart).
+TEST(WeightRows, TheOptimizerUpdatesTheLongerRowsInPlace) {
+  PaddingMode mode(MatmulBPadding::kAlways);
+  const Tensor x = batch();
+  Trainer trainer;
+  auto f = trainer.traced();
+  for (int warm = 0; warm < 3; ++warm) f(x);
+  detail::VariableState& state = *trainer.kernel(0).state();
+  const float* rows = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    rows = core::data_of<float>(state.value_in_longer_rows(ops::kMatmulBPad));
+  }
+  const int64_t total = kiln::testing::heap_allocations(), inside = kiln::testing::onednn_execute_allocations();
+  f(x);
+  const int64_t onednn = kiln::testing::onednn_execute_allocations() - inside;
+  EXPECT_EQ(kiln::testing::heap_allocations() - total - onednn, 0);
+  std::lock_guard<std::mutex> lock(state.mutex);
+  EXPECT_EQ(core::data_of<float>(state.value_in_longer_rows(ops::kMatmulBPad)), rows);
+}
+
+// A read with another reader (a reduction, a product's a, a result), or where
+// MatMul's rule would not copy b, or with the pass switched off, stays dense.
+TEST(WeightRows, OtherReadersTheRuleAndTheSwitchKeepVariablesDense) {
+  Variable w(random::normal({64, 1024}, 0, 1, DType::Float32, 3), {.name = "w"});
+  Variable square_w(random::normal({64, 64}, 0, 1, DType::Float32, 4), {.name = "square_w"});
+  const Tensor x = batch();
+  using Fn = std::function<Tensor(const Tensor&)>;
+  auto graph_of = [&](Fn body) {
+    auto f = kiln::function(body);
+    return f.get_concrete_function(x).impl()->plan->graph().to_string();
+  };
+  const Fn only_b = [&](const Tensor& x) { return kiln::matmul(x, w.read_value()); };
+  const Fn also_summed = [&](const Tensor& x) {
+    Tensor v = w.read_value();
+    return kiln::matmul(x, v) + kiln::sum(v);
+  };
+  // square_w is a product's a only.
+  const Fn also_a = [&](const Tensor& x) {
+    return kiln::matmul(x, w.read_value()) + kiln::sum(kiln::matmul(square_w.read_value(), x, false, true));
+  };
+  auto also_result = kiln::function([&](const Tensor& x) {
+    Tensor v = w.read_value();
+    return std::tuple<Tensor, Tensor>{kiln::matmul(x, v), v};
+  });
+  {
+    PaddingMode mode(MatmulBPadding::kAlways);
+    EXPECT_NE(graph_of(only_b).find("row_padding=16"), std::string::npos) << graph_of(only_b);
+    const std::string summed = graph_of(also_summed);
+    EXPECT_EQ(summed.find("row_padding"), std::string::npos) << summed;
+    const std::string a = graph_of(also_a);
+    EXPECT_NE(a.find("shape=(64, 1024), row_padding=16"), std::string::npos) << a;
+    EXPECT_EQ(a.find("shape=(64, 64), row_padding"), std::string::npos) << a;
+    const std::string result = also_result.get_concrete_function(x).impl()->plan->graph().to_string();
+    EXPECT_EQ(result.find("row_padding"), std::string::npos) << result;
+    setenv("KILN_DISABLE_PASSES", "weightrows", 1);
+    const std::string off = graph_of(only_b);
+    unsetenv("KILN_DISABLE_PASSES");
+    EXPECT_EQ(off.find("row_padding"), std::string::npos) << off;
+  }
+  PaddingMode never(MatmulBPadding::kNever);
+  EXPECT_EQ(graph_of(only_b).find("row_padding"), std::string::npos) << graph_of(only_b);
+}
+
+// MatMul's own rule on this machine decides for MNIST's dense layer at batch 50.
+TEST(WeightRows, TheMnistDenseLayerFollowsMatMulsRule) {
+  Variable w(random::normal({3136, 1024}, 0, 0.01, DType::Float32, 5), {.name = "dense1"});
+  const Tensor x = random::normal({50, 3136}, 0, 1, DType::Float32, 6);
+  auto f = kiln::function(std::function<Tensor(const Tensor&)>(
+      [&](const Tensor& x) { return kiln::relu(kiln::matmul(x, w.read_value())); }));
+  const std::string g = f.get_concrete_function(x).impl()->plan->graph().to_string();
+  EXPECT_EQ(g.find("row_padding=16") != std::string::npos, ops::matmul_pads_b(50, 3136, 1024)) << g;
+  expect_bitwise(kiln::relu(kiln::matmul(x, w.read_value())), f(x));
+}
+
+TEST(WeightRows, ReadInLongerRowsNeedsAFloatMatrix) {
+  Variable v(constant({1.f, 2.f, 3.f}), {.name = "vector"});
+  const Tensor in[] = {v.handle()};
+  const schema::Attrs attrs{{"dtype", DType::Float32}, {"shape", Shape{3}}, {ops::kReadRowPadding, 16}};
+  try {
+    runtime::run_eager(ops::read_variable_op(), in, attrs);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("row_padding=16 needs a float32 matrix of known shape, got float32 (3,)"),
+              std::string::npos)
+        << e.what();
+  }
+  expect_bitwise(v.read_value(), constant({1.f, 2.f, 3.f}));
+}
