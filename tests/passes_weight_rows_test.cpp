@@ -119,6 +119,42 @@ TEST(WeightRows, TheOptimizerUpdatesTheLongerRowsInPlace) {
   EXPECT_EQ(core::data_of<float>(state.value_in_longer_rows(ops::kMatmulBPad)), rows);
 }
 
+// A read still held when the optimizer runs (a product after the update
+// reads it) keeps the value it read: the update writes new longer rows
+// instead of the held ones, its padding zeros.
+TEST(WeightRows, AReadHeldAcrossTheUpdateKeepsItsValue) {
+  PaddingMode mode(MatmulBPadding::kAlways);
+  const Tensor x = batch(), grad = random::normal({64, 1024}, 0, 1, DType::Float32, 10);
+  const Tensor initial = random::normal({64, 1024}, 0, 0.1, DType::Float32, 11);
+  Variable w(initial, {.name = "w"}), m(zeros({64, 1024}), {.name = "m"}), v(zeros({64, 1024}), {.name = "v"});
+  Variable w_eager(initial), m_eager(zeros({64, 1024})), v_eager(zeros({64, 1024}));
+  auto f = kiln::function([&](const Tensor& x) {
+    Tensor read = w.read_value();
+    Tensor before = kiln::matmul(x, read);
+    apply_adam(w, m, v, grad, constant(0.01f), 0.9, 0.999, 1e-7);
+    // Not matmul(x, read) again, which tracing would share with `before`.
+    return std::tuple<Tensor, Tensor>{before, kiln::matmul(x + 1.f, read)};
+  });
+  const std::string g = f.get_concrete_function(x).impl()->plan->graph().to_string();
+  ASSERT_NE(g.find("row_padding=16"), std::string::npos) << g;
+  for (int step = 0; step < 2; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    const Tensor want_before = kiln::matmul(x, w_eager.read_value());
+    const Tensor want_after = kiln::matmul(x + 1.f, w_eager.read_value());
+    auto [before, after] = f(x);
+    expect_bitwise(want_before, before);
+    expect_bitwise(want_after, after);
+    apply_adam(w_eager, m_eager, v_eager, grad, constant(0.01f), 0.9, 0.999, 1e-7);
+    expect_bitwise(w_eager.read_value(), w.read_value());
+  }
+  detail::VariableState& state = *w.state();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  const Tensor& rows = state.value_in_longer_rows(ops::kMatmulBPad);
+  const float* p = core::data_of<float>(rows);
+  for (int64_t r = 0; r < 64; ++r)
+    for (int64_t j = 1024; j < 1024 + ops::kMatmulBPad; ++j) ASSERT_EQ(p[r * (1024 + ops::kMatmulBPad) + j], 0.f);
+}
+
 // A read with another reader (a reduction, a product's a, a result), or where
 // MatMul's rule would not copy b, or with the pass switched off, stays dense.
 TEST(WeightRows, OtherReadersTheRuleAndTheSwitchKeepVariablesDense) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -253,8 +254,13 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
       int64_t padding = 0;
       target[j][i] = i == kVar ? &states[j][i]->form_to_update(&padding) : &states[j][i]->dense_to_update();
       if (i == kVar) var_stride[j] = padding ? shape[1] + padding : shape.rank() ? shape[shape.rank() - 1] : 1;
-      if (!core::is_exclusively_owned(*target[j][i]))
+      if (!core::is_exclusively_owned(*target[j][i])) {
         fresh[j][i] = core::make_tensor(dtype, target[j][i]->shape());
+        // The update writes the rows, not their padding.
+        if (padding)
+          std::memset(core::raw_data(fresh[j][i]), 0,
+                      static_cast<std::size_t>(fresh[j][i].size()) * dtype_size(dtype));
+      }
     }
   }
   core::visit_numeric(dtype, [&]<class T>() {
