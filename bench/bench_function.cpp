@@ -5,6 +5,7 @@
 //
 //   ./build-bench/bench/bench_function                    # everything, ~1 min
 //   ./build-bench/bench/bench_function --benchmark_filter=SmallOps
+#include <algorithm>
 #include <vector>
 
 #include <cstdlib>
@@ -119,6 +120,37 @@ void BM_Steps_Eager(benchmark::State& st) {
                                                 benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_Steps_Eager)->Arg(100);
+
+// ---- 6a. A dense layer on captured weights, with weight rows and without -----
+
+// relu(x W + b) with W and b eager tensors the function captures (a served
+// model's weights), [m, 3136] x [3136, 1024]: traced with the weight-rows pass
+// (W copied into longer rows once, when the plan is built, where MatMul's
+// rule would copy it on every call) and without it, called alternately; the
+// fastest of each and their ratio.
+void BM_CapturedDense_WeightRows(benchmark::State& st) {
+  const int64_t m = st.range(0), k = 3136, n = 1024;
+  Tensor x = kiln::random::uniform(kiln::Shape{m, k}, -1.0, 1.0, DType::Float32, 6);
+  Tensor w = kiln::random::uniform(kiln::Shape{k, n}, -0.02, 0.02, DType::Float32, 7);
+  Tensor b = kiln::random::uniform(kiln::Shape{n}, -1.0, 1.0, DType::Float32, 8);
+  auto layer = [&](const Tensor& x) { return kiln::relu(kiln::nn::bias_add(kiln::matmul(x, w), b)); };
+  auto with_rows = kiln::function(layer), without = kiln::function(layer);
+  Tensor a = traced_without(nullptr, [&] { return with_rows(x); });
+  Tensor c = traced_without("weightrows", [&] { return without(x); });
+  if (!same_values(a, c)) st.SetLabel("results differ!");
+  double best[2] = {1e300, 1e300};
+  for (auto _ : st)
+    for (int rows = 0; rows < 2; ++rows) {
+      const auto t0 = bench::Clock::now();
+      Tensor y = rows ? with_rows(x) : without(x);
+      benchmark::DoNotOptimize(y.impl());
+      best[rows] = std::min(best[rows], bench::seconds_since(t0));
+    }
+  st.counters["without_us"] = best[0] * 1e6;
+  st.counters["weight_rows_us"] = best[1] * 1e6;
+  st.counters["speedup"] = best[0] / best[1];
+}
+BENCHMARK(BM_CapturedDense_WeightRows)->Arg(50)->Arg(256)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // ---- 6b. Depthwise convolution + bias + relu, fused and not ---------------
 

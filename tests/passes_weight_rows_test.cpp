@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/tensor_impl.h"
 #include "counting_allocator.h"
 #include "dense_trainer.h"
 #include "function/traced_graph.h"
@@ -196,6 +197,36 @@ TEST(WeightRows, OtherReadersTheRuleAndTheSwitchKeepVariablesDense) {
   }
   PaddingMode never(MatmulBPadding::kNever);
   EXPECT_EQ(graph_of(only_b).find("row_padding"), std::string::npos) << graph_of(only_b);
+}
+
+// A captured eager tensor read only as b: one Const in longer rows, made when
+// the plan is built, instead of MatMul's copy on every call; the same bits.
+// One with another reader stays as it is, and so does a buffer of outside
+// memory, whose owner may write it between calls.
+TEST(WeightRows, ACapturedWeightIsCopiedIntoLongerRowsOnce) {
+  PaddingMode mode(MatmulBPadding::kAlways);
+  const Tensor w = random::normal({64, 1024}, 0, 1, DType::Float32, 12), x = batch();
+  auto dense = kiln::function([&](const Tensor& x) { return kiln::relu(kiln::matmul(x, w)); });
+  const graph::Graph& g = dense.get_concrete_function(x).impl()->plan->graph();
+  EXPECT_NE(g.to_string().find("capture_rows = Const() {value=<float32 (64, 1040)>} : float32[64,1040]"), std::string::npos)
+      << g.to_string();
+  EXPECT_EQ(nodes_with(g, ops::kMatmulBRowPadding), 1) << g.to_string();
+  for (int call = 0; call < 2; ++call) expect_bitwise(kiln::relu(kiln::matmul(x, w)), dense(x));
+
+  auto also_summed = kiln::function([&](const Tensor& x) { return kiln::matmul(x, w) + kiln::sum(w); });
+  const std::string summed = also_summed.get_concrete_function(x).impl()->plan->graph().to_string();
+  EXPECT_EQ(summed.find("b_row_padding"), std::string::npos) << summed;
+
+  std::vector<float> outside = w.to_vector<float>();
+  const Tensor external = core::adopt_buffer(
+      DType::Float32, Shape{64, 1024},
+      core::make_external_buffer(DType::Float32, 64 * 1024, outside.data(), [](void*) noexcept {}, nullptr));
+  auto on_external = kiln::function([&](const Tensor& x) { return kiln::matmul(x, external); });
+  const std::string ext = on_external.get_concrete_function(x).impl()->plan->graph().to_string();
+  EXPECT_EQ(ext.find("b_row_padding"), std::string::npos) << ext;
+  expect_bitwise(kiln::matmul(x, w), on_external(x));
+  outside[5] = 1e6f;  // the owner writes its memory: the next call reads it
+  expect_bitwise(kiln::matmul(x, kiln::constant(outside, Shape{64, 1024})), on_external(x));
 }
 
 // MatMul's own rule on this machine decides for MNIST's dense layer at batch 50.

@@ -1,15 +1,21 @@
-// Weight rows: a float32 matrix variable that a graph reads only as the b of
-// MatMuls (and FusedMatMuls), where MatMul's rule would copy b into longer
-// rows for one of them (ops/nn_internal.h: oneDNN's AVX2 sgemm reading rows a
-// multiple of 4 KB apart in place), is read in rows kMatmulBPad longer
-// instead (ReadVariable row_padding, MatMul b_row_padding). The variable then
-// keeps that form between steps (VariableState): the optimizer's update
-// writes it and the next step's forward reads it with no copy, and a
-// transposed product (a dense layer's input gradient) reads it too. Eager
-// code reading the variable gets the dense value, made once per update.
+// Weight rows: a float32 matrix that a graph reads only as the b of MatMuls
+// (and FusedMatMuls), where MatMul's rule would copy b into longer rows for
+// one of them (ops/nn_internal.h: oneDNN's AVX2 sgemm reading rows a multiple
+// of 4 KB apart in place), is given to them in rows kMatmulBPad longer
+// instead (MatMul b_row_padding):
+// - a variable is read so (ReadVariable row_padding) and keeps that form
+//   between steps (VariableState): the optimizer's update writes it and the
+//   next step's forward reads it with no copy, and a transposed product (a
+//   dense layer's input gradient) reads it too. Eager code reading the
+//   variable gets the dense value, made once per update;
+// - a captured eager tensor (fixed for the graph's life: a served model's
+//   weights) is copied into longer rows once, into a Const of the optimized
+//   graph, instead of on every call.
 // The products are the same bits (tests/matmul_padding_test.cpp).
+#include <cstring>
 #include <vector>
 
+#include "core/tensor_impl.h"
 #include "exec/fused_contraction.h"
 #include "ops/known_ops.h"
 #include "ops/nn_internal.h"
@@ -32,10 +38,39 @@ int64_t rows_of_a(const Node& matmul) {
   return matmul.attrs.get_bool("transpose_a") ? a[1] : a[0];
 }
 
+// Whether `source`'s output 0, a float32 [rows, cols] matrix, is read only
+// as the b of MatMuls of known matrices, once each, and MatMul's rule would
+// copy it for one of them.
+bool only_b_and_copied(const Node& source, const std::vector<Node*>& readers) {
+  const schema::TensorType& type = source.outputs[0];
+  if (readers.empty() || type.dtype != DType::Float32 || !type.shape.is_fully_defined() || type.shape.rank() != 2)
+    return false;
+  const int64_t rows = type.shape[0], cols = type.shape[1];
+  bool copied = false;
+  for (const Node* m : readers) {
+    const int64_t m_rows = is_matmul(*m) ? rows_of_a(*m) : -1;
+    if (m_rows < 0 || m->inputs.size() < 2 || m->inputs[0].node == &source || m->inputs[1].node != &source ||
+        (m->inputs.size() > 2 && m->inputs[2].node == &source) || m->attrs.has(ops::kMatmulBRowPadding))
+      return false;
+    if (!m->attrs.get_bool("transpose_b")) copied |= ops::matmul_b_row_stride(m_rows, rows, cols) != cols;
+  }
+  return copied;
+}
+
+// `t` ([rows, cols]) in rows kMatmulBPad longer, the padding zeros.
+Tensor in_longer_rows(const Tensor& t) {
+  const int64_t rows = t.shape()[0], cols = t.shape()[1], ld = cols + ops::kMatmulBPad;
+  Tensor longer = core::make_tensor(DType::Float32, Shape{rows, ld});
+  std::memset(core::raw_data(longer), 0, static_cast<std::size_t>(rows * ld) * sizeof(float));
+  ops::copy_rows_apart(core::data_of<float>(t), rows, cols, ld, core::data_of<float>(longer));
+  return longer;
+}
+
 }  // namespace
 
 bool pad_weight_rows(graph::Graph& g) {
-  // Each node's readers of output 0 (ReadVariable has one output).
+  // Each node's readers of output 0 (ReadVariable and placeholders have one
+  // output).
   std::vector<std::vector<Node*>> readers(g.nodes().size());
   std::vector<char> result(g.nodes().size(), 0);
   for (const auto& n : g.nodes())
@@ -45,31 +80,47 @@ bool pad_weight_rows(graph::Graph& g) {
   bool changed = false;
   for (const auto& node : g.nodes()) {
     Node& read = *node;
-    if (read.op != &ops::read_variable_op() || result[read.id] || readers[read.id].empty() ||
-        read.attrs.has(ops::kReadRowPadding))
+    if (read.op != &ops::read_variable_op() || result[read.id] || read.attrs.has(ops::kReadRowPadding) ||
+        !only_b_and_copied(read, readers[read.id]))
       continue;
-    const schema::TensorType& type = read.outputs[0];
-    if (type.dtype != DType::Float32 || !type.shape.is_fully_defined() || type.shape.rank() != 2) continue;
-    const int64_t rows = type.shape[0], cols = type.shape[1];
-    bool all_b = true, one_copies = false;
-    for (const Node* m : readers[read.id]) {
-      // Only as b, once, of a MatMul of a known matrix a.
-      const int64_t m_rows = is_matmul(*m) ? rows_of_a(*m) : -1;
-      if (m_rows < 0 || m->inputs.size() < 2 || m->inputs[0].node == &read || m->inputs[1].node != &read ||
-          (m->inputs.size() > 2 && m->inputs[2].node == &read) || m->attrs.has(ops::kMatmulBRowPadding)) {
-        all_b = false;
-        break;
-      }
-      if (!m->attrs.get_bool("transpose_b"))
-        one_copies |= ops::matmul_b_row_stride(m_rows, rows, cols) != cols;
-    }
-    if (!all_b || !one_copies) continue;
     read.attrs.set(ops::kReadRowPadding, ops::kMatmulBPad);
-    read.outputs[0].shape = Shape{rows, cols + ops::kMatmulBPad};
+    read.outputs[0].shape = Shape{read.outputs[0].shape[0], read.outputs[0].shape[1] + ops::kMatmulBPad};
     for (Node* m : readers[read.id]) m->attrs.set(ops::kMatmulBRowPadding, ops::kMatmulBPad);
     changed = true;
   }
-  return changed;
+  // Captured eager tensors: a Const in longer rows right after the
+  // placeholder, which stays (the call feeds it) with no reader. Not a
+  // buffer of outside memory (numpy's, DLPack's), which its owner may write.
+  std::vector<std::unique_ptr<Node>> consts(g.nodes().size());
+  for (const graph::Capture& c : g.captures()) {
+    Node& placeholder = *c.placeholder;
+    const Tensor& outer = c.outer;
+    if (!outer.defined() || outer.is_symbolic() || outer.dtype() != DType::Float32 || result[placeholder.id] ||
+        outer.impl()->buffer->release_external || !only_b_and_copied(placeholder, readers[placeholder.id]))
+      continue;
+    const Tensor longer = in_longer_rows(outer);
+    const schema::TensorType type{DType::Float32, longer.shape()};
+    auto k = g.new_node(ops::const_op_def(), {}, schema::Attrs{{"value", longer}},
+                        std::span<const schema::TensorType>(&type, 1), placeholder.location, placeholder.name + "_rows");
+    for (Node* m : readers[placeholder.id]) {
+      m->inputs[1] = Value{k.get(), 0};
+      m->attrs.set(ops::kMatmulBRowPadding, ops::kMatmulBPad);
+    }
+    consts[placeholder.id] = std::move(k);
+  }
+  bool added = false;
+  for (const auto& k : consts) added |= k != nullptr;
+  if (added) {
+    std::vector<std::unique_ptr<Node>> nodes = g.take_nodes(), out;
+    out.reserve(nodes.size() + consts.size());
+    for (auto& n : nodes) {
+      const int id = n->id;
+      out.push_back(std::move(n));
+      if (consts[id]) out.push_back(std::move(consts[id]));
+    }
+    g.set_nodes(std::move(out));
+  }
+  return changed || added;
 }
 
 }  // namespace kiln::passes
