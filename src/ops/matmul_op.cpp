@@ -417,6 +417,14 @@ void copy_rows_apart(const float* b, int64_t k, int64_t n, int64_t ld, float* ou
       std::max<int64_t>(1, core::kParallelGrain / n));
 }
 
+Tensor in_longer_rows(const Tensor& b, int64_t padding) {
+  const int64_t k = b.shape()[0], n = b.shape()[1];
+  Tensor longer = core::make_tensor(DType::Float32, Shape{k, n + padding});
+  std::memset(core::raw_data(longer), 0, static_cast<std::size_t>(longer.size()) * sizeof(float));
+  copy_rows_apart(core::data_of<float>(b), k, n, n + padding, core::data_of<float>(longer));
+  return longer;
+}
+
 void set_matmul_b_padding(MatmulBPadding mode) {
   b_padding_mode.store(static_cast<int>(mode), std::memory_order_relaxed);
 }

@@ -36,6 +36,9 @@ int64_t matmul_b_row_stride(int64_t rows, int64_t k, int64_t n);
 inline constexpr const char* kMatmulBRowPadding = "b_row_padding";
 // b's k rows of n into `out`, rows ld apart (the threads share the rows).
 void copy_rows_apart(const float* b, int64_t k, int64_t n, int64_t ld, float* out);
+// A float32 matrix [k, n] as a new [k, n + padding] tensor, the padding
+// zeros: a weight in the form b_row_padding reads.
+Tensor in_longer_rows(const Tensor& b, int64_t padding);
 void register_conv_ops(schema::OpRegistry& registry);
 void register_pool_ops(schema::OpRegistry& registry);
 void register_softmax_ops(schema::OpRegistry& registry);

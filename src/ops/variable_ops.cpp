@@ -2,11 +2,11 @@
 // InitializeVariable. All are stateful: they keep program order in graphs.
 #include "ops/variable_ops.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "core/tensor_impl.h"
 #include "ops/known_ops.h"
+#include "ops/nn_internal.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::detail {
@@ -48,13 +48,7 @@ const Tensor& VariableState::value_in_longer_rows(int64_t padding) {
   if (dense.dtype() != DType::Float32 || s.rank() != 2 || padding < 1)
     throw Internal(fmt::format("variable '{}': {} {} cannot be read in rows {} longer", name,
                                dtype_name(dense.dtype()), s.to_string(), padding));
-  Tensor longer = core::make_tensor(DType::Float32, Shape{s[0], s[1] + padding});
-  float* to = core::data_of<float>(longer);
-  const float* from = core::data_of<float>(dense);
-  for (int64_t r = 0; r < s[0]; ++r) {
-    std::memcpy(to + r * (s[1] + padding), from + r * s[1], static_cast<std::size_t>(s[1]) * sizeof(float));
-    std::fill_n(to + r * (s[1] + padding) + s[1], padding, 0.f);
-  }
+  Tensor longer = ops::in_longer_rows(dense, padding);
   longer_rows_ = std::move(longer);
   padding_ = padding;
   return longer_rows_;

@@ -12,7 +12,6 @@
 //   weights) is copied into longer rows once, into a Const of the optimized
 //   graph, instead of on every call.
 // The products are the same bits (tests/matmul_padding_test.cpp).
-#include <cstring>
 #include <vector>
 
 #include "core/tensor_impl.h"
@@ -57,15 +56,6 @@ bool only_b_and_copied(const Node& source, const std::vector<Node*>& readers) {
   return copied;
 }
 
-// `t` ([rows, cols]) in rows kMatmulBPad longer, the padding zeros.
-Tensor in_longer_rows(const Tensor& t) {
-  const int64_t rows = t.shape()[0], cols = t.shape()[1], ld = cols + ops::kMatmulBPad;
-  Tensor longer = core::make_tensor(DType::Float32, Shape{rows, ld});
-  std::memset(core::raw_data(longer), 0, static_cast<std::size_t>(rows * ld) * sizeof(float));
-  ops::copy_rows_apart(core::data_of<float>(t), rows, cols, ld, core::data_of<float>(longer));
-  return longer;
-}
-
 }  // namespace
 
 bool pad_weight_rows(graph::Graph& g) {
@@ -98,7 +88,7 @@ bool pad_weight_rows(graph::Graph& g) {
     if (!outer.defined() || outer.is_symbolic() || outer.dtype() != DType::Float32 || result[placeholder.id] ||
         outer.impl()->buffer->release_external || !only_b_and_copied(placeholder, readers[placeholder.id]))
       continue;
-    const Tensor longer = in_longer_rows(outer);
+    const Tensor longer = ops::in_longer_rows(outer, ops::kMatmulBPad);
     const schema::TensorType type{DType::Float32, longer.shape()};
     auto k = g.new_node(ops::const_op_def(), {}, schema::Attrs{{"value", longer}},
                         std::span<const schema::TensorType>(&type, 1), placeholder.location, placeholder.name + "_rows");
