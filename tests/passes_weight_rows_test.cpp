@@ -229,6 +229,48 @@ TEST(WeightRows, ACapturedWeightIsCopiedIntoLongerRowsOnce) {
   expect_bitwise(kiln::matmul(x, kiln::constant(outside, Shape{64, 1024})), on_external(x));
 }
 
+// Only Adam's updates write the longer rows in place: a variable another
+// writer updates (SGD's assign_sub, AdamW's decay, a constraint's assign) or
+// that is read densely too would have its two forms remade from each other
+// every step, so it stays dense; training gives the eager bits either way.
+TEST(WeightRows, VariablesOtherWritersUpdateStayDense) {
+  PaddingMode mode(MatmulBPadding::kAlways);
+  const Tensor x = batch();
+  auto train = [&](auto make_optimizer, auto after_step) {
+    nn::Sequential traced_model{"mlp"}, eager_model{"mlp"};
+    for (nn::Sequential* m : {&traced_model, &eager_model}) {
+      m->add(nn::Dense(1024, {.activation = "relu", .input_shape = Shape{64}, .seed = 1}));
+      m->add(nn::Dense(3, {.seed = 2}));
+    }
+    auto traced_opt = make_optimizer(), eager_opt = make_optimizer();
+    auto step = [&](nn::Sequential& model, auto& opt, const Tensor& x) {
+      GradientTape tape;
+      Tensor loss = kiln::sum(square(model(x, true)));
+      std::vector<Variable> vars = model.trainable_variables();
+      opt.apply_gradients(tape.gradient(loss, vars), vars);
+      after_step(vars[0]);
+    };
+    auto f = kiln::function(StepFn([&](const Tensor& x) { step(traced_model, traced_opt, x); }));
+    const std::string g = f.get_concrete_function(x).impl()->plan->graph().to_string();
+    for (int i = 0; i < 2; ++i) {
+      f(x);
+      step(eager_model, eager_opt, x);
+    }
+    expect_same_variables(traced_model.variables(), eager_model.variables());
+    return g;
+  };
+  auto nothing = [](const Variable&) {};
+  const std::string sgd = train([] { return nn::SGD(0.01); }, nothing);
+  EXPECT_EQ(sgd.find("row_padding"), std::string::npos) << sgd;
+  const std::string adamw = train([] { return nn::AdamW(1e-2); }, nothing);
+  EXPECT_EQ(adamw.find("row_padding"), std::string::npos) << adamw;
+  // A constraint on the first kernel: that kernel stays dense, the second is padded.
+  const std::string clipped =
+      train([] { return nn::Adam(1e-2); }, [](const Variable& w) { w.assign(kiln::clip(w.read_value(), -0.05f, 0.05f)); });
+  EXPECT_EQ(clipped.find("shape=(64, 1024), row_padding"), std::string::npos) << clipped;
+  EXPECT_NE(clipped.find("shape=(1024, 3), row_padding=16"), std::string::npos) << clipped;
+}
+
 // MatMul's own rule on this machine decides for MNIST's dense layer at batch 50.
 TEST(WeightRows, TheMnistDenseLayerFollowsMatMulsRule) {
   Variable w(random::normal({3136, 1024}, 0, 0.01, DType::Float32, 5), {.name = "dense1"});

@@ -4,17 +4,22 @@
 // of 4 KB apart in place), is given to them in rows kMatmulBPad longer
 // instead (MatMul b_row_padding):
 // - a variable is read so (ReadVariable row_padding) and keeps that form
-//   between steps (VariableState): the optimizer's update writes it and the
+//   between steps (VariableState): Adam's update writes it in place and the
 //   next step's forward reads it with no copy, and a transposed product (a
 //   dense layer's input gradient) reads it too. Eager code reading the
-//   variable gets the dense value, made once per update;
+//   variable gets the dense value, made once per update. Only where the
+//   graph's every read is such and its only writer Adam (as var): another
+//   writer (an assign, SGD's assign_sub) would make the two forms anew from
+//   each other on every step;
 // - a captured eager tensor (fixed for the graph's life: a served model's
 //   weights) is copied into longer rows once, into a Const of the optimized
 //   graph, instead of on every call.
 // The products are the same bits (tests/matmul_padding_test.cpp).
+#include <algorithm>
 #include <vector>
 
 #include "core/tensor_impl.h"
+#include "exec/fused_adam.h"
 #include "exec/fused_contraction.h"
 #include "ops/known_ops.h"
 #include "ops/nn_internal.h"
@@ -38,22 +43,47 @@ int64_t rows_of_a(const Node& matmul) {
 }
 
 // Whether `source`'s output 0, a float32 [rows, cols] matrix, is read only
-// as the b of MatMuls of known matrices, once each, and MatMul's rule would
-// copy it for one of them.
-bool only_b_and_copied(const Node& source, const std::vector<Node*>& readers) {
+// as the b of MatMuls of known matrices, once each; `copied` is set where
+// MatMul's rule would copy it for one of them.
+bool only_b(const Node& source, const std::vector<Node*>& readers, bool* copied) {
   const schema::TensorType& type = source.outputs[0];
   if (readers.empty() || type.dtype != DType::Float32 || !type.shape.is_fully_defined() || type.shape.rank() != 2)
     return false;
   const int64_t rows = type.shape[0], cols = type.shape[1];
-  bool copied = false;
   for (const Node* m : readers) {
     const int64_t m_rows = is_matmul(*m) ? rows_of_a(*m) : -1;
     if (m_rows < 0 || m->inputs.size() < 2 || m->inputs[0].node == &source || m->inputs[1].node != &source ||
         (m->inputs.size() > 2 && m->inputs[2].node == &source) || m->attrs.has(ops::kMatmulBRowPadding))
       return false;
-    if (!m->attrs.get_bool("transpose_b")) copied |= ops::matmul_b_row_stride(m_rows, rows, cols) != cols;
+    if (!m->attrs.get_bool("transpose_b")) *copied |= ops::matmul_b_row_stride(m_rows, rows, cols) != cols;
   }
-  return copied;
+  return true;
+}
+
+bool only_b_and_copied(const Node& source, const std::vector<Node*>& readers) {
+  bool copied = false;
+  return only_b(source, readers, &copied) && copied;
+}
+
+// Whether every place `n` takes `handle` is a var of its Adam updates (not
+// an m or v): ApplyAdam(var, m, v, grad, alpha), FusedApplyAdam's groups of
+// var, m, v and one gradient or two (grad_from_matmul), then alpha.
+bool adam_updates_as_var(const Node& n, const Value& handle) {
+  std::vector<char> var(n.inputs.size(), 0);
+  if (n.op == &ops::apply_adam_op()) {
+    var[0] = 1;
+  } else if (n.op == &exec::fused_apply_adam_op()) {
+    std::size_t at = 0;
+    for (int64_t from_matmul : n.attrs.get_ints("grad_from_matmul")) {
+      if (at < var.size()) var[at] = 1;
+      at += 3 + (from_matmul ? 2 : 1);
+    }
+  } else {
+    return false;
+  }
+  for (std::size_t i = 0; i < n.inputs.size(); ++i)
+    if (n.inputs[i] == handle && !var[i]) return false;
+  return true;
 }
 
 }  // namespace
@@ -67,15 +97,34 @@ bool pad_weight_rows(graph::Graph& g) {
     for (const Value& v : n->inputs)
       if (v.index == 0) readers[v.node->id].push_back(n.get());
   for (const Value& v : g.results()) result[v.node->id] = 1;
+  // Variables: all of a handle's reads, or none. Any other use of the handle
+  // (an assign, another optimizer's update, a call, a loop, a result) would
+  // write or read the dense form every step, and the two forms would be
+  // remade from each other every step.
+  std::vector<std::vector<Node*>> handle_users(g.nodes().size());
+  for (const auto& n : g.nodes())
+    for (const Value& v : n->inputs)
+      if (v.node->outputs[v.index].dtype == DType::Resource && v.index == 0) handle_users[v.node->id].push_back(n.get());
   bool changed = false;
   for (const auto& node : g.nodes()) {
-    Node& read = *node;
-    if (read.op != &ops::read_variable_op() || result[read.id] || read.attrs.has(ops::kReadRowPadding) ||
-        !only_b_and_copied(read, readers[read.id]))
-      continue;
-    read.attrs.set(ops::kReadRowPadding, ops::kMatmulBPad);
-    read.outputs[0].shape = Shape{read.outputs[0].shape[0], read.outputs[0].shape[1] + ops::kMatmulBPad};
-    for (Node* m : readers[read.id]) m->attrs.set(ops::kMatmulBRowPadding, ops::kMatmulBPad);
+    if (handle_users[node->id].empty() || result[node->id]) continue;
+    const Value handle{node.get(), 0};
+    std::vector<Node*> reads;
+    bool ok = true, copied = false;
+    for (Node* n : handle_users[node->id]) {
+      if (n->op == &ops::read_variable_op()) {
+        ok &= !result[n->id] && !n->attrs.has(ops::kReadRowPadding) && only_b(*n, readers[n->id], &copied);
+        if (std::find(reads.begin(), reads.end(), n) == reads.end()) reads.push_back(n);
+      } else {
+        ok &= adam_updates_as_var(*n, handle);
+      }
+    }
+    if (!ok || !copied || reads.empty()) continue;
+    for (Node* read : reads) {
+      read->attrs.set(ops::kReadRowPadding, ops::kMatmulBPad);
+      read->outputs[0].shape = Shape{read->outputs[0].shape[0], read->outputs[0].shape[1] + ops::kMatmulBPad};
+      for (Node* m : readers[read->id]) m->attrs.set(ops::kMatmulBRowPadding, ops::kMatmulBPad);
+    }
     changed = true;
   }
   // Captured eager tensors: a Const in longer rows right after the
