@@ -120,6 +120,43 @@ TEST(WeightRows, TheOptimizerUpdatesTheLongerRowsInPlace) {
   EXPECT_EQ(core::data_of<float>(state.value_in_longer_rows(ops::kMatmulBPad)), rows);
 }
 
+// Where both forms are held when Adam updates, it writes the one read last:
+// a traced step (longer rows) with eager reads between steps keeps the
+// longer rows; eager training after a traced evaluation keeps the dense value
+// (either way one copy per step at most, as MatMul's own).
+TEST(WeightRows, AnUpdateWritesTheFormReadLast) {
+  PaddingMode mode(MatmulBPadding::kAlways);
+  const Tensor x = batch();
+  auto holds = [](const Variable& v) {
+    detail::VariableState& s = *v.state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    return std::pair<bool, bool>{s.holds_dense(), s.holds_longer_rows()};
+  };
+  Trainer traced, eager;
+  auto f = traced.traced();
+  f(x);
+  eager.step(x);
+  EXPECT_EQ(holds(traced.kernel(0)), std::make_pair(false, true));
+  expect_bitwise(eager.kernel(0).read_value(), traced.kernel(0).read_value());
+  EXPECT_EQ(holds(traced.kernel(0)), std::make_pair(true, true));
+  f(x);
+  eager.step(x);
+  EXPECT_EQ(holds(traced.kernel(0)), std::make_pair(false, true));
+
+  // A traced evaluation, then eager steps on the same model.
+  auto evaluate = kiln::function([&](const Tensor& x) { return traced.model(x, false); });
+  const std::string g = evaluate.get_concrete_function(x).impl()->plan->graph().to_string();
+  ASSERT_NE(g.find("row_padding=16"), std::string::npos) << g;
+  expect_bitwise(eager.model(x, false), evaluate(x));
+  for (int step = 0; step < 2; ++step) {
+    traced.step(x);
+    eager.step(x);
+    EXPECT_EQ(holds(traced.kernel(0)), std::make_pair(true, false)) << "eager step " << step;
+  }
+  expect_same_variables(traced.model.variables(), eager.model.variables());
+  expect_same_variables(traced.adam.variables(), eager.adam.variables());
+}
+
 // A read still held when the optimizer runs (a product after the update
 // reads it) keeps the value it read: the update writes new longer rows
 // instead of the held ones, its padding zeros.

@@ -30,6 +30,7 @@ const Tensor& VariableState::value() {
     for (int64_t r = 0; r < s[0]; ++r) std::memcpy(to + r * row_bytes, from + r * stride, row_bytes);
     dense_ = std::move(dense);
   }
+  longer_rows_read_last_ = false;
   return dense_;
 }
 
@@ -42,7 +43,10 @@ void VariableState::set_value(Tensor v) {
 Tensor VariableState::take_value() { return std::move(dense_to_update()); }
 
 const Tensor& VariableState::value_in_longer_rows(int64_t padding) {
-  if (longer_rows_.defined() && padding_ == padding) return longer_rows_;
+  if (longer_rows_.defined() && padding_ == padding) {
+    longer_rows_read_last_ = true;
+    return longer_rows_;
+  }
   const Tensor& dense = value();
   const Shape& s = dense.shape();
   if (dense.dtype() != DType::Float32 || s.rank() != 2 || padding < 1)
@@ -51,12 +55,16 @@ const Tensor& VariableState::value_in_longer_rows(int64_t padding) {
   Tensor longer = ops::in_longer_rows(dense, padding);
   longer_rows_ = std::move(longer);
   padding_ = padding;
+  longer_rows_read_last_ = true;
   return longer_rows_;
 }
 
 Tensor& VariableState::form_to_update(int64_t* padding) {
+  if (!longer_rows_.defined() || (dense_.defined() && !longer_rows_read_last_)) {
+    *padding = 0;
+    return dense_to_update();
+  }
   *padding = padding_;
-  if (!longer_rows_.defined()) return dense_;
   dense_ = Tensor();
   return longer_rows_;
 }

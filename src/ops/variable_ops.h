@@ -11,9 +11,12 @@ namespace kiln::detail {
 // The state behind a Variable. Its value is held dense (what readers get)
 // and, once a graph reads it so (the weight-rows pass), also with each row of
 // the matrix `padding` elements longer: the form MatMul reads fastest as its
-// b (ops/nn_internal.h). Updates write one form: the longer rows where they
-// are held, and the other form is dropped; reading the other form then makes
-// it again, once per update. Every member function needs `mutex` held.
+// b (ops/nn_internal.h). Updates write one form and drop the other: the one
+// held, or where both are, the one read last (a traced step reading the
+// longer rows keeps them with eager reads between steps; eager training
+// after a traced evaluation keeps the dense value). Reading the other form
+// then makes it again, once per update. Every member function needs `mutex`
+// held.
 class VariableState {
  public:
   std::mutex mutex;
@@ -36,16 +39,20 @@ class VariableState {
   // The value as a [rows, cols + padding] matrix (a float32 matrix's: the
   // weight-rows pass asks for no other), its padding zeros.
   const Tensor& value_in_longer_rows(int64_t padding);
-  // The form an update in place writes, and the padding of its rows (0:
-  // dense); the other form is dropped. The caller may replace the tensor.
+  // The form an update in place writes (above), and the padding of its rows
+  // (0: dense); the other form is dropped. The caller may replace the tensor.
   Tensor& form_to_update(int64_t* padding);
   // The dense value to update in place; the longer rows are dropped.
   Tensor& dense_to_update();
+  // Which forms are held (tests).
+  bool holds_dense() const { return dense_.defined(); }
+  bool holds_longer_rows() const { return longer_rows_.defined(); }
 
  private:
   Tensor dense_;        // null until initialized, or when only longer_rows_ holds the value
   Tensor longer_rows_;  // null unless a graph read the value so since the last write
   int64_t padding_ = 0;
+  bool longer_rows_read_last_ = false;
 };
 
 }  // namespace kiln::detail
