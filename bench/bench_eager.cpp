@@ -235,19 +235,14 @@ void BM_MatMul_PaddedB(benchmark::State& st) {
   const int64_t m = st.range(0), k = st.range(1), n = st.range(2);
   Tensor a = kiln::random::uniform(kiln::Shape{m, k}, -1.0, 1.0, DType::Float32, 1);
   Tensor b = kiln::random::uniform(kiln::Shape{k, n}, -1.0, 1.0, DType::Float32, 2);
-  double best[2] = {1e300, 1e300};
-  for (auto _ : st)
-    for (int rule = 0; rule < 2; ++rule) {
-      kiln::ops::set_matmul_b_padding(rule ? MatmulBPadding::kByRule : MatmulBPadding::kNever);
-      const auto t0 = bench::Clock::now();
-      Tensor c = kiln::matmul(a, b);
-      benchmark::DoNotOptimize(c.impl());
-      best[rule] = std::min(best[rule], bench::seconds_since(t0));
-    }
+  auto product = [&](MatmulBPadding mode) {
+    kiln::ops::set_matmul_b_padding(mode);
+    return kiln::matmul(a, b);
+  };
+  bench::fastest_of_alternating(
+      st, "in_place_us", [&] { return product(MatmulBPadding::kNever); }, "rule_us",
+      [&] { return product(MatmulBPadding::kByRule); });
   kiln::ops::set_matmul_b_padding(MatmulBPadding::kByRule);
-  st.counters["in_place_us"] = best[0] * 1e6;
-  st.counters["rule_us"] = best[1] * 1e6;
-  st.counters["speedup"] = best[0] / best[1];
   st.counters["pads"] = kiln::ops::matmul_pads_b(m, k, n);
 }
 BENCHMARK(BM_MatMul_PaddedB)
@@ -278,20 +273,9 @@ void BM_MatMul_BInLongerRows(benchmark::State& st) {
   const Tensor in[] = {a, stored};
   const kiln::schema::Attrs attrs{
       {"transpose_a", false}, {"transpose_b", tb}, {kiln::ops::kMatmulBRowPadding, pad}};
-  double best[2] = {1e300, 1e300};
-  for (auto _ : st) {
-    auto t0 = bench::Clock::now();
-    Tensor dense = kiln::matmul(a, b, false, tb);
-    benchmark::DoNotOptimize(dense.impl());
-    best[0] = std::min(best[0], bench::seconds_since(t0));
-    t0 = bench::Clock::now();
-    Tensor longer = kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs)[0];
-    benchmark::DoNotOptimize(longer.impl());
-    best[1] = std::min(best[1], bench::seconds_since(t0));
-  }
-  st.counters["dense_us"] = best[0] * 1e6;
-  st.counters["longer_rows_us"] = best[1] * 1e6;
-  st.counters["speedup"] = best[0] / best[1];
+  bench::fastest_of_alternating(
+      st, "dense_us", [&] { return kiln::matmul(a, b, false, tb); }, "longer_rows_us",
+      [&] { return kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs)[0]; });
 }
 BENCHMARK(BM_MatMul_BInLongerRows)
     ->Args({50, 3136, 1024, 0})
@@ -321,16 +305,9 @@ void BM_AdamUpdate_LongerRows(benchmark::State& st) {
   const kiln::schema::Attrs attrs{{"dtype", DType::Float32}, {"shape", kiln::Shape{rows, cols}}, {"beta_1", 0.9},
                                   {"beta_2", 0.999}, {"epsilon", 1e-7}};
   const kiln::ops::AdamGradient g{.tensor = grad};
-  double best[2] = {1e300, 1e300};
-  for (auto _ : st)
-    for (int form = 0; form < 2; ++form) {
-      const auto t0 = bench::Clock::now();
-      kiln::ops::run_adam(handles[form], std::span(&g, 1), alpha, attrs, "ApplyAdam");
-      best[form] = std::min(best[form], bench::seconds_since(t0));
-    }
-  st.counters["dense_us"] = best[0] * 1e6;
-  st.counters["longer_rows_us"] = best[1] * 1e6;
-  st.counters["dense/longer"] = best[0] / best[1];
+  auto update = [&](int form) { kiln::ops::run_adam(handles[form], std::span(&g, 1), alpha, attrs, "ApplyAdam"); };
+  bench::fastest_of_alternating(
+      st, "dense_us", [&] { update(0); }, "longer_rows_us", [&] { update(1); }, "dense/longer");
 }
 BENCHMARK(BM_AdamUpdate_LongerRows)->Args({3136, 1024})->Unit(benchmark::kMicrosecond)->UseRealTime();
 

@@ -138,17 +138,8 @@ void BM_CapturedDense_WeightRows(benchmark::State& st) {
   Tensor a = traced_without(nullptr, [&] { return with_rows(x); });
   Tensor c = traced_without("weightrows", [&] { return without(x); });
   if (!same_values(a, c)) st.SetLabel("results differ!");
-  double best[2] = {1e300, 1e300};
-  for (auto _ : st)
-    for (int rows = 0; rows < 2; ++rows) {
-      const auto t0 = bench::Clock::now();
-      Tensor y = rows ? with_rows(x) : without(x);
-      benchmark::DoNotOptimize(y.impl());
-      best[rows] = std::min(best[rows], bench::seconds_since(t0));
-    }
-  st.counters["without_us"] = best[0] * 1e6;
-  st.counters["weight_rows_us"] = best[1] * 1e6;
-  st.counters["speedup"] = best[0] / best[1];
+  bench::fastest_of_alternating(
+      st, "without_us", [&] { return without(x); }, "weight_rows_us", [&] { return with_rows(x); });
 }
 BENCHMARK(BM_CapturedDense_WeightRows)->Arg(50)->Arg(256)->Unit(benchmark::kMicrosecond)->UseRealTime();
 

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace bench {
@@ -32,6 +33,34 @@ inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   std::size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Calls `a`, then `b`, once each per iteration (both see the same load) and
+// sets the counters `a_us` and `b_us`, the fastest call of each in µs, and
+// `ratio`, a's over b's. A call's result (if any) is kept from the optimizer
+// and destroyed after its time is taken.
+template <class A, class B>
+void fastest_of_alternating(benchmark::State& st, const char* a_us, A&& a, const char* b_us, B&& b,
+                            const char* ratio = "speedup") {
+  double best[2] = {1e300, 1e300};
+  auto time = [](auto& call, double& fastest) {
+    const auto t0 = Clock::now();
+    if constexpr (std::is_void_v<decltype(call())>) {
+      call();
+      fastest = std::min(fastest, seconds_since(t0));
+    } else {
+      auto result = call();
+      benchmark::DoNotOptimize(result);
+      fastest = std::min(fastest, seconds_since(t0));
+    }
+  };
+  for (auto _ : st) {
+    time(a, best[0]);
+    time(b, best[1]);
+  }
+  st.counters[a_us] = best[0] * 1e6;
+  st.counters[b_us] = best[1] * 1e6;
+  st.counters[ratio] = best[0] / best[1];
 }
 
 // Threads for oneDNN and Kiln's parallel_for (one OpenMP pool). The peer

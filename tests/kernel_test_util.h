@@ -1,12 +1,15 @@
 #pragma once
 // Shared by the kernel tests (gemv, MatMul's padded b, the fused passes'):
-// random operands, bitwise comparison, a scoped OpenMP thread count.
+// random operands, bitwise comparison, a scoped OpenMP thread count and a
+// scoped MatMul padding mode.
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <cstring>
 #include <random>
 #include <vector>
+
+#include "ops/nn_internal.h"
 
 namespace kiln::testing {
 
@@ -28,6 +31,15 @@ struct ThreadCount {
   int saved = omp_get_max_threads();
   explicit ThreadCount(int n) { omp_set_num_threads(n); }
   ~ThreadCount() { omp_set_num_threads(saved); }
+};
+
+// Sets MatMul's padding of b for a test (ops/nn_internal.h) and restores its
+// rule after it, on failure too.
+struct MatmulPaddingMode {
+  explicit MatmulPaddingMode(ops::MatmulBPadding mode) { ops::set_matmul_b_padding(mode); }
+  ~MatmulPaddingMode() { ops::set_matmul_b_padding(ops::MatmulBPadding::kByRule); }
+  MatmulPaddingMode(const MatmulPaddingMode&) = delete;
+  MatmulPaddingMode& operator=(const MatmulPaddingMode&) = delete;
 };
 
 }  // namespace kiln::testing

@@ -28,11 +28,7 @@ using kiln::ops::MatmulBPadding;
 using kiln::testing::ThreadCount;
 using kiln::testing::uniform;
 
-// Sets the padding mode for a test and restores the rule after it.
-struct PaddingMode {
-  explicit PaddingMode(MatmulBPadding mode) { kiln::ops::set_matmul_b_padding(mode); }
-  ~PaddingMode() { kiln::ops::set_matmul_b_padding(MatmulBPadding::kByRule); }
-};
+using PaddingMode = kiln::testing::MatmulPaddingMode;
 
 std::vector<float> product(MatmulBPadding mode, const kiln::Tensor& a, const kiln::Tensor& b, bool ta = false,
                            bool tb = false) {

@@ -9,6 +9,7 @@
 
 #include "counting_allocator.h"
 #include "dense_trainer.h"
+#include "kernel_test_util.h"
 #include "ops/nn_internal.h"
 #include "function/traced_graph.h"
 #include "kiln/kiln.h"
@@ -157,10 +158,7 @@ TEST(AdamFusion, BandsOfAnMnistSizedLayerHaveTheWholeGradientsBits) { expect_fus
 // the unfused step's either way; and a warm step allocates nothing with the
 // copy's buffers.
 TEST(AdamFusion, BandsWithBCopiedIntoLongerRowsKeepTheBitsAndAllocateNothing) {
-  kiln::ops::set_matmul_b_padding(kiln::ops::MatmulBPadding::kAlways);
-  struct Restore {
-    ~Restore() { kiln::ops::set_matmul_b_padding(kiln::ops::MatmulBPadding::kByRule); }
-  } restore;
+  kiln::testing::MatmulPaddingMode mode(kiln::ops::MatmulBPadding::kAlways);
   expect_fusion_keeps_the_bits(50, 3136, 1024, 11);
   expect_a_warm_step_allocates_nothing(600, 512);
 }

@@ -26,10 +26,7 @@ namespace {
 
 // MatMul's rule pads only on CPUs without AVX-512; the tests force it so that
 // the pass runs on every machine (the bits are the same either way).
-struct PaddingMode {
-  explicit PaddingMode(MatmulBPadding mode) { ops::set_matmul_b_padding(mode); }
-  ~PaddingMode() { ops::set_matmul_b_padding(MatmulBPadding::kByRule); }
-};
+using PaddingMode = kiln::testing::MatmulPaddingMode;
 
 using kiln::testing::expect_same_variables;
 using kiln::testing::StepFn;

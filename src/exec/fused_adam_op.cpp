@@ -151,7 +151,7 @@ const Attrs& gradient_matmul_attrs() {
 const float* rows_apart(const float* b, int64_t k, int64_t n, int64_t ldb, std::vector<float>& buffer) {
   if (ldb == n) return b;
   if (buffer.size() < static_cast<std::size_t>(k * ldb)) buffer.resize(static_cast<std::size_t>(k * ldb));
-  ops::copy_rows_apart(b, k, n, ldb, buffer.data());
+  ops::copy_rows(b, n, buffer.data(), ldb, k, n);
   return buffer.data();
 }
 

@@ -33,15 +33,20 @@ int64_t b_row_padding(const schema::Attrs& attrs) {
   return attrs.has(kMatmulBRowPadding) ? attrs.get_int(kMatmulBRowPadding) : 0;
 }
 
-// The matrix b stands for: its stored shape less the padding of its rows.
+// The matrix a b stored with `padding` stands for: its rows that much shorter.
+Shape without_row_padding(const Shape& stored, int64_t padding) {
+  return padding ? Shape{stored[0], stored[1] - padding} : stored;
+}
+
+// b's logical shape, checked.
 Shape logical_b_shape(schema::InferContext& c) {
   const Shape& b = c.shape(1);
   const int64_t padding = b_row_padding(c.attrs());
-  if (padding == 0) return b;
-  if (padding < 0 || !b.has_known_rank() || b.rank() != 2 || b[1] < padding || c.dtype(1) != DType::Float32)
+  if (padding != 0 &&
+      (padding < 0 || !b.has_known_rank() || b.rank() != 2 || b[1] < padding || c.dtype(1) != DType::Float32))
     c.fail("{}={} needs a float32 b of rank 2 with at least that many columns, got {} {}", kMatmulBRowPadding,
            padding, dtype_name(c.dtype(1)), b.to_string());
-  return Shape{b[0], b[1] - padding};
+  return without_row_padding(b, padding);
 }
 
 void matmul_infer(schema::InferContext& c) {
@@ -120,7 +125,7 @@ MatmulGeometry geometry(const schema::KernelContext& c) {
   MatmulGeometry g;
   const Shape& as = c.in_shape(0);
   const int64_t padding = b_row_padding(c.attrs);
-  const Shape bs = padding ? Shape{c.in_shape(1)[0], c.in_shape(1)[1] - padding} : c.in_shape(1);
+  const Shape bs = without_row_padding(c.in_shape(1), padding);
   const Shape& os = c.out_shape(0);
   g.ta = c.attrs.get_bool("transpose_a");
   g.tb = c.attrs.get_bool("transpose_b");
@@ -227,7 +232,6 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
   return p;
 }
 
-
 // False when oneDNN could not run it (the caller falls back).
 bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, float* out) {
   try {
@@ -253,7 +257,7 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
     if (p->padded_ld) {
       auto* rows = static_cast<float*>(
           onednn::scratch(onednn::kWeights, static_cast<std::size_t>(g.k * p->padded_ld) * sizeof(float)));
-      copy_rows_apart(b, g.k, g.n, p->padded_ld, rows);
+      copy_rows(b, g.n, rows, p->padded_ld, g.k, g.n);
       b = rows;
     }
     p->exec.run({a, b, out});
@@ -408,21 +412,26 @@ int64_t matmul_b_row_stride(int64_t rows, int64_t k, int64_t n) {
   return pad ? n + kMatmulBPad : n;
 }
 
-void copy_rows_apart(const float* b, int64_t k, int64_t n, int64_t ld, float* out) {
+void copy_rows(const float* from, int64_t from_stride, float* to, int64_t to_stride, int64_t rows, int64_t cols) {
   core::parallel_for(
-      k,
+      rows,
       [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) std::memcpy(out + r * ld, b + r * n, static_cast<std::size_t>(n) * sizeof(float));
+        for (int64_t r = begin; r < end; ++r)
+          std::memcpy(to + r * to_stride, from + r * from_stride, static_cast<std::size_t>(cols) * sizeof(float));
       },
-      std::max<int64_t>(1, core::kParallelGrain / n));
+      std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(cols, 1)));
 }
 
 Tensor in_longer_rows(const Tensor& b, int64_t padding) {
   const int64_t k = b.shape()[0], n = b.shape()[1];
   Tensor longer = core::make_tensor(DType::Float32, Shape{k, n + padding});
-  std::memset(core::raw_data(longer), 0, static_cast<std::size_t>(longer.size()) * sizeof(float));
-  copy_rows_apart(core::data_of<float>(b), k, n, n + padding, core::data_of<float>(longer));
+  copy_rows(core::data_of<float>(b), n, core::data_of<float>(longer), n + padding, k, n);
+  zero_row_padding(core::data_of<float>(longer), k, n, padding);
   return longer;
+}
+
+void zero_row_padding(float* m, int64_t rows, int64_t cols, int64_t padding) {
+  for (int64_t r = 0; r < rows; ++r) std::fill_n(m + r * (cols + padding) + cols, padding, 0.f);
 }
 
 void set_matmul_b_padding(MatmulBPadding mode) {

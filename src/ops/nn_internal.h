@@ -34,11 +34,16 @@ int64_t matmul_b_row_stride(int64_t rows, int64_t k, int64_t n);
 // longer than the matrix it stands for (a variable read in that form, by the
 // weight-rows pass: passes/pad_weight_rows.cpp).
 inline constexpr const char* kMatmulBRowPadding = "b_row_padding";
-// b's k rows of n into `out`, rows ld apart (the threads share the rows).
-void copy_rows_apart(const float* b, int64_t k, int64_t n, int64_t ld, float* out);
+// `rows` rows of `cols` floats from `from` (rows `from_stride` apart) to `to`
+// (rows `to_stride` apart): into longer rows and back (the threads share the
+// rows).
+void copy_rows(const float* from, int64_t from_stride, float* to, int64_t to_stride, int64_t rows, int64_t cols);
 // A float32 matrix [k, n] as a new [k, n + padding] tensor, the padding
 // zeros: a weight in the form b_row_padding reads.
 Tensor in_longer_rows(const Tensor& b, int64_t padding);
+// Zeros the last `padding` floats of each of the `rows` rows of `m` (rows
+// `cols + padding` long).
+void zero_row_padding(float* m, int64_t rows, int64_t cols, int64_t padding);
 void register_conv_ops(schema::OpRegistry& registry);
 void register_pool_ops(schema::OpRegistry& registry);
 void register_softmax_ops(schema::OpRegistry& registry);

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "ops/array_util.h"
 #include "ops/variable_ops.h"
 #include "ops/known_ops.h"
+#include "ops/nn_internal.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -159,27 +159,27 @@ class LockAll {
   std::size_t locked_ = mutexes_.size();
 };
 
-// Rows [begin, end) of a matrix variable's update, var's rows `var_stride`
-// apart (longer than `cols` where the variable is held in longer rows:
+// Rows [begin, end) of a matrix variable's update, var's rows `var_padding`
+// longer than `cols` (where the variable is held in longer rows:
 // VariableState), m's, v's and the gradient's `cols` apart. `g` is the
 // gradient of row `begin`.
 template <class T>
 void adam_matrix_rows(const AdamSpan<T>& whole, const T* g, int64_t begin, int64_t end, int64_t cols,
-                      int64_t var_stride, const AdamConstants<T>& k) {
+                      int64_t var_padding, const AdamConstants<T>& k) {
   auto part = [&](int64_t row, int64_t count) {
-    const int64_t at = row * cols, var_at = row * var_stride;
+    const int64_t at = row * cols, var_at = row * (cols + var_padding);
     const AdamSpan<T> p{{whole.in[kVar] + var_at, whole.in[kM] + at, whole.in[kV] + at},
                         {whole.out[kVar] + var_at, whole.out[kM] + at, whole.out[kV] + at},
                         g + (row - begin) * cols};
     adam_elements(p, k, 0, count * cols);
   };
-  if (var_stride == cols) return part(begin, end - begin);
+  if (var_padding == 0) return part(begin, end - begin);
   for (int64_t r = begin; r < end; ++r) part(r, 1);
 }
 
 // The banded gradient's update: the threads share the bands; each writes a
 // band to its own buffer and updates those rows at once.
-void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, int64_t var_stride,
+void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, int64_t var_padding,
                    const AdamConstants<float>& k) {
   const int64_t rows = grad.shape[0], cols = grad.shape[1];
   const int64_t band = grad.band_rows;
@@ -190,7 +190,7 @@ void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, int64
         for (int64_t b = first; b < last; ++b) {
           const int64_t begin = b * band, end = std::min(rows, begin + band);
           grad.rows(grad.context, begin, end, buffer);
-          adam_matrix_rows(whole, static_cast<const float*>(buffer), begin, end, cols, var_stride, k);
+          adam_matrix_rows(whole, static_cast<const float*>(buffer), begin, end, cols, var_padding, k);
         }
       },
       1);
@@ -199,12 +199,12 @@ void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, int64
 // The update of a variable held in longer rows, its gradient a tensor: the
 // threads share the rows.
 template <class T>
-void adam_in_longer_rows(const AdamSpan<T>& whole, const Shape& shape, int64_t var_stride,
+void adam_in_longer_rows(const AdamSpan<T>& whole, const Shape& shape, int64_t var_padding,
                          const AdamConstants<T>& k) {
   const int64_t cols = shape[1];
   core::parallel_for(
       shape[0],
-      [&](int64_t begin, int64_t end) { adam_matrix_rows(whole, whole.g + begin * cols, begin, end, cols, var_stride, k); },
+      [&](int64_t begin, int64_t end) { adam_matrix_rows(whole, whole.g + begin * cols, begin, end, cols, var_padding, k); },
       std::max<int64_t>(1, core::kParallelGrain / 4 / std::max<int64_t>(cols, 1)));
 }
 
@@ -245,21 +245,21 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
   // so a tensor read before the update never changes.
   // A var held in longer rows (VariableState) is updated in that form.
   PerVariable<std::array<Tensor*, 3>> target(count);
-  PerVariable<int64_t> var_stride(count);
+  PerVariable<int64_t> var_padding(count);
   PerVariable<std::array<Tensor, 3>> fresh(count);
   for (std::size_t j = 0; j < count; ++j) {
-    const Shape& shape = grads[j].gradient_shape();
     for (int i : {kVar, kM, kV}) {
       // m and v are read by this update alone: dense.
       int64_t padding = 0;
       target[j][i] = i == kVar ? &states[j][i]->form_to_update(&padding) : &states[j][i]->dense_to_update();
-      if (i == kVar) var_stride[j] = padding ? shape[1] + padding : shape.rank() ? shape[shape.rank() - 1] : 1;
+      if (i == kVar) var_padding[j] = padding;
       if (!core::is_exclusively_owned(*target[j][i])) {
         fresh[j][i] = core::make_tensor(dtype, target[j][i]->shape());
-        // The update writes the rows, not their padding.
-        if (padding)
-          std::memset(core::raw_data(fresh[j][i]), 0,
-                      static_cast<std::size_t>(fresh[j][i].size()) * dtype_size(dtype));
+        // The update writes the rows, not their padding (float32's alone).
+        if (padding) {
+          const Shape& s = fresh[j][i].shape();
+          ops::zero_row_padding(core::data_of<float>(fresh[j][i]), s[0], s[1] - padding, padding);
+        }
       }
     }
   }
@@ -274,15 +274,13 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
           span.in[i] = core::data_of<T>(*target[j][i]);
           span.out[i] = core::data_of<T>(fresh[j][i].defined() ? fresh[j][i] : *target[j][i]);
         }
-        const Shape& shape = grads[j].gradient_shape();
-        const bool longer_rows = shape.rank() == 2 && var_stride[j] != shape[1];
         if (grads[j].rows) {
-          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], var_stride[j], k);
+          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], var_padding[j], k);
           continue;
         }
         span.g = core::data_of<T>(grads[j].tensor);
-        if (longer_rows) {
-          adam_in_longer_rows(span, shape, var_stride[j], k);
+        if (var_padding[j]) {
+          adam_in_longer_rows(span, grads[j].tensor.shape(), var_padding[j], k);
           continue;
         }
         spans.push_back(span);

@@ -2,8 +2,6 @@
 // InitializeVariable. All are stateful: they keep program order in graphs.
 #include "ops/variable_ops.h"
 
-#include <cstring>
-
 #include "core/tensor_impl.h"
 #include "ops/known_ops.h"
 #include "ops/nn_internal.h"
@@ -22,12 +20,8 @@ Shape VariableState::value_shape() const {
 const Tensor& VariableState::value() {
   if (!dense_.defined() && longer_rows_.defined()) {
     const Shape s = value_shape();
-    Tensor dense = core::make_tensor(longer_rows_.dtype(), s);
-    const std::size_t row_bytes = static_cast<std::size_t>(s[1]) * dtype_size(dense.dtype());
-    const auto* from = static_cast<const char*>(core::raw_data(longer_rows_));
-    auto* to = static_cast<char*>(core::raw_data(dense));
-    const std::size_t stride = row_bytes + static_cast<std::size_t>(padding_) * dtype_size(dense.dtype());
-    for (int64_t r = 0; r < s[0]; ++r) std::memcpy(to + r * row_bytes, from + r * stride, row_bytes);
+    Tensor dense = core::make_tensor(DType::Float32, s);  // longer rows are float32's alone
+    ops::copy_rows(core::data_of<float>(longer_rows_), s[1] + padding_, core::data_of<float>(dense), s[1], s[0], s[1]);
     dense_ = std::move(dense);
   }
   longer_rows_read_last_ = false;

@@ -15,7 +15,6 @@
 //   weights) is copied into longer rows once, into a Const of the optimized
 //   graph, instead of on every call.
 // The products are the same bits (tests/matmul_padding_test.cpp).
-#include <algorithm>
 #include <vector>
 
 #include "core/tensor_impl.h"
@@ -89,8 +88,8 @@ bool adam_updates_as_var(const Node& n, const Value& handle) {
 }  // namespace
 
 bool pad_weight_rows(graph::Graph& g) {
-  // Each node's readers of output 0 (ReadVariable and placeholders have one
-  // output).
+  // Each node's readers of output 0 (ReadVariable and placeholders, variable
+  // handles among them, have one output).
   std::vector<std::vector<Node*>> readers(g.nodes().size());
   std::vector<char> result(g.nodes().size(), 0);
   for (const auto& n : g.nodes())
@@ -101,20 +100,17 @@ bool pad_weight_rows(graph::Graph& g) {
   // (an assign, another optimizer's update, a call, a loop, a result) would
   // write or read the dense form every step, and the two forms would be
   // remade from each other every step.
-  std::vector<std::vector<Node*>> handle_users(g.nodes().size());
-  for (const auto& n : g.nodes())
-    for (const Value& v : n->inputs)
-      if (v.node->outputs[v.index].dtype == DType::Resource && v.index == 0) handle_users[v.node->id].push_back(n.get());
   bool changed = false;
   for (const auto& node : g.nodes()) {
-    if (handle_users[node->id].empty() || result[node->id]) continue;
+    const std::vector<Node*>& users = readers[node->id];
+    if (users.empty() || node->outputs[0].dtype != DType::Resource || result[node->id]) continue;
     const Value handle{node.get(), 0};
     std::vector<Node*> reads;
     bool ok = true, copied = false;
-    for (Node* n : handle_users[node->id]) {
+    for (Node* n : users) {
       if (n->op == &ops::read_variable_op()) {
         ok &= !result[n->id] && !n->attrs.has(ops::kReadRowPadding) && only_b(*n, readers[n->id], &copied);
-        if (std::find(reads.begin(), reads.end(), n) == reads.end()) reads.push_back(n);
+        reads.push_back(n);  // a read takes one input: listed once
       } else {
         ok &= adam_updates_as_var(*n, handle);
       }
