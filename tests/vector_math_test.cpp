@@ -184,6 +184,35 @@ TEST(VectorMath, LoopMatchesScalarBitwise) {
   expect_loop_matches_scalar<SigmoidFn>();
 }
 
+// tanh's 8-lane loop runs blocks of 32 small values (|x| < 0.625) on the odd
+// polynomial alone, guessing from the block before; every guess, right or
+// wrong, gives the formula's bits. Runs of small blocks with one larger
+// value (or NaN, or exactly 0.625) at each position of a block, mixed blocks
+// in a row (after which the loop stops guessing), every length and offset,
+// and in place.
+TEST(VectorMath, TanhSmallBlocksGiveTheFormulasBits) {
+  std::vector<float> x;
+  for (int i = 0; i < 4096; ++i) x.push_back(std::ldexp(static_cast<float>((i * 7919) % 1000) - 499.5f, -10));  // |x| < 0.49
+  for (int at : {32 * 3, 32 * 5 + 7, 32 * 9 + 31, 32 * 12 + 12}) x[at] = 0.75f;
+  x[32 * 20 + 3] = kNaN;
+  x[32 * 22 + 30] = -0.625f;
+  x[32 * 24] = std::nextafter(0.625f, 0.0f);  // still small
+  for (int i = 32 * 40; i < 32 * 43; ++i) x[i] = 3.0f * std::sin(static_cast<float>(i));  // mixed blocks in a row
+  std::vector<float> want(x.size());
+  for (size_t i = 0; i < x.size(); ++i) want[i] = f32<TanhFn>(x[i]);
+  for (int64_t start : {0, 1, 31}) {
+    for (int64_t n : {31, 32, 33, 64, 95, 1000, 4000}) {
+      std::vector<float> got(static_cast<size_t>(n));
+      kiln::ops::vmath::tanh_f32_8lanes(x.data() + start, got.data(), n);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_TRUE(same_bits(got[i], want[start + i])) << "start " << start << " n " << n << " i " << i;
+    }
+  }
+  std::vector<float> inplace(x);
+  kiln::ops::vmath::tanh_f32_8lanes(inplace.data(), inplace.data(), static_cast<int64_t>(inplace.size()));
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_TRUE(same_bits(inplace[i], want[i])) << i;
+}
+
 // tanh's AVX-512 loop gives the 8-lane loop's bits: a strided sweep of every
 // sign, exponent and mantissa region (NaNs, infinities, denormals, zeros
 // included), and every tail length of the masked last block.

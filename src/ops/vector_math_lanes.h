@@ -120,49 +120,54 @@ inline __m256 log1p8(__m256 x) {
   return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));
 }
 
-inline __m256 tanh8(__m256 x) {
-  const __m256 ax = abs(x);
-  // Large |x|: sign(x) (1 - 2 / (e^{2t} + 1)), t = min(|x|, 9.25) (from
-  // |x| = 9.02 on the result rounds to 1). Every step is chosen for latency,
-  // the chain a run of tanh ops waits on:
-  // - t by an integer min (non-negative floats order as their bits; NaN
-  //   becomes 9.25 and takes the small branch below);
-  // - e^{2t} = 2^n (1 + s), r = 2t - n ln2 by one FMA with ln2 rounded to
-  //   float (its error, n * 1.9e-9, is scaled down by tanh' <= 0.35 to far
-  //   below an ulp), n <= 27 so 2^n comes from the shifter's low bits;
-  // - s = e^r - 1 by the Taylor polynomial of exp_reduced in two halves,
-  //   r + r^2 (c2 + c3 r) + r^4 (c4 + c5 r + (c6 + c7 r) r^2);
-  // - e^{2t} + 1 = fma(s, 2^n, 2^n + 1), rounded once;
-  // - the sign goes into the constants, +-1 - +-2 / (e^{2t} + 1) (the
-  //   rounding is symmetric), not onto the result.
-  // ((e - 1) / (e + 1) would save the subtraction but rounds twice before
-  // the division: 2.8 ulp.)
-  const __m256 t = _mm256_castsi256_ps(_mm256_min_epi32(_mm256_castps_si256(ax), _mm256_castps_si256(splat(9.25f))));
-  const __m256 shifter = splat(12582912.0f);
-  const __m256 shifted = fma(t, splat(2 * 1.44269504088896341f), shifter);  // 1.5 * 2^23 + n
-  const __m256 n = _mm256_sub_ps(shifted, shifter);
-  const __m256 pow2n = _mm256_castsi256_ps(
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(shifted), _mm256_set1_epi32(127)), 23));
-  const __m256 r = fma(n, splat(-0.693147180559945309f), _mm256_add_ps(t, t));
-  const __m256 r2 = _mm256_mul_ps(r, r);
-  const __m256 low = fma(r2, fma(splat(1.0f / 6), r, splat(0.5f)), r);
-  const __m256 high = fma(fma(splat(1.0f / 5040), r, splat(1.0f / 720)), r2, fma(splat(1.0f / 120), r, splat(1.0f / 24)));
-  const __m256 s = fma(_mm256_mul_ps(r2, r2), high, low);
-  const __m256 e1 = fma(s, pow2n, _mm256_add_ps(pow2n, splat(1.0f)));
-  const __m256 sign = _mm256_and_ps(x, splat(-0.0f));
-  const __m256 large = _mm256_sub_ps(_mm256_or_ps(splat(1.0f), sign), _mm256_div_ps(_mm256_or_ps(splat(2.0f), sign), e1));
-  // Small |x| (and NaN): odd polynomial on |x| (denormals give |x|), then
-  // the sign, which also keeps tanh(-0) = -0 and NaN's sign. Written after
-  // the large branch, which it does not wait for, so fewer values are live
-  // at once; it is the shorter chain of the two.
+// tanh's odd polynomial on |x| < 0.625 (and NaN): |x| + |x|^3 Q(x^2),
+// without the sign (denormals give |x|).
+inline __m256 tanh8_small_magnitude(__m256 ax) {
   const __m256 z = _mm256_mul_ps(ax, ax);
   __m256 q = splat(-0.005704983603209257f);
   q = fma(q, z, splat(0.0206390842795372f));
   q = fma(q, z, splat(-0.05373971536755562f));
   q = fma(q, z, splat(0.13331441581249237f));
   q = fma(q, z, splat(-0.3333328068256378f));
-  const __m256 small = _mm256_or_ps(fma(_mm256_mul_ps(q, z), ax, ax), sign);
-  return _mm256_blendv_ps(large, small, _mm256_cmp_ps(ax, splat(0.625f), _CMP_NGE_UQ));
+  return fma(_mm256_mul_ps(q, z), ax, ax);
+}
+
+inline __m256 tanh8(__m256 x) {
+  const __m256 ax = abs(x);
+  // Large |x|: 1 - 2 / (e^{2t} + 1), t = min(|x|, 9.25) (from |x| = 9.02 on
+  // the result rounds to 1). The steps:
+  // - t by an integer min (non-negative floats order as their bits; NaN
+  //   becomes 9.25 and takes the small branch below);
+  // - e^{2t} = 2^n (1 + s): the FMA gives 1.5 * 2^23 + 127 + n, whose low
+  //   bits are n's biased exponent (n <= 27), so 2^n is one shift. t k is
+  //   never an exact half (k's odd 24-bit mantissa would need t's to hold
+  //   2^41), so the bias does not change which n is nearest;
+  // - r = 2t - n ln2 by one FMA with ln2 rounded to float (its error,
+  //   n * 1.9e-9, is scaled down by tanh' <= 0.35 to far below an ulp);
+  // - s = e^r - 1 by the Taylor polynomial of exp_reduced in two halves,
+  //   r + r^2 (c2 + c3 r) + r^4 (c4 + c5 r + (c6 + c7 r) r^2) (short chains
+  //   for the latency a run of dependent tanh ops waits on);
+  // - e^{2t} + 1 = fma(s, 2^n, 2^n + 1), rounded once.
+  // ((e - 1) / (e + 1) would save the subtraction but rounds twice before
+  // the division: 2.8 ulp.)
+  // The sign goes onto the blended magnitude: one OR for both branches (the
+  // rounding is symmetric, so -(1 - 2/e) has the bits of -1 - -2/e), which
+  // also keeps tanh(-0) = -0 and NaN's sign.
+  const __m256 t = _mm256_castsi256_ps(_mm256_min_epi32(_mm256_castps_si256(ax), _mm256_castps_si256(splat(9.25f))));
+  const __m256 shifter = splat(12582912.0f + 127);
+  const __m256 shifted = fma(t, splat(2 * 1.44269504088896341f), shifter);
+  const __m256 n = _mm256_sub_ps(shifted, shifter);
+  const __m256 pow2n = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(shifted), 23));
+  const __m256 r = fma(n, splat(-0.693147180559945309f), _mm256_add_ps(t, t));
+  const __m256 r2 = _mm256_mul_ps(r, r);
+  const __m256 low = fma(r2, fma(splat(1.0f / 6), r, splat(0.5f)), r);
+  const __m256 high = fma(fma(splat(1.0f / 5040), r, splat(1.0f / 720)), r2, fma(splat(1.0f / 120), r, splat(1.0f / 24)));
+  const __m256 s = fma(_mm256_mul_ps(r2, r2), high, low);
+  const __m256 e1 = fma(s, pow2n, _mm256_add_ps(pow2n, splat(1.0f)));
+  const __m256 large = _mm256_sub_ps(splat(1.0f), _mm256_div_ps(splat(2.0f), e1));
+  const __m256 magnitude =
+      _mm256_blendv_ps(large, tanh8_small_magnitude(ax), _mm256_cmp_ps(ax, splat(0.625f), _CMP_NGE_UQ));
+  return _mm256_or_ps(magnitude, _mm256_and_ps(x, splat(-0.0f)));
 }
 
 // 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, so that e^{|x|}

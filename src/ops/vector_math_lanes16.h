@@ -27,27 +27,26 @@ KILN_TARGET_AVX512 inline __m512 fma(__m512 a, __m512 b, __m512 c) { return _mm5
 KILN_TARGET_AVX512 inline __m512 tanh16(__m512 x) {
   const __m512 ax = _mm512_andnot_ps(splat(-0.0f), x);
   const __m512 t = _mm512_castsi512_ps(min_epi32(_mm512_castps_si512(ax), _mm512_castps_si512(splat(9.25f))));
-  const __m512 shifter = splat(12582912.0f);
+  const __m512 shifter = splat(12582912.0f + 127);
   const __m512 shifted = fma(t, splat(2 * 1.44269504088896341f), shifter);
   const __m512 n = _mm512_sub_ps(shifted, shifter);
-  const __m512 pow2n = _mm512_castsi512_ps(shift_left_23(_mm512_add_epi32(_mm512_castps_si512(shifted), _mm512_set1_epi32(127))));
+  const __m512 pow2n = _mm512_castsi512_ps(shift_left_23(_mm512_castps_si512(shifted)));
   const __m512 r = fma(n, splat(-0.693147180559945309f), _mm512_add_ps(t, t));
   const __m512 r2 = _mm512_mul_ps(r, r);
   const __m512 low = fma(r2, fma(splat(1.0f / 6), r, splat(0.5f)), r);
   const __m512 high = fma(fma(splat(1.0f / 5040), r, splat(1.0f / 720)), r2, fma(splat(1.0f / 120), r, splat(1.0f / 24)));
   const __m512 s = fma(_mm512_mul_ps(r2, r2), high, low);
   const __m512 e1 = fma(s, pow2n, _mm512_add_ps(pow2n, splat(1.0f)));
-  const __m512 sign = _mm512_and_ps(x, splat(-0.0f));
-  const __m512 large =
-      _mm512_sub_ps(_mm512_or_ps(splat(1.0f), sign), _mm512_div_ps(_mm512_or_ps(splat(2.0f), sign), e1));
+  const __m512 large = _mm512_sub_ps(splat(1.0f), _mm512_div_ps(splat(2.0f), e1));
   const __m512 z = _mm512_mul_ps(ax, ax);
   __m512 q = splat(-0.005704983603209257f);
   q = fma(q, z, splat(0.0206390842795372f));
   q = fma(q, z, splat(-0.05373971536755562f));
   q = fma(q, z, splat(0.13331441581249237f));
   q = fma(q, z, splat(-0.3333328068256378f));
-  const __m512 small = _mm512_or_ps(fma(_mm512_mul_ps(q, z), ax, ax), sign);
-  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, splat(0.625f), _CMP_NGE_UQ), large, small);
+  const __m512 small = fma(_mm512_mul_ps(q, z), ax, ax);
+  const __m512 magnitude = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, splat(0.625f), _CMP_NGE_UQ), large, small);
+  return _mm512_or_ps(magnitude, _mm512_and_ps(x, splat(-0.0f)));
 }
 
 }  // namespace kiln::ops::vmath::lanes16
