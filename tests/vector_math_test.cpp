@@ -211,6 +211,13 @@ TEST(VectorMath, TanhSmallBlocksGiveTheFormulasBits) {
   std::vector<float> inplace(x);
   kiln::ops::vmath::tanh_f32_8lanes(inplace.data(), inplace.data(), static_cast<int64_t>(inplace.size()));
   for (size_t i = 0; i < x.size(); ++i) ASSERT_TRUE(same_bits(inplace[i], want[i])) << i;
+  // The first block's guess comes from its first 8 values: small there,
+  // larger further on (it must then be computed whole).
+  for (int64_t start : {32 * 3 - 20, 32 * 5 + 7 - 9, 32 * 9 + 31 - 31}) {
+    std::vector<float> got(64);
+    kiln::ops::vmath::tanh_f32_8lanes(x.data() + start, got.data(), 64);
+    for (int64_t i = 0; i < 64; ++i) ASSERT_TRUE(same_bits(got[i], want[start + i])) << "start " << start << " i " << i;
+  }
 }
 
 // tanh's AVX-512 loop gives the 8-lane loop's bits: a strided sweep of every
