@@ -1,5 +1,5 @@
 // Shape and array ops: reshape, transpose, expand_dims, squeeze, concat,
-// stack, unstack, slicing and indexing, gather, one_hot, tile, pad.
+// stack, unstack, split, slicing and indexing, gather, one_hot, tile, pad.
 #include "test_util.h"
 #include "op_test_util.h"
 
@@ -206,6 +206,71 @@ TEST(ArrayOps, StackUnstackInferAndErrors) {
   schema::Attrs attrs{{"axis", int64_t(0)}};
   schema::InferContext ic(unpack, std::span<const schema::TensorType>(in), attrs);
   expect_error<InvalidArgument>([&] { unpack.infer(ic); }, {"Unpack", "(None, 2)", "known"});
+}
+
+TEST(ArrayOps, SplitValues) {
+  Tensor x = iota_tensor({2, 6});
+  std::vector<Tensor> parts = split_with_sizes(x, {1, -1, 2}, 1);
+  ASSERT_EQ(parts.size(), 3u);
+  expect_tensor<float>(parts[0], {2, 1}, {0, 6});
+  expect_tensor<float>(parts[1], {2, 3}, {1, 2, 3, 7, 8, 9});
+  expect_tensor<float>(parts[2], {2, 2}, {4, 5, 10, 11});
+  std::vector<Tensor> halves = split(x, 2, -1);
+  ASSERT_EQ(halves.size(), 2u);
+  expect_tensor<float>(halves[1], {2, 3}, {3, 4, 5, 9, 10, 11});
+  std::vector<Tensor> rows = split_with_sizes(constant({{1, 2}, {3, 4}, {5, 6}}), {2, 1});
+  expect_tensor<int32_t>(rows[0], {2, 2}, {1, 2, 3, 4});
+  expect_tensor<int32_t>(rows[1], {1, 2}, {5, 6});
+  std::vector<Tensor> with_empty = split_with_sizes(x, {0, 6}, 1);
+  EXPECT_EQ(with_empty[0].shape(), (Shape{2, 0}));
+  expect_tensor<std::string>(split_with_sizes(constant({"a", "b", "c"}), {1, 2})[1], {2}, {"b", "c"});
+}
+
+// d/dx of sum_k sum(part_k * w_k): the w_k side by side, one Concat (no
+// zero-filled tensor per part), eager and traced alike.
+TEST(ArrayOps, SplitGradientIsTheConcatOfThePartsGradients) {
+  Tensor x = iota_tensor({2, 4});
+  auto loss = [](const Tensor& v) {
+    std::vector<Tensor> p = split(v, 4, 1);
+    return sum(p[0] * 1.f) + sum(p[1] * 2.f) + sum(p[3] * 4.f);  // part 2 unused: zeros
+  };
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = loss(x);
+  expect_tensor<float>(tape.gradient(y, x), {2, 4}, {1, 2, 0, 4, 1, 2, 0, 4});
+  auto traced_grad = kiln::function([&](const Tensor& v) {
+    GradientTape t;
+    t.watch(v);
+    Tensor l = loss(v);
+    return t.gradient(l, v);
+  });
+  expect_tensor<float>(traced_grad(x), {2, 4}, {1, 2, 0, 4, 1, 2, 0, 4});
+}
+
+TEST(ArrayOps, SplitInferAndErrors) {
+  const detail::OpDef& op = schema::OpRegistry::global().get("Split");
+  std::vector<schema::TensorType> in{{float32, {3, None}}};
+  schema::Attrs attrs{{"axis", int64_t(1)}, {"sizes", std::vector<int64_t>{2, -1}}};
+  schema::InferContext ic(op, std::span<const schema::TensorType>(in), attrs);
+  op.infer(ic);
+  ASSERT_EQ(ic.outputs().size(), 2u);
+  EXPECT_EQ(ic.outputs()[0].shape, (Shape{3, 2}));
+  EXPECT_EQ(ic.outputs()[1].shape, (Shape{3, None}));
+  expect_error<InvalidArgument>([] { split_with_sizes(zeros({2, 6}), {2, 3}, 1); }, {"Split", "add up to 5", "size 6", "(2, 6)"});
+  expect_error<InvalidArgument>([] { split_with_sizes(zeros({2, 6}), {7, -1}, 1); }, {"Split", "leave -1 for the -1"});
+  expect_error<InvalidArgument>([] { split_with_sizes(zeros({2, 6}), {-1, -1}, 1); }, {"Split", "one -1"});
+  expect_error<InvalidArgument>([] { split_with_sizes(zeros({2, 6}), {-2, 8}, 1); }, {"Split", "one -1"});
+  expect_error<InvalidArgument>([] { split_with_sizes(zeros({2, 6}), {}, 1); }, {"Split", "at least one part"});
+  expect_error<InvalidArgument>([] { split_with_sizes(zeros({2, 6}), {6}, 2); }, {"Split", "axis 2", "rank 2"});
+  expect_error<InvalidArgument>([] { split(zeros({2, 6}), 4, 1); }, {"Split", "size 6", "evenly into 4"});
+  expect_error<InvalidArgument>([] { split(zeros({2, 6}), 0, 1); }, {"Split", "at least 1"});
+  expect_error<InvalidArgument>([] { split(zeros({2, 6}), 2, -3); }, {"Split", "axis -3", "rank 2"});
+  expect_error<InvalidArgument>([] { split_with_sizes(constant(1.f), {1}); }, {"Split", "axis 0", "rank 0"});
+  // A -1 that met an unknown dim is checked when the graph runs.
+  auto f = kiln::function([](const Tensor& v) { return split_with_sizes(v, {4, -1}, 0)[1]; },
+                          {.input_signature = std::vector<TensorSpec>{TensorSpec{Shape{None}, float32}}});
+  expect_tensor<float>(f(iota_tensor({6})), {2}, {4, 5});
+  expect_error<InvalidArgument>([&] { f(iota_tensor({3})); }, {"Split", "leave -1 for the -1"});
 }
 
 // ---- Slicing and indexing ---------------------------------------------------------

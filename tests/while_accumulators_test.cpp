@@ -122,13 +122,17 @@ TEST(WhileAccumulators, AnLstmsBackwardLoopRecomputesNoProduct) {
     EXPECT_EQ(count_ops(body_of(loops[0]), "MatMul"), 2);
     EXPECT_EQ(count_ops(body_of(old_loops[2]), "MatMul"), 6);
     EXPECT_EQ(count_ops(body_of(loops[2]), "MatMul"), 4);
-    // The re-run stacks the gates' pre-activation [batch, 4 units] where it
-    // did not, and no longer the outputs' TensorArray whole at every step
-    // (the backward loop takes its final value).
+    // The re-run stacks what the gradient reads of the products' results:
+    // the four gates' activations besides the two states, [batch, units]
+    // each (the gates come from one Split, whose gradient, a Concat, reads
+    // none of its input), where it stacked only the states; and no longer
+    // the outputs' TensorArray whole at every step (the backward loop takes
+    // its final value).
     std::vector<Shape> stacked = stacked_values(body_of(loops[1])), old_stacked = stacked_values(body_of(old_loops[1]));
     auto holds = [](const std::vector<Shape>& v, const Shape& s) { return std::count(v.begin(), v.end(), s); };
-    EXPECT_EQ(holds(stacked, Shape{kBatch, 4 * kUnits}), 1);
-    EXPECT_EQ(holds(old_stacked, Shape{kBatch, 4 * kUnits}), 0);
+    EXPECT_EQ(holds(stacked, Shape{kBatch, kUnits}), 6);
+    EXPECT_EQ(holds(old_stacked, Shape{kBatch, kUnits}), 2);
+    EXPECT_EQ(holds(stacked, Shape{kBatch, 4 * kUnits}), 0);
     EXPECT_EQ(holds(old_stacked, Shape{None, kBatch, kUnits}), return_sequences ? 1 : 0);
     EXPECT_EQ(holds(stacked, Shape{None, kBatch, kUnits}), 0);
   }
@@ -363,7 +367,7 @@ TEST(WhileAccumulators, TheOpsThatDeclareTheFlags) {
                     "While", "StatefulCall", "StatefulIf", "StatefulWhile"}));
   EXPECT_EQ(declaring(schema::kShapeFromShapes),
             sorted({"MatMul", "BiasAdd", "Conv2D", "DepthwiseConv2dNative", "StridedSlice", "TensorArrayRead",
-                    "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Pack", "Unpack", "Gather", "Sum",
+                    "Transpose", "Reshape", "ExpandDims", "Squeeze", "Concat", "Pack", "Unpack", "Split", "Gather", "Sum",
                     "Mean", "Max", "Min", "Softmax", "LogSoftmax", "MaxPool", "AvgPool", "Tile", "Pad", "Const"}));
   // The re-run's stacks (while_stacks_test.cpp).
   EXPECT_EQ(declaring(schema::kConsumesInputs), sorted({"While", "StatefulWhile"}));

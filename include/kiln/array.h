@@ -1,6 +1,6 @@
 #pragma once
 // Shape and array ops: reshape, transpose, expand_dims, squeeze, concat,
-// stack, unstack, slice, gather, one_hot, tile, pad. Indexing (x[i],
+// stack, unstack, split, split_with_sizes, slice, gather, one_hot, tile, pad. Indexing (x[i],
 // x[Slice(1, 3)], x.index({...})) is on Tensor itself (kiln/tensor.h).
 #include <cstdint>
 #include <utility>
@@ -43,6 +43,15 @@ Tensor stack(const std::vector<Tensor>& values, int64_t axis = 0,
 // Unpack). The size of that dim must be known.
 std::vector<Tensor> unstack(const Tensor& x, int64_t axis = 0,
                             SourceLocation loc = SourceLocation::current());
+
+// tf.split: x cut along `axis` into `num_splits` equal parts (the dim must
+// be known and divide evenly), or into parts of `sizes` (one size may be -1:
+// the rest of the dim; two names, as LibTorch's, so that a braced `{4}` is
+// never read as either). One op: its gradient is one concat of the parts'.
+std::vector<Tensor> split(const Tensor& x, int64_t num_splits, int64_t axis = 0,
+                          SourceLocation loc = SourceLocation::current());
+std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis = 0,
+                                     SourceLocation loc = SourceLocation::current());
 
 // tf.slice: `size` elements from `begin` on every axis (size -1: to the end).
 Tensor slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& size,

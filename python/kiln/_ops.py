@@ -277,6 +277,21 @@ def unstack(value, num=None, axis=0, name="unstack"):
     return _C.unstack(value, int(axis))
 
 
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    """tf.split: `value` cut along `axis` into num_or_size_splits equal parts (an int), or into parts of
+    those sizes (a list or 1-D tensor; one may be -1, the rest of the dim). One op, whose gradient is one
+    concat of the parts' gradients."""
+    if isinstance(num_or_size_splits, _C.Tensor):
+        num_or_size_splits = num_or_size_splits.numpy().tolist()
+    if isinstance(num_or_size_splits, (list, tuple)) or hasattr(num_or_size_splits, "tolist"):
+        sizes = [int(s) for s in (num_or_size_splits.tolist() if hasattr(num_or_size_splits, "tolist")
+                                  else num_or_size_splits)]
+        if num is not None and int(num) != len(sizes):
+            raise ValueError(f"kiln.split: num={num} but {len(sizes)} sizes were given")
+        return _C.split_with_sizes(value, sizes, int(axis))
+    return _C.split(value, int(num_or_size_splits), int(axis))
+
+
 def slice(input_, begin, size, name=None):  # noqa: A001
     return _C.slice(input_, [int(b) for b in begin], [int(s) for s in size])
 

@@ -302,6 +302,12 @@ void bind_ops(py::module_& m) {
     return kiln::stack(ts, axis, user_location());
   });
   m.def("unstack", [](py::handle x, int64_t axis) { return kiln::unstack(T(x), axis, user_location()); });
+  m.def("split", [](py::handle x, int64_t num_splits, int64_t axis) {
+    return kiln::split(T(x), num_splits, axis, user_location());
+  });
+  m.def("split_with_sizes", [](py::handle x, std::vector<int64_t> sizes, int64_t axis) {
+    return kiln::split_with_sizes(T(x), sizes, axis, user_location());
+  });
   m.def("slice", [](py::handle x, std::vector<int64_t> begin, std::vector<int64_t> size) {
     return kiln::slice(T(x), begin, size, user_location());
   });

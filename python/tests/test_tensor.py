@@ -224,3 +224,35 @@ def test_ref_makes_tensors_and_variables_usable_as_keys():
     assert v.ref().deref() is v and t.ref() != tf.constant(1.0).ref()
     with pytest.raises(TypeError, match="unhashable"):
         hash(v)
+
+
+def test_split_is_tfs():
+    x = tf.reshape(tf.range(12.0), [2, 6])
+    a, b, c = tf.split(x, [1, -1, 2], axis=1)
+    np.testing.assert_array_equal(a.numpy(), [[0.0], [6.0]])
+    np.testing.assert_array_equal(b.numpy(), [[1.0, 2.0, 3.0], [7.0, 8.0, 9.0]])
+    np.testing.assert_array_equal(c.numpy(), [[4.0, 5.0], [10.0, 11.0]])
+    halves = tf.split(x, 2, axis=-1)
+    assert [h.shape for h in halves] == [(2, 3), (2, 3)]
+    np.testing.assert_array_equal(tf.split(x, tf.constant([4, 2]), 1)[1].numpy(), [[4.0, 5.0], [10.0, 11.0]])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not split evenly into 4 parts"):
+        tf.split(x, 4, axis=1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="add up to 5"):
+        tf.split(x, [2, 3], axis=1)
+    with pytest.raises(ValueError, match="num=3"):
+        tf.split(x, [2, 4], axis=1, num=3)
+
+
+def test_split_gradient_and_trace_agree():
+    x = tf.reshape(tf.range(8.0), [2, 4])
+
+    def grad(v):
+        with tf.GradientTape() as tape:
+            tape.watch(v)
+            p = tf.split(v, 4, axis=1)
+            loss = tf.reduce_sum(p[0]) + 2.0 * tf.reduce_sum(p[1]) + 4.0 * tf.reduce_sum(p[3])
+        return tape.gradient(loss, v)
+
+    want = [[1.0, 2.0, 0.0, 4.0], [1.0, 2.0, 0.0, 4.0]]
+    np.testing.assert_array_equal(grad(x).numpy(), want)
+    np.testing.assert_array_equal(tf.function(grad)(x).numpy(), want)

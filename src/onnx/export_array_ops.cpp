@@ -85,6 +85,23 @@ void unpack(const NodeExport& x) {
   for (std::size_t i = 0; i < parts.size(); ++i) x.e.add_node("Squeeze", {parts[i], axes}, {x.out(static_cast<int>(i))});
 }
 
+// Split: ONNX's Split with the parts' sizes as its second input (opset 13
+// on), from the parts' types (a -1 part known only at run time is refused).
+void split(const NodeExport& x) {
+  const int64_t axis = x.attrs().get_int("axis");
+  const int r = x.known_rank(0);
+  const int a = static_cast<int>(axis < 0 ? axis + r : axis);
+  std::vector<int64_t> sizes;
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < x.node.outputs.size(); ++i) {
+    const Shape& part = x.out_type(static_cast<int>(i)).shape;
+    if (!part.has_known_rank() || part[a] < 0) x.refuse("a part's size is known only when the graph runs");
+    sizes.push_back(part[a]);
+    parts.push_back(x.out(static_cast<int>(i)));
+  }
+  set_attr(x.e.add_node("Split", {x.in(0), x.e.ints(sizes, "split")}, std::move(parts)), "axis", axis);
+}
+
 void gather(const NodeExport& x) {
   set_attr(x.e.add_node("Gather", {x.in(0), x.in(1)}, {x.out()}), "axis", x.attrs().get_int("axis"));
 }
@@ -209,7 +226,7 @@ void add_array_exports(ExportTable& t) {
   t["ReadVariable"] = read_variable;
   t["Reshape"] = reshape_attr, t["ReshapeLike"] = reshape_like, t["ExpandDims"] = expand_dims;
   t["Squeeze"] = squeeze, t["Transpose"] = transpose, t["Shape"] = shape;
-  t["Concat"] = concat, t["Pack"] = pack, t["Unpack"] = unpack, t["Gather"] = gather, t["OneHot"] = one_hot;
+  t["Concat"] = concat, t["Pack"] = pack, t["Unpack"] = unpack, t["Split"] = split, t["Gather"] = gather, t["OneHot"] = one_hot;
   t["Pad"] = pad, t["Tile"] = tile, t["FillLike"] = fill_like, t["BroadcastLike"] = broadcast_like;
   t["StridedSlice"] = strided_slice;
   t["GatherNd"] = gather_nd, t["TensorScatterUpdate"] = scatter_nd<false>, t["TensorScatterAdd"] = scatter_nd<true>;

@@ -1,5 +1,5 @@
 // Ops that join, split or repeat tensors: Concat, Pack (stack), Unpack
-// (unstack), Tile, Pad. Their gradient-support ops are in join_grad_ops.cpp.
+// (unstack), Split, Tile, Pad. Their gradient-support ops are in join_grad_ops.cpp.
 #include <algorithm>
 #include <vector>
 
@@ -236,6 +236,69 @@ void unpack_grad(schema::GradContext& c) {
 constexpr detail::OpDef kUnpack{.name = "Unpack", .infer = unpack_infer, .kernel = unpack_kernel,
                                 .flags = schema::kShapeFromShapes, .samples = unpack_samples, .gradient = unpack_grad};
 
+// ---- Split (tf.split) ---------------------------------------------------------------
+// Split(x){axis, sizes}: x cut along axis into parts of those sizes; one size
+// may be -1, the rest of the dim. One op and one copy where slices would be
+// one op each, and a gradient that is one Concat where the slices' would be
+// a zero-filled tensor each, added up (an LSTM's four gates).
+void split_infer(schema::InferContext& c) {
+  const Shape& in = c.shape(0);
+  if (!in.has_known_rank()) c.fail("the input's rank must be known to split it (got shape {})", in.to_string());
+  const int r = in.rank();
+  const int64_t axis = c.attrs().get_int("axis");
+  const int a = wrap_axis(axis, r);
+  if (a < 0)
+    c.fail("axis {} is out of range for input of rank {} (expected a value in [{}, {}))", axis, r, -r, r);
+  const std::vector<int64_t>& sizes = c.attrs().get_ints("sizes");
+  if (sizes.empty()) c.fail("needs at least one part (sizes is empty)");
+  int64_t known = 0;
+  int rest = -1;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1 && rest < 0) {
+      rest = static_cast<int>(i);
+    } else if (sizes[i] < 0) {
+      c.fail("sizes {} may hold one -1 (the rest of the dim), and no other negative size", ints_to_string(sizes));
+    } else {
+      known += sizes[i];
+    }
+  }
+  const int64_t dim = in[a];
+  if (dim >= 0 && (rest < 0 ? known != dim : known > dim))
+    c.fail("sizes {} {} but the input's axis {} has size {} (shape {})", ints_to_string(sizes),
+           rest < 0 ? fmt::format("add up to {}", known) : fmt::format("leave {} for the -1", dim - known), axis, dim,
+           in.to_string());
+  for (int64_t size : sizes) {
+    Shape part = in;
+    part[a] = size >= 0 ? size : dim >= 0 ? dim - known : -1;
+    c.add_output(c.dtype(0), part);
+  }
+}
+
+void split_kernel(schema::KernelContext& c) {
+  const Shape& in = c.in_shape(0);
+  const int a = wrap_axis(c.attrs.get_int("axis"), in.rank());
+  // The parts as allocated must tile the input's axis (copy_parts reads them
+  // back to back): a -1 may have met a dim inference did not know.
+  int64_t total = 0;
+  for (const Tensor& part : c.outputs) total += part.shape()[a];
+  if (total != in[a])
+    throw InvalidArgument(fmt::format("Split: sizes {} do not fit the input's axis {} of size {} (shape {})",
+                                      ints_to_string(c.attrs.get_ints("sizes")), c.attrs.get_int("axis"), in[a],
+                                      in.to_string()));
+  copy_parts(c.inputs[0], c.outputs, dims_product(in, 0, a), false);
+}
+
+std::vector<schema::OpSample> split_samples() {
+  return {{{constant({{1.f, 2.f, 3.f, 4.f}, {5.f, 6.f, 7.f, 8.f}})},
+           schema::Attrs{{"axis", int64_t(1)}, {"sizes", std::vector<int64_t>{1, -1, 2}}}},
+          {{constant({{1, 2}, {3, 4}, {5, 6}})}, schema::Attrs{{"axis", int64_t(0)}, {"sizes", std::vector<int64_t>{2, 1}}}}};
+}
+
+void split_grad(schema::GradContext& c) { c.set(0, concat(c.all_grads_or_zeros(), c.attrs.get_int("axis"))); }
+
+constexpr detail::OpDef kSplit{.name = "Split", .infer = split_infer, .kernel = split_kernel,
+                               .flags = schema::kShapeFromShapes, .samples = split_samples, .gradient = split_grad};
+
 // ---- Tile -----------------------------------------------------------------------
 void tile_infer(schema::InferContext& c) {
   const Shape& in = c.shape(0);
@@ -413,7 +476,7 @@ constexpr detail::OpDef kPad{.name = "Pad", .infer = pad_infer, .kernel = pad_ke
 }  // namespace
 
 void register_join_ops(schema::OpRegistry& r) {
-  for (const detail::OpDef* op : {&kConcat, &kPack, &kUnpack, &kTile, &kPad}) r.add(*op);
+  for (const detail::OpDef* op : {&kConcat, &kPack, &kUnpack, &kSplit, &kTile, &kPad}) r.add(*op);
 }
 
 }  // namespace ops
@@ -430,6 +493,29 @@ std::vector<Tensor> unstack(const Tensor& x, int64_t axis, SourceLocation loc) {
   const Tensor in[] = {x};
   runtime::TensorList out = runtime::dispatch(ops::kUnpack, in, schema::Attrs{{"axis", axis}}, loc);
   return std::vector<Tensor>(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
+}
+
+std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis,
+                                     SourceLocation loc) {
+  const Tensor in[] = {x};
+  runtime::TensorList out = runtime::dispatch(ops::kSplit, in, schema::Attrs{{"axis", axis}, {"sizes", sizes}}, loc);
+  return std::vector<Tensor>(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
+}
+
+std::vector<Tensor> split(const Tensor& x, int64_t num_splits, int64_t axis, SourceLocation loc) {
+  if (num_splits < 1) throw InvalidArgument(fmt::format("Split: num_splits must be at least 1, got {}", num_splits));
+  const Shape& s = x.defined() ? x.shape() : Shape::unknown_rank();
+  if (!s.has_known_rank()) return split_with_sizes(x, {-1}, axis, loc);  // Split's own error
+  const int a = ops::wrap_axis(axis, s.rank());
+  if (a < 0)
+    throw InvalidArgument(fmt::format("Split: axis {} is out of range for input of rank {} (expected a value in [{}, {}))",
+                                      axis, s.rank(), -s.rank(), s.rank()));
+  if (s[a] < 0)
+    throw InvalidArgument(fmt::format("Split: an even split needs the size of axis {} (shape {})", axis, s.to_string()));
+  if (s[a] % num_splits != 0)
+    throw InvalidArgument(fmt::format("Split: axis {} of size {} (shape {}) does not split evenly into {} parts", axis,
+                                      s[a], s.to_string(), num_splits));
+  return split_with_sizes(x, std::vector<int64_t>(static_cast<std::size_t>(num_splits), s[a] / num_splits), axis, loc);
 }
 
 Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples, SourceLocation loc) {

@@ -29,9 +29,10 @@ def _first(states):
     return states[0] if isinstance(states, (list, tuple)) else states
 
 
-def _gate(z, index, units):
-    """Columns [index * units, (index + 1) * units) of a [batch, gates * units] tensor."""
-    return _C.slice(z, [0, index * units], [-1, units])
+def _gates(z, count):
+    """A [batch, count * units] tensor cut into its count gates: one Split, whose gradient is one Concat
+    (a slice per gate would fill a [batch, count * units] zero tensor each in the backward pass)."""
+    return _C.split(z, count, 1)
 
 
 class _Cell(Layer):
@@ -203,11 +204,12 @@ class LSTMCell(_Cell):
         kernel, recurrent_kernel, bias = weights
         h, c = states
         z = _C.add(self._project(inputs, kernel, bias, masks[0]), self._times(h, recurrent_kernel, masks[1], 0, 4))
-        u, gate_act, act = self.units, self.recurrent_activation, self.activation
-        i = gate_act(_gate(z, 0, u))
-        f = gate_act(_gate(z, 1, u))
-        c = _C.add(_C.multiply(f, c), _C.multiply(i, act(_gate(z, 2, u))))
-        o = gate_act(_gate(z, 3, u))
+        gate_act, act = self.recurrent_activation, self.activation
+        z_i, z_f, z_c, z_o = _gates(z, 4)
+        i = gate_act(z_i)
+        f = gate_act(z_f)
+        c = _C.add(_C.multiply(f, c), _C.multiply(i, act(z_c)))
+        o = gate_act(z_o)
         h = _C.multiply(o, act(c))
         return h, [h, c]
 
@@ -247,17 +249,21 @@ class GRUCell(_Cell):
             inner = self._times(h, recurrent_kernel, state_masks, 0, 3)
             if self.use_bias:
                 inner = _C.bias_add(inner, _C.gather(bias, _C.constant(1), 0))
-            z = gate_act(_C.add(_gate(x, 0, u), _gate(inner, 0, u)))
-            r = gate_act(_C.add(_gate(x, 1, u), _gate(inner, 1, u)))
-            hh = act(_C.add(_gate(x, 2, u), _C.multiply(r, _gate(inner, 2, u))))
+            x_z, x_r, x_h = _gates(x, 3)
+            inner_z, inner_r, inner_h = _gates(inner, 3)
+            z = gate_act(_C.add(x_z, inner_z))
+            r = gate_act(_C.add(x_r, inner_r))
+            hh = act(_C.add(x_h, _C.multiply(r, inner_h)))
         else:
             inner = self._times(h, recurrent_kernel, state_masks, 0, 2)
-            z = gate_act(_C.add(_gate(x, 0, u), _gate(inner, 0, u)))
-            r = gate_act(_C.add(_gate(x, 1, u), _gate(inner, 1, u)))
+            x_z, x_r, x_h = _gates(x, 3)
+            inner_z, inner_r = _gates(inner, 2)
+            z = gate_act(_C.add(x_z, inner_z))
+            r = gate_act(_C.add(x_r, inner_r))
             h_for_candidate = h if state_masks is None else _C.multiply(h, state_masks[2])
             recurrent_h = _C.matmul(_C.multiply(r, h_for_candidate), _C.slice(recurrent_kernel, [0, 2 * u], [-1, u]),
                                     False, False)
-            hh = act(_C.add(_gate(x, 2, u), recurrent_h))
+            hh = act(_C.add(x_h, recurrent_h))
         h = _C.add(_C.multiply(z, h), _C.multiply(_C.subtract(1.0, z), hh))
         return h, [h]
 
