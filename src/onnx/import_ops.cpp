@@ -442,15 +442,7 @@ Out split_(const NodeImport& n) {
     if (dim < 0 || parts == 0 || dim % parts) n.refuse("an even split of a dim unknown or not divisible");
     sizes.assign(static_cast<std::size_t>(parts), dim / parts);
   }
-  Out out;
-  int64_t at = 0;
-  for (int64_t size : sizes) {
-    std::vector<int64_t> b(r, 0), sz(r, -1);
-    b[a] = at, sz[a] = size;
-    out.push_back(slice(n.in(0), b, sz));
-    at += size;
-  }
-  return out;
+  return split_with_sizes(n.in(0), sizes, a);
 }
 
 // ---- Reductions ------------------------------------------------------------------
