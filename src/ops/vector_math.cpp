@@ -38,9 +38,9 @@ inline float one(float x) {
 // qualify shows only in their inputs, so the loop guesses from the block
 // before (the first from its first 8 values): after a block computed whole
 // whose values were all small, it computes the next block's polynomial
-// first, checks, and computes that block whole where a lane was larger. Finding a block's largest |x| costs
-// about 5% on mixed inputs, so after two mixed blocks in a row the rest of
-// the call runs the plain loop.
+// first, checks, and computes that block whole where a lane was larger.
+// Finding a block's largest |x| costs about 5% on mixed inputs, so after two
+// mixed blocks in a row the rest of the call runs the plain loop.
 constexpr int kTanhBlock = 32;
 
 // tanh8 on one block; true if every |x| < 0.625 (NaN's bits order above).
