@@ -282,14 +282,15 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     those sizes (a list or 1-D tensor; one may be -1, the rest of the dim). One op, whose gradient is one
     concat of the parts' gradients."""
     if isinstance(num_or_size_splits, _C.Tensor):
-        num_or_size_splits = num_or_size_splits.numpy().tolist()
-    if isinstance(num_or_size_splits, (list, tuple)) or hasattr(num_or_size_splits, "tolist"):
-        sizes = [int(s) for s in (num_or_size_splits.tolist() if hasattr(num_or_size_splits, "tolist")
-                                  else num_or_size_splits)]
-        if num is not None and int(num) != len(sizes):
-            raise ValueError(f"kiln.split: num={num} but {len(sizes)} sizes were given")
-        return _C.split_with_sizes(value, sizes, int(axis))
-    return _C.split(value, int(num_or_size_splits), int(axis))
+        num_or_size_splits = num_or_size_splits.numpy()
+    if getattr(num_or_size_splits, "ndim", None) == 0:  # a NumPy or tensor scalar: a count
+        num_or_size_splits = int(num_or_size_splits)
+    if isinstance(num_or_size_splits, int):
+        return _C.split(value, num_or_size_splits, int(axis))
+    sizes = [int(s) for s in num_or_size_splits]
+    if num is not None and int(num) != len(sizes):
+        raise ValueError(f"kiln.split: num={num} but {len(sizes)} sizes were given")
+    return _C.split_with_sizes(value, sizes, int(axis))
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001

@@ -235,6 +235,8 @@ def test_split_is_tfs():
     halves = tf.split(x, 2, axis=-1)
     assert [h.shape for h in halves] == [(2, 3), (2, 3)]
     np.testing.assert_array_equal(tf.split(x, tf.constant([4, 2]), 1)[1].numpy(), [[4.0, 5.0], [10.0, 11.0]])
+    assert len(tf.split(x, np.int64(3), 1)) == 3 and len(tf.split(x, tf.constant(2), 1)) == 2
+    assert [p.shape for p in tf.split(x, np.array([5, 1]), 1)] == [(2, 5), (2, 1)]
     with pytest.raises(tf.errors.InvalidArgumentError, match="does not split evenly into 4 parts"):
         tf.split(x, 4, axis=1)
     with pytest.raises(tf.errors.InvalidArgumentError, match="add up to 5"):
