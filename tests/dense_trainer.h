@@ -1,10 +1,11 @@
 #pragma once
 // Shared by the tests of the training-step passes (Adam fusion, weight rows):
 // a small model of two dense layers trained by nn::Adam, eagerly or traced,
-// and a bitwise comparison of two models' variables.
+// bitwise comparisons of two models' variables, and a trace's optimized graph.
 #include <functional>
 #include <vector>
 
+#include "function/traced_graph.h"
 #include "kiln/kiln.h"
 #include "graph_test_util.h"
 
@@ -41,6 +42,18 @@ inline void expect_same_variables(const std::vector<Variable>& a, const std::vec
     SCOPED_TRACE(a[i].name());
     expect_bitwise(a[i].read_value(), b[i].read_value());
   }
+}
+
+// The model's and the optimizer's variables, bit for bit.
+inline void expect_same_training(DenseTrainer& a, DenseTrainer& b) {
+  expect_same_variables(a.model.variables(), b.model.variables());
+  expect_same_variables(a.adam.variables(), b.adam.variables());
+}
+
+// The optimized graph of `f`'s trace for `x`.
+template <class Fn>
+const graph::Graph& optimized(const kiln::Function<Fn>& f, const Tensor& x) {
+  return f.get_concrete_function(x).impl()->plan->graph();
 }
 
 }  // namespace kiln::testing

@@ -18,6 +18,7 @@
 
 #include "core/tensor_impl.h"
 #include "kernel_test_util.h"
+#include "test_util.h"
 #include "ops/known_ops.h"
 #include "ops/nn_internal.h"
 #include "runtime/dispatch.h"
@@ -129,8 +130,8 @@ TEST(MatmulPadding, TracedDenseLayerGivesTheEagerBits) {
 }
 
 // `b`'s rows stored `padding` elements longer, the padding NaN (a product
-// that read it would show NaNs).
-kiln::Tensor in_longer_rows(const kiln::Tensor& b, int64_t padding) {
+// that read it would show NaNs; ops::in_longer_rows pads with zeros).
+kiln::Tensor nan_padded_rows(const kiln::Tensor& b, int64_t padding) {
   const int64_t rows = b.shape()[0], cols = b.shape()[1];
   std::vector<float> stored(static_cast<std::size_t>(rows * (cols + padding)), std::nanf(""));
   const std::vector<float> dense = b.to_vector<float>();
@@ -165,7 +166,7 @@ TEST(MatmulPadding, BStoredInLongerRowsGivesTheBitsOfTheDenseB) {
       ThreadCount scope(threads);
       const std::vector<float> dense = kiln::matmul(a, b, false, c.tb).to_vector<float>();
       for (int64_t padding : {int64_t(16), int64_t(3)})
-        expect_same_bits(dense, product_of_longer_rows(a, in_longer_rows(b, padding), c.tb, padding));
+        expect_same_bits(dense, product_of_longer_rows(a, nan_padded_rows(b, padding), c.tb, padding));
     }
   }
 }
@@ -174,15 +175,9 @@ TEST(MatmulPadding, BRowPaddingNeedsAFloatMatrixWithThatManyColumns) {
   kiln::Tensor a = kiln::constant(uniform(6, 1), kiln::Shape{2, 3});
   const kiln::Tensor in[] = {a, kiln::constant(uniform(6, 2), kiln::Shape{3, 2})};
   const kiln::schema::Attrs attrs{{"transpose_a", false}, {"transpose_b", false}, {kiln::ops::kMatmulBRowPadding, 4}};
-  try {
-    kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs);
-    FAIL() << "expected InvalidArgument";
-  } catch (const kiln::InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("b_row_padding=4 needs a float32 b of rank 2 with at least that many "
-                                         "columns, got float32 (3, 2)"),
-              std::string::npos)
-        << e.what();
-  }
+  kiln::testing::expect_error<kiln::InvalidArgument>(
+      [&] { kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs); },
+      {"b_row_padding=4 needs a float32 b of rank 2 with at least that many columns, got float32 (3, 2)"});
 }
 
 // The shapes that oneDNN 2.6's AVX2 sgemm sends to its no-copy kernel (1/M +

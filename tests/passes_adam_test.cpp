@@ -25,12 +25,8 @@ using AdamFn = kiln::testing::StepFn;
 // (1000 x 300) is made in five bands of rows, the last one shorter; the
 // second's (300 x 3) in one.
 using Trainer = kiln::testing::DenseTrainer;
-using kiln::testing::expect_same_variables;
-
-// The optimized graph of `f`'s trace for `x`.
-const graph::Graph& optimized(const kiln::Function<AdamFn>& f, const Tensor& x) {
-  return f.get_concrete_function(x).impl()->plan->graph();
-}
+using kiln::testing::expect_same_training;
+using kiln::testing::optimized;
 
 // A function traced with the adam pass off (KILN_DISABLE_PASSES is read when
 // a trace is optimized).
@@ -65,10 +61,8 @@ TEST(AdamFusion, AStepsUpdatesBecomeOneOpWithTheSameBits) {
   }
   // The slots too: the optimizer's variables are the iteration count, the
   // learning rate and each weight's m and v.
-  expect_same_variables(fused.model.variables(), unfused.model.variables());
-  expect_same_variables(fused.adam.variables(), unfused.adam.variables());
-  expect_same_variables(fused.model.variables(), eager.model.variables());
-  expect_same_variables(fused.adam.variables(), eager.adam.variables());
+  expect_same_training(fused, unfused);
+  expect_same_training(fused, eager);
 }
 
 // An empty batch makes an empty gradient MatMul (K = 0): the fused op takes
@@ -86,8 +80,7 @@ TEST(AdamFusion, AnEmptyBatchsGradientIsMatMulsZeros) {
     f(x);
     g(x);
   }
-  expect_same_variables(fused.model.variables(), unfused.model.variables());
-  expect_same_variables(fused.adam.variables(), unfused.adam.variables());
+  expect_same_training(fused, unfused);
 }
 
 // Four variables with their slots, and a counter.
@@ -127,8 +120,7 @@ void expect_fusion_keeps_the_bits(int64_t batch, int64_t inputs, int64_t units, 
     f(x);
     g(x);
   }
-  expect_same_variables(fused.model.variables(), unfused.model.variables());
-  expect_same_variables(fused.adam.variables(), unfused.adam.variables());
+  expect_same_training(fused, unfused);
 }
 
 // After three calls, a traced step of a Trainer(inputs, units) at batch 8 makes

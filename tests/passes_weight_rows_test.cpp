@@ -28,16 +28,14 @@ namespace {
 // the pass runs on every machine (the bits are the same either way).
 using PaddingMode = kiln::testing::MatmulPaddingMode;
 
+using kiln::testing::expect_same_training;
 using kiln::testing::expect_same_variables;
+using kiln::testing::optimized;
 using kiln::testing::StepFn;
 // 64 inputs, 1024 units: kernels of 64 x 1024 and 1024 x 3.
 struct Trainer : kiln::testing::DenseTrainer {
   Trainer() : DenseTrainer(64, 1024) {}
 };
-
-const graph::Graph& optimized(const kiln::Function<StepFn>& f, const Tensor& x) {
-  return f.get_concrete_function(x).impl()->plan->graph();
-}
 
 int nodes_with(const graph::Graph& g, const char* attr) {
   int n = 0;
@@ -65,8 +63,7 @@ TEST(WeightRows, TrainingWithKernelsInLongerRowsKeepsTheEagerBits) {
       f(x);
       eager.step(x);
     }
-    expect_same_variables(traced.model.variables(), eager.model.variables());
-    expect_same_variables(traced.adam.variables(), eager.adam.variables());
+    expect_same_training(traced, eager);
   }
 }
 
@@ -90,8 +87,7 @@ TEST(WeightRows, EagerReadsAndWritesBetweenStepsSeeTheCurrentValue) {
   for (Trainer* t : {&traced, &eager}) t->kernel(1).assign_add(delta);
   f(x);
   eager.step(x);
-  expect_same_variables(traced.model.variables(), eager.model.variables());
-  expect_same_variables(traced.adam.variables(), eager.adam.variables());
+  expect_same_training(traced, eager);
 }
 
 // The optimizer writes the longer rows where they are: the same buffer from
@@ -142,7 +138,7 @@ TEST(WeightRows, AnUpdateWritesTheFormReadLast) {
 
   // A traced evaluation, then eager steps on the same model.
   auto evaluate = kiln::function([&](const Tensor& x) { return traced.model(x, false); });
-  const std::string g = evaluate.get_concrete_function(x).impl()->plan->graph().to_string();
+  const std::string g = optimized(evaluate, x).to_string();
   ASSERT_NE(g.find("row_padding=16"), std::string::npos) << g;
   expect_bitwise(eager.model(x, false), evaluate(x));
   for (int step = 0; step < 2; ++step) {
@@ -150,8 +146,7 @@ TEST(WeightRows, AnUpdateWritesTheFormReadLast) {
     eager.step(x);
     EXPECT_EQ(holds(traced.kernel(0)), std::make_pair(true, false)) << "eager step " << step;
   }
-  expect_same_variables(traced.model.variables(), eager.model.variables());
-  expect_same_variables(traced.adam.variables(), eager.adam.variables());
+  expect_same_training(traced, eager);
 }
 
 // A read still held when the optimizer runs (a product after the update
@@ -170,7 +165,7 @@ TEST(WeightRows, AReadHeldAcrossTheUpdateKeepsItsValue) {
     // Not matmul(x, read) again, which tracing would share with `before`.
     return std::tuple<Tensor, Tensor>{before, kiln::matmul(x + 1.f, read)};
   });
-  const std::string g = f.get_concrete_function(x).impl()->plan->graph().to_string();
+  const std::string g = optimized(f, x).to_string();
   ASSERT_NE(g.find("row_padding=16"), std::string::npos) << g;
   for (int step = 0; step < 2; ++step) {
     SCOPED_TRACE(::testing::Message() << "step " << step);
@@ -199,7 +194,7 @@ TEST(WeightRows, OtherReadersTheRuleAndTheSwitchKeepVariablesDense) {
   using Fn = std::function<Tensor(const Tensor&)>;
   auto graph_of = [&](Fn body) {
     auto f = kiln::function(body);
-    return f.get_concrete_function(x).impl()->plan->graph().to_string();
+    return optimized(f, x).to_string();
   };
   const Fn only_b = [&](const Tensor& x) { return kiln::matmul(x, w.read_value()); };
   const Fn also_summed = [&](const Tensor& x) {
@@ -222,7 +217,7 @@ TEST(WeightRows, OtherReadersTheRuleAndTheSwitchKeepVariablesDense) {
     const std::string a = graph_of(also_a);
     EXPECT_NE(a.find("shape=(64, 1024), row_padding=16"), std::string::npos) << a;
     EXPECT_EQ(a.find("shape=(64, 64), row_padding"), std::string::npos) << a;
-    const std::string result = also_result.get_concrete_function(x).impl()->plan->graph().to_string();
+    const std::string result = optimized(also_result, x).to_string();
     EXPECT_EQ(result.find("row_padding"), std::string::npos) << result;
     setenv("KILN_DISABLE_PASSES", "weightrows", 1);
     const std::string off = graph_of(only_b);
@@ -241,14 +236,14 @@ TEST(WeightRows, ACapturedWeightIsCopiedIntoLongerRowsOnce) {
   PaddingMode mode(MatmulBPadding::kAlways);
   const Tensor w = random::normal({64, 1024}, 0, 1, DType::Float32, 12), x = batch();
   auto dense = kiln::function([&](const Tensor& x) { return kiln::relu(kiln::matmul(x, w)); });
-  const graph::Graph& g = dense.get_concrete_function(x).impl()->plan->graph();
+  const graph::Graph& g = optimized(dense, x);
   EXPECT_NE(g.to_string().find("capture_rows = Const() {value=<float32 (64, 1040)>} : float32[64,1040]"), std::string::npos)
       << g.to_string();
   EXPECT_EQ(nodes_with(g, ops::kMatmulBRowPadding), 1) << g.to_string();
   for (int call = 0; call < 2; ++call) expect_bitwise(kiln::relu(kiln::matmul(x, w)), dense(x));
 
   auto also_summed = kiln::function([&](const Tensor& x) { return kiln::matmul(x, w) + kiln::sum(w); });
-  const std::string summed = also_summed.get_concrete_function(x).impl()->plan->graph().to_string();
+  const std::string summed = optimized(also_summed, x).to_string();
   EXPECT_EQ(summed.find("b_row_padding"), std::string::npos) << summed;
 
   std::vector<float> outside = w.to_vector<float>();
@@ -256,7 +251,7 @@ TEST(WeightRows, ACapturedWeightIsCopiedIntoLongerRowsOnce) {
       DType::Float32, Shape{64, 1024},
       core::make_external_buffer(DType::Float32, 64 * 1024, outside.data(), [](void*) noexcept {}, nullptr));
   auto on_external = kiln::function([&](const Tensor& x) { return kiln::matmul(x, external); });
-  const std::string ext = on_external.get_concrete_function(x).impl()->plan->graph().to_string();
+  const std::string ext = optimized(on_external, x).to_string();
   EXPECT_EQ(ext.find("b_row_padding"), std::string::npos) << ext;
   expect_bitwise(kiln::matmul(x, w), on_external(x));
   outside[5] = 1e6f;  // the owner writes its memory: the next call reads it
@@ -285,7 +280,7 @@ TEST(WeightRows, VariablesOtherWritersUpdateStayDense) {
       after_step(vars[0]);
     };
     auto f = kiln::function(StepFn([&](const Tensor& x) { step(traced_model, traced_opt, x); }));
-    const std::string g = f.get_concrete_function(x).impl()->plan->graph().to_string();
+    const std::string g = optimized(f, x).to_string();
     for (int i = 0; i < 2; ++i) {
       f(x);
       step(eager_model, eager_opt, x);
@@ -311,7 +306,7 @@ TEST(WeightRows, TheMnistDenseLayerFollowsMatMulsRule) {
   const Tensor x = random::normal({50, 3136}, 0, 1, DType::Float32, 6);
   auto f = kiln::function(std::function<Tensor(const Tensor&)>(
       [&](const Tensor& x) { return kiln::relu(kiln::matmul(x, w.read_value())); }));
-  const std::string g = f.get_concrete_function(x).impl()->plan->graph().to_string();
+  const std::string g = optimized(f, x).to_string();
   EXPECT_EQ(g.find("row_padding=16") != std::string::npos, ops::matmul_pads_b(50, 3136, 1024)) << g;
   expect_bitwise(kiln::relu(kiln::matmul(x, w.read_value())), f(x));
 }
@@ -320,13 +315,7 @@ TEST(WeightRows, ReadInLongerRowsNeedsAFloatMatrix) {
   Variable v(constant({1.f, 2.f, 3.f}), {.name = "vector"});
   const Tensor in[] = {v.handle()};
   const schema::Attrs attrs{{"dtype", DType::Float32}, {"shape", Shape{3}}, {ops::kReadRowPadding, 16}};
-  try {
-    runtime::run_eager(ops::read_variable_op(), in, attrs);
-    FAIL() << "expected InvalidArgument";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("row_padding=16 needs a float32 matrix of known shape, got float32 (3,)"),
-              std::string::npos)
-        << e.what();
-  }
+  kiln::testing::expect_error<InvalidArgument>([&] { runtime::run_eager(ops::read_variable_op(), in, attrs); },
+                                               {"row_padding=16 needs a float32 matrix of known shape, got float32 (3,)"});
   expect_bitwise(v.read_value(), constant({1.f, 2.f, 3.f}));
 }

@@ -54,11 +54,6 @@ Shape RNN::bias_shape() const { return Shape{gates_ * units_}; }
 
 Tensor RNN::initial_bias() const { return zeros(bias_shape(), dtype()); }
 
-// One Split, not a slice per gate: the gradient is then one Concat of the
-// gates' gradients, where slices' would each fill a [batch, gates * units]
-// tensor with zeros and the sum would add them (about 6 of lstm_mnist's 40 ms
-// a step on a Zen 3).
-std::vector<Tensor> RNN::gates(const Tensor& z, int64_t count) const { return split(z, count, 1); }
 
 Tensor RNN::call(const Tensor& x, bool) { return call_with_states(x).output; }
 
@@ -158,7 +153,10 @@ std::vector<Tensor> LSTM::step(const Tensor& projected, const std::vector<Tensor
                                const Tensor& recurrent_kernel, const Tensor&) const {
   const Activation& act = options().activation;
   const Activation& gate_act = options().recurrent_activation;
-  const std::vector<Tensor> z = gates(projected + matmul(states[0], recurrent_kernel), 4);
+  // The gates by one split, not a slice each: the gradient is then one Concat,
+  // where slices' would each fill a [batch, 4 * units] tensor with zeros and
+  // add them up (about 6 of lstm_mnist's 40 ms a step on a Zen 3).
+  const std::vector<Tensor> z = split(projected + matmul(states[0], recurrent_kernel), 4, 1);
   Tensor i = gate_act(z[0]);
   Tensor f = gate_act(z[1]);
   Tensor c = f * states[1] + i * act(z[2]);
@@ -187,7 +185,7 @@ std::vector<Tensor> GRU::step(const Tensor& projected, const std::vector<Tensor>
   // the z and r blocks only (the h block multiplies r * h_prev below).
   Tensor inner = matmul(h, reset_after ? recurrent_kernel : slice(recurrent_kernel, {0, 0}, {-1, 2 * u}));
   if (reset_after && bias.defined()) inner = bias_add(inner, bias[1]);
-  const std::vector<Tensor> x_part = gates(projected, 3), h_part = gates(inner, reset_after ? 3 : 2);
+  const std::vector<Tensor> x_part = split(projected, 3, 1), h_part = split(inner, reset_after ? 3 : 2, 1);
   Tensor z = gate_act(x_part[0] + h_part[0]);
   Tensor r = gate_act(x_part[1] + h_part[1]);
   Tensor recurrent_h = reset_after ? r * h_part[2] : matmul(r * h, slice(recurrent_kernel, {0, 2 * u}, {-1, u}));

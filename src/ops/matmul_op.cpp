@@ -422,16 +422,18 @@ void copy_rows(const float* from, int64_t from_stride, float* to, int64_t to_str
       std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(cols, 1)));
 }
 
-Tensor in_longer_rows(const Tensor& b, int64_t padding) {
-  const int64_t k = b.shape()[0], n = b.shape()[1];
-  Tensor longer = core::make_tensor(DType::Float32, Shape{k, n + padding});
-  copy_rows(core::data_of<float>(b), n, core::data_of<float>(longer), n + padding, k, n);
-  zero_row_padding(core::data_of<float>(longer), k, n, padding);
+Tensor new_longer_rows(int64_t rows, int64_t cols, int64_t padding) {
+  Tensor longer = core::make_tensor(DType::Float32, Shape{rows, cols + padding});
+  float* m = core::data_of<float>(longer);
+  for (int64_t r = 0; r < rows; ++r) std::fill_n(m + r * (cols + padding) + cols, padding, 0.f);
   return longer;
 }
 
-void zero_row_padding(float* m, int64_t rows, int64_t cols, int64_t padding) {
-  for (int64_t r = 0; r < rows; ++r) std::fill_n(m + r * (cols + padding) + cols, padding, 0.f);
+Tensor in_longer_rows(const Tensor& b, int64_t padding) {
+  const int64_t k = b.shape()[0], n = b.shape()[1];
+  Tensor longer = new_longer_rows(k, n, padding);
+  copy_rows(core::data_of<float>(b), n, core::data_of<float>(longer), n + padding, k, n);
+  return longer;
 }
 
 void set_matmul_b_padding(MatmulBPadding mode) {

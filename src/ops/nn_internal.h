@@ -38,12 +38,12 @@ inline constexpr const char* kMatmulBRowPadding = "b_row_padding";
 // (rows `to_stride` apart): into longer rows and back (the threads share the
 // rows).
 void copy_rows(const float* from, int64_t from_stride, float* to, int64_t to_stride, int64_t rows, int64_t cols);
-// A float32 matrix [k, n] as a new [k, n + padding] tensor, the padding
-// zeros: a weight in the form b_row_padding reads.
+// A new float32 [rows, cols + padding] tensor whose padding is zeros (the
+// rows are left for the caller to write): a weight in the form
+// b_row_padding reads.
+Tensor new_longer_rows(int64_t rows, int64_t cols, int64_t padding);
+// A float32 matrix [k, n] copied into new_longer_rows(k, n, padding).
 Tensor in_longer_rows(const Tensor& b, int64_t padding);
-// Zeros the last `padding` floats of each of the `rows` rows of `m` (rows
-// `cols + padding` long).
-void zero_row_padding(float* m, int64_t rows, int64_t cols, int64_t padding);
 void register_conv_ops(schema::OpRegistry& registry);
 void register_pool_ops(schema::OpRegistry& registry);
 void register_softmax_ops(schema::OpRegistry& registry);

@@ -248,19 +248,15 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
   PerVariable<int64_t> var_padding(count);
   PerVariable<std::array<Tensor, 3>> fresh(count);
   for (std::size_t j = 0; j < count; ++j) {
+    const Shape& shape = grads[j].gradient_shape();
     for (int i : {kVar, kM, kV}) {
       // m and v are read by this update alone: dense.
       int64_t padding = 0;
       target[j][i] = i == kVar ? &states[j][i]->form_to_update(&padding) : &states[j][i]->dense_to_update();
       if (i == kVar) var_padding[j] = padding;
-      if (!core::is_exclusively_owned(*target[j][i])) {
-        fresh[j][i] = core::make_tensor(dtype, target[j][i]->shape());
-        // The update writes the rows, not their padding (float32's alone).
-        if (padding) {
-          const Shape& s = fresh[j][i].shape();
-          ops::zero_row_padding(core::data_of<float>(fresh[j][i]), s[0], s[1] - padding, padding);
-        }
-      }
+      // The update writes the rows, not their padding (float32's alone).
+      if (!core::is_exclusively_owned(*target[j][i]))
+        fresh[j][i] = padding ? ops::new_longer_rows(shape[0], shape[1], padding) : core::make_tensor(dtype, shape);
     }
   }
   core::visit_numeric(dtype, [&]<class T>() {

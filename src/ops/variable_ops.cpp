@@ -46,8 +46,7 @@ const Tensor& VariableState::value_in_longer_rows(int64_t padding) {
   if (dense.dtype() != DType::Float32 || s.rank() != 2 || padding < 1)
     throw Internal(fmt::format("variable '{}': {} {} cannot be read in rows {} longer", name,
                                dtype_name(dense.dtype()), s.to_string(), padding));
-  Tensor longer = ops::in_longer_rows(dense, padding);
-  longer_rows_ = std::move(longer);
+  longer_rows_ = ops::in_longer_rows(dense, padding);
   padding_ = padding;
   longer_rows_read_last_ = true;
   return longer_rows_;

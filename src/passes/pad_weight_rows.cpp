@@ -59,11 +59,6 @@ bool only_b(const Node& source, const std::vector<Node*>& readers, bool* copied)
   return true;
 }
 
-bool only_b_and_copied(const Node& source, const std::vector<Node*>& readers) {
-  bool copied = false;
-  return only_b(source, readers, &copied) && copied;
-}
-
 // Whether every place `n` takes `handle` is a var of its Adam updates (not
 // an m or v): ApplyAdam(var, m, v, grad, alpha), FusedApplyAdam's groups of
 // var, m, v and one gradient or two (grad_from_matmul), then alpha.
@@ -127,11 +122,13 @@ bool pad_weight_rows(graph::Graph& g) {
   // placeholder, which stays (the call feeds it) with no reader. Not a
   // buffer of outside memory (numpy's, DLPack's), which its owner may write.
   std::vector<std::unique_ptr<Node>> consts(g.nodes().size());
+  bool added = false;
   for (const graph::Capture& c : g.captures()) {
     Node& placeholder = *c.placeholder;
     const Tensor& outer = c.outer;
+    bool copied = false;
     if (!outer.defined() || outer.is_symbolic() || outer.dtype() != DType::Float32 || result[placeholder.id] ||
-        outer.impl()->buffer->release_external || !only_b_and_copied(placeholder, readers[placeholder.id]))
+        outer.impl()->buffer->release_external || !only_b(placeholder, readers[placeholder.id], &copied) || !copied)
       continue;
     const Tensor longer = ops::in_longer_rows(outer, ops::kMatmulBPad);
     const schema::TensorType type{DType::Float32, longer.shape()};
@@ -142,9 +139,8 @@ bool pad_weight_rows(graph::Graph& g) {
       m->attrs.set(ops::kMatmulBRowPadding, ops::kMatmulBPad);
     }
     consts[placeholder.id] = std::move(k);
+    added = true;
   }
-  bool added = false;
-  for (const auto& k : consts) added |= k != nullptr;
   if (added) {
     std::vector<std::unique_ptr<Node>> nodes = g.take_nodes(), out;
     out.reserve(nodes.size() + consts.size());

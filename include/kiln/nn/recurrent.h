@@ -86,8 +86,6 @@ class RNN : public Layer {
   // first.
   virtual std::vector<Tensor> step(const Tensor& projected, const std::vector<Tensor>& states,
                                    const Tensor& recurrent_kernel, const Tensor& bias) const = 0;
-  // A [batch, count * units] tensor cut into its `count` gates of units columns.
-  std::vector<Tensor> gates(const Tensor& z, int64_t count) const;
   const RecurrentOptions& options() const { return options_; }
 
  private:
