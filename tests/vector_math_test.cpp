@@ -184,40 +184,54 @@ TEST(VectorMath, LoopMatchesScalarBitwise) {
   expect_loop_matches_scalar<SigmoidFn>();
 }
 
-// tanh's 8-lane loop runs blocks of 32 small values (|x| < 0.625) on the odd
-// polynomial alone, guessing from the block before; every guess, right or
-// wrong, gives the formula's bits. Runs of small blocks with one larger
-// value (or NaN, or exactly 0.625) at each position of a block, mixed blocks
-// in a row (after which the loop stops guessing), every length and offset,
-// and in place.
-TEST(VectorMath, TanhSmallBlocksGiveTheFormulasBits) {
+// tanh's loops run blocks of small values (|x| < 0.625) on the odd
+// polynomial alone, guessing from the block before: blocks of 32 on 8
+// lanes, of 64 on 16. Every guess, right or wrong, gives the formula's bits.
+// Runs of small blocks with one larger value (or NaN, or exactly 0.625) at
+// each position of a block, mixed blocks in a row (after which the loop
+// stops guessing), every length and offset, and in place.
+using TanhLoop = void (*)(const float*, float*, int64_t);
+void expect_small_blocks_give_the_formulas_bits(TanhLoop loop, int64_t block, int64_t guess_lanes) {
   std::vector<float> x;
-  for (int i = 0; i < 4096; ++i) x.push_back(std::ldexp(static_cast<float>((i * 7919) % 1000) - 499.5f, -10));  // |x| < 0.49
-  for (int at : {32 * 3, 32 * 5 + 7, 32 * 9 + 31, 32 * 12 + 12}) x[at] = 0.75f;
-  x[32 * 20 + 3] = kNaN;
-  x[32 * 22 + 30] = -0.625f;
-  x[32 * 24] = std::nextafter(0.625f, 0.0f);  // still small
-  for (int i = 32 * 40; i < 32 * 43; ++i) x[i] = 3.0f * std::sin(static_cast<float>(i));  // mixed blocks in a row
+  for (int64_t i = 0; i < 128 * block; ++i)
+    x.push_back(std::ldexp(static_cast<float>((i * 7919) % 1000) - 499.5f, -10));  // |x| < 0.49
+  const std::vector<int64_t> larger = {block * 3, block * 5 + 7, block * 9 + block - 1, block * 12 + 12};
+  for (int64_t at : larger) x[at] = 0.75f;
+  x[block * 20 + 3] = kNaN;
+  x[block * 22 + block - 2] = -0.625f;
+  x[block * 24] = std::nextafter(0.625f, 0.0f);  // still small
+  for (int64_t i = block * 40; i < block * 43; ++i) x[i] = 3.0f * std::sin(static_cast<float>(i));  // mixed in a row
   std::vector<float> want(x.size());
   for (size_t i = 0; i < x.size(); ++i) want[i] = f32<TanhFn>(x[i]);
-  for (int64_t start : {0, 1, 31}) {
-    for (int64_t n : {31, 32, 33, 64, 95, 1000, 4000}) {
+  for (int64_t start : {int64_t{0}, int64_t{1}, block - 1}) {
+    for (int64_t n : {block - 1, block, block + 1, 2 * block, 3 * block - 1, int64_t{1000}, int64_t{4000}}) {
       std::vector<float> got(static_cast<size_t>(n));
-      kiln::ops::vmath::tanh_f32_8lanes(x.data() + start, got.data(), n);
+      loop(x.data() + start, got.data(), n);
       for (int64_t i = 0; i < n; ++i)
         ASSERT_TRUE(same_bits(got[i], want[start + i])) << "start " << start << " n " << n << " i " << i;
     }
   }
   std::vector<float> inplace(x);
-  kiln::ops::vmath::tanh_f32_8lanes(inplace.data(), inplace.data(), static_cast<int64_t>(inplace.size()));
+  loop(inplace.data(), inplace.data(), static_cast<int64_t>(inplace.size()));
   for (size_t i = 0; i < x.size(); ++i) ASSERT_TRUE(same_bits(inplace[i], want[i])) << i;
-  // The first block's guess comes from its first 8 values: small there,
+  // The first block's guess comes from its first vector: small there,
   // larger further on (it must then be computed whole).
-  for (int64_t start : {32 * 3 - 20, 32 * 5 + 7 - 9, 32 * 9 + 31 - 31}) {
-    std::vector<float> got(64);
-    kiln::ops::vmath::tanh_f32_8lanes(x.data() + start, got.data(), 64);
-    for (int64_t i = 0; i < 64; ++i) ASSERT_TRUE(same_bits(got[i], want[start + i])) << "start " << start << " i " << i;
+  for (int64_t at : larger) {
+    const int64_t start = at - guess_lanes - 3;
+    std::vector<float> got(static_cast<size_t>(2 * block));
+    loop(x.data() + start, got.data(), 2 * block);
+    for (int64_t i = 0; i < 2 * block; ++i)
+      ASSERT_TRUE(same_bits(got[i], want[start + i])) << "start " << start << " i " << i;
   }
+}
+
+TEST(VectorMath, TanhSmallBlocksGiveTheFormulasBits) {
+  expect_small_blocks_give_the_formulas_bits(kiln::ops::vmath::tanh_f32_8lanes, 32, 8);
+}
+
+TEST(VectorMath, TanhSixteenLanesSmallBlocksGiveTheFormulasBits) {
+  if (!kiln::ops::vmath::has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 (or KILN_DISABLE_AVX512 is set)";
+  expect_small_blocks_give_the_formulas_bits(kiln::ops::vmath::tanh_f32, 64, 16);
 }
 
 // tanh's AVX-512 loop gives the 8-lane loop's bits: a strided sweep of every

@@ -95,6 +95,47 @@ KILN_TARGET_AVX512 void map16(const float* x, float* o, int64_t n) {
     _mm512_mask_storeu_ps(o + i, mask, K(_mm512_maskz_loadu_ps(mask, x + i)));
   }
 }
+
+// tanh_map8's small blocks on 16 lanes: blocks of 64 (four registers, as
+// there), the same guesses, tanh16's bits.
+constexpr int kTanhBlock16 = 64;
+
+[[gnu::always_inline]] KILN_TARGET_AVX512 inline bool tanh_block16_whole(const float* x, float* o) {
+  __m512i largest = _mm512_setzero_si512();
+  for (int j = 0; j < kTanhBlock16; j += 16) {
+    const __m512 v = _mm512_loadu_ps(x + j);
+    _mm512_storeu_ps(o + j, lanes16::tanh16(v));
+    largest = _mm512_maskz_max_epi32(0xFFFF, largest, _mm512_castps_si512(lanes16::abs(v)));
+  }
+  return _mm512_cmpgt_epi32_mask(largest, _mm512_set1_epi32(0x3f1fffff)) == 0;  // all < 0.625f
+}
+
+[[gnu::always_inline]] KILN_TARGET_AVX512 inline bool tanh_block16_small(const float* x, float* o) {
+  __m512 y[kTanhBlock16 / 16];
+  __mmask16 large = 0;
+  for (int j = 0; j < kTanhBlock16 / 16; ++j) {
+    const __m512 v = _mm512_loadu_ps(x + 16 * j);
+    const __m512 ax = lanes16::abs(v);
+    large |= _mm512_cmp_ps_mask(ax, lanes16::splat(0.625f), _CMP_NLT_US);
+    y[j] = _mm512_or_ps(lanes16::tanh16_small_magnitude(ax), _mm512_and_ps(v, lanes16::splat(-0.0f)));
+  }
+  if (large != 0) return false;
+  for (int j = 0; j < kTanhBlock16 / 16; ++j) _mm512_storeu_ps(o + 16 * j, y[j]);
+  return true;
+}
+
+KILN_TARGET_AVX512 void tanh_map16(const float* x, float* o, int64_t n) {
+  int64_t i = 0;
+  bool guess_small =
+      n >= kTanhBlock16 &&
+      _mm512_cmp_ps_mask(lanes16::abs(_mm512_loadu_ps(x)), lanes16::splat(0.625f), _CMP_LT_OQ) == 0xFFFF;
+  for (int mixed_in_a_row = 0; i + kTanhBlock16 <= n && mixed_in_a_row < 2; i += kTanhBlock16) {
+    if (guess_small && tanh_block16_small(x + i, o + i)) continue;
+    guess_small = tanh_block16_whole(x + i, o + i);
+    mixed_in_a_row = guess_small ? 0 : mixed_in_a_row + 1;
+  }
+  map16<lanes16::tanh16>(x + i, o + i, n - i);
+}
 #endif
 
 }  // namespace
@@ -130,7 +171,7 @@ KILN_VMATH_DEFINE(log1p, std::log1p(x))
 float tanh_f32(float x) { return one<tanh8>(x); }
 void tanh_f32(const float* x, float* o, int64_t n) {
 #if KILN_VECTOR_MATH_16
-  if (has_avx512()) return map16<lanes16::tanh16>(x, o, n);
+  if (has_avx512()) return tanh_map16(x, o, n);
 #endif
   tanh_map8(x, o, n);
 }

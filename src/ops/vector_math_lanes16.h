@@ -22,10 +22,22 @@ KILN_TARGET_AVX512 inline __m512 splat(float v) { return _mm512_set1_ps(v); }
 KILN_TARGET_AVX512 inline __m512i min_epi32(__m512i a, __m512i b) { return _mm512_maskz_min_epi32(0xFFFF, a, b); }
 KILN_TARGET_AVX512 inline __m512i shift_left_23(__m512i a) { return _mm512_maskz_slli_epi32(0xFFFF, a, 23); }
 KILN_TARGET_AVX512 inline __m512 fma(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+KILN_TARGET_AVX512 inline __m512 abs(__m512 x) { return _mm512_andnot_ps(splat(-0.0f), x); }
+
+// tanh8_small_magnitude: the odd polynomial on |x| < 0.625 (and NaN).
+KILN_TARGET_AVX512 inline __m512 tanh16_small_magnitude(__m512 ax) {
+  const __m512 z = _mm512_mul_ps(ax, ax);
+  __m512 q = splat(-0.005704983603209257f);
+  q = fma(q, z, splat(0.0206390842795372f));
+  q = fma(q, z, splat(-0.05373971536755562f));
+  q = fma(q, z, splat(0.13331441581249237f));
+  q = fma(q, z, splat(-0.3333328068256378f));
+  return fma(_mm512_mul_ps(q, z), ax, ax);
+}
 
 // tanh8 (the comments there explain each step); the blend is a mask blend.
 KILN_TARGET_AVX512 inline __m512 tanh16(__m512 x) {
-  const __m512 ax = _mm512_andnot_ps(splat(-0.0f), x);
+  const __m512 ax = abs(x);
   const __m512 t = _mm512_castsi512_ps(min_epi32(_mm512_castps_si512(ax), _mm512_castps_si512(splat(9.25f))));
   const __m512 shifter = splat(12582912.0f + 127);
   const __m512 shifted = fma(t, splat(2 * 1.44269504088896341f), shifter);
@@ -38,14 +50,8 @@ KILN_TARGET_AVX512 inline __m512 tanh16(__m512 x) {
   const __m512 s = fma(_mm512_mul_ps(r2, r2), high, low);
   const __m512 e1 = fma(s, pow2n, _mm512_add_ps(pow2n, splat(1.0f)));
   const __m512 large = _mm512_sub_ps(splat(1.0f), _mm512_div_ps(splat(2.0f), e1));
-  const __m512 z = _mm512_mul_ps(ax, ax);
-  __m512 q = splat(-0.005704983603209257f);
-  q = fma(q, z, splat(0.0206390842795372f));
-  q = fma(q, z, splat(-0.05373971536755562f));
-  q = fma(q, z, splat(0.13331441581249237f));
-  q = fma(q, z, splat(-0.3333328068256378f));
-  const __m512 small = fma(_mm512_mul_ps(q, z), ax, ax);
-  const __m512 magnitude = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, splat(0.625f), _CMP_NGE_UQ), large, small);
+  const __m512 magnitude =
+      _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, splat(0.625f), _CMP_NGE_UQ), large, tanh16_small_magnitude(ax));
   return _mm512_or_ps(magnitude, _mm512_and_ps(x, splat(-0.0f)));
 }
 
