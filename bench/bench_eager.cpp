@@ -314,31 +314,89 @@ BENCHMARK(BM_MatMul_BInLongerRows)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+// Two dense [rows, cols] variables with their m and v (handles: var, m, v
+// each), a gradient, and ApplyAdam's attrs: the two sides of an Adam
+// benchmark that alternates two forms of the variable.
+struct AdamPair {
+  std::vector<Tensor> handles[2];
+  Tensor grad, alpha = kiln::constant(1e-3f);
+  kiln::schema::Attrs attrs;
+  AdamPair(int64_t rows, int64_t cols)
+      : grad(kiln::random::uniform(kiln::Shape{rows, cols}, -1.0, 1.0, DType::Float32, 3)),
+        attrs{{"dtype", DType::Float32}, {"shape", kiln::Shape{rows, cols}}, {"beta_1", 0.9}, {"beta_2", 0.999},
+              {"epsilon", 1e-7}} {
+    for (auto& h : handles)
+      for (const char* role : {"var", "m", "v"})
+        h.push_back(kiln::ops::sample_resource(kiln::zeros(kiln::Shape{rows, cols}), role));
+  }
+  kiln::detail::VariableState& var(int side) { return kiln::ops::resource_state(handles[side][0]); }
+  void update(int side) {
+    const kiln::ops::AdamGradient g{.tensor = grad};
+    kiln::ops::run_adam(handles[side], std::span(&g, 1), alpha, attrs, "ApplyAdam");
+  }
+};
+
 // Adam's update of a [rows, cols] variable from a gradient tensor with the
 // variable held dense (A) and in rows kMatmulBPad longer (B, as the
 // weight-rows pass leaves a weight), alternated call by call; the fastest of
 // each. m and v are dense either way.
 void BM_AdamUpdate_LongerRows(benchmark::State& st) {
-  const int64_t rows = st.range(0), cols = st.range(1);
-  const Tensor grad = kiln::random::uniform(kiln::Shape{rows, cols}, -1.0, 1.0, DType::Float32, 3);
-  std::vector<Tensor> handles[2];
-  for (auto& h : handles)
-    for (const char* role : {"var", "m", "v"})
-      h.push_back(kiln::ops::sample_resource(kiln::zeros(kiln::Shape{rows, cols}), role));
+  AdamPair pair(st.range(0), st.range(1));
   {
-    kiln::detail::VariableState& s = kiln::ops::resource_state(handles[1][0]);
-    std::lock_guard<std::mutex> lock(s.mutex);
-    s.value_in_longer_rows(kiln::ops::kMatmulBPad);
+    std::lock_guard<std::mutex> lock(pair.var(1).mutex);
+    pair.var(1).value_in_longer_rows(kiln::ops::kMatmulBPad);
   }
-  const Tensor alpha = kiln::constant(1e-3f);
-  const kiln::schema::Attrs attrs{{"dtype", DType::Float32}, {"shape", kiln::Shape{rows, cols}}, {"beta_1", 0.9},
-                                  {"beta_2", 0.999}, {"epsilon", 1e-7}};
-  const kiln::ops::AdamGradient g{.tensor = grad};
-  auto update = [&](int form) { kiln::ops::run_adam(handles[form], std::span(&g, 1), alpha, attrs, "ApplyAdam"); };
   bench::fastest_of_alternating(
-      st, "dense_us", [&] { update(0); }, "longer_rows_us", [&] { update(1); }, "dense/longer");
+      st, "dense_us", [&] { pair.update(0); }, "longer_rows_us", [&] { pair.update(1); }, "dense/longer");
 }
 BENCHMARK(BM_AdamUpdate_LongerRows)->Args({3136, 1024})->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// Adam's update of a dense [rows, cols] variable (A) and of one whose panels
+// a graph read since the last update, which the update then writes too (B,
+// as the weight-rows pass leaves a dense layer's kernel on AVX-512 CPUs),
+// alternated call by call; the fastest of each.
+void BM_AdamUpdate_Panels(benchmark::State& st) {
+  AdamPair pair(st.range(0), st.range(1));
+  auto with_panels = [&] {
+    {
+      std::lock_guard<std::mutex> lock(pair.var(1).mutex);
+      pair.var(1).value_in_panels();  // a step's read: made once, then kept by the updates
+    }
+    pair.update(1);
+  };
+  bench::fastest_of_alternating(
+      st, "dense_us", [&] { pair.update(0); }, "with_panels_us", with_panels, "dense/with_panels");
+}
+BENCHMARK(BM_AdamUpdate_Panels)->Args({3136, 1024})->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// [m, k] x [k, n] with b dense (A) and in panels (B, MatMul b_panels: the
+// form the weight-rows pass gives a dense layer's forward on AVX-512 CPUs),
+// alternated call by call; the fastest of each. 0 where this CPU's oneDNN
+// would not read panels.
+void BM_MatMul_BInPanels(benchmark::State& st) {
+  const int64_t m = st.range(0), k = st.range(1), n = st.range(2);
+  if (!kiln::ops::matmul_reads_panels(m, k, n)) {
+    for (auto _ : st) {
+    }
+    st.SetLabel("this CPU's matmul reads no panels");
+    return;
+  }
+  Tensor a = kiln::random::uniform(kiln::Shape{m, k}, -1.0, 1.0, DType::Float32, 1);
+  Tensor b = kiln::random::uniform(kiln::Shape{k, n}, -1.0, 1.0, DType::Float32, 2);
+  Tensor panels = kiln::ops::in_panels(b);
+  const Tensor in[] = {a, panels};
+  const kiln::schema::Attrs attrs{
+      {"transpose_a", false}, {"transpose_b", false}, {kiln::ops::kMatmulBPanels, kiln::ops::kMatmulPanelWidth}};
+  bench::fastest_of_alternating(
+      st, "dense_us", [&] { return kiln::matmul(a, b); }, "panels_us",
+      [&] { return kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs)[0]; });
+}
+BENCHMARK(BM_MatMul_BInPanels)
+    ->Args({50, 3136, 1024})
+    ->Args({256, 3136, 1024})
+    ->Args({64, 1024, 1024})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 // Batched [32,64,64] x [32,64,64]: one MatMul over the batch (oneDNN's
 // batched primitive) against the loop a user would write without it, 32

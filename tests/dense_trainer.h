@@ -8,6 +8,7 @@
 #include "function/traced_graph.h"
 #include "kiln/kiln.h"
 #include "graph_test_util.h"
+#include "kernel_test_util.h"
 
 namespace kiln::testing {
 
@@ -54,6 +55,24 @@ inline void expect_same_training(DenseTrainer& a, DenseTrainer& b) {
 template <class Fn>
 const graph::Graph& optimized(const kiln::Function<Fn>& f, const Tensor& x) {
   return f.get_concrete_function(x).impl()->plan->graph();
+}
+
+// Three steps of a Trainer traced and of one eager on `x`, at 1 and 2
+// threads, give the same variables; `check` sees each trace's optimized graph.
+template <class Trainer>
+void expect_traced_training_is_eagers(const Tensor& x, const std::function<void(const graph::Graph&)>& check) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    ThreadCount scope(threads);
+    Trainer traced, eager;
+    auto f = traced.traced();
+    check(optimized(f, x));
+    for (int step = 0; step < 3; ++step) {
+      f(x);
+      eager.step(x);
+    }
+    expect_same_training(traced, eager);
+  }
 }
 
 }  // namespace kiln::testing

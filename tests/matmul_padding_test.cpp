@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -37,6 +38,27 @@ std::vector<float> product(MatmulBPadding mode, const kiln::Tensor& a, const kil
   return kiln::matmul(a, b, ta, tb).to_vector<float>();
 }
 
+// The copy is for oneDNN's AVX2 sgemm (gemm:jit). Where its AVX-512 brgemm
+// runs MNIST's dense1 instead (seen on Zen 5), a b in longer rows takes
+// another blocking and gives other bits; there MatMul's rule never pads, and
+// the weight-rows pass keeps no weight in longer rows (it takes them where
+// the rule would copy), so those products never run.
+bool longer_rows_keep_the_bits_here() {
+  using dims = dnnl::memory::dims;
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const dnnl::memory::desc a({50, 3136}, dnnl::memory::data_type::f32, dims{3136, 1});
+  const dnnl::memory::desc b({3136, 1024}, dnnl::memory::data_type::f32, dims{1024, 1});
+  const dnnl::memory::desc c({50, 1024}, dnnl::memory::data_type::f32, dims{1024, 1});
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), engine);
+  return std::string_view(pd.impl_info_str()).starts_with("gemm:jit");
+}
+
+#define SKIP_UNLESS_LONGER_ROWS_KEEP_THE_BITS()                                           \
+  if (!longer_rows_keep_the_bits_here()) {                                                \
+    EXPECT_FALSE(kiln::ops::matmul_pads_b(50, 3136, 1024));                               \
+    GTEST_SKIP() << "oneDNN's brgemm runs these products here: MatMul never pads b for it"; \
+  }
+
 void expect_same_bits(const std::vector<float>& want, const std::vector<float>& got) {
   ASSERT_EQ(want.size(), got.size());
   kiln::testing::expect_same_bits(want, got.data());
@@ -52,6 +74,7 @@ const struct {
               {37, 200, 1536},  {50, 100, 768},    {50, 100, 1000}, {400, 64, 1024}};
 
 TEST(MatmulPadding, ThePaddedCopyGivesTheBitsOfBReadInPlace) {
+  SKIP_UNLESS_LONGER_ROWS_KEEP_THE_BITS();
   for (const auto& c : kCases) {
     SCOPED_TRACE(testing::Message() << c.rows << " x " << c.k << " x " << c.n);
     kiln::Tensor a = kiln::constant(uniform(c.rows * c.k, 1), kiln::Shape{c.rows, c.k});
@@ -111,6 +134,7 @@ TEST(MatmulPadding, TransposedOrBatchedOperandsKeepTheirBits) {
 // The dense layer's forward, fused in a graph (FusedMatMul runs MatMul's
 // kernel), against eager with the copy off.
 TEST(MatmulPadding, TracedDenseLayerGivesTheEagerBits) {
+  SKIP_UNLESS_LONGER_ROWS_KEEP_THE_BITS();
   const int64_t rows = 50, k = 3136, n = 1024;
   kiln::Tensor x = kiln::constant(uniform(rows * k, 12), kiln::Shape{rows, k});
   kiln::Tensor w = kiln::constant(uniform(k * n, 13), kiln::Shape{k, n});
@@ -152,6 +176,7 @@ std::vector<float> product_of_longer_rows(const kiln::Tensor& a, const kiln::Ten
 // pass) gives the bits of the dense b, transposed or not: the dense layer's
 // forward (x W) and its input gradient (dy W^T) included.
 TEST(MatmulPadding, BStoredInLongerRowsGivesTheBitsOfTheDenseB) {
+  SKIP_UNLESS_LONGER_ROWS_KEEP_THE_BITS();
   const struct {
     int64_t rows, k, n;
     bool tb;

@@ -49,22 +49,11 @@ Tensor batch() { return random::normal({32, 64}, 0, 1, DType::Float32, 7); }
 
 TEST(WeightRows, TrainingWithKernelsInLongerRowsKeepsTheEagerBits) {
   PaddingMode mode(MatmulBPadding::kAlways);
-  const Tensor x = batch();
-  for (int threads : {1, 2}) {
-    SCOPED_TRACE(::testing::Message() << threads << " threads");
-    kiln::testing::ThreadCount scope(threads);
-    Trainer traced, eager;
-    auto f = traced.traced();
-    const graph::Graph& g = optimized(f, x);
+  kiln::testing::expect_traced_training_is_eagers<Trainer>(batch(), [](const graph::Graph& g) {
     // Both kernels' reads; their forwards and the transposed input gradient.
     EXPECT_EQ(nodes_with(g, ops::kReadRowPadding), 2) << g.to_string();
     EXPECT_EQ(nodes_with(g, ops::kMatmulBRowPadding), 3) << g.to_string();
-    for (int step = 0; step < 3; ++step) {
-      f(x);
-      eager.step(x);
-    }
-    expect_same_training(traced, eager);
-  }
+  });
 }
 
 // Between traced steps, eager code reads the kernel (made dense from the

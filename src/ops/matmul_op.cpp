@@ -2,9 +2,14 @@
 // float32 runs on oneDNN, except a few rows times a matrix (ops/gemv.h); float64
 // and integers (which oneDNN 2.x does not offer) on a plain loop.
 #include <algorithm>
+#include <cstdint>
 #include <atomic>
 #include <cstring>
 #include <string_view>
+
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
 
 #include "ops/gemv.h"
 #include "ops/grad_util.h"
@@ -38,9 +43,23 @@ Shape without_row_padding(const Shape& stored, int64_t padding) {
   return padding ? Shape{stored[0], stored[1] - padding} : stored;
 }
 
+// b_panels (graph-internal, set by the weight-rows pass): b [K, N] comes as
+// its panels, a [N / width, K, width] tensor (nn_internal.h), not transposed.
+int64_t b_panel_width(const schema::Attrs& attrs) {
+  return attrs.has(kMatmulBPanels) ? attrs.get_int(kMatmulBPanels) : 0;
+}
+
 // b's logical shape, checked.
 Shape logical_b_shape(schema::InferContext& c) {
   const Shape& b = c.shape(1);
+  if (const int64_t width = b_panel_width(c.attrs())) {
+    if (width != kMatmulPanelWidth || c.dtype(1) != DType::Float32 || !b.is_fully_defined() || b.rank() != 3 ||
+        b[2] != width || c.attrs().get_bool("transpose_b") || b_row_padding(c.attrs()) ||
+        !c.shape(0).has_known_rank() || c.shape(0).rank() != 2)
+      c.fail("{}={} needs a float32 b of known shape [n / {}, k, {}], not transposed, and a matrix a; got b {} {}",
+             kMatmulBPanels, width, kMatmulPanelWidth, kMatmulPanelWidth, dtype_name(c.dtype(1)), b.to_string());
+    return Shape{b[1], b[0] * width};
+  }
   const int64_t padding = b_row_padding(c.attrs());
   if (padding != 0 &&
       (padding < 0 || !b.has_known_rank() || b.rank() != 2 || b[1] < padding || c.dtype(1) != DType::Float32))
@@ -105,8 +124,9 @@ struct MatmulGeometry {
   int64_t a_batch_stride[Shape::kMaxRank] = {}, b_batch_stride[Shape::kMaxRank] = {};
   int64_t m = 0, n = 0, k = 0;
   int64_t a_row = 0, a_col = 0;  // strides of a's logical [M, K]
-  int64_t b_row = 0, b_col = 0;  // strides of b's logical [K, N]
+  int64_t b_row = 0, b_col = 0;  // strides of b's logical [K, N] (unless in panels)
   bool ta = false, tb = false;
+  bool b_panels = false;  // b comes in panels (b_panels): a [N / 64, K, 64] tensor
 };
 
 // Row-major strides of the stored matrices, with broadcast batch dims padded.
@@ -125,7 +145,9 @@ MatmulGeometry geometry(const schema::KernelContext& c) {
   MatmulGeometry g;
   const Shape& as = c.in_shape(0);
   const int64_t padding = b_row_padding(c.attrs);
-  const Shape bs = without_row_padding(c.in_shape(1), padding);
+  g.b_panels = b_panel_width(c.attrs) != 0;
+  const Shape& stored_b = c.in_shape(1);
+  const Shape bs = g.b_panels ? Shape{stored_b[1], stored_b[0] * stored_b[2]} : without_row_padding(stored_b, padding);
   const Shape& os = c.out_shape(0);
   g.ta = c.attrs.get_bool("transpose_a");
   g.tb = c.attrs.get_bool("transpose_b");
@@ -150,7 +172,7 @@ MatmulGeometry geometry(const schema::KernelContext& c) {
 bool few_rows_times_matrix(const MatmulGeometry& g) {
   for (int i = 0; i < g.batch_rank; ++i)
     if (g.out_batch[i] != 1) return false;
-  return g.m <= kGemvMaxRows && g.b_col == 1;
+  return g.m <= kGemvMaxRows && g.b_col == 1 && !g.b_panels;
 }
 
 // ---- float32: oneDNN --------------------------------------------------------
@@ -173,6 +195,11 @@ bool cpu_has_avx512_core() {
     return (isa & core) == core;
   }();
   return has;
+}
+
+// b [k, n] in panels, as oneDNN describes that layout.
+dnnl::memory::desc panels_desc(int64_t k, int64_t n) {
+  return dnnl::memory::desc({k, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::BA16a64b);
 }
 
 std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold) {
@@ -209,11 +236,13 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
   dnnl::memory::desc a = onednn::plain_desc(ad, as), b = onednn::plain_desc(bd, bs), c = onednn::plain_desc(cd, cs);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (g.b_panels) b = panels_desc(g.k, g.n);
   const int64_t rows = cd[cd.size() - 2];
   const bool single_b = fold || g.batch_rank == 0;
   const auto mode = static_cast<MatmulBPadding>(b_padding_mode.load(std::memory_order_relaxed));
   // b given in longer rows already (b_row_padding) is read as it is.
-  const int64_t ld = single_b && g.b_col == 1 && g.b_row == g.n ? matmul_b_row_stride(rows, g.k, g.n) : g.n;
+  const int64_t ld =
+      single_b && !g.b_panels && g.b_col == 1 && g.b_row == g.n ? matmul_b_row_stride(rows, g.k, g.n) : g.n;
   if (ld != g.n) {
     dnnl::memory::desc padded = onednn::plain_desc(bd, {ld, 1});
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, padded, c), attr, onednn::engine());
@@ -248,6 +277,7 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
     key.add(g.k);
     key.add(g.b_row);
     key.add(g.b_col);
+    key.add(g.b_panels);
     for (int i = 0; i < g.batch_rank; ++i) {
       key.add(g.a_batch[i]);
       key.add(g.b_batch[i]);
@@ -320,6 +350,9 @@ void matmul_kernel(schema::KernelContext& c) {
         if (few_rows_times_matrix(g))
           return gemv_f32({c.in<float>(0), g.m, g.a_row, g.a_col}, c.in<float>(1), g.b_row, g.k, g.n, o);
         if (matmul_onednn(g, c.in<float>(0), c.in<float>(1), o)) return;
+        // The plain loop reads a dense b; panels are made only where
+        // oneDNN's primitive reads them (matmul_reads_panels).
+        if (g.b_panels) throw Internal("MatMul: oneDNN could not run a product of b in panels");
       }
       matmul_plain<T>(g, c.in<T>(0), c.in<T>(1), o);
     }
@@ -354,8 +387,8 @@ std::vector<schema::OpSample> matmul_samples() {
 // of transposes) in the operand's own layout.
 void matmul_gradient(schema::GradContext& c) {
   // The pass that sets it runs on graphs already differentiated.
-  if (b_row_padding(c.attrs))
-    throw Internal(fmt::format("MatMul with {} has no gradient", kMatmulBRowPadding));
+  if (b_row_padding(c.attrs) || b_panel_width(c.attrs))
+    throw Internal(fmt::format("MatMul with {} or {} has no gradient", kMatmulBRowPadding, kMatmulBPanels));
   const Tensor& a = c.inputs[0];
   const Tensor& b = c.inputs[1];
   const Tensor& g = c.grad(0);
@@ -434,6 +467,64 @@ Tensor in_longer_rows(const Tensor& b, int64_t padding) {
   Tensor longer = new_longer_rows(k, n, padding);
   copy_rows(core::data_of<float>(b), n, core::data_of<float>(longer), n + padding, k, n);
   return longer;
+}
+
+bool matmul_reads_panels(int64_t rows, int64_t k, int64_t n) {
+  if (!cpu_has_avx512_core() || rows <= kGemvMaxRows || k < 16 || k % 16 != 0 || n % kMatmulPanelWidth != 0)
+    return false;
+  struct Answer {
+    bool yes = false;
+  };
+  onednn::PrimitiveKey key(/*kind=*/8);
+  for (int64_t v : {rows, k, n}) key.add(v);
+  return onednn::cached<Answer>(key, [&] {
+    auto answer = std::make_shared<Answer>();
+    try {
+      using dims = dnnl::memory::dims;
+      const dnnl::memory::desc a = onednn::plain_desc(dims{rows, k}, dims{k, 1});
+      const dnnl::memory::desc c = onednn::plain_desc(dims{rows, n}, dims{n, 1});
+      const dnnl::memory::desc any({k, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, any, c), attr, onednn::engine());
+      answer->yes = pd.weights_desc() == panels_desc(k, n);
+    } catch (const dnnl::error&) {
+    }
+    return answer;
+  })->yes;
+}
+
+void rows_into_panels(const float* rows, int64_t first, int64_t count, int64_t k, int64_t n, float* panels) {
+  constexpr int64_t w = kMatmulPanelWidth;
+#ifdef __AVX2__
+  // Streaming stores: the panels are read back by the next step, after the
+  // update has passed the rest of the variable and its slots through the
+  // caches; a plain store would first read each line in for nothing.
+  if (reinterpret_cast<std::uintptr_t>(panels) % 32 == 0) {
+    for (int64_t r = 0; r < count; ++r)
+      for (int64_t p = 0; p < n / w; ++p) {
+        const float* from = rows + r * n + p * w;
+        float* to = panels + (p * k + first + r) * w;
+        for (int64_t i = 0; i < w; i += 8) _mm256_stream_ps(to + i, _mm256_loadu_ps(from + i));
+      }
+    _mm_sfence();
+    return;
+  }
+#endif
+  for (int64_t r = 0; r < count; ++r)
+    for (int64_t p = 0; p < n / w; ++p)
+      std::memcpy(panels + (p * k + first + r) * w, rows + r * n + p * w, w * sizeof(float));
+}
+
+Tensor in_panels(const Tensor& b) {
+  const int64_t k = b.shape()[0], n = b.shape()[1];
+  Tensor panels = core::make_tensor(DType::Float32, Shape{n / kMatmulPanelWidth, k, kMatmulPanelWidth});
+  const float* from = core::data_of<float>(b);
+  float* to = core::data_of<float>(panels);
+  core::parallel_for(
+      k, [&](int64_t begin, int64_t end) { rows_into_panels(from + begin * n, begin, end - begin, k, n, to); },
+      std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(n, 1)));
+  return panels;
 }
 
 void set_matmul_b_padding(MatmulBPadding mode) {

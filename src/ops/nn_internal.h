@@ -34,6 +34,25 @@ int64_t matmul_b_row_stride(int64_t rows, int64_t k, int64_t n);
 // longer than the matrix it stands for (a variable read in that form, by the
 // weight-rows pass: passes/pad_weight_rows.cpp).
 inline constexpr const char* kMatmulBRowPadding = "b_row_padding";
+// Panels: a float32 [k, n] matrix stored as n / kMatmulPanelWidth column
+// panels one after another, each a row-major [k, kMatmulPanelWidth] block
+// (a [n / 64, k, 64] tensor): the layout oneDNN's AVX-512 matmul (brgemm)
+// wants its b in (BA16a64b), for which it runs the same kernel with the
+// same bits, and up to 1.8x faster than on the dense b at few rows of a.
+// MatMul's graph-internal attr kMatmulBPanels (the panel width) says its b
+// comes so (a weight the weight-rows pass keeps in that form).
+inline constexpr int64_t kMatmulPanelWidth = 64;
+inline constexpr const char* kMatmulBPanels = "b_panels";
+// Whether MatMul's primitive for [rows, k] x [k, n] (float32, not
+// transposed) reads b in panels as oneDNN would have it: on CPUs where its
+// matmul picks that layout itself, k a multiple of 16 and n of 64, and more
+// rows than gemv_f32 takes. Asked of oneDNN once per shape.
+bool matmul_reads_panels(int64_t rows, int64_t k, int64_t n);
+// A float32 matrix [k, n] (n a multiple of kMatmulPanelWidth) as panels.
+Tensor in_panels(const Tensor& b);
+// Rows [first, first + count) of a [k, n] matrix (`rows`: row `first`) into
+// their places in `panels`.
+void rows_into_panels(const float* rows, int64_t first, int64_t count, int64_t k, int64_t n, float* panels);
 // `rows` rows of `cols` floats from `from` (rows `from_stride` apart) to `to`
 // (rows `to_stride` apart): into longer rows and back (the threads share the
 // rows).

@@ -159,27 +159,42 @@ class LockAll {
   std::size_t locked_ = mutexes_.size();
 };
 
-// Rows [begin, end) of a matrix variable's update, var's rows `var_padding`
-// longer than `cols` (where the variable is held in longer rows:
-// VariableState), m's, v's and the gradient's `cols` apart. `g` is the
-// gradient of row `begin`.
+// How a matrix variable's var is held where it is not plain dense (the
+// forms of VariableState): rows `padding` longer, or dense with panels the
+// update writes as well (`panels`: the [cols / 64, rows, 64] tensor's data).
+struct VarForm {
+  int64_t padding = 0;
+  float* panels = nullptr;
+  int64_t rows = 0;
+  bool plain() const { return padding == 0 && panels == nullptr; }
+};
+
+// Rows [begin, end) of a matrix variable's update, var held in `form`, m's,
+// v's and the gradient's rows `cols` apart. `g` is the gradient of row
+// `begin`.
 template <class T>
 void adam_matrix_rows(const AdamSpan<T>& whole, const T* g, int64_t begin, int64_t end, int64_t cols,
-                      int64_t var_padding, const AdamConstants<T>& k) {
+                      const VarForm& form, const AdamConstants<T>& k) {
   auto part = [&](int64_t row, int64_t count) {
-    const int64_t at = row * cols, var_at = row * (cols + var_padding);
+    const int64_t at = row * cols, var_at = row * (cols + form.padding);
     const AdamSpan<T> p{{whole.in[kVar] + var_at, whole.in[kM] + at, whole.in[kV] + at},
                         {whole.out[kVar] + var_at, whole.out[kM] + at, whole.out[kV] + at},
                         g + (row - begin) * cols};
     adam_elements(p, k, 0, count * cols);
   };
-  if (var_padding == 0) return part(begin, end - begin);
+  if (form.padding == 0) {
+    part(begin, end - begin);
+    // The rows just written, from cache.
+    if constexpr (std::is_same_v<T, float>)
+      if (form.panels) rows_into_panels(whole.out[kVar] + begin * cols, begin, end - begin, form.rows, cols, form.panels);
+    return;
+  }
   for (int64_t r = begin; r < end; ++r) part(r, 1);
 }
 
 // The banded gradient's update: the threads share the bands; each writes a
 // band to its own buffer and updates those rows at once.
-void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, int64_t var_padding,
+void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const VarForm& form,
                    const AdamConstants<float>& k) {
   const int64_t rows = grad.shape[0], cols = grad.shape[1];
   const int64_t band = grad.band_rows;
@@ -190,21 +205,20 @@ void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, int64
         for (int64_t b = first; b < last; ++b) {
           const int64_t begin = b * band, end = std::min(rows, begin + band);
           grad.rows(grad.context, begin, end, buffer);
-          adam_matrix_rows(whole, static_cast<const float*>(buffer), begin, end, cols, var_padding, k);
+          adam_matrix_rows(whole, static_cast<const float*>(buffer), begin, end, cols, form, k);
         }
       },
       1);
 }
 
-// The update of a variable held in longer rows, its gradient a tensor: the
-// threads share the rows.
+// The update of a variable held in another form than plain dense, its
+// gradient a tensor: the threads share the rows.
 template <class T>
-void adam_in_longer_rows(const AdamSpan<T>& whole, const Shape& shape, int64_t var_padding,
-                         const AdamConstants<T>& k) {
+void adam_by_rows(const AdamSpan<T>& whole, const Shape& shape, const VarForm& form, const AdamConstants<T>& k) {
   const int64_t cols = shape[1];
   core::parallel_for(
       shape[0],
-      [&](int64_t begin, int64_t end) { adam_matrix_rows(whole, whole.g + begin * cols, begin, end, cols, var_padding, k); },
+      [&](int64_t begin, int64_t end) { adam_matrix_rows(whole, whole.g + begin * cols, begin, end, cols, form, k); },
       std::max<int64_t>(1, core::kParallelGrain / 4 / std::max<int64_t>(cols, 1)));
 }
 
@@ -243,21 +257,26 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
   // AssignSubVariable's rule: a value no one else holds is updated in place;
   // one a reader still holds is left as it is and replaced by a new buffer,
   // so a tensor read before the update never changes.
-  // A var held in longer rows (VariableState) is updated in that form.
+  // A var held in longer rows (VariableState) is updated in that form, one
+  // held with panels in both.
   PerVariable<std::array<Tensor*, 3>> target(count);
-  PerVariable<int64_t> var_padding(count);
+  PerVariable<VarForm> var_form(count);
   PerVariable<std::array<Tensor, 3>> fresh(count);
+  PerVariable<Tensor*> panels(count);
+  PerVariable<Tensor> fresh_panels(count);
   for (std::size_t j = 0; j < count; ++j) {
     const Shape& shape = grads[j].gradient_shape();
     for (int i : {kVar, kM, kV}) {
       // m and v are read by this update alone: dense.
       int64_t padding = 0;
-      target[j][i] = i == kVar ? &states[j][i]->form_to_update(&padding) : &states[j][i]->dense_to_update();
-      if (i == kVar) var_padding[j] = padding;
+      target[j][i] = i == kVar ? &states[j][i]->form_to_update(&padding, &panels[j]) : &states[j][i]->dense_to_update();
+      if (i == kVar) var_form[j].padding = padding;
       // The update writes the rows, not their padding (float32's alone).
       if (!core::is_exclusively_owned(*target[j][i]))
         fresh[j][i] = padding ? ops::new_longer_rows(shape[0], shape[1], padding) : core::make_tensor(dtype, shape);
     }
+    if (panels[j] && !core::is_exclusively_owned(*panels[j]))
+      fresh_panels[j] = core::make_tensor(DType::Float32, panels[j]->shape());
   }
   core::visit_numeric(dtype, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
@@ -270,13 +289,18 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
           span.in[i] = core::data_of<T>(*target[j][i]);
           span.out[i] = core::data_of<T>(fresh[j][i].defined() ? fresh[j][i] : *target[j][i]);
         }
+        // (Panels are kept of float32 matrices alone.)
+        if (panels[j]) {
+          var_form[j].panels = core::data_of<float>(fresh_panels[j].defined() ? fresh_panels[j] : *panels[j]);
+          var_form[j].rows = grads[j].gradient_shape()[0];
+        }
         if (grads[j].rows) {
-          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], var_padding[j], k);
+          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], var_form[j], k);
           continue;
         }
         span.g = core::data_of<T>(grads[j].tensor);
-        if (var_padding[j]) {
-          adam_in_longer_rows(span, grads[j].tensor.shape(), var_padding[j], k);
+        if (!var_form[j].plain()) {
+          adam_by_rows(span, grads[j].tensor.shape(), var_form[j], k);
           continue;
         }
         spans.push_back(span);
@@ -285,9 +309,11 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
       adam_update<T>(std::span(spans.data(), spans.size()), std::span(offsets.data(), offsets.size()), k);
     }
   });
-  for (std::size_t j = 0; j < count; ++j)
+  for (std::size_t j = 0; j < count; ++j) {
     for (int i : {kVar, kM, kV})
       if (fresh[j][i].defined()) *target[j][i] = std::move(fresh[j][i]);
+    if (fresh_panels[j].defined()) *panels[j] = std::move(fresh_panels[j]);
+  }
 }
 
 namespace {

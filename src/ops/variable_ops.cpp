@@ -32,6 +32,7 @@ void VariableState::set_value(Tensor v) {
   dense_ = std::move(v);
   longer_rows_ = Tensor();
   padding_ = 0;
+  panels_ = Tensor();
 }
 
 Tensor VariableState::take_value() { return std::move(dense_to_update()); }
@@ -52,13 +53,35 @@ const Tensor& VariableState::value_in_longer_rows(int64_t padding) {
   return longer_rows_;
 }
 
-Tensor& VariableState::form_to_update(int64_t* padding) {
+const Tensor& VariableState::value_in_panels() {
+  if (!panels_.defined()) {
+    const Tensor& dense = value();
+    const Shape& s = dense.shape();
+    if (dense.dtype() != DType::Float32 || s.rank() != 2 || s[1] % ops::kMatmulPanelWidth != 0)
+      throw Internal(fmt::format("variable '{}': {} {} cannot be read in panels", name, dtype_name(dense.dtype()),
+                                 s.to_string()));
+    panels_ = ops::in_panels(dense);
+  }
+  panels_read_ = true;
+  return panels_;
+}
+
+Tensor& VariableState::form_to_update(int64_t* padding, Tensor** panels) {
+  if (panels) *panels = nullptr;
   if (!longer_rows_.defined() || (dense_.defined() && !longer_rows_read_last_)) {
     *padding = 0;
-    return dense_to_update();
+    Tensor kept = panels && panels_read_ ? std::move(panels_) : Tensor();
+    Tensor& dense = dense_to_update();
+    if (kept.defined()) {
+      panels_ = std::move(kept);
+      *panels = &panels_;
+    }
+    return dense;
   }
   *padding = padding_;
   dense_ = Tensor();
+  panels_ = Tensor();
+  panels_read_ = false;
   return longer_rows_;
 }
 
@@ -66,6 +89,8 @@ Tensor& VariableState::dense_to_update() {
   value();
   longer_rows_ = Tensor();
   padding_ = 0;
+  panels_ = Tensor();
+  panels_read_ = false;
   return dense_;
 }
 
@@ -119,6 +144,14 @@ void read_infer(schema::InferContext& c) {
   const DType dtype = c.attrs().get_dtype("dtype");
   const Shape& shape = c.attrs().get_shape("shape");
   const int64_t padding = row_padding(c.attrs());
+  if (c.attrs().has(kReadPanels)) {
+    const int64_t width = c.attrs().get_int(kReadPanels);
+    if (width != kMatmulPanelWidth || padding || dtype != DType::Float32 || !shape.is_fully_defined() ||
+        shape.rank() != 2 || shape[1] % width != 0)
+      c.fail("{}={} needs a float32 matrix of known shape whose columns are a multiple of {}, got {} {}", kReadPanels,
+             width, kMatmulPanelWidth, dtype_name(dtype), shape.to_string());
+    return c.add_output(dtype, Shape{shape[1] / width, shape[0], width});
+  }
   if (padding == 0) return c.add_output(dtype, shape);
   if (padding < 0 || dtype != DType::Float32 || !shape.is_fully_defined() || shape.rank() != 2)
     c.fail("{}={} needs a float32 matrix of known shape, got {} {}", kReadRowPadding, padding, dtype_name(dtype),
@@ -131,7 +164,9 @@ void read_kernel(schema::KernelContext& c) {
   if (!s.has_value()) uninitialized(s);
   // Values are immutable: readers share the buffer.
   const int64_t padding = row_padding(c.attrs);
-  c.outputs[0] = padding ? s.value_in_longer_rows(padding) : s.value();
+  c.outputs[0] = c.attrs.has(kReadPanels) ? s.value_in_panels()
+                 : padding                  ? s.value_in_longer_rows(padding)
+                                            : s.value();
 }
 
 std::shared_ptr<detail::VariableState> sample_state() {

@@ -17,6 +17,11 @@ namespace kiln::detail {
 // after a traced evaluation keeps the dense value). Reading the other form
 // then makes it again, once per update. Every member function needs `mutex`
 // held.
+// A graph may also read a float32 matrix in panels (the form oneDNN's AVX-512
+// matmul reads its b in: ops/nn_internal.h), made from the dense value, which
+// stays: a dense layer's input gradient reads the dense form in the same step.
+// An update drops them, except Adam's when they were read since the update
+// before: it writes both forms (Adam's update streams the dense form anyway).
 class VariableState {
  public:
   std::mutex mutex;
@@ -39,20 +44,27 @@ class VariableState {
   // The value as a [rows, cols + padding] matrix (a float32 matrix's: the
   // weight-rows pass asks for no other), its padding zeros.
   const Tensor& value_in_longer_rows(int64_t padding);
+  // The value in panels ([cols / 64, rows, 64], a float32 matrix's).
+  const Tensor& value_in_panels();
   // The form an update in place writes (above), and the padding of its rows
-  // (0: dense); the other form is dropped. The caller may replace the tensor.
-  Tensor& form_to_update(int64_t* padding);
+  // (0: dense); the other form is dropped. With `panels` (Adam's update),
+  // panels read since the last update stay, and *panels points to them for
+  // the update to write as well (else null). The caller may replace tensors.
+  Tensor& form_to_update(int64_t* padding, Tensor** panels = nullptr);
   // The dense value to update in place; the longer rows are dropped.
   Tensor& dense_to_update();
   // Which forms are held (tests).
   bool holds_dense() const { return dense_.defined(); }
   bool holds_longer_rows() const { return longer_rows_.defined(); }
+  bool holds_panels() const { return panels_.defined(); }
 
  private:
   Tensor dense_;        // null until initialized, or when only longer_rows_ holds the value
   Tensor longer_rows_;  // null unless a graph read the value so since the last write
   int64_t padding_ = 0;
   bool longer_rows_read_last_ = false;
+  Tensor panels_;  // null unless a graph read the value so since the last write (or the one before, by Adam)
+  bool panels_read_ = false;  // since the last update
 };
 
 }  // namespace kiln::detail
@@ -62,6 +74,9 @@ namespace kiln::ops {
 // ReadVariable's graph-internal attr: the value comes in rows this many
 // elements longer (VariableState::value_in_longer_rows; the weight-rows pass).
 inline constexpr const char* kReadRowPadding = "row_padding";
+// ReadVariable's graph-internal attr: the value comes in panels of this width
+// (VariableState::value_in_panels; the weight-rows pass).
+inline constexpr const char* kReadPanels = "panels";
 
 // A scalar resource tensor holding `state`.
 Tensor make_resource(const std::shared_ptr<detail::VariableState>& state);

@@ -15,6 +15,18 @@
 //   weights) is copied into longer rows once, into a Const of the optimized
 //   graph, instead of on every call.
 // The products are the same bits (tests/matmul_padding_test.cpp).
+//
+// Panels: where oneDNN's matmul wants b in panels instead (its AVX-512
+// brgemm, ops/nn_internal.h), a float32 matrix read as the b of a MatMul not
+// transposed (a dense layer's forward) is given to that MatMul in panels
+// (MatMul b_panels), by a second read of the variable (ReadVariable panels)
+// or a Const made once from a captured tensor. The dense value stays for its
+// other readers (the input gradient's transposed product, which brgemm would
+// read in panels by its slow reference kernel only); Adam keeps both forms
+// (VariableState). Only where the variable's other uses are reads and Adam's
+// updates (as var), as for longer rows. The products are the same bits
+// (tests/matmul_panels_test.cpp).
+#include <algorithm>
 #include <vector>
 
 #include "core/tensor_impl.h"
@@ -82,15 +94,117 @@ bool adam_updates_as_var(const Node& n, const Value& handle) {
 
 }  // namespace
 
-bool pad_weight_rows(graph::Graph& g) {
-  // Each node's readers of output 0 (ReadVariable and placeholders, variable
-  // handles among them, have one output).
-  std::vector<std::vector<Node*>> readers(g.nodes().size());
-  std::vector<char> result(g.nodes().size(), 0);
+// Each node's readers of output 0 (ReadVariable and placeholders, variable
+// handles among them, have one output), and whether it is a result.
+struct Uses {
+  std::vector<std::vector<Node*>> readers;
+  std::vector<char> result;
+};
+Uses uses_of(const graph::Graph& g) {
+  Uses u{std::vector<std::vector<Node*>>(g.nodes().size()), std::vector<char>(g.nodes().size(), 0)};
   for (const auto& n : g.nodes())
     for (const Value& v : n->inputs)
-      if (v.index == 0) readers[v.node->id].push_back(n.get());
-  for (const Value& v : g.results()) result[v.node->id] = 1;
+      if (v.index == 0) u.readers[v.node->id].push_back(n.get());
+  for (const Value& v : g.results()) u.result[v.node->id] = 1;
+  return u;
+}
+
+// Whether `m` reads `source`'s output 0 as a b that MatMul would read
+// fastest in panels.
+bool wants_panels(const Node& m, const Node& source) {
+  if (!is_matmul(m) || m.inputs.size() < 2 || m.inputs[1].node != &source || m.inputs[1].index != 0 ||
+      m.inputs[0].node == &source || (m.inputs.size() > 2 && m.inputs[2].node == &source) ||
+      m.attrs.get_bool("transpose_b") || m.attrs.has(ops::kMatmulBRowPadding) || m.attrs.has(ops::kMatmulBPanels))
+    return false;
+  const schema::TensorType& b = source.outputs[0];
+  const Shape& a = m.inputs[0].node->output_type(m.inputs[0].index).shape;
+  const int64_t rows = rows_of_a(m);
+  return b.dtype == DType::Float32 && b.shape.is_fully_defined() && b.shape.rank() == 2 && a.rank() == 2 &&
+         rows > 0 && ops::matmul_reads_panels(rows, b.shape[0], b.shape[1]);
+}
+
+schema::TensorType panels_type(const Shape& b) {
+  return {DType::Float32, Shape{b[1] / ops::kMatmulPanelWidth, b[0], ops::kMatmulPanelWidth}};
+}
+
+// The MatMuls among `readers` that want panels read them from `panels`.
+void read_from_panels(const Node& source, const std::vector<Node*>& readers, Node& panels) {
+  for (Node* m : readers)
+    if (wants_panels(*m, source)) {
+      m->inputs[1] = Value{&panels, 0};
+      m->attrs.set(ops::kMatmulBPanels, ops::kMatmulPanelWidth);
+    }
+}
+
+// Inserts each of `after[id]` right after node `id`.
+void insert_after(graph::Graph& g, std::vector<std::unique_ptr<Node>>& after) {
+  std::vector<std::unique_ptr<Node>> nodes = g.take_nodes(), out;
+  out.reserve(nodes.size() + after.size());
+  for (auto& n : nodes) {
+    const int id = n->id;
+    out.push_back(std::move(n));
+    if (after[id]) out.push_back(std::move(after[id]));
+  }
+  g.set_nodes(std::move(out));
+}
+
+// The panels part of the pass (above), after the longer rows.
+bool panel_weights(graph::Graph& g) {
+  const auto [readers, result] = uses_of(g);
+  std::vector<std::unique_ptr<Node>> after(g.nodes().size());
+  bool added = false;
+  for (const auto& node : g.nodes()) {
+    const std::vector<Node*>& users = readers[node->id];
+    if (users.empty() || node->outputs[0].dtype != DType::Resource || result[node->id]) continue;
+    const Value handle{node.get(), 0};
+    bool ok = true;
+    std::vector<Node*> reads;
+    for (Node* n : users) {
+      if (n->op == &ops::read_variable_op())
+        reads.push_back(n);
+      else
+        ok &= adam_updates_as_var(*n, handle);
+    }
+    if (!ok) continue;
+    for (Node* read : reads) {
+      if (read->attrs.has(ops::kReadRowPadding) || read->attrs.has(ops::kReadPanels)) continue;
+      const std::vector<Node*>& uses = readers[read->id];
+      if (std::none_of(uses.begin(), uses.end(), [&](const Node* m) { return wants_panels(*m, *read); })) continue;
+      schema::Attrs attrs = read->attrs;
+      attrs.set(ops::kReadPanels, ops::kMatmulPanelWidth);
+      const schema::TensorType type = panels_type(read->outputs[0].shape);
+      auto panels = g.new_node(ops::read_variable_op(), std::span(&handle, 1), std::move(attrs),
+                               std::span<const schema::TensorType>(&type, 1), read->location, read->name + "_panels");
+      read_from_panels(*read, uses, *panels);
+      after[read->id] = std::move(panels);
+      added = true;
+    }
+  }
+  // Captured eager tensors (a served model's weights): a Const in panels
+  // after the placeholder, made once.
+  for (const graph::Capture& c : g.captures()) {
+    Node& placeholder = *c.placeholder;
+    const Tensor& outer = c.outer;
+    const std::vector<Node*>& uses = readers[placeholder.id];
+    if (!outer.defined() || outer.is_symbolic() || outer.dtype() != DType::Float32 || outer.shape().rank() != 2 ||
+        outer.impl()->buffer->release_external || after[placeholder.id] ||
+        std::none_of(uses.begin(), uses.end(), [&](const Node* m) { return wants_panels(*m, placeholder); }))
+      continue;
+    const Tensor panels = ops::in_panels(outer);
+    const schema::TensorType type{DType::Float32, panels.shape()};
+    auto k = g.new_node(ops::const_op_def(), {}, schema::Attrs{{"value", panels}},
+                        std::span<const schema::TensorType>(&type, 1), placeholder.location,
+                        placeholder.name + "_panels");
+    read_from_panels(placeholder, uses, *k);
+    after[placeholder.id] = std::move(k);
+    added = true;
+  }
+  if (added) insert_after(g, after);
+  return added;
+}
+
+bool pad_weight_rows(graph::Graph& g) {
+  const auto [readers, result] = uses_of(g);
   // Variables: all of a handle's reads, or none. Any other use of the handle
   // (an assign, another optimizer's update, a call, a loop, a result) would
   // write or read the dense form every step, and the two forms would be
@@ -141,17 +255,9 @@ bool pad_weight_rows(graph::Graph& g) {
     consts[placeholder.id] = std::move(k);
     added = true;
   }
-  if (added) {
-    std::vector<std::unique_ptr<Node>> nodes = g.take_nodes(), out;
-    out.reserve(nodes.size() + consts.size());
-    for (auto& n : nodes) {
-      const int id = n->id;
-      out.push_back(std::move(n));
-      if (consts[id]) out.push_back(std::move(consts[id]));
-    }
-    g.set_nodes(std::move(out));
-  }
-  return changed || added;
+  if (added) insert_after(g, consts);
+  const bool panels = panel_weights(g);
+  return changed || added || panels;
 }
 
 }  // namespace kiln::passes

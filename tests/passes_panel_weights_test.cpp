@@ -1,0 +1,276 @@
+// Panels (ops/nn_internal.h, src/passes/pad_weight_rows.cpp): where oneDNN's
+// matmul wants its b in column panels (its AVX-512 brgemm), a weight read as
+// the b of a dense layer's forward is given to it so. The product has the
+// dense product's bits; Adam keeps the panels and the dense value both while a
+// graph reads the panels, so traced training gives the eager bits; eager
+// reads and writes between steps see and set the current value; a captured
+// weight is put in panels once. The layout and Adam's forms are tested on
+// every machine, the products where oneDNN reads panels.
+#include "passes_test_util.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "core/tensor_impl.h"
+#include "dense_trainer.h"
+#include "function/traced_graph.h"
+#include "kernel_test_util.h"
+#include "kiln/kiln.h"
+#include "ops/adam_update.h"
+#include "ops/known_ops.h"
+#include "ops/nn_internal.h"
+#include "ops/variable_ops.h"
+#include "runtime/dispatch.h"
+
+using namespace kiln;
+using namespace kiln::passes_testing;
+
+namespace {
+
+using kiln::testing::expect_same_training;
+using kiln::testing::expect_same_variables;
+using kiln::testing::optimized;
+
+constexpr int64_t kWidth = ops::kMatmulPanelWidth;
+
+// 256 inputs, 512 units: the first kernel (256 x 512) is read in panels by its
+// forward and densely by nothing else; the second (512 x 3) has too few columns.
+struct Trainer : kiln::testing::DenseTrainer {
+  Trainer() : DenseTrainer(256, 512) {}
+};
+
+Tensor batch() { return random::normal({32, 256}, 0, 1, DType::Float32, 7); }
+
+bool reads_panels() { return ops::matmul_reads_panels(32, 256, 512); }
+
+#define SKIP_UNLESS_PANELS()                                                   \
+  if (!reads_panels()) GTEST_SKIP() << "this CPU's oneDNN matmul reads no panels"
+
+int nodes_with(const graph::Graph& g, const char* attr) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += node->attrs.has(attr);
+  return n;
+}
+
+Tensor in_panels_product(const Tensor& a, const Tensor& b) {
+  const Tensor in[] = {a, ops::in_panels(b)};
+  const schema::Attrs attrs{{"transpose_a", false}, {"transpose_b", false}, {ops::kMatmulBPanels, kWidth}};
+  return runtime::run_eager(ops::matmul_op(), in, attrs)[0];
+}
+
+const detail::OpDef& adam() { return ops::apply_adam_op(); }
+
+}  // namespace
+
+TEST(Panels, EachElementGoesToItsPanel) {
+  const Tensor b = random::normal({48, 192}, 0, 1, DType::Float32, 1);
+  const Tensor panels = ops::in_panels(b);
+  EXPECT_EQ(panels.shape(), Shape({3, 48, 64}));
+  const std::vector<float> dense = b.to_vector<float>(), got = panels.to_vector<float>();
+  for (int64_t k = 0; k < 48; ++k)
+    for (int64_t n = 0; n < 192; ++n)
+      ASSERT_EQ(got[((n / kWidth) * 48 + k) * kWidth + n % kWidth], dense[k * 192 + n]) << k << ", " << n;
+  // A few rows at a time (Adam's bands) put them in the same places.
+  std::vector<float> by_rows(got.size(), 0.0f);
+  for (int64_t first = 0; first < 48; first += 20)
+    ops::rows_into_panels(dense.data() + first * 192, first, std::min<int64_t>(20, 48 - first), 48, 192, by_rows.data());
+  EXPECT_EQ(by_rows, got);
+}
+
+TEST(Panels, TheProductOfBInPanelsIsTheDenseProductsBits) {
+  if (!ops::matmul_reads_panels(50, 3136, 1024)) GTEST_SKIP() << "this CPU's oneDNN matmul reads no panels";
+  const struct {
+    int64_t rows, k, n;
+  } cases[] = {{50, 3136, 1024}, {256, 3136, 1024}, {64, 1024, 1024}, {8, 256, 128}, {33, 48, 64}};
+  for (int threads : {1, 2}) {
+    kiln::testing::ThreadCount scope(threads);
+    for (const auto& c : cases) {
+      SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.k << "x" << c.n << ", " << threads << " threads");
+      if (!ops::matmul_reads_panels(c.rows, c.k, c.n)) continue;
+      const Tensor a = random::normal({c.rows, c.k}, 0, 1, DType::Float32, 2);
+      const Tensor b = random::normal({c.k, c.n}, 0, 1, DType::Float32, 3);
+      expect_bitwise(kiln::matmul(a, b), in_panels_product(a, b));
+    }
+  }
+}
+
+// oneDNN is asked once per shape; shapes it cannot have in panels are never
+// given so.
+TEST(Panels, OnlyShapesOneDnnWantsInPanels) {
+  EXPECT_FALSE(ops::matmul_reads_panels(4, 256, 512));   // gemv's rows
+  EXPECT_FALSE(ops::matmul_reads_panels(50, 250, 512));  // k not a multiple of 16
+  EXPECT_FALSE(ops::matmul_reads_panels(50, 256, 500));  // n not a multiple of 64
+  EXPECT_EQ(ops::matmul_reads_panels(50, 3136, 1024), ops::matmul_reads_panels(50, 3136, 1024));
+}
+
+TEST(Panels, MatMulAndReadVariableNeedPanelsOfAFloatMatrix) {
+  const Tensor a = random::normal({8, 32}, 0, 1, DType::Float32, 4);
+  const Tensor flat = random::normal({32, 64}, 0, 1, DType::Float32, 5);
+  const Tensor in[] = {a, flat};
+  const schema::Attrs attrs{{"transpose_a", false}, {"transpose_b", false}, {ops::kMatmulBPanels, kWidth}};
+  kiln::testing::expect_error<InvalidArgument>(
+      [&] { runtime::run_eager(ops::matmul_op(), in, attrs); },
+      {"b_panels=64 needs a float32 b of known shape [n / 64, k, 64], not transposed, and a matrix a; got b float32 "
+       "(32, 64)"});
+  Variable v(random::normal({4, 100}, 0, 1, DType::Float32, 6), {.name = "w"});
+  const Tensor handle[] = {v.handle()};
+  const schema::Attrs read{{"dtype", DType::Float32}, {"shape", Shape{4, 100}}, {ops::kReadPanels, kWidth}};
+  kiln::testing::expect_error<InvalidArgument>(
+      [&] { runtime::run_eager(ops::read_variable_op(), handle, read); },
+      {"panels=64 needs a float32 matrix of known shape whose columns are a multiple of 64, got float32 (4, 100)"});
+  expect_bitwise(v.read_value(), v.read_value());
+}
+
+// Adam's update of a variable whose panels were read since the update
+// before writes the dense value (the bits of the update of a plain variable)
+// and the panels of it; the next update after no such read drops them. A
+// reader still holding the panels keeps the ones it read.
+TEST(Panels, AdamWritesBothFormsWhileAGraphReadsThePanels) {
+  const Shape shape{32, 128};
+  const Tensor initial = random::normal(shape, 0, 0.1, DType::Float32, 8);
+  Variable w(initial, {.name = "w"}), m(zeros(shape), {.name = "m"}), v(zeros(shape), {.name = "v"});
+  Variable w_plain(initial), m_plain(zeros(shape)), v_plain(zeros(shape));
+  const Tensor alpha = constant(1e-2f);
+  const schema::Attrs attrs{{"dtype", DType::Float32}, {"shape", shape}, {"beta_1", 0.9}, {"beta_2", 0.999},
+                            {"epsilon", 1e-7}};
+  detail::VariableState& state = *w.state();
+  auto read_panels = [&] {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    return state.value_in_panels();
+  };
+  auto holds_panels = [&] {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    return state.holds_panels();
+  };
+  auto update = [&](int step) {
+    const Tensor grad = random::normal(shape, 0, 1, DType::Float32, 20 + step);
+    const Tensor in[] = {w.handle(), m.handle(), v.handle(), grad, alpha};
+    const Tensor plain[] = {w_plain.handle(), m_plain.handle(), v_plain.handle(), grad, alpha};
+    runtime::run_eager(adam(), in, attrs);
+    runtime::run_eager(adam(), plain, attrs);
+  };
+  const float* before = core::data_of<float>(read_panels());
+  update(0);
+  ASSERT_TRUE(holds_panels());
+  expect_bitwise(w.read_value(), w_plain.read_value());
+  const Tensor updated = read_panels();
+  EXPECT_EQ(core::data_of<float>(updated), before);  // written in place: no reader held them
+  expect_bitwise(updated, ops::in_panels(w_plain.read_value()));
+
+  // Held across the next update: that one writes new panels.
+  const Tensor held = read_panels();
+  const std::vector<float> held_values = held.to_vector<float>();
+  update(1);
+  EXPECT_EQ(held.to_vector<float>(), held_values);
+  expect_bitwise(read_panels(), ops::in_panels(w_plain.read_value()));
+  expect_bitwise(w.read_value(), w_plain.read_value());
+
+  // Read since: kept once more; then an update with no read between drops them.
+  update(2);
+  EXPECT_TRUE(holds_panels());
+  update(3);
+  EXPECT_FALSE(holds_panels());
+  expect_bitwise(w.read_value(), w_plain.read_value());
+  expect_bitwise(read_panels(), ops::in_panels(w_plain.read_value()));
+  // An assign drops them too.
+  w.assign(initial);
+  EXPECT_FALSE(holds_panels());
+}
+
+TEST(PanelWeights, TrainingWithTheKernelInPanelsKeepsTheEagerBits) {
+  SKIP_UNLESS_PANELS();
+  kiln::testing::expect_traced_training_is_eagers<Trainer>(batch(), [](const graph::Graph& g) {
+    // The first kernel's forward alone: the second has 3 columns.
+    EXPECT_EQ(nodes_with(g, ops::kReadPanels), 1) << g.to_string();
+    EXPECT_EQ(nodes_with(g, ops::kMatmulBPanels), 1) << g.to_string();
+  });
+}
+
+// The panels stay in one buffer from step to step (Adam writes them in
+// place), and eager reads and writes between steps see and set the value.
+TEST(PanelWeights, EagerReadsAndWritesBetweenStepsSeeTheCurrentValue) {
+  SKIP_UNLESS_PANELS();
+  const Tensor x = batch();
+  Trainer traced, eager;
+  auto f = traced.traced();
+  for (int warm = 0; warm < 2; ++warm) {
+    f(x);
+    eager.step(x);
+  }
+  detail::VariableState& state = *traced.kernel(0).state();
+  auto panels = [&] {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    return core::data_of<float>(state.value_in_panels());
+  };
+  const float* buffer = panels();
+  f(x);
+  eager.step(x);
+  EXPECT_EQ(panels(), buffer);
+  expect_bitwise(traced.kernel(0).read_value(), eager.kernel(0).read_value());
+  const Tensor replacement = random::normal({256, 512}, 0, 0.1, DType::Float32, 9);
+  for (Trainer* t : {&traced, &eager}) t->kernel(0).assign(replacement);
+  f(x);
+  eager.step(x);
+  expect_same_training(traced, eager);
+}
+
+// A captured eager tensor read as a forward's b: one Const in panels, made
+// when the plan is built; the same bits call after call. A product that
+// reads it transposed keeps the dense tensor.
+TEST(PanelWeights, ACapturedWeightIsPutInPanelsOnce) {
+  SKIP_UNLESS_PANELS();
+  const Tensor w = random::normal({256, 512}, 0, 1, DType::Float32, 12), x = batch();
+  const Tensor y = random::normal({32, 512}, 0, 1, DType::Float32, 13);
+  auto dense = kiln::function([&](const Tensor& x) { return kiln::relu(kiln::matmul(x, w)); });
+  const std::string g = optimized(dense, x).to_string();
+  EXPECT_NE(g.find("capture_panels = Const() {value=<float32 (8, 256, 64)>} : float32[8,256,64]"), std::string::npos)
+      << g;
+  for (int call = 0; call < 2; ++call) expect_bitwise(kiln::relu(kiln::matmul(x, w)), dense(x));
+  auto both = kiln::function(
+      [&](const Tensor& x, const Tensor& y) { return kiln::sum(kiln::matmul(x, w)) + kiln::sum(kiln::matmul(y, w, false, true)); });
+  const graph::Graph& bg = both.get_concrete_function(x, y).impl()->plan->graph();
+  EXPECT_EQ(nodes_with(bg, ops::kMatmulBPanels), 1) << bg.to_string();
+  expect_bitwise(kiln::sum(kiln::matmul(x, w)) + kiln::sum(kiln::matmul(y, w, false, true)), both(x, y));
+}
+
+// Another writer (SGD's assign_sub) would drop the panels at every step: the
+// variable is read densely; with the pass off, too.
+TEST(PanelWeights, VariablesOtherWritersUpdateAndTheSwitchKeepReadsDense) {
+  SKIP_UNLESS_PANELS();
+  const Tensor x = batch();
+  nn::Sequential traced_model{"mlp"}, eager_model{"mlp"};
+  for (nn::Sequential* m : {&traced_model, &eager_model})
+    m->add(nn::Dense(512, {.activation = "relu", .input_shape = Shape{256}, .seed = 1}));
+  nn::SGD traced_opt(0.01), eager_opt(0.01);
+  auto step = [](nn::Sequential& model, nn::SGD& opt, const Tensor& x) {
+    GradientTape tape;
+    Tensor loss = kiln::sum(square(model(x, true)));
+    std::vector<Variable> vars = model.trainable_variables();
+    opt.apply_gradients(tape.gradient(loss, vars), vars);
+  };
+  auto f = kiln::function(kiln::testing::StepFn([&](const Tensor& x) { step(traced_model, traced_opt, x); }));
+  EXPECT_EQ(nodes_with(optimized(f, x), ops::kReadPanels), 0) << optimized(f, x).to_string();
+  for (int i = 0; i < 2; ++i) {
+    f(x);
+    step(eager_model, eager_opt, x);
+  }
+  expect_same_variables(traced_model.variables(), eager_model.variables());
+
+  Trainer adam;
+  setenv("KILN_DISABLE_PASSES", "weightrows", 1);
+  auto off = adam.traced();
+  EXPECT_EQ(nodes_with(optimized(off, x), ops::kReadPanels), 0);
+  unsetenv("KILN_DISABLE_PASSES");
+}
+
+// On this machine, the MNIST dense layer's forward reads panels exactly where
+// oneDNN wants them.
+TEST(PanelWeights, TheMnistDenseLayerFollowsOneDnnsLayout) {
+  Variable w(random::normal({3136, 1024}, 0, 0.01, DType::Float32, 5), {.name = "dense1"});
+  const Tensor x = random::normal({50, 3136}, 0, 1, DType::Float32, 6);
+  auto f = kiln::function(std::function<Tensor(const Tensor&)>(
+      [&](const Tensor& x) { return kiln::relu(kiln::matmul(x, w.read_value())); }));
+  const graph::Graph& g = optimized(f, x);
+  EXPECT_EQ(nodes_with(g, ops::kReadPanels) == 1, ops::matmul_reads_panels(50, 3136, 1024)) << g.to_string();
+  expect_bitwise(kiln::relu(kiln::matmul(x, w.read_value())), f(x));
+}
