@@ -2,8 +2,8 @@
 // float32 runs on oneDNN, except a few rows times a matrix (ops/gemv.h); float64
 // and integers (which oneDNN 2.x does not offer) on a plain loop.
 #include <algorithm>
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 
@@ -497,9 +497,10 @@ bool matmul_reads_panels(int64_t rows, int64_t k, int64_t n) {
 void rows_into_panels(const float* rows, int64_t first, int64_t count, int64_t k, int64_t n, float* panels) {
   constexpr int64_t w = kMatmulPanelWidth;
 #ifdef __AVX2__
-  // Streaming stores: the panels are read back by the next step, after the
-  // update has passed the rest of the variable and its slots through the
-  // caches; a plain store would first read each line in for nothing.
+  // Streaming stores: a weight's panels outsize the caches (Adam's update
+  // streams the variable and its slots between the writes and the next
+  // step's read), and a plain store would first read each line in for
+  // nothing.
   if (reinterpret_cast<std::uintptr_t>(panels) % 32 == 0) {
     for (int64_t r = 0; r < count; ++r)
       for (int64_t p = 0; p < n / w; ++p) {

@@ -275,8 +275,13 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
       if (!core::is_exclusively_owned(*target[j][i]))
         fresh[j][i] = padding ? ops::new_longer_rows(shape[0], shape[1], padding) : core::make_tensor(dtype, shape);
     }
-    if (panels[j] && !core::is_exclusively_owned(*panels[j]))
-      fresh_panels[j] = core::make_tensor(DType::Float32, panels[j]->shape());
+    // (Panels are kept of float32 matrices alone.)
+    if (panels[j]) {
+      if (!core::is_exclusively_owned(*panels[j]))
+        fresh_panels[j] = core::make_tensor(DType::Float32, panels[j]->shape());
+      var_form[j].panels = core::data_of<float>(fresh_panels[j].defined() ? fresh_panels[j] : *panels[j]);
+      var_form[j].rows = shape[0];
+    }
   }
   core::visit_numeric(dtype, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
@@ -288,11 +293,6 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
         for (int i : {kVar, kM, kV}) {
           span.in[i] = core::data_of<T>(*target[j][i]);
           span.out[i] = core::data_of<T>(fresh[j][i].defined() ? fresh[j][i] : *target[j][i]);
-        }
-        // (Panels are kept of float32 matrices alone.)
-        if (panels[j]) {
-          var_form[j].panels = core::data_of<float>(fresh_panels[j].defined() ? fresh_panels[j] : *panels[j]);
-          var_form[j].rows = grads[j].gradient_shape()[0];
         }
         if (grads[j].rows) {
           if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], var_form[j], k);

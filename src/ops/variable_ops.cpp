@@ -30,9 +30,8 @@ const Tensor& VariableState::value() {
 
 void VariableState::set_value(Tensor v) {
   dense_ = std::move(v);
-  longer_rows_ = Tensor();
-  padding_ = 0;
-  panels_ = Tensor();
+  drop_longer_rows();
+  drop_panels();
 }
 
 Tensor VariableState::take_value() { return std::move(dense_to_update()); }
@@ -68,30 +67,39 @@ const Tensor& VariableState::value_in_panels() {
 
 Tensor& VariableState::form_to_update(int64_t* padding, Tensor** panels) {
   if (panels) *panels = nullptr;
-  if (!longer_rows_.defined() || (dense_.defined() && !longer_rows_read_last_)) {
-    *padding = 0;
-    Tensor kept = panels && panels_read_ ? std::move(panels_) : Tensor();
-    Tensor& dense = dense_to_update();
-    if (kept.defined()) {
-      panels_ = std::move(kept);
-      *panels = &panels_;
-    }
-    return dense;
+  if (longer_rows_.defined() && (!dense_.defined() || longer_rows_read_last_)) {
+    *padding = padding_;
+    dense_ = Tensor();
+    drop_panels();
+    return longer_rows_;
   }
-  *padding = padding_;
-  dense_ = Tensor();
-  panels_ = Tensor();
-  panels_read_ = false;
-  return longer_rows_;
+  *padding = 0;
+  value();
+  drop_longer_rows();
+  if (panels && panels_read_) {
+    panels_read_ = false;
+    *panels = &panels_;
+  } else {
+    drop_panels();
+  }
+  return dense_;
 }
 
 Tensor& VariableState::dense_to_update() {
   value();
+  drop_longer_rows();
+  drop_panels();
+  return dense_;
+}
+
+void VariableState::drop_longer_rows() {
   longer_rows_ = Tensor();
   padding_ = 0;
+}
+
+void VariableState::drop_panels() {
   panels_ = Tensor();
   panels_read_ = false;
-  return dense_;
 }
 
 }  // namespace kiln::detail

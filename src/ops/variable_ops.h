@@ -63,6 +63,8 @@ class VariableState {
   Tensor longer_rows_;  // null unless a graph read the value so since the last write
   int64_t padding_ = 0;
   bool longer_rows_read_last_ = false;
+  void drop_longer_rows();
+  void drop_panels();
   Tensor panels_;  // null unless a graph read the value so since the last write (or the one before, by Adam)
   bool panels_read_ = false;  // since the last update
 };

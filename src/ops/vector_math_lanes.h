@@ -120,15 +120,16 @@ inline __m256 log1p8(__m256 x) {
   return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));
 }
 
+// Q's coefficients, highest first (tanh16_small_magnitude uses them too).
+inline constexpr float kTanhSmallQ[] = {-0.005704983603209257f, 0.0206390842795372f, -0.05373971536755562f,
+                                        0.13331441581249237f, -0.3333328068256378f};
+
 // tanh's odd polynomial on |x| < 0.625 (and NaN): |x| + |x|^3 Q(x^2),
 // without the sign (denormals give |x|).
 inline __m256 tanh8_small_magnitude(__m256 ax) {
   const __m256 z = _mm256_mul_ps(ax, ax);
-  __m256 q = splat(-0.005704983603209257f);
-  q = fma(q, z, splat(0.0206390842795372f));
-  q = fma(q, z, splat(-0.05373971536755562f));
-  q = fma(q, z, splat(0.13331441581249237f));
-  q = fma(q, z, splat(-0.3333328068256378f));
+  __m256 q = splat(kTanhSmallQ[0]);
+  for (int i = 1; i < 5; ++i) q = fma(q, z, splat(kTanhSmallQ[i]));
   return fma(_mm256_mul_ps(q, z), ax, ax);
 }
 

@@ -27,11 +27,8 @@ KILN_TARGET_AVX512 inline __m512 abs(__m512 x) { return _mm512_andnot_ps(splat(-
 // tanh8_small_magnitude: the odd polynomial on |x| < 0.625 (and NaN).
 KILN_TARGET_AVX512 inline __m512 tanh16_small_magnitude(__m512 ax) {
   const __m512 z = _mm512_mul_ps(ax, ax);
-  __m512 q = splat(-0.005704983603209257f);
-  q = fma(q, z, splat(0.0206390842795372f));
-  q = fma(q, z, splat(-0.05373971536755562f));
-  q = fma(q, z, splat(0.13331441581249237f));
-  q = fma(q, z, splat(-0.3333328068256378f));
+  __m512 q = splat(kTanhSmallQ[0]);
+  for (int i = 1; i < 5; ++i) q = fma(q, z, splat(kTanhSmallQ[i]));
   return fma(_mm512_mul_ps(q, z), ax, ax);
 }
 

@@ -25,7 +25,7 @@
 // read in panels by its slow reference kernel only); Adam keeps both forms
 // (VariableState). Only where the variable's other uses are reads and Adam's
 // updates (as var), as for longer rows. The products are the same bits
-// (tests/matmul_panels_test.cpp).
+// (tests/passes_panel_weights_test.cpp).
 #include <algorithm>
 #include <vector>
 
@@ -92,7 +92,29 @@ bool adam_updates_as_var(const Node& n, const Value& handle) {
   return true;
 }
 
-}  // namespace
+// A variable handle's reads, where its every other use is an Adam update
+// taking it as var; none otherwise. Any other use (an assign, another
+// optimizer's update, a call, a loop) would write or read the dense form
+// every step, and a kept form would be remade from it every step.
+std::vector<Node*> reads_of_adam_var(Node& handle_node, const std::vector<Node*>& users) {
+  const Value handle{&handle_node, 0};
+  std::vector<Node*> reads;
+  for (Node* n : users) {
+    if (n->op == &ops::read_variable_op())
+      reads.push_back(n);  // a read takes one input: listed once
+    else if (!adam_updates_as_var(*n, handle))
+      return {};
+  }
+  return reads;
+}
+
+// A captured eager tensor the plan may copy once into another form: a
+// float32 matrix fixed for the graph's life. Not a buffer of outside memory
+// (numpy's, DLPack's), which its owner may write between calls.
+bool fixed_matrix(const Tensor& outer) {
+  return outer.defined() && !outer.is_symbolic() && outer.dtype() == DType::Float32 && outer.shape().rank() == 2 &&
+         !outer.impl()->buffer->release_external;
+}
 
 // Each node's readers of output 0 (ReadVariable and placeholders, variable
 // handles among them, have one output), and whether it is a result.
@@ -157,16 +179,7 @@ bool panel_weights(graph::Graph& g) {
     const std::vector<Node*>& users = readers[node->id];
     if (users.empty() || node->outputs[0].dtype != DType::Resource || result[node->id]) continue;
     const Value handle{node.get(), 0};
-    bool ok = true;
-    std::vector<Node*> reads;
-    for (Node* n : users) {
-      if (n->op == &ops::read_variable_op())
-        reads.push_back(n);
-      else
-        ok &= adam_updates_as_var(*n, handle);
-    }
-    if (!ok) continue;
-    for (Node* read : reads) {
+    for (Node* read : reads_of_adam_var(*node, users)) {
       if (read->attrs.has(ops::kReadRowPadding) || read->attrs.has(ops::kReadPanels)) continue;
       const std::vector<Node*>& uses = readers[read->id];
       if (std::none_of(uses.begin(), uses.end(), [&](const Node* m) { return wants_panels(*m, *read); })) continue;
@@ -186,8 +199,7 @@ bool panel_weights(graph::Graph& g) {
     Node& placeholder = *c.placeholder;
     const Tensor& outer = c.outer;
     const std::vector<Node*>& uses = readers[placeholder.id];
-    if (!outer.defined() || outer.is_symbolic() || outer.dtype() != DType::Float32 || outer.shape().rank() != 2 ||
-        outer.impl()->buffer->release_external || after[placeholder.id] ||
+    if (!fixed_matrix(outer) ||
         std::none_of(uses.begin(), uses.end(), [&](const Node* m) { return wants_panels(*m, placeholder); }))
       continue;
     const Tensor panels = ops::in_panels(outer);
@@ -203,28 +215,21 @@ bool panel_weights(graph::Graph& g) {
   return added;
 }
 
+}  // namespace
+
 bool pad_weight_rows(graph::Graph& g) {
   const auto [readers, result] = uses_of(g);
-  // Variables: all of a handle's reads, or none. Any other use of the handle
-  // (an assign, another optimizer's update, a call, a loop, a result) would
-  // write or read the dense form every step, and the two forms would be
-  // remade from each other every step.
+  // Variables: all of a handle's reads, or none (a read that is a result,
+  // or read otherwise than as b, would need the dense form every step).
   bool changed = false;
   for (const auto& node : g.nodes()) {
     const std::vector<Node*>& users = readers[node->id];
     if (users.empty() || node->outputs[0].dtype != DType::Resource || result[node->id]) continue;
-    const Value handle{node.get(), 0};
-    std::vector<Node*> reads;
-    bool ok = true, copied = false;
-    for (Node* n : users) {
-      if (n->op == &ops::read_variable_op()) {
-        ok &= !result[n->id] && !n->attrs.has(ops::kReadRowPadding) && only_b(*n, readers[n->id], &copied);
-        reads.push_back(n);  // a read takes one input: listed once
-      } else {
-        ok &= adam_updates_as_var(*n, handle);
-      }
-    }
-    if (!ok || !copied || reads.empty()) continue;
+    const std::vector<Node*> reads = reads_of_adam_var(*node, users);
+    bool ok = !reads.empty(), copied = false;
+    for (Node* n : reads)
+      ok &= !result[n->id] && !n->attrs.has(ops::kReadRowPadding) && only_b(*n, readers[n->id], &copied);
+    if (!ok || !copied) continue;
     for (Node* read : reads) {
       read->attrs.set(ops::kReadRowPadding, ops::kMatmulBPad);
       read->outputs[0].shape = Shape{read->outputs[0].shape[0], read->outputs[0].shape[1] + ops::kMatmulBPad};
@@ -233,16 +238,15 @@ bool pad_weight_rows(graph::Graph& g) {
     changed = true;
   }
   // Captured eager tensors: a Const in longer rows right after the
-  // placeholder, which stays (the call feeds it) with no reader. Not a
-  // buffer of outside memory (numpy's, DLPack's), which its owner may write.
+  // placeholder, which stays (the call feeds it) with no reader.
   std::vector<std::unique_ptr<Node>> consts(g.nodes().size());
   bool added = false;
   for (const graph::Capture& c : g.captures()) {
     Node& placeholder = *c.placeholder;
     const Tensor& outer = c.outer;
     bool copied = false;
-    if (!outer.defined() || outer.is_symbolic() || outer.dtype() != DType::Float32 || result[placeholder.id] ||
-        outer.impl()->buffer->release_external || !only_b(placeholder, readers[placeholder.id], &copied) || !copied)
+    if (!fixed_matrix(outer) || result[placeholder.id] || !only_b(placeholder, readers[placeholder.id], &copied) ||
+        !copied)
       continue;
     const Tensor longer = ops::in_longer_rows(outer, ops::kMatmulBPad);
     const schema::TensorType type{DType::Float32, longer.shape()};
