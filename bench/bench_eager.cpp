@@ -371,10 +371,13 @@ BENCHMARK(BM_AdamUpdate_Panels)->Args({3136, 1024})->Unit(benchmark::kMicrosecon
 
 // [m, k] x [k, n] with b dense (A) and in panels (B, MatMul b_panels: the
 // form the weight-rows pass gives a dense layer's forward on AVX-512 CPUs),
-// alternated call by call; the fastest of each. 0 where this CPU's oneDNN
-// would not read panels.
+// alternated call by call; the fastest of each. With a fourth arg 1, b is an
+// [n, k] matrix read transposed (h e^T: a tied embedding's logits), dense and
+// in the panels of its transpose (as the pass gives a weight no graph
+// updates). 0 where this CPU's oneDNN would not read panels.
 void BM_MatMul_BInPanels(benchmark::State& st) {
   const int64_t m = st.range(0), k = st.range(1), n = st.range(2);
+  const bool transposed = st.range(3) != 0;
   if (!kiln::ops::matmul_reads_panels(m, k, n)) {
     for (auto _ : st) {
     }
@@ -382,19 +385,21 @@ void BM_MatMul_BInPanels(benchmark::State& st) {
     return;
   }
   Tensor a = kiln::random::uniform(kiln::Shape{m, k}, -1.0, 1.0, DType::Float32, 1);
-  Tensor b = kiln::random::uniform(kiln::Shape{k, n}, -1.0, 1.0, DType::Float32, 2);
-  Tensor panels = kiln::ops::in_panels(b);
-  const Tensor in[] = {a, panels};
+  Tensor b = kiln::random::uniform(transposed ? kiln::Shape{n, k} : kiln::Shape{k, n}, -1.0, 1.0, DType::Float32, 2);
+  const Tensor in[] = {a, transposed ? kiln::ops::in_transposed_panels(b) : kiln::ops::in_panels(b)};
   const kiln::schema::Attrs attrs{
       {"transpose_a", false}, {"transpose_b", false}, {kiln::ops::kMatmulBPanels, kiln::ops::kMatmulPanelWidth}};
   bench::fastest_of_alternating(
-      st, "dense_us", [&] { return kiln::matmul(a, b); }, "panels_us",
+      st, "dense_us", [&] { return kiln::matmul(a, b, false, transposed); }, "panels_us",
       [&] { return kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs)[0]; });
 }
 BENCHMARK(BM_MatMul_BInPanels)
-    ->Args({50, 3136, 1024})
-    ->Args({256, 3136, 1024})
-    ->Args({64, 1024, 1024})
+    ->Args({50, 3136, 1024, 0})
+    ->Args({256, 3136, 1024, 0})
+    ->Args({64, 1024, 1024, 0})
+    ->Args({50, 1024, 3136, 1})
+    ->Args({256, 1024, 3136, 1})
+    ->Args({64, 768, 8192, 1})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

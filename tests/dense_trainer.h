@@ -14,14 +14,16 @@ namespace kiln::testing {
 
 using StepFn = std::function<void(const Tensor&)>;
 
-// Dense(units, relu) on `inputs` features, then Dense(3), trained on
-// sum(y^2). The first kernel is read by its forward only; the second by its
-// forward and, transposed, by the first layer's input gradient.
+// Dense(units, relu) on `inputs` features (and Dense(hidden, relu) where
+// hidden > 0), then Dense(3), trained on sum(y^2). The first kernel is read
+// by its forward only; the others by their forward and, transposed, by the
+// layer before's input gradient.
 struct DenseTrainer {
   nn::Sequential model{"mlp"};
   nn::Adam adam{1e-2};
-  explicit DenseTrainer(int64_t inputs = 1000, int64_t units = 300) {
+  explicit DenseTrainer(int64_t inputs = 1000, int64_t units = 300, int64_t hidden = 0) {
     model.add(nn::Dense(units, {.activation = "relu", .input_shape = Shape{inputs}, .seed = 1}));
+    if (hidden > 0) model.add(nn::Dense(hidden, {.activation = "relu", .seed = 3}));
     model.add(nn::Dense(3, {.seed = 2}));
   }
   void step(const Tensor& x) {

@@ -1,11 +1,13 @@
 // Panels (ops/nn_internal.h, src/passes/pad_weight_rows.cpp): where oneDNN's
 // matmul wants its b in column panels (its AVX-512 brgemm), a weight read as
-// the b of a dense layer's forward is given to it so. The product has the
-// dense product's bits; Adam keeps the panels and the dense value both while a
-// graph reads the panels, so traced training gives the eager bits; eager
-// reads and writes between steps see and set the current value; a captured
-// weight is put in panels once. The layout and Adam's forms are tested on
-// every machine, the products where oneDNN reads panels.
+// the b of a dense layer's forward is given to it so, and a weight no graph
+// updates read transposed (h e^T) in the panels of its transpose. The
+// products have the dense products' bits; Adam keeps the panels of the value
+// and the dense value both while a graph reads the panels, so traced training
+// gives the eager bits; eager reads and writes between steps see and set the
+// current value; a captured weight is put in panels once. The layouts and
+// Adam's forms are tested on every machine, the products where oneDNN reads
+// panels.
 #include "passes_test_util.h"
 
 #include <cstdlib>
@@ -41,6 +43,12 @@ struct Trainer : kiln::testing::DenseTrainer {
   Trainer() : DenseTrainer(256, 512) {}
 };
 
+// Then a second hidden layer of 256: its kernel (512 x 256) is read in panels
+// by its forward, and transposed by the first layer's input gradient.
+struct DeeperTrainer : kiln::testing::DenseTrainer {
+  DeeperTrainer() : DenseTrainer(256, 512, 256) {}
+};
+
 Tensor batch() { return random::normal({32, 256}, 0, 1, DType::Float32, 7); }
 
 bool reads_panels() { return ops::matmul_reads_panels(32, 256, 512); }
@@ -54,8 +62,8 @@ int nodes_with(const graph::Graph& g, const char* attr) {
   return n;
 }
 
-Tensor in_panels_product(const Tensor& a, const Tensor& b) {
-  const Tensor in[] = {a, ops::in_panels(b)};
+Tensor product_of_panels(const Tensor& a, const Tensor& panels) {
+  const Tensor in[] = {a, panels};
   const schema::Attrs attrs{{"transpose_a", false}, {"transpose_b", false}, {ops::kMatmulBPanels, kWidth}};
   return runtime::run_eager(ops::matmul_op(), in, attrs)[0];
 }
@@ -79,21 +87,64 @@ TEST(Panels, EachElementGoesToItsPanel) {
   EXPECT_EQ(by_rows, got);
 }
 
-TEST(Panels, TheProductOfBInPanelsIsTheDenseProductsBits) {
-  if (!ops::matmul_reads_panels(50, 3136, 1024)) GTEST_SKIP() << "this CPU's oneDNN matmul reads no panels";
-  const struct {
-    int64_t rows, k, n;
-  } cases[] = {{50, 3136, 1024}, {256, 3136, 1024}, {64, 1024, 1024}, {8, 256, 128}, {33, 48, 64}};
+// The panels of the transpose: element (r, c) of a [k, n] matrix at
+// ((r / 64) * n + c) * 64 + r % 64. Bands of rows that start and end inside
+// a group of 64, and columns not a multiple of 8, land in the same places; so
+// do they where the panels' buffer is not aligned for streaming stores.
+TEST(Panels, EachElementGoesToItsPlaceInThePanelsOfTheTranspose) {
+  const int64_t k = 192, n = 100;
+  const Tensor b = random::normal({k, n}, 0, 1, DType::Float32, 1);
+  const Tensor panels = ops::in_transposed_panels(b);
+  EXPECT_EQ(panels.shape(), Shape({3, 100, 64}));
+  const std::vector<float> dense = b.to_vector<float>(), got = panels.to_vector<float>();
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t c = 0; c < n; ++c)
+      ASSERT_EQ(got[((r / kWidth) * n + c) * kWidth + r % kWidth], dense[r * n + c]) << r << ", " << n;
+  expect_bitwise(panels, ops::in_panels(kiln::transpose(b)));
+  for (int64_t misalign : {0, 1}) {
+    SCOPED_TRACE(misalign);
+    std::vector<float> buffer(got.size() + 8, 0.0f);
+    float* to = buffer.data() + (8 - reinterpret_cast<std::uintptr_t>(buffer.data()) / 4 % 8) % 8 + misalign;
+    for (int64_t first = 0; first < k; first += 70)
+      ops::rows_into_transposed_panels(dense.data() + first * n, first, std::min<int64_t>(70, k - first), n, to);
+    EXPECT_EQ(std::vector<float>(to, to + got.size()), got);
+  }
+}
+
+// [rows, k] x b, b [k, n] in panels (or, `transposed`, b [n, k] read
+// transposed and in the panels of its transpose), at 1 and 2 threads: the
+// dense product's bits, for each shape oneDNN reads so.
+namespace {
+struct ProductShape {
+  int64_t rows, k, n;
+};
+void expect_panel_products_bitwise(std::initializer_list<ProductShape> shapes, bool transposed) {
   for (int threads : {1, 2}) {
     kiln::testing::ThreadCount scope(threads);
-    for (const auto& c : cases) {
+    for (const ProductShape& c : shapes) {
       SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.k << "x" << c.n << ", " << threads << " threads");
       if (!ops::matmul_reads_panels(c.rows, c.k, c.n)) continue;
       const Tensor a = random::normal({c.rows, c.k}, 0, 1, DType::Float32, 2);
-      const Tensor b = random::normal({c.k, c.n}, 0, 1, DType::Float32, 3);
-      expect_bitwise(kiln::matmul(a, b), in_panels_product(a, b));
+      const Tensor b = random::normal(transposed ? Shape{c.n, c.k} : Shape{c.k, c.n}, 0, 1, DType::Float32, 3);
+      expect_bitwise(kiln::matmul(a, b, false, transposed),
+                     product_of_panels(a, transposed ? ops::in_transposed_panels(b) : ops::in_panels(b)));
     }
   }
+}
+}  // namespace
+
+TEST(Panels, TheProductOfBInPanelsIsTheDenseProductsBits) {
+  if (!ops::matmul_reads_panels(50, 3136, 1024)) GTEST_SKIP() << "this CPU's oneDNN matmul reads no panels";
+  expect_panel_products_bitwise({{50, 3136, 1024}, {256, 3136, 1024}, {64, 1024, 1024}, {8, 256, 128}, {33, 48, 64}},
+                                false);
+}
+
+// h w^T with w's transpose in panels: the bits of the product that reads w
+// transposed (at MNIST's input-gradient shapes too).
+TEST(Panels, TheProductOfTheTransposesPanelsIsTheTransposedProductsBits) {
+  if (!ops::matmul_reads_panels(50, 1024, 3136)) GTEST_SKIP() << "this CPU's oneDNN matmul reads no panels";
+  expect_panel_products_bitwise({{50, 1024, 3136}, {256, 1024, 3136}, {32, 256, 512}, {8, 128, 256}, {33, 64, 192}},
+                                true);
 }
 
 // Shapes oneDNN cannot have in panels are never given so (it is asked once
@@ -123,7 +174,14 @@ TEST(Panels, MatMulAndReadVariableNeedPanelsOfAFloatMatrix) {
   const schema::Attrs read{{"dtype", DType::Float32}, {"shape", Shape{4, 100}}, {ops::kReadPanels, kWidth}};
   kiln::testing::expect_error<InvalidArgument>(
       [&] { runtime::run_eager(ops::read_variable_op(), handle, read); },
-      {"panels=64 needs a float32 matrix of known shape whose columns are a multiple of 64, got float32 (4, 100)"});
+      {"panels=64 needs a float32 matrix of known shape whose columns are a multiple of 64, and no other form; got "
+       "float32 (4, 100)"});
+  const schema::Attrs transposed{
+      {"dtype", DType::Float32}, {"shape", Shape{4, 100}}, {ops::kReadTransposedPanels, kWidth}};
+  kiln::testing::expect_error<InvalidArgument>(
+      [&] { runtime::run_eager(ops::read_variable_op(), handle, transposed); },
+      {"transposed_panels=64 needs a float32 matrix of known shape whose rows are a multiple of 64, and no other "
+       "form; got float32 (4, 100)"});
   expect_bitwise(v.read_value(), value);
 }
 
@@ -183,6 +241,37 @@ TEST(Panels, AdamWritesBothFormsWhileAGraphReadsThePanels) {
   EXPECT_FALSE(holds_panels());
 }
 
+// The panels of the transpose are for weights no graph updates: any update,
+// Adam's too, drops them, and the next read makes them from the new value.
+TEST(Panels, AnUpdateDropsThePanelsOfTheTranspose) {
+  const Shape shape{128, 128};
+  const Tensor initial = random::normal(shape, 0, 0.1, DType::Float32, 8);
+  Variable w(initial, {.name = "w"}), m(zeros(shape), {.name = "m"}), v(zeros(shape), {.name = "v"});
+  const Tensor alpha = constant(1e-2f), grad = random::normal(shape, 0, 1, DType::Float32, 20);
+  const schema::Attrs attrs{{"dtype", DType::Float32}, {"shape", shape}, {"beta_1", 0.9}, {"beta_2", 0.999},
+                            {"epsilon", 1e-7}};
+  detail::VariableState& state = *w.state();
+  using ops::PanelsOf;
+  auto read = [&](PanelsOf which) {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    return state.value_in_panels(which);
+  };
+  auto holds = [&](PanelsOf which) {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    return state.holds_panels(which);
+  };
+  expect_bitwise(read(PanelsOf::kTranspose), ops::in_transposed_panels(initial));
+  read(PanelsOf::kValue);
+  const Tensor in[] = {w.handle(), m.handle(), v.handle(), grad, alpha};
+  runtime::run_eager(adam(), in, attrs);
+  EXPECT_TRUE(holds(PanelsOf::kValue));
+  EXPECT_FALSE(holds(PanelsOf::kTranspose));
+  expect_bitwise(read(PanelsOf::kTranspose), ops::in_transposed_panels(w.read_value()));
+  w.assign(initial);
+  EXPECT_FALSE(holds(PanelsOf::kTranspose));
+  expect_bitwise(read(PanelsOf::kTranspose), ops::in_transposed_panels(initial));
+}
+
 TEST(PanelWeights, TrainingWithTheKernelInPanelsKeepsTheEagerBits) {
   SKIP_UNLESS_PANELS();
   kiln::testing::expect_traced_training_is_eagers<Trainer>(batch(), [](const graph::Graph& g) {
@@ -190,6 +279,43 @@ TEST(PanelWeights, TrainingWithTheKernelInPanelsKeepsTheEagerBits) {
     EXPECT_EQ(nodes_with(g, ops::kReadPanels), 1) << g.to_string();
     EXPECT_EQ(nodes_with(g, ops::kMatmulBPanels), 1) << g.to_string();
   });
+}
+
+// A deeper layer's kernel is read transposed by the input gradient of the
+// layer before; training keeps that read dense (Adam writes the panels of
+// the value alone) and the eager bits.
+TEST(PanelWeights, TrainingReadsTheInputGradientsBDense) {
+  SKIP_UNLESS_PANELS();
+  kiln::testing::expect_traced_training_is_eagers<DeeperTrainer>(batch(), [](const graph::Graph& g) {
+    EXPECT_EQ(nodes_with(g, ops::kReadPanels), 2) << g.to_string();
+    EXPECT_EQ(nodes_with(g, ops::kReadTransposedPanels), 0) << g.to_string();
+    EXPECT_EQ(nodes_with(g, ops::kMatmulBPanels), 2) << g.to_string();
+  });
+}
+
+// A served weight read transposed (a tied embedding's logits, h e^T): the
+// graph reads it in the panels of its transpose, made once and kept from call
+// to call; an assign between calls is seen.
+TEST(PanelWeights, AServedWeightReadTransposedIsReadInThePanelsOfItsTranspose) {
+  if (!ops::matmul_reads_panels(32, 256, 512)) GTEST_SKIP() << "this CPU's oneDNN matmul reads no panels";
+  Variable e(random::normal({512, 256}, 0, 0.1, DType::Float32, 14), {.name = "embedding"});
+  const Tensor h = random::normal({32, 256}, 0, 1, DType::Float32, 15);
+  auto logits = [&](const Tensor& h) { return kiln::matmul(h, e.read_value(), false, true); };
+  auto f = kiln::function(std::function<Tensor(const Tensor&)>(logits));
+  const graph::Graph& g = optimized(f, h);
+  EXPECT_EQ(nodes_with(g, ops::kReadTransposedPanels), 1) << g.to_string();
+  EXPECT_NE(g.to_string().find("transpose_b=false, b_panels=64"), std::string::npos) << g.to_string();
+  detail::VariableState& state = *e.state();
+  auto panels = [&] {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    return core::data_of<float>(state.value_in_panels(ops::PanelsOf::kTranspose));
+  };
+  expect_bitwise(logits(h), f(h));
+  const float* buffer = panels();
+  expect_bitwise(logits(h), f(h));
+  EXPECT_EQ(panels(), buffer);
+  e.assign(random::normal({512, 256}, 0, 0.1, DType::Float32, 16));
+  expect_bitwise(logits(h), f(h));
 }
 
 // The panels stay in one buffer from step to step (Adam writes them in
@@ -222,7 +348,8 @@ TEST(PanelWeights, EagerReadsAndWritesBetweenStepsSeeTheCurrentValue) {
 
 // A captured eager tensor read as a forward's b: one Const in panels, made
 // when the plan is built; the same bits call after call. A product that
-// reads it transposed keeps the dense tensor.
+// reads it transposed (a tied embedding's logits, h e^T) gets the panels of
+// its transpose.
 TEST(PanelWeights, ACapturedWeightIsPutInPanelsOnce) {
   SKIP_UNLESS_PANELS();
   const Tensor w = random::normal({256, 512}, 0, 1, DType::Float32, 12), x = batch();
@@ -235,7 +362,10 @@ TEST(PanelWeights, ACapturedWeightIsPutInPanelsOnce) {
   auto both = kiln::function(
       [&](const Tensor& x, const Tensor& y) { return kiln::sum(kiln::matmul(x, w)) + kiln::sum(kiln::matmul(y, w, false, true)); });
   const graph::Graph& bg = both.get_concrete_function(x, y).impl()->plan->graph();
-  EXPECT_EQ(nodes_with(bg, ops::kMatmulBPanels), 1) << bg.to_string();
+  EXPECT_EQ(nodes_with(bg, ops::kMatmulBPanels), 2) << bg.to_string();
+  EXPECT_NE(bg.to_string().find("capture_transposed_panels = Const() {value=<float32 (4, 512, 64)>}"),
+            std::string::npos)
+      << bg.to_string();
   expect_bitwise(kiln::sum(kiln::matmul(x, w)) + kiln::sum(kiln::matmul(y, w, false, true)), both(x, y));
 }
 
@@ -269,14 +399,20 @@ TEST(PanelWeights, VariablesOtherWritersUpdateAndTheSwitchKeepReadsDense) {
   unsetenv("KILN_DISABLE_PASSES");
 }
 
-// On this machine, the MNIST dense layer's forward reads panels exactly where
-// oneDNN wants them.
+// On this machine, the MNIST dense layer's forward and input gradient read
+// panels exactly where oneDNN wants them.
 TEST(PanelWeights, TheMnistDenseLayerFollowsOneDnnsLayout) {
   Variable w(random::normal({3136, 1024}, 0, 0.01, DType::Float32, 5), {.name = "dense1"});
   const Tensor x = random::normal({50, 3136}, 0, 1, DType::Float32, 6);
-  auto f = kiln::function(std::function<Tensor(const Tensor&)>(
-      [&](const Tensor& x) { return kiln::relu(kiln::matmul(x, w.read_value())); }));
-  const graph::Graph& g = optimized(f, x);
+  const Tensor dy = random::normal({50, 1024}, 0, 1, DType::Float32, 7);
+  auto layer = [&](const Tensor& x, const Tensor& dy) {
+    return kiln::sum(kiln::relu(kiln::matmul(x, w.read_value()))) +
+           kiln::sum(kiln::matmul(dy, w.read_value(), false, true));
+  };
+  auto f = kiln::function(std::function<Tensor(const Tensor&, const Tensor&)>(layer));
+  const graph::Graph& g = f.get_concrete_function(x, dy).impl()->plan->graph();
   EXPECT_EQ(nodes_with(g, ops::kReadPanels) == 1, ops::matmul_reads_panels(50, 3136, 1024)) << g.to_string();
-  expect_bitwise(kiln::relu(kiln::matmul(x, w.read_value())), f(x));
+  EXPECT_EQ(nodes_with(g, ops::kReadTransposedPanels) == 1, ops::matmul_reads_panels(50, 1024, 3136))
+      << g.to_string();
+  expect_bitwise(layer(x, dy), f(x, dy));
 }

@@ -7,10 +7,6 @@
 #include <cstring>
 #include <string_view>
 
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
-
 #include "ops/gemv.h"
 #include "ops/grad_util.h"
 #include "core/dtype_switch.h"
@@ -492,40 +488,6 @@ bool matmul_reads_panels(int64_t rows, int64_t k, int64_t n) {
     }
     return answer;
   })->yes;
-}
-
-void rows_into_panels(const float* rows, int64_t first, int64_t count, int64_t k, int64_t n, float* panels) {
-  constexpr int64_t w = kMatmulPanelWidth;
-#ifdef __AVX2__
-  // Streaming stores: a weight's panels outsize the caches (Adam's update
-  // streams the variable and its slots between the writes and the next
-  // step's read), and a plain store would first read each line in for
-  // nothing.
-  if (reinterpret_cast<std::uintptr_t>(panels) % 32 == 0) {
-    for (int64_t r = 0; r < count; ++r)
-      for (int64_t p = 0; p < n / w; ++p) {
-        const float* from = rows + r * n + p * w;
-        float* to = panels + (p * k + first + r) * w;
-        for (int64_t i = 0; i < w; i += 8) _mm256_stream_ps(to + i, _mm256_loadu_ps(from + i));
-      }
-    _mm_sfence();
-    return;
-  }
-#endif
-  for (int64_t r = 0; r < count; ++r)
-    for (int64_t p = 0; p < n / w; ++p)
-      std::memcpy(panels + (p * k + first + r) * w, rows + r * n + p * w, w * sizeof(float));
-}
-
-Tensor in_panels(const Tensor& b) {
-  const int64_t k = b.shape()[0], n = b.shape()[1];
-  Tensor panels = core::make_tensor(DType::Float32, Shape{n / kMatmulPanelWidth, k, kMatmulPanelWidth});
-  const float* from = core::data_of<float>(b);
-  float* to = core::data_of<float>(panels);
-  core::parallel_for(
-      k, [&](int64_t begin, int64_t end) { rows_into_panels(from + begin * n, begin, end - begin, k, n, to); },
-      std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(n, 1)));
-  return panels;
 }
 
 void set_matmul_b_padding(MatmulBPadding mode) {

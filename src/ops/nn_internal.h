@@ -53,6 +53,14 @@ Tensor in_panels(const Tensor& b);
 // Rows [first, first + count) of a [k, n] matrix (`rows`: row `first`) into
 // their places in `panels`.
 void rows_into_panels(const float* rows, int64_t first, int64_t count, int64_t k, int64_t n, float* panels);
+// The transpose of a float32 matrix [k, n] (k a multiple of
+// kMatmulPanelWidth) as panels, [k / 64, n, 64]: the b of a product with the
+// matrix transposed (a dense layer's input gradient, dy w^T), as oneDNN reads
+// it fastest.
+Tensor in_transposed_panels(const Tensor& b);
+// Rows [first, first + count) of a [k, n] matrix (`rows`: row `first`) into
+// their places in the panels of its transpose.
+void rows_into_transposed_panels(const float* rows, int64_t first, int64_t count, int64_t n, float* panels);
 // `rows` rows of `cols` floats from `from` (rows `from_stride` apart) to `to`
 // (rows `to_stride` apart): into longer rows and back (the threads share the
 // rows).

@@ -52,17 +52,19 @@ const Tensor& VariableState::value_in_longer_rows(int64_t padding) {
   return longer_rows_;
 }
 
-const Tensor& VariableState::value_in_panels() {
-  if (!panels_.defined()) {
+const Tensor& VariableState::value_in_panels(ops::PanelsOf which) {
+  Panels& form = panels_[int(which)];
+  if (!form.tensor.defined()) {
     const Tensor& dense = value();
     const Shape& s = dense.shape();
-    if (dense.dtype() != DType::Float32 || s.rank() != 2 || s[1] % ops::kMatmulPanelWidth != 0)
-      throw Internal(fmt::format("variable '{}': {} {} cannot be read in panels", name, dtype_name(dense.dtype()),
-                                 s.to_string()));
-    panels_ = ops::in_panels(dense);
+    const bool transposed = which == ops::PanelsOf::kTranspose;
+    if (dense.dtype() != DType::Float32 || s.rank() != 2 || s[transposed ? 0 : 1] % ops::kMatmulPanelWidth != 0)
+      throw Internal(fmt::format("variable '{}': {} {} cannot be read in panels{}", name, dtype_name(dense.dtype()),
+                                 s.to_string(), transposed ? " of its transpose" : ""));
+    form.tensor = transposed ? ops::in_transposed_panels(dense) : ops::in_panels(dense);
   }
-  panels_read_ = true;
-  return panels_;
+  form.read = true;
+  return form.tensor;
 }
 
 Tensor& VariableState::form_to_update(int64_t* padding, Tensor** panels) {
@@ -76,11 +78,13 @@ Tensor& VariableState::form_to_update(int64_t* padding, Tensor** panels) {
   *padding = 0;
   value();
   drop_longer_rows();
-  if (panels && panels_read_) {
-    panels_read_ = false;
-    *panels = &panels_;
+  Panels& of_value = panels_[int(ops::PanelsOf::kValue)];
+  panels_[int(ops::PanelsOf::kTranspose)] = Panels{};
+  if (panels && of_value.read) {
+    of_value.read = false;
+    *panels = &of_value.tensor;
   } else {
-    drop_panels();
+    of_value = Panels{};
   }
   return dense_;
 }
@@ -97,10 +101,7 @@ void VariableState::drop_longer_rows() {
   padding_ = 0;
 }
 
-void VariableState::drop_panels() {
-  panels_ = Tensor();
-  panels_read_ = false;
-}
+void VariableState::drop_panels() { panels_ = {}; }
 
 }  // namespace kiln::detail
 
@@ -152,13 +153,17 @@ void read_infer(schema::InferContext& c) {
   const DType dtype = c.attrs().get_dtype("dtype");
   const Shape& shape = c.attrs().get_shape("shape");
   const int64_t padding = row_padding(c.attrs());
-  if (c.attrs().has(kReadPanels)) {
-    const int64_t width = c.attrs().get_int(kReadPanels);
-    if (width != kMatmulPanelWidth || padding || dtype != DType::Float32 || !shape.is_fully_defined() ||
-        shape.rank() != 2 || shape[1] % width != 0)
-      c.fail("{}={} needs a float32 matrix of known shape whose columns are a multiple of {}, got {} {}", kReadPanels,
-             width, kMatmulPanelWidth, dtype_name(dtype), shape.to_string());
-    return c.add_output(dtype, Shape{shape[1] / width, shape[0], width});
+  const bool panels = c.attrs().has(kReadPanels), transposed = c.attrs().has(kReadTransposedPanels);
+  if (panels || transposed) {
+    const char* attr = transposed ? kReadTransposedPanels : kReadPanels;
+    const int64_t width = c.attrs().get_int(attr);
+    const char* split = transposed ? "rows" : "columns";
+    if (width != kMatmulPanelWidth || padding || (panels && transposed) || dtype != DType::Float32 ||
+        !shape.is_fully_defined() || shape.rank() != 2 || shape[transposed ? 0 : 1] % width != 0)
+      c.fail("{}={} needs a float32 matrix of known shape whose {} are a multiple of {}, and no other form; got {} {}",
+             attr, width, split, kMatmulPanelWidth, dtype_name(dtype), shape.to_string());
+    return c.add_output(dtype, transposed ? Shape{shape[0] / width, shape[1], width}
+                                          : Shape{shape[1] / width, shape[0], width});
   }
   if (padding == 0) return c.add_output(dtype, shape);
   if (padding < 0 || dtype != DType::Float32 || !shape.is_fully_defined() || shape.rank() != 2)
@@ -172,9 +177,10 @@ void read_kernel(schema::KernelContext& c) {
   if (!s.has_value()) uninitialized(s);
   // Values are immutable: readers share the buffer.
   const int64_t padding = row_padding(c.attrs);
-  c.outputs[0] = c.attrs.has(kReadPanels) ? s.value_in_panels()
-                 : padding                  ? s.value_in_longer_rows(padding)
-                                            : s.value();
+  c.outputs[0] = c.attrs.has(kReadPanels)           ? s.value_in_panels(ops::PanelsOf::kValue)
+                 : c.attrs.has(kReadTransposedPanels) ? s.value_in_panels(ops::PanelsOf::kTranspose)
+                 : padding                            ? s.value_in_longer_rows(padding)
+                                                      : s.value();
 }
 
 std::shared_ptr<detail::VariableState> sample_state() {

@@ -1,10 +1,20 @@
 #pragma once
 // The state behind a Variable and the ops that read and update it.
+#include <array>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "schema/op_def.h"
+
+namespace kiln::ops {
+
+// A float32 matrix variable's two panel forms (ops/nn_internal.h): of its
+// value (the b of a dense layer's forward, x w) and of the value's transpose
+// (a transposed b: h w^T).
+enum class PanelsOf { kValue = 0, kTranspose = 1 };
+
+}  // namespace kiln::ops
 
 namespace kiln::detail {
 
@@ -17,11 +27,15 @@ namespace kiln::detail {
 // after a traced evaluation keeps the dense value). Reading the other form
 // then makes it again, once per update. Every member function needs `mutex`
 // held.
-// A graph may also read a float32 matrix in panels (the form oneDNN's AVX-512
-// matmul reads its b in: ops/nn_internal.h), made from the dense value, which
-// stays: a dense layer's input gradient reads the dense form in the same step.
-// An update drops them, except Adam's when they were read since the update
-// before: it writes both forms (Adam's update streams the dense form anyway).
+// A graph may also read a float32 matrix in panels, of the value or of its
+// transpose (the forms oneDNN's AVX-512 matmul reads its b in:
+// ops/nn_internal.h), made from the dense value, which stays (eager code and
+// the update read it). An update drops them, except Adam's for the panels of
+// the value when they were read since the update before: it writes them
+// beside the dense form (Adam's update streams the dense form anyway). The
+// panels of the transpose are for weights no graph updates (served models):
+// Adam writing them too cost more than the input gradient gained (measured
+// on MNIST's dense layer, docs/design-notes.md).
 class VariableState {
  public:
   std::mutex mutex;
@@ -44,19 +58,21 @@ class VariableState {
   // The value as a [rows, cols + padding] matrix (a float32 matrix's: the
   // weight-rows pass asks for no other), its padding zeros.
   const Tensor& value_in_longer_rows(int64_t padding);
-  // The value in panels ([cols / 64, rows, 64], a float32 matrix's).
-  const Tensor& value_in_panels();
+  // The value in panels (a float32 matrix's): [cols / 64, rows, 64] of the
+  // value, [rows / 64, cols, 64] of its transpose.
+  const Tensor& value_in_panels(ops::PanelsOf which = ops::PanelsOf::kValue);
   // The form an update in place writes (above), and the padding of its rows
-  // (0: dense); the other form is dropped. With `panels` (Adam's update),
-  // panels read since the last update stay, and *panels points to them for
-  // the update to write as well (else null). The caller may replace tensors.
+  // (0: dense); the other form is dropped. With `panels` (Adam's update), the
+  // panels of the value read since the last update stay, and *panels points
+  // to them for the update to write as well (else null). The caller may
+  // replace tensors.
   Tensor& form_to_update(int64_t* padding, Tensor** panels = nullptr);
   // The dense value to update in place; the longer rows are dropped.
   Tensor& dense_to_update();
   // Which forms are held (tests).
   bool holds_dense() const { return dense_.defined(); }
   bool holds_longer_rows() const { return longer_rows_.defined(); }
-  bool holds_panels() const { return panels_.defined(); }
+  bool holds_panels(ops::PanelsOf which = ops::PanelsOf::kValue) const { return panels_[int(which)].tensor.defined(); }
 
  private:
   Tensor dense_;        // null until initialized, or when only longer_rows_ holds the value
@@ -65,8 +81,11 @@ class VariableState {
   bool longer_rows_read_last_ = false;
   void drop_longer_rows();
   void drop_panels();
-  Tensor panels_;  // null unless a graph read the value so since the last write (or the one before, by Adam)
-  bool panels_read_ = false;  // since the last update
+  struct Panels {
+    Tensor tensor;      // null unless a graph read the value so since the last write (or the one before, by Adam)
+    bool read = false;  // since the last update
+  };
+  std::array<Panels, 2> panels_;  // by ops::PanelsOf
 };
 
 }  // namespace kiln::detail
@@ -76,9 +95,11 @@ namespace kiln::ops {
 // ReadVariable's graph-internal attr: the value comes in rows this many
 // elements longer (VariableState::value_in_longer_rows; the weight-rows pass).
 inline constexpr const char* kReadRowPadding = "row_padding";
-// ReadVariable's graph-internal attr: the value comes in panels of this width
-// (VariableState::value_in_panels; the weight-rows pass).
+// ReadVariable's graph-internal attrs: the value comes in panels of this
+// width, of the value or of its transpose (VariableState::value_in_panels;
+// the weight-rows pass).
 inline constexpr const char* kReadPanels = "panels";
+inline constexpr const char* kReadTransposedPanels = "transposed_panels";
 
 // A scalar resource tensor holding `state`.
 Tensor make_resource(const std::shared_ptr<detail::VariableState>& state);

@@ -20,11 +20,14 @@
 // brgemm, ops/nn_internal.h), a float32 matrix read as the b of a MatMul not
 // transposed (a dense layer's forward) is given to that MatMul in panels
 // (MatMul b_panels), by a second read of the variable (ReadVariable panels)
-// or a Const made once from a captured tensor. The dense value stays for its
-// other readers (the input gradient's transposed product, which brgemm would
-// read in panels by its slow reference kernel only); Adam keeps both forms
-// (VariableState). Only where the variable's other uses are reads and Adam's
-// updates (as var), as for longer rows. The products are the same bits
+// or a Const made once from a captured tensor; Adam keeps the dense value
+// and the panels both (VariableState). A matrix read as a transposed b (a
+// dense layer's input gradient dy w^T, a tied embedding's logits h e^T) is
+// given in the panels of its transpose (ReadVariable transposed_panels, or a
+// Const), where the graph does not update the variable: Adam writing those
+// too cost more than the product gained. The dense value stays for its other
+// readers. Only where the variable's other uses are reads and Adam's updates
+// (as var), as for longer rows. The products are the same bits
 // (tests/passes_panel_weights_test.cpp).
 #include <algorithm>
 #include <vector>
@@ -131,41 +134,58 @@ Uses uses_of(const graph::Graph& g) {
   return u;
 }
 
+using ops::PanelsOf;
+constexpr PanelsOf kBothPanels[] = {PanelsOf::kValue, PanelsOf::kTranspose};
+
 // Whether `m` reads `source`'s output 0 as a b that MatMul would read
-// fastest in panels.
-bool wants_panels(const Node& m, const Node& source) {
+// fastest in panels: of the matrix, where not transposed (a dense layer's
+// forward), or of its transpose, where transposed (its input gradient).
+bool wants_panels(const Node& m, const Node& source, PanelsOf which) {
+  const bool transposed = which == PanelsOf::kTranspose;
   if (!is_matmul(m) || m.inputs.size() < 2 || m.inputs[1].node != &source || m.inputs[1].index != 0 ||
       m.inputs[0].node == &source || (m.inputs.size() > 2 && m.inputs[2].node == &source) ||
-      m.attrs.get_bool("transpose_b") || m.attrs.has(ops::kMatmulBRowPadding) || m.attrs.has(ops::kMatmulBPanels))
+      m.attrs.get_bool("transpose_b") != transposed || m.attrs.has(ops::kMatmulBRowPadding) ||
+      m.attrs.has(ops::kMatmulBPanels))
     return false;
   const schema::TensorType& b = source.outputs[0];
   const Shape& a = m.inputs[0].node->output_type(m.inputs[0].index).shape;
   const int64_t rows = rows_of_a(m);
-  return b.dtype == DType::Float32 && b.shape.is_fully_defined() && b.shape.rank() == 2 && a.rank() == 2 &&
-         rows > 0 && ops::matmul_reads_panels(rows, b.shape[0], b.shape[1]);
+  if (b.dtype != DType::Float32 || !b.shape.is_fully_defined() || b.shape.rank() != 2 || a.rank() != 2 || rows <= 0)
+    return false;
+  const int64_t k = b.shape[transposed ? 1 : 0], n = b.shape[transposed ? 0 : 1];
+  return ops::matmul_reads_panels(rows, k, n);
 }
 
-schema::TensorType panels_type(const Shape& b) {
-  return {DType::Float32, Shape{b[1] / ops::kMatmulPanelWidth, b[0], ops::kMatmulPanelWidth}};
+bool any_wants_panels(const Node& source, const std::vector<Node*>& readers, PanelsOf which) {
+  return std::any_of(readers.begin(), readers.end(), [&](const Node* m) { return wants_panels(*m, source, which); });
 }
 
-// The MatMuls among `readers` that want panels read them from `panels`.
-void read_from_panels(const Node& source, const std::vector<Node*>& readers, Node& panels) {
+// The panels of matrix `b` or of its transpose.
+schema::TensorType panels_type(const Shape& b, PanelsOf which) {
+  constexpr int64_t w = ops::kMatmulPanelWidth;
+  return {DType::Float32, which == PanelsOf::kTranspose ? Shape{b[0] / w, b[1], w} : Shape{b[1] / w, b[0], w}};
+}
+
+// The MatMuls among `readers` that want `which` panels read them from
+// `panels` (a product with b transposed becomes one with the panels of the
+// transpose, not transposed).
+void read_from_panels(const Node& source, const std::vector<Node*>& readers, Node& panels, PanelsOf which) {
   for (Node* m : readers)
-    if (wants_panels(*m, source)) {
+    if (wants_panels(*m, source, which)) {
       m->inputs[1] = Value{&panels, 0};
+      m->attrs.set("transpose_b", false);
       m->attrs.set(ops::kMatmulBPanels, ops::kMatmulPanelWidth);
     }
 }
 
 // Inserts each of `after[id]` right after node `id`.
-void insert_after(graph::Graph& g, std::vector<std::unique_ptr<Node>>& after) {
+void insert_after(graph::Graph& g, std::vector<std::vector<std::unique_ptr<Node>>>& after) {
   std::vector<std::unique_ptr<Node>> nodes = g.take_nodes(), out;
   out.reserve(nodes.size() + after.size());
   for (auto& n : nodes) {
     const int id = n->id;
     out.push_back(std::move(n));
-    if (after[id]) out.push_back(std::move(after[id]));
+    for (auto& added : after[id]) out.push_back(std::move(added));
   }
   g.set_nodes(std::move(out));
 }
@@ -173,24 +193,34 @@ void insert_after(graph::Graph& g, std::vector<std::unique_ptr<Node>>& after) {
 // The panels part of the pass (above), after the longer rows.
 bool panel_weights(graph::Graph& g) {
   const auto [readers, result] = uses_of(g);
-  std::vector<std::unique_ptr<Node>> after(g.nodes().size());
+  std::vector<std::vector<std::unique_ptr<Node>>> after(g.nodes().size());
   bool added = false;
   for (const auto& node : g.nodes()) {
     const std::vector<Node*>& users = readers[node->id];
     if (users.empty() || node->outputs[0].dtype != DType::Resource || result[node->id]) continue;
     const Value handle{node.get(), 0};
-    for (Node* read : reads_of_adam_var(*node, users)) {
-      if (read->attrs.has(ops::kReadRowPadding) || read->attrs.has(ops::kReadPanels)) continue;
+    const std::vector<Node*> reads = reads_of_adam_var(*node, users);
+    // Adam keeps the panels of the value alone (VariableState): the panels of
+    // the transpose go to variables the graph only reads.
+    const bool updated = reads.size() != users.size();
+    for (Node* read : reads) {
+      if (read->attrs.has(ops::kReadRowPadding) || read->attrs.has(ops::kReadPanels) ||
+          read->attrs.has(ops::kReadTransposedPanels))
+        continue;
       const std::vector<Node*>& uses = readers[read->id];
-      if (std::none_of(uses.begin(), uses.end(), [&](const Node* m) { return wants_panels(*m, *read); })) continue;
-      schema::Attrs attrs = read->attrs;
-      attrs.set(ops::kReadPanels, ops::kMatmulPanelWidth);
-      const schema::TensorType type = panels_type(read->outputs[0].shape);
-      auto panels = g.new_node(ops::read_variable_op(), std::span(&handle, 1), std::move(attrs),
-                               std::span<const schema::TensorType>(&type, 1), read->location, read->name + "_panels");
-      read_from_panels(*read, uses, *panels);
-      after[read->id] = std::move(panels);
-      added = true;
+      for (PanelsOf which : kBothPanels) {
+        if ((which == PanelsOf::kTranspose && updated) || !any_wants_panels(*read, uses, which)) continue;
+        const bool transposed = which == PanelsOf::kTranspose;
+        schema::Attrs attrs = read->attrs;
+        attrs.set(transposed ? ops::kReadTransposedPanels : ops::kReadPanels, ops::kMatmulPanelWidth);
+        const schema::TensorType type = panels_type(read->outputs[0].shape, which);
+        auto panels = g.new_node(ops::read_variable_op(), std::span(&handle, 1), std::move(attrs),
+                                 std::span<const schema::TensorType>(&type, 1), read->location,
+                                 read->name + (transposed ? "_transposed_panels" : "_panels"));
+        read_from_panels(*read, uses, *panels, which);
+        after[read->id].push_back(std::move(panels));
+        added = true;
+      }
     }
   }
   // Captured eager tensors (a served model's weights): a Const in panels
@@ -199,17 +229,19 @@ bool panel_weights(graph::Graph& g) {
     Node& placeholder = *c.placeholder;
     const Tensor& outer = c.outer;
     const std::vector<Node*>& uses = readers[placeholder.id];
-    if (!fixed_matrix(outer) ||
-        std::none_of(uses.begin(), uses.end(), [&](const Node* m) { return wants_panels(*m, placeholder); }))
-      continue;
-    const Tensor panels = ops::in_panels(outer);
-    const schema::TensorType type{DType::Float32, panels.shape()};
-    auto k = g.new_node(ops::const_op_def(), {}, schema::Attrs{{"value", panels}},
-                        std::span<const schema::TensorType>(&type, 1), placeholder.location,
-                        placeholder.name + "_panels");
-    read_from_panels(placeholder, uses, *k);
-    after[placeholder.id] = std::move(k);
-    added = true;
+    if (!fixed_matrix(outer)) continue;
+    for (PanelsOf which : kBothPanels) {
+      if (!any_wants_panels(placeholder, uses, which)) continue;
+      const bool transposed = which == PanelsOf::kTranspose;
+      const Tensor panels = transposed ? ops::in_transposed_panels(outer) : ops::in_panels(outer);
+      const schema::TensorType type{DType::Float32, panels.shape()};
+      auto k = g.new_node(ops::const_op_def(), {}, schema::Attrs{{"value", panels}},
+                          std::span<const schema::TensorType>(&type, 1), placeholder.location,
+                          placeholder.name + (transposed ? "_transposed_panels" : "_panels"));
+      read_from_panels(placeholder, uses, *k, which);
+      after[placeholder.id].push_back(std::move(k));
+      added = true;
+    }
   }
   if (added) insert_after(g, after);
   return added;
@@ -239,7 +271,7 @@ bool pad_weight_rows(graph::Graph& g) {
   }
   // Captured eager tensors: a Const in longer rows right after the
   // placeholder, which stays (the call feeds it) with no reader.
-  std::vector<std::unique_ptr<Node>> consts(g.nodes().size());
+  std::vector<std::vector<std::unique_ptr<Node>>> consts(g.nodes().size());
   bool added = false;
   for (const graph::Capture& c : g.captures()) {
     Node& placeholder = *c.placeholder;
@@ -256,7 +288,7 @@ bool pad_weight_rows(graph::Graph& g) {
       m->inputs[1] = Value{k.get(), 0};
       m->attrs.set(ops::kMatmulBRowPadding, ops::kMatmulBPad);
     }
-    consts[placeholder.id] = std::move(k);
+    consts[placeholder.id].push_back(std::move(k));
     added = true;
   }
   if (added) insert_after(g, consts);
