@@ -205,6 +205,11 @@ def main():
         p = peer.get(key + ".eager", math.nan) / peer.get(key + ".graph", math.nan)
         print("| %s | %s | %s |" % (label, "n/a" if math.isnan(k) else "%.2fx" % k,
                                      "n/a" if math.isnan(p) else "%.2fx" % p))
+    # Kiln's alone: eager and graph steps alternated in one process, the
+    # median of each pair's eager / graph (less moved by the machine's load).
+    alternated = kiln_counter("BM_MnistStepAlternating/eager/50", "pair_A/B", 1.0)(runs)
+    if not math.isnan(alternated):
+        print("| MNIST CNN train step b=50, eager and graph steps alternated | %.2fx | - |" % alternated)
     for line in fashion_lines(args.results, peer):
         print(line)
     for w in warnings:
