@@ -287,24 +287,33 @@ BENCHMARK(BM_MatMul_PaddedB)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
-// [m, k] x b with b a dense [k, n] ([n, k] with `tb`) read by MatMul's rule,
-// against b stored in rows kMatmulBPad longer (b_row_padding: a weight the
-// weight-rows pass keeps in that form), alternated call by call; the fastest
-// of each. The stored form saves the rule's copy where it pads, and reads
-// transposed rows 4 KB apart without one.
-void BM_MatMul_BInLongerRows(benchmark::State& st) {
+// A product's b in another form than dense, the benchmarks of the weight-rows
+// pass's forms: [m, k] x b, b a dense [k, n] ([n, k] read transposed with
+// `tb`), against MatMul reading `stored_form(b)` with `attrs` (the
+// graph-internal attr of that form added), alternated call by call; the
+// fastest of each as `dense_us` and `stored_us`.
+template <class StoredForm>
+void alternate_dense_and_stored_b(benchmark::State& st, bool tb, StoredForm&& stored_form,
+                                  kiln::schema::Attrs attrs, const char* stored_us) {
   const int64_t m = st.range(0), k = st.range(1), n = st.range(2);
-  const bool tb = st.range(3) != 0;
-  const int64_t rows = tb ? n : k, cols = tb ? k : n, pad = kiln::ops::kMatmulBPad;
   Tensor a = kiln::random::uniform(kiln::Shape{m, k}, -1.0, 1.0, DType::Float32, 1);
-  Tensor b = kiln::random::uniform(kiln::Shape{rows, cols}, -1.0, 1.0, DType::Float32, 2);
-  Tensor stored = kiln::pad(b, {{0, 0}, {0, pad}});
-  const Tensor in[] = {a, stored};
-  const kiln::schema::Attrs attrs{
-      {"transpose_a", false}, {"transpose_b", tb}, {kiln::ops::kMatmulBRowPadding, pad}};
+  Tensor b = kiln::random::uniform(tb ? kiln::Shape{n, k} : kiln::Shape{k, n}, -1.0, 1.0, DType::Float32, 2);
+  const Tensor in[] = {a, stored_form(b)};
+  attrs.set("transpose_a", false);
   bench::fastest_of_alternating(
-      st, "dense_us", [&] { return kiln::matmul(a, b, false, tb); }, "longer_rows_us",
+      st, "dense_us", [&] { return kiln::matmul(a, b, false, tb); }, stored_us,
       [&] { return kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs)[0]; });
+}
+
+// b stored in rows kMatmulBPad longer (b_row_padding: a weight the
+// weight-rows pass keeps in that form). The stored form saves the rule's copy
+// where it pads, and reads transposed rows 4 KB apart without one.
+void BM_MatMul_BInLongerRows(benchmark::State& st) {
+  const bool tb = st.range(3) != 0;
+  const int64_t pad = kiln::ops::kMatmulBPad;
+  alternate_dense_and_stored_b(
+      st, tb, [&](const Tensor& b) { return kiln::pad(b, {{0, 0}, {0, pad}}); },
+      kiln::schema::Attrs{{"transpose_b", tb}, {kiln::ops::kMatmulBRowPadding, pad}}, "longer_rows_us");
 }
 BENCHMARK(BM_MatMul_BInLongerRows)
     ->Args({50, 3136, 1024, 0})
@@ -369,29 +378,24 @@ void BM_AdamUpdate_Panels(benchmark::State& st) {
 }
 BENCHMARK(BM_AdamUpdate_Panels)->Args({3136, 1024})->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-// [m, k] x [k, n] with b dense (A) and in panels (B, MatMul b_panels: the
-// form the weight-rows pass gives a dense layer's forward on AVX-512 CPUs),
-// alternated call by call; the fastest of each. With a fourth arg 1, b is an
-// [n, k] matrix read transposed (h e^T: a tied embedding's logits), dense and
-// in the panels of its transpose (as the pass gives a weight no graph
-// updates). 0 where this CPU's oneDNN would not read panels.
+// b in panels (MatMul b_panels: the form the weight-rows pass gives a dense
+// layer's forward on AVX-512 CPUs); with a fourth arg 1, b is an [n, k]
+// matrix read transposed (h e^T: a tied embedding's logits), against the
+// panels of its transpose (as the pass gives a weight no graph updates). 0
+// where this CPU's oneDNN would not read panels.
 void BM_MatMul_BInPanels(benchmark::State& st) {
-  const int64_t m = st.range(0), k = st.range(1), n = st.range(2);
   const bool transposed = st.range(3) != 0;
-  if (!kiln::ops::matmul_reads_panels(m, k, n)) {
+  if (!kiln::ops::matmul_reads_panels(st.range(0), st.range(1), st.range(2))) {
     for (auto _ : st) {
     }
     st.SetLabel("this CPU's matmul reads no panels");
     return;
   }
-  Tensor a = kiln::random::uniform(kiln::Shape{m, k}, -1.0, 1.0, DType::Float32, 1);
-  Tensor b = kiln::random::uniform(transposed ? kiln::Shape{n, k} : kiln::Shape{k, n}, -1.0, 1.0, DType::Float32, 2);
-  const Tensor in[] = {a, transposed ? kiln::ops::in_transposed_panels(b) : kiln::ops::in_panels(b)};
-  const kiln::schema::Attrs attrs{
-      {"transpose_a", false}, {"transpose_b", false}, {kiln::ops::kMatmulBPanels, kiln::ops::kMatmulPanelWidth}};
-  bench::fastest_of_alternating(
-      st, "dense_us", [&] { return kiln::matmul(a, b, false, transposed); }, "panels_us",
-      [&] { return kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs)[0]; });
+  alternate_dense_and_stored_b(
+      st, transposed,
+      [&](const Tensor& b) { return transposed ? kiln::ops::in_transposed_panels(b) : kiln::ops::in_panels(b); },
+      kiln::schema::Attrs{{"transpose_b", false}, {kiln::ops::kMatmulBPanels, kiln::ops::kMatmulPanelWidth}},
+      "panels_us");
 }
 BENCHMARK(BM_MatMul_BInPanels)
     ->Args({50, 3136, 1024, 0})

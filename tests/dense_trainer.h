@@ -47,6 +47,19 @@ inline void expect_same_variables(const std::vector<Variable>& a, const std::vec
   }
 }
 
+// One step of a traced trainer (`f`, traced.traced()) and of an eager one on
+// `x`, after `write` (eager code writing a variable between steps), if any,
+// on each.
+inline void step_both(const kiln::Function<StepFn>& f, DenseTrainer& traced, DenseTrainer& eager, const Tensor& x,
+                      const std::function<void(DenseTrainer&)>& write = {}) {
+  if (write) {
+    write(traced);
+    write(eager);
+  }
+  f(x);
+  eager.step(x);
+}
+
 // The model's and the optimizer's variables, bit for bit.
 inline void expect_same_training(DenseTrainer& a, DenseTrainer& b) {
   expect_same_variables(a.model.variables(), b.model.variables());
@@ -69,10 +82,7 @@ void expect_traced_training_is_eagers(const Tensor& x, const std::function<void(
     Trainer traced, eager;
     auto f = traced.traced();
     check(optimized(f, x));
-    for (int step = 0; step < 3; ++step) {
-      f(x);
-      eager.step(x);
-    }
+    for (int step = 0; step < 3; ++step) step_both(f, traced, eager, x);
     expect_same_training(traced, eager);
   }
 }

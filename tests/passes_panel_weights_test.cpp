@@ -325,24 +325,19 @@ TEST(PanelWeights, EagerReadsAndWritesBetweenStepsSeeTheCurrentValue) {
   const Tensor x = batch();
   Trainer traced, eager;
   auto f = traced.traced();
-  for (int warm = 0; warm < 2; ++warm) {
-    f(x);
-    eager.step(x);
-  }
+  for (int warm = 0; warm < 2; ++warm) kiln::testing::step_both(f, traced, eager, x);
   detail::VariableState& state = *traced.kernel(0).state();
   auto panels = [&] {
     std::lock_guard<std::mutex> lock(state.mutex);
     return core::data_of<float>(state.value_in_panels());
   };
   const float* buffer = panels();
-  f(x);
-  eager.step(x);
+  kiln::testing::step_both(f, traced, eager, x);
   EXPECT_EQ(panels(), buffer);
   expect_bitwise(traced.kernel(0).read_value(), eager.kernel(0).read_value());
   const Tensor replacement = random::normal({256, 512}, 0, 0.1, DType::Float32, 9);
-  for (Trainer* t : {&traced, &eager}) t->kernel(0).assign(replacement);
-  f(x);
-  eager.step(x);
+  kiln::testing::step_both(f, traced, eager, x,
+                           [&](kiln::testing::DenseTrainer& t) { t.kernel(0).assign(replacement); });
   expect_same_training(traced, eager);
 }
 

@@ -64,18 +64,14 @@ TEST(WeightRows, EagerReadsAndWritesBetweenStepsSeeTheCurrentValue) {
   const Tensor x = batch();
   Trainer traced, eager;
   auto f = traced.traced();
-  f(x);
-  eager.step(x);
+  kiln::testing::step_both(f, traced, eager, x);
   expect_bitwise(traced.kernel(0).read_value(), eager.kernel(0).read_value());
   const Tensor replacement = random::normal({64, 1024}, 0, 0.1, DType::Float32, 8);
-  for (Trainer* t : {&traced, &eager}) t->kernel(0).assign(replacement);
-  f(x);
-  eager.step(x);
+  kiln::testing::step_both(f, traced, eager, x,
+                           [&](kiln::testing::DenseTrainer& t) { t.kernel(0).assign(replacement); });
   expect_same_variables(traced.model.variables(), eager.model.variables());
   const Tensor delta = random::normal({1024, 3}, 0, 0.1, DType::Float32, 9);
-  for (Trainer* t : {&traced, &eager}) t->kernel(1).assign_add(delta);
-  f(x);
-  eager.step(x);
+  kiln::testing::step_both(f, traced, eager, x, [&](kiln::testing::DenseTrainer& t) { t.kernel(1).assign_add(delta); });
   expect_same_training(traced, eager);
 }
 

@@ -182,21 +182,21 @@ void adam_matrix_rows(const AdamSpan<T>& whole, const T* g, int64_t begin, int64
                         g + (row - begin) * cols};
     adam_elements(p, k, 0, count * cols);
   };
-  if (form.padding == 0) {
-    if (form.plain()) return part(begin, end - begin);
-    // Panels: 64 rows at a time, each group copied into the panels from
-    // cache right after its update (a thread's whole share of the rows would
-    // be read back from memory).
-    for (int64_t row = begin; row < end;) {
-      const int64_t next = std::min(end, (row / kMatmulPanelWidth + 1) * kMatmulPanelWidth);
-      part(row, next - row);
-      if constexpr (std::is_same_v<T, float>)
-        rows_into_panels(whole.out[kVar] + row * cols, row, next - row, form.rows, cols, form.panels);
-      row = next;
-    }
+  if (form.plain()) return part(begin, end - begin);
+  if (form.padding) {
+    for (int64_t r = begin; r < end; ++r) part(r, 1);
     return;
   }
-  for (int64_t r = begin; r < end; ++r) part(r, 1);
+  // Panels: 64 rows at a time, each group copied into the panels from cache
+  // right after its update (a thread's whole share of the rows would be read
+  // back from memory).
+  for (int64_t row = begin; row < end;) {
+    const int64_t next = std::min(end, (row / kMatmulPanelWidth + 1) * kMatmulPanelWidth);
+    part(row, next - row);
+    if constexpr (std::is_same_v<T, float>)
+      rows_into_panels(whole.out[kVar] + row * cols, row, next - row, form.rows, cols, form.panels);
+    row = next;
+  }
 }
 
 // The banded gradient's update: the threads share the bands; each writes a

@@ -135,7 +135,15 @@ Uses uses_of(const graph::Graph& g) {
 }
 
 using ops::PanelsOf;
-constexpr PanelsOf kBothPanels[] = {PanelsOf::kValue, PanelsOf::kTranspose};
+
+// Each panel form: its ReadVariable attr and the suffix of its node's name.
+struct PanelForm {
+  PanelsOf which;
+  const char* read_attr;
+  const char* suffix;
+};
+constexpr PanelForm kPanelForms[] = {{PanelsOf::kValue, ops::kReadPanels, "_panels"},
+                                     {PanelsOf::kTranspose, ops::kReadTransposedPanels, "_transposed_panels"}};
 
 // Whether `m` reads `source`'s output 0 as a b that MatMul would read
 // fastest in panels: of the matrix, where not transposed (a dense layer's
@@ -208,16 +216,15 @@ bool panel_weights(graph::Graph& g) {
           read->attrs.has(ops::kReadTransposedPanels))
         continue;
       const std::vector<Node*>& uses = readers[read->id];
-      for (PanelsOf which : kBothPanels) {
-        if ((which == PanelsOf::kTranspose && updated) || !any_wants_panels(*read, uses, which)) continue;
-        const bool transposed = which == PanelsOf::kTranspose;
+      for (const PanelForm& form : kPanelForms) {
+        if ((form.which == PanelsOf::kTranspose && updated) || !any_wants_panels(*read, uses, form.which)) continue;
         schema::Attrs attrs = read->attrs;
-        attrs.set(transposed ? ops::kReadTransposedPanels : ops::kReadPanels, ops::kMatmulPanelWidth);
-        const schema::TensorType type = panels_type(read->outputs[0].shape, which);
+        attrs.set(form.read_attr, ops::kMatmulPanelWidth);
+        const schema::TensorType type = panels_type(read->outputs[0].shape, form.which);
         auto panels = g.new_node(ops::read_variable_op(), std::span(&handle, 1), std::move(attrs),
                                  std::span<const schema::TensorType>(&type, 1), read->location,
-                                 read->name + (transposed ? "_transposed_panels" : "_panels"));
-        read_from_panels(*read, uses, *panels, which);
+                                 read->name + form.suffix);
+        read_from_panels(*read, uses, *panels, form.which);
         after[read->id].push_back(std::move(panels));
         added = true;
       }
@@ -230,15 +237,15 @@ bool panel_weights(graph::Graph& g) {
     const Tensor& outer = c.outer;
     const std::vector<Node*>& uses = readers[placeholder.id];
     if (!fixed_matrix(outer)) continue;
-    for (PanelsOf which : kBothPanels) {
-      if (!any_wants_panels(placeholder, uses, which)) continue;
-      const bool transposed = which == PanelsOf::kTranspose;
-      const Tensor panels = transposed ? ops::in_transposed_panels(outer) : ops::in_panels(outer);
+    for (const PanelForm& form : kPanelForms) {
+      if (!any_wants_panels(placeholder, uses, form.which)) continue;
+      const Tensor panels =
+          form.which == PanelsOf::kTranspose ? ops::in_transposed_panels(outer) : ops::in_panels(outer);
       const schema::TensorType type{DType::Float32, panels.shape()};
       auto k = g.new_node(ops::const_op_def(), {}, schema::Attrs{{"value", panels}},
                           std::span<const schema::TensorType>(&type, 1), placeholder.location,
-                          placeholder.name + (transposed ? "_transposed_panels" : "_panels"));
-      read_from_panels(placeholder, uses, *k, which);
+                          placeholder.name + form.suffix);
+      read_from_panels(placeholder, uses, *k, form.which);
       after[placeholder.id].push_back(std::move(k));
       added = true;
     }
