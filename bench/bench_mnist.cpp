@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <immintrin.h>
+#include <omp.h>
 #include <memory>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "kiln/kiln.h"
 #include "mnist_cnn.h"
 #include "ops/nn_internal.h"
+#include "ops/vector_math.h"
 
 namespace {
 
@@ -140,6 +143,50 @@ BENCHMARK_CAPTURE(BM_MnistStepAlternating, eager, "")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The cores' float32 peak, measured: each thread runs chains of independent
+// FMAs (enough of them to cover the FMA units' latency) on the widest
+// registers the CPU has, so the step's convolutions can be read as a share of
+// what the machine can do at all (counter GFLOP/s; 2 flops per lane per FMA).
+constexpr int kFmaChains = 12;
+constexpr int64_t kFmaRounds = 1 << 22;
+
+// One thread's chains, 8 lanes (AVX2) or 16 (AVX-512); returns a lane of
+// their sum so that the compiler keeps the work.
+#define KILN_FMA_CHAINS(Vec, fma, splat)                                              \
+  Vec acc[kFmaChains];                                                                \
+  _Pragma("GCC unroll 12") for (int i = 0; i < kFmaChains; ++i) acc[i] =              \
+      splat(1.0f + static_cast<float>(i) * 1e-7f);                                    \
+  const Vec scale = splat(0.999999f), shift = splat(1e-7f);                           \
+  for (int64_t r = 0; r < rounds; ++r) {                                              \
+    _Pragma("GCC unroll 12") for (int i = 0; i < kFmaChains; ++i) acc[i] =            \
+        fma(acc[i], scale, shift);                                                    \
+  }                                                                                   \
+  float sum = 0;                                                                      \
+  for (const Vec& v : acc) sum += reinterpret_cast<const float*>(&v)[0];              \
+  return sum;
+
+float fma_chains8(int64_t rounds) { KILN_FMA_CHAINS(__m256, _mm256_fmadd_ps, _mm256_set1_ps) }
+__attribute__((target("avx512f"))) float fma_chains16(int64_t rounds) {
+  KILN_FMA_CHAINS(__m512, _mm512_fmadd_ps, _mm512_set1_ps)
+}
+#undef KILN_FMA_CHAINS
+
+void BM_Float32FmaPeak(benchmark::State& state) {
+  const bool wide = kiln::ops::vmath::has_avx512();
+  const int lanes = wide ? 16 : 8;
+  const int threads = omp_get_max_threads();
+  for (auto _ : state) {
+    float sink = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+    sink += wide ? fma_chains16(kFmaRounds) : fma_chains8(kFmaRounds);
+    benchmark::DoNotOptimize(sink);
+  }
+  const double flops = 2.0 * lanes * kFmaChains * static_cast<double>(kFmaRounds) * threads;
+  state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["lanes"] = lanes;
+}
+BENCHMARK(BM_Float32FmaPeak)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // One step (eager or traced) with MatMul reading b in place (A) against
 // MatMul's padded copy of b where its rule says so (B, the default), alternated
 // (ops/nn_internal.h: on CPUs without AVX-512, dense1's forward at these
@@ -181,6 +228,10 @@ std::vector<bench::Row> rows(int) {
       {"MNIST step b=256, traced", ms("BM_MnistStep/256/1"), "ms", false, 207, "torch eager b=256 (OpenBLAS 1 thread)"},
       {"MNIST step b=256, eager", ms("BM_MnistStep/256/0"), "ms", false, 207, "torch eager b=256 (OpenBLAS 1 thread)"},
       {"MNIST step b=256, eager / traced", ratio("BM_MnistStep/256/0", "BM_MnistStep/256/1"), "x", true},
+      {"MNIST step b=50, eager / traced, alternated",
+       [](const bench::Results& r) { return r.counter("BM_MnistStepAlternating/eager/50", "pair_A/B"); }, "x", true},
+      {"float32 FMA peak of the cores", [](const bench::Results& r) { return r.counter("BM_Float32FmaPeak", "GFLOP/s"); },
+       "GFLOP/s", true},
   };
 }
 
