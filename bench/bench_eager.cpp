@@ -407,6 +407,28 @@ BENCHMARK(BM_MatMul_BInPanels)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+// h w^T with w's own panels (MatMul b_panels with transpose_b: a trained
+// dense layer's input gradient reading the panels its forward read, Kiln's
+// kernel) against oneDNN on the dense w read transposed. Both read w from
+// the caches here; in a training step the dense w is colder.
+void BM_MatMul_TransposedFromPanels(benchmark::State& st) {
+  alternate_dense_and_stored_b(
+      st, true, [](const Tensor& b) { return kiln::ops::in_panels(b); },
+      kiln::schema::Attrs{{"transpose_b", true}, {kiln::ops::kMatmulBPanels, kiln::ops::kMatmulPanelWidth}},
+      "own_panels_us");
+  st.SetLabel(kiln::ops::matmul_transposed_panels_chain(st.range(0), st.range(1), st.range(2))
+                  ? "Kiln's kernel"
+                  : "oneDNN on the dense b (the kernel cannot run here)");
+}
+BENCHMARK(BM_MatMul_TransposedFromPanels)
+    ->Args({50, 1024, 3136})
+    ->Args({100, 1024, 3136})
+    ->Args({128, 1024, 3136})
+    ->Args({256, 1024, 3136})
+    ->Args({32, 256, 512})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
 // Batched [32,64,64] x [32,64,64]: one MatMul over the batch (oneDNN's
 // batched primitive) against the loop a user would write without it, 32
 // slices and 2-D matmuls and a stack.

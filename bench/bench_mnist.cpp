@@ -137,6 +137,11 @@ BENCHMARK_CAPTURE(BM_MnistStepAlternating, weight_rows_pass, "weightrows")
     ->Arg(256)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK_CAPTURE(BM_MnistStepAlternating, transposed_panels, "transposedpanels")
+    ->Arg(50)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_MnistStepAlternating, eager, "")
     ->Arg(50)
     ->Arg(256)

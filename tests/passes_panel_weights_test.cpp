@@ -2,9 +2,10 @@
 // matmul wants its b in column panels (its AVX-512 brgemm), a weight read as
 // the b of a dense layer's forward is given to it so, and a weight no graph
 // updates read transposed (h e^T) in the panels of its transpose. The
-// products have the dense products' bits; Adam keeps the panels of the value
-// and the dense value both while a graph reads the panels, so traced training
-// gives the eager bits; eager reads and writes between steps see and set the
+// products have the dense products' bits (a product reading a weight's own
+// panels transposed, a trained dense layer's input gradient, too); Adam keeps
+// the panels of the value and the dense value both while a graph reads the
+// panels, so traced training gives the eager bits; eager reads and writes between steps see and set the
 // current value; a captured weight is put in panels once. The layouts and
 // Adam's forms are tested on every machine, the products where oneDNN reads
 // panels.
@@ -147,6 +148,50 @@ TEST(Panels, TheProductOfTheTransposesPanelsIsTheTransposedProductsBits) {
                                 true);
 }
 
+// a b^T with b's own panels (a dense layer's input gradient reading the
+// panels its forward read): the bits of the product reading b transposed, at
+// 1 and 2 threads, whether Kiln's kernel runs (rows in blocks of 6, 2 and 1;
+// more than one block of rows) or, where it cannot (columns of the product
+// not a multiple of 64, a transposed a, no AVX-512), oneDNN on the dense b.
+namespace {
+Tensor product_of_transposed_panels(const Tensor& a, const Tensor& panels, bool transpose_a = false) {
+  const Tensor in[] = {a, panels};
+  const schema::Attrs attrs{{"transpose_a", transpose_a}, {"transpose_b", true}, {ops::kMatmulBPanels, kWidth}};
+  return runtime::run_eager(ops::matmul_op(), in, attrs)[0];
+}
+}  // namespace
+
+TEST(Panels, TheProductReadingBsPanelsTransposedIsTheTransposedProductsBits) {
+  for (int threads : {1, 2}) {
+    kiln::testing::ThreadCount scope(threads);
+    for (const ProductShape& c : std::initializer_list<ProductShape>{
+             {50, 1024, 3136}, {256, 1024, 3136}, {32, 256, 512}, {1, 128, 64}, {7, 192, 128}, {13, 64, 64},
+             {100, 512, 320}, {20, 128, 100}}) {
+      SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.k << "x" << c.n << ", " << threads << " threads");
+      const Tensor a = random::normal({c.rows, c.k}, 0, 1, DType::Float32, 8);
+      const Tensor b = random::normal({c.n, c.k}, 0, 1, DType::Float32, 9);
+      expect_bitwise(kiln::matmul(a, b, false, true), product_of_transposed_panels(a, ops::in_panels(b)));
+    }
+  }
+  const Tensor a = random::normal({64, 20}, 0, 1, DType::Float32, 10);
+  const Tensor b = random::normal({128, 64}, 0, 1, DType::Float32, 11);
+  expect_bitwise(kiln::matmul(a, b, true, true), product_of_transposed_panels(a, ops::in_panels(b), true));
+}
+
+// Where Kiln's kernel runs, it finds oneDNN's sums for MNIST's input
+// gradient (else that product would read the dense weight, and lose its
+// speed, not its bits).
+TEST(Panels, TheKernelReadingPanelsTransposedSumsAsOneDnnAtMnistsShape) {
+  if (!ops::can_multiply_by_transposed_panels(1024, 3136, kWidth)) GTEST_SKIP() << "no AVX-512 for Kiln's kernel";
+  for (int threads : {1, 2}) {
+    kiln::testing::ThreadCount scope(threads);
+    EXPECT_NE(ops::matmul_transposed_panels_chain(50, 1024, 3136), 0) << threads << " threads";
+    EXPECT_TRUE(ops::matmul_reads_transposed_from_panels(50, 1024, 3136)) << threads << " threads";
+  }
+  EXPECT_FALSE(ops::matmul_reads_transposed_from_panels(256, 1024, 3136));  // more rows: oneDNN is as fast
+  EXPECT_FALSE(ops::can_multiply_by_transposed_panels(128, 100, kWidth));   // columns not a multiple of 64
+}
+
 // Shapes oneDNN cannot have in panels are never given so (it is asked once
 // per shape about the others).
 TEST(Panels, OnlyShapesOneDnnWantsInPanels) {
@@ -166,8 +211,7 @@ TEST(Panels, MatMulAndReadVariableNeedPanelsOfAFloatMatrix) {
   const schema::Attrs attrs{{"transpose_a", false}, {"transpose_b", false}, {ops::kMatmulBPanels, kWidth}};
   kiln::testing::expect_error<InvalidArgument>(
       [&] { runtime::run_eager(ops::matmul_op(), in, attrs); },
-      {"b_panels=64 needs a float32 b of known shape [n / 64, k, 64], not transposed, and a matrix a; got b float32 "
-       "(32, 64)"});
+      {"b_panels=64 needs a float32 b of known shape [columns / 64, rows, 64] and a matrix a; got b float32 (32, 64)"});
   const Tensor value = random::normal({4, 100}, 0, 1, DType::Float32, 6);
   Variable v(value, {.name = "w"});
   const Tensor handle[] = {v.handle()};
@@ -282,14 +326,24 @@ TEST(PanelWeights, TrainingWithTheKernelInPanelsKeepsTheEagerBits) {
 }
 
 // A deeper layer's kernel is read transposed by the input gradient of the
-// layer before; training keeps that read dense (Adam writes the panels of
-// the value alone) and the eager bits.
-TEST(PanelWeights, TrainingReadsTheInputGradientsBDense) {
+// layer before. Adam writes the panels of the value alone, so training reads
+// no panels of the transpose: that product reads the forward's panels with
+// Kiln's kernel where it runs (else the dense value), with the eager bits.
+TEST(PanelWeights, TrainingReadsTheInputGradientsBInTheForwardsPanels) {
   SKIP_UNLESS_PANELS();
-  kiln::testing::expect_traced_training_is_eagers<DeeperTrainer>(batch(), [](const graph::Graph& g) {
+  const bool transposed_read = ops::matmul_reads_transposed_from_panels(32, 256, 512);
+  kiln::testing::expect_traced_training_is_eagers<DeeperTrainer>(batch(), [&](const graph::Graph& g) {
     EXPECT_EQ(nodes_with(g, ops::kReadPanels), 2) << g.to_string();
     EXPECT_EQ(nodes_with(g, ops::kReadTransposedPanels), 0) << g.to_string();
-    EXPECT_EQ(nodes_with(g, ops::kMatmulBPanels), 2) << g.to_string();
+    EXPECT_EQ(nodes_with(g, ops::kMatmulBPanels), transposed_read ? 3 : 2) << g.to_string();
+    int reading_panels_transposed = 0;
+    for (const auto& n : g.nodes())
+      if (n->attrs.has(ops::kMatmulBPanels) && n->attrs.get_bool("transpose_b")) {
+        ++reading_panels_transposed;
+        EXPECT_TRUE(n->inputs[1].node->attrs.has(ops::kReadPanels)) << g.to_string();
+        EXPECT_EQ(n->inputs[1].node->outputs[0].shape, (Shape{256 / kWidth, 512, kWidth})) << g.to_string();
+      }
+    EXPECT_EQ(reading_panels_transposed, transposed_read ? 1 : 0) << g.to_string();
   });
 }
 

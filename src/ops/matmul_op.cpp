@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <vector>
+
+#include <omp.h>
 
 #include "ops/gemv.h"
 #include "ops/grad_util.h"
@@ -13,6 +16,7 @@
 #include "core/parallel.h"
 #include "ops/nn_internal.h"
 #include "ops/onednn.h"
+#include "core/tensor_impl.h"
 #include "kiln/reduce.h"
 #include "runtime/dispatch.h"
 #include "ops/known_ops.h"
@@ -39,8 +43,10 @@ Shape without_row_padding(const Shape& stored, int64_t padding) {
   return padding ? Shape{stored[0], stored[1] - padding} : stored;
 }
 
-// b_panels (graph-internal, set by the weight-rows pass): b [K, N] comes as
-// its panels, a [N / width, K, width] tensor (nn_internal.h), not transposed.
+// b_panels (graph-internal, set by the weight-rows pass): the matrix b
+// [rows, cols] comes as its panels, a [cols / width, rows, width] tensor
+// (nn_internal.h); read as it is (b [K, N], a dense layer's forward) or
+// transposed (b [N, K], its input gradient, with Kiln's own kernel).
 int64_t b_panel_width(const schema::Attrs& attrs) {
   return attrs.has(kMatmulBPanels) ? attrs.get_int(kMatmulBPanels) : 0;
 }
@@ -50,9 +56,8 @@ Shape logical_b_shape(schema::InferContext& c) {
   const Shape& b = c.shape(1);
   if (const int64_t width = b_panel_width(c.attrs())) {
     if (width != kMatmulPanelWidth || c.dtype(1) != DType::Float32 || !b.is_fully_defined() || b.rank() != 3 ||
-        b[2] != width || c.attrs().get_bool("transpose_b") || b_row_padding(c.attrs()) ||
-        !c.shape(0).has_known_rank() || c.shape(0).rank() != 2)
-      c.fail("{}={} needs a float32 b of known shape [n / {}, k, {}], not transposed, and a matrix a; got b {} {}",
+        b[2] != width || b_row_padding(c.attrs()) || !c.shape(0).has_known_rank() || c.shape(0).rank() != 2)
+      c.fail("{}={} needs a float32 b of known shape [columns / {}, rows, {}] and a matrix a; got b {} {}",
              kMatmulBPanels, width, kMatmulPanelWidth, kMatmulPanelWidth, dtype_name(c.dtype(1)), b.to_string());
     return Shape{b[1], b[0] * width};
   }
@@ -122,7 +127,7 @@ struct MatmulGeometry {
   int64_t a_row = 0, a_col = 0;  // strides of a's logical [M, K]
   int64_t b_row = 0, b_col = 0;  // strides of b's logical [K, N] (unless in panels)
   bool ta = false, tb = false;
-  bool b_panels = false;  // b comes in panels (b_panels): a [N / 64, K, 64] tensor
+  bool b_panels = false;  // b comes in panels (b_panels): [N / 64, K, 64], or [K / 64, N, 64] transposed
 };
 
 // Row-major strides of the stored matrices, with broadcast batch dims padded.
@@ -293,6 +298,40 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
   }
 }
 
+template <class T>
+void matmul_plain(const MatmulGeometry& g, const T* a, const T* b, T* out);
+
+// ---- float32, b's panels read transposed ------------------------------------
+// The dense product's geometry, b [n, k] read transposed in place.
+MatmulGeometry dense_transposed_geometry(int64_t rows, int64_t k, int64_t n) {
+  MatmulGeometry g;
+  g.m = rows;
+  g.k = k;
+  g.n = n;
+  g.a_row = k;
+  g.a_col = 1;
+  g.b_row = 1;
+  g.b_col = k;
+  g.tb = true;
+  return g;
+}
+
+// Kiln's kernel where it runs and knows oneDNN's chains for the shape;
+// elsewhere (a transposed a, a thread count whose oneDNN product sums
+// otherwise) oneDNN on the dense b, made from the panels.
+void transposed_panels_product(const MatmulGeometry& g, const float* a, const float* panels, float* out) {
+  const int64_t chain = g.ta ? 0 : matmul_transposed_panels_chain(g.m, g.k, g.n);
+  if (chain) return multiply_by_transposed_panels(a, g.m, g.k, panels, g.n, chain, out);
+  std::vector<float> b(static_cast<std::size_t>(g.n * g.k));
+  for (int64_t c = 0; c < g.k / kMatmulPanelWidth; ++c)
+    for (int64_t r = 0; r < g.n; ++r)
+      std::memcpy(b.data() + r * g.k + c * kMatmulPanelWidth, panels + (c * g.n + r) * kMatmulPanelWidth,
+                  kMatmulPanelWidth * sizeof(float));
+  MatmulGeometry dense = g;
+  dense.b_panels = false;
+  if (!matmul_onednn(dense, a, b.data(), out)) matmul_plain<float>(dense, a, b.data(), out);
+}
+
 // ---- other dtypes (and the fallback): a plain loop ---------------------------
 template <class T>
 void matmul_plain(const MatmulGeometry& g, const T* a, const T* b, T* out) {
@@ -343,6 +382,7 @@ void matmul_kernel(schema::KernelContext& c) {
         return;
       }
       if constexpr (std::is_same_v<T, float>) {
+        if (g.b_panels && g.tb) return transposed_panels_product(g, c.in<float>(0), c.in<float>(1), o);
         if (few_rows_times_matrix(g))
           return gemv_f32({c.in<float>(0), g.m, g.a_row, g.a_col}, c.in<float>(1), g.b_row, g.k, g.n, o);
         if (matmul_onednn(g, c.in<float>(0), c.in<float>(1), o)) return;
@@ -488,6 +528,49 @@ bool matmul_reads_panels(int64_t rows, int64_t k, int64_t n) {
     }
     return answer;
   })->yes;
+}
+
+int64_t matmul_transposed_panels_chain(int64_t rows, int64_t k, int64_t n) {
+  if (rows < 1 || !can_multiply_by_transposed_panels(k, n, kMatmulPanelWidth)) return 0;
+  struct Answer {
+    int64_t chain = 0;
+  };
+  onednn::PrimitiveKey key(/*kind=*/9);
+  for (int64_t v : {rows, k, n, static_cast<int64_t>(omp_get_max_threads())}) key.add(v);
+  return onednn::cached<Answer>(key, [&] {
+    // Both products of one a and b, whose values have all their mantissa
+    // bits: a chain length gives oneDNN's bits only if it sums as oneDNN does.
+    auto answer = std::make_shared<Answer>();
+    uint32_t state = 12345;
+    auto values = [&](Shape shape) {
+      Tensor t = core::make_tensor(DType::Float32, std::move(shape));
+      float* p = core::data_of<float>(t);
+      for (int64_t i = 0; i < t.size(); ++i) {
+        state = state * 1664525u + 1013904223u;
+        p[i] = static_cast<float>(static_cast<int32_t>(state >> 8) - (1 << 23)) / static_cast<float>(1 << 23);
+      }
+      return t;
+    };
+    const Tensor a = values(Shape{rows, k}), b = values(Shape{n, k}), panels = in_panels(b);
+    std::vector<float> dense(static_cast<std::size_t>(rows * n)), ours(dense.size());
+    if (!matmul_onednn(dense_transposed_geometry(rows, k, n), core::data_of<float>(a), core::data_of<float>(b),
+                       dense.data()))
+      return answer;
+    for (int64_t chain = k; chain >= kMatmulPanelWidth && chain % kMatmulPanelWidth == 0; chain /= 2) {
+      if (k % chain != 0) continue;
+      multiply_by_transposed_panels(core::data_of<float>(a), rows, k, core::data_of<float>(panels), n, chain,
+                                    ours.data());
+      if (std::memcmp(ours.data(), dense.data(), dense.size() * sizeof(float)) == 0) {
+        answer->chain = chain;
+        break;
+      }
+    }
+    return answer;
+  })->chain;
+}
+
+bool matmul_reads_transposed_from_panels(int64_t rows, int64_t k, int64_t n) {
+  return rows <= kMatmulTransposedPanelsMaxRows && matmul_transposed_panels_chain(rows, k, n) != 0;
 }
 
 void set_matmul_b_padding(MatmulBPadding mode) {

@@ -1,6 +1,8 @@
 // Panels (ops/nn_internal.h): a matrix, or its transpose, laid out as the
 // column panels oneDNN's AVX-512 matmul reads its b in, whole or a few rows
-// at a time (Adam's update writes a variable's panels band by band).
+// at a time (Adam's update writes a variable's panels band by band); and the
+// product that reads a matrix's panels transposed (a dense layer's input
+// gradient from the panels its forward read).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include "core/parallel.h"
 #include "core/tensor_impl.h"
 #include "ops/nn_internal.h"
+#include "ops/vector_math.h"
 
 namespace kiln::ops {
 
@@ -148,6 +151,106 @@ Tensor in_transposed_panels(const Tensor& b) {
                    [&](const float* rows, int64_t first, int64_t count, float* to) {
                      rows_into_transposed_panels(rows, first, count, n, to);
                    });
+}
+
+// ---- a times the transpose of b, b in panels ----------------------------------
+// out [rows, n] = a [rows, k] b^T, b [n, k] in its panels P [k / 64, n, 64]
+// (P[c][r][j] = b[r][64 c + j]). Each output is oneDNN's sum for the dense
+// product: chains of `chain` FMAs in order along k, each from +0, added in
+// order (MatMul finds the chain length by comparing with oneDNN, once per
+// shape). The threads share the output's columns 64 at a time; for each
+// 64 x 64 block of P (64 columns of out, 64 steps of k), the block is
+// transposed into L1 so that each step of k reads 64 columns' b as 4
+// vectors, and a [rows, 64] tile of out is multiplied into, 6 rows at a time
+// with each row's a broadcast (24 accumulators).
+
+namespace {
+
+#ifdef __AVX2__
+#define KILN_PANELS_AVX512 __attribute__((target("avx512f")))
+constexpr int64_t kRowBlock = 96;  // rows of out whose tiles a thread keeps (2 x 24 KB)
+
+// R rows' chains (in `acc`, rows 64 floats apart) advanced by 64 steps of k:
+// `block` the transposed P block ([64 steps][64 columns]), `a` the rows' a
+// at the first step (rows `lda` apart).
+template <int R>
+KILN_PANELS_AVX512 void advance_chains(const float* block, const float* a, int64_t lda, float* acc, bool from_zero) {
+  __m512 c[R][4];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < 4; ++v) c[r][v] = from_zero ? _mm512_setzero_ps() : _mm512_load_ps(acc + r * kWidth + 16 * v);
+  for (int64_t j = 0; j < kWidth; ++j) {
+    const float* b = block + j * kWidth;
+    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16), b2 = _mm512_load_ps(b + 32),
+                 b3 = _mm512_load_ps(b + 48);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m512 x = _mm512_set1_ps(a[r * lda + j]);
+      c[r][0] = _mm512_fmadd_ps(x, b0, c[r][0]);
+      c[r][1] = _mm512_fmadd_ps(x, b1, c[r][1]);
+      c[r][2] = _mm512_fmadd_ps(x, b2, c[r][2]);
+      c[r][3] = _mm512_fmadd_ps(x, b3, c[r][3]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < 4; ++v) _mm512_store_ps(acc + r * kWidth + 16 * v, c[r][v]);
+}
+
+// Columns [col, col + 64) of rows [row, row + rows) of out.
+KILN_PANELS_AVX512 void transposed_panels_tile(const float* a, int64_t k, const float* panels, int64_t n,
+                                              int64_t chain, int64_t row, int64_t rows, int64_t col, float* out) {
+  alignas(64) float block[kWidth * kWidth];
+  alignas(64) float chains[kRowBlock * kWidth];
+  alignas(64) float total[kRowBlock * kWidth];
+  for (int64_t start = 0; start < k; start += chain) {
+    for (int64_t step = start; step < start + chain; step += kWidth) {
+      // P's block: 64 rows of b (columns of out), 64 steps of k each.
+      const float* p = panels + ((step / kWidth) * n + col) * kWidth;
+      for (int64_t i = 0; i < kWidth; i += 8)
+        for (int64_t j = 0; j < kWidth; j += 8) transpose_8x8(p + i * kWidth + j, kWidth, block + j * kWidth + i, kWidth);
+      const bool from_zero = step == start;
+      const float* a_step = a + row * k + step;
+      int64_t r = 0;
+      for (; r + 6 <= rows; r += 6) advance_chains<6>(block, a_step + r * k, k, chains + r * kWidth, from_zero);
+      for (; r + 2 <= rows; r += 2) advance_chains<2>(block, a_step + r * k, k, chains + r * kWidth, from_zero);
+      for (; r < rows; ++r) advance_chains<1>(block, a_step + r * k, k, chains + r * kWidth, from_zero);
+    }
+    for (int64_t e = 0; e < rows * kWidth; e += 16) {
+      const __m512 c = _mm512_load_ps(chains + e);
+      _mm512_store_ps(total + e, start == 0 ? c : _mm512_add_ps(_mm512_load_ps(total + e), c));
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(out + (row + r) * n + col, total + r * kWidth, kWidth * sizeof(float));
+}
+#undef KILN_PANELS_AVX512
+#endif
+
+}  // namespace
+
+bool can_multiply_by_transposed_panels(int64_t k, int64_t n, int64_t chain) {
+#ifdef __AVX2__
+  return vmath::has_avx512() && k > 0 && n > 0 && n % kWidth == 0 && chain > 0 && chain % kWidth == 0 &&
+         k % chain == 0;
+#else
+  return false;
+#endif
+}
+
+void multiply_by_transposed_panels(const float* a, int64_t rows, int64_t k, const float* panels, int64_t n,
+                                   int64_t chain, float* out) {
+#ifdef __AVX2__
+  // Rows in blocks of equal size, at most kRowBlock; the threads take
+  // whole columns of tiles, so that each does as many rows.
+  const int64_t row_blocks = (rows + kRowBlock - 1) / kRowBlock, block_rows = (rows + row_blocks - 1) / row_blocks;
+  core::parallel_for(
+      row_blocks * (n / kWidth),
+      [&](int64_t first, int64_t last) {
+        for (int64_t t = first; t < last; ++t) {
+          const int64_t row = t % row_blocks * block_rows, col = t / row_blocks * kWidth;
+          transposed_panels_tile(a, k, panels, n, chain, row, std::min(block_rows, rows - row), col, out);
+        }
+      },
+      1);
+#endif
 }
 
 }  // namespace kiln::ops

@@ -61,6 +61,25 @@ Tensor in_transposed_panels(const Tensor& b);
 // Rows [first, first + count) of a [k, n] matrix (`rows`: row `first`) into
 // their places in the panels of its transpose.
 void rows_into_transposed_panels(const float* rows, int64_t first, int64_t count, int64_t n, float* panels);
+// MatMul with b_panels and transpose_b: a [rows, k] times b^T, b [n, k] in
+// its panels ([k / 64, n, 64], in_panels(b): the panels a dense layer's
+// forward reads), so that its input gradient reads them too instead of the
+// dense weight. Kiln's own AVX-512 kernel, which sums as oneDNN's product of
+// the dense b transposed does: chains of `chain` steps of k, each from +0,
+// added in order. Whether the kernel runs at all (AVX-512, n a multiple of
+// 64, chain of whole panels dividing k):
+bool can_multiply_by_transposed_panels(int64_t k, int64_t n, int64_t chain);
+void multiply_by_transposed_panels(const float* a, int64_t rows, int64_t k, const float* panels, int64_t n,
+                                   int64_t chain, float* out);
+// Whether the weight-rows pass gives a dense layer's input gradient the
+// panels of its weight, [rows, k] x [n, k]^T: where the kernel runs, with
+// oneDNN's chains for the shape found (0 if none of whole panels gives its
+// bits: matmul_transposed_panels_chain, asked once per shape and thread
+// count), and at few rows (up to kMatmulTransposedPanelsMaxRows), where it
+// is faster than oneDNN on the dense b.
+inline constexpr int64_t kMatmulTransposedPanelsMaxRows = 128;
+int64_t matmul_transposed_panels_chain(int64_t rows, int64_t k, int64_t n);
+bool matmul_reads_transposed_from_panels(int64_t rows, int64_t k, int64_t n);
 // `rows` rows of `cols` floats from `from` (rows `from_stride` apart) to `to`
 // (rows `to_stride` apart): into longer rows and back (the threads share the
 // rows).

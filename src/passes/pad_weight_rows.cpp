@@ -25,8 +25,11 @@
 // dense layer's input gradient dy w^T, a tied embedding's logits h e^T) is
 // given in the panels of its transpose (ReadVariable transposed_panels, or a
 // Const), where the graph does not update the variable: Adam writing those
-// too cost more than the product gained. The dense value stays for its other
-// readers. Only where the variable's other uses are reads and Adam's updates
+// too cost more than the product gained. Where it does, the transposed
+// product reads the panels of the value, the forward's, with MatMul's own
+// kernel (b_panels and transpose_b), at the few rows where that is faster
+// than oneDNN on the dense value and gives its bits (ops/nn_internal.h). The
+// dense value stays for its other readers. Only where the variable's other uses are reads and Adam's updates
 // (as var), as for longer rows. The products are the same bits
 // (tests/passes_panel_weights_test.cpp).
 #include <algorithm>
@@ -186,6 +189,27 @@ void read_from_panels(const Node& source, const std::vector<Node*>& readers, Nod
     }
 }
 
+// The MatMuls among `readers` that read `source`'s output 0 transposed, as a
+// dense layer's input gradient (dy w^T) does, where MatMul's own kernel reads
+// w's panels transposed with oneDNN's bits and faster (few rows), read them
+// from `panels`, the panels the forward reads (for a variable Adam updates,
+// which keeps no panels of the transpose).
+void read_transposed_from_panels(const Node& source, const std::vector<Node*>& readers, Node& panels) {
+  const Shape& b = source.outputs[0].shape;
+  for (Node* m : readers) {
+    if (m->op != &ops::matmul_op() || m->inputs.size() != 2 || m->inputs[1].node != &source ||
+        m->inputs[1].index != 0 || m->inputs[0].node == &source || !m->attrs.get_bool("transpose_b") ||
+        m->attrs.get_bool("transpose_a") || m->attrs.has(ops::kMatmulBRowPadding) ||
+        m->attrs.has(ops::kMatmulBPanels))
+      continue;
+    const Shape& a = m->inputs[0].node->output_type(m->inputs[0].index).shape;
+    if (!a.is_fully_defined() || a.rank() != 2 || !ops::matmul_reads_transposed_from_panels(a[0], b[1], b[0]))
+      continue;
+    m->inputs[1] = Value{&panels, 0};
+    m->attrs.set(ops::kMatmulBPanels, ops::kMatmulPanelWidth);
+  }
+}
+
 // Inserts each of `after[id]` right after node `id`.
 void insert_after(graph::Graph& g, std::vector<std::vector<std::unique_ptr<Node>>>& after) {
   std::vector<std::unique_ptr<Node>> nodes = g.take_nodes(), out;
@@ -199,7 +223,7 @@ void insert_after(graph::Graph& g, std::vector<std::vector<std::unique_ptr<Node>
 }
 
 // The panels part of the pass (above), after the longer rows.
-bool panel_weights(graph::Graph& g) {
+bool panel_weights(graph::Graph& g, bool transposed_panels) {
   const auto [readers, result] = uses_of(g);
   std::vector<std::vector<std::unique_ptr<Node>>> after(g.nodes().size());
   bool added = false;
@@ -225,6 +249,7 @@ bool panel_weights(graph::Graph& g) {
                                  std::span<const schema::TensorType>(&type, 1), read->location,
                                  read->name + form.suffix);
         read_from_panels(*read, uses, *panels, form.which);
+        if (form.which == PanelsOf::kValue && updated && transposed_panels) read_transposed_from_panels(*read, uses, *panels);
         after[read->id].push_back(std::move(panels));
         added = true;
       }
@@ -256,7 +281,7 @@ bool panel_weights(graph::Graph& g) {
 
 }  // namespace
 
-bool pad_weight_rows(graph::Graph& g) {
+bool pad_weight_rows(graph::Graph& g, bool transposed_panels) {
   const auto [readers, result] = uses_of(g);
   // Variables: all of a handle's reads, or none (a read that is a result,
   // or read otherwise than as b, would need the dense form every step).
@@ -299,7 +324,7 @@ bool pad_weight_rows(graph::Graph& g) {
     added = true;
   }
   if (added) insert_after(g, consts);
-  const bool panels = panel_weights(g);
+  const bool panels = panel_weights(g, transposed_panels);
   return changed || added || panels;
 }
 

@@ -26,6 +26,8 @@ struct PassOptions {
   bool conv_pool = true;       // a 2x2 MaxPool of a FusedConv2D becomes its second output
   bool adam = true;            // a step's ApplyAdam updates become one FusedApplyAdam
   bool weight_rows = true;     // a matrix variable read only as MatMul's b is read (and kept) in longer rows
+  // With weight_rows: a trained dense layer's input gradient reads the panels its forward reads.
+  bool transposed_panels = true;
   bool fuse = true;            // elementwise chains become FusedElementwise
   // Constant folding leaves results larger than this (elements) unfolded, so
   // graphs do not grow by baking big tensors in.
@@ -39,7 +41,8 @@ struct PassOptions {
   bool dump = false;
 
   // The defaults, adjusted by the environment:
-  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,poolgrad,convpool,adam,weightrows,fuse (or "all")
+  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,poolgrad,convpool,adam,weightrows,
+  //     transposedpanels,fuse (or "all")
   //   KILN_VERIFY_PASSES=1, KILN_DUMP_PASSES=1
   static PassOptions from_env();
 };
@@ -60,7 +63,7 @@ bool fuse_contractions(graph::Graph& g);
 bool fuse_pool_gradients(graph::Graph& g);
 bool fuse_conv_pools(graph::Graph& g);
 bool fuse_adam_updates(graph::Graph& g);
-bool pad_weight_rows(graph::Graph& g);
+bool pad_weight_rows(graph::Graph& g, bool transposed_panels = true);
 bool fuse_elementwise(graph::Graph& g, int min_nodes);
 
 }  // namespace kiln::passes

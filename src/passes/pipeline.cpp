@@ -88,6 +88,7 @@ PassOptions PassOptions::from_env() {
       if (all || name == "convpool") o.conv_pool = false;
       if (all || name == "adam") o.adam = false;
       if (all || name == "weightrows") o.weight_rows = false;
+      if (all || name == "transposedpanels") o.transposed_panels = false;
       if (all || name == "fuse") o.fuse = false;
     }
   }
@@ -126,7 +127,7 @@ std::shared_ptr<const Graph> optimize(const Graph& source, const PassOptions& op
   run("convpool", options.conv_pool, [&] { return fuse_conv_pools(*g); });
   run("adam", options.adam, [&] { return fuse_adam_updates(*g); });
   // After contract, which makes the FusedMatMuls it looks through.
-  run("weightrows", options.weight_rows, [&] { return pad_weight_rows(*g); });
+  run("weightrows", options.weight_rows, [&] { return pad_weight_rows(*g, options.transposed_panels); });
   run("fuse", options.fuse, [&] { return fuse_elementwise(*g, options.fuse_min_nodes); });
   return g;
 }
