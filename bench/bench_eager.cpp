@@ -378,6 +378,26 @@ void BM_AdamUpdate_Panels(benchmark::State& st) {
 }
 BENCHMARK(BM_AdamUpdate_Panels)->Args({3136, 1024})->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+// Adam's update of a dense variable (A) and of one held in panels alone (B:
+// a graph read its panels and nothing its dense value since the last update,
+// as a traced step whose dense layer's forward and input gradient both read
+// the panels leaves it), alternated call by call; the fastest of each.
+void BM_AdamUpdate_PanelsAlone(benchmark::State& st) {
+  AdamPair pair(st.range(0), st.range(1));
+  auto in_panels = [&] {
+    {
+      std::lock_guard<std::mutex> lock(pair.var(1).mutex);
+      pair.var(1).value_in_panels();
+    }
+    pair.update(1);
+  };
+  bench::fastest_of_alternating(
+      st, "dense_us", [&] { pair.update(0); }, "panels_alone_us", in_panels, "dense/panels_alone");
+  std::lock_guard<std::mutex> lock(pair.var(1).mutex);
+  if (pair.var(1).holds_dense()) st.SkipWithError("the update did not keep the panels alone");
+}
+BENCHMARK(BM_AdamUpdate_PanelsAlone)->Args({3136, 1024})->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 // b in panels (MatMul b_panels: the form the weight-rows pass gives a dense
 // layer's forward on AVX-512 CPUs); with a fourth arg 1, b is an [n, k]
 // matrix read transposed (h e^T: a tied embedding's logits), against the

@@ -229,37 +229,60 @@ TEST(Panels, MatMulAndReadVariableNeedPanelsOfAFloatMatrix) {
   expect_bitwise(v.read_value(), value);
 }
 
-// Adam's update of a variable whose panels were read since the update
-// before writes the dense value (the bits of the update of a plain variable)
-// and the panels of it; the next update after no such read drops them. A
-// reader still holding the panels keeps the ones it read.
-TEST(Panels, AdamWritesBothFormsWhileAGraphReadsThePanels) {
-  const Shape shape{32, 128};
-  const Tensor initial = random::normal(shape, 0, 0.1, DType::Float32, 8);
-  Variable w(initial, {.name = "w"}), m(zeros(shape), {.name = "m"}), v(zeros(shape), {.name = "v"});
-  Variable w_plain(initial), m_plain(zeros(shape)), v_plain(zeros(shape));
-  const Tensor alpha = constant(1e-2f);
-  const schema::Attrs attrs{{"dtype", DType::Float32}, {"shape", shape}, {"beta_1", 0.9}, {"beta_2", 0.999},
-                            {"epsilon", 1e-7}};
-  detail::VariableState& state = *w.state();
-  auto read_panels = [&] {
+// A weight w with Adam's m and v, and a plain copy of all three that no
+// graph reads: update(step) runs Adam on both with the same gradient.
+struct AdamPair {
+  Shape shape;
+  Tensor initial;
+  Variable w, m, v, w_plain, m_plain, v_plain;
+  Tensor alpha = constant(1e-2f);
+  schema::Attrs attrs;
+  detail::VariableState& state;
+  explicit AdamPair(Shape s)
+      : shape(s),
+        initial(random::normal(s, 0, 0.1, DType::Float32, 8)),
+        w(initial, {.name = "w"}),
+        m(zeros(s), {.name = "m"}),
+        v(zeros(s), {.name = "v"}),
+        w_plain(initial),
+        m_plain(zeros(s)),
+        v_plain(zeros(s)),
+        attrs{{"dtype", DType::Float32}, {"shape", s}, {"beta_1", 0.9}, {"beta_2", 0.999}, {"epsilon", 1e-7}},
+        state(*w.state()) {}
+  Tensor read_panels() {
     std::lock_guard<std::mutex> lock(state.mutex);
     return state.value_in_panels();
-  };
-  auto holds_panels = [&] {
+  }
+  // Whether the dense value and the panels are held.
+  std::pair<bool, bool> forms() {
     std::lock_guard<std::mutex> lock(state.mutex);
-    return state.holds_panels();
-  };
-  auto update = [&](int step) {
+    return {state.holds_dense(), state.holds_panels()};
+  }
+  void update(int step) {
     const Tensor grad = random::normal(shape, 0, 1, DType::Float32, 20 + step);
     const Tensor in[] = {w.handle(), m.handle(), v.handle(), grad, alpha};
     const Tensor plain[] = {w_plain.handle(), m_plain.handle(), v_plain.handle(), grad, alpha};
     runtime::run_eager(adam(), in, attrs);
     runtime::run_eager(adam(), plain, attrs);
-  };
+  }
+};
+
+// Adam's update of a variable whose panels and dense value were both read
+// since the update before writes the dense value (the bits of the update of
+// a plain variable) and the panels of it; the next update after no such read
+// drops them. A reader still holding the panels keeps the ones it read.
+TEST(Panels, AdamWritesBothFormsWhileAGraphReadsThePanels) {
+  AdamPair p(Shape{32, 128});
+  Variable &w = p.w, &w_plain = p.w_plain;
+  const Tensor initial = p.initial;
+  auto read_panels = [&] { return p.read_panels(); };
+  auto holds_panels = [&] { return p.forms().second; };
+  auto update = [&](int step) { p.update(step); };
   const float* before = core::data_of<float>(read_panels());
+  w.read_value();
   update(0);
   ASSERT_TRUE(holds_panels());
+  EXPECT_TRUE(w.state()->holds_dense());
   expect_bitwise(w.read_value(), w_plain.read_value());
   const Tensor updated = read_panels();
   EXPECT_EQ(core::data_of<float>(updated), before);  // written in place: no reader held them
@@ -283,6 +306,51 @@ TEST(Panels, AdamWritesBothFormsWhileAGraphReadsThePanels) {
   // An assign drops them too.
   w.assign(initial);
   EXPECT_FALSE(holds_panels());
+}
+
+// Where only the panels were read since the update before (a traced step
+// whose dense layer reads its weight in panels alone), Adam updates the
+// panels alone, in place, with the bits of a plain variable's update; a
+// dense read makes the dense value from them, and the next update writes
+// both; a reader still holding the panels keeps the ones it read.
+TEST(Panels, AdamUpdatesThePanelsAloneWhereNoDenseReadCameBetween) {
+  AdamPair p(Shape{96, 128});
+  Variable &w = p.w, &w_plain = p.w_plain;
+  detail::VariableState& state = p.state;
+  const Shape& shape = p.shape;
+  auto read_panels = [&] { return p.read_panels(); };
+  auto forms = [&] { return p.forms(); };
+  auto update = [&](int step) { p.update(10 + step); };
+  const float* before = core::data_of<float>(read_panels());
+  update(0);
+  EXPECT_EQ(forms(), std::pair(false, true));
+  const Tensor updated = read_panels();
+  EXPECT_EQ(core::data_of<float>(updated), before);  // in place
+  expect_bitwise(updated, ops::in_panels(w_plain.read_value()));
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    EXPECT_EQ(state.value_shape(), shape);
+    EXPECT_EQ(state.value_dtype(), DType::Float32);
+  }
+  // A dense read (eager code between steps) makes the dense value.
+  expect_bitwise(w.read_value(), w_plain.read_value());
+  EXPECT_EQ(forms(), std::pair(true, true));
+  update(1);
+  EXPECT_EQ(forms(), std::pair(true, true));
+  // Held across an update in panels alone: that one writes new panels.
+  const Tensor held = read_panels();
+  const std::vector<float> held_values = held.to_vector<float>();
+  update(2);
+  EXPECT_EQ(forms(), std::pair(false, true));
+  EXPECT_EQ(held.to_vector<float>(), held_values);
+  EXPECT_NE(core::data_of<float>(read_panels()), core::data_of<float>(held));
+  expect_bitwise(read_panels(), ops::in_panels(w_plain.read_value()));
+  update(3);
+  EXPECT_EQ(forms(), std::pair(false, true));
+  // No read at all: the next update makes the dense value and drops the panels.
+  update(4);
+  EXPECT_EQ(forms(), std::pair(true, false));
+  expect_bitwise(w.read_value(), w_plain.read_value());
 }
 
 // The panels of the transpose are for weights no graph updates: any update,
@@ -345,6 +413,19 @@ TEST(PanelWeights, TrainingReadsTheInputGradientsBInTheForwardsPanels) {
       }
     EXPECT_EQ(reading_panels_transposed, transposed_read ? 1 : 0) << g.to_string();
   });
+  // Each kernel's graph reads its panels alone (the first one's forward is
+  // its only use; the second one's input gradient reads them too where the
+  // kernel runs), so Adam keeps the panels alone.
+  const Tensor x = batch();
+  DeeperTrainer traced, eager;
+  auto f = traced.traced();
+  for (int step = 0; step < 2; ++step) kiln::testing::step_both(f, traced, eager, x);
+  for (int layer : {0, 1}) {
+    detail::VariableState& state = *traced.kernel(layer).state();
+    std::lock_guard<std::mutex> lock(state.mutex);
+    EXPECT_EQ(state.holds_dense(), layer == 1 && !transposed_read) << "kernel " << layer;
+    EXPECT_TRUE(state.holds_panels()) << "kernel " << layer;
+  }
 }
 
 // A served weight read transposed (a tied embedding's logits, h e^T): the

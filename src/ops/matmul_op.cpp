@@ -319,17 +319,14 @@ MatmulGeometry dense_transposed_geometry(int64_t rows, int64_t k, int64_t n) {
 // Kiln's kernel where it runs and knows oneDNN's chains for the shape;
 // elsewhere (a transposed a, a thread count whose oneDNN product sums
 // otherwise) oneDNN on the dense b, made from the panels.
-void transposed_panels_product(const MatmulGeometry& g, const float* a, const float* panels, float* out) {
+void transposed_panels_product(const MatmulGeometry& g, const float* a, const Tensor& panels, float* out) {
   const int64_t chain = g.ta ? 0 : matmul_transposed_panels_chain(g.m, g.k, g.n);
-  if (chain) return multiply_by_transposed_panels(a, g.m, g.k, panels, g.n, chain, out);
-  std::vector<float> b(static_cast<std::size_t>(g.n * g.k));
-  for (int64_t c = 0; c < g.k / kMatmulPanelWidth; ++c)
-    for (int64_t r = 0; r < g.n; ++r)
-      std::memcpy(b.data() + r * g.k + c * kMatmulPanelWidth, panels + (c * g.n + r) * kMatmulPanelWidth,
-                  kMatmulPanelWidth * sizeof(float));
+  if (chain) return multiply_by_transposed_panels(a, g.m, g.k, core::data_of<float>(panels), g.n, chain, out);
+  const Tensor dense_b = rows_of_panels(panels);
+  const float* b = core::data_of<float>(dense_b);
   MatmulGeometry dense = g;
   dense.b_panels = false;
-  if (!matmul_onednn(dense, a, b.data(), out)) matmul_plain<float>(dense, a, b.data(), out);
+  if (!matmul_onednn(dense, a, b, out)) matmul_plain<float>(dense, a, b, out);
 }
 
 // ---- other dtypes (and the fallback): a plain loop ---------------------------
@@ -382,7 +379,7 @@ void matmul_kernel(schema::KernelContext& c) {
         return;
       }
       if constexpr (std::is_same_v<T, float>) {
-        if (g.b_panels && g.tb) return transposed_panels_product(g, c.in<float>(0), c.in<float>(1), o);
+        if (g.b_panels && g.tb) return transposed_panels_product(g, c.in<float>(0), c.inputs[1], o);
         if (few_rows_times_matrix(g))
           return gemv_f32({c.in<float>(0), g.m, g.a_row, g.a_col}, c.in<float>(1), g.b_row, g.k, g.n, o);
         if (matmul_onednn(g, c.in<float>(0), c.in<float>(1), o)) return;

@@ -144,6 +144,22 @@ Tensor in_panels(const Tensor& b) {
   });
 }
 
+Tensor rows_of_panels(const Tensor& panels) {
+  const int64_t groups = panels.shape()[0], k = panels.shape()[1], n = groups * kWidth;
+  Tensor b = core::make_tensor(DType::Float32, Shape{k, n});
+  const float* from = core::data_of<float>(panels);
+  float* to = core::data_of<float>(b);
+  core::parallel_for(
+      k,
+      [&](int64_t first, int64_t last) {
+        for (int64_t r = first; r < last; ++r)
+          for (int64_t p = 0; p < groups; ++p)
+            std::memcpy(to + r * n + p * kWidth, from + (p * k + r) * kWidth, kWidth * sizeof(float));
+      },
+      std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(n, 1)));
+  return b;
+}
+
 // The threads share the groups of 64 rows.
 Tensor in_transposed_panels(const Tensor& b) {
   const int64_t k = b.shape()[0], n = b.shape()[1];

@@ -50,6 +50,8 @@ inline constexpr const char* kMatmulBPanels = "b_panels";
 bool matmul_reads_panels(int64_t rows, int64_t k, int64_t n);
 // A float32 matrix [k, n] (n a multiple of kMatmulPanelWidth) as panels.
 Tensor in_panels(const Tensor& b);
+// The matrix [k, n] whose panels ([n / 64, k, 64]) are given.
+Tensor rows_of_panels(const Tensor& panels);
 // Rows [first, first + count) of a [k, n] matrix (`rows`: row `first`) into
 // their places in `panels`.
 void rows_into_panels(const float* rows, int64_t first, int64_t count, int64_t k, int64_t n, float* panels);

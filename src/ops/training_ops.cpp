@@ -73,22 +73,31 @@ struct AdamSpan {
 // Adam::apply_dense, in its order (the build has contraction off), so the
 // two give the same bits. `out` may equal `in` (an update in place).
 template <class T>
+[[gnu::always_inline]] inline void adam_element(const AdamSpan<T>& s, const AdamConstants<T>& k, int64_t i) {
+  const T gi = s.g[i];
+  const T m1 = s.in[kM][i] * k.beta_1 + gi * k.one_minus_beta_1;
+  const T v1 = s.in[kV][i] * k.beta_2 + (gi * gi) * k.one_minus_beta_2;
+  const T delta = (k.alpha * m1) / (std::sqrt(v1) + k.epsilon);
+  s.out[kM][i] = m1;
+  s.out[kV][i] = v1;
+  s.out[kVar][i] = s.in[kVar][i] - delta;
+}
+
+// Iteration i touches only element i, so lanes are independent even when
+// out aliases in; without `omp simd` the compiler's overlap checks over
+// seven pointers keep the loops scalar.
+template <class T>
 void adam_elements(const AdamSpan<T>& s, const AdamConstants<T>& k, int64_t begin, int64_t end) {
-  const T *var = s.in[kVar], *m = s.in[kM], *v = s.in[kV], *g = s.g;
-  T *var_out = s.out[kVar], *m_out = s.out[kM], *v_out = s.out[kV];
-  // Iteration i touches only element i, so lanes are independent even
-  // when out aliases in; without this the compiler's overlap checks
-  // over seven pointers keep the loop scalar.
 #pragma omp simd
-  for (int64_t i = begin; i < end; ++i) {
-    const T gi = g[i];
-    const T m1 = m[i] * k.beta_1 + gi * k.one_minus_beta_1;
-    const T v1 = v[i] * k.beta_2 + (gi * gi) * k.one_minus_beta_2;
-    const T delta = (k.alpha * m1) / (std::sqrt(v1) + k.epsilon);
-    m_out[i] = m1;
-    v_out[i] = v1;
-    var_out[i] = var[i] - delta;
-  }
+  for (int64_t i = begin; i < end; ++i) adam_element(s, k, i);
+}
+
+// A block of kCount elements: a loop of known length, with no remainder to
+// handle (a variable held in panels is updated 64 elements at a time).
+template <int64_t kCount, class T>
+void adam_block(const AdamSpan<T>& s, const AdamConstants<T>& k) {
+#pragma omp simd
+  for (int64_t i = 0; i < kCount; ++i) adam_element(s, k, i);
 }
 
 // One pass over the elements of all the spans, as if laid end to end
@@ -160,13 +169,15 @@ class LockAll {
 };
 
 // How a matrix variable's var is held where it is not plain dense (the
-// forms of VariableState): rows `padding` longer, or dense with panels the
-// update writes as well (`panels`: the [cols / 64, rows, 64] tensor's data).
+// forms of VariableState): rows `padding` longer, dense with panels the
+// update writes as well (`panels`: the [cols / 64, rows, 64] tensor's data),
+// or (`in_panels`) in panels alone: var's in and out are panels.
 struct VarForm {
   int64_t padding = 0;
   float* panels = nullptr;
+  bool in_panels = false;
   int64_t rows = 0;
-  bool plain() const { return padding == 0 && panels == nullptr; }
+  bool plain() const { return padding == 0 && panels == nullptr && !in_panels; }
 };
 
 // Rows [begin, end) of a matrix variable's update, var held in `form`, m's,
@@ -183,6 +194,19 @@ void adam_matrix_rows(const AdamSpan<T>& whole, const T* g, int64_t begin, int64
     adam_elements(p, k, 0, count * cols);
   };
   if (form.plain()) return part(begin, end - begin);
+  if (form.in_panels) {
+    // Each row 64 columns at a time: its part of each panel.
+    constexpr int64_t w = kMatmulPanelWidth;
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t c = 0; c < cols; c += w) {
+        const int64_t at = r * cols + c, var_at = ((c / w) * form.rows + r) * w;
+        const AdamSpan<T> p{{whole.in[kVar] + var_at, whole.in[kM] + at, whole.in[kV] + at},
+                            {whole.out[kVar] + var_at, whole.out[kM] + at, whole.out[kV] + at},
+                            g + (r - begin) * cols + c};
+        adam_block<w>(p, k);
+      }
+    return;
+  }
   if (form.padding) {
     for (int64_t r = begin; r < end; ++r) part(r, 1);
     return;
@@ -275,19 +299,28 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
     const Shape& shape = grads[j].gradient_shape();
     for (int i : {kVar, kM, kV}) {
       // m and v are read by this update alone: dense.
-      int64_t padding = 0;
-      target[j][i] = i == kVar ? &states[j][i]->form_to_update(&padding, &panels[j]) : &states[j][i]->dense_to_update();
-      if (i == kVar) var_form[j].padding = padding;
+      detail::VariableState::UpdateForm form;
+      if (i == kVar) {
+        form = states[j][i]->form_to_update(/*keep_panels=*/true);
+        var_form[j].padding = form.padding;
+        var_form[j].in_panels = form.in_panels;
+        var_form[j].rows = shape[0];
+        panels[j] = form.panels;
+      } else {
+        form.value = &states[j][i]->dense_to_update();
+      }
+      target[j][i] = form.value;
       // The update writes the rows, not their padding (float32's alone).
       if (!core::is_exclusively_owned(*target[j][i]))
-        fresh[j][i] = padding ? ops::new_longer_rows(shape[0], shape[1], padding) : core::make_tensor(dtype, shape);
+        fresh[j][i] = form.padding   ? ops::new_longer_rows(shape[0], shape[1], form.padding)
+                      : form.in_panels ? core::make_tensor(DType::Float32, target[j][i]->shape())
+                                       : core::make_tensor(dtype, shape);
     }
     // (Panels are kept of float32 matrices alone.)
     if (panels[j]) {
       if (!core::is_exclusively_owned(*panels[j]))
         fresh_panels[j] = core::make_tensor(DType::Float32, panels[j]->shape());
       var_form[j].panels = core::data_of<float>(fresh_panels[j].defined() ? fresh_panels[j] : *panels[j]);
-      var_form[j].rows = shape[0];
     }
   }
   core::visit_numeric(dtype, [&]<class T>() {

@@ -9,27 +9,43 @@
 
 namespace kiln::detail {
 
-DType VariableState::value_dtype() const { return dense_.defined() ? dense_.dtype() : longer_rows_.dtype(); }
+DType VariableState::value_dtype() const {
+  if (dense_.defined()) return dense_.dtype();
+  return longer_rows_.defined() ? longer_rows_.dtype() : DType::Float32;  // panels are float32's alone
+}
 
 Shape VariableState::value_shape() const {
   if (dense_.defined()) return dense_.shape();
-  const Shape& s = longer_rows_.shape();
-  return Shape{s[0], s[1] - padding_};
+  if (longer_rows_.defined()) {
+    const Shape& s = longer_rows_.shape();
+    return Shape{s[0], s[1] - padding_};
+  }
+  const Shape& p = panels_[int(ops::PanelsOf::kValue)].tensor.shape();
+  return Shape{p[1], p[0] * p[2]};
 }
 
-const Tensor& VariableState::value() {
-  if (!dense_.defined() && longer_rows_.defined()) {
+void VariableState::make_dense() {
+  if (dense_.defined()) return;
+  if (longer_rows_.defined()) {
     const Shape s = value_shape();
     Tensor dense = core::make_tensor(DType::Float32, s);  // longer rows are float32's alone
     ops::copy_rows(core::data_of<float>(longer_rows_), s[1] + padding_, core::data_of<float>(dense), s[1], s[0], s[1]);
     dense_ = std::move(dense);
+  } else if (const Tensor& panels = panels_[int(ops::PanelsOf::kValue)].tensor; panels.defined()) {
+    dense_ = ops::rows_of_panels(panels);
   }
+}
+
+const Tensor& VariableState::value() {
+  make_dense();
   longer_rows_read_last_ = false;
+  dense_read_ = true;
   return dense_;
 }
 
 void VariableState::set_value(Tensor v) {
   dense_ = std::move(v);
+  dense_read_ = false;
   drop_longer_rows();
   drop_panels();
 }
@@ -41,7 +57,8 @@ const Tensor& VariableState::value_in_longer_rows(int64_t padding) {
     longer_rows_read_last_ = true;
     return longer_rows_;
   }
-  const Tensor& dense = value();
+  make_dense();
+  const Tensor& dense = dense_;
   const Shape& s = dense.shape();
   if (dense.dtype() != DType::Float32 || s.rank() != 2 || padding < 1)
     throw Internal(fmt::format("variable '{}': {} {} cannot be read in rows {} longer", name,
@@ -55,7 +72,8 @@ const Tensor& VariableState::value_in_longer_rows(int64_t padding) {
 const Tensor& VariableState::value_in_panels(ops::PanelsOf which) {
   Panels& form = panels_[int(which)];
   if (!form.tensor.defined()) {
-    const Tensor& dense = value();
+    make_dense();
+    const Tensor& dense = dense_;
     const Shape& s = dense.shape();
     const bool transposed = which == ops::PanelsOf::kTranspose;
     if (dense.dtype() != DType::Float32 || s.rank() != 2 || s[transposed ? 0 : 1] % ops::kMatmulPanelWidth != 0)
@@ -67,30 +85,42 @@ const Tensor& VariableState::value_in_panels(ops::PanelsOf which) {
   return form.tensor;
 }
 
-Tensor& VariableState::form_to_update(int64_t* padding, Tensor** panels) {
-  if (panels) *panels = nullptr;
+VariableState::UpdateForm VariableState::form_to_update(bool keep_panels) {
+  UpdateForm f;
+  const bool dense_read = dense_read_;
+  dense_read_ = false;
   if (longer_rows_.defined() && (!dense_.defined() || longer_rows_read_last_)) {
-    *padding = padding_;
+    f.value = &longer_rows_;
+    f.padding = padding_;
     dense_ = Tensor();
     drop_panels();
-    return longer_rows_;
+    return f;
   }
-  *padding = 0;
-  value();
-  drop_longer_rows();
   Panels& of_value = panels_[int(ops::PanelsOf::kValue)];
   panels_[int(ops::PanelsOf::kTranspose)] = Panels{};
-  if (panels && of_value.read) {
+  if (keep_panels && of_value.read && !dense_read) {
     of_value.read = false;
-    *panels = &of_value.tensor;
+    drop_longer_rows();
+    dense_ = Tensor();
+    f.value = &of_value.tensor;
+    f.in_panels = true;
+    return f;
+  }
+  make_dense();
+  drop_longer_rows();
+  if (keep_panels && of_value.read) {
+    of_value.read = false;
+    f.panels = &of_value.tensor;
   } else {
     of_value = Panels{};
   }
-  return dense_;
+  f.value = &dense_;
+  return f;
 }
 
 Tensor& VariableState::dense_to_update() {
-  value();
+  make_dense();
+  dense_read_ = false;
   drop_longer_rows();
   drop_panels();
   return dense_;

@@ -29,13 +29,15 @@ namespace kiln::detail {
 // held.
 // A graph may also read a float32 matrix in panels, of the value or of its
 // transpose (the forms oneDNN's AVX-512 matmul reads its b in:
-// ops/nn_internal.h), made from the dense value, which stays (eager code and
-// the update read it). An update drops them, except Adam's for the panels of
-// the value when they were read since the update before: it writes them
-// beside the dense form (Adam's update streams the dense form anyway). The
-// panels of the transpose are for weights no graph updates (served models):
-// Adam writing them too cost more than the input gradient gained (measured
-// on MNIST's dense layer, docs/design-notes.md).
+// ops/nn_internal.h), made from the dense value. An update drops them, except
+// Adam's for the panels of the value when they were read since the update
+// before: where the dense value was read too, it writes them beside the
+// dense form; where it was not (a traced step whose forward and input
+// gradient both read the panels), the panels alone are the value, updated in
+// place, and a dense read makes the dense value from them, once per update.
+// The panels of the transpose are for weights no graph updates (served
+// models): Adam writing them too cost more than the input gradient gained
+// (measured on MNIST's dense layer, docs/design-notes.md).
 class VariableState {
  public:
   std::mutex mutex;
@@ -44,11 +46,14 @@ class VariableState {
   std::string name;
   bool trainable = true;
 
-  bool has_value() const { return dense_.defined() || longer_rows_.defined(); }
+  bool has_value() const {
+    return dense_.defined() || longer_rows_.defined() || panels_[int(ops::PanelsOf::kValue)].tensor.defined();
+  }
   // The value's dtype and shape (has_value() must be true).
   DType value_dtype() const;
   Shape value_shape() const;
-  // The value, dense: made from the longer rows where they are the only form.
+  // The value, dense (a reader's read): made from the longer rows or the
+  // panels where they are the only form.
   const Tensor& value();
   // Replaces the value with `v`, dense.
   void set_value(Tensor v);
@@ -61,12 +66,19 @@ class VariableState {
   // The value in panels (a float32 matrix's): [cols / 64, rows, 64] of the
   // value, [rows / 64, cols, 64] of its transpose.
   const Tensor& value_in_panels(ops::PanelsOf which = ops::PanelsOf::kValue);
-  // The form an update in place writes (above), and the padding of its rows
-  // (0: dense); the other form is dropped. With `panels` (Adam's update), the
-  // panels of the value read since the last update stay, and *panels points
-  // to them for the update to write as well (else null). The caller may
-  // replace tensors.
-  Tensor& form_to_update(int64_t* padding, Tensor** panels = nullptr);
+  // What an update in place writes (above): `value`, dense, in rows
+  // `padding` longer, or (`in_panels`) the panels of the value alone; and
+  // `panels`, the panels to write beside the dense value, or null. The other
+  // forms are dropped. The caller may replace the tensors.
+  struct UpdateForm {
+    Tensor* value = nullptr;
+    int64_t padding = 0;
+    bool in_panels = false;
+    Tensor* panels = nullptr;
+  };
+  // `keep_panels` (Adam's update): the panels of the value read since the
+  // last update stay (alone where the dense value was not read).
+  UpdateForm form_to_update(bool keep_panels);
   // The dense value to update in place; the longer rows are dropped.
   Tensor& dense_to_update();
   // Which forms are held (tests).
@@ -75,10 +87,13 @@ class VariableState {
   bool holds_panels(ops::PanelsOf which = ops::PanelsOf::kValue) const { return panels_[int(which)].tensor.defined(); }
 
  private:
-  Tensor dense_;        // null until initialized, or when only longer_rows_ holds the value
+  Tensor dense_;        // null until initialized, or when only longer_rows_ or the panels hold the value
   Tensor longer_rows_;  // null unless a graph read the value so since the last write
   int64_t padding_ = 0;
   bool longer_rows_read_last_ = false;
+  bool dense_read_ = false;  // value() since the last update
+  // Makes dense_ from the form that holds the value alone, if any.
+  void make_dense();
   void drop_longer_rows();
   void drop_panels();
   struct Panels {

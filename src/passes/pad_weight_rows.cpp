@@ -25,11 +25,12 @@
 // dense layer's input gradient dy w^T, a tied embedding's logits h e^T) is
 // given in the panels of its transpose (ReadVariable transposed_panels, or a
 // Const), where the graph does not update the variable: Adam writing those
-// too cost more than the product gained. Where it does, the transposed
-// product reads the panels of the value, the forward's, with MatMul's own
-// kernel (b_panels and transpose_b), at the few rows where that is faster
-// than oneDNN on the dense value and gives its bits (ops/nn_internal.h). The
-// dense value stays for its other readers. Only where the variable's other uses are reads and Adam's updates
+// too cost more than the product gained. Where it does, and the variable is
+// read only by its forward and by transposed products that MatMul's own
+// kernel runs with oneDNN's bits (b_panels and transpose_b: few rows,
+// ops/nn_internal.h), the read gives the panels alone: the graph reads no
+// dense value, and Adam updates the panels alone (VariableState). Elsewhere
+// the dense value stays for its other readers. Only where the variable's other uses are reads and Adam's updates
 // (as var), as for longer rows. The products are the same bits
 // (tests/passes_panel_weights_test.cpp).
 #include <algorithm>
@@ -189,25 +190,20 @@ void read_from_panels(const Node& source, const std::vector<Node*>& readers, Nod
     }
 }
 
-// The MatMuls among `readers` that read `source`'s output 0 transposed, as a
-// dense layer's input gradient (dy w^T) does, where MatMul's own kernel reads
-// w's panels transposed with oneDNN's bits and faster (few rows), read them
-// from `panels`, the panels the forward reads (for a variable Adam updates,
-// which keeps no panels of the transpose).
-void read_transposed_from_panels(const Node& source, const std::vector<Node*>& readers, Node& panels) {
-  const Shape& b = source.outputs[0].shape;
-  for (Node* m : readers) {
-    if (m->op != &ops::matmul_op() || m->inputs.size() != 2 || m->inputs[1].node != &source ||
-        m->inputs[1].index != 0 || m->inputs[0].node == &source || !m->attrs.get_bool("transpose_b") ||
-        m->attrs.get_bool("transpose_a") || m->attrs.has(ops::kMatmulBRowPadding) ||
-        m->attrs.has(ops::kMatmulBPanels))
-      continue;
-    const Shape& a = m->inputs[0].node->output_type(m->inputs[0].index).shape;
-    if (!a.is_fully_defined() || a.rank() != 2 || !ops::matmul_reads_transposed_from_panels(a[0], b[1], b[0]))
-      continue;
-    m->inputs[1] = Value{&panels, 0};
-    m->attrs.set(ops::kMatmulBPanels, ops::kMatmulPanelWidth);
-  }
+// Whether `m` reads `source`'s output 0 transposed, as a dense layer's input
+// gradient (dy w^T) does, where MatMul's own kernel reads w's panels
+// transposed with oneDNN's bits and faster (few rows): the product may read
+// the panels the forward reads (for a variable Adam updates, which keeps no
+// panels of the transpose).
+bool reads_transposed_from_panels(const Node& m, const Node& source) {
+  if (m.op != &ops::matmul_op() || m.inputs.size() != 2 || m.inputs[1].node != &source || m.inputs[1].index != 0 ||
+      m.inputs[0].node == &source || !m.attrs.get_bool("transpose_b") || m.attrs.get_bool("transpose_a") ||
+      m.attrs.has(ops::kMatmulBRowPadding) || m.attrs.has(ops::kMatmulBPanels))
+    return false;
+  const schema::TensorType& b = source.outputs[0];
+  const Shape& a = m.inputs[0].node->output_type(m.inputs[0].index).shape;
+  return b.dtype == DType::Float32 && b.shape.is_fully_defined() && b.shape.rank() == 2 && a.is_fully_defined() &&
+         a.rank() == 2 && ops::matmul_reads_transposed_from_panels(a[0], b.shape[1], b.shape[0]);
 }
 
 // Inserts each of `after[id]` right after node `id`.
@@ -240,6 +236,21 @@ bool panel_weights(graph::Graph& g, bool transposed_panels) {
           read->attrs.has(ops::kReadTransposedPanels))
         continue;
       const std::vector<Node*>& uses = readers[read->id];
+      // A trained weight whose every use reads its panels (the forward, and
+      // the input gradient with MatMul's own kernel): the read itself gives
+      // them, and no dense read is left, so that Adam updates the panels alone.
+      const bool forward = transposed_panels && updated && any_wants_panels(*read, uses, PanelsOf::kValue);
+      if (forward && !result[read->id] &&
+          std::all_of(uses.begin(), uses.end(), [&](const Node* m) {
+            return wants_panels(*m, *read, PanelsOf::kValue) || reads_transposed_from_panels(*m, *read);
+          })) {
+        for (Node* m : uses) m->attrs.set(ops::kMatmulBPanels, ops::kMatmulPanelWidth);
+        read->attrs.set(ops::kReadPanels, ops::kMatmulPanelWidth);
+        read->outputs[0] = panels_type(read->outputs[0].shape, PanelsOf::kValue);
+        read->name += kPanelForms[0].suffix;
+        added = true;
+        continue;
+      }
       for (const PanelForm& form : kPanelForms) {
         if ((form.which == PanelsOf::kTranspose && updated) || !any_wants_panels(*read, uses, form.which)) continue;
         schema::Attrs attrs = read->attrs;
@@ -249,7 +260,6 @@ bool panel_weights(graph::Graph& g, bool transposed_panels) {
                                  std::span<const schema::TensorType>(&type, 1), read->location,
                                  read->name + form.suffix);
         read_from_panels(*read, uses, *panels, form.which);
-        if (form.which == PanelsOf::kValue && updated && transposed_panels) read_transposed_from_panels(*read, uses, *panels);
         after[read->id].push_back(std::move(panels));
         added = true;
       }
