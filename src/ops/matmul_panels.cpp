@@ -184,7 +184,7 @@ namespace {
 
 #ifdef __AVX2__
 #define KILN_PANELS_AVX512 __attribute__((target("avx512f")))
-constexpr int64_t kRowBlock = 96;  // rows of out whose tiles a thread keeps (2 x 24 KB)
+constexpr int64_t kRowBlock = kMatmulTransposedPanelsMaxRows;  // rows of out whose tiles a thread keeps (2 x 24 KB)
 
 // R rows' chains (in `acc`, rows 64 floats apart) advanced by 64 steps of k:
 // `block` the transposed P block ([64 steps][64 columns]), `a` the rows' a
