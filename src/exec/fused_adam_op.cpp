@@ -187,17 +187,7 @@ std::shared_ptr<const BandPlan> band_plan(int64_t k, int64_t m, int64_t n) {
     plan->full = band_primitive(band_rows, k, m, n, ldb);
     plan->last = m % band_rows ? band_primitive(m % band_rows, k, m, n, ldb) : plan->full;
     Tensor a = core::make_tensor(DType::Float32, Shape{k, m}), b = core::make_tensor(DType::Float32, Shape{k, n});
-    // Values of many magnitudes and both signs, so that any change in the
-    // order of a sum changes its rounding.
-    uint32_t state = 12345;
-    for (const Tensor& t : {a, b}) {
-      float* p = core::data_of<float>(t);
-      for (int64_t i = 0; i < t.size(); ++i) {
-        state = state * 1664525u + 1013904223u;
-        p[i] = static_cast<float>(static_cast<int32_t>(state >> 8) - (1 << 23)) / static_cast<float>(1 << 23) *
-               static_cast<float>(1 + (state & 7));
-      }
-    }
+    ops::fill_probe_values({a, b});
     const Tensor in[] = {a, b};
     std::vector<float> padded_b;
     const BandedMatmul probe{plan, core::data_of<float>(a), rows_apart(core::data_of<float>(b), k, n, ldb, padded_b)};

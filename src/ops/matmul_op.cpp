@@ -535,20 +535,13 @@ int64_t matmul_transposed_panels_chain(int64_t rows, int64_t k, int64_t n) {
   onednn::PrimitiveKey key(/*kind=*/9);
   for (int64_t v : {rows, k, n, static_cast<int64_t>(omp_get_max_threads())}) key.add(v);
   return onednn::cached<Answer>(key, [&] {
-    // Both products of one a and b, whose values have all their mantissa
-    // bits: a chain length gives oneDNN's bits only if it sums as oneDNN does.
+    // Both products of one a and b: a chain length gives oneDNN's bits only
+    // if it sums as oneDNN does.
     auto answer = std::make_shared<Answer>();
-    uint32_t state = 12345;
-    auto values = [&](Shape shape) {
-      Tensor t = core::make_tensor(DType::Float32, std::move(shape));
-      float* p = core::data_of<float>(t);
-      for (int64_t i = 0; i < t.size(); ++i) {
-        state = state * 1664525u + 1013904223u;
-        p[i] = static_cast<float>(static_cast<int32_t>(state >> 8) - (1 << 23)) / static_cast<float>(1 << 23);
-      }
-      return t;
-    };
-    const Tensor a = values(Shape{rows, k}), b = values(Shape{n, k}), panels = in_panels(b);
+    const Tensor a = core::make_tensor(DType::Float32, Shape{rows, k});
+    const Tensor b = core::make_tensor(DType::Float32, Shape{n, k});
+    fill_probe_values({a, b});
+    const Tensor panels = in_panels(b);
     std::vector<float> dense(static_cast<std::size_t>(rows * n)), ours(dense.size());
     if (!matmul_onednn(dense_transposed_geometry(rows, k, n), core::data_of<float>(a), core::data_of<float>(b),
                        dense.data()))
@@ -564,6 +557,18 @@ int64_t matmul_transposed_panels_chain(int64_t rows, int64_t k, int64_t n) {
     }
     return answer;
   })->chain;
+}
+
+void fill_probe_values(std::initializer_list<Tensor> tensors) {
+  uint32_t state = 12345;
+  for (const Tensor& t : tensors) {
+    float* p = core::data_of<float>(t);
+    for (int64_t i = 0; i < t.size(); ++i) {
+      state = state * 1664525u + 1013904223u;
+      p[i] = static_cast<float>(static_cast<int32_t>(state >> 8) - (1 << 23)) / static_cast<float>(1 << 23) *
+             static_cast<float>(1 + (state & 7));
+    }
+  }
 }
 
 bool matmul_reads_transposed_from_panels(int64_t rows, int64_t k, int64_t n) {

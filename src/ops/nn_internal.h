@@ -2,6 +2,7 @@
 // Shared by the nn ops files: their registration functions and the window
 // geometry (strides, dilations, SAME/VALID padding) of convolution and pooling.
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,11 @@ void multiply_by_transposed_panels(const float* a, int64_t rows, int64_t k, cons
 inline constexpr int64_t kMatmulTransposedPanelsMaxRows = 96;
 int64_t matmul_transposed_panels_chain(int64_t rows, int64_t k, int64_t n);
 bool matmul_reads_transposed_from_panels(int64_t rows, int64_t k, int64_t n);
+// Fills float32 tensors, one after another, with values of many magnitudes
+// and both signs that use all their mantissa bits, so that any change in the
+// order of a sum changes its rounding: what the probes that check one of
+// Kiln's kernels against oneDNN's bits multiply.
+void fill_probe_values(std::initializer_list<Tensor> tensors);
 // `rows` rows of `cols` floats from `from` (rows `from_stride` apart) to `to`
 // (rows `to_stride` apart): into longer rows and back (the threads share the
 // rows).

@@ -317,9 +317,8 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
       target[j][i] = form.value;
       // The update writes the rows, not their padding (float32's alone).
       if (!core::is_exclusively_owned(*target[j][i]))
-        fresh[j][i] = form.padding   ? ops::new_longer_rows(shape[0], shape[1], form.padding)
-                      : form.in_panels ? core::make_tensor(DType::Float32, target[j][i]->shape())
-                                       : core::make_tensor(dtype, shape);
+        fresh[j][i] = form.padding ? ops::new_longer_rows(shape[0], shape[1], form.padding)
+                                   : core::make_tensor(dtype, target[j][i]->shape());
     }
     // (Panels are kept of float32 matrices alone.)
     if (panels[j]) {

@@ -30,9 +30,9 @@
 // kernel runs with oneDNN's bits (b_panels and transpose_b: few rows,
 // ops/nn_internal.h), the read gives the panels alone: the graph reads no
 // dense value, and Adam updates the panels alone (VariableState). Elsewhere
-// the dense value stays for its other readers. Only where the variable's other uses are reads and Adam's updates
-// (as var), as for longer rows. The products are the same bits
-// (tests/passes_panel_weights_test.cpp).
+// the dense value stays for its other readers. Only where the variable's
+// other uses are reads and Adam's updates (as var), as for longer rows. The
+// products are the same bits (tests/passes_panel_weights_test.cpp).
 #include <algorithm>
 #include <vector>
 
@@ -60,6 +60,14 @@ int64_t rows_of_a(const Node& matmul) {
   return matmul.attrs.get_bool("transpose_a") ? a[1] : a[0];
 }
 
+// Whether `m`, a MatMul or FusedMatMul, reads `source`'s output 0 as its b
+// alone (not as its a or bias too), dense: in no other form yet.
+bool reads_as_dense_b(const Node& m, const Node& source) {
+  return is_matmul(m) && m.inputs.size() >= 2 && m.inputs[1].node == &source && m.inputs[1].index == 0 &&
+         m.inputs[0].node != &source && !(m.inputs.size() > 2 && m.inputs[2].node == &source) &&
+         !m.attrs.has(ops::kMatmulBRowPadding) && !m.attrs.has(ops::kMatmulBPanels);
+}
+
 // Whether `source`'s output 0, a float32 [rows, cols] matrix, is read only
 // as the b of MatMuls of known matrices, once each; `copied` is set where
 // MatMul's rule would copy it for one of them.
@@ -69,10 +77,8 @@ bool only_b(const Node& source, const std::vector<Node*>& readers, bool* copied)
     return false;
   const int64_t rows = type.shape[0], cols = type.shape[1];
   for (const Node* m : readers) {
-    const int64_t m_rows = is_matmul(*m) ? rows_of_a(*m) : -1;
-    if (m_rows < 0 || m->inputs.size() < 2 || m->inputs[0].node == &source || m->inputs[1].node != &source ||
-        (m->inputs.size() > 2 && m->inputs[2].node == &source) || m->attrs.has(ops::kMatmulBRowPadding))
-      return false;
+    const int64_t m_rows = reads_as_dense_b(*m, source) ? rows_of_a(*m) : -1;
+    if (m_rows < 0) return false;
     if (!m->attrs.get_bool("transpose_b")) *copied |= ops::matmul_b_row_stride(m_rows, rows, cols) != cols;
   }
   return true;
@@ -154,16 +160,10 @@ constexpr PanelForm kPanelForms[] = {{PanelsOf::kValue, ops::kReadPanels, "_pane
 // forward), or of its transpose, where transposed (its input gradient).
 bool wants_panels(const Node& m, const Node& source, PanelsOf which) {
   const bool transposed = which == PanelsOf::kTranspose;
-  if (!is_matmul(m) || m.inputs.size() < 2 || m.inputs[1].node != &source || m.inputs[1].index != 0 ||
-      m.inputs[0].node == &source || (m.inputs.size() > 2 && m.inputs[2].node == &source) ||
-      m.attrs.get_bool("transpose_b") != transposed || m.attrs.has(ops::kMatmulBRowPadding) ||
-      m.attrs.has(ops::kMatmulBPanels))
-    return false;
+  if (!reads_as_dense_b(m, source) || m.attrs.get_bool("transpose_b") != transposed) return false;
   const schema::TensorType& b = source.outputs[0];
-  const Shape& a = m.inputs[0].node->output_type(m.inputs[0].index).shape;
   const int64_t rows = rows_of_a(m);
-  if (b.dtype != DType::Float32 || !b.shape.is_fully_defined() || b.shape.rank() != 2 || a.rank() != 2 || rows <= 0)
-    return false;
+  if (b.dtype != DType::Float32 || !b.shape.is_fully_defined() || b.shape.rank() != 2 || rows <= 0) return false;
   const int64_t k = b.shape[transposed ? 1 : 0], n = b.shape[transposed ? 0 : 1];
   return ops::matmul_reads_panels(rows, k, n);
 }
@@ -196,14 +196,13 @@ void read_from_panels(const Node& source, const std::vector<Node*>& readers, Nod
 // the panels the forward reads (for a variable Adam updates, which keeps no
 // panels of the transpose).
 bool reads_transposed_from_panels(const Node& m, const Node& source) {
-  if (m.op != &ops::matmul_op() || m.inputs.size() != 2 || m.inputs[1].node != &source || m.inputs[1].index != 0 ||
-      m.inputs[0].node == &source || !m.attrs.get_bool("transpose_b") || m.attrs.get_bool("transpose_a") ||
-      m.attrs.has(ops::kMatmulBRowPadding) || m.attrs.has(ops::kMatmulBPanels))
+  if (m.op != &ops::matmul_op() || !reads_as_dense_b(m, source) || !m.attrs.get_bool("transpose_b") ||
+      m.attrs.get_bool("transpose_a"))
     return false;
   const schema::TensorType& b = source.outputs[0];
-  const Shape& a = m.inputs[0].node->output_type(m.inputs[0].index).shape;
-  return b.dtype == DType::Float32 && b.shape.is_fully_defined() && b.shape.rank() == 2 && a.is_fully_defined() &&
-         a.rank() == 2 && ops::matmul_reads_transposed_from_panels(a[0], b.shape[1], b.shape[0]);
+  const int64_t rows = rows_of_a(m);
+  return b.dtype == DType::Float32 && b.shape.is_fully_defined() && b.shape.rank() == 2 && rows > 0 &&
+         ops::matmul_reads_transposed_from_panels(rows, b.shape[1], b.shape[0]);
 }
 
 // Inserts each of `after[id]` right after node `id`.
@@ -228,8 +227,8 @@ bool panel_weights(graph::Graph& g, bool transposed_panels) {
     if (users.empty() || node->outputs[0].dtype != DType::Resource || result[node->id]) continue;
     const Value handle{node.get(), 0};
     const std::vector<Node*> reads = reads_of_adam_var(*node, users);
-    // Adam keeps the panels of the value alone (VariableState): the panels of
-    // the transpose go to variables the graph only reads.
+    // Adam keeps no panels of the transpose (VariableState): they go to
+    // variables the graph only reads.
     const bool updated = reads.size() != users.size();
     for (Node* read : reads) {
       if (read->attrs.has(ops::kReadRowPadding) || read->attrs.has(ops::kReadPanels) ||
@@ -247,7 +246,7 @@ bool panel_weights(graph::Graph& g, bool transposed_panels) {
         for (Node* m : uses) m->attrs.set(ops::kMatmulBPanels, ops::kMatmulPanelWidth);
         read->attrs.set(ops::kReadPanels, ops::kMatmulPanelWidth);
         read->outputs[0] = panels_type(read->outputs[0].shape, PanelsOf::kValue);
-        read->name += kPanelForms[0].suffix;
+        read->name += kPanelForms[int(PanelsOf::kValue)].suffix;
         added = true;
         continue;
       }

@@ -26,7 +26,8 @@ struct PassOptions {
   bool conv_pool = true;       // a 2x2 MaxPool of a FusedConv2D becomes its second output
   bool adam = true;            // a step's ApplyAdam updates become one FusedApplyAdam
   bool weight_rows = true;     // a matrix variable read only as MatMul's b is read (and kept) in longer rows
-  // With weight_rows: a trained dense layer's input gradient reads the panels its forward reads.
+  // With weight_rows: a trained weight whose every read is its forward or its input gradient is
+  // read, and updated, in panels alone (the input gradient reads them with MatMul's own kernel).
   bool transposed_panels = true;
   bool fuse = true;            // elementwise chains become FusedElementwise
   // Constant folding leaves results larger than this (elements) unfolded, so
