@@ -237,3 +237,120 @@ TEST(GradientTape, ValueAndGradOfAFunctionOfTensors) {
   auto traced = function([&](const Tensor& x, const Tensor& y) { return vg(x, y).second[0]; });
   expect_tensor<float>(traced(constant({1.f, 2.f}), constant({3.f, 4.f})), Shape{2}, {6.f, 16.f});
 }
+
+// ---- identity: equal values are different tensors (docs/design-notes.md, "Tensor identity") ----
+
+// TF's autodiff guide with values that collide: a variable holding 2 and the
+// literal 2, two variables holding 3, a watched constant equal to a literal;
+// each eagerly and traced.
+TEST(TensorIdentity, AVariableTimesTheLiteralItHolds) {
+  Variable x(2.0f);
+  GradientTape t;
+  Tensor y = x.read_value() * 2.0f;
+  expect_tensor<float>(t.gradient(y, std::vector<Variable>{x})[0], Shape{}, {2.f});
+  auto f = function([&] {
+    GradientTape t2;
+    return t2.gradient(x.read_value() * 2.0f, std::vector<Variable>{x})[0];
+  });
+  expect_tensor<float>(f(), Shape{}, {2.f});
+}
+
+TEST(TensorIdentity, AVariableSquaredByPow) {
+  Variable x(2.0f);
+  GradientTape t;
+  Tensor y = pow(x.read_value(), 2.0f);
+  expect_tensor<float>(t.gradient(y, std::vector<Variable>{x})[0], Shape{}, {4.f});
+  auto f = function([&] {
+    GradientTape t2;
+    return t2.gradient(pow(x.read_value(), 2.0f), std::vector<Variable>{x})[0];
+  });
+  expect_tensor<float>(f(), Shape{}, {4.f});
+}
+
+TEST(TensorIdentity, TwoVariablesHoldingOneValue) {
+  Variable a(3.0f), b(3.0f, {.trainable = false});
+  GradientTape t;
+  Tensor y = a.read_value() + b.read_value();
+  std::vector<Tensor> g = t.gradient(y, std::vector<Variable>{a, b});
+  expect_tensor<float>(g[0], Shape{}, {1.f});
+  EXPECT_FALSE(g[1].defined());
+  auto f = function([&] {
+    GradientTape t2;
+    return t2.gradient(a.read_value() + b.read_value(), std::vector<Variable>{a})[0];
+  });
+  expect_tensor<float>(f(), Shape{}, {1.f});
+}
+
+TEST(TensorIdentity, AWatchedConstantEqualToALiteral) {
+  Tensor x = constant(1.0f), y = constant(2.0f);
+  GradientTape t;
+  t.watch(x);
+  t.watch(y);
+  Tensor z = x * 2.0f;
+  std::vector<Tensor> g = t.gradient(z, {GradientSource(x), GradientSource(y)});
+  expect_tensor<float>(g[0], Shape{}, {2.f});
+  EXPECT_FALSE(g[1].defined());  // z does not depend on y
+  auto f = function([](const Tensor& a, const Tensor& b) {
+    GradientTape t2;
+    t2.watch(a);
+    t2.watch(b);
+    std::vector<Tensor> g2 = t2.gradient(a * 2.0f, {GradientSource(a), GradientSource(b)});
+    EXPECT_FALSE(g2[1].defined());
+    return g2[0];
+  });
+  expect_tensor<float>(f(x, y), Shape{}, {2.f});
+}
+
+TEST(TensorIdentity, ScalarsOfEqualValueAreDistinctTensors) {
+  Tensor a = constant(2.0f), b = constant(2.0f);
+  EXPECT_NE(a.impl(), b.impl());
+  Variable v(a);
+  EXPECT_NE(v.read_value().impl(), a.impl());
+  EXPECT_NE(v.read_value().impl(), v.read_value().impl());
+}
+
+TEST(TensorIdentity, AForwardingOpGivesANewTensor) {
+  // reshape to the same shape hands back its input's buffer, never the input.
+  Tensor x = constant({1.f, 2.f});
+  Tensor y = reshape(x, Shape{2});
+  EXPECT_NE(y.impl(), x.impl());
+  GradientTape t;
+  t.watch(y);
+  Tensor z = x * 3.f;  // depends on x, not on y
+  EXPECT_FALSE(t.gradient(z, y).defined());
+}
+
+TEST(TensorIdentity, AFunctionReturningItsArgumentGivesANewTensor) {
+  auto f = function([](const Tensor& a) { return std::tuple{a, a * 2.f}; });
+  Tensor x = constant(3.f);
+  auto [same, twice] = f(x);
+  EXPECT_NE(same.impl(), x.impl());
+  GradientTape t;
+  t.watch(x);
+  auto [s, d] = f(x);
+  std::vector<Tensor> g = t.gradient(s + d, {GradientSource(x)});
+  expect_tensor<float>(g[0], Shape{}, {3.f});
+}
+
+// The side of zero TF's kernels take for the piecewise gradients.
+TEST(GradientTape, PiecewiseGradientsAtZeroFollowTF) {
+  auto grad_at = [](Tensor (*f)(Tensor, SourceLocation), float v) {
+    Tensor x = constant(v);
+    GradientTape t;
+    t.watch(x);
+    return t.gradient(f(x, SourceLocation::current()), x).to_vector<float>()[0];
+  };
+  EXPECT_FLOAT_EQ(grad_at(selu, 0.f), 1.0507009873554805f);  // SeluGrad: scale unless y < 0
+  EXPECT_FLOAT_EQ(grad_at(elu, 0.f), 1.f);                   // EluGrad: 1 unless y < 0
+  EXPECT_FLOAT_EQ(grad_at(relu, 0.f), 0.f);                  // ReluGrad: 0 unless y > 0
+  EXPECT_FLOAT_EQ(grad_at(abs, 0.f), 0.f);                   // sign(0)
+  Tensor x = constant(1.f), y = constant(1.f);
+  GradientTape t({.persistent = true});
+  t.watch(x);
+  t.watch(y);
+  std::vector<Tensor> gmax = t.gradient(maximum(x, y), {GradientSource(x), GradientSource(y)});
+  EXPECT_EQ(gmax[0].to_vector<float>()[0], 1.f);  // a tie goes to x, as TF's x >= y
+  EXPECT_EQ(gmax[1].to_vector<float>()[0], 0.f);
+  std::vector<Tensor> gclip = t.gradient(clip(x, 1.f, 2.f), {GradientSource(x)});
+  EXPECT_EQ(gclip[0].to_vector<float>()[0], 1.f);  // at the bound: x's, as TF's minimum/maximum
+}

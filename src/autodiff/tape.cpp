@@ -29,26 +29,22 @@ class TapeRecorder final : public runtime::TapeHook {
     }
     if (recording.empty()) return runtime::dispatch_untaped(op, inputs, std::move(attrs), loc);
     // The tape holds the inputs from here on, so no kernel writes over them.
+    // Every output is a tensor of its own (core::give_own_identity), never
+    // one of the inputs, so the tape can key values by identity.
     SmallVector<Tensor, 3> kept(inputs.begin(), inputs.end());
     schema::Attrs kept_attrs = attrs;
     runtime::TensorList out = runtime::dispatch_untaped(op, inputs, std::move(attrs), loc);
     std::span<const Tensor> kept_in(kept.data(), kept.size());
-    unalias(kept_in, std::span<Tensor>(out.data(), out.size()));
     std::span<const Tensor> outs(out.data(), out.size());
     for (TapeState* t : recording) t->add(op, kept_in, outs, kept_attrs);
     return out;
   }
 
-  void record(const OpDef& op, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+  void record(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
               const schema::Attrs& attrs) override {
     if (op.is(schema::kNotDifferentiable)) return;
-    bool unaliased = false;
-    for (TapeState* t : tapes) {
-      if (!records(*t, inputs)) continue;
-      if (!unaliased) unalias(inputs, outputs);
-      unaliased = true;
-      t->add(op, inputs, outputs, attrs);
-    }
+    for (TapeState* t : tapes)
+      if (records(*t, inputs)) t->add(op, inputs, outputs, attrs);
   }
 
   void variable_accessed(const Variable& v) override {
@@ -58,19 +54,6 @@ class TapeRecorder final : public runtime::TapeHook {
   }
 
  private:
-  // An op that hands back one of its inputs (a function returning its
-  // argument) would make input and output one tensor to the tape.
-  static void unalias(std::span<const Tensor> inputs, std::span<Tensor> outputs) {
-    for (Tensor& out : outputs) {
-      if (out.is_symbolic()) continue;
-      for (const Tensor& in : inputs)
-        if (in.impl() == out.impl()) {
-          out = core::make_tensor_view(out.dtype(), out.shape(), out.impl()->buffer);
-          break;
-        }
-    }
-  }
-
   static bool active(const TapeState& t) { return t.recording && t.context == runtime::thread_state.handler; }
 
   // Trainable variables reach a Call/If/While as captured resource handles:

@@ -111,6 +111,18 @@ inline bool is_exclusively_owned(const Tensor& t) {
          impl->buffer->refs.load(std::memory_order_acquire) == 1 && !impl->buffer->release_external;
 }
 
+// Makes `t` a tensor of its own when another handle shares its impl (a
+// forwarding kernel's input, a variable's stored value, a graph's captured
+// constant): an op's result is always a new tensor, though it may view
+// another's buffer, since tapes tell tensors apart by identity
+// (docs/design-notes.md, "Tensor identity"). A resource handle keeps its
+// impl: it is the variable's identity.
+inline void give_own_identity(Tensor& t) {
+  detail::TensorImpl* impl = t.impl();
+  if (impl && impl->buffer && impl->refs.load(std::memory_order_acquire) > 1 && impl->dtype != DType::Resource)
+    t = make_tensor_view(impl->dtype, impl->shape, impl->buffer);
+}
+
 // The graph-level name of a symbolic tensor's value, "add:0" (set by the
 // graph layer; "<symbolic>" until one is installed).
 std::string symbolic_tensor_name(const Tensor& t);

@@ -291,25 +291,42 @@ void Plan::check_inputs(std::size_t num_inputs) const {
                                input_slots_.size(), num_inputs));
 }
 
+namespace {
+// A graph's result that is also one of its inputs, a capture or a variable's
+// value becomes a tensor of its own once the frame lets go of it.
+detail::ResultLeaves with_own_identities(detail::ResultLeaves results) {
+  for (Tensor& t : results) core::give_own_identity(t);
+  return results;
+}
+}  // namespace
+
 detail::ResultLeaves Plan::run(std::span<const Tensor> inputs,
                                std::vector<std::vector<Tensor>>* all_values) const {
   check_inputs(inputs.size());
-  Frame frame(num_slots_);
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    core::require_concrete(inputs[i], "running a graph");
-    frame[input_slots_[i]] = inputs[i];
+  detail::ResultLeaves results;
+  {
+    Frame frame(num_slots_);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      core::require_concrete(inputs[i], "running a graph");
+      frame[input_slots_[i]] = inputs[i];
+    }
+    results = execute(frame, all_values);
   }
-  return execute(frame, all_values);
+  return with_own_identities(std::move(results));
 }
 
 detail::ResultLeaves Plan::run_consuming(std::span<Tensor> inputs, std::size_t consumed) const {
   check_inputs(inputs.size());
-  Frame frame(num_slots_);
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    core::require_concrete(inputs[i], "running a graph");
-    frame[input_slots_[i]] = i < consumed ? std::move(inputs[i]) : inputs[i];
+  detail::ResultLeaves results;
+  {
+    Frame frame(num_slots_);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      core::require_concrete(inputs[i], "running a graph");
+      frame[input_slots_[i]] = i < consumed ? std::move(inputs[i]) : inputs[i];
+    }
+    results = execute(frame, nullptr);
   }
-  return execute(frame, nullptr);
+  return with_own_identities(std::move(results));
 }
 
 detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>>* all_values) const {

@@ -81,8 +81,11 @@ TensorList run_eager(const detail::OpDef& op, std::span<const Tensor> inputs, co
   op.infer(ic);
   detail::SmallVector<schema::TensorType, 2>& types = ic.outputs();
   try {
-    return run_kernel(op, inputs, attrs, std::span<const schema::TensorType>(types.data(), types.size()), loc,
-                      consumable);
+    TensorList outputs =
+        run_kernel(op, inputs, attrs, std::span<const schema::TensorType>(types.data(), types.size()), loc, consumable);
+    if (op.is(schema::kSetsOwnOutputs))
+      for (Tensor& t : outputs) core::give_own_identity(t);
+    return outputs;
   } catch (const core::OutOfMemory&) {
     // Out of memory for an output or inside the kernel: name the op (the
     // allocation could not). Other errors already say what they are.

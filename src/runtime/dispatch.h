@@ -46,11 +46,9 @@ class TapeHook {
   virtual TensorList dispatch(const detail::OpDef& op, std::span<const Tensor> inputs, schema::Attrs&& attrs,
                               const SourceLocation& loc) = 0;
   // Records an op that already ran (a Function called eagerly runs its graph
-  // directly, then is recorded as one Call op).
-  // It may replace an output that is one of the inputs (a forwarding op) by
-  // a new tensor over the same buffer, since tapes tell tensors apart by
-  // identity.
-  virtual void record(const detail::OpDef& op, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+  // directly, then is recorded as one Call op). Its outputs are tensors of
+  // their own (Plan::run gives them their identities), never its inputs.
+  virtual void record(const detail::OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                       const schema::Attrs& attrs) = 0;
   // A Variable was read: tapes that watch accessed variables watch it.
   virtual void variable_accessed(const Variable& variable) = 0;
