@@ -280,9 +280,14 @@ TEST(MathOpsBinary, Pow) {
   expect_tensor<double>(pow(constant({1.5}), 2), {1}, {std::pow(1.5, 2.0)});
   expect_tensor<int32_t>(pow(constant({2, -2, 3, 0, 7}), constant({10, 3, 0, 0, 1})), {5},
                          {1024, -8, 1, 1, 7});
-  // Negative integer exponents: 0 except for bases 1 and -1.
-  expect_tensor<int32_t>(pow(constant({2, 1, -1, -1, 0}), constant({-1, -5, -3, -2, -1})), {5},
-                         {0, 1, -1, 1, 0});
+  // Negative integer exponents are an error, as TF's "Integers to negative
+  // integer powers are not allowed", eagerly and traced.
+  expect_error<InvalidArgument>([] { pow(constant({2, 1, -1}), constant({1, -5, 2})); },
+                                {"Pow", "integers to negative integer powers are not allowed"});
+  expect_error<InvalidArgument>([] { pow(constant(std::vector<int64_t>{2}), int64_t(-1)); }, {"negative integer powers"});
+  auto traced = function([](const Tensor& x, const Tensor& y) { return pow(x, y) + 1; });
+  expect_error<InvalidArgument>([&] { traced(constant({2, 3}), constant({2, -1})); }, {"negative integer powers"});
+  expect_tensor<int32_t>(traced(constant({2, 3}), constant({2, 0})), {2}, {5, 2});
   expect_tensor<int64_t>(pow(constant(std::vector<int64_t>{3}), int64_t(40)), {1},
                          {static_cast<int64_t>(12157665459056928801ull)});  // wraps
   expect_tensor<uint8_t>(pow(constant(std::vector<uint8_t>{2, 3}), 4), {2}, {16, 81});

@@ -17,7 +17,8 @@ REFERENCES = {
     "softsign": (tf.nn.softsign, lambda x: x / (1 + np.abs(x)), lambda x: 1 / (1 + np.abs(x)) ** 2),
     "elu": (tf.nn.elu, lambda x: np.where(x > 0, x, np.expm1(x)), lambda x: np.where(x > 0, 1, np.exp(x))),
     "selu": (tf.nn.selu, lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(x)),
-             lambda x: SELU_SCALE * np.where(x > 0, 1, SELU_ALPHA * np.exp(x))),
+             # TF's SeluGrad takes scale unless y < 0: at 0 too
+             lambda x: SELU_SCALE * np.where(x >= 0, 1, SELU_ALPHA * np.exp(x))),
     "gelu": (tf.nn.gelu, lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),
              lambda x: 0.5 * (1 + erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)),
     "silu": (tf.nn.silu, lambda x: x / (1 + np.exp(-x)),

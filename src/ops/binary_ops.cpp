@@ -149,7 +149,7 @@ constexpr detail::OpDef kTruncateMod =
 constexpr detail::OpDef kSquaredDifference = with_reference(
     binary_op<SquaredDifferenceFn>("SquaredDifference", squared_difference_samples, squared_difference_grad),
     [](const schema::ReferenceArgs& a) { return (a.x - a.y) * (a.x - a.y); });
-constexpr detail::OpDef kPow = with_reference(binary_op<PowFn>("Pow", pow_samples, pow_grad),
+constexpr detail::OpDef kPow = with_reference(int_power_op<PowFn>("Pow", pow_samples, pow_grad),
                                               [](const schema::ReferenceArgs& a) { return std::pow(a.x, a.y); });
 constexpr detail::OpDef kMaximum = with_reference(
     binary_op<MaximumFn>("Maximum", minmax_samples, minmax_grad<true>, schema::LaneForm::kMaximum),

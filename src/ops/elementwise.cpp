@@ -46,4 +46,17 @@ void check_integer_divisor(const schema::KernelContext& c, const Tensor& divisor
   });
 }
 
+void check_integer_exponent(const schema::KernelContext& c, const Tensor& exponent) {
+  core::visit_dtype(exponent.dtype(), [&]<class T>() {
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      const T* p = core::data_of<T>(exponent);
+      const int64_t n = exponent.size();
+      bool negative = false;
+      for (int64_t i = 0; i < n; ++i) negative |= p[i] < T(0);
+      if (negative)
+        throw InvalidArgument(fmt::format("{}: integers to negative integer powers are not allowed", c.op.name));
+    }
+  });
+}
+
 }  // namespace kiln::ops

@@ -287,6 +287,23 @@ constexpr detail::OpDef int_division_op(std::string_view name, schema::SamplesFn
   return op;
 }
 
+// Pow: an integer exponent below 0 is InvalidArgument, as TF's "Integers to
+// negative integer powers are not allowed", checked the same way (its
+// integer loops are left out of the OpDef too).
+void check_integer_exponent(const schema::KernelContext& c, const Tensor& exponent);
+template <class F>
+void int_power_kernel(schema::KernelContext& c) {
+  check_integer_exponent(c, c.inputs[1]);
+  binary_kernel<F>(c);
+}
+template <class F>
+constexpr detail::OpDef int_power_op(std::string_view name, schema::SamplesFn samples, schema::GradFn gradient) {
+  detail::OpDef op = binary_op<F>(name, samples, gradient);
+  op.kernel = int_power_kernel<F>;
+  for (DType d : {DType::Int32, DType::Int64, DType::UInt8}) op.elementwise[static_cast<int>(d)] = nullptr;
+  return op;
+}
+
 // Converts C++ numbers with binary_inputs (naming the public function
 // `name` in errors) and dispatches `op`.
 Tensor dispatch_binary(const detail::OpDef& op, const Operand& x, const Operand& y, std::string_view name,

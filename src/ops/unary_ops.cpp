@@ -99,16 +99,17 @@ void softsign_grad(schema::GradContext& c) {
   Tensor d = 1 + abs(c.inputs[0]);
   c.set(0, c.grad(0) / (d * d));
 }
-// From the output, as TF's EluGrad: 1 where y > 0, y + 1 below.
+// From the output, as TF's EluGrad: y + 1 where y < 0, else 1 (so 1 at
+// y = 0 and for NaN, the side TF's kernel takes).
 void elu_grad(schema::GradContext& c) {
   const Tensor& y = c.outputs[0];
-  c.set(0, where(y > 0, c.grad(0), c.grad(0) * (y + 1)));
+  c.set(0, where(y < 0, c.grad(0) * (y + 1), c.grad(0)));
 }
-// SeluGrad: scale where y > 0, y + scale * alpha below.
+// SeluGrad: y + scale * alpha where y < 0, else scale (at y = 0 too).
 void selu_grad(schema::GradContext& c) {
   const Tensor& y = c.outputs[0];
-  c.set(0, where(y > 0, c.grad(0) * 1.0507009873554804934193349852946,
-                 c.grad(0) * (y + 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717)));
+  c.set(0, where(y < 0, c.grad(0) * (y + 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717),
+                 c.grad(0) * 1.0507009873554804934193349852946));
 }
 
 constexpr detail::OpDef kNeg =
