@@ -1,6 +1,6 @@
 // The engine's ops, one binding each. Arguments convert as TF's do (tensors,
 // variables, NumPy arrays, Python values); names and defaults that users see
-// are the Python package's (kiln/ops.py).
+// are the Python package's (python/kiln/_ops.py).
 #include <iostream>
 
 #include "bindings.h"

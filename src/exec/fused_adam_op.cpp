@@ -166,15 +166,15 @@ const float* rows_apart(const float* b, int64_t k, int64_t n, int64_t ldb, std::
 // whole rows). The order of oneDNN's sums does not depend on the values, so
 // one product of probe values, made both ways on the threads the update uses,
 // tells for every product of these sizes.
-// Speed: oneDNN picks its gemm kernel by shape. On an AVX2 machine bands of
-// 16 or 64 rows of MNIST's dense1 ran a kernel about 3x slower than the whole
-// product's (the step took 15% longer than unfused); on a Zen 5 they ran
-// about 10% slower, yet the update with them was faster, since it then reads
-// the gradient from cache instead of memory (0.3 ms of a 15 ms step). So the
-// probe times what a step runs, product and update together, each way on
-// scratch variables of the gradient's shape: the faster of three alternated
-// runs each way decides (a 3x gap shows through any load; a near tie keeps
-// the bands, which leave the caches to the rest of the step).
+// Speed: oneDNN picks its gemm kernel by shape, and for some band shapes it
+// picks a much slower one than for the whole product; where the bands are
+// only a little slower, the update with them can still win, since it then
+// reads the gradient from cache instead of memory. So the probe times what a
+// step runs, product and update together, each way on scratch variables of
+// the gradient's shape: the faster of three alternated runs each way decides
+// (a large gap shows through any load; a near tie keeps the bands, which
+// leave the caches to the rest of the step). Why, and the figures:
+// docs/design-notes.md, "Graph passes"; docs/perf-log.md.
 std::shared_ptr<const BandPlan> band_plan(int64_t k, int64_t m, int64_t n) {
   const int64_t band_rows = std::min(m, std::max<int64_t>(1, kBandElements / n));
   const int64_t ldb = ops::matmul_b_row_stride(band_rows, k, n);

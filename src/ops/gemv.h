@@ -5,9 +5,10 @@
 //
 // Why not oneDNN: with one row the product reads each weight once for one
 // multiply-add, so its speed is how fast B streams from memory, and oneDNN
-// 2.6's matmul at M = 1 streamed it 2.5-3.5x slower than this kernel, which
-// reads B row by row in blocks of consecutive rows that the threads share out,
-// each value of B once for all the rows of a (numbers in docs/design-notes.md).
+// 2.6's matmul at small M streamed it several times slower than this kernel,
+// which reads B row by row in blocks of consecutive rows that the threads
+// share out, each value of B once for all the rows of a (docs/design-notes.md,
+// "Foundation"; the figures are in docs/perf-log.md).
 //
 // The bits depend on K and the values only, never on the thread count, the
 // CPU or the other rows: each column is a chain of FMAs over a block of

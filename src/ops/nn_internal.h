@@ -15,9 +15,10 @@ void register_matmul_op(schema::OpRegistry& registry);
 
 // MatMul's float32 oneDNN path copies b (one [k, n] matrix, not transposed)
 // into rows kMatmulBPad elements longer first where matmul_pads_b says so: on
-// CPUs without AVX-512, oneDNN 2.6's sgemm reads b in place for these shapes
-// and runs up to 2x slower when b's rows are a multiple of 4 KB apart, while
-// the same kernel on the copy gives the same bits (docs/design-notes.md).
+// CPUs without AVX-512, oneDNN 2.6's sgemm reads b in place for these shapes,
+// and rows a multiple of 4 KB apart share a few cache sets, while the same
+// kernel on the copy gives the same bits (docs/design-notes.md, "Foundation";
+// the figures are in docs/perf-log.md).
 inline constexpr int64_t kMatmulBPad = 16;
 // The largest b copied (16M elements: the copy stays with the thread).
 inline constexpr int64_t kMatmulMaxPaddedB = int64_t(1) << 24;
@@ -39,7 +40,8 @@ inline constexpr const char* kMatmulBRowPadding = "b_row_padding";
 // panels one after another, each a row-major [k, kMatmulPanelWidth] block
 // (a [n / 64, k, 64] tensor): the layout oneDNN's AVX-512 matmul (brgemm)
 // wants its b in (BA16a64b), for which it runs the same kernel with the
-// same bits, and up to 1.8x faster than on the dense b at few rows of a.
+// same bits, and faster than on the dense b at few rows of a
+// (docs/design-notes.md, "Graph passes").
 // MatMul's graph-internal attr kMatmulBPanels (the panel width) says its b
 // comes so (a weight the weight-rows pass keeps in that form).
 inline constexpr int64_t kMatmulPanelWidth = 64;
@@ -80,9 +82,8 @@ void multiply_by_transposed_panels(const float* a, int64_t rows, int64_t k, cons
 // bits: matmul_transposed_panels_chain, asked once per shape and thread
 // count), and at few rows: up to one block of the kernel's rows
 // (kMatmulTransposedPanelsMaxRows), so that each block of the panels is
-// transposed once. There it runs 1.1-1.2x faster than oneDNN on the dense b
-// at 50 rows, as fast at 100 to 128, slower at 256 (Zen 5,
-// BM_MatMul_TransposedFromPanels).
+// transposed once. Past that oneDNN on the dense b is as fast or faster
+// (BM_MatMul_TransposedFromPanels; docs/design-notes.md, "Graph passes").
 inline constexpr int64_t kMatmulTransposedPanelsMaxRows = 96;
 int64_t matmul_transposed_panels_chain(int64_t rows, int64_t k, int64_t n);
 bool matmul_reads_transposed_from_panels(int64_t rows, int64_t k, int64_t n);

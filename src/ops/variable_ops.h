@@ -37,7 +37,7 @@ namespace kiln::detail {
 // place, and a dense read makes the dense value from them, once per update.
 // The panels of the transpose are for weights no graph updates (served
 // models): Adam writing them too cost more than the input gradient gained
-// (measured on MNIST's dense layer, docs/design-notes.md).
+// (docs/design-notes.md, "Graph passes"; figures in docs/perf-log.md).
 class VariableState {
  public:
   std::mutex mutex;

@@ -4,9 +4,9 @@
 // the 8-lane kernel's formula, operation for operation, on wider registers:
 // every lane rounds the same IEEE operations in the same order, so the bits
 // equal the 8-lane kernel's (tests compare them over a sweep of all float32
-// exponents; checked once over all 2^32 inputs). On Zen 4, which runs a
-// 512-bit operation as two 256-bit halves, the gain is in instructions
-// decoded: tanh over an L1-resident tile is about 1.19x faster.
+// exponents; checked once over all 2^32 inputs). Even where the CPU runs a
+// 512-bit operation as two 256-bit halves, half as many instructions are
+// decoded (docs/design-notes.md, "Graph passes"; figures in docs/perf-log.md).
 #include "ops/vector_math_lanes.h"
 
 #if KILN_VECTOR_MATH && (defined(__GNUC__) || defined(__clang__))
