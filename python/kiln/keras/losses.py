@@ -194,6 +194,10 @@ class Loss:
     def get_config(self):
         return {"reduction": self.reduction, "name": self.name}
 
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
 
 class LossFunctionWrapper(Loss):
     def __init__(self, fn, reduction=Reduction.AUTO, name=None, **kwargs):
@@ -266,6 +270,8 @@ def get(identifier):
         return None
     if isinstance(identifier, Loss):
         return identifier
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier)
         if cls is None:
@@ -282,3 +288,11 @@ def get(identifier):
 
 def serialize(loss):
     return loss.name if isinstance(loss, Loss) else getattr(loss, "__name__", repr(loss))
+
+
+def deserialize(config, custom_objects=None):
+    from ._serialization import deserialize_keras_object
+    table = {k: v for k, v in _BY_NAME.items()}
+    obj = deserialize_keras_object(config, module_objects=table, custom_objects=custom_objects,
+                                   printable_module_name="loss function")
+    return obj() if isinstance(obj, type) else obj
