@@ -911,6 +911,9 @@ class Model(Layer):
         weighted = _deserialize_metrics(config.pop("weighted_metrics", None))
         self.compile(optimizer=optimizer, loss=loss, metrics=metrics, weighted_metrics=weighted,
                      loss_weights=config.pop("loss_weights", None), run_eagerly=config.pop("run_eagerly", None))
+        if self.built and self.trainable_variables:
+            # Built now, as Keras 3 does, so the optimizer state saved beside the weights is restored too.
+            self.optimizer.build(self.trainable_variables)
 
     def to_json(self, **kwargs):
         """The model's architecture as Keras' JSON ({"class_name", "config", "keras_version", "backend"})."""

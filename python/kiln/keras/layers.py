@@ -158,6 +158,8 @@ class Dense(Layer):
         self.built = True
 
     def call(self, inputs):
+        if inputs.dtype != self._dtype:
+            inputs = _C.cast(inputs, self._dtype._enum)  # Keras' Dense casts integer inputs too
         y = _C.matmul(inputs, self.kernel, False, False)
         if self.use_bias:
             y = _C.bias_add(y, self.bias)

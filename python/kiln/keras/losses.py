@@ -45,8 +45,18 @@ def _same_dtype(y_true, y_pred):
     return y_true if y_true.dtype == y_pred.dtype else _C.cast(y_true, y_pred.dtype._enum)
 
 
+def _broadcastable(a, b):
+    """NumPy's rule on the known dims (TF's squared_difference broadcasts the same way)."""
+    if a.rank is None or b.rank is None:
+        return True
+    for x, y in zip(reversed(a.as_list()), reversed(b.as_list())):
+        if x is not None and y is not None and x != y and x != 1 and y != 1:
+            return False
+    return True
+
+
 def _check_same_shape(fn, y_true, y_pred):
-    if not TensorShape(y_true.shape).is_compatible_with(TensorShape(y_pred.shape)):
+    if not _broadcastable(TensorShape(y_true.shape), TensorShape(y_pred.shape)):
         raise ValueError(f"{fn}: y_true has shape {TensorShape(y_true.shape)} but y_pred has shape "
                          f"{TensorShape(y_pred.shape)}")
 
