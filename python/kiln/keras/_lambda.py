@@ -11,7 +11,8 @@ from ..tensor_shape import TensorShape
 from ._layer import Layer
 from ._serialization import get_registered_object
 
-_SAFE_MODE = [True]
+# load_model's safe_mode while it runs; from_config outside a load allows lambdas (Keras' in_safe_mode() is None).
+_SAFE_MODE = [False]
 
 
 def _dump_function(fn):

@@ -28,9 +28,8 @@ def _pairs2(value, name):
 def _reshape(x, shape):
     """reshape with the batch dim (and at most one other unknown) as -1."""
     dims = list(shape)
-    if dims[0] is None or sum(d is None for d in dims) == 1:
-        dims = [-1 if d is None else d for d in dims]
-        return _C.reshape(x, dims)
+    if sum(d is None for d in dims) <= 1:
+        return _C.reshape(x, [-1 if d is None else d for d in dims])
     raise ValueError(f"kiln.keras: cannot reshape a tensor of shape {x.shape} to {shape}: more than one unknown dim")
 
 
