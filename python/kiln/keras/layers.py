@@ -622,6 +622,11 @@ class Flatten(Layer):
                              f"found ndim={s.rank}. Full shape received: {s}")
         return TensorShape([s[0], _non_batch_elements(s)])
 
+    def get_config(self):
+        config = super().get_config()
+        config["data_format"] = self.data_format
+        return config
+
 
 class Reshape(Layer):
     """[batch, ...] -> [batch, *target_shape]; one target dim may be -1, inferred from the others."""
@@ -729,6 +734,11 @@ class ReLU(Layer):
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
 
+    def get_config(self):
+        config = super().get_config()
+        config.update(max_value=self.max_value, negative_slope=self.negative_slope, threshold=self.threshold)
+        return config
+
 
 class _AlphaActivation(Layer):
     """An elementwise activation with one parameter, alpha (LeakyReLU, ELU): the shape stays, masks pass
@@ -793,6 +803,11 @@ class Softmax(Layer):
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
 
+    def get_config(self):
+        config = super().get_config()
+        config["axis"] = self.axis
+        return config
+
 
 class Activation(Layer):
     """An activation by name or callable, as a layer."""
@@ -807,6 +822,11 @@ class Activation(Layer):
 
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config["activation"] = _activations.serialize(self.activation)
+        return config
 
 
 def serialize(layer):
