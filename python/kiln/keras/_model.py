@@ -383,6 +383,19 @@ class Model(Layer):
     def outputs(self):
         return _flatten(self._fn_outputs) if self._is_graph_network else None
 
+    def __call__(self, inputs, *args, **kwargs):
+        if self._is_graph_network and isinstance(inputs, dict) and not isinstance(self._fn_inputs, dict):
+            # Keras feeds a dict to the inputs of those names (the Input layers' names).
+            names = [t._node.layer.name for t in _flatten(self._fn_inputs)]
+            missing = [n for n in names if n not in inputs]
+            if missing:
+                raise ValueError(f"Missing data for input(s) {missing}. You passed a data dictionary with keys "
+                                 f"{list(inputs)}. Expected the following keys: {names}")
+            inputs = [inputs[n] for n in names]
+            if not isinstance(self._fn_inputs, (list, tuple)):
+                inputs = inputs[0]
+        return Layer.__call__(self, inputs, *args, **kwargs)
+
     def _run_graph(self, inputs, training=None, mask=None):
         flat_kt = _flatten(self._fn_inputs)
         flat_in = _flatten(inputs)
@@ -675,6 +688,10 @@ class Model(Layer):
             steps=train.steps)
         train_function = self.make_train_function()
         self.stop_training = False
+        if hasattr(self.optimizer, "_create_state"):
+            # The iteration count and learning-rate variables exist before the callbacks run, as in Keras (where
+            # `optimizer.lr` is a variable from the start), so callbacks can read and set them.
+            self.optimizer._create_state([])
         batch_logs_wanted = any(not isinstance(cb, _callbacks.History) for cb in cbs)
         cbs.on_train_begin()
         logs = {}
