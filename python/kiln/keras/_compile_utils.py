@@ -157,13 +157,31 @@ class MetricsContainer:
                 for s in (spec if isinstance(spec, (list, tuple)) else [spec] if spec is not None else []):
                     metric = _metrics.get(s, trues[i] if i < len(trues) else None, preds[i],
                                           losses[i] if i < len(losses) else None)
-                    if n > 1:
-                        metric._name = f"{names[i]}_{metric.name}"
-                    elif weighted and isinstance(s, str):
-                        metric._name = "weighted_" + metric.name
                     self._metrics[i].append((metric, weighted))
+        self._set_names(names)
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def _set_names(self, names):
+        """Keras' names: "<output>_<metric>" with several outputs; a weighted metric whose name is taken gets
+        "weighted_" ("<output>_weighted_<metric>"); two metrics of one name are an error."""
+        taken = set()
+        multi = len(names) > 1
+        for weighted_pass in (False, True):
+            for name, per in zip(names, self._metrics):
+                for metric, weighted in per:
+                    if weighted != weighted_pass:
+                        continue
+                    base = metric.name
+                    full = f"{name}_{base}" if multi else base
+                    if weighted and full in taken:
+                        full = f"{name}_weighted_{base}" if multi else f"weighted_{base}"
+                    if full in taken:
+                        raise ValueError(f"Found two metrics with the same name: {full}")
+                    metric._name = full
+                    taken.add(full)
+
+    def update_state(self, y_true, y_pred, sample_weight=None, mask_weight=None):
+        """`metrics` see only `mask_weight` (the output's mask as weights, or None); `weighted_metrics` see
+        `sample_weight` (with the mask folded in), as Keras 2.15's container."""
         if self._metrics is None:
             self._build(y_true, y_pred)
         preds = _flatten(y_pred)
@@ -173,8 +191,7 @@ class MetricsContainer:
             trues = _flatten(y_true)
         weights = _flatten(sample_weight) if isinstance(sample_weight, (list, tuple, dict)) else \
             [sample_weight] * len(preds)
+        masks = _flatten(mask_weight) if isinstance(mask_weight, (list, tuple)) else [mask_weight] * len(preds)
         for i, per in enumerate(self._metrics):
             for metric, weighted in per:
-                # Keras 2.15: `metrics` ignore sample weights when weighted_metrics is given; without it, both do.
-                sw = weights[i] if (weighted or self._user_weighted is None) else None
-                metric.update_state(trues[i], preds[i], sw)
+                metric.update_state(trues[i], preds[i], weights[i] if weighted else masks[i])

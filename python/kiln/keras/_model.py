@@ -7,6 +7,7 @@ batch after that; evaluate and predict have their own traced `test_function` and
 `predict_function`. NumPy inputs are batched by slicing (rows of a C-contiguous array: the tensors
 share the array's memory); anything else iterable that yields (x, y) or (x, y, sample_weight)
 batches -- a kiln.data.Dataset, a generator, a list -- is iterated once per epoch."""
+import logging
 import math
 import warnings
 
@@ -592,10 +593,12 @@ class Model(Layer):
 
     def compute_metrics(self, x, y, y_pred, sample_weight):
         mask = get_mask(y_pred) if _is_tensor(y_pred) else None
+        mask_weight = None
         if mask is not None:
-            # Keras weighs the metrics by the mask of the model's output.
+            # Keras weighs the metrics by the mask of the model's output (weighted metrics: times sample_weight).
+            mask_weight = masked_weights(mask, None, y_pred)
             sample_weight = masked_weights(mask, sample_weight, y_pred)
-        self._compiled.compiled_metrics.update_state(y, y_pred, sample_weight)
+        self._compiled.compiled_metrics.update_state(y, y_pred, sample_weight, mask_weight)
         return self.get_metrics_result()
 
     def get_metrics_result(self):
@@ -761,6 +764,11 @@ class Model(Layer):
         """The loss and metrics over the data (batches of 32 by default): a scalar when there are no metrics, a
         list in metrics_names' order, or a dict (return_dict=True). The callbacks get on_test_* hooks."""
         self._assert_compiled("training/testing")
+        if sample_weight is not None and self._compiled.compiled_metrics._user_weighted is None:
+            logging.getLogger("kiln.keras").warning(
+                "`evaluate()` received a value for `sample_weight`, but `weighted_metrics` were not provided.  Did "
+                "you mean to pass metrics to `weighted_metrics` in `compile()`?  If this is intentional you can pass "
+                "`weighted_metrics=[]` to `compile()` in order to silence this warning.")
         data = _make_data(x, y, sample_weight, batch_size, False, steps)
         verbose = _verbosity(verbose)
         cbs = callbacks if isinstance(callbacks, _callbacks.CallbackList) else _callbacks.CallbackList(

@@ -91,6 +91,14 @@ def test_sample_weight_and_class_weight():
     # Keras' sum-over-batch-size: the weighted sum over the number of samples.
     np.testing.assert_allclose(model.evaluate(x, y, sample_weight=w, batch_size=8, verbose=0), (bce * w).sum() / 8,
                                rtol=1e-5)
+    # `metrics` see no sample weights (Keras 2), `weighted_metrics` do; a repeated name gets "weighted_".
+    model.compile("sgd", loss="binary_crossentropy", metrics=["mae"], weighted_metrics=["mae", "mse"])
+    result = model.evaluate(x, y, sample_weight=w, batch_size=8, verbose=0, return_dict=True)
+    assert model.metrics_names == ["loss", "mae", "weighted_mae", "mse"]
+    err = np.abs(model.predict(x, verbose=0) - y).ravel()
+    np.testing.assert_allclose(result["mae"], err.mean(), rtol=1e-5)
+    np.testing.assert_allclose(result["weighted_mae"], (err * w).sum() / w.sum(), rtol=1e-5)
+    np.testing.assert_allclose(result["mse"], (err ** 2 * w).sum() / w.sum(), rtol=1e-5)
     # class_weight is sample weights by class: the same training as the weights it stands for.
     init = model.get_weights()
     model.fit(x, y, class_weight={0: 1.0, 1: 4.0}, epochs=2, batch_size=4, shuffle=False, verbose=0)
