@@ -347,6 +347,7 @@ class DepthwiseConv2D(Conv2D):
                  dilation_rate=(1, 1), activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
                  bias_initializer="zeros", depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  depthwise_constraint=None, bias_constraint=None, **kwargs):
+        # python/tests/test_depthwise_conv.py (not this helper's) asserts these stay unsupported.
         _check_unsupported("DepthwiseConv2D", depthwise_regularizer=(depthwise_regularizer, None),
                            depthwise_constraint=(depthwise_constraint, None))
         if int(depth_multiplier) <= 0:
@@ -380,6 +381,9 @@ class DepthwiseConv2D(Conv2D):
     def get_config(self):
         config = super().get_config()
         del config["filters"]
+        config["depthwise_initializer"] = config.pop("kernel_initializer")  # Keras' name for the kernel's
+        config.pop("kernel_regularizer")
+        config.pop("kernel_constraint")
         config.update(depth_multiplier=self.depth_multiplier)
         return config
 

@@ -41,7 +41,8 @@ LAYERS = [
     lambda: L.Rescaling(0.5, 1.0), lambda: L.Normalization(mean=[1.0], variance=[2.0]), lambda: L.CenterCrop(2, 3),
     lambda: L.TimeDistributed(L.Dense(2)), lambda: L.Bidirectional(L.LSTM(2)), lambda: L.Masking(0.5),
     lambda: L.Activation("tanh"), lambda: L.LeakyReLU(0.2), lambda: L.Softmax(), lambda: L.ReLU(6.0),
-    lambda: L.MultiHeadAttention(2, 4),
+    lambda: L.MultiHeadAttention(2, 4), lambda: L.DepthwiseConv2D(3, depth_multiplier=2),
+    lambda: L.Conv2DTranspose(2, 3, strides=2, kernel_constraint="max_norm"),
 ]
 
 
