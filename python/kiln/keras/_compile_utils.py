@@ -93,13 +93,13 @@ class LossesContainer:
             [sample_weight] * len(preds)
         dtype = preds[0].dtype._enum
         batch = _batch_weight(preds, dtype)
-        total, total_metric = [], []
+        total = []
         for i, (loss_fn, y_t, y_p) in enumerate(zip(self._losses, trues, preds)):
             if loss_fn is None:
                 continue
             if y_t is None:
-                raise ValueError("Target data is missing. Your model was compiled with a loss, and therefore expects "
-                                 "target data to be passed in `fit()` (y, or (x, y) batches).")
+                raise ValueError(f"Target data is missing. Your model was compiled with loss={self._user_losses}, "
+                                 "and therefore expects target data to be provided in `fit()`.")
             value = loss_fn(y_t, y_p, weights[i] if i < len(weights) else None)
             if self._per_output_metrics:
                 self._per_output_metrics[i].update_state(value, sample_weight=batch)
@@ -110,7 +110,8 @@ class LossesContainer:
             total.append(_C.cast(reg, dtype) if reg.dtype._enum != dtype else reg)
         if not total:
             if self._user_losses is None and not regularization_losses:
-                raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+                raise ValueError("No loss found. You may have forgotten to provide a `loss` argument in the "
+                                 "`compile()` method.")
             loss = _C.constant(0.0, dtype)
         else:
             loss = total[0]

@@ -63,8 +63,8 @@ class Permute(Layer):
         super().__init__(**kwargs)
         self.dims = tuple(int(d) for d in dims)
         if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
-            raise ValueError(f"Invalid permutation argument `dims` for Permute Layer. The set of indices in `dims` must "
-                             f"be consecutive and start from 1. Received dims={dims}")
+            raise ValueError(f"Invalid permutation argument `dims` for Permute Layer. The set of indices in `dims` "
+                             f"must be consecutive and start from 1. Received dims={dims}")
         self.input_spec = InputSpec(ndim=len(self.dims) + 1)
 
     def call(self, inputs):

@@ -13,7 +13,6 @@
 import datetime
 import io
 import json
-import os
 import warnings
 import zipfile
 
@@ -21,7 +20,7 @@ import numpy as np
 
 from . import backend
 from ._layer import Layer, InputLayer
-from ._serialization import deserialize_keras_object, serialize_keras_object
+from ._serialization import serialize_keras_object
 
 KERAS_VERSION = "2.15.0"
 _CONFIG_FILENAME = "config.json"

@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import _C
 from ..tensor_shape import TensorShape
-from ._layer import Layer, _flatten
+from ._layer import Layer
 
 
 class Wrapper(Layer):

@@ -197,3 +197,26 @@ def test_dense_and_conv_configs_carry_regularizers_and_constraints():
     embed = K.layers.Embedding(5, 2, embeddings_regularizer="l1")
     embed(np.array([[1, 2]]))
     np.testing.assert_allclose(float(embed.losses[0]), F32(0.01) * np.abs(embed.embeddings.numpy()).sum(), rtol=1e-6)
+
+
+def test_a_model_trained_on_its_added_losses_alone():
+    # compile without a loss: fit minimizes the layers' add_loss terms (keras.io's VAE-style models).
+    class SquaredOutput(K.layers.Layer):
+        def call(self, inputs):
+            self.add_loss(tf.reduce_mean(tf.square(inputs)))
+            return inputs
+
+    inputs = K.Input((3,))
+    outputs = SquaredOutput()(K.layers.Dense(2, kernel_initializer="ones")(inputs))
+    model = K.Model(inputs, outputs)
+    model.compile(K.optimizers.SGD(0.1))
+    x = np.random.default_rng(5).normal(size=(16, 3)).astype(np.float32)
+    history = model.fit(x, epochs=3, batch_size=16, verbose=0)
+    assert history.history["loss"][2] < history.history["loss"][0]
+    kernel, bias = model.get_weights()
+    np.testing.assert_allclose(model.evaluate(x, batch_size=16, verbose=0), ((x @ kernel + bias) ** 2).mean(),
+                               rtol=1e-5)
+    with pytest.raises(ValueError, match="No loss found. You may have forgotten to provide a `loss`"):
+        plain = K.Sequential([K.Input((3,)), K.layers.Dense(1)])
+        plain.compile("sgd")
+        plain.fit(x, x[:, :1], verbose=0)
