@@ -42,7 +42,9 @@ LAYERS = [
     lambda: L.TimeDistributed(L.Dense(2)), lambda: L.Bidirectional(L.LSTM(2)), lambda: L.Masking(0.5),
     lambda: L.Activation("tanh"), lambda: L.LeakyReLU(0.2), lambda: L.Softmax(), lambda: L.ReLU(6.0),
     lambda: L.MultiHeadAttention(2, 4), lambda: L.DepthwiseConv2D(3, depth_multiplier=2),
-    lambda: L.Conv2DTranspose(2, 3, strides=2, kernel_constraint="max_norm"),
+    lambda: L.Conv2DTranspose(2, 3, strides=2, kernel_constraint="max_norm"), lambda: L.ELU(0.5),
+    lambda: L.GlobalAveragePooling1D(keepdims=True), lambda: L.AveragePooling2D(3, padding="same"),
+    lambda: L.Dense(2, use_bias=False, kernel_initializer="he_uniform"), lambda: L.InputLayer((3, 4)),
 ]
 
 
@@ -255,3 +257,43 @@ def test_optimizer_and_compile_configs_round_trip():
     other = K.Sequential([K.Input((2,)), L.Dense(1)])
     other.compile_from_config(json.loads(json.dumps(model.get_compile_config())))
     assert isinstance(other.loss, K.losses.MeanSquaredError) and other.optimizer.get_config()["learning_rate"] == 0.5
+
+
+@K.saving.register_keras_serializable(package="Tests")
+class TwoLayers(K.Model):
+    def __init__(self, units=3, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.first = L.Dense(units, activation="relu")
+        self.second = L.Dense(1)
+
+    def call(self, inputs):
+        return self.second(self.first(inputs))
+
+    def get_config(self):
+        return {"units": self.units, "name": self.name}
+
+
+def test_subclassed_model_keras_file(tmp_path):
+    model = TwoLayers(4)
+    model.compile("adam", loss="mse")
+    x = _x(8, 3)
+    model.fit(x, x[:, :1], epochs=1, verbose=0)
+    path = os.path.join(tmp_path, "sub.keras")
+    model.save(path)
+    with zipfile.ZipFile(path) as zf:
+        config = json.loads(zf.read("config.json"))
+        with h5py.File(__import__("io").BytesIO(zf.read("model.weights.h5")), "r") as f:
+            keys = _h5_keys(f)
+    assert config["registered_name"] == "Tests>TwoLayers" and config["config"] == {"units": 4, "name": model.name}
+    assert config["build_config"] == {"input_shape": [8, 3]}  # the first call's shape, as Keras records it
+    # Attribute names in sorted order, the first path found wins (Keras' walk over dir(model)): "first", then
+    # the "layers" list, where the second Dense is the list's second "dense"; "second" is then already saved.
+    assert keys == ["first", "first/vars", "first/vars/0", "first/vars/1", "layers", "layers/dense_1",
+                    "layers/dense_1/vars", "layers/dense_1/vars/0", "layers/dense_1/vars/1", "optimizer",
+                    "optimizer/vars", "optimizer/vars/0", "optimizer/vars/1", "optimizer/vars/2", "optimizer/vars/3",
+                    "optimizer/vars/4", "optimizer/vars/5", "optimizer/vars/6", "optimizer/vars/7", "optimizer/vars/8",
+                    "vars"]
+    loaded = K.models.load_model(path)
+    assert isinstance(loaded, TwoLayers) and loaded.units == 4
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
