@@ -948,7 +948,9 @@ class Model(Layer):
                            "keras_version": KERAS_VERSION, "backend": "tensorflow"}, **kwargs)
 
     def save(self, filepath, overwrite=True, save_format=None, **kwargs):
-        """"m.keras": Keras v3's zip (config.json, metadata.json, model.weights.h5); "m.h5": Keras 2's HDF5."""
+        """"m.keras": Keras v3's zip (config.json, metadata.json, model.weights.h5); "m.h5": Keras 2's HDF5; any
+        other path: a SavedModel directory (kiln.saved_model, with a "serving_default" signature when the input
+        shapes are known) that also holds the Keras files, so keras.models.load_model reads it back."""
         import os
         from . import _saving_lib
         filepath = os.fspath(filepath)
@@ -958,8 +960,7 @@ class Model(Layer):
             return _saving_lib.save_model(self, filepath)
         if save_format == "h5" or filepath.endswith((".h5", ".hdf5")):
             return _saving_lib.save_legacy_h5_model(self, filepath)
-        raise NotImplementedError("kiln.keras: Model.save writes `.keras` (Keras v3) and `.h5` files; for a "
-                                  f"SavedModel directory use kiln.saved_model.save. Received: filepath={filepath}")
+        return _saving_lib.save_saved_model_dir(self, filepath)
 
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
         """".weights.h5": Keras v3's weights file; ".h5": Keras 2's layout. Other paths (TF's checkpoint format)
@@ -1192,6 +1193,7 @@ class Sequential(Model):
         Model.__init__(self, name=name)
         self._seq_layers = []
         self._declared_input_shape = None
+        self._input_name = None  # the Input layer's name, when one was added
         if layers is not None:
             if isinstance(layers, Layer):
                 layers = [layers]
@@ -1209,6 +1211,7 @@ class Sequential(Model):
             if self._seq_layers or self._declared_input_shape is not None:
                 raise ValueError("An InputLayer (kiln.keras.Input) can only come first in a Sequential model")
             self._declared_input_shape = layer._build_input_shape
+            self._input_name = layer.name
             return
         if not isinstance(layer, Layer):
             raise TypeError(f"The added layer must be an instance of class Layer. Received: layer={layer!r} of type "
@@ -1287,7 +1290,7 @@ class Sequential(Model):
             first = self._seq_layers[0]
             layers.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
                 "batch_input_shape": TensorShape(shape).as_list(), "dtype": first.dtype, "sparse": False,
-                "ragged": False, "name": f"{first.name}_input"}, "registered_name": None})
+                "ragged": False, "name": self._input_name or f"{first.name}_input"}, "registered_name": None})
         layers += [serialize_keras_object(layer) for layer in self._seq_layers]
         return {"name": self.name, "layers": layers}
 

@@ -13,6 +13,7 @@
 import datetime
 import io
 import json
+import os
 import warnings
 import zipfile
 
@@ -182,22 +183,66 @@ def save_model(model, filepath):
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # noqa: A002 - Keras' name
-    from . import _lambda
-    h5py = _h5py()
-    with zipfile.ZipFile(str(filepath), "r") as zf:
-        config = json.loads(zf.read(_CONFIG_FILENAME))
-        if not compile:
-            config["compile_config"] = None
-        _lambda._SAFE_MODE.append(bool(safe_mode))
-        try:
-            model = deserialize_model(config, custom_objects)
-        finally:
-            _lambda._SAFE_MODE.pop()
+    filepath = str(filepath)
+    if os.path.isdir(filepath):
+        def read(name):
+            path = os.path.join(filepath, name)
+            if not os.path.exists(path):
+                raise ValueError(f"{filepath} is not a Keras model directory written by kiln (no {name}): a plain "
+                                 "SavedModel loads with kiln.saved_model.load")
+            with open(path, "rb") as f:
+                return f.read()
+        return _load_from(read, custom_objects, compile, safe_mode)
+    with zipfile.ZipFile(filepath, "r") as zf:
         if _VARS_FNAME not in zf.namelist():
             raise ValueError(f"Expected a {_VARS_FNAME} file.")
-        with h5py.File(io.BytesIO(zf.read(_VARS_FNAME)), "r") as f:
-            _read_weights(model, f)
+        return _load_from(zf.read, custom_objects, compile, safe_mode)
+
+
+def _load_from(read, custom_objects, compile, safe_mode):  # noqa: A002
+    from . import _lambda
+    h5py = _h5py()
+    config = json.loads(read(_CONFIG_FILENAME))
+    if not compile:
+        config["compile_config"] = None
+    _lambda._SAFE_MODE.append(bool(safe_mode))
+    try:
+        model = deserialize_model(config, custom_objects)
+    finally:
+        _lambda._SAFE_MODE.pop()
+    with h5py.File(io.BytesIO(read(_VARS_FNAME)), "r") as f:
+        _read_weights(model, f)
     return model
+
+
+def save_saved_model_dir(model, dirpath):
+    """TF 2.15's default format, a SavedModel directory: kiln.saved_model writes the variables and a serving
+    signature (the model called with training=False on its Input specs); the Keras files sit beside it, in
+    place of TF's keras_metadata.pb, for load_model."""
+    from .. import saved_model
+    from ..function import TensorSpec, function
+    from ._layer import KerasTensor
+    from ._model import Sequential
+    from ..tensor_shape import TensorShape
+    signature, specs = None, None
+    inputs = model.inputs if model._is_graph_network else None
+    if inputs and all(isinstance(t, KerasTensor) for t in inputs):
+        specs = [TensorSpec(t.shape, t.dtype, name=t._node.layer.name) for t in inputs]
+    elif isinstance(model, Sequential) and model.built and model.layers:
+        name = model._input_name or f"{model.layers[0].name}_input"
+        specs = [TensorSpec(TensorShape(model._build_input_shape), model.layers[0].dtype, name=name)]
+    if specs:
+        if len(specs) == 1:
+            signature = function(lambda inputs: model(inputs, training=False), input_signature=specs)
+        else:
+            signature = function(lambda *args: model(list(args), training=False), input_signature=specs)
+    saved_model.save(model, dirpath, signatures=signature)
+    with open(os.path.join(dirpath, _CONFIG_FILENAME), "w") as f:
+        f.write(json.dumps(serialize_keras_object(model)))
+    with open(os.path.join(dirpath, _METADATA_FILENAME), "w") as f:
+        f.write(json.dumps({"keras_version": KERAS_VERSION,
+                            "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}))
+    save_weights_only(model, os.path.join(dirpath, _VARS_FNAME))
 
 
 def deserialize_model(config, custom_objects=None):

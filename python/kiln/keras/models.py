@@ -10,8 +10,9 @@ def save_model(model, filepath, overwrite=True, save_format=None, **kwargs):
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, **kwargs):  # noqa: A002 - Keras' name
-    """A model from a `.keras` file (Keras v3's zip) or a Keras 2 `.h5` file, compiled again when it was saved
-    compiled (compile=False skips that). safe_mode=False allows Lambda layers holding Python lambdas."""
+    """A model from a `.keras` file (Keras v3's zip), a Keras 2 `.h5` file or a directory Model.save wrote,
+    compiled again when it was saved compiled (compile=False skips that). safe_mode=False allows Lambda layers
+    holding Python lambdas."""
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise OSError(f"No file or directory found at {filepath}")
@@ -19,7 +20,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, **kw
         return _saving_lib.load_model(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
     if filepath.endswith((".h5", ".hdf5")):
         return _saving_lib.load_legacy_h5_model(filepath, custom_objects=custom_objects, compile=compile)
-    raise NotImplementedError(f"kiln.keras.models.load_model reads `.keras` and `.h5` files; received {filepath}")
+    # A directory Model.save wrote (a SavedModel with the Keras files beside it).
+    return _saving_lib.load_model(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
 
 
 def model_from_json(json_string, custom_objects=None):

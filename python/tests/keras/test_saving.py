@@ -297,3 +297,19 @@ def test_subclassed_model_keras_file(tmp_path):
     loaded = K.models.load_model(path)
     assert isinstance(loaded, TwoLayers) and loaded.units == 4
     np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
+
+
+def test_save_to_a_directory_is_a_saved_model_that_load_model_reads(tmp_path):
+    model, x = _trained(K.Sequential([K.Input((3,), name="features"), L.Dense(4, activation="relu"), L.Dense(1)]))
+    path = str(tmp_path / "my_model")
+    model.save(path)  # TF 2.15's default format for a path without an extension
+    loaded = K.models.load_model(path)
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
+    assert isinstance(loaded.optimizer, K.optimizers.Adam)
+    served = tf.saved_model.load(path)
+    out = served.signatures["serving_default"](features=x)
+    np.testing.assert_allclose(list(out.values())[0].numpy(), model.predict(x, verbose=0), rtol=1e-6)
+    # ModelCheckpoint's Keras 2 default: a directory per epoch.
+    model.fit(x, x[:, :1], epochs=2, verbose=0,
+              callbacks=[K.callbacks.ModelCheckpoint(str(tmp_path / "ckpt_{epoch}"), monitor="loss")])
+    assert K.models.load_model(str(tmp_path / "ckpt_2")).predict(x, verbose=0).shape == (16, 1)
