@@ -554,6 +554,21 @@ class Layer(Module):
         outputs = probe.get_concrete_function(specs).outputs
         return outputs[0].shape if len(outputs) == 1 else [o.shape for o in outputs]
 
+    def _traced_output_shape(self, inputs, args, kwargs):
+        """The output shape(s) of this call with every KerasTensor argument as a placeholder."""
+        from ..function import function, TensorSpec
+        structure = [inputs, list(args), kwargs]
+        symbolic = [t for t in _flatten(structure) if isinstance(t, KerasTensor)]
+
+        def run(*values):
+            lookup = {id(t): v for t, v in zip(symbolic, values)}
+            x, a, k = _map(lambda t: lookup.get(id(t), t) if isinstance(t, KerasTensor) else t, structure)
+            return self(x, *a, **k)
+
+        specs = [TensorSpec(t.shape, t.dtype) for t in symbolic]
+        outputs = function(run, autograph=False).get_concrete_function(*specs).outputs
+        return outputs[0].shape if len(outputs) == 1 else [o.shape for o in outputs]
+
     def _maybe_build(self, input_shapes):
         if self.built:
             return
@@ -661,7 +676,12 @@ class Layer(Module):
     def _functional_call(self, inputs, args, kwargs):
         shapes = _map(lambda x: x.shape if isinstance(x, KerasTensor) else _shape_of(x), inputs)
         self._check_and_build(shapes)
-        out_shape = self.compute_output_shape(shapes)
+        extra = [t for t in _flatten([list(args), kwargs]) if isinstance(t, KerasTensor)]
+        if extra and type(self).compute_output_shape is Layer.compute_output_shape:
+            # Symbolic tensors among the other arguments too (call(targets, logits)): trace the whole call.
+            out_shape = self._traced_output_shape(inputs, args, kwargs)
+        else:
+            out_shape = self.compute_output_shape(shapes)
         node = _Node(self, inputs, args, dict(kwargs))
         if isinstance(out_shape, (list, tuple)) and out_shape and not isinstance(out_shape[0], (int, type(None))):
             node.outputs = [KerasTensor(s, self._dtype, None, node, i) for i, s in enumerate(out_shape)]

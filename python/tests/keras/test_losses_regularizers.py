@@ -220,3 +220,38 @@ def test_a_model_trained_on_its_added_losses_alone():
         plain = K.Sequential([K.Input((3,)), K.layers.Dense(1)])
         plain.compile("sgd")
         plain.fit(x, x[:, :1], verbose=0)
+
+
+class LogisticEndpoint(K.layers.Layer):
+    """keras.io's endpoint layer: a loss and a metric from targets given as a second input."""
+
+    def __init__(self, name=None):
+        super().__init__(name=name)
+        self.loss_fn = K.losses.BinaryCrossentropy(from_logits=True)
+        self.accuracy_fn = K.metrics.BinaryAccuracy()
+
+    def call(self, targets, logits, sample_weights=None):
+        loss = self.loss_fn(targets, logits, sample_weights)
+        self.add_loss(loss)
+        acc = self.accuracy_fn(targets, logits, sample_weights)
+        self.add_metric(acc, name="accuracy")
+        return tf.nn.softmax(logits)
+
+
+def test_endpoint_layer_with_targets_as_an_input():
+    inputs = K.Input(shape=(3,), name="inputs")
+    targets = K.Input(shape=(10,), name="targets")
+    logits = K.layers.Dense(10)(inputs)
+    predictions = LogisticEndpoint(name="predictions")(targets, logits)  # the output shape traced with both
+    assert predictions.shape.as_list() == [None, 10]
+    model = K.Model(inputs=[inputs, targets], outputs=predictions)
+    model.compile(optimizer="adam")  # no loss argument
+    rng = np.random.default_rng(6)
+    data = {"inputs": rng.random((3, 3)).astype(np.float32), "targets": rng.random((3, 10)).astype(np.float32)}
+    history = model.fit(data, verbose=0)
+    assert sorted(history.history) == ["accuracy", "loss"]
+    kernel, bias = model.get_weights()[:2]
+    z = data["inputs"] @ kernel + bias
+    t = data["targets"]
+    bce = (np.maximum(z, 0) - z * t + np.log1p(np.exp(-np.abs(z)))).mean()
+    np.testing.assert_allclose(model.evaluate(data, verbose=0, return_dict=True)["loss"], bce, rtol=1e-5)
