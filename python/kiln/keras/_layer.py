@@ -15,6 +15,9 @@ from ._masking import get_mask, set_mask
 
 _state = threading.local()
 
+# Whether any layer has ever added a per-call loss: until then calls skip clearing the (empty) loss lists.
+_CALL_LOSSES_SEEN = [False]
+
 # Weight constraints, by the variable's state id: the optimizer projects a weight after updating it.
 _VARIABLE_CONSTRAINTS = {}
 
@@ -481,6 +484,7 @@ class Layer(Module):
                 if not _is_tensor(loss):
                     loss = _C.constant(loss, self._dtype._enum)
                 self._call_losses.append(loss)
+                _CALL_LOSSES_SEEN[0] = True
 
     @property
     def losses(self):
@@ -622,7 +626,8 @@ class Layer(Module):
             call = conversion.call_target(call)
         outermost = not getattr(_state, "in_call", False)
         if outermost:
-            self._clear_losses()  # Keras: the losses of a call replace those of the previous one
+            if _CALL_LOSSES_SEEN[0]:
+                self._clear_losses()  # Keras: the losses of a call replace those of the previous one
             _state.in_call = True
         try:
             with _CallContext(training):
