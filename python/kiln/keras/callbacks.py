@@ -606,7 +606,20 @@ class TerminateOnNaN(Callback):
 
 class RemoteMonitor(Callback):
     def __init__(self, *args, **kwargs):
-        raise NotImplementedError("kiln.keras.callbacks.RemoteMonitor: kiln has no network access")
+        raise NotImplementedError("kiln.keras.callbacks.RemoteMonitor is not supported (it posts to a server)")
+
+
+class TensorBoard(Callback):
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("kiln.keras.callbacks.TensorBoard is not supported: Kiln writes no TensorBoard "
+                                  "event files (CSVLogger or History record the same figures)")
+
+
+class BackupAndRestore(Callback):
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("kiln.keras.callbacks.BackupAndRestore is not supported (it needs TF "
+                                  "checkpoints); ModelCheckpoint with save_weights_only=True and load_weights can "
+                                  "resume a run")
 
 
 _CallbackList = CallbackList  # the name the model code used before

@@ -331,3 +331,9 @@ def test_terminate_on_nan_stops_at_the_first_bad_batch(capsys):
                         shuffle=False)
     assert "Batch 1: Invalid loss, terminating training" in capsys.readouterr().out
     assert history.epoch == [0]
+
+
+def test_unsupported_callbacks_say_so():
+    for cls in (K.callbacks.TensorBoard, K.callbacks.BackupAndRestore, K.callbacks.RemoteMonitor):
+        with pytest.raises(NotImplementedError, match="is not supported"):
+            cls("logs")
