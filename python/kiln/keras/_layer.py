@@ -15,6 +15,18 @@ from ._masking import get_mask, set_mask
 
 _state = threading.local()
 
+# Whether any layer has ever added a per-call loss: until then calls skip clearing the (empty) loss lists.
+_CALL_LOSSES_SEEN = [False]
+
+# Weight constraints, by the variable's state id: the optimizer projects a weight after updating it.
+_VARIABLE_CONSTRAINTS = {}
+
+
+def variable_constraint(var):
+    """The constraint add_weight(constraint=...) gave this variable, or None."""
+    entry = _VARIABLE_CONSTRAINTS.get(var._state_id())
+    return None if entry is None else entry[1]
+
 
 def _training_context():
     return getattr(_state, "training", None)
@@ -87,6 +99,18 @@ def _shape_of(x):
 def _shape_str(shape):
     shape = TensorShape(shape)
     return "<unknown>" if shape.rank is None else str(shape)
+
+
+def _shape_as_lists(shape):
+    if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple, TensorShape)):
+        return [_shape_as_lists(s) for s in shape]
+    return TensorShape(shape).as_list()
+
+
+def _shape_from_lists(shape):
+    if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple)):
+        return [TensorShape(s) for s in shape]
+    return TensorShape(shape)
 
 
 # ---- InputSpec ------------------------------------------------------------------------
@@ -200,6 +224,10 @@ class KerasTensor:
                         "KerasTensors have no values. Call the model on data instead.")
 
 
+# Attributes whose contents are not the layer's weights: its own list (visited first), the compile state, the
+# losses and add_metric's metrics.
+_NOT_WEIGHT_HOLDERS = ("_layer_weights", "_compiled", "_call_losses", "_callable_losses", "_added_metrics")
+
 # ---- Layer -------------------------------------------------------------------------------
 
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size", "input_dim", "weights", "activity_regularizer",
@@ -213,7 +241,11 @@ class Layer(Module):
         for k in kwargs:
             if k not in _ALLOWED_KWARGS:
                 raise TypeError(f"Keyword argument not understood: {k!r}")
-        _check_unsupported(type(self).__name__, activity_regularizer=(kwargs.get("activity_regularizer"), None))
+        from . import regularizers as _regularizers
+        self._activity_regularizer = _regularizers.get(kwargs.get("activity_regularizer"))
+        self._call_losses = []       # add_loss tensors of the latest call
+        self._callable_losses = []   # add_loss callables (weight regularizers), evaluated when read
+        self._added_metrics = {}     # add_metric: name -> Mean
         self._initial_weights = kwargs.get("weights")  # set once built, as Keras'
         self._autocast_inputs = kwargs.get("autocast", True)
         if name is None:
@@ -301,7 +333,7 @@ class Layer(Module):
             for v in layer._layer_weights:
                 add(v, trainable)
             for key, value in vars(layer).items():
-                if key in ("_layer_weights", "_compiled") or key in type(layer)._TF_MODULE_IGNORED_PROPERTIES:
+                if key in _NOT_WEIGHT_HOLDERS or key in type(layer)._TF_MODULE_IGNORED_PROPERTIES:
                     continue
                 visit(value, trainable, depth + 1)
 
@@ -390,7 +422,110 @@ class Layer(Module):
         var = _C.Variable(value, True if trainable is None else bool(trainable), f"{self.name}/{name or 'Variable'}",
                           None)
         self._layer_weights.append(var)
+        if regularizer is not None:
+            from . import regularizers as _regularizers
+            penalty = _regularizers.get(regularizer)
+            self._callable_losses.append(lambda: penalty(var.read_value()))
+        if constraint is not None:
+            from . import constraints as _constraints
+            _VARIABLE_CONSTRAINTS[var._state_id()] = (var, _constraints.get(constraint))
         return var
+
+    # ---- losses and metrics added by layers ----------------------------------------------------
+
+    @property
+    def activity_regularizer(self):
+        return self._activity_regularizer
+
+    @activity_regularizer.setter
+    def activity_regularizer(self, value):
+        from . import regularizers as _regularizers
+        self._activity_regularizer = _regularizers.get(value)
+
+    def _sublayers(self):
+        """This layer, then every layer its attributes hold (nested lists and dicts too), each once."""
+        out, seen = [], set()
+
+        def visit(value, depth):
+            if depth > 64:
+                return
+            if isinstance(value, Layer):
+                if id(value) in seen:
+                    return
+                seen.add(id(value))
+                out.append(value)
+                for key, v in vars(value).items():
+                    if key not in ("_compiled", "_layer_weights", "_call_losses", "_callable_losses",
+                                   "_added_metrics"):
+                        visit(v, depth + 1)
+            elif isinstance(value, (list, tuple)):
+                for v in value:
+                    visit(v, depth + 1)
+            elif isinstance(value, dict):
+                for v in value.values():
+                    visit(v, depth + 1)
+
+        visit(self, 0)
+        return out
+
+    def add_loss(self, losses, **kwargs):
+        """Adds a scalar (or tensors, summed by the loss) to what fit minimizes: a tensor computed in `call` counts
+        for that call only (it is cleared when the outermost layer is called again); a zero-argument callable
+        (a weight's penalty) is evaluated each time `losses` is read."""
+        for loss in losses if isinstance(losses, (list, tuple)) else [losses]:
+            if loss is None:
+                continue
+            if isinstance(loss, KerasTensor):
+                raise NotImplementedError("kiln.keras: add_loss of a symbolic (functional API) tensor is not "
+                                          "supported; add the loss inside a layer's call()")
+            if callable(loss) and not _is_tensor(loss):
+                self._callable_losses.append(loss)
+            else:
+                if not _is_tensor(loss):
+                    loss = _C.constant(loss, self._dtype._enum)
+                self._call_losses.append(loss)
+                _CALL_LOSSES_SEEN[0] = True
+
+    @property
+    def losses(self):
+        """The losses of the latest call (add_loss in call, activity regularizers) of this layer and the layers
+        it holds, then their weight penalties (evaluated now)."""
+        out = []
+        layers = self._sublayers()
+        for layer in layers:
+            out.extend(layer._call_losses)
+        for layer in layers:
+            for fn in layer._callable_losses:
+                value = fn()
+                if value is not None:
+                    out.append(value if _is_tensor(value) else _C.constant(value, self._dtype._enum))
+        return out
+
+    def _clear_losses(self):
+        for layer in self._sublayers():
+            layer._call_losses = []
+
+    def add_metric(self, value, name=None, aggregation=None, **kwargs):
+        """Tracks the mean of `value` over the epoch as metric `name` (shown by fit, in model.metrics)."""
+        if aggregation is not None and aggregation != "mean":
+            raise ValueError(f"We currently support only `mean` and `None` as aggregation, got {aggregation!r}")
+        if isinstance(value, KerasTensor):
+            raise NotImplementedError("kiln.keras: add_metric of a symbolic (functional API) tensor is not "
+                                      "supported; add the metric inside a layer's call()")
+        if name is None:
+            raise ValueError("Please provide a name for your metric like `self.add_metric(tf.reduce_sum(inputs), "
+                             "name='mean_activation')`")
+        metric = self._added_metrics.get(name)
+        if metric is None:
+            from . import metrics as _metrics
+            with _C.init_scope():
+                metric = self._added_metrics[name] = _metrics.Mean(name=name)
+        metric.update_state(value)
+
+    @property
+    def metrics(self):
+        """The metrics add_metric made in this layer and the layers it holds."""
+        return [m for layer in self._sublayers() for m in layer._added_metrics.values()]
 
     # ---- building and calling ------------------------------------------------------------
 
@@ -421,6 +556,21 @@ class Layer(Module):
             TensorSpec(shapes, self._dtype)
         probe = function(lambda x: self(x), autograph=False)
         outputs = probe.get_concrete_function(specs).outputs
+        return outputs[0].shape if len(outputs) == 1 else [o.shape for o in outputs]
+
+    def _traced_output_shape(self, inputs, args, kwargs):
+        """The output shape(s) of this call with every KerasTensor argument as a placeholder."""
+        from ..function import function, TensorSpec
+        structure = [inputs, list(args), kwargs]
+        symbolic = [t for t in _flatten(structure) if isinstance(t, KerasTensor)]
+
+        def run(*values):
+            lookup = {id(t): v for t, v in zip(symbolic, values)}
+            x, a, k = _map(lambda t: lookup.get(id(t), t) if isinstance(t, KerasTensor) else t, structure)
+            return self(x, *a, **k)
+
+        specs = [TensorSpec(t.shape, t.dtype) for t in symbolic]
+        outputs = function(run, autograph=False).get_concrete_function(*specs).outputs
         return outputs[0].shape if len(outputs) == 1 else [o.shape for o in outputs]
 
     def _maybe_build(self, input_shapes):
@@ -474,11 +624,33 @@ class Layer(Module):
             # Inside kiln.function, the user's own `call` gets AutoGraph (Python control flow on tensors).
             from ..autograph import conversion
             call = conversion.call_target(call)
-        with _CallContext(training):
-            outputs = call(inputs, *args, **kwargs)
+        outermost = not getattr(_state, "in_call", False)
+        if outermost:
+            if _CALL_LOSSES_SEEN[0]:
+                self._clear_losses()  # Keras: the losses of a call replace those of the previous one
+            _state.in_call = True
+        try:
+            with _CallContext(training):
+                outputs = call(inputs, *args, **kwargs)
+        finally:
+            if outermost:
+                _state.in_call = False
+        if self._activity_regularizer is not None:
+            self._regularize_activity(outputs)
         if self.supports_masking:
             self._set_output_masks(inputs, outputs, masks)
         return outputs
+
+    def _regularize_activity(self, outputs):
+        """Keras: the activity penalty of each output, divided by the batch size, is a loss of this call."""
+        for out in _flatten(outputs):
+            if not _is_tensor(out):
+                continue
+            penalty = self._activity_regularizer(out)
+            if not _is_tensor(penalty):
+                penalty = _C.constant(penalty, out.dtype._enum)
+            batch = _C.cast(_C.slice(_C.shape(out), [0], [1]), penalty.dtype._enum)
+            self.add_loss(_C.divide(penalty, _C.reshape(batch, [])))
 
     def _input_masks(self, inputs, kwargs):
         """The inputs' masks, Keras' rule: the `mask` argument when given, else the masks the inputs carry,
@@ -509,7 +681,12 @@ class Layer(Module):
     def _functional_call(self, inputs, args, kwargs):
         shapes = _map(lambda x: x.shape if isinstance(x, KerasTensor) else _shape_of(x), inputs)
         self._check_and_build(shapes)
-        out_shape = self.compute_output_shape(shapes)
+        extra = [t for t in _flatten([list(args), kwargs]) if isinstance(t, KerasTensor)]
+        if extra and type(self).compute_output_shape is Layer.compute_output_shape:
+            # Symbolic tensors among the other arguments too (call(targets, logits)): trace the whole call.
+            out_shape = self._traced_output_shape(inputs, args, kwargs)
+        else:
+            out_shape = self.compute_output_shape(shapes)
         node = _Node(self, inputs, args, dict(kwargs))
         if isinstance(out_shape, (list, tuple)) and out_shape and not isinstance(out_shape[0], (int, type(None))):
             node.outputs = [KerasTensor(s, self._dtype, None, node, i) for i, s in enumerate(out_shape)]
@@ -521,7 +698,27 @@ class Layer(Module):
         config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
+        if self._activity_regularizer is not None and type(self).get_config is not Layer.get_config:
+            from ._serialization import serialize_keras_object
+            config["activity_regularizer"] = serialize_keras_object(self._activity_regularizer)
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def get_build_config(self):
+        """{"input_shape": ...} of the first build (saved beside the config, so a loaded layer is built before its
+        weights are read)."""
+        shape = self._build_input_shape
+        if shape is None:
+            return None
+        return {"input_shape": _shape_as_lists(shape)}
+
+    def build_from_config(self, config):
+        shape = config.get("input_shape")
+        if shape is not None and not self.built:
+            self._maybe_build(_shape_from_lists(shape))
 
     def __repr__(self):
         return f"<{type(self).__module__}.{type(self).__name__} object '{self.name}'>"
@@ -557,6 +754,13 @@ class InputLayer(Layer):
 
     def count_params(self):
         return 0
+
+    def get_config(self):
+        return {"batch_input_shape": tuple(TensorShape(self._batch_input_shape).as_list()), "dtype": self.dtype,
+                "sparse": False, "ragged": False, "name": self.name}
+
+    def get_build_config(self):
+        return None
 
 
 def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tensor=None, ragged=None,  # noqa: N802

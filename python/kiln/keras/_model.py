@@ -7,6 +7,7 @@ batch after that; evaluate and predict have their own traced `test_function` and
 `predict_function`. NumPy inputs are batched by slicing (rows of a C-contiguous array: the tensors
 share the array's memory); anything else iterable that yields (x, y) or (x, y, sample_weight)
 batches -- a kiln.data.Dataset, a generator, a list -- is iterated once per epoch."""
+import logging
 import math
 import warnings
 
@@ -21,8 +22,8 @@ from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
 from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _flatten, _is_tensor, _map, _shape_str
+from ._compile_utils import LossesContainer, MetricsContainer
 from ._masking import get_mask, masked_weights, set_mask
-from ._progbar import Progbar
 
 
 def _autograph_call(fn, *args):
@@ -170,6 +171,47 @@ class _IterableData:
                 break
 
 
+class _ClassWeighted:
+    """Keras' class_weight: each sample's weight times its class's weight (the class is the label, or the argmax of
+    a one-hot row), for a single-output model."""
+
+    def __init__(self, data, class_weight):
+        if not isinstance(class_weight, dict):
+            raise ValueError(f"`class_weight` should be a dict mapping class indices to weights, got {class_weight!r}")
+        n = int(max(class_weight)) + 1 if class_weight else 0
+        if sorted(int(k) for k in class_weight) != list(range(n)):
+            raise ValueError("Expected `class_weight` to be a dict with keys from 0 to one less than the number of "
+                             f"classes, found {class_weight}")
+        self.table = np.array([class_weight[k] for k in sorted(class_weight)], dtype=np.float32)
+        self.data = data
+
+    @property
+    def steps(self):
+        return self.data.steps
+
+    @steps.setter
+    def steps(self, value):
+        self.data.steps = value
+
+    def batches(self, epoch=0):
+        for batch in self.data.batches(epoch):
+            x, y, sw = unpack_x_y_sample_weight(batch)
+            if y is None:
+                yield batch
+                continue
+            if isinstance(y, (list, tuple, dict)):
+                raise ValueError("`class_weight` is only supported for Models with a single output.")
+            labels = np.asarray(y)
+            if labels.ndim > 2:
+                raise ValueError("`class_weight` not supported for 3+ dimensional targets.")
+            classes = labels.argmax(axis=1) if labels.ndim == 2 and labels.shape[1] > 1 else \
+                labels.reshape(-1).astype(np.int64)
+            weights = self.table[classes]
+            if sw is not None:
+                weights = np.asarray(sw, dtype=np.float32) * weights
+            yield pack_x_y_sample_weight(x, y, weights)
+
+
 def _make_data(x, y=None, sample_weight=None, batch_size=None, shuffle=False, steps=None):
     if _is_array_structure(x) or (isinstance(x, (list, tuple)) and x and isinstance(x[0], (int, float))):
         return _ArrayData(x, y, sample_weight, batch_size, shuffle, steps)
@@ -230,28 +272,15 @@ class _Compiled:
     """What compile() sets; one attribute, so the variables of the optimizer and the metrics are not the
     model's."""
 
-    def __init__(self, optimizer, loss, metrics, run_eagerly):
+    def __init__(self, optimizer, loss, metrics, weighted_metrics, loss_weights, run_eagerly, output_names):
         self.optimizer = optimizer
-        self.loss = loss
-        self.metric_specs = list(metrics)
-        self.metrics = None  # resolved on the first step (accuracy depends on the shapes)
-        self.loss_tracker = _metrics.Mean(name="loss")
+        self.user_loss = loss
+        self.compiled_loss = LossesContainer(loss, loss_weights, output_names)
+        self.compiled_metrics = MetricsContainer(metrics, weighted_metrics, output_names,
+                                                 loss=None if isinstance(loss, (list, dict, tuple)) else
+                                                 _losses.get(loss))
+        self.loss_tracker = self.compiled_loss._loss_metric
         self.run_eagerly = run_eagerly
-
-
-def _metric_specs(metrics):
-    if metrics is None:
-        return []
-    if isinstance(metrics, dict):
-        raise NotImplementedError("kiln.keras: per-output metrics (a dict) are not supported; pass a list")
-    if isinstance(metrics, (str, _metrics.Metric)) or callable(metrics) and not isinstance(metrics, (list, tuple)):
-        return [metrics]
-    out = []
-    for m in metrics:
-        if isinstance(m, (list, tuple)):
-            raise NotImplementedError("kiln.keras: per-output metrics (nested lists) are not supported")
-        out.append(m)
-    return out
 
 
 # ---- Model ----------------------------------------------------------------------------------
@@ -279,6 +308,7 @@ class Model(Layer):
         self._step_functions = _StepFunctions()
         self.history = None
         self.stop_training = False
+        self._in_fit = False
         self._is_graph_network = False
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
@@ -353,6 +383,19 @@ class Model(Layer):
     @property
     def outputs(self):
         return _flatten(self._fn_outputs) if self._is_graph_network else None
+
+    def __call__(self, inputs, *args, **kwargs):
+        if self._is_graph_network and isinstance(inputs, dict) and not isinstance(self._fn_inputs, dict):
+            # Keras feeds a dict to the inputs of those names (the Input layers' names).
+            names = [t._node.layer.name for t in _flatten(self._fn_inputs)]
+            missing = [n for n in names if n not in inputs]
+            if missing:
+                raise ValueError(f"Missing data for input(s) {missing}. You passed a data dictionary with keys "
+                                 f"{list(inputs)}. Expected the following keys: {names}")
+            inputs = [inputs[n] for n in names]
+            if not isinstance(self._fn_inputs, (list, tuple)):
+                inputs = inputs[0]
+        return Layer.__call__(self, inputs, *args, **kwargs)
 
     def _run_graph(self, inputs, training=None, mask=None):
         flat_kt = _flatten(self._fn_inputs)
@@ -463,16 +506,16 @@ class Model(Layer):
             raise TypeError(f"Invalid keyword argument(s) in `compile()`: {tuple(sorted(kwargs))}. Valid keyword "
                             "arguments include \"cloning\", \"experimental_run_tf_function\", \"distribute\", "
                             "\"target_tensors\", or \"sample_weight_mode\".")
-        if loss_weights is not None or weighted_metrics is not None:
-            raise NotImplementedError("kiln.keras: loss_weights and weighted_metrics are not supported")
-        if isinstance(loss, (list, tuple)):
-            if len(loss) != 1:
-                raise NotImplementedError("kiln.keras: one loss per output (a list of losses) is not supported")
+        for what, spec in (("metrics", metrics), ("weighted_metrics", weighted_metrics)):
+            if isinstance(spec, (str, _metrics.Metric)) or (callable(spec) and not isinstance(spec, (list, dict))):
+                raise TypeError(f"Type of `{what}` argument not understood. Expected a list or dictionary, found: "
+                                f"{spec!r}")
+        if isinstance(loss, (list, tuple)) and len(loss) == 1:
             loss = loss[0]
-        if isinstance(loss, dict):
-            raise NotImplementedError("kiln.keras: per-output losses (a dict) are not supported")
-        self._compiled = _Compiled(_optimizers.get(optimizer), _losses.get(loss), _metric_specs(metrics),
-                                   bool(run_eagerly))
+        if not isinstance(loss, (list, tuple, dict)):
+            _losses.get(loss)  # an unknown name fails here, at compile, as in Keras
+        self._compiled = _Compiled(_optimizers.get(optimizer), loss, metrics, weighted_metrics, loss_weights,
+                                   bool(run_eagerly), self._output_names())
         self.train_function = self.test_function = self.predict_function = None
 
     def _assert_compiled(self, what):
@@ -491,11 +534,25 @@ class Model(Layer):
 
     @property
     def loss(self):
-        return None if self._compiled is None else self._compiled.loss
+        return None if self._compiled is None else self._compiled.user_loss
 
     @property
     def compiled_loss(self):
-        return self.loss
+        return None if self._compiled is None else self._compiled.compiled_loss
+
+    @property
+    def compiled_metrics(self):
+        return None if self._compiled is None else self._compiled.compiled_metrics
+
+    def _output_names(self):
+        """The output layers' names (Keras' output_names), for per-output losses and metrics in a dict."""
+        if not self._is_graph_network:
+            return None
+        return [t._node.layer.name for t in _flatten(self._fn_outputs)]
+
+    @property
+    def output_names(self):
+        return self._output_names()
 
     @property
     def run_eagerly(self):
@@ -509,12 +566,14 @@ class Model(Layer):
 
     @property
     def metrics(self):
-        """The loss tracker and the compiled metrics (once a step has resolved them)."""
-        if self._compiled is None:
-            return []
-        out = [self._compiled.loss_tracker]
-        if self._compiled.metrics:
-            out += self._compiled.metrics
+        """Keras' order: the loss trackers ("loss", then one per output), the compiled metrics (once a step has
+        built them), then the metrics the layers' add_metric made."""
+        out = []
+        if self._compiled is not None:
+            out += self._compiled.compiled_loss.metrics or [self._compiled.loss_tracker]
+            out += self._compiled.compiled_metrics.metrics
+        for layer in self._sublayers():
+            out += list(layer._added_metrics.values())
         return out
 
     @property
@@ -525,39 +584,25 @@ class Model(Layer):
         for m in self.metrics:
             m.reset_state()
 
-    def _resolve_metrics(self, y, y_pred):
-        c = self._compiled
-        if c.metrics is None:
-            c.metrics = [_metrics.get(spec, y, y_pred, c.loss) for spec in c.metric_specs]
-        return c.metrics
-
     # ---- steps (each traced once per input signature) --------------------------------------
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
-        loss_fn = self._compiled.loss
-        if loss_fn is None:
-            raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
-        if y is None:
-            raise ValueError("Target data is missing. Your model was compiled with a loss, and therefore expects "
-                             "target data to be passed in `fit()` (y, or (x, y) batches).")
-        return loss_fn(y, y_pred, sample_weight)
+        """The compiled losses (weighted per output) plus the layers' losses (add_loss, regularizers); updates the
+        loss trackers, as Keras' (compiled_loss(y, y_pred, sample_weight, regularization_losses=self.losses))."""
+        return self._compiled.compiled_loss(y, y_pred, sample_weight, regularization_losses=self.losses)
 
     def compute_metrics(self, x, y, y_pred, sample_weight):
-        mask = get_mask(y_pred)
+        mask = get_mask(y_pred) if _is_tensor(y_pred) else None
+        mask_weight = None
         if mask is not None:
-            # Keras weighs the metrics by the mask of the model's output.
+            # Keras weighs the metrics by the mask of the model's output (weighted metrics: times sample_weight).
+            mask_weight = masked_weights(mask, None, y_pred)
             sample_weight = masked_weights(mask, sample_weight, y_pred)
-        for m in self._resolve_metrics(y, y_pred):
-            m.update_state(y, y_pred, sample_weight)
-        return {m.name: m.result() for m in self.metrics}
+        self._compiled.compiled_metrics.update_state(y, y_pred, sample_weight, mask_weight)
+        return self.get_metrics_result()
 
-    def _track_loss(self, loss, y_pred):
-        first = _flatten(y_pred)[0]
-        batch = TensorShape(first.shape)[0] if first.ndim else 1
-        if batch is None:
-            batch = _C.cast(_C.reduce_prod(_C.slice(_C.shape(first), [0], [1]), None, False),
-                            self._compiled.loss_tracker._dtype._enum)
-        self._compiled.loss_tracker.update_state(loss, sample_weight=batch)
+    def get_metrics_result(self):
+        return {m.name: m.result() for m in self.metrics}
 
     def train_step(self, data):
         """One training step: forward pass (training=True), loss, gradients, optimizer update, metrics."""
@@ -570,14 +615,12 @@ class Model(Layer):
             raise ValueError(f"Model {self.name} has no trainable variables")
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        self._track_loss(loss, y_pred)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
-        loss = self.compute_loss(x, y, y_pred, sample_weight)
-        self._track_loss(loss, y_pred)
+        self.compute_loss(x, y, y_pred, sample_weight)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def predict_step(self, data):
@@ -622,8 +665,6 @@ class Model(Layer):
         "val_" forms to one value per epoch. verbose: 0 silent, 1 a progress bar per epoch (redrawn on a
         terminal, a line per quarter of the epoch otherwise), 2 one line per epoch."""
         self._assert_compiled("training/testing")
-        if class_weight is not None:
-            raise NotImplementedError("kiln.keras: class_weight is not supported")
         verbose = _verbosity(verbose)
         if validation_split and validation_data is None:
             if not _is_array_structure(x):
@@ -633,6 +674,8 @@ class Model(Layer):
                 raise ValueError(f"validation_split must be in (0, 1), got {validation_split}")
             (x, y, sample_weight), validation_data = _split(x, y, sample_weight, validation_split)
         train = _make_data(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+        if class_weight is not None:
+            train = _ClassWeighted(train, class_weight)
         val = None
         if validation_data is not None:
             if _is_array_structure(validation_data) or isinstance(validation_data, tuple):
@@ -643,35 +686,33 @@ class Model(Layer):
                     val = _make_data(vx, vy, vsw, validation_batch_size or batch_size, False, validation_steps)
             else:
                 val = _make_data(validation_data, steps=validation_steps)
-        history = _callbacks.History()
-        cbs = _callbacks._CallbackList(list(callbacks or []) + [history], self,
-                                       {"verbose": verbose, "epochs": epochs, "steps": train.steps})
+        cbs = callbacks if isinstance(callbacks, _callbacks.CallbackList) else _callbacks.CallbackList(
+            callbacks, add_history=True, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=epochs,
+            steps=train.steps)
         train_function = self.make_train_function()
         self.stop_training = False
-        need_logs = verbose > 0 or bool(callbacks)
+        if hasattr(self.optimizer, "_create_state"):
+            # The iteration count and learning-rate variables exist before the callbacks run, as in Keras (where
+            # `optimizer.lr` is a variable from the start), so callbacks can read and set them.
+            self.optimizer._create_state([])
+        batch_logs_wanted = any(not isinstance(cb, _callbacks.History) for cb in cbs)
         cbs.on_train_begin()
         logs = {}
+        training_logs = None
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
-            cbs.on_epoch_begin(epoch)
             run_val = val is not None and _validate_now(epoch, validation_freq)
-            bar = None
-            if verbose:
-                bar = Progbar(train.steps or 0, title=f"Epoch {epoch + 1}/{epochs}",
-                              interactive=None if verbose == 1 else False,
-                              log_every_percent=25 if verbose == 1 else 100, stateful_metrics=_AllNames())
-                if run_val:
-                    bar.hold_final_line()
+            cbs._note_validation(run_val)
+            cbs.on_epoch_begin(epoch)
             raw, steps = None, 0
             for step, data in enumerate(train.batches(epoch)):
                 cbs.on_train_batch_begin(step)
                 raw = train_function(data)
                 steps += 1
-                if need_logs:
-                    logs = _to_floats(raw)
-                    if bar is not None:
-                        bar.step(_batch_samples(data), logs)
-                    cbs.on_train_batch_end(step, logs)
+                # Reading the figures waits for the step: only done when a callback looks at them.
+                logs = _to_floats(raw) if batch_logs_wanted else {}
+                cbs._note_batch_samples(_batch_samples(data))
+                cbs.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
             if raw is None:
@@ -683,75 +724,93 @@ class Model(Layer):
                                  "check that x (or the dataset) is not empty and that steps_per_epoch is positive.")
             if train.steps is None:
                 train.steps = steps  # learned from the first pass, as Keras does
+                cbs.params["steps"] = steps
             epoch_logs = _to_floats(raw)
             if run_val:
-                val_logs = self._evaluate_loop(val, verbose=0)
+                # Keras' fit validates through evaluate(callbacks=...): the callbacks' on_test_* hooks run.
+                self._in_fit = True
+                try:
+                    val_logs = self._evaluate_loop(val, cbs)
+                finally:
+                    self._in_fit = False
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
-            if bar is not None:
-                bar.finish([(k, v) for k, v in epoch_logs.items() if k.startswith("val_")])
             cbs.on_epoch_end(epoch, epoch_logs)
-            logs = epoch_logs
+            training_logs = epoch_logs
             if self.stop_training:
                 break
-        cbs.on_train_end(logs)
-        self.history = history
-        return history
+        cbs.on_train_end(training_logs)
+        return self.history
 
-    def _evaluate_loop(self, data, verbose):
+    def _evaluate_loop(self, data, cbs):
         self.reset_metrics()
         test_function = self.make_test_function()
-        bar = Progbar(data.steps or 0, interactive=None if verbose == 1 else False,
-                      log_every_percent=25 if verbose == 1 else 100, stateful_metrics=_AllNames()) if verbose else None
+        cbs.on_test_begin()
         raw = None
-        for data_batch in data.batches():
+        logs = {}
+        for step, data_batch in enumerate(data.batches()):
+            cbs.on_test_batch_begin(step)
             raw = test_function(data_batch)
-            if bar is not None:
-                bar.step(_batch_samples(data_batch), _to_floats(raw))
+            logs = _to_floats(raw)
+            cbs._note_batch_samples(_batch_samples(data_batch))
+            cbs.on_test_batch_end(step, logs)
         if raw is None:
             raise ValueError("Unexpected result of `test_function` (Empty logs): the data gave no batches")
-        if bar is not None:
-            bar.finish()
-        return _to_floats(raw)
+        cbs.on_test_end(logs)
+        return logs
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, max_queue_size=10, workers=1, use_multiprocessing=False, return_dict=False,
                  **kwargs):
         """The loss and metrics over the data (batches of 32 by default): a scalar when there are no metrics, a
-        list in metrics_names' order, or a dict (return_dict=True)."""
+        list in metrics_names' order, or a dict (return_dict=True). The callbacks get on_test_* hooks."""
         self._assert_compiled("training/testing")
+        if sample_weight is not None and self._compiled.compiled_metrics._user_weighted is None:
+            logging.getLogger("kiln.keras").warning(
+                "`evaluate()` received a value for `sample_weight`, but `weighted_metrics` were not provided.  Did "
+                "you mean to pass metrics to `weighted_metrics` in `compile()`?  If this is intentional you can pass "
+                "`weighted_metrics=[]` to `compile()` in order to silence this warning.")
         data = _make_data(x, y, sample_weight, batch_size, False, steps)
-        logs = self._evaluate_loop(data, _verbosity(verbose))
+        verbose = _verbosity(verbose)
+        cbs = callbacks if isinstance(callbacks, _callbacks.CallbackList) else _callbacks.CallbackList(
+            callbacks, add_history=False, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
+            steps=data.steps)
+        logs = self._evaluate_loop(data, cbs)
         if return_dict:
             return logs
-        values = [logs[name] for name in self.metrics_names]
+        values = [logs[name] for name in self.metrics_names if name in logs]
         return values[0] if len(values) == 1 else values
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None, max_queue_size=10, workers=1,
                 use_multiprocessing=False):
-        """The model's outputs for x (batches of 32 by default), as NumPy arrays."""
+        """The model's outputs for x (batches of 32 by default), as NumPy arrays. The callbacks get on_predict_*
+        hooks; on_predict_batch_end's logs hold the batch's {"outputs": ...}."""
         data = _make_data(x, None, None, batch_size, False, steps)
         predict_function = self.make_predict_function()
         verbose = _verbosity(verbose)
-        bar = Progbar(data.steps or 0, interactive=None if verbose == 1 else False,
-                      log_every_percent=25 if verbose == 1 else 100) if verbose else None
+        cbs = callbacks if isinstance(callbacks, _callbacks.CallbackList) else _callbacks.CallbackList(
+            callbacks, add_history=False, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
+            steps=data.steps)
+        cbs.on_predict_begin()
         outputs = []
-        for batch in data.batches():
-            out = predict_function(batch)
-            outputs.append(_map(lambda t: np.asarray(t), out))
-            if bar is not None:
-                bar.step(_batch_samples(batch))
+        for step, batch in enumerate(data.batches()):
+            cbs.on_predict_batch_begin(step)
+            out = _map(lambda t: np.asarray(t), predict_function(batch))
+            outputs.append(out)
+            cbs._note_batch_samples(_batch_samples(batch))
+            cbs.on_predict_batch_end(step, {"outputs": out})
         if not outputs:
             raise ValueError("Unexpected result of `predict_function` (Empty batch_outputs). Please use "
                              "`Model.compile(..., run_eagerly=True)`, or `tf.config.run_functions_eagerly(True)` for "
                              "more information of where went wrong, or file a issue/bug to `tf.keras`.")
-        if bar is not None:
-            bar.finish()
         first = outputs[0]
         if isinstance(first, (list, tuple)):
-            return [np.concatenate([o[i] for o in outputs]) for i in range(len(first))]
-        if isinstance(first, dict):
-            return {k: np.concatenate([o[k] for o in outputs]) for k in first}
-        return np.concatenate(outputs)
+            result = [np.concatenate([o[i] for o in outputs]) for i in range(len(first))]
+        elif isinstance(first, dict):
+            result = {k: np.concatenate([o[k] for o in outputs]) for k in first}
+        else:
+            result = np.concatenate(outputs)
+        cbs.on_predict_end()
+        return result
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, reset_metrics=True, return_dict=False):
         self._assert_compiled("training/testing")
@@ -815,8 +874,271 @@ class Model(Layer):
         for line in lines:
             print_fn(line)
 
+    # ---- configs and saving -------------------------------------------------------------------
+
     def get_config(self):
-        return {"name": self.name, "trainable": self.trainable}
+        """A functional model: its layers, each with the layer calls that feed it ("inbound_nodes", Keras 2's
+        [[layer name, node index, tensor index, kwargs], ...] per call), and its input and output layers. A
+        subclassed model: its name and trainable flag (override get_config to save its arguments)."""
+        if not self._is_graph_network:
+            return {"name": self.name, "trainable": self.trainable}
+        return _functional_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        if "layers" in config and "input_layers" in config:
+            inputs, outputs, name = _functional_from_config(config, custom_objects)
+            if cls is Model:
+                return Model(inputs=inputs, outputs=outputs, name=name)
+            return cls(inputs=inputs, outputs=outputs, name=name)
+        return cls(**config)
+
+    def _serialized_class_name(self):
+        return "Functional" if self._is_graph_network and type(self) is Model else type(self).__name__
+
+    def _serialized_module(self):
+        if type(self) is Model:
+            return "keras.src.engine.functional" if self._is_graph_network else "keras.src.engine.training"
+        if type(self) is Sequential:
+            return "keras.src.engine.sequential"
+        return type(self).__module__
+
+    def get_build_config(self):
+        if self._is_graph_network:
+            return None
+        return Layer.get_build_config(self)
+
+    def build_from_config(self, config):
+        shape = config.get("input_shape")
+        if shape is not None and not self.built:
+            from ._layer import _shape_from_lists
+            self.build(_shape_from_lists(shape))
+
+    def get_compile_config(self):
+        """compile()'s arguments, serialized (saved in the .keras file, used by load_model to compile again)."""
+        if self._compiled is None:
+            return None
+        from ._serialization import serialize_keras_object
+        c = self._compiled
+        return {"optimizer": serialize_keras_object(c.optimizer), "loss": _serialize_losses(c.user_loss),
+                "metrics": _serialize_metrics(c.compiled_metrics._user_metrics),
+                "loss_weights": c.compiled_loss._user_loss_weights,
+                "weighted_metrics": _serialize_metrics(c.compiled_metrics._user_weighted),
+                "run_eagerly": c.run_eagerly or None, "steps_per_execution": None, "jit_compile": None}
+
+    def compile_from_config(self, config):
+        from . import optimizers as _opt
+        config = dict(config)
+        optimizer = _opt.get(config.pop("optimizer", "rmsprop"))
+        loss = config.pop("loss", None)
+        loss = _deserialize_losses(loss)
+        metrics = _deserialize_metrics(config.pop("metrics", None))
+        weighted = _deserialize_metrics(config.pop("weighted_metrics", None))
+        self.compile(optimizer=optimizer, loss=loss, metrics=metrics, weighted_metrics=weighted,
+                     loss_weights=config.pop("loss_weights", None), run_eagerly=config.pop("run_eagerly", None))
+        if self.built and self.trainable_variables:
+            # Built now, as Keras 3 does, so the optimizer state saved beside the weights is restored too.
+            self.optimizer.build(self.trainable_variables)
+
+    def to_json(self, **kwargs):
+        """The model's architecture as Keras' JSON ({"class_name", "config", "keras_version", "backend"})."""
+        import json
+        from ._saving_lib import KERAS_VERSION
+        return json.dumps({"class_name": self._serialized_class_name(), "config": self.get_config(),
+                           "keras_version": KERAS_VERSION, "backend": "tensorflow"}, **kwargs)
+
+    def save(self, filepath, overwrite=True, save_format=None, **kwargs):
+        """"m.keras": Keras v3's zip (config.json, metadata.json, model.weights.h5); "m.h5": Keras 2's HDF5; any
+        other path: a SavedModel directory (kiln.saved_model, with a "serving_default" signature when the input
+        shapes are known) that also holds the Keras files, so keras.models.load_model reads it back."""
+        import os
+        from . import _saving_lib
+        filepath = os.fspath(filepath)
+        if not overwrite and os.path.exists(filepath):
+            raise FileExistsError(f"{filepath} exists and overwrite=False")
+        if save_format == "keras" or filepath.endswith(".keras"):
+            return _saving_lib.save_model(self, filepath)
+        if save_format == "h5" or filepath.endswith((".h5", ".hdf5")):
+            return _saving_lib.save_legacy_h5_model(self, filepath)
+        return _saving_lib.save_saved_model_dir(self, filepath)
+
+    def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
+        """".weights.h5": Keras v3's weights file; ".h5": Keras 2's layout. Other paths (TF's checkpoint format)
+        are written as a Keras v3 weights file at that path."""
+        import os
+        from . import _saving_lib
+        filepath = os.fspath(filepath)
+        if not overwrite and os.path.exists(filepath):
+            raise FileExistsError(f"{filepath} exists and overwrite=False")
+        if filepath.endswith((".h5", ".hdf5")) and not filepath.endswith(".weights.h5") or save_format == "h5":
+            return _saving_lib.save_legacy_h5_weights(self, filepath)
+        return _saving_lib.save_weights_only(self, filepath)
+
+    def load_weights(self, filepath, skip_mismatch=False, by_name=False, options=None):
+        import os
+        from . import _saving_lib
+        filepath = os.fspath(filepath)
+        if not os.path.exists(filepath):
+            raise FileNotFoundError(f"Unable to open file (file {filepath!r} does not exist)")
+        if filepath.endswith(".keras"):
+            return _saving_lib.load_weights_only(self, filepath, skip_mismatch)
+        import h5py
+        with h5py.File(filepath, "r") as f:
+            legacy = "layer_names" in f.attrs or "model_weights" in f
+        if legacy:
+            return _saving_lib.load_legacy_h5_weights(self, filepath, by_name, skip_mismatch)
+        return _saving_lib.load_weights_only(self, filepath, skip_mismatch)
+
+
+def _serialize_losses(loss):
+    from ._serialization import serialize_keras_object
+    if isinstance(loss, dict):
+        return {k: _serialize_losses(v) for k, v in loss.items()}
+    if isinstance(loss, (list, tuple)):
+        return [_serialize_losses(v) for v in loss]
+    if loss is None or isinstance(loss, str):
+        return loss
+    if isinstance(loss, _losses.LossFunctionWrapper) and type(loss) is _losses.LossFunctionWrapper:
+        return serialize_keras_object(loss.fn)
+    return serialize_keras_object(loss)
+
+
+def _deserialize_losses(loss):
+    if isinstance(loss, dict) and "class_name" not in loss:
+        return {k: _deserialize_losses(v) for k, v in loss.items()}
+    if isinstance(loss, list):
+        return [_deserialize_losses(v) for v in loss]
+    if isinstance(loss, dict):
+        return _losses.deserialize(loss)
+    if isinstance(loss, str) and loss not in _losses._BY_NAME:
+        from ._serialization import get_registered_object
+        found = get_registered_object(loss)
+        return found if found is not None else loss
+    return loss
+
+
+def _serialize_metrics(metrics):
+    from ._serialization import serialize_keras_object
+    if metrics is None:
+        return None
+    if isinstance(metrics, dict):
+        return {k: _serialize_metrics(v) for k, v in metrics.items()}
+    if isinstance(metrics, (list, tuple)):
+        return [_serialize_metrics(m) for m in metrics]
+    if isinstance(metrics, str):
+        return metrics
+    if isinstance(metrics, _metrics.Metric):
+        return metrics.name if type(metrics) in (_metrics.MeanMetricWrapper,) else serialize_keras_object(metrics)
+    return serialize_keras_object(metrics)
+
+
+def _deserialize_metrics(metrics):
+    if metrics is None or isinstance(metrics, str):
+        return metrics
+    if isinstance(metrics, dict) and "class_name" not in metrics:
+        return {k: _deserialize_metrics(v) for k, v in metrics.items()}
+    if isinstance(metrics, list):
+        return [_deserialize_metrics(m) for m in metrics]
+    from ._serialization import deserialize_keras_object
+    table = {k: v for k, v in vars(_metrics).items() if isinstance(v, type) and issubclass(v, _metrics.Metric)}
+    return deserialize_keras_object(metrics, module_objects=table, printable_module_name="metric")
+
+
+def _functional_config(model):
+    """Keras 2's functional config: layers with their inbound nodes, input_layers and output_layers."""
+    from ._serialization import serialize_keras_object
+    nodes_of = {}
+    for layer in model._fn_layers:
+        nodes_of[id(layer)] = [layer._output_tensor._node] if isinstance(layer, InputLayer) else []
+    for node in model._fn_nodes:
+        nodes_of[id(node.layer)].append(node)
+
+    def ref(kt):
+        node = kt._node
+        return [node.layer.name, nodes_of[id(node.layer)].index(node), kt._index]
+
+    layers = []
+    for layer in model._fn_layers:
+        entry = serialize_keras_object(layer)
+        entry["name"] = layer.name
+        inbound = []
+        if not isinstance(layer, InputLayer):
+            for node in nodes_of[id(layer)]:
+                kwargs = {}
+                for k, v in node.kwargs.items():
+                    kwargs[k] = ["__keras_tensor__", *ref(v)] if isinstance(v, KerasTensor) else v
+                if node.args:
+                    kwargs["__args__"] = [["__keras_tensor__", *ref(v)] if isinstance(v, KerasTensor) else v
+                                          for v in node.args]
+                flat = _flatten(node.inputs)
+                if isinstance(node.inputs, (list, tuple)) and len(flat) == 1:
+                    kwargs["__list_input__"] = True  # a list of one tensor, not the tensor
+                inbound.append([ref(t) + [kwargs] for t in flat])
+        entry["inbound_nodes"] = inbound
+        layers.append(entry)
+    return {"name": model.name, "trainable": model.trainable, "layers": layers,
+            "input_layers": [ref(t) for t in _flatten(model._fn_inputs)],
+            "output_layers": [ref(t) for t in _flatten(model._fn_outputs)]}
+
+
+def _functional_from_config(config, custom_objects=None):
+    """Rebuilds the layer calls of a functional config: (inputs, outputs, name)."""
+    from . import layers as _layers
+    created, pending = {}, []
+    outputs_of = {}  # (layer name, node index) -> the call's outputs
+    for entry in config["layers"]:
+        layer = _layers.deserialize(entry, custom_objects=custom_objects)
+        name = entry.get("name", layer.name)
+        created[name] = layer
+        if isinstance(layer, InputLayer):
+            outputs_of[(name, 0)] = layer._output_tensor
+        else:
+            pending.append((name, list(entry.get("inbound_nodes", []))))
+
+    def value(ref):
+        out = outputs_of[(ref[0], ref[1])]
+        return _flatten(out)[ref[2]]
+
+    def ready(ref):
+        return (ref[0], ref[1]) in outputs_of
+
+    progress = True
+    while pending and progress:
+        progress = False
+        still = []
+        for name, nodes in pending:
+            done = sum(1 for key in outputs_of if key[0] == name)
+            while nodes:
+                node = nodes[0]
+                kwargs = dict(node[0][3]) if node and len(node[0]) > 3 else {}
+                refs = [r for r in node]
+                extra = [v for v in kwargs.get("__args__", []) if _is_tensor_ref(v)] + \
+                    [v for v in kwargs.values() if _is_tensor_ref(v)]
+                if not all(ready(r) for r in refs) or not all(ready(v[1:]) for v in extra):
+                    break
+                args = [value(v[1:]) if _is_tensor_ref(v) else v for v in kwargs.pop("__args__", [])]
+                as_list = kwargs.pop("__list_input__", False)
+                kwargs = {k: value(v[1:]) if _is_tensor_ref(v) else v for k, v in kwargs.items()}
+                inputs = [value(r) for r in refs]
+                out = created[name](inputs[0] if len(inputs) == 1 and not as_list else inputs, *args, **kwargs)
+                outputs_of[(name, done)] = out
+                done += 1
+                nodes.pop(0)
+                progress = True
+            if nodes:
+                still.append((name, nodes))
+        pending = still
+    if pending:
+        raise ValueError(f"Cannot rebuild the functional model: the inputs of layers {[n for n, _ in pending]} are "
+                         "never produced")
+    inputs = [value(r) for r in config["input_layers"]]
+    outputs = [value(r) for r in config["output_layers"]]
+    return (inputs[0] if len(inputs) == 1 else inputs), (outputs[0] if len(outputs) == 1 else outputs), \
+        config.get("name")
+
+
+def _is_tensor_ref(v):
+    return isinstance(v, list) and len(v) == 4 and v[0] == "__keras_tensor__"
 
 
 def _verbosity(verbose):
@@ -831,16 +1153,6 @@ def _validate_now(epoch, freq):
     if isinstance(freq, int):
         return (epoch + 1) % freq == 0
     return (epoch + 1) in freq
-
-
-class _AllNames:
-    """Every figure fit shows is a running result (already a mean): shown as given."""
-
-    def __contains__(self, name):
-        return True
-
-    def __iter__(self):
-        return iter(())
 
 
 def _to_floats(logs):
@@ -881,6 +1193,7 @@ class Sequential(Model):
         Model.__init__(self, name=name)
         self._seq_layers = []
         self._declared_input_shape = None
+        self._input_name = None  # the Input layer's name, when one was added
         if layers is not None:
             if isinstance(layers, Layer):
                 layers = [layers]
@@ -898,6 +1211,7 @@ class Sequential(Model):
             if self._seq_layers or self._declared_input_shape is not None:
                 raise ValueError("An InputLayer (kiln.keras.Input) can only come first in a Sequential model")
             self._declared_input_shape = layer._build_input_shape
+            self._input_name = layer.name
             return
         if not isinstance(layer, Layer):
             raise TypeError(f"The added layer must be an instance of class Layer. Received: layer={layer!r} of type "
@@ -966,6 +1280,32 @@ class Sequential(Model):
         for layer in self._seq_layers:
             s = layer.compute_output_shape(s)
         return s
+
+    def get_config(self):
+        """{"name", "layers"}: an InputLayer first when the input shape is known, then each layer serialized."""
+        from ._serialization import serialize_keras_object
+        layers = []
+        shape = self._declared_input_shape if self._declared_input_shape is not None else self._build_input_shape
+        if shape is not None and self._seq_layers:
+            first = self._seq_layers[0]
+            layers.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
+                "batch_input_shape": TensorShape(shape).as_list(), "dtype": first.dtype, "sparse": False,
+                "ragged": False, "name": self._input_name or f"{first.name}_input"}, "registered_name": None})
+        layers += [serialize_keras_object(layer) for layer in self._seq_layers]
+        return {"name": self.name, "layers": layers}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from . import layers as _layers
+        model = cls(name=config.get("name"))
+        for entry in config.get("layers", []):
+            layer = _layers.deserialize(entry, custom_objects=custom_objects)
+            model.add(layer)
+        return model
+
+    def get_build_config(self):
+        shape = self._build_input_shape
+        return None if shape is None else {"input_shape": TensorShape(shape).as_list()}
 
     def _summary_rows(self):
         rows, shape = [], self._build_input_shape

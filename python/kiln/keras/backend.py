@@ -52,3 +52,18 @@ def set_floatx(value):
     if value not in ("float32", "float64"):
         raise ValueError(f"Unknown floatx type: {value!r} (kiln supports 'float32' and 'float64')")
     _FLOATX = value
+
+
+def get_value(x):
+    """The value of a variable or tensor as NumPy (a Python number stays as it is)."""
+    if hasattr(x, "numpy"):
+        return x.numpy()
+    return x
+
+
+def set_value(x, value):
+    """Assigns `value` to the variable x (an optimizer's learning rate, ...)."""
+    if not hasattr(x, "assign"):
+        raise TypeError(f"set_value needs a variable, got {type(x).__name__} ({x!r})")
+    import numpy as np
+    x.assign(np.asarray(value, dtype=x.dtype.as_numpy_dtype))

@@ -36,6 +36,15 @@ class Initializer:
     def get_config(self):
         return {}
 
+    @classmethod
+    def from_config(cls, config):
+        # A subclass with fixed settings (GlorotUniform: seed only) takes the keys its constructor names.
+        import inspect
+        params = inspect.signature(cls.__init__).parameters
+        if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return cls(**config)
+        return cls(**{k: v for k, v in config.items() if k in params})
+
 
 class Zeros(Initializer):
     def __call__(self, shape, dtype=None, **kwargs):
@@ -193,6 +202,9 @@ for _cls in list(_BY_NAME.values()):
 def get(identifier):
     if identifier is None:
         return None
+    if isinstance(identifier, dict):
+        from ._serialization import deserialize_keras_object
+        return deserialize_keras_object(identifier, module_objects=_BY_NAME, printable_module_name="initializer")
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier)
         if cls is None:

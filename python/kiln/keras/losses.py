@@ -45,8 +45,18 @@ def _same_dtype(y_true, y_pred):
     return y_true if y_true.dtype == y_pred.dtype else _C.cast(y_true, y_pred.dtype._enum)
 
 
+def _broadcastable(a, b):
+    """NumPy's rule on the known dims (TF's squared_difference broadcasts the same way)."""
+    if a.rank is None or b.rank is None:
+        return True
+    for x, y in zip(reversed(a.as_list()), reversed(b.as_list())):
+        if x is not None and y is not None and x != y and x != 1 and y != 1:
+            return False
+    return True
+
+
 def _check_same_shape(fn, y_true, y_pred):
-    if not TensorShape(y_true.shape).is_compatible_with(TensorShape(y_pred.shape)):
+    if not _broadcastable(TensorShape(y_true.shape), TensorShape(y_pred.shape)):
         raise ValueError(f"{fn}: y_true has shape {TensorShape(y_true.shape)} but y_pred has shape "
                          f"{TensorShape(y_pred.shape)}")
 
@@ -194,6 +204,10 @@ class Loss:
     def get_config(self):
         return {"reduction": self.reduction, "name": self.name}
 
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
 
 class LossFunctionWrapper(Loss):
     def __init__(self, fn, reduction=Reduction.AUTO, name=None, **kwargs):
@@ -266,6 +280,8 @@ def get(identifier):
         return None
     if isinstance(identifier, Loss):
         return identifier
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier)
         if cls is None:
@@ -282,3 +298,11 @@ def get(identifier):
 
 def serialize(loss):
     return loss.name if isinstance(loss, Loss) else getattr(loss, "__name__", repr(loss))
+
+
+def deserialize(config, custom_objects=None):
+    from ._serialization import deserialize_keras_object
+    table = {k: v for k, v in _BY_NAME.items()}
+    obj = deserialize_keras_object(config, module_objects=table, custom_objects=custom_objects,
+                                   printable_module_name="loss function")
+    return obj() if isinstance(obj, type) else obj

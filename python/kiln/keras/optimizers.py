@@ -11,6 +11,7 @@ from .. import dtypes as _dtypes
 from ..module import Module
 from ..tensor_shape import TensorShape
 from . import schedules
+from ._layer import variable_constraint
 
 _UNSUPPORTED = ("use_ema", "jit_compile")
 
@@ -227,6 +228,10 @@ class Optimizer(Module):
             if rate is None:
                 rate = rates[d.name] = self._step_rate(lr_d, step)
             self._apply_dense(g, v, self._slots.get(v._state_id(), ()), rate)
+            constraint = variable_constraint(v)
+            if constraint is not None:
+                # Keras projects a constrained weight right after its update (kernel_constraint=...).
+                v.assign(constraint(v.read_value()))
         self._iterations.assign_add(1)
         return self._iterations
 
@@ -250,6 +255,16 @@ class Optimizer(Module):
 
     def _apply_dense(self, grad, var, slots, rate):
         raise NotImplementedError
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        if isinstance(config.get("learning_rate"), dict):
+            from ._serialization import deserialize_keras_object
+            config["learning_rate"] = deserialize_keras_object(
+                config["learning_rate"], module_objects={k: v for k, v in vars(schedules).items()
+                                                         if isinstance(v, type)}, custom_objects=custom_objects)
+        return cls(**config)
 
     def get_config(self):
         if self._schedule is not None:
@@ -406,6 +421,8 @@ def get(identifier):
     """An optimizer from a name ("adam", "adamw", "adagrad", "sgd", "rmsprop", with Keras' defaults) or an Optimizer."""
     if isinstance(identifier, Optimizer):
         return identifier
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier.lower())
         if cls is None:
@@ -422,3 +439,19 @@ class legacy:  # noqa: N801 - tf.keras.optimizers.legacy is a module in TF
     Adam = Adam
     RMSprop = RMSprop
     Adagrad = Adagrad
+
+
+def serialize(optimizer):
+    from ._serialization import serialize_keras_object
+    return serialize_keras_object(optimizer)
+
+
+def deserialize(config, custom_objects=None):
+    from ._serialization import deserialize_keras_object
+    table = dict(_BY_NAME)
+    table.update({cls.__name__: cls for cls in _BY_NAME.values()})
+    if isinstance(config, dict) and config.get("class_name", "").lower() in _BY_NAME and \
+            config["class_name"] not in table:
+        config = dict(config, class_name=_BY_NAME[config["class_name"].lower()].__name__)
+    return deserialize_keras_object(config, module_objects=table, custom_objects=custom_objects,
+                                    printable_module_name="optimizer")

@@ -16,3 +16,8 @@ def to_categorical(y, num_classes=None, dtype="float32"):
     out = np.zeros((y.shape[0], num_classes), dtype=dtype)
     out[np.arange(y.shape[0]), y] = 1
     return out.reshape(shape + (num_classes,))
+
+
+from ._serialization import (register_keras_serializable, get_registered_name, get_registered_object,  # noqa: E402,F401
+                             get_custom_objects, custom_object_scope, CustomObjectScope, serialize_keras_object,
+                             deserialize_keras_object)

@@ -105,5 +105,7 @@ def test_base_layer_arguments_weights_autocast_and_activity_regularizer():
     x64 = np.ones((1, 3), np.float64)
     assert K.layers.Activation("relu")(x64).dtype == tf.float32
     assert K.layers.Activation("relu", autocast=False)(x64).dtype == tf.float64
-    with pytest.raises(NotImplementedError, match="Activation: activity_regularizer='l2'"):
-        K.layers.Activation("relu", activity_regularizer="l2")
+    # Any layer takes an activity regularizer: its penalty / batch size becomes a loss of the call.
+    act = K.layers.Activation("relu", activity_regularizer="l2")
+    act(np.full((2, 3), 2.0, np.float32))
+    np.testing.assert_allclose([float(v) for v in act.losses], [np.float32(0.01) * 24 / 2], rtol=1e-6)
