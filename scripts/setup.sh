@@ -17,6 +17,7 @@ packages=(
   # ONNX export/import: protobuf and ONNX's generated message classes and
   # checker (C++), the Python checker for the tests, ONNX's backend node tests
   libprotobuf-dev protobuf-compiler libonnx-dev python3-onnx libonnx-testdata
+  python3-protobuf python3-crcmod  # kiln.io: TF's messages (Example, Event, checkpoint protos); crcmod: fast CRC-32C
   "$@"
 )
 

@@ -1,0 +1,1 @@
+"""kiln.summary (tf.summary): placeholder until the event writer lands."""
