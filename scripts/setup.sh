@@ -18,6 +18,7 @@ packages=(
   # checker (C++), the Python checker for the tests, ONNX's backend node tests
   libprotobuf-dev protobuf-compiler libonnx-dev python3-onnx libonnx-testdata
   python3-protobuf python3-crcmod  # kiln.io: TF's messages (Example, Event, checkpoint protos); crcmod: fast CRC-32C
+  python3-plyvel  # tests: LevelDB itself reads and writes the tables of checkpoint .index files
   "$@"
 )
 
