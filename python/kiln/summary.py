@@ -1,1 +1,0 @@
-"""kiln.summary (tf.summary): placeholder until the event writer lands."""
