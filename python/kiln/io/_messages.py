@@ -11,7 +11,10 @@ _DATA_TYPES = [("DT_INVALID", 0), ("DT_FLOAT", 1), ("DT_DOUBLE", 2), ("DT_INT32"
                ("DT_QINT16", 15), ("DT_QUINT16", 16), ("DT_UINT16", 17), ("DT_COMPLEX128", 18), ("DT_HALF", 19),
                ("DT_RESOURCE", 20), ("DT_VARIANT", 21), ("DT_UINT32", 22), ("DT_UINT64", 23)]
 
-_M = _build("kiln/tensorflow_messages.proto", "tensorflow", enums={
+# google/protobuf/wrappers.proto's BoolValue (has_checkpoint_values), in Kiln's own pool.
+_build("google/protobuf/wrappers.proto", "google.protobuf", messages={"BoolValue": [("value", 1, "bool")]})
+
+_M = _build("kiln/tensorflow_messages.proto", "tensorflow", dependencies=["google/protobuf/wrappers.proto"], enums={
     "DataType": _DATA_TYPES,
     "DataClass": [("DATA_CLASS_UNKNOWN", 0), ("DATA_CLASS_SCALAR", 1), ("DATA_CLASS_TENSOR", 2),
                   ("DATA_CLASS_BLOB_SEQUENCE", 3)],
@@ -61,7 +64,8 @@ _M = _build("kiln/tensorflow_messages.proto", "tensorflow", enums={
     "TrackableObjectGraph.TrackableObject": [
         ("children", 1, "TrackableObjectGraph.TrackableObject.ObjectReference", "repeated"),
         ("attributes", 2, "TrackableObjectGraph.TrackableObject.SerializedTensor", "repeated"),
-        ("slot_variables", 3, "TrackableObjectGraph.TrackableObject.SlotVariableReference", "repeated")],
+        ("slot_variables", 3, "TrackableObjectGraph.TrackableObject.SlotVariableReference", "repeated"),
+        ("has_checkpoint_values", 5, ".google.protobuf.BoolValue")],
     "TrackableObjectGraph.TrackableObject.ObjectReference": [("node_id", 1, "int32"), ("local_name", 2, "string")],
     "TrackableObjectGraph.TrackableObject.SerializedTensor": [("name", 1, "string"), ("full_name", 2, "string"),
                                                               ("checkpoint_key", 3, "string")],

@@ -2,7 +2,8 @@
 
 - `<prefix>.data-00000-of-00001`: the tensors' bytes, one after the other (numbers
   little-endian as in memory; a string tensor as the varint64 length of each
-  string, the masked CRC-32C of those lengths, then the strings' bytes);
+  string, the masked CRC-32C of those lengths (each summed as a uint32), then the
+  strings' bytes);
 - `<prefix>.index`: a table (_table.py) whose "" key holds a BundleHeaderProto and
   each tensor's key a BundleEntryProto (dtype, shape, shard 0, offset, size, the
   masked CRC-32C of its bytes).
@@ -27,13 +28,14 @@ _NUMPY_OF = {"float32": _np.float32, "float64": _np.float64, "int32": _np.int32,
 
 
 def _string_bytes(array):
-    """TF's string tensor layout, and its running CRC (over each length as a uint64,
-    the lengths' masked checksum, then the strings)."""
+    """TF's string tensor layout, and its running CRC (over each length as a fixed-size
+    integer, the lengths' masked checksum, then the strings)."""
     items = [v if isinstance(v, bytes) else str(v).encode() for v in array.reshape(-1)]
     lengths, crc = b"", 0
     for item in items:
         lengths += _table._varint(len(item))
-        crc = crc32c(_struct.pack("<Q", len(item)), crc)
+        # Each length as a uint32 (a uint64 past 4 GiB), as TF sums them.
+        crc = crc32c(_struct.pack("<I" if len(item) <= 0xFFFFFFFF else "<Q", len(item)), crc)
     checksum = _struct.pack("<I", mask(crc))
     crc = crc32c(checksum, crc)
     body = b"".join(items)

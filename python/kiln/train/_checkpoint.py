@@ -26,7 +26,8 @@ from . import _bundle
 
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 _VALUE = "VARIABLE_VALUE"
-_IGNORED = frozenset({"_layer_weights", "_compiled", "_slots", "_fn_layers", "_seq_layers", "_kiln_tracked"})
+_IGNORED = frozenset({"_layer_weights", "_compiled", "_slots", "_fn_layers", "_seq_layers", "_kiln_tracked",
+                      "_learning_rate_var"})
 
 CheckpointState = _build("tensorflow/python/training/checkpoint_state.proto", "tensorflow", messages={
     "CheckpointState": [("model_checkpoint_path", 1, "string"), ("all_model_checkpoint_paths", 2, "string", "repeated"),
@@ -93,11 +94,11 @@ def children(obj):
         return out
     if _is_variable(obj) or not hasattr(obj, "__dict__"):
         return out
-    if _is_optimizer(obj):
+    if _is_optimizer(obj):  # the names of TF 2.15's Keras optimizers
         if getattr(obj, "_iterations", None) is not None:
-            add("iter", obj._iterations)
+            add("_iterations", obj._iterations)
         if getattr(obj, "_learning_rate_var", None) is not None:
-            add("learning_rate", obj._learning_rate_var)
+            add("_learning_rate", obj._learning_rate_var)
     if getattr(obj, "_is_graph_network", False) or type(obj).__name__ == "Sequential":
         with_weights = 0
         for i, layer in enumerate(obj.layers):
@@ -175,6 +176,19 @@ class _Graph:
         for opt_id, original, slot_name, slot_id in self.slots:
             graph.nodes[opt_id].slot_variables.add(original_variable_node_id=original, slot_name=slot_name,
                                                    slot_variable_node_id=slot_id)
+        # has_checkpoint_values: whether a node or anything under it holds a value (TF skips
+        # the subtrees without when restoring).
+        has = [_is_variable(obj) for obj in self.nodes]
+        for _ in range(len(self.nodes)):
+            changed = False
+            for i in range(len(self.nodes)):
+                if not has[i] and (any(has[c] for _, c in self.refs[i]) or
+                                   any(has[s] for o, _, _, s in self.slots if o == i)):
+                    has[i] = changed = True
+            if not changed:
+                break
+        for node, value in zip(graph.nodes, has):
+            node.has_checkpoint_values.value = value
         return graph
 
 
