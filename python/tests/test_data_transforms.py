@@ -110,6 +110,14 @@ def test_window_from_tf_s_docstring():
     assert [int(r.window(3, 2, 1, d).cardinality()) for d in (False, True)] == [4, 3]
 
 
+def test_windows_of_elements_of_different_shapes():
+    ws = fills().window(3, shift=1, drop_remainder=True)
+    padded = ws.flat_map(lambda w: w.padded_batch(3))
+    assert values(padded) == [[[1, 0, 0], [2, 2, 0], [3, 3, 3]], [[2, 2, 0, 0], [3, 3, 3, 0], [4, 4, 4, 4]]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="different shapes"):
+        list(ws.take(1))  # the engine's node carries a window as one stacked tensor
+
+
 def test_window_and_flat_map_from_the_tf_data_guide():
     range_ds = tf.data.Dataset.range(100000)
     ws = range_ds.window(5, shift=1)

@@ -122,7 +122,7 @@ class Dataset:
 
     def _pack(self, flat):
         if getattr(self._structure, "nested_datasets", False):
-            flat = [Dataset.from_tensor_slices(t) for t in flat]
+            flat = [t.dataset() if hasattr(t, "dataset") else Dataset.from_tensor_slices(t) for t in flat]
         return _nest.pack_sequence_as(self._template(), flat)
 
     def _peek(self):

@@ -118,7 +118,30 @@ _DONE = object()
 
 
 def _flat_or_none(element):
-    return None if element is None else _nest.flatten(element)
+    if element is None:
+        return None
+    return [t.stacked() if isinstance(t, WindowRows) else t for t in _nest.flatten(element)]
+
+
+class WindowRows:
+    """One component of a window: its elements as they came. Iterated in Python it is a
+    dataset of them (their shapes may differ); through the engine, one stacked tensor."""
+    __slots__ = ("tensors", "spec")
+
+    def __init__(self, tensors, spec):
+        self.tensors, self.spec = tensors, spec
+
+    def dataset(self):
+        tensors = self.tensors
+        return PyDataset(lambda: iter(tensors), spec=self.spec, template=0, card=len(tensors))
+
+    def stacked(self):
+        shapes = {tuple(t.shape.as_list()) for t in self.tensors}
+        if len(shapes) > 1:
+            raise _errors.InvalidArgumentError(
+                f"The elements of a window have different shapes {sorted(shapes)}: such windows are iterated in "
+                "Python only (flat_map them outside a traced loop).")
+        return _convert(_np.stack([to_numpy(t) for t in self.tensors]), self.tensors[0].dtype)
 
 
 # ---- helpers shared by the transformations ----------------------------------------------

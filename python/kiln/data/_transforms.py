@@ -14,8 +14,8 @@ from ..function import TensorSpec
 from ..tensor_shape import TensorShape
 from . import _cards
 from ._dataset import Dataset, _call_unpacked
-from ._python_dataset import (PyDataset, flat_numpy, lazy_spec, lazy_template, merged_specs, relaxed_spec, to_numpy,
-                              to_tensor, traced)
+from ._python_dataset import (PyDataset, WindowRows, flat_numpy, lazy_spec, lazy_template, merged_specs,
+                              relaxed_spec, to_numpy, to_tensor, traced)
 
 
 # ---- padded_batch ------------------------------------------------------------------------
@@ -193,33 +193,33 @@ def window(ds, size, shift=None, stride=1, drop_remainder=False):
             raise ValueError(f"Window {name} must be greater than zero, but got {v}.")
     spec = ds.element_spec
     flat_specs = _nest.flatten(spec)
-    dtypes = [s.dtype for s in flat_specs]
+    component_specs = _nest.flatten(relaxed_spec(ds))
 
     def open_pass():
         # The elements from the current window's start on; windows start `shift` apart.
         buffer, it = [], iter(ds)
         exhausted = False
         needed = (size - 1) * stride + 1
+
+        def pull():
+            nonlocal exhausted
+            element = next(it, None)
+            if element is None:
+                exhausted = True
+            else:
+                buffer.append(_nest.flatten(element))
+
         while True:
             while not exhausted and len(buffer) < needed:
-                element = next(it, None)
-                if element is None:
-                    exhausted = True
-                else:
-                    buffer.append(flat_numpy(element))
+                pull()
             if not buffer or (drop_remainder and len(buffer) < needed):
                 return
             rows = buffer[:needed:stride]
-            yield [to_tensor(_np.stack([r[c] for r in rows]), d) for c, d in enumerate(dtypes)]
+            yield [WindowRows([r[c] for r in rows], component_specs[c]) for c in range(len(flat_specs))]
             # The next window starts `shift` elements on: drop those (pulling any the buffer lacks).
-            drop = shift
-            while drop > len(buffer) and not exhausted:
-                element = next(it, None)
-                if element is None:
-                    exhausted = True
-                else:
-                    buffer.append(flat_numpy(element))
-            buffer = buffer[drop:]
+            while shift > len(buffer) and not exhausted:
+                pull()
+            buffer = buffer[shift:]
 
     engine_specs = lambda: [TensorSpec(None if s.shape.rank is None else [None] + s.shape.as_list(), s.dtype)  # noqa
                             for s in flat_specs]
