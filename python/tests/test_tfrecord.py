@@ -77,6 +77,24 @@ def test_several_files_in_order_and_interleaved(tmp_path):
     assert len(list(from_ds)) == 6
 
 
+def test_list_files_then_interleave_tfrecord_datasets(tmp_path):
+    for f in range(3):
+        with tf.io.TFRecordWriter(str(tmp_path / f"part-{f}.tfrecord")) as w:
+            for i in range(2):
+                w.write(f"{f}{i}".encode())
+    files = tf.data.Dataset.list_files(str(tmp_path / "*.tfrecord"), shuffle=False)
+    assert [f.numpy().decode() for f in files] == [str(tmp_path / f"part-{f}.tfrecord") for f in range(3)]
+    shuffled = sorted(f.numpy() for f in tf.data.Dataset.list_files(str(tmp_path / "*.tfrecord"), seed=3))
+    assert shuffled == [f.numpy() for f in files]
+    records = files.interleave(tf.data.TFRecordDataset, cycle_length=2)
+    assert [r.numpy() for r in records] == [b"00", b"10", b"01", b"11", b"20", b"21"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No files matched pattern"):
+        tf.data.Dataset.list_files(str(tmp_path / "*.none"))
+    assert tf.data.TFRecordDataset(files).take(1).get_single_element().numpy() == b"00"
+    with pytest.raises(tf.errors.InvalidArgumentError, match="more than one element"):
+        tf.data.experimental.get_single_element(tf.data.TFRecordDataset(files))
+
+
 def test_missing_file_is_not_found(tmp_path):
     with pytest.raises(tf.errors.NotFoundError, match="nope"):
         list(tf.data.TFRecordDataset(str(tmp_path / "nope")))

@@ -415,6 +415,33 @@ class Dataset:
         return ds if dtype == _dtypes.int64 else ds.map(lambda x: _cast(x, dtype))
 
     @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
+        """The files matching `file_pattern` (a glob, or a list of them) as string scalars,
+        shuffled unless shuffle=False (then sorted)."""
+        import glob
+        patterns = file_pattern.numpy() if hasattr(file_pattern, "numpy") else file_pattern
+        patterns = [patterns] if isinstance(patterns, (str, bytes)) else list(patterns)
+        patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]
+        files = sorted({f for p in patterns for f in glob.glob(p)})
+        if not files:
+            from .. import errors
+            raise errors.InvalidArgumentError(f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. "
+                                              f"Summarized data: b'No files matched pattern: {', '.join(patterns)}'")
+        ds = Dataset.from_tensor_slices(_convert(files, _dtypes.string))
+        return ds if shuffle is False else ds.shuffle(len(files), seed=seed)
+
+    def get_single_element(self, name=None):
+        """The one element of the dataset (an InvalidArgumentError if it has none or more)."""
+        from .. import errors
+        it = iter(self)
+        first = next(it, _END)
+        if first is _END:
+            raise errors.InvalidArgumentError("Dataset was empty.")
+        if next(it, _END) is not _END:
+            raise errors.InvalidArgumentError("Dataset had more than one element.")
+        return first
+
+    @staticmethod
     def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
                              rerandomize_each_iteration=None):
         return _t.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration)

@@ -53,3 +53,7 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
 def Counter(start=0, step=1, dtype=None):  # noqa: N802 - TF's name
     from .. import dtypes
     return Dataset.counter(start, step, dtypes.int64 if dtype is None else dtype)
+
+
+def get_single_element(dataset):
+    return dataset.get_single_element()
