@@ -448,8 +448,11 @@ def ignore_errors(ds, log_warning=False):
                     continue
                 yield ds._pack(flat)
             return
-        if isinstance(ds, PyDataset):  # a Python pass ends at its first error
-            yield from ds
+        if isinstance(ds, PyDataset):  # a Python pass cannot go on after an error: it ends there
+            try:
+                yield from ds
+            except _errors.OpError as e:
+                warn(e)
             return
         it = iter(ds._ds)
         while True:
