@@ -7,6 +7,5 @@ from ._transforms import DatasetSpec  # noqa: F401
 from ._readers import TextLineDataset, TFRecordDataset  # noqa: F401
 from . import experimental  # noqa: F401
 
-__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Options", "DatasetSpec", "TextLineDataset",
-           "TFRecordDataset",
-           "experimental"]
+__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Options", "DatasetSpec",
+           "TextLineDataset", "TFRecordDataset", "experimental"]

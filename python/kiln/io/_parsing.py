@@ -52,7 +52,10 @@ class SparseTensor(_collections.namedtuple("SparseTensor", ["indices", "values",
 
 
 def _shape_of(shape):
-    return [int(d) for d in (shape if isinstance(shape, (list, tuple)) else getattr(shape, "as_list", lambda: [shape])())]
+    """A feature's shape (a list, a TensorShape or an int) as a list of ints."""
+    if isinstance(shape, (list, tuple)):
+        return [int(d) for d in shape]
+    return [int(d) for d in (shape.as_list() if hasattr(shape, "as_list") else [shape])]
 
 
 def _check_features(features):
