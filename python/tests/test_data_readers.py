@@ -72,6 +72,15 @@ def test_csv_errors(tmp_path):
         list(tf.data.experimental.CsvDataset(short, [tf.int32, [0]]))
     with pytest.raises(tf.errors.InvalidArgumentError, match="strictly increasing"):
         tf.data.experimental.CsvDataset(path, [tf.int32, tf.int32], select_cols=[1, 0])
+    for text, message in (('"a"b,1\n', "Quote inside a string has to be escaped by another quote"),
+                          ('"open,1\n', "Reached end of file without closing quoted field")):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            list(tf.data.experimental.CsvDataset(write(tmp_path / "quotes.csv", text), [tf.string, tf.int32]))
+    blank = write(tmp_path / "blank.csv", "1,2\n\n3,4\n")  # TF reads a blank line as one empty field
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Expect 2 fields but have 1 in record"):
+        list(tf.data.experimental.CsvDataset(blank, [tf.int32, tf.int32]))
+    single = write(tmp_path / "single.csv", "1\n\n3\n")
+    assert [int(e[0]) for e in tf.data.experimental.CsvDataset(single, [[-1]])] == [1, -1, 3]
     with pytest.raises(TypeError, match="CSV columns are"):
         tf.data.experimental.CsvDataset(path, [tf.bool])
 

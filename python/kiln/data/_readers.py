@@ -164,10 +164,14 @@ def _csv_rows(path, compression, field_delim, use_quote_delim, header):
         for n, row in enumerate(reader):
             if n == 0 and header:
                 continue
-            if row:  # a blank line is no record
-                yield row
+            yield row or [""]  # a blank line is a record of one empty field, as TF reads it
     except _csv.Error as e:
-        raise _errors.InvalidArgumentError(f"{path}: line {reader.line_num}: {e}") from None
+        message = str(e)
+        if "unexpected end of data" in message or "EOF" in message:
+            message = "Reached end of file without closing quoted field in record"
+        elif "expected after" in message:
+            message = "Quote inside a string has to be escaped by another quote"
+        raise _errors.InvalidArgumentError(f"{message} ({path}, line {reader.line_num})") from None
 
 
 class CsvDataset(PyDataset):
