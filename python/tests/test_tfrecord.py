@@ -250,3 +250,40 @@ def test_example_numpy_values_and_string_features():
         "img": tf.io.FixedLenFeature([3], tf.float32), "label": tf.io.FixedLenFeature([1], tf.string)})
     assert parsed["img"].numpy().tolist() == [0.25] * 3
     assert parsed["label"].numpy().tolist() == [b"cat"]
+
+
+# ---- per-record decoders -------------------------------------------------------------------------
+
+def test_serialize_and_parse_tensor():
+    t = tf.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
+    raw = tf.io.serialize_tensor(t)
+    assert raw.dtype == tf.string
+    from kiln.io._messages import TensorProto
+    proto = TensorProto.FromString(raw.numpy())
+    assert proto.dtype == 1 and [d.size for d in proto.tensor_shape.dim] == [2, 3]
+    assert proto.tensor_content == np.arange(6, dtype="<f4").tobytes()
+    assert tf.io.parse_tensor(raw, tf.float32).numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    words = tf.io.parse_tensor(tf.io.serialize_tensor(tf.constant([b"a", b"bc"])), tf.string)
+    assert words.numpy().tolist() == [b"a", b"bc"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Type mismatch"):
+        tf.io.parse_tensor(raw, tf.int32)
+    # TF's own TensorProto of a scalar int64 7, written with int64_val (not tensor_content).
+    assert int(tf.io.parse_tensor(b"\x08\x09\x12\x00\x50\x07", tf.int64)) == 7
+    ds = tf.data.Dataset.from_tensor_slices([raw.numpy()] * 2).map(lambda r: tf.io.parse_tensor(r, tf.float32))
+    assert [float(tf.reduce_sum(x)) for x in ds] == [15.0, 15.0]
+
+
+def test_decode_raw_and_decode_csv():
+    # An object array: Kiln's constant of a list of bytes drops trailing NULs (NumPy's "S" dtype).
+    raw = tf.constant(np.array([np.array([1, 2], "<i4").tobytes(), np.array([3, -4], "<i4").tobytes()], object))
+    assert tf.io.decode_raw(raw, tf.int32).numpy().tolist() == [[1, 2], [3, -4]]
+    assert tf.io.decode_raw(b"\x01\x02\x03", tf.uint8, fixed_length=4).numpy().tolist() == [1, 2, 3, 0]
+    assert tf.io.decode_raw(np.array([1], ">i4").tobytes(), tf.int32, little_endian=False).numpy().tolist() == [1]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not a multiple of 4"):
+        tf.io.decode_raw(b"\x01\x02\x03", tf.int32)
+    cols = tf.io.decode_csv(tf.constant(["1,2.5,a", '3,,"b,c"']), [[0], [-1.0], [""]])
+    assert [c.numpy().tolist() for c in cols] == [[1, 3], [2.5, -1.0], [b"a", b"b,c"]]
+    lines = tf.data.Dataset.from_tensor_slices(["4,x", "5,y"]).map(lambda line: tf.io.decode_csv(line, [[0], [""]]))
+    assert [(int(a), b.numpy()) for a, b in lines] == [(4, b"x"), (5, b"y")]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Field 0 is required"):
+        tf.io.decode_csv(",1", [tf.int32, [0]])

@@ -123,7 +123,9 @@ def _column_default(value, index):
     if isinstance(value, _dtypes.DType):
         dtype, default = value, None
     else:
-        t = value if hasattr(value, "numpy") else _convert(value)
+        from .. import _C
+        with _C.init_scope():  # a default is data, never a graph constant of a function being traced
+            t = value if hasattr(value, "numpy") else _convert(value)
         dtype = t.dtype
         array = _np.asarray(t.numpy(), dtype=object if dtype == _dtypes.string else None).reshape(-1)
         if array.size > 1:

@@ -4,3 +4,4 @@ from ._tfrecord import TFRecordWriter, TFRecordOptions, TFRecordCompressionType,
 from ._parsing import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, parse_example,  # noqa: F401
                        parse_single_example)
 from ._files import read_file, write_file, gfile  # noqa: F401
+from ._codecs import decode_csv, decode_raw, parse_tensor, serialize_tensor  # noqa: F401
