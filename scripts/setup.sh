@@ -18,6 +18,8 @@ packages=(
   # checker (C++), the Python checker for the tests, ONNX's backend node tests
   libprotobuf-dev protobuf-compiler libonnx-dev python3-onnx libonnx-testdata
   python3-h5py  # kiln.keras: .weights.h5 and .keras files (save_weights, model.save)
+  python3-protobuf python3-crcmod  # kiln.io: TF's messages (Example, Event, checkpoint protos); crcmod: fast CRC-32C
+  python3-plyvel  # tests: LevelDB itself reads and writes the tables of checkpoint .index files
   "$@"
 )
 

@@ -24,6 +24,7 @@ from .module import Module  # noqa: E402
 from . import config, debugging  # noqa: E402
 from . import math, nn, random, linalg, experimental  # noqa: E402
 from . import nest, data, saved_model, profiler, onnx  # noqa: E402
+from . import io, train, summary  # noqa: E402
 from . import autograph  # noqa: E402
 from . import keras  # noqa: E402
 

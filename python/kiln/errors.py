@@ -11,5 +11,11 @@ ResourceExhaustedError = _C.ResourceExhaustedError
 InternalError = _C.InternalError
 OperatorNotAllowedInGraphError = _C.OperatorNotAllowedInGraphError
 
+
+class DataLossError(OpError):
+    """Unrecoverable data loss or corruption (a damaged TFRecord or checkpoint file)."""
+
+
 __all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError", "OutOfRangeError", "NotFoundError",
-           "UnimplementedError", "ResourceExhaustedError", "InternalError", "OperatorNotAllowedInGraphError"]
+           "UnimplementedError", "ResourceExhaustedError", "InternalError", "OperatorNotAllowedInGraphError",
+           "DataLossError"]

@@ -6,14 +6,15 @@ out as TF gives them. `map` and `filter` functions are traced once, as TF's are
 (kiln.function, with AutoGraph), and run as graphs on each element. Iterating a
 Dataset inside kiln.function (AutoGraph's `for x in ds`, or `reduce`) builds one
 dataset loop op, so the graph does not grow with the data."""
-from . import _C
-from . import dtypes as _dtypes
-from . import nest as _nest
-from ._ops import cast as _cast, convert_to_tensor as _convert
-from .function import TensorSpec, function as _function
-from .tensor_shape import TensorShape
+from .. import _C
+from .. import dtypes as _dtypes
+from .. import nest as _nest
+from .._ops import cast as _cast, convert_to_tensor as _convert
+from ..function import TensorSpec, function as _function
+from ..tensor_shape import TensorShape
+from . import _cards
 
-__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -56,10 +57,14 @@ def _call_unpacked(fn, element):
 class _Structure:
     """The structure of a dataset's elements: known at creation for sources, and
     for `map` once its function has run (the result's structure is the function's)."""
-    __slots__ = ("template",)
+    __slots__ = ("template", "nested_datasets", "resolve")
 
-    def __init__(self, template=None):
+    def __init__(self, template=None, nested_datasets=False, resolve=None):
         self.template = template
+        # window's elements: each component a Dataset, carried as the window's stacked tensor.
+        self.nested_datasets = nested_datasets
+        # A dataset made in Python: what tells the template when first needed.
+        self.resolve = resolve
 
 
 class _ZipStructure:
@@ -88,18 +93,36 @@ class Dataset:
     Dataset. Iterate it with `for`, or `reduce` it; inside kiln.function both are one
     loop op."""
 
-    def __init__(self, ds, structure, spec=_UNKNOWN):
+    def __init__(self, ds, structure, spec=_UNKNOWN, parents=(), card=None, fed=None, options=None):
         self._ds = ds
+        self._init_common(structure, spec, parents, card, fed, options)
+
+    def _init_common(self, structure, spec, parents, card, fed, options):
         self._structure = structure if isinstance(structure, (_Structure, _ZipStructure)) else _Structure(structure)
         self._spec = spec
+        # The datasets this one reads (their options merge into its own).
+        self._parents = tuple(parents)
+        # The cardinality where the engine cannot know it (a dataset made in Python
+        # reports unknown there): None to ask the engine.
+        self._card_override = card
+        # A dataset argument of a function being traced (the engine feeds each call's
+        # dataset): transformations made in Python cannot follow it.
+        self._fed = any(p._fed for p in self._parents) if fed is None else fed
+        self._own_options = options
 
     # ---- structure ----------------------------------------------------------------
     def _template(self):
         if self._structure.template is None:
-            self._peek()  # runs the map function once, which records its structure
+            resolve = getattr(self._structure, "resolve", None)
+            if resolve is not None:
+                self._structure.template = resolve()
+            else:
+                self._peek()  # runs the map function once, which records its structure
         return self._structure.template
 
     def _pack(self, flat):
+        if getattr(self._structure, "nested_datasets", False):
+            flat = [t.dataset() if hasattr(t, "dataset") else Dataset.from_tensor_slices(t) for t in flat]
         return _nest.pack_sequence_as(self._template(), flat)
 
     def _peek(self):
@@ -117,7 +140,7 @@ class Dataset:
             return "<unknown>"
 
     def _kiln_with_engine_dataset(self, ds):
-        return Dataset(ds, self._structure, self._spec)
+        return Dataset(ds, self._structure, self._spec, fed=True, options=self._own_options)
 
     @property
     def element_spec(self):
@@ -128,10 +151,17 @@ class Dataset:
             if first is None:
                 raise ValueError("The element_spec of an empty dataset whose elements come from a function is unknown")
             self._spec = self._pack([_spec_of(t) for t in first])
+            self._spec_from_peek = True  # the first element's dims: a later one may differ
         return self._spec
 
-    def _derived(self, ds, spec=None):
-        return Dataset(ds, self._structure, self._spec if spec is None else spec)
+    def _derived(self, ds, spec=None, card_rule=None):
+        """A dataset of the engine's transformation `ds` of this one, with this one's structure;
+        `card_rule(n)` gives its cardinality from this one's where only Python knows it."""
+        return Dataset(ds, self._structure, self._spec if spec is None else spec, parents=(self,),
+                       card=self._card_after(card_rule or (lambda n: n)))
+
+    def _card_after(self, rule):
+        return None if self._card_override is None else rule(self._card_override)
 
     # ---- sources -------------------------------------------------------------------
     @staticmethod
@@ -228,7 +258,10 @@ class Dataset:
             raise TypeError("Must pass at least one dataset to `zip`.")
         specs = [ds._spec for ds in flat]
         spec = _UNKNOWN if any(s is _UNKNOWN for s in specs) else _nest.pack_sequence_as(datasets, specs)
-        return Dataset(_C.Dataset.zip([ds._ds for ds in flat]), _ZipStructure(datasets), spec)
+        card = None
+        if any(ds._card_override is not None for ds in flat):
+            card = _cards.zip_([ds._cardinality() for ds in flat])
+        return Dataset(_C.Dataset.zip([ds._ds for ds in flat]), _ZipStructure(datasets), spec, parents=flat, card=card)
 
     # ---- transformations -------------------------------------------------------------
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
@@ -248,7 +281,9 @@ class Dataset:
                 out.template = result
             return _nest.flatten(result)
 
-        return Dataset(self._ds.map(apply), out)
+        mapped = Dataset(self._ds.map(apply), out, parents=(self,), card=self._card_after(lambda n: n))
+        mapped._map_source = (self, apply)  # what ignore_errors maps element by element
+        return mapped
 
     def filter(self, predicate, name=None):
         """Keeps the elements for which `predicate` returns a true bool scalar."""
@@ -262,7 +297,8 @@ class Dataset:
                                  f"return type was {r.dtype.name} {r.shape}.")
             return r
 
-        return self._derived(self._ds.filter(keep))
+        # TF's filter is always of unknown cardinality (the engine keeps an infinite input's).
+        return Dataset(self._ds.filter(keep), self._structure, self._spec, parents=(self,), card=UNKNOWN_CARDINALITY)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
         """TF's buffered shuffle; every pass draws a new order (with a seed, the
@@ -280,37 +316,169 @@ class Dataset:
         if self._spec is not _UNKNOWN:
             lead = int(batch_size) if drop_remainder else None
             spec = _nest.map_structure(lambda s: TensorSpec([lead] + (s.shape.as_list() or []), s.dtype), self._spec)
-        return Dataset(self._ds.batch(int(batch_size), bool(drop_remainder)), self._structure, spec)
+        return Dataset(self._ds.batch(int(batch_size), bool(drop_remainder)), self._structure, spec, parents=(self,),
+                       card=self._card_after(lambda n: _cards.batch(n, int(batch_size), drop_remainder)))
 
     def repeat(self, count=None, name=None):
-        return self._derived(self._ds.repeat(-1 if count is None else int(count)))
+        count = -1 if count is None else int(count)
+        return self._derived(self._ds.repeat(count), card_rule=lambda n: _cards.repeat(n, count))
 
     def take(self, count, name=None):
-        return self._derived(self._ds.take(int(count)))
+        return self._derived(self._ds.take(int(count)), card_rule=lambda n: _cards.take(n, int(count)))
 
     def skip(self, count, name=None):
-        return self._derived(self._ds.skip(int(count)))
+        return self._derived(self._ds.skip(int(count)), card_rule=lambda n: _cards.skip(n, int(count)))
 
     def shard(self, num_shards, index, name=None):
         """Every `num_shards`-th element from `index`: worker `index` of `num_shards`
         reads its own disjoint part (shard before shuffling and batching)."""
-        return self._derived(self._ds.shard(int(num_shards), int(index)))
+        return self._derived(self._ds.shard(int(num_shards), int(index)),
+                             card_rule=lambda n: _cards.shard(n, int(num_shards), int(index)))
 
     def prefetch(self, buffer_size, name=None):
         n = _AUTOTUNE_PREFETCH if buffer_size is None or int(buffer_size) == AUTOTUNE else int(buffer_size)
         return self._derived(self._ds.prefetch(n))
 
+    # ---- transformations made in Python (kiln/data/_transforms.py) ------------------------
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
+        """Batches elements of different shapes, each padded to `padded_shapes` (None or -1
+        dims: the batch's longest) with `padding_values` (0, False or b"" by default)."""
+        return _t.padded_batch(self, batch_size, padded_shapes, padding_values, drop_remainder)
+
+    def unbatch(self, name=None):
+        return _t.unbatch(self)
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """Elements that are structures of Datasets of `size` elements, windows starting
+        `shift` apart, taking every `stride`-th element."""
+        return _t.window(self, size, shift, stride, drop_remainder)
+
+    def flat_map(self, map_func, name=None):
+        return _t.flat_map(self, map_func)
+
+    def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
+                   deterministic=None, name=None):
+        return _t.interleave(self, map_func, cycle_length, block_length)
+
     def cache(self, filename="", name=None):
-        """Kept for TF code: the engine's sources are in memory already."""
-        return self
+        return _t.cache(self, filename)
+
+    def enumerate(self, start=0, name=None):  # noqa: A003 - TF's name
+        """(index, element) pairs, the index an int64 from `start`."""
+        return Dataset.zip((Dataset.counter(start), self))
+
+    def concatenate(self, dataset, name=None):
+        return _t.concatenate(self, dataset)
+
+    def scan(self, initial_state, scan_func, name=None):
+        """(new_state, output) = scan_func(state, element) over the elements; yields the outputs."""
+        return _t.scan(self, initial_state, scan_func)
+
+    def unique(self, name=None):
+        return _t.unique(self)
+
+    def take_while(self, predicate, name=None):
+        return _t.take_while(self, predicate)
+
+    def ignore_errors(self, log_warning=False, name=None):
+        return _t.ignore_errors(self, log_warning)
+
+    def assert_cardinality(self, expected_cardinality):
+        return _t.assert_cardinality(self, expected_cardinality)
+
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None, name=None):
+        return _t.group_by_window(self, key_func, reduce_func, window_size, window_size_func)
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                  padded_shapes=None, padding_values=None, pad_to_bucket_boundary=False,
+                                  no_padding=False, drop_remainder=False, name=None):
+        return _t.bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                            padded_shapes, padding_values, pad_to_bucket_boundary, no_padding,
+                                            drop_remainder)
+
+    def apply(self, transformation_func):
+        result = transformation_func(self)
+        if not isinstance(result, Dataset):
+            raise TypeError(f"`transformation_func` must return a `tf.data.Dataset` object. Got {type(result)}.")
+        return result
+
+    @staticmethod
+    def counter(start=0, step=1, dtype=_dtypes.int64, name=None):
+        """start, start + step, ... forever."""
+        start, step = int(start), int(step)
+        if step == 0:
+            ds = Dataset.from_tensors(_convert(start, _dtypes.int64)).repeat()
+        else:
+            ds = Dataset.range(start, 2 ** 63 - 1 if step > 0 else -2 ** 63, step)
+            ds = Dataset(ds._ds, 0, ds._spec, card=INFINITE_CARDINALITY)
+        dtype = _dtypes.as_dtype(dtype)
+        return ds if dtype == _dtypes.int64 else ds.map(lambda x: _cast(x, dtype))
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
+        """The files matching `file_pattern` (a glob, or a list of them) as string scalars,
+        shuffled unless shuffle=False (then sorted)."""
+        import glob
+        patterns = file_pattern.numpy() if hasattr(file_pattern, "numpy") else file_pattern
+        patterns = [patterns] if isinstance(patterns, (str, bytes)) else list(patterns)
+        patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]
+        files = sorted({f for p in patterns for f in glob.glob(p)})
+        if not files:
+            from .. import errors
+            raise errors.InvalidArgumentError(f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. "
+                                              f"Summarized data: b'No files matched pattern: {', '.join(patterns)}'")
+        ds = Dataset.from_tensor_slices(_convert(files, _dtypes.string))
+        return ds if shuffle is False else ds.shuffle(len(files), seed=seed)
+
+    def get_single_element(self, name=None):
+        """The one element of the dataset (an InvalidArgumentError if it has none or more)."""
+        from .. import errors
+        it = iter(self)
+        first = next(it, _END)
+        if first is _END:
+            raise errors.InvalidArgumentError("Dataset was empty.")
+        if next(it, _END) is not _END:
+            raise errors.InvalidArgumentError("Dataset had more than one element.")
+        return first
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None):
+        return _t.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        return _t.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+    # ---- options --------------------------------------------------------------------------
+    def options(self):
+        """The tf.data.Options of this dataset: its inputs' merged, then its own."""
+        from ._options import Options
+        merged = Options()
+        for p in self._parents:
+            merged = merged.merge(p.options())
+        return merged if self._own_options is None else merged.merge(self._own_options)
+
+    def with_options(self, options, name=None):
+        from ._options import Options
+        if not isinstance(options, Options):
+            raise TypeError(f"`options` must be a `tf.data.Options` object, got {type(options)}.")
+        mine = options if self._own_options is None else self._own_options.merge(options)
+        out = Dataset.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out._own_options = mine
+        return out
 
     def cardinality(self):
         """An int64 scalar: the number of elements, INFINITE_CARDINALITY (-1) or
         UNKNOWN_CARDINALITY (-2)."""
-        return _convert(self._ds.cardinality(), _dtypes.int64)
+        return _convert(self._cardinality(), _dtypes.int64)
+
+    def _cardinality(self):
+        return self._ds.cardinality() if self._card_override is None else self._card_override
 
     def __len__(self):
-        n = self._ds.cardinality()
+        n = self._cardinality()
         if n == INFINITE_CARDINALITY:
             raise TypeError("The dataset is infinite.")
         if n == UNKNOWN_CARDINALITY:
@@ -369,12 +537,4 @@ class Dataset:
         return f"<Dataset element_spec={spec}>"
 
 
-class experimental:  # noqa: N801 - tf.data.experimental is a module in TF
-    AUTOTUNE = AUTOTUNE
-    INFINITE_CARDINALITY = INFINITE_CARDINALITY
-    UNKNOWN_CARDINALITY = UNKNOWN_CARDINALITY
-
-    @staticmethod
-    def cardinality(dataset):
-        return dataset.cardinality()
-
+from . import _transforms as _t  # noqa: E402 - the transformations use Dataset

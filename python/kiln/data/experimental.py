@@ -1,0 +1,59 @@
+"""tf.data.experimental: the names TF 2.15 keeps there (most are also Dataset methods)."""
+from ._dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset  # noqa: F401
+from ._options import AutoShardPolicy, ExternalStatePolicy, AutotuneOptions, DistributeOptions  # noqa: F401
+from ._options import OptimizationOptions, ThreadingOptions  # noqa: F401
+from . import _transforms as _t
+from ._readers import CsvDataset, make_csv_dataset  # noqa: F401
+
+
+def cardinality(dataset):
+    return dataset.cardinality()
+
+
+def assert_cardinality(expected_cardinality):
+    return lambda dataset: dataset.assert_cardinality(expected_cardinality)
+
+
+def ignore_errors(log_warning=False):
+    return lambda dataset: dataset.ignore_errors(log_warning)
+
+
+def unique():
+    return lambda dataset: dataset.unique()
+
+
+def scan(initial_state, scan_func):
+    return lambda dataset: dataset.scan(initial_state, scan_func)
+
+
+def group_by_window(key_func, reduce_func, window_size=None, window_size_func=None):
+    return lambda dataset: dataset.group_by_window(key_func, reduce_func, window_size, window_size_func)
+
+
+def bucket_by_sequence_length(element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes=None,
+                              padding_values=None, pad_to_bucket_boundary=False, no_padding=False,
+                              drop_remainder=False):
+    return lambda dataset: dataset.bucket_by_sequence_length(
+        element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes, padding_values,
+        pad_to_bucket_boundary, no_padding, drop_remainder)
+
+
+def enumerate_dataset(start=0):
+    return lambda dataset: dataset.enumerate(start)
+
+
+def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False):
+    return _t.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
+
+
+def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+    return _t.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+
+def Counter(start=0, step=1, dtype=None):  # noqa: N802 - TF's name
+    from .. import dtypes
+    return Dataset.counter(start, step, dtypes.int64 if dtype is None else dtype)
+
+
+def get_single_element(dataset):
+    return dataset.get_single_element()

@@ -1,0 +1,252 @@
+"""tf.io.parse_single_example / parse_example: tf.train.Example protos to tensors, by
+FixedLenFeature, VarLenFeature and FixedLenSequenceFeature.
+
+Kiln has no SparseTensor type: a VarLenFeature parses to SparseTensor below, a
+namedtuple (indices, values, dense_shape) of dense tensors, which nest and datasets
+carry as a structure of three tensors. On a symbolic input (inside Dataset.map or
+kiln.function) the parsing runs as a py_function, its outputs given the static
+shapes the features declare."""
+import collections as _collections
+
+import numpy as _np
+from google.protobuf.message import DecodeError as _DecodeError
+
+from .. import dtypes as _dtypes
+from .. import errors as _errors
+from ._messages import Example
+
+_KIND_OF = {"float32": "float_list", "int64": "int64_list", "string": "bytes_list"}
+_TF_TYPE_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
+
+
+class FixedLenFeature(_collections.namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])):
+    """A feature of a fixed number of values, parsed to a tensor of `shape`."""
+
+    def __new__(cls, shape, dtype, default_value=None):
+        return super().__new__(cls, shape, dtype, default_value)
+
+
+class FixedLenSequenceFeature(_collections.namedtuple(
+        "FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])):
+    """A feature of any number of `shape`-shaped items, parsed to [n] + shape (padded in a batch)."""
+
+    def __new__(cls, shape, dtype, allow_missing=False, default_value=None):
+        return super().__new__(cls, shape, dtype, allow_missing, default_value)
+
+
+class VarLenFeature(_collections.namedtuple("VarLenFeature", ["dtype"])):
+    """A feature of any number of values, parsed to a SparseTensor."""
+
+
+class SparseTensor(_collections.namedtuple("SparseTensor", ["indices", "values", "dense_shape"])):
+    """What a VarLenFeature parses to: int64 indices [N, rank], values [N], int64 dense_shape [rank]."""
+
+    def to_dense(self, default_value=None):
+        from .. import _ops
+        values = self.values.numpy()
+        fill = default_value if default_value is not None else (b"" if values.dtype == object else 0)
+        dense = _np.full([int(d) for d in self.dense_shape.numpy()], fill, dtype=values.dtype)
+        for index, value in zip(self.indices.numpy(), values):
+            dense[tuple(index)] = value
+        return _ops.convert_to_tensor(dense, self.values.dtype)
+
+
+def _shape_of(shape):
+    """A feature's shape (a list, a TensorShape or an int) as a list of ints."""
+    if isinstance(shape, (list, tuple)):
+        return [int(d) for d in shape]
+    return [int(d) for d in (shape.as_list() if hasattr(shape, "as_list") else [shape])]
+
+
+def _check_features(features):
+    if not features:
+        raise ValueError("Invalid `features` argument: `features` cannot be None or empty.")
+    for key, f in features.items():
+        if not isinstance(f, (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature)):
+            raise ValueError(f"Unsupported feature type for key {key!r}: {type(f).__name__}.")
+        dtype = _dtypes.as_dtype(f.dtype)
+        if dtype.name not in _KIND_OF:
+            raise ValueError(f"Unsupported dtype {dtype.name} for feature {key!r}: only float32, int64 and string "
+                             "are parsed.")
+
+
+def _np_dtype(dtype):
+    return object if dtype.name == "string" else dtype._np
+
+
+def _values(example, key, dtype, name):
+    """The values of feature `key` as a NumPy array of `dtype`, or None if absent."""
+    feature = example.features.feature.get(key)
+    if feature is None:
+        return None
+    kind = feature.WhichOneof("kind")
+    if kind is None:
+        return _np.zeros([0], _np_dtype(dtype))
+    wanted = _KIND_OF[dtype.name]
+    if kind != wanted:
+        raise _errors.InvalidArgumentError(
+            f"Name: {name}, Feature: {key}.  Data types don't match. Data type: {_TF_TYPE_NAME[kind]} but expected "
+            f"type: {_TF_TYPE_NAME[wanted]}")
+    values = list(getattr(feature, kind).value)
+    return _np.array(values, dtype=_np_dtype(dtype)).reshape(len(values))
+
+
+def _default(value, dtype, shape, key):
+    array = _np.asarray(value.numpy() if hasattr(value, "numpy") else value,
+                        dtype=_np_dtype(dtype))
+    if array.dtype == object:
+        array = _np.vectorize(lambda v: v.encode() if isinstance(v, str) else v, otypes=[object])(array)
+    try:
+        return _np.broadcast_to(array, shape).copy() if array.size == 1 else array.reshape(shape)
+    except ValueError:
+        raise ValueError(f"The default_value of feature {key!r} does not fit its shape {shape}.") from None
+
+
+def _parse_one(serialized, name):
+    if hasattr(serialized, "numpy"):
+        serialized = serialized.numpy()
+    try:
+        return Example.FromString(bytes(serialized))
+    except (_DecodeError, TypeError):
+        raise _errors.InvalidArgumentError(f"Could not parse example input, value: '{serialized!r}'") from None
+
+
+def _parse_batch_numpy(serialized, features, names):
+    """{key: array, or (indices, values, dense_shape) for a VarLenFeature} over a batch."""
+    examples = [_parse_one(s, n) for s, n in zip(serialized, names)]
+    out = {}
+    for key, f in features.items():
+        dtype = _dtypes.as_dtype(f.dtype)
+        per = [_values(e, key, dtype, n) for e, n in zip(examples, names)]
+        if isinstance(f, VarLenFeature):
+            rows = [v if v is not None else _np.zeros([0], _np_dtype(dtype)) for v in per]
+            indices = [[b, i] for b, r in enumerate(rows) for i in range(len(r))]
+            values = _np.concatenate(rows) if rows else _np.zeros([0], _np_dtype(dtype))
+            out[key] = (_np.array(indices, _np.int64).reshape(-1, 2), values.astype(_np_dtype(dtype)),
+                        _np.array([len(rows), max((len(r) for r in rows), default=0)], _np.int64))
+            continue
+        shape = _shape_of(f.shape)
+        size = int(_np.prod(shape)) if shape else 1
+        if isinstance(f, FixedLenSequenceFeature):
+            if not f.allow_missing:
+                raise ValueError("Unsupported: FixedLenSequenceFeature requires allow_missing to be True.")
+            items = []
+            for v, n in zip(per, names):
+                v = _np.zeros([0], _np_dtype(dtype)) if v is None else v
+                if size == 0 or len(v) % size:
+                    raise _errors.InvalidArgumentError(
+                        f"Name: {n}, Key: {key}, Index: 0.  Number of values is not a multiple of stride length. "
+                        f"Saw {len(v)} values but output shape is: {shape}")
+                items.append(v.reshape([len(v) // size] + shape))
+            longest = max((len(i) for i in items), default=0)
+            pad = _default(0 if f.default_value is None and dtype.name != "string" else
+                           (b"" if f.default_value is None else f.default_value), dtype, [], key)
+            batch = _np.empty([len(items), longest] + shape, _np_dtype(dtype))
+            batch[...] = pad
+            for b, item in enumerate(items):
+                batch[b, :len(item)] = item
+            out[key] = batch
+            continue
+        rows = []
+        for v, n in zip(per, names):
+            if v is None:
+                if f.default_value is None:
+                    raise _errors.InvalidArgumentError(
+                        f"Name: {n}, Feature: {key} (data type: {dtype.name}) is required but could not be found.")
+                rows.append(_default(f.default_value, dtype, shape, key))
+                continue
+            if len(v) != size:
+                raise _errors.InvalidArgumentError(
+                    f"Name: {n}, Key: {key}, Index: 0.  Number of {_TF_TYPE_NAME[_KIND_OF[dtype.name]]} values != "
+                    f"expected.  Values size: {len(v)} but output shape: {shape}")
+            rows.append(v.reshape(shape))
+        out[key] = _np.stack(rows) if rows else _np.zeros([0] + shape, _np_dtype(dtype))
+    return out
+
+
+def _graph_tensor(t):
+    """A symbolic tensor of a function being traced (no value until the graph runs)."""
+    from .. import _C
+    return isinstance(t, _C.Tensor) and t._is_symbolic
+
+
+def _to_tensors(parsed, features, batched):
+    from .. import _ops
+    out = {}
+    for key, f in features.items():
+        dtype = _dtypes.as_dtype(f.dtype)
+        value = parsed[key]
+        if isinstance(f, VarLenFeature):
+            indices, values, dense_shape = value
+            if not batched:
+                indices, dense_shape = indices[:, 1:], dense_shape[1:]
+            out[key] = SparseTensor(_ops.convert_to_tensor(indices, _dtypes.int64),
+                                    _ops.convert_to_tensor(values, dtype),
+                                    _ops.convert_to_tensor(dense_shape, _dtypes.int64))
+        else:
+            out[key] = _ops.convert_to_tensor(value if batched else value[0], dtype)
+    return out
+
+
+def _parse(serialized, features, example_names, batched):
+    _check_features(features)
+    features = dict(features)
+    if _graph_tensor(serialized):
+        return _parse_traced(serialized, features, example_names, batched)
+    values = serialized.numpy() if hasattr(serialized, "numpy") else serialized
+    if batched:
+        values = list(_np.asarray(values, dtype=object).reshape(-1))
+    else:
+        values = [values.item() if hasattr(values, "item") else values]
+    names = _names(example_names, len(values))
+    return _to_tensors(_parse_batch_numpy(values, features, names), features, batched)
+
+
+def _names(example_names, n):
+    if example_names is None:
+        return ["<unknown>"] * n
+    names = example_names.numpy() if hasattr(example_names, "numpy") else example_names
+    names = list(_np.asarray(names, dtype=object).reshape(-1))
+    return [x.decode() if isinstance(x, bytes) else str(x) for x in names]
+
+
+def _parse_traced(serialized, features, example_names, batched):
+    """The parsing as a py_function of the serialized tensor; outputs flat, each
+    VarLenFeature three of them, then given the shapes the features declare."""
+    from .. import _ops
+    from ..function import py_function
+    touts = []
+    for f in features.values():
+        dtype = _dtypes.as_dtype(f.dtype)
+        touts += [_dtypes.int64, dtype, _dtypes.int64] if isinstance(f, VarLenFeature) else [dtype]
+
+    def run(s):
+        parsed = _parse(s, features, example_names, batched)
+        flat = []
+        for key, f in features.items():
+            flat += list(parsed[key]) if isinstance(f, VarLenFeature) else [parsed[key]]
+        return flat
+
+    flat = py_function(run, [serialized], touts)
+    out, i = {}, 0
+    for key, f in features.items():
+        if isinstance(f, VarLenFeature):
+            out[key] = SparseTensor(*flat[i:i + 3])
+            i += 3
+            continue
+        t = flat[i]
+        i += 1
+        if isinstance(f, FixedLenFeature):
+            t = _ops.reshape(t, ([-1] if batched else []) + _shape_of(f.shape))
+        out[key] = t
+    return out
+
+
+def parse_single_example(serialized, features, example_names=None, name=None):
+    """tf.io.parse_single_example: one serialized tf.train.Example to {key: tensor}."""
+    return _parse(serialized, features, example_names, batched=False)
+
+
+def parse_example(serialized, features, example_names=None, name=None):
+    """tf.io.parse_example: a vector of serialized Examples to {key: batched tensor}."""
+    return _parse(serialized, features, example_names, batched=True)
