@@ -9,7 +9,10 @@ namespace kiln::ops {
 // eager mode, a Const node while tracing.
 Tensor const_op(Tensor value, const SourceLocation& loc);
 
-// A concrete scalar tensor of `dtype` holding `value` (no dispatch).
+// A concrete scalar tensor of `dtype` holding `value` (no dispatch), for use
+// as an op's operand or attr: it may be one cached tensor shared by every
+// caller, so it must not be handed to the user as it is (give it its own
+// identity first, core::give_own_identity).
 Tensor make_scalar(const Scalar& value, DType dtype);
 
 // A C++ scalar as a tensor of `dtype`, raising InvalidArgument (naming

@@ -253,11 +253,11 @@ Tensor make_scalar(const Scalar& value, DType dtype) {
     return t;
   }
   // `x * 2` in a loop makes the same scalar again and again: numeric
-  // scalars share their buffer through a small per-thread cache. Each call
-  // still gets a tensor of its own (a view of that buffer), since tapes tell
-  // tensors apart by identity: two equal scalars are never one tensor
-  // (docs/design-notes.md, "Tensor identity"). A cached buffer always has
-  // another reference, so no op writes over it.
+  // scalars come from a small per-thread cache, one shared tensor per value.
+  // Such an operand never reaches the user as it is: what a creation function
+  // or an op hands out is a tensor of its own (docs/design-notes.md, "Tensor
+  // identity"). A cached tensor always has another reference, so no op writes
+  // over it.
   uint64_t bits = 0;
   core::visit_numeric(dtype, [&]<class T>() {
     T v;
@@ -279,12 +279,11 @@ Tensor make_scalar(const Scalar& value, DType dtype) {
   };
   thread_local Cache cache;
   Slot& slot = cache.slots[(bits * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(dtype)) >> 58];
-  if (!slot.tensor.defined() || slot.dtype != dtype || slot.bits != bits) {
-    Tensor t = core::make_tensor(dtype, Shape{});
-    std::memcpy(core::raw_data(t), &bits, dtype_size(dtype));
-    slot = Slot{dtype, bits, std::move(t)};
-  }
-  return core::make_tensor_view(dtype, Shape{}, slot.tensor.impl()->buffer);
+  if (slot.tensor.defined() && slot.dtype == dtype && slot.bits == bits) return slot.tensor;
+  Tensor t = core::make_tensor(dtype, Shape{});
+  std::memcpy(core::raw_data(t), &bits, dtype_size(dtype));
+  slot = Slot{dtype, bits, t};
+  return t;
 }
 
 Tensor scalar_to_tensor(const Scalar& value, DType dtype, std::string_view op_name,
@@ -361,7 +360,9 @@ Tensor make_string_constant(const std::vector<std::string>& values, const Shape&
 
 Tensor constant(const Scalar& value, std::optional<DType> dtype, SourceLocation loc) {
   DType d = dtype.value_or(value.natural_dtype());
-  return ops::scalar_to_tensor(value, d, "constant", loc);
+  Tensor t = ops::scalar_to_tensor(value, d, "constant", loc);
+  core::give_own_identity(t);  // the user's tensor, not the cache's
+  return t;
 }
 
 Tensor fill(const Shape& shape, const Scalar& value, std::optional<DType> dtype, SourceLocation loc) {

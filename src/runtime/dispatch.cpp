@@ -81,10 +81,13 @@ TensorList run_eager(const detail::OpDef& op, std::span<const Tensor> inputs, co
   op.infer(ic);
   detail::SmallVector<schema::TensorType, 2>& types = ic.outputs();
   try {
-    TensorList outputs =
-        run_kernel(op, inputs, attrs, std::span<const schema::TensorType>(types.data(), types.size()), loc, consumable);
-    if (op.is(schema::kSetsOwnOutputs))
-      for (Tensor& t : outputs) core::give_own_identity(t);
+    std::span<const schema::TensorType> out_types(types.data(), types.size());
+    if (!op.is(schema::kSetsOwnOutputs)) [[likely]]
+      return run_kernel(op, inputs, attrs, out_types, loc, consumable);
+    // A kernel that set its own outputs may have handed back an input or a
+    // variable's value: the caller gets tensors of its own.
+    TensorList outputs = run_kernel(op, inputs, attrs, out_types, loc, consumable);
+    for (Tensor& t : outputs) core::give_own_identity(t);
     return outputs;
   } catch (const core::OutOfMemory&) {
     // Out of memory for an output or inside the kernel: name the op (the
