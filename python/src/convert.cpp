@@ -2,6 +2,7 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -83,6 +84,15 @@ Tensor from_python_scalar(py::handle obj, std::optional<DType> dtype) {
 bool is_python_scalar(py::handle obj) {
   return PyBool_Check(obj.ptr()) || PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) ||
          PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr());
+}
+
+void check_float_operand(py::handle obj, DType dtype) {
+  if (is_floating(dtype) || dtype == DType::String) return;
+  double v = PyFloat_AS_DOUBLE(obj.ptr());
+  bool fits = is_integer(dtype) && std::isfinite(v) && std::trunc(v) == v;
+  if (!fits)
+    throw py::type_error("Cannot convert " + std::string(py::repr(obj)) + " to EagerTensor of dtype " +
+                         std::string(dtype_name(dtype)));
 }
 
 py::dtype numpy_dtype(DType dtype) {
