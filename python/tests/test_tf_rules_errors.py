@@ -90,3 +90,24 @@ def test_tf_function_guide_limitations_raise_tf_classes():
 
     with pytest.raises(Exception):  # noqa: B017 - TF's guide asserts Exception (a RecursionError)
         recursive_fn(tf.constant(5))
+
+
+def test_tf_function_guide_one_function_with_two_optimizers_raises_value_error():
+    # "Using with multiple Keras optimizers": the second optimizer's slots would be new
+    # variables on a later trace.
+    opt1 = tf.keras.optimizers.Adam(learning_rate=1e-2)
+    opt2 = tf.keras.optimizers.Adam(learning_rate=1e-3)
+
+    @tf.function
+    def train_step(w, x, y, optimizer):
+        with tf.GradientTape() as tape:
+            loss = tf.abs(w * x - y)
+        gradients = tape.gradient(loss, [w])
+        optimizer.apply_gradients(zip(gradients, [w]))
+
+    w = tf.Variable(2.0)
+    x, y = tf.constant([-1.0]), tf.constant([2.0])
+    train_step(w, x, y, opt1)
+    assert w.numpy() != 2.0
+    with pytest.raises(ValueError, match="non-first call"):
+        train_step(w, x, y, opt2)
