@@ -9,6 +9,8 @@ import inspect
 import threading
 import weakref
 
+import numpy as _np
+
 from . import _C
 from . import _scope
 from . import dtypes as _dtypes
@@ -80,10 +82,10 @@ class FuncGraph:
 
 
 def _holds_tensors(value, depth=0):
-    """Whether an argument is (or holds) a tensor, a variable or a TensorSpec: a traced input,
+    """Whether an argument is (or holds) a tensor, a variable, a NumPy value or a TensorSpec: a traced input,
     where anything else is a Python value the trace was made for."""
-    if isinstance(value, (_C.Tensor, _C.Variable, TensorSpec)):
-        return True
+    if isinstance(value, (_C.Tensor, _C.Variable, TensorSpec, _np.ndarray, _np.generic)):
+        return True  # NumPy values are tensors to a function, keyed by dtype and shape
     if depth > 32:
         return False
     if isinstance(value, (list, tuple)):

@@ -201,3 +201,15 @@ def test_init_scope_lifts_ops_out_of_the_trace():
 
     assert f(tf.constant(1.0)).numpy() == 6.0
     assert seen == [6.0]
+
+
+def test_concrete_function_takes_numpy_values_as_tensors():
+    @tf.function
+    def scale(x, factor):
+        return x * factor
+
+    concrete = scale.get_concrete_function(np.ones(3, np.float32), 2.0)
+    np.testing.assert_array_equal(concrete(np.arange(3, dtype=np.float32)).numpy(), [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(concrete(tf.constant([1.0, 1.0, 1.0]), 2.0).numpy(), [2.0, 2.0, 2.0])
+    with pytest.raises(TypeError):
+        concrete(np.ones(3, np.float32), 3.0)
