@@ -11,34 +11,55 @@ import collections
 
 from . import _C
 
-_SHAPE_SOURCES = collections.OrderedDict()  # id(tensor) -> (tensor, x, axis or None)
+# id(tensor) -> (tensor, x, axes): the tensor is tf.shape(x)[axes] (axes an int: one dim, a
+# scalar; a tuple: those dims, a vector, as tf.shape(x) itself or a slice of it).
+_SHAPE_SOURCES = collections.OrderedDict()
 
 
-def _remember(t, x, axis):
-    _SHAPE_SOURCES[id(t)] = (t, x, axis)
+def _remember(t, x, axes):
+    _SHAPE_SOURCES[id(t)] = (t, x, axes)
     while len(_SHAPE_SOURCES) > 1024:
         _SHAPE_SOURCES.popitem(last=False)
 
 
+def _entry(t):
+    entry = _SHAPE_SOURCES.get(id(t))
+    return entry if entry is not None and entry[0] is t else None
+
+
 def note_shape(result, x):
     """`result` is tf.shape(x): its elements are x's dims."""
-    if result._is_symbolic:
-        _remember(result, x, None)
+    if result._is_symbolic and x.ndim is not None:
+        _remember(result, x, tuple(range(x.ndim)))
 
 
 def note_index(result, x, key):
-    """`result` is x[key]; when x is tf.shape(y) and key an int, result is y's dim key."""
-    entry = _SHAPE_SOURCES.get(id(x))
-    if entry is not None and entry[0] is x and entry[2] is None and isinstance(key, int):
-        _remember(result, entry[1], key)
+    """`result` is x[key]; when x is (a slice of) tf.shape(y), result is y's dim or dims."""
+    entry = _entry(x)
+    if entry is None or not isinstance(entry[2], tuple):
+        return
+    axes = entry[2]
+    if isinstance(key, int) and -len(axes) <= key < len(axes):
+        _remember(result, entry[1], axes[key])
+    elif isinstance(key, slice) and all(p is None or isinstance(p, int) for p in (key.start, key.stop, key.step)):
+        _remember(result, entry[1], axes[key])
 
 
 def dim_source(t):
     """(x, axis) when the scalar tensor t is tf.shape(x)[axis], else None."""
-    entry = _SHAPE_SOURCES.get(id(t))
-    if entry is None or entry[0] is not t or entry[2] is None:
+    entry = _entry(t)
+    if entry is None or not isinstance(entry[2], int):
         return None
     return entry[1], entry[2]
+
+
+def unpack(shape):
+    """A symbolic 1-D shape tensor of known length (tf.shape(x), a slice of it, a stack...) as
+    a list of its elements, resolved; the tensor itself when its length is unknown."""
+    if shape.ndim != 1 or shape.shape.as_list()[0] is None:
+        return shape
+    from ._indexing import getitem
+    return resolve([getitem(shape, i) for i in range(shape.shape.as_list()[0])])
 
 
 class DynamicDims:

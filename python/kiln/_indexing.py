@@ -9,7 +9,7 @@ def _is_tensor_index(k):
 
 def getitem(x, key):
     result = _getitem(x, key)
-    if isinstance(key, int) and x._is_symbolic:
+    if isinstance(key, (int, slice)) and x._is_symbolic:
         from . import _dynamic_shape
         _dynamic_shape.note_index(result, x, key)  # tf.shape(y)[i]: y's dim i, for shape arguments
     return result

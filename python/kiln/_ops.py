@@ -26,6 +26,8 @@ def _dims(shape):
     scalar tensors whose values are known only when the graph runs) a _dynamic_shape.DynamicDims."""
     if isinstance(shape, TensorShape):
         return shape.as_list()
+    if isinstance(shape, _C.Tensor) and shape._is_symbolic:
+        return _dynamic_shape.unpack(shape)  # tf.zeros(tf.shape(x)) in a trace
     if isinstance(shape, (_C.Tensor, _C.Variable)):
         return shape
     if isinstance(shape, int):

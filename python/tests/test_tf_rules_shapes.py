@@ -83,3 +83,19 @@ def test_eager_scalar_tensors_in_shape_lists():
     assert tf.random.uniform([n]).shape == (3,)
     with pytest.raises(TypeError):
         tf.zeros([tf.constant(2.0), 3])
+
+
+def test_shape_tensor_and_its_slices_as_shape_in_function():
+    @tf.function
+    def like(x):
+        return (tf.zeros(tf.shape(x)), tf.ones(tf.shape(x)[1:]), tf.fill(tf.shape(x)[:1], 2.0),
+                tf.reshape(x, tf.shape(x)), tf.random.uniform(tf.shape(x)))
+
+    for n in BATCHES:
+        x = _inputs(n, 3)
+        zeros, ones, filled, same, drawn = like(x)
+        np.testing.assert_array_equal(zeros.numpy(), np.zeros((n, 3), np.float32))
+        np.testing.assert_array_equal(ones.numpy(), np.ones(3, np.float32))
+        np.testing.assert_array_equal(filled.numpy(), np.full(n, 2.0, np.float32))
+        np.testing.assert_array_equal(same.numpy(), x.numpy())
+        assert drawn.shape == (n, 3)
