@@ -305,6 +305,39 @@ def _strings_to_tensors(value, depth=0):
     return value
 
 
+def _is_dataset_iterator(obj):
+    """An iterator that says what it yields (`element_spec`), as tf.data's iterators do."""
+    return (hasattr(type(obj), "__next__") and not isinstance(obj, (_C.Tensor, _C.Variable))
+            and getattr(obj, "element_spec", None) is not None)
+
+
+class _IteratorInGraph:
+    """A dataset iterator argument inside a trace: next() pulls the next element when the graph
+    runs (a host function), so every call advances the iterator, as TF's iterator ops do. The
+    trace is keyed by the iterator's identity, so the graph keeps pulling from this one."""
+
+    def __init__(self, iterator):
+        self._iterator = iterator
+        self.element_spec = iterator.element_spec
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        from . import nest
+        specs = nest.flatten(self.element_spec)
+        iterator = self._iterator
+
+        def pull():
+            return [t if isinstance(t, _C.Tensor) else _C.constant(t, None) for t in nest.flatten(next(iterator))]
+
+        flat = py_function(pull, [], [s.dtype for s in specs])
+        return nest.pack_sequence_as(self.element_spec, list(flat))
+
+    def get_next(self):
+        return next(self)
+
+
 def _signature_text(fn, specs):
     try:
         names = [p.name for p in inspect.signature(fn).parameters.values()]
@@ -387,6 +420,7 @@ class Function:
         stack = _tracing_stack()
         stack.append(self)
         try:
+            flat = tuple(_IteratorInGraph(a) if _is_dataset_iterator(a) else a for a in flat)
             out = _strings_to_tensors(_unbind(self._callable(), flat))
         finally:
             stack.pop()

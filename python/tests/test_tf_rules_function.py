@@ -213,3 +213,45 @@ def test_concrete_function_takes_numpy_values_as_tensors():
     np.testing.assert_array_equal(concrete(tf.constant([1.0, 1.0, 1.0]), 2.0).numpy(), [2.0, 2.0, 2.0])
     with pytest.raises(TypeError):
         concrete(np.ones(3, np.float32), 3.0)
+
+
+class _SpecIterator:
+    """An iterator that states its element_spec, as tf.data's iterators do."""
+
+    def __init__(self, values):
+        self._values = iter(values)
+        self.element_spec = (tf.TensorSpec([], tf.int32), tf.TensorSpec([2], tf.float32))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        v = next(self._values)
+        return tf.constant(v), tf.constant([v / 2, v * 2.0])
+
+
+def test_dataset_iterator_argument_advances_on_every_call(capfd):
+    @tf.function
+    def consume(iterator):
+        index, pair = next(iterator)
+        tf.print(index, pair)
+        return index
+
+    it = _SpecIterator([1, 2, 3])
+    assert [int(consume(it)) for _ in range(3)] == [1, 2, 3]
+    _, err = capfd.readouterr()
+    assert err == "1 [0.5 2]\n2 [1 4]\n3 [1.5 6]\n"
+    assert consume.experimental_get_tracing_count() == 1
+
+
+@pytest.mark.xfail(reason="Dataset.__iter__ is a Python generator without element_spec (the data package)")
+def test_dataset_iterator_from_iter_dataset_advances(capfd):
+    @tf.function
+    def consume(iterator):
+        tf.print(next(iterator))
+
+    iterator = iter(tf.data.Dataset.from_tensor_slices([1, 2, 3]))
+    for _ in range(3):
+        consume(iterator)
+    _, err = capfd.readouterr()
+    assert err == "1\n2\n3\n"
