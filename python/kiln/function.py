@@ -289,19 +289,21 @@ def _checked_variable_init(self, *args, **kwargs):
 _C.Variable.__init__ = _checked_variable_init
 
 
-def _strings_to_tensors(value, depth=0):
-    """A traced function's result with its Python strings as string tensors, as TF returns them."""
-    if isinstance(value, (str, bytes)):
-        return _C.constant(value, None)
+def _outputs_to_tensors(value, depth=0):
+    """A traced function's result with its Python numbers and strings as tensors, as TF returns
+    them (TF's tf.function converts every output but None)."""
+    if isinstance(value, (str, bytes, bool, int, float, _np.ndarray, _np.generic)):
+        from ._ops import convert_to_tensor
+        return convert_to_tensor(value)
     if depth > 32:
         return value
     if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return type(value)(*(_strings_to_tensors(v, depth + 1) for v in value))
+        return type(value)(*(_outputs_to_tensors(v, depth + 1) for v in value))
     if isinstance(value, (list, tuple)):
-        items = [_strings_to_tensors(v, depth + 1) for v in value]
+        items = [_outputs_to_tensors(v, depth + 1) for v in value]
         return items if isinstance(value, list) else tuple(items)
     if isinstance(value, dict) and type(value) is dict:
-        return {k: _strings_to_tensors(v, depth + 1) for k, v in value.items()}
+        return {k: _outputs_to_tensors(v, depth + 1) for k, v in value.items()}
     return value
 
 
@@ -421,7 +423,7 @@ class Function:
         stack.append(self)
         try:
             flat = tuple(_IteratorInGraph(a) if _is_dataset_iterator(a) else a for a in flat)
-            out = _strings_to_tensors(_unbind(self._callable(), flat))
+            out = _outputs_to_tensors(_unbind(self._callable(), flat))
         finally:
             stack.pop()
         self._traced_once = True

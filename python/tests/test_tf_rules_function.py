@@ -104,6 +104,18 @@ def test_returned_python_string_becomes_string_tensor():
     assert parts["name"].numpy() == b"kiln" and parts["x"].numpy() == 1
 
 
+def test_returned_python_numbers_become_tensors():
+    @tf.function
+    def values():
+        return 1, 2.5, True, [3, None], np.float64(0.5)
+
+    one, half, flag, (three, nothing), np_half = values()
+    assert (one.dtype, half.dtype, flag.dtype, three.dtype, np_half.dtype) == (
+        tf.int32, tf.float32, tf.bool, tf.int32, tf.float64)
+    assert (one.numpy(), half.numpy(), flag.numpy(), three.numpy()) == (1, 2.5, True, 3)
+    assert nothing is None  # None stays None, as in TF
+
+
 def test_variable_created_on_non_first_call_raises_value_error(capfd):
     @tf.function
     def fresh(x):
