@@ -61,13 +61,28 @@ def _holds_python_float(value, depth=0):
         _holds_python_float(v, depth + 1) for v in value)
 
 
+def _numpy_converts(source, dtype):
+    """TF's eager rule for a NumPy value made a tensor of `dtype`: integers go to any integer or
+    float dtype, floats to float dtypes, bools and strings only to their own."""
+    if dtype.is_integer:
+        return source.kind in "iu"
+    if dtype.is_floating:
+        return source.kind in "iuf"
+    if dtype == _dtypes.bool:
+        return source.kind == "b"
+    return source.kind in "OSU"
+
+
 def _literal(value, dtype):
     """`value` ready for the engine's conversion, by TF's rules: a NumPy scalar keeps its
-    dtype (np.float64 is a Python float too, which alone would make float32), and Python
-    floats do not become integers or bools (TF's "Cannot convert 1.5 to EagerTensor of
-    dtype int32"; NumPy arrays do cast)."""
-    if isinstance(value, _np.generic):
-        return _np.asarray(value)
+    dtype (np.float64 is a Python float too, which alone would make float32); Python floats
+    do not become integers or bools (TF's "Cannot convert 1.5 to EagerTensor of dtype
+    int32"), nor do NumPy floats eagerly (inside a trace TF's graph constants cast them)."""
+    if isinstance(value, (_np.ndarray, _np.generic)):
+        value = _np.asarray(value)
+        if dtype is not None and not _numpy_converts(value.dtype, dtype) and not _C.is_tracing():
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        return value
     if dtype is not None and not (dtype.is_floating or dtype == _dtypes.string) and _holds_python_float(value):
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
     return value

@@ -36,8 +36,8 @@ Tensor tensor_from_numpy(py::array array);
 py::array tensor_to_numpy(const Tensor& t);
 bool is_python_scalar(py::handle obj);
 // A Python float operand beside a tensor of `dtype` (TF's binary ops convert it
-// to that dtype): a float that an integer or bool tensor cannot hold raises
-// TypeError, as TF's "Cannot convert 1.5 to EagerTensor of dtype int32".
+// to that dtype): beside an integer or bool tensor it raises TypeError, as TF's
+// "Cannot convert 1.5 to EagerTensor of dtype int32" (2.0 included).
 void check_float_operand(py::handle obj, DType dtype);
 
 // ---- the user's source line -----------------------------------------------------

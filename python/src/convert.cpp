@@ -2,7 +2,6 @@
 #include <Python.h>
 #include <frameobject.h>
 
-#include <cmath>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -88,10 +87,8 @@ bool is_python_scalar(py::handle obj) {
 
 void check_float_operand(py::handle obj, DType dtype) {
   if (is_floating(dtype) || dtype == DType::String) return;
-  double v = PyFloat_AS_DOUBLE(obj.ptr());
-  bool fits = is_integer(dtype) && std::isfinite(v) && std::trunc(v) == v;
-  if (!fits)
-    throw py::type_error("Cannot convert " + std::string(py::repr(obj)) + " to EagerTensor of dtype " +
+  // TF converts no Python float to an integer tensor, 2.0 included.
+  throw py::type_error("Cannot convert " + std::string(py::repr(obj)) + " to EagerTensor of dtype " +
                          std::string(dtype_name(dtype)));
 }
 

@@ -32,16 +32,30 @@ def test_constant_python_float_to_int_dtype_raises_type_error(value, dtype):
         tf.constant(value, dtype=dtype)
     with pytest.raises(TypeError):
         tf.convert_to_tensor(value, dtype=dtype)
-    # NumPy floats cast (TF casts arrays) and Python ints still convert.
-    assert tf.constant(np.array([1.7]), dtype=dtype).numpy().tolist() == [1]
+    # Eagerly NumPy floats do not become integers either (TF's IsCompatible); inside a trace
+    # TF's graph constants cast them. Python and NumPy ints still convert.
+    with pytest.raises(TypeError, match="Cannot convert"):
+        tf.constant(np.array([1.7]), dtype=dtype)
+
+    @tf.function
+    def traced():
+        return tf.constant(np.array([1.7, -2.5]), dtype=dtype)
+    assert traced().numpy().tolist() == [1, -2]
     assert tf.constant([1, 2], dtype=dtype).dtype == dtype
+    assert tf.constant(np.array([3], dtype=np.int64), dtype=dtype).numpy().tolist() == [3]
+    assert tf.constant(np.array([3], dtype=np.int32), dtype=tf.float64).dtype == tf.float64
 
 
 def test_int32_tensor_plus_python_float_raises_type_error():
     x = tf.constant([1, 2])
-    for op in (lambda: x + 1.5, lambda: 1.5 + x, lambda: x * 0.5, lambda: tf.add(x, 1.5)):
-        with pytest.raises(TypeError):
+    ops = (lambda: x + 1.5, lambda: 1.5 + x, lambda: x * 0.5, lambda: tf.add(x, 1.5), lambda: tf.maximum(2.5, x),
+           lambda: x * 2.0)  # TF converts no Python float to an integer tensor, 2.0 included
+    for op in ops:
+        with pytest.raises(TypeError, match="Cannot convert .* to EagerTensor of dtype int32"):
             op()
+    assert (x * 2).numpy().tolist() == [2, 4] and (x + np.int64(1)).dtype == tf.int32
+    with pytest.raises(TypeError):
+        x + np.float64(1.0)  # a NumPy float is a float to TF too
 
     @tf.function
     def f(t):
