@@ -21,6 +21,7 @@ from .control_flow import cond, while_loop, TensorArray  # noqa: E402
 from .gradient import GradientTape, UnconnectedGradients  # noqa: E402
 from .function import function, Function, ConcreteFunction, TensorSpec, py_function  # noqa: E402
 from .module import Module  # noqa: E402
+from ._scope import name_scope  # noqa: E402
 from . import config, debugging  # noqa: E402
 from . import math, nn, random, linalg, experimental  # noqa: E402
 from . import nest, data, saved_model, profiler, onnx  # noqa: E402
@@ -29,6 +30,7 @@ from . import autograph  # noqa: E402
 from . import keras  # noqa: E402
 
 newaxis = None
+init_scope = _C.init_scope
 Assert = debugging.Assert
 
 __version__ = "0.1.0"

@@ -8,6 +8,14 @@ def _is_tensor_index(k):
 
 
 def getitem(x, key):
+    result = _getitem(x, key)
+    if isinstance(key, (int, slice)) and x._is_symbolic:
+        from . import _dynamic_shape
+        _dynamic_shape.note_index(result, x, key)  # tf.shape(y)[i]: y's dim i, for shape arguments
+    return result
+
+
+def _getitem(x, key):
     if not isinstance(key, tuple):
         key = (key,)
     begin, end, strides = [], [], []

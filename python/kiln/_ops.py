@@ -3,7 +3,10 @@ Each function converts its arguments and calls one engine op (kiln._C)."""
 import builtins as _builtins
 import collections as _collections
 
+import numpy as _np
+
 from . import _C
+from . import _dynamic_shape
 from . import dtypes as _dtypes
 from .tensor_shape import TensorShape
 
@@ -19,13 +22,24 @@ def _enum(d):
 
 
 def _dims(shape):
+    """A shape argument for the engine: a list of ints, a 1-D tensor, or (a list mixing ints and
+    scalar tensors whose values are known only when the graph runs) a _dynamic_shape.DynamicDims."""
     if isinstance(shape, TensorShape):
         return shape.as_list()
+    if isinstance(shape, _C.Tensor) and shape._is_symbolic:
+        return _dynamic_shape.unpack(shape)  # tf.zeros(tf.shape(x)) in a trace
     if isinstance(shape, (_C.Tensor, _C.Variable)):
         return shape
     if isinstance(shape, int):
         return [shape]
-    return list(shape)
+    dims = list(shape)
+    if _builtins.any(isinstance(d, (_C.Tensor, _C.Variable)) for d in dims):
+        return _dynamic_shape.resolve(dims)
+    return dims
+
+
+def _is_dynamic(dims):
+    return isinstance(dims, _dynamic_shape.DynamicDims)
 
 
 def _axis_list(axis):
@@ -40,10 +54,47 @@ def _axis_list(axis):
 
 # ---- creation ---------------------------------------------------------------------
 
+def _holds_python_float(value, depth=0):
+    if isinstance(value, float) and not isinstance(value, _np.generic):
+        return True
+    return depth < 32 and isinstance(value, (list, tuple)) and _builtins.any(
+        _holds_python_float(v, depth + 1) for v in value)
+
+
+def _numpy_converts(source, dtype):
+    """TF's eager rule for a NumPy value made a tensor of `dtype`: integers go to any integer or
+    float dtype, floats to float dtypes, bools and strings only to their own."""
+    if dtype.is_integer:
+        return source.kind in "iu"
+    if dtype.is_floating:
+        return source.kind in "iuf"
+    if dtype == _dtypes.bool:
+        return source.kind == "b"
+    return source.kind in "OSU"
+
+
+def _literal(value, dtype):
+    """`value` ready for the engine's conversion, by TF's rules: a NumPy scalar keeps its
+    dtype (np.float64 is a Python float too, which alone would make float32); Python floats
+    do not become integers or bools (TF's "Cannot convert 1.5 to EagerTensor of dtype
+    int32"), nor do NumPy floats eagerly (inside a trace TF's graph constants cast them)."""
+    if isinstance(value, (_np.ndarray, _np.generic)):
+        value = _np.asarray(value)
+        if dtype is not None and not _numpy_converts(value.dtype, dtype) and not _C.is_tracing():
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        return value
+    if dtype is not None and not (dtype.is_floating or dtype == _dtypes.string) and _holds_python_float(value):
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+    return value
+
+
 def constant(value, dtype=None, shape=None, name=None):
-    t = _C.constant(value, None if dtype is None else _dtypes.as_dtype(dtype)._enum)
+    dtype = _dtype(dtype)
+    t = _C.constant(_literal(value, dtype), None if dtype is None else dtype._enum)
     if shape is not None:
         shape = _dims(shape)
+        if _is_dynamic(shape):
+            return _C.add(_dynamic_shape.zeros(shape, t.dtype), t) if t.ndim == 0 else reshape(t, shape)
         if t.ndim == 0 and list(shape) != []:
             t = _C.fill(shape, t, None)
         else:
@@ -54,10 +105,11 @@ def constant(value, dtype=None, shape=None, name=None):
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if dtype is None and dtype_hint is not None and not isinstance(value, (_C.Tensor, _C.Variable)):
         try:
-            return _C.constant(value, _enum(dtype_hint))
+            return _C.constant(_literal(value, _dtype(dtype_hint)), _enum(dtype_hint))
         except (TypeError, ValueError):
             pass
-    return _C.constant(value, None if dtype is None else _enum(dtype))
+    dtype = _dtype(dtype)
+    return _C.constant(_literal(value, dtype), None if dtype is None else dtype._enum)
 
 
 def is_tensor(x):
@@ -65,15 +117,26 @@ def is_tensor(x):
 
 
 def zeros(shape, dtype=_dtypes.float32, name=None):
-    return _C.zeros(_dims(shape), _enum(dtype))
+    dims = _dims(shape)
+    if _is_dynamic(dims):
+        return _dynamic_shape.zeros(dims, _dtypes.as_dtype(dtype))
+    return _C.zeros(dims, _enum(dtype))
 
 
 def ones(shape, dtype=_dtypes.float32, name=None):
-    return _C.ones(_dims(shape), _enum(dtype))
+    dims = _dims(shape)
+    if _is_dynamic(dims):
+        dtype = _dtypes.as_dtype(dtype)
+        return _C.add(_dynamic_shape.zeros(dims, dtype), _C.ones([], dtype._enum))
+    return _C.ones(dims, _enum(dtype))
 
 
 def fill(dims, value, name=None):
-    return _C.fill(_dims(dims), value, None)
+    dims = _dims(dims)
+    if _is_dynamic(dims):
+        value = convert_to_tensor(value)
+        return _C.add(_dynamic_shape.zeros(dims, value.dtype), value)
+    return _C.fill(dims, value, None)
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TF's argument name
@@ -233,7 +296,11 @@ def einsum(equation, *inputs, **kwargs):
 # ---- shapes and indexing ---------------------------------------------------------------
 
 def reshape(tensor, shape, name=None):
-    return _C.reshape(tensor, _dims(shape))
+    dims = _dims(shape)
+    if _is_dynamic(dims):
+        tensor = convert_to_tensor(tensor)
+        dims = _dynamic_shape.reshape_dims(tensor, dims)
+    return _C.reshape(tensor, dims)
 
 
 def transpose(a, perm=None, conjugate=False, name="transpose"):
@@ -242,7 +309,10 @@ def transpose(a, perm=None, conjugate=False, name="transpose"):
 
 def shape(input, out_type=_dtypes.int32, name=None):  # noqa: A002
     s = _C.shape(input)
-    return s if s.dtype == _dtypes.as_dtype(out_type) else _C.cast(s, _enum(out_type))
+    s = s if s.dtype == _dtypes.as_dtype(out_type) else _C.cast(s, _enum(out_type))
+    if isinstance(input, (_C.Tensor, _C.Variable)):
+        _dynamic_shape.note_shape(s, input)
+    return s
 
 
 def size(input, out_type=_dtypes.int32, name=None):  # noqa: A002
@@ -332,9 +402,28 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
     return _C.tensor_scatter_nd_add(tensor, indices, updates)
 
 
+def _one_hot_indices(indices):
+    """TF converts indices that are not yet a tensor preferring int64, so a float NumPy array
+    truncates to int64; a float tensor is refused, as TF's op refuses it."""
+    if isinstance(indices, (_np.ndarray, _np.generic)) and _np.asarray(indices).dtype.kind == "f":
+        return _np.asarray(indices).astype(_np.int64)
+    if not isinstance(indices, (_C.Tensor, _C.Variable)):
+        indices = convert_to_tensor(indices)
+    if indices.dtype not in (_dtypes.uint8, _dtypes.int32, _dtypes.int64):
+        raise TypeError(f"Value passed to parameter 'indices' has DataType {indices.dtype.name} not in list of "
+                        "allowed values: uint8, int8, int32, int64")
+    return indices
+
+
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
-    dtype = _dtypes.as_dtype(dtype) if dtype is not None else (
-        on_value.dtype if isinstance(on_value, _C.Tensor) else _dtypes.float32)
+    indices = _one_hot_indices(indices)
+    if dtype is not None:
+        dtype = _dtypes.as_dtype(dtype)
+    elif on_value is not None or off_value is not None:
+        # TF: the output takes on_value's (else off_value's) dtype, a Python 1 making int32.
+        dtype = convert_to_tensor(on_value if on_value is not None else off_value).dtype
+    else:
+        dtype = _dtypes.float32
     return _C.one_hot(indices, int(depth), 1 if on_value is None else on_value, 0 if off_value is None else off_value,
                       -1 if axis is None else int(axis), dtype._enum)
 

@@ -18,7 +18,23 @@ def _graph_bool_error(what):
         "AutoGraph convert the Python statement (kiln.function's autograph=True, the default).")
 
 
+class SymbolicNumpyError(AttributeError, TypeError):
+    """.numpy() of a graph tensor (one traced inside kiln.function, maybe leaked out of it):
+    TF's graph tensors have no numpy attribute (AttributeError); Kiln raised TypeError before."""
+
+
 # ---- Tensor -------------------------------------------------------------------
+
+_eager_numpy = Tensor.numpy
+
+
+def _numpy(self):
+    if self._is_symbolic:
+        raise SymbolicNumpyError(
+            f"'SymbolicTensor' object has no attribute 'numpy': {self.name} is a graph tensor of a kiln.function "
+            "trace and has no value outside the running graph (return it from the function, or kiln.print it)")
+    return _eager_numpy(self)
+
 
 def _repr(self):
     if self._is_symbolic:
@@ -72,6 +88,13 @@ def _iter(self):
     return iter(_C.unstack(self, 0))
 
 
+def _format(self, format_spec):
+    # As TF's EagerTensor: the NumPy value formats itself (a 0-d one as its item).
+    if self._is_symbolic:
+        return object.__format__(self, format_spec)
+    return self.numpy().__format__(format_spec)
+
+
 def _getitem(self, key):
     from . import _indexing
     return _indexing.getitem(self, key)
@@ -97,6 +120,8 @@ class _Reference:
 
 
 Tensor.__repr__ = _repr
+Tensor.numpy = _numpy
+Tensor.__format__ = _format
 Tensor.__bool__ = _bool
 Tensor.__float__ = _scalar(float, "float")
 Tensor.__int__ = _scalar(int, "int")
@@ -146,6 +171,7 @@ Variable.value = lambda self: self.read_value()
 Variable.get_shape = lambda self: self.shape
 Variable.__repr__ = _var_repr
 Variable.__str__ = _var_repr
+Variable.__format__ = lambda self, spec: _format(self.read_value(), spec)
 Variable.assign = _assign(Variable._assign)
 Variable.assign_add = _assign(Variable._assign_add)
 Variable.assign_sub = _assign(Variable._assign_sub)

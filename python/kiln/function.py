@@ -6,9 +6,13 @@ other objects by identity); the cache, shape relaxation, input_signature and
 the retrace log are the engine's (the same as C++'s kiln::function)."""
 import functools
 import inspect
+import threading
 import weakref
 
+import numpy as _np
+
 from . import _C
+from . import _scope
 from . import dtypes as _dtypes
 from .tensor_shape import TensorShape
 
@@ -42,7 +46,8 @@ class TensorSpec:
         return hash((self.shape, self.dtype, self.name))
 
     def __repr__(self):
-        return f"TensorSpec(shape={self.shape}, dtype={self.dtype!r}, name={self.name!r})"
+        # As TF prints it (error messages quote the signature).
+        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
 
 
 def _spec_from_engine(entry):
@@ -76,18 +81,96 @@ class FuncGraph:
     __str__ = to_string
 
 
-class ConcreteFunction:
-    """One traced graph: callable with strict dtype and shape checks."""
+def _holds_tensors(value, depth=0):
+    """Whether an argument is (or holds) a tensor, a variable, a NumPy value or a TensorSpec: a traced input,
+    where anything else is a Python value the trace was made for."""
+    if isinstance(value, (_C.Tensor, _C.Variable, TensorSpec, _np.ndarray, _np.generic)):
+        return True  # NumPy values are tensors to a function, keyed by dtype and shape
+    if depth > 32:
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensors(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_tensors(v, depth + 1) for v in value.values())
+    return False
 
-    def __init__(self, core, template, python_function=None):
+
+def _same_python_value(a, b):
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - objects without a plain equality are keyed by identity
+        return False
+
+
+class ConcreteFunction:
+    """One traced graph: callable with strict dtype and shape checks. Made by
+    get_concrete_function, it takes its tensor arguments alone (positionally in order, or by
+    name); a Python argument it was traced for may be passed again only with that value."""
+
+    def __init__(self, core, template, python_function=None, traced_args=None):
         self._core = core
         self._template = template
         self._python_function = python_function
+        self._traced_args = traced_args
 
     def __call__(self, *args, **kwargs):
+        if self._traced_args is not None:
+            bound = self._bind_traced(args, kwargs)
+            if bound is not None:
+                return self._core.call(self._template, bound)
         if kwargs:
             args = _bind(self._python_function, args, kwargs) if self._python_function else args
         return self._core.call(self._template, tuple(args))
+
+    def _bind_traced(self, args, kwargs):
+        """The call's arguments in the traced layout, Python values filled in; None when the
+        callable's parameters are not plain ones (then the arguments go as given)."""
+        try:
+            params = list(inspect.signature(self._python_function).parameters.values())
+        except (TypeError, ValueError):
+            return None
+        plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                 inspect.Parameter.KEYWORD_ONLY)
+        if any(p.kind not in plain for p in params) or len(params) != len(self._traced_args):
+            return None
+        names = [p.name for p in params]
+        traced = self._traced_args
+        inputs = [i for i, v in enumerate(traced) if _holds_tensors(v)]
+        unknown = [k for k in kwargs if k not in names]
+        if unknown:
+            raise TypeError(f"{self.name}() got an unexpected keyword argument {unknown[0]!r}")
+        given = None
+        try:  # as the Python function takes them
+            structured = inspect.Signature(params).bind_partial(*args, **kwargs).arguments
+            given = {names.index(k): v for k, v in structured.items()}
+            if any(i not in given for i in inputs) or any(
+                    i not in inputs and _holds_tensors(v) for i, v in given.items()):
+                given = None
+        except TypeError:
+            pass
+        if given is None:  # the traced inputs alone, positionally
+            if len(args) > len(inputs):
+                raise TypeError(f"{self.name}() takes {len(inputs)} tensor arguments "
+                                f"({', '.join(names[i] for i in inputs)}), got {len(args)}")
+            given = dict(zip(inputs, args))
+            given.update({names.index(k): v for k, v in kwargs.items()})
+        out = []
+        for i, name in enumerate(names):
+            if i in inputs:
+                if i not in given:
+                    raise TypeError(f"{self.name}() missing required argument: {name!r}")
+                out.append(given[i])
+            else:
+                if i in given and not _same_python_value(given[i], traced[i]):
+                    raise TypeError(f"ConcreteFunction {self.name} was traced with {name}={traced[i]!r}, but was "
+                                    f"called with {name}={given[i]!r}: a concrete function takes the Python "
+                                    "values it was traced for; trace another with get_concrete_function.")
+                out.append(traced[i])
+        return tuple(out)
 
     @property
     def graph(self):
@@ -167,6 +250,105 @@ class InputSignatureError(TypeError, ValueError):
     ValueError for this and raises TypeError since 2.13, so code catching either works."""
 
 
+class VariableCreationError(ValueError, _C.FailedPreconditionError):
+    """A kiln.function made variables on a trace after its first: TF's ValueError (and the
+    engine's FailedPreconditionError, which Kiln raised before)."""
+
+
+_tracing = threading.local()
+
+
+def _tracing_stack():
+    stack = getattr(_tracing, "stack", None)
+    if stack is None:
+        stack = _tracing.stack = []
+    return stack
+
+
+_variable_init = _C.Variable.__init__
+
+
+def _checked_variable_init(self, *args, **kwargs):
+    # TF's rule, raised where the variable is made (so nothing after it in the trace runs): a
+    # function may make variables on its first trace only (the engine traces a function that
+    # made some once more, to see that it makes none the second time).
+    stack = getattr(_tracing, "stack", None)
+    if stack and stack[-1]._traced_once:
+        fn = stack[-1]
+        raise VariableCreationError(
+            f"kiln::function '{fn._name}' created variables on trace {fn._trace_number}, after its first trace. "
+            "tf.function-decorated function tried to create variables on non-first call.")
+    if _scope.current():  # inside tf.name_scope: the scope prefixes the name
+        if len(args) >= 3:
+            args = args[:2] + (_scope.scoped_variable_name(args[2]),) + args[3:]
+        else:
+            kwargs["name"] = _scope.scoped_variable_name(kwargs.get("name"))
+    _variable_init(self, *args, **kwargs)
+
+
+_C.Variable.__init__ = _checked_variable_init
+
+
+def _outputs_to_tensors(value, depth=0):
+    """A traced function's result with its Python numbers and strings as tensors, as TF returns
+    them (TF's tf.function converts every output but None)."""
+    if isinstance(value, (str, bytes, bool, int, float, _np.ndarray, _np.generic)):
+        from ._ops import convert_to_tensor
+        return convert_to_tensor(value)
+    if depth > 32:
+        return value
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*(_outputs_to_tensors(v, depth + 1) for v in value))
+    if isinstance(value, (list, tuple)):
+        items = [_outputs_to_tensors(v, depth + 1) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict) and type(value) is dict:
+        return {k: _outputs_to_tensors(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _is_dataset_iterator(obj):
+    """An iterator that says what it yields (`element_spec`), as tf.data's iterators do."""
+    return (hasattr(type(obj), "__next__") and not isinstance(obj, (_C.Tensor, _C.Variable))
+            and getattr(obj, "element_spec", None) is not None)
+
+
+class _IteratorInGraph:
+    """A dataset iterator argument inside a trace: next() pulls the next element when the graph
+    runs (a host function), so every call advances the iterator, as TF's iterator ops do. The
+    trace is keyed by the iterator's identity, so the graph keeps pulling from this one."""
+
+    def __init__(self, iterator):
+        self._iterator = iterator
+        self.element_spec = iterator.element_spec
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        from . import nest
+        specs = nest.flatten(self.element_spec)
+        iterator = self._iterator
+
+        def pull():
+            return [t if isinstance(t, _C.Tensor) else _C.constant(t, None) for t in nest.flatten(next(iterator))]
+
+        flat = py_function(pull, [], [s.dtype for s in specs])
+        return nest.pack_sequence_as(self.element_spec, list(flat))
+
+    def get_next(self):
+        return next(self)
+
+
+def _signature_text(fn, specs):
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        names = []
+    parts = [f"{names[i] if i < len(names) else f'arg{i}'}: {spec!r}" for i, spec in enumerate(specs)]
+    return "(" + ", ".join(parts) + ")"
+
+
 class Function:
     """What kiln.function returns (tf.function's Function)."""
 
@@ -181,6 +363,9 @@ class Function:
         self._name = name or getattr(python_function, "__name__", "function")
         self._options = dict(exact_shapes=exact_shapes, verify=verify, max_cache_entries=max_cache_entries)
         self._converted = None
+        self._traced_once = False
+        self._trace_number = 0  # Python traces begun, the engine's check of a first trace included
+        self._concrete_cache = {}
         self._descriptor_cache = weakref.WeakKeyDictionary()
         self._simple = self._has_simple_signature(python_function)
         self._core = _C.FunctionCore(self._trace, self._input_signature, self._name, exact_shapes, verify,
@@ -233,7 +418,44 @@ class Function:
         return self._converted
 
     def _trace(self, *flat):
-        return _unbind(self._callable(), flat)
+        self._trace_number += 1
+        stack = _tracing_stack()
+        stack.append(self)
+        try:
+            flat = tuple(_IteratorInGraph(a) if _is_dataset_iterator(a) else a for a in flat)
+            out = _outputs_to_tensors(_unbind(self._callable(), flat))
+        finally:
+            stack.pop()
+        self._traced_once = True
+        return out
+
+    def _conform(self, flat, args, kwargs):
+        """input_signature: Python values become tensors of their spec's dtype (TF converts
+        them before matching); a value that does not fit raises, quoting the signature."""
+        specs = self._input_signature
+        if len(flat) > len(specs):
+            raise InputSignatureError(
+                f"Python inputs incompatible with input_signature: {self._name} takes {len(specs)} arguments by "
+                f"its signature {_signature_text(self._python_function, specs)}, got {len(flat)}")
+        out = list(flat)
+        for i, (value, spec) in enumerate(zip(flat, specs)):
+            if not isinstance(spec, TensorSpec) or isinstance(value, (_C.Tensor, _C.Variable)):
+                continue
+            from ._ops import convert_to_tensor
+            try:
+                out[i] = convert_to_tensor(value, dtype=spec.dtype)
+            except (TypeError, ValueError, _C.InvalidArgumentError) as e:
+                raise InputSignatureError(
+                    self._signature_error(args, kwargs, f"{value!r} is not a {spec!r}: {e}")) from None
+            if not spec.shape.is_compatible_with(out[i].shape):
+                raise InputSignatureError(self._signature_error(
+                    args, kwargs, f"{value!r} has shape {out[i].shape}, not {spec!r}"))
+        return tuple(out)
+
+    def _signature_error(self, args, kwargs, why):
+        return (f"Python inputs incompatible with input_signature: {why}\n Binding inputs to tf.function "
+                f"`{self._name}` failed. Received args: {tuple(args)!r} and kwargs: {dict(kwargs)!r} for signature: "
+                f"{_signature_text(self._python_function, self._input_signature)}.")
 
     @property
     def python_function(self):
@@ -255,11 +477,23 @@ class Function:
     def __call__(self, *args, **kwargs):
         if _C.functions_run_eagerly():
             return self._python_function(*args, **kwargs)
+        if self in getattr(_tracing, "stack", ()):
+            # A recursive call while this function traces: its body runs inline in the trace, as
+            # TF traces the inner call again (Python values end; a tensor recurses until Python's limit).
+            return self._callable()(*args, **kwargs)
         try:
-            return self._core.call(self._flat_args(args, kwargs))
+            flat = self._flat_args(args, kwargs)
+        except TypeError as e:
+            if self._input_signature is None:
+                raise
+            raise InputSignatureError(self._signature_error(args, kwargs, str(e))) from None
+        if self._input_signature is not None:
+            flat = self._conform(flat, args, kwargs)
+        try:
+            return self._core.call(flat)
         except _C.InvalidArgumentError as e:
             if self._input_signature is not None and "do not fit its input_signature" in str(e):
-                raise InputSignatureError(f"Python inputs incompatible with input_signature: {e}") from None
+                raise InputSignatureError(self._signature_error(args, kwargs, str(e))) from None
             raise
 
     def __get__(self, instance, owner=None):
@@ -276,10 +510,19 @@ class Function:
         return bound
 
     def get_concrete_function(self, *args, **kwargs):
+        """The trace for these arguments (TensorSpecs, tensors or Python values); the same
+        ConcreteFunction object each time the same trace is asked for."""
         if not args and not kwargs and self._input_signature is not None:
             args = tuple(self._input_signature)
-        core, template = self._core.concrete(self._flat_args(args, kwargs))
-        return ConcreteFunction(core, template, self._python_function)
+        flat = self._flat_args(args, kwargs)
+        core, template = self._core.concrete(flat)
+        python_values = tuple(None if _holds_tensors(v) else (type(v).__name__, repr(v)) for v in flat)
+        # The engine's signature text (the relaxed specs it traced for) and the Python values.
+        key = (core.to_string(), python_values)
+        concrete = self._concrete_cache.get(key)
+        if concrete is None:
+            concrete = self._concrete_cache[key] = ConcreteFunction(core, template, self._python_function, flat)
+        return concrete
 
     def experimental_get_tracing_count(self):
         return self._core.tracing_count()
@@ -321,8 +564,21 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
     return decorate(func)
 
 
-def py_function(func, inp, Tout, name=None):
-    """tf.py_function: `func` runs on every call (eagerly now, or whenever the graph runs)."""
+def py_function(func=None, inp=None, Tout=None, name=None):
+    """tf.py_function: `func` runs on every call (eagerly now, or whenever the graph runs).
+    Without `func` (`@tf.py_function(Tout=...)`), a decorator: the function's call arguments
+    are its `inp`."""
+    if func is None:
+        def decorate(fn):
+            @functools.wraps(fn)
+            def wrapper(*args):
+                return py_function(fn, list(args), Tout, name)
+            return wrapper
+        return decorate
+    if inp is None:
+        raise TypeError("py_function() needs `inp`, the list of the function's inputs")
+    if Tout is None:
+        raise TypeError("py_function() needs `Tout`, the dtype (or list of dtypes) of what it returns")
     single = not isinstance(Tout, (list, tuple))
     touts = [Tout] if single else list(Tout)
     from ._ops import convert_to_tensor

@@ -27,6 +27,10 @@ def _pack(structure, flat):
     return next(flat)
 
 
+class _TapeUsedError(RuntimeError, ValueError):
+    """A non-persistent tape asked for gradients twice: TF's RuntimeError (Kiln raised ValueError before)."""
+
+
 class UnconnectedGradients:
     NONE = "none"
     ZERO = "zero"
@@ -89,8 +93,14 @@ class GradientTape:
             if not isinstance(s, (_C.Tensor, _C.Variable)):
                 raise ValueError(f"GradientTape.gradient: a source is {type(s).__name__}, not a kiln.Tensor or "
                                  "kiln.Variable")
-        grads = self._tape.gradient(targets, flat_sources,
-                                    None if output_gradients is None else _flatten(output_gradients, []))
+        try:
+            grads = self._tape.gradient(targets, flat_sources,
+                                        None if output_gradients is None else _flatten(output_gradients, []))
+        except ValueError as e:
+            if not self._persistent and "non-persistent" in str(e):
+                raise _TapeUsedError(f"{e}. Create the tape with tf.GradientTape(persistent=True) to compute "
+                                     "several.") from None
+            raise
         if str(getattr(unconnected_gradients, "value", unconnected_gradients)).lower() == "zero":
             grads = [_C.zeros_like(s.read_value() if isinstance(s, _C.Variable) else s, None) if g is None else g
                      for g, s in zip(grads, flat_sources)]

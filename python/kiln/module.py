@@ -1,9 +1,10 @@
 """kiln.Module (tf.Module): tracks the variables and submodules assigned to its
 attributes (also inside lists, tuples and dicts)."""
-import contextlib
+import functools
 import re
 
 from . import _C
+from . import _scope
 
 
 def _camel_to_snake(name):
@@ -20,6 +21,9 @@ class Module:
             raise ValueError(f"{name!r} is not a valid module name. Module names must be valid Python identifiers "
                              "(e.g. a valid class name).")
         self._name = name
+        # TF's: the scope is the module's name inside the scope it was made in.
+        with _scope.name_scope(name) as scope_name:
+            self._scope_name = scope_name
 
     @property
     def name(self):
@@ -27,10 +31,18 @@ class Module:
 
     @property
     def name_scope(self):
-        @contextlib.contextmanager
-        def scope():
-            yield self._name + "/"
-        return scope()
+        """A tf.name_scope of the module's scope: variables made inside are "module_name/..."."""
+        scope_name = getattr(self, "_scope_name", None) or self._name + "/"
+        return _scope.name_scope(scope_name)
+
+    @classmethod
+    def with_name_scope(cls, method):
+        """Decorator: the method runs inside its module's name_scope."""
+        @functools.wraps(method)
+        def method_with_name_scope(self, *args, **kwargs):
+            with self.name_scope:
+                return method(self, *args, **kwargs)
+        return method_with_name_scope
 
     def _walk(self, predicate, recurse_modules=True, seen=None):
         seen = set() if seen is None else seen

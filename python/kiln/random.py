@@ -1,20 +1,58 @@
 """kiln.random (tf.random): an op seed with the global seed makes the sequence of draws reproducible."""
+import math as _math
+
 from . import _C
+from . import _dynamic_shape
 from . import dtypes as _dtypes
-from ._ops import _dims
+from ._ops import _dims, _is_dynamic
 
 
 def set_seed(seed):
     _C.random_set_seed(int(seed))
 
 
+def _uniform01(dims, dtype, seed):
+    """Draws in [0, 1) of dtype: dims a list of ints, or DynamicDims (shaped at run time)."""
+    if _is_dynamic(dims):
+        return _C.random_uniform_like(_dynamic_shape.zeros(dims, dtype), 0.0, 1.0, seed)
+    return _C.random_uniform(dims, 0.0, 1.0, dtype._enum, seed)
+
+
 def normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
-    return _C.random_normal(_dims(shape), float(mean), float(stddev), _dtypes.as_dtype(dtype)._enum, seed)
+    dims = _dims(shape)
+    dtype = _dtypes.as_dtype(dtype)
+    if _is_dynamic(dims):
+        # Box-Muller on two run-time-shaped uniform draws (1 - u keeps the log finite).
+        u1 = _C.subtract(1.0, _uniform01(dims, dtype, seed))
+        u2 = _uniform01(dims, dtype, seed)
+        z = _C.multiply(_C.sqrt(_C.multiply(_C.log(u1), -2.0)), _C.cos(_C.multiply(u2, 2 * _math.pi)))
+        return _C.add(_C.multiply(z, float(stddev)), float(mean))
+    return _C.random_normal(dims, float(mean), float(stddev), dtype._enum, seed)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name=None):
-    return _C.random_uniform(_dims(shape), float(minval), 1.0 if maxval is None else float(maxval),
-                             _dtypes.as_dtype(dtype)._enum, seed)
+    dtype = _dtypes.as_dtype(dtype)
+    if dtype.is_integer:
+        return _uniform_int(shape, minval, maxval, dtype, seed)
+    dims = _dims(shape)
+    lo, hi = float(minval), 1.0 if maxval is None else float(maxval)
+    if _is_dynamic(dims):
+        return _C.add(_C.multiply(_uniform01(dims, dtype, seed), hi - lo), lo)
+    return _C.random_uniform(dims, lo, hi, dtype._enum, seed)
+
+
+def _uniform_int(shape, minval, maxval, dtype, seed):
+    """Integers drawn evenly from [minval, maxval), as TF's integer tf.random.uniform: the floor
+    of a float64 draw scaled to the range (float64 keeps every int32 value apart)."""
+    if maxval is None:
+        raise ValueError(f"Must specify maxval for integer dtype {dtype!r}")
+    lo, hi = int(minval), int(maxval)
+    if hi <= lo:
+        raise ValueError(f"Need minval < maxval, got {lo} >= {hi}")
+    u = _uniform01(_dims(shape), _dtypes.float64, seed)
+    drawn = _C.floor(_C.add(_C.multiply(u, float(hi - lo)), float(lo)))
+    # u < 1 keeps the floor below maxval, except where rounding reaches it.
+    return _C.cast(_C.minimum(drawn, float(hi - 1)), dtype._enum)
 
 
 def shuffle(value, seed=None, name=None):

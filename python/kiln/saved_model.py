@@ -8,11 +8,15 @@ saved from Python runs in C++ and kiln-cli, and the other way round.
     loaded.add(kiln.constant(5.0))            # the saved method, on the restored variables
     loaded.signatures["serving_default"](x=kiln.constant(5.0))["output_0"]
 """
+import inspect
+import json
+import os
+
 from . import _C
 from . import dtypes as _dtypes
 from . import nest as _nest
 from ._ops import convert_to_tensor as _convert
-from .function import ConcreteFunction, Function, TensorSpec
+from .function import ConcreteFunction, Function, TensorSpec, _holds_tensors
 
 __all__ = ["save", "load", "SaveOptions", "LoadOptions"]
 
@@ -55,18 +59,83 @@ def _is_trackable(value):
     return isinstance(value, Module)
 
 
-def _tree(obj, seen):
+# What the engine's format does not keep of Python functions, in a file beside it: each saved
+# function's parameter names (restored functions take keywords) and result structure, and
+# each signature's output names (a dict's keys, as TF's).
+_PYTHON_INFO = "kiln_python.json"
+_LEAF = "leaf"
+
+
+def _encode_structure(template):
+    """A trace's result template as JSON (None when it holds what JSON cannot say)."""
+    if type(template) is object:  # the engine's leaf marker
+        return _LEAF
+    if template is None or isinstance(template, (bool, int, float, str)):
+        return {"py": template}
+    if isinstance(template, dict):
+        keys = sorted(template, key=repr)
+        if not all(isinstance(k, str) for k in keys):
+            return None
+        values = [_encode_structure(template[k]) for k in keys]
+        return None if None in values else {"dict": keys, "values": values}
+    if isinstance(template, (list, tuple)):
+        values = [_encode_structure(v) for v in template]
+        return None if None in values else {"list" if isinstance(template, list) else "tuple": values}
+    return None
+
+
+def _decode_structure(code, leaves):
+    if code == _LEAF:
+        return next(leaves)
+    if "py" in code:
+        return code["py"]
+    if "dict" in code:
+        values = [_decode_structure(v, leaves) for v in code["values"]]
+        return dict(zip(code["dict"], values))
+    if "list" in code:
+        return [_decode_structure(v, leaves) for v in code["list"]]
+    return tuple(_decode_structure(v, leaves) for v in code["tuple"])
+
+
+def _parameter_names(fn):
+    try:
+        params = inspect.signature(fn.python_function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind not in plain for p in params):
+        return None
+    return [p.name for p in params]
+
+
+def _function_info(fn, traces):
+    structures = [_encode_structure(c._template) for c in traces]
+    same = all(st == structures[0] for st in structures)
+    return {"params": _parameter_names(fn), "outputs": structures[0] if structures and same else None}
+
+
+def _output_names(concrete):
+    """A signature's output names: a dict's keys (of tensors), else output_0, output_1..."""
+    template = concrete._template
+    if isinstance(template, dict) and all(type(v) is object for v in template.values()) and all(
+            isinstance(k, str) for k in template):
+        return sorted(template, key=repr)
+    return None
+
+
+def _tree(obj, seen, info=None, path=""):
     """The engine's object tree for `obj`: its variables, its traced kiln.functions and
     its child modules (also inside lists, tuples and dicts), by attribute name."""
     node = _C.SavedObject()
     seen.add(id(obj))
+    info = {} if info is None else info
 
     def add(name, value):
         if isinstance(value, _C.Variable):
             node.add_variable(name, value)
         elif _is_trackable(value):
             if id(value) not in seen:
-                node.add_child(name, _tree(value, seen))
+                node.add_child(name, _tree(value, seen, info, path + name + "/"))
         elif isinstance(value, dict):
             for k in sorted(value, key=str):
                 add(f"{name}_{k}", value[k])
@@ -78,6 +147,7 @@ def _tree(obj, seen):
         traces = _traces(fn)
         if traces:
             node.add_functions(name, [c._core for c in traces])
+            info[path + name] = _function_info(fn, traces)
     for name in sorted(vars(obj)):
         if not name.startswith("__") and not isinstance(vars(obj)[name], Function):
             add(name, vars(obj)[name])
@@ -107,7 +177,7 @@ def _signatures(obj, signatures):
             return {}
     if not isinstance(signatures, dict):
         signatures = {"serving_default": signatures}
-    return {name: (_one_trace(v, f"signature '{name}'")._core, []) for name, v in signatures.items()}
+    return {name: _one_trace(v, f"signature '{name}'") for name, v in signatures.items()}
 
 
 def save(obj, export_dir, signatures=None, options=None):
@@ -117,20 +187,70 @@ def save(obj, export_dir, signatures=None, options=None):
     ConcreteFunction, or a dict of them by name; their inputs are named after the
     Python parameters (or the TensorSpecs' names), outputs output_0, output_1..."""
     export_dir = str(export_dir)
-    _C.saved_model_save(_tree(obj, set()), export_dir, _signatures(obj, signatures))
+    functions = {}
+    tree = _tree(obj, set(), functions)
+    sigs = _signatures(obj, signatures)
+    _C.saved_model_save(tree, export_dir, {name: (c._core, []) for name, c in sigs.items()})
+    info = {"functions": functions, "signature_outputs": {name: _output_names(c) for name, c in sigs.items()}}
+    with open(os.path.join(export_dir, _PYTHON_INFO), "w") as f:
+        json.dump(info, f, indent=1, sort_keys=True)
+
+
+class NoMatchingTraceError(ValueError, _C.InvalidArgumentError):
+    """A restored function called with inputs that no saved trace takes: TF's ValueError
+    (Kiln's InvalidArgumentError before)."""
 
 
 class _LoadedFunction:
     """A saved kiln.function: calling it runs the first saved trace whose inputs accept
-    the arguments. One output comes back as a tensor, several as a tuple."""
+    the arguments (positional, or by the Python parameters' names). The result comes back
+    in the structure the function returned (a tensor, a tuple, a dict...)."""
 
-    def __init__(self, core):
+    def __init__(self, core, info=None):
         self._core = core
+        info = info or {}
+        self._params = info.get("params")
+        self._outputs = info.get("outputs")
 
-    def __call__(self, *args):
-        flat = [_convert(a) for a in _nest.flatten(args)]
-        out = self._core.call(flat)
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = self._positional(args, kwargs)
+        flat = []
+        for a in args:  # a list of Python numbers is one tensor, as a tf.function's argument
+            if isinstance(a, (list, tuple, dict)) and (_holds_tensors(a) or isinstance(a, dict)):
+                flat.extend(_convert(x) for x in _nest.flatten(a))
+            else:
+                flat.append(_convert(a))
+        try:
+            out = self._core.call(flat)
+        except _C.InvalidArgumentError as e:
+            if "no saved trace takes" in str(e):
+                raise NoMatchingTraceError(
+                    f"Could not find matching concrete function to call loaded from the SavedModel: {e}") from None
+            raise
+        if self._outputs is not None:
+            leaves = iter(out)
+            try:
+                return _decode_structure(self._outputs, leaves)
+            except StopIteration:
+                pass
         return out[0] if len(out) == 1 else tuple(out)
+
+    def _positional(self, args, kwargs):
+        if self._params is None:
+            raise TypeError(f"restored function '{self.name}' takes its arguments by position")
+        values = dict(zip(self._params, args))
+        for k, v in kwargs.items():
+            if k not in self._params:
+                raise TypeError(f"restored function '{self.name}' got an unexpected keyword argument {k!r} "
+                                f"(its parameters: {', '.join(self._params)})")
+            if k in values:
+                raise TypeError(f"restored function '{self.name}' got multiple values for argument {k!r}")
+            values[k] = v
+        missing = [p for p in self._params if p not in values]
+        if missing:
+            raise TypeError(f"restored function '{self.name}' missing required argument {missing[0]!r}")
+        return tuple(values[p] for p in self._params)
 
     @property
     def name(self):
@@ -150,13 +270,19 @@ def _spec(info):
 
 
 class _LoadedSignature:
-    """A serving signature: keyword inputs by name in, a dict of named outputs out."""
+    """A serving signature: keyword inputs by name in, a dict of named outputs out (a
+    function's dict keeps its keys; other results are output_0, output_1...)."""
 
-    def __init__(self, name, core):
+    def __init__(self, name, core, output_names=None):
         self._name = name
         self._core = core
         self.structured_input_signature = ((), {s.name: s for s in map(_spec, core.inputs())})
-        self.structured_outputs = {s.name: s for s in map(_spec, core.outputs())}
+        outputs = list(map(_spec, core.outputs()))
+        self._renames = None
+        if output_names and len(output_names) == len(outputs):
+            self._renames = {s.name: key for s, key in zip(outputs, output_names)}
+            outputs = [TensorSpec(s.shape, s.dtype, self._renames[s.name]) for s in outputs]
+        self.structured_outputs = {s.name: s for s in outputs}
 
     def __call__(self, *args, **kwargs):
         if args:
@@ -166,7 +292,10 @@ class _LoadedSignature:
         for k, v in kwargs.items():
             spec = self.structured_input_signature[1].get(k)
             inputs[k] = _convert(v, spec.dtype if spec is not None else None)
-        return self._core(inputs)
+        out = self._core(inputs)
+        if self._renames:
+            out = {self._renames.get(k, k): v for k, v in out.items()}
+        return out
 
     def __repr__(self):
         return f"<signature {self._name}: {self._core.function.name}>"
@@ -174,16 +303,25 @@ class _LoadedSignature:
 
 class _LoadedObject:
     """A loaded object of the saved tree: its variables, functions and children as
-    attributes, as TF's loaded objects have them."""
+    attributes, as TF's loaded objects have them; callable when its __call__ was saved."""
 
-    def __init__(self, core):
+    def __init__(self, core, info=None, path=""):
+        info = {} if info is None else info
+        functions = info.get("functions", {})
         for name, var in core.own_variables():
             setattr(self, name, var)
         for name, fn in core.functions():
-            setattr(self, name, _LoadedFunction(fn))
+            setattr(self, name, _LoadedFunction(fn, functions.get(path + name)))
         for name, child in core.children():
-            setattr(self, name, _LoadedObject(child))
+            setattr(self, name, _LoadedObject(child, info, path + name + "/"))
         self._core = core
+
+    def __call__(self, *args, **kwargs):
+        fn = self.__dict__.get("__call__")
+        if fn is None:
+            raise TypeError(f"'{type(self).__name__}' object is not callable: the saved object had no "
+                            "kiln.function __call__")
+        return fn(*args, **kwargs)
 
     @property
     def variables(self):
@@ -195,11 +333,22 @@ class _LoadedObject:
 
 
 class _Loaded(_LoadedObject):
-    def __init__(self, core):
-        super().__init__(core)
-        self.signatures = {name: _LoadedSignature(name, s) for name, s in core.signatures().items()}
+    def __init__(self, core, info=None):
+        info = {} if info is None else info
+        super().__init__(core, info)
+        outputs = info.get("signature_outputs", {})
+        self.signatures = {name: _LoadedSignature(name, s, outputs.get(name)) for name, s in core.signatures().items()}
+
+
+def _read_python_info(export_dir):
+    try:
+        with open(os.path.join(export_dir, _PYTHON_INFO)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}  # saved by C++ or an older Kiln: positional calls, flat results
 
 
 def load(export_dir, tags=None, options=None):
     """tf.saved_model.load: the saved object tree, with `signatures`."""
-    return _Loaded(_C.saved_model_load(str(export_dir)))
+    export_dir = str(export_dir)
+    return _Loaded(_C.saved_model_load(export_dir), _read_python_info(export_dir))

@@ -35,6 +35,10 @@ Tensor tensor_from_numpy(py::array array);
 // A read-only NumPy array over a concrete tensor's memory, keeping it alive.
 py::array tensor_to_numpy(const Tensor& t);
 bool is_python_scalar(py::handle obj);
+// A Python float operand beside a tensor of `dtype` (TF's binary ops convert it
+// to that dtype): beside an integer or bool tensor it raises TypeError, as TF's
+// "Cannot convert 1.5 to EagerTensor of dtype int32" (2.0 included).
+void check_float_operand(py::handle obj, DType dtype);
 
 // ---- the user's source line -----------------------------------------------------
 // The source location of the innermost Python frame outside the kiln package,

@@ -85,6 +85,13 @@ bool is_python_scalar(py::handle obj) {
          PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr());
 }
 
+void check_float_operand(py::handle obj, DType dtype) {
+  if (is_floating(dtype) || dtype == DType::String) return;
+  // TF converts no Python float to an integer tensor, 2.0 included.
+  throw py::type_error("Cannot convert " + std::string(py::repr(obj)) + " to EagerTensor of dtype " +
+                         std::string(dtype_name(dtype)));
+}
+
 py::dtype numpy_dtype(DType dtype) {
   for (const NumpyType& t : kNumpyTypes)
     if (t.dtype == dtype) return py::dtype(t.name);

@@ -1,4 +1,6 @@
 // Kiln's exceptions as TensorFlow's Python classes (kiln.errors re-exports them).
+#include <string_view>
+
 #include "bindings.h"
 
 namespace kiln::python {
@@ -17,6 +19,22 @@ void bind_errors(py::module_& m) {
   py::register_exception<Unimplemented>(m, "UnimplementedError", op_error.ptr());
   py::register_exception<ResourceExhausted>(m, "ResourceExhaustedError", op_error.ptr());
   py::register_exception<Internal>(m, "InternalError", op_error.ptr());
+  // A graph tensor leaked out of its kiln.function and used by an eager op or
+  // another function: TF raises TypeError ("An op outside of the function
+  // building code is being passed a Graph tensor"); an InvalidArgumentError too,
+  // as Kiln raised before. Registered last, so it is tried first.
+  static PyObject* leaked = PyErr_NewException(
+      "kiln._C.SymbolicTensorError", py::make_tuple(m.attr("InvalidArgumentError"), py::handle(PyExc_TypeError)).ptr(),
+      nullptr);
+  m.attr("SymbolicTensorError") = py::handle(leaked);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InvalidArgument& e) {
+      if (std::string_view(e.what()).find("symbolic tensor of a graph") == std::string_view::npos) throw;
+      PyErr_SetString(leaked, e.what());
+    }
+  });
   // Raised by Python code (a graph tensor used as a bool); a TypeError, as in TF.
   static py::exception<OperatorNotAllowedInGraph> not_in_graph(m, "OperatorNotAllowedInGraphError", PyExc_TypeError);
 }

@@ -27,6 +27,9 @@ struct Arg {
 // Two operands: a NumPy array or list beside a tensor takes the tensor's dtype.
 std::pair<Arg, Arg> operands(py::handle x, py::handle y) {
   Arg a(x), b(y);
+  // A Python float beside an integer tensor: TF's TypeError.
+  if (a.scalar && b.tensor.defined() && PyFloat_Check(x.ptr())) check_float_operand(x, b.tensor.dtype());
+  if (b.scalar && a.tensor.defined() && PyFloat_Check(y.ptr())) check_float_operand(y, a.tensor.dtype());
   auto convert_other = [](Arg& other, py::handle raw, const Arg& known) {
     if (!other.scalar && known.tensor.defined() && !py::isinstance<Tensor>(raw) && !py::isinstance<Variable>(raw) &&
         other.tensor.dtype() != known.tensor.dtype())

@@ -214,6 +214,9 @@ def _convert_code(f):
                        args=[ast.Constant(value=None, **pos), ast.Name(id=cls_name, ctx=ast.Load(), **pos)],
                        keywords=[], **pos)
     else:
+        # Defined under another name, so that the body's own name (a recursive call) stays
+        # the global it was (the kiln.function), not a cell of the factory.
+        node.name = result_name
         factory_body.append(node)
         ret = ast.Name(id=node.name, ctx=ast.Load(), **pos)
     factory_body.append(ast.Return(value=ret, **pos))
@@ -231,6 +234,12 @@ def _convert_code(f):
     namespace = {}
     exec(compiled, namespace)  # defines the factory only; the user's globals are untouched
     new_code = namespace["__kiln_factory__"]().__code__
+    if new_code.co_name == result_name and isinstance(node, ast.FunctionDef):
+        # Tracebacks name the user's function.
+        names = {"co_name": code.co_name}
+        if hasattr(code, "co_qualname"):
+            names["co_qualname"] = new_code.co_qualname.replace(result_name, code.co_name)
+        new_code = new_code.replace(**names)
     _collect_codes(new_code)
     return _Converted(new_code)
 

@@ -85,6 +85,22 @@ def _graph_cond(c):
     return _is_tensor(c) and _tracing()
 
 
+def _verify_condition(c, tag):
+    """TF's check of a tensor condition: a bool scalar (or one element), else ValueError."""
+    hint = "; to check for None, use `is not None`"
+    if c.dtype != _k().bool:
+        raise ValueError(f"condition of {tag} expected to be `tf.bool` scalar, got {c}; to use as boolean "
+                         f"Tensor, use `tf.cast`{hint}")
+    dims = c.shape.dims
+    if dims:
+        known = 1
+        for d in dims:
+            known *= 1 if d is None else d
+        if known > 1:
+            raise ValueError(f"condition of {tag} expected to be `tf.bool` scalar, got {c}{hint}")
+    return c
+
+
 def _is_ta(x):
     _k()
     return isinstance(x, _C.TensorArray)
@@ -150,6 +166,7 @@ def if_stmt(cond, body, orelse=None, get_state=None, set_state=None, symbol_name
     """`if cond: body() else: orelse()`; a graph cond when `cond` is a tensor while tracing.
     The state is every variable the branches assign; the first `nouts` are the cond's outputs."""
     if _graph_cond(cond):
+        _verify_condition(cond, "if statement")
         names = tuple(symbol_names)
         _tf_if(cond, body, orelse, get_state, set_state, names, len(names) if nouts is None else nouts)
     elif cond:
@@ -236,6 +253,7 @@ def _describe(v):
 def if_exp(cond, if_true, if_false, expr_repr=None):
     """`if_true() if cond else if_false()`."""
     if _graph_cond(cond):
+        _verify_condition(cond, "if expression")
         return _k().cond(cond, if_true, if_false)
     return if_true() if cond else if_false()
 
@@ -409,6 +427,7 @@ def while_stmt(test, body, get_state=None, set_state=None, symbol_names=(), opts
     c = _first_test(test)
     while True:
         if _graph_cond(c):
+            _verify_condition(c, "while loop")
             _tf_loop(lambda: test(), body, names, get_state, set_state, opts)
             return
         if not c:

@@ -1,0 +1,144 @@
+"""TensorFlow 2.15's dtype rules for NumPy values and Python numbers (issue #39, group 1):
+each test is named after the rule it checks, eagerly and inside kiln.function."""
+import numpy as np
+import pytest
+
+import kiln as tf
+
+
+@pytest.mark.parametrize("value, dtype", [
+    (np.float64(1.5), tf.float64), (np.array([1.5, 2.5]), tf.float64), (np.array(1.5), tf.float64),
+    (np.int64(3), tf.int64), (np.array([1, 2]), tf.int64), (np.float32(0.5), tf.float32),
+    (np.int32(7), tf.int32), (np.array([[1, 2]], dtype=np.uint8), tf.uint8), (np.bool_(True), tf.bool),
+])
+def test_numpy_arrays_and_scalars_keep_their_dtype(value, dtype):
+    for convert in (tf.constant, tf.convert_to_tensor):
+        t = convert(value)
+        assert t.dtype == dtype
+        np.testing.assert_array_equal(t.numpy(), np.asarray(value))
+    # NumPy's float64 keeps every bit a float32 would lose.
+    assert tf.constant(np.float64(0.1)).numpy() == np.float64(0.1)
+
+    @tf.function
+    def traced():
+        return tf.constant(value)
+    assert traced().dtype == dtype
+
+
+@pytest.mark.parametrize("value", [1.5, 2.0, [1, 2.5], [[0.5]]])
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64])
+def test_constant_python_float_to_int_dtype_raises_type_error(value, dtype):
+    with pytest.raises(TypeError, match=f"Cannot convert .* to EagerTensor of dtype {dtype.name}"):
+        tf.constant(value, dtype=dtype)
+    with pytest.raises(TypeError):
+        tf.convert_to_tensor(value, dtype=dtype)
+    # Eagerly NumPy floats do not become integers either (TF's IsCompatible); inside a trace
+    # TF's graph constants cast them. Python and NumPy ints still convert.
+    with pytest.raises(TypeError, match="Cannot convert"):
+        tf.constant(np.array([1.7]), dtype=dtype)
+
+    @tf.function
+    def traced():
+        return tf.constant(np.array([1.7, -2.5]), dtype=dtype)
+    assert traced().numpy().tolist() == [1, -2]
+    assert tf.constant([1, 2], dtype=dtype).dtype == dtype
+    assert tf.constant(np.array([3], dtype=np.int64), dtype=dtype).numpy().tolist() == [3]
+    assert tf.constant(np.array([3], dtype=np.int32), dtype=tf.float64).dtype == tf.float64
+
+
+def test_int32_tensor_plus_python_float_raises_type_error():
+    x = tf.constant([1, 2])
+    ops = (lambda: x + 1.5, lambda: 1.5 + x, lambda: x * 0.5, lambda: tf.add(x, 1.5), lambda: tf.maximum(2.5, x),
+           lambda: x * 2.0)  # TF converts no Python float to an integer tensor, 2.0 included
+    for op in ops:
+        with pytest.raises(TypeError, match="Cannot convert .* to EagerTensor of dtype int32"):
+            op()
+    assert (x * 2).numpy().tolist() == [2, 4] and (x + np.int64(1)).dtype == tf.int32
+    with pytest.raises(TypeError):
+        x + np.float64(1.0)  # a NumPy float is a float to TF too
+
+    @tf.function
+    def f(t):
+        return t + 1.5
+    with pytest.raises(TypeError):
+        f(x)
+
+
+def test_tensor_dtype_wins_over_numpy_scalars_and_python_numbers():
+    f32 = tf.constant([1.0, 2.0])
+    i64 = tf.constant([1, 2], dtype=tf.int64)
+    cases = [
+        (lambda: f32 + np.float64(0.5), tf.float32, [1.5, 2.5]),
+        (lambda: np.float64(0.5) + f32, tf.float32, [1.5, 2.5]),
+        (lambda: f32 * np.float64(2.0), tf.float32, [2.0, 4.0]),
+        (lambda: np.float64(2.0) * f32, tf.float32, [2.0, 4.0]),
+        (lambda: f32 - np.int64(1), tf.float32, [0.0, 1.0]),
+        (lambda: i64 + 3, tf.int64, [4, 5]),
+        (lambda: i64 + np.int32(3), tf.int64, [4, 5]),
+        (lambda: np.int32(3) * i64, tf.int64, [3, 6]),
+        (lambda: tf.add(f32, np.float64(1.0)), tf.float32, [2.0, 3.0]),
+        (lambda: tf.maximum(i64, 2), tf.int64, [2, 2]),
+    ]
+    for make, dtype, expected in cases:
+        out = make()
+        assert out.dtype == dtype
+        np.testing.assert_allclose(out.numpy(), expected)
+
+    @tf.function
+    def traced(x):
+        return x * np.float64(2.0) + np.float64(1.0)
+    out = traced(f32)
+    assert out.dtype == tf.float32
+    np.testing.assert_allclose(out.numpy(), [3.0, 5.0])
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64])
+def test_random_uniform_integer_dtype_draws_integers_in_range(dtype):
+    tf.random.set_seed(7)
+    draws = tf.random.uniform([4000], maxval=10, dtype=dtype)
+    assert draws.dtype == dtype
+    values = draws.numpy()
+    assert values.min() == 0 and values.max() == 9
+    counts = np.bincount(values, minlength=10)
+    assert counts.min() > 300  # each of the 10 values near 400 of 4000
+    shifted = tf.random.uniform([2, 500], minval=-3, maxval=2, dtype=dtype).numpy()
+    assert shifted.shape == (2, 500) and set(np.unique(shifted)) == {-3, -2, -1, 0, 1}
+    with pytest.raises(ValueError, match="maxval"):
+        tf.random.uniform([3], dtype=dtype)
+
+    @tf.function
+    def traced():
+        return tf.random.uniform([3, 3], minval=5, maxval=6, dtype=dtype)
+    out = traced()
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out.numpy(), np.full((3, 3), 5))
+
+
+def test_one_hot_of_float_numpy_array_casts_as_tf():
+    labels = np.array([0.0, 2.0, 1.9, 3.0])  # float64, as np.loadtxt gives labels
+    expected = np.eye(3, dtype=np.float32)[[0, 2, 1]]
+    expected = np.vstack([expected, np.zeros((1, 3), np.float32)])  # 3 is out of range: all zeros
+    out = tf.one_hot(labels, 3)
+    assert out.dtype == tf.float32
+    np.testing.assert_array_equal(out.numpy(), expected)
+
+    @tf.function
+    def traced():
+        return tf.one_hot(labels, 3)
+    np.testing.assert_array_equal(traced().numpy(), expected)
+    # A float tensor is refused, as TF's op refuses it.
+    with pytest.raises(TypeError, match="indices"):
+        tf.one_hot(tf.constant([0.0, 1.0]), 3)
+    # The output takes on_value's dtype when no dtype is given.
+    assert tf.one_hot([0, 1], 2, on_value=5, off_value=0).dtype == tf.int32
+
+
+def test_tensor_format_formats_an_eager_scalar():
+    t = tf.constant(3.14159)
+    assert f"{t:.2f}" == "3.14"
+    assert f"{tf.constant(7):>4d}" == "   7"
+    assert "{:.1e}".format(tf.constant(12345.0, dtype=tf.float64)) == "1.2e+04"
+    assert f"{tf.Variable(2.5):.3f}" == "2.500"
+    assert f"{tf.constant([1.0, 2.0])}" == str(np.array([1.0, 2.0], np.float32))
+    with pytest.raises(TypeError):
+        f"{tf.constant([1.0, 2.0]):.2f}"
