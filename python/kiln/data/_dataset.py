@@ -487,8 +487,9 @@ class Dataset:
 
     # ---- consumption -----------------------------------------------------------------
     def __iter__(self):
+        from ._iterator import OwnedIterator
         pack = self._pack
-        return (pack(flat) for flat in self._ds)
+        return OwnedIterator(self, (pack(flat) for flat in self._ds))
 
     def as_numpy_iterator(self):
         return (_nest.map_structure(lambda t: t.numpy(), e) for e in self)
