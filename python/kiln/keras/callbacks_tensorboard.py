@@ -80,7 +80,7 @@ class TensorBoard(Callback):
     # ---- hooks --------------------------------------------------------------------------------
     def set_model(self, model):
         super().set_model(model)
-        self._writers = {}
+        self._close_writers()  # each fit/evaluate writes new event files, as Keras' writers do
         if self.write_graph:
             self._write_keras_model_summary()
 
