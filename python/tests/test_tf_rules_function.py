@@ -256,7 +256,6 @@ def test_dataset_iterator_argument_advances_on_every_call(capfd):
     assert consume.experimental_get_tracing_count() == 1
 
 
-@pytest.mark.xfail(reason="Dataset.__iter__ is a Python generator without element_spec (the data package)")
 def test_dataset_iterator_from_iter_dataset_advances(capfd):
     @tf.function
     def consume(iterator):

@@ -267,7 +267,9 @@ class Dataset:
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
         """Applies `map_func` to each element (a tuple element is spread over its
         arguments). The function is traced once per element signature and runs as a
-        graph; Python side effects in it happen while tracing only, as in TF."""
+        graph; Python side effects in it happen while tracing only, as in TF. With
+        num_parallel_calls (N or AUTOTUNE: one per core) the graphs of N elements run at
+        once on threads (_parallel_map.py), in order unless deterministic=False."""
         traced = map_func if hasattr(map_func, "get_concrete_function") else _function(map_func)
         pack = self._pack
         out = _Structure()
@@ -281,7 +283,14 @@ class Dataset:
                 out.template = result
             return _nest.flatten(result)
 
-        mapped = Dataset(self._ds.map(apply), out, parents=(self,), card=self._card_after(lambda n: n))
+        from ._parallel_map import parallel_map, workers_for
+        workers = workers_for(num_parallel_calls)
+        if workers > 1 and not self._fed:
+            # A dataset argument of a traced function keeps the engine's (sequential) map: a Python pass
+            # cannot follow the dataset each call feeds.
+            mapped = parallel_map(self, apply, out, workers, deterministic is not False)
+        else:
+            mapped = Dataset(self._ds.map(apply), out, parents=(self,), card=self._card_after(lambda n: n))
         mapped._map_source = (self, apply)  # what ignore_errors maps element by element
         return mapped
 
@@ -487,8 +496,9 @@ class Dataset:
 
     # ---- consumption -----------------------------------------------------------------
     def __iter__(self):
+        from ._iterator import OwnedIterator
         pack = self._pack
-        return (pack(flat) for flat in self._ds)
+        return OwnedIterator(self, (pack(flat) for flat in self._ds))
 
     def as_numpy_iterator(self):
         return (_nest.map_structure(lambda t: t.numpy(), e) for e in self)

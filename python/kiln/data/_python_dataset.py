@@ -73,8 +73,9 @@ class PyDataset(Dataset):
         return self._engine
 
     def __iter__(self):
+        from ._iterator import OwnedIterator
         pack = self._pack
-        return (pack(_nest.flatten(e)) for e in self._open_pass())
+        return OwnedIterator(self, (pack(_nest.flatten(e)) for e in self._open_pass()))
 
 
 def _template_resolver(template, open_pass):

@@ -4,6 +4,7 @@ from ._options import AutoShardPolicy, ExternalStatePolicy, AutotuneOptions, Dis
 from ._options import OptimizationOptions, ThreadingOptions  # noqa: F401
 from . import _transforms as _t
 from ._readers import CsvDataset, make_csv_dataset  # noqa: F401
+from ._iterator import Optional  # noqa: F401
 
 
 def cardinality(dataset):

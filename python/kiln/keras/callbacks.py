@@ -609,12 +609,6 @@ class RemoteMonitor(Callback):
         raise NotImplementedError("kiln.keras.callbacks.RemoteMonitor is not supported (it posts to a server)")
 
 
-class TensorBoard(Callback):
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("kiln.keras.callbacks.TensorBoard is not supported: Kiln writes no TensorBoard "
-                                  "event files (CSVLogger or History record the same figures)")
-
-
 class BackupAndRestore(Callback):
     def __init__(self, *args, **kwargs):
         raise NotImplementedError("kiln.keras.callbacks.BackupAndRestore is not supported (it needs TF "
@@ -623,5 +617,6 @@ class BackupAndRestore(Callback):
 
 
 _CallbackList = CallbackList  # the name the model code used before
+from .callbacks_tensorboard import TensorBoard  # noqa: E402,F401 - needs Callback above
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "LambdaCallback", "EarlyStopping",
            "ModelCheckpoint", "CSVLogger", "LearningRateScheduler", "ReduceLROnPlateau", "TerminateOnNaN"]

@@ -14,6 +14,7 @@ its first path found. An optimizer's slots are its graph's slot variables
 import collections as _collections
 import os as _os
 import time as _time
+import weakref as _weakref
 
 import numpy as _np
 from google.protobuf import text_format as _text_format
@@ -212,35 +213,36 @@ def _assign(variable, value, key, prefix):
         raise ValueError(f"Received incompatible tensor with shape {list(value.shape)} when attempting to restore "
                          f"variable with shape {shape} and name {key} (checkpoint {prefix}).")
     from .._ops import convert_to_tensor
-    variable.assign(convert_to_tensor(value.astype(variable.dtype._np) if value.dtype != object else value,
-                                      variable.dtype))
+    with _C.init_scope():  # a variable made while a function traces takes its value now, not in the graph
+        variable.assign(convert_to_tensor(value.astype(variable.dtype._np) if value.dtype != object else value,
+                                          variable.dtype))
 
 
 class LoadStatus:
-    """What a restore matched (tf.train.Checkpoint.restore's status object)."""
+    """What a restore matched (tf.train.Checkpoint.restore's status object). Asked when its
+    assertions run, so values restored later (variables made after restore()) count."""
 
-    def __init__(self, prefix, reader, graph, unmatched_checkpoint, unmatched_live, matched):
-        self._prefix, self._reader, self._graph = prefix, reader, graph
-        self._unmatched_checkpoint = unmatched_checkpoint  # checkpoint paths with values nothing took
-        self._unmatched_live = unmatched_live  # live paths the checkpoint had no value for
-        self._matched = matched
+    def __init__(self, restoration):
+        self._restoration = restoration
+        self._prefix = None if restoration is None else restoration.prefix
 
     def assert_consumed(self):
         """Every value in the checkpoint went to an object, and every object got one."""
-        if self._unmatched_checkpoint:
-            raise AssertionError(f"Unresolved object in checkpoint {self._prefix}: "
-                                 f"{', '.join(sorted(self._unmatched_checkpoint))}")
+        unmatched = self._restoration.unmatched_checkpoint_keys()
+        if unmatched:
+            raise AssertionError(f"Unresolved object in checkpoint {self._prefix}: {', '.join(sorted(unmatched))}")
         self.assert_existing_objects_matched()
         return self
 
     def assert_existing_objects_matched(self):
-        if self._unmatched_live:
+        unmatched = self._restoration.unmatched_live_keys()
+        if unmatched:
             raise AssertionError(f"Object not assigned a value from checkpoint {self._prefix}: "
-                                 f"{', '.join(sorted(self._unmatched_live))}")
+                                 f"{', '.join(sorted(unmatched))}")
         return self
 
     def assert_nontrivial_match(self):
-        if not self._matched:
+        if not self._restoration.assigned:
             raise AssertionError(f"Nothing except the root object matched a checkpointed value ({self._prefix}).")
         return self
 
@@ -249,12 +251,12 @@ class LoadStatus:
         return self
 
     def run_restore_ops(self, session=None):
-        """Values are restored when restore() runs (eagerly)."""
+        """Values are restored when restore() runs (eagerly), or when their variables are made."""
 
 
 class _NoCheckpointStatus(LoadStatus):
     def __init__(self):
-        super().__init__(None, None, None, [], [], 0)
+        super().__init__(None)
 
     def assert_consumed(self):
         raise AssertionError("No checkpoint specified (save_path=None); nothing is being restored.")
@@ -263,55 +265,115 @@ class _NoCheckpointStatus(LoadStatus):
     assert_nontrivial_match = assert_consumed
 
 
-def _restore(root, prefix):
-    reader = _bundle.BundleReader(prefix)
+def _read_object_graph(reader, prefix):
     if OBJECT_GRAPH_KEY not in reader.entries:
         raise _errors.UnimplementedError(f"{prefix}: a name-based (TF1) checkpoint without an object graph; "
                                          "Kiln restores object-based checkpoints")
     try:
-        saved = _pb.TrackableObjectGraph.FromString(reader.get(OBJECT_GRAPH_KEY).item())
+        return _pb.TrackableObjectGraph.FromString(reader.get(OBJECT_GRAPH_KEY).item())
     except _errors.OpError:
         raise
     except Exception as e:  # noqa: BLE001 - protobuf's DecodeError
         raise _errors.DataLossError(f"{prefix}{_bundle.DATA_SUFFIX}: the object graph is damaged ({e})") from None
-    live_of = {0: root}
-    queue = _collections.deque([0])
-    while queue:
-        node_id = queue.popleft()
-        obj = live_of[node_id]
-        if _is_optimizer(obj) and getattr(obj, "_iterations", None) is None and saved.nodes[node_id].children:
-            obj.build([])  # the optimizer's own variables, to take the saved step count and rate
-        live_children = dict(children(obj))
-        for ref in saved.nodes[node_id].children:
-            child = live_children.get(ref.local_name)
-            if child is not None and ref.node_id not in live_of:
-                live_of[ref.node_id] = child
-                queue.append(ref.node_id)
-    # Slots: made now for the variables the checkpoint has them for (TF restores them when made).
-    for node_id, node in enumerate(saved.nodes):
-        opt = live_of.get(node_id)
-        if opt is None or not _is_optimizer(opt):
-            continue
-        for slot in node.slot_variables:
-            variable = live_of.get(slot.original_variable_node_id)
-            if variable is None or not _is_variable(variable):
+
+
+class _Restoration:
+    """One restore(): the saved graph matched against the live objects by path. Values go to
+    the variables that exist now; what the checkpoint holds for objects not made yet waits
+    (kiln.train._deferred) and is matched again whenever a Keras layer makes variables, so a
+    layer built after restore() starts from the saved values, as in TF."""
+
+    def __init__(self, root, prefix):
+        self.prefix = prefix
+        self.reader = _bundle.BundleReader(prefix)
+        self.saved = _read_object_graph(self.reader, prefix)
+        # Held weakly: a restoration waiting for variables must not keep the model alive. A dropped
+        # Checkpoint (`Checkpoint(model=m).restore(p)`) is stood in for by its children, as in TF,
+        # where the waiting values hang on the objects themselves.
+        self._root_ref = _reference(root)
+        self._children_refs = [(name, _reference(value)) for name, value in root._kiln_tracked.items()] \
+            if isinstance(root, Checkpoint) else []
+        self.assigned = {}  # saved node id -> identity of the live variable that took its value
+        self.keys = {node_id: attribute.checkpoint_key for node_id, node in enumerate(self.saved.nodes)
+                     for attribute in node.attributes}
+
+    def match(self):
+        """Maps saved nodes to live objects (breadth first, as TF) and restores every variable
+        not restored yet. Returns whether values are still waiting for their variables."""
+        saved, root = self.saved, self.root()
+        if root is None:
+            return False
+        live_of = {0: root}
+        queue = _collections.deque([0])
+        while queue:
+            node_id = queue.popleft()
+            obj = live_of[node_id]
+            if _is_optimizer(obj) and getattr(obj, "_iterations", None) is None and saved.nodes[node_id].children:
+                obj.build([])  # the optimizer's own variables, to take the saved step count and rate
+            live_children = dict(children(obj))
+            for ref in saved.nodes[node_id].children:
+                child = live_children.get(ref.local_name)
+                if child is not None and ref.node_id not in live_of:
+                    live_of[ref.node_id] = child
+                    queue.append(ref.node_id)
+        # Slots: made now for the variables the checkpoint has them for (TF restores them when made).
+        for node_id, node in enumerate(saved.nodes):
+            opt = live_of.get(node_id)
+            if opt is None or not _is_optimizer(opt):
                 continue
-            opt.build([variable])
-            live_of[slot.slot_variable_node_id] = opt.get_slot(variable, slot.slot_name)
-    matched, unmatched_checkpoint = 0, []
-    for node_id, node in enumerate(saved.nodes):
-        for attribute in node.attributes:
+            for slot in node.slot_variables:
+                variable = live_of.get(slot.original_variable_node_id)
+                if variable is None or not _is_variable(variable):
+                    continue
+                opt.build([variable])
+                live_of[slot.slot_variable_node_id] = opt.get_slot(variable, slot.slot_name)
+        for node_id, key in self.keys.items():
             obj = live_of.get(node_id)
-            if obj is None or not _is_variable(obj):
-                unmatched_checkpoint.append(attribute.checkpoint_key)
+            if obj is None or not _is_variable(obj) or self.assigned.get(node_id) == _identity(obj):
                 continue
-            _assign(obj, reader.get(attribute.checkpoint_key), attribute.checkpoint_key, prefix)
-            matched += 1
-    restored = {_identity(v) for v in live_of.values()}
-    live = _Graph(root)
-    unmatched_live = [live.key(i) for i, obj in enumerate(live.nodes)
-                      if _is_variable(obj) and _identity(obj) not in restored]
-    return LoadStatus(prefix, reader, saved, unmatched_checkpoint, unmatched_live, matched)
+            _assign(obj, self.reader.get(key), key, self.prefix)
+            self.assigned[node_id] = _identity(obj)
+        return len(self.assigned) < len(self.keys)
+
+    def root(self):
+        root = self._root_ref()
+        if root is not None or not self._children_refs:
+            return root
+        alive = [(name, ref()) for name, ref in self._children_refs]
+        if all(value is None for _, value in alive):
+            return None
+        view = Checkpoint()
+        for name, value in alive:
+            if value is not None:
+                view._kiln_tracked[name] = value
+        return view
+
+    def unmatched_checkpoint_keys(self):
+        return [key for node_id, key in self.keys.items() if node_id not in self.assigned]
+
+    def unmatched_live_keys(self):
+        restored = set(self.assigned.values())
+        root = self.root()
+        if root is None:
+            return []
+        live = _Graph(root)
+        return [live.key(i) for i, obj in enumerate(live.nodes) if _is_variable(obj) and _identity(obj) not in restored]
+
+
+def _reference(value):
+    """A weak reference where Python allows one (lists and dicts hold theirs strongly)."""
+    try:
+        return _weakref.ref(value)
+    except TypeError:
+        return lambda: value
+
+
+def _restore(root, prefix):
+    restoration = _Restoration(root, prefix)
+    if restoration.match():
+        from . import _deferred
+        _deferred.wait_for_variables(restoration)
+    return LoadStatus(restoration)
 
 
 # ---- tf.train.Checkpoint ------------------------------------------------------------------------

@@ -1,0 +1,80 @@
+"""tf.data's iterator objects: what `iter(dataset)` returns (OwnedIterator) and the
+Optional that `get_next_as_optional` gives.
+
+The iterator says what it yields (`element_spec`), so kiln.function treats it as
+TF treats an iterator argument: the graph pulls the next element each time it
+runs, instead of baking the first element in as a constant."""
+from .. import errors as _errors
+from .. import nest as _nest
+
+__all__ = ["OwnedIterator", "Optional"]
+
+
+class OwnedIterator:
+    """tf.data.Iterator over one pass of `dataset` (started when the iterator is made)."""
+
+    def __init__(self, dataset, elements):
+        self._dataset = dataset
+        self._elements = elements
+
+    @property
+    def element_spec(self):
+        # An empty dataset whose function never ran cannot tell; say so as "no spec".
+        try:
+            return self._dataset.element_spec
+        except ValueError:
+            return None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._elements)
+
+    def get_next(self, name=None):
+        """The next element; OutOfRangeError at the end, as TF's op raises."""
+        try:
+            return next(self._elements)
+        except StopIteration:
+            raise _errors.OutOfRangeError("End of sequence") from None
+
+    def get_next_as_optional(self):
+        """The next element in an Optional: empty at the end instead of an error."""
+        try:
+            return Optional.from_value(next(self._elements))
+        except StopIteration:
+            return Optional.empty(self.element_spec)
+
+    def __repr__(self):
+        return f"<kiln.data.OwnedIterator object at {id(self):#x}>"
+
+
+class Optional:
+    """tf.experimental.Optional: a value or nothing, with the value's element_spec."""
+
+    def __init__(self, value, element_spec, has_value):
+        self._value = value
+        self._spec = element_spec
+        self._has_value = has_value
+
+    @staticmethod
+    def from_value(value):
+        from ._dataset import _spec_of
+        return Optional(value, _nest.map_structure(_spec_of, value), True)
+
+    @staticmethod
+    def empty(element_spec):
+        return Optional(None, element_spec, False)
+
+    @property
+    def element_spec(self):
+        return self._spec
+
+    def has_value(self, name=None):
+        from .._ops import convert_to_tensor
+        return convert_to_tensor(self._has_value)
+
+    def get_value(self, name=None):
+        if not self._has_value:
+            raise _errors.InvalidArgumentError("The optional does not have a value")
+        return self._value
