@@ -25,6 +25,8 @@ from ._array_ops import (  # noqa: E402,F401  (composites; tile, unstack and ran
 from ._math_ops import norm  # noqa: E402
 from .control_flow import cond, while_loop, TensorArray  # noqa: E402
 from .gradient import GradientTape, UnconnectedGradients  # noqa: E402
+from .autodiff import custom_gradient, grad_pass_through, recompute_grad  # noqa: E402
+from . import autodiff  # noqa: E402
 from .function import function, Function, ConcreteFunction, TensorSpec, py_function  # noqa: E402
 from .module import Module  # noqa: E402
 from ._scope import name_scope  # noqa: E402
