@@ -30,7 +30,8 @@ from . import autodiff  # noqa: E402
 from .function import function, Function, ConcreteFunction, TensorSpec, py_function  # noqa: E402
 from .module import Module  # noqa: E402
 from ._scope import name_scope  # noqa: E402
-from . import config, debugging  # noqa: E402
+from . import config, debugging, version  # noqa: E402
+from ._device import device, executing_eagerly, get_logger  # noqa: E402
 from . import math, nn, random, linalg, experimental  # noqa: E402
 from . import nest, data, saved_model, profiler, onnx  # noqa: E402
 from . import io, train, summary  # noqa: E402
@@ -41,4 +42,4 @@ newaxis = None
 init_scope = _C.init_scope
 Assert = debugging.Assert
 
-__version__ = "0.1.0"
+__version__ = version.VERSION  # the TensorFlow API version Kiln follows (Kiln's own: version.KILN_VERSION)
