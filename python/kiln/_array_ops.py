@@ -13,8 +13,8 @@ import numpy as _np
 from . import _C
 from . import dtypes as _dtypes
 from . import errors as _errors
-from ._ops import (cast, concat, constant, convert_to_tensor, einsum, equal, gather, logical_or, multiply,
-                   range as _range, reshape, reduce_sum, shape as _shape, transpose, where, zeros, ones)
+from ._ops import (cast, concat, constant, convert_to_tensor, einsum, equal, gather, logical_or,
+                   range as _range, reshape, reduce_sum, shape as _shape, where, zeros, ones)
 from .tensor_shape import TensorShape
 
 

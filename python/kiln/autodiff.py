@@ -59,9 +59,10 @@ def custom_gradient(f=None):
         if not tapes:
             if recording_tapes_elsewhere() and not _warned_outer_tape:
                 _warned_outer_tape.append(True)
-                _log.warning("kiln.custom_gradient: %s runs inside a kiln.function whose GradientTape is outside "
-                             "it; that tape differentiates the function's ops, not grad_fn. Open the tape inside "
-                             "the kiln.function to use the custom gradient.", getattr(f, "__name__", f))
+                _log.warning("kiln.custom_gradient: %s runs in a graph (a kiln.function, cond branch or loop "
+                             "body) built inside the GradientTape's context; that tape differentiates the graph's "
+                             "ops, not grad_fn. Open the tape in the same graph as the call to use the custom "
+                             "gradient.", getattr(f, "__name__", f))
             outputs, _ = _user_call(f, *args, **kwargs)
             return outputs
         for t in tapes:  # f's own ops are not recorded: grad_fn stands for them

@@ -51,16 +51,43 @@ def _active_tapes():
     return _active.tapes
 
 
+def graph_depth():
+    """How many graphs are being built around the running code: 0 eagerly, 1 in a kiln.function's
+    trace, one more in each cond branch, while_loop body or nested kiln.function traced inside it.
+    A tape records only ops of the graph it was created in."""
+    return getattr(_active, "depth", 0)
+
+
+class nested_graph:
+    """Marks the building of a nested graph (a trace, a cond branch, a loop body)."""
+
+    def __enter__(self):
+        _active.depth = graph_depth() + 1
+
+    def __exit__(self, *exc):
+        _active.depth = graph_depth() - 1
+        return False
+
+
+def in_nested_graph(fn):
+    """fn, run as the builder of a nested graph."""
+    def run(*args):
+        with nested_graph():
+            return fn(*args)
+    return run
+
+
 def recording_tapes():
-    """The Python tapes recording now, in the current context (eager, or the trace being built)."""
-    tracing = _C.is_tracing()
-    return [t for t in _active_tapes() if t._recording and t._tracing == tracing]
+    """The Python tapes recording now, in the current context (eager, or the graph being built)."""
+    depth = graph_depth()
+    return [t for t in _active_tapes() if t._recording and t._depth == depth]
 
 
 def recording_tapes_elsewhere():
-    """Tapes recording outside the current trace (an eager tape around a kiln.function call)."""
-    tracing = _C.is_tracing()
-    return [t for t in _active_tapes() if t._recording and t._tracing != tracing]
+    """Tapes recording in an enclosing context (an eager tape around a kiln.function call, a
+    function's tape around a cond branch)."""
+    depth = graph_depth()
+    return [t for t in _active_tapes() if t._recording and t._depth != depth]
 
 
 class _CustomNode:
@@ -92,7 +119,7 @@ class GradientTape:
         self._tape = None
         self._recording = False
         self._used = False
-        self._tracing = False
+        self._depth = 0
         self._custom_nodes = []
 
     def __enter__(self):
@@ -100,7 +127,7 @@ class GradientTape:
             # Always persistent in the engine: custom gradients take several passes over one tape;
             # a non-persistent tape's one-use rule is kept here.
             self._tape = _C.GradientTape(True, self._watch_accessed)
-            self._tracing = _C.is_tracing()
+            self._depth = graph_depth()
         else:
             self._tape.resume()
         self._recording = not self._used or self._persistent
@@ -155,7 +182,7 @@ class GradientTape:
 
     def reset(self):
         self._tape = _C.GradientTape(True, self._watch_accessed)
-        self._tracing = _C.is_tracing()
+        self._depth = graph_depth()
         self._custom_nodes = []
         self._used = False
         if not self._recording:
@@ -196,12 +223,22 @@ class GradientTape:
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
         self._require("gradient")
         self._use()
-        targets = [_C.constant(t, None) if not isinstance(t, _C.Tensor) else t
-                   for t in _flatten(target, [])]
+        targets = _flatten(target, [])
         flat_sources = _flatten(sources, [])
         self._check_sources(flat_sources)
         seeds = None if output_gradients is None else _flatten(output_gradients, [])
-        grads = self._gradients(targets, flat_sources, seeds)
+        # A variable as a target (`result = v0`) is its own value: d v / d v is the seed, as TF takes
+        # the variable's handle for it; it depends on nothing else.
+        variable_targets = [(t, None if seeds is None else seeds[k]) for k, t in enumerate(targets)
+                            if isinstance(t, _C.Variable)]
+        kept = [k for k, t in enumerate(targets) if not isinstance(t, _C.Variable)]
+        targets = [targets[k] if isinstance(targets[k], _C.Tensor) else _C.constant(targets[k], None) for k in kept]
+        seeds = None if seeds is None else [seeds[k] for k in kept]
+        grads = self._gradients(targets, flat_sources, seeds) if targets else [None] * len(flat_sources)
+        for var, seed in variable_targets:
+            for i, s in enumerate(flat_sources):
+                if isinstance(s, _C.Variable) and s._same_state(var) and var.dtype.is_floating:
+                    grads[i] = _add(grads[i], _C.ones_like(var.read_value(), None) if seed is None else seed)
         self._release_if_done()
         if str(getattr(unconnected_gradients, "value", unconnected_gradients)).lower() == "zero":
             grads = [_zeros_for(s) if g is None else g for g, s in zip(grads, flat_sources)]

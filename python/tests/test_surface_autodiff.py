@@ -274,3 +274,46 @@ def test_hessian_vector_product_forward_over_backward():
             y = tf.reduce_sum(x ** 3)
         g = tape.gradient(y, x)
     np.testing.assert_allclose(acc.jvp(g).numpy(), 6 * x.numpy() * tangent.numpy())
+
+
+def test_custom_gradient_in_a_nested_graph_falls_back_with_a_warning(caplog):
+    """A tape outside the graph the call is built in (an eager tape around a kiln.function, a function's
+    tape around a cond branch) differentiates the graph's own ops: the natural gradient, never zeros."""
+    @tf.custom_gradient
+    def doubled_grad(x):
+        return x * 1.0, lambda dy: dy * 2.0
+
+    @tf.function
+    def branchy(x, flag):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            if flag > 0:
+                y = doubled_grad(x) * 3.0
+            else:
+                y = x * 5.0
+        return tape.gradient(y, x)
+
+    @tf.function
+    def inner(x):
+        return doubled_grad(x) * 3.0
+    import kiln.autodiff as autodiff
+    autodiff._warned_outer_tape.clear()
+    with caplog.at_level("WARNING", logger="kiln"):
+        assert branchy(tf.constant(1.0), tf.constant(1)).numpy() == 3.0
+        assert branchy(tf.constant(1.0), tf.constant(0)).numpy() == 5.0
+        x = tf.constant(1.0)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = inner(x)
+        assert tape.gradient(y, x).numpy() == 3.0
+    assert any("same graph" in r.getMessage() for r in caplog.records)
+
+    @tf.function
+    def same_graph(x):  # the tape and the call in one branch: the custom gradient
+        def branch():
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = doubled_grad(x) * 3.0
+            return tape.gradient(y, x)
+        return tf.cond(x > 0, branch, lambda: x * 0.0)
+    assert same_graph(tf.constant(1.0)).numpy() == 6.0
