@@ -39,7 +39,7 @@ def _python_ints(value, what):
         value = value.read_value()
     if isinstance(value, _C.Tensor):
         if value._is_symbolic:
-            return None
+            return _static_values(value)
         value = value.numpy()
     arr = _np.asarray(value)
     if arr.dtype.kind not in "iu":
@@ -47,11 +47,30 @@ def _python_ints(value, what):
     return arr.tolist()
 
 
+def _is_symbolic(x):
+    return isinstance(x, _C.Tensor) and x._is_symbolic
+
+
+def _static_values(t):
+    """The values of a graph tensor the trace knows already (tf.shape(x) of a static x, a slice or
+    element of it) as an int or list of ints, else None."""
+    from . import _dynamic_shape
+    if t.ndim == 1:
+        dims = _dynamic_shape.unpack(t)
+        return dims if isinstance(dims, list) else None
+    if t.ndim == 0:
+        dims = _dynamic_shape.resolve([t])
+        return dims[0] if isinstance(dims, list) else None
+    return None
+
+
 def _host_ints(fn, inputs, what):
-    """fn(*numpy arrays) -> int32 array: run now on eager inputs, else as a host function of the trace."""
+    """fn(*numpy arrays) -> int32 array: run now on values known now (Python and NumPy values, eager
+    tensors), else as a host function of the trace."""
+    if not _builtins.any(_is_symbolic(x) for x in inputs):
+        values = [x.numpy() if isinstance(x, (_C.Tensor, _C.Variable)) else _np.asarray(x) for x in inputs]
+        return constant(_np.asarray(fn(*values), _np.int32))
     inputs = [_tensor(x) for x in inputs]
-    if not _builtins.any(x._is_symbolic for x in inputs):
-        return constant(_np.asarray(fn(*[x.numpy() for x in inputs]), _np.int32))
     from .function import py_function
     return py_function(lambda *xs: _np.asarray(fn(*[x.numpy() for x in xs]), _np.int32), inputs, _dtypes.int32,
                        name=what)
@@ -166,8 +185,10 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
     """input repeated along its size-1 (and new leading) dims to `shape`."""
     x = _tensor(input)
     dims = _python_ints(shape, "broadcast_to")
-    if dims is None:
-        raise ValueError("kiln.broadcast_to: the shape must be known while tracing")
+    if dims is None:  # a run-time shape (tf.shape(y) in a trace): zeros of it, broadcast against
+        if x.dtype == _dtypes.bool:
+            return logical_or(x, zeros(shape, _dtypes.bool))
+        return x + zeros(shape, x.dtype)
     dims = [dims] if isinstance(dims, int) else dims
     have = x.shape.as_list() if x.shape.rank is not None else None
     if have is not None:
@@ -304,7 +325,9 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
         axis = 0
     axis = _normalize_axis(axis, x.ndim, "repeat")
     n = _static_shape(x, "repeat")[axis]
-    counts = _tensor(repeats, _dtypes.int32)
+    counts = repeats if isinstance(repeats, (_C.Tensor, _C.Variable)) else _np.asarray(repeats)
+    if not _np.issubdtype(getattr(counts.dtype, "as_numpy_dtype", counts.dtype), _np.integer):
+        raise TypeError(f"kiln.repeat: repeats must be integers, got {counts.dtype}")
 
     def indices(c):
         c = _np.broadcast_to(_np.asarray(c).reshape(-1) if _np.ndim(c) else c, (n,))
@@ -362,7 +385,8 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
         if md is not None and d != md:
             raise ValueError(f"Shapes {TensorShape(dims[axis:axis + k])} and {m.shape} are incompatible")
     flat = reshape(x, dims[:axis] + [-1] + dims[axis + k:])
-    index = _host_ints(lambda mm: _np.flatnonzero(mm.reshape(-1)), [m], "boolean_mask")
+    known = mask if not isinstance(mask, (_C.Tensor, _C.Variable)) else m
+    index = _host_ints(lambda mm: _np.flatnonzero(mm.reshape(-1)), [known], "boolean_mask")
     return gather(flat, index, axis=axis)
 
 

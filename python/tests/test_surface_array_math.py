@@ -65,6 +65,7 @@ def test_broadcast_to_and_shapes():
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.broadcast_to(tf.constant([1, 2, 3]), [2, 4])
     check_gradients(lambda x: tf.reduce_sum(tf.broadcast_to(x, [4, 3]) * c(np.arange(12.0).reshape(4, 3))), [c(V[:3])])
+    assert_both(lambda x, y: tf.broadcast_to(x, tf.shape(y)), [c(V[:3]), c(A[:, :3])], np.broadcast_to(V[:3], (3, 3)))
     assert tf.broadcast_static_shape(tf.TensorShape([5, 1, 3]), tf.TensorShape([4, 1])).as_list() == [5, 4, 3]
     with pytest.raises(ValueError):
         tf.broadcast_static_shape(tf.TensorShape([2]), tf.TensorShape([3]))
@@ -119,6 +120,18 @@ def test_repeat_and_tile():
     weights = c(rng.normal(size=(6, 4)))
     check_gradients(lambda x: tf.reduce_sum(tf.repeat(x, [2, 1, 3], axis=0) * weights), [c(A)])
     check_gradients(lambda x: tf.reduce_sum(tf.tile(x, tf.constant([2, 1])) * weights), [c(A)])
+
+
+def test_static_counts_in_a_trace_need_no_host_function():
+    @tf.function
+    def f(x):
+        return tf.repeat(x, [1, 2, 0], axis=0), tf.tile(x, tf.shape(x)[::-1]), tf.boolean_mask(x, [True, False, True])
+    graph = str(f.get_concrete_function(c(A[:3, :2])).graph)
+    assert "Host" not in graph and "PyFunc" not in graph and "py_function" not in graph.lower()
+    r, t, m = f(c(A[:3, :2]))
+    np.testing.assert_array_equal(r.numpy(), np.repeat(A[:3, :2], [1, 2, 0], axis=0))
+    np.testing.assert_array_equal(t.numpy(), np.tile(A[:3, :2], (2, 3)))
+    np.testing.assert_array_equal(m.numpy(), A[:3, :2][[True, False, True]])
 
 
 def test_unstack_num_checked():
