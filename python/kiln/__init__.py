@@ -17,12 +17,21 @@ from . import _tensor  # noqa: E402,F401  (Tensor and Variable behaviour)
 from ._C import Tensor, Variable  # noqa: E402
 from ._ops import *  # noqa: E402,F401,F403
 from ._ops import _range_bounds, range, print, abs, pow, round, slice  # noqa: E402,F401,A004
+from ._array_ops import (  # noqa: E402,F401  (composites; tile, unstack and rank replace _ops')
+    bincount, boolean_mask, broadcast_dynamic_shape, broadcast_static_shape, broadcast_to, eye, histogram_fixed_width,
+    histogram_fixed_width_bins,
+    identity_n, linspace, meshgrid, rank, repeat, reverse, roll, searchsorted, tensordot, tile, unique,
+    unique_with_counts, unstack)
+from ._math_ops import norm  # noqa: E402
 from .control_flow import cond, while_loop, TensorArray  # noqa: E402
 from .gradient import GradientTape, UnconnectedGradients  # noqa: E402
+from .autodiff import custom_gradient, grad_pass_through, recompute_grad  # noqa: E402
+from . import autodiff  # noqa: E402
 from .function import function, Function, ConcreteFunction, TensorSpec, py_function  # noqa: E402
 from .module import Module  # noqa: E402
 from ._scope import name_scope  # noqa: E402
-from . import config, debugging  # noqa: E402
+from . import config, debugging, version  # noqa: E402
+from ._device import device, executing_eagerly, get_logger  # noqa: E402
 from . import math, nn, random, linalg, experimental  # noqa: E402
 from . import nest, data, saved_model, profiler, onnx  # noqa: E402
 from . import io, train, summary  # noqa: E402
@@ -33,4 +42,4 @@ newaxis = None
 init_scope = _C.init_scope
 Assert = debugging.Assert
 
-__version__ = "0.1.0"
+__version__ = version.VERSION  # the TensorFlow API version Kiln follows (Kiln's own: version.KILN_VERSION)

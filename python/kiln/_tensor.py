@@ -148,8 +148,23 @@ def _repr_value(t):
     return repr(t.numpy())
 
 
+def _check_assign_shape(var, value):
+    """TF checks a new value's static shape against the variable's before assigning (ValueError)."""
+    if isinstance(value, (Tensor, Variable)):
+        shape = value.shape
+    else:
+        try:
+            shape = TensorShape(_np.shape(value))
+        except ValueError:
+            return  # a ragged list: the conversion reports it
+    if not var.shape.is_compatible_with(shape):
+        raise ValueError(f"Cannot assign to variable '{var.name}': it has shape {var.shape}, the value has shape "
+                         f"{shape}, and a variable's shape cannot change.")
+
+
 def _assign(op):
     def method(self, value, use_locking=False, name=None, read_value=True):
+        _check_assign_shape(self, value)
         op(self, value)
         return self
     return method

@@ -1,4 +1,11 @@
-"""kiln.config (tf.config)."""
+"""kiln.config (tf.config): eager functions, devices, threading, determinism.
+
+Kiln runs on one CPU device: the device lists name it alone, and GPU requests (tf.device) run
+on it with a warning."""
+import collections as _collections
+import ctypes as _ctypes
+import types as _types
+
 from . import _C
 
 
@@ -8,3 +15,154 @@ def run_functions_eagerly(run_eagerly):
 
 def functions_run_eagerly():
     return _C.functions_run_eagerly()
+
+
+# ---- devices ---------------------------------------------------------------------------
+
+PhysicalDevice = _collections.namedtuple("PhysicalDevice", ["name", "device_type"])
+LogicalDevice = _collections.namedtuple("LogicalDevice", ["name", "device_type"])
+
+_CPU = PhysicalDevice("/physical_device:CPU:0", "CPU")
+_LOGICAL_CPU = LogicalDevice("/device:CPU:0", "CPU")
+
+
+def _matches(device_type, kind):
+    return device_type is None or str(device_type).upper() == kind
+
+
+def list_physical_devices(device_type=None):
+    return [_CPU] if _matches(device_type, "CPU") else []
+
+
+def list_logical_devices(device_type=None):
+    return [_LOGICAL_CPU] if _matches(device_type, "CPU") else []
+
+
+def get_visible_devices(device_type=None):
+    return list_physical_devices(device_type)
+
+
+def set_visible_devices(devices, device_type=None):
+    """Only the CPU can be visible; hiding it (an empty list for 'CPU') is refused."""
+    devices = devices if isinstance(devices, (list, tuple)) else [devices]
+    for d in devices:
+        if d != _CPU:
+            raise ValueError(f"Unrecognized device: {d!r}")
+    if not devices and _matches(device_type, "CPU") and device_type is not None:
+        raise ValueError("Kiln cannot hide its only device, the CPU")
+
+
+def get_logical_device_configuration(device):
+    return None
+
+
+def set_logical_device_configuration(device, logical_devices):
+    raise ValueError(f"Kiln cannot split {device.name} into logical devices")
+
+
+def set_soft_device_placement(enabled):
+    """Kiln always places ops on the CPU (soft placement, in effect, is always on)."""
+
+
+def get_soft_device_placement():
+    return True
+
+
+# ---- threading -------------------------------------------------------------------------
+
+_threads = {"intra": 0, "inter": 0}
+
+
+def _omp():
+    try:
+        return _ctypes.CDLL("libgomp.so.1")  # the OpenMP runtime the engine's kernels share
+    except OSError:
+        return None
+
+
+def _set_intra_op_parallelism_threads(num_threads):
+    """The engine's kernels use at most num_threads threads (0: the machine's choice). Unlike TF,
+    this may be changed after ops have run; it holds for ops started from the calling thread."""
+    n = int(num_threads)
+    if n < 0:
+        raise ValueError(f"num_threads must not be negative, got {n}")
+    _threads["intra"] = n
+    omp = _omp()
+    if omp is not None:
+        if n == 0:
+            n = _default_threads()
+        omp.omp_set_num_threads(n)
+
+
+def _default_threads():
+    import os
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.strip().isdigit() and int(env) > 0:
+        return int(env)
+    return os.cpu_count() or 1
+
+
+def _get_intra_op_parallelism_threads():
+    return _threads["intra"]
+
+
+def _set_inter_op_parallelism_threads(num_threads):
+    """Recorded for get_inter_op_parallelism_threads: Kiln runs independent ops one after another
+    (in program order), so there is no inter-op pool to size."""
+    n = int(num_threads)
+    if n < 0:
+        raise ValueError(f"num_threads must not be negative, got {n}")
+    _threads["inter"] = n
+
+
+def _get_inter_op_parallelism_threads():
+    return _threads["inter"]
+
+
+threading = _types.SimpleNamespace(
+    set_intra_op_parallelism_threads=_set_intra_op_parallelism_threads,
+    get_intra_op_parallelism_threads=_get_intra_op_parallelism_threads,
+    set_inter_op_parallelism_threads=_set_inter_op_parallelism_threads,
+    get_inter_op_parallelism_threads=_get_inter_op_parallelism_threads)
+
+
+# ---- experimental ----------------------------------------------------------------------
+
+_determinism = [False]
+
+
+def _enable_op_determinism():
+    """Kiln's CPU kernels give the same results run to run for a fixed thread count, so this records
+    the request (is_op_determinism_enabled) and changes nothing else."""
+    _determinism[0] = True
+
+
+def _disable_op_determinism():
+    _determinism[0] = False
+
+
+def _is_op_determinism_enabled():
+    return _determinism[0]
+
+
+def _set_memory_growth(device, enable):
+    if getattr(device, "device_type", None) != "GPU":
+        raise ValueError("Cannot set memory growth on non-GPU devices")
+
+
+def _get_memory_growth(device):
+    raise ValueError("Cannot get memory growth on non-GPU devices")
+
+
+experimental = _types.SimpleNamespace(
+    enable_op_determinism=_enable_op_determinism,
+    disable_op_determinism=_disable_op_determinism,
+    is_op_determinism_enabled=_is_op_determinism_enabled,
+    list_physical_devices=list_physical_devices,
+    list_logical_devices=list_logical_devices,
+    get_visible_devices=get_visible_devices,
+    set_visible_devices=set_visible_devices,
+    set_memory_growth=_set_memory_growth,
+    get_memory_growth=_get_memory_growth,
+    enable_tensor_float_32_execution=lambda enabled: None,
+    tensor_float_32_execution_enabled=lambda: False)

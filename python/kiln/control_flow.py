@@ -28,7 +28,9 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     pred = _C.constant(pred, None) if not isinstance(pred, (_C.Tensor, _C.Variable)) else pred
     if not _C.control_flow_intercepted():
         return true_fn() if _C.predicate_value(pred) else false_fn()
-    return _C.cond(pred, lambda: _tensors_for_numbers(true_fn()), lambda: _tensors_for_numbers(false_fn()))
+    from .gradient import in_nested_graph  # custom gradients ask which graph a tape belongs to
+    return _C.cond(pred, in_nested_graph(lambda: _tensors_for_numbers(true_fn())),
+                   in_nested_graph(lambda: _tensors_for_numbers(false_fn())))
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
@@ -51,7 +53,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         vars_ = tuple(_tensors_for_numbers(v) for v in vars_)
         if shape_invariants is not None and single:
             shape_invariants = [shape_invariants]
-        vars_ = _C.while_loop(lambda *v: cond(*v), lambda *v: _tensors_for_numbers(body(*v)), vars_,
+        from .gradient import in_nested_graph
+        vars_ = _C.while_loop(in_nested_graph(lambda *v: cond(*v)),
+                              in_nested_graph(lambda *v: _tensors_for_numbers(body(*v))), vars_,
                               shape_invariants, maximum_iterations)
     if single:
         return vars_[0]

@@ -41,6 +41,9 @@ class DType:
     def __repr__(self):
         return "kiln." + self.name
 
+    def __str__(self):
+        return f"<dtype: '{self.name}'>"  # as TF prints a dtype: print(x.dtype)
+
     def __eq__(self, other):
         if isinstance(other, DType):
             return self._enum == other._enum

@@ -421,9 +421,11 @@ class Function:
         self._trace_number += 1
         stack = _tracing_stack()
         stack.append(self)
+        from .gradient import nested_graph  # custom gradients ask which graph a tape belongs to
         try:
-            flat = tuple(_IteratorInGraph(a) if _is_dataset_iterator(a) else a for a in flat)
-            out = _outputs_to_tensors(_unbind(self._callable(), flat))
+            with nested_graph():
+                flat = tuple(_IteratorInGraph(a) if _is_dataset_iterator(a) else a for a in flat)
+                out = _outputs_to_tensors(_unbind(self._callable(), flat))
         finally:
             stack.pop()
         self._traced_once = True

@@ -7,3 +7,9 @@ from .nn import l2_normalize  # noqa: F401
 def global_norm(t_list, name=None):
     """sqrt of the sum of every element squared (None entries skipped)."""
     return _C.global_norm(list(t_list))
+
+
+from ._array_ops import eye, tensordot  # noqa: E402,F401
+from ._math_ops import norm  # noqa: E402,F401
+from ._linalg_ops import (  # noqa: E402,F401
+    adjoint, band_part, cross, diag, diag_part, matrix_transpose, matvec, normalize, set_diag, trace)

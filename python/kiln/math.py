@@ -42,3 +42,9 @@ def segment_mean(data, segment_ids, name=None):
 
 def erf(x, name=None):
     return _C.erf(x)
+
+
+from ._array_ops import bincount  # noqa: E402,F401
+from ._math_ops import (  # noqa: E402,F401
+    confusion_matrix, cumulative_logsumexp, divide_no_nan, in_top_k, is_finite, is_inf, is_nan, multiply_no_nan,
+    reduce_euclidean_norm, reduce_std, reduce_variance, xdivy, xlogy)

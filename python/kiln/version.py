@@ -1,0 +1,8 @@
+"""kiln.version (tf.version): the TensorFlow release whose Python API Kiln follows."""
+VERSION = "2.15.0"
+GIT_VERSION = "v2.15.0-kiln"
+COMPILER_VERSION = "kiln"
+GRAPH_DEF_VERSION = 1286
+GRAPH_DEF_VERSION_MIN_CONSUMER = 0
+GRAPH_DEF_VERSION_MIN_PRODUCER = 0
+KILN_VERSION = "0.1.0"  # Kiln's own release
