@@ -2,7 +2,7 @@
 
 CMake works as scripts/build.sh has it (Release, Ninja, ccache) in the same tree, ./build, so a
 developer's build is reused and only the kiln_python_ext target is built. KILN_BUILD_DIR names another
-tree (tests/CMakeLists.txt's Wheel.InstallInVenv passes its own). The metadata is in pyproject.toml; the
+tree (the ctest Python.Wheel passes its own). The metadata is in pyproject.toml; the
 version is CMakeLists.txt's, the one source of it."""
 import os
 import re
