@@ -13,7 +13,7 @@ import types
 import warnings
 import weakref
 
-from . import analysis, operators, transformer
+from . import analysis, builders, operators, transformer
 
 _AG_CELL = types.CellType(operators)
 _CODE_CACHE = {}          # original code -> _Converted (or None: cannot be converted)
@@ -220,7 +220,7 @@ def _convert_code(f):
         factory_body.append(node)
         ret = ast.Name(id=node.name, ctx=ast.Load(), **pos)
     factory_body.append(ast.Return(value=ret, **pos))
-    factory = ast.FunctionDef(name="__kiln_factory__", args=transformer._no_args(), body=factory_body,
+    factory = ast.FunctionDef(name="__kiln_factory__", args=builders._no_args(), body=factory_body,
                               decorator_list=[], returns=None, type_comment=None, **pos)
     module = ast.Module(body=[factory], type_ignores=[])
     # Generated nodes get their positions when they are made (all four fields at once),

@@ -14,13 +14,14 @@ Per function scope, in order:
      are `nonlocal` in those functions, and the ones live afterwards are the
      statement's state (what a graph cond or loop carries).
 Generated nodes get the source position of the user's statement they come from (the
-builders below take it), so tracebacks name the user's file and lines."""
+builders in builders.py take it), so tracebacks name the user's file and lines."""
 import ast
 import inspect
 
 from . import analysis, experimental
+from .builders import (AG, _STORE, _Assign, _ag, _assign, _at, _call, _const, _def, _expr, _lambda, _load, _new,
+                       _nonlocal, _not, _pass, _pos, _return, _span, _store, _tuple)
 
-AG = "ag__"
 # Calls that look at their caller's frame: never routed through converted_call.
 _FRAME_CALLS = frozenset({"super", "locals", "globals", "vars", "eval", "exec", "dir"})
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -72,129 +73,6 @@ class Namer:
         self._next[base] = i + 1
         self.used.add(name)
         return name
-
-
-# ---- small AST builders --------------------------------------------------------
-# Each takes the position `p` its nodes get (a dict of lineno, col_offset, end_lineno,
-# end_col_offset): every generated node is located when it is made, so the tree
-# compiles without a walk that fills positions in. The commonest nodes are made
-# without their constructor, their fields and position set as one dict (an AST
-# constructor handles its arguments one attribute at a time; this is about a fifth
-# faster per node, and the converter makes some 2000 of them per 100 lines).
-
-_LOAD, _STORE = ast.Load(), ast.Store()
-_new = ast.AST.__new__
-_Name, _Attribute, _Call, _Assign = ast.Name, ast.Attribute, ast.Call, ast.Assign
-_UnaryOp, _Pass, _Tuple, _Lambda = ast.UnaryOp, ast.Pass, ast.Tuple, ast.Lambda
-_FunctionDef, _arguments, _arg, _Nonlocal = ast.FunctionDef, ast.arguments, ast.arg, ast.Nonlocal
-_NOT = ast.Not()  # operators carry no position: one serves every `not`
-
-
-def _span(src, end=None):
-    """The position of the user's statement `src` for the nodes generated from it: its
-    header (up to `end`, a node) rather than its body, on one line."""
-    end = end or src
-    lineno, col = src.lineno, src.col_offset
-    end_lineno, end_col = end.end_lineno, end.end_col_offset
-    if end_lineno != lineno:
-        end_lineno, end_col = lineno, col + 1
-    return {"lineno": lineno, "col_offset": col, "end_lineno": end_lineno, "end_col_offset": end_col}
-
-
-def _pos(node):
-    """`node`'s own position, as it stands."""
-    return {"lineno": node.lineno, "col_offset": node.col_offset, "end_lineno": node.end_lineno,
-            "end_col_offset": node.end_col_offset}
-
-
-def _at(node, p):
-    node.__dict__.update(p)
-    return node
-
-
-def _load(name, p):
-    node = _new(_Name)
-    node.__dict__ = {"id": name, "ctx": _LOAD, **p}
-    return node
-
-
-def _store(name, p):
-    node = _new(_Name)
-    node.__dict__ = {"id": name, "ctx": _STORE, **p}
-    return node
-
-
-def _ag(attr, p):
-    node = _new(_Attribute)
-    node.__dict__ = {"value": _load(AG, p), "attr": attr, "ctx": _LOAD, **p}
-    return node
-
-
-def _call(func, p, args=(), keywords=()):
-    node = _new(_Call)
-    node.__dict__ = {"func": func, "args": list(args), "keywords": list(keywords), **p}
-    return node
-
-
-def _assign(name, value, p):
-    node = _new(_Assign)
-    node.__dict__ = {"targets": [_store(name, p)], "value": value, **p}
-    return node
-
-
-def _value_node(cls):
-    """A builder of `cls(value)` nodes (Constant, Return, Expr) at a position."""
-    def build(value, p):
-        node = _new(cls)
-        node.__dict__ = {"value": value, **p}
-        return node
-    return build
-
-
-_const, _return, _expr = _value_node(ast.Constant), _value_node(ast.Return), _value_node(ast.Expr)
-
-
-def _nonlocal(names, p):
-    node = _new(_Nonlocal)
-    node.__dict__ = {"names": names, **p}
-    return node
-
-
-def _not(name, p):
-    node = _new(_UnaryOp)
-    node.__dict__ = {"op": _NOT, "operand": _load(name, p), **p}
-    return node
-
-
-def _pass(p):
-    node = _new(_Pass)
-    node.__dict__ = dict(p)
-    return node
-
-
-def _tuple(elts, p, ctx=_LOAD):
-    node = _new(_Tuple)
-    node.__dict__ = {"elts": elts, "ctx": ctx, **p}
-    return node
-
-
-def _lambda(body, p):
-    node = _new(_Lambda)
-    node.__dict__ = {"args": _no_args(), "body": body, **p}
-    return node
-
-
-def _def(name, params, body, p):
-    args = []
-    for a in params:
-        arg = _new(_arg)
-        arg.__dict__ = {"arg": a, **p}
-        args.append(arg)
-    node = _new(_FunctionDef)
-    node.__dict__ = {"name": name, "args": _no_args(args), "body": body or [_pass(p)], "decorator_list": [],
-                     "returns": None, "type_comment": None, **p}
-    node.kiln_generated = True  # see _nonlocal_names
-    return node
 
 
 # ---- 1. loop directives --------------------------------------------------------
@@ -545,14 +423,6 @@ class _Expressions(_Loads):
         if node.msg is not None:
             args.append(_lambda(self.without_loads(self.visit, node.msg), p))
         return _expr(_call(_ag("assert_stmt", p), p, args), p)
-
-
-def _no_args(args=None):
-    """The arguments of a generated function: positional parameters `args` only."""
-    node = _new(_arguments)
-    node.__dict__ = {"posonlyargs": [], "args": [] if args is None else args, "vararg": None, "kwonlyargs": [],
-                     "kw_defaults": [], "kwarg": None, "defaults": []}
-    return node
 
 
 # ---- 4. control flow -----------------------------------------------------------

@@ -6,7 +6,8 @@ from . import backend, activations, initializers, layers, losses, metrics, optim
 from . import regularizers, constraints  # noqa: F401
 from . import datasets, utils  # noqa: F401
 from ._layer import Input, InputLayer  # noqa: F401
-from ._model import Model, Sequential  # noqa: F401
+from ._model import Model  # noqa: F401
+from ._sequential import Sequential  # noqa: F401
 from . import models, saving  # noqa: F401
 
 __version__ = "2.15.0"

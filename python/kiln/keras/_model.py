@@ -1,14 +1,11 @@
-"""Keras' Model (subclassed and functional) and Sequential, with compile / fit / evaluate / predict
-and summary().
+"""Keras' Model (subclassed and functional), with compile / fit / evaluate / predict and summary().
 
 The training step (forward, loss, tape gradient, optimizer update, metric updates) is one
 kiln.function, `model.train_function`, traced once per input signature and run as one graph on every
 batch after that; evaluate and predict have their own traced `test_function` and
-`predict_function`. NumPy inputs are batched by slicing (rows of a C-contiguous array: the tensors
-share the array's memory); anything else iterable that yields (x, y) or (x, y, sample_weight)
-batches -- a kiln.data.Dataset, a generator, a list -- is iterated once per epoch."""
+`predict_function`. What they iterate over comes from _data_adapter; a functional model's config
+from _functional; Sequential is in _sequential (and importable from here, as before)."""
 import logging
-import math
 import warnings
 
 import numpy as np
@@ -23,6 +20,9 @@ from . import metrics as _metrics
 from . import optimizers as _optimizers
 from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _flatten, _is_tensor, _map, _shape_str
 from ._compile_utils import LossesContainer, MetricsContainer
+from ._data_adapter import (_ClassWeighted, _as_numpy, _batch_samples, _is_array_structure, _make_data, _split,
+                            pack_x_y_sample_weight, unpack_x_y_sample_weight)
+from ._functional import _functional_config, _functional_from_config
 from ._masking import get_mask, masked_weights, set_mask
 
 
@@ -30,210 +30,6 @@ def _autograph_call(fn, *args):
     """Calls fn, converted by AutoGraph when it is the user's own code (an overridden train_step)."""
     from ..autograph import conversion
     return conversion.call_target(fn)(*args)
-
-
-def unpack_x_y_sample_weight(data):
-    """(x,) / (x, y) / (x, y, sample_weight) / x -> x, y, sample_weight (Keras' rule: tuples only)."""
-    if isinstance(data, list):
-        data = tuple(data)
-    if not isinstance(data, tuple):
-        return data, None, None
-    if len(data) == 1:
-        return data[0], None, None
-    if len(data) == 2:
-        return data[0], data[1], None
-    if len(data) == 3:
-        return data
-    raise ValueError(f"Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`, found: "
-                     f"{data!r}")
-
-
-def pack_x_y_sample_weight(x, y=None, sample_weight=None):
-    if y is None:
-        return (x,)
-    if sample_weight is None:
-        return (x, y)
-    return (x, y, sample_weight)
-
-
-# ---- data ---------------------------------------------------------------------------------
-
-def _is_array(x):
-    return isinstance(x, (np.ndarray, _C.Tensor, _C.Variable))
-
-
-def _is_array_structure(x):
-    if _is_array(x):
-        return True
-    if isinstance(x, (list, tuple)) and x and all(_is_array(v) for v in x):
-        return True
-    if isinstance(x, dict) and x and all(_is_array(v) for v in x.values()):
-        return True
-    return False
-
-
-def _as_numpy(x):
-    if isinstance(x, _C.Variable):
-        x = x.read_value()
-    if isinstance(x, _C.Tensor):
-        if x._is_symbolic:
-            raise ValueError("fit/evaluate/predict take data with values, not symbolic tensors")
-        return x.numpy()  # a view of the tensor's memory
-    if isinstance(x, np.ndarray):
-        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
-    out = np.asarray(x)
-    if out.dtype == np.float64 and not isinstance(x, np.ndarray):
-        out = out.astype(np.float32)  # TF's literal rule: Python floats are float32
-    return out
-
-
-class _ArrayData:
-    """NumPy arrays (or tensors) batched along their first axis: slices of the arrays, so each batch is a
-    view (a new array only when shuffled)."""
-
-    def __init__(self, x, y, sample_weight, batch_size, shuffle, steps=None):
-        if x is None:
-            raise ValueError("No data provided: pass x (and y) to fit/evaluate/predict")
-        self.x = _map(_as_numpy, x) if not _is_array(x) else _as_numpy(x)
-        self.y = None if y is None else (_map(_as_numpy, y) if not _is_array(y) else _as_numpy(y))
-        self.sample_weight = None if sample_weight is None else _as_numpy(sample_weight)
-        sizes = {}
-        for label, part in (("x", self.x), ("y", self.y), ("sample_weight", self.sample_weight)):
-            if part is None:
-                continue
-            for a in _flatten(part):
-                if a.ndim == 0:
-                    raise ValueError(f"fit/evaluate/predict: {label} is a scalar; it needs a batch dimension")
-                sizes.setdefault(label, []).append(a.shape[0])
-        all_sizes = {n for v in sizes.values() for n in v}
-        if len(all_sizes) > 1:
-            detail = "\n".join(f"  {label} sizes: {', '.join(map(str, v))}" for label, v in sizes.items())
-            raise ValueError(f"Data cardinality is ambiguous:\n{detail}\nMake sure all arrays contain the same "
-                             "number of samples.")
-        self.n = all_sizes.pop()
-        if batch_size is None:
-            batch_size = 32
-        if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self.batch_size = int(batch_size)
-        self.shuffle = shuffle
-        full = math.ceil(self.n / self.batch_size)
-        self.steps = full if steps is None else min(int(steps), full)
-
-    def batches(self, epoch=0):
-        n, bs = self.n, self.batch_size
-        order = np.random.permutation(n) if self.shuffle and self.shuffle != "batch" else None
-        if self.shuffle == "batch":
-            order = np.arange(n)
-            for start in range(0, n, bs):
-                np.random.shuffle(order[start:start + bs])
-        for step in range(self.steps):
-            lo, hi = step * bs, min((step + 1) * bs, n)
-            if order is None:
-                take = (lambda a: a[lo:hi])
-            else:
-                idx = order[lo:hi]
-                take = (lambda a: np.take(a, idx, axis=0))
-            x = _map(take, self.x)
-            y = None if self.y is None else _map(take, self.y)
-            sw = None if self.sample_weight is None else take(self.sample_weight)
-            yield pack_x_y_sample_weight(x, y, sw)
-
-
-class _IterableData:
-    """Batches from anything iterable (a kiln.data.Dataset, a list, a generator function's result): a new
-    pass each epoch; the number of steps is len() when it has one, else learned from the first pass."""
-
-    def __init__(self, data, steps=None):
-        self.data = data
-        self.steps = steps
-        if self.steps is None:
-            try:
-                n = len(data)
-                self.steps = n if n >= 0 else None
-            except (TypeError, ValueError):
-                self.steps = None
-        self._iterator = None
-        self._one_shot = iter(data) is data  # an iterator: one pass only, consumed across epochs
-
-    def batches(self, epoch=0):
-        if self._one_shot:
-            if self._iterator is None:
-                self._iterator = self.data
-            source = self._iterator
-        else:
-            source = iter(self.data)
-        for step, batch in enumerate(source):
-            if isinstance(batch, list):
-                batch = tuple(batch)
-            yield batch if isinstance(batch, tuple) else (batch,)
-            if self.steps is not None and step + 1 >= self.steps:
-                break
-
-
-class _ClassWeighted:
-    """Keras' class_weight: each sample's weight times its class's weight (the class is the label, or the argmax of
-    a one-hot row), for a single-output model."""
-
-    def __init__(self, data, class_weight):
-        if not isinstance(class_weight, dict):
-            raise ValueError(f"`class_weight` should be a dict mapping class indices to weights, got {class_weight!r}")
-        n = int(max(class_weight)) + 1 if class_weight else 0
-        if sorted(int(k) for k in class_weight) != list(range(n)):
-            raise ValueError("Expected `class_weight` to be a dict with keys from 0 to one less than the number of "
-                             f"classes, found {class_weight}")
-        self.table = np.array([class_weight[k] for k in sorted(class_weight)], dtype=np.float32)
-        self.data = data
-
-    @property
-    def steps(self):
-        return self.data.steps
-
-    @steps.setter
-    def steps(self, value):
-        self.data.steps = value
-
-    def batches(self, epoch=0):
-        for batch in self.data.batches(epoch):
-            x, y, sw = unpack_x_y_sample_weight(batch)
-            if y is None:
-                yield batch
-                continue
-            if isinstance(y, (list, tuple, dict)):
-                raise ValueError("`class_weight` is only supported for Models with a single output.")
-            labels = np.asarray(y)
-            if labels.ndim > 2:
-                raise ValueError("`class_weight` not supported for 3+ dimensional targets.")
-            classes = labels.argmax(axis=1) if labels.ndim == 2 and labels.shape[1] > 1 else \
-                labels.reshape(-1).astype(np.int64)
-            weights = self.table[classes]
-            if sw is not None:
-                weights = np.asarray(sw, dtype=np.float32) * weights
-            yield pack_x_y_sample_weight(x, y, weights)
-
-
-def _make_data(x, y=None, sample_weight=None, batch_size=None, shuffle=False, steps=None):
-    if _is_array_structure(x) or (isinstance(x, (list, tuple)) and x and isinstance(x[0], (int, float))):
-        return _ArrayData(x, y, sample_weight, batch_size, shuffle, steps)
-    if y is not None:
-        raise ValueError("`y` argument is not supported when using a dataset or an iterable of batches as input: the "
-                         "batches give (x, y) themselves.")
-    if sample_weight is not None:
-        raise ValueError("`sample_weight` argument is not supported when using a dataset or an iterable of batches "
-                         "as input.")
-    if not hasattr(x, "__iter__"):
-        raise ValueError(f"Unrecognized data type: x={x!r} (of type {type(x).__name__}): fit/evaluate/predict take "
-                         "NumPy arrays or tensors, or an iterable of (x, y) batches such as a kiln.data.Dataset")
-    return _IterableData(x, steps)
-
-
-def _batch_samples(data):
-    x = unpack_x_y_sample_weight(data)[0]
-    for leaf in _flatten(x):
-        shape = getattr(leaf, "shape", None)
-        if shape is not None and len(shape):
-            return int(shape[0])
-    return 0
 
 
 # ---- summary ----------------------------------------------------------------------------------
@@ -899,8 +695,6 @@ class Model(Layer):
     def _serialized_module(self):
         if type(self) is Model:
             return "keras.src.engine.functional" if self._is_graph_network else "keras.src.engine.training"
-        if type(self) is Sequential:
-            return "keras.src.engine.sequential"
         return type(self).__module__
 
     def get_build_config(self):
@@ -1044,103 +838,6 @@ def _deserialize_metrics(metrics):
     return deserialize_keras_object(metrics, module_objects=table, printable_module_name="metric")
 
 
-def _functional_config(model):
-    """Keras 2's functional config: layers with their inbound nodes, input_layers and output_layers."""
-    from ._serialization import serialize_keras_object
-    nodes_of = {}
-    for layer in model._fn_layers:
-        nodes_of[id(layer)] = [layer._output_tensor._node] if isinstance(layer, InputLayer) else []
-    for node in model._fn_nodes:
-        nodes_of[id(node.layer)].append(node)
-
-    def ref(kt):
-        node = kt._node
-        return [node.layer.name, nodes_of[id(node.layer)].index(node), kt._index]
-
-    layers = []
-    for layer in model._fn_layers:
-        entry = serialize_keras_object(layer)
-        entry["name"] = layer.name
-        inbound = []
-        if not isinstance(layer, InputLayer):
-            for node in nodes_of[id(layer)]:
-                kwargs = {}
-                for k, v in node.kwargs.items():
-                    kwargs[k] = ["__keras_tensor__", *ref(v)] if isinstance(v, KerasTensor) else v
-                if node.args:
-                    kwargs["__args__"] = [["__keras_tensor__", *ref(v)] if isinstance(v, KerasTensor) else v
-                                          for v in node.args]
-                flat = _flatten(node.inputs)
-                if isinstance(node.inputs, (list, tuple)) and len(flat) == 1:
-                    kwargs["__list_input__"] = True  # a list of one tensor, not the tensor
-                inbound.append([ref(t) + [kwargs] for t in flat])
-        entry["inbound_nodes"] = inbound
-        layers.append(entry)
-    return {"name": model.name, "trainable": model.trainable, "layers": layers,
-            "input_layers": [ref(t) for t in _flatten(model._fn_inputs)],
-            "output_layers": [ref(t) for t in _flatten(model._fn_outputs)]}
-
-
-def _functional_from_config(config, custom_objects=None):
-    """Rebuilds the layer calls of a functional config: (inputs, outputs, name)."""
-    from . import layers as _layers
-    created, pending = {}, []
-    outputs_of = {}  # (layer name, node index) -> the call's outputs
-    for entry in config["layers"]:
-        layer = _layers.deserialize(entry, custom_objects=custom_objects)
-        name = entry.get("name", layer.name)
-        created[name] = layer
-        if isinstance(layer, InputLayer):
-            outputs_of[(name, 0)] = layer._output_tensor
-        else:
-            pending.append((name, list(entry.get("inbound_nodes", []))))
-
-    def value(ref):
-        out = outputs_of[(ref[0], ref[1])]
-        return _flatten(out)[ref[2]]
-
-    def ready(ref):
-        return (ref[0], ref[1]) in outputs_of
-
-    progress = True
-    while pending and progress:
-        progress = False
-        still = []
-        for name, nodes in pending:
-            done = sum(1 for key in outputs_of if key[0] == name)
-            while nodes:
-                node = nodes[0]
-                kwargs = dict(node[0][3]) if node and len(node[0]) > 3 else {}
-                refs = [r for r in node]
-                extra = [v for v in kwargs.get("__args__", []) if _is_tensor_ref(v)] + \
-                    [v for v in kwargs.values() if _is_tensor_ref(v)]
-                if not all(ready(r) for r in refs) or not all(ready(v[1:]) for v in extra):
-                    break
-                args = [value(v[1:]) if _is_tensor_ref(v) else v for v in kwargs.pop("__args__", [])]
-                as_list = kwargs.pop("__list_input__", False)
-                kwargs = {k: value(v[1:]) if _is_tensor_ref(v) else v for k, v in kwargs.items()}
-                inputs = [value(r) for r in refs]
-                out = created[name](inputs[0] if len(inputs) == 1 and not as_list else inputs, *args, **kwargs)
-                outputs_of[(name, done)] = out
-                done += 1
-                nodes.pop(0)
-                progress = True
-            if nodes:
-                still.append((name, nodes))
-        pending = still
-    if pending:
-        raise ValueError(f"Cannot rebuild the functional model: the inputs of layers {[n for n, _ in pending]} are "
-                         "never produced")
-    inputs = [value(r) for r in config["input_layers"]]
-    outputs = [value(r) for r in config["output_layers"]]
-    return (inputs[0] if len(inputs) == 1 else inputs), (outputs[0] if len(outputs) == 1 else outputs), \
-        config.get("name")
-
-
-def _is_tensor_ref(v):
-    return isinstance(v, list) and len(v) == 4 and v[0] == "__keras_tensor__"
-
-
 def _verbosity(verbose):
     if verbose == "auto":
         return 1
@@ -1164,153 +861,10 @@ def _logs_values(model, logs):
     return values[0] if len(values) == 1 else values
 
 
-def _split(x, y, sample_weight, fraction):
-    """Keras' validation_split: the last `fraction` of the samples (before any shuffling) validate."""
-    first = _flatten(x)[0]
-    n = len(first)
-    split = int(n * (1.0 - fraction))
-    if split == 0 or split == n:
-        raise ValueError(f"Training data contains {n} samples, which is not sufficient to split it into a validation "
-                         f"and training set as specified by `validation_split={fraction}`. Either provide more data, "
-                         "or a different value for the `validation_split` argument.")
-
-    def head(a):
-        return None if a is None else _map(lambda v: _as_numpy(v)[:split], a)
-
-    def tail(a):
-        return None if a is None else _map(lambda v: _as_numpy(v)[split:], a)
-    return (head(x), head(y), head(sample_weight)), pack_x_y_sample_weight(tail(x), tail(y), tail(sample_weight))
-
-
-# ---- Sequential ----------------------------------------------------------------------------------
-
-class Sequential(Model):
-    """tf.keras.Sequential: layers called one after the other. When the model knows its input shape (the first
-    layer has an `input_shape`, or an Input comes first), each layer is built as it is added, so summary() works
-    before any data has flowed."""
-
-    def __init__(self, layers=None, name=None):
-        Model.__init__(self, name=name)
-        self._seq_layers = []
-        self._declared_input_shape = None
-        self._input_name = None  # the Input layer's name, when one was added
-        if layers is not None:
-            if isinstance(layers, Layer):
-                layers = [layers]
-            for layer in layers:
-                self.add(layer)
-
-    @property
-    def layers(self):
-        return list(self._seq_layers)
-
-    def add(self, layer):
-        if isinstance(layer, KerasTensor) and layer._node is not None and isinstance(layer._node.layer, InputLayer):
-            layer = layer._node.layer
-        if isinstance(layer, InputLayer):
-            if self._seq_layers or self._declared_input_shape is not None:
-                raise ValueError("An InputLayer (kiln.keras.Input) can only come first in a Sequential model")
-            self._declared_input_shape = layer._build_input_shape
-            self._input_name = layer.name
-            return
-        if not isinstance(layer, Layer):
-            raise TypeError(f"The added layer must be an instance of class Layer. Received: layer={layer!r} of type "
-                            f"{type(layer)}.")
-        if layer is self:
-            raise ValueError("Cannot add a model to itself")
-        self._seq_layers.append(layer)
-        if len(self._seq_layers) == 1 and not self.built:
-            shape = self._declared_input_shape
-            if shape is None and layer.built and layer._build_input_shape is not None:
-                shape = layer._build_input_shape
-            if shape is None and layer._batch_input_shape is not None:
-                shape = layer._batch_input_shape
-            if shape is not None:
-                self.build(shape)
-        elif self.built and not layer.built:
-            shape = self._build_input_shape
-            for previous in self._seq_layers[:-1]:
-                shape = previous.compute_output_shape(shape)
-            layer._maybe_build(shape)
-        self.train_function = self.test_function = self.predict_function = None
-
-    def pop(self):
-        if not self._seq_layers:
-            raise TypeError("There are no layers in the model.")
-        self._seq_layers.pop()
-        self.train_function = self.test_function = self.predict_function = None
-
-    def _maybe_build(self, input_shapes):
-        if not self.built:
-            self.build(input_shapes)
-
-    def build(self, input_shape=None):
-        if input_shape is None:
-            input_shape = self._declared_input_shape
-        if input_shape is None:
-            raise ValueError("You must provide an `input_shape` argument.")
-        shape = TensorShape(input_shape)
-        if shape.rank is None:
-            raise ValueError(f'Layer "{self.name}": cannot build for inputs of unknown rank')
-        if shape.rank:
-            shape = TensorShape([None] + shape.as_list()[1:])
-        if not self._seq_layers:
-            self._declared_input_shape = shape
-            return
-        s = shape
-        for layer in self._seq_layers:
-            if not layer.built:
-                layer._maybe_build(s)
-            s = layer.compute_output_shape(s)
-        self._build_input_shape = shape
-        self.input_spec = InputSpec(shape=shape)
-        self.built = True
-
-    def call(self, inputs, training=None, mask=None):
-        # Keras' Sequential.call: a mask given reaches the first layer when its call takes one; after that each
-        # layer's output carries its mask to the next.
-        for layer in self._seq_layers:
-            kwargs = {"mask": mask} if mask is not None and layer._call_accepts_mask else {}
-            inputs = layer(inputs, training=training, **kwargs)
-            mask = None
-        return inputs
-
-    def compute_output_shape(self, input_shape):
-        s = TensorShape(input_shape)
-        for layer in self._seq_layers:
-            s = layer.compute_output_shape(s)
-        return s
-
-    def get_config(self):
-        """{"name", "layers"}: an InputLayer first when the input shape is known, then each layer serialized."""
-        from ._serialization import serialize_keras_object
-        layers = []
-        shape = self._declared_input_shape if self._declared_input_shape is not None else self._build_input_shape
-        if shape is not None and self._seq_layers:
-            first = self._seq_layers[0]
-            layers.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
-                "batch_input_shape": TensorShape(shape).as_list(), "dtype": first.dtype, "sparse": False,
-                "ragged": False, "name": self._input_name or f"{first.name}_input"}, "registered_name": None})
-        layers += [serialize_keras_object(layer) for layer in self._seq_layers]
-        return {"name": self.name, "layers": layers}
-
-    @classmethod
-    def from_config(cls, config, custom_objects=None):
-        from . import layers as _layers
-        model = cls(name=config.get("name"))
-        for entry in config.get("layers", []):
-            layer = _layers.deserialize(entry, custom_objects=custom_objects)
-            model.add(layer)
-        return model
-
-    def get_build_config(self):
-        shape = self._build_input_shape
-        return None if shape is None else {"input_shape": TensorShape(shape).as_list()}
-
-    def _summary_rows(self):
-        rows, shape = [], self._build_input_shape
-        for layer in self._seq_layers:
-            shape = layer.compute_output_shape(shape)
-            rows.append((layer, _shape_str(shape)))
-        return rows
-
+def __getattr__(name):
+    # Sequential (in _sequential: it subclasses Model) is still importable from here, loaded on first use so
+    # that either module may be imported first.
+    if name == "Sequential":
+        from ._sequential import Sequential
+        return Sequential
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -222,7 +222,7 @@ def save_saved_model_dir(model, dirpath):
     from .. import saved_model
     from ..function import TensorSpec, function
     from ._layer import KerasTensor
-    from ._model import Sequential
+    from ._sequential import Sequential
     from ..tensor_shape import TensorShape
     signature, specs = None, None
     inputs = model.inputs if model._is_graph_network else None

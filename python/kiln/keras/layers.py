@@ -841,8 +841,9 @@ def serialize(layer):
 def deserialize(config, custom_objects=None):
     """The layer a serialize() dict describes (custom classes through custom_objects or the registry)."""
     from ._serialization import deserialize_keras_object
-    from . import _model
+    from ._model import Model
+    from ._sequential import Sequential
     table = {k: v for k, v in globals().items() if isinstance(v, type) and issubclass(v, Layer)}
-    table.update(Model=_model.Model, Functional=_model.Model, Sequential=_model.Sequential)
+    table.update(Model=Model, Functional=Model, Sequential=Sequential)
     return deserialize_keras_object(config, module_objects=table, custom_objects=custom_objects,
                                     printable_module_name="layer")

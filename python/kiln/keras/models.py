@@ -1,7 +1,8 @@
 """kiln.keras.models (tf.keras.models): the model classes, and loading and saving whole models."""
 import os
 
-from ._model import Model, Sequential  # noqa: F401
+from ._model import Model  # noqa: F401
+from ._sequential import Sequential  # noqa: F401
 from . import _saving_lib
 
 

@@ -1,0 +1,138 @@
+"""tf.keras.Sequential (keras/engine/sequential.py): a Model whose layers run one after the other."""
+from ..tensor_shape import TensorShape
+from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _shape_str
+from ._model import Model
+
+
+class Sequential(Model):
+    """tf.keras.Sequential: layers called one after the other. When the model knows its input shape (the first
+    layer has an `input_shape`, or an Input comes first), each layer is built as it is added, so summary() works
+    before any data has flowed."""
+
+    def __init__(self, layers=None, name=None):
+        Model.__init__(self, name=name)
+        self._seq_layers = []
+        self._declared_input_shape = None
+        self._input_name = None  # the Input layer's name, when one was added
+        if layers is not None:
+            if isinstance(layers, Layer):
+                layers = [layers]
+            for layer in layers:
+                self.add(layer)
+
+    @property
+    def layers(self):
+        return list(self._seq_layers)
+
+    def add(self, layer):
+        if isinstance(layer, KerasTensor) and layer._node is not None and isinstance(layer._node.layer, InputLayer):
+            layer = layer._node.layer
+        if isinstance(layer, InputLayer):
+            if self._seq_layers or self._declared_input_shape is not None:
+                raise ValueError("An InputLayer (kiln.keras.Input) can only come first in a Sequential model")
+            self._declared_input_shape = layer._build_input_shape
+            self._input_name = layer.name
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f"The added layer must be an instance of class Layer. Received: layer={layer!r} of type "
+                            f"{type(layer)}.")
+        if layer is self:
+            raise ValueError("Cannot add a model to itself")
+        self._seq_layers.append(layer)
+        if len(self._seq_layers) == 1 and not self.built:
+            shape = self._declared_input_shape
+            if shape is None and layer.built and layer._build_input_shape is not None:
+                shape = layer._build_input_shape
+            if shape is None and layer._batch_input_shape is not None:
+                shape = layer._batch_input_shape
+            if shape is not None:
+                self.build(shape)
+        elif self.built and not layer.built:
+            shape = self._build_input_shape
+            for previous in self._seq_layers[:-1]:
+                shape = previous.compute_output_shape(shape)
+            layer._maybe_build(shape)
+        self.train_function = self.test_function = self.predict_function = None
+
+    def pop(self):
+        if not self._seq_layers:
+            raise TypeError("There are no layers in the model.")
+        self._seq_layers.pop()
+        self.train_function = self.test_function = self.predict_function = None
+
+    def _maybe_build(self, input_shapes):
+        if not self.built:
+            self.build(input_shapes)
+
+    def build(self, input_shape=None):
+        if input_shape is None:
+            input_shape = self._declared_input_shape
+        if input_shape is None:
+            raise ValueError("You must provide an `input_shape` argument.")
+        shape = TensorShape(input_shape)
+        if shape.rank is None:
+            raise ValueError(f'Layer "{self.name}": cannot build for inputs of unknown rank')
+        if shape.rank:
+            shape = TensorShape([None] + shape.as_list()[1:])
+        if not self._seq_layers:
+            self._declared_input_shape = shape
+            return
+        s = shape
+        for layer in self._seq_layers:
+            if not layer.built:
+                layer._maybe_build(s)
+            s = layer.compute_output_shape(s)
+        self._build_input_shape = shape
+        self.input_spec = InputSpec(shape=shape)
+        self.built = True
+
+    def call(self, inputs, training=None, mask=None):
+        # Keras' Sequential.call: a mask given reaches the first layer when its call takes one; after that each
+        # layer's output carries its mask to the next.
+        for layer in self._seq_layers:
+            kwargs = {"mask": mask} if mask is not None and layer._call_accepts_mask else {}
+            inputs = layer(inputs, training=training, **kwargs)
+            mask = None
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        s = TensorShape(input_shape)
+        for layer in self._seq_layers:
+            s = layer.compute_output_shape(s)
+        return s
+
+    def get_config(self):
+        """{"name", "layers"}: an InputLayer first when the input shape is known, then each layer serialized."""
+        from ._serialization import serialize_keras_object
+        layers = []
+        shape = self._declared_input_shape if self._declared_input_shape is not None else self._build_input_shape
+        if shape is not None and self._seq_layers:
+            first = self._seq_layers[0]
+            layers.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
+                "batch_input_shape": TensorShape(shape).as_list(), "dtype": first.dtype, "sparse": False,
+                "ragged": False, "name": self._input_name or f"{first.name}_input"}, "registered_name": None})
+        layers += [serialize_keras_object(layer) for layer in self._seq_layers]
+        return {"name": self.name, "layers": layers}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from . import layers as _layers
+        model = cls(name=config.get("name"))
+        for entry in config.get("layers", []):
+            layer = _layers.deserialize(entry, custom_objects=custom_objects)
+            model.add(layer)
+        return model
+
+    def get_build_config(self):
+        shape = self._build_input_shape
+        return None if shape is None else {"input_shape": TensorShape(shape).as_list()}
+
+    def _serialized_module(self):
+        return "keras.src.engine.sequential" if type(self) is Sequential else Model._serialized_module(self)
+
+    def _summary_rows(self):
+        rows, shape = [], self._build_input_shape
+        for layer in self._seq_layers:
+            shape = layer.compute_output_shape(shape)
+            rows.append((layer, _shape_str(shape)))
+        return rows
