@@ -57,7 +57,7 @@ site = sys.argv[1]
 assert os.path.dirname(os.path.dirname(tf.__file__)) == site, f"kiln imported from {tf.__file__}, not {site}"
 assert tf._C.__file__.startswith(site), tf._C.__file__
 meta = importlib.metadata.metadata("kiln")
-assert meta["Name"] == "kiln" and meta["Version"] == tf.__version__, (meta["Name"], meta["Version"], tf.__version__)
+assert meta["Name"] == "kiln" and meta["Version"] == tf.version.KILN_VERSION, (meta["Name"], meta["Version"], tf.version.KILN_VERSION)
 assert meta["Requires-Python"] == ">=3.9", meta["Requires-Python"]
 assert set(meta.get_all("Requires-Dist")) >= {"numpy", "protobuf"}, meta.get_all("Requires-Dist")
 
@@ -83,7 +83,7 @@ with tf.GradientTape() as tape:
     loss = tf.reduce_sum(tf.exp(v) * v)
 np.testing.assert_allclose(tape.gradient(loss, v).numpy(), np.exp([0.5, -2.0]) * (1 + np.array([0.5, -2.0])),
                            rtol=1e-6)
-print(f"import kiln {tf.__version__} from {site}: tf.function and GradientTape ok")
+print(f"import kiln {tf.version.KILN_VERSION} from {site}: tf.function and GradientTape ok")
 EOF
 cd "$work"  # not the source tree: `import kiln` must find the installed package
 LD_PRELOAD=$preload "$venv_python" smoke.py "$site"

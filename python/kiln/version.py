@@ -5,4 +5,4 @@ COMPILER_VERSION = "kiln"
 GRAPH_DEF_VERSION = 1286
 GRAPH_DEF_VERSION_MIN_CONSUMER = 0
 GRAPH_DEF_VERSION_MIN_PRODUCER = 0
-KILN_VERSION = "0.1.0"  # Kiln's own release
+from ._version import __version__ as KILN_VERSION  # Kiln's own release (one source: CMakeLists.txt)  # noqa: E402
