@@ -346,6 +346,16 @@ def test_creation_shape_arguments():
         tf.ones([2.5])
     with pytest.raises(TypeError):
         tf.zeros(["a"])
+    # The other ops that take a shape: the same classes, never pybind's RuntimeError.
+    with pytest.raises(TypeError):
+        tf.reshape(tf.ones([4]), [2.5])
+    with pytest.raises(TypeError):
+        tf.random.uniform([2.5])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.random.normal([2**64])
+    with pytest.raises(TypeError):
+        tf.zeros(tf.constant([2.5]))  # a float tensor is no shape
+    np.testing.assert_array_equal(tf.zeros(tf.constant([2, 3])).numpy(), np.zeros((2, 3), np.float32))
     np.testing.assert_array_equal(tf.zeros(np.array([2, 3])).numpy(), np.zeros((2, 3), np.float32))
     np.testing.assert_array_equal(tf.ones((np.int64(2),), tf.int32).numpy(), np.ones(2, np.int32))
 
