@@ -116,15 +116,31 @@ def is_tensor(x):
     return isinstance(x, (_C.Tensor, _C.Variable))
 
 
-def zeros(shape, dtype=_dtypes.float32, name=None):
+def _creation_dims(shape):
+    """zeros/ones/fill's shape, its entries checked as TF converts them to an int32/int64
+    tensor: a non-integer is a TypeError, an integer past int64 InvalidArgumentError
+    (the engine checks the sizes int64 can hold)."""
     dims = _dims(shape)
+    if isinstance(dims, list):
+        for d in dims:
+            if not isinstance(d, (int, _np.integer)):
+                raise TypeError(f"Cannot convert {shape!r} to EagerTensor of dtype int32: the shape's entry {d!r} "
+                                f"is not an integer")
+            if not -2**63 <= int(d) < 2**63:
+                from .errors import InvalidArgumentError
+                raise InvalidArgumentError(f"Shape {shape!r} has a dimension {d} that does not fit in int64")
+    return dims
+
+
+def zeros(shape, dtype=_dtypes.float32, name=None):
+    dims = _creation_dims(shape)
     if _is_dynamic(dims):
         return _dynamic_shape.zeros(dims, _dtypes.as_dtype(dtype))
     return _C.zeros(dims, _enum(dtype))
 
 
 def ones(shape, dtype=_dtypes.float32, name=None):
-    dims = _dims(shape)
+    dims = _creation_dims(shape)
     if _is_dynamic(dims):
         dtype = _dtypes.as_dtype(dtype)
         return _C.add(_dynamic_shape.zeros(dims, dtype), _C.ones([], dtype._enum))
@@ -132,7 +148,7 @@ def ones(shape, dtype=_dtypes.float32, name=None):
 
 
 def fill(dims, value, name=None):
-    dims = _dims(dims)
+    dims = _creation_dims(dims)
     if _is_dynamic(dims):
         value = convert_to_tensor(value)
         return _C.add(_dynamic_shape.zeros(dims, value.dtype), value)
@@ -181,11 +197,43 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
     return t
 
 
+def _checked_range_start(start, limit, delta, dtype):
+    """`start`, passed on once the graph has checked the range's size as the eager Range op
+    does: the loop below would otherwise spin (delta 0) or run for days (2**40 elements)
+    before any allocation failed."""
+    import math
+    import os
+
+    def check(s, l, d):
+        from .errors import InvalidArgumentError, ResourceExhaustedError
+        lo, hi, step = (x.numpy().item() for x in (s, l, d))
+        if step == 0:
+            raise InvalidArgumentError("Range: delta must not be zero")
+        if isinstance(step, float):
+            if math.isnan(lo) or math.isnan(hi) or math.isnan(step) or math.isinf(hi - lo):
+                raise InvalidArgumentError(f"Range: the range from {lo} to {hi} by {step} has no size")
+            n = max(0, math.ceil((hi - lo) / step))
+        else:
+            n = max(0, -((lo - hi) // step))  # exact in Python ints: ceil((hi - lo) / step)
+        if n > 2**48:
+            raise InvalidArgumentError(f"Range: the range from {lo} to {hi} by {step} has {n} elements, more "
+                                       f"than a tensor may have (2^48 = {2**48})")
+        wanted, memory = n * dtype.size, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        if wanted > memory:
+            raise ResourceExhaustedError(f"Range: OOM when allocating a tensor of shape ({n},) and type "
+                                         f"{dtype.name}: {wanted} bytes wanted, more than the machine's "
+                                         f"{memory} bytes")
+        return s
+
+    return _C.reshape(_C.host_function(check, [start, limit, delta], [dtype])[0], [])
+
+
 def _dynamic_range(start, limit, delta, dtype=None):
     from .control_flow import TensorArray, while_loop
     ref = next(b for b in (start, limit, delta) if isinstance(b, _C.Tensor))
     dtype = _dtypes.as_dtype(dtype) if dtype is not None else ref.dtype
     start, limit, delta = (cast(b, dtype) if isinstance(b, _C.Tensor) else constant(b, dtype) for b in (start, limit, delta))
+    start = _checked_range_start(start, limit, delta, dtype)
 
     def more(i, ta):
         return logical_or(logical_and(delta > 0, i < limit), logical_and(delta < 0, i > limit))

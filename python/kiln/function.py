@@ -340,6 +340,37 @@ class _IteratorInGraph:
         return next(self)
 
 
+def _checked_input_signature(input_signature):
+    """input_signature as a list of specs. Kiln takes a flat list of TensorSpecs; anything
+    else is TF's TypeError, found without recursion (a structure nested 100,000 deep, or
+    one that holds itself, is a ValueError rather than a crash)."""
+    if input_signature is None:
+        return None
+    if not isinstance(input_signature, (list, tuple)):
+        raise TypeError(f"input_signature must be either a tuple or a list, got {type(input_signature)}.")
+    specs = list(input_signature)
+    for spec in specs:
+        if hasattr(spec, "_kiln_spec"):
+            continue
+        bad, stack, depth_limit, visits = [], [(spec, 1)], 1000, 0
+        while stack:
+            item, depth = stack.pop()
+            visits += 1
+            if isinstance(item, (list, tuple, dict)):
+                if depth > depth_limit or visits > 100_000:
+                    raise ValueError(f"input_signature is nested more than {depth_limit} deep, or holds itself; "
+                                     f"it must be a sequence of TypeSpec objects")
+                stack.extend((c, depth + 1) for c in (item.values() if isinstance(item, dict) else item))
+            elif not hasattr(item, "_kiln_spec"):
+                bad.append(item)
+        if bad:
+            raise TypeError(f"input_signature must be a possibly nested sequence of TypeSpec objects, got invalid "
+                            f"args {bad[:8]!r} with types {[type(b) for b in bad[:8]]!r}.")
+        raise TypeError(f"input_signature holds a nested structure of TensorSpecs ({type(spec).__name__}); Kiln's "
+                        f"tf.function takes one TensorSpec per argument")
+    return specs
+
+
 def _signature_text(fn, specs):
     try:
         names = [p.name for p in inspect.signature(fn).parameters.values()]
@@ -356,7 +387,7 @@ class Function:
                  reduce_retracing=False, name=None, exact_shapes=False, verify=False, max_cache_entries=64):
         functools.update_wrapper(self, python_function, updated=())
         self._python_function = python_function
-        self._input_signature = None if input_signature is None else list(input_signature)
+        self._input_signature = _checked_input_signature(input_signature)
         self._autograph = autograph
         self._jit_compile = jit_compile
         self._reduce_retracing = reduce_retracing

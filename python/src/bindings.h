@@ -57,6 +57,20 @@ using SharedObject = std::shared_ptr<py::object>;
 SharedObject share(py::object obj);
 
 // ---- nested structures ------------------------------------------------------------
+// One level of a walk over a nested Python structure. Deeper than Python's
+// recursion limit (a structure nested 100,000 deep, or one that contains
+// itself) it raises RecursionError, as TF's C++ nest does, instead of
+// running the C++ stack out.
+class RecursionGuard {
+ public:
+  explicit RecursionGuard(const char* where) {
+    if (Py_EnterRecursiveCall(where)) throw py::error_already_set();
+  }
+  ~RecursionGuard() { Py_LeaveRecursiveCall(); }
+  RecursionGuard(const RecursionGuard&) = delete;
+  RecursionGuard& operator=(const RecursionGuard&) = delete;
+};
+
 // A kiln.TensorSpec as its `_kiln_spec()` tuple gives it: (dims with -1 for
 // None, dtype enum, rank or -1 when unknown).
 TensorSpec to_tensor_spec(py::handle kiln_spec);

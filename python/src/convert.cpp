@@ -1,4 +1,5 @@
-// Python values <-> tensors: TF's literal rules, NumPy without copies.
+// Python values <-> tensors: TF's literal rules; NumPy memory is shared only
+// when nobody can write it.
 #include <Python.h>
 #include <frameobject.h>
 
@@ -133,6 +134,36 @@ DType dtype_from_python(py::handle obj) {
                        " (it has float32, float64, int32, int64, uint8, bool and string)");
 }
 
+// The name of the capsules that own the memory of Tensor.numpy() arrays: a
+// NumPy array whose base chain ends in one reads a Kiln tensor, which never
+// changes.
+constexpr const char* kTensorCapsule = "kiln.tensor";
+
+namespace {
+
+bool is_ndarray(PyObject* obj) { return py::detail::npy_api::get().PyArray_Check_(obj); }
+
+// Whether nobody can ever write `array`'s memory: it and every array it views
+// are read-only, and the memory belongs to a Kiln tensor or a `bytes` object.
+// An array that owns its memory, or views another library's, may be made
+// writable again (flags.writeable = True), so it does not count.
+bool immutable_memory(const py::array& array) {
+  PyObject* obj = array.ptr();
+  while (is_ndarray(obj)) {
+    if (py::detail::array_proxy(obj)->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) return false;
+    obj = py::detail::array_proxy(obj)->base;
+    if (!obj) return false;
+  }
+  if (PyBytes_CheckExact(obj)) return true;
+  if (PyMemoryView_Check(obj)) {
+    const Py_buffer* view = PyMemoryView_GET_BUFFER(obj);
+    return view->readonly && view->obj && PyBytes_CheckExact(view->obj);
+  }
+  return PyCapsule_CheckExact(obj) && PyCapsule_IsValid(obj, kTensorCapsule);
+}
+
+}  // namespace
+
 Tensor tensor_from_numpy(py::array array) {
   std::optional<DType> dtype = dtype_from_numpy(array.dtype());
   if (!dtype)
@@ -143,8 +174,24 @@ Tensor tensor_from_numpy(py::array array) {
   Shape shape(dims);
   constexpr int kShareable = static_cast<int>(py::array::c_style) | static_cast<int>(py::detail::npy_api::NPY_ARRAY_ALIGNED_);
   bool native = array.dtype().byteorder() != '>';
-  if ((array.flags() & kShareable) != kShareable || !native)
+  bool fresh = false;  // an array only this function holds
+  if ((array.flags() & kShareable) != kShareable || !native) {
     array = py::array(array.attr("astype")(array.dtype().attr("newbyteorder")("="), "C"));
+    fresh = true;
+  }
+  if (!fresh && !immutable_memory(array)) {
+    // A tensor never changes after it is made: memory its owner may still
+    // write is copied (once, into Kiln's own storage).
+    Tensor t = core::make_tensor(*dtype, shape);
+    std::size_t bytes = static_cast<std::size_t>(array.nbytes());
+    if (bytes >= (std::size_t{1} << 20)) {
+      py::gil_scoped_release unlocked;  // `array` stays referenced by the caller
+      std::memcpy(core::raw_data(t), array.data(), bytes);
+    } else if (bytes) {
+      std::memcpy(core::raw_data(t), array.data(), bytes);
+    }
+    return t;
+  }
   PyObject* owner = array.ptr();
   Py_INCREF(owner);
   core::Buffer* buffer = core::make_external_buffer(*dtype, array.size(), const_cast<void*>(array.data()),
@@ -171,13 +218,16 @@ py::array tensor_to_numpy(const Tensor& t) {
     return out;
   }
   auto* keep = new Tensor(t);
-  py::capsule base(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+  py::capsule base(keep, kTensorCapsule, [](PyObject* cap) {
+    delete static_cast<Tensor*>(PyCapsule_GetPointer(cap, kTensorCapsule));
+  });
   py::array out(numpy_dtype(t.dtype()), shape, {}, core::raw_data(t), base);
   py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
   return out;
 }
 
 Tensor to_tensor(py::handle obj, std::optional<DType> dtype) {
+  RecursionGuard guard(" while converting to a Tensor");  // a list that holds itself
   Tensor t;
   if (py::isinstance<Tensor>(obj)) {
     t = py::cast<const Tensor&>(obj);

@@ -35,6 +35,15 @@ void bind_errors(py::module_& m) {
       PyErr_SetString(leaked, e.what());
     }
   });
+  // An argument of the wrong Python type for an op (a float where the op takes
+  // ints): TF raises TypeError; pybind11 would raise RuntimeError("Unable to cast").
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const py::cast_error& e) {
+      PyErr_SetString(PyExc_TypeError, (std::string(e.what()) + ": an argument has a type this op does not take").c_str());
+    }
+  });
   // Raised by Python code (a graph tensor used as a bool); a TypeError, as in TF.
   static py::exception<OperatorNotAllowedInGraph> not_in_graph(m, "OperatorNotAllowedInGraphError", PyExc_TypeError);
 }

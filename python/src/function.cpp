@@ -156,6 +156,19 @@ TensorSpec spec_from_python(py::handle obj) {
   return TensorSpec(shape, static_cast<DType>(py::cast<int>(spec[1])));
 }
 
+// A tf.errors class raised by a host function keeps its class, as in TF's
+// py_function (a ResourceExhaustedError stays one); other exceptions become
+// InvalidArgumentError.
+void rethrow_op_error(py::error_already_set& e, const std::string& text) {
+  py::module_ c = py::module_::import("kiln._C");
+  if (e.matches(c.attr("ResourceExhaustedError"))) throw ResourceExhausted(text);
+  if (e.matches(c.attr("OutOfRangeError"))) throw OutOfRange(text);
+  if (e.matches(c.attr("FailedPreconditionError"))) throw FailedPrecondition(text);
+  if (e.matches(c.attr("NotFoundError"))) throw NotFound(text);
+  if (e.matches(c.attr("UnimplementedError"))) throw Unimplemented(text);
+  if (e.matches(c.attr("InternalError"))) throw Internal(text);
+}
+
 }  // namespace
 
 void bind_function(py::module_& m) {
@@ -247,6 +260,7 @@ void bind_function(py::module_& m) {
         return out;
       } catch (py::error_already_set& e) {
         std::string text = std::string(py::str(e.type().attr("__name__"))) + ": " + std::string(py::str(e.value()));
+        rethrow_op_error(e, text);
         throw InvalidArgument(text);
       }
     };

@@ -62,6 +62,7 @@ TensorSpec to_tensor_spec(py::handle kiln_spec) {
 }
 
 void flatten_arguments(py::handle obj, detail::Flattener& f) {
+  RecursionGuard guard(" in flatten");
   PyObject* p = obj.ptr();
   if (py::isinstance<Tensor>(obj)) return f.tensor(py::cast<const Tensor&>(obj));
   if (is_numpy_value(obj)) return f.tensor(to_tensor(obj));
@@ -129,6 +130,7 @@ void flatten_arguments(py::handle obj, detail::Flattener& f) {
 }
 
 py::object rebuild_arguments(py::handle obj, detail::Rebuilder& r) {
+  RecursionGuard guard(" in flatten");
   PyObject* p = obj.ptr();
   if (py::isinstance<Tensor>(obj) || is_numpy_value(obj) || py::hasattr(obj, "_kiln_spec"))
     return py::cast(r.next());
@@ -171,6 +173,7 @@ py::object rebuild_arguments(py::handle obj, detail::Rebuilder& r) {
 }
 
 py::object flatten_result(py::handle obj, detail::ResultFlattener& f) {
+  RecursionGuard guard(" in flatten");
   PyObject* p = obj.ptr();
   if (py::isinstance<Tensor>(obj)) {
     f.leaf(py::cast<const Tensor&>(obj));
@@ -206,6 +209,7 @@ py::object flatten_result(py::handle obj, detail::ResultFlattener& f) {
 }
 
 py::object unflatten_result(py::handle tmpl, detail::ResultReader& reader) {
+  RecursionGuard guard(" in flatten");
   PyObject* p = tmpl.ptr();
   if (tmpl.is(leaf_marker())) return py::cast(reader.leaf());
   if (tmpl.is(tensor_array_marker())) return py::cast(detail::Traits<TensorArray>::unflatten(reader));

@@ -54,21 +54,47 @@ Scalar scalar_of(py::handle obj) {
   throw py::type_error("expected a Python number, got " + std::string(py::repr(obj)));
 }
 
+// A shape argument: a 1-D integer tensor, a TensorShape, or a sequence of
+// ints (None for an unknown dim). Anything else is TF's TypeError, an int past
+// int64 its InvalidArgumentError (never pybind's "Unable to cast").
 Shape shape_of_arg(py::handle obj) {
   if (py::isinstance<Tensor>(obj)) {
     const Tensor& t = py::cast<const Tensor&>(obj);
+    if ((t.dtype() != DType::Int32 && t.dtype() != DType::Int64) || t.rank() > 1)
+      throw py::type_error("a shape must be a 1-D int32 or int64 tensor, not a " + t.shape().to_string() + " " +
+                           std::string(dtype_name(t.dtype())) + " tensor");
     std::vector<int64_t> dims;
     if (t.dtype() == DType::Int32) {
       auto v = t.to_vector<int32_t>();
       dims.assign(v.begin(), v.end());
-    } else if (t.dtype() == DType::Int64) {
+    } else {
       dims = t.to_vector<int64_t>();
     }
     return Shape(dims);
   }
   if (py::hasattr(obj, "as_list")) obj = obj.attr("as_list")();
+  if (!py::isinstance<py::iterable>(obj))
+    throw py::type_error("a shape must be a list of ints, not " + std::string(py::repr(obj)));
   std::vector<int64_t> dims;
-  for (py::handle d : obj) dims.push_back(d.is_none() ? -1 : py::cast<int64_t>(d));
+  for (py::handle d : obj) {
+    if (d.is_none()) {
+      dims.push_back(-1);
+      continue;
+    }
+    // Python and NumPy ints (anything with __index__); not floats, bools are ints.
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(d.ptr()));
+    if (!index) {
+      PyErr_Clear();
+      throw py::type_error("Cannot convert " + std::string(py::repr(obj)) + " to a shape: " +
+                           std::string(py::repr(d)) + " is not an integer");
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow)
+      throw InvalidArgument("Cannot convert " + std::string(py::repr(obj)) + " to a shape: " +
+                            std::string(py::str(index)) + " does not fit in int64");
+    dims.push_back(v);
+  }
   return Shape(dims);
 }
 

@@ -1,6 +1,8 @@
 // kiln.Tensor: properties, NumPy and DLPack, printing, operators.
 #include <dlpack/dlpack.h>
 
+#include <cstring>
+
 #include "bindings.h"
 #include "core/tensor_impl.h"
 
@@ -135,6 +137,10 @@ DLDataType dlpack_dtype(DType d) {
   }
 }
 
+// The deleter of the DLPack tensors Kiln makes: importing one of those shares
+// a tensor's memory, which never changes.
+void delete_holder(DLManagedTensor* m) { delete static_cast<DLPackHolder*>(m->manager_ctx); }
+
 py::capsule to_dlpack(const Tensor& t) {
   core::require_concrete(t, "to_dlpack");
   auto* h = new DLPackHolder{t, t.shape().to_vector(), {}};
@@ -147,7 +153,7 @@ py::capsule to_dlpack(const Tensor& t) {
   dl.strides = nullptr;
   dl.byte_offset = 0;
   h->managed.manager_ctx = h;
-  h->managed.deleter = [](DLManagedTensor* m) { delete static_cast<DLPackHolder*>(m->manager_ctx); };
+  h->managed.deleter = delete_holder;
   return py::capsule(&h->managed, "dltensor", [](PyObject* cap) {
     // A consumer renames the capsule "used_dltensor" and owns it from then on.
     if (PyCapsule_IsValid(cap, "dltensor")) {
@@ -181,8 +187,21 @@ Tensor from_dlpack(py::object obj) {
   if (!dtype)
     throw py::type_error("from_dlpack: Kiln has no dtype for DLPack type code " + std::to_string(dl.dtype.code) +
                          " with " + std::to_string(dl.dtype.bits) + " bits");
+  // A producer's header is checked before any of it is trusted, as NumPy's
+  // from_dlpack does: a bad one is a ValueError, never a crash.
+  if (dl.ndim < 0 || dl.ndim > Shape::kMaxRank)
+    throw py::value_error("from_dlpack: the tensor has " + std::to_string(dl.ndim) +
+                          " dimensions; Kiln takes 0 to " + std::to_string(Shape::kMaxRank));
+  if (dl.ndim > 0 && !dl.shape) throw py::value_error("from_dlpack: the tensor has no shape array");
   std::vector<int64_t> dims(dl.shape, dl.shape + dl.ndim);
-  if (dl.strides) {
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0) throw py::value_error("from_dlpack: negative dimensions are not allowed (shape has " + std::to_string(d) + ")");
+    if (__builtin_mul_overflow(count, d, &count) || count > Shape::kMaxElements)
+      throw py::value_error("from_dlpack: the tensor is too big (its dimensions multiply past 2^48 elements)");
+  }
+  if (count > 0 && !dl.data) throw py::value_error("from_dlpack: the tensor has elements but no data pointer");
+  if (dl.strides && count > 0) {
     int64_t expected = 1;
     for (int i = dl.ndim - 1; i >= 0; --i) {
       if (dims[i] != 1 && dl.strides[i] != expected)
@@ -191,10 +210,22 @@ Tensor from_dlpack(py::object obj) {
       expected *= dims[i];
     }
   }
-  int64_t count = 1;
-  for (int64_t d : dims) count *= d;
   PyCapsule_SetName(cap.ptr(), "used_dltensor");
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
+  if (m->deleter != delete_holder) {
+    // Another library's memory, which it may still write: copied, so the
+    // tensor never changes, and handed back at once.
+    Tensor t;
+    try {
+      t = core::make_tensor(*dtype, Shape(dims));
+    } catch (...) {
+      if (m->deleter) m->deleter(m);
+      throw;
+    }
+    std::memcpy(core::raw_data(t), data, static_cast<std::size_t>(count) * dtype_size(*dtype));
+    if (m->deleter) m->deleter(m);
+    return t;
+  }
   core::Buffer* buffer = core::make_external_buffer(*dtype, count, data, release_dlpack, m);
   return core::adopt_buffer(*dtype, Shape(dims), buffer);
 }

@@ -23,15 +23,16 @@ def test_literal_rules_are_tensorflows():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_])
-def test_numpy_round_trip_every_dtype_shares_memory(dtype):
+def test_numpy_round_trip_every_dtype(dtype):
     a = (np.arange(12).reshape(3, 4) % 7).astype(dtype)
     t = tf.constant(a)
     assert t.dtype == tf.as_dtype(dtype)
     assert t.shape == (3, 4)
     out = t.numpy()
     assert out.dtype == a.dtype and np.array_equal(out, a)
-    assert np.shares_memory(out, a)  # in and out without a copy
-    assert np.shares_memory(np.asarray(t), a)
+    assert not np.shares_memory(out, a)  # a writable array is copied in: the tensor never changes
+    assert np.shares_memory(np.asarray(t), out)  # out without a copy
+    assert np.shares_memory(tf.constant(out).numpy(), out)  # a tensor's own memory goes back in shared
     assert not out.flags.writeable  # tensors are immutable
 
 
@@ -53,7 +54,7 @@ def test_array_outlives_its_python_name_inside_a_tensor():
     a = np.array([1.0, 2.0], dtype=np.float32)
     refs = sys.getrefcount(a)
     t = tf.constant(a)
-    assert sys.getrefcount(a) == refs + 1
+    assert sys.getrefcount(a) == refs  # copied: the tensor keeps no reference to the array
     del a
     gc.collect()
     assert t.numpy().tolist() == [1.0, 2.0]
@@ -109,7 +110,11 @@ def test_dlpack_both_ways():
     assert np.shares_memory(a, t.numpy()) and a.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     src = np.arange(6, dtype=np.int64).reshape(2, 3)
     back = tf.experimental.dlpack.from_dlpack(src)
-    assert back.dtype == tf.int64 and np.shares_memory(back.numpy(), src)
+    # NumPy may still write `src`: copied, so the tensor never changes.
+    assert back.dtype == tf.int64 and not np.shares_memory(back.numpy(), src)
+    src[0, 0] = 99
+    assert back.numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert np.shares_memory(tf.experimental.dlpack.from_dlpack(t).numpy(), t.numpy())
 
 
 def test_printing_is_tensorflows():

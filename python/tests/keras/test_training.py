@@ -314,9 +314,9 @@ def test_minimize_with_a_callable_loss():
     assert w.numpy() == pytest.approx(1.0, abs=1e-4)
 
 
-def test_numpy_batches_are_views_of_the_users_arrays():
+def test_numpy_batches_are_copies_of_the_users_arrays():
     x, y = blobs(90)
-    shared = []
+    seen = []
 
     class Probe(K.Model):
         def __init__(self):
@@ -324,12 +324,15 @@ def test_numpy_batches_are_views_of_the_users_arrays():
             self.dense = K.layers.Dense(3)
 
         def call(self, inputs):
-            shared.append(np.shares_memory(np.asarray(inputs), x))
+            seen.append((np.asarray(inputs).copy(), np.shares_memory(np.asarray(inputs), x)))
             return self.dense(inputs)
 
     model = Probe()
     model.compile(optimizer="sgd", loss=K.losses.SparseCategoricalCrossentropy(from_logits=True), run_eagerly=True)
     model.fit(x, y, batch_size=30, shuffle=False, verbose=0)
-    assert shared == [True, True, True]     # each batch a slice of x, in a tensor without a copy
+    # Each batch is the slice of x, copied into its tensor (x stays the user's to write).
+    assert [s for _, s in seen] == [False, False, False]
+    for i, (batch, _) in enumerate(seen):
+        np.testing.assert_array_equal(batch, x[30 * i:30 * (i + 1)])
     model.predict(x, batch_size=45, verbose=0)
-    assert shared[3:] == [True, True]
+    assert [s for _, s in seen[3:]] == [False, False]
