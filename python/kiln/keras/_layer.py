@@ -688,10 +688,12 @@ class Layer(Module):
         else:
             out_shape = self.compute_output_shape(shapes)
         node = _Node(self, inputs, args, dict(kwargs))
+        # Layers whose outputs are not in their dtype (lookups: int64) say so with _output_dtype.
+        dtype = getattr(self, "_output_dtype", None) or self._dtype
         if isinstance(out_shape, (list, tuple)) and out_shape and not isinstance(out_shape[0], (int, type(None))):
-            node.outputs = [KerasTensor(s, self._dtype, None, node, i) for i, s in enumerate(out_shape)]
+            node.outputs = [KerasTensor(s, dtype, None, node, i) for i, s in enumerate(out_shape)]
         else:
-            node.outputs = KerasTensor(out_shape, self._dtype, None, node, 0)
+            node.outputs = KerasTensor(out_shape, dtype, None, node, 0)
         return node.outputs
 
     def get_config(self):

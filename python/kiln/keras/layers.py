@@ -25,6 +25,10 @@ from ._conv1d import (Conv1D, Convolution1D, MaxPooling1D, MaxPool1D, AveragePoo
 from ._noise import (GaussianNoise, GaussianDropout, SpatialDropout1D, SpatialDropout2D,  # noqa: F401
                      ActivityRegularization)
 from ._preprocessing import Rescaling, Normalization, CenterCrop  # noqa: F401
+from ._image_preprocessing import (Resizing, RandomFlip, RandomRotation, RandomZoom, RandomTranslation,  # noqa: F401
+                                   RandomContrast)
+from ._lookup import (CategoryEncoding, Discretization, StringLookup, IntegerLookup,  # noqa: F401
+                      TextVectorization)
 from ._wrappers import Wrapper, TimeDistributed, Bidirectional  # noqa: F401
 
 __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
@@ -36,6 +40,8 @@ __all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", 
 __all__ += ["MultiHeadAttention"]
 __all__ += ["Masking", "GlobalAveragePooling1D", "GlobalAvgPool1D"]
 __all__ += ["LeakyReLU", "ELU"]
+__all__ += ["Resizing", "RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast",
+            "CategoryEncoding", "Discretization", "StringLookup", "IntegerLookup", "TextVectorization"]
 __all__ += ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot", "add", "subtract",
             "multiply", "average", "maximum", "minimum", "concatenate", "dot", "Lambda", "RepeatVector", "Permute",
             "UpSampling1D", "UpSampling2D", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "Conv1D",
