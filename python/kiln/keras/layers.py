@@ -27,6 +27,10 @@ from ._noise import (GaussianNoise, GaussianDropout, SpatialDropout1D, SpatialDr
 from ._preprocessing import Rescaling, Normalization, CenterCrop  # noqa: F401
 from ._image_preprocessing import (Resizing, RandomFlip, RandomRotation, RandomZoom, RandomTranslation,  # noqa: F401
                                    RandomContrast)
+from ._conv3d import (Conv3D, Convolution3D, MaxPooling3D, AveragePooling3D, MaxPool3D, AvgPool3D,  # noqa: F401
+                      UpSampling3D, ZeroPadding3D, Cropping3D)
+from ._separable import (SeparableConv1D, SeparableConv2D, SeparableConvolution1D,  # noqa: F401
+                         SeparableConvolution2D, Conv1DTranspose, Convolution1DTranspose)
 from ._lookup import (CategoryEncoding, Discretization, StringLookup, IntegerLookup,  # noqa: F401
                       TextVectorization)
 from ._wrappers import Wrapper, TimeDistributed, Bidirectional  # noqa: F401
@@ -42,6 +46,9 @@ __all__ += ["Masking", "GlobalAveragePooling1D", "GlobalAvgPool1D"]
 __all__ += ["LeakyReLU", "ELU"]
 __all__ += ["Resizing", "RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast",
             "CategoryEncoding", "Discretization", "StringLookup", "IntegerLookup", "TextVectorization"]
+__all__ += ["Conv3D", "Convolution3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D", "UpSampling3D",
+            "ZeroPadding3D", "Cropping3D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D",
+            "SeparableConvolution2D", "Conv1DTranspose", "Convolution1DTranspose"]
 __all__ += ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot", "add", "subtract",
             "multiply", "average", "maximum", "minimum", "concatenate", "dot", "Lambda", "RepeatVector", "Permute",
             "UpSampling1D", "UpSampling2D", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "Conv1D",
