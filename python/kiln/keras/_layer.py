@@ -259,6 +259,7 @@ class Layer(Module):
         self._trainable = bool(trainable)
         self.built = False
         self._layer_weights = []
+        self._inbound_nodes = []  # the functional calls of this layer (KerasTensors in, KerasTensors out)
         self._build_input_shape = None
         self.input_spec = None
         # Keras' rule: a layer that overrides compute_mask supports masking.
@@ -302,7 +303,10 @@ class Layer(Module):
 
     @trainable.setter
     def trainable(self, value):
-        self._trainable = bool(value)
+        # Keras: the flag reaches every nested layer (freezing a base model freezes its BatchNormalization's
+        # statistics too).
+        for layer in self._sublayers():
+            layer._trainable = bool(value)
 
     @property
     def input_shape(self):
@@ -311,6 +315,76 @@ class Layer(Module):
                                  "shape.")
         return tuple(self._build_input_shape.as_list()) if isinstance(self._build_input_shape, TensorShape) \
             else self._build_input_shape
+
+    # ---- the functional graph: layer.input / layer.output -----------------------------
+
+    def _node_at(self, node_index, what):
+        nodes = getattr(self, "_inbound_nodes", [])
+        if not nodes:
+            raise RuntimeError(f"The layer {self.name} has never been called and thus has no defined {what}.")
+        if not -len(nodes) <= node_index < len(nodes):
+            raise ValueError(f"Asked to get {what} at node {node_index}, but the layer has only {len(nodes)} "
+                             "inbound nodes.")
+        return nodes[node_index]
+
+    def _single_node(self, what, method):
+        nodes = getattr(self, "_inbound_nodes", [])
+        if not nodes:
+            if what == "input":
+                raise AttributeError(f"Layer {self.name} is not connected, no input to return.")
+            raise AttributeError(f"Layer {self.name} has no inbound nodes.")
+        if len(nodes) > 1:
+            raise AttributeError(f'Layer {self.name} has multiple inbound nodes, hence the notion of "layer {what}" '
+                                 f"is ill-defined. Use `{method}(node_index)` instead.")
+        return nodes[0]
+
+    @staticmethod
+    def _node_inputs(node):
+        if node.inputs is None:  # an InputLayer's node: its output is its input
+            return node.outputs
+        return node.inputs
+
+    @property
+    def input(self):
+        """The KerasTensor(s) this layer was called on (a functional model: its inputs)."""
+        if getattr(self, "_is_graph_network", False):
+            return self._fn_inputs
+        return self._node_inputs(self._single_node("input", "get_input_at"))
+
+    @property
+    def output(self):
+        """The KerasTensor(s) this layer's call returned (a functional model: its outputs)."""
+        if getattr(self, "_is_graph_network", False):
+            return self._fn_outputs
+        return self._single_node("output", "get_output_at").outputs
+
+    @property
+    def output_shape(self):
+        """The output shape of the layer's call, as a tuple (a list of them for several outputs)."""
+        if getattr(self, "_is_graph_network", False) or getattr(self, "_inbound_nodes", []):
+            outputs = self.output
+            shapes = [tuple(t.shape.as_list()) for t in _flatten(outputs)]
+            return shapes[0] if len(shapes) == 1 else shapes
+        raise AttributeError(f"The layer {self.name} has never been called and thus has no defined output shape.")
+
+    def get_input_at(self, node_index):
+        return self._node_inputs(self._node_at(node_index, "input"))
+
+    def get_output_at(self, node_index):
+        return self._node_at(node_index, "output").outputs
+
+    def get_input_shape_at(self, node_index):
+        shapes = [tuple(t.shape.as_list()) for t in _flatten(self.get_input_at(node_index))
+                  if isinstance(t, KerasTensor)]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    def get_output_shape_at(self, node_index):
+        shapes = [tuple(t.shape.as_list()) for t in _flatten(self.get_output_at(node_index))]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def inbound_nodes(self):
+        return list(getattr(self, "_inbound_nodes", []))
 
     # ---- variables -------------------------------------------------------------------
 
@@ -694,6 +768,7 @@ class Layer(Module):
             node.outputs = [KerasTensor(s, dtype, None, node, i) for i, s in enumerate(out_shape)]
         else:
             node.outputs = KerasTensor(out_shape, dtype, None, node, 0)
+        self._inbound_nodes.append(node)
         return node.outputs
 
     def get_config(self):
@@ -750,6 +825,7 @@ class InputLayer(Layer):
         node = _Node(self, None, (), {})
         node.outputs = KerasTensor(batch_input_shape, self._dtype, name, node, 0)
         self._output_tensor = node.outputs
+        self._inbound_nodes.append(node)
 
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
