@@ -234,6 +234,21 @@ _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size", "input_dim"
                    "autocast", "implementation"}
 
 
+def _policy_of(dtype):
+    """The mixed-precision Policy a layer's `dtype` names (a Policy, "mixed_float16", a saved Policy dict), or the
+    global policy when dtype is None and one was set; None for plain dtypes."""
+    from . import mixed_precision
+    if isinstance(dtype, mixed_precision.Policy):
+        return dtype
+    if isinstance(dtype, dict) and dtype.get("class_name") in ("Policy", "DTypePolicy"):
+        return mixed_precision.Policy(dtype["config"]["name"])
+    if isinstance(dtype, str) and dtype.startswith("mixed"):
+        return mixed_precision.Policy(dtype)
+    if dtype is None and mixed_precision._global_policy is not None:
+        return mixed_precision._global_policy
+    return None
+
+
 class Layer(Module):
     """tf.keras.layers.Layer: override `build(input_shape)` (weights, with add_weight) and `call(inputs)`."""
 
@@ -253,9 +268,9 @@ class Layer(Module):
         elif not isinstance(name, str):
             raise TypeError(f"Layer name must be a string, got {name!r}")
         Module.__init__(self, name)
-        if isinstance(dtype, str) and dtype.startswith("mixed"):
-            raise ValueError(f"kiln.keras: dtype policy {dtype!r} is not supported")
-        self._dtype = _dtypes.as_dtype(dtype or backend.floatx())
+        self._dtype_policy = _policy_of(dtype)
+        self._dtype = _dtypes.as_dtype(self._dtype_policy.compute_dtype if self._dtype_policy is not None
+                                       else dtype or backend.floatx())
         self._trainable = bool(trainable)
         self.built = False
         self._layer_weights = []
@@ -296,6 +311,11 @@ class Layer(Module):
     @property
     def variable_dtype(self):
         return self._dtype.name
+
+    @property
+    def dtype_policy(self):
+        from .mixed_precision import Policy
+        return self._dtype_policy if self._dtype_policy is not None else Policy(self._dtype.name)
 
     @property
     def trainable(self):
@@ -773,6 +793,10 @@ class Layer(Module):
 
     def get_config(self):
         config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self._dtype_policy is not None and self._dtype_policy.name.startswith("mixed"):
+            # Keras saves a mixed policy as a Policy object; a plain one as its dtype name.
+            config["dtype"] = {"module": "keras.mixed_precision", "class_name": "Policy",
+                               "config": {"name": self._dtype_policy.name}, "registered_name": None}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
         if self._activity_regularizer is not None and type(self).get_config is not Layer.get_config:

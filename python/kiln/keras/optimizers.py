@@ -424,6 +424,8 @@ def get(identifier):
     """An optimizer from a name ("adam", "sgd", "nadam", ... with Keras' defaults) or an Optimizer."""
     if isinstance(identifier, Optimizer):
         return identifier
+    if hasattr(identifier, "inner_optimizer") and hasattr(identifier, "apply_gradients"):
+        return identifier  # a mixed_precision.LossScaleOptimizer
     if isinstance(identifier, dict):
         return deserialize(identifier)
     if isinstance(identifier, str):
