@@ -66,7 +66,7 @@ def cosine_similarity(y_true, y_pred, axis=-1):
 
 def top_k_categorical_accuracy(y_true, y_pred, k=5):
     """1 where the true class (the argmax of one-hot y_true) is among the k highest predictions."""
-    return sparse_top_k_categorical_accuracy(_C.argmax(_to_tensor(y_true), -1), y_pred, k)
+    return sparse_top_k_categorical_accuracy(_C.argmax(_to_tensor(y_true), -1, _dtypes.int64._enum), y_pred, k)
 
 
 def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
@@ -229,9 +229,11 @@ class _ConfusionCounts(Metric):
         y_pred = _float(y_pred, self._dtype)
         y_true = _float(y_true, self._dtype)
         if self.top_k is not None:
-            kth = _C.top_k(y_pred, self.top_k)[0]
-            kth = _C.reduce_min(kth, [-1], True)
-            y_pred = _C.where(_C.greater_equal(y_pred, kth), y_pred, -1.0e30)  # below the k highest: never positive
+            # Only each row's k highest (the first ones among ties, as tf.math.top_k) may be positive.
+            indices = _C.top_k(y_pred, self.top_k)[1]
+            chosen = _C.reduce_sum(_C.one_hot(indices, y_pred.shape[-1], 1.0, 0.0, -1, self._dtype._enum), [-2],
+                                   False)
+            y_pred = _C.where(_C.greater(chosen, 0.0), y_pred, float("-inf"))
         if self.class_id is not None:
             y_pred = _C.slice(y_pred, [0] * (y_pred.ndim - 1) + [self.class_id], [-1] * (y_pred.ndim - 1) + [1])
             y_true = _C.slice(y_true, [0] * (y_true.ndim - 1) + [self.class_id], [-1] * (y_true.ndim - 1) + [1])
@@ -298,7 +300,7 @@ class FalseNegatives(_CountMetric):
 
 class _PrecisionRecall(_ConfusionCounts):
     def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
-        default = -1e-7 if top_k is not None else 0.5  # top_k alone: every one of the k highest is positive
+        default = float("-inf") if top_k is not None else 0.5  # top_k alone: each of the k highest is positive
         values, self._single = _thresholds_list(thresholds, default)
         super().__init__(values, name, dtype, class_id=class_id, top_k=top_k, counts=("tp", "fp", "fn"))
         self.init_thresholds = thresholds
@@ -517,7 +519,7 @@ class _IoUBase(Metric):
     def _classes(self, y, sparse):
         y = _to_tensor(y)
         if not sparse:
-            y = _C.argmax(y, self.axis)
+            y = _C.argmax(y, self.axis, _dtypes.int64._enum)
         return _C.reshape(_C.cast(y, _dtypes.int64._enum), [-1])
 
     def update_state(self, y_true, y_pred, sample_weight=None):
@@ -616,12 +618,22 @@ class OneHotIoU(IoU):
                  axis=-1):
         super().__init__(num_classes, target_class_ids, name, dtype, ignore_class, False, sparse_y_pred, axis)
 
+    def get_config(self):
+        config = super().get_config()
+        del config["sparse_y_true"]  # always one-hot
+        return config
+
 
 class OneHotMeanIoU(MeanIoU):
     """MeanIoU with one-hot labels and per-class scores (argmax on both)."""
 
     def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_pred=False, axis=-1):
         super().__init__(num_classes, name, dtype, ignore_class, False, sparse_y_pred, axis)
+
+    def get_config(self):
+        config = super().get_config()
+        del config["sparse_y_true"]  # always one-hot
+        return config
 
 
 # ---- R2Score, F1Score / FBetaScore ------------------------------------------------------------------------------

@@ -107,11 +107,11 @@ class OrthogonalRegularizer(Regularizer):
             raise ValueError(f"Inputs to OrthogonalRegularizer must have rank 2. Received: inputs.shape={x.shape}")
         if self.mode == "rows":
             unit = _C.l2_normalize(x, [1], 1e-12)
-            product = _C.matmul(unit, _C.transpose(unit, [1, 0]))
+            product = _C.matmul(unit, unit, False, True)
             size = x.shape[0]
         else:
             unit = _C.l2_normalize(x, [0], 1e-12)
-            product = _C.matmul(_C.transpose(unit, [1, 0]), unit)
+            product = _C.matmul(unit, unit, True, False)
             size = x.shape[1]
         off_diagonal = _C.multiply(product, _C.constant((1.0 - np.eye(size)).astype(x.dtype.as_numpy_dtype), None))
         pairs = size * (size - 1.0) / 2.0
