@@ -6,7 +6,6 @@ directly, and inside a traced function (tf.data map, a fit step) as a host funct
 runs the same Python each time the graph runs. CategoryEncoding and Discretization are engine ops."""
 import collections
 import re
-import zlib
 
 import numpy as np
 
@@ -421,8 +420,9 @@ class _IndexLookup(Layer):
     def _oov_index(self, token):
         if self.num_oov_indices == 1:
             return self._oov_start()
-        if self._string:  # TF hashes with FarmHash; Kiln with CRC32 (see the module notes)
-            bucket = zlib.crc32(token.encode("utf-8")) % self.num_oov_indices
+        if self._string:  # tf.strings.to_hash_bucket_fast, as Keras
+            from ._hashing import hash_bucket_fast
+            bucket = hash_bucket_fast(token, self.num_oov_indices)
         else:
             bucket = token % self.num_oov_indices
         return self._oov_start() + bucket

@@ -33,6 +33,7 @@ from ._separable import (SeparableConv1D, SeparableConv2D, SeparableConvolution1
                          SeparableConvolution2D, Conv1DTranspose, Convolution1DTranspose)
 from ._lookup import (CategoryEncoding, Discretization, StringLookup, IntegerLookup,  # noqa: F401
                       TextVectorization)
+from ._hashing import Hashing  # noqa: F401
 from ._wrappers import Wrapper, TimeDistributed, Bidirectional  # noqa: F401
 
 __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
@@ -45,7 +46,7 @@ __all__ += ["MultiHeadAttention"]
 __all__ += ["Masking", "GlobalAveragePooling1D", "GlobalAvgPool1D"]
 __all__ += ["LeakyReLU", "ELU"]
 __all__ += ["Resizing", "RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast",
-            "CategoryEncoding", "Discretization", "StringLookup", "IntegerLookup", "TextVectorization"]
+            "CategoryEncoding", "Discretization", "StringLookup", "IntegerLookup", "TextVectorization", "Hashing"]
 __all__ += ["Conv3D", "Convolution3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D", "UpSampling3D",
             "ZeroPadding3D", "Cropping3D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D",
             "SeparableConvolution2D", "Conv1DTranspose", "Convolution1DTranspose"]
