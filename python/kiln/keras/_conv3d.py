@@ -10,12 +10,10 @@ import numpy as np
 from .. import _C
 from ..tensor_shape import TensorShape
 from . import activations as _activations
-from . import constraints as _constraints
 from . import initializers as _initializers
-from . import regularizers as _regularizers
 from ._layer import InputSpec, Layer
+from ._conv1d import _out_length
 from ._reshaping import _crop, _repeat_axis
-from ._serialization import serialize_keras_object
 
 
 def _triple(value, name, positive=True):
@@ -28,14 +26,6 @@ def _triple(value, name, positive=True):
     if positive and any(v <= 0 for v in out):
         raise ValueError(f"The `{name}` argument must be a tuple of 3 positive integers. Received: {name}={value}")
     return out
-
-
-def _out_length(length, window, stride, padding, dilation=1):
-    if length is None:
-        return None
-    if padding == "same":
-        return (length + stride - 1) // stride
-    return max(0, (length - ((window - 1) * dilation + 1)) // stride + 1)
 
 
 def _depth_taps(depth, window, stride, padding, dilation=1):
@@ -86,7 +76,8 @@ class Conv3D(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        from .layers import _data_format, _padding
+        from .layers import _data_format, _padding, _set_penalties
+        _set_penalties(self, kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint)
         if int(filters) <= 0:
             raise ValueError(f"Invalid value for argument `filters`. Expected a strictly positive value. Received "
                              f"filters={filters}.")
@@ -106,10 +97,6 @@ class Conv3D(Layer):
         self.use_bias = use_bias
         self.kernel_initializer = _initializers.get(kernel_initializer)
         self.bias_initializer = _initializers.get(bias_initializer)
-        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
-        self.kernel_constraint = _constraints.get(kernel_constraint)
-        self.bias_constraint = _constraints.get(bias_constraint)
         self.input_spec = InputSpec(ndim=5)
         self.kernel = None
         self.bias = None
@@ -162,17 +149,12 @@ class Conv3D(Layer):
         return TensorShape([s[0], *dims, self.filters])
 
     def get_config(self):
+        from .layers import _penalty_config
         config = super().get_config()
         config.update(filters=self.filters, kernel_size=self.kernel_size, strides=self.strides, padding=self.padding,
                       data_format=self.data_format, dilation_rate=self.dilation_rate, groups=self.groups,
-                      activation=_activations.serialize(self.activation), use_bias=self.use_bias,
-                      kernel_initializer=serialize_keras_object(self.kernel_initializer),
-                      bias_initializer=serialize_keras_object(self.bias_initializer),
-                      kernel_regularizer=serialize_keras_object(self.kernel_regularizer),
-                      bias_regularizer=serialize_keras_object(self.bias_regularizer),
-                      activity_regularizer=serialize_keras_object(self.activity_regularizer),
-                      kernel_constraint=serialize_keras_object(self.kernel_constraint),
-                      bias_constraint=serialize_keras_object(self.bias_constraint))
+                      activation=_activations.serialize(self.activation), use_bias=self.use_bias)
+        config.update(_penalty_config(self))
         return config
 
 

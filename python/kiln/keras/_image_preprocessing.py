@@ -13,6 +13,7 @@ from .. import _C
 from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from ._layer import Layer
+from ._preprocessing import crop_window
 
 _INTERPOLATIONS = ("bilinear", "nearest")
 _FILL_MODES = ("reflect", "wrap", "constant", "nearest")
@@ -107,11 +108,7 @@ class Resizing(Layer):
         x = _as_float(inputs, self._dtype)
         s = _image_dims(x.shape, self.name)
         if self.crop_to_aspect_ratio:
-            top, left, ch, cw = _crop_box(s[-3], s[-2], self.height, self.width)
-            begin = [0] * len(s)
-            size = [-1] * len(s)
-            begin[-3], begin[-2], size[-3], size[-2] = top, left, ch, cw
-            x = _C.slice(x, begin, size)
+            x = crop_window(x, *_crop_box(s[-3], s[-2], self.height, self.width))
         return resize_images(x, self.height, self.width, self.interpolation)
 
     def compute_output_shape(self, input_shape):

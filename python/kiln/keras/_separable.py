@@ -165,7 +165,8 @@ class Conv1DTranspose(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        from .layers import _data_format, _padding
+        from .layers import _data_format, _padding, _set_penalties
+        _set_penalties(self, kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint)
         if int(filters) <= 0:
             raise ValueError(f"Invalid value for argument `filters`. Expected a strictly positive value. Received "
                              f"filters={filters}.")
@@ -189,10 +190,6 @@ class Conv1DTranspose(Layer):
         self.use_bias = use_bias
         self.kernel_initializer = _initializers.get(kernel_initializer)
         self.bias_initializer = _initializers.get(bias_initializer)
-        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
-        self.kernel_constraint = _constraints.get(kernel_constraint)
-        self.bias_constraint = _constraints.get(bias_constraint)
         self.input_spec = InputSpec(ndim=3)
         self.kernel = self.bias = None
 
@@ -237,16 +234,13 @@ class Conv1DTranspose(Layer):
         return TensorShape([s[0], self._length(s[1]), self.filters])
 
     def get_config(self):
+        from .layers import _penalty_config
         config = super().get_config()
-        ser = serialize_keras_object
         config.update(filters=self.filters, kernel_size=self.kernel_size, strides=self.strides, padding=self.padding,
                       output_padding=self.output_padding, data_format=self.data_format,
                       dilation_rate=self.dilation_rate, activation=_activations.serialize(self.activation),
-                      use_bias=self.use_bias, kernel_initializer=ser(self.kernel_initializer),
-                      bias_initializer=ser(self.bias_initializer), kernel_regularizer=ser(self.kernel_regularizer),
-                      bias_regularizer=ser(self.bias_regularizer),
-                      activity_regularizer=ser(self.activity_regularizer),
-                      kernel_constraint=ser(self.kernel_constraint), bias_constraint=ser(self.bias_constraint))
+                      use_bias=self.use_bias)
+        config.update(_penalty_config(self))
         return config
 
 
