@@ -7,6 +7,7 @@ import numpy as np
 from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from ._layer import Layer
+from ._lookup import _WholeInputs
 
 _MASK = (1 << 64) - 1
 _K0 = 0xc3a5c85c97cb3127
@@ -158,7 +159,7 @@ def _as_string(value):
     return str(int(value)).encode("ascii")
 
 
-class Hashing(Layer):
+class Hashing(_WholeInputs, Layer):
     """Hashes strings (and integers, as their decimal text) into num_bins bins with FarmHash, as
     tf.strings.to_hash_bucket_fast; mask_value, when given, takes bin 0 and the others 1 .. num_bins - 1;
     output_mode "int", or "one_hot" / "multi_hot" / "count" vectors."""

@@ -703,6 +703,9 @@ class Layer(Module):
         if any(isinstance(x, KerasTensor) for x in flat):
             return self._functional_call(inputs, args, kwargs)
         inputs = _map(_to_tensor, inputs)
+        if getattr(self, "_is_graph_network", False):
+            from ._functional_inputs import conform
+            inputs = conform(self, inputs)
         training = kwargs.pop("training", None)
         if training is None:
             training = _training_context()

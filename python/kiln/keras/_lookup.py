@@ -63,6 +63,17 @@ def encode_numpy(indices, output_mode, depth, idf_weights=None):
     return out.reshape(depth) if x.ndim == 1 else out
 
 
+class _WholeInputs:
+    """Keras converts a Python list given to these layers into one tensor (Layer.__call__ would take a list as a
+    structure of separate inputs)."""
+
+    def __call__(self, inputs, *args, **kwargs):
+        if isinstance(inputs, (list, tuple)) and not any(type(v).__name__ == "KerasTensor" for v in inputs):
+            from .._ops import convert_to_tensor
+            inputs = convert_to_tensor(inputs)
+        return Layer.__call__(self, inputs, *args, **kwargs)
+
+
 def _eager_value(x):
     """x's NumPy value, or None for a tensor of a graph being traced."""
     if x._is_symbolic or _C.is_tracing():
@@ -90,7 +101,7 @@ def _run_numpy(fn, inputs, out_dtype, static_shape):
     return out
 
 
-class CategoryEncoding(Layer):
+class CategoryEncoding(_WholeInputs, Layer):
     """Integer indices in [0, num_tokens) -> one_hot / multi_hot / count vectors (count_weights: the counts'
     weights per input)."""
 
@@ -175,7 +186,7 @@ def _compress(summary, epsilon):
     return np.stack([bins, weights]).astype(np.float32)
 
 
-class Discretization(Layer):
+class Discretization(_WholeInputs, Layer):
     """Buckets floats by bin_boundaries: index i when boundaries[i-1] <= x < boundaries[i] (as tf bucketize), or by
     num_bins boundaries that adapt() learns as approximate quantiles (epsilon); output_mode int, one_hot,
     multi_hot or count."""
@@ -256,7 +267,7 @@ def _as_token(value, string):
     return int(value)
 
 
-class _IndexLookup(Layer):
+class _IndexLookup(_WholeInputs, Layer):
     """Tokens -> indices. Layout (int mode with a mask token): 0 the mask, then num_oov_indices OOV indices, then the
     vocabulary; other modes reserve no mask index and drop mask tokens."""
 
@@ -550,7 +561,7 @@ class IntegerLookup(_IndexLookup):
 _PUNCTUATION = re.compile(r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']')
 
 
-class TextVectorization(Layer):
+class TextVectorization(_WholeInputs, Layer):
     """Strings -> standardized, split (and n-grammed) tokens -> a StringLookup with "" as its mask token: int
     sequences (padded with 0 to output_sequence_length, or to the longest in the batch), or multi_hot / count /
     tf_idf vectors."""
