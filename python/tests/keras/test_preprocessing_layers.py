@@ -451,3 +451,23 @@ def test_farmhash_fingerprint_and_hashing_documented_examples():
     assert L.Hashing.from_config(layer.get_config()).get_config() == layer.get_config()
     with pytest.raises(NotImplementedError, match="salt"):
         L.Hashing(num_bins=3, salt=7)
+
+
+def test_models_with_preprocessing_layers_save_and_load(tmp_path):
+    vectorizer = L.TextVectorization(output_sequence_length=4)
+    vectorizer.adapt(["a b c", "b c", "c"])
+    inputs = tf.keras.Input((1,), dtype="string")
+    x = L.GlobalAveragePooling1D()(L.Embedding(10, 3)(vectorizer(inputs)))
+    model = tf.keras.Model(inputs, L.Dense(1)(x))
+    text = np.array([["a c"], ["b"]])
+    path = str(tmp_path / "text.keras")
+    model.save(path)
+    loaded = tf.keras.models.load_model(path)
+    np.testing.assert_allclose(loaded.predict(text, verbose=0), model.predict(text, verbose=0), rtol=1e-6)
+    images = tf.keras.Sequential([tf.keras.Input((6, 6, 1)), L.Resizing(3, 3), L.RandomFlip(), L.Flatten(),
+                                  L.Dense(2)])
+    path = str(tmp_path / "images.keras")
+    images.save(path)
+    again = tf.keras.models.load_model(path)
+    x = np.random.default_rng(2).uniform(size=(2, 6, 6, 1)).astype(np.float32)
+    np.testing.assert_allclose(again.predict(x, verbose=0), images.predict(x, verbose=0), rtol=1e-6)
