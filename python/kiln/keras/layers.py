@@ -34,6 +34,10 @@ from ._separable import (SeparableConv1D, SeparableConv2D, SeparableConvolution1
 from ._lookup import (CategoryEncoding, Discretization, StringLookup, IntegerLookup,  # noqa: F401
                       TextVectorization)
 from ._hashing import Hashing  # noqa: F401
+from ._conv3d import GlobalAveragePooling3D, GlobalMaxPooling3D, GlobalAvgPool3D, GlobalMaxPool3D  # noqa: F401
+from ._noise import SpatialDropout3D, AlphaDropout  # noqa: F401
+from ._layers_more import (Identity, UnitNormalization, ThresholdedReLU, PReLU, GroupNormalization,  # noqa: F401
+                           RandomBrightness, RandomCrop)
 from ._wrappers import Wrapper, TimeDistributed, Bidirectional  # noqa: F401
 
 __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
@@ -46,10 +50,13 @@ __all__ += ["MultiHeadAttention"]
 __all__ += ["Masking", "GlobalAveragePooling1D", "GlobalAvgPool1D"]
 __all__ += ["LeakyReLU", "ELU"]
 __all__ += ["Resizing", "RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast",
-            "CategoryEncoding", "Discretization", "StringLookup", "IntegerLookup", "TextVectorization", "Hashing"]
+            "CategoryEncoding", "Discretization", "StringLookup", "IntegerLookup", "TextVectorization"]
 __all__ += ["Conv3D", "Convolution3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D", "UpSampling3D",
             "ZeroPadding3D", "Cropping3D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D",
             "SeparableConvolution2D", "Conv1DTranspose", "Convolution1DTranspose"]
+__all__ += ["Hashing", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GlobalAvgPool3D", "GlobalMaxPool3D",
+            "SpatialDropout3D", "AlphaDropout", "Identity", "UnitNormalization", "ThresholdedReLU", "PReLU",
+            "GroupNormalization", "RandomBrightness", "RandomCrop"]
 __all__ += ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot", "add", "subtract",
             "multiply", "average", "maximum", "minimum", "concatenate", "dot", "Lambda", "RepeatVector", "Permute",
             "UpSampling1D", "UpSampling2D", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "Conv1D",
