@@ -230,43 +230,6 @@ MaxPool3D = MaxPooling3D
 AvgPool3D = AveragePooling3D
 
 
-class _GlobalPooling3D(Layer):
-    _reduce = None
-
-    def __init__(self, data_format=None, keepdims=False, **kwargs):
-        super().__init__(**kwargs)
-        from .layers import _data_format
-        self.data_format = _data_format(data_format, type(self).__name__)
-        self.keepdims = bool(keepdims)
-        self.input_spec = InputSpec(ndim=5)
-
-    def call(self, inputs):
-        return getattr(_C, self._reduce)(inputs, [1, 2, 3], self.keepdims)
-
-    def compute_output_shape(self, input_shape):
-        s = _check_rank5(self, input_shape)
-        return TensorShape([s[0], 1, 1, 1, s[4]] if self.keepdims else [s[0], s[4]])
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(data_format=self.data_format, keepdims=self.keepdims)
-        return config
-
-
-class GlobalAveragePooling3D(_GlobalPooling3D):
-    """The mean over depth, height and width."""
-    _reduce = "reduce_mean"
-
-
-class GlobalMaxPooling3D(_GlobalPooling3D):
-    """The max over depth, height and width."""
-    _reduce = "reduce_max"
-
-
-GlobalAvgPool3D = GlobalAveragePooling3D
-GlobalMaxPool3D = GlobalMaxPooling3D
-
-
 def _pairs3(value, name):
     """3-D padding or cropping: an int, three ints (symmetric per axis) or three pairs."""
     if isinstance(value, int):
@@ -365,5 +328,4 @@ class Cropping3D(Layer):
 
 
 __all__ = ["Conv3D", "Convolution3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D", "UpSampling3D",
-           "ZeroPadding3D", "Cropping3D", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GlobalAvgPool3D",
-           "GlobalMaxPool3D"]
+           "ZeroPadding3D", "Cropping3D"]

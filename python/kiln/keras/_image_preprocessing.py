@@ -13,7 +13,7 @@ from .. import _C
 from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from ._layer import Layer
-from ._preprocessing import crop_window
+from ._preprocessing import crop_window, with_image_size
 
 _INTERPOLATIONS = ("bilinear", "nearest")
 _FILL_MODES = ("reflect", "wrap", "constant", "nearest")
@@ -112,9 +112,7 @@ class Resizing(Layer):
         return resize_images(x, self.height, self.width, self.interpolation)
 
     def compute_output_shape(self, input_shape):
-        s = TensorShape(input_shape).as_list()
-        s[-3], s[-2] = self.height, self.width
-        return TensorShape(s)
+        return with_image_size(input_shape, self.height, self.width)
 
     def get_config(self):
         config = super().get_config()

@@ -8,10 +8,10 @@ from ..tensor_shape import TensorShape
 from . import constraints as _constraints
 from . import initializers as _initializers
 from . import regularizers as _regularizers
-from ._image_preprocessing import _Augmentation, _as_float, _factor_range, _image_dims, _per_image_uniform
-from ._image_preprocessing import resize_images, _crop_box
+from ._image_preprocessing import (_Augmentation, _as_float, _crop_box, _factor_range, _image_dims,
+                                   _per_image_uniform, resize_images)
 from ._layer import InputSpec, Layer
-from ._preprocessing import crop_window
+from ._preprocessing import crop_window, with_image_size
 from ._serialization import serialize_keras_object
 
 
@@ -239,9 +239,7 @@ class RandomCrop(Layer):
         return _C.gather(_C.gather(x, rows, len(s) - 3), cols, len(s) - 2)
 
     def compute_output_shape(self, input_shape):
-        s = TensorShape(input_shape).as_list()
-        s[-3], s[-2] = self.height, self.width
-        return TensorShape(s)
+        return with_image_size(input_shape, self.height, self.width)
 
     def get_config(self):
         config = super().get_config()

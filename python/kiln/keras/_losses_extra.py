@@ -4,7 +4,7 @@ import math
 
 from .. import _C
 from . import backend
-from .losses import (Loss, LossFunctionWrapper, Reduction, _float_pred, _same_dtype)  # noqa: F401
+from .losses import LossFunctionWrapper, Reduction, _float_pred, _same_dtype
 
 
 def _pair(y_true, y_pred, fn):

@@ -140,6 +140,13 @@ class Normalization(Layer):
         return config
 
 
+def with_image_size(shape, height, width):
+    """[..., h, w, channels] shape -> [..., height, width, channels]."""
+    s = TensorShape(shape).as_list()
+    s[-3], s[-2] = height, width
+    return TensorShape(s)
+
+
 def crop_window(images, top, left, height, width):
     """The height x width window of [..., h, w, channels] images starting at (top, left)."""
     rank = len(images.shape)
@@ -168,9 +175,7 @@ class CenterCrop(Layer):
         return _C.cast(out, self._dtype._enum) if out.dtype != self._dtype else out
 
     def compute_output_shape(self, input_shape):
-        s = TensorShape(input_shape).as_list()
-        s[-3], s[-2] = self.height, self.width
-        return TensorShape(s)
+        return with_image_size(input_shape, self.height, self.width)
 
     def get_config(self):
         config = super().get_config()

@@ -34,7 +34,6 @@ from ._separable import (SeparableConv1D, SeparableConv2D, SeparableConvolution1
 from ._lookup import (CategoryEncoding, Discretization, StringLookup, IntegerLookup,  # noqa: F401
                       TextVectorization)
 from ._hashing import Hashing  # noqa: F401
-from ._conv3d import GlobalAveragePooling3D, GlobalMaxPooling3D, GlobalAvgPool3D, GlobalMaxPool3D  # noqa: F401
 from ._noise import SpatialDropout3D, AlphaDropout  # noqa: F401
 from ._layers_more import (Identity, UnitNormalization, ThresholdedReLU, PReLU, GroupNormalization,  # noqa: F401
                            RandomBrightness, RandomCrop)
@@ -460,19 +459,20 @@ AvgPool2D = AveragePooling2D
 
 class _GlobalPooling2D(Layer):
     _op = None
+    _spatial = 2  # the axes reduced: 1 .. _spatial
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
         self.data_format = _data_format(data_format, type(self).__name__)
         self.keepdims = bool(keepdims)
-        self.input_spec = InputSpec(ndim=4)
+        self.input_spec = InputSpec(ndim=self._spatial + 2)
 
     def call(self, inputs):
-        return type(self)._op(inputs, [1, 2], self.keepdims)
+        return type(self)._op(inputs, list(range(1, self._spatial + 1)), self.keepdims)
 
     def compute_output_shape(self, input_shape):
-        s = TensorShape(input_shape)
-        return TensorShape([s[0], 1, 1, s[3]] if self.keepdims else [s[0], s[3]])
+        s = TensorShape(input_shape).as_list()
+        return TensorShape([s[0]] + [1] * self._spatial + [s[-1]] if self.keepdims else [s[0], s[-1]])
 
     def get_config(self):
         config = super().get_config()
@@ -492,6 +492,20 @@ class GlobalMaxPooling2D(_GlobalPooling2D):
 
 GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalMaxPool2D = GlobalMaxPooling2D
+
+
+class GlobalAveragePooling3D(GlobalAveragePooling2D):
+    """The mean of each channel over depth, height and width."""
+    _spatial = 3
+
+
+class GlobalMaxPooling3D(GlobalMaxPooling2D):
+    """The max of each channel over depth, height and width."""
+    _spatial = 3
+
+
+GlobalAvgPool3D = GlobalAveragePooling3D
+GlobalMaxPool3D = GlobalMaxPooling3D
 
 
 class GlobalAveragePooling1D(Layer):
