@@ -779,8 +779,9 @@ class Layer(Module):
         shapes = _map(lambda x: x.shape if isinstance(x, KerasTensor) else _shape_of(x), inputs)
         self._check_and_build(shapes)
         extra = [t for t in _flatten([list(args), kwargs]) if isinstance(t, KerasTensor)]
-        if extra and type(self).compute_output_shape is Layer.compute_output_shape:
-            # Symbolic tensors among the other arguments too (call(targets, logits)): trace the whole call.
+        if (extra or kwargs) and type(self).compute_output_shape is Layer.compute_output_shape:
+            # Symbolic tensors among the other arguments (call(targets, logits)) or settings that change the outputs
+            # (return_attention_scores=True): trace the whole call.
             out_shape = self._traced_output_shape(inputs, args, kwargs)
         else:
             out_shape = self.compute_output_shape(shapes)
