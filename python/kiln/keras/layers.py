@@ -36,6 +36,7 @@ from ._lookup import (CategoryEncoding, Discretization, StringLookup, IntegerLoo
 from ._hashing import Hashing  # noqa: F401
 from ._noise import SpatialDropout3D, AlphaDropout  # noqa: F401
 from ._dense_attention import Attention, AdditiveAttention  # noqa: F401
+from ._einsum_dense import EinsumDense  # noqa: F401
 from ._layers_more import (Identity, UnitNormalization, ThresholdedReLU, PReLU, GroupNormalization,  # noqa: F401
                            RandomBrightness, RandomCrop)
 from ._wrappers import Wrapper, TimeDistributed, Bidirectional  # noqa: F401
@@ -56,7 +57,8 @@ __all__ += ["Conv3D", "Convolution3D", "MaxPooling3D", "AveragePooling3D", "MaxP
             "SeparableConvolution2D", "Conv1DTranspose", "Convolution1DTranspose"]
 __all__ += ["Hashing", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GlobalAvgPool3D", "GlobalMaxPool3D",
             "SpatialDropout3D", "AlphaDropout", "Identity", "UnitNormalization", "ThresholdedReLU", "PReLU",
-            "GroupNormalization", "RandomBrightness", "RandomCrop", "Attention", "AdditiveAttention"]
+            "GroupNormalization", "RandomBrightness", "RandomCrop", "Attention", "AdditiveAttention",
+            "EinsumDense"]
 __all__ += ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot", "add", "subtract",
             "multiply", "average", "maximum", "minimum", "concatenate", "dot", "Lambda", "RepeatVector", "Permute",
             "UpSampling1D", "UpSampling2D", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "Conv1D",

@@ -30,7 +30,7 @@ ZeroPadding3D add average concatenate deserialize dot maximum minimum multiply s
 # tf.keras.layers 2.15 names Kiln does not have yet (each is a NotImplemented-sized piece of work; listed so the
 # gap is visible; the test fails when one appears, so the list stays true).
 LAYERS_LEFT_OUT = ["Conv3DTranspose", "Convolution3DTranspose", "ConvLSTM1D",
-                   "ConvLSTM2D", "ConvLSTM3D", "DenseFeatures", "DepthwiseConv1D", "EinsumDense", "HashedCrossing",
+                   "ConvLSTM2D", "ConvLSTM3D", "DenseFeatures", "DepthwiseConv1D", "HashedCrossing",
                    "LocallyConnected1D", "LocallyConnected2D", "RandomHeight", "RandomWidth", "SpectralNormalization",
                    "StackedRNNCells"]
 
@@ -199,3 +199,32 @@ def test_attention_in_a_functional_model_with_masks():
     ref, _ = attention_reference(e[qx], e[vx], e[vx], lambda a, b: a @ b.transpose(0, 2, 1), vx != 0, qx != 0)
     got = L.Attention()([embedding(qx), embedding(vx)]).numpy()
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("equation,output_shape,bias_axes,input_shape,kernel_shape,bias_shape,out_shape", [
+    ("ab,bc->ac", 64, "c", (3, 32), (32, 64), (64,), (3, 64)),          # Keras' docstring: a Dense
+    ("abc,cd->abd", (None, 64), "d", (3, 5, 32), (32, 64), (64,), (3, 5, 64)),
+    ("abc,cde->abde", (None, 4, 8), "de", (3, 5, 32), (32, 4, 8), (4, 8), (3, 5, 4, 8)),
+    ("...b,bc->...c", 64, "c", (3, 7, 32), (32, 64), (64,), (3, 7, 64)),
+    ("ab...,bc->ac...", (16,), None, (3, 32, 7), (32, 16), None, (3, 16, 7)),
+])
+def test_einsum_dense(equation, output_shape, bias_axes, input_shape, kernel_shape, bias_shape, out_shape):
+    layer = L.EinsumDense(equation, output_shape=output_shape, bias_axes=bias_axes, activation="relu")
+    x = RNG.normal(size=input_shape).astype(np.float32)
+    y = layer(x).numpy()
+    assert layer.kernel.shape == kernel_shape and (layer.bias is None if bias_shape is None else
+                                                   layer.bias.shape == bias_shape)
+    kernel = RNG.normal(size=kernel_shape).astype(np.float32)
+    layer.kernel.assign(kernel)
+    ref = np.einsum(equation, x.astype(np.float64), kernel)
+    if bias_shape is not None:
+        bias = RNG.normal(size=bias_shape).astype(np.float32)
+        layer.bias.assign(bias)
+        ref = ref + bias
+    np.testing.assert_allclose(layer(x).numpy(), np.maximum(ref, 0), rtol=1e-4, atol=1e-5)
+    assert y.shape == out_shape
+    inp = tf.keras.Input(input_shape[1:])
+    assert L.EinsumDense(equation, output_shape, bias_axes=bias_axes)(inp).shape.as_list() == [None, *out_shape[1:]]
+    round_trip(layer)
+    with pytest.raises(ValueError, match="Invalid einsum equation"):
+        L.EinsumDense("ab,bc", 3)
