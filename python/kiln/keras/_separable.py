@@ -245,3 +245,84 @@ class Conv1DTranspose(Layer):
 
 
 Convolution1DTranspose = Conv1DTranspose
+
+
+class DepthwiseConv1D(Layer):
+    """Each input channel through its own depth_multiplier filters over the steps: depthwise_kernel
+    [k, in, depth_multiplier], bias [in * depth_multiplier] (output channel c * depth_multiplier + m)."""
+
+    def __init__(self, kernel_size, strides=1, padding="valid", depth_multiplier=1, data_format=None, dilation_rate=1,
+                 activation=None, use_bias=True, depthwise_initializer="glorot_uniform", bias_initializer="zeros",
+                 depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        from .layers import _data_format
+        if int(depth_multiplier) <= 0:
+            raise ValueError("Invalid value for argument `depth_multiplier`. Expected a strictly positive value. "
+                             f"Received depth_multiplier={depth_multiplier}.")
+        self.kernel_size = _ints(kernel_size, 1, "kernel_size")
+        self.strides = _ints(strides, 1, "strides")
+        self.dilation_rate = _ints(dilation_rate, 1, "dilation_rate")
+        padding = str(padding).lower()
+        if padding not in ("valid", "same", "causal"):
+            raise ValueError(f"The `padding` argument must be a list/tuple or one of \"valid\", \"same\" (or "
+                             f"\"causal\", only for `Conv1D`). Received: {padding}")
+        self.padding = padding
+        self.data_format = _data_format(data_format, "DepthwiseConv1D")
+        self.depth_multiplier = int(depth_multiplier)
+        self.activation = _activations.get(activation)
+        self.use_bias = use_bias
+        self.depthwise_initializer = _initializers.get(depthwise_initializer)
+        self.bias_initializer = _initializers.get(bias_initializer)
+        self.depthwise_regularizer = _regularizers.get(depthwise_regularizer)
+        self.bias_regularizer = _regularizers.get(bias_regularizer)
+        self.depthwise_constraint = _constraints.get(depthwise_constraint)
+        self.bias_constraint = _constraints.get(bias_constraint)
+        self.input_spec = InputSpec(ndim=3)
+        self.depthwise_kernel = self.bias = None
+
+    def build(self, input_shape):
+        channels = TensorShape(input_shape)[-1]
+        if channels is None:
+            raise ValueError("The channel dimension of the inputs to `DepthwiseConv1D` should be defined. Found "
+                             "`None`.")
+        self.depthwise_kernel = self.add_weight("depthwise_kernel", [self.kernel_size[0], channels,
+                                                                     self.depth_multiplier],
+                                                initializer=self.depthwise_initializer,
+                                                regularizer=self.depthwise_regularizer,
+                                                constraint=self.depthwise_constraint)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", [channels * self.depth_multiplier], initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+        self.input_spec = InputSpec(ndim=3, axes={-1: channels})
+        self.built = True
+
+    def call(self, inputs):
+        x, padding = inputs, self.padding
+        if padding == "causal":
+            x = _C.pad(x, [(0, 0), ((self.kernel_size[0] - 1) * self.dilation_rate[0], 0), (0, 0)], 0)
+            padding = "valid"
+        y = _C.depthwise_conv2d(_C.expand_dims(x, 1), _C.expand_dims(self.depthwise_kernel, 0),
+                                [1, self.strides[0]], padding.upper(), [1, self.dilation_rate[0]])
+        y = _C.squeeze(y, [1])
+        if self.use_bias:
+            y = _C.bias_add(y, self.bias)
+        return self.activation(y)
+
+    def compute_output_shape(self, input_shape):
+        from ._conv1d import _out_length
+        s = TensorShape(input_shape).as_list()
+        steps = _out_length(s[1], self.kernel_size[0], self.strides[0], self.padding, self.dilation_rate[0])
+        return TensorShape([s[0], steps, None if s[2] is None else s[2] * self.depth_multiplier])
+
+    def get_config(self):
+        config = super().get_config()
+        ser = serialize_keras_object
+        config.update(kernel_size=self.kernel_size, strides=self.strides, padding=self.padding,
+                      depth_multiplier=self.depth_multiplier, data_format=self.data_format,
+                      dilation_rate=self.dilation_rate, activation=_activations.serialize(self.activation),
+                      use_bias=self.use_bias, depthwise_initializer=ser(self.depthwise_initializer),
+                      bias_initializer=ser(self.bias_initializer), depthwise_regularizer=ser(self.depthwise_regularizer),
+                      bias_regularizer=ser(self.bias_regularizer), activity_regularizer=ser(self.activity_regularizer),
+                      depthwise_constraint=ser(self.depthwise_constraint), bias_constraint=ser(self.bias_constraint))
+        return config

@@ -30,7 +30,7 @@ from ._image_preprocessing import (Resizing, RandomFlip, RandomRotation, RandomZ
 from ._conv3d import (Conv3D, Convolution3D, MaxPooling3D, AveragePooling3D, MaxPool3D, AvgPool3D,  # noqa: F401
                       UpSampling3D, ZeroPadding3D, Cropping3D)
 from ._separable import (SeparableConv1D, SeparableConv2D, SeparableConvolution1D,  # noqa: F401
-                         SeparableConvolution2D, Conv1DTranspose, Convolution1DTranspose)
+                         SeparableConvolution2D, Conv1DTranspose, Convolution1DTranspose, DepthwiseConv1D)
 from ._lookup import (CategoryEncoding, Discretization, StringLookup, IntegerLookup,  # noqa: F401
                       TextVectorization)
 from ._hashing import Hashing  # noqa: F401
@@ -58,7 +58,7 @@ __all__ += ["Conv3D", "Convolution3D", "MaxPooling3D", "AveragePooling3D", "MaxP
 __all__ += ["Hashing", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GlobalAvgPool3D", "GlobalMaxPool3D",
             "SpatialDropout3D", "AlphaDropout", "Identity", "UnitNormalization", "ThresholdedReLU", "PReLU",
             "GroupNormalization", "RandomBrightness", "RandomCrop", "Attention", "AdditiveAttention",
-            "EinsumDense"]
+            "EinsumDense", "DepthwiseConv1D"]
 __all__ += ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot", "add", "subtract",
             "multiply", "average", "maximum", "minimum", "concatenate", "dot", "Lambda", "RepeatVector", "Permute",
             "UpSampling1D", "UpSampling2D", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "Conv1D",

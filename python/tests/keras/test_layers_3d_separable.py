@@ -199,3 +199,21 @@ def test_conv1d_transpose_matches_reference(stride, padding, output_padding):
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
     check_traced(layer, x, y)
     round_trip(layer)
+
+
+@pytest.mark.parametrize("padding,stride,dilation", [("valid", 1, 1), ("same", 2, 1), ("causal", 1, 2)])
+def test_depthwise_conv1d_matches_reference(padding, stride, dilation):
+    x = RNG.normal(size=(2, 9, 3)).astype(np.float32)
+    layer = L.DepthwiseConv1D(3, strides=stride, padding=padding, dilation_rate=dilation, depth_multiplier=2)
+    y = layer(x).numpy()
+    d, b = (w.numpy().astype(np.float64) for w in layer.weights)
+    assert d.shape == (3, 3, 2) and b.shape == (6,)
+    xs = x.astype(np.float64)
+    if padding == "causal":
+        ref = depthwise_reference(np.pad(xs, [(0, 0), (4, 0), (0, 0)]), d, (1,), "valid", (2,))
+    else:
+        ref = depthwise_reference(xs, d, (stride,), padding, (dilation,))
+    np.testing.assert_allclose(y, ref + b, rtol=1e-4, atol=1e-5)
+    assert layer.compute_output_shape(x.shape).as_list() == list(ref.shape)
+    check_traced(layer, x, y)
+    round_trip(layer)
