@@ -19,24 +19,26 @@ def _ints(value, n, name):
     return out
 
 
-class _SeparableConv(Layer):
+def _causal_pad(x, kernel_size, dilation):
+    """Conv1D's padding="causal": (kernel_size - 1) * dilation zero steps at the start."""
+    return _C.pad(x, [(0, 0), ((kernel_size - 1) * dilation, 0), (0, 0)], 0)
+
+
+class _Depthwise(Layer):
+    """The depthwise part shared by SeparableConv1D/2D and DepthwiseConv1D: the settings, the depthwise_kernel
+    [*kernel_size, in, depth_multiplier] and the convolution (1-D: the 2-D op on one row, "causal" allowed)."""
+
     _rank = 2
 
-    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
-                 depth_multiplier=1, activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
-                 pointwise_initializer="glorot_uniform", bias_initializer="zeros", depthwise_regularizer=None,
-                 pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, **kwargs):
+    def __init__(self, kernel_size, strides, padding, data_format, dilation_rate, depth_multiplier, activation,
+                 use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer, bias_regularizer,
+                 activity_regularizer, depthwise_constraint, bias_constraint, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         from .layers import _data_format
         n = self._rank
-        if int(filters) <= 0:
-            raise ValueError(f"Invalid value for argument `filters`. Expected a strictly positive value. Received "
-                             f"filters={filters}.")
         if int(depth_multiplier) <= 0:
             raise ValueError("Invalid value for argument `depth_multiplier`. Expected a strictly positive value. "
                              f"Received depth_multiplier={depth_multiplier}.")
-        self.filters = int(filters)
         self.kernel_size = _ints(kernel_size, n, "kernel_size")
         self.strides = _ints(strides, n, "strides")
         self.dilation_rate = _ints(dilation_rate, n, "dilation_rate")
@@ -50,18 +52,15 @@ class _SeparableConv(Layer):
         self.activation = _activations.get(activation)
         self.use_bias = use_bias
         self.depthwise_initializer = _initializers.get(depthwise_initializer)
-        self.pointwise_initializer = _initializers.get(pointwise_initializer)
         self.bias_initializer = _initializers.get(bias_initializer)
         self.depthwise_regularizer = _regularizers.get(depthwise_regularizer)
-        self.pointwise_regularizer = _regularizers.get(pointwise_regularizer)
         self.bias_regularizer = _regularizers.get(bias_regularizer)
         self.depthwise_constraint = _constraints.get(depthwise_constraint)
-        self.pointwise_constraint = _constraints.get(pointwise_constraint)
         self.bias_constraint = _constraints.get(bias_constraint)
         self.input_spec = InputSpec(ndim=n + 2)
-        self.depthwise_kernel = self.pointwise_kernel = self.bias = None
+        self.depthwise_kernel = self.bias = None
 
-    def build(self, input_shape):
+    def _build_depthwise(self, input_shape):
         channels = TensorShape(input_shape)[-1]
         if channels is None:
             raise ValueError("The channel dimension of the inputs should be defined. The input_shape received is "
@@ -72,41 +71,34 @@ class _SeparableConv(Layer):
                                                 initializer=self.depthwise_initializer,
                                                 regularizer=self.depthwise_regularizer,
                                                 constraint=self.depthwise_constraint)
-        self.pointwise_kernel = self.add_weight("pointwise_kernel", [1] * self._rank + [channels *
-                                                                                        self.depth_multiplier,
-                                                                                        self.filters],
-                                                initializer=self.pointwise_initializer,
-                                                regularizer=self.pointwise_regularizer,
-                                                constraint=self.pointwise_constraint)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
         self.input_spec = InputSpec(ndim=self._rank + 2, axes={-1: channels})
+        return channels
+
+    def _add_bias(self, size):
+        if self.use_bias:
+            self.bias = self.add_weight("bias", [size], initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
         self.built = True
 
-    def _separable(self, x, depthwise, pointwise, strides, padding, dilation):
-        y = _C.depthwise_conv2d(x, depthwise, strides, padding.upper(), dilation)
-        return _C.conv2d(y, pointwise, [1, 1], "VALID", [1, 1])
-
-    def call(self, inputs):
+    def _convolve(self, inputs, after=None):
+        """The depthwise convolution of inputs, then after(y) (the pointwise step) on the 2-D layout, then the bias
+        and the activation."""
         if self._rank == 2:
-            y = self._separable(inputs, self.depthwise_kernel, self.pointwise_kernel, list(self.strides),
-                                self.padding, list(self.dilation_rate))
+            y = _C.depthwise_conv2d(inputs, self.depthwise_kernel, list(self.strides), self.padding.upper(),
+                                    list(self.dilation_rate))
+            y = after(y) if after else y
         else:
-            x = inputs
-            padding = self.padding
+            x, padding = inputs, self.padding
             if padding == "causal":
-                x = _C.pad(x, [(0, 0), ((self.kernel_size[0] - 1) * self.dilation_rate[0], 0), (0, 0)], 0)
-                padding = "valid"
-            y = self._separable(_C.expand_dims(x, 1), _C.expand_dims(self.depthwise_kernel, 0),
-                                _C.expand_dims(self.pointwise_kernel, 0), [1, self.strides[0]], padding,
-                                [1, self.dilation_rate[0]])
-            y = _C.squeeze(y, [1])
+                x, padding = _causal_pad(x, self.kernel_size[0], self.dilation_rate[0]), "valid"
+            y = _C.depthwise_conv2d(_C.expand_dims(x, 1), _C.expand_dims(self.depthwise_kernel, 0),
+                                    [1, self.strides[0]], padding.upper(), [1, self.dilation_rate[0]])
+            y = _C.squeeze(after(y) if after else y, [1])
         if self.use_bias:
             y = _C.bias_add(y, self.bias)
         return self.activation(y)
 
-    def compute_output_shape(self, input_shape):
+    def _spatial_output(self, input_shape):
         from ._conv1d import _out_length
         s = TensorShape(input_shape).as_list()
         dims = [_out_length(s[i + 1], self.kernel_size[i], self.strides[i], self.padding, self.dilation_rate[i])
@@ -115,22 +107,61 @@ class _SeparableConv(Layer):
             raise ValueError(f"One of the dimensions in the output is <= 0 due to downsampling in {self.name}. "
                              f"Consider increasing the input size. Received input shape {TensorShape(input_shape)} "
                              "which would produce output shape with a zero or negative value in a dimension.")
+        return s, dims
+
+    def get_config(self):
+        config = super().get_config()
+        ser = serialize_keras_object
+        config.update(kernel_size=self.kernel_size, strides=self.strides, padding=self.padding,
+                      data_format=self.data_format, dilation_rate=self.dilation_rate,
+                      depth_multiplier=self.depth_multiplier, activation=_activations.serialize(self.activation),
+                      use_bias=self.use_bias, depthwise_initializer=ser(self.depthwise_initializer),
+                      bias_initializer=ser(self.bias_initializer), depthwise_regularizer=ser(self.depthwise_regularizer),
+                      bias_regularizer=ser(self.bias_regularizer), activity_regularizer=ser(self.activity_regularizer),
+                      depthwise_constraint=ser(self.depthwise_constraint), bias_constraint=ser(self.bias_constraint))
+        return config
+
+
+class _SeparableConv(_Depthwise):
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
+                 depth_multiplier=1, activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 pointwise_initializer="glorot_uniform", bias_initializer="zeros", depthwise_regularizer=None,
+                 pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(kernel_size, strides, padding, data_format, dilation_rate, depth_multiplier, activation,
+                         use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer, bias_regularizer,
+                         activity_regularizer, depthwise_constraint, bias_constraint, **kwargs)
+        if int(filters) <= 0:
+            raise ValueError(f"Invalid value for argument `filters`. Expected a strictly positive value. Received "
+                             f"filters={filters}.")
+        self.filters = int(filters)
+        self.pointwise_initializer = _initializers.get(pointwise_initializer)
+        self.pointwise_regularizer = _regularizers.get(pointwise_regularizer)
+        self.pointwise_constraint = _constraints.get(pointwise_constraint)
+        self.pointwise_kernel = None
+
+    def build(self, input_shape):
+        channels = self._build_depthwise(input_shape)
+        self.pointwise_kernel = self.add_weight("pointwise_kernel",
+                                                [1] * self._rank + [channels * self.depth_multiplier, self.filters],
+                                                initializer=self.pointwise_initializer,
+                                                regularizer=self.pointwise_regularizer,
+                                                constraint=self.pointwise_constraint)
+        self._add_bias(self.filters)
+
+    def call(self, inputs):
+        pointwise = self.pointwise_kernel if self._rank == 2 else _C.expand_dims(self.pointwise_kernel, 0)
+        return self._convolve(inputs, lambda y: _C.conv2d(y, pointwise, [1, 1], "VALID", [1, 1]))
+
+    def compute_output_shape(self, input_shape):
+        s, dims = self._spatial_output(input_shape)
         return TensorShape([s[0], *dims, self.filters])
 
     def get_config(self):
         config = super().get_config()
         ser = serialize_keras_object
-        config.update(filters=self.filters, kernel_size=self.kernel_size, strides=self.strides, padding=self.padding,
-                      data_format=self.data_format, dilation_rate=self.dilation_rate, groups=1,
-                      activation=_activations.serialize(self.activation), use_bias=self.use_bias,
-                      bias_initializer=ser(self.bias_initializer), bias_regularizer=ser(self.bias_regularizer),
-                      activity_regularizer=ser(self.activity_regularizer), bias_constraint=ser(self.bias_constraint),
-                      depth_multiplier=self.depth_multiplier,
-                      depthwise_initializer=ser(self.depthwise_initializer),
-                      pointwise_initializer=ser(self.pointwise_initializer),
-                      depthwise_regularizer=ser(self.depthwise_regularizer),
+        config.update(filters=self.filters, groups=1, pointwise_initializer=ser(self.pointwise_initializer),
                       pointwise_regularizer=ser(self.pointwise_regularizer),
-                      depthwise_constraint=ser(self.depthwise_constraint),
                       pointwise_constraint=ser(self.pointwise_constraint))
         return config
 
@@ -247,82 +278,26 @@ class Conv1DTranspose(Layer):
 Convolution1DTranspose = Conv1DTranspose
 
 
-class DepthwiseConv1D(Layer):
+class DepthwiseConv1D(_Depthwise):
     """Each input channel through its own depth_multiplier filters over the steps: depthwise_kernel
     [k, in, depth_multiplier], bias [in * depth_multiplier] (output channel c * depth_multiplier + m)."""
+
+    _rank = 1
 
     def __init__(self, kernel_size, strides=1, padding="valid", depth_multiplier=1, data_format=None, dilation_rate=1,
                  activation=None, use_bias=True, depthwise_initializer="glorot_uniform", bias_initializer="zeros",
                  depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  depthwise_constraint=None, bias_constraint=None, **kwargs):
-        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        from .layers import _data_format
-        if int(depth_multiplier) <= 0:
-            raise ValueError("Invalid value for argument `depth_multiplier`. Expected a strictly positive value. "
-                             f"Received depth_multiplier={depth_multiplier}.")
-        self.kernel_size = _ints(kernel_size, 1, "kernel_size")
-        self.strides = _ints(strides, 1, "strides")
-        self.dilation_rate = _ints(dilation_rate, 1, "dilation_rate")
-        padding = str(padding).lower()
-        if padding not in ("valid", "same", "causal"):
-            raise ValueError(f"The `padding` argument must be a list/tuple or one of \"valid\", \"same\" (or "
-                             f"\"causal\", only for `Conv1D`). Received: {padding}")
-        self.padding = padding
-        self.data_format = _data_format(data_format, "DepthwiseConv1D")
-        self.depth_multiplier = int(depth_multiplier)
-        self.activation = _activations.get(activation)
-        self.use_bias = use_bias
-        self.depthwise_initializer = _initializers.get(depthwise_initializer)
-        self.bias_initializer = _initializers.get(bias_initializer)
-        self.depthwise_regularizer = _regularizers.get(depthwise_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
-        self.depthwise_constraint = _constraints.get(depthwise_constraint)
-        self.bias_constraint = _constraints.get(bias_constraint)
-        self.input_spec = InputSpec(ndim=3)
-        self.depthwise_kernel = self.bias = None
+        super().__init__(kernel_size, strides, padding, data_format, dilation_rate, depth_multiplier, activation,
+                         use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer, bias_regularizer,
+                         activity_regularizer, depthwise_constraint, bias_constraint, **kwargs)
 
     def build(self, input_shape):
-        channels = TensorShape(input_shape)[-1]
-        if channels is None:
-            raise ValueError("The channel dimension of the inputs to `DepthwiseConv1D` should be defined. Found "
-                             "`None`.")
-        self.depthwise_kernel = self.add_weight("depthwise_kernel", [self.kernel_size[0], channels,
-                                                                     self.depth_multiplier],
-                                                initializer=self.depthwise_initializer,
-                                                regularizer=self.depthwise_regularizer,
-                                                constraint=self.depthwise_constraint)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", [channels * self.depth_multiplier], initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
-        self.input_spec = InputSpec(ndim=3, axes={-1: channels})
-        self.built = True
+        self._add_bias(self._build_depthwise(input_shape) * self.depth_multiplier)
 
     def call(self, inputs):
-        x, padding = inputs, self.padding
-        if padding == "causal":
-            x = _C.pad(x, [(0, 0), ((self.kernel_size[0] - 1) * self.dilation_rate[0], 0), (0, 0)], 0)
-            padding = "valid"
-        y = _C.depthwise_conv2d(_C.expand_dims(x, 1), _C.expand_dims(self.depthwise_kernel, 0),
-                                [1, self.strides[0]], padding.upper(), [1, self.dilation_rate[0]])
-        y = _C.squeeze(y, [1])
-        if self.use_bias:
-            y = _C.bias_add(y, self.bias)
-        return self.activation(y)
+        return self._convolve(inputs)
 
     def compute_output_shape(self, input_shape):
-        from ._conv1d import _out_length
-        s = TensorShape(input_shape).as_list()
-        steps = _out_length(s[1], self.kernel_size[0], self.strides[0], self.padding, self.dilation_rate[0])
-        return TensorShape([s[0], steps, None if s[2] is None else s[2] * self.depth_multiplier])
-
-    def get_config(self):
-        config = super().get_config()
-        ser = serialize_keras_object
-        config.update(kernel_size=self.kernel_size, strides=self.strides, padding=self.padding,
-                      depth_multiplier=self.depth_multiplier, data_format=self.data_format,
-                      dilation_rate=self.dilation_rate, activation=_activations.serialize(self.activation),
-                      use_bias=self.use_bias, depthwise_initializer=ser(self.depthwise_initializer),
-                      bias_initializer=ser(self.bias_initializer), depthwise_regularizer=ser(self.depthwise_regularizer),
-                      bias_regularizer=ser(self.bias_regularizer), activity_regularizer=ser(self.activity_regularizer),
-                      depthwise_constraint=ser(self.depthwise_constraint), bias_constraint=ser(self.bias_constraint))
-        return config
+        s, dims = self._spatial_output(input_shape)
+        return TensorShape([s[0], *dims, None if s[-1] is None else s[-1] * self.depth_multiplier])
