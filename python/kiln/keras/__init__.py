@@ -3,7 +3,7 @@ Sequential, functional and subclassed Models, losses, metrics, optimizers, callb
 constraints, compile / fit / evaluate / predict with the training step traced into one graph
 (`model.train_function`), and Keras' saving formats (.keras, .weights.h5, .h5)."""
 from . import backend, activations, initializers, layers, losses, metrics, optimizers, callbacks  # noqa: F401
-from . import regularizers, constraints  # noqa: F401
+from . import regularizers, constraints, mixed_precision  # noqa: F401
 from . import datasets, utils  # noqa: F401
 from ._layer import Input, InputLayer  # noqa: F401
 from ._model import Model  # noqa: F401
@@ -13,4 +13,4 @@ from . import models, saving  # noqa: F401
 __version__ = "2.15.0"
 
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints", "datasets",
-           "initializers", "layers", "losses", "metrics", "models", "optimizers", "regularizers", "saving", "utils"]
+           "initializers", "layers", "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "utils"]

@@ -234,6 +234,21 @@ _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size", "input_dim"
                    "autocast", "implementation"}
 
 
+def _policy_of(dtype):
+    """The mixed-precision Policy a layer's `dtype` names (a Policy, "mixed_float16", a saved Policy dict), or the
+    global policy when dtype is None and one was set; None for plain dtypes."""
+    from . import mixed_precision
+    if isinstance(dtype, mixed_precision.Policy):
+        return dtype
+    if isinstance(dtype, dict) and dtype.get("class_name") in ("Policy", "DTypePolicy"):
+        return mixed_precision.Policy(dtype["config"]["name"])
+    if isinstance(dtype, str) and dtype.startswith("mixed"):
+        return mixed_precision.Policy(dtype)
+    if dtype is None and mixed_precision._global_policy is not None:
+        return mixed_precision._global_policy
+    return None
+
+
 class Layer(Module):
     """tf.keras.layers.Layer: override `build(input_shape)` (weights, with add_weight) and `call(inputs)`."""
 
@@ -253,12 +268,13 @@ class Layer(Module):
         elif not isinstance(name, str):
             raise TypeError(f"Layer name must be a string, got {name!r}")
         Module.__init__(self, name)
-        if isinstance(dtype, str) and dtype.startswith("mixed"):
-            raise ValueError(f"kiln.keras: dtype policy {dtype!r} is not supported")
-        self._dtype = _dtypes.as_dtype(dtype or backend.floatx())
+        self._dtype_policy = _policy_of(dtype)
+        self._dtype = _dtypes.as_dtype(self._dtype_policy.compute_dtype if self._dtype_policy is not None
+                                       else dtype or backend.floatx())
         self._trainable = bool(trainable)
         self.built = False
         self._layer_weights = []
+        self._inbound_nodes = []  # the functional calls of this layer (KerasTensors in, KerasTensors out)
         self._build_input_shape = None
         self.input_spec = None
         # Keras' rule: a layer that overrides compute_mask supports masking.
@@ -297,12 +313,20 @@ class Layer(Module):
         return self._dtype.name
 
     @property
+    def dtype_policy(self):
+        from .mixed_precision import Policy
+        return self._dtype_policy if self._dtype_policy is not None else Policy(self._dtype.name)
+
+    @property
     def trainable(self):
         return self._trainable
 
     @trainable.setter
     def trainable(self, value):
-        self._trainable = bool(value)
+        # Keras: the flag reaches every nested layer (freezing a base model freezes its BatchNormalization's
+        # statistics too).
+        for layer in self._sublayers():
+            layer._trainable = bool(value)
 
     @property
     def input_shape(self):
@@ -311,6 +335,76 @@ class Layer(Module):
                                  "shape.")
         return tuple(self._build_input_shape.as_list()) if isinstance(self._build_input_shape, TensorShape) \
             else self._build_input_shape
+
+    # ---- the functional graph: layer.input / layer.output -----------------------------
+
+    def _node_at(self, node_index, what):
+        nodes = getattr(self, "_inbound_nodes", [])
+        if not nodes:
+            raise RuntimeError(f"The layer {self.name} has never been called and thus has no defined {what}.")
+        if not -len(nodes) <= node_index < len(nodes):
+            raise ValueError(f"Asked to get {what} at node {node_index}, but the layer has only {len(nodes)} "
+                             "inbound nodes.")
+        return nodes[node_index]
+
+    def _single_node(self, what, method):
+        nodes = getattr(self, "_inbound_nodes", [])
+        if not nodes:
+            if what == "input":
+                raise AttributeError(f"Layer {self.name} is not connected, no input to return.")
+            raise AttributeError(f"Layer {self.name} has no inbound nodes.")
+        if len(nodes) > 1:
+            raise AttributeError(f'Layer {self.name} has multiple inbound nodes, hence the notion of "layer {what}" '
+                                 f"is ill-defined. Use `{method}(node_index)` instead.")
+        return nodes[0]
+
+    @staticmethod
+    def _node_inputs(node):
+        if node.inputs is None:  # an InputLayer's node: its output is its input
+            return node.outputs
+        return node.inputs
+
+    @property
+    def input(self):
+        """The KerasTensor(s) this layer was called on (a functional model: its inputs)."""
+        if getattr(self, "_is_graph_network", False):
+            return self._fn_inputs
+        return self._node_inputs(self._single_node("input", "get_input_at"))
+
+    @property
+    def output(self):
+        """The KerasTensor(s) this layer's call returned (a functional model: its outputs)."""
+        if getattr(self, "_is_graph_network", False):
+            return self._fn_outputs
+        return self._single_node("output", "get_output_at").outputs
+
+    @property
+    def output_shape(self):
+        """The output shape of the layer's call, as a tuple (a list of them for several outputs)."""
+        if getattr(self, "_is_graph_network", False) or getattr(self, "_inbound_nodes", []):
+            outputs = self.output
+            shapes = [tuple(t.shape.as_list()) for t in _flatten(outputs)]
+            return shapes[0] if len(shapes) == 1 else shapes
+        raise AttributeError(f"The layer {self.name} has never been called and thus has no defined output shape.")
+
+    def get_input_at(self, node_index):
+        return self._node_inputs(self._node_at(node_index, "input"))
+
+    def get_output_at(self, node_index):
+        return self._node_at(node_index, "output").outputs
+
+    def get_input_shape_at(self, node_index):
+        shapes = [tuple(t.shape.as_list()) for t in _flatten(self.get_input_at(node_index))
+                  if isinstance(t, KerasTensor)]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    def get_output_shape_at(self, node_index):
+        shapes = [tuple(t.shape.as_list()) for t in _flatten(self.get_output_at(node_index))]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def inbound_nodes(self):
+        return list(getattr(self, "_inbound_nodes", []))
 
     # ---- variables -------------------------------------------------------------------
 
@@ -609,6 +703,9 @@ class Layer(Module):
         if any(isinstance(x, KerasTensor) for x in flat):
             return self._functional_call(inputs, args, kwargs)
         inputs = _map(_to_tensor, inputs)
+        if getattr(self, "_is_graph_network", False):
+            from ._functional_inputs import conform
+            inputs = conform(self, inputs)
         training = kwargs.pop("training", None)
         if training is None:
             training = _training_context()
@@ -682,20 +779,28 @@ class Layer(Module):
         shapes = _map(lambda x: x.shape if isinstance(x, KerasTensor) else _shape_of(x), inputs)
         self._check_and_build(shapes)
         extra = [t for t in _flatten([list(args), kwargs]) if isinstance(t, KerasTensor)]
-        if extra and type(self).compute_output_shape is Layer.compute_output_shape:
-            # Symbolic tensors among the other arguments too (call(targets, logits)): trace the whole call.
+        if (extra or kwargs) and type(self).compute_output_shape is Layer.compute_output_shape:
+            # Symbolic tensors among the other arguments (call(targets, logits)) or settings that change the outputs
+            # (return_attention_scores=True): trace the whole call.
             out_shape = self._traced_output_shape(inputs, args, kwargs)
         else:
             out_shape = self.compute_output_shape(shapes)
         node = _Node(self, inputs, args, dict(kwargs))
+        # Layers whose outputs are not in their dtype (lookups: int64) say so with _output_dtype.
+        dtype = getattr(self, "_output_dtype", None) or self._dtype
         if isinstance(out_shape, (list, tuple)) and out_shape and not isinstance(out_shape[0], (int, type(None))):
-            node.outputs = [KerasTensor(s, self._dtype, None, node, i) for i, s in enumerate(out_shape)]
+            node.outputs = [KerasTensor(s, dtype, None, node, i) for i, s in enumerate(out_shape)]
         else:
-            node.outputs = KerasTensor(out_shape, self._dtype, None, node, 0)
+            node.outputs = KerasTensor(out_shape, dtype, None, node, 0)
+        self._inbound_nodes.append(node)
         return node.outputs
 
     def get_config(self):
         config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self._dtype_policy is not None and self._dtype_policy.name.startswith("mixed"):
+            # Keras saves a mixed policy as a Policy object; a plain one as its dtype name.
+            config["dtype"] = {"module": "keras.mixed_precision", "class_name": "Policy",
+                               "config": {"name": self._dtype_policy.name}, "registered_name": None}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
         if self._activity_regularizer is not None and type(self).get_config is not Layer.get_config:
@@ -748,6 +853,7 @@ class InputLayer(Layer):
         node = _Node(self, None, (), {})
         node.outputs = KerasTensor(batch_input_shape, self._dtype, name, node, 0)
         self._output_tensor = node.outputs
+        self._inbound_nodes.append(node)
 
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)

@@ -6,7 +6,7 @@ import math
 from .. import _C
 from ..tensor_shape import TensorShape
 from . import regularizers as _regularizers
-from ._layer import InputSpec, Layer
+from ._layer import _check_unsupported, InputSpec, Layer
 
 
 def _check_rate(rate):
@@ -120,6 +120,42 @@ class SpatialDropout1D(_SpatialDropout):
 
 class SpatialDropout2D(_SpatialDropout):
     _rank = 4
+
+
+class SpatialDropout3D(_SpatialDropout):
+    _rank = 5
+
+
+class AlphaDropout(Layer):
+    """While training, dropped units take SELU's negative saturation value -alpha * scale, then a * x + b keeps the
+    mean and variance (Klambauer et al., 2017); otherwise the identity."""
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        _check_unsupported("AlphaDropout", noise_shape=(noise_shape, None))
+        self.rate = _check_rate(rate)
+        self.noise_shape = None
+        self.seed = seed
+        self.supports_masking = True
+
+    def call(self, inputs, training=None):
+        if not training or not 0 < self.rate < 1:
+            return inputs
+        alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+        keep = _C.cast(_C.greater_equal(_C.random_uniform_like(inputs, 0.0, 1.0, None), self.rate),
+                       inputs.dtype._enum)
+        a = ((1 - self.rate) * (1 + self.rate * alpha_p ** 2)) ** -0.5
+        b = -a * alpha_p * self.rate
+        x = _C.add(_C.multiply(inputs, keep), _C.multiply(_C.subtract(1.0, keep), alpha_p))
+        return _C.add(_C.multiply(x, a), b)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
+        return config
 
 
 class ActivityRegularization(Layer):

@@ -140,6 +140,21 @@ class Normalization(Layer):
         return config
 
 
+def with_image_size(shape, height, width):
+    """[..., h, w, channels] shape -> [..., height, width, channels]."""
+    s = TensorShape(shape).as_list()
+    s[-3], s[-2] = height, width
+    return TensorShape(s)
+
+
+def crop_window(images, top, left, height, width):
+    """The height x width window of [..., h, w, channels] images starting at (top, left)."""
+    rank = len(images.shape)
+    begin, size = [0] * rank, [-1] * rank
+    begin[-3], begin[-2], size[-3], size[-2] = top, left, height, width
+    return _C.slice(images, begin, size)
+
+
 class CenterCrop(Layer):
     """The central height x width window of [..., h, w, channels] images (start at (h - height) // 2)."""
 
@@ -156,18 +171,11 @@ class CenterCrop(Layer):
         if h < self.height or w < self.width:
             raise NotImplementedError("kiln.keras.layers.CenterCrop: images smaller than the crop (Keras resizes them) "
                                       "are not supported")
-        top, left = (h - self.height) // 2, (w - self.width) // 2
-        begin = [0] * len(s)
-        size = [-1] * len(s)
-        begin[-3], begin[-2] = top, left
-        size[-3], size[-2] = self.height, self.width
-        out = _C.slice(inputs, begin, size)
+        out = crop_window(inputs, (h - self.height) // 2, (w - self.width) // 2, self.height, self.width)
         return _C.cast(out, self._dtype._enum) if out.dtype != self._dtype else out
 
     def compute_output_shape(self, input_shape):
-        s = TensorShape(input_shape).as_list()
-        s[-3], s[-2] = self.height, self.width
-        return TensorShape(s)
+        return with_image_size(input_shape, self.height, self.width)
 
     def get_config(self):
         config = super().get_config()

@@ -59,9 +59,20 @@ def swish(x):
     return _C.silu(x)
 
 
+def hard_sigmoid(x):
+    """Keras 2's piecewise-linear sigmoid: clip(0.2 x + 0.5, 0, 1)."""
+    return _C.clip(_C.add(_C.multiply(x, 0.2), 0.5), 0.0, 1.0)
+
+
+def mish(x):
+    """x tanh(softplus(x)) (Misra, 2019)."""
+    return _C.multiply(x, _C.tanh(_C.softplus(x)))
+
+
 _BY_NAME = {"linear": linear, "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax,
             "log_softmax": log_softmax, "exponential": exponential, "elu": elu, "selu": selu,
-            "softplus": softplus, "softsign": softsign, "gelu": gelu, "swish": swish, "silu": swish}
+            "softplus": softplus, "softsign": softsign, "gelu": gelu, "swish": swish, "silu": swish,
+            "hard_sigmoid": hard_sigmoid, "mish": mish}
 
 
 def get(identifier):
@@ -84,3 +95,15 @@ def serialize(activation):
         if fn is activation:
             return name
     return getattr(activation, "__name__", repr(activation))
+
+
+def deserialize(name, custom_objects=None):
+    """The activation function of a name (or a serialized dict's class_name), custom_objects first."""
+    if isinstance(name, dict):
+        name = name.get("config", name.get("class_name"))
+    if custom_objects and name in custom_objects:
+        return custom_objects[name]
+    fn = _BY_NAME.get(name)
+    if fn is None:
+        raise ValueError(f"Unknown activation function '{name}' cannot be deserialized.")
+    return fn

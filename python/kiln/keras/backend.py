@@ -67,3 +67,162 @@ def set_value(x, value):
         raise TypeError(f"set_value needs a variable, got {type(x).__name__} ({x!r})")
     import numpy as np
     x.assign(np.asarray(value, dtype=x.dtype.as_numpy_dtype))
+
+
+# ---- Keras 2's backend functions on tensors ---------------------------------------------------------------------
+
+_IMAGE_DATA_FORMAT = "channels_last"
+
+
+def image_data_format():
+    return _IMAGE_DATA_FORMAT
+
+
+def set_image_data_format(data_format):
+    """Only "channels_last" runs in Kiln (NHWC engine); "channels_first" is refused with the reason."""
+    global _IMAGE_DATA_FORMAT
+    if data_format not in ("channels_first", "channels_last"):
+        raise ValueError(f"The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. Received: "
+                         f"data_format={data_format}")
+    if data_format == "channels_first":
+        raise ValueError("kiln.keras: data_format 'channels_first' is not supported (Kiln's image ops are NHWC)")
+    _IMAGE_DATA_FORMAT = data_format
+
+
+def _tensor(x):
+    from .. import _C
+    from ._layer import _to_tensor
+    return x if isinstance(x, _C.Tensor) else _to_tensor(x)
+
+
+def int_shape(x):
+    """The static shape as a tuple of ints and None (None for an unknown rank)."""
+    from ..tensor_shape import TensorShape
+    shape = TensorShape(x.shape)
+    return None if shape.rank is None else tuple(shape.as_list())
+
+
+def ndim(x):
+    return len(int_shape(x))
+
+
+def shape(x):
+    """The dynamic shape, as an int32 tensor."""
+    from .. import _C
+    return _C.shape(_tensor(x))
+
+
+def dtype(x):
+    return x.dtype.name if hasattr(x.dtype, "name") else str(x.dtype)
+
+
+def is_keras_tensor(x):
+    from ._layer import KerasTensor
+    return isinstance(x, KerasTensor)
+
+
+def cast(x, dtype):
+    from .. import _C
+    from .. import dtypes as _dtypes
+    return _C.cast(_tensor(x), _dtypes.as_dtype(dtype)._enum)
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    import numpy as np
+    from .. import _C
+    from .. import dtypes as _dtypes
+    array = np.asarray(value, dtype=_dtypes.as_dtype(dtype or floatx()).as_numpy_dtype)
+    if shape is not None:
+        array = np.broadcast_to(array, shape)
+    return _C.constant(np.ascontiguousarray(array), None)
+
+
+def variable(value, dtype=None, name=None, constraint=None):
+    from .. import Variable
+    return Variable(cast(constant(value, dtype or floatx()), dtype or floatx()), name=name)
+
+
+def zeros(shape, dtype=None, name=None):
+    from .. import _C
+    from .. import dtypes as _dtypes
+    return _C.zeros(list(shape), _dtypes.as_dtype(dtype or floatx())._enum)
+
+
+def ones(shape, dtype=None, name=None):
+    from .. import _C
+    from .. import dtypes as _dtypes
+    return _C.ones(list(shape), _dtypes.as_dtype(dtype or floatx())._enum)
+
+
+def eye(size, dtype=None, name=None):
+    import numpy as np
+    n, m = (size, size) if isinstance(size, int) else size
+    return constant(np.eye(n, m), dtype)
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+    """N(mean, stddev) values of `shape` (tf.random.normal with `seed` as the op seed, as Keras 2's)."""
+    from .. import random
+    return random.normal(shape, mean=mean, stddev=stddev, dtype=dtype or floatx(), seed=seed)
+
+
+def random_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
+    from .. import random
+    return random.uniform(shape, minval=minval, maxval=maxval, dtype=dtype or floatx(), seed=seed)
+
+
+def random_bernoulli(shape, p=0.0, dtype=None, seed=None):
+    from .. import _C
+    return cast(_C.less(random_uniform(shape, dtype="float32", seed=seed), float(p)), dtype or floatx())
+
+
+def _reduce(op, x, axis, keepdims):
+    from .. import _C
+    x = _tensor(x)
+    axes = None if axis is None else ([axis] if isinstance(axis, int) else list(axis))
+    return getattr(_C, op)(x, axes, bool(keepdims))
+
+
+def sum(x, axis=None, keepdims=False):  # noqa: A001 - Keras' name
+    return _reduce("reduce_sum", x, axis, keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    x = _tensor(x)
+    if not x.dtype.is_floating:
+        x = cast(x, floatx())
+    return _reduce("reduce_mean", x, axis, keepdims)
+
+
+def max(x, axis=None, keepdims=False):  # noqa: A001
+    return _reduce("reduce_max", x, axis, keepdims)
+
+
+def min(x, axis=None, keepdims=False):  # noqa: A001
+    return _reduce("reduce_min", x, axis, keepdims)
+
+
+def var(x, axis=None, keepdims=False):
+    """The population variance (divisor n), as Keras 2's."""
+    from .. import _C
+    x = _tensor(x)
+    if not x.dtype.is_floating:
+        x = cast(x, floatx())
+    centered = _C.subtract(x, _reduce("reduce_mean", x, axis, True))
+    return _reduce("reduce_mean", _C.square(centered), axis, keepdims)
+
+
+def std(x, axis=None, keepdims=False):
+    from .. import _C
+    return _C.sqrt(var(x, axis, keepdims))
+
+
+def count_params(x):
+    import math
+    return math.prod(int_shape(x))
+
+
+def learning_phase():
+    """0 outside training (Keras 2's symbolic learning phase is gone in TF 2; inside fit, layers get training=)."""
+    from ._layer import _training_context
+    return 1 if _training_context() else 0

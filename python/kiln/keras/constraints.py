@@ -86,12 +86,47 @@ class MinMaxNorm(Constraint):
         return {"min_value": self.min_value, "max_value": self.max_value, "rate": self.rate, "axis": self.axis}
 
 
+def _radial_sources(size):
+    """For each (row, col) of a size x size kernel, the diagonal entry Keras' RadialConstraint copies there: the
+    centre (one entry when size is odd, a 2 x 2 block when even) takes kernel[s - 1, s - 1] (s = size // 2), and
+    the j-th ring around it kernel[s + j - 1, s + j - 1] (odd) or kernel[s + j, s + j] (even)."""
+    import numpy as np
+    s = size // 2
+    grid = np.arange(size)
+    if size % 2:
+        ring = np.maximum(np.abs(grid[:, None] - s), np.abs(grid[None, :] - s))
+        source = np.where(ring == 0, s - 1, s + ring - 1)
+    else:
+        dist = np.maximum(grid - s, s - 1 - grid)  # 0 for the two middle rows/cols
+        ring = np.maximum(dist[:, None], dist[None, :])
+        source = np.where(ring == 0, s - 1, s + ring)
+    return source.astype(np.int32)
+
+
+class RadialConstraint(Constraint):
+    """Makes each [h, w] kernel of a Conv2D weight [h, w, in, out] (h == w) the same along each ring, as Keras'."""
+
+    def __call__(self, w):
+        import numpy as np
+        if w.ndim != 4:
+            raise ValueError(f"The weight tensor must have rank 4. Received weight tensor with shape: {w.shape}")
+        size = w.shape[0]
+        if size < 2 or w.shape[1] != size:
+            raise ValueError(f"RadialConstraint needs square kernels of size >= 2, got shape {w.shape}")
+        source = _radial_sources(size)
+        index = np.stack([source, source], axis=-1)
+        return _C.gather_nd(w, _C.constant(index, None))
+
+
 max_norm = MaxNorm
 non_neg = NonNeg
 unit_norm = UnitNorm
 min_max_norm = MinMaxNorm
 
+radial_constraint = RadialConstraint
+
 _BY_NAME = {"MaxNorm": MaxNorm, "NonNeg": NonNeg, "UnitNorm": UnitNorm, "MinMaxNorm": MinMaxNorm,
+            "RadialConstraint": RadialConstraint, "radial_constraint": RadialConstraint,
             "max_norm": MaxNorm, "non_neg": NonNeg, "unit_norm": UnitNorm, "min_max_norm": MinMaxNorm}
 
 

@@ -91,9 +91,57 @@ class RandomNormal(Initializer):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
 
 
+def _truncated_normal(shape, mean, stddev, dtype, seed):
+    """Normal values redrawn until within two standard deviations (TF's truncated normal), drawn on the host:
+    seeded draws use seed, seed + 1, ... so the same seed gives the same values."""
+    import numpy as np
+    shape = [int(d) for d in shape]
+    n = math.prod(shape)
+    kept, k = np.empty(0), 0
+    while kept.size < n:
+        draw = _C.random_normal([max(2 * n, 16)], 0.0, 1.0, _dtypes.float64._enum,
+                                None if seed is None else seed + k, seed is not None).numpy()
+        kept = np.concatenate([kept, draw[np.abs(draw) <= 2.0]])
+        k += 1
+    values = mean + stddev * kept[:n].reshape(shape)
+    return _C.constant(np.ascontiguousarray(values.astype(dtype.as_numpy_dtype)), dtype._enum)
+
+
+class TruncatedNormal(Initializer):
+    """N(mean, stddev) with values beyond two standard deviations redrawn."""
+
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        self.mean, self.stddev, self.seed = mean, stddev, seed
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        return _truncated_normal(shape, float(self.mean), float(self.stddev), _float_dtype(dtype), self.seed)
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class Identity(Initializer):
+    """gain times the identity matrix (2-D shapes only; rectangular ones get ones on the main diagonal)."""
+
+    def __init__(self, gain=1.0):
+        self.gain = gain
+
+    def __call__(self, shape, dtype=None, **kwargs):
+        import numpy as np
+        if len(shape) != 2:
+            raise ValueError(f"Identity matrix initializer can only be used for 2D matrices. Received: shape={shape} "
+                             f"of rank {len(shape)}.")
+        dtype = _float_dtype(dtype)
+        return _C.constant(np.ascontiguousarray(self.gain * np.eye(*[int(d) for d in shape]),
+                                                dtype=dtype.as_numpy_dtype), dtype._enum)
+
+    def get_config(self):
+        return {"gain": self.gain}
+
+
 class VarianceScaling(Initializer):
-    """Uniform only ("truncated_normal" needs a truncated normal op Kiln does not have; "untruncated_normal" is
-    supported)."""
+    """Values of variance scale / n (n: fan_in, fan_out or their mean): uniform in +-sqrt(3 scale / n), normal, or
+    (Keras' default) truncated normal with stddev sqrt(scale / n) / 0.8796 (the truncation's correction)."""
 
     def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
         if scale <= 0:
@@ -114,8 +162,7 @@ class VarianceScaling(Initializer):
             return _C.random_uniform(list(shape), -limit, limit, dtype._enum, self.seed, True)
         if self.distribution == "untruncated_normal":
             return _C.random_normal(list(shape), 0.0, math.sqrt(scale), dtype._enum, self.seed, True)
-        raise NotImplementedError(f"kiln.keras.initializers: distribution {self.distribution!r} needs a truncated "
-                                  "normal op, which Kiln does not have; use 'uniform' or 'untruncated_normal'")
+        return _truncated_normal(shape, 0.0, math.sqrt(scale) / 0.87962566103423978, dtype, self.seed)
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution, "seed": self.seed}
@@ -147,6 +194,32 @@ class HeUniform(VarianceScaling):
 class LecunUniform(VarianceScaling):
     def __init__(self, seed=None):
         super().__init__(1.0, "fan_in", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class GlorotNormal(VarianceScaling):
+    """Truncated normal with stddev sqrt(2 / (fan_in + fan_out)) (before the truncation's correction)."""
+
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class HeNormal(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(2.0, "fan_in", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class LecunNormal(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_in", "truncated_normal", seed)
 
     def get_config(self):
         return {"seed": self.seed}
@@ -190,11 +263,19 @@ glorot_uniform = GlorotUniform
 he_uniform = HeUniform
 lecun_uniform = LecunUniform
 orthogonal = Orthogonal
+glorot_normal = GlorotNormal
+he_normal = HeNormal
+lecun_normal = LecunNormal
+truncated_normal = TruncatedNormal
+identity = Identity
+variance_scaling = VarianceScaling
 
 _BY_NAME = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_uniform": RandomUniform,
-            "uniform": RandomUniform,
+            "uniform": RandomUniform, "normal": RandomNormal,
             "random_normal": RandomNormal, "glorot_uniform": GlorotUniform, "he_uniform": HeUniform,
-            "lecun_uniform": LecunUniform, "variance_scaling": VarianceScaling, "orthogonal": Orthogonal}
+            "lecun_uniform": LecunUniform, "variance_scaling": VarianceScaling, "orthogonal": Orthogonal,
+            "glorot_normal": GlorotNormal, "he_normal": HeNormal, "lecun_normal": LecunNormal,
+            "truncated_normal": TruncatedNormal, "identity": Identity}
 for _cls in list(_BY_NAME.values()):
     _BY_NAME[_cls.__name__] = _cls
 
@@ -216,3 +297,14 @@ def get(identifier):
     if callable(identifier):
         return identifier
     raise ValueError(f"Could not interpret initializer identifier: {identifier!r}")
+
+
+def serialize(initializer):
+    from ._serialization import serialize_keras_object
+    return serialize_keras_object(initializer)
+
+
+def deserialize(config, custom_objects=None):
+    from ._serialization import deserialize_keras_object
+    return deserialize_keras_object(config, module_objects=_BY_NAME, custom_objects=custom_objects,
+                                    printable_module_name="initializer")

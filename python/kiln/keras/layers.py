@@ -25,6 +25,20 @@ from ._conv1d import (Conv1D, Convolution1D, MaxPooling1D, MaxPool1D, AveragePoo
 from ._noise import (GaussianNoise, GaussianDropout, SpatialDropout1D, SpatialDropout2D,  # noqa: F401
                      ActivityRegularization)
 from ._preprocessing import Rescaling, Normalization, CenterCrop  # noqa: F401
+from ._image_preprocessing import (Resizing, RandomFlip, RandomRotation, RandomZoom, RandomTranslation,  # noqa: F401
+                                   RandomContrast)
+from ._conv3d import (Conv3D, Convolution3D, MaxPooling3D, AveragePooling3D, MaxPool3D, AvgPool3D,  # noqa: F401
+                      UpSampling3D, ZeroPadding3D, Cropping3D)
+from ._separable import (SeparableConv1D, SeparableConv2D, SeparableConvolution1D,  # noqa: F401
+                         SeparableConvolution2D, Conv1DTranspose, Convolution1DTranspose, DepthwiseConv1D)
+from ._lookup import (CategoryEncoding, Discretization, StringLookup, IntegerLookup,  # noqa: F401
+                      TextVectorization)
+from ._hashing import Hashing  # noqa: F401
+from ._noise import SpatialDropout3D, AlphaDropout  # noqa: F401
+from ._dense_attention import Attention, AdditiveAttention  # noqa: F401
+from ._einsum_dense import EinsumDense  # noqa: F401
+from ._layers_more import (Identity, UnitNormalization, ThresholdedReLU, PReLU, GroupNormalization,  # noqa: F401
+                           RandomBrightness, RandomCrop)
 from ._wrappers import Wrapper, TimeDistributed, Bidirectional  # noqa: F401
 
 __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
@@ -36,6 +50,15 @@ __all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", 
 __all__ += ["MultiHeadAttention"]
 __all__ += ["Masking", "GlobalAveragePooling1D", "GlobalAvgPool1D"]
 __all__ += ["LeakyReLU", "ELU"]
+__all__ += ["Resizing", "RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast",
+            "CategoryEncoding", "Discretization", "StringLookup", "IntegerLookup", "TextVectorization"]
+__all__ += ["Conv3D", "Convolution3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AvgPool3D", "UpSampling3D",
+            "ZeroPadding3D", "Cropping3D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D",
+            "SeparableConvolution2D", "Conv1DTranspose", "Convolution1DTranspose"]
+__all__ += ["Hashing", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GlobalAvgPool3D", "GlobalMaxPool3D",
+            "SpatialDropout3D", "AlphaDropout", "Identity", "UnitNormalization", "ThresholdedReLU", "PReLU",
+            "GroupNormalization", "RandomBrightness", "RandomCrop", "Attention", "AdditiveAttention",
+            "EinsumDense", "DepthwiseConv1D"]
 __all__ += ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot", "add", "subtract",
             "multiply", "average", "maximum", "minimum", "concatenate", "dot", "Lambda", "RepeatVector", "Permute",
             "UpSampling1D", "UpSampling2D", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "Conv1D",
@@ -439,19 +462,20 @@ AvgPool2D = AveragePooling2D
 
 class _GlobalPooling2D(Layer):
     _op = None
+    _spatial = 2  # the axes reduced: 1 .. _spatial
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
         self.data_format = _data_format(data_format, type(self).__name__)
         self.keepdims = bool(keepdims)
-        self.input_spec = InputSpec(ndim=4)
+        self.input_spec = InputSpec(ndim=self._spatial + 2)
 
     def call(self, inputs):
-        return type(self)._op(inputs, [1, 2], self.keepdims)
+        return type(self)._op(inputs, list(range(1, self._spatial + 1)), self.keepdims)
 
     def compute_output_shape(self, input_shape):
-        s = TensorShape(input_shape)
-        return TensorShape([s[0], 1, 1, s[3]] if self.keepdims else [s[0], s[3]])
+        s = TensorShape(input_shape).as_list()
+        return TensorShape([s[0]] + [1] * self._spatial + [s[-1]] if self.keepdims else [s[0], s[-1]])
 
     def get_config(self):
         config = super().get_config()
@@ -471,6 +495,20 @@ class GlobalMaxPooling2D(_GlobalPooling2D):
 
 GlobalAvgPool2D = GlobalAveragePooling2D
 GlobalMaxPool2D = GlobalMaxPooling2D
+
+
+class GlobalAveragePooling3D(GlobalAveragePooling2D):
+    """The mean of each channel over depth, height and width."""
+    _spatial = 3
+
+
+class GlobalMaxPooling3D(GlobalMaxPooling2D):
+    """The max of each channel over depth, height and width."""
+    _spatial = 3
+
+
+GlobalAvgPool3D = GlobalAveragePooling3D
+GlobalMaxPool3D = GlobalMaxPooling3D
 
 
 class GlobalAveragePooling1D(Layer):

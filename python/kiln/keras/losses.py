@@ -272,6 +272,18 @@ for _cls in (SparseCategoricalCrossentropy, CategoricalCrossentropy, BinaryCross
              MeanAbsoluteError):
     _BY_NAME[_cls.__name__] = _cls
 
+from ._losses_extra import (  # noqa: E402,F401
+    MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Hinge, SquaredHinge, CategoricalHinge, Huber, LogCosh,
+    KLDivergence, Poisson, CosineSimilarity, BinaryFocalCrossentropy, CategoricalFocalCrossentropy,
+    mean_absolute_percentage_error, mean_squared_logarithmic_error, hinge, squared_hinge, categorical_hinge, huber,
+    log_cosh, logcosh, kl_divergence, kld, KLD, kullback_leibler_divergence, poisson, cosine_similarity,
+    binary_focal_crossentropy, categorical_focal_crossentropy, mape, MAPE, msle, MSLE)
+from . import _losses_extra  # noqa: E402
+
+_BY_NAME.update(_losses_extra.FUNCTIONS)
+for _cls in _losses_extra.CLASSES:
+    _BY_NAME[_cls.__name__] = _cls
+
 
 def get(identifier):
     """A Loss from a name ("sparse_categorical_crossentropy", "mse", ...), a Loss object, or a function

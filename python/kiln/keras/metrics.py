@@ -102,6 +102,10 @@ class Metric(Module):
     def get_config(self):
         return {"name": self.name, "dtype": self.dtype}
 
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
     def __repr__(self):
         return f"<{type(self).__module__}.{type(self).__name__} object '{self.name}'>"
 
@@ -225,6 +229,39 @@ _CLASSES = {cls.__name__: cls for cls in (Mean, Sum, SparseCategoricalAccuracy, 
                                           SparseCategoricalCrossentropy, CategoricalCrossentropy)}
 
 
+from ._metrics_extra import (  # noqa: E402,F401
+    AUC, BinaryCrossentropy, BinaryIoU, CategoricalHinge, CosineSimilarity, F1Score, FBetaScore, FalseNegatives,
+    FalsePositives, Hinge, IoU, KLDivergence, LogCoshError, MeanAbsolutePercentageError, MeanIoU, MeanRelativeError,
+    MeanSquaredLogarithmicError, MeanTensor, OneHotIoU, OneHotMeanIoU, Poisson, Precision, PrecisionAtRecall,
+    R2Score, Recall, RecallAtPrecision, RootMeanSquaredError, SensitivityAtSpecificity, SparseTopKCategoricalAccuracy,
+    SpecificityAtSensitivity, SquaredHinge, TopKCategoricalAccuracy, TrueNegatives, TruePositives,
+    top_k_categorical_accuracy, sparse_top_k_categorical_accuracy)
+from ._losses_extra import (  # noqa: E402,F401
+    binary_focal_crossentropy, categorical_focal_crossentropy, hinge, squared_hinge, kl_divergence, kld, KLD,
+    kullback_leibler_divergence, log_cosh, logcosh, mean_absolute_percentage_error, mape, MAPE,
+    mean_squared_logarithmic_error, msle, MSLE, poisson)
+from .losses import MAE, MSE, mae, mse  # noqa: E402,F401
+from . import _metrics_extra  # noqa: E402
+
+_EXTRA_CLASSES = (AUC, BinaryCrossentropy, BinaryIoU, CategoricalHinge, CosineSimilarity, F1Score, FBetaScore,
+                  FalseNegatives, FalsePositives, Hinge, IoU, KLDivergence, LogCoshError, MeanAbsolutePercentageError,
+                  MeanIoU, MeanRelativeError, MeanSquaredLogarithmicError, MeanTensor, OneHotIoU, OneHotMeanIoU,
+                  Poisson, Precision, PrecisionAtRecall, R2Score, Recall, RecallAtPrecision, RootMeanSquaredError,
+                  SensitivityAtSpecificity, SparseTopKCategoricalAccuracy, SpecificityAtSensitivity, SquaredHinge,
+                  TopKCategoricalAccuracy, TrueNegatives, TruePositives, MeanMetricWrapper, Accuracy)
+_CLASSES.update({cls.__name__: cls for cls in _EXTRA_CLASSES})
+_FUNCTIONS.update({
+    "binary_crossentropy": BinaryCrossentropy, "categorical_hinge": CategoricalHinge,
+    "cosine_similarity": CosineSimilarity, "hinge": Hinge, "squared_hinge": SquaredHinge,
+    "kl_divergence": KLDivergence, "kld": KLDivergence, "KLD": KLDivergence, "kullback_leibler_divergence": KLDivergence,
+    "log_cosh": LogCoshError, "logcosh": LogCoshError, "mean_absolute_percentage_error": MeanAbsolutePercentageError,
+    "mape": MeanAbsolutePercentageError, "MAPE": MeanAbsolutePercentageError,
+    "mean_squared_logarithmic_error": MeanSquaredLogarithmicError, "msle": MeanSquaredLogarithmicError,
+    "MSLE": MeanSquaredLogarithmicError, "poisson": Poisson, "top_k_categorical_accuracy": TopKCategoricalAccuracy,
+    "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy, "MSE": MeanSquaredError,
+    "MAE": MeanAbsoluteError})
+
+
 def get(identifier, y_true=None, y_pred=None, loss=None):
     """A Metric from a name, a Metric, or a function (y_true, y_pred) -> per-sample values. "accuracy" / "acc"
     picks Keras' accuracy for the labels and predictions (binary, sparse categorical or categorical); for the
@@ -274,3 +311,12 @@ def _accuracy_for(y_true, y_pred, loss=None):
 
 def serialize(metric):
     return metric.name if isinstance(metric, Metric) else getattr(metric, "__name__", repr(metric))
+
+
+def deserialize(config, custom_objects=None):
+    """A metric from its serialized form (a name or {"class_name", "config"})."""
+    from ._serialization import deserialize_keras_object
+    if isinstance(config, str):
+        return get(config)
+    return deserialize_keras_object(config, module_objects=dict(_CLASSES), custom_objects=custom_objects,
+                                    printable_module_name="metric function")

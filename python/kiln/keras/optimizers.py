@@ -414,20 +414,25 @@ class Adagrad(Optimizer):
         return config
 
 
-_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
+from ._optimizers_extra import Adadelta, Adafactor, Adamax, Ftrl, Lion, Nadam  # noqa: E402
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad, "adadelta": Adadelta,
+            "adafactor": Adafactor, "adamax": Adamax, "ftrl": Ftrl, "lion": Lion, "nadam": Nadam}
 
 
 def get(identifier):
-    """An optimizer from a name ("adam", "adamw", "adagrad", "sgd", "rmsprop", with Keras' defaults) or an Optimizer."""
+    """An optimizer from a name ("adam", "sgd", "nadam", ... with Keras' defaults) or an Optimizer."""
     if isinstance(identifier, Optimizer):
         return identifier
+    if hasattr(identifier, "inner_optimizer") and hasattr(identifier, "apply_gradients"):
+        return identifier  # a mixed_precision.LossScaleOptimizer
     if isinstance(identifier, dict):
         return deserialize(identifier)
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier.lower())
         if cls is None:
-            raise ValueError(f"Unknown optimizer: '{identifier}'. Known optimizer names: adagrad, adam, adamw, rmsprop, sgd; or pass "
-                             "a kiln.keras.optimizers.Optimizer object.")
+            raise ValueError(f"Unknown optimizer: '{identifier}'. Known optimizer names: "
+                             f"{', '.join(sorted(_BY_NAME))}; or pass a kiln.keras.optimizers.Optimizer object.")
         return cls()
     if isinstance(identifier, type) and issubclass(identifier, Optimizer):
         return identifier()
@@ -439,6 +444,10 @@ class legacy:  # noqa: N801 - tf.keras.optimizers.legacy is a module in TF
     Adam = Adam
     RMSprop = RMSprop
     Adagrad = Adagrad
+    Adadelta = Adadelta
+    Adamax = Adamax
+    Ftrl = Ftrl
+    Nadam = Nadam
 
 
 def serialize(optimizer):

@@ -91,14 +91,46 @@ class L2(Regularizer):
         return {"l2": self.l2}
 
 
+class OrthogonalRegularizer(Regularizer):
+    """factor * mean |cos| between distinct rows (mode="rows") or columns ("columns") of a 2-D weight: half the
+    sum of the off-diagonal |products| of the L2-normalized rows, over the number of pairs."""
+
+    def __init__(self, factor=0.01, mode="rows"):
+        self.factor = _factor(factor, "factor")
+        if mode not in ("rows", "columns"):
+            raise ValueError(f"Invalid value for argument `mode`. Expected one of {{'rows', 'columns'}}. Received: "
+                             f"mode={mode}")
+        self.mode = mode
+
+    def __call__(self, x):
+        if x.ndim != 2:
+            raise ValueError(f"Inputs to OrthogonalRegularizer must have rank 2. Received: inputs.shape={x.shape}")
+        if self.mode == "rows":
+            unit = _C.l2_normalize(x, [1], 1e-12)
+            product = _C.matmul(unit, unit, False, True)
+            size = x.shape[0]
+        else:
+            unit = _C.l2_normalize(x, [0], 1e-12)
+            product = _C.matmul(unit, unit, True, False)
+            size = x.shape[1]
+        off_diagonal = _C.multiply(product, _C.constant((1.0 - np.eye(size)).astype(x.dtype.as_numpy_dtype), None))
+        pairs = size * (size - 1.0) / 2.0
+        return _C.multiply(_C.reduce_sum(_C.abs(off_diagonal), None, False), self.factor * 0.5 / pairs)
+
+    def get_config(self):
+        return {"factor": self.factor, "mode": self.mode}
+
+
 def l1_l2(l1=0.01, l2=0.01):
     return L1L2(l1=l1, l2=l2)
 
 
 l1 = L1
 l2 = L2
+orthogonal_regularizer = OrthogonalRegularizer
 
-_BY_NAME = {"L1L2": L1L2, "L1": L1, "L2": L2, "l1": L1, "l2": L2, "l1_l2": l1_l2}
+_BY_NAME = {"L1L2": L1L2, "L1": L1, "L2": L2, "l1": L1, "l2": L2, "l1_l2": l1_l2,
+            "OrthogonalRegularizer": OrthogonalRegularizer, "orthogonal_regularizer": OrthogonalRegularizer}
 
 
 def serialize(regularizer):

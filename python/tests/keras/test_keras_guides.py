@@ -59,3 +59,23 @@ def test_functional_api():
     assert f"Reloaded test accuracy: {test_accuracy}" in out
     assert re.search(r"loss [\d.]+\s+priority_loss [\d.]+\s+department_loss [\d.]+", out)
     assert "Rebuilt from its config: ['InputLayer', 'CustomDense']" in out
+
+
+def test_working_with_preprocessing_layers():
+    out = run_guide("preprocessing_layers.py")
+    # The values keras.io's guide prints (TF 2.x): vocabularies ordered by count, ties by the token (descending).
+    assert "Features std: 1.00" in out
+    assert ("[[37 12 25  5  9 20 21  0  0]\n [51 34 27 33 29 18  0  0  0]\n [49 52 30 31 19 46 10  0  0]\n"
+            " [ 7  5 50 43 28  7 47 17  0]\n [24 35 39 40  3  6 32 16  0]\n [ 4  2 15 14 22 23  0  0  0]\n"
+            " [36 48  6 38 42  3 45  0  0]\n [ 4  2 13 41 53  8 44 26 11]], shape=(8, 9), dtype=int64)") in out
+    assert "[[1 3 4]\n [4 0 2]], shape=(2, 3), dtype=int64)" in out
+    assert ("[[0. 0. 0. 1.]\n [0. 0. 1. 0.]\n [0. 1. 0. 0.]\n [1. 0. 0. 0.]\n [1. 0. 0. 0.]\n [1. 0. 0. 0.]], "
+            "shape=(6, 4)") in out
+    assert ("[[0. 0. 1. 0. 0.]\n [0. 0. 1. 0. 0.]\n [0. 1. 0. 0. 0.]\n [1. 0. 0. 0. 0.]\n [1. 0. 0. 0. 0.]\n"
+            " [0. 0. 0. 0. 1.]], shape=(6, 5)") in out
+    assert "(10000, 64)" in out
+    assert "Encoded text:\n [[ 2 19 14  1  9  2  1]]" in out
+    assert ("[[1. 1. 0. 0. 0. 0. 0. 0. 0. 0. 0. 0. 0. 0. 0. 0. 1. 1. 1. 0. 0. 0. 0. 0.\n"
+            "  0. 0. 0. 0. 1. 0. 0. 0. 0. 0. 0. 0. 1. 1. 0. 0. 0.]]") in out
+    assert "[[5.461647  1.6945957 0.        0." in out
+    assert out.count("Model output:") == 3

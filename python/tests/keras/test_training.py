@@ -170,8 +170,8 @@ def test_bad_input_errors():
         model.fit(x, y, verbose=0)
     with pytest.raises(ValueError, match="Unknown loss function: 'crossentropy'"):
         model.compile(optimizer="adam", loss="crossentropy")
-    with pytest.raises(ValueError, match="Unknown optimizer: 'adamax'"):
-        model.compile(optimizer="adamax", loss="mse")
+    with pytest.raises(ValueError, match="Unknown optimizer: 'adamx'"):
+        model.compile(optimizer="adamx", loss="mse")
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accurasy"])
     with pytest.raises(ValueError, match="Unknown metric function: 'accurasy'"):
         model.fit(x, y, verbose=0)
