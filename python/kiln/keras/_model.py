@@ -210,8 +210,11 @@ class Model(Layer):
             return values[id(t)] if isinstance(t, KerasTensor) else t
 
         for node in self._fn_nodes:
-            out = node.layer(_map(value_of, node.inputs), *_map(value_of, list(node.args)), training=training,
-                             **_map(value_of, node.kwargs))
+            # A training= given where the layer was called (base(x, training=False), transfer learning's idiom)
+            # wins over the model's, as in Keras.
+            kwargs = _map(value_of, node.kwargs)
+            kwargs.setdefault("training", training)
+            out = node.layer(_map(value_of, node.inputs), *_map(value_of, list(node.args)), **kwargs)
             for kt, value in zip(_flatten(node.outputs), _flatten(out)):
                 values[id(kt)] = value
         return _map(lambda kt: values[id(kt)], self._fn_outputs)

@@ -110,8 +110,6 @@ def test_clone_model_has_new_weights_and_same_structure():
     assert seq_clone.layers[0] is not seq.layers[0] and seq_clone(X).shape == (8, 3)
 
 
-@pytest.mark.xfail(strict=True, reason="_model.py's graph runner passes `training` twice when a node was called "
-                   "with training=...; fix noted in /work/notes/keras2.md")
 def test_nested_model_called_with_training_false():
     base = small_model()
     inp = tf.keras.Input((4,))
