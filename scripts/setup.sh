@@ -20,6 +20,7 @@ packages=(
   python3-h5py  # kiln.keras: .weights.h5 and .keras files (save_weights, model.save)
   python3-protobuf python3-crcmod  # kiln.io: TF's messages (Example, Event, checkpoint protos); crcmod: fast CRC-32C
   python3-plyvel  # tests: LevelDB itself reads and writes the tables of checkpoint .index files
+  libcpp-httplib-dev  # kiln-serve: TF Serving's REST API over cpp-httplib
   "$@"
 )
 

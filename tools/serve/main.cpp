@@ -1,0 +1,70 @@
+// kiln-serve: Kiln's saved models over TensorFlow Serving's REST API.
+//
+//   kiln-serve --model_name=mnist --model_base_path=/models/mnist --rest_api_port=8501
+//   curl -d '{"instances": [[...784 floats...]]}' localhost:8501/v1/models/mnist:predict
+//
+// SIGTERM (or SIGINT) stops accepting connections, lets the requests in
+// flight finish, then exits 0.
+#include <httplib.h>
+#include <signal.h>
+
+#include <iostream>
+#include <thread>
+
+#include "http_api.h"
+#include "model_manager.h"
+#include "options.h"
+
+int main(int argc, char** argv) {
+  using namespace kiln::serve;
+  Options options;
+  try {
+    options = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "kiln-serve: " << e.what() << "\n" << kUsage;
+    return 2;
+  }
+  // Signals go to one thread that waits for them (every thread started
+  // after this inherits the mask).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Metrics metrics;
+  ModelManager models(options, metrics);
+  models.poll();  // the first version, before the port opens
+  models.start_polling();
+
+  httplib::Server server;
+  const int threads = options.rest_api_num_threads;
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  server.set_read_timeout(std::chrono::milliseconds(options.rest_api_timeout_in_ms));
+  server.set_write_timeout(std::chrono::milliseconds(options.rest_api_timeout_in_ms));
+  HttpApi api(options, models, metrics);
+  api.add_routes(server);
+
+  int port = options.rest_api_port;
+  if (port == 0) {
+    port = server.bind_to_any_port(options.rest_api_host);
+  } else if (!server.bind_to_port(options.rest_api_host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    std::cerr << "kiln-serve: cannot listen on " << options.rest_api_host << ":" << options.rest_api_port << "\n";
+    return 1;
+  }
+  std::cout << "Exporting HTTP/REST API at:" << options.rest_api_host << ":" << port << " ..." << std::endl;
+
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    std::cerr << "kiln-serve: signal " << sig << ": draining\n" << std::flush;
+    server.stop();
+  });
+  server.listen_after_bind();  // returns once stopped, after the requests in flight are answered
+  stopper.detach();  // done after a signal; otherwise still waiting, and the process ends
+  std::cerr << "kiln-serve: stopped\n" << std::flush;
+  return 0;
+}
