@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   httplib::Server server;
   const int threads = options.rest_api_num_threads;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  // Without TCP_NODELAY a response written in two parts (headers, body)
+  // waits ~40 ms for the client's delayed ACK (Nagle).
+  server.set_tcp_nodelay(true);
   server.set_read_timeout(std::chrono::milliseconds(options.rest_api_timeout_in_ms));
   server.set_write_timeout(std::chrono::milliseconds(options.rest_api_timeout_in_ms));
   HttpApi api(options, models, metrics);
