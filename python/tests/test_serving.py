@@ -202,6 +202,8 @@ def test_bad_requests_get_tf_serving_errors_and_the_server_keeps_serving(models,
     assert error(s.request("/v1/models/m/versions/7")) == (404, "Could not find version 7 of model m")
     assert error(s.predict({"instances": [[1, 2]]}, "/v1/models/m:classify"))[0] == 501
     assert error(s.request("/v1/nothing/here")) == (400, "Malformed request: GET /v1/nothing/here")
+    assert error(s.predict(b'{"instances": ' + b"[" * 2000 + b"]" * 2000 + b"}")) == (
+        400, "JSON Parse error: nested deeper than 64 levels at offset: 77")
     huge = b'{"instances": [' + b"[1, 2], " * 2000 + b"[1, 2]]}"
     assert error(s.predict(huge)) == (413, "Request body is larger than the server's limit")
     # Still serving, and the failures are counted by code.
@@ -209,7 +211,7 @@ def test_bad_requests_get_tf_serving_errors_and_the_server_keeps_serving(models,
     status, metrics = s.request("/monitoring/prometheus/metrics")
     assert status == 200
     assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="OK"} 1\n' in metrics
-    assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="INVALID_ARGUMENT"} 10\n' in metrics
+    assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="INVALID_ARGUMENT"} 11\n' in metrics
     assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="FAILED_PRECONDITION"} 1\n' in metrics
     assert ':tensorflow:serving:request_latency_count{model_name="m",API="Predict"} ' in metrics
 

@@ -219,7 +219,32 @@ int64_t row_size(const Tensor& t) {
 
 }  // namespace
 
+// Deeper JSON is refused before it is parsed: walking and printing a value
+// recurse once per level, so a body of a million '[' would overflow the stack.
+constexpr int kMaxNesting = 64;
+
+void check_nesting(std::string_view body) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting)
+        fail(Code::InvalidArgument, fmt::format("JSON Parse error: nested deeper than {} levels at offset: {}",
+                                                kMaxNesting, i));
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
 json parse_body(std::string_view body) {
+  check_nesting(body);
   try {
     return json::parse(body);
   } catch (const json::parse_error& e) {
