@@ -318,3 +318,24 @@ def test_bad_flags_are_refused():
     r = subprocess.run([_serve_binary(), "--model_name=m", "--model_base_path=x", "--max_batch_size=0"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "--max_batch_size: '0' is not an integer >= 1" in r.stderr
+
+
+def test_requests_in_flight_finish_on_the_version_they_started_on(models, tmp_path, start):
+    base = _one_version(models, tmp_path)
+    s = start(base, "--file_system_poll_wait_seconds=0.05", "--enable_batching", "--max_batch_size=2",
+              "--batch_timeout_micros=1500000")
+    # Alone in a batch of two, this request waits 1.5 s on version 1...
+    threads, results = _concurrently([lambda: s.predict({"instances": [[1, 2]]})])
+    time.sleep(0.1)
+    shutil.copytree(models / "v2", tmp_path / "staging")
+    os.rename(tmp_path / "staging", base / "2")
+    _wait_for(lambda: s.request("/v1/models/m/versions/2")[0] == 200 and
+              '"AVAILABLE"' in s.request("/v1/models/m/versions/2")[1], "version 2", timeout=10)
+    assert threads[0].is_alive(), "the request ended before version 2 was swapped in"
+    # ... and is answered by it though version 2 now serves.
+    threads[0].join()
+    assert results[0] == (200, '{"predictions": [[2.5, 4.5]]}')
+    threads, results = _concurrently([lambda: s.predict({"instances": [[1, 2]]})] * 2)
+    for t in threads:
+        t.join()
+    assert results == [(200, '{"predictions": [[3.5, 6.5]]}')] * 2

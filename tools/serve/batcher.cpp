@@ -92,7 +92,7 @@ TensorMap Batcher::run(TensorMap inputs, Clock::time_point deadline) {
     queue_.push_back(task);
     queued_rows_ += task->rows;
   }
-  ready_.notify_one();
+  ready_.notify_all();  // the thread filling a batch, or one to open it
   if (result.wait_until(deadline) != std::future_status::ready)
     fail(Code::DeadlineExceeded, "Deadline exceeded while waiting for the batched call");
   return result.get();
@@ -102,9 +102,12 @@ TensorMap Batcher::run(TensorMap inputs, Clock::time_point deadline) {
 // task has waited batch_timeout_micros. Tasks whose inner dims differ from
 // the first's wait for a later batch.
 std::vector<std::shared_ptr<Batcher::Task>> Batcher::next_batch(std::unique_lock<std::mutex>& lock) {
-  ready_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+  // One batch is open at a time (as TF's): two threads each filling their
+  // own would split concurrent requests into half-empty batches.
+  ready_.wait(lock, [&] { return stopping_ || (!queue_.empty() && !collecting_); });
   std::vector<std::shared_ptr<Task>> batch;
-  if (queue_.empty()) return batch;
+  if (queue_.empty() || collecting_) return batch;
+  collecting_ = true;
   const auto close_at = queue_.front()->enqueued + std::chrono::microseconds(options_.batch_timeout_micros);
   auto fill = [&] {
     int64_t rows = 0;
@@ -130,6 +133,8 @@ std::vector<std::shared_ptr<Batcher::Task>> Batcher::next_batch(std::unique_lock
     ready_.wait_until(lock, close_at);
     rows = fill();
   }
+  collecting_ = false;
+  ready_.notify_all();  // the next thread may open a batch
   return batch;
 }
 
@@ -138,7 +143,7 @@ void Batcher::loop() {
   while (true) {
     std::vector<std::shared_ptr<Task>> batch = next_batch(lock);
     if (batch.empty()) {
-      if (stopping_ && queue_.empty()) return;
+      if (stopping_ && queue_.empty() && !collecting_) return;
       continue;
     }
     lock.unlock();

@@ -57,6 +57,7 @@ class Batcher {
   std::deque<std::shared_ptr<Task>> queue_;
   int64_t queued_rows_ = 0;
   bool stopping_ = false;
+  bool collecting_ = false;  // a thread is filling a batch
   std::vector<std::thread> threads_;
 };
 
