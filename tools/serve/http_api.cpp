@@ -3,33 +3,19 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include "io/cli.h"
 #include "status.h"
 
 namespace kiln::serve {
 
 namespace {
 
-// TF's DataType enum names.
-std::string tf_dtype(DType d) {
-  switch (d) {
-    case DType::Float32: return "DT_FLOAT";
-    case DType::Float64: return "DT_DOUBLE";
-    case DType::Int32: return "DT_INT32";
-    case DType::Int64: return "DT_INT64";
-    case DType::UInt8: return "DT_UINT8";
-    case DType::Bool: return "DT_BOOL";
-    case DType::String: return "DT_STRING";
-    case DType::Resource: return "DT_RESOURCE";
-  }
-  return "DT_INVALID";
-}
-
 // A TensorInfo proto as JSON (sizes are int64, which proto JSON writes as strings).
 json tensor_info_json(const saved_model::TensorInfo& info) {
   json dims = json::array();
   if (info.shape.has_known_rank())
     for (int64_t d : info.shape) dims.push_back({{"size", std::to_string(d < 0 ? -1 : d)}, {"name", ""}});
-  return {{"dtype", tf_dtype(info.dtype)},
+  return {{"dtype", io::tf_dtype(info.dtype)},
           {"tensor_shape", {{"dim", dims}, {"unknown_rank", !info.shape.has_known_rank()}}},
           {"name", info.tensor_name}};
 }
