@@ -7,6 +7,7 @@
 // flight finish, then exits 0.
 #include <httplib.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <iostream>
 #include <thread>
@@ -43,11 +44,23 @@ int main(int argc, char** argv) {
   // Without TCP_NODELAY a response written in two parts (headers, body)
   // waits ~40 ms for the client's delayed ACK (Nagle).
   server.set_tcp_nodelay(true);
+  // httplib closes a keep-alive connection after 5 requests by default, and
+  // its listen backlog is 5: clients reconnecting at once overflow it and
+  // wait for a SYN retry (1 s). 100 requests per connection keeps that rare.
+  server.set_keep_alive_max_count(100);
   server.set_read_timeout(std::chrono::milliseconds(options.rest_api_timeout_in_ms));
   server.set_write_timeout(std::chrono::milliseconds(options.rest_api_timeout_in_ms));
   HttpApi api(options, models, metrics);
   api.add_routes(server);
 
+  // httplib listens with a backlog of 5: 64 clients connecting at once
+  // overflow it, and the dropped ones wait for TCP's retry (1-3 s). The
+  // listening socket is caught here and given the system's maximum.
+  int listen_fd = -1;
+  server.set_socket_options([&listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd = sock;
+  });
   int port = options.rest_api_port;
   if (port == 0) {
     port = server.bind_to_any_port(options.rest_api_host);
@@ -58,6 +71,7 @@ int main(int argc, char** argv) {
     std::cerr << "kiln-serve: cannot listen on " << options.rest_api_host << ":" << options.rest_api_port << "\n";
     return 1;
   }
+  if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
   std::cout << "Exporting HTTP/REST API at:" << options.rest_api_host << ":" << port << " ..." << std::endl;
 
   std::thread stopper([&] {

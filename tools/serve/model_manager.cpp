@@ -29,7 +29,8 @@ void log(const std::string& text) { std::cerr << "kiln-serve: " + text + "\n" <<
 
 }  // namespace
 
-ModelManager::ModelManager(const Options& options, Metrics& metrics) : options_(options), metrics_(metrics) {}
+ModelManager::ModelManager(const Options& options, Metrics& metrics)
+    : options_(options), metrics_(metrics), slots_(options.max_concurrent_model_calls) {}
 
 ModelManager::~ModelManager() {
   {
@@ -78,7 +79,7 @@ void ModelManager::poll() {
     }
     const std::string path = (fs::path(options_.model_base_path) / std::to_string(v)).string();
     try {
-      auto servable = std::make_shared<const Servable>(options_.model_name, v, path, options_, metrics_);
+      auto servable = std::make_shared<const Servable>(options_.model_name, v, path, options_, metrics_, slots_);
       std::shared_ptr<const Servable> old;
       {
         std::lock_guard lock(mutex_);

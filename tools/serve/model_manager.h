@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "call_slots.h"
 #include "metrics.h"
 #include "options.h"
 #include "servable.h"
@@ -48,6 +49,7 @@ class ModelManager {
   };
   const Options& options_;
   Metrics& metrics_;
+  CallSlots slots_;
   mutable std::mutex mutex_;
   std::shared_ptr<const Servable> current_;
   std::map<int64_t, VersionState> states_;

@@ -26,7 +26,9 @@ const char* const kUsage =
     "  --max_batch_size=N --batch_timeout_micros=N --max_enqueued_batches=N --num_batch_threads=N\n"
     "                                   the same, as flags (Kiln's shorthand)\n"
     "  --file_system_poll_wait_seconds=1  how often to look for new versions (0: never)\n"
-    "  --max_num_load_retries=5         tries for a version that fails to load\n";
+    "  --max_num_load_retries=5         tries for a version that fails to load\n"
+    "  --max_concurrent_model_calls=N   model calls running at once, the others queue in order\n"
+    "                                   (default one per core)\n";
 
 namespace {
 
@@ -109,7 +111,8 @@ Options parse_options(const std::vector<std::string>& args) {
       } catch (const std::exception&) {
         throw std::invalid_argument(fmt::format("--{}: '{}' is not a number", key, value));
       }
-    } else if (key == "max_num_load_retries") o.max_num_load_retries = static_cast<int>(to_int(key, need(), 0));
+    } else if (key == "max_concurrent_model_calls") o.max_concurrent_model_calls = static_cast<int>(to_int(key, need(), 1));
+    else if (key == "max_num_load_retries") o.max_num_load_retries = static_cast<int>(to_int(key, need(), 0));
     else if (key == "port") to_int(key, need(), 0);  // TF Serving's gRPC port: kiln-serve has no gRPC API
     else throw std::invalid_argument(fmt::format("unknown flag --{}", key));
   }
@@ -125,6 +128,7 @@ Options parse_options(const std::vector<std::string>& args) {
   for (const auto& [key, value] : batching_flags) set_batching(o.batching, key, value, "--" + key);
   const int cores = std::max(1u, std::thread::hardware_concurrency());
   if (o.batching.num_batch_threads == 0) o.batching.num_batch_threads = cores;
+  if (o.max_concurrent_model_calls == 0) o.max_concurrent_model_calls = cores;
   if (o.rest_api_num_threads == 0) o.rest_api_num_threads = 128;
   return o;
 }

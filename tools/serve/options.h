@@ -27,6 +27,7 @@ struct Options {
   int64_t rest_api_timeout_in_ms = 30000; // each request's deadline
   double file_system_poll_wait_seconds = 1;  // 0 or less: load once, never poll
   int max_num_load_retries = 5;
+  int max_concurrent_model_calls = 0;     // Kiln's: 0: one per core (TF: inter-op threads)
   int64_t rest_api_max_body_bytes = 64 << 20;  // Kiln's: larger bodies get 413
   int64_t rest_api_max_pending_requests = 96;  // Kiln's: predictions waiting beyond this get 429
   BatchingOptions batching;

@@ -57,8 +57,8 @@ void rethrow_as_serve_error(const std::string& context) {
 }
 
 Servable::Servable(const std::string& model_name, int64_t version, const std::string& path, const Options& options,
-                   Metrics& metrics)
-    : version_(version) {
+                   Metrics& metrics, CallSlots& slots)
+    : version_(version), slots_(slots) {
   try {
     model_ = saved_model::load(path);
     for (const auto& [name, sig] : model_.signatures()) {
@@ -86,6 +86,7 @@ const saved_model::LoadedSignature& Servable::signature(const std::string& name)
 
 TensorMap Servable::call(const saved_model::LoadedSignature& signature, const TensorMap& inputs) const {
   try {
+    CallSlots::Hold hold(slots_);
     return signature(inputs);
   } catch (...) {
     rethrow_as_serve_error("");

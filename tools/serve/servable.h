@@ -8,6 +8,7 @@
 #include <string>
 
 #include "batcher.h"
+#include "call_slots.h"
 #include "kiln/saved_model.h"
 #include "metrics.h"
 #include "options.h"
@@ -19,7 +20,7 @@ class Servable {
  public:
   // Loads DIR/<version> and warms it up; throws ServeError naming what failed.
   Servable(const std::string& model_name, int64_t version, const std::string& path, const Options& options,
-           Metrics& metrics);
+           Metrics& metrics, CallSlots& slots);
   Servable(const Servable&) = delete;
   Servable& operator=(const Servable&) = delete;
 
@@ -35,6 +36,7 @@ class Servable {
   TensorMap call(const saved_model::LoadedSignature& signature, const TensorMap& inputs) const;
 
   int64_t version_;
+  CallSlots& slots_;
   saved_model::Loaded model_;
   // Batchers last: destroyed first, so their threads end before the model goes.
   std::map<std::string, std::unique_ptr<Batcher>> batchers_;
