@@ -229,8 +229,11 @@ def _concurrently(fns):
 
 
 def test_batching_joins_concurrent_requests_and_bounds_the_queue(models, tmp_path, start):
-    s = start(_one_version(models, tmp_path), "--enable_batching", "--max_batch_size=8",
-              "--batch_timeout_micros=600000", "--num_batch_threads=1", "--rest_api_max_pending_requests=4")
+    params = tmp_path / "batching.txt"  # TF Serving's text BatchingParameters
+    params.write_text("max_batch_size { value: 8 }\nbatch_timeout_micros { value: 600000 }\n"
+                      "num_batch_threads { value: 1 }\n")
+    s = start(_one_version(models, tmp_path), "--enable_batching", f"--batching_parameters_file={params}",
+              "--rest_api_max_pending_requests=4")
     rows = [[[i, 10 * i]] * (1 + i % 2) for i in range(4)]  # 1, 2, 1, 2 rows
     threads, results = _concurrently([lambda r=r: s.predict({"instances": r}) for r in rows])
     time.sleep(0.25)  # the four wait for the batch to fill or time out
@@ -312,12 +315,16 @@ def test_no_version_yet_then_one_appears(models, tmp_path, start):
     assert s.predict({"instances": [[1, 2]]}) == (200, '{"predictions": [[2.5, 4.5]]}')
 
 
-def test_bad_flags_are_refused():
+def test_bad_flags_are_refused(tmp_path):
     r = subprocess.run([_serve_binary(), "--model_name=m"], capture_output=True, text=True)
     assert r.returncode == 2 and "missing --model_base_path" in r.stderr
     r = subprocess.run([_serve_binary(), "--model_name=m", "--model_base_path=x", "--max_batch_size=0"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "--max_batch_size: '0' is not an integer >= 1" in r.stderr
+    (tmp_path / "p.txt").write_text("max_batch_size { value: 4 }\nmax_batch_sizes: 3\n")
+    r = subprocess.run([_serve_binary(), "--model_name=m", "--model_base_path=x",
+                        f"--batching_parameters_file={tmp_path / 'p.txt'}"], capture_output=True, text=True)
+    assert r.returncode == 2 and "expected 'name { value: N }' entries" in r.stderr
 
 
 def test_requests_in_flight_finish_on_the_version_they_started_on(models, tmp_path, start):

@@ -1,10 +1,10 @@
 #pragma once
 // At most N model calls at once, granted in arrival order. Dozens of request
 // threads calling the model together on a few cores (each call with its own
-// OpenMP team) starve some of them for seconds; queued in order, each waits
-// its turn (p99 at concurrency 64 on 2 cores: ~2.7 s unlimited).
+// OpenMP team) slow each other down; queued in order, each waits its turn.
+// A freed slot is handed to the first waiter alone (no thundering herd).
 #include <condition_variable>
-#include <cstdint>
+#include <deque>
 #include <mutex>
 
 namespace kiln::serve {
@@ -17,18 +17,24 @@ class CallSlots {
    public:
     explicit Hold(CallSlots& slots) : slots_(slots) {
       std::unique_lock lock(slots_.mutex_);
-      const uint64_t ticket = slots_.next_ticket_++;
-      slots_.cv_.wait(lock, [&] { return ticket == slots_.now_serving_ && slots_.free_ > 0; });
-      ++slots_.now_serving_;
-      --slots_.free_;
-      slots_.cv_.notify_all();  // the next ticket may take another free slot
+      if (slots_.free_ > 0 && slots_.waiters_.empty()) {
+        --slots_.free_;
+        return;
+      }
+      Waiter me;
+      slots_.waiters_.push_back(&me);
+      me.cv.wait(lock, [&] { return me.granted; });
     }
     ~Hold() {
-      {
-        std::lock_guard lock(slots_.mutex_);
+      std::lock_guard lock(slots_.mutex_);
+      if (slots_.waiters_.empty()) {
         ++slots_.free_;
+        return;
       }
-      slots_.cv_.notify_all();
+      Waiter* next = slots_.waiters_.front();
+      slots_.waiters_.pop_front();
+      next->granted = true;  // the slot passes to it directly
+      next->cv.notify_one();
     }
     Hold(const Hold&) = delete;
     Hold& operator=(const Hold&) = delete;
@@ -38,10 +44,13 @@ class CallSlots {
   };
 
  private:
+  struct Waiter {
+    std::condition_variable cv;
+    bool granted = false;
+  };
   std::mutex mutex_;
-  std::condition_variable cv_;
   int free_;
-  uint64_t next_ticket_ = 0, now_serving_ = 0;
+  std::deque<Waiter*> waiters_;
 };
 
 }  // namespace kiln::serve
