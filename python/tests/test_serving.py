@@ -179,20 +179,30 @@ def test_bad_requests_get_tf_serving_errors_and_the_server_keeps_serving(models,
 
     status, msg = error(s.predict(b"{\"instances\": [1, 2"))
     assert status == 400 and msg.startswith("JSON Parse error")
-    assert error(s.predict({"instances": [["a", 2]]})) == (
-        400, 'JSON Value: "a" Type: String is not of expected type: float')
+    assert error(s.predict({"instances": [[1, 2], ["a", 2]]})) == (
+        400, "Failed to process element: 1 of 'instances' list. Error: Invalid argument: "
+             'JSON Value: "a" Type: String is not of expected type: float')
+    assert error(s.predict({"inputs": [[1, True]]})) == (
+        400, "JSON Value: true Type: Bool is not of expected type: float")
     status, msg = error(s.predict({"instances": [[1, 2, 3]]}))
     assert status == 400 and "shape (1, 3)" in msg and "(None, 2)" in msg
     status, msg = error(s.predict({"instances": [[1, 2], [3]]}))
     assert status == 400 and "rectangular" in msg
     assert error(s.predict({"signature_name": "multi", "instances": [{"a": 1.0, "b": 1.5}]})) == (
-        400, "JSON Value: 1.5 Type: Number is not of expected type: int32")
+        400, "Failed to process element: 0 key: b of 'instances' list. Error: Invalid argument: "
+             "JSON Value: 1.5 Type: Number is not of expected type: int32")
     assert error(s.predict({"signature_name": "multi", "inputs": {"a": [1.0], "b": [2**40]}})) == (
         400, "1099511627776 is out of int32 range")
-    assert error(s.predict({"signature_name": "multi", "instances": [{"a": 1.0}]}))[0] == 400
+    assert error(s.predict({"signature_name": "multi", "instances": [{"a": 1.0, "b": 1}, {"a": 1.0}]})) == (
+        400, "Failed to process element: 1 of 'instances' list. JSON object: {\"a\":1.0} must only have keys: a,b")
+    assert error(s.predict({"signature_name": "multi", "instances": [1.0]})) == (
+        400, "instances is a plain list, but expecting list of objects as multiple input tensors required as per "
+             "tensorinfo_map")
+    assert error(s.predict({"signature_name": "multi", "inputs": {"a": [1.0]}})) == (
+        400, "Missing named input: b in 'inputs' object.")
     assert error(s.predict({"instance": [[1, 2]]})) == (400, "Missing 'inputs' or 'instances' key")
     assert error(s.predict({"instances": [[1, 2]], "inputs": [[1, 2]]}))[0] == 400
-    assert error(s.predict({"instances": []})) == (400, "'instances' is empty")
+    assert error(s.predict({"instances": []})) == (400, "No values in 'instances' array")
     assert error(s.predict({"signature_name": "nope", "instances": [[1, 2]]})) == (
         400, 'Serving signature key "nope" not found.')
     assert error(s.predict({"instances": [[1, 2]]}, "/v1/models/other:predict")) == (
@@ -211,7 +221,7 @@ def test_bad_requests_get_tf_serving_errors_and_the_server_keeps_serving(models,
     status, metrics = s.request("/monitoring/prometheus/metrics")
     assert status == 200
     assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="OK"} 1\n' in metrics
-    assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="INVALID_ARGUMENT"} 11\n' in metrics
+    assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="INVALID_ARGUMENT"} 14\n' in metrics
     assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="FAILED_PRECONDITION"} 1\n' in metrics
     assert ':tensorflow:serving:request_latency_count{model_name="m",API="Predict"} ' in metrics
 

@@ -1,11 +1,13 @@
 #include "tensor_json.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <set>
 
 #include "core/tensor_impl.h"
 #include "io/json_util.h"
@@ -98,8 +100,10 @@ void store_leaf(const Tensor& t, std::size_t i, const json& v, const std::string
 }
 
 // A tensor of the input's dtype from nested lists; the shape must fit the
-// signature's (same rank, equal known dims).
-Tensor to_tensor(const json& value, const TensorInfo& info) {
+// signature's (same rank, equal known dims). `instances`: the value stacks the
+// instances' values of the input (named: the instances are objects), so an
+// element's error names its instance, as TF Serving's do.
+Tensor to_tensor(const json& value, const TensorInfo& info, bool instances = false, bool named = false) {
   std::vector<int64_t> dims;
   for (const json* p = &value; p->is_array(); p = &(*p)[0]) {
     dims.push_back(static_cast<int64_t>(p->size()));
@@ -128,27 +132,43 @@ Tensor to_tensor(const json& value, const TensorInfo& info) {
     fail(Code::InvalidArgument, fmt::format("Input '{}' has shape {}, which does not fit the signature's {}", info.name,
                                             shape.to_string(), want.to_string()));
   Tensor t = core::make_tensor(info.dtype, shape);
-  for (std::size_t i = 0; i < leaves.size(); ++i) store_leaf(t, i, *leaves[i], info.name);
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    try {
+      store_leaf(t, i, *leaves[i], info.name);
+    } catch (const ServeError& e) {
+      if (!instances) throw;
+      const std::size_t row = i / (leaves.size() / static_cast<std::size_t>(dims[0]));
+      fail(e.code(), fmt::format("Failed to process element: {}{} of 'instances' list. Error: Invalid argument: {}",
+                                 row, named ? " key: " + info.name : "", e.what()));
+    }
+  }
   return t;
 }
 
-// The named input of one instance: an object names its inputs; a bare value
-// is the signature's only input.
-const json& instance_input(const json& instance, const TensorInfo& info, std::size_t n_inputs, std::size_t index) {
-  if (instance.is_object() && !is_b64(instance)) {
-    auto it = instance.find(info.name);
-    if (it == instance.end())
-      fail(Code::InvalidArgument, fmt::format("Failed to process element: {} key: {} of 'instances' list. Error: "
-                                              "Invalid argument: JSON object: does not have named input: {}",
-                                              index, info.name, info.name));
-    return *it;
+bool is_named(const json& v) { return v.is_object() && !is_b64(v); }
+
+// Every instance is an object with exactly the signature's inputs as keys,
+// or every one a bare value of its only input.
+void check_instances(const json& instances, const std::vector<TensorInfo>& inputs) {
+  const bool named = is_named(instances[0]);
+  if (!named && inputs.size() > 1)
+    fail(Code::InvalidArgument, "instances is a plain list, but expecting list of objects as multiple input tensors "
+                                "required as per tensorinfo_map");
+  std::set<std::string> names;
+  for (const TensorInfo& info : inputs) names.insert(info.name);
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    const json& instance = instances[i];
+    if (named != is_named(instance))
+      fail(Code::InvalidArgument, fmt::format("Expecting {} at item {} of input list",
+                                              named ? "object but got list" : "value/list but got object", i));
+    if (!named) continue;
+    std::set<std::string> keys;
+    for (const auto& [key, value] : instance.items()) keys.insert(key);
+    if (keys != names)
+      fail(Code::InvalidArgument,
+           fmt::format("Failed to process element: {} of 'instances' list. JSON object: {} must only have keys: {}", i,
+                       instance.dump(-1, ' ', false, json::error_handler_t::replace), fmt::join(names, ",")));
   }
-  if (n_inputs != 1)
-    fail(Code::InvalidArgument, fmt::format("Failed to process element: {} of 'instances' list. JSON value: {} "
-                                            "does not match the signature's {} named inputs",
-                                            index, instance.dump(-1, ' ', false, json::error_handler_t::replace),
-                                            n_inputs));
-  return instance;
 }
 
 void append_float(std::string& out, double x, bool single) {
@@ -267,8 +287,8 @@ PredictRequest read_predict_request(const json& body) {
   r.row_format = instances != body.end();
   r.payload = r.row_format ? &*instances : &*inputs;
   if (r.row_format && !r.payload->is_array())
-    fail(Code::InvalidArgument, "Expecting 'instances' to be an list/array");
-  if (r.row_format && r.payload->empty()) fail(Code::InvalidArgument, "'instances' is empty");
+    fail(Code::InvalidArgument, "Excepting 'instances' to be an list/array");  // TF's spelling
+  if (r.row_format && r.payload->empty()) fail(Code::InvalidArgument, "No values in 'instances' array");
   return r;
 }
 
@@ -276,36 +296,28 @@ TensorMap request_tensors(const PredictRequest& request, const std::vector<Tenso
   TensorMap tensors;
   const json& payload = *request.payload;
   if (request.row_format) {
+    check_instances(payload, inputs);
+    const bool named = is_named(payload[0]);
     for (const TensorInfo& info : inputs) {
       // The instances' values for this input, stacked along a new first dim.
       json column = json::array();
-      for (std::size_t i = 0; i < payload.size(); ++i)
-        column.push_back(instance_input(payload[i], info, inputs.size(), i));
-      tensors.emplace(info.name, to_tensor(column, info));
+      for (const json& instance : payload) column.push_back(named ? instance[info.name] : instance);
+      tensors.emplace(info.name, to_tensor(column, info, true, named));
     }
-    for (std::size_t i = 0; i < payload.size(); ++i)
-      if (payload[i].is_object() && !is_b64(payload[i]))
-        for (const auto& [key, value] : payload[i].items())
-          if (!tensors.count(key))
-            fail(Code::InvalidArgument, fmt::format("Failed to process element: {} of 'instances' list: the signature "
-                                                    "has no input named '{}'", i, key));
     return tensors;
   }
-  if (payload.is_object() && !is_b64(payload)) {
-    for (const auto& [key, value] : payload.items())
-      if (std::none_of(inputs.begin(), inputs.end(), [&](const TensorInfo& t) { return t.name == key; }))
-        fail(Code::InvalidArgument, fmt::format("'inputs' names '{}', which is not an input of the signature", key));
+  if (is_named(payload)) {
     for (const TensorInfo& info : inputs) {
       auto it = payload.find(info.name);
       if (it == payload.end())
-        fail(Code::InvalidArgument, fmt::format("JSON object: does not have named input: {}", info.name));
+        fail(Code::InvalidArgument, fmt::format("Missing named input: {} in 'inputs' object.", info.name));
       tensors.emplace(info.name, to_tensor(*it, info));
     }
     return tensors;
   }
   if (inputs.size() != 1)
-    fail(Code::InvalidArgument, fmt::format("'inputs' is a bare value, but the signature has {} inputs: name them "
-                                            "in an object", inputs.size()));
+    fail(Code::InvalidArgument, "inputs is a plain value/list, but expecting an object as multiple input tensors "
+                                "required as per tensorinfo_map");
   tensors.emplace(inputs[0].name, to_tensor(payload, inputs[0]));
   return tensors;
 }
