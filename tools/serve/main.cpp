@@ -9,6 +9,9 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -33,12 +36,29 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  // A signal before the port opens (while the first version loads) ends the
+  // process at once: nothing is in flight. Later it stops the listener, and
+  // the requests in flight are answered before listen_after_bind returns.
+  httplib::Server server;
+  std::atomic<bool> serving{false};
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (!serving) {
+      std::cerr << "kiln-serve: signal " << sig << " before serving: exiting\n" << std::flush;
+      std::_Exit(0);
+    }
+    std::cerr << "kiln-serve: signal " << sig << ": draining\n" << std::flush;
+    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    server.stop();
+  });
+  stopper.detach();  // done after a signal; otherwise still waiting when the process ends
+
   Metrics metrics;
   ModelManager models(options, metrics);
   models.poll();  // the first version, before the port opens
   models.start_polling();
 
-  httplib::Server server;
   const int threads = options.rest_api_num_threads;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
   // Without TCP_NODELAY a response written in two parts (headers, body)
@@ -73,15 +93,8 @@ int main(int argc, char** argv) {
   }
   if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
   std::cout << "Exporting HTTP/REST API at:" << options.rest_api_host << ":" << port << " ..." << std::endl;
-
-  std::thread stopper([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    std::cerr << "kiln-serve: signal " << sig << ": draining\n" << std::flush;
-    server.stop();
-  });
+  serving = true;
   server.listen_after_bind();  // returns once stopped, after the requests in flight are answered
-  stopper.detach();  // done after a signal; otherwise still waiting, and the process ends
   std::cerr << "kiln-serve: stopped\n" << std::flush;
   return 0;
 }
