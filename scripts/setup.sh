@@ -21,6 +21,7 @@ packages=(
   python3-protobuf python3-crcmod  # kiln.io: TF's messages (Example, Event, checkpoint protos); crcmod: fast CRC-32C
   python3-plyvel  # tests: LevelDB itself reads and writes the tables of checkpoint .index files
   python3-pip python3-setuptools python3-wheel python3-build python3-venv  # pip install ., the wheel
+  libcpp-httplib-dev  # kiln-serve: TF Serving's REST API over cpp-httplib
   "$@"
 )
 

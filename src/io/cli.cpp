@@ -24,6 +24,20 @@
 
 namespace kiln::io {
 
+std::string tf_dtype(DType d) {
+  switch (d) {
+    case DType::Float32: return "DT_FLOAT";
+    case DType::Float64: return "DT_DOUBLE";
+    case DType::Int32: return "DT_INT32";
+    case DType::Int64: return "DT_INT64";
+    case DType::UInt8: return "DT_UINT8";
+    case DType::Bool: return "DT_BOOL";
+    case DType::String: return "DT_STRING";
+    case DType::Resource: return "DT_RESOURCE";
+  }
+  return "DT_INVALID";
+}
+
 namespace {
 
 using saved_model::Loaded;
@@ -92,21 +106,6 @@ Args parse_args(const std::vector<std::string>& argv) {
     a.options[s == "input_exprs" ? "input" : s].push_back(value);
   }
   return a;
-}
-
-// TensorFlow's DataType enum names, as saved_model_cli prints them.
-std::string tf_dtype(DType d) {
-  switch (d) {
-    case DType::Float32: return "DT_FLOAT";
-    case DType::Float64: return "DT_DOUBLE";
-    case DType::Int32: return "DT_INT32";
-    case DType::Int64: return "DT_INT64";
-    case DType::UInt8: return "DT_UINT8";
-    case DType::Bool: return "DT_BOOL";
-    case DType::String: return "DT_STRING";
-    case DType::Resource: return "DT_RESOURCE";
-  }
-  return "DT_INVALID";
 }
 
 // (-1, 28, 28, 1) with -1 for unknown dims; unknown_rank.

@@ -1,0 +1,46 @@
+#pragma once
+// kiln-serve's flags, named as TF Serving's model server names them
+// (--model_name, --model_base_path, --rest_api_port, --enable_batching with
+// --batching_parameters_file, --file_system_poll_wait_seconds), plus a few of
+// Kiln's own for the limits TF Serving leaves to a proxy in front of it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::serve {
+
+// TF Serving's BatchingParameters, with its defaults.
+struct BatchingOptions {
+  bool enabled = false;
+  int64_t max_batch_size = 1000;
+  int64_t batch_timeout_micros = 0;
+  int64_t max_enqueued_batches = 10;
+  int num_batch_threads = 0;  // 0: one per core
+};
+
+struct Options {
+  std::string model_name;
+  std::string model_base_path;
+  std::string rest_api_host = "0.0.0.0";  // Kiln's: where to listen (TF Serving: every interface)
+  int rest_api_port = 8501;               // 0: any free port (the one chosen is printed)
+  int rest_api_num_threads = 0;           // 0: 128 (a request waiting for its batch holds a thread)
+  int64_t rest_api_timeout_in_ms = 30000; // each request's deadline
+  double file_system_poll_wait_seconds = 1;  // 0 or less: load once, never poll
+  int max_num_load_retries = 5;
+  int max_concurrent_model_calls = 0;     // Kiln's: 0: one per core (TF: inter-op threads)
+  int64_t rest_api_max_body_bytes = 64 << 20;  // Kiln's: larger bodies get 413
+  int64_t rest_api_max_pending_requests = 96;  // Kiln's: predictions waiting beyond this get 429
+  BatchingOptions batching;
+};
+
+// Parses argv (without the program name); throws std::invalid_argument with
+// the usage text's reason.
+Options parse_options(const std::vector<std::string>& args);
+
+// TF Serving's batching parameters file: text-format BatchingParameters
+// ("max_batch_size { value: 32 }" lines).
+void read_batching_parameters(const std::string& text, BatchingOptions& batching);
+
+extern const char* const kUsage;
+
+}  // namespace kiln::serve
