@@ -4,9 +4,10 @@
 // run forever.
 //
 //   auto model = kiln::onnx::import_model("m.onnx");
+//   model(inputs, {.timeout = std::chrono::seconds(2)});  // or, for any calls:
 //   {
-//     kiln::CancellationScope scope({.timeout = std::chrono::seconds(2)});
-//     model(inputs);  // or a kiln::function, a loaded signature...
+//     kiln::CancellationScope scope({.timeout = std::chrono::milliseconds(500)});
+//     f(x);  // a kiln::function, a loaded signature...
 //   }
 //
 // Graph calls made on this thread while a scope lives check it between ops

@@ -16,7 +16,6 @@
 
 #include "core/tensor_impl.h"
 #include "kiln/array.h"
-#include "kiln/cancellation.h"
 #include "kiln/data.h"
 #include "kiln/math.h"
 #include "function/traced_graph.h"
@@ -356,12 +355,8 @@ int run(const Args& a, std::ostream& out) {
       throw UsageError(fmt::format("--timeout '{}' is not a positive number of seconds", text));
     timeout = seconds;
   }
-  std::map<std::string, Tensor> outputs;
-  {
-    std::optional<CancellationScope> deadline;
-    if (timeout) deadline.emplace(Cancellation{.timeout = std::chrono::duration<double>(*timeout)});
-    outputs = sig(inputs);
-  }
+  std::map<std::string, Tensor> outputs =
+      timeout ? sig(inputs, {.timeout = std::chrono::duration<double>(*timeout)}) : sig(inputs);
   std::optional<std::filesystem::path> outdir;
   if (a.has("outdir")) {
     outdir = a.one("outdir");

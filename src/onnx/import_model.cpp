@@ -76,7 +76,7 @@ const pb::GraphProto& graph_attr(const pb::NodeProto& node, const std::string& n
 // it ("conv1/Transpose_2"), so an error when the graph runs (a GatherElements
 // index out of range) names the ONNX node that made the failing one.
 void name_after(graph::Graph& g, int first, const pb::NodeProto& node) {
-  const std::string& label = !node.name().empty() ? node.name() : node.output_size() > 0 ? node.output(0) : node.name();
+  const std::string& label = node.name().empty() && node.output_size() > 0 ? node.output(0) : node.name();
   if (label.empty()) return;
   for (int id = first; id < g.num_nodes(); ++id) {
     graph::Node& n = *g.nodes()[static_cast<std::size_t>(id)];
@@ -247,10 +247,11 @@ struct Importer {
       } else {
         outs = fn(NodeImport(node, std::move(inputs), opset, where));
       }
-    } catch (const InvalidArgument& e) {
-      std::string msg = e.what();
-      if (msg.rfind("kiln::onnx", 0) == 0) throw;
-      bad(where, msg);
+    } catch (const Error& e) {
+      // Kiln's errors from the ops (inference, an allocation past the limit)
+      // get the file and the node, and keep their kind.
+      if (std::string_view(e.what()).starts_with("kiln::onnx")) throw;
+      core::rethrow_with_context(fmt::format("kiln::onnx::import_model: {}: ", where), "");
     }
     if (tracing) name_after(tracing->graph(), first_node, node);
     if (static_cast<int>(outs.size()) < node.output_size())

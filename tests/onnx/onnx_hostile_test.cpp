@@ -84,6 +84,19 @@ TEST(OnnxHostile, TriluAndEyeLikeOfHugeDeclaredInputsImportAtOnce) {
   EXPECT_EQ(got.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}));
 }
 
+// A constant too large to hold is ResourceExhausted before anything is
+// allocated, naming the file and the node that asked for it.
+TEST(OnnxHostile, HugeConstantsAreResourceExhaustedNamingTheNode) {
+  OnnxBuilder b;
+  b.initializer("shape", constant(std::vector<int64_t>{int64_t{1} << 24, int64_t{1} << 24}));
+  b.node("ConstantOfShape", {"shape"}, {"y"}, "fill");
+  b.output("y");
+  Clock::time_point start = Clock::now();
+  expect_error<ResourceExhausted>([&] { kiln::onnx::import_model_from_string(b.bytes(), "big.onnx"); },
+                                  {"kiln::onnx::import_model: big.onnx: node 'fill' (ConstantOfShape): "});
+  EXPECT_LT(seconds_since(start), 5.0);
+}
+
 // An empty `k` (Trilu) or `training_mode` (Dropout) threw std::out_of_range
 // from vector::at: now InvalidArgument naming the file and the node.
 TEST(OnnxHostile, EmptyScalarInputsAreInvalidArgumentNamingFileAndNode) {
@@ -160,13 +173,6 @@ TEST(OnnxHostile, ErrorMessagesEscapeNamesFromTheFile) {
 
 // ---- Deadlines ---------------------------------------------------------------------
 
-// `sig` called under `cancellation`.
-std::map<std::string, Tensor> call_bounded(const saved_model::LoadedSignature& sig,
-                                           const std::map<std::string, Tensor>& inputs, const Cancellation& cancellation) {
-  CancellationScope scope(cancellation);
-  return sig(inputs);
-}
-
 // A Loop with no trip count, or 2^62 of them, ran forever: a call with a
 // timeout ends with DeadlineExceeded soon after it.
 TEST(OnnxHostile, EndlessLoopsStopAtTheDeadline) {
@@ -178,7 +184,7 @@ TEST(OnnxHostile, EndlessLoopsStopAtTheDeadline) {
     auto sig = kiln::onnx::import_model_from_string(endless_loop(c.trip_count, c.empty_body).bytes(), "loop.onnx");
     Clock::time_point start = Clock::now();
     try {
-      call_bounded(sig, {{"v0", constant(0.f)}}, {.timeout = std::chrono::milliseconds(200)});
+      sig({{"v0", constant(0.f)}}, {.timeout = std::chrono::milliseconds(200)});
       FAIL() << "the loop ended";
     } catch (const DeadlineExceeded& e) {
       std::string msg = e.what();
@@ -190,7 +196,7 @@ TEST(OnnxHostile, EndlessLoopsStopAtTheDeadline) {
   }
   // A bounded loop under a generous deadline runs to the end.
   auto sig = kiln::onnx::import_model_from_string(endless_loop({1000}).bytes(), "loop.onnx");
-  Tensor v = call_bounded(sig, {{"v0", constant(0.f)}}, {.timeout = std::chrono::seconds(60)}).at("v");
+  Tensor v = sig({{"v0", constant(0.f)}}, {.timeout = std::chrono::seconds(60)}).at("v");
   EXPECT_EQ(v.to_vector<float>(), std::vector<float>{1000.f});
 }
 
@@ -202,7 +208,7 @@ TEST(OnnxHostile, EndlessLoopStopsWhenCancelled) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     stop.store(true);
   });
-  expect_error<Cancelled>([&] { call_bounded(sig, {{"v0", constant(0.f)}}, {.cancel = &stop}); },
+  expect_error<Cancelled>([&] { sig({{"v0", constant(0.f)}}, {.cancel = &stop}); },
                           {"the call was cancelled"});
   canceller.join();
 }
