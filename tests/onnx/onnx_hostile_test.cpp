@@ -84,6 +84,29 @@ TEST(OnnxHostile, TriluAndEyeLikeOfHugeDeclaredInputsImportAtOnce) {
   EXPECT_EQ(got.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}));
 }
 
+// Slice with a step near +-2^63 took nothing (signed overflow); ONNX (as
+// NumPy) takes one element.
+TEST(OnnxHostile, SliceStepsNearTwoToThe63TakeOneElement) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  struct Case {
+    int64_t start, end, step;
+    std::vector<float> want;
+  };
+  for (const Case& c : {Case{0, kMax, kMax, {0.f}}, Case{-1, kMin, kMin, {4.f}}, Case{2, 5, kMax - 1, {2.f}},
+                        Case{4, -6, -kMax, {4.f}}, Case{1, 3, kMin, {}}}) {
+    OnnxBuilder b;
+    b.input("x", pb::TensorProto::FLOAT, {{5}});
+    b.initializer("starts", constant(std::vector<int64_t>{c.start}));
+    b.initializer("ends", constant(std::vector<int64_t>{c.end}));
+    b.initializer("axes", constant(std::vector<int64_t>{0}));
+    b.initializer("steps", constant(std::vector<int64_t>{c.step}));
+    b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
+    b.output("y");
+    Tensor got = kiln::onnx::import_model_from_string(b.bytes())({{"x", constant({0.f, 1.f, 2.f, 3.f, 4.f})}}).at("y");
+    EXPECT_EQ(got.to_vector<float>(), c.want) << c.start << ":" << c.end << ":" << c.step;
+  }
+}
+
 // A constant too large to hold is ResourceExhausted before anything is
 // allocated, naming the file and the node that asked for it.
 TEST(OnnxHostile, HugeConstantsAreResourceExhaustedNamingTheNode) {
