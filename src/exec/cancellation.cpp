@@ -18,17 +18,21 @@ CancellationScope::CancellationScope(const Cancellation& cancellation)
       deadline_ = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout_);
   }
+  // The earliest deadline of the enclosing scopes is this one's too, so a
+  // check reads the clock once however deep the scopes nest.
+  if (outer_ && outer_->deadline_ && (!deadline_ || *outer_->deadline_ < *deadline_)) {
+    deadline_ = outer_->deadline_;
+    timeout_ = outer_->timeout_;
+  }
   detail::current_cancellation = this;
 }
 
 CancellationScope::~CancellationScope() { detail::current_cancellation = outer_; }
 
 bool CancellationScope::should_stop() const {
-  for (const CancellationScope* s = this; s; s = s->outer_) {
+  for (const CancellationScope* s = this; s; s = s->outer_)
     if (s->cancel_ && s->cancel_->load(std::memory_order_relaxed)) return true;
-    if (s->deadline_ && std::chrono::steady_clock::now() >= *s->deadline_) return true;
-  }
-  return false;
+  return deadline_ && std::chrono::steady_clock::now() >= *deadline_;
 }
 
 void CancellationScope::throw_stop(const std::string& where) const {
@@ -36,9 +40,8 @@ void CancellationScope::throw_stop(const std::string& where) const {
   for (const CancellationScope* s = this; s; s = s->outer_)
     if (s->cancel_ && s->cancel_->load(std::memory_order_relaxed))
       throw Cancelled(fmt::format("the call was cancelled{}", before));
-  for (const CancellationScope* s = this; s; s = s->outer_)
-    if (s->deadline_ && std::chrono::steady_clock::now() >= *s->deadline_)
-      throw DeadlineExceeded(fmt::format("the call ran past its deadline of {} s{}", s->timeout_.count(), before));
+  if (deadline_ && std::chrono::steady_clock::now() >= *deadline_)
+    throw DeadlineExceeded(fmt::format("the call ran past its deadline of {} s{}", timeout_.count(), before));
   throw Internal("CancellationScope::throw_stop: nothing says stop");
 }
 
