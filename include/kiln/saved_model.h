@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/cancellation.h"
 #include "kiln/function.h"
 #include "kiln/variable.h"
 
@@ -120,6 +121,12 @@ class LoadedSignature {
   LoadedSignature(ConcreteFunction function, std::vector<TensorInfo> inputs, std::vector<TensorInfo> outputs);
   // Named inputs in (every input, nothing else), named outputs out.
   std::map<std::string, Tensor> operator()(const std::map<std::string, Tensor>& inputs) const;
+  // The same, bounded (kiln/cancellation.h): DeadlineExceeded once
+  // `cancellation.timeout` has passed, Cancelled once `*cancellation.cancel`
+  // is true, checked between ops and While iterations. For an imported ONNX
+  // model, whose loops the file controls: model(inputs, {.timeout = 2s}).
+  std::map<std::string, Tensor> operator()(const std::map<std::string, Tensor>& inputs,
+                                           const Cancellation& cancellation) const;
   const std::vector<TensorInfo>& inputs() const { return inputs_; }
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
   const ConcreteFunction& function() const { return function_; }

@@ -3,6 +3,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "kiln/cancellation.h"  // DeadlineExceeded, Cancelled
 #include "kiln/error.h"
 
 namespace kiln::core {
@@ -22,6 +23,10 @@ namespace kiln::core {
     throw Unimplemented(edit(e.what()));
   } catch (const ResourceExhausted& e) {
     throw ResourceExhausted(edit(e.what()));
+  } catch (const DeadlineExceeded& e) {
+    throw DeadlineExceeded(edit(e.what()));
+  } catch (const Cancelled& e) {
+    throw Cancelled(edit(e.what()));
   } catch (const Internal& e) {
     throw Internal(edit(e.what()));
   } catch (const Error& e) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error_context.h"
+#include "exec/cancellation.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::exec {
@@ -15,8 +16,8 @@ namespace {
 
 std::string location_text(const graph::Node& n) {
   const SourceLocation& loc = n.location;
-  if (loc.line() == 0) return fmt::format("node '{}' ({})", n.name, n.op->name);
-  return fmt::format("node '{}' ({}), created at {}:{}", n.name, n.op->name, loc.file_name(), loc.line());
+  if (loc.line() == 0) return node_text(n);
+  return fmt::format("{}, created at {}:{}", node_text(n), loc.file_name(), loc.line());
 }
 
 // Re-raises the active exception with the same kind, adding where in the
@@ -347,6 +348,8 @@ detail::ResultLeaves Plan::execute(Frame& frame, std::vector<std::vector<Tensor>
   Tensor* slots = frame.slots();
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     const Step& step = steps_[i];
+    // A deadline or a cancellation (kiln/cancellation.h) stops the call here.
+    check_cancellation([&] { return node_text(*step.node); });
     for (int a : step.finish_first) background.finish(a);
     for (std::size_t k = 0; k < step.inputs.size(); ++k) {
       Tensor& slot = slots[step.inputs[k]];

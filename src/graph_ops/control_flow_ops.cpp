@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/tensor_impl.h"
+#include "exec/cancellation.h"
 #include "trace/tracing_context.h"
 #include "kiln/math.h"
 #include "kiln/nn_ops.h"
@@ -199,6 +200,8 @@ void while_kernel(KernelContext& c) {
       throw InvalidArgument(fmt::format(
           "While: cond returned a bool tensor of shape {}; it must have one element", p[0].shape().to_string()));
     if (!*core::data_of<bool>(p[0])) break;
+    // Checked here too: a body with no ops never reaches the executor's check.
+    exec::check_cancellation([&] { return fmt::format("iteration {} of a While loop", iterations + 1); });
     if (iterations == limit && limit > 0)
       throw ResourceExhausted(fmt::format(
           "While: the loop wants more than {} iterations, the limit set by set_max_while_iterations", limit));

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -56,6 +59,8 @@ constexpr const char* kUsage =
     "      also writes each output, bit for bit, to DIR/NAME.npy (NumPy's format)\n"
     "  kiln-cli run --onnx FILE --input NAME=VALUE [--input ...] [--outdir DIR]\n"
     "      runs an ONNX model (imported into a Kiln graph) instead of a signature\n"
+    "  kiln-cli run ... --timeout SECONDS\n"
+    "      stops the run (DeadlineExceeded) once it has taken SECONDS\n"
     "  kiln-cli export --dir DIR --signature_def NAME --onnx FILE\n"
     "      writes the signature as an ONNX model (opset 17)\n"
     "  kiln-cli graph --dir DIR --function NAME [--dot]\n"
@@ -83,7 +88,8 @@ Args parse_args(const std::vector<std::string>& argv) {
   a.command = argv[0];
   const std::map<std::string, bool> known = {{"dir", true},   {"all", false},      {"signature_def", true},
                                              {"input", true}, {"input_exprs", true}, {"input_idx", true}, {"function", true},
-                                             {"dot", false}, {"outdir", true}, {"onnx", true}};
+                                             {"dot", false}, {"outdir", true}, {"onnx", true},
+                                             {"timeout", true}};
   for (std::size_t i = 1; i < argv.size(); ++i) {
     std::string s = argv[i];
     if (s.rfind("--", 0) != 0) throw UsageError(fmt::format("unexpected argument '{}'", s));
@@ -117,13 +123,17 @@ std::string tf_shape(const Shape& s) {
   return fmt::format("({})", fmt::join(dims, ", "));
 }
 
+// A name from the model's file on one line: control characters, newlines
+// included, escaped (the output as a whole keeps the lines Kiln lays out).
+std::string name_text(std::string_view name) { return printable(name); }
+
 void print_tensor_info(std::ostream& out, const char* kind, const TensorInfo& t) {
-  out << fmt::format("    {}['{}'] tensor_info:\n        dtype: {}\n        shape: {}\n        name: {}\n", kind, t.name,
-                     tf_dtype(t.dtype), tf_shape(t.shape), t.tensor_name);
+  out << fmt::format("    {}['{}'] tensor_info:\n        dtype: {}\n        shape: {}\n        name: {}\n", kind,
+                     name_text(t.name), tf_dtype(t.dtype), tf_shape(t.shape), name_text(t.tensor_name));
 }
 
 void print_signature(std::ostream& out, const std::string& name, const saved_model::LoadedSignature& sig) {
-  out << fmt::format("signature_def['{}']:\n", name);
+  out << fmt::format("signature_def['{}']:\n", name_text(name));
   out << "  The given SavedModel SignatureDef contains the following input(s):\n";
   for (const TensorInfo& t : sig.inputs()) print_tensor_info(out, "inputs", t);
   out << "  The given SavedModel SignatureDef contains the following output(s):\n";
@@ -133,13 +143,13 @@ void print_signature(std::ostream& out, const std::string& name, const saved_mod
 
 void print_functions(std::ostream& out, const LoadedObject& obj, const std::string& prefix) {
   for (const auto& [name, fn] : obj.functions()) {
-    out << fmt::format("  Function Name: '{}{}'\n", prefix, name);
+    out << fmt::format("  Function Name: '{}{}'\n", name_text(prefix), name_text(name));
     int option = 0;
     for (const ConcreteFunction& f : fn.concrete_functions()) {
       out << fmt::format("    Option #{}\n      Callable with:\n", ++option);
       const auto& params = f.impl()->graph->parameters();
       for (std::size_t i = 0; i < params.size(); ++i)
-        out << fmt::format("        Argument #{}\n          {}: {}\n", i + 1, params[i]->name,
+        out << fmt::format("        Argument #{}\n          {}: {}\n", i + 1, name_text(params[i]->name),
                            TensorSpec(params[i]->outputs[0].shape, params[i]->outputs[0].dtype).to_string());
     }
   }
@@ -148,7 +158,8 @@ void print_functions(std::ostream& out, const LoadedObject& obj, const std::stri
 
 void print_variables(std::ostream& out, const LoadedObject& obj, const std::string& prefix) {
   for (const auto& [name, v] : obj.own_variables())
-    out << fmt::format("  {}{}: name='{}' shape={} dtype={}{}\n", prefix, name, v.name(), v.shape().to_string(),
+    out << fmt::format("  {}{}: name='{}' shape={} dtype={}{}\n", name_text(prefix), name_text(name), name_text(v.name()),
+                       v.shape().to_string(),
                        dtype_name(v.dtype()), v.trainable() ? "" : " (not trainable)");
   for (const auto& [name, child] : obj.children()) print_variables(out, child, prefix + name + "/");
 }
@@ -161,7 +172,7 @@ int show(const Args& a, std::ostream& out) {
   }
   if (!a.has("all")) {
     out << "The given SavedModel contains the following signature_def keys:\n";
-    for (const auto& [name, sig] : model.signatures()) out << fmt::format("SignatureDef key: \"{}\"\n", name);
+    for (const auto& [name, sig] : model.signatures()) out << fmt::format("SignatureDef key: \"{}\"\n", name_text(name));
     return 0;
   }
   out << fmt::format("SavedModel (kiln format version {}) contains the following SignatureDefs:\n",
@@ -324,9 +335,9 @@ int run(const Args& a, std::ostream& out) {
         if (t.name == name) info = &t;
       if (!info) {
         std::vector<std::string> names;
-        for (const TensorInfo& t : sig.inputs()) names.push_back(t.name);
-        throw InvalidArgument(fmt::format("signature '{}' has no input '{}' (inputs: {})", sig_name, name,
-                                          fmt::join(names, ", ")));
+        for (const TensorInfo& t : sig.inputs()) names.push_back(name_text(t.name));
+        throw InvalidArgument(fmt::format("signature '{}' has no input '{}' (inputs: {})", name_text(sig_name),
+                                          name_text(name), fmt::join(names, ", ")));
       }
       if (inputs.count(name)) throw UsageError(fmt::format("input {} given twice", name));
       std::string value = spec.substr(eq + 1);
@@ -334,19 +345,29 @@ int run(const Args& a, std::ostream& out) {
                                                           : read_idx_input(name, value, *info));
     }
   }
-  std::map<std::string, Tensor> outputs = sig(inputs);
+  std::optional<double> timeout;
+  if (a.has("timeout")) {
+    const std::string& text = a.one("timeout");
+    char* end = nullptr;
+    double seconds = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(seconds > 0) || !std::isfinite(seconds))
+      throw UsageError(fmt::format("--timeout '{}' is not a positive number of seconds", text));
+    timeout = seconds;
+  }
+  std::map<std::string, Tensor> outputs =
+      timeout ? sig(inputs, {.timeout = std::chrono::duration<double>(*timeout)}) : sig(inputs);
   std::optional<std::filesystem::path> outdir;
   if (a.has("outdir")) {
     outdir = a.one("outdir");
     std::filesystem::create_directories(*outdir);
   }
   for (const TensorInfo& t : sig.outputs()) {
-    out << fmt::format("Result for output key {}:\n{}\n", t.name, runtime::numpy_str(outputs.at(t.name)));
+    out << fmt::format("Result for output key {}:\n{}\n", name_text(t.name), runtime::numpy_str(outputs.at(t.name)));
     if (!outdir) continue;
     // The name comes from the model's file: it must not leave the directory.
     if (t.name.empty() || t.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
                               std::string::npos)
-      throw InvalidArgument(fmt::format("--outdir: output name '{}' is not a plain file name", t.name));
+      throw InvalidArgument(fmt::format("--outdir: output name '{}' is not a plain file name", name_text(t.name)));
     std::filesystem::path file = *outdir / (t.name + ".npy");
     write_npy(file, outputs.at(t.name));
     out << fmt::format("Output {} is saved to {}\n", t.name, file.string());

@@ -89,6 +89,12 @@ std::map<std::string, Tensor> LoadedSignature::operator()(const std::map<std::st
   return named;
 }
 
+std::map<std::string, Tensor> LoadedSignature::operator()(const std::map<std::string, Tensor>& inputs,
+                                                          const Cancellation& cancellation) const {
+  CancellationScope scope(cancellation);
+  return (*this)(inputs);
+}
+
 LoadedFunction::LoadedFunction(std::string name, std::vector<ConcreteFunction> traces)
     : name_(std::move(name)), traces_(std::move(traces)) {}
 

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "core/error_context.h"
+#include "core/printable.h"
 #include "function/traced_graph.h"
 #include "kiln/control_flow.h"
 #include "kiln/math.h"
@@ -27,6 +29,10 @@ namespace {
 // A file larger than this is refused before it is read (protobuf's own
 // limit is 2 GB).
 constexpr uint64_t kMaxModelBytes = uint64_t{2} << 30;
+
+// An error's text made safe to print: names in it come from the file (no
+// terminal escapes; readable when not UTF-8).
+std::string escaped(std::string_view message) { return core::printable(message, /*keep_newlines=*/true); }
 
 [[noreturn]] void bad(const std::string& what, const std::string& message) {
   throw InvalidArgument(fmt::format("kiln::onnx::import_model: {}: {}", what, message));
@@ -64,6 +70,20 @@ const pb::GraphProto& graph_attr(const pb::NodeProto& node, const std::string& n
       return a.g();
     }
   bad(where, fmt::format("attribute '{}' is missing", name));
+}
+
+// The graph nodes one ONNX node became (ids from `first` on) are named after
+// it ("conv1/Transpose_2"), so an error when the graph runs (a GatherElements
+// index out of range) names the ONNX node that made the failing one.
+void name_after(graph::Graph& g, int first, const pb::NodeProto& node) {
+  const std::string& label = node.name().empty() && node.output_size() > 0 ? node.output(0) : node.name();
+  if (label.empty()) return;
+  for (int id = first; id < g.num_nodes(); ++id) {
+    graph::Node& n = *g.nodes()[static_cast<std::size_t>(id)];
+    // A fresh unique name: the graph hands one out with each new node (this
+    // one, never added, is dropped at once).
+    n.name = g.new_node(*n.op, {}, {}, {}, n.location, fmt::format("{}/{}", label, n.name))->name;
+  }
 }
 
 bool all_concrete(const std::vector<Tensor>& inputs) {
@@ -190,7 +210,8 @@ struct Importer {
   }
 
   void import_node(const pb::NodeProto& node, Scope& values) {
-    std::string where = fmt::format("{}: node '{}' ({})", what, node.name(), node.op_type());
+    // Names from the file, escaped newlines included: a message keeps its lines.
+    std::string where = fmt::format("{}: node '{}' ({})", what, core::printable(node.name()), core::printable(node.op_type()));
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       throw Unimplemented(fmt::format("kiln::onnx::import_model: {}: domain '{}' is not supported", where, node.domain()));
     const bool control_flow = node.op_type() == "If" || node.op_type() == "Loop";
@@ -211,6 +232,8 @@ struct Importer {
                                "order, has a cycle, or names a missing value)", name));
       inputs.push_back(it->second);
     }
+    auto* tracing = dynamic_cast<trace::TracingContext*>(runtime::thread_state.handler);
+    const int first_node = tracing ? tracing->graph().num_nodes() : 0;
     std::vector<Tensor> outs;
     try {
       if (node.op_type() == "If") outs = import_if(node, inputs, values, where);
@@ -220,15 +243,17 @@ struct Importer {
         // so shapes computed from constants (Shape -> Gather -> Concat ->
         // Reshape) are known when Kiln builds the graph, as Kiln's ops need.
         runtime::DispatchHandlerGuard eager(nullptr);
-        outs = fn(NodeImport(node, std::move(inputs), opset));
+        outs = fn(NodeImport(node, std::move(inputs), opset, where));
       } else {
-        outs = fn(NodeImport(node, std::move(inputs), opset));
+        outs = fn(NodeImport(node, std::move(inputs), opset, where));
       }
-    } catch (const InvalidArgument& e) {
-      std::string msg = e.what();
-      if (msg.rfind("kiln::onnx", 0) == 0) throw;
-      bad(where, msg);
+    } catch (const Error& e) {
+      // Kiln's errors from the ops (inference, an allocation past the limit)
+      // get the file and the node, and keep their kind.
+      if (std::string_view(e.what()).starts_with("kiln::onnx")) throw;
+      core::rethrow_with_context(fmt::format("kiln::onnx::import_model: {}: ", where), "");
     }
+    if (tracing) name_after(tracing->graph(), first_node, node);
     if (static_cast<int>(outs.size()) < node.output_size())
       throw Unimplemented(fmt::format("kiln::onnx::import_model: {}: {} outputs asked, Kiln makes {}", where,
                                       node.output_size(), outs.size()));
@@ -244,9 +269,14 @@ struct Importer {
 
 saved_model::LoadedSignature import_model_from_string(const std::string& bytes, const std::string& what) {
   pb::ModelProto model;
-  if (!model.ParseFromString(bytes))
-    bad(what, "not an ONNX model (the protobuf message does not parse: truncated or another format)");
-  return Importer{model, what}.run();
+  try {
+    if (!model.ParseFromString(bytes))
+      bad(what, "not an ONNX model (the protobuf message does not parse: truncated or another format)");
+    return Importer{model, what}.run();
+  } catch (...) {
+    // Same error kinds, escaped (std::bad_alloc becomes ResourceExhausted).
+    core::rethrow_edited(escaped);
+  }
 }
 
 namespace {
@@ -257,9 +287,7 @@ struct FileDescriptor {
   ~FileDescriptor() { ::close(fd); }
 };
 
-}  // namespace
-
-saved_model::LoadedSignature import_model(const std::string& path) {
+std::string read_model_file(const std::string& path) {
   // Opened once, then everything is asked of the open file: a path checked
   // and then opened by name could be swapped in between. O_NONBLOCK: opening
   // a FIFO with no writer must not block before fstat refuses it.
@@ -281,6 +309,18 @@ saved_model::LoadedSignature import_model(const std::string& path) {
     if (n < 0) bad(path, fmt::format("read {} of its {} bytes: {}", done, size, std::strerror(errno)));
     if (n == 0) bad(path, fmt::format("read {} of its {} bytes", done, size));
     done += static_cast<std::size_t>(n);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+saved_model::LoadedSignature import_model(const std::string& path) {
+  std::string bytes;
+  try {
+    bytes = read_model_file(path);
+  } catch (...) {
+    core::rethrow_edited(escaped);
   }
   return import_model_from_string(bytes, path);
 }

@@ -36,6 +36,19 @@ std::vector<int64_t> NodeImport::ints_in(int i) const {
   fail(fmt::format("input {} must hold integers, got {}", i, dtype_name(t.dtype())));
 }
 
+int64_t NodeImport::int_in(int i, const char* what) const {
+  std::vector<int64_t> v = ints_in(i);
+  if (v.size() != 1) fail(fmt::format("input {} ('{}') must hold one integer, got {}", i, what, v.size()));
+  return v[0];
+}
+
+bool NodeImport::bool_in(int i, const char* what) const {
+  const Tensor& t = constant_in(i);
+  if (t.dtype() != DType::Bool || t.size() != 1)
+    fail(fmt::format("input {} ('{}') must hold one bool, got {} {}", i, what, t.size(), dtype_name(t.dtype())));
+  return t.to_vector<bool>()[0];
+}
+
 const pb::AttributeProto* NodeImport::attr(const std::string& name) const {
   for (const pb::AttributeProto& a : node_.attribute())
     if (a.name() == name) return &a;
@@ -76,11 +89,11 @@ std::vector<int64_t> NodeImport::axes(int input) const {
 }
 
 void NodeImport::fail(const std::string& message) const {
-  throw InvalidArgument(fmt::format("kiln::onnx::import_model: node '{}' ({}): {}", node_.name(), node_.op_type(), message));
+  throw InvalidArgument(fmt::format("kiln::onnx::import_model: {}: {}", where_, message));
 }
 
 void NodeImport::refuse(const std::string& what) const {
-  throw Unimplemented(fmt::format("kiln::onnx::import_model: node '{}' ({}): {}", node_.name(), node_.op_type(), what));
+  throw Unimplemented(fmt::format("kiln::onnx::import_model: {}: {}", where_, what));
 }
 
 namespace {
@@ -296,25 +309,37 @@ Out concat_(const NodeImport& n) {
   return {concat(parts, n.attr_int("axis", 0))};
 }
 // GatherElements(data, indices, axis): out[..i_a..] = data[..indices[..i_a..]..].
-// Composed: data with `axis` moved last and a 1 left in its place, selected
-// by a one-hot of the indices along a new last axis, summed over it.
+// Composed as gather_nd over tuples (i_0, .., indices[..], .., i_r-1), so an
+// index outside the data is InvalidArgument (here when the indices are
+// constants, else when the graph runs) rather than a silent 0.
 Out gather_elements(const NodeImport& n) {
   const Tensor& data = n.in(0);
   int r = known_rank(n, 0);
   int a = axis_in(n, n.attr_int("axis", 0), r);
   const Shape& ds = data.shape();
   const Shape& is = n.in(1).shape();
-  if (!ds.is_fully_defined() || !is.is_fully_defined() || is.rank() != r) n.refuse("shapes unknown when the graph is built");
+  if (!ds.is_fully_defined() || !is.is_fully_defined()) n.refuse("shapes unknown when the graph is built");
+  if (is.rank() != r) n.fail(fmt::format("indices of rank {} for data of rank {}", is.rank(), r));
   for (int d = 0; d < r; ++d)
-    if (d != a && ds[d] != is[d]) n.refuse("indices smaller than the data along another axis");
-  Tensor indices = from_end(n.in(1), scalar_of(static_cast<double>(ds[a]), n.in(1).dtype()));
-  std::vector<int64_t> perm;
-  for (int d = 0; d < r; ++d)
-    if (d != a) perm.push_back(d);
-  perm.push_back(a);
-  Tensor moved = expand_dims(transpose(data, perm), a);
-  Tensor pick = cast(one_hot(indices, ds[a], 1, 0, -1, DType::UInt8), DType::Bool);
-  return {sum(where(pick, moved, zeros_like(moved)), Axes(int64_t{-1}))};
+    if (d != a && is[d] > ds[d])
+      n.fail(fmt::format("indices of shape {} are larger than the data's {} along axis {}", is.to_string(),
+                         ds.to_string(), d));
+  if (!n.in(1).is_symbolic())
+    for (int64_t v : n.ints_in(1))
+      if (v < -ds[a] || v >= ds[a])
+        n.fail(fmt::format("index {} is out of range for axis {} of size {}", v, a, ds[a]));
+  Tensor indices = from_end(cast(n.in(1), DType::Int64), scalar_of(static_cast<double>(ds[a]), DType::Int64));
+  std::vector<Tensor> coords;
+  for (int d = 0; d < r; ++d) {
+    if (d == a) {
+      coords.push_back(indices);
+      continue;
+    }
+    Shape along(std::vector<int64_t>(static_cast<std::size_t>(r), 1));
+    along[d] = is[d];
+    coords.push_back(broadcast_to(reshape(range(int64_t{0}, is[d], int64_t{1}, DType::Int64), along), is));
+  }
+  return {gather_nd(data, stack(coords, -1))};
 }
 
 // GatherND / ScatterND's indices (input 1) into the data (input 0) after its
@@ -492,7 +517,7 @@ template <bool kMax> Out arg_(const NodeImport& n) {
 
 // Inference: the input, and a mask of ones.
 Out dropout(const NodeImport& n) {
-  if (n.has_input(2) && n.constant_in(2).to_vector<bool>().at(0)) n.refuse("training_mode=true");
+  if (n.has_input(2) && n.bool_in(2, "training_mode")) n.refuse("training_mode=true");
   return {n.in(0), ones_like(n.in(0), DType::Bool)};
 }
 
@@ -504,16 +529,23 @@ Out hardmax(const NodeImport& n) {
   return {cast(one_hot(argmax(n.in(0), a), dim, 1, 0, a), n.in(0).dtype())};
 }
 
+// column - row of each element of a rows x cols matrix (int64). Computed by
+// the graph from two ranges, not filled on the host when the model is
+// imported: a declared [2^24, 2^24] input costs nothing until it runs, and
+// then the allocator's limit makes it ResourceExhausted before allocating.
+Tensor diagonal_offsets(int64_t rows, int64_t cols) {
+  return reshape(range(int64_t{0}, cols, int64_t{1}, DType::Int64), Shape{1, cols}) -
+         reshape(range(int64_t{0}, rows, int64_t{1}, DType::Int64), Shape{rows, 1});
+}
+
 // Trilu: x where the (row, column) mask of the last two dims keeps it, else 0.
 Out trilu(const NodeImport& n) {
   int r = known_rank(n, 0);
   if (r < 2 || n.in(0).shape()[r - 2] < 0 || n.in(0).shape()[r - 1] < 0) n.refuse("unknown matrix dims");
-  int64_t k = n.has_input(1) ? n.ints_in(1).at(0) : 0, rows = n.in(0).shape()[r - 2], cols = n.in(0).shape()[r - 1];
-  bool upper = n.attr_int("upper", 1) != 0;
-  std::vector<uint8_t> keep;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) keep.push_back(upper ? j - i >= k : j - i <= k);
-  Tensor mask = cast(constant(keep, Shape{rows, cols}), DType::Bool);
+  int64_t k = n.has_input(1) ? n.int_in(1, "k") : 0, rows = n.in(0).shape()[r - 2],
+          cols = n.in(0).shape()[r - 1];
+  Tensor offsets = diagonal_offsets(rows, cols), diagonal = constant(k, DType::Int64);
+  Tensor mask = n.attr_int("upper", 1) != 0 ? offsets >= diagonal : offsets <= diagonal;
   return {where(mask, n.in(0), zeros_like(n.in(0)))};
 }
 
@@ -643,11 +675,8 @@ Out eye_like(const NodeImport& n) {
   const Shape& s = n.in(0).shape();
   if (s.rank() != 2 || !s.is_fully_defined()) n.refuse("a 2-D input of a shape unknown when the graph is built");
   int64_t k = n.attr_int("k", 0);
-  std::vector<uint8_t> ones;
-  for (int64_t i = 0; i < s[0]; ++i)
-    for (int64_t j = 0; j < s[1]; ++j) ones.push_back(j - i == k);
   DType dtype = n.attr("dtype") ? from_onnx_dtype(static_cast<int>(n.attr_int("dtype", 1)), "EyeLike's dtype") : n.in(0).dtype();
-  return {cast(constant(ones, s), dtype)};
+  return {cast(equal(diagonal_offsets(s[0], s[1]), constant(k, DType::Int64)), dtype)};
 }
 
 Out tan_(const NodeImport& n) { return {sin(n.in(0)) / cos(n.in(0))}; }

@@ -14,8 +14,9 @@ namespace kiln::onnx {
 // What a mapping sees of one ONNX node.
 class NodeImport {
  public:
-  NodeImport(const pb::NodeProto& node, std::vector<Tensor> inputs, int opset)
-      : node_(node), inputs_(std::move(inputs)), opset_(opset) {}
+  // `where` names the file and the node in errors ("model.onnx: node 'n' (Op)").
+  NodeImport(const pb::NodeProto& node, std::vector<Tensor> inputs, int opset, const std::string& where)
+      : node_(node), inputs_(std::move(inputs)), opset_(opset), where_(where) {}
 
   const pb::NodeProto& node() const { return node_; }
   int opset() const { return opset_; }
@@ -27,6 +28,10 @@ class NodeImport {
   // pads): an initializer or a Constant's output. Refuses otherwise.
   const Tensor& constant_in(int i) const;
   std::vector<int64_t> ints_in(int i) const;
+  // Input i's one value (an integer, a bool); `what` names it when it holds
+  // none or several (an empty `k` is InvalidArgument, not a crash).
+  int64_t int_in(int i, const char* what) const;
+  bool bool_in(int i, const char* what) const;
 
   const pb::AttributeProto* attr(const std::string& name) const;
   int64_t attr_int(const std::string& name, int64_t fallback) const;
@@ -36,7 +41,7 @@ class NodeImport {
   // Axes from the attr (older opsets) or input `input` (newer), empty if neither.
   std::vector<int64_t> axes(int input) const;
 
-  // InvalidArgument: the model is wrong ("node 'n' (Op): ...").
+  // InvalidArgument: the model is wrong ("FILE: node 'n' (Op): ...").
   [[noreturn]] void fail(const std::string& message) const;
   // Unimplemented: the model is fine but Kiln lacks this form.
   [[noreturn]] void refuse(const std::string& what) const;
@@ -45,6 +50,7 @@ class NodeImport {
   const pb::NodeProto& node_;
   std::vector<Tensor> inputs_;
   int opset_;
+  const std::string& where_;
 };
 
 using ImportFn = std::vector<Tensor> (*)(const NodeImport&);

@@ -35,18 +35,24 @@ SliceDim python_slice(int64_t begin, int64_t end, int64_t step, bool begin_full,
     if (v < 0) v += d;
     return std::clamp(v, lo, hi);
   };
+  // ceil(span / |step|) as 1 + (span - 1) / |step| in unsigned arithmetic:
+  // a step near +-2^63 (x[::2**63 - 1]) takes one element, not overflow.
+  auto count = [](int64_t span, int64_t step) {
+    uint64_t magnitude = step > 0 ? static_cast<uint64_t>(step) : uint64_t{0} - static_cast<uint64_t>(step);
+    return static_cast<int64_t>(1 + static_cast<uint64_t>(span - 1) / magnitude);
+  };
   SliceDim s;
   s.stride = step;
   if (step > 0) {
     int64_t b = begin_full ? 0 : wrap(begin, 0, d);
     int64_t e = end_full ? d : wrap(end, 0, d);
     s.begin = b;
-    s.len = e > b ? (e - b + step - 1) / step : 0;
+    s.len = e > b ? count(e - b, step) : 0;
   } else {
     int64_t b = begin_full ? d - 1 : wrap(begin, -1, d - 1);
     int64_t e = end_full ? -1 : wrap(end, -1, d - 1);
     s.begin = b;
-    s.len = b > e ? (b - e - step - 1) / -step : 0;
+    s.len = b > e ? count(b - e, step) : 0;
   }
   if (s.len == 0) s.begin = 0;
   return s;

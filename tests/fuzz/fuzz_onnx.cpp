@@ -2,6 +2,7 @@
 // any bytes must import and run on small inputs, or throw a kiln::Error.
 // Built with -DKILN_FUZZ=ON (and ONNX) by `scripts/fuzz_loader.sh SECONDS
 // fuzz_onnx`; seeds in tests/fuzz_corpus/onnx (tests/onnx/onnx_corpus_test.cpp).
+// CI runs it for a few seconds without libFuzzer (standalone_driver.cpp).
 #include <cstddef>
 #include <cstdint>
 

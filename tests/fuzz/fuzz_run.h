@@ -8,6 +8,7 @@
 
 #include "core/allocator.h"
 #include "graph_ops/control_flow_ops.h"
+#include "kiln/cancellation.h"
 #include "kiln/saved_model.h"
 #include "kiln/tensor.h"
 
@@ -52,7 +53,9 @@ inline Tensor small_input(const saved_model::TensorInfo& info, int64_t max_eleme
 
 // Runs `sig` on small inputs; false, not run, when one cannot be fed.
 // kiln::Error (a hostile model's bad sizes, failed asserts) propagates to the
-// caller; the fuzz targets catch it, the corpus tests check it.
+// caller; the fuzz targets catch it, the corpus tests check it. A run past 3
+// s (a long loop under the iteration limit) is DeadlineExceeded, before
+// libFuzzer's -timeout calls it a hang.
 inline bool run_signature(const saved_model::LoadedSignature& sig) {
   std::map<std::string, Tensor> inputs;
   for (const saved_model::TensorInfo& info : sig.inputs()) {
@@ -60,7 +63,7 @@ inline bool run_signature(const saved_model::LoadedSignature& sig) {
     if (!t.defined()) return false;
     inputs.emplace(info.name, t);
   }
-  sig(inputs);
+  sig(inputs, {.timeout = std::chrono::seconds(3)});
   return true;
 }
 

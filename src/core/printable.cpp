@@ -1,8 +1,8 @@
-#include "io/printable.h"
+#include "core/printable.h"
 
 #include <fmt/format.h>
 
-namespace kiln::io {
+namespace kiln::core {
 
 namespace {
 
@@ -57,4 +57,4 @@ std::string printable(std::string_view text, bool keep_newlines) {
   return out;
 }
 
-}  // namespace kiln::io
+}  // namespace kiln::core
