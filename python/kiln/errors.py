@@ -9,6 +9,8 @@ NotFoundError = _C.NotFoundError
 UnimplementedError = _C.UnimplementedError
 ResourceExhaustedError = _C.ResourceExhaustedError
 InternalError = _C.InternalError
+DeadlineExceededError = _C.DeadlineExceededError
+CancelledError = _C.CancelledError
 OperatorNotAllowedInGraphError = _C.OperatorNotAllowedInGraphError
 
 
@@ -17,5 +19,5 @@ class DataLossError(OpError):
 
 
 __all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError", "OutOfRangeError", "NotFoundError",
-           "UnimplementedError", "ResourceExhaustedError", "InternalError", "OperatorNotAllowedInGraphError",
-           "DataLossError"]
+           "UnimplementedError", "ResourceExhaustedError", "InternalError", "DeadlineExceededError", "CancelledError",
+           "OperatorNotAllowedInGraphError", "DataLossError"]

@@ -2,6 +2,7 @@
 #include <string_view>
 
 #include "bindings.h"
+#include "kiln/cancellation.h"
 
 namespace kiln::python {
 
@@ -19,6 +20,8 @@ void bind_errors(py::module_& m) {
   py::register_exception<Unimplemented>(m, "UnimplementedError", op_error.ptr());
   py::register_exception<ResourceExhausted>(m, "ResourceExhaustedError", op_error.ptr());
   py::register_exception<Internal>(m, "InternalError", op_error.ptr());
+  py::register_exception<DeadlineExceeded>(m, "DeadlineExceededError", op_error.ptr());
+  py::register_exception<Cancelled>(m, "CancelledError", op_error.ptr());
   // A graph tensor leaked out of its kiln.function and used by an eager op or
   // another function: TF raises TypeError ("An op outside of the function
   // building code is being passed a Graph tensor"); an InvalidArgumentError too,
