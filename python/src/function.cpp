@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "function/traced_graph.h"
+#include "kiln/threading.h"
 
 namespace kiln::python {
 
@@ -237,6 +238,8 @@ void bind_function(py::module_& m) {
 
   m.def("run_functions_eagerly", &config::run_functions_eagerly);
   m.def("functions_run_eagerly", &config::functions_run_eagerly);
+  m.def("set_intra_op_parallelism_threads", &config::set_intra_op_parallelism_threads);
+  m.def("get_intra_op_parallelism_threads", &config::get_intra_op_parallelism_threads);
   m.def("enable_check_numerics", &debugging::enable_check_numerics);
   m.def("disable_check_numerics", &debugging::disable_check_numerics);
 
