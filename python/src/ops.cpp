@@ -33,7 +33,7 @@ std::pair<Arg, Arg> operands(py::handle x, py::handle y) {
   auto convert_other = [](Arg& other, py::handle raw, const Arg& known) {
     if (!other.scalar && known.tensor.defined() && !py::isinstance<Tensor>(raw) && !py::isinstance<Variable>(raw) &&
         other.tensor.dtype() != known.tensor.dtype())
-      other.tensor = to_tensor(raw, known.tensor.dtype());
+      other.tensor = operand_tensor(raw, known.tensor.dtype());
   };
   convert_other(b, y, a);
   convert_other(a, x, b);
@@ -195,7 +195,20 @@ void bind_norms(py::module_& m) {
 
 void bind_ops(py::module_& m) {
   bind_norms(m);
-  def_binary<kiln::add>(m, "add");
+  // tf.add: TF's math_ops.add converts y with x's dtype as a hint only, and
+  // AddV2 then rejects operands of two dtypes (x alone when x is no tensor).
+  m.def("add", [](py::handle x, py::handle y) {
+    try {
+      auto [a, b] = operands(x, y);
+      SourceLocation loc = user_location();
+      return kiln::add(a.operand(loc), b.operand(loc), loc);
+    } catch (const OperandDTypeError& e) {
+      bool x_tensor = py::isinstance<Tensor>(x) || py::isinstance<Variable>(x);
+      std::string other(dtype_name(to_tensor(x_tensor ? x : y).dtype()));
+      if (x_tensor) add_dtype_mismatch(other, e.alone);
+      add_dtype_mismatch(e.alone, other);
+    }
+  });
   def_binary<kiln::subtract>(m, "subtract");
   def_binary<kiln::multiply>(m, "multiply");
   def_binary<kiln::divide>(m, "divide");

@@ -46,22 +46,82 @@ def test_constant_python_float_to_int_dtype_raises_type_error(value, dtype):
     assert tf.constant(np.array([3], dtype=np.int32), dtype=tf.float64).dtype == tf.float64
 
 
-def test_int32_tensor_plus_python_float_raises_type_error():
+def test_int32_tensor_plus_python_float_raises_as_tf():
+    # TF 2.15 converts no Python float to an integer tensor, 2.0 included. `+` and tf.add
+    # (math_ops.add) convert y with x's dtype as a hint only, so the AddV2 op rejects the
+    # float32 operand: InvalidArgumentError eagerly, TypeError inside a graph. The other
+    # operators convert y to x's dtype: TypeError.
     x = tf.constant([1, 2])
-    ops = (lambda: x + 1.5, lambda: 1.5 + x, lambda: x * 0.5, lambda: tf.add(x, 1.5), lambda: tf.maximum(2.5, x),
-           lambda: x * 2.0)  # TF converts no Python float to an integer tensor, 2.0 included
-    for op in ops:
+    for op in (lambda: x + 1.5, lambda: tf.add(x, 1.5), lambda: x + 2.0, lambda: x.__add__(0.5)):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"cannot compute AddV2 as input #1\(zero-based\) was expected to be a int32 "
+                                 r"tensor but is a float tensor"):
+            op()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="expected to be a float tensor but is a int32"):
+        tf.add(1.5, x)  # x converts alone, as float32
+    for op in (lambda: 1.5 + x, lambda: x * 0.5, lambda: tf.maximum(2.5, x), lambda: x - 1.5, lambda: x / 1.5,
+               lambda: x * 2.0, lambda: tf.multiply(x, 1.5), lambda: x < 1.5, lambda: x * [1.5, 2.5]):
         with pytest.raises(TypeError, match="Cannot convert .* to EagerTensor of dtype int32"):
             op()
     assert (x * 2).numpy().tolist() == [2, 4] and (x + np.int64(1)).dtype == tf.int32
-    with pytest.raises(TypeError):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="but is a double tensor"):
         x + np.float64(1.0)  # a NumPy float is a float to TF too
 
     @tf.function
-    def f(t):
+    def plus(t):
         return t + 1.5
-    with pytest.raises(TypeError):
-        f(x)
+
+    @tf.function
+    def times(t):
+        return t * 1.5
+
+    with pytest.raises(TypeError, match="Input 'y' of 'AddV2' Op has type float32 that does not match type int32"):
+        plus(x)
+    with pytest.raises(TypeError, match="Cannot convert"):
+        times(x)
+
+
+def test_int_tensor_and_numpy_float_follow_tf_2_15():
+    # TF's eager conversion (IsCompatible) turns no NumPy float into an integer tensor.
+    # `+` then fails in AddV2; `1.5 * x` converts with x's dtype (TypeError); and for
+    # `x * y` TF's binary_op_wrapper hands the failure to y's reflected method, so NumPy
+    # computes the result itself: a NumPy array by NumPy's promotion (float64 here).
+    x = tf.constant([1, 2])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="but is a float tensor"):
+        x + np.float32(1.5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="but is a double tensor"):
+        tf.add(x, np.array([1.5, 2.5]))
+    for op in (lambda: np.float32(1.5) * x, lambda: np.float32(1.5) + x, lambda: np.array([0.5, 1.5]) - x,
+               lambda: tf.multiply(x, np.float32(1.5)), lambda: tf.maximum(x, np.float32(1.5)),
+               lambda: x < np.float32(1.5)):
+        with pytest.raises(TypeError, match="Cannot convert .* to EagerTensor of dtype int32"):
+            op()
+    cases = [
+        (lambda: x * np.float32(1.5), [1.5, 3.0]),
+        (lambda: x - np.float64(0.5), [0.5, 1.5]),
+        (lambda: x / np.float32(2.0), [0.5, 1.0]),
+        (lambda: x * np.array([1.5, 2.5]), [1.5, 5.0]),
+        (lambda: x ** np.float32(2.0), [1.0, 4.0]),
+        (lambda: tf.Variable([1, 2]) * np.float32(1.5), [1.5, 3.0]),
+    ]
+    assert (x * np.bool_(True)).tolist() == [1, 2]  # NumPy's int32 array: TF makes no bool an int
+    for make, expected in cases:
+        out = make()
+        assert type(out) is np.ndarray and out.dtype == np.float64
+        np.testing.assert_array_equal(out, expected)
+    # NumPy integers become the tensor's dtype (int or float), NumPy floats any float dtype.
+    assert (x * np.int64(3)).dtype == tf.int32
+    assert (tf.constant([1.0]) * np.int64(3)).dtype == tf.float32
+    assert (tf.constant([1.0], tf.float64) + np.float32(0.5)).dtype == tf.float64
+
+    # Inside a trace TF's graph constants cast NumPy values to the tensor's dtype (astype).
+    @tf.function
+    def traced(t):
+        return t + np.float32(1.5), t * np.array([1.5, 2.5])
+
+    plus, times = traced(x)
+    assert plus.dtype == tf.int32 and plus.numpy().tolist() == [2, 3]
+    assert times.dtype == tf.int32 and times.numpy().tolist() == [1, 4]
 
 
 def test_tensor_dtype_wins_over_numpy_scalars_and_python_numbers():
