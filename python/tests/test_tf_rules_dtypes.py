@@ -174,23 +174,69 @@ def test_random_uniform_integer_dtype_draws_integers_in_range(dtype):
     np.testing.assert_array_equal(out.numpy(), np.full((3, 3), 5))
 
 
-def test_one_hot_of_float_numpy_array_casts_as_tf():
+def test_one_hot_of_float_numpy_array_follows_tf():
+    # TF 2.15's OneHot converts indices that are no tensor yet to its default index dtype,
+    # int64 (pywrap_tfe_src.cc, MaybeGetDTypeForAttr): inside a trace a NumPy float array
+    # truncates, as TF's graph constants cast NumPy values; eagerly the conversion refuses it
+    # (TypeError), as it refuses a NumPy float for any integer input.
     labels = np.array([0.0, 2.0, 1.9, 3.0])  # float64, as np.loadtxt gives labels
     expected = np.eye(3, dtype=np.float32)[[0, 2, 1]]
     expected = np.vstack([expected, np.zeros((1, 3), np.float32)])  # 3 is out of range: all zeros
-    out = tf.one_hot(labels, 3)
-    assert out.dtype == tf.float32
-    np.testing.assert_array_equal(out.numpy(), expected)
 
     @tf.function
     def traced():
         return tf.one_hot(labels, 3)
-    np.testing.assert_array_equal(traced().numpy(), expected)
-    # A float tensor is refused, as TF's op refuses it.
-    with pytest.raises(TypeError, match="indices"):
+    out = traced()
+    assert out.dtype == tf.float32
+    np.testing.assert_array_equal(out.numpy(), expected)
+    with pytest.raises(TypeError, match=r"Cannot convert array\(\[0. , 2. , 1.9, 3. \]\) to EagerTensor of dtype int64"):
+        tf.one_hot(labels, 3)
+    with pytest.raises(TypeError, match="to EagerTensor of dtype int64"):
+        tf.one_hot([0.0, 1.0], 3)  # Python floats: in a trace too
+    # Integer indices of any integer dtype, NumPy's included.
+    np.testing.assert_array_equal(tf.one_hot(labels.astype(np.uint8), 3).numpy(), expected)
+    np.testing.assert_array_equal(tf.one_hot([0, 2, 1, 3], 3).numpy(), expected)
+    np.testing.assert_array_equal(tf.one_hot(tf.constant([0, 2, 1, 3], tf.int64), 3).numpy(), expected)
+    # A float tensor is refused by the op itself: eagerly InvalidArgumentError, in a trace TypeError.
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Value for attr 'TI' of float is not in the list"):
         tf.one_hot(tf.constant([0.0, 1.0]), 3)
+
+    @tf.function
+    def traced_float(t):
+        return tf.one_hot(t, 3)
+    with pytest.raises(TypeError, match="Value passed to parameter 'indices' has DataType float32"):
+        traced_float(tf.constant([0.0, 1.0]))
     # The output takes on_value's dtype when no dtype is given.
     assert tf.one_hot([0, 1], 2, on_value=5, off_value=0).dtype == tf.int32
+
+
+def test_keras_layers_cast_uint8_inputs_to_their_compute_dtype():
+    images = np.arange(2 * 4 * 4, dtype=np.uint8).reshape(2, 4, 4, 1)
+    expected = images.astype(np.float32)[:, :3, :3] + images[:, 1:, :3] + images[:, :3, 1:] + images[:, 1:, 1:]
+    # Dense casts its inputs itself (Keras' Dense.call).
+    dense = tf.keras.layers.Dense(2, kernel_initializer="ones")
+    out = dense(images.reshape(2, 16))
+    assert out.dtype == tf.float32
+    np.testing.assert_array_equal(out.numpy(), np.repeat(images.reshape(2, 16).sum(1, keepdims=True), 2, 1))
+    # A model conforms its inputs to its Input's dtype (Keras' _conform_to_reference_input):
+    # functional, Sequential with an Input, Sequential whose first layer has input_shape.
+    inputs = tf.keras.Input((4, 4, 1))
+    conv = tf.keras.layers.Conv2D(1, 2, kernel_initializer="ones", use_bias=False)
+    models = [tf.keras.Model(inputs, conv(inputs)),
+              tf.keras.Sequential([tf.keras.Input((4, 4, 1)),
+                                   tf.keras.layers.Conv2D(1, 2, kernel_initializer="ones", use_bias=False)]),
+              tf.keras.Sequential([tf.keras.layers.Conv2D(1, 2, kernel_initializer="ones", use_bias=False,
+                                                          input_shape=(4, 4, 1))])]
+    for model in models:
+        out = model(images)
+        assert out.dtype == tf.float32
+        np.testing.assert_array_equal(out.numpy(), expected)
+        np.testing.assert_array_equal(model.predict(images, verbose=0), expected)
+        model.compile(optimizer="sgd", loss="mse")
+        assert np.isfinite(model.fit(images, expected, epochs=1, verbose=0).history["loss"][0])
+    # A bare convolution does not autocast integers (Keras casts floating inputs only), as in TF.
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.keras.layers.Conv2D(1, 2)(images)
 
 
 def test_tensor_format_formats_an_eager_scalar():
