@@ -27,6 +27,24 @@ struct Arg {
 // Two operands: a NumPy array or list beside a tensor takes the tensor's dtype.
 std::pair<Arg, Arg> operands(py::handle x, py::handle y) {
   Arg a(x), b(y);
+  auto is_tensor = [](py::handle h) { return py::isinstance<Tensor>(h) || py::isinstance<Variable>(h); };
+  if (!is_tensor(x) && !is_tensor(y)) {
+    // TF's eager ops with no tensor operand: x converts on its own, y to x's dtype
+    // (tf.maximum(0., [1, -1]) is float32 [1., 0.], tf.multiply(2, 3) int32; tf.maximum(0, [1.5])
+    // a TypeError).
+    if (a.scalar) {
+      a.tensor = to_tensor(x);
+      a.scalar.reset();
+    }
+    if (b.scalar) {
+      if (PyFloat_Check(y.ptr())) check_float_operand(y, a.tensor.dtype());
+      b.tensor = to_tensor(y, a.tensor.dtype());
+      b.scalar.reset();
+    } else if (b.tensor.dtype() != a.tensor.dtype()) {
+      b.tensor = operand_tensor(y, a.tensor.dtype());
+    }
+    return {std::move(a), std::move(b)};
+  }
   // A Python float beside an integer tensor: TF's TypeError.
   if (a.scalar && b.tensor.defined() && PyFloat_Check(x.ptr())) check_float_operand(x, b.tensor.dtype());
   if (b.scalar && a.tensor.defined() && PyFloat_Check(y.ptr())) check_float_operand(y, a.tensor.dtype());
