@@ -451,15 +451,20 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
 
 
 def _one_hot_indices(indices):
-    """TF converts indices that are not yet a tensor preferring int64, so a float NumPy array
-    truncates to int64; a float tensor is refused, as TF's op refuses it."""
-    if isinstance(indices, (_np.ndarray, _np.generic)) and _np.asarray(indices).dtype.kind == "f":
-        return _np.asarray(indices).astype(_np.int64)
+    """TF's OneHot takes uint8, int8, int32 or int64 indices. A value that is no tensor yet converts
+    to the op's default index dtype, int64, by TF's rules: eagerly a float (NumPy or Python) is a
+    TypeError, inside a trace NumPy floats truncate (TF's graph constants cast them). The op refuses
+    a float tensor: InvalidArgumentError eagerly, TypeError while tracing (op_def_library)."""
     if not isinstance(indices, (_C.Tensor, _C.Variable)):
-        indices = convert_to_tensor(indices)
+        return constant(indices, dtype=_dtypes.int64)
     if indices.dtype not in (_dtypes.uint8, _dtypes.int32, _dtypes.int64):
-        raise TypeError(f"Value passed to parameter 'indices' has DataType {indices.dtype.name} not in list of "
-                        "allowed values: uint8, int8, int32, int64")
+        if _C.is_tracing():
+            raise TypeError(f"Value passed to parameter 'indices' has DataType {indices.dtype.name} not in list "
+                            "of allowed values: uint8, int8, int32, int64")
+        from .errors import InvalidArgumentError
+        tf_name = {"float32": "float", "float64": "double"}.get(indices.dtype.name, indices.dtype.name)
+        raise InvalidArgumentError(f"Value for attr 'TI' of {tf_name} is not in the list of allowed values: uint8, "
+                                   "int8, int32, int64 [Op:OneHot]")
     return indices
 
 

@@ -39,6 +39,23 @@ bool is_python_scalar(py::handle obj);
 // to that dtype): beside an integer or bool tensor it raises TypeError, as TF's
 // "Cannot convert 1.5 to EagerTensor of dtype int32" (2.0 included).
 void check_float_operand(py::handle obj, DType dtype);
+// The TypeError for an operand that cannot become the other operand's dtype;
+// `alone` names the dtype it has on its own ("float32"), for `+`, whose TF op
+// reports the mismatch itself.
+struct OperandDTypeError : py::type_error {
+  OperandDTypeError(const std::string& what, std::string alone_dtype)
+      : py::type_error(what), alone(std::move(alone_dtype)) {}
+  std::string alone;
+};
+// A binary op's non-tensor operand in the other operand's `dtype`, by TF's eager
+// rule (IsCompatible): NumPy floats and lists of Python floats do not become
+// integers (OperandDTypeError), nor bools numbers; while tracing NumPy values
+// cast, as TF's graph constants do.
+Tensor operand_tensor(py::handle obj, DType dtype);
+// TF's AddV2 given x of dtype `expected` and y of dtype `got` (Python names,
+// "int32", "float32"): InvalidArgumentError eagerly, TypeError while tracing,
+// with TF's messages. `x + 1.5` on an int32 tensor is this, not a TypeError.
+[[noreturn]] void add_dtype_mismatch(const std::string& expected, const std::string& got);
 
 // ---- the user's source line -----------------------------------------------------
 // The source location of the innermost Python frame outside the kiln package,

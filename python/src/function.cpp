@@ -223,6 +223,18 @@ void bind_function(py::module_& m) {
       .def("graph_text", [](const ConcreteFunction& f) { return f.graph().to_string(); })
       .def("graph_dot", [](const ConcreteFunction& f) { return f.graph().to_dot(); })
       .def("num_nodes", [](const ConcreteFunction& f) { return f.graph().num_nodes(); })
+      .def("graph_nodes", [](const ConcreteFunction& f) {
+        // (name, op, inputs) of each node, inputs named as a GraphDef names them ("add", "split:1").
+        py::list out;
+        for (const auto& n : f.impl()->graph->nodes()) {
+          py::list inputs;
+          for (const auto& v : n->inputs)
+            inputs.append(v.node->outputs.size() == 1 && v.index == 0 ? v.node->name
+                                                                       : v.node->name + ":" + std::to_string(v.index));
+          out.append(py::make_tuple(n->name, std::string(n->op->name), inputs));
+        }
+        return out;
+      })
       .def("input_specs", [](const ConcreteFunction& f) {
         py::list out;
         for (const TensorSpec& s : f.inputs())

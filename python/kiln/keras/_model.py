@@ -204,7 +204,9 @@ class Model(Layer):
             for value, m in zip(flat_in, _flatten(mask)):
                 if _is_tensor(value):
                     set_mask(value, m)
-        values = {id(kt): v for kt, v in zip(flat_kt, flat_in)}
+        # Keras' _conform_to_reference_input: a tensor takes its Input's dtype (uint8 images feed a float32 model).
+        values = {id(kt): _C.cast(v, kt.dtype._enum) if _is_tensor(v) and v.dtype != kt.dtype else v
+                  for kt, v in zip(flat_kt, flat_in)}
 
         def value_of(t):
             return values[id(t)] if isinstance(t, KerasTensor) else t
