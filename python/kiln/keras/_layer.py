@@ -181,11 +181,20 @@ class _Node:
         self.outputs = None       # structure of KerasTensors
 
 
+_OP_LAYERS = [False]
+
+
 class KerasTensor:
     """A symbolic value of a functional model under construction: a shape (batch dim None), a dtype,
     and the layer call that makes it."""
 
     def __init__(self, shape, dtype=_dtypes.float32, name=None, node=None, index=0):
+        if not _OP_LAYERS[0]:
+            # The first symbolic value: from now on TF ops accept KerasTensors (programs that never build a
+            # functional model keep the ops unwrapped).
+            _OP_LAYERS[0] = True
+            from ._tf_op_layer import install
+            install()
         self._shape = TensorShape(shape)
         self._dtype = _dtypes.as_dtype(dtype)
         self._name = name
@@ -570,8 +579,9 @@ class Layer(Module):
             if loss is None:
                 continue
             if isinstance(loss, KerasTensor):
-                raise NotImplementedError("kiln.keras: add_loss of a symbolic (functional API) tensor is not "
-                                          "supported; add the loss inside a layer's call()")
+                from ._functional_side import AddLoss, add_symbolic
+                add_symbolic(self, loss, AddLoss(unconditional=False))
+                continue
             if callable(loss) and not _is_tensor(loss):
                 self._callable_losses.append(loss)
             else:
@@ -603,12 +613,13 @@ class Layer(Module):
         """Tracks the mean of `value` over the epoch as metric `name` (shown by fit, in model.metrics)."""
         if aggregation is not None and aggregation != "mean":
             raise ValueError(f"We currently support only `mean` and `None` as aggregation, got {aggregation!r}")
-        if isinstance(value, KerasTensor):
-            raise NotImplementedError("kiln.keras: add_metric of a symbolic (functional API) tensor is not "
-                                      "supported; add the metric inside a layer's call()")
         if name is None:
             raise ValueError("Please provide a name for your metric like `self.add_metric(tf.reduce_sum(inputs), "
                              "name='mean_activation')`")
+        if isinstance(value, KerasTensor):
+            from ._functional_side import AddMetric, add_symbolic
+            add_symbolic(self, value, AddMetric(aggregation, name))
+            return
         metric = self._added_metrics.get(name)
         if metric is None:
             from . import metrics as _metrics
@@ -779,7 +790,8 @@ class Layer(Module):
         shapes = _map(lambda x: x.shape if isinstance(x, KerasTensor) else _shape_of(x), inputs)
         self._check_and_build(shapes)
         extra = [t for t in _flatten([list(args), kwargs]) if isinstance(t, KerasTensor)]
-        if (extra or kwargs) and type(self).compute_output_shape is Layer.compute_output_shape:
+        if (extra or kwargs or getattr(self, "_always_trace", False)) and \
+                type(self).compute_output_shape is Layer.compute_output_shape:
             # Symbolic tensors among the other arguments (call(targets, logits)) or settings that change the outputs
             # (return_attention_scores=True): trace the whole call.
             out_shape = self._traced_output_shape(inputs, args, kwargs)

@@ -686,10 +686,12 @@ class Model(Layer):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         if "layers" in config and "input_layers" in config:
-            inputs, outputs, name = _functional_from_config(config, custom_objects)
-            if cls is Model:
-                return Model(inputs=inputs, outputs=outputs, name=name)
-            return cls(inputs=inputs, outputs=outputs, name=name)
+            inputs, outputs, name, side = _functional_from_config(config, custom_objects)
+            model = (Model if cls is Model else cls)(inputs=inputs, outputs=outputs, name=name)
+            from ._functional_side import insert
+            for out in side:  # the calls of model.add_loss / add_metric on symbolic tensors
+                insert(model, out)
+            return model
         return cls(**config)
 
     def _serialized_class_name(self):
