@@ -3,9 +3,10 @@ initializers (their values computed eagerly, under init_scope, even while a func
 checks (InputSpec), autocasting, the training flag passed down to nested layers, and the symbolic
 KerasTensors of the functional API (Input)."""
 import inspect
+import re
 import threading
 
-from .. import _C
+from .. import _C, _scope
 from .. import dtypes as _dtypes
 from ..module import Module
 from ..tensor_shape import TensorShape
@@ -276,7 +277,13 @@ class Layer(Module):
             name = backend.unique_object_name(backend.to_snake_case(type(self).__name__))
         elif not isinstance(name, str):
             raise TypeError(f"Layer name must be a string, got {name!r}")
-        Module.__init__(self, name)
+        if re.match(r"^[A-Za-z0-9.][\w.-]*$", name) and not re.match(r"^[A-Za-z_]", name):
+            # Keras layer names need not be Python identifiers ("3_layer_mlp"), only TF scope names.
+            self._name = name
+            with _scope.name_scope(name) as scope_name:
+                self._scope_name = scope_name
+        else:
+            Module.__init__(self, name)
         self._dtype_policy = _policy_of(dtype)
         self._dtype = _dtypes.as_dtype(self._dtype_policy.compute_dtype if self._dtype_policy is not None
                                        else dtype or backend.floatx())
@@ -433,12 +440,17 @@ class Layer(Module):
                 return
             visited.add(id(layer))
             trainable = trainable and layer._trainable
+            start = len(out)
             for v in layer._layer_weights:
                 add(v, trainable)
             for key, value in vars(layer).items():
                 if key in _NOT_WEIGHT_HOLDERS or key in type(layer)._TF_MODULE_IGNORED_PROPERTIES:
                     continue
                 visit(value, trainable, depth + 1)
+            if not hasattr(layer, "_is_graph_network"):
+                # Keras: a layer's weights are its trainable weights, then the others (a model's: its layers' in
+                # order), so freezing a nested layer moves its weights after the trainable ones.
+                out[start:] = [p for p in out[start:] if p[1]] + [p for p in out[start:] if not p[1]]
 
         def visit(value, trainable, depth):
             if isinstance(value, _C.Variable):
@@ -506,6 +518,10 @@ class Layer(Module):
         for v in self.weights:
             n += v.shape.num_elements() or 0
         return n
+
+    def add_variable(self, *args, **kwargs):
+        """Keras' deprecated alias of add_weight."""
+        return self.add_weight(*args, **kwargs)
 
     def add_weight(self, name=None, shape=None, dtype=None, initializer=None, regularizer=None, trainable=None,
                    constraint=None, use_resource=None, synchronization=None, aggregation=None, **kwargs):
@@ -827,7 +843,7 @@ class Layer(Module):
     def get_build_config(self):
         """{"input_shape": ...} of the first build (saved beside the config, so a loaded layer is built before its
         weights are read)."""
-        shape = self._build_input_shape
+        shape = getattr(self, "_build_input_shape", None)  # None too for a subclass that skipped Layer.__init__
         if shape is None:
             return None
         return {"input_shape": _shape_as_lists(shape)}
