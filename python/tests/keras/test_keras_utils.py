@@ -117,3 +117,46 @@ def test_set_random_seed_and_normalize():
     assert a[:2] == b[:2]
     np.testing.assert_array_equal(a[2], b[2])
     np.testing.assert_allclose(keras.utils.normalize(np.array([[3.0, 4.0], [0.0, 0.0]])), [[0.6, 0.8], [0, 0]])
+
+
+def test_get_file_uses_the_cache_downloads_and_extracts(tmp_path, monkeypatch, capsys):
+    import hashlib
+    import zipfile
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "home"))
+    source = tmp_path / "remote"
+    source.mkdir()
+    (source / "data.txt").write_text("hello")
+    with zipfile.ZipFile(source / "bundle.zip", "w") as z:
+        z.writestr("bundle.csv", "a,b\n1,2\n")
+    # A file:// origin stands in for the network: the first call downloads, the second finds the cached copy.
+    path = keras.utils.get_file("data.txt", (source / "data.txt").as_uri())
+    assert path == str(tmp_path / "home" / "datasets" / "data.txt") and open(path).read() == "hello"
+    assert capsys.readouterr().out.startswith("Downloading data from file://")
+    (source / "data.txt").write_text("changed")
+    assert open(keras.utils.get_file("data.txt", (source / "data.txt").as_uri())).read() == "hello"
+    assert capsys.readouterr().out == ""
+    sha = hashlib.sha256(b"changed").hexdigest()
+    path = keras.utils.get_file("data.txt", (source / "data.txt").as_uri(), file_hash=sha)  # stale: fetched again
+    assert open(path).read() == "changed"
+    zip_path = keras.utils.get_file(origin=(source / "bundle.zip").as_uri(), fname="bundle.zip", extract=True)
+    assert open(zip_path.replace(".zip", ".csv")).read() == "a,b\n1,2\n"
+    with pytest.raises(Exception, match="URL fetch failure on file://"):
+        keras.utils.get_file("gone.txt", (source / "gone.txt").as_uri())
+    with pytest.raises(ValueError, match="file hash does not match"):
+        keras.utils.get_file("other.txt", (source / "data.txt").as_uri(), file_hash="0" * 64)
+
+
+def test_fashion_mnist_reads_keras_cache(tmp_path, monkeypatch):
+    import gzip
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    directory = tmp_path / "datasets" / "fashion-mnist"
+    directory.mkdir(parents=True)
+    images = np.arange(3 * 28 * 28, dtype=np.uint32).astype(np.uint8).reshape(3, 28, 28)
+    for prefix in ("train", "t10k"):
+        with gzip.open(directory / f"{prefix}-labels-idx1-ubyte.gz", "wb") as f:
+            f.write(b"\0\0\x08\x01" + (3).to_bytes(4, "big") + bytes([7, 0, 9]))
+        with gzip.open(directory / f"{prefix}-images-idx3-ubyte.gz", "wb") as f:
+            f.write(b"\0\0\x08\x03" + (3).to_bytes(4, "big") + (28).to_bytes(4, "big") * 2 + images.tobytes())
+    (x_train, y_train), (x_test, y_test) = keras.datasets.fashion_mnist.load_data()
+    assert x_train.shape == (3, 28, 28) and x_train.dtype == np.uint8 and y_test.tolist() == [7, 0, 9]
+    np.testing.assert_array_equal(x_test, images)
