@@ -324,18 +324,12 @@ class VariationalAutoEncoder(keras.Model):
         return reconstructed
 
 
-def load_data():
-    """MNIST's arrays, synthetic (uint8 28x28 strokes on noise): ((x_train, y_train), (x_test, y_test))."""
-    rng = np.random.default_rng(0)
+from synthetic_data import mnist_like  # noqa: E402 - the download's stand-in
 
-    def part(n):
-        y = rng.integers(0, 10, n).astype("uint8")
-        x = rng.integers(0, 40, (n, 28, 28)).astype("uint8")
-        for i, k in enumerate(y):
-            x[i, 4 + 2 * k, 4:24] = 255
-            x[i, 4:24, 4 + 2 * k] = 200
-        return x, y
-    return part(1000), part(200)
+
+def load_data():
+    """MNIST's arrays, synthetic (synthetic_data.py beside this file)."""
+    return mnist_like(1000, 200)
 
 
 original_dim = 784

@@ -1,23 +1,13 @@
 """keras.io's programs under examples/python/keras (their code with only the import changed, small synthetic data)
 run to the end and print what keras.io shows: summaries' parameter counts, fit's figures and History keys, the
 directory datasets' lines, and losses that fall while they train."""
-import os
 import re
-import subprocess
-import sys
 
-from keras_util import REPO
-
-PROGRAMS = os.path.join(REPO, "examples", "python", "keras")
+from keras_util import run_example, without_progress
 
 
 def run_program(name):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONUNBUFFERED="1")
-    result = subprocess.run([sys.executable, os.path.join(PROGRAMS, name)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env, timeout=600, cwd=REPO)
-    assert result.returncode == 0, result.stdout
-    # fit's bar redraws in place; keep each epoch's last line.
-    return "\n".join(line for line in result.stdout.splitlines() if "ETA" not in line)
+    return without_progress(run_example("keras", name))
 
 
 def epoch_figures(out, key):

@@ -1,13 +1,10 @@
 """TensorFlow's quickstart tutorials (examples/python/tutorials, the notebooks' code with only the import
 changed) on small synthetic MNIST files: they run to the end, learn, and print what the notebooks print."""
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from keras_util import REPO, synthetic_mnist
+from keras_util import run_example, synthetic_mnist, without_progress
 
 
 @pytest.fixture(scope="module")
@@ -18,11 +15,7 @@ def mnist_dir(tmp_path_factory):
 
 
 def run_tutorial(name, mnist_dir):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), KILN_MNIST_DIR=mnist_dir)
-    result = subprocess.run([sys.executable, os.path.join(REPO, "examples", "python", "tutorials", name)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=600)
-    assert result.returncode == 0, result.stdout
-    return "\n".join(line for line in result.stdout.splitlines() if "ETA" not in line)
+    return without_progress(run_example("tutorials", name, env={"KILN_MNIST_DIR": mnist_dir}))
 
 
 def test_quickstart_beginner(mnist_dir):
