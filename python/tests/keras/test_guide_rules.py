@@ -54,3 +54,21 @@ def test_summary_names_functional_models_and_odd_layer_names():
     lines = []
     model.summary(print_fn=lines.append)
     assert any(line.startswith("3_layer_mlp (Functional)") for line in lines)
+
+
+def test_train_step_gets_a_dataset_element_as_it_is():
+    seen = []
+
+    class M(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(1)
+
+        def train_step(self, data):
+            seen.append(type(data).__name__)
+            return {"total": tf.reduce_sum(self.dense(data))}
+
+    model = M()
+    model.compile()
+    history = model.fit(tf.data.Dataset.from_tensor_slices(np.ones((8, 3), "float32")).batch(4), verbose=0)
+    assert seen[0] in ("Tensor", "SymbolicTensor") and list(history.history) == ["total"]

@@ -103,3 +103,14 @@ def test_making_new_layers_and_models_via_subclassing():
     assert len(means) == 2 and means[1] < means[0]
     losses = epoch_figures(out, "loss")
     assert losses[-1] < losses[-2]  # the VAE's fit
+
+
+def test_dcgan_overriding_train_step():
+    out = run_program("dcgan_overriding_train_step.py")
+    assert 'Model: "discriminator"' in out and 'Model: "generator"' in out
+    assert "Total params: 74,625" in out and "Total params: 1,339,905" in out  # keras.io's summaries
+    # train_step gets each batch tensor itself and returns its own logs: d_loss and g_loss per epoch.
+    epochs = re.findall(r"^Epoch (\d)/2\s+8/8 \[=+\]\s+d_loss ([\d.]+)\s+g_loss ([\d.]+)", out, re.M)
+    assert [e[0] for e in epochs] == ["1", "2"]
+    assert out.rstrip().endswith("['generated_img_0_0.png', 'generated_img_0_1.png', 'generated_img_1_0.png', "
+                                 "'generated_img_1_1.png', 'generated_img_2_0.png', 'generated_img_2_1.png']")
