@@ -72,3 +72,20 @@ def test_train_step_gets_a_dataset_element_as_it_is():
     model.compile()
     history = model.fit(tf.data.Dataset.from_tensor_slices(np.ones((8, 3), "float32")).batch(4), verbose=0)
     assert seen[0] in ("Tensor", "SymbolicTensor") and list(history.history) == ["total"]
+
+
+def test_a_built_sequential_model_has_a_functional_graph():
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2), keras.layers.Dense(4)])
+    assert [t.shape.as_list() for t in model.inputs] == [[None, 3]] and model.outputs[0].shape.as_list() == [None, 4]
+    model.pop()
+    model.add(keras.layers.Dense(5))
+    assert [len(layer.inbound_nodes) for layer in model.layers] == [1, 1]  # pop() dropped its calls
+    extractor = keras.Model(model.inputs, [layer.output for layer in model.layers])
+    x = np.ones((2, 3), "float32")
+    first, second = extractor(x)
+    np.testing.assert_allclose(second.numpy(), model(x).numpy(), rtol=1e-6)
+    assert first.shape == (2, 2)
+    deferred = keras.Sequential([keras.layers.Dense(2)])
+    assert deferred.inputs is None
+    deferred(x)  # built by its first call: the graph's Input is named after the first layer
+    assert deferred.inputs[0].name.endswith("_input") and deferred.layers[0].output.shape.as_list() == [None, 2]

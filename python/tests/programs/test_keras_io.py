@@ -114,3 +114,15 @@ def test_dcgan_overriding_train_step():
     assert [e[0] for e in epochs] == ["1", "2"]
     assert out.rstrip().endswith("['generated_img_0_0.png', 'generated_img_0_1.png', 'generated_img_1_0.png', "
                                  "'generated_img_1_1.png', 'generated_img_2_0.png', 'generated_img_2_1.png']")
+
+
+def test_sequential_model():
+    out = run_program("sequential_model.py")
+    assert "\n2\n[]\n" in out  # len(model.layers) after pop(); a layer has no weights before its first call
+    assert re.search(r"<kiln\.Variable 'dense_\d+/kernel:0' shape=\(4, 3\) dtype=float32", out)
+    assert "Number of weights after calling the model: 6" in out
+    # The add() + summary() debugging workflow: the shapes keras.io shows.
+    assert "max_pooling2d (MaxPooling2D) (None, 40, 40, 32)        0" in out
+    assert "max_pooling2d_2 (MaxPooling2 (None, 4, 4, 32)          0" in out
+    assert "Total params: 11,680" in out and "Total params: 48,672" in out
+    assert out.rstrip().endswith("(1, 121, 121, 32)")  # the intermediate layer's output, via layer.output
