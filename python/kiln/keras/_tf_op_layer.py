@@ -64,6 +64,8 @@ def _wrap(fn, symbol):
         return _op_layer_call(fn, symbol, args, kwargs)
 
     op.__kiln_op_wrapper__ = fn
+    # AutoGraph calls it as it is (functools.wraps copied the op's __module__, which may not name kiln).
+    op.__kiln_do_not_convert__ = True
     return op
 
 

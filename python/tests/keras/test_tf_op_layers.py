@@ -113,3 +113,17 @@ def test_plain_ops_are_unchanged_and_errors_keep_their_class():
     with pytest.raises(Exception) as err:
         tf.reshape(tf.constant([1.0, 2.0, 3.0]), [2])
     assert "KerasTensor" not in str(err.value)
+
+
+def test_wrapped_ops_inside_traced_functions_are_not_converted():
+    keras.Input(shape=(2,))  # the ops are wrapped from here on
+    a = np.arange(6.0).reshape(2, 3)
+    b = np.arange(12.0).reshape(3, 4)
+
+    @tf.function
+    def traced(x, y):
+        if tf.reduce_sum(x) > 0:  # AutoGraph converts this function, not the ops it calls
+            return tf.matmul(x, y)
+        return tf.linalg.matmul(y, x, transpose_a=True, transpose_b=True)
+
+    np.testing.assert_allclose(traced(tf.constant(a), tf.constant(b)).numpy(), a @ b)
