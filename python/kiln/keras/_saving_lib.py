@@ -192,7 +192,12 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
                                  "SavedModel loads with kiln.saved_model.load")
             with open(path, "rb") as f:
                 return f.read()
-        return _load_from(read, custom_objects, compile, safe_mode)
+        try:
+            return _load_from(read, custom_objects, compile, safe_mode)
+        except ValueError as e:
+            if not str(e).startswith("Unknown") or not os.path.exists(os.path.join(filepath, "saved_model.json")):
+                raise
+            return _revive(filepath, json.loads(read(_CONFIG_FILENAME)), e)
     with zipfile.ZipFile(filepath, "r") as zf:
         if _VARS_FNAME not in zf.namelist():
             raise ValueError(f"Expected a {_VARS_FNAME} file.")
@@ -231,18 +236,54 @@ def save_saved_model_dir(model, dirpath):
     elif isinstance(model, Sequential) and model.built and model.layers:
         name = model._input_name or f"{model.layers[0].name}_input"
         specs = [TensorSpec(TensorShape(model._build_input_shape), model.layers[0].dtype, name=name)]
+    elif model.built and isinstance(model._build_input_shape, TensorShape) and model._build_input_shape.rank:
+        # A subclassed model called on one input: its call for any batch size (TF saves the traces it made).
+        shape = TensorShape([None] + model._build_input_shape.as_list()[1:])
+        specs = [TensorSpec(shape, model.dtype, name="input_1")]
     if specs:
         if len(specs) == 1:
             signature = function(lambda inputs: model(inputs, training=False), input_signature=specs)
         else:
             signature = function(lambda *args: model(list(args), training=False), input_signature=specs)
-    saved_model.save(model, dirpath, signatures=signature)
+    # The call is also the loaded object's __call__ (tf.saved_model.load(dir)(x), as TF's Keras SavedModels).
+    if signature is not None:
+        vars(model)["__call__"] = signature
+    try:
+        saved_model.save(model, dirpath, signatures=signature)
+    finally:
+        vars(model).pop("__call__", None)
     with open(os.path.join(dirpath, _CONFIG_FILENAME), "w") as f:
         f.write(json.dumps(serialize_keras_object(model)))
     with open(os.path.join(dirpath, _METADATA_FILENAME), "w") as f:
         f.write(json.dumps({"keras_version": KERAS_VERSION,
                             "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}))
     save_weights_only(model, os.path.join(dirpath, _VARS_FNAME))
+
+
+def _revive(dirpath, config, error):
+    """A SavedModel directory whose model class is not known here: as TF's Keras loader, a Model of the same class
+    name whose call is the saved call trace and whose weights are the saved variables (it predicts and evaluates,
+    eagerly; it has no get_config)."""
+    from .. import saved_model
+    from ._model import Model
+    loaded = saved_model.load(dirpath)
+    call = loaded.__dict__.get("__call__")
+    if call is None:
+        raise error
+    class_name = config.get("class_name", "Model") if isinstance(config, dict) else "Model"
+    name = (config.get("config") or {}).get("name") if isinstance(config, dict) else None
+
+    def revived_call(self, inputs, training=None, mask=None):
+        return self._revived_fn(inputs)
+
+    # A loaded trace runs on values only (not inside another trace), so fit / evaluate / predict run eagerly.
+    cls = type(class_name, (Model,), {"call": revived_call, "__module__": "kiln.keras.saving.legacy.saved_model.load",
+                                      "run_eagerly": property(lambda self: True, lambda self, value: None)})
+    model = cls(name=name)
+    model._revived_fn = call
+    model._revived_loaded = loaded  # its variables are the model's weights
+    model.built = True
+    return model
 
 
 def deserialize_model(config, custom_objects=None):

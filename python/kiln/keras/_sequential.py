@@ -1,6 +1,7 @@
 """tf.keras.Sequential (keras/engine/sequential.py): a Model whose layers run one after the other."""
 from .. import _C
 from ..tensor_shape import TensorShape
+from . import _sequential_graph
 from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _is_tensor, _shape_str
 from ._model import Model
 
@@ -56,12 +57,15 @@ class Sequential(Model):
             for previous in self._seq_layers[:-1]:
                 shape = previous.compute_output_shape(shape)
             layer._maybe_build(shape)
+        if self.built and len(self._seq_layers) > 1:
+            _sequential_graph.extend(self, layer)
         self.train_function = self.test_function = self.predict_function = None
 
     def pop(self):
         if not self._seq_layers:
             raise TypeError("There are no layers in the model.")
         self._seq_layers.pop()
+        _sequential_graph.connect(self)
         self.train_function = self.test_function = self.predict_function = None
 
     def _maybe_build(self, input_shapes):
@@ -89,6 +93,16 @@ class Sequential(Model):
         self._build_input_shape = shape
         self.input_spec = InputSpec(shape=shape)
         self.built = True
+        _sequential_graph.connect(self)
+
+    @property
+    def inputs(self):
+        """The Input KerasTensor of the model's graph (Keras makes one once the input shape is known)."""
+        return list(self._graph_inputs) if getattr(self, "_graph_inputs", None) else None
+
+    @property
+    def outputs(self):
+        return list(self._graph_outputs) if getattr(self, "_graph_outputs", None) else None
 
     def call(self, inputs, training=None, mask=None):
         # Keras' Sequential.call: a mask given reaches the first layer when its call takes one; after that each
