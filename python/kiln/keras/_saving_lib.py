@@ -20,7 +20,8 @@ import zipfile
 import numpy as np
 
 from . import backend
-from ._layer import Layer, InputLayer
+from .. import _C
+from ._layer import _NOT_WEIGHT_HOLDERS, InputLayer, Layer
 from ._serialization import serialize_keras_object
 
 KERAS_VERSION = "2.15.0"
@@ -51,8 +52,27 @@ def _own_variables(obj):
         if obj._iterations is None:
             return []
         return [obj._iterations] + [v for slots in obj._slots.values() for v in slots]
-    trainable = [v for v in obj._layer_weights if v.trainable]
-    return trainable + [v for v in obj._layer_weights if not v.trainable]
+    # Keras 2's Layer tracks tf.Variables assigned to its attributes (in lists and dicts too) as its own
+    # weights, after those add_weight made: a layer that makes tf.Variables in build saves and loads them.
+    own, seen = [], set()
+
+    def add(value, depth=0):
+        if isinstance(value, _C.Variable):
+            if value._state_id() not in seen:
+                seen.add(value._state_id())
+                own.append(value)
+        elif isinstance(value, (list, tuple)) and depth < 8:
+            for item in value:
+                add(item, depth + 1)
+        elif isinstance(value, dict) and depth < 8:
+            for item in value.values():
+                add(item, depth + 1)
+    for v in obj._layer_weights:
+        add(v)
+    for key, value in vars(obj).items():
+        if key not in _NOT_WEIGHT_HOLDERS:
+            add(value)
+    return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
 
 
 def _children(obj):
