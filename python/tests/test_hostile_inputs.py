@@ -59,6 +59,22 @@ def test_writable_array_changed_after_conversion(make):
     np.testing.assert_array_equal(t.numpy(), expected)
 
 
+def test_writable_array_changed_after_assign_or_dataset():
+    a = np.arange(6, dtype=np.float32).reshape(3, 2)
+    expected = a.copy()
+    v = tf.Variable(np.zeros((3, 2), np.float32))
+    v.assign(a)
+    w = tf.Variable(np.zeros((3, 2), np.float32))
+    w.assign_add(a)
+    slices = tf.data.Dataset.from_tensor_slices(a)
+    whole = tf.data.Dataset.from_tensors(a)
+    a[:] = -1
+    np.testing.assert_array_equal(v.numpy(), expected)
+    np.testing.assert_array_equal(w.numpy(), expected)
+    np.testing.assert_array_equal(np.stack([x.numpy() for x in slices]), expected)
+    np.testing.assert_array_equal(next(iter(whole)).numpy(), expected)
+
+
 def test_function_capturing_a_constant_sees_the_old_value():
     a = np.ones(4, np.float32)
     t = tf.constant(a)
