@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include <kiln/cancellation.h>
 #include <kiln/kiln.h>
 
 namespace kiln::python {
@@ -100,6 +101,42 @@ py::object rebuild_arguments(py::handle obj, detail::Rebuilder& leaves);
 py::object flatten_result(py::handle obj, detail::ResultFlattener& flat);
 py::object unflatten_result(py::handle tmpl, detail::ResultReader& reader);
 
+// ---- graph calls: Ctrl-C and deadlines ------------------------------------------
+// A graph call made from Python (with the GIL). On Python's main thread, while
+// SIGINT has Python's default handler, a Ctrl-C cancels the call between ops
+// and it raises KeyboardInterrupt (not after the graph finishes); `timeout`
+// (seconds) bounds it with DeadlineExceeded. Elsewhere (other threads, a
+// handler of the user's own) the call runs as before: with neither, each op
+// pays one thread-local load; with one, an atomic load (and a clock read for
+// a timeout).
+class GraphCall {
+ public:
+  explicit GraphCall(std::optional<double> timeout = std::nullopt);
+  ~GraphCall();
+  GraphCall(const GraphCall&) = delete;
+  GraphCall& operator=(const GraphCall&) = delete;
+
+  // Runs `run` without the GIL under the call's cancellation.
+  template <class F> auto operator()(F&& run) -> decltype(run()) {
+    try {
+      py::gil_scoped_release release;
+      std::optional<CancellationScope> scope;
+      if (cancellation_.timeout || cancellation_.cancel) scope.emplace(cancellation_);
+      return run();
+    } catch (...) {
+      raise_pending();
+      throw;
+    }
+  }
+
+ private:
+  // After a failed call: raises the pending Ctrl-C's KeyboardInterrupt.
+  void raise_pending();
+  Cancellation cancellation_;
+  bool counted_ = false;    // a call of the main thread
+  bool outermost_ = false;  // its outermost one
+};
+
 // ---- registration ---------------------------------------------------------------
 void bind_errors(py::module_& m);
 void bind_tensor(py::module_& m);
@@ -112,6 +149,7 @@ void bind_saved_model(py::module_& m);
 void bind_onnx(py::module_& m);
 void bind_distributed(py::module_& m);
 void bind_profiler(py::module_& m);
+void bind_interrupt(py::module_& m);
 
 
 }  // namespace kiln::python

@@ -85,11 +85,9 @@ class PyFunction {
     names.attach(flat);
     auto trace = make_trace(args);
     detail::TraceFnRef ref(trace);
-    detail::CallResult result;
-    {
-      py::gil_scoped_release release;
-      result = detail::is_tracing() ? core_->call_in_trace(flat, ref) : core_->call(flat, ref);
-    }
+    detail::CallResult result = GraphCall()([&] {
+      return detail::is_tracing() ? core_->call_in_trace(flat, ref) : core_->call(flat, ref);
+    });
     py::object tmpl = template_of(*result.concrete);
     detail::ResultReader reader(std::span<Tensor>(result.leaves.data(), result.leaves.size()), result.sizes());
     return unflatten_result(tmpl, reader);
@@ -128,11 +126,7 @@ class PyFunction {
 py::object call_concrete(const ConcreteFunction& f, py::handle tmpl, py::tuple args) {
   detail::Flattener flat;
   flatten_call(args, flat);
-  Outputs outs;
-  {
-    py::gil_scoped_release release;
-    outs = f.call_flat(flat);
-  }
+  Outputs outs = GraphCall()([&] { return f.call_flat(flat); });
   std::vector<Tensor> leaves = outs.values();
   detail::ResultReader reader(leaves, f.impl()->result_sizes);
   return unflatten_result(tmpl, reader);
@@ -159,9 +153,16 @@ TensorSpec spec_from_python(py::handle obj) {
 
 // A tf.errors class raised by a host function keeps its class, as in TF's
 // py_function (a ResourceExhaustedError stays one); other exceptions become
-// InvalidArgumentError.
+// InvalidArgumentError. A Ctrl-C's KeyboardInterrupt stops the graph and is
+// raised again when the call returns to Python (GraphCall).
 void rethrow_op_error(py::error_already_set& e, const std::string& text) {
+  if (e.matches(PyExc_KeyboardInterrupt)) {
+    PyErr_SetInterrupt();
+    throw Cancelled(text);
+  }
   py::module_ c = py::module_::import("kiln._C");
+  if (e.matches(c.attr("CancelledError"))) throw Cancelled(text);
+  if (e.matches(c.attr("DeadlineExceededError"))) throw DeadlineExceeded(text);
   if (e.matches(c.attr("ResourceExhaustedError"))) throw ResourceExhausted(text);
   if (e.matches(c.attr("OutOfRangeError"))) throw OutOfRange(text);
   if (e.matches(c.attr("FailedPreconditionError"))) throw FailedPrecondition(text);
@@ -279,13 +280,8 @@ void bind_function(py::module_& m) {
         throw InvalidArgument(text);
       }
     };
-    std::vector<Tensor> out;
     SourceLocation loc = user_location();
-    {
-      py::gil_scoped_release release;
-      out = host_function(std::move(callback), inputs, dtypes, loc);
-    }
-    return out;
+    return GraphCall()([&] { return host_function(std::move(callback), inputs, dtypes, loc); });
   });
 }
 
