@@ -9,13 +9,13 @@
 #include <omp.h>
 #include <unistd.h>
 
-namespace kiln::config {
+namespace kiln {
 
 namespace {
 thread_local int intra_op_threads = 0;
 }
 
-void set_intra_op_parallelism_threads(int num_threads) {
+void config::set_intra_op_parallelism_threads(int num_threads) {
   if (num_threads < 0)
     throw std::invalid_argument("set_intra_op_parallelism_threads: num_threads must not be negative, got " +
                                 std::to_string(num_threads));
@@ -25,12 +25,12 @@ void set_intra_op_parallelism_threads(int num_threads) {
   omp_set_num_threads(num_threads > 0 ? num_threads : default_threads);
 }
 
-int get_intra_op_parallelism_threads() { return intra_op_threads; }
+int config::get_intra_op_parallelism_threads() { return intra_op_threads; }
 
-bool wait_policy_is_set() { return std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"); }
+bool config::wait_policy_is_set() { return std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"); }
 
-void adopt_fair_wait_policy(int argc, char** argv) {
-  if (wait_policy_is_set() || argc < 1) return;
+void config::adopt_fair_wait_policy(int argc, char** argv) {
+  if (config::wait_policy_is_set() || argc < 1) return;
   if (setenv("GOMP_SPINCOUNT", kFairSpinCount, 1) != 0) return;
   std::vector<char*> args(argv, argv + argc);
   args.push_back(nullptr);
@@ -40,4 +40,4 @@ void adopt_fair_wait_policy(int argc, char** argv) {
   unsetenv("GOMP_SPINCOUNT");
 }
 
-}  // namespace kiln::config
+}  // namespace kiln

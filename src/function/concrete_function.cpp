@@ -27,9 +27,16 @@ ResultLeaves TracedGraph::run(std::span<const Tensor> leaves) const {
 
 ResultLeaves TracedGraph::call(std::span<const Tensor> leaves) const {
   if (runtime::TapeHook* tapes = runtime::thread_state.tapes) [[unlikely]]
-    return record_call(*tapes, *this, leaves, nullptr);
+    return function_impl::record_call(*tapes, *this, leaves, nullptr);
   return run(leaves);
 }
+
+
+const std::vector<int64_t>& CallResult::sizes() const { return concrete->result_sizes; }
+
+}  // namespace detail
+
+namespace function_impl {
 
 namespace {
 // The plan of an optimized copy of `g` (a graph run directly rather than
@@ -42,12 +49,12 @@ std::shared_ptr<const exec::Plan> optimized_plan_for(const std::shared_ptr<const
 }
 }  // namespace
 
-ResultLeaves record_call(runtime::TapeHook& tapes, const TracedGraph& impl, std::span<const Tensor> leaves,
-                         ResultLeaves* ran) {
-  TracedGraph::Inputs inputs = impl.inputs(leaves);
+detail::ResultLeaves record_call(runtime::TapeHook& tapes, const detail::TracedGraph& impl,
+                                 std::span<const Tensor> leaves, detail::ResultLeaves* ran) {
+  detail::TracedGraph::Inputs inputs = impl.inputs(leaves);
   std::span<const Tensor> in(inputs.data(), inputs.size());
   std::shared_ptr<const graph::Graph> g = impl.graph;
-  ResultLeaves out;
+  detail::ResultLeaves out;
   if (ran) {
     out = std::move(*ran);
   } else {
@@ -60,11 +67,6 @@ ResultLeaves record_call(runtime::TapeHook& tapes, const TracedGraph& impl, std:
   return out;
 }
 
-const std::vector<int64_t>& CallResult::sizes() const { return concrete->result_sizes; }
-
-}  // namespace detail
-
-namespace function_impl {
 
 std::vector<std::string> atom_paths(const detail::TraceKey& key) {
   std::vector<std::string> paths;

@@ -379,11 +379,11 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   std::span<const Tensor> leaves_in(flat.leaves.data(), flat.leaves.size());
   if (!s.options.verify) [[likely]] {
     if (runtime::TapeHook* tapes = runtime::thread_state.tapes) [[unlikely]]
-      return CallResult{record_call(*tapes, *runner, leaves_in, nullptr), runner};
+      return CallResult{function_impl::record_call(*tapes, *runner, leaves_in, nullptr), runner};
     return CallResult{runner->run(leaves_in), runner};
   }
   ResultLeaves out = verify_call(s.options, *runner, leaves_in, trace);
-  if (runtime::TapeHook* tapes = runtime::thread_state.tapes) out = record_call(*tapes, *runner, leaves_in, &out);
+  if (runtime::TapeHook* tapes = runtime::thread_state.tapes) out = function_impl::record_call(*tapes, *runner, leaves_in, &out);
   return CallResult{std::move(out), runner};
 }
 

@@ -37,18 +37,20 @@ struct TracedGraph {
   ResultLeaves call(std::span<const Tensor> leaves) const;
 };
 
+
+}  // namespace kiln::detail
+
+namespace kiln::function_impl {
+
 // A traced graph called eagerly under a GradientTape is recorded as the Call
 // op it would be in a graph: inputs are the arguments, then the captures.
 // When its gradient needs values the run draws (random ops), the call runs
 // the graph that also returns them (hidden outputs the tape keeps) instead of
 // its own plan. `ran`: the results of a call that already ran (the verify
 // option), recorded as they are.
-ResultLeaves record_call(runtime::TapeHook& tapes, const TracedGraph& impl, std::span<const Tensor> leaves,
-                         ResultLeaves* ran);
-
-}  // namespace kiln::detail
-
-namespace kiln::function_impl {
+detail::ResultLeaves record_call(runtime::TapeHook& tapes, const detail::TracedGraph& impl,
+                                 std::span<const Tensor> leaves,
+                                 detail::ResultLeaves* ran);
 
 // "arg 0", "arg 1[2]": the path of every atom of a key.
 std::vector<std::string> atom_paths(const detail::TraceKey& key);
