@@ -466,8 +466,9 @@ import sys
 sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
 import kiln as tf
 from test_hostile_inputs import _spinner
+from test_hostile_inputs import _signal_state
 spin, count = _spinner()
-print("ready", flush=True)
+print("ready", _signal_state(), flush=True)
 try:
     spin(tf.constant(2**62, tf.int64))
     print("finished", flush=True)
@@ -479,6 +480,14 @@ i, s = spin(tf.constant(5, tf.int64))
 assert (int(i), float(s), int(count.numpy()) - before) == (5, 2.5, 5), (i, s, count)
 print("usable", flush=True)
 """
+
+
+def _signal_state():
+    """This thread's blocked, ignored and caught signals and Python's SIGINT handler: what a
+    failure of the tests below needs to be understood."""
+    with open("/proc/thread-self/status") as f:
+        lines = [line.strip() for line in f if line.startswith(("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt"))]
+    return lines + [repr(signal.getsignal(signal.SIGINT))]
 
 
 def _read_until(proc, text, timeout, out=""):
@@ -557,7 +566,7 @@ def test_graph_call_on_another_thread_is_not_cancelled():
     except KeyboardInterrupt:
         interrupted = True
     worker.join()
-    assert interrupted
+    assert interrupted, _signal_state()
     assert int(result["out"][0]) == 200_000
 
 
@@ -582,6 +591,6 @@ def test_ctrl_c_inside_py_function_is_a_keyboard_interrupt():
         except BaseException as e:  # noqa: B036 (a KeyboardInterrupt must not end the session)
             raised = e
         timer.join()
-        assert isinstance(raised, KeyboardInterrupt), repr(raised)
+        assert isinstance(raised, KeyboardInterrupt), (repr(raised), _signal_state())
         assert time.monotonic() - begin < 1.5
     assert float(tf.function(lambda x: x + 1.0)(tf.constant(1.0)).numpy()) == 2.0
