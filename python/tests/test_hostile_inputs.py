@@ -461,8 +461,12 @@ def _spinner():
     return spin, count
 
 
+# A shell starts background jobs with SIGINT ignored, and Python keeps it so: the child
+# and the tests below put Python's default handler back.
 _CTRL_C_CHILD = f"""
+import signal
 import sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
 import kiln as tf
 from test_hostile_inputs import _spinner
@@ -488,6 +492,13 @@ def _signal_state():
     with open("/proc/thread-self/status") as f:
         lines = [line.strip() for line in f if line.startswith(("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt"))]
     return lines + [repr(signal.getsignal(signal.SIGINT))]
+
+
+@pytest.fixture
+def default_sigint():
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 
 def _read_until(proc, text, timeout, out=""):
@@ -552,7 +563,7 @@ def test_own_sigint_handler_is_left_alone():
     assert got == [signal.SIGINT]
 
 
-def test_graph_call_on_another_thread_is_not_cancelled():
+def test_graph_call_on_another_thread_is_not_cancelled(default_sigint):
     # Python raises KeyboardInterrupt in its main thread only: a worker's call goes on.
     spin, _ = _spinner()
     result = {}
@@ -570,7 +581,7 @@ def test_graph_call_on_another_thread_is_not_cancelled():
     assert int(result["out"][0]) == 200_000
 
 
-def test_ctrl_c_inside_py_function_is_a_keyboard_interrupt():
+def test_ctrl_c_inside_py_function_is_a_keyboard_interrupt(default_sigint):
     # It stops the graph and comes out as itself, not as an InvalidArgumentError.
     def slow(x):
         for _ in range(200):
