@@ -461,13 +461,18 @@ def _spinner():
     return spin, count
 
 
+# A shell starts background jobs with SIGINT ignored, and Python keeps it so: the child
+# and the tests below put Python's default handler back.
 _CTRL_C_CHILD = f"""
+import signal
 import sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
 import kiln as tf
 from test_hostile_inputs import _spinner
+from test_hostile_inputs import _signal_state
 spin, count = _spinner()
-print("ready", flush=True)
+print("ready", _signal_state(), flush=True)
 try:
     spin(tf.constant(2**62, tf.int64))
     print("finished", flush=True)
@@ -479,6 +484,21 @@ i, s = spin(tf.constant(5, tf.int64))
 assert (int(i), float(s), int(count.numpy()) - before) == (5, 2.5, 5), (i, s, count)
 print("usable", flush=True)
 """
+
+
+def _signal_state():
+    """This thread's blocked, ignored and caught signals and Python's SIGINT handler: what a
+    failure of the tests below needs to be understood."""
+    with open("/proc/thread-self/status") as f:
+        lines = [line.strip() for line in f if line.startswith(("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt"))]
+    return lines + [repr(signal.getsignal(signal.SIGINT))]
+
+
+@pytest.fixture
+def default_sigint():
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 
 def _read_until(proc, text, timeout, out=""):
@@ -543,7 +563,7 @@ def test_own_sigint_handler_is_left_alone():
     assert got == [signal.SIGINT]
 
 
-def test_graph_call_on_another_thread_is_not_cancelled():
+def test_graph_call_on_another_thread_is_not_cancelled(default_sigint):
     # Python raises KeyboardInterrupt in its main thread only: a worker's call goes on.
     spin, _ = _spinner()
     result = {}
@@ -557,11 +577,11 @@ def test_graph_call_on_another_thread_is_not_cancelled():
     except KeyboardInterrupt:
         interrupted = True
     worker.join()
-    assert interrupted
+    assert interrupted, _signal_state()
     assert int(result["out"][0]) == 200_000
 
 
-def test_ctrl_c_inside_py_function_is_a_keyboard_interrupt():
+def test_ctrl_c_inside_py_function_is_a_keyboard_interrupt(default_sigint):
     # It stops the graph and comes out as itself, not as an InvalidArgumentError.
     def slow(x):
         for _ in range(200):
@@ -582,6 +602,6 @@ def test_ctrl_c_inside_py_function_is_a_keyboard_interrupt():
         except BaseException as e:  # noqa: B036 (a KeyboardInterrupt must not end the session)
             raised = e
         timer.join()
-        assert isinstance(raised, KeyboardInterrupt), repr(raised)
+        assert isinstance(raised, KeyboardInterrupt), (repr(raised), _signal_state())
         assert time.monotonic() - begin < 1.5
     assert float(tf.function(lambda x: x + 1.0)(tf.constant(1.0)).numpy()) == 2.0
