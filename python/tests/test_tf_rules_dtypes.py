@@ -32,10 +32,9 @@ def test_constant_python_float_to_int_dtype_raises_type_error(value, dtype):
         tf.constant(value, dtype=dtype)
     with pytest.raises(TypeError):
         tf.convert_to_tensor(value, dtype=dtype)
-    # Eagerly NumPy floats do not become integers either (TF's IsCompatible); inside a trace
-    # TF's graph constants cast them. Python and NumPy ints still convert.
-    with pytest.raises(TypeError, match="Cannot convert"):
-        tf.constant(np.array([1.7]), dtype=dtype)
+    # NumPy values are cast by NumPy to the requested dtype, eagerly and in a trace alike
+    # (pywrap_tensor.cc converts NumPy arrays and scalars with NPY_ARRAY_FORCECAST): 1.7 -> 1.
+    assert tf.constant(np.array([1.7, -2.5]), dtype=dtype).numpy().tolist() == [1, -2]
 
     @tf.function
     def traced():
@@ -175,10 +174,10 @@ def test_random_uniform_integer_dtype_draws_integers_in_range(dtype):
 
 
 def test_one_hot_of_float_numpy_array_follows_tf():
-    # TF 2.15's OneHot converts indices that are no tensor yet to its default index dtype,
-    # int64 (pywrap_tfe_src.cc, MaybeGetDTypeForAttr): inside a trace a NumPy float array
-    # truncates, as TF's graph constants cast NumPy values; eagerly the conversion refuses it
-    # (TypeError), as it refuses a NumPy float for any integer input.
+    # TF 2.15's OneHot converts indices that are no tensor yet to its default index dtype, int64
+    # (pywrap_tfe_src.cc, MaybeGetDTypeForAttr); NumPy values are cast by NumPy (FORCECAST), so a
+    # float NumPy array truncates, eagerly and in a trace (keras.io's "Training & evaluation with
+    # the built-in methods" one-hot encodes float32 labels this way).
     labels = np.array([0.0, 2.0, 1.9, 3.0])  # float64, as np.loadtxt gives labels
     expected = np.eye(3, dtype=np.float32)[[0, 2, 1]]
     expected = np.vstack([expected, np.zeros((1, 3), np.float32)])  # 3 is out of range: all zeros
@@ -189,8 +188,7 @@ def test_one_hot_of_float_numpy_array_follows_tf():
     out = traced()
     assert out.dtype == tf.float32
     np.testing.assert_array_equal(out.numpy(), expected)
-    with pytest.raises(TypeError, match=r"Cannot convert array\(\[0. , 2. , 1.9, 3. \]\) to EagerTensor of dtype int64"):
-        tf.one_hot(labels, 3)
+    np.testing.assert_array_equal(tf.one_hot(labels, 3).numpy(), expected)
     with pytest.raises(TypeError, match="to EagerTensor of dtype int64"):
         tf.one_hot([0.0, 1.0], 3)  # Python floats: in a trace too
     # Integer indices of any integer dtype, NumPy's included.
