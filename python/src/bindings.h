@@ -40,6 +40,9 @@ bool is_python_scalar(py::handle obj);
 // to that dtype): beside an integer or bool tensor it raises TypeError, as TF's
 // "Cannot convert 1.5 to EagerTensor of dtype int32" (2.0 included).
 void check_float_operand(py::handle obj, DType dtype);
+// np.float64 (a Python float subclass, but a NumPy scalar to TF: NumPy casts it)
+// beside a tensor of non-float `dtype`: converted by operand_tensor, not as a Python float.
+bool is_numpy_float64_beside(py::handle obj, DType dtype);
 // The TypeError for an operand that cannot become the other operand's dtype;
 // `alone` names the dtype it has on its own ("float32"), for `+`, whose TF op
 // reports the mismatch itself.

@@ -81,6 +81,10 @@ Tensor from_python_scalar(py::handle obj, std::optional<DType> dtype) {
 
 }  // namespace
 
+bool is_numpy_float64_beside(py::handle obj, DType dtype) {
+  return PyFloat_Check(obj.ptr()) && !PyFloat_CheckExact(obj.ptr()) && !is_floating(dtype);
+}
+
 bool is_python_scalar(py::handle obj) {
   return PyBool_Check(obj.ptr()) || PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) ||
          PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr());
@@ -96,11 +100,6 @@ void check_float_operand(py::handle obj, DType dtype) {
 }
 
 namespace {
-
-bool is_numpy_value(py::handle obj) {
-  static PyObject* generic = py::object(py::module_::import("numpy").attr("generic")).release().ptr();
-  return py::isinstance<py::array>(obj) || PyObject_IsInstance(obj.ptr(), generic) == 1;
-}
 
 // TF's IsCompatible (pywrap_tensor.cc): a value of NumPy kind `kind` converts to
 // `dtype` when integers go to integer or float dtypes, floats to float dtypes,
@@ -142,10 +141,11 @@ void add_dtype_mismatch(const std::string& expected, const std::string& got) {
 }
 
 Tensor operand_tensor(py::handle obj, DType dtype) {
-  bool numpy = is_numpy_value(obj);
+  // NumPy arrays and scalars are cast to `dtype` (TF's PySeqToTFE_TensorHandle converts them with
+  // NPY_ARRAY_FORCECAST, eagerly and in graph constants alike); Python lists and tuples pass TF's
+  // IsCompatible first.
   bool literal = (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) && !holds_tensor(obj);
-  // NumPy values are checked eagerly only: TF's graph constants cast them (astype).
-  if ((numpy && !detail::is_tracing()) || literal) {
+  if (literal) {
     py::array array;
     try {
       array = py::module_::import("numpy").attr("asarray")(obj);
@@ -155,11 +155,18 @@ Tensor operand_tensor(py::handle obj, DType dtype) {
     char kind = array.dtype().kind();
     if (kind != 'O' && !kind_converts(kind, dtype)) {
       // A list of Python floats is float32 on its own, as TF's literals are.
-      py::dtype alone = literal && kind == 'f' ? py::dtype("float32") : py::dtype(array.dtype());
-      throw OperandDTypeError("Cannot convert " + std::string(py::repr(numpy ? py::object(array) : py::reinterpret_borrow<py::object>(obj))) +
+      py::dtype alone = kind == 'f' ? py::dtype("float32") : py::dtype(array.dtype());
+      throw OperandDTypeError("Cannot convert " + std::string(py::repr(obj)) +
                                   " to EagerTensor of dtype " + std::string(dtype_name(dtype)),
                               tf_dtype_name(alone));
     }
+  }
+  static PyObject* generic = py::object(py::module_::import("numpy").attr("generic")).release().ptr();
+  bool numpy = py::isinstance<py::array>(obj) || PyObject_IsInstance(obj.ptr(), generic) == 1;
+  if (numpy && dtype != DType::String) {
+    py::array array = py::module_::import("numpy").attr("asarray")(obj);
+    char kind = array.dtype().kind();
+    if (kind != 'O' && kind != 'S' && kind != 'U') return to_tensor(array.attr("astype")(numpy_dtype(dtype)), dtype);
   }
   return to_tensor(obj, dtype);
 }

@@ -3,6 +3,8 @@
 // are the Python package's (python/kiln/_ops.py).
 #include <iostream>
 
+#include <tuple>
+
 #include "bindings.h"
 
 namespace kiln::python {
@@ -46,8 +48,15 @@ std::pair<Arg, Arg> operands(py::handle x, py::handle y) {
     return {std::move(a), std::move(b)};
   }
   // A Python float beside an integer tensor: TF's TypeError.
-  if (a.scalar && b.tensor.defined() && PyFloat_Check(x.ptr())) check_float_operand(x, b.tensor.dtype());
-  if (b.scalar && a.tensor.defined() && PyFloat_Check(y.ptr())) check_float_operand(y, a.tensor.dtype());
+  for (auto [arg, raw, known] : {std::tuple{&a, x, &b}, std::tuple{&b, y, &a}}) {
+    if (!arg->scalar || !known->tensor.defined() || !PyFloat_Check(raw.ptr())) continue;
+    if (is_numpy_float64_beside(raw, known->tensor.dtype())) {
+      arg->tensor = operand_tensor(raw, known->tensor.dtype());
+      arg->scalar.reset();
+    } else {
+      check_float_operand(raw, known->tensor.dtype());
+    }
+  }
   auto convert_other = [](Arg& other, py::handle raw, const Arg& known) {
     if (!other.scalar && known.tensor.defined() && !py::isinstance<Tensor>(raw) && !py::isinstance<Variable>(raw) &&
         other.tensor.dtype() != known.tensor.dtype())

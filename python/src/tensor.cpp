@@ -36,7 +36,7 @@ struct OtherOperand {
     if (py::isinstance<Tensor>(obj)) tensor = py::cast<const Tensor&>(obj);
     else if (PyBool_Check(obj.ptr())) scalar.emplace(obj.ptr() == Py_True);
     else if (PyLong_Check(obj.ptr())) scalar.emplace(py::cast<int64_t>(obj));
-    else if (PyFloat_Check(obj.ptr())) {
+    else if (PyFloat_Check(obj.ptr()) && !is_numpy_float64_beside(obj, self.dtype())) {
       check_float_operand(obj, self.dtype());
       scalar.emplace(PyFloat_AS_DOUBLE(obj.ptr()));
     } else if (py::isinstance<Variable>(obj)) tensor = to_tensor(obj);
