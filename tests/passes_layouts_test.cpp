@@ -123,8 +123,8 @@ TEST(Layouts, MatMulAndReadVariableNeedAMatrixTheLayoutHolds) {
   expect_bitwise(v.read_value(), value);
 }
 
-// A trained weight stays dense (packing it measured under 3% on the MNIST
-// step): traced training reads no layout and gives the eager bits.
+// A trained weight stays dense (docs/design-notes.md, "Weight layouts"):
+// traced training reads no layout and gives the eager bits.
 TEST(Layouts, TrainedWeightsStayDense) {
   const Tensor x = random::normal({32, 256}, 0, 1, DType::Float32, 7);
   kiln::testing::expect_traced_training_is_eagers<Trainer>(x, [](const graph::Graph& g) {

@@ -9,8 +9,8 @@
 //
 // Only weights that never change while a graph runs are packed (captured
 // tensors, variables a graph only reads: a served model), once per value, as
-// XLA and Inductor pack weights: packing a trained weight gave the MNIST step
-// under 3% (docs/perf-log.md), so an update just drops the packed forms.
+// XLA and Inductor pack weights; an update just drops the packed forms. Why
+// trained weights stay dense: docs/design-notes.md, "Weight layouts".
 //
 // A layout is one file that defines a MatmulLayout and one line in
 // matmul_layout.cpp's list; deleting both deletes it.
