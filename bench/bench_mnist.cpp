@@ -132,6 +132,11 @@ BENCHMARK_CAPTURE(BM_MnistStepAlternating, conv_pool_pass, "convpool")
     ->Arg(256)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK_CAPTURE(BM_MnistStepAlternating, layouts_pass, "layouts")
+    ->Arg(50)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_MnistStepAlternating, eager, "")
     ->Arg(50)
     ->Arg(256)

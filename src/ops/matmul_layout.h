@@ -7,10 +7,12 @@
 // cache); MatMul's kMatmulBLayout attr multiplies by a packed b. Everything
 // else sees dense tensors.
 //
-// Only weights that never change while a graph runs are packed (captured
-// tensors, variables a graph only reads: a served model), once per value, as
-// XLA and Inductor pack weights; an update just drops the packed forms. Why
-// trained weights stay dense: docs/design-notes.md, "Weight layouts".
+// A weight that never changes while a graph runs (a captured tensor, a
+// variable a graph only reads: a served model) is packed once per value, as
+// XLA and Inductor pack weights. A trained weight is held packed alone where
+// every read of it in the step can take the packed form (its forward, and its
+// input gradient through multiply_transposed): Adam then updates it through
+// the layout's rows, and a dense read makes the dense value once per update.
 //
 // A layout is one file that defines a MatmulLayout and one line in
 // matmul_layout.cpp's list; deleting both deletes it.
@@ -38,6 +40,18 @@ struct MatmulLayout {
   Tensor (*pack)(const Tensor& b);
   // out [rows, n] = a [rows, k] b, b packed; false where it cannot run.
   bool (*multiply)(const float* a, int64_t rows, int64_t k, int64_t n, const Tensor& b, float* out);
+  // For a trained weight held packed alone (all null where the layout does
+  // not serve one): the dense matrix; its rows [first, first + count) read
+  // and written, the sink of Adam's update; and the input gradient's product,
+  // out [rows, n] = a [rows, k] b^T with b [n, k] packed, where
+  // multiplies_transposed says it runs with the dense product's bits and
+  // faster (multiply_transposed returns false where it cannot run).
+  Tensor (*unpack)(const Tensor& packed) = nullptr;
+  void (*read_rows)(const Tensor& packed, int64_t first, int64_t count, float* rows) = nullptr;
+  void (*write_rows)(Tensor& packed, int64_t first, int64_t count, const float* rows) = nullptr;
+  bool (*multiplies_transposed)(int64_t rows, int64_t k, int64_t n) = nullptr;
+  bool (*multiply_transposed)(const float* a, int64_t rows, int64_t k, int64_t n, const Tensor& b,
+                              float* out) = nullptr;
 };
 
 // The layout named `name`, or null.
@@ -48,8 +62,8 @@ const MatmulLayout* preferred_layout(int64_t rows, int64_t k, int64_t n);
 // A float32 matrix, or (`transposed`) its transpose, packed.
 Tensor pack(const MatmulLayout& layout, const Tensor& matrix, bool transposed);
 
-// MatMul's graph-internal attr: b comes packed in the layout of this name
-// (b not transposed, a a matrix not transposed).
+// MatMul's graph-internal attr: b comes packed in the layout of this name (a
+// a matrix not transposed; b transposed only where the layout multiplies so).
 inline constexpr const char* kMatmulBLayout = "b_layout";
 // ReadVariable's graph-internal attrs: the value comes packed in the layout
 // of this name, of the value or, with kReadTransposed, of its transpose.

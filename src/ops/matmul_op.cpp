@@ -41,11 +41,14 @@ Shape logical_b_shape(schema::InferContext& c) {
   if (!c.attrs().has(kMatmulBLayout)) return b;
   const MatmulLayout* layout = b_layout(c.attrs());
   int64_t k = 0, n = 0;
+  const bool transposed = c.attrs().get_bool("transpose_b");
   if (!layout || c.dtype(1) != DType::Float32 || !layout->unpacked_shape(b, k, n) || !layout->fits(k, n) ||
-      c.attrs().get_bool("transpose_a") || c.attrs().get_bool("transpose_b") || !c.shape(0).has_known_rank() ||
+      c.attrs().get_bool("transpose_a") || (transposed && !layout->unpack) || !c.shape(0).has_known_rank() ||
       c.shape(0).rank() != 2)
-    c.fail("{}={} needs a float32 b packed so, not transposed, and a matrix a not transposed; got b {} {}",
-           kMatmulBLayout, c.attrs().get_string(kMatmulBLayout), dtype_name(c.dtype(1)), b.to_string());
+    c.fail("{}={} needs a float32 b packed so, transposed only where the layout can, and a matrix a not "
+           "transposed; got b {} {}{}",
+           kMatmulBLayout, c.attrs().get_string(kMatmulBLayout), dtype_name(c.dtype(1)), b.to_string(),
+           transposed ? " (transposed)" : "");
   return Shape{k, n};
 }
 
@@ -261,6 +264,23 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
 template <class T>
 void matmul_plain(const MatmulGeometry& g, const T* a, const T* b, T* out);
 
+// ---- float32, b packed -------------------------------------------------------
+// The layout's product; where it cannot run one read transposed (a thread
+// count whose oneDNN product sums otherwise), oneDNN on the dense b made
+// from the packed one.
+void packed_product(const MatmulGeometry& g, const float* a, const Tensor& b, float* out) {
+  const MatmulLayout& layout = *g.b_layout;
+  if (!g.tb && layout.multiply(a, g.m, g.k, g.n, b, out)) return;
+  if (g.tb && layout.multiply_transposed && layout.multiply_transposed(a, g.m, g.k, g.n, b, out)) return;
+  // Layouts are assigned only where oneDNN reads them (MatmulLayout::wants).
+  if (!g.tb) throw Internal(fmt::format("MatMul: oneDNN could not run a product of b in {}", layout.name));
+  const Tensor dense_b = layout.unpack(b);
+  MatmulGeometry dense = g;
+  dense.b_layout = nullptr;
+  if (!matmul_onednn(dense, a, core::data_of<float>(dense_b), out))
+    matmul_plain<float>(dense, a, core::data_of<float>(dense_b), out);
+}
+
 // ---- other dtypes (and the fallback): a plain loop ---------------------------
 template <class T>
 void matmul_plain(const MatmulGeometry& g, const T* a, const T* b, T* out) {
@@ -311,11 +331,7 @@ void matmul_kernel(schema::KernelContext& c) {
         return;
       }
       if constexpr (std::is_same_v<T, float>) {
-        if (g.b_layout) {
-          if (g.b_layout->multiply(c.in<float>(0), g.m, g.k, g.n, c.inputs[1], o)) return;
-          // Layouts are assigned only where oneDNN reads them (MatmulLayout::wants).
-          throw Internal(fmt::format("MatMul: oneDNN could not run a product of b in {}", g.b_layout->name));
-        }
+        if (g.b_layout) return packed_product(g, c.in<float>(0), c.inputs[1], o);
         if (few_rows_times_matrix(g))
           return gemv_f32({c.in<float>(0), g.m, g.a_row, g.a_col}, c.in<float>(1), g.b_row, g.k, g.n, o);
         if (matmul_onednn(g, c.in<float>(0), c.in<float>(1), o)) return;

@@ -17,6 +17,7 @@
 #include "ops/array_util.h"
 #include "ops/variable_ops.h"
 #include "ops/known_ops.h"
+#include "ops/matmul_layout.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -159,21 +160,41 @@ class LockAll {
   std::size_t locked_ = mutexes_.size();
 };
 
-// Rows [begin, end) of a matrix variable's update, m's, v's, var's and the
-// gradient's rows `cols` apart. `g` is the gradient of row `begin`.
-template <class T>
-void adam_matrix_rows(const AdamSpan<T>& whole, const T* g, int64_t begin, int64_t end, int64_t cols,
-                      const AdamConstants<T>& k) {
-  const int64_t at = begin * cols;
-  const AdamSpan<T> p{{whole.in[kVar] + at, whole.in[kM] + at, whole.in[kV] + at},
-                      {whole.out[kVar] + at, whole.out[kM] + at, whole.out[kV] + at},
-                      g};
-  adam_elements(p, k, 0, (end - begin) * cols);
+// A var held packed (VariableState::update_target): its rows are read and
+// written through its layout's sink, `in` to `out` (the same tensor where no
+// reader holds it).
+struct VarRows {
+  const MatmulLayout* layout;
+  const Tensor* in;
+  Tensor* out;
+};
+
+// Rows [begin, end) of a matrix variable's update, m's, v's, the gradient's
+// and (dense) var's rows `cols` apart. `g` is the gradient of row `begin`.
+// A var given as `rows` is read into the thread's buffer, updated there and
+// written back, 64 rows at a time (from cache).
+void adam_matrix_rows(const AdamSpan<float>& whole, const float* g, int64_t begin, int64_t end, int64_t cols,
+                      const VarRows* rows, const AdamConstants<float>& k) {
+  for (int64_t row = begin; row < end;) {
+    const int64_t next = rows ? std::min(end, row + 64) : end, at = row * cols, count = next - row;
+    thread_local std::vector<float> var;
+    if (rows) {
+      if (var.size() < static_cast<std::size_t>(count * cols)) var.resize(static_cast<std::size_t>(count * cols));
+      rows->layout->read_rows(*rows->in, row, count, var.data());
+    }
+    const AdamSpan<float> p{{rows ? var.data() : whole.in[kVar] + at, whole.in[kM] + at, whole.in[kV] + at},
+                            {rows ? var.data() : whole.out[kVar] + at, whole.out[kM] + at, whole.out[kV] + at},
+                            g + (row - begin) * cols};
+    adam_elements(p, k, 0, count * cols);
+    if (rows) rows->layout->write_rows(*rows->out, row, count, var.data());
+    row = next;
+  }
 }
 
 // The banded gradient's update: the threads share the bands; each writes a
 // band to its own buffer and updates those rows at once.
-void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const AdamConstants<float>& k) {
+void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const VarRows* var,
+                   const AdamConstants<float>& k) {
   const int64_t rows = grad.shape[0], cols = grad.shape[1];
   const int64_t band = grad.band_rows;
   core::parallel_for(
@@ -183,10 +204,21 @@ void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const
         for (int64_t b = first; b < last; ++b) {
           const int64_t begin = b * band, end = std::min(rows, begin + band);
           grad.rows(grad.context, begin, end, buffer);
-          adam_matrix_rows(whole, static_cast<const float*>(buffer), begin, end, cols, k);
+          adam_matrix_rows(whole, static_cast<const float*>(buffer), begin, end, cols, var, k);
         }
       },
       1);
+}
+
+// The update of a var held packed, its gradient a tensor: the threads share
+// the rows.
+void adam_by_rows(const AdamSpan<float>& whole, const Shape& shape, const VarRows& rows,
+                  const AdamConstants<float>& k) {
+  const int64_t cols = shape[1];
+  core::parallel_for(
+      shape[0],
+      [&](int64_t begin, int64_t end) { adam_matrix_rows(whole, whole.g + begin * cols, begin, end, cols, &rows, k); },
+      std::max<int64_t>(1, core::kParallelGrain / 4 / std::max<int64_t>(cols, 1)));
 }
 
 }  // namespace
@@ -212,9 +244,9 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
       const detail::VariableState& s = *states[j][i];
       if (!s.has_value()) uninitialized(s);
       // A graph read from a file may pair handles with the wrong attrs.
-      if (s.value().dtype() != dtype || s.value().shape() != shape)
+      if (s.value_dtype() != dtype || s.value_shape() != shape)
         throw InvalidArgument(fmt::format("{}: {} ('{}') is {} {} but the gradient is {} {}", op, kRole[i], s.name,
-                                          dtype_name(s.value().dtype()), s.value().shape().to_string(),
+                                          dtype_name(s.value_dtype()), s.value_shape().to_string(),
                                           dtype_name(grads[j].rows ? DType::Float32 : grads[j].tensor.dtype()),
                                           shape.to_string()));
     }
@@ -224,11 +256,20 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
   // AssignSubVariable's rule: a value no one else holds is updated in place;
   // one a reader still holds is left as it is and replaced by a new buffer,
   // so a tensor read before the update never changes.
+  // A var may be held packed (VariableState::update_target): written through
+  // its layout's rows.
   PerVariable<std::array<Tensor*, 3>> target(count);
   PerVariable<std::array<Tensor, 3>> fresh(count);
+  PerVariable<const MatmulLayout*> var_layout(count);
   for (std::size_t j = 0; j < count; ++j)
     for (int i : {kVar, kM, kV}) {
-      target[j][i] = &states[j][i]->value_to_update();
+      if (i == kVar) {
+        const detail::VariableState::Target t = states[j][i]->update_target();
+        target[j][i] = t.tensor;
+        var_layout[j] = t.layout;
+      } else {
+        target[j][i] = &states[j][i]->value_to_update();
+      }
       if (!core::is_exclusively_owned(*target[j][i])) fresh[j][i] = core::make_tensor(dtype, target[j][i]->shape());
     }
   core::visit_numeric(dtype, [&]<class T>() {
@@ -242,11 +283,18 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
           span.in[i] = core::data_of<T>(*target[j][i]);
           span.out[i] = core::data_of<T>(fresh[j][i].defined() ? fresh[j][i] : *target[j][i]);
         }
+        Tensor* var_out = fresh[j][kVar].defined() ? &fresh[j][kVar] : target[j][kVar];
+        const VarRows rows{var_layout[j], target[j][kVar], var_out};
         if (grads[j].rows) {
-          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], k);
+          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], rows.layout ? &rows : nullptr, k);
           continue;
         }
         span.g = core::data_of<T>(grads[j].tensor);
+        if (rows.layout) {
+          // Packed forms are float32's alone.
+          if constexpr (std::is_same_v<T, float>) adam_by_rows(span, grads[j].tensor.shape(), rows, k);
+          continue;
+        }
         spans.push_back(span);
         offsets.push_back(offsets.back() + grads[j].tensor.size());
       }

@@ -9,20 +9,55 @@
 
 namespace kiln::detail {
 
+Shape VariableState::value_shape() const {
+  if (value_.defined()) return value_.shape();
+  int64_t k = 0, n = 0;
+  packed_[0].layout->unpacked_shape(packed_[0].tensor.shape(), k, n);
+  return Shape{k, n};
+}
+
+const Tensor& VariableState::value() {
+  if (!value_.defined() && !packed_.empty()) value_ = packed_[0].layout->unpack(packed_[0].tensor);
+  dense_read_ = true;
+  return value_;
+}
+
 void VariableState::set_value(Tensor v) {
   value_ = std::move(v);
+  dense_read_ = false;
   packed_.clear();
 }
 
 Tensor& VariableState::value_to_update() {
+  value();
+  dense_read_ = false;
   packed_.clear();
   return value_;
 }
 
 const Tensor& VariableState::packed(const ops::MatmulLayout& layout, bool transposed) {
-  for (const Packed& p : packed_)
-    if (p.layout == &layout && p.transposed == transposed) return p.tensor;
-  return packed_.emplace_back(Packed{&layout, transposed, ops::pack(layout, value_, transposed)}).tensor;
+  for (Packed& p : packed_)
+    if (p.layout == &layout && p.transposed == transposed) {
+      p.read = true;
+      return p.tensor;
+    }
+  const bool dense_read = dense_read_;
+  Tensor t = ops::pack(layout, value(), transposed);
+  dense_read_ = dense_read;  // made from, not read
+  return packed_.emplace_back(Packed{&layout, transposed, std::move(t), true}).tensor;
+}
+
+VariableState::Target VariableState::update_target() {
+  const bool dense_read = dense_read_;
+  dense_read_ = false;
+  for (Packed& p : packed_)
+    if (!dense_read && p.read && !p.transposed && p.layout->write_rows) {
+      Packed alone{p.layout, false, std::move(p.tensor), false};
+      packed_.clear();
+      value_ = Tensor();
+      return {&packed_.emplace_back(std::move(alone)).tensor, packed_[0].layout};
+    }
+  return {&value_to_update(), nullptr};
 }
 
 }  // namespace kiln::detail

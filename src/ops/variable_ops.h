@@ -15,8 +15,12 @@ namespace kiln::detail {
 
 // The state behind a Variable: its value, dense, and a cache of the value
 // packed in weight layouts (ops/matmul_layout.h) for graphs that read it so,
-// made on a read and dropped by every write: each write goes through
-// set_value or value_to_update. Every member function needs `mutex` held.
+// made on a read. Every write goes through set_value, value_to_update or
+// update_target, which drop the packed forms, except that Adam's update
+// (update_target) keeps one read since the last update, where no dense read
+// came between, as the value alone: a traced step reading its weight packed
+// alone. A dense read then makes the dense value from it, once per update.
+// Every member function needs `mutex` held.
 class VariableState {
  public:
   std::mutex mutex;
@@ -25,11 +29,13 @@ class VariableState {
   std::string name;
   bool trainable = true;
 
-  bool has_value() const { return value_.defined(); }
-  const Tensor& value() const { return value_; }
-  // Replaces the value.
+  bool has_value() const { return value_.defined() || !packed_.empty(); }
+  DType value_dtype() const { return value_.defined() ? value_.dtype() : DType::Float32; }
+  Shape value_shape() const;
+  // The value, dense.
+  const Tensor& value();
   void set_value(Tensor v);
-  // The value to update in place (its owner's rule: replace it where a
+  // The dense value to update in place (its owner's rule: replace it where a
   // reader still holds it).
   Tensor& value_to_update();
   // The value handed over: the variable is left without one (an update sets
@@ -37,7 +43,14 @@ class VariableState {
   Tensor take_value() { return std::move(value_to_update()); }
   // The value (a float32 matrix), or its transpose, packed in `layout`.
   const Tensor& packed(const ops::MatmulLayout& layout, bool transposed);
-  // Whether the cache holds any packed form (tests).
+  // What Adam's update writes: a packed form alone (`layout` set: written
+  // through its rows), or the dense value.
+  struct Target {
+    Tensor* tensor;
+    const ops::MatmulLayout* layout;
+  };
+  Target update_target();
+  bool holds_dense() const { return value_.defined(); }
   bool holds_packed() const { return !packed_.empty(); }
 
  private:
@@ -45,8 +58,10 @@ class VariableState {
     const ops::MatmulLayout* layout;
     bool transposed;
     Tensor tensor;
+    bool read;  // since the last update
   };
-  Tensor value_;  // null until initialized
+  Tensor value_;  // null until initialized, or while packed_[0] holds the value alone
+  bool dense_read_ = false;  // since the last update
   std::vector<Packed> packed_;
 };
 

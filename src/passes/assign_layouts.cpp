@@ -1,6 +1,13 @@
-// Layout assignment (the CPU phase's `layouts` pass; ops/matmul_layout.h): a
-// float32 matrix that never changes while the graph runs, read as the b of a
-// MatMul (or FusedMatMul) whose CPU kernel reads b faster in a weight
+// Layout assignment (the CPU phase's `layouts` pass; ops/matmul_layout.h).
+// A trained weight (a variable whose only writes in the graph are Adam's
+// updates of it as var) read only by products that can all take it packed,
+// its forward (b read as it is, in a layout MatMul wants) and its input
+// gradient (b read transposed, where the layout multiplies so), is read
+// packed alone: ReadVariable layout=<name>, and Adam updates the packed form
+// (VariableState::update_target). Elsewhere it is read dense: Adam writing
+// a packed form beside the dense value cost more than it saved.
+// A float32 matrix that never changes while the graph runs, read as the b of
+// a MatMul (or FusedMatMul) whose CPU kernel reads b faster in a weight
 // layout, is given to that product packed so, made once per value:
 // - a variable the graph only reads (every use of its handle a ReadVariable:
 //   a served model's weights) gets a second read, ReadVariable layout=<name>
@@ -9,15 +16,16 @@
 // - a captured eager tensor (a served model's weights in C++, an imported
 //   ONNX file's) gets a Const packed once, when the plan is built.
 // The product takes b_layout=<name> and, read transposed, transpose_b=false:
-// the packed form is of the transpose. Variables a graph updates stay dense
-// (docs/design-notes.md, "Weight layouts"). The products keep the dense
-// products' bits (tests/passes_layouts_test.cpp).
+// the packed form is of the transpose (docs/design-notes.md, "Weight
+// layouts"). The products keep the dense products' bits
+// (tests/passes_layouts_test.cpp).
 #include <algorithm>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/tensor_impl.h"
+#include "exec/fused_adam.h"
 #include "exec/fused_contraction.h"
 #include "ops/known_ops.h"
 #include "ops/matmul_layout.h"
@@ -49,6 +57,54 @@ const ops::MatmulLayout* wanted_layout(const Node& m, const Node& source, bool& 
     return nullptr;
   transposed = m.attrs.get_bool("transpose_b");
   return ops::preferred_layout(a[0], b.shape[transposed ? 1 : 0], b.shape[transposed ? 0 : 1]);
+}
+
+// Whether `m`, a MatMul, reads `source`'s output 0 as its b alone,
+// transposed (a dense layer's input gradient, dy w^T), where `layout`
+// multiplies so from the packed w.
+bool reads_transposed(const Node& m, const Node& source, const ops::MatmulLayout& layout) {
+  if (m.op != &ops::matmul_op() || m.inputs[1].node != &source || m.inputs[1].index != 0 ||
+      m.inputs[0].node == &source || m.attrs.has(ops::kMatmulBLayout) || m.attrs.get_bool("transpose_a") ||
+      !m.attrs.get_bool("transpose_b") || !layout.multiplies_transposed)
+    return false;
+  const Shape& a = m.inputs[0].node->output_type(m.inputs[0].index).shape;
+  const Shape& b = source.outputs[0].shape;
+  return source.outputs[0].dtype == DType::Float32 && b.is_fully_defined() && b.rank() == 2 &&
+         a.is_fully_defined() && a.rank() == 2 && layout.multiplies_transposed(a[0], b[1], b[0]);
+}
+
+// Whether every place `n` takes `handle` is a var of its Adam updates (not
+// an m or v): ApplyAdam(var, m, v, grad, alpha), FusedApplyAdam's groups of
+// var, m, v and one gradient or two (grad_from_matmul), then alpha.
+bool adam_updates_as_var(const Node& n, const Value& handle) {
+  std::vector<char> var(n.inputs.size(), 0);
+  if (n.op == &ops::apply_adam_op()) {
+    var[0] = 1;
+  } else if (n.op == &exec::fused_apply_adam_op()) {
+    std::size_t at = 0;
+    for (int64_t from_matmul : n.attrs.get_ints("grad_from_matmul")) {
+      if (at < var.size()) var[at] = 1;
+      at += 3 + (from_matmul ? 2 : 1);
+    }
+  } else {
+    return false;
+  }
+  for (std::size_t i = 0; i < n.inputs.size(); ++i)
+    if (n.inputs[i] == handle && !var[i]) return false;
+  return true;
+}
+
+// A trained weight's read that every use can take packed alone: its
+// forward's layout, or null.
+const ops::MatmulLayout* packed_alone_layout(const Node& read, const std::vector<Node*>& uses) {
+  const ops::MatmulLayout* layout = nullptr;
+  bool t = false;
+  for (const Node* m : uses)
+    if (const ops::MatmulLayout* l = wanted_layout(*m, read, t); l && !t && l->write_rows) layout = l;
+  if (!layout) return nullptr;
+  for (const Node* m : uses)
+    if (!(wanted_layout(*m, read, t) == layout && !t) && !reads_transposed(*m, read, *layout)) return nullptr;
+  return layout;
 }
 
 // A captured eager tensor fixed for the graph's life. Not a buffer of
@@ -124,13 +180,31 @@ bool assign_layouts(graph::Graph& g) {
   const auto [readers, result] = uses_of(g);
   std::vector<std::vector<std::unique_ptr<Node>>> after(g.nodes().size());
   bool changed = false;
-  // Variables the graph only reads.
   for (const auto& node : g.nodes()) {
     const std::vector<Node*>& users = readers[node->id];
-    if (users.empty() || node->outputs[0].dtype != DType::Resource || result[node->id] ||
-        !std::all_of(users.begin(), users.end(), [](const Node* n) { return n->op == &ops::read_variable_op(); }))
-      continue;
+    if (users.empty() || node->outputs[0].dtype != DType::Resource || result[node->id]) continue;
     const Value handle{node.get(), 0};
+    auto is_read = [](const Node* n) { return n->op == &ops::read_variable_op(); };
+    if (!std::all_of(users.begin(), users.end(), is_read)) {
+      // A trained weight: its other uses Adam's updates of it as var.
+      if (!std::all_of(users.begin(), users.end(), [&](const Node* n) {
+            return is_read(n) || adam_updates_as_var(*n, handle);
+          }))
+        continue;
+      for (Node* read : users) {
+        if (!is_read(read) || result[read->id] || read->attrs.has(ops::kReadLayout)) continue;
+        const std::vector<Node*>& uses = readers[read->id];
+        const ops::MatmulLayout* layout = packed_alone_layout(*read, uses);
+        if (!layout) continue;
+        for (Node* m : uses) m->attrs.set(ops::kMatmulBLayout, std::string(layout->name));
+        read->attrs.set(ops::kReadLayout, std::string(layout->name));
+        read->outputs[0] = packed_type(*layout, read->outputs[0].shape, false);
+        read->name += suffix(*layout, false);
+        changed = true;
+      }
+      continue;
+    }
+    // A variable the graph only reads.
     for (Node* read : users) {
       if (read->attrs.has(ops::kReadLayout)) continue;
       changed |= pack_for_readers(*read, readers[read->id], after[read->id], [&](const ops::MatmulLayout& layout,
