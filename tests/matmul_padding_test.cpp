@@ -41,8 +41,9 @@ std::vector<float> product(MatmulBPadding mode, const kiln::Tensor& a, const kil
 
 // The copy is for oneDNN's AVX2 sgemm (gemm:jit). Where its AVX-512 brgemm
 // runs MNIST's dense1 instead (seen on Zen 5), a b in longer rows takes
-// another blocking and gives other bits; there MatMul's rule never pads, so
-// those products never run.
+// another blocking and gives other bits; there MatMul's rule never pads, and
+// no weight is kept in longer rows (the layout is wanted where the rule would
+// copy), so those products never run.
 bool longer_rows_keep_the_bits_here() {
   using dims = dnnl::memory::dims;
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -150,6 +151,33 @@ TEST(MatmulPadding, TracedDenseLayerGivesTheEagerBits) {
   for (MatmulBPadding mode : {MatmulBPadding::kByRule, MatmulBPadding::kAlways}) {
     PaddingMode scope(mode);
     expect_same_bits(eager, dense(x, w, bias).to_vector<float>());
+  }
+}
+
+// A b kept in longer rows (the ab_padded weight layout, ops/matmul_layout.h)
+// gives the bits of the dense b, transposed or not: the dense layer's
+// forward (x W) and its input gradient (dy W^T) included.
+TEST(MatmulPadding, BKeptInLongerRowsGivesTheBitsOfTheDenseB) {
+  SKIP_UNLESS_LONGER_ROWS_KEEP_THE_BITS();
+  const kiln::ops::MatmulLayout& layout = *kiln::ops::find_layout("ab_padded");
+  const struct {
+    int64_t rows, k, n;
+    bool tb;
+  } cases[] = {{50, 3136, 1024, false}, {50, 1024, 3136, true}, {256, 3136, 1024, false}, {256, 1024, 3136, true},
+               {24, 70, 512, false},    {3, 40, 1024, false},   {3, 1024, 40, true},      {40, 64, 100, true}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(testing::Message() << c.rows << " x " << c.k << " x " << c.n << (c.tb ? " (b transposed)" : ""));
+    kiln::Tensor a = kiln::constant(uniform(c.rows * c.k, 21), kiln::Shape{c.rows, c.k});
+    kiln::Tensor b = c.tb ? kiln::constant(uniform(c.n * c.k, 22), kiln::Shape{c.n, c.k})
+                          : kiln::constant(uniform(c.k * c.n, 22), kiln::Shape{c.k, c.n});
+    const kiln::Tensor in[] = {a, layout.pack(b)};
+    const kiln::schema::Attrs attrs{
+        {"transpose_a", false}, {"transpose_b", c.tb}, {kiln::ops::kMatmulBLayout, std::string(layout.name)}};
+    for (int threads : {1, 2}) {
+      ThreadCount scope(threads);
+      expect_same_bits(kiln::matmul(a, b, false, c.tb).to_vector<float>(),
+                       kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs)[0].to_vector<float>());
+    }
   }
 }
 

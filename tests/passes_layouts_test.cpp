@@ -85,7 +85,7 @@ TEST(Layouts, TheProductOfAPackedBIsTheDenseProductsBits) {
                             Case{8, 256, 128}, Case{33, 48, 64}}) {
         SCOPED_TRACE(::testing::Message() << c.rows << "x" << c.k << "x" << c.n << (transposed ? " b^T, " : ", ")
                                           << threads << " threads");
-        const ops::MatmulLayout* layout = ops::preferred_layout(c.rows, c.k, c.n);
+        const ops::MatmulLayout* layout = ops::preferred_layout(c.rows, c.k, c.n, transposed);
         if (!layout) continue;
         const Tensor a = random::normal({c.rows, c.k}, 0, 1, DType::Float32, 2);
         const Tensor b = random::normal(transposed ? Shape{c.n, c.k} : Shape{c.k, c.n}, 0, 1, DType::Float32, 3);
@@ -280,6 +280,24 @@ TEST(Layouts, TrainingReadsAndUpdatesTheKernelsPackedAlone) {
   kiln::testing::step_both(f, traced, eager, x,
                            [&](kiln::testing::DenseTrainer& t) { (void)t.kernel(0).read_value(); });
   kiln::testing::expect_same_training(traced, eager);
+}
+
+// Where MatMul's rule copies b into longer rows (forced here, so that it
+// runs on every machine: the bits are the same either way), the kernels are
+// kept in longer rows (ab_padded), read by their forwards and the input
+// gradient, with the eager bits.
+TEST(Layouts, TrainingKeepsTheKernelsInLongerRowsWhereMatMulWouldCopyThem) {
+  kiln::testing::MatmulPaddingMode mode(ops::MatmulBPadding::kAlways);
+  struct Wide : kiln::testing::DenseTrainer {
+    Wide() : DenseTrainer(64, 1000) {}  // 1000 columns: not panels
+  };
+  const Tensor x = random::normal({32, 64}, 0, 1, DType::Float32, 7);
+  kiln::testing::expect_traced_training_is_eagers<Wide>(x, [&](const graph::Graph& g) {
+    const std::string text = g.to_string();
+    EXPECT_EQ(nodes_with(g, ops::kReadLayout), 2) << text;
+    EXPECT_EQ(nodes_with(g, ops::kMatmulBLayout), 3) << text;
+    EXPECT_NE(text.find("layout=\"ab_padded\""), std::string::npos) << text;
+  });
 }
 
 // Another writer (SGD's assign_sub) would remake the packed form every step:

@@ -13,12 +13,13 @@
 namespace kiln::ops {
 
 // Each layout's definition, in its own file.
-const MatmulLayout& ba16a64b_layout();  // matmul_layout_ba16a64b.cpp
+const MatmulLayout& ba16a64b_layout();   // matmul_layout_ba16a64b.cpp
+const MatmulLayout& ab_padded_layout();  // matmul_layout_ab_padded.cpp
 
 namespace {
 
 // In order of preference.
-const MatmulLayout* const kLayouts[] = {&ba16a64b_layout()};
+const MatmulLayout* const kLayouts[] = {&ba16a64b_layout(), &ab_padded_layout()};
 
 }  // namespace
 
@@ -28,9 +29,9 @@ const MatmulLayout* find_layout(std::string_view name) {
   return nullptr;
 }
 
-const MatmulLayout* preferred_layout(int64_t rows, int64_t k, int64_t n) {
+const MatmulLayout* preferred_layout(int64_t rows, int64_t k, int64_t n, bool transposed) {
   for (const MatmulLayout* l : kLayouts)
-    if (l->wants(rows, k, n)) return l;
+    if ((!transposed || l->packs_transpose) && l->wants(rows, k, n)) return l;
   return nullptr;
 }
 

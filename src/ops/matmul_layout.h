@@ -28,6 +28,9 @@ namespace kiln::ops {
 
 struct MatmulLayout {
   std::string_view name;  // oneDNN's format tag for b [k, n]
+  // Whether a product reading a matrix transposed may read its transpose
+  // packed instead (the transposed product's bits).
+  bool packs_transpose;
   // Whether the layout can hold a [k, n] matrix.
   bool (*fits)(int64_t k, int64_t n);
   // Whether MatMul reads b [k, n] fastest in this layout for a [rows, k],
@@ -56,9 +59,10 @@ struct MatmulLayout {
 
 // The layout named `name`, or null.
 const MatmulLayout* find_layout(std::string_view name);
-// The layout MatMul reads b [k, n] fastest in for a [rows, k] (float32, a and
-// b not transposed), or null: dense.
-const MatmulLayout* preferred_layout(int64_t rows, int64_t k, int64_t n);
+// The layout MatMul reads b [k, n] fastest in for a [rows, k] (float32, a not
+// transposed), or null: dense. `transposed`: b is a matrix [n, k] read
+// transposed, whose transpose would be packed.
+const MatmulLayout* preferred_layout(int64_t rows, int64_t k, int64_t n, bool transposed = false);
 // A float32 matrix, or (`transposed`) its transpose, packed.
 Tensor pack(const MatmulLayout& layout, const Tensor& matrix, bool transposed);
 

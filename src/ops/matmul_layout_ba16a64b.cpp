@@ -335,6 +335,7 @@ bool multiply_transposed(const float* a, int64_t rows, int64_t k, int64_t n, con
 
 const MatmulLayout& ba16a64b_layout() {
   static const MatmulLayout layout{.name = "BA16a64b",
+                                   .packs_transpose = true,
                                    .fits = fits,
                                    .wants = wants,
                                    .packed_shape = packed_shape,

@@ -56,7 +56,7 @@ const ops::MatmulLayout* wanted_layout(const Node& m, const Node& source, bool& 
       a.rank() != 2)
     return nullptr;
   transposed = m.attrs.get_bool("transpose_b");
-  return ops::preferred_layout(a[0], b.shape[transposed ? 1 : 0], b.shape[transposed ? 0 : 1]);
+  return ops::preferred_layout(a[0], b.shape[transposed ? 1 : 0], b.shape[transposed ? 0 : 1], transposed);
 }
 
 // Whether `m`, a MatMul, reads `source`'s output 0 as its b alone,
