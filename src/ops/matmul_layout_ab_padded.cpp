@@ -64,35 +64,16 @@ void write_rows(Tensor& packed, int64_t first, int64_t count, const float* rows)
 }
 
 // out [rows, n] = a [rows, k] op(b): b [k, n] in longer rows, or (transposed)
-// b [n, k] in longer rows read transposed. MatMul's primitive for a plain a
-// and c (user scratchpad), b described with its row stride.
-struct Primitive {
-  onednn::Executable exec;  // (a, b, c)
-};
-
+// b [n, k] in longer rows read transposed; MatMul's primitive with b
+// described by its row stride.
 bool product(const float* a, int64_t rows, int64_t k, int64_t n, const Tensor& b, float* out, bool transposed) {
-  try {
-    onednn::PrimitiveKey key(/*kind=*/11);
-    for (int64_t v : {rows, k, n, static_cast<int64_t>(transposed)}) key.add(v);
-    auto p = onednn::cached<Primitive>(key, [&] {
-      using dims = dnnl::memory::dims;
-      const dnnl::memory::desc ad = onednn::plain_desc(dims{rows, k}, dims{k, 1});
-      const dnnl::memory::desc cd = onednn::plain_desc(dims{rows, n}, dims{n, 1});
-      const dnnl::memory::desc bd =
-          onednn::plain_desc(dims{k, n}, transposed ? dims{1, k + kPad} : dims{n + kPad, 1});
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bd, cd), attr, onednn::engine());
-      auto made = std::make_shared<Primitive>();
-      made->exec.init(dnnl::matmul(pd), {{DNNL_ARG_SRC, ad}, {DNNL_ARG_WEIGHTS, bd}, {DNNL_ARG_DST, cd}},
-                      pd.scratchpad_desc().get_size());
-      return made;
-    });
-    p->exec.run({a, core::data_of<float>(b), out});
-    return true;
-  } catch (...) {
-    return false;
-  }
+  onednn::PrimitiveKey key(/*kind=*/11);
+  for (int64_t v : {rows, k, n, static_cast<int64_t>(transposed)}) key.add(v);
+  auto desc = [](int64_t k, int64_t n, int64_t transposed) {
+    using dims = dnnl::memory::dims;
+    return onednn::plain_desc(dims{k, n}, transposed ? dims{1, k + kPad} : dims{n + kPad, 1});
+  };
+  return onednn::matmul_with_b(key, rows, k, n, desc, transposed, a, core::data_of<float>(b), out);
 }
 
 // A few rows run gemv_f32, as on the dense b (ops/gemv.h).
@@ -117,19 +98,9 @@ bool multiply_transposed(const float* a, int64_t rows, int64_t k, int64_t n, con
 const MatmulLayout& ab_padded_layout() {
   // A product of the transpose packed would run another gemm than the
   // transposed product, with other bits.
-  static const MatmulLayout layout{.name = "ab_padded",
-                                   .packs_transpose = false,
-                                   .fits = fits,
-                                   .wants = wants,
-                                   .packed_shape = packed_shape,
-                                   .unpacked_shape = unpacked_shape,
-                                   .pack = pack,
-                                   .multiply = multiply,
-                                   .unpack = unpack,
-                                   .read_rows = read_rows,
-                                   .write_rows = write_rows,
-                                   .multiplies_transposed = multiplies_transposed,
-                                   .multiply_transposed = multiply_transposed};
+  // The fields in MatmulLayout's order.
+  static const MatmulLayout layout{"ab_padded", false, fits, wants, packed_shape, unpacked_shape, pack, multiply,
+                                   unpack, read_rows, write_rows, multiplies_transposed, multiply_transposed};
   return layout;
 }
 

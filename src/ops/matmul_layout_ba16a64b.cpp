@@ -95,35 +95,14 @@ Tensor pack(const Tensor& b) {
   return panels;
 }
 
-// The primitive MatMul makes for a dense [rows, k] x [k, n] (plain a and c,
-// user scratchpad), its b described as panels: the same kernel, so the same
-// bits.
-struct Primitive {
-  onednn::Executable exec;  // (a, b, c)
-};
-
+// MatMul's primitive for a dense [rows, k] x [k, n], b described as panels:
+// the same kernel, so the same bits.
 bool multiply(const float* a, int64_t rows, int64_t k, int64_t n, const Tensor& b, float* out) {
-  try {
-    onednn::PrimitiveKey key(/*kind=*/10);
-    for (int64_t v : {rows, k, n}) key.add(v);
-    auto p = onednn::cached<Primitive>(key, [&] {
-      using dims = dnnl::memory::dims;
-      const dnnl::memory::desc ad = onednn::plain_desc(dims{rows, k}, dims{k, 1});
-      const dnnl::memory::desc cd = onednn::plain_desc(dims{rows, n}, dims{n, 1});
-      const dnnl::memory::desc bd = panels_desc(k, n);
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bd, cd), attr, onednn::engine());
-      auto made = std::make_shared<Primitive>();
-      made->exec.init(dnnl::matmul(pd), {{DNNL_ARG_SRC, ad}, {DNNL_ARG_WEIGHTS, bd}, {DNNL_ARG_DST, cd}},
-                      pd.scratchpad_desc().get_size());
-      return made;
-    });
-    p->exec.run({a, core::data_of<float>(b), out});
-    return true;
-  } catch (...) {
-    return false;
-  }
+  onednn::PrimitiveKey key(/*kind=*/10);
+  for (int64_t v : {rows, k, n}) key.add(v);
+  return onednn::matmul_with_b(
+      key, rows, k, n, [](int64_t k, int64_t n, int64_t) { return panels_desc(k, n); }, 0, a,
+      core::data_of<float>(b), out);
 }
 
 // Rows [first, first + count) of the [k, n] matrix out of its panels.
@@ -334,19 +313,9 @@ bool multiply_transposed(const float* a, int64_t rows, int64_t k, int64_t n, con
 }  // namespace
 
 const MatmulLayout& ba16a64b_layout() {
-  static const MatmulLayout layout{.name = "BA16a64b",
-                                   .packs_transpose = true,
-                                   .fits = fits,
-                                   .wants = wants,
-                                   .packed_shape = packed_shape,
-                                   .unpacked_shape = unpacked_shape,
-                                   .pack = pack,
-                                   .multiply = multiply,
-                                   .unpack = unpack,
-                                   .read_rows = read_rows,
-                                   .write_rows = write_rows,
-                                   .multiplies_transposed = multiplies_transposed,
-                                   .multiply_transposed = multiply_transposed};
+  // The fields in MatmulLayout's order.
+  static const MatmulLayout layout{"BA16a64b", true, fits, wants, packed_shape, unpacked_shape, pack, multiply,
+                                   unpack, read_rows, write_rows, multiplies_transposed, multiply_transposed};
   return layout;
 }
 
