@@ -105,35 +105,40 @@ bool multiply(const float* a, int64_t rows, int64_t k, int64_t n, const Tensor& 
       core::data_of<float>(b), out);
 }
 
-// Rows [first, first + count) of the [k, n] matrix out of its panels.
+// Rows [first, first + count) of the [k, n] matrix out of its panels and
+// into them, a panel at a time: each panel's part is one stretch of memory,
+// a stream the hardware prefetcher follows (a row's 16 chunks at a time
+// would be 16 streams).
 void read_rows(const Tensor& packed, int64_t first, int64_t count, float* rows) {
   const int64_t k = packed.shape()[1], n = packed.shape()[0] * kWidth;
   const float* panels = core::data_of<float>(packed);
-  for (int64_t r = 0; r < count; ++r)
-    for (int64_t p = 0; p < n / kWidth; ++p)
-      std::memcpy(rows + r * n + p * kWidth, panels + (p * k + first + r) * kWidth, kWidth * sizeof(float));
+  for (int64_t p = 0; p < n / kWidth; ++p) {
+    const float* from = panels + (p * k + first) * kWidth;
+    for (int64_t r = 0; r < count; ++r) std::memcpy(rows + r * n + p * kWidth, from + r * kWidth, kWidth * sizeof(float));
+  }
 }
 
-// And into them: streaming stores where aligned (a trained weight's panels
-// outsize the caches, and a plain store would first read each line in).
+// Streaming stores where aligned: a trained weight's panels outsize the
+// caches, and a plain store would first read each line in.
 void write_rows(Tensor& packed, int64_t first, int64_t count, const float* rows) {
   const int64_t k = packed.shape()[1], n = packed.shape()[0] * kWidth;
   float* panels = core::data_of<float>(packed);
 #ifdef __AVX2__
   if (reinterpret_cast<std::uintptr_t>(panels) % 32 == 0) {
-    for (int64_t r = 0; r < count; ++r)
-      for (int64_t p = 0; p < n / kWidth; ++p) {
-        const float* from = rows + r * n + p * kWidth;
-        float* to = panels + (p * k + first + r) * kWidth;
-        for (int64_t i = 0; i < kWidth; i += 8) _mm256_stream_ps(to + i, _mm256_loadu_ps(from + i));
-      }
+    for (int64_t p = 0; p < n / kWidth; ++p) {
+      float* to = panels + (p * k + first) * kWidth;
+      for (int64_t r = 0; r < count; ++r)
+        for (int64_t i = 0; i < kWidth; i += 8)
+          _mm256_stream_ps(to + r * kWidth + i, _mm256_loadu_ps(rows + r * n + p * kWidth + i));
+    }
     _mm_sfence();
     return;
   }
 #endif
-  for (int64_t r = 0; r < count; ++r)
-    for (int64_t p = 0; p < n / kWidth; ++p)
-      std::memcpy(panels + (p * k + first + r) * kWidth, rows + r * n + p * kWidth, kWidth * sizeof(float));
+  for (int64_t p = 0; p < n / kWidth; ++p) {
+    float* to = panels + (p * k + first) * kWidth;
+    for (int64_t r = 0; r < count; ++r) std::memcpy(to + r * kWidth, rows + r * n + p * kWidth, kWidth * sizeof(float));
+  }
 }
 
 Tensor unpack(const Tensor& packed) {
