@@ -44,14 +44,16 @@ struct MatmulLayout {
   // out [rows, n] = a [rows, k] b, b packed; false where it cannot run.
   bool (*multiply)(const float* a, int64_t rows, int64_t k, int64_t n, const Tensor& b, float* out);
   // For a trained weight held packed alone (all null where the layout does
-  // not serve one): the dense matrix; its rows [first, first + count) read
-  // and written, the sink of Adam's update; and the input gradient's product,
-  // out [rows, n] = a [rows, k] b^T with b [n, k] packed, where
-  // multiplies_transposed says it runs with the dense product's bits and
-  // faster (multiply_transposed returns false where it cannot run).
+  // not serve one): the dense matrix; where element (row, col) of the
+  // [k, n] matrix lies in the packed tensor, in runs of `run` elements along
+  // a row (the sink Adam's update writes through, in place); and the input
+  // gradient's product, out [rows, n] = a [rows, k] b^T with b [n, k]
+  // packed, where multiplies_transposed says it runs with the dense
+  // product's bits and faster (multiply_transposed returns false where it
+  // cannot run).
   Tensor (*unpack)(const Tensor& packed) = nullptr;
-  void (*read_rows)(const Tensor& packed, int64_t first, int64_t count, float* rows) = nullptr;
-  void (*write_rows)(Tensor& packed, int64_t first, int64_t count, const float* rows) = nullptr;
+  int64_t (*run)(const Tensor& packed) = nullptr;
+  int64_t (*offset)(const Tensor& packed, int64_t row, int64_t col) = nullptr;
   bool (*multiplies_transposed)(int64_t rows, int64_t k, int64_t n) = nullptr;
   bool (*multiply_transposed)(const float* a, int64_t rows, int64_t k, int64_t n, const Tensor& b,
                               float* out) = nullptr;

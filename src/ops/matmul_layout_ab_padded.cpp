@@ -51,17 +51,9 @@ Tensor unpack(const Tensor& packed) {
   return b;
 }
 
-void read_rows(const Tensor& packed, int64_t first, int64_t count, float* rows) {
-  const int64_t n = packed.shape()[1] - kPad;
-  const float* from = core::data_of<float>(packed) + first * (n + kPad);
-  for (int64_t r = 0; r < count; ++r) std::memcpy(rows + r * n, from + r * (n + kPad), n * sizeof(float));
-}
-
-void write_rows(Tensor& packed, int64_t first, int64_t count, const float* rows) {
-  const int64_t n = packed.shape()[1] - kPad;
-  float* to = core::data_of<float>(packed) + first * (n + kPad);
-  for (int64_t r = 0; r < count; ++r) std::memcpy(to + r * (n + kPad), rows + r * n, n * sizeof(float));
-}
+// A row is one run.
+int64_t run(const Tensor& packed) { return packed.shape()[1] - kPad; }
+int64_t offset(const Tensor& packed, int64_t row, int64_t col) { return row * packed.shape()[1] + col; }
 
 // out [rows, n] = a [rows, k] op(b): b [k, n] in longer rows, or (transposed)
 // b [n, k] in longer rows read transposed; MatMul's primitive with b
@@ -100,7 +92,7 @@ const MatmulLayout& ab_padded_layout() {
   // transposed product, with other bits.
   // The fields in MatmulLayout's order.
   static const MatmulLayout layout{"ab_padded", false, fits, wants, packed_shape, unpacked_shape, pack, multiply,
-                                   unpack, read_rows, write_rows, multiplies_transposed, multiply_transposed};
+                                   unpack, run, offset, multiplies_transposed, multiply_transposed};
   return layout;
 }
 

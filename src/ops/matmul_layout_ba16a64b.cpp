@@ -105,39 +105,21 @@ bool multiply(const float* a, int64_t rows, int64_t k, int64_t n, const Tensor& 
       core::data_of<float>(b), out);
 }
 
-// Rows [first, first + count) of the [k, n] matrix out of its panels and
-// into them, a panel at a time: each panel's part is one stretch of memory,
-// a stream the hardware prefetcher follows (a row's 16 chunks at a time
-// would be 16 streams).
+// A row's 64 columns of a panel are one run.
+int64_t run(const Tensor&) { return kWidth; }
+int64_t offset(const Tensor& packed, int64_t row, int64_t col) {
+  return ((col / kWidth) * packed.shape()[1] + row) * kWidth + col % kWidth;
+}
+
+// Rows [first, first + count) of the [k, n] matrix out of its panels, a
+// panel at a time: each panel's part is one stretch of memory, a stream the
+// hardware prefetcher follows.
 void read_rows(const Tensor& packed, int64_t first, int64_t count, float* rows) {
   const int64_t k = packed.shape()[1], n = packed.shape()[0] * kWidth;
   const float* panels = core::data_of<float>(packed);
   for (int64_t p = 0; p < n / kWidth; ++p) {
     const float* from = panels + (p * k + first) * kWidth;
     for (int64_t r = 0; r < count; ++r) std::memcpy(rows + r * n + p * kWidth, from + r * kWidth, kWidth * sizeof(float));
-  }
-}
-
-// Streaming stores where aligned: a trained weight's panels outsize the
-// caches, and a plain store would first read each line in.
-void write_rows(Tensor& packed, int64_t first, int64_t count, const float* rows) {
-  const int64_t k = packed.shape()[1], n = packed.shape()[0] * kWidth;
-  float* panels = core::data_of<float>(packed);
-#ifdef __AVX2__
-  if (reinterpret_cast<std::uintptr_t>(panels) % 32 == 0) {
-    for (int64_t p = 0; p < n / kWidth; ++p) {
-      float* to = panels + (p * k + first) * kWidth;
-      for (int64_t r = 0; r < count; ++r)
-        for (int64_t i = 0; i < kWidth; i += 8)
-          _mm256_stream_ps(to + r * kWidth + i, _mm256_loadu_ps(rows + r * n + p * kWidth + i));
-    }
-    _mm_sfence();
-    return;
-  }
-#endif
-  for (int64_t p = 0; p < n / kWidth; ++p) {
-    float* to = panels + (p * k + first) * kWidth;
-    for (int64_t r = 0; r < count; ++r) std::memcpy(to + r * kWidth, rows + r * n + p * kWidth, kWidth * sizeof(float));
   }
 }
 
@@ -320,7 +302,7 @@ bool multiply_transposed(const float* a, int64_t rows, int64_t k, int64_t n, con
 const MatmulLayout& ba16a64b_layout() {
   // The fields in MatmulLayout's order.
   static const MatmulLayout layout{"BA16a64b", true, fits, wants, packed_shape, unpacked_shape, pack, multiply,
-                                   unpack, read_rows, write_rows, multiplies_transposed, multiply_transposed};
+                                   unpack, run, offset, multiplies_transposed, multiply_transposed};
   return layout;
 }
 

@@ -160,9 +160,9 @@ class LockAll {
   std::size_t locked_ = mutexes_.size();
 };
 
-// A var held packed (VariableState::update_target): its rows are read and
-// written through its layout's sink, `in` to `out` (the same tensor where no
-// reader holds it).
+// A var held packed (VariableState::update_target): updated in place, `in`
+// to `out` (the same tensor where no reader holds it), run by run where its
+// layout puts each run of a row.
 struct VarRows {
   const MatmulLayout* layout;
   const Tensor* in;
@@ -171,24 +171,33 @@ struct VarRows {
 
 // Rows [begin, end) of a matrix variable's update, m's, v's, the gradient's
 // and (dense) var's rows `cols` apart. `g` is the gradient of row `begin`.
-// A var given as `rows` is read into the thread's buffer, updated there and
-// written back, 64 rows at a time (from cache).
 void adam_matrix_rows(const AdamSpan<float>& whole, const float* g, int64_t begin, int64_t end, int64_t cols,
                       const VarRows* rows, const AdamConstants<float>& k) {
-  for (int64_t row = begin; row < end;) {
-    const int64_t next = rows ? std::min(end, row + 64) : end, at = row * cols, count = next - row;
-    thread_local std::vector<float> var;
-    if (rows) {
-      if (var.size() < static_cast<std::size_t>(count * cols)) var.resize(static_cast<std::size_t>(count * cols));
-      rows->layout->read_rows(*rows->in, row, count, var.data());
-    }
-    const AdamSpan<float> p{{rows ? var.data() : whole.in[kVar] + at, whole.in[kM] + at, whole.in[kV] + at},
-                            {rows ? var.data() : whole.out[kVar] + at, whole.out[kM] + at, whole.out[kV] + at},
-                            g + (row - begin) * cols};
-    adam_elements(p, k, 0, count * cols);
-    if (rows) rows->layout->write_rows(*rows->out, row, count, var.data());
-    row = next;
+  if (!rows) {
+    const int64_t at = begin * cols;
+    const AdamSpan<float> p{{whole.in[kVar] + at, whole.in[kM] + at, whole.in[kV] + at},
+                            {whole.out[kVar] + at, whole.out[kM] + at, whole.out[kV] + at},
+                            g};
+    return adam_elements(p, k, 0, (end - begin) * cols);
   }
+  const MatmulLayout& layout = *rows->layout;
+  const int64_t run = layout.run(*rows->in);
+  const float* var_in = core::data_of<float>(*rows->in);
+  float* var_out = core::data_of<float>(*rows->out);
+  for (int64_t r = begin; r < end; ++r)
+    for (int64_t c = 0; c < cols; c += run) {
+      const int64_t at = r * cols + c, var_at = layout.offset(*rows->in, r, c);
+      const AdamSpan<float> p{{var_in + var_at, whole.in[kM] + at, whole.in[kV] + at},
+                              {var_out + var_at, whole.out[kM] + at, whole.out[kV] + at},
+                              g + (r - begin) * cols + c};
+      // The same run 4 rows on: short runs scattered over a row are more
+      // streams than the hardware prefetcher follows.
+      if (run <= 64 && r + 4 < end) {
+        const int64_t ahead = layout.offset(*rows->in, r + 4, c);
+        for (int64_t line = 0; line < run; line += 16) __builtin_prefetch(var_in + ahead + line, 1);
+      }
+      adam_elements(p, k, 0, run);
+    }
 }
 
 // The banded gradient's update: the threads share the bands; each writes a

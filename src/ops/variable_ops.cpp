@@ -51,7 +51,7 @@ VariableState::Target VariableState::update_target() {
   const bool dense_read = dense_read_;
   dense_read_ = false;
   for (Packed& p : packed_)
-    if (!dense_read && p.read && !p.transposed && p.layout->write_rows) {
+    if (!dense_read && p.read && !p.transposed && p.layout->offset) {
       Packed alone{p.layout, false, std::move(p.tensor), false};
       packed_.clear();
       value_ = Tensor();

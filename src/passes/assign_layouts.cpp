@@ -100,7 +100,7 @@ const ops::MatmulLayout* packed_alone_layout(const Node& read, const std::vector
   const ops::MatmulLayout* layout = nullptr;
   bool t = false;
   for (const Node* m : uses)
-    if (const ops::MatmulLayout* l = wanted_layout(*m, read, t); l && !t && l->write_rows) layout = l;
+    if (const ops::MatmulLayout* l = wanted_layout(*m, read, t); l && !t && l->offset) layout = l;
   if (!layout) return nullptr;
   for (const Node* m : uses)
     if (!(wanted_layout(*m, read, t) == layout && !t) && !reads_transposed(*m, read, *layout)) return nullptr;
