@@ -2,6 +2,7 @@
 // at batch 50 and 256, traced (one graph) and eager, on random data like the
 // PyTorch peer's bench_mnist.py. Ratios are taken in the same run.
 #include "bench_util.h"
+#include "busy_cores.h"
 
 #include <algorithm>
 #include <chrono>
@@ -142,6 +143,52 @@ BENCHMARK_CAPTURE(BM_MnistStepAlternating, eager, "")
     ->Arg(256)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The step under contention: quiet, then with bench::busy_core_count() other
+// processes spinning (one on two cores), alternated in one run (phases of
+// several steps), traced and eager. Counters: the medians in ms, busy/quiet for the traced step (fair
+// share on 2 cores with 1 taken: 2x) and eager/traced while busy (the graph
+// must stay ahead when cores are taken).
+void BM_MnistStepContended(benchmark::State& state) {
+  const int64_t batch = state.range(0);
+  Trainer traced(batch), eager(batch);
+  auto run_traced = [&] { return traced.traced(traced.images, traced.labels); };
+  auto run_eager = [&] { return eager.step(eager.images, eager.labels); };
+  run_traced();
+  run_eager();
+  bench::BusyCores busy(bench::busy_core_count());
+  std::vector<double> traced_quiet, eager_quiet, traced_busy, eager_busy;
+  auto time = [](auto&& fn, std::vector<double>& out) {
+    const auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(fn().template item<float>());
+    out.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  };
+  // Each phase lasts several steps: a process resumed for one step is a
+  // sleeper to the scheduler, which favours it, and understates the cost of
+  // cores taken for good (measured: the order of the policies reversed).
+  constexpr int kStepsPerPhase = 6;
+  for (auto _ : state) {
+    busy.set_busy(false);
+    for (int i = 0; i < kStepsPerPhase; ++i) {
+      time(run_traced, traced_quiet);
+      time(run_eager, eager_quiet);
+    }
+    busy.set_busy(true);
+    for (int i = 0; i < kStepsPerPhase; ++i) {
+      time(run_traced, traced_busy);
+      time(run_eager, eager_busy);
+    }
+  }
+  busy.set_busy(false);
+  state.counters["busy_procs"] = busy.size();
+  state.counters["traced_quiet_ms"] = bench::median(traced_quiet);
+  state.counters["traced_busy_ms"] = bench::median(traced_busy);
+  state.counters["eager_quiet_ms"] = bench::median(eager_quiet);
+  state.counters["eager_busy_ms"] = bench::median(eager_busy);
+  state.counters["busy/quiet"] = bench::median(traced_busy) / bench::median(traced_quiet);
+  state.counters["eager/traced_busy"] = bench::median(eager_busy) / bench::median(traced_busy);
+}
+BENCHMARK(BM_MnistStepContended)->Arg(50)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(4);
 
 // The cores' float32 peak, measured: each thread runs chains of independent
 // FMAs (enough of them to cover the FMA units' latency) on the widest

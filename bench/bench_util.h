@@ -6,6 +6,8 @@
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
+#include "kiln/threading.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -212,6 +214,8 @@ inline void print_summary(const std::string& title, const std::vector<Row>& rows
 inline int run_main(int argc, char** argv, const std::string& title,
                     const std::vector<std::string>& defaults,
                     const std::function<std::vector<Row>(int threads)>& make_rows) {
+  // What a user's program gets: Kiln's wait policy unless the environment sets one.
+  kiln::config::adopt_fair_wait_policy(argc, argv);
   std::vector<std::string> extra;
   for (const std::string& d : defaults) {
     std::string flag = d.substr(0, d.find('='));

@@ -13,8 +13,9 @@
 #   --out DIR    where the JSON results, logs and table.md go, relative to the
 #                repository root (default build/compare)
 #
-# OMP_WAIT_POLICY, when set, applies to both sides (both use libgomp); on a
-# busy machine run with OMP_WAIT_POLICY=passive (see bench/README.md).
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT, when set, applies to both sides (both use
+# libgomp); unset, each side runs with its own default (Kiln's short spin,
+# design notes "Threads and contention"; libgomp's for torch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -85,6 +86,9 @@ group conv 'bench_eager:^BM_Conv2D_Seed/'
 # in one process, so that both see the same load (the separate runs above can
 # fall in different phases of a busy machine).
 group mnist 'bench_mnist:^BM_MnistStep/' 'bench_mnist:^BM_MnistStepAlternating/eager/50'
+# Fair under contention: the step quiet and with KILN_BENCH_BUSY (default: half
+# the cores) spinning processes, alternated in one process on each side.
+group contention 'bench_mnist:^BM_MnistStepContended/'
 # Full mode: one Fashion-MNIST epoch on each side (about a minute each on 2
 # idle cores), Kiln's printed figures kept in kiln_fashion.txt.
 if ((!quick)); then

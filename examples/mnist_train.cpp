@@ -379,6 +379,7 @@ int train_distributed(const Flags& flags) {
 }
 
 int main(int argc, char** argv) {
+  kiln::config::adopt_fair_wait_policy(argc, argv);
   Flags flags = parse_flags(argc, argv);
   try {
     if (flags.distributed) return train_distributed(flags);

@@ -354,3 +354,22 @@ TEST(GradientTape, PiecewiseGradientsAtZeroFollowTF) {
   std::vector<Tensor> gclip = t.gradient(clip(x, 1.f, 2.f), {GradientSource(x)});
   EXPECT_EQ(gclip[0].to_vector<float>()[0], 1.f);  // at the bound: x's, as TF's minimum/maximum
 }
+
+// A ConcreteFunction called eagerly is recorded as its Call op, as the
+// Function it came from is: watched tensors and captured variables both get
+// their gradients (before, the call ran unrecorded and gave none).
+TEST(GradientTape, ConcreteFunctionCallsAreRecorded) {
+  Variable w(constant(3.f));
+  auto f = kiln::function([&](const Tensor& x) { return x * x * w.read_value(); });
+  ConcreteFunction c = f.get_concrete_function(TensorSpec({}, DType::Float32));
+  Tensor x = constant(2.f);
+  GradientTape tape({.persistent = true});
+  tape.watch(x);
+  Tensor y = c(x);
+  expect_tensor<float>(tape.gradient(y, x), Shape{}, {12.f});  // 2 x w
+  expect_tensor<float>(tape.gradient(y, w), Shape{}, {4.f});   // x^2
+  // The variable the call captured is watched, and listed as TF lists it.
+  std::vector<Variable> watched = tape.watched_variables();
+  ASSERT_EQ(watched.size(), 1u);
+  EXPECT_EQ(watched[0].handle().impl(), w.handle().impl());
+}

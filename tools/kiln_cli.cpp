@@ -7,8 +7,10 @@
 #include <iostream>
 
 #include "io/cli.h"
+#include "kiln/threading.h"
 
 int main(int argc, char** argv) {
+  kiln::config::adopt_fair_wait_policy(argc, argv);
   std::vector<std::string> args(argv + 1, argv + argc);
   return kiln::io::kiln_cli_main(args, std::cout, std::cerr);
 }

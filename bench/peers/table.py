@@ -21,9 +21,10 @@ TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
 def base_name(run_name):
-    """'BM_SmallOps/1000000/iterations:2/real_time' -> 'BM_SmallOps/1000000'."""
+    """'BM_SmallOps/1000000/iterations:2/real_time' -> 'BM_SmallOps/1000000' (min_time: too)."""
     return "/".join(p for p in run_name.split("/")
-                    if not p.startswith("iterations:") and p not in ("real_time", "manual_time"))
+                    if not p.startswith(("iterations:", "min_time:", "repeats:"))
+                    and p not in ("real_time", "manual_time"))
 
 
 def load_kiln(paths):
@@ -103,6 +104,12 @@ ROWS = [
     ("MNIST CNN train step b=256, eager", kiln_time("BM_MnistStep/256/0"), "mnist.256.eager", "s"),
     ("MNIST CNN train step b=256, graph (torch: jit.trace model)", kiln_time("BM_MnistStep/256/1"),
      "mnist.256.graph", "s"),
+    ("MNIST step b=50, graph, quiet (alternated with the next)",
+     kiln_counter("BM_MnistStepContended/50", "traced_quiet_ms", 1e-3), "contention.graph.quiet", "s"),
+    ("MNIST step b=50, graph, one core taken by a spinning process",
+     kiln_counter("BM_MnistStepContended/50", "traced_busy_ms", 1e-3), "contention.graph.busy", "s"),
+    ("MNIST step b=50, eager, one core taken by a spinning process",
+     kiln_counter("BM_MnistStepContended/50", "eager_busy_ms", 1e-3), "contention.eager.busy", "s"),
 ]
 
 # Each side's own graph-mode gain: its eager time over its graph time.
@@ -210,6 +217,12 @@ def main():
     alternated = kiln_counter("BM_MnistStepAlternating/eager/50", "pair_A/B", 1.0)(runs)
     if not math.isnan(alternated):
         print("| MNIST CNN train step b=50, eager and graph steps alternated | %.2fx | - |" % alternated)
+    # Fair under contention: each side's graph step with one core taken over
+    # the same step quiet, alternated in one process (2x is the fair share on 2 cores).
+    busy = row["contention.graph.busy"] / row["contention.graph.quiet"]
+    peer_busy = peer.get("contention.graph.busy", math.nan) / peer.get("contention.graph.quiet", math.nan)
+    print("| MNIST step b=50, graph, slowdown with one core taken (fair: 2x on 2 cores) | %s | %s |" % (
+        "n/a" if math.isnan(busy) else "%.2fx" % busy, "n/a" if math.isnan(peer_busy) else "%.2fx" % peer_busy))
     for line in fashion_lines(args.results, peer):
         print(line)
     for w in warnings:

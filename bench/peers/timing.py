@@ -4,7 +4,9 @@ Variants of one workload are timed in alternation after a warm-up, so a load
 change on the (shared) machine hits all of them alike; each figure is the
 median of its samples.
 """
+import contextlib
 import os
+import signal
 import statistics
 import time
 
@@ -33,6 +35,37 @@ def alternate(variants, rounds, calls=1, warmup=2):
                 fn()
             samples[name].append((time.perf_counter() - start) / calls)
     return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def busy_core_count():
+    """The busy processes of the contention workloads (bench/busy_cores.h reads the same variable)."""
+    return max(0, int(os.environ.get("KILN_BENCH_BUSY", max(1, (os.cpu_count() or 2) // 2))))
+
+
+@contextlib.contextmanager
+def busy_cores(n):
+    """n children that spin, stopped at first; yields set_busy(bool), which
+    resumes or stops them (SIGCONT/SIGSTOP), as bench/busy_cores.h does."""
+    children = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            while True:
+                pass
+        os.kill(pid, signal.SIGSTOP)
+        children.append(pid)
+
+    def set_busy(busy):
+        for pid in children:
+            os.kill(pid, signal.SIGCONT if busy else signal.SIGSTOP)
+        if busy:
+            time.sleep(0.004)
+    try:
+        yield set_busy
+    finally:
+        for pid in children:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
 
 
 def elapsed(fn):

@@ -13,7 +13,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from timing import alternate, elapsed
+from timing import alternate, busy_cores, busy_core_count, elapsed
 
 BIG = 1 << 24  # 16M float32 elements, 64 MiB per array (bench_eager's kBig)
 
@@ -183,6 +183,29 @@ def mnist(quick):
     return figures
 
 
+def contention(quick):
+    """The batch-50 step quiet, then with busy_core_count() spinning
+    processes, alternated (as BM_MnistStepContended): medians of each."""
+    torch.manual_seed(0)
+    images = torch.rand(50, 1, 28, 28)
+    labels = torch.randint(0, 10, (50,))
+    eager_model = mnist_model()
+    graph_model = torch.jit.trace(mnist_model(), (images,))
+    steps = {"graph": training_step(graph_model, images, labels), "eager": training_step(eager_model, images, labels)}
+    for step in steps.values():
+        step()
+    samples = {"%s.%s" % (name, load): [] for name in steps for load in ("quiet", "busy")}
+    with busy_cores(busy_core_count()) as set_busy:
+        for _ in range(8 if quick else 30):
+            for load in ("quiet", "busy"):
+                set_busy(load == "busy")
+                for name, step in steps.items():
+                    t, _ = elapsed(step)
+                    samples["%s.%s" % (name, load)].append(t)
+        set_busy(False)
+    return {"contention." + key: statistics.median(s) for key, s in samples.items()}
+
+
 FASHION_DIR = "/usr/share/datasets/fashion-mnist"  # Debian's dataset-fashion-mnist
 
 
@@ -235,5 +258,6 @@ GROUPS = {
     "matmul": matmul,
     "conv": conv,
     "mnist": mnist,
+    "contention": contention,
     "fashion": fashion,
 }

@@ -33,3 +33,4 @@
 #include "kiln/nn/progbar.h"
 #include "kiln/saved_model.h"
 #include "kiln/profiler.h"
+#include "kiln/threading.h"

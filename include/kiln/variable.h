@@ -53,6 +53,9 @@ class Variable {
   const Tensor& handle() const { return handle_; }
   // Same variable, another handle to it (used by tracing).
   Variable with_handle(Tensor handle) const;
+  // The variable a concrete resource handle refers to (InvalidArgument for
+  // another tensor).
+  static Variable from_handle(const Tensor& handle);
   const std::shared_ptr<detail::VariableState>& state() const { return state_; }
 
  private:

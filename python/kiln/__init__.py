@@ -2,7 +2,18 @@
 `import kiln as tf` runs TF2 code."""
 import os as _os
 
-from . import _C
+# libgomp (the engine's thread pool) reads its wait policy once, when _C loads
+# it: a short spin, so that idle threads do not burn a core another process
+# needs (docs/design-notes.md, "Fair under contention"). The user's
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins; the setting is not left for
+# subprocesses to inherit.
+_fair_wait = "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ
+if _fair_wait:
+    _os.environ["GOMP_SPINCOUNT"] = "1000"  # kiln::config::kFairSpinCount
+from . import _C  # noqa: E402
+if _fair_wait:
+    del _os.environ["GOMP_SPINCOUNT"]
+del _fair_wait
 
 _C._set_package_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 
@@ -34,7 +45,7 @@ from . import config, debugging, version  # noqa: E402
 from ._device import device, executing_eagerly, get_logger  # noqa: E402
 from . import math, nn, random, linalg, experimental  # noqa: E402
 from . import nest, data, saved_model, profiler, onnx  # noqa: E402
-from . import io, train, summary  # noqa: E402
+from . import io, train, summary, strings  # noqa: E402
 from . import autograph  # noqa: E402
 from . import keras  # noqa: E402
 

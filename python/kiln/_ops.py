@@ -62,25 +62,20 @@ def _holds_python_float(value, depth=0):
 
 
 def _numpy_converts(source, dtype):
-    """TF's eager rule for a NumPy value made a tensor of `dtype`: integers go to any integer or
-    float dtype, floats to float dtypes, bools and strings only to their own."""
-    if dtype.is_integer:
-        return source.kind in "iu"
-    if dtype.is_floating:
-        return source.kind in "iuf"
-    if dtype == _dtypes.bool:
-        return source.kind == "b"
-    return source.kind in "OSU"
+    """TF's eager rule for a NumPy value made a tensor of `dtype`: NumPy casts numbers to any number
+    or bool dtype (pywrap_tensor.cc converts with NPY_ARRAY_FORCECAST: 1.7 becomes 1); strings stay
+    strings."""
+    return (source.kind in "OSU") == (dtype == _dtypes.string)
 
 
 def _literal(value, dtype):
     """`value` ready for the engine's conversion, by TF's rules: a NumPy scalar keeps its
-    dtype (np.float64 is a Python float too, which alone would make float32); Python floats
-    do not become integers or bools (TF's "Cannot convert 1.5 to EagerTensor of dtype
-    int32"), nor do NumPy floats eagerly (inside a trace TF's graph constants cast them)."""
+    dtype (np.float64 is a Python float too, which alone would make float32) and NumPy values
+    cast to `dtype`; Python floats do not become integers or bools (TF's "Cannot convert 1.5
+    to EagerTensor of dtype int32")."""
     if isinstance(value, (_np.ndarray, _np.generic)):
         value = _np.asarray(value)
-        if dtype is not None and not _numpy_converts(value.dtype, dtype) and not _C.is_tracing():
+        if dtype is not None and not _numpy_converts(value.dtype, dtype):
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         return value
     if dtype is not None and not (dtype.is_floating or dtype == _dtypes.string) and _holds_python_float(value):
@@ -451,15 +446,20 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
 
 
 def _one_hot_indices(indices):
-    """TF converts indices that are not yet a tensor preferring int64, so a float NumPy array
-    truncates to int64; a float tensor is refused, as TF's op refuses it."""
-    if isinstance(indices, (_np.ndarray, _np.generic)) and _np.asarray(indices).dtype.kind == "f":
-        return _np.asarray(indices).astype(_np.int64)
+    """TF's OneHot takes uint8, int8, int32 or int64 indices. A value that is no tensor yet converts
+    to the op's default index dtype, int64, by TF's rules: a NumPy array casts (1.9 -> 1), Python
+    floats are a TypeError. The op refuses a float tensor: InvalidArgumentError eagerly, TypeError
+    while tracing (op_def_library)."""
     if not isinstance(indices, (_C.Tensor, _C.Variable)):
-        indices = convert_to_tensor(indices)
+        return constant(indices, dtype=_dtypes.int64)
     if indices.dtype not in (_dtypes.uint8, _dtypes.int32, _dtypes.int64):
-        raise TypeError(f"Value passed to parameter 'indices' has DataType {indices.dtype.name} not in list of "
-                        "allowed values: uint8, int8, int32, int64")
+        if _C.is_tracing():
+            raise TypeError(f"Value passed to parameter 'indices' has DataType {indices.dtype.name} not in list "
+                            "of allowed values: uint8, int8, int32, int64")
+        from .errors import InvalidArgumentError
+        tf_name = {"float32": "float", "float64": "double"}.get(indices.dtype.name, indices.dtype.name)
+        raise InvalidArgumentError(f"Value for attr 'TI' of {tf_name} is not in the list of allowed values: uint8, "
+                                   "int8, int32, int64 [Op:OneHot]")
     return indices
 
 

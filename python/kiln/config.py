@@ -3,7 +3,6 @@
 Kiln runs on one CPU device: the device lists name it alone, and GPU requests (tf.device) run
 on it with a warning."""
 import collections as _collections
-import ctypes as _ctypes
 import types as _types
 
 from . import _C
@@ -70,40 +69,17 @@ def get_soft_device_placement():
 
 # ---- threading -------------------------------------------------------------------------
 
-_threads = {"intra": 0, "inter": 0}
-
-
-def _omp():
-    try:
-        return _ctypes.CDLL("libgomp.so.1")  # the OpenMP runtime the engine's kernels share
-    except OSError:
-        return None
+_threads = {"inter": 0}
 
 
 def _set_intra_op_parallelism_threads(num_threads):
     """The engine's kernels use at most num_threads threads (0: the machine's choice). Unlike TF,
     this may be changed after ops have run; it holds for ops started from the calling thread."""
-    n = int(num_threads)
-    if n < 0:
-        raise ValueError(f"num_threads must not be negative, got {n}")
-    _threads["intra"] = n
-    omp = _omp()
-    if omp is not None:
-        if n == 0:
-            n = _default_threads()
-        omp.omp_set_num_threads(n)
-
-
-def _default_threads():
-    import os
-    env = os.environ.get("OMP_NUM_THREADS", "")
-    if env.strip().isdigit() and int(env) > 0:
-        return int(env)
-    return os.cpu_count() or 1
+    _C.set_intra_op_parallelism_threads(int(num_threads))
 
 
 def _get_intra_op_parallelism_threads():
-    return _threads["intra"]
+    return _C.get_intra_op_parallelism_threads()
 
 
 def _set_inter_op_parallelism_threads(num_threads):

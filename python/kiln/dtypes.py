@@ -74,6 +74,7 @@ _BY_ENUM = [float32, float64, int32, int64, uint8, bool, string, resource]
 _BY_NAME = {d.name: d for d in _BY_ENUM}
 _BY_NAME["double"] = float64
 _BY_NAME["float"] = float32
+_BY_TF_ENUM = {1: float32, 2: float64, 3: int32, 4: uint8, 7: string, 9: int64, 10: bool, 20: resource}
 
 
 def as_dtype(type_value):
@@ -88,6 +89,12 @@ def as_dtype(type_value):
         return int32
     if type_value is builtins_float:
         return float32
+    if isinstance(type_value, builtins_int) and not isinstance(type_value, builtins_bool):
+        # TF's DataType numbers (types.proto): tf.as_dtype(1) is tf.float32, so tf.zeros(1, 1) is float32 zeros.
+        if type_value in _BY_TF_ENUM:
+            return _BY_TF_ENUM[type_value]
+        raise TypeError(f"Cannot convert {type_value!r} to a kiln DType: TF's DataType numbers Kiln has are "
+                        f"{sorted(_BY_TF_ENUM)}.")
     try:
         npd = _np.dtype(type_value)
     except TypeError:

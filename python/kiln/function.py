@@ -55,9 +55,28 @@ def _spec_from_engine(entry):
     return TensorSpec(None if rank < 0 else [None if d < 0 else d for d in dims], _dtypes._BY_ENUM[enum])
 
 
+class _NodeDef:
+    """A node of FuncGraph.as_graph_def(): its name, op and inputs, as a GraphDef's NodeDef names them."""
+
+    def __init__(self, name, op, inputs):
+        self.name, self.op, self.input = name, op, list(inputs)
+
+    def __repr__(self):
+        return f"<NodeDef {self.name} = {self.op}({', '.join(self.input)})>"
+
+
 class _GraphDef:
-    def __init__(self, n):
-        self.node = [None] * n
+    """FuncGraph.as_graph_def(): the graph's nodes (name, op, inputs); printed in a GraphDef's text layout
+    (Kiln's nodes carry no attrs)."""
+
+    def __init__(self, nodes):
+        self.node = [_NodeDef(*n) for n in nodes]
+
+    def __str__(self):
+        lines = []
+        for n in self.node:
+            lines += ["node {", f'  name: "{n.name}"', f'  op: "{n.op}"'] + [f'  input: "{i}"' for i in n.input] + ["}"]
+        return "\n".join(lines) + "\n"
 
 
 class FuncGraph:
@@ -70,7 +89,7 @@ class FuncGraph:
         return self._core.num_nodes()
 
     def as_graph_def(self):
-        return _GraphDef(self._core.num_nodes())
+        return _GraphDef(self._core.graph_nodes())
 
     def to_string(self):
         return self._core.graph_text()

@@ -94,6 +94,3 @@ class Module:
     @property
     def submodules(self):
         return tuple(self._walk(lambda v: isinstance(v, Module)))
-
-    def __repr__(self):
-        return f"<{type(self).__module__}.{type(self).__name__} object '{self._name}'>"

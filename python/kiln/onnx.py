@@ -5,6 +5,8 @@ runtimes serve, and an .onnx model read back as a Kiln signature.
     kiln.onnx.export(serve, "mnist.onnx", input_names=["images"])
     probs = kiln.onnx.import_model("mnist.onnx")(images=x)["output_0"]
 """
+import numbers
+
 from . import _C
 from .function import ConcreteFunction, Function
 from .saved_model import _LoadedSignature, _one_trace
@@ -36,8 +38,20 @@ def export(fn, path, input_names=None):
     _C.onnx_export(concrete._core, str(path), list(input_names or []))
 
 
-def import_model(path):
+def import_model(path, timeout=None):
     """Reads an ONNX model as a signature: call it with the model's inputs by keyword; it
     returns a dict of the model's outputs by name. Raises UnimplementedError naming the node
-    for an op Kiln does not have, InvalidArgumentError for a damaged model."""
-    return _LoadedSignature(str(path), _C.onnx_import(str(path)))
+    for an op Kiln does not have, InvalidArgumentError for a damaged model.
+
+    `timeout` (seconds) bounds each call: the file controls its loops (a `Loop` may run 2^62
+    times), so a call still running after `timeout` stops between two ops with
+    DeadlineExceededError, and the model stays usable."""
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+            raise TypeError(f"kiln.onnx.import_model: timeout must be a number of seconds, "
+                            f"got {type(timeout).__name__}")
+        timeout = float(timeout)
+        if not timeout > 0:
+            raise ValueError(f"kiln.onnx.import_model: timeout must be a positive number of seconds, "
+                             f"got {timeout}")
+    return _LoadedSignature(str(path), _C.onnx_import(str(path)), timeout=timeout)

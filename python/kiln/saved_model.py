@@ -273,9 +273,10 @@ class _LoadedSignature:
     """A serving signature: keyword inputs by name in, a dict of named outputs out (a
     function's dict keeps its keys; other results are output_0, output_1...)."""
 
-    def __init__(self, name, core, output_names=None):
+    def __init__(self, name, core, output_names=None, timeout=None):
         self._name = name
         self._core = core
+        self._timeout = timeout  # seconds per call (kiln.onnx.import_model's), or None
         self.structured_input_signature = ((), {s.name: s for s in map(_spec, core.inputs())})
         outputs = list(map(_spec, core.outputs()))
         self._renames = None
@@ -292,7 +293,7 @@ class _LoadedSignature:
         for k, v in kwargs.items():
             spec = self.structured_input_signature[1].get(k)
             inputs[k] = _convert(v, spec.dtype if spec is not None else None)
-        out = self._core(inputs)
+        out = self._core(inputs, self._timeout)
         if self._renames:
             out = {self._renames.get(k, k): v for k, v in out.items()}
         return out

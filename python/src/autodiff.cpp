@@ -43,11 +43,7 @@ class PyTape {
     std::vector<Tensor> out_grads;
     if (!output_gradients.is_none())
       for (py::handle g : output_gradients) out_grads.push_back(to_tensor(g));
-    std::vector<Tensor> grads;
-    {
-      py::gil_scoped_release release;
-      grads = tape_->gradient(targets, srcs, out_grads);
-    }
+    std::vector<Tensor> grads = GraphCall()([&] { return tape_->gradient(targets, srcs, out_grads); });
     py::list out;
     for (Tensor& g : grads) out.append(g.defined() ? py::cast(std::move(g)) : py::none());
     return out;

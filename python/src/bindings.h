@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include <kiln/cancellation.h>
 #include <kiln/kiln.h>
 
 namespace kiln::python {
@@ -39,6 +40,26 @@ bool is_python_scalar(py::handle obj);
 // to that dtype): beside an integer or bool tensor it raises TypeError, as TF's
 // "Cannot convert 1.5 to EagerTensor of dtype int32" (2.0 included).
 void check_float_operand(py::handle obj, DType dtype);
+// np.float64 (a Python float subclass, but a NumPy scalar to TF: NumPy casts it)
+// beside a tensor of non-float `dtype`: converted by operand_tensor, not as a Python float.
+bool is_numpy_float64_beside(py::handle obj, DType dtype);
+// The TypeError for an operand that cannot become the other operand's dtype;
+// `alone` names the dtype it has on its own ("float32"), for `+`, whose TF op
+// reports the mismatch itself.
+struct OperandDTypeError : py::type_error {
+  OperandDTypeError(const std::string& what, std::string alone_dtype)
+      : py::type_error(what), alone(std::move(alone_dtype)) {}
+  std::string alone;
+};
+// A binary op's non-tensor operand in the other operand's `dtype`, by TF's eager
+// rule (IsCompatible): NumPy floats and lists of Python floats do not become
+// integers (OperandDTypeError), nor bools numbers; while tracing NumPy values
+// cast, as TF's graph constants do.
+Tensor operand_tensor(py::handle obj, DType dtype);
+// TF's AddV2 given x of dtype `expected` and y of dtype `got` (Python names,
+// "int32", "float32"): InvalidArgumentError eagerly, TypeError while tracing,
+// with TF's messages. `x + 1.5` on an int32 tensor is this, not a TypeError.
+[[noreturn]] void add_dtype_mismatch(const std::string& expected, const std::string& got);
 
 // ---- the user's source line -----------------------------------------------------
 // The source location of the innermost Python frame outside the kiln package,
@@ -83,6 +104,42 @@ py::object rebuild_arguments(py::handle obj, detail::Rebuilder& leaves);
 py::object flatten_result(py::handle obj, detail::ResultFlattener& flat);
 py::object unflatten_result(py::handle tmpl, detail::ResultReader& reader);
 
+// ---- graph calls: Ctrl-C and deadlines ------------------------------------------
+// A graph call made from Python (with the GIL). On Python's main thread, while
+// SIGINT has Python's default handler, a Ctrl-C cancels the call between ops
+// and it raises KeyboardInterrupt (not after the graph finishes); `timeout`
+// (seconds) bounds it with DeadlineExceeded. Elsewhere (other threads, a
+// handler of the user's own) the call runs as before: with neither, each op
+// pays one thread-local load; with one, an atomic load (and a clock read for
+// a timeout).
+class GraphCall {
+ public:
+  explicit GraphCall(std::optional<double> timeout = std::nullopt);
+  ~GraphCall();
+  GraphCall(const GraphCall&) = delete;
+  GraphCall& operator=(const GraphCall&) = delete;
+
+  // Runs `run` without the GIL under the call's cancellation.
+  template <class F> auto operator()(F&& run) -> decltype(run()) {
+    try {
+      py::gil_scoped_release release;
+      std::optional<CancellationScope> scope;
+      if (cancellation_.timeout || cancellation_.cancel) scope.emplace(cancellation_);
+      return run();
+    } catch (...) {
+      raise_pending();
+      throw;
+    }
+  }
+
+ private:
+  // After a failed call: raises the pending Ctrl-C's KeyboardInterrupt.
+  void raise_pending();
+  Cancellation cancellation_;
+  bool counted_ = false;    // a call of the main thread
+  bool outermost_ = false;  // its outermost one
+};
+
 // ---- registration ---------------------------------------------------------------
 void bind_errors(py::module_& m);
 void bind_tensor(py::module_& m);
@@ -95,6 +152,7 @@ void bind_saved_model(py::module_& m);
 void bind_onnx(py::module_& m);
 void bind_distributed(py::module_& m);
 void bind_profiler(py::module_& m);
+void bind_interrupt(py::module_& m);
 
 
 }  // namespace kiln::python

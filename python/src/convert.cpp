@@ -81,6 +81,10 @@ Tensor from_python_scalar(py::handle obj, std::optional<DType> dtype) {
 
 }  // namespace
 
+bool is_numpy_float64_beside(py::handle obj, DType dtype) {
+  return PyFloat_Check(obj.ptr()) && !PyFloat_CheckExact(obj.ptr()) && !is_floating(dtype);
+}
+
 bool is_python_scalar(py::handle obj) {
   return PyBool_Check(obj.ptr()) || PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) ||
          PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr());
@@ -88,9 +92,83 @@ bool is_python_scalar(py::handle obj) {
 
 void check_float_operand(py::handle obj, DType dtype) {
   if (is_floating(dtype) || dtype == DType::String) return;
-  // TF converts no Python float to an integer tensor, 2.0 included.
-  throw py::type_error("Cannot convert " + std::string(py::repr(obj)) + " to EagerTensor of dtype " +
-                         std::string(dtype_name(dtype)));
+  // TF converts no Python float to an integer tensor, 2.0 included; np.float64
+  // (a Python float too) is float64 on its own.
+  throw OperandDTypeError("Cannot convert " + std::string(py::repr(obj)) + " to EagerTensor of dtype " +
+                              std::string(dtype_name(dtype)),
+                          PyFloat_CheckExact(obj.ptr()) ? "float32" : "float64");
+}
+
+namespace {
+
+// TF's IsCompatible (pywrap_tensor.cc): a value of NumPy kind `kind` converts to
+// `dtype` when integers go to integer or float dtypes, floats to float dtypes,
+// bools and strings to their own.
+bool kind_converts(char kind, DType dtype) {
+  bool integer = kind == 'i' || kind == 'u';
+  if (dtype == DType::Int32 || dtype == DType::Int64 || dtype == DType::UInt8) return integer;
+  if (is_floating(dtype)) return integer || kind == 'f';
+  if (dtype == DType::Bool) return kind == 'b';
+  if (dtype == DType::String) return kind == 'O' || kind == 'S' || kind == 'U';
+  return true;
+}
+
+// The TF dtype name of a NumPy dtype a rejected operand has on its own.
+std::string tf_dtype_name(const py::dtype& dtype) {
+  char kind = dtype.kind();
+  if (kind == 'b') return "bool";
+  if (kind == 'O' || kind == 'S' || kind == 'U') return "string";
+  return py::cast<std::string>(dtype.attr("name"));  // float32, float64, int64, complex128...
+}
+
+// TF's DataTypeString (types.cc), which eager op errors print.
+std::string data_type_string(const std::string& name) {
+  if (name == "float32") return "float";
+  if (name == "float64") return "double";
+  if (name == "float16") return "half";
+  return name;
+}
+
+}  // namespace
+
+void add_dtype_mismatch(const std::string& expected, const std::string& got) {
+  if (detail::is_tracing())
+    throw py::type_error("Input 'y' of 'AddV2' Op has type " + got + " that does not match type " + expected +
+                         " of argument 'x'.");
+  throw InvalidArgument("cannot compute AddV2 as input #1(zero-based) was expected to be a " +
+                        data_type_string(expected) + " tensor but is a " + data_type_string(got) +
+                        " tensor [Op:AddV2]");
+}
+
+Tensor operand_tensor(py::handle obj, DType dtype) {
+  // NumPy arrays and scalars are cast to `dtype` (TF's PySeqToTFE_TensorHandle converts them with
+  // NPY_ARRAY_FORCECAST, eagerly and in graph constants alike); Python lists and tuples pass TF's
+  // IsCompatible first.
+  bool literal = (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) && !holds_tensor(obj);
+  if (literal) {
+    py::array array;
+    try {
+      array = py::module_::import("numpy").attr("asarray")(obj);
+    } catch (py::error_already_set&) {
+      return to_tensor(obj, dtype);  // a ragged list: to_tensor's error
+    }
+    char kind = array.dtype().kind();
+    if (kind != 'O' && !kind_converts(kind, dtype)) {
+      // A list of Python floats is float32 on its own, as TF's literals are.
+      py::dtype alone = kind == 'f' ? py::dtype("float32") : py::dtype(array.dtype());
+      throw OperandDTypeError("Cannot convert " + std::string(py::repr(obj)) +
+                                  " to EagerTensor of dtype " + std::string(dtype_name(dtype)),
+                              tf_dtype_name(alone));
+    }
+  }
+  static PyObject* generic = py::object(py::module_::import("numpy").attr("generic")).release().ptr();
+  bool numpy = py::isinstance<py::array>(obj) || PyObject_IsInstance(obj.ptr(), generic) == 1;
+  if (numpy && dtype != DType::String) {
+    py::array array = py::module_::import("numpy").attr("asarray")(obj);
+    char kind = array.dtype().kind();
+    if (kind != 'O' && kind != 'S' && kind != 'U') return to_tensor(array.attr("astype")(numpy_dtype(dtype)), dtype);
+  }
+  return to_tensor(obj, dtype);
 }
 
 py::dtype numpy_dtype(DType dtype) {

@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "function/traced_graph.h"
+#include "kiln/threading.h"
 
 namespace kiln::python {
 
@@ -84,11 +85,9 @@ class PyFunction {
     names.attach(flat);
     auto trace = make_trace(args);
     detail::TraceFnRef ref(trace);
-    detail::CallResult result;
-    {
-      py::gil_scoped_release release;
-      result = detail::is_tracing() ? core_->call_in_trace(flat, ref) : core_->call(flat, ref);
-    }
+    detail::CallResult result = GraphCall()([&] {
+      return detail::is_tracing() ? core_->call_in_trace(flat, ref) : core_->call(flat, ref);
+    });
     py::object tmpl = template_of(*result.concrete);
     detail::ResultReader reader(std::span<Tensor>(result.leaves.data(), result.leaves.size()), result.sizes());
     return unflatten_result(tmpl, reader);
@@ -127,11 +126,7 @@ class PyFunction {
 py::object call_concrete(const ConcreteFunction& f, py::handle tmpl, py::tuple args) {
   detail::Flattener flat;
   flatten_call(args, flat);
-  Outputs outs;
-  {
-    py::gil_scoped_release release;
-    outs = f.call_flat(flat);
-  }
+  Outputs outs = GraphCall()([&] { return f.call_flat(flat); });
   std::vector<Tensor> leaves = outs.values();
   detail::ResultReader reader(leaves, f.impl()->result_sizes);
   return unflatten_result(tmpl, reader);
@@ -158,9 +153,16 @@ TensorSpec spec_from_python(py::handle obj) {
 
 // A tf.errors class raised by a host function keeps its class, as in TF's
 // py_function (a ResourceExhaustedError stays one); other exceptions become
-// InvalidArgumentError.
+// InvalidArgumentError. A Ctrl-C's KeyboardInterrupt stops the graph and is
+// raised again when the call returns to Python (GraphCall).
 void rethrow_op_error(py::error_already_set& e, const std::string& text) {
+  if (e.matches(PyExc_KeyboardInterrupt)) {
+    PyErr_SetInterrupt();
+    throw Cancelled(text);
+  }
   py::module_ c = py::module_::import("kiln._C");
+  if (e.matches(c.attr("CancelledError"))) throw Cancelled(text);
+  if (e.matches(c.attr("DeadlineExceededError"))) throw DeadlineExceeded(text);
   if (e.matches(c.attr("ResourceExhaustedError"))) throw ResourceExhausted(text);
   if (e.matches(c.attr("OutOfRangeError"))) throw OutOfRange(text);
   if (e.matches(c.attr("FailedPreconditionError"))) throw FailedPrecondition(text);
@@ -222,6 +224,18 @@ void bind_function(py::module_& m) {
       .def("graph_text", [](const ConcreteFunction& f) { return f.graph().to_string(); })
       .def("graph_dot", [](const ConcreteFunction& f) { return f.graph().to_dot(); })
       .def("num_nodes", [](const ConcreteFunction& f) { return f.graph().num_nodes(); })
+      .def("graph_nodes", [](const ConcreteFunction& f) {
+        // (name, op, inputs) of each node, inputs named as a GraphDef names them ("add", "split:1").
+        py::list out;
+        for (const auto& n : f.impl()->graph->nodes()) {
+          py::list inputs;
+          for (const auto& v : n->inputs)
+            inputs.append(v.node->outputs.size() == 1 && v.index == 0 ? v.node->name
+                                                                       : v.node->name + ":" + std::to_string(v.index));
+          out.append(py::make_tuple(n->name, std::string(n->op->name), inputs));
+        }
+        return out;
+      })
       .def("input_specs", [](const ConcreteFunction& f) {
         py::list out;
         for (const TensorSpec& s : f.inputs())
@@ -237,6 +251,8 @@ void bind_function(py::module_& m) {
 
   m.def("run_functions_eagerly", &config::run_functions_eagerly);
   m.def("functions_run_eagerly", &config::functions_run_eagerly);
+  m.def("set_intra_op_parallelism_threads", &config::set_intra_op_parallelism_threads);
+  m.def("get_intra_op_parallelism_threads", &config::get_intra_op_parallelism_threads);
   m.def("enable_check_numerics", &debugging::enable_check_numerics);
   m.def("disable_check_numerics", &debugging::disable_check_numerics);
 
@@ -264,13 +280,8 @@ void bind_function(py::module_& m) {
         throw InvalidArgument(text);
       }
     };
-    std::vector<Tensor> out;
     SourceLocation loc = user_location();
-    {
-      py::gil_scoped_release release;
-      out = host_function(std::move(callback), inputs, dtypes, loc);
-    }
-    return out;
+    return GraphCall()([&] { return host_function(std::move(callback), inputs, dtypes, loc); });
   });
 }
 

@@ -5,6 +5,7 @@ PYBIND11_MODULE(_C, m) {
   using namespace kiln::python;
   m.doc() = "Kiln's engine, for the Python package `kiln` (conversions only; the API is kiln's)";
   bind_errors(m);
+  bind_interrupt(m);
   bind_tensor(m);
   bind_ops(m);
   bind_function(m);

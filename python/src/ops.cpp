@@ -3,6 +3,8 @@
 // are the Python package's (python/kiln/_ops.py).
 #include <iostream>
 
+#include <tuple>
+
 #include "bindings.h"
 
 namespace kiln::python {
@@ -27,13 +29,38 @@ struct Arg {
 // Two operands: a NumPy array or list beside a tensor takes the tensor's dtype.
 std::pair<Arg, Arg> operands(py::handle x, py::handle y) {
   Arg a(x), b(y);
+  auto is_tensor = [](py::handle h) { return py::isinstance<Tensor>(h) || py::isinstance<Variable>(h); };
+  if (!is_tensor(x) && !is_tensor(y)) {
+    // TF's eager ops with no tensor operand: x converts on its own, y to x's dtype
+    // (tf.maximum(0., [1, -1]) is float32 [1., 0.], tf.multiply(2, 3) int32; tf.maximum(0, [1.5])
+    // a TypeError).
+    if (a.scalar) {
+      a.tensor = to_tensor(x);
+      a.scalar.reset();
+    }
+    if (b.scalar) {
+      if (PyFloat_Check(y.ptr())) check_float_operand(y, a.tensor.dtype());
+      b.tensor = to_tensor(y, a.tensor.dtype());
+      b.scalar.reset();
+    } else if (b.tensor.dtype() != a.tensor.dtype()) {
+      b.tensor = operand_tensor(y, a.tensor.dtype());
+    }
+    return {std::move(a), std::move(b)};
+  }
   // A Python float beside an integer tensor: TF's TypeError.
-  if (a.scalar && b.tensor.defined() && PyFloat_Check(x.ptr())) check_float_operand(x, b.tensor.dtype());
-  if (b.scalar && a.tensor.defined() && PyFloat_Check(y.ptr())) check_float_operand(y, a.tensor.dtype());
+  for (auto [arg, raw, known] : {std::tuple{&a, x, &b}, std::tuple{&b, y, &a}}) {
+    if (!arg->scalar || !known->tensor.defined() || !PyFloat_Check(raw.ptr())) continue;
+    if (is_numpy_float64_beside(raw, known->tensor.dtype())) {
+      arg->tensor = operand_tensor(raw, known->tensor.dtype());
+      arg->scalar.reset();
+    } else {
+      check_float_operand(raw, known->tensor.dtype());
+    }
+  }
   auto convert_other = [](Arg& other, py::handle raw, const Arg& known) {
     if (!other.scalar && known.tensor.defined() && !py::isinstance<Tensor>(raw) && !py::isinstance<Variable>(raw) &&
         other.tensor.dtype() != known.tensor.dtype())
-      other.tensor = to_tensor(raw, known.tensor.dtype());
+      other.tensor = operand_tensor(raw, known.tensor.dtype());
   };
   convert_other(b, y, a);
   convert_other(a, x, b);
@@ -195,7 +222,20 @@ void bind_norms(py::module_& m) {
 
 void bind_ops(py::module_& m) {
   bind_norms(m);
-  def_binary<kiln::add>(m, "add");
+  // tf.add: TF's math_ops.add converts y with x's dtype as a hint only, and
+  // AddV2 then rejects operands of two dtypes (x alone when x is no tensor).
+  m.def("add", [](py::handle x, py::handle y) {
+    try {
+      auto [a, b] = operands(x, y);
+      SourceLocation loc = user_location();
+      return kiln::add(a.operand(loc), b.operand(loc), loc);
+    } catch (const OperandDTypeError& e) {
+      bool x_tensor = py::isinstance<Tensor>(x) || py::isinstance<Variable>(x);
+      std::string other(dtype_name(to_tensor(x_tensor ? x : y).dtype()));
+      if (x_tensor) add_dtype_mismatch(other, e.alone);
+      add_dtype_mismatch(e.alone, other);
+    }
+  });
   def_binary<kiln::subtract>(m, "subtract");
   def_binary<kiln::multiply>(m, "multiply");
   def_binary<kiln::divide>(m, "divide");

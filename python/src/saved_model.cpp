@@ -14,8 +14,7 @@ py::tuple info_tuple(const sm::TensorInfo& t) {
 }
 
 std::vector<Tensor> call_loaded(const sm::LoadedFunction& f, const std::vector<Tensor>& args) {
-  py::gil_scoped_release nogil;
-  return f.call(args).values();
+  return GraphCall()([&] { return f.call(args).values(); });
 }
 
 }  // namespace
@@ -42,10 +41,9 @@ void bind_saved_model(py::module_& m) {
 
   py::class_<sm::LoadedSignature>(m, "LoadedSignature")
       .def("__call__",
-           [](const sm::LoadedSignature& s, const std::map<std::string, Tensor>& inputs) {
-             py::gil_scoped_release nogil;
-             return s(inputs);
-           })
+           [](const sm::LoadedSignature& s, const std::map<std::string, Tensor>& inputs,
+              std::optional<double> timeout) { return GraphCall(timeout)([&] { return s(inputs); }); },
+           py::arg("inputs"), py::arg("timeout") = py::none())
       .def("inputs",
            [](const sm::LoadedSignature& s) {
              py::list out;

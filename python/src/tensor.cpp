@@ -28,7 +28,7 @@ py::object shape_object(const Shape& s) {
 
 // A binary op's other operand: a Python number stays a weakly typed scalar (it
 // takes the tensor's dtype, as in TF); anything else becomes a tensor, a
-// NumPy array or list in the tensor's dtype.
+// NumPy array or list in the tensor's dtype (operand_tensor: TF's eager rule).
 struct OtherOperand {
   Tensor tensor;
   std::optional<Scalar> scalar;
@@ -36,11 +36,11 @@ struct OtherOperand {
     if (py::isinstance<Tensor>(obj)) tensor = py::cast<const Tensor&>(obj);
     else if (PyBool_Check(obj.ptr())) scalar.emplace(obj.ptr() == Py_True);
     else if (PyLong_Check(obj.ptr())) scalar.emplace(py::cast<int64_t>(obj));
-    else if (PyFloat_Check(obj.ptr())) {
+    else if (PyFloat_Check(obj.ptr()) && !is_numpy_float64_beside(obj, self.dtype())) {
       check_float_operand(obj, self.dtype());
       scalar.emplace(PyFloat_AS_DOUBLE(obj.ptr()));
     } else if (py::isinstance<Variable>(obj)) tensor = to_tensor(obj);
-    else tensor = to_tensor(obj, self.dtype());
+    else tensor = operand_tensor(obj, self.dtype());
   }
   Operand operand(const SourceLocation& loc) const {
     if (scalar) return Operand(*scalar, loc);
@@ -50,25 +50,10 @@ struct OtherOperand {
 
 using BinaryFn = Tensor (*)(const Operand&, const Operand&, SourceLocation);
 
-template <BinaryFn fn> void def_binary(py::class_<Tensor>& c, const char* name, const char* rname) {
-  c.def(name, [](const Tensor& self, py::handle other) {
-    OtherOperand o(other, self);
-    SourceLocation loc = user_location();
-    return fn(Operand(self, loc), o.operand(loc), loc);
-  }, py::is_operator());
-  if (rname)
-    c.def(rname, [](const Tensor& self, py::handle other) {
-      OtherOperand o(other, self);
-      SourceLocation loc = user_location();
-      return fn(o.operand(loc), Operand(self, loc), loc);
-    }, py::is_operator());
-}
-
 // The number slots (nb_add...) of kiln.Tensor, called by the interpreter
-// for `a + b` directly: the `__add__` methods pybind11 defines stay for
-// explicit calls, but going through them costs a method lookup and the
-// generic overload dispatcher on every operator (about half of an eager
-// `a + b` on small tensors). Same conversions and errors as def_binary.
+// for `a + b` directly: the `__add__` methods pybind11 defines call them too,
+// but going through those costs a method lookup and the generic overload
+// dispatcher on every operator (about half of an eager `a + b` on small tensors).
 PyTypeObject* tensor_type = nullptr;
 
 const Tensor& tensor_of(PyObject* obj) {
@@ -89,30 +74,100 @@ PyObject* translate_current_exception() {
   return nullptr;
 }
 
-template <BinaryFn fn> PyObject* binary_slot(PyObject* a, PyObject* b) noexcept {
+// TF's binary_op_wrapper (math_ops.py): when `x <op> y` raises TypeError or
+// ValueError, a `y` whose type has the reflected method gets a try
+// (`y.__rmul__(x)`); its NotImplemented, TypeError or ValueError restore x's
+// error. So `int_tensor * np.float32(1.5)` is NumPy's result, a NumPy array,
+// as in TF. Called with x's error set; returns the result or nullptr.
+PyObject* reflected_fallback(PyObject* x, PyObject* y, const char* rname) {
+  if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError)) return nullptr;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyObject* out = nullptr;
+  if (PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(y)), rname)) {
+    out = PyObject_CallMethod(y, rname, "O", x);
+    if (out == Py_NotImplemented) {
+      Py_DECREF(out);
+      out = nullptr;
+    } else if (!out && !PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError)) {
+      Py_XDECREF(type);  // y's own error propagates, as in TF
+      Py_XDECREF(value);
+      Py_XDECREF(traceback);
+      return nullptr;
+    }
+    PyErr_Clear();
+  }
+  if (out) {
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    return out;
+  }
+  PyErr_Restore(type, value, traceback);
+  return nullptr;
+}
+
+// The reflected methods TF's fallback tries (template arguments).
+constexpr char kRAdd[] = "__radd__", kRSub[] = "__rsub__", kRMul[] = "__rmul__", kRDiv[] = "__rtruediv__",
+               kRFloorDiv[] = "__rfloordiv__", kRMod[] = "__rmod__", kRPow[] = "__rpow__", kRAnd[] = "__rand__",
+               kROr[] = "__ror__";
+
+// `rname`: the reflected method TF's fallback tries, or nullptr (comparisons).
+// `is_add`: `+`, whose TF op reports a dtype mismatch itself (add_dtype_mismatch).
+template <BinaryFn fn, const char* rname, bool is_add = false>
+PyObject* binary_slot(PyObject* a, PyObject* b) noexcept {
+  // The interpreter calls a Tensor's slot for `a + b` and for `b + a` alike,
+  // with the operands in source order.
+  bool forward = PyObject_TypeCheck(a, tensor_type);
   try {
-    // The interpreter calls a Tensor's slot for `a + b` and for `b + a` alike,
-    // with the operands in source order.
-    bool forward = PyObject_TypeCheck(a, tensor_type);
     const Tensor& self = tensor_of(forward ? a : b);
-    OtherOperand o(py::handle(forward ? b : a), self);
+    std::optional<OtherOperand> o;
+    try {
+      o.emplace(py::handle(forward ? b : a), self);
+    } catch (const OperandDTypeError& e) {
+      // TF converts `+`'s y with x's dtype as a hint only; the op then rejects it.
+      if (is_add && forward) add_dtype_mismatch(std::string(dtype_name(self.dtype())), e.alone);
+      throw;
+    }
     SourceLocation loc = user_location();
-    Tensor out = forward ? fn(Operand(self, loc), o.operand(loc), loc) : fn(o.operand(loc), Operand(self, loc), loc);
+    Tensor out = forward ? fn(Operand(self, loc), o->operand(loc), loc) : fn(o->operand(loc), Operand(self, loc), loc);
     return py::cast(std::move(out)).release().ptr();
   } catch (...) {
-    return translate_current_exception();
+    translate_current_exception();
+    if constexpr (rname != nullptr) {
+      if (forward) return reflected_fallback(a, b, rname);
+    }
+    return nullptr;
   }
+}
+
+py::object slot_result(PyObject* out) {
+  if (!out) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(out);
+}
+
+// The explicit methods (`x.__add__(y)`, `x.__radd__(y)`): the slots' conversions and errors.
+template <BinaryFn fn, const char* rname, bool is_add = false>
+void def_binary(py::class_<Tensor>& c, const char* name) {
+  c.def(name, [](py::handle self, py::handle other) {
+    return slot_result(binary_slot<fn, rname, is_add>(self.ptr(), other.ptr()));
+  }, py::is_operator());
+  if constexpr (rname != nullptr)
+    c.def(rname, [](py::handle self, py::handle other) {
+      // other <op> self: a tensor `other` is the forward operand, anything else the reflected one.
+      return slot_result(binary_slot<fn, rname, is_add>(other.ptr(), self.ptr()));
+    }, py::is_operator());
 }
 
 void set_number_slots(py::class_<Tensor>& c) {
   tensor_type = reinterpret_cast<PyTypeObject*>(c.ptr());
   PyNumberMethods* n = tensor_type->tp_as_number;
-  n->nb_add = binary_slot<add>;
-  n->nb_subtract = binary_slot<subtract>;
-  n->nb_multiply = binary_slot<multiply>;
-  n->nb_true_divide = binary_slot<divide>;
-  n->nb_floor_divide = binary_slot<floordiv>;
-  n->nb_remainder = binary_slot<mod>;
+  n->nb_add = binary_slot<add, kRAdd, true>;
+  n->nb_subtract = binary_slot<subtract, kRSub>;
+  n->nb_multiply = binary_slot<multiply, kRMul>;
+  n->nb_true_divide = binary_slot<divide, kRDiv>;
+  n->nb_floor_divide = binary_slot<floordiv, kRFloorDiv>;
+  n->nb_remainder = binary_slot<mod, kRMod>;
   PyType_Modified(tensor_type);
 }
 
@@ -308,21 +363,28 @@ void bind_tensor(py::module_& m) {
     return py::buffer_info(core::raw_data(t), item, format, static_cast<py::ssize_t>(shape.size()), shape,
                            strides, /*readonly=*/true);
   });
-  def_binary<add>(c, "__add__", "__radd__");
-  def_binary<subtract>(c, "__sub__", "__rsub__");
-  def_binary<multiply>(c, "__mul__", "__rmul__");
-  def_binary<divide>(c, "__truediv__", "__rtruediv__");
-  def_binary<floordiv>(c, "__floordiv__", "__rfloordiv__");
-  def_binary<mod>(c, "__mod__", "__rmod__");
-  def_binary<kiln::pow>(c, "__pow__", "__rpow__");
-  def_binary<equal>(c, "__eq__", nullptr);
-  def_binary<not_equal>(c, "__ne__", nullptr);
-  def_binary<less>(c, "__lt__", nullptr);
-  def_binary<less_equal>(c, "__le__", nullptr);
-  def_binary<greater>(c, "__gt__", nullptr);
-  def_binary<greater_equal>(c, "__ge__", nullptr);
-  def_binary<logical_and>(c, "__and__", "__rand__");
-  def_binary<logical_or>(c, "__or__", "__ror__");
+  def_binary<add, kRAdd, true>(c, "__add__");
+  def_binary<subtract, kRSub>(c, "__sub__");
+  def_binary<multiply, kRMul>(c, "__mul__");
+  def_binary<divide, kRDiv>(c, "__truediv__");
+  def_binary<floordiv, kRFloorDiv>(c, "__floordiv__");
+  def_binary<mod, kRMod>(c, "__mod__");
+  def_binary<kiln::pow, kRPow>(c, "__pow__");
+  // TF's tensor_equals / tensor_not_equals: `t == None` is False, `t != None` True.
+  c.def("__eq__", [](py::handle self, py::handle other) -> py::object {
+    if (other.is_none()) return py::bool_(false);
+    return slot_result(binary_slot<equal, nullptr>(self.ptr(), other.ptr()));
+  }, py::is_operator());
+  c.def("__ne__", [](py::handle self, py::handle other) -> py::object {
+    if (other.is_none()) return py::bool_(true);
+    return slot_result(binary_slot<not_equal, nullptr>(self.ptr(), other.ptr()));
+  }, py::is_operator());
+  def_binary<less, nullptr>(c, "__lt__");
+  def_binary<less_equal, nullptr>(c, "__le__");
+  def_binary<greater, nullptr>(c, "__gt__");
+  def_binary<greater_equal, nullptr>(c, "__ge__");
+  def_binary<logical_and, kRAnd>(c, "__and__");
+  def_binary<logical_or, kROr>(c, "__or__");
   set_number_slots(c);
 
   m.def("constant", [](py::handle value, py::object dtype) {

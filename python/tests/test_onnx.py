@@ -1,5 +1,7 @@
 """kiln.onnx: exports checked by ONNX's own checker (Debian's python3-onnx, with
 strict shape inference), imports that give back Kiln's bits, and clear errors."""
+import time
+
 import numpy as np
 import pytest
 
@@ -87,3 +89,49 @@ def test_refusals_name_the_op_and_node(tmp_path):
     (tmp_path / "bad.onnx").write_bytes(b"\x08\x07garbage")
     with pytest.raises(tf.errors.InvalidArgumentError, match="not an ONNX model"):
         tf.onnx.import_model(tmp_path / "bad.onnx")
+
+
+def _endless_loop_model(path, trip_count):
+    """v = v0 + 1, `trip_count` times (None: no trip count, only a condition that stays true)."""
+    onnx = _onnx()
+    from onnx import TensorProto, helper
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["v_in", "one"], ["v_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [])],
+        [helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])])
+    inits = [helper.make_tensor("keep_going", TensorProto.BOOL, [], [True])]
+    if trip_count is not None:
+        inits.append(helper.make_tensor("trip_count", TensorProto.INT64, [], [trip_count]))
+    loop = helper.make_node("Loop", ["trip_count" if trip_count is not None else "", "keep_going", "v0"], ["v"],
+                            body=body)
+    graph = helper.make_graph([loop], "loop", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [])],
+                              [helper.make_tensor_value_info("v", TensorProto.FLOAT, [])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, str(path))
+    return path
+
+
+@pytest.mark.parametrize("trip_count", [2**62, None], ids=["2^62", "no-trip-count"])
+def test_import_timeout_stops_an_endless_loop(tmp_path, trip_count):
+    model = tf.onnx.import_model(_endless_loop_model(tmp_path / "loop.onnx", trip_count), timeout=0.2)
+    for _ in range(2):  # the model stays usable after a stopped call
+        begin = time.monotonic()
+        with pytest.raises(tf.errors.DeadlineExceededError, match="deadline of 0.2 s"):
+            model(v0=np.float32(0))
+        assert 0.2 <= time.monotonic() - begin < 3
+
+
+def test_import_timeout_lets_a_bounded_loop_finish(tmp_path):
+    path = _endless_loop_model(tmp_path / "loop.onnx", 1000)
+    assert float(tf.onnx.import_model(path, timeout=60)(v0=np.float32(2))["v"].numpy()) == 1002.0
+    assert float(tf.onnx.import_model(path)(v0=np.float32(0))["v"].numpy()) == 1000.0
+    for bad, error in [(0, ValueError), (-1.5, ValueError), (float("nan"), ValueError), ("2", TypeError),
+                       (True, TypeError)]:
+        with pytest.raises(error, match="timeout"):
+            tf.onnx.import_model(path, timeout=bad)

@@ -63,7 +63,7 @@ class TapeRecorder final : public runtime::TapeHook {
     if (!t.options.watch_accessed_variables) return;
     for (const Tensor& in : inputs) {
       if (in.dtype() != DType::Resource || in.is_symbolic() || t.watched.count(in.impl())) continue;
-      if (ops::resource_state(in).trainable) t.watch(in);
+      if (ops::resource_state(in).trainable) t.watch(Variable::from_handle(in));
     }
   }
 

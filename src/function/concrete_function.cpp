@@ -3,6 +3,10 @@
 
 #include "function/traced_graph.h"
 #include "function/trace_cache.h"
+#include "graph_ops/call_op.h"
+#include "graph_ops/control_flow_ops.h"
+#include "graph_ops/graph_gradients.h"
+#include "passes/passes.h"
 
 namespace kiln {
 namespace detail {
@@ -21,11 +25,48 @@ ResultLeaves TracedGraph::run(std::span<const Tensor> leaves) const {
   return plan->run(std::span<const Tensor>(in.data(), in.size()));
 }
 
+ResultLeaves TracedGraph::call(std::span<const Tensor> leaves) const {
+  if (runtime::TapeHook* tapes = runtime::thread_state.tapes) [[unlikely]]
+    return function_impl::record_call(*tapes, *this, leaves, nullptr);
+  return run(leaves);
+}
+
+
 const std::vector<int64_t>& CallResult::sizes() const { return concrete->result_sizes; }
 
 }  // namespace detail
 
 namespace function_impl {
+
+namespace {
+// The plan of an optimized copy of `g` (a graph run directly rather than
+// inside an optimized caller), cached while `g` lives.
+std::shared_ptr<const exec::Plan> optimized_plan_for(const std::shared_ptr<const graph::Graph>& g) {
+  static auto* cache = new graph_ops::PlanCache([](const std::shared_ptr<const graph::Graph>& graph) {
+    return std::make_shared<const exec::Plan>(passes::optimize(*graph, passes::PassOptions::from_env()));
+  });
+  return cache->get(g);
+}
+}  // namespace
+
+detail::ResultLeaves record_call(runtime::TapeHook& tapes, const detail::TracedGraph& impl,
+                                 std::span<const Tensor> leaves, detail::ResultLeaves* ran) {
+  detail::TracedGraph::Inputs inputs = impl.inputs(leaves);
+  std::span<const Tensor> in(inputs.data(), inputs.size());
+  std::shared_ptr<const graph::Graph> g = impl.graph;
+  detail::ResultLeaves out;
+  if (ran) {
+    out = std::move(*ran);
+  } else {
+    g = graph_ops::with_values_for_backward(impl.graph);
+    out = g == impl.graph ? impl.plan->run(in) : optimized_plan_for(g)->run(in);
+  }
+  bool stateful = !g->stateful_nodes().empty();
+  tapes.record(graph_ops::call_op(stateful), in, out, schema::Attrs{{"f", g}});
+  out.resize(impl.graph->results().size());
+  return out;
+}
+
 
 std::vector<std::string> atom_paths(const detail::TraceKey& key) {
   std::vector<std::string> paths;
@@ -89,7 +130,7 @@ Outputs ConcreteFunction::call_flat(const detail::Flattener& flat) const {
     fail(fmt::format("{} was traced as {}, but is {}", paths[i], function_impl::atom_text(w),
                      function_impl::atom_text(g)));
   }
-  return Outputs(impl_->run(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size())));
+  return Outputs(impl_->call(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size())));
 }
 
 const std::string& ConcreteFunction::name() const { return impl_->name; }

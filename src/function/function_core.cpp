@@ -281,37 +281,6 @@ class TracingMark {
   FunctionCore::State& s_;
 };
 
-// The plan of an optimized copy of `g` (a graph run directly rather than
-// inside an optimized caller), cached while `g` lives.
-std::shared_ptr<const exec::Plan> optimized_plan_for(const std::shared_ptr<const graph::Graph>& g) {
-  static auto* cache = new graph_ops::PlanCache([](const std::shared_ptr<const graph::Graph>& graph) {
-    return std::make_shared<const exec::Plan>(passes::optimize(*graph, passes::PassOptions::from_env()));
-  });
-  return cache->get(g);
-}
-
-// A Function called eagerly under a GradientTape is recorded as the Call op
-// it would be in a graph: inputs are the arguments, then the captures. When
-// its gradient needs values the run draws (random ops), the call runs the
-// graph that also returns them (hidden outputs the tape keeps) instead of
-// the entry's own plan. `ran`: the results of a call that already ran
-// (the verify option), recorded as they are.
-ResultLeaves run_recorded(runtime::TapeHook& tapes, const TracedGraph& impl, const Flattener& flat, ResultLeaves* ran) {
-  TracedGraph::Inputs inputs = impl.inputs(std::span<const Tensor>(flat.leaves.data(), flat.leaves.size()));
-  std::span<const Tensor> in(inputs.data(), inputs.size());
-  std::shared_ptr<const graph::Graph> g = impl.graph;
-  ResultLeaves out;
-  if (ran) {
-    out = std::move(*ran);
-  } else {
-    g = graph_ops::with_values_for_backward(impl.graph);
-    out = g == impl.graph ? impl.plan->run(in) : optimized_plan_for(g)->run(in);
-  }
-  bool stateful = !g->stateful_nodes().empty();
-  tapes.record(graph_ops::call_op(stateful), in, out, schema::Attrs{{"f", g}});
-  out.resize(impl.graph->results().size());
-  return out;
-}
 }  // namespace
 
 std::shared_ptr<const TracedGraph> FunctionCore::concrete(Flattener& flat, TraceFnRef trace) {
@@ -410,11 +379,11 @@ CallResult FunctionCore::call(Flattener& flat, TraceFnRef trace) {
   std::span<const Tensor> leaves_in(flat.leaves.data(), flat.leaves.size());
   if (!s.options.verify) [[likely]] {
     if (runtime::TapeHook* tapes = runtime::thread_state.tapes) [[unlikely]]
-      return CallResult{run_recorded(*tapes, *runner, flat, nullptr), runner};
+      return CallResult{function_impl::record_call(*tapes, *runner, leaves_in, nullptr), runner};
     return CallResult{runner->run(leaves_in), runner};
   }
   ResultLeaves out = verify_call(s.options, *runner, leaves_in, trace);
-  if (runtime::TapeHook* tapes = runtime::thread_state.tapes) out = run_recorded(*tapes, *runner, flat, &out);
+  if (runtime::TapeHook* tapes = runtime::thread_state.tapes) out = function_impl::record_call(*tapes, *runner, leaves_in, &out);
   return CallResult{std::move(out), runner};
 }
 

@@ -7,6 +7,7 @@
 #include "exec/plan.h"
 #include "graph/graph.h"
 #include "kiln/function.h"
+#include "runtime/dispatch.h"
 
 namespace kiln::detail {
 
@@ -30,11 +31,26 @@ struct TracedGraph {
   Inputs inputs(std::span<const Tensor> leaves) const;
   // Runs the plan on inputs(leaves).
   ResultLeaves run(std::span<const Tensor> leaves) const;
+  // run(), recorded on the thread's tapes when a GradientTape is active: how
+  // every eager call of a traced graph runs (a Function, a ConcreteFunction,
+  // a loaded function), so that each is differentiable.
+  ResultLeaves call(std::span<const Tensor> leaves) const;
 };
+
 
 }  // namespace kiln::detail
 
 namespace kiln::function_impl {
+
+// A traced graph called eagerly under a GradientTape is recorded as the Call
+// op it would be in a graph: inputs are the arguments, then the captures.
+// When its gradient needs values the run draws (random ops), the call runs
+// the graph that also returns them (hidden outputs the tape keeps) instead of
+// its own plan. `ran`: the results of a call that already ran (the verify
+// option), recorded as they are.
+detail::ResultLeaves record_call(runtime::TapeHook& tapes, const detail::TracedGraph& impl,
+                                 std::span<const Tensor> leaves,
+                                 detail::ResultLeaves* ran);
 
 // "arg 0", "arg 1[2]": the path of every atom of a key.
 std::vector<std::string> atom_paths(const detail::TraceKey& key);

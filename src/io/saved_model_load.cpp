@@ -49,7 +49,7 @@ namespace {
 // file, so they are made printable.
 kiln::detail::ResultLeaves run_printable(const ConcreteFunction& f, const std::vector<Tensor>& args) {
   try {
-    return f.impl()->run(std::span<const Tensor>(args.data(), args.size()));
+    return f.impl()->call(std::span<const Tensor>(args.data(), args.size()));
   } catch (...) {
     kiln::core::rethrow_edited([](std::string_view message) { return io::printable(message, true); });
   }

@@ -60,6 +60,15 @@ void Variable::set_trainable(bool trainable) {
   state_->trainable = trainable;
 }
 
+Variable Variable::from_handle(const Tensor& handle) {
+  if (!handle.defined() || handle.dtype() != DType::Resource || handle.is_symbolic() || handle.shape().rank() != 0)
+    throw InvalidArgument("Variable::from_handle: not a concrete resource handle");
+  Variable v;
+  v.state_ = std::static_pointer_cast<detail::VariableState>(core::data_of<std::shared_ptr<void>>(handle)[0]);
+  v.handle_ = handle;
+  return v;
+}
+
 Variable Variable::with_handle(Tensor handle) const {
   Variable v = *this;
   v.handle_ = std::move(handle);

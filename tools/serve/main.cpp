@@ -16,10 +16,12 @@
 #include <thread>
 
 #include "http_api.h"
+#include "kiln/threading.h"
 #include "model_manager.h"
 #include "options.h"
 
 int main(int argc, char** argv) {
+  kiln::config::adopt_fair_wait_policy(argc, argv);
   using namespace kiln::serve;
   Options options;
   try {

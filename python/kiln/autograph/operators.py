@@ -344,7 +344,7 @@ def _numbers_to_tensors(kiln, v):
     return v
 
 
-def _check_iteration(names, before, after, invariants):
+def _check_iteration(names, before, after, invariants, check_shapes=True):
     kiln = _k()
     out = []
     for name, b, a, inv in zip(names, before, after, invariants):
@@ -353,7 +353,7 @@ def _check_iteration(names, before, after, invariants):
             db, da = _dtype_name(b), _dtype_name(a)
             if da != db:
                 raise TypeError(f"'{name}' has dtype {db} before the loop, but dtype {da} after one iteration")
-            if _is_tensor(a):
+            if _is_tensor(a) and check_shapes:
                 sb = b.shape if inv is None else kiln.TensorShape(inv)
                 if not sb.is_compatible_with(a.shape) or (inv is None and sb.rank != a.shape.rank):
                     raise ValueError(f"'{name}' has shape {b.shape} before the loop, but shape {a.shape} after one "
@@ -609,7 +609,8 @@ def _dataset_loop(ds, extra_test, body, get_state, set_state, names, count_from=
             element = (count, element)
         _write(set_state, state)
         body(element)  # keep_going held before this element was pulled
-        out = tuple(_check_iteration(names, state, _read(get_state, names), [None] * len(names)))
+        # TF checks no shapes here (check_shapes=False): the dataset's reduce relaxes the state's shape.
+        out = tuple(_check_iteration(names, state, _read(get_state, names), [None] * len(names), False))
         return (count + 1,) + out if counts else out
 
     keep_going = None

@@ -450,6 +450,10 @@ class Dataset:
             raise errors.InvalidArgumentError("Dataset had more than one element.")
         return first
 
+    def rejection_resample(self, class_func, target_dist, initial_dist=None, seed=None, name=None):
+        """(class, element) pairs resampled so their classes follow `target_dist`."""
+        return _t.rejection_resample(self, class_func, target_dist, initial_dist, seed)
+
     @staticmethod
     def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
                              rerandomize_each_iteration=None):

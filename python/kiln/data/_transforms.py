@@ -671,3 +671,67 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
 
     return PyDataset(open_pass, parents=list(datasets) + [choice_dataset], spec=spec,
                      template=lazy_template(datasets[0]), card=_directed_card(datasets))
+
+
+# ---- rejection resampling -----------------------------------------------------------------------
+
+def _acceptance(initial, target):
+    """TF's _calculate_acceptance_probs_with_mixing: per-class acceptance of the filtered stream, and m, the
+    share drawn from the original stream."""
+    ratio = target / (initial + _np.finfo(_np.float32).tiny)
+    top, m = float(ratio.max()), float(ratio.min())
+    accept = _np.zeros_like(ratio) if top == m else (ratio - m) / (top - m)
+    return accept, m
+
+
+def rejection_resample(ds, class_func, target_dist, initial_dist=None, seed=None):
+    """(class, element) pairs whose classes follow `target_dist` (TF's scheme): a mixture of the dataset itself
+    (share m = min(target / initial)) and a pass that keeps each element of class i with probability
+    (ratio_i - m) / (max ratio - m). With initial_dist=None the class distribution is estimated as the elements
+    go by (counts so far), as TF estimates it."""
+    target = _np.asarray(to_numpy(target_dist) if hasattr(target_dist, "numpy") else target_dist,
+                         _np.float32).reshape(-1)
+    with_class = ds.map(lambda *x: (class_func(*x), x[0] if len(x) == 1 else x))
+    static = None
+    if initial_dist is not None:
+        initial = _np.asarray(to_numpy(initial_dist) if hasattr(initial_dist, "numpy") else initial_dist,
+                              _np.float32).reshape(-1)
+        if initial.shape != target.shape:
+            raise ValueError(f"`initial_dist` and `target_dist` must have the same shape, got {initial.shape} and "
+                             f"{target.shape}.")
+        static = _acceptance(initial, target)
+        if static[1] >= 1.0:
+            return with_class  # the data already follow the target distribution
+    passes = [0]
+
+    def open_pass():
+        rng = _np.random.default_rng(None if seed is None else int(seed) + passes[0])
+        passes[0] += 1
+        def estimates():
+            """TF's estimate of the initial distribution: the class counts so far of a pass of its own."""
+            counts = _np.zeros_like(target)
+            for element in with_class:
+                counts[int(to_numpy(element[0]))] += 1
+                yield _acceptance(counts / counts.sum(), target)
+
+        def filtered():
+            estimate = None if static is not None else estimates()
+            accept = None if static is None else static[0]
+            for element in with_class:
+                if estimate is not None:
+                    accept = next(estimate)[0]
+                if rng.random() < accept[int(to_numpy(element[0]))]:
+                    yield element
+
+        original, kept = iter(with_class), filtered()
+        mixing = None if static is not None else estimates()
+        while True:
+            m = static[1] if static is not None else next(mixing, (None, 1.0))[1]
+            source = original if rng.random() < m else kept
+            element = next(source, None)
+            if element is None:
+                return  # TF: stop_on_empty_dataset=True
+            yield with_class._pack(_nest.flatten(element))
+
+    return PyDataset(open_pass, parents=[with_class], spec=with_class.element_spec,
+                     template=lazy_template(with_class), card=_cards.UNKNOWN)

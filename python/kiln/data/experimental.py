@@ -23,6 +23,10 @@ def unique():
     return lambda dataset: dataset.unique()
 
 
+def rejection_resample(class_func, target_dist, initial_dist=None, seed=None):
+    return lambda ds: _t.rejection_resample(ds, class_func, target_dist, initial_dist, seed)
+
+
 def scan(initial_state, scan_func):
     return lambda dataset: dataset.scan(initial_state, scan_func)
 

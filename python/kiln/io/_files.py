@@ -15,7 +15,11 @@ def _path(p):
 
 def read_file(filename, name=None):
     from .._ops import convert_to_tensor
-    from .. import dtypes
+    from .. import dtypes, _C
+    if isinstance(filename, _C.Tensor) and filename._is_symbolic:
+        # A graph tensor (a dataset map, a tf.function): the file is read when the graph runs, by a host call.
+        from ..function import py_function
+        return py_function(read_file, [filename], dtypes.string)
     path = _path(filename)
     try:
         with open(path, "rb") as f:

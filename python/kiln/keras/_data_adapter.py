@@ -143,9 +143,8 @@ class _IterableData:
         else:
             source = iter(self.data)
         for step, batch in enumerate(source):
-            if isinstance(batch, list):
-                batch = tuple(batch)
-            yield batch if isinstance(batch, tuple) else (batch,)
+            # Keras hands train_step the element as it is: a dataset of images gives the batch tensor itself.
+            yield tuple(batch) if isinstance(batch, list) else batch
             if self.steps is not None and step + 1 >= self.steps:
                 break
 

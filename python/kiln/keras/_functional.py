@@ -25,10 +25,10 @@ def _functional_config(model):
             for node in nodes_of[id(layer)]:
                 kwargs = {}
                 for k, v in node.kwargs.items():
-                    kwargs[k] = ["__keras_tensor__", *ref(v)] if isinstance(v, KerasTensor) else v
+                    kwargs[k] = ["__keras_tensor__", *ref(v)] if isinstance(v, KerasTensor) else _json_arg(v)
                 if node.args:
-                    kwargs["__args__"] = [["__keras_tensor__", *ref(v)] if isinstance(v, KerasTensor) else v
-                                          for v in node.args]
+                    kwargs["__args__"] = [["__keras_tensor__", *ref(v)] if isinstance(v, KerasTensor) else
+                                          _json_arg(v) for v in node.args]
                 flat = _flatten(node.inputs)
                 if isinstance(node.inputs, (list, tuple)) and len(flat) == 1:
                     kwargs["__list_input__"] = True  # a list of one tensor, not the tensor
@@ -38,6 +38,27 @@ def _functional_config(model):
     return {"name": model.name, "trainable": model.trainable, "layers": layers,
             "input_layers": [ref(t) for t in _flatten(model._fn_inputs)],
             "output_layers": [ref(t) for t in _flatten(model._fn_outputs)]}
+
+
+def _json_arg(v):
+    """A call argument as JSON: dtypes by name, shapes, arrays and constant tensors as lists (the op layers'
+    arguments: tf.cast(x, tf.int32), tf.reshape(x, (-1, 4)), x * np.array(...))."""
+    from ..dtypes import DType
+    from ..tensor_shape import TensorShape
+    import numpy as np
+    if isinstance(v, (list, tuple)):
+        return [_json_arg(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _json_arg(x) for k, x in v.items()}
+    if isinstance(v, DType):
+        return v.name
+    if isinstance(v, TensorShape):
+        return v.as_list() if v.rank is not None else None
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray) or hasattr(v, "numpy"):
+        return np.asarray(v).tolist()
+    return v
 
 
 def _functional_from_config(config, custom_objects=None):
@@ -92,8 +113,10 @@ def _functional_from_config(config, custom_objects=None):
                          "never produced")
     inputs = [value(r) for r in config["input_layers"]]
     outputs = [value(r) for r in config["output_layers"]]
+    from ._functional_side import AddLoss, AddMetric
+    side = [out for (name, _), out in outputs_of.items() if isinstance(created[name], (AddLoss, AddMetric))]
     return (inputs[0] if len(inputs) == 1 else inputs), (outputs[0] if len(outputs) == 1 else outputs), \
-        config.get("name")
+        config.get("name"), side
 
 
 def _is_tensor_ref(v):

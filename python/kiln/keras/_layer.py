@@ -3,9 +3,10 @@ initializers (their values computed eagerly, under init_scope, even while a func
 checks (InputSpec), autocasting, the training flag passed down to nested layers, and the symbolic
 KerasTensors of the functional API (Input)."""
 import inspect
+import re
 import threading
 
-from .. import _C
+from .. import _C, _scope
 from .. import dtypes as _dtypes
 from ..module import Module
 from ..tensor_shape import TensorShape
@@ -181,11 +182,20 @@ class _Node:
         self.outputs = None       # structure of KerasTensors
 
 
+_OP_LAYERS = [False]
+
+
 class KerasTensor:
     """A symbolic value of a functional model under construction: a shape (batch dim None), a dtype,
     and the layer call that makes it."""
 
     def __init__(self, shape, dtype=_dtypes.float32, name=None, node=None, index=0):
+        if not _OP_LAYERS[0]:
+            # The first symbolic value: from now on TF ops accept KerasTensors (programs that never build a
+            # functional model keep the ops unwrapped).
+            _OP_LAYERS[0] = True
+            from ._tf_op_layer import install
+            install()
         self._shape = TensorShape(shape)
         self._dtype = _dtypes.as_dtype(dtype)
         self._name = name
@@ -267,7 +277,13 @@ class Layer(Module):
             name = backend.unique_object_name(backend.to_snake_case(type(self).__name__))
         elif not isinstance(name, str):
             raise TypeError(f"Layer name must be a string, got {name!r}")
-        Module.__init__(self, name)
+        if re.match(r"^[A-Za-z0-9.][\w.-]*$", name) and not re.match(r"^[A-Za-z_]", name):
+            # Keras layer names need not be Python identifiers ("3_layer_mlp"), only TF scope names.
+            self._name = name
+            with _scope.name_scope(name) as scope_name:
+                self._scope_name = scope_name
+        else:
+            Module.__init__(self, name)
         self._dtype_policy = _policy_of(dtype)
         self._dtype = _dtypes.as_dtype(self._dtype_policy.compute_dtype if self._dtype_policy is not None
                                        else dtype or backend.floatx())
@@ -424,12 +440,17 @@ class Layer(Module):
                 return
             visited.add(id(layer))
             trainable = trainable and layer._trainable
+            start = len(out)
             for v in layer._layer_weights:
                 add(v, trainable)
             for key, value in vars(layer).items():
                 if key in _NOT_WEIGHT_HOLDERS or key in type(layer)._TF_MODULE_IGNORED_PROPERTIES:
                     continue
                 visit(value, trainable, depth + 1)
+            if not hasattr(layer, "_is_graph_network"):
+                # Keras: a layer's weights are its trainable weights, then the others (a model's: its layers' in
+                # order), so freezing a nested layer moves its weights after the trainable ones.
+                out[start:] = [p for p in out[start:] if p[1]] + [p for p in out[start:] if not p[1]]
 
         def visit(value, trainable, depth):
             if isinstance(value, _C.Variable):
@@ -497,6 +518,10 @@ class Layer(Module):
         for v in self.weights:
             n += v.shape.num_elements() or 0
         return n
+
+    def add_variable(self, *args, **kwargs):
+        """Keras' deprecated alias of add_weight."""
+        return self.add_weight(*args, **kwargs)
 
     def add_weight(self, name=None, shape=None, dtype=None, initializer=None, regularizer=None, trainable=None,
                    constraint=None, use_resource=None, synchronization=None, aggregation=None, **kwargs):
@@ -570,8 +595,9 @@ class Layer(Module):
             if loss is None:
                 continue
             if isinstance(loss, KerasTensor):
-                raise NotImplementedError("kiln.keras: add_loss of a symbolic (functional API) tensor is not "
-                                          "supported; add the loss inside a layer's call()")
+                from ._functional_side import AddLoss, add_symbolic
+                add_symbolic(self, loss, AddLoss(unconditional=False))
+                continue
             if callable(loss) and not _is_tensor(loss):
                 self._callable_losses.append(loss)
             else:
@@ -603,12 +629,13 @@ class Layer(Module):
         """Tracks the mean of `value` over the epoch as metric `name` (shown by fit, in model.metrics)."""
         if aggregation is not None and aggregation != "mean":
             raise ValueError(f"We currently support only `mean` and `None` as aggregation, got {aggregation!r}")
-        if isinstance(value, KerasTensor):
-            raise NotImplementedError("kiln.keras: add_metric of a symbolic (functional API) tensor is not "
-                                      "supported; add the metric inside a layer's call()")
         if name is None:
             raise ValueError("Please provide a name for your metric like `self.add_metric(tf.reduce_sum(inputs), "
                              "name='mean_activation')`")
+        if isinstance(value, KerasTensor):
+            from ._functional_side import AddMetric, add_symbolic
+            add_symbolic(self, value, AddMetric(aggregation, name))
+            return
         metric = self._added_metrics.get(name)
         if metric is None:
             from . import metrics as _metrics
@@ -779,7 +806,8 @@ class Layer(Module):
         shapes = _map(lambda x: x.shape if isinstance(x, KerasTensor) else _shape_of(x), inputs)
         self._check_and_build(shapes)
         extra = [t for t in _flatten([list(args), kwargs]) if isinstance(t, KerasTensor)]
-        if (extra or kwargs) and type(self).compute_output_shape is Layer.compute_output_shape:
+        if (extra or kwargs or getattr(self, "_always_trace", False)) and \
+                type(self).compute_output_shape is Layer.compute_output_shape:
             # Symbolic tensors among the other arguments (call(targets, logits)) or settings that change the outputs
             # (return_attention_scores=True): trace the whole call.
             out_shape = self._traced_output_shape(inputs, args, kwargs)
@@ -815,7 +843,7 @@ class Layer(Module):
     def get_build_config(self):
         """{"input_shape": ...} of the first build (saved beside the config, so a loaded layer is built before its
         weights are read)."""
-        shape = self._build_input_shape
+        shape = getattr(self, "_build_input_shape", None)  # None too for a subclass that skipped Layer.__init__
         if shape is None:
             return None
         return {"input_shape": _shape_as_lists(shape)}

@@ -204,7 +204,9 @@ class Model(Layer):
             for value, m in zip(flat_in, _flatten(mask)):
                 if _is_tensor(value):
                     set_mask(value, m)
-        values = {id(kt): v for kt, v in zip(flat_kt, flat_in)}
+        # Keras' _conform_to_reference_input: a tensor takes its Input's dtype (uint8 images feed a float32 model).
+        values = {id(kt): _C.cast(v, kt.dtype._enum) if _is_tensor(v) and v.dtype != kt.dtype else v
+                  for kt, v in zip(flat_kt, flat_in)}
 
         def value_of(t):
             return values[id(t)] if isinstance(t, KerasTensor) else t
@@ -410,10 +412,9 @@ class Model(Layer):
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
         variables = self.trainable_variables
-        if not variables:
-            raise ValueError(f"Model {self.name} has no trainable variables")
-        grads = tape.gradient(loss, variables)
-        self.optimizer.apply_gradients(zip(grads, variables))
+        if variables:  # Keras: with nothing to train, the step only computes the loss and metrics
+            grads = tape.gradient(loss, variables)
+            self.optimizer.apply_gradients(zip(grads, variables))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):
@@ -662,7 +663,9 @@ class Model(Layer):
         lines = [f'Model: "{self.name}"', thin, _row(["Layer (type)", "Output Shape", "Param #"], ends), thick]
         rows = self._summary_rows()
         for i, (layer, shape) in enumerate(rows):
-            lines.append(_row([f"{layer.name} ({type(layer).__name__})", shape, str(layer.count_params())], ends))
+            # A functional model is a "Functional" in Keras' table (its class there).
+            kind = layer._serialized_class_name() if isinstance(layer, Model) else type(layer).__name__
+            lines.append(_row([f"{layer.name} ({kind})", shape, str(layer.count_params())], ends))
             lines.append(thick if i + 1 == len(rows) else thin)
         if not rows:
             lines.append(thick)
@@ -686,10 +689,12 @@ class Model(Layer):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         if "layers" in config and "input_layers" in config:
-            inputs, outputs, name = _functional_from_config(config, custom_objects)
-            if cls is Model:
-                return Model(inputs=inputs, outputs=outputs, name=name)
-            return cls(inputs=inputs, outputs=outputs, name=name)
+            inputs, outputs, name, side = _functional_from_config(config, custom_objects)
+            model = (Model if cls is Model else cls)(inputs=inputs, outputs=outputs, name=name)
+            from ._functional_side import insert
+            for out in side:  # the calls of model.add_loss / add_metric on symbolic tensors
+                insert(model, out)
+            return model
         return cls(**config)
 
     def _serialized_class_name(self):
@@ -760,21 +765,37 @@ class Model(Layer):
         return _saving_lib.save_saved_model_dir(self, filepath)
 
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
-        """".weights.h5": Keras v3's weights file; ".h5": Keras 2's layout. Other paths (TF's checkpoint format)
-        are written as a Keras v3 weights file at that path."""
+        """".weights.h5": Keras v3's weights file; ".h5": Keras 2's layout; any other path (or save_format="tf"):
+        a TF checkpoint with the model as its root (`<path>.index`, `<path>.data-00000-of-00001` and the
+        directory's `checkpoint` file), as TF 2.15's Keras writes it."""
         import os
         from . import _saving_lib
         filepath = os.fspath(filepath)
-        if not overwrite and os.path.exists(filepath):
+        if filepath.endswith(".weights.h5"):
+            kind = "keras"
+        elif filepath.endswith((".h5", ".hdf5")) or save_format == "h5":
+            kind = "h5"
+        else:
+            kind = "tf"
+        exists = os.path.exists(filepath + ".index" if kind == "tf" else filepath)
+        if not overwrite and exists:
             raise FileExistsError(f"{filepath} exists and overwrite=False")
-        if filepath.endswith((".h5", ".hdf5")) and not filepath.endswith(".weights.h5") or save_format == "h5":
+        if kind == "h5":
             return _saving_lib.save_legacy_h5_weights(self, filepath)
-        return _saving_lib.save_weights_only(self, filepath)
+        if kind == "keras":
+            return _saving_lib.save_weights_only(self, filepath)
+        from ..train import _checkpoint
+        _checkpoint.Checkpoint(root=self).write(filepath)
+        _checkpoint.update_checkpoint_state(os.path.dirname(filepath) or ".", filepath, [filepath])
 
     def load_weights(self, filepath, skip_mismatch=False, by_name=False, options=None):
         import os
         from . import _saving_lib
         filepath = os.fspath(filepath)
+        if os.path.exists(filepath + ".index") and not filepath.endswith((".h5", ".keras")):
+            # A TF checkpoint (save_weights without an extension): matched by object path; the status says how.
+            from ..train import _checkpoint
+            return _checkpoint.Checkpoint(root=self).read(filepath)
         if not os.path.exists(filepath):
             raise FileNotFoundError(f"Unable to open file (file {filepath!r} does not exist)")
         if filepath.endswith(".keras"):

@@ -20,7 +20,8 @@ import zipfile
 import numpy as np
 
 from . import backend
-from ._layer import Layer, InputLayer
+from .. import _C
+from ._layer import _NOT_WEIGHT_HOLDERS, InputLayer, Layer
 from ._serialization import serialize_keras_object
 
 KERAS_VERSION = "2.15.0"
@@ -51,8 +52,27 @@ def _own_variables(obj):
         if obj._iterations is None:
             return []
         return [obj._iterations] + [v for slots in obj._slots.values() for v in slots]
-    trainable = [v for v in obj._layer_weights if v.trainable]
-    return trainable + [v for v in obj._layer_weights if not v.trainable]
+    # Keras 2's Layer tracks tf.Variables assigned to its attributes (in lists and dicts too) as its own
+    # weights, after those add_weight made: a layer that makes tf.Variables in build saves and loads them.
+    own, seen = [], set()
+
+    def add(value, depth=0):
+        if isinstance(value, _C.Variable):
+            if value._state_id() not in seen:
+                seen.add(value._state_id())
+                own.append(value)
+        elif isinstance(value, (list, tuple)) and depth < 8:
+            for item in value:
+                add(item, depth + 1)
+        elif isinstance(value, dict) and depth < 8:
+            for item in value.values():
+                add(item, depth + 1)
+    for v in obj._layer_weights:
+        add(v)
+    for key, value in vars(obj).items():
+        if key not in _NOT_WEIGHT_HOLDERS:
+            add(value)
+    return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
 
 
 def _children(obj):
@@ -192,7 +212,12 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
                                  "SavedModel loads with kiln.saved_model.load")
             with open(path, "rb") as f:
                 return f.read()
-        return _load_from(read, custom_objects, compile, safe_mode)
+        try:
+            return _load_from(read, custom_objects, compile, safe_mode)
+        except ValueError as e:
+            if not str(e).startswith("Unknown") or not os.path.exists(os.path.join(filepath, "saved_model.json")):
+                raise
+            return _revive(filepath, json.loads(read(_CONFIG_FILENAME)), e)
     with zipfile.ZipFile(filepath, "r") as zf:
         if _VARS_FNAME not in zf.namelist():
             raise ValueError(f"Expected a {_VARS_FNAME} file.")
@@ -231,18 +256,54 @@ def save_saved_model_dir(model, dirpath):
     elif isinstance(model, Sequential) and model.built and model.layers:
         name = model._input_name or f"{model.layers[0].name}_input"
         specs = [TensorSpec(TensorShape(model._build_input_shape), model.layers[0].dtype, name=name)]
+    elif model.built and isinstance(model._build_input_shape, TensorShape) and model._build_input_shape.rank:
+        # A subclassed model called on one input: its call for any batch size (TF saves the traces it made).
+        shape = TensorShape([None] + model._build_input_shape.as_list()[1:])
+        specs = [TensorSpec(shape, model.dtype, name="input_1")]
     if specs:
         if len(specs) == 1:
             signature = function(lambda inputs: model(inputs, training=False), input_signature=specs)
         else:
             signature = function(lambda *args: model(list(args), training=False), input_signature=specs)
-    saved_model.save(model, dirpath, signatures=signature)
+    # The call is also the loaded object's __call__ (tf.saved_model.load(dir)(x), as TF's Keras SavedModels).
+    if signature is not None:
+        vars(model)["__call__"] = signature
+    try:
+        saved_model.save(model, dirpath, signatures=signature)
+    finally:
+        vars(model).pop("__call__", None)
     with open(os.path.join(dirpath, _CONFIG_FILENAME), "w") as f:
         f.write(json.dumps(serialize_keras_object(model)))
     with open(os.path.join(dirpath, _METADATA_FILENAME), "w") as f:
         f.write(json.dumps({"keras_version": KERAS_VERSION,
                             "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}))
     save_weights_only(model, os.path.join(dirpath, _VARS_FNAME))
+
+
+def _revive(dirpath, config, error):
+    """A SavedModel directory whose model class is not known here: as TF's Keras loader, a Model of the same class
+    name whose call is the saved call trace and whose weights are the saved variables (it predicts and evaluates,
+    eagerly; it has no get_config)."""
+    from .. import saved_model
+    from ._model import Model
+    loaded = saved_model.load(dirpath)
+    call = loaded.__dict__.get("__call__")
+    if call is None:
+        raise error
+    class_name = config.get("class_name", "Model") if isinstance(config, dict) else "Model"
+    name = (config.get("config") or {}).get("name") if isinstance(config, dict) else None
+
+    def revived_call(self, inputs, training=None, mask=None):
+        return self._revived_fn(inputs)
+
+    # A loaded trace runs on values only (not inside another trace), so fit / evaluate / predict run eagerly.
+    cls = type(class_name, (Model,), {"call": revived_call, "__module__": "kiln.keras.saving.legacy.saved_model.load",
+                                      "run_eagerly": property(lambda self: True, lambda self, value: None)})
+    model = cls(name=name)
+    model._revived_fn = call
+    model._revived_loaded = loaded  # its variables are the model's weights
+    model.built = True
+    return model
 
 
 def deserialize_model(config, custom_objects=None):

@@ -1,6 +1,8 @@
 """tf.keras.Sequential (keras/engine/sequential.py): a Model whose layers run one after the other."""
+from .. import _C
 from ..tensor_shape import TensorShape
-from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _shape_str
+from . import _sequential_graph
+from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _is_tensor, _shape_str
 from ._model import Model
 
 
@@ -14,6 +16,7 @@ class Sequential(Model):
         self._seq_layers = []
         self._declared_input_shape = None
         self._input_name = None  # the Input layer's name, when one was added
+        self._input_dtype = None  # the dtype of Keras' Input, when the input shape is declared: inputs take it
         if layers is not None:
             if isinstance(layers, Layer):
                 layers = [layers]
@@ -32,6 +35,7 @@ class Sequential(Model):
                 raise ValueError("An InputLayer (kiln.keras.Input) can only come first in a Sequential model")
             self._declared_input_shape = layer._build_input_shape
             self._input_name = layer.name
+            self._input_dtype = layer._dtype
             return
         if not isinstance(layer, Layer):
             raise TypeError(f"The added layer must be an instance of class Layer. Received: layer={layer!r} of type "
@@ -45,6 +49,7 @@ class Sequential(Model):
                 shape = layer._build_input_shape
             if shape is None and layer._batch_input_shape is not None:
                 shape = layer._batch_input_shape
+                self._input_dtype = layer._dtype  # Keras' Input(batch_shape, dtype=layer.dtype)
             if shape is not None:
                 self.build(shape)
         elif self.built and not layer.built:
@@ -52,12 +57,15 @@ class Sequential(Model):
             for previous in self._seq_layers[:-1]:
                 shape = previous.compute_output_shape(shape)
             layer._maybe_build(shape)
+        if self.built and len(self._seq_layers) > 1:
+            _sequential_graph.extend(self, layer)
         self.train_function = self.test_function = self.predict_function = None
 
     def pop(self):
         if not self._seq_layers:
             raise TypeError("There are no layers in the model.")
         self._seq_layers.pop()
+        _sequential_graph.connect(self)
         self.train_function = self.test_function = self.predict_function = None
 
     def _maybe_build(self, input_shapes):
@@ -85,10 +93,22 @@ class Sequential(Model):
         self._build_input_shape = shape
         self.input_spec = InputSpec(shape=shape)
         self.built = True
+        _sequential_graph.connect(self)
+
+    @property
+    def inputs(self):
+        """The Input KerasTensor of the model's graph (Keras makes one once the input shape is known)."""
+        return list(self._graph_inputs) if getattr(self, "_graph_inputs", None) else None
+
+    @property
+    def outputs(self):
+        return list(self._graph_outputs) if getattr(self, "_graph_outputs", None) else None
 
     def call(self, inputs, training=None, mask=None):
         # Keras' Sequential.call: a mask given reaches the first layer when its call takes one; after that each
         # layer's output carries its mask to the next.
+        if self._input_dtype is not None and _is_tensor(inputs) and inputs.dtype != self._input_dtype:
+            inputs = _C.cast(inputs, self._input_dtype._enum)  # as a functional model conforms its inputs
         for layer in self._seq_layers:
             kwargs = {"mask": mask} if mask is not None and layer._call_accepts_mask else {}
             inputs = layer(inputs, training=training, **kwargs)

@@ -82,6 +82,10 @@ def get(identifier):
     if isinstance(identifier, str):
         fn = _BY_NAME.get(identifier)
         if fn is None:
+            # A custom activation by name: custom_object_scope, custom_objects or the registry (Keras' rule).
+            from ._serialization import get_registered_object
+            fn = get_registered_object(identifier)
+        if fn is None:
             raise ValueError(f"Unknown activation function: '{identifier}'. Known: {', '.join(sorted(_BY_NAME))} "
                              "(or pass a callable)")
         return fn

@@ -882,6 +882,9 @@ def deserialize(config, custom_objects=None):
     from ._model import Model
     from ._sequential import Sequential
     table = {k: v for k, v in globals().items() if isinstance(v, type) and issubclass(v, Layer)}
-    table.update(Model=Model, Functional=Model, Sequential=Sequential)
+    from ._tf_op_layer import TFOpLambda, SlicingOpLambda
+    from ._functional_side import AddLoss, AddMetric
+    table.update(Model=Model, Functional=Model, Sequential=Sequential, TFOpLambda=TFOpLambda, SlicingOpLambda=SlicingOpLambda, AddLoss=AddLoss,
+                 AddMetric=AddMetric)
     return deserialize_keras_object(config, module_objects=table, custom_objects=custom_objects,
                                     printable_module_name="layer")

@@ -169,6 +169,21 @@ class Reduction:
         return (cls.AUTO, cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE)
 
 
+def squeeze_or_expand_dimensions(y_pred, y_true):
+    """Keras' reconciliation of targets with predictions (losses_utils.squeeze_or_expand_dimensions, static
+    ranks): when the ranks differ by one other than as labels for a last axis of classes (y_true (N,) against
+    y_pred (N, 1)), the size-1 last dim of the longer one is squeezed away."""
+    pred_shape, true_shape = TensorShape(y_pred.shape), TensorShape(y_true.shape)
+    if pred_shape.rank is None or true_shape.rank is None:
+        return y_pred, y_true
+    diff = pred_shape.rank - true_shape.rank
+    if diff == 1 and pred_shape[-1] == 1:
+        y_pred = _C.squeeze(y_pred, [-1])
+    elif diff == -1 and true_shape[-1] == 1:
+        y_true = _C.squeeze(y_true, [-1])
+    return y_pred, y_true
+
+
 class Loss:
     """tf.keras.losses.Loss: `call(y_true, y_pred)` gives per-sample losses; calling the object weights and
     reduces them."""
@@ -216,6 +231,7 @@ class LossFunctionWrapper(Loss):
         self._fn_kwargs = kwargs
 
     def call(self, y_true, y_pred):
+        y_pred, y_true = squeeze_or_expand_dimensions(_to_tensor(y_pred), _to_tensor(y_true))
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def get_config(self):

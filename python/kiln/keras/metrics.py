@@ -7,6 +7,7 @@ from ..module import Module
 from ..tensor_shape import TensorShape
 from . import backend
 from ._layer import _to_tensor
+from .losses import squeeze_or_expand_dimensions
 from .losses import (_labels_like, _weights_for, binary_crossentropy, categorical_crossentropy, mean_absolute_error,  # noqa: F401
                      mean_squared_error, sparse_categorical_crossentropy)
 
@@ -36,14 +37,19 @@ def categorical_accuracy(y_true, y_pred):
                    y_pred.dtype._enum)
 
 
-def binary_accuracy(y_true, y_pred, threshold=0.5):
-    """Mean over the last axis of (y_pred > threshold) == y_true."""
+def _binary_matches(y_true, y_pred, threshold=0.5):
+    """(y_pred > threshold) == y_true elementwise, as floats (Keras' metrics_utils.binary_matches)."""
     y_pred = _to_tensor(y_pred)
     y_true = _to_tensor(y_true)
     if y_true.dtype != y_pred.dtype:
         y_true = _C.cast(y_true, y_pred.dtype._enum)
     predicted = _C.cast(_C.greater(y_pred, threshold), y_pred.dtype._enum)
-    return _C.reduce_mean(_C.cast(_C.equal(y_true, predicted), y_pred.dtype._enum), -1, False)
+    return _C.cast(_C.equal(y_true, predicted), y_pred.dtype._enum)
+
+
+def binary_accuracy(y_true, y_pred, threshold=0.5):
+    """Mean over the last axis of (y_pred > threshold) == y_true."""
+    return _C.reduce_mean(_binary_matches(y_true, y_pred, threshold), -1, False)
 
 
 def accuracy(y_true, y_pred):
@@ -170,6 +176,7 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        y_pred, y_true = squeeze_or_expand_dimensions(_to_tensor(y_pred), _to_tensor(y_true))
         super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
 
 
@@ -184,8 +191,11 @@ class CategoricalAccuracy(MeanMetricWrapper):
 
 
 class BinaryAccuracy(MeanMetricWrapper):
+    """Keras 2.15's class counts each element (binary_matches); the function binary_accuracy (what the names
+    "accuracy" and "binary_accuracy" give compile) means over the last axis first."""
+
     def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
-        super().__init__(binary_accuracy, name, dtype=dtype, threshold=threshold)
+        super().__init__(_binary_matches, name, dtype=dtype, threshold=threshold)
 
 
 class Accuracy(MeanMetricWrapper):
@@ -272,6 +282,8 @@ def get(identifier, y_true=None, y_pred=None, loss=None):
         if identifier in ("accuracy", "acc"):
             fn = _accuracy_for(y_true, y_pred, loss)
             return MeanMetricWrapper(fn, name=identifier)
+        if identifier == "binary_accuracy":  # Keras: the function, wrapped
+            return MeanMetricWrapper(binary_accuracy, name=identifier)
         if identifier in _FUNCTIONS:
             metric = _FUNCTIONS[identifier]()
             metric._name = identifier

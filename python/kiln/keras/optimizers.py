@@ -183,6 +183,8 @@ class Optimizer(Module):
                         skip_gradients_aggregation=False):
         """Applies one update per (gradient, variable) pair; returns the iterations variable."""
         pairs = list(grads_and_vars)
+        if not pairs:  # Keras 2.11+: nothing to apply is a no-op
+            return self.iterations
         who = f"{self.name}.apply_gradients"
         for i, pair in enumerate(pairs):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:

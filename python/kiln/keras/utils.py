@@ -1,4 +1,5 @@
-"""kiln.keras.utils (tf.keras.utils): to_categorical and the progress bar fit prints."""
+"""kiln.keras.utils (tf.keras.utils): to_categorical, the progress bar fit prints, image and sequence helpers,
+the dataset-from-directory functions, set_random_seed, serialization."""
 import numpy as np
 
 from ._progbar import Progbar  # noqa: F401
@@ -21,3 +22,26 @@ def to_categorical(y, num_classes=None, dtype="float32"):
 from ._serialization import (register_keras_serializable, get_registered_name, get_registered_object,  # noqa: E402,F401
                              get_custom_objects, custom_object_scope, CustomObjectScope, serialize_keras_object,
                              deserialize_keras_object)
+from ._image_utils import array_to_img, img_to_array, load_img, save_img  # noqa: E402,F401
+from ._sequence_utils import pad_sequences  # noqa: E402,F401
+from ._dataset_utils import image_dataset_from_directory, text_dataset_from_directory  # noqa: E402,F401
+from ._file_utils import get_file  # noqa: E402,F401
+
+
+def set_random_seed(seed):
+    """Seeds Python's `random`, NumPy and Kiln's global generator at once (Keras 2.15)."""
+    import random
+    from .. import random as _random
+    if not isinstance(seed, int):
+        raise ValueError(f"Expected `seed` argument to be an integer. Received: seed={seed} (of type {type(seed)})")
+    random.seed(seed)
+    np.random.seed(seed)
+    _random.set_seed(seed)
+
+
+def normalize(x, axis=-1, order=2):
+    """x divided by its L-`order` norm along `axis` (zero norms left as 1), as Keras' NumPy version."""
+    x = np.asarray(x)
+    norm = np.atleast_1d(np.linalg.norm(x, order, axis))
+    norm[norm == 0] = 1
+    return x / np.expand_dims(norm, axis)

@@ -27,6 +27,7 @@ from . import _bundle
 
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 _VALUE = "VARIABLE_VALUE"
+_ITERATOR = "ITERATOR_STATE"
 _IGNORED = frozenset({"_layer_weights", "_compiled", "_slots", "_fn_layers", "_seq_layers", "_kiln_tracked",
                       "_learning_rate_var"})
 
@@ -52,8 +53,17 @@ def _is_optimizer(value):
     return hasattr(value, "_slot_names") and isinstance(getattr(value, "_slots", None), dict)
 
 
+def _is_saveable(value):
+    """A leaf with a state of its own (a dataset iterator): saved as a string under ITERATOR_STATE."""
+    return hasattr(value, "_kiln_checkpoint_state") and not isinstance(value, type)
+
+
+def _is_leaf(value):
+    return _is_variable(value) or _is_saveable(value)
+
+
 def _trackable(value, depth=0):
-    if _is_variable(value) or isinstance(value, (Checkpoint,)) or _is_module(value):
+    if _is_leaf(value) or isinstance(value, (Checkpoint,)) or _is_module(value):
         return True
     if depth < 8 and isinstance(value, (list, tuple)):
         return any(_trackable(v, depth + 1) for v in value)
@@ -93,7 +103,7 @@ def children(obj):
         for key, value in obj.items():
             add(str(key), value)
         return out
-    if _is_variable(obj) or not hasattr(obj, "__dict__"):
+    if _is_leaf(obj) or not hasattr(obj, "__dict__"):
         return out
     if _is_optimizer(obj):  # the names of TF 2.15's Keras optimizers
         if getattr(obj, "_iterations", None) is not None:
@@ -164,7 +174,7 @@ class _Graph:
 
     def key(self, node_id):
         base = self.slot_keys.get(node_id) or self.path_string(node_id)
-        return f"{base}/.ATTRIBUTES/{_VALUE}"
+        return f"{base}/.ATTRIBUTES/{_ITERATOR if _is_saveable(self.nodes[node_id]) else _VALUE}"
 
     def proto(self):
         graph = _pb.TrackableObjectGraph()
@@ -174,12 +184,14 @@ class _Graph:
                 node.children.add(node_id=child, local_name=name)
             if _is_variable(obj):
                 node.attributes.add(name=_VALUE, full_name=obj.name.rsplit(":", 1)[0], checkpoint_key=self.key(i))
+            elif _is_saveable(obj):
+                node.attributes.add(name=_ITERATOR, full_name="Iterator", checkpoint_key=self.key(i))
         for opt_id, original, slot_name, slot_id in self.slots:
             graph.nodes[opt_id].slot_variables.add(original_variable_node_id=original, slot_name=slot_name,
                                                    slot_variable_node_id=slot_id)
         # has_checkpoint_values: whether a node or anything under it holds a value (TF skips
         # the subtrees without when restoring).
-        has = [_is_variable(obj) for obj in self.nodes]
+        has = [_is_leaf(obj) for obj in self.nodes]
         for _ in range(len(self.nodes)):
             changed = False
             for i in range(len(self.nodes)):
@@ -201,6 +213,8 @@ def _value_of(variable):
 def _save_tensors(root):
     graph = _Graph(root)
     tensors = {graph.key(i): _value_of(obj) for i, obj in enumerate(graph.nodes) if _is_variable(obj)}
+    tensors.update({graph.key(i): _np.array(obj._kiln_checkpoint_state(), dtype=object)
+                    for i, obj in enumerate(graph.nodes) if _is_saveable(obj)})
     tensors[OBJECT_GRAPH_KEY] = _np.array(graph.proto().SerializeToString(), dtype=object)
     return tensors
 
@@ -329,9 +343,12 @@ class _Restoration:
                 live_of[slot.slot_variable_node_id] = opt.get_slot(variable, slot.slot_name)
         for node_id, key in self.keys.items():
             obj = live_of.get(node_id)
-            if obj is None or not _is_variable(obj) or self.assigned.get(node_id) == _identity(obj):
+            if obj is None or not _is_leaf(obj) or self.assigned.get(node_id) == _identity(obj):
                 continue
-            _assign(obj, self.reader.get(key), key, self.prefix)
+            if _is_saveable(obj):
+                obj._kiln_restore_state(self.reader.get(key).item())
+            else:
+                _assign(obj, self.reader.get(key), key, self.prefix)
             self.assigned[node_id] = _identity(obj)
         return len(self.assigned) < len(self.keys)
 
@@ -357,7 +374,7 @@ class _Restoration:
         if root is None:
             return []
         live = _Graph(root)
-        return [live.key(i) for i, obj in enumerate(live.nodes) if _is_variable(obj) and _identity(obj) not in restored]
+        return [live.key(i) for i, obj in enumerate(live.nodes) if _is_leaf(obj) and _identity(obj) not in restored]
 
 
 def _reference(value):
@@ -378,6 +395,41 @@ def _restore(root, prefix):
 
 # ---- tf.train.Checkpoint ------------------------------------------------------------------------
 
+def _value_added():
+    """A trackable joined a Checkpoint (or one of its lists): a restore still waiting for objects at that path
+    gives them their values now, as TF restores on attribute assignment."""
+    from . import _deferred
+    _deferred.variables_created()
+
+
+class ListWrapper(list):
+    """A list assigned to a Checkpoint attribute (TF's ListWrapper): tracked even while empty, and what is
+    appended to it later is restored from a waiting restore()."""
+
+    def _changed(self):
+        if any(_trackable(v) for v in self):
+            _value_added()
+
+    def append(self, value):
+        super().append(value)
+        self._changed()
+
+    def extend(self, values):
+        super().extend(values)
+        self._changed()
+
+    def insert(self, index, value):
+        super().insert(index, value)
+        self._changed()
+
+    def __setitem__(self, index, value):
+        super().__setitem__(index, value)
+        self._changed()
+
+    def __repr__(self):
+        return f"ListWrapper({list.__repr__(self)})"
+
+
 class Checkpoint:
     """tf.train.Checkpoint(root=None, **kwargs): the objects to save, each a child of
     this root by its keyword (attributes set later are tracked too)."""
@@ -396,9 +448,12 @@ class Checkpoint:
             setattr(self, name, value)
 
     def __setattr__(self, name, value):
+        if type(value) is list and not name.startswith("_"):
+            value = ListWrapper(value)
         object.__setattr__(self, name, value)
-        if not name.startswith("_") and _trackable(value):
+        if not name.startswith("_") and (_trackable(value) or isinstance(value, ListWrapper)):
             self._kiln_tracked[name] = value
+            _value_added()
 
     @property
     def save_counter(self):

@@ -7,7 +7,10 @@ A restoration with values still waiting is kept here. Keras layers make their va
 restoration matches its saved graph against the live objects again (kiln.train._checkpoint
 `_Restoration.match`) and assigns the new variables. The hooks wrap Layer.add_weight and
 Layer._maybe_build from here, installed when the first restoration has to wait, so Keras
-needs no knowledge of checkpoints (a direct call from add_weight would do the same)."""
+needs no knowledge of checkpoints (a direct call from add_weight would do the same). A
+tf.Module that assigns a variable (or a module) to an attribute later, as the guide "Introduction
+to modules" builds its FlexibleDenseModule, is matched then too (TF's AutoTrackable restores on
+attribute assignment)."""
 import functools
 import threading
 
@@ -51,13 +54,25 @@ def _after(method):
     return wrapper
 
 
+def _module_setattr(self, name, value):
+    object.__setattr__(self, name, value)
+    if _waiting:
+        from .. import _C
+        from ..module import Module
+        if isinstance(value, (_C.Variable, Module)):
+            variables_created()
+
+
 def _install_hooks():
     global _hooks_installed
     if _hooks_installed:
         return
     from ..keras import _layer
+    from ..module import Module
     for name in ("add_weight", "_maybe_build"):
         method = getattr(_layer.Layer, name)
         if not getattr(method, "_kiln_deferred_restore", False):
             setattr(_layer.Layer, name, _after(method))
+    if "__setattr__" not in vars(Module):
+        Module.__setattr__ = _module_setattr  # installed only once a restoration waits
     _hooks_installed = True

@@ -40,3 +40,22 @@ def golden(name):
             with open(path) as f:
                 return f.read()
     raise FileNotFoundError(name)
+
+
+def run_example(*path, env=None, timeout=600):
+    """Runs examples/python/<path> in its own process (this interpreter, this sys.path) and returns what it
+    printed, stdout and stderr together; a non-zero exit fails the test with that output."""
+    import subprocess
+    import sys
+    full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONUNBUFFERED="1",
+                    **(env or {}))
+    result = subprocess.run([sys.executable, os.path.join(REPO, "examples", "python", *path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=full_env,
+                            timeout=timeout, cwd=REPO)
+    assert result.returncode == 0, result.stdout
+    return result.stdout
+
+
+def without_progress(out):
+    """fit's bar redraws in place: each epoch's last line stays."""
+    return "\n".join(line for line in out.splitlines() if "ETA" not in line)

@@ -1,22 +1,13 @@
 """The keras.io guides under examples/python/keras (their code with only the import changed) run to the end and
 print what the guides show: the callbacks' hooks and log keys in order, the custom steps' figures, the
 functional models' summaries and a model reloaded from its .keras file scoring as before."""
-import os
 import re
-import subprocess
-import sys
 
-from keras_util import REPO
-
-GUIDES = os.path.join(REPO, "examples", "python", "keras")
+from keras_util import run_example
 
 
 def run_guide(name):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONUNBUFFERED="1")
-    result = subprocess.run([sys.executable, os.path.join(GUIDES, name)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env, timeout=120, cwd=REPO)
-    assert result.returncode == 0, result.stdout
-    return result.stdout
+    return run_example("keras", name, timeout=120)
 
 
 def test_writing_your_own_callbacks():

@@ -313,3 +313,40 @@ def test_save_to_a_directory_is_a_saved_model_that_load_model_reads(tmp_path):
     model.fit(x, x[:, :1], epochs=2, verbose=0,
               callbacks=[K.callbacks.ModelCheckpoint(str(tmp_path / "ckpt_{epoch}"), monitor="loss")])
     assert K.models.load_model(str(tmp_path / "ckpt_2")).predict(x, verbose=0).shape == (16, 1)
+
+
+def test_variables_a_layer_assigns_in_build_are_saved_and_loaded(tmp_path):
+    # TF's "Introduction to modules" guide: FlexibleDense makes tf.Variables in build (no add_weight);
+    # Keras 2 tracks them as the layer's weights, so .keras and .weights.h5 files keep them.
+    class FlexibleDense(tf.keras.layers.Layer):
+        def __init__(self, out_features, **kwargs):
+            super().__init__(**kwargs)
+            self.out_features = out_features
+
+        def build(self, input_shape):
+            self.w = tf.Variable(tf.random.normal([input_shape[-1], self.out_features]), name="w")
+            self.b = tf.Variable(tf.random.normal([self.out_features]), name="b")
+
+        def call(self, inputs):
+            return tf.matmul(inputs, self.w) + self.b
+
+    @tf.keras.saving.register_keras_serializable(package="test_build_variables")
+    class TwoFlexible(tf.keras.Model):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.d1 = FlexibleDense(3)
+            self.d2 = FlexibleDense(2)
+
+        def call(self, x):
+            return self.d2(self.d1(x))
+
+    model = TwoFlexible()
+    x = tf.constant([[2.0, 2.0, 2.0]])
+    expected = model(x).numpy()
+    model.save(str(tmp_path / "m.keras"))
+    np.testing.assert_array_equal(tf.keras.models.load_model(str(tmp_path / "m.keras"))(x).numpy(), expected)
+    model.save_weights(str(tmp_path / "m.weights.h5"))
+    fresh = TwoFlexible()
+    fresh(x)
+    fresh.load_weights(str(tmp_path / "m.weights.h5"))
+    np.testing.assert_array_equal(fresh(x).numpy(), expected)

@@ -1,2 +1,2 @@
-"""kiln.keras.datasets (tf.keras.datasets): mnist."""
-from . import mnist  # noqa: F401
+"""kiln.keras.datasets (tf.keras.datasets): mnist, fashion_mnist."""
+from . import fashion_mnist, mnist  # noqa: F401

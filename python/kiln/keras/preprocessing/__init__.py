@@ -1,0 +1,4 @@
+"""keras.preprocessing (Keras 2.15): the dataset-from-directory functions, and the legacy `image` and `sequence`
+modules' helpers that programs still import from here."""
+from . import image, sequence  # noqa: F401
+from .._dataset_utils import image_dataset_from_directory, text_dataset_from_directory  # noqa: F401

@@ -1,0 +1,87 @@
+"""TensorFlow's guides and tutorials under examples/python (the notebooks' code with only the import changed,
+small synthetic data in place of downloads) run to the end and print what the notebooks print."""
+import re
+
+from keras_util import run_example, without_progress
+
+
+def run_program(*path):
+    return without_progress(run_example(*path, timeout=900))
+
+
+def test_the_data_guide():
+    out = run_program("guides", "data.py")
+    assert out.startswith("<Dataset element_spec=TensorSpec(shape=(), dtype=tf.int32, name=None)>\n8\n3\n0\n8\n2\n1\n"
+                          "8\n22\n")  # iteration, next(), reduce
+    assert ("(TensorSpec(shape=(10,), dtype=tf.float32, name=None), (TensorSpec(shape=(), dtype=tf.float32, "
+            "name=None), TensorSpec(shape=(100,), dtype=tf.int32, name=None)))") in out
+    assert "[20 21 22 23 24  0  1  2  3  4]" in out  # from_generator(count, args=[25]).repeat().batch(10)
+    # TextLineDataset and interleave(cycle_length=3): one line of each file in turn.
+    assert "\nb'cowper 0: " in out and re.search(r"b'cowper 1: .*'\nb'derby 1: .*'\nb'butler 1: .*'", out)
+    assert "b'survived,sex,age,n_siblings_spouses,parch,fare,class,deck,embark_town,alone'" in out
+    assert re.search(r"^'survived': \[[01] [01] [01] [01]\]\nfeatures:\n  'sex'               : \[b'", out, re.M)
+    assert re.search(r"^  'fare'              : \[[\d. ]+\]\n  'class'             : \[b'", out, re.M)
+    assert "[0, b'female', 20.0, 0, 0, 7.25, b'First', b'C', b'Southampton', b'n']" in out  # CsvDataset
+    # missing.csv with defaults 999, all columns then select_cols=[1, 3] (the guide's printed values).
+    assert ("[1 2 3 4]\n[999   2   3   4]\n[  1 999   3   4]\n[  1   2 999   4]\n[  1   2   3 999]\n"
+            "[999 999 999 999]") in out
+    assert "[2 4]\n[2 4]\n[999   4]\n[2 4]\n[  2 999]\n[999 999]" in out
+    assert "[array([0, 1, 2, 3]), array([ 0, -1, -2, -3])]" in out
+    assert ("TensorSpec(shape=(7,), dtype=tf.int64, name=None), TensorSpec(shape=(7,), dtype=tf.int64, "
+            "name=None))>") in out  # drop_remainder=True
+    assert "[[0 0 0]\n [1 0 0]\n [2 2 0]\n [3 3 3]]" in out  # padded_batch
+    assert out.count("(116,)") == 3 and "End of epoch:  2" in out
+    # Windows (the guide's printed values).
+    assert "0 1 2 3 4 1 2 3 4 5 2 3 4 5 6 3 4 5 6 7 4 5 6 7 8 5 6 7 8 9" in out
+    assert "[45 48 51 54 57 60 63 66 69 72]" in out
+    assert "[ 0  3  6  9 12 15 18 21 24] => [ 3  6  9 12 15 18 21 24 27]" in out
+    assert "[0 1 2 3 4 5 6 7 8 9]  =>  [10 11 12]" in out
+    # Resampling: the class fractions, the positives, and balanced batches (about half positive).
+    fractions = [float(v) for v in re.search(r"^\[(0\.\d+) (0\.\d+)\]$", out, re.M).groups()]
+    assert 0.95 < fractions[0] < 1.0 and abs(sum(fractions) - 1) < 1e-3
+    assert "[1 1 1 1 1 1 1 1 1 1]" in out
+    batches = re.findall(r"^\[([01](?: [01]){9})\]$", out, re.M)
+    positives = sum(b.count("1") for b in batches[1:]) / (10 * len(batches[1:]))
+    assert len(batches) == 21 and 0.3 < positives < 0.7
+    # Iterator checkpointing: the restored iterator repeats 5..9.
+    assert "[0, 1, 2, 3, 4]\n[5, 6, 7, 8, 9]\n[5, 6, 7, 8, 9]" in out
+    assert len(re.findall(r"^Loss : [\d.]+\nAccuracy : [\d.]+$", out, re.M)) == 2
+    assert re.findall(r"^\(\d+, 10\)$", out, re.M) == ["(320, 10)", "(320, 10)"]  # predict(steps=10), batches of 32
+
+
+def test_custom_training_walkthrough():
+    out = run_program("tutorials", "custom_training_walkthrough.py")
+    assert re.search(r"^Prediction: \[[0-2 ]+\]\n    Labels: \[[0-2 ]+\]$", out, re.M)
+    initial = float(re.search(r"Step: 0, Initial Loss: ([\d.]+)", out).group(1))
+    after = float(re.search(r"Step: 1,         Loss: ([\d.]+)", out).group(1))
+    assert after < initial
+    epochs = re.findall(r"^Epoch (\d{3}): Loss: ([\d.]+), Accuracy: ([\d.]+)%$", out, re.M)
+    assert [e[0] for e in epochs] == ["000", "050", "100", "150", "200"]
+    assert float(epochs[-1][1]) < float(epochs[0][1]) and float(epochs[-1][2]) > 90
+    assert float(re.search(r"Test set accuracy: ([\d.]+)%", out).group(1)) > 85
+    assert re.search(r"shape=\(6, 2\), dtype=int64\)", out)  # tf.stack([y, prediction], axis=1)
+    predictions = re.findall(r"^Example (\d) prediction: (\w+) \( ?([\d.]+)%\)$", out, re.M)
+    assert [p[0] for p in predictions] == ["0", "1", "2"]
+    assert all(p[1] in ("Adélie", "Chinstrap", "Gentoo") and 33 < float(p[2]) <= 100 for p in predictions)
+    assert predictions[1][1] == "Gentoo"  # [0.4, 0.1, 0.8, 0.5] lies by the Gentoo cluster
+
+
+def test_the_checkpoint_guide():
+    out = run_program("guides", "checkpoint.py")
+    assert out.startswith("Initializing from scratch.\nSaved checkpoint for step 10: ./tf_ckpts/ckpt-1\n")
+    assert "Restored from ./tf_ckpts/ckpt-5\nSaved checkpoint for step 60: ./tf_ckpts/ckpt-6\n" in out
+    losses = [float(v) for v in re.findall(r"^loss ([\d.]+)$", out, re.M)]
+    assert len(losses) == 10 and losses[-1] < losses[4] < losses[0]  # training resumed, not restarted
+    assert "['./tf_ckpts/ckpt-8', './tf_ckpts/ckpt-9', './tf_ckpts/ckpt-10']" in out
+    assert ("['checkpoint', 'ckpt-10.data-00000-of-00001', 'ckpt-10.index', 'ckpt-8.data-00000-of-00001', "
+            "'ckpt-8.index', 'ckpt-9.data-00000-of-00001', 'ckpt-9.index']") in out
+    lines = out.splitlines()
+    zeros = lines.index("[0. 0. 0. 0. 0.]")
+    assert lines[zeros + 1] != lines[zeros] and lines[zeros + 2] == "[[0. 0. 0. 0. 0.]]"
+    assert lines[zeros + 3] != lines[zeros + 2]  # the deferred restore
+    assert ("['_CHECKPOINTABLE_OBJECT_GRAPH', 'iterator/.ATTRIBUTES/ITERATOR_STATE', "
+            "'net/l1/bias/.ATTRIBUTES/VARIABLE_VALUE', 'net/l1/bias/.OPTIMIZER_SLOT/optimizer/m/.ATTRIBUTES/"
+            "VARIABLE_VALUE', 'net/l1/bias/.OPTIMIZER_SLOT/optimizer/v/.ATTRIBUTES/VARIABLE_VALUE', "
+            "'net/l1/kernel/.ATTRIBUTES/VARIABLE_VALUE'") in out
+    assert "Shape: [1, 5]\nDtype: float32\narray([[" in out
+    assert out.rstrip().endswith("ListWrapper([])")
