@@ -4,7 +4,7 @@ import os as _os
 
 # libgomp (the engine's thread pool) reads its wait policy once, when _C loads
 # it: a short spin, so that idle threads do not burn a core another process
-# needs (docs/design-notes.md, "Fair under contention"). The user's
+# needs (docs/design-notes.md, "Threads and contention"). The user's
 # OMP_WAIT_POLICY or GOMP_SPINCOUNT wins; the setting is not left for
 # subprocesses to inherit.
 _fair_wait = "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ
