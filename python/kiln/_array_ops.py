@@ -379,12 +379,13 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     if k == 0:
         raise ValueError("mask cannot be scalar.")
     axis = 0 if axis is None else _normalize_axis(axis, x.ndim, "boolean_mask")
-    dims = _static_shape(x, "boolean_mask")
+    # A 1-D mask needs no reshape, so the input's dimensions may be unknown in a trace (ragged values).
+    dims = _static_shape(x, "boolean_mask") if k > 1 else x.shape.as_list()
     mdims = m.shape.as_list()
     for d, md in zip(dims[axis:axis + k], mdims):
-        if md is not None and d != md:
+        if md is not None and d is not None and d != md:
             raise ValueError(f"Shapes {TensorShape(dims[axis:axis + k])} and {m.shape} are incompatible")
-    flat = reshape(x, dims[:axis] + [-1] + dims[axis + k:])
+    flat = reshape(x, dims[:axis] + [-1] + dims[axis + k:]) if k > 1 else x
     known = mask if not isinstance(mask, (_C.Tensor, _C.Variable)) else m
     index = _host_ints(lambda mm: _np.flatnonzero(mm.reshape(-1)), [known], "boolean_mask")
     return gather(flat, index, axis=axis)
