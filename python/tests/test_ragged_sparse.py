@@ -1,0 +1,243 @@
+"""tf.RaggedTensor and tf.sparse against NumPy references, eagerly and inside kiln.function, with gradients."""
+import numpy as np
+import pytest
+
+import kiln as tf
+
+ROWS = [[3, 1, 4, 1], [], [5, 9, 2], [6], []]
+
+
+def both(fn, *args):
+    """fn's result eagerly and traced (once each)."""
+    return fn(*args), tf.function(fn)(*args)
+
+
+def test_factories_agree():
+    values = [3, 1, 4, 1, 5, 9, 2]
+    want = [[3, 1, 4, 1], [], [5, 9], [2]]
+    R = tf.RaggedTensor
+    for rt in (R.from_row_splits(values, [0, 4, 4, 6, 7]), R.from_row_lengths(values, [4, 0, 2, 1]),
+               R.from_value_rowids(values, [0, 0, 0, 0, 2, 2, 3]), R.from_row_starts(values, [0, 4, 4, 6]),
+               R.from_row_limits(values, [4, 4, 6, 7]),
+               R.from_value_rowids(values, [0, 0, 0, 0, 2, 2, 3], nrows=4)):
+        assert rt.to_list() == want and rt.row_splits.dtype == tf.int64 and rt.shape.as_list() == [4, None]
+    nested = R.from_nested_row_splits([10, 11, 12, 13, 14, 15, 16, 17, 18, 19], ([0, 1, 1, 5], [0, 3, 3, 5, 9, 10]))
+    assert nested.to_list() == [[[10, 11, 12]], [], [[], [13, 14], [15, 16, 17, 18], [19]]]
+    assert nested.ragged_rank == 2 and [s.numpy().tolist() for s in nested.nested_row_splits] == [[0, 1, 1, 5],
+                                                                                                 [0, 3, 3, 5, 9, 10]]
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        R.from_row_splits(values, [0, 4, 3, 7])
+    with pytest.raises(ValueError, match="private"):
+        R(values, None)
+
+
+def test_printing_and_properties():
+    rt = tf.ragged.constant(ROWS)
+    assert str(rt) == repr(rt) == "<kiln.RaggedTensor [[3, 1, 4, 1], [], [5, 9, 2], [6], []]>"
+    assert repr(rt.shape) == "TensorShape([5, None])" and rt.dtype == tf.int32
+    assert rt.nrows().numpy() == 5 and rt.row_lengths().numpy().tolist() == [4, 0, 3, 1, 0]
+    assert rt.bounding_shape().numpy().tolist() == [5, 4]
+    assert rt.value_rowids().numpy().tolist() == [0, 0, 0, 0, 2, 2, 2, 3]
+    assert repr(tf.RaggedTensorSpec([None, None], tf.int32)) == \
+        "RaggedTensorSpec(TensorShape([None, None]), tf.int32, 1, tf.int64)"
+    dense = rt.to_tensor(default_value=-1)
+    ref = np.full((5, 4), -1)
+    for i, r in enumerate(ROWS):
+        ref[i, :len(r)] = r
+    np.testing.assert_array_equal(dense.numpy(), ref)
+    np.testing.assert_array_equal(rt.to_tensor(shape=[3, 2]).numpy(), [[3, 1], [0, 0], [5, 9]])
+    back = tf.RaggedTensor.from_tensor(dense, padding=-1)
+    assert back.to_list() == ROWS
+    assert tf.RaggedTensor.from_tensor(dense, lengths=[1, 0, 2, 1, 0]).to_list() == [[3], [], [5, 9], [6], []]
+
+
+def test_elementwise_and_broadcasting_match_numpy():
+    rt = tf.ragged.constant([[1.5, -2.0], [3.0], [4.0, 5.0, -6.0]])
+    rows = rt.to_list()
+    for got in both(lambda x: tf.abs(x) * 2.0 + x, rt):
+        assert got.to_list() == [[abs(v) * 2 + v for v in r] for r in rows]
+    col = tf.constant([[10.0], [20.0], [30.0]])
+    for got in both(lambda x, y: x - y, rt, col):
+        assert got.to_list() == [[v - c for v in r] for r, c in zip(rows, [10, 20, 30])]
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        rt + tf.ragged.constant([[1.0], [2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert (3 - rt).to_list() == [[3 - v for v in r] for r in rows]
+    assert tf.cast(rt, tf.int32).dtype == tf.int32
+    assert tf.strings.upper(tf.ragged.constant([["a", "b"], ["c"]])).to_list() == [[b"A", b"B"], [b"C"]]
+
+
+@pytest.mark.parametrize("kind,ref,empty", [("reduce_sum", np.sum, 0), ("reduce_max", np.max, np.iinfo(np.int32).min),
+                                            ("reduce_min", np.min, np.iinfo(np.int32).max), ("reduce_prod", np.prod, 1)])
+def test_reductions_over_ragged_axes(kind, ref, empty):
+    rt = tf.ragged.constant(ROWS)
+    fn = getattr(tf.math, kind)
+    want1 = [ref(r) if r else empty for r in ROWS]
+    cols = [[r[j] for r in ROWS if len(r) > j] for j in range(4)]
+    for got in both(lambda x: fn(x, axis=1), rt):
+        assert got.numpy().tolist() == want1
+    assert fn(rt, axis=0).numpy().tolist() == [ref(c) for c in cols]
+    assert fn(rt).numpy() == ref(sum(ROWS, []))
+
+
+def test_mean_of_ints_is_float64_with_nan_for_empty_rows():
+    got = tf.reduce_mean(tf.ragged.constant(ROWS), axis=1)
+    assert got.dtype == tf.float64
+    np.testing.assert_allclose(got.numpy(), [2.25, np.nan, 16 / 3, 6.0, np.nan])
+
+
+def test_indexing():
+    rt = tf.ragged.constant(ROWS)
+    assert rt[2].numpy().tolist() == [5, 9, 2] and rt[-2].numpy().tolist() == [6]
+    assert rt[1:4].to_list() == ROWS[1:4] and rt[::-2].to_list() == ROWS[::-2]
+    assert rt[:, :2].to_list() == [r[:2] for r in ROWS] and rt[:, -2:].to_list() == [r[-2:] for r in ROWS]
+    assert rt[:, 1:-1].to_list() == [r[1:-1] for r in ROWS]
+    with pytest.raises(ValueError, match="inner ragged"):
+        rt[:, 1]
+    nested = tf.ragged.constant([[[1, 2, 3], [4]], [[5], [], [6]], [[7]], [[8, 9], [10]]])
+    assert nested[3, 0].numpy().tolist() == [8, 9]
+    assert nested[:, 1:3].to_list() == [[[4]], [[], [6]], [], [[10]]]
+    assert nested[:, :, :1].to_list() == [[[1], [4]], [[5], [], [6]], [[7]], [[8], [10]]]
+
+
+def test_concat_stack_tile_reverse():
+    a, b = tf.ragged.constant([[1, 2], [3]]), tf.ragged.constant([[4], [5, 6]])
+    assert tf.concat([a, b], axis=0).to_list() == [[1, 2], [3], [4], [5, 6]]
+    assert tf.concat([a, b], axis=1).to_list() == [[1, 2, 4], [3, 5, 6]]
+    assert tf.concat([a, tf.constant([[7], [8]])], axis=1).to_list() == [[1, 2, 7], [3, 8]]
+    assert tf.stack([a, b]).to_list() == [[[1, 2], [3]], [[4], [5, 6]]]
+    assert tf.tile(a, [2, 2]).to_list() == [[1, 2, 1, 2], [3, 3], [1, 2, 1, 2], [3, 3]]
+    assert tf.reverse(a, [1]).to_list() == [[2, 1], [3]] and tf.reverse(a, [0]).to_list() == [[3], [1, 2]]
+
+
+def test_ragged_namespace():
+    assert tf.ragged.range([3, 0, 5], deltas=2).to_list() == [[0, 2], [], [0, 2, 4]]
+    assert tf.ragged.range([1, 2], [4, 3]).to_list() == [[1, 2, 3], [2]]
+    masked = tf.ragged.boolean_mask(tf.constant([[1, 2, 3], [4, 5, 6]]), [[True, False, True], [False, False, True]])
+    assert masked.to_list() == [[1, 3], [6]]
+    assert tf.ragged.map_flat_values(tf.square, tf.ragged.constant(ROWS)).to_list() == [[v * v for v in r]
+                                                                                      for r in ROWS]
+    assert tf.strings.split(tf.constant(["a b  c", "d"])).to_list() == [[b"a", b"b", b"c"], [b"d"]]
+    assert tf.strings.split(tf.constant(["a,b", ""]), ",").to_list() == [[b"a", b"b"], [b""]]
+    with pytest.raises(ValueError, match="nesting depth"):
+        tf.ragged.constant(["A", ["B", "C"]])
+
+
+def test_ragged_function_arguments_trace_once_per_spec():
+    @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.float32)])
+    def row_sums(rt):
+        return tf.reduce_sum(rt * 2.0, axis=1), rt + 1.0
+
+    for rows in ([[1.0, 2.0], [3.0]], [[1.0], [], [2.0, 3.0, 4.0]], [[5.0]]):
+        sums, plus = row_sums(tf.ragged.constant(rows))
+        assert sums.numpy().tolist() == [2 * sum(r) for r in rows]
+        assert isinstance(plus, tf.RaggedTensor) and plus.to_list() == [[v + 1 for v in r] for r in rows]
+    assert row_sums.experimental_get_tracing_count() == 1
+    with pytest.raises(TypeError):
+        row_sums(tf.ragged.constant([[1, 2]]))
+
+
+def test_ragged_gradients_reach_flat_values():
+    values = tf.constant([1.0, 2.0, 3.0, 4.0])
+    with tf.GradientTape() as tape:
+        tape.watch(values)
+        rt = tf.RaggedTensor.from_row_lengths(values, [2, 0, 2])
+        loss = tf.reduce_sum(tf.reduce_max(rt, axis=1) * tf.constant([1.0, 0.0, 3.0])) + tf.reduce_sum(
+            rt.to_tensor() ** 2)
+    np.testing.assert_allclose(tape.gradient(loss, values).numpy(), [2.0, 5.0, 6.0, 11.0])
+
+
+# ---- sparse ----------------------------------------------------------------------------------------------
+
+def _random_sparse(shape, nnz, seed):
+    rng = np.random.default_rng(seed)
+    flat = np.sort(rng.choice(int(np.prod(shape)), nnz, replace=False))
+    idx = np.stack(np.unravel_index(flat, shape), axis=1)
+    vals = rng.standard_normal(nnz)
+    dense = np.zeros(shape)
+    dense[tuple(idx.T)] = vals
+    return tf.sparse.SparseTensor(idx, tf.constant(vals), shape), dense
+
+
+def test_sparse_printing_and_dense_round_trip():
+    st = tf.sparse.SparseTensor(indices=[[0, 3], [2, 4]], values=[10, 20], dense_shape=[3, 10])
+    assert str(st) == ("SparseTensor(indices=kiln.Tensor(\n[[0 3]\n [2 4]], shape=(2, 2), dtype=int64), "
+                       "values=kiln.Tensor([10 20], shape=(2,), dtype=int32), "
+                       "dense_shape=kiln.Tensor([ 3 10], shape=(2,), dtype=int64))")
+    assert repr(st.shape) == "TensorShape([3, 10])" and repr(st._type_spec) == \
+        "SparseTensorSpec(TensorShape([3, 10]), tf.int32)"
+    st2, dense = _random_sparse((4, 5), 7, 0)
+    np.testing.assert_array_equal(tf.sparse.to_dense(st2).numpy(), dense)
+    back = tf.sparse.from_dense(dense)
+    np.testing.assert_array_equal(back.indices.numpy(), st2.indices.numpy())
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of order"):
+        tf.sparse.to_dense(tf.sparse.SparseTensor([[1, 0], [0, 0]], [1, 2], [2, 2]))
+
+
+@pytest.mark.parametrize("adjoint_a,adjoint_b", [(False, False), (True, False), (False, True), (True, True)])
+def test_sparse_dense_matmul_and_gradients(adjoint_a, adjoint_b):
+    st, a = _random_sparse((4, 3) if not adjoint_a else (3, 4), 6, 1)
+    b = np.random.default_rng(2).standard_normal((3, 2) if not adjoint_b else (2, 3))
+    ref = (a.T if adjoint_a else a) @ (b.T if adjoint_b else b)
+    for got in both(lambda s, m: tf.sparse.sparse_dense_matmul(s, m, adjoint_a=adjoint_a, adjoint_b=adjoint_b),
+                    st, tf.constant(b)):
+        np.testing.assert_allclose(got.numpy(), ref, rtol=1e-12)
+    values = st.values
+    with tf.GradientTape() as tape:
+        tape.watch(values)
+        out = tf.sparse.sparse_dense_matmul(st.with_values(values), tf.constant(b), adjoint_a, adjoint_b)
+        loss = tf.reduce_sum(out ** 2)
+    grad = tape.gradient(loss, values).numpy()
+    eps, numeric = 1e-6, []
+    for k in range(len(grad)):
+        bumped = [st.values.numpy().copy() for _ in range(2)]
+        bumped[0][k] += eps
+        bumped[1][k] -= eps
+        f = [np.sum(((lambda m: m.T if adjoint_a else m)(tf.sparse.to_dense(st.with_values(tf.constant(v))).numpy())
+                     @ (b.T if adjoint_b else b)) ** 2) for v in bumped]
+        numeric.append((f[0] - f[1]) / (2 * eps))
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6)
+
+
+def test_sparse_ops_match_numpy():
+    st, dense = _random_sparse((4, 6), 9, 3)
+    other, dense2 = _random_sparse((4, 6), 5, 4)
+    np.testing.assert_allclose(tf.sparse.to_dense(tf.sparse.add(st, other)).numpy(), dense + dense2)
+    np.testing.assert_allclose(tf.sparse.add(st, tf.constant(dense2)).numpy(), dense + dense2)
+    for axis in (None, 0, 1):
+        np.testing.assert_allclose(tf.sparse.reduce_sum(st, axis=axis).numpy(), dense.sum(axis=axis))
+    present = np.where(dense != 0, dense, -np.inf)
+    np.testing.assert_allclose(tf.sparse.reduce_max(st, axis=1).numpy(), present.max(axis=1))
+    np.testing.assert_allclose(tf.sparse.to_dense(tf.sparse.reduce_sum(st, axis=1, output_is_sparse=True)).numpy(),
+                               dense.sum(axis=1))
+    np.testing.assert_allclose(tf.sparse.to_dense(tf.sparse.transpose(st)).numpy(), dense.T)
+    np.testing.assert_allclose(tf.sparse.to_dense(tf.sparse.reshape(st, [3, -1])).numpy(), dense.reshape(3, -1))
+    np.testing.assert_allclose(tf.sparse.to_dense(tf.sparse.slice(st, [1, 2], [2, 10])).numpy(), dense[1:3, 2:])
+    np.testing.assert_allclose(tf.sparse.to_dense(tf.sparse.concat(1, [st, other])).numpy(),
+                               np.concatenate([dense, dense2], 1))
+    keep = np.arange(9) % 2 == 0
+    kept = tf.sparse.retain(st, keep)
+    assert kept.values.numpy().tolist() == st.values.numpy()[keep].tolist()
+    shuffled = tf.sparse.SparseTensor(st.indices.numpy()[::-1], st.values.numpy()[::-1], [4, 6])
+    np.testing.assert_array_equal(tf.sparse.reorder(shuffled).indices.numpy(), st.indices.numpy())
+    filled, empty = tf.sparse.fill_empty_rows(tf.sparse.SparseTensor([[1, 2]], [5.0], [3, 4]), -1.0)
+    np.testing.assert_array_equal(tf.sparse.to_dense(filled).numpy(),
+                                  [[-1, 0, 0, 0], [0, 0, 5, 0], [-1, 0, 0, 0]])
+    assert empty.numpy().tolist() == [True, False, True]
+    np.testing.assert_allclose(tf.sparse.to_dense(tf.abs(st)).numpy(), np.abs(dense))
+    np.testing.assert_allclose(tf.sparse.to_dense(st * tf.constant(dense2 + 1.0)).numpy(), dense * (dense2 + 1.0))
+    np.testing.assert_allclose(tf.sparse.to_dense(tf.sparse.map_values(tf.multiply, st, st)).numpy(), dense ** 2)
+
+
+def test_sparse_function_arguments():
+    @tf.function(input_signature=[tf.SparseTensorSpec([None, 3], tf.float64), tf.TensorSpec([3, 2], tf.float64)])
+    def f(st, m):
+        return tf.sparse.sparse_dense_matmul(st, m), tf.sparse.map_values(tf.negative, st)
+
+    m = np.arange(6.0).reshape(3, 2)
+    for rows in (2, 5):
+        st, dense = _random_sparse((rows, 3), 3, rows)
+        out, neg = f(st, tf.constant(m))
+        np.testing.assert_allclose(out.numpy(), dense @ m)
+        assert isinstance(neg, tf.sparse.SparseTensor)
+        np.testing.assert_allclose(tf.sparse.to_dense(neg).numpy(), -dense)
+    assert f.experimental_get_tracing_count() == 1
