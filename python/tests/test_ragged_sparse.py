@@ -241,3 +241,30 @@ def test_sparse_function_arguments():
         assert isinstance(neg, tf.sparse.SparseTensor)
         np.testing.assert_allclose(tf.sparse.to_dense(neg).numpy(), -dense)
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_gradients_through_a_function_with_a_sparse_argument():
+    st, a = _random_sparse((3, 4), 5, 7)
+    m = np.random.default_rng(8).standard_normal((4, 2))
+    f = tf.function(lambda s, x: tf.reduce_sum(tf.sparse.sparse_dense_matmul(s, x) ** 2))
+    values = st.values
+    with tf.GradientTape() as tape:
+        tape.watch(values)
+        y = f(st.with_values(values), tf.constant(m))
+    idx = st.indices.numpy()
+    out = a @ m
+    want = [2 * out[i] @ m[j] for i, j in idx]  # d sum(out^2) / d a[i, j]
+    np.testing.assert_allclose(tape.gradient(y, values).numpy(), want, rtol=1e-12)
+
+
+def test_nest_expands_composites():
+    rt = tf.ragged.constant([[1, 2], [3]])
+    st = tf.sparse.from_dense([[0, 1], [2, 0]])
+    structure = {"a": rt, "b": [st, 5]}
+    flat = tf.nest.flatten(structure, expand_composites=True)
+    assert len(flat) == 6 and flat[-1] == 5 and flat[0].numpy().tolist() == [1, 2, 3]
+    assert tf.nest.flatten(structure)[0] is rt
+    back = tf.nest.pack_sequence_as(structure, flat, expand_composites=True)
+    assert back["a"].to_list() == [[1, 2], [3]]
+    assert tf.sparse.to_dense(back["b"][0]).numpy().tolist() == [[0, 1], [2, 0]]
+    assert len(tf.nest.flatten(tf.RaggedTensorSpec([None, None, None], tf.int32), expand_composites=True)) == 3
