@@ -75,7 +75,6 @@ class RaggedTensor:
     tf.ragged.constant."""
 
     __slots__ = ("_values", "_row_splits", "__weakref__")
-    _tf_api_names = ("RaggedTensor",)
 
     def __init__(self, values, row_partition=None, internal=False):
         if not internal:
@@ -564,7 +563,6 @@ class RaggedTensorSpec:
     """tf.RaggedTensorSpec(shape=None, dtype=kiln.float32, ragged_rank=None, row_splits_dtype=kiln.int64,
     flat_values_spec=None): the type of a RaggedTensor, for input_signature and get_concrete_function."""
 
-    _tf_api_names = ("RaggedTensorSpec",)
 
     def __init__(self, shape=None, dtype=_dtypes.float32, ragged_rank=None, row_splits_dtype=_dtypes.int64,
                  flat_values_spec=None):

@@ -22,7 +22,6 @@ class SparseTensor:
     """tf.sparse.SparseTensor(indices, values, dense_shape)."""
 
     __slots__ = ("_indices", "_values", "_dense_shape", "_static_shape", "__weakref__")
-    _tf_api_names = ("sparse.SparseTensor", "SparseTensor")
 
     def __init__(self, indices, values, dense_shape):
         ops = _ops()
@@ -124,7 +123,6 @@ class SparseTensor:
 class SparseTensorSpec:
     """tf.SparseTensorSpec(shape=None, dtype=kiln.float32)."""
 
-    _tf_api_names = ("SparseTensorSpec",)
 
     def __init__(self, shape=None, dtype=_dtypes.float32):
         self._shape = TensorShape(shape)
