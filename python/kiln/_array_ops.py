@@ -65,15 +65,15 @@ def _static_values(t):
 
 
 def _host_ints(fn, inputs, what):
-    """fn(*numpy arrays) -> int32 array: run now on values known now (Python and NumPy values, eager
-    tensors), else as a host function of the trace."""
+    """fn(*numpy arrays) -> int32 vector: run now on values known now (Python and NumPy values, eager
+    tensors), else as a host function of the trace (a vector there too, so what gathers by it keeps its rank)."""
     if not _builtins.any(_is_symbolic(x) for x in inputs):
         values = [x.numpy() if isinstance(x, (_C.Tensor, _C.Variable)) else _np.asarray(x) for x in inputs]
         return constant(_np.asarray(fn(*values), _np.int32))
     inputs = [_tensor(x) for x in inputs]
     from .function import py_function
-    return py_function(lambda *xs: _np.asarray(fn(*[x.numpy() for x in xs]), _np.int32), inputs, _dtypes.int32,
-                       name=what)
+    return reshape(py_function(lambda *xs: _np.asarray(fn(*[x.numpy() for x in xs]), _np.int32), inputs,
+                               _dtypes.int32, name=what), [-1])
 
 
 def _normalize_axis(axis, rank, what):

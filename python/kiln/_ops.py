@@ -148,6 +148,9 @@ def fill(dims, value, name=None):
         value = convert_to_tensor(value)
         return _C.add(_dynamic_shape.zeros(dims, value.dtype), value)
     # A tensor value keeps its dtype (TF's fill takes the value's); Python numbers take Kiln's default.
+    if isinstance(value, _C.Tensor) and value._is_symbolic:
+        from ._array_ops import broadcast_to  # a graph tensor's value is known when the graph runs
+        return broadcast_to(value, dims)
     return _C.fill(dims, value, _enum(value.dtype) if isinstance(value, _C.Tensor) else None)
 
 

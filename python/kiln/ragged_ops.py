@@ -392,11 +392,15 @@ def tile(input, multiples, name=None):  # noqa: A002 - TF's argument name
     if rt.ragged_rank != 1:
         raise NotImplementedError("tf.tile of a RaggedTensor with ragged_rank > 1 is not supported by Kiln")
     m = _t(multiples, _dtypes.int64)
-    rows = ops.tile(ops.range(rt.nrows(_dtypes.int64), dtype=_dtypes.int64), m[:1])
-    rt = gather_rows(rt, rows)
+    one = ops.ones([], _dtypes.int64)
+    # Index arithmetic rather than tf.tile, so row counts may be unknown in a trace.
+    n = rt.nrows(_dtypes.int64)
+    rt = gather_rows(rt, ops.range(n * m[0], dtype=_dtypes.int64) % ops.maximum(n, one))
     s = ops.cast(rt.row_splits, _dtypes.int64)
+
     def each_m1_times(v):
-        return ops.reshape(ops.tile(ops.reshape(v, [-1, 1]), ops.stack([ops.ones([], _dtypes.int64), m[1]])), [-1])
+        k = ops.range(ops.size(v, out_type=_dtypes.int64) * m[1], dtype=_dtypes.int64) // ops.maximum(m[1], one)
+        return ops.gather(v, k)
     idx, splits = ranges(each_m1_times(s[:-1]), each_m1_times(s[1:]))
     splits = ops.gather(splits, ops.range(rt.nrows(_dtypes.int64) + 1, dtype=_dtypes.int64) * m[1])
     values = ops.gather(rt.values, idx)

@@ -215,7 +215,8 @@ class RaggedTensor:
             padding = _t(padding, tensor.dtype)
             not_pad = ops.not_equal(tensor, padding)
             if tensor.shape.rank > 2:
-                not_pad = ops.reduce_any(ops.reshape(not_pad, ops.stack([nrows, ncols, -1])), axis=2)
+                not_pad = ops.reduce_any(ops.reshape(not_pad, ops.stack([nrows, ncols, ops.constant(-1, splits_dtype)])),
+                                         axis=2)
             cols = ops.range(ncols, dtype=splits_dtype) + 1
             lengths = ops.reduce_max(ops.where(not_pad, ops.reshape(cols, [1, -1]), ops.zeros_like(cols)), axis=1)
         if lengths is None:
@@ -223,7 +224,11 @@ class RaggedTensor:
         else:
             lengths = ops.minimum(_t(lengths, splits_dtype), ncols)
         keep = ops.less(ops.reshape(ops.range(ncols, dtype=splits_dtype), [1, -1]), ops.reshape(lengths, [-1, 1]))
-        values = ops.boolean_mask(tensor, keep)
+        # The kept positions of the flattened rows (a 1-D mask, so the shape may be unknown in a trace).
+        kept = ops.boolean_mask(ops.range(nrows * ncols, dtype=splits_dtype), ops.reshape(keep, [-1]))
+        inner = tensor.shape.as_list()[2:]
+        flat_shape = [-1] + inner if None not in inner else ops.concat([ops.constant([-1], splits_dtype), dims[2:]], 0)
+        values = ops.gather(ops.reshape(tensor, flat_shape), kept)
         return cls._from_splits(values, splits_from_lengths(lengths, splits_dtype))
 
     @classmethod

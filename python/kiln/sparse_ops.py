@@ -44,6 +44,15 @@ def _linear(indices, dense_shape):
     return ops.reduce_sum(indices * ops.reshape(strides, [1, -1]), axis=1)
 
 
+def _argsort(v):
+    """Stable ascending order of a vector; by a host function where a trace leaves its length unknown (the
+    engine's sort needs it), as boolean_mask computes its indices."""
+    if v.shape.rank == 1 and v.shape[0] is not None:
+        return _ops().argsort(v, stable=True)
+    from ._array_ops import _host_ints
+    return _host_ints(lambda x: np.argsort(x, kind="stable"), [v], "argsort")
+
+
 def _rank(st):
     r = st.indices.shape[1]
     if r is None:
@@ -119,11 +128,12 @@ def _merge(indices, values, dense_shape, static_shape, keep_fn=None):
     ops = _ops()
     lin = _linear(indices, dense_shape)
     uniq = ops.unique(lin)
-    n = ops.size(uniq.y, out_type=_dtypes.int64)
+    uniq_lin = ops.reshape(uniq.y, [-1])  # a vector in a trace too
+    n = ops.size(uniq_lin, out_type=_dtypes.int64)
     summed = ops.tensor_scatter_nd_add(ops.zeros(ops.reshape(n, [1]), values.dtype),
                                        ops.reshape(ops.cast(uniq.idx, _dtypes.int64), [-1, 1]), values)
-    order = ops.argsort(uniq.y, stable=True)
-    lin, summed = ops.gather(uniq.y, order), ops.gather(summed, order)
+    order = _argsort(uniq_lin)
+    lin, summed = ops.gather(uniq_lin, order), ops.gather(summed, order)
     if keep_fn is not None:
         keep = keep_fn(summed)
         lin, summed = ops.boolean_mask(lin, keep), ops.boolean_mask(summed, keep)
@@ -182,8 +192,8 @@ def _reduce(kind, sp_input, axis, keepdims, output_is_sparse):
     out_shape = ops.shape(out, out_type=_dtypes.int64)
     if not cols:
         return SparseTensor(ops.zeros([1, 0], _dtypes.int64), ops.reshape(out, [1]), out_shape)
-    lin = ops.unique(_linear(ops.stack(cols, axis=1), out_shape)).y
-    lin = ops.gather(lin, ops.argsort(lin))
+    lin = ops.reshape(ops.unique(_linear(ops.stack(cols, axis=1), out_shape)).y, [-1])
+    lin = ops.gather(lin, _argsort(lin))
     return SparseTensor(unravel(lin, out_shape, len(cols)), ops.gather(ops.reshape(out, [-1]), lin), out_shape)
 
 
@@ -202,7 +212,7 @@ def reorder(sp_input, name=None):
     """tf.sparse.reorder: entries in row-major (canonical) order."""
     ops = _ops()
     _check_sparse(sp_input, "reorder")
-    order = ops.argsort(_linear(sp_input.indices, sp_input.dense_shape), stable=True)
+    order = _argsort(_linear(sp_input.indices, sp_input.dense_shape))
     return SparseTensor._with_static_shape(ops.gather(sp_input.indices, order), ops.gather(sp_input.values, order),
                                            sp_input.dense_shape, sp_input.shape)
 

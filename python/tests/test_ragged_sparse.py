@@ -9,7 +9,7 @@ ROWS = [[3, 1, 4, 1], [], [5, 9, 2], [6], []]
 
 def both(fn, *args):
     """fn's result eagerly and traced (once each)."""
-    return fn(*args), tf.function(fn)(*args)
+    return fn(*args), tf.function(fn, autograph=False)(*args)
 
 
 def test_factories_agree():
@@ -219,6 +219,8 @@ def test_sparse_ops_match_numpy():
     assert kept.values.numpy().tolist() == st.values.numpy()[keep].tolist()
     shuffled = tf.sparse.SparseTensor(st.indices.numpy()[::-1], st.values.numpy()[::-1], [4, 6])
     np.testing.assert_array_equal(tf.sparse.reorder(shuffled).indices.numpy(), st.indices.numpy())
+    with pytest.raises(tf.errors.InvalidArgumentError, match="right-ragged"):
+        tf.RaggedTensor.from_sparse(tf.sparse.SparseTensor([[0, 0], [1, 2]], [1, 2], [2, 3]))
     filled, empty = tf.sparse.fill_empty_rows(tf.sparse.SparseTensor([[1, 2]], [5.0], [3, 4]), -1.0)
     np.testing.assert_array_equal(tf.sparse.to_dense(filled).numpy(),
                                   [[-1, 0, 0, 0], [0, 0, 5, 0], [-1, 0, 0, 0]])
@@ -268,3 +270,49 @@ def test_nest_expands_composites():
     assert back["a"].to_list() == [[1, 2], [3]]
     assert tf.sparse.to_dense(back["b"][0]).numpy().tolist() == [[0, 1], [2, 0]]
     assert len(tf.nest.flatten(tf.RaggedTensorSpec([None, None, None], tf.int32), expand_composites=True)) == 3
+
+
+def _value(x):
+    if isinstance(x, tf.RaggedTensor):
+        return x.to_list()
+    if isinstance(x, tf.sparse.SparseTensor):
+        return [x.indices.numpy().tolist(), x.values.numpy().tolist(), x.dense_shape.numpy().tolist()]
+    return np.nan_to_num(x.numpy(), nan=-7.0).tolist()
+
+
+RAGGED_CASES = {
+    "mean": lambda x: tf.reduce_mean(x, axis=1), "concat0": lambda x: tf.concat([x, [[5, 3]]], axis=0),
+    "tile": lambda x: tf.tile(x, [2, 3]), "row": lambda x: x[2], "cut": lambda x: x[:, 1:-1], "rows": lambda x: x[::2],
+    "to_tensor": lambda x: x.to_tensor(default_value=-1, shape=[None, 3]), "bounding": lambda x: x.bounding_shape(),
+    "sum0": lambda x: tf.reduce_sum(x, axis=0), "concat1": lambda x: tf.concat([x, x], axis=1),
+    "stack": lambda x: tf.stack([x, x]), "reverse": lambda x: tf.reverse(x, [0, 1]),
+    "to_sparse": lambda x: x.to_sparse(), "mask": lambda x: tf.ragged.boolean_mask(x, x > 2),
+    "from_tensor": lambda x: tf.RaggedTensor.from_tensor(x.to_tensor(default_value=-1), padding=-1),
+    "range": lambda x: tf.ragged.range(x.row_lengths()), "max": lambda x: tf.reduce_max(x, axis=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RAGGED_CASES))
+def test_ragged_ops_traced_equal_eager(name):
+    fn = RAGGED_CASES[name]
+    rt = tf.ragged.constant(ROWS)
+    eager, traced = both(fn, rt)
+    assert type(eager) is type(traced) and _value(eager) == _value(traced)
+
+
+SPARSE_CASES = {
+    "add": lambda s: tf.sparse.add(s, s), "reduce_sum": lambda s: tf.sparse.reduce_sum(s, axis=1),
+    "reduce_max": lambda s: tf.sparse.reduce_max(s, axis=0, output_is_sparse=True),
+    "slice": lambda s: tf.sparse.slice(s, [0, 1], [2, 2]), "reshape": lambda s: tf.sparse.reshape(s, [3, -1]),
+    "transpose": lambda s: tf.sparse.transpose(s), "concat": lambda s: tf.sparse.concat(0, [s, s]),
+    "fill_empty_rows": lambda s: tf.sparse.fill_empty_rows(tf.sparse.retain(s, [True, True, False]), 9.0)[0],
+    "from_dense": lambda s: tf.sparse.from_dense(tf.sparse.to_dense(s)), "times_dense": lambda s: s * tf.constant(
+        [1.0, 2.0, 3.0]), "to_ragged": lambda s: tf.RaggedTensor.from_sparse(tf.sparse.retain(s, [True, False, False])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPARSE_CASES))
+def test_sparse_ops_traced_equal_eager(name):
+    st = tf.sparse.from_dense([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]])
+    eager, traced = both(SPARSE_CASES[name], st)
+    assert type(eager) is type(traced) and _value(eager) == _value(traced)
