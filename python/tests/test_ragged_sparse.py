@@ -316,3 +316,8 @@ def test_sparse_ops_traced_equal_eager(name):
     st = tf.sparse.from_dense([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]])
     eager, traced = both(SPARSE_CASES[name], st)
     assert type(eager) is type(traced) and _value(eager) == _value(traced)
+
+
+def test_datasets_refuse_composites_clearly():
+    with pytest.raises(TypeError, match="does not take a RaggedTensor"):
+        tf.data.Dataset.from_tensor_slices({"a": tf.ragged.constant([[1], [2, 3]])})
