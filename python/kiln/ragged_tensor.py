@@ -74,7 +74,7 @@ class RaggedTensor:
     """tf.RaggedTensor: made by its factory methods (from_row_splits, from_row_lengths, ...) or
     tf.ragged.constant."""
 
-    __slots__ = ("_values", "_row_splits", "__weakref__")
+    __slots__ = ("_values", "_row_splits", "_uniform_row_length", "__weakref__")
 
     def __init__(self, values, row_partition=None, internal=False):
         if not internal:
@@ -82,6 +82,7 @@ class RaggedTensor:
                              "(e.g., RaggedTensor.from_row_lengths())")
         self._values = values
         self._row_splits = row_partition
+        self._uniform_row_length = None  # a Python int where every row has that length (shape shows it)
 
     # Factory methods ---------------------------------------------------------------------------------------
 
@@ -160,7 +161,11 @@ class RaggedTensor:
         if nrows is None:
             nrows = ops.where(length > 0, nvals // ops.maximum(length, ops.ones_like(length)), ops.zeros_like(nvals))
         nrows = _t(nrows, _dtypes.int64)
-        return cls.from_row_splits(values, ops.range(nrows + 1, dtype=_dtypes.int64) * length, validate=validate)
+        rt = cls.from_row_splits(values, ops.range(nrows + 1, dtype=_dtypes.int64) * length, validate=validate)
+        if isinstance(uniform_row_length, int) or _concrete(length):
+            rt._uniform_row_length = int(uniform_row_length) if isinstance(uniform_row_length, int) else int(
+                length.numpy())
+        return rt
 
     @classmethod
     def from_nested_row_splits(cls, flat_values, nested_row_splits, name=None, validate=True):
@@ -206,7 +211,8 @@ class RaggedTensor:
                 raise NotImplementedError("RaggedTensor.from_tensor: lengths or padding with ragged_rank > 1 is "
                                           "not supported by Kiln")
             dims = ops.shape(tensor, out_type=splits_dtype)
-            inner = cls.from_tensor(ops.reshape(tensor, ops.concat([[-1], dims[2:]], 0)), ragged_rank=ragged_rank - 1,
+            inner = cls.from_tensor(ops.reshape(tensor, ops.concat([ops.constant([-1], splits_dtype), dims[2:]], 0)),
+                                    ragged_rank=ragged_rank - 1,
                                     row_splits_dtype=splits_dtype)
             return cls.from_uniform_row_length(inner, dims[1], nrows=dims[0])._with_splits_dtype(splits_dtype)
         dims = ops.shape(tensor, out_type=splits_dtype)
@@ -290,9 +296,12 @@ class RaggedTensor:
     def shape(self):
         n = self._row_splits.shape[0]
         nrows = None if n is None else n - 1
-        inner = self.flat_values.shape
-        inner_dims = [] if inner.rank is None else inner.as_list()[1:]
-        return TensorShape([nrows] + [None] * self.ragged_rank + inner_dims)
+        dims, rt = [nrows], self
+        while isinstance(rt, RaggedTensor):
+            dims.append(rt._uniform_row_length)
+            rt = rt._values
+        inner = rt.shape
+        return TensorShape(dims + ([] if inner.rank is None else inner.as_list()[1:]))
 
     def get_shape(self):
         return self.shape
@@ -343,7 +352,9 @@ class RaggedTensor:
         return ops.gather(shape, axis)
 
     def with_values(self, new_values):
-        return RaggedTensor._from_splits(new_values, self._row_splits)
+        rt = RaggedTensor._from_splits(new_values, self._row_splits)
+        rt._uniform_row_length = self._uniform_row_length
+        return rt
 
     def with_flat_values(self, new_values):
         if isinstance(self._values, RaggedTensor):

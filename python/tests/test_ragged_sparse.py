@@ -259,6 +259,19 @@ def test_gradients_through_a_function_with_a_sparse_argument():
     np.testing.assert_allclose(tape.gradient(y, values).numpy(), want, rtol=1e-12)
 
 
+def test_to_dense_gradient_reaches_values_eager_and_traced():
+    st, _ = _random_sparse((3, 4), 5, 9)
+    weights = np.arange(12.0).reshape(3, 4)
+    fn = lambda v: tf.reduce_sum(tf.sparse.to_dense(st.with_values(v)) * weights)  # noqa: E731
+    for f in (fn, tf.function(fn, autograph=False)):
+        v = st.values
+        with tf.GradientTape() as tape:
+            tape.watch(v)
+            y = f(v)
+        want = [weights[i, j] for i, j in st.indices.numpy()]
+        np.testing.assert_allclose(tape.gradient(y, v).numpy(), want)
+
+
 def test_nest_expands_composites():
     rt = tf.ragged.constant([[1, 2], [3]])
     st = tf.sparse.from_dense([[0, 1], [2, 0]])

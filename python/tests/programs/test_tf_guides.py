@@ -154,3 +154,5 @@ def test_the_ragged_tensor_guide():
     assert "Shape: (3, None, None)\nNumber of partitioned dimensions: 2\n" in out
     assert "TensorShape([2, None, None, None])\n3\n" in out
     assert "Shape: (3, None, 2)\nNumber of partitioned dimensions: 1\nFlat values shape: (6, 2)\n" in out
+    assert out.rstrip().endswith("<kiln.RaggedTensor [[[10, 11, 12], [13, 14]],\n [[15, 16, 17, 18], [19]]]>\n"
+                                 "Shape: (2, 2, None)\nNumber of partitioned dimensions: 2")  # from_uniform_row_length
