@@ -334,3 +334,18 @@ def test_sparse_ops_traced_equal_eager(name):
 def test_datasets_refuse_composites_clearly():
     with pytest.raises(TypeError, match="does not take a RaggedTensor"):
         tf.data.Dataset.from_tensor_slices({"a": tf.ragged.constant([[1], [2, 3]])})
+
+
+def test_map_fn():
+    digits = tf.ragged.constant(ROWS)
+    assert tf.map_fn(tf.math.square, digits).to_list() == [[v * v for v in r] for r in ROWS]
+    assert tf.map_fn(tf.reduce_sum, digits, fn_output_signature=tf.int32).numpy().tolist() == [sum(r) for r in ROWS]
+    m = np.arange(6).reshape(3, 2)
+    eager, traced = both(lambda x: tf.map_fn(lambda r: r * 2 + 1, x), tf.constant(m))
+    assert eager.numpy().tolist() == traced.numpy().tolist() == (m * 2 + 1).tolist()
+    dynamic = tf.function(lambda x: tf.map_fn(tf.reduce_sum, x), input_signature=[tf.TensorSpec([None, 2], tf.int64)])
+    assert dynamic(tf.constant(m)).numpy().tolist() == m.sum(axis=1).tolist()
+    pairs = tf.map_fn(lambda t: (t[0] + t[1], t[0] * t[1]), (tf.constant([1, 2]), tf.constant([10, 20])))
+    assert [p.numpy().tolist() for p in pairs] == [[11, 22], [10, 40]]
+    ranges = tf.map_fn(tf.range, tf.constant([1, 3, 2]), fn_output_signature=tf.RaggedTensorSpec([None], tf.int32))
+    assert ranges.to_list() == [[0], [0, 1, 2], [0, 1]]

@@ -2,8 +2,9 @@
 guide's code cells in order, only the import changed (`import kiln as tf`); a cell's last bare expression, which
 the notebook displays, is printed (marked "Kiln:").
 
-Omitted: cell 8's last line (tf.map_fn, which Kiln lacks), cells 39 (tf.strings.to_hash_bucket_fast, tf.nn.embedding_lookup), 52-75 (Keras, tf.Example and tf.data with ragged
-tensors), 86, 88 (SavedModels), 124-139 (tf.shape of a ragged tensor: DynamicRaggedShape). Kiln lacks these.
+Omitted cells: 39 (tf.strings.to_hash_bucket_fast, tf.nn.embedding_lookup), 52-75 (Keras, tf.Example and
+tf.data with ragged tensors), 86, 88 (SavedModels), 124-139 (tf.shape of a ragged tensor: DynamicRaggedShape).
+Kiln lacks these.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/guides/ragged_tensor.py"""
 
@@ -11,7 +12,7 @@ tensors), 86, 88 (SavedModels), 124-139 (tf.shape of a ragged tensor: DynamicRag
 import math
 import kiln as tf
 
-# ---- cell 8 (Kiln: without its last line, print(tf.map_fn(tf.math.square, digits)); Kiln lacks tf.map_fn)
+# ---- cell 8
 digits = tf.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []])
 words = tf.ragged.constant([["So", "long"], ["thanks", "for", "all", "the", "fish"]])
 print(tf.add(digits, 3))
@@ -19,6 +20,7 @@ print(tf.reduce_mean(digits, axis=1))
 print(tf.concat([digits, [[5, 3]]], axis=0))
 print(tf.tile(digits, [1, 2]))
 print(tf.strings.substr(words, 0, 2))
+print(tf.map_fn(tf.math.square, digits))
 
 # ---- cell 12
 print(digits[0])       # First row

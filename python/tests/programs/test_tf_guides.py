@@ -115,6 +115,7 @@ def test_the_ragged_tensor_guide():
         "<kiln.RaggedTensor [[3, 1, 4, 1], [], [5, 9, 2], [6], [], [5, 3]]>\n"
         "<kiln.RaggedTensor [[3, 1, 4, 1, 3, 1, 4, 1], [], [5, 9, 2, 5, 9, 2], [6, 6], []]>\n"
         "<kiln.RaggedTensor [[b'So', b'lo'], [b'th', b'fo', b'al', b'th', b'fi']]>\n"
+        "<kiln.RaggedTensor [[9, 1, 16, 1], [], [25, 81, 4], [36], []]>\n"  # tf.map_fn
         "kiln.Tensor([3 1 4 1], shape=(4,), dtype=int32)\n"
         "<kiln.RaggedTensor [[3, 1], [], [5, 9], [6], []]>\n<kiln.RaggedTensor [[4, 1], [], [9, 2], [6], []]>\n"
         "<kiln.RaggedTensor [[6, 4, 7, 4], [], [8, 12, 5], [9], []]>\n"
