@@ -2,7 +2,7 @@
 ragged values in ragged_ops.py; tf.* functions accept them through ragged_dispatch.py)."""
 from .ragged_ops import boolean_mask, constant, map_flat_values, stack  # noqa: F401
 from .ragged_ops import ragged_range as range  # noqa: F401,A001 - TF's name
-from .ragged_tensor import RaggedTensor, RaggedTensorSpec, row_ids_of as _row_ids, splits_from_lengths as _splits
+from .ragged_tensor import RaggedTensor, RaggedTensorSpec, row_ids_of as _row_ids
 
 __all__ = ["boolean_mask", "constant", "map_flat_values", "range", "stack", "row_splits_to_segment_ids",
            "segment_ids_to_row_splits", "RaggedTensor", "RaggedTensorSpec"]

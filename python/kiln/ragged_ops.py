@@ -411,7 +411,6 @@ def tile(input, multiples, name=None):  # noqa: A002 - TF's argument name
 
 def reverse(tensor, axis, name=None):
     """tf.reverse of a RaggedTensor: rows (axis 0), the values within each row (a ragged axis), inner axes."""
-    ops = _ops()
     rt = tensor
     axes = [axis] if isinstance(axis, int) else [int(a) for a in (axis.numpy() if isinstance(axis, _C.Tensor)
                                                                   else axis)]

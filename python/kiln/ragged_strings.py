@@ -50,5 +50,6 @@ def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002 - TF's argumen
     if rank == 1:
         return rt
     outer = _ops.shape(x, out_type=_dtypes.int64)
-    return RaggedTensor.from_tensor(_ops.reshape(_ops.zeros_like(lengths), outer), ragged_rank=rank - 1).with_flat_values(
-        rt)
+    # The outer dimensions are uniform: a ragged frame of them whose flat values are the split rows.
+    frame = RaggedTensor.from_tensor(_ops.reshape(_ops.zeros_like(lengths), outer), ragged_rank=rank - 1)
+    return frame.with_flat_values(rt)

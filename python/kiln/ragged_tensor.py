@@ -221,8 +221,8 @@ class RaggedTensor:
             padding = _t(padding, tensor.dtype)
             not_pad = ops.not_equal(tensor, padding)
             if tensor.shape.rank > 2:
-                not_pad = ops.reduce_any(ops.reshape(not_pad, ops.stack([nrows, ncols, ops.constant(-1, splits_dtype)])),
-                                         axis=2)
+                rows_cols_rest = ops.stack([nrows, ncols, ops.constant(-1, splits_dtype)])
+                not_pad = ops.reduce_any(ops.reshape(not_pad, rows_cols_rest), axis=2)
             cols = ops.range(ncols, dtype=splits_dtype) + 1
             lengths = ops.reduce_max(ops.where(not_pad, ops.reshape(cols, [1, -1]), ops.zeros_like(cols)), axis=1)
         if lengths is None:

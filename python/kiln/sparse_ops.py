@@ -315,9 +315,9 @@ def fill_empty_rows(sp_input, default_value, name=None):
     empty = ops.equal(counts, 0)
     empty_rows = ops.boolean_mask(ops.range(nrows, dtype=_dtypes.int64), empty)
     rank = _rank(sp_input)
-    new_idx = ops.concat([ops.reshape(empty_rows, [-1, 1]),
-                          ops.zeros(ops.stack([ops.size(empty_rows, out_type=_dtypes.int64), ops.constant(rank - 1, _dtypes.int64)]),
-                                    _dtypes.int64)], 1)
+    zero_cols = ops.zeros(ops.stack([ops.size(empty_rows, out_type=_dtypes.int64),
+                                     ops.constant(rank - 1, _dtypes.int64)]), _dtypes.int64)
+    new_idx = ops.concat([ops.reshape(empty_rows, [-1, 1]), zero_cols], 1)
     default = ops.cast(ops.convert_to_tensor(default_value), sp_input.dtype) if sp_input.dtype != _dtypes.string \
         else ops.convert_to_tensor(default_value)
     new_vals = ops.fill(ops.shape(empty_rows), default)

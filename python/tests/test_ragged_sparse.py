@@ -66,8 +66,11 @@ def test_elementwise_and_broadcasting_match_numpy():
     assert tf.strings.upper(tf.ragged.constant([["a", "b"], ["c"]])).to_list() == [[b"A", b"B"], [b"C"]]
 
 
-@pytest.mark.parametrize("kind,ref,empty", [("reduce_sum", np.sum, 0), ("reduce_max", np.max, np.iinfo(np.int32).min),
-                                            ("reduce_min", np.min, np.iinfo(np.int32).max), ("reduce_prod", np.prod, 1)])
+INT32 = np.iinfo(np.int32)
+
+
+@pytest.mark.parametrize("kind,ref,empty", [("reduce_sum", np.sum, 0), ("reduce_max", np.max, INT32.min),
+                                            ("reduce_min", np.min, INT32.max), ("reduce_prod", np.prod, 1)])
 def test_reductions_over_ragged_axes(kind, ref, empty):
     rt = tf.ragged.constant(ROWS)
     fn = getattr(tf.math, kind)
