@@ -67,3 +67,25 @@ def decode(value, depth=0):
     if type(value) is dict:
         return {k: decode(v, depth + 1) for k, v in value.items()}
     return value
+
+
+def encode_like(value, traced, depth=0):
+    """encode(value) for a call of a trace made for `traced` (values or specs): a composite takes the traced
+    spec's key where it fits that spec (a SparseTensor of shape (2, 3) for a trace of (None, 3)), so the
+    trace accepts it as TF's concrete functions accept compatible values."""
+    if is_composite(value) and (is_composite(traced) or is_composite_spec(traced)):
+        spec = traced if is_composite_spec(traced) else traced._type_spec
+        if type(spec) is type(value._type_spec) and spec.is_compatible_with(value):
+            _SPECS.setdefault(spec._trace_key(), spec)
+            return Composite(spec._trace_key(), tuple(spec._to_components(value)))
+        return encode(value, depth)
+    if depth > 32:
+        return value
+    if isinstance(value, (list, tuple)) and isinstance(traced, (list, tuple)) and len(value) == len(traced) and not (
+            isinstance(value, tuple) and hasattr(value, "_fields")):
+        items = [encode_like(v, t, depth + 1) for v, t in zip(value, traced)]
+        return items if isinstance(value, list) else tuple(items)
+    if type(value) is dict and isinstance(traced, dict):
+        return {k: encode_like(v, traced[k], depth + 1) if k in traced else encode(v, depth + 1)
+                for k, v in value.items()}
+    return encode(value, depth)

@@ -133,20 +133,28 @@ class ConcreteFunction:
     get_concrete_function, it takes its tensor arguments alone (positionally in order, or by
     name); a Python argument it was traced for may be passed again only with that value."""
 
-    def __init__(self, core, template, python_function=None, traced_args=None):
+    def __init__(self, core, template, python_function=None, traced_args=None, expand=None):
         self._core = core
         self._template = template
         self._python_function = python_function
         self._traced_args = traced_args
+        self._expand = expand  # composite specs of an input_signature -> their components
+
+    def _engine_args(self, values):
+        """The call's arguments as the trace takes them: composites as their components."""
+        if self._expand is not None:
+            values = self._expand(values)
+        return _composite.encode_like(values, self._traced_args) if self._traced_args is not None else \
+            _composite.encode(values)
 
     def __call__(self, *args, **kwargs):
         if self._traced_args is not None:
             bound = self._bind_traced(args, kwargs)
             if bound is not None:
-                return _composite.decode(self._core.call(self._template, _composite.encode(bound)))
+                return _composite.decode(self._core.call(self._template, self._engine_args(bound)))
         if kwargs:
             args = _bind(self._python_function, args, kwargs) if self._python_function else args
-        return _composite.decode(self._core.call(self._template, _composite.encode(tuple(args))))
+        return _composite.decode(self._core.call(self._template, self._engine_args(tuple(args))))
 
     def _bind_traced(self, args, kwargs):
         """The call's arguments in the traced layout, Python values filled in; None when the
@@ -627,16 +635,15 @@ class Function:
         if not args and not kwargs and self._input_signature is not None:
             args = tuple(self._input_signature)
         flat = self._flat_args(args, kwargs)
-        if self._composite_layout is not None:
-            flat = self._expand(flat)
-        flat = _composite.encode(flat)
-        core, template = self._core.concrete(flat)
+        expand = self._expand if self._composite_layout is not None else None
+        core, template = self._core.concrete(_composite.encode(expand(flat) if expand else flat))
         python_values = tuple(None if _holds_tensors(v) else (type(v).__name__, repr(v)) for v in flat)
         # The engine's signature text (the relaxed specs it traced for) and the Python values.
         key = (core.to_string(), python_values)
         concrete = self._concrete_cache.get(key)
         if concrete is None:
-            concrete = self._concrete_cache[key] = ConcreteFunction(core, template, self._python_function, flat)
+            concrete = self._concrete_cache[key] = ConcreteFunction(core, template, self._python_function, flat,
+                                                                    expand)
         return concrete
 
     def experimental_get_tracing_count(self):

@@ -352,3 +352,27 @@ def test_map_fn():
     assert [p.numpy().tolist() for p in pairs] == [[11, 22], [10, 40]]
     ranges = tf.map_fn(tf.range, tf.constant([1, 3, 2]), fn_output_signature=tf.RaggedTensorSpec([None], tf.int32))
     assert ranges.to_list() == [[0], [0, 1, 2], [0, 1]]
+
+
+def test_concrete_functions_of_composite_specs_take_compatible_values():
+    reduce_rows = tf.function(lambda st: tf.sparse.reduce_sum(st, axis=0))
+    concrete = reduce_rows.get_concrete_function(tf.SparseTensorSpec([None, 3], tf.float32))
+    assert concrete(tf.sparse.from_dense([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]])).numpy().tolist() == [1.0, 3.0, 2.0]
+    assert concrete(tf.sparse.from_dense([[1.0, 0.0, 2.0]])).numpy().tolist() == [1.0, 0.0, 2.0]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="traced as"):
+        concrete(tf.sparse.from_dense([[1.0, 0.0]]))
+
+    @tf.function
+    def increment(x):
+        return x + 1
+
+    cf = increment.get_concrete_function(tf.RaggedTensorSpec([None, None], tf.int32))
+    assert cf(tf.ragged.constant([[1, 2], [3]])).to_list() == [[2, 3], [4]]
+    assert cf(x=tf.ragged.constant([[1], [], [3, 4, 5]])).to_list() == [[2], [], [4, 5, 6]]
+    assert increment.experimental_get_tracing_count() == 1
+
+    @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.float32)])
+    def grow(x):
+        return x * 2.0
+
+    assert grow.get_concrete_function()(tf.ragged.constant([[1.0, 4.0], [2.0]])).to_list() == [[2.0, 8.0], [4.0]]
