@@ -48,6 +48,12 @@ from . import nest, data, saved_model, profiler, onnx  # noqa: E402
 from . import io, train, summary, strings  # noqa: E402
 from . import autograph  # noqa: E402
 from . import keras  # noqa: E402
+from . import ragged, sparse  # noqa: E402
+from .ragged_tensor import RaggedTensor, RaggedTensorSpec  # noqa: E402
+from .sparse_tensor import SparseTensor, SparseTensorSpec  # noqa: E402
+from ._map_fn import map_fn  # noqa: E402
+from . import ragged_dispatch as _ragged_dispatch  # noqa: E402
+_ragged_dispatch.install()
 
 newaxis = None
 init_scope = _C.init_scope
