@@ -72,14 +72,16 @@ class Server:
         self.log = open(tmp / "server.log", "w+")
         self.proc = subprocess.Popen(
             [_serve_binary(), "--model_name=m", f"--model_base_path={base}", "--rest_api_host=127.0.0.1",
-             "--rest_api_port=0", *flags],
+             "--rest_api_port=0", "--port=0", *flags],
             stdout=subprocess.PIPE, stderr=self.log, text=True,
             env=dict(os.environ, OMP_WAIT_POLICY="passive", OMP_NUM_THREADS="1"))
-        line = self.proc.stdout.readline()
-        if not line.startswith("Exporting HTTP/REST API at:127.0.0.1:"):
+        grpc_line, line = self.proc.stdout.readline(), self.proc.stdout.readline()
+        if not grpc_line.startswith("Running gRPC ModelServer at 127.0.0.1:") or \
+                not line.startswith("Exporting HTTP/REST API at:127.0.0.1:"):
             self.proc.kill()
-            raise AssertionError(f"kiln-serve did not start: {line!r}\n{self.stderr()}")
+            raise AssertionError(f"kiln-serve did not start: {grpc_line!r} {line!r}\n{self.stderr()}")
         self.url = "http://127.0.0.1:" + line.split(":")[-1].split()[0]
+        self.grpc_target = "127.0.0.1:" + grpc_line.split(":")[-1].split()[0]
 
     def stderr(self):
         self.log.seek(0)
