@@ -1,0 +1,310 @@
+"""kiln-serve's gRPC API, through a client written as one is for TF Serving.
+
+The stubs are generated here from tools/serve/proto (grpc_tools when it is
+installed, else protoc with Debian's grpc_python_plugin), and the client
+builds its TensorProtos as tf.make_tensor_proto does (tensor_content for
+NumPy arrays, string_val for bytes) and reads them back as tf.make_ndarray.
+Each test checks the gRPC answers against the REST API's, TF Serving's error
+codes, and (with --model_config_file) several models, versions and labels."""
+import importlib
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+import types
+
+import numpy as np
+import pytest
+
+from serving_util import concurrently, models, one_version, start, wait_for  # noqa: F401 (fixtures)
+
+grpc = pytest.importorskip("grpc")
+
+_PROTO = pathlib.Path(__file__).resolve().parents[2] / "tools" / "serve" / "proto"
+_MODULES = ["tensorflow.core.framework.tensor_pb2", "tensorflow.core.framework.types_pb2",
+            "tensorflow.core.protobuf.meta_graph_pb2", "tensorflow_serving.apis.predict_pb2",
+            "tensorflow_serving.apis.get_model_metadata_pb2", "tensorflow_serving.apis.get_model_status_pb2",
+            "tensorflow_serving.apis.prediction_service_pb2_grpc", "tensorflow_serving.apis.model_service_pb2_grpc"]
+
+
+@pytest.fixture(scope="module")
+def tfs(tmp_path_factory):
+    """The generated modules, by their last name (predict_pb2, ...)."""
+    out = tmp_path_factory.mktemp("stubs")
+    protos = sorted(str(p.relative_to(_PROTO)) for p in _PROTO.rglob("*.proto"))
+    args = [f"-I{_PROTO}", f"--python_out={out}", f"--grpc_python_out={out}", *protos]
+    try:
+        from grpc_tools import protoc  # noqa: F401
+        cmd = [sys.executable, "-m", "grpc_tools.protoc", *args]
+    except ImportError:
+        plugin = shutil.which("grpc_python_plugin")
+        if not plugin or not shutil.which("protoc"):
+            pytest.skip("neither grpc_tools nor protoc with grpc_python_plugin is installed")
+        cmd = ["protoc", f"--plugin=protoc-gen-grpc_python={plugin}", *args]
+    subprocess.run(cmd, check=True)
+    sys.path.insert(0, str(out))
+    try:
+        yield types.SimpleNamespace(**{m.rsplit(".", 1)[1]: importlib.import_module(m) for m in _MODULES})
+    finally:  # the generated "tensorflow" package must not outlive these tests
+        sys.path.remove(str(out))
+        for name in [n for n in sys.modules if n.split(".")[0] in ("tensorflow", "tensorflow_serving")]:
+            del sys.modules[name]
+
+
+# NumPy dtypes and TF's DataType numbers (types.proto).
+_DTYPES = {np.dtype(np.float32): 1, np.dtype(np.float64): 2, np.dtype(np.int32): 3, np.dtype(np.uint8): 4,
+           np.dtype(np.int64): 9, np.dtype(np.bool_): 10}
+
+
+def make_tensor_proto(tfs, value, dtype=None):
+    """As tf.make_tensor_proto: NumPy values as tensor_content, bytes in string_val."""
+    proto = tfs.tensor_pb2.TensorProto()
+    a = np.asarray(value, dtype=dtype)
+    for d in a.shape:
+        proto.tensor_shape.dim.add().size = d
+    if a.dtype.kind in "SUO":
+        proto.dtype = 7
+        proto.string_val.extend(v if isinstance(v, bytes) else str(v).encode() for v in a.ravel())
+    else:
+        proto.dtype = _DTYPES[a.dtype]
+        proto.tensor_content = a.tobytes()
+    return proto
+
+
+def make_ndarray(proto):
+    """As tf.make_ndarray, for the typed fields TF Serving answers with."""
+    shape = [d.size for d in proto.tensor_shape.dim]
+    np_dtype = {v: k for k, v in _DTYPES.items()}.get(proto.dtype)
+    if proto.dtype == 7:
+        return np.array(list(proto.string_val), dtype=object).reshape(shape)
+    if proto.tensor_content:
+        return np.frombuffer(proto.tensor_content, np_dtype).reshape(shape)
+    field = {1: proto.float_val, 2: proto.double_val, 3: proto.int_val, 4: proto.int_val, 9: proto.int64_val,
+             10: proto.bool_val}[proto.dtype]
+    return np.array(list(field), np_dtype).reshape(shape)
+
+
+class Client:
+    """TF Serving's client code: a channel, the two stubs, one request per call."""
+
+    def __init__(self, tfs, target):
+        self.tfs = tfs
+        self.channel = grpc.insecure_channel(target)
+        self.predictions = tfs.prediction_service_pb2_grpc.PredictionServiceStub(self.channel)
+        self.models = tfs.model_service_pb2_grpc.ModelServiceStub(self.channel)
+
+    def predict(self, inputs, model="m", signature_name="", version=None, label=None, output_filter=(), timeout=10):
+        request = self.tfs.predict_pb2.PredictRequest()
+        request.model_spec.name = model
+        request.model_spec.signature_name = signature_name
+        if version is not None:
+            request.model_spec.version.value = version
+        if label is not None:
+            request.model_spec.version_label = label
+        for name, value in inputs.items():
+            request.inputs[name].CopyFrom(value if isinstance(value, self.tfs.tensor_pb2.TensorProto)
+                                          else make_tensor_proto(self.tfs, value))
+        request.output_filter.extend(output_filter)
+        return self.predictions.Predict(request, timeout=timeout)
+
+    def error(self, call):
+        """(gRPC status code name, details) of a call that must fail."""
+        with pytest.raises(grpc.RpcError) as e:
+            call()
+        return e.value.code().name, e.value.details()
+
+    def close(self):
+        self.channel.close()
+
+
+@pytest.fixture
+def client(tfs):
+    clients = []
+
+    def connect(server):
+        clients.append(Client(tfs, server.grpc_target))
+        return clients[-1]
+
+    yield connect
+    for c in clients:
+        c.close()
+
+
+def _rest_rows(server, body, path="/v1/models/m:predict"):
+    status, text = server.predict(body, path)
+    assert status == 200, text
+    return json.loads(text)
+
+
+def test_predict_answers_as_rest_does(models, tmp_path, start, client):
+    s = start(one_version(models, tmp_path))
+    c = client(s)
+    x = np.random.default_rng(0).standard_normal((3, 2)).astype(np.float32)
+    r = c.predict({"x": x})
+    assert list(r.outputs) == ["output_0"]
+    assert (r.model_spec.name, r.model_spec.version.value, r.model_spec.signature_name) == ("m", 1, "serving_default")
+    got = make_ndarray(r.outputs["output_0"])
+    assert got.dtype == np.float32 and got.shape == (3, 2)
+    assert r.outputs["output_0"].float_val  # TF Serving answers in the typed field
+    rest = np.array(_rest_rows(s, {"instances": x.tolist()})["predictions"], np.float32)
+    assert got.tobytes() == rest.tobytes()
+    assert got.tobytes() == (x * np.float32(2) + np.float32(0.5)).tobytes()
+
+    # The typed field in the request, one value repeated over the shape (as TF reads it), a version.
+    proto = c.tfs.tensor_pb2.TensorProto(dtype=1)
+    for d in (2, 2):
+        proto.tensor_shape.dim.add().size = d
+    proto.float_val.append(1.5)
+    assert make_ndarray(c.predict({"x": proto}, version=1).outputs["output_0"]).tolist() == [[3.5, 3.5]] * 2
+
+    # Two inputs and outputs, output_filter; strings as bytes.
+    r = c.predict({"a": np.array([1.5, -1], np.float32), "b": np.array([2, -7], np.int32)}, signature_name="multi",
+                  output_filter=["output_1"])
+    assert list(r.outputs) == ["output_1"] and r.model_spec.signature_name == "multi"
+    assert make_ndarray(r.outputs["output_1"]).tolist() == [3, -6]
+    assert _rest_rows(s, {"signature_name": "multi", "inputs": {"a": [1.5, -1], "b": [2, -7]}})["outputs"][
+        "output_1"] == [3, -6]
+    r = c.predict({"s": np.array([b"h\xc3\xa9llo", b"\xff"], dtype=object)}, signature_name="echo")
+    assert list(r.outputs["output_0"].string_val) == [b"h\xc3\xa9llo", b"\xff"]
+
+    # Counted as the REST API's calls are.
+    metrics = s.request("/monitoring/prometheus/metrics")[1]
+    assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="OK"} 6\n' in metrics
+
+
+def test_metadata_and_status(models, tmp_path, start, client, tfs):
+    s = start(one_version(models, tmp_path))
+    c = client(s)
+    request = tfs.get_model_metadata_pb2.GetModelMetadataRequest()
+    request.model_spec.name = "m"
+    request.metadata_field.append("signature_def")
+    r = c.predictions.GetModelMetadata(request, timeout=10)
+    assert (r.model_spec.name, r.model_spec.version.value) == ("m", 1)
+    defs = tfs.get_model_metadata_pb2.SignatureDefMap()
+    assert r.metadata["signature_def"].Unpack(defs)
+    assert sorted(defs.signature_def) == ["echo", "multi", "serving_default"]
+    x = defs.signature_def["serving_default"].inputs["x"]
+    assert x.dtype == 1 and [d.size for d in x.tensor_shape.dim] == [-1, 2] and not x.tensor_shape.unknown_rank
+    assert defs.signature_def["multi"].outputs["output_1"].dtype == 3
+    assert defs.signature_def["serving_default"].method_name == "tensorflow/serving/predict"
+    # The same signatures as the REST metadata.
+    rest = json.loads(s.request("/v1/models/m/metadata")[1])["metadata"]["signature_def"]["signature_def"]
+    assert x.name == rest["serving_default"]["inputs"]["x"]["name"]
+    request.metadata_field[:] = ["nope"]
+    assert c.error(lambda: c.predictions.GetModelMetadata(request)) == (
+        "INVALID_ARGUMENT", "Metadata field nope is not supported")
+
+    status = tfs.get_model_status_pb2.GetModelStatusRequest()
+    status.model_spec.name = "m"
+    r = c.models.GetModelStatus(status, timeout=10)
+    assert [(v.version, v.state, v.status.error_code, v.status.error_message) for v in r.model_version_status] == [
+        (1, tfs.get_model_status_pb2.ModelVersionStatus.AVAILABLE, 0, "")]
+    status.model_spec.name = "other"
+    assert c.error(lambda: c.models.GetModelStatus(status)) == (
+        "NOT_FOUND", "Could not find any versions of model other")
+
+
+def test_errors_have_tf_serving_codes_and_the_server_keeps_serving(models, tmp_path, start, client):
+    s = start(one_version(models, tmp_path), "--rest_api_max_body_bytes=4096")
+    c = client(s)
+    x = np.ones((1, 2), np.float32)
+    assert c.error(lambda: c.predict({"x": x.astype(np.int32)})) == (
+        "INVALID_ARGUMENT", "Expects arg[x] to be float but int32 is provided")
+    code, msg = c.error(lambda: c.predict({"x": np.ones((1, 3), np.float32)}))
+    assert code == "INVALID_ARGUMENT" and "shape (1, 3)" in msg and "(None, 2)" in msg
+    assert c.error(lambda: c.predict({"x": x, "y": x})) == (
+        "INVALID_ARGUMENT", "input size does not match signature: 2!=1 len({x,y}) != len({x}). Sent extra: {y}. "
+                            "Missing but required: {}.")
+    assert c.error(lambda: c.predict({"x": x}, signature_name="nope")) == (
+        "FAILED_PRECONDITION", 'Serving signature key "nope" not found.')
+    assert c.error(lambda: c.predict({"x": x}, model="other")) == (
+        "NOT_FOUND", "Servable not found for request: Latest(other)")
+    assert c.error(lambda: c.predict({"x": x}, version=7)) == (
+        "NOT_FOUND", "Servable not found for request: Specific(m, 7)")
+    assert c.error(lambda: c.predict({"x": x}, label="stable")) == (
+        "INVALID_ARGUMENT", "Unrecognized servable version label: stable")
+    assert c.error(lambda: c.predict({"x": x}, output_filter=["output_9"])) == (
+        "INVALID_ARGUMENT", "output tensor alias not found in signature: output_9 Outputs expected to be in the set "
+                            "{output_0}.")
+    bad = make_tensor_proto(c.tfs, x)
+    bad.tensor_content = bad.tensor_content[:-1]
+    assert c.error(lambda: c.predict({"x": bad})) == (
+        "INVALID_ARGUMENT", "Input 'x': tensor_content has 7 bytes, but shape (1, 2) of float needs 8")
+    bomb = c.tfs.tensor_pb2.TensorProto(dtype=1)
+    for d in (1 << 20, 1 << 20):
+        bomb.tensor_shape.dim.add().size = d
+    assert c.error(lambda: c.predict({"x": bomb})) == (
+        "INVALID_ARGUMENT", "Input 'x' is larger than the server's limit of 4096 bytes")
+    half = c.tfs.tensor_pb2.TensorProto(dtype=19)
+    assert c.error(lambda: c.predict({"x": half}))[0] == "INVALID_ARGUMENT"
+    # A message over the limit: gRPC's own RESOURCE_EXHAUSTED.
+    assert c.error(lambda: c.predict({"x": np.ones((1000, 2), np.float32)}))[0] == "RESOURCE_EXHAUSTED"
+    # Not a PredictRequest at all (grpc's generic API, raw bytes).
+    raw = c.channel.unary_unary("/tensorflow.serving.PredictionService/Predict")
+    assert c.error(lambda: raw(b"\xff\xff\xff\xff", timeout=10))[0] == "INTERNAL"
+    assert make_ndarray(c.predict({"x": x}).outputs["output_0"]).tolist() == [[2.5, 2.5]]
+
+
+def test_overload_and_deadlines(models, tmp_path, start, client):
+    s = start(one_version(models, tmp_path), "--enable_batching", "--max_batch_size=8",
+              "--batch_timeout_micros=1500000", "--num_batch_threads=1", "--rest_api_max_pending_requests=2")
+    c = client(s)
+    x = np.ones((1, 2), np.float32)
+    # The client's deadline ends the call while it waits for its batch.
+    t0 = time.monotonic()
+    assert c.error(lambda: c.predict({"x": x}, timeout=0.3))[0] == "DEADLINE_EXCEEDED"
+    assert time.monotonic() - t0 < 1.2
+    time.sleep(1.3)  # that request's batch runs and ends
+    threads, results = concurrently([lambda: c.predict({"x": x}).outputs["output_0"].float_val[:]] * 2)
+    time.sleep(0.3)  # both wait for the batch to fill or time out: the next is one too many
+    assert c.error(lambda: c.predict({"x": x})) == (
+        "RESOURCE_EXHAUSTED", "Too many requests: 2 predictions are already waiting")
+    status, text = s.predict({"instances": [[1, 1]]})  # REST and gRPC share the limit
+    assert status == 429, text
+    for t in threads:
+        t.join()
+    assert results == [[2.5, 2.5]] * 2
+
+
+def test_fuzzed_requests_get_errors_not_crashes(models, tmp_path, start, client):
+    s = start(one_version(models, tmp_path), "--rest_api_max_body_bytes=65536")
+    c = client(s)
+    rng = np.random.default_rng(44)
+    request = c.tfs.predict_pb2.PredictRequest()
+    request.model_spec.name = "m"
+    request.inputs["x"].CopyFrom(make_tensor_proto(c.tfs, np.ones((2, 2), np.float32)))
+    good = request.SerializeToString()
+    raw = c.channel.unary_unary("/tensorflow.serving.PredictionService/Predict")
+    codes = set()
+    for i in range(300):
+        b = bytearray(good)
+        for _ in range(1 + i % 4):  # flip, insert or drop bytes
+            op, at = rng.integers(3), int(rng.integers(len(b)))
+            if op == 0:
+                b[at] = int(rng.integers(256))
+            elif op == 1:
+                b.insert(at, int(rng.integers(256)))
+            elif len(b) > 1:
+                del b[at]
+        try:
+            raw(bytes(b), timeout=10)
+            codes.add("OK")
+        except grpc.RpcError as e:
+            codes.add(e.code().name)
+    assert codes <= {"OK", "INVALID_ARGUMENT", "INTERNAL", "NOT_FOUND", "FAILED_PRECONDITION"}, codes
+    assert "INVALID_ARGUMENT" in codes
+    # The REST parser, with JSON cut and spliced at random.
+    body = json.dumps({"signature_name": "multi", "instances": [{"a": 1.5, "b": 2}, {"a": -1, "b": 7}]}).encode()
+    statuses = set()
+    for i in range(300):
+        b = bytearray(body)
+        at = int(rng.integers(len(b)))
+        piece = bytes(rng.choice(list(b'[]{}",:0123456789.-eEtrufalsn \\'), int(rng.integers(1, 6))))
+        b[at:at + int(rng.integers(0, 4))] = piece
+        statuses.add(s.predict(bytes(b))[0])
+    assert statuses <= {200, 400}, statuses
+    assert 400 in statuses
+    assert s.predict({"instances": [[1, 2]]}) == (200, '{"predictions": [[2.5, 4.5]]}')
+    assert make_ndarray(c.predict({"x": np.zeros((1, 2), np.float32)}).outputs["output_0"]).tolist() == [[0.5, 0.5]]
