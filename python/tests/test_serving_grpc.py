@@ -8,6 +8,7 @@ Each test checks the gRPC answers against the REST API's, TF Serving's error
 codes, and (with --model_config_file) several models, versions and labels."""
 import importlib
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -308,3 +309,78 @@ def test_fuzzed_requests_get_errors_not_crashes(models, tmp_path, start, client)
     assert 400 in statuses
     assert s.predict({"instances": [[1, 2]]}) == (200, '{"predictions": [[2.5, 4.5]]}')
     assert make_ndarray(c.predict({"x": np.zeros((1, 2), np.float32)}).outputs["output_0"]).tolist() == [[0.5, 0.5]]
+
+
+def test_model_config_file_serves_several_models_versions_and_labels(models, tmp_path, start, client):
+    bases = {}
+    for name in ("a", "b", "c"):
+        bases[name] = tmp_path / name
+        bases[name].mkdir()
+        for v in (1, 2):
+            shutil.copytree(models / f"v{v}", bases[name] / str(v))
+    config = tmp_path / "models.config"
+    config.write_text(f"""
+model_config_list {{
+  config {{
+    name: "a"
+    base_path: "{bases['a']}"
+    model_platform: "tensorflow"
+    model_version_policy {{ specific {{ versions: 1 versions: 2 }} }}
+    version_labels {{ key: "stable" value: 1 }}
+    version_labels {{ key: "canary" value: 2 }}
+  }}
+  config {{ name: "b" base_path: "{bases['b']}" model_version_policy {{ latest {{ num_versions: 1 }} }} }}
+  config {{ name: "c" base_path: "{bases['c']}" model_version_policy {{ all {{}} }} }}
+}}
+""")
+    s = start(None, f"--model_config_file={config}", "--file_system_poll_wait_seconds=0.1")
+    c = client(s)
+    one = {"instances": [[1, 2]]}
+    v1, v2 = [[2.5, 4.5]], [[3.5, 6.5]]
+    assert _rest_rows(s, one, "/v1/models/a:predict")["predictions"] == v2  # the newest served
+    assert _rest_rows(s, one, "/v1/models/a/labels/stable:predict")["predictions"] == v1
+    assert _rest_rows(s, one, "/v1/models/a/labels/canary:predict")["predictions"] == v2
+    assert _rest_rows(s, one, "/v1/models/a/versions/1:predict")["predictions"] == v1
+    assert json.loads(s.request("/v1/models/a/labels/stable/metadata")[1])["model_spec"]["version"] == "1"
+    assert [v["version"] for v in json.loads(s.request("/v1/models/a")[1])["model_version_status"]] == ["2", "1"]
+    assert json.loads(s.request("/v1/models/a/labels/canary")[1])["model_version_status"][0]["version"] == "2"
+    assert s.predict(one, "/v1/models/a/labels/beta:predict") == (
+        400, '{"error":"Unrecognized servable version label: beta"}')
+    # b: the latest version only; c: every version, and a third that appears.
+    assert _rest_rows(s, one, "/v1/models/b:predict")["predictions"] == v2
+    assert s.predict(one, "/v1/models/b/versions/1:predict")[0] == 404
+    assert _rest_rows(s, one, "/v1/models/c/versions/1:predict")["predictions"] == v1
+    shutil.copytree(models / "v1", tmp_path / "staging")
+    os.rename(tmp_path / "staging", bases["c"] / "3")
+    wait_for(lambda: s.predict(one, "/v1/models/c/versions/3:predict")[0] == 200, "version 3 of c")
+    assert [v["state"] for v in json.loads(s.request("/v1/models/c")[1])["model_version_status"]] == ["AVAILABLE"] * 3
+
+    # gRPC: the same models, versions and labels.
+    x = np.array([[1, 2]], np.float32)
+    for kwargs, want in (({"model": "a", "label": "stable"}, v1), ({"model": "a", "label": "canary"}, v2),
+                         ({"model": "a"}, v2), ({"model": "c", "version": 1}, v1), ({"model": "b"}, v2)):
+        r = c.predict({"x": x}, **kwargs)
+        assert make_ndarray(r.outputs["output_0"]).tolist() == want, kwargs
+        assert r.model_spec.name == kwargs["model"]
+    assert c.predict({"x": x}, model="a", label="stable").model_spec.version.value == 1
+    assert c.error(lambda: c.predict({"x": x}, model="b", version=1)) == (
+        "NOT_FOUND", "Servable not found for request: Specific(b, 1)")
+    metrics = s.request("/monitoring/prometheus/metrics")[1]
+    assert ':tensorflow:serving:request_count{model_name="c",API="Predict",status="OK"} 3\n' in metrics
+
+
+def test_bad_model_config_files_are_refused(tmp_path):
+    from serving_util import serve_binary
+    for text, want in (("model_config_list { config { name: 'a' base_path: '/x' nope: 1 } }",
+                        'line 1 column 60: Message type "tensorflow.serving.ModelConfig" has no field named "nope".'),
+                       ("model_config_list { }", "no model_config_list { config { ... } }"),
+                       ("model_config_list { config { name: 'a' } }", "every config needs a name and a base_path"),
+                       ("model_config_list { config { name: 'a' base_path: '/x' } config { name: 'a' base_path: '/y' } }",
+                        "model 'a' is configured twice")):
+        (tmp_path / "m.config").write_text(text)
+        r = subprocess.run([serve_binary(), f"--model_config_file={tmp_path / 'm.config'}"], capture_output=True,
+                           text=True)
+        assert r.returncode == 2 and f"kiln-serve: --model_config_file: {want}\n" in r.stderr, r.stderr
+    r = subprocess.run([serve_binary(), "--model_config_file=/nonexistent", "--model_name=m"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "exclude each other" in r.stderr
