@@ -11,6 +11,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -267,6 +268,14 @@ def test_overload_and_deadlines(models, tmp_path, start, client):
     for t in threads:
         t.join()
     assert results == [[2.5, 2.5]] * 2
+
+    # SIGTERM: the gRPC call in flight (waiting for its batch) is answered, then the server exits 0.
+    threads, results = concurrently([lambda: c.predict({"x": x}).outputs["output_0"].float_val[:]])
+    time.sleep(0.3)
+    s.proc.send_signal(signal.SIGTERM)
+    threads[0].join()
+    assert results == [[2.5, 2.5]]
+    assert s.proc.wait(timeout=10) == 0
 
 
 def test_fuzzed_requests_get_errors_not_crashes(models, tmp_path, start, client):
