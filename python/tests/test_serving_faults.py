@@ -9,14 +9,19 @@ import socket
 import time
 import urllib.request
 
-from serving_util import Server, concurrently, models, one_version, start, wait_for  # noqa: F401 (fixtures)
+import numpy as np
+
+from serving_util import client, concurrently, make_ndarray, models, one_version, start, tfs, \
+    wait_for  # noqa: F401 (fixtures)
 
 
-def test_versions_swapped_under_load_fail_no_request(models, tmp_path, start):
+def test_versions_swapped_under_load_fail_no_request(models, tmp_path, start, client):
     base = one_version(models, tmp_path)
     s = start(base, "--file_system_poll_wait_seconds=0.05", "--max_num_load_retries=1")
+    c = client(s)
     body = json.dumps({"instances": [[1, 2]]}).encode()
     answers = {'{"predictions": [[2.5, 4.5]]}': 1, '{"predictions": [[3.5, 6.5]]}': 2}
+    grpc_answers = {(2.5, 4.5): '{"predictions": [[2.5, 4.5]]}', (3.5, 6.5): '{"predictions": [[3.5, 6.5]]}'}
     stop = time.monotonic() + 4
     seen = []
 
@@ -26,7 +31,17 @@ def test_versions_swapped_under_load_fail_no_request(models, tmp_path, start):
             mine.append(s.predict(body))
         return mine
 
-    threads, results = concurrently([load] * 4)
+    def grpc_load():  # the same answers, as (status, REST text) for the checks below
+        mine = []
+        while time.monotonic() < stop:
+            try:
+                r = c.predict({"x": np.array([[1, 2]], np.float32)})
+                mine.append((200, grpc_answers.get(tuple(make_ndarray(r.outputs["output_0"])[0].tolist()), "?")))
+            except Exception as e:  # noqa: BLE001 (a failed call is what this test counts)
+                mine.append((0, repr(e)))
+        return mine
+
+    threads, results = concurrently([load] * 3 + [grpc_load] * 2)
     time.sleep(0.5)
     shutil.copytree(models / "v2", tmp_path / "staging")
     os.rename(tmp_path / "staging", base / "2")

@@ -1,138 +1,23 @@
 """kiln-serve's gRPC API, through a client written as one is for TF Serving.
 
-The stubs are generated here from tools/serve/proto (grpc_tools when it is
-installed, else protoc with Debian's grpc_python_plugin), and the client
-builds its TensorProtos as tf.make_tensor_proto does (tensor_content for
-NumPy arrays, string_val for bytes) and reads them back as tf.make_ndarray.
-Each test checks the gRPC answers against the REST API's, TF Serving's error
+The stubs are generated from tools/serve/proto (serving_util's tfs fixture),
+and the client builds its TensorProtos as tf.make_tensor_proto does
+(tensor_content for NumPy arrays, string_val for bytes). Each test checks the gRPC answers against the REST API's, TF Serving's error
 codes, and (with --model_config_file) several models, versions and labels."""
-import importlib
 import json
 import os
-import pathlib
 import shutil
 import signal
 import subprocess
-import sys
 import time
-import types
 
 import numpy as np
 import pytest
 
-from serving_util import concurrently, models, one_version, start, wait_for  # noqa: F401 (fixtures)
+from serving_util import client, concurrently, make_ndarray, make_tensor_proto, models, one_version, start, tfs, \
+    wait_for  # noqa: F401 (fixtures)
 
 grpc = pytest.importorskip("grpc")
-
-_PROTO = pathlib.Path(__file__).resolve().parents[2] / "tools" / "serve" / "proto"
-_MODULES = ["tensorflow.core.framework.tensor_pb2", "tensorflow.core.framework.types_pb2",
-            "tensorflow.core.protobuf.meta_graph_pb2", "tensorflow_serving.apis.predict_pb2",
-            "tensorflow_serving.apis.get_model_metadata_pb2", "tensorflow_serving.apis.get_model_status_pb2",
-            "tensorflow_serving.apis.prediction_service_pb2_grpc", "tensorflow_serving.apis.model_service_pb2_grpc"]
-
-
-@pytest.fixture(scope="module")
-def tfs(tmp_path_factory):
-    """The generated modules, by their last name (predict_pb2, ...)."""
-    out = tmp_path_factory.mktemp("stubs")
-    protos = sorted(str(p.relative_to(_PROTO)) for p in _PROTO.rglob("*.proto"))
-    args = [f"-I{_PROTO}", f"--python_out={out}", f"--grpc_python_out={out}", *protos]
-    try:
-        from grpc_tools import protoc  # noqa: F401
-        cmd = [sys.executable, "-m", "grpc_tools.protoc", *args]
-    except ImportError:
-        plugin = shutil.which("grpc_python_plugin")
-        if not plugin or not shutil.which("protoc"):
-            pytest.skip("neither grpc_tools nor protoc with grpc_python_plugin is installed")
-        cmd = ["protoc", f"--plugin=protoc-gen-grpc_python={plugin}", *args]
-    subprocess.run(cmd, check=True)
-    sys.path.insert(0, str(out))
-    try:
-        yield types.SimpleNamespace(**{m.rsplit(".", 1)[1]: importlib.import_module(m) for m in _MODULES})
-    finally:  # the generated "tensorflow" package must not outlive these tests
-        sys.path.remove(str(out))
-        for name in [n for n in sys.modules if n.split(".")[0] in ("tensorflow", "tensorflow_serving")]:
-            del sys.modules[name]
-
-
-# NumPy dtypes and TF's DataType numbers (types.proto).
-_DTYPES = {np.dtype(np.float32): 1, np.dtype(np.float64): 2, np.dtype(np.int32): 3, np.dtype(np.uint8): 4,
-           np.dtype(np.int64): 9, np.dtype(np.bool_): 10}
-
-
-def make_tensor_proto(tfs, value, dtype=None):
-    """As tf.make_tensor_proto: NumPy values as tensor_content, bytes in string_val."""
-    proto = tfs.tensor_pb2.TensorProto()
-    a = np.asarray(value, dtype=dtype)
-    for d in a.shape:
-        proto.tensor_shape.dim.add().size = d
-    if a.dtype.kind in "SUO":
-        proto.dtype = 7
-        proto.string_val.extend(v if isinstance(v, bytes) else str(v).encode() for v in a.ravel())
-    else:
-        proto.dtype = _DTYPES[a.dtype]
-        proto.tensor_content = a.tobytes()
-    return proto
-
-
-def make_ndarray(proto):
-    """As tf.make_ndarray, for the typed fields TF Serving answers with."""
-    shape = [d.size for d in proto.tensor_shape.dim]
-    np_dtype = {v: k for k, v in _DTYPES.items()}.get(proto.dtype)
-    if proto.dtype == 7:
-        return np.array(list(proto.string_val), dtype=object).reshape(shape)
-    if proto.tensor_content:
-        return np.frombuffer(proto.tensor_content, np_dtype).reshape(shape)
-    field = {1: proto.float_val, 2: proto.double_val, 3: proto.int_val, 4: proto.int_val, 9: proto.int64_val,
-             10: proto.bool_val}[proto.dtype]
-    return np.array(list(field), np_dtype).reshape(shape)
-
-
-class Client:
-    """TF Serving's client code: a channel, the two stubs, one request per call."""
-
-    def __init__(self, tfs, target):
-        self.tfs = tfs
-        self.channel = grpc.insecure_channel(target)
-        self.predictions = tfs.prediction_service_pb2_grpc.PredictionServiceStub(self.channel)
-        self.models = tfs.model_service_pb2_grpc.ModelServiceStub(self.channel)
-
-    def predict(self, inputs, model="m", signature_name="", version=None, label=None, output_filter=(), timeout=10):
-        request = self.tfs.predict_pb2.PredictRequest()
-        request.model_spec.name = model
-        request.model_spec.signature_name = signature_name
-        if version is not None:
-            request.model_spec.version.value = version
-        if label is not None:
-            request.model_spec.version_label = label
-        for name, value in inputs.items():
-            request.inputs[name].CopyFrom(value if isinstance(value, self.tfs.tensor_pb2.TensorProto)
-                                          else make_tensor_proto(self.tfs, value))
-        request.output_filter.extend(output_filter)
-        return self.predictions.Predict(request, timeout=timeout)
-
-    def error(self, call):
-        """(gRPC status code name, details) of a call that must fail."""
-        with pytest.raises(grpc.RpcError) as e:
-            call()
-        return e.value.code().name, e.value.details()
-
-    def close(self):
-        self.channel.close()
-
-
-@pytest.fixture
-def client(tfs):
-    clients = []
-
-    def connect(server):
-        clients.append(Client(tfs, server.grpc_target))
-        return clients[-1]
-
-    yield connect
-    for c in clients:
-        c.close()
-
 
 def _rest_rows(server, body, path="/v1/models/m:predict"):
     status, text = server.predict(body, path)
