@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
+#include <tensorflow_serving/apis/prediction_service.grpc.pb.h>  // generated from tools/serve/proto
 
 int main(int argc, char** argv) {
   if (argc < 7) {

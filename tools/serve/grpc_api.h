@@ -10,8 +10,8 @@
 #include "model_manager.h"
 #include "options.h"
 #include "predictor.h"
-#include "tensorflow_serving/apis/model_service.grpc.pb.h"
-#include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
+#include <tensorflow_serving/apis/model_service.grpc.pb.h>  // generated from tools/serve/proto
+#include <tensorflow_serving/apis/prediction_service.grpc.pb.h>  // generated from tools/serve/proto
 
 namespace kiln::serve {
 

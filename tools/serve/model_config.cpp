@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "options.h"
-#include "tensorflow_serving/config/model_server_config.pb.h"
+#include <tensorflow_serving/config/model_server_config.pb.h>  // generated from tools/serve/proto
 
 namespace kiln::serve {
 

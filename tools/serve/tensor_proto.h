@@ -8,7 +8,7 @@
 
 #include "kiln/saved_model.h"
 #include "kiln/tensor.h"
-#include "tensorflow/core/framework/tensor.pb.h"
+#include <tensorflow/core/framework/tensor.pb.h>  // generated from tools/serve/proto
 
 namespace kiln::serve {
 
