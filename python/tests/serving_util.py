@@ -30,7 +30,8 @@ def serve_binary():
 
 
 class Affine(tf.Module):
-    """serving_default: x * w + 0.5; multi: two inputs, two outputs; echo: strings."""
+    """serving_default: x * w + 0.5; multi: two inputs, two outputs; echo: strings; dtypes: one
+    input and output of each other dtype kiln-serve takes."""
 
     def __init__(self, w):
         super().__init__()
@@ -48,12 +49,18 @@ class Affine(tf.Module):
     def echo(self, s):
         return tf.identity(s)
 
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float64), tf.TensorSpec([None], tf.int64),
+                                  tf.TensorSpec([None], tf.uint8), tf.TensorSpec([None], tf.bool)])
+    def dtypes(self, d, i, u, b):
+        return d * 2.0, i + 1, tf.identity(u), tf.logical_not(b)
+
 
 def save(w, path):
     """Saves beside `path`, then renames into place: a version appears whole."""
     m = Affine(w)
     tmp = str(path) + ".tmp"
-    tf.saved_model.save(m, tmp, signatures={"serving_default": m.affine, "multi": m.multi, "echo": m.echo})
+    tf.saved_model.save(m, tmp, signatures={"serving_default": m.affine, "multi": m.multi, "echo": m.echo,
+                                          "dtypes": m.dtypes})
     os.rename(tmp, path)
 
 

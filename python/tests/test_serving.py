@@ -33,7 +33,7 @@ def test_status_metadata_and_predict(models, tmp_path, start):
     meta = json.loads(text)
     assert meta["model_spec"] == {"name": "m", "signature_name": "", "version": "1"}
     sigs = meta["metadata"]["signature_def"]["signature_def"]
-    assert sorted(sigs) == ["echo", "multi", "serving_default"]
+    assert sorted(sigs) == ["dtypes", "echo", "multi", "serving_default"]
     assert sigs["serving_default"]["inputs"]["x"]["dtype"] == "DT_FLOAT"
     assert sigs["serving_default"]["inputs"]["x"]["tensor_shape"] == {
         "dim": [{"size": "-1", "name": ""}, {"size": "2", "name": ""}], "unknown_rank": False}
@@ -214,10 +214,10 @@ def test_bad_flags_are_refused(tmp_path):
 def test_requests_in_flight_finish_on_the_version_they_started_on(models, tmp_path, start):
     base = _one_version(models, tmp_path)
     s = start(base, "--file_system_poll_wait_seconds=0.05", "--enable_batching", "--max_batch_size=2",
-              "--batch_timeout_micros=1500000")
-    # Alone in a batch of two, this request waits 1.5 s on version 1...
+              "--batch_timeout_micros=3000000")
+    # Alone in a batch of two, this request waits 3 s on version 1 (0.5 s to get there on a loaded machine)...
     threads, results = _concurrently([lambda: s.predict({"instances": [[1, 2]]})])
-    time.sleep(0.1)
+    time.sleep(0.5)
     shutil.copytree(models / "v2", tmp_path / "staging")
     os.rename(tmp_path / "staging", base / "2")
     _wait_for(lambda: s.request("/v1/models/m/versions/2")[0] == 200 and

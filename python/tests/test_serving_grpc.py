@@ -56,9 +56,28 @@ def test_predict_answers_as_rest_does(models, tmp_path, start, client):
     r = c.predict({"s": np.array([b"h\xc3\xa9llo", b"\xff"], dtype=object)}, signature_name="echo")
     assert list(r.outputs["output_0"].string_val) == [b"h\xc3\xa9llo", b"\xff"]
 
+    # Every other dtype, as tensor_content and in the typed fields, against REST.
+    values = {"d": np.array([0.1, -2.5], np.float64), "i": np.array([2**40, -3], np.int64),
+              "u": np.array([0, 255], np.uint8), "b": np.array([True, False])}
+    want = {"output_0": values["d"] * 2, "output_1": values["i"] + 1, "output_2": values["u"],
+            "output_3": ~values["b"]}
+    rest = _rest_rows(s, {"signature_name": "dtypes", "inputs": {k: v.tolist() for k, v in values.items()}})["outputs"]
+    typed = {k: make_tensor_proto(c.tfs, v) for k, v in values.items()}
+    for k, field in (("d", "double_val"), ("i", "int64_val"), ("u", "int_val"), ("b", "bool_val")):
+        typed[k].tensor_content = b""
+        getattr(typed[k], field).extend(values[k].tolist())
+    for inputs in (values, typed):
+        r = c.predict(inputs, signature_name="dtypes")
+        for k, v in want.items():
+            got = make_ndarray(r.outputs[k])
+            assert got.dtype == v.dtype and got.tolist() == v.tolist() == rest[k], k
+    typed["u"].int_val[:] = [0, 256]
+    assert c.error(lambda: c.predict(typed, signature_name="dtypes")) == (
+        "INVALID_ARGUMENT", "Input 'u': 256 is out of uint8 range")
+
     # Counted as the REST API's calls are.
     metrics = s.request("/monitoring/prometheus/metrics")[1]
-    assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="OK"} 6\n' in metrics
+    assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="OK"} 9\n' in metrics
 
 
 def test_metadata_and_status(models, tmp_path, start, client, tfs):
@@ -71,7 +90,7 @@ def test_metadata_and_status(models, tmp_path, start, client, tfs):
     assert (r.model_spec.name, r.model_spec.version.value) == ("m", 1)
     defs = tfs.get_model_metadata_pb2.SignatureDefMap()
     assert r.metadata["signature_def"].Unpack(defs)
-    assert sorted(defs.signature_def) == ["echo", "multi", "serving_default"]
+    assert sorted(defs.signature_def) == ["dtypes", "echo", "multi", "serving_default"]
     x = defs.signature_def["serving_default"].inputs["x"]
     assert x.dtype == 1 and [d.size for d in x.tensor_shape.dim] == [-1, 2] and not x.tensor_shape.unknown_rank
     assert defs.signature_def["multi"].outputs["output_1"].dtype == 3
