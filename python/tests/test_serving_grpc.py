@@ -151,6 +151,10 @@ def test_errors_have_tf_serving_codes_and_the_server_keeps_serving(models, tmp_p
     raw = c.channel.unary_unary("/tensorflow.serving.PredictionService/Predict")
     assert c.error(lambda: raw(b"\xff\xff\xff\xff", timeout=10))[0] == "INTERNAL"
     assert make_ndarray(c.predict({"x": x}).outputs["output_0"]).tolist() == [[2.5, 2.5]]
+    # Calls for a model the server has not are counted under no name (clients cannot grow the label sets).
+    metrics = s.request("/monitoring/prometheus/metrics")[1]
+    assert 'model_name="other"' not in metrics
+    assert ':tensorflow:serving:request_count{model_name="",API="Predict",status="NOT_FOUND"} 1\n' in metrics
 
 
 def test_overload_and_deadlines(models, tmp_path, start, client):

@@ -29,8 +29,9 @@ grpc::StatusCode grpc_code(Code code) {
 }
 
 // Runs one call: OK, or the ServeError as a gRPC status with TF's code; the
-// call counted by model, API and status as the REST API's are.
-grpc::Status handle(Metrics& metrics, const std::string& model, const std::string& api,
+// call counted by model (names no model serves under "", as REST counts
+// them), API and status.
+grpc::Status handle(const ModelRegistry& models, Metrics& metrics, const std::string& model, const std::string& api,
                     const std::function<void()>& body) {
   const auto start = Clock::now();
   grpc::Status status = grpc::Status::OK;
@@ -44,7 +45,7 @@ grpc::Status handle(Metrics& metrics, const std::string& model, const std::strin
     name = "INTERNAL";
     status = grpc::Status(grpc::StatusCode::INTERNAL, e.what());
   }
-  metrics.record_request(model, api, name, std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  metrics.record_request(models.has(model) ? model : std::string(), api, name, std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   return status;
 }
 
@@ -106,7 +107,7 @@ void fill_spec(tfs::ModelSpec& spec, const std::string& name, int64_t version, c
 grpc::Status PredictionServiceImpl::Predict(grpc::ServerContext* context, const tfs::PredictRequest* request,
                                             tfs::PredictResponse* response) {
   const tfs::ModelSpec& spec = request->model_spec();
-  return handle(metrics_, spec.name(), "Predict", [&] {
+  return handle(models_, metrics_, spec.name(), "Predict", [&] {
     check_spec(spec, request->has_model_spec());
     const Clock::time_point deadline = deadline_of(*context, options_.rest_api_timeout_in_ms);
     // The version is held until the response is written (a reload meanwhile
@@ -130,7 +131,7 @@ grpc::Status PredictionServiceImpl::Predict(grpc::ServerContext* context, const 
 grpc::Status PredictionServiceImpl::GetModelMetadata(grpc::ServerContext*, const tfs::GetModelMetadataRequest* request,
                                                      tfs::GetModelMetadataResponse* response) {
   const tfs::ModelSpec& spec = request->model_spec();
-  return handle(metrics_, spec.name(), "GetModelMetadata", [&] {
+  return handle(models_, metrics_, spec.name(), "GetModelMetadata", [&] {
     check_spec(spec, request->has_model_spec());
     if (request->metadata_field().empty())
       fail(Code::InvalidArgument, "GetModelMetadataRequest must specify at least one metadata_field");
@@ -158,7 +159,7 @@ grpc::Status PredictionServiceImpl::GetModelMetadata(grpc::ServerContext*, const
 grpc::Status ModelServiceImpl::GetModelStatus(grpc::ServerContext*, const tfs::GetModelStatusRequest* request,
                                               tfs::GetModelStatusResponse* response) {
   const tfs::ModelSpec& spec = request->model_spec();
-  return handle(metrics_, spec.name(), "GetModelStatus", [&] {
+  return handle(models_, metrics_, spec.name(), "GetModelStatus", [&] {
     check_spec(spec, request->has_model_spec());
     for (const VersionStatus& v : models_.status(spec.name(), version_ref(spec))) {
       tfs::ModelVersionStatus& s = *response->add_model_version_status();

@@ -20,7 +20,7 @@ json tensor_info_json(const saved_model::TensorInfo& info) {
           {"name", info.tensor_name}};
 }
 
-// The version or label a route names (groups 2 and 3 of kModelRoute).
+// The version or label a model route names (its groups 2 and 3).
 VersionRef version_of(const httplib::Match& m) {
   VersionRef ref;
   if (m.size() > 3 && m[3].matched && m[3].length() > 0) ref.label = m[3].str();
@@ -95,7 +95,8 @@ void HttpApi::add_routes(httplib::Server& server) {
       res.set_content(error_json(e.what()), kJson);
     }
     const double micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-    metrics_.record_request(model, api, status, micros);
+    // Names no model serves are counted under "": a client cannot grow the label sets.
+    metrics_.record_request(models_.has(model) ? model : std::string(), api, status, micros);
   };
   const std::string model = R"(/v1/models/([^/:]+)(?:/versions/(-?\d+)|/labels/([^/:]+))?)";
   server.Get(model + "/metadata", [=, this](const httplib::Request& req, httplib::Response& res) {
