@@ -98,9 +98,9 @@ def test_kill_9_and_a_restart_serve_again_at_once(models, tmp_path, start):
     assert s.predict({"instances": [[1, 2]]})[0] == 200
     os.kill(s.proc.pid, signal.SIGKILL)
     s.proc.wait()
-    # The same ports again, at once (as a supervisor restarts it).
+    # The same ports again, at once (as a supervisor restarts it; "--flag value" as TF Serving's flags take).
     t0 = time.monotonic()
-    s2 = start(base, f"--rest_api_port={rest_port}", f"--port={grpc_port}")
+    s2 = start(base, "--rest_api_port", rest_port, "--port", grpc_port)
     assert s2.url == s.url
     with urllib.request.urlopen(urllib.request.Request(s2.url + "/v1/models/m:predict",
                                                        data=b'{"instances": [[1, 2]]}'), timeout=10) as r:

@@ -84,7 +84,8 @@ Options parse_options(const std::vector<std::string>& args) {
   Options o;
   std::string batching_file;
   std::map<std::string, std::string> batching_flags;
-  for (const std::string& arg : args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
     if (arg.rfind("--", 0) != 0) throw std::invalid_argument(fmt::format("unexpected argument '{}'", arg));
     std::string key = arg.substr(2), value;
     bool has_value = false;
@@ -93,7 +94,12 @@ Options parse_options(const std::vector<std::string>& args) {
       key = key.substr(0, eq);
       has_value = true;
     }
+    // "--flag=value", or "--flag value" (the next argument, unless it is a flag).
     auto need = [&] {
+      if (!has_value && i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
+        value = args[++i];
+        has_value = true;
+      }
       if (!has_value) throw std::invalid_argument(fmt::format("--{} needs a value (--{}=...)", key, key));
       return value;
     };
