@@ -55,6 +55,11 @@ def test_status_metadata_and_predict(models, tmp_path, start):
         '{"predictions": [[%s, %s]]}' % tuple(str(np.float32(v)) for v in want)
     assert np.array(got, np.float32).tolist() == np.array(want, np.float32).tolist()
 
+    # A body past 8 KiB sent as a form (curl -d's and urllib's content type): httplib's own
+    # form limit must not apply.
+    status, text = s.predict({"instances": [[1, 2]] * 1500})
+    assert status == 200 and json.loads(text)["predictions"] == [[2.5, 4.5]] * 1500
+
     # Several inputs and outputs: rows are objects, columns a dict.
     assert s.predict({"signature_name": "multi", "instances": [{"a": 1.5, "b": 2}, {"a": -1, "b": -7}]}) == (
         200, '{"predictions": [{"output_0": 3.0, "output_1": 3}, {"output_0": -2.0, "output_1": -6}]}')

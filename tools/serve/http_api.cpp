@@ -105,12 +105,23 @@ void HttpApi::add_routes(httplib::Server& server) {
   server.Get(model, [=, this](const httplib::Request& req, httplib::Response& res) {
     handle(req.matches[1], "GetModelStatus", res, [&] { return model_status(req.matches[1], version_of(req.matches)); });
   });
-  server.Post(model + ":(predict|classify|regress)", [=, this](const httplib::Request& req, httplib::Response& res) {
+  // The body is read here, not by httplib: httplib refuses a form-encoded body
+  // over 8 KiB (its compiled-in limit), and `curl -d`, TF Serving's own
+  // example, sends that content type. --rest_api_max_body_bytes still holds
+  // (httplib answers 413 past it, and the reader returns false).
+  server.Post(model + ":(predict|classify|regress)", [=, this](const httplib::Request& req, httplib::Response& res,
+                                                             const httplib::ContentReader& read) {
     const auto deadline = Clock::now() + std::chrono::milliseconds(options_.rest_api_timeout_in_ms);
+    std::string body;
+    if (!read([&](const char* data, std::size_t n) {
+          body.append(data, n);
+          return true;
+        }))
+      return;
     handle(req.matches[1], "Predict", res, [&]() -> std::string {
       if (req.matches[4] != "predict")
         fail(Code::Unimplemented, fmt::format("kiln-serve does not implement :{} (only :predict)", req.matches[4].str()));
-      return predict(req.matches[1], version_of(req.matches), req.body, deadline);
+      return predict(req.matches[1], version_of(req.matches), body, deadline);
     });
   });
   server.Get("/monitoring/prometheus/metrics", [this](const httplib::Request&, httplib::Response& res) {
