@@ -301,3 +301,81 @@ def test_bad_model_config_files_are_refused(tmp_path):
     r = subprocess.run([serve_binary(), "--model_config_file=/nonexistent", "--model_name=m"], capture_output=True,
                        text=True)
     assert r.returncode == 2 and "exclude each other" in r.stderr
+
+
+# Protobuf's wire format by hand, for the test below.
+def _varint(n):
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _field(number, payload):  # a length-delimited field (wire type 2)
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _varint_field(number, value):  # wire type 0
+    return _varint(number << 3) + _varint(value)
+
+
+def _decode(data):
+    """{field number: [values]}: ints for varints, bytes for length-delimited fields."""
+    fields, i = {}, 0
+    while i < len(data):
+        key, shift = 0, 0
+        while True:
+            b = data[i]
+            i += 1
+            key |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                break
+        number, wire = key >> 3, key & 7
+        value, shift = 0, 0
+        while True:
+            b = data[i]
+            i += 1
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                break
+        if wire == 2:
+            value, i = data[i:i + value], i + value
+        else:
+            assert wire == 0, wire
+        fields.setdefault(number, []).append(value)
+    return fields
+
+
+def test_the_wire_format_has_tf_servings_field_numbers(models, tmp_path, start, client):
+    """A PredictRequest built byte by byte from the field numbers of TF Serving's predict.proto,
+    model.proto and TF's tensor.proto / tensor_shape.proto (not from tools/serve/proto, which the
+    other tests share with the server), and its response read the same way."""
+    s = start(one_version(models, tmp_path))
+    c = client(s)
+    shape = _field(2, _varint_field(1, 1)) + _field(2, _varint_field(1, 2))   # TensorShapeProto.dim = 2, Dim.size = 1
+    tensor = (_varint_field(1, 1)                                           # TensorProto.dtype = 1: DT_FLOAT (1)
+              + _field(2, shape)                                            # tensor_shape = 2
+              + _field(5, np.array([1, 2], "<f4").tobytes()))               # float_val = 5, packed
+    spec = (_field(1, b"m")                                                 # ModelSpec.name = 1
+            + _field(2, _varint_field(1, 1))                                # version = 2 (Int64Value.value = 1)
+            + _field(3, b"serving_default"))                                # signature_name = 3
+    request = _field(1, spec) + _field(2, _field(1, b"x") + _field(2, tensor))  # model_spec = 1, inputs = 2
+    raw = c.channel.unary_unary("/tensorflow.serving.PredictionService/Predict")
+    response = _decode(raw(request, timeout=10))
+    spec = _decode(response[2][0])                                         # PredictResponse.model_spec = 2
+    assert spec[1] == [b"m"] and _decode(spec[2][0]) == {1: [1]} and spec[3] == [b"serving_default"]
+    entry = _decode(response[1][0])                                         # outputs = 1 (map entry: key 1, value 2)
+    assert entry[1] == [b"output_0"]
+    out = _decode(entry[2][0])
+    assert out[1] == [1]                                                    # DT_FLOAT
+    assert [_decode(d)[1] for d in _decode(out[2][0])[2]] == [[1], [2]]     # dims 1, 2
+    assert np.frombuffer(out[5][0], "<f4").tolist() == [2.5, 4.5]          # float_val, packed
+
+    # GetModelStatus: ModelVersionStatus.version = 1, state = 2 (AVAILABLE = 30), status = 3.
+    status = c.channel.unary_unary("/tensorflow.serving.ModelService/GetModelStatus")
+    versions = _decode(status(_field(1, _field(1, b"m")), timeout=10))[1]
+    assert [(_decode(v)[1], _decode(v)[2]) for v in versions] == [([1], [30])]
