@@ -379,3 +379,40 @@ def test_the_wire_format_has_tf_servings_field_numbers(models, tmp_path, start, 
     status = c.channel.unary_unary("/tensorflow.serving.ModelService/GetModelStatus")
     versions = _decode(status(_field(1, _field(1, b"m")), timeout=10))[1]
     assert [(_decode(v)[1], _decode(v)[2]) for v in versions] == [([1], [30])]
+
+
+def test_the_config_file_is_re_read(models, tmp_path, start, client):
+    """--model_config_file_poll_wait_seconds: a model added, one removed, a label moved; a broken
+    edit changes nothing."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        for v in (1, 2):
+            shutil.copytree(models / f"v{v}", tmp_path / name / str(v))
+    config = tmp_path / "models.config"
+
+    def write(text):  # whole, as an editor's save (rename) leaves it
+        (tmp_path / "new.config").write_text(text)
+        os.rename(tmp_path / "new.config", config)
+
+    def model(name, label_version):
+        return (f'config {{ name: "{name}" base_path: "{tmp_path / name}" '
+                f'model_version_policy {{ all {{}} }} version_labels {{ key: "stable" value: {label_version} }} }}')
+
+    write(f"model_config_list {{ {model('a', 1)} }}")
+    s = start(None, f"--model_config_file={config}", "--model_config_file_poll_wait_seconds=0.1")
+    c = client(s)
+    one = {"instances": [[1, 2]]}
+    assert _rest_rows(s, one, "/v1/models/a/labels/stable:predict")["predictions"] == [[2.5, 4.5]]
+    assert s.predict(one, "/v1/models/b:predict")[0] == 404
+    write(f"model_config_list {{ {model('b', 2)} }}")
+    wait_for(lambda: s.predict(one, "/v1/models/b:predict")[0] == 200, "model b")
+    assert s.predict(one, "/v1/models/a:predict")[0] == 404
+    assert _rest_rows(s, one, "/v1/models/b/labels/stable:predict")["predictions"] == [[3.5, 6.5]]
+    # The label moves; the model's versions stay served throughout.
+    write(f"model_config_list {{ {model('b', 1)} }}")
+    wait_for(lambda: _rest_rows(s, one, "/v1/models/b/labels/stable:predict")["predictions"] == [[2.5, 4.5]],
+             "the label to move")
+    write("model_config_list { config { name: 'b' nope: 1 } }")
+    wait_for(lambda: "keeping the models served" in s.stderr(), "the broken edit to be refused")
+    x = np.array([[1, 2]], np.float32)
+    assert make_ndarray(c.predict({"x": x}, model="b", label="stable").outputs["output_0"]).tolist() == [[2.5, 4.5]]

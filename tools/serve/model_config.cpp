@@ -5,7 +5,9 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "options.h"
@@ -73,6 +75,14 @@ std::vector<ModelConfig> read_model_config(const std::string& text) {
     models.push_back(std::move(m));
   }
   return models;
+}
+
+std::vector<ModelConfig> read_model_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(fmt::format("--model_config_file: cannot read {}", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return read_model_config(text.str());
 }
 
 }  // namespace kiln::serve

@@ -171,29 +171,100 @@ std::vector<VersionStatus> ModelManager::status(const VersionRef& ref) const {
   return list;
 }
 
-ModelRegistry::ModelRegistry(const Options& options, Metrics& metrics) : slots_(options.max_concurrent_model_calls) {
+ModelRegistry::ModelRegistry(const Options& options, Metrics& metrics)
+    : options_(options), metrics_(metrics), slots_(options.max_concurrent_model_calls) {
   for (const ModelConfig& config : options.models)
-    models_.emplace(config.name, std::make_unique<ModelManager>(config, options, metrics, slots_));
+    models_.emplace(config.name, std::make_shared<ModelManager>(config, options, metrics, slots_));
+}
+
+ModelRegistry::~ModelRegistry() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (config_poller_.joinable()) config_poller_.join();
 }
 
 void ModelRegistry::poll() {
-  for (auto& [name, model] : models_) model->poll();
+  std::map<std::string, std::shared_ptr<ModelManager>> models;
+  {
+    std::lock_guard lock(mutex_);
+    models = models_;
+  }
+  for (auto& [name, model] : models) model->poll();  // loads outside the lock
 }
 
 void ModelRegistry::start_polling() {
-  for (auto& [name, model] : models_) model->start_polling();
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [name, model] : models_) model->start_polling();
+  }
+  if (options_.model_config_file.empty() || options_.model_config_file_poll_wait_seconds <= 0) return;
+  config_poller_ = std::thread([this] {
+    const auto wait = std::chrono::duration<double>(options_.model_config_file_poll_wait_seconds);
+    std::unique_lock lock(mutex_);
+    while (!stop_cv_.wait_for(lock, wait, [&] { return stopping_; })) {
+      lock.unlock();
+      try {
+        reconfigure(read_model_config_file(options_.model_config_file));
+      } catch (const std::invalid_argument& e) {
+        log(fmt::format("keeping the models served: {}", e.what()));  // a bad edit changes nothing
+      }
+      lock.lock();
+    }
+  });
 }
 
-std::shared_ptr<const Servable> ModelRegistry::servable(const std::string& model, const VersionRef& ref) const {
+void ModelRegistry::reconfigure(const std::vector<ModelConfig>& configs) {
+  std::lock_guard one_at_a_time(reconfigure_mutex_);
+  std::map<std::string, std::shared_ptr<ModelManager>> current;
+  {
+    std::lock_guard lock(mutex_);
+    current = models_;
+  }
+  // Loaded outside the lock: requests for the other models go on meanwhile.
+  std::map<std::string, std::shared_ptr<ModelManager>> next;
+  for (const ModelConfig& config : configs) {
+    auto it = current.find(config.name);
+    if (it != current.end() && it->second->config() == config) {
+      next.emplace(config.name, it->second);
+      continue;
+    }
+    auto model = std::make_shared<ModelManager>(config, options_, metrics_, slots_);
+    model->poll();
+    model->start_polling();
+    log(fmt::format("{} model {}", it == current.end() ? "Adding" : "Reloading", config.name));
+    next.emplace(config.name, std::move(model));
+  }
+  for (const auto& [name, model] : current)
+    if (!next.count(name)) log(fmt::format("Removing model {}", name));
+  {
+    std::lock_guard lock(mutex_);
+    std::swap(models_, next);
+  }
+  // `next` (the old map) goes here: a manager no longer served stops polling;
+  // its versions go with the last request on them.
+}
+
+std::shared_ptr<ModelManager> ModelRegistry::find(const std::string& model) const {
+  std::lock_guard lock(mutex_);
   auto it = models_.find(model);
-  if (it == models_.end()) servable_not_found(model, ref);
-  return it->second->get(ref);
+  return it == models_.end() ? nullptr : it->second;
+}
+
+bool ModelRegistry::has(const std::string& model) const { return find(model) != nullptr; }
+
+std::shared_ptr<const Servable> ModelRegistry::servable(const std::string& model, const VersionRef& ref) const {
+  std::shared_ptr<ModelManager> m = find(model);
+  if (!m) servable_not_found(model, ref);
+  return m->get(ref);
 }
 
 std::vector<VersionStatus> ModelRegistry::status(const std::string& model, const VersionRef& ref) const {
-  auto it = models_.find(model);
-  if (it == models_.end()) fail(Code::NotFound, fmt::format("Could not find any versions of model {}", model));
-  return it->second->status(ref);
+  std::shared_ptr<ModelManager> m = find(model);
+  if (!m) fail(Code::NotFound, fmt::format("Could not find any versions of model {}", model));
+  return m->status(ref);
 }
 
 }  // namespace kiln::serve

@@ -47,6 +47,7 @@ class ModelManager {
   ~ModelManager();
 
   const std::string& name() const { return config_.name; }
+  const ModelConfig& config() const { return config_; }
   // Loads and unloads versions as the policy says, now (the poller calls
   // this every --file_system_poll_wait_seconds).
   void poll();
@@ -89,19 +90,35 @@ class ModelManager {
 class ModelRegistry {
  public:
   ModelRegistry(const Options& options, Metrics& metrics);
+  ~ModelRegistry();
   void poll();  // every model, now
+  // Starts the models' pollers, and with --model_config_file_poll_wait_seconds
+  // the thread that re-reads the config file.
   void start_polling();
+  // Serves the models `configs` names: new ones are loaded before they are
+  // added, removed ones dropped (their requests in flight finish), changed
+  // ones loaded anew and swapped in.
+  void reconfigure(const std::vector<ModelConfig>& configs);
   // The servable a request names; NotFound ("Servable not found for
   // request: Latest(m)") when there is no such model or version.
   std::shared_ptr<const Servable> servable(const std::string& model, const VersionRef& ref) const;
   // GetModelStatus; NotFound ("Could not find any versions of model m").
   std::vector<VersionStatus> status(const std::string& model, const VersionRef& ref) const;
   // Does the server have a model of that name?
-  bool has(const std::string& model) const { return models_.count(model) > 0; }
+  bool has(const std::string& model) const;
 
  private:
+  std::shared_ptr<ModelManager> find(const std::string& model) const;
+
+  const Options& options_;
+  Metrics& metrics_;
   CallSlots slots_;
-  std::map<std::string, std::unique_ptr<ModelManager>> models_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<ModelManager>> models_;
+  std::mutex reconfigure_mutex_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::thread config_poller_;
 };
 
 }  // namespace kiln::serve

@@ -17,6 +17,7 @@ const char* const kUsage =
     "  serves the newest version DIR/<N>/ of a Kiln saved model over TF Serving's REST and gRPC APIs\n"
     "  --model_config_file=F            TF Serving's ModelServerConfig (text format): several models,\n"
     "                                   version policies (latest, all, specific), version_labels\n"
+    "  --model_config_file_poll_wait_seconds=0  re-read the config file that often (0: never)\n"
     "  --port=8500                      gRPC port (PredictionService, ModelService); 0 picks a free one\n"
     "  --rest_api_port=8501             0 picks a free port (printed at start)\n"
     "  --rest_api_host=0.0.0.0          the address both APIs listen on (127.0.0.1: this machine only)\n"
@@ -125,17 +126,20 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (key == "max_concurrent_model_calls") o.max_concurrent_model_calls = static_cast<int>(to_int(key, need(), 1));
     else if (key == "max_num_load_retries") o.max_num_load_retries = static_cast<int>(to_int(key, need(), 0));
     else if (key == "model_config_file") o.model_config_file = need();
+    else if (key == "model_config_file_poll_wait_seconds") {
+      try {
+        o.model_config_file_poll_wait_seconds = std::stod(need());
+      } catch (const std::exception&) {
+        throw std::invalid_argument(fmt::format("--{}: '{}' is not a number", key, value));
+      }
+    }
     else if (key == "port") o.grpc_port = static_cast<int>(to_int(key, need(), 0));
     else throw std::invalid_argument(fmt::format("unknown flag --{}", key));
   }
   if (!o.model_config_file.empty()) {
     if (!o.model_name.empty() || !o.model_base_path.empty())
       throw std::invalid_argument("--model_config_file and --model_name/--model_base_path exclude each other");
-    std::ifstream in(o.model_config_file);
-    if (!in) throw std::invalid_argument(fmt::format("--model_config_file: cannot read {}", o.model_config_file));
-    std::stringstream text;
-    text << in.rdbuf();
-    o.models = read_model_config(text.str());
+    o.models = read_model_config_file(o.model_config_file);
   } else {
     if (o.model_name.empty()) throw std::invalid_argument("missing --model_name");
     if (o.model_base_path.empty()) throw std::invalid_argument("missing --model_base_path");

@@ -32,12 +32,18 @@ struct ModelConfig {
   std::string base_path;
   VersionPolicy policy;
   std::map<std::string, int64_t> version_labels;
+  bool operator==(const ModelConfig& o) const {
+    return name == o.name && base_path == o.base_path && policy.kind == o.policy.kind &&
+           policy.num_versions == o.policy.num_versions && policy.versions == o.policy.versions &&
+           version_labels == o.version_labels;
+  }
 };
 
 struct Options {
   std::string model_name;
   std::string model_base_path;
   std::string model_config_file;  // TF Serving's ModelServerConfig, text format
+  double model_config_file_poll_wait_seconds = 0;  // > 0: re-read it that often (models added, removed, changed)
   std::vector<ModelConfig> models;  // from the two above, or from the config file
   int grpc_port = 8500;            // TF Serving's --port; 0: any free port (printed)
   std::string rest_api_host = "0.0.0.0";  // Kiln's: where both APIs listen (TF Serving: every interface)
@@ -64,6 +70,8 @@ void read_batching_parameters(const std::string& text, BatchingOptions& batching
 // ("model_config_list { config { name: ... base_path: ... } }"); throws
 // std::invalid_argument naming what is wrong (model_config.cpp).
 std::vector<ModelConfig> read_model_config(const std::string& text);
+// The same, from the file at `path`.
+std::vector<ModelConfig> read_model_config_file(const std::string& path);
 
 extern const char* const kUsage;
 
