@@ -30,6 +30,9 @@ def _to_components(value):
         return _convert(value)
     if _nest.is_nested(value):
         return _nest._rebuild(value, [_to_components(c) for c in _nest._children(value)])
+    if hasattr(type(value), "_type_spec"):
+        raise TypeError(f"Kiln's tf.data does not take a {type(value).__name__} yet (TF's does): convert it with "
+                        "to_tensor() / tf.sparse.to_dense first")
     return _convert(value)
 
 
