@@ -416,3 +416,21 @@ def test_the_config_file_is_re_read(models, tmp_path, start, client):
     wait_for(lambda: "keeping the models served" in s.stderr(), "the broken edit to be refused")
     x = np.array([[1, 2]], np.float32)
     assert make_ndarray(c.predict({"x": x}, model="b", label="stable").outputs["output_0"]).tolist() == [[2.5, 4.5]]
+
+
+def test_rest_and_grpc_requests_share_a_batch(models, tmp_path, start, client):
+    s = start(one_version(models, tmp_path), "--enable_batching", "--max_batch_size=3",
+              "--batch_timeout_micros=5000000", "--num_batch_threads=1")
+    c = client(s)
+    t0 = time.monotonic()
+    threads, results = concurrently([lambda: s.predict({"instances": [[1, 2]]}),
+                                     lambda: make_ndarray(c.predict({"x": np.array([[3, 4], [5, 6]], np.float32)})
+                                                          .outputs["output_0"]).tolist()])
+    for t in threads:
+        t.join()
+    # Three rows fill the batch: answered at once, not after the 5 s timeout, in one model call.
+    assert time.monotonic() - t0 < 4
+    assert results == [(200, '{"predictions": [[2.5, 4.5]]}'), [[6.5, 8.5], [10.5, 12.5]]]
+    metrics = s.request("/monitoring/prometheus/metrics")[1]
+    assert ':tensorflow:serving:batching_session:batch_size_sum{model_name="m"} 3\n' in metrics
+    assert ':tensorflow:serving:batching_session:batch_size_count{model_name="m"} 1\n' in metrics
