@@ -62,3 +62,11 @@ def Counter(start=0, step=1, dtype=None):  # noqa: N802 - TF's name
 
 def get_single_element(dataset):
     return dataset.get_single_element()
+
+
+def save(dataset, path, compression=None, shard_func=None, checkpoint_args=None):
+    dataset.save(path, compression, shard_func, checkpoint_args)
+
+
+def load(path, element_spec=None, compression=None, reader_func=None):
+    return Dataset.load(path, element_spec, compression, reader_func)
