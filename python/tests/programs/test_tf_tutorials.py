@@ -37,3 +37,32 @@ def test_quickstart_advanced(mnist_dir):
                       r"([\d.]+)$", out, re.M)
     assert [r[0] for r in rows] == ["1", "2", "3", "4", "5"]
     assert float(rows[-1][1]) < float(rows[0][1]) and float(rows[-1][4]) > 80
+
+
+def test_tfrecord_tutorial():
+    out = without_progress(run_example("tutorials", "load_data", "tfrecord.py"))
+    assert out.startswith('bytes_list {\n  value: "test_string"\n}\n\nbytes_list {\n  value: "test_bytes"\n}\n\n'
+                          'float_list {\n  value: 2.7182817459106445\n}\n\nint64_list {\n  value: 1\n}\n\n'
+                          'int64_list {\n  value: 1\n}\n\n' + r"b'\x12\x06\n\x04T\xf8-@'" + "\n")
+    # serialize_example(False, 4, b'goat', 0.9876) through py_function, then parsed back.
+    assert re.search(r"^<kiln.Tensor: shape=\(\), dtype=string, numpy=b'\\nR\\n.*goat.*'>$", out, re.M)
+    for field in ('key: "feature0"\n    value {\n      int64_list {\n        value: 0\n',
+                  'key: "feature1"\n    value {\n      int64_list {\n        value: 4\n',
+                  'key: "feature2"\n    value {\n      bytes_list {\n        value: "goat"\n',
+                  'key: "feature3"\n    value {\n      float_list {\n        value: 0.9876000285148621\n'):
+        assert field in out
+    assert out.count("<Dataset element_spec=TensorSpec(shape=(), dtype=tf.string, name=None)>") == 2
+    assert len(re.findall(r"^<kiln.Tensor: shape=\(\), dtype=string, numpy=b['\"]\\n", out, re.M)) == 11
+    # The first record as a dict of arrays (keys in the Example's map order), then parsed by parse_single_example.
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("{'feature") and "array(" in ln]
+    f0, f1, f3 = (re.search(rf"'{k}': array\(\[([-+\d.e]+)\]\)", line).group(1) for k in ("feature0", "feature1",
+                                                                                          "feature3"))
+    f2 = re.search(r"'feature2': array\(\[b'(\w+)'\], dtype='\|S\d'\)", line).group(1)
+    assert f2 == ["cat", "dog", "chicken", "horse", "goat"][int(f1)]
+    parsed = re.findall(r"^\{'feature0': <kiln.Tensor: shape=\(\), dtype=int64, numpy=(\d)>, 'feature1': "
+                        r"<kiln.Tensor: shape=\(\), dtype=int64, numpy=(\d)>, 'feature2': <kiln.Tensor: shape=\(\), "
+                        r"dtype=string, numpy=b'(\w+)'>, 'feature3': <kiln.Tensor: shape=\(\), dtype=float32, "
+                        r"numpy=([-+\d.e]+)>\}$", out, re.M)
+    assert len(parsed) == 10 and parsed[0][:3] == (f0, f1, f2)
+    assert abs(float(parsed[0][3]) - float(f3)) < 1e-6
+    assert all(p[2] == ["cat", "dog", "chicken", "horse", "goat"][int(p[1])] for p in parsed)
