@@ -167,3 +167,20 @@ def test_decode_compressed():
     ds = tf.data.Dataset.from_tensor_slices([zlib.compress(t) for t in texts]).map(
         lambda r: tf.io.decode_compressed(r, "ZLIB"))
     assert [r.numpy() for r in ds] == texts
+
+
+def test_snapshot_computes_once_then_reads_the_files(tmp_path):
+    calls = []
+
+    def gen():
+        calls.append(1)
+        yield from range(5)
+
+    ds = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec([], tf.int64))
+    snap = ds.snapshot(str(tmp_path / "snap"))
+    assert [int(v) for v in snap] == [0, 1, 2, 3, 4]
+    assert [int(v) for v in snap.map(lambda x: x * 2)] == [0, 2, 4, 6, 8]
+    assert len(calls) == 1  # the second pass read the snapshot
+    assert open(tmp_path / "snap" / "shard_0.tfrecord", "rb").read(2) == b"\x1f\x8b"  # "AUTO": GZIP
+    again = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec([], tf.int64))
+    assert [int(v) for v in again.snapshot(str(tmp_path / "snap"))] == [0, 1, 2, 3, 4] and len(calls) == 1

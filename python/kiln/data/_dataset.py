@@ -367,6 +367,11 @@ class Dataset:
         from ._snapshot import save
         save(self, path, compression, shard_func, checkpoint_args)
 
+    def snapshot(self, path, compression="AUTO", reader_func=None, shard_func=None, name=None):
+        """Computes the elements once, saved at `path`, and reads them from there after."""
+        from ._snapshot import snapshot
+        return snapshot(self, path, compression, reader_func, shard_func)
+
     @staticmethod
     def load(path, element_spec=None, compression=None, reader_func=None):
         """The dataset Dataset.save wrote to `path`."""

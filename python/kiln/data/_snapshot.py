@@ -143,3 +143,19 @@ def _datasets_dataset(shards):
     from ._transforms import DatasetSpec
     return PyDataset(lambda: iter(shards), spec=DatasetSpec(shards[0].element_spec) if shards else None,
                      template=0, card=len(shards))
+
+
+def snapshot(dataset, path, compression="AUTO", reader_func=None, shard_func=None):
+    """Dataset.snapshot: the first pass computes the elements and saves them to `path`
+    (Kiln's save format, GZIP for "AUTO"); later passes, and later programs, read them
+    back from there. A snapshot from a different pipeline is not detected: use a new path."""
+    path = str(path)
+    compression = "GZIP" if compression == "AUTO" else compression
+
+    def open_pass():
+        if not _os.path.exists(_os.path.join(path, SPEC_FILE)):
+            save(dataset, path, compression, shard_func)
+        yield from load(path, reader_func=reader_func)
+
+    return PyDataset(open_pass, parents=(dataset,), spec=lambda: dataset.element_spec,
+                     template=lambda: dataset._template(), card=dataset._cardinality())
