@@ -66,3 +66,32 @@ def test_tfrecord_tutorial():
     assert len(parsed) == 10 and parsed[0][:3] == (f0, f1, f2)
     assert abs(float(parsed[0][3]) - float(f3)) < 1e-6
     assert all(p[2] == ["cat", "dog", "chicken", "horse", "goat"][int(p[1])] for p in parsed)
+
+
+def test_csv_tutorial_tf_data_parts():
+    out = without_progress(run_example("tutorials", "load_data", "csv_data.py"))
+    # make_csv_dataset: a dict of 5-row columns with inferred types, the label apart.
+    assert re.search(r"^sex                 : \[b'(male|female)'( b'(male|female)'){4}\]$", out, re.M)
+    assert re.search(r"^age                 : \[[\d. ]+\]$", out, re.M)
+    assert re.search(r"^label               : \[[01] [01] [01] [01] [01]\]$", out, re.M)
+    # The GZIP file, its first five of 256 rows per column, then 60 batches shown every 40th: three times
+    # (plain, cache(), snapshot()).
+    assert re.search(r"^weather_main        : \[b'\w+' b'\w+' b'\w+' b'\w+' b'\w+'\]$", out, re.M)
+    assert re.search(r"^label               : \[\d+ \d+ \d+ \d+ \d+\]$", out, re.M)
+    assert "\n..\n..\n..\n" in out
+    assert "['fonts/AGENCY.csv', 'fonts/ARIAL.csv', 'fonts/BAITI.csv', 'fonts/CALIBRI.csv', 'fonts/COURIER.csv']\n5\n" \
+        in out
+    assert "...\n[total: 412 features]\n(20, 20, 10)\n" in out  # make_images packs 400 pixel columns
+    # decode_csv: all strings, then the titanic types (int() is int32); CsvDataset and TextLineDataset agree.
+    assert out.count("type: string, shape: (627,)") == 10 + 5
+    assert out.count("type: int32, shape: (627,)") == 3 and out.count("type: float32, shape: (627,)") == 2
+    assert "[0, '', 0.0, 0, 0, 0.0, '', '', '', '']" in out
+    assert out.count("[0, b'female', 20.0, 0, 0, 7.25, b'First', b'C', b'Southampton', b'n']") == 2
+    assert "fonts/AGENCY.csv\n" + "b'AGENCY'\n" * 10 + "Epoch 1:\n" in out
+    epochs = re.findall(r"Epoch \d:\n((?:     b'fonts/\w+\.csv'\n){5})", out)
+    assert len(epochs) == 2 and all(sorted(e.split()) == sorted(epochs[0].split()) for e in epochs)
+    fonts = re.search(r"^\{'font_name': (\[.*\]), 'character': (\[.*\])\}$", out, re.M)
+    names, characters = eval(fonts.group(1)), eval(fonts.group(2))  # noqa: S307 - the program's own print
+    assert len(set(names[:3])) == 3 and names[3:6] == names[:3]  # interleave(cycle_length=3): one row each
+    assert characters == ["A", "A", "A", "B", "B", "B", "C", "C", "C", "D"]
+    assert out.rstrip().endswith("}\n.\n.")  # one batch of 2048 rows (150 here) each way
