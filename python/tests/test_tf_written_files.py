@@ -207,3 +207,23 @@ def test_kiln_bundle_writer_gives_tf_entries_and_index_bytes(folder, tmp_path):
                                                                     entry.crc32c), key
     index = (DATA / folder / "variables.index").read_bytes()
     assert _table.build(list(_table.read(index).items())) == index
+
+
+def test_kiln_checkpoint_of_the_same_model_uses_tf_keys(tmp_path):
+    """The model restored from TF's file and written by Kiln has TF's keys for every
+    variable the two share, with the same values, and TF's keys read back into a fresh
+    Kiln model give the same predictions."""
+    theirs = str(DATA / "rust_keras_ckpt" / "variables")
+    model = single_input_model()
+    tf.train.Checkpoint(model).restore(theirs).expect_partial()
+    mine = tf.train.Checkpoint(model).write(str(tmp_path / "mine"))
+    their_keys = {k for k, _ in tf.train.list_variables(theirs) if k.startswith("layer_with_weights")
+                  and ".OPTIMIZER_SLOT" not in k}
+    my_keys = {k for k, _ in tf.train.list_variables(mine)}
+    assert len(their_keys) == 6 and their_keys <= my_keys
+    for key in their_keys:
+        np.testing.assert_array_equal(tf.train.load_variable(mine, key), tf.train.load_variable(theirs, key))
+    fresh = single_input_model()
+    tf.train.Checkpoint(fresh).read(mine).assert_existing_objects_matched()
+    x = np.array([[0.1, 0.2, 0.3, 0.4, 0.5]], np.float32)
+    np.testing.assert_array_equal(fresh(x).numpy(), model(x).numpy())
