@@ -184,3 +184,27 @@ def test_snapshot_computes_once_then_reads_the_files(tmp_path):
     assert open(tmp_path / "snap" / "shard_0.tfrecord", "rb").read(2) == b"\x1f\x8b"  # "AUTO": GZIP
     again = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec([], tf.int64))
     assert [int(v) for v in again.snapshot(str(tmp_path / "snap"))] == [0, 1, 2, 3, 4] and len(calls) == 1
+
+
+def test_damaged_saved_datasets_are_clear_errors(tmp_path):
+    path = str(tmp_path / "saved")
+    tf.data.Dataset.from_tensor_slices(np.arange(20, dtype=np.float32)).save(path)
+    spec = os.path.join(path, "dataset_spec.json")
+    good = open(spec).read()
+    for bad in ('{"format": "kiln-dataset-1"}', good.replace('"float32"', '"no_such_dtype"'),
+                good.replace('"shards": [0]', '"shards": "x"')):
+        open(spec, "w").write(bad)
+        with pytest.raises(tf.errors.DataLossError, match="dataset_spec.json"):
+            tf.data.Dataset.load(path)
+    open(spec, "w").write(good)
+    shard = os.path.join(path, "shard_0.tfrecord")
+    data = open(shard, "rb").read()
+    open(shard, "wb").write(data[:len(data) // 2 + 3])
+    with pytest.raises(tf.errors.DataLossError, match="shard_0.tfrecord"):
+        list(tf.data.Dataset.load(path))
+    open(shard, "wb").write(data[:len(data) // 2])  # whole records: a shorter file
+    with pytest.raises(tf.errors.DataLossError, match="10 elements read, 20 saved"):
+        list(tf.data.Dataset.load(path))
+    os.remove(shard)
+    with pytest.raises(tf.errors.NotFoundError, match="shard_0.tfrecord"):
+        list(tf.data.Dataset.load(path))

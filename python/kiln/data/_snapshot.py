@@ -117,11 +117,16 @@ def _shard_dataset(path, shard, spec, compression):
 def load(path, element_spec=None, compression=None, reader_func=None):
     path = str(path)
     doc = _read_spec(path)
-    spec = _decode(doc["element_spec"])
+    try:
+        spec = _decode(doc["element_spec"])
+        _tfrecord.compression_of(doc["compression"])
+        int(doc["count"]), [int(k) for k in doc["shards"]]
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise _errors.DataLossError(f"{_os.path.join(path, SPEC_FILE)}: a damaged spec ({e!r})") from None
     if element_spec is not None:
         _nest.assert_same_structure(element_spec, spec, check_types=False)
     stored = doc["compression"]
-    shards = [_shard_dataset(path, k, spec, stored) for k in doc["shards"]]
+    shards = [_shard_dataset(path, int(k), spec, stored) for k in doc["shards"]]
     if reader_func is not None:
         from ._dataset import Dataset
         out = reader_func(_datasets_dataset(shards))
@@ -130,8 +135,14 @@ def load(path, element_spec=None, compression=None, reader_func=None):
         return out
 
     def open_pass():
+        count = 0
         for shard in shards:
-            yield from shard
+            for element in shard:
+                count += 1
+                yield element
+        if count != int(doc["count"]):
+            raise _errors.DataLossError(f"{path}: {count} elements read, {doc['count']} saved (a shard was cut "
+                                        "short or replaced)")
 
     return PyDataset(open_pass, spec=spec, template=_nest.map_structure(lambda s: 0, spec),
                      card=doc["count"])
