@@ -172,3 +172,34 @@ def test_tf1_image_values_are_read_too(tmp_path):
     ((step, _, images),) = series.points
     assert (step, images.width, images.height) == (5, 2, 2)
     np.testing.assert_array_equal(decode_png(images.pngs[0]), pixels)
+
+
+def test_tensorboard_callback_writes_weight_images_as_keras(tmp_path):
+    model = tf.keras.Sequential([tf.keras.Input((4, 5)), tf.keras.layers.Dense(3, name="dense"),
+                                 tf.keras.layers.Conv1D(4, 2, name="conv")])
+    model.compile("sgd", "mse")
+    x, y = np.ones((8, 4, 5), np.float32), np.zeros((8, 3, 4), np.float32)
+    model.fit(x, y, epochs=2, verbose=0, callbacks=[
+        tf.keras.callbacks.TensorBoard(str(tmp_path), histogram_freq=1, write_images=True)])
+    found = {(v.tag, s): v for s, v in image_values(str(tmp_path / "train"))}
+    tags = sorted({tag for tag, _ in found})
+    assert tags == ["conv/bias_0/image", "conv/kernel_0/image", "dense/bias_0/image", "dense/kernel_0/image"]
+    assert sorted({s for _, s in found}) == [0, 1]
+    kernel = model.get_layer("dense").kernel.numpy()  # (5, 3): the longer side goes across
+    value = found[("dense/kernel_0/image", 1)]
+    assert value.tensor.string_val[:2] == [b"5", b"3"]
+    np.testing.assert_array_equal(decode_png(value.tensor.string_val[2])[..., 0],
+                                  np.clip(kernel.T.astype(np.float64) * 255.5, 0, 255).astype(np.uint8))
+    conv = found[("conv/kernel_0/image", 1)]  # (2, 3, 4): one 2x3 image per output channel
+    assert len(conv.tensor.string_val) == 2 + 3  # max_outputs=3
+    assert found[("dense/bias_0/image", 0)].tensor.string_val[:2] == [b"1", b"3"]  # a 1-pixel-wide column
+
+
+def test_board_scales_thin_images_within_bounds(tmp_path):
+    writer = tf.summary.create_file_writer(str(tmp_path))
+    with writer.as_default(step=0):
+        tf.summary.image("bias", np.zeros((1, 16, 1, 1), np.uint8))  # Keras' bias image: 1 wide, 16 high
+    writer.close()
+    root = ET.fromstring(board.render_html(str(tmp_path)).split("\n", 1)[1])
+    (img,) = root.iter("img")
+    assert (img.get("width"), img.get("height")) == ("30", "480")  # 30 times: the long side at 480

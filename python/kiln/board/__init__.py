@@ -28,8 +28,9 @@ _WIDTH, _HEIGHT = 560, 300
 _MARGIN_LEFT, _MARGIN_RIGHT, _MARGIN_TOP, _MARGIN_BOTTOM = 64, 16, 12, 36
 # A histogram view draws at most this many steps (evenly chosen, always the first and last).
 _MAX_HISTOGRAM_STEPS = 24
-# An image card shows at most this many steps; images smaller than this are scaled up.
-_MAX_IMAGE_STEPS, _IMAGE_MIN_SIDE = 6, 96
+# An image card shows at most this many steps; small images are scaled up (whole times) until
+# their shorter side reaches _IMAGE_MIN_SIDE pixels, their longer side staying within _IMAGE_MAX_SIDE.
+_MAX_IMAGE_STEPS, _IMAGE_MIN_SIDE, _IMAGE_MAX_SIDE = 6, 96, 480
 
 _STYLE = """
 body { font-family: sans-serif; margin: 0 24px 24px; color: #212121; background: #f5f5f5; }
@@ -214,10 +215,11 @@ def _histogram_card(tag, run, series, colour):
 
 def _image_card(tag, run, series):
     """The images of the chosen steps (the last at the bottom), as inline PNGs; small ones
-    are drawn larger with their pixels kept sharp."""
+    are drawn larger (a whole scale, within _IMAGE_MAX_SIDE) with their pixels kept sharp."""
     rows = []
     for step, _, images in _chosen(series.points, _MAX_IMAGE_STEPS):
-        scale = max(1, _IMAGE_MIN_SIDE // max(1, min(images.width, images.height)))
+        scale = max(1, min(_IMAGE_MIN_SIDE // max(1, min(images.width, images.height)),
+                           _IMAGE_MAX_SIDE // max(1, images.width, images.height)))
         pictures = "".join(
             f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}" width="{images.width * scale}" '
             f'height="{images.height * scale}" alt="{html.escape(tag)} step {step} image {i}" '
