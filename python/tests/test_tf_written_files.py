@@ -227,3 +227,31 @@ def test_kiln_checkpoint_of_the_same_model_uses_tf_keys(tmp_path):
     tf.train.Checkpoint(fresh).read(mine).assert_existing_objects_matched()
     x = np.array([[0.1, 0.2, 0.3, 0.4, 0.5]], np.float32)
     np.testing.assert_array_equal(fresh(x).numpy(), model(x).numpy())
+
+
+def test_tf1_name_based_checkpoint_restores_by_variable_name():
+    """A TF 1 checkpoint (2017, no object graph): read by name, its index laid out as TF's,
+    and restored by TF 2's name-based fallback (variables matched by name, with TF's warning)."""
+    prefix = str(DATA / "rust_tf1_ckpt" / "variables")
+    assert tf.train.list_variables(prefix) == [("b", [1]), ("w", [1])]
+    w = tf.train.load_variable(prefix, "w")
+    assert tf.train.load_variable(prefix, "b").tolist() == [0.0] and -1.0 <= w[0] <= 1.0
+    index = (DATA / "rust_tf1_ckpt" / "variables.index").read_bytes()
+    assert _table.build(list(_table.read(index).items())) == index
+
+    class Regression(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable([5.0], name="w")
+            self.b = tf.Variable([5.0], name="b")
+            self.other = tf.Variable(1.0, name="other")
+
+    model = Regression()
+    with pytest.warns(UserWarning, match="name-based"):
+        status = tf.train.Checkpoint(model).restore(prefix)
+    assert model.w.numpy().tolist() == w.tolist() and model.b.numpy().tolist() == [0.0]
+    with pytest.raises(AssertionError, match="name-based checkpoint"):
+        status.assert_consumed()
+    with pytest.raises(AssertionError, match="other"):
+        status.assert_existing_objects_matched()
+    status.expect_partial()
