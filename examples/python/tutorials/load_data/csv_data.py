@@ -7,9 +7,10 @@ DataFrames (pandas is not in Kiln's environment), the matplotlib plot, and `%%ti
 the last fonts cell shows `fonts_dict` itself instead of `pd.DataFrame(fonts_dict)`. The three downloads are
 written first as small synthetic stand-ins with the real files' columns: titanic's train.csv (in a temporary
 $KERAS_HOME), Metro_Interstate_Traffic_Volume.csv.gz (600 rows) and fonts.zip (5 fonts of 30 glyphs, 412
-columns), where get_file keeps them, so its lines run unchanged. Cells that show a value print it.
+columns), where get_file keeps them, so its lines run unchanged. Cells that show a value print it. The file is
+csv_data.py, not csv.py, which would shadow Python's csv module.
 
-    PYTHONPATH=build/python /usr/bin/python3 examples/python/tutorials/load_data/csv_data.py (not csv.py: that would shadow the csv module)"""
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/tutorials/load_data/csv_data.py"""
 import gzip
 import os
 import tempfile
