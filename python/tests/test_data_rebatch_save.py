@@ -208,3 +208,14 @@ def test_damaged_saved_datasets_are_clear_errors(tmp_path):
     os.remove(shard)
     with pytest.raises(tf.errors.NotFoundError, match="shard_0.tfrecord"):
         list(tf.data.Dataset.load(path))
+
+
+def test_experimental_tfrecord_writer_writes_a_dataset(tmp_path):
+    records = [b"first", b"", b"\x00third"]
+    path = str(tmp_path / "out.tfrecord.gz")
+    writer = tf.data.experimental.TFRecordWriter(path, compression_type="GZIP")
+    writer.write(tf.data.Dataset.from_tensor_slices(records))
+    assert [r.numpy() for r in tf.data.TFRecordDataset(path, compression_type="GZIP")] == records
+    assert gzip.decompress(open(path, "rb").read())[:8] == (5).to_bytes(8, "little")
+    with pytest.raises(TypeError, match="scalar `tf.string` elements"):
+        writer.write(tf.data.Dataset.range(3))
