@@ -80,6 +80,17 @@ def _literal(value, dtype):
         return value
     if dtype is not None and not (dtype.is_floating or dtype == _dtypes.string) and _holds_python_float(value):
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+    if isinstance(value, (list, tuple)) and _first_leaf(value).__class__ is bytes:
+        # As objects: NumPy's fixed-width bytes would drop each string's trailing NULs.
+        strings = _np.array(value, dtype=object)
+        if all(type(v) is bytes for v in strings.reshape(-1)):
+            return strings
+    return value
+
+
+def _first_leaf(value):
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
     return value
 
 

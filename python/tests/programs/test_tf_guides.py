@@ -16,6 +16,10 @@ def test_the_data_guide():
     assert ("(TensorSpec(shape=(10,), dtype=tf.float32, name=None), (TensorSpec(shape=(), dtype=tf.float32, "
             "name=None), TensorSpec(shape=(100,), dtype=tf.int32, name=None)))") in out
     assert "[20 21 22 23 24  0  1  2  3  4]" in out  # from_generator(count, args=[25]).repeat().batch(10)
+    # TFRecord (a stand-in FSNS file): the Example's text feature, then parse_example in a map and a batch.
+    assert 'bytes_list {\n  value: "Rue Perreyon"\n}\n' in out
+    assert "b'Rue Perreyon'\nb'\\x89PNG\\r\\n\\x1a\\n\\x00\\x00\\x00\\rIHDR\\x00\\x00\\x00<' ...\n" in out
+    assert re.search(r"^\(10,\)$", out, re.M)
     # TextLineDataset and interleave(cycle_length=3): one line of each file in turn.
     assert "\nb'cowper 0: " in out and re.search(r"b'cowper 1: .*'\nb'derby 1: .*'\nb'butler 1: .*'", out)
     assert "b'survived,sex,age,n_siblings_spouses,parch,fare,class,deck,embark_town,alone'" in out
