@@ -91,3 +91,50 @@ def test_keras_2_lstm_model_loads_its_weights_and_predicts_as_numpy():
     seq, h, c = _lstm(xs[2], *_file_weights(path, "lstm_15"), np.tanh, _hard_sigmoid, h=xs[3], c=xs[4])
     for got, want in zip(outs[14:17], (seq, h, c)):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+IDAES = os.path.join(REPO, "tests", "data", "keras", "idaes")
+
+
+def _keras3_arrays(path):
+    """The layers' and optimizer's arrays of a Keras 3 .keras file, read with h5py from its zip."""
+    import io
+    import zipfile
+    with zipfile.ZipFile(path) as z, h5py.File(io.BytesIO(z.read("model.weights.h5")), "r") as f:
+        layers = [np.asarray(f[f"layers/{name}/vars/{i}"]) for name in ("dense", "dense_1", "dense_2")
+                  for i in (0, 1)]
+        optimizer = [np.asarray(f["optimizer/vars"][str(i)]) for i in range(len(f["optimizer/vars"]))]
+    return layers, optimizer
+
+
+@pytest.mark.parametrize("activation", ["relu", "sigmoid"])
+def test_keras_3_files_load_with_weights_optimizer_and_predictions(activation):
+    path = os.path.join(IDAES, f"PT_data_2_10_10_2_{activation}.keras")
+    model = K.models.load_model(path)
+    assert type(model).__name__ == "Sequential" and model.name == f"PT_data_2_10_10_2_{activation}"
+    weights, optimizer = _keras3_arrays(path)
+    for mine, theirs in zip(model.get_weights(), weights):
+        np.testing.assert_array_equal(mine, theirs)
+    # Keras 3's optimizer variables: iterations, the learning rate, then each weight's m and v.
+    assert type(model.optimizer).__name__ == "Adam" and model.optimizer.iterations.numpy() == optimizer[0] >= 20000
+    assert float(model.optimizer.learning_rate.numpy()) == pytest.approx(float(optimizer[1]))
+    slots = [v.numpy() for v in model.optimizer.variables if v.shape.rank]
+    assert len(slots) == 12
+    for mine, theirs in zip(slots, optimizer[2:]):
+        np.testing.assert_array_equal(mine, theirs)
+    act = (lambda z: np.maximum(z, 0)) if activation == "relu" else (lambda z: 1 / (1 + np.exp(-z)))
+    x = np.random.default_rng(1).normal(size=(8, 2))
+    h = act(x @ weights[0] + weights[1])
+    expected = act(h @ weights[2] + weights[3]) @ weights[4] + weights[5]
+    np.testing.assert_allclose(model.predict(x.astype("float32"), verbose=0), expected, rtol=1e-5, atol=1e-5)
+    assert model.evaluate(x.astype("float32"), expected.astype("float32"), verbose=0) < 1e-10  # compiled: mse
+
+
+def test_keras_3_json_and_weights_file():
+    with open(os.path.join(IDAES, "PT_data_2_10_10_2_relu.json")) as f:
+        model = K.models.model_from_json(f.read())
+    model.load_weights(os.path.join(IDAES, "PT_data_2_10_10_2_relu.weights.h5"))
+    weights, _ = _keras3_arrays(os.path.join(IDAES, "PT_data_2_10_10_2_relu.keras"))
+    for mine, theirs in zip(model.get_weights(), weights):
+        np.testing.assert_array_equal(mine, theirs)
+    assert [layer.name for layer in model.layers] == ["dense_9", "dense_10", "dense_11"]
