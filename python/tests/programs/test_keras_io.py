@@ -130,3 +130,20 @@ def test_sequential_model():
     assert " max_pooling2d_2 (MaxPoolin  (None, 4, 4, 32)          0         \n g2D)  " in out
     assert "Total params: 11680 (45.62 KB)" in out and "Total params: 48672 (190.12 KB)" in out
     assert out.rstrip().endswith("(1, 121, 121, 32)")  # the intermediate layer's output, via layer.output
+
+
+def test_transfer_learning():
+    # keras.applications.ResNet50(weights=None) as the frozen base, then fine-tuned (see the program's docstring)
+    out = run_program("transfer_learning.py")
+    lines = out.splitlines()
+    assert lines[:9] == ["weights: 2", "trainable_weights: 2", "non_trainable_weights: 0", "weights: 4",
+                         "trainable_weights: 2", "non_trainable_weights: 2", "weights: 2", "trainable_weights: 0",
+                         "non_trainable_weights: 2"]
+    # Frozen base: only the new Dense(1) on 2048 features trains; unfrozen: all but BatchNormalization's statistics.
+    assert "Trainable params: 2049 (8.00 KB)\nNon-trainable params: 23587712 (89.98 MB)" in out
+    assert "Trainable params: 23536641 (89.79 MB)\nNon-trainable params: 53120 (207.50 KB)" in out
+    assert "frozen base unchanged: True" in out and "fine-tuning moved the base: True" in out
+    assert "batchnorm statistics kept (training=False): True" in out
+    losses = [float(v) for v in re.findall(r"^6/6 - \d+s - loss: ([\d.]+)", out, re.M)]
+    assert len(losses) == 23 and losses[-1] < losses[19] < losses[0]
+    assert float(re.search(r"validation accuracy: ([\d.]+)", out).group(1)) >= 0.75
