@@ -6,7 +6,7 @@ from .. import _C
 from ..tensor_shape import TensorShape
 from . import losses as _losses
 from . import metrics as _metrics
-from ._layer import _flatten
+from ._layer import _flatten, _to_tensor
 
 
 def _batch_weight(y_pred, dtype):
@@ -194,8 +194,21 @@ class MetricsContainer:
             [sample_weight] * len(preds)
         masks = _flatten(mask_weight) if isinstance(mask_weight, (list, tuple)) else [mask_weight] * len(preds)
         for i, per in enumerate(self._metrics):
+            y_true = _match_rank(trues[i], preds[i])
             for metric, weighted in per:
-                metric.update_state(trues[i], preds[i], weights[i] if weighted else masks[i])
+                metric.update_state(y_true, preds[i], weights[i] if weighted else masks[i])
+
+
+def _match_rank(y_true, y_pred):
+    """Keras' match_dtype_and_rank: labels (N,) against predictions (N, k) become (N, 1), so a metric of the
+    last axis (binary_accuracy) gives one value per sample and batches weigh by their samples."""
+    true_shape = getattr(y_true, "shape", None)
+    pred_shape = getattr(y_pred, "shape", None)
+    if true_shape is None or pred_shape is None:
+        return y_true
+    if TensorShape(true_shape).rank == 1 and TensorShape(pred_shape).rank == 2:
+        return _C.expand_dims(_to_tensor(y_true), -1)
+    return y_true
 
 
 # ---- compile()'s arguments in a saved model's compile_config ------------------------------------
