@@ -4,9 +4,9 @@ Provenance: keras-team/keras-io, guides/transfer_learning.py, commit 0a57de48c86
 code, prose left out; `import kiln as tf; from kiln import keras`). The first half (the `trainable` API) is the
 guide's code. The end-to-end example needs ImageNet weights and the cats-vs-dogs dataset, which Kiln cannot
 download: here the base is `keras.applications.ResNet50(weights=None)` (the guide's Xception is not in Kiln;
-ResNet's identity shortcuts carry a signal through random weights) on 32x32 synthetic two-class images (bright top halves against bright bottom halves), with the guide's steps
-unchanged: augmentation, Rescaling, the frozen base called with `training=False`, a new top, then fine-tuning
-of the whole model at a low learning rate.
+ResNet's identity shortcuts carry a signal through random weights) on 32x32 synthetic two-class images (bright
+top halves against bright bottom halves), with the guide's steps unchanged: augmentation, Rescaling, the frozen
+base called with `training=False`, a new top, then fine-tuning of the whole model at a low learning rate.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/keras/transfer_learning.py"""
 import numpy as np
@@ -159,7 +159,8 @@ epochs = 3  # the guide's 10, shortened: each epoch trains all of ResNet50
 conv_before = base_model.get_layer("conv1_conv").get_weights()[0]
 model.fit(train_ds, epochs=epochs, validation_data=validation_ds, verbose=2)
 moving_mean = base_model.get_layer("conv1_bn").get_weights()[2]
-print("fine-tuning moved the base:", not np.array_equal(conv_before, base_model.get_layer("conv1_conv").get_weights()[0]))
+conv_after = base_model.get_layer("conv1_conv").get_weights()[0]
+print("fine-tuning moved the base:", not np.array_equal(conv_before, conv_after))
 print("batchnorm statistics kept (training=False):", np.array_equal(moving_mean, frozen_bn[2]))
 loss, accuracy = model.evaluate(validation_ds, verbose=0)
 print(f"validation accuracy: {accuracy:.2f}")
