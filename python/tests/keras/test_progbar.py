@@ -118,6 +118,10 @@ def test_fit_one_epoch_has_no_epoch_header_and_verbose_2_one_line_per_epoch(monk
     model.evaluate(x, y, batch_size=10, verbose=2)
     assert re.fullmatch(r"4/4 - 0s - loss: \d\.\d{4} - accuracy: \d\.\d{4} - 0s/epoch - 0s/step\n",
                         capsys.readouterr().out)
+    loss, accuracy = model.evaluate(x, y, batch_size=10, verbose=1)
+    # (padded with spaces where the ETA line before it was longer, as Keras pads it)
+    assert [line.rstrip() for line in _last_line(capsys.readouterr().out)] == [
+        f"4/4 [==============================] - 0s 0s/step - loss: {loss:.4f} - accuracy: {accuracy:.4f}"]
     model.predict(x, batch_size=10)
     assert _last_line(capsys.readouterr().out) == ["4/4 [==============================] - 0s 0s/step"]
     _fit_output(monkeypatch, capsys, epochs=1, verbose=0)
