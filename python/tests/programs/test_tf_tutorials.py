@@ -24,7 +24,8 @@ def test_quickstart_beginner(mnist_dir):
     assert re.search(r"^\d\.\d+$", out, re.M)  # the untrained loss, about log(10) = 2.3
     untrained = float(re.search(r"^(\d\.\d+)$", out, re.M).group(1))
     assert 1.0 < untrained < 4.0
-    losses = [float(v) for v in re.findall(r"Epoch \d/5\s+13/13 \[=+\]\s+loss ([\d.]+)\s+accuracy", out)]
+    losses = [float(v) for v in
+              re.findall(r"Epoch \d/5\n13/13 \[=+\] - \d+s \d+\w+/step - loss: ([\d.]+) - accuracy", out)]
     assert len(losses) == 5 and losses[-1] < losses[0]
     evaluation = re.search(r"^\[([\d.e-]+), ([\d.]+)\]$", out, re.M)
     assert float(evaluation.group(2)) > 0.8
