@@ -154,6 +154,20 @@ void bind_control_flow(py::module_& m) {
       .def("stack", [](const TensorArray& a) { return a.stack(user_location()); })
       .def("concat", [](const TensorArray& a) { return a.concat(user_location()); })
       .def("size", [](const TensorArray& a) { return a.size(); })
+      // Its three state tensors, and a TensorArray of the same options holding
+      // others: a dataset loop carries it as its state (data/_dataset.py).
+      .def("_leaves",
+           [](const TensorArray& a) {
+             detail::Flattener f;
+             detail::TraceTraits<TensorArray>::flatten(a, f);
+             return std::vector<Tensor>(f.leaves.begin(), f.leaves.end());
+           })
+      .def("_with_leaves",
+           [](const TensorArray& a, const std::vector<Tensor>& leaves) {
+             if (leaves.size() != 3) throw py::value_error("a TensorArray's state is 3 tensors");
+             detail::Rebuilder r(leaves);
+             return detail::TraceTraits<TensorArray>::rebuild(a, r);
+           })
       .def_property_readonly("_dtype_enum", [](const TensorArray& a) { return static_cast<int>(a.dtype()); })
       .def_property_readonly("dynamic_size", [](const TensorArray& a) { return a.options().dynamic_size; });
 }

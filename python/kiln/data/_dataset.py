@@ -544,37 +544,61 @@ class Dataset:
 
     def _reduce(self, initial_state, reduce_func, keep_going=None):
         """reduce, and while `keep_going(state)` (a bool scalar) holds, checked before each
-        element is pulled: AutoGraph's loop with a `break` (TF's scan and take_while)."""
-        state0 = _nest.map_structure(_convert, initial_state)
-        state_template = state0
+        element is pulled: AutoGraph's loop with a `break` (TF's scan and take_while). A
+        TensorArray in the state travels as its three state tensors (TF's loops carry its flow)."""
+        state_template = _nest.map_structure(
+            lambda v: v if isinstance(v, _C.TensorArray) else _convert(v), initial_state)
+        template_leaves = _nest.flatten(state_template)
         pack = self._pack
 
+        def tensors_of(leaves):
+            out = []
+            for leaf in leaves:
+                out.extend(leaf._leaves() if isinstance(leaf, _C.TensorArray) else [leaf])
+            return out
+
+        def state_of(flat):
+            leaves, at = [], 0
+            for old in template_leaves:
+                if isinstance(old, _C.TensorArray):
+                    leaves.append(old._with_leaves(list(flat[at:at + 3])))
+                    at += 3
+                else:
+                    leaves.append(flat[at])
+                    at += 1
+            return _nest.pack_sequence_as(state_template, leaves)
+
+        def mismatch(expected, got):
+            return TypeError(f"The element types for the new state must match the initial state. Expected "
+                             f"{expected}; got {got}.")
+
         def step(state_flat, element_flat):
-            state = _nest.pack_sequence_as(state_template, state_flat)
-            new_state = reduce_func(state, pack(element_flat))
+            new_state = reduce_func(state_of(state_flat), pack(element_flat))
             if isinstance(state_template, tuple) and isinstance(new_state, list):
                 new_state = tuple(new_state)
             try:
                 _nest.assert_same_structure(state_template, new_state, check_types=False)
             except (ValueError, TypeError) as e:
-                raise TypeError(f"The element types for the new state must match the initial state. Expected "
-                                f"{state_template!r}; got {new_state!r}.") from e
-            new_flat = _nest.flatten(new_state)
+                raise mismatch(repr(state_template), repr(new_state)) from e
             out = []
-            for old, new in zip(_nest.flatten(state_template), new_flat):
+            for old, new in zip(template_leaves, _nest.flatten(new_state)):
+                if isinstance(old, _C.TensorArray):
+                    if not isinstance(new, _C.TensorArray) or new._dtype_enum != old._dtype_enum:
+                        raise mismatch(repr(old), repr(new))
+                    out.append(new)
+                    continue
                 new = _convert(new, old.dtype)
                 if new.dtype != old.dtype:
-                    raise TypeError(f"The element types for the new state must match the initial state. Expected "
-                                    f"{old.dtype.name}; got {new.dtype.name}.")
+                    raise mismatch(old.dtype.name, new.dtype.name)
                 out.append(new)
-            return out
+            return tensors_of(out)
 
         keep = None
         if keep_going is not None:
             def keep(state_flat):
-                return _convert(keep_going(_nest.pack_sequence_as(state_template, state_flat)), _dtypes.bool)
+                return _convert(keep_going(state_of(state_flat)), _dtypes.bool)
 
-        return _nest.pack_sequence_as(state_template, self._ds.reduce(_nest.flatten(state0), step, keep))
+        return state_of(self._ds.reduce(tensors_of(template_leaves), step, keep))
 
     def __repr__(self):
         spec = self._spec if self._spec is not _UNKNOWN else "<unknown until the first element>"
