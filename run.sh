@@ -34,5 +34,9 @@ if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_
 # communication thread is not pinned to the core its compute runs on.
 threads=$(( $(nproc) / ranks )); ((threads > 0)) || threads=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$threads}
+# Each rank's communication thread waits in Open MPI's progress loop; yielding
+# there leaves the core to the compute threads (docs/design-notes.md, "Threads
+# and contention").
+export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
 exec mpirun --oversubscribe --bind-to none -np "$ranks" \
   ./build/examples/mnist_train --distributed "${args[@]}"
