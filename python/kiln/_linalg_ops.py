@@ -1,7 +1,10 @@
-"""tf.linalg functions that are index bookkeeping over the last two dims (transposes, bands,
-diagonals, traces, matrix-vector products), composed of engine ops so they differentiate and
-trace. Factorizations and solves (inv, det, solve, cholesky, qr, svd, eig) need engine kernels
-Kiln does not have, so they are absent rather than approximated."""
+"""tf.linalg functions: index bookkeeping over the last two dims (transposes, bands, diagonals,
+traces, matrix-vector products), composed of engine ops so they differentiate and trace; and the
+factorizations and solves (inv, det, slogdet, solve, triangular_solve, cholesky, qr, svd, eigh,
+lstsq: engine ops over LAPACK, include/kiln/linalg.h) with TF's composites over them
+(cholesky_solve, eigvalsh, logdet, pinv)."""
+import collections as _collections
+
 import numpy as _np
 
 from . import _C
@@ -135,3 +138,97 @@ def normalize(tensor, ord="euclidean", axis=None, name=None):  # noqa: A002
         x = cast(x, _dtypes.float32)
     n = norm(x, ord=ord, axis=axis, keepdims=True)
     return x / n, n
+
+
+# ---- factorizations and solves (engine ops over LAPACK) ----
+
+def _float_matrix(x):
+    x = _tensor(x)
+    if not x.dtype.is_floating:
+        raise TypeError(f"kiln.linalg: expected a float32 or float64 tensor, got {x.dtype.name}")
+    return x
+
+
+def inv(input, adjoint=False, name=None):  # noqa: A002 - TF's argument name
+    return _C.matrix_inverse(_float_matrix(input), bool(adjoint))
+
+
+def det(input, name=None):  # noqa: A002
+    return _C.matrix_determinant(_float_matrix(input))
+
+
+def slogdet(input, name=None):  # noqa: A002
+    """(sign, log |det|) of each matrix."""
+    return _C.log_matrix_determinant(_float_matrix(input))
+
+
+def logdet(matrix, name=None):
+    """log det of each Hermitian positive definite matrix: 2 sum(log(diag(cholesky))), as TF."""
+    chol = cholesky(matrix)
+    return 2.0 * reduce_sum(_C.log(diag_part(chol)), axis=-1)
+
+
+def solve(matrix, rhs, adjoint=False, name=None):
+    a = _float_matrix(matrix)
+    return _C.matrix_solve(a, _tensor(rhs, a.dtype), bool(adjoint))
+
+
+def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
+    a = _float_matrix(matrix)
+    return _C.matrix_triangular_solve(a, _tensor(rhs, a.dtype), bool(lower), bool(adjoint))
+
+
+def cholesky(input, name=None):  # noqa: A002
+    return _C.cholesky(_float_matrix(input))
+
+
+def cholesky_solve(chol, rhs, name=None):
+    """X with (chol @ chol^T) X = rhs: two triangular solves, as TF."""
+    y = triangular_solve(chol, rhs, lower=True, adjoint=False)
+    return triangular_solve(chol, y, lower=True, adjoint=True)
+
+
+_Qr = _collections.namedtuple("Qr", ["q", "r"])
+_SelfAdjointEigV2 = _collections.namedtuple("SelfAdjointEigV2", ["e", "v"])
+
+
+def qr(input, full_matrices=False, name=None):  # noqa: A002
+    return _Qr(*_C.qr(_float_matrix(input), bool(full_matrices)))
+
+
+def svd(tensor, full_matrices=False, compute_uv=True, name=None):
+    """s, or (s, u, v) with tensor = u @ diag(s) @ adjoint(v), s descending."""
+    s, u, v = _C.svd(_float_matrix(tensor), bool(full_matrices), bool(compute_uv))
+    return (s, u, v) if compute_uv else s
+
+
+def eigh(tensor, name=None):
+    """(eigenvalues ascending, eigenvectors as columns), reading the lower triangle."""
+    return _SelfAdjointEigV2(*_C.self_adjoint_eig(_float_matrix(tensor), True))
+
+
+def eigvalsh(tensor, name=None):
+    return _C.self_adjoint_eig(_float_matrix(tensor), False)[0]
+
+
+def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
+    """The least-squares solution of matrix @ X = rhs (ridge-regularized when fast)."""
+    a = _float_matrix(matrix)
+    l2 = _tensor(l2_regularizer, a.dtype)
+    if l2.shape.rank not in (None, 0):
+        raise ValueError(f"l2_regularizer must be a scalar, got shape {l2.shape}")
+    return _C.matrix_solve_ls(a, _tensor(rhs, a.dtype), l2, bool(fast))
+
+
+def pinv(a, rcond=None, validate_args=False, name=None):
+    """The Moore-Penrose pseudo-inverse through the SVD, as TF: singular values at most
+    rcond * max(s) count as zero; rcond defaults to 10 * max(rows, cols) * eps."""
+    a = _float_matrix(a)
+    m, n = _matrix_dims(a, "pinv")[-2:]
+    if rcond is None:
+        rcond = 10.0 * max(m, n) * _np.finfo(a.dtype.as_numpy_dtype).eps
+    s, u, v = svd(a, full_matrices=False, compute_uv=True)
+    cutoff = _tensor(rcond, a.dtype) * _C.reduce_max(s, [-1], True)
+    keep = _C.greater(s, cutoff)
+    inverse_s = where(keep, 1.0 / where(keep, s, _C.ones_like(s, None)), _C.zeros_like(s, None))
+    return matmul(v * _C.expand_dims(inverse_s, s.ndim - 1), u, transpose_b=True)

@@ -1,0 +1,310 @@
+// The ops built on an LU factorization (LAPACK's getrf): MatrixInverse (tf.linalg.inv),
+// MatrixDeterminant (det), LogMatrixDeterminant (slogdet) and MatrixSolve (solve), with TF's
+// gradients. A zero pivot is TF's InvalidArgument for the inverse and the solve, and a zero
+// determinant (sign 0, log |det| = -inf) for the others.
+#include <cmath>
+#include <limits>
+
+#include "kiln/array.h"
+#include "kiln/linalg.h"
+#include "kiln/math.h"
+#include "kiln/nn_ops.h"
+#include "ops/lapack.h"
+#include "ops/linalg_util.h"
+#include "ops/register_ops.h"
+#include "runtime/dispatch.h"
+
+namespace kiln {
+namespace ops {
+
+namespace {
+
+using linalg::check_matrices;
+using linalg::float_switch;
+using linalg::from_col_major;
+using linalg::lapack_int;
+using linalg::num_matrices;
+using linalg::to_col_major;
+
+// LU of a row-major n x n matrix (of its transpose when `transposed`) into column-major `a`.
+// Returns LAPACK's info: > 0 names a zero pivot.
+template <class T> int lu(const T* src, int n, bool transposed, T* a, int* pivots) {
+  if (transposed) std::copy(src, src + int64_t{n} * n, a);  // row-major A read column-major is A^T
+  else to_col_major(src, n, n, a, n);
+  int info = 0;
+  if (n > 0) lapack::getrf(n, n, a, n, pivots, &info);
+  return info;
+}
+
+// (sign, log |det|) from an LU factorization: the pivots' product, one sign flip per row swap.
+template <class T> std::pair<T, T> lu_log_det(const T* a, int n, const int* pivots) {
+  T sign = 1, log_abs = 0;
+  for (int i = 0; i < n; ++i) {
+    T u = a[int64_t{i} * n + i];
+    if (pivots[i] != i + 1) sign = -sign;
+    if (u < 0) sign = -sign;
+    if (u == 0) return {T(0), -std::numeric_limits<T>::infinity()};
+    log_abs += std::log(std::abs(u));
+    if (std::isnan(u)) sign = u;
+  }
+  return {sign, log_abs};
+}
+
+Shape out_batch(const schema::InferContext& c) {
+  const Shape& s = c.shape(0);
+  return s.has_known_rank() ? linalg::batch_shape(s) : Shape::unknown_rank();
+}
+
+// ---- MatrixInverse ----
+
+void inverse_infer(schema::InferContext& c) {
+  check_matrices(c, 0, true);
+  c.add_output(c.dtype(0), c.shape(0));
+}
+
+void inverse_kernel(schema::KernelContext& c) {
+  const Shape& s = c.in_shape(0);
+  const int n = lapack_int(linalg::cols(s));
+  const int64_t count = num_matrices(s), size = int64_t{n} * n;
+  const bool adjoint = c.attrs.get_bool("adjoint");
+  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+    std::vector<T> a(static_cast<std::size_t>(size));
+    std::vector<int> pivots(static_cast<std::size_t>(n));
+    for (int64_t b = 0; b < count; ++b) {
+      if (n == 0) break;
+      if (lu(c.in<T>(0) + b * size, n, adjoint, a.data(), pivots.data()) > 0)
+        throw InvalidArgument("Input is not invertible.");
+      T query = 0;
+      int info = 0;
+      lapack::getri(n, a.data(), n, pivots.data(), &query, -1, &info);
+      std::vector<T> work(static_cast<std::size_t>(std::max<T>(query, T(n))));
+      lapack::getri(n, a.data(), n, pivots.data(), work.data(), static_cast<int>(work.size()), &info);
+      from_col_major(a.data(), n, n, n, c.out<T>(0) + b * size);
+    }
+  });
+}
+
+// d(A^-1) = -A^-1 dA A^-1: the gradient is -Y^T G Y^T (transposed for the adjoint's inverse).
+void inverse_grad(schema::GradContext& c) {
+  const Tensor& y = c.outputs[0];
+  const Tensor& g = c.grad(0);
+  if (c.attrs.get_bool("adjoint")) c.set(0, -matmul(matmul(y, g, false, true), y));
+  else c.set(0, -matmul(y, matmul(g, y, false, true), true, false));
+}
+
+Tensor well_conditioned_3x3() { return constant({{4.f, 1.f, -2.f}, {0.5f, 3.f, 1.f}, {1.f, -1.f, 5.f}}); }
+Tensor well_conditioned_batch() {
+  return constant({{{2.f, -1.f}, {0.5f, 3.f}}, {{-1.5f, 0.25f}, {1.f, 2.f}}, {{3.f, 1.f}, {1.f, 1.f}}});
+}
+
+std::vector<schema::OpSample> inverse_samples() {
+  return {{{well_conditioned_3x3()}, schema::Attrs{{"adjoint", false}}},
+          {{well_conditioned_batch()}, schema::Attrs{{"adjoint", false}}},
+          {{well_conditioned_3x3()}, schema::Attrs{{"adjoint", true}}},
+          {{constant({{2.f, 0.f}, {0.f, 4.f}})},
+           schema::Attrs{{"adjoint", false}},
+           false,
+           {constant({{0.5f, 0.f}, {0.f, 0.25f}})}}};
+}
+
+constexpr detail::OpDef kMatrixInverse{.name = "MatrixInverse", .infer = inverse_infer, .kernel = inverse_kernel,
+                                       .samples = inverse_samples, .gradient = inverse_grad};
+
+// ---- MatrixDeterminant, LogMatrixDeterminant ----
+
+void determinant_infer(schema::InferContext& c) {
+  check_matrices(c, 0, true);
+  c.add_output(c.dtype(0), out_batch(c));
+}
+
+void log_determinant_infer(schema::InferContext& c) {
+  check_matrices(c, 0, true);
+  c.add_output(c.dtype(0), out_batch(c));
+  c.add_output(c.dtype(0), out_batch(c));
+}
+
+// Each matrix's (sign, log |det|) to `emit(b, sign, log_abs)`.
+template <class T, class Emit> void each_log_det(const schema::KernelContext& c, Emit emit) {
+  const Shape& s = c.in_shape(0);
+  const int n = lapack_int(linalg::cols(s));
+  const int64_t count = num_matrices(s), size = int64_t{n} * n;
+  std::vector<T> a(static_cast<std::size_t>(size));
+  std::vector<int> pivots(static_cast<std::size_t>(n));
+  for (int64_t b = 0; b < count; ++b) {
+    lu(c.in<T>(0) + b * size, n, false, a.data(), pivots.data());
+    auto [sign, log_abs] = lu_log_det(a.data(), n, pivots.data());
+    emit(b, sign, log_abs);
+  }
+}
+
+void determinant_kernel(schema::KernelContext& c) {
+  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+    T* out = c.out<T>(0);
+    const Shape& s = c.in_shape(0);
+    const int n = lapack_int(linalg::cols(s));
+    const int64_t count = num_matrices(s), size = int64_t{n} * n;
+    std::vector<T> a(static_cast<std::size_t>(size));
+    std::vector<int> pivots(static_cast<std::size_t>(n));
+    for (int64_t b = 0; b < count; ++b) {
+      lu(c.in<T>(0) + b * size, n, false, a.data(), pivots.data());
+      T det = 1;  // the pivots' product: no overflow through logs for merely large determinants
+      for (int i = 0; i < n; ++i) det *= (pivots[i] != i + 1 ? -1 : 1) * a[int64_t{i} * n + i];
+      out[b] = det;
+    }
+  });
+}
+
+void log_determinant_kernel(schema::KernelContext& c) {
+  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+    T* sign = c.out<T>(0);
+    T* log_abs = c.out<T>(1);
+    each_log_det<T>(c, [&](int64_t b, T sg, T la) {
+      sign[b] = sg;
+      log_abs[b] = la;
+    });
+  });
+}
+
+Tensor as_matrix_factor(const Tensor& per_matrix) { return expand_dims(expand_dims(per_matrix, -1), -1); }
+
+// d det(A) = det(A) tr(A^-1 dA): the gradient is g det(A) A^-T.
+void determinant_grad(schema::GradContext& c) {
+  c.set(0, as_matrix_factor(c.grad(0) * c.outputs[0]) * matrix_inverse(c.inputs[0], true));
+}
+
+// Only log |det| has a gradient: g A^-T.
+void log_determinant_grad(schema::GradContext& c) {
+  if (!c.grad(1).defined()) return;
+  c.set(0, as_matrix_factor(c.grad(1)) * matrix_inverse(c.inputs[0], true));
+}
+
+std::vector<schema::OpSample> determinant_samples() {
+  return {{{well_conditioned_3x3()}},
+          {{well_conditioned_batch()}},
+          {{constant({{1.f, 2.f}, {2.f, 4.f}})}, {}, true, {constant(0.f)}},
+          {{constant({{0.f, 2.f}, {3.f, 1.f}})}, {}, false, {constant(-6.f)}}};
+}
+
+std::vector<schema::OpSample> log_determinant_samples() {
+  return {{{well_conditioned_3x3()}},
+          {{well_conditioned_batch()}},
+          {{constant({{0.f, 2.f}, {3.f, 1.f}})}, {}, false, {constant(-1.f), constant(std::log(6.f))}},
+          {{constant({{1.f, 2.f}, {2.f, 4.f}})},
+           {},
+           true,
+           {constant(0.f), constant(-std::numeric_limits<float>::infinity())}}};
+}
+
+constexpr detail::OpDef kMatrixDeterminant{.name = "MatrixDeterminant", .infer = determinant_infer,
+                                           .kernel = determinant_kernel,
+                                           .samples = determinant_samples, .gradient = determinant_grad};
+constexpr detail::OpDef kLogMatrixDeterminant{.name = "LogMatrixDeterminant", .infer = log_determinant_infer,
+                                              .kernel = log_determinant_kernel,
+                                              .samples = log_determinant_samples,
+                                              .gradient = log_determinant_grad};
+
+// ---- MatrixSolve ----
+
+void solve_infer(schema::InferContext& c) {
+  check_matrices(c, 0, true);
+  check_matrices(c, 1, false);
+  if (c.dtype(0) != c.dtype(1))
+    c.fail("matrix and rhs must have the same dtype, got {} and {}", dtype_name(c.dtype(0)), dtype_name(c.dtype(1)));
+  const Shape &a = c.shape(0), &b = c.shape(1);
+  if (!a.has_known_rank() || !b.has_known_rank()) {
+    c.add_output(c.dtype(0), Shape::unknown_rank());
+    return;
+  }
+  Shape out = b;
+  bool same_batch = a.rank() == b.rank();
+  for (int d = 0; same_batch && d + 2 < a.rank(); ++d) {
+    if (a[d] >= 0 && b[d] >= 0 && a[d] != b[d]) same_batch = false;
+    if (out[d] < 0) out[d] = a[d];
+  }
+  int64_t n = linalg::rows(a), m = linalg::rows(b);
+  if (!same_batch || (n >= 0 && m >= 0 && n != m))
+    c.fail("Input matrix and right-hand side must have the same number of rows and batch dims, got shapes {} and {}",
+           a.to_string(), b.to_string());
+  if (out[out.rank() - 2] < 0) out[out.rank() - 2] = n;
+  c.add_output(c.dtype(0), out);
+}
+
+void solve_kernel(schema::KernelContext& c) {
+  const Shape& s = c.in_shape(0);
+  const int n = lapack_int(linalg::cols(s)), k = lapack_int(linalg::cols(c.in_shape(1)));
+  const int64_t count = num_matrices(s), size = int64_t{n} * n, rhs_size = int64_t{n} * k;
+  const bool adjoint = c.attrs.get_bool("adjoint");
+  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+    std::vector<T> a(static_cast<std::size_t>(size)), x(static_cast<std::size_t>(rhs_size));
+    std::vector<int> pivots(static_cast<std::size_t>(n));
+    for (int64_t b = 0; b < count; ++b) {
+      if (n == 0 || k == 0) break;
+      if (lu(c.in<T>(0) + b * size, n, false, a.data(), pivots.data()) > 0)
+        throw InvalidArgument("Input matrix is not invertible.");
+      to_col_major(c.in<T>(1) + b * rhs_size, n, k, x.data(), n);
+      int info = 0;
+      lapack::getrs(adjoint ? 'T' : 'N', n, k, a.data(), n, pivots.data(), x.data(), n, &info);
+      from_col_major(x.data(), n, k, n, c.out<T>(0) + b * rhs_size);
+    }
+  });
+}
+
+// X = A^-1 B: dB = A^-T G, dA = -dB X^T (for the adjoint, A^-T B: dA = -X dB^T).
+void solve_grad(schema::GradContext& c) {
+  bool adjoint = c.attrs.get_bool("adjoint");
+  Tensor grad_b = matrix_solve(c.inputs[0], c.grad(0), !adjoint);
+  const Tensor& x = c.outputs[0];
+  c.set(0, adjoint ? -matmul(x, grad_b, false, true) : -matmul(grad_b, x, false, true));
+  c.set(1, grad_b);
+}
+
+std::vector<schema::OpSample> solve_samples() {
+  Tensor rhs = constant({{1.f, -2.f}, {0.5f, 1.f}, {3.f, 0.25f}});
+  return {{{well_conditioned_3x3(), rhs}, schema::Attrs{{"adjoint", false}}},
+          {{well_conditioned_3x3(), rhs}, schema::Attrs{{"adjoint", true}}},
+          {{well_conditioned_batch(), constant({{{1.f}, {2.f}}, {{-1.f}, {0.5f}}, {{0.f}, {3.f}}})},
+           schema::Attrs{{"adjoint", false}}},
+          {{constant({{2.f, 0.f}, {0.f, 4.f}}), constant({{1.f}, {2.f}})},
+           schema::Attrs{{"adjoint", false}},
+           false,
+           {constant({{0.5f}, {0.5f}})}}};
+}
+
+constexpr detail::OpDef kMatrixSolve{.name = "MatrixSolve", .infer = solve_infer, .kernel = solve_kernel,
+                                     .samples = solve_samples, .gradient = solve_grad};
+
+}  // namespace
+
+void register_linalg_ops(schema::OpRegistry& r) {
+  r.add(kMatrixInverse);
+  r.add(kMatrixDeterminant);
+  r.add(kLogMatrixDeterminant);
+  r.add(kMatrixSolve);
+  linalg::register_solve_ops(r);
+  linalg::register_decomp_ops(r);
+}
+
+}  // namespace ops
+
+Tensor matrix_inverse(const Tensor& x, bool adjoint, SourceLocation loc) {
+  const Tensor in[] = {x};
+  return runtime::dispatch1(ops::kMatrixInverse, in, schema::Attrs{{"adjoint", adjoint}}, loc);
+}
+
+Tensor matrix_determinant(const Tensor& x, SourceLocation loc) {
+  const Tensor in[] = {x};
+  return runtime::dispatch1(ops::kMatrixDeterminant, in, schema::Attrs{}, loc);
+}
+
+std::pair<Tensor, Tensor> log_matrix_determinant(const Tensor& x, SourceLocation loc) {
+  const Tensor in[] = {x};
+  runtime::TensorList out = runtime::dispatch(ops::kLogMatrixDeterminant, in, schema::Attrs{}, loc);
+  return {std::move(out[0]), std::move(out[1])};
+}
+
+Tensor matrix_solve(const Tensor& matrix, const Tensor& rhs, bool adjoint, SourceLocation loc) {
+  const Tensor in[] = {matrix, rhs};
+  return runtime::dispatch1(ops::kMatrixSolve, in, schema::Attrs{{"adjoint", adjoint}}, loc);
+}
+
+}  // namespace kiln
