@@ -45,4 +45,8 @@ std::pair<Tensor, Tensor> self_adjoint_eig(const Tensor& x, bool compute_v = tru
 Tensor matrix_solve_ls(const Tensor& matrix, const Tensor& rhs, const Tensor& l2_regularizer, bool fast = true,
                        SourceLocation loc = SourceLocation::current());
 
+// tf.linalg.expm (MatrixExponential): the exponential of each square matrix (Pade approximants
+// with scaling and squaring, computed in double precision).
+Tensor matrix_exponential(const Tensor& x, SourceLocation loc = SourceLocation::current());
+
 }  // namespace kiln

@@ -1,7 +1,7 @@
 """tf.linalg functions: index bookkeeping over the last two dims (transposes, bands, diagonals,
 traces, matrix-vector products), composed of engine ops so they differentiate and trace; and the
 factorizations and solves (inv, det, slogdet, solve, triangular_solve, cholesky, qr, svd, eigh,
-lstsq: engine ops over LAPACK, include/kiln/linalg.h) with TF's composites over them
+lstsq, expm: engine ops over LAPACK, include/kiln/linalg.h) with TF's composites over them
 (cholesky_solve, eigvalsh, logdet, pinv)."""
 import collections as _collections
 
@@ -157,15 +157,23 @@ def det(input, name=None):  # noqa: A002
     return _C.matrix_determinant(_float_matrix(input))
 
 
+_LogMatrixDeterminant = _collections.namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
+
+
 def slogdet(input, name=None):  # noqa: A002
-    """(sign, log |det|) of each matrix."""
-    return _C.log_matrix_determinant(_float_matrix(input))
+    """(sign, log |det|) of each matrix, as TF's op: a named tuple."""
+    return _LogMatrixDeterminant(*_C.log_matrix_determinant(_float_matrix(input)))
 
 
 def logdet(matrix, name=None):
     """log det of each Hermitian positive definite matrix: 2 sum(log(diag(cholesky))), as TF."""
     chol = cholesky(matrix)
     return 2.0 * reduce_sum(_C.log(diag_part(chol)), axis=-1)
+
+
+def expm(input, name=None):  # noqa: A002
+    """The matrix exponential of each square matrix."""
+    return _C.matrix_exponential(_float_matrix(input))
 
 
 def solve(matrix, rhs, adjoint=False, name=None):
@@ -189,7 +197,6 @@ def cholesky_solve(chol, rhs, name=None):
 
 
 _Qr = _collections.namedtuple("Qr", ["q", "r"])
-_SelfAdjointEigV2 = _collections.namedtuple("SelfAdjointEigV2", ["e", "v"])
 
 
 def qr(input, full_matrices=False, name=None):  # noqa: A002
@@ -204,7 +211,7 @@ def svd(tensor, full_matrices=False, compute_uv=True, name=None):
 
 def eigh(tensor, name=None):
     """(eigenvalues ascending, eigenvectors as columns), reading the lower triangle."""
-    return _SelfAdjointEigV2(*_C.self_adjoint_eig(_float_matrix(tensor), True))
+    return tuple(_C.self_adjoint_eig(_float_matrix(tensor), True))
 
 
 def eigvalsh(tensor, name=None):

@@ -18,6 +18,7 @@ void bind_linalg(py::module_& m) {
   m.def("matrix_triangular_solve", [T](py::handle a, py::handle b, bool lower, bool adjoint) {
     return matrix_triangular_solve(T(a), T(b), lower, adjoint, user_location());
   });
+  m.def("matrix_exponential", [T](py::handle x) { return matrix_exponential(T(x), user_location()); });
   m.def("cholesky", [T](py::handle x) { return cholesky(T(x), user_location()); });
   m.def("qr", [T](py::handle x, bool full_matrices) {
     auto [q, r] = qr(T(x), full_matrices, user_location());

@@ -129,8 +129,8 @@ def test_eigh_and_eigvalsh():
         np.testing.assert_allclose(e, np.linalg.eigvalsh(S), rtol=1e-12)
         np.testing.assert_allclose(v @ (e[..., :, None] * np.swapaxes(v, -1, -2)), S, atol=1e-12)
     assert_both(lambda t: tf.linalg.eigvalsh(t), [c(np.tril(S))], np.linalg.eigvalsh(S), rtol=1e-12)
-    e, v = tf.linalg.eigh(c(S))  # a namedtuple, as TF's
-    assert tf.linalg.eigh(c(S)).e.shape == (3, 4)
+    assert tf.linalg.slogdet(c(S)).log_abs_determinant.shape == (3,)  # TF's named tuples
+    assert tf.linalg.qr(c(S)).r.shape == (3, 4, 4)
 
 
 @pytest.mark.parametrize("shape", [(6, 3), (3, 6)])
@@ -160,6 +160,25 @@ def test_lstsq_rank_deficient_needs_fast_false():
                                np.array([[1.0, 2.0], [2.0, 4.0]])])
 def test_pinv(x):
     assert_both(lambda t: tf.linalg.pinv(t), [c(x)], np.linalg.pinv(x), atol=1e-12)
+
+
+def _expm_reference(x):
+    """exp(x) of a diagonalizable matrix by its eigendecomposition, in float64."""
+    w, v = np.linalg.eig(x)
+    return np.real(v @ np.diag(np.exp(w)) @ np.linalg.inv(v))
+
+
+@pytest.mark.parametrize("scale", [0.001, 0.1, 0.5, 1.5, 8.0])  # every Pade order, and squarings
+def test_expm(scale):
+    x = rng.normal(size=(2, 4, 4)) * scale
+    want = np.stack([_expm_reference(m) for m in x])
+    assert_both(lambda t: tf.linalg.expm(t), [c(x)], want, rtol=1e-9, atol=1e-12)
+    rotation = np.array([[0.0, 1.0], [-1.0, 0.0]])
+    np.testing.assert_allclose(tf.linalg.expm(c(rotation)).numpy(), [[np.cos(1), np.sin(1)], [-np.sin(1), np.cos(1)]])
+    assert tf.linalg.expm(c(np.zeros((3, 0, 0)))).shape == (3, 0, 0)
+    got = tf.linalg.expm(x.astype(np.float32))
+    assert got.dtype == tf.float32
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5 * max(1.0, np.abs(want).max()))
 
 
 def test_ill_conditioned_agrees_with_numpy():
@@ -245,13 +264,15 @@ GRADIENT_CASES = {
             [rng.normal(size=(3, 2))]),
     "svd_values": (lambda x: tf.reduce_sum(tf.linalg.svd(x, compute_uv=False) * c([1.0, -0.5])),
                    [rng.normal(size=(2, 4))]),
-    "eigh": (lambda x: tf.reduce_sum(tf.linalg.eigh(sym(x)).e * c([1.0, 2.0, -1.0, 0.5])) +
-             tf.reduce_sum(tf.linalg.eigh(sym(x)).v ** 3), [spd(4, 4)]),
+    "eigh": (lambda x: tf.reduce_sum(tf.linalg.eigh(sym(x))[0] * c([1.0, 2.0, -1.0, 0.5])) +
+             tf.reduce_sum(tf.linalg.eigh(sym(x))[1] ** 3), [spd(4, 4)]),
     "eigvalsh": (lambda x: tf.reduce_sum(tf.linalg.eigvalsh(sym(x)) * c([1.0, 2.0, -1.0, 0.5])), [spd(4, 4)]),
     "lstsq": (lambda x, y: tf.reduce_sum(tf.linalg.lstsq(x, y, l2_regularizer=0.3) * c(W2[0, :3])),
               [rng.normal(size=(5, 3)), rng.normal(size=(5, 2))]),
     "lstsq_wide": (lambda x, y: tf.reduce_sum(tf.linalg.lstsq(x, y) * c(W2[0])), [rng.normal(size=(2, 4)),
                                                                               rng.normal(size=(2, 2))]),
+    "expm": (lambda x: tf.reduce_sum(tf.linalg.expm(x) * c(W4)), [rng.normal(size=(3, 4, 4))]),
+    "expm_scaled": (lambda x: tf.reduce_sum(tf.linalg.expm(x) * c(W4[0])), [3 * rng.normal(size=(4, 4))]),
     "pinv": (lambda x: tf.reduce_sum(tf.linalg.pinv(x) * c(W2[0, :3, :2].T)), [rng.normal(size=(3, 2))]),
 }
 
@@ -262,7 +283,7 @@ def test_gradients_match_central_differences(name):
     check_gradients(loss, [c(v) for v in values], rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["inv", "solve", "cholesky", "svd", "eigh", "lstsq", "qr"])
+@pytest.mark.parametrize("name", ["inv", "solve", "cholesky", "svd", "eigh", "lstsq", "qr", "expm"])
 def test_gradients_traced_and_nested_equal_eager(name):
     loss, values = GRADIENT_CASES[name]
     args = [c(v) for v in values]
@@ -283,7 +304,7 @@ def test_gradients_traced_and_nested_equal_eager(name):
     traced = [g.numpy() for g in tf.function(grads)(*args)]
     for e, t in zip(eager, traced):
         np.testing.assert_allclose(t, e, rtol=1e-10, atol=1e-12)
-    if name in ("inv", "solve"):
+    if name in ("inv", "solve", "expm"):
         want = central_differences(lambda *xs: tf.add_n([tf.reduce_sum(g) for g in grads(*xs)]), args, 0)
         np.testing.assert_allclose(tf.function(second_order)(*args)[0].numpy(), want, rtol=1e-5, atol=1e-6)
 

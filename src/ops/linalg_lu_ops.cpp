@@ -4,6 +4,7 @@
 // determinant (sign 0, log |det| = -inf) for the others.
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "kiln/array.h"
 #include "kiln/linalg.h"
@@ -104,7 +105,7 @@ std::vector<schema::OpSample> inverse_samples() {
           {{constant({{2.f, 0.f}, {0.f, 4.f}})},
            schema::Attrs{{"adjoint", false}},
            false,
-           {constant({{0.5f, 0.f}, {0.f, 0.25f}})}}};
+           {constant({{0.5f, -0.f}, {0.f, 0.25f}})}}};  // getri leaves a -0 above the diagonal
 }
 
 constexpr detail::OpDef kMatrixInverse{.name = "MatrixInverse", .infer = inverse_infer, .kernel = inverse_kernel,
@@ -123,8 +124,8 @@ void log_determinant_infer(schema::InferContext& c) {
   c.add_output(c.dtype(0), out_batch(c));
 }
 
-// Each matrix's (sign, log |det|) to `emit(b, sign, log_abs)`.
-template <class T, class Emit> void each_log_det(const schema::KernelContext& c, Emit emit) {
+// Each matrix's LU factorization to `emit(b, lu, pivots)`.
+template <class T, class Emit> void each_lu(const schema::KernelContext& c, Emit emit) {
   const Shape& s = c.in_shape(0);
   const int n = lapack_int(linalg::cols(s));
   const int64_t count = num_matrices(s), size = int64_t{n} * n;
@@ -132,25 +133,18 @@ template <class T, class Emit> void each_log_det(const schema::KernelContext& c,
   std::vector<int> pivots(static_cast<std::size_t>(n));
   for (int64_t b = 0; b < count; ++b) {
     lu(c.in<T>(0) + b * size, n, false, a.data(), pivots.data());
-    auto [sign, log_abs] = lu_log_det(a.data(), n, pivots.data());
-    emit(b, sign, log_abs);
+    emit(b, a.data(), n, pivots.data());
   }
 }
 
 void determinant_kernel(schema::KernelContext& c) {
   float_switch(c.inputs[0].dtype(), [&]<class T>() {
     T* out = c.out<T>(0);
-    const Shape& s = c.in_shape(0);
-    const int n = lapack_int(linalg::cols(s));
-    const int64_t count = num_matrices(s), size = int64_t{n} * n;
-    std::vector<T> a(static_cast<std::size_t>(size));
-    std::vector<int> pivots(static_cast<std::size_t>(n));
-    for (int64_t b = 0; b < count; ++b) {
-      lu(c.in<T>(0) + b * size, n, false, a.data(), pivots.data());
+    each_lu<T>(c, [&](int64_t b, const T* a, int n, const int* pivots) {
       T det = 1;  // the pivots' product: no overflow through logs for merely large determinants
       for (int i = 0; i < n; ++i) det *= (pivots[i] != i + 1 ? -1 : 1) * a[int64_t{i} * n + i];
-      out[b] = det;
-    }
+      out[b] = det + T(0);  // a zero determinant is +0, as NumPy's
+    });
   });
 }
 
@@ -158,9 +152,8 @@ void log_determinant_kernel(schema::KernelContext& c) {
   float_switch(c.inputs[0].dtype(), [&]<class T>() {
     T* sign = c.out<T>(0);
     T* log_abs = c.out<T>(1);
-    each_log_det<T>(c, [&](int64_t b, T sg, T la) {
-      sign[b] = sg;
-      log_abs[b] = la;
+    each_lu<T>(c, [&](int64_t b, const T* a, int n, const int* pivots) {
+      std::tie(sign[b], log_abs[b]) = lu_log_det(a, n, pivots);
     });
   });
 }
@@ -206,15 +199,8 @@ constexpr detail::OpDef kLogMatrixDeterminant{.name = "LogMatrixDeterminant", .i
 // ---- MatrixSolve ----
 
 void solve_infer(schema::InferContext& c) {
-  check_matrices(c, 0, true);
-  check_matrices(c, 1, false);
-  if (c.dtype(0) != c.dtype(1))
-    c.fail("matrix and rhs must have the same dtype, got {} and {}", dtype_name(c.dtype(0)), dtype_name(c.dtype(1)));
+  if (!linalg::check_matrix_and_rhs(c)) return;
   const Shape &a = c.shape(0), &b = c.shape(1);
-  if (!a.has_known_rank() || !b.has_known_rank()) {
-    c.add_output(c.dtype(0), Shape::unknown_rank());
-    return;
-  }
   Shape out = b;
   bool same_batch = a.rank() == b.rank();
   for (int d = 0; same_batch && d + 2 < a.rank(); ++d) {
@@ -282,6 +268,7 @@ void register_linalg_ops(schema::OpRegistry& r) {
   r.add(kMatrixSolve);
   linalg::register_solve_ops(r);
   linalg::register_decomp_ops(r);
+  linalg::register_expm_op(r);
 }
 
 }  // namespace ops

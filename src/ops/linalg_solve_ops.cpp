@@ -43,15 +43,8 @@ int64_t broadcast_batch_index(const Shape& in, const Shape& out, int64_t out_ind
 // ---- MatrixTriangularSolve ----
 
 void triangular_solve_infer(schema::InferContext& c) {
-  check_matrices(c, 0, true);
-  check_matrices(c, 1, false);
-  if (c.dtype(0) != c.dtype(1))
-    c.fail("matrix and rhs must have the same dtype, got {} and {}", dtype_name(c.dtype(0)), dtype_name(c.dtype(1)));
+  if (!check_matrix_and_rhs(c)) return;
   const Shape &a = c.shape(0), &b = c.shape(1);
-  if (!a.has_known_rank() || !b.has_known_rank()) {
-    c.add_output(c.dtype(0), Shape::unknown_rank());
-    return;
-  }
   int64_t n = rows(a), m = rows(b);
   if (n >= 0 && m >= 0 && n != m)
     c.fail("Input matrix and right-hand side must have the same number of rows, got shapes {} and {}",

@@ -20,6 +20,16 @@ void check_matrices(const schema::InferContext& c, int i, bool square) {
     c.fail("Input matrix must be square, got shape {}", s.to_string());
 }
 
+bool check_matrix_and_rhs(schema::InferContext& c) {
+  check_matrices(c, 0, true);
+  check_matrices(c, 1, false);
+  if (c.dtype(0) != c.dtype(1))
+    c.fail("matrix and rhs must have the same dtype, got {} and {}", dtype_name(c.dtype(0)), dtype_name(c.dtype(1)));
+  if (c.shape(0).has_known_rank() && c.shape(1).has_known_rank()) return true;
+  c.add_output(c.dtype(0), Shape::unknown_rank());
+  return false;
+}
+
 Shape batch_shape(const Shape& s) {
   Shape b;
   for (int d = 0; d + 2 < s.rank(); ++d) b.push_back(s[d]);

@@ -17,6 +17,9 @@ namespace kiln::ops::linalg {
 // Checks that input i is a float32 or float64 batch of matrices (rank >= 2), square when asked,
 // with the message TF's kernels give ("Input matrix must be square", naming the shape).
 void check_matrices(const schema::InferContext& c, int i, bool square);
+// A square matrix (input 0) and a right-hand side (input 1) of the same dtype; false, with an
+// output of unknown rank added, when either rank is unknown.
+bool check_matrix_and_rhs(schema::InferContext& c);
 // The leading (batch) dims of input i's shape, and its last two.
 Shape batch_shape(const Shape& s);
 inline int64_t rows(const Shape& s) { return s[s.rank() - 2]; }
@@ -74,5 +77,6 @@ Tensor identity_like(const Tensor& x);
 // Registered from linalg_lu_ops.cpp's register_linalg_ops.
 void register_solve_ops(schema::OpRegistry& r);
 void register_decomp_ops(schema::OpRegistry& r);
+void register_expm_op(schema::OpRegistry& r);
 
 }  // namespace kiln::ops::linalg
