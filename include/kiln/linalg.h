@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "kiln/dtype.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -17,6 +18,10 @@ Tensor matrix_determinant(const Tensor& x, SourceLocation loc = SourceLocation::
 // tf.linalg.slogdet (LogMatrixDeterminant): (sign, log |det|) of each matrix; a singular matrix
 // gives (0, -inf).
 std::pair<Tensor, Tensor> log_matrix_determinant(const Tensor& x, SourceLocation loc = SourceLocation::current());
+// tf.linalg.lu (Lu): (lu, p) with x[..., p, :] = L @ U, L unit lower-triangular (its strict lower
+// triangle packed in lu) and U upper-triangular; p of output_idx_type (int32 or int64).
+std::pair<Tensor, Tensor> lu(const Tensor& x, DType output_idx_type = DType::Int32,
+                             SourceLocation loc = SourceLocation::current());
 // tf.linalg.solve (MatrixSolve): X with matrix @ X = rhs (adjoint(matrix) @ X = rhs when
 // `adjoint`); matrix [..., M, M], rhs [..., M, K] with the same batch dims.
 Tensor matrix_solve(const Tensor& matrix, const Tensor& rhs, bool adjoint = false,

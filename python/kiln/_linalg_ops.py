@@ -1,8 +1,8 @@
 """tf.linalg functions: index bookkeeping over the last two dims (transposes, bands, diagonals,
 traces, matrix-vector products), composed of engine ops so they differentiate and trace; and the
 factorizations and solves (inv, det, slogdet, solve, triangular_solve, cholesky, qr, svd, eigh,
-lstsq, expm: engine ops over LAPACK, include/kiln/linalg.h) with TF's composites over them
-(cholesky_solve, eigvalsh, logdet, pinv)."""
+lstsq, expm, lu: engine ops over LAPACK, include/kiln/linalg.h) with TF's composites over them
+(cholesky_solve, eigvalsh, logdet, pinv, lu_solve, lu_reconstruct, lu_matrix_inverse)."""
 import collections as _collections
 
 import numpy as _np
@@ -174,6 +174,55 @@ def logdet(matrix, name=None):
 def expm(input, name=None):  # noqa: A002
     """The matrix exponential of each square matrix."""
     return _C.matrix_exponential(_float_matrix(input))
+
+
+_Lu = _collections.namedtuple("Lu", ["lu", "p"])
+
+
+def lu(input, output_idx_type=_dtypes.int32, name=None):  # noqa: A002
+    """(lu, p): input[..., p, :] = L @ U, L's strict lower triangle and U packed in lu."""
+    return _Lu(*_C.lu(_float_matrix(input), _dtypes.as_dtype(output_idx_type).name))
+
+
+def _identity_like(x):
+    from ._array_ops import eye
+    return eye(_matrix_dims(x, "lu")[-1], dtype=x.dtype)
+
+
+def _lu_factors(lower_upper):
+    """(L with its unit diagonal, U) from the packed factors."""
+    upper = band_part(lower_upper, 0, -1)
+    return lower_upper - upper + _identity_like(lower_upper), upper
+
+
+def _permutation_matrix(perm, n, dtype):
+    """P with P[..., i, perm[i]] = 1: P @ x takes x's rows in perm's order."""
+    return _C.one_hot(perm, n, 1.0, 0.0, -1, dtype)
+
+
+def _unpermute(x, perm):
+    """Rows of x moved back: the result's row perm[i] is x's row i."""
+    return matmul(_permutation_matrix(perm, _matrix_dims(x, "lu")[-2], x.dtype), x, transpose_a=True)
+
+
+def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
+    lower, upper = _lu_factors(_float_matrix(lower_upper))
+    return _unpermute(matmul(lower, upper), perm)
+
+
+def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
+    """X with input @ X = rhs, from lu's factors."""
+    lower_upper = _float_matrix(lower_upper)
+    lower, upper = _lu_factors(lower_upper)
+    rhs = _tensor(rhs, lower_upper.dtype)
+    n = _matrix_dims(lower_upper, "lu_solve")[-1]
+    permuted = matmul(_permutation_matrix(perm, n, lower_upper.dtype), rhs)
+    return triangular_solve(upper, triangular_solve(lower, permuted, lower=True), lower=False)
+
+
+def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
+    lower_upper = _float_matrix(lower_upper)
+    return lu_solve(lower_upper, perm, _identity_like(lower_upper))
 
 
 def solve(matrix, rhs, adjoint=False, name=None):

@@ -19,6 +19,10 @@ void bind_linalg(py::module_& m) {
     return matrix_triangular_solve(T(a), T(b), lower, adjoint, user_location());
   });
   m.def("matrix_exponential", [T](py::handle x) { return matrix_exponential(T(x), user_location()); });
+  m.def("lu", [T](py::handle x, py::handle index_dtype) {
+    auto [packed, perm] = lu(T(x), dtype_from_python(index_dtype), user_location());
+    return py::make_tuple(packed, perm);
+  });
   m.def("cholesky", [T](py::handle x) { return cholesky(T(x), user_location()); });
   m.def("qr", [T](py::handle x, bool full_matrices) {
     auto [q, r] = qr(T(x), full_matrices, user_location());

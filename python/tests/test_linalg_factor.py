@@ -162,6 +162,20 @@ def test_pinv(x):
     assert_both(lambda t: tf.linalg.pinv(t), [c(x)], np.linalg.pinv(x), atol=1e-12)
 
 
+def test_lu_and_its_composites():
+    x = A
+    for packed, perm in run_both(lambda t: tuple(tf.linalg.lu(t)), c(x)):
+        lower = np.tril(packed, -1) + np.eye(4)
+        upper = np.triu(packed)
+        np.testing.assert_allclose(lower @ upper, np.take_along_axis(x, perm[..., None], axis=-2), atol=1e-12)
+        assert perm.dtype == np.int32
+    packed, perm = tf.linalg.lu(c(x), output_idx_type=tf.int64)
+    assert perm.dtype == tf.int64
+    np.testing.assert_allclose(tf.linalg.lu_reconstruct(packed, perm).numpy(), x, atol=1e-12)
+    np.testing.assert_allclose(tf.linalg.lu_solve(packed, perm, c(B)).numpy(), np.linalg.solve(x, B), rtol=1e-9)
+    np.testing.assert_allclose(tf.linalg.lu_matrix_inverse(packed, perm).numpy(), np.linalg.inv(x), rtol=1e-9)
+
+
 def _expm_reference(x):
     """exp(x) of a diagonalizable matrix by its eigendecomposition, in float64."""
     w, v = np.linalg.eig(x)
@@ -273,6 +287,8 @@ GRADIENT_CASES = {
                                                                               rng.normal(size=(2, 2))]),
     "expm": (lambda x: tf.reduce_sum(tf.linalg.expm(x) * c(W4)), [rng.normal(size=(3, 4, 4))]),
     "expm_scaled": (lambda x: tf.reduce_sum(tf.linalg.expm(x) * c(W4[0])), [3 * rng.normal(size=(4, 4))]),
+    "lu": (lambda x: tf.reduce_sum(tf.linalg.lu(x).lu * c(W4)), [A3]),
+    "lu_solve": (lambda x, y: tf.reduce_sum(tf.linalg.lu_solve(*tf.linalg.lu(x), y) * c(W2)), [A3, B3]),
     "pinv": (lambda x: tf.reduce_sum(tf.linalg.pinv(x) * c(W2[0, :3, :2].T)), [rng.normal(size=(3, 2))]),
 }
 

@@ -1,5 +1,5 @@
 // The ops built on an LU factorization (LAPACK's getrf): MatrixInverse (tf.linalg.inv),
-// MatrixDeterminant (det), LogMatrixDeterminant (slogdet) and MatrixSolve (solve), with TF's
+// MatrixDeterminant (det), LogMatrixDeterminant (slogdet), MatrixSolve (solve) and Lu (lu), with TF's
 // gradients. A zero pivot is TF's InvalidArgument for the inverse and the solve, and a zero
 // determinant (sign 0, log |det| = -inf) for the others.
 #include <cmath>
@@ -259,6 +259,71 @@ std::vector<schema::OpSample> solve_samples() {
 constexpr detail::OpDef kMatrixSolve{.name = "MatrixSolve", .infer = solve_infer, .kernel = solve_kernel,
                                      .samples = solve_samples, .gradient = solve_grad};
 
+// ---- Lu (tf.linalg.lu) ----
+
+void lu_infer(schema::InferContext& c) {
+  check_matrices(c, 0, true);
+  DType index = c.attrs().get_dtype("output_idx_type");
+  if (index != DType::Int32 && index != DType::Int64)
+    c.fail("output_idx_type must be int32 or int64, got {}", dtype_name(index));
+  const Shape& s = c.shape(0);
+  c.add_output(c.dtype(0), s);
+  if (!s.has_known_rank()) {
+    c.add_output(index, Shape::unknown_rank());
+    return;
+  }
+  Shape p = linalg::batch_shape(s);
+  p.push_back(linalg::cols(s) >= 0 ? linalg::cols(s) : linalg::rows(s));
+  c.add_output(index, p);
+}
+
+// The packed factors (L's strict lower triangle, its unit diagonal implied, and U) and the
+// permutation p with x[p] = L U, from getrf's row swaps.
+void lu_kernel(schema::KernelContext& c) {
+  const bool wide_index = c.outputs[1].dtype() == DType::Int64;
+  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+    std::vector<int64_t> perm;
+    each_lu<T>(c, [&](int64_t b, const T* a, int n, const int* pivots) {
+      from_col_major(a, n, n, n, c.out<T>(0) + b * n * n);
+      perm.resize(static_cast<std::size_t>(n));
+      for (int i = 0; i < n; ++i) perm[static_cast<std::size_t>(i)] = i;
+      for (int i = 0; i < n; ++i) std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(pivots[i] - 1)]);
+      for (int i = 0; i < n; ++i) {
+        if (wide_index) c.out<int64_t>(1)[b * n + i] = perm[static_cast<std::size_t>(i)];
+        else c.out<int32_t>(1)[b * n + i] = static_cast<int32_t>(perm[static_cast<std::size_t>(i)]);
+      }
+    });
+  });
+}
+
+// P A = L U: L^-1 d(PA) U^-1 = L^-1 dL + dU U^-1 splits into its strict lower and upper parts,
+// so d(PA) = L^-T (strict_lower(L^T gL) + upper(gU U^T)) U^-T, and A's rows are p's inverse.
+void lu_grad(schema::GradContext& c) {
+  const Tensor &packed = c.outputs[0], &perm = c.outputs[1];
+  const Tensor& g = c.grad(0);
+  Tensor u = linalg::upper_part(packed), l = packed - u + linalg::identity_like(packed);
+  Tensor grad_l = g - linalg::upper_part(g), grad_u = linalg::upper_part(g);
+  Tensor lower_term = matmul(l, grad_l, true, false);
+  Tensor middle = lower_term - linalg::upper_part(lower_term) + linalg::upper_part(matmul(grad_u, u, false, true));
+  Tensor left = matrix_triangular_solve(l, middle, true, true);
+  Tensor grad_pa = linalg::adjoint(matrix_triangular_solve(u, linalg::adjoint(left), false, false));
+  int64_t n = packed.shape()[packed.rank() - 1];
+  c.set(0, matmul(one_hot(perm, n, 1, 0, -1, packed.dtype()), grad_pa, true, false));
+}
+
+std::vector<schema::OpSample> lu_samples() {
+  schema::Attrs int32{{"output_idx_type", DType::Int32}}, int64{{"output_idx_type", DType::Int64}};
+  return {{{well_conditioned_3x3()}, int32},
+          {{well_conditioned_batch()}, int64},
+          {{constant({{1.f, 2.f}, {4.f, 2.f}})},  // rows swapped: [4, 2] = 1 * [4, 2]; [1, 2] = 0.25 [4, 2] + [0, 1.5]
+           int32,
+           false,
+           {constant({{4.f, 2.f}, {0.25f, 1.5f}}), constant({1, 0})}}};
+}
+
+constexpr detail::OpDef kLu{.name = "Lu", .infer = lu_infer, .kernel = lu_kernel, .samples = lu_samples,
+                            .gradient = lu_grad};
+
 }  // namespace
 
 void register_linalg_ops(schema::OpRegistry& r) {
@@ -266,6 +331,7 @@ void register_linalg_ops(schema::OpRegistry& r) {
   r.add(kMatrixDeterminant);
   r.add(kLogMatrixDeterminant);
   r.add(kMatrixSolve);
+  r.add(kLu);
   linalg::register_solve_ops(r);
   linalg::register_decomp_ops(r);
   linalg::register_expm_op(r);
@@ -286,6 +352,12 @@ Tensor matrix_determinant(const Tensor& x, SourceLocation loc) {
 std::pair<Tensor, Tensor> log_matrix_determinant(const Tensor& x, SourceLocation loc) {
   const Tensor in[] = {x};
   runtime::TensorList out = runtime::dispatch(ops::kLogMatrixDeterminant, in, schema::Attrs{}, loc);
+  return {std::move(out[0]), std::move(out[1])};
+}
+
+std::pair<Tensor, Tensor> lu(const Tensor& x, DType output_idx_type, SourceLocation loc) {
+  const Tensor in[] = {x};
+  runtime::TensorList out = runtime::dispatch(ops::kLu, in, schema::Attrs{{"output_idx_type", output_idx_type}}, loc);
   return {std::move(out[0]), std::move(out[1])};
 }
 
