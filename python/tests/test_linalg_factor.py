@@ -332,3 +332,18 @@ def test_lstsq_fast_false_has_no_gradient():
         x = tf.linalg.lstsq(a, b, fast=False)
     with pytest.raises(tf.errors.InvalidArgumentError, match="fast=False"):
         tape.gradient(x, a)
+
+
+def test_unknown_batch_dims_in_a_signature():
+    @tf.function(input_signature=[tf.TensorSpec([None, 4, 4], tf.float64)])
+    def f(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.linalg.slogdet(x)[1])
+        inverse = tf.linalg.inv(x)
+        assert inverse.shape.as_list() == [None, 4, 4]  # inferred while tracing
+        return inverse, tape.gradient(y, x)
+
+    inverse, grad = f(c(A[0]))
+    np.testing.assert_allclose(inverse.numpy(), np.linalg.inv(A[0]), rtol=1e-10)
+    np.testing.assert_allclose(grad.numpy(), np.swapaxes(np.linalg.inv(A[0]), -1, -2), rtol=1e-10)
