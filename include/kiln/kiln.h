@@ -7,6 +7,7 @@
 #include "kiln/tensor.h"
 #include "kiln/nn_ops.h"
 #include "kiln/reduce.h"
+#include "kiln/linalg.h"
 #include "kiln/array.h"
 #include "kiln/print.h"
 #include "kiln/function.h"

@@ -1,7 +1,10 @@
-"""tf.linalg functions that are index bookkeeping over the last two dims (transposes, bands,
-diagonals, traces, matrix-vector products), composed of engine ops so they differentiate and
-trace. Factorizations and solves (inv, det, solve, cholesky, qr, svd, eig) need engine kernels
-Kiln does not have, so they are absent rather than approximated."""
+"""tf.linalg functions: index bookkeeping over the last two dims (transposes, bands, diagonals,
+traces, matrix-vector products), composed of engine ops so they differentiate and trace; and the
+factorizations and solves (inv, det, slogdet, solve, triangular_solve, cholesky, qr, svd, eigh,
+lstsq, expm, lu: engine ops over LAPACK, include/kiln/linalg.h) with TF's composites over them
+(cholesky_solve, eigvalsh, logdet, pinv, lu_solve, lu_reconstruct, lu_matrix_inverse)."""
+import collections as _collections
+
 import numpy as _np
 
 from . import _C
@@ -135,3 +138,153 @@ def normalize(tensor, ord="euclidean", axis=None, name=None):  # noqa: A002
         x = cast(x, _dtypes.float32)
     n = norm(x, ord=ord, axis=axis, keepdims=True)
     return x / n, n
+
+
+# ---- factorizations and solves (engine ops over LAPACK) ----
+
+def _float_matrix(x):
+    x = _tensor(x)
+    if not x.dtype.is_floating:
+        raise TypeError(f"kiln.linalg: expected a float32 or float64 tensor, got {x.dtype.name}")
+    return x
+
+
+def inv(input, adjoint=False, name=None):  # noqa: A002 - TF's argument name
+    return _C.matrix_inverse(_float_matrix(input), bool(adjoint))
+
+
+def det(input, name=None):  # noqa: A002
+    return _C.matrix_determinant(_float_matrix(input))
+
+
+_LogMatrixDeterminant = _collections.namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
+
+
+def slogdet(input, name=None):  # noqa: A002
+    """(sign, log |det|) of each matrix, as TF's op: a named tuple."""
+    return _LogMatrixDeterminant(*_C.log_matrix_determinant(_float_matrix(input)))
+
+
+def logdet(matrix, name=None):
+    """log det of each Hermitian positive definite matrix: 2 sum(log(diag(cholesky))), as TF."""
+    chol = cholesky(matrix)
+    return 2.0 * reduce_sum(_C.log(diag_part(chol)), axis=-1)
+
+
+def expm(input, name=None):  # noqa: A002
+    """The matrix exponential of each square matrix."""
+    return _C.matrix_exponential(_float_matrix(input))
+
+
+_Lu = _collections.namedtuple("Lu", ["lu", "p"])
+
+
+def lu(input, output_idx_type=_dtypes.int32, name=None):  # noqa: A002
+    """(lu, p): input[..., p, :] = L @ U, L's strict lower triangle and U packed in lu."""
+    return _Lu(*_C.lu(_float_matrix(input), _dtypes.as_dtype(output_idx_type).name))
+
+
+def _identity_like(x):
+    from ._array_ops import eye
+    return eye(_matrix_dims(x, "lu")[-1], dtype=x.dtype)
+
+
+def _lu_factors(lower_upper):
+    """(L with its unit diagonal, U) from the packed factors."""
+    upper = band_part(lower_upper, 0, -1)
+    return lower_upper - upper + _identity_like(lower_upper), upper
+
+
+def _permutation_matrix(perm, n, dtype):
+    """P with P[..., i, perm[i]] = 1: P @ x takes x's rows in perm's order."""
+    return _C.one_hot(perm, n, 1.0, 0.0, -1, dtype)
+
+
+def _unpermute(x, perm):
+    """Rows of x moved back: the result's row perm[i] is x's row i."""
+    return matmul(_permutation_matrix(perm, _matrix_dims(x, "lu")[-2], x.dtype), x, transpose_a=True)
+
+
+def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
+    lower, upper = _lu_factors(_float_matrix(lower_upper))
+    return _unpermute(matmul(lower, upper), perm)
+
+
+def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
+    """X with input @ X = rhs, from lu's factors."""
+    lower_upper = _float_matrix(lower_upper)
+    lower, upper = _lu_factors(lower_upper)
+    rhs = _tensor(rhs, lower_upper.dtype)
+    n = _matrix_dims(lower_upper, "lu_solve")[-1]
+    permuted = matmul(_permutation_matrix(perm, n, lower_upper.dtype), rhs)
+    return triangular_solve(upper, triangular_solve(lower, permuted, lower=True), lower=False)
+
+
+def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
+    lower_upper = _float_matrix(lower_upper)
+    return lu_solve(lower_upper, perm, _identity_like(lower_upper))
+
+
+def solve(matrix, rhs, adjoint=False, name=None):
+    a = _float_matrix(matrix)
+    return _C.matrix_solve(a, _tensor(rhs, a.dtype), bool(adjoint))
+
+
+def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
+    a = _float_matrix(matrix)
+    return _C.matrix_triangular_solve(a, _tensor(rhs, a.dtype), bool(lower), bool(adjoint))
+
+
+def cholesky(input, name=None):  # noqa: A002
+    return _C.cholesky(_float_matrix(input))
+
+
+def cholesky_solve(chol, rhs, name=None):
+    """X with (chol @ chol^T) X = rhs: two triangular solves, as TF."""
+    y = triangular_solve(chol, rhs, lower=True, adjoint=False)
+    return triangular_solve(chol, y, lower=True, adjoint=True)
+
+
+_Qr = _collections.namedtuple("Qr", ["q", "r"])
+
+
+def qr(input, full_matrices=False, name=None):  # noqa: A002
+    return _Qr(*_C.qr(_float_matrix(input), bool(full_matrices)))
+
+
+def svd(tensor, full_matrices=False, compute_uv=True, name=None):
+    """s, or (s, u, v) with tensor = u @ diag(s) @ adjoint(v), s descending."""
+    s, u, v = _C.svd(_float_matrix(tensor), bool(full_matrices), bool(compute_uv))
+    return (s, u, v) if compute_uv else s
+
+
+def eigh(tensor, name=None):
+    """(eigenvalues ascending, eigenvectors as columns), reading the lower triangle."""
+    return tuple(_C.self_adjoint_eig(_float_matrix(tensor), True))
+
+
+def eigvalsh(tensor, name=None):
+    return _C.self_adjoint_eig(_float_matrix(tensor), False)[0]
+
+
+def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
+    """The least-squares solution of matrix @ X = rhs (ridge-regularized when fast)."""
+    a = _float_matrix(matrix)
+    l2 = _tensor(l2_regularizer, a.dtype)
+    if l2.shape.rank not in (None, 0):
+        raise ValueError(f"l2_regularizer must be a scalar, got shape {l2.shape}")
+    return _C.matrix_solve_ls(a, _tensor(rhs, a.dtype), l2, bool(fast))
+
+
+def pinv(a, rcond=None, validate_args=False, name=None):
+    """The Moore-Penrose pseudo-inverse through the SVD, as TF: singular values at most
+    rcond * max(s) count as zero; rcond defaults to 10 * max(rows, cols) * eps."""
+    a = _float_matrix(a)
+    m, n = _matrix_dims(a, "pinv")[-2:]
+    if rcond is None:
+        rcond = 10.0 * max(m, n) * _np.finfo(a.dtype.as_numpy_dtype).eps
+    s, u, v = svd(a, full_matrices=False, compute_uv=True)
+    cutoff = _tensor(rcond, a.dtype) * _C.reduce_max(s, [-1], True)
+    keep = _C.greater(s, cutoff)
+    inverse_s = where(keep, 1.0 / where(keep, s, _C.ones_like(s, None)), _C.zeros_like(s, None))
+    return matmul(v * _C.expand_dims(inverse_s, s.ndim - 1), u, transpose_b=True)

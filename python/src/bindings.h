@@ -144,6 +144,7 @@ class GraphCall {
 void bind_errors(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
+void bind_linalg(py::module_& m);
 void bind_function(py::module_& m);
 void bind_control_flow(py::module_& m);
 void bind_autodiff(py::module_& m);

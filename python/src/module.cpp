@@ -8,6 +8,7 @@ PYBIND11_MODULE(_C, m) {
   bind_interrupt(m);
   bind_tensor(m);
   bind_ops(m);
+  bind_linalg(m);
   bind_function(m);
   bind_control_flow(m);
   bind_autodiff(m);

@@ -93,6 +93,10 @@ def test_advanced_autodiff(tmp_path):
     assert scope["n_params"].numpy() == 40 and scope["h_mat"].shape == (40, 40)
     h = scope["h_mat"].numpy()
     np.testing.assert_allclose(h, h.T, atol=1e-5)  # a Hessian is symmetric
+    # the Newton step (cells 61, 63) solves (H + eps I) update = g
+    want = np.linalg.solve(h.astype(np.float64) + 1e-3 * np.eye(40), scope["g_vec"].numpy().astype(np.float64))
+    np.testing.assert_allclose(scope["update"].numpy(), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
+    assert scope["update"].shape == (40, 1)
     assert scope["j_select"].shape == (7, 6, 5)
 
 

@@ -95,7 +95,3 @@ def test_matvec_cross_normalize():
     np.testing.assert_allclose(norm.numpy(), np.linalg.norm(p, axis=1, keepdims=True))
     np.testing.assert_allclose(unit.numpy(), p / np.linalg.norm(p, axis=1, keepdims=True))
 
-
-def test_factorizations_are_absent_not_approximated():
-    for name in ("inv", "det", "solve", "cholesky", "qr", "svd", "eigh"):
-        assert not hasattr(tf.linalg, name)

@@ -19,4 +19,5 @@ void register_variable_ops(schema::OpRegistry& registry);
 void register_training_ops(schema::OpRegistry& registry);
 void register_host_function_ops(schema::OpRegistry& registry);
 void register_grad_ops(schema::OpRegistry& registry);
+void register_linalg_ops(schema::OpRegistry& registry);  // linalg_lu_ops.cpp: LAPACK factorizations and solves
 }  // namespace kiln::ops

@@ -4,7 +4,7 @@ changed (`import kiln as tf`; matplotlib is not imported).
 
 Omitted cells: 19, 20 (saving a custom gradient in a SavedModel: Kiln's SavedModel keeps the traced
 graph, whose custom-gradient outputs are stop_gradient copies), 41, 58, 59, 71, 72, 80 (matplotlib
-plots), 61, 63 (tf.linalg.solve for a Newton step: Kiln has no matrix solve).
+plots).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/guides/advanced_autodiff.py"""
 import kiln as tf
@@ -189,6 +189,19 @@ n_params = tf.reduce_prod(layer1.kernel.shape)
 
 g_vec = tf.reshape(g, [n_params, 1])
 h_mat = tf.reshape(h, [n_params, n_params])
+
+# ---- cell 61
+eps = 1e-3
+eye_eps = tf.eye(h_mat.shape[0])*eps
+
+# ---- cell 63
+# X(k+1) = X(k) - (∇²f(X(k)))^-1 @ ∇f(X(k))
+# h_mat = ∇²f(X(k))
+# g_vec = ∇f(X(k))
+update = tf.linalg.solve(h_mat + eye_eps, g_vec)
+
+# Reshape the update and apply it to the variable.
+_ = layer1.kernel.assign_sub(tf.reshape(update, layer1.kernel.shape))
 
 # ---- cell 67
 x = tf.random.normal([7, 5])
