@@ -34,3 +34,4 @@
 #include "kiln/saved_model.h"
 #include "kiln/profiler.h"
 #include "kiln/threading.h"
+#include "kiln/image_ops.h"

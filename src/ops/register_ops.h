@@ -19,4 +19,5 @@ void register_variable_ops(schema::OpRegistry& registry);
 void register_training_ops(schema::OpRegistry& registry);
 void register_host_function_ops(schema::OpRegistry& registry);
 void register_grad_ops(schema::OpRegistry& registry);
+void register_image_ops(schema::OpRegistry& registry);
 }  // namespace kiln::ops
