@@ -232,3 +232,40 @@ def test_image_gradients_sobel_total_variation():
     np.testing.assert_allclose(tf.image.total_variation(BATCH).numpy(), tv, rtol=1e-5)
     np.testing.assert_allclose(tf.image.total_variation(IMG).numpy(),
                                np.abs(np.diff(IMG, axis=0)).sum() + np.abs(np.diff(IMG, axis=1)).sum(), rtol=1e-5)
+
+
+def _patches_reference(x, k, s, r, padding):
+    n, h, w, c = x.shape
+    eff = [k[i] + (k[i] - 1) * (r[i] - 1) for i in range(2)]
+    if padding == "VALID":
+        out = [-(-(dim - e + 1) // st) for dim, e, st in zip((h, w), eff, s)]
+        pad = [0, 0]
+    else:
+        out = [-(-dim // st) for dim, st in zip((h, w), s)]
+        pad = [max((o - 1) * st + e - dim, 0) // 2 for o, st, e, dim in zip(out, s, eff, (h, w))]
+    result = np.zeros((n, out[0], out[1], k[0] * k[1] * c))
+    for y in range(out[0]):
+        for x_ in range(out[1]):
+            vec = []
+            for i in range(k[0]):
+                for j in range(k[1]):
+                    yy, xx = y * s[0] + i * r[0] - pad[0], x_ * s[1] + j * r[1] - pad[1]
+                    inside = 0 <= yy < h and 0 <= xx < w
+                    vec.append(x[:, yy, xx] if inside else np.zeros((n, c)))
+            result[:, y, x_] = np.concatenate(vec, axis=1)
+    return result
+
+
+@pytest.mark.parametrize("k,s,r,padding", [((2, 3), (1, 2), (1, 1), "VALID"), ((3, 2), (2, 3), (2, 1), "SAME"),
+                                           ((1, 1), (2, 2), (1, 1), "SAME"), ((2, 2), (3, 1), (1, 2), "VALID")])
+def test_extract_patches_matches_numpy(k, s, r, padding):
+    got = tf.image.extract_patches(BATCH, [1, *k, 1], [1, *s, 1], [1, *r, 1], padding).numpy()
+    np.testing.assert_array_equal(got, _patches_reference(BATCH, k, s, r, padding))
+
+
+def test_extract_patches_documented_example():
+    n = 10
+    images = [[[[x * n + y + 1] for y in range(n)] for x in range(n)]]
+    patches = tf.image.extract_patches(images, [1, 3, 3, 1], [1, 5, 5, 1], [1, 1, 1, 1], "VALID")
+    np.testing.assert_array_equal(patches.numpy()[0, 0, 0], [1, 2, 3, 11, 12, 13, 21, 22, 23])
+    np.testing.assert_array_equal(patches.numpy()[0, 1, 1], [56, 57, 58, 66, 67, 68, 76, 77, 78])
