@@ -100,15 +100,21 @@ void jpeg_fail(j_common_ptr info) {
 }
 void jpeg_quiet(j_common_ptr, int) {}  // warnings (corrupt data libjpeg recovers from) are not errors
 
+// libjpeg's error manager, reporting through `error` (its caller sets the jump).
+jpeg_error_mgr* error_manager(JpegError& error) {
+  jpeg_error_mgr* manager = jpeg_std_error(&error.manager);
+  manager->error_exit = jpeg_fail;
+  manager->emit_message = jpeg_quiet;
+  return manager;
+}
+
 // Decodes into a vector first: nothing with a destructor lives across the
 // setjmp, so a longjmp skips no destructor.
 bool decode_jpeg_raw(const std::string& data, int channels, int ratio, bool fancy, std::vector<uint8_t>& pixels,
                      int64_t& h, int64_t& w, int& c, char* message) {
   jpeg_decompress_struct info;
   JpegError error;
-  info.err = jpeg_std_error(&error.manager);
-  error.manager.error_exit = jpeg_fail;
-  error.manager.emit_message = jpeg_quiet;
+  info.err = error_manager(error);
   if (setjmp(error.jump)) {
     std::strcpy(message, error.message);
     jpeg_destroy_decompress(&info);
@@ -161,9 +167,7 @@ bool encode_jpeg_raw(const uint8_t* pixels, int64_t h, int64_t w, int c, int qua
                      unsigned char*& buffer, unsigned long& size, char* message) {
   jpeg_compress_struct info;
   JpegError error;
-  info.err = jpeg_std_error(&error.manager);
-  error.manager.error_exit = jpeg_fail;
-  error.manager.emit_message = jpeg_quiet;
+  info.err = error_manager(error);
   if (setjmp(error.jump)) {
     std::strcpy(message, error.message);
     jpeg_destroy_compress(&info);

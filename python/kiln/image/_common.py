@@ -31,6 +31,24 @@ def hwc(image):
     return s[-3], s[-2], s[-1]
 
 
+def known_hw(image, op):
+    """The static height and width, which `op` needs when the graph is built (ValueError otherwise)."""
+    height, width, _ = hwc(image)
+    if height is None or width is None:
+        raise ValueError(f"{op}: the image's height and width must be known when the graph is built")
+    return height, width
+
+
+def target_size(target_height, target_width):
+    """Positive Python ints, with TF's messages (width checked first, as TF)."""
+    th, tw = static_int(target_height, "target_height"), static_int(target_width, "target_width")
+    if tw <= 0:
+        raise ValueError("target_width must be > 0.")
+    if th <= 0:
+        raise ValueError("target_height must be > 0.")
+    return th, tw
+
+
 def static_int(value, what):
     """A Python int from an int, a NumPy scalar or an eager scalar tensor (TypeError for a traced one)."""
     if isinstance(value, (int, np.integer)):

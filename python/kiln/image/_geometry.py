@@ -77,9 +77,7 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
     """Zeros around the image: offset_height rows above, offset_width columns left, up to the target size."""
     image = _common.as_image(image)
     top, left, th, tw = _box_args(offset_height, offset_width, target_height, target_width)
-    height, width, _ = _common.hwc(image)
-    if height is None or width is None:
-        raise ValueError("pad_to_bounding_box: the image's height and width must be known when the graph is built")
+    height, width = _common.known_hw(image, "pad_to_bounding_box")
     bottom, right = th - top - height, tw - left - width
     if top < 0:
         raise ValueError("offset_height must be >= 0")
@@ -98,16 +96,8 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
 def resize_with_crop_or_pad(image, target_height, target_width):
     """Crops (centred) or pads with zeros (centred) to target_height x target_width."""
     image = _common.as_image(image)
-    th = _common.static_int(target_height, "target_height")
-    tw = _common.static_int(target_width, "target_width")
-    if tw <= 0:
-        raise ValueError("target_width must be > 0.")
-    if th <= 0:
-        raise ValueError("target_height must be > 0.")
-    height, width, _ = _common.hwc(image)
-    if height is None or width is None:
-        raise ValueError("resize_with_crop_or_pad: the image's height and width must be known when the graph "
-                         "is built")
+    th, tw = _common.target_size(target_height, target_width)
+    height, width = _common.known_hw(image, "resize_with_crop_or_pad")
     dh, dw = th - height, tw - width
     cropped = crop_to_bounding_box(image, max(-dh // 2, 0), max(-dw // 2, 0), min(th, height), min(tw, width))
     return pad_to_bounding_box(cropped, max(dh // 2, 0), max(dw // 2, 0), th, tw)
@@ -120,9 +110,7 @@ def central_crop(image, central_fraction):
         raise ValueError("central_fraction must be within (0, 1]")
     if central_fraction == 1.0:
         return image
-    height, width, _ = _common.hwc(image)
-    if height is None or width is None:
-        raise ValueError("central_crop: the image's height and width must be known when the graph is built")
+    height, width = _common.known_hw(image, "central_crop")
     top = int((float(height) - float(height) * central_fraction) / 2)
     left = int((float(width) - float(width) * central_fraction) / 2)
     return _window(image, top, left, height - 2 * top, width - 2 * left)

@@ -105,44 +105,56 @@ def stateless_random_flip_up_down(image, seed):
 
 # ---- value adjustments by a random factor -------------------------------------------------------------------------
 
+def _stateful_draw(seed):
+    return lambda lo, hi: tf.random.uniform([], lo, hi, seed=seed)
+
+
+def _stateless_draw(seed):
+    return lambda lo, hi: stateless_uniform([], seed, lo, hi)
+
+
+def _by_delta(adjust, image, max_delta, draw, hue=False):
+    """adjust(image, d), d drawn from [-max_delta, max_delta)."""
+    _check_max_delta(max_delta, hue)
+    return adjust(image, draw(-max_delta, max_delta))
+
+
+def _by_factor(adjust, image, lower, upper, draw):
+    """adjust(image, f), f drawn from [lower, upper)."""
+    _check_lower_upper(lower, upper)
+    return adjust(image, draw(lower, upper))
+
+
 def random_brightness(image, max_delta, seed=None):
-    _check_max_delta(max_delta)
-    return _color.adjust_brightness(image, tf.random.uniform([], -max_delta, max_delta, seed=seed))
+    return _by_delta(_color.adjust_brightness, image, max_delta, _stateful_draw(seed))
 
 
 def stateless_random_brightness(image, max_delta, seed):
-    _check_max_delta(max_delta)
-    return _color.adjust_brightness(image, stateless_uniform([], seed, -max_delta, max_delta))
-
-
-def random_contrast(image, lower, upper, seed=None):
-    _check_lower_upper(lower, upper)
-    return _color.adjust_contrast(image, tf.random.uniform([], lower, upper, seed=seed))
-
-
-def stateless_random_contrast(image, lower, upper, seed):
-    _check_lower_upper(lower, upper)
-    return _color.adjust_contrast(image, stateless_uniform([], seed, lower, upper))
-
-
-def random_saturation(image, lower, upper, seed=None):
-    _check_lower_upper(lower, upper)
-    return _color.adjust_saturation(image, tf.random.uniform([], lower, upper, seed=seed))
-
-
-def stateless_random_saturation(image, lower, upper, seed):
-    _check_lower_upper(lower, upper)
-    return _color.adjust_saturation(image, stateless_uniform([], seed, lower, upper))
+    return _by_delta(_color.adjust_brightness, image, max_delta, _stateless_draw(seed))
 
 
 def random_hue(image, max_delta, seed=None):
-    _check_max_delta(max_delta, hue=True)
-    return _color.adjust_hue(image, tf.random.uniform([], -max_delta, max_delta, seed=seed))
+    return _by_delta(_color.adjust_hue, image, max_delta, _stateful_draw(seed), hue=True)
 
 
 def stateless_random_hue(image, max_delta, seed):
-    _check_max_delta(max_delta, hue=True)
-    return _color.adjust_hue(image, stateless_uniform([], seed, -max_delta, max_delta))
+    return _by_delta(_color.adjust_hue, image, max_delta, _stateless_draw(seed), hue=True)
+
+
+def random_contrast(image, lower, upper, seed=None):
+    return _by_factor(_color.adjust_contrast, image, lower, upper, _stateful_draw(seed))
+
+
+def stateless_random_contrast(image, lower, upper, seed):
+    return _by_factor(_color.adjust_contrast, image, lower, upper, _stateless_draw(seed))
+
+
+def random_saturation(image, lower, upper, seed=None):
+    return _by_factor(_color.adjust_saturation, image, lower, upper, _stateful_draw(seed))
+
+
+def stateless_random_saturation(image, lower, upper, seed):
+    return _by_factor(_color.adjust_saturation, image, lower, upper, _stateless_draw(seed))
 
 
 # ---- crops -----------------------------------------------------------------------------------------------------

@@ -71,15 +71,8 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
 def resize_with_pad(image, target_height, target_width, method=ResizeMethod.BILINEAR, antialias=False):
     """Resizes keeping the aspect ratio, then pads with zeros (centred) to target_height x target_width."""
     image = _common.as_image(image)
-    target_height = _common.static_int(target_height, "target_height")
-    target_width = _common.static_int(target_width, "target_width")
-    if target_height <= 0:
-        raise ValueError("target_height must be > 0.")
-    if target_width <= 0:
-        raise ValueError("target_width must be > 0.")
-    height, width, _ = _common.hwc(image)
-    if height is None or width is None:
-        raise ValueError("resize_with_pad: the image's height and width must be known when the graph is built")
+    target_height, target_width = _common.target_size(target_height, target_width)
+    height, width = _common.known_hw(image, "resize_with_pad")
     # TF computes the ratio and paddings in float32.
     f32 = np.float32
     ratio = max(f32(width) / f32(target_width), f32(height) / f32(target_height))
