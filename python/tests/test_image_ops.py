@@ -269,3 +269,18 @@ def test_extract_patches_documented_example():
     patches = tf.image.extract_patches(images, [1, 3, 3, 1], [1, 5, 5, 1], [1, 1, 1, 1], "VALID")
     np.testing.assert_array_equal(patches.numpy()[0, 0, 0], [1, 2, 3, 11, 12, 13, 21, 22, 23])
     np.testing.assert_array_equal(patches.numpy()[0, 1, 1], [56, 57, 58, 66, 67, 68, 76, 77, 78])
+
+
+def test_tf_documented_colour_values():
+    x = [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[7.0, 8.0, 9.0], [10.0, 11.0, 12.0]]]
+    np.testing.assert_allclose(tf.image.adjust_saturation(x, 0.5).numpy(),
+                               [[[2, 2.5, 3], [5, 5.5, 6]], [[8, 8.5, 9], [11, 11.5, 12]]], rtol=1e-6)
+    np.testing.assert_allclose(tf.image.rgb_to_grayscale(x).numpy(), [[[1.8149], [4.8146]], [[7.8143], [10.8140]]],
+                               rtol=1e-5)
+    np.testing.assert_allclose(tf.image.adjust_gamma(x, 0.2).numpy()[0],
+                               [[1.0, 1.1486983, 1.2457309], [1.319508, 1.3797297, 1.4309691]], rtol=1e-6)
+    blue = tf.stack([tf.zeros([5, 5]), tf.zeros([5, 5]), tf.ones([5, 5])], axis=-1)
+    np.testing.assert_allclose(tf.image.rgb_to_hsv(blue).numpy()[0, 0], [0.6666667, 1, 1], rtol=1e-6)
+    rows = [[[3 * (4 * r + c) + k + 1.0 for k in range(3)] for c in range(4)] for r in range(4)]
+    np.testing.assert_array_equal(tf.image.central_crop(rows, 0.5).numpy(),
+                                  [[[16, 17, 18], [19, 20, 21]], [[28, 29, 30], [31, 32, 33]]])

@@ -12,6 +12,7 @@
 #include <limits>
 #include <numbers>
 
+#include "core/parallel.h"
 #include "kiln/image_ops.h"
 #include "ops/register_ops.h"
 #include "runtime/dispatch.h"
@@ -172,12 +173,18 @@ AxisTaps axis_taps(int64_t in, int64_t out, const schema::Attrs& attrs) {
 constexpr const char* kMethods[] = {"bilinear", "nearest", "bicubic", "area",
                                     "lanczos3", "lanczos5", "gaussian", "mitchellcubic"};
 
-// Checks the attrs and the image (input 0); returns the output shape.
-Shape infer_resized(schema::InferContext& c, int64_t out_h, int64_t out_w) {
+const std::string& checked_method(schema::InferContext& c) {
   const std::string& method = c.attrs().get_string("method");
   if (std::find(std::begin(kMethods), std::end(kMethods), method) == std::end(kMethods))
     c.fail("method must be one of bilinear, nearest, bicubic, area, lanczos3, lanczos5, gaussian, mitchellcubic, "
            "got \"{}\"", method);
+  c.attrs().get_bool("antialias");  // present
+  return method;
+}
+
+// Checks the attrs and the image (input 0); returns the output shape.
+Shape infer_resized(schema::InferContext& c, int64_t out_h, int64_t out_w) {
+  const std::string& method = checked_method(c);
   const DType d = c.dtype(0);
   const bool integral = d == DType::UInt8 || d == DType::Int32 || d == DType::Int64;
   if (!is_floating(d) && !(integral && method == "nearest"))
@@ -211,18 +218,22 @@ void apply_taps(const T* in, T* out, int64_t n, int64_t h, int64_t w, int64_t ch
     std::vector<double> tmp(static_cast<size_t>(oh * w * ch));
     for (int64_t b = 0; b < n; ++b) {
       const T* src = in + b * h * w * ch;
-      std::fill(tmp.begin(), tmp.end(), 0.0);
-      for (int64_t y = 0; y < oh; ++y)
-        for (const Tap& t : rows[y])
-          for (int64_t k = 0; k < w * ch; ++k) tmp[y * w * ch + k] += t.weight * static_cast<double>(src[t.index * w * ch + k]);
       T* dst = out + b * oh * ow * ch;
-      for (int64_t y = 0; y < oh; ++y)
-        for (int64_t x = 0; x < ow; ++x)
-          for (int64_t k = 0; k < ch; ++k) {
-            double s = 0;
-            for (const Tap& t : cols[x]) s += t.weight * tmp[(y * w + t.index) * ch + k];
-            dst[(y * ow + x) * ch + k] = static_cast<T>(s);
-          }
+      // Output rows are independent: each thread takes a band of them.
+      core::parallel_for(oh, [&](int64_t y0, int64_t y1) {
+        std::fill(tmp.begin() + y0 * w * ch, tmp.begin() + y1 * w * ch, 0.0);
+        for (int64_t y = y0; y < y1; ++y)
+          for (const Tap& t : rows[y])
+            for (int64_t k = 0; k < w * ch; ++k)
+              tmp[y * w * ch + k] += t.weight * static_cast<double>(src[t.index * w * ch + k]);
+        for (int64_t y = y0; y < y1; ++y)
+          for (int64_t x = 0; x < ow; ++x)
+            for (int64_t k = 0; k < ch; ++k) {
+              double s = 0;
+              for (const Tap& t : cols[x]) s += t.weight * tmp[(y * w + t.index) * ch + k];
+              dst[(y * ow + x) * ch + k] = static_cast<T>(s);
+            }
+      }, std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(1, (w + ow) * ch)));
     }
     return;
   }
@@ -283,6 +294,13 @@ void resize_grad_infer(schema::InferContext& c) {
   if (dy.has_known_rank() && dy.rank() != 4) c.fail("grads must be 4-dimensional, got shape {}", dy.to_string());
   if (image.has_known_rank() && image.rank() != 4)
     c.fail("original_image must be 4-dimensional, got shape {}", image.to_string());
+  checked_method(c);
+  // The batch and channels of grads are the image's: the kernel reads both with the image's.
+  if (dy.has_known_rank() && image.has_known_rank())
+    for (int d : {0, 3})
+      if (dy[d] >= 0 && image[d] >= 0 && dy[d] != image[d])
+        c.fail("grads and original_image must have the same batch and channels, got shapes {} and {}",
+               dy.to_string(), image.to_string());
   c.add_output(c.dtype(1), image.has_known_rank() ? image : Shape{-1, -1, -1, -1});
 }
 
