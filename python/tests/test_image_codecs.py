@@ -146,3 +146,18 @@ def test_fuzzed_files_decode_or_raise_invalid_argument(encode, decode):
         except tf.errors.InvalidArgumentError:
             failed += 1
     assert decoded + failed == 400 and failed > 0
+
+
+def test_random_jpeg_quality_and_random_split():
+    image = tf.image.convert_image_dtype(RGB, tf.float32)
+    out = tf.image.random_jpeg_quality(image, 50, 90)
+    assert out.dtype == tf.float32 and out.shape == (7, 9, 3)
+    assert 0 < float(tf.reduce_mean(tf.abs(out - image))) < 0.25
+    a = tf.image.stateless_random_jpeg_quality(RGB, 10, 95, seed=(1, 2))
+    np.testing.assert_array_equal(a.numpy(), tf.image.stateless_random_jpeg_quality(RGB, 10, 95, seed=(1, 2)).numpy())
+    with pytest.raises(ValueError, match="less than"):
+        tf.image.random_jpeg_quality(image, 90, 50)
+    seeds = tf.random.split(tf.constant([7, 8], tf.int64), num=3)
+    assert seeds.shape == (3, 2) and seeds.dtype == tf.int64
+    np.testing.assert_array_equal(seeds.numpy(), tf.random.split((7, 8), num=3).numpy())
+    assert len({tuple(s) for s in seeds.numpy()}) == 3
