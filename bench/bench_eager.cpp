@@ -18,6 +18,7 @@
 #include "ops/known_ops.h"
 #include "ops/variable_ops.h"
 #include "ops/vector_math.h"
+#include "ops/matmul_layout.h"
 #include "ops/nn_internal.h"
 #include "runtime/dispatch.h"
 
@@ -255,7 +256,7 @@ void BM_MatMul_FewRows(benchmark::State& st) {
 BENCHMARK(BM_MatMul_FewRows)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // [M, K] x [K, N] with MatMul reading b in place (A) and by its rule (B,
-// ops/nn_internal.h: on CPUs without AVX-512, b copied into longer rows where
+// ops/matmul_layout.h: on CPUs without AVX-512, b copied into longer rows where
 // oneDNN's no-copy sgemm would read rows 4 KB apart), alternated call by
 // call; the counters are each side's fastest call and their ratio. Shapes
 // the rule leaves alone read 1.00x.
@@ -287,165 +288,38 @@ BENCHMARK(BM_MatMul_PaddedB)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
-// A product's b in another form than dense, the benchmarks of the weight-rows
-// pass's forms: [m, k] x b, b a dense [k, n] ([n, k] read transposed with
-// `tb`), against MatMul reading `stored_form(b)` with `attrs` (the
-// graph-internal attr of that form added), alternated call by call; the
-// fastest of each as `dense_us` and `stored_us`.
-template <class StoredForm>
-void alternate_dense_and_stored_b(benchmark::State& st, bool tb, StoredForm&& stored_form,
-                                  kiln::schema::Attrs attrs, const char* stored_us) {
+// [m, k] x b, b [k, n] dense against b packed in the layout MatMul reads it
+// fastest in (MatMul b_layout: a served weight, ops/matmul_layout.h); with a
+// fourth arg 1, b is an [n, k] matrix read transposed against its transpose
+// packed. Alternated call by call; the fastest of each. Empty where this
+// CPU's oneDNN wants no layout.
+void BM_MatMul_BPacked(benchmark::State& st) {
   const int64_t m = st.range(0), k = st.range(1), n = st.range(2);
-  Tensor a = kiln::random::uniform(kiln::Shape{m, k}, -1.0, 1.0, DType::Float32, 1);
-  Tensor b = kiln::random::uniform(tb ? kiln::Shape{n, k} : kiln::Shape{k, n}, -1.0, 1.0, DType::Float32, 2);
-  const Tensor in[] = {a, stored_form(b)};
-  attrs.set("transpose_a", false);
-  bench::fastest_of_alternating(
-      st, "dense_us", [&] { return kiln::matmul(a, b, false, tb); }, stored_us,
-      [&] { return kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs)[0]; });
-}
-
-// b stored in rows kMatmulBPad longer (b_row_padding: a weight the
-// weight-rows pass keeps in that form). The stored form saves the rule's copy
-// where it pads, and reads transposed rows 4 KB apart without one.
-void BM_MatMul_BInLongerRows(benchmark::State& st) {
   const bool tb = st.range(3) != 0;
-  const int64_t pad = kiln::ops::kMatmulBPad;
-  alternate_dense_and_stored_b(
-      st, tb, [&](const Tensor& b) { return kiln::pad(b, {{0, 0}, {0, pad}}); },
-      kiln::schema::Attrs{{"transpose_b", tb}, {kiln::ops::kMatmulBRowPadding, pad}}, "longer_rows_us");
-}
-BENCHMARK(BM_MatMul_BInLongerRows)
-    ->Args({50, 3136, 1024, 0})
-    ->Args({50, 1024, 3136, 1})
-    ->Args({256, 3136, 1024, 0})
-    ->Args({256, 1024, 3136, 1})
-    ->Unit(benchmark::kMicrosecond)
-    ->UseRealTime();
-
-// Two dense [rows, cols] variables with their m and v (handles: var, m, v
-// each), a gradient, and ApplyAdam's attrs: the two sides of an Adam
-// benchmark that alternates two forms of the variable.
-struct AdamPair {
-  std::vector<Tensor> handles[2];
-  Tensor grad, alpha = kiln::constant(1e-3f);
-  kiln::schema::Attrs attrs;
-  AdamPair(int64_t rows, int64_t cols)
-      : grad(kiln::random::uniform(kiln::Shape{rows, cols}, -1.0, 1.0, DType::Float32, 3)),
-        attrs{{"dtype", DType::Float32}, {"shape", kiln::Shape{rows, cols}}, {"beta_1", 0.9}, {"beta_2", 0.999},
-              {"epsilon", 1e-7}} {
-    for (auto& h : handles)
-      for (const char* role : {"var", "m", "v"})
-        h.push_back(kiln::ops::sample_resource(kiln::zeros(kiln::Shape{rows, cols}), role));
-  }
-  kiln::detail::VariableState& var(int side) { return kiln::ops::resource_state(handles[side][0]); }
-  void update(int side) {
-    const kiln::ops::AdamGradient g{.tensor = grad};
-    kiln::ops::run_adam(handles[side], std::span(&g, 1), alpha, attrs, "ApplyAdam");
-  }
-};
-
-// Adam's update of a [rows, cols] variable from a gradient tensor with the
-// variable held dense (A) and in rows kMatmulBPad longer (B, as the
-// weight-rows pass leaves a weight), alternated call by call; the fastest of
-// each. m and v are dense either way.
-void BM_AdamUpdate_LongerRows(benchmark::State& st) {
-  AdamPair pair(st.range(0), st.range(1));
-  {
-    std::lock_guard<std::mutex> lock(pair.var(1).mutex);
-    pair.var(1).value_in_longer_rows(kiln::ops::kMatmulBPad);
-  }
-  bench::fastest_of_alternating(
-      st, "dense_us", [&] { pair.update(0); }, "longer_rows_us", [&] { pair.update(1); }, "dense/longer");
-}
-BENCHMARK(BM_AdamUpdate_LongerRows)->Args({3136, 1024})->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-// Adam's update of a dense [rows, cols] variable (A) and of one whose panels
-// a graph read since the last update, which the update then writes too (B,
-// as the weight-rows pass leaves a dense layer's kernel on AVX-512 CPUs),
-// alternated call by call; the fastest of each.
-void BM_AdamUpdate_Panels(benchmark::State& st) {
-  AdamPair pair(st.range(0), st.range(1));
-  auto with_panels = [&] {
-    {
-      std::lock_guard<std::mutex> lock(pair.var(1).mutex);
-      pair.var(1).value_in_panels();  // a step's read: made once, then kept by the updates
-    }
-    pair.update(1);
-  };
-  bench::fastest_of_alternating(
-      st, "dense_us", [&] { pair.update(0); }, "with_panels_us", with_panels, "dense/with_panels");
-}
-BENCHMARK(BM_AdamUpdate_Panels)->Args({3136, 1024})->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-// Adam's update of a dense variable (A) and of one held in panels alone (B:
-// a graph read its panels and nothing its dense value since the last update,
-// as a traced step whose dense layer's forward and input gradient both read
-// the panels leaves it), alternated call by call; the fastest of each.
-void BM_AdamUpdate_PanelsAlone(benchmark::State& st) {
-  AdamPair pair(st.range(0), st.range(1));
-  auto in_panels = [&] {
-    {
-      std::lock_guard<std::mutex> lock(pair.var(1).mutex);
-      pair.var(1).value_in_panels();
-    }
-    pair.update(1);
-  };
-  bench::fastest_of_alternating(
-      st, "dense_us", [&] { pair.update(0); }, "panels_alone_us", in_panels, "dense/panels_alone");
-  std::lock_guard<std::mutex> lock(pair.var(1).mutex);
-  if (pair.var(1).holds_dense()) st.SkipWithError("the update did not keep the panels alone");
-}
-BENCHMARK(BM_AdamUpdate_PanelsAlone)->Args({3136, 1024})->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-// b in panels (MatMul b_panels: the form the weight-rows pass gives a dense
-// layer's forward on AVX-512 CPUs); with a fourth arg 1, b is an [n, k]
-// matrix read transposed (h e^T: a tied embedding's logits), against the
-// panels of its transpose (as the pass gives a weight no graph updates). 0
-// where this CPU's oneDNN would not read panels.
-void BM_MatMul_BInPanels(benchmark::State& st) {
-  const bool transposed = st.range(3) != 0;
-  if (!kiln::ops::matmul_reads_panels(st.range(0), st.range(1), st.range(2))) {
+  const kiln::ops::MatmulLayout* layout = kiln::ops::preferred_layout(m, k, n);
+  if (!layout) {
     for (auto _ : st) {
     }
-    st.SetLabel("this CPU's matmul reads no panels");
+    st.SetLabel("this CPU's matmul wants no layout");
     return;
   }
-  alternate_dense_and_stored_b(
-      st, transposed,
-      [&](const Tensor& b) { return transposed ? kiln::ops::in_transposed_panels(b) : kiln::ops::in_panels(b); },
-      kiln::schema::Attrs{{"transpose_b", false}, {kiln::ops::kMatmulBPanels, kiln::ops::kMatmulPanelWidth}},
-      "panels_us");
+  Tensor a = kiln::random::uniform(kiln::Shape{m, k}, -1.0, 1.0, DType::Float32, 1);
+  Tensor b = kiln::random::uniform(tb ? kiln::Shape{n, k} : kiln::Shape{k, n}, -1.0, 1.0, DType::Float32, 2);
+  const Tensor in[] = {a, kiln::ops::pack(*layout, b, tb)};
+  const kiln::schema::Attrs attrs{
+      {"transpose_a", false}, {"transpose_b", false}, {kiln::ops::kMatmulBLayout, std::string(layout->name)}};
+  bench::fastest_of_alternating(
+      st, "dense_us", [&] { return kiln::matmul(a, b, false, tb); }, "packed_us",
+      [&] { return kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs)[0]; });
+  st.SetLabel(std::string(layout->name));
 }
-BENCHMARK(BM_MatMul_BInPanels)
+BENCHMARK(BM_MatMul_BPacked)
     ->Args({50, 3136, 1024, 0})
     ->Args({256, 3136, 1024, 0})
     ->Args({64, 1024, 1024, 0})
     ->Args({50, 1024, 3136, 1})
     ->Args({256, 1024, 3136, 1})
     ->Args({64, 768, 8192, 1})
-    ->Unit(benchmark::kMicrosecond)
-    ->UseRealTime();
-
-// h w^T with w's own panels (MatMul b_panels with transpose_b: a trained
-// dense layer's input gradient reading the panels its forward read, Kiln's
-// kernel) against oneDNN on the dense w read transposed. Both read w from
-// the caches here; in a training step the dense w is colder.
-void BM_MatMul_TransposedFromPanels(benchmark::State& st) {
-  alternate_dense_and_stored_b(
-      st, true, [](const Tensor& b) { return kiln::ops::in_panels(b); },
-      kiln::schema::Attrs{{"transpose_b", true}, {kiln::ops::kMatmulBPanels, kiln::ops::kMatmulPanelWidth}},
-      "own_panels_us");
-  st.SetLabel(kiln::ops::matmul_transposed_panels_chain(st.range(0), st.range(1), st.range(2))
-                  ? "Kiln's kernel"
-                  : "oneDNN on the dense b (the kernel cannot run here)");
-}
-BENCHMARK(BM_MatMul_TransposedFromPanels)
-    ->Args({50, 1024, 3136})
-    ->Args({100, 1024, 3136})
-    ->Args({128, 1024, 3136})
-    ->Args({256, 1024, 3136})
-    ->Args({32, 256, 512})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

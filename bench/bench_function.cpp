@@ -121,27 +121,27 @@ void BM_Steps_Eager(benchmark::State& st) {
 }
 BENCHMARK(BM_Steps_Eager)->Arg(100);
 
-// ---- 6a. A dense layer on captured weights, with weight rows and without -----
+// ---- 6a. A dense layer on captured weights, packed and not -----------------
 
 // relu(x W + b) with W and b eager tensors the function captures (a served
-// model's weights), [m, 3136] x [3136, 1024]: traced with the weight-rows pass
-// (W copied into longer rows once, when the plan is built, where MatMul's
-// rule would copy it on every call) and without it, called alternately; the
-// fastest of each and their ratio.
-void BM_CapturedDense_WeightRows(benchmark::State& st) {
+// model's weights), [m, 3136] x [3136, 1024]: traced with the layouts pass
+// (W packed once, when the plan is built, where oneDNN reads it faster so:
+// ops/matmul_layout.h) and without it, called alternately; the fastest of
+// each and their ratio.
+void BM_CapturedDense_Layouts(benchmark::State& st) {
   const int64_t m = st.range(0), k = 3136, n = 1024;
   Tensor x = kiln::random::uniform(kiln::Shape{m, k}, -1.0, 1.0, DType::Float32, 6);
   Tensor w = kiln::random::uniform(kiln::Shape{k, n}, -0.02, 0.02, DType::Float32, 7);
   Tensor b = kiln::random::uniform(kiln::Shape{n}, -1.0, 1.0, DType::Float32, 8);
   auto layer = [&](const Tensor& x) { return kiln::relu(kiln::nn::bias_add(kiln::matmul(x, w), b)); };
-  auto with_rows = kiln::function(layer), without = kiln::function(layer);
-  Tensor a = traced_without(nullptr, [&] { return with_rows(x); });
-  Tensor c = traced_without("weightrows", [&] { return without(x); });
+  auto packed = kiln::function(layer), without = kiln::function(layer);
+  Tensor a = traced_without(nullptr, [&] { return packed(x); });
+  Tensor c = traced_without("layouts", [&] { return without(x); });
   if (!same_values(a, c)) st.SetLabel("results differ!");
   bench::fastest_of_alternating(
-      st, "without_us", [&] { return without(x); }, "weight_rows_us", [&] { return with_rows(x); });
+      st, "without_us", [&] { return without(x); }, "packed_us", [&] { return packed(x); });
 }
-BENCHMARK(BM_CapturedDense_WeightRows)->Arg(50)->Arg(256)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_CapturedDense_Layouts)->Arg(50)->Arg(256)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // ---- 6b. Depthwise convolution + bias + relu, fused and not ---------------
 

@@ -17,7 +17,7 @@
 #include "function/traced_graph.h"
 #include "kiln/kiln.h"
 #include "mnist_cnn.h"
-#include "ops/nn_internal.h"
+#include "ops/matmul_layout.h"
 #include "ops/vector_math.h"
 
 namespace {
@@ -133,12 +133,7 @@ BENCHMARK_CAPTURE(BM_MnistStepAlternating, conv_pool_pass, "convpool")
     ->Arg(256)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_MnistStepAlternating, weight_rows_pass, "weightrows")
-    ->Arg(50)
-    ->Arg(256)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(BM_MnistStepAlternating, transposed_panels, "transposedpanels")
+BENCHMARK_CAPTURE(BM_MnistStepAlternating, layouts_pass, "layouts")
     ->Arg(50)
     ->Arg(256)
     ->Unit(benchmark::kMillisecond)
@@ -243,7 +238,7 @@ BENCHMARK(BM_Float32FmaPeak)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // One step (eager or traced) with MatMul reading b in place (A) against
 // MatMul's padded copy of b where its rule says so (B, the default), alternated
-// (ops/nn_internal.h: on CPUs without AVX-512, dense1's forward at these
+// (ops/matmul_layout.h: on CPUs without AVX-512, dense1's forward at these
 // batches). The mode is read when a MatMul primitive is made, and is part of
 // its cache key, so each side keeps its own.
 void BM_MnistStepMatmulPadding(benchmark::State& state, bool traced) {

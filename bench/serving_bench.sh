@@ -2,9 +2,14 @@
 # kiln-serve under load: requests/s and p50/p99 latency at concurrency 1, 8
 # and 64, batching off and on, for the MNIST CNN of examples/mnist_train
 # (trained a few steps on synthetic digits: the weights do not change the
-# cost), one image per request, measured with wrk on 127.0.0.1.
+# cost), one image per request, measured with wrk on 127.0.0.1; then the
+# same image through the loaded signature in-process (bench_serve_call), whose
+# median the REST median at concurrency 1 is compared with (the overhead).
+# Prints the rows of bench/README.md's table.
 #   bash bench/serving_bench.sh [seconds per run, default 10]
-# Needs ./build/kiln-serve, ./build/examples/mnist_train and Debian's wrk.
+# The same loads over gRPC with bench_serve_grpc, when it is built.
+# Needs ./build/kiln-serve, ./build/examples/mnist_train, ./build/bench/bench_serve_call
+# and Debian's wrk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
@@ -35,15 +40,31 @@ for batching in off on; do
   [ "$batching" = on ] && flags=(--enable_batching --max_batch_size=64 --batch_timeout_micros=1000
                                   --num_batch_threads=${KILN_BENCH_BATCH_THREADS:-1} --max_enqueued_batches=100)
   OMP_WAIT_POLICY=passive ./build/kiln-serve --model_name=mnist --model_base_path="$work/models/mnist" \
-    --rest_api_host=127.0.0.1 --rest_api_port=0 "${flags[@]}" >"$work/port" 2>"$work/log" &
+    --rest_api_host=127.0.0.1 --rest_api_port=0 --port=0 "${flags[@]}" >"$work/port" 2>"$work/log" &
   server=$!
   for _ in $(seq 100); do grep -q Exporting "$work/port" 2>/dev/null && break; sleep 0.1; done
-  port=$(sed -n 's/.*:\([0-9]*\) \.\.\./\1/p' "$work/port")
+  port=$(sed -n 's/^Exporting.*:\([0-9]*\) \.\.\./\1/p' "$work/port")
+  grpc_port=$(sed -n 's/^Running gRPC.*:\([0-9]*\) \.\.\./\1/p' "$work/port")
   for c in 1 8 64; do
     result=$(wrk -t$((c < 2 ? 1 : 2)) -c$c -d${secs}s --timeout 30s -s bench/serving_post.lua \
              "http://127.0.0.1:$port/v1/models/mnist:predict" | grep RESULT)
     echo "batching $batching concurrency $c: ${result#RESULT }"
+    if [ "$batching$c" = off1 ]; then rest_p50=$(echo "$result" | sed -n 's/.*p50_ms \([0-9.]*\).*/\1/p'); fi
   done
+  if [ -x ./build/bench/bench_serve_grpc ]; then
+    for c in 1 8 64; do
+      result=$(./build/bench/bench_serve_grpc "127.0.0.1:$grpc_port" mnist images "$secs" $c 1 28 28 1 | grep RESULT)
+      echo "gRPC batching $batching concurrency $c: ${result#RESULT }"
+      if [ "$batching$c" = off1 ]; then grpc_p50=$(echo "$result" | sed -n 's/.*p50_ms \([0-9.]*\).*/\1/p'); fi
+    done
+  fi
   kill -TERM $server
   wait $server
 done
+call=$(OMP_WAIT_POLICY=passive ./build/bench/bench_serve_call "$work/models/mnist/1" | grep RESULT)
+echo "in-process call: ${call#RESULT }"
+call_p50=$(echo "$call" | sed -n 's/.*p50_us \([0-9.]*\).*/\1/p')
+awk -v r="$rest_p50" -v c="$call_p50" 'BEGIN { printf "REST overhead at concurrency 1 (p50): %.0f us\n", r * 1000 - c }'
+if [ -n "${grpc_p50:-}" ]; then
+  awk -v r="$grpc_p50" -v c="$call_p50" 'BEGIN { printf "gRPC overhead at concurrency 1 (p50): %.0f us\n", r * 1000 - c }'
+fi

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "ops/matmul_layout.h"
 #include "ops/nn_internal.h"
 
 namespace kiln::testing {

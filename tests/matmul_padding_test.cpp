@@ -1,4 +1,4 @@
-// MatMul's padded copy of b (ops/nn_internal.h): where oneDNN 2.6's AVX2 sgemm
+// MatMul's padded copy of b (ops/matmul_layout.h): where oneDNN 2.6's AVX2 sgemm
 // would read b's rows in place at a stride of a multiple of 4 KB, MatMul
 // copies them into longer rows first. The copy must never change a bit: on any
 // machine, the product with the copy (forced on) is the product without it
@@ -21,6 +21,7 @@
 #include "kernel_test_util.h"
 #include "test_util.h"
 #include "ops/known_ops.h"
+#include "ops/matmul_layout.h"
 #include "ops/nn_internal.h"
 #include "runtime/dispatch.h"
 
@@ -41,8 +42,8 @@ std::vector<float> product(MatmulBPadding mode, const kiln::Tensor& a, const kil
 // The copy is for oneDNN's AVX2 sgemm (gemm:jit). Where its AVX-512 brgemm
 // runs MNIST's dense1 instead (seen on Zen 5), a b in longer rows takes
 // another blocking and gives other bits; there MatMul's rule never pads, and
-// the weight-rows pass keeps no weight in longer rows (it takes them where
-// the rule would copy), so those products never run.
+// no weight is kept in longer rows (the layout is wanted where the rule would
+// copy), so those products never run.
 bool longer_rows_keep_the_bits_here() {
   using dims = dnnl::memory::dims;
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -153,30 +154,12 @@ TEST(MatmulPadding, TracedDenseLayerGivesTheEagerBits) {
   }
 }
 
-// `b`'s rows stored `padding` elements longer, the padding NaN (a product
-// that read it would show NaNs; ops::in_longer_rows pads with zeros).
-kiln::Tensor nan_padded_rows(const kiln::Tensor& b, int64_t padding) {
-  const int64_t rows = b.shape()[0], cols = b.shape()[1];
-  std::vector<float> stored(static_cast<std::size_t>(rows * (cols + padding)), std::nanf(""));
-  const std::vector<float> dense = b.to_vector<float>();
-  for (int64_t r = 0; r < rows; ++r)
-    std::memcpy(&stored[r * (cols + padding)], &dense[r * cols], static_cast<std::size_t>(cols) * sizeof(float));
-  return kiln::constant(stored, kiln::Shape{rows, cols + padding});
-}
-
-std::vector<float> product_of_longer_rows(const kiln::Tensor& a, const kiln::Tensor& stored, bool tb,
-                                          int64_t padding) {
-  const kiln::Tensor in[] = {a, stored};
-  const kiln::schema::Attrs attrs{
-      {"transpose_a", false}, {"transpose_b", tb}, {kiln::ops::kMatmulBRowPadding, padding}};
-  return kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs)[0].to_vector<float>();
-}
-
-// MatMul's b_row_padding (a variable read in longer rows, by the weight-rows
-// pass) gives the bits of the dense b, transposed or not: the dense layer's
+// A b kept in longer rows (the ab_padded weight layout, ops/matmul_layout.h)
+// gives the bits of the dense b, transposed or not: the dense layer's
 // forward (x W) and its input gradient (dy W^T) included.
-TEST(MatmulPadding, BStoredInLongerRowsGivesTheBitsOfTheDenseB) {
+TEST(MatmulPadding, BKeptInLongerRowsGivesTheBitsOfTheDenseB) {
   SKIP_UNLESS_LONGER_ROWS_KEEP_THE_BITS();
+  const kiln::ops::MatmulLayout& layout = *kiln::ops::find_layout("ab_padded");
   const struct {
     int64_t rows, k, n;
     bool tb;
@@ -187,22 +170,15 @@ TEST(MatmulPadding, BStoredInLongerRowsGivesTheBitsOfTheDenseB) {
     kiln::Tensor a = kiln::constant(uniform(c.rows * c.k, 21), kiln::Shape{c.rows, c.k});
     kiln::Tensor b = c.tb ? kiln::constant(uniform(c.n * c.k, 22), kiln::Shape{c.n, c.k})
                           : kiln::constant(uniform(c.k * c.n, 22), kiln::Shape{c.k, c.n});
+    const kiln::Tensor in[] = {a, layout.pack(b)};
+    const kiln::schema::Attrs attrs{
+        {"transpose_a", false}, {"transpose_b", c.tb}, {kiln::ops::kMatmulBLayout, std::string(layout.name)}};
     for (int threads : {1, 2}) {
       ThreadCount scope(threads);
-      const std::vector<float> dense = kiln::matmul(a, b, false, c.tb).to_vector<float>();
-      for (int64_t padding : {int64_t(16), int64_t(3)})
-        expect_same_bits(dense, product_of_longer_rows(a, nan_padded_rows(b, padding), c.tb, padding));
+      expect_same_bits(kiln::matmul(a, b, false, c.tb).to_vector<float>(),
+                       kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs)[0].to_vector<float>());
     }
   }
-}
-
-TEST(MatmulPadding, BRowPaddingNeedsAFloatMatrixWithThatManyColumns) {
-  kiln::Tensor a = kiln::constant(uniform(6, 1), kiln::Shape{2, 3});
-  const kiln::Tensor in[] = {a, kiln::constant(uniform(6, 2), kiln::Shape{3, 2})};
-  const kiln::schema::Attrs attrs{{"transpose_a", false}, {"transpose_b", false}, {kiln::ops::kMatmulBRowPadding, 4}};
-  kiln::testing::expect_error<kiln::InvalidArgument>(
-      [&] { kiln::runtime::run_eager(kiln::ops::matmul_op(), in, attrs); },
-      {"b_row_padding=4 needs a float32 b of rank 2 with at least that many columns, got float32 (3, 2)"});
 }
 
 // The shapes that oneDNN 2.6's AVX2 sgemm sends to its no-copy kernel (1/M +

@@ -10,6 +10,7 @@
 #include "counting_allocator.h"
 #include "dense_trainer.h"
 #include "kernel_test_util.h"
+#include "ops/matmul_layout.h"
 #include "ops/nn_internal.h"
 #include "function/traced_graph.h"
 #include "kiln/kiln.h"

@@ -77,6 +77,24 @@ TEST(SavedModel, DemoModuleSeedRoundTrip) {
   EXPECT_EQ(sig.outputs()[0].shape, Shape{});
 }
 
+// Output names given to a signature (TF's: the keys of a returned dict) are
+// the loaded signature's; repeated or miscounted names are refused.
+TEST(SavedModel, SignatureOutputsTakeTheNamesGiven) {
+  TempDir tmp;
+  auto two = kiln::function([](const Tensor& a) { return std::vector<Tensor>{a * 2.f, a + 1.f}; });
+  (void)two(constant(1.f));
+  sm::Object root;
+  root.add("two", two);
+  sm::save(root, tmp.path("named"), {{"serving_default", {two, {"a"}, {"doubled", "plus_one"}}}});
+  const sm::Loaded loaded = sm::load(tmp.path("named"));
+  std::map<std::string, Tensor> out = loaded.signature("serving_default")({{"a", constant(3.f)}});
+  ASSERT_EQ(out.size(), 2u);
+  expect_tensor<float>(out.at("doubled"), {}, {6.f});
+  expect_tensor<float>(out.at("plus_one"), {}, {4.f});
+  EXPECT_THROW(sm::save(root, tmp.path("repeated"), {{"serving_default", {two, {"a"}, {"x", "x"}}}}), InvalidArgument);
+  EXPECT_THROW(sm::save(root, tmp.path("one"), {{"serving_default", {two, {"a"}, {"x"}}}}), InvalidArgument);
+}
+
 // The weights file is standard safetensors: header length, JSON, raw data.
 TEST(SavedModel, VariablesFileIsStandardSafetensors) {
   TempDir tmp;

@@ -1,6 +1,6 @@
 """Watching training without TensorBoard, written as TF 2 code (`import kiln as tf`): a small
 Keras classifier trained with tf.keras.callbacks.TensorBoard (epoch and batch scalars, weight
-histograms, validation), a text summary of its settings, then `kiln.board` drawing the log
+histograms and images, validation), a text summary of its settings, then `kiln.board` drawing the log
 directory as one HTML page (open it in any browser; it needs no network).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/data_tensorboard.py [--workdir DIR] [--epochs 8]
@@ -51,7 +51,7 @@ def main():
                         "batch_size=32, layers 16-16-1", step=0)
     settings.close()
 
-    tensorboard = tf.keras.callbacks.TensorBoard(logdir, histogram_freq=1, update_freq=4)
+    tensorboard = tf.keras.callbacks.TensorBoard(logdir, histogram_freq=1, update_freq=4, write_images=True)
     history = model.fit(x, y, batch_size=32, epochs=args.epochs, validation_split=0.25, verbose=0,
                         callbacks=[tensorboard])
     out = board.write_report(logdir, os.path.join(workdir, "report.html"), title="Two moons")

@@ -36,20 +36,24 @@ ConcreteFunction single_trace(const std::vector<ConcreteFunction>& fs, const std
 }  // namespace detail
 
 // A serving entry point: one traced graph, with names for its inputs (by
-// default the graph's parameter names, arg0, arg1...). Outputs are named
-// output_0, output_1, ...
+// default the graph's parameter names, arg0, arg1...) and its outputs (by
+// default output_0, output_1, ...; TF names a signature's outputs after the
+// keys of the dict its function returns, and the Python package passes them).
 struct Signature {
-  Signature(ConcreteFunction function, std::vector<std::string> input_names = {})
-      : function(std::move(function)), input_names(std::move(input_names)) {}
+  Signature(ConcreteFunction function, std::vector<std::string> input_names = {},
+            std::vector<std::string> output_names = {})
+      : function(std::move(function)), input_names(std::move(input_names)), output_names(std::move(output_names)) {}
   // A kiln::function traced exactly once (called, get_concrete_function'd,
   // or given an input_signature).
   template <class F>
-  Signature(const Function<F>& function, std::vector<std::string> input_names = {})
+  Signature(const Function<F>& function, std::vector<std::string> input_names = {},
+            std::vector<std::string> output_names = {})
       : Signature(detail::single_trace(kiln::detail::traces_of(function), "a signature's kiln::function"),
-                  std::move(input_names)) {}
+                  std::move(input_names), std::move(output_names)) {}
 
   ConcreteFunction function;
   std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
 };
 
 using Signatures = std::map<std::string, Signature>;

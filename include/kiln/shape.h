@@ -43,7 +43,7 @@ class Shape {
   // petabyte of float32, more than any machine holds). Below it, elements
   // times the largest dtype size and every offset a kernel computes fit in
   // int64, so no size arithmetic can wrap. Ops raise InvalidArgument for
-  // larger shapes (docs/design-notes.md, "Sizes").
+  // larger shapes (docs/design-notes.md, "Sizes and memory").
   static constexpr int64_t kMaxElements = int64_t{1} << 48;
 
   bool is_fully_defined() const;

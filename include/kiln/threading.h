@@ -7,8 +7,8 @@
 // sleep; on a machine where another process holds a core, that spinning burns
 // the time slice the thread they wait for needs, and a training step took
 // 3-4x longer where losing half the cores should cost 2x. Kiln asks libgomp
-// for a short spin instead (GOMP_SPINCOUNT=1000, docs/design-notes.md, "Fair
-// under contention"). libgomp reads its environment once, when it is loaded,
+// for a short spin instead (GOMP_SPINCOUNT=1000, docs/design-notes.md, "Threads
+// and contention"). libgomp reads its environment once, when it is loaded,
 // before `main` runs; so a C++ program opts in with one call at the top of
 // main (Kiln's own tools do), and the Python package sets it before it loads
 // the engine.

@@ -4,7 +4,7 @@ import os as _os
 
 # libgomp (the engine's thread pool) reads its wait policy once, when _C loads
 # it: a short spin, so that idle threads do not burn a core another process
-# needs (docs/design-notes.md, "Fair under contention"). The user's
+# needs (docs/design-notes.md, "Threads and contention"). The user's
 # OMP_WAIT_POLICY or GOMP_SPINCOUNT wins; the setting is not left for
 # subprocesses to inherit.
 _fair_wait = "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ
@@ -48,6 +48,12 @@ from . import nest, data, saved_model, profiler, onnx  # noqa: E402
 from . import io, train, summary, strings, image  # noqa: E402
 from . import autograph  # noqa: E402
 from . import keras  # noqa: E402
+from . import ragged, sparse  # noqa: E402
+from .ragged_tensor import RaggedTensor, RaggedTensorSpec  # noqa: E402
+from .sparse_tensor import SparseTensor, SparseTensorSpec  # noqa: E402
+from ._map_fn import map_fn  # noqa: E402
+from . import ragged_dispatch as _ragged_dispatch  # noqa: E402
+_ragged_dispatch.install()
 
 newaxis = None
 init_scope = _C.init_scope

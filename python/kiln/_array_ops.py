@@ -65,15 +65,15 @@ def _static_values(t):
 
 
 def _host_ints(fn, inputs, what):
-    """fn(*numpy arrays) -> int32 array: run now on values known now (Python and NumPy values, eager
-    tensors), else as a host function of the trace."""
+    """fn(*numpy arrays) -> int32 vector: run now on values known now (Python and NumPy values, eager
+    tensors), else as a host function of the trace (a vector there too, so what gathers by it keeps its rank)."""
     if not _builtins.any(_is_symbolic(x) for x in inputs):
         values = [x.numpy() if isinstance(x, (_C.Tensor, _C.Variable)) else _np.asarray(x) for x in inputs]
         return constant(_np.asarray(fn(*values), _np.int32))
     inputs = [_tensor(x) for x in inputs]
     from .function import py_function
-    return py_function(lambda *xs: _np.asarray(fn(*[x.numpy() for x in xs]), _np.int32), inputs, _dtypes.int32,
-                       name=what)
+    return reshape(py_function(lambda *xs: _np.asarray(fn(*[x.numpy() for x in xs]), _np.int32), inputs,
+                               _dtypes.int32, name=what), [-1])
 
 
 def _normalize_axis(axis, rank, what):
@@ -379,12 +379,13 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     if k == 0:
         raise ValueError("mask cannot be scalar.")
     axis = 0 if axis is None else _normalize_axis(axis, x.ndim, "boolean_mask")
-    dims = _static_shape(x, "boolean_mask")
+    # A 1-D mask needs no reshape, so the input's dimensions may be unknown in a trace (ragged values).
+    dims = _static_shape(x, "boolean_mask") if k > 1 else x.shape.as_list()
     mdims = m.shape.as_list()
     for d, md in zip(dims[axis:axis + k], mdims):
-        if md is not None and d != md:
+        if md is not None and d is not None and d != md:
             raise ValueError(f"Shapes {TensorShape(dims[axis:axis + k])} and {m.shape} are incompatible")
-    flat = reshape(x, dims[:axis] + [-1] + dims[axis + k:])
+    flat = reshape(x, dims[:axis] + [-1] + dims[axis + k:]) if k > 1 else x
     known = mask if not isinstance(mask, (_C.Tensor, _C.Variable)) else m
     index = _host_ints(lambda mm: _np.flatnonzero(mm.reshape(-1)), [known], "boolean_mask")
     return gather(flat, index, axis=axis)

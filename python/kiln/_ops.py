@@ -80,6 +80,17 @@ def _literal(value, dtype):
         return value
     if dtype is not None and not (dtype.is_floating or dtype == _dtypes.string) and _holds_python_float(value):
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+    if isinstance(value, (list, tuple)) and _first_leaf(value).__class__ is bytes:
+        # As objects: NumPy's fixed-width bytes would drop each string's trailing NULs.
+        strings = _np.array(value, dtype=object)
+        if all(type(v) is bytes for v in strings.reshape(-1)):
+            return strings
+    return value
+
+
+def _first_leaf(value):
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
     return value
 
 
@@ -147,7 +158,11 @@ def fill(dims, value, name=None):
     if _is_dynamic(dims):
         value = convert_to_tensor(value)
         return _C.add(_dynamic_shape.zeros(dims, value.dtype), value)
-    return _C.fill(dims, value, None)
+    # A tensor value keeps its dtype (TF's fill takes the value's); Python numbers take Kiln's default.
+    if isinstance(value, _C.Tensor) and value._is_symbolic:
+        from ._array_ops import broadcast_to  # a graph tensor's value is known when the graph runs
+        return broadcast_to(value, dims)
+    return _C.fill(dims, value, _enum(value.dtype) if isinstance(value, _C.Tensor) else None)
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TF's argument name

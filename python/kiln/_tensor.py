@@ -62,7 +62,8 @@ def _scalar(convert, what):
 def _index(self):
     if self._is_symbolic:
         raise _graph_bool_error("int")
-    if self.dtype.name not in ("int32", "int64", "uint8") or self.ndim != 0:
+    # bool too: TF's is NumPy's __index__, which takes np.bool_ (protobuf's Int64List([t]) relies on it).
+    if self.dtype.name not in ("int32", "int64", "uint8", "bool") or self.ndim != 0:
         raise TypeError(f"Only integer scalar tensors can be converted to an index, got {self.dtype.name} "
                         f"with shape {self.shape}")
     return int(self._scalar_value())

@@ -12,6 +12,7 @@ import weakref
 import numpy as _np
 
 from . import _C
+from . import _composite
 from . import _scope
 from . import dtypes as _dtypes
 from .tensor_shape import TensorShape
@@ -105,6 +106,8 @@ def _holds_tensors(value, depth=0):
     where anything else is a Python value the trace was made for."""
     if isinstance(value, (_C.Tensor, _C.Variable, TensorSpec, _np.ndarray, _np.generic)):
         return True  # NumPy values are tensors to a function, keyed by dtype and shape
+    if _composite.is_composite(value) or _composite.is_composite_spec(value):
+        return True
     if depth > 32:
         return False
     if isinstance(value, (list, tuple)):
@@ -130,20 +133,28 @@ class ConcreteFunction:
     get_concrete_function, it takes its tensor arguments alone (positionally in order, or by
     name); a Python argument it was traced for may be passed again only with that value."""
 
-    def __init__(self, core, template, python_function=None, traced_args=None):
+    def __init__(self, core, template, python_function=None, traced_args=None, expand=None):
         self._core = core
         self._template = template
         self._python_function = python_function
         self._traced_args = traced_args
+        self._expand = expand  # composite specs of an input_signature -> their components
+
+    def _engine_args(self, values):
+        """The call's arguments as the trace takes them: composites as their components."""
+        if self._expand is not None:
+            values = self._expand(values)
+        return _composite.encode_like(values, self._traced_args) if self._traced_args is not None else \
+            _composite.encode(values)
 
     def __call__(self, *args, **kwargs):
         if self._traced_args is not None:
             bound = self._bind_traced(args, kwargs)
             if bound is not None:
-                return self._core.call(self._template, bound)
+                return _composite.decode(self._core.call(self._template, self._engine_args(bound)))
         if kwargs:
             args = _bind(self._python_function, args, kwargs) if self._python_function else args
-        return self._core.call(self._template, tuple(args))
+        return _composite.decode(self._core.call(self._template, self._engine_args(tuple(args))))
 
     def _bind_traced(self, args, kwargs):
         """The call's arguments in the traced layout, Python values filled in; None when the
@@ -369,7 +380,7 @@ def _checked_input_signature(input_signature):
         raise TypeError(f"input_signature must be either a tuple or a list, got {type(input_signature)}.")
     specs = list(input_signature)
     for spec in specs:
-        if hasattr(spec, "_kiln_spec"):
+        if hasattr(spec, "_kiln_spec") or _composite.is_composite_spec(spec):
             continue
         bad, stack, depth_limit, visits = [], [(spec, 1)], 1000, 0
         while stack:
@@ -418,8 +429,41 @@ class Function:
         self._concrete_cache = {}
         self._descriptor_cache = weakref.WeakKeyDictionary()
         self._simple = self._has_simple_signature(python_function)
-        self._core = _C.FunctionCore(self._trace, self._input_signature, self._name, exact_shapes, verify,
+        self._returns_composites = False
+        # A composite spec in the signature stands for its components, one engine parameter each.
+        self._composite_layout = None
+        engine_signature = self._input_signature
+        if engine_signature is not None and any(_composite.is_composite_spec(s) for s in engine_signature):
+            self._composite_layout = list(engine_signature)
+            engine_signature = self._expand(engine_signature)
+        self._core = _C.FunctionCore(self._trace, engine_signature, self._name, exact_shapes, verify,
                                      max_cache_entries, self._arg_names(python_function, self._input_signature))
+
+    def _expand(self, flat):
+        """Arguments laid out for the engine: a composite (or its spec) in a composite spec's place becomes its
+        components (or theirs)."""
+        out = []
+        for i, value in enumerate(flat):
+            spec = self._composite_layout[i] if i < len(self._composite_layout) else None
+            if spec is not None and _composite.is_composite_spec(spec):
+                out.extend(value._component_specs() if _composite.is_composite_spec(value)
+                           else spec._to_components(value))
+            else:
+                out.append(value)
+        return tuple(out)
+
+    def _regroup(self, flat):
+        """The inverse of _expand inside a trace: the composites rebuilt from their components."""
+        out, pos = [], 0
+        for spec in self._composite_layout:
+            if _composite.is_composite_spec(spec):
+                n = len(spec._component_specs())
+                out.append(spec._from_components(list(flat[pos:pos + n])))
+                pos += n
+            else:
+                out.append(flat[pos])
+                pos += 1
+        return tuple(out) + tuple(flat[pos:])
 
     @staticmethod
     def _arg_names(fn, input_signature):
@@ -440,6 +484,13 @@ class Function:
                     names[i] = spec_name
                 else:
                     names.append(spec_name)
+        if input_signature and any(_composite.is_composite_spec(s) for s in input_signature):
+            expanded = []  # one name per component: rt, rt_1, rt_2...
+            for i, spec in enumerate(input_signature):
+                base = names[i] if i < len(names) else f"arg{i}"
+                n = len(spec._component_specs()) if _composite.is_composite_spec(spec) else 1
+                expanded.extend([base] + [f"{base}_{k}" for k in range(1, n)])
+            names = expanded
         return names
 
     @staticmethod
@@ -474,8 +525,14 @@ class Function:
         from .gradient import nested_graph  # custom gradients ask which graph a tape belongs to
         try:
             with nested_graph():
+                if self._composite_layout is not None:
+                    flat = self._regroup(flat)
+                flat = _composite.decode(flat)
                 flat = tuple(_IteratorInGraph(a) if _is_dataset_iterator(a) else a for a in flat)
                 out = _outputs_to_tensors(_unbind(self._callable(), flat))
+                if _composite.holds_composites(out):
+                    self._returns_composites = True
+                    out = _composite.encode(out)
         finally:
             stack.pop()
         self._traced_once = True
@@ -491,6 +548,12 @@ class Function:
                 f"its signature {_signature_text(self._python_function, specs)}, got {len(flat)}")
         out = list(flat)
         for i, (value, spec) in enumerate(zip(flat, specs)):
+            if _composite.is_composite_spec(spec):
+                try:
+                    out[i] = spec._conform(value)
+                except (TypeError, ValueError, _C.InvalidArgumentError) as e:
+                    raise InputSignatureError(self._signature_error(args, kwargs, str(e))) from None
+                continue
             if not isinstance(spec, TensorSpec) or isinstance(value, (_C.Tensor, _C.Variable)):
                 continue
             from ._ops import convert_to_tensor
@@ -541,8 +604,13 @@ class Function:
             raise InputSignatureError(self._signature_error(args, kwargs, str(e))) from None
         if self._input_signature is not None:
             flat = self._conform(flat, args, kwargs)
+            if self._composite_layout is not None:
+                flat = self._expand(flat)
+        if _composite.holds_composites(flat):
+            flat = _composite.encode(flat)
         try:
-            return self._core.call(flat)
+            result = self._core.call(flat)
+            return _composite.decode(result) if self._returns_composites else result
         except _C.InvalidArgumentError as e:
             if self._input_signature is not None and "do not fit its input_signature" in str(e):
                 raise InputSignatureError(self._signature_error(args, kwargs, str(e))) from None
@@ -567,13 +635,15 @@ class Function:
         if not args and not kwargs and self._input_signature is not None:
             args = tuple(self._input_signature)
         flat = self._flat_args(args, kwargs)
-        core, template = self._core.concrete(flat)
+        expand = self._expand if self._composite_layout is not None else None
+        core, template = self._core.concrete(_composite.encode(expand(flat) if expand else flat))
         python_values = tuple(None if _holds_tensors(v) else (type(v).__name__, repr(v)) for v in flat)
         # The engine's signature text (the relaxed specs it traced for) and the Python values.
         key = (core.to_string(), python_values)
         concrete = self._concrete_cache.get(key)
         if concrete is None:
-            concrete = self._concrete_cache[key] = ConcreteFunction(core, template, self._python_function, flat)
+            concrete = self._concrete_cache[key] = ConcreteFunction(core, template, self._python_function, flat,
+                                                                    expand)
         return concrete
 
     def experimental_get_tracing_count(self):

@@ -1,6 +1,8 @@
 """kiln.nest (tf.nest): nested structures of tuples, lists, dicts and namedtuples
 whose leaves are anything else. Dicts are walked in sorted key order, as TF does,
-so a structure and its flat leaves always line up."""
+so a structure and its flat leaves always line up. With expand_composites=True a
+RaggedTensor or SparseTensor (or its spec) is a structure of its component tensors
+(flat values then row splits; indices, values, dense_shape), as in TF."""
 import collections as _collections
 
 __all__ = ["is_nested", "flatten", "flatten_up_to", "pack_sequence_as", "map_structure", "assert_same_structure"]
@@ -21,12 +23,24 @@ def _children(structure):
     return list(structure)
 
 
+def _components(x):
+    """A composite's components (a composite spec's component specs), or None for anything else."""
+    if hasattr(x, "_component_specs"):
+        return list(x._component_specs())
+    if hasattr(type(x), "_type_spec"):
+        return list(x._type_spec._to_components(x))
+    return None
+
+
 def flatten(structure, expand_composites=False):
     """The leaves of `structure`, depth first (a leaf alone gives [leaf])."""
     out = []
 
     def walk(s):
-        if is_nested(s):
+        parts = _components(s) if expand_composites else None
+        if parts is not None:
+            out.extend(parts)
+        elif is_nested(s):
             for c in _children(s):
                 walk(c)
         else:
@@ -69,7 +83,7 @@ def _rebuild(structure, children):
 def pack_sequence_as(structure, flat_sequence, expand_composites=False):
     """`structure` with its leaves replaced, in order, by `flat_sequence`."""
     flat = list(flat_sequence)
-    expected = len(flatten(structure))
+    expected = len(flatten(structure, expand_composites))
     if len(flat) != expected:
         raise ValueError(f"Could not pack sequence. Structure had {expected} atoms, but flat_sequence had "
                          f"{len(flat)} items. Structure: {structure!r}, flat_sequence: {flat!r}.")
@@ -77,6 +91,11 @@ def pack_sequence_as(structure, flat_sequence, expand_composites=False):
 
     def build(s):
         nonlocal pos
+        parts = _components(s) if expand_composites else None
+        if parts is not None:
+            spec = s if hasattr(s, "_component_specs") else s._type_spec
+            pos += len(parts)
+            return spec._from_components(flat[pos - len(parts):pos])
         if is_nested(s):
             return _rebuild(s, [build(c) for c in _children(s)])
         pos += 1

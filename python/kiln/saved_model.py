@@ -185,12 +185,13 @@ def save(obj, export_dir, signatures=None, options=None):
     (methods included, found without listing them) and its child modules into
     `export_dir`, atomically. `signatures`: a kiln.function with one trace, a
     ConcreteFunction, or a dict of them by name; their inputs are named after the
-    Python parameters (or the TensorSpecs' names), outputs output_0, output_1..."""
+    Python parameters (or the TensorSpecs' names), outputs after the keys of the dict the
+    function returns, else output_0, output_1..."""
     export_dir = str(export_dir)
     functions = {}
     tree = _tree(obj, set(), functions)
     sigs = _signatures(obj, signatures)
-    _C.saved_model_save(tree, export_dir, {name: (c._core, []) for name, c in sigs.items()})
+    _C.saved_model_save(tree, export_dir, {name: (c._core, [], _output_names(c) or []) for name, c in sigs.items()})
     info = {"functions": functions, "signature_outputs": {name: _output_names(c) for name, c in sigs.items()}}
     with open(os.path.join(export_dir, _PYTHON_INFO), "w") as f:
         json.dump(info, f, indent=1, sort_keys=True)

@@ -12,7 +12,7 @@ from . import _C, dtypes
 from .tensor_shape import TensorShape
 
 __all__ = ["lower", "upper", "strip", "regex_replace", "regex_full_match", "length", "substr", "join",
-           "reduce_join", "to_number", "as_string"]
+           "reduce_join", "to_number", "as_string", "split"]
 
 
 def _tensor(x):
@@ -220,3 +220,6 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
             out[i] = fmt(e)
         return out
     return _host(run, [x], dtypes.string, x.shape)
+
+
+from .ragged_strings import split  # noqa: E402  (returns RaggedTensors)

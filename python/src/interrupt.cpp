@@ -5,8 +5,8 @@
 // which records the signal as always. It is installed once and stays.
 // Python's signal.signal() replaces it (Jupyter does so for every cell), and
 // Kiln puts it back while SIGINT has Python's default handler again. Looking
-// costs a syscall (sigaction, 1.3 us on the dev VM, as much as a small graph
-// call), so a call looks only when 50 ms have passed since the last look: a
+// costs a syscall (sigaction, as much as a small graph call), so a call
+// looks only when 50 ms have passed since the last look: a
 // long call begun within 50 ms of a handler change after another call is not
 // cancelled, and raises its KeyboardInterrupt when it returns, as before.
 #include <signal.h>

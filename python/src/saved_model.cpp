@@ -29,12 +29,14 @@ void bind_saved_model(py::module_& m) {
            })
       .def("add_child", [](sm::Object& o, std::string name, const sm::Object& child) { o.add(std::move(name), child); });
 
-  // signatures: {name: (ConcreteFunctionCore, [input names])}.
+  // signatures: {name: (ConcreteFunctionCore, [input names], [output names])}.
   m.def("saved_model_save",
         [](const sm::Object& root, const std::string& dir,
-           const std::map<std::string, std::pair<ConcreteFunction, std::vector<std::string>>>& signatures) {
+           const std::map<std::string, std::tuple<ConcreteFunction, std::vector<std::string>, std::vector<std::string>>>&
+               signatures) {
           sm::Signatures sigs;
-          for (const auto& [name, sig] : signatures) sigs.emplace(name, sm::Signature(sig.first, sig.second));
+          for (const auto& [name, sig] : signatures)
+            sigs.emplace(name, sm::Signature(std::get<0>(sig), std::get<1>(sig), std::get<2>(sig)));
           py::gil_scoped_release nogil;
           sm::save(root, dir, sigs);
         });

@@ -76,6 +76,24 @@ def test_a_tensor_spec_name_names_the_input(tmp_path):
     assert sig(pixels=[1.0, 2.0])["output_0"].numpy().tolist() == [2.0, 3.0]
 
 
+def test_a_dict_result_names_the_signature_outputs_in_the_file(tmp_path):
+    # TF names a signature's outputs after the returned dict's keys; TF Serving's clients (and
+    # kiln-serve, which reads the file) see those names, not output_0...
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32, name="x")])
+        def f(self, x):
+            return {"scores": x * 2.0, "classes": tf.argmax(x, axis=1)}
+
+    tf.saved_model.save(M(), tmp_path / "m")
+    import json
+    doc = json.loads((tmp_path / "m" / "saved_model.json").read_text())
+    outputs = doc["signatures"]["serving_default"]["outputs"]
+    assert sorted(o["name"] for o in outputs) == ["classes", "scores"]
+    out = tf.saved_model.load(tmp_path / "m").signatures["serving_default"](x=[[1.0, 3.0]])
+    assert sorted(out) == ["classes", "scores"]
+    assert out["scores"].numpy().tolist() == [[2.0, 6.0]] and out["classes"].numpy().tolist() == [1]
+
+
 def test_bad_signatures_are_clear_errors(tmp_path):
     d = Demo()
     d.scale(tf.constant([1.0, 2.0]))

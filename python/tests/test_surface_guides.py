@@ -3,7 +3,7 @@ gradients and automatic differentiation" and "Advanced automatic differentiation
 examples/python/guides, only the import changed) run on Kiln and print what the guides print.
 
 The expected transcripts (guides_expected/*.txt) are the guides' printed outputs in TF's format.
-Kiln prints its own class name ("kiln.Tensor(" for "tf.Tensor(") and puts a variable's multi-line
+Kiln prints its own class name ("kiln.Tensor(" for "tf.Tensor(", "<kiln.RaggedTensor" for "<tf.RaggedTensor") and puts a variable's multi-line
 NumPy value on the same line (as test_tensor.py records); a line starting with "~" is an exception
 or float-noise line whose label (the text before the first ': ') must match."""
 import contextlib
@@ -21,6 +21,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 GUIDES = os.path.join(REPO, "examples", "python", "guides")
 TENSOR_PREFIX = str(tf.constant(0)).split("(")[0] + "("
 VARIABLE_PREFIX = "<" + repr(tf.Variable(0.0)).split(" ")[0][1:]
+RAGGED_PREFIX = repr(tf.ragged.constant([[0]])).split(" ")[0]
 
 
 def run_guide(name, tmp_path):
@@ -40,6 +41,7 @@ def expected_lines(name):
     with open(os.path.join(HERE, "guides_expected", name + ".txt"), encoding="utf-8") as f:
         text = f.read()
     text = text.replace("tf.Tensor(", TENSOR_PREFIX).replace("<tf.Variable", VARIABLE_PREFIX)
+    text = text.replace("<tf.RaggedTensor", RAGGED_PREFIX)
     text = text.replace("numpy=\narray", "numpy=array")
     return text.rstrip("\n").split("\n")
 

@@ -1,4 +1,4 @@
-"""Kiln's OpenMP wait policy (docs/design-notes.md, "Fair under contention"): importing kiln gives
+"""Kiln's OpenMP wait policy (docs/design-notes.md, "Threads and contention"): importing kiln gives
 libgomp a short spin unless the user chose a policy, and leaves no setting for subprocesses."""
 import os
 import subprocess

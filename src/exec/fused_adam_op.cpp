@@ -12,6 +12,7 @@
 #include "core/tensor_impl.h"
 #include "ops/creation.h"
 #include "ops/known_ops.h"
+#include "ops/matmul_layout.h"
 #include "ops/nn_internal.h"
 #include "ops/onednn.h"
 #include "ops/variable_ops.h"
@@ -73,7 +74,7 @@ void fused_apply_adam_infer(schema::InferContext& c) {
 // so each element is the same sum in the same order (checked by
 // tests/passes_adam_test.cpp). Made per band size, cached like every primitive.
 // b's rows are ldb apart: n, or n + kMatmulBPad where MatMul would copy b into
-// longer rows for a band's product (ops/nn_internal.h; here the copy is made
+// longer rows for a band's product (ops/matmul_layout.h; here the copy is made
 // once per step, not per band).
 struct BandPrimitive {
   ops::onednn::Executable exec;  // (a^T rows, b, out rows)

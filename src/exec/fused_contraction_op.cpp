@@ -67,10 +67,9 @@ void add_bias_and_activate_rows(T* y, int64_t rows, const T* bias, int64_t chann
 
 // The bias and the relu in one pass over the contraction's output, where the
 // chain makes two, so the bits are the chain's. Not oneDNN's binary post-op:
-// on a Zen 5 with AVX-512 it made brgconv's conv1 of the MNIST step 0.34 ms
-// slower at one thread (0.57 -> 0.91 ms, 0.34 -> 0.46 ms at two), where the
-// relu pass that runs anyway takes the bias for nothing; and oneDNN's
-// depthwise kernel 6-10% slower on MobileNet's layers.
+// with AVX-512 it made brgconv's convolutions and oneDNN's depthwise kernel
+// slower, where the relu pass that runs anyway takes the bias for nothing
+// (docs/design-notes.md, "Graph passes"; figures in docs/perf-log.md).
 void add_bias_and_activate(KernelContext& c) {
   Tensor& out = c.outputs[0];
   const int64_t channels = out.shape()[out.rank() - 1], rows = out.size() / channels;

@@ -31,7 +31,6 @@ ResultLeaves TracedGraph::call(std::span<const Tensor> leaves) const {
   return run(leaves);
 }
 
-
 const std::vector<int64_t>& CallResult::sizes() const { return concrete->result_sizes; }
 
 }  // namespace detail
@@ -66,7 +65,6 @@ detail::ResultLeaves record_call(runtime::TapeHook& tapes, const detail::TracedG
   out.resize(impl.graph->results().size());
   return out;
 }
-
 
 std::vector<std::string> atom_paths(const detail::TraceKey& key) {
   std::vector<std::string> paths;

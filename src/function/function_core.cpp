@@ -298,6 +298,10 @@ std::shared_ptr<const TracedGraph> FunctionCore::concrete(Flattener& flat, Trace
   Entry first_run;
   TracingMark mark(s);
   Entry e = trace_entry(s.options, *key, flat.leaf_names, trace, static_cast<int>(s.info.traces), &first_run);
+  // A trace asked for by specs serves every call those specs accept (TF's
+  // dispatch to a supertype): f.get_concrete_function(TensorSpec([None]))
+  // then f(x) traces once.
+  e->relaxed = true;
   // A first trace that initializes variables from arguments cannot run here
   // (specs have no values); reading such a variable later says so.
   ++s.info.traces;

@@ -99,9 +99,17 @@ class Writer {
       inputs.push_back({{"name", input_names[i]}, {"dtype", dtype_name(t.dtype)}, {"shape", io::shape_to_json(t.shape)},
                         {"tensor", fmt::format("{}_{}:0", name, input_names[i])}});
     }
+    if (!sig.output_names.empty() && sig.output_names.size() != g.results().size())
+      throw InvalidArgument(fmt::format("saved_model::save: signature '{}' names {} outputs but its function returns {}",
+                                        name, sig.output_names.size(), g.results().size()));
+    seen.clear();
     for (std::size_t i = 0; i < g.results().size(); ++i) {
       const auto& t = g.type_of(g.results()[i]);
-      outputs.push_back({{"name", fmt::format("output_{}", i)}, {"dtype", dtype_name(t.dtype)},
+      std::string output_name = sig.output_names.empty() ? fmt::format("output_{}", i) : sig.output_names[i];
+      if (output_name.empty() || !seen.insert(output_name).second)
+        throw InvalidArgument(fmt::format("saved_model::save: signature '{}': output name '{}' is empty or repeated",
+                                          name, output_name));
+      outputs.push_back({{"name", output_name}, {"dtype", dtype_name(t.dtype)},
                          {"shape", io::shape_to_json(t.shape)}, {"tensor", io::value_name(g.results()[i])}});
     }
     return {{"function", index}, {"inputs", std::move(inputs)}, {"outputs", std::move(outputs)}};

@@ -155,7 +155,7 @@ std::vector<Tensor> LSTM::step(const Tensor& projected, const std::vector<Tensor
   const Activation& gate_act = options().recurrent_activation;
   // The gates by one split, not a slice each: the gradient is then one Concat,
   // where slices' would each fill a [batch, 4 * units] tensor with zeros and
-  // add them up (about 6 of lstm_mnist's 40 ms a step on a Zen 3).
+  // add them up (much of lstm_mnist's step; figures in docs/perf-log.md).
   const std::vector<Tensor> z = split(projected + matmul(states[0], recurrent_kernel), 4, 1);
   Tensor i = gate_act(z[0]);
   Tensor f = gate_act(z[1]);

@@ -1,8 +1,11 @@
-// Sequential: a chain of layers, and Keras' summary table.
+// Sequential: a chain of layers, and Keras 2.15's summary table (the text tf.keras prints).
 #include "kiln/nn/sequential.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "kiln/dtype.h"
 #include "kiln/error.h"
 
 namespace kiln::nn {
@@ -59,33 +62,58 @@ Tensor Sequential::call(const Tensor& x, bool training) {
 
 namespace {
 
-// Python's "{:,}".
-std::string with_commas(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 int64_t count(const std::vector<Variable>& vars) {
   int64_t n = 0;
   for (const Variable& v : vars) n += v.shape().num_elements();
   return n;
 }
 
-// Keras' print_row: each field cut or padded to end at its column; a field
-// that overflows keeps one space before the next.
-std::string row(const std::vector<std::string>& fields, const std::vector<std::size_t>& ends) {
-  std::string line;
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0 && !line.empty()) line.back() = ' ';
-    line += fields[i];
-    if (line.size() > ends[i]) line.resize(ends[i]);
-    line.append(ends[i] - line.size(), ' ');
+int64_t memory_bytes(const std::vector<Variable>& vars) {
+  int64_t n = 0;
+  for (const Variable& v : vars) n += v.shape().num_elements() * static_cast<int64_t>(dtype_size(v.dtype()));
+  return n;
+}
+
+// Keras' readable_memory_size: "12.00 Byte", "1.63 KB", units of 1024.
+std::string readable_memory(double size) {
+  static const char* const kUnits[] = {"Byte", "KB", "MB", "GB", "TB"};
+  for (const char* unit : kUnits) {
+    if (size / 1024 < 1) return fmt::format("{:.2f} {}", size, unit);
+    size /= 1024;
   }
-  return line + "\n";
+  return fmt::format("{:.2f} PB", size);
+}
+
+// Keras 2.15's print_row: a leading space, each column cut two characters (three before the last
+// column) short of its end, a field's rest continued on the next line, broken after "),", "],"...
+std::string row(std::vector<std::string> fields, const std::vector<std::size_t>& ends) {
+  std::string out;
+  const std::size_t last = ends.size() - 1;
+  auto any_left = [&] {
+    for (const auto& f : fields)
+      if (!f.empty()) return true;
+    return false;
+  };
+  while (any_left()) {
+    std::string line;
+    for (std::size_t col = 0; col < fields.size(); ++col) {
+      const std::size_t start = col ? ends[col - 1] : 0, space = col == last ? 0 : 2;
+      std::size_t cutoff = ends[col] - start - space - (col == last ? 0 : 1);
+      std::string piece = fields[col].substr(0, cutoff);
+      std::size_t brk = std::string::npos;
+      for (const char* mark : {"),", "},", "],", "',"}) {
+        std::size_t at = piece.find(mark);
+        if (at != std::string::npos) brk = std::min(brk, at + 2);
+      }
+      if (brk != std::string::npos) piece = piece.substr(0, cutoff = brk);
+      if (col == 0) line += ' ';
+      line += piece + std::string(space, ' ');
+      fields[col] = cutoff < fields[col].size() ? fields[col].substr(cutoff) : "";
+      if (line.size() < ends[col]) line.append(ends[col] - line.size(), ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -98,24 +126,27 @@ std::string Sequential::summary() const {
         describe()));
   constexpr std::size_t kWidth = 65;
   const std::vector<std::size_t> ends = {29, 55, 65};  // Keras' positions .45, .85, 1 of 65
-  const std::string thin(kWidth, '_'), thick(kWidth, '=');
+  const std::string thin(kWidth, '_'), thick(kWidth, '='), blank(kWidth, ' ');
   std::string out = fmt::format("Model: \"{}\"\n", name());
   out += thin + "\n";
   out += row({"Layer (type)", "Output Shape", "Param #"}, ends);
   out += thick + "\n";
   Shape shape = build_input_shape();
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    const Layer& layer = *layers_[i];
-    shape = layer.compute_output_shape(shape);
-    out += row({fmt::format("{} ({})", layer.name(), layer.class_name()), shape.to_string(),
-                std::to_string(layer.count_params())},
+  for (const auto& layer : layers_) {
+    shape = layer->compute_output_shape(shape);
+    out += row({fmt::format("{} ({})", layer->name(), layer->class_name()), shape.to_string(),
+                std::to_string(layer->count_params())},
                ends);
-    out += (i + 1 == layers_.size() ? thick : thin) + "\n";
+    out += blank + "\n";
   }
-  int64_t trainable = count(trainable_variables()), all = count(variables());
-  out += fmt::format("Total params: {}\n", with_commas(all));
-  out += fmt::format("Trainable params: {}\n", with_commas(trainable));
-  out += fmt::format("Non-trainable params: {}\n", with_commas(all - trainable));
+  out += thick + "\n";
+  const auto trainable = trainable_variables(), frozen = non_trainable_variables();
+  const int64_t n_trainable = count(trainable), n_frozen = count(frozen);
+  const int64_t m_trainable = memory_bytes(trainable), m_frozen = memory_bytes(frozen);
+  out += fmt::format("Total params: {} ({})\n", n_trainable + n_frozen,
+                     readable_memory(static_cast<double>(m_trainable + m_frozen)));
+  out += fmt::format("Trainable params: {} ({})\n", n_trainable, readable_memory(static_cast<double>(m_trainable)));
+  out += fmt::format("Non-trainable params: {} ({})\n", n_frozen, readable_memory(static_cast<double>(m_frozen)));
   out += thin + "\n";
   return out;
 }

@@ -33,12 +33,8 @@ Tensor capture_value(const Tensor& outer, std::string& hint) {
 
 pb::ModelProto export_graph(const graph::Graph& traced, const onnx::ExportOptions& options) {
   using onnx::kIrVersion, onnx::kOpsetVersion;
-  passes::PassOptions no_fusion;  // fused ops have no ONNX form; their parts have
-  no_fusion.contract = false;
-  no_fusion.fuse = false;
-  no_fusion.adam = false;
-  no_fusion.weight_rows = false;  // ONNX's MatMul reads dense matrices
-  std::shared_ptr<const graph::Graph> g = passes::optimize(traced, no_fusion);
+  // Kiln's fused ops and weight layouts have no ONNX form; their parts have.
+  std::shared_ptr<const graph::Graph> g = passes::optimize(traced, passes::PassOptions::portable());
 
   pb::ModelProto model;
   model.set_ir_version(kIrVersion);

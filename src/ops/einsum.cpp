@@ -1,6 +1,6 @@
 // einsum, composed of transpose, reshape, gather (diagonals), sum and
 // batched matmul, so eager, traced and gradient code all come from those ops
-// (docs/design-notes.md, "einsum is a composite").
+// (docs/design-notes.md, "Foundation").
 #include <algorithm>
 #include <numeric>
 #include <string>

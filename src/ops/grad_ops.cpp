@@ -61,10 +61,9 @@ template <class T> void sum_to(const T* g, const Shape& g_shape, T* out, const S
     // are independent, so the threads take bands of at least 16 columns (a
     // cache line of float32 each). A narrow band sums on the stack and
     // stores once: storing into `out` on every row made the two threads'
-    // neighbouring output lines bounce between the cores (conv1's bias
-    // gradient, 39200 rows of 32, took 0.48 ms at two threads against 0.17
-    // at one; 0.09 either way like this). A wide one shares at most its edge
-    // lines and sums in place.
+    // neighbouring output lines bounce between the cores, so two threads ran
+    // slower than one (figures in docs/perf-log.md, "From code comments"). A
+    // wide one shares at most its edge lines and sums in place.
     core::parallel_for(
         inner,
         [&](int64_t begin, int64_t end) {

@@ -8,12 +8,11 @@
 #include <string_view>
 #include <vector>
 
-#include <omp.h>
-
 #include "ops/gemv.h"
 #include "ops/grad_util.h"
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
+#include "ops/matmul_layout.h"
 #include "ops/nn_internal.h"
 #include "ops/onednn.h"
 #include "core/tensor_impl.h"
@@ -30,43 +29,27 @@ bool matmul_dtype_ok(DType d) {
   return d == DType::Float32 || d == DType::Float64 || d == DType::Int32 || d == DType::Int64;
 }
 
-// b_row_padding (graph-internal, set by the weight-rows pass): b is stored
-// with its rows that many elements longer than the matrix, as a variable read
-// in that form gives it ([K, N + padding] for b [K, N], either way
-// transposed). The product is the same as of the dense matrix.
-int64_t b_row_padding(const schema::Attrs& attrs) {
-  return attrs.has(kMatmulBRowPadding) ? attrs.get_int(kMatmulBRowPadding) : 0;
-}
-
-// The matrix a b stored with `padding` stands for: its rows that much shorter.
-Shape without_row_padding(const Shape& stored, int64_t padding) {
-  return padding ? Shape{stored[0], stored[1] - padding} : stored;
-}
-
-// b_panels (graph-internal, set by the weight-rows pass): the matrix b
-// [rows, cols] comes as its panels, a [cols / width, rows, width] tensor
-// (nn_internal.h); read as it is (b [K, N], a dense layer's forward) or
-// transposed (b [N, K], its input gradient, with Kiln's own kernel).
-int64_t b_panel_width(const schema::Attrs& attrs) {
-  return attrs.has(kMatmulBPanels) ? attrs.get_int(kMatmulBPanels) : 0;
+// b_layout (graph-internal, set by the layout-assignment pass): b comes
+// packed in that weight layout (ops/matmul_layout.h).
+const MatmulLayout* b_layout(const schema::Attrs& attrs) {
+  return attrs.has(kMatmulBLayout) ? find_layout(attrs.get_string(kMatmulBLayout)) : nullptr;
 }
 
 // b's logical shape, checked.
 Shape logical_b_shape(schema::InferContext& c) {
   const Shape& b = c.shape(1);
-  if (const int64_t width = b_panel_width(c.attrs())) {
-    if (width != kMatmulPanelWidth || c.dtype(1) != DType::Float32 || !b.is_fully_defined() || b.rank() != 3 ||
-        b[2] != width || b_row_padding(c.attrs()) || !c.shape(0).has_known_rank() || c.shape(0).rank() != 2)
-      c.fail("{}={} needs a float32 b of known shape [columns / {}, rows, {}] and a matrix a; got b {} {}",
-             kMatmulBPanels, width, kMatmulPanelWidth, kMatmulPanelWidth, dtype_name(c.dtype(1)), b.to_string());
-    return Shape{b[1], b[0] * width};
-  }
-  const int64_t padding = b_row_padding(c.attrs());
-  if (padding != 0 &&
-      (padding < 0 || !b.has_known_rank() || b.rank() != 2 || b[1] < padding || c.dtype(1) != DType::Float32))
-    c.fail("{}={} needs a float32 b of rank 2 with at least that many columns, got {} {}", kMatmulBRowPadding,
-           padding, dtype_name(c.dtype(1)), b.to_string());
-  return without_row_padding(b, padding);
+  if (!c.attrs().has(kMatmulBLayout)) return b;
+  const MatmulLayout* layout = b_layout(c.attrs());
+  int64_t k = 0, n = 0;
+  const bool transposed = c.attrs().get_bool("transpose_b");
+  if (!layout || c.dtype(1) != DType::Float32 || !layout->unpacked_shape(b, k, n) || !layout->fits(k, n) ||
+      c.attrs().get_bool("transpose_a") || (transposed && !layout->unpack) || !c.shape(0).has_known_rank() ||
+      c.shape(0).rank() != 2)
+    c.fail("{}={} needs a float32 b packed so, transposed only where the layout can, and a matrix a not "
+           "transposed; got b {} {}{}",
+           kMatmulBLayout, c.attrs().get_string(kMatmulBLayout), dtype_name(c.dtype(1)), b.to_string(),
+           transposed ? " (transposed)" : "");
+  return Shape{k, n};
 }
 
 void matmul_infer(schema::InferContext& c) {
@@ -125,9 +108,9 @@ struct MatmulGeometry {
   int64_t a_batch_stride[Shape::kMaxRank] = {}, b_batch_stride[Shape::kMaxRank] = {};
   int64_t m = 0, n = 0, k = 0;
   int64_t a_row = 0, a_col = 0;  // strides of a's logical [M, K]
-  int64_t b_row = 0, b_col = 0;  // strides of b's logical [K, N] (unless in panels)
+  int64_t b_row = 0, b_col = 0;  // strides of b's logical [K, N] (unless packed)
   bool ta = false, tb = false;
-  bool b_panels = false;  // b comes in panels (b_panels): [N / 64, K, 64], or [K / 64, N, 64] transposed
+  const MatmulLayout* b_layout = nullptr;  // b comes packed so (b_layout)
 };
 
 // Row-major strides of the stored matrices, with broadcast batch dims padded.
@@ -145,10 +128,13 @@ void batch_strides(const Shape& s, int batch_rank, int64_t* dims, int64_t* strid
 MatmulGeometry geometry(const schema::KernelContext& c) {
   MatmulGeometry g;
   const Shape& as = c.in_shape(0);
-  const int64_t padding = b_row_padding(c.attrs);
-  g.b_panels = b_panel_width(c.attrs) != 0;
-  const Shape& stored_b = c.in_shape(1);
-  const Shape bs = g.b_panels ? Shape{stored_b[1], stored_b[0] * stored_b[2]} : without_row_padding(stored_b, padding);
+  g.b_layout = b_layout(c.attrs);
+  Shape bs = c.in_shape(1);
+  if (g.b_layout) {
+    int64_t k = 0, n = 0;
+    g.b_layout->unpacked_shape(bs, k, n);
+    bs = Shape{k, n};
+  }
   const Shape& os = c.out_shape(0);
   g.ta = c.attrs.get_bool("transpose_a");
   g.tb = c.attrs.get_bool("transpose_b");
@@ -162,8 +148,8 @@ MatmulGeometry geometry(const schema::KernelContext& c) {
   batch_strides(bs, g.batch_rank, g.b_batch, g.b_batch_stride);
   g.a_row = g.ta ? 1 : g.k;
   g.a_col = g.ta ? g.m : 1;
-  g.b_row = g.tb ? 1 : g.n + padding;
-  g.b_col = g.tb ? g.k + padding : 1;
+  g.b_row = g.tb ? 1 : g.n;
+  g.b_col = g.tb ? g.k : 1;
   return g;
 }
 
@@ -173,7 +159,7 @@ MatmulGeometry geometry(const schema::KernelContext& c) {
 bool few_rows_times_matrix(const MatmulGeometry& g) {
   for (int i = 0; i < g.batch_rank; ++i)
     if (g.out_batch[i] != 1) return false;
-  return g.m <= kGemvMaxRows && g.b_col == 1 && !g.b_panels;
+  return g.m <= kGemvMaxRows && g.b_col == 1;
 }
 
 // ---- float32: oneDNN --------------------------------------------------------
@@ -183,25 +169,6 @@ struct MatmulPrimitive {
   // primitive reads b in place.
   int64_t padded_ld = 0;
 };
-
-std::atomic<int> b_padding_mode{static_cast<int>(MatmulBPadding::kByRule)};
-
-// oneDNN's own view of the CPU (ONEDNN_MAX_CPU_ISA included), not Kiln's
-// AVX-512 check for its own kernels: the padding rule is about which sgemm
-// oneDNN runs.
-bool cpu_has_avx512_core() {
-  static const bool has = [] {
-    auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    auto core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-    return (isa & core) == core;
-  }();
-  return has;
-}
-
-// b [k, n] in panels, as oneDNN describes that layout.
-dnnl::memory::desc panels_desc(int64_t k, int64_t n) {
-  return dnnl::memory::desc({k, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::BA16a64b);
-}
 
 std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold) {
   using dims = dnnl::memory::dims;
@@ -237,13 +204,10 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
   dnnl::memory::desc a = onednn::plain_desc(ad, as), b = onednn::plain_desc(bd, bs), c = onednn::plain_desc(cd, cs);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (g.b_panels) b = panels_desc(g.k, g.n);
   const int64_t rows = cd[cd.size() - 2];
   const bool single_b = fold || g.batch_rank == 0;
-  const auto mode = static_cast<MatmulBPadding>(b_padding_mode.load(std::memory_order_relaxed));
-  // b given in longer rows already (b_row_padding) is read as it is.
-  const int64_t ld =
-      single_b && !g.b_panels && g.b_col == 1 && g.b_row == g.n ? matmul_b_row_stride(rows, g.k, g.n) : g.n;
+  const MatmulBPadding mode = matmul_b_padding();
+  const int64_t ld = single_b && g.b_col == 1 ? matmul_b_row_stride(rows, g.k, g.n) : g.n;
   if (ld != g.n) {
     dnnl::memory::desc padded = onednn::plain_desc(bd, {ld, 1});
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, padded, c), attr, onednn::engine());
@@ -278,12 +242,11 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
     key.add(g.k);
     key.add(g.b_row);
     key.add(g.b_col);
-    key.add(g.b_panels);
     for (int i = 0; i < g.batch_rank; ++i) {
       key.add(g.a_batch[i]);
       key.add(g.b_batch[i]);
     }
-    key.add(b_padding_mode.load(std::memory_order_relaxed));
+    key.add(static_cast<int>(matmul_b_padding()));
     auto p = onednn::cached<MatmulPrimitive>(key, [&] { return make_matmul(g, fold); });
     if (p->padded_ld) {
       auto* rows = static_cast<float*>(
@@ -301,32 +264,21 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
 template <class T>
 void matmul_plain(const MatmulGeometry& g, const T* a, const T* b, T* out);
 
-// ---- float32, b's panels read transposed ------------------------------------
-// The dense product's geometry, b [n, k] read transposed in place.
-MatmulGeometry dense_transposed_geometry(int64_t rows, int64_t k, int64_t n) {
-  MatmulGeometry g;
-  g.m = rows;
-  g.k = k;
-  g.n = n;
-  g.a_row = k;
-  g.a_col = 1;
-  g.b_row = 1;
-  g.b_col = k;
-  g.tb = true;
-  return g;
-}
-
-// Kiln's kernel where it runs and knows oneDNN's chains for the shape;
-// elsewhere (a transposed a, a thread count whose oneDNN product sums
-// otherwise) oneDNN on the dense b, made from the panels.
-void transposed_panels_product(const MatmulGeometry& g, const float* a, const Tensor& panels, float* out) {
-  const int64_t chain = g.ta ? 0 : matmul_transposed_panels_chain(g.m, g.k, g.n);
-  if (chain) return multiply_by_transposed_panels(a, g.m, g.k, core::data_of<float>(panels), g.n, chain, out);
-  const Tensor dense_b = rows_of_panels(panels);
-  const float* b = core::data_of<float>(dense_b);
+// ---- float32, b packed -------------------------------------------------------
+// The layout's product; where it cannot run one read transposed (a thread
+// count whose oneDNN product sums otherwise), oneDNN on the dense b made
+// from the packed one.
+void packed_product(const MatmulGeometry& g, const float* a, const Tensor& b, float* out) {
+  const MatmulLayout& layout = *g.b_layout;
+  if (!g.tb && layout.multiply(a, g.m, g.k, g.n, b, out)) return;
+  if (g.tb && layout.multiply_transposed && layout.multiply_transposed(a, g.m, g.k, g.n, b, out)) return;
+  // Layouts are assigned only where oneDNN reads them (MatmulLayout::wants).
+  if (!g.tb) throw Internal(fmt::format("MatMul: oneDNN could not run a product of b in {}", layout.name));
+  const Tensor dense_b = layout.unpack(b);
   MatmulGeometry dense = g;
-  dense.b_panels = false;
-  if (!matmul_onednn(dense, a, b, out)) matmul_plain<float>(dense, a, b, out);
+  dense.b_layout = nullptr;
+  if (!matmul_onednn(dense, a, core::data_of<float>(dense_b), out))
+    matmul_plain<float>(dense, a, core::data_of<float>(dense_b), out);
 }
 
 // ---- other dtypes (and the fallback): a plain loop ---------------------------
@@ -379,13 +331,10 @@ void matmul_kernel(schema::KernelContext& c) {
         return;
       }
       if constexpr (std::is_same_v<T, float>) {
-        if (g.b_panels && g.tb) return transposed_panels_product(g, c.in<float>(0), c.inputs[1], o);
+        if (g.b_layout) return packed_product(g, c.in<float>(0), c.inputs[1], o);
         if (few_rows_times_matrix(g))
           return gemv_f32({c.in<float>(0), g.m, g.a_row, g.a_col}, c.in<float>(1), g.b_row, g.k, g.n, o);
         if (matmul_onednn(g, c.in<float>(0), c.in<float>(1), o)) return;
-        // The plain loop reads a dense b; panels are made only where
-        // oneDNN's primitive reads them (matmul_reads_panels).
-        if (g.b_panels) throw Internal("MatMul: oneDNN could not run a product of b in panels");
       }
       matmul_plain<T>(g, c.in<T>(0), c.in<T>(1), o);
     }
@@ -420,8 +369,7 @@ std::vector<schema::OpSample> matmul_samples() {
 // of transposes) in the operand's own layout.
 void matmul_gradient(schema::GradContext& c) {
   // The pass that sets it runs on graphs already differentiated.
-  if (b_row_padding(c.attrs) || b_panel_width(c.attrs))
-    throw Internal(fmt::format("MatMul with {} or {} has no gradient", kMatmulBRowPadding, kMatmulBPanels));
+  if (c.attrs.has(kMatmulBLayout)) throw Internal(fmt::format("MatMul with {} has no gradient", kMatmulBLayout));
   const Tensor& a = c.inputs[0];
   const Tensor& b = c.inputs[1];
   const Tensor& g = c.grad(0);
@@ -460,105 +408,6 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
 namespace kiln::ops {
 const detail::OpDef& matmul_op() { return ops::kMatMul; }
 
-bool matmul_pads_b(int64_t rows, int64_t k, int64_t n) {
-  // oneDNN 2.6's AVX2 sgemm takes its no-copy kernel when 1/M + 1/N >= 0.0038
-  // (its FORCE_NOCOPY_THRESH; M and N of the product), which reads b's rows in
-  // place; rows a multiple of 4 KB apart then fall into few cache sets. Its
-  // AVX-512 sgemm avoids no-copy for such strides itself. With fewer than 32
-  // rows, or rows 2 KB apart, the copy cost as much as it saved or more in
-  // Kiln's own loop of warm calls (docs/design-notes.md, "Foundation"); past
-  // kMatmulMaxPaddedB elements the thread would keep too large a copy.
-  return !cpu_has_avx512_core() && n % 1024 == 0 && k >= 16 && rows >= 32 && k * n <= kMatmulMaxPaddedB &&
-         1.0 / static_cast<double>(rows) + 1.0 / static_cast<double>(n) >= 0.0038;
-}
-
-int64_t matmul_b_row_stride(int64_t rows, int64_t k, int64_t n) {
-  const auto mode = static_cast<MatmulBPadding>(b_padding_mode.load(std::memory_order_relaxed));
-  const bool pad = mode == MatmulBPadding::kAlways || (mode == MatmulBPadding::kByRule && matmul_pads_b(rows, k, n));
-  return pad ? n + kMatmulBPad : n;
-}
-
-void copy_rows(const float* from, int64_t from_stride, float* to, int64_t to_stride, int64_t rows, int64_t cols) {
-  core::parallel_for(
-      rows,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r)
-          std::memcpy(to + r * to_stride, from + r * from_stride, static_cast<std::size_t>(cols) * sizeof(float));
-      },
-      std::max<int64_t>(1, core::kParallelGrain / std::max<int64_t>(cols, 1)));
-}
-
-Tensor new_longer_rows(int64_t rows, int64_t cols, int64_t padding) {
-  Tensor longer = core::make_tensor(DType::Float32, Shape{rows, cols + padding});
-  float* m = core::data_of<float>(longer);
-  for (int64_t r = 0; r < rows; ++r) std::fill_n(m + r * (cols + padding) + cols, padding, 0.f);
-  return longer;
-}
-
-Tensor in_longer_rows(const Tensor& b, int64_t padding) {
-  const int64_t k = b.shape()[0], n = b.shape()[1];
-  Tensor longer = new_longer_rows(k, n, padding);
-  copy_rows(core::data_of<float>(b), n, core::data_of<float>(longer), n + padding, k, n);
-  return longer;
-}
-
-bool matmul_reads_panels(int64_t rows, int64_t k, int64_t n) {
-  if (!cpu_has_avx512_core() || rows <= kGemvMaxRows || k < 16 || k % 16 != 0 || n % kMatmulPanelWidth != 0)
-    return false;
-  struct Answer {
-    bool yes = false;
-  };
-  onednn::PrimitiveKey key(/*kind=*/8);
-  for (int64_t v : {rows, k, n}) key.add(v);
-  return onednn::cached<Answer>(key, [&] {
-    auto answer = std::make_shared<Answer>();
-    try {
-      using dims = dnnl::memory::dims;
-      const dnnl::memory::desc a = onednn::plain_desc(dims{rows, k}, dims{k, 1});
-      const dnnl::memory::desc c = onednn::plain_desc(dims{rows, n}, dims{n, 1});
-      const dnnl::memory::desc any({k, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, any, c), attr, onednn::engine());
-      answer->yes = pd.weights_desc() == panels_desc(k, n);
-    } catch (const dnnl::error&) {
-    }
-    return answer;
-  })->yes;
-}
-
-int64_t matmul_transposed_panels_chain(int64_t rows, int64_t k, int64_t n) {
-  if (rows < 1 || !can_multiply_by_transposed_panels(k, n, kMatmulPanelWidth)) return 0;
-  struct Answer {
-    int64_t chain = 0;
-  };
-  onednn::PrimitiveKey key(/*kind=*/9);
-  for (int64_t v : {rows, k, n, static_cast<int64_t>(omp_get_max_threads())}) key.add(v);
-  return onednn::cached<Answer>(key, [&] {
-    // Both products of one a and b: a chain length gives oneDNN's bits only
-    // if it sums as oneDNN does.
-    auto answer = std::make_shared<Answer>();
-    const Tensor a = core::make_tensor(DType::Float32, Shape{rows, k});
-    const Tensor b = core::make_tensor(DType::Float32, Shape{n, k});
-    fill_probe_values({a, b});
-    const Tensor panels = in_panels(b);
-    std::vector<float> dense(static_cast<std::size_t>(rows * n)), ours(dense.size());
-    if (!matmul_onednn(dense_transposed_geometry(rows, k, n), core::data_of<float>(a), core::data_of<float>(b),
-                       dense.data()))
-      return answer;
-    for (int64_t chain = k; chain >= kMatmulPanelWidth && chain % kMatmulPanelWidth == 0; chain /= 2) {
-      if (k % chain != 0) continue;
-      multiply_by_transposed_panels(core::data_of<float>(a), rows, k, core::data_of<float>(panels), n, chain,
-                                    ours.data());
-      if (std::memcmp(ours.data(), dense.data(), dense.size() * sizeof(float)) == 0) {
-        answer->chain = chain;
-        break;
-      }
-    }
-    return answer;
-  })->chain;
-}
-
 void fill_probe_values(std::initializer_list<Tensor> tensors) {
   uint32_t state = 12345;
   for (const Tensor& t : tensors) {
@@ -571,11 +420,4 @@ void fill_probe_values(std::initializer_list<Tensor> tensors) {
   }
 }
 
-bool matmul_reads_transposed_from_panels(int64_t rows, int64_t k, int64_t n) {
-  return rows <= kMatmulTransposedPanelsMaxRows && matmul_transposed_panels_chain(rows, k, n) != 0;
-}
-
-void set_matmul_b_padding(MatmulBPadding mode) {
-  b_padding_mode.store(static_cast<int>(mode), std::memory_order_relaxed);
-}
 }  // namespace kiln::ops

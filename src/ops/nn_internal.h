@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the nn ops files: their registration functions and the window
-// geometry (strides, dilations, SAME/VALID padding) of convolution and pooling.
+// geometry (strides, dilations, SAME/VALID padding) of convolution and
+// pooling. How MatMul's b is laid out: ops/matmul_layout.h.
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -13,95 +14,11 @@ namespace kiln::ops {
 
 void register_matmul_op(schema::OpRegistry& registry);
 
-// MatMul's float32 oneDNN path copies b (one [k, n] matrix, not transposed)
-// into rows kMatmulBPad elements longer first where matmul_pads_b says so: on
-// CPUs without AVX-512, oneDNN 2.6's sgemm reads b in place for these shapes,
-// and rows a multiple of 4 KB apart share a few cache sets, while the same
-// kernel on the copy gives the same bits (docs/design-notes.md, "Foundation";
-// the figures are in docs/perf-log.md).
-inline constexpr int64_t kMatmulBPad = 16;
-// The largest b copied (16M elements: the copy stays with the thread).
-inline constexpr int64_t kMatmulMaxPaddedB = int64_t(1) << 24;
-bool matmul_pads_b(int64_t rows, int64_t k, int64_t n);
-// kByRule: matmul_pads_b decides; kAlways and kNever are for tests that
-// compare the two paths' bits and benchmarks that time them. Primitives
-// already made keep their choice (the mode is part of their cache key).
-enum class MatmulBPadding { kByRule, kAlways, kNever };
-void set_matmul_b_padding(MatmulBPadding mode);
-// The row stride b gets for a product of `rows` rows under the current mode:
-// n, or n + kMatmulBPad (also the banded weight gradients' of the fused Adam,
-// exec/fused_adam_op.cpp, whose bands are such products).
-int64_t matmul_b_row_stride(int64_t rows, int64_t k, int64_t n);
-// MatMul's graph-internal attr: b is stored with rows this many elements
-// longer than the matrix it stands for (a variable read in that form, by the
-// weight-rows pass: passes/pad_weight_rows.cpp).
-inline constexpr const char* kMatmulBRowPadding = "b_row_padding";
-// Panels: a float32 [k, n] matrix stored as n / kMatmulPanelWidth column
-// panels one after another, each a row-major [k, kMatmulPanelWidth] block
-// (a [n / 64, k, 64] tensor): the layout oneDNN's AVX-512 matmul (brgemm)
-// wants its b in (BA16a64b), for which it runs the same kernel with the
-// same bits, and faster than on the dense b at few rows of a
-// (docs/design-notes.md, "Graph passes").
-// MatMul's graph-internal attr kMatmulBPanels (the panel width) says its b
-// comes so (a weight the weight-rows pass keeps in that form).
-inline constexpr int64_t kMatmulPanelWidth = 64;
-inline constexpr const char* kMatmulBPanels = "b_panels";
-// Whether MatMul's primitive for [rows, k] x [k, n] (float32, not
-// transposed) reads b in panels as oneDNN would have it: on CPUs where its
-// matmul picks that layout itself, k a multiple of 16 and n of 64, and more
-// rows than gemv_f32 takes. Asked of oneDNN once per shape.
-bool matmul_reads_panels(int64_t rows, int64_t k, int64_t n);
-// A float32 matrix [k, n] (n a multiple of kMatmulPanelWidth) as panels.
-Tensor in_panels(const Tensor& b);
-// The matrix [k, n] whose panels ([n / 64, k, 64]) are given.
-Tensor rows_of_panels(const Tensor& panels);
-// Rows [first, first + count) of a [k, n] matrix (`rows`: row `first`) into
-// their places in `panels`.
-void rows_into_panels(const float* rows, int64_t first, int64_t count, int64_t k, int64_t n, float* panels);
-// The transpose of a float32 matrix [k, n] (k a multiple of
-// kMatmulPanelWidth) as panels, [k / 64, n, 64]: the b of a product with the
-// matrix transposed (a dense layer's input gradient, dy w^T), as oneDNN reads
-// it fastest.
-Tensor in_transposed_panels(const Tensor& b);
-// Rows [first, first + count) of a [k, n] matrix (`rows`: row `first`) into
-// their places in the panels of its transpose.
-void rows_into_transposed_panels(const float* rows, int64_t first, int64_t count, int64_t n, float* panels);
-// MatMul with b_panels and transpose_b: a [rows, k] times b^T, b [n, k] in
-// its panels ([k / 64, n, 64], in_panels(b): the panels a dense layer's
-// forward reads), so that its input gradient reads them too instead of the
-// dense weight. Kiln's own AVX-512 kernel, which sums as oneDNN's product of
-// the dense b transposed does: chains of `chain` steps of k, each from +0,
-// added in order. Whether the kernel runs at all (AVX-512, n a multiple of
-// 64, chain of whole panels dividing k):
-bool can_multiply_by_transposed_panels(int64_t k, int64_t n, int64_t chain);
-void multiply_by_transposed_panels(const float* a, int64_t rows, int64_t k, const float* panels, int64_t n,
-                                   int64_t chain, float* out);
-// Whether the weight-rows pass gives a dense layer's input gradient the
-// panels of its weight, [rows, k] x [n, k]^T: where the kernel runs, with
-// oneDNN's chains for the shape found (0 if none of whole panels gives its
-// bits: matmul_transposed_panels_chain, asked once per shape and thread
-// count), and at few rows: up to one block of the kernel's rows
-// (kMatmulTransposedPanelsMaxRows), so that each block of the panels is
-// transposed once. Past that oneDNN on the dense b is as fast or faster
-// (BM_MatMul_TransposedFromPanels; docs/design-notes.md, "Graph passes").
-inline constexpr int64_t kMatmulTransposedPanelsMaxRows = 96;
-int64_t matmul_transposed_panels_chain(int64_t rows, int64_t k, int64_t n);
-bool matmul_reads_transposed_from_panels(int64_t rows, int64_t k, int64_t n);
 // Fills float32 tensors, one after another, with values of many magnitudes
 // and both signs that use all their mantissa bits, so that any change in the
-// order of a sum changes its rounding: what the probes that check one of
-// Kiln's kernels against oneDNN's bits multiply.
+// order of a sum changes its rounding: what the fused Adam's band probe
+// multiplies to compare its bands' bits with MatMul's.
 void fill_probe_values(std::initializer_list<Tensor> tensors);
-// `rows` rows of `cols` floats from `from` (rows `from_stride` apart) to `to`
-// (rows `to_stride` apart): into longer rows and back (the threads share the
-// rows).
-void copy_rows(const float* from, int64_t from_stride, float* to, int64_t to_stride, int64_t rows, int64_t cols);
-// A new float32 [rows, cols + padding] tensor whose padding is zeros (the
-// rows are left for the caller to write): a weight in the form
-// b_row_padding reads.
-Tensor new_longer_rows(int64_t rows, int64_t cols, int64_t padding);
-// A float32 matrix [k, n] copied into new_longer_rows(k, n, padding).
-Tensor in_longer_rows(const Tensor& b, int64_t padding);
 void register_conv_ops(schema::OpRegistry& registry);
 void register_pool_ops(schema::OpRegistry& registry);
 void register_softmax_ops(schema::OpRegistry& registry);

@@ -197,4 +197,34 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+namespace {
+struct MatmulWithB {
+  Executable exec;  // (a, b, c)
+};
+}  // namespace
+
+bool matmul_with_b(const PrimitiveKey& key, int64_t rows, int64_t k, int64_t n,
+                   dnnl::memory::desc (*b_desc)(int64_t k, int64_t n, int64_t variant), int64_t variant,
+                   const float* a, const float* b_data, float* out) {
+  try {
+    auto p = cached<MatmulWithB>(key, [&] {
+      using dims = dnnl::memory::dims;
+      const dnnl::memory::desc ad = plain_desc(dims{rows, k}, dims{k, 1});
+      const dnnl::memory::desc cd = plain_desc(dims{rows, n}, dims{n, 1});
+      const dnnl::memory::desc b = b_desc(k, n, variant);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, b, cd), attr, engine());
+      auto made = std::make_shared<MatmulWithB>();
+      made->exec.init(dnnl::matmul(pd), {{DNNL_ARG_SRC, ad}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, cd}},
+                      pd.scratchpad_desc().get_size());
+      return made;
+    });
+    p->exec.run({a, b_data, out});
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 }  // namespace kiln::ops::onednn

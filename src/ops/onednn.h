@@ -140,4 +140,13 @@ class Executable {
 // A plain (row-major or strided) memory descriptor of float32 values.
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides);
 
+// out [rows, n] = a [rows, k] b, a and out row-major and b of k x n as
+// b_desc(k, n, variant) describes it (a weight layout's; made only when the
+// primitive is, since building a desc allocates): MatMul's float32 primitive
+// for those operands (user scratchpad), so its bits, cached under `key`,
+// which names everything the desc depends on. False where oneDNN cannot run it.
+bool matmul_with_b(const PrimitiveKey& key, int64_t rows, int64_t k, int64_t n,
+                   dnnl::memory::desc (*b_desc)(int64_t k, int64_t n, int64_t variant), int64_t variant,
+                   const float* a, const float* b_data, float* out);
+
 }  // namespace kiln::ops::onednn

@@ -17,7 +17,7 @@
 #include "ops/array_util.h"
 #include "ops/variable_ops.h"
 #include "ops/known_ops.h"
-#include "ops/nn_internal.h"
+#include "ops/matmul_layout.h"
 #include "runtime/dispatch.h"
 
 namespace kiln {
@@ -92,14 +92,6 @@ void adam_elements(const AdamSpan<T>& s, const AdamConstants<T>& k, int64_t begi
   for (int64_t i = begin; i < end; ++i) adam_element(s, k, i);
 }
 
-// A block of kCount elements: a loop of known length, with no remainder to
-// handle (a variable held in panels is updated 64 elements at a time).
-template <int64_t kCount, class T>
-void adam_block(const AdamSpan<T>& s, const AdamConstants<T>& k) {
-#pragma omp simd
-  for (int64_t i = 0; i < kCount; ++i) adam_element(s, k, i);
-}
-
 // One pass over the elements of all the spans, as if laid end to end
 // (`offsets[j]` is where span j starts, offsets.back() the total): each
 // thread takes one contiguous range, which may cross from span to span.
@@ -168,69 +160,49 @@ class LockAll {
   std::size_t locked_ = mutexes_.size();
 };
 
-// How a matrix variable's var is held where it is not plain dense (the
-// forms of VariableState): rows `padding` longer, dense with panels the
-// update writes as well (`panels`: the [cols / 64, rows, 64] tensor's data),
-// or (`in_panels`) in panels alone: var's in and out are panels.
-struct VarForm {
-  int64_t padding = 0;
-  float* panels = nullptr;
-  bool in_panels = false;
-  int64_t rows = 0;
-  bool plain() const { return padding == 0 && panels == nullptr && !in_panels; }
+// A var held packed (VariableState::update_target): updated in place, `in`
+// to `out` (the same tensor where no reader holds it), run by run where its
+// layout puts each run of a row.
+struct VarRows {
+  const MatmulLayout* layout;
+  const Tensor* in;
+  Tensor* out;
 };
 
-// Rows [begin, end) of a matrix variable's update, var held in `form`, m's,
-// v's and the gradient's rows `cols` apart. `g` is the gradient of row
-// `begin`.
-template <class T>
-void adam_matrix_rows(const AdamSpan<T>& whole, const T* g, int64_t begin, int64_t end, int64_t cols,
-                      const VarForm& form, const AdamConstants<T>& k) {
-  auto part = [&](int64_t row, int64_t count) {
-    const int64_t at = row * cols, var_at = row * (cols + form.padding);
-    const AdamSpan<T> p{{whole.in[kVar] + var_at, whole.in[kM] + at, whole.in[kV] + at},
-                        {whole.out[kVar] + var_at, whole.out[kM] + at, whole.out[kV] + at},
-                        g + (row - begin) * cols};
-    adam_elements(p, k, 0, count * cols);
-  };
-  if (form.plain()) return part(begin, end - begin);
-  if (form.in_panels) {
-    // Each row 64 columns at a time: its part of each panel.
-    constexpr int64_t w = kMatmulPanelWidth;
-    for (int64_t r = begin; r < end; ++r)
-      for (int64_t c = 0; c < cols; c += w) {
-        const int64_t at = r * cols + c, var_at = ((c / w) * form.rows + r) * w;
-        const AdamSpan<T> p{{whole.in[kVar] + var_at, whole.in[kM] + at, whole.in[kV] + at},
-                            {whole.out[kVar] + var_at, whole.out[kM] + at, whole.out[kV] + at},
-                            g + (r - begin) * cols + c};
-        // The same chunk 4 rows on: 16 chunks a row are more streams than
-        // the hardware prefetcher follows.
-        if (r + 4 < end)
-          for (int64_t line = 0; line < w; line += 16)
-            __builtin_prefetch(whole.in[kVar] + var_at + 4 * w + line, 1);
-        adam_block<w>(p, k);
+// Rows [begin, end) of a matrix variable's update, m's, v's, the gradient's
+// and (dense) var's rows `cols` apart. `g` is the gradient of row `begin`.
+void adam_matrix_rows(const AdamSpan<float>& whole, const float* g, int64_t begin, int64_t end, int64_t cols,
+                      const VarRows* rows, const AdamConstants<float>& k) {
+  if (!rows) {
+    const int64_t at = begin * cols;
+    const AdamSpan<float> p{{whole.in[kVar] + at, whole.in[kM] + at, whole.in[kV] + at},
+                            {whole.out[kVar] + at, whole.out[kM] + at, whole.out[kV] + at},
+                            g};
+    return adam_elements(p, k, 0, (end - begin) * cols);
+  }
+  const MatmulLayout& layout = *rows->layout;
+  const int64_t run = layout.run(*rows->in);
+  const float* var_in = core::data_of<float>(*rows->in);
+  float* var_out = core::data_of<float>(*rows->out);
+  for (int64_t r = begin; r < end; ++r)
+    for (int64_t c = 0; c < cols; c += run) {
+      const int64_t at = r * cols + c, var_at = layout.offset(*rows->in, r, c);
+      const AdamSpan<float> p{{var_in + var_at, whole.in[kM] + at, whole.in[kV] + at},
+                              {var_out + var_at, whole.out[kM] + at, whole.out[kV] + at},
+                              g + (r - begin) * cols + c};
+      // The same run 4 rows on: short runs scattered over a row are more
+      // streams than the hardware prefetcher follows.
+      if (run <= 64 && r + 4 < end) {
+        const int64_t ahead = layout.offset(*rows->in, r + 4, c);
+        for (int64_t line = 0; line < run; line += 16) __builtin_prefetch(var_in + ahead + line, 1);
       }
-    return;
-  }
-  if (form.padding) {
-    for (int64_t r = begin; r < end; ++r) part(r, 1);
-    return;
-  }
-  // Panels: 64 rows at a time, each group copied into the panels from cache
-  // right after its update (a thread's whole share of the rows would be read
-  // back from memory).
-  for (int64_t row = begin; row < end;) {
-    const int64_t next = std::min(end, (row / kMatmulPanelWidth + 1) * kMatmulPanelWidth);
-    part(row, next - row);
-    if constexpr (std::is_same_v<T, float>)
-      rows_into_panels(whole.out[kVar] + row * cols, row, next - row, form.rows, cols, form.panels);
-    row = next;
-  }
+      adam_elements(p, k, 0, run);
+    }
 }
 
 // The banded gradient's update: the threads share the bands; each writes a
 // band to its own buffer and updates those rows at once.
-void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const VarForm& form,
+void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const VarRows* var,
                    const AdamConstants<float>& k) {
   const int64_t rows = grad.shape[0], cols = grad.shape[1];
   const int64_t band = grad.band_rows;
@@ -241,20 +213,20 @@ void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const
         for (int64_t b = first; b < last; ++b) {
           const int64_t begin = b * band, end = std::min(rows, begin + band);
           grad.rows(grad.context, begin, end, buffer);
-          adam_matrix_rows(whole, static_cast<const float*>(buffer), begin, end, cols, form, k);
+          adam_matrix_rows(whole, static_cast<const float*>(buffer), begin, end, cols, var, k);
         }
       },
       1);
 }
 
-// The update of a variable held in another form than plain dense, its
-// gradient a tensor: the threads share the rows.
-template <class T>
-void adam_by_rows(const AdamSpan<T>& whole, const Shape& shape, const VarForm& form, const AdamConstants<T>& k) {
+// The update of a var held packed, its gradient a tensor: the threads share
+// the rows.
+void adam_by_rows(const AdamSpan<float>& whole, const Shape& shape, const VarRows& rows,
+                  const AdamConstants<float>& k) {
   const int64_t cols = shape[1];
   core::parallel_for(
       shape[0],
-      [&](int64_t begin, int64_t end) { adam_matrix_rows(whole, whole.g + begin * cols, begin, end, cols, form, k); },
+      [&](int64_t begin, int64_t end) { adam_matrix_rows(whole, whole.g + begin * cols, begin, end, cols, &rows, k); },
       std::max<int64_t>(1, core::kParallelGrain / 4 / std::max<int64_t>(cols, 1)));
 }
 
@@ -293,40 +265,22 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
   // AssignSubVariable's rule: a value no one else holds is updated in place;
   // one a reader still holds is left as it is and replaced by a new buffer,
   // so a tensor read before the update never changes.
-  // A var held in longer rows (VariableState) is updated in that form, one
-  // held with panels in both.
+  // A var may be held packed (VariableState::update_target): written through
+  // its layout's rows.
   PerVariable<std::array<Tensor*, 3>> target(count);
-  PerVariable<VarForm> var_form(count);
   PerVariable<std::array<Tensor, 3>> fresh(count);
-  PerVariable<Tensor*> panels(count);
-  PerVariable<Tensor> fresh_panels(count);
-  for (std::size_t j = 0; j < count; ++j) {
-    const Shape& shape = grads[j].gradient_shape();
+  PerVariable<const MatmulLayout*> var_layout(count);
+  for (std::size_t j = 0; j < count; ++j)
     for (int i : {kVar, kM, kV}) {
-      // m and v are read by this update alone: dense.
-      detail::VariableState::UpdateForm form;
       if (i == kVar) {
-        form = states[j][i]->form_to_update(/*keep_panels=*/true);
-        var_form[j].padding = form.padding;
-        var_form[j].in_panels = form.in_panels;
-        var_form[j].rows = shape[0];
-        panels[j] = form.panels;
+        const detail::VariableState::Target t = states[j][i]->update_target();
+        target[j][i] = t.tensor;
+        var_layout[j] = t.layout;
       } else {
-        form.value = &states[j][i]->dense_to_update();
+        target[j][i] = &states[j][i]->value_to_update();
       }
-      target[j][i] = form.value;
-      // The update writes the rows, not their padding (float32's alone).
-      if (!core::is_exclusively_owned(*target[j][i]))
-        fresh[j][i] = form.padding ? ops::new_longer_rows(shape[0], shape[1], form.padding)
-                                   : core::make_tensor(dtype, target[j][i]->shape());
+      if (!core::is_exclusively_owned(*target[j][i])) fresh[j][i] = core::make_tensor(dtype, target[j][i]->shape());
     }
-    // (Panels are kept of float32 matrices alone.)
-    if (panels[j]) {
-      if (!core::is_exclusively_owned(*panels[j]))
-        fresh_panels[j] = core::make_tensor(DType::Float32, panels[j]->shape());
-      var_form[j].panels = core::data_of<float>(fresh_panels[j].defined() ? fresh_panels[j] : *panels[j]);
-    }
-  }
   core::visit_numeric(dtype, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       const AdamConstants<T> k(attrs, core::data_of<T>(alpha)[0]);
@@ -338,13 +292,16 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
           span.in[i] = core::data_of<T>(*target[j][i]);
           span.out[i] = core::data_of<T>(fresh[j][i].defined() ? fresh[j][i] : *target[j][i]);
         }
+        Tensor* var_out = fresh[j][kVar].defined() ? &fresh[j][kVar] : target[j][kVar];
+        const VarRows rows{var_layout[j], target[j][kVar], var_out};
         if (grads[j].rows) {
-          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], var_form[j], k);
+          if constexpr (std::is_same_v<T, float>) adam_in_bands(span, grads[j], rows.layout ? &rows : nullptr, k);
           continue;
         }
         span.g = core::data_of<T>(grads[j].tensor);
-        if (!var_form[j].plain()) {
-          adam_by_rows(span, grads[j].tensor.shape(), var_form[j], k);
+        if (rows.layout) {
+          // Packed forms are float32's alone.
+          if constexpr (std::is_same_v<T, float>) adam_by_rows(span, grads[j].tensor.shape(), rows, k);
           continue;
         }
         spans.push_back(span);
@@ -353,11 +310,9 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
       adam_update<T>(std::span(spans.data(), spans.size()), std::span(offsets.data(), offsets.size()), k);
     }
   });
-  for (std::size_t j = 0; j < count; ++j) {
+  for (std::size_t j = 0; j < count; ++j)
     for (int i : {kVar, kM, kV})
       if (fresh[j][i].defined()) *target[j][i] = std::move(fresh[j][i]);
-    if (fresh_panels[j].defined()) *panels[j] = std::move(fresh_panels[j]);
-  }
 }
 
 namespace {

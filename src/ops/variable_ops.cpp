@@ -4,134 +4,61 @@
 
 #include "core/tensor_impl.h"
 #include "ops/known_ops.h"
-#include "ops/nn_internal.h"
+#include "ops/matmul_layout.h"
 #include "runtime/dispatch.h"
 
 namespace kiln::detail {
 
-DType VariableState::value_dtype() const {
-  if (dense_.defined()) return dense_.dtype();
-  return longer_rows_.defined() ? longer_rows_.dtype() : DType::Float32;  // panels are float32's alone
-}
-
 Shape VariableState::value_shape() const {
-  if (dense_.defined()) return dense_.shape();
-  if (longer_rows_.defined()) {
-    const Shape& s = longer_rows_.shape();
-    return Shape{s[0], s[1] - padding_};
-  }
-  const Shape& p = panels_[int(ops::PanelsOf::kValue)].tensor.shape();
-  return Shape{p[1], p[0] * p[2]};
-}
-
-void VariableState::make_dense() {
-  if (dense_.defined()) return;
-  if (longer_rows_.defined()) {
-    const Shape s = value_shape();
-    Tensor dense = core::make_tensor(DType::Float32, s);  // longer rows are float32's alone
-    ops::copy_rows(core::data_of<float>(longer_rows_), s[1] + padding_, core::data_of<float>(dense), s[1], s[0], s[1]);
-    dense_ = std::move(dense);
-  } else if (const Tensor& panels = panels_[int(ops::PanelsOf::kValue)].tensor; panels.defined()) {
-    dense_ = ops::rows_of_panels(panels);
-  }
+  if (value_.defined()) return value_.shape();
+  int64_t k = 0, n = 0;
+  packed_[0].layout->unpacked_shape(packed_[0].tensor.shape(), k, n);
+  return Shape{k, n};
 }
 
 const Tensor& VariableState::value() {
-  make_dense();
-  longer_rows_read_last_ = false;
+  if (!value_.defined() && !packed_.empty()) value_ = packed_[0].layout->unpack(packed_[0].tensor);
   dense_read_ = true;
-  return dense_;
+  return value_;
 }
 
 void VariableState::set_value(Tensor v) {
-  dense_ = std::move(v);
+  value_ = std::move(v);
   dense_read_ = false;
-  drop_longer_rows();
-  drop_panels();
+  packed_.clear();
 }
 
-Tensor VariableState::take_value() { return std::move(dense_to_update()); }
-
-const Tensor& VariableState::value_in_longer_rows(int64_t padding) {
-  if (longer_rows_.defined() && padding_ == padding) {
-    longer_rows_read_last_ = true;
-    return longer_rows_;
-  }
-  make_dense();
-  const Tensor& dense = dense_;
-  const Shape& s = dense.shape();
-  if (dense.dtype() != DType::Float32 || s.rank() != 2 || padding < 1)
-    throw Internal(fmt::format("variable '{}': {} {} cannot be read in rows {} longer", name,
-                               dtype_name(dense.dtype()), s.to_string(), padding));
-  longer_rows_ = ops::in_longer_rows(dense, padding);
-  padding_ = padding;
-  longer_rows_read_last_ = true;
-  return longer_rows_;
+Tensor& VariableState::value_to_update() {
+  value();
+  dense_read_ = false;
+  packed_.clear();
+  return value_;
 }
 
-const Tensor& VariableState::value_in_panels(ops::PanelsOf which) {
-  Panels& form = panels_[int(which)];
-  if (!form.tensor.defined()) {
-    make_dense();
-    const Tensor& dense = dense_;
-    const Shape& s = dense.shape();
-    const bool transposed = which == ops::PanelsOf::kTranspose;
-    if (dense.dtype() != DType::Float32 || s.rank() != 2 || s[transposed ? 0 : 1] % ops::kMatmulPanelWidth != 0)
-      throw Internal(fmt::format("variable '{}': {} {} cannot be read in panels{}", name, dtype_name(dense.dtype()),
-                                 s.to_string(), transposed ? " of its transpose" : ""));
-    form.tensor = transposed ? ops::in_transposed_panels(dense) : ops::in_panels(dense);
-  }
-  form.read = true;
-  return form.tensor;
+const Tensor& VariableState::packed(const ops::MatmulLayout& layout, bool transposed) {
+  for (Packed& p : packed_)
+    if (p.layout == &layout && p.transposed == transposed) {
+      p.read = true;
+      return p.tensor;
+    }
+  const bool dense_read = dense_read_;
+  Tensor t = ops::pack(layout, value(), transposed);
+  dense_read_ = dense_read;  // made from, not read
+  return packed_.emplace_back(Packed{&layout, transposed, std::move(t), true}).tensor;
 }
 
-VariableState::UpdateForm VariableState::form_to_update(bool keep_panels) {
-  UpdateForm f;
+VariableState::Target VariableState::update_target() {
   const bool dense_read = dense_read_;
   dense_read_ = false;
-  if (longer_rows_.defined() && (!dense_.defined() || longer_rows_read_last_)) {
-    f.value = &longer_rows_;
-    f.padding = padding_;
-    dense_ = Tensor();
-    drop_panels();
-    return f;
-  }
-  Panels& of_value = panels_[int(ops::PanelsOf::kValue)];
-  panels_[int(ops::PanelsOf::kTranspose)] = Panels{};
-  if (keep_panels && of_value.read && !dense_read) {
-    of_value.read = false;
-    drop_longer_rows();
-    dense_ = Tensor();
-    f.value = &of_value.tensor;
-    f.in_panels = true;
-    return f;
-  }
-  make_dense();
-  drop_longer_rows();
-  if (keep_panels && of_value.read) {
-    of_value.read = false;
-    f.panels = &of_value.tensor;
-  } else {
-    of_value = Panels{};
-  }
-  f.value = &dense_;
-  return f;
+  for (Packed& p : packed_)
+    if (!dense_read && p.read && !p.transposed && p.layout->offset) {
+      Packed alone{p.layout, false, std::move(p.tensor), false};
+      packed_.clear();
+      value_ = Tensor();
+      return {&packed_.emplace_back(std::move(alone)).tensor, packed_[0].layout};
+    }
+  return {&value_to_update(), nullptr};
 }
-
-Tensor& VariableState::dense_to_update() {
-  make_dense();
-  dense_read_ = false;
-  drop_longer_rows();
-  drop_panels();
-  return dense_;
-}
-
-void VariableState::drop_longer_rows() {
-  longer_rows_ = Tensor();
-  padding_ = 0;
-}
-
-void VariableState::drop_panels() { panels_ = {}; }
 
 }  // namespace kiln::detail
 
@@ -171,46 +98,37 @@ void check_handle(schema::InferContext& c) {
 }
 
 // ---- ReadVariable -----------------------------------------------------------
-// Attr row_padding (graph-internal, set by the weight-rows pass): the value
-// of a float32 matrix variable [rows, cols] comes as [rows, cols + padding],
-// for MatMuls that read it with b_row_padding.
-int64_t row_padding(const schema::Attrs& attrs) {
-  return attrs.has(kReadRowPadding) ? attrs.get_int(kReadRowPadding) : 0;
+// Attrs layout and layout_of_transpose (graph-internal, set by the
+// layout-assignment pass): the value of a float32 matrix variable, or its
+// transpose, comes packed in that weight layout (ops/matmul_layout.h).
+const MatmulLayout* read_layout(const schema::Attrs& attrs) {
+  return attrs.has(kReadLayout) ? find_layout(attrs.get_string(kReadLayout)) : nullptr;
+}
+bool read_transposed(const schema::Attrs& attrs) {
+  return attrs.has(kReadTransposed) && attrs.get_bool(kReadTransposed);
 }
 
 void read_infer(schema::InferContext& c) {
   check_handle(c);
   const DType dtype = c.attrs().get_dtype("dtype");
   const Shape& shape = c.attrs().get_shape("shape");
-  const int64_t padding = row_padding(c.attrs());
-  const bool panels = c.attrs().has(kReadPanels), transposed = c.attrs().has(kReadTransposedPanels);
-  if (panels || transposed) {
-    const char* attr = transposed ? kReadTransposedPanels : kReadPanels;
-    const int64_t width = c.attrs().get_int(attr);
-    const char* split = transposed ? "rows" : "columns";
-    if (width != kMatmulPanelWidth || padding || (panels && transposed) || dtype != DType::Float32 ||
-        !shape.is_fully_defined() || shape.rank() != 2 || shape[transposed ? 0 : 1] % width != 0)
-      c.fail("{}={} needs a float32 matrix of known shape whose {} are a multiple of {}, and no other form; got {} {}",
-             attr, width, split, kMatmulPanelWidth, dtype_name(dtype), shape.to_string());
-    return c.add_output(dtype, transposed ? Shape{shape[0] / width, shape[1], width}
-                                          : Shape{shape[1] / width, shape[0], width});
-  }
-  if (padding == 0) return c.add_output(dtype, shape);
-  if (padding < 0 || dtype != DType::Float32 || !shape.is_fully_defined() || shape.rank() != 2)
-    c.fail("{}={} needs a float32 matrix of known shape, got {} {}", kReadRowPadding, padding, dtype_name(dtype),
-           shape.to_string());
-  c.add_output(dtype, Shape{shape[0], shape[1] + padding});
+  if (!c.attrs().has(kReadLayout)) return c.add_output(dtype, shape);
+  const MatmulLayout* layout = read_layout(c.attrs());
+  if (!layout) c.fail("{}={}: no such weight layout", kReadLayout, c.attrs().get_string(kReadLayout));
+  const bool transposed = read_transposed(c.attrs());
+  if (dtype != DType::Float32 || !shape.is_fully_defined() || shape.rank() != 2 ||
+      !layout->fits(transposed ? shape[1] : shape[0], transposed ? shape[0] : shape[1]))
+    c.fail("{}={}{} needs a float32 matrix of known shape that layout can hold, got {} {}", kReadLayout,
+           layout->name, transposed ? " (of the transpose)" : "", dtype_name(dtype), shape.to_string());
+  c.add_output(dtype, transposed ? layout->packed_shape(shape[1], shape[0]) : layout->packed_shape(shape[0], shape[1]));
 }
 void read_kernel(schema::KernelContext& c) {
   detail::VariableState& s = resource_state(c.inputs[0]);
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.has_value()) uninitialized(s);
   // Values are immutable: readers share the buffer.
-  const int64_t padding = row_padding(c.attrs);
-  c.outputs[0] = c.attrs.has(kReadPanels)           ? s.value_in_panels(ops::PanelsOf::kValue)
-                 : c.attrs.has(kReadTransposedPanels) ? s.value_in_panels(ops::PanelsOf::kTranspose)
-                 : padding                            ? s.value_in_longer_rows(padding)
-                                                      : s.value();
+  const MatmulLayout* layout = read_layout(c.attrs);
+  c.outputs[0] = layout ? s.packed(*layout, read_transposed(c.attrs)) : s.value();
 }
 
 std::shared_ptr<detail::VariableState> sample_state() {

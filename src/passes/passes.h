@@ -1,7 +1,9 @@
 #pragma once
 // Graph optimization passes (docs/design-notes.md, "Graph passes"). Each pass rewrites a graph in
 // place and says whether it changed anything; `optimize` runs the pipeline on
-// a copy of a traced graph and on its nested graphs. No pass changes a number:
+// a copy of a traced graph and on its nested graphs, in two phases: the
+// portable phase leaves standard ops only (what an exporter reads), the CPU
+// phase then makes the fused ops and weight layouts of Kiln's own kernels. No pass changes a number:
 // a rewrite is made only when the result is bitwise the same, and stateful
 // ops are never removed or reordered. One merge is made: ApplyAdam updates
 // that follow each other in program order become one FusedApplyAdam, which
@@ -15,20 +17,20 @@
 namespace kiln::passes {
 
 struct PassOptions {
+  // Portable phase.
   bool inline_calls = true;    // Call nodes become the callee's nodes
   bool replays = true;         // a while_loop's results come from its gradient's replay of it
   bool fold_constants = true;  // ops on constants run once, at compile time
   bool simplify = true;        // x*1, x-0, double transpose, cast of cast, ...
   bool cse = true;             // identical pure nodes become one
   bool dce = true;             // nodes no result or stateful op needs go
+  // CPU phase: ops and layouts no other runtime knows (off: the portable graph alone).
+  bool cpu_phase = true;
   bool contract = true;        // matmul/conv/depthwise conv + bias (+ relu) become Fused* contractions
   bool pool_grad = true;       // MaxPoolGrad + relu's gradient become FusedMaxPoolGrad
   bool conv_pool = true;       // a 2x2 MaxPool of a FusedConv2D becomes its second output
   bool adam = true;            // a step's ApplyAdam updates become one FusedApplyAdam
-  bool weight_rows = true;     // a matrix variable read only as MatMul's b is read (and kept) in longer rows
-  // With weight_rows: a trained weight whose every read is its forward or its input gradient is
-  // read, and updated, in panels alone (the input gradient reads them with MatMul's own kernel).
-  bool transposed_panels = true;
+  bool layouts = true;         // a weight no graph write changes is read packed in MatMul's layout
   bool fuse = true;            // elementwise chains become FusedElementwise
   // Constant folding leaves results larger than this (elements) unfolded, so
   // graphs do not grow by baking big tensors in.
@@ -42,10 +44,13 @@ struct PassOptions {
   bool dump = false;
 
   // The defaults, adjusted by the environment:
-  //   KILN_DISABLE_PASSES=inline,fold,simplify,cse,dce,contract,poolgrad,convpool,adam,weightrows,
-  //     transposedpanels,fuse (or "all")
+  //   KILN_DISABLE_PASSES=inline,replays,fold,simplify,cse,dce,contract,poolgrad,convpool,adam,
+  //     layouts,fuse (or "all")
   //   KILN_VERIFY_PASSES=1, KILN_DUMP_PASSES=1
   static PassOptions from_env();
+  // The portable phase alone (ONNX export and any consumer that reads the
+  // graph's ops rather than running them).
+  static PassOptions portable();
 };
 
 // The optimized copy of `g` (`g` is left as traced: gradients, the verify
@@ -64,7 +69,7 @@ bool fuse_contractions(graph::Graph& g);
 bool fuse_pool_gradients(graph::Graph& g);
 bool fuse_conv_pools(graph::Graph& g);
 bool fuse_adam_updates(graph::Graph& g);
-bool pad_weight_rows(graph::Graph& g, bool transposed_panels = true);
+bool assign_layouts(graph::Graph& g);
 bool fuse_elementwise(graph::Graph& g, int min_nodes);
 
 }  // namespace kiln::passes

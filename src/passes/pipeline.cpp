@@ -87,11 +87,16 @@ PassOptions PassOptions::from_env() {
       if (all || name == "poolgrad") o.pool_grad = false;
       if (all || name == "convpool") o.conv_pool = false;
       if (all || name == "adam") o.adam = false;
-      if (all || name == "weightrows") o.weight_rows = false;
-      if (all || name == "transposedpanels") o.transposed_panels = false;
+      if (all || name == "layouts") o.layouts = false;
       if (all || name == "fuse") o.fuse = false;
     }
   }
+  return o;
+}
+
+PassOptions PassOptions::portable() {
+  PassOptions o;
+  o.cpu_phase = false;
   return o;
 }
 
@@ -119,6 +124,8 @@ std::shared_ptr<const Graph> optimize(const Graph& source, const PassOptions& op
   run("simplify", options.simplify, [&] { return simplify(*g); });
   run("cse", options.cse, [&] { return eliminate_common_subexpressions(*g); });
   run("dce", options.dce, [&] { return eliminate_dead_code(*g); });
+  if (!options.cpu_phase) return g;
+  // The CPU phase: Kiln's fused ops and weight layouts.
   // Before elementwise fusion, which would otherwise take a Relu into a chain.
   run("contract", options.contract, [&] { return fuse_contractions(*g); });
   // Before elementwise fusion too, which would take the Greater and Select.
@@ -127,7 +134,7 @@ std::shared_ptr<const Graph> optimize(const Graph& source, const PassOptions& op
   run("convpool", options.conv_pool, [&] { return fuse_conv_pools(*g); });
   run("adam", options.adam, [&] { return fuse_adam_updates(*g); });
   // After contract, which makes the FusedMatMuls it looks through.
-  run("weightrows", options.weight_rows, [&] { return pad_weight_rows(*g, options.transposed_panels); });
+  run("layouts", options.layouts, [&] { return assign_layouts(*g); });
   run("fuse", options.fuse, [&] { return fuse_elementwise(*g, options.fuse_min_nodes); });
   return g;
 }

@@ -20,13 +20,17 @@ json tensor_info_json(const saved_model::TensorInfo& info) {
           {"name", info.tensor_name}};
 }
 
-std::optional<int64_t> version_of(const httplib::Match& m, std::size_t group) {
-  if (m.size() <= group || !m[group].matched || m[group].length() == 0) return std::nullopt;
+// The version or label a model route names (its groups 2 and 3).
+VersionRef version_of(const httplib::Match& m) {
+  VersionRef ref;
+  if (m.size() > 3 && m[3].matched && m[3].length() > 0) ref.label = m[3].str();
+  if (m.size() <= 2 || !m[2].matched || m[2].length() == 0) return ref;
   try {
-    return std::stoll(m[group].str());
+    ref.version = std::stoll(m[2].str());
   } catch (const std::exception&) {
-    fail(Code::InvalidArgument, fmt::format("Failed to convert version: {} to numeric.", m[group].str()));
+    fail(Code::InvalidArgument, fmt::format("Failed to convert version: {} to numeric.", m[2].str()));
   }
+  return ref;
 }
 
 std::string error_json(const std::string& message) { return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace); }
@@ -35,20 +39,18 @@ constexpr const char* kJson = "application/json";
 
 }  // namespace
 
-void HttpApi::check_name(const std::string& name, std::optional<int64_t> version) const {
-  if (name == options_.model_name) return;
-  if (version) fail(Code::NotFound, fmt::format("Servable not found for request: Specific({}, {})", name, *version));
-  fail(Code::NotFound, fmt::format("Servable not found for request: Latest({})", name));
+std::string HttpApi::model_status(const std::string& name, const VersionRef& ref) {
+  json list = json::array();
+  for (const VersionStatus& v : models_.status(name, ref))
+    list.push_back({{"version", std::to_string(v.version)},
+                    {"state", v.state},
+                    {"status", {{"error_code", v.ok ? "OK" : std::string(code_name(v.code))},
+                                {"error_message", v.error}}}});
+  return json{{"model_version_status", list}}.dump(1);
 }
 
-std::string HttpApi::model_status(const std::string& name, std::optional<int64_t> version) {
-  if (name != options_.model_name) fail(Code::NotFound, fmt::format("Could not find any versions of model {}", name));
-  return models_.status(version).dump(1);
-}
-
-std::string HttpApi::model_metadata(const std::string& name, std::optional<int64_t> version) {
-  check_name(name, version);
-  std::shared_ptr<const Servable> servable = models_.get(version);
+std::string HttpApi::model_metadata(const std::string& name, const VersionRef& ref) {
+  std::shared_ptr<const Servable> servable = models_.servable(name, ref);
   json defs = json::object();
   for (const auto& [sig_name, sig] : servable->model().signatures()) {
     json inputs = json::object(), outputs = json::object();
@@ -61,34 +63,24 @@ std::string HttpApi::model_metadata(const std::string& name, std::optional<int64
   return doc.dump(1);
 }
 
-std::string HttpApi::predict(const std::string& name, std::optional<int64_t> version, const std::string& body,
+std::string HttpApi::predict(const std::string& name, const VersionRef& ref, const std::string& body,
                              Clock::time_point deadline) {
-  check_name(name, version);
+  if (!models_.has(name)) models_.servable(name, ref);  // NotFound before the body is read, as TF Serving
   json doc = parse_body(body);
   PredictRequest request = read_predict_request(doc);
   // The version is held until the response is written: a reload meanwhile
   // leaves this request on the version it started with.
-  std::shared_ptr<const Servable> servable = models_.get(version);
-  const saved_model::LoadedSignature& sig = servable->signature(request.signature_name);
-  TensorMap inputs = request_tensors(request, sig.inputs());
-  if (++pending_ > options_.rest_api_max_pending_requests) {
-    --pending_;
-    fail(Code::ResourceExhausted, fmt::format("Too many requests: {} predictions are already waiting",
-                                              options_.rest_api_max_pending_requests));
-  }
-  struct Release {
-    std::atomic<int64_t>& n;
-    ~Release() { --n; }
-  } release{pending_};
-  TensorMap outputs = servable->predict(request.signature_name, std::move(inputs), deadline);
-  if (Clock::now() > deadline) fail(Code::DeadlineExceeded, "Deadline exceeded");
-  return predict_response(outputs, sig.outputs(), request.row_format);
+  const Predictor::Target target = predictor_.find(name, ref, request.signature_name);
+  TensorMap inputs = request_tensors(request, target.signature->inputs());
+  TensorMap outputs = predictor_.run(target, std::move(inputs), deadline);
+  return predict_response(outputs, target.signature->outputs(), request.row_format);
 }
 
 void HttpApi::add_routes(httplib::Server& server) {
   // Every handler: the answer, or {"error": ...} with the HTTP status of
   // TF's code; the request counted by API and status.
-  auto handle = [this](const std::string& api, httplib::Response& res, const std::function<std::string()>& body) {
+  auto handle = [this](const std::string& model, const std::string& api, httplib::Response& res,
+                       const std::function<std::string()>& body) {
     const auto start = Clock::now();
     std::string status = "OK";
     try {
@@ -103,28 +95,40 @@ void HttpApi::add_routes(httplib::Server& server) {
       res.set_content(error_json(e.what()), kJson);
     }
     const double micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-    metrics_.record_request(options_.model_name, api, status, micros);
+    // Names no model serves are counted under "": a client cannot grow the label sets.
+    metrics_.record_request(models_.has(model) ? model : std::string(), api, status, micros);
   };
-  const std::string model = R"(/v1/models/([^/:]+)(?:/versions/(-?\d+))?)";
+  const std::string model = R"(/v1/models/([^/:]+)(?:/versions/(-?\d+)|/labels/([^/:]+))?)";
   server.Get(model + "/metadata", [=, this](const httplib::Request& req, httplib::Response& res) {
-    handle("GetModelMetadata", res, [&] { return model_metadata(req.matches[1], version_of(req.matches, 2)); });
+    handle(req.matches[1], "GetModelMetadata", res, [&] { return model_metadata(req.matches[1], version_of(req.matches)); });
   });
   server.Get(model, [=, this](const httplib::Request& req, httplib::Response& res) {
-    handle("GetModelStatus", res, [&] { return model_status(req.matches[1], version_of(req.matches, 2)); });
+    handle(req.matches[1], "GetModelStatus", res, [&] { return model_status(req.matches[1], version_of(req.matches)); });
   });
-  server.Post(model + ":(predict|classify|regress)", [=, this](const httplib::Request& req, httplib::Response& res) {
+  // The body is read here, not by httplib: httplib refuses a form-encoded body
+  // over 8 KiB (its compiled-in limit), and `curl -d`, TF Serving's own
+  // example, sends that content type. --rest_api_max_body_bytes still holds
+  // (httplib answers 413 past it, and the reader returns false).
+  server.Post(model + ":(predict|classify|regress)", [=, this](const httplib::Request& req, httplib::Response& res,
+                                                             const httplib::ContentReader& read) {
     const auto deadline = Clock::now() + std::chrono::milliseconds(options_.rest_api_timeout_in_ms);
-    handle("Predict", res, [&]() -> std::string {
-      if (req.matches[3] != "predict")
-        fail(Code::Unimplemented, fmt::format("kiln-serve does not implement :{} (only :predict)", req.matches[3].str()));
-      return predict(req.matches[1], version_of(req.matches, 2), req.body, deadline);
+    std::string body;
+    if (!read([&](const char* data, std::size_t n) {
+          body.append(data, n);
+          return true;
+        }))
+      return;
+    handle(req.matches[1], "Predict", res, [&]() -> std::string {
+      if (req.matches[4] != "predict")
+        fail(Code::Unimplemented, fmt::format("kiln-serve does not implement :{} (only :predict)", req.matches[4].str()));
+      return predict(req.matches[1], version_of(req.matches), body, deadline);
     });
   });
   server.Get("/monitoring/prometheus/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_.prometheus(), "text/plain; version=0.0.4");
   });
   auto malformed = [=](const httplib::Request& req, httplib::Response& res) {
-    handle("Malformed", res, [&]() -> std::string {
+    handle("", "Malformed", res, [&]() -> std::string {
       fail(Code::InvalidArgument, fmt::format("Malformed request: {} {}", req.method, req.path));
     });
   };

@@ -13,13 +13,19 @@ namespace kiln::serve {
 
 const char* const kUsage =
     "usage: kiln-serve --model_name=NAME --model_base_path=DIR [options]\n"
-    "  serves the newest version DIR/<N>/ of a Kiln saved model over TF Serving's REST API\n"
+    "       kiln-serve --model_config_file=FILE [options]\n"
+    "  serves the newest version DIR/<N>/ of a Kiln saved model over TF Serving's REST and gRPC APIs\n"
+    "  --model_config_file=F            TF Serving's ModelServerConfig (text format): several models,\n"
+    "                                   version policies (latest, all, specific), version_labels\n"
+    "  --model_config_file_poll_wait_seconds=0  re-read the config file that often (0: never)\n"
+    "  --port=8500                      gRPC port (PredictionService, ModelService); 0 picks a free one\n"
     "  --rest_api_port=8501             0 picks a free port (printed at start)\n"
-    "  --rest_api_host=0.0.0.0          the address to listen on (127.0.0.1: this machine only)\n"
+    "  --rest_api_host=0.0.0.0          the address both APIs listen on (127.0.0.1: this machine only)\n"
     "  --rest_api_num_threads=N         HTTP worker threads (default 128)\n"
     "  --rest_api_timeout_in_ms=30000   each request's deadline\n"
     "  --rest_api_max_body_bytes=N      larger request bodies get 413 (default 64 MiB)\n"
-    "  --rest_api_max_pending_requests=N  predictions waiting beyond this get 429 (default 96)\n"
+    "  --rest_api_max_pending_requests=N  predictions waiting beyond this get 429 or gRPC\n"
+    "                                   RESOURCE_EXHAUSTED (default 96, REST and gRPC together)\n"
     "  --enable_batching                dynamic batching of predict calls\n"
     "  --batching_parameters_file=F     text BatchingParameters: max_batch_size, batch_timeout_micros,\n"
     "                                   max_enqueued_batches, num_batch_threads ({ value: N } each)\n"
@@ -79,7 +85,8 @@ Options parse_options(const std::vector<std::string>& args) {
   Options o;
   std::string batching_file;
   std::map<std::string, std::string> batching_flags;
-  for (const std::string& arg : args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
     if (arg.rfind("--", 0) != 0) throw std::invalid_argument(fmt::format("unexpected argument '{}'", arg));
     std::string key = arg.substr(2), value;
     bool has_value = false;
@@ -88,7 +95,12 @@ Options parse_options(const std::vector<std::string>& args) {
       key = key.substr(0, eq);
       has_value = true;
     }
+    // "--flag=value", or "--flag value" (the next argument, unless it is a flag).
     auto need = [&] {
+      if (!has_value && i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
+        value = args[++i];
+        has_value = true;
+      }
       if (!has_value) throw std::invalid_argument(fmt::format("--{} needs a value (--{}=...)", key, key));
       return value;
     };
@@ -113,11 +125,26 @@ Options parse_options(const std::vector<std::string>& args) {
       }
     } else if (key == "max_concurrent_model_calls") o.max_concurrent_model_calls = static_cast<int>(to_int(key, need(), 1));
     else if (key == "max_num_load_retries") o.max_num_load_retries = static_cast<int>(to_int(key, need(), 0));
-    else if (key == "port") to_int(key, need(), 0);  // TF Serving's gRPC port: kiln-serve has no gRPC API
+    else if (key == "model_config_file") o.model_config_file = need();
+    else if (key == "model_config_file_poll_wait_seconds") {
+      try {
+        o.model_config_file_poll_wait_seconds = std::stod(need());
+      } catch (const std::exception&) {
+        throw std::invalid_argument(fmt::format("--{}: '{}' is not a number", key, value));
+      }
+    }
+    else if (key == "port") o.grpc_port = static_cast<int>(to_int(key, need(), 0));
     else throw std::invalid_argument(fmt::format("unknown flag --{}", key));
   }
-  if (o.model_name.empty()) throw std::invalid_argument("missing --model_name");
-  if (o.model_base_path.empty()) throw std::invalid_argument("missing --model_base_path");
+  if (!o.model_config_file.empty()) {
+    if (!o.model_name.empty() || !o.model_base_path.empty())
+      throw std::invalid_argument("--model_config_file and --model_name/--model_base_path exclude each other");
+    o.models = read_model_config_file(o.model_config_file);
+  } else {
+    if (o.model_name.empty()) throw std::invalid_argument("missing --model_name");
+    if (o.model_base_path.empty()) throw std::invalid_argument("missing --model_base_path");
+    o.models.push_back(ModelConfig{o.model_name, o.model_base_path, {}, {}});
+  }
   if (!batching_file.empty()) {
     std::ifstream in(batching_file);
     if (!in) throw std::invalid_argument(fmt::format("--batching_parameters_file: cannot read {}", batching_file));

@@ -19,21 +19,6 @@ namespace {
 
 using saved_model::TensorInfo;
 
-// TF's names for dtypes in messages (DataTypeString).
-std::string_view tf_type_name(DType d) {
-  switch (d) {
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-    case DType::Int32: return "int32";
-    case DType::Int64: return "int64";
-    case DType::UInt8: return "uint8";
-    case DType::Bool: return "bool";
-    case DType::String: return "string";
-    case DType::Resource: return "resource";
-  }
-  return "unknown";
-}
-
 std::string_view json_type_name(const json& v) {
   if (v.is_string()) return "String";
   if (v.is_boolean()) return "Bool";
@@ -125,12 +110,7 @@ Tensor to_tensor(const json& value, const TensorInfo& info, bool instances = fal
   };
   walk(value, 0);
   const Shape shape(dims);
-  const Shape& want = info.shape;
-  bool fits = !want.has_known_rank() || want.rank() == shape.rank();
-  for (int i = 0; fits && want.has_known_rank() && i < want.rank(); ++i) fits = want[i] < 0 || want[i] == shape[i];
-  if (!fits)
-    fail(Code::InvalidArgument, fmt::format("Input '{}' has shape {}, which does not fit the signature's {}", info.name,
-                                            shape.to_string(), want.to_string()));
+  check_shape_fits(info, shape);
   Tensor t = core::make_tensor(info.dtype, shape);
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     try {
@@ -238,6 +218,30 @@ int64_t row_size(const Tensor& t) {
 }
 
 }  // namespace
+
+// TF's names for dtypes in messages (DataTypeString).
+std::string_view tf_type_name(DType d) {
+  switch (d) {
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::UInt8: return "uint8";
+    case DType::Bool: return "bool";
+    case DType::String: return "string";
+    case DType::Resource: return "resource";
+  }
+  return "unknown";
+}
+
+void check_shape_fits(const TensorInfo& info, const Shape& shape) {
+  const Shape& want = info.shape;
+  bool fits = !want.has_known_rank() || want.rank() == shape.rank();
+  for (int i = 0; fits && want.has_known_rank() && i < want.rank(); ++i) fits = want[i] < 0 || want[i] == shape[i];
+  if (!fits)
+    fail(Code::InvalidArgument, fmt::format("Input '{}' has shape {}, which does not fit the signature's {}", info.name,
+                                            shape.to_string(), want.to_string()));
+}
 
 // Deeper JSON is refused before it is parsed: walking and printing a value
 // recurse once per level, so a body of a million '[' would overflow the stack.

@@ -43,4 +43,10 @@ std::string predict_response(const TensorMap& outputs, const std::vector<saved_m
 // Infinity as TF Serving writes them.
 std::string tensor_json(const Tensor& t, bool bytes_as_b64 = false);
 
+// TF's name for a dtype in messages ("float", "int32": DataTypeString).
+std::string_view tf_type_name(DType d);
+
+// InvalidArgument unless `shape` fits the input's (same rank, equal known dims).
+void check_shape_fits(const saved_model::TensorInfo& info, const Shape& shape);
+
 }  // namespace kiln::serve

@@ -4,6 +4,7 @@ Provenance: tensorflow/docs, site/en/guide/data.ipynb, commit 7c3650212740204359
 cells, in order). Only the import differs (`import kiln as tf`). Left out: the cells that need packages Kiln's
 environment lacks (pandas, matplotlib, scipy: the DataFrame and plot cells, the image-rotation ones),
 tf.SparseTensor (not in Kiln), and the image sections (ImageDataGenerator, decode_jpeg: no flower photos here).
+The FSNS test file the TFRecord cells download is a stand-in of 12 Examples with the features they read.
 The files the guide downloads with tf.keras.utils.get_file (the Iliad translations, titanic's train.csv,
 creditcard.zip, Fashion-MNIST) are written first, small and synthetic, into a Keras cache in a temporary
 $KERAS_HOME, so get_file finds them there and the guide's own lines run unchanged. Cells that show a value
@@ -52,7 +53,27 @@ def prepare_keras_cache():
             f.write(b"\0\0\x08\x01" + n.to_bytes(4, "big") + labels.tobytes())
         with gzip.open(os.path.join(datasets, "fashion-mnist", f"{prefix}-images-idx3-ubyte.gz"), "wb") as f:
             f.write(b"\0\0\x08\x03" + n.to_bytes(4, "big") + (28).to_bytes(4, "big") * 2 + images.tobytes())
+    write_fsns_stand_in(os.path.join(datasets, "fsns.tfrec"))
     os.chdir(tempfile.mkdtemp(prefix="data_guide_"))  # missing.csv and /tmp/my_ckpt's stand-in go here
+
+
+def write_fsns_stand_in(path):
+    """12 tf.train.Examples shaped like FSNS's test file: a PNG street-sign strip and its text."""
+    import kiln
+    from kiln.summary._png import encode_png
+    names = ["Rue Perreyon", "Avenue Foch", "Rue de la Paix", "Quai Voltaire"]
+    with kiln.io.TFRecordWriter(path) as writer:
+        for i in range(12):
+            pixels = np.full((15, 60, 3), 40 * (i % 6), np.uint8)
+            feature = {
+                "image/encoded": kiln.train.Feature(bytes_list=kiln.train.BytesList(value=[encode_png(pixels)])),
+                "image/format": kiln.train.Feature(bytes_list=kiln.train.BytesList(value=[b"PNG"])),
+                "image/text": kiln.train.Feature(bytes_list=kiln.train.BytesList(
+                    value=[names[i % len(names)].encode()])),
+                "image/width": kiln.train.Feature(int64_list=kiln.train.Int64List(value=[60])),
+            }
+            example = kiln.train.Example(features=kiln.train.Features(feature=feature))
+            writer.write(example.SerializeToString())
 
 
 prepare_keras_cache()
@@ -164,6 +185,17 @@ ids, sequence_batch = next(iter(ds_series_batch))
 print(ids.numpy())
 print()
 print(sequence_batch.numpy())
+
+# Creates a dataset that reads all of the examples from two files.
+fsns_test_file = tf.keras.utils.get_file("fsns.tfrec", "https://storage.googleapis.com/download.tensorflow.org/data/fsns-20160927/testdata/fsns-00000-of-00001")
+
+dataset = tf.data.TFRecordDataset(filenames = [fsns_test_file])
+print(dataset)
+
+raw_example = next(iter(dataset))
+parsed = tf.train.Example.FromString(raw_example.numpy())
+
+print(parsed.features.feature['image/text'])
 
 directory_url = 'https://storage.googleapis.com/download.tensorflow.org/data/illiad/'
 file_names = ['cowper.txt', 'derby.txt', 'butler.txt']
@@ -309,6 +341,30 @@ shuffled = dataset.repeat(2).shuffle(buffer_size=100).batch(10)
 print("Here are the item ID's near the epoch boundary:\n")
 for n, line_batch in shuffled.skip(55).take(15):
   print(n.numpy())
+
+fsns_test_file = tf.keras.utils.get_file("fsns.tfrec", "https://storage.googleapis.com/download.tensorflow.org/data/fsns-20160927/testdata/fsns-00000-of-00001")
+dataset = tf.data.TFRecordDataset(filenames = [fsns_test_file])
+print(dataset)
+
+raw_example = next(iter(dataset))
+
+def tf_parse(eg):
+  example = tf.io.parse_example(
+      eg[tf.newaxis], {
+          'image/encoded': tf.io.FixedLenFeature(shape=(), dtype=tf.string),
+          'image/text': tf.io.FixedLenFeature(shape=(), dtype=tf.string)
+      })
+  return example['image/encoded'][0], example['image/text'][0]
+
+img, txt = tf_parse(raw_example)
+print(txt.numpy())
+print(repr(img.numpy()[:20]), "...")
+
+decoded = dataset.map(tf_parse)
+print(decoded)
+
+image_batch, text_batch = next(iter(decoded.batch(10)))
+print(image_batch.shape)
 
 range_ds = tf.data.Dataset.range(100000)
 

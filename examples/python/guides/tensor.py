@@ -1,8 +1,8 @@
 """TensorFlow's guide "Introduction to Tensors" (tensorflow/docs, site/en/guide/tensor.ipynb), run on
 Kiln: the guide's code cells in order, only the import changed (`import kiln as tf`).
 
-Omitted cells (Kiln lacks what they show): 95, 97 (tf.ragged), 108, 109, 112, 114, 115 (tf.strings,
-tf.io.decode_raw), 119 (tf.sparse). Changed: cells 12 and 78 make float32 where the guide makes
+Omitted cells (Kiln lacks what they show): 114, 115 (tf.strings.bytes_split, unicode_*,
+tf.io.decode_raw). Changed: cells 12 and 78 make float32 where the guide makes
 float16, which Kiln does not have (marked "Kiln:").
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/guides/tensor.py"""
@@ -228,6 +228,13 @@ try:
 except Exception as e:
   print(f"{type(e).__name__}: {e}")
 
+# ---- cell 95
+ragged_tensor = tf.ragged.constant(ragged_list)
+print(ragged_tensor)
+
+# ---- cell 97
+print(ragged_tensor.shape)
+
 # ---- cell 100
 # Tensors can be strings, too here is a scalar string.
 scalar_string_tensor = tf.constant("Gray wolf")
@@ -243,3 +250,26 @@ print(tensor_of_strings)
 
 # ---- cell 106
 tf.constant("🥳👍")
+
+# ---- cell 108
+# You can use split to split a string into a set of tensors
+print(tf.strings.split(scalar_string_tensor, sep=" "))
+
+# ---- cell 109
+# ...but it turns into a `RaggedTensor` if you split up a tensor of strings,
+# as each string might be split into a different number of parts.
+print(tf.strings.split(tensor_of_strings))
+
+# ---- cell 112
+text = tf.constant("1 10 100")
+print(tf.strings.to_number(tf.strings.split(text, " ")))
+
+# ---- cell 119
+# Sparse tensors store values by index in a memory-efficient manner
+sparse_tensor = tf.sparse.SparseTensor(indices=[[0, 0], [1, 2]],
+                                       values=[1, 2],
+                                       dense_shape=[3, 4])
+print(sparse_tensor, "\n")
+
+# You can convert sparse tensors to dense
+print(tf.sparse.to_dense(sparse_tensor))

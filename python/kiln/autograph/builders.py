@@ -132,3 +132,52 @@ def _no_args(args=None):
     node.__dict__ = {"posonlyargs": [], "args": [] if args is None else args, "vararg": None, "kwonlyargs": [],
                      "kw_defaults": [], "kwarg": None, "defaults": []}
     return node
+
+
+# ---- the pieces of an if_stmt / while_stmt / for_stmt call -------------------------------------
+
+def _declare(globals_, names, p, exclude=()):
+    """`nonlocal` (or `global`, for the scope's globals) declarations of `names` in a generated function."""
+    if exclude:
+        names = [n for n in names if n not in exclude]
+    if not names:
+        return []
+    if not globals_:  # the common case
+        return [_nonlocal(list(names), p)]
+    glob = [n for n in names if n in globals_]
+    loc = [n for n in names if n not in globals_]
+    out = []
+    if glob:
+        out.append(_at(ast.Global(glob), p))
+    if loc:
+        out.append(_nonlocal(loc, p))
+    return out
+
+
+def _state_functions(namer, globals_, state, p):
+    """get_state() returning the state variables as a tuple, set_state(vars_) assigning them: the two
+    definitions, and references to them."""
+    get_name, set_name = namer.new("get_state"), namer.new("set_state")
+    if not hasattr(namer, "vars_name"):
+        namer.vars_name = namer.new("vars_")  # a parameter: one name serves every set_state
+    vars_ = namer.vars_name
+    get_fn = _def(get_name, [], [_return(_tuple([_load(n, p) for n in state], p), p)], p)
+    target = _tuple([_store(n, p) for n in state], p, _STORE)
+    unpack = _new(_Assign)
+    unpack.__dict__ = {"targets": [target], "value": _load(vars_, p), **p}
+    set_fn = _def(set_name, [vars_], _declare(globals_, state, p) + [unpack], p)
+    return [get_fn, set_fn], _load(get_name, p), _load(set_name, p)
+
+
+def _state_names(state, p):
+    """The state variables' names, a tuple of strings (for the error messages)."""
+    return _tuple([_const(n, p) for n in state], p)
+
+
+def _loop_options(loop, p):
+    """`opts={...}` from the loop's set_loop_options directives, or no keyword."""
+    kws = getattr(loop, "kiln_opts", None)
+    if not kws:
+        return []
+    d = _at(ast.Dict([_const(k.arg, p) for k in kws], [k.value for k in kws]), p)
+    return [_at(ast.keyword("opts", d), p)]

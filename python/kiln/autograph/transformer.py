@@ -1,11 +1,7 @@
 """The AST side of AutoGraph: one function's syntax tree in, the converted tree out.
 
 Per function scope, in order:
-  1. loop directives (`set_loop_options(...)` at the top of a loop body) become the
-     loop's options;
-  2. `return` inside if/while/for becomes a `do_return` flag and a `retval_` value;
-     `break` a `break_` flag tested by the loop; `continue` a `continue_` flag; the
-     statements after a jump run under `if not flag:`;
+  1-2. loop directives and jumps (return, break, continue) are lowered (lowering.py);
   3. expressions: `and`/`or`/`not`, `a if c else b`, calls (`converted_call`) and
      `assert` become run-time dispatchers, and in the same walk reads of the names bound
      only inside if/while/for bodies become `ag__.ld(name)`;
@@ -16,15 +12,14 @@ Per function scope, in order:
 Generated nodes get the source position of the user's statement they come from (the
 builders in builders.py take it), so tracebacks name the user's file and lines."""
 import ast
-import inspect
 
-from . import analysis, experimental
-from .builders import (AG, _STORE, _Assign, _ag, _assign, _at, _call, _const, _def, _expr, _lambda, _load, _new,
-                       _nonlocal, _not, _pass, _pos, _return, _span, _store, _tuple)
+from . import analysis
+from .lowering import _Jumps, _extract_directives, _lower_loops, _returns_nested, _walk_scope
+from .builders import (AG, _ag, _assign, _at, _call, _const, _declare, _def, _expr, _lambda, _load, _loop_options,
+                       _pos, _return, _span, _state_functions, _state_names, _tuple)
 
 # Calls that look at their caller's frame: never routed through converted_call.
 _FRAME_CALLS = frozenset({"super", "locals", "globals", "vars", "eval", "exec", "dir"})
-_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _NAMED_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 _SUSPENDS = (ast.Yield, ast.YieldFrom, ast.Await)
 
@@ -73,250 +68,6 @@ class Namer:
         self._next[base] = i + 1
         self.used.add(name)
         return name
-
-
-# ---- 1. loop directives --------------------------------------------------------
-
-_LOOP_OPTIONS = tuple(inspect.signature(experimental.set_loop_options).parameters)
-
-
-def _directive_options(stmt):
-    """The options a `set_loop_options(...)` statement gives, as keywords (positional
-    arguments named); None for any other statement, and for a call whose arguments do not
-    fit the function: it stays in the loop and raises Python's TypeError at its line."""
-    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-        return None
-    call = stmt.value
-    func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    if name != "set_loop_options":
-        return None
-    named = _LOOP_OPTIONS[:len(call.args)]
-    if len(call.args) > len(_LOOP_OPTIONS) or any(isinstance(a, ast.Starred) for a in call.args) \
-            or any(k.arg is None or k.arg not in _LOOP_OPTIONS or k.arg in named for k in call.keywords):
-        return None
-    return [_at(ast.keyword(n, a), _pos(a)) for n, a in zip(named, call.args)] + call.keywords
-
-
-def _extract_directives(loops):
-    """Moves each loop's set_loop_options calls to loop.kiln_opts; returns those loops."""
-    out = []
-    for node in loops:
-        keep, opts = [], []
-        for s in node.body:
-            options = _directive_options(s)
-            if options is None:
-                keep.append(s)
-            else:
-                opts.extend(options)
-        if opts:
-            # The position the loop's generated nodes get (see _ControlFlow).
-            node.body = keep or [_pass(_span(node, node.test if isinstance(node, ast.While) else node.iter))]
-            node.kiln_opts = opts
-            out.append(node)
-    return out
-
-
-def _walk_scope(node, expressions):
-    """Every node of this scope from statement `node` on, as a list: a nested function or
-    class is listed, not entered (its yields, loops and declarations are its own); only
-    statements (and except/case clauses) unless `expressions`."""
-    todo, out = [node], []
-    while todo:
-        n = todo.pop()
-        out.append(n)
-        if isinstance(n, _SCOPE_NODES):
-            continue
-        if expressions:
-            for child in analysis.children(n):
-                if not isinstance(child, _SCOPE_NODES):
-                    todo.append(child)
-        else:
-            for field in _STMT_FIELDS:
-                part = getattr(n, field, None)
-                if type(part) is list:
-                    todo.extend(part)
-    return out
-
-
-# ---- 2. jumps: return, break, continue -----------------------------------------
-
-class _Jumps:
-    """Lowers one kind of jump ('return', 'break' or 'continue') to a flag."""
-
-    def __init__(self, kind, flag, retval=None):
-        self.kind, self.flag, self.retval = kind, flag, retval
-
-    def block(self, stmts):
-        """-> (new statements, may jump, always jumps)."""
-        out = []
-        for idx, stmt in enumerate(stmts):
-            new, may, always = self.stmt(stmt)
-            out.extend(new)
-            if always:
-                return out, True, True
-            if may:
-                rest = stmts[idx + 1:]
-                if rest:
-                    rest_new, _, rest_always = self.block(rest)
-                    last = new[-1] if new else None
-                    side = getattr(last, "kiln_jumps", None) if isinstance(last, ast.If) else None
-                    if side == "body":
-                        last.orelse = last.orelse + rest_new
-                        return out, True, rest_always
-                    if side == "orelse":
-                        last.body = last.body + rest_new
-                        return out, True, rest_always
-                    p = _span(rest[0])
-                    out.append(_at(ast.If(_not(self.flag, p), rest_new, []), p))
-                return out, True, False
-        return out, False, False
-
-    def stmt(self, s):
-        k = self.kind
-        if k == "return" and isinstance(s, ast.Return):
-            p = _span(s)
-            new = [_assign(self.flag, _const(True, p), p),
-                   _assign(self.retval, s.value if s.value is not None else _const(None, p), p)]
-            return new, True, True
-        if (k == "break" and isinstance(s, ast.Break)) or (k == "continue" and isinstance(s, ast.Continue)):
-            p = _span(s)
-            return [_assign(self.flag, _const(True, p), p)], True, True
-        if isinstance(s, ast.If):
-            s.body, bm, ba = self.block(s.body)
-            s.orelse, om, oa = self.block(s.orelse)
-            s.body = s.body or [_pass(_span(s))]
-            if ba and not oa:
-                s.kiln_jumps = "body"
-            elif oa and not ba:
-                s.kiln_jumps = "orelse"
-            return [s], bm or om, ba and oa
-        if isinstance(s, (ast.While, ast.For)):
-            if k != "return":
-                return [s], False, False  # an inner loop owns its break/continue
-            s.body, bm, _ = self.block(s.body)
-            s.body = s.body or [_pass(_span(s))]
-            s.orelse, om, _ = self.block(s.orelse)
-            if bm:
-                _add_loop_test(s, self.flag)
-            return [s], bm or om, False
-        if isinstance(s, (ast.With, ast.AsyncWith)):
-            s.body, m, a = self.block(s.body)
-            s.body = s.body or [_pass(_span(s))]
-            return [s], m, a
-        if isinstance(s, ast.Try):
-            may = False
-            for field in ("body", "orelse", "finalbody"):
-                new, m, _ = self.block(getattr(s, field))
-                setattr(s, field, new if (new or field != "body") else [_pass(_span(s))])
-                may |= m
-            for h in s.handlers:
-                h.body, m, _ = self.block(h.body)
-                h.body = h.body or [_pass(_span(h))]
-                may |= m
-            return [s], may, False
-        if isinstance(s, ast.Match):
-            may = False
-            for case in s.cases:
-                case.body, m, _ = self.block(case.body)
-                case.body = case.body or [_pass(_span(case.pattern))]
-                may |= m
-            return [s], may, False
-        return [s], False, False
-
-
-def _add_loop_test(loop, flag):
-    """The loop also stops once `flag` is set (the flag is tested first)."""
-    if isinstance(loop, ast.While):
-        test = loop.test
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and getattr(test, "kiln_flags", False):
-            test.values.insert(0, _not(flag, _pos(test)))  # a return and a break: both flags
-        else:
-            p = _span(test)
-            test = _at(ast.BoolOp(ast.And(), [_not(flag, p), test]), p)
-            test.kiln_flags = True
-        loop.test = test
-    else:
-        loop.kiln_extra_test = getattr(loop, "kiln_extra_test", []) + [flag]
-
-
-# In the order of the node classes' fields (Try: body, handlers, orelse, finalbody).
-_STMT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
-
-
-def _jumps(stmts, kinds):
-    """Which jumps of `kinds` (node classes) belong to these statements (break/continue:
-    not inside inner loops; return: anywhere in the scope). Jumps are statements, so only
-    statement lists are followed, never expressions."""
-    found, todo = set(), list(stmts)
-    while todo:
-        n = todo.pop()
-        if n.__class__ in kinds:
-            found.add(n.__class__)
-            if len(found) == len(kinds):
-                break
-            continue
-        if isinstance(n, _SCOPE_NODES):
-            continue
-        if isinstance(n, (ast.While, ast.For)) and ast.Return not in kinds:
-            continue
-        for field in _STMT_FIELDS:
-            part = getattr(n, field, None)
-            if type(part) is list:
-                todo.extend(part)
-    return found
-
-
-def _returns_nested(body):
-    """A `return` somewhere other than the function's top level."""
-    for stmt in body:
-        if isinstance(stmt, ast.Return):
-            continue
-        if _jumps([stmt], (ast.Return,)):
-            return True
-    return False
-
-
-def _lower_loops(stmts, namer):
-    """break/continue of every loop in these statements (this scope) -> flags."""
-    out = []
-    for s in stmts:
-        if isinstance(s, (ast.If, ast.While, ast.For, ast.With, ast.AsyncWith, ast.Try)):
-            for field in ("body", "orelse", "finalbody"):
-                part = getattr(s, field, None)
-                if part:
-                    setattr(s, field, _lower_loops(part, namer))
-            if isinstance(s, ast.Try):
-                for h in s.handlers:
-                    h.body = _lower_loops(h.body, namer)
-        elif isinstance(s, ast.Match):
-            for case in s.cases:
-                case.body = _lower_loops(case.body, namer)
-        if not isinstance(s, (ast.While, ast.For)):
-            out.append(s)
-            continue
-        before, after = [], []
-        jumps = _jumps(s.body, (ast.Break, ast.Continue))  # lowering continue leaves the breaks
-        if ast.Continue in jumps:
-            flag = namer.new("continue_")
-            body, _, _ = _Jumps("continue", flag).block(s.body)
-            p = _span(s)
-            s.body = [_assign(flag, _const(False, p), p)] + (body or [_pass(p)])
-        if ast.Break in jumps:
-            flag = namer.new("break_")
-            body, _, _ = _Jumps("break", flag).block(s.body)
-            p = _span(s)
-            s.body = body or [_pass(p)]
-            _add_loop_test(s, flag)
-            before = [_assign(flag, _const(False, p), p)]
-            if s.orelse:
-                q = _span(s.orelse[0])
-                after = [_at(ast.If(_not(flag, q), s.orelse, []), q)]
-        elif s.orelse:
-            after = s.orelse  # no break: the else clause always runs after the loop
-        s.orelse = []
-        out.extend(before + [s] + after)
-    return out
 
 
 # ---- 3. expressions ------------------------------------------------------------
@@ -434,22 +185,6 @@ class _ControlFlow:
         self.globals = globals_
         self.assigned_cache = assigned_cache
 
-    def _decl(self, names, p, exclude=()):
-        if exclude:
-            names = [n for n in names if n not in exclude]
-        if not names:
-            return []
-        if not self.globals:  # the common case
-            return [_nonlocal(list(names), p)]
-        glob = [n for n in names if n in self.globals]
-        loc = [n for n in names if n not in self.globals]
-        out = []
-        if glob:
-            out.append(_at(ast.Global(glob), p))
-        if loc:
-            out.append(_nonlocal(loc, p))
-        return out
-
     def block(self, stmts):
         out = []
         for s in stmts:
@@ -472,28 +207,6 @@ class _ControlFlow:
                 out.append(s)
         return out
 
-    def _state_fns(self, state, p):
-        get_name, set_name = self.namer.new("get_state"), self.namer.new("set_state")
-        if not hasattr(self.namer, "vars_name"):
-            self.namer.vars_name = self.namer.new("vars_")  # a parameter: one name serves every set_state
-        vars_ = self.namer.vars_name
-        get_fn = _def(get_name, [], [_return(_tuple([_load(n, p) for n in state], p), p)], p)
-        target = _tuple([_store(n, p) for n in state], p, _STORE)
-        unpack = _new(_Assign)
-        unpack.__dict__ = {"targets": [target], "value": _load(vars_, p), **p}
-        set_fn = _def(set_name, [vars_], self._decl(state, p) + [unpack], p)
-        return [get_fn, set_fn], _load(get_name, p), _load(set_name, p)
-
-    def _names(self, state, p):
-        return _tuple([_const(n, p) for n in state], p)
-
-    def _opts(self, s, p):
-        kws = getattr(s, "kiln_opts", None)
-        if not kws:
-            return []
-        d = _at(ast.Dict([_const(k.arg, p) for k in kws], [k.value for k in kws]), p)
-        return [_at(ast.keyword("opts", d), p)]
-
     def if_(self, s):
         live_out = self.live.live_out.get(id(s), set())
         body_name = self.namer.new("if_body")
@@ -510,16 +223,16 @@ class _ControlFlow:
         nouts = len(state)
         state += [n for n in modified if n not in live_out]
         p = _span(s, s.test)
-        defs = [_def(body_name, [], self._decl(mod_body, p) + body, p)]
+        defs = [_def(body_name, [], _declare(self.globals, mod_body, p) + body, p)]
         else_ref = _const(None, p)
         if orelse:
-            defs.append(_def(else_name, [], self._decl(mod_else, p) + orelse, p))
+            defs.append(_def(else_name, [], _declare(self.globals, mod_else, p) + orelse, p))
             else_ref = _load(else_name, p)
         args = [s.test, _load(body_name, p), else_ref]
         if state:
-            fns, get_ref, set_ref = self._state_fns(state, p)
+            fns, get_ref, set_ref = _state_functions(self.namer, self.globals, state, p)
             defs.extend(fns)
-            args += [get_ref, set_ref, self._names(state, p), _const(nouts, p)]
+            args += [get_ref, set_ref, _state_names(state, p), _const(nouts, p)]
         elif not orelse:
             args.pop()
         return defs + [_expr(_call(_ag("if_stmt", p), p, args), p)]
@@ -532,17 +245,17 @@ class _ControlFlow:
         state = [n for n in modified if n in head]
         p = _span(s, s.test)
         defs = [_def(test_name, [], [_return(s.test, p)], p),
-                _def(body_name, [], self._decl(modified, p) + body, p)]
+                _def(body_name, [], _declare(self.globals, modified, p) + body, p)]
         return self._loop_call("while_stmt", s, p, defs, [_load(test_name, p), _load(body_name, p)], state)
 
     def _loop_call(self, op, s, p, defs, args, state):
         if state:
-            fns, get_ref, set_ref = self._state_fns(state, p)
+            fns, get_ref, set_ref = _state_functions(self.namer, self.globals, state, p)
             defs.extend(fns)
-            args += [get_ref, set_ref, self._names(state, p)]
+            args += [get_ref, set_ref, _state_names(state, p)]
         else:
             args += [_const(None, p), _const(None, p), _tuple([], p)]
-        return defs + [_expr(_call(_ag(op, p), p, args, self._opts(s, p)), p)]
+        return defs + [_expr(_call(_ag(op, p), p, args, _loop_options(s, p)), p)]
 
     def for_(self, s):
         head = self.live.live_head.get(id(s), set())
@@ -553,7 +266,7 @@ class _ControlFlow:
         modified = analysis.assigned([s.target] + s.body, cache=self.assigned_cache)
         state = [n for n in modified if n in head]
         p = _span(s, s.iter)
-        defs = [_def(body_name, [itr], self._decl(modified, p, exclude={itr}) + body, p)]
+        defs = [_def(body_name, [itr], _declare(self.globals, modified, p, exclude={itr}) + body, p)]
         extra = _const(None, p)
         flags = getattr(s, "kiln_extra_test", None)
         if flags:

@@ -5,9 +5,11 @@
 one HTML page that needs nothing else (no scripts, fonts or network): for each scalar tag
 a line chart of every run over the steps plus a table of first/last/min/max, for each
 histogram tag and run the buckets of each step drawn one above the other (TensorBoard's
-"offset" view), text summaries as tables, other summaries (the Keras model's JSON) as
+"offset" view), image summaries as their PNGs inline (the chosen steps of each tag and
+run), text summaries as tables, other summaries (the Keras model's JSON) as
 folded text. The page is well-formed XML as well as HTML, so tests parse it strictly."""
 import argparse
+import base64
 import datetime
 import html
 import math
@@ -26,6 +28,9 @@ _WIDTH, _HEIGHT = 560, 300
 _MARGIN_LEFT, _MARGIN_RIGHT, _MARGIN_TOP, _MARGIN_BOTTOM = 64, 16, 12, 36
 # A histogram view draws at most this many steps (evenly chosen, always the first and last).
 _MAX_HISTOGRAM_STEPS = 24
+# An image card shows at most this many steps; small images are scaled up (whole times) until
+# their shorter side reaches _IMAGE_MIN_SIDE pixels, their longer side staying within _IMAGE_MAX_SIDE.
+_MAX_IMAGE_STEPS, _IMAGE_MIN_SIDE, _IMAGE_MAX_SIDE = 6, 96, 480
 
 _STYLE = """
 body { font-family: sans-serif; margin: 0 24px 24px; color: #212121; background: #f5f5f5; }
@@ -40,6 +45,8 @@ th { color: #616161; font-weight: normal; } td.run, th.run { text-align: left; }
 td.text { text-align: left; white-space: pre-wrap; font-family: monospace; max-width: 720px; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; border-radius: 2px; }
 svg text { font-size: 11px; fill: #616161; }
+.images { display: flex; align-items: center; gap: 6px; margin: 4px 0; }
+.images img { image-rendering: pixelated; border: 1px solid #e0e0e0; }
 pre { font-size: 11px; max-height: 320px; overflow: auto; background: #fafafa; padding: 6px; }
 """
 
@@ -206,6 +213,23 @@ def _histogram_card(tag, run, series, colour):
             + _svg(body, label=f"{tag} histograms of {run}") + summary + "</div>")
 
 
+def _image_card(tag, run, series):
+    """The images of the chosen steps (the last at the bottom), as inline PNGs; small ones
+    are drawn larger (a whole scale, within _IMAGE_MAX_SIDE) with their pixels kept sharp."""
+    rows = []
+    for step, _, images in _chosen(series.points, _MAX_IMAGE_STEPS):
+        scale = max(1, min(_IMAGE_MIN_SIDE // max(1, min(images.width, images.height)),
+                           _IMAGE_MAX_SIDE // max(1, images.width, images.height)))
+        pictures = "".join(
+            f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}" width="{images.width * scale}" '
+            f'height="{images.height * scale}" alt="{html.escape(tag)} step {step} image {i}" '
+            f'title="step {step}, image {i} ({images.width}x{images.height})"/>'
+            for i, png in enumerate(images.pngs))
+        rows.append(f'<div class="images"><span class="meta">step {step}</span>{pictures or "(no images)"}</div>')
+    return (f'<div class="card" data-tag="{html.escape(tag)}" data-run="{html.escape(run)}">'
+            f'<h3>{html.escape(tag)} <span class="meta">({html.escape(run)})</span></h3>' + "".join(rows) + "</div>")
+
+
 def _text_card(tag, run, series):
     rows = "".join(f'<tr><td>{step}</td><td class="text">{html.escape(str(value))}</td></tr>'
                    for step, _, value in series.points)
@@ -228,7 +252,7 @@ def render_html(logdir, title=None):
     """The report page of `logdir` as a string."""
     runs = read_logdir(logdir)
     colours = {run: _PALETTE[i % len(_PALETTE)] for i, run in enumerate(runs)}
-    scalars, histograms, texts, others = {}, [], [], []
+    scalars, histograms, images, texts, others = {}, [], [], [], []
     for run, tags in runs.items():
         for tag, series in tags.items():
             if not series.points:
@@ -237,6 +261,8 @@ def render_html(logdir, title=None):
                 scalars.setdefault(tag, {})[run] = series
             elif series.kind == "histograms":
                 histograms.append((tag, run, series))
+            elif series.kind == "images":
+                images.append((tag, run, series))
             elif series.kind == "text":
                 texts.append((tag, run, series))
             else:
@@ -257,9 +283,10 @@ def render_html(logdir, title=None):
     section("Scalars", [_scalar_card(tag, by_run, colours) for tag, by_run in sorted(scalars.items())])
     section("Histograms", [_histogram_card(tag, run, s, colours[run]) for tag, run, s in sorted(
         histograms, key=lambda item: (item[0], item[1]))])
+    section("Images", [_image_card(tag, run, s) for tag, run, s in sorted(images, key=lambda item: item[:2])])
     section("Text", [_text_card(tag, run, s) for tag, run, s in texts])
     section("Other", [_other_card(tag, run, s) for tag, run, s in others])
-    if not (scalars or histograms or texts or others):
+    if not (scalars or histograms or images or texts or others):
         parts.append('<p class="meta">No summaries found.</p>')
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -30,6 +30,9 @@ def _to_components(value):
         return _convert(value)
     if _nest.is_nested(value):
         return _nest._rebuild(value, [_to_components(c) for c in _nest._children(value)])
+    if hasattr(type(value), "_type_spec"):
+        raise TypeError(f"Kiln's tf.data does not take a {type(value).__name__} yet (TF's does): convert it with "
+                        "to_tensor() / tf.sparse.to_dense first")
     return _convert(value)
 
 
@@ -356,6 +359,33 @@ class Dataset:
 
     def unbatch(self, name=None):
         return _t.unbatch(self)
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None):
+        """unbatch().batch(batch_size) in one copy; a list of sizes is cycled through."""
+        from ._rebatch import rebatch
+        return rebatch(self, batch_size, drop_remainder)
+
+    def save(self, path, compression=None, shard_func=None, checkpoint_args=None):
+        """Writes the elements to the directory `path` in Kiln's format (_snapshot.py)."""
+        from ._snapshot import save
+        save(self, path, compression, shard_func, checkpoint_args)
+
+    def snapshot(self, path, compression="AUTO", reader_func=None, shard_func=None, name=None):
+        """Computes the elements once, saved at `path`, and reads them from there after."""
+        from ._snapshot import snapshot
+        return snapshot(self, path, compression, reader_func, shard_func)
+
+    @staticmethod
+    def load(path, element_spec=None, compression=None, reader_func=None):
+        """The dataset Dataset.save wrote to `path`."""
+        from ._snapshot import load
+        return load(path, element_spec, compression, reader_func)
+
+    @staticmethod
+    def random(seed=None, rerandomize_each_iteration=None, name=None):
+        """Random int64 scalars in [0, 2**32), forever."""
+        from ._rebatch import random
+        return random(seed, rerandomize_each_iteration)
 
     def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
         """Elements that are structures of Datasets of `size` elements, windows starting

@@ -113,6 +113,36 @@ class TFRecordDataset(PyDataset):
         self.__dict__.update(ds.__dict__)
 
 
+class FixedLengthRecordDataset(PyDataset):
+    """tf.data.FixedLengthRecordDataset: each file's bytes after `header_bytes` and before
+    `footer_bytes`, cut into string scalars of `record_bytes` (a body that is not a
+    multiple of it is TF's InvalidArgumentError)."""
+
+    def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None, buffer_size=None,
+                 compression_type=None, num_parallel_reads=None, name=None):
+        compression = _tfrecord.compression_of(compression_type)
+        size, header, footer = (int(_value(v) or 0) for v in (record_bytes, header_bytes, footer_bytes))
+        if size <= 0:
+            raise _errors.InvalidArgumentError(f"record_bytes must be greater than zero, got {size}")
+
+        def records(path):
+            data = _read_bytes(path, compression)
+            body = len(data) - header - footer
+            if body < 0 or body % size:
+                raise _errors.InvalidArgumentError(
+                    f"Excluding the header ({header} bytes) and footer ({footer} bytes), input file \"{path}\" has "
+                    f"body length {body} bytes, which is not an exact multiple of the record length ({size} bytes).")
+            for start in range(header, header + body, size):
+                yield _string(data[start:start + size])
+
+        ds = _files_dataset(filenames, records, num_parallel_reads, TensorSpec([], _dtypes.string), 0)
+        self.__dict__.update(ds.__dict__)
+
+
+def _value(v):
+    return v.numpy() if hasattr(v, "numpy") else v
+
+
 # ---- CSV ---------------------------------------------------------------------------------
 
 _CSV_DTYPES = (_dtypes.float32, _dtypes.float64, _dtypes.int32, _dtypes.int64, _dtypes.string)

@@ -62,3 +62,34 @@ def Counter(start=0, step=1, dtype=None):  # noqa: N802 - TF's name
 
 def get_single_element(dataset):
     return dataset.get_single_element()
+
+
+def save(dataset, path, compression=None, shard_func=None, checkpoint_args=None):
+    dataset.save(path, compression, shard_func, checkpoint_args)
+
+
+def load(path, element_spec=None, compression=None, reader_func=None):
+    return Dataset.load(path, element_spec, compression, reader_func)
+
+
+class TFRecordWriter:
+    """tf.data.experimental.TFRecordWriter: writes a dataset of string scalars as one
+    TFRecord file (compression_type None, "", "ZLIB" or "GZIP")."""
+
+    def __init__(self, filename, compression_type=None):
+        from ..io import _tfrecord
+        self._filename = filename.numpy().decode() if hasattr(filename, "numpy") else str(filename)
+        self._compression = _tfrecord.compression_of(compression_type)
+
+    def write(self, dataset):
+        from .. import dtypes
+        from ..function import TensorSpec
+        from ..io import _tfrecord
+        spec = dataset.element_spec
+        if not isinstance(spec, TensorSpec) or spec.dtype != dtypes.string or spec.shape.rank != 0:
+            raise TypeError("Invalid `dataset.` Expected a `dataset` that produces scalar `tf.string` elements, but "
+                            f"got a dataset which produces elements with element_spec {spec}.")
+        options = _tfrecord.TFRecordOptions(compression_type=self._compression)
+        with _tfrecord.TFRecordWriter(self._filename, options) as writer:
+            for record in dataset:
+                writer.write(record.numpy())

@@ -9,9 +9,10 @@ from ._layer import Input, InputLayer  # noqa: F401
 from ._model import Model  # noqa: F401
 from ._sequential import Sequential  # noqa: F401
 from . import models, saving, preprocessing  # noqa: F401
+from . import applications  # noqa: F401
 
 __version__ = "2.15.0"
 
-__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints", "datasets",
-           "initializers", "layers", "losses", "metrics", "mixed_precision", "models", "optimizers", "preprocessing",
-           "regularizers", "saving", "utils"]
+__all__ = ["Input", "Model", "Sequential", "activations", "applications", "backend", "callbacks", "constraints",
+           "datasets", "initializers", "layers", "losses", "metrics", "mixed_precision", "models", "optimizers",
+           "preprocessing", "regularizers", "saving", "utils"]

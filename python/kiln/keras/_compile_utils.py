@@ -6,7 +6,7 @@ from .. import _C
 from ..tensor_shape import TensorShape
 from . import losses as _losses
 from . import metrics as _metrics
-from ._layer import _flatten
+from ._layer import _flatten, _to_tensor
 
 
 def _batch_weight(y_pred, dtype):
@@ -194,5 +194,74 @@ class MetricsContainer:
             [sample_weight] * len(preds)
         masks = _flatten(mask_weight) if isinstance(mask_weight, (list, tuple)) else [mask_weight] * len(preds)
         for i, per in enumerate(self._metrics):
+            y_true = _match_rank(trues[i], preds[i])
             for metric, weighted in per:
-                metric.update_state(trues[i], preds[i], weights[i] if weighted else masks[i])
+                metric.update_state(y_true, preds[i], weights[i] if weighted else masks[i])
+
+
+def _match_rank(y_true, y_pred):
+    """Keras' match_dtype_and_rank: labels (N,) against predictions (N, k) become (N, 1), so a metric of the
+    last axis (binary_accuracy) gives one value per sample and batches weigh by their samples."""
+    true_shape = getattr(y_true, "shape", None)
+    pred_shape = getattr(y_pred, "shape", None)
+    if true_shape is None or pred_shape is None:
+        return y_true
+    if TensorShape(true_shape).rank == 1 and TensorShape(pred_shape).rank == 2:
+        return _C.expand_dims(_to_tensor(y_true), -1)
+    return y_true
+
+
+# ---- compile()'s arguments in a saved model's compile_config ------------------------------------
+
+def _serialize_losses(loss):
+    from ._serialization import serialize_keras_object
+    if isinstance(loss, dict):
+        return {k: _serialize_losses(v) for k, v in loss.items()}
+    if isinstance(loss, (list, tuple)):
+        return [_serialize_losses(v) for v in loss]
+    if loss is None or isinstance(loss, str):
+        return loss
+    if isinstance(loss, _losses.LossFunctionWrapper) and type(loss) is _losses.LossFunctionWrapper:
+        return serialize_keras_object(loss.fn)
+    return serialize_keras_object(loss)
+
+
+def _deserialize_losses(loss):
+    if isinstance(loss, dict) and "class_name" not in loss:
+        return {k: _deserialize_losses(v) for k, v in loss.items()}
+    if isinstance(loss, list):
+        return [_deserialize_losses(v) for v in loss]
+    if isinstance(loss, dict):
+        return _losses.deserialize(loss)
+    if isinstance(loss, str) and loss not in _losses._BY_NAME:
+        from ._serialization import get_registered_object
+        found = get_registered_object(loss)
+        return found if found is not None else loss
+    return loss
+
+
+def _serialize_metrics(metrics):
+    from ._serialization import serialize_keras_object
+    if metrics is None:
+        return None
+    if isinstance(metrics, dict):
+        return {k: _serialize_metrics(v) for k, v in metrics.items()}
+    if isinstance(metrics, (list, tuple)):
+        return [_serialize_metrics(m) for m in metrics]
+    if isinstance(metrics, str):
+        return metrics
+    if isinstance(metrics, _metrics.Metric):
+        return metrics.name if type(metrics) in (_metrics.MeanMetricWrapper,) else serialize_keras_object(metrics)
+    return serialize_keras_object(metrics)
+
+
+def _deserialize_metrics(metrics):
+    if metrics is None or isinstance(metrics, str):
+        return metrics
+    if isinstance(metrics, dict) and "class_name" not in metrics:
+        return {k: _deserialize_metrics(v) for k, v in metrics.items()}
+    if isinstance(metrics, list):
+        return [_deserialize_metrics(m) for m in metrics]
+    from ._serialization import deserialize_keras_object
+    table = {k: v for k, v in vars(_metrics).items() if isinstance(v, type) and issubclass(v, _metrics.Metric)}
+    return deserialize_keras_object(metrics, module_objects=table, printable_module_name="metric")

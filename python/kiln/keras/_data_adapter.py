@@ -149,6 +149,20 @@ class _IterableData:
                 break
 
 
+class _SequenceData:
+    """A keras.utils.Sequence: its batches by index each epoch, then its on_epoch_end (Keras' order)."""
+
+    def __init__(self, data, steps=None):
+        self.data = data
+        self.steps = steps if steps is not None else len(data)
+
+    def batches(self, epoch=0):
+        for i in range(min(self.steps, len(self.data))):
+            batch = self.data[i]
+            yield tuple(batch) if isinstance(batch, list) else batch
+        self.data.on_epoch_end()
+
+
 class _ClassWeighted:
     """Keras' class_weight: each sample's weight times its class's weight (the class is the label, or the argmax of
     a one-hot row), for a single-output model."""
@@ -199,6 +213,9 @@ def _make_data(x, y=None, sample_weight=None, batch_size=None, shuffle=False, st
     if sample_weight is not None:
         raise ValueError("`sample_weight` argument is not supported when using a dataset or an iterable of batches "
                          "as input.")
+    from ._sequence_utils import Sequence
+    if isinstance(x, Sequence):
+        return _SequenceData(x, steps)
     if not hasattr(x, "__iter__"):
         raise ValueError(f"Unrecognized data type: x={x!r} (of type {type(x).__name__}): fit/evaluate/predict take "
                          "NumPy arrays or tensors, or an iterable of (x, y) batches such as a kiln.data.Dataset")

@@ -34,6 +34,12 @@ def validate_file(fpath, file_hash, algorithm="auto"):
     return str(_hash_file(fpath, hasher)) == str(file_hash)
 
 
+def _check_inside(file_path, path, member):
+    target = os.path.realpath(os.path.join(path, member))
+    if not target.startswith(os.path.realpath(path) + os.sep):
+        raise ValueError(f"Archive member {member!r} of {file_path} would be written outside {path}")
+
+
 def _extract_archive(file_path, path=".", archive_format="auto"):
     """Unpacks a tar or zip archive into `path`; whether it was one."""
     if archive_format is None:
@@ -45,14 +51,21 @@ def _extract_archive(file_path, path=".", archive_format="auto"):
     for kind in archive_format:
         if kind == "tar" and tarfile.is_tarfile(file_path):
             with tarfile.open(file_path) as archive:
-                archive.extractall(path, filter="data")
+                if hasattr(tarfile, "data_filter"):  # Python 3.11.4+ and 3.12: the standard library's checks
+                    archive.extractall(path, filter="data")
+                else:
+                    for member in archive.getmembers():
+                        _check_inside(file_path, path, member.name)
+                        if member.issym() or member.islnk():
+                            _check_inside(file_path, path, os.path.join(os.path.dirname(member.name), member.linkname))
+                        if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+                            raise ValueError(f"Archive member {member.name!r} of {file_path} is a device or fifo")
+                    archive.extractall(path)
             return True
         if kind == "zip" and zipfile.is_zipfile(file_path):
             with zipfile.ZipFile(file_path) as archive:
                 for member in archive.namelist():
-                    target = os.path.realpath(os.path.join(path, member))
-                    if not target.startswith(os.path.realpath(path) + os.sep):
-                        raise ValueError(f"Archive member {member!r} of {file_path} would be written outside {path}")
+                    _check_inside(file_path, path, member)
                 archive.extractall(path)
             return True
     return False
@@ -80,8 +93,9 @@ def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None
         raise ValueError(f"Can't parse the file name from the origin provided: '{origin}'. Please specify the "
                          "`fname` as the input param.")
     if untar:
-        untar_fpath = os.path.join(datadir, fname)
-        fpath = untar_fpath if fname.endswith(".tar.gz") else untar_fpath + ".tar.gz"
+        # Keras' rule: the archive is NAME.tar.gz and unpacks to NAME, whether or not fname ends so.
+        untar_fpath = os.path.join(datadir, fname[:-len(".tar.gz")] if fname.endswith(".tar.gz") else fname)
+        fpath = untar_fpath + ".tar.gz"
     else:
         fpath = os.path.join(datadir, fname)
     download = not os.path.exists(fpath)

@@ -866,6 +866,9 @@ class InputLayer(Layer):
                  ragged=None, type_spec=None, batch_input_shape=None, **kwargs):
         if name is None:
             name = backend.unique_object_name("input", zero_based=False)
+        if batch_input_shape is None and kwargs.get("batch_shape") is not None:
+            batch_input_shape = kwargs.pop("batch_shape")  # Keras 3's name, in the configs it writes
+        kwargs.pop("batch_shape", None)
         if batch_input_shape is None:
             if input_shape is None:
                 raise ValueError("InputLayer needs an input_shape (the shape without the batch dim) or a "

@@ -18,41 +18,20 @@ from . import callbacks as _callbacks
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
-from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _flatten, _is_tensor, _map, _shape_str
-from ._compile_utils import LossesContainer, MetricsContainer
+from ._layer import Layer, _flatten, _is_tensor, _map
+from ._compile_utils import (LossesContainer, MetricsContainer, _deserialize_losses, _deserialize_metrics,
+                             _serialize_losses, _serialize_metrics)
 from ._data_adapter import (_ClassWeighted, _as_numpy, _batch_samples, _is_array_structure, _make_data, _split,
                             pack_x_y_sample_weight, unpack_x_y_sample_weight)
 from ._functional import _functional_config, _functional_from_config
-from ._masking import get_mask, masked_weights, set_mask
+from ._functional_network import FunctionalNetwork
+from ._masking import get_mask, masked_weights
 
 
 def _autograph_call(fn, *args):
     """Calls fn, converted by AutoGraph when it is the user's own code (an overridden train_step)."""
     from ..autograph import conversion
     return conversion.call_target(fn)(*args)
-
-
-# ---- summary ----------------------------------------------------------------------------------
-
-def _with_commas(n):
-    return f"{n:,}"
-
-
-def _row(fields, ends):
-    """Keras' print_row: each field cut or padded to end at its column; a field that overflows keeps one space
-    before the next (the C++ Sequential::summary's row())."""
-    line = ""
-    for i, field in enumerate(fields):
-        if i > 0 and line:
-            line = line[:-1] + " "
-        line += str(field)
-        line = line[:ends[i]]
-        line += " " * (ends[i] - len(line))
-    return line
-
-
-def _count(variables):
-    return sum(v.shape.num_elements() or 0 for v in variables)
 
 
 # ---- compile state ---------------------------------------------------------------------------
@@ -81,7 +60,7 @@ class _Compiled:
 
 # ---- Model ----------------------------------------------------------------------------------
 
-class Model(Layer):
+class Model(FunctionalNetwork, Layer):
     """tf.keras.Model: subclass it (layers as attributes, the forward pass in `call`), or build it from the
     functional API: `Model(inputs, outputs)` with `inputs = kiln.keras.Input(shape)`."""
 
@@ -119,107 +98,6 @@ class Model(Layer):
                              lambda self, fn: setattr(self._step_functions, "test", fn))
     predict_function = property(lambda self: self._step_functions.predict,
                                 lambda self, fn: setattr(self._step_functions, "predict", fn))
-
-    # ---- functional ---------------------------------------------------------------------------
-
-    def _init_functional(self, inputs, outputs):
-        flat_in = _flatten(inputs)
-        for t in flat_in:
-            if not isinstance(t, KerasTensor) or t._node is None or not isinstance(t._node.layer, InputLayer):
-                raise ValueError(f"Input tensors to a functional Model must come from `kiln.keras.Input`. Received: "
-                                 f"{t!r}")
-        flat_out = _flatten(outputs)
-        for t in flat_out:
-            if not isinstance(t, KerasTensor):
-                raise ValueError(f"Output tensors of a functional Model must be the outputs of kiln.keras layers "
-                                 f"called on kiln.keras.Input tensors. Received: {t!r}")
-        input_ids = {id(t._node) for t in flat_in}
-        order, state = [], {}
-
-        def visit(node, path):
-            mark = state.get(id(node))
-            if mark == 2:
-                return
-            if mark == 1:
-                raise ValueError("The functional graph has a cycle")
-            state[id(node)] = 1
-            if isinstance(node.layer, InputLayer):
-                if id(node) not in input_ids:
-                    raise ValueError(f"Graph disconnected: cannot obtain value for tensor {node.outputs!r} at layer "
-                                     f"\"{node.layer.name}\". The following previous layers were accessed without "
-                                     f"issue: {[n.layer.name for n in order]}")
-            else:
-                # A layer of several inputs (MultiHeadAttention's value) takes the later ones as arguments.
-                for t in _flatten([node.inputs, list(node.args), node.kwargs]):
-                    if isinstance(t, KerasTensor):
-                        visit(t._node, path)
-            state[id(node)] = 2
-            order.append(node)
-
-        for t in flat_out:
-            visit(t._node, [])
-        self._fn_inputs = inputs
-        self._fn_outputs = outputs
-        self._fn_nodes = [n for n in order if not isinstance(n.layer, InputLayer)]
-        layers = [t._node.layer for t in flat_in]
-        for n in self._fn_nodes:
-            if all(n.layer is not other for other in layers):
-                layers.append(n.layer)
-        self._fn_layers = layers
-        self._is_graph_network = True
-        shapes = [t.shape for t in flat_in]
-        self._build_input_shape = shapes[0] if len(shapes) == 1 else shapes
-        self.input_spec = [InputSpec(shape=s) for s in shapes]
-        self.built = True
-
-    @property
-    def inputs(self):
-        return _flatten(self._fn_inputs) if self._is_graph_network else None
-
-    @property
-    def outputs(self):
-        return _flatten(self._fn_outputs) if self._is_graph_network else None
-
-    def __call__(self, inputs, *args, **kwargs):
-        if self._is_graph_network and isinstance(inputs, dict) and not isinstance(self._fn_inputs, dict):
-            # Keras feeds a dict to the inputs of those names (the Input layers' names).
-            names = [t._node.layer.name for t in _flatten(self._fn_inputs)]
-            missing = [n for n in names if n not in inputs]
-            if missing:
-                raise ValueError(f"Missing data for input(s) {missing}. You passed a data dictionary with keys "
-                                 f"{list(inputs)}. Expected the following keys: {names}")
-            inputs = [inputs[n] for n in names]
-            if not isinstance(self._fn_inputs, (list, tuple)):
-                inputs = inputs[0]
-        return Layer.__call__(self, inputs, *args, **kwargs)
-
-    def _run_graph(self, inputs, training=None, mask=None):
-        flat_kt = _flatten(self._fn_inputs)
-        flat_in = _flatten(inputs)
-        if len(flat_in) != len(flat_kt):
-            raise ValueError(f'Layer "{self.name}" expects {len(flat_kt)} input(s), but it received {len(flat_in)} '
-                             "input tensors.")
-        if mask is not None:
-            # The inputs carry the masks given, and the layers pass them on (Keras' _run_internal_graph).
-            for value, m in zip(flat_in, _flatten(mask)):
-                if _is_tensor(value):
-                    set_mask(value, m)
-        # Keras' _conform_to_reference_input: a tensor takes its Input's dtype (uint8 images feed a float32 model).
-        values = {id(kt): _C.cast(v, kt.dtype._enum) if _is_tensor(v) and v.dtype != kt.dtype else v
-                  for kt, v in zip(flat_kt, flat_in)}
-
-        def value_of(t):
-            return values[id(t)] if isinstance(t, KerasTensor) else t
-
-        for node in self._fn_nodes:
-            # A training= given where the layer was called (base(x, training=False), transfer learning's idiom)
-            # wins over the model's, as in Keras.
-            kwargs = _map(value_of, node.kwargs)
-            kwargs.setdefault("training", training)
-            out = node.layer(_map(value_of, node.inputs), *_map(value_of, list(node.args)), **kwargs)
-            for kt, value in zip(_flatten(node.outputs), _flatten(out)):
-                values[id(kt)] = value
-        return _map(lambda kt: values[id(kt)], self._fn_outputs)
 
     # ---- layers, building, calling ----------------------------------------------------------------
 
@@ -495,14 +373,16 @@ class Model(Layer):
             # The iteration count and learning-rate variables exist before the callbacks run, as in Keras (where
             # `optimizer.lr` is a variable from the start), so callbacks can read and set them.
             self.optimizer._create_state([])
-        batch_logs_wanted = any(not isinstance(cb, _callbacks.History) for cb in cbs)
+        # Reading the figures waits for each step: only done when a callback looks at them (not History, nor a
+        # verbose=2 progress bar).
+        batch_logs_wanted = any(not isinstance(cb, _callbacks.History)
+                                and getattr(cb, "_wants_batch_logs", lambda: True)() for cb in cbs)
         cbs.on_train_begin()
         logs = {}
         training_logs = None
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             run_val = val is not None and _validate_now(epoch, validation_freq)
-            cbs._note_validation(run_val)
             cbs.on_epoch_begin(epoch)
             raw, steps = None, 0
             for step, data in enumerate(train.batches(epoch)):
@@ -632,49 +512,16 @@ class Model(Layer):
 
     # ---- summary ----------------------------------------------------------------------------
 
-    def _summary_rows(self):
-        if self._is_graph_network:
-            rows = []
-            for layer in self._fn_layers:
-                if isinstance(layer, InputLayer):
-                    shape = f"[{_shape_str(layer._build_input_shape)}]"
-                else:
-                    nodes = [n for n in self._fn_nodes if n.layer is layer]
-                    shapes = [_flatten(n.outputs) for n in nodes]
-                    if len(nodes) == 1 and len(shapes[0]) == 1:
-                        shape = _shape_str(shapes[0][0].shape)
-                    else:
-                        shape = "multiple"
-                rows.append((layer, shape))
-            return rows
-        return [(layer, "multiple") for layer in self.layers]
-
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
                 layer_range=None):
-        """Prints Keras' table (the C++ Sequential::summary text): one row per layer (name (type), output shape,
-        parameters), then the total, trainable and non-trainable parameter counts."""
+        """Prints Keras 2.15's table: one row per layer (name (type), output shape, parameters, and what feeds it
+        for a functional model that is not a chain), then the parameter counts and their memory."""
         if not self.built:
             raise ValueError("This model has not yet been built. Build the model first by calling `build()` or by "
                              "calling the model on a batch of data.")
-        width = line_length or 65
-        fractions = positions or [0.45, 0.85, 1.0]
-        ends = [int(width * p) if p <= 1 else int(p) for p in fractions]
-        thin, thick = "_" * width, "=" * width
-        lines = [f'Model: "{self.name}"', thin, _row(["Layer (type)", "Output Shape", "Param #"], ends), thick]
-        rows = self._summary_rows()
-        for i, (layer, shape) in enumerate(rows):
-            # A functional model is a "Functional" in Keras' table (its class there).
-            kind = layer._serialized_class_name() if isinstance(layer, Model) else type(layer).__name__
-            lines.append(_row([f"{layer.name} ({kind})", shape, str(layer.count_params())], ends))
-            lines.append(thick if i + 1 == len(rows) else thin)
-        if not rows:
-            lines.append(thick)
-        trainable, total = _count(self.trainable_weights), _count(self.weights)
-        lines += [f"Total params: {_with_commas(total)}", f"Trainable params: {_with_commas(trainable)}",
-                  f"Non-trainable params: {_with_commas(total - trainable)}", thin]
-        print_fn = print_fn or print
-        for line in lines:
-            print_fn(line)
+        from ._summary import print_summary
+        print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn,
+                      expand_nested=expand_nested, show_trainable=show_trainable, layer_range=layer_range)
 
     # ---- configs and saving -------------------------------------------------------------------
 
@@ -806,60 +653,6 @@ class Model(Layer):
         if legacy:
             return _saving_lib.load_legacy_h5_weights(self, filepath, by_name, skip_mismatch)
         return _saving_lib.load_weights_only(self, filepath, skip_mismatch)
-
-
-def _serialize_losses(loss):
-    from ._serialization import serialize_keras_object
-    if isinstance(loss, dict):
-        return {k: _serialize_losses(v) for k, v in loss.items()}
-    if isinstance(loss, (list, tuple)):
-        return [_serialize_losses(v) for v in loss]
-    if loss is None or isinstance(loss, str):
-        return loss
-    if isinstance(loss, _losses.LossFunctionWrapper) and type(loss) is _losses.LossFunctionWrapper:
-        return serialize_keras_object(loss.fn)
-    return serialize_keras_object(loss)
-
-
-def _deserialize_losses(loss):
-    if isinstance(loss, dict) and "class_name" not in loss:
-        return {k: _deserialize_losses(v) for k, v in loss.items()}
-    if isinstance(loss, list):
-        return [_deserialize_losses(v) for v in loss]
-    if isinstance(loss, dict):
-        return _losses.deserialize(loss)
-    if isinstance(loss, str) and loss not in _losses._BY_NAME:
-        from ._serialization import get_registered_object
-        found = get_registered_object(loss)
-        return found if found is not None else loss
-    return loss
-
-
-def _serialize_metrics(metrics):
-    from ._serialization import serialize_keras_object
-    if metrics is None:
-        return None
-    if isinstance(metrics, dict):
-        return {k: _serialize_metrics(v) for k, v in metrics.items()}
-    if isinstance(metrics, (list, tuple)):
-        return [_serialize_metrics(m) for m in metrics]
-    if isinstance(metrics, str):
-        return metrics
-    if isinstance(metrics, _metrics.Metric):
-        return metrics.name if type(metrics) in (_metrics.MeanMetricWrapper,) else serialize_keras_object(metrics)
-    return serialize_keras_object(metrics)
-
-
-def _deserialize_metrics(metrics):
-    if metrics is None or isinstance(metrics, str):
-        return metrics
-    if isinstance(metrics, dict) and "class_name" not in metrics:
-        return {k: _deserialize_metrics(v) for k, v in metrics.items()}
-    if isinstance(metrics, list):
-        return [_deserialize_metrics(m) for m in metrics]
-    from ._serialization import deserialize_keras_object
-    table = {k: v for k, v in vars(_metrics).items() if isinstance(v, type) and issubclass(v, _metrics.Metric)}
-    return deserialize_keras_object(metrics, module_objects=table, printable_module_name="metric")
 
 
 def _verbosity(verbose):

@@ -16,10 +16,11 @@ def _check_rate(rate):
     return float(rate)
 
 
-def standard_normal_like(x):
-    """N(0, 1) draws of x's shape (known only at run time included), by Box-Muller from two uniform draws."""
-    u1 = _C.random_uniform_like(x, 0.0, 1.0, None)
-    u2 = _C.random_uniform_like(x, 0.0, 1.0, None)
+def standard_normal_like(x, seed=None):
+    """N(0, 1) draws of x's shape (known only at run time included), by Box-Muller from two uniform draws
+    (with an op seed, the second draw's seed is another, since two ops of one seed in a graph draw alike)."""
+    u1 = _C.random_uniform_like(x, 0.0, 1.0, seed)
+    u2 = _C.random_uniform_like(x, 0.0, 1.0, None if seed is None else seed + 1)
     radius = _C.sqrt(_C.multiply(-2.0, _C.log(_C.subtract(1.0, u1))))  # 1 - u1 is in (0, 1]
     return _C.multiply(radius, _C.cos(_C.multiply(2.0 * math.pi, u2)))
 
@@ -36,7 +37,7 @@ class GaussianNoise(Layer):
     def call(self, inputs, training=None):
         if not training or self.stddev == 0:
             return inputs
-        return _C.add(inputs, _C.multiply(standard_normal_like(inputs), float(self.stddev)))
+        return _C.add(inputs, _C.multiply(standard_normal_like(inputs, self.seed), float(self.stddev)))
 
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
@@ -60,7 +61,7 @@ class GaussianDropout(Layer):
         if not training or not 0 < self.rate < 1:
             return inputs
         stddev = math.sqrt(self.rate / (1.0 - self.rate))
-        return _C.multiply(inputs, _C.add(1.0, _C.multiply(standard_normal_like(inputs), stddev)))
+        return _C.multiply(inputs, _C.add(1.0, _C.multiply(standard_normal_like(inputs, self.seed), stddev)))
 
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
@@ -93,7 +94,7 @@ class _SpatialDropout(Layer):
         rank = self._rank
         # A [batch, 1, ..., channels] slice gives the noise its shape, the batch dim unknown included.
         one_position = _C.slice(inputs, [0] * rank, [-1] + [1] * (rank - 2) + [-1])
-        keep = _C.greater_equal(_C.random_uniform_like(one_position, 0.0, 1.0, None), self.rate)
+        keep = _C.greater_equal(_C.random_uniform_like(one_position, 0.0, 1.0, self.seed), self.rate)
         scale = _C.multiply(_C.cast(keep, inputs.dtype._enum), 1.0 / (1.0 - self.rate))
         return _C.multiply(inputs, scale)
 
@@ -142,7 +143,7 @@ class AlphaDropout(Layer):
         if not training or not 0 < self.rate < 1:
             return inputs
         alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
-        keep = _C.cast(_C.greater_equal(_C.random_uniform_like(inputs, 0.0, 1.0, None), self.rate),
+        keep = _C.cast(_C.greater_equal(_C.random_uniform_like(inputs, 0.0, 1.0, self.seed), self.rate),
                        inputs.dtype._enum)
         a = ((1 - self.rate) * (1 + self.rate * alpha_p ** 2)) ** -0.5
         b = -a * alpha_p * self.rate

@@ -1,187 +1,153 @@
-"""The training progress bar: a port of the C++ kiln::nn::Progbar (src/nn/progbar.cpp), printing the
-same text.
+"""`tf.keras.utils.Progbar`: the progress bar of fit / evaluate / predict, printing Keras 2.15's text.
 
-    Epoch 1/5  40/100 [===========>..................]  loss 0.6931  812.5 samples/s  ETA 3.2s
+verbose=1 redraws one line per update (backspaces and a carriage return, as Keras writes them on
+POSIX even into files and pipes) and ends it with a newline when finalized:
 
-On a terminal the line is redrawn in place ('\\r'); elsewhere (a file, a pipe, CI) it prints whole
-lines each time another `log_every_percent` of the steps is done, and at the end. Two additions
-for fit: `stateful_metrics` names figures shown as given (running results that are already means)
-instead of averaged over samples, and finish(extra) appends figures (validation results) to the
-final line."""
-import math
+    782/782 [==============================] - 2s 2ms/step - loss: 0.3429 - accuracy: 0.9025
+
+verbose=2 prints only the final line, with the epoch's time and the time per step:
+
+    79/79 - 0s - loss: 0.1258 - accuracy: 0.9625 - 111ms/epoch - 1ms/step
+
+Figures named in `stateful_metrics` are shown as given; the others are averaged over the steps
+(weighted by the steps each update covers). The clock is `_now` so tests can fix the times."""
 import os
-import shutil
 import sys
 import time
 
-
-def _duration(seconds):
-    """3.2s, 42s, 1:05, 1:02:03."""
-    if not (seconds >= 0) or not math.isfinite(seconds):
-        return "?"
-    if seconds < 10:
-        return "%.1fs" % seconds
-    if seconds < 60:
-        return "%.0fs" % seconds
-    s = _llround(seconds)
-    if s < 3600:
-        return "%d:%02d" % (s // 60, s % 60)
-    return "%d:%02d:%02d" % (s // 3600, s // 60 % 60, s % 60)
+_now = time.time
 
 
-def _llround(x):
-    """C's llround: halves away from zero."""
-    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+def _write(text):
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _format_figure(value, verbose):
+    # Keras shows small figures in scientific notation; verbose 1 tests |value|, verbose 2 the value.
+    large = abs(value) > 1e-3 if verbose == 1 else value > 1e-3
+    return f" {value:.4f}" if large else f" {value:.4e}"
+
+
+def _format_time(seconds, unit):
+    """' 2s/epoch', ' 15ms/step', ' 850us/step'."""
+    if seconds >= 1 or seconds == 0:
+        return f" {seconds:.0f}s/{unit}"
+    if seconds >= 1e-3:
+        return f" {seconds * 1e3:.0f}ms/{unit}"
+    return f" {seconds * 1e6:.0f}us/{unit}"
+
+
+def _format_eta(seconds):
+    if seconds > 3600:
+        return "%d:%02d:%02d" % (seconds // 3600, (seconds % 3600) // 60, seconds % 60)
+    if seconds > 60:
+        return "%d:%02d" % (seconds // 60, seconds % 60)
+    return "%ds" % seconds
+
+
+def _count_width(target):
+    return len(str(int(target)))
 
 
 class Progbar:
-    def __init__(self, total_steps, title="", width=30, out=None, interactive=None, log_every_percent=25,
-                 min_redraw_seconds=0.05, columns=0, clock=None, stateful_metrics=()):
-        if width < 1:
-            raise ValueError(f"Progbar: width must be at least 1, got {width}")
-        if not 1 <= log_every_percent <= 100:
-            raise ValueError(f"Progbar: log_every_percent must be in 1..100, got {log_every_percent}")
-        self._total = max(int(total_steps or 0), 0)
-        self._title = title
-        self._width = width
-        self._out = out if out is not None else sys.stdout
-        if interactive is None:
-            try:
-                interactive = self._out.isatty()
-            except (AttributeError, ValueError):
-                interactive = False
-        self._interactive = bool(interactive)
-        self._columns = 0
-        if self._interactive:
-            if columns > 0:
-                self._columns = columns
-            else:
-                try:
-                    self._columns = os.get_terminal_size(self._out.fileno()).columns
-                except (AttributeError, ValueError, OSError):
-                    self._columns = shutil.get_terminal_size((0, 0)).columns
-        self._log_every = log_every_percent
-        self._min_redraw = min_redraw_seconds
-        self._clock = clock or time.monotonic
-        self._stateful = stateful_metrics if hasattr(stateful_metrics, "__contains__") else set(stateful_metrics)
-        self._start = self._clock()
-        self._last_draw = 0.0
-        self._drawn = False
-        self._steps = 0
-        self._samples = 0
-        self._last_bucket = 0
-        self._last_width = 0
-        self._finished = False
-        self._hold = False
-        self._sums = {}  # name -> [weighted_sum, weight, last], in the order first seen
+    """Displays a progress bar (Keras' arguments and defaults)."""
 
-    @property
-    def total_steps(self):
-        return self._total
+    def __init__(self, target, width=30, verbose=1, interval=0.05, stateful_metrics=None, unit_name="step"):
+        self.target = target
+        self.width = width
+        self.verbose = verbose
+        self.interval = interval
+        self.unit_name = unit_name
+        self.stateful_metrics = set(stateful_metrics) if stateful_metrics else set()
+        # Keras redraws in place wherever the POSIX module is loaded, i.e. on every Linux and macOS run.
+        self._dynamic_display = ((hasattr(sys.stdout, "isatty") and sys.stdout.isatty()) or "ipykernel" in sys.modules
+                                 or "posix" in sys.modules or "PYCHARM_HOSTED" in os.environ)
+        self._total_width = 0
+        self._seen_so_far = 0
+        self._values = {}  # name -> [weighted sum, weight]; insertion order is display order
+        self._start = _now()
+        self._last_update = 0
+        self._time_at_epoch_start = self._start
+        self._time_at_epoch_end = None
+        self._time_after_first_step = None
 
-    def steps_done(self):
-        return self._steps
+    def update(self, current, values=None, finalize=None):
+        """Moves the bar to step `current`, with (name, value) pairs for that step."""
+        if finalize is None:
+            finalize = self.target is not None and current >= self.target
+        for name, value in values or []:
+            if name in self.stateful_metrics:
+                self._values[name] = [value, 1]
+                continue
+            # At least 1: an update repeating the last step (fit's end of epoch) still weighs.
+            steps = max(current - self._seen_so_far, 1)
+            acc = self._values.setdefault(name, [0.0, 0])
+            acc[0] += value * steps
+            acc[1] += steps
+        self._seen_so_far = current
+        now = _now()
+        if current == self.target:
+            self._time_at_epoch_end = now
+        if self.verbose == 1:
+            if now - self._last_update < self.interval and not finalize:
+                return
+            self._draw(current, now, finalize)
+        elif self.verbose == 2 and finalize:
+            self._print_epoch_line(current, now)
+        self._last_update = now
 
-    def finished(self):
-        return self._finished
+    def add(self, n, values=None):
+        self.update(self._seen_so_far + n, values)
 
-    def hold_final_line(self, hold=True):
-        """The step that reaches the total does not finish the bar: finish() will (with extra figures)."""
-        self._hold = hold
+    def _means(self):
+        return [(name, acc[0] / max(1, acc[1])) for name, acc in self._values.items()]
 
-    def step(self, samples, metrics=()):
-        """One more step of `samples` samples, with that step's figures: (name, value) pairs or a dict."""
-        if self._finished:
-            total = str(self._total) if self._total else "an unknown number"
-            raise RuntimeError(f"Progbar.step: the bar has finished ({self._steps} steps of {total})")
-        if samples < 0:
-            raise ValueError(f"Progbar.step: samples must be >= 0, got {samples}")
-        self._steps += 1
-        self._samples += samples
-        items = metrics.items() if isinstance(metrics, dict) else metrics
-        for name, value in items:
-            s = self._sums.get(name)
-            if s is None:
-                s = self._sums[name] = [0.0, 0.0, 0.0]
-            value = float(value)
-            s[0] += value * samples
-            s[1] += samples
-            s[2] = value
-        if self._total and self._steps >= self._total:
-            if not self._hold:
-                self.finish()
-            return
-        t = self._clock()
-        if self._interactive:
-            if not self._drawn or t - self._last_draw >= self._min_redraw:
-                self._draw(t, False)
-        elif self._total:
-            bucket = self._steps * 100 // self._total // self._log_every
-            if bucket > self._last_bucket:
-                self._last_bucket = bucket
-                self._draw(t, False)
-
-    def finish(self, extra=()):
-        """Prints the final line (figures, time taken), with `extra` figures after the bar's own."""
-        if self._finished:
-            return
-        self._finished = True
-        self._draw(self._clock(), True, list(extra.items() if isinstance(extra, dict) else extra))
-
-    def means(self):
-        """Each figure's sample-weighted mean so far (as given, for stateful ones), in the order first seen."""
-        out = []
-        for name, (wsum, weight, last) in self._sums.items():
-            if name in self._stateful:
-                out.append((name, last))
-            else:
-                out.append((name, wsum / weight if weight > 0 else last))
-        return out
-
-    def _line(self, t, final, bar_width, extra=()):
-        text = self._title
-        if text:
-            text += "  "
-        if self._total:
-            total, done = str(self._total), str(self._steps)
-            text += " " * max(len(total) - len(done), 0) + done + "/" + total + " ["
-            filled = min(self._steps, self._total) * bar_width // self._total
-            text += "=" * filled
-            if filled < bar_width:
-                text += ">" + "." * (bar_width - filled - 1)
-            text += "]"
+    def _draw(self, current, now, finalize):
+        previous = self._total_width
+        text = "\b" * previous + "\r" if self._dynamic_display else "\n"
+        if self.target is not None:
+            bar = "%*d/%d [" % (_count_width(self.target), current, self.target)
+            filled = int(self.width * current / self.target)
+            if filled > 0:
+                bar += "=" * (filled - 1) + (">" if current < self.target else "=")
+            bar += "." * (self.width - filled) + "]"
         else:
-            text += str(self._steps) + (" step" if self._steps == 1 else " steps")
-        for name, value in list(self.means()) + list(extra):
-            text += "  " + name + " " + "%.4f" % value
-        elapsed = t - self._start
-        if elapsed > 0:
-            rate = self._samples / elapsed
-            text += "  " + ("%.0f" if rate >= 1000 else "%.1f") % rate + " samples/s"
-        if final:
-            text += "  took " + _duration(elapsed)
-        elif self._total and self._steps > 0:
-            text += "  ETA " + _duration(elapsed / self._steps * (self._total - self._steps))
-        return text
-
-    def _draw(self, t, final, extra=()):
-        text = self._line(t, final, self._width, extra)
-        if self._interactive and self._columns > 1:
-            # The last column stays free: some terminals wrap on writing it.
-            fit = self._columns - 1
-            if len(text) > fit and self._total:
-                excess = len(text) - fit
-                text = self._line(t, final, max(self._width - excess, 1), extra)
-            if len(text) > fit:
-                text = text[:fit]
-        if self._interactive:
-            width = len(text)
-            if width < self._last_width:
-                text += " " * (self._last_width - width)
-            self._last_width = width
-            self._out.write("\r" + text + ("\n" if final else ""))
+            bar = "%7d/Unknown" % current
+        per_step = self._step_duration(current, now)
+        if self.target is None or finalize:
+            info = f" - {now - self._start:.0f}s" + _format_time(per_step, self.unit_name)
         else:
-            self._out.write(text + "\n")
-        self._out.flush()
-        self._drawn = True
-        self._last_draw = t
+            info = " - ETA: " + _format_eta(per_step * (self.target - current))
+        for name, mean in self._means():
+            info += f" - {name}:" + _format_figure(mean, 1)
+        self._total_width = len(bar) + len(info)
+        if previous > self._total_width:
+            info += " " * (previous - self._total_width)
+        _write(text + bar + info + ("\n" if finalize else ""))
+
+    def _print_epoch_line(self, current, now):
+        line = "%*d/%d" % (_count_width(self.target), current, self.target) + f" - {now - self._start:.0f}s"
+        for name, mean in self._means():
+            line += f" - {name}:" + _format_figure(mean, 2)
+        if self._time_at_epoch_end:
+            epoch_time = self._time_at_epoch_end - self._time_at_epoch_start
+            self._time_at_epoch_start, self._time_at_epoch_end = now, None
+            line += " -" + _format_time(epoch_time, "epoch") + " -" + _format_time(epoch_time / self.target,
+                                                                                     self.unit_name) + "\n"
+        _write(line)
+
+    def _step_duration(self, current, now):
+        """Seconds per step; the first step (tracing, warm-up) is left out once there are others."""
+        if not current:
+            return 0
+        if self._time_after_first_step is not None and current > 1:
+            duration = (now - self._time_after_first_step) / (current - 1)
+        else:
+            duration = (now - self._start) / current
+        if current == 1:
+            self._time_after_first_step = now
+        return duration
+
+    def _update_stateful_metrics(self, stateful_metrics):
+        self.stateful_metrics = self.stateful_metrics.union(stateful_metrics)

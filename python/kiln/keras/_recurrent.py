@@ -295,6 +295,15 @@ class RNN(Layer):
         self.input_spec = InputSpec(ndim=3)
         self.supports_masking = True
 
+    def __call__(self, inputs, *args, **kwargs):
+        if isinstance(inputs, (list, tuple)) and not args and kwargs.get("initial_state") is None:
+            # Keras' standardize_args: layer([x, state, ...]) is layer(x, initial_state=[state, ...]); Keras 2's
+            # functional configs record RNN calls with initial states that way.
+            if len(inputs) > 1:
+                kwargs["initial_state"] = list(inputs[1:])
+            inputs = inputs[0]
+        return Layer.__call__(self, inputs, *args, **kwargs)
+
     @property
     def units(self):
         return self.cell.units

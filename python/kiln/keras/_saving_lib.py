@@ -135,7 +135,14 @@ def _read_weights(model, h5file, skip_mismatch=False):
         key = f"{path}/vars" if path else "vars"
         variables = _own_variables(obj)
         group = h5file[key] if key in h5file else {}
-        if isinstance(obj, Optimizer):
+        index = list(range(len(variables)))
+        if isinstance(obj, Optimizer) and len(group) == len(variables) + 1 and len(variables) \
+                and np.ndim(group["1"]) == 0:
+            # Keras 3 keeps the learning rate as the optimizer's variable 1, after the iteration count.
+            index = [0] + list(range(2, len(group)))
+            if getattr(obj, "_schedule", None) is None and hasattr(obj, "learning_rate"):
+                obj.learning_rate.assign(float(np.asarray(group["1"])))
+        elif isinstance(obj, Optimizer):
             if len(group) != len(variables):
                 if len(group):
                     warnings.warn(f"Skipping variable loading for optimizer '{obj.name}', because it has "
@@ -149,7 +156,7 @@ def _read_weights(model, h5file, skip_mismatch=False):
                 warnings.warn(message, stacklevel=4)
                 return
             raise ValueError(message + f" Expected: {[v.name for v in variables]}")
-        for i, v in enumerate(variables):
+        for i, v in zip(index, variables):
             value = np.asarray(group[str(i)])
             if tuple(value.shape) != tuple(v.shape.as_list()):
                 message = (f"Layer '{obj.name}' weight {i} ({v.name}) has shape {tuple(v.shape.as_list())}; the file's "

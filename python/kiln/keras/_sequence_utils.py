@@ -1,5 +1,24 @@
-"""keras.utils.pad_sequences (also keras.preprocessing.sequence.pad_sequences), Keras 2.15's rules."""
+"""keras.utils.pad_sequences (also keras.preprocessing.sequence.pad_sequences), Keras 2.15's rules, and
+keras.utils.Sequence."""
 import numpy as np
+
+
+class Sequence:
+    """A dataset of batches by index (keras.utils.Sequence): subclasses give __getitem__(index) and __len__();
+    fit/evaluate/predict take each batch in order and call on_epoch_end after each epoch."""
+
+    def __getitem__(self, index):
+        raise NotImplementedError
+
+    def __len__(self):
+        raise NotImplementedError
+
+    def on_epoch_end(self):
+        pass
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
 
 
 def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncating="pre", value=0.0):

@@ -2,7 +2,7 @@
 from .. import _C
 from ..tensor_shape import TensorShape
 from . import _sequential_graph
-from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _is_tensor, _shape_str
+from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _is_tensor
 from ._model import Model
 
 
@@ -150,9 +150,11 @@ class Sequential(Model):
     def _serialized_module(self):
         return "keras.src.engine.sequential" if type(self) is Sequential else Model._serialized_module(self)
 
-    def _summary_rows(self):
-        rows, shape = [], self._build_input_shape
-        for layer in self._seq_layers:
-            shape = layer.compute_output_shape(shape)
-            rows.append((layer, _shape_str(shape)))
-        return rows
+    def _summary_output_shape(self, layer):
+        """A layer's output shape for summary(): the input shape carried through the layers before it."""
+        shape = self._build_input_shape
+        for previous in self._seq_layers:
+            shape = previous.compute_output_shape(shape)
+            if previous is layer:
+                return tuple(TensorShape(shape).as_list())
+        return "multiple"

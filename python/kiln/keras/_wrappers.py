@@ -166,5 +166,9 @@ class Bidirectional(Wrapper):
     def from_config(cls, config, custom_objects=None):
         from .layers import deserialize
         config = dict(config)
-        config["backward_layer"] = deserialize(config["backward_layer"], custom_objects=custom_objects)
+        config.pop("num_constants", None)
+        # Older Keras wrote no backward_layer (the forward layer's config serves for both, as in Keras).
+        backward = config.pop("backward_layer", None)
+        if backward is not None:
+            config["backward_layer"] = deserialize(backward, custom_objects=custom_objects)
         return super().from_config(config, custom_objects)

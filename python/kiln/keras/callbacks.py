@@ -67,7 +67,7 @@ class CallbackList:
         self._history = None
         self._progbar = next((cb for cb in self.callbacks if isinstance(cb, ProgbarLogger)), None)
         if add_progbar and self._progbar is None:
-            self._progbar = ProgbarLogger()
+            self._progbar = ProgbarLogger(count_mode="steps")
             self.callbacks.insert(0, self._progbar)
         if add_history:
             self._history = next((cb for cb in self.callbacks if isinstance(cb, History)), None)
@@ -122,15 +122,11 @@ class CallbackList:
     def on_predict_begin(self, logs=None): self._call("on_predict_begin", _logs(logs))
     def on_predict_end(self, logs=None): self._call("on_predict_end", _logs(logs))
 
-    # fit tells the progress bar what the logs do not carry: each batch's size, and whether this epoch
-    # validates (its bar then keeps its last line for the validation figures).
+    # fit tells the progress bar what the logs do not carry: each batch's size (count_mode="samples").
     def _note_batch_samples(self, samples):
         if self._progbar is not None:
             self._progbar._batch_samples = samples
 
-    def _note_validation(self, validates):
-        if self._progbar is not None:
-            self._progbar._validates = validates
 
 
 def _duck_callback(cb):
@@ -164,81 +160,106 @@ class History(Callback):
 
 
 class ProgbarLogger(Callback):
-    """The progress bar of fit / evaluate / predict (kiln's Progbar text): verbose 1 a bar per epoch, redrawn on
-    a terminal, a line per quarter of the epoch otherwise; verbose 2 one line per epoch. fit adds one when
-    verbose is not 0."""
+    """Prints fit / evaluate / predict progress with Keras' Progbar. count_mode "steps" (what fit adds)
+    counts batches; "samples" counts the samples of each batch. "Epoch i/n" heads each epoch when there
+    are several; verbose 1 redraws the bar per batch, verbose 2 prints each epoch's final line only.
+    Inside fit, validation is silent and its figures join the epoch's final line."""
 
-    def __init__(self, count_mode="steps", stateful_metrics=None):
+    def __init__(self, count_mode="samples", stateful_metrics=None):
         super().__init__()
-        if count_mode not in ("steps", "samples"):
+        if count_mode == "samples":
+            self.use_steps = False
+        elif count_mode == "steps":
+            self.use_steps = True
+        else:
             raise ValueError(f'Unknown `count_mode`: {count_mode}. Expected values are ["samples", "steps"]')
-        self.count_mode = count_mode
-        self._bar = None
+        self.stateful_metrics = set(stateful_metrics) if stateful_metrics else set()
+        self.seen = 0
+        self.progbar = None
+        self.target = None
+        self.verbose = 1
+        self.epochs = 1
         self._batch_samples = 0
-        self._validates = False
-        self._epochs = 1
+        self._called_in_fit = False
 
-    def _verbose(self):
-        return self.params.get("verbose", 1)
+    def set_params(self, params):
+        super().set_params(params)
+        self.verbose = params.get("verbose", 1)
+        self.epochs = params.get("epochs", 1)
+        key = "steps" if self.use_steps else "samples"
+        self.target = params.get(key)  # None: learned at the end of the first epoch
 
-    def _new_bar(self, title=""):
-        verbose = self._verbose()
-        if not verbose:
-            return None
-        return Progbar(self.params.get("steps") or 0, title=title, interactive=None if verbose == 1 else False,
-                       log_every_percent=25 if verbose == 1 else 100, stateful_metrics=_AllNames())
+    def _wants_batch_logs(self):
+        return self.verbose == 1
 
     def on_train_begin(self, logs=None):
-        self._epochs = self.params.get("epochs", 1)
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._bar = self._new_bar(f"Epoch {epoch + 1}/{self._epochs}")
-        if self._bar is not None and self._validates:
-            self._bar.hold_final_line()
-
-    def on_train_batch_end(self, batch, logs=None):
-        if self._bar is not None:
-            self._bar.step(self._batch_samples, logs or {})
-
-    def on_epoch_end(self, epoch, logs=None):
-        if self._bar is not None:
-            self._bar.finish([(k, v) for k, v in (logs or {}).items() if k.startswith("val_")])
-            self._bar = None
+        self._called_in_fit = True
 
     def on_test_begin(self, logs=None):
-        if self.model is None or not getattr(self.model, "_in_fit", False):
-            self._bar = self._new_bar()
-
-    def on_test_batch_end(self, batch, logs=None):
-        if self._bar is not None and not getattr(self.model, "_in_fit", False):
-            self._bar.step(self._batch_samples, logs or {})
-
-    def on_test_end(self, logs=None):
-        if self._bar is not None and not getattr(self.model, "_in_fit", False):
-            self._bar.finish()
-            self._bar = None
+        if not self._called_in_fit:
+            self._reset()
 
     def on_predict_begin(self, logs=None):
-        self._bar = self._new_bar()
+        self._reset()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._reset()
+        if self.verbose and self.epochs > 1:
+            print(f"Epoch {epoch + 1}/{self.epochs}", flush=True)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._batch_update(batch, logs)
+
+    def on_test_batch_end(self, batch, logs=None):
+        if not self._called_in_fit:
+            self._batch_update(batch, logs)
 
     def on_predict_batch_end(self, batch, logs=None):
-        if self._bar is not None:
-            self._bar.step(self._batch_samples)
+        self._batch_update(batch, None)  # the predictions are not figures
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._finalize(logs)
+
+    def on_test_end(self, logs=None):
+        if not self._called_in_fit:
+            self._finalize(logs)
 
     def on_predict_end(self, logs=None):
-        if self._bar is not None:
-            self._bar.finish()
-            self._bar = None
+        self._finalize(logs)
+
+    def _reset(self):
+        self.seen = 0
+        self.progbar = None
+        self._bar()
+
+    def _bar(self):
+        # The model's metrics (loss included) are running results already: shown as given.
+        names = set(self.stateful_metrics)
+        try:
+            names |= {m.name for m in self.model.metrics}
+        except (AttributeError, TypeError):
+            pass
+        if self.progbar is None:
+            self.progbar = Progbar(self.target, verbose=self.verbose, stateful_metrics=names,
+                                   unit_name="step" if self.use_steps else "sample")
+        self.progbar._update_stateful_metrics(names)
+        return self.progbar
+
+    def _batch_update(self, batch, logs):
+        bar = self._bar()
+        self.seen = batch + 1 if self.use_steps else self.seen + self._batch_samples
+        if self.verbose == 1:
+            bar.update(self.seen, list(_floats(logs).items()), finalize=False)
+
+    def _finalize(self, logs):
+        bar = self._bar()
+        if self.target is None:
+            self.target = bar.target = self.seen
+        bar.update(self.target, list(_floats(logs).items()), finalize=True)
 
 
-class _AllNames:
-    """Every figure fit shows is a running result (already a mean): shown as given."""
-
-    def __contains__(self, name):
-        return True
-
-    def __iter__(self):
-        return iter(())
+def _floats(logs):
+    return {k: float(v) for k, v in (logs or {}).items() if np.ndim(v) == 0}
 
 
 class LambdaCallback(Callback):

@@ -3,7 +3,8 @@ and with the tag names Keras writes.
 
 log_dir/train holds `epoch_<metric>` scalars at step = epoch, `batch_<metric>` scalars at
 step = the fit's batch count (1, 2, ...) every `update_freq` batches, and the weight
-histograms (`<weight name with ':' as '_'>/histogram`) every `histogram_freq` epochs.
+histograms (`<weight name with ':' as '_'>/histogram`) every `histogram_freq` epochs, with
+`write_images` their images too (`.../image`, as Keras draws them).
 log_dir/validation holds the `val_` metrics as `epoch_<metric>` (prefix dropped) and, after
 each validation run, `evaluation_<metric>_vs_iterations` at step = optimizer.iterations.
 `python3 -m kiln.board LOGDIR` draws them where TensorBoard cannot be installed."""
@@ -37,7 +38,7 @@ class TensorBoard(Callback):
         self.log_dir = os.fspath(log_dir)
         self.histogram_freq = int(histogram_freq or 0)
         self.write_graph = write_graph
-        self.write_images = write_images  # weight images: not written (see the notes)
+        self.write_images = write_images
         self.write_steps_per_second = write_steps_per_second
         self.update_freq = 1 if update_freq == "batch" else update_freq
         self.profile_batch = profile_batch  # the profiler is TF's own: accepted, nothing traced
@@ -141,6 +142,9 @@ class TensorBoard(Callback):
             for layer in self.model.layers:
                 for weight in layer.weights:
                     summary.histogram(weight.name.replace(":", "_") + "/histogram", _value(weight), step=epoch)
+                    if self.write_images:
+                        _log_weight_as_image(np.asarray(_value(weight)), weight.name.replace(":", "_") + "/image",
+                                             epoch)
         writer.flush()
 
     def _write_keras_model_summary(self):
@@ -180,3 +184,21 @@ class TensorBoard(Callback):
 
 def _value(x):
     return x.numpy() if hasattr(x, "numpy") else x
+
+
+def _log_weight_as_image(weight, tag, epoch):
+    """Keras' weight image: a bias as a 1-pixel-wide column, a Dense kernel as one image (its
+    longer side across), a Conv kernel as one image per output channel; others are skipped.
+    The values go through summary.image as they are (floats outside [0, 1] saturate)."""
+    from .. import summary
+    image = np.squeeze(weight)
+    if image.ndim == 1:
+        image = image.reshape(1, image.shape[0], 1, 1)
+    elif image.ndim == 2:
+        if image.shape[0] > image.shape[1]:
+            image = image.T
+        image = image.reshape(1, image.shape[0], image.shape[1], 1)
+    elif image.ndim == 3:
+        image = np.transpose(image, (2, 0, 1))[..., None]  # channels_last: each kernel its own image
+    if image.ndim == 4 and image.shape[-1] in (1, 3, 4):
+        summary.image(tag, image, step=epoch)

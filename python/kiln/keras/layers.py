@@ -725,9 +725,9 @@ class Reshape(Layer):
 
 class Dropout(Layer):
     """While training, zeroes each element with probability `rate` and scales the rest by 1 / (1 - rate);
-    otherwise the identity. The mask is drawn from kiln.random's global generator on every call, graph
-    calls included (kiln.random.set_seed makes runs reproducible); `seed` is accepted and ignored, since a
-    seeded random op would draw the same mask on every call of a traced step."""
+    otherwise the identity. A new mask on every call, graph calls included: from kiln.random's global
+    generator, or with `seed` from the op-seeded stream TF's seeded ops draw from (kiln.random.set_seed
+    makes either reproducible)."""
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -744,7 +744,7 @@ class Dropout(Layer):
             return inputs
         if self.rate == 1:
             return _C.zeros_like(inputs, None)
-        keep = _C.greater_equal(_C.random_uniform_like(inputs, 0.0, 1.0, None), self.rate)
+        keep = _C.greater_equal(_C.random_uniform_like(inputs, 0.0, 1.0, self.seed), self.rate)
         return _C.where(keep, _C.multiply(inputs, 1.0 / (1.0 - self.rate)), 0)
 
     def compute_output_shape(self, input_shape):

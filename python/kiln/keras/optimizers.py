@@ -261,6 +261,10 @@ class Optimizer(Module):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         config = dict(config)
+        for key in ("loss_scale_factor", "gradient_accumulation_steps"):
+            # Keras 3 writes these into every optimizer's config; unset, they change nothing.
+            if config.get(key, None) is None:
+                config.pop(key, None)
         if isinstance(config.get("learning_rate"), dict):
             from ._serialization import deserialize_keras_object
             config["learning_rate"] = deserialize_keras_object(

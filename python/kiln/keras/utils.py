@@ -23,7 +23,7 @@ from ._serialization import (register_keras_serializable, get_registered_name, g
                              get_custom_objects, custom_object_scope, CustomObjectScope, serialize_keras_object,
                              deserialize_keras_object)
 from ._image_utils import array_to_img, img_to_array, load_img, save_img  # noqa: E402,F401
-from ._sequence_utils import pad_sequences  # noqa: E402,F401
+from ._sequence_utils import Sequence, pad_sequences  # noqa: E402,F401
 from ._dataset_utils import image_dataset_from_directory, text_dataset_from_directory  # noqa: E402,F401
 from ._file_utils import get_file  # noqa: E402,F401
 

@@ -1,6 +1,6 @@
-"""kiln.summary (tf.summary): scalars, histograms and text for TensorBoard, written as
-TF 2 writes them (event files of _writer.py; TensorBoard's "scalars", "histograms"
-and "text" plugins). Eagerly a summary is written when called; inside kiln.function
+"""kiln.summary (tf.summary): scalars, histograms, images and text for TensorBoard,
+written as TF 2 writes them (event files of _writer.py; TensorBoard's "scalars",
+"histograms", "images" and "text" plugins). Eagerly a summary is written when called; inside kiln.function
 it is a host call of the graph, written each time the graph runs."""
 import contextlib as _contextlib
 import threading as _threading
@@ -11,10 +11,10 @@ from .. import dtypes as _dtypes
 from ..io import _messages as _pb
 from ._writer import EventFileWriter, summary_event
 
-__all__ = ["create_file_writer", "create_noop_writer", "SummaryWriter", "scalar", "histogram", "text", "write",
-           "flush", "record_if", "should_record_summaries", "experimental"]
+__all__ = ["create_file_writer", "create_noop_writer", "SummaryWriter", "scalar", "histogram", "image", "text",
+           "write", "flush", "record_if", "should_record_summaries", "experimental"]
 
-_DATA_CLASS_SCALAR, _DATA_CLASS_TENSOR = 1, 2
+_DATA_CLASS_SCALAR, _DATA_CLASS_TENSOR, _DATA_CLASS_BLOB_SEQUENCE = 1, 2, 3
 _DEFAULT_BUCKETS = 30
 
 
@@ -230,6 +230,52 @@ def histogram(name, data, step=None, buckets=None, description=None):
     def make(values, step_value):
         return summary_event(name, tensor_proto(histogram_buckets(values, bucket_count), "float64"), step_value,
                              "histograms", _DATA_CLASS_TENSOR, description)
+
+    return _emit(make, [data], step)
+
+
+def _as_uint8(images):
+    """tf.image.convert_image_dtype(images, uint8, saturate=True): floats in [0, 1] scaled
+    by 255.5 and clamped (then truncated), wider integers shifted down to 8 bits."""
+    if images.dtype == _np.uint8:
+        return images
+    if images.dtype.kind == "f":
+        return _np.clip(images.astype(_np.float64) * 255.5, 0, 255).astype(_np.uint8)
+    if images.dtype.kind in "iu":
+        scale = (int(_np.iinfo(images.dtype).max) + 1) // 256
+        return _np.clip(images.astype(_np.int64) // scale, 0, 255).astype(_np.uint8)
+    if images.dtype == _np.bool_:
+        return images.astype(_np.uint8) * 255
+    raise TypeError(f"tf.summary.image: `data` of dtype {images.dtype} is not an image")
+
+
+def image(name, data, step=None, max_outputs=3, description=None):
+    """Up to `max_outputs` images of `data` ([k, height, width, channels], channels 1, 2, 3
+    or 4; uint8, or floats in [0, 1]) as PNGs under the "images" plugin: a string tensor
+    [width, height, png...] as TensorBoard's image summary writes."""
+    from ._png import encode_png
+    shape = getattr(data, "shape", None)
+    rank = len(shape) if shape is not None and getattr(shape, "rank", len(shape)) is not None else None
+    if rank is not None and rank != 4:
+        raise ValueError(f"Tensor data must have rank 4. Received rank {rank}, shape {tuple(shape)}")
+    limit = int(_numpy(max_outputs))
+    if limit < 0:
+        from .. import errors
+        raise errors.InvalidArgumentError(f"max_outputs must be non-negative, got {limit}")
+
+    def make(values, step_value):
+        values = _np.asarray(values)
+        if values.ndim != 4:
+            raise ValueError(f"Tensor data must have rank 4. Received rank {values.ndim}, shape {values.shape}")
+        if values.shape[3] not in (1, 2, 3, 4):
+            from .. import errors
+            raise errors.InvalidArgumentError(
+                f"image must have 1, 2, 3, or 4 channels, got {values.shape[3]} ({name})")
+        pixels = _as_uint8(values)
+        encoded = [str(values.shape[2]).encode(), str(values.shape[1]).encode()]
+        encoded += [encode_png(frame) for frame in pixels[:limit]]
+        return summary_event(name, tensor_proto(_np.array(encoded, dtype=object), "string"), step_value, "images",
+                             _DATA_CLASS_BLOB_SEQUENCE, description)
 
     return _emit(make, [data], step)
 

@@ -13,7 +13,7 @@ from .. import errors
 from ..io import _messages as pb
 from ..io._tfrecord import read_records
 
-__all__ = ["Series", "read_logdir", "event_files", "read_events", "tensor_to_numpy"]
+__all__ = ["Series", "Images", "read_logdir", "event_files", "read_events", "tensor_to_numpy"]
 
 # TF DataType numbers -> NumPy (little-endian tensor_content).
 _NUMPY_OF = {1: "<f4", 2: "<f8", 3: "<i4", 4: "u1", 5: "<i2", 6: "i1", 9: "<i8", 10: "?", 19: "<f2"}
@@ -25,7 +25,8 @@ _VALUES_FIELD = {1: "float_val", 2: "double_val", 3: "int_val", 4: "int_val", 5:
 class Series:
     """One tag of one run: `kind` ("scalars", "histograms", "text" or another plugin's name) and
     its points (step, wall_time, value) in the order written. A scalar's value is a float, a
-    histogram's a [k, 3] array (left edge, right edge, count), a text's a str."""
+    histogram's a [k, 3] array (left edge, right edge, count), a text's a str, an image
+    summary's an Images."""
     __slots__ = ("kind", "points", "description")
 
     def __init__(self, kind, description=""):
@@ -35,6 +36,11 @@ class Series:
 
     def __repr__(self):
         return f"Series(kind={self.kind!r}, {len(self.points)} points)"
+
+
+class Images(collections.namedtuple("Images", ["width", "height", "pngs"])):
+    """An image summary's value: the images' width and height, and each image's PNG bytes."""
+    __slots__ = ()
 
 
 def event_files(logdir):
@@ -91,6 +97,9 @@ def _histogram_from_proto(histo):
 def _decode(value, kind):
     """The value of one Summary.Value as the board shows it, or None for kinds it does not draw."""
     which = value.WhichOneof("value")
+    if which == "image":  # TF 1's Summary.Image: one PNG
+        image = value.image
+        return "images", Images(image.width, image.height, [image.encoded_image_string])
     if which == "simple_value":
         return "scalars", float(value.simple_value)
     if which == "histo":
@@ -102,6 +111,8 @@ def _decode(value, kind):
         return kind, float(array.reshape(-1)[0])
     if kind == "histograms":
         return kind, np.asarray(array, np.float64).reshape(-1, 3)
+    if kind == "images" and array.ndim == 1 and array.size >= 2:
+        return kind, Images(int(array[0]), int(array[1]), [bytes(v) for v in array[2:]])
     if kind in ("text", "graph_keras_model"):
         flat = [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in array.reshape(-1)]
         return kind, flat[0] if array.ndim == 0 else "\n".join(flat)

@@ -385,7 +385,52 @@ def _reference(value):
         return lambda: value
 
 
+class _NameBasedStatus(LoadStatus):
+    """TF's NameBasedSaverStatus: a TF 1 checkpoint (no object graph) restored by variable
+    names; it can tell only which live variables found no value."""
+
+    def __init__(self, prefix, unmatched):
+        super().__init__(None)
+        self._prefix, self._unmatched = prefix, unmatched
+
+    def assert_consumed(self):
+        raise AssertionError("Restoring a name-based checkpoint. No load status is available.")
+
+    def assert_existing_objects_matched(self):
+        if self._unmatched:
+            raise AssertionError(f"Some objects had attributes which were not restored from {self._prefix}: "
+                                 f"{', '.join(sorted(self._unmatched))}")
+        return self
+
+    def assert_nontrivial_match(self):
+        return self.assert_consumed()
+
+
+def _restore_by_name(root, reader, prefix):
+    """TF 2's fallback for a TF 1 checkpoint: each live variable takes the value saved under its
+    name without the ":0" (global names, so fragile, as TF warns)."""
+    import warnings
+    warnings.warn("Restoring a name-based tf.train.Saver checkpoint using the object-based restore API. This mode "
+                  "uses global names to match variables, and so is somewhat fragile. It also adds new restore ops to "
+                  "the graph each time it is called when graph building. Prefer re-encoding training checkpoints in "
+                  "the object-based format: run save() on the object-based saver (the same one this message is "
+                  "coming from) and use that checkpoint in the future.", stacklevel=3)
+    unmatched = []
+    for obj in _Graph(root).nodes:
+        if not _is_variable(obj):
+            continue
+        name = obj.name[:-2] if obj.name.endswith(":0") else obj.name
+        if name in reader.entries:
+            _assign(obj, reader.get(name), name, prefix)
+        else:
+            unmatched.append(name)
+    return _NameBasedStatus(prefix, unmatched)
+
+
 def _restore(root, prefix):
+    reader = _bundle.BundleReader(prefix)
+    if OBJECT_GRAPH_KEY not in reader.entries:
+        return _restore_by_name(root, reader, prefix)
     restoration = _Restoration(root, prefix)
     if restoration.match():
         from . import _deferred

@@ -72,8 +72,29 @@ def _handle(offset, size):
     return _varint(offset) + _varint(size)
 
 
+def _shortest_separator(start, limit):
+    """LevelDB's FindShortestSeparator: a short key >= start and < limit (the index
+    block's key for a data block followed by another)."""
+    n = 0
+    while n < min(len(start), len(limit)) and start[n] == limit[n]:
+        n += 1
+    if n < min(len(start), len(limit)) and start[n] < 0xFF and start[n] + 1 < limit[n]:
+        return start[:n] + bytes([start[n] + 1])
+    return start
+
+
+def _short_successor(key):
+    """LevelDB's FindShortSuccessor: a short key >= key (the last data block's)."""
+    for i, byte in enumerate(key):
+        if byte != 0xFF:
+            return key[:i] + bytes([byte + 1])
+    return key
+
+
 def build(items, restart_interval=16):
-    """The table bytes of `items` ((key bytes, value bytes) pairs), sorted by key."""
+    """The table bytes of `items` ((key bytes, value bytes) pairs), sorted by key, laid
+    out as TF's table_builder does (blocks cut where TF's size estimate reaches
+    BLOCK_SIZE, index keys shortened), so equal entries give TF's bytes."""
     items = sorted(items, key=lambda kv: kv[0])
     out = bytearray()
     index = []
@@ -84,16 +105,20 @@ def build(items, restart_interval=16):
         out.extend(b"\x00" + _struct.pack("<I", masked_crc32c(block_bytes + b"\x00")))
         return offset, len(block_bytes)
 
-    pending, size = [], 0
+    pending, pending_handle, last_key = [], None, b""
     for key, value in items:
+        if pending_handle is not None:
+            index.append((_shortest_separator(last_key, key), pending_handle))
+            pending_handle = None
         pending.append((key, value))
-        size += len(key) + len(value) + 8
-        if size >= BLOCK_SIZE:
-            index.append((pending[-1][0], emit(_block(pending, restart_interval))))
-            pending, size = [], 0
+        last_key = key
+        if len(_block(pending, restart_interval)) >= BLOCK_SIZE:
+            pending_handle, pending = emit(_block(pending, restart_interval)), []
     if pending:
-        index.append((pending[-1][0], emit(_block(pending, restart_interval))))
+        pending_handle = emit(_block(pending, restart_interval))
     meta = emit(_block([], restart_interval))
+    if pending_handle is not None:
+        index.append((_short_successor(last_key), pending_handle))
     index_handle = emit(_block([(k, _handle(*h)) for k, h in index], 1))
     footer = _handle(*meta) + _handle(*index_handle)
     footer += bytes(40 - len(footer)) + _struct.pack("<II", MAGIC & 0xFFFFFFFF, MAGIC >> 32)

@@ -49,13 +49,15 @@ def run_example(*path, env=None, timeout=600):
     import sys
     full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONUNBUFFERED="1",
                     **(env or {}))
+    # Bytes, decoded here: text mode would turn the progress bar's carriage returns into newlines.
     result = subprocess.run([sys.executable, os.path.join(REPO, "examples", "python", *path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=full_env,
-                            timeout=timeout, cwd=REPO)
-    assert result.returncode == 0, result.stdout
-    return result.stdout
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=full_env, timeout=timeout, cwd=REPO)
+    out = result.stdout.decode("utf-8", errors="replace")
+    assert result.returncode == 0, out
+    return out
 
 
 def without_progress(out):
-    """fit's bar redraws in place: each epoch's last line stays."""
-    return "\n".join(line for line in out.splitlines() if "ETA" not in line)
+    """fit's bar redraws in place (backspaces, then a carriage return): what a terminal shows of each line stays."""
+    return "\n".join(line.replace("\b", "").split("\r")[-1].rstrip() if "\r" in line else line
+                     for line in out.split("\n"))

@@ -53,7 +53,7 @@ def test_summary_names_functional_models_and_odd_layer_names():
     model = keras.Sequential([base, keras.layers.Dense(1)])
     lines = []
     model.summary(print_fn=lines.append)
-    assert any(line.startswith("3_layer_mlp (Functional)") for line in lines)
+    assert any(line.startswith(" 3_layer_mlp (Functional)") for line in lines)
 
 
 def test_train_step_gets_a_dataset_element_as_it_is():

@@ -160,3 +160,34 @@ def test_fashion_mnist_reads_keras_cache(tmp_path, monkeypatch):
     (x_train, y_train), (x_test, y_test) = keras.datasets.fashion_mnist.load_data()
     assert x_train.shape == (3, 28, 28) and x_train.dtype == np.uint8 and y_test.tolist() == [7, 0, 9]
     np.testing.assert_array_equal(x_test, images)
+
+
+@pytest.mark.parametrize("fname", ["aclImdb_v1", "aclImdb_v1.tar.gz"])
+def test_get_file_untar_unpacks_name_tar_gz_to_name(tmp_path, monkeypatch, fname):
+    # Keras' rule (the text tutorial's get_file("aclImdb_v1.tar.gz", url, untar=True)): the archive is kept as
+    # NAME.tar.gz and unpacked beside it, and the path returned is NAME.
+    import tarfile
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "home"))
+    (tmp_path / "aclImdb").mkdir()
+    (tmp_path / "aclImdb" / "README").write_text("reviews")
+    with tarfile.open(tmp_path / "remote.tar.gz", "w:gz") as t:
+        t.add(tmp_path / "aclImdb", arcname="aclImdb")
+    path = keras.utils.get_file(fname, (tmp_path / "remote.tar.gz").as_uri(), untar=True)
+    datasets = tmp_path / "home" / "datasets"
+    assert path == str(datasets / "aclImdb_v1")
+    assert (datasets / "aclImdb_v1.tar.gz").exists()
+    assert (datasets / "aclImdb" / "README").read_text() == "reviews"
+
+
+def test_get_file_refuses_a_tar_member_outside_the_cache(tmp_path, monkeypatch):
+    import io
+    import tarfile
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "home"))
+    with tarfile.open(tmp_path / "evil.tar.gz", "w:gz") as t:
+        data = b"owned"
+        info = tarfile.TarInfo("../../escaped.txt")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    with pytest.raises((ValueError, tarfile.TarError)):  # newer Pythons: tarfile's own filter error
+        keras.utils.get_file("evil", (tmp_path / "evil.tar.gz").as_uri(), untar=True)
+    assert not (tmp_path / "escaped.txt").exists()

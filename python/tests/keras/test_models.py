@@ -166,8 +166,8 @@ def test_subclassed_model_seed_cnn_and_the_seed_training_step(capfd):
     assert sum(v.shape.num_elements() for v in model.variables) == 3274634
     assert optimizer.iterations.numpy() == 3
     text = summary_text(model)
-    assert 'Model: "seed_cnn"' in text and "conv2d (Conv2D)              multiple                  832" in text
-    assert "Total params: 3,274,634" in text
+    assert 'Model: "seed_cnn"' in text and " conv2d (Conv2D)             multiple                  832" in text
+    assert "Total params: 3274634 (12.49 MB)" in text
 
 
 def test_subclassed_model_with_python_control_flow_on_tensors_in_call():
@@ -218,7 +218,7 @@ def test_frozen_layers_are_not_trainable():
     model.layers[0].trainable = False
     assert [v.name for v in model.trainable_variables] == ["dense_1/kernel:0", "dense_1/bias:0"]
     assert [v.name for v in model.non_trainable_variables] == ["dense/kernel:0", "dense/bias:0"]
-    assert "Trainable params: 4\nNon-trainable params: 9" in summary_text(model)
+    assert "Trainable params: 4 (16.00 Byte)\nNon-trainable params: 9 (36.00 Byte)" in summary_text(model)
     model.compile(optimizer="sgd", loss="mse")
     before = model.layers[0].kernel.numpy()
     model.fit(np.random.rand(8, 2).astype(np.float32), np.random.rand(8, 1).astype(np.float32), verbose=0)

@@ -16,6 +16,10 @@ def test_the_data_guide():
     assert ("(TensorSpec(shape=(10,), dtype=tf.float32, name=None), (TensorSpec(shape=(), dtype=tf.float32, "
             "name=None), TensorSpec(shape=(100,), dtype=tf.int32, name=None)))") in out
     assert "[20 21 22 23 24  0  1  2  3  4]" in out  # from_generator(count, args=[25]).repeat().batch(10)
+    # TFRecord (a stand-in FSNS file): the Example's text feature, then parse_example in a map and a batch.
+    assert 'bytes_list {\n  value: "Rue Perreyon"\n}\n' in out
+    assert "b'Rue Perreyon'\nb'\\x89PNG\\r\\n\\x1a\\n\\x00\\x00\\x00\\rIHDR\\x00\\x00\\x00<' ...\n" in out
+    assert re.search(r"^\(10,\)$", out, re.M)
     # TextLineDataset and interleave(cycle_length=3): one line of each file in turn.
     assert "\nb'cowper 0: " in out and re.search(r"b'cowper 1: .*'\nb'derby 1: .*'\nb'butler 1: .*'", out)
     assert "b'survived,sex,age,n_siblings_spouses,parch,fare,class,deck,embark_town,alone'" in out
@@ -85,3 +89,75 @@ def test_the_checkpoint_guide():
             "'net/l1/kernel/.ATTRIBUTES/VARIABLE_VALUE'") in out
     assert "Shape: [1, 5]\nDtype: float32\narray([[" in out
     assert out.rstrip().endswith("ListWrapper([])")
+
+
+def test_the_sparse_tensor_guide():
+    out = run_program("guides", "sparse_tensor.py")
+    assert out.startswith("SparseTensor(indices=kiln.Tensor(\n[[0 3]\n [2 4]], shape=(2, 2), dtype=int64), "
+                          "values=kiln.Tensor([10 20], shape=(2,), dtype=int32), dense_shape=kiln.Tensor([ 3 10], "
+                          "shape=(2,), dtype=int64))\n<SparseTensor shape=[3, 10] \n values={\n  [0, 3]: 10\n"
+                          "  [2, 4]: 20}>\n")
+    assert "<SparseTensor shape=[3, 4] \n values={\n  [0, 0]: 1\n  [0, 3]: 8\n  [2, 2]: 3}>\n" in out  # from_dense
+    assert "<SparseTensor shape=[4, 10] \n values={\n  [0, 2]: 87\n  [3, 0]: 38\n  [3, 4]: 2}>\n" in out  # add
+    assert "[[ 78]\n [162]], shape=(2, 1), dtype=int32)" in out  # sparse_dense_matmul
+    assert ("[[0 0 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0]\n [0 0 0 0 0 0 1 0 1 0 0 0 0 0 0 0 0]\n"
+            " [0 0 0 0 1 1 0 0 0 1 1 0 0 0 0 0 0]\n [0 0 0 1 1 0 0 0 0 0 1 1 0 0 0 0 0]\n"
+            " [0 0 0 1 1 0 0 0 0 0 1 1 0 0 0 0 0]\n [0 0 0 0 1 1 0 0 0 1 1 0 0 0 0 0 0]\n"
+            " [0 0 0 0 0 0 1 0 1 0 0 0 0 0 0 0 0]\n [0 0 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0]], shape=(8, 17)") in out
+    assert "[0 0 0 1 1]\n [0 0 0 0 1]\n [0 0 0 0 0]\n [0 0 0 0 0]], shape=(8, 5)" in out  # slice A
+    assert "kiln.Tensor([], shape=(8, 0), dtype=int32)" in out  # slice C: past the edge
+    assert out.count("[[ 6  0  0 13]\n [ 0  0  0  0]\n [ 0  0  8  0]], shape=(3, 4), dtype=int32)") == 2  # map_values
+    assert "[[225   0   0]\n [  0   0   0]\n [  0   0 625]], shape=(3, 3), dtype=int32)" in out  # tf.function
+    assert out.rstrip().endswith("kiln.Tensor(-3, shape=(), dtype=int32)\nkiln.Tensor(0, shape=(), dtype=int32)")
+
+
+def test_the_ragged_tensor_guide():
+    out = run_program("guides", "ragged_tensor.py")
+    assert out.startswith(
+        "<kiln.RaggedTensor [[6, 4, 7, 4], [], [8, 12, 5], [9], []]>\n"
+        "kiln.Tensor([2.25              nan 5.33333333 6.                nan], shape=(5,), dtype=float64)\n"
+        "<kiln.RaggedTensor [[3, 1, 4, 1], [], [5, 9, 2], [6], [], [5, 3]]>\n"
+        "<kiln.RaggedTensor [[3, 1, 4, 1, 3, 1, 4, 1], [], [5, 9, 2, 5, 9, 2], [6, 6], []]>\n"
+        "<kiln.RaggedTensor [[b'So', b'lo'], [b'th', b'fo', b'al', b'th', b'fi']]>\n"
+        "<kiln.RaggedTensor [[9, 1, 16, 1], [], [25, 81, 4], [36], []]>\n"  # tf.map_fn
+        "kiln.Tensor([3 1 4 1], shape=(4,), dtype=int32)\n"
+        "<kiln.RaggedTensor [[3, 1], [], [5, 9], [6], []]>\n<kiln.RaggedTensor [[4, 1], [], [9, 2], [6], []]>\n"
+        "<kiln.RaggedTensor [[6, 4, 7, 4], [], [8, 12, 5], [9], []]>\n"
+        "<kiln.RaggedTensor [[4, 3, 7, 5], [], [10, 15, 9], [14], []]>\n"
+        "<kiln.RaggedTensor [[7, 3, 9, 3], [], [11, 19, 5], [13], []]>\n"
+        "[[3, 1, 4, 1], [], [5, 9, 2], [6], []]\n")
+    assert out.count("<kiln.RaggedTensor [[3, 1, 4, 1], [], [5, 9], [2]]>\n") == 4  # the factories, from_tensor
+    assert "<kiln.RaggedTensor [[b'Hi'], [b'How', b'are', b'you']]>\n<kiln.RaggedTensor [[[1, 2], [3]], [[4, 5]]]>\n" \
+        in out
+    assert "all scalar values must have the same nesting depth\nTensorShape([2, None])\n" \
+           "kiln.Tensor([2 3], shape=(2,), dtype=int64)\n" in out
+    assert ("<kiln.RaggedTensor [[b'John', b'fell', b'asleep'], [b'a', b'big', b'dog', b'barked'],\n"
+            " [b'my', b'cat', b'is', b'fuzzy']]>\n") in out  # tf.concat(axis=1)
+    assert "[[b'John' b'' b'' b'fell' b'asleep']\n [b'a' b'big' b'dog' b'barked' b'']\n" in out  # tf.sparse.concat
+    # tf.function: a ragged argument, a RaggedTensorSpec signature, a concrete function
+    assert "<kiln.RaggedTensor [[1, 2, 2, 1], [3, 3], [4, 5, 6, 6, 5, 4]]>\n" in out
+    assert "numpy=array([2, 3, 6], dtype=int32)>, <kiln.Tensor: shape=(3,), dtype=int32, numpy=array([1, 3, 4]" in out
+    assert "<kiln.RaggedTensor [[2, 3], [4], [5, 6, 7]]>\n<kiln.RaggedTensor [[2, 3], [5], [7, 8, 9]]>\n" in out
+    # indexing
+    assert ("<kiln.RaggedTensor [[b'Who', b'is', b'George'], [b'What', b'is', b'the'], [b'Goodnight']]>\n"
+            "<kiln.RaggedTensor [[b'George', b'Washington'], [b'weather', b'tomorrow'], [b'Goodnight']]>\n"
+            "<kiln.RaggedTensor [[5], [], [6]]>\nkiln.Tensor([8 9], shape=(2,), dtype=int32)\n"
+            "<kiln.RaggedTensor [[[4]], [[], [6]], [], [[10]]]>\n") in out
+    assert "<kiln.RaggedTensor [[1, 3], [2], [4, 5, 8, 9]]>\n" in out  # from_tensor(padding=-1)
+    assert "<kiln.RaggedTensor [[b'a'], [], [b'b', b'c']]>\n" in out  # from_sparse
+    assert ("Python list: [[1, 2], [3, 4, 5], [6], [], [7]]\nNumPy array: [array([1, 2], dtype=int32) "
+            "array([3, 4, 5], dtype=int32)\n array([6], dtype=int32) array([], dtype=int32) array([7], dtype=int32)]\n"
+            "Values: [1 2 3 4 5 6 7]\nSplits: [0 2 5 6 6 7]\nIndexed value: [3 4 5]\n") in out
+    # broadcasting and its errors
+    assert "<kiln.RaggedTensor [[1010, 1087, 1012], [2019, 2053], [3012, 3032]]>\n" in out
+    assert "<kiln.RaggedTensor [[[11, 12],\n  [13, 14],\n  [15, 16]], [[17, 18]]]>\n" in out
+    assert "[[[[11, 21, 31],\n   [12, 22, 32]], [], [[13, 23, 33]], [[14, 24, 34]]],\n" in out
+    assert "Unable to broadcast: dimension size mismatch in dimension 1" in out
+    assert out.count("Inputs must have identical ragged splits") == 2
+    # encoding
+    assert out.count("<kiln.RaggedTensor [[[10, 11, 12]], [], [[], [13, 14], [15, 16, 17, 18], [19]]]>\n") == 2
+    assert "Shape: (3, None, None)\nNumber of partitioned dimensions: 2\n" in out
+    assert "TensorShape([2, None, None, None])\n3\n" in out
+    assert "Shape: (3, None, 2)\nNumber of partitioned dimensions: 1\nFlat values shape: (6, 2)\n" in out
+    assert out.rstrip().endswith("<kiln.RaggedTensor [[[10, 11, 12], [13, 14]],\n [[15, 16, 17, 18], [19]]]>\n"
+                                 "Shape: (2, 2, None)\nNumber of partitioned dimensions: 2")  # from_uniform_row_length

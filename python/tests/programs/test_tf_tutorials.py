@@ -24,7 +24,8 @@ def test_quickstart_beginner(mnist_dir):
     assert re.search(r"^\d\.\d+$", out, re.M)  # the untrained loss, about log(10) = 2.3
     untrained = float(re.search(r"^(\d\.\d+)$", out, re.M).group(1))
     assert 1.0 < untrained < 4.0
-    losses = [float(v) for v in re.findall(r"Epoch \d/5\s+13/13 \[=+\]\s+loss ([\d.]+)\s+accuracy", out)]
+    losses = [float(v) for v in
+              re.findall(r"Epoch \d/5\n13/13 \[=+\] - \d+s \d+\w+/step - loss: ([\d.]+) - accuracy", out)]
     assert len(losses) == 5 and losses[-1] < losses[0]
     evaluation = re.search(r"^\[([\d.e-]+), ([\d.]+)\]$", out, re.M)
     assert float(evaluation.group(2)) > 0.8
@@ -37,3 +38,61 @@ def test_quickstart_advanced(mnist_dir):
                       r"([\d.]+)$", out, re.M)
     assert [r[0] for r in rows] == ["1", "2", "3", "4", "5"]
     assert float(rows[-1][1]) < float(rows[0][1]) and float(rows[-1][4]) > 80
+
+
+def test_tfrecord_tutorial():
+    out = without_progress(run_example("tutorials", "load_data", "tfrecord.py"))
+    assert out.startswith('bytes_list {\n  value: "test_string"\n}\n\nbytes_list {\n  value: "test_bytes"\n}\n\n'
+                          'float_list {\n  value: 2.7182817459106445\n}\n\nint64_list {\n  value: 1\n}\n\n'
+                          'int64_list {\n  value: 1\n}\n\n' + r"b'\x12\x06\n\x04T\xf8-@'" + "\n")
+    # serialize_example(False, 4, b'goat', 0.9876) through py_function, then parsed back.
+    assert re.search(r"^<kiln.Tensor: shape=\(\), dtype=string, numpy=b'\\nR\\n.*goat.*'>$", out, re.M)
+    for field in ('key: "feature0"\n    value {\n      int64_list {\n        value: 0\n',
+                  'key: "feature1"\n    value {\n      int64_list {\n        value: 4\n',
+                  'key: "feature2"\n    value {\n      bytes_list {\n        value: "goat"\n',
+                  'key: "feature3"\n    value {\n      float_list {\n        value: 0.9876000285148621\n'):
+        assert field in out
+    assert out.count("<Dataset element_spec=TensorSpec(shape=(), dtype=tf.string, name=None)>") == 2
+    assert len(re.findall(r"^<kiln.Tensor: shape=\(\), dtype=string, numpy=b['\"]\\n", out, re.M)) == 11
+    # The first record as a dict of arrays (keys in the Example's map order), then parsed by parse_single_example.
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("{'feature") and "array(" in ln]
+    f0, f1, f3 = (re.search(rf"'{k}': array\(\[([-+\d.e]+)\]\)", line).group(1) for k in ("feature0", "feature1",
+                                                                                          "feature3"))
+    f2 = re.search(r"'feature2': array\(\[b'(\w+)'\], dtype='\|S\d'\)", line).group(1)
+    assert f2 == ["cat", "dog", "chicken", "horse", "goat"][int(f1)]
+    parsed = re.findall(r"^\{'feature0': <kiln.Tensor: shape=\(\), dtype=int64, numpy=(\d)>, 'feature1': "
+                        r"<kiln.Tensor: shape=\(\), dtype=int64, numpy=(\d)>, 'feature2': <kiln.Tensor: shape=\(\), "
+                        r"dtype=string, numpy=b'(\w+)'>, 'feature3': <kiln.Tensor: shape=\(\), dtype=float32, "
+                        r"numpy=([-+\d.e]+)>\}$", out, re.M)
+    assert len(parsed) == 10 and parsed[0][:3] == (f0, f1, f2)
+    assert abs(float(parsed[0][3]) - float(f3)) < 1e-6
+    assert all(p[2] == ["cat", "dog", "chicken", "horse", "goat"][int(p[1])] for p in parsed)
+
+
+def test_csv_tutorial_tf_data_parts():
+    out = without_progress(run_example("tutorials", "load_data", "csv_data.py"))
+    # make_csv_dataset: a dict of 5-row columns with inferred types, the label apart.
+    assert re.search(r"^sex                 : \[b'(male|female)'( b'(male|female)'){4}\]$", out, re.M)
+    assert re.search(r"^age                 : \[[\d. ]+\]$", out, re.M)
+    assert re.search(r"^label               : \[[01] [01] [01] [01] [01]\]$", out, re.M)
+    # The GZIP file, its first five of 256 rows per column, then 60 batches shown every 40th: three times
+    # (plain, cache(), snapshot()).
+    assert re.search(r"^weather_main        : \[b'\w+' b'\w+' b'\w+' b'\w+' b'\w+'\]$", out, re.M)
+    assert re.search(r"^label               : \[\d+ \d+ \d+ \d+ \d+\]$", out, re.M)
+    assert "\n..\n..\n..\n" in out
+    assert "['fonts/AGENCY.csv', 'fonts/ARIAL.csv', 'fonts/BAITI.csv', 'fonts/CALIBRI.csv', 'fonts/COURIER.csv']\n5\n" \
+        in out
+    assert "...\n[total: 412 features]\n(20, 20, 10)\n" in out  # make_images packs 400 pixel columns
+    # decode_csv: all strings, then the titanic types (int() is int32); CsvDataset and TextLineDataset agree.
+    assert out.count("type: string, shape: (627,)") == 10 + 5
+    assert out.count("type: int32, shape: (627,)") == 3 and out.count("type: float32, shape: (627,)") == 2
+    assert "[0, '', 0.0, 0, 0, 0.0, '', '', '', '']" in out
+    assert out.count("[0, b'female', 20.0, 0, 0, 7.25, b'First', b'C', b'Southampton', b'n']") == 2
+    assert "fonts/AGENCY.csv\n" + "b'AGENCY'\n" * 10 + "Epoch 1:\n" in out
+    epochs = re.findall(r"Epoch \d:\n((?:     b'fonts/\w+\.csv'\n){5})", out)
+    assert len(epochs) == 2 and all(sorted(e.split()) == sorted(epochs[0].split()) for e in epochs)
+    fonts = re.search(r"^\{'font_name': (\[.*\]), 'character': (\[.*\])\}$", out, re.M)
+    names, characters = eval(fonts.group(1)), eval(fonts.group(2))  # noqa: S307 - the program's own print
+    assert len(set(names[:3])) == 3 and names[3:6] == names[:3]  # interleave(cycle_length=3): one row each
+    assert characters == ["A", "A", "A", "B", "B", "B", "C", "C", "C", "D"]
+    assert out.rstrip().endswith("}\n.\n.")  # one batch of 2048 rows (150 here) each way

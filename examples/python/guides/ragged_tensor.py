@@ -1,0 +1,369 @@
+"""TensorFlow's guide "Ragged tensors" (tensorflow/docs, site/en/guide/ragged_tensor.ipynb), run on Kiln: the
+guide's code cells in order, only the import changed (`import kiln as tf`); a cell's last bare expression, which
+the notebook displays, is printed (marked "Kiln:").
+
+Omitted cells: 39 (tf.strings.to_hash_bucket_fast, tf.nn.embedding_lookup), 52-75 (Keras, tf.Example and
+tf.data with ragged tensors), 86, 88 (SavedModels), 124-139 (tf.shape of a ragged tensor: DynamicRaggedShape).
+Kiln lacks these.
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/guides/ragged_tensor.py"""
+
+# ---- cell 5
+import math
+import kiln as tf
+
+# ---- cell 8
+digits = tf.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []])
+words = tf.ragged.constant([["So", "long"], ["thanks", "for", "all", "the", "fish"]])
+print(tf.add(digits, 3))
+print(tf.reduce_mean(digits, axis=1))
+print(tf.concat([digits, [[5, 3]]], axis=0))
+print(tf.tile(digits, [1, 2]))
+print(tf.strings.substr(words, 0, 2))
+print(tf.map_fn(tf.math.square, digits))
+
+# ---- cell 12
+print(digits[0])       # First row
+
+# ---- cell 13
+print(digits[:, :2])   # First two values in each row.
+
+# ---- cell 14
+print(digits[:, -2:])  # Last two values in each row.
+
+# ---- cell 16
+print(digits + 3)
+
+# ---- cell 17
+print(digits + tf.ragged.constant([[1, 2, 3, 4], [], [5, 6, 7], [8], []]))
+
+# ---- cell 19
+times_two_plus_one = lambda x: x * 2 + 1
+print(tf.ragged.map_flat_values(times_two_plus_one, digits))
+
+# ---- cell 21
+print(repr(digits.to_list()))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 22
+print(repr(digits.numpy()))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 24
+sentences = tf.ragged.constant([
+    ["Let's", "build", "some", "ragged", "tensors", "!"],
+    ["We", "can", "use", "tf.ragged.constant", "."]])
+print(sentences)
+
+# ---- cell 25
+paragraphs = tf.ragged.constant([
+    [['I', 'have', 'a', 'cat'], ['His', 'name', 'is', 'Mat']],
+    [['Do', 'you', 'want', 'to', 'come', 'visit'], ["I'm", 'free', 'tomorrow']],
+])
+print(paragraphs)
+
+# ---- cell 27
+print(tf.RaggedTensor.from_value_rowids(
+    values=[3, 1, 4, 1, 5, 9, 2],
+    value_rowids=[0, 0, 0, 0, 2, 2, 3]))
+
+# ---- cell 29
+print(tf.RaggedTensor.from_row_lengths(
+    values=[3, 1, 4, 1, 5, 9, 2],
+    row_lengths=[4, 0, 2, 1]))
+
+# ---- cell 31
+print(tf.RaggedTensor.from_row_splits(
+    values=[3, 1, 4, 1, 5, 9, 2],
+    row_splits=[0, 4, 4, 6, 7]))
+
+# ---- cell 34
+print(tf.ragged.constant([["Hi"], ["How", "are", "you"]]))  # ok: type=string, rank=2
+
+# ---- cell 35
+print(tf.ragged.constant([[[1, 2], [3]], [[4, 5]]]))        # ok: type=int32, rank=3
+
+# ---- cell 36
+try:
+  tf.ragged.constant([["one", "two"], [3, 4]])              # bad: multiple types
+except ValueError as exception:
+  print(exception)
+
+# ---- cell 37
+try:
+  tf.ragged.constant(["A", ["B", "C"]])                     # bad: multiple nesting depths
+except ValueError as exception:
+  print(exception)
+
+# ---- cell 42
+print(repr(tf.ragged.constant([["Hi"], ["How", "are", "you"]]).shape))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 44
+print(tf.ragged.constant([["Hi"], ["How", "are", "you"]]).bounding_shape())
+
+# ---- cell 46
+ragged_x = tf.ragged.constant([["John"], ["a", "big", "dog"], ["my", "cat"]])
+ragged_y = tf.ragged.constant([["fell", "asleep"], ["barked"], ["is", "fuzzy"]])
+print(tf.concat([ragged_x, ragged_y], axis=1))
+
+# ---- cell 48
+sparse_x = ragged_x.to_sparse()
+sparse_y = ragged_y.to_sparse()
+sparse_result = tf.sparse.concat(sp_inputs=[sparse_x, sparse_y], axis=1)
+print(tf.sparse.to_dense(sparse_result, ''))
+
+# ---- cell 77
+@tf.function
+def make_palindrome(x, axis):
+  return tf.concat([x, tf.reverse(x, [axis])], axis)
+
+# ---- cell 78
+print(repr(make_palindrome(tf.constant([[1, 2], [3, 4], [5, 6]]), axis=1)))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 79
+print(repr(make_palindrome(tf.ragged.constant([[1, 2], [3], [4, 5, 6]]), axis=1)))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 81
+@tf.function(
+    input_signature=[tf.RaggedTensorSpec(shape=[None, None], dtype=tf.int32)])
+def max_and_min(rt):
+  return (tf.math.reduce_max(rt, axis=-1), tf.math.reduce_min(rt, axis=-1))
+
+print(repr(max_and_min(tf.ragged.constant([[1, 2], [3], [4, 5, 6]]))))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 83
+@tf.function
+def increment(x):
+  return x + 1
+
+rt = tf.ragged.constant([[1, 2], [3], [4, 5, 6]])
+cf = increment.get_concrete_function(rt)
+print(cf(rt))
+
+# ---- cell 91
+x = tf.ragged.constant([[1, 2], [3], [4, 5, 6]])
+y = tf.ragged.constant([[1, 1], [2], [3, 3, 3]])
+print(x + y)
+
+# ---- cell 93
+x = tf.ragged.constant([[1, 2], [3], [4, 5, 6]])
+print(x + 3)
+
+# ---- cell 97
+queries = tf.ragged.constant(
+    [['Who', 'is', 'George', 'Washington'],
+     ['What', 'is', 'the', 'weather', 'tomorrow'],
+     ['Goodnight']])
+
+# ---- cell 98
+print(queries[1])                   # A single query
+
+# ---- cell 99
+print(queries[1, 2])                # A single word
+
+# ---- cell 100
+print(queries[1:])                  # Everything but the first row
+
+# ---- cell 101
+print(queries[:, :3])               # The first 3 words of each query
+
+# ---- cell 102
+print(queries[:, -2:])              # The last 2 words of each query
+
+# ---- cell 104
+rt = tf.ragged.constant([[[1, 2, 3], [4]],
+                         [[5], [], [6]],
+                         [[7]],
+                         [[8, 9], [10]]])
+
+# ---- cell 105
+print(rt[1])                        # Second row (2D RaggedTensor)
+
+# ---- cell 106
+print(rt[3, 0])                     # First element of fourth row (1D Tensor)
+
+# ---- cell 107
+print(rt[:, 1:3])                   # Items 1-3 of each row (3D RaggedTensor)
+
+# ---- cell 108
+print(rt[:, -1:])                   # Last item of each row (3D RaggedTensor)
+
+# ---- cell 111
+ragged_sentences = tf.ragged.constant([
+    ['Hi'], ['Welcome', 'to', 'the', 'fair'], ['Have', 'fun']])
+
+# ---- cell 112
+# RaggedTensor -> Tensor
+print(ragged_sentences.to_tensor(default_value='', shape=[None, 10]))
+
+# ---- cell 113
+# Tensor -> RaggedTensor
+x = [[1, 3, -1, -1], [2, -1, -1, -1], [4, 5, 8, 9]]
+print(tf.RaggedTensor.from_tensor(x, padding=-1))
+
+# ---- cell 114
+#RaggedTensor -> SparseTensor
+print(ragged_sentences.to_sparse())
+
+# ---- cell 115
+# SparseTensor -> RaggedTensor
+st = tf.SparseTensor(indices=[[0, 0], [2, 0], [2, 1]],
+                     values=['a', 'b', 'c'],
+                     dense_shape=[3, 3])
+print(tf.RaggedTensor.from_sparse(st))
+
+# ---- cell 117
+rt = tf.ragged.constant([[1, 2], [3, 4, 5], [6], [], [7]])
+print("Python list:", rt.to_list())
+print("NumPy array:", rt.numpy())
+print("Values:", rt.values.numpy())
+print("Splits:", rt.row_splits.numpy())
+print("Indexed value:", rt[1].numpy())
+
+# ---- cell 120
+x = tf.constant([[1, 2], [3, 4], [5, 6]])
+print(repr(x.shape))  # shape of a tf.tensor  # Kiln: printed, as the notebook displays it
+
+# ---- cell 121
+rt = tf.ragged.constant([[1], [2, 3], [], [4]])
+print(repr(rt.shape))  # shape of a tf.RaggedTensor  # Kiln: printed, as the notebook displays it
+
+# ---- cell 142
+# x       (2D ragged):  2 x (num_rows)
+# y       (scalar)
+# result  (2D ragged):  2 x (num_rows)
+x = tf.ragged.constant([[1, 2], [3]])
+y = 3
+print(x + y)
+
+# ---- cell 143
+# x         (2d ragged):  3 x (num_rows)
+# y         (2d tensor):  3 x          1
+# Result    (2d ragged):  3 x (num_rows)
+x = tf.ragged.constant(
+   [[10, 87, 12],
+    [19, 53],
+    [12, 32]])
+y = [[1000], [2000], [3000]]
+print(x + y)
+
+# ---- cell 144
+# x      (3d ragged):  2 x (r1) x 2
+# y      (2d ragged):         1 x 1
+# Result (3d ragged):  2 x (r1) x 2
+x = tf.ragged.constant(
+    [[[1, 2], [3, 4], [5, 6]],
+     [[7, 8]]],
+    ragged_rank=1)
+y = tf.constant([[10]])
+print(x + y)
+
+# ---- cell 145
+# x      (3d ragged):  2 x (r1) x (r2) x 1
+# y      (1d tensor):                    3
+# Result (3d ragged):  2 x (r1) x (r2) x 3
+x = tf.ragged.constant(
+    [
+        [
+            [[1], [2]],
+            [],
+            [[3]],
+            [[4]],
+        ],
+        [
+            [[5], [6]],
+            [[7]]
+        ]
+    ],
+    ragged_rank=2)
+y = tf.constant([10, 20, 30])
+print(x + y)
+
+# ---- cell 147
+# x      (2d ragged): 3 x (r1)
+# y      (2d tensor): 3 x    4  # trailing dimensions do not match
+x = tf.ragged.constant([[1, 2], [3, 4, 5, 6], [7]])
+y = tf.constant([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]])
+try:
+  x + y
+except tf.errors.InvalidArgumentError as exception:
+  print(exception)
+
+# ---- cell 148
+# x      (2d ragged): 3 x (r1)
+# y      (2d ragged): 3 x (r2)  # ragged dimensions do not match.
+x = tf.ragged.constant([[1, 2, 3], [4], [5, 6]])
+y = tf.ragged.constant([[10, 20], [30, 40], [50]])
+try:
+  x + y
+except tf.errors.InvalidArgumentError as exception:
+  print(exception)
+
+# ---- cell 149
+# x      (3d ragged): 3 x (r1) x 2
+# y      (3d ragged): 3 x (r1) x 3  # trailing dimensions do not match
+x = tf.ragged.constant([[[1, 2], [3, 4], [5, 6]],
+                        [[7, 8], [9, 10]]])
+y = tf.ragged.constant([[[1, 2, 0], [3, 4, 0], [5, 6, 0]],
+                        [[7, 8, 0], [9, 10, 0]]])
+try:
+  x + y
+except tf.errors.InvalidArgumentError as exception:
+  print(exception)
+
+# ---- cell 151
+rt = tf.RaggedTensor.from_row_splits(
+    values=[3, 1, 4, 1, 5, 9, 2],
+    row_splits=[0, 4, 4, 6, 7])
+print(rt)
+
+# ---- cell 154
+rt = tf.RaggedTensor.from_row_splits(
+    values=tf.RaggedTensor.from_row_splits(
+        values=[10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
+        row_splits=[0, 3, 3, 5, 9, 10]),
+    row_splits=[0, 1, 1, 5])
+print(rt)
+print("Shape: {}".format(rt.shape))
+print("Number of partitioned dimensions: {}".format(rt.ragged_rank))
+
+# ---- cell 156
+rt = tf.RaggedTensor.from_nested_row_splits(
+    flat_values=[10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
+    nested_row_splits=([0, 1, 1, 5], [0, 3, 3, 5, 9, 10]))
+print(rt)
+
+# ---- cell 158
+# shape = [batch, (paragraph), (sentence), (word)]
+conversations = tf.ragged.constant(
+    [[[["I", "like", "ragged", "tensors."]],
+      [["Oh", "yeah?"], ["What", "can", "you", "use", "them", "for?"]],
+      [["Processing", "variable", "length", "data!"]]],
+     [[["I", "like", "cheese."], ["Do", "you?"]],
+      [["Yes."], ["I", "do."]]]])
+print(repr(conversations.shape))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 159
+assert conversations.ragged_rank == len(conversations.nested_row_splits)
+print(repr(conversations.ragged_rank))  # Number of partitioned dimensions.  # Kiln: printed, as the notebook displays it
+
+# ---- cell 160
+print(repr(conversations.flat_values.numpy()))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 162
+rt = tf.RaggedTensor.from_row_splits(
+    values=[[1, 3], [0, 0], [1, 3], [5, 3], [3, 3], [1, 2]],
+    row_splits=[0, 3, 4, 6])
+print(rt)
+print("Shape: {}".format(rt.shape))
+print("Number of partitioned dimensions: {}".format(rt.ragged_rank))
+print("Flat values shape: {}".format(rt.flat_values.shape))
+print("Flat values:\n{}".format(rt.flat_values))
+
+# ---- cell 164
+rt = tf.RaggedTensor.from_uniform_row_length(
+    values=tf.RaggedTensor.from_row_splits(
+        values=[10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
+        row_splits=[0, 3, 5, 9, 10]),
+    uniform_row_length=2)
+print(rt)
+print("Shape: {}".format(rt.shape))
+print("Number of partitioned dimensions: {}".format(rt.ragged_rank))

@@ -1,0 +1,91 @@
+"""Composite tensors (RaggedTensor, SparseTensor) crossing kiln.function: the engine keys and feeds plain
+structures, so a composite goes in as a `_Composite(key, components)` namedtuple (its spec's static part as a
+string, which the engine keys by value, and its component tensors, which it keys by dtype and shape and relaxes)
+and comes out rebuilt from the components, as TF's tf.function flattens a composite by its TypeSpec."""
+import collections
+
+Composite = collections.namedtuple("_Composite", ["key", "components"])
+
+_SPECS = {}  # key -> a spec that rebuilds values of that key (one per distinct key)
+
+
+def is_composite(x):
+    return hasattr(x, "_type_spec") and hasattr(type(x), "_type_spec")
+
+
+def is_composite_spec(x):
+    return hasattr(x, "_component_specs")
+
+
+def holds_composites(value, depth=0):
+    if is_composite(value) or is_composite_spec(value) or type(value) is Composite:
+        return True
+    if depth > 32:
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(holds_composites(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(holds_composites(v, depth + 1) for v in value.values())
+    return False
+
+
+def encode(value, depth=0):
+    """`value` with each composite (or composite spec) replaced by a Composite of its components (or their
+    specs)."""
+    if is_composite(value):
+        spec = value._type_spec
+        key = spec._trace_key()
+        _SPECS.setdefault(key, spec)
+        return Composite(key, tuple(spec._to_components(value)))
+    if is_composite_spec(value):
+        key = value._trace_key()
+        _SPECS.setdefault(key, value)
+        return Composite(key, tuple(value._component_specs()))
+    if depth > 32:
+        return value
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*(encode(v, depth + 1) for v in value))
+    if isinstance(value, (list, tuple)):
+        items = [encode(v, depth + 1) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if type(value) is dict:
+        return {k: encode(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def decode(value, depth=0):
+    """The inverse of encode: Composites rebuilt as RaggedTensors and SparseTensors."""
+    if type(value) is Composite:
+        return _SPECS[value.key]._from_components(list(value.components))
+    if depth > 32:
+        return value
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*(decode(v, depth + 1) for v in value))
+    if isinstance(value, (list, tuple)):
+        items = [decode(v, depth + 1) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if type(value) is dict:
+        return {k: decode(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def encode_like(value, traced, depth=0):
+    """encode(value) for a call of a trace made for `traced` (values or specs): a composite takes the traced
+    spec's key where it fits that spec (a SparseTensor of shape (2, 3) for a trace of (None, 3)), so the
+    trace accepts it as TF's concrete functions accept compatible values."""
+    if is_composite(value) and (is_composite(traced) or is_composite_spec(traced)):
+        spec = traced if is_composite_spec(traced) else traced._type_spec
+        if type(spec) is type(value._type_spec) and spec.is_compatible_with(value):
+            _SPECS.setdefault(spec._trace_key(), spec)
+            return Composite(spec._trace_key(), tuple(spec._to_components(value)))
+        return encode(value, depth)
+    if depth > 32:
+        return value
+    if isinstance(value, (list, tuple)) and isinstance(traced, (list, tuple)) and len(value) == len(traced) and not (
+            isinstance(value, tuple) and hasattr(value, "_fields")):
+        items = [encode_like(v, t, depth + 1) for v, t in zip(value, traced)]
+        return items if isinstance(value, list) else tuple(items)
+    if type(value) is dict and isinstance(traced, dict):
+        return {k: encode_like(v, traced[k], depth + 1) if k in traced else encode(v, depth + 1)
+                for k, v in value.items()}
+    return encode(value, depth)
