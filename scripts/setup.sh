@@ -24,6 +24,7 @@ packages=(
   python3-pip python3-setuptools python3-wheel python3-build python3-venv  # pip install ., the wheel
   libcpp-httplib-dev  # kiln-serve: TF Serving's REST API over cpp-httplib
   libgrpc++-dev protobuf-compiler-grpc python3-grpcio  # kiln-serve: TF Serving's gRPC API; the Python client in its tests
+  libpng-dev libjpeg62-turbo-dev  # tf.image: decode_png/encode_png, decode_jpeg/encode_jpeg
   "$@"
 )
 

@@ -35,3 +35,4 @@
 #include "kiln/saved_model.h"
 #include "kiln/profiler.h"
 #include "kiln/threading.h"
+#include "kiln/image_ops.h"

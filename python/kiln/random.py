@@ -58,3 +58,10 @@ def _uniform_int(shape, minval, maxval, dtype, seed):
 def shuffle(value, seed=None, name=None):
     """value's rows (dim 0) in a random order; seeds as the other random ops'."""
     return _C.random_shuffle(value, seed)
+
+
+def split(seed, num=2, alg="auto_select"):
+    """tf.random.split (tf.random.experimental.stateless_split): new seeds from a seed of shape [2], through
+    NumPy's Philox generator (kiln.image's stateless draws), so deterministic but not TF's numbers."""
+    from .image import _random
+    return _random.stateless_split(seed, num, alg)

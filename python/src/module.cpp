@@ -17,4 +17,5 @@ PYBIND11_MODULE(_C, m) {
   bind_onnx(m);
   bind_distributed(m);
   bind_profiler(m);
+  bind_image(m);
 }

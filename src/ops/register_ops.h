@@ -20,4 +20,5 @@ void register_training_ops(schema::OpRegistry& registry);
 void register_host_function_ops(schema::OpRegistry& registry);
 void register_grad_ops(schema::OpRegistry& registry);
 void register_linalg_ops(schema::OpRegistry& registry);  // linalg_lu_ops.cpp: LAPACK factorizations and solves
+void register_image_ops(schema::OpRegistry& registry);  // image_ops.cpp: resize
 }  // namespace kiln::ops

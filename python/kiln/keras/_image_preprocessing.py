@@ -43,46 +43,19 @@ def _image_dims(shape, layer):
 
 # ---- Resizing ---------------------------------------------------------------------------------------------------
 
-def _bilinear_axis(in_size, out_size, scale):
-    """TF's half-pixel bilinear source positions for one axis: lower and upper indices and the weight of the upper."""
-    pos = (np.arange(out_size, dtype=np.float64) + 0.5) * scale - 0.5
-    floor = np.floor(pos)
-    lower = np.maximum(floor, 0).astype(np.int32)
-    upper = np.minimum(np.ceil(pos), in_size - 1).astype(np.int32)
-    return lower, upper, (pos - floor).astype(np.float32)
-
-
-def _nearest_axis(in_size, out_size, scale):
-    """TF's half-pixel nearest neighbour: floor((i + 0.5) * scale), kept inside the image."""
-    pos = np.floor((np.arange(out_size, dtype=np.float64) + 0.5) * scale)
-    return np.clip(pos, 0, in_size - 1).astype(np.int32)
+_RESIZE_METHODS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic")
 
 
 def resize_images(images, height, width, interpolation="bilinear"):
-    """tf.image.resize(images, (height, width), method) without antialiasing, on [..., h, w, c] float images."""
+    """tf.image.resize(images, (height, width), method) without antialiasing, on [..., h, w, c] float images:
+    the engine's ResizeImage op (src/ops/image_ops.cpp), whose gradient is its transpose."""
     s = TensorShape(images.shape).as_list()
-    in_h, in_w = s[-3], s[-2]
-    if in_h is None or in_w is None:
+    if s[-3] is None or s[-2] is None:
         raise ValueError("Resizing: the image height and width must be known")
-    sh, sw = in_h / height, in_w / width
-    rows, cols = len(s) - 3, len(s) - 2
-    if interpolation == "nearest":
-        out = _C.gather(images, _C.constant(_nearest_axis(in_h, height, sh), None), rows)
-        return _C.gather(out, _C.constant(_nearest_axis(in_w, width, sw), None), cols)
-    y_lo, y_hi, y_lerp = _bilinear_axis(in_h, height, sh)
-    x_lo, x_hi, x_lerp = _bilinear_axis(in_w, width, sw)
-    dt = images.dtype
-    x_lerp_t = _C.cast(_C.constant(x_lerp.reshape(width, 1), None), dt._enum)
-    y_lerp_t = _C.cast(_C.constant(y_lerp.reshape(height, 1, 1), None), dt._enum)
-
-    def columns(x):
-        left = _C.gather(x, _C.constant(x_lo, None), cols)
-        right = _C.gather(x, _C.constant(x_hi, None), cols)
-        return _C.add(left, _C.multiply(_C.subtract(right, left), x_lerp_t))
-
-    top = columns(_C.gather(images, _C.constant(y_lo, None), rows))
-    bottom = columns(_C.gather(images, _C.constant(y_hi, None), rows))
-    return _C.add(top, _C.multiply(_C.subtract(bottom, top), y_lerp_t))
+    batched = len(s) == 4
+    x = images if batched else _C.expand_dims(images, 0)
+    out = _C.resize_image(x, [int(height), int(width)], interpolation, False)
+    return out if batched else _C.squeeze(out, [0])
 
 
 def _crop_box(in_h, in_w, height, width):
@@ -101,7 +74,10 @@ class Resizing(Layer):
         super().__init__(**kwargs)
         self.height = int(height)
         self.width = int(width)
-        self.interpolation = _check_interpolation(interpolation, "Resizing")
+        if interpolation not in _RESIZE_METHODS:
+            raise NotImplementedError(f"Value not recognized for `interpolation`: {interpolation}. Expected values "
+                                      f"are: {list(_RESIZE_METHODS)}")
+        self.interpolation = interpolation
         self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
 
     def call(self, inputs):

@@ -130,8 +130,13 @@ def test_resizing_crop_to_aspect_ratio():
 def test_resizing_config_and_bad_arguments():
     layer = round_trip(L.Resizing(3, 4, interpolation="nearest", crop_to_aspect_ratio=True))
     assert (layer.height, layer.width, layer.interpolation) == (3, 4, "nearest")
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        L.Resizing(3, 3, interpolation="bicubic")
+    # every tf.image.resize method, through the same engine op
+    image = np.random.default_rng(0).uniform(0, 1, (1, 5, 6, 2)).astype(np.float32)
+    for method in ("bicubic", "area", "lanczos3"):
+        np.testing.assert_allclose(L.Resizing(3, 4, interpolation=method)(image).numpy(),
+                                   tf.image.resize(image, [3, 4], method=method).numpy(), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="cubic"):
+        L.Resizing(3, 3, interpolation="cubic")
     with pytest.raises(ValueError, match="rank"):
         L.Resizing(3, 3)(np.zeros((4, 4), np.float32))
 
