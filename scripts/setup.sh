@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build ccache pkg-config
   libdnnl-dev ocl-icd-opencl-dev libfmt-dev nlohmann-json3-dev  # dnnl's CMake config requires OpenCL
-  liblapack-dev libblas-dev  # the linalg ops' kernels (LAPACK, BLAS; OpenBLAS where installed)
+  liblapack3 libblas3  # the linalg ops' kernels, loaded at their first use (OpenBLAS where installed)
   zlib1g-dev  # gzip-compressed IDX (MNIST) files
   dataset-fashion-mnist  # the full Fashion-MNIST as IDX files (mnist_train --dataset fashion)
   libgtest-dev libgmock-dev libbenchmark-dev

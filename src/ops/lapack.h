@@ -4,6 +4,10 @@
 // routine, overloaded on float and double. Matrices are column-major, as LAPACK reads them; the
 // kernels copy each row-major matrix into a column-major buffer of their own (linalg_kernels.h).
 // The trailing size_t arguments are gfortran's hidden lengths of the CHARACTER arguments.
+//
+// The library is loaded on the first linalg op (lapack.cpp), not linked: OpenBLAS, often the
+// system's libblas.so.3, starts a pool of threads when it loads whose idle members spin, which
+// took CPU from every Kiln process's own threads (docs/design-notes.md, "TensorFlow's Python surface").
 #include <cstddef>
 
 extern "C" {
@@ -59,80 +63,112 @@ void dgelsd_(const int* m, const int* n, const int* nrhs, double* a, const int* 
 
 namespace kiln::ops::lapack {
 
-inline void getrf(int m, int n, float* a, int lda, int* ipiv, int* info) { sgetrf_(&m, &n, a, &lda, ipiv, info); }
-inline void getrf(int m, int n, double* a, int lda, int* ipiv, int* info) { dgetrf_(&m, &n, a, &lda, ipiv, info); }
+// The routines, resolved once; Unimplemented where no LAPACK can be loaded.
+struct Functions {
+#define KILN_LAPACK_POINTER(name) decltype(&::name) name = nullptr;
+  KILN_LAPACK_POINTER(sgetrf_)
+  KILN_LAPACK_POINTER(dgetrf_)
+  KILN_LAPACK_POINTER(sgetri_)
+  KILN_LAPACK_POINTER(dgetri_)
+  KILN_LAPACK_POINTER(sgetrs_)
+  KILN_LAPACK_POINTER(dgetrs_)
+  KILN_LAPACK_POINTER(spotrf_)
+  KILN_LAPACK_POINTER(dpotrf_)
+  KILN_LAPACK_POINTER(spotrs_)
+  KILN_LAPACK_POINTER(dpotrs_)
+  KILN_LAPACK_POINTER(strsm_)
+  KILN_LAPACK_POINTER(dtrsm_)
+  KILN_LAPACK_POINTER(sgemm_)
+  KILN_LAPACK_POINTER(dgemm_)
+  KILN_LAPACK_POINTER(sgeqrf_)
+  KILN_LAPACK_POINTER(dgeqrf_)
+  KILN_LAPACK_POINTER(sorgqr_)
+  KILN_LAPACK_POINTER(dorgqr_)
+  KILN_LAPACK_POINTER(sgesdd_)
+  KILN_LAPACK_POINTER(dgesdd_)
+  KILN_LAPACK_POINTER(ssyevd_)
+  KILN_LAPACK_POINTER(dsyevd_)
+  KILN_LAPACK_POINTER(sgelsd_)
+  KILN_LAPACK_POINTER(dgelsd_)
+#undef KILN_LAPACK_POINTER
+};
+const Functions& functions();
+
+
+inline void getrf(int m, int n, float* a, int lda, int* ipiv, int* info) { functions().sgetrf_(&m, &n, a, &lda, ipiv, info); }
+inline void getrf(int m, int n, double* a, int lda, int* ipiv, int* info) { functions().dgetrf_(&m, &n, a, &lda, ipiv, info); }
 inline void getri(int n, float* a, int lda, const int* ipiv, float* work, int lwork, int* info) {
-  sgetri_(&n, a, &lda, ipiv, work, &lwork, info);
+  functions().sgetri_(&n, a, &lda, ipiv, work, &lwork, info);
 }
 inline void getri(int n, double* a, int lda, const int* ipiv, double* work, int lwork, int* info) {
-  dgetri_(&n, a, &lda, ipiv, work, &lwork, info);
+  functions().dgetri_(&n, a, &lda, ipiv, work, &lwork, info);
 }
 inline void getrs(char trans, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b, int ldb, int* info) {
-  sgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
+  functions().sgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
 inline void getrs(char trans, int n, int nrhs, const double* a, int lda, const int* ipiv, double* b, int ldb,
                   int* info) {
-  dgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
+  functions().dgetrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
-inline void potrf(char uplo, int n, float* a, int lda, int* info) { spotrf_(&uplo, &n, a, &lda, info, 1); }
-inline void potrf(char uplo, int n, double* a, int lda, int* info) { dpotrf_(&uplo, &n, a, &lda, info, 1); }
+inline void potrf(char uplo, int n, float* a, int lda, int* info) { functions().spotrf_(&uplo, &n, a, &lda, info, 1); }
+inline void potrf(char uplo, int n, double* a, int lda, int* info) { functions().dpotrf_(&uplo, &n, a, &lda, info, 1); }
 inline void potrs(char uplo, int n, int nrhs, const float* a, int lda, float* b, int ldb, int* info) {
-  spotrs_(&uplo, &n, &nrhs, a, &lda, b, &ldb, info, 1);
+  functions().spotrs_(&uplo, &n, &nrhs, a, &lda, b, &ldb, info, 1);
 }
 inline void potrs(char uplo, int n, int nrhs, const double* a, int lda, double* b, int ldb, int* info) {
-  dpotrs_(&uplo, &n, &nrhs, a, &lda, b, &ldb, info, 1);
+  functions().dpotrs_(&uplo, &n, &nrhs, a, &lda, b, &ldb, info, 1);
 }
 inline void trsm(char side, char uplo, char transa, char diag, int m, int n, float alpha, const float* a, int lda,
                  float* b, int ldb) {
-  strsm_(&side, &uplo, &transa, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
+  functions().strsm_(&side, &uplo, &transa, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
 }
 inline void trsm(char side, char uplo, char transa, char diag, int m, int n, double alpha, const double* a, int lda,
                  double* b, int ldb) {
-  dtrsm_(&side, &uplo, &transa, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
+  functions().dtrsm_(&side, &uplo, &transa, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
 }
 inline void gemm(char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
                  float beta, float* c, int ldc) {
-  sgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+  functions().sgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
 }
 inline void gemm(char ta, char tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b,
                  int ldb, double beta, double* c, int ldc) {
-  dgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+  functions().dgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
 }
 inline void geqrf(int m, int n, float* a, int lda, float* tau, float* work, int lwork, int* info) {
-  sgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
+  functions().sgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
 }
 inline void geqrf(int m, int n, double* a, int lda, double* tau, double* work, int lwork, int* info) {
-  dgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
+  functions().dgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
 }
 inline void orgqr(int m, int n, int k, float* a, int lda, const float* tau, float* work, int lwork, int* info) {
-  sorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);
+  functions().sorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);
 }
 inline void orgqr(int m, int n, int k, double* a, int lda, const double* tau, double* work, int lwork, int* info) {
-  dorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);
+  functions().dorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);
 }
 inline void gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt, int ldvt,
                   float* work, int lwork, int* iwork, int* info) {
-  sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
+  functions().sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
 }
 inline void gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt, int ldvt,
                   double* work, int lwork, int* iwork, int* info) {
-  dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
+  functions().dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
 }
 inline void syevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, int* iwork,
                   int liwork, int* info) {
-  ssyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
+  functions().ssyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
 }
 inline void syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork, int* iwork,
                   int liwork, int* info) {
-  dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
+  functions().dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
 }
 inline void gelsd(int m, int n, int nrhs, float* a, int lda, float* b, int ldb, float* s, float rcond, int* rank,
                   float* work, int lwork, int* iwork, int* info) {
-  sgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);
+  functions().sgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);
 }
 inline void gelsd(int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* s, double rcond, int* rank,
                   double* work, int lwork, int* iwork, int* info) {
-  dgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);
+  functions().dgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);
 }
 
 }  // namespace kiln::ops::lapack
