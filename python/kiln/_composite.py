@@ -29,9 +29,23 @@ def holds_composites(value, depth=0):
     return False
 
 
-def encode(value, depth=0):
-    """`value` with each composite (or composite spec) replaced by a Composite of its components (or their
-    specs)."""
+def map_nested(value, fn, depth=0):
+    """`value` with fn(x) in place of each x that fn changes (returns another object for), looking inside
+    lists, tuples (namedtuples kept) and plain dicts, 32 levels deep at most."""
+    out = fn(value)
+    if out is not value or depth > 32:
+        return out
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*(map_nested(v, fn, depth + 1) for v in value))
+    if isinstance(value, (list, tuple)):
+        items = [map_nested(v, fn, depth + 1) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if type(value) is dict:
+        return {k: map_nested(v, fn, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _encode_one(value):
     if is_composite(value):
         spec = value._type_spec
         key = spec._trace_key()
@@ -41,32 +55,22 @@ def encode(value, depth=0):
         key = value._trace_key()
         _SPECS.setdefault(key, value)
         return Composite(key, tuple(value._component_specs()))
-    if depth > 32:
-        return value
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return type(value)(*(encode(v, depth + 1) for v in value))
-    if isinstance(value, (list, tuple)):
-        items = [encode(v, depth + 1) for v in value]
-        return items if isinstance(value, list) else tuple(items)
-    if type(value) is dict:
-        return {k: encode(v, depth + 1) for k, v in value.items()}
     return value
 
 
-def decode(value, depth=0):
+def encode(value):
+    """`value` with each composite (or composite spec) replaced by a Composite of its components (or their
+    specs)."""
+    return map_nested(value, _encode_one)
+
+
+def _decode_one(value):
+    return _SPECS[value.key]._from_components(list(value.components)) if type(value) is Composite else value
+
+
+def decode(value):
     """The inverse of encode: Composites rebuilt as RaggedTensors and SparseTensors."""
-    if type(value) is Composite:
-        return _SPECS[value.key]._from_components(list(value.components))
-    if depth > 32:
-        return value
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return type(value)(*(decode(v, depth + 1) for v in value))
-    if isinstance(value, (list, tuple)):
-        items = [decode(v, depth + 1) for v in value]
-        return items if isinstance(value, list) else tuple(items)
-    if type(value) is dict:
-        return {k: decode(v, depth + 1) for k, v in value.items()}
-    return value
+    return map_nested(value, _decode_one)
 
 
 def encode_like(value, traced, depth=0):
@@ -78,7 +82,7 @@ def encode_like(value, traced, depth=0):
         if type(spec) is type(value._type_spec) and spec.is_compatible_with(value):
             _SPECS.setdefault(spec._trace_key(), spec)
             return Composite(spec._trace_key(), tuple(spec._to_components(value)))
-        return encode(value, depth)
+        return encode(value)
     if depth > 32:
         return value
     if isinstance(value, (list, tuple)) and isinstance(traced, (list, tuple)) and len(value) == len(traced) and not (
@@ -86,6 +90,6 @@ def encode_like(value, traced, depth=0):
         items = [encode_like(v, t, depth + 1) for v, t in zip(value, traced)]
         return items if isinstance(value, list) else tuple(items)
     if type(value) is dict and isinstance(traced, dict):
-        return {k: encode_like(v, traced[k], depth + 1) if k in traced else encode(v, depth + 1)
+        return {k: encode_like(v, traced[k], depth + 1) if k in traced else encode(v)
                 for k, v in value.items()}
-    return encode(value, depth)
+    return encode(value)

@@ -6,6 +6,7 @@ import sys
 import numpy as np
 
 from . import _C
+from ._composite import map_nested as _map_nested
 from . import dtypes as _dtypes
 from .ragged_getitem import gather_rows
 from .ragged_tensor import RaggedTensor, _concrete, _invalid, _t, ranges, row_ids_of, splits_from_lengths
@@ -150,19 +151,13 @@ def map_flat_values(op, *args, **kwargs):
     partitions); the result takes their partitions."""
     found = []
 
-    def strip(x, depth=0):
+    def strip(x):
         if is_ragged(x):
             found.append(x)
             return x.flat_values
-        if depth < 32 and isinstance(x, (list, tuple)):
-            items = [strip(v, depth + 1) for v in x]
-            return type(x)(items) if isinstance(x, list) else tuple(items)
-        if depth < 32 and isinstance(x, dict):
-            return {k: strip(v, depth + 1) for k, v in x.items()}
         return x
 
-    args = strip(list(args))
-    kwargs = strip(kwargs)
+    args, kwargs = _map_nested(list(args), strip), _map_nested(kwargs, strip)
     if not found:
         return op(*args, **kwargs)
     for other in found[1:]:

@@ -6,6 +6,7 @@ import sys
 import numpy as np
 
 from . import _C
+from ._composite import map_nested as _map_nested
 from . import dtypes as _dtypes
 from .ragged_tensor import unravel
 from .sparse_tensor import SparseTensor, _concrete, check_indices, is_sparse
@@ -332,18 +333,13 @@ def map_values(op, *args, **kwargs):
     indices; the result keeps them."""
     found = []
 
-    def strip(x, depth=0):
+    def strip(x):
         if is_sparse(x):
             found.append(x)
             return x.values
-        if depth < 32 and isinstance(x, (list, tuple)):
-            items = [strip(v, depth + 1) for v in x]
-            return items if isinstance(x, list) else tuple(items)
-        if depth < 32 and isinstance(x, dict):
-            return {k: strip(v, depth + 1) for k, v in x.items()}
         return x
 
-    args, kwargs = strip(list(args)), strip(kwargs)
+    args, kwargs = _map_nested(list(args), strip), _map_nested(kwargs, strip)
     if not found:
         raise ValueError("No SparseTensor in argument list of map_values")
     first = found[0]
