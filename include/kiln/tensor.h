@@ -3,6 +3,7 @@
 // concrete (it owns a buffer of values) or symbolic (an output of a node in
 // the graph being traced by kiln::function).
 #include <atomic>
+#include <complex>
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "kiln/dtype.h"
+#include "kiln/half.h"
 #include "kiln/shape.h"
 
 namespace kiln {
@@ -41,10 +43,21 @@ template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::UInt
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
 template <> struct DTypeOf<std::string> { static constexpr DType value = DType::String; };
 template <> struct DTypeOf<const char*> { static constexpr DType value = DType::String; };
+template <> struct DTypeOf<float16_t> { static constexpr DType value = DType::Float16; };
+template <> struct DTypeOf<bfloat16_t> { static constexpr DType value = DType::BFloat16; };
+template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::Int8; };
+template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::Int16; };
+template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::UInt16; };
+template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::UInt32; };
+template <> struct DTypeOf<unsigned long> { static constexpr DType value = DType::UInt64; };
+template <> struct DTypeOf<unsigned long long> { static constexpr DType value = DType::UInt64; };
+template <> struct DTypeOf<std::complex<float>> { static constexpr DType value = DType::Complex64; };
+template <> struct DTypeOf<std::complex<double>> { static constexpr DType value = DType::Complex128; };
 }  // namespace detail
 
 // The C++ type whose values a dtype holds: float, double, int32_t, int64_t,
-// uint8_t, bool, std::string.
+// uint8_t, bool, std::string; kiln::float16, kiln::bfloat16, int8_t, int16_t,
+// uint16_t, uint32_t, uint64_t, std::complex<float>, std::complex<double>.
 template <class T>
 inline constexpr DType dtype_of = detail::DTypeOf<std::remove_cvref_t<T>>::value;
 

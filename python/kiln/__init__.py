@@ -19,6 +19,7 @@ _C._set_package_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 
 from . import dtypes  # noqa: E402
 from .dtypes import DType, as_dtype, float32, float64, double, int32, int64, uint8, bool, string, resource  # noqa: E402,F401,A004
+from .dtypes import float16, half, bfloat16, int8, int16, uint16, uint32, uint64, complex64, complex128  # noqa: E402,F401
 from .tensor_shape import TensorShape  # noqa: E402
 
 _C._set_python_types(dtypes._BY_ENUM, TensorShape)

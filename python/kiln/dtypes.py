@@ -7,36 +7,93 @@ from . import _C
 class DType:
     """A tensor's element type, as tf.dtypes.DType."""
 
-    __slots__ = ("_enum", "name", "_np")
+    __slots__ = ("_enum", "name", "_np", "_tf_enum", "_size")
 
-    def __init__(self, enum, name, np_type):
+    def __init__(self, enum, name, np_type, tf_enum, size):
         self._enum = enum
         self.name = name
         self._np = np_type
+        self._tf_enum = tf_enum
+        self._size = size
 
     @property
     def as_numpy_dtype(self):
+        # NumPy has no bfloat16 (TF uses ml_dtypes.bfloat16, which Debian lacks): Kiln's bfloat16
+        # tensors read out as float32 arrays (docs/design-notes.md, "Dtypes beyond float32").
         return self._np
 
     @property
+    def as_datatype_enum(self):
+        return self._tf_enum  # TF's DataType number (types.proto)
+
+    @property
     def is_floating(self):
-        return self.name in ("float32", "float64")
+        return self.name in ("float16", "bfloat16", "float32", "float64")
 
     @property
     def is_integer(self):
-        return self.name in ("int32", "int64", "uint8")
+        return self.name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+    @property
+    def is_complex(self):
+        return self.name in ("complex64", "complex128")
+
+    @property
+    def is_unsigned(self):
+        return self.name in ("uint8", "uint16", "uint32", "uint64")
 
     @property
     def is_bool(self):
         return self.name == "bool"
 
     @property
+    def is_quantized(self):
+        return False
+
+    @property
+    def is_numpy_compatible(self):
+        return self.name not in ("resource", "bfloat16")
+
+    @property
     def base_dtype(self):
         return self
 
     @property
+    def real_dtype(self):
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+    @property
+    def min(self):
+        """The smallest value of the dtype (TF raises TypeError for bool, string and complex)."""
+        if self.name == "bfloat16":
+            return _np.float32(-3.3895313892515355e38)
+        if self.is_floating:
+            return _np.finfo(self._np).min
+        if self.is_integer:
+            return _np.iinfo(self._np).min
+        raise TypeError(f"Cannot find minimum value of {self}.")
+
+    @property
+    def max(self):
+        """The largest value of the dtype (TF raises TypeError for bool, string and complex)."""
+        if self.name == "bfloat16":
+            return _np.float32(3.3895313892515355e38)
+        if self.is_floating:
+            return _np.finfo(self._np).max
+        if self.is_integer:
+            return _np.iinfo(self._np).max
+        raise TypeError(f"Cannot find maximum value of {self}.")
+
+    @property
+    def limits(self):
+        return self.min, self.max
+
+    @property
     def size(self):
-        return _np.dtype(self._np).itemsize
+        return self._size
+
+    def is_compatible_with(self, other):
+        return self == as_dtype(other)
 
     def __repr__(self):
         return "kiln." + self.name
@@ -59,22 +116,38 @@ class DType:
         return as_dtype, (self.name,)
 
 
-_E = _C.DTypeEnum
-float32 = DType(int(_E.float32), "float32", _np.float32)
-float64 = DType(int(_E.float64), "float64", _np.float64)
-int32 = DType(int(_E.int32), "int32", _np.int32)
-int64 = DType(int(_E.int64), "int64", _np.int64)
-uint8 = DType(int(_E.uint8), "uint8", _np.uint8)
-bool = DType(int(_E.bool), "bool", _np.bool_)  # noqa: A001 - TF's name
-string = DType(int(_E.string), "string", _np.object_)
-resource = DType(int(_E.resource), "resource", _np.object_)
-double = float64
+def _make(name, np_type, tf_enum, size=None):
+    return DType(int(getattr(_C.DTypeEnum, name)), name, np_type,
+                 tf_enum, size if size is not None else _np.dtype(np_type).itemsize)
 
-_BY_ENUM = [float32, float64, int32, int64, uint8, bool, string, resource]
+
+float32 = _make("float32", _np.float32, 1)
+float64 = _make("float64", _np.float64, 2)
+int32 = _make("int32", _np.int32, 3)
+int64 = _make("int64", _np.int64, 9)
+uint8 = _make("uint8", _np.uint8, 4)
+bool = _make("bool", _np.bool_, 10)  # noqa: A001 - TF's name
+string = _make("string", _np.object_, 7, 8)
+resource = _make("resource", _np.object_, 20, 8)
+float16 = _make("float16", _np.float16, 19)
+bfloat16 = _make("bfloat16", _np.float32, 14, 2)
+int8 = _make("int8", _np.int8, 6)
+int16 = _make("int16", _np.int16, 5)
+uint16 = _make("uint16", _np.uint16, 17)
+uint32 = _make("uint32", _np.uint32, 22)
+uint64 = _make("uint64", _np.uint64, 23)
+complex64 = _make("complex64", _np.complex64, 8)
+complex128 = _make("complex128", _np.complex128, 18)
+double = float64
+half = float16
+
+_BY_ENUM = sorted([float32, float64, int32, int64, uint8, bool, string, resource, float16, bfloat16, int8, int16,
+                   uint16, uint32, uint64, complex64, complex128], key=lambda d: d._enum)
 _BY_NAME = {d.name: d for d in _BY_ENUM}
-_BY_NAME["double"] = float64
-_BY_NAME["float"] = float32
-_BY_TF_ENUM = {1: float32, 2: float64, 3: int32, 4: uint8, 7: string, 9: int64, 10: bool, 20: resource}
+_BY_NAME.update({"double": float64, "float": float32, "half": float16})
+_BY_TF_ENUM = {d._tf_enum: d for d in _BY_ENUM}
+# The NumPy dtypes Kiln takes, each to its dtype (bfloat16 has none: float32 is float32's).
+_BY_NUMPY = {_np.dtype(d._np): d for d in _BY_ENUM if d.is_numpy_compatible and d not in (string,)}
 
 
 def as_dtype(type_value):
@@ -89,6 +162,8 @@ def as_dtype(type_value):
         return int32
     if type_value is builtins_float:
         return float32
+    if type_value is builtins_complex:
+        return complex128
     if isinstance(type_value, builtins_int) and not isinstance(type_value, builtins_bool):
         # TF's DataType numbers (types.proto): tf.as_dtype(1) is tf.float32, so tf.zeros(1, 1) is float32 zeros.
         if type_value in _BY_TF_ENUM:
@@ -99,15 +174,15 @@ def as_dtype(type_value):
         npd = _np.dtype(type_value)
     except TypeError:
         raise TypeError(f"Cannot convert {type_value!r} to a kiln DType.") from None
-    for d in _BY_ENUM[:6]:
-        if _np.dtype(d._np) == npd:
-            return d
+    if npd in _BY_NUMPY:
+        return _BY_NUMPY[npd]
     if npd.kind in "OSU":
         return string
-    raise TypeError(f"Cannot convert {type_value!r} to a kiln DType: Kiln has float32, float64, int32, "
-                    "int64, uint8, bool and string.")
+    raise TypeError(f"Cannot convert {type_value!r} to a kiln DType: Kiln has "
+                    + ", ".join(d.name for d in _BY_ENUM if d is not resource) + ".")
 
 
 import builtins as _builtins  # noqa: E402
 
 builtins_bool, builtins_int, builtins_float = _builtins.bool, _builtins.int, _builtins.float
+builtins_complex = _builtins.complex

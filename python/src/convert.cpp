@@ -25,6 +25,12 @@ struct NumpyType {
 constexpr NumpyType kNumpyTypes[] = {
     {DType::Float32, "float32"}, {DType::Float64, "float64"}, {DType::Int32, "int32"},
     {DType::Int64, "int64"},     {DType::UInt8, "uint8"},     {DType::Bool, "bool"},
+    {DType::Float16, "float16"}, {DType::Int8, "int8"},       {DType::Int16, "int16"},
+    {DType::UInt16, "uint16"},   {DType::UInt32, "uint32"},   {DType::UInt64, "uint64"},
+    {DType::Complex64, "complex64"}, {DType::Complex128, "complex128"},
+    // NumPy has no bfloat16 (and Debian no ml_dtypes): its arrays are float32
+    // (tensor_to_numpy converts; arrays convert back through float32).
+    {DType::BFloat16, "float32"},
 };
 
 // The NumPy array's reference, dropped (with the GIL) when the last tensor
@@ -82,7 +88,7 @@ Tensor from_python_scalar(py::handle obj, std::optional<DType> dtype) {
 }  // namespace
 
 bool is_numpy_float64_beside(py::handle obj, DType dtype) {
-  return PyFloat_Check(obj.ptr()) && !PyFloat_CheckExact(obj.ptr()) && !is_floating(dtype);
+  return PyFloat_Check(obj.ptr()) && !PyFloat_CheckExact(obj.ptr()) && !is_floating(dtype) && !is_complex(dtype);
 }
 
 bool is_python_scalar(py::handle obj) {
@@ -91,7 +97,7 @@ bool is_python_scalar(py::handle obj) {
 }
 
 void check_float_operand(py::handle obj, DType dtype) {
-  if (is_floating(dtype) || dtype == DType::String) return;
+  if (is_floating(dtype) || is_complex(dtype) || dtype == DType::String) return;
   // TF converts no Python float to an integer tensor, 2.0 included; np.float64
   // (a Python float too) is float64 on its own.
   throw OperandDTypeError("Cannot convert " + std::string(py::repr(obj)) + " to EagerTensor of dtype " +
@@ -106,8 +112,9 @@ namespace {
 // bools and strings to their own.
 bool kind_converts(char kind, DType dtype) {
   bool integer = kind == 'i' || kind == 'u';
-  if (dtype == DType::Int32 || dtype == DType::Int64 || dtype == DType::UInt8) return integer;
+  if (is_integer(dtype)) return integer;
   if (is_floating(dtype)) return integer || kind == 'f';
+  if (is_complex(dtype)) return integer || kind == 'f' || kind == 'c';
   if (dtype == DType::Bool) return kind == 'b';
   if (dtype == DType::String) return kind == 'O' || kind == 'S' || kind == 'U';
   return true;
@@ -183,9 +190,17 @@ std::optional<DType> dtype_from_numpy(const py::dtype& dtype) {
   int size = static_cast<int>(dtype.itemsize());
   if (kind == 'f' && size == 4) return DType::Float32;
   if (kind == 'f' && size == 8) return DType::Float64;
+  if (kind == 'f' && size == 2) return DType::Float16;
   if (kind == 'i' && size == 4) return DType::Int32;
   if (kind == 'i' && size == 8) return DType::Int64;
+  if (kind == 'i' && size == 1) return DType::Int8;
+  if (kind == 'i' && size == 2) return DType::Int16;
   if (kind == 'u' && size == 1) return DType::UInt8;
+  if (kind == 'u' && size == 2) return DType::UInt16;
+  if (kind == 'u' && size == 4) return DType::UInt32;
+  if (kind == 'u' && size == 8) return DType::UInt64;
+  if (kind == 'c' && size == 8) return DType::Complex64;
+  if (kind == 'c' && size == 16) return DType::Complex128;
   if (kind == 'b') return DType::Bool;
   if (kind == 'O' || kind == 'U' || kind == 'S') return DType::String;
   return std::nullopt;
@@ -202,14 +217,15 @@ DType dtype_from_python(py::handle obj) {
   if (py::isinstance<DType>(obj)) return py::cast<DType>(obj);
   if (py::isinstance<py::str>(obj)) {
     std::string name = py::cast<std::string>(obj);
-    for (DType d : {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt8, DType::Bool,
-                    DType::String})
-      if (dtype_name(d) == name) return d;
+    for (int i = 0; i < kNumDTypes; ++i)
+      if (static_cast<DType>(i) != DType::Resource && dtype_name(static_cast<DType>(i)) == name)
+        return static_cast<DType>(i);
   }
   py::object np_dtype = py::module_::import("numpy").attr("dtype")(obj);
   if (auto d = dtype_from_numpy(py::reinterpret_borrow<py::dtype>(np_dtype))) return *d;
   throw py::type_error("Kiln has no dtype for " + std::string(py::repr(obj)) +
-                       " (it has float32, float64, int32, int64, uint8, bool and string)");
+                       " (it has float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, "
+                       "uint16, uint32, uint64, complex64, complex128, bool and string)");
 }
 
 // The name of the capsules that own the memory of Tensor.numpy() arrays: a
@@ -295,6 +311,7 @@ py::array tensor_to_numpy(const Tensor& t) {
     }
     return out;
   }
+  if (t.dtype() == DType::BFloat16) return tensor_to_numpy(cast(t, DType::Float32, SourceLocation{}));
   auto* keep = new Tensor(t);
   py::capsule base(keep, kTensorCapsule, [](PyObject* cap) {
     delete static_cast<Tensor*>(PyCapsule_GetPointer(cap, kTensorCapsule));
@@ -335,6 +352,8 @@ Tensor to_tensor(py::handle obj, std::optional<DType> dtype) {
     if (kind == 'O' && !(PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())))
       throw py::type_error("Failed to convert object of type " + std::string(py::str(py::type::of(obj))) +
                            " to Tensor. Contents: " + std::string(py::repr(obj)));
+    // Python floats to float16 round once, from double (NumPy's conversion, which TF's uses).
+    if (dtype == DType::Float16 && kind == 'f') array = array.attr("astype")("float16");
     if (!dtype && (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()))) {
       // Python numbers in a list follow TF's rules: float32, and int32 when all fit.
       if (kind == 'f') dtype = DType::Float32;

@@ -187,6 +187,15 @@ DLDataType dlpack_dtype(DType d) {
     case DType::Int32: return {kDLInt, 32, 1};
     case DType::Int64: return {kDLInt, 64, 1};
     case DType::UInt8: return {kDLUInt, 8, 1};
+    case DType::Float16: return {kDLFloat, 16, 1};
+    case DType::BFloat16: return {kDLBfloat, 16, 1};
+    case DType::Int8: return {kDLInt, 8, 1};
+    case DType::Int16: return {kDLInt, 16, 1};
+    case DType::UInt16: return {kDLUInt, 16, 1};
+    case DType::UInt32: return {kDLUInt, 32, 1};
+    case DType::UInt64: return {kDLUInt, 64, 1};
+    case DType::Complex64: return {kDLComplex, 64, 1};
+    case DType::Complex128: return {kDLComplex, 128, 1};
     default:  // bool has a DLPack code only from DLPack 0.8 (Debian ships 0.6)
       throw py::type_error("a " + std::string(dtype_name(d)) + " tensor has no DLPack form");
   }
@@ -235,7 +244,9 @@ Tensor from_dlpack(py::object obj) {
   if (dl.device.device_type != kDLCPU)
     throw py::value_error("from_dlpack: only CPU tensors can be shared with Kiln");
   std::optional<DType> dtype;
-  for (DType d : {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt8}) {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    auto d = static_cast<DType>(i);
+    if (d == DType::Bool || d == DType::String || d == DType::Resource) continue;
     DLDataType t = dlpack_dtype(d);
     if (t.code == dl.dtype.code && t.bits == dl.dtype.bits && dl.dtype.lanes == 1) dtype = d;
   }
@@ -296,7 +307,16 @@ void bind_tensor(py::module_& m) {
       .value("uint8", DType::UInt8)
       .value("bool", DType::Bool)
       .value("string", DType::String)
-      .value("resource", DType::Resource);
+      .value("resource", DType::Resource)
+      .value("float16", DType::Float16)
+      .value("bfloat16", DType::BFloat16)
+      .value("int8", DType::Int8)
+      .value("int16", DType::Int16)
+      .value("uint16", DType::UInt16)
+      .value("uint32", DType::UInt32)
+      .value("uint64", DType::UInt64)
+      .value("complex64", DType::Complex64)
+      .value("complex128", DType::Complex128);
   m.def("_set_python_types", [](py::object dtypes, py::object shape) {
     dtype_objects = dtypes.release();
     shape_class = shape.release();
@@ -352,6 +372,9 @@ void bind_tensor(py::module_& m) {
   c.def_buffer([](const Tensor& t) -> py::buffer_info {
     if (t.is_symbolic() || t.dtype() == DType::String || t.dtype() == DType::Resource)
       throw py::buffer_error("only eager tensors of numbers or bools expose their memory");
+    if (t.dtype() == DType::BFloat16)
+      throw py::buffer_error("bfloat16 tensors expose no memory (NumPy has no bfloat16): use .numpy(), "
+                             "which gives float32");
     py::ssize_t item = static_cast<py::ssize_t>(dtype_size(t.dtype()));
     std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(shape.size());
     py::ssize_t stride = item;
@@ -359,7 +382,10 @@ void bind_tensor(py::module_& m) {
       strides[i] = stride;
       stride *= shape[i];
     }
-    std::string format = t.dtype() == DType::Bool ? "?" : std::string(py::str(numpy_dtype(t.dtype()).attr("char")));
+    std::string format = t.dtype() == DType::Bool         ? "?"
+                         : t.dtype() == DType::Complex64  ? "Zf"  // PEP 3118's complex codes
+                         : t.dtype() == DType::Complex128 ? "Zd"
+                                                          : std::string(py::str(numpy_dtype(t.dtype()).attr("char")));
     return py::buffer_info(core::raw_data(t), item, format, static_cast<py::ssize_t>(shape.size()), shape,
                            strides, /*readonly=*/true);
   });

@@ -80,8 +80,8 @@ def test_non_contiguous_and_big_endian_arrays_are_copied():
 def test_bad_inputs_give_clear_errors():
     with pytest.raises(ValueError, match="non-rectangular"):
         tf.constant([[1, 2], [3]])
-    with pytest.raises(TypeError, match="float16"):
-        tf.constant(np.zeros(2, dtype=np.float16))
+    with pytest.raises(TypeError, match="float128"):
+        tf.constant(np.zeros(2, dtype=np.longdouble))
     with pytest.raises(TypeError, match="not a str or bytes"):
         tf.constant(np.array([object()], dtype=object))
     with pytest.raises(tf.errors.InvalidArgumentError):

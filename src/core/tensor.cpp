@@ -50,8 +50,9 @@ Tensor::operator bool() const {
         "the truth value of a tensor with shape {} is ambiguous; reduce it first (kiln::any, "
         "kiln::all)",
         shape().to_string()));
-  return core::visit_dtype(dtype(), [&]<class T>() -> bool {
+  return core::visit_all_dtypes(dtype(), [&]<class T>() -> bool {
     if constexpr (std::is_same_v<T, std::string>) return !core::data_of<T>(*this)[0].empty();
+    else if constexpr (is_half_type<T>) return static_cast<float>(core::data_of<T>(*this)[0]) != 0.0f;
     else return core::data_of<T>(*this)[0] != T(0);
   });
 }
@@ -67,6 +68,15 @@ KILN_INSTANTIATE_HOST_ACCESS(int64_t)
 KILN_INSTANTIATE_HOST_ACCESS(uint8_t)
 KILN_INSTANTIATE_HOST_ACCESS(bool)
 KILN_INSTANTIATE_HOST_ACCESS(std::string)
+KILN_INSTANTIATE_HOST_ACCESS(float16_t)
+KILN_INSTANTIATE_HOST_ACCESS(bfloat16_t)
+KILN_INSTANTIATE_HOST_ACCESS(int8_t)
+KILN_INSTANTIATE_HOST_ACCESS(int16_t)
+KILN_INSTANTIATE_HOST_ACCESS(uint16_t)
+KILN_INSTANTIATE_HOST_ACCESS(uint32_t)
+KILN_INSTANTIATE_HOST_ACCESS(uint64_t)
+KILN_INSTANTIATE_HOST_ACCESS(std::complex<float>)
+KILN_INSTANTIATE_HOST_ACCESS(std::complex<double>)
 #undef KILN_INSTANTIATE_HOST_ACCESS
 
 }  // namespace kiln

@@ -37,6 +37,15 @@ std::string tf_dtype(DType d) {
     case DType::Bool: return "DT_BOOL";
     case DType::String: return "DT_STRING";
     case DType::Resource: return "DT_RESOURCE";
+    case DType::Float16: return "DT_HALF";
+    case DType::BFloat16: return "DT_BFLOAT16";
+    case DType::Int8: return "DT_INT8";
+    case DType::Int16: return "DT_INT16";
+    case DType::UInt16: return "DT_UINT16";
+    case DType::UInt32: return "DT_UINT32";
+    case DType::UInt64: return "DT_UINT64";
+    case DType::Complex64: return "DT_COMPLEX64";
+    case DType::Complex128: return "DT_COMPLEX128";
   }
   return "DT_INVALID";
 }

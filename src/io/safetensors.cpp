@@ -29,8 +29,13 @@ struct DTypeName {
   DType dtype;
   std::string_view name;
 };
-constexpr DTypeName kNames[] = {{DType::Float32, "F32"}, {DType::Float64, "F64"}, {DType::Int32, "I32"},
-                                {DType::Int64, "I64"},   {DType::UInt8, "U8"},    {DType::Bool, "BOOL"}};
+// The format's names. It defines no complex type, so complex tensors are
+// refused (Unimplemented) rather than stored under a name of Kiln's own.
+constexpr DTypeName kNames[] = {
+    {DType::Float32, "F32"}, {DType::Float64, "F64"},  {DType::Int32, "I32"},    {DType::Int64, "I64"},
+    {DType::UInt8, "U8"},    {DType::Bool, "BOOL"},    {DType::Float16, "F16"},  {DType::BFloat16, "BF16"},
+    {DType::Int8, "I8"},     {DType::Int16, "I16"},    {DType::UInt16, "U16"},   {DType::UInt32, "U32"},
+    {DType::UInt64, "U64"}};
 
 }  // namespace
 
@@ -54,7 +59,7 @@ std::string safetensors_encode(const std::vector<NamedTensor>& tensors) {
   for (const NamedTensor& t : tensors) {
     std::string_view dtype = safetensors_dtype_name(t.value.dtype());
     if (dtype.empty())
-      throw Unimplemented(fmt::format("safetensors: tensor '{}' is {}; the format holds numbers and bools only",
+      throw Unimplemented(fmt::format("safetensors: tensor '{}' is {}; the format holds real numbers and bools only",
                                       t.name, dtype_name(t.value.dtype())));
     if (t.value.is_symbolic()) throw InvalidArgument(fmt::format("safetensors: tensor '{}' is symbolic", t.name));
     if (header.contains(t.name) || t.name == "__metadata__")
@@ -117,7 +122,7 @@ std::vector<NamedTensor> safetensors_decode(std::string_view bytes, std::string_
     if (!dt.is_string()) fail(where + ": dtype is not a string");
     std::optional<DType> dtype = safetensors_dtype(dt.get_ref<const std::string&>());
     if (!dtype)
-      fail(fmt::format("{}: dtype '{}' is not one Kiln reads (F32, F64, I32, I64, U8, BOOL)", where,
+      fail(fmt::format("{}: dtype '{}' is not one Kiln reads (F16, BF16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, BOOL)", where,
                        dt.get_ref<const std::string&>()));
     entry.dtype = *dtype;
     entry.shape = parse_shape(member(e, "shape", where), where + ": shape", /*allow_unknown=*/false);

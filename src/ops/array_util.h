@@ -34,10 +34,17 @@ template <class F> decltype(auto) visit_index(DType d, F&& f) {
 
 // Calls f.template operator()<E>() with a type of the dtype's element size:
 // shape ops only move elements, so one instantiation per size is enough.
+// (complex128's 16 bytes move as a pair of uint64.)
+struct Bytes16 {
+  uint64_t lo, hi;
+  friend bool operator==(const Bytes16&, const Bytes16&) = default;
+};
 template <class F> decltype(auto) visit_element(DType dtype, F&& f) {
   if (dtype == DType::String) return f.template operator()<std::string>();
+  if (dtype == DType::Complex128) return f.template operator()<Bytes16>();
   switch (dtype_size(dtype)) {
     case 1: return f.template operator()<uint8_t>();
+    case 2: return f.template operator()<uint16_t>();
     case 4: return f.template operator()<uint32_t>();
     default: return f.template operator()<uint64_t>();
   }

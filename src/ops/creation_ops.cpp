@@ -4,6 +4,7 @@
 
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
+#include "ops/array_util.h"
 #include "ops/cast_loops.h"
 #include "ops/creation.h"
 #include "runtime/dispatch.h"
@@ -32,7 +33,7 @@ constexpr detail::OpDef kConst{.name = "Const", .infer = const_infer, .kernel = 
 // Writes `value` (a one-element tensor of out's dtype) into every element.
 void fill_with(const Tensor& value, Tensor& out) {
   int64_t n = out.size();
-  core::visit_dtype(out.dtype(), [&]<class T>() {
+  visit_element(out.dtype(), [&]<class T>() {  // any dtype: fill copies bytes
     T v = core::data_of<T>(value)[0];
     T* o = core::data_of<T>(out);
     core::parallel_for(n, [&](int64_t b, int64_t e) {
@@ -118,8 +119,8 @@ int64_t range_length(const schema::InferContext& c, DType dtype) {
 
 void range_infer(schema::InferContext& c) {
   DType dtype = c.attrs().get_dtype("dtype");
-  if (!is_numeric(dtype) || dtype == DType::Bool)
-    c.fail("dtype must be a number type, got {}", dtype_name(dtype));
+  if (!is_numeric(dtype) || !is_core_dtype(dtype))
+    c.fail("dtype must be float32, float64, int32 or int64, got {}", dtype_name(dtype));
   bool zero = is_floating(dtype) ? c.attrs().get_float("delta") == 0 : c.attrs().get_int("delta") == 0;
   if (zero) c.fail("delta must not be zero");
   c.add_output(dtype, Shape{range_length(c, dtype)});
@@ -166,8 +167,8 @@ void cast_values(const Tensor& in, Tensor& out) {
     for (int64_t i = 0; i < n; ++i) o[i] = s[i];
     return;
   }
-  core::visit_numeric(in.dtype(), [&]<class From>() {
-    core::visit_numeric(out.dtype(), [&]<class To>() {
+  core::visit_all_numeric(in.dtype(), [&]<class From>() {
+    core::visit_all_numeric(out.dtype(), [&]<class To>() {
       const From* s = core::data_of<From>(in);
       To* o = core::data_of<To>(out);
       core::parallel_for(n, [&](int64_t b, int64_t e) {
@@ -186,7 +187,18 @@ std::vector<schema::OpSample> cast_samples() {
           {{special}, schema::Attrs{{"dtype", DType::Int32}}, true},
           {{special}, schema::Attrs{{"dtype", DType::Int64}}, true},
           {{special}, schema::Attrs{{"dtype", DType::UInt8}}, true},
-          {{cast(special, DType::Float32)}, schema::Attrs{{"dtype", DType::Int32}}, true}};
+          {{cast(special, DType::Float32)}, schema::Attrs{{"dtype", DType::Int32}}, true},
+          // the dtypes beyond the core ones, each way
+          {{special}, schema::Attrs{{"dtype", DType::Float16}}, true},
+          {{special}, schema::Attrs{{"dtype", DType::BFloat16}}, true},
+          {{special}, schema::Attrs{{"dtype", DType::Int8}}, true},
+          {{special}, schema::Attrs{{"dtype", DType::UInt16}}, true},
+          {{special}, schema::Attrs{{"dtype", DType::UInt32}}, true},
+          {{special}, schema::Attrs{{"dtype", DType::UInt64}}, true},
+          {{special}, schema::Attrs{{"dtype", DType::Complex64}}, true},
+          {{cast(special, DType::Float16)}, schema::Attrs{{"dtype", DType::Int16}}, true},
+          {{cast(special, DType::Complex128)}, schema::Attrs{{"dtype", DType::Float32}}, true},
+          {{constant({-1.5f, 0.25f})}, schema::Attrs{{"dtype", DType::Float16}}}};
 }
 
 // Only between float types: an integer result carries no gradient.
@@ -200,11 +212,13 @@ constexpr detail::OpDef kCast{.name = "Cast", .infer = cast_infer, .kernel = cas
 
 }  // namespace
 
+void cast_into(const Tensor& in, Tensor& out) { cast_values(in, out); }
+
 schema::ElementwiseLoop cast_loop_for(DType from, DType to) {
   auto numeric = [](DType d) { return d != DType::String && d != DType::Resource; };
   if (!numeric(from) || !numeric(to)) return nullptr;
-  return core::visit_numeric(from, [&]<class From>() {
-    return core::visit_numeric(to, [&]<class To>() -> schema::ElementwiseLoop { return cast_loop<To, From>; });
+  return core::visit_all_numeric(from, [&]<class From>() {
+    return core::visit_all_numeric(to, [&]<class To>() -> schema::ElementwiseLoop { return cast_loop<To, From>; });
   });
 }
 
@@ -259,12 +273,20 @@ Tensor make_scalar(const Scalar& value, DType dtype) {
   // identity"). A cached tensor always has another reference, so no op writes
   // over it.
   uint64_t bits = 0;
-  core::visit_numeric(dtype, [&]<class T>() {
+  if (is_complex(dtype)) {  // 16 bytes do not fit the cache's key
+    Tensor t = core::make_tensor(dtype, Shape{});
+    core::visit_extended(dtype, [&]<class T>() {
+      if constexpr (is_complex_type<T>) core::data_of<T>(t)[0] = T(value.as_double());
+    });
+    return t;
+  }
+  core::visit_all_numeric(dtype, [&]<class T>() {
     T v;
-    if constexpr (std::is_floating_point_v<T>) v = static_cast<T>(value.as_double());
+    if constexpr (std::is_floating_point_v<T> || is_half_type<T> || is_complex_type<T>)
+      v = static_cast<T>(value.as_double());
     else if (value.kind() == Scalar::Kind::Float) v = static_cast<T>(value.as_double());
     else v = static_cast<T>(value.as_int());
-    std::memcpy(&bits, &v, sizeof(T));
+    if constexpr (sizeof(T) <= sizeof bits) std::memcpy(&bits, &v, sizeof(T));
   });
   struct Slot {
     DType dtype;

@@ -26,7 +26,7 @@ enum class Unit { One, PlusZero, MinusZero, Other };
 
 // What a one-element numeric constant is, as far as these rules care.
 Unit unit_of(const Tensor& t) {
-  if (t.size() != 1 || t.dtype() == DType::Bool || !is_numeric(t.dtype())) return Unit::Other;
+  if (t.size() != 1 || t.dtype() == DType::Bool || !is_numeric(t.dtype()) || !is_core_dtype(t.dtype())) return Unit::Other;
   Unit u = Unit::Other;
   core::visit_numeric(t.dtype(), [&]<class T>() {
     T v = core::data_of<T>(t)[0];

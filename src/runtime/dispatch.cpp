@@ -48,8 +48,10 @@ void check_numerics(const detail::OpDef& op, const TensorList& outputs, const So
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& t = outputs[i];
     if (!t.defined() || !is_floating(t.dtype())) continue;
-    const char* bad = t.dtype() == DType::Float32 ? first_non_finite(core::data_of<float>(t), t.size())
-                                                  : first_non_finite(core::data_of<double>(t), t.size());
+    const char* bad = t.dtype() == DType::Float32   ? first_non_finite(core::data_of<float>(t), t.size())
+                      : t.dtype() == DType::Float64 ? first_non_finite(core::data_of<double>(t), t.size())
+                      : t.dtype() == DType::Float16 ? first_non_finite(core::data_of<float16_t>(t), t.size())
+                                                    : first_non_finite(core::data_of<bfloat16_t>(t), t.size());
     if (!bad) continue;
     std::string where = loc && loc->line() ? fmt::format(" (at {}:{})", loc->file_name(), loc->line()) : "";
     throw InvalidArgument(fmt::format("check_numerics: {} produced {} in output {} of shape {}{}", op.name,
@@ -144,6 +146,11 @@ bool int_fits(int64_t v, DType dtype) {
     case DType::Int32: return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
     case DType::UInt8: return v >= 0 && v <= 255;
     case DType::Int64: return true;
+    case DType::Int8: return v >= -128 && v <= 127;
+    case DType::Int16: return v >= -32768 && v <= 32767;
+    case DType::UInt16: return v >= 0 && v <= 65535;
+    case DType::UInt32: return v >= 0 && v <= std::numeric_limits<uint32_t>::max();
+    case DType::UInt64: return v >= 0;
     default: return false;
   }
 }
@@ -155,10 +162,10 @@ void check_representable(const Scalar& value, DType dtype, std::string_view op_n
   switch (value.kind()) {
     case Scalar::Kind::String: ok = dtype == DType::String; break;
     case Scalar::Kind::Bool: ok = dtype == DType::Bool; break;
-    case Scalar::Kind::Int: ok = is_floating(dtype) || int_fits(value.as_int(), dtype); break;
+    case Scalar::Kind::Int: ok = is_floating(dtype) || is_complex(dtype) || int_fits(value.as_int(), dtype); break;
     case Scalar::Kind::Float: {
       double d = value.as_double();
-      ok = is_floating(dtype) ||
+      ok = is_floating(dtype) || is_complex(dtype) ||
            (is_integer(dtype) && std::isfinite(d) && std::trunc(d) == d && std::abs(d) < 9.2e18 &&
             int_fits(static_cast<int64_t>(d), dtype));
       break;

@@ -11,6 +11,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "core/dtype_switch.h"
@@ -35,6 +38,23 @@ template <class T> std::string chars(T v, std::chars_format fmt, int precision) 
   char buf[512];
   auto r = std::to_chars(buf, buf + sizeof buf, v, fmt, precision);
   return std::string(buf, r.ptr);
+}
+
+// The shortest scientific digits that read back to the same float16 (what
+// NumPy's Dragon4 prints for a float16): the fewest significant digits whose
+// correctly rounded decimal converts back to the same bits.
+std::string chars(float16_t v, std::chars_format fmt) {
+  for (int precision = 0; precision < 17; ++precision) {
+    std::string s = chars(static_cast<double>(v), std::chars_format::scientific, precision);
+    if (float16_t(std::strtod(s.c_str(), nullptr)).bits == v.bits)
+      return fmt == std::chars_format::scientific ? s : chars(std::strtod(s.c_str(), nullptr), fmt);
+  }
+  return chars(static_cast<double>(v), fmt);
+}
+// With a precision a float16 prints as its exact value does (a float16 is
+// exactly a double).
+std::string chars(float16_t v, std::chars_format fmt, int precision) {
+  return chars(static_cast<double>(v), fmt, precision);
 }
 
 // A finite float's text cut into "<int>.<frac>e<exp>" (exp empty when
@@ -112,20 +132,21 @@ template <class T> Decimal scientific(T v) {
 std::string spaces(std::ptrdiff_t n) { return n > 0 ? std::string(n, ' ') : std::string(); }
 
 // numpy's FloatingFormat with precision 8, floatmode 'maxprec', sign '-'.
+// `plus` is NumPy's sign='+' (the imaginary parts of complex numbers).
 template <class T> class FloatFormat {
  public:
-  explicit FloatFormat(const std::vector<T>& data) {
+  explicit FloatFormat(const std::vector<T>& data, bool plus = false) : plus_(plus) {
     std::vector<T> finite;
-    bool neginf = false;
+    bool neginf = plus;
     for (T v : data) {
       if (std::isfinite(v)) finite.push_back(v);
       else if (std::isinf(v) && v < 0) neginf = true;
     }
     bool any_nonzero = false;
-    T max_val = 0, min_val = 0;
+    T max_val{}, min_val{};
     for (T v : finite) {
       if (v == 0) continue;
-      T a = std::abs(v);
+      T a = T(std::abs(v));
       if (!any_nonzero || a > max_val) max_val = a;
       if (!any_nonzero || a < min_val) min_val = a;
       any_nonzero = true;
@@ -133,7 +154,7 @@ template <class T> class FloatFormat {
     if (any_nonzero) {
       // NumPy divides in the element type (a float32 ratio may overflow to
       // inf) and compares with the thresholds as doubles.
-      T ratio = max_val / min_val;
+      T ratio = T(max_val / min_val);
       exp_ = static_cast<double>(max_val) >= 1e8 || static_cast<double>(min_val) < 1e-4 ||
              static_cast<double>(ratio) > 1000.0;
     }
@@ -143,7 +164,7 @@ template <class T> class FloatFormat {
       std::size_t int_len = 0, frac_len = 0, exp_len = 0;
       for (T v : finite) {
         Decimal d = scientific(v);
-        int_len = std::max(int_len, d.int_part.size());
+        int_len = std::max(int_len, d.int_part.size() + plus_sign(v).size());
         frac_len = std::max(frac_len, d.frac.size());
         exp_len = std::max(exp_len, d.exp.size() - 1);
       }
@@ -155,7 +176,7 @@ template <class T> class FloatFormat {
       std::size_t int_len = 0, frac_len = 0;
       for (T v : finite) {
         Decimal d = positional(v);
-        int_len = std::max(int_len, d.int_part.size());
+        int_len = std::max(int_len, d.int_part.size() + plus_sign(v).size());
         frac_len = std::max(frac_len, d.frac.size());
       }
       pad_left_ = static_cast<int>(int_len);
@@ -169,7 +190,7 @@ template <class T> class FloatFormat {
 
   std::string operator()(T v) const {
     if (!std::isfinite(v)) {
-      std::string ret = std::isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
+      std::string ret = std::isnan(v) ? (plus_ ? "+nan" : "nan") : v < 0 ? "-inf" : plus_ ? "+inf" : "inf";
       return spaces(pad_left_ + pad_right_ + 1 - static_cast<std::ptrdiff_t>(ret.size())) + ret;
     }
     if (exp_) {
@@ -181,15 +202,20 @@ template <class T> class FloatFormat {
       std::string digits = d.exp.substr(1);
       if (static_cast<int>(digits.size()) < exp_size_) digits.insert(0, exp_size_ - digits.size(), '0');
       std::string exp = d.exp.substr(0, 1) + digits;
+      d.int_part.insert(0, plus_sign(v));
       return spaces(pad_left_ - static_cast<std::ptrdiff_t>(d.int_part.size())) + d.int_part + "." +
              d.frac + "e" + exp;
     }
     Decimal d = positional(v);
+    d.int_part.insert(0, plus_sign(v));
     return spaces(pad_left_ - static_cast<std::ptrdiff_t>(d.int_part.size())) + d.int_part + "." + d.frac +
            spaces(pad_right_ - static_cast<std::ptrdiff_t>(d.frac.size()));
   }
 
  private:
+  std::string plus_sign(T v) const { return plus_ && !std::signbit(static_cast<double>(v)) ? "+" : ""; }
+
+  bool plus_ = false;
   bool exp_ = false;
   int pad_left_ = 0, pad_right_ = 0;
   int precision_ = kPrecision;
@@ -210,7 +236,10 @@ template <class T> class IntegerFormat {
   }
 
  private:
-  static std::string text(T v) { return std::to_string(static_cast<int64_t>(v)); }
+  static std::string text(T v) {
+    if constexpr (std::is_unsigned_v<T>) return std::to_string(static_cast<uint64_t>(v));
+    else return std::to_string(static_cast<int64_t>(v));
+  }
   std::size_t width_ = 0;
 };
 
@@ -309,6 +338,70 @@ void collect_shown(const Shape& shape, const std::vector<int64_t>& strides, bool
   }
 }
 
+template <class T> std::string scalar_str(T v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  double a = std::abs(static_cast<double>(v));
+  if (a == 0 || (a < 1e16 && a >= 1e-4)) {
+    Decimal d = shortest_positional(v);
+    return d.int_part + "." + (d.frac.empty() ? "0" : d.frac);
+  }
+  return chars(v, std::chars_format::scientific);
+}
+
+// bfloat16 as TF prints it: NumPy has no bfloat16, and TF's (ml_dtypes')
+// array type prints each element as C++'s ostream prints the float value
+// ("%g": 6 significant digits, "1" for 1.0), with no common width.
+std::string bfloat16_str(bfloat16_t v) {
+  float f = v;
+  if (std::isnan(f)) return "nan";
+  if (std::isinf(f)) return f < 0 ? "-inf" : "inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(f));
+  return buf;
+}
+
+// One part of a complex scalar as Python's repr writes it: shortest digits,
+// no ".0" for whole numbers ("1", "1.5", "1e+20").
+template <class R> std::string complex_part(R v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  std::string s = scalar_str(v);
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
+  return s;
+}
+
+// NumPy's str of a complex scalar: "(1+2j)", "(1.5-0.5j)", or "2j" when the
+// real part is +0.
+template <class R> std::string complex_scalar_str(std::complex<R> v) {
+  std::string imag = complex_part(v.imag());
+  if (v.real() == 0 && !std::signbit(v.real())) return imag + "j";
+  std::string sign = imag[0] == '-' ? "" : "+";
+  return "(" + complex_part(v.real()) + sign + imag + "j)";
+}
+
+// NumPy's ComplexFloatingFormat: the real parts formatted together, the
+// imaginary parts together with a '+' sign, "j" before the padding.
+template <class R> class ComplexFormat {
+ public:
+  explicit ComplexFormat(const std::vector<std::complex<R>>& data)
+      : real_(parts(data, false)), imag_(parts(data, true), true) {}
+  std::string operator()(std::complex<R> v) const {
+    std::string i = imag_(v.imag());
+    std::size_t end = i.find_last_not_of(' ') + 1;
+    return real_(v.real()) + i.substr(0, end) + "j" + i.substr(end);
+  }
+
+ private:
+  static std::vector<R> parts(const std::vector<std::complex<R>>& data, bool imag) {
+    std::vector<R> out;
+    out.reserve(data.size());
+    for (const auto& v : data) out.push_back(imag ? v.imag() : v.real());
+    return out;
+  }
+  FloatFormat<R> real_, imag_;
+};
+
 template <class T> std::string format_array(const Tensor& t, bool summary) {
   const Shape& shape = t.shape();
   const T* data = core::data_of<T>(t);
@@ -331,8 +424,12 @@ template <class T> std::string format_array(const Tensor& t, bool summary) {
     return run([](bool v) { return std::string(v ? " True" : "False"); });
   } else if constexpr (std::is_same_v<T, std::string>) {
     return run([](const std::string& v) { return python_bytes_repr(v); });
-  } else if constexpr (std::is_floating_point_v<T>) {
+  } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, float16_t>) {
     return run(FloatFormat<T>(shown));
+  } else if constexpr (std::is_same_v<T, bfloat16_t>) {
+    return run([](bfloat16_t v) { return bfloat16_str(v); });  // each its own repr, unpadded
+  } else if constexpr (requires { shown[0].imag(); }) {
+    return run(ComplexFormat<typename T::value_type>(shown));
   } else {
     return run(IntegerFormat<T>(shown));
   }
@@ -341,19 +438,11 @@ template <class T> std::string format_array(const Tensor& t, bool summary) {
 template <class T> std::string format_scalar(const T& v) {
   if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
   else if constexpr (std::is_same_v<T, std::string>) return python_bytes_repr(v);
-  else if constexpr (std::is_floating_point_v<T>) return numpy_scalar_str(v);
+  else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, float16_t>) return scalar_str(v);
+  else if constexpr (std::is_same_v<T, bfloat16_t>) return bfloat16_str(v);
+  else if constexpr (requires { v.imag(); }) return complex_scalar_str(v);
+  else if constexpr (std::is_unsigned_v<T>) return std::to_string(static_cast<uint64_t>(v));
   else return std::to_string(static_cast<int64_t>(v));
-}
-
-template <class T> std::string scalar_str(T v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-  double a = std::abs(static_cast<double>(v));
-  if (a == 0 || (a < 1e16 && a >= 1e-4)) {
-    Decimal d = shortest_positional(v);
-    return d.int_part + "." + (d.frac.empty() ? "0" : d.frac);
-  }
-  return chars(v, std::chars_format::scientific);
 }
 
 }  // namespace
@@ -393,9 +482,8 @@ std::string python_bytes_repr(std::string_view s) {
 std::string numpy_str(const Tensor& t) {
   core::require_concrete(t, "numpy_str");
   // As TensorFlow shows a dtype NumPy cannot hold (a resource handle).
-  if (!is_numeric(t.dtype()) && t.dtype() != DType::Bool && t.dtype() != DType::String)
-    return "<unprintable>";
-  return core::visit_dtype(t.dtype(), [&]<class T>() -> std::string {
+  if (t.dtype() == DType::Resource) return "<unprintable>";
+  return core::visit_all_dtypes(t.dtype(), [&]<class T>() -> std::string {
     if (t.rank() == 0) return format_scalar(core::data_of<T>(t)[0]);
     if (t.size() == 0) return "[]";
     return format_array<T>(t, t.size() > kThreshold);

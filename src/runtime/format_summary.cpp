@@ -64,8 +64,18 @@ template <class T> void append_element(std::string& out, const T& v) {
     out += '"';
   } else if constexpr (std::is_floating_point_v<T>) {
     append_float(out, v);
+  } else if constexpr (is_half_type<T>) {
+    append_float(out, static_cast<float>(v));  // TF's StrCat widens Eigen::half to float
+  } else if constexpr (requires { v.imag(); }) {
+    out += '(';
+    append_float(out, v.real());
+    out += ',';
+    append_float(out, v.imag());
+    out += ')';
   } else if constexpr (std::is_same_v<T, bool>) {
     out += v ? '1' : '0';
+  } else if constexpr (std::is_unsigned_v<T>) {
+    out += std::to_string(static_cast<uint64_t>(v));
   } else {
     out += std::to_string(static_cast<int64_t>(v));
   }
@@ -112,14 +122,13 @@ void append_dim(std::string& out, const T* data, const Shape& shape, int dim, in
 
 std::string summarize_value(const Tensor& t, int64_t summarize) {
   core::require_concrete(t, "summarize_value");
-  if (!is_numeric(t.dtype()) && t.dtype() != DType::Bool && t.dtype() != DType::String)
-    return "<" + std::string(dtype_name(t.dtype())) + ">";
+  if (t.dtype() == DType::Resource) return "<resource>";
   int64_t n = t.size();
   // TensorFlow caps the edge count by the element count (so an empty tensor
   // of shape (2, 0) reads "[\n ...]", as in TensorFlow).
   int64_t limit = summarize < 0 ? n : std::min(summarize, n);
   std::string out;
-  core::visit_dtype(t.dtype(), [&]<class T>() {
+  core::visit_all_dtypes(t.dtype(), [&]<class T>() {
     const T* data = core::data_of<T>(t);
     if (t.rank() == 0) {
       for (int64_t i = 0; i < limit; ++i) {

@@ -2,8 +2,7 @@
 Kiln: the guide's code cells in order, only the import changed (`import kiln as tf`).
 
 Omitted cells (Kiln lacks what they show): 114, 115 (tf.strings.bytes_split, unicode_*,
-tf.io.decode_raw). Changed: cells 12 and 78 make float32 where the guide makes
-float16, which Kiln does not have (marked "Kiln:").
+tf.io.decode_raw).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/guides/tensor.py"""
 import kiln as tf
@@ -23,7 +22,7 @@ print(rank_1_tensor)
 # If you want to be specific, you can set the dtype (see below) at creation time
 rank_2_tensor = tf.constant([[1, 2],
                              [3, 4],
-                             [5, 6]], dtype=tf.float32)  # Kiln: no float16 (the guide: tf.float16)
+                             [5, 6]], dtype=tf.float16)
 print(rank_2_tensor)
 
 # ---- cell 15
@@ -178,7 +177,7 @@ except Exception as e:
 
 # ---- cell 78
 the_f64_tensor = tf.constant([2.2, 3.3, 4.4], dtype=tf.float64)
-the_f16_tensor = tf.cast(the_f64_tensor, dtype=tf.float32)  # Kiln: no float16 (the guide: tf.float16)
+the_f16_tensor = tf.cast(the_f64_tensor, dtype=tf.float16)
 # Now, cast to an uint8 and lose the decimal precision
 the_u8_tensor = tf.cast(the_f16_tensor, dtype=tf.uint8)
 print(the_u8_tensor)

@@ -42,7 +42,9 @@ def serialize_tensor(tensor, name=None):
 
 
 _NUMPY_OF = {"float32": _np.float32, "float64": _np.float64, "int32": _np.int32, "int64": _np.int64,
-             "uint8": _np.uint8, "bool": _np.bool_}
+             "uint8": _np.uint8, "bool": _np.bool_, "float16": _np.float16, "int8": _np.int8, "int16": _np.int16,
+             "uint16": _np.uint16, "uint32": _np.uint32, "uint64": _np.uint64, "complex64": _np.complex64,
+             "complex128": _np.complex128}
 _VALUES_FIELD = {"float32": "float_val", "float64": "double_val", "int32": "int_val", "uint8": "int_val",
                  "int64": "int64_val", "bool": "bool_val"}
 

@@ -86,5 +86,7 @@ BundleHeaderProto, BundleEntryProto = _M["BundleHeaderProto"], _M["BundleEntryPr
 TrackableObjectGraph = _M["TrackableObjectGraph"]
 
 # TF's DataType numbers of Kiln's dtypes.
-DATA_TYPE_OF = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "string": 7, "int64": 9, "bool": 10}
+DATA_TYPE_OF = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6, "string": 7,
+                "complex64": 8, "int64": 9, "bool": 10, "bfloat16": 14, "uint16": 17, "complex128": 18,
+                "float16": 19, "uint32": 22, "uint64": 23}
 DTYPE_NAME_OF = {v: k for k, v in DATA_TYPE_OF.items()}

@@ -24,7 +24,9 @@ from . import _table
 DATA_SUFFIX = ".data-00000-of-00001"
 INDEX_SUFFIX = ".index"
 _NUMPY_OF = {"float32": _np.float32, "float64": _np.float64, "int32": _np.int32, "int64": _np.int64,
-             "uint8": _np.uint8, "bool": _np.bool_}
+             "uint8": _np.uint8, "bool": _np.bool_, "float16": _np.float16, "int8": _np.int8, "int16": _np.int16,
+             "uint16": _np.uint16, "uint32": _np.uint32, "uint64": _np.uint64, "complex64": _np.complex64,
+             "complex128": _np.complex128}
 
 
 def _string_bytes(array):
@@ -138,6 +140,13 @@ class BundleReader:
         name = self.dtype_name(key)
         if name == "string":
             value, crc = self._strings(raw, shape, key, path)
+        elif name == "bfloat16":  # NumPy has none: its values read as float32 (a bfloat16 is float32's top half)
+            halves = _np.frombuffer(raw, dtype="<u2").astype(_np.uint32) << 16
+            value = halves.view(_np.float32)
+            if value.size != int(_np.prod(shape)):
+                raise _errors.DataLossError(f"{path}: {key} holds {value.size} values for shape {shape}")
+            value = value.reshape(shape)
+            crc = crc32c(raw)
         elif name in _NUMPY_OF:
             value = _np.frombuffer(raw, dtype=_np.dtype(_NUMPY_OF[name]).newbyteorder("<")).astype(_NUMPY_OF[name])
             if value.size != int(_np.prod(shape)):
