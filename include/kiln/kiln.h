@@ -3,6 +3,7 @@
 #include "kiln/dtype.h"
 #include "kiln/error.h"
 #include "kiln/math.h"
+#include "kiln/complex_math.h"
 #include "kiln/shape.h"
 #include "kiln/tensor.h"
 #include "kiln/nn_ops.h"

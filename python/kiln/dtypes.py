@@ -62,27 +62,24 @@ class DType:
     def real_dtype(self):
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
+    def _limit(self, which):
+        if self.name == "bfloat16":  # NumPy has no bfloat16: its extremes as float32
+            return _np.float32((-1 if which == "min" else 1) * 3.3895313892515355e38)
+        if self.is_floating:
+            return getattr(_np.finfo(self._np), which)
+        if self.is_integer:
+            return getattr(_np.iinfo(self._np), which)
+        raise TypeError(f"Cannot find {'minimum' if which == 'min' else 'maximum'} value of {self}.")
+
     @property
     def min(self):
         """The smallest value of the dtype (TF raises TypeError for bool, string and complex)."""
-        if self.name == "bfloat16":
-            return _np.float32(-3.3895313892515355e38)
-        if self.is_floating:
-            return _np.finfo(self._np).min
-        if self.is_integer:
-            return _np.iinfo(self._np).min
-        raise TypeError(f"Cannot find minimum value of {self}.")
+        return self._limit("min")
 
     @property
     def max(self):
-        """The largest value of the dtype (TF raises TypeError for bool, string and complex)."""
-        if self.name == "bfloat16":
-            return _np.float32(3.3895313892515355e38)
-        if self.is_floating:
-            return _np.finfo(self._np).max
-        if self.is_integer:
-            return _np.iinfo(self._np).max
-        raise TypeError(f"Cannot find maximum value of {self}.")
+        """The largest value of the dtype."""
+        return self._limit("max")
 
     @property
     def limits(self):

@@ -7,6 +7,7 @@ from ._ops import (  # noqa: F401
     rint, round, rsqrt, sigmoid, sign, sin, sqrt, square, squared_difference, subtract, tanh, truediv, truncatediv,
     truncatemod)
 from ._ops import floormod as mod  # noqa: F401
+from ._ops import angle, conj, imag, real  # noqa: F401
 
 
 from .nn import l2_normalize, softplus, softsign  # noqa: E402,F401  (tf.math has them too)

@@ -275,6 +275,16 @@ void bind_ops(py::module_& m) {
   def_unary<kiln::sin>(m, "sin");
   def_unary<kiln::cos>(m, "cos");
   def_unary<kiln::erf>(m, "erf");
+  def_unary<kiln::real>(m, "real");
+  def_unary<kiln::imag>(m, "imag");
+  def_unary<kiln::conj>(m, "conj");
+  def_unary<kiln::angle>(m, "angle");
+  // tf.complex: Python numbers become float32 (TF's default for both parts).
+  m.def("complex", [](py::handle re, py::handle im) {
+    Tensor a = py::isinstance<Tensor>(re) || py::isinstance<Variable>(re) ? T(re) : to_tensor(re, DType::Float32);
+    Tensor b = py::isinstance<Tensor>(im) || py::isinstance<Variable>(im) ? T(im) : to_tensor(im, a.dtype());
+    return kiln::complex(a, b, user_location());
+  });
   def_unary<kiln::softplus>(m, "softplus");
   def_unary<kiln::softsign>(m, "softsign");
   def_unary<kiln::elu>(m, "elu");

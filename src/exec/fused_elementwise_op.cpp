@@ -32,6 +32,10 @@ using GraphPtr = std::shared_ptr<const graph::Graph>;
 
 ElementwiseLoop fusible_loop(const graph::Graph& g, const graph::Node& n) {
   if (n.outputs.size() != 1 || n.is_stateful() || n.inputs.empty()) return nullptr;
+  // The tiles hold elements of up to 8 bytes (kMaxElementSize): complex128 stays unfused.
+  if (n.outputs[0].dtype == DType::Complex128) return nullptr;
+  for (const graph::Value& in : n.inputs)
+    if (g.type_of(in).dtype == DType::Complex128) return nullptr;
   if (n.op == &ops::cast_op()) return ops::cast_loop_for(g.type_of(n.inputs[0]).dtype, n.outputs[0].dtype);
   if (!n.op->is(schema::kElementwise) || !n.attrs.empty()) return nullptr;
   // Loops are indexed by the element type of the last input (the condition

@@ -6,6 +6,7 @@
 #include "kiln/reduce.h"
 #include "runtime/dispatch.h"
 #include "ops/known_ops.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -79,7 +80,7 @@ void bias_add_gradient(schema::GradContext& c) {
   if (c.needs(1)) c.set(1, sum_to_shape_of(g, c.inputs[1]));
 }
 
-constexpr detail::OpDef kBiasAdd{.name = "BiasAdd", .infer = bias_add_infer, .kernel = bias_add_kernel,
+constexpr detail::OpDef kBiasAdd{.name = "BiasAdd", .infer = bias_add_infer, .kernel = widened<bias_add_kernel>,
                                  .flags = schema::kMayRunInPlace | schema::kShapeFromShapes,
                                  .samples = bias_add_samples, .gradient = bias_add_gradient};
 

@@ -192,7 +192,7 @@ Tensor divide(const Operand& x, const Operand& y, SourceLocation loc) {
   ops::BinaryInputs in = ops::binary_inputs(x, y, "divide");
   DType d = in.inputs[0].dtype();
   if (d == in.inputs[1].dtype() && is_integer(d)) {
-    DType f = d == DType::UInt8 ? DType::Float32 : DType::Float64;
+    DType f = dtype_size(d) <= 2 ? DType::Float32 : DType::Float64;  // TF's _TRUEDIV_TABLE
     in.inputs[0] = cast(in.inputs[0], f, loc);
     in.inputs[1] = cast(in.inputs[1], f, loc);
   }

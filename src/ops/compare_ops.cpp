@@ -59,7 +59,7 @@ void select_infer(schema::InferContext& c) {
   c.add_output(c.dtype(1), infer_broadcast(c, c.shape(0), xy, "condition", "x and y (broadcast)"));
 }
 void select_kernel(schema::KernelContext& c) {
-  core::visit_dtype(c.inputs[1].dtype(), [&]<class T>() {
+  core::visit_all_dtypes(c.inputs[1].dtype(), [&]<class T>() {
     ternary_apply<SelectFn, uint8_t, T>(c.inputs[0], c.inputs[1], c.inputs[2], c.outputs[0]);
   });
 }
@@ -92,7 +92,7 @@ void clip_infer(schema::InferContext& c) {
   c.add_output(c.dtype(0), infer_broadcast(c, s, c.shape(2), "x and min (broadcast)", "max"));
 }
 void clip_kernel(schema::KernelContext& c) {
-  core::visit_dtype(c.inputs[0].dtype(), [&]<class T>() {
+  core::visit_all_dtypes(c.inputs[0].dtype(), [&]<class T>() {
     if constexpr (supports<ClipFn, T>)
       ternary_apply<ClipFn, T, T>(c.inputs[0], c.inputs[1], c.inputs[2], c.outputs[0]);
   });

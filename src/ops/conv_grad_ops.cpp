@@ -16,6 +16,7 @@
 #include "ops/nn_internal.h"
 #include "ops/conv_onednn.h"
 #include "runtime/dispatch.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -319,10 +320,10 @@ void backprop_input_gradient(schema::GradContext& c) { conv_backprop_input_gradi
 void backprop_filter_gradient(schema::GradContext& c) { conv_backprop_filter_gradient(c, kConv2DOps); }
 
 constexpr detail::OpDef kConv2DBackpropInput{.name = "Conv2DBackpropInput", .infer = backprop_input_infer,
-                                             .kernel = backprop_input_kernel, .flags = schema::kCostlyToRecompute,
+                                             .kernel = widened<backprop_input_kernel>, .flags = schema::kCostlyToRecompute,
                                              .samples = conv_backprop_samples, .gradient = backprop_input_gradient};
 constexpr detail::OpDef kConv2DBackpropFilter{.name = "Conv2DBackpropFilter", .infer = backprop_filter_infer,
-                                              .kernel = backprop_filter_kernel, .flags = schema::kCostlyToRecompute,
+                                              .kernel = widened<backprop_filter_kernel>, .flags = schema::kCostlyToRecompute,
                                               .samples = conv_backprop_samples, .gradient = backprop_filter_gradient};
 
 }  // namespace

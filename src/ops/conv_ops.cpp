@@ -10,6 +10,7 @@
 #include "ops/conv_onednn.h"
 #include "runtime/dispatch.h"
 #include "ops/known_ops.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -194,7 +195,7 @@ void conv2d_gradient(schema::GradContext& c) {
   if (c.needs(1)) c.set(1, conv2d_backprop_filter(x, f, c.grad(0), c.attrs));
 }
 
-constexpr detail::OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel = conv2d_kernel,
+constexpr detail::OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel = widened<conv2d_kernel>,
                                 .flags = schema::kCostlyToRecompute | schema::kShapeFromShapes,
                                 .samples = conv2d_samples, .gradient = conv2d_gradient};
 

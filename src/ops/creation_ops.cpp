@@ -198,7 +198,8 @@ std::vector<schema::OpSample> cast_samples() {
           {{special}, schema::Attrs{{"dtype", DType::Complex64}}, true},
           {{cast(special, DType::Float16)}, schema::Attrs{{"dtype", DType::Int16}}, true},
           {{cast(special, DType::Complex128)}, schema::Attrs{{"dtype", DType::Float32}}, true},
-          {{constant({-1.5f, 0.25f})}, schema::Attrs{{"dtype", DType::Float16}}}};
+          // (rounding to float16 leaves finite differences nothing to see: parity only)
+          {{constant({-1.5f, 0.25f})}, schema::Attrs{{"dtype", DType::Float16}}, true}};
 }
 
 // Only between float types: an integer result carries no gradient.

@@ -18,7 +18,7 @@ void check_dtype(const schema::InferContext& c, DType dtype, uint32_t mask, cons
   if (mask & dtype_bit(dtype)) return;
   std::string_view op = c.op().name;
   if (mask == kFloatMask)
-    c.fail("{} needs a floating-point tensor (float32 or float64), but {} has dtype {}; convert it "
+    c.fail("{} needs a floating-point tensor (float16, bfloat16, float32 or float64), but {} has dtype {}; convert it "
            "first, e.g. kiln::cast({}, kiln::float32)",
            op, arg, dtype_name(dtype), arg);
   if (mask == kBoolMask)
@@ -35,7 +35,7 @@ void check_same_dtype(const schema::InferContext& c, int i, int j, const char* i
 }
 
 void check_integer_divisor(const schema::KernelContext& c, const Tensor& divisor) {
-  core::visit_dtype(divisor.dtype(), [&]<class T>() {
+  core::visit_all_numeric(divisor.dtype(), [&]<class T>() {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       const T* p = core::data_of<T>(divisor);
       const int64_t n = divisor.size();
@@ -47,7 +47,7 @@ void check_integer_divisor(const schema::KernelContext& c, const Tensor& divisor
 }
 
 void check_integer_exponent(const schema::KernelContext& c, const Tensor& exponent) {
-  core::visit_dtype(exponent.dtype(), [&]<class T>() {
+  core::visit_all_numeric(exponent.dtype(), [&]<class T>() {
     if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
       const T* p = core::data_of<T>(exponent);
       const int64_t n = exponent.size();

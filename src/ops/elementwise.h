@@ -7,6 +7,7 @@
 // In-place safety: dispatch may hand a kernel an output that shares its
 // buffer with an input of the same shape (never with a broadcast input), so
 // every loop reads element i of its inputs before writing element i.
+#include <complex>
 #include <string>
 #include <type_traits>
 
@@ -24,40 +25,74 @@ inline constexpr bool supports = (F::kDTypes & dtype_bit(dtype_of<T>)) != 0;
 template <class F, class T>
 using OutOf = std::conditional_t<F::kToBool, bool, T>;
 
+// One element of F. float16 and bfloat16 compute in float32 and round the
+// result to their type once per op, as TF's Eigen::half and Eigen::bfloat16
+// do; every loop below (eager, and the fused graph kernels that call the same
+// loops) goes through these, so traced and eager results stay equal.
+template <class F, class T>
+inline OutOf<F, T> apply1(const T& x) {
+  if constexpr (is_half_type<T>) {
+    const auto r = F::template apply<float>(static_cast<float>(x));
+    if constexpr (F::kToBool) return r;
+    else return T(r);
+  } else {
+    return F::template apply<T>(x);
+  }
+}
+template <class F, class T>
+inline OutOf<F, T> apply2(const T& a, const T& b) {
+  if constexpr (is_half_type<T>) {
+    const auto r = F::template apply<float>(static_cast<float>(a), static_cast<float>(b));
+    if constexpr (F::kToBool) return r;
+    else return T(r);
+  } else {
+    return F::template apply<T>(a, b);
+  }
+}
+// (Select, whose condition C is not T, picks values: no arithmetic to bridge.)
+template <class F, class C, class T>
+inline T apply3(const C& a, const T& b, const T& c) {
+  if constexpr (is_half_type<T> && std::is_same_v<C, T>) {
+    return T(F::template apply<float>(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+  } else {
+    return F::template apply<T>(a, b, c);
+  }
+}
+
 // ---- Loops over contiguous ranges ------------------------------------------
 template <class F, class T>
 inline void unary_range(const T* x, OutOf<F, T>* o, int64_t n) {
   if constexpr (std::is_same_v<T, bool>) {
     // GCC 12 vectorizes this over bytes (0 or 1) but not over bool loads.
     const auto* xb = reinterpret_cast<const uint8_t*>(x);
-    for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(xb[i] != 0);
+    for (int64_t i = 0; i < n; ++i) o[i] = apply1<F, T>(xb[i] != 0);
   } else if constexpr (std::is_same_v<T, float> && requires { F::apply_f32(x, o, n); }) {
     F::apply_f32(x, o, n);  // vectorized transcendentals (ops/vector_math.h)
   } else {
-    for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(x[i]);
+    for (int64_t i = 0; i < n; ++i) o[i] = apply1<F, T>(x[i]);
   }
 }
 template <class F, class T>
 inline void binary_range(const T* a, const T* b, OutOf<F, T>* o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(a[i], b[i]);
+  for (int64_t i = 0; i < n; ++i) o[i] = apply2<F, T>(a[i], b[i]);
 }
 // One side is a single value (broadcast scalar, or a broadcast row element).
 template <class F, class T>
 inline void binary_range_scalar_a(const T& a, const T* b, OutOf<F, T>* o, int64_t n) {
   const T av = a;
-  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(av, b[i]);
+  for (int64_t i = 0; i < n; ++i) o[i] = apply2<F, T>(av, b[i]);
 }
 template <class F, class T>
 inline void binary_range_scalar_b(const T* a, const T& b, OutOf<F, T>* o, int64_t n) {
   const T bv = b;
-  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(a[i], bv);
+  for (int64_t i = 0; i < n; ++i) o[i] = apply2<F, T>(a[i], bv);
 }
 // Ternary ops: C is the first input's element type (Select reads its bool
 // condition as bytes, 0 or 1: GCC vectorizes a select on uint8 but not on
 // bool).
 template <class F, class C, class T>
 inline void ternary_range(const C* a, const T* b, const T* c, T* o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) o[i] = F::template apply<T>(a[i], b[i], c[i]);
+  for (int64_t i = 0; i < n; ++i) o[i] = apply3<F, C, T>(a[i], b[i], c[i]);
 }
 // Each input either walks the row (S* true) or holds one value for all of it;
 // the strides are compile-time so the loop vectorizes.
@@ -66,7 +101,7 @@ inline void ternary_range_bcast(const C* a, const T* b, const T* c, T* o, int64_
   const C av = a[0];
   const T bv = b[0], cv = c[0];
   for (int64_t i = 0; i < n; ++i)
-    o[i] = F::template apply<T>(SA ? a[i] : av, SB ? b[i] : bv, SC ? c[i] : cv);
+    o[i] = apply3<F, C, T>(SA ? a[i] : av, SB ? b[i] : bv, SC ? c[i] : cv);
 }
 template <class F, class C, class T>
 inline void ternary_range_strided(const C* a, bool sa, const T* b, bool sb, const T* c, bool sc, T* o,
@@ -137,7 +172,7 @@ void binary_apply(const Tensor& a, const Tensor& b, Tensor& out) {
       else if (sb) binary_range_scalar_a<F, T>(pa[off[0]], pb + off[1], po + o, len);
       else if (sa) binary_range_scalar_b<F, T>(pa + off[0], pb[off[1]], po + o, len);
       else {
-        const O v = F::template apply<T>(pa[off[0]], pb[off[1]]);
+        const O v = apply2<F, T>(pa[off[0]], pb[off[1]]);
         for (int64_t i = 0; i < len; ++i) po[o + i] = v;
       }
     });
@@ -179,13 +214,13 @@ void ternary_apply(const Tensor& a, const Tensor& b, const Tensor& c, Tensor& ou
 // (inference rejects them).
 template <class F>
 void unary_kernel(schema::KernelContext& c) {
-  core::visit_dtype(c.inputs[0].dtype(), [&]<class T>() {
+  core::visit_all_dtypes(c.inputs[0].dtype(), [&]<class T>() {
     if constexpr (supports<F, T>) unary_apply<F, T>(c.inputs[0], c.outputs[0]);
   });
 }
 template <class F>
 void binary_kernel(schema::KernelContext& c) {
-  core::visit_dtype(c.inputs[0].dtype(), [&]<class T>() {
+  core::visit_all_dtypes(c.inputs[0].dtype(), [&]<class T>() {
     if constexpr (supports<F, T>) binary_apply<F, T>(c.inputs[0], c.inputs[1], c.outputs[0]);
   });
 }
@@ -226,6 +261,15 @@ constexpr void set_loops(detail::OpDef& op, MakeLoop make) {
   one.template operator()<int64_t>(DType::Int64);
   one.template operator()<uint8_t>(DType::UInt8);
   one.template operator()<bool>(DType::Bool);
+  one.template operator()<float16_t>(DType::Float16);
+  one.template operator()<bfloat16_t>(DType::BFloat16);
+  one.template operator()<int8_t>(DType::Int8);
+  one.template operator()<int16_t>(DType::Int16);
+  one.template operator()<uint16_t>(DType::UInt16);
+  one.template operator()<uint32_t>(DType::UInt32);
+  one.template operator()<uint64_t>(DType::UInt64);
+  one.template operator()<std::complex<float>>(DType::Complex64);
+  one.template operator()<std::complex<double>>(DType::Complex128);
 }
 
 // `nullptr` for the gradient marks the op kNotDifferentiable. It is told
@@ -278,12 +322,16 @@ void int_division_kernel(schema::KernelContext& c) {
   check_integer_divisor(c, c.inputs[1]);
   binary_kernel<F>(c);
 }
+constexpr void clear_integer_loops(detail::OpDef& op) {
+  for (int d = 0; d < kNumDTypes; ++d)
+    if (is_integer(static_cast<DType>(d))) op.elementwise[d] = nullptr;
+}
 // Gradient is GradFn or std::nullptr_t, so binary_op's overloads see which.
 template <class F, class Gradient>
 constexpr detail::OpDef int_division_op(std::string_view name, schema::SamplesFn samples, Gradient gradient) {
   detail::OpDef op = binary_op<F>(name, samples, gradient);
   op.kernel = int_division_kernel<F>;
-  for (DType d : {DType::Int32, DType::Int64, DType::UInt8}) op.elementwise[static_cast<int>(d)] = nullptr;
+  clear_integer_loops(op);
   return op;
 }
 
@@ -300,7 +348,7 @@ template <class F>
 constexpr detail::OpDef int_power_op(std::string_view name, schema::SamplesFn samples, schema::GradFn gradient) {
   detail::OpDef op = binary_op<F>(name, samples, gradient);
   op.kernel = int_power_kernel<F>;
-  for (DType d : {DType::Int32, DType::Int64, DType::UInt8}) op.elementwise[static_cast<int>(d)] = nullptr;
+  clear_integer_loops(op);
   return op;
 }
 

@@ -8,6 +8,7 @@
 #include "ops/creation.h"
 #include "ops/known_ops.h"
 #include "runtime/dispatch.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -177,7 +178,7 @@ std::vector<schema::OpSample> gather_grad_samples() {
            schema::Attrs{{"axis", int64_t(1)}}}};
 }
 
-constexpr detail::OpDef kGatherGrad{.name = "GatherGrad", .infer = gather_grad_infer, .kernel = gather_grad_kernel,
+constexpr detail::OpDef kGatherGrad{.name = "GatherGrad", .infer = gather_grad_infer, .kernel = widened<gather_grad_kernel>,
                                     .samples = gather_grad_samples, .gradient = gather_grad_grad};
 
 void gather_grad(schema::GradContext& c) {

@@ -10,6 +10,7 @@
 #include "ops/broadcast.h"
 #include "ops/grad_util.h"
 #include "runtime/dispatch.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -113,7 +114,7 @@ std::vector<schema::OpSample> sum_to_samples() {
           {{constant({{1.0, 2.0}, {3.0, 4.0}}), constant({{0.0}, {0.0}})}, {}}};
 }
 
-constexpr detail::OpDef kSumToShapeOf{.name = "SumToShapeOf", .infer = sum_to_infer, .kernel = sum_to_kernel,
+constexpr detail::OpDef kSumToShapeOf{.name = "SumToShapeOf", .infer = sum_to_infer, .kernel = widened<sum_to_kernel>,
                                       .samples = sum_to_samples, .gradient = sum_to_gradient};
 
 // ---- BroadcastLike(t, x) --------------------------------------------------------

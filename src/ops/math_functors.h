@@ -10,6 +10,7 @@
 //   kGrain   optional: parallel grain (elements) for costly formulas
 //   apply    the formula, a static template over the element type
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -22,10 +23,14 @@
 namespace kiln::ops {
 
 constexpr uint32_t dtype_bit(DType d) { return 1u << static_cast<int>(d); }
-inline constexpr uint32_t kFloatMask = dtype_bit(DType::Float32) | dtype_bit(DType::Float64);
-inline constexpr uint32_t kIntMask =
-    dtype_bit(DType::Int32) | dtype_bit(DType::Int64) | dtype_bit(DType::UInt8);
+// float16 and bfloat16 run through float32 (elementwise.h's apply1/apply2).
+inline constexpr uint32_t kFloatMask = dtype_bit(DType::Float32) | dtype_bit(DType::Float64) |
+                                       dtype_bit(DType::Float16) | dtype_bit(DType::BFloat16);
+inline constexpr uint32_t kIntMask = dtype_bit(DType::Int32) | dtype_bit(DType::Int64) | dtype_bit(DType::UInt8) |
+                                     dtype_bit(DType::Int8) | dtype_bit(DType::Int16) | dtype_bit(DType::UInt16) |
+                                     dtype_bit(DType::UInt32) | dtype_bit(DType::UInt64);
 inline constexpr uint32_t kNumberMask = kFloatMask | kIntMask;
+inline constexpr uint32_t kComplexMask = dtype_bit(DType::Complex64) | dtype_bit(DType::Complex128);
 inline constexpr uint32_t kBoolMask = dtype_bit(DType::Bool);
 inline constexpr uint32_t kStringMask = dtype_bit(DType::String);
 
@@ -69,7 +74,7 @@ template <class T> constexpr T wrap_neg(T a) { return wrap_sub(T(0), a); }
 
 // ---- Binary arithmetic --------------------------------------------------
 struct AddFn {
-  static constexpr uint32_t kDTypes = kNumberMask | kStringMask;
+  static constexpr uint32_t kDTypes = kNumberMask | kComplexMask | kStringMask;
   static constexpr bool kToBool = false;
   template <class T> static T apply(const T& a, const T& b) {
     if constexpr (std::is_same_v<T, std::string>) return a + b;
@@ -78,20 +83,20 @@ struct AddFn {
 };
 
 struct SubFn {
-  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr uint32_t kDTypes = kNumberMask | kComplexMask;
   static constexpr bool kToBool = false;
   template <class T> static T apply(T a, T b) { return wrap_sub(a, b); }
 };
 
 struct MulFn {
-  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr uint32_t kDTypes = kNumberMask | kComplexMask;
   static constexpr bool kToBool = false;
   template <class T> static T apply(T a, T b) { return wrap_mul(a, b); }
 };
 
 // True division of floats (divide() casts integers to floats first).
 struct RealDivFn {
-  static constexpr uint32_t kDTypes = kFloatMask;
+  static constexpr uint32_t kDTypes = kFloatMask | kComplexMask;
   static constexpr bool kToBool = false;
   template <class T> static T apply(T a, T b) { return a / b; }
 };
@@ -223,8 +228,8 @@ struct MinimumFn {
     static constexpr bool kToBool = true;                                      \
     template <class T> static bool apply(const T& a, const T& b) { return expr; } \
   };
-KILN_COMPARE_FN(EqualFn, kNumberMask | kBoolMask | kStringMask, a == b)
-KILN_COMPARE_FN(NotEqualFn, kNumberMask | kBoolMask | kStringMask, a != b)
+KILN_COMPARE_FN(EqualFn, kNumberMask | kComplexMask | kBoolMask | kStringMask, a == b)
+KILN_COMPARE_FN(NotEqualFn, kNumberMask | kComplexMask | kBoolMask | kStringMask, a != b)
 KILN_COMPARE_FN(LessFn, kNumberMask, a < b)
 KILN_COMPARE_FN(LessEqualFn, kNumberMask, a <= b)
 KILN_COMPARE_FN(GreaterFn, kNumberMask, a > b)
@@ -252,10 +257,10 @@ struct LogicalNotFn {
 // IEEE negation for floats (the sign bit flips: neg(+0) = -0, as TF);
 // integers wrap (neg(INT_MIN) = INT_MIN).
 struct NegFn {
-  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr uint32_t kDTypes = kNumberMask | kComplexMask;
   static constexpr bool kToBool = false;
   template <class T> static T apply(T x) {
-    if constexpr (std::is_floating_point_v<T>) return -x;
+    if constexpr (std::is_floating_point_v<T> || !std::is_integral_v<T>) return -x;
     else return wrap_neg(x);
   }
 };
@@ -358,7 +363,7 @@ KILN_VECTOR_UNARY_FN(SigmoidFn, sigmoid, T(1) / (T(1) + std::exp(-x)))
 // ---- Ternary --------------------------------------------------------------
 // Select: cond ? x : y (kDTypes are x's and y's dtypes; cond is bool).
 struct SelectFn {
-  static constexpr uint32_t kDTypes = kNumberMask | kBoolMask | kStringMask;
+  static constexpr uint32_t kDTypes = kNumberMask | kComplexMask | kBoolMask | kStringMask;
   static constexpr bool kToBool = false;
   template <class T> static T apply(bool c, const T& x, const T& y) { return c ? x : y; }
 };

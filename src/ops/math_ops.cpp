@@ -8,7 +8,10 @@
 namespace kiln {
 namespace ops {
 
+void register_complex_ops(schema::OpRegistry& r);  // complex_ops.cpp
+
 void register_math_ops(schema::OpRegistry& r) {
+  register_complex_ops(r);
   register_unary_ops(r);
   register_binary_ops(r);
   register_compare_ops(r);

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/complex_math.h"
+#include "kiln/math.h"
 #include "ops/gemv.h"
 #include "ops/grad_util.h"
 #include "core/dtype_switch.h"
@@ -19,6 +21,7 @@
 #include "kiln/reduce.h"
 #include "runtime/dispatch.h"
 #include "ops/known_ops.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -26,7 +29,7 @@ namespace ops {
 namespace {
 
 bool matmul_dtype_ok(DType d) {
-  return d == DType::Float32 || d == DType::Float64 || d == DType::Int32 || d == DType::Int64;
+  return d == DType::Float32 || d == DType::Float64 || d == DType::Int32 || d == DType::Int64 || is_half(d);
 }
 
 // b_layout (graph-internal, set by the layout-assignment pass): b comes
@@ -57,7 +60,7 @@ void matmul_infer(schema::InferContext& c) {
   if (da != db)
     c.fail("a and b must have the same dtype, got a: {} and b: {}", dtype_name(da), dtype_name(db));
   if (!matmul_dtype_ok(da))
-    c.fail("dtype must be float32, float64, int32 or int64, got {}", dtype_name(da));
+    c.fail("dtype must be float16, bfloat16, float32, float64, int32 or int64, got {}", dtype_name(da));
   const Shape& a = c.shape(0);
   const Shape b = logical_b_shape(c);
   if (a.has_known_rank() && a.rank() < 2)
@@ -384,7 +387,7 @@ void matmul_gradient(schema::GradContext& c) {
   }
 }
 
-constexpr detail::OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = matmul_kernel,
+constexpr detail::OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = widened<matmul_kernel>,
                                 .flags = schema::kCostlyToRecompute | schema::kShapeFromShapes,
                                 .samples = matmul_samples, .gradient = matmul_gradient};
 
@@ -396,6 +399,12 @@ void register_matmul_op(schema::OpRegistry& r) { r.add(kMatMul); }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b,
               SourceLocation loc) {
+  if (is_complex(a.dtype()) && a.dtype() == b.dtype()) [[unlikely]] {
+    // (A + iB)(C + iD) = (AC - BD) + i(AD + BC), four real products.
+    Tensor ar = real(a, loc), ai = imag(a, loc), br = real(b, loc), bi = imag(b, loc);
+    auto mm = [&](const Tensor& x, const Tensor& y) { return matmul(x, y, transpose_a, transpose_b, loc); };
+    return complex(subtract(mm(ar, br), mm(ai, bi), loc), add(mm(ar, bi), mm(ai, br), loc), loc);
+  }
   const Tensor in[] = {a, b};
   return runtime::dispatch1(ops::kMatMul, in,
                             schema::Attrs{{"transpose_a", transpose_a}, {"transpose_b", transpose_b}},

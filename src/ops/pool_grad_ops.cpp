@@ -20,6 +20,7 @@
 #include "ops/known_ops.h"
 #include "ops/nn_internal.h"
 #include "runtime/dispatch.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -455,14 +456,14 @@ void avg_pool_grad_gradient(schema::GradContext& c) {
 }
 
 constexpr detail::OpDef kMaxPoolGrad{.name = "MaxPoolGrad", .infer = pool_grad_infer,
-                                     .kernel = max_pool_grad_kernel<false>, .samples = pool_grad_samples,
+                                     .kernel = widened<max_pool_grad_kernel<false>>, .samples = pool_grad_samples,
                                      .gradient = max_pool_grad_gradient};
 constexpr detail::OpDef kMaxPoolGradGrad{.name = "MaxPoolGradGrad", .infer = max_pool_grad_grad_infer,
-                                         .kernel = max_pool_grad_grad_kernel,
+                                         .kernel = widened<max_pool_grad_grad_kernel>,
                                          .samples = max_pool_grad_grad_samples,
                                          .gradient = max_pool_grad_grad_gradient};
 constexpr detail::OpDef kAvgPoolGrad{.name = "AvgPoolGrad", .infer = pool_grad_infer,
-                                     .kernel = avg_pool_grad_kernel, .samples = pool_grad_samples,
+                                     .kernel = widened<avg_pool_grad_kernel>, .samples = pool_grad_samples,
                                      .gradient = avg_pool_grad_gradient};
 
 }  // namespace

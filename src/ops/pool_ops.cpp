@@ -10,6 +10,7 @@
 #include "ops/nn_internal.h"
 #include "ops/onednn.h"
 #include "runtime/dispatch.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -154,10 +155,10 @@ void avg_pool_gradient(schema::GradContext& c) {
   if (c.needs(0)) c.set(0, avg_pool_grad(c.inputs[0], c.grad(0), c.attrs));
 }
 
-constexpr detail::OpDef kMaxPool{.name = "MaxPool", .infer = pool_infer, .kernel = pool_kernel<true>,
+constexpr detail::OpDef kMaxPool{.name = "MaxPool", .infer = pool_infer, .kernel = widened<pool_kernel<true>>,
                                  .flags = schema::kShapeFromShapes, .samples = pool_samples,
                                  .gradient = max_pool_gradient};
-constexpr detail::OpDef kAvgPool{.name = "AvgPool", .infer = pool_infer, .kernel = pool_kernel<false>,
+constexpr detail::OpDef kAvgPool{.name = "AvgPool", .infer = pool_infer, .kernel = widened<pool_kernel<false>>,
                                  .flags = schema::kShapeFromShapes, .samples = pool_samples,
                                  .gradient = avg_pool_gradient};
 

@@ -14,6 +14,7 @@
 #include "core/parallel.h"
 #include "kiln/random.h"
 #include "runtime/dispatch.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -190,11 +191,11 @@ std::vector<schema::OpSample> random_samples() {
                                                              {"seed", int64_t(3)}, {"stateless", true}}}};
 }
 
-constexpr detail::OpDef kRandomUniform{.name = "RandomUniform", .infer = random_infer, .kernel = uniform_kernel,
+constexpr detail::OpDef kRandomUniform{.name = "RandomUniform", .infer = random_infer, .kernel = widened<uniform_kernel>,
                                        .flags = schema::kStateful | schema::kNotDifferentiable,
                                        .samples = random_samples};
 constexpr detail::OpDef kRandomNormal{.name = "RandomNormal", .infer = random_infer,
-                                      .kernel = normal_kernel, .flags = schema::kStateful | schema::kNotDifferentiable,
+                                      .kernel = widened<normal_kernel>, .flags = schema::kStateful | schema::kNotDifferentiable,
                                       .samples = random_samples};
 
 void check_uniform_range(double minval, double maxval) {

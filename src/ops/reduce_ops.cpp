@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "kiln/complex_math.h"
 #include "core/parallel.h"
 #include "kiln/array.h"
 #include "kiln/math.h"
@@ -12,6 +13,7 @@
 #include "ops/grad_util.h"
 #include "ops/array_util.h"
 #include "runtime/dispatch.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -386,7 +388,7 @@ void extreme_grad(schema::GradContext& c) {
 
 #define KILN_REDUCE_OP(NAME, KIND, SAMPLES, GRAD, FLAGS)                                       \
   constexpr detail::OpDef k##NAME{.name = #NAME, .infer = reduce_infer<ReduceKind::KIND>,    \
-                          .kernel = reduce_kernel<ReduceKind::KIND>, .flags = FLAGS,         \
+                          .kernel = widened<reduce_kernel<ReduceKind::KIND>>, .flags = FLAGS,         \
                           .samples = SAMPLES, .gradient = GRAD};
 KILN_REDUCE_OP(Sum, Sum, numeric_reduce_samples, sum_grad, schema::kShapeFromShapes)
 KILN_REDUCE_OP(Mean, Mean, numeric_reduce_samples, mean_grad, schema::kShapeFromShapes)
@@ -491,9 +493,9 @@ std::vector<schema::OpSample> arg_samples() {
            schema::Attrs{{"axis", int64_t(0)}, {"output_type", DType::Int32}}}};
 }
 
-constexpr detail::OpDef kArgMax{.name = "ArgMax", .infer = arg_infer, .kernel = arg_kernel<true>,
+constexpr detail::OpDef kArgMax{.name = "ArgMax", .infer = arg_infer, .kernel = widened<arg_kernel<true>>,
                                 .flags = schema::kNotDifferentiable, .samples = arg_samples};
-constexpr detail::OpDef kArgMin{.name = "ArgMin", .infer = arg_infer, .kernel = arg_kernel<false>,
+constexpr detail::OpDef kArgMin{.name = "ArgMin", .infer = arg_infer, .kernel = widened<arg_kernel<false>>,
                                 .flags = schema::kNotDifferentiable, .samples = arg_samples};
 
 Tensor reduce(const detail::OpDef& op, const Tensor& x, const Axes& axes, bool keepdims,
@@ -522,10 +524,16 @@ void register_reduce_ops(schema::OpRegistry& r) {
 
 }  // namespace ops
 
+// Complex sums and means are those of the parts (complex addition is the
+// parts' addition, so the values are the same).
 Tensor sum(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
+  if (is_complex(x.dtype())) [[unlikely]]
+    return complex(sum(real(x, loc), axes, keepdims, loc), sum(imag(x, loc), axes, keepdims, loc), loc);
   return ops::reduce(ops::kSum, x, axes, keepdims, loc);
 }
 Tensor mean(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {
+  if (is_complex(x.dtype())) [[unlikely]]
+    return complex(mean(real(x, loc), axes, keepdims, loc), mean(imag(x, loc), axes, keepdims, loc), loc);
   return ops::reduce(ops::kMean, x, axes, keepdims, loc);
 }
 Tensor prod(const Tensor& x, const Axes& axes, bool keepdims, SourceLocation loc) {

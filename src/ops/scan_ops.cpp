@@ -7,6 +7,7 @@
 #include "ops/creation.h"
 #include "ops/math_functors.h"
 #include "runtime/dispatch.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -75,9 +76,9 @@ void cumsum_grad(schema::GradContext& c);
 // of g * y, divided by x (the samples have no zeros; TF has the same limit).
 void cumprod_grad(schema::GradContext& c);
 
-constexpr detail::OpDef kCumsum{.name = "Cumsum", .infer = scan_infer, .kernel = scan_kernel<false>,
+constexpr detail::OpDef kCumsum{.name = "Cumsum", .infer = scan_infer, .kernel = widened<scan_kernel<false>>,
                                 .samples = scan_samples, .gradient = cumsum_grad};
-constexpr detail::OpDef kCumprod{.name = "Cumprod", .infer = scan_infer, .kernel = scan_kernel<true>,
+constexpr detail::OpDef kCumprod{.name = "Cumprod", .infer = scan_infer, .kernel = widened<scan_kernel<true>>,
                                  .samples = scan_samples, .gradient = cumprod_grad};
 
 void cumsum_grad(schema::GradContext& c) {

@@ -14,6 +14,7 @@
 #include "ops/array_util.h"
 #include "ops/creation.h"
 #include "runtime/dispatch.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -114,10 +115,10 @@ void unsorted_segment_sum_grad(schema::GradContext& c);
 void unsorted_segment_max_grad(schema::GradContext& c);
 
 constexpr detail::OpDef kUnsortedSegmentSum{.name = "UnsortedSegmentSum", .infer = unsorted_infer,
-                                            .kernel = unsorted_kernel<false>, .samples = unsorted_samples,
+                                            .kernel = widened<unsorted_kernel<false>>, .samples = unsorted_samples,
                                             .gradient = unsorted_segment_sum_grad};
 constexpr detail::OpDef kUnsortedSegmentMax{.name = "UnsortedSegmentMax", .infer = unsorted_infer,
-                                            .kernel = unsorted_kernel<true>, .samples = unsorted_max_samples,
+                                            .kernel = widened<unsorted_kernel<true>>, .samples = unsorted_max_samples,
                                             .gradient = unsorted_segment_max_grad};
 
 Tensor unsorted(const detail::OpDef& op, const Tensor& data, const Tensor& ids, int64_t num_segments,
@@ -201,7 +202,7 @@ void segment_sum_grad(schema::GradContext& c) {
   if (c.needs(0)) c.set(0, gather(c.grad(0), c.inputs[1]));
 }
 
-constexpr detail::OpDef kSegmentSum{.name = "SegmentSum", .infer = segment_sum_infer, .kernel = segment_sum_kernel,
+constexpr detail::OpDef kSegmentSum{.name = "SegmentSum", .infer = segment_sum_infer, .kernel = widened<segment_sum_kernel>,
                                     .flags = schema::kSetsOwnOutputs, .samples = segment_sum_samples,
                                     .gradient = segment_sum_grad};
 

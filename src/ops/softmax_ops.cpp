@@ -11,6 +11,7 @@
 #include "kiln/math.h"
 #include "kiln/reduce.h"
 #include "runtime/dispatch.h"
+#include "ops/widen_bridge.h"
 
 namespace kiln {
 namespace ops {
@@ -139,10 +140,10 @@ void log_softmax_gradient(schema::GradContext& c) {
   c.set(0, g - exp(y) * sum(g, axis, /*keepdims=*/true));
 }
 
-constexpr detail::OpDef kSoftmax{.name = "Softmax", .infer = softmax_infer, .kernel = softmax_kernel<false>,
+constexpr detail::OpDef kSoftmax{.name = "Softmax", .infer = softmax_infer, .kernel = widened<softmax_kernel<false>>,
                                  .flags = schema::kMayRunInPlace | schema::kShapeFromShapes, .samples = softmax_samples,
                                  .gradient = softmax_gradient};
-constexpr detail::OpDef kLogSoftmax{.name = "LogSoftmax", .infer = softmax_infer, .kernel = softmax_kernel<true>,
+constexpr detail::OpDef kLogSoftmax{.name = "LogSoftmax", .infer = softmax_infer, .kernel = widened<softmax_kernel<true>>,
                                     .flags = schema::kMayRunInPlace | schema::kShapeFromShapes,
                                     .samples = softmax_samples, .gradient = log_softmax_gradient};
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/complex_math.h"
 #include "kiln/math.h"
 #include "ops/elementwise.h"
 #include "runtime/dispatch.h"
@@ -197,7 +198,11 @@ void register_unary_ops(schema::OpRegistry& r) {
 }  // namespace ops
 
 Tensor negative(Tensor x, SourceLocation loc) { return ops::unary(ops::kNeg, std::move(x), loc); }
-Tensor abs(Tensor x, SourceLocation loc) { return ops::unary(ops::kAbs, std::move(x), loc); }
+// TF's tf.abs of a complex tensor is its real modulus (ComplexAbs).
+Tensor abs(Tensor x, SourceLocation loc) {
+  if (is_complex(x.dtype())) [[unlikely]] return complex_abs(std::move(x), loc);
+  return ops::unary(ops::kAbs, std::move(x), loc);
+}
 Tensor sign(Tensor x, SourceLocation loc) { return ops::unary(ops::kSign, std::move(x), loc); }
 Tensor floor(Tensor x, SourceLocation loc) { return ops::unary(ops::kFloor, std::move(x), loc); }
 Tensor ceil(Tensor x, SourceLocation loc) { return ops::unary(ops::kCeil, std::move(x), loc); }
