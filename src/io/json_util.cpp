@@ -147,7 +147,7 @@ double parse_double(const json& value, const Where& where) {
 
 DType parse_dtype(const json& value, const Where& where) {
   const std::string& s = parse_string(value, where);
-  for (int d = 0; d <= static_cast<int>(DType::Resource); ++d)
+  for (int d = 0; d < kNumDTypes; ++d)
     if (dtype_name(static_cast<DType>(d)) == s) return static_cast<DType>(d);
   json_fail(where, fmt::format("unknown dtype '{}'", s));
 }
