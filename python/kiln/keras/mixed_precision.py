@@ -1,7 +1,7 @@
 """kiln.keras.mixed_precision (tf.keras.mixed_precision): dtype policies and LossScaleOptimizer.
 
-Kiln's engine has no float16 / bfloat16 tensors, so a "mixed_float16" or "mixed_bfloat16" policy keeps its name
-but computes (and stores variables) in float32: the first layer built under it warns once that the compute dtype
+Kiln's Keras layers do not autocast float32 variables to float16 / bfloat16 yet (the engine has those dtypes),
+so a "mixed_float16" or "mixed_bfloat16" policy keeps its name but computes (and stores variables) in float32: the first layer built under it warns once that the compute dtype
 is not available. Models written for mixed precision run unchanged, at float32 speed and precision; the loss
 scaling of LossScaleOptimizer is applied faithfully (scaling a float32 loss is harmless)."""
 import warnings
@@ -14,9 +14,9 @@ _warned = set()
 
 
 def _available(name):
+    """Whether the layers can compute in dtype `name` (not the half types: no autocasting yet)."""
     try:
-        _dtypes.as_dtype(name)
-        return True
+        return _dtypes.as_dtype(name).name not in ("float16", "bfloat16")
     except (TypeError, ValueError, KeyError):
         return False
 
@@ -59,8 +59,9 @@ class Policy:
         if wanted is not None and not _available(wanted):
             if self._name not in _warned:
                 _warned.add(self._name)
-                warnings.warn(f"Mixed precision policy {self._name!r}: Kiln has no {wanted} dtype, so layers compute "
-                              "in float32 (the model runs unchanged, at float32 precision).", stacklevel=3)
+                warnings.warn(f"Mixed precision policy {self._name!r}: Kiln's layers have no {wanted} dtype support yet "
+                              "(no autocasting), so they compute in float32 (the model runs unchanged, at float32 precision).",
+                              stacklevel=3)
             return "float32"
         return wanted
 
