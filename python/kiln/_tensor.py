@@ -39,10 +39,17 @@ def _numpy(self):
 def _repr(self):
     if self._is_symbolic:
         return f"<kiln.Tensor '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
-    value = _np.array2string(self.numpy(), separator=", ", prefix="numpy=") if self.ndim else repr(self.numpy())
-    if self.dtype.name == "string" or self.ndim:
-        value = repr(self.numpy())
+    value = _bfloat16_repr(self.numpy()) if self.dtype.name == "bfloat16" else repr(self.numpy())
     return f"<kiln.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={value}>"
+
+
+def _bfloat16_repr(values):
+    """As TF shows a bfloat16 value (ml_dtypes' array type: each element as C++'s ostream prints it); NumPy has
+    no bfloat16, so .numpy() itself is float32."""
+    if values.ndim == 0:
+        return "%g" % values
+    body = _np.array2string(values, separator=", ", prefix="array(", formatter={"float_kind": lambda v: "%g" % v})
+    return f"array({body}, dtype=bfloat16)"
 
 
 def _bool(self):

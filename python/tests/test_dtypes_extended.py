@@ -243,3 +243,10 @@ def test_complex_reductions_and_matmul():
     traced = tf.function(lambda x, y: tf.matmul(x, y) * 2 + 1)(tf.constant(a), tf.constant(b))
     np.testing.assert_allclose(traced.numpy(), (a @ b) * 2 + 1, rtol=1e-12)
     assert str(tf.constant(1 + 2j, tf.complex64)).endswith("((1+2j), shape=(), dtype=complex64)")
+
+
+def test_bfloat16_repr_is_tensorflows():
+    assert repr(tf.constant([1.1, 2.0, float("inf")], tf.bfloat16)).endswith(
+        "numpy=array([1.10156, 2, inf], dtype=bfloat16)>")
+    assert repr(tf.constant(1.5, tf.bfloat16)).endswith("numpy=1.5>")
+    assert str(tf.constant([1.1, 2.0], tf.bfloat16)).endswith("([1.10156 2], shape=(2,), dtype=bfloat16)")
