@@ -250,3 +250,12 @@ def test_bfloat16_repr_is_tensorflows():
         "numpy=array([1.10156, 2, inf], dtype=bfloat16)>")
     assert repr(tf.constant(1.5, tf.bfloat16)).endswith("numpy=1.5>")
     assert str(tf.constant([1.1, 2.0], tf.bfloat16)).endswith("([1.10156 2], shape=(2,), dtype=bfloat16)")
+
+
+def test_complex_exp_log_sqrt():
+    z = np.array([1 + 2j, -3.5 - 0.5j, -4 + 0j, 0.25j], np.complex128)
+    for tf_fn, np_fn in [(tf.exp, np.exp), (tf.math.log, np.log), (tf.sqrt, np.sqrt)]:
+        got = tf_fn(tf.constant(z))
+        assert got.dtype == tf.complex128
+        np.testing.assert_allclose(got.numpy(), np_fn(z), rtol=1e-14)
+    np.testing.assert_allclose(tf.exp(tf.constant(z.astype(np.complex64))).numpy(), np.exp(z), rtol=1e-6)

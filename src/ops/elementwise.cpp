@@ -17,7 +17,7 @@ std::string dtype_list(uint32_t mask) {
 void check_dtype(const schema::InferContext& c, DType dtype, uint32_t mask, const char* arg) {
   if (mask & dtype_bit(dtype)) return;
   std::string_view op = c.op().name;
-  if (mask == kFloatMask)
+  if ((mask & ~kComplexMask) == kFloatMask)
     c.fail("{} needs a floating-point tensor (float16, bfloat16, float32 or float64), but {} has dtype {}; convert it "
            "first, e.g. kiln::cast({}, kiln::float32)",
            op, arg, dtype_name(dtype), arg);

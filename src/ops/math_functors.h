@@ -312,9 +312,18 @@ struct ReluFn {
   template <class T> static T apply(T x) { return x < T(0) ? T(0) : x; }
 };
 
+// The float functors that take complex64/128 too (std::sqrt, exp and log of std::complex).
+template <class F> inline constexpr uint32_t kAlsoComplex = 0;
+struct SqrtFn;
+struct ExpFn;
+struct LogFn;
+template <> inline constexpr uint32_t kAlsoComplex<SqrtFn> = kComplexMask;
+template <> inline constexpr uint32_t kAlsoComplex<ExpFn> = kComplexMask;
+template <> inline constexpr uint32_t kAlsoComplex<LogFn> = kComplexMask;
+
 #define KILN_FLOAT_UNARY_FN(Name, grain, expr)                    \
   struct Name {                                                   \
-    static constexpr uint32_t kDTypes = kFloatMask;               \
+    static constexpr uint32_t kDTypes = kFloatMask | kAlsoComplex<Name>; \
     static constexpr bool kToBool = false;                        \
     static constexpr int64_t kGrain = grain;                      \
     template <class T> static T apply(T x) { return expr; }       \
@@ -344,7 +353,7 @@ KILN_FLOAT_UNARY_FN(SeluFn, kTranscendentalGrain,
 // ranges, the same code), float64 the std:: function.
 #define KILN_VECTOR_UNARY_FN(Name, kernel, expr)                                       \
   struct Name {                                                                        \
-    static constexpr uint32_t kDTypes = kFloatMask;                                    \
+    static constexpr uint32_t kDTypes = kFloatMask | kAlsoComplex<Name>;               \
     static constexpr bool kToBool = false;                                             \
     static constexpr int64_t kGrain = kTranscendentalGrain;                            \
     template <class T> static T apply(T x) {                                           \
