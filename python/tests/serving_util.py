@@ -31,7 +31,7 @@ def serve_binary():
 
 class Affine(tf.Module):
     """serving_default: x * w + 0.5; multi: two inputs, two outputs; echo: strings; dtypes: one
-    input and output of each other dtype kiln-serve takes."""
+    input and output of each other dtype kiln-serve takes; ints: one int32 input."""
 
     def __init__(self, w):
         super().__init__()
@@ -54,13 +54,17 @@ class Affine(tf.Module):
     def dtypes(self, d, i, u, b):
         return d * 2.0, i + 1, tf.identity(u), tf.logical_not(b)
 
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.int32)])
+    def ints(self, n):
+        return n * 3
+
 
 def save(w, path):
     """Saves beside `path`, then renames into place: a version appears whole."""
     m = Affine(w)
     tmp = str(path) + ".tmp"
     tf.saved_model.save(m, tmp, signatures={"serving_default": m.affine, "multi": m.multi, "echo": m.echo,
-                                          "dtypes": m.dtypes})
+                                          "dtypes": m.dtypes, "ints": m.ints})
     os.rename(tmp, path)
 
 

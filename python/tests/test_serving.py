@@ -33,7 +33,7 @@ def test_status_metadata_and_predict(models, tmp_path, start):
     meta = json.loads(text)
     assert meta["model_spec"] == {"name": "m", "signature_name": "", "version": "1"}
     sigs = meta["metadata"]["signature_def"]["signature_def"]
-    assert sorted(sigs) == ["dtypes", "echo", "multi", "serving_default"]
+    assert sorted(sigs) == ["dtypes", "echo", "ints", "multi", "serving_default"]
     assert sigs["serving_default"]["inputs"]["x"]["dtype"] == "DT_FLOAT"
     assert sigs["serving_default"]["inputs"]["x"]["tensor_shape"] == {
         "dim": [{"size": "-1", "name": ""}, {"size": "2", "name": ""}], "unknown_rank": False}
@@ -124,6 +124,49 @@ def test_bad_requests_get_tf_serving_errors_and_the_server_keeps_serving(models,
     assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="INVALID_ARGUMENT"} 14\n' in metrics
     assert ':tensorflow:serving:request_count{model_name="m",API="Predict",status="FAILED_PRECONDITION"} 1\n' in metrics
     assert ':tensorflow:serving:request_latency_count{model_name="m",API="Predict"} ' in metrics
+
+
+def test_number_lists_read_directly_answer_as_the_full_json_reader(models, tmp_path, start):
+    """kiln-serve reads a body of number lists straight into the tensor (numeric_body.h) and any
+    other body through a JSON document: each pair below, one body of each kind, must get the same
+    answer, and what the direct reader refuses gets the full reader's error."""
+    s = start(_one_version(models, tmp_path))
+    same = [  # (read directly, read through the document: an escape or an extra key)
+        (b'{"instances":[[1,2],[3,4.25]]}', b'{"instances": [[1, 2], [3, 4.25]], "x": 0}'),
+        (b' {\n "instances" : [ [ 1e0 , 2E+0 ] , [-0, 0.5e-1] ] ,\t"signature_name":"serving_default"}\r\n',
+         b'{"signature_name": "serving_\\u0064efault", "instances": [[1, 2], [0, 0.05]]}'),
+        (b'{"inputs": [[0.1, 16777217], [1e38, -1e-50]]}',
+         b'{"inputs": [[0.1, 16777217], [1e38, -1e-50]], "x": 0}'),
+        (b'{"signature_name": "ints", "instances": [[1, -2], [2147483647, 0]]}',
+         b'{"signature_name": "\\u0069nts", "instances": [[1, -2], [2147483647, 0]]}'),
+    ]
+    for direct, full in same:
+        a, b = s.predict(direct), s.predict(full)
+        assert a == b and a[0] == 200, (direct, a, b)
+    x = np.array([[0.1, 16777217], [1e38, -1e-50]], np.float32)
+    got = np.array(json.loads(s.predict(same[2][0])[1])["outputs"], np.float32)
+    assert got.tolist() == (x * np.float32(2) + np.float32(0.5)).tolist()
+    assert s.predict(same[3][0]) == (200, '{"predictions": [[3, -6], [2147483645, 0]]}')  # int32 wraps, as TF's
+
+    def error(body):
+        status, text = s.predict(body)
+        return status, json.loads(text)["error"]
+
+    for bad in (b"[[01, 2]]", b"[[1., 2]]", b"[[.5, 2]]", b"[[+1, 2]]", b"[[NaN, 2]]", b"[[1e400, 2]]",
+                b"[[1, 2]] x"):
+        status, msg = error(b'{"instances": ' + bad + b"}")
+        assert status == 400 and msg.startswith("JSON Parse error"), (bad, msg)
+    assert error({"signature_name": "ints", "instances": [[1, 2.0]]}) == (
+        400, "Failed to process element: 0 of 'instances' list. Error: Invalid argument: "
+             "JSON Value: 2.0 Type: Number is not of expected type: int32")
+    assert error({"signature_name": "ints", "inputs": [[1, 2**31]]}) == (400, "2147483648 is out of int32 range")
+    assert error({"instances": [[1, 2], [3, 4, 5]]})[1].endswith("the nested lists are not rectangular")
+    assert error({"instances": [[1, 2], 3]})[1].endswith("the nested lists are not rectangular")
+    assert error({"instances": [[[1, 2]]]})[1] == (
+        "Input 'x' has shape (1, 1, 2), which does not fit the signature's (None, 2)")
+    assert error({"instances": [[1, 2]], "inputs": [[1, 2]]})[1] == (
+        "Not formatted correctly expecting only one of 'inputs' or 'instances' keys exist")
+    assert error({"instances": 3})[1] == "Excepting 'instances' to be an list/array"
 
 
 def test_batching_joins_concurrent_requests_and_bounds_the_queue(models, tmp_path, start):
