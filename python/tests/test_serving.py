@@ -203,6 +203,23 @@ def test_batching_joins_concurrent_requests_and_bounds_the_queue(models, tmp_pat
     assert s.proc.wait(timeout=10) == 0
 
 
+def test_several_batch_threads_answer_each_request_with_its_rows(models, tmp_path, start):
+    # Two batch threads (each calling the model on its share of the cores), 24 concurrent
+    # requests of 1-3 rows: every request gets its own rows back, and the queue's waits are counted.
+    s = start(_one_version(models, tmp_path), "--enable_batching", "--max_batch_size=8",
+              "--batch_timeout_micros=20000", "--num_batch_threads=2")
+    rows = [[[i, -i]] * (1 + i % 3) for i in range(24)]
+    threads, results = _concurrently([lambda r=r: s.predict({"instances": r}) for r in rows])
+    for t in threads:
+        t.join()
+    for r, (status, text) in zip(rows, results):
+        assert status == 200, text
+        assert json.loads(text)["predictions"] == [[2 * a + 0.5, 2 * b + 0.5] for a, b in r]
+    metrics = s.request("/monitoring/prometheus/metrics")[1]
+    assert ':tensorflow:serving:batching_session:batch_size_sum{model_name="m"} 48\n' in metrics
+    assert ':tensorflow:serving:batching_session:queuing_latency_count{model_name="m"} 24\n' in metrics
+
+
 def test_a_new_version_is_swapped_in_and_a_broken_one_refused(models, tmp_path, start):
     base = _one_version(models, tmp_path)
     s = start(base, "--file_system_poll_wait_seconds=0.1", "--max_num_load_retries=0")

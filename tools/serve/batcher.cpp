@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/tensor_impl.h"
+#include "kiln/threading.h"
 #include "status.h"
 
 namespace kiln::serve {
@@ -59,7 +60,18 @@ int64_t common_rows(const TensorMap& inputs) {
 
 Batcher::Batcher(RunFn run, const BatchingOptions& options, Metrics& metrics, std::string model_name)
     : run_(std::move(run)), options_(options), metrics_(metrics), model_name_(std::move(model_name)) {
-  for (int i = 0; i < options_.num_batch_threads; ++i) threads_.emplace_back([this] { loop(); });
+  // The batch threads share the cores (TF Serving's inter-op parallelism):
+  // each call on N threads gets cores / N of them. Every call of an OpenMP
+  // team on all cores would put N teams on the cores at once, and a team
+  // waits for its slowest thread: one thread descheduled by another team (or
+  // by the request threads reading bodies) stalls its whole batch.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int intra_op_threads = options_.num_batch_threads > 1 ? std::max(1, cores / options_.num_batch_threads) : 0;
+  for (int i = 0; i < options_.num_batch_threads; ++i)
+    threads_.emplace_back([this, intra_op_threads] {
+      if (intra_op_threads > 0) config::set_intra_op_parallelism_threads(intra_op_threads);
+      loop();
+    });
 }
 
 Batcher::~Batcher() {
@@ -162,6 +174,8 @@ void Batcher::run_batch(std::vector<std::shared_ptr<Task>>& batch) {
     return true;
   });
   if (batch.empty()) return;
+  std::vector<double> queued_micros;
+  for (const auto& t : batch) queued_micros.push_back(std::chrono::duration<double, std::micro>(now - t->enqueued).count());
   try {
     int64_t rows = 0;
     for (const auto& t : batch) rows += t->rows;
@@ -181,7 +195,7 @@ void Batcher::run_batch(std::vector<std::shared_ptr<Task>>& batch) {
       }
     }
     TensorMap outputs = run_(joined);
-    metrics_.record_batch(model_name_, rows, static_cast<int64_t>(batch.size()));
+    metrics_.record_batch(model_name_, rows, queued_micros);
     if (batch.size() == 1) {
       batch[0]->result.set_value(std::move(outputs));  // the last statement that can throw
       return;
