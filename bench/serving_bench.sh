@@ -10,7 +10,8 @@
 # The same loads over gRPC with bench_serve_grpc, when it is built.
 # Needs ./build/kiln-serve (or the binary in $KILN_SERVE), ./build/examples/mnist_train,
 # ./build/bench/bench_serve_call and Debian's wrk. bench_serve_json, when built, times
-# the server's two readers of the REST body alone.
+# the server's two readers of the REST body alone; bench_serve_overhead alternates a REST
+# predict and the in-process call, pair by pair (robust to a load that drifts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
@@ -54,6 +55,11 @@ for batching in off on; do
     echo "batching $batching concurrency $c: ${result#RESULT }"
     if [ "$batching$c" = off1 ]; then rest_p50=$(echo "$result" | sed -n 's/.*p50_ms \([0-9.]*\).*/\1/p'); fi
   done
+  if [ "$batching" = off ] && [ -x ./build/bench/bench_serve_overhead ]; then
+    paired=$(OMP_WAIT_POLICY=passive ./build/bench/bench_serve_overhead "$work/models/mnist/1" \
+             "http://127.0.0.1:$port/v1/models/mnist:predict" "$work/body.json" 1000 | grep RESULT)
+    echo "REST and in-process call alternated: ${paired#RESULT }"
+  fi
   if [ -x ./build/bench/bench_serve_grpc ]; then
     for c in 1 8 64; do
       result=$(./build/bench/bench_serve_grpc "127.0.0.1:$grpc_port" mnist images "$secs" $c 1 28 28 1 | grep RESULT)
