@@ -29,7 +29,9 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-double micros_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+double micros_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
 
 }  // namespace
 

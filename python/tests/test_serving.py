@@ -168,6 +168,24 @@ def test_number_lists_read_directly_answer_as_the_full_json_reader(models, tmp_p
         "Not formatted correctly expecting only one of 'inputs' or 'instances' keys exist")
     assert error({"instances": 3})[1] == "Excepting 'instances' to be an list/array"
 
+    # Number-list bodies cut and spliced at random, each also sent with an extra first key (which
+    # only the full reader takes): the same status, and the same answer when it is 200.
+    rng = np.random.default_rng(4)
+    body = b'{"instances": [[1.5, -2], [0.25, 3e1]], "signature_name": "serving_default"}'
+    statuses = set()
+    for i in range(300):
+        b = bytearray(body)
+        at = int(rng.integers(1, len(b)))
+        if i % 2:  # a digit or a space for one byte: often still valid
+            b[at:at + 1] = rng.choice(list(b"0123456789 "), 1).astype(np.uint8).tobytes()
+        else:
+            piece = rng.choice(list(b'[]{}",:0123456789.-+eE \n'), int(rng.integers(1, 5)))
+            b[at:at + int(rng.integers(0, 4))] = piece.astype(np.uint8).tobytes()
+        direct, full = s.predict(bytes(b)), s.predict(b'{"x": 0, ' + bytes(b[1:]))
+        assert direct[0] == full[0] and (direct[0] != 200 or direct == full), (bytes(b), direct, full)
+        statuses.add(direct[0])
+    assert statuses == {200, 400}, statuses
+
 
 def test_batching_joins_concurrent_requests_and_bounds_the_queue(models, tmp_path, start):
     params = tmp_path / "batching.txt"  # TF Serving's text BatchingParameters

@@ -219,7 +219,8 @@ def test_fuzzed_requests_get_errors_not_crashes(models, tmp_path, start, client)
     for i in range(300):
         b = bytearray(body)
         at = int(rng.integers(len(b)))
-        piece = bytes(rng.choice(list(b'[]{}",:0123456789.-eEtrufalsn \\'), int(rng.integers(1, 6))))
+        piece = rng.choice(list(b'[]{}",:0123456789.-eEtrufalsn \\'), int(rng.integers(1, 6)))
+        piece = piece.astype(np.uint8).tobytes()  # the bytes themselves (not int64's eight each)
         b[at:at + int(rng.integers(0, 4))] = piece
         statuses.add(s.predict(bytes(b))[0])
     assert statuses <= {200, 400}, statuses

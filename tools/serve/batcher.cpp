@@ -175,7 +175,8 @@ void Batcher::run_batch(std::vector<std::shared_ptr<Task>>& batch) {
   });
   if (batch.empty()) return;
   std::vector<double> queued_micros;
-  for (const auto& t : batch) queued_micros.push_back(std::chrono::duration<double, std::micro>(now - t->enqueued).count());
+  for (const auto& t : batch)
+    queued_micros.push_back(std::chrono::duration<double, std::micro>(now - t->enqueued).count());
   try {
     int64_t rows = 0;
     for (const auto& t : batch) rows += t->rows;

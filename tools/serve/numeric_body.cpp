@@ -170,9 +170,13 @@ std::optional<TensorMap> numeric_tensors(const NumericBody& body, const std::vec
       break;
     }
     case DType::Float64: std::copy(v.begin(), v.end(), core::data_of<double>(t)); break;
-    case DType::Int32: stored = store_integers(v, body.all_integers, core::data_of<int32_t>(t), INT32_MIN, INT32_MAX); break;
-    case DType::Int64: stored = store_integers(v, body.all_integers, core::data_of<int64_t>(t), static_cast<double>(INT64_MIN),
-                                           static_cast<double>(INT64_MAX)); break;
+    case DType::Int32:
+      stored = store_integers(v, body.all_integers, core::data_of<int32_t>(t), INT32_MIN, INT32_MAX);
+      break;
+    case DType::Int64:
+      stored = store_integers(v, body.all_integers, core::data_of<int64_t>(t), static_cast<double>(INT64_MIN),
+                              static_cast<double>(INT64_MAX));
+      break;
     case DType::UInt8: stored = store_integers(v, body.all_integers, core::data_of<uint8_t>(t), 0, 255); break;
     default: stored = false;  // bools and strings are not numbers
   }
