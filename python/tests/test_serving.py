@@ -33,7 +33,7 @@ def test_status_metadata_and_predict(models, tmp_path, start):
     meta = json.loads(text)
     assert meta["model_spec"] == {"name": "m", "signature_name": "", "version": "1"}
     sigs = meta["metadata"]["signature_def"]["signature_def"]
-    assert sorted(sigs) == ["dtypes", "echo", "ints", "multi", "serving_default"]
+    assert sorted(sigs) == ["doubles", "dtypes", "echo", "ints", "multi", "serving_default"]
     assert sigs["serving_default"]["inputs"]["x"]["dtype"] == "DT_FLOAT"
     assert sigs["serving_default"]["inputs"]["x"]["tensor_shape"] == {
         "dim": [{"size": "-1", "name": ""}, {"size": "2", "name": ""}], "unknown_rank": False}
@@ -167,6 +167,18 @@ def test_number_lists_read_directly_answer_as_the_full_json_reader(models, tmp_p
     assert error({"instances": [[1, 2]], "inputs": [[1, 2]]})[1] == (
         "Not formatted correctly expecting only one of 'inputs' or 'instances' keys exist")
     assert error({"instances": 3})[1] == "Excepting 'instances' to be an list/array"
+
+    # float64 read exactly: each number as Python reads it, in every spelling (up to 17 digits,
+    # exponents, past 19 digits, subnormal, powers past 1e22), read directly and through the document.
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.standard_normal(40) * 10.0 ** rng.integers(-30, 30, 40), rng.random(20),
+                        [0.1, 2.0 ** 53 + 2, 5e-324, 1.7976931348623157e300, 123456789012345678901234.5]])
+    texts = [repr(v) for v in x] + ["%.6g" % v for v in x] + ["%.3e" % v for v in x] + ["%.25f" % v for v in x[:20]]
+    texts += ["0.000001234", "-0.0", "1E+22", "1e23", "9007199254740993", "12345678901234567890", "0e400"]
+    body = ('{"signature_name": "doubles", "instances": [%s]}' % ", ".join(texts)).encode()
+    direct, full = s.predict(body), s.predict(b'{"x": 0, ' + body[1:])
+    assert direct == full and direct[0] == 200, (direct, full)
+    assert json.loads(direct[1])["predictions"] == [float(t) for t in texts]
 
     # Number-list bodies cut and spliced at random, each also sent with an extra first key (which
     # only the full reader takes): the same status, and the same answer when it is 200.

@@ -90,7 +90,7 @@ def test_metadata_and_status(models, tmp_path, start, client, tfs):
     assert (r.model_spec.name, r.model_spec.version.value) == ("m", 1)
     defs = tfs.get_model_metadata_pb2.SignatureDefMap()
     assert r.metadata["signature_def"].Unpack(defs)
-    assert sorted(defs.signature_def) == ["dtypes", "echo", "ints", "multi", "serving_default"]
+    assert sorted(defs.signature_def) == ["doubles", "dtypes", "echo", "ints", "multi", "serving_default"]
     x = defs.signature_def["serving_default"].inputs["x"]
     assert x.dtype == 1 and [d.size for d in x.tensor_shape.dim] == [-1, 2] and not x.tensor_shape.unknown_rank
     assert defs.signature_def["multi"].outputs["output_1"].dtype == 3

@@ -1,7 +1,9 @@
 #include "numeric_body.h"
 
 #include <charconv>
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "core/tensor_impl.h"
 
@@ -66,36 +68,65 @@ class Reader {
     return true;
   }
   static bool digit(char c) { return c >= '0' && c <= '9'; }
-  bool digits() {
-    if (p_ == end_ || !digit(*p_)) return false;
-    while (p_ < end_ && digit(*p_)) ++p_;
-    return true;
-  }
-  // JSON's number grammar exactly, then from_chars (correctly rounded, as
-  // the full reader's strtod); a number out of double's range is left to it.
+  // JSON's number grammar exactly. The value: up to 19 significant digits
+  // times a power of ten within 1e22 is one correctly rounded IEEE operation
+  // on two exact doubles (Clinger's fast path, the one strtod and from_chars
+  // take too); anything longer or further goes to from_chars. A number out
+  // of double's range is left to the full reader.
   bool number() {
+    static constexpr double kPowers[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const char* start = p_;
-    if (p_ < end_ && *p_ == '-') ++p_;
+    const bool negative = p_ < end_ && *p_ == '-';
+    if (negative) ++p_;
+    uint64_t mantissa = 0;
+    int significant = 0, exponent = 0;
+    auto take = [&](char c, bool fraction) {
+      if (mantissa == 0 && c == '0') {  // a leading zero
+        exponent -= fraction;
+        return;
+      }
+      if (significant < 19) {
+        mantissa = mantissa * 10 + static_cast<uint64_t>(c - '0');
+        exponent -= fraction;
+      } else if (!fraction) {
+        ++exponent;
+      }
+      ++significant;
+    };
     if (p_ < end_ && *p_ == '0') {
       ++p_;
-    } else if (!digits()) {
+    } else if (p_ < end_ && digit(*p_)) {
+      for (; p_ < end_ && digit(*p_); ++p_) take(*p_, false);
+    } else {
       return false;
     }
     bool integer = true;
     if (p_ < end_ && *p_ == '.') {
       ++p_;
       integer = false;
-      if (!digits()) return false;
+      if (p_ == end_ || !digit(*p_)) return false;
+      for (; p_ < end_ && digit(*p_); ++p_) take(*p_, true);
     }
     if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
       ++p_;
       integer = false;
+      const bool down = p_ < end_ && *p_ == '-';
       if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      if (!digits()) return false;
+      if (p_ == end_ || !digit(*p_)) return false;
+      int e = 0;
+      for (; p_ < end_ && digit(*p_); ++p_) e = std::min(e * 10 + (*p_ - '0'), 100000);
+      exponent += down ? -e : e;
     }
     double x = 0;
-    const auto [ptr, ec] = std::from_chars(start, p_, x);
-    if (ec != std::errc() || ptr != p_) return false;
+    if (significant <= 19 && mantissa <= (uint64_t{1} << 53) && exponent >= -22 && exponent <= 22) {
+      x = exponent < 0 ? static_cast<double>(mantissa) / kPowers[-exponent]
+                       : static_cast<double>(mantissa) * kPowers[exponent];
+      if (negative) x = -x;
+    } else {
+      const auto [ptr, ec] = std::from_chars(start, p_, x);
+      if (ec != std::errc() || ptr != p_) return false;
+    }
     out_.values.push_back(x);
     out_.all_integers = out_.all_integers && integer;
     return true;
