@@ -39,10 +39,8 @@ OMP_WAIT_POLICY=passive ./build/examples/mnist_train --data-dir "$work/data" --e
 export KILN_SERVE_BODY="$work/body.json"
 for batching in off on; do
   flags=()
-  # Batch threads: the server's default (one per core) unless KILN_BENCH_BATCH_THREADS names a count.
   [ "$batching" = on ] && flags=(--enable_batching --max_batch_size=64 --batch_timeout_micros=1000
-                                  ${KILN_BENCH_BATCH_THREADS:+--num_batch_threads=$KILN_BENCH_BATCH_THREADS}
-                                  --max_enqueued_batches=100)
+                                  --num_batch_threads=${KILN_BENCH_BATCH_THREADS:-1} --max_enqueued_batches=100)
   OMP_WAIT_POLICY=passive "${KILN_SERVE:-./build/kiln-serve}" --model_name=mnist --model_base_path="$work/models/mnist" \
     --rest_api_host=127.0.0.1 --rest_api_port=0 --port=0 "${flags[@]}" >"$work/port" 2>"$work/log" &
   server=$!

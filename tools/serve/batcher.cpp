@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "core/tensor_impl.h"
-#include "kiln/threading.h"
 #include "status.h"
 
 namespace kiln::serve {
@@ -60,18 +59,7 @@ int64_t common_rows(const TensorMap& inputs) {
 
 Batcher::Batcher(RunFn run, const BatchingOptions& options, Metrics& metrics, std::string model_name)
     : run_(std::move(run)), options_(options), metrics_(metrics), model_name_(std::move(model_name)) {
-  // The batch threads share the cores (TF Serving's inter-op parallelism):
-  // each call on N threads gets cores / N of them. Every call of an OpenMP
-  // team on all cores would put N teams on the cores at once, and a team
-  // waits for its slowest thread: one thread descheduled by another team (or
-  // by the request threads reading bodies) stalls its whole batch.
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int intra_op_threads = options_.num_batch_threads > 1 ? std::max(1, cores / options_.num_batch_threads) : 0;
-  for (int i = 0; i < options_.num_batch_threads; ++i)
-    threads_.emplace_back([this, intra_op_threads] {
-      if (intra_op_threads > 0) config::set_intra_op_parallelism_threads(intra_op_threads);
-      loop();
-    });
+  for (int i = 0; i < options_.num_batch_threads; ++i) threads_.emplace_back([this] { loop(); });
 }
 
 Batcher::~Batcher() {
