@@ -13,6 +13,7 @@ from google.protobuf.message import DecodeError as _DecodeError
 
 from .. import dtypes as _dtypes
 from .. import errors as _errors
+from . import _packed
 from ._messages import Example
 
 _KIND_OF = {"float32": "float_list", "int64": "int64_list", "string": "bytes_list"}
@@ -74,9 +75,10 @@ def _np_dtype(dtype):
     return object if dtype.name == "string" else dtype._np
 
 
-def _values(example, key, dtype, name):
-    """The values of feature `key` as a NumPy array of `dtype`, or None if absent."""
-    feature = example.features.feature.get(key)
+def _values(feature_map, key, dtype, name):
+    """The values of feature `key` (of an Example's feature map) as a NumPy array of `dtype`,
+    or None if absent."""
+    feature = feature_map.get(key)
     if feature is None:
         return None
     kind = feature.WhichOneof("kind")
@@ -87,8 +89,12 @@ def _values(example, key, dtype, name):
         raise _errors.InvalidArgumentError(
             f"Name: {name}, Feature: {key}.  Data types don't match. Data type: {_TF_TYPE_NAME[kind]} but expected "
             f"type: {_TF_TYPE_NAME[wanted]}")
-    values = list(getattr(feature, kind).value)
-    return _np.array(values, dtype=_np_dtype(dtype)).reshape(len(values))
+    if kind == "float_list":
+        return _packed.float_values(feature.float_list)
+    if kind == "int64_list":
+        return _packed.int64_values(feature.int64_list)
+    values = list(feature.bytes_list.value)
+    return _np.array(values, dtype=object).reshape(len(values))
 
 
 def _default(value, dtype, shape, key):
@@ -113,11 +119,11 @@ def _parse_one(serialized, name):
 
 def _parse_batch_numpy(serialized, features, names):
     """{key: array, or (indices, values, dense_shape) for a VarLenFeature} over a batch."""
-    examples = [_parse_one(s, n) for s, n in zip(serialized, names)]
+    feature_maps = [_parse_one(s, n).features.feature for s, n in zip(serialized, names)]
     out = {}
     for key, f in features.items():
         dtype = _dtypes.as_dtype(f.dtype)
-        per = [_values(e, key, dtype, n) for e, n in zip(examples, names)]
+        per = [_values(m, key, dtype, n) for m, n in zip(feature_maps, names)]
         if isinstance(f, VarLenFeature):
             rows = [v if v is not None else _np.zeros([0], _np_dtype(dtype)) for v in per]
             indices = [[b, i] for b, r in enumerate(rows) for i in range(len(r))]
