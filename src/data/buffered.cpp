@@ -46,6 +46,32 @@ class ShuffleNode final : public UnaryNode {
     } else {
       seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}() ^ pass;
     }
+    // Over a random-access input (slices of tensors) the buffer holds indices and
+    // each element is made as it leaves: the same order (the same draws pick the
+    // same buffer slots), without making a whole buffer of elements before the
+    // first one (60,000 MNIST slices at every epoch's start).
+    class Indices final : public Cursor {
+     public:
+      Indices(const ShuffleNode* node, const RandomAccessSource* input, uint64_t seed)
+          : node_(node), input_(input), n_(node->input()->cardinality()), rng_{seed} {}
+      std::optional<Element> next() override {
+        while (next_index_ < n_ && static_cast<int64_t>(buffer_.size()) < node_->buffer_size_)
+          buffer_.push_back(next_index_++);
+        if (buffer_.empty()) return std::nullopt;
+        std::size_t pick = static_cast<std::size_t>(rng_() % buffer_.size());
+        std::swap(buffer_[pick], buffer_.back());
+        int64_t index = buffer_.back();
+        buffer_.pop_back();
+        return input_->element_at(index);
+      }
+      const ShuffleNode* node_;
+      const RandomAccessSource* input_;
+      int64_t n_, next_index_ = 0;
+      SplitMix64 rng_;
+      std::vector<int64_t> buffer_;
+    };
+    if (auto* source = dynamic_cast<const RandomAccessSource*>(input().get()))
+      return std::make_unique<Indices>(this, source, seed);
     class C final : public Cursor {
      public:
       C(const ShuffleNode* node, uint64_t seed) : node_(node), in_(node->input()->open()), rng_{seed} {}

@@ -22,6 +22,16 @@ class UnaryNode : public detail::DatasetNode {
   std::shared_ptr<const detail::DatasetNode> input_;
 };
 
+// A source whose element i can be made without the ones before it (slices of
+// tensors). Shuffle then buffers indices and makes each element as it leaves,
+// instead of a whole buffer of elements before the first one.
+class RandomAccessSource {
+ public:
+  virtual ~RandomAccessSource() = default;
+  // Element i of a pass, 0 <= i < the node's cardinality().
+  virtual Element element_at(int64_t i) const = 0;
+};
+
 // The specs of an element's components, dim 0 unknown where batches vary.
 std::vector<TensorSpec> specs_of(const Element& element, bool leading_dim_varies);
 
