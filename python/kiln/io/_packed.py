@@ -40,13 +40,16 @@ def float_values(float_list):
 
 
 def decode_varints(payload):
-    """int64 array of the varints packed in `payload` (bytes), all complete."""
+    """int64 array of the varints packed in `payload` (bytes), all complete; None if one is
+    longer than the ten bytes of a 64-bit varint."""
     raw = _np.frombuffer(payload, _np.uint8)
     ends = _np.flatnonzero(raw < 0x80)
     starts = _np.empty_like(ends)
     starts[0:1] = 0
     starts[1:] = ends[:-1] + 1
     lengths = ends - starts + 1
+    if len(lengths) and lengths.max() > 10:
+        return None
     out = _np.zeros(len(ends), _np.uint64)
     for k in range(int(lengths.max(initial=0))):
         has = lengths > k
@@ -63,4 +66,4 @@ def int64_values(int64_list):
     if payload is None:
         return _np.array(values, _np.int64)
     decoded = decode_varints(payload)
-    return decoded if len(decoded) == len(values) else _np.array(values, _np.int64)
+    return decoded if decoded is not None and len(decoded) == len(values) else _np.array(values, _np.int64)

@@ -1,0 +1,94 @@
+"""A fast path for parsing a tf.train.Example: its features read straight from the wire
+bytes, for the layout TF's writers (and protobuf's serializers) produce. Looking features
+up through the protobuf runtime costs several microseconds each (the Python wrappers of
+each map entry are made on first access); reading the bytes costs a few slices.
+
+`features_of(data)` returns {key: (kind, payload)} (kind "bytes_list", "float_list" or
+"int64_list"; payload the list's packed value bytes, or a list of bytes for a bytes_list),
+or None for anything else: a repeated or unknown field, a list written unpacked, a key
+seen twice, a damaged message. The caller then parses with protobuf, which applies the
+merging rules of such messages and reports damage."""
+import numpy as _np
+
+from ._packed import decode_varints
+
+_KINDS = {1: "bytes_list", 2: "float_list", 3: "int64_list"}
+
+
+def _varint(data, i):
+    """(value, next index) of the varint at data[i], or (None, i) if it runs off the end."""
+    value, shift = 0, 0
+    while i < len(data) and shift < 64:
+        byte = data[i]
+        value |= (byte & 0x7F) << shift
+        i += 1
+        if byte < 0x80:
+            return value, i
+        shift += 7
+    return None, i
+
+
+def _fields(data):
+    """[(field number, payload bytes)] of a message whose fields are all length-delimited, or None."""
+    out, i, n = [], 0, len(data)
+    while i < n:
+        tag = data[i]
+        if tag & 7 != 2 or tag >= 0x80:  # wire type 2, field numbers 1-15
+            return None
+        length, i = _varint(data, i + 1)
+        if length is None or i + length > n:
+            return None
+        out.append((tag >> 3, data[i:i + length]))
+        i += length
+    return out
+
+
+def features_of(data):
+    data = memoryview(data)  # slices without copies
+    top = _fields(data)
+    if top is None or len(top) > 1 or (top and top[0][0] != 1):
+        return None
+    features = {}
+    entries = _fields(top[0][1]) if top else []
+    if entries is None:
+        return None
+    for number, entry in entries:
+        parts = _fields(entry)
+        if number != 1 or parts is None or [p[0] for p in parts] != [1, 2]:
+            return None
+        key, feature = parts[0][1], _fields(parts[1][1])
+        if feature is None or len(feature) > 1:
+            return None
+        try:
+            key = bytes(key).decode()
+        except UnicodeDecodeError:
+            return None
+        if key in features:
+            return None
+        if not feature:
+            features[key] = (None, None)  # a Feature with no kind set
+            continue
+        kind = _KINDS.get(feature[0][0])
+        values = _fields(feature[0][1])
+        if kind is None or values is None or any(number != 1 for number, _ in values):
+            return None
+        if kind == "bytes_list":
+            features[key] = (kind, [bytes(v) for _, v in values])
+        elif len(values) > 1:
+            return None
+        else:
+            features[key] = (kind, values[0][1] if values else data[0:0])
+    return features
+
+
+def values_of(kind, payload):
+    """The NumPy values of one feature read by features_of, or None if its bytes are not whole."""
+    if kind == "float_list":
+        if len(payload) % 4:
+            return None
+        return _np.frombuffer(payload, "<f4").astype(_np.float32)
+    if kind == "int64_list":
+        if not len(payload):
+            return _np.zeros([0], _np.int64)
+        return None if payload[-1] >= 0x80 else decode_varints(payload)
+    return _np.array(payload, dtype=object).reshape(len(payload))
