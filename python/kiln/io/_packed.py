@@ -42,6 +42,8 @@ def float_values(float_list):
 def decode_varints(payload):
     """int64 array of the varints packed in `payload` (bytes), all complete; None if one is
     longer than the ten bytes of a 64-bit varint."""
+    if len(payload) <= 16:  # a label or two: a Python loop beats NumPy's per-call costs
+        return _decode_few(payload)
     raw = _np.frombuffer(payload, _np.uint8)
     ends = _np.flatnonzero(raw < 0x80)
     starts = _np.empty_like(ends)
@@ -55,6 +57,21 @@ def decode_varints(payload):
         has = lengths > k
         out[has] |= (raw[starts[has] + k] & 0x7F).astype(_np.uint64) << _np.uint64(7 * k)
     return out.view(_np.int64)
+
+
+def _decode_few(payload):
+    values, value, shift = [], 0, 0
+    for byte in bytes(payload):
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            if shift > 63:
+                return None
+            value &= (1 << 64) - 1  # as the wide decoder's uint64s wrap
+            values.append(value - (1 << 64) if value >= 1 << 63 else value)
+            value, shift = 0, 0
+        else:
+            shift += 7
+    return _np.array(values, _np.int64)
 
 
 def int64_values(int64_list):
