@@ -108,6 +108,8 @@ class ShuffleNode final : public UnaryNode {
   mutable std::atomic<uint64_t> passes_{0};
 };
 
+ProducerThreadHooks producer_hooks;
+
 // A producer thread pulls from the input into a bounded queue. Destroying the
 // cursor (an iterator dropped mid-pass) stops and joins the thread; the
 // producer finishes at most the one element it is computing.
@@ -143,6 +145,7 @@ class PrefetchCursor final : public Cursor {
 
  private:
   void produce() {
+    if (producer_hooks.on_start) producer_hooks.on_start();
     try {
       while (true) {
         {
@@ -161,6 +164,7 @@ class PrefetchCursor final : public Cursor {
       error_ = std::current_exception();
     }
     in_.reset();  // the input's resources go with the producer
+    if (producer_hooks.on_end) producer_hooks.on_end();
     std::lock_guard<std::mutex> lock(mu_);
     done_ = true;
     not_empty_.notify_all();
@@ -189,6 +193,8 @@ class PrefetchNode final : public UnaryNode {
 };
 
 }  // namespace
+
+void set_producer_thread_hooks(ProducerThreadHooks hooks) { producer_hooks = hooks; }
 
 Dataset Dataset::shuffle(int64_t buffer_size, std::optional<uint64_t> seed) const {
   if (buffer_size <= 0)

@@ -32,6 +32,18 @@ class RandomAccessSource {
   virtual Element element_at(int64_t i) const = 0;
 };
 
+// Called on each prefetch producer thread as it starts and as it ends (after
+// it dropped its input): the Python package keeps one interpreter thread state
+// for the thread's whole life with them, where each callback would otherwise
+// make a new one (and lose the thread's threading.local data). The end hook
+// runs where the input's Python objects were just released, so it may take
+// the GIL as they do. Set once, before any pass runs.
+struct ProducerThreadHooks {
+  void (*on_start)() = nullptr;
+  void (*on_end)() = nullptr;
+};
+void set_producer_thread_hooks(ProducerThreadHooks hooks);
+
 // The specs of an element's components, dim 0 unknown where batches vary.
 std::vector<TensorSpec> specs_of(const Element& element, bool leading_dim_varies);
 
