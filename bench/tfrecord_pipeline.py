@@ -17,7 +17,10 @@ over rounds of records per second over the whole file):
     prefetch(AUTOTUNE), the order TF's performance guide recommends (one parse call per batch);
   - the two tf.data forms without the prefetch (its thread and the loop's share Python's GIL).
 Each pass is consumed by a Python loop taking every batch, as a training loop does. The last lines
-give each tf.data form's ratio to the plain reading (above 1: faster) and the ms one batch costs."""
+give each tf.data form's ratio to the plain reading (above 1: faster) and the ms one batch costs.
+With --train STEPS it then runs the MNIST CNN's training step fed by the vectorized pipeline, each
+fed step followed by the step on a batch in memory: the wait for each batch, the fed step against
+the step alone, and the pipeline's share of the loop."""
 import argparse
 import os
 import statistics
@@ -115,6 +118,47 @@ READERS = [("python + protobuf", python_protobuf), ("tf.data, per record", per_r
            ("vectorized, no prefetch", lambda path, batch: vectorized(path, batch, prefetch=False))]
 
 
+def training_loop_split(path, batch, steps):
+    """The MNIST CNN's training step (bench/python_mnist_step.py's: tape, loss, Adam in one
+    kiln.function) fed by the vectorized pipeline, each fed step followed by the same step on a batch
+    already in memory, so both see the same machine. Returns per-step lists: the wait for the next
+    batch, the fed step, the step alone (seconds)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from python_mnist_step import mnist_cnn
+    model, optimizer = mnist_cnn(), tf.keras.optimizers.Adam(1e-3)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy()
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    def parse(records):
+        return tf.io.parse_example(records, FEATURES)
+
+    def shape(features):
+        return tf.reshape(features["image"], [-1, 28, 28, 1]), tf.cast(features["label"], tf.int32)
+
+    dataset = (tf.data.TFRecordDataset(path).batch(batch, drop_remainder=True).map(parse).map(shape)
+               .prefetch(tf.data.AUTOTUNE))
+    batches = iter(dataset)
+    x, y = next(batches)
+    float(step(x, y))  # traces
+    waits, fed, alone = [], [], []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        xb, yb = next(batches)
+        t1 = time.perf_counter()
+        float(step(xb, yb))
+        t2 = time.perf_counter()
+        float(step(x, y))
+        t3 = time.perf_counter()
+        waits.append(t1 - t0), fed.append(t2 - t1), alone.append(t3 - t2)
+    return waits, fed, alone
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=100, help="the file's size in MB (default 100)")
@@ -122,6 +166,9 @@ def main():
     parser.add_argument("--batch", type=int, default=50)
     parser.add_argument("--path", default=os.path.join(REPO, "build", "bench_tfrecord", "mnist_like.tfrecord"))
     parser.add_argument("--only", default=None, help="run only the readers whose name contains this")
+    parser.add_argument("--train", type=int, default=0, metavar="STEPS",
+                        help="also time STEPS MNIST CNN training steps fed by the vectorized pipeline "
+                             "against the step alone")
     args = parser.parse_args()
     t0 = time.perf_counter()
     count = write_file(args.path, args.mb)
@@ -148,7 +195,15 @@ def main():
         rate = statistics.median(rates[name])
         ratio = f"{rate / base:.2f}x" if base else "-"
         print(f"| {name} | {rate:.0f} | {ratio} | {1e3 * args.batch / rate:.2f} |")
-
+    if args.train:
+        waits, fed, alone = training_loop_split(args.path, args.batch, args.train)
+        loop = [w + f for w, f in zip(waits, fed)]
+        ms = lambda values: 1e3 * statistics.median(values)  # noqa: E731
+        print(f"\nMNIST CNN step fed by the vectorized pipeline, {args.train} steps, each followed by the step "
+              f"on a batch in memory (medians): waiting for the batch {ms(waits):.2f} ms, the fed step "
+              f"{ms(fed):.2f} ms, the step alone {ms(alone):.2f} ms; waiting is {100 * sum(waits) / sum(loop):.2f}% "
+              f"of the loop; loop / step alone {statistics.median(l / a for l, a in zip(loop, alone)):.3f} "
+              f"(median of pairs; load after: {' '.join(f'{v:.2f}' for v in os.getloadavg())})")
 
 if __name__ == "__main__":
     main()
