@@ -31,16 +31,20 @@ def _varint(data, i):
 def _fields(data):
     """[(field number, payload bytes)] of a message whose fields are all length-delimited, or None."""
     out, i, n = [], 0, len(data)
-    while i < n:
-        tag = data[i]
+    while i + 1 < n:
+        tag, length = data[i], data[i + 1]
         if tag & 7 != 2 or tag >= 0x80:  # wire type 2, field numbers 1-15
             return None
-        length, i = _varint(data, i + 1)
-        if length is None or i + length > n:
+        i += 2
+        if length >= 0x80:  # a longer varint (short lengths, the usual case, are one byte)
+            length, i = _varint(data, i - 1)
+            if length is None:
+                return None
+        if i + length > n:
             return None
         out.append((tag >> 3, data[i:i + length]))
         i += length
-    return out
+    return out if i == n else None
 
 
 def features_of(data):
@@ -70,14 +74,19 @@ def features_of(data):
             continue
         kind = _KINDS.get(feature[0][0])
         values = _fields(feature[0][1])
-        if kind is None or values is None or any(number != 1 for number, _ in values):
+        if kind is None or values is None:
             return None
         if kind == "bytes_list":
+            for number, _ in values:
+                if number != 1:
+                    return None
             features[key] = (kind, [bytes(v) for _, v in values])
-        elif len(values) > 1:
+        elif not values:
+            features[key] = (kind, data[0:0])
+        elif len(values) > 1 or values[0][0] != 1:
             return None
         else:
-            features[key] = (kind, values[0][1] if values else data[0:0])
+            features[key] = (kind, values[0][1])
     return features
 
 
