@@ -124,16 +124,8 @@ def training_loop_split(path, batch, steps):
     already in memory, so both see the same machine. Returns per-step lists: the wait for the next
     batch, the fed step, the step alone (seconds)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from python_mnist_step import mnist_cnn
-    model, optimizer = mnist_cnn(), tf.keras.optimizers.Adam(1e-3)
-    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy()
-
-    @tf.function
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-        return loss
+    from python_mnist_step import mnist_cnn, train_step
+    step = train_step(mnist_cnn())
 
     def parse(records):
         return tf.io.parse_example(records, FEATURES)
