@@ -47,6 +47,21 @@ def _fields(data):
     return out if i == n else None
 
 
+def _one_field(data):
+    """(field number, payload) of bytes that are exactly one length-delimited field, or None."""
+    n = len(data)
+    if n < 2:
+        return None
+    tag, length, i = data[0], data[1], 2
+    if tag & 7 != 2 or tag >= 0x80:
+        return None
+    if length >= 0x80:
+        length, i = _varint(data, 1)
+        if length is None:
+            return None
+    return (tag >> 3, data[i:]) if i + length == n else None
+
+
 def features_of(data):
     data = memoryview(data)  # slices without copies
     top = _fields(data)
@@ -60,33 +75,35 @@ def features_of(data):
         parts = _fields(entry)
         if number != 1 or parts is None or [p[0] for p in parts] != [1, 2]:
             return None
-        key, feature = parts[0][1], _fields(parts[1][1])
-        if feature is None or len(feature) > 1:
-            return None
         try:
-            key = bytes(key).decode()
+            key = bytes(parts[0][1]).decode()
         except UnicodeDecodeError:
             return None
         if key in features:
             return None
-        if not feature:
+        feature = parts[1][1]
+        if not len(feature):
             features[key] = (None, None)  # a Feature with no kind set
             continue
-        kind = _KINDS.get(feature[0][0])
-        values = _fields(feature[0][1])
-        if kind is None or values is None:
+        kind_and_list = _one_field(feature)
+        kind = _KINDS.get(kind_and_list[0]) if kind_and_list else None
+        if kind is None:
             return None
         if kind == "bytes_list":
+            values = _fields(kind_and_list[1])
+            if values is None:
+                return None
             for number, _ in values:
                 if number != 1:
                     return None
             features[key] = (kind, [bytes(v) for _, v in values])
-        elif not values:
+        elif not len(kind_and_list[1]):
             features[key] = (kind, data[0:0])
-        elif len(values) > 1 or values[0][0] != 1:
-            return None
         else:
-            features[key] = (kind, values[0][1])
+            packed = _one_field(kind_and_list[1])
+            if packed is None or packed[0] != 1:
+                return None
+            features[key] = (kind, packed[1])
     return features
 
 

@@ -193,18 +193,23 @@ class _Chunked:
             out = self._buffer[self._pos:end]
             self._pos = end
             return out
+        # The piece straddles chunks: it alone is copied together, the new chunk kept as it is.
         parts = [self._buffer[self._pos:]]
         have = len(parts[0])
+        self._buffer, self._pos = b"", 0
         while have < n:
             # At most 64 MB a read: a damaged length reads to the file's end, not into memory it lacks.
             chunk = self._stream.read(min(max(n - have, 1 << 20), 1 << 26))
             if not chunk:
                 break
+            need = n - have
+            if len(chunk) > need:
+                parts.append(chunk[:need])
+                self._buffer, self._pos = chunk, need
+                break
             parts.append(chunk)
             have += len(chunk)
-        self._buffer = b"".join(parts)
-        self._pos = min(n, len(self._buffer))
-        return self._buffer[:n]
+        return b"".join(parts)
 
 
 def read_records(path, compression=""):
