@@ -95,6 +95,37 @@ def test_list_files_then_interleave_tfrecord_datasets(tmp_path):
         tf.data.experimental.get_single_element(tf.data.TFRecordDataset(files))
 
 
+@pytest.mark.parametrize("compression", [None, "GZIP"])
+def test_batched_records_as_the_engine_batches_them(tmp_path, compression):
+    """TFRecordDataset.batch builds each batch's string vector in Python: the same batches, specs
+    and last batch as batching the records one tensor at a time."""
+    paths = []
+    for k in range(3):
+        paths.append(str(tmp_path / f"f{k}.tfrecord"))
+        with tf.io.TFRecordWriter(paths[-1], options=compression) as w:
+            for i in range(7):
+                w.write(f"{k}-{i}".encode())
+    for drop in (False, True):
+        for parallel in (None, 2):
+            ds = tf.data.TFRecordDataset(paths, compression_type=compression, num_parallel_reads=parallel)
+            fused, one_by_one = ds.batch(4, drop_remainder=drop), ds.map(lambda r: r).batch(4, drop_remainder=drop)
+            assert [b.numpy().tolist() for b in fused] == [b.numpy().tolist() for b in one_by_one]
+            assert fused.element_spec == tf.TensorSpec([4 if drop else None], tf.string)
+    ds = tf.data.TFRecordDataset(paths, compression_type=compression).batch(5)
+    assert [b.numpy().tolist() for b in ds][-2:] == [[b"2-1", b"2-2", b"2-3", b"2-4", b"2-5"], [b"2-6"]]
+
+    @tf.function
+    def count(dataset):
+        total = tf.constant(0)
+        for b in dataset:
+            total += tf.shape(b)[0]
+        return total
+
+    assert int(count(ds)) == 21
+    with pytest.raises(ValueError, match="batch_size must be greater than zero"):
+        tf.data.TFRecordDataset(paths).batch(0)
+
+
 def test_missing_file_is_not_found(tmp_path):
     with pytest.raises(tf.errors.NotFoundError, match="nope"):
         list(tf.data.TFRecordDataset(str(tmp_path / "nope")))

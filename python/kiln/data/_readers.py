@@ -111,6 +111,30 @@ class TFRecordDataset(PyDataset):
 
         ds = _files_dataset(filenames, records, num_parallel_reads, TensorSpec([], _dtypes.string), 0)
         self.__dict__.update(ds.__dict__)
+        # The same pass as bytes, for batch().
+        self._record_bytes = _files_dataset(filenames, lambda path: _tfrecord.read_records(path, compression),
+                                            num_parallel_reads, TensorSpec([], _dtypes.string), 0)._open_pass
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
+        """Dataset.batch, made here: each batch's records become one string vector, without a tensor
+        per record (the usual `TFRecordDataset(...).batch(n).map(parse_example)` pipeline)."""
+        size, drop = int(batch_size), bool(drop_remainder)
+        if size <= 0:
+            raise ValueError(f"batch_size must be greater than zero, got {batch_size}")
+        record_bytes = self._record_bytes
+
+        def batches():
+            rows = []
+            for record in record_bytes():
+                rows.append(record)
+                if len(rows) == size:
+                    yield _string(_np.array(rows, dtype=object))
+                    rows = []
+            if rows and not drop:
+                yield _string(_np.array(rows, dtype=object))
+
+        return PyDataset(batches, parents=(self,), spec=TensorSpec([size if drop else None], _dtypes.string),
+                         template=0, card=_cards.UNKNOWN)
 
 
 class FixedLengthRecordDataset(PyDataset):
