@@ -19,14 +19,11 @@ import pytest
 
 import kiln as tf
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from built_tools import built_tool
 
 
 def serve_binary():
-    path = os.environ.get("KILN_SERVE") or os.path.join(_REPO, "build", "kiln-serve")
-    if not os.path.exists(path):
-        pytest.skip("kiln-serve is not built (set KILN_SERVE)")
-    return path
+    return built_tool("kiln-serve", "KILN_SERVE")
 
 
 class Affine(tf.Module):

@@ -108,14 +108,11 @@ def test_empty_and_missing_logdir(tmp_path):
 
 
 # ---- kiln-cli board: the C++ command runs this package's board (design notes, "kiln-cli board") ----
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from built_tools import REPO as _REPO, built_tool
 
 
 def kiln_cli():
-    path = os.environ.get("KILN_CLI") or os.path.join(_REPO, "build", "kiln-cli")
-    if not os.path.exists(path):
-        pytest.skip("kiln-cli is not built (set KILN_CLI)")
-    return path
+    return built_tool("kiln-cli", "KILN_CLI")
 
 
 def without_timestamp(page):
