@@ -334,6 +334,15 @@ class Layer(Module):
         return self._dtype_policy if self._dtype_policy is not None else Policy(self._dtype.name)
 
     @property
+    def stateful(self):
+        """Keras: whether this layer or one it holds keeps state across calls (a stateful RNN)."""
+        return any(getattr(layer, "_stateful", False) for layer in self._sublayers())
+
+    @stateful.setter
+    def stateful(self, value):
+        self._stateful = bool(value)
+
+    @property
     def trainable(self):
         return self._trainable
 

@@ -124,6 +124,12 @@ class Model(FunctionalNetwork, Layer):
                 visit(value)
         return out
 
+    def reset_states(self):
+        """Resets the states of the stateful layers (stateful RNNs, nested models holding them)."""
+        for layer in self.layers:
+            if hasattr(layer, "reset_states") and getattr(layer, "stateful", False):
+                layer.reset_states()
+
     def get_layer(self, name=None, index=None):
         layers = self.layers
         if index is not None:

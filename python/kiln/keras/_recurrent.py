@@ -11,6 +11,7 @@ from . import activations as _activations
 from . import initializers as _initializers
 from ._layer import InputSpec, Layer, _to_tensor
 from ._masking import as_bool
+from . import _rnn_states
 
 
 def _unsupported(layer, **options):
@@ -274,11 +275,13 @@ class GRUCell(_Cell):
 class RNN(Layer):
     """tf.keras.layers.RNN: `cell` over the time steps of [batch, time, features] inputs. Returns the last
     output ([batch, units]) or, with return_sequences, every step's ([batch, time, units]); with return_state,
-    a list of that and the final states."""
+    a list of that and the final states. With stateful, each call starts from the previous call's final
+    states (_rnn_states.py)."""
+
+    _TF_MODULE_IGNORED_PROPERTIES = frozenset({"_states"})  # the stateful layer's states are no weights
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
                  unroll=False, time_major=False, zero_output_for_mask=False, **kwargs):
-        _unsupported("RNN", stateful=(stateful, False))
         if isinstance(cell, (list, tuple)):
             raise NotImplementedError("kiln.keras.layers.RNN: a list of cells (StackedRNNCells) is not supported")
         if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
@@ -290,6 +293,8 @@ class RNN(Layer):
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
         self.unroll = bool(unroll)
+        self.stateful = bool(stateful)
+        self._states = None
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.time_major = bool(time_major)  # inputs [time, batch, features], sequences out [time, batch, units]
         self.input_spec = InputSpec(ndim=3)
@@ -308,12 +313,33 @@ class RNN(Layer):
     def units(self):
         return self.cell.units
 
+    @property
+    def states(self):
+        """The stateful layer's state variables; [None] per state otherwise (or before it is built)."""
+        if self._states is None:
+            return [None] * _num_states(self.cell)
+        return self._states
+
+    @states.setter
+    def states(self, states):
+        self._states = states
+
+    def reset_states(self, states=None):
+        _rnn_states.reset_states(self, states)
+
     def build(self, input_shape):
         input_shape = TensorShape(input_shape)
         if not self.cell.built:
             self.cell.build(TensorShape([input_shape[0], input_shape[-1]]))
             self.cell.built = True
-        self.input_spec = InputSpec(ndim=3, axes={-1: input_shape[-1]})
+        if self._stateful:
+            # Keras: a stateful layer's spec keeps the batch size its states have.
+            batch = input_shape[1] if self.time_major else input_shape[0]
+            shape = [None, batch, input_shape[-1]] if self.time_major else [batch, None, input_shape[-1]]
+            self.input_spec = InputSpec(shape=shape)
+            self.reset_states()
+        else:
+            self.input_spec = InputSpec(ndim=3, axes={-1: input_shape[-1]})
         self.built = True
 
     def compute_mask(self, inputs, mask=None):
@@ -339,7 +365,9 @@ class RNN(Layer):
         if steps == 0:
             raise ValueError(f"Layer {self.name}: the inputs have no time steps (shape {inputs.shape})")
         n = _num_states(self.cell)
-        if initial_state is None:
+        if self._stateful:
+            states = _rnn_states.initial_states(self, initial_state)
+        elif initial_state is None:
             states = self.cell.get_initial_state(_C.gather(x, _C.constant(0), 0))
         else:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
@@ -400,6 +428,8 @@ class RNN(Layer):
                 output = states[-1] if steps_mask is not None else states[0]
         if steps_mask is not None:
             states = states[:-1]  # without the previous output
+        if self._stateful:
+            _rnn_states.store_states(self, states)
         if self.return_state:
             return [output] + list(states)
         return output
@@ -432,7 +462,8 @@ class RNN(Layer):
     def get_config(self):
         config = super().get_config()
         config.update(return_sequences=self.return_sequences, return_state=self.return_state,
-                      go_backwards=self.go_backwards, unroll=self.unroll, time_major=self.time_major)
+                      go_backwards=self.go_backwards, stateful=self._stateful, unroll=self.unroll,
+                      time_major=self.time_major)
         return config
 
 
