@@ -80,3 +80,8 @@ class CosineDecay(LearningRateSchedule):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
                 "alpha": self.alpha, "name": self.name, "warmup_target": self.warmup_target,
                 "warmup_steps": self.warmup_steps}
+
+
+# The other schedules and serialize / deserialize live in their own module (defined after the base above).
+from ._schedules_more import (CosineDecayRestarts, InverseTimeDecay, PiecewiseConstantDecay,  # noqa: E402,F401
+                              PolynomialDecay, deserialize, serialize)
