@@ -11,7 +11,7 @@ from . import activations as _activations
 from . import initializers as _initializers
 from ._layer import InputSpec, Layer, _to_tensor
 from ._masking import as_bool
-from . import _rnn_states
+from . import _rnn_cells, _rnn_states
 
 
 def _unsupported(layer, **options):
@@ -21,8 +21,7 @@ def _unsupported(layer, **options):
 
 
 def _num_states(cell):
-    size = cell.state_size
-    return len(size) if isinstance(size, (list, tuple)) else 1
+    return _rnn_cells.num_states(cell)
 
 
 def _first(states):
@@ -283,7 +282,10 @@ class RNN(Layer):
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
                  unroll=False, time_major=False, zero_output_for_mask=False, **kwargs):
         if isinstance(cell, (list, tuple)):
-            raise NotImplementedError("kiln.keras.layers.RNN: a list of cells (StackedRNNCells) is not supported")
+            cell = _rnn_cells.StackedRNNCells(cell)
+            if return_state:
+                raise NotImplementedError("kiln.keras.layers.RNN: return_state=True with a list of cells (Keras "
+                                          "returns the states nested per cell) is not supported")
         if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
             raise ValueError(f"Argument `cell` should have a `call` method and a `state_size` attribute. "
                              f"Received: cell={cell!r}")
@@ -357,7 +359,7 @@ class RNN(Layer):
                           [batch, self.cell.output_size])
         if not self.return_state:
             return out
-        return [out] + [TensorShape([batch, self.cell.units])] * _num_states(self.cell)
+        return [out] + [TensorShape([batch, int(size)]) for size in _rnn_cells._flat_sizes(self.cell.state_size)]
 
     def call(self, inputs, initial_state=None, mask=None, training=None):
         x = inputs if self.time_major else _C.transpose(inputs, [1, 0, 2])  # time major
@@ -368,7 +370,7 @@ class RNN(Layer):
         if self._stateful:
             states = _rnn_states.initial_states(self, initial_state)
         elif initial_state is None:
-            states = self.cell.get_initial_state(_C.gather(x, _C.constant(0), 0))
+            states = _rnn_cells.initial_states(self.cell, _C.gather(x, _C.constant(0), 0))
         else:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
             if len(states) != n:
@@ -464,7 +466,19 @@ class RNN(Layer):
         config.update(return_sequences=self.return_sequences, return_state=self.return_state,
                       go_backwards=self.go_backwards, stateful=self._stateful, unroll=self.unroll,
                       time_major=self.time_major)
+        if self.zero_output_for_mask:
+            config["zero_output_for_mask"] = True
+        from ._serialization import serialize_keras_object
+        config["cell"] = serialize_keras_object(self.cell)
         return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from . import layers as _layers
+        config = dict(config)
+        cell = _layers.deserialize(config.pop("cell"), custom_objects=custom_objects)
+        config.pop("num_constants", None)
+        return cls(cell, **config)
 
 
 class _Recurrent(RNN):
@@ -489,7 +503,13 @@ class _Recurrent(RNN):
     def get_config(self):
         """The layer's settings and its cell's (units, activation, dropout, ...), as Keras' LSTM.get_config."""
         cell = {k: v for k, v in self.cell.get_config().items() if k not in ("name", "trainable", "dtype")}
-        return dict(super().get_config(), **cell)
+        config = dict(super().get_config(), **cell)
+        del config["cell"]  # the layer's own settings are the cell's, as Keras' LSTM.get_config
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        return cls(**config)
 
     def __getattr__(self, name):
         # The cell's settings and weights (units, activation, kernel, ...) read through the layer, as Keras'.

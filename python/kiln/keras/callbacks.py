@@ -137,7 +137,38 @@ def _logs(logs):
     return {} if logs is None else logs
 
 
-# ---- History, ProgbarLogger, LambdaCallback --------------------------------------------------------
+# ---- BaseLogger, History, ProgbarLogger, LambdaCallback ------------------------------------------------
+
+class BaseLogger(Callback):
+    """Keras 1's epoch averages: each batch's figures weighted by its "size" log (stateful_metrics kept as last
+    seen), written into the epoch's logs for the metrics params["metrics"] names. TF 2's fit logs neither, so
+    there it changes nothing, as in Keras 2."""
+
+    def __init__(self, stateful_metrics=None):
+        super().__init__()
+        self.stateful_metrics = set(stateful_metrics or [])
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.seen = 0
+        self.totals = {}
+
+    def on_batch_end(self, batch, logs=None):
+        logs = logs or {}
+        size = logs.get("size", 0)
+        self.seen += size * logs.get("num_steps", 1)
+        for k, v in logs.items():
+            if k in self.stateful_metrics:
+                self.totals[k] = v
+            else:
+                self.totals[k] = self.totals.get(k, 0) + v * size
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is None:
+            return
+        for k in (self.params or {}).get("metrics", []):
+            if k in self.totals:
+                logs[k] = self.totals[k] if k in self.stateful_metrics else self.totals[k] / self.seen
+
 
 class History(Callback):
     """Records each epoch's logs: `history` maps each figure ("loss", "accuracy", "val_loss", "lr", ...) to its
@@ -639,5 +670,5 @@ class BackupAndRestore(Callback):
 
 _CallbackList = CallbackList  # the name the model code used before
 from .callbacks_tensorboard import TensorBoard  # noqa: E402,F401 - needs Callback above
-__all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "LambdaCallback", "EarlyStopping",
+__all__ = ["BaseLogger", "Callback", "CallbackList", "History", "ProgbarLogger", "LambdaCallback", "EarlyStopping",
            "ModelCheckpoint", "CSVLogger", "LearningRateScheduler", "ReduceLROnPlateau", "TerminateOnNaN"]

@@ -11,6 +11,7 @@ from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor, _check_uns
 from ._masking import set_mask, weights_from_mask
 from ._normalization import BatchNormalization, LayerNormalization  # noqa: F401
 from ._recurrent import RNN, SimpleRNNCell, LSTMCell, GRUCell, SimpleRNN, LSTM, GRU  # noqa: F401
+from ._rnn_cells import AbstractRNNCell, StackedRNNCells  # noqa: F401
 from ._attention import MultiHeadAttention  # noqa: F401
 from . import constraints as _constraints
 from . import regularizers as _regularizers
@@ -46,7 +47,8 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Conv
            "Activation", "BatchNormalization", "LayerNormalization", "Embedding", "GlobalAveragePooling2D",
            "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Conv2DTranspose", "Convolution2DTranspose"]
 __all__ += ["DepthwiseConv2D"]
-__all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU"]
+__all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU", "AbstractRNNCell",
+            "StackedRNNCells"]
 __all__ += ["MultiHeadAttention"]
 __all__ += ["Masking", "GlobalAveragePooling1D", "GlobalAvgPool1D"]
 __all__ += ["LeakyReLU", "ELU"]
@@ -884,7 +886,13 @@ def deserialize(config, custom_objects=None):
     table = {k: v for k, v in globals().items() if isinstance(v, type) and issubclass(v, Layer)}
     from ._tf_op_layer import TFOpLambda, SlicingOpLambda
     from ._functional_side import AddLoss, AddMetric
+    from ._layers_experimental import SyncBatchNormalization
     table.update(Model=Model, Functional=Model, Sequential=Sequential, TFOpLambda=TFOpLambda, SlicingOpLambda=SlicingOpLambda, AddLoss=AddLoss,
-                 AddMetric=AddMetric)
+                 AddMetric=AddMetric, SyncBatchNormalization=SyncBatchNormalization)
     return deserialize_keras_object(config, module_objects=table, custom_objects=custom_objects,
                                     printable_module_name="layer")
+
+
+# tf.keras.layers.experimental (and its preprocessing module), once the layers above exist.
+from ._layers_experimental import experimental_module as _experimental_module  # noqa: E402
+experimental = _experimental_module()

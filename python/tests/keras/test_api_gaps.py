@@ -1,0 +1,181 @@
+"""The smaller pieces of Keras 2.15's catalogue filled in: RNN(list of cells) / StackedRNNCells, AbstractRNNCell,
+RNN(cell) configs, layers.experimental (SyncBatchNormalization, preprocessing, PreprocessingLayer.adapt),
+utils (to_ordinal, get_source_inputs, pack / unpack, interactive logging), callbacks.BaseLogger,
+models.model_from_yaml, a functional model's list of one output."""
+import logging
+
+import numpy as np
+import pytest
+
+import kiln as tf
+
+K = tf.keras
+L = K.layers
+rng = np.random.default_rng(8)
+X = rng.standard_normal((3, 5, 4)).astype(np.float32)
+
+
+def test_a_list_of_cells_is_the_cells_stacked():
+    cells = [L.LSTMCell(6), L.GRUCell(3)]
+    stacked = L.RNN(cells, return_sequences=True)
+    y = stacked(X).numpy()
+    first, second = L.RNN(cells[0], return_sequences=True), L.RNN(cells[1], return_sequences=True)
+    np.testing.assert_allclose(y, second(first(X)).numpy(), rtol=1e-5, atol=1e-6)
+    assert isinstance(stacked.cell, L.StackedRNNCells) and stacked.cell.state_size == ([6, 6], 3)
+    assert len(stacked.weights) == 6
+    traced = tf.function(lambda v: stacked(v))
+    np.testing.assert_allclose(traced(X).numpy(), y, rtol=1e-5, atol=1e-6)
+    last = L.RNN([L.SimpleRNNCell(2), L.SimpleRNNCell(3)])
+    inputs = K.Input((5, 4))
+    assert K.Model(inputs, last(inputs)).output_shape == (None, 3)
+    with pytest.raises(NotImplementedError, match="return_state=True with a list of cells"):
+        L.RNN(cells, return_state=True)
+
+
+class MinimalRNNCell(L.AbstractRNNCell):
+    """The cell of Keras' AbstractRNNCell documentation: h = x @ kernel + h_prev @ recurrent."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    @property
+    def state_size(self):
+        return self.units
+
+    @property
+    def output_size(self):
+        return self.units
+
+    def build(self, input_shape):
+        self.kernel = self.add_weight(shape=(input_shape[-1], self.units), initializer="uniform", name="kernel")
+        self.recurrent_kernel = self.add_weight(shape=(self.units, self.units), initializer="uniform",
+                                                name="recurrent_kernel")
+        self.built = True
+
+    def call(self, inputs, states):
+        h = tf.matmul(inputs, self.kernel) + tf.matmul(states[0], self.recurrent_kernel)
+        return h, [h]
+
+
+def test_a_custom_cell_runs_from_zero_states():
+    layer = L.RNN(MinimalRNNCell(3), return_sequences=True)
+    y = layer(X).numpy()
+    kernel, recurrent = layer.cell.kernel.numpy(), layer.cell.recurrent_kernel.numpy()
+    h, want = np.zeros((3, 3)), []
+    for t in range(5):
+        h = X[:, t] @ kernel + h @ recurrent
+        want.append(h)
+    np.testing.assert_allclose(y, np.stack(want, 1), rtol=1e-5, atol=1e-6)
+    zeros = MinimalRNNCell(2).get_initial_state(batch_size=4, dtype="float32")
+    assert [z.shape for z in zeros] == [(4, 2)]
+
+
+def test_rnn_of_a_cell_round_trips_its_config_and_file(tmp_path):
+    layer = L.RNN(L.GRUCell(3, reset_after=False), go_backwards=True)
+    config = layer.get_config()
+    assert config["cell"]["class_name"] == "GRUCell" and config["go_backwards"] is True
+    again = L.RNN.from_config(config)
+    assert isinstance(again.cell, L.GRUCell) and not again.cell.reset_after
+    assert "cell" not in L.LSTM(2).get_config()
+    inputs = K.Input((5, 4))
+    model = K.Model(inputs, L.RNN([L.LSTMCell(3), L.SimpleRNNCell(2)])(inputs))
+    model.save(tmp_path / "m.keras")
+    loaded = K.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(loaded(X).numpy(), model(X).numpy(), rtol=1e-6)
+
+
+def test_layers_experimental():
+    pre = L.experimental.preprocessing
+    assert pre.Rescaling is L.Rescaling and pre.TextVectorization is L.TextVectorization
+    assert L.experimental.EinsumDense is L.EinsumDense
+    sync = L.experimental.SyncBatchNormalization()
+    x = rng.standard_normal((6, 3)).astype(np.float32)
+    plain = L.BatchNormalization()
+    np.testing.assert_allclose(sync(x, training=True).numpy(), plain(x, training=True).numpy(), rtol=1e-6)
+    assert L.deserialize(L.serialize(sync)).__class__.__name__ == "SyncBatchNormalization"
+
+
+class RunningMax(L.experimental.preprocessing.PreprocessingLayer):
+    """Scales by the largest absolute value adapt saw."""
+
+    def build(self, input_shape):
+        self.top = self.add_weight("top", (), initializer="zeros", trainable=False)
+        self.built = True
+
+    def reset_state(self):
+        self.top.assign(0.0)
+
+    def update_state(self, data):
+        self.top.assign(tf.maximum(self.top, tf.reduce_max(tf.abs(tf.cast(data, tf.float32)))))
+
+    def call(self, inputs):
+        return inputs / self.top
+
+
+def test_preprocessing_layer_adapts_over_batches():
+    layer = RunningMax()
+    assert not layer.is_adapted
+    data = np.arange(-70, 5, dtype=np.float32).reshape(-1, 1)
+    layer.adapt(data, batch_size=16)
+    assert layer.is_adapted and layer.top.numpy() == 70.0
+    layer.adapt(tf.data.Dataset.from_tensor_slices(np.array([[3.0], [-4.0]], np.float32)).batch(1))
+    assert layer.top.numpy() == 4.0  # reset before adapting again
+    layer.adapt(data, steps=1)
+    assert layer.top.numpy() == 70.0  # the first batch of 32 only
+    with pytest.raises(ValueError, match="`batch_size` is not supported for datasets"):
+        layer.adapt(tf.data.Dataset.from_tensor_slices(data), batch_size=4)
+
+
+def test_utils_helpers():
+    np.testing.assert_array_equal(K.utils.to_ordinal([0, 2, 1], num_classes=3), [[0, 0], [1, 1], [1, 0]])
+    assert K.utils.to_ordinal([[1], [3]]).shape == (2, 3)
+    a, b = K.Input((2,), name="a"), K.Input((3,), name="b")
+    out = L.Dense(1)(L.Concatenate()([a, L.Dense(2)(b)]))
+    assert K.utils.get_source_inputs(out) == [a, b]
+    assert K.utils.get_source_inputs(a) == [a]
+    x = np.zeros(2)
+    assert K.utils.pack_x_y_sample_weight(x) is x and K.utils.pack_x_y_sample_weight((x,)) == ((x,),)
+    assert K.utils.pack_x_y_sample_weight(x, 1, 2) == (x, 1, 2)
+    assert K.utils.unpack_x_y_sample_weight((x, 1)) == (x, 1, None)
+
+
+def test_interactive_logging_sends_fit_progress_to_logging(capsys, caplog):
+    model = K.Sequential([K.Input((2,)), L.Dense(1)])
+    model.compile("sgd", "mse")
+    data = np.zeros((4, 2), np.float32), np.zeros((4, 1), np.float32)
+    assert K.utils.is_interactive_logging_enabled()
+    K.utils.disable_interactive_logging()
+    try:
+        with caplog.at_level(logging.INFO):
+            model.fit(*data, epochs=1, verbose=1)
+    finally:
+        K.utils.enable_interactive_logging()
+    assert "loss:" not in capsys.readouterr().out
+    assert any("loss:" in record.getMessage() for record in caplog.records)
+    model.fit(*data, epochs=1, verbose=1)
+    assert "loss:" in capsys.readouterr().out
+
+
+def test_base_logger_averages_by_batch_size():
+    logger = K.callbacks.BaseLogger(stateful_metrics=["auc"])
+    logger.set_params({"metrics": ["loss", "auc"]})
+    logger.on_epoch_begin(0)
+    logger.on_batch_end(0, {"size": 2, "loss": 1.0, "auc": 0.5})
+    logger.on_batch_end(1, {"size": 6, "loss": 3.0, "auc": 0.7})
+    logs = {}
+    logger.on_epoch_end(0, logs)
+    assert logs == {"loss": (2 * 1.0 + 6 * 3.0) / 8, "auc": 0.7}
+
+
+def test_model_from_yaml_is_removed_as_in_keras():
+    with pytest.raises(RuntimeError, match="Method `model_from_yaml\\(\\)` has been removed due to security risk"):
+        K.models.model_from_yaml("")
+
+
+def test_a_list_of_one_output_or_input_stands_for_the_tensor():
+    inputs = K.Input((3,))
+    model = K.Model([inputs], [L.Dense(2)(inputs)])
+    out = model(np.ones((1, 3), np.float32))
+    assert isinstance(out, tf.Tensor) and out.shape == (1, 2)
+    assert isinstance(model.output, type(inputs)) and len(model.outputs) == 1 and model.input is inputs
