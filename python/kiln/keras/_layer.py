@@ -85,10 +85,17 @@ def _map(fn, structure):
 
 
 def _to_tensor(x):
-    """NumPy arrays and Python values become tensors (NumPy without a copy); tensors stay."""
-    if _is_tensor(x) or x is None or isinstance(x, KerasTensor):
+    """NumPy arrays and Python values become tensors (NumPy without a copy); tensors (ragged and sparse ones
+    too) stay."""
+    if _is_tensor(x) or x is None or isinstance(x, KerasTensor) or _is_composite(x):
         return x
     return _C.constant(x, None)
+
+
+def _is_composite(x):
+    from ..ragged_tensor import RaggedTensor
+    from ..sparse_tensor import SparseTensor
+    return isinstance(x, (RaggedTensor, SparseTensor))
 
 
 def _shape_of(x):
@@ -885,9 +892,11 @@ class InputLayer(Layer):
             if isinstance(input_shape, int):
                 input_shape = (input_shape,)
             batch_input_shape = (batch_size,) + tuple(input_shape)
-        if sparse or ragged:
-            raise ValueError("kiln.keras: sparse and ragged inputs are not supported")
+        if sparse and ragged:
+            raise ValueError("Cannot set both sparse and ragged to True in a Keras input.")
         super().__init__(name=name, dtype=dtype, batch_input_shape=batch_input_shape)
+        # The composite the input takes (a SparseTensor or RaggedTensor); the layers it feeds accept it as Keras'.
+        self.sparse, self.ragged = bool(sparse), bool(ragged)
         self.built = True
         self._build_input_shape = TensorShape(batch_input_shape)
         node = _Node(self, None, (), {})
@@ -903,7 +912,7 @@ class InputLayer(Layer):
 
     def get_config(self):
         return {"batch_input_shape": tuple(TensorShape(self._batch_input_shape).as_list()), "dtype": self.dtype,
-                "sparse": False, "ragged": False, "name": self.name}
+                "sparse": self.sparse, "ragged": self.ragged, "name": self.name}
 
     def get_build_config(self):
         return None
@@ -918,5 +927,5 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tenso
     if isinstance(shape, int):
         shape = (shape,)
     layer = InputLayer(input_shape=shape, batch_size=batch_size, dtype=dtype, name=name,
-                       batch_input_shape=batch_shape)
+                       batch_input_shape=batch_shape, sparse=sparse, ragged=ragged)
     return layer._output_tensor

@@ -31,7 +31,12 @@ def _first(states):
 
 def _gates(z, count):
     """A [batch, count * units] tensor cut into its count gates: one Split, whose gradient is one Concat
-    (a slice per gate would fill a [batch, count * units] zero tensor each in the backward pass)."""
+    (a slice per gate would fill a [batch, count * units] zero tensor each in the backward pass). With the batch
+    unknown while tracing (a ragged batch made dense), a slice per gate: the engine cannot yet differentiate a
+    Split inside the loop then (its rank is lost in the loop's gradient)."""
+    if z.shape[0] is None and _C.is_tracing():
+        units = z.shape[1] // count
+        return [_C.slice(z, [0, g * units], [-1, units]) for g in range(count)]
     return _C.split(z, count, 1)
 
 
@@ -362,6 +367,9 @@ class RNN(Layer):
         return [out] + [TensorShape([batch, int(size)]) for size in _rnn_cells._flat_sizes(self.cell.state_size)]
 
     def call(self, inputs, initial_state=None, mask=None, training=None):
+        from ..ragged_tensor import RaggedTensor
+        if isinstance(inputs, RaggedTensor):
+            return self._ragged_call(inputs, initial_state, mask, training)
         x = inputs if self.time_major else _C.transpose(inputs, [1, 0, 2])  # time major
         steps = x.shape[0]
         if steps == 0:
@@ -435,6 +443,31 @@ class RNN(Layer):
         if self.return_state:
             return [output] + list(states)
         return output
+
+    def _ragged_call(self, inputs, initial_state, mask, training):
+        """Keras' rule for ragged sequences: the padded batch, masked past each row's length; the sequences
+        returned ragged again."""
+        if mask is not None:
+            raise ValueError(f"The mask that was passed in was {mask}, which cannot be applied to RaggedTensor inputs. "
+                             "Please make sure that there is no mask injected by upstream layers.")
+        if self.unroll:
+            raise ValueError("The input received contains RaggedTensors and does not support unrolling. Disable "
+                             "unrolling by passing `unroll=False` in the RNN Layer constructor.")
+        if self.time_major or (self.go_backwards and self.return_sequences):
+            raise NotImplementedError(f"kiln.keras.layers.{type(self).__name__}: ragged inputs with time_major, or "
+                                      "with go_backwards and return_sequences, are not supported")
+        lengths = inputs.row_lengths()
+        padded = inputs.to_tensor()
+        import kiln as tf
+        steps = tf.range(tf.cast(tf.shape(padded)[1], lengths.dtype))
+        keep = _C.less(_C.expand_dims(steps, 0), _C.expand_dims(lengths, 1))
+        result = self.call(padded, initial_state=initial_state, mask=keep, training=training)
+        if not self.return_sequences:
+            return result
+        from ..ragged_tensor import RaggedTensor
+        if self.return_state:
+            return [RaggedTensor.from_tensor(result[0], lengths=lengths)] + list(result[1:])
+        return RaggedTensor.from_tensor(result, lengths=lengths)
 
     def _time_major_mask(self, inputs, mask):
         """The [batch, time] mask ([time, batch] with time_major) as [time, batch, 1] bools (None without one)."""

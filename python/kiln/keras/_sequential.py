@@ -18,6 +18,7 @@ class Sequential(Model):
         self._input_name = None  # the Input layer's name, when one was added
         self._input_dtype = None  # the dtype of Keras' Input, when the input shape is declared: inputs take it
         self._keep_batch = False  # whether the declared input shape fixes the batch size (Keras keeps it)
+        self._input_composite = {"sparse": False, "ragged": False}  # an Input(sparse= / ragged=) added first
         if layers is not None:
             if isinstance(layers, Layer):
                 layers = [layers]
@@ -36,6 +37,7 @@ class Sequential(Model):
                 raise ValueError("An InputLayer (kiln.keras.Input) can only come first in a Sequential model")
             self._declared_input_shape = layer._build_input_shape
             self._keep_batch = bool(layer._build_input_shape.rank) and layer._build_input_shape[0] is not None
+            self._input_composite = {"sparse": layer.sparse, "ragged": layer.ragged}
             self._input_name = layer.name
             self._input_dtype = layer._dtype
             return
@@ -142,8 +144,8 @@ class Sequential(Model):
         if shape is not None and self._seq_layers:
             first = self._seq_layers[0]
             layers.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
-                "batch_input_shape": TensorShape(shape).as_list(), "dtype": first.dtype, "sparse": False,
-                "ragged": False, "name": self._input_name or f"{first.name}_input"}, "registered_name": None})
+                "batch_input_shape": TensorShape(shape).as_list(), "dtype": first.dtype,
+                **self._input_composite, "name": self._input_name or f"{first.name}_input"}, "registered_name": None})
         layers += [serialize_keras_object(layer) for layer in self._seq_layers]
         return {"name": self.name, "layers": layers}
 

@@ -183,9 +183,23 @@ class Dense(Layer):
         self.built = True
 
     def call(self, inputs):
-        if inputs.dtype != self._dtype:
-            inputs = _C.cast(inputs, self._dtype._enum)  # Keras' Dense casts integer inputs too
-        y = _C.matmul(inputs, self.kernel, False, False)
+        from ..ragged_tensor import RaggedTensor
+        from ..sparse_tensor import SparseTensor
+        if isinstance(inputs, RaggedTensor):
+            # Keras: a ragged batch of rows with a fixed last dimension is the Dense of its flat rows.
+            if inputs.shape[-1] is None:
+                raise ValueError("Dense layer only supports RaggedTensors when the innermost dimension is "
+                                 f"non-ragged. Received: inputs.shape={inputs.shape}.")
+            return inputs.with_flat_values(self.call(inputs.flat_values))
+        if isinstance(inputs, SparseTensor):
+            from .. import sparse as _sparse
+            if inputs.dtype != self._dtype:
+                inputs = _sparse.map_values(lambda v: _C.cast(v, self._dtype._enum), inputs)
+            y = _sparse.sparse_dense_matmul(inputs, self.kernel)
+        else:
+            if inputs.dtype != self._dtype:
+                inputs = _C.cast(inputs, self._dtype._enum)  # Keras' Dense casts integer inputs too
+            y = _C.matmul(inputs, self.kernel, False, False)
         if self.use_bias:
             y = _C.bias_add(y, self.bias)
         return self.activation(y)
@@ -610,13 +624,19 @@ class Embedding(Layer):
         self.built = True
 
     def call(self, inputs):
+        from ..ragged_tensor import RaggedTensor
+        if isinstance(inputs, RaggedTensor):
+            return inputs.with_flat_values(self.call(inputs.flat_values))  # ragged in, ragged out (Keras)
         if inputs.dtype.is_floating or inputs.dtype.name == "bool":
             inputs = _C.cast(inputs, _dtypes.int32._enum)  # truncated, as Keras casts to int32
         return _C.gather(self.embeddings, inputs, 0)
 
     def compute_mask(self, inputs, mask=None):
-        """With mask_zero, index 0 is padding: the mask is `inputs != 0`."""
-        return _C.not_equal(inputs, _C.zeros_like(inputs, None)) if self.mask_zero else None
+        """With mask_zero, index 0 is padding: the mask is `inputs != 0` (ragged inputs need none)."""
+        from ..ragged_tensor import RaggedTensor
+        if not self.mask_zero or isinstance(inputs, RaggedTensor):
+            return None
+        return _C.not_equal(inputs, _C.zeros_like(inputs, None))
 
     def compute_output_shape(self, input_shape):
         s = TensorShape(input_shape)
