@@ -185,3 +185,20 @@ def test_errors_are_keras():
         layer(randn(BATCH, STEPS, FEATURES), initial_state=[randn(BATCH, UNITS)])
     with pytest.raises(AttributeError, match="Layer must be stateful."):
         K.layers.GRU(UNITS).reset_states()
+
+
+def test_a_stateful_layers_states_start_another_layer():
+    """The RNN guide's state reuse: `layer.states` (variables) as another layer's initial_state continue the
+    recurrence as the stateful layer itself would."""
+    layer, weights = stateful_layer("LSTM")
+    x = randn(BATCH, 3 * STEPS, FEATURES)
+    first, second, third = chunks(x, 3)
+    layer(first)
+    layer(second)
+    other = K.layers.LSTM(UNITS)
+    other.build((BATCH, STEPS, FEATURES))
+    other.set_weights(weights)
+    continued = other(third, initial_state=layer.states).numpy()
+    want, _ = reference("LSTM", x, weights)
+    np.testing.assert_allclose(continued, want[:, -1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(layer(third).numpy(), continued, rtol=1e-6)
