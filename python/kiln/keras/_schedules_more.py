@@ -5,7 +5,7 @@ import math
 
 from .. import _C
 from .. import dtypes as _dtypes
-from .schedules import LearningRateSchedule, _float_step
+from .schedules import LearningRateSchedule, _StepDecay, _float_step
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
@@ -62,22 +62,11 @@ class PolynomialDecay(LearningRateSchedule):
                 "name": self.name}
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StepDecay):
     """initial_learning_rate / (1 + decay_rate * step / decay_steps), step / decay_steps floored when staircase."""
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
-        self.initial_learning_rate, self.decay_steps = float(initial_learning_rate), decay_steps
-        self.decay_rate, self.staircase, self.name = float(decay_rate), bool(staircase), name
-
     def __call__(self, step):
-        p = _C.divide(_float_step(step), float(self.decay_steps))
-        if self.staircase:
-            p = _C.floor(p)
-        return _C.divide(self.initial_learning_rate, _C.add(1.0, _C.multiply(self.decay_rate, p)))
-
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+        return _C.divide(self.initial_learning_rate, _C.add(1.0, _C.multiply(self.decay_rate, self._progress(step))))
 
 
 class CosineDecayRestarts(LearningRateSchedule):
