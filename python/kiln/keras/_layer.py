@@ -365,8 +365,12 @@ class Layer(Module):
         if self._build_input_shape is None:
             raise AttributeError(f'The layer "{self.name}" has never been called and thus has no defined input '
                                  "shape.")
-        return tuple(self._build_input_shape.as_list()) if isinstance(self._build_input_shape, TensorShape) \
-            else self._build_input_shape
+        shape = self._build_input_shape
+        if isinstance(shape, TensorShape):
+            return tuple(shape.as_list())
+        if isinstance(shape, (list, tuple)) and shape and all(isinstance(s, TensorShape) for s in shape):
+            return [tuple(s.as_list()) for s in shape]  # a layer of several inputs: Keras' list of tuples
+        return shape
 
     # ---- the functional graph: layer.input / layer.output -----------------------------
 

@@ -143,7 +143,6 @@ LEFT_OUT = {
               "SidecarEvaluator": "distributed evaluation not written", "StepsPerExecutionTuner": "not written",
               "TimedThread": "not written", "experimental": "DatasetCreator (distribution) not written",
               "legacy": "the Keras 1 serialization helpers", "audio_dataset_from_directory": "no audio decoding",
-              "model_to_dot": "needs pydot and graphviz", "plot_model": "needs pydot and graphviz",
               "split_dataset": "not written", "warmstart_embedding_matrix": "not written"},
     "backend": {"experimental": "Keras' RNG switches", "conv3d": "no 3-D convolution op in kiln.nn",
                 "ctc_batch_cost": "no CTC loss op", "ctc_decode": "no CTC decoder op",
