@@ -28,8 +28,8 @@ from ._dataset_utils import image_dataset_from_directory, text_dataset_from_dire
 from ._file_utils import get_file  # noqa: E402,F401
 from ._data_adapter import unpack_x_y_sample_weight  # noqa: E402,F401
 from ._utils_more import (disable_interactive_logging, enable_interactive_logging, get_source_inputs,  # noqa: E402,F401
-                          is_interactive_logging_enabled, pack_x_y_sample_weight, timeseries_dataset_from_array,
-                          to_ordinal)
+                          is_interactive_logging_enabled, pack_x_y_sample_weight, split_dataset,
+                          timeseries_dataset_from_array, to_ordinal, warmstart_embedding_matrix)
 from ._plot_model import model_to_dot, plot_model  # noqa: E402,F401
 
 

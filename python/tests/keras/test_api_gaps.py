@@ -179,3 +179,34 @@ def test_a_list_of_one_output_or_input_stands_for_the_tensor():
     out = model(np.ones((1, 3), np.float32))
     assert isinstance(out, tf.Tensor) and out.shape == (1, 2)
     assert isinstance(model.output, type(inputs)) and len(model.outputs) == 1 and model.input is inputs
+
+
+def test_split_dataset_sizes_order_and_seeded_shuffle():
+    x = np.arange(10)
+    y = np.arange(10) * 10
+    left, right = K.utils.split_dataset((x, y), left_size=0.8)
+    assert [int(a) for a, _ in left] == list(range(8)) and [int(b) for _, b in right] == [80, 90]
+    left, right = K.utils.split_dataset(x, right_size=3)
+    assert [int(v) for v in right] == [7, 8, 9] and len(list(left)) == 7
+    shuffled = [[int(v) for v in K.utils.split_dataset(x, left_size=5, shuffle=True, seed=2)[0]] for _ in range(2)]
+    assert shuffled[0] == shuffled[1] and shuffled[0] != list(range(5))
+    from_ds = K.utils.split_dataset(tf.data.Dataset.range(6), left_size=2)[1]
+    assert [int(v) for v in from_ds] == [2, 3, 4, 5]
+    with pytest.raises(ValueError, match="At least one of the `left_size` or `right_size` must be specified"):
+        K.utils.split_dataset(x)
+    with pytest.raises(ValueError, match="`left_size` should be either a positive integer smaller than 10"):
+        K.utils.split_dataset(x, left_size=10)
+    with pytest.raises(ValueError, match="The sum of `left_size` and `right_size` is greater than 1"):
+        K.utils.split_dataset(x, left_size=0.6, right_size=0.6)
+    with pytest.raises(TypeError, match="must be either a `tf.data.Dataset` object or a list/tuple of arrays"):
+        K.utils.split_dataset("data", left_size=1)
+
+
+def test_warmstart_embedding_matrix_keeps_the_shared_tokens_rows():
+    base = rng.standard_normal((3, 4)).astype(np.float32)
+    matrix = K.utils.warmstart_embedding_matrix(["a", "b", "c"], ["c", "x", "a", "y"], base,
+                                                new_embeddings_initializer="zeros").numpy()
+    np.testing.assert_array_equal(matrix, [base[2], np.zeros(4), base[0], np.zeros(4)])
+    drawn = K.utils.warmstart_embedding_matrix(["a"], ["a", "z"], base[:1]).numpy()
+    np.testing.assert_array_equal(drawn[0], base[0])
+    assert drawn.shape == (2, 4) and np.abs(drawn[1]).max() <= 0.05  # "uniform": U(-0.05, 0.05)
