@@ -132,7 +132,7 @@ LEFT_OUT = {
         "HashedCrossing": "needs TF's fingerprint hash of crossed sparse features",
         "LocallyConnected1D": "unshared-weight convolutions not written", "LocallyConnected2D": "as LocallyConnected1D",
         "RandomHeight": "its output height is drawn at run time; the engine's resize needs sizes known when traced",
-        "RandomWidth": "as RandomHeight", "SpectralNormalization": "not written"},
+        "RandomWidth": "as RandomHeight"},
     "layers.experimental": {"RandomFourierFeatures": "not written"},
     "layers.experimental.preprocessing": {"HashedCrossing": "as layers.HashedCrossing",
                                           "RandomHeight": "as layers.RandomHeight", "RandomWidth": "as layers.RandomWidth"},
