@@ -15,8 +15,8 @@ _NEEDS_BATCH = ("If a RNN is stateful, it needs to know its batch size. Specify 
 
 
 def state_sizes(cell):
-    size = cell.state_size
-    return list(size) if isinstance(size, (list, tuple)) else [size]
+    from ._rnn_cells import _flat_sizes
+    return _flat_sizes(cell.state_size)
 
 
 def _dims(size):

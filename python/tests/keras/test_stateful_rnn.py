@@ -202,3 +202,14 @@ def test_a_stateful_layers_states_start_another_layer():
     want, _ = reference("LSTM", x, weights)
     np.testing.assert_allclose(continued, want[:, -1], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(layer(third).numpy(), continued, rtol=1e-6)
+
+
+def test_stacked_cells_keep_every_cells_states():
+    layer = K.layers.RNN([K.layers.LSTMCell(3), K.layers.GRUCell(2)], stateful=True)
+    layer.build((BATCH, STEPS, FEATURES))
+    assert [v.shape for v in layer.states] == [(BATCH, 3), (BATCH, 3), (BATCH, 2)]
+    x = randn(BATCH, 2 * STEPS, FEATURES)
+    first, second = chunks(x, 2)
+    layer(first)
+    whole = K.layers.RNN(list(layer.cell.cells))(x).numpy()  # the same cells over the joined steps
+    np.testing.assert_allclose(layer(second).numpy(), whole, rtol=1e-5, atol=1e-6)
