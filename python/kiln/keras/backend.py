@@ -247,3 +247,4 @@ from ._backend_ops import (abs, all, any, arange, argmax, argmin, backend, batch
                            sparse_categorical_crossentropy, spatial_2d_padding, spatial_3d_padding, sqrt,
                            square, squeeze, stack, stop_gradient, switch, tanh, temporal_padding, tile,
                            to_dense, transpose, truncated_normal, update, update_add, update_sub, zeros_like)
+from ._locally_connected import local_conv1d, local_conv2d  # noqa: E402,F401

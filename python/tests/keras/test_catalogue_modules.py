@@ -130,7 +130,6 @@ LEFT_OUT = {
         "ConvLSTM1D": "convolutional LSTMs not written", "ConvLSTM2D": "as ConvLSTM1D", "ConvLSTM3D": "as ConvLSTM1D",
         "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln",
         "HashedCrossing": "needs TF's fingerprint hash of crossed sparse features",
-        "LocallyConnected1D": "unshared-weight convolutions not written", "LocallyConnected2D": "as LocallyConnected1D",
         "RandomHeight": "its output height is drawn at run time; the engine's resize needs sizes known when traced",
         "RandomWidth": "as RandomHeight"},
     "layers.experimental": {"RandomFourierFeatures": "not written"},
@@ -146,8 +145,7 @@ LEFT_OUT = {
     "backend": {"experimental": "Keras' RNG switches", "conv3d": "no 3-D convolution op in kiln.nn",
                 "ctc_batch_cost": "no CTC loss op", "ctc_decode": "no CTC decoder op",
                 "ctc_label_dense_to_sparse": "with the CTC ops",
-                "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape",
-                "local_conv1d": "as layers.LocallyConnected1D", "local_conv2d": "as layers.LocallyConnected2D"},
+                "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},
     "models": {"experimental": "SharpnessAwareMinimization not written"},
     "datasets": {name: _NO_NETWORK for name in ("boston_housing", "cifar10", "cifar100", "imdb", "reuters")},
 }
