@@ -96,7 +96,8 @@ def _preprocessing_module():
                               "The preprocessing layers under tf.keras.layers.experimental.preprocessing (Keras 2.15 "
                               "keeps these names for older programs).")
     for name in ("CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "IntegerLookup", "Normalization",
-                 "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation", "RandomZoom",
+                 "RandomContrast", "RandomCrop", "RandomFlip", "RandomHeight", "RandomRotation", "RandomTranslation",
+                 "RandomWidth", "RandomZoom",
                  "Rescaling", "Resizing", "StringLookup", "TextVectorization"):
         setattr(module, name, getattr(_layers, name))
     module.PreprocessingLayer = PreprocessingLayer
