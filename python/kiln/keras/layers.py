@@ -910,9 +910,10 @@ def deserialize(config, custom_objects=None):
     table = {k: v for k, v in globals().items() if isinstance(v, type) and issubclass(v, Layer)}
     from ._tf_op_layer import TFOpLambda, SlicingOpLambda
     from ._functional_side import AddLoss, AddMetric
-    from ._layers_experimental import SyncBatchNormalization
+    from ._layers_experimental import RandomFourierFeatures, SyncBatchNormalization
     table.update(Model=Model, Functional=Model, Sequential=Sequential, TFOpLambda=TFOpLambda, SlicingOpLambda=SlicingOpLambda, AddLoss=AddLoss,
-                 AddMetric=AddMetric, SyncBatchNormalization=SyncBatchNormalization)
+                 AddMetric=AddMetric, SyncBatchNormalization=SyncBatchNormalization,
+                 RandomFourierFeatures=RandomFourierFeatures)
     return deserialize_keras_object(config, module_objects=table, custom_objects=custom_objects,
                                     printable_module_name="layer")
 

@@ -210,3 +210,25 @@ def test_warmstart_embedding_matrix_keeps_the_shared_tokens_rows():
     drawn = K.utils.warmstart_embedding_matrix(["a"], ["a", "z"], base[:1]).numpy()
     np.testing.assert_array_equal(drawn[0], base[0])
     assert drawn.shape == (2, 4) and np.abs(drawn[1]).max() <= 0.05  # "uniform": U(-0.05, 0.05)
+
+
+def test_random_fourier_features_approximate_the_rbf_kernel():
+    tf.keras.utils.set_random_seed(3)
+    layer = L.experimental.RandomFourierFeatures(20000)
+    x = rng.standard_normal((4, 6)).astype(np.float32) * 0.8
+    phi = layer(x).numpy().astype(np.float64)
+    kernel, bias, scale = (w.numpy() for w in layer.weights)
+    assert scale.tolist() == [pytest.approx(np.sqrt(3.0))] and not layer.trainable_weights
+    np.testing.assert_allclose(phi, np.cos(x @ (kernel / scale) + bias), rtol=1e-4, atol=1e-4)
+    # E[2/D phi(x) . phi(y)] = exp(-|x - y|^2 / (2 scale^2)) for N(0, 1) kernel entries.
+    gram = 2.0 / 20000 * phi @ phi.T
+    distances = ((x[:, None] - x[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(gram, np.exp(-distances / 6.0), atol=0.03)
+    trainable = L.experimental.RandomFourierFeatures(8, "laplacian", scale=2.0, trainable=True)
+    trainable(x)
+    assert [w.name for w in trainable.trainable_weights] == [trainable.kernel_scale.name]
+    config = trainable.get_config()
+    assert config["kernel_initializer"] == "laplacian" and config["scale"] == 2.0
+    assert L.deserialize(L.serialize(trainable)).output_dim == 8
+    with pytest.raises(ValueError, match="Unsupported `kernel_initializer`: cosine"):
+        L.experimental.RandomFourierFeatures(4, "cosine")

@@ -130,7 +130,6 @@ LEFT_OUT = {
         "ConvLSTM1D": "convolutional LSTMs not written", "ConvLSTM2D": "as ConvLSTM1D", "ConvLSTM3D": "as ConvLSTM1D",
         "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln",
         "HashedCrossing": "needs TF's fingerprint hash of crossed sparse features"},
-    "layers.experimental": {"RandomFourierFeatures": "not written"},
     "layers.experimental.preprocessing": {"HashedCrossing": "as layers.HashedCrossing"},
     "callbacks": {"SidecarEvaluatorModelExport": "needs SidecarEvaluator (utils)",
                   "experimental": "only BackupAndRestore's old name"},
