@@ -29,6 +29,15 @@ def _first(states):
     return states[0] if isinstance(states, (list, tuple)) else states
 
 
+def _swap_time_and_batch(rank):
+    return [1, 0] + list(range(2, rank))
+
+
+def _dims(size):
+    """An output size (units, or a step's shape) as a list of dims."""
+    return [int(size)] if isinstance(size, int) else TensorShape(size).as_list()
+
+
 def _gates(z, count):
     """A [batch, count * units] tensor cut into its count gates: one Split, whose gradient is one Concat
     (a slice per gate would fill a [batch, count * units] zero tensor each in the backward pass). With the batch
@@ -336,17 +345,18 @@ class RNN(Layer):
 
     def build(self, input_shape):
         input_shape = TensorShape(input_shape)
+        batch = input_shape[1] if self.time_major else input_shape[0]
+        step_dims = input_shape.as_list()[2:]
         if not self.cell.built:
-            self.cell.build(TensorShape([input_shape[0], input_shape[-1]]))
+            self.cell.build(TensorShape([batch] + step_dims))  # one step: [batch, features] (or [batch, h, w, c])
             self.cell.built = True
         if self._stateful:
             # Keras: a stateful layer's spec keeps the batch size its states have.
-            batch = input_shape[1] if self.time_major else input_shape[0]
-            shape = [None, batch, input_shape[-1]] if self.time_major else [batch, None, input_shape[-1]]
+            shape = [None, batch] + step_dims if self.time_major else [batch, None] + step_dims
             self.input_spec = InputSpec(shape=shape)
             self.reset_states()
         else:
-            self.input_spec = InputSpec(ndim=3, axes={-1: input_shape[-1]})
+            self.input_spec = InputSpec(ndim=input_shape.rank, axes={-1: input_shape[-1]})
         self.built = True
 
     def compute_mask(self, inputs, mask=None):
@@ -360,8 +370,8 @@ class RNN(Layer):
         input_shape = TensorShape(input_shape)
         steps, batch = (input_shape[0], input_shape[1]) if self.time_major else (input_shape[1], input_shape[0])
         sequences = [steps, batch] if self.time_major else [batch, steps]
-        out = TensorShape(sequences + [self.cell.output_size] if self.return_sequences else
-                          [batch, self.cell.output_size])
+        out = TensorShape(sequences + _dims(self.cell.output_size) if self.return_sequences else
+                          [batch] + _dims(self.cell.output_size))
         if not self.return_state:
             return out
         return [out] + [TensorShape([batch, int(size)]) for size in _rnn_cells._flat_sizes(self.cell.state_size)]
@@ -370,7 +380,8 @@ class RNN(Layer):
         from ..ragged_tensor import RaggedTensor
         if isinstance(inputs, RaggedTensor):
             return self._ragged_call(inputs, initial_state, mask, training)
-        x = inputs if self.time_major else _C.transpose(inputs, [1, 0, 2])  # time major
+        perm = _swap_time_and_batch(inputs.shape.rank)
+        x = inputs if self.time_major else _C.transpose(inputs, perm)  # time major
         steps = x.shape[0]
         if steps == 0:
             raise ValueError(f"Layer {self.name}: the inputs have no time steps (shape {inputs.shape})")
@@ -398,6 +409,9 @@ class RNN(Layer):
             def step(x_t, states, keep):
                 return unmasked(x_t, states)
         else:
+            if x.shape.rank != 3:
+                raise NotImplementedError(f"kiln.keras.layers.{type(self).__name__}: masks over steps of rank "
+                                          f"{x.shape.rank - 1} are not supported")
             first = _C.gather(x, _C.constant(0), 0)
             zero_output = _C.tile(_C.zeros_like(_C.slice(first, [0, 0], [-1, 1]), None), [1, self.cell.output_size])
             step = self._masked(step, zero_output)
@@ -414,11 +428,11 @@ class RNN(Layer):
             output = _C.stack(outputs, 0 if self.time_major else 1) if self.return_sequences else outputs[-1]
         else:
             length = _C.constant(steps) if steps is not None else _C.shape(x)[0]
-            batch, features = x.shape[1], x.shape[2]
-            inputs_ta = TensorArray(self.dtype, size=length, element_shape=[batch, features]).unstack(x)
+            batch = x.shape[1]
+            inputs_ta = TensorArray(self.dtype, size=length, element_shape=[batch] + x.shape.as_list()[2:]).unstack(x)
             keep_ta = None if steps_mask is None else \
                 TensorArray("bool", size=length, element_shape=[batch, 1]).unstack(steps_mask)
-            outputs_ta = [TensorArray(self.dtype, size=length, element_shape=[batch, self.cell.output_size])] \
+            outputs_ta = [TensorArray(self.dtype, size=length, element_shape=[batch] + _dims(self.cell.output_size))] \
                 if self.return_sequences else []
 
             def body(i, states, outputs_ta):
@@ -433,7 +447,11 @@ class RNN(Layer):
             # Masked, the last output is the last state (the output of the last kept step).
             if self.return_sequences:
                 output = outputs_ta[0].stack()
-                output = output if self.time_major else _C.transpose(output, [1, 0, 2])
+                rest = output.shape.as_list()[1:] if output.shape.rank is not None else [None, None]
+                if steps is not None and output.shape.rank is not None and output.shape[0] is None and \
+                        rest.count(None) <= 1:
+                    output = _C.reshape(output, [steps] + [-1 if d is None else d for d in rest])  # a known length
+                output = output if self.time_major else _C.transpose(output, perm)
             else:
                 output = states[-1] if steps_mask is not None else states[0]
         if steps_mask is not None:
