@@ -1,20 +1,27 @@
-"""ConvLSTM2D (Keras 2.15): an LSTM whose products are 2-D convolutions, over [batch, time, rows, cols, channels]
-sequences. Gates i, f, c, o as Keras orders them: x_g = conv(x, kernel_g) + bias_g (the layer's strides, padding,
-dilation), h_g = conv(h_prev, recurrent_kernel_g) ("same", stride 1); c = f * c_prev + i * activation(x_c + h_c),
-h = o * activation(c). The RNN layer runs the steps (its while loop over [batch, rows, cols, channels] steps)."""
+"""ConvLSTM1D / ConvLSTM2D (Keras 2.15): LSTMs whose products are convolutions, over [batch, time, steps,
+channels] / [batch, time, rows, cols, channels] sequences. Gates i, f, c, o as Keras orders them:
+x_g = conv(x, kernel_g) + bias_g (the layer's strides, padding, dilation), h_g = conv(h_prev, recurrent_kernel_g)
+("same", stride 1); c = f * c_prev + i * activation(x_c + h_c), h = o * activation(c). The RNN layer runs the
+steps (its while loop takes steps of any rank)."""
 import kiln as _tf
 
 from .. import _C
 
 from . import activations as _activations
 from . import initializers as _initializers
+from ._backend_ops import conv2d as _conv2d
 from ._layer import InputSpec, Layer
 from ._recurrent import RNN
 from ._serialization import serialize_keras_object
 
 
-def _pair(value):
-    return tuple(int(v) for v in value) if isinstance(value, (list, tuple)) else (int(value),) * 2
+def _tuple(value, rank):
+    return tuple(int(v) for v in value) if isinstance(value, (list, tuple)) else (int(value),) * rank
+
+
+def _conv1d(x, kernel, strides, padding, dilation_rate=(1,)):
+    from ._backend_ops import conv1d
+    return conv1d(x, kernel, strides[0], padding, dilation_rate=dilation_rate[0])
 
 
 def _four_gates(z, filters):
@@ -34,13 +41,17 @@ def _conv_length(size, kernel, padding, stride, dilation):
 
 
 class ConvLSTM2DCell(Layer):
+    _rank = 2
+
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", dilation_rate=(1, 1),
                  activation="tanh", recurrent_activation="hard_sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
                  unit_forget_bias=True, **kwargs):
         super().__init__(**kwargs)
         self.filters = int(filters)
-        self.kernel_size, self.strides, self.dilation_rate = _pair(kernel_size), _pair(strides), _pair(dilation_rate)
+        rank = self._rank
+        self.kernel_size, self.strides = _tuple(kernel_size, rank), _tuple(strides, rank)
+        self.dilation_rate = _tuple(dilation_rate, rank)
         self.padding = str(padding).lower()
         if self.padding not in ("valid", "same"):
             raise ValueError(f"The `padding` argument must be a list/tuple or one of \"valid\", \"same\". Received: "
@@ -55,12 +66,12 @@ class ConvLSTM2DCell(Layer):
         self.output_size = None
 
     def build(self, input_shape):
-        shape = _tf.TensorShape(input_shape).as_list()  # one step: [batch, rows, cols, channels]
+        shape = _tf.TensorShape(input_shape).as_list()  # one step: [batch, (rows, cols | steps), channels]
         if shape[-1] is None:
             raise ValueError("The channel dimension of the inputs should be defined. Found None.")
-        rows, cols = (_conv_length(n, k, self.padding, s, d) for n, k, s, d in
-                      zip(shape[1:3], self.kernel_size, self.strides, self.dilation_rate))
-        self.output_size = _tf.TensorShape([rows, cols, self.filters])
+        spatial = [_conv_length(n, k, self.padding, s, d) for n, k, s, d in
+                   zip(shape[1:-1], self.kernel_size, self.strides, self.dilation_rate)]
+        self.output_size = _tf.TensorShape(spatial + [self.filters])
         f = self.filters
         self.kernel = self.add_weight("kernel", self.kernel_size + (shape[-1], 4 * f),
                                       initializer=self.kernel_initializer)
@@ -79,19 +90,18 @@ class ConvLSTM2DCell(Layer):
         self.built = True
 
     def get_initial_state(self, first_step):
-        """Zeros of [batch, rows', cols', filters] for h and c, the batch taken from the first step."""
-        corner = _tf.zeros_like(first_step[:, :1, :1, :1])
-        rows, cols, f = self.output_size.as_list()
-        zeros = _tf.tile(corner, [1, rows, cols, f])
+        """Zeros of [batch, (spatial dims out), filters] for h and c, the batch taken from the first step."""
+        corner = _tf.zeros_like(first_step[(slice(None),) + (slice(0, 1),) * (self._rank + 1)])  # [batch, 1, .., 1]
+        zeros = _tf.tile(corner, [1] + self.output_size.as_list())
         return [zeros, zeros]
 
     def call(self, inputs, states, training=None):
         h_prev, c_prev = states[0], states[1]
-        strides, dilations = list(self.strides), list(self.dilation_rate)
-        x = _tf.nn.conv2d(inputs, self.kernel, strides, self.padding.upper(), dilations=dilations)
+        conv = _conv1d if self._rank == 1 else _conv2d
+        x = conv(inputs, self.kernel, self.strides, self.padding, dilation_rate=self.dilation_rate)
         if self.use_bias:
             x = _tf.nn.bias_add(x, self.bias)
-        h = _tf.nn.conv2d(h_prev, self.recurrent_kernel, [1, 1], "SAME")
+        h = conv(h_prev, self.recurrent_kernel, (1,) * self._rank, "same")
         x_i, x_f, x_c, x_o = _four_gates(x + h, self.filters)
         i = self.recurrent_activation(x_i)
         f = self.recurrent_activation(x_f)
@@ -115,6 +125,9 @@ class ConvLSTM2DCell(Layer):
 class ConvLSTM2D(RNN):
     """The ConvLSTM2DCell over the steps of [batch, time, rows, cols, channels] (channels_last)."""
 
+    _cell_class = ConvLSTM2DCell
+    _ndim = 5
+
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1),
                  activation="tanh", recurrent_activation="hard_sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
@@ -126,34 +139,37 @@ class ConvLSTM2D(RNN):
                        "recurrent_dropout": (recurrent_dropout, (0, 0.0)), "stateful": (stateful, (False,)),
                        "kernel_regularizer": (kernel_regularizer, (None,)),
                        "recurrent_regularizer": (recurrent_regularizer, (None,)),
-                       "bias_regularizer": (bias_regularizer, (None,)), "kernel_constraint": (kernel_constraint, (None,)),
+                       "bias_regularizer": (bias_regularizer, (None,)),
+                       "kernel_constraint": (kernel_constraint, (None,)),
                        "recurrent_constraint": (recurrent_constraint, (None,)),
                        "bias_constraint": (bias_constraint, (None,))}
         for name, (value, allowed) in unsupported.items():
             if value not in allowed:
-                raise NotImplementedError(f"kiln.keras.layers.ConvLSTM2D: {name}={value!r} is not supported")
+                raise NotImplementedError(f"kiln.keras.layers.{type(self).__name__}: {name}={value!r} is not "
+                                          "supported")
         from . import backend
         if kwargs.pop("unroll", False):
             raise TypeError("Unrolling is not possible with convolutional RNNs.")
         for name in ("time_major", "zero_output_for_mask"):
             if kwargs.pop(name, False):
-                raise NotImplementedError(f"kiln.keras.layers.ConvLSTM2D: {name}=True is not supported")
+                raise NotImplementedError(f"kiln.keras.layers.{type(self).__name__}: {name}=True is not supported")
         layer_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in ("input_shape", "batch_input_shape",
                                                                        "batch_size", "dtype", "trainable")}
         # The cell takes the layer's name, so the weights are "<layer>/kernel:0" as the other RNN layers'.
-        layer_kwargs["name"] = kwargs.pop("name", None) or backend.unique_object_name("conv_lstm2d")
-        cell = ConvLSTM2DCell(filters, kernel_size, strides=strides, padding=padding, dilation_rate=dilation_rate,
+        layer_kwargs["name"] = kwargs.pop("name", None) or \
+            backend.unique_object_name("conv_lstm1d" if self._ndim == 4 else "conv_lstm2d")
+        cell = self._cell_class(filters, kernel_size, strides=strides, padding=padding, dilation_rate=dilation_rate,
                               activation=activation, recurrent_activation=recurrent_activation, use_bias=use_bias,
                               kernel_initializer=kernel_initializer, recurrent_initializer=recurrent_initializer,
                               bias_initializer=bias_initializer, unit_forget_bias=unit_forget_bias,
                               dtype=layer_kwargs.get("dtype"), name=layer_kwargs["name"], **kwargs)
         super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
                          go_backwards=go_backwards, activity_regularizer=activity_regularizer, **layer_kwargs)
-        self.input_spec = InputSpec(ndim=5)
+        self.input_spec = InputSpec(ndim=self._ndim)
 
     def build(self, input_shape):
         super().build(input_shape)
-        self.input_spec = InputSpec(ndim=5, axes={-1: _tf.TensorShape(input_shape)[-1]})
+        self.input_spec = InputSpec(ndim=self._ndim, axes={-1: _tf.TensorShape(input_shape)[-1]})
 
     def compute_output_shape(self, input_shape):
         shape = _tf.TensorShape(input_shape).as_list()
@@ -180,3 +196,14 @@ class ConvLSTM2D(RNN):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         return cls(**config)
+
+
+class ConvLSTM1DCell(ConvLSTM2DCell):
+    _rank = 1
+
+
+class ConvLSTM1D(ConvLSTM2D):
+    """The ConvLSTM1DCell over the steps of [batch, time, steps, channels] (channels_last)."""
+
+    _cell_class = ConvLSTM1DCell
+    _ndim = 4

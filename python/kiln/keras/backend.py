@@ -229,7 +229,8 @@ def learning_phase():
 
 
 # Keras' functions on tensors (K.abs, K.batch_dot, K.conv2d, K.rnn, ...), in their own module.
-from ._backend_ops import (abs, all, any, arange, argmax, argmin, backend, batch_dot, batch_flatten,  # noqa: E402,F401,A001
+from ._backend_ops import (abs, all, any, arange, argmax, argmin, backend, batch_dot,  # noqa: E402,F401,A001
+                           batch_flatten,
                            batch_get_value, batch_normalization, batch_set_value, bias_add,
                            binary_crossentropy, binary_focal_crossentropy, cast_to_floatx,
                            categorical_crossentropy, categorical_focal_crossentropy, clip, concatenate,

@@ -127,7 +127,7 @@ _NO_NETWORK = "downloads its data; Kiln's datasets read files already on the mac
 LEFT_OUT = {
     "layers": {
         "Conv3DTranspose": "3-D transposed convolution not written", "Convolution3DTranspose": "as Conv3DTranspose",
-        "ConvLSTM1D": "only ConvLSTM2D is written", "ConvLSTM3D": "only ConvLSTM2D is written",
+        "ConvLSTM3D": "no 3-D convolution in kiln.nn for its steps",
         "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln",
         "HashedCrossing": "needs TF's fingerprint hash of crossed sparse features"},
     "layers.experimental.preprocessing": {"HashedCrossing": "as layers.HashedCrossing"},

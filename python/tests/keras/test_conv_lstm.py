@@ -91,3 +91,16 @@ def test_defaults_shapes_gradients_config_and_fit():
     assert history.history["loss"][-1] < history.history["loss"][0]
     with pytest.raises(NotImplementedError, match="dropout=0.1 is not supported"):
         L.ConvLSTM2D(2, 3, dropout=0.1)
+
+
+def test_conv_lstm_1d_is_the_2d_layer_on_one_row():
+    x = rng.standard_normal((2, 3, 7, 2)).astype(np.float32)
+    one_d = L.ConvLSTM1D(3, 3, padding="same", return_sequences=True, bias_initializer="random_normal")
+    y = one_d(x).numpy()
+    kernel, recurrent, bias = one_d.get_weights()
+    assert kernel.shape == (3, 2, 12) and y.shape == (2, 3, 7, 3)
+    two_d = L.ConvLSTM2D(3, (1, 3), padding="same", return_sequences=True)
+    two_d(x[:, :, None])
+    two_d.set_weights([kernel[None], recurrent[None], bias])
+    np.testing.assert_allclose(y, two_d(x[:, :, None]).numpy()[:, :, 0], rtol=1e-5, atol=1e-6)
+    assert one_d.name.startswith("conv_lstm1d")

@@ -1,5 +1,6 @@
 """Identity, UnitNormalization, ThresholdedReLU, PReLU, GroupNormalization, RandomBrightness, RandomCrop, the 3-D
-global poolings, SpatialDropout3D and AlphaDropout against NumPy (tf.keras.layers' 2.15 catalogue: test_catalogue_modules.py)."""
+global poolings, SpatialDropout3D and AlphaDropout against NumPy (tf.keras.layers' 2.15 catalogue:
+test_catalogue_modules.py)."""
 import numpy as np
 import pytest
 
