@@ -126,7 +126,6 @@ _NO_NETWORK = "downloads its data; Kiln's datasets read files already on the mac
 
 LEFT_OUT = {
     "layers": {
-        "Conv3DTranspose": "3-D transposed convolution not written", "Convolution3DTranspose": "as Conv3DTranspose",
         "ConvLSTM3D": "no 3-D convolution in kiln.nn for its steps",
         "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln",
         "HashedCrossing": "needs TF's fingerprint hash of crossed sparse features"},
