@@ -532,6 +532,13 @@ def conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rat
     return back(_tf.squeeze(out, [1]))
 
 
+def conv3d(x, kernel, strides=(1, 1, 1), padding="valid", data_format=None, dilation_rate=(1, 1, 1)):
+    """Conv3D's computation (depth taps of 2-D convolutions), as a function."""
+    from ._conv3d import conv3d as _conv3d
+    x, back = _to_nhwc(x, data_format, 5)
+    return back(_conv3d(x, _t(kernel), tuple(strides), _padding(padding).lower(), tuple(dilation_rate)))
+
+
 def conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None,
                      dilation_rate=(1, 1)):
     x, back = _to_nhwc(x, data_format, 4)

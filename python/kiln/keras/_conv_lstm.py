@@ -1,5 +1,5 @@
-"""ConvLSTM1D / ConvLSTM2D (Keras 2.15): LSTMs whose products are convolutions, over [batch, time, steps,
-channels] / [batch, time, rows, cols, channels] sequences. Gates i, f, c, o as Keras orders them:
+"""ConvLSTM1D / 2D / 3D (Keras 2.15): LSTMs whose products are convolutions, over [batch, time, *spatial,
+channels] sequences. Gates i, f, c, o as Keras orders them:
 x_g = conv(x, kernel_g) + bias_g (the layer's strides, padding, dilation), h_g = conv(h_prev, recurrent_kernel_g)
 ("same", stride 1); c = f * c_prev + i * activation(x_c + h_c), h = o * activation(c). The RNN layer runs the
 steps (its while loop takes steps of any rank)."""
@@ -24,6 +24,11 @@ def _conv1d(x, kernel, strides, padding, dilation_rate=(1,)):
     return conv1d(x, kernel, strides[0], padding, dilation_rate=dilation_rate[0])
 
 
+def _conv3d(x, kernel, strides, padding, dilation_rate=(1, 1, 1)):
+    from ._conv3d import conv3d
+    return conv3d(x, kernel, strides, padding, dilation_rate)
+
+
 def _four_gates(z, filters):
     """z [..., 4 * filters] cut into the gates: one Split, or slices while the batch is unknown in a trace (the
     engine loses a Split's rank in the while loop's gradient then, as _recurrent._gates says)."""
@@ -43,7 +48,7 @@ def _conv_length(size, kernel, padding, stride, dilation):
 class ConvLSTM2DCell(Layer):
     _rank = 2
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", dilation_rate=(1, 1),
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", dilation_rate=1,
                  activation="tanh", recurrent_activation="hard_sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
                  unit_forget_bias=True, **kwargs):
@@ -52,6 +57,10 @@ class ConvLSTM2DCell(Layer):
         rank = self._rank
         self.kernel_size, self.strides = _tuple(kernel_size, rank), _tuple(strides, rank)
         self.dilation_rate = _tuple(dilation_rate, rank)
+        for name, value in (("kernel_size", self.kernel_size), ("strides", self.strides),
+                            ("dilation_rate", self.dilation_rate)):
+            if len(value) != rank:
+                raise ValueError(f"The `{name}` argument must be a tuple of {rank} integers. Received: {value}")
         self.padding = str(padding).lower()
         if self.padding not in ("valid", "same"):
             raise ValueError(f"The `padding` argument must be a list/tuple or one of \"valid\", \"same\". Received: "
@@ -97,7 +106,7 @@ class ConvLSTM2DCell(Layer):
 
     def call(self, inputs, states, training=None):
         h_prev, c_prev = states[0], states[1]
-        conv = _conv1d if self._rank == 1 else _conv2d
+        conv = {1: _conv1d, 2: _conv2d, 3: _conv3d}[self._rank]
         x = conv(inputs, self.kernel, self.strides, self.padding, dilation_rate=self.dilation_rate)
         if self.use_bias:
             x = _tf.nn.bias_add(x, self.bias)
@@ -128,7 +137,7 @@ class ConvLSTM2D(RNN):
     _cell_class = ConvLSTM2DCell
     _ndim = 5
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1),
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
                  activation="tanh", recurrent_activation="hard_sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
                  unit_forget_bias=True, kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
@@ -157,7 +166,7 @@ class ConvLSTM2D(RNN):
                                                                        "batch_size", "dtype", "trainable")}
         # The cell takes the layer's name, so the weights are "<layer>/kernel:0" as the other RNN layers'.
         layer_kwargs["name"] = kwargs.pop("name", None) or \
-            backend.unique_object_name("conv_lstm1d" if self._ndim == 4 else "conv_lstm2d")
+            backend.unique_object_name({4: "conv_lstm1d", 5: "conv_lstm2d", 6: "conv_lstm3d"}[self._ndim])
         cell = self._cell_class(filters, kernel_size, strides=strides, padding=padding, dilation_rate=dilation_rate,
                               activation=activation, recurrent_activation=recurrent_activation, use_bias=use_bias,
                               kernel_initializer=kernel_initializer, recurrent_initializer=recurrent_initializer,
@@ -207,3 +216,14 @@ class ConvLSTM1D(ConvLSTM2D):
 
     _cell_class = ConvLSTM1DCell
     _ndim = 4
+
+
+class ConvLSTM3DCell(ConvLSTM2DCell):
+    _rank = 3
+
+
+class ConvLSTM3D(ConvLSTM2D):
+    """The ConvLSTM3DCell over the steps of [batch, time, depth, rows, cols, channels] (channels_last)."""
+
+    _cell_class = ConvLSTM3DCell
+    _ndim = 6

@@ -233,7 +233,7 @@ from ._backend_ops import (abs, all, any, arange, argmax, argmin, backend, batch
                            batch_flatten,
                            batch_get_value, batch_normalization, batch_set_value, bias_add,
                            binary_crossentropy, binary_focal_crossentropy, cast_to_floatx,
-                           categorical_crossentropy, categorical_focal_crossentropy, clip, concatenate,
+                           categorical_crossentropy, categorical_focal_crossentropy, clip, concatenate, conv3d,
                            conv1d, conv2d, conv2d_transpose, cos, cumprod, cumsum, depthwise_conv2d, dot,
                            dropout, elu, equal, eval, exp, expand_dims, flatten, foldl, foldr, function,
                            gather, get_uid, greater, greater_equal, hard_sigmoid, in_test_phase, in_top_k,

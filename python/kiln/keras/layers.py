@@ -15,7 +15,7 @@ from ._rnn_cells import AbstractRNNCell, StackedRNNCells  # noqa: F401
 from ._spectral_normalization import SpectralNormalization  # noqa: F401
 from ._locally_connected import LocallyConnected1D, LocallyConnected2D  # noqa: F401
 from ._random_size import RandomHeight, RandomWidth  # noqa: F401
-from ._conv_lstm import ConvLSTM1D, ConvLSTM2D  # noqa: F401
+from ._conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401
 from ._conv3d_transpose import Conv3DTranspose, Convolution3DTranspose  # noqa: F401
 from ._attention import MultiHeadAttention  # noqa: F401
 from . import constraints as _constraints
@@ -54,7 +54,7 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Conv
 __all__ += ["DepthwiseConv2D"]
 __all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU", "AbstractRNNCell",
             "StackedRNNCells", "SpectralNormalization", "LocallyConnected1D", "LocallyConnected2D", "RandomHeight",
-            "RandomWidth", "ConvLSTM1D", "ConvLSTM2D", "Conv3DTranspose", "Convolution3DTranspose"]
+            "RandomWidth", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Conv3DTranspose", "Convolution3DTranspose"]
 __all__ += ["MultiHeadAttention"]
 __all__ += ["Masking", "GlobalAveragePooling1D", "GlobalAvgPool1D"]
 __all__ += ["LeakyReLU", "ELU"]

@@ -126,7 +126,6 @@ _NO_NETWORK = "downloads its data; Kiln's datasets read files already on the mac
 
 LEFT_OUT = {
     "layers": {
-        "ConvLSTM3D": "no 3-D convolution in kiln.nn for its steps",
         "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln",
         "HashedCrossing": "needs TF's fingerprint hash of crossed sparse features"},
     "layers.experimental.preprocessing": {"HashedCrossing": "as layers.HashedCrossing"},
@@ -137,7 +136,7 @@ LEFT_OUT = {
               "SidecarEvaluator": "distributed evaluation not written", "StepsPerExecutionTuner": "not written",
               "TimedThread": "not written", "experimental": "DatasetCreator (distribution) not written",
               "legacy": "the Keras 1 serialization helpers", "audio_dataset_from_directory": "no audio decoding"},
-    "backend": {"experimental": "Keras' RNG switches", "conv3d": "no 3-D convolution op in kiln.nn",
+    "backend": {"experimental": "Keras' RNG switches",
                 "ctc_batch_cost": "no CTC loss op", "ctc_decode": "no CTC decoder op",
                 "ctc_label_dense_to_sparse": "with the CTC ops",
                 "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},

@@ -104,3 +104,24 @@ def test_conv_lstm_1d_is_the_2d_layer_on_one_row():
     two_d.set_weights([kernel[None], recurrent[None], bias])
     np.testing.assert_allclose(y, two_d(x[:, :, None]).numpy()[:, :, 0], rtol=1e-5, atol=1e-6)
     assert one_d.name.startswith("conv_lstm1d")
+
+
+def test_conv_lstm_3d_is_the_2d_layer_on_one_plane():
+    x = rng.standard_normal((2, 3, 5, 6, 2)).astype(np.float32)
+    three_d = L.ConvLSTM3D(2, (1, 3, 3), padding="same", return_sequences=True, bias_initializer="random_normal")
+    y = three_d(x[:, :, None]).numpy()
+    kernel, recurrent, bias = three_d.get_weights()
+    assert kernel.shape == (1, 3, 3, 2, 8) and y.shape == (2, 3, 1, 5, 6, 2)
+    two_d = L.ConvLSTM2D(2, 3, padding="same", return_sequences=True)
+    two_d(x)
+    two_d.set_weights([kernel[0], recurrent[0], bias])
+    np.testing.assert_allclose(y[:, :, 0], two_d(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_backend_conv3d_is_the_conv3d_layer():
+    x = rng.standard_normal((1, 4, 5, 5, 2)).astype(np.float32)
+    layer = L.Conv3D(3, (2, 3, 3), strides=(2, 1, 1), padding="same", use_bias=False)
+    want = layer(x).numpy()
+    np.testing.assert_allclose(K.backend.conv3d(x, layer.kernel, (2, 1, 1), "same").numpy(), want, rtol=1e-6)
+    first = K.backend.conv3d(x.transpose(0, 4, 1, 2, 3), layer.kernel, (2, 1, 1), "same", "channels_first")
+    np.testing.assert_allclose(first.numpy(), want.transpose(0, 4, 1, 2, 3), rtol=1e-6)
