@@ -384,6 +384,8 @@ class Model(FunctionalNetwork, Layer):
         batch_logs_wanted = any(not isinstance(cb, _callbacks.History)
                                 and getattr(cb, "_wants_batch_logs", lambda: True)() for cb in cbs)
         cbs.on_train_begin()
+        # BackupAndRestore found a backup: go on from the epoch after the one it holds.
+        initial_epoch = max(initial_epoch, self.__dict__.pop("_backup_resume_epoch", initial_epoch))
         logs = {}
         training_logs = None
         for epoch in range(initial_epoch, epochs):

@@ -662,10 +662,52 @@ class RemoteMonitor(Callback):
 
 
 class BackupAndRestore(Callback):
+    """Fault tolerance: a TF checkpoint of the model (its optimizer too) and of the epoch is written to backup_dir
+    after every epoch; a fit that starts while one is there restores it and goes on from the next epoch (the
+    interrupted run's history is not replayed). The backup is deleted when fit ends, unless delete_checkpoint is
+    False. Checkpoints by epoch only (an integer save_freq, and save_before_preemption, are refused)."""
+
+    def __init__(self, backup_dir, save_freq="epoch", delete_checkpoint=True, save_before_preemption=False):
+        super().__init__()
+        if not save_freq and not save_before_preemption:
+            raise ValueError("Either `save_freq` or `save_before_preemption` must be set.")
+        if save_freq != "epoch" or save_before_preemption:
+            raise NotImplementedError("kiln.keras.callbacks.BackupAndRestore: only save_freq='epoch' (without "
+                                      "save_before_preemption) is supported")
+        self.backup_dir = os.fspath(backup_dir)
+        self.save_freq, self.delete_checkpoint = save_freq, delete_checkpoint
+        self.save_before_preemption = save_before_preemption
+        self._manager = self._epoch = None
+
+    def on_train_begin(self, logs=None):
+        from .. import Variable, train
+        self._epoch = Variable(-1, dtype="int64", trainable=False)
+        checkpoint = train.Checkpoint(model=self.model, optimizer=self.model.optimizer, epoch=self._epoch)
+        self._manager = train.CheckpointManager(checkpoint, os.path.join(self.backup_dir, "chief"), max_to_keep=1)
+        if self._manager.latest_checkpoint:
+            checkpoint.restore(self._manager.latest_checkpoint)
+            self.model._backup_resume_epoch = int(self._epoch.numpy()) + 1  # fit starts from there
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._epoch.assign(epoch)
+        self._manager.save()
+
+    def on_train_end(self, logs=None):
+        if self.delete_checkpoint and os.path.isdir(self.backup_dir):
+            import shutil
+            shutil.rmtree(self.backup_dir)
+        self._manager = None
+
+
+class _ExperimentalBackupAndRestore(BackupAndRestore):
     def __init__(self, *args, **kwargs):
-        raise NotImplementedError("kiln.keras.callbacks.BackupAndRestore is not supported (it needs TF "
-                                  "checkpoints); ModelCheckpoint with save_weights_only=True and load_weights can "
-                                  "resume a run")
+        logging.warning("`tf.keras.callbacks.experimental.BackupAndRestore` endpoint is deprecated and will be "
+                        "removed in a future release. Please use `tf.keras.callbacks.BackupAndRestore`.")
+        super().__init__(*args, **kwargs)
+
+
+class experimental:  # noqa: N801 - tf.keras.callbacks.experimental is a module in TF
+    BackupAndRestore = _ExperimentalBackupAndRestore
 
 
 _CallbackList = CallbackList  # the name the model code used before
