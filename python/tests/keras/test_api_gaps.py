@@ -232,3 +232,69 @@ def test_random_fourier_features_approximate_the_rbf_kernel():
     assert L.deserialize(L.serialize(trainable)).output_dim == 8
     with pytest.raises(ValueError, match="Unsupported `kernel_initializer`: cosine"):
         L.experimental.RandomFourierFeatures(4, "cosine")
+
+
+def test_timed_thread_runs_on_interval_until_stopped():
+    import threading
+    import time
+    ticks = []
+    done = threading.Event()
+
+    class Ticker(K.utils.TimedThread):
+        def on_interval(self):
+            ticks.append(time.monotonic())
+            if len(ticks) >= 3:
+                done.set()
+
+    with Ticker(interval=0.01) as ticker:
+        assert done.wait(5) and ticker.is_alive()
+    ticker.thread.join(5)
+    assert not ticker.is_alive() and len(ticks) >= 3
+    with pytest.raises(NotImplementedError, match="Needs to be implemented in subclasses"):
+        K.utils.TimedThread(1).on_interval()
+
+
+class Squares(K.utils.Sequence):
+    def __init__(self):
+        self.epochs_ended = 0
+
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, i):
+        return np.full((2,), i * i)
+
+    def on_epoch_end(self):
+        self.epochs_ended += 1
+
+
+def test_enqueuers_read_ahead_in_order():
+    seq = Squares()
+    enqueuer = K.utils.OrderedEnqueuer(seq)
+    enqueuer.start(workers=3, max_queue_size=4)
+    batches = enqueuer.get()
+    got = [int(next(batches)[0]) for _ in range(12)]
+    enqueuer.stop()
+    assert got == [0, 1, 4, 9, 16] * 2 + [0, 1] and seq.epochs_ended >= 2 and not enqueuer.is_running()
+    gen = K.utils.GeneratorEnqueuer((i for i in range(7)))
+    gen.start(workers=2)
+    assert list(gen.get()) == list(range(7))
+    gen.stop()
+
+    def broken():
+        yield 1
+        raise KeyError("bad batch")
+    failing = K.utils.GeneratorEnqueuer(broken())
+    failing.start()
+    with pytest.raises(KeyError, match="bad batch"):
+        list(failing.get())
+    with pytest.raises(NotImplementedError, match="use_multiprocessing=True is not supported"):
+        K.utils.OrderedEnqueuer(seq, use_multiprocessing=True)
+
+
+def test_utils_legacy_serialization():
+    config = K.utils.legacy.serialize_keras_object(L.Dense(3, name="d"))
+    assert set(config) == {"class_name", "config"} and config["class_name"] == "Dense"
+    assert K.utils.legacy.serialize_keras_object(tf.nn.relu) == "relu"
+    layer = K.utils.legacy.deserialize_keras_object(config, module_objects={"Dense": L.Dense})
+    assert isinstance(layer, L.Dense) and layer.units == 3
