@@ -161,7 +161,7 @@ def _preprocessing_module():
     module = types.ModuleType("kiln.keras.layers.experimental.preprocessing",
                               "The preprocessing layers under tf.keras.layers.experimental.preprocessing (Keras 2.15 "
                               "keeps these names for older programs).")
-    for name in ("CategoryEncoding", "CenterCrop", "Discretization", "Hashing", "IntegerLookup", "Normalization",
+    for name in ("CategoryEncoding", "CenterCrop", "Discretization", "HashedCrossing", "Hashing", "IntegerLookup", "Normalization",
                  "RandomContrast", "RandomCrop", "RandomFlip", "RandomHeight", "RandomRotation", "RandomTranslation",
                  "RandomWidth", "RandomZoom",
                  "Rescaling", "Resizing", "StringLookup", "TextVectorization"):

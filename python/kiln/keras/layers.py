@@ -17,6 +17,7 @@ from ._locally_connected import LocallyConnected1D, LocallyConnected2D  # noqa: 
 from ._random_size import RandomHeight, RandomWidth  # noqa: F401
 from ._conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401
 from ._conv3d_transpose import Conv3DTranspose, Convolution3DTranspose  # noqa: F401
+from ._hashed_crossing import HashedCrossing  # noqa: F401
 from ._attention import MultiHeadAttention  # noqa: F401
 from . import constraints as _constraints
 from . import regularizers as _regularizers
@@ -54,7 +55,8 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Conv
 __all__ += ["DepthwiseConv2D"]
 __all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU", "AbstractRNNCell",
             "StackedRNNCells", "SpectralNormalization", "LocallyConnected1D", "LocallyConnected2D", "RandomHeight",
-            "RandomWidth", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Conv3DTranspose", "Convolution3DTranspose"]
+            "RandomWidth", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Conv3DTranspose", "Convolution3DTranspose",
+            "HashedCrossing"]
 __all__ += ["MultiHeadAttention"]
 __all__ += ["Masking", "GlobalAveragePooling1D", "GlobalAvgPool1D"]
 __all__ += ["LeakyReLU", "ELU"]

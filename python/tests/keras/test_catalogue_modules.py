@@ -126,9 +126,7 @@ _NO_NETWORK = "downloads its data; Kiln's datasets read files already on the mac
 
 LEFT_OUT = {
     "layers": {
-        "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln",
-        "HashedCrossing": "needs TF's fingerprint hash of crossed sparse features"},
-    "layers.experimental.preprocessing": {"HashedCrossing": "as layers.HashedCrossing"},
+        "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln"},
     "callbacks": {"SidecarEvaluatorModelExport": "needs SidecarEvaluator (utils)"},
     "utils": {"FeatureSpace": "not written", "SidecarEvaluator": "distributed evaluation not written",
               "StepsPerExecutionTuner": "not written", "experimental": "DatasetCreator (distribution) not written",
