@@ -49,3 +49,4 @@ def clone_model(model, input_tensors=None, clone_function=None):
     config = serialize_keras_object(model)
     config.pop("compile_config", None)
     return _layers.deserialize(config)
+from ._sam import experimental  # noqa: E402,F401

@@ -298,3 +298,26 @@ def test_utils_legacy_serialization():
     assert K.utils.legacy.serialize_keras_object(tf.nn.relu) == "relu"
     layer = K.utils.legacy.deserialize_keras_object(config, module_objects={"Dense": L.Dense})
     assert isinstance(layer, L.Dense) and layer.units == 3
+
+
+def test_sharpness_aware_minimization_steps_from_the_perturbed_weights():
+    """One SGD step of SAM on a linear model with MSE, against NumPy: g at w, w' = w + rho g/|g|, the step with
+    the gradient at w'."""
+    x = rng.standard_normal((8, 3)).astype(np.float32)
+    y = rng.standard_normal((8, 1)).astype(np.float32)
+    inner = K.Sequential([K.Input((3,)), L.Dense(1, use_bias=False)])
+    w = inner.get_weights()[0].astype(np.float64)
+    sam = K.models.experimental.SharpnessAwareMinimization(inner, rho=0.1)
+    sam.compile(K.optimizers.SGD(0.5), "mse")
+    sam.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+
+    def grad(weights):
+        return 2 * x.T.astype(np.float64) @ (x @ weights - y) / len(x)
+    g = grad(w)
+    perturbed = w + 0.1 * g / np.linalg.norm(g)
+    np.testing.assert_allclose(inner.get_weights()[0], w - 0.5 * grad(perturbed), rtol=1e-4, atol=1e-6)
+    split = K.models.experimental.SharpnessAwareMinimization(K.Sequential([K.Input((3,)), L.Dense(1)]),
+                                                             num_batch_splits=2)
+    split.compile("sgd", "mse")
+    assert np.isfinite(split.fit(x, y, batch_size=8, verbose=0).history["loss"]).all()
+    assert sam.get_config()["rho"] == 0.1 and sam(x).shape == (8, 1)

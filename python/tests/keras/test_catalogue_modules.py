@@ -135,7 +135,6 @@ LEFT_OUT = {
                 "ctc_batch_cost": "no CTC loss op", "ctc_decode": "no CTC decoder op",
                 "ctc_label_dense_to_sparse": "with the CTC ops",
                 "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},
-    "models": {"experimental": "SharpnessAwareMinimization not written"},
     "datasets": {name: _NO_NETWORK for name in ("boston_housing", "cifar10", "cifar100", "imdb", "reuters")},
 }
 LEFT_OUT["applications"] = {name: _APPLICATIONS for name in KERAS_2_15["applications"]
