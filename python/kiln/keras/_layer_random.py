@@ -7,10 +7,21 @@ seeded layer draws from its own NumPy Philox generator keyed by the seed: eagerl
 host function that runs on every call of the graph. The numbers are not TF's (another Philox variant), the rules
 are. Without a seed the draws come from kiln.random's global generator (engine ops; tf.random.set_seed repeats
 them), as Keras' unseeded generators are reproducible only after a global seeding."""
+import random
+
 import numpy as np
 
 from .. import _C
 from .. import dtypes as _dtypes
+
+
+def _shaped_like(out, like):
+    """A host function's result (no static shape) given like's shape: its static dims, or its run-time shape."""
+    dims = [-1 if d is None else d for d in like.shape.as_list()]
+    if dims.count(-1) <= 1:
+        return _C.reshape(out, dims)
+    from .._ops import reshape
+    return reshape(out, _C.shape(like))
 
 
 class LayerRandom:
@@ -35,9 +46,48 @@ class LayerRandom:
             return _C.constant(draw(like.shape.as_list()), None)
         from ..function import py_function
         out = py_function(lambda dims: draw(dims.numpy()), [_C.shape(like)], _dtypes.float32)
-        # The host function's result has no static shape: give it like's (the callers' have at most one unknown
-        # dim, the batch).
-        return _C.reshape(out, [-1 if d is None else d for d in like.shape.as_list()])
+        return _shaped_like(out, like)
+
+
+    def normal(self, like):
+        """Standard normal draws shaped as `like`, from the layer's own generator (seeded layers only)."""
+        def draw(dims):
+            return self._generator.standard_normal(size=tuple(int(d) for d in dims)).astype(np.float32)
+
+        if not _C.is_tracing() and like.shape.is_fully_defined():
+            return _C.constant(draw(like.shape.as_list()), None)
+        from ..function import py_function
+        out = py_function(lambda dims: draw(dims.numpy()), [_C.shape(like)], _dtypes.float32)
+        return _shaped_like(out, like)
+
+
+# keras.backend.experimental.enable_tf_random_generator: the noise layers made while it is on draw from a generator
+# of their own, as Keras 2.15's BaseRandomLayer then does (a seed repeats its sequence in fresh layers; without one,
+# a random seed), instead of TF's op-seeded stream.
+_USE_GENERATOR = [False]
+
+
+def generator_for(seed):
+    """A noise layer's own generator when the switch is on at its construction, else None."""
+    if not _USE_GENERATOR[0]:
+        return None
+    return LayerRandom(seed if seed is not None else random.randint(1, int(1e9)))
+
+
+def uniform01(layer, like):
+    """Uniform [0, 1) draws shaped as `like` for a noise layer: its generator's, or the op-seeded stream's."""
+    own = getattr(layer, "_generator_draws", None)
+    if own is not None:
+        return _C.cast(own.uniform(_C.cast(like, _dtypes.float32._enum), 0.0, 1.0), like.dtype._enum)
+    return _C.random_uniform_like(like, 0.0, 1.0, layer.seed)
+
+
+def standard_normal(layer, like):
+    own = getattr(layer, "_generator_draws", None)
+    if own is not None:
+        return _C.cast(own.normal(like), like.dtype._enum)
+    from ._noise import standard_normal_like
+    return standard_normal_like(like, layer.seed)
 
 
 def per_image(random, images, low, high):

@@ -249,3 +249,22 @@ from ._backend_ops import (abs, all, any, arange, argmax, argmin, backend, batch
                            square, squeeze, stack, stop_gradient, switch, tanh, temporal_padding, tile,
                            to_dense, transpose, truncated_normal, update, update_add, update_sub, zeros_like)
 from ._locally_connected import local_conv1d, local_conv2d  # noqa: E402,F401
+
+
+class experimental:  # noqa: N801 - tf.keras.backend.experimental is a module in TF
+    """Keras 2.15's switch of the noise layers' draws to a generator per layer (see _layer_random.py)."""
+
+    @staticmethod
+    def enable_tf_random_generator():
+        from ._layer_random import _USE_GENERATOR
+        _USE_GENERATOR[0] = True
+
+    @staticmethod
+    def disable_tf_random_generator():
+        from ._layer_random import _USE_GENERATOR
+        _USE_GENERATOR[0] = False
+
+    @staticmethod
+    def is_tf_random_generator_enabled():
+        from ._layer_random import _USE_GENERATOR
+        return _USE_GENERATOR[0]

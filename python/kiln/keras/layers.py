@@ -13,6 +13,7 @@ from ._normalization import BatchNormalization, LayerNormalization  # noqa: F401
 from ._recurrent import RNN, SimpleRNNCell, LSTMCell, GRUCell, SimpleRNN, LSTM, GRU  # noqa: F401
 from ._rnn_cells import AbstractRNNCell, StackedRNNCells  # noqa: F401
 from ._spectral_normalization import SpectralNormalization  # noqa: F401
+from ._layer_random import generator_for, uniform01
 from ._locally_connected import LocallyConnected1D, LocallyConnected2D  # noqa: F401
 from ._random_size import RandomHeight, RandomWidth  # noqa: F401
 from ._conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401
@@ -767,6 +768,7 @@ class Dropout(Layer):
         _check_unsupported("Dropout", noise_shape=(noise_shape, None))
         self.rate = float(rate)
         self.seed = seed
+        self._generator_draws = generator_for(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=None):
@@ -774,7 +776,7 @@ class Dropout(Layer):
             return inputs
         if self.rate == 1:
             return _C.zeros_like(inputs, None)
-        keep = _C.greater_equal(_C.random_uniform_like(inputs, 0.0, 1.0, self.seed), self.rate)
+        keep = _C.greater_equal(uniform01(self, inputs), self.rate)
         return _C.where(keep, _C.multiply(inputs, 1.0 / (1.0 - self.rate)), 0)
 
     def compute_output_shape(self, input_shape):

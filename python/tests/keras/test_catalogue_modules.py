@@ -131,7 +131,7 @@ LEFT_OUT = {
     "utils": {"FeatureSpace": "not written", "SidecarEvaluator": "distributed evaluation not written",
               "StepsPerExecutionTuner": "not written", "experimental": "DatasetCreator (distribution) not written",
               "audio_dataset_from_directory": "no audio decoding"},
-    "backend": {"experimental": "Keras' RNG switches",
+    "backend": {
                 "ctc_batch_cost": "no CTC loss op", "ctc_decode": "no CTC decoder op",
                 "ctc_label_dense_to_sparse": "with the CTC ops",
                 "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},
