@@ -149,3 +149,23 @@ def test_decode_predictions_reads_the_class_index_from_keras_cache(tmp_path, mon
     assert decoded[0][0][2] == pytest.approx(0.5) and decoded[1][0][:2] == ("n00000999", "class_999")
     with pytest.raises(ValueError, match=r"Found array with shape: \(2, 10\)"):
         A.mobilenet_v2.decode_predictions(np.zeros((2, 10)))
+
+
+@pytest.mark.parametrize("make, params, convs", [(K.applications.VGG16, 14_714_688, 13),
+                                                 (K.applications.VGG19, 20_024_384, 16)])
+def test_vgg_matches_keras_table_and_names(make, params, convs):
+    """Keras' documented sizes without the top; the top on a small input: fc1 from the 1 x 1 x 512 features."""
+    base = make(include_top=False, weights=None, input_shape=(32, 32, 3))
+    assert base.count_params() == params
+    names = [layer.name for layer in base.layers]
+    assert names[1:4] == ["block1_conv1", "block1_conv2", "block1_pool"] and names[-1] == "block5_pool"
+    assert sum(isinstance(layer, K.layers.Conv2D) for layer in base.layers) == convs
+    assert base.output_shape == (None, 1, 1, 512)
+    top = make(weights=None, input_shape=(32, 32, 3), classes=10)
+    assert [layer.name for layer in top.layers][-4:] == ["flatten", "fc1", "fc2", "predictions"]
+    assert top.count_params() == params + 512 * 4096 + 4096 + 4096 * 4096 + 4096 + 4096 * 10 + 10
+    pooled = make(include_top=False, weights=None, input_shape=(64, 64, 3), pooling="avg")
+    assert pooled.output_shape == (None, 512)
+    x = np.random.default_rng(0).uniform(0, 255, (1, 32, 32, 3)).astype(np.float32)
+    np.testing.assert_allclose(K.applications.vgg16.preprocess_input(x.copy()),
+                               x[..., ::-1] - np.array([103.939, 116.779, 123.68], np.float32), rtol=1e-6)

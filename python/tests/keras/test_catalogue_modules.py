@@ -120,7 +120,7 @@ KERAS_2_15.update({
         "unpack_x_y_sample_weight", "warmstart_embedding_matrix"],
 })
 
-_APPLICATIONS = ("architecture not written in Kiln (Keras downloads its ImageNet weights); the ResNets and "
+_APPLICATIONS = ("architecture not written in Kiln (Keras downloads its ImageNet weights); the ResNets, VGGs and "
                  "MobileNetV2 are")
 _NO_NETWORK = "downloads its data; Kiln's datasets read files already on the machine"
 
@@ -138,8 +138,9 @@ LEFT_OUT = {
     "datasets": {name: _NO_NETWORK for name in ("boston_housing", "cifar10", "cifar100", "imdb", "reuters")},
 }
 LEFT_OUT["applications"] = {name: _APPLICATIONS for name in KERAS_2_15["applications"]
-                            if name not in ("ResNet50", "ResNet101", "ResNet152", "MobileNetV2", "imagenet_utils",
-                                            "mobilenet_v2", "resnet", "resnet50")}
+                            if name not in ("ResNet50", "ResNet101", "ResNet152", "MobileNetV2", "VGG16", "VGG19",
+                                            "imagenet_utils", "mobilenet_v2", "resnet", "resnet50", "vgg16",
+                                            "vgg19")}
 
 
 def _module(path):
