@@ -169,3 +169,16 @@ def test_vgg_matches_keras_table_and_names(make, params, convs):
     x = np.random.default_rng(0).uniform(0, 255, (1, 32, 32, 3)).astype(np.float32)
     np.testing.assert_allclose(K.applications.vgg16.preprocess_input(x.copy()),
                                x[..., ::-1] - np.array([103.939, 116.779, 123.68], np.float32), rtol=1e-6)
+
+
+def test_resnet50_v2_matches_keras_table_and_names():
+    model = K.applications.ResNet50V2(weights=None)
+    assert model.count_params() == 25_613_800
+    names = [layer.name for layer in model.layers]
+    assert names[1:5] == ["conv1_pad", "conv1_conv", "pool1_pad", "pool1_pool"]
+    assert "conv2_block1_preact_bn" in names and names[-4:] == ["post_bn", "post_relu", "avg_pool", "predictions"]
+    assert model.output_shape == (None, 1000)
+    small = K.applications.ResNet101V2(include_top=False, weights=None, input_shape=(64, 64, 3), pooling="max")
+    assert small.output_shape == (None, 2048)
+    x = np.full((1, 2, 2, 3), 255.0, np.float32)
+    np.testing.assert_allclose(K.applications.resnet_v2.preprocess_input(x.copy()), np.ones_like(x))

@@ -138,9 +138,9 @@ LEFT_OUT = {
     "datasets": {name: _NO_NETWORK for name in ("boston_housing", "cifar10", "cifar100", "imdb", "reuters")},
 }
 LEFT_OUT["applications"] = {name: _APPLICATIONS for name in KERAS_2_15["applications"]
-                            if name not in ("ResNet50", "ResNet101", "ResNet152", "MobileNetV2", "VGG16", "VGG19",
-                                            "imagenet_utils", "mobilenet_v2", "resnet", "resnet50", "vgg16",
-                                            "vgg19")}
+                            if name not in ("ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2",
+                                            "ResNet152V2", "MobileNetV2", "VGG16", "VGG19", "imagenet_utils",
+                                            "mobilenet_v2", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19")}
 
 
 def _module(path):
