@@ -182,3 +182,16 @@ def test_resnet50_v2_matches_keras_table_and_names():
     assert small.output_shape == (None, 2048)
     x = np.full((1, 2, 2, 3), 255.0, np.float32)
     np.testing.assert_allclose(K.applications.resnet_v2.preprocess_input(x.copy()), np.ones_like(x))
+
+
+def test_mobilenet_matches_keras_table_and_names():
+    model = K.applications.MobileNet(weights=None)
+    assert model.count_params() == 4_253_864 and model.name == "mobilenet_1.00_224"
+    names = [layer.name for layer in model.layers]
+    assert names[1:4] == ["conv1", "conv1_bn", "conv1_relu"] and "conv_pad_12" in names
+    assert names[-4:] == ["dropout", "conv_preds", "reshape_2", "predictions"]
+    half = K.applications.MobileNet(input_shape=(128, 128, 3), alpha=0.5, include_top=False, weights=None,
+                                    pooling="avg")
+    assert half.output_shape == (None, 512) and half.name == "mobilenet_0.50_128"
+    with pytest.raises(ValueError, match="depth multiplier must be 1"):
+        K.applications.MobileNet(depth_multiplier=2)

@@ -139,8 +139,8 @@ LEFT_OUT = {
 }
 LEFT_OUT["applications"] = {name: _APPLICATIONS for name in KERAS_2_15["applications"]
                             if name not in ("ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2",
-                                            "ResNet152V2", "MobileNetV2", "VGG16", "VGG19", "imagenet_utils",
-                                            "mobilenet_v2", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19")}
+                                            "ResNet152V2", "MobileNet", "MobileNetV2", "VGG16", "VGG19",
+                                            "imagenet_utils", "mobilenet", "mobilenet_v2", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19")}
 
 
 def _module(path):
