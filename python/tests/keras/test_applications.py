@@ -195,3 +195,14 @@ def test_mobilenet_matches_keras_table_and_names():
     assert half.output_shape == (None, 512) and half.name == "mobilenet_0.50_128"
     with pytest.raises(ValueError, match="depth multiplier must be 1"):
         K.applications.MobileNet(depth_multiplier=2)
+
+
+def test_densenet121_matches_keras_table_and_names():
+    model = K.applications.DenseNet121(weights=None)
+    assert model.count_params() == 8_062_504
+    names = [layer.name for layer in model.layers]
+    assert "conv1/conv" in names and "conv2_block6_concat" in names and "pool4_pool" in names
+    assert names[-4:] == ["bn", "relu", "avg_pool", "predictions"]
+    assert model.get_layer("conv1/conv").weights[0].name == "conv1/conv/kernel:0"
+    small = K.applications.DenseNet169(include_top=False, weights=None, input_shape=(64, 64, 3), pooling="avg")
+    assert small.output_shape == (None, 1664)

@@ -120,8 +120,8 @@ KERAS_2_15.update({
         "unpack_x_y_sample_weight", "warmstart_embedding_matrix"],
 })
 
-_APPLICATIONS = ("architecture not written in Kiln (Keras downloads its ImageNet weights); the ResNets, VGGs and "
-                 "MobileNetV2 are")
+_APPLICATIONS = ("architecture not written in Kiln (Keras downloads its ImageNet weights); the ResNets, VGGs, "
+                 "DenseNets and MobileNets are")
 _NO_NETWORK = "downloads its data; Kiln's datasets read files already on the machine"
 
 LEFT_OUT = {
@@ -137,10 +137,12 @@ LEFT_OUT = {
                 "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},
     "datasets": {name: _NO_NETWORK for name in ("boston_housing", "cifar10", "cifar100", "imdb", "reuters")},
 }
+_APPLICATIONS_WRITTEN = ("DenseNet121", "DenseNet169", "DenseNet201", "MobileNet", "MobileNetV2", "ResNet50",
+                         "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19",
+                         "densenet", "imagenet_utils", "mobilenet", "mobilenet_v2", "resnet", "resnet50", "resnet_v2",
+                         "vgg16", "vgg19")
 LEFT_OUT["applications"] = {name: _APPLICATIONS for name in KERAS_2_15["applications"]
-                            if name not in ("ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2",
-                                            "ResNet152V2", "MobileNet", "MobileNetV2", "VGG16", "VGG19",
-                                            "imagenet_utils", "mobilenet", "mobilenet_v2", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19")}
+                            if name not in _APPLICATIONS_WRITTEN}
 
 
 def _module(path):
