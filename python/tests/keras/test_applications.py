@@ -206,3 +206,13 @@ def test_densenet121_matches_keras_table_and_names():
     assert model.get_layer("conv1/conv").weights[0].name == "conv1/conv/kernel:0"
     small = K.applications.DenseNet169(include_top=False, weights=None, input_shape=(64, 64, 3), pooling="avg")
     assert small.output_shape == (None, 1664)
+
+
+def test_xception_matches_keras_table_and_names():
+    model = K.applications.Xception(weights=None)
+    assert model.count_params() == 22_910_480 and model.input_shape == (None, 299, 299, 3)
+    names = [layer.name for layer in model.layers]
+    assert names[1:4] == ["block1_conv1", "block1_conv1_bn", "block1_conv1_act"]
+    assert "block12_sepconv3_bn" in names and names[-2:] == ["avg_pool", "predictions"]
+    assert K.applications.Xception(include_top=False, weights=None, input_shape=(71, 71, 3)).output_shape == \
+        (None, 3, 3, 2048)
