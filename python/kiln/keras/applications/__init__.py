@@ -1,7 +1,8 @@
 """tf.keras.applications (Keras 2.15): image classification models with Keras' architectures, layer names and
 weight order. weights=None builds the model randomly initialized; a path loads a Keras weights file (.h5,
 .weights.h5); "imagenet" reads Keras' file from its cache (Kiln downloads nothing)."""
-from . import densenet, imagenet_utils, mobilenet, mobilenet_v2, resnet, resnet50, resnet_v2, vgg16, vgg19, xception  # noqa: F401
+from . import (densenet, imagenet_utils, mobilenet, mobilenet_v2, resnet, resnet50, resnet_v2, vgg16,  # noqa: F401
+               vgg19, xception)
 from .densenet import DenseNet121, DenseNet169, DenseNet201  # noqa: F401
 from .mobilenet import MobileNet  # noqa: F401
 from .mobilenet_v2 import MobileNetV2  # noqa: F401
