@@ -216,3 +216,13 @@ def test_xception_matches_keras_table_and_names():
     assert "block12_sepconv3_bn" in names and names[-2:] == ["avg_pool", "predictions"]
     assert K.applications.Xception(include_top=False, weights=None, input_shape=(71, 71, 3)).output_shape == \
         (None, 3, 3, 2048)
+
+
+def test_inception_v3_matches_keras_table_and_names():
+    model = K.applications.InceptionV3(weights=None)
+    assert model.count_params() == 23_851_784 and model.input_shape == (None, 299, 299, 3)
+    names = [layer.name for layer in model.layers]
+    for name in ("mixed0", "mixed3", "mixed7", "mixed9_0", "mixed9_1", "mixed10"):
+        assert name in names
+    assert model.get_layer("mixed7").output_shape == (None, 17, 17, 768)
+    assert model.get_layer("mixed10").output_shape == (None, 8, 8, 2048)
