@@ -2,7 +2,6 @@
 (each layer's 32 new channels concatenated to all before) between transition blocks that halve the channels and
 the size, with Keras' layer names ("conv1/conv", "conv2_block1_0_bn", "pool2_conv", ...) and weight files."""
 from .. import layers
-from .._model import Model
 from . import imagenet_utils
 
 _EPSILON = 1.001e-5
@@ -29,12 +28,7 @@ def _transition_block(x, reduction, name):
 
 def _densenet(blocks, model_name, include_top, weights, input_tensor, input_shape, pooling, classes,
               classifier_activation):
-    from .. import backend
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=224, min_size=32,
-                                                    data_format=backend.image_data_format(),
-                                                    require_flatten=include_top, weights=weights)
-    inputs = imagenet_utils.input_of(input_tensor, input_shape)
+    inputs = imagenet_utils.model_input(include_top, weights, input_tensor, input_shape, classes, 224, 32)
     x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)))(inputs)
     x = layers.Conv2D(64, 7, strides=2, use_bias=False, name="conv1/conv")(x)
     x = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name="conv1/bn")(x)
@@ -48,18 +42,8 @@ def _densenet(blocks, model_name, include_top, weights, input_tensor, input_shap
             x = _transition_block(x, 0.5, name=f"pool{stage + 2}")
     x = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name="bn")(x)
     x = layers.Activation("relu", name="relu")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
-    model = Model(inputs, x, name=model_name)
-    suffix = "" if include_top else "_notop"
-    imagenet_utils.load_weights(model, weights, f"{model_name}_weights_tf_dim_ordering_tf_kernels{suffix}.h5")
-    return model
+    return imagenet_utils.classified_model(inputs, x, model_name, include_top, weights, pooling, classes,
+                                           classifier_activation, ("avg_pool", "max_pool"))
 
 
 def DenseNet121(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,

@@ -2,7 +2,6 @@
 "mixed10"; its convolution, batch normalization and activation layers unnamed, as in Keras) and weight files
 (default input 299 x 299)."""
 from .. import layers
-from .._model import Model
 from . import imagenet_utils
 
 
@@ -47,12 +46,7 @@ def _block_8(x, index):
 def InceptionV3(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
                 classes=1000, classifier_activation="softmax"):
     """InceptionV3: 23,851,784 parameters with the top (Keras' table)."""
-    from .. import backend
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=299, min_size=75,
-                                                    data_format=backend.image_data_format(),
-                                                    require_flatten=include_top, weights=weights)
-    inputs = imagenet_utils.input_of(input_tensor, input_shape)
+    inputs = imagenet_utils.model_input(include_top, weights, input_tensor, input_shape, classes, 299, 75)
     x = _conv_bn(inputs, 32, 3, 3, strides=(2, 2), padding="valid")
     x = _conv_bn(x, 32, 3, 3, padding="valid")
     x = _conv_bn(x, 64, 3, 3)
@@ -73,18 +67,8 @@ def InceptionV3(include_top=True, weights="imagenet", input_tensor=None, input_s
     x = layers.concatenate([b3, b7, layers.MaxPooling2D((3, 3), strides=(2, 2))(x)], axis=3, name="mixed8")
     for i in range(2):
         x = _block_8(x, i)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
-    model = Model(inputs, x, name="inception_v3")
-    suffix = "" if include_top else "_notop"
-    imagenet_utils.load_weights(model, weights, f"inception_v3_weights_tf_dim_ordering_tf_kernels{suffix}.h5")
-    return model
+    return imagenet_utils.classified_model(inputs, x, "inception_v3", include_top, weights, pooling, classes,
+                                           classifier_activation)
 
 
 def preprocess_input(x, data_format=None):

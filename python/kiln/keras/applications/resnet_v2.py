@@ -1,7 +1,6 @@
 """tf.keras.applications.resnet_v2: ResNet50V2, ResNet101V2 and ResNet152V2 (He et al., 2016: identity mappings,
 batch normalization and ReLU before each convolution), with Keras' layer names and weight files."""
 from .. import layers
-from .._model import Model
 from . import imagenet_utils
 
 _EPSILON = 1.001e-5
@@ -37,12 +36,7 @@ def _stack(x, filters, blocks, stride1=2, name=None):
 
 def _resnet_v2(blocks, model_name, include_top, weights, input_tensor, input_shape, pooling, classes,
                classifier_activation):
-    from .. import backend
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=224, min_size=32,
-                                                    data_format=backend.image_data_format(),
-                                                    require_flatten=include_top, weights=weights)
-    inputs = imagenet_utils.input_of(input_tensor, input_shape)
+    inputs = imagenet_utils.model_input(include_top, weights, input_tensor, input_shape, classes, 224, 32)
     x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)), name="conv1_pad")(inputs)
     x = layers.Conv2D(64, 7, strides=2, use_bias=True, name="conv1_conv")(x)
     x = layers.ZeroPadding2D(padding=((1, 1), (1, 1)), name="pool1_pad")(x)
@@ -51,18 +45,8 @@ def _resnet_v2(blocks, model_name, include_top, weights, input_tensor, input_sha
         x = _stack(x, filters, count, stride1=1 if stage == 3 else 2, name=f"conv{stage + 2}")
     x = layers.BatchNormalization(axis=3, epsilon=_EPSILON, name="post_bn")(x)
     x = layers.Activation("relu", name="post_relu")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
-    model = Model(inputs, x, name=model_name)
-    suffix = "" if include_top else "_notop"
-    imagenet_utils.load_weights(model, weights, f"{model_name}_weights_tf_dim_ordering_tf_kernels{suffix}.h5")
-    return model
+    return imagenet_utils.classified_model(inputs, x, model_name, include_top, weights, pooling, classes,
+                                           classifier_activation, ("avg_pool", "max_pool"))
 
 
 def ResNet50V2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,

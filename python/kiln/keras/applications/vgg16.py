@@ -12,32 +12,24 @@ def vgg(convs_per_block, model_name, include_top, weights, input_tensor, input_s
         classifier_activation="softmax", **kwargs):
     """Five blocks of 3x3 "same" ReLU convolutions, each closed by a 2x2 max pooling; then fc1 and fc2 (4096
     ReLU units) and predictions, or a global pooling."""
-    from .. import backend
     if kwargs:
         raise ValueError(f"Unknown argument(s): {kwargs}")
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=224, min_size=32,
-                                                    data_format=backend.image_data_format(),
-                                                    require_flatten=include_top, weights=weights)
-    inputs = imagenet_utils.input_of(input_tensor, input_shape)
+    inputs = imagenet_utils.model_input(include_top, weights, input_tensor, input_shape, classes, 224, 32)
     x = inputs
     for block, (filters, count) in enumerate(zip(_FILTERS, convs_per_block), start=1):
         for i in range(1, count + 1):
             x = layers.Conv2D(filters, (3, 3), activation="relu", padding="same", name=f"block{block}_conv{i}")(x)
         x = layers.MaxPooling2D((2, 2), strides=(2, 2), name=f"block{block}_pool")(x)
-    if include_top:
-        x = layers.Flatten(name="flatten")(x)
-        x = layers.Dense(4096, activation="relu", name="fc1")(x)
-        x = layers.Dense(4096, activation="relu", name="fc2")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
+    if not include_top:
+        return imagenet_utils.classified_model(inputs, x, model_name, False, weights, pooling, classes,
+                                               classifier_activation)
+    x = layers.Flatten(name="flatten")(x)
+    x = layers.Dense(4096, activation="relu", name="fc1")(x)
+    x = layers.Dense(4096, activation="relu", name="fc2")(x)
+    imagenet_utils.validate_activation(classifier_activation, weights)
+    x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
     model = Model(inputs, x, name=model_name)
-    suffix = "" if include_top else "_notop"
-    imagenet_utils.load_weights(model, weights, f"{model_name}_weights_tf_dim_ordering_tf_kernels{suffix}.h5")
+    imagenet_utils.load_weights(model, weights, f"{model_name}_weights_tf_dim_ordering_tf_kernels.h5")
     return model
 
 

@@ -1,7 +1,6 @@
 """tf.keras.applications.xception: Xception (Chollet, 2017): depthwise separable convolutions in residual blocks,
 with Keras' layer names and weight files (default input 299 x 299)."""
 from .. import layers
-from .._model import Model
 from . import imagenet_utils
 
 
@@ -35,12 +34,7 @@ def _down_block(x, filters_1, filters_2, block, first_relu=True):
 def Xception(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
              classifier_activation="softmax"):
     """Xception: 22,910,480 parameters with the top (Keras' table)."""
-    from .. import backend
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=299, min_size=71,
-                                                    data_format=backend.image_data_format(),
-                                                    require_flatten=include_top, weights=weights)
-    inputs = imagenet_utils.input_of(input_tensor, input_shape)
+    inputs = imagenet_utils.model_input(include_top, weights, input_tensor, input_shape, classes, 299, 71)
     x = layers.Conv2D(32, (3, 3), strides=(2, 2), use_bias=False, name="block1_conv1")(inputs)
     x = layers.Activation("relu", name="block1_conv1_act")(_bn(x, "block1_conv1_bn"))
     x = layers.Conv2D(64, (3, 3), use_bias=False, name="block1_conv2")(x)
@@ -62,18 +56,8 @@ def Xception(include_top=True, weights="imagenet", input_tensor=None, input_shap
     x = _down_block(x, 728, 1024, 13)
     x = _sep(x, 1536, "block14_sepconv1", relu_before=False, relu_after=True)
     x = _sep(x, 2048, "block14_sepconv2", relu_before=False, relu_after=True)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
-    model = Model(inputs, x, name="xception")
-    suffix = "" if include_top else "_notop"
-    imagenet_utils.load_weights(model, weights, f"xception_weights_tf_dim_ordering_tf_kernels{suffix}.h5")
-    return model
+    return imagenet_utils.classified_model(inputs, x, "xception", include_top, weights, pooling, classes,
+                                           classifier_activation)
 
 
 def preprocess_input(x, data_format=None):
