@@ -226,3 +226,14 @@ def test_inception_v3_matches_keras_table_and_names():
         assert name in names
     assert model.get_layer("mixed7").output_shape == (None, 17, 17, 768)
     assert model.get_layer("mixed10").output_shape == (None, 8, 8, 2048)
+
+
+def test_inception_resnet_v2_matches_keras_table_and_names():
+    model = K.applications.InceptionResNetV2(weights=None)
+    assert model.count_params() == 55_873_736
+    names = [layer.name for layer in model.layers]
+    for name in ("mixed_5b", "block35_10_mixed", "mixed_6a", "block17_20_conv", "mixed_7a", "block8_10_conv",
+                 "conv_7b", "conv_7b_ac"):
+        assert name in names
+    assert "block8_10_ac" not in names  # the last block has no activation
+    assert model.get_layer("conv_7b_ac").output_shape == (None, 8, 8, 1536)
