@@ -237,3 +237,19 @@ def test_inception_resnet_v2_matches_keras_table_and_names():
         assert name in names
     assert "block8_10_ac" not in names  # the last block has no activation
     assert model.get_layer("conv_7b_ac").output_shape == (None, 8, 8, 1536)
+
+
+def test_mobilenet_v3_matches_keras_tables_and_names():
+    small = K.applications.MobileNetV3Small(weights=None)
+    assert small.count_params() == 2_554_968 and small.name == "MobilenetV3small"
+    large = K.applications.MobileNetV3Large(weights=None)
+    assert large.count_params() == 5_507_432
+    names = [layer.name for layer in large.layers]
+    for name in ("conv", "conv/BatchNorm", "expanded_conv/depthwise", "expanded_conv_3/squeeze_excite/AvgPool",
+                 "expanded_conv_14/project/BatchNorm", "conv_1", "conv_2", "logits", "predictions"):
+        assert name in names
+    x = np.full((1, 224, 224, 3), 127.5, np.float32)
+    assert K.applications.mobilenet_v3.preprocess_input(x) is x  # the model rescales its inputs itself
+    minimal = K.applications.MobileNetV3Small(weights=None, minimalistic=True, include_top=False, pooling="avg",
+                                              input_shape=(96, 96, 3))
+    assert minimal.output_shape == (None, 576)
