@@ -765,7 +765,7 @@ class Dropout(Layer):
         if not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and 1. "
                              f"Received: rate={rate}")
-        _check_unsupported("Dropout", noise_shape=(noise_shape, None))
+        self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.rate = float(rate)
         self.seed = seed
         self._generator_draws = generator_for(seed)
@@ -776,15 +776,26 @@ class Dropout(Layer):
             return inputs
         if self.rate == 1:
             return _C.zeros_like(inputs, None)
-        keep = _C.greater_equal(uniform01(self, inputs), self.rate)
-        return _C.where(keep, _C.multiply(inputs, 1.0 / (1.0 - self.rate)), 0)
+        keep = _C.greater_equal(uniform01(self, self._noise_like(inputs)), self.rate)
+        return _C.multiply(inputs, _C.multiply(_C.cast(keep, inputs.dtype._enum), 1.0 / (1.0 - self.rate)))
+
+    def _noise_like(self, inputs):
+        """A slice of the inputs of noise_shape (its 1s: one draw shared along that axis; None: the input's)."""
+        if self.noise_shape is None:
+            return inputs
+        shape = inputs.shape.as_list()
+        if len(self.noise_shape) != len(shape) or any(n not in (None, 1, d) for n, d in zip(self.noise_shape, shape)):
+            raise ValueError(f"Dropout: noise_shape {self.noise_shape} does not broadcast to inputs of shape "
+                             f"{inputs.shape}")
+        return _C.slice(inputs, [0] * len(shape), [1 if n == 1 and d != 1 else -1
+                                                   for n, d in zip(self.noise_shape, shape)])
 
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
 
     def get_config(self):
         config = super().get_config()
-        config.update(rate=self.rate, seed=self.seed)
+        config.update(rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
         return config
 
 

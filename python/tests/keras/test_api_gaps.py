@@ -321,3 +321,17 @@ def test_sharpness_aware_minimization_steps_from_the_perturbed_weights():
     split.compile("sgd", "mse")
     assert np.isfinite(split.fit(x, y, batch_size=8, verbose=0).history["loss"]).all()
     assert sam.get_config()["rho"] == 0.1 and sam(x).shape == (8, 1)
+
+
+def test_dropout_noise_shape_shares_one_draw_along_its_ones():
+    x = np.ones((64, 3, 4, 2), np.float32)
+    y = L.Dropout(0.5, noise_shape=(None, 1, 1, 1), seed=3)(x, training=True).numpy()
+    per_sample = y.reshape(64, -1)
+    assert set(np.unique(per_sample)) <= {0.0, 2.0}
+    assert all(len(set(row)) == 1 for row in per_sample.tolist())  # each sample kept or dropped whole
+    assert 0 < (per_sample[:, 0] == 0).sum() < 64
+    channels = L.Dropout(0.5, noise_shape=(1, 1, 1, 2))(x, training=True).numpy()
+    assert all(len(np.unique(channels[..., c])) == 1 for c in range(2))
+    assert L.Dropout(0.5, noise_shape=(None, 1, 1, 1)).get_config()["noise_shape"] == (None, 1, 1, 1)
+    with pytest.raises(ValueError, match="does not broadcast"):
+        L.Dropout(0.5, noise_shape=(None, 2, 1, 1))(x, training=True)
