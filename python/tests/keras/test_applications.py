@@ -253,3 +253,17 @@ def test_mobilenet_v3_matches_keras_tables_and_names():
     minimal = K.applications.MobileNetV3Small(weights=None, minimalistic=True, include_top=False, pooling="avg",
                                               input_shape=(96, 96, 3))
     assert minimal.output_shape == (None, 576)
+
+
+def test_efficientnet_matches_keras_tables_and_names():
+    b0 = K.applications.EfficientNetB0(weights=None)
+    assert b0.count_params() == 5_330_571 and b0.name == "efficientnetb0"
+    names = [layer.name for layer in b0.layers]
+    for name in ("stem_conv", "block1a_se_excite", "block2b_drop", "block2b_add", "block7a_project_bn", "top_conv",
+                 "top_dropout", "predictions"):
+        assert name in names
+    assert K.applications.EfficientNetB1(weights=None).count_params() == 7_856_239
+    b3 = K.applications.EfficientNetB3(include_top=False, weights=None, input_shape=(64, 64, 3), pooling="avg")
+    assert b3.output_shape == (None, 1536)
+    x = np.zeros((1, 8, 8, 3), np.float32)
+    assert K.applications.efficientnet.preprocess_input(x) is x
