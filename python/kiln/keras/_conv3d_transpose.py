@@ -97,14 +97,8 @@ class Conv3DTranspose(Layer):
         return _tf.TensorShape([shape[0]] + self._out_dims(shape) + [self.filters])
 
     def get_config(self):
-        from .layers import _penalty_config
-        config = super().get_config()
-        config.update(filters=self.filters, kernel_size=self.kernel_size, strides=self.strides, padding=self.padding,
-                      output_padding=self.output_padding, data_format=self.data_format,
-                      dilation_rate=self.dilation_rate, activation=_activations.serialize(self.activation),
-                      use_bias=self.use_bias)
-        config.update(_penalty_config(self))
-        return config
+        from ._separable import transpose_config
+        return dict(super().get_config(), **transpose_config(self))
 
 
 Convolution3DTranspose = Conv3DTranspose
