@@ -65,7 +65,8 @@ def write_fsns_stand_in(path):
         for i in range(12):
             pixels = np.full((15, 60, 3), 40 * (i % 6), np.uint8)
             feature = {
-                "image/encoded": kiln.train.Feature(bytes_list=kiln.train.BytesList(value=[kiln.image.encode_png(pixels).numpy()])),
+                "image/encoded": kiln.train.Feature(bytes_list=kiln.train.BytesList(
+                    value=[kiln.image.encode_png(pixels).numpy()])),
                 "image/format": kiln.train.Feature(bytes_list=kiln.train.BytesList(value=[b"PNG"])),
                 "image/text": kiln.train.Feature(bytes_list=kiln.train.BytesList(
                     value=[names[i % len(names)].encode()])),
