@@ -8,8 +8,10 @@
 # Prints the rows of bench/README.md's table.
 #   bash bench/serving_bench.sh [seconds per run, default 10]
 # The same loads over gRPC with bench_serve_grpc, when it is built.
-# Needs ./build/kiln-serve, ./build/examples/mnist_train, ./build/bench/bench_serve_call
-# and Debian's wrk.
+# Needs ./build/kiln-serve (or the binary in $KILN_SERVE), ./build/examples/mnist_train,
+# ./build/bench/bench_serve_call and Debian's wrk. bench_serve_json, when built, times
+# the server's two readers of the REST body alone; bench_serve_overhead alternates a REST
+# predict and the in-process call, pair by pair (robust to a load that drifts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
@@ -39,7 +41,7 @@ for batching in off on; do
   flags=()
   [ "$batching" = on ] && flags=(--enable_batching --max_batch_size=64 --batch_timeout_micros=1000
                                   --num_batch_threads=${KILN_BENCH_BATCH_THREADS:-1} --max_enqueued_batches=100)
-  OMP_WAIT_POLICY=passive ./build/kiln-serve --model_name=mnist --model_base_path="$work/models/mnist" \
+  OMP_WAIT_POLICY=passive "${KILN_SERVE:-./build/kiln-serve}" --model_name=mnist --model_base_path="$work/models/mnist" \
     --rest_api_host=127.0.0.1 --rest_api_port=0 --port=0 "${flags[@]}" >"$work/port" 2>"$work/log" &
   server=$!
   for _ in $(seq 100); do grep -q Exporting "$work/port" 2>/dev/null && break; sleep 0.1; done
@@ -51,6 +53,11 @@ for batching in off on; do
     echo "batching $batching concurrency $c: ${result#RESULT }"
     if [ "$batching$c" = off1 ]; then rest_p50=$(echo "$result" | sed -n 's/.*p50_ms \([0-9.]*\).*/\1/p'); fi
   done
+  if [ "$batching" = off ] && [ -x ./build/bench/bench_serve_overhead ]; then
+    paired=$(OMP_WAIT_POLICY=passive ./build/bench/bench_serve_overhead "$work/models/mnist/1" \
+             "http://127.0.0.1:$port/v1/models/mnist:predict" "$work/body.json" 1000 | grep RESULT)
+    echo "REST and in-process call alternated: ${paired#RESULT }"
+  fi
   if [ -x ./build/bench/bench_serve_grpc ]; then
     for c in 1 8 64; do
       result=$(./build/bench/bench_serve_grpc "127.0.0.1:$grpc_port" mnist images "$secs" $c 1 28 28 1 | grep RESULT)
@@ -62,6 +69,9 @@ for batching in off on; do
   wait $server
 done
 call=$(OMP_WAIT_POLICY=passive ./build/bench/bench_serve_call "$work/models/mnist/1" | grep RESULT)
+if [ -x ./build/bench/bench_serve_json ]; then
+  ./build/bench/bench_serve_json "$work/body.json" | sed 's/^RESULT /REST body reader: /'
+fi
 echo "in-process call: ${call#RESULT }"
 call_p50=$(echo "$call" | sed -n 's/.*p50_us \([0-9.]*\).*/\1/p')
 awk -v r="$rest_p50" -v c="$call_p50" 'BEGIN { printf "REST overhead at concurrency 1 (p50): %.0f us\n", r * 1000 - c }'

@@ -159,22 +159,32 @@ int train(const Flags& flags) {
                                                          flags.batch_size);
   const int64_t steps_per_epoch = examples::steps_per_epoch(n_train, flags.batch_size, flags.max_steps);
 
-  double train_seconds = 0;
+  // Where the loop's time goes, over the steps after the first (which traces):
+  // the step, waiting for the next batch (the input pipeline, a new epoch's
+  // shuffle included), and the rest (the progress bar).
+  double train_seconds = 0, wait_seconds = 0, first_wait_seconds = 0, loop_seconds = 0;
   int64_t train_steps = 0;
   for (int epoch = 1; epoch <= flags.epochs; ++epoch) {
     kiln::nn::Progbar bar(steps_per_epoch, {.title = fmt::format("Epoch {}/{}", epoch, flags.epochs)});
     int64_t done = 0;
     auto epoch_start = std::chrono::steady_clock::now();
+    auto body_end = epoch_start;
     for (const kiln::data::Element& batch : train) {
       if (done == steps_per_epoch) break;
       auto t0 = std::chrono::steady_clock::now();
       auto [loss, accuracy] = run_step(batch[0], batch[1]);
       double l = loss.item<float>(), a = accuracy.item<float>();  // waits for the step
+      double step_seconds = seconds_since(t0);
+      bar.step(flags.batch_size, {{"loss", l}, {"accuracy", a}});
       if (epoch > 1 || done > 0) {  // the first step traces: not a training-speed sample
-        train_seconds += seconds_since(t0);
+        train_seconds += step_seconds;
+        double waited = std::chrono::duration<double>(t0 - body_end).count();
+        wait_seconds += waited;
+        if (done == 0) first_wait_seconds += waited;
+        loop_seconds += seconds_since(body_end);
         ++train_steps;
       }
-      bar.step(flags.batch_size, {{"loss", l}, {"accuracy", a}});
+      body_end = std::chrono::steady_clock::now();
       ++done;
     }
     bar.finish();
@@ -216,9 +226,17 @@ int train(const Flags& flags) {
   double traced_ms = median(traced_times), eager_ms = median(eager_times);
   fmt::print("training step, batch {}: traced {:.1f} ms, eager {:.1f} ms ({:.2f}x)\n", flags.batch_size, traced_ms,
              eager_ms, eager_ms / traced_ms);
-  if (train_steps > 0)
+  if (train_steps > 0) {
     fmt::print("training: {:.1f} ms per step, {:.0f} {}/s ({})\n", 1e3 * train_seconds / train_steps,
                train_steps * flags.batch_size / train_seconds, items(flags), flags.eager ? "eager" : "traced");
+    const double per_step = 1e3 / static_cast<double>(train_steps);
+    fmt::print("training loop: {:.2f} ms per step = step {:.2f} + waiting for the batch {:.3f} ({:.2f}% of the loop) "
+               "+ the rest {:.3f}\n", loop_seconds * per_step, train_seconds * per_step, wait_seconds * per_step,
+               100 * wait_seconds / loop_seconds, (loop_seconds - train_seconds - wait_seconds) * per_step);
+    if (flags.epochs > 1)
+      fmt::print("  of the waiting, each later epoch's first batch (the shuffle buffer filling): {:.1f} ms\n",
+                 1e3 * first_wait_seconds / (flags.epochs - 1));
+  }
   if (!flags.profile_file.empty()) {
     kiln::profiler::start();
     for (int i = 0; i < 10; ++i) flags.eager ? time_step(step_body) : time_step(traced_step);

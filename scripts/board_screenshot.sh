@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Renders kiln.board's HTML report in headless Chromium and checks the picture is not blank:
-# trains examples/python/data_tensorboard.py (TensorBoard callback logs), writes the page,
-# screenshots it, then checks the PNG has the page's background, ink, and the colours of the
+# Renders the HTML report of `kiln-cli board` in headless Chromium and checks the picture is not
+# blank: trains examples/python/data_tensorboard.py (TensorBoard callback logs), writes the page
+# with kiln-cli board (KILN_CLI, default build/kiln-cli), screenshots it, then checks the PNG has the page's background, ink, and the colours of the
 # runs' curves. Not part of CI: it installs Debian's chromium (and python3-pil to read the PNG).
 #   bash scripts/board_screenshot.sh [OUTDIR]      # PYTHONPATH defaults to build/python
 set -euo pipefail
@@ -11,6 +11,8 @@ out=$(realpath -m "${1:-build/board_screenshot}")
 mkdir -p "$out"
 export PYTHONPATH="${PYTHONPATH:-$PWD/build/python}" OMP_WAIT_POLICY=passive
 /usr/bin/python3 examples/python/data_tensorboard.py --workdir "$out"
+# The example wrote the page in-process; kiln-cli board writes it again, as a user would.
+"${KILN_CLI:-build/kiln-cli}" board "$out/logs" --out "$out/report.html" --title "Two moons (kiln-cli board)"
 # No sandbox: the script may run as root in a container; the page is our own file.
 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
   --window-size=1280,2400 --screenshot="$out/report.png" "file://$out/report.html" 2>"$out/chromium.log" || {

@@ -19,6 +19,8 @@ packages=(
   # checker (C++), the Python checker for the tests, ONNX's backend node tests
   libprotobuf-dev protobuf-compiler libonnx-dev python3-onnx libonnx-testdata
   python3-h5py  # kiln.keras: .weights.h5 and .keras files (save_weights, model.save)
+  python3-pandas  # kiln.keras: ImageDataGenerator.flow_from_dataframe
+  python3-pydot graphviz  # kiln.keras: utils.plot_model / model_to_dot
   python3-protobuf python3-crcmod  # kiln.io: TF's messages (Example, Event, checkpoint protos); crcmod: fast CRC-32C
   python3-plyvel  # tests: LevelDB itself reads and writes the tables of checkpoint .index files
   python3-pip python3-setuptools python3-wheel python3-build python3-venv  # pip install ., the wheel

@@ -249,6 +249,29 @@ TEST(DataShuffle, BufferBoundsHowFarElementsMove) {
   expect_error<InvalidArgument>([] { Dataset::range(3).shuffle(0); }, {"shuffle", "buffer_size"});
 }
 
+TEST(DataShuffle, SlicesShuffleAsAnyOtherSource) {
+  // Over slices the buffer holds indices (each element made as it leaves); the
+  // order must be the one a buffer of elements gives: range() is not random access.
+  std::vector<int64_t> numbers(60), twice(120);
+  for (std::size_t i = 0; i < numbers.size(); ++i) numbers[i] = static_cast<int64_t>(i);
+  for (std::size_t i = 0; i < twice.size(); ++i) twice[i] = static_cast<int64_t>(i);
+  Dataset slices = Dataset::from_tensor_slices({constant(numbers, Shape({60}))});
+  for (int64_t buffer : {1, 7, 60, 1000}) {
+    Dataset a = slices.shuffle(buffer, 11), b = Dataset::range(60).shuffle(buffer, 11);
+    for (int pass = 0; pass < 2; ++pass) EXPECT_EQ(values(a), values(b)) << "buffer " << buffer << ", pass " << pass;
+  }
+  // Components stay together: element i is (i, [2i, 2i + 1]).
+  Dataset pairs =
+      Dataset::from_tensor_slices({constant(numbers, Shape({60})), constant(twice, Shape({60, 2}))}).shuffle(60, 2);
+  int64_t seen = 0;
+  for (const Element& e : pairs) {
+    int64_t i = e[0].item<int64_t>();
+    EXPECT_EQ(e[1].to_vector<int64_t>(), (std::vector<int64_t>{2 * i, 2 * i + 1}));
+    ++seen;
+  }
+  EXPECT_EQ(seen, 60);
+}
+
 TEST(DataPrefetch, YieldsTheSameElements) {
   Dataset ds = Dataset::range(100).map([](const Element& e) { return Element{e[0] + 1}; }).prefetch(4);
   std::vector<int64_t> expected(100);

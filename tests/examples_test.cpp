@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <regex>
 #include <string>
 
 #include "kiln/data.h"
@@ -64,6 +65,16 @@ TEST(Examples, MnistTrainTrainsAndReports) {
   EXPECT_NE(out.find("Epoch 2/2  10/10 ["), std::string::npos) << out;
   EXPECT_NE(out.find("test accuracy: 100.00% on 50 held-out digits"), std::string::npos) << out;
   EXPECT_NE(out.find("training step, batch 20: traced"), std::string::npos) << out;
+  // The loop's time split: step + waiting for the batch (the input pipeline) + the rest.
+  std::smatch split;
+  ASSERT_TRUE(std::regex_search(out, split, std::regex(R"(training loop: ([\d.]+) ms per step = step ([\d.]+) \+ )"
+                                                         R"(waiting for the batch ([\d.]+) \(([\d.]+)% of the loop\) )"
+                                                         R"(\+ the rest ([\d.]+)\n)")))
+      << out;
+  double loop = std::stod(split[1]), step = std::stod(split[2]), wait = std::stod(split[3]), rest = std::stod(split[5]);
+  EXPECT_NEAR(loop, step + wait + rest, 0.02) << out;
+  EXPECT_NEAR(std::stod(split[4]), 100 * wait / loop, 0.02) << out;
+  EXPECT_NE(out.find("each later epoch's first batch (the shuffle buffer filling): "), std::string::npos) << out;
 }
 
 // --distributed under mpirun: two ranks, each on its shard, report per rank.

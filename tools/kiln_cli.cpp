@@ -4,6 +4,7 @@
 //   kiln-cli run --onnx FILE --input a=5.0
 //   kiln-cli export --dir D --signature_def NAME --onnx OUT
 //   kiln-cli graph --dir D --function NAME [--dot]
+//   kiln-cli board LOGDIR --out report.html
 #include <iostream>
 
 #include "io/cli.h"

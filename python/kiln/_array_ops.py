@@ -502,3 +502,40 @@ def unique_with_counts(x, out_idx=_dtypes.int32, name=None):
     y, idx = unique(x, out_idx)
     count = _host_ints(lambda v: _first_occurrence(v)[2], [_tensor(x)], "unique_with_counts")
     return UniqueWithCounts(y, idx, cast(count, out_idx))
+
+
+def batch_gather_nd(params, indices, batch_dims):
+    """tf.gather_nd with batch_dims: the leading batch_dims dims of params and indices pair up. As TF's
+    array_ops does it: one gather_nd over the batch flattened, each index tuple led by its batch position."""
+    params, indices = convert_to_tensor(params), convert_to_tensor(indices)
+    rank = indices.shape.rank
+    if batch_dims < 0:
+        batch_dims += rank
+    if not 0 <= batch_dims < rank:
+        raise ValueError(f"batch_dims = {batch_dims} must be less than rank(indices) = {rank}")
+    if batch_dims >= params.shape.rank:
+        raise ValueError(f"batch_dims = {batch_dims} must be less than rank(params) = {params.shape.rank}")
+    depth = indices.shape[-1]
+    if depth is None:
+        raise ValueError("gather_nd with batch_dims needs the last dimension of indices known, got "
+                         f"{indices.shape}")
+
+    def dims(t, start, stop=None):  # static where known (Kiln's reshape in a trace takes one run-time dim)
+        dynamic = _shape(t, out_type=indices.dtype)
+        return [d if d is not None else dynamic[k] for k, d in
+                _builtins.list(enumerate(t.shape.as_list()))[start:stop]]
+
+    batch = dims(params, 0, batch_dims)
+    if batch_dims == 1:  # already one batch dim: no reshape
+        n, flat_params, flat_indices = batch[0], params, indices
+    else:
+        n = int(_np.prod(batch)) if all(isinstance(d, int) for d in batch) else \
+            _C.reduce_prod(_shape(params, out_type=indices.dtype)[:batch_dims], [0], False)
+        flat_params = reshape(params, [n] + dims(params, batch_dims))
+        flat_indices = reshape(indices, [n] + dims(indices, batch_dims))  # [n, I..., depth]
+    position = reshape(_range(n, dtype=indices.dtype), [-1] + [1] * (rank - batch_dims))
+    position = position + flat_indices[..., :1] * 0  # [n, I..., 1]
+    gathered = _C.gather_nd(flat_params, concat([position, flat_indices], -1))
+    if batch_dims == 1:
+        return gathered
+    return reshape(gathered, batch + dims(indices, batch_dims, -1) + dims(params, batch_dims + depth))

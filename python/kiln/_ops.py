@@ -446,7 +446,8 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
 def gather_nd(params, indices, batch_dims=0, name=None):
     """Slices of params named by the index tuples in the last dim of indices."""
     if batch_dims:
-        raise ValueError("kiln.gather_nd: batch_dims is not supported")
+        from ._array_ops import batch_gather_nd
+        return batch_gather_nd(params, indices, int(batch_dims))
     return _C.gather_nd(params, indices)
 
 

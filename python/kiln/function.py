@@ -16,6 +16,7 @@ from . import _composite
 from . import _scope
 from . import dtypes as _dtypes
 from .tensor_shape import TensorShape
+from ._nested_spec import NestedSpec, conform_to_tensor_spec
 
 
 class TensorSpec:
@@ -371,8 +372,8 @@ class _IteratorInGraph:
 
 
 def _checked_input_signature(input_signature):
-    """input_signature as a list of specs. Kiln takes a flat list of TensorSpecs; anything
-    else is TF's TypeError, found without recursion (a structure nested 100,000 deep, or
+    """input_signature as a list of specs, one per argument, a nested structure of specs as a NestedSpec;
+    anything but specs is TF's TypeError, found without recursion (a structure nested 100,000 deep, or
     one that holds itself, is a ValueError rather than a crash)."""
     if input_signature is None:
         return None
@@ -391,14 +392,13 @@ def _checked_input_signature(input_signature):
                     raise ValueError(f"input_signature is nested more than {depth_limit} deep, or holds itself; "
                                      f"it must be a sequence of TypeSpec objects")
                 stack.extend((c, depth + 1) for c in (item.values() if isinstance(item, dict) else item))
-            elif not hasattr(item, "_kiln_spec"):
+            elif not (hasattr(item, "_kiln_spec") or _composite.is_composite_spec(item)):
                 bad.append(item)
         if bad:
             raise TypeError(f"input_signature must be a possibly nested sequence of TypeSpec objects, got invalid "
                             f"args {bad[:8]!r} with types {[type(b) for b in bad[:8]]!r}.")
-        raise TypeError(f"input_signature holds a nested structure of TensorSpecs ({type(spec).__name__}); Kiln's "
-                        f"tf.function takes one TensorSpec per argument")
-    return specs
+    return [spec if hasattr(spec, "_kiln_spec") or _composite.is_composite_spec(spec) else NestedSpec(spec)
+            for spec in specs]
 
 
 def _signature_text(fn, specs):
@@ -485,11 +485,12 @@ class Function:
                 else:
                     names.append(spec_name)
         if input_signature and any(_composite.is_composite_spec(s) for s in input_signature):
-            expanded = []  # one name per component: rt, rt_1, rt_2...
+            expanded = []  # one name per component: rt, rt_1, rt_2... (a nested spec's leaves by their names)
             for i, spec in enumerate(input_signature):
                 base = names[i] if i < len(names) else f"arg{i}"
-                n = len(spec._component_specs()) if _composite.is_composite_spec(spec) else 1
-                expanded.extend([base] + [f"{base}_{k}" for k in range(1, n)])
+                parts = spec._component_specs() if _composite.is_composite_spec(spec) else [spec]
+                own = [getattr(p, "name", None) if isinstance(spec, NestedSpec) else None for p in parts]
+                expanded.extend(own[k] or (base if k == 0 else f"{base}_{k}") for k in range(len(parts)))
             names = expanded
         return names
 
@@ -554,17 +555,12 @@ class Function:
                 except (TypeError, ValueError, _C.InvalidArgumentError) as e:
                     raise InputSignatureError(self._signature_error(args, kwargs, str(e))) from None
                 continue
-            if not isinstance(spec, TensorSpec) or isinstance(value, (_C.Tensor, _C.Variable)):
+            if not isinstance(spec, TensorSpec):
                 continue
-            from ._ops import convert_to_tensor
             try:
-                out[i] = convert_to_tensor(value, dtype=spec.dtype)
-            except (TypeError, ValueError, _C.InvalidArgumentError) as e:
-                raise InputSignatureError(
-                    self._signature_error(args, kwargs, f"{value!r} is not a {spec!r}: {e}")) from None
-            if not spec.shape.is_compatible_with(out[i].shape):
-                raise InputSignatureError(self._signature_error(
-                    args, kwargs, f"{value!r} has shape {out[i].shape}, not {spec!r}"))
+                out[i] = conform_to_tensor_spec(value, spec)
+            except ValueError as e:
+                raise InputSignatureError(self._signature_error(args, kwargs, str(e))) from None
         return tuple(out)
 
     def _signature_error(self, args, kwargs, why):
@@ -578,7 +574,8 @@ class Function:
 
     @property
     def input_signature(self):
-        return self._input_signature
+        return tuple(s.structure if isinstance(s, NestedSpec) else s for s in self._input_signature) \
+            if self._input_signature is not None else None
 
     @property
     def function_spec(self):

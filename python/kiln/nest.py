@@ -62,6 +62,9 @@ def flatten_up_to(shallow_tree, input_tree):
         if not is_nested(value) or len(_children(value)) != len(_children(shallow)):
             raise ValueError(f"The two structures don't have the same sequence length. Input structure: "
                              f"{input_tree!r}, shallow structure: {shallow_tree!r}.")
+        if isinstance(shallow, _collections.abc.Mapping) and sorted(shallow) != sorted(value):
+            raise ValueError(f"The two structures don't have the same keys. Input structure has keys "
+                             f"{sorted(value)}, while shallow structure has keys {sorted(shallow)}.")
         for s, v in zip(_children(shallow), _children(value)):
             walk(s, v)
 

@@ -141,4 +141,5 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
         # None entries take x's dim, as TF's; the mask broadcasts against x.
         dims = [x.shape[i] if d is None else int(d) for i, d in enumerate(_dims(noise_shape))]
         noise = _C.random_uniform(dims, 0.0, 1.0, x.dtype._enum, seed)
-    return _C.where(_C.greater_equal(noise, rate), _C.divide(x, 1 - rate), 0)
+    # TF scales by 1 / (1 - rate) rounded to x.dtype, not by a division: the same last bit.
+    return _C.where(_C.greater_equal(noise, rate), _C.multiply(x, 1 / (1 - rate)), 0)

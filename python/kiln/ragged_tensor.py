@@ -393,7 +393,9 @@ class RaggedTensor:
             target = ops.stack(wanted)
         else:
             target = bound
-        return _to_dense(self, default, target)
+        # Without `shape`, the inner dims are the values' own: nothing to cut or pad (and no slice whose size is
+        # only known when a traced graph runs).
+        return _to_dense(self, default, target, fit_inner=shape is not None)
 
     def to_list(self):
         if not _concrete(*self.nested_row_splits, self.flat_values):
@@ -508,17 +510,17 @@ def _formatter(x):
     return str(x)
 
 
-def _to_dense(rt, default, target):
+def _to_dense(rt, default, target, fit_inner=True):
     """rt padded with `default` (and cut) to the dense shape `target` (an int64 vector)."""
     ops = _ops()
     values = rt._values
     if isinstance(values, RaggedTensor):
         values = _to_dense(values, default, ops.concat([ops.reshape(rt._values.nrows(_dtypes.int64), [1]),
-                                                       target[2:]], 0))
+                                                       target[2:]], 0), fit_inner)
     else:
         inner = ops.shape(values, out_type=_dtypes.int64)[1:]
         want = target[2:]
-        if values.shape.rank is not None and values.shape.rank > 1:
+        if fit_inner and values.shape.rank is not None and values.shape.rank > 1:
             values = _fit_inner(values, default, want, inner)
     splits = ops.cast(rt._row_splits, _dtypes.int64)
     ids = row_ids_of(splits)

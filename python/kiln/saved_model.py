@@ -8,6 +8,7 @@ saved from Python runs in C++ and kiln-cli, and the other way round.
     loaded.add(kiln.constant(5.0))            # the saved method, on the restored variables
     loaded.signatures["serving_default"](x=kiln.constant(5.0))["output_0"]
 """
+import itertools
 import inspect
 import json
 import os
@@ -111,7 +112,11 @@ def _parameter_names(fn):
 def _function_info(fn, traces):
     structures = [_encode_structure(c._template) for c in traces]
     same = all(st == structures[0] for st in structures)
-    return {"params": _parameter_names(fn), "outputs": structures[0] if structures and same else None}
+    info = {"params": _parameter_names(fn), "outputs": structures[0] if structures and same else None}
+    if fn.input_signature is not None and any(_nest.is_nested(s) for s in fn.input_signature):
+        # A nested signature's structures, so that a call's dict of Python lists splits where the specs do.
+        info["inputs"] = [_encode_structure(_nest.map_structure(lambda _: object(), s)) for s in fn.input_signature]
+    return info
 
 
 def _output_names(concrete):
@@ -212,13 +217,17 @@ class _LoadedFunction:
         info = info or {}
         self._params = info.get("params")
         self._outputs = info.get("outputs")
+        self._inputs = info.get("inputs")
 
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = self._positional(args, kwargs)
         flat = []
-        for a in args:  # a list of Python numbers is one tensor, as a tf.function's argument
-            if isinstance(a, (list, tuple, dict)) and (_holds_tensors(a) or isinstance(a, dict)):
+        for i, a in enumerate(args):  # a list of Python numbers is one tensor, as a tf.function's argument
+            if self._inputs is not None and i < len(self._inputs) and self._inputs[i] not in (None, _LEAF):
+                shallow = _decode_structure(self._inputs[i], itertools.repeat(None))
+                flat.extend(_convert(x) for x in _nest.flatten_up_to(shallow, a))
+            elif isinstance(a, (list, tuple, dict)) and (_holds_tensors(a) or isinstance(a, dict)):
                 flat.extend(_convert(x) for x in _nest.flatten(a))
             else:
                 flat.append(_convert(a))

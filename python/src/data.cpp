@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "bindings.h"
+#include "data/nodes.h"
 
 namespace kiln::python {
 
@@ -16,6 +17,35 @@ namespace {
 
 using data::Dataset;
 using data::Element;
+
+// A prefetch producer thread keeps the Python thread state of its first
+// callback until it ends (data/nodes.h, ProducerThreadHooks): pybind11 would
+// otherwise make and delete one per callback, which costs time and drops the
+// thread's threading.local data (kiln's contexts), so every element paid for
+// them again.
+thread_local bool t_producer = false;
+thread_local bool t_state_kept = false;
+
+// The GIL for a callback from the engine.
+struct CallbackGil {
+  py::gil_scoped_acquire gil;
+  CallbackGil() {
+    if (t_producer && !t_state_kept) {
+      gil.inc_ref();  // outlives this scope; released by the producer's end hook
+      t_state_kept = true;
+    }
+  }
+};
+
+void producer_started() { t_producer = true; }
+
+void producer_ending() {
+  if (t_state_kept && Py_IsInitialized()) {
+    py::gil_scoped_acquire gil;
+    gil.dec_ref();  // this scope's end now deletes the thread state
+  }
+  t_state_kept = false;
+}
 
 Element to_element(py::handle result, const char* what) {
   Element out;
@@ -45,7 +75,7 @@ class GeneratorNode final : public data::detail::DatasetNode {
    public:
     explicit PassCursor(SharedObject next) : next_(std::move(next)) {}
     std::optional<Element> next() override {
-      py::gil_scoped_acquire gil;
+      CallbackGil gil;
       py::object r = (*next_)();
       if (r.is_none()) return std::nullopt;
       return to_element(r, "a dataset generator");
@@ -96,6 +126,7 @@ class PyIterator {
 }  // namespace
 
 void bind_data(py::module_& m) {
+  data::set_producer_thread_hooks({producer_started, producer_ending});
   py::class_<PyIterator>(m, "DatasetIterator")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", &PyIterator::next);
@@ -113,7 +144,7 @@ void bind_data(py::module_& m) {
            [](const Dataset& ds, py::object map_fn) {
              SharedObject fn = share(std::move(map_fn));
              return ds.map([fn](const Element& e) {
-               py::gil_scoped_acquire gil;
+               CallbackGil gil;
                return to_element((*fn)(e), "a Dataset.map function");
              });
            })
@@ -121,7 +152,7 @@ void bind_data(py::module_& m) {
            [](const Dataset& ds, py::object predicate) {
              SharedObject fn = share(std::move(predicate));
              return ds.filter([fn](const Element& e) {
-               py::gil_scoped_acquire gil;
+               CallbackGil gil;
                return to_tensor((*fn)(e));
              });
            })

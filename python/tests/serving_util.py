@@ -19,19 +19,17 @@ import pytest
 
 import kiln as tf
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from built_tools import built_tool
 
 
 def serve_binary():
-    path = os.environ.get("KILN_SERVE") or os.path.join(_REPO, "build", "kiln-serve")
-    if not os.path.exists(path):
-        pytest.skip("kiln-serve is not built (set KILN_SERVE)")
-    return path
+    return built_tool("kiln-serve", "KILN_SERVE")
 
 
 class Affine(tf.Module):
     """serving_default: x * w + 0.5; multi: two inputs, two outputs; echo: strings; dtypes: one
-    input and output of each other dtype kiln-serve takes."""
+    input and output of each other dtype kiln-serve takes; ints: one int32 input; doubles: one
+    float64 input, returned as it came."""
 
     def __init__(self, w):
         super().__init__()
@@ -54,13 +52,22 @@ class Affine(tf.Module):
     def dtypes(self, d, i, u, b):
         return d * 2.0, i + 1, tf.identity(u), tf.logical_not(b)
 
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.int32)])
+    def ints(self, n):
+        return n * 3
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float64)])
+    def doubles(self, d):
+        return tf.identity(d)
+
 
 def save(w, path):
     """Saves beside `path`, then renames into place: a version appears whole."""
     m = Affine(w)
     tmp = str(path) + ".tmp"
     tf.saved_model.save(m, tmp, signatures={"serving_default": m.affine, "multi": m.multi, "echo": m.echo,
-                                          "dtypes": m.dtypes})
+                                          "dtypes": m.dtypes, "ints": m.ints,
+                                          "doubles": m.doubles})
     os.rename(tmp, path)
 
 

@@ -254,6 +254,30 @@ def test_prefetch_with_a_python_map_and_an_early_stop_do_not_hang():
     assert values(ds.take(3)) == [1, 2, 3]
 
 
+def test_a_prefetch_thread_keeps_its_python_thread_state():
+    """Every callback on a prefetch's thread runs in one Python thread state for the whole pass
+    (its threading.local data stays, as on TF's own input threads); a pass dropped early or
+    finished ends it, many passes in a row included."""
+    local = threading.local()
+    fresh = []
+
+    def gen():
+        for i in range(50):
+            fresh.append(getattr(local, "seen", None) is None)
+            local.seen = True
+            yield i
+
+    ds = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec([], tf.int64))
+    ds = ds.map(lambda x: x + 1).prefetch(2)
+    for _ in range(30):
+        fresh.clear()
+        assert values(ds) == list(range(1, 51))
+        assert sum(fresh) == 1  # the pass's first callback only
+    for _ in range(5):
+        next(iter(ds))
+        gc.collect()
+
+
 def test_pipelines_from_several_threads():
     ds = tf.data.Dataset.range(200).map(lambda x: x * 2).batch(10).prefetch(2)
     results = [None] * 4

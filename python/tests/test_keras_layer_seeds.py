@@ -57,3 +57,31 @@ def test_the_layer_seed_chooses_the_draw():
         tf.random.set_seed(1)
         draws.append(tf.keras.layers.Dropout(0.5, seed=seed)(x, training=True).numpy())
     assert not np.array_equal(*draws)
+
+
+@pytest.mark.parametrize("make", LAYERS)
+def test_with_the_tf_random_generator_a_seed_is_a_generator_of_the_layers_own(make):
+    """backend.experimental.enable_tf_random_generator (Keras 2.15): layers made while it is on draw from their
+    own generator, so fresh layers of one seed repeat one sequence whatever the global seed."""
+    experimental = tf.keras.backend.experimental
+    x = tf.ones([4, 8, 16])
+    experimental.enable_tf_random_generator()
+    try:
+        assert experimental.is_tf_random_generator_enabled()
+        tf.random.set_seed(1)
+        layer = make()
+        first = [layer(x, training=True).numpy() for _ in range(2)]
+        tf.random.set_seed(2)
+        again = make()
+        np.testing.assert_array_equal(again(x, training=True).numpy(), first[0])
+        np.testing.assert_array_equal(again(x, training=True).numpy(), first[1])
+        assert not np.array_equal(*first)
+        traced = tf.function(lambda v: layer(v, training=True))
+        assert not np.array_equal(traced(x).numpy(), traced(x).numpy())
+    finally:
+        experimental.disable_tf_random_generator()
+    assert not experimental.is_tf_random_generator_enabled()
+    tf.random.set_seed(1)
+    plain = make()
+    tf.random.set_seed(2)
+    assert not np.array_equal(plain(x, training=True).numpy(), make()(x, training=True).numpy())

@@ -1,7 +1,6 @@
 """kiln.saved_model: saving a Module's variables and kiln.functions from Python,
 loading them back, and the same directories crossing to C++ (kiln-cli,
 mnist_train) and back."""
-import os
 import re
 import subprocess
 
@@ -10,14 +9,11 @@ import pytest
 
 import kiln as tf
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from built_tools import built_tool
 
 
 def _tool(env, name):
-    path = os.environ.get(env) or os.path.join(_REPO, "build", name)
-    if not os.path.exists(path):
-        pytest.skip(f"{name} is not built (set {env})")
-    return path
+    return built_tool(name, env)
 
 
 class Demo(tf.Module):

@@ -31,6 +31,42 @@ def test_gather_nd_against_numpy(indices):
                                   numpy_gather_nd(P, indices))
 
 
+def numpy_batch_gather_nd(params, indices, batch_dims):
+    if batch_dims == 0:
+        return numpy_gather_nd(params, indices)
+    return np.stack([numpy_batch_gather_nd(p, i, batch_dims - 1) for p, i in zip(params, indices)])
+
+
+def test_gather_nd_with_batch_dims_as_tfs_doc():
+    params = [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]]
+    np.testing.assert_array_equal(tf.gather_nd(params, [[1], [0]], batch_dims=1).numpy(), [[3.0, 4.0], [5.0, 6.0]])
+    np.testing.assert_array_equal(tf.gather_nd(params, [[[1]], [[0]]], batch_dims=-2).numpy(),
+                                  [[[3.0, 4.0]], [[5.0, 6.0]]])
+
+
+@pytest.mark.parametrize("batch_dims, indices", [
+    (1, [[[0, 1], [2, 1]], [[1, 0], [0, 0]], [[3, 1], [3, 0]]]),  # P is [3, 4, 2]: one batch dim, pairs
+    (1, [[[2]], [[0]], [[3]]]),  # single indices: rows of the batch's [4, 2]
+    (2, [[[1], [0], [1], [1]], [[0], [0], [1], [0]], [[1], [1], [1], [0]]]),  # two batch dims
+])
+def test_gather_nd_with_batch_dims_against_numpy(batch_dims, indices):
+    expected = numpy_batch_gather_nd(P, np.asarray(indices), batch_dims)
+    np.testing.assert_array_equal(tf.gather_nd(P, indices, batch_dims=batch_dims).numpy(), expected)
+    check_gradients(lambda p: tf.gather_nd(p, indices, batch_dims=batch_dims),
+                    lambda p: numpy_batch_gather_nd(p, np.asarray(indices), batch_dims), P)
+    traced = tf.function(lambda p, i: tf.gather_nd(p, i, batch_dims=batch_dims),
+                         input_signature=[tf.TensorSpec([None, 4, 2], tf.float64),
+                                          tf.TensorSpec([None] + list(np.shape(indices))[1:], tf.int32)])
+    np.testing.assert_array_equal(traced(P, tf.constant(indices)).numpy(), expected)
+
+
+def test_gather_nd_batch_dims_out_of_range_is_refused():
+    with pytest.raises(ValueError, match="less than rank"):
+        tf.gather_nd(P, [[0], [1], [2]], batch_dims=2)
+    with pytest.raises(ValueError, match="less than rank"):
+        tf.gather_nd(np.ones(3), np.zeros((3, 1, 1), np.int32), batch_dims=1)
+
+
 def test_scatter_nd_and_tensor_scatter():
     indices = [[1, 0], [2, 3], [1, 0]]
     updates = RNG.standard_normal((3, 2))

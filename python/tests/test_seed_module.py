@@ -1,14 +1,13 @@
 """The seed's "AutoGraph and tf.Module" walkthrough, as written with `import kiln as tf`:
 a module wrapping its variable, a method with an input_signature, tf.saved_model
 across processes, and the printed text the seed shows."""
-import os
 import subprocess
 
 import pytest
 
 import kiln as tf
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from built_tools import built_tool
 
 
 class DemoModule(tf.Module):
@@ -54,9 +53,7 @@ def test_demo_module_saved_and_loaded(tmp_path, capfd):
     assert repr(demo2.addprint(tf.constant(5.0))) == "<kiln.Tensor: shape=(), dtype=float32, numpy=61.0>"
     assert capfd.readouterr().err == "61\n"
 
-    cli = os.environ.get("KILN_CLI") or os.path.join(_REPO, "build", "kiln-cli")
-    if not os.path.exists(cli):
-        pytest.skip("kiln-cli is not built")
+    cli = built_tool("kiln-cli", "KILN_CLI")
     shown = subprocess.run([cli, "show", "--dir", str(tmp_path / "demo_model"), "--signature_def", "serving_default"],
                            capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr

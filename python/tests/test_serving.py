@@ -33,7 +33,7 @@ def test_status_metadata_and_predict(models, tmp_path, start):
     meta = json.loads(text)
     assert meta["model_spec"] == {"name": "m", "signature_name": "", "version": "1"}
     sigs = meta["metadata"]["signature_def"]["signature_def"]
-    assert sorted(sigs) == ["dtypes", "echo", "multi", "serving_default"]
+    assert sorted(sigs) == ["doubles", "dtypes", "echo", "ints", "multi", "serving_default"]
     assert sigs["serving_default"]["inputs"]["x"]["dtype"] == "DT_FLOAT"
     assert sigs["serving_default"]["inputs"]["x"]["tensor_shape"] == {
         "dim": [{"size": "-1", "name": ""}, {"size": "2", "name": ""}], "unknown_rank": False}
@@ -126,6 +126,79 @@ def test_bad_requests_get_tf_serving_errors_and_the_server_keeps_serving(models,
     assert ':tensorflow:serving:request_latency_count{model_name="m",API="Predict"} ' in metrics
 
 
+def test_number_lists_read_directly_answer_as_the_full_json_reader(models, tmp_path, start):
+    """kiln-serve reads a body of number lists straight into the tensor (numeric_body.h) and any
+    other body through a JSON document: each pair below, one body of each kind, must get the same
+    answer, and what the direct reader refuses gets the full reader's error."""
+    s = start(_one_version(models, tmp_path))
+    same = [  # (read directly, read through the document: an escape or an extra key)
+        (b'{"instances":[[1,2],[3,4.25]]}', b'{"instances": [[1, 2], [3, 4.25]], "x": 0}'),
+        (b' {\n "instances" : [ [ 1e0 , 2E+0 ] , [-0, 0.5e-1] ] ,\t"signature_name":"serving_default"}\r\n',
+         b'{"signature_name": "serving_\\u0064efault", "instances": [[1, 2], [0, 0.05]]}'),
+        (b'{"inputs": [[0.1, 16777217], [1e38, -1e-50]]}',
+         b'{"inputs": [[0.1, 16777217], [1e38, -1e-50]], "x": 0}'),
+        (b'{"signature_name": "ints", "instances": [[1, -2], [2147483647, 0]]}',
+         b'{"signature_name": "\\u0069nts", "instances": [[1, -2], [2147483647, 0]]}'),
+    ]
+    for direct, full in same:
+        a, b = s.predict(direct), s.predict(full)
+        assert a == b and a[0] == 200, (direct, a, b)
+    x = np.array([[0.1, 16777217], [1e38, -1e-50]], np.float32)
+    got = np.array(json.loads(s.predict(same[2][0])[1])["outputs"], np.float32)
+    assert got.tolist() == (x * np.float32(2) + np.float32(0.5)).tolist()
+    assert s.predict(same[3][0]) == (200, '{"predictions": [[3, -6], [2147483645, 0]]}')  # int32 wraps, as TF's
+
+    def error(body):
+        status, text = s.predict(body)
+        return status, json.loads(text)["error"]
+
+    for bad in (b"[[01, 2]]", b"[[1., 2]]", b"[[.5, 2]]", b"[[+1, 2]]", b"[[NaN, 2]]", b"[[1e400, 2]]",
+                b"[[1, 2]] x"):
+        status, msg = error(b'{"instances": ' + bad + b"}")
+        assert status == 400 and msg.startswith("JSON Parse error"), (bad, msg)
+    assert error({"signature_name": "ints", "instances": [[1, 2.0]]}) == (
+        400, "Failed to process element: 0 of 'instances' list. Error: Invalid argument: "
+             "JSON Value: 2.0 Type: Number is not of expected type: int32")
+    assert error({"signature_name": "ints", "inputs": [[1, 2**31]]}) == (400, "2147483648 is out of int32 range")
+    assert error({"instances": [[1, 2], [3, 4, 5]]})[1].endswith("the nested lists are not rectangular")
+    assert error({"instances": [[1, 2], 3]})[1].endswith("the nested lists are not rectangular")
+    assert error({"instances": [[[1, 2]]]})[1] == (
+        "Input 'x' has shape (1, 1, 2), which does not fit the signature's (None, 2)")
+    assert error({"instances": [[1, 2]], "inputs": [[1, 2]]})[1] == (
+        "Not formatted correctly expecting only one of 'inputs' or 'instances' keys exist")
+    assert error({"instances": 3})[1] == "Excepting 'instances' to be an list/array"
+
+    # float64 read exactly: each number as Python reads it, in every spelling (up to 17 digits,
+    # exponents, past 19 digits, subnormal, powers past 1e22), read directly and through the document.
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.standard_normal(40) * 10.0 ** rng.integers(-30, 30, 40), rng.random(20),
+                        [0.1, 2.0 ** 53 + 2, 5e-324, 1.7976931348623157e300, 123456789012345678901234.5]])
+    texts = [repr(v) for v in x] + ["%.6g" % v for v in x] + ["%.3e" % v for v in x] + ["%.25f" % v for v in x[:20]]
+    texts += ["0.000001234", "-0.0", "1E+22", "1e23", "9007199254740993", "12345678901234567890", "0e400"]
+    body = ('{"signature_name": "doubles", "instances": [%s]}' % ", ".join(texts)).encode()
+    direct, full = s.predict(body), s.predict(b'{"x": 0, ' + body[1:])
+    assert direct == full and direct[0] == 200, (direct, full)
+    assert json.loads(direct[1])["predictions"] == [float(t) for t in texts]
+
+    # Number-list bodies cut and spliced at random, each also sent with an extra first key (which
+    # only the full reader takes): the same status, and the same answer when it is 200.
+    rng = np.random.default_rng(4)
+    body = b'{"instances": [[1.5, -2], [0.25, 3e1]], "signature_name": "serving_default"}'
+    statuses = set()
+    for i in range(300):
+        b = bytearray(body)
+        at = int(rng.integers(1, len(b)))
+        if i % 2:  # a digit or a space for one byte: often still valid
+            b[at:at + 1] = rng.choice(list(b"0123456789 "), 1).astype(np.uint8).tobytes()
+        else:
+            piece = rng.choice(list(b'[]{}",:0123456789.-+eE \n'), int(rng.integers(1, 5)))
+            b[at:at + int(rng.integers(0, 4))] = piece.astype(np.uint8).tobytes()
+        direct, full = s.predict(bytes(b)), s.predict(b'{"x": 0, ' + bytes(b[1:]))
+        assert direct[0] == full[0] and (direct[0] != 200 or direct == full), (bytes(b), direct, full)
+        statuses.add(direct[0])
+    assert statuses == {200, 400}, statuses
+
+
 def test_batching_joins_concurrent_requests_and_bounds_the_queue(models, tmp_path, start):
     params = tmp_path / "batching.txt"  # TF Serving's text BatchingParameters
     params.write_text("max_batch_size { value: 8 }\nbatch_timeout_micros { value: 600000 }\n"
@@ -158,6 +231,23 @@ def test_batching_joins_concurrent_requests_and_bounds_the_queue(models, tmp_pat
     threads[0].join()
     assert results[0] == (200, '{"predictions": [[2.5, 2.5]]}')
     assert s.proc.wait(timeout=10) == 0
+
+
+def test_several_batch_threads_answer_each_request_with_its_rows(models, tmp_path, start):
+    # Two batch threads (each calling the model on its share of the cores), 24 concurrent
+    # requests of 1-3 rows: every request gets its own rows back, and the queue's waits are counted.
+    s = start(_one_version(models, tmp_path), "--enable_batching", "--max_batch_size=8",
+              "--batch_timeout_micros=20000", "--num_batch_threads=2")
+    rows = [[[i, -i]] * (1 + i % 3) for i in range(24)]
+    threads, results = _concurrently([lambda r=r: s.predict({"instances": r}) for r in rows])
+    for t in threads:
+        t.join()
+    for r, (status, text) in zip(rows, results):
+        assert status == 200, text
+        assert json.loads(text)["predictions"] == [[2 * a + 0.5, 2 * b + 0.5] for a, b in r]
+    metrics = s.request("/monitoring/prometheus/metrics")[1]
+    assert ':tensorflow:serving:batching_session:batch_size_sum{model_name="m"} 48\n' in metrics
+    assert ':tensorflow:serving:batching_session:queuing_latency_count{model_name="m"} 24\n' in metrics
 
 
 def test_a_new_version_is_swapped_in_and_a_broken_one_refused(models, tmp_path, start):

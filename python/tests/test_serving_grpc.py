@@ -90,7 +90,7 @@ def test_metadata_and_status(models, tmp_path, start, client, tfs):
     assert (r.model_spec.name, r.model_spec.version.value) == ("m", 1)
     defs = tfs.get_model_metadata_pb2.SignatureDefMap()
     assert r.metadata["signature_def"].Unpack(defs)
-    assert sorted(defs.signature_def) == ["dtypes", "echo", "multi", "serving_default"]
+    assert sorted(defs.signature_def) == ["doubles", "dtypes", "echo", "ints", "multi", "serving_default"]
     x = defs.signature_def["serving_default"].inputs["x"]
     assert x.dtype == 1 and [d.size for d in x.tensor_shape.dim] == [-1, 2] and not x.tensor_shape.unknown_rank
     assert defs.signature_def["multi"].outputs["output_1"].dtype == 3
@@ -219,7 +219,8 @@ def test_fuzzed_requests_get_errors_not_crashes(models, tmp_path, start, client)
     for i in range(300):
         b = bytearray(body)
         at = int(rng.integers(len(b)))
-        piece = bytes(rng.choice(list(b'[]{}",:0123456789.-eEtrufalsn \\'), int(rng.integers(1, 6))))
+        piece = rng.choice(list(b'[]{}",:0123456789.-eEtrufalsn \\'), int(rng.integers(1, 6)))
+        piece = piece.astype(np.uint8).tobytes()  # the bytes themselves (not int64's eight each)
         b[at:at + int(rng.integers(0, 4))] = piece
         statuses.add(s.predict(bytes(b))[0])
     assert statuses <= {200, 400}, statuses

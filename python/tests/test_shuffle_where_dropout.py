@@ -65,6 +65,11 @@ def test_dropout():
     assert set(np.unique(y)) <= {0.0, np.float32(1 / 0.75)}
     assert abs((y == 0).mean() - 0.25) < 0.03
     np.testing.assert_array_equal(tf.nn.dropout(x, 0.0).numpy(), x.numpy())
+    # TF multiplies by 1 / (1 - rate) in x's dtype; dividing by 1 - rate differs in the last bit for these.
+    values = np.array([0.11451451, 0.16386387, 0.16676676], np.float32)
+    kept = tf.nn.dropout(tf.constant(np.tile(values, 100)), 0.3, seed=4).numpy()
+    scaled = np.tile(values * np.float32(1 / 0.7), 100)
+    np.testing.assert_array_equal(kept[kept != 0], scaled[kept != 0])
     columns = tf.nn.dropout(x, 0.5, noise_shape=[1, 50], seed=2).numpy()
     assert (columns == columns[0]).all()  # one mask row broadcast down
     rows = tf.nn.dropout(x, 0.5, noise_shape=[None, 1]).numpy()

@@ -1,6 +1,8 @@
 """kiln.board: the HTML report of a log directory. The page is parsed strictly (well-formed XML),
 must reference nothing outside itself, and must show every run, tag, step and value written."""
 import os
+import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -103,3 +105,52 @@ def test_empty_and_missing_logdir(tmp_path):
     assert "No summaries found." in text_of(root)
     with pytest.raises(tf.errors.NotFoundError):
         board.render_html(str(tmp_path / "nowhere"))
+
+
+# ---- kiln-cli board: the C++ command runs this package's board (design notes, "kiln-cli board") ----
+from built_tools import REPO as _REPO, built_tool
+
+
+def kiln_cli():
+    return built_tool("kiln-cli", "KILN_CLI")
+
+
+def without_timestamp(page):
+    return re.sub(r"written \d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "written (time)", page)
+
+
+def test_kiln_cli_board_writes_the_page(logdir, tmp_path):
+    out = str(tmp_path / "report.html")
+    done = subprocess.run([kiln_cli(), "board", logdir, "--out", out, "--title", "Two runs"], capture_output=True,
+                          text=True, timeout=120, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == out + "\n" and done.stderr == ""
+    page = open(out, encoding="utf-8").read()
+    root = page_tree(page)
+    assert [text_of(h) for h in root.iter("h1")] == ["Two runs"]
+    (loss,) = cards(root, "epoch_loss")
+    assert len(loss.find("svg").findall("polyline")) == 2
+    rows = [[text_of(td) for td in tr.findall("td")] for tr in loss.find("table").findall("tr")[1:]]
+    assert rows == [["train", "4", "3", "0.25", "0.25", "1"], ["validation", "4", "3", "0.5", "0.5", "2"]]
+    # The same page as the package renders in this process (the time it was written aside).
+    assert without_timestamp(page) == without_timestamp(board.render_html(logdir, "Two runs"))
+
+
+def test_kiln_cli_board_errors_name_what_is_missing(tmp_path):
+    cli = kiln_cli()
+    done = subprocess.run([cli, "board", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "kiln-cli board: error: " in done.stderr and "nowhere: no such directory" in done.stderr
+    env = dict(os.environ, KILN_PYTHON=str(tmp_path / "no-python"))
+    done = subprocess.run([cli, "board", str(tmp_path)], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 1
+    assert f"cannot run the Python interpreter {tmp_path / 'no-python'}" in done.stderr and "KILN_PYTHON" in done.stderr
+    # A copy of kiln-cli with no package beside it, and none on the interpreter's path.
+    lonely = tmp_path / "bin" / "kiln-cli"
+    lonely.parent.mkdir()
+    shutil.copy(cli, lonely)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KILN_PYTHON")}
+    done = subprocess.run([str(lonely), "board", str(tmp_path)], capture_output=True, text=True, timeout=60, env=env,
+                          cwd=os.path.join(_REPO, "python"))  # a `kiln` folder in the current one must not count
+    assert done.returncode == 1
+    assert "the Python package kiln cannot be imported by /usr/bin/python3 (No module named 'kiln')" in done.stderr
+    assert "looked in (no folder beside kiln-cli)" in done.stderr

@@ -159,7 +159,7 @@ def test_board_shows_the_images(tmp_path):
 
 def test_tf1_image_values_are_read_too(tmp_path):
     """TF 1's Summary.Image (one PNG with its size) reads as an image summary."""
-    from kiln.summary._png import encode_png
+    from kiln._C import encode_png
     from kiln.summary._reader import read_logdir
     pixels = np.arange(12, dtype=np.uint8).reshape(2, 2, 3)
     event = pb.Event(step=5, wall_time=1.0)

@@ -95,6 +95,37 @@ def test_list_files_then_interleave_tfrecord_datasets(tmp_path):
         tf.data.experimental.get_single_element(tf.data.TFRecordDataset(files))
 
 
+@pytest.mark.parametrize("compression", [None, "GZIP"])
+def test_batched_records_as_the_engine_batches_them(tmp_path, compression):
+    """TFRecordDataset.batch builds each batch's string vector in Python: the same batches, specs
+    and last batch as batching the records one tensor at a time."""
+    paths = []
+    for k in range(3):
+        paths.append(str(tmp_path / f"f{k}.tfrecord"))
+        with tf.io.TFRecordWriter(paths[-1], options=compression) as w:
+            for i in range(7):
+                w.write(f"{k}-{i}".encode())
+    for drop in (False, True):
+        for parallel in (None, 2):
+            ds = tf.data.TFRecordDataset(paths, compression_type=compression, num_parallel_reads=parallel)
+            fused, one_by_one = ds.batch(4, drop_remainder=drop), ds.map(lambda r: r).batch(4, drop_remainder=drop)
+            assert [b.numpy().tolist() for b in fused] == [b.numpy().tolist() for b in one_by_one]
+            assert fused.element_spec == tf.TensorSpec([4 if drop else None], tf.string)
+    ds = tf.data.TFRecordDataset(paths, compression_type=compression).batch(5)
+    assert [b.numpy().tolist() for b in ds][-2:] == [[b"2-1", b"2-2", b"2-3", b"2-4", b"2-5"], [b"2-6"]]
+
+    @tf.function
+    def count(dataset):
+        total = tf.constant(0)
+        for b in dataset:
+            total += tf.shape(b)[0]
+        return total
+
+    assert int(count(ds)) == 21
+    with pytest.raises(ValueError, match="batch_size must be greater than zero"):
+        tf.data.TFRecordDataset(paths).batch(0)
+
+
 def test_missing_file_is_not_found(tmp_path):
     with pytest.raises(tf.errors.NotFoundError, match="nope"):
         list(tf.data.TFRecordDataset(str(tmp_path / "nope")))
@@ -194,6 +225,53 @@ def test_parse_example_batches_and_pads():
     assert parsed["v"].dense_shape.numpy().tolist() == [2, 2]
     assert parsed["v"].to_dense().numpy().tolist() == [[1.0, 2.0], [3.0, 0.0]]
     assert parsed["s"].numpy().tolist() == [[[1, 2], [3, 4]], [[5, 6], [-1, -1]]]
+
+
+def _varint(n):
+    n &= (1 << 64) - 1
+    out = b""
+    while True:
+        out += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+        n >>= 7
+        if not n:
+            return out
+
+
+def _unpacked_example(key, floats=(), ints=()):
+    """An Example whose lists are written unpacked (one tag per value), which parsers must accept."""
+    if len(floats):
+        body = b"".join(b"\x0d" + struct.pack("<f", v) for v in floats)
+        feature = b"\x12" + _varint(len(body)) + body  # Feature.float_list = 2
+    else:
+        body = b"".join(b"\x08" + _varint(v) for v in ints)
+        feature = b"\x1a" + _varint(len(body)) + body  # Feature.int64_list = 3
+    entry = b"\x0a" + _varint(len(key)) + key.encode() + b"\x12" + _varint(len(feature)) + feature
+    features = b"\x0a" + _varint(len(entry)) + entry
+    return b"\x0a" + _varint(len(features)) + features
+
+
+def test_long_numeric_lists_parse_exactly():
+    """Long float and int64 lists (read from their packed bytes) against the values written, with
+    NaN, infinities, negative and 64-bit extremes, and lists written unpacked on the wire."""
+    rng = np.random.RandomState(3)
+    floats = rng.randn(784).astype(np.float32)
+    floats[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    ints = rng.randint(-2**62, 2**62, size=300, dtype=np.int64)
+    ints[:6] = [0, -1, 2**63 - 1, -2**63, 127, 128]
+    spec = {"f": tf.io.FixedLenFeature([784], tf.float32), "i": tf.io.FixedLenFeature([300], tf.int64),
+            "v": tf.io.VarLenFeature(tf.int64)}
+    serialized = [example(f=[float(x) for x in floats], i=[int(x) for x in ints], v=[int(x) for x in ints[:20]])
+                  .SerializeToString() for _ in range(2)]
+    parsed = tf.io.parse_example(tf.constant(serialized), spec)
+    assert parsed["f"].numpy().tobytes() == np.stack([floats, floats]).tobytes()
+    assert parsed["i"].numpy().tolist() == [ints.tolist()] * 2
+    assert parsed["v"].values.numpy().tolist() == ints[:20].tolist() * 2
+    one = tf.io.parse_single_example(_unpacked_example("f", floats=floats[4:100]),
+                                     {"f": tf.io.FixedLenFeature([96], tf.float32)})
+    assert one["f"].numpy().tolist() == floats[4:100].tolist()
+    one = tf.io.parse_single_example(_unpacked_example("i", ints=ints.tolist()),
+                                     {"i": tf.io.FixedLenFeature([300], tf.int64)})
+    assert one["i"].numpy().tolist() == ints.tolist()
 
 
 def test_parse_errors_are_tf_s():

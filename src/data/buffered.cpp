@@ -46,6 +46,32 @@ class ShuffleNode final : public UnaryNode {
     } else {
       seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}() ^ pass;
     }
+    // Over a random-access input (slices of tensors) the buffer holds indices and
+    // each element is made as it leaves: the same order (the same draws pick the
+    // same buffer slots), without making a whole buffer of elements before the
+    // first one (60,000 MNIST slices at every epoch's start).
+    class Indices final : public Cursor {
+     public:
+      Indices(const ShuffleNode* node, const RandomAccessSource* input, uint64_t seed)
+          : node_(node), input_(input), n_(node->input()->cardinality()), rng_{seed} {}
+      std::optional<Element> next() override {
+        while (next_index_ < n_ && static_cast<int64_t>(buffer_.size()) < node_->buffer_size_)
+          buffer_.push_back(next_index_++);
+        if (buffer_.empty()) return std::nullopt;
+        std::size_t pick = static_cast<std::size_t>(rng_() % buffer_.size());
+        std::swap(buffer_[pick], buffer_.back());
+        int64_t index = buffer_.back();
+        buffer_.pop_back();
+        return input_->element_at(index);
+      }
+      const ShuffleNode* node_;
+      const RandomAccessSource* input_;
+      int64_t n_, next_index_ = 0;
+      SplitMix64 rng_;
+      std::vector<int64_t> buffer_;
+    };
+    if (auto* source = dynamic_cast<const RandomAccessSource*>(input().get()))
+      return std::make_unique<Indices>(this, source, seed);
     class C final : public Cursor {
      public:
       C(const ShuffleNode* node, uint64_t seed) : node_(node), in_(node->input()->open()), rng_{seed} {}
@@ -82,6 +108,8 @@ class ShuffleNode final : public UnaryNode {
   mutable std::atomic<uint64_t> passes_{0};
 };
 
+ProducerThreadHooks producer_hooks;
+
 // A producer thread pulls from the input into a bounded queue. Destroying the
 // cursor (an iterator dropped mid-pass) stops and joins the thread; the
 // producer finishes at most the one element it is computing.
@@ -117,6 +145,7 @@ class PrefetchCursor final : public Cursor {
 
  private:
   void produce() {
+    if (producer_hooks.on_start) producer_hooks.on_start();
     try {
       while (true) {
         {
@@ -135,6 +164,7 @@ class PrefetchCursor final : public Cursor {
       error_ = std::current_exception();
     }
     in_.reset();  // the input's resources go with the producer
+    if (producer_hooks.on_end) producer_hooks.on_end();
     std::lock_guard<std::mutex> lock(mu_);
     done_ = true;
     not_empty_.notify_all();
@@ -163,6 +193,8 @@ class PrefetchNode final : public UnaryNode {
 };
 
 }  // namespace
+
+void set_producer_thread_hooks(ProducerThreadHooks hooks) { producer_hooks = hooks; }
 
 Dataset Dataset::shuffle(int64_t buffer_size, std::optional<uint64_t> seed) const {
   if (buffer_size <= 0)

@@ -70,7 +70,7 @@ class TensorsNode final : public DatasetNode {
   Element element_;
 };
 
-class SlicesNode final : public DatasetNode {
+class SlicesNode final : public DatasetNode, public RandomAccessSource {
  public:
   SlicesNode(Element components, int64_t n) : components_(std::move(components)), n_(n) {}
   std::unique_ptr<Cursor> open() const override {
@@ -79,11 +79,7 @@ class SlicesNode final : public DatasetNode {
       explicit C(const SlicesNode* node) : node_(node) {}
       std::optional<Element> next() override {
         if (i_ >= node_->n_) return std::nullopt;
-        Element e;
-        e.reserve(node_->components_.size());
-        for (const Tensor& t : node_->components_) e.push_back(t[i_]);
-        ++i_;
-        return e;
+        return node_->element_at(i_++);
       }
       const SlicesNode* node_;
       int64_t i_ = 0;
@@ -91,6 +87,12 @@ class SlicesNode final : public DatasetNode {
     return std::make_unique<C>(this);
   }
   int64_t cardinality() const override { return n_; }
+  Element element_at(int64_t i) const override {
+    Element e;
+    e.reserve(components_.size());
+    for (const Tensor& t : components_) e.push_back(t[i]);
+    return e;
+  }
   std::optional<std::vector<TensorSpec>> element_spec() const override {
     std::vector<TensorSpec> specs;
     for (const Tensor& t : components_) {

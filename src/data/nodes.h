@@ -22,6 +22,28 @@ class UnaryNode : public detail::DatasetNode {
   std::shared_ptr<const detail::DatasetNode> input_;
 };
 
+// A source whose element i can be made without the ones before it (slices of
+// tensors). Shuffle then buffers indices and makes each element as it leaves,
+// instead of a whole buffer of elements before the first one.
+class RandomAccessSource {
+ public:
+  virtual ~RandomAccessSource() = default;
+  // Element i of a pass, 0 <= i < the node's cardinality().
+  virtual Element element_at(int64_t i) const = 0;
+};
+
+// Called on each prefetch producer thread as it starts and as it ends (after
+// it dropped its input): the Python package keeps one interpreter thread state
+// for the thread's whole life with them, where each callback would otherwise
+// make a new one (and lose the thread's threading.local data). The end hook
+// runs where the input's Python objects were just released, so it may take
+// the GIL as they do. Set once, before any pass runs.
+struct ProducerThreadHooks {
+  void (*on_start)() = nullptr;
+  void (*on_end)() = nullptr;
+};
+void set_producer_thread_hooks(ProducerThreadHooks hooks);
+
 // The specs of an element's components, dim 0 unknown where batches vary.
 std::vector<TensorSpec> specs_of(const Element& element, bool leading_dim_varies);
 

@@ -19,6 +19,7 @@
 #include "kiln/data.h"
 #include "kiln/math.h"
 #include "function/traced_graph.h"
+#include "io/cli_board.h"
 #include "io/json_util.h"
 #include "io/printable.h"
 #include "kiln/onnx.h"
@@ -73,7 +74,10 @@ constexpr const char* kUsage =
     "  kiln-cli export --dir DIR --signature_def NAME --onnx FILE\n"
     "      writes the signature as an ONNX model (opset 17)\n"
     "  kiln-cli graph --dir DIR --function NAME [--dot]\n"
-    "      NAME is a function of the object tree (child/function) or a signature\n";
+    "      NAME is a function of the object tree (child/function) or a signature\n"
+    "  kiln-cli board LOGDIR [--out report.html] [--title TITLE]\n"
+    "      one self-contained HTML page of a TensorBoard log directory (runs the\n"
+    "      Python package's kiln.board with /usr/bin/python3, or $KILN_PYTHON)\n";
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -422,6 +426,8 @@ int kiln_cli_main(const std::vector<std::string>& argv, std::ostream& out, std::
   // Names, strings and errors may come from a hostile file: everything is
   // printed through io::printable (no terminal escape sequences), the
   // command's output once it is complete.
+  // board's arguments are its own (a positional LOGDIR): the Python side parses them.
+  if (!argv.empty() && argv[0] == "board") return run_board({argv.begin() + 1, argv.end()}, out, err);
   std::ostringstream text;
   auto print_output = [&] { out << printable(text.str(), /*keep_newlines=*/true); };
   try {

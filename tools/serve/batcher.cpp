@@ -162,6 +162,9 @@ void Batcher::run_batch(std::vector<std::shared_ptr<Task>>& batch) {
     return true;
   });
   if (batch.empty()) return;
+  std::vector<double> queued_micros;
+  for (const auto& t : batch)
+    queued_micros.push_back(std::chrono::duration<double, std::micro>(now - t->enqueued).count());
   try {
     int64_t rows = 0;
     for (const auto& t : batch) rows += t->rows;
@@ -181,7 +184,7 @@ void Batcher::run_batch(std::vector<std::shared_ptr<Task>>& batch) {
       }
     }
     TensorMap outputs = run_(joined);
-    metrics_.record_batch(model_name_, rows, static_cast<int64_t>(batch.size()));
+    metrics_.record_batch(model_name_, rows, queued_micros);
     if (batch.size() == 1) {
       batch[0]->result.set_value(std::move(outputs));  // the last statement that can throw
       return;

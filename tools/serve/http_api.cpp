@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include "io/cli.h"
+#include "numeric_body.h"
 #include "status.h"
 
 namespace kiln::serve {
@@ -66,6 +67,14 @@ std::string HttpApi::model_metadata(const std::string& name, const VersionRef& r
 std::string HttpApi::predict(const std::string& name, const VersionRef& ref, const std::string& body,
                              Clock::time_point deadline) {
   if (!models_.has(name)) models_.servable(name, ref);  // NotFound before the body is read, as TF Serving
+  // Most bodies are a list of numbers: read straight into the tensor.
+  if (std::optional<NumericBody> numeric = read_numeric_body(body)) {
+    const Predictor::Target target = predictor_.find(name, ref, numeric->signature_name);
+    if (std::optional<TensorMap> inputs = numeric_tensors(*numeric, target.signature->inputs())) {
+      TensorMap outputs = predictor_.run(target, std::move(*inputs), deadline);
+      return predict_response(outputs, target.signature->outputs(), numeric->row_format);
+    }
+  }
   json doc = parse_body(body);
   PredictRequest request = read_predict_request(doc);
   // The version is held until the response is written: a reload meanwhile

@@ -57,11 +57,13 @@ void Metrics::record_request(const std::string& model, const std::string& api, c
   latency_.try_emplace(key, latency_bounds()).first->second.add(latency_micros);
 }
 
-void Metrics::record_batch(const std::string& model, int64_t size, int64_t requests) {
+void Metrics::record_batch(const std::string& model, int64_t size, const std::vector<double>& queued_micros) {
   std::lock_guard lock(mutex_);
   const std::string key = label("model_name", model);
   batch_size_.try_emplace(key, size_bounds()).first->second.add(static_cast<double>(size));
-  batch_requests_.try_emplace(key, size_bounds()).first->second.add(static_cast<double>(requests));
+  batch_requests_.try_emplace(key, size_bounds()).first->second.add(static_cast<double>(queued_micros.size()));
+  Histogram& queuing = queuing_latency_.try_emplace(key, latency_bounds()).first->second;
+  for (double micros : queued_micros) queuing.add(micros);
 }
 
 void Metrics::record_load(const std::string& model, bool ok) {
@@ -81,6 +83,9 @@ std::string Metrics::prometheus() const {
   out += "# TYPE :tensorflow:serving:batching_session:requests_per_batch histogram\n";
   for (const auto& [labels, h] : batch_requests_)
     h.write(out, ":tensorflow:serving:batching_session:requests_per_batch", labels);
+  out += "# TYPE :tensorflow:serving:batching_session:queuing_latency histogram\n";
+  for (const auto& [labels, h] : queuing_latency_)
+    h.write(out, ":tensorflow:serving:batching_session:queuing_latency", labels);
   out += "# TYPE :tensorflow:serving:model_load_count counter\n";
   for (const auto& [labels, n] : loads_) out += fmt::format(":tensorflow:serving:model_load_count{{{}}} {}\n", labels, n);
   return out;

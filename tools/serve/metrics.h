@@ -30,8 +30,9 @@ class Metrics {
   // code name ("OK", "INVALID_ARGUMENT", ...) and its latency.
   void record_request(const std::string& model, const std::string& api, const std::string& status,
                       double latency_micros);
-  // One batched call of the model with `size` rows (from several requests).
-  void record_batch(const std::string& model, int64_t size, int64_t requests);
+  // One batched call of the model with `size` rows (from several requests),
+  // and how long each request waited in the queue for it.
+  void record_batch(const std::string& model, int64_t size, const std::vector<double>& queued_micros);
   void record_load(const std::string& model, bool ok);
   std::string prometheus() const;
 
@@ -41,6 +42,7 @@ class Metrics {
   std::map<std::string, Histogram> latency_;       // labels -> microseconds
   std::map<std::string, Histogram> batch_size_;    // labels -> rows per batch
   std::map<std::string, Histogram> batch_requests_;
+  std::map<std::string, Histogram> queuing_latency_;  // labels -> microseconds
   std::map<std::string, uint64_t> loads_;
 };
 

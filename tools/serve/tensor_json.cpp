@@ -273,6 +273,8 @@ json parse_body(std::string_view body) {
     return json::parse(body);
   } catch (const json::parse_error& e) {
     fail(Code::InvalidArgument, fmt::format("JSON Parse error: {} at offset: {}", e.what(), e.byte));
+  } catch (const json::exception& e) {  // a number past double's range (1e400)
+    fail(Code::InvalidArgument, fmt::format("JSON Parse error: {}", e.what()));
   }
 }
 

@@ -60,13 +60,13 @@ def prepare_keras_cache():
 def write_fsns_stand_in(path):
     """12 tf.train.Examples shaped like FSNS's test file: a PNG street-sign strip and its text."""
     import kiln
-    from kiln.summary._png import encode_png
     names = ["Rue Perreyon", "Avenue Foch", "Rue de la Paix", "Quai Voltaire"]
     with kiln.io.TFRecordWriter(path) as writer:
         for i in range(12):
             pixels = np.full((15, 60, 3), 40 * (i % 6), np.uint8)
             feature = {
-                "image/encoded": kiln.train.Feature(bytes_list=kiln.train.BytesList(value=[encode_png(pixels)])),
+                "image/encoded": kiln.train.Feature(bytes_list=kiln.train.BytesList(
+                    value=[kiln.image.encode_png(pixels).numpy()])),
                 "image/format": kiln.train.Feature(bytes_list=kiln.train.BytesList(value=[b"PNG"])),
                 "image/text": kiln.train.Feature(bytes_list=kiln.train.BytesList(
                     value=[names[i % len(names)].encode()])),

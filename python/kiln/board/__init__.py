@@ -299,8 +299,9 @@ def write_report(logdir, out, title=None):
     return out
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m kiln.board",
+def main(argv=None, prog="python3 -m kiln.board"):
+    """The command line of `python3 -m kiln.board` and of `kiln-cli board` (which runs this)."""
+    parser = argparse.ArgumentParser(prog=prog,
                                      description="Write one self-contained HTML page of a TensorBoard log directory.")
     parser.add_argument("logdir", help="the log directory (each sub-directory with event files is a run)")
     parser.add_argument("--out", default="report.html", help="the HTML file to write (default: report.html)")

@@ -53,7 +53,8 @@ def _round_robin(iterators):
         live = kept
 
 
-def _files_dataset(filenames, read_file, num_parallel_reads, spec, template):
+def _files_pass(filenames, read_file, num_parallel_reads):
+    """open_pass() for the items `read_file(path)` gives of each file, in TF's order."""
     paths = _filenames(filenames)
     parallel = 1 if num_parallel_reads in (None, 0) else int(num_parallel_reads)
     if parallel == -1:  # AUTOTUNE
@@ -68,7 +69,12 @@ def _files_dataset(filenames, read_file, num_parallel_reads, spec, template):
         for start in range(0, len(files), parallel):
             yield from _round_robin([iter(read_file(p)) for p in files[start:start + parallel]])
 
-    return PyDataset(open_pass, spec=spec, template=template, card=_cards.UNKNOWN)
+    return open_pass
+
+
+def _files_dataset(filenames, read_file, num_parallel_reads, spec, template):
+    return PyDataset(_files_pass(filenames, read_file, num_parallel_reads), spec=spec, template=template,
+                     card=_cards.UNKNOWN)
 
 
 def _string(value):
@@ -111,6 +117,30 @@ class TFRecordDataset(PyDataset):
 
         ds = _files_dataset(filenames, records, num_parallel_reads, TensorSpec([], _dtypes.string), 0)
         self.__dict__.update(ds.__dict__)
+        # The same pass as bytes, for batch().
+        self._record_bytes = _files_pass(filenames, lambda path: _tfrecord.read_records(path, compression),
+                                         num_parallel_reads)
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
+        """Dataset.batch, made here: each batch's records become one string vector, without a tensor
+        per record (the usual `TFRecordDataset(...).batch(n).map(parse_example)` pipeline)."""
+        size, drop = int(batch_size), bool(drop_remainder)
+        if size <= 0:
+            raise ValueError(f"batch_size must be greater than zero, got {batch_size}")
+        record_bytes = self._record_bytes
+
+        def batches():
+            rows = []
+            for record in record_bytes():
+                rows.append(record)
+                if len(rows) == size:
+                    yield _string(_np.array(rows, dtype=object))
+                    rows = []
+            if rows and not drop:
+                yield _string(_np.array(rows, dtype=object))
+
+        return PyDataset(batches, parents=(self,), spec=TensorSpec([size if drop else None], _dtypes.string),
+                         template=0, card=_cards.UNKNOWN)
 
 
 class FixedLengthRecordDataset(PyDataset):

@@ -13,6 +13,7 @@ from google.protobuf.message import DecodeError as _DecodeError
 
 from .. import dtypes as _dtypes
 from .. import errors as _errors
+from . import _example_wire, _packed
 from ._messages import Example
 
 _KIND_OF = {"float32": "float_list", "int64": "int64_list", "string": "bytes_list"}
@@ -74,12 +75,48 @@ def _np_dtype(dtype):
     return object if dtype.name == "string" else dtype._np
 
 
-def _values(example, key, dtype, name):
-    """The values of feature `key` as a NumPy array of `dtype`, or None if absent."""
-    feature = example.features.feature.get(key)
-    if feature is None:
+class _ProtoFeatures:
+    """An Example's features through protobuf, with features_of's interface: get(key) is
+    None or (kind, the kind's list message)."""
+
+    def __init__(self, feature_map):
+        self._map = feature_map
+
+    def get(self, key):
+        feature = self._map.get(key)
+        if feature is None:
+            return None
+        kind = feature.WhichOneof("kind")
+        return kind, (getattr(feature, kind) if kind else None)
+
+
+def _features(serialized, name):
+    """The features of one serialized Example: read from its bytes where their layout is
+    the usual one (_example_wire), else through protobuf."""
+    if hasattr(serialized, "numpy"):
+        serialized = serialized.numpy()
+    if isinstance(serialized, (bytes, _np.bytes_)):
+        table = _example_wire.features_of(serialized)
+        if table is not None:
+            return _WireFeatures(table, serialized)
+    return _ProtoFeatures(_parse_one(serialized, name).features.feature)
+
+
+class _WireFeatures:
+    """features_of's table, with the bytes it was read from (for protobuf's verdict on a
+    list whose bytes are not whole)."""
+
+    def __init__(self, table, serialized):
+        self.get, self.serialized = table.get, serialized
+
+
+def _values(features, key, dtype, name):
+    """The values of feature `key` (of _features' table) as a NumPy array of `dtype`, or
+    None if absent."""
+    entry = features.get(key)
+    if entry is None:
         return None
-    kind = feature.WhichOneof("kind")
+    kind, payload = entry
     if kind is None:
         return _np.zeros([0], _np_dtype(dtype))
     wanted = _KIND_OF[dtype.name]
@@ -87,8 +124,16 @@ def _values(example, key, dtype, name):
         raise _errors.InvalidArgumentError(
             f"Name: {name}, Feature: {key}.  Data types don't match. Data type: {_TF_TYPE_NAME[kind]} but expected "
             f"type: {_TF_TYPE_NAME[wanted]}")
-    values = list(getattr(feature, kind).value)
-    return _np.array(values, dtype=_np_dtype(dtype)).reshape(len(values))
+    if not isinstance(payload, (memoryview, list)):  # a protobuf list message
+        if kind == "float_list":
+            return _packed.float_values(payload)
+        if kind == "int64_list":
+            return _packed.int64_values(payload)
+        return _np.array(list(payload.value), dtype=object).reshape(len(payload.value))
+    values = _example_wire.values_of(kind, payload)
+    if values is None:  # list bytes that are not whole: protobuf parses them, or says what is wrong
+        return _values(_ProtoFeatures(_parse_one(features.serialized, name).features.feature), key, dtype, name)
+    return values
 
 
 def _default(value, dtype, shape, key):
@@ -113,11 +158,11 @@ def _parse_one(serialized, name):
 
 def _parse_batch_numpy(serialized, features, names):
     """{key: array, or (indices, values, dense_shape) for a VarLenFeature} over a batch."""
-    examples = [_parse_one(s, n) for s, n in zip(serialized, names)]
+    tables = [_features(s, n) for s, n in zip(serialized, names)]
     out = {}
     for key, f in features.items():
         dtype = _dtypes.as_dtype(f.dtype)
-        per = [_values(e, key, dtype, n) for e, n in zip(examples, names)]
+        per = [_values(t, key, dtype, n) for t, n in zip(tables, names)]
         if isinstance(f, VarLenFeature):
             rows = [v if v is not None else _np.zeros([0], _np_dtype(dtype)) for v in per]
             indices = [[b, i] for b, r in enumerate(rows) for i in range(len(r))]

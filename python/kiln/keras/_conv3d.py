@@ -68,6 +68,26 @@ def _check_rank5(layer, shape):
     return s.as_list()
 
 
+def conv3d(inputs, kernel, strides, padding, dilation_rate=(1, 1, 1)):
+    """[batch, depth, h, w, in] with kernel [kd, kh, kw, in, out]: per depth tap, a 2-D convolution of the frames
+    it reads (folded into the batch), the taps summed (frames outside the volume masked out)."""
+    s = TensorShape(inputs.shape).as_list()
+    kernel_size = TensorShape(kernel.shape).as_list()[:3]
+    filters = TensorShape(kernel.shape)[4]
+    out_depth, taps = _depth_taps(s[1], kernel_size[0], strides[0], padding, dilation_rate[0])
+    total = None
+    for i, (frames, valid) in enumerate(taps):
+        if not valid.any():
+            continue
+        tap = _C.reshape(_C.slice(kernel, [i, 0, 0, 0, 0], [1, -1, -1, -1, -1]), [*kernel_size[1:], s[4], filters])
+        y = _C.conv2d(_frames_2d(inputs, frames), tap, list(strides[1:]), padding.upper(), list(dilation_rate[1:]))
+        y = _unfold(y, out_depth)
+        if not valid.all():
+            y = _C.multiply(y, _mask(valid, y.dtype))
+        total = y if total is None else _C.add(total, y)
+    return total
+
+
 class Conv3D(Layer):
     """activation(conv3d(inputs, kernel) + bias): kernel [kd, kh, kw, in, filters], bias [filters]."""
 
@@ -120,20 +140,7 @@ class Conv3D(Layer):
         s = _check_rank5(self, inputs.shape)
         if s[1] is None:
             raise ValueError(f"{self.name}: the input depth must be known")
-        out_depth, taps = _depth_taps(s[1], self.kernel_size[0], self.strides[0], self.padding,
-                                      self.dilation_rate[0])
-        total = None
-        for i, (frames, valid) in enumerate(taps):
-            if not valid.any():
-                continue
-            kernel = _C.reshape(_C.slice(self.kernel, [i, 0, 0, 0, 0], [1, -1, -1, -1, -1]),
-                                [*self.kernel_size[1:], s[4], self.filters])
-            y = _C.conv2d(_frames_2d(inputs, frames), kernel, list(self.strides[1:]), self.padding.upper(),
-                          list(self.dilation_rate[1:]))
-            y = _unfold(y, out_depth)
-            if not valid.all():
-                y = _C.multiply(y, _mask(valid, y.dtype))
-            total = y if total is None else _C.add(total, y)
+        total = conv3d(inputs, self.kernel, self.strides, self.padding, self.dilation_rate)
         if self.use_bias:
             total = _C.bias_add(total, self.bias)
         return self.activation(total)

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from .. import _C
+from ._composite_rows import RaggedRows, SparseRows, is_composite, rows_of
 from ._layer import _flatten, _map
 
 
@@ -38,7 +39,7 @@ def pack_x_y_sample_weight(x, y=None, sample_weight=None):
 # ---- data ---------------------------------------------------------------------------------
 
 def _is_array(x):
-    return isinstance(x, (np.ndarray, _C.Tensor, _C.Variable))
+    return isinstance(x, (np.ndarray, _C.Tensor, _C.Variable, RaggedRows, SparseRows)) or is_composite(x)
 
 
 def _is_array_structure(x):
@@ -52,6 +53,11 @@ def _is_array_structure(x):
 
 
 def _as_numpy(x):
+    """An array's values as NumPy; a ragged or sparse tensor's as its row holder (_composite_rows.py)."""
+    if isinstance(x, (RaggedRows, SparseRows)):
+        return x
+    if is_composite(x):
+        return rows_of(x)
     if isinstance(x, _C.Variable):
         x = x.read_value()
     if isinstance(x, _C.Tensor):
@@ -109,10 +115,10 @@ class _ArrayData:
         for step in range(self.steps):
             lo, hi = step * bs, min((step + 1) * bs, n)
             if order is None:
-                take = (lambda a: a[lo:hi])
+                take = (lambda a: a.take(np.arange(lo, hi)) if isinstance(a, (RaggedRows, SparseRows)) else a[lo:hi])
             else:
                 idx = order[lo:hi]
-                take = (lambda a: np.take(a, idx, axis=0))
+                take = (lambda a: a.take(idx) if isinstance(a, (RaggedRows, SparseRows)) else np.take(a, idx, axis=0))
             x = _map(take, self.x)
             y = None if self.y is None else _map(take, self.y)
             sw = None if self.sample_weight is None else take(self.sample_weight)

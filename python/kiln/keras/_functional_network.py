@@ -46,8 +46,9 @@ class FunctionalNetwork:
 
         for t in flat_out:
             visit(t._node, [])
-        self._fn_inputs = inputs
-        self._fn_outputs = outputs
+        # Keras: a list of one input or output stands for that tensor (model(x) returns a tensor, not a list).
+        self._fn_inputs = inputs[0] if isinstance(inputs, list) and len(inputs) == 1 else inputs
+        self._fn_outputs = outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs
         self._fn_nodes = [n for n in order if not isinstance(n.layer, InputLayer)]
         self._fn_layers = _layers_by_depth(order, flat_in, first_seen)
         self._is_graph_network = True

@@ -185,23 +185,20 @@ def _files_in(directory, follow_links):
                 yield root, name
 
 
-class DirectoryIterator(Iterator):
-    """Batches of images read from `directory`'s class folders (one folder per class, in sorted order unless
-    `classes` names them), resized to `target_size`; the labels as `class_mode` says."""
-    allowed_class_modes = {"categorical", "binary", "sparse", "input", None}
+class BatchFromFiles(Iterator):
+    """What the iterators over image files share (Keras' BatchFromFilesMixin): the loading settings, and batches
+    of the images (loaded, resized, transformed, standardized) with their labels as `class_mode` says, and the
+    sample weights when there are some."""
 
-    def __init__(self, directory, image_data_generator, target_size=(256, 256), color_mode="rgb", classes=None,
-                 class_mode="categorical", batch_size=32, shuffle=True, seed=None, data_format=None,
-                 save_to_dir=None, save_prefix="", save_format="png", follow_links=False, subset=None,
-                 interpolation="nearest", keep_aspect_ratio=False, dtype=None):
-        self.data_format = data_format or backend.image_data_format()
-        self.dtype = dtype or backend.floatx()
+    def _set_processing_attrs(self, image_data_generator, target_size, color_mode, data_format, save_to_dir,
+                              save_prefix, save_format, subset, interpolation, keep_aspect_ratio):
         self.image_data_generator = image_data_generator
         self.target_size = tuple(target_size)
         self.keep_aspect_ratio = keep_aspect_ratio
         if color_mode not in {"rgb", "rgba", "grayscale"}:
             raise ValueError(f'Invalid color mode: {color_mode}; expected "rgb", "rgba", or "grayscale".')
         self.color_mode = color_mode
+        self.data_format = data_format
         depth = {"rgb": 3, "rgba": 4, "grayscale": 1}[color_mode]
         self.image_shape = (self.target_size + (depth,) if self.data_format == "channels_last"
                             else (depth,) + self.target_size)
@@ -215,6 +212,54 @@ class DirectoryIterator(Iterator):
         else:
             raise ValueError(f'Invalid subset name: {subset};expected "training" or "validation"')
         self.split, self.subset = split, subset
+
+    @property
+    def sample_weight(self):
+        return None
+
+    def _get_batches_of_transformed_samples(self, index_array):
+        from ._image_utils import img_to_array, load_img
+        batch_x = np.zeros((len(index_array),) + self.image_shape, dtype=self.dtype)
+        filepaths = self.filepaths
+        for i, j in enumerate(index_array):
+            img = load_img(filepaths[j], color_mode=self.color_mode, target_size=self.target_size,
+                           interpolation=self.interpolation, keep_aspect_ratio=self.keep_aspect_ratio)
+            batch_x[i] = self._transformed(img_to_array(img, data_format=self.data_format))
+        self._save(batch_x, index_array, 10 ** 7)
+        if self.class_mode == "input":
+            batch_y = batch_x.copy()
+        elif self.class_mode in {"binary", "sparse"}:
+            batch_y = np.asarray([self.classes[j] for j in index_array], dtype=self.dtype)
+        elif self.class_mode == "categorical":
+            # A sample's class index, or a list of them (a multi-label data frame row), set to one.
+            batch_y = np.zeros((len(batch_x), len(self.class_indices)), dtype=self.dtype)
+            for i, j in enumerate(index_array):
+                batch_y[i, self.classes[j]] = 1.0
+        elif self.class_mode == "multi_output":
+            batch_y = [output[index_array] for output in self.labels]
+        elif self.class_mode == "raw":
+            batch_y = self.labels[index_array]
+        else:
+            return batch_x
+        if self.sample_weight is None:
+            return batch_x, batch_y
+        return batch_x, batch_y, self.sample_weight[index_array]
+
+
+class DirectoryIterator(BatchFromFiles):
+    """Batches of images read from `directory`'s class folders (one folder per class, in sorted order unless
+    `classes` names them), resized to `target_size`; the labels as `class_mode` says."""
+    allowed_class_modes = {"categorical", "binary", "sparse", "input", None}
+
+    def __init__(self, directory, image_data_generator, target_size=(256, 256), color_mode="rgb", classes=None,
+                 class_mode="categorical", batch_size=32, shuffle=True, seed=None, data_format=None,
+                 save_to_dir=None, save_prefix="", save_format="png", follow_links=False, subset=None,
+                 interpolation="nearest", keep_aspect_ratio=False, dtype=None):
+        self._set_processing_attrs(image_data_generator, target_size, color_mode,
+                                   data_format or backend.image_data_format(), save_to_dir, save_prefix, save_format,
+                                   subset, interpolation, keep_aspect_ratio)
+        self.dtype = dtype or backend.floatx()
+        split = self.split
         if class_mode not in self.allowed_class_modes:
             raise ValueError(f"Invalid class_mode: {class_mode}; expected one of: {self.allowed_class_modes}")
         self.directory = directory
@@ -245,29 +290,6 @@ class DirectoryIterator(Iterator):
     @property
     def labels(self):
         return self.classes
-
-    @property
-    def sample_weight(self):
-        return None
-
-    def _get_batches_of_transformed_samples(self, index_array):
-        from ._image_utils import img_to_array, load_img
-        batch_x = np.zeros((len(index_array),) + self.image_shape, dtype=self.dtype)
-        for i, j in enumerate(index_array):
-            img = load_img(self._filepaths[j], color_mode=self.color_mode, target_size=self.target_size,
-                           interpolation=self.interpolation, keep_aspect_ratio=self.keep_aspect_ratio)
-            batch_x[i] = self._transformed(img_to_array(img, data_format=self.data_format))
-        self._save(batch_x, index_array, 10 ** 7)
-        if self.class_mode == "input":
-            batch_y = batch_x.copy()
-        elif self.class_mode in {"binary", "sparse"}:
-            batch_y = self.classes[index_array].astype(self.dtype)
-        elif self.class_mode == "categorical":
-            batch_y = np.zeros((len(batch_x), len(self.class_indices)), dtype=self.dtype)
-            batch_y[np.arange(len(batch_x)), self.classes[index_array]] = 1.0
-        else:
-            return batch_x
-        return batch_x, batch_y
 
 
 class ImageDataGenerator:
@@ -354,6 +376,32 @@ class ImageDataGenerator:
                                  save_to_dir=save_to_dir, save_prefix=save_prefix, save_format=save_format,
                                  follow_links=follow_links, subset=subset, interpolation=interpolation,
                                  dtype=self.dtype)
+
+    def flow_from_dataframe(self, dataframe, directory=None, x_col="filename", y_col="class", weight_col=None,
+                            target_size=(256, 256), color_mode="rgb", classes=None, class_mode="categorical",
+                            batch_size=32, shuffle=True, seed=None, save_to_dir=None, save_prefix="",
+                            save_format="png", subset=None, interpolation="nearest", validate_filenames=True,
+                            **kwargs):
+        """Batches of the images a pandas data frame lists (_dataframe_iterator.py); Keras' legacy arguments
+        (has_ext, sort, drop_duplicates, class_mode="other") warn as there."""
+        from ._dataframe_iterator import DataFrameIterator
+        for legacy, message in (("has_ext", "has_ext is deprecated, filenames in the dataframe have to match the "
+                                            "exact filenames in disk."),
+                                ("sort", "sort is deprecated, batches will be created in thesame order than the "
+                                         "filenames provided if shuffleis set to False."),
+                                ("drop_duplicates", "drop_duplicates is deprecated, you can drop duplicates by "
+                                                    "using the pandas.DataFrame.drop_duplicates method.")):
+            if legacy in kwargs:
+                warnings.warn(message, DeprecationWarning)
+        if class_mode == "other":
+            warnings.warn('`class_mode` "other" is deprecated, please use `class_mode` "raw".', DeprecationWarning)
+            class_mode = "raw"
+        return DataFrameIterator(dataframe, directory, self, x_col=x_col, y_col=y_col, weight_col=weight_col,
+                                 target_size=target_size, color_mode=color_mode, classes=classes,
+                                 class_mode=class_mode, data_format=self.data_format, batch_size=batch_size,
+                                 shuffle=shuffle, seed=seed, save_to_dir=save_to_dir, save_prefix=save_prefix,
+                                 save_format=save_format, subset=subset, interpolation=interpolation,
+                                 validate_filenames=validate_filenames, dtype=self.dtype)
 
     def standardize(self, x):
         """The standardization steps, in place on x where it can: preprocessing_function, rescale, sample-wise

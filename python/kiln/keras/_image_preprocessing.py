@@ -3,8 +3,8 @@ RandomFlip, RandomRotation, RandomZoom, RandomTranslation and RandomContrast, wh
 training. The geometric ones sample each output pixel through an affine map, with the fill modes and
 interpolations of TF's ImageProjectiveTransformV3, as engine ops (gather_nd), so they trace into a fit step.
 
-Random draws come from kiln.random's global generator on every call (as Dropout's); `seed` is accepted and kept
-in the config, since a seeded op would repeat its draw on every call of a traced step."""
+Each augmentation layer draws from its own source (_layer_random.py): seeded, the same sequence for every fresh
+layer of that seed, as Keras 2.15's per-layer generators; new draws on every call, none in inference."""
 import math
 
 import numpy as np
@@ -13,6 +13,7 @@ from .. import _C
 from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from ._layer import Layer
+from ._layer_random import LayerRandom, per_image
 from ._preprocessing import crop_window, with_image_size
 
 _INTERPOLATIONS = ("bilinear", "nearest")
@@ -170,14 +171,6 @@ def transform_images(images, transforms, interpolation="bilinear", fill_mode="re
                   _C.multiply(weight(_C.subtract(y_in, y0)), row(y1)))
 
 
-def _per_image_uniform(images, low, high):
-    """One uniform draw per image in [low, high), shape [batch, 1] (the batch may be unknown while tracing)."""
-    first = _C.reshape(_C.cast(_C.slice(images, [0, 0, 0, 0], [-1, 1, 1, 1]), _dtypes.float32._enum), [-1, 1])
-    if low == high:  # a fixed factor (the engine's uniform needs low < high)
-        return _C.add(_C.multiply(first, 0.0), float(low))
-    return _C.random_uniform_like(first, float(low), float(high), None)
-
-
 def _factor_range(factor, name, symmetric_bound=None):
     """A float f -> (-f, f); a pair -> itself, lower first."""
     if isinstance(factor, (tuple, list)):
@@ -201,6 +194,7 @@ class _Augmentation(Layer):
     def __init__(self, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.seed = seed
+        self._random = LayerRandom(seed)
 
     def call(self, inputs, training=True):
         x = _as_float(inputs, self._dtype)
@@ -234,7 +228,7 @@ class RandomFlip(_Augmentation):
     def _flip(self, x, axis):
         n = TensorShape(x.shape)[axis]
         flipped = _C.gather(x, _C.constant(np.arange(n - 1, -1, -1, dtype=np.int32), None), axis)
-        coin = _C.reshape(_C.less(_per_image_uniform(x, 0.0, 1.0), 0.5), [-1, 1, 1, 1])
+        coin = _C.reshape(_C.less(per_image(self._random, x, 0.0, 1.0), 0.5), [-1, 1, 1, 1])
         return _C.where(coin, flipped, x)
 
     def _augment(self, x):
@@ -287,7 +281,7 @@ class RandomRotation(_AffineAugmentation):
         self.lower, self.upper = _factor_range(factor, "factor")
 
     def _transforms(self, x, h, w):
-        angle = _per_image_uniform(x, self.lower * 2 * math.pi, self.upper * 2 * math.pi)
+        angle = per_image(self._random, x, self.lower * 2 * math.pi, self.upper * 2 * math.pi)
         cos, sin = _C.cos(angle), _C.sin(angle)
         x_offset = _C.divide(_C.subtract(w - 1, _C.subtract(_C.multiply(cos, w - 1), _C.multiply(sin, h - 1))), 2.0)
         y_offset = _C.divide(_C.subtract(h - 1, _C.add(_C.multiply(sin, w - 1), _C.multiply(cos, h - 1))), 2.0)
@@ -320,9 +314,9 @@ class RandomZoom(_AffineAugmentation):
                                  f"{width_factor}")
 
     def _transforms(self, x, h, w):
-        zy = _C.add(_per_image_uniform(x, self.height_lower, self.height_upper), 1.0)
-        zx = zy if self.width_factor is None else _C.add(_per_image_uniform(x, self.width_lower, self.width_upper),
-                                                         1.0)
+        zy = _C.add(per_image(self._random, x, self.height_lower, self.height_upper), 1.0)
+        zx = zy if self.width_factor is None else \
+            _C.add(per_image(self._random, x, self.width_lower, self.width_upper), 1.0)
         x_offset = _C.multiply(_C.subtract(1.0, zx), (w - 1) / 2.0)
         y_offset = _C.multiply(_C.subtract(1.0, zy), (h - 1) / 2.0)
         zero = _zeros_like_column(zx)
@@ -347,8 +341,8 @@ class RandomTranslation(_AffineAugmentation):
         self.width_lower, self.width_upper = _factor_range(width_factor, "width_factor", 1.0)
 
     def _transforms(self, x, h, w):
-        dy = _C.multiply(_per_image_uniform(x, self.height_lower, self.height_upper), h)
-        dx = _C.multiply(_per_image_uniform(x, self.width_lower, self.width_upper), w)
+        dy = _C.multiply(per_image(self._random, x, self.height_lower, self.height_upper), h)
+        dx = _C.multiply(per_image(self._random, x, self.width_lower, self.width_upper), w)
         one = _C.add(_zeros_like_column(dx), 1.0)
         zero = _zeros_like_column(dx)
         return _C.concat([one, zero, _C.negative(dx), zero, one, _C.negative(dy), zero, zero], 1)
@@ -375,7 +369,7 @@ class RandomContrast(_Augmentation):
                              f"factor={factor}")
 
     def _augment(self, x):
-        f = _C.reshape(_per_image_uniform(x, 1.0 - self.lower, 1.0 + self.upper), [-1, 1, 1, 1])
+        f = _C.reshape(per_image(self._random, x, 1.0 - self.lower, 1.0 + self.upper), [-1, 1, 1, 1])
         f = _C.cast(f, x.dtype._enum)
         mean = _C.reduce_mean(x, [1, 2], True)
         return _C.clip(_C.add(_C.multiply(_C.subtract(x, mean), f), mean), 0.0, 255.0)

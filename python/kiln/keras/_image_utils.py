@@ -102,3 +102,25 @@ def load_img(path, grayscale=False, color_mode="rgb", target_size=None, interpol
                 img = img.crop((left, top, left + crop_width, top + crop_height))
             img = img.resize(width_height, resample)
     return img
+
+
+def smart_resize(x, size, interpolation="bilinear"):
+    """The largest centred window of x with size's aspect ratio, resized to size = (height, width) with
+    tf.image.resize's `interpolation` (float32 out); a NumPy array in gives a NumPy array out, a tensor a tensor."""
+    from .. import _C
+    from ._image_preprocessing import _crop_box
+    from ._preprocessing import crop_window
+    import kiln as tf
+    if len(size) != 2:
+        raise ValueError(f"Expected `size` to be a tuple of 2 integers, but got: {size}.")
+    numpy_in = not isinstance(x, (_C.Tensor, _C.Variable))
+    img = tf.convert_to_tensor(x)
+    if img.shape.rank is not None and not 3 <= img.shape.rank <= 4:
+        raise ValueError("Expected an image array with shape `(height, width, channels)`, or `(batch_size, height, "
+                         f"width, channels)`, but got input with incorrect rank, of shape {img.shape}.")
+    height, width = img.shape[-3], img.shape[-2]
+    if height is None or width is None:
+        raise ValueError("kiln.keras smart_resize: the image height and width must be known")
+    img = crop_window(img, *_crop_box(height, width, int(size[0]), int(size[1])))
+    out = tf.image.resize(img, list(size), method=interpolation)
+    return out.numpy() if numpy_in else out

@@ -85,10 +85,17 @@ def _map(fn, structure):
 
 
 def _to_tensor(x):
-    """NumPy arrays and Python values become tensors (NumPy without a copy); tensors stay."""
-    if _is_tensor(x) or x is None or isinstance(x, KerasTensor):
+    """NumPy arrays and Python values become tensors (NumPy without a copy); tensors (ragged and sparse ones
+    too) stay."""
+    if _is_tensor(x) or x is None or isinstance(x, KerasTensor) or _is_composite(x):
         return x
     return _C.constant(x, None)
+
+
+def _is_composite(x):
+    from ..ragged_tensor import RaggedTensor
+    from ..sparse_tensor import SparseTensor
+    return isinstance(x, (RaggedTensor, SparseTensor))
 
 
 def _shape_of(x):
@@ -277,8 +284,10 @@ class Layer(Module):
             name = backend.unique_object_name(backend.to_snake_case(type(self).__name__))
         elif not isinstance(name, str):
             raise TypeError(f"Layer name must be a string, got {name!r}")
-        if re.match(r"^[A-Za-z0-9.][\w.-]*$", name) and not re.match(r"^[A-Za-z_]", name):
-            # Keras layer names need not be Python identifiers ("3_layer_mlp"), only TF scope names.
+        if re.match(r"^[A-Za-z0-9.][\w.-]*$", name) and not re.match(r"^[A-Za-z_]", name) or \
+                re.match(r"^[A-Za-z0-9.][\w.-]*(/[A-Za-z0-9.][\w.-]*)+$", name):
+            # Keras layer names need not be Python identifiers ("3_layer_mlp", DenseNet's "conv1/conv"), only TF
+            # scope names.
             self._name = name
             with _scope.name_scope(name) as scope_name:
                 self._scope_name = scope_name
@@ -334,6 +343,15 @@ class Layer(Module):
         return self._dtype_policy if self._dtype_policy is not None else Policy(self._dtype.name)
 
     @property
+    def stateful(self):
+        """Keras: whether this layer or one it holds keeps state across calls (a stateful RNN)."""
+        return any(getattr(layer, "_stateful", False) for layer in self._sublayers())
+
+    @stateful.setter
+    def stateful(self, value):
+        self._stateful = bool(value)
+
+    @property
     def trainable(self):
         return self._trainable
 
@@ -349,8 +367,12 @@ class Layer(Module):
         if self._build_input_shape is None:
             raise AttributeError(f'The layer "{self.name}" has never been called and thus has no defined input '
                                  "shape.")
-        return tuple(self._build_input_shape.as_list()) if isinstance(self._build_input_shape, TensorShape) \
-            else self._build_input_shape
+        shape = self._build_input_shape
+        if isinstance(shape, TensorShape):
+            return tuple(shape.as_list())
+        if isinstance(shape, (list, tuple)) and shape and all(isinstance(s, TensorShape) for s in shape):
+            return [tuple(s.as_list()) for s in shape]  # a layer of several inputs: Keras' list of tuples
+        return shape
 
     # ---- the functional graph: layer.input / layer.output -----------------------------
 
@@ -876,9 +898,11 @@ class InputLayer(Layer):
             if isinstance(input_shape, int):
                 input_shape = (input_shape,)
             batch_input_shape = (batch_size,) + tuple(input_shape)
-        if sparse or ragged:
-            raise ValueError("kiln.keras: sparse and ragged inputs are not supported")
+        if sparse and ragged:
+            raise ValueError("Cannot set both sparse and ragged to True in a Keras input.")
         super().__init__(name=name, dtype=dtype, batch_input_shape=batch_input_shape)
+        # The composite the input takes (a SparseTensor or RaggedTensor); the layers it feeds accept it as Keras'.
+        self.sparse, self.ragged = bool(sparse), bool(ragged)
         self.built = True
         self._build_input_shape = TensorShape(batch_input_shape)
         node = _Node(self, None, (), {})
@@ -894,7 +918,7 @@ class InputLayer(Layer):
 
     def get_config(self):
         return {"batch_input_shape": tuple(TensorShape(self._batch_input_shape).as_list()), "dtype": self.dtype,
-                "sparse": False, "ragged": False, "name": self.name}
+                "sparse": self.sparse, "ragged": self.ragged, "name": self.name}
 
     def get_build_config(self):
         return None
@@ -909,5 +933,5 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tenso
     if isinstance(shape, int):
         shape = (shape,)
     layer = InputLayer(input_shape=shape, batch_size=batch_size, dtype=dtype, name=name,
-                       batch_input_shape=batch_shape)
+                       batch_input_shape=batch_shape, sparse=sparse, ragged=ragged)
     return layer._output_tensor

@@ -8,9 +8,9 @@ from ..tensor_shape import TensorShape
 from . import constraints as _constraints
 from . import initializers as _initializers
 from . import regularizers as _regularizers
-from ._image_preprocessing import (_Augmentation, _as_float, _crop_box, _factor_range, _image_dims,
-                                   _per_image_uniform, resize_images)
+from ._image_preprocessing import _Augmentation, _as_float, _crop_box, _factor_range, _image_dims, resize_images
 from ._layer import InputSpec, Layer
+from ._layer_random import LayerRandom, per_image
 from ._preprocessing import crop_window, with_image_size
 from ._serialization import serialize_keras_object
 
@@ -205,13 +205,14 @@ class RandomBrightness(_Augmentation):
 
     def _augment(self, x):
         low, high = self.value_range
-        delta = _C.multiply(_per_image_uniform(x, self.lower, self.upper), high - low)
+        delta = _C.multiply(per_image(self._random, x, self.lower, self.upper), high - low)
         delta = _C.cast(_C.reshape(delta, [-1, 1, 1, 1]), x.dtype._enum)
         return _C.clip(_C.add(x, delta), low, high)
 
     def get_config(self):
         config = super().get_config()
-        config.update(factor=self.factor, value_range=self.value_range)
+        # Keras 2.15 saves the factor as its [lower, upper] range.
+        config.update(factor=[self.lower, self.upper], value_range=self.value_range)
         return config
 
 
@@ -222,6 +223,7 @@ class RandomCrop(Layer):
     def __init__(self, height, width, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.height, self.width, self.seed = int(height), int(width), seed
+        self._random = LayerRandom(seed)
 
     def call(self, inputs, training=True):
         x = _as_float(inputs, self._dtype)
@@ -231,7 +233,7 @@ class RandomCrop(Layer):
             raise ValueError(f"{self.name}: the image height and width must be known")
         if not training or h < self.height or w < self.width:
             return resize_images(crop_window(x, *_crop_box(h, w, self.height, self.width)), self.height, self.width)
-        draw = _C.random_uniform([2], 0.0, 1.0, _dtypes.float32._enum, None)
+        draw = self._random.uniform(_C.zeros([2], _dtypes.float32._enum), 0.0, 1.0)
         limits = _C.constant(np.array([h - self.height + 1, w - self.width + 1], np.float32), None)
         starts = _C.cast(_C.floor(_C.multiply(draw, limits)), _dtypes.int32._enum)
         rows = _C.add(_C.constant(np.arange(self.height, dtype=np.int32), None), _C.slice(starts, [0], [1]))

@@ -124,6 +124,12 @@ class Model(FunctionalNetwork, Layer):
                 visit(value)
         return out
 
+    def reset_states(self):
+        """Resets the states of the stateful layers (stateful RNNs, nested models holding them)."""
+        for layer in self.layers:
+            if hasattr(layer, "reset_states") and getattr(layer, "stateful", False):
+                layer.reset_states()
+
     def get_layer(self, name=None, index=None):
         layers = self.layers
         if index is not None:
@@ -378,6 +384,8 @@ class Model(FunctionalNetwork, Layer):
         batch_logs_wanted = any(not isinstance(cb, _callbacks.History)
                                 and getattr(cb, "_wants_batch_logs", lambda: True)() for cb in cbs)
         cbs.on_train_begin()
+        # BackupAndRestore found a backup: go on from the epoch after the one it holds.
+        initial_epoch = max(initial_epoch, self.__dict__.pop("_backup_resume_epoch", initial_epoch))
         logs = {}
         training_logs = None
         for epoch in range(initial_epoch, epochs):

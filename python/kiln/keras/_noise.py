@@ -7,6 +7,7 @@ from .. import _C
 from ..tensor_shape import TensorShape
 from . import regularizers as _regularizers
 from ._layer import _check_unsupported, InputSpec, Layer
+from ._layer_random import generator_for, standard_normal, uniform01
 
 
 def _check_rate(rate):
@@ -32,12 +33,13 @@ class GaussianNoise(Layer):
         super().__init__(**kwargs)
         self.stddev = stddev
         self.seed = seed
+        self._generator_draws = generator_for(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=None):
         if not training or self.stddev == 0:
             return inputs
-        return _C.add(inputs, _C.multiply(standard_normal_like(inputs, self.seed), float(self.stddev)))
+        return _C.add(inputs, _C.multiply(standard_normal(self, inputs), float(self.stddev)))
 
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
@@ -55,13 +57,14 @@ class GaussianDropout(Layer):
         super().__init__(**kwargs)
         self.rate = _check_rate(rate)
         self.seed = seed
+        self._generator_draws = generator_for(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=None):
         if not training or not 0 < self.rate < 1:
             return inputs
         stddev = math.sqrt(self.rate / (1.0 - self.rate))
-        return _C.multiply(inputs, _C.add(1.0, _C.multiply(standard_normal_like(inputs, self.seed), stddev)))
+        return _C.multiply(inputs, _C.add(1.0, _C.multiply(standard_normal(self, inputs), stddev)))
 
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
@@ -82,6 +85,7 @@ class _SpatialDropout(Layer):
         from .layers import _data_format
         self.rate = _check_rate(rate)
         self.seed = seed
+        self._generator_draws = generator_for(seed)
         self.data_format = _data_format(data_format, type(self).__name__)
         self.input_spec = InputSpec(ndim=self._rank)
         self.supports_masking = True
@@ -94,7 +98,7 @@ class _SpatialDropout(Layer):
         rank = self._rank
         # A [batch, 1, ..., channels] slice gives the noise its shape, the batch dim unknown included.
         one_position = _C.slice(inputs, [0] * rank, [-1] + [1] * (rank - 2) + [-1])
-        keep = _C.greater_equal(_C.random_uniform_like(one_position, 0.0, 1.0, self.seed), self.rate)
+        keep = _C.greater_equal(uniform01(self, one_position), self.rate)
         scale = _C.multiply(_C.cast(keep, inputs.dtype._enum), 1.0 / (1.0 - self.rate))
         return _C.multiply(inputs, scale)
 
@@ -137,13 +141,14 @@ class AlphaDropout(Layer):
         self.rate = _check_rate(rate)
         self.noise_shape = None
         self.seed = seed
+        self._generator_draws = generator_for(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=None):
         if not training or not 0 < self.rate < 1:
             return inputs
         alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
-        keep = _C.cast(_C.greater_equal(_C.random_uniform_like(inputs, 0.0, 1.0, self.seed), self.rate),
+        keep = _C.cast(_C.greater_equal(uniform01(self, inputs), self.rate),
                        inputs.dtype._enum)
         a = ((1 - self.rate) * (1 + self.rate * alpha_p ** 2)) ** -0.5
         b = -a * alpha_p * self.rate

@@ -19,8 +19,8 @@ _now = time.time
 
 
 def _write(text):
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    from ._utils_more import print_msg
+    print_msg(text, line_break=False)
 
 
 def _format_figure(value, verbose):

@@ -11,6 +11,7 @@ from . import activations as _activations
 from . import initializers as _initializers
 from ._layer import InputSpec, Layer, _to_tensor
 from ._masking import as_bool
+from . import _rnn_cells, _rnn_states
 
 
 def _unsupported(layer, **options):
@@ -20,8 +21,7 @@ def _unsupported(layer, **options):
 
 
 def _num_states(cell):
-    size = cell.state_size
-    return len(size) if isinstance(size, (list, tuple)) else 1
+    return _rnn_cells.num_states(cell)
 
 
 def _first(states):
@@ -29,9 +29,23 @@ def _first(states):
     return states[0] if isinstance(states, (list, tuple)) else states
 
 
+def _swap_time_and_batch(rank):
+    return [1, 0] + list(range(2, rank))
+
+
+def _dims(size):
+    """An output size (units, or a step's shape) as a list of dims."""
+    return [int(size)] if isinstance(size, int) else TensorShape(size).as_list()
+
+
 def _gates(z, count):
     """A [batch, count * units] tensor cut into its count gates: one Split, whose gradient is one Concat
-    (a slice per gate would fill a [batch, count * units] zero tensor each in the backward pass)."""
+    (a slice per gate would fill a [batch, count * units] zero tensor each in the backward pass). With the batch
+    unknown while tracing (a ragged batch made dense), a slice per gate: the engine cannot yet differentiate a
+    Split inside the loop then (its rank is lost in the loop's gradient)."""
+    if z.shape[0] is None and _C.is_tracing():
+        units = z.shape[1] // count
+        return [_C.slice(z, [0, g * units], [-1, units]) for g in range(count)]
     return _C.split(z, count, 1)
 
 
@@ -274,13 +288,18 @@ class GRUCell(_Cell):
 class RNN(Layer):
     """tf.keras.layers.RNN: `cell` over the time steps of [batch, time, features] inputs. Returns the last
     output ([batch, units]) or, with return_sequences, every step's ([batch, time, units]); with return_state,
-    a list of that and the final states."""
+    a list of that and the final states. With stateful, each call starts from the previous call's final
+    states (_rnn_states.py)."""
+
+    _TF_MODULE_IGNORED_PROPERTIES = frozenset({"_states"})  # the stateful layer's states are no weights
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
                  unroll=False, time_major=False, zero_output_for_mask=False, **kwargs):
-        _unsupported("RNN", stateful=(stateful, False))
         if isinstance(cell, (list, tuple)):
-            raise NotImplementedError("kiln.keras.layers.RNN: a list of cells (StackedRNNCells) is not supported")
+            cell = _rnn_cells.StackedRNNCells(cell)
+            if return_state:
+                raise NotImplementedError("kiln.keras.layers.RNN: return_state=True with a list of cells (Keras "
+                                          "returns the states nested per cell) is not supported")
         if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
             raise ValueError(f"Argument `cell` should have a `call` method and a `state_size` attribute. "
                              f"Received: cell={cell!r}")
@@ -290,6 +309,8 @@ class RNN(Layer):
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
         self.unroll = bool(unroll)
+        self.stateful = bool(stateful)
+        self._states = None
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.time_major = bool(time_major)  # inputs [time, batch, features], sequences out [time, batch, units]
         self.input_spec = InputSpec(ndim=3)
@@ -308,12 +329,34 @@ class RNN(Layer):
     def units(self):
         return self.cell.units
 
+    @property
+    def states(self):
+        """The stateful layer's state variables; [None] per state otherwise (or before it is built)."""
+        if self._states is None:
+            return [None] * _num_states(self.cell)
+        return self._states
+
+    @states.setter
+    def states(self, states):
+        self._states = states
+
+    def reset_states(self, states=None):
+        _rnn_states.reset_states(self, states)
+
     def build(self, input_shape):
         input_shape = TensorShape(input_shape)
+        batch = input_shape[1] if self.time_major else input_shape[0]
+        step_dims = input_shape.as_list()[2:]
         if not self.cell.built:
-            self.cell.build(TensorShape([input_shape[0], input_shape[-1]]))
+            self.cell.build(TensorShape([batch] + step_dims))  # one step: [batch, features] (or [batch, h, w, c])
             self.cell.built = True
-        self.input_spec = InputSpec(ndim=3, axes={-1: input_shape[-1]})
+        if self._stateful:
+            # Keras: a stateful layer's spec keeps the batch size its states have.
+            shape = [None, batch] + step_dims if self.time_major else [batch, None] + step_dims
+            self.input_spec = InputSpec(shape=shape)
+            self.reset_states()
+        else:
+            self.input_spec = InputSpec(ndim=input_shape.rank, axes={-1: input_shape[-1]})
         self.built = True
 
     def compute_mask(self, inputs, mask=None):
@@ -327,20 +370,26 @@ class RNN(Layer):
         input_shape = TensorShape(input_shape)
         steps, batch = (input_shape[0], input_shape[1]) if self.time_major else (input_shape[1], input_shape[0])
         sequences = [steps, batch] if self.time_major else [batch, steps]
-        out = TensorShape(sequences + [self.cell.output_size] if self.return_sequences else
-                          [batch, self.cell.output_size])
+        out = TensorShape(sequences + _dims(self.cell.output_size) if self.return_sequences else
+                          [batch] + _dims(self.cell.output_size))
         if not self.return_state:
             return out
-        return [out] + [TensorShape([batch, self.cell.units])] * _num_states(self.cell)
+        return [out] + [TensorShape([batch, int(size)]) for size in _rnn_cells._flat_sizes(self.cell.state_size)]
 
     def call(self, inputs, initial_state=None, mask=None, training=None):
-        x = inputs if self.time_major else _C.transpose(inputs, [1, 0, 2])  # time major
+        from ..ragged_tensor import RaggedTensor
+        if isinstance(inputs, RaggedTensor):
+            return self._ragged_call(inputs, initial_state, mask, training)
+        perm = _swap_time_and_batch(inputs.shape.rank)
+        x = inputs if self.time_major else _C.transpose(inputs, perm)  # time major
         steps = x.shape[0]
         if steps == 0:
             raise ValueError(f"Layer {self.name}: the inputs have no time steps (shape {inputs.shape})")
         n = _num_states(self.cell)
-        if initial_state is None:
-            states = self.cell.get_initial_state(_C.gather(x, _C.constant(0), 0))
+        if self._stateful:
+            states = _rnn_states.initial_states(self, initial_state)
+        elif initial_state is None:
+            states = _rnn_cells.initial_states(self.cell, _C.gather(x, _C.constant(0), 0))
         else:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
             if len(states) != n:
@@ -360,6 +409,9 @@ class RNN(Layer):
             def step(x_t, states, keep):
                 return unmasked(x_t, states)
         else:
+            if x.shape.rank != 3:
+                raise NotImplementedError(f"kiln.keras.layers.{type(self).__name__}: masks over steps of rank "
+                                          f"{x.shape.rank - 1} are not supported")
             first = _C.gather(x, _C.constant(0), 0)
             zero_output = _C.tile(_C.zeros_like(_C.slice(first, [0, 0], [-1, 1]), None), [1, self.cell.output_size])
             step = self._masked(step, zero_output)
@@ -376,11 +428,11 @@ class RNN(Layer):
             output = _C.stack(outputs, 0 if self.time_major else 1) if self.return_sequences else outputs[-1]
         else:
             length = _C.constant(steps) if steps is not None else _C.shape(x)[0]
-            batch, features = x.shape[1], x.shape[2]
-            inputs_ta = TensorArray(self.dtype, size=length, element_shape=[batch, features]).unstack(x)
+            batch = x.shape[1]
+            inputs_ta = TensorArray(self.dtype, size=length, element_shape=[batch] + x.shape.as_list()[2:]).unstack(x)
             keep_ta = None if steps_mask is None else \
                 TensorArray("bool", size=length, element_shape=[batch, 1]).unstack(steps_mask)
-            outputs_ta = [TensorArray(self.dtype, size=length, element_shape=[batch, self.cell.output_size])] \
+            outputs_ta = [TensorArray(self.dtype, size=length, element_shape=[batch] + _dims(self.cell.output_size))] \
                 if self.return_sequences else []
 
             def body(i, states, outputs_ta):
@@ -395,14 +447,45 @@ class RNN(Layer):
             # Masked, the last output is the last state (the output of the last kept step).
             if self.return_sequences:
                 output = outputs_ta[0].stack()
-                output = output if self.time_major else _C.transpose(output, [1, 0, 2])
+                rest = output.shape.as_list()[1:] if output.shape.rank is not None else [None, None]
+                if steps is not None and output.shape.rank is not None and output.shape[0] is None and \
+                        rest.count(None) <= 1:
+                    output = _C.reshape(output, [steps] + [-1 if d is None else d for d in rest])  # a known length
+                output = output if self.time_major else _C.transpose(output, perm)
             else:
                 output = states[-1] if steps_mask is not None else states[0]
         if steps_mask is not None:
             states = states[:-1]  # without the previous output
+        if self._stateful:
+            _rnn_states.store_states(self, states)
         if self.return_state:
             return [output] + list(states)
         return output
+
+    def _ragged_call(self, inputs, initial_state, mask, training):
+        """Keras' rule for ragged sequences: the padded batch, masked past each row's length; the sequences
+        returned ragged again."""
+        if mask is not None:
+            raise ValueError(f"The mask that was passed in was {mask}, which cannot be applied to RaggedTensor inputs. "
+                             "Please make sure that there is no mask injected by upstream layers.")
+        if self.unroll:
+            raise ValueError("The input received contains RaggedTensors and does not support unrolling. Disable "
+                             "unrolling by passing `unroll=False` in the RNN Layer constructor.")
+        if self.time_major or (self.go_backwards and self.return_sequences):
+            raise NotImplementedError(f"kiln.keras.layers.{type(self).__name__}: ragged inputs with time_major, or "
+                                      "with go_backwards and return_sequences, are not supported")
+        lengths = inputs.row_lengths()
+        padded = inputs.to_tensor()
+        import kiln as tf
+        steps = tf.range(tf.cast(tf.shape(padded)[1], lengths.dtype))
+        keep = _C.less(_C.expand_dims(steps, 0), _C.expand_dims(lengths, 1))
+        result = self.call(padded, initial_state=initial_state, mask=keep, training=training)
+        if not self.return_sequences:
+            return result
+        from ..ragged_tensor import RaggedTensor
+        if self.return_state:
+            return [RaggedTensor.from_tensor(result[0], lengths=lengths)] + list(result[1:])
+        return RaggedTensor.from_tensor(result, lengths=lengths)
 
     def _time_major_mask(self, inputs, mask):
         """The [batch, time] mask ([time, batch] with time_major) as [time, batch, 1] bools (None without one)."""
@@ -432,8 +515,21 @@ class RNN(Layer):
     def get_config(self):
         config = super().get_config()
         config.update(return_sequences=self.return_sequences, return_state=self.return_state,
-                      go_backwards=self.go_backwards, unroll=self.unroll, time_major=self.time_major)
+                      go_backwards=self.go_backwards, stateful=self._stateful, unroll=self.unroll,
+                      time_major=self.time_major)
+        if self.zero_output_for_mask:
+            config["zero_output_for_mask"] = True
+        from ._serialization import serialize_keras_object
+        config["cell"] = serialize_keras_object(self.cell)
         return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from . import layers as _layers
+        config = dict(config)
+        cell = _layers.deserialize(config.pop("cell"), custom_objects=custom_objects)
+        config.pop("num_constants", None)
+        return cls(cell, **config)
 
 
 class _Recurrent(RNN):
@@ -458,7 +554,13 @@ class _Recurrent(RNN):
     def get_config(self):
         """The layer's settings and its cell's (units, activation, dropout, ...), as Keras' LSTM.get_config."""
         cell = {k: v for k, v in self.cell.get_config().items() if k not in ("name", "trainable", "dtype")}
-        return dict(super().get_config(), **cell)
+        config = dict(super().get_config(), **cell)
+        del config["cell"]  # the layer's own settings are the cell's, as Keras' LSTM.get_config
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        return cls(**config)
 
     def __getattr__(self, name):
         # The cell's settings and weights (units, activation, kernel, ...) read through the layer, as Keras'.

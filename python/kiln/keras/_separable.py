@@ -265,14 +265,18 @@ class Conv1DTranspose(Layer):
         return TensorShape([s[0], self._length(s[1]), self.filters])
 
     def get_config(self):
-        from .layers import _penalty_config
-        config = super().get_config()
-        config.update(filters=self.filters, kernel_size=self.kernel_size, strides=self.strides, padding=self.padding,
-                      output_padding=self.output_padding, data_format=self.data_format,
-                      dilation_rate=self.dilation_rate, activation=_activations.serialize(self.activation),
-                      use_bias=self.use_bias)
-        config.update(_penalty_config(self))
-        return config
+        return dict(super().get_config(), **transpose_config(self))
+
+
+def transpose_config(layer):
+    """The config entries of Keras' transposed convolutions (Conv1DTranspose, Conv3DTranspose)."""
+    from .layers import _penalty_config
+    config = dict(filters=layer.filters, kernel_size=layer.kernel_size, strides=layer.strides, padding=layer.padding,
+                  output_padding=layer.output_padding, data_format=layer.data_format,
+                  dilation_rate=layer.dilation_rate, activation=_activations.serialize(layer.activation),
+                  use_bias=layer.use_bias)
+    config.update(_penalty_config(layer))
+    return config
 
 
 Convolution1DTranspose = Conv1DTranspose

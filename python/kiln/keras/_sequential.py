@@ -17,6 +17,8 @@ class Sequential(Model):
         self._declared_input_shape = None
         self._input_name = None  # the Input layer's name, when one was added
         self._input_dtype = None  # the dtype of Keras' Input, when the input shape is declared: inputs take it
+        self._keep_batch = False  # whether the declared input shape fixes the batch size (Keras keeps it)
+        self._input_composite = {"sparse": False, "ragged": False}  # an Input(sparse= / ragged=) added first
         if layers is not None:
             if isinstance(layers, Layer):
                 layers = [layers]
@@ -34,6 +36,8 @@ class Sequential(Model):
             if self._seq_layers or self._declared_input_shape is not None:
                 raise ValueError("An InputLayer (kiln.keras.Input) can only come first in a Sequential model")
             self._declared_input_shape = layer._build_input_shape
+            self._keep_batch = bool(layer._build_input_shape.rank) and layer._build_input_shape[0] is not None
+            self._input_composite = {"sparse": layer.sparse, "ragged": layer.ragged}
             self._input_name = layer.name
             self._input_dtype = layer._dtype
             return
@@ -50,6 +54,8 @@ class Sequential(Model):
             if shape is None and layer._batch_input_shape is not None:
                 shape = layer._batch_input_shape
                 self._input_dtype = layer._dtype  # Keras' Input(batch_shape, dtype=layer.dtype)
+                # A declared batch size stays (stateful RNNs need it), as Keras' Input(batch_shape=...).
+                self._keep_batch = shape[0] is not None
             if shape is not None:
                 self.build(shape)
         elif self.built and not layer.built:
@@ -80,7 +86,7 @@ class Sequential(Model):
         shape = TensorShape(input_shape)
         if shape.rank is None:
             raise ValueError(f'Layer "{self.name}": cannot build for inputs of unknown rank')
-        if shape.rank:
+        if shape.rank and not self._keep_batch:
             shape = TensorShape([None] + shape.as_list()[1:])
         if not self._seq_layers:
             self._declared_input_shape = shape
@@ -103,6 +109,15 @@ class Sequential(Model):
     @property
     def outputs(self):
         return list(self._graph_outputs) if getattr(self, "_graph_outputs", None) else None
+
+    @property
+    def output_shape(self):
+        """The output shape of the model's graph (Keras' Sequential is one once its input shape is known)."""
+        outputs = getattr(self, "_graph_outputs", None)
+        if outputs and not self._inbound_nodes:
+            shapes = [tuple(t.shape.as_list()) for t in outputs]
+            return shapes[0] if len(shapes) == 1 else shapes
+        return Model.output_shape.fget(self)
 
     def call(self, inputs, training=None, mask=None):
         # Keras' Sequential.call: a mask given reaches the first layer when its call takes one; after that each
@@ -129,8 +144,8 @@ class Sequential(Model):
         if shape is not None and self._seq_layers:
             first = self._seq_layers[0]
             layers.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
-                "batch_input_shape": TensorShape(shape).as_list(), "dtype": first.dtype, "sparse": False,
-                "ragged": False, "name": self._input_name or f"{first.name}_input"}, "registered_name": None})
+                "batch_input_shape": TensorShape(shape).as_list(), "dtype": first.dtype,
+                **self._input_composite, "name": self._input_name or f"{first.name}_input"}, "registered_name": None})
         layers += [serialize_keras_object(layer) for layer in self._seq_layers]
         return {"name": self.name, "layers": layers}
 

@@ -115,6 +115,22 @@ class Bidirectional(Wrapper):
     def layer(self, value):
         pass  # the forward layer is kept as `forward_layer` (so it is listed once among the weights)
 
+    def reset_states(self, states=None):
+        """A stateful wrapped layer's states: both directions zeroed, or `states` (the forward layer's, then
+        the backward layer's)."""
+        if not self.stateful:
+            raise AttributeError("Layer must be stateful.")
+        if states is None:
+            self.forward_layer.reset_states()
+            self.backward_layer.reset_states()
+            return
+        if not isinstance(states, (list, tuple)):
+            raise ValueError(f"Unrecognized value for `states`. Expected `states` to be list or tuple. Received: "
+                             f"{states}")
+        half = len(states) // 2
+        self.forward_layer.reset_states(states[:half])
+        self.backward_layer.reset_states(states[half:])
+
     def build(self, input_shape):
         for layer in (self.forward_layer, self.backward_layer):
             if not layer.built:

@@ -226,3 +226,45 @@ def learning_phase():
     """0 outside training (Keras 2's symbolic learning phase is gone in TF 2; inside fit, layers get training=)."""
     from ._layer import _training_context
     return 1 if _training_context() else 0
+
+
+# Keras' functions on tensors (K.abs, K.batch_dot, K.conv2d, K.rnn, ...), in their own module.
+from ._backend_ops import (abs, all, any, arange, argmax, argmin, backend, batch_dot,  # noqa: E402,F401,A001
+                           batch_flatten,
+                           batch_get_value, batch_normalization, batch_set_value, bias_add,
+                           binary_crossentropy, binary_focal_crossentropy, cast_to_floatx,
+                           categorical_crossentropy, categorical_focal_crossentropy, clip, concatenate, conv3d,
+                           conv1d, conv2d, conv2d_transpose, cos, cumprod, cumsum, depthwise_conv2d, dot,
+                           dropout, elu, equal, eval, exp, expand_dims, flatten, foldl, foldr, function,
+                           gather, get_uid, greater, greater_equal, hard_sigmoid, in_test_phase, in_top_k,
+                           in_train_phase, is_sparse, l2_normalize, learning_phase_scope, less, less_equal,
+                           log, manual_variable_initialization, map_fn, maximum, minimum,
+                           moving_average_update, name_scope, normalize_batch_in_training, not_equal,
+                           one_hot, ones_like, permute_dimensions, placeholder, pool2d, pool3d, pow,
+                           print_tensor, prod, random_binomial, random_normal_variable,
+                           random_uniform_variable, relu, repeat, repeat_elements, reset_uids, reshape,
+                           resize_images, resize_volumes, reverse, rnn, round, separable_conv2d,
+                           set_learning_phase, sigmoid, sign, sin, softmax, softplus, softsign,
+                           sparse_categorical_crossentropy, spatial_2d_padding, spatial_3d_padding, sqrt,
+                           square, squeeze, stack, stop_gradient, switch, tanh, temporal_padding, tile,
+                           to_dense, transpose, truncated_normal, update, update_add, update_sub, zeros_like)
+from ._locally_connected import local_conv1d, local_conv2d  # noqa: E402,F401
+
+
+class experimental:  # noqa: N801 - tf.keras.backend.experimental is a module in TF
+    """Keras 2.15's switch of the noise layers' draws to a generator per layer (see _layer_random.py)."""
+
+    @staticmethod
+    def enable_tf_random_generator():
+        from ._layer_random import _USE_GENERATOR
+        _USE_GENERATOR[0] = True
+
+    @staticmethod
+    def disable_tf_random_generator():
+        from ._layer_random import _USE_GENERATOR
+        _USE_GENERATOR[0] = False
+
+    @staticmethod
+    def is_tf_random_generator_enabled():
+        from ._layer_random import _USE_GENERATOR
+        return _USE_GENERATOR[0]

@@ -137,7 +137,38 @@ def _logs(logs):
     return {} if logs is None else logs
 
 
-# ---- History, ProgbarLogger, LambdaCallback --------------------------------------------------------
+# ---- BaseLogger, History, ProgbarLogger, LambdaCallback ------------------------------------------------
+
+class BaseLogger(Callback):
+    """Keras 1's epoch averages: each batch's figures weighted by its "size" log (stateful_metrics kept as last
+    seen), written into the epoch's logs for the metrics params["metrics"] names. TF 2's fit logs neither, so
+    there it changes nothing, as in Keras 2."""
+
+    def __init__(self, stateful_metrics=None):
+        super().__init__()
+        self.stateful_metrics = set(stateful_metrics or [])
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.seen = 0
+        self.totals = {}
+
+    def on_batch_end(self, batch, logs=None):
+        logs = logs or {}
+        size = logs.get("size", 0)
+        self.seen += size * logs.get("num_steps", 1)
+        for k, v in logs.items():
+            if k in self.stateful_metrics:
+                self.totals[k] = v
+            else:
+                self.totals[k] = self.totals.get(k, 0) + v * size
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is None:
+            return
+        for k in (self.params or {}).get("metrics", []):
+            if k in self.totals:
+                logs[k] = self.totals[k] if k in self.stateful_metrics else self.totals[k] / self.seen
+
 
 class History(Callback):
     """Records each epoch's logs: `history` maps each figure ("loss", "accuracy", "val_loss", "lr", ...) to its
@@ -631,13 +662,55 @@ class RemoteMonitor(Callback):
 
 
 class BackupAndRestore(Callback):
+    """Fault tolerance: a TF checkpoint of the model (its optimizer too) and of the epoch is written to backup_dir
+    after every epoch; a fit that starts while one is there restores it and goes on from the next epoch (the
+    interrupted run's history is not replayed). The backup is deleted when fit ends, unless delete_checkpoint is
+    False. Checkpoints by epoch only (an integer save_freq, and save_before_preemption, are refused)."""
+
+    def __init__(self, backup_dir, save_freq="epoch", delete_checkpoint=True, save_before_preemption=False):
+        super().__init__()
+        if not save_freq and not save_before_preemption:
+            raise ValueError("Either `save_freq` or `save_before_preemption` must be set.")
+        if save_freq != "epoch" or save_before_preemption:
+            raise NotImplementedError("kiln.keras.callbacks.BackupAndRestore: only save_freq='epoch' (without "
+                                      "save_before_preemption) is supported")
+        self.backup_dir = os.fspath(backup_dir)
+        self.save_freq, self.delete_checkpoint = save_freq, delete_checkpoint
+        self.save_before_preemption = save_before_preemption
+        self._manager = self._epoch = None
+
+    def on_train_begin(self, logs=None):
+        from .. import Variable, train
+        self._epoch = Variable(-1, dtype="int64", trainable=False)
+        checkpoint = train.Checkpoint(model=self.model, optimizer=self.model.optimizer, epoch=self._epoch)
+        self._manager = train.CheckpointManager(checkpoint, os.path.join(self.backup_dir, "chief"), max_to_keep=1)
+        if self._manager.latest_checkpoint:
+            checkpoint.restore(self._manager.latest_checkpoint)
+            self.model._backup_resume_epoch = int(self._epoch.numpy()) + 1  # fit starts from there
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._epoch.assign(epoch)
+        self._manager.save()
+
+    def on_train_end(self, logs=None):
+        if self.delete_checkpoint and os.path.isdir(self.backup_dir):
+            import shutil
+            shutil.rmtree(self.backup_dir)
+        self._manager = None
+
+
+class _ExperimentalBackupAndRestore(BackupAndRestore):
     def __init__(self, *args, **kwargs):
-        raise NotImplementedError("kiln.keras.callbacks.BackupAndRestore is not supported (it needs TF "
-                                  "checkpoints); ModelCheckpoint with save_weights_only=True and load_weights can "
-                                  "resume a run")
+        logging.warning("`tf.keras.callbacks.experimental.BackupAndRestore` endpoint is deprecated and will be "
+                        "removed in a future release. Please use `tf.keras.callbacks.BackupAndRestore`.")
+        super().__init__(*args, **kwargs)
+
+
+class experimental:  # noqa: N801 - tf.keras.callbacks.experimental is a module in TF
+    BackupAndRestore = _ExperimentalBackupAndRestore
 
 
 _CallbackList = CallbackList  # the name the model code used before
 from .callbacks_tensorboard import TensorBoard  # noqa: E402,F401 - needs Callback above
-__all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "LambdaCallback", "EarlyStopping",
+__all__ = ["BaseLogger", "Callback", "CallbackList", "History", "ProgbarLogger", "LambdaCallback", "EarlyStopping",
            "ModelCheckpoint", "CSVLogger", "LearningRateScheduler", "ReduceLROnPlateau", "TerminateOnNaN"]

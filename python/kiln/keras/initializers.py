@@ -4,6 +4,8 @@ from kiln.random's global generator (kiln.random.set_seed makes runs reproducibl
 are the C++ kiln::nn layers' (the same draws for the same seed)."""
 import math
 
+import numpy as np
+
 from .. import _C
 from .. import dtypes as _dtypes
 
@@ -61,7 +63,16 @@ class Constant(Initializer):
         self.value = value
 
     def __call__(self, shape, dtype=None, **kwargs):
-        return _C.fill(list(shape), self.value, _dtypes.as_dtype(dtype or "float32")._enum)
+        dtype = _dtypes.as_dtype(dtype or "float32")
+        value = np.asarray(self.value)
+        if value.size == 1:
+            return _C.fill(list(shape), value.item(), dtype._enum)
+        # tf.constant(value, shape=shape), as Keras' Constant: an array of the shape's size, reshaped.
+        if value.size != int(np.prod(shape)):
+            raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor {value} (converted from "
+                            f"{self.value}) has {value.size} elements, but got `shape` {tuple(shape)} with "
+                            f"{int(np.prod(shape))} elements).")
+        return _C.constant(np.ascontiguousarray(value.reshape(shape), dtype.as_numpy_dtype), None)
 
     def get_config(self):
         return {"value": self.value}

@@ -11,6 +11,14 @@ from ._layer import InputSpec, Layer, Input, InputLayer, KerasTensor, _check_uns
 from ._masking import set_mask, weights_from_mask
 from ._normalization import BatchNormalization, LayerNormalization  # noqa: F401
 from ._recurrent import RNN, SimpleRNNCell, LSTMCell, GRUCell, SimpleRNN, LSTM, GRU  # noqa: F401
+from ._rnn_cells import AbstractRNNCell, StackedRNNCells  # noqa: F401
+from ._spectral_normalization import SpectralNormalization  # noqa: F401
+from ._layer_random import generator_for, uniform01
+from ._locally_connected import LocallyConnected1D, LocallyConnected2D  # noqa: F401
+from ._random_size import RandomHeight, RandomWidth  # noqa: F401
+from ._conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401
+from ._conv3d_transpose import Conv3DTranspose, Convolution3DTranspose  # noqa: F401
+from ._hashed_crossing import HashedCrossing  # noqa: F401
 from ._attention import MultiHeadAttention  # noqa: F401
 from . import constraints as _constraints
 from . import regularizers as _regularizers
@@ -46,7 +54,10 @@ __all__ = ["Layer", "InputSpec", "Input", "InputLayer", "Dense", "Conv2D", "Conv
            "Activation", "BatchNormalization", "LayerNormalization", "Embedding", "GlobalAveragePooling2D",
            "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Conv2DTranspose", "Convolution2DTranspose"]
 __all__ += ["DepthwiseConv2D"]
-__all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU"]
+__all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU", "AbstractRNNCell",
+            "StackedRNNCells", "SpectralNormalization", "LocallyConnected1D", "LocallyConnected2D", "RandomHeight",
+            "RandomWidth", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Conv3DTranspose", "Convolution3DTranspose",
+            "HashedCrossing"]
 __all__ += ["MultiHeadAttention"]
 __all__ += ["Masking", "GlobalAveragePooling1D", "GlobalAvgPool1D"]
 __all__ += ["LeakyReLU", "ELU"]
@@ -181,9 +192,23 @@ class Dense(Layer):
         self.built = True
 
     def call(self, inputs):
-        if inputs.dtype != self._dtype:
-            inputs = _C.cast(inputs, self._dtype._enum)  # Keras' Dense casts integer inputs too
-        y = _C.matmul(inputs, self.kernel, False, False)
+        from ..ragged_tensor import RaggedTensor
+        from ..sparse_tensor import SparseTensor
+        if isinstance(inputs, RaggedTensor):
+            # Keras: a ragged batch of rows with a fixed last dimension is the Dense of its flat rows.
+            if inputs.shape[-1] is None:
+                raise ValueError("Dense layer only supports RaggedTensors when the innermost dimension is "
+                                 f"non-ragged. Received: inputs.shape={inputs.shape}.")
+            return inputs.with_flat_values(self.call(inputs.flat_values))
+        if isinstance(inputs, SparseTensor):
+            from .. import sparse as _sparse
+            if inputs.dtype != self._dtype:
+                inputs = _sparse.map_values(lambda v: _C.cast(v, self._dtype._enum), inputs)
+            y = _sparse.sparse_dense_matmul(inputs, self.kernel)
+        else:
+            if inputs.dtype != self._dtype:
+                inputs = _C.cast(inputs, self._dtype._enum)  # Keras' Dense casts integer inputs too
+            y = _C.matmul(inputs, self.kernel, False, False)
         if self.use_bias:
             y = _C.bias_add(y, self.bias)
         return self.activation(y)
@@ -608,13 +633,19 @@ class Embedding(Layer):
         self.built = True
 
     def call(self, inputs):
+        from ..ragged_tensor import RaggedTensor
+        if isinstance(inputs, RaggedTensor):
+            return inputs.with_flat_values(self.call(inputs.flat_values))  # ragged in, ragged out (Keras)
         if inputs.dtype.is_floating or inputs.dtype.name == "bool":
             inputs = _C.cast(inputs, _dtypes.int32._enum)  # truncated, as Keras casts to int32
         return _C.gather(self.embeddings, inputs, 0)
 
     def compute_mask(self, inputs, mask=None):
-        """With mask_zero, index 0 is padding: the mask is `inputs != 0`."""
-        return _C.not_equal(inputs, _C.zeros_like(inputs, None)) if self.mask_zero else None
+        """With mask_zero, index 0 is padding: the mask is `inputs != 0` (ragged inputs need none)."""
+        from ..ragged_tensor import RaggedTensor
+        if not self.mask_zero or isinstance(inputs, RaggedTensor):
+            return None
+        return _C.not_equal(inputs, _C.zeros_like(inputs, None))
 
     def compute_output_shape(self, input_shape):
         s = TensorShape(input_shape)
@@ -734,9 +765,10 @@ class Dropout(Layer):
         if not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and 1. "
                              f"Received: rate={rate}")
-        _check_unsupported("Dropout", noise_shape=(noise_shape, None))
+        self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.rate = float(rate)
         self.seed = seed
+        self._generator_draws = generator_for(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=None):
@@ -744,15 +776,26 @@ class Dropout(Layer):
             return inputs
         if self.rate == 1:
             return _C.zeros_like(inputs, None)
-        keep = _C.greater_equal(_C.random_uniform_like(inputs, 0.0, 1.0, self.seed), self.rate)
-        return _C.where(keep, _C.multiply(inputs, 1.0 / (1.0 - self.rate)), 0)
+        keep = _C.greater_equal(uniform01(self, self._noise_like(inputs)), self.rate)
+        return _C.multiply(inputs, _C.multiply(_C.cast(keep, inputs.dtype._enum), 1.0 / (1.0 - self.rate)))
+
+    def _noise_like(self, inputs):
+        """A slice of the inputs of noise_shape (its 1s: one draw shared along that axis; None: the input's)."""
+        if self.noise_shape is None:
+            return inputs
+        shape = inputs.shape.as_list()
+        if len(self.noise_shape) != len(shape) or any(n not in (None, 1, d) for n, d in zip(self.noise_shape, shape)):
+            raise ValueError(f"Dropout: noise_shape {self.noise_shape} does not broadcast to inputs of shape "
+                             f"{inputs.shape}")
+        return _C.slice(inputs, [0] * len(shape), [1 if n == 1 and d != 1 else -1
+                                                   for n, d in zip(self.noise_shape, shape)])
 
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
 
     def get_config(self):
         config = super().get_config()
-        config.update(rate=self.rate, seed=self.seed)
+        config.update(rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
         return config
 
 
@@ -884,7 +927,14 @@ def deserialize(config, custom_objects=None):
     table = {k: v for k, v in globals().items() if isinstance(v, type) and issubclass(v, Layer)}
     from ._tf_op_layer import TFOpLambda, SlicingOpLambda
     from ._functional_side import AddLoss, AddMetric
+    from ._layers_experimental import RandomFourierFeatures, SyncBatchNormalization
     table.update(Model=Model, Functional=Model, Sequential=Sequential, TFOpLambda=TFOpLambda, SlicingOpLambda=SlicingOpLambda, AddLoss=AddLoss,
-                 AddMetric=AddMetric)
+                 AddMetric=AddMetric, SyncBatchNormalization=SyncBatchNormalization,
+                 RandomFourierFeatures=RandomFourierFeatures)
     return deserialize_keras_object(config, module_objects=table, custom_objects=custom_objects,
                                     printable_module_name="layer")
+
+
+# tf.keras.layers.experimental (and its preprocessing module), once the layers above exist.
+from ._layers_experimental import experimental_module as _experimental_module  # noqa: E402
+experimental = _experimental_module()

@@ -30,6 +30,12 @@ def model_from_json(json_string, custom_objects=None):
     return _saving_lib.model_from_json(json_string, custom_objects)
 
 
+def model_from_yaml(yaml_string, custom_objects=None):
+    """Removed from Keras 2 (YAML could run arbitrary code); raises as there."""
+    raise RuntimeError("Method `model_from_yaml()` has been removed due to security risk of arbitrary code "
+                       "execution. Please use `Model.to_json()` and `model_from_json()` instead.")
+
+
 def model_from_config(config, custom_objects=None):
     return _saving_lib.deserialize_model(config, custom_objects)
 
@@ -43,3 +49,4 @@ def clone_model(model, input_tensors=None, clone_function=None):
     config = serialize_keras_object(model)
     config.pop("compile_config", None)
     return _layers.deserialize(config)
+from ._sam import experimental  # noqa: E402,F401

@@ -446,6 +446,7 @@ def get(identifier):
 
 
 class legacy:  # noqa: N801 - tf.keras.optimizers.legacy is a module in TF
+    Optimizer = Optimizer
     SGD = SGD
     Adam = Adam
     RMSprop = RMSprop

@@ -24,8 +24,9 @@ def _float_step(step):
     return _C.cast(step, _dtypes.float32._enum)
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """initial_learning_rate * decay_rate ^ (step / decay_steps), the exponent floored when staircase."""
+class _StepDecay(LearningRateSchedule):
+    """What ExponentialDecay and InverseTimeDecay share: their arguments and the progress step / decay_steps,
+    floored when staircase."""
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
         if decay_steps <= 0:
@@ -33,15 +34,20 @@ class ExponentialDecay(LearningRateSchedule):
         self.initial_learning_rate, self.decay_steps = float(initial_learning_rate), decay_steps
         self.decay_rate, self.staircase, self.name = float(decay_rate), bool(staircase), name
 
-    def __call__(self, step):
+    def _progress(self, step):
         p = _C.divide(_float_step(step), float(self.decay_steps))
-        if self.staircase:
-            p = _C.floor(p)
-        return _C.multiply(self.initial_learning_rate, _C.pow(self.decay_rate, p))
+        return _C.floor(p) if self.staircase else p
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
                 "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+
+class ExponentialDecay(_StepDecay):
+    """initial_learning_rate * decay_rate ^ (step / decay_steps), the exponent floored when staircase."""
+
+    def __call__(self, step):
+        return _C.multiply(self.initial_learning_rate, _C.pow(self.decay_rate, self._progress(step)))
 
 
 class CosineDecay(LearningRateSchedule):
@@ -80,3 +86,8 @@ class CosineDecay(LearningRateSchedule):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
                 "alpha": self.alpha, "name": self.name, "warmup_target": self.warmup_target,
                 "warmup_steps": self.warmup_steps}
+
+
+# The other schedules and serialize / deserialize live in their own module (defined after the base above).
+from ._schedules_more import (CosineDecayRestarts, InverseTimeDecay, PiecewiseConstantDecay,  # noqa: E402,F401
+                              PolynomialDecay, deserialize, serialize)

@@ -26,6 +26,28 @@ from ._image_utils import array_to_img, img_to_array, load_img, save_img  # noqa
 from ._sequence_utils import Sequence, pad_sequences  # noqa: E402,F401
 from ._dataset_utils import image_dataset_from_directory, text_dataset_from_directory  # noqa: E402,F401
 from ._file_utils import get_file  # noqa: E402,F401
+from ._data_adapter import unpack_x_y_sample_weight  # noqa: E402,F401
+from ._utils_more import (disable_interactive_logging, enable_interactive_logging, get_source_inputs,  # noqa: E402,F401
+                          is_interactive_logging_enabled, pack_x_y_sample_weight, split_dataset,
+                          timeseries_dataset_from_array, to_ordinal, warmstart_embedding_matrix)
+from ._plot_model import model_to_dot, plot_model  # noqa: E402,F401
+from ._utils_threads import GeneratorEnqueuer, OrderedEnqueuer, SequenceEnqueuer, TimedThread  # noqa: E402,F401
+
+
+def _legacy_serialize(instance):
+    """Keras 2's legacy format: {"class_name", "config"} (a function: its registered name or its name)."""
+    from ._serialization import _GLOBAL_CUSTOM_NAMES
+    if instance is None:
+        return None
+    if not hasattr(instance, "get_config"):
+        return _GLOBAL_CUSTOM_NAMES.get(instance, getattr(instance, "__name__", instance))
+    name = _GLOBAL_CUSTOM_NAMES.get(type(instance), type(instance).__name__)
+    return {"class_name": name, "config": instance.get_config()}
+
+
+class legacy:  # noqa: N801 - tf.keras.utils.legacy is a module in TF
+    serialize_keras_object = staticmethod(_legacy_serialize)
+    deserialize_keras_object = staticmethod(deserialize_keras_object)
 
 
 def set_random_seed(seed):

@@ -253,7 +253,7 @@ def image(name, data, step=None, max_outputs=3, description=None):
     """Up to `max_outputs` images of `data` ([k, height, width, channels], channels 1, 2, 3
     or 4; uint8, or floats in [0, 1]) as PNGs under the "images" plugin: a string tensor
     [width, height, png...] as TensorBoard's image summary writes."""
-    from ._png import encode_png
+    from .._C import encode_png
     shape = getattr(data, "shape", None)
     rank = len(shape) if shape is not None and getattr(shape, "rank", len(shape)) is not None else None
     if rank is not None and rank != 4:
@@ -273,7 +273,7 @@ def image(name, data, step=None, max_outputs=3, description=None):
                 f"image must have 1, 2, 3, or 4 channels, got {values.shape[3]} ({name})")
         pixels = _as_uint8(values)
         encoded = [str(values.shape[2]).encode(), str(values.shape[1]).encode()]
-        encoded += [encode_png(frame) for frame in pixels[:limit]]
+        encoded += [encode_png(_np.ascontiguousarray(frame)) for frame in pixels[:limit]]
         return summary_event(name, tensor_proto(_np.array(encoded, dtype=object), "string"), step_value, "images",
                              _DATA_CLASS_BLOB_SEQUENCE, description)
 

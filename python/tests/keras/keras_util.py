@@ -47,11 +47,16 @@ def run_example(*path, env=None, timeout=600):
     printed, stdout and stderr together; a non-zero exit fails the test with that output."""
     import subprocess
     import sys
-    full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONUNBUFFERED="1",
-                    **(env or {}))
-    # Bytes, decoded here: text mode would turn the progress bar's carriage returns into newlines.
-    result = subprocess.run([sys.executable, os.path.join(REPO, "examples", "python", *path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=full_env, timeout=timeout, cwd=REPO)
+    import tempfile
+    # The programs make their scratch directories with tempfile, as the notebooks do, and leave them: TMPDIR
+    # puts them in one directory that goes when the program ends.
+    with tempfile.TemporaryDirectory(prefix="kiln_program_") as scratch:
+        full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONUNBUFFERED="1",
+                        TMPDIR=scratch, **(env or {}))
+        # Bytes, decoded here: text mode would turn the progress bar's carriage returns into newlines.
+        result = subprocess.run([sys.executable, os.path.join(REPO, "examples", "python", *path)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=full_env, timeout=timeout,
+                                cwd=REPO)
     out = result.stdout.decode("utf-8", errors="replace")
     assert result.returncode == 0, out
     return out

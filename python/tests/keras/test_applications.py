@@ -149,3 +149,121 @@ def test_decode_predictions_reads_the_class_index_from_keras_cache(tmp_path, mon
     assert decoded[0][0][2] == pytest.approx(0.5) and decoded[1][0][:2] == ("n00000999", "class_999")
     with pytest.raises(ValueError, match=r"Found array with shape: \(2, 10\)"):
         A.mobilenet_v2.decode_predictions(np.zeros((2, 10)))
+
+
+@pytest.mark.parametrize("make, params, convs", [(K.applications.VGG16, 14_714_688, 13),
+                                                 (K.applications.VGG19, 20_024_384, 16)])
+def test_vgg_matches_keras_table_and_names(make, params, convs):
+    """Keras' documented sizes without the top; the top on a small input: fc1 from the 1 x 1 x 512 features."""
+    base = make(include_top=False, weights=None, input_shape=(32, 32, 3))
+    assert base.count_params() == params
+    names = [layer.name for layer in base.layers]
+    assert names[1:4] == ["block1_conv1", "block1_conv2", "block1_pool"] and names[-1] == "block5_pool"
+    assert sum(isinstance(layer, K.layers.Conv2D) for layer in base.layers) == convs
+    assert base.output_shape == (None, 1, 1, 512)
+    top = make(weights=None, input_shape=(32, 32, 3), classes=10)
+    assert [layer.name for layer in top.layers][-4:] == ["flatten", "fc1", "fc2", "predictions"]
+    assert top.count_params() == params + 512 * 4096 + 4096 + 4096 * 4096 + 4096 + 4096 * 10 + 10
+    pooled = make(include_top=False, weights=None, input_shape=(64, 64, 3), pooling="avg")
+    assert pooled.output_shape == (None, 512)
+    x = np.random.default_rng(0).uniform(0, 255, (1, 32, 32, 3)).astype(np.float32)
+    np.testing.assert_allclose(K.applications.vgg16.preprocess_input(x.copy()),
+                               x[..., ::-1] - np.array([103.939, 116.779, 123.68], np.float32), rtol=1e-6)
+
+
+def test_resnet50_v2_matches_keras_table_and_names():
+    model = K.applications.ResNet50V2(weights=None)
+    assert model.count_params() == 25_613_800
+    names = [layer.name for layer in model.layers]
+    assert names[1:5] == ["conv1_pad", "conv1_conv", "pool1_pad", "pool1_pool"]
+    assert "conv2_block1_preact_bn" in names and names[-4:] == ["post_bn", "post_relu", "avg_pool", "predictions"]
+    assert model.output_shape == (None, 1000)
+    small = K.applications.ResNet101V2(include_top=False, weights=None, input_shape=(64, 64, 3), pooling="max")
+    assert small.output_shape == (None, 2048)
+    x = np.full((1, 2, 2, 3), 255.0, np.float32)
+    np.testing.assert_allclose(K.applications.resnet_v2.preprocess_input(x.copy()), np.ones_like(x))
+
+
+def test_mobilenet_matches_keras_table_and_names():
+    model = K.applications.MobileNet(weights=None)
+    assert model.count_params() == 4_253_864 and model.name == "mobilenet_1.00_224"
+    names = [layer.name for layer in model.layers]
+    assert names[1:4] == ["conv1", "conv1_bn", "conv1_relu"] and "conv_pad_12" in names
+    assert names[-4:] == ["dropout", "conv_preds", "reshape_2", "predictions"]
+    half = K.applications.MobileNet(input_shape=(128, 128, 3), alpha=0.5, include_top=False, weights=None,
+                                    pooling="avg")
+    assert half.output_shape == (None, 512) and half.name == "mobilenet_0.50_128"
+    with pytest.raises(ValueError, match="depth multiplier must be 1"):
+        K.applications.MobileNet(depth_multiplier=2)
+
+
+def test_densenet121_matches_keras_table_and_names():
+    model = K.applications.DenseNet121(weights=None)
+    assert model.count_params() == 8_062_504
+    names = [layer.name for layer in model.layers]
+    assert "conv1/conv" in names and "conv2_block6_concat" in names and "pool4_pool" in names
+    assert names[-4:] == ["bn", "relu", "avg_pool", "predictions"]
+    assert model.get_layer("conv1/conv").weights[0].name == "conv1/conv/kernel:0"
+    small = K.applications.DenseNet169(include_top=False, weights=None, input_shape=(64, 64, 3), pooling="avg")
+    assert small.output_shape == (None, 1664)
+
+
+def test_xception_matches_keras_table_and_names():
+    model = K.applications.Xception(weights=None)
+    assert model.count_params() == 22_910_480 and model.input_shape == (None, 299, 299, 3)
+    names = [layer.name for layer in model.layers]
+    assert names[1:4] == ["block1_conv1", "block1_conv1_bn", "block1_conv1_act"]
+    assert "block12_sepconv3_bn" in names and names[-2:] == ["avg_pool", "predictions"]
+    assert K.applications.Xception(include_top=False, weights=None, input_shape=(71, 71, 3)).output_shape == \
+        (None, 3, 3, 2048)
+
+
+def test_inception_v3_matches_keras_table_and_names():
+    model = K.applications.InceptionV3(weights=None)
+    assert model.count_params() == 23_851_784 and model.input_shape == (None, 299, 299, 3)
+    names = [layer.name for layer in model.layers]
+    for name in ("mixed0", "mixed3", "mixed7", "mixed9_0", "mixed9_1", "mixed10"):
+        assert name in names
+    assert model.get_layer("mixed7").output_shape == (None, 17, 17, 768)
+    assert model.get_layer("mixed10").output_shape == (None, 8, 8, 2048)
+
+
+def test_inception_resnet_v2_matches_keras_table_and_names():
+    model = K.applications.InceptionResNetV2(weights=None)
+    assert model.count_params() == 55_873_736
+    names = [layer.name for layer in model.layers]
+    for name in ("mixed_5b", "block35_10_mixed", "mixed_6a", "block17_20_conv", "mixed_7a", "block8_10_conv",
+                 "conv_7b", "conv_7b_ac"):
+        assert name in names
+    assert "block8_10_ac" not in names  # the last block has no activation
+    assert model.get_layer("conv_7b_ac").output_shape == (None, 8, 8, 1536)
+
+
+def test_mobilenet_v3_matches_keras_tables_and_names():
+    small = K.applications.MobileNetV3Small(weights=None)
+    assert small.count_params() == 2_554_968 and small.name == "MobilenetV3small"
+    large = K.applications.MobileNetV3Large(weights=None)
+    assert large.count_params() == 5_507_432
+    names = [layer.name for layer in large.layers]
+    for name in ("conv", "conv/BatchNorm", "expanded_conv/depthwise", "expanded_conv_3/squeeze_excite/AvgPool",
+                 "expanded_conv_14/project/BatchNorm", "conv_1", "conv_2", "logits", "predictions"):
+        assert name in names
+    x = np.full((1, 224, 224, 3), 127.5, np.float32)
+    assert K.applications.mobilenet_v3.preprocess_input(x) is x  # the model rescales its inputs itself
+    minimal = K.applications.MobileNetV3Small(weights=None, minimalistic=True, include_top=False, pooling="avg",
+                                              input_shape=(96, 96, 3))
+    assert minimal.output_shape == (None, 576)
+
+
+def test_efficientnet_matches_keras_tables_and_names():
+    b0 = K.applications.EfficientNetB0(weights=None)
+    assert b0.count_params() == 5_330_571 and b0.name == "efficientnetb0"
+    names = [layer.name for layer in b0.layers]
+    for name in ("stem_conv", "block1a_se_excite", "block2b_drop", "block2b_add", "block7a_project_bn", "top_conv",
+                 "top_dropout", "predictions"):
+        assert name in names
+    assert K.applications.EfficientNetB1(weights=None).count_params() == 7_856_239
+    b3 = K.applications.EfficientNetB3(include_top=False, weights=None, input_shape=(64, 64, 3), pooling="avg")
+    assert b3.output_shape == (None, 1536)
+    x = np.zeros((1, 8, 8, 3), np.float32)
+    assert K.applications.efficientnet.preprocess_input(x) is x

@@ -254,8 +254,6 @@ def test_bad_arguments_are_named():
         K.layers.GRU(3, recurrent_dropout=-0.1)
     with pytest.raises(ValueError, match="dropout must be in \\[0, 1\\), got 1.5"):
         K.layers.GRU(3, dropout=1.5)
-    with pytest.raises(NotImplementedError, match="stateful=True is not supported"):
-        K.layers.LSTM(3, stateful=True)
     layer = K.layers.LSTM(3)
     with pytest.raises(ValueError, match="expected ndim=3, found ndim=2"):
         layer(randn(2, 3))

@@ -192,3 +192,34 @@ def load_weights(model, weights, file_name):
         model.load_weights(cached_file(file_name, f"{model.name} with weights='imagenet'"))
     elif weights is not None:
         model.load_weights(weights)
+
+
+def model_input(include_top, weights, input_tensor, input_shape, classes, default_size, min_size):
+    """The checks every application starts with, then its Input (of the checked input shape)."""
+    from .. import backend
+    check_weights_argument(weights, include_top, classes)
+    input_shape = obtain_input_shape(input_shape, default_size=default_size, min_size=min_size,
+                                     data_format=backend.image_data_format(), require_flatten=include_top,
+                                     weights=weights)
+    return input_of(input_tensor, input_shape)
+
+
+def classified_model(inputs, x, model_name, include_top, weights, pooling, classes, classifier_activation,
+                     pool_names=(None, None)):
+    """The usual end of an application: global average pooling ("avg_pool") and the "predictions" Dense, or
+    the pooling asked for (named pool_names, or unnamed); the Model, with its weights loaded from Keras'
+    "<model_name>_weights_tf_dim_ordering_tf_kernels[_notop].h5"."""
+    from .. import layers
+    from .._model import Model
+    if include_top:
+        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
+        validate_activation(classifier_activation, weights)
+        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
+    elif pooling == "avg":
+        x = layers.GlobalAveragePooling2D(name=pool_names[0])(x)
+    elif pooling == "max":
+        x = layers.GlobalMaxPooling2D(name=pool_names[1])(x)
+    model = Model(inputs, x, name=model_name)
+    suffix = "" if include_top else "_notop"
+    load_weights(model, weights, f"{model_name}_weights_tf_dim_ordering_tf_kernels{suffix}.h5")
+    return model

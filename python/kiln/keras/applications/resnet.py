@@ -1,7 +1,6 @@
 """tf.keras.applications.resnet: ResNet50, ResNet101 and ResNet152 (He et al., 2015), with Keras' layer names,
 so Keras' weight files load into them by name or in order."""
 from .. import backend, layers
-from .._model import Model
 from . import imagenet_utils
 
 _EPSILON = 1.001e-5
@@ -42,11 +41,7 @@ def _resnet(blocks, model_name, include_top, weights, input_tensor, input_shape,
             classifier_activation="softmax", **kwargs):
     if kwargs:
         raise ValueError(f"Unknown argument(s): {kwargs}")
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=224, min_size=32,
-                                                    data_format=backend.image_data_format(),
-                                                    require_flatten=include_top, weights=weights)
-    inputs = imagenet_utils.input_of(input_tensor, input_shape)
+    inputs = imagenet_utils.model_input(include_top, weights, input_tensor, input_shape, classes, 224, 32)
     axis = _bn_axis()
     x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)), name="conv1_pad")(inputs)
     x = layers.Conv2D(64, 7, strides=2, use_bias=True, name="conv1_conv")(x)
@@ -56,18 +51,8 @@ def _resnet(blocks, model_name, include_top, weights, input_tensor, input_shape,
     x = layers.MaxPooling2D(3, strides=2, name="pool1_pool")(x)
     for stage, (filters, count) in enumerate(zip((64, 128, 256, 512), blocks)):
         x = _stack(x, filters, count, stride1=1 if stage == 0 else 2, name=f"conv{stage + 2}")
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
-    model = Model(inputs, x, name=model_name)
-    suffix = "" if include_top else "_notop"
-    imagenet_utils.load_weights(model, weights, f"{model_name}_weights_tf_dim_ordering_tf_kernels{suffix}.h5")
-    return model
+    return imagenet_utils.classified_model(inputs, x, model_name, include_top, weights, pooling, classes,
+                                           classifier_activation, ("avg_pool", "max_pool"))
 
 
 def ResNet50(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
