@@ -15,6 +15,8 @@ import time
 
 import numpy as np
 
+import kiln as tf
+
 from serving_util import serve_binary as _serve_binary
 
 from serving_util import Server, concurrently as _concurrently, models, one_version as _one_version, start, \
@@ -325,3 +327,18 @@ def test_requests_in_flight_finish_on_the_version_they_started_on(models, tmp_pa
     for t in threads:
         t.join()
     assert results == [(200, '{"predictions": [[3.5, 6.5]]}')] * 2
+
+
+class _Halves(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def halve(self, x):
+        return tf.cast(x / 2, tf.float16)
+
+
+def test_dtypes_kiln_serve_cannot_write_are_refused_by_name(tmp_path, start):
+    """A float16 output is an error naming the dtype (HTTP 501, UNIMPLEMENTED), never an empty or made-up value."""
+    m = _Halves()
+    tf.saved_model.save(m, str(tmp_path / "halves" / "1"), signatures={"serving_default": m.halve})
+    s = start(tmp_path / "halves")
+    status, body = s.predict({"instances": [1.0, 3.0]})
+    assert status == 501 and "does not serve half tensors" in json.loads(body)["error"], (status, body)

@@ -81,6 +81,8 @@ void store_leaf(const Tensor& t, std::size_t i, const json& v, const std::string
       break;
     case DType::Resource:
       fail(Code::InvalidArgument, fmt::format("input '{}' is a resource, which a request cannot give", input));
+    default:
+      fail(Code::Unimplemented, fmt::format("input '{}': kiln-serve does not serve {} tensors yet", input, tf_type_name(d)));
   }
 }
 
@@ -191,6 +193,7 @@ void append_element(std::string& out, const Tensor& t, int64_t i, bool b64) {
     case DType::Bool: out += core::data_of<bool>(t)[i] ? "true" : "false"; break;
     case DType::String: append_string(out, core::data_of<std::string>(t)[i], b64); break;
     case DType::Resource: fail(Code::Internal, "a resource output cannot be written as JSON");
+    default: fail(Code::Unimplemented, fmt::format("kiln-serve does not serve {} tensors yet", tf_type_name(t.dtype())));
   }
 }
 
@@ -230,6 +233,15 @@ std::string_view tf_type_name(DType d) {
     case DType::Bool: return "bool";
     case DType::String: return "string";
     case DType::Resource: return "resource";
+    case DType::Float16: return "half";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Int8: return "int8";
+    case DType::Int16: return "int16";
+    case DType::UInt16: return "uint16";
+    case DType::UInt32: return "uint32";
+    case DType::UInt64: return "uint64";
+    case DType::Complex64: return "complex64";
+    case DType::Complex128: return "complex128";
   }
   return "unknown";
 }

@@ -174,6 +174,7 @@ void to_tensor_proto(const Tensor& t, TensorProto& proto) {
       break;
     }
     case DType::Resource: fail(Code::Internal, "a resource output cannot be sent");
+    default: fail(Code::Unimplemented, fmt::format("kiln-serve does not serve {} tensors yet", tf_type_name(t.dtype())));
   }
 }
 
