@@ -14,8 +14,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "numeric_body.h"
-#include "status.h"
+#include "../numeric_body.h"
+#include "../status.h"
 
 using namespace kiln;
 using namespace kiln::serve;
