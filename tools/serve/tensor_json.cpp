@@ -222,28 +222,14 @@ int64_t row_size(const Tensor& t) {
 
 }  // namespace
 
-// TF's names for dtypes in messages (DataTypeString).
+// TF's names for dtypes in messages (DataTypeString): Kiln's names but three.
 std::string_view tf_type_name(DType d) {
   switch (d) {
     case DType::Float32: return "float";
     case DType::Float64: return "double";
-    case DType::Int32: return "int32";
-    case DType::Int64: return "int64";
-    case DType::UInt8: return "uint8";
-    case DType::Bool: return "bool";
-    case DType::String: return "string";
-    case DType::Resource: return "resource";
     case DType::Float16: return "half";
-    case DType::BFloat16: return "bfloat16";
-    case DType::Int8: return "int8";
-    case DType::Int16: return "int16";
-    case DType::UInt16: return "uint16";
-    case DType::UInt32: return "uint32";
-    case DType::UInt64: return "uint64";
-    case DType::Complex64: return "complex64";
-    case DType::Complex128: return "complex128";
+    default: return dtype_name(d);
   }
-  return "unknown";
 }
 
 void check_shape_fits(const TensorInfo& info, const Shape& shape) {
