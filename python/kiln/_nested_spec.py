@@ -37,21 +37,12 @@ class NestedSpec:
     def _from_components(self, components):
         return nest.pack_sequence_as(self.structure, list(components), expand_composites=True)
 
-    def _trace_key(self):
-        return f"Nested:{self.structure!r}"
-
     def _conform(self, value):
         """The call's value for this argument: the same structure down to the specs (a list may stand for one
         tensor, as in TF; ValueError otherwise), each leaf conformed to its spec."""
         leaves = [spec._conform(v) if hasattr(spec, "_component_specs") else conform_to_tensor_spec(v, spec)
                   for spec, v in zip(self._leaves, nest.flatten_up_to(self.structure, value))]
         return nest.pack_sequence_as(self.structure, leaves)
-
-    def __eq__(self, other):
-        return isinstance(other, NestedSpec) and self.structure == other.structure
-
-    def __hash__(self):
-        return hash(repr(self.structure))
 
     def __repr__(self):
         return repr(self.structure)
