@@ -69,37 +69,16 @@ template <class F> decltype(auto) visit_numeric(DType dtype, F&& f) {
   throw Internal(fmt::format("visit_numeric: dtype {} is not numeric", dtype_name(dtype)));
 }
 
-// Every dtype that holds values, strings included (one switch: the core
-// dtypes pay nothing for the others).
+// Every dtype that holds values, strings included.
 template <class F> decltype(auto) visit_all_dtypes(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Float64: return f.template operator()<double>();
-    case DType::Int32: return f.template operator()<int32_t>();
-    case DType::Int64: return f.template operator()<int64_t>();
-    case DType::UInt8: return f.template operator()<uint8_t>();
-    case DType::Bool: return f.template operator()<bool>();
-    case DType::String: return f.template operator()<std::string>();
-    case DType::Resource: break;
-    default: return visit_extended(dtype, f);
-  }
-  throw Internal("visit_all_dtypes: resource handles hold no values");
+  if (dtype > DType::Resource) return visit_extended(dtype, f);
+  return visit_dtype(dtype, f);
 }
 
 // Every dtype that holds numbers (bool and complex included, strings not).
 template <class F> decltype(auto) visit_all_numeric(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Float64: return f.template operator()<double>();
-    case DType::Int32: return f.template operator()<int32_t>();
-    case DType::Int64: return f.template operator()<int64_t>();
-    case DType::UInt8: return f.template operator()<uint8_t>();
-    case DType::Bool: return f.template operator()<bool>();
-    case DType::String:
-    case DType::Resource: break;
-    default: return visit_extended(dtype, f);
-  }
-  throw Internal(fmt::format("visit_all_numeric: dtype {} is not numeric", dtype_name(dtype)));
+  if (dtype > DType::Resource) return visit_extended(dtype, f);
+  return visit_numeric(dtype, f);
 }
 
 }  // namespace kiln::core
