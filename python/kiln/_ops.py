@@ -314,9 +314,13 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 
 def where(condition, x=None, y=None, name=None):
+    """x where condition else y (broadcast); with neither x nor y, the coordinates of condition's true (nonzero)
+    elements, int64 [count, rank] in row-major order."""
+    if x is None and y is None:
+        from ._array_ops import true_coordinates
+        return true_coordinates(condition)
     if x is None or y is None:
-        raise ValueError("kiln.where needs both x and y (the one-argument form, indices of true elements, "
-                         "is not supported)")
+        raise ValueError("x and y must both be non-None or both be None.")
     return _C.where(condition, x, y)
 
 

@@ -163,3 +163,29 @@ def test_the_ragged_tensor_guide():
     assert "Shape: (3, None, 2)\nNumber of partitioned dimensions: 1\nFlat values shape: (6, 2)\n" in out
     assert out.rstrip().endswith("<kiln.RaggedTensor [[[10, 11, 12], [13, 14]],\n [[15, 16, 17, 18], [19]]]>\n"
                                  "Shape: (2, 2, None)\nNumber of partitioned dimensions: 2")  # from_uniform_row_length
+
+
+def test_the_unicode_guide():
+    out = run_program("guides", "unicode.py")
+    assert out.startswith("<kiln.Tensor: shape=(), dtype=string, numpy=b'Thanks \\xf0\\x9f\\x98\\x8a'>\n"
+                          "TensorShape([2])\n")
+    chars = "numpy=array([35821, 35328, 22788, 29702], dtype=int32)>"
+    assert out.count(chars) == 2  # the code points, and unicode_decode of the UTF-8 scalar
+    utf16 = "numpy=b'\\x8b\\xed\\x8a\\x00Y\\x04t\\x06'>"
+    assert out.count(utf16) == 2  # the UTF-16-BE constant and unicode_transcode's result
+    assert ("[104, 195, 108, 108, 111]\n[87, 104, 97, 116, 32, 105, 115, 32, 116, 104, 101, 32, 119, 101, 97, 116, "
+            "104, 101, 114, 32, 116, 111, 109, 111, 114, 114, 111, 119]\n[71, 246, 246, 100, 110, 105, 103, 104, 116]\n"
+            "[128522]\n") in out
+    assert "[128522,      _,      _," in out  # the sparse form, printed by the guide's own loop
+    assert "numpy=array([b'cat', b'dog', b'cow'], dtype=object)>" in out
+    batch = ("numpy=array([b'h\\xc3\\x83llo', b'What is the weather tomorrow',\n"
+             "       b'G\\xc3\\xb6\\xc3\\xb6dnight', b'\\xf0\\x9f\\x98\\x8a'], dtype=object)>")
+    assert out.count(batch) == 3  # from the ragged, the sparse and the padded code points
+    assert "11 bytes; 8 UTF-8 characters\nb'\\xf0'\nb'\\xf0\\x9f\\x98\\x8a'\n" in out
+    assert "array([b'T', b'h', b'a', b'n', b'k', b's', b' ', b'\\xf0\\x9f\\x98\\x8a'],\n      dtype=object)" in out
+    assert ("At byte offset 0: codepoint 127880\nAt byte offset 4: codepoint 127881\n"
+            "At byte offset 8: codepoint 127882\n[17  8]\n") in out  # [USCRIPT_HAN, USCRIPT_CYRILLIC]
+    assert "[[25, 25, 25, 25, 25, 0, 0, 25, 25, 25, 25, 25, 0],\n [17, 17, 20, 20, 20, 20, 20]]>" in out
+    assert "kiln.Tensor([ 0  5  7 12 13 15], shape=(6,), dtype=int64)" in out
+    assert out.endswith("[[b'Hello', b', ', b'world', b'.'], [b'\\xe4\\xb8\\x96\\xe7\\x95\\x8c', "
+                        "b'\\xe3\\x81\\x93\\xe3\\x82\\x93\\xe3\\x81\\xab\\xe3\\x81\\xa1\\xe3\\x81\\xaf']]\n")
