@@ -135,7 +135,8 @@ PyObject* binary_slot(PyObject* a, PyObject* b) noexcept {
   } catch (...) {
     translate_current_exception();
     if constexpr (rname != nullptr) {
-      if (forward) return reflected_fallback(a, b, rname);
+      // A tensor y's reflected method is this op again (TF's has no fallback): x's error stands.
+      if (forward && !PyObject_TypeCheck(b, tensor_type)) return reflected_fallback(a, b, rname);
     }
     return nullptr;
   }

@@ -80,6 +80,20 @@ def test_int32_tensor_plus_python_float_raises_as_tf():
         times(x)
 
 
+def test_tensors_of_two_dtypes_in_one_op_raise_type_error_in_a_graph():
+    # TF's graph builder raises TypeError for inputs of different dtypes; eager ops InvalidArgumentError.
+    a, b = tf.constant([[1.0]]), tf.constant([[1]])
+    ops = (lambda x, y: x + y, lambda x, y: x - y, tf.matmul, lambda x, y: tf.concat([x, y], 0),
+           lambda x, y: tf.where(x > 0, x, y), tf.maximum)
+    for op in ops:
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            op(a, b)
+        with pytest.raises(TypeError, match="dtype"):
+            tf.function(op)(a, b)
+    with pytest.raises(tf.errors.InvalidArgumentError):  # still the class Kiln raised before, too
+        tf.function(lambda x, y: x * y)(a, b)
+
+
 def test_int_tensor_and_numpy_float_follow_tf_2_15():
     # TF converts a NumPy operand to the tensor's dtype with NumPy's own cast (pywrap_tensor.cc:
     # NumPy scalars become arrays, then PyArray_FromAny with NPY_ARRAY_FORCECAST), so a NumPy float
