@@ -470,6 +470,46 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
     return _C.tensor_scatter_nd_add(tensor, indices, updates)
 
 
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    """tensor with updates subtracted at the slices indices names (duplicates subtract each)."""
+    return _C.tensor_scatter_nd_add(tensor, indices, _C.negative(convert_to_tensor(updates)))
+
+
+def _tensor_scatter_nd_extreme(tensor, indices, updates, segment_extreme, pick):
+    """tensor with each named slice replaced by pick(slice, extreme of its updates): duplicate indices
+    reduce first, so every write of one slice writes the same value."""
+    tensor, indices, updates = convert_to_tensor(tensor), convert_to_tensor(indices), convert_to_tensor(updates)
+    depth = indices.shape[-1]
+    if depth is None:
+        raise ValueError("tensor_scatter_nd_min/max need indices whose last dimension is known")
+    from .math import cumprod
+    dims = shape(tensor, out_type=indices.dtype)
+    outer = dims[:depth]
+    strides = cumprod(outer, exclusive=True, reverse=True)
+    flat_indices = reshape(indices, [-1, depth])
+    slots = reduce_sum(flat_indices * strides, axis=1)
+    static_outer = tensor.shape[:depth]
+    if not static_outer.is_fully_defined():
+        raise ValueError(f"tensor_scatter_nd_min/max need the indexed dimensions of tensor known, got {tensor.shape}")
+    slot_count = int(_np.prod(static_outer.as_list(), dtype=_np.int64))
+    flat_updates = reshape(updates, concat([constant([-1], dims.dtype), dims[depth:]], 0))
+    reduced = gather(segment_extreme(flat_updates, slots, slot_count), slots)
+    return tensor_scatter_nd_update(tensor, flat_indices,
+                                    pick(gather_nd(tensor, flat_indices), reduced))
+
+
+def tensor_scatter_nd_max(tensor, indices, updates, name=None):
+    """tensor with each slice indices names replaced by the maximum of it and its updates."""
+    from .math import unsorted_segment_max
+    return _tensor_scatter_nd_extreme(tensor, indices, updates, unsorted_segment_max, _C.maximum)
+
+
+def tensor_scatter_nd_min(tensor, indices, updates, name=None):
+    """tensor with each slice indices names replaced by the minimum of it and its updates."""
+    from .math import unsorted_segment_min
+    return _tensor_scatter_nd_extreme(tensor, indices, updates, unsorted_segment_min, _C.minimum)
+
+
 def _one_hot_indices(indices):
     """TF's OneHot takes uint8, int8, int32 or int64 indices. A value that is no tensor yet converts
     to the op's default index dtype, int64, by TF's rules: a NumPy array casts (1.9 -> 1), Python

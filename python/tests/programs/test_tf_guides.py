@@ -189,3 +189,41 @@ def test_the_unicode_guide():
     assert "kiln.Tensor([ 0  5  7 12 13 15], shape=(6,), dtype=int64)" in out
     assert out.endswith("[[b'Hello', b', ', b'world', b'.'], [b'\\xe4\\xb8\\x96\\xe7\\x95\\x8c', "
                         "b'\\xe3\\x81\\x93\\xe3\\x82\\x93\\xe3\\x81\\xab\\xe3\\x81\\xa1\\xe3\\x81\\xaf']]\n")
+
+
+def test_the_basics_guide():
+    out = run_program("guides", "basics.py")
+    assert out.startswith("kiln.Tensor(\n[[1. 2. 3.]\n [4. 5. 6.]], shape=(2, 3), dtype=float32)\n(2, 3)\n"
+                          "<dtype: 'float32'>\n")
+    assert "numpy=array([[14., 32.],\n       [32., 77.]], dtype=float32)>" in out  # x @ tf.transpose(x)
+    assert "numpy=array([[0.09003057, 0.24472848, 0.66524094],\n       [0.09003057, 0.24472848, 0.66524094]]" in out
+    assert "numpy=21.0>" in out and "TensorFlow **IS NOT** using the GPU" in out
+    assert "numpy=array([2., 3., 4.], dtype=float32)>" in out  # var.assign_add
+    assert "numpy=-2.0>\n<kiln.Tensor: shape=(), dtype=float32, numpy=4.0>" in out  # f(1.0) and its derivative
+    assert "Tracing.\n\n<kiln.Tensor: shape=(), dtype=int32, numpy=6>\n<kiln.Tensor: shape=(), dtype=int32, " \
+           "numpy=27>\nTracing.\n\n<kiln.Tensor: shape=(), dtype=float32, numpy=27.300001>" in out  # one trace each
+    errors = [float(v) for v in re.findall(r"^Mean squared error for step \d+: ([\d.]+)$", out, re.M)]
+    assert len(errors) == 10 and errors[-1] < errors[0] / 10
+
+
+def test_the_basic_training_loops_guide():
+    out = run_program("guides", "basic_training_loops.py")
+    assert out.startswith("Variables: (<kiln.Variable 'Variable:0' shape=() dtype=float32, numpy=0.0>, "
+                          "<kiln.Variable 'Variable:0' shape=() dtype=float32, numpy=5.0>)\n")
+    final = re.findall(r"^Epoch  9:\n     W = ([\d.]+), b = ([\d.]+), loss=([\d.]+)$", out, re.M)
+    assert len(final) == 2 and final[0] == final[1]  # the eager loop and the same loop again agree
+    w, b, loss = (float(v) for v in final[0])
+    assert 2.8 < w < 3.4 and 1.4 < b < 2.1 and loss < 1.5  # towards TRUE_W = 3.0, TRUE_B = 2.0 (noise 1.0)
+    assert out.count("Epoch 10/10") == 1  # the Keras version's fit
+
+
+def test_the_tensor_slicing_guide():
+    out = run_program("guides", "tensor_slicing.py")
+    assert out.startswith("kiln.Tensor([1 2 3], shape=(3,), dtype=int32)\n" * 2 +
+                          "kiln.Tensor([5 6 7], shape=(3,), dtype=int32)\n")
+    assert "kiln.Tensor([b'c' b'a' b't' b's'], shape=(4,), dtype=string)" in out
+    assert "kiln.Tensor([ 0 16], shape=(2,), dtype=int64)" in out
+    assert "kiln.Tensor([ 0  2  0  4  0  6  0  8  0 10], shape=(10,), dtype=int32)" in out
+    assert "[[1 0 0]\n [0 1 0]\n [0 0 1]], shape=(3, 3), dtype=int32)" in out  # tensor_scatter_nd_sub
+    assert out.endswith("[[-2 -7 -6]\n [-9 -5  1]\n [-4 -3 -8]], shape=(3, 3), dtype=int32)\n"  # ..._min
+                        "kiln.Tensor(\n[[-2 -7  6]\n [-9  5  1]\n [ 4 -3 -8]], shape=(3, 3), dtype=int32)\n")  # ..._max
