@@ -147,3 +147,21 @@ def test_transfer_learning():
     losses = [float(v) for v in re.findall(r"^6/6 - \d+s - loss: ([\d.]+)", out, re.M)]
     assert len(losses) == 23 and losses[-1] < losses[19] < losses[0]
     assert float(re.search(r"validation accuracy: ([\d.]+)", out).group(1)) >= 0.75
+
+
+def test_working_with_rnns(tmp_path):
+    from keras_util import synthetic_mnist
+    synthetic_mnist(str(tmp_path), train=400, test=100)
+    out = without_progress(run_example("keras", "working_with_rnns.py", env={"KILN_MNIST_DIR": str(tmp_path)}))
+    for name, shape, params in (("embedding (Embedding)", "(None, None, 64)", "64000"),
+                                ("lstm (LSTM)", "(None, 128)", "98816"), ("gru (GRU)", "(None, None, 256)", "247296"),
+                                ("simple_rnn (SimpleRNN)", "(None, 128)", "49280"),
+                                ("decoder (LSTM)", "(None, 64)", "33024")):
+        assert re.search(rf"^ {re.escape(name)}\s+{re.escape(shape)}\s+{params}\s", out, re.M), name
+    assert "Total params: 164106 (641.04 KB)" in out and "Total params: 361866 (1.38 MB)" in out
+    assert "Total params: 258698 (1010.54 KB)" in out and "Total params: 80266 (313.54 KB)" in out
+    assert re.search(r"^ encoder \(LSTM\)\s+\[\(None, 64\),\s+33024\s+\['embedding_2\[0\]\[0\]'\]", out, re.M)
+    assert re.search(r"^Predicted result is: \[\d\], target result is: \d$", out, re.M)
+    # The nested cell's model: one loss and one metric per output, named as Keras names a layer's outputs.
+    assert re.search(r"2/2 \[=+\] - .* - loss: [\d.]+ - rnn_1_loss: [\d.]+ - rnn_1_1_loss: [\d.]+ - "
+                     r"rnn_1_accuracy: [\d.]+ - rnn_1_1_accuracy: [\d.]+", out)
