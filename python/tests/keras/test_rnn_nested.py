@@ -99,3 +99,23 @@ def test_a_list_is_inputs_and_initial_states_a_tuple_nested_inputs():
     np.testing.assert_array_equal(lstm([x, h, c]).numpy(), lstm(x, initial_state=[h, c]).numpy())
     with pytest.raises(ValueError, match="ndim=3"):
         keras.layers.LSTM(2)(np.ones((2, 3), np.float32))
+
+
+def test_keras_tensors_show_their_masks_while_a_model_is_built():
+    inputs = keras.Input(shape=(None,), dtype="int32")
+    x = keras.layers.Embedding(input_dim=10, output_dim=4, mask_zero=True)(inputs)
+    assert keras.layers.Dense(2)(keras.Input((3,)))._keras_mask is None
+    mask = keras.layers.Activation("relu")(x)._keras_mask  # passed on: still the embedding's mask
+    assert mask.dtype == tf.bool and mask.shape.as_list() == [None, None]
+    assert str(mask) == ("KerasTensor(type_spec=TensorSpec(shape=(None, None), dtype=tf.bool, name=None), "
+                         "description=\"created by layer '" + x._node.layer.name + "'\")")
+
+    class TemporalSoftmax(keras.layers.Layer):  # a custom call that needs the mask while the model is built
+        def call(self, inputs, mask=None):
+            weights = tf.expand_dims(tf.cast(mask, "float32"), -1)
+            return tf.exp(inputs) * weights / tf.reduce_sum(tf.exp(inputs) * weights, axis=1, keepdims=True)
+
+    outputs = TemporalSoftmax()(keras.layers.Dense(1)(x))
+    model = keras.Model(inputs, outputs)
+    y = model(np.array([[1, 2, 0, 0]])).numpy()
+    assert y[0, 2:].tolist() == [[0.0], [0.0]] and abs(y[0, :2].sum() - 1) < 1e-6
