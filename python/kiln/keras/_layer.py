@@ -291,7 +291,9 @@ class Layer(Module):
             name = backend.unique_object_name(backend.to_snake_case(type(self).__name__))
         elif not isinstance(name, str):
             raise TypeError(f"Layer name must be a string, got {name!r}")
-        if re.match(r"^[A-Za-z0-9.][\w.-]*$", name) and not re.match(r"^[A-Za-z_]", name) or \
+        if name == "":  # Keras keeps an empty name (TF's custom-layers tutorial: Model(name="")), no scope
+            self._name, self._scope_name = "", "/"
+        elif re.match(r"^[A-Za-z0-9.][\w.-]*$", name) and not re.match(r"^[A-Za-z_]", name) or \
                 re.match(r"^[A-Za-z0-9.][\w.-]*(/[A-Za-z0-9.][\w.-]*)+$", name):
             # Keras layer names need not be Python identifiers ("3_layer_mlp", DenseNet's "conv1/conv"), only TF
             # scope names.

@@ -96,3 +96,52 @@ def test_csv_tutorial_tf_data_parts():
     assert len(set(names[:3])) == 3 and names[3:6] == names[:3]  # interleave(cycle_length=3): one row each
     assert characters == ["A", "A", "A", "B", "B", "B", "C", "C", "C", "D"]
     assert out.rstrip().endswith("}\n.\n.")  # one batch of 2048 rows (150 here) each way
+
+
+def test_customization_basics():
+    out = without_progress(run_example("tutorials", "customization_basics.py"))
+    assert out.startswith("kiln.Tensor(3, shape=(), dtype=int32)\nkiln.Tensor([4 6], shape=(2,), dtype=int32)\n"
+                          "kiln.Tensor(25, shape=(), dtype=int32)\nkiln.Tensor(6, shape=(), dtype=int32)\n"
+                          "kiln.Tensor(13, shape=(), dtype=int32)\nkiln.Tensor([[2 3]], shape=(1, 2), dtype=int32)\n"
+                          "(1, 2)\n<dtype: 'int32'>\n")
+    assert "[[42. 42. 42.]\n [42. 42. 42.]\n [42. 42. 42.]], shape=(3, 3), dtype=float64)" in out
+    assert "[[43. 43. 43.]\n [43. 43. 43.]\n [43. 43. 43.]]" in out
+    assert "Is there a GPU available: \n[]\nIs the Tensor on GPU #0:  \nFalse\nOn CPU:\n10 loops: " in out
+    squares = re.findall(r"^kiln.Tensor\(\[ *(\d+) +(\d+)\], shape=\(2,\), dtype=int32\)$",
+                         out.split("Elements of ds_tensors:\n")[1], re.M)
+    assert sorted(int(v) for pair in squares for v in pair) == [1, 4, 9, 16, 25, 36]  # squared, shuffled, batched
+    assert out.endswith("\nElements in ds_file:\nkiln.Tensor([b'Line 1' b'Line 2'], shape=(2,), dtype=string)\n"
+                        "kiln.Tensor([b'Line 3' b'  '], shape=(2,), dtype=string)\n")
+
+
+def test_custom_layers():
+    out = without_progress(run_example("tutorials", "custom_layers.py"))
+    assert "<kiln.Tensor: shape=(10, 10), dtype=float32, numpy=array([[0., 0." in out
+    assert "['my_dense_layer/kernel:0']" in out
+    assert 'Model: ""\n' in out and "\n18\n" in out  # block.summary() of ResnetIdentityBlock(name=''), its layers' vars
+    assert "Total params: 41 (164.00 Byte)\nTrainable params: 29 (116.00 Byte)\nNon-trainable params: 12 (48.00 Byte)" \
+        in out
+    assert out.count("Total params: 41 (164.00 Byte)") == 2  # the same block as a Sequential
+
+
+def test_save_and_load(mnist_dir):
+    out = run_tutorial("save_and_load.py", mnist_dir)
+    assert out.startswith("2.15.0\n")
+    assert out.count("Total params: 407050 (1.55 MB)") >= 3
+    untrained = float(re.search(r"^Untrained model, accuracy: +([\d.]+)%$", out, re.M).group(1))
+    restored = [float(v) for v in re.findall(r"^Restored model, accuracy: +([\d.]+)%$", out, re.M)]
+    assert untrained < 40 and len(restored) >= 5 and min(restored) > 80
+    assert "['cp.weights.h5']" in out and "'training_2/cp-0050.weights.h5'" in out
+    assert sorted(re.search(r"^\[('cp-00\d\d.weights.h5'(?:, )?)+\]$", out, re.M).group(0)[1:-1].split(", ")) == \
+        [f"'cp-{e:04d}.weights.h5'" for e in range(0, 51, 5)]  # every fifth epoch's checkpoint
+    assert "(100, 10)" in out  # the SavedModel's predictions
+
+
+def test_classification():
+    out = without_progress(run_example("tutorials", "classification.py"))
+    assert out.startswith("2.15.0\n(6000, 28, 28)\n6000\narray([9, 0, 0, ..., ")
+    assert "(2000, 28, 28)\n2000\n" in out
+    accuracy = float(re.search(r"^Test accuracy: ([\d.]+)$", out, re.M).group(1))
+    assert accuracy > 0.75  # the tutorial: 0.88 on all 60,000 images
+    assert out.rstrip().endswith("\n(28, 28)\n(1, 28, 28)\n" + out.rstrip().split("(1, 28, 28)\n")[1]) and \
+        re.search(r"\]\]\n\d$", out.rstrip())
