@@ -559,6 +559,16 @@ def identity(input, name=None):  # noqa: A002
     return convert_to_tensor(input)
 
 
+def ensure_shape(x, shape, name=None):
+    """x, checked when it is computed to have `shape` (None dims match any size); in a graph its static shape
+    becomes the one the two agree on. InvalidArgumentError when they differ."""
+    from .tensor_shape import TensorShape
+    x, shape = convert_to_tensor(x), TensorShape(shape)
+    if shape.rank is None:
+        return x
+    return _C.ensure_shape(x, [-1 if d is None else int(d) for d in shape.as_list()])
+
+
 def add_n(inputs, name=None):
     inputs = list(inputs)
     total = inputs[0]

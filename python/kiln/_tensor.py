@@ -155,6 +155,19 @@ def _reduce(self):
 Tensor.__reduce__ = _reduce
 
 
+def _set_shape(self, shape):
+    """TF's Tensor.set_shape: ValueError unless `shape` is compatible with the tensor's; a graph tensor takes the
+    merged static shape (an EnsureShape, checked when the graph runs)."""
+    shape = TensorShape(shape)
+    if not self.shape.is_compatible_with(shape):
+        raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied shape {shape}.")
+    if self._is_symbolic and shape.rank is not None and self.shape != self.shape.merge_with(shape):
+        self._refine_shape([-1 if d is None else int(d) for d in shape.as_list()])
+
+
+Tensor.set_shape = _set_shape
+
+
 # ---- Variable -------------------------------------------------------------------
 
 def _var_repr(self):

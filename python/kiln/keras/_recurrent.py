@@ -50,12 +50,7 @@ def _dims(size):
 
 def _gates(z, count):
     """A [batch, count * units] tensor cut into its count gates: one Split, whose gradient is one Concat
-    (a slice per gate would fill a [batch, count * units] zero tensor each in the backward pass). With the batch
-    unknown while tracing (a ragged batch made dense), a slice per gate: the engine cannot yet differentiate a
-    Split inside the loop then (its rank is lost in the loop's gradient)."""
-    if z.shape[0] is None and _C.is_tracing():
-        units = z.shape[1] // count
-        return [_C.slice(z, [0, g * units], [-1, units]) for g in range(count)]
+    (a slice per gate would fill a [batch, count * units] zero tensor each in the backward pass)."""
     return _C.split(z, count, 1)
 
 
