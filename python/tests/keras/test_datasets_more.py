@@ -77,7 +77,8 @@ def test_loaders_ask_get_file_for_keras_files(keras_home, monkeypatch, call, exp
 
 @pytest.mark.parametrize("call, origin", [
     (lambda: datasets.cifar10.load_data(), "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"),
-    (lambda: datasets.cifar100.load_data(label_mode="coarse"), "https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz"),
+    (lambda: datasets.cifar100.load_data(label_mode="coarse"),
+     "https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz"),
     (lambda: datasets.imdb.load_data(), ORIGIN + "imdb.npz"),
     (lambda: datasets.imdb.get_word_index(), ORIGIN + "imdb_word_index.json"),
     (lambda: datasets.reuters.load_data(), ORIGIN + "reuters.npz"),

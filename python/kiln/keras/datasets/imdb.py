@@ -33,7 +33,8 @@ def load_data(path="imdb.npz", num_words=None, skip_top=0, maxlen=None, seed=113
             raise ValueError(f"After filtering for sequences shorter than maxlen={str(maxlen)}, no sequence was "
                              "kept. Increase maxlen.")
 
-    # The vocabulary is cut over both sets at once (num_words=None: the largest index of either).
+    # The vocabulary is cut over both sets at once (num_words=None: the largest index of either). As lists: Keras'
+    # `x_train + x_test` would add two untouched arrays element by element (start_char=None, index_from=0).
     xs = _seq.cut_vocabulary(list(x_train) + list(x_test), num_words, skip_top, oov_char)
     labels = np.concatenate([labels_train, labels_test])
     idx = len(x_train)
