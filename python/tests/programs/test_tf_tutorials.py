@@ -145,3 +145,35 @@ def test_classification():
     assert accuracy > 0.75  # the tutorial: 0.88 on all 60,000 images
     assert out.rstrip().endswith("\n(28, 28)\n(1, 28, 28)\n" + out.rstrip().split("(1, 28, 28)\n")[1]) and \
         re.search(r"\]\]\n\d$", out.rstrip())
+
+
+def test_cnn(tmp_path):
+    # A synthetic CIFAR-10 archive in Keras' format, in a Keras cache of its own, unpacked there by load_data as
+    # on first use (its hash is the synthetic file's, not Keras'); the program then reads the unpacked batches.
+    import numpy as np
+
+    import kiln as tf
+    from dataset_files import cifar10_batches, sha256, write_cifar_archive
+    home = str(tmp_path / "keras_home")
+    archive = write_cifar_archive(home, "cifar-10-batches-py", cifar10_batches(per_batch=100, test=100))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KERAS_HOME", home)
+        patch.setattr(tf.keras.datasets.cifar10, "FILE_HASH", sha256(archive))
+        (x_train, _), (x_test, _) = tf.keras.datasets.cifar10.load_data()
+    assert x_train.shape == (500, 32, 32, 3) and x_test.shape == (100, 32, 32, 3) and x_train.dtype == np.uint8
+
+    out = without_progress(run_example("tutorials", "cnn.py", env={"KERAS_HOME": home}))
+    totals = re.findall(r"^Total params: (\d+) \(([\d.]+ \w+)\)$", out, re.M)
+    assert totals == [("56320", "220.00 KB"), ("122570", "478.79 KB")]  # the two summaries the tutorial prints
+    for layer, shape, params in (("conv2d (Conv2D)", r"\(None, 30, 30, 32\)", 896),
+                                 ("conv2d_1 (Conv2D)", r"\(None, 13, 13, 64\)", 18496),
+                                 ("conv2d_2 (Conv2D)", r"\(None, 4, 4, 64\)", 36928),
+                                 ("flatten (Flatten)", r"\(None, 1024\)", 0),
+                                 ("dense (Dense)", r"\(None, 64\)", 65600), ("dense_1 (Dense)", r"\(None, 10\)", 650)):
+        assert re.search(rf"^ {re.escape(layer)} +{shape} +{params} +$", out, re.M), layer
+    accuracies = [float(v) for v in re.findall(r"^Epoch \d+/10\n16/16 \[=+\] - .* - accuracy: ([\d.]+) - val_loss",
+                                               out, re.M)]
+    assert len(accuracies) == 10 and accuracies[-1] > accuracies[0]
+    # evaluate(verbose=2), then print(test_acc).
+    assert re.search(r"^4/4 - \d+s - loss: [\d.e+-]+ - accuracy: [\d.]+ - \d+m?s/epoch - \d+m?s/step$", out, re.M)
+    assert float(out.rstrip().split("\n")[-1]) > 0.5  # ten classes: chance is 0.1
