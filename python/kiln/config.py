@@ -34,7 +34,12 @@ def list_physical_devices(device_type=None):
 
 
 def list_logical_devices(device_type=None):
-    return [_LOGICAL_CPU] if _matches(device_type, "CPU") else []
+    """The CPU, or the logical CPUs set_logical_device_configuration split it into (all run on the one CPU)."""
+    if not _matches(device_type, "CPU"):
+        return []
+    if _cpu_configuration[0] is None:
+        return [_LOGICAL_CPU]
+    return [LogicalDevice(f"/device:CPU:{i}", "CPU") for i in range(len(_cpu_configuration[0]))]
 
 
 def get_visible_devices(device_type=None):
@@ -51,12 +56,45 @@ def set_visible_devices(devices, device_type=None):
         raise ValueError("Kiln cannot hide its only device, the CPU")
 
 
+class LogicalDeviceConfiguration(
+        _collections.namedtuple("LogicalDeviceConfiguration",
+                                ["memory_limit", "experimental_priority", "experimental_device_ordinal"])):
+    """A logical device's configuration (TF's fields; a CPU takes none of them)."""
+
+    def __new__(cls, memory_limit=None, experimental_priority=None, experimental_device_ordinal=None):
+        return super().__new__(cls, memory_limit, experimental_priority, experimental_device_ordinal)
+
+
+_cpu_configuration = [None]  # the logical CPUs' configurations, once set
+
+
 def get_logical_device_configuration(device):
-    return None
+    _check_physical(device)
+    return None if _cpu_configuration[0] is None else list(_cpu_configuration[0])
 
 
 def set_logical_device_configuration(device, logical_devices):
-    raise ValueError(f"Kiln cannot split {device.name} into logical devices")
+    """Splits the CPU into len(logical_devices) logical CPUs (/device:CPU:0, 1, ...), as TF does for
+    distribution strategies on one machine; they share the one CPU. As TF, a CPU takes no memory limit, and
+    a configuration, once set, can be set again only to the same."""
+    _check_physical(device)
+    configs = list(logical_devices) if logical_devices is not None else None
+    for c in configs or ():
+        if not isinstance(c, LogicalDeviceConfiguration):
+            raise ValueError(f"Invalid logical device configuration: {c!r}")
+        if c.memory_limit is not None:
+            raise ValueError("Setting memory limit on CPU virtual devices is currently not supported")
+        if c.experimental_priority is not None or c.experimental_device_ordinal is not None:
+            raise ValueError("Setting experimental_priority or experimental_device_ordinal on CPU virtual "
+                             "devices is currently not supported")
+    if _cpu_configuration[0] is not None and configs != _cpu_configuration[0]:
+        raise RuntimeError("Virtual devices cannot be modified after being initialized")
+    _cpu_configuration[0] = configs or None
+
+
+def _check_physical(device):
+    if device != _CPU:
+        raise ValueError(f"Unrecognized device: {device!r}")
 
 
 def set_soft_device_placement(enabled):
@@ -139,6 +177,9 @@ experimental = _types.SimpleNamespace(
     get_visible_devices=get_visible_devices,
     set_visible_devices=set_visible_devices,
     set_memory_growth=_set_memory_growth,
+    VirtualDeviceConfiguration=LogicalDeviceConfiguration,
+    set_virtual_device_configuration=set_logical_device_configuration,
+    get_virtual_device_configuration=get_logical_device_configuration,
     get_memory_growth=_get_memory_growth,
     enable_tensor_float_32_execution=lambda enabled: None,
     tensor_float_32_execution_enabled=lambda: False)
