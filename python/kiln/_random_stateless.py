@@ -155,3 +155,19 @@ def index_shuffle(index, seed, max_index):
 
     static = tuple(index.shape.as_list()) if index.shape.is_fully_defined() else None
     return _draws.host(shuffle, [seed, index, top], index.dtype, static)
+
+
+def stateless_shuffle(value, seed, alg="auto_select", name=None):
+    """value's rows (dim 0) in an order fixed by `seed`: a host-drawn permutation, then a gather."""
+    _check_alg(alg)
+    seed = _draws.check_seed(seed)
+    from ._ops import convert_to_tensor, gather, shape as shape_of
+    value = convert_to_tensor(value)
+    if value.shape.rank == 0:
+        raise ValueError("stateless_shuffle needs a value of rank at least 1, got a scalar")
+    rows = value.shape.as_list()[0]
+    count = _draws.as_tensor(rows if rows is not None else shape_of(value, out_type=_dtypes.int64)[0],
+                             _dtypes.int64)
+    perm = _draws.host(lambda s, n: _draws.seed_generator(s).permutation(int(n)), [seed, count], _dtypes.int64,
+                       (rows,) if rows is not None else None)
+    return gather(value, perm)

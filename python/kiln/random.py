@@ -88,4 +88,4 @@ experimental = _types.SimpleNamespace(
     Algorithm=Algorithm, Generator=Generator, create_rng_state=create_rng_state,
     get_global_generator=get_global_generator, set_global_generator=set_global_generator,
     stateless_split=_stateless.stateless_split, stateless_fold_in=_stateless.stateless_fold_in,
-    index_shuffle=_stateless.index_shuffle)
+    index_shuffle=_stateless.index_shuffle, stateless_shuffle=_stateless.stateless_shuffle)

@@ -209,6 +209,7 @@ def test_stateless_same_seed_same_values_and_eager_equals_traced():
         "gamma": lambda s: tf.random.stateless_gamma([3, 2], seed=s, alpha=[1.0, 2.0]),
         "split": lambda s: tf.random.experimental.stateless_split(s, num=3),
         "fold_in": lambda s: tf.random.experimental.stateless_fold_in(s, 5),
+        "shuffle": lambda s: tf.random.experimental.stateless_shuffle(tf.reshape(tf.range(20), [10, 2]), s),
         "ptn": lambda s: tf.random.stateless_parameterized_truncated_normal([4], seed=s, minvals=0.0),
     }
     seed = tf.constant([1, 2])
@@ -279,6 +280,16 @@ def test_stateless_split_fold_in_index_shuffle():
     perm = tf.random.experimental.index_shuffle(tf.range(10), [1, 2, 3], 9).numpy()
     assert sorted(perm.tolist()) == list(range(10)) and perm.tolist() != list(range(10))
     assert int(tf.random.experimental.index_shuffle(4, [1, 2, 3], 9)) == perm[4]
+
+
+def test_stateless_shuffle_permutes_rows():
+    value = tf.reshape(tf.range(40), [20, 2])
+    out = tf.random.experimental.stateless_shuffle(value, seed=[5, 6]).numpy()
+    assert out.shape == (20, 2) and sorted(out[:, 0].tolist()) == list(range(0, 40, 2))
+    assert np.all(out[:, 1] == out[:, 0] + 1) and out[:, 0].tolist() != list(range(0, 40, 2))
+    traced = tf.function(lambda v: tf.random.experimental.stateless_shuffle(v, seed=[5, 6]),
+                         input_signature=[tf.TensorSpec([None, 2], tf.int32)])
+    assert np.array_equal(traced(value).numpy(), out)  # rows known only at run time
 
 
 def test_stateless_seed_and_argument_errors():
