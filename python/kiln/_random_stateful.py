@@ -1,8 +1,6 @@
 """tf.random's op-seeded draws beyond normal and uniform. truncated_normal and categorical are built from the
 engine's RandomNormal/RandomUniform (so TF2's seed rules hold and they trace as graph ops); gamma and poisson
 draw a stateless seed pair from the engine's generator under the same rules, then the stateless draw."""
-import math as _math
-
 from . import _ops as _o
 from . import _random_draws as _draws
 from . import _random_stateless as _stateless
@@ -75,7 +73,7 @@ def gamma(shape, alpha, beta=None, dtype=_dtypes.float32, seed=None, name=None):
 
 def poisson(shape, lam, dtype=_dtypes.float32, seed=None, name=None):
     dtype = _dtypes.as_dtype(dtype)
-    lam = _draws.as_tensor(lam if hasattr(lam, "dtype") else _math.nan if lam is None else lam)
+    lam = _draws.as_tensor(lam)
     if not lam.dtype.is_floating and not lam.dtype.is_integer:
         raise TypeError(f"lam must be a real tensor, got {lam.dtype.name}")
     return _stateless.stateless_poisson(_params_shape(shape, lam), _seed_pair(seed), lam, dtype)

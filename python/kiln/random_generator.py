@@ -3,10 +3,11 @@ counter low, counter high, key; [2] for ThreeFry: counter, key), laid out and ad
 values advances the counter by 256 * n, `skip(n)` as a draw of n. Each draw takes its values from the state
 before it (kiln._random_draws: NumPy's Philox keyed by the state), so the numbers are not TF's, but the stream
 semantics are: reset reproduces, split and make_seeds give independent streams, and inside a tf.function the
-state is read and advanced whenever the graph runs. A kiln.Module, so tf.train.Checkpoint tracks its state
+state is read and advanced (atomically, on the host) whenever the graph runs. A kiln.Module, so tf.train.Checkpoint tracks its state
 ("_state_var", TF's name)."""
 import enum as _enum
 import os as _os
+import threading as _threading
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from .module import Module
 
 _DELTA_PER_VALUE = 256  # the counter's advance per value drawn, TF's
 _MASK64 = (1 << 64) - 1
+_STATE_LOCK = _threading.Lock()
 
 
 class Algorithm(_enum.Enum):
@@ -169,15 +171,18 @@ class Generator(Module):
     def skip(self, delta):
         """Advances the counter as a draw of `delta` values would; returns the state before."""
         delta = _draws.as_tensor(delta, _dtypes.int64)
-        before = self._state_var.read_value()
-        if _draws.is_eager(delta, before):
-            self._state_var.assign(_advanced(before.numpy(), _DELTA_PER_VALUE * int(delta.numpy())))
-            return before
+        if _draws.is_eager(delta):
+            return self._take(int(delta.numpy()))
         from .function import py_function
-        new = py_function(lambda s, d: _advanced(s.numpy(), _DELTA_PER_VALUE * int(d.numpy())),
-                          [before, delta], _dtypes.int64)
-        self._state_var.assign(new)
-        return before
+        return py_function(lambda d: self._take(int(d.numpy())), [delta], _dtypes.int64)
+
+    def _take(self, values):
+        """The state, advanced at once by `values` values: one atomic step, so that concurrent draws (a
+        parallel dataset map) never share a state. Runs on the host, eagerly or inside a traced graph."""
+        with _STATE_LOCK:
+            state = self._state_var.numpy()
+            self._state_var.assign(_advanced(state, _DELTA_PER_VALUE * int(values)))
+        return state
 
     # ---- drawing -----------------------------------------------------------------------------------------------
 
@@ -185,22 +190,18 @@ class Generator(Module):
         """fn(numpy generator, shape tuple, *param arrays), its values drawn at the current state, which then
         advances by 256 per value: now when eager, else whenever the traced graph runs."""
         shape = _draws.shape_arg(shape)
+
+        def run(dims, *ps):
+            state = self._take(int(np.prod(dims, dtype=np.int64)))
+            return np.asarray(fn(_generator_of(state), dims, *ps)).astype(dtype.as_numpy_dtype)
+
         if isinstance(shape, tuple) and _draws.is_eager(*params):
-            state = self._state_var.numpy()
-            out = np.asarray(fn(_generator_of(state), shape, *[p.numpy() for p in params]))
-            self._state_var.assign(_advanced(state, _DELTA_PER_VALUE * int(np.prod(shape, dtype=np.int64))))
             from ._ops import constant
-            return constant(out.astype(dtype.as_numpy_dtype), dtype)
+            return constant(run(shape, *[p.numpy() for p in params]), dtype)
         from .function import py_function
         dims = shape if isinstance(shape, _C.Tensor) else _draws.as_tensor(np.asarray(shape, np.int64))
-
-        def run(state, dims, *ps):
-            s, d = state.numpy(), _draws.output_shape(dims.numpy())
-            out = np.asarray(fn(_generator_of(s), d, *[p.numpy() for p in ps])).astype(dtype.as_numpy_dtype)
-            return out, _advanced(s, _DELTA_PER_VALUE * int(np.prod(d, dtype=np.int64)))
-
-        out, new = py_function(run, [self._state_var.read_value(), dims] + list(params), [dtype, _dtypes.int64])
-        self._state_var.assign(new)
+        out = py_function(lambda d, *ps: run(_draws.output_shape(d.numpy()), *[p.numpy() for p in ps]),
+                          [dims] + list(params), dtype)
         if isinstance(shape, tuple):
             from ._ops import reshape
             out = reshape(out, list(shape))

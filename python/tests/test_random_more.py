@@ -139,6 +139,35 @@ def test_generator_in_tf_function_advances_per_call_and_matches_eager():
     assert traced.state.numpy().tolist() == eager.state.numpy().tolist() == [7 + 9 * 256, 0, 0]
 
 
+def test_concurrent_draws_never_share_a_state():
+    import threading
+    g = tf.random.Generator.from_seed(3)
+    drawn = []
+
+    def worker():
+        for _ in range(50):
+            drawn.append(float(g.normal([])))
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(drawn)) == 200 and g.state.numpy().tolist() == [3 + 200 * 256, 0, 0]
+
+
+def test_generator_seeds_a_dataset_map():
+    """The data augmentation tutorial's pattern: rng.make_seeds inside Dataset.map, one pair per element."""
+    rng = tf.random.Generator.from_seed(123, alg="philox")
+
+    def seeded(x):
+        return x, rng.make_seeds(2)[0]
+
+    ds = tf.data.Dataset.range(4).map(seeded)
+    seeds = [tuple(s.numpy().tolist()) for _, s in ds]
+    assert len(set(seeds)) == 4 and rng.state.numpy().tolist() == [123 + 4 * 2 * 256, 0, 0]
+
+
 def test_generator_made_inside_tf_function_on_first_trace():
     made = []
 
