@@ -182,6 +182,21 @@ def test_generator_made_inside_tf_function_on_first_trace():
     assert float(a) == float(ref.normal([])) and float(b) == float(ref.normal([]))
 
 
+def test_draws_of_shapes_known_only_at_run_time():
+    g = tf.random.Generator.from_seed(1)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def draw(x):
+        return (g.normal(tf.shape(x)), tf.random.stateless_uniform(tf.shape(x), seed=[1, 2]),
+                g.uniform([tf.shape(x)[0]], 0, 5, dtype=tf.int32))
+
+    a, b, c = draw(tf.zeros([4, 3]))
+    assert a.shape == b.shape == (4, 3) and c.shape == (4,)
+    assert np.array_equal(b.numpy(), tf.random.stateless_uniform([4, 3], seed=[1, 2]).numpy())
+    assert np.array_equal(a.numpy(), tf.random.Generator.from_seed(1).normal([4, 3]).numpy())
+    assert g.state.numpy().tolist() == [1 + 16 * 256, 0, 0]
+
+
 def test_global_generator():
     g = tf.random.get_global_generator()
     assert g is tf.random.get_global_generator() and g.normal([2, 3]).shape == (2, 3)
