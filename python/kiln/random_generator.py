@@ -62,7 +62,7 @@ def _state_array(values, alg):
     arr = np.asarray([_signed(v) for v in np.asarray(values, dtype=object).reshape(-1)], np.int64)
     size = _state_size(alg)
     if arr.shape != (size,):
-        raise ValueError(f"Shapes {[arr.size]} and {[size]} are incompatible")
+        raise ValueError(f"Shapes ({arr.size},) and ({size},) are incompatible")
     return arr
 
 
@@ -263,9 +263,9 @@ def _key_counter_state(key, counter, alg):
                          dtype=object).reshape(-1)
     key = key.numpy() if isinstance(key, (_C.Tensor, _C.Variable)) else key
     if np.ndim(key) != 0:
-        raise ValueError(f"Shapes {list(np.shape(key))} and [] are incompatible")
+        raise ValueError(f"Shapes {tuple(np.shape(key))} and () are incompatible")
     if counter.size != _state_size(alg) - 1:
-        raise ValueError(f"Shapes {[counter.size]} and {[_state_size(alg) - 1]} are incompatible")
+        raise ValueError(f"Shapes ({counter.size},) and ({_state_size(alg) - 1},) are incompatible")
     return _state_array(list(counter) + [int(key)], alg)
 
 
