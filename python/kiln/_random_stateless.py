@@ -68,18 +68,22 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=_dtypes.float32,
     return _draw(lambda g, s, lo, hi: _draws.uniform_float(g, s, dtype, lo, hi), shape, seed, params, dtype)
 
 
+def binomial_params(counts, probs):
+    """TF's conversions: probs float32 unless typed, counts of probs' dtype unless typed."""
+    probs = _draws.as_tensor(probs if hasattr(probs, "dtype") else np.asarray(probs, np.float32))
+    counts = _draws.as_tensor(counts, None if hasattr(counts, "dtype") else probs.dtype)
+    return counts, probs
+
+
 def stateless_binomial(shape, seed, counts, probs, output_dtype=_dtypes.int32, name=None):
-    probs = _draws.as_tensor(probs) if not isinstance(probs, (float, int, list, tuple)) else \
-        _draws.as_tensor(np.asarray(probs, np.float32))
-    counts = _draws.as_tensor(counts, probs.dtype) if not hasattr(counts, "dtype") else _draws.as_tensor(counts)
     output_dtype = _dtypes.as_dtype(output_dtype)
-    return _draw(lambda g, s, n, p: _draws.binomial(g, s, n, p), shape, seed, [counts, probs], output_dtype)
+    return _draw(lambda g, s, n, p: _draws.binomial(g, s, n, p), shape, seed, list(binomial_params(counts, probs)),
+                 output_dtype)
 
 
 def stateless_poisson(shape, seed, lam, dtype=_dtypes.int32, name=None):
     dtype = _dtypes.as_dtype(dtype)
-    lam = _draws.as_tensor(lam) if hasattr(lam, "dtype") else _draws.as_tensor(np.asarray(lam, np.float32))
-    return _draw(lambda g, s, l: _draws.poisson(g, s, l), shape, seed, [lam], dtype)
+    return _draw(lambda g, s, l: _draws.poisson(g, s, l), shape, seed, [_draws.as_tensor(lam)], dtype)
 
 
 def stateless_gamma(shape, seed, alpha, beta=None, dtype=_dtypes.float32, name=None):

@@ -3,8 +3,8 @@ counter low, counter high, key; [2] for ThreeFry: counter, key), laid out and ad
 values advances the counter by 256 * n, `skip(n)` as a draw of n. Each draw takes its values from the state
 before it (kiln._random_draws: NumPy's Philox keyed by the state), so the numbers are not TF's, but the stream
 semantics are: reset reproduces, split and make_seeds give independent streams, and inside a tf.function the
-state is read and advanced (atomically, on the host) whenever the graph runs. A kiln.Module, so tf.train.Checkpoint tracks its state
-("_state_var", TF's name)."""
+state is read and advanced (atomically, on the host) whenever the graph runs. A kiln.Module, so
+tf.train.Checkpoint tracks its state ("_state_var", TF's name)."""
 import enum as _enum
 import os as _os
 import threading as _threading
@@ -239,9 +239,9 @@ class Generator(Module):
 
     def binomial(self, shape, counts, probs, dtype=_dtypes.int32, name=None):
         dtype = _dtypes.as_dtype(dtype)
-        probs = _draws.as_tensor(probs if hasattr(probs, "dtype") else np.asarray(probs, np.float32))
-        counts = _draws.as_tensor(counts, None if hasattr(counts, "dtype") else probs.dtype)
-        return self._draw(lambda g, s, n, p: _draws.binomial(g, s, n, p), shape, [counts, probs], dtype)
+        from ._random_stateless import binomial_params
+        return self._draw(lambda g, s, n, p: _draws.binomial(g, s, n, p), shape, list(binomial_params(counts, probs)),
+                          dtype)
 
     def make_seeds(self, count=1):
         """[2, count] int64 seeds for the stateless functions: new keys, then zeros (TF's layout)."""
