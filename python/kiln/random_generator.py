@@ -273,8 +273,14 @@ _global = [None]
 
 
 def get_global_generator():
-    """The global generator, made from a non-deterministic state on first use."""
+    """The global generator, made from a non-deterministic state on first use (refused, as TF does, while op
+    determinism is enabled: set one first)."""
     if _global[0] is None:
+        from . import config
+        if config.experimental.is_op_determinism_enabled():
+            raise RuntimeError('"get_global_generator" cannot be called if determinism is enabled, unless '
+                               '"set_global_generator" has already been called. Please call '
+                               '"set_global_generator" first.')
         with _C.init_scope():
             _global[0] = Generator.from_non_deterministic_state()
     return _global[0]

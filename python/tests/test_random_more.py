@@ -209,6 +209,22 @@ def test_global_generator():
     assert tf.random.experimental.Generator is tf.random.Generator
 
 
+def test_global_generator_refused_under_op_determinism_until_set():
+    from kiln import random_generator
+    saved = random_generator._global[0]
+    random_generator._global[0] = None
+    tf.config.experimental.enable_op_determinism()
+    try:
+        with pytest.raises(RuntimeError, match="set_global_generator"):
+            tf.random.get_global_generator()
+        mine = tf.random.Generator.from_seed(1)
+        tf.random.set_global_generator(mine)
+        assert tf.random.get_global_generator() is mine
+    finally:
+        tf.config.experimental.disable_op_determinism()
+        random_generator._global[0] = saved
+
+
 def test_generator_checkpoint_round_trip(tmp_path):
     g = tf.random.Generator.from_seed(1)
     g.normal([])
