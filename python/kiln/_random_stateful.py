@@ -2,6 +2,8 @@
 engine's RandomNormal/RandomUniform (so TF2's seed rules hold and they trace as graph ops); gamma and poisson
 draw a stateless seed pair from the engine's generator under the same rules, then the stateless draw."""
 from . import _ops as _o
+from ._array_ops import searchsorted as _searchsorted
+from ._math_ops import is_finite as _is_finite
 from . import _random_draws as _draws
 from . import _random_stateless as _stateless
 from . import dtypes as _dtypes
@@ -28,22 +30,24 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=No
 
 
 def categorical(logits, num_samples, dtype=None, seed=None, name=None):
-    """[batch, num_samples] class indices from each row of logits [batch, num_classes], by the Gumbel-max
-    trick: argmax(logits + Gumbel noise) is distributed as softmax(logits)."""
+    """[batch, num_samples] class indices from each row of logits [batch, num_classes], by inverting each
+    row's CDF at uniform draws (a searchsorted: memory grows with batch * (num_samples + num_classes))."""
     dtype = _dtypes.int64 if dtype is None else _dtypes.as_dtype(dtype)
     if dtype not in (_dtypes.int32, _dtypes.int64):
         raise TypeError(f"Value passed to parameter 'output_dtype' has DataType {dtype.name} not in list of "
                         "allowed values: int32, int64")
     logits = _draws.as_tensor(logits)
     _stateless._check_logits(logits)
+    x = _o.cast(logits, _dtypes.float64)
+    top = _o.reduce_max(x, axis=1, keepdims=True)
+    weights = _o.exp(_o.subtract(x, _o.where(_is_finite(top), top, _o.zeros_like(top))))
+    cdf = _o.cumsum(weights, axis=1)
     batch, classes = logits.shape.as_list()
-    num = int(num_samples)
-    if batch is None or classes is None:
-        raise ValueError("categorical needs the logits' shape when the graph is built")
-    u = _engine("uniform")([batch, num, classes], minval=1e-20, maxval=1.0, dtype=_dtypes.float64, seed=seed)
-    gumbel = _o.negative(_o.log(_o.negative(_o.log(u))))
-    scores = _o.add(_o.expand_dims(_o.cast(logits, _dtypes.float64), 1), gumbel)
-    return _o.argmax(scores, axis=2, output_type=dtype)
+    rows = batch if batch is not None else _o.shape(logits)[0]
+    u = _engine("uniform")([rows, int(num_samples)], dtype=_dtypes.float64, seed=seed)
+    picked = _searchsorted(cdf, _o.multiply(u, cdf[:, -1:]), side="right", out_type=dtype)
+    last = (classes if classes is not None else _o.shape(logits, out_type=dtype)[1]) - 1
+    return _o.minimum(picked, _o.cast(last, dtype))
 
 
 def _seed_pair(seed):

@@ -399,6 +399,17 @@ def test_truncated_normal_categorical_gamma_poisson_follow_tf_seed_rules():
     assert p.shape == (N, 2) and p.dtype == np.float32 and np.allclose(p.mean(axis=0), [2.0, 7.0], rtol=0.04)
 
 
+def test_categorical_frequencies_and_run_time_batch():
+    logits = tf.constant([[-np.inf, 0.0, math.log(3.0)], [5.0, 5.0, 5.0]])
+    d = tf.random.categorical(logits, N, seed=4).numpy()
+    assert np.allclose(np.bincount(d[0], minlength=3) / N, [0.0, 0.25, 0.75], atol=0.015)
+    assert np.allclose(np.bincount(d[1], minlength=3) / N, [1 / 3] * 3, atol=0.015)
+    traced = tf.function(lambda lg: tf.random.categorical(lg, 5, dtype=tf.int32),
+                         input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    out = traced(tf.constant([[0.0, -np.inf, -np.inf]] * 4))
+    assert out.dtype == tf.int32 and out.shape == (4, 5) and np.all(out.numpy() == 0)
+
+
 def test_op_seeded_extras_trace():
     @tf.function
     def draw():
