@@ -1,7 +1,7 @@
 """kiln.config (tf.config): eager functions, devices, threading, determinism.
 
-Kiln runs on one CPU device: the device lists name it alone, and GPU requests (tf.device) run
-on it with a warning."""
+Kiln runs on one CPU device: the physical device list names it alone (the logical list, the logical
+CPUs it may be split into, which all run on it), and GPU requests (tf.device) run on it with a warning."""
 import collections as _collections
 import types as _types
 
