@@ -82,11 +82,10 @@ def set_logical_device_configuration(device, logical_devices):
     for c in configs or ():
         if not isinstance(c, LogicalDeviceConfiguration):
             raise ValueError(f"Invalid logical device configuration: {c!r}")
-        if c.memory_limit is not None:
-            raise ValueError("Setting memory limit on CPU virtual devices is currently not supported")
-        if c.experimental_priority is not None or c.experimental_device_ordinal is not None:
-            raise ValueError("Setting experimental_priority or experimental_device_ordinal on CPU virtual "
-                             "devices is currently not supported")
+        for field, label in (("memory_limit", "memory limit"), ("experimental_priority", "experimental_priority"),
+                             ("experimental_device_ordinal", "experimental_device_ordinal")):
+            if getattr(c, field) is not None:
+                raise ValueError(f"Setting {label} on CPU virtual devices is currently not supported")
     if _cpu_configuration[0] is not None and configs != _cpu_configuration[0]:
         raise RuntimeError("Virtual devices cannot be modified after being initialized")
     _cpu_configuration[0] = configs or None
