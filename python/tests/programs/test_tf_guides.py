@@ -227,3 +227,24 @@ def test_the_tensor_slicing_guide():
     assert "[[1 0 0]\n [0 1 0]\n [0 0 1]], shape=(3, 3), dtype=int32)" in out  # tensor_scatter_nd_sub
     assert out.endswith("[[-2 -7 -6]\n [-9 -5  1]\n [-4 -3 -8]], shape=(3, 3), dtype=int32)\n"  # ..._min
                         "kiln.Tensor(\n[[-2 -7  6]\n [-9  5  1]\n [ 4 -3 -8]], shape=(3, 3), dtype=int32)\n")  # ..._max
+
+
+def test_the_random_numbers_guide():
+    """Kiln's numbers are not TF's (docs/design-notes.md): the reproducibility the guide shows is asserted."""
+    out = run_program("guides", "random_numbers.py")
+    scalars = re.findall(r"^kiln\.Tensor\((-?[\d.e+-]+), shape=\(\), dtype=float32\)$", out, re.M)
+    matrices = re.findall(r"^kiln\.Tensor\(\n(\[\[.*?\]\]), shape=\(2, 3\), dtype=float32\)$", out, re.M | re.S)
+    assert len(matrices) == 6 and len(scalars) == 17
+    assert matrices[0] == matrices[2]  # from_seed(1) and from_seed(1, alg='philox'): one stream
+    assert matrices[0] != matrices[1] and matrices[0] != matrices[3]  # the global and a non-deterministic one
+    assert matrices[4] == matrices[5]  # stateless_normal: the same seed, the same numbers
+    reset = scalars[0:3]  # g.normal twice, reset_from_seed(1), g.normal
+    assert reset[0] == reset[2] != reset[1]
+    split = scalars[3:8]  # g.normal, three split generators, g.normal again
+    assert split[0] == reset[0] and len(set(split)) == 5
+    traced = scalars[9:12]  # tf.function: a generator made outside, then one made on the first trace (twice)
+    assert traced[0] == reset[0] and traced[1:] == reset[:2]
+    assert "\n2\n1\n" in out  # generators as arguments retrace (two traces); variables of one spec do not
+    saved = re.search(r"RNG stream from saving point:\n(.*?)\nRNG stream from restoring point:\n(.*?)\n"
+                      r"(?=kiln\.Tensor\(\n)", out, re.S)
+    assert saved and saved.group(1) == saved.group(2)  # the checkpoint restores the generator's state
