@@ -13,6 +13,7 @@ naming the missing spec file."""
 import json as _json
 import os as _os
 
+from .. import _composite
 from .. import dtypes as _dtypes
 from .. import errors as _errors
 from .. import nest as _nest
@@ -28,11 +29,8 @@ SPEC_FILE = "dataset_spec.json"
 def _encode(spec):
     if isinstance(spec, TensorSpec):
         return {"shape": None if spec.shape.rank is None else spec.shape.as_list(), "dtype": spec.dtype.name}
-    if isinstance(spec, _ce.RaggedTensorSpec):
-        return {"ragged": _encode(TensorSpec(spec.shape, spec.dtype)), "ragged_rank": spec.ragged_rank,
-                "row_splits_dtype": spec.row_splits_dtype.name}
-    if isinstance(spec, _ce.SparseTensorSpec):
-        return {"sparse": _encode(TensorSpec(spec.shape, spec.dtype))}
+    if _ce.is_composite_spec(spec):
+        return _composite.spec_to_json(spec)
     if isinstance(spec, dict):
         return {"dict": {str(k): _encode(v) for k, v in spec.items()}}
     if isinstance(spec, (tuple, list)):
@@ -46,13 +44,8 @@ def _decode(doc):
         return {k: _decode(v) for k, v in doc["dict"].items()}
     if "tuple" in doc:
         return tuple(_decode(v) for v in doc["tuple"])
-    if "ragged" in doc:
-        dense = _decode(doc["ragged"])
-        return _ce.RaggedTensorSpec(dense.shape, dense.dtype, int(doc["ragged_rank"]),
-                                    _dtypes.as_dtype(doc["row_splits_dtype"]))
-    if "sparse" in doc:
-        dense = _decode(doc["sparse"])
-        return _ce.SparseTensorSpec(dense.shape, dense.dtype)
+    if "ragged" in doc or "sparse" in doc:
+        return _composite.spec_from_json(doc)
     return TensorSpec(doc["shape"], _dtypes.as_dtype(doc["dtype"]))
 
 
