@@ -39,6 +39,18 @@ class VarLenFeature(_collections.namedtuple("VarLenFeature", ["dtype"])):
     """A feature of any number of values, parsed to a SparseTensor."""
 
 
+class RaggedFeature(_collections.namedtuple(
+        "RaggedFeature", ["dtype", "value_key", "partitions", "row_splits_dtype", "validate"])):
+    """A feature of any number of values, parsed to a RaggedTensor (a batch) or a 1-D tensor (one Example).
+    Kiln reads the flat form (no `partitions`)."""
+
+    def __new__(cls, dtype, value_key=None, partitions=(), row_splits_dtype=_dtypes.int32, validate=False):
+        if partitions:
+            raise ValueError("Kiln's RaggedFeature takes no partitions yet (the flat form only).")
+        return super().__new__(cls, dtype, value_key, tuple(partitions), _dtypes.as_dtype(row_splits_dtype),
+                               validate)
+
+
 class SparseTensor(_collections.namedtuple("SparseTensor", ["indices", "values", "dense_shape"])):
     """What a VarLenFeature parses to: int64 indices [N, rank], values [N], int64 dense_shape [rank]."""
 
@@ -63,7 +75,7 @@ def _check_features(features):
     if not features:
         raise ValueError("Invalid `features` argument: `features` cannot be None or empty.")
     for key, f in features.items():
-        if not isinstance(f, (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature)):
+        if not isinstance(f, (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, RaggedFeature)):
             raise ValueError(f"Unsupported feature type for key {key!r}: {type(f).__name__}.")
         dtype = _dtypes.as_dtype(f.dtype)
         if dtype.name not in _KIND_OF:
@@ -162,7 +174,13 @@ def _parse_batch_numpy(serialized, features, names):
     out = {}
     for key, f in features.items():
         dtype = _dtypes.as_dtype(f.dtype)
-        per = [_values(t, key, dtype, n) for t, n in zip(tables, names)]
+        source = f.value_key or key if isinstance(f, RaggedFeature) else key
+        per = [_values(t, source, dtype, n) for t, n in zip(tables, names)]
+        if isinstance(f, RaggedFeature):  # (values, row lengths)
+            rows = [v if v is not None else _np.zeros([0], _np_dtype(dtype)) for v in per]
+            values = _np.concatenate(rows) if rows else _np.zeros([0], _np_dtype(dtype))
+            out[key] = (values.astype(_np_dtype(dtype)), _np.array([len(r) for r in rows], _np.int64))
+            continue
         if isinstance(f, VarLenFeature):
             rows = [v if v is not None else _np.zeros([0], _np_dtype(dtype)) for v in per]
             indices = [[b, i] for b, r in enumerate(rows) for i in range(len(r))]
@@ -221,6 +239,10 @@ def _to_tensors(parsed, features, batched):
     for key, f in features.items():
         dtype = _dtypes.as_dtype(f.dtype)
         value = parsed[key]
+        if isinstance(f, RaggedFeature):
+            values = _ops.convert_to_tensor(value[0], dtype)
+            out[key] = _ragged(values, _ops.convert_to_tensor(value[1], f.row_splits_dtype)) if batched else values
+            continue
         if isinstance(f, VarLenFeature):
             indices, values, dense_shape = value
             if not batched:
@@ -231,6 +253,11 @@ def _to_tensors(parsed, features, batched):
         else:
             out[key] = _ops.convert_to_tensor(value if batched else value[0], dtype)
     return out
+
+
+def _ragged(values, row_lengths):
+    from ..ragged_tensor import RaggedTensor
+    return RaggedTensor.from_row_lengths(values, row_lengths, validate=False)
 
 
 def _parse(serialized, features, example_names, batched):
@@ -263,18 +290,28 @@ def _parse_traced(serialized, features, example_names, batched):
     touts = []
     for f in features.values():
         dtype = _dtypes.as_dtype(f.dtype)
+        if isinstance(f, RaggedFeature):
+            touts += [dtype, f.row_splits_dtype] if batched else [dtype]
+            continue
         touts += [_dtypes.int64, dtype, _dtypes.int64] if isinstance(f, VarLenFeature) else [dtype]
 
     def run(s):
         parsed = _parse(s, features, example_names, batched)
         flat = []
         for key, f in features.items():
+            if isinstance(f, RaggedFeature) and batched:
+                flat += [parsed[key].values, parsed[key].row_lengths()]
+                continue
             flat += list(parsed[key]) if isinstance(f, VarLenFeature) else [parsed[key]]
         return flat
 
     flat = py_function(run, [serialized], touts)
     out, i = {}, 0
     for key, f in features.items():
+        if isinstance(f, RaggedFeature) and batched:
+            out[key] = _ragged(flat[i], flat[i + 1])
+            i += 2
+            continue
         if isinstance(f, VarLenFeature):
             out[key] = SparseTensor(*flat[i:i + 3])
             i += 3

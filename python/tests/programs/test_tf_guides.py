@@ -136,10 +136,43 @@ def test_the_ragged_tensor_guide():
     assert ("<kiln.RaggedTensor [[b'John', b'fell', b'asleep'], [b'a', b'big', b'dog', b'barked'],\n"
             " [b'my', b'cat', b'is', b'fuzzy']]>\n") in out  # tf.concat(axis=1)
     assert "[[b'John' b'' b'' b'fell' b'asleep']\n [b'a' b'big' b'dog' b'barked' b'']\n" in out  # tf.sparse.concat
+    # tf.io.RaggedFeature and tf.data: from_tensor_slices, batch, unbatch, dense_to_ragged_batch, map
+    assert ("colors=<kiln.RaggedTensor [[b'red', b'blue'], [b'orange'], [b'black', b'yellow'], [b'green']]>\n"
+            "lengths=<kiln.RaggedTensor [[7], [], [1, 3], [3, 5, 2]]>\n") in out
+    sliced = ("Element 0:\n        colors = [b'red' b'blue']\n       lengths = [7]\n"
+              "Element 1:\n        colors = [b'orange']\n       lengths = []\n"
+              "Element 2:\n        colors = [b'black' b'yellow']\n       lengths = [1 3]\n"
+              "Element 3:\n        colors = [b'green']\n       lengths = [3 5 2]\n")
+    batched = ("Element 0:\n        colors = <kiln.RaggedTensor [[b'red', b'blue'], [b'orange']]>\n"
+               "       lengths = <kiln.RaggedTensor [[7], []]>\n"
+               "Element 1:\n        colors = <kiln.RaggedTensor [[b'black', b'yellow'], [b'green']]>\n"
+               "       lengths = <kiln.RaggedTensor [[1, 3], [3, 5, 2]]>\n")
+    assert sliced + batched + sliced in out
+    assert ("<kiln.RaggedTensor [[0], [0, 1, 2, 3, 4]]>\n<kiln.RaggedTensor [[0, 1, 2], [0, 1]]>\n"
+            "<kiln.RaggedTensor [[0, 1, 2, 3, 4, 5, 6, 7]]>\n") in out
+    assert ("Element 0:\n   mean_length = 7\n length_ranges = <kiln.RaggedTensor [[0, 1, 2, 3, 4, 5, 6]]>\n"
+            "Element 1:\n   mean_length = 0\n length_ranges = <kiln.RaggedTensor []>\n"
+            "Element 2:\n   mean_length = 2\n length_ranges = <kiln.RaggedTensor [[0], [0, 1, 2]]>\n"
+            "Element 3:\n   mean_length = 3\n length_ranges = <kiln.RaggedTensor [[0, 1, 2], [0, 1, 2, 3, 4], "
+            "[0, 1]]>\n") in out
     # tf.function: a ragged argument, a RaggedTensorSpec signature, a concrete function
     assert "<kiln.RaggedTensor [[1, 2, 2, 1], [3, 3], [4, 5, 6, 6, 5, 4]]>\n" in out
+    # tf.shape of a ragged tensor: DynamicRaggedShape
+    assert ("<kiln.Tensor: shape=(2,), dtype=int32, numpy=array([3, 2], dtype=int32)>\n"
+            "<DynamicRaggedShape lengths=[4, (1, 3, 0, 2)] num_row_partitions=1>\n"
+            "tf.reshape(x, rt_shape) = <kiln.RaggedTensor [[b'a'], [b'b', b'c', b'd'], [], [b'e', b'f']]>\n"
+            "tf.zeros(rt_shape) = <kiln.RaggedTensor [[0.0], [0.0, 0.0, 0.0], [], [0.0, 0.0]]>\n"
+            "tf.ones(rt_shape) = <kiln.RaggedTensor [[1.0], [1.0, 1.0, 1.0], [], [1.0, 1.0]]>\n"
+            "tf.fill(rt_shape, 9) = <kiln.RaggedTensor [[b'x'], [b'x', b'x', b'x'], [], [b'x', b'x']]>\n"
+            "<kiln.Tensor: shape=(), dtype=int32, numpy=4>\n"
+            "Got expected ValueError: Index 1 is not uniform\n"
+            "<DynamicRaggedShape lengths=[4] num_row_partitions=0>\n"
+            "<DynamicRaggedShape lengths=[3, (5, 3, 2), 8] num_row_partitions=1>\n"
+            "<DynamicRaggedShape lengths=[4, (2, 1, 0, 8), 12] num_row_partitions=1>\n") in out
     assert "numpy=array([2, 3, 6], dtype=int32)>, <kiln.Tensor: shape=(3,), dtype=int32, numpy=array([1, 3, 4]" in out
-    assert "<kiln.RaggedTensor [[2, 3], [4], [5, 6, 7]]>\n<kiln.RaggedTensor [[2, 3], [5], [7, 8, 9]]>\n" in out
+    # the concrete function, a SavedModel's restored function called with a ragged tensor, then operators
+    assert ("<kiln.RaggedTensor [[2, 3], [4], [5, 6, 7]]>\n<kiln.RaggedTensor [[100.0, 400.0, 300.0], [200.0]]>\n"
+            "<kiln.RaggedTensor [[2, 3], [5], [7, 8, 9]]>\n") in out
     # indexing
     assert ("<kiln.RaggedTensor [[b'Who', b'is', b'George'], [b'What', b'is', b'the'], [b'Goodnight']]>\n"
             "<kiln.RaggedTensor [[b'George', b'Washington'], [b'weather', b'tomorrow'], [b'Goodnight']]>\n"
