@@ -109,6 +109,17 @@ def test_the_sparse_tensor_guide():
     assert "[0 0 0 1 1]\n [0 0 0 0 1]\n [0 0 0 0 0]\n [0 0 0 0 0]], shape=(8, 5)" in out  # slice A
     assert "kiln.Tensor([], shape=(8, 0), dtype=int32)" in out  # slice C: past the edge
     assert out.count("[[ 6  0  0 13]\n [ 0  0  0  0]\n [ 0  0  8  0]], shape=(3, 4), dtype=int32)") == 2  # map_values
+    # Keras on a sparse input: rows without values give the bias (zeros), as the guide's output shows
+    assert ("       [ 0.        ,  0.        ,  0.        ,  0.        ],\n" * 3) in out
+    # tf.data: from_tensor_slices, batch, unbatch, map (x * 2) of the SparseTensor
+    rows = ["<SparseTensor shape=[4] \n values={{\n  [0]: {v}\n  [1]: {v}\n  [2]: {v}}}>\n",
+            "<SparseTensor shape=[4] \n values={{}}>\n" * 3, "<SparseTensor shape=[4] \n values={{\n  [3]: {v}}}>\n",
+            "<SparseTensor shape=[4] \n values={{\n  [0]: {v}\n  [1]: {v}}}>\n"]
+    sliced = "".join(rows).format(v=1)
+    batched = ("<SparseTensor shape=[2, 4] \n values={\n  [0, 0]: 1\n  [0, 1]: 1\n  [0, 2]: 1}>\n"
+               "<SparseTensor shape=[2, 4] \n values={}>\n"
+               "<SparseTensor shape=[2, 4] \n values={\n  [0, 3]: 1\n  [1, 0]: 1\n  [1, 1]: 1}>\n")
+    assert sliced + batched + sliced + "".join(rows).format(v=2) in out
     assert "[[225   0   0]\n [  0   0   0]\n [  0   0 625]], shape=(3, 3), dtype=int32)" in out  # tf.function
     assert out.rstrip().endswith("kiln.Tensor(-3, shape=(), dtype=int32)\nkiln.Tensor(0, shape=(), dtype=int32)")
 
