@@ -14,7 +14,8 @@ def test_the_data_guide():
     assert out.startswith("<Dataset element_spec=TensorSpec(shape=(), dtype=tf.int32, name=None)>\n8\n3\n0\n8\n2\n1\n"
                           "8\n22\n")  # iteration, next(), reduce
     assert ("(TensorSpec(shape=(10,), dtype=tf.float32, name=None), (TensorSpec(shape=(), dtype=tf.float32, "
-            "name=None), TensorSpec(shape=(100,), dtype=tf.int32, name=None)))") in out
+            "name=None), TensorSpec(shape=(100,), dtype=tf.int32, name=None)))\n"
+            "SparseTensorSpec(TensorShape([3, 4]), tf.int32)\n<class 'kiln.sparse_tensor.SparseTensor'>\n") in out
     assert "[20 21 22 23 24  0  1  2  3  4]" in out  # from_generator(count, args=[25]).repeat().batch(10)
     # TFRecord (a stand-in FSNS file): the Example's text feature, then parse_example in a map and a batch.
     assert 'bytes_list {\n  value: "Rue Perreyon"\n}\n' in out
