@@ -121,6 +121,9 @@ def _function_info(fn, traces):
     structures = [_encode_structure(c._template) for c in traces]
     same = all(st == structures[0] for st in structures)
     info = {"params": _parameter_names(fn), "outputs": structures[0] if structures and same else None}
+    if not same:  # each trace's result structure, found at a call by the trace whose inputs take the arguments
+        info["traces"] = [{"inputs": [[t.dtype.name, None if t.shape.rank is None else t.shape.as_list()]
+                                      for t in c.inputs], "outputs": st} for c, st in zip(traces, structures)]
     if fn.input_signature is not None and any(_nest.is_nested(s) for s in fn.input_signature):
         # A nested signature's structures, so that a call's dict of Python lists splits where the specs do.
         info["inputs"] = [_encode_structure(_nest.map_structure(lambda _: object(), s)) for s in fn.input_signature]
@@ -263,6 +266,7 @@ class _LoadedFunction:
         self._params = info.get("params")
         self._outputs = info.get("outputs")
         self._inputs = info.get("inputs")
+        self._traces = info.get("traces")
 
     def __call__(self, *args, **kwargs):
         if kwargs:
@@ -283,13 +287,25 @@ class _LoadedFunction:
                 raise NoMatchingTraceError(
                     f"Could not find matching concrete function to call loaded from the SavedModel: {e}") from None
             raise
-        if self._outputs is not None:
+        outputs = self._outputs if self._traces is None else self._outputs_for(flat)
+        if outputs is not None:
             leaves = iter(out)
             try:
-                return _decode_structure(self._outputs, leaves)
+                return _decode_structure(outputs, leaves)
             except StopIteration:
                 pass
         return out[0] if len(out) == 1 else tuple(out)
+
+    def _outputs_for(self, flat):
+        """The result structure of the first trace whose inputs take `flat` (the engine's choice)."""
+        for trace in self._traces:
+            specs = trace["inputs"]
+            if len(specs) == len(flat) and all(
+                    t.dtype.name == dtype and (dims is None or (t.shape.rank == len(dims) and all(
+                        d is None or d == have for d, have in zip(dims, t.shape.as_list()))))
+                    for t, (dtype, dims) in zip(flat, specs)):
+                return trace["outputs"]
+        return None
 
     def _positional(self, args, kwargs):
         if self._params is None:
