@@ -4,7 +4,6 @@ made by the user (TF's sparse gradients of gather and embeddings come out dense 
 import sys
 
 from . import _C
-from . import dtypes as _dtypes
 
 
 def _ops():

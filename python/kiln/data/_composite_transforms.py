@@ -15,7 +15,7 @@ from ._dataset import _spec_of
 from ._python_dataset import PyDataset, relaxed_spec
 
 
-def _rows_count(value, spec):
+def _rows_count(value):
     if hasattr(value, "nrows"):
         return int(value.nrows().numpy())
     if isinstance(value, SparseTensor):
@@ -30,7 +30,7 @@ def composite_slices(value):
     for v, s in zip(leaves, specs):
         if s.shape.rank == 0:
             raise ValueError(f"Unbatching a tensor is only supported for rank >= 1, got a scalar {v!r}")
-    counts = [_rows_count(v, s) for v, s in zip(leaves, specs)]
+    counts = [_rows_count(v) for v in leaves]
     if len(set(counts)) > 1:
         raise ValueError(f"Dimensions {counts[0]} and {next(c for c in counts if c != counts[0])} are not "
                          "compatible")
