@@ -200,3 +200,37 @@ def test_keras_fit_on_a_dataset_of_ragged_features():
     losses = model.fit(ds, epochs=15, verbose=0).history["loss"]
     assert len(losses) == 15 and losses[-1] < losses[0]
     assert model.predict(ds, verbose=0).shape == (4, 1)
+
+
+def test_parallel_map_concatenate_flat_map_and_generators():
+    ds = tf.data.Dataset.from_tensor_slices(tf.ragged.constant(ROWS))
+    doubled = ds.batch(2).map(lambda r: r * 2, num_parallel_calls=tf.data.AUTOTUNE)
+    assert [r.to_list() for r in doubled] == [[[2, 4], [6]], [[8, 10, 12], []]]
+    both = ds.concatenate(ds)
+    assert repr(both.element_spec) == "RaggedTensorSpec(TensorShape([None]), tf.int32, 0, tf.int64)"
+    assert [r.numpy().tolist() for r in both] == ROWS + ROWS
+    with pytest.raises(TypeError, match="Incompatible dataset elements"):
+        ds.concatenate(tf.data.Dataset.from_tensor_slices(tf.sparse.from_dense(DENSE)))
+    assert [r.numpy().tolist() for r in ds.batch(3).flat_map(tf.data.Dataset.from_tensor_slices)] == ROWS
+    gen = tf.data.Dataset.from_generator(lambda: iter(ROWS[:3]),
+                                         output_signature=tf.RaggedTensorSpec([None], tf.int32, 0))
+    assert [r.to_list() for r in gen.batch(2)] == [ROWS[:2], ROWS[2:3]]
+    nested = tf.data.Dataset.from_generator(lambda: iter([[[1], [2, 3]], [[4]]]),
+                                            output_signature=tf.RaggedTensorSpec([None, None], tf.int32))
+    assert [r.to_list() for r in nested] == [[[1], [2, 3]], [[4]]]
+    with pytest.raises(TypeError, match="where a SparseTensorSpec"):
+        list(tf.data.Dataset.from_generator(lambda: iter([[1]]),
+                                            output_signature=tf.SparseTensorSpec([None], tf.int32)))
+
+
+def test_keras_fit_on_a_dataset_of_sparse_features():
+    tf.keras.utils.set_random_seed(0)
+    x = tf.keras.Input(shape=(4,), sparse=True)
+    model = tf.keras.Model(x, tf.keras.layers.Dense(1)(x))
+    model.compile(tf.keras.optimizers.SGD(0.1), "mse")
+    ds = tf.data.Dataset.from_tensor_slices((tf.sparse.from_dense(np.eye(4, dtype=np.float32)),
+                                             tf.ones([4, 1]))).batch(2)
+    first = next(iter(ds))[0]
+    assert first.shape.as_list() == [2, 4]  # the batch's static shape, from its dense_shape
+    losses = model.fit(ds, epochs=10, verbose=0).history["loss"]
+    assert losses[-1] < losses[0]

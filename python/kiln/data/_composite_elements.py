@@ -103,6 +103,28 @@ def to_ragged(value, spec):
     return value
 
 
+def conform(value, spec):
+    """A generator's yielded leaf as a value of the composite `spec` (nested lists become a RaggedTensor, as
+    tf.ragged.constant makes them); TypeError where it does not fit, as TF's from_generator."""
+    if isinstance(spec, SparseTensorSpec):
+        if not isinstance(value, SparseTensor) or value.dtype != spec.dtype or not spec.is_compatible_with(value):
+            raise TypeError(f"`generator` yielded an element {value!r} where a {spec!r} was expected.")
+        return value
+    if not isinstance(value, RaggedTensor):
+        if spec.ragged_rank == 0:
+            value = _convert(value, spec.dtype)
+        else:
+            from ..ragged_ops import constant
+            value = constant(value.numpy().tolist() if hasattr(value, "numpy") else value, dtype=spec.dtype,
+                             ragged_rank=spec.ragged_rank, row_splits_dtype=spec.row_splits_dtype)
+    if isinstance(value, RaggedTensor) and (value.ragged_rank != spec.ragged_rank or value.dtype != spec.dtype):
+        raise TypeError(f"`generator` yielded an element {value!r} where a {spec!r} was expected.")
+    if not spec.shape.is_compatible_with(value.shape):
+        raise TypeError(f"`generator` yielded an element of shape {value.shape} where an element of shape "
+                        f"{spec.shape} was expected.")
+    return value
+
+
 # ---- NumPy parts of a leaf ---------------------------------------------------------------------
 
 def _array(t):

@@ -235,6 +235,9 @@ class Dataset:
                                 f"{value!r}.") from None
             out = []
             for leaf, spec in zip(leaves, specs):
+                if _ce.is_composite_spec(spec):  # a RaggedTensor or SparseTensor: its components
+                    out.extend(spec._to_components(_ce.conform(leaf, spec)))
+                    continue
                 t = _convert(leaf, spec.dtype)
                 if not spec.shape.is_compatible_with(t.shape):
                     raise TypeError(f"`generator` yielded an element of shape {t.shape} where an element of shape "
@@ -242,8 +245,9 @@ class Dataset:
                 out.append(t)
             return out
 
-        return Dataset(_C.Dataset.from_generator(open_pass, [s._kiln_spec() for s in specs]), output_signature,
-                       output_signature)
+        components = _nest.flatten(output_signature, expand_composites=True)
+        return Dataset(_C.Dataset.from_generator(open_pass, [s._kiln_spec() for s in components]),
+                       _ce.loose_spec(output_signature), output_signature)
 
     @staticmethod
     def zip(*args, datasets=None, name=None):  # noqa: A003 - TF's name

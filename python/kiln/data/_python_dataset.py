@@ -56,7 +56,7 @@ class PyDataset(Dataset):
 
     def _peek(self):
         first = next(iter(self._open_pass()), None)
-        return None if first is None else _nest.flatten(first)
+        return None if first is None else _ce.flatten(first)
 
     # ---- the engine node, made when first needed ------------------------------------------
     @property
@@ -190,7 +190,13 @@ def known_spec(dataset):
 
 
 def compatible_spec(a, b):
-    """The most specific spec both TensorSpecs fit (dims that differ become None)."""
+    """The most specific spec both TensorSpecs fit (dims that differ become None); composite specs of one
+    type and dtype give their loose spec."""
+    if _ce.is_composite_spec(a) or _ce.is_composite_spec(b):
+        if type(a) is not type(b) or a.dtype != b.dtype or (
+                getattr(a, "ragged_rank", 0) != getattr(b, "ragged_rank", 0)):
+            raise TypeError(f"Incompatible dataset elements:\n  {a!r} vs.\n  {b!r}")
+        return a if a == b else _ce.loose_spec(a)
     if a.shape.rank is None or b.shape.rank is None or a.shape.rank != b.shape.rank:
         return TensorSpec(None, a.dtype)
     dims = [x if x == y else None for x, y in zip(a.shape.as_list(), b.shape.as_list())]
