@@ -234,3 +234,15 @@ def test_keras_fit_on_a_dataset_of_sparse_features():
     assert first.shape.as_list() == [2, 4]  # the batch's static shape, from its dense_shape
     losses = model.fit(ds, epochs=10, verbose=0).history["loss"]
     assert losses[-1] < losses[0]
+
+
+def test_rebatch_and_the_traced_slicing_refusal():
+    ds = tf.data.Dataset.from_tensor_slices(tf.ragged.constant(ROWS))
+    assert [r.to_list() for r in ds.batch(3).rebatch(2)] == [ROWS[:2], ROWS[2:]]
+
+    @tf.function
+    def make(rt):
+        return tf.data.Dataset.from_tensor_slices(rt)
+
+    with pytest.raises(tf.errors.UnimplementedError, match="outside the traced function"):
+        make(tf.ragged.constant([[1], [2, 3]]))

@@ -25,6 +25,11 @@ def _rows_count(value):
 
 def composite_slices(value):
     """Dataset.from_tensor_slices of a structure holding composites: its rows, one element each."""
+    for t in _ce.flatten(value):
+        if getattr(t, "_is_symbolic", False):
+            raise _errors.UnimplementedError(
+                "Dataset.from_tensor_slices of a RaggedTensor or SparseTensor slices it in Python, from its value: "
+                "make the dataset outside the traced function (or pass the dataset in).")
     spec = _nest.map_structure(_spec_of, value)
     leaves, specs = _nest.flatten(value), _nest.flatten(spec)
     for v, s in zip(leaves, specs):

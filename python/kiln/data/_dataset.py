@@ -398,6 +398,8 @@ class Dataset:
 
     def rebatch(self, batch_size, drop_remainder=False, name=None):
         """unbatch().batch(batch_size) in one copy; a list of sizes is cycled through."""
+        if self._holds_composites() and not isinstance(batch_size, (list, tuple)):
+            return self.unbatch().batch(batch_size, drop_remainder)  # composites re-batch through their rows
         from ._rebatch import rebatch
         return rebatch(self, batch_size, drop_remainder)
 
