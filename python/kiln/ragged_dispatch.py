@@ -119,11 +119,15 @@ def _ragged_shape_ops(kiln):
         return dispatch
 
     def by_shape(orig, ragged_fn):
+        first = _first_param(orig)  # `shape` (zeros, ones) or `dims` (fill)
+
         @functools.wraps(orig)
-        def dispatch(shape, *args, **kwargs):
+        def dispatch(*args, **kwargs):
+            shape = args[0] if args else kwargs.get(first)
             if ragged_shape.is_ragged_shape(shape):
-                return ragged_fn(shape, *args, **{k: v for k, v in kwargs.items() if k != "name"})
-            return orig(shape, *args, **kwargs)
+                rest = {k: v for k, v in kwargs.items() if k not in ("name", first)}
+                return ragged_fn(shape, *args[1:], **rest)
+            return orig(*args, **kwargs)
         return dispatch
 
     def reshape(orig):

@@ -41,6 +41,9 @@ def test_shaped_creation_ops():
     assert tf.zeros(shape).to_list() == [[0.0], [0.0] * 3, [], [0.0] * 2]
     assert tf.ones(shape, tf.int32).to_list() == [[1], [1] * 3, [], [1] * 2]
     assert tf.fill(shape, 7).to_list() == [[7], [7] * 3, [], [7] * 2]
+    assert tf.fill(dims=shape, value=1.5).to_list() == [[1.5], [1.5] * 3, [], [1.5] * 2]  # TF's keywords
+    assert tf.zeros(shape=shape, dtype=tf.int64).dtype == tf.int64
+    assert tf.fill(dims=[2], value=3.0).numpy().tolist() == [3.0, 3.0]  # dense shapes as before
 
 
 def test_traced_shape_equals_eager():
