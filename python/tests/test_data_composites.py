@@ -246,3 +246,22 @@ def test_rebatch_and_the_traced_slicing_refusal():
 
     with pytest.raises(tf.errors.UnimplementedError, match="outside the traced function"):
         make(tf.ragged.constant([[1], [2, 3]]))
+
+
+def test_parsed_examples_give_composites_to_the_pipeline(tmp_path):
+    path = str(tmp_path / "ex.tfrecord")
+    rows = [[7], [], [1, 3]]
+    with tf.io.TFRecordWriter(path) as w:
+        for r in rows:
+            ex = tf.train.Example()
+            ex.features.feature["v"].int64_list.value.extend(r)
+            w.write(ex.SerializeToString())
+    ragged = {"v": tf.io.RaggedFeature(tf.int64)}
+    sparse = {"v": tf.io.VarLenFeature(tf.int64)}
+    batched = tf.data.TFRecordDataset(path).batch(3).map(lambda s: tf.io.parse_example(s, ragged)["v"])
+    assert repr(batched.element_spec) == "RaggedTensorSpec(TensorShape([None, None]), tf.int64, 1, tf.int32)"
+    assert [r.to_list() for r in batched] == [rows]
+    single = tf.data.TFRecordDataset(path).map(lambda s: tf.io.parse_single_example(s, sparse)["v"])
+    assert isinstance(next(iter(single)), tf.SparseTensor)
+    assert [tf.sparse.to_dense(s).numpy().tolist() for s in single] == rows
+    assert tf.sparse.to_dense(next(iter(single.batch(3)))).numpy().tolist() == [[7, 0], [0, 0], [1, 3]]

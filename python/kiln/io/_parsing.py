@@ -1,9 +1,8 @@
 """tf.io.parse_single_example / parse_example: tf.train.Example protos to tensors, by
 FixedLenFeature, VarLenFeature and FixedLenSequenceFeature.
 
-Kiln has no SparseTensor type: a VarLenFeature parses to SparseTensor below, a
-namedtuple (indices, values, dense_shape) of dense tensors, which nest and datasets
-carry as a structure of three tensors. On a symbolic input (inside Dataset.map or
+A VarLenFeature parses to a tf.SparseTensor, a RaggedFeature to a tf.RaggedTensor (a
+batch; one Example's is a dense vector). On a symbolic input (inside Dataset.map or
 kiln.function) the parsing runs as a py_function, its outputs given the static
 shapes the features declare."""
 import collections as _collections
@@ -49,19 +48,6 @@ class RaggedFeature(_collections.namedtuple(
             raise ValueError("Kiln's RaggedFeature takes no partitions yet (the flat form only).")
         return super().__new__(cls, dtype, value_key, tuple(partitions), _dtypes.as_dtype(row_splits_dtype),
                                validate)
-
-
-class SparseTensor(_collections.namedtuple("SparseTensor", ["indices", "values", "dense_shape"])):
-    """What a VarLenFeature parses to: int64 indices [N, rank], values [N], int64 dense_shape [rank]."""
-
-    def to_dense(self, default_value=None):
-        from .. import _ops
-        values = self.values.numpy()
-        fill = default_value if default_value is not None else (b"" if values.dtype == object else 0)
-        dense = _np.full([int(d) for d in self.dense_shape.numpy()], fill, dtype=values.dtype)
-        for index, value in zip(self.indices.numpy(), values):
-            dense[tuple(index)] = value
-        return _ops.convert_to_tensor(dense, self.values.dtype)
 
 
 def _shape_of(shape):
@@ -247,12 +233,19 @@ def _to_tensors(parsed, features, batched):
             indices, values, dense_shape = value
             if not batched:
                 indices, dense_shape = indices[:, 1:], dense_shape[1:]
-            out[key] = SparseTensor(_ops.convert_to_tensor(indices, _dtypes.int64),
-                                    _ops.convert_to_tensor(values, dtype),
-                                    _ops.convert_to_tensor(dense_shape, _dtypes.int64))
+            out[key] = _sparse(_ops.convert_to_tensor(indices, _dtypes.int64), _ops.convert_to_tensor(values, dtype),
+                               _ops.convert_to_tensor(dense_shape, _dtypes.int64), 2 if batched else 1)
         else:
             out[key] = _ops.convert_to_tensor(value if batched else value[0], dtype)
     return out
+
+
+def _sparse(indices, values, dense_shape, rank):
+    """A tf.SparseTensor of the parsed parts (a py_function's outputs get their ranks here)."""
+    from .. import _ops
+    from ..sparse_tensor import SparseTensor
+    return SparseTensor(_ops.reshape(indices, [-1, rank]), _ops.reshape(values, [-1]),
+                        _ops.reshape(dense_shape, [rank]))
 
 
 def _ragged(values, row_lengths):
@@ -302,7 +295,8 @@ def _parse_traced(serialized, features, example_names, batched):
             if isinstance(f, RaggedFeature) and batched:
                 flat += [parsed[key].values, parsed[key].row_lengths()]
                 continue
-            flat += list(parsed[key]) if isinstance(f, VarLenFeature) else [parsed[key]]
+            sp = parsed[key]
+            flat += [sp.indices, sp.values, sp.dense_shape] if isinstance(f, VarLenFeature) else [sp]
         return flat
 
     flat = py_function(run, [serialized], touts)
@@ -313,7 +307,7 @@ def _parse_traced(serialized, features, example_names, batched):
             i += 2
             continue
         if isinstance(f, VarLenFeature):
-            out[key] = SparseTensor(*flat[i:i + 3])
+            out[key] = _sparse(*flat[i:i + 3], 2 if batched else 1)
             i += 3
             continue
         t = flat[i]
