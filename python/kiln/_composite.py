@@ -118,5 +118,10 @@ def spec_from_json(doc):
 
 
 def spec_of_key(key):
-    """The spec a trace's Composite key stands for."""
-    return _SPECS[key]
+    """The spec a trace's Composite key stands for: a ragged key says no dims (the first value seen with it
+    had its own), so they are unknown; a sparse key holds its static shape."""
+    from .ragged_tensor import RaggedTensorSpec
+    spec = _SPECS[key]
+    if isinstance(spec, RaggedTensorSpec) and spec.shape.rank is not None:
+        return RaggedTensorSpec([None] * spec.shape.rank, spec.dtype, spec.ragged_rank, spec.row_splits_dtype)
+    return spec
