@@ -265,3 +265,28 @@ def test_parsed_examples_give_composites_to_the_pipeline(tmp_path):
     assert isinstance(next(iter(single)), tf.SparseTensor)
     assert [tf.sparse.to_dense(s).numpy().tolist() for s in single] == rows
     assert tf.sparse.to_dense(next(iter(single.batch(3)))).numpy().tolist() == [[7, 0], [0, 0], [1, 3]]
+
+
+def test_ragged_feature_partitions():
+    def example(values, lengths, ids):
+        ex = tf.train.Example()
+        ex.features.feature["v"].int64_list.value.extend(values)
+        ex.features.feature["len"].int64_list.value.extend(lengths)
+        ex.features.feature["ids"].int64_list.value.extend(ids)
+        return ex.SerializeToString()
+
+    batch = [example([1, 2, 3, 4, 5], [2, 0, 3], [0, 0, 2, 2, 2]), example([6], [1], [0])]
+    R = tf.io.RaggedFeature
+    spec = {"lengths": R(tf.int64, value_key="v", partitions=[R.RowLengths("len")]),
+            "ids": R(tf.int64, value_key="v", partitions=[R.ValueRowIds("ids")]),
+            "uniform": R(tf.int64, value_key="v", partitions=[R.RowLengths("len"), R.UniformRowLength(1)])}
+    want = [[[1, 2], [], [3, 4, 5]], [[6]]]
+    eager = tf.io.parse_example(batch, spec)
+    traced = next(iter(tf.data.Dataset.from_tensor_slices(batch).batch(2).map(lambda s: tf.io.parse_example(s, spec))))
+    for out in (eager, traced):
+        assert out["lengths"].to_list() == out["ids"].to_list() == want
+        assert out["uniform"].to_list() == [[[[v] for v in row] for row in ex] for ex in want]
+        assert out["lengths"].row_splits.dtype == tf.int32  # TF's default row_splits_dtype for RaggedFeature
+    assert tf.io.parse_single_example(batch[0], spec)["lengths"].to_list() == want[0]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not cut 5 values into rows"):
+        tf.io.parse_example([example([1, 2, 3, 4, 5], [2, 2], [0])], spec)

@@ -12,7 +12,8 @@ from google.protobuf.message import DecodeError as _DecodeError
 
 from .. import dtypes as _dtypes
 from .. import errors as _errors
-from . import _example_wire, _packed
+from . import _example_wire, _packed, _ragged_feature
+from ._ragged_feature import RaggedFeature
 from ._messages import Example
 
 _KIND_OF = {"float32": "float_list", "int64": "int64_list", "string": "bytes_list"}
@@ -36,18 +37,6 @@ class FixedLenSequenceFeature(_collections.namedtuple(
 
 class VarLenFeature(_collections.namedtuple("VarLenFeature", ["dtype"])):
     """A feature of any number of values, parsed to a SparseTensor."""
-
-
-class RaggedFeature(_collections.namedtuple(
-        "RaggedFeature", ["dtype", "value_key", "partitions", "row_splits_dtype", "validate"])):
-    """A feature of any number of values, parsed to a RaggedTensor (a batch) or a 1-D tensor (one Example).
-    Kiln reads the flat form (no `partitions`)."""
-
-    def __new__(cls, dtype, value_key=None, partitions=(), row_splits_dtype=_dtypes.int32, validate=False):
-        if partitions:
-            raise ValueError("Kiln's RaggedFeature takes no partitions yet (the flat form only).")
-        return super().__new__(cls, dtype, value_key, tuple(partitions), _dtypes.as_dtype(row_splits_dtype),
-                               validate)
 
 
 def _shape_of(shape):
@@ -162,10 +151,14 @@ def _parse_batch_numpy(serialized, features, names):
         dtype = _dtypes.as_dtype(f.dtype)
         source = f.value_key or key if isinstance(f, RaggedFeature) else key
         per = [_values(t, source, dtype, n) for t, n in zip(tables, names)]
-        if isinstance(f, RaggedFeature):  # (values, row lengths)
-            rows = [v if v is not None else _np.zeros([0], _np_dtype(dtype)) for v in per]
-            values = _np.concatenate(rows) if rows else _np.zeros([0], _np_dtype(dtype))
-            out[key] = (values.astype(_np_dtype(dtype)), _np.array([len(r) for r in rows], _np.int64))
+        if isinstance(f, RaggedFeature):  # (values, [row splits]), the batch's outer splits first
+            rows = []
+            for t, n, v in zip(tables, names, per):
+                parts = [_values(t, p.key, _dtypes.int64, n) if hasattr(p, "key") else None for p in f.partitions]
+                parts = [_np.zeros([0], _np.int64) if a is None else a for a in parts]
+                rows.append(_ragged_feature.parse_one(v if v is not None else _np.zeros([0], _np_dtype(dtype)),
+                                                      parts, f, key, n))
+            out[key] = _ragged_feature.batch(rows, _np_dtype(dtype))
             continue
         if isinstance(f, VarLenFeature):
             rows = [v if v is not None else _np.zeros([0], _np_dtype(dtype)) for v in per]
@@ -226,8 +219,9 @@ def _to_tensors(parsed, features, batched):
         dtype = _dtypes.as_dtype(f.dtype)
         value = parsed[key]
         if isinstance(f, RaggedFeature):
-            values = _ops.convert_to_tensor(value[0], dtype)
-            out[key] = _ragged(values, _ops.convert_to_tensor(value[1], f.row_splits_dtype)) if batched else values
+            values, splits = value
+            out[key] = _ragged_feature.to_value(_ops.convert_to_tensor(values, dtype),
+                                                splits if batched else _one_example(splits), f)
             continue
         if isinstance(f, VarLenFeature):
             indices, values, dense_shape = value
@@ -248,9 +242,9 @@ def _sparse(indices, values, dense_shape, rank):
                         _ops.reshape(dense_shape, [rank]))
 
 
-def _ragged(values, row_lengths):
-    from ..ragged_tensor import RaggedTensor
-    return RaggedTensor.from_row_lengths(values, row_lengths, validate=False)
+def _one_example(splits):
+    """A one-Example batch's splits without the batch's outer level."""
+    return splits[1:]
 
 
 def _parse(serialized, features, example_names, batched):
@@ -283,8 +277,8 @@ def _parse_traced(serialized, features, example_names, batched):
     touts = []
     for f in features.values():
         dtype = _dtypes.as_dtype(f.dtype)
-        if isinstance(f, RaggedFeature):
-            touts += [dtype, f.row_splits_dtype] if batched else [dtype]
+        if isinstance(f, RaggedFeature):  # the values, then each level of row splits
+            touts += [dtype] + [f.row_splits_dtype] * (len(f.partitions) + (1 if batched else 0))
             continue
         touts += [_dtypes.int64, dtype, _dtypes.int64] if isinstance(f, VarLenFeature) else [dtype]
 
@@ -292,8 +286,9 @@ def _parse_traced(serialized, features, example_names, batched):
         parsed = _parse(s, features, example_names, batched)
         flat = []
         for key, f in features.items():
-            if isinstance(f, RaggedFeature) and batched:
-                flat += [parsed[key].values, parsed[key].row_lengths()]
+            if isinstance(f, RaggedFeature):
+                rt = parsed[key]
+                flat += [rt.flat_values] + list(rt.nested_row_splits) if hasattr(rt, "flat_values") else [rt]
                 continue
             sp = parsed[key]
             flat += [sp.indices, sp.values, sp.dense_shape] if isinstance(f, VarLenFeature) else [sp]
@@ -302,9 +297,10 @@ def _parse_traced(serialized, features, example_names, batched):
     flat = py_function(run, [serialized], touts)
     out, i = {}, 0
     for key, f in features.items():
-        if isinstance(f, RaggedFeature) and batched:
-            out[key] = _ragged(flat[i], flat[i + 1])
-            i += 2
+        if isinstance(f, RaggedFeature):
+            levels = len(f.partitions) + (1 if batched else 0)
+            out[key] = _ragged_feature.to_value(_ops.reshape(flat[i], [-1]), flat[i + 1:i + 1 + levels], f)
+            i += 1 + levels
             continue
         if isinstance(f, VarLenFeature):
             out[key] = _sparse(*flat[i:i + 3], 2 if batched else 1)
