@@ -1,8 +1,8 @@
 """tf.io.parse_single_example / parse_example: tf.train.Example protos to tensors, by
 FixedLenFeature, VarLenFeature and FixedLenSequenceFeature.
 
-A VarLenFeature parses to a tf.SparseTensor, a RaggedFeature to a tf.RaggedTensor (a
-batch; one Example's is a dense vector). On a symbolic input (inside Dataset.map or
+A VarLenFeature parses to a tf.SparseTensor, a RaggedFeature to a tf.RaggedTensor
+(_ragged_feature.py). On a symbolic input (inside Dataset.map or
 kiln.function) the parsing runs as a py_function, its outputs given the static
 shapes the features declare."""
 import collections as _collections
