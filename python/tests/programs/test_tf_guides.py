@@ -14,7 +14,8 @@ def test_the_data_guide():
     assert out.startswith("<Dataset element_spec=TensorSpec(shape=(), dtype=tf.int32, name=None)>\n8\n3\n0\n8\n2\n1\n"
                           "8\n22\n")  # iteration, next(), reduce
     assert ("(TensorSpec(shape=(10,), dtype=tf.float32, name=None), (TensorSpec(shape=(), dtype=tf.float32, "
-            "name=None), TensorSpec(shape=(100,), dtype=tf.int32, name=None)))") in out
+            "name=None), TensorSpec(shape=(100,), dtype=tf.int32, name=None)))\n"
+            "SparseTensorSpec(TensorShape([3, 4]), tf.int32)\n<class 'kiln.sparse_tensor.SparseTensor'>\n") in out
     assert "[20 21 22 23 24  0  1  2  3  4]" in out  # from_generator(count, args=[25]).repeat().batch(10)
     # TFRecord (a stand-in FSNS file): the Example's text feature, then parse_example in a map and a batch.
     assert 'bytes_list {\n  value: "Rue Perreyon"\n}\n' in out
@@ -109,6 +110,18 @@ def test_the_sparse_tensor_guide():
     assert "[0 0 0 1 1]\n [0 0 0 0 1]\n [0 0 0 0 0]\n [0 0 0 0 0]], shape=(8, 5)" in out  # slice A
     assert "kiln.Tensor([], shape=(8, 0), dtype=int32)" in out  # slice C: past the edge
     assert out.count("[[ 6  0  0 13]\n [ 0  0  0  0]\n [ 0  0  8  0]], shape=(3, 4), dtype=int32)") == 2  # map_values
+    # Keras on a sparse input: rows without values give the bias (zeros), as the guide's output shows
+    zero = r"\[\s*0\.0*(?:e\+00)?\s*(?:,\s*0\.0*(?:e\+00)?\s*){3}\]"  # NumPy prints zeros by the other rows' scale
+    assert re.search(rf"{zero},\n\s*{zero},\n\s*{zero},\n", out)
+    # tf.data: from_tensor_slices, batch, unbatch, map (x * 2) of the SparseTensor
+    rows = ["<SparseTensor shape=[4] \n values={{\n  [0]: {v}\n  [1]: {v}\n  [2]: {v}}}>\n",
+            "<SparseTensor shape=[4] \n values={{}}>\n" * 3, "<SparseTensor shape=[4] \n values={{\n  [3]: {v}}}>\n",
+            "<SparseTensor shape=[4] \n values={{\n  [0]: {v}\n  [1]: {v}}}>\n"]
+    sliced = "".join(rows).format(v=1)
+    batched = ("<SparseTensor shape=[2, 4] \n values={\n  [0, 0]: 1\n  [0, 1]: 1\n  [0, 2]: 1}>\n"
+               "<SparseTensor shape=[2, 4] \n values={}>\n"
+               "<SparseTensor shape=[2, 4] \n values={\n  [0, 3]: 1\n  [1, 0]: 1\n  [1, 1]: 1}>\n")
+    assert sliced + batched + sliced + "".join(rows).format(v=2) in out
     assert "[[225   0   0]\n [  0   0   0]\n [  0   0 625]], shape=(3, 3), dtype=int32)" in out  # tf.function
     assert out.rstrip().endswith("kiln.Tensor(-3, shape=(), dtype=int32)\nkiln.Tensor(0, shape=(), dtype=int32)")
 
@@ -136,10 +149,43 @@ def test_the_ragged_tensor_guide():
     assert ("<kiln.RaggedTensor [[b'John', b'fell', b'asleep'], [b'a', b'big', b'dog', b'barked'],\n"
             " [b'my', b'cat', b'is', b'fuzzy']]>\n") in out  # tf.concat(axis=1)
     assert "[[b'John' b'' b'' b'fell' b'asleep']\n [b'a' b'big' b'dog' b'barked' b'']\n" in out  # tf.sparse.concat
+    # tf.io.RaggedFeature and tf.data: from_tensor_slices, batch, unbatch, dense_to_ragged_batch, map
+    assert ("colors=<kiln.RaggedTensor [[b'red', b'blue'], [b'orange'], [b'black', b'yellow'], [b'green']]>\n"
+            "lengths=<kiln.RaggedTensor [[7], [], [1, 3], [3, 5, 2]]>\n") in out
+    sliced = ("Element 0:\n        colors = [b'red' b'blue']\n       lengths = [7]\n"
+              "Element 1:\n        colors = [b'orange']\n       lengths = []\n"
+              "Element 2:\n        colors = [b'black' b'yellow']\n       lengths = [1 3]\n"
+              "Element 3:\n        colors = [b'green']\n       lengths = [3 5 2]\n")
+    batched = ("Element 0:\n        colors = <kiln.RaggedTensor [[b'red', b'blue'], [b'orange']]>\n"
+               "       lengths = <kiln.RaggedTensor [[7], []]>\n"
+               "Element 1:\n        colors = <kiln.RaggedTensor [[b'black', b'yellow'], [b'green']]>\n"
+               "       lengths = <kiln.RaggedTensor [[1, 3], [3, 5, 2]]>\n")
+    assert sliced + batched + sliced in out
+    assert ("<kiln.RaggedTensor [[0], [0, 1, 2, 3, 4]]>\n<kiln.RaggedTensor [[0, 1, 2], [0, 1]]>\n"
+            "<kiln.RaggedTensor [[0, 1, 2, 3, 4, 5, 6, 7]]>\n") in out
+    assert ("Element 0:\n   mean_length = 7\n length_ranges = <kiln.RaggedTensor [[0, 1, 2, 3, 4, 5, 6]]>\n"
+            "Element 1:\n   mean_length = 0\n length_ranges = <kiln.RaggedTensor []>\n"
+            "Element 2:\n   mean_length = 2\n length_ranges = <kiln.RaggedTensor [[0], [0, 1, 2]]>\n"
+            "Element 3:\n   mean_length = 3\n length_ranges = <kiln.RaggedTensor [[0, 1, 2], [0, 1, 2, 3, 4], "
+            "[0, 1]]>\n") in out
     # tf.function: a ragged argument, a RaggedTensorSpec signature, a concrete function
     assert "<kiln.RaggedTensor [[1, 2, 2, 1], [3, 3], [4, 5, 6, 6, 5, 4]]>\n" in out
+    # tf.shape of a ragged tensor: DynamicRaggedShape
+    assert ("<kiln.Tensor: shape=(2,), dtype=int32, numpy=array([3, 2], dtype=int32)>\n"
+            "<DynamicRaggedShape lengths=[4, (1, 3, 0, 2)] num_row_partitions=1>\n"
+            "tf.reshape(x, rt_shape) = <kiln.RaggedTensor [[b'a'], [b'b', b'c', b'd'], [], [b'e', b'f']]>\n"
+            "tf.zeros(rt_shape) = <kiln.RaggedTensor [[0.0], [0.0, 0.0, 0.0], [], [0.0, 0.0]]>\n"
+            "tf.ones(rt_shape) = <kiln.RaggedTensor [[1.0], [1.0, 1.0, 1.0], [], [1.0, 1.0]]>\n"
+            "tf.fill(rt_shape, 9) = <kiln.RaggedTensor [[b'x'], [b'x', b'x', b'x'], [], [b'x', b'x']]>\n"
+            "<kiln.Tensor: shape=(), dtype=int32, numpy=4>\n"
+            "Got expected ValueError: Index 1 is not uniform\n"
+            "<DynamicRaggedShape lengths=[4] num_row_partitions=0>\n"
+            "<DynamicRaggedShape lengths=[3, (5, 3, 2), 8] num_row_partitions=1>\n"
+            "<DynamicRaggedShape lengths=[4, (2, 1, 0, 8), 12] num_row_partitions=1>\n") in out
     assert "numpy=array([2, 3, 6], dtype=int32)>, <kiln.Tensor: shape=(3,), dtype=int32, numpy=array([1, 3, 4]" in out
-    assert "<kiln.RaggedTensor [[2, 3], [4], [5, 6, 7]]>\n<kiln.RaggedTensor [[2, 3], [5], [7, 8, 9]]>\n" in out
+    # the concrete function, a SavedModel's restored function called with a ragged tensor, then operators
+    assert ("<kiln.RaggedTensor [[2, 3], [4], [5, 6, 7]]>\n<kiln.RaggedTensor [[100.0, 400.0, 300.0], [200.0]]>\n"
+            "<kiln.RaggedTensor [[2, 3], [5], [7, 8, 9]]>\n") in out
     # indexing
     assert ("<kiln.RaggedTensor [[b'Who', b'is', b'George'], [b'What', b'is', b'the'], [b'Goodnight']]>\n"
             "<kiln.RaggedTensor [[b'George', b'Washington'], [b'weather', b'tomorrow'], [b'Goodnight']]>\n"
