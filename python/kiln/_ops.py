@@ -158,11 +158,12 @@ def fill(dims, value, name=None):
     if _is_dynamic(dims):
         value = convert_to_tensor(value)
         return _C.add(_dynamic_shape.zeros(dims, value.dtype), value)
-    # A tensor value keeps its dtype (TF's fill takes the value's); Python numbers take Kiln's default.
+    # The value's dtype, as TF converts it (a Python int is int32, a float float32, NumPy keeps its own).
     if isinstance(value, _C.Tensor) and value._is_symbolic:
         from ._array_ops import broadcast_to  # a graph tensor's value is known when the graph runs
         return broadcast_to(value, dims)
-    return _C.fill(dims, value, _enum(value.dtype) if isinstance(value, _C.Tensor) else None)
+    dtype = value.dtype if isinstance(value, (_C.Tensor, _C.Variable)) else convert_to_tensor(value).dtype
+    return _C.fill(dims, value, _enum(dtype))
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TF's argument name

@@ -257,3 +257,10 @@ def test_tensor_format_formats_an_eager_scalar():
     assert f"{tf.constant([1.0, 2.0])}" == str(np.array([1.0, 2.0], np.float32))
     with pytest.raises(TypeError):
         f"{tf.constant([1.0, 2.0]):.2f}"
+
+
+def test_fill_takes_the_value_dtype_tf_converts_it_to():
+    assert tf.fill([2], 3).dtype == tf.int32 and tf.fill([2], 3.0).dtype == tf.float32
+    assert tf.fill([2], np.int64(3)).dtype == tf.int64 and tf.fill([2], True).dtype == tf.bool
+    assert tf.fill([2], tf.constant(2.0, tf.float64)).dtype == tf.float64
+    assert tf.fill([2, 1], 7).numpy().tolist() == [[7], [7]]
