@@ -227,6 +227,9 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
 def _hash_bucket(hash_fn, input, num_buckets, op):  # noqa: A002
     if not isinstance(num_buckets, (int, np.integer)) or num_buckets < 1:
         raise errors.InvalidArgumentError(None, None, f"{op}: num_buckets must be >= 1, got {num_buckets!r}")
+    from .ragged_tensor import RaggedTensor
+    if isinstance(input, RaggedTensor):  # elementwise: the flat values, the row partitions kept
+        return input.with_flat_values(_hash_bucket(hash_fn, input.flat_values, num_buckets, op))
     return _map(lambda b: hash_fn(b) % int(num_buckets), input, dtypes.int64, op)
 
 
