@@ -1,6 +1,18 @@
 """kiln.nn (tf.nn)."""
 from . import _C
 from ._ops import _axis_list, _dims, convert_to_tensor as _convert_to_tensor, relu, sigmoid, tanh  # noqa: F401
+from ._ops import top_k  # noqa: F401
+from ._math_ops import in_top_k  # noqa: F401
+from ._nn_conv import (atrous_conv2d, atrous_conv2d_transpose, conv1d, conv1d_transpose, conv3d,  # noqa: F401
+                       conv3d_transpose, conv_transpose, convolution, depth_to_space, separable_conv2d,
+                       space_to_depth)
+from ._nn_embedding import embedding_lookup, embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401
+from ._nn_losses import (compute_average_loss, log_poisson_loss, scale_regularization_loss,  # noqa: F401
+                         sigmoid_cross_entropy_with_logits, weighted_cross_entropy_with_logits)
+from ._nn_pool import (avg_pool, avg_pool1d, avg_pool2d, avg_pool3d, max_pool, max_pool1d, max_pool2d,  # noqa: F401
+                       max_pool3d, max_pool_with_argmax, pool)
+from ._nn_stats import (batch_normalization, fused_batch_norm, local_response_normalization, lrn,  # noqa: F401
+                        normalize_moments, sufficient_statistics, weighted_moments, zero_fraction)
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
@@ -46,6 +58,17 @@ def silu(features, beta=1.0, name=None):
 
 
 swish = silu
+
+
+def relu6(features, name=None):
+    """min(max(features, 0), 6)."""
+    return _C.minimum(_C.relu(features), 6)
+
+
+def crelu(features, name=None, axis=-1):
+    """relu of features concatenated with -features along `axis` (twice the channels)."""
+    features = _convert_to_tensor(features)
+    return _C.relu(_C.concat([features, _C.negative(features)], int(axis)))
 
 
 def leaky_relu(features, alpha=0.2, name=None):
@@ -97,18 +120,6 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
     if data_format not in (None, "NHWC"):
         raise ValueError(f"kiln.nn.depthwise_conv2d: data_format {data_format!r} is not supported (only 'NHWC')")
     return _C.depthwise_conv2d(input, filter, _pair(strides), padding, _pair(1 if dilations is None else dilations))
-
-
-def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
-    return _C.max_pool2d(input, _pair(ksize), _pair(strides), padding)
-
-
-def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
-    return _C.avg_pool2d(input, _pair(ksize), _pair(strides), padding)
-
-
-max_pool = max_pool2d
-avg_pool = avg_pool2d
 
 
 def bias_add(value, bias, data_format=None, name=None):

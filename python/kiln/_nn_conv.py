@@ -1,0 +1,287 @@
+"""tf.nn's convolutions beyond conv2d: conv1d (and its transpose) as the 2-D ops on one row; conv3d (and its
+transpose) as 2-D convolutions of depth frames; the N-D dispatchers; separable and atrous convolutions;
+depth_to_space and space_to_depth. Channels-last layouts only (NWC, NHWC, NDHWC), as the engine's kernels.
+
+conv3d: each depth tap a of the filter reads, for output frame i, input frame i * stride + a * dilation - pad.
+That choice of frames is a 0/1 matrix S_a [out_depth, in_depth] (a row of zeros where the frame is padding), so
+conv3d = sum_a conv2d(S_a x, filter[a]) and its transpose = sum_a S_a^T conv2d_transpose(y, filter[a]): both
+plain differentiable ops, and each the exact adjoint of the other."""
+import numpy as np
+
+from . import _C, _ops
+from ._array_ops import _tensor
+from . import errors as _errors
+
+
+def refuse_channels_first(op, data_format, allowed):
+    if data_format is not None and data_format not in allowed:
+        raise ValueError(f"kiln.nn.{op}: data_format {data_format!r} is not supported (only "
+                         f"{' and '.join(repr(a) for a in allowed)})")
+
+
+def spatial(value, n, what, op):
+    """An int, or n ints, or the n + 2 of TF's full form [1, ..., 1] (whose batch and channel entries must
+    be 1), as a list of n positive ints."""
+    if value is None:
+        return [1] * n
+    if isinstance(value, (int, np.integer)):
+        values = [int(value)] * n
+    else:
+        values = [int(v) for v in (value.numpy().tolist() if hasattr(value, "numpy") else value)]
+        if len(values) == 1:
+            values = values * n
+        elif len(values) == n + 2:
+            if values[0] != 1 or values[-1] != 1:
+                raise _errors.InvalidArgumentError(f"kiln.nn.{op}: {what} in the batch and depth dimensions must "
+                                                   f"be 1, got {values}")
+            values = values[1:-1]
+        elif len(values) != n:
+            raise ValueError(f"kiln.nn.{op}: {what} must be an int or a list of 1, {n} or {n + 2} ints, got {values}")
+    if min(values) < 1:
+        raise ValueError(f"kiln.nn.{op}: {what} must be positive, got {values}")
+    return values
+
+
+def check_padding(padding, op):
+    if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
+        raise ValueError(f"kiln.nn.{op}: padding must be 'SAME' or 'VALID', got {padding!r}")
+    return padding.upper()
+
+
+def window_geometry(size, k, stride, rate, padding):
+    """(output size, padding before) along one axis, as TF's windows: SAME gives ceil(size / stride) and puts
+    the odd padding element after."""
+    effective = (k - 1) * rate + 1
+    if padding == "VALID":
+        return max(0, (size - effective) // stride + 1), 0
+    out = -(-size // stride)
+    return out, max((out - 1) * stride + effective - size, 0) // 2
+
+
+def _dims_list(output_shape):
+    if hasattr(output_shape, "numpy"):
+        output_shape = output_shape.numpy().tolist()
+    elif hasattr(output_shape, "as_list"):
+        output_shape = output_shape.as_list()
+    return [-1 if d is None else int(d) for d in output_shape]
+
+
+# ---- 1-D ----------------------------------------------------------------------------------
+
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):  # noqa: A002
+    """[batch..., width, in] * filters [width, in, out], computed as conv2d on one row."""
+    refuse_channels_first("conv1d", data_format, ("NWC",))
+    x, f = _tensor(input), _tensor(filters)
+    if x.shape.rank is not None and x.shape.rank < 3:
+        raise ValueError(f"kiln.nn.conv1d: input must have rank >= 3 [batch, width, channels], got {x.shape}")
+    batch_dims = x.shape.rank - 3
+    if batch_dims:  # extra leading batch dims fold into one
+        outer = _ops.shape(x)[:-2]
+        x = _ops.reshape(x, _ops.concat([[-1], _ops.shape(x)[-2:]], 0))
+    y = _C.conv2d(_ops.expand_dims(x, 1), _ops.expand_dims(f, 0), [1] + spatial(stride, 1, "stride", "conv1d"),
+                  check_padding(padding, "conv1d"), [1] + spatial(dilations, 1, "dilations", "conv1d"))
+    y = _ops.squeeze(y, [1])
+    if batch_dims:
+        y = _ops.reshape(y, _ops.concat([outer, _ops.shape(y)[1:]], 0))
+    return y
+
+
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NWC",  # noqa: A002
+                     dilations=None, name=None):
+    """The transpose of conv1d: filters [width, out, in], output_shape [batch, width, out]."""
+    refuse_channels_first("conv1d_transpose", data_format, ("NWC",))
+    dims = _dims_list(output_shape)
+    if len(dims) != 3:
+        raise ValueError(f"kiln.nn.conv1d_transpose: output_shape must have 3 entries, got {dims}")
+    y = _C.conv2d_transpose(_ops.expand_dims(_tensor(input), 1), _ops.expand_dims(_tensor(filters), 0),
+                            [dims[0], 1, dims[1], dims[2]], [1] + spatial(strides, 1, "strides", "conv1d_transpose"),
+                            check_padding(padding, "conv1d_transpose"),
+                            [1] + spatial(dilations, 1, "dilations", "conv1d_transpose"))
+    return _ops.squeeze(y, [1])
+
+
+# ---- 3-D ----------------------------------------------------------------------------------
+
+def _depth_selection(in_depth, out_depth, taps, stride, rate, pad_before, dtype):
+    """S [taps, out_depth, in_depth]: S[a, i, j] = 1 where output frame i's tap a reads input frame j."""
+    s = np.zeros((taps, out_depth, in_depth))
+    for a in range(taps):
+        for i in range(out_depth):
+            j = i * stride + a * rate - pad_before
+            if 0 <= j < in_depth:
+                s[a, i, j] = 1
+    return _ops.cast(_ops.constant(s), dtype)
+
+
+def _fold_depth(x):
+    """[n, d, h, w, c] -> [n * d, h, w, c]."""
+    s = _ops.shape(x)
+    return _ops.reshape(x, _ops.concat([[-1], s[2:]], 0))
+
+
+def _unfold_depth(y, depth):
+    s = _ops.shape(y)
+    return _ops.reshape(y, _ops.concat([[-1, depth], s[1:]], 0))
+
+
+def _static_5d(x, op, what="input"):
+    if x.shape.rank != 5:
+        raise ValueError(f"kiln.nn.{op}: {what} must be 5-D [batch, depth, height, width, channels], got {x.shape}")
+    if x.shape[1] is None:
+        raise ValueError(f"kiln.nn.{op}: the depth of {what} must be known while tracing, got {x.shape}")
+
+
+def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None, name=None):  # noqa: A002
+    """[batch, depth, height, width, in] * filters [depth, height, width, in, out]."""
+    refuse_channels_first("conv3d", data_format, ("NDHWC",))
+    x, f = _tensor(input), _tensor(filters)
+    _static_5d(x, "conv3d")
+    padding = check_padding(padding, "conv3d")
+    sd, sh, sw = spatial(strides, 3, "strides", "conv3d")
+    rd, rh, rw = spatial(dilations, 3, "dilations", "conv3d")
+    taps, in_depth = f.shape[0], x.shape[1]
+    out_depth, before = window_geometry(in_depth, taps, sd, rd, padding)
+    select = _depth_selection(in_depth, out_depth, taps, sd, rd, before, x.dtype)
+    total = None
+    for a in range(taps):
+        frames = _ops.einsum("ij,njhwc->nihwc", select[a], x)
+        y = _C.conv2d(_fold_depth(frames), f[a], [sh, sw], padding, [rh, rw])
+        total = y if total is None else _ops.add(total, y)
+    return _unfold_depth(total, out_depth)
+
+
+def conv3d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NDHWC",  # noqa: A002
+                     dilations=None, name=None):
+    """The transpose of conv3d: filters [depth, height, width, out, in], output_shape [batch, depth, height,
+    width, out]."""
+    refuse_channels_first("conv3d_transpose", data_format, ("NDHWC",))
+    x, f = _tensor(input), _tensor(filters)
+    _static_5d(x, "conv3d_transpose")
+    padding = check_padding(padding, "conv3d_transpose")
+    dims = _dims_list(output_shape)
+    if len(dims) != 5:
+        raise ValueError(f"kiln.nn.conv3d_transpose: output_shape must have 5 entries, got {dims}")
+    sd, sh, sw = spatial(strides, 3, "strides", "conv3d_transpose")
+    rd, rh, rw = spatial(dilations, 3, "dilations", "conv3d_transpose")
+    taps, out_depth = f.shape[0], dims[1]
+    expected, before = window_geometry(out_depth, taps, sd, rd, padding)
+    if expected != x.shape[1]:
+        raise ValueError(f"kiln.nn.conv3d_transpose: output depth {out_depth} does not give the input's depth "
+                         f"{x.shape[1]} under conv3d (it gives {expected})")
+    select = _depth_selection(out_depth, expected, taps, sd, rd, before, x.dtype)
+    planes = _fold_depth(x)
+    total = None
+    for a in range(taps):
+        y = _C.conv2d_transpose(planes, f[a], [-1, dims[2], dims[3], dims[4]], [sh, sw], padding, [rh, rw])
+        y = _ops.einsum("ij,nihwc->njhwc", select[a], _unfold_depth(y, expected))
+        total = y if total is None else _ops.add(total, y)
+    return total
+
+
+# ---- dispatchers and the 2-D variants ------------------------------------------------------
+
+def convolution(input, filters, strides=None, padding="VALID", data_format=None, dilations=None,  # noqa: A002
+                name=None):
+    """conv1d, conv2d or conv3d by the filters' rank (3, 4 or 5)."""
+    rank = _tensor(filters).shape.rank
+    if rank == 3:
+        return conv1d(input, filters, 1 if strides is None else strides, padding,
+                      "NWC" if data_format is None else data_format, dilations)
+    if rank == 4:
+        refuse_channels_first("convolution", data_format, ("NHWC",))
+        return _C.conv2d(input, filters, spatial(strides, 2, "strides", "convolution"),
+                         check_padding(padding, "convolution"), spatial(dilations, 2, "dilations", "convolution"))
+    if rank == 5:
+        return conv3d(input, filters, strides, padding, "NDHWC" if data_format is None else data_format, dilations)
+    raise ValueError(f"kiln.nn.convolution: filters must have rank 3, 4 or 5, got rank {rank}")
+
+
+def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None,  # noqa: A002
+                   dilations=None, name=None):
+    """conv1d_transpose, conv2d_transpose or conv3d_transpose by output_shape's length (3, 4 or 5)."""
+    n = len(_dims_list(output_shape))
+    if n == 3:
+        return conv1d_transpose(input, filters, output_shape, strides, padding, data_format or "NWC", dilations)
+    if n == 4:
+        refuse_channels_first("conv_transpose", data_format, ("NHWC",))
+        return _C.conv2d_transpose(input, filters, _dims_list(output_shape),
+                                   spatial(strides, 2, "strides", "conv_transpose"),
+                                   check_padding(padding, "conv_transpose"),
+                                   spatial(dilations, 2, "dilations", "conv_transpose"))
+    if n == 5:
+        return conv3d_transpose(input, filters, output_shape, strides, padding, data_format or "NDHWC", dilations)
+    raise ValueError(f"kiln.nn.conv_transpose: output_shape must have 3, 4 or 5 entries, got {n}")
+
+
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, data_format=None,  # noqa: A002
+                     dilations=None, name=None):
+    """depthwise_conv2d with depthwise_filter [h, w, in, multiplier], then a 1x1 conv2d with pointwise_filter
+    [1, 1, in * multiplier, out]."""
+    refuse_channels_first("separable_conv2d", data_format, ("NHWC",))
+    pointwise = _tensor(pointwise_filter)
+    if pointwise.shape.rank == 4 and (pointwise.shape[0] != 1 or pointwise.shape[1] != 1):
+        raise ValueError(f"kiln.nn.separable_conv2d: pointwise_filter must be [1, 1, channels, out], got "
+                         f"{pointwise.shape}")
+    depthwise = _C.depthwise_conv2d(input, depthwise_filter, spatial(strides, 2, "strides", "separable_conv2d"),
+                                    check_padding(padding, "separable_conv2d"),
+                                    spatial(dilations, 2, "dilations", "separable_conv2d"))
+    return _C.conv2d(depthwise, pointwise, [1, 1], "VALID", [1, 1])
+
+
+def _rate(rate):
+    rate = int(rate)
+    if rate < 1:
+        raise ValueError(f"rate {rate} cannot be less than one")
+    return rate
+
+
+def atrous_conv2d(value, filters, rate, padding, name=None):
+    """conv2d with the filter's taps `rate` apart (stride 1)."""
+    rate = _rate(rate)
+    return _C.conv2d(value, filters, [1, 1], check_padding(padding, "atrous_conv2d"), [rate, rate])
+
+
+def atrous_conv2d_transpose(value, filters, output_shape, rate, padding, name=None):
+    """The transpose of atrous_conv2d: filters [h, w, out, in]."""
+    rate = _rate(rate)
+    return _C.conv2d_transpose(value, filters, _dims_list(output_shape), [1, 1],
+                               check_padding(padding, "atrous_conv2d_transpose"), [rate, rate])
+
+
+# ---- rearrangements -----------------------------------------------------------------------
+
+def _block(block_size):
+    block_size = int(block_size)
+    if block_size < 2:
+        raise _errors.InvalidArgumentError(f"Value for attr 'block_size' of {block_size} must be at least minimum 2")
+    return block_size
+
+
+def _nhwc(x, op):
+    if x.shape.rank != 4:
+        raise ValueError(f"kiln.nn.{op}: input must be 4-D [batch, height, width, depth], got {x.shape}")
+    if None in x.shape.as_list()[1:]:
+        raise ValueError(f"kiln.nn.{op}: the input's height, width and depth must be known, got {x.shape}")
+    return x.shape.as_list()[1:]
+
+
+def depth_to_space(input, block_size, data_format="NHWC", name=None):  # noqa: A002
+    """Depth moved into b x b spatial blocks: out[n, h * b + i, w * b + j, c] = in[n, h, w, (i * b + j) * C' + c]."""
+    refuse_channels_first("depth_to_space", data_format, ("NHWC",))
+    x, b = _tensor(input), _block(block_size)
+    h, w, c = _nhwc(x, "depth_to_space")
+    if c % (b * b):
+        raise _errors.InvalidArgumentError(f"Input depth dimension {c} should be divisible by: {b * b}")
+    y = _ops.transpose(_ops.reshape(x, [-1, h, w, b, b, c // (b * b)]), [0, 1, 3, 2, 4, 5])
+    return _ops.reshape(y, [-1, h * b, w * b, c // (b * b)])
+
+
+def space_to_depth(input, block_size, data_format="NHWC", name=None):  # noqa: A002
+    """The inverse of depth_to_space: each b x b block of pixels becomes one pixel of b * b * depth channels."""
+    refuse_channels_first("space_to_depth", data_format, ("NHWC",))
+    x, b = _tensor(input), _block(block_size)
+    h, w, c = _nhwc(x, "space_to_depth")
+    if h % b or w % b:
+        raise _errors.InvalidArgumentError(f"Image width {w} and height {h} should be divisible by block_size: {b}")
+    y = _ops.transpose(_ops.reshape(x, [-1, h // b, b, w // b, b, c]), [0, 1, 3, 2, 4, 5])
+    return _ops.reshape(y, [-1, h // b, w // b, b * b * c])
