@@ -58,6 +58,12 @@ def window_geometry(size, k, stride, rate, padding):
     return out, max((out - 1) * stride + effective - size, 0) // 2
 
 
+def static_dims(*parts):
+    """Static dims (lists of ints or None) joined for a reshape, an unknown dim as -1: Kiln's reshape takes
+    one dim known only at run time."""
+    return [-1 if d is None else int(d) for part in parts for d in part]
+
+
 def _dims_list(output_shape):
     if hasattr(output_shape, "numpy"):
         output_shape = output_shape.numpy().tolist()
@@ -76,13 +82,13 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
         raise ValueError(f"kiln.nn.conv1d: input must have rank >= 3 [batch, width, channels], got {x.shape}")
     batch_dims = x.shape.rank - 3
     if batch_dims:  # extra leading batch dims fold into one
-        outer = _ops.shape(x)[:-2]
-        x = _ops.reshape(x, _ops.concat([[-1], _ops.shape(x)[-2:]], 0))
+        outer = x.shape.as_list()[:-2]
+        x = _ops.reshape(x, static_dims([None], x.shape.as_list()[-2:]))
     y = _C.conv2d(_ops.expand_dims(x, 1), _ops.expand_dims(f, 0), [1] + spatial(stride, 1, "stride", "conv1d"),
                   check_padding(padding, "conv1d"), [1] + spatial(dilations, 1, "dilations", "conv1d"))
     y = _ops.squeeze(y, [1])
     if batch_dims:
-        y = _ops.reshape(y, _ops.concat([outer, _ops.shape(y)[1:]], 0))
+        y = _ops.reshape(y, static_dims(outer, y.shape.as_list()[1:]))
     return y
 
 
@@ -115,13 +121,11 @@ def _depth_selection(in_depth, out_depth, taps, stride, rate, pad_before, dtype)
 
 def _fold_depth(x):
     """[n, d, h, w, c] -> [n * d, h, w, c]."""
-    s = _ops.shape(x)
-    return _ops.reshape(x, _ops.concat([[-1], s[2:]], 0))
+    return _ops.reshape(x, static_dims([None], x.shape.as_list()[2:]))
 
 
 def _unfold_depth(y, depth):
-    s = _ops.shape(y)
-    return _ops.reshape(y, _ops.concat([[-1, depth], s[1:]], 0))
+    return _ops.reshape(y, static_dims([None, depth], y.shape.as_list()[1:]))
 
 
 def _static_5d(x, op, what="input"):

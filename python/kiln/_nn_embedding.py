@@ -1,10 +1,13 @@
 """tf.nn.embedding_lookup, embedding_lookup_sparse and safe_embedding_lookup_sparse as gathers and segment
 sums. A list of params is TF 2's "div" sharding: ids assigned to shards in contiguous blocks (the first
 total % shards shards one id longer), each id's row found in the concatenation of the shards."""
+import numpy as np
+
 from . import _ops, dtypes as _dtypes
 from . import math as _math
 from ._array_ops import _tensor
 from ._math_ops import divide_no_nan
+from ._nn_conv import static_dims
 from .ragged_tensor import RaggedTensor
 from .sparse_tensor import SparseTensor
 
@@ -44,7 +47,7 @@ def _lookup(shards, ids, max_norm):
     else:
         flat = _ops.reshape(ids, [-1])
         rows = _ops.gather(_ops.concat(shards, 0), _div_rows(shards, flat))
-        rows = _ops.reshape(rows, _ops.concat([_ops.shape(ids), _ops.shape(shards[0])[1:]], 0))
+        rows = _ops.reshape(rows, static_dims(ids.shape.as_list(), shards[0].shape.as_list()[1:]))
     if max_norm is None:
         return rows
     # Each looked-up embedding (the axes params adds after the ids' axes) scaled to an L2 norm of at most max_norm.
@@ -95,8 +98,17 @@ def _ids_and_rows(sp_ids, what):
     if isinstance(sp_ids, RaggedTensor):
         if sp_ids.ragged_rank != 1 or sp_ids.flat_values.shape.rank != 1:
             raise ValueError(f"{what} must be a RaggedTensor of rank 2")
-        return sp_ids.flat_values, sp_ids.value_rowids(), sp_ids.nrows()
+        return sp_ids.flat_values, sp_ids.value_rowids(), _static_rows(sp_ids.row_splits.shape[0], sp_ids.nrows())
     raise TypeError(f"{what} must be SparseTensor, got {type(sp_ids)}")
+
+
+def _static_rows(splits, nrows):
+    """The number of rows as a Python int (segment sums take one): from the static shape, else the value."""
+    if splits is not None:
+        return splits - 1
+    if nrows._is_symbolic:
+        raise ValueError("kiln.nn: the number of rows of the ids must be known while tracing")
+    return int(nrows.numpy())
 
 
 def _weight_values(sp_ids, sp_weights, ids):
@@ -137,7 +149,7 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
     shards = _shards(embedding_weights)
     if isinstance(sparse_ids, RaggedTensor):
         ids, segments, num_rows = _ids_and_rows(sparse_ids, "sparse_ids")
-        out_dims = _ops.reshape(num_rows, [1])
+        out_dims = [None]
     elif isinstance(sparse_ids, SparseTensor):
         ids = sparse_ids.values
         outer = sparse_ids.dense_shape[:-1]
@@ -145,8 +157,11 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         strides = _ops.cast(_math.cumprod(outer, exclusive=True, reverse=True), _dtypes.int64)
         coords = _ops.slice(sparse_ids.indices, [0, 0], [-1, sparse_ids.indices.shape[1] - 1])
         segments = _ops.reduce_sum(_ops.multiply(coords, strides), axis=1)
-        num_rows = _ops.reduce_prod(outer)
-        out_dims = outer
+        if None in sparse_ids.shape.as_list():
+            raise ValueError(f"kiln.nn.safe_embedding_lookup_sparse: the dense shape of sparse_ids must be known "
+                             f"while tracing, got {sparse_ids.shape}")
+        num_rows = int(np.prod(sparse_ids.shape.as_list()[:-1]))
+        out_dims = sparse_ids.shape.as_list()[:-1]
     else:
         raise TypeError(f"sparse_ids must be SparseTensor or RaggedTensor, got {type(sparse_ids)}")
     weights = _weight_values(sparse_ids, sparse_weights, ids)
@@ -163,11 +178,10 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
     mask = _ops.reshape(valid, [-1] + [1] * (rows.shape.rank - 1))
     rows = _ops.where(mask, rows, _ops.zeros_like(rows))
     segments = _ops.cast(segments, _dtypes.int32)
-    num_rows = _ops.cast(num_rows, _dtypes.int32)
     result = _combine(rows, weights, segments, num_rows, combiner)
     present = _math.unsorted_segment_sum(_ops.cast(valid, _dtypes.int32), segments, num_rows)
     empty = _ops.reshape(_ops.equal(present, 0), [-1] + [1] * (result.shape.rank - 1))
     filler = _ops.zeros_like(result) if default_id is None else _lookup(
         shards, _ops.cast(_ops.constant([int(default_id)]), ids.dtype), max_norm)
     result = _ops.where(empty, _ops.cast(filler, result.dtype), result)
-    return _ops.reshape(result, _ops.concat([_ops.cast(out_dims, _dtypes.int32), _ops.shape(result)[1:]], 0))
+    return _ops.reshape(result, static_dims(out_dims, result.shape.as_list()[1:]))

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _C, _ops, dtypes as _dtypes
 from ._array_ops import _tensor
-from ._nn_conv import check_padding, refuse_channels_first, spatial, window_geometry
+from ._nn_conv import check_padding, refuse_channels_first, spatial, static_dims, window_geometry
 
 
 def _pool1d(op, name, input, ksize, strides, padding, data_format):  # noqa: A002
@@ -50,11 +50,9 @@ def _pool3d(is_max, name, input, ksize, strides, padding, data_format):  # noqa:
     sd, sh, sw = spatial(strides, 3, "strides", name)
     padding = check_padding(padding, name)
     depth = x.shape[1]
-    dims = _ops.shape(x)
     planes = (_C.max_pool2d if is_max else _C.avg_pool2d)(
-        _ops.reshape(x, _ops.concat([[-1], dims[2:]], 0)), [kh, kw], [sh, sw], padding)
-    p = _ops.shape(planes)
-    planes = _ops.reshape(planes, _ops.concat([[-1, depth], p[1:]], 0))
+        _ops.reshape(x, static_dims([None], x.shape.as_list()[2:])), [kh, kw], [sh, sw], padding)
+    planes = _ops.reshape(planes, static_dims([None, depth], planes.shape.as_list()[1:]))
     out_depth, before = window_geometry(depth, kd, sd, 1, padding)
     frames = np.arange(out_depth)[:, None] * sd + np.arange(kd)[None, :] - before  # [out_depth, kd]
     valid = (frames >= 0) & (frames < depth)
@@ -63,8 +61,8 @@ def _pool3d(is_max, name, input, ksize, strides, padding, data_format):  # noqa:
         picked = _ops.gather(planes, _ops.constant(np.clip(frames[:, a], 0, depth - 1).astype(np.int32)), axis=1)
         if not valid[:, a].all():
             mask = _ops.constant(valid[:, a].reshape(1, -1, 1, 1, 1))
-            picked = _ops.where(mask, picked, _ops.fill(_ops.shape(picked), _ops.cast(
-                float("-inf") if is_max else 0.0, picked.dtype)))
+            filler = _ops.cast(_ops.constant(float("-inf") if is_max else 0.0), picked.dtype)
+            picked = _ops.where(mask, picked, filler)
         if total is None:
             total = picked
         else:
