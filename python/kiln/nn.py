@@ -11,8 +11,8 @@ from ._nn_losses import (compute_average_loss, log_poisson_loss, scale_regulariz
                          sigmoid_cross_entropy_with_logits, weighted_cross_entropy_with_logits)
 from ._nn_pool import (avg_pool, avg_pool1d, avg_pool2d, avg_pool3d, max_pool, max_pool1d, max_pool2d,  # noqa: F401
                        max_pool3d, max_pool_with_argmax, pool)
-from ._nn_stats import (batch_normalization, fused_batch_norm, local_response_normalization, lrn,  # noqa: F401
-                        normalize_moments, sufficient_statistics, weighted_moments, zero_fraction)
+from ._nn_stats import (batch_normalization, local_response_normalization, lrn, normalize_moments,  # noqa: F401
+                        sufficient_statistics, weighted_moments, zero_fraction)
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import kiln as tf
+from kiln._nn_stats import fused_batch_norm  # tf.compat.v1.nn's: TF 2's tf.nn has none
 from numeric_grad import check_gradients
 
 RNG = np.random.default_rng(7)
@@ -191,28 +192,28 @@ def test_batch_normalization_formula_and_gradient():
 def test_fused_batch_norm():
     x = RNG.normal(size=(2, 3, 4, 5)).astype(np.float32)
     scale, offset = RNG.uniform(0.5, 2, size=5).astype(np.float32), RNG.normal(size=5).astype(np.float32)
-    y, mean, var = tf.nn.fused_batch_norm(tf.constant(x), tf.constant(scale), tf.constant(offset))
+    y, mean, var = fused_batch_norm(tf.constant(x), tf.constant(scale), tf.constant(offset))
     xd = x.astype(np.float64)
     bm, bv = xd.mean(axis=(0, 1, 2)), xd.var(axis=(0, 1, 2))
     np.testing.assert_allclose(y.numpy(), (xd - bm) / np.sqrt(bv + 1e-3) * scale + offset, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(mean.numpy(), bm, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(var.numpy(), bv * 24 / 23, rtol=1e-5)  # the unbiased variance
     run_mean, run_var = np.zeros(5, np.float32), np.ones(5, np.float32)
-    _, m2, v2 = tf.nn.fused_batch_norm(tf.constant(x), tf.constant(scale), tf.constant(offset),
+    _, m2, v2 = fused_batch_norm(tf.constant(x), tf.constant(scale), tf.constant(offset),
                                        tf.constant(run_mean), tf.constant(run_var), exponential_avg_factor=0.1)
     np.testing.assert_allclose(m2.numpy(), 0.1 * bm, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(v2.numpy(), 0.9 + 0.1 * bv * 24 / 23, rtol=1e-5)
-    yi, mi, vi = tf.nn.fused_batch_norm(tf.constant(x), tf.constant(scale), tf.constant(offset),
+    yi, mi, vi = fused_batch_norm(tf.constant(x), tf.constant(scale), tf.constant(offset),
                                         tf.constant(bm.astype(np.float32)), tf.constant(bv.astype(np.float32)),
                                         epsilon=1e-9, is_training=False)
     # epsilon below 1.001e-5 is raised to it, as TF
     np.testing.assert_allclose(yi.numpy(), (xd - bm) / np.sqrt(bv + 1.001e-5) * scale + offset, rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="is_training is False"):
-        tf.nn.fused_batch_norm(tf.constant(x), tf.constant(scale), tf.constant(offset), is_training=False)
+        fused_batch_norm(tf.constant(x), tf.constant(scale), tf.constant(offset), is_training=False)
     with pytest.raises(ValueError, match="not supported"):
-        tf.nn.fused_batch_norm(tf.constant(x), tf.constant(scale), tf.constant(offset), data_format="NCHW")
+        fused_batch_norm(tf.constant(x), tf.constant(scale), tf.constant(offset), data_format="NCHW")
     with pytest.raises(ValueError, match="rank 4 or 5"):
-        tf.nn.fused_batch_norm(tf.zeros([3, 5]), tf.constant(scale), tf.constant(offset))
+        fused_batch_norm(tf.zeros([3, 5]), tf.constant(scale), tf.constant(offset))
 
 
 def ref_lrn(x, r, bias, alpha, beta):
@@ -247,7 +248,7 @@ def test_eager_equals_traced():
 
     def everything(a, b):
         m, v = tf.nn.weighted_moments(a, [0, 1, 2], b)
-        y, bm, bv = tf.nn.fused_batch_norm(a, tf.ones([6]), tf.zeros([6]))
+        y, bm, bv = fused_batch_norm(a, tf.ones([6]), tf.zeros([6]))
         return [tf.nn.sigmoid_cross_entropy_with_logits(labels=b, logits=a),
                 tf.nn.weighted_cross_entropy_with_logits(b, a, 3.0), tf.nn.log_poisson_loss(b * 5, a, True),
                 tf.nn.compute_average_loss(tf.reshape(a, [2, -1])), tf.nn.relu6(a * 10), tf.nn.crelu(a),
