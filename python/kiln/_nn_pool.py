@@ -131,6 +131,26 @@ def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_
               _default_format(input, data_format))
 
 
+def windows(x, ksize, strides, rates, padding, fill):
+    """Every window of a 4-D NHWC x as [n, out_h, out_w, kh * kw, c] (taps in row-major order), positions
+    outside x reading `fill`; and the padding before (top, left). Gathers at NumPy-computed positions, so it
+    traces and differentiates."""
+    n, h, w, c = x.shape.as_list()
+    (kh, kw), (sh, sw), (rh, rw) = ksize, strides, rates
+    out_h, top = window_geometry(h, kh, sh, rh, padding)
+    out_w, left = window_geometry(w, kw, sw, rw, padding)
+    bottom = max(0, (out_h - 1) * sh + (kh - 1) * rh + 1 - h - top)
+    right = max(0, (out_w - 1) * sw + (kw - 1) * rw + 1 - w - left)
+    padded = _ops.pad(x, [[0, 0], [top, bottom], [left, right], [0, 0]], constant_values=fill)
+    rows = np.arange(out_h)[:, None] * sh + np.arange(kh)[None, :] * rh  # [out_h, kh] in padded coordinates
+    cols = np.arange(out_w)[:, None] * sw + np.arange(kw)[None, :] * rw
+    found = _ops.gather(_ops.gather(padded, _ops.constant(rows.reshape(-1).astype(np.int32)), axis=1),
+                        _ops.constant(cols.reshape(-1).astype(np.int32)), axis=2)
+    found = _ops.reshape(found, static_dims([n, out_h, kh, out_w, kw, c]))
+    found = _ops.reshape(_ops.transpose(found, [0, 1, 3, 2, 4, 5]), static_dims([n, out_h, out_w, kh * kw, c]))
+    return found, (top, left)
+
+
 _WithArgmax = collections.namedtuple("MaxPoolWithArgmax", ["output", "argmax"])
 
 
@@ -147,21 +167,10 @@ def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC", out
         strides, 2, "strides", "max_pool_with_argmax")
     padding = check_padding(padding, "max_pool_with_argmax")
     values = _C.max_pool2d(x, [kh, kw], [sh, sw], padding)
-    out_h, top = window_geometry(h, kh, sh, 1, padding)
-    out_w, left = window_geometry(w, kw, sw, 1, padding)
-    bottom = max(0, (out_h - 1) * sh + kh - h - top)
-    right = max(0, (out_w - 1) * sw + kw - w - left)
-    # The windows read with NumPy-computed positions: each window's candidates gathered, the first max's position
-    # kept (padding reads as -inf, so it never wins over a real pixel).
-    padded = _ops.pad(_ops.stop_gradient(x), [[0, 0], [top, bottom], [left, right], [0, 0]],
-                      constant_values=float("-inf"))
-    rows = np.arange(out_h)[:, None] * sh + np.arange(kh)[None, :]  # [out_h, kh] in padded coordinates
-    cols = np.arange(out_w)[:, None] * sw + np.arange(kw)[None, :]
-    windows = _ops.gather(_ops.gather(padded, _ops.constant(rows.reshape(-1).astype(np.int32)), axis=1),
-                          _ops.constant(cols.reshape(-1).astype(np.int32)), axis=2)
-    windows = _ops.reshape(windows, [n, out_h, kh, out_w, kw, c])
-    windows = _ops.reshape(_ops.transpose(windows, [0, 1, 3, 2, 4, 5]), [n, out_h, out_w, kh * kw, c])
-    best = _ops.cast(_ops.argmax(windows, axis=3), _dtypes.int64)  # [n, out_h, out_w, c]
+    # The first max of each window (padding reads as -inf, so it never wins over a real pixel).
+    found, (top, left) = windows(_ops.stop_gradient(x), (kh, kw), (sh, sw), (1, 1), padding, float("-inf"))
+    out_h, out_w = found.shape[1], found.shape[2]
+    best = _ops.cast(_ops.argmax(found, axis=3), _dtypes.int64)  # [n, out_h, out_w, c]
     dy, dx = _ops.floordiv(best, kw), _ops.floormod(best, kw)
     y = _ops.add(_ops.constant((np.arange(out_h) * sh - top).reshape(1, -1, 1, 1), _dtypes.int64), dy)
     xx = _ops.add(_ops.constant((np.arange(out_w) * sw - left).reshape(1, 1, -1, 1), _dtypes.int64), dx)

@@ -1,8 +1,13 @@
 """kiln.nn (tf.nn)."""
 from . import _C
-from ._ops import _axis_list, _dims, convert_to_tensor as _convert_to_tensor, relu, sigmoid, tanh  # noqa: F401
+from ._ops import _axis_list, convert_to_tensor as _convert_to_tensor, relu, sigmoid, tanh  # noqa: F401
 from ._ops import top_k  # noqa: F401
 from ._math_ops import in_top_k  # noqa: F401
+from . import _nn_experimental as experimental  # noqa: F401
+from ._nn_ctc import collapse_repeated, ctc_greedy_decoder, ctc_loss, ctc_unique_labels  # noqa: F401
+from ._nn_dropout import dropout  # noqa: F401
+from ._nn_misc import approx_max_k, approx_min_k, batch_norm_with_global_normalization  # noqa: F401
+from ._nn_morph import dilation2d, erosion2d  # noqa: F401
 from ._nn_conv import (atrous_conv2d, atrous_conv2d_transpose, conv1d, conv1d_transpose, conv3d,  # noqa: F401
                        conv3d_transpose, conv_transpose, convolution, depth_to_space, separable_conv2d,
                        space_to_depth)
@@ -138,19 +143,3 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
 
 def l2_loss(t, name=None):
     return _C.divide(_C.reduce_sum(_C.square(t), None, False), 2)
-
-
-def dropout(x, rate, noise_shape=None, seed=None, name=None):
-    if not 0 <= rate < 1:
-        raise ValueError(f"rate must be a scalar tensor or a float in the range [0, 1), got {rate}")
-    x = _convert_to_tensor(x)
-    if rate == 0:
-        return x  # as TF: no draw at all
-    if noise_shape is None:
-        noise = _C.random_uniform_like(x, 0.0, 1.0, seed)  # dims known only at run time included
-    else:
-        # None entries take x's dim, as TF's; the mask broadcasts against x.
-        dims = [x.shape[i] if d is None else int(d) for i, d in enumerate(_dims(noise_shape))]
-        noise = _C.random_uniform(dims, 0.0, 1.0, x.dtype._enum, seed)
-    # TF scales by 1 / (1 - rate) rounded to x.dtype, not by a division: the same last bit.
-    return _C.where(_C.greater_equal(noise, rate), _C.multiply(x, 1 / (1 - rate)), 0)
