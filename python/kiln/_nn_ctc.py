@@ -11,11 +11,13 @@ from ._array_ops import _tensor
 from .sparse_tensor import SparseTensor
 
 
-def _host(fn, inputs, tout):
-    """fn(*numpy arrays) -> tuple of arrays: run now when every input has a value, else as a py_function."""
+def _host(fn, inputs, tout, shapes):
+    """fn(*numpy arrays) -> tuple of arrays: run now when every input has a value, else as a py_function whose
+    outputs are given `shapes` (reshape dims, -1 for the one known only at run time)."""
     if any(t._is_symbolic for t in inputs):
         from .function import py_function
-        return py_function(lambda *a: fn(*[x.numpy() for x in a]), inputs, tout)
+        outs = py_function(lambda *a: fn(*[x.numpy() for x in a]), inputs, tout)
+        return [_ops.reshape(o, s) for o, s in zip(outs, shapes)]
     return [_ops.constant(v, d) for v, d in zip(fn(*[t.numpy() for t in inputs]), tout)]
 
 
@@ -151,7 +153,8 @@ def ctc_greedy_decoder(inputs, sequence_length, merge_repeated=True, blank_index
         blank += classes
     lengths = _ops.cast(_tensor(sequence_length), _dtypes.int32)
     idx, val, shape, neg = _host(lambda x, n: _greedy(x, n, bool(merge_repeated), blank), [inputs, lengths],
-                                 [_dtypes.int64, _dtypes.int64, _dtypes.int64, inputs.dtype])
+                                 [_dtypes.int64, _dtypes.int64, _dtypes.int64, inputs.dtype],
+                                 [[-1, 2], [-1], [2], [inputs.shape[1], 1]])
     return [SparseTensor(idx, val, shape)], neg
 
 
@@ -175,7 +178,7 @@ def collapse_repeated(labels, seq_length, name=None):
     lengths): labels [batch, max_length] of which the first seq_length of each row count."""
     labels = _tensor(labels)
     return tuple(_host(_collapse, [labels, _ops.cast(_tensor(seq_length), _dtypes.int32)],
-                       [labels.dtype, _dtypes.int32]))
+                       [labels.dtype, _dtypes.int32], [[labels.shape[0], -1], [labels.shape[0]]]))
 
 
 def _unique_rows(labels):
@@ -192,4 +195,6 @@ def _unique_rows(labels):
 def ctc_unique_labels(labels, name=None):
     """(each row's distinct labels in order of first appearance, padded with 0, int64; each label's index among
     them, int32), for labels [batch, max_label_length]."""
-    return tuple(_host(_unique_rows, [_tensor(labels)], [_dtypes.int64, _dtypes.int32]))
+    labels = _tensor(labels)
+    dims = [-1 if d is None else d for d in labels.shape.as_list()]
+    return tuple(_host(_unique_rows, [labels], [_dtypes.int64, _dtypes.int32], [dims, dims]))
