@@ -33,10 +33,8 @@ TF_2_15_NN = {
 KNOWN_GAPS = {
     # TF 1 RNN cell wrappers (Keras' RNN layers are the TF 2 way, and kiln.keras has them)
     "RNNCellDeviceWrapper", "RNNCellDropoutWrapper", "RNNCellResidualWrapper",
-    # candidate sampling and the sampled losses over it
-    "all_candidate_sampler", "compute_accidental_hits", "fixed_unigram_candidate_sampler",
-    "learned_unigram_candidate_sampler", "log_uniform_candidate_sampler", "uniform_candidate_sampler",
-    "nce_loss", "sampled_softmax_loss",
+    # the samplers over a unigram table (a vocabulary file, or counts learned from the batches)
+    "fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler",
     # CTC's beam search
     "ctc_beam_search_decoder",
     # the rest
