@@ -289,3 +289,83 @@ def space_to_depth(input, block_size, data_format="NHWC", name=None):  # noqa: A
         raise _errors.InvalidArgumentError(f"Image width {w} and height {h} should be divisible by block_size: {b}")
     y = _ops.transpose(_ops.reshape(x, [-1, h // b, b, w // b, b, c]), [0, 1, 3, 2, 4, 5])
     return _ops.reshape(y, [-1, h // b, w // b, b * b * c])
+
+
+# ---- depthwise_conv2d's gradients as functions ------------------------------------------------------
+
+def _linear_gradient(forward, at, out_backprop):
+    """d <forward(v), out_backprop> / d v at `at`: for a forward linear in v, its transpose applied to
+    out_backprop (whatever `at` is)."""
+    from .gradient import GradientTape
+
+    with GradientTape() as tape:
+        tape.watch(at)
+        total = _ops.reduce_sum(_ops.multiply(forward(at), out_backprop))
+    return tape.gradient(total, at)
+
+
+def _int_dims(sizes, what, op):
+    dims = _dims_list(sizes)
+    if len(dims) != 4 or min(dims) < 0:
+        raise ValueError(f"kiln.nn.{op}: {what} must be 4 non-negative ints, got {dims}")
+    return dims
+
+
+def depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
+                                    data_format="NHWC", dilations=None, name=None):
+    """The gradient of depthwise_conv2d with respect to its input of shape input_sizes, given the output's
+    gradient out_backprop."""
+    refuse_channels_first("depthwise_conv2d_backprop_input", data_format, ("NHWC",))
+    f, dy = _tensor(filter), _tensor(out_backprop)
+    dims = _int_dims(input_sizes, "input_sizes", "depthwise_conv2d_backprop_input")
+    stride = spatial(strides, 2, "strides", "depthwise_conv2d_backprop_input")
+    rate = spatial(dilations, 2, "dilations", "depthwise_conv2d_backprop_input")
+    pad = check_padding(padding, "depthwise_conv2d_backprop_input")
+    return _linear_gradient(lambda v: _C.depthwise_conv2d(v, f, stride, pad, rate), _ops.zeros(dims, dy.dtype), dy)
+
+
+def depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
+                                     data_format="NHWC", dilations=None, name=None):
+    """The gradient of depthwise_conv2d with respect to its filter of shape filter_sizes, given the output's
+    gradient out_backprop."""
+    refuse_channels_first("depthwise_conv2d_backprop_filter", data_format, ("NHWC",))
+    x, dy = _tensor(input), _tensor(out_backprop)
+    dims = _int_dims(filter_sizes, "filter_sizes", "depthwise_conv2d_backprop_filter")
+    stride = spatial(strides, 2, "strides", "depthwise_conv2d_backprop_filter")
+    rate = spatial(dilations, 2, "dilations", "depthwise_conv2d_backprop_filter")
+    pad = check_padding(padding, "depthwise_conv2d_backprop_filter")
+    return _linear_gradient(lambda v: _C.depthwise_conv2d(x, v, stride, pad, rate), _ops.zeros(dims, dy.dtype), dy)
+
+
+# ---- space_to_batch -------------------------------------------------------------------------------
+
+def space_to_batch(input, block_shape, paddings, name=None):  # noqa: A002
+    """[batch, *spatial, *rest] padded by `paddings` ([M, 2]) and cut into block_shape ([M]) blocks, whose
+    positions go to the batch: [prod(block_shape) * batch, *(padded spatial / block_shape), *rest], the batch
+    index being (position in the block, row-major) * batch + b, as TF's SpaceToBatchND."""
+    x = _tensor(input)
+    blocks = [int(b) for b in _dims_list(block_shape)]
+    pads = np.asarray(paddings.numpy() if hasattr(paddings, "numpy") else paddings, np.int64).reshape(-1, 2)
+    m = len(blocks)
+    if pads.shape[0] != m:
+        raise ValueError(f"paddings must be [{m}, 2] for block_shape of {m} entries, got {pads.tolist()}")
+    if min(blocks, default=1) < 1 or (pads < 0).any():
+        raise _errors.InvalidArgumentError(f"block_shape must be positive and paddings non-negative, got "
+                                           f"{blocks} and {pads.tolist()}")
+    dims = x.shape.as_list()
+    if None in dims[1:m + 1]:
+        raise ValueError(f"kiln.nn.space_to_batch needs the spatial dims known, got {x.shape}")
+    rest = dims[m + 1:]
+    padded = _ops.pad(x, [[0, 0], *pads.tolist(), *[[0, 0]] * len(rest)])
+    spatial_dims = [dims[1 + i] + int(pads[i].sum()) for i in range(m)]
+    for size, b in zip(spatial_dims, blocks):
+        if size % b:
+            raise _errors.InvalidArgumentError(f"padded_shape {spatial_dims} must be divisible by block_shape "
+                                               f"{blocks}")
+    split = [d for size, b in zip(spatial_dims, blocks) for d in (size // b, b)]
+    y = _ops.reshape(padded, static_dims([dims[0]], split, rest))
+    # [batch, s1, b1, s2, b2, ..., rest] -> [b1, b2, ..., batch, s1, s2, ..., rest]
+    order = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)] + list(range(1 + 2 * m, 1 + 2 * m +
+                                                                                           len(rest)))
+    y = _ops.transpose(y, order)
+    return _ops.reshape(y, static_dims([None], [s // b for s, b in zip(spatial_dims, blocks)], rest))

@@ -215,3 +215,57 @@ def test_host_ops_inside_a_trace():
     np.testing.assert_array_equal(values.numpy(), eager.values.numpy())
     np.testing.assert_allclose(neg.numpy(), eager_neg.numpy())
     assert collapsed.numpy().tolist() == [[1, 2], [3, 0]]
+
+
+def test_isotonic_regression():
+    # TF's documented example
+    y, segments = tf.nn.isotonic_regression(tf.constant([[3.0, 1.0, 2.0], [1.0, 3.0, 4.0]]), axis=1)
+    np.testing.assert_allclose(y.numpy(), [[3.0, 1.5, 1.5], [8 / 3] * 3], rtol=1e-6)
+    assert segments.numpy().tolist() == [[0, 1, 1], [0, 0, 0]] and segments.dtype == tf.int32
+    x = RNG.normal(size=(4, 7))
+    for decreasing in (True, False):
+        y, seg = tf.nn.isotonic_regression(tf.constant(x), decreasing=decreasing, axis=0)
+        fit = y.numpy()
+        step = np.diff(fit, axis=0)
+        assert np.all(step <= 1e-12) if decreasing else np.all(step >= -1e-12)
+        for col in range(7):  # each block holds the mean of its inputs
+            for k in np.unique(seg.numpy()[:, col]):
+                block = seg.numpy()[:, col] == k
+                np.testing.assert_allclose(fit[block, col], x[block, col].mean(), rtol=1e-12)
+    assert tf.nn.isotonic_regression(tf.constant([[1, 2]]))[0].dtype == tf.float64  # int32 -> float64, as TF
+    weights = tf.constant(RNG.normal(size=(4, 7)))
+    check_gradients(lambda a: tf.reduce_sum(tf.nn.isotonic_regression(a)[0] * weights), [tf.constant(x)])
+    traced = tf.function(lambda a: tf.nn.isotonic_regression(a, axis=0))(tf.constant(x))
+    np.testing.assert_allclose(traced[0].numpy(), tf.nn.isotonic_regression(tf.constant(x), axis=0)[0].numpy())
+
+
+def test_depthwise_backprops_are_the_gradients():
+    x, f = tf.constant(RNG.normal(size=(2, 6, 5, 3))), tf.constant(RNG.normal(size=(3, 2, 3, 2)))
+    for strides, padding, dilations in (([1, 2, 2, 1], "SAME", [1, 1, 1, 1]), ([1, 1, 1, 1], "VALID", [1, 2, 1, 1])):
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch([x, f])
+            y = tf.nn.depthwise_conv2d(x, f, strides, padding, dilations=dilations[1:3])
+            dy = tf.constant(RNG.normal(size=y.shape))
+            total = tf.reduce_sum(y * dy)
+        gx, gf = tape.gradient(total, [x, f])
+        np.testing.assert_allclose(tf.nn.depthwise_conv2d_backprop_input(
+            [2, 6, 5, 3], f, dy, strides, padding, dilations=dilations).numpy(), gx.numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(tf.nn.depthwise_conv2d_backprop_filter(
+            x, [3, 2, 3, 2], dy, strides, padding, dilations=dilations).numpy(), gf.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_space_to_batch():
+    # TF's SpaceToBatchND examples: a 2x2 block of a [1, 2, 2, 1] image becomes a batch of 4 pixels
+    x = tf.constant([[[[1.0], [2.0]], [[3.0], [4.0]]]])
+    assert tf.nn.space_to_batch(x, [2, 2], [[0, 0], [0, 0]]).numpy().ravel().tolist() == [1.0, 2.0, 3.0, 4.0]
+    x = np.arange(1, 17, dtype=np.float64).reshape(1, 4, 4, 1)
+    got = tf.nn.space_to_batch(tf.constant(x), [2, 2], [[0, 0], [0, 0]]).numpy()
+    assert got[..., 0].tolist() == [[[1, 3], [9, 11]], [[2, 4], [10, 12]], [[5, 7], [13, 15]], [[6, 8], [14, 16]]]
+    # padding, batch 2, extra channels: the reference by definition
+    x = RNG.normal(size=(2, 3, 5, 2))
+    got = tf.nn.space_to_batch(tf.constant(x), [2, 3], [[1, 0], [0, 1]]).numpy()
+    padded = np.pad(x, [[0, 0], [1, 0], [0, 1], [0, 0]])
+    for i, j, b in itertools.product(range(2), range(3), range(2)):
+        np.testing.assert_array_equal(got[(i * 3 + j) * 2 + b], padded[b, i::2, j::3])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="divisible by block_shape"):
+        tf.nn.space_to_batch(tf.constant(x), [2, 2], [[0, 0], [0, 0]])

@@ -38,8 +38,7 @@ KNOWN_GAPS = {
     # CTC's beam search
     "ctc_beam_search_decoder",
     # the rest
-    "depthwise_conv2d_backprop_filter", "depthwise_conv2d_backprop_input", "fractional_avg_pool",
-    "fractional_max_pool", "isotonic_regression", "space_to_batch", "with_space_to_batch",
+    "fractional_avg_pool", "fractional_max_pool", "with_space_to_batch",
 }
 
 
