@@ -6,7 +6,8 @@ from ._math_ops import in_top_k  # noqa: F401
 from . import _nn_experimental as experimental  # noqa: F401
 from ._nn_ctc import collapse_repeated, ctc_greedy_decoder, ctc_loss, ctc_unique_labels  # noqa: F401
 from ._nn_dropout import dropout  # noqa: F401
-from ._nn_misc import approx_max_k, approx_min_k, batch_norm_with_global_normalization, isotonic_regression  # noqa: F401
+from ._nn_misc import (approx_max_k, approx_min_k, batch_norm_with_global_normalization,  # noqa: F401
+                       isotonic_regression)
 from ._nn_morph import dilation2d, erosion2d  # noqa: F401
 from ._nn_conv import (atrous_conv2d, atrous_conv2d_transpose, conv1d, conv1d_transpose, conv3d,  # noqa: F401
                        conv3d_transpose, conv_transpose, convolution, depth_to_space,

@@ -120,7 +120,8 @@ def test_separable_and_atrous():
     depth = np.zeros((1, 6, 7, 6))
     for c in range(3):
         for m in range(2):
-            depth[..., c * 2 + m] = ref_conv(x[..., c:c + 1], dw[:, :, c:c + 1, m:m + 1], [1, 1], "SAME", [1, 1])[..., 0]
+            one = ref_conv(x[..., c:c + 1], dw[:, :, c:c + 1, m:m + 1], [1, 1], "SAME", [1, 1])
+            depth[..., c * 2 + m] = one[..., 0]
     got = tf.nn.separable_conv2d(tf.constant(x), tf.constant(dw), tf.constant(pw), [1, 1, 1, 1], "SAME").numpy()
     np.testing.assert_allclose(got, depth @ pw[0, 0], rtol=1e-10, atol=1e-12)
     f = RNG.normal(size=(2, 3, 3, 2))
@@ -210,7 +211,8 @@ def test_eager_equals_traced():
         return [y3, tf.nn.conv3d_transpose(y3, b3, [1, 5, 4, 4, 2], [1, 2, 1, 2, 1], "SAME"),
                 tf.nn.conv1d(a1, b1, 2, "SAME"), tf.nn.conv1d_transpose(tf.nn.conv1d(a1, b1, 2, "SAME"), b1,
                                                                         [2, 8, 2], 2),
-                tf.nn.max_pool3d(a3, 2, 2, "SAME"), tf.nn.avg_pool3d(a3, 3, 2, "SAME"), tf.nn.avg_pool1d(a1, 3, 1, "SAME"),
+                tf.nn.max_pool3d(a3, 2, 2, "SAME"), tf.nn.avg_pool3d(a3, 3, 2, "SAME"),
+                tf.nn.avg_pool1d(a1, 3, 1, "SAME"),
                 tf.nn.depth_to_space(tf.reshape(a3, [1, 5, 4, 8]), 2), tf.nn.max_pool_with_argmax(
                     tf.reshape(a3, [1, 5, 4, 8]), 2, 2, "SAME").argmax]
 
