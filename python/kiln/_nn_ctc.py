@@ -1,12 +1,14 @@
 """tf.nn's connectionist temporal classification: ctc_loss as the forward algorithm in log space, composed of
 differentiable ops one time step at a time (so its gradient is autodiff's: mathematically TF's softmax minus the
 posterior occupancy, computed through the recursion rather than by TF's closed form); ctc_greedy_decoder,
-collapse_repeated and ctc_unique_labels on the host (NumPy), their outputs integer and not differentiable."""
+ctc_beam_search_decoder, collapse_repeated and ctc_unique_labels on the host (NumPy), their outputs integer and
+not differentiable."""
 import numpy as np
 
 from . import _C, _ops, dtypes as _dtypes
 from . import math as _math
 from . import sparse_ops as _sparse_ops
+from . import errors as _errors
 from ._array_ops import _tensor
 from .sparse_tensor import SparseTensor
 
@@ -156,6 +158,78 @@ def ctc_greedy_decoder(inputs, sequence_length, merge_repeated=True, blank_index
                                  [_dtypes.int64, _dtypes.int64, _dtypes.int64, inputs.dtype],
                                  [[-1, 2], [-1], [2], [inputs.shape[1], 1]])
     return [SparseTensor(idx, val, shape)], neg
+
+
+def _log_add(a, b):
+    if a == -np.inf:
+        return b
+    if b == -np.inf:
+        return a
+    return max(a, b) + np.log1p(np.exp(-abs(a - b)))
+
+
+def _beam_search(inputs, lengths, beam_width, top_paths):
+    """Prefix beam search per sequence: each prefix keeps the log probability of its alignments ending in a
+    blank and in its last label; the beam_width likeliest prefixes survive each frame. The blank is the last
+    class."""
+    steps, batch, classes = inputs.shape
+    blank = classes - 1
+    shifted = inputs - inputs.max(-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    found, scores = [], np.full((batch, top_paths), -np.inf, inputs.dtype)
+    for b in range(batch):
+        beams = {(): (0.0, -np.inf)}
+        for t in range(int(lengths[b])):
+            lp = log_probs[t, b].astype(np.float64)
+            grown = {}
+
+            def add(prefix, blank_end, label_end):
+                old = grown.get(prefix, (-np.inf, -np.inf))
+                grown[prefix] = (_log_add(old[0], blank_end), _log_add(old[1], label_end))
+
+            for prefix, (p_blank, p_label) in beams.items():
+                add(prefix, _log_add(p_blank, p_label) + lp[blank], -np.inf)
+                if prefix:
+                    add(prefix, -np.inf, p_label + lp[prefix[-1]])  # the last label repeated
+                for c in range(classes - 1):
+                    # a repeat of the last label is a new one only after a blank
+                    before = p_blank if prefix and prefix[-1] == c else _log_add(p_blank, p_label)
+                    add(prefix + (c,), -np.inf, before + lp[c])
+            ranked = sorted(grown.items(), key=lambda kv: -_log_add(*kv[1]))
+            beams = dict(ranked[:beam_width])
+        ranked = sorted(beams.items(), key=lambda kv: -_log_add(*kv[1]))[:top_paths]
+        found.append([prefix for prefix, _ in ranked])
+        for k, (_, p) in enumerate(ranked):
+            scores[b, k] = _log_add(*p)
+    outputs = []
+    for k in range(top_paths):
+        indices, values, longest = [], [], 0
+        for b in range(batch):
+            if k < len(found[b]):
+                path = found[b][k]
+                indices += [(b, i) for i in range(len(path))]
+                values += list(path)
+                longest = max(longest, len(path))
+        outputs += [np.array(indices, np.int64).reshape(-1, 2), np.array(values, np.int64),
+                    np.array([batch, longest], np.int64)]
+    return (*outputs, scores)
+
+
+def ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1):
+    """The top_paths likeliest labelings by prefix beam search over the softmax of inputs ([max_time, batch,
+    num_classes] logits, the blank the last class): ([top_paths SparseTensors of int64 labels], the
+    labelings' log probabilities [batch, top_paths], each summed over the alignments the beam kept)."""
+    inputs = _tensor(inputs)
+    if inputs.shape.rank != 3:
+        raise ValueError(f"inputs must be 3-D [max_time, batch_size, num_classes], got shape {inputs.shape}")
+    beam_width, top_paths = int(beam_width), int(top_paths)
+    if top_paths < 1 or top_paths > beam_width:
+        raise _errors.InvalidArgumentError(f"top_paths must be in [1, beam_width={beam_width}], got {top_paths}")
+    lengths = _ops.cast(_tensor(sequence_length), _dtypes.int32)
+    tout = [_dtypes.int64] * (3 * top_paths) + [inputs.dtype]
+    shapes = [[-1, 2], [-1], [2]] * top_paths + [[inputs.shape[1], top_paths]]
+    out = _host(lambda x, n: _beam_search(x, n, beam_width, top_paths), [inputs, lengths], tout, shapes)
+    return [SparseTensor(*out[3 * k:3 * k + 3]) for k in range(top_paths)], out[-1]
 
 
 def _collapse(labels, lengths):

@@ -4,7 +4,8 @@ from ._ops import _axis_list, convert_to_tensor as _convert_to_tensor, relu, sig
 from ._ops import top_k  # noqa: F401
 from ._math_ops import in_top_k  # noqa: F401
 from . import _nn_experimental as experimental  # noqa: F401
-from ._nn_ctc import collapse_repeated, ctc_greedy_decoder, ctc_loss, ctc_unique_labels  # noqa: F401
+from ._nn_ctc import (collapse_repeated, ctc_beam_search_decoder, ctc_greedy_decoder, ctc_loss,  # noqa: F401
+                      ctc_unique_labels)
 from ._nn_dropout import dropout  # noqa: F401
 from ._nn_misc import (approx_max_k, approx_min_k, batch_norm_with_global_normalization,  # noqa: F401
                        isotonic_regression)

@@ -269,3 +269,25 @@ def test_space_to_batch():
         np.testing.assert_array_equal(got[(i * 3 + j) * 2 + b], padded[b, i::2, j::3])
     with pytest.raises(tf.errors.InvalidArgumentError, match="divisible by block_shape"):
         tf.nn.space_to_batch(tf.constant(x), [2, 2], [[0, 0], [0, 0]])
+
+
+def test_ctc_beam_search_finds_the_likeliest_labelings():
+    x = RNG.normal(size=(4, 2, 3)) * 1.5  # blank = class 2
+    lengths = np.array([4, 3])
+    decoded, log_probs = tf.nn.ctc_beam_search_decoder(tf.constant(x), tf.constant(lengths), beam_width=50,
+                                                       top_paths=3)
+    assert len(decoded) == 3 and log_probs.shape == (2, 3)
+    for b in range(2):
+        # every labeling a path of that many frames can give, with its probability summed over alignments
+        labelings = {tuple(k for k in (p[i] for i in range(len(p)) if i == 0 or p[i] != p[i - 1]) if k != 2)
+                     for p in itertools.product(range(3), repeat=int(lengths[b]))}
+        scored = sorted(((-brute_ctc(x[:, b], lab, lengths[b], 2), lab) for lab in labelings), reverse=True)
+        for k in range(3):
+            row = decoded[k].indices.numpy()[:, 0] == b
+            assert tuple(decoded[k].values.numpy()[row]) == scored[k][1]
+            assert log_probs.numpy()[b, k] == pytest.approx(scored[k][0], rel=1e-6)
+    # a narrow beam still returns sorted, finite scores
+    _, narrow = tf.nn.ctc_beam_search_decoder(tf.constant(x), tf.constant(lengths), beam_width=2, top_paths=2)
+    assert np.all(np.diff(narrow.numpy(), axis=1) <= 0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="top_paths"):
+        tf.nn.ctc_beam_search_decoder(tf.constant(x), tf.constant(lengths), beam_width=2, top_paths=3)
