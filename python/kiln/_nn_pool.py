@@ -114,21 +114,37 @@ def _default_format(input, data_format):  # noqa: A002
 
 def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None,  # noqa: A002
          dilations=None, name=None):
-    """max or average pooling over windows of window_shape (1, 2 or 3 spatial dims); dilations other than 1
-    are not supported."""
+    """max or average pooling over windows of window_shape (1, 2 or 3 spatial dims). Dilated windows (1 or 2
+    dims, stride 1) read as TF's space-to-batch form reads them: "SAME" padding is zeros that take part in the
+    max and the mean."""
     if pooling_type not in ("MAX", "AVG"):
         raise ValueError(f"Invalid pooling_type: {pooling_type}")
     n = len(list(window_shape))
     if n not in (1, 2, 3):
         raise ValueError(f"kiln.nn.pool: window_shape must have 1, 2 or 3 entries, got {list(window_shape)}")
-    if any(int(d) != 1 for d in spatial(dilations, n, "dilations", "pool")):
-        raise ValueError(f"kiln.nn.pool: dilations other than 1 are not supported, got {dilations}")
     rank = _tensor(input).shape.rank
     if rank != n + 2:
         raise ValueError(f"kiln.nn.pool: input must have rank {n + 2} for a window of {n} dims, got rank {rank}")
-    fn = _BY_RANK[n + 2][0 if pooling_type == "MAX" else 1]
-    return fn(input, list(window_shape), [1] * n if strides is None else strides, padding,
-              _default_format(input, data_format))
+    window = spatial(window_shape, n, "window_shape", "pool")
+    stride = spatial(strides, n, "strides", "pool")
+    if any(s > k for s, k in zip(stride, window)):
+        raise ValueError("strides > window_shape not supported due to inconsistency between CPU and GPU "
+                         "implementations")
+    rates = spatial(dilations, n, "dilations", "pool")
+    data_format = _default_format(input, data_format)
+    if max(rates) == 1:
+        return _BY_RANK[n + 2][0 if pooling_type == "MAX" else 1](input, window, stride, padding, data_format)
+    if max(stride) > 1:
+        raise ValueError("strides > 1 not supported in conjunction with dilation_rate > 1")
+    if n == 3:
+        raise ValueError("kiln.nn.pool: dilated 3-D pooling is not supported")
+    refuse_channels_first("pool", data_format, ("NWC", "NHWC"))
+    x = _tensor(input)
+    if n == 1:
+        x, window, rates = _ops.expand_dims(x, 1), [1] + window, [1] + rates
+    found, _ = windows(x, window, (1, 1), rates, check_padding(padding, "pool"), 0.0)
+    y = (_ops.reduce_max if pooling_type == "MAX" else _ops.reduce_mean)(found, axis=3)
+    return _ops.squeeze(y, [1]) if n == 1 else y
 
 
 def windows(x, ksize, strides, rates, padding, fill):
