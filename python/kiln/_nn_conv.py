@@ -369,3 +369,53 @@ def space_to_batch(input, block_shape, paddings, name=None):  # noqa: A002
                                                                                            len(rest)))
     y = _ops.transpose(y, order)
     return _ops.reshape(y, static_dims([None], [s // b for s, b in zip(spatial_dims, blocks)], rest))
+
+
+def _batch_to_space(x, blocks, crops, spatial_dims, rest):
+    """The inverse of space_to_batch (with crops where it padded): [prod(blocks) * batch, *spatial, *rest]
+    back to [batch, *(spatial * blocks) - crops, *rest]."""
+    m = len(blocks)
+    y = _ops.reshape(x, static_dims(blocks, [None], spatial_dims, rest))
+    # [b1, ..., bm, batch, s1, ..., sm, rest] -> [batch, s1, b1, ..., sm, bm, rest]
+    order = [m] + [d for i in range(m) for d in (m + 1 + i, i)] + list(range(2 * m + 1, 2 * m + 1 + len(rest)))
+    y = _ops.reshape(_ops.transpose(y, order), static_dims([None], [s * b for s, b in zip(spatial_dims, blocks)],
+                                                                rest))
+    begin = [0] + [int(c[0]) for c in crops] + [0] * len(rest)
+    size = [-1] + [s * b - int(c[0]) - int(c[1]) for s, b, c in zip(spatial_dims, blocks, crops)] + [-1] * len(rest)
+    return _ops.slice(y, begin, size)
+
+
+def with_space_to_batch(input, dilation_rate, padding, op, filter_shape=None, spatial_dims=None,  # noqa: A002
+                        data_format=None):
+    """op(input, num_spatial_dims, padding) computed with its windows dilated by dilation_rate: the input cut
+    by space_to_batch into dilation_rate-strided sub-grids (padded as "SAME" asks, and to a multiple of the
+    rate), op run on them with "VALID" padding, the results put back by the inverse."""
+    refuse_channels_first("with_space_to_batch", data_format, ("NWC", "NHWC", "NDHWC"))
+    x = _tensor(input)
+    rates = [int(r) for r in _dims_list(dilation_rate)]
+    m = len(rates)
+    dims_spatial = list(range(1, m + 1)) if spatial_dims is None else [int(d) for d in spatial_dims]
+    if dims_spatial != list(range(1, m + 1)):
+        raise ValueError(f"kiln.nn.with_space_to_batch: spatial_dims must be 1..{m} (channels-last), got "
+                         f"{dims_spatial}")
+    if min(rates, default=1) < 1:
+        raise ValueError(f"dilation_rate must be positive, got {rates}")
+    padding = check_padding(padding, "with_space_to_batch")
+    if max(rates, default=1) == 1:
+        return op(x, m, padding)
+    if padding == "SAME":
+        if filter_shape is None:
+            raise ValueError("filter_shape must be specified for SAME padding")
+        extra = [(int(k) - 1) * r for k, r in zip(_dims_list(filter_shape), rates)]
+        base = [[e // 2, e - e // 2] for e in extra]
+    else:
+        base = [[0, 0]] * m
+    dims = x.shape.as_list()
+    if None in dims[1:m + 1]:
+        raise ValueError(f"kiln.nn.with_space_to_batch needs the spatial dims known, got {x.shape}")
+    # pad the end further so every padded size is a multiple of its rate; crop that back afterwards
+    ends = [(r - (s + b[0] + b[1]) % r) % r for s, b, r in zip(dims[1:m + 1], base, rates)]
+    paddings = [[b[0], b[1] + e] for b, e in zip(base, ends)]
+    y = op(space_to_batch(x, rates, paddings), m, "VALID")
+    out_dims = y.shape.as_list()
+    return _batch_to_space(y, rates, [[0, e] for e in ends], out_dims[1:m + 1], out_dims[m + 1:])

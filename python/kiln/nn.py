@@ -13,7 +13,7 @@ from ._nn_morph import dilation2d, erosion2d  # noqa: F401
 from ._nn_conv import (atrous_conv2d, atrous_conv2d_transpose, conv1d, conv1d_transpose, conv3d,  # noqa: F401
                        conv3d_transpose, conv_transpose, convolution, depth_to_space,
                        depthwise_conv2d_backprop_filter, depthwise_conv2d_backprop_input, separable_conv2d,
-                       space_to_batch, space_to_depth)
+                       space_to_batch, space_to_depth, with_space_to_batch)
 from ._nn_embedding import embedding_lookup, embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401
 from ._nn_losses import (compute_average_loss, log_poisson_loss, scale_regularization_loss,  # noqa: F401
                          sigmoid_cross_entropy_with_logits, weighted_cross_entropy_with_logits)

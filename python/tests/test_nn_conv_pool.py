@@ -252,3 +252,25 @@ def test_dilated_pool(pooling_type, padding):
         tf.nn.pool(tf.constant(x1), [2], pooling_type, strides=[2], dilations=[2])
     with pytest.raises(ValueError, match="strides > window_shape"):
         tf.nn.pool(tf.constant(x1), [2], pooling_type, strides=[3])
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_with_space_to_batch_is_a_dilated_op(padding):
+    # TF's docs: a convolution run through with_space_to_batch is the atrous convolution
+    x, f = RNG.normal(size=(2, 9, 7, 2)), RNG.normal(size=(3, 2, 2, 3))
+
+    def conv(v, num_spatial_dims, pad):
+        assert num_spatial_dims == 2
+        return tf.nn.conv2d(v, tf.constant(f), 1, pad)
+
+    got = tf.nn.with_space_to_batch(tf.constant(x), [2, 3], padding, conv, filter_shape=[3, 2])
+    np.testing.assert_allclose(got.numpy(), ref_conv(x, f, [1, 1], padding, [2, 3]), rtol=1e-10, atol=1e-12)
+    # rate 1 calls the op as it is
+    plain = tf.nn.with_space_to_batch(tf.constant(x), [1, 1], padding, conv, filter_shape=[3, 2])
+    np.testing.assert_allclose(plain.numpy(), ref_conv(x, f, [1, 1], padding, [1, 1]), rtol=1e-10, atol=1e-12)
+    x1, f1 = RNG.normal(size=(1, 11, 2)), RNG.normal(size=(3, 2, 1))
+    got = tf.nn.with_space_to_batch(tf.constant(x1), [4], padding,
+                                    lambda v, n, pad: tf.nn.conv1d(v, tf.constant(f1), 1, pad), filter_shape=[3])
+    np.testing.assert_allclose(got.numpy(), ref_conv(x1, f1, [1], padding, [4]), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="filter_shape must be specified"):
+        tf.nn.with_space_to_batch(tf.constant(x), [2, 2], "SAME", conv)

@@ -36,7 +36,7 @@ KNOWN_GAPS = {
     # the samplers over a unigram table (a vocabulary file, or counts learned from the batches)
     "fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler",
     # the rest
-    "fractional_avg_pool", "fractional_max_pool", "with_space_to_batch",
+    "fractional_avg_pool", "fractional_max_pool",
 }
 
 
