@@ -6,6 +6,7 @@ import math as _math
 from . import _ops
 from . import errors as _errors
 from ._array_ops import _tensor
+from ._math_ops import divide_no_nan
 
 
 def _same_shape(a, b, what):
@@ -65,9 +66,9 @@ def _num_replicas():
     return 1  # Kiln has no distribution strategy: every loss is computed in its one replica
 
 
-def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None, name=None):
-    """sum(per_example_loss * sample_weight) / global_batch_size; global_batch_size defaults to the batch
-    (the first dimension) times the number of replicas."""
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """sum(per_example_loss * sample_weight) / global_batch_size, 0 when global_batch_size is 0 (TF 2.13+);
+    global_batch_size defaults to the batch (the first dimension) times the number of replicas."""
     per_example_loss = _tensor(per_example_loss)
     dtype = per_example_loss.dtype
     if per_example_loss.shape.rank == 0:
@@ -84,12 +85,12 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
     if not size.dtype.is_integer:
         raise TypeError(f"global_batch_size must be an integer. Received: {global_batch_size} of dtype "
                         f"{size.dtype.name}")
-    if not size._is_symbolic and int(size.numpy()) <= 0:
-        raise _errors.InvalidArgumentError(f"global_batch_size must be positive. Received: {int(size.numpy())}")
-    return _ops.divide(_ops.reduce_sum(per_example_loss), _ops.cast(size, dtype))
+    if not size._is_symbolic and int(size.numpy()) < 0:
+        raise _errors.InvalidArgumentError(f"global_batch_size must be non-negative. Received: {int(size.numpy())}")
+    return divide_no_nan(_ops.reduce_sum(per_example_loss), _ops.cast(size, dtype))
 
 
-def scale_regularization_loss(regularization_loss, name=None):
+def scale_regularization_loss(regularization_loss):
     """The sum of the regularization losses (a tensor or a list of them) divided by the number of replicas."""
     if isinstance(regularization_loss, (list, tuple)):
         regularization_loss = _ops.add_n([_tensor(t) for t in regularization_loss])
