@@ -75,7 +75,7 @@ def relu6(features, name=None):
     return _C.minimum(_C.relu(features), 6)
 
 
-def crelu(features, name=None, axis=-1):
+def crelu(features, axis=-1, name=None):
     """relu of features concatenated with -features along `axis` (twice the channels)."""
     features = _convert_to_tensor(features)
     return _C.relu(_C.concat([features, _C.negative(features)], int(axis)))
