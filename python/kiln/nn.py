@@ -15,6 +15,7 @@ from ._nn_conv import (atrous_conv2d, atrous_conv2d_transpose, conv1d, conv1d_tr
                        depthwise_conv2d_backprop_filter, depthwise_conv2d_backprop_input, separable_conv2d,
                        space_to_batch, space_to_depth, with_space_to_batch)
 from ._nn_embedding import embedding_lookup, embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401
+from ._nn_fractional import fractional_avg_pool, fractional_max_pool  # noqa: F401
 from ._nn_losses import (compute_average_loss, log_poisson_loss, scale_regularization_loss,  # noqa: F401
                          sigmoid_cross_entropy_with_logits, weighted_cross_entropy_with_logits)
 from ._nn_sampled import (all_candidate_sampler, compute_accidental_hits, log_uniform_candidate_sampler,  # noqa: F401

@@ -274,3 +274,43 @@ def test_with_space_to_batch_is_a_dilated_op(padding):
     np.testing.assert_allclose(got.numpy(), ref_conv(x1, f1, [1], padding, [4]), rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match="filter_shape must be specified"):
         tf.nn.with_space_to_batch(tf.constant(x), [2, 2], "SAME", conv)
+
+
+def ref_fractional(x, rows, cols, overlapping, is_max):
+    out = np.zeros((x.shape[0], len(rows) - 1, len(cols) - 1, x.shape[3]))
+    for i, j in itertools.product(range(len(rows) - 1), range(len(cols) - 1)):
+        r_end = min(rows[i + 1] + (1 if overlapping else 0), x.shape[1])
+        c_end = min(cols[j + 1] + (1 if overlapping else 0), x.shape[2])
+        region = x[:, rows[i]:r_end, cols[j]:c_end]
+        out[:, i, j] = region.max(axis=(1, 2)) if is_max else region.mean(axis=(1, 2))
+    return out
+
+
+@pytest.mark.parametrize("is_max", [True, False])
+@pytest.mark.parametrize("pseudo_random, overlapping", [(False, False), (True, False), (False, True), (True, True)])
+def test_fractional_pool(is_max, pseudo_random, overlapping):
+    x = RNG.normal(size=(2, 10, 13, 3))
+    fn = tf.nn.fractional_max_pool if is_max else tf.nn.fractional_avg_pool
+    out, rows, cols = fn(tf.constant(x), [1.0, 1.4, 1.7, 1.0], pseudo_random=pseudo_random, overlapping=overlapping)
+    rows, cols = rows.numpy(), cols.numpy()
+    assert out.shape == (2, 7, 7, 3) and rows.dtype == np.int64
+    assert rows[0] == 0 and rows[-1] == 10 and cols[0] == 0 and cols[-1] == 13
+    assert np.all(np.diff(rows) >= 1) and np.all(np.diff(cols) >= 1)
+    if not pseudo_random:  # steps of floor or ceil of in / out
+        assert set(np.diff(rows)) <= {1, 2} and set(np.diff(cols)) <= {1, 2}
+    np.testing.assert_allclose(out.numpy(), ref_fractional(x, rows, cols, overlapping, is_max), rtol=1e-12)
+
+
+def test_fractional_pool_seeds_gradient_and_errors():
+    x = tf.constant(RNG.normal(size=(1, 9, 9, 1)))
+    first = tf.nn.fractional_avg_pool(x, 1.5, seed=5)
+    again = tf.nn.fractional_avg_pool(x, 1.5, seed=5)
+    np.testing.assert_array_equal(first.row_pooling_sequence.numpy(), again.row_pooling_sequence.numpy())
+    check_gradients(lambda a: tf.reduce_sum(tf.nn.fractional_avg_pool(a, 1.5, overlapping=True, seed=5)[0] ** 2),
+                    [x])
+    check_gradients(lambda a: tf.reduce_sum(tf.nn.fractional_max_pool(a, [1.0, 2.0, 1.5, 1.0], seed=9)[0] ** 2),
+                    [x])
+    with pytest.raises(tf.errors.UnimplementedError, match="batch nor channel"):
+        tf.nn.fractional_max_pool(x, [2.0, 1.5, 1.5, 1.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="outputsize must be positive"):
+        tf.nn.fractional_max_pool(x, 10.0)

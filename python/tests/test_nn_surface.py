@@ -35,8 +35,6 @@ KNOWN_GAPS = {
     "RNNCellDeviceWrapper", "RNNCellDropoutWrapper", "RNNCellResidualWrapper",
     # the samplers over a unigram table (a vocabulary file, or counts learned from the batches)
     "fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler",
-    # the rest
-    "fractional_avg_pool", "fractional_max_pool",
 }
 
 
