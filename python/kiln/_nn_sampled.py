@@ -6,6 +6,7 @@ import collections
 import numpy as np
 
 from . import _ops, dtypes as _dtypes
+from . import errors as _errors
 from ._array_ops import _tensor
 from ._nn_ctc import _host
 from ._nn_embedding import embedding_lookup
@@ -23,7 +24,7 @@ def _expected(p, num_sampled, tries, unique):
     return -np.expm1(tries * np.log1p(-p))
 
 
-def _sampler(draw, probability, true_classes, num_true, num_sampled, unique, range_max, seed):
+def _sampler(draw, probability, true_classes, num_true, num_sampled, unique, range_max, seed, after=None):
     num_sampled, range_max = int(num_sampled), int(range_max)
     if unique and num_sampled > range_max:
         raise ValueError(f"num_sampled ({num_sampled}) cannot exceed range_max ({range_max}) when unique=True")
@@ -44,8 +45,11 @@ def _sampler(draw, probability, true_classes, num_true, num_sampled, unique, ran
                 seen.add(c)
             picked.append(c)
         picked = np.array(picked, np.int64)
-        return (picked, _expected(probability(true), num_sampled, tries, unique).astype(np.float32),
-                _expected(probability(picked), num_sampled, tries, unique).astype(np.float32))
+        counts = (_expected(probability(true), num_sampled, tries, unique).astype(np.float32),
+                  _expected(probability(picked), num_sampled, tries, unique).astype(np.float32))
+        if after is not None:
+            after(true)
+        return (picked, *counts)
 
     out = _host(sample, [true_classes], [_dtypes.int64, _dtypes.float32, _dtypes.float32],
                 [[num_sampled], [-1, int(num_true)], [num_sampled]])
@@ -72,6 +76,59 @@ def log_uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, r
         return (np.log(c + 2.0) - np.log(c + 1.0)) / log_range
 
     return _sampler(draw, probability, true_classes, num_true, num_sampled, unique, range_max, seed)
+
+
+def _unigram_weights(range_max, vocab_file, distortion, num_reserved_ids, num_shards, shard, unigrams):
+    """TF's fixed unigram table: num_reserved_ids zero weights, then the counts (of `unigrams`, or the last
+    comma-separated field of each line of vocab_file) raised to `distortion`; ids of other shards weigh 0."""
+    if vocab_file:
+        with open(vocab_file, encoding="utf-8") as f:
+            counts = [float(line.rstrip("\n").split(",")[-1]) for line in f if line.strip()]
+    else:
+        counts = [float(u) for u in unigrams]
+    weights = np.concatenate([np.zeros(int(num_reserved_ids)), np.power(np.asarray(counts, np.float64),
+                                                                        float(distortion))])
+    if len(weights) != int(range_max):
+        raise _errors.InvalidArgumentError(f"range_max must be the number of ids ({len(weights)}: "
+                                           f"{num_reserved_ids} reserved and {len(counts)} counts), got {range_max}")
+    ids = np.arange(len(weights))
+    weights = np.where(ids % int(num_shards) == int(shard), weights, 0.0)
+    if weights.sum() <= 0:
+        raise _errors.InvalidArgumentError("the unigram weights sum to 0")
+    return weights
+
+
+def _table_sampler(weights, true_classes, num_true, num_sampled, unique, range_max, seed, learn=False):
+    """Draws by weight; with `learn`, each true class seen adds 1 to its weight after the draws (TF's learned
+    unigram sampler), the table living as long as the sampler (a traced function's, across its runs)."""
+    def draw(g):
+        return g.choice(len(weights), p=weights / weights.sum())
+
+    def probability(c):
+        return weights[np.asarray(c, np.int64).clip(0, len(weights) - 1)] / weights.sum()
+
+    def learn_from(true):
+        np.add.at(weights, true.reshape(-1).clip(0, len(weights) - 1), 1.0)
+
+    return _sampler(draw, probability, true_classes, num_true, num_sampled, unique, range_max, seed,
+                    after=learn_from if learn else None)
+
+
+def fixed_unigram_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max, vocab_file="",
+                                    distortion=1.0, num_reserved_ids=0, num_shards=1, shard=0, unigrams=(),
+                                    seed=None, name=None):
+    """num_sampled classes drawn in proportion to a fixed unigram table (vocab_file or unigrams), each count
+    raised to `distortion`, with num_reserved_ids never-drawn ids first and only this shard's ids drawn."""
+    weights = _unigram_weights(range_max, vocab_file, distortion, num_reserved_ids, num_shards, shard, unigrams)
+    return _table_sampler(weights, true_classes, num_true, num_sampled, unique, range_max, seed)
+
+
+def learned_unigram_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max, seed=None,
+                                      name=None):
+    """num_sampled classes drawn in proportion to 1 + how often each was a true class before (the counts of a
+    traced function's sampler carry over its runs; an eager call starts from the uniform table)."""
+    return _table_sampler(np.ones(int(range_max)), true_classes, num_true, num_sampled, unique, range_max, seed,
+                          learn=True)
 
 
 def all_candidate_sampler(true_classes, num_true, num_sampled, unique, seed=None, name=None):

@@ -18,8 +18,9 @@ from ._nn_embedding import embedding_lookup, embedding_lookup_sparse, safe_embed
 from ._nn_fractional import fractional_avg_pool, fractional_max_pool  # noqa: F401
 from ._nn_losses import (compute_average_loss, log_poisson_loss, scale_regularization_loss,  # noqa: F401
                          sigmoid_cross_entropy_with_logits, weighted_cross_entropy_with_logits)
-from ._nn_sampled import (all_candidate_sampler, compute_accidental_hits, log_uniform_candidate_sampler,  # noqa: F401
-                           nce_loss, sampled_softmax_loss, uniform_candidate_sampler)
+from ._nn_sampled import (all_candidate_sampler, compute_accidental_hits, fixed_unigram_candidate_sampler,  # noqa: F401
+                           learned_unigram_candidate_sampler, log_uniform_candidate_sampler, nce_loss,
+                           sampled_softmax_loss, uniform_candidate_sampler)
 from ._nn_pool import (avg_pool, avg_pool1d, avg_pool2d, avg_pool3d, max_pool, max_pool1d, max_pool2d,  # noqa: F401
                        max_pool3d, max_pool_with_argmax, pool)
 from ._nn_stats import (batch_normalization, local_response_normalization, lrn, normalize_moments,  # noqa: F401

@@ -112,3 +112,35 @@ def test_traced_losses_with_sharded_weights():
     full = -(logits[np.arange(3), LABELS[:, 0]] - np.log(np.exp(logits).sum(1)))
     np.testing.assert_allclose(softmax.numpy(), full, rtol=1e-5)
     assert nce.shape == (3,) and np.all(np.isfinite(nce.numpy()))
+
+
+def test_fixed_unigram_sampler(tmp_path):
+    counts = [5.0, 1.0, 3.0, 1.0]
+    out = tf.nn.fixed_unigram_candidate_sampler(tf.constant(LABELS), 1, 30000, False, 6, distortion=0.5,
+                                                num_reserved_ids=2, unigrams=counts, seed=3)
+    weights = np.concatenate([[0.0, 0.0], np.sqrt(counts)])
+    p = weights / weights.sum()
+    drawn = np.bincount(out.sampled_candidates.numpy(), minlength=6) / 30000
+    np.testing.assert_allclose(drawn, p, atol=0.015)
+    assert drawn[0] == 0 and drawn[1] == 0  # reserved ids are never drawn
+    np.testing.assert_allclose(out.true_expected_count.numpy()[:, 0], 30000 * p[[1, 5, 2]], rtol=1e-5)
+    # a vocabulary file (counts in the last field) and sharding: shard 1 of 2 draws odd ids only
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("the,5\nof,1\nand,3\nto,1\n")
+    out = tf.nn.fixed_unigram_candidate_sampler(tf.constant(LABELS), 1, 200, False, 4, vocab_file=str(vocab),
+                                                num_shards=2, shard=1, seed=1)
+    assert set(out.sampled_candidates.numpy().tolist()) <= {1, 3}
+    with pytest.raises(tf.errors.InvalidArgumentError, match="range_max"):
+        tf.nn.fixed_unigram_candidate_sampler(tf.constant(LABELS), 1, 2, False, 9, unigrams=counts)
+
+
+def test_learned_unigram_sampler_learns_across_runs():
+    sampler = tf.function(lambda t: tf.nn.learned_unigram_candidate_sampler(t, 1, 50, False, 10, seed=4))
+    always_seven = tf.constant([[7]] * 20, tf.int64)
+    first = sampler(always_seven)
+    np.testing.assert_allclose(first.true_expected_count.numpy(), 5.0, rtol=1e-6)  # uniform to start: 50 / 10
+    for _ in range(20):
+        last = sampler(always_seven)
+    # the 21st run draws after 20 updates of 20 sevens each: class 7 weighs 1 + 400 of 10 + 400
+    np.testing.assert_allclose(last.true_expected_count.numpy(), 50 * 401 / 410, rtol=1e-5)
+    assert np.mean(last.sampled_candidates.numpy() == 7) > 0.8

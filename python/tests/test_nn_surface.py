@@ -33,8 +33,6 @@ TF_2_15_NN = {
 KNOWN_GAPS = {
     # TF 1 RNN cell wrappers (Keras' RNN layers are the TF 2 way, and kiln.keras has them)
     "RNNCellDeviceWrapper", "RNNCellDropoutWrapper", "RNNCellResidualWrapper",
-    # the samplers over a unigram table (a vocabulary file, or counts learned from the batches)
-    "fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler",
 }
 
 
