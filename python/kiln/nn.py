@@ -150,3 +150,18 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
 
 def l2_loss(t, name=None):
     return _C.divide(_C.reduce_sum(_C.square(t), None, False), 2)
+
+
+_CELL_WRAPPERS = ("RNNCellDeviceWrapper", "RNNCellDropoutWrapper", "RNNCellResidualWrapper")
+
+
+def __getattr__(name):
+    # The RNN cell wrappers subclass keras' AbstractRNNCell: loaded on first use, once kiln.keras exists.
+    if name in _CELL_WRAPPERS:
+        from . import _nn_cell_wrappers
+        return getattr(_nn_cell_wrappers, name)
+    raise AttributeError(f"module 'kiln.nn' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_CELL_WRAPPERS))
