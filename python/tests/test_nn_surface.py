@@ -4,10 +4,11 @@ import inspect
 
 import kiln as tf
 
-# The public names of tf.nn in TensorFlow 2.15: the "Module: tf.nn" page of the r2.15 API docs
-# (https://www.tensorflow.org/versions/r2.15/api_docs/python/tf/nn: its classes, module and functions),
-# checked against the tf_export("nn.*") names of tensorflow/python/ops/{nn_ops,nn_impl,embedding_ops,ctc_ops,
-# candidate_sampling_ops,nn_impl_distribute}.py at v2.15.0.
+# The public names of tf.nn in TensorFlow 2.15, after the "Module: tf.nn" pages of TF's API docs
+# (https://www.tensorflow.org/versions/r2.15/api_docs/python/tf/nn: three classes, the `experimental` module
+# (general_dropout, stateless_dropout) and the functions), whose r2.4-r2.15 lists differ only by approx_max_k,
+# approx_min_k and isotonic_regression (added in 2.5-2.6); the per-function r2.15 pages give the signatures.
+# fused_batch_norm is tf.compat.v1.nn's only.
 TF_2_15_NN = {
     "RNNCellDeviceWrapper", "RNNCellDropoutWrapper", "RNNCellResidualWrapper", "experimental",
     "all_candidate_sampler", "approx_max_k", "approx_min_k", "atrous_conv2d", "atrous_conv2d_transpose",
