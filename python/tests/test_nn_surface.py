@@ -4,11 +4,11 @@ import inspect
 
 import kiln as tf
 
-# The public names of tf.nn in TensorFlow 2.15, after the "Module: tf.nn" pages of TF's API docs
-# (https://www.tensorflow.org/versions/r2.15/api_docs/python/tf/nn: three classes, the `experimental` module
-# (general_dropout, stateless_dropout) and the functions), whose r2.4-r2.15 lists differ only by approx_max_k,
-# approx_min_k and isotonic_regression (added in 2.5-2.6); the per-function r2.15 pages give the signatures.
-# fused_batch_norm is tf.compat.v1.nn's only.
+# The public names of tf.nn in TensorFlow 2.15 (https://www.tensorflow.org/versions/r2.15/api_docs/python/tf/nn:
+# three classes, the `experimental` module with general_dropout and stateless_dropout, and the functions),
+# cross-checked against the r2.4/r2.5 "Module: tf.nn" pages (the same list less the later approx_max_k,
+# approx_min_k and isotonic_regression) and the r2.15 pages of single functions (signatures, and
+# fused_batch_norm being tf.compat.v1.nn's only).
 TF_2_15_NN = {
     "RNNCellDeviceWrapper", "RNNCellDropoutWrapper", "RNNCellResidualWrapper", "experimental",
     "all_candidate_sampler", "approx_max_k", "approx_min_k", "atrous_conv2d", "atrous_conv2d_transpose",
