@@ -2,14 +2,15 @@
 transpose) as 2-D convolutions of depth frames; the N-D dispatchers; separable and atrous convolutions;
 depth_to_space and space_to_depth. Channels-last layouts only (NWC, NHWC, NDHWC), as the engine's kernels.
 
-conv3d: each depth tap a of the filter reads, for output frame i, input frame i * stride + a * dilation - pad.
-That choice of frames is a 0/1 matrix S_a [out_depth, in_depth] (a row of zeros where the frame is padding), so
-conv3d = sum_a conv2d(S_a x, filter[a]) and its transpose = sum_a S_a^T conv2d_transpose(y, filter[a]): both
-plain differentiable ops, and each the exact adjoint of the other."""
+conv3d: each depth tap a of the filter reads, for output frame i, input frame i * stride + a * dilation - pad
+(zeros where that is padding): a gather of frames, folded into the batch for conv2d with filter[a], the taps
+summed. conv3d_transpose runs the same steps transposed: conv2d_transpose per tap, its frames added back where
+the gather took them (an unsorted segment sum). Plain differentiable ops, each the exact adjoint of the other."""
 import numpy as np
 
 from . import _C, _ops
-from ._array_ops import _tensor
+from . import math as _math
+from ._array_ops import _static_values, _tensor
 from . import errors as _errors
 
 
@@ -65,11 +66,26 @@ def static_dims(*parts):
 
 
 def _dims_list(output_shape):
-    if hasattr(output_shape, "numpy"):
-        output_shape = output_shape.numpy().tolist()
+    """output_shape (a list, TensorShape or 1-D tensor) as ints, a dim known only when the graph runs (the
+    batch, as tf.shape(x)[0] gives it inside a trace) as -1."""
+    if isinstance(output_shape, _C.Tensor):
+        if not output_shape._is_symbolic:
+            return [int(d) for d in output_shape.numpy().tolist()]
+        known = _static_values(output_shape)
+        if known is None:  # element by element: the trace may know all but the batch
+            if output_shape.shape.rank != 1 or output_shape.shape[0] is None:
+                raise ValueError(f"kiln.nn: output_shape must be a vector of known length, got {output_shape}")
+            known = [_static_values(output_shape[i]) for i in range(output_shape.shape[0])]
+        output_shape = known
     elif hasattr(output_shape, "as_list"):
         output_shape = output_shape.as_list()
-    return [-1 if d is None else int(d) for d in output_shape]
+
+    def one(d):
+        if isinstance(d, _C.Tensor):
+            d = int(d.numpy()) if not d._is_symbolic else _static_values(d)
+        return -1 if d is None else int(d)
+
+    return [one(d) for d in output_shape]
 
 
 # ---- 1-D ----------------------------------------------------------------------------------
@@ -108,15 +124,27 @@ def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data
 
 # ---- 3-D ----------------------------------------------------------------------------------
 
-def _depth_selection(in_depth, out_depth, taps, stride, rate, pad_before, dtype):
-    """S [taps, out_depth, in_depth]: S[a, i, j] = 1 where output frame i's tap a reads input frame j."""
-    s = np.zeros((taps, out_depth, in_depth))
-    for a in range(taps):
-        for i in range(out_depth):
-            j = i * stride + a * rate - pad_before
-            if 0 <= j < in_depth:
-                s[a, i, j] = 1
-    return _ops.cast(_ops.constant(s), dtype)
+def _tap_frames(in_depth, out_depth, stride, rate, pad_before, tap):
+    """Input frame read by each output frame for filter depth tap `tap`: i * stride + tap * rate - pad_before,
+    -1 where that frame is padding."""
+    frames = np.arange(out_depth) * stride + tap * rate - pad_before
+    return np.where((frames >= 0) & (frames < in_depth), frames, -1).astype(np.int32)
+
+
+def _read_frames(x, frames):
+    """x's depth frames (axis 1) at `frames`, zeros where a frame is -1 (padding)."""
+    valid = frames >= 0
+    picked = _ops.gather(x, _ops.constant(np.where(valid, frames, 0).astype(np.int32)), axis=1)
+    if valid.all():
+        return picked
+    return _ops.multiply(picked, _ops.cast(_ops.constant(valid.reshape(1, -1, 1, 1, 1)), x.dtype))
+
+
+def _write_frames(y, frames, depth):
+    """The transpose of _read_frames: y's frames (axis 1) added into `depth` frames at `frames` (-1 dropped)."""
+    moved = _ops.transpose(y, [1, 0, 2, 3, 4])
+    summed = _math.unsorted_segment_sum(moved, _ops.constant(frames), depth)
+    return _ops.transpose(summed, [1, 0, 2, 3, 4])
 
 
 def _fold_depth(x):
@@ -145,10 +173,9 @@ def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None
     rd, rh, rw = spatial(dilations, 3, "dilations", "conv3d")
     taps, in_depth = f.shape[0], x.shape[1]
     out_depth, before = window_geometry(in_depth, taps, sd, rd, padding)
-    select = _depth_selection(in_depth, out_depth, taps, sd, rd, before, x.dtype)
     total = None
     for a in range(taps):
-        frames = _ops.einsum("ij,njhwc->nihwc", select[a], x)
+        frames = _read_frames(x, _tap_frames(in_depth, out_depth, sd, rd, before, a))
         y = _C.conv2d(_fold_depth(frames), f[a], [sh, sw], padding, [rh, rw])
         total = y if total is None else _ops.add(total, y)
     return _unfold_depth(total, out_depth)
@@ -172,12 +199,11 @@ def conv3d_transpose(input, filters, output_shape, strides, padding="SAME", data
     if expected != x.shape[1]:
         raise ValueError(f"kiln.nn.conv3d_transpose: output depth {out_depth} does not give the input's depth "
                          f"{x.shape[1]} under conv3d (it gives {expected})")
-    select = _depth_selection(out_depth, expected, taps, sd, rd, before, x.dtype)
     planes = _fold_depth(x)
     total = None
     for a in range(taps):
         y = _C.conv2d_transpose(planes, f[a], [-1, dims[2], dims[3], dims[4]], [sh, sw], padding, [rh, rw])
-        y = _ops.einsum("ij,nihwc->njhwc", select[a], _unfold_depth(y, expected))
+        y = _write_frames(_unfold_depth(y, expected), _tap_frames(out_depth, expected, sd, rd, before, a), out_depth)
         total = y if total is None else _ops.add(total, y)
     return total
 

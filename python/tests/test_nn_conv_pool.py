@@ -314,3 +314,23 @@ def test_fractional_pool_seeds_gradient_and_errors():
         tf.nn.fractional_max_pool(x, [2.0, 1.5, 1.5, 1.0])
     with pytest.raises(tf.errors.InvalidArgumentError, match="outputsize must be positive"):
         tf.nn.fractional_max_pool(x, 10.0)
+
+
+def test_run_time_batch_in_a_trace():
+    f = tf.constant(RNG.normal(size=(3, 2, 2, 2, 4)).astype(np.float32))
+    f1 = tf.constant(RNG.normal(size=(3, 2, 8)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 5, 4, 4, 2], tf.float32)])
+    def run(x):
+        y = tf.nn.conv3d(x, f, [1, 2, 1, 1, 1], "SAME")
+        flat = tf.reshape(x, [-1, 20, 8])
+        return (y, tf.nn.conv3d_transpose(y, f, [tf.shape(x)[0], 5, 4, 4, 2], [1, 2, 1, 1, 1], "SAME"),
+                tf.nn.max_pool3d(x, 2, 2, "SAME"), tf.nn.conv1d_transpose(flat, f1, [tf.shape(x)[0], 40, 2], 2))
+
+    x = RNG.normal(size=(3, 5, 4, 4, 2)).astype(np.float32)
+    y, back, pooled, wide = run(x)
+    np.testing.assert_allclose(y.numpy(), tf.nn.conv3d(x, f, [1, 2, 1, 1, 1], "SAME").numpy(), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(back.numpy(), tf.nn.conv3d_transpose(y, f, [3, 5, 4, 4, 2], [1, 2, 1, 1, 1],
+                                                                    "SAME").numpy(), rtol=1e-5, atol=1e-5)
+    assert pooled.shape == (3, 3, 2, 2, 2) and wide.shape == (3, 40, 2)
