@@ -88,6 +88,48 @@ def _dims_list(output_shape):
     return [one(d) for d in output_shape]
 
 
+# ---- 2-D ----------------------------------------------------------------------------------
+
+def _explicit(x, padding, op):
+    """(x, padding) with TF's explicit paddings ([[0, 0], [top, bottom], [left, right], [0, 0]]) applied as
+    zeros, the convolution then "VALID"; a string padding as it is."""
+    if isinstance(padding, str):
+        return x, padding
+    pads = np.asarray(padding, np.int64).reshape(-1, 2) if len(padding) else np.zeros((0, 2))
+    if pads.shape != (4, 2) or pads[0].any() or pads[3].any() or (pads < 0).any():
+        raise ValueError(f"kiln.nn.{op}: explicit padding must be [[0, 0], [top, bottom], [left, right], [0, 0]] "
+                         f"of non-negative ints, got {padding}")
+    return _ops.pad(_tensor(x), pads.tolist()), "VALID"
+
+
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
+    """[batch, h, w, in] * filters [fh, fw, in / groups, out] (grouped when in is a multiple of the filter's
+    input channels); padding "SAME", "VALID" or TF's explicit list."""
+    refuse_channels_first("conv2d", data_format, ("NHWC",))
+    x, padding = _explicit(input, padding, "conv2d")
+    return _C.conv2d(x, filters, spatial(strides, 2, "strides", "conv2d"), padding,
+                     spatial(dilations, 2, "dilations", "conv2d"))
+
+
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",  # noqa: A002
+                     dilations=None, name=None):
+    """The transpose of conv2d: filters [h, w, output_channels, input_channels]; output_shape
+    [batch, height, width, output_channels] (a list, TensorShape or 1-D tensor; batch may be None)."""
+    refuse_channels_first("conv2d_transpose", data_format, ("NHWC",))
+    return _C.conv2d_transpose(input, filters, _dims_list(output_shape),
+                               spatial(strides, 2, "strides", "conv2d_transpose"), padding,
+                               spatial(dilations, 2, "dilations", "conv2d_transpose"))
+
+
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None, name=None):  # noqa: A002
+    """Each input channel convolved with its own filters: filter [h, w, in_channels, channel_multiplier]
+    gives in_channels * channel_multiplier output channels (channel c * multiplier + m from input channel c)."""
+    refuse_channels_first("depthwise_conv2d", data_format, ("NHWC",))
+    x, padding = _explicit(input, padding, "depthwise_conv2d")
+    return _C.depthwise_conv2d(x, filter, spatial(strides, 2, "strides", "depthwise_conv2d"), padding,
+                               spatial(dilations, 2, "dilations", "depthwise_conv2d"))
+
+
 # ---- 1-D ----------------------------------------------------------------------------------
 
 def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):  # noqa: A002
@@ -218,9 +260,8 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
         return conv1d(input, filters, 1 if strides is None else strides, padding,
                       "NWC" if data_format is None else data_format, dilations)
     if rank == 4:
-        refuse_channels_first("convolution", data_format, ("NHWC",))
-        return _C.conv2d(input, filters, spatial(strides, 2, "strides", "convolution"),
-                         check_padding(padding, "convolution"), spatial(dilations, 2, "dilations", "convolution"))
+        return conv2d(input, filters, strides, check_padding(padding, "convolution"),
+                      "NHWC" if data_format is None else data_format, dilations)
     if rank == 5:
         return conv3d(input, filters, strides, padding, "NDHWC" if data_format is None else data_format, dilations)
     raise ValueError(f"kiln.nn.convolution: filters must have rank 3, 4 or 5, got rank {rank}")
@@ -233,11 +274,8 @@ def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_f
     if n == 3:
         return conv1d_transpose(input, filters, output_shape, strides, padding, data_format or "NWC", dilations)
     if n == 4:
-        refuse_channels_first("conv_transpose", data_format, ("NHWC",))
-        return _C.conv2d_transpose(input, filters, _dims_list(output_shape),
-                                   spatial(strides, 2, "strides", "conv_transpose"),
-                                   check_padding(padding, "conv_transpose"),
-                                   spatial(dilations, 2, "dilations", "conv_transpose"))
+        return conv2d_transpose(input, filters, output_shape, strides, check_padding(padding, "conv_transpose"),
+                                data_format or "NHWC", dilations)
     if n == 5:
         return conv3d_transpose(input, filters, output_shape, strides, padding, data_format or "NDHWC", dilations)
     raise ValueError(f"kiln.nn.conv_transpose: output_shape must have 3, 4 or 5 entries, got {n}")

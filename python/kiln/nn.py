@@ -11,7 +11,8 @@ from ._nn_misc import (approx_max_k, approx_min_k, batch_norm_with_global_normal
                        isotonic_regression)
 from ._nn_morph import dilation2d, erosion2d  # noqa: F401
 from ._nn_conv import (atrous_conv2d, atrous_conv2d_transpose, conv1d, conv1d_transpose, conv3d,  # noqa: F401
-                       conv3d_transpose, conv_transpose, convolution, depth_to_space,
+                       conv2d, conv2d_transpose, conv3d_transpose, conv_transpose, convolution, depth_to_space,
+                       depthwise_conv2d,
                        depthwise_conv2d_backprop_filter, depthwise_conv2d_backprop_input, separable_conv2d,
                        space_to_batch, space_to_depth, with_space_to_batch)
 from ._nn_embedding import embedding_lookup, embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401
@@ -94,44 +95,6 @@ def softmax(logits, axis=None, name=None):
 
 def log_softmax(logits, axis=None, name=None):
     return _C.log_softmax(logits, -1 if axis is None else int(axis))
-
-
-def _pair(v, n=2):
-    if isinstance(v, int):
-        return [v] * n
-    v = list(v)
-    if len(v) == 4:  # NHWC form [1, h, w, 1]
-        return v[1:3]
-    return v
-
-
-def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
-    if data_format != "NHWC":
-        raise ValueError(f"kiln.nn.conv2d: data_format {data_format!r} is not supported (only 'NHWC')")
-    return _C.conv2d(input, filters, _pair(strides), padding, _pair(1 if dilations is None else dilations))
-
-
-def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",  # noqa: A002
-                     dilations=None, name=None):
-    """The transpose of conv2d: filters [h, w, output_channels, input_channels]; output_shape
-    [batch, height, width, output_channels] (a list, TensorShape or 1-D tensor; batch may be None)."""
-    if data_format != "NHWC":
-        raise ValueError(f"kiln.nn.conv2d_transpose: data_format {data_format!r} is not supported (only 'NHWC')")
-    if hasattr(output_shape, "numpy"):
-        output_shape = output_shape.numpy().tolist()
-    elif hasattr(output_shape, "as_list"):
-        output_shape = output_shape.as_list()
-    dims = [-1 if d is None else int(d) for d in output_shape]
-    return _C.conv2d_transpose(input, filters, dims, _pair(strides), padding,
-                               _pair(1 if dilations is None else dilations))
-
-
-def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None, name=None):  # noqa: A002
-    """Each input channel convolved with its own filters: filter [h, w, in_channels, channel_multiplier]
-    gives in_channels * channel_multiplier output channels (channel c * multiplier + m from input channel c)."""
-    if data_format not in (None, "NHWC"):
-        raise ValueError(f"kiln.nn.depthwise_conv2d: data_format {data_format!r} is not supported (only 'NHWC')")
-    return _C.depthwise_conv2d(input, filter, _pair(strides), padding, _pair(1 if dilations is None else dilations))
 
 
 def bias_add(value, bias, data_format=None, name=None):

@@ -336,3 +336,22 @@ def test_run_time_batch_in_a_trace():
     np.testing.assert_allclose(back.numpy(), tf.nn.conv3d_transpose(y, f, [3, 5, 4, 4, 2], [1, 2, 1, 1, 1],
                                                                     "SAME").numpy(), rtol=1e-5, atol=1e-5)
     assert pooled.shape == (3, 3, 2, 2, 2) and wide.shape == (3, 40, 2)
+
+
+def test_conv2d_explicit_padding_and_stride_forms():
+    x, f = RNG.normal(size=(1, 5, 6, 2)), RNG.normal(size=(3, 2, 2, 3))
+    pads = [[0, 0], [2, 1], [0, 3], [0, 0]]
+    padded = np.pad(x, pads)
+    got = tf.nn.conv2d(tf.constant(x), tf.constant(f), [1, 2, 1, 1], pads).numpy()
+    np.testing.assert_allclose(got, ref_conv(padded, f, [2, 1], "VALID", [1, 1]), rtol=1e-10, atol=1e-12)
+    fd = RNG.normal(size=(2, 2, 2, 2))
+    got = tf.nn.depthwise_conv2d(tf.constant(x), tf.constant(fd), [1, 1, 1, 1], pads).numpy()
+    assert got.shape == (1, 7, 8, 4)
+    np.testing.assert_allclose(got, tf.nn.depthwise_conv2d(tf.constant(padded), tf.constant(fd), [1, 1, 1, 1],
+                                                           "VALID").numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match="explicit padding must be"):
+        tf.nn.conv2d(tf.constant(x), tf.constant(f), 1, [[1, 0], [0, 0], [0, 0], [0, 0]])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="batch and depth dimensions must be 1"):
+        tf.nn.conv2d(tf.constant(x), tf.constant(f), [2, 1, 1, 1], "SAME")
+    with pytest.raises(ValueError, match="not supported"):
+        tf.nn.conv2d(tf.constant(x), tf.constant(f), 1, "SAME", data_format="NCHW")
