@@ -1,5 +1,6 @@
 """kiln.nn (tf.nn)."""
 from . import _C
+from . import errors as _errors
 from ._ops import _axis_list, convert_to_tensor as _convert_to_tensor, relu, sigmoid, tanh  # noqa: F401
 from ._ops import top_k  # noqa: F401
 from ._math_ops import in_top_k  # noqa: F401
@@ -102,7 +103,22 @@ def bias_add(value, bias, data_format=None, name=None):
 
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
+    """-log_softmax(logits)[label] per example: labels have logits' shape without its last axis."""
+    labels, logits = _convert_to_tensor(labels), _convert_to_tensor(logits)
+    if labels.shape.rank is not None and logits.shape.rank is not None and (
+            labels.shape.rank != logits.shape.rank - 1
+            or not labels.shape.is_compatible_with(logits.shape[:-1])):
+        raise ValueError(f"Shape mismatch: The shape of labels (received {labels.shape}) should equal the shape of "
+                         f"logits except for the last dimension (received {logits.shape}).")
     depth = logits.shape[-1]
+    if not labels._is_symbolic and depth is not None:
+        # TF's CPU kernel refuses a label outside [0, depth); a trace does not check (one_hot gives a zero row)
+        values = labels.numpy().reshape(-1)
+        bad = values[(values < 0) | (values >= depth)]
+        if bad.size:
+            raise _errors.InvalidArgumentError(f"Received a label value of {bad[0]} which is outside the valid "
+                                               f"range of [0, {depth}).  Label values: "
+                                               f"{' '.join(str(v) for v in values)}")
     onehot = _C.one_hot(labels, depth, 1, 0, -1, logits.dtype._enum)
     return _C.negative(_C.reduce_sum(_C.multiply(onehot, _C.log_softmax(logits, -1)), [-1], False))
 

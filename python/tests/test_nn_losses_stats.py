@@ -260,3 +260,15 @@ def test_eager_equals_traced():
     traced = tf.function(everything)(x, z)
     for e, t in zip(eager, traced):
         np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_sparse_softmax_cross_entropy_checks_as_tf():
+    logits = RNG.normal(size=(2, 3))
+    got = tf.nn.sparse_softmax_cross_entropy_with_logits(tf.constant([2, 0]), tf.constant(logits)).numpy()
+    shifted = logits - logits.max(1, keepdims=True)
+    ref = np.log(np.exp(shifted).sum(1)) - shifted[[0, 1], [2, 0]]
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="label value of 5 which is outside the valid range"):
+        tf.nn.sparse_softmax_cross_entropy_with_logits(tf.constant([5, 0]), tf.constant(logits))
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        tf.nn.sparse_softmax_cross_entropy_with_logits(tf.constant([[0], [1]]), tf.constant(logits))
