@@ -99,6 +99,10 @@ def log_softmax(logits, axis=None, name=None):
 
 
 def bias_add(value, bias, data_format=None, name=None):
+    """value + bias along the last (channels) axis."""
+    if data_format is not None and not (data_format.startswith("N") and data_format.endswith("C")):
+        raise ValueError(f"kiln.nn.bias_add: data_format {data_format!r} is not supported (only channels-last, "
+                         "'N...C')")
     return _C.bias_add(value, bias)
 
 

@@ -355,3 +355,12 @@ def test_conv2d_explicit_padding_and_stride_forms():
         tf.nn.conv2d(tf.constant(x), tf.constant(f), [2, 1, 1, 1], "SAME")
     with pytest.raises(ValueError, match="not supported"):
         tf.nn.conv2d(tf.constant(x), tf.constant(f), 1, "SAME", data_format="NCHW")
+
+
+def test_bias_add_formats():
+    np.testing.assert_array_equal(tf.nn.bias_add(tf.ones([2, 3]), tf.constant([1.0, 2.0, 3.0]),
+                                                 data_format="N...C").numpy(), [[2, 3, 4]] * 2)
+    with pytest.raises(ValueError, match="not supported"):
+        tf.nn.bias_add(tf.ones([2, 3, 4, 5]), tf.ones([3]), data_format="NCHW")
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.nn.bias_add(tf.ones([2, 3]), tf.ones([2]))
