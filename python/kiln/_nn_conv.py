@@ -90,23 +90,25 @@ def _dims_list(output_shape):
 
 # ---- 2-D ----------------------------------------------------------------------------------
 
-def _explicit(x, padding, op):
-    """(x, padding) with TF's explicit paddings ([[0, 0], [top, bottom], [left, right], [0, 0]]) applied as
-    zeros, the convolution then "VALID"; a string padding as it is."""
+def explicit_padding(x, padding, op, fill=0.0):
+    """(x, padding) with TF's explicit paddings ([[0, 0], *[[before, after] per spatial dim], [0, 0]]) applied
+    as `fill`, the window op then "VALID"; a string padding as it is."""
     if isinstance(padding, str):
         return x, padding
-    pads = np.asarray(padding, np.int64).reshape(-1, 2) if len(padding) else np.zeros((0, 2))
-    if pads.shape != (4, 2) or pads[0].any() or pads[3].any() or (pads < 0).any():
-        raise ValueError(f"kiln.nn.{op}: explicit padding must be [[0, 0], [top, bottom], [left, right], [0, 0]] "
+    x = _tensor(x)
+    rank = x.shape.rank
+    pads = np.asarray(padding, np.int64).reshape(-1, 2) if len(padding) else np.zeros((0, 2), np.int64)
+    if pads.shape != (rank, 2) or pads[0].any() or pads[-1].any() or (pads < 0).any():
+        raise ValueError(f"kiln.nn.{op}: explicit padding must be [[0, 0], [before, after] per spatial dim, [0, 0]] "
                          f"of non-negative ints, got {padding}")
-    return _ops.pad(_tensor(x), pads.tolist()), "VALID"
+    return _ops.pad(x, pads.tolist(), constant_values=fill), "VALID"
 
 
 def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
     """[batch, h, w, in] * filters [fh, fw, in / groups, out] (grouped when in is a multiple of the filter's
     input channels); padding "SAME", "VALID" or TF's explicit list."""
     refuse_channels_first("conv2d", data_format, ("NHWC",))
-    x, padding = _explicit(input, padding, "conv2d")
+    x, padding = explicit_padding(input, padding, "conv2d")
     return _C.conv2d(x, filters, spatial(strides, 2, "strides", "conv2d"), padding,
                      spatial(dilations, 2, "dilations", "conv2d"))
 
@@ -125,7 +127,7 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
     """Each input channel convolved with its own filters: filter [h, w, in_channels, channel_multiplier]
     gives in_channels * channel_multiplier output channels (channel c * multiplier + m from input channel c)."""
     refuse_channels_first("depthwise_conv2d", data_format, ("NHWC",))
-    x, padding = _explicit(input, padding, "depthwise_conv2d")
+    x, padding = explicit_padding(input, padding, "depthwise_conv2d")
     return _C.depthwise_conv2d(x, filter, spatial(strides, 2, "strides", "depthwise_conv2d"), padding,
                                spatial(dilations, 2, "dilations", "depthwise_conv2d"))
 

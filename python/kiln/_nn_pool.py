@@ -8,11 +8,18 @@ import numpy as np
 
 from . import _C, _ops, dtypes as _dtypes
 from ._array_ops import _tensor
-from ._nn_conv import check_padding, refuse_channels_first, spatial, static_dims, window_geometry
+from ._nn_conv import check_padding, explicit_padding, refuse_channels_first, spatial, static_dims, window_geometry
+
+
+def _max_padding(input, padding, name):  # noqa: A002
+    """TF's max poolings take explicit paddings too: -inf around the input, then "VALID"."""
+    return explicit_padding(input, padding, name, float("-inf"))
 
 
 def _pool1d(op, name, input, ksize, strides, padding, data_format):  # noqa: A002
     refuse_channels_first(name, data_format, ("NWC",))
+    if op is _C.max_pool2d:
+        input, padding = _max_padding(input, padding, name)
     y = op(_ops.expand_dims(_tensor(input), 1), [1] + spatial(ksize, 1, "ksize", name),
            [1] + spatial(strides, 1, "strides", name), check_padding(padding, name))
     return _ops.squeeze(y, [1])
@@ -30,6 +37,7 @@ def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  #
 
 def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
     refuse_channels_first("max_pool2d", data_format, ("NHWC",))
+    input, padding = _max_padding(input, padding, "max_pool2d")
     return _C.max_pool2d(input, spatial(ksize, 2, "ksize", "max_pool2d"), spatial(strides, 2, "strides", "max_pool2d"),
                          check_padding(padding, "max_pool2d"))
 
@@ -42,6 +50,8 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
 
 def _pool3d(is_max, name, input, ksize, strides, padding, data_format):  # noqa: A002
     refuse_channels_first(name, data_format, ("NDHWC",))
+    if is_max:
+        input, padding = _max_padding(input, padding, name)
     x = _tensor(input)
     if x.shape.rank != 5 or x.shape[1] is None:
         raise ValueError(f"kiln.nn.{name}: input must be 5-D [batch, depth, height, width, channels] with a known "

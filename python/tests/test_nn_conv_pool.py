@@ -364,3 +364,22 @@ def test_bias_add_formats():
         tf.nn.bias_add(tf.ones([2, 3, 4, 5]), tf.ones([3]), data_format="NCHW")
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.nn.bias_add(tf.ones([2, 3]), tf.ones([2]))
+
+
+def test_max_pools_take_explicit_padding():
+    x2 = RNG.normal(size=(1, 5, 4, 2))
+    pads = [[0, 0], [1, 1], [0, 1], [0, 0]]  # every window holds a pixel (the engine's empty max is not -inf)
+    got = tf.nn.max_pool2d(tf.constant(x2), 2, 2, pads).numpy()
+    np.testing.assert_array_equal(got, ref_pool(np.pad(x2, pads, constant_values=-np.inf), [2, 2], [2, 2], "VALID",
+                                                True))
+    x1 = RNG.normal(size=(2, 7, 3))
+    got = tf.nn.max_pool1d(tf.constant(x1), 3, 2, [[0, 0], [2, 0], [0, 0]]).numpy()
+    np.testing.assert_array_equal(got, ref_pool(np.pad(x1, [[0, 0], [2, 0], [0, 0]], constant_values=-np.inf), [3],
+                                                [2], "VALID", True))
+    x3 = RNG.normal(size=(1, 3, 4, 4, 1))
+    pads3 = [[0, 0], [1, 0], [0, 0], [1, 1], [0, 0]]
+    np.testing.assert_array_equal(tf.nn.max_pool3d(tf.constant(x3), 2, 2, pads3).numpy(),
+                                  ref_pool(np.pad(x3, pads3, constant_values=-np.inf), [2, 2, 2], [2, 2, 2], "VALID",
+                                           True))
+    with pytest.raises(ValueError, match="padding must be 'SAME' or 'VALID'"):
+        tf.nn.avg_pool2d(tf.constant(x2), 2, 2, pads)  # as TF: explicit padding is the max poolings' only
