@@ -272,3 +272,12 @@ def test_sparse_softmax_cross_entropy_checks_as_tf():
         tf.nn.sparse_softmax_cross_entropy_with_logits(tf.constant([5, 0]), tf.constant(logits))
     with pytest.raises(ValueError, match="Shape mismatch"):
         tf.nn.sparse_softmax_cross_entropy_with_logits(tf.constant([[0], [1]]), tf.constant(logits))
+
+
+def test_sigmoid_cross_entropy_tf_doc_example():
+    # TF's documented example and its printed output
+    logits = tf.constant([1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 0.0])
+    labels = tf.constant([0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.5])
+    got = tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits).numpy()
+    np.testing.assert_allclose(got, [1.3132617, 0.3132617, 0.6931472, 0.3132617, 1.3132617, 0.6931472, 0.6931472],
+                               rtol=1e-6)
