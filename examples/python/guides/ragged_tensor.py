@@ -2,8 +2,7 @@
 guide's code cells in order, only the import changed (`import kiln as tf`); a cell's last bare expression, which
 the notebook displays, is printed (marked "Kiln:").
 
-Omitted cells: 39, 52-57 and 86 (tf.strings.to_hash_bucket_fast, which they need, and the Keras model they
-train and save). Kiln lacks to_hash_bucket_fast.
+Omitted cell: 55 (`tf.keras.Input?`, IPython's help).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/guides/ragged_tensor.py"""
 
@@ -92,6 +91,37 @@ try:
 except ValueError as exception:
   print(exception)
 
+# ---- cell 39
+queries = tf.ragged.constant([['Who', 'is', 'Dan', 'Smith'],
+                              ['Pause'],
+                              ['Will', 'it', 'rain', 'later', 'today']])
+
+# Create an embedding table.
+num_buckets = 1024
+embedding_size = 4
+embedding_table = tf.Variable(
+    tf.random.truncated_normal([num_buckets, embedding_size],
+                       stddev=1.0 / math.sqrt(embedding_size)))
+
+# Look up the embedding for each word.
+word_buckets = tf.strings.to_hash_bucket_fast(queries, num_buckets)
+word_embeddings = tf.nn.embedding_lookup(embedding_table, word_buckets)     # ①
+
+# Add markers to the beginning and end of each sentence.
+marker = tf.fill([queries.nrows(), 1], '#')
+padded = tf.concat([marker, queries, marker], axis=1)                       # ②
+
+# Build word bigrams and look up embeddings.
+bigrams = tf.strings.join([padded[:, :-1], padded[:, 1:]], separator='+')   # ③
+
+bigram_buckets = tf.strings.to_hash_bucket_fast(bigrams, num_buckets)
+bigram_embeddings = tf.nn.embedding_lookup(embedding_table, bigram_buckets) # ④
+
+# Find the average embedding for each sentence
+all_embeddings = tf.concat([word_embeddings, bigram_embeddings], axis=1)    # ⑤
+avg_embedding = tf.reduce_mean(all_embeddings, axis=1)                      # ⑥
+print(avg_embedding)
+
 # ---- cell 42
 print(repr(tf.ragged.constant([["Hi"], ["How", "are", "you"]]).shape))  # Kiln: printed, as the notebook displays it
 
@@ -108,6 +138,42 @@ sparse_x = ragged_x.to_sparse()
 sparse_y = ragged_y.to_sparse()
 sparse_result = tf.sparse.concat(sp_inputs=[sparse_x, sparse_y], axis=1)
 print(tf.sparse.to_dense(sparse_result, ''))
+
+# ---- cell 52
+# Task: predict whether each sentence is a question or not.
+sentences = tf.constant(
+    ['What makes you think she is a witch?',
+     'She turned me into a newt.',
+     'A newt?',
+     'Well, I got better.'])
+is_question = tf.constant([True, False, True, False])
+
+# ---- cell 53
+# Preprocess the input strings.
+hash_buckets = 1000
+words = tf.strings.split(sentences, ' ')
+hashed_words = tf.strings.to_hash_bucket_fast(words, hash_buckets)
+print(repr(hashed_words.to_list()))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 54
+print(repr(hashed_words.to_tensor()))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 56
+# Build the Keras model.
+keras_model = tf.keras.Sequential([
+    tf.keras.layers.Embedding(hash_buckets, 16, mask_zero=True),
+    tf.keras.layers.LSTM(32, return_sequences=True, use_bias=False),
+    tf.keras.layers.GlobalAveragePooling1D(),
+    tf.keras.layers.Dense(32),
+    tf.keras.layers.Activation(tf.nn.relu),
+    tf.keras.layers.Dense(1)
+])
+
+keras_model.compile(loss='binary_crossentropy', optimizer='rmsprop')
+keras_model.fit(hashed_words.to_tensor(), is_question, epochs=5)
+
+# ---- cell 57
+print(keras_model.predict(hashed_words.to_tensor()))
 
 # ---- cell 59
 import google.protobuf.text_format as pbtext
@@ -206,8 +272,17 @@ rt = tf.ragged.constant([[1, 2], [3], [4, 5, 6]])
 cf = increment.get_concrete_function(rt)
 print(cf(rt))
 
+# ---- cell 86
+import tempfile
+
+keras_module_path = tempfile.mkdtemp()
+keras_model.save(keras_module_path+"/my_model.keras")
+
+imported_model = tf.keras.models.load_model(keras_module_path+"/my_model.keras")
+
+print(repr(imported_model(hashed_words.to_tensor())))  # Kiln: printed, as the notebook displays it
+
 # ---- cell 88
-import tempfile  # Kiln: cell 86's import (cell 86 saves the Keras model of the omitted cells 52-57)
 class CustomModule(tf.Module):
   def __init__(self, variable_value):
     super(CustomModule, self).__init__()

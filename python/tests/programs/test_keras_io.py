@@ -165,3 +165,17 @@ def test_working_with_rnns(tmp_path):
     # The nested cell's model: one loss and one metric per output, named as Keras names a layer's outputs.
     assert re.search(r"2/2 \[=+\] - .* - loss: [\d.]+ - rnn_1_loss: [\d.]+ - rnn_1_1_loss: [\d.]+ - "
                      r"rnn_1_accuracy: [\d.]+ - rnn_1_1_accuracy: [\d.]+", out)
+
+
+def test_understanding_masking_and_padding():
+    out = run_program("understanding_masking_and_padding.py")
+    assert out.startswith("[[ 711  632   71    0    0    0]\n [  73    8 3215   55  927    0]\n"
+                          " [  83   91    1  645 1253  927]]\n")
+    padded_mask = ("[[ True  True  True False False False]\n [ True  True  True  True  True False]\n"
+                   " [ True  True  True  True  True  True]], shape=(3, 6), dtype=bool)")
+    assert out.count(padded_mask) == 2  # Embedding(mask_zero=True) and Masking agree
+    assert ("[[ True  True  True]\n [ True  True  True]\n [ True  True  True]], shape=(3, 3), dtype=bool)\n"
+            "kiln.Tensor(\n[[False False False]\n [ True  True False]\n [ True  True  True]], shape=(3, 3), "
+            "dtype=bool)") in out  # TemporalSplit's two halves of the mask
+    assert re.search(r"shape=\(3, 10\), dtype=bool\)\nMask found: KerasTensor\(type_spec=TensorSpec\(shape=\(None, "
+                     r"None\), dtype=tf.bool, name=None\), description=\"created by layer 'embedding_\d+'\"\)", out)

@@ -128,6 +128,15 @@ def test_the_sparse_tensor_guide():
 
 def test_the_ragged_tensor_guide():
     out = run_program("guides", "ragged_tensor.py")
+    # Cell 39's sentence embeddings (hashed words and bigrams, embedding_lookup), 53-57's hashed words and the
+    # Keras model they train, 86's .keras round trip.
+    assert re.search(r"^ \[ ?-?\d\.\d+ +-?\d\.\d+ +-?\d\.\d+ +-?\d\.\d+\]\], shape=\(3, 4\), dtype=float32\)$", out, re.M)
+    hashed = re.search(r"^\[\[(\d+(?:, \d+)*)\], \[(\d+(?:, \d+)*)\], \[(\d+(?:, \d+)*)\], \[(\d+(?:, \d+)*)\]\]$",
+                       out, re.M)
+    assert [len(g.split(", ")) for g in hashed.groups()] == [8, 6, 2, 4]  # words per sentence
+    assert all(int(v) < 1000 for g in hashed.groups() for v in g.split(", "))
+    assert "<kiln.Tensor: shape=(4, 8), dtype=int64, numpy=array([[" in out and out.count("Epoch 5/5") == 1
+    assert re.search(r"^<kiln.Tensor: shape=\(4, 1\), dtype=float32, numpy=\n?array\(\[\[", out, re.M)
     assert out.startswith(
         "<kiln.RaggedTensor [[6, 4, 7, 4], [], [8, 12, 5], [9], []]>\n"
         "kiln.Tensor([2.25              nan 5.33333333 6.                nan], shape=(5,), dtype=float64)\n"
@@ -144,8 +153,8 @@ def test_the_ragged_tensor_guide():
     assert out.count("<kiln.RaggedTensor [[3, 1, 4, 1], [], [5, 9], [2]]>\n") == 4  # the factories, from_tensor
     assert "<kiln.RaggedTensor [[b'Hi'], [b'How', b'are', b'you']]>\n<kiln.RaggedTensor [[[1, 2], [3]], [[4, 5]]]>\n" \
         in out
-    assert "all scalar values must have the same nesting depth\nTensorShape([2, None])\n" \
-           "kiln.Tensor([2 3], shape=(2,), dtype=int64)\n" in out
+    assert "all scalar values must have the same nesting depth\nkiln.Tensor(\n[[" in out  # then cell 39's embeddings
+    assert "shape=(3, 4), dtype=float32)\nTensorShape([2, None])\nkiln.Tensor([2 3], shape=(2,), dtype=int64)\n" in out
     assert ("<kiln.RaggedTensor [[b'John', b'fell', b'asleep'], [b'a', b'big', b'dog', b'barked'],\n"
             " [b'my', b'cat', b'is', b'fuzzy']]>\n") in out  # tf.concat(axis=1)
     assert "[[b'John' b'' b'' b'fell' b'asleep']\n [b'a' b'big' b'dog' b'barked' b'']\n" in out  # tf.sparse.concat
@@ -184,7 +193,8 @@ def test_the_ragged_tensor_guide():
             "<DynamicRaggedShape lengths=[4, (2, 1, 0, 8), 12] num_row_partitions=1>\n") in out
     assert "numpy=array([2, 3, 6], dtype=int32)>, <kiln.Tensor: shape=(3,), dtype=int32, numpy=array([1, 3, 4]" in out
     # the concrete function, a SavedModel's restored function called with a ragged tensor, then operators
-    assert ("<kiln.RaggedTensor [[2, 3], [4], [5, 6, 7]]>\n<kiln.RaggedTensor [[100.0, 400.0, 300.0], [200.0]]>\n"
+    assert "<kiln.RaggedTensor [[2, 3], [4], [5, 6, 7]]>\n<kiln.Tensor: shape=(4, 1)" in out  # then cell 86's model
+    assert ("]], dtype=float32)>\n<kiln.RaggedTensor [[100.0, 400.0, 300.0], [200.0]]>\n"
             "<kiln.RaggedTensor [[2, 3], [5], [7, 8, 9]]>\n") in out
     # indexing
     assert ("<kiln.RaggedTensor [[b'Who', b'is', b'George'], [b'What', b'is', b'the'], [b'Goodnight']]>\n"
