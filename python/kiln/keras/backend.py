@@ -268,3 +268,6 @@ class experimental:  # noqa: N801 - tf.keras.backend.experimental is a module in
     def is_tf_random_generator_enabled():
         from ._layer_random import _USE_GENERATOR
         return _USE_GENERATOR[0]
+
+
+from ._backend_ctc import ctc_batch_cost, ctc_decode, ctc_label_dense_to_sparse  # noqa: E402,F401

@@ -131,8 +131,6 @@ LEFT_OUT = {
               "StepsPerExecutionTuner": "not written", "experimental": "DatasetCreator (distribution) not written",
               "audio_dataset_from_directory": "no audio decoding"},
     "backend": {
-                "ctc_batch_cost": "no CTC loss op", "ctc_decode": "no CTC decoder op",
-                "ctc_label_dense_to_sparse": "with the CTC ops",
                 "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},
 }
 _APPLICATIONS_WRITTEN = ("DenseNet121", "DenseNet169", "DenseNet201", "MobileNet", "MobileNetV2", "ResNet50",
