@@ -612,6 +612,8 @@ class Embedding(Layer):
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
                  activity_regularizer=None, embeddings_constraint=None, mask_zero=False, input_length=None,
                  sparse=False, **kwargs):
+        # Keras: float indices are not cast to a 16-bit compute dtype first (that would round them).
+        kwargs["autocast"] = False
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         _check_unsupported("Embedding", sparse=(sparse, False))
         self.embeddings_regularizer = _regularizers.get(embeddings_regularizer)
@@ -629,7 +631,7 @@ class Embedding(Layer):
         self.embeddings = self.add_weight("embeddings", [self.input_dim, self.output_dim],
                                           initializer=self.embeddings_initializer,
                                           regularizer=self.embeddings_regularizer,
-                                          constraint=self.embeddings_constraint)
+                                          constraint=self.embeddings_constraint, experimental_autocast=False)
         self.built = True
 
     def call(self, inputs):
@@ -638,7 +640,10 @@ class Embedding(Layer):
             return inputs.with_flat_values(self.call(inputs.flat_values))  # ragged in, ragged out (Keras)
         if inputs.dtype.is_floating or inputs.dtype.name == "bool":
             inputs = _C.cast(inputs, _dtypes.int32._enum)  # truncated, as Keras casts to int32
-        return _C.gather(self.embeddings, inputs, 0)
+        out = _C.gather(self.embeddings, inputs, 0)
+        if self._dtype != self._variable_dtype:
+            out = _C.cast(out, self._dtype._enum)  # Keras casts the rows, not the table (the same values, faster)
+        return out
 
     def compute_mask(self, inputs, mask=None):
         """With mask_zero, index 0 is padding: the mask is `inputs != 0` (ragged inputs need none)."""
