@@ -170,7 +170,7 @@ def test_the_mixed_precision_guide(tmp_path):
     mnist_dir = synthetic_mnist(str(tmp_path / "mnist"), train=60000, test=10000)
     out = without_progress(run_example("guides", "mixed_precision.py", env={"KILN_MNIST_DIR": mnist_dir},
                                        timeout=900))
-    assert out.startswith("Compute dtype: float16\nVariable dtype: float32\n")
+    assert "\nCompute dtype: float16\nVariable dtype: float32\n" in out  # after Keras' warning (below)
     assert "The model will run with 64 units on a CPU\n" in out
     assert ('<Policy "mixed_float16">\nx.dtype: float16\ndense1.kernel.dtype: float32\nOutputs dtype: float16\n'
             "Outputs dtype: float32\n") in out
@@ -181,7 +181,7 @@ def test_the_mixed_precision_guide(tmp_path):
                         r"val_accuracy: ([\d.]+)$", out, re.M)
     assert len(epochs) == 5 and float(epochs[-1][0]) < float(epochs[0][0])
     assert float(re.search(r"^Test accuracy: ([\d.]+)$", out, re.M).group(1)) > 0.9
-    assert "array(inf, dtype=float16)\narray(0., dtype=float16)\n" in out  # float16 overflow and underflow
+    assert "\ninf\n0.0\n" in out  # float16 overflow and underflow, as the notebook shows them
     custom = re.findall(r"^Epoch (\d): loss=([\d.]+), test accuracy=([\d.]+)$", out, re.M)
     assert [e[0] for e in custom] == ["0", "1", "2", "3", "4"]
     assert float(custom[-1][1]) < float(custom[0][1]) and float(custom[-1][2]) > 0.9
