@@ -11,7 +11,7 @@
 #include <cmath>
 #include <vector>
 
-#include "kiln/nn.h"
+#include "kiln/nn_ops.h"
 #include "ops/onednn.h"
 
 using namespace kiln;

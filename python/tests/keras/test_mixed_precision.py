@@ -215,6 +215,7 @@ def test_mixed_bfloat16_warns_only_without_bf16_instructions():
         MP.Policy("mixed_bfloat16")
     mine = [w for w in caught if "AVX512_BF16" in str(w.message)]
     assert len(mine) == (0 if MP.bfloat16_kernels_available() else 1)
-    with open("/proc/cpuinfo") as f:
-        flags = f.read()
-    assert MP.bfloat16_kernels_available() == ("avx512_bf16" in flags or "amx_bf16" in flags)
+    if "ONEDNN_MAX_CPU_ISA" not in os.environ and "DNNL_MAX_CPU_ISA" not in os.environ:  # which may lower it
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+        assert MP.bfloat16_kernels_available() == ("avx512_bf16" in flags or "amx_bf16" in flags)
