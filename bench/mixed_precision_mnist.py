@@ -1,7 +1,7 @@
 """The seeds' MNIST CNN training step as a Keras model, mixed_bfloat16 against float32, in one run.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/mixed_precision_mnist.py [--rounds 5] [--seconds 2]
-        [--epochs 2] [--batch 50]
+        [--epochs 3] [--batch 50]
 
 The model is bench/mnist_cnn.h's (bench/python_mnist_step.py builds it with kiln.keras), built twice: under
 the float32 policy and under mixed_bfloat16, its softmax in float32 as TF's mixed precision guide says. The step
@@ -94,7 +94,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=50)
     parser.add_argument("--skip-accuracy", action="store_true")
     args = parser.parse_args()
