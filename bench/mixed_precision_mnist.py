@@ -26,6 +26,7 @@ import numpy as np  # noqa: E402
 import kiln as tf  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import python_mnist_step  # noqa: E402
 from python_mnist_step import median_ms, train_step  # noqa: E402
 
 K = tf.keras
@@ -33,21 +34,10 @@ MP = K.mixed_precision
 
 
 def mnist_cnn(policy):
-    """bench/mnist_cnn.h's model under `policy` (kernels seeded 1..4), the softmax in float32."""
+    """bench/mnist_cnn.h's model under `policy`, the softmax in float32."""
     MP.set_global_policy(policy)
     try:
-        init = K.initializers.GlorotUniform
-        return K.Sequential([
-            K.layers.Conv2D(32, 5, padding="same", activation="relu", input_shape=(28, 28, 1),
-                            kernel_initializer=init(seed=1)),
-            K.layers.MaxPool2D(2),
-            K.layers.Conv2D(64, 5, padding="same", activation="relu", kernel_initializer=init(seed=2)),
-            K.layers.MaxPool2D(2),
-            K.layers.Flatten(),
-            K.layers.Dense(1024, activation="relu", kernel_initializer=init(seed=3)),
-            K.layers.Dense(10, kernel_initializer=init(seed=4)),
-            K.layers.Softmax(dtype="float32"),
-        ], name="cnn")
+        return python_mnist_step.mnist_cnn(softmax_dtype="float32")
     finally:
         MP.set_global_policy(None)
 

@@ -3,17 +3,12 @@ dynamic_growth_steps finite steps, halved (and the step skipped, iterations stil
 gradient, eagerly and inside tf.function; compile wraps the optimizer under mixed_float16."""
 import numpy as np
 import pytest
+from test_mixed_precision import _reset_policy  # noqa: F401 (autouse: the global policy back to floatx)
 
 import kiln as tf
 
 K = tf.keras
 MP = tf.keras.mixed_precision
-
-
-@pytest.fixture(autouse=True)
-def _reset_policy():
-    yield
-    MP.set_global_policy(None)
 
 
 def test_defaults_and_properties():
