@@ -30,6 +30,16 @@ def _all_finite(grads):
     return result
 
 
+class _DynamicLossScaleState:
+    """The checkpoint node of a dynamic loss scale: TF's "loss_scale/current_loss_scale" and ".../good_steps"."""
+
+    def __init__(self, scale, counter):
+        self._scale, self._counter = scale, counter
+
+    def _checkpoint_children(self):
+        return [("current_loss_scale", self._scale), ("good_steps", self._counter)]
+
+
 class LossScaleOptimizer:
     """Wraps an optimizer for loss scaling: get_scaled_loss(loss) is loss * loss_scale and
     get_unscaled_gradients(grads) each gradient * (1 / loss_scale); apply_gradients updates the dynamic scale
@@ -199,6 +209,15 @@ class LossScaleOptimizer:
 
     # ---- config and delegation ----------------------------------------------------------------
 
+    def _checkpoint_children(self):
+        """TF's layout: the inner optimizer's children (the wrapper delegates to it, so its slots are this node's
+        too), then "loss_scale" when dynamic."""
+        from ..train._checkpoint import children
+        out = children(self._optimizer)
+        if self._dynamic:
+            out.append(("loss_scale", _DynamicLossScaleState(self._scale, self._counter)))
+        return out
+
     def _serialized_module(self):
         return "keras.mixed_precision"
 
@@ -217,6 +236,6 @@ class LossScaleOptimizer:
         return cls(inner, **config)
 
     def __getattr__(self, name):
-        if name.startswith("__") or name in ("_optimizer", "_scale", "_counter"):
+        if name.startswith("__") or name in ("_optimizer", "_scale", "_counter", "_checkpoint_children"):
             raise AttributeError(name)
         return getattr(self._optimizer, name)

@@ -126,3 +126,40 @@ def test_compile_wraps_under_mixed_float16_and_fit_trains():
     assert scale == 2.0 ** (15 - halvings) and 0 <= halvings < 10
     assert halvings + int(model.optimizer.dynamic_counter.numpy()) <= 40
     assert int(model.optimizer.iterations.numpy()) == 40
+
+
+def test_saving_a_model_with_a_loss_scale_optimizer(tmp_path):
+    MP.set_global_policy("mixed_float16")
+    x = np.random.default_rng(1).normal(size=(64, 4)).astype(np.float32)
+    y = x.sum(1, keepdims=True)
+    model = K.Sequential([K.Input((4,)), K.layers.Dense(8, activation="relu"), K.layers.Dense(1, dtype="float32")])
+    model.compile(K.optimizers.Adam(0.01), "mse")
+    model.fit(x, y, epochs=2, verbose=0)
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    MP.set_global_policy(None)
+    loaded = K.models.load_model(path)
+    assert isinstance(loaded.optimizer, MP.LossScaleOptimizer) and loaded.optimizer.get_config() == \
+        model.optimizer.get_config()
+    assert loaded.layers[0].dtype_policy.name == "mixed_float16" and loaded.layers[1].dtype_policy.name == "float32"
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    # The inner optimizer's state came back (iterations and moments).
+    assert int(loaded.optimizer.iterations.numpy()) == int(model.optimizer.iterations.numpy()) == 4
+
+
+def test_checkpoint_keeps_tf_layout_and_restores_the_scale(tmp_path):
+    var = tf.Variable([1.0, 2.0])
+    opt = MP.LossScaleOptimizer(K.optimizers.Adam(0.1), initial_scale=8.0, dynamic_growth_steps=1)
+    opt.apply_gradients([(tf.constant([1.0, 1.0]), var)])
+    path = tf.train.Checkpoint(optimizer=opt, var=var).save(str(tmp_path / "ckpt"))
+    names = [n for n, _ in tf.train.list_variables(path)]
+    assert "optimizer/loss_scale/current_loss_scale/.ATTRIBUTES/VARIABLE_VALUE" in names
+    assert "optimizer/loss_scale/good_steps/.ATTRIBUTES/VARIABLE_VALUE" in names
+    assert "var/.OPTIMIZER_SLOT/optimizer/m/.ATTRIBUTES/VARIABLE_VALUE" in names
+    var2 = tf.Variable([0.0, 0.0])
+    opt2 = MP.LossScaleOptimizer(K.optimizers.Adam(0.1), initial_scale=8.0, dynamic_growth_steps=1)
+    opt2.build([var2])
+    tf.train.Checkpoint(optimizer=opt2, var=var2).restore(path)
+    assert float(opt2.loss_scale.numpy()) == 16.0 and int(opt2.iterations.numpy()) == 1
+    np.testing.assert_array_equal(var2.numpy(), var.numpy())
+    np.testing.assert_array_equal(opt2.inner_optimizer.variables[2].numpy(), opt.inner_optimizer.variables[2].numpy())
