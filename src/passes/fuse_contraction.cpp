@@ -1,4 +1,4 @@
-// Contraction fusion: a float32 MatMul, Conv2D or DepthwiseConv2dNative whose
+// Contraction fusion: a float32 (or bfloat16) MatMul, Conv2D or DepthwiseConv2dNative whose
 // only user adds a per-channel bias (BiasAdd, or Add of a 1-D bias as long as
 // the last dim), optionally followed by a Relu that is that sum's only user,
 // becomes one FusedMatMul / FusedConv2D / FusedDepthwiseConv2dNative node in
