@@ -219,3 +219,35 @@ def test_mixed_bfloat16_warns_only_without_bf16_instructions():
         with open("/proc/cpuinfo") as f:
             flags = f.read()
         assert MP.bfloat16_kernels_available() == ("avx512_bf16" in flags or "amx_bf16" in flags)
+
+
+def test_dense_under_mixed_float16_against_numpy():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(8, 20)).astype(np.float32)
+    layer = K.layers.Dense(6, dtype="mixed_float16", use_bias=False)
+    y = layer(x)
+    assert y.dtype == tf.float16 and layer.kernel.dtype == tf.float32
+    # float16 computes through float32 on the CPU: inputs and weights rounded, one rounding of the product.
+    x16, w16 = x.astype(np.float16).astype(np.float32), layer.kernel.numpy().astype(np.float16).astype(np.float32)
+    want = matmul_f32(x16, w16).astype(np.float16)
+    # (equal here; one float16 step allowed where float32's sum order could tip a rounding)
+    np.testing.assert_allclose(y.numpy().astype(np.float32), want.astype(np.float32), rtol=2.0 ** -10, atol=1e-6)
+
+
+def test_without_bf16_instructions_mixed_bfloat16_warns_and_computes_in_float32():
+    # ONEDNN_MAX_CPU_ISA hides AVX512_BF16 from oneDNN: the float32 path, the same values within bf16's steps.
+    import subprocess
+    import sys
+    program = (
+        "import warnings, numpy as np, kiln as tf\n"
+        "warnings.simplefilter('always')\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    tf.keras.mixed_precision.set_global_policy('mixed_bfloat16')\n"
+        "print(sum('AVX512_BF16' in str(w.message) for w in caught))\n"
+        "print(tf.keras.mixed_precision.bfloat16_kernels_available())\n"
+        "layer = tf.keras.layers.Dense(3, kernel_initializer='ones', use_bias=False)\n"
+        "y = layer(np.full((2, 4), 0.5, np.float32))\n"
+        "print(y.dtype.name, y.numpy().tolist())\n")
+    env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX512_CORE")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split("\n")[:3] == ["1", "False", "bfloat16 [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]"]
