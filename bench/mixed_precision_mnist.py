@@ -7,8 +7,9 @@ The model is bench/mnist_cnn.h's (bench/python_mnist_step.py builds it with kiln
 the float32 policy and under mixed_bfloat16, its softmax in float32 as TF's mixed precision guide says. The step
 is bench/python_mnist_step.py's: tape, loss, Adam(1e-3), in one kiln.function. The two steps alternate, one
 each in turn on the same random batch, so each pair sees the same machine; each of --rounds rounds prints both
-medians and the median of the pairs' ratios, and the end the median of those. Under mixed_bfloat16 the convolutions and matmuls (and their
-gradients) run on oneDNN's bf16 kernels where the CPU has AVX512_BF16 or AMX (said on the first line).
+medians and the median of the pairs' ratios, and the end the median of those. Under mixed_bfloat16 the
+convolutions and matmuls (and their gradients) run on oneDNN's bf16 kernels where the CPU has AVX512_BF16 or AMX
+(said on the first line).
 
 Then each policy trains a fresh model for --epochs on MNIST (keras.datasets.mnist: data/mnist or $KILN_MNIST_DIR;
 scripts/mnist_data.sh) and the test accuracies are compared: mixed_bfloat16 should be within 0.5 points of

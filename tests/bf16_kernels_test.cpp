@@ -79,7 +79,8 @@ TEST(Bf16Kernels, Conv2DAndItsBackpropsMatchTheFloat32Path) {
     int64_t stride;
     const char* padding;
   };
-  for (const Case& c : {Case{{2, 28, 28, 1}, {3, 3, 1, 32}, 1, "VALID"}, Case{{2, 13, 13, 32}, {3, 3, 32, 64}, 1, "VALID"},
+  for (const Case& c : {Case{{2, 28, 28, 1}, {3, 3, 1, 32}, 1, "VALID"},
+                        Case{{2, 13, 13, 32}, {3, 3, 32, 64}, 1, "VALID"},
                         Case{{1, 9, 7, 8}, {3, 2, 8, 16}, 2, "SAME"}}) {
     SCOPED_TRACE(c.x.to_string() + " * " + c.f.to_string());
     const Tensor x = bf16_values(c.x, 3), f = bf16_values(c.f, 4);

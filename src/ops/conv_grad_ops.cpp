@@ -351,10 +351,12 @@ void backprop_input_gradient(schema::GradContext& c) { conv_backprop_input_gradi
 void backprop_filter_gradient(schema::GradContext& c) { conv_backprop_filter_gradient(c, kConv2DOps); }
 
 constexpr detail::OpDef kConv2DBackpropInput{.name = "Conv2DBackpropInput", .infer = backprop_input_infer,
-                                             .kernel = bf16_or_widened<backprop_input_bf16, backprop_input_kernel>, .flags = schema::kCostlyToRecompute,
+                                             .kernel = bf16_or_widened<backprop_input_bf16, backprop_input_kernel>,
+                                             .flags = schema::kCostlyToRecompute,
                                              .samples = conv_backprop_samples, .gradient = backprop_input_gradient};
 constexpr detail::OpDef kConv2DBackpropFilter{.name = "Conv2DBackpropFilter", .infer = backprop_filter_infer,
-                                              .kernel = bf16_or_widened<backprop_filter_bf16, backprop_filter_kernel>, .flags = schema::kCostlyToRecompute,
+                                              .kernel = bf16_or_widened<backprop_filter_bf16, backprop_filter_kernel>,
+                                              .flags = schema::kCostlyToRecompute,
                                               .samples = conv_backprop_samples, .gradient = backprop_filter_gradient};
 
 }  // namespace

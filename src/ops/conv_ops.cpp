@@ -185,7 +185,8 @@ bool conv2d_bf16(schema::KernelContext& c) {
   if (!onednn::bf16_kernels() || c.outputs[0].size() == 0) return false;
   const ConvDims d = conv_dims(c);
   if (d.c == 0) return false;
-  return conv_onednn(d, c.in<bfloat16_t>(0), c.in<bfloat16_t>(1), c.out<bfloat16_t>(0), dnnl::memory::data_type::bf16);
+  return conv_onednn(d, c.in<bfloat16_t>(0), c.in<bfloat16_t>(1), c.out<bfloat16_t>(0),
+                     dnnl::memory::data_type::bf16);
 }
 
 std::vector<schema::OpSample> conv2d_samples() {
@@ -209,7 +210,8 @@ void conv2d_gradient(schema::GradContext& c) {
   if (c.needs(1)) c.set(1, conv2d_backprop_filter(x, f, c.grad(0), c.attrs));
 }
 
-constexpr detail::OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel = bf16_or_widened<conv2d_bf16, conv2d_kernel>,
+constexpr detail::OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer,
+                                .kernel = bf16_or_widened<conv2d_bf16, conv2d_kernel>,
                                 .flags = schema::kCostlyToRecompute | schema::kShapeFromShapes,
                                 .samples = conv2d_samples, .gradient = conv2d_gradient};
 

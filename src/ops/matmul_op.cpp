@@ -175,7 +175,8 @@ struct MatmulPrimitive {
 
 // Of float32, or of bfloat16 (bf16 operands and result, float32 accumulation;
 // unset where oneDNN has only its reference kernel for it).
-std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold, dnnl::memory::data_type type) {
+std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold,
+                                                   dnnl::memory::data_type type) {
   using dims = dnnl::memory::dims;
   dims ad, as, bd, bs, cd, cs;
   if (fold) {
@@ -412,7 +413,8 @@ void matmul_gradient(schema::GradContext& c) {
   }
 }
 
-constexpr detail::OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = bf16_or_widened<matmul_bf16, matmul_kernel>,
+constexpr detail::OpDef kMatMul{.name = "MatMul", .infer = matmul_infer,
+                                .kernel = bf16_or_widened<matmul_bf16, matmul_kernel>,
                                 .flags = schema::kCostlyToRecompute | schema::kShapeFromShapes,
                                 .samples = matmul_samples, .gradient = matmul_gradient};
 

@@ -170,7 +170,8 @@ void avg_pool_gradient(schema::GradContext& c) {
   if (c.needs(0)) c.set(0, avg_pool_grad(c.inputs[0], c.grad(0), c.attrs));
 }
 
-constexpr detail::OpDef kMaxPool{.name = "MaxPool", .infer = pool_infer, .kernel = bf16_or_widened<max_pool_bf16, pool_kernel<true>>,
+constexpr detail::OpDef kMaxPool{.name = "MaxPool", .infer = pool_infer,
+                                 .kernel = bf16_or_widened<max_pool_bf16, pool_kernel<true>>,
                                  .flags = schema::kShapeFromShapes, .samples = pool_samples,
                                  .gradient = max_pool_gradient};
 constexpr detail::OpDef kAvgPool{.name = "AvgPool", .infer = pool_infer, .kernel = widened<pool_kernel<false>>,
