@@ -32,8 +32,9 @@ BATCH = 50
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def mnist_cnn():
-    """bench/mnist_cnn.h's model (3,274,634 parameters, kernels seeded 1..4)."""
+def mnist_cnn(softmax_dtype=None):
+    """bench/mnist_cnn.h's model (3,274,634 parameters, kernels seeded 1..4); `softmax_dtype` overrides the
+    softmax layer's dtype policy (mixed_precision_mnist.py: float32 under a mixed policy)."""
     init = K.initializers.GlorotUniform
     return K.Sequential([
         K.layers.Conv2D(32, 5, padding="same", activation="relu", input_shape=(28, 28, 1),
@@ -44,7 +45,7 @@ def mnist_cnn():
         K.layers.Flatten(),
         K.layers.Dense(1024, activation="relu", kernel_initializer=init(seed=3)),
         K.layers.Dense(10, kernel_initializer=init(seed=4)),
-        K.layers.Softmax(),
+        K.layers.Softmax(dtype=softmax_dtype),
     ], name="cnn")
 
 

@@ -257,3 +257,21 @@ TEST(ContractionFusion, FusedOpsCheckTheirInputsAsTheChainWould) {
                                 {"FusedMatMul: activation must be \"none\" or \"relu\", got \"tanh\""});
   expect_error<InvalidArgument>([&] { call({a, b}, "relu"); }, {"FusedMatMul: takes 3 inputs", "got 2"});
 }
+
+TEST(ContractionFusion, FusesBfloat16ChainsWithTheChainsBits) {
+  // bfloat16 contractions run on oneDNN's bf16 kernels (where the CPU has
+  // them); the fused bias pass sums in float and rounds once, as BiasAdd.
+  const DType bf16 = DType::BFloat16;
+  auto conv = trace_graph({{bf16, Shape{2, 9, 9, 3}}, {bf16, Shape{3, 3, 3, 8}}, {bf16, Shape{8}}}, [](auto& p) {
+    return std::vector{relu(nn::bias_add(nn::conv2d(p[0], p[1], 1, nn::Padding::Same), p[2]))};
+  });
+  expect_fused_and_bitwise(*conv, {cast(values({2, 9, 9, 3}, 11), bf16), cast(values({3, 3, 3, 8}, 12), bf16),
+                                   cast(values({8}, 13), bf16)},
+                           "FusedConv2D", 1, "bf16 conv + bias + relu", /*only_fused=*/false);
+  auto dense = trace_graph({{bf16, Shape{50, 64}}, {bf16, Shape{64, 32}}, {bf16, Shape{32}}}, [](auto& p) {
+    return std::vector{relu(matmul(p[0], p[1]) + p[2]), nn::bias_add(matmul(p[0], p[1] * 0.5f), p[2])};
+  });
+  expect_fused_and_bitwise(*dense, {cast(values({50, 64}, 14), bf16), cast(values({64, 32}, 15), bf16),
+                                    cast(values({32}, 16), bf16)},
+                           "FusedMatMul", 2, "bf16 matmul + bias (+ relu)", /*only_fused=*/false);
+}

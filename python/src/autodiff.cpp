@@ -87,6 +87,10 @@ void bind_autodiff(py::module_& m) {
         v.assign_sub(to_tensor(value, v.dtype()), user_location());
       });
 
+  m.def("_set_autocast_dtype", &set_autocast_dtype);
+  m.def("_autocast_dtype", &autocast_dtype);
+  m.def("_set_autocast_variable_type", &set_autocast_variable_type);
+
   py::class_<PyTape>(m, "GradientTape")
       .def(py::init<bool, bool>(), py::arg("persistent") = false, py::arg("watch_accessed_variables") = true)
       .def("stop", &PyTape::stop)

@@ -61,6 +61,16 @@ Tensor operand_tensor(py::handle obj, DType dtype);
 // with TF's messages. `x + 1.5` on an int32 tensor is this, not a TypeError.
 [[noreturn]] void add_dtype_mismatch(const std::string& expected, const std::string& got);
 
+// ---- Keras' AutoCastVariable -----------------------------------------------------
+// While a Keras layer's `call` runs (enable_auto_cast_variables), variables of
+// the registered AutoCastVariable class convert to tensors of that layer's
+// compute dtype (a Cast after the read); other variables are read as they are.
+// The dtype is a DType's number, -1 for none; set_autocast_dtype returns the
+// previous one (the scope is per thread, as Keras').
+int set_autocast_dtype(int dtype);
+int autocast_dtype();
+void set_autocast_variable_type(py::handle type);
+
 // ---- the user's source line -----------------------------------------------------
 // The source location of the innermost Python frame outside the kiln package,
 // for the nodes traced from Python (errors from graphs name that line).

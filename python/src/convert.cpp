@@ -321,6 +321,26 @@ py::array tensor_to_numpy(const Tensor& t) {
   return out;
 }
 
+namespace {
+// Keras' autocast scope (enable_auto_cast_variables): the compute dtype of the
+// layer whose call runs on this thread, or -1; and the AutoCastVariable class.
+thread_local int t_autocast_dtype = -1;
+PyTypeObject* g_autocast_variable_type = nullptr;
+}  // namespace
+
+int set_autocast_dtype(int dtype) {
+  int previous = t_autocast_dtype;
+  t_autocast_dtype = dtype;
+  return previous;
+}
+
+int autocast_dtype() { return t_autocast_dtype; }
+
+void set_autocast_variable_type(py::handle type) {
+  if (!PyType_Check(type.ptr())) throw py::type_error("an AutoCastVariable class is required");
+  g_autocast_variable_type = reinterpret_cast<PyTypeObject*>(type.inc_ref().ptr());
+}
+
 Tensor to_tensor(py::handle obj, std::optional<DType> dtype) {
   RecursionGuard guard(" while converting to a Tensor");  // a list that holds itself
   Tensor t;
@@ -328,6 +348,10 @@ Tensor to_tensor(py::handle obj, std::optional<DType> dtype) {
     t = py::cast<const Tensor&>(obj);
   } else if (py::isinstance<Variable>(obj)) {
     t = py::cast<const Variable&>(obj).read_value(user_location());
+    if (t_autocast_dtype >= 0 && g_autocast_variable_type && is_floating(t.dtype()) &&
+        static_cast<int>(t.dtype()) != t_autocast_dtype && PyObject_TypeCheck(obj.ptr(), g_autocast_variable_type))
+        [[unlikely]]
+      t = cast(t, static_cast<DType>(t_autocast_dtype), user_location());
   } else if (is_python_scalar(obj)) {
     return from_python_scalar(obj, dtype);
   } else if (py::isinstance<py::array>(obj)) {

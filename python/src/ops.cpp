@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "bindings.h"
+#include "ops/onednn.h"
 
 namespace kiln::python {
 
@@ -323,6 +324,8 @@ void bind_ops(py::module_& m) {
     return kiln::argmin(T(x), axis, dtype_from_python(dtype), user_location());
   });
 
+  // Whether bfloat16 MatMul and Conv2D run on the CPU's bf16 instructions (mixed_bfloat16's warning).
+  m.def("_bf16_kernels_available", &ops::onednn::bf16_kernels);
   m.def("matmul", [](py::handle a, py::handle b, bool ta, bool tb) {
     Tensor x = T(a);
     Tensor y = py::isinstance<Tensor>(b) ? T(b) : to_tensor(b, x.dtype());

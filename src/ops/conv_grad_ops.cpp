@@ -97,9 +97,11 @@ struct BackwardDataPrimitive {
   WeightsReorder weights;   // HWIO filters -> layout
 };
 
-std::shared_ptr<const BackwardDataPrimitive> make_backward_data(const ConvDims& d) {
+// Of float32 or bf16 (`type`); unset for a bf16 one oneDNN has only its
+// reference kernel for.
+std::shared_ptr<const BackwardDataPrimitive> make_backward_data(const ConvDims& d, dnnl::memory::data_type type) {
   auto p = std::make_shared<BackwardDataPrimitive>();
-  const ConvDescs s = conv_descs(d);
+  const ConvDescs s = conv_descs(d, type);
   dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, s.src,
                                              s.any_weights, s.dst, s.strides, s.dilates, s.pad_l,
                                              s.pad_r);
@@ -107,6 +109,7 @@ std::shared_ptr<const BackwardDataPrimitive> make_backward_data(const ConvDims& 
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_backward_data::primitive_desc pd(desc, attr, onednn::engine(),
                                                      forward_hint(s));
+  if (type != dnnl::memory::data_type::f32 && !onednn::is_fast_impl(pd.impl_info_str())) return p;
   dnnl::memory::desc layout = pd.weights_desc();
   p->prim.init(dnnl::convolution_backward_data(pd),
                {{DNNL_ARG_DIFF_DST, s.dst}, {DNNL_ARG_WEIGHTS, layout}, {DNNL_ARG_DIFF_SRC, s.src}},
@@ -115,10 +118,13 @@ std::shared_ptr<const BackwardDataPrimitive> make_backward_data(const ConvDims& 
   return p;
 }
 
-bool backprop_input_onednn(const ConvDims& d, const float* f, const float* dy, float* dx) {
+// `type` f32: float* f, dy, dx; bf16: bfloat16_t*.
+bool backprop_input_onednn(const ConvDims& d, const void* f, const void* dy, void* dx,
+                           dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
   try {
-    auto p = onednn::cached<BackwardDataPrimitive>(conv_key(4, d),
-                                                   [&] { return make_backward_data(d); });
+    auto p = onednn::cached<BackwardDataPrimitive>(conv_key(4, d, type),
+                                                   [&] { return make_backward_data(d, type); });
+    if (!p->prim) return false;
     const void* weights = f;
     if (p->weights.reorder) {
       // Reordered on every call, as in the forward kernel (conv_ops.cpp).
@@ -137,9 +143,10 @@ struct BackwardWeightsPrimitive {
   WeightsReorder weights;   // layout -> HWIO gradient
 };
 
-std::shared_ptr<const BackwardWeightsPrimitive> make_backward_weights(const ConvDims& d) {
+std::shared_ptr<const BackwardWeightsPrimitive> make_backward_weights(const ConvDims& d,
+                                                                      dnnl::memory::data_type type) {
   auto p = std::make_shared<BackwardWeightsPrimitive>();
-  const ConvDescs s = conv_descs(d);
+  const ConvDescs s = conv_descs(d, type);
   dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, s.src,
                                                 s.any_weights, s.dst, s.strides, s.dilates,
                                                 s.pad_l, s.pad_r);
@@ -147,6 +154,7 @@ std::shared_ptr<const BackwardWeightsPrimitive> make_backward_weights(const Conv
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, onednn::engine(),
                                                         forward_hint(s));
+  if (type != dnnl::memory::data_type::f32 && !onednn::is_fast_impl(pd.impl_info_str())) return p;
   dnnl::memory::desc layout = pd.diff_weights_desc();
   p->prim.init(dnnl::convolution_backward_weights(pd),
                {{DNNL_ARG_SRC, s.src}, {DNNL_ARG_DIFF_DST, s.dst}, {DNNL_ARG_DIFF_WEIGHTS, layout}},
@@ -155,10 +163,13 @@ std::shared_ptr<const BackwardWeightsPrimitive> make_backward_weights(const Conv
   return p;
 }
 
-bool backprop_filter_onednn(const ConvDims& d, const float* x, const float* dy, float* df) {
+// `type` f32: float* x, dy, df; bf16: bfloat16_t*.
+bool backprop_filter_onednn(const ConvDims& d, const void* x, const void* dy, void* df,
+                            dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
   try {
-    auto p = onednn::cached<BackwardWeightsPrimitive>(conv_key(5, d),
-                                                      [&] { return make_backward_weights(d); });
+    auto p = onednn::cached<BackwardWeightsPrimitive>(conv_key(5, d, type),
+                                                      [&] { return make_backward_weights(d, type); });
+    if (!p->prim) return false;
     if (!p->weights.reorder) {
       p->prim.run({x, dy, df});
       return true;
@@ -296,6 +307,26 @@ namespace {
 void backprop_input_kernel(schema::KernelContext& c) { conv2d_backprop_input_kernel(c, kernel_dims(c)); }
 void backprop_filter_kernel(schema::KernelContext& c) { conv2d_backprop_filter_kernel(c, kernel_dims(c)); }
 
+// bfloat16 on oneDNN's bf16 backward kernels (float32 accumulation), where the
+// CPU has bf16 instructions; false leaves them to the float32 path.
+bool bf16_dims(const schema::KernelContext& c, ConvDims& d) {
+  if (!onednn::bf16_kernels() || c.outputs[0].size() == 0 || c.inputs[2].size() == 0) return false;
+  d = kernel_dims(c);
+  return d.c != 0;
+}
+
+bool backprop_input_bf16(schema::KernelContext& c) {
+  ConvDims d;
+  return bf16_dims(c, d) && backprop_input_onednn(d, c.in<bfloat16_t>(1), c.in<bfloat16_t>(2), c.out<bfloat16_t>(0),
+                                                  dnnl::memory::data_type::bf16);
+}
+
+bool backprop_filter_bf16(schema::KernelContext& c) {
+  ConvDims d;
+  return bf16_dims(c, d) && backprop_filter_onednn(d, c.in<bfloat16_t>(0), c.in<bfloat16_t>(2),
+                                                   c.out<bfloat16_t>(0), dnnl::memory::data_type::bf16);
+}
+
 std::vector<schema::OpSample> conv_backprop_samples() {
   constexpr DType f32 = DType::Float32, f64 = DType::Float64;
   return {conv_backprop_sample(f32, {1, 5, 5, 2}, {3, 3, 2, 3}, {1, 5, 5, 3}, 1, "SAME", 1),
@@ -320,10 +351,12 @@ void backprop_input_gradient(schema::GradContext& c) { conv_backprop_input_gradi
 void backprop_filter_gradient(schema::GradContext& c) { conv_backprop_filter_gradient(c, kConv2DOps); }
 
 constexpr detail::OpDef kConv2DBackpropInput{.name = "Conv2DBackpropInput", .infer = backprop_input_infer,
-                                             .kernel = widened<backprop_input_kernel>, .flags = schema::kCostlyToRecompute,
+                                             .kernel = bf16_or_widened<backprop_input_bf16, backprop_input_kernel>,
+                                             .flags = schema::kCostlyToRecompute,
                                              .samples = conv_backprop_samples, .gradient = backprop_input_gradient};
 constexpr detail::OpDef kConv2DBackpropFilter{.name = "Conv2DBackpropFilter", .infer = backprop_filter_infer,
-                                              .kernel = widened<backprop_filter_kernel>, .flags = schema::kCostlyToRecompute,
+                                              .kernel = bf16_or_widened<backprop_filter_bf16, backprop_filter_kernel>,
+                                              .flags = schema::kCostlyToRecompute,
                                               .samples = conv_backprop_samples, .gradient = backprop_filter_gradient};
 
 }  // namespace

@@ -15,32 +15,36 @@ struct ConvDescs {
   dnnl::memory::dims strides, dilates, pad_l, pad_r;
 };
 
-inline ConvDescs conv_descs(const ConvDims& d) {
+// Of float32 values, or `type`'s (bf16: oneDNN's bf16 kernels).
+inline ConvDescs conv_descs(const ConvDims& d, dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
   using tag = dnnl::memory::format_tag;
-  using dt = dnnl::memory::data_type;
   const Window2D& g = d.g;
   dnnl::memory::dims weights{d.o, d.c, g.kh, g.kw};
-  dnnl::memory::desc user_weights(weights, dt::f32, tag::hwio);
+  dnnl::memory::desc user_weights(weights, type, tag::hwio);
   if (d.groups > 1) {
     const int64_t og = d.o / d.groups, cg = d.c / d.groups;
     weights = {d.groups, og, cg, g.kh, g.kw};
     // Element (kh, kw, ci, group * og + o) of the HWIO filters.
-    user_weights = dnnl::memory::desc(weights, dt::f32, dnnl::memory::dims{og, 1, d.o, g.kw * cg * d.o, cg * d.o});
+    user_weights = dnnl::memory::desc(weights, type, dnnl::memory::dims{og, 1, d.o, g.kw * cg * d.o, cg * d.o});
   }
-  return ConvDescs{dnnl::memory::desc({d.n, d.c, d.h, d.w}, dt::f32, tag::nhwc),
-                   dnnl::memory::desc({d.n, d.o, g.h.out, g.w.out}, dt::f32, tag::nhwc),
+  return ConvDescs{dnnl::memory::desc({d.n, d.c, d.h, d.w}, type, tag::nhwc),
+                   dnnl::memory::desc({d.n, d.o, g.h.out, g.w.out}, type, tag::nhwc),
                    user_weights,
-                   dnnl::memory::desc(weights, dt::f32, tag::any),
+                   dnnl::memory::desc(weights, type, tag::any),
                    {g.sh, g.sw},
                    {g.dh - 1, g.dw - 1},
                    {g.h.pad_before, g.w.pad_before},
                    {g.h.pad_after, g.w.pad_after}};
 }
 
-// `kind` tells the primitives apart (forward, backward data, backward weights).
-inline onednn::PrimitiveKey conv_key(uint32_t kind, const ConvDims& d) {
+// `kind` tells the primitives apart (forward, backward data, backward weights);
+// a bf16 one's kind is kBf16Kind more than its float32 twin's.
+constexpr uint32_t kBf16Kind = 100;
+
+inline onednn::PrimitiveKey conv_key(uint32_t kind, const ConvDims& d,
+                                     dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
   const Window2D& g = d.g;
-  onednn::PrimitiveKey key(kind);
+  onednn::PrimitiveKey key(type == dnnl::memory::data_type::bf16 ? kind + kBf16Kind : kind);
   for (int64_t v : {d.n, d.h, d.w, d.c, d.o, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.h.pad_before, g.h.pad_after,
                     g.w.pad_before, g.w.pad_after, d.groups})
     key.add(v);

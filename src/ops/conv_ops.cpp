@@ -62,15 +62,17 @@ struct ConvPrimitive {
   std::size_t weights_bytes = 0;
 };
 
-std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d) {
+// Unset for a bf16 convolution oneDNN has only its reference kernel for.
+std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d, dnnl::memory::data_type type) {
   auto p = std::make_shared<ConvPrimitive>();
-  const ConvDescs s = conv_descs(d);
+  const ConvDescs s = conv_descs(d, type);
   const dnnl::memory::desc &src = s.src, &dst = s.dst, &user_weights = s.user_weights;
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                        src, s.any_weights, dst, s.strides, s.dilates, s.pad_l, s.pad_r);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine());
+  if (type != dnnl::memory::data_type::f32 && !onednn::is_fast_impl(pd.impl_info_str())) return p;
   dnnl::memory::desc weights = pd.weights_desc();
   p->conv.init(dnnl::convolution_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}},
                pd.scratchpad_desc().get_size());
@@ -83,11 +85,14 @@ std::shared_ptr<const ConvPrimitive> make_conv(const ConvDims& d) {
   return p;
 }
 
-// False when oneDNN could not run it (the caller falls back).
-bool conv_onednn(const ConvDims& d, const float* x, const float* f, float* y) {
+// False when oneDNN could not run it (the caller falls back). `type` is f32
+// (float* x, f, y) or bf16 (bfloat16_t*).
+bool conv_onednn(const ConvDims& d, const void* x, const void* f, void* y,
+                 dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
   try {
-    onednn::PrimitiveKey key = conv_key(/*kind=*/2, d);
-    auto p = onednn::cached<ConvPrimitive>(key, [&] { return make_conv(d); });
+    onednn::PrimitiveKey key = conv_key(/*kind=*/2, d, type);
+    auto p = onednn::cached<ConvPrimitive>(key, [&] { return make_conv(d, type); });
+    if (!p->conv) return false;
     const void* weights = f;
     if (p->reorder) {
       // The filters are reordered on every call: a tensor's values are
@@ -174,6 +179,16 @@ namespace {
 
 void conv2d_kernel(schema::KernelContext& c) { conv2d_forward(c, conv_dims(c)); }
 
+// bfloat16 on oneDNN's bf16 kernel (float32 accumulation), where the CPU has
+// bf16 instructions; false leaves it to the float32 path (widen_bridge).
+bool conv2d_bf16(schema::KernelContext& c) {
+  if (!onednn::bf16_kernels() || c.outputs[0].size() == 0) return false;
+  const ConvDims d = conv_dims(c);
+  if (d.c == 0) return false;
+  return conv_onednn(d, c.in<bfloat16_t>(0), c.in<bfloat16_t>(1), c.out<bfloat16_t>(0),
+                     dnnl::memory::data_type::bf16);
+}
+
 std::vector<schema::OpSample> conv2d_samples() {
   std::vector<float> x(1 * 5 * 5 * 2), w(3 * 3 * 2 * 3);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
@@ -195,7 +210,8 @@ void conv2d_gradient(schema::GradContext& c) {
   if (c.needs(1)) c.set(1, conv2d_backprop_filter(x, f, c.grad(0), c.attrs));
 }
 
-constexpr detail::OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer, .kernel = widened<conv2d_kernel>,
+constexpr detail::OpDef kConv2D{.name = "Conv2D", .infer = conv2d_infer,
+                                .kernel = bf16_or_widened<conv2d_bf16, conv2d_kernel>,
                                 .flags = schema::kCostlyToRecompute | schema::kShapeFromShapes,
                                 .samples = conv2d_samples, .gradient = conv2d_gradient};
 

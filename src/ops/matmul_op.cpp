@@ -173,7 +173,10 @@ struct MatmulPrimitive {
   int64_t padded_ld = 0;
 };
 
-std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold) {
+// Of float32, or of bfloat16 (bf16 operands and result, float32 accumulation;
+// unset where oneDNN has only its reference kernel for it).
+std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool fold,
+                                                   dnnl::memory::data_type type) {
   using dims = dnnl::memory::dims;
   dims ad, as, bd, bs, cd, cs;
   if (fold) {
@@ -204,9 +207,17 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
     for (int i = static_cast<int>(cd.size()) - 2; i >= 0; --i) cs[i] = cs[i + 1] * cd[i + 1];
   }
   auto p = std::make_shared<MatmulPrimitive>();
-  dnnl::memory::desc a = onednn::plain_desc(ad, as), b = onednn::plain_desc(bd, bs), c = onednn::plain_desc(cd, cs);
+  dnnl::memory::desc a = onednn::plain_desc(ad, as, type), b = onednn::plain_desc(bd, bs, type),
+                     c = onednn::plain_desc(cd, cs, type);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (type != dnnl::memory::data_type::f32) {
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, onednn::engine());
+    if (onednn::is_fast_impl(pd.impl_info_str()))
+      p->exec.init(dnnl::matmul(pd), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}},
+                   pd.scratchpad_desc().get_size());
+    return p;
+  }
   const int64_t rows = cd[cd.size() - 2];
   const bool single_b = fold || g.batch_rank == 0;
   const MatmulBPadding mode = matmul_b_padding();
@@ -229,13 +240,16 @@ std::shared_ptr<const MatmulPrimitive> make_matmul(const MatmulGeometry& g, bool
   return p;
 }
 
-// False when oneDNN could not run it (the caller falls back).
-bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, float* out) {
+// False when oneDNN could not run it (the caller falls back). `type` is f32
+// (float* operands) or bf16 (bfloat16_t*).
+bool matmul_onednn(const MatmulGeometry& g, const void* a, const void* b, void* out,
+                   dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
   try {
     bool b_single = true;
     for (int i = 0; i < g.batch_rank; ++i) b_single = b_single && g.b_batch[i] == 1;
     bool fold = b_single && !g.ta && g.batch_rank > 0;
-    onednn::PrimitiveKey key(/*kind=*/1);
+    const bool bf16 = type == dnnl::memory::data_type::bf16;
+    onednn::PrimitiveKey key(/*kind=*/bf16 ? 101 : 1);
     key.add(g.batch_rank);
     key.add(fold);
     key.add(g.ta);
@@ -250,11 +264,12 @@ bool matmul_onednn(const MatmulGeometry& g, const float* a, const float* b, floa
       key.add(g.b_batch[i]);
     }
     key.add(static_cast<int>(matmul_b_padding()));
-    auto p = onednn::cached<MatmulPrimitive>(key, [&] { return make_matmul(g, fold); });
+    auto p = onednn::cached<MatmulPrimitive>(key, [&] { return make_matmul(g, fold, type); });
+    if (!p->exec) return false;
     if (p->padded_ld) {
       auto* rows = static_cast<float*>(
           onednn::scratch(onednn::kWeights, static_cast<std::size_t>(g.k * p->padded_ld) * sizeof(float)));
-      copy_rows(b, g.n, rows, p->padded_ld, g.k, g.n);
+      copy_rows(static_cast<const float*>(b), g.n, rows, p->padded_ld, g.k, g.n);
       b = rows;
     }
     p->exec.run({a, b, out});
@@ -319,6 +334,17 @@ void matmul_plain(const MatmulGeometry& g, const T* a, const T* b, T* out) {
         }
       },
       std::max<int64_t>(1, core::kParallelGrain / work_per_row));
+}
+
+// bfloat16 on oneDNN's bf16 kernel (float32 accumulation, one rounding of
+// each result), where the CPU has bf16 instructions; false leaves it to the
+// float32 path (widen_bridge). A packed b is float32 only.
+bool matmul_bf16(schema::KernelContext& c) {
+  if (!onednn::bf16_kernels() || c.attrs.has(kMatmulBLayout) || c.outputs[0].size() == 0) return false;
+  const MatmulGeometry g = geometry(c);
+  if (g.k == 0) return false;
+  return matmul_onednn(g, c.in<bfloat16_t>(0), c.in<bfloat16_t>(1), c.out<bfloat16_t>(0),
+                       dnnl::memory::data_type::bf16);
 }
 
 void matmul_kernel(schema::KernelContext& c) {
@@ -387,7 +413,8 @@ void matmul_gradient(schema::GradContext& c) {
   }
 }
 
-constexpr detail::OpDef kMatMul{.name = "MatMul", .infer = matmul_infer, .kernel = widened<matmul_kernel>,
+constexpr detail::OpDef kMatMul{.name = "MatMul", .infer = matmul_infer,
+                                .kernel = bf16_or_widened<matmul_bf16, matmul_kernel>,
                                 .flags = schema::kCostlyToRecompute | schema::kShapeFromShapes,
                                 .samples = matmul_samples, .gradient = matmul_gradient};
 

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <new>
 #include <stdexcept>
+#include <string_view>
 
 namespace kiln::ops::onednn {
 
@@ -193,9 +194,22 @@ void Executable::run(std::initializer_list<const void*> data) const {
   dnnl::error::wrap_c_api(dnnl_stream_wait(s), "could not wait on a stream");
 }
 
-dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides) {
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides,
+                              dnnl::memory::data_type type) {
+  return dnnl::memory::desc(dims, type, strides);
 }
+
+bool bf16_kernels() {
+  static const bool available = [] {
+    // The ISA values are masks: AMX's holds AVX512_BF16's bits.
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+    return (isa & bf16) == bf16;
+  }();
+  return available;
+}
+
+bool is_fast_impl(const char* impl_info) { return std::string_view(impl_info).rfind("ref", 0) != 0; }
 
 namespace {
 struct MatmulWithB {

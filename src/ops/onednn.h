@@ -137,8 +137,21 @@ class Executable {
   mutable std::array<std::atomic<Memories*>, kPoolSize> pool_{};
 };
 
-// A plain (row-major or strided) memory descriptor of float32 values.
-dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides);
+// A plain (row-major or strided) memory descriptor of float32 (or `type`) values.
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides,
+                              dnnl::memory::data_type type = dnnl::memory::data_type::f32);
+
+// Whether bfloat16 MatMul and Conv2D (and its backprops) run on oneDNN's bf16
+// kernels, which multiply on the CPU's bf16 instructions and accumulate in
+// float32: where oneDNN's effective ISA has AVX512_BF16 or AMX (the
+// ONEDNN_MAX_CPU_ISA environment variable can lower it). Elsewhere those ops
+// compute bfloat16 in float32 through the widen bridge, which is faster than
+// oneDNN's emulation of bf16 there.
+bool bf16_kernels();
+
+// A bf16 primitive worth running: not oneDNN's reference implementation
+// (naive loops, slower than the float32 path the caller falls back to).
+bool is_fast_impl(const char* impl_info);
 
 // out [rows, n] = a [rows, k] b, a and out row-major and b of k x n as
 // b_desc(k, n, variant) describes it (a weight layout's; made only when the

@@ -39,13 +39,14 @@ struct PoolPrimitive {
   onednn::Executable prim;  // (x, y)
 };
 
-std::shared_ptr<const PoolPrimitive> make_pool(const PoolDims& d) {
+// Of float32, or of `type` (bf16: max pooling only, where the maximum is the
+// same value in any precision; unset where oneDNN has only its reference kernel).
+std::shared_ptr<const PoolPrimitive> make_pool(const PoolDims& d, dnnl::memory::data_type type) {
   using tag = dnnl::memory::format_tag;
-  using dt = dnnl::memory::data_type;
   const Window2D& g = d.g;
   auto p = std::make_shared<PoolPrimitive>();
-  dnnl::memory::desc src({d.n, d.c, d.h, d.w}, dt::f32, tag::nhwc);
-  dnnl::memory::desc dst({d.n, d.c, g.h.out, g.w.out}, dt::f32, tag::nhwc);
+  dnnl::memory::desc src({d.n, d.c, d.h, d.w}, type, tag::nhwc);
+  dnnl::memory::desc dst({d.n, d.c, g.h.out, g.w.out}, type, tag::nhwc);
   dnnl::pooling_forward::desc desc(
       dnnl::prop_kind::forward_inference,
       d.max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, src,
@@ -54,19 +55,22 @@ std::shared_ptr<const PoolPrimitive> make_pool(const PoolDims& d) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::pooling_forward::primitive_desc pd(desc, attr, onednn::engine());
+  if (type != dnnl::memory::data_type::f32 && !onednn::is_fast_impl(pd.impl_info_str())) return p;
   p->prim.init(dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
                pd.scratchpad_desc().get_size());
   return p;
 }
 
-bool pool_onednn(const PoolDims& d, const float* x, float* y) {
+bool pool_onednn(const PoolDims& d, const void* x, void* y,
+                 dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
   try {
     const Window2D& g = d.g;
-    onednn::PrimitiveKey key(/*kind=*/3);
+    onednn::PrimitiveKey key(/*kind=*/type == dnnl::memory::data_type::bf16 ? 103 : 3);
     for (int64_t v : {int64_t(d.max), d.n, d.h, d.w, d.c, g.kh, g.kw, g.sh, g.sw, g.h.pad_before,
                       g.h.pad_after, g.w.pad_before, g.w.pad_after})
       key.add(v);
-    auto p = onednn::cached<PoolPrimitive>(key, [&] { return make_pool(d); });
+    auto p = onednn::cached<PoolPrimitive>(key, [&] { return make_pool(d, type); });
+    if (!p->prim) return false;
     p->prim.run({x, y});
     return true;
   } catch (...) {
@@ -113,13 +117,24 @@ void pool_plain(const PoolDims& d, const T* x, T* y) {
       std::max<int64_t>(1, core::kParallelGrain / row_work));
 }
 
+PoolDims pool_dims(const schema::KernelContext& c, bool max) {
+  const Shape& in = c.in_shape(0);
+  const std::vector<int64_t>& k = c.attrs.get_ints("ksize");
+  return PoolDims{in[0], in[1], in[2], in[3], kernel_window(c.attrs, in, k[0], k[1]), max};
+}
+
+// bfloat16 MaxPool on oneDNN's bf16 pooling where the CPU has bf16
+// instructions (the same values as through float32: a maximum rounds nothing).
+bool max_pool_bf16(schema::KernelContext& c) {
+  if (!onednn::bf16_kernels() || c.outputs[0].size() == 0) return false;
+  return pool_onednn(pool_dims(c, true), c.in<bfloat16_t>(0), c.out<bfloat16_t>(0), dnnl::memory::data_type::bf16);
+}
+
 template <bool kMax>
 void pool_kernel(schema::KernelContext& c) {
   Tensor& out = c.outputs[0];
   if (out.size() == 0) return;
-  const Shape& in = c.in_shape(0);
-  const std::vector<int64_t>& k = c.attrs.get_ints("ksize");
-  PoolDims d{in[0], in[1], in[2], in[3], kernel_window(c.attrs, in, k[0], k[1]), kMax};
+  const PoolDims d = pool_dims(c, kMax);
   core::visit_numeric(out.dtype(), [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) {
       if constexpr (std::is_same_v<T, float>) {
@@ -155,7 +170,8 @@ void avg_pool_gradient(schema::GradContext& c) {
   if (c.needs(0)) c.set(0, avg_pool_grad(c.inputs[0], c.grad(0), c.attrs));
 }
 
-constexpr detail::OpDef kMaxPool{.name = "MaxPool", .infer = pool_infer, .kernel = widened<pool_kernel<true>>,
+constexpr detail::OpDef kMaxPool{.name = "MaxPool", .infer = pool_infer,
+                                 .kernel = bf16_or_widened<max_pool_bf16, pool_kernel<true>>,
                                  .flags = schema::kShapeFromShapes, .samples = pool_samples,
                                  .gradient = max_pool_gradient};
 constexpr detail::OpDef kAvgPool{.name = "AvgPool", .infer = pool_infer, .kernel = widened<pool_kernel<false>>,

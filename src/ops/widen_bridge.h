@@ -32,4 +32,20 @@ void widened(schema::KernelContext& c) {
   Kernel(c);
 }
 
+// A bfloat16 kernel that runs natively where it can (oneDNN's bf16 kernels);
+// false sends the op through run_widened instead.
+using Bf16KernelFn = bool (*)(schema::KernelContext&);
+
+// `Kernel` whose bfloat16 inputs first go to `Bf16`; the other narrow dtypes
+// (and bfloat16 where Bf16 declines) as `widened<Kernel>`. One dtype compare on
+// the core dtypes' path.
+template <Bf16KernelFn Bf16, schema::KernelFn Kernel>
+void bf16_or_widened(schema::KernelContext& c) {
+  if (c.inputs[0].dtype() == DType::BFloat16) [[unlikely]] {
+    if (!Bf16(c)) run_widened(c, Kernel);
+    return;
+  }
+  widened<Kernel>(c);
+}
+
 }  // namespace kiln::ops

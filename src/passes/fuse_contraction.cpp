@@ -1,4 +1,4 @@
-// Contraction fusion: a float32 MatMul, Conv2D or DepthwiseConv2dNative whose
+// Contraction fusion: a float32 (or bfloat16) MatMul, Conv2D or DepthwiseConv2dNative whose
 // only user adds a per-channel bias (BiasAdd, or Add of a 1-D bias as long as
 // the last dim), optionally followed by a Relu that is that sum's only user,
 // becomes one FusedMatMul / FusedConv2D / FusedDepthwiseConv2dNative node in
@@ -6,8 +6,10 @@
 // gradient, a result) stays, and with it the unfused chain. Training steps
 // qualify because Relu's gradient reads Relu's output, not its input.
 //
-// Only float32: other dtypes do not run on oneDNN, so fusing them gains
-// nothing. Stateful nodes and nodes tied by control edges are left alone.
+// float32, and bfloat16 (oneDNN's bf16 kernels where the CPU has them; the
+// bias pass rounds each sum once, as BiasAdd): float64 and the rest do not run
+// on oneDNN, so fusing them gains nothing. Stateful nodes and nodes tied by
+// control edges are left alone.
 #include <array>
 #include <string>
 
@@ -33,7 +35,8 @@ bool adds_channel_bias(const graph::Graph& g, const Node& add, const Node& contr
   if (add.op != &ops::add_op()) return false;
   const Shape& out = contraction.outputs[0].shape;
   const schema::TensorType& bias = g.type_of(add.inputs[1]);
-  if (!out.has_known_rank() || out.rank() < 1 || bias.dtype != DType::Float32 || !bias.shape.has_known_rank() ||
+  if (!out.has_known_rank() || out.rank() < 1 || bias.dtype != contraction.outputs[0].dtype ||
+      !bias.shape.has_known_rank() ||
       bias.shape.rank() != 1)
     return false;
   const int64_t channels = out[out.rank() - 1];
@@ -55,7 +58,8 @@ bool fuse_contractions(graph::Graph& g) {
   for (const auto& node : g.nodes()) {
     Node* contraction = node.get();
     const detail::OpDef* fused_op = fused_op_for(*contraction);
-    if (!fused_op || uses.pinned[contraction->id] || contraction->outputs[0].dtype != DType::Float32) continue;
+    const DType dtype = contraction->outputs[0].dtype;
+    if (!fused_op || uses.pinned[contraction->id] || (dtype != DType::Float32 && dtype != DType::BFloat16)) continue;
     Node* add = uses.only_reader(*contraction);
     if (!add || !adds_channel_bias(g, *add, *contraction)) continue;
     Node* last = add;

@@ -52,6 +52,7 @@ class FunctionalNetwork:
         self._fn_nodes = [n for n in order if not isinstance(n.layer, InputLayer)]
         self._fn_layers = _layers_by_depth(order, flat_in, first_seen)
         self._is_graph_network = True
+        self._autocast_inputs = False  # Keras: a graph network's layers cast their own inputs
         shapes = [t.shape for t in flat_in]
         self._build_input_shape = shapes[0] if len(shapes) == 1 else shapes
         self.input_spec = [InputSpec(shape=s) for s in shapes]

@@ -259,18 +259,10 @@ _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size", "input_dim"
 
 
 def _policy_of(dtype):
-    """The mixed-precision Policy a layer's `dtype` names (a Policy, "mixed_float16", a saved Policy dict), or the
-    global policy when dtype is None and one was set; None for plain dtypes."""
+    """The dtype Policy a layer's `dtype` argument names (a Policy, its saved dict, "mixed_bfloat16", a dtype or its
+    name), or the global policy when it is None (Keras' policy.get_policy)."""
     from . import mixed_precision
-    if isinstance(dtype, mixed_precision.Policy):
-        return dtype
-    if isinstance(dtype, dict) and dtype.get("class_name") in ("Policy", "DTypePolicy"):
-        return mixed_precision.Policy(dtype["config"]["name"])
-    if isinstance(dtype, str) and dtype.startswith("mixed"):
-        return mixed_precision.Policy(dtype)
-    if dtype is None and mixed_precision._global_policy is not None:
-        return mixed_precision._global_policy
-    return None
+    return mixed_precision.get_policy(dtype)
 
 
 class Layer(Module):
@@ -302,9 +294,7 @@ class Layer(Module):
                 self._scope_name = scope_name
         else:
             Module.__init__(self, name)
-        self._dtype_policy = _policy_of(dtype)
-        self._dtype = _dtypes.as_dtype(self._dtype_policy.compute_dtype if self._dtype_policy is not None
-                                       else dtype or backend.floatx())
+        self._set_dtype_policy(dtype)
         self._trainable = bool(trainable)
         self.built = False
         self._layer_weights = []
@@ -333,23 +323,34 @@ class Layer(Module):
 
     # ---- properties --------------------------------------------------------------------
 
+    def _set_dtype_policy(self, dtype):
+        """The layer's Policy, and the dtypes it gives: `_dtype` the compute dtype (the floating inputs are cast to
+        it, weights read as it inside `call`; what Kiln's layers compute in), `_variable_dtype` the weights'."""
+        self._dtype_policy = _policy_of(dtype)
+        self._dtype = _dtypes.as_dtype(self._dtype_policy.compute_dtype or backend.floatx())
+        self._variable_dtype = _dtypes.as_dtype(self._dtype_policy.variable_dtype or self._dtype)
+        # Keras' enable_auto_cast_variables(compute dtype): floating compute dtypes only.
+        self._autocast_number = self._dtype._enum if self._dtype.is_floating else -1
+
     @property
     def dtype(self):
-        """The dtype of the layer's weights (and of the floating inputs it computes on), as a string."""
-        return self._dtype.name
+        """The dtype of the layer's weights (its policy's variable dtype), as a string."""
+        return self._variable_dtype.name
 
     @property
     def compute_dtype(self):
+        """The dtype the layer computes in: its floating inputs are cast to it, and its outputs have it."""
         return self._dtype.name
+
+    _compute_dtype = compute_dtype  # Keras' deprecated alias
 
     @property
     def variable_dtype(self):
-        return self._dtype.name
+        return self._variable_dtype.name
 
     @property
     def dtype_policy(self):
-        from .mixed_precision import Policy
-        return self._dtype_policy if self._dtype_policy is not None else Policy(self._dtype.name)
+        return self._dtype_policy
 
     @property
     def stateful(self):
@@ -559,7 +560,16 @@ class Layer(Module):
         """A weight named "<layer>/<name>:0". Its initial value is computed eagerly (init_scope), so a layer
         first built while a function traces has its values at once."""
         shape = () if shape is None else tuple(int(d) for d in shape)
-        dtype = _dtypes.as_dtype(dtype or self._dtype)
+        dtype = _dtypes.as_dtype(dtype or self._variable_dtype)
+        # Keras: a floating weight of a layer computing in another dtype reads as the compute dtype inside `call`
+        # (an AutoCastVariable), unless the layer asks for its own dtype (experimental_autocast=False).
+        autocast = kwargs.pop("autocast", None)
+        if autocast is None:
+            autocast = kwargs.pop("experimental_autocast", True)
+        variable_class = _C.Variable
+        if autocast and dtype.is_floating and self._dtype != self._variable_dtype:
+            from ._mixed_precision_autocast import AutoCastVariable
+            variable_class = AutoCastVariable
         if initializer is None:
             initializer = "glorot_uniform" if dtype.name in ("float32", "float64") else "zeros"
         init = _initializers.get(initializer)
@@ -569,8 +579,8 @@ class Layer(Module):
                 value = _C.constant(value, dtype._enum)
             if value.dtype != dtype:
                 value = _C.cast(value, dtype._enum)
-        var = _C.Variable(value, True if trainable is None else bool(trainable), f"{self.name}/{name or 'Variable'}",
-                          None)
+        var = variable_class(value, True if trainable is None else bool(trainable),
+                             f"{self.name}/{name or 'Variable'}", None)
         self._layer_weights.append(var)
         if regularizer is not None:
             from . import regularizers as _regularizers
@@ -784,10 +794,13 @@ class Layer(Module):
             if _CALL_LOSSES_SEEN[0]:
                 self._clear_losses()  # Keras: the losses of a call replace those of the previous one
             _state.in_call = True
+        # Keras' enable_auto_cast_variables: AutoCastVariables read as this layer's compute dtype in its call.
+        autocast_before = _C._set_autocast_dtype(self._autocast_number)
         try:
             with _CallContext(training):
                 outputs = call(inputs, *args, **kwargs)
         finally:
+            _C._set_autocast_dtype(autocast_before)
             if outermost:
                 _state.in_call = False
         if self._activity_regularizer is not None:
@@ -864,11 +877,9 @@ class Layer(Module):
         return node.outputs
 
     def get_config(self):
-        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
-        if self._dtype_policy is not None and self._dtype_policy.name.startswith("mixed"):
-            # Keras saves a mixed policy as a Policy object; a plain one as its dtype name.
-            config["dtype"] = {"module": "keras.mixed_precision", "class_name": "Policy",
-                               "config": {"name": self._dtype_policy.name}, "registered_name": None}
+        from .mixed_precision import serialize
+        # Keras saves a mixed policy as a Policy object; a plain one as its dtype name.
+        config = {"name": self.name, "trainable": self.trainable, "dtype": serialize(self._dtype_policy)}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
         if self._activity_regularizer is not None and type(self).get_config is not Layer.get_config:
@@ -918,7 +929,8 @@ class InputLayer(Layer):
             batch_input_shape = (batch_size,) + tuple(input_shape)
         if sparse and ragged:
             raise ValueError("Cannot set both sparse and ragged to True in a Keras input.")
-        super().__init__(name=name, dtype=dtype, batch_input_shape=batch_input_shape)
+        # Keras: an input is floatx() unless given a dtype (the global policy is the layers' default, not inputs').
+        super().__init__(name=name, dtype=dtype or backend.floatx(), batch_input_shape=batch_input_shape)
         # The composite the input takes (a SparseTensor or RaggedTensor); the layers it feeds accept it as Keras'.
         self.sparse, self.ragged = bool(sparse), bool(ragged)
         self.built = True

@@ -108,7 +108,7 @@ class _LocallyConnected(Layer):
         self.built = True
 
     def call(self, inputs):
-        inputs = _tf.cast(inputs, self.dtype) if inputs.dtype != self.dtype else inputs
+        inputs = _tf.cast(inputs, self.compute_dtype) if inputs.dtype != self.compute_dtype else inputs
         if self._rank == 1:
             out = local_conv1d(inputs, self.kernel, self.kernel_size, self.strides)
         else:

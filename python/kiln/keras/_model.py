@@ -199,9 +199,18 @@ class Model(FunctionalNetwork, Layer):
             loss = loss[0]
         if not isinstance(loss, (list, tuple, dict)):
             _losses.get(loss)  # an unknown name fails here, at compile, as in Keras
-        self._compiled = _Compiled(_optimizers.get(optimizer), loss, metrics, weighted_metrics, loss_weights,
+        self._compiled = _Compiled(self._get_optimizer(optimizer), loss, metrics, weighted_metrics, loss_weights,
                                    bool(run_eagerly), self._output_names())
         self.train_function = self.test_function = self.predict_function = None
+
+    def _get_optimizer(self, optimizer):
+        """Keras 2.15: under the mixed_float16 policy compile wraps the optimizer in a LossScaleOptimizer (float16
+        gradients underflow without one); mixed_bfloat16 needs none."""
+        from .mixed_precision import LossScaleOptimizer
+        optimizer = _optimizers.get(optimizer)
+        if self.dtype_policy.name == "mixed_float16" and not isinstance(optimizer, LossScaleOptimizer):
+            optimizer = LossScaleOptimizer(optimizer)
+        return optimizer
 
     def _assert_compiled(self, what):
         if self._compiled is None:
@@ -305,8 +314,8 @@ class Model(FunctionalNetwork, Layer):
             loss = self.compute_loss(x, y, y_pred, sample_weight)
         variables = self.trainable_variables
         if variables:  # Keras: with nothing to train, the step only computes the loss and metrics
-            grads = tape.gradient(loss, variables)
-            self.optimizer.apply_gradients(zip(grads, variables))
+            # minimize, as Keras: a LossScaleOptimizer scales the loss on this tape and unscales the gradients.
+            self.optimizer.minimize(loss, variables, tape=tape)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):

@@ -1,6 +1,7 @@
 """BatchNormalization and LayerNormalization (kiln.keras.layers), with the arithmetic of the C++
 kiln::nn layers of the same names (src/nn/normalization.cpp), so both give the same values."""
 from .. import _C
+from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from . import initializers as _initializers
 from ._layer import InputSpec, Layer, _check_unsupported
@@ -30,6 +31,18 @@ def _normalize(x, mean, variance, gamma, beta, epsilon):
     shift = _C.multiply(mean, inv)
     shift = _C.subtract(beta, shift) if beta is not None else _C.negative(shift)
     return _C.add(_C.multiply(x, inv), shift)
+
+
+def _to_float32(x):
+    """Keras 2.15: 16-bit inputs are normalized in float32 (their statistics would overflow or lose precision), and
+    the result is cast back to the input's dtype (`_from_float32`)."""
+    if x.dtype.name in ("float16", "bfloat16"):
+        return _C.cast(x, _dtypes.float32._enum), x.dtype
+    return x, None
+
+
+def _from_float32(y, dtype):
+    return y if dtype is None else _C.cast(y, dtype._enum)
 
 
 class _Normalization(Layer):
@@ -72,10 +85,13 @@ class _Normalization(Layer):
             raise ValueError(f"Axis {self.axis} of input tensor should have a defined dimension but the layer "
                              f"received an input with shape {input_shape}.")
         self.input_spec = InputSpec(ndim=input_shape.rank, axes={axis: size})
+        # Keras: the parameters are float32 under a mixed policy, and read as float32 (no autocasting).
         if self.scale:
-            self.gamma = self.add_weight("gamma", [size], initializer=self.gamma_initializer)
+            self.gamma = self.add_weight("gamma", [size], initializer=self.gamma_initializer,
+                                         experimental_autocast=False)
         if self.center:
-            self.beta = self.add_weight("beta", [size], initializer=self.beta_initializer)
+            self.beta = self.add_weight("beta", [size], initializer=self.beta_initializer,
+                                        experimental_autocast=False)
         return size
 
     def _along(self, v, rank, axis):
@@ -122,12 +138,17 @@ class BatchNormalization(_Normalization):
     def build(self, input_shape):
         size = self._build_params(input_shape)
         self.moving_mean = self.add_weight("moving_mean", [size], initializer=self.moving_mean_initializer,
-                                           trainable=False)
+                                           trainable=False, experimental_autocast=False)
         self.moving_variance = self.add_weight("moving_variance", [size],
-                                               initializer=self.moving_variance_initializer, trainable=False)
+                                               initializer=self.moving_variance_initializer, trainable=False,
+                                               experimental_autocast=False)
         self.built = True
 
     def call(self, inputs, training=None, mask=None):
+        inputs, half = _to_float32(inputs)
+        return _from_float32(self._normalized(inputs, training, mask), half)
+
+    def _normalized(self, inputs, training, mask):
         rank = len(inputs.shape)
         axis = self._resolve_axis(rank)
         if not self.trainable:
@@ -173,8 +194,9 @@ class LayerNormalization(_Normalization):
         self.built = True
 
     def call(self, inputs):
+        inputs, half = _to_float32(inputs)
         rank = len(inputs.shape)
         axis = self._resolve_axis(rank)
         mean, variance = _moments(inputs, [axis])
-        return _normalize(inputs, mean, variance, self._along(self.gamma, rank, axis),
-                          self._along(self.beta, rank, axis), self.epsilon)
+        return _from_float32(_normalize(inputs, mean, variance, self._along(self.gamma, rank, axis),
+                                        self._along(self.beta, rank, axis), self.epsilon), half)

@@ -53,7 +53,7 @@ class _RandomSize(Layer):
     def call(self, inputs, training=True):
         if not training:
             return inputs
-        images = _tf.cast(inputs, self.dtype) if inputs.dtype != self.dtype else inputs
+        images = _tf.cast(inputs, self.compute_dtype) if inputs.dtype != self.compute_dtype else inputs
         single = images.shape.rank == 3
         if single:
             images = _tf.expand_dims(images, 0)

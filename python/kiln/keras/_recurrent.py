@@ -454,12 +454,12 @@ class RNN(Layer):
         else:
             length = _C.constant(steps) if steps is not None else _C.shape(x)[0]
             batch = x.shape[1]
-            inputs_ta = TensorArray(self.dtype, size=length, element_shape=[batch] + x.shape.as_list()[2:]).unstack(x)
+            inputs_ta = TensorArray(self._dtype, size=length, element_shape=[batch] + x.shape.as_list()[2:]).unstack(x)
             keep_ta = None if steps_mask is None else \
                 TensorArray("bool", size=length, element_shape=[batch, 1]).unstack(steps_mask)
             # The built-in cells' output is their first state; a custom cell's last output is read back.
             own_output = not self.return_sequences and steps_mask is None and not isinstance(self.cell, _Cell)
-            outputs_ta = [TensorArray(self.dtype, size=length, element_shape=[batch] + _dims(self.cell.output_size))] \
+            outputs_ta = [TensorArray(self._dtype, size=length, element_shape=[batch] + _dims(self.cell.output_size))] \
                 if self.return_sequences or own_output else []
 
             def body(i, states, outputs_ta):

@@ -85,7 +85,9 @@ def _children(obj):
     if isinstance(obj, Model):
         out["layers"] = obj.layers
         if obj._compiled is not None:
-            out["optimizer"] = obj._compiled.optimizer
+            # A LossScaleOptimizer saves its inner optimizer's variables there (Keras': its `variables`).
+            optimizer = obj._compiled.optimizer
+            out["optimizer"] = getattr(optimizer, "inner_optimizer", optimizer)
     for key, value in vars(obj).items():
         if key.startswith("_") or key in out:
             continue

@@ -13,6 +13,7 @@ class Sequential(Model):
 
     def __init__(self, layers=None, name=None):
         Model.__init__(self, name=name)
+        self._autocast_inputs = False  # Keras: its layers cast their own inputs (autocast=False)
         self._seq_layers = []
         self._declared_input_shape = None
         self._input_name = None  # the Input layer's name, when one was added

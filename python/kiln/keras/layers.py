@@ -614,6 +614,8 @@ class Embedding(Layer):
                  sparse=False, **kwargs):
         if "input_shape" not in kwargs:  # as Keras 2: a Sequential starting with an Embedding is built at once
             kwargs["input_shape"] = (input_length,) if input_length else (None,)
+        # Keras: float indices are not cast to a 16-bit compute dtype first (that would round them).
+        kwargs["autocast"] = False
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         _check_unsupported("Embedding", sparse=(sparse, False))
         self.embeddings_regularizer = _regularizers.get(embeddings_regularizer)
@@ -631,7 +633,7 @@ class Embedding(Layer):
         self.embeddings = self.add_weight("embeddings", [self.input_dim, self.output_dim],
                                           initializer=self.embeddings_initializer,
                                           regularizer=self.embeddings_regularizer,
-                                          constraint=self.embeddings_constraint)
+                                          constraint=self.embeddings_constraint, experimental_autocast=False)
         self.built = True
 
     def call(self, inputs):
@@ -640,7 +642,10 @@ class Embedding(Layer):
             return inputs.with_flat_values(self.call(inputs.flat_values))  # ragged in, ragged out (Keras)
         if inputs.dtype.is_floating or inputs.dtype.name == "bool":
             inputs = _C.cast(inputs, _dtypes.int32._enum)  # truncated, as Keras casts to int32
-        return _C.gather(self.embeddings, inputs, 0)
+        out = _C.gather(self.embeddings, inputs, 0)
+        if self._dtype != self._variable_dtype:
+            out = _C.cast(out, self._dtype._enum)  # Keras casts the rows, not the table (the same values, faster)
+        return out
 
     def compute_mask(self, inputs, mask=None):
         """With mask_zero, index 0 is padding: the mask is `inputs != 0` (ragged inputs need none)."""

@@ -466,6 +466,8 @@ def deserialize(config, custom_objects=None):
     from ._serialization import deserialize_keras_object
     table = dict(_BY_NAME)
     table.update({cls.__name__: cls for cls in _BY_NAME.values()})
+    from ._mixed_precision_loss_scale import LossScaleOptimizer
+    table["LossScaleOptimizer"] = LossScaleOptimizer
     if isinstance(config, dict) and config.get("class_name", "").lower() in _BY_NAME and \
             config["class_name"] not in table:
         config = dict(config, class_name=_BY_NAME[config["class_name"].lower()].__name__)

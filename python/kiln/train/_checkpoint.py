@@ -63,7 +63,7 @@ def _is_leaf(value):
 
 
 def _trackable(value, depth=0):
-    if _is_leaf(value) or isinstance(value, (Checkpoint,)) or _is_module(value):
+    if _is_leaf(value) or isinstance(value, (Checkpoint,)) or _is_module(value) or _delegated_children(value):
         return True
     if depth < 8 and isinstance(value, (list, tuple)):
         return any(_trackable(v, depth + 1) for v in value)
@@ -75,6 +75,12 @@ def _trackable(value, depth=0):
 def _is_module(value):
     from ..module import Module
     return isinstance(value, Module)
+
+
+def _delegated_children(value):
+    """An object that names its checkpoint children itself (a wrapper such as Keras' LossScaleOptimizer, which
+    delegates to what it wraps, as TF's DelegatingTrackableMixin): its `_checkpoint_children` method."""
+    return getattr(type(value), "_checkpoint_children", None)
 
 
 def _weight_name(variable):
@@ -104,6 +110,11 @@ def children(obj):
             add(str(key), value)
         return out
     if _is_leaf(obj) or not hasattr(obj, "__dict__"):
+        return out
+    own = _delegated_children(obj)
+    if own is not None:
+        for name, value in own(obj):
+            add(name, value)
         return out
     if _is_optimizer(obj):  # the names of TF 2.15's Keras optimizers
         if getattr(obj, "_iterations", None) is not None:

@@ -2,7 +2,7 @@
 small synthetic data in place of downloads) run to the end and print what the notebooks print."""
 import re
 
-from keras_util import run_example, without_progress
+from keras_util import run_example, synthetic_mnist, without_progress
 
 
 def run_program(*path):
@@ -304,3 +304,25 @@ def test_the_random_numbers_guide():
     saved = re.search(r"RNG stream from saving point:\n(.*?)\nRNG stream from restoring point:\n(.*?)\n"
                       r"(?=kiln\.Tensor\(\n)", out, re.S)
     assert saved and saved.group(1) == saved.group(2)  # the checkpoint restores the generator's state
+
+
+def test_the_mixed_precision_guide(tmp_path):
+    # Synthetic digits of MNIST's sizes: the guide reshapes to (60000, 784) and (10000, 784).
+    mnist_dir = synthetic_mnist(str(tmp_path / "mnist"), train=60000, test=10000)
+    out = without_progress(run_example("guides", "mixed_precision.py", env={"KILN_MNIST_DIR": mnist_dir},
+                                       timeout=900))
+    assert "\nCompute dtype: float16\nVariable dtype: float32\n" in out  # after Keras' warning (below)
+    assert "The model will run with 64 units on a CPU\n" in out
+    assert ('<Policy "mixed_float16">\nx.dtype: float16\ndense1.kernel.dtype: float32\nOutputs dtype: float16\n'
+            "Outputs dtype: float32\n") in out
+    assert "Mixed precision compatibility check (mixed_float16): WARNING" in out  # Keras' CPU warning, once
+    assert out.count("Mixed precision compatibility check") == 1
+    # fit: 48000 training digits in batches of 8192 (6 steps), validation on the other 12000.
+    epochs = re.findall(r"^6/6 \[=+\] - .* - loss: ([\d.]+) - accuracy: ([\d.]+) - val_loss: ([\d.]+) - "
+                        r"val_accuracy: ([\d.]+)$", out, re.M)
+    assert len(epochs) == 5 and float(epochs[-1][0]) < float(epochs[0][0])
+    assert float(re.search(r"^Test accuracy: ([\d.]+)$", out, re.M).group(1)) > 0.9
+    assert "\ninf\n0.0\n" in out  # float16 overflow and underflow, as the notebook shows them
+    custom = re.findall(r"^Epoch (\d): loss=([\d.]+), test accuracy=([\d.]+)$", out, re.M)
+    assert [e[0] for e in custom] == ["0", "1", "2", "3", "4"]
+    assert float(custom[-1][1]) < float(custom[0][1]) and float(custom[-1][2]) > 0.9
