@@ -142,6 +142,39 @@ PyObject* binary_slot(PyObject* a, PyObject* b) noexcept {
   }
 }
 
+// Why a tensor cannot lend its memory (nullptr: it can).
+const char* buffer_refusal(const Tensor& t) {
+  if (t.is_symbolic() || t.dtype() == DType::String || t.dtype() == DType::Resource)
+    return "only eager tensors of numbers or bools expose their memory";
+  if (t.dtype() == DType::BFloat16)
+    return "bfloat16 tensors expose no memory (NumPy has no bfloat16): use .numpy(), which gives float32";
+  return nullptr;
+}
+
+// pybind11 calls def_buffer's function from the C buffer protocol, where an
+// exception cannot pass (it terminated the process: np.asarray of a string
+// tensor). The refusals are answered here, as BufferError, before pybind11's.
+getbufferproc pybind11_getbuffer_proc = nullptr;
+int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
+  try {
+    if (const char* why = buffer_refusal(py::cast<const Tensor&>(py::handle(obj)))) {
+      PyErr_SetString(PyExc_BufferError, why);
+      return -1;
+    }
+  } catch (...) {
+    PyErr_SetString(PyExc_BufferError, "this tensor exposes no memory");
+    return -1;
+  }
+  return pybind11_getbuffer_proc(obj, view, flags);
+}
+
+void guard_buffer_protocol(py::class_<Tensor>& c) {
+  PyTypeObject* type = reinterpret_cast<PyTypeObject*>(c.ptr());
+  pybind11_getbuffer_proc = type->tp_as_buffer->bf_getbuffer;
+  type->tp_as_buffer->bf_getbuffer = tensor_getbuffer;
+  PyType_Modified(type);
+}
+
 py::object slot_result(PyObject* out) {
   if (!out) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(out);
@@ -370,12 +403,7 @@ void bind_tensor(py::module_& m) {
            py::is_operator())
       .def("__rmatmul__", [](const Tensor& a, py::handle b) { return matmul_operands(to_tensor(b, a.dtype()), a); },
            py::is_operator());
-  c.def_buffer([](const Tensor& t) -> py::buffer_info {
-    if (t.is_symbolic() || t.dtype() == DType::String || t.dtype() == DType::Resource)
-      throw py::buffer_error("only eager tensors of numbers or bools expose their memory");
-    if (t.dtype() == DType::BFloat16)
-      throw py::buffer_error("bfloat16 tensors expose no memory (NumPy has no bfloat16): use .numpy(), "
-                             "which gives float32");
+  c.def_buffer([](const Tensor& t) -> py::buffer_info {  // refusals: tensor_getbuffer, before this
     py::ssize_t item = static_cast<py::ssize_t>(dtype_size(t.dtype()));
     std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(shape.size());
     py::ssize_t stride = item;
@@ -390,6 +418,7 @@ void bind_tensor(py::module_& m) {
     return py::buffer_info(core::raw_data(t), item, format, static_cast<py::ssize_t>(shape.size()), shape,
                            strides, /*readonly=*/true);
   });
+  guard_buffer_protocol(c);
   def_binary<add, kRAdd, true>(c, "__add__");
   def_binary<subtract, kRSub>(c, "__sub__");
   def_binary<multiply, kRMul>(c, "__mul__");

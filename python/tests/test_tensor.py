@@ -278,3 +278,18 @@ def test_copy_deepcopy_and_pickle_follow_tf():
     for c in copies:  # new variables with the value at the time of the copy
         assert c.numpy().tolist() == [1.0, 2.0] and c.name == "w:0" and not c.trainable
     assert copy.deepcopy({"w": v})["w"].numpy().tolist() == [5.0, 5.0]
+
+
+def test_buffer_protocol_refuses_without_crashing():
+    import numpy as np
+    assert np.asarray(tf.constant(["a"])).tolist() == [b"a"]  # NumPy falls back to __array__
+    for t in (tf.constant(["a"]), tf.constant([1.0], tf.bfloat16)):
+        with pytest.raises(BufferError):
+            memoryview(t)
+
+    @tf.function
+    def f(x):
+        with pytest.raises(BufferError):
+            memoryview(x)
+        return x
+    f(tf.constant([1.0]))
