@@ -368,8 +368,8 @@ TEST(WhileAccumulators, TheOpsThatDeclareTheFlags) {
   EXPECT_EQ(declaring(schema::kShapeFromShapes),
             sorted({"MatMul", "BiasAdd", "Conv2D", "DepthwiseConv2dNative", "StridedSlice", "TensorArrayRead",
                     "Transpose", "Reshape", "ExpandDims", "Squeeze", "EnsureShape", "Concat", "Pack", "Unpack", "Split",
-                    "Gather", "Sum", "Mean", "Max", "Min", "Softmax", "LogSoftmax", "MaxPool", "AvgPool", "Tile", "Pad", "Const",
-                    "ResizeImage", "ResizeImageGrad"}));
+                    "Gather", "Sum", "Mean", "Max", "Min", "Softmax", "LogSoftmax", "MaxPool", "AvgPool", "Tile", "Pad",
+                    "Const", "ResizeImage", "ResizeImageGrad"}));
   // The re-run's stacks (while_stacks_test.cpp).
   EXPECT_EQ(declaring(schema::kConsumesInputs), sorted({"While", "StatefulWhile"}));
   EXPECT_EQ(declaring(schema::kFreshOutputs), sorted({"TensorArrayNew"}));
