@@ -120,7 +120,7 @@ constexpr detail::OpDef kMatrixTriangularSolve{
 // ---- Cholesky ----
 
 void cholesky_infer(schema::InferContext& c) {
-  check_matrices(c, 0, true);
+  check_matrices(c, 0, true, true);
   c.add_output(c.dtype(0), c.shape(0));
 }
 
@@ -130,7 +130,7 @@ void cholesky_kernel(schema::KernelContext& c) {
   const Shape& s = c.in_shape(0);
   const int n = lapack_int(cols(s));
   const int64_t count = num_matrices(s), size = int64_t{n} * n;
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  scalar_switch(c.inputs[0].dtype(), [&]<class T>() {  // complex: Hermitian, L L^H
     std::vector<T> a(static_cast<std::size_t>(size));
     for (int64_t b = 0; b < count && n > 0; ++b) {
       to_col_major(c.in<T>(0) + b * size, n, n, a.data(), n);
@@ -152,6 +152,7 @@ void cholesky_kernel(schema::KernelContext& c) {
 
 // TF's: L^-T (lower(L^T G) with its diagonal halved) L^-1, made symmetric.
 void cholesky_grad(schema::GradContext& c) {
+  refuse_complex_gradient(c, "Cholesky");
   const Tensor& l = c.outputs[0];
   Tensor l_inverse = matrix_triangular_solve(l, identity_like(l), true, false);
   Tensor middle = lower_part(scale_diagonal(matmul(l, c.grad(0), true, false), 0.5));

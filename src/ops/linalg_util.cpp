@@ -9,10 +9,11 @@
 
 namespace kiln::ops::linalg {
 
-void check_matrices(const schema::InferContext& c, int i, bool square) {
+void check_matrices(const schema::InferContext& c, int i, bool square, bool complex_ok) {
   DType d = c.dtype(i);
-  if (d != DType::Float32 && d != DType::Float64)
-    c.fail("input {} must be float32 or float64, got {}", i, dtype_name(d));
+  if (d != DType::Float32 && d != DType::Float64 && !(complex_ok && is_complex(d)))
+    c.fail("input {} must be float32 or float64{}, got {}", i, complex_ok ? ", complex64 or complex128" : "",
+           dtype_name(d));
   const Shape& s = c.shape(i);
   if (!s.has_known_rank()) return;
   if (s.rank() < 2) c.fail("Input tensor {} must have rank >= 2, got shape {}", i, s.to_string());
@@ -20,14 +21,21 @@ void check_matrices(const schema::InferContext& c, int i, bool square) {
     c.fail("Input matrix must be square, got shape {}", s.to_string());
 }
 
-bool check_matrix_and_rhs(schema::InferContext& c) {
-  check_matrices(c, 0, true);
-  check_matrices(c, 1, false);
+bool check_matrix_and_rhs(schema::InferContext& c, bool complex_ok) {
+  check_matrices(c, 0, true, complex_ok);
+  check_matrices(c, 1, false, complex_ok);
   if (c.dtype(0) != c.dtype(1))
     c.fail("matrix and rhs must have the same dtype, got {} and {}", dtype_name(c.dtype(0)), dtype_name(c.dtype(1)));
   if (c.shape(0).has_known_rank() && c.shape(1).has_known_rank()) return true;
   c.add_output(c.dtype(0), Shape::unknown_rank());
   return false;
+}
+
+void refuse_complex_gradient(const schema::GradContext& c, const char* op) {
+  DType d = c.inputs[0].dtype();
+  if (is_complex(d))
+    throw Unimplemented(fmt::format("{}'s gradient for {} input is not implemented yet (Kiln has no complex "
+                                    "gradients)", op, dtype_name(d)));
 }
 
 Shape batch_shape(const Shape& s) {
