@@ -77,8 +77,8 @@ void expect_matches_differences(const std::vector<double>& re, const std::vector
   }
 }
 
-// Eigenvalues of distinct magnitudes (one real, a conjugate pair would tie), so the order is
-// smooth around A.
+// Eigenvalues of distinct magnitudes, so the order is smooth around A: a real matrix's
+// conjugate pair would tie (and swap under a perturbation), the complex one has none.
 const std::vector<double> kRealSpectrum = {4.0, 1.0, -0.5, 0.5, 2.0, 0.25, -0.5, 0.75, -1.0};
 const std::vector<double> kPairAndReal = {0.5, -2.0, 0.3, 1.0, 0.5, -0.2, 0.1, 0.4, 3.0};
 const std::vector<double> kImag = {0.3, -0.1, 0.5, 0.2, 0.6, -0.4, 0.1, 0.0, -0.7};
@@ -87,7 +87,6 @@ const std::vector<double> kImag = {0.3, -0.1, 0.5, 0.2, 0.6, -0.4, 0.1, 0.0, -0.
 
 TEST(LinalgEig, ValuesGradientMatchesDifferencesForRealMatrices) {
   expect_matches_differences(kRealSpectrum, {}, false);
-  expect_matches_differences(kPairAndReal, {}, false);
 }
 
 TEST(LinalgEig, VectorsGradientMatchesDifferencesForRealMatrices) {

@@ -134,12 +134,9 @@ void one_hot(const NodeExport& x) {
   DType index_type = x.in_type(0).dtype;
   Shape range_shape{depth};
   for (int d = at; d < rank; ++d) range_shape.push_back(1);
-  Tensor range = core::make_tensor(index_type, range_shape);
-  for (int64_t i = 0; i < depth; ++i) {
-    if (index_type == DType::Int64) core::data_of<int64_t>(range)[i] = i;
-    else if (index_type == DType::Int32) core::data_of<int32_t>(range)[i] = static_cast<int32_t>(i);
-    else core::data_of<uint8_t>(range)[i] = static_cast<uint8_t>(i);
-  }
+  Tensor range = core::make_tensor(DType::Int64, range_shape);
+  for (int64_t i = 0; i < depth; ++i) core::data_of<int64_t>(range)[i] = i;
+  range = cast(range, index_type);  // any index dtype
   std::string indices = x.e.add("Unsqueeze", {x.in(0), x.e.ints({at}, "axes")});
   std::string hit = x.e.add("Equal", {indices, x.e.constant(range, "range")});
   x.e.add_node("Where",
