@@ -705,7 +705,9 @@ Out resize_(const NodeImport& n) {
   if (n.has_input(3) && n.constant_in(3).size() > 0) {
     out = n.ints_in(3);
   } else if (n.has_input(2)) {
-    std::vector<double> scales = cast(n.constant_in(2), DType::Float64).to_vector<double>();
+    const Tensor& given = n.constant_in(2);  // float32, as ONNX declares scales
+    if (given.dtype() != DType::Float32) n.fail("Resize's scales must be float32");
+    std::vector<float> scales = given.to_vector<float>();
     if (scales.size() != 4) n.fail(fmt::format("Resize has {} scales for a 4-D input", scales.size()));
     for (int d = 0; d < 4; ++d) {
       double size = static_cast<double>(s[d]) * scales[static_cast<std::size_t>(d)];
