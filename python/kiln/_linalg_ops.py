@@ -3,7 +3,8 @@ traces, matrix-vector products), composed of engine ops so they differentiate an
 factorizations and solves (inv, det, slogdet, solve, triangular_solve, cholesky, qr, svd, eigh,
 eig, lstsq, expm, lu: engine ops over LAPACK, include/kiln/linalg.h) with TF's composites over them
 (cholesky_solve, eigvalsh, eigvals, logdet, pinv, lu_solve, lu_reconstruct, lu_matrix_inverse).
-inv, det, slogdet, solve, cholesky, qr, svd, eigh and eig also take complex64/complex128."""
+inv, det, slogdet, solve, triangular_solve, cholesky, lu, qr, svd, eigh and eig also take
+complex64/complex128."""
 import collections as _collections
 
 import numpy as _np
@@ -198,7 +199,7 @@ _Lu = _collections.namedtuple("Lu", ["lu", "p"])
 
 def lu(input, output_idx_type=_dtypes.int32, name=None):  # noqa: A002
     """(lu, p): input[..., p, :] = L @ U, L's strict lower triangle and U packed in lu."""
-    return _Lu(*_C.lu(_float_matrix(input), _dtypes.as_dtype(output_idx_type).name))
+    return _Lu(*_C.lu(_matrix(input), _dtypes.as_dtype(output_idx_type).name))
 
 
 def _identity_like(x):
@@ -223,13 +224,13 @@ def _unpermute(x, perm):
 
 
 def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
-    lower, upper = _lu_factors(_float_matrix(lower_upper))
+    lower, upper = _lu_factors(_matrix(lower_upper))
     return _unpermute(matmul(lower, upper), perm)
 
 
 def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
     """X with input @ X = rhs, from lu's factors."""
-    lower_upper = _float_matrix(lower_upper)
+    lower_upper = _matrix(lower_upper)
     lower, upper = _lu_factors(lower_upper)
     rhs = _tensor(rhs, lower_upper.dtype)
     n = _matrix_dims(lower_upper, "lu_solve")[-1]
@@ -238,7 +239,7 @@ def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
 
 
 def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
-    lower_upper = _float_matrix(lower_upper)
+    lower_upper = _matrix(lower_upper)
     return lu_solve(lower_upper, perm, _identity_like(lower_upper))
 
 
@@ -248,7 +249,7 @@ def solve(matrix, rhs, adjoint=False, name=None):
 
 
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
-    a = _float_matrix(matrix)
+    a = _matrix(matrix)
     return _C.matrix_triangular_solve(a, _tensor(rhs, a.dtype), bool(lower), bool(adjoint))
 
 

@@ -1,6 +1,7 @@
 """tf.linalg.eig / eigvals and the complex64/complex128 linalg ops (issue #42) against NumPy complex128,
-eagerly and inside kiln.function: inv, det, slogdet (complex sign), solve, cholesky (Hermitian), qr, svd
-(real s), eigh (real eigenvalues), adjoint (conjugating), trace, diag, diag_part, band_part, logdet.
+eagerly and inside kiln.function: inv, det, slogdet (complex sign), solve, triangular_solve, lu and its
+composites, cholesky (Hermitian) and cholesky_solve, qr, svd (real s), eigh (real eigenvalues), adjoint
+(conjugating), trace, diag, diag_part, band_part, logdet.
 Eig is checked by conventions that do not depend on a phase (A v = v diag(e), unit columns, eigenvalues
 in ascending order of magnitude as TF's CPU kernel); gradients of complex matrices are refused by name."""
 import numpy as np
@@ -167,10 +168,33 @@ def test_complex_index_ops():
     np.testing.assert_array_equal(tf.linalg.adjoint(c(real)).numpy(), real.T)
 
 
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_complex_triangular_solve(lower, adjoint):
+    a, rhs = Z[0], Z[0][..., :2] - 0.5j
+    tri = np.tril(a) if lower else np.triu(a)
+    assert_both(lambda m, b: tf.linalg.triangular_solve(m, b, lower=lower, adjoint=adjoint), [c(a), c(rhs)],
+                np.linalg.solve(ct(tri) if adjoint else tri, rhs))
+
+
+def test_complex_lu_and_its_composites():
+    x, rhs = Z[1], Z[1][..., :2] + 1j
+    lu, p = tf.linalg.lu(c(x))
+    assert lu.dtype == tf.complex128 and p.dtype == tf.int32
+    np.testing.assert_allclose(tf.linalg.lu_reconstruct(lu, p).numpy(), x, atol=1e-12)
+    np.testing.assert_allclose(tf.linalg.lu_solve(lu, p, c(rhs)).numpy(), np.linalg.solve(x, rhs), atol=1e-12)
+    np.testing.assert_allclose(tf.linalg.lu_matrix_inverse(lu, p).numpy(), np.linalg.inv(x), atol=1e-12)
+    chol = tf.linalg.cholesky(c(H))
+    np.testing.assert_allclose(tf.linalg.cholesky_solve(chol, c(H[..., :2])).numpy(), np.linalg.solve(H, H[..., :2]),
+                               atol=1e-12)
+
+
 def test_unsupported_dtypes_raise_type_error():
     with pytest.raises(TypeError, match="float32, float64, complex64 or complex128"):
         tf.linalg.inv(tf.constant([[1, 2], [3, 4]]))
     with pytest.raises(TypeError, match="float32 or float64"):
-        tf.linalg.triangular_solve(c(Z[0, 0]), c(Z[0, 0]))
+        tf.linalg.expm(c(Z[0, 0]))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        tf.linalg.lstsq(c(Z[0, 0]), c(Z[0, 0]))
 
 

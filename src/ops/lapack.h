@@ -72,6 +72,12 @@ void cgetrs_(const char* trans, const int* n, const int* nrhs, const std::comple
              const int* ipiv, std::complex<float>* b, const int* ldb, int* info, std::size_t);
 void zgetrs_(const char* trans, const int* n, const int* nrhs, const std::complex<double>* a, const int* lda,
              const int* ipiv, std::complex<double>* b, const int* ldb, int* info, std::size_t);
+void ctrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
+            const std::complex<float>* alpha, const std::complex<float>* a, const int* lda, std::complex<float>* b,
+            const int* ldb, std::size_t, std::size_t, std::size_t, std::size_t);
+void ztrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
+            const std::complex<double>* alpha, const std::complex<double>* a, const int* lda,
+            std::complex<double>* b, const int* ldb, std::size_t, std::size_t, std::size_t, std::size_t);
 void cpotrf_(const char* uplo, const int* n, std::complex<float>* a, const int* lda, int* info, std::size_t);
 void zpotrf_(const char* uplo, const int* n, std::complex<double>* a, const int* lda, int* info, std::size_t);
 void cgeqrf_(const int* m, const int* n, std::complex<float>* a, const int* lda, std::complex<float>* tau,
@@ -140,6 +146,8 @@ namespace kiln::ops::lapack {
   X(zgetrs_) \
   X(cpotrf_) \
   X(zpotrf_) \
+  X(ctrsm_) \
+  X(ztrsm_) \
   X(cgeqrf_) \
   X(zgeqrf_) \
   X(cungqr_) \
@@ -257,6 +265,14 @@ inline void getrs(char trans, int n, int nrhs, const complex128_t* a, int lda, c
 }
 inline void potrf(char uplo, int n, complex64_t* a, int lda, int* info) { functions().cpotrf_(&uplo, &n, a, &lda, info, 1); }
 inline void potrf(char uplo, int n, complex128_t* a, int lda, int* info) { functions().zpotrf_(&uplo, &n, a, &lda, info, 1); }
+inline void trsm(char side, char uplo, char transa, char diag, int m, int n, complex64_t alpha, const complex64_t* a,
+                 int lda, complex64_t* b, int ldb) {
+  functions().ctrsm_(&side, &uplo, &transa, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
+}
+inline void trsm(char side, char uplo, char transa, char diag, int m, int n, complex128_t alpha, const complex128_t* a,
+                 int lda, complex128_t* b, int ldb) {
+  functions().ztrsm_(&side, &uplo, &transa, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
+}
 inline void geqrf(int m, int n, complex64_t* a, int lda, complex64_t* tau, complex64_t* work, int lwork, int* info) {
   functions().cgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
 }

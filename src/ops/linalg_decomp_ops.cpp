@@ -133,7 +133,8 @@ std::vector<schema::OpSample> qr_samples() {
   Tensor wide = constant({{1.f, 2.f, -1.f}, {0.5f, -3.f, 2.f}});
   Tensor square = constant({{{4.f, 1.f, -2.f}, {0.5f, 3.f, 1.f}, {1.f, -1.f, 5.f}}});
   schema::Attrs reduced{{"full_matrices", false}}, full{{"full_matrices", true}};
-  return {{{tall}, reduced}, {{wide}, reduced}, {{square}, reduced}, {{square}, full}, {{wide}, full}};
+  return {{{tall}, reduced}, {{wide}, reduced}, {{square}, reduced}, {{square}, full}, {{wide}, full},
+          {{complex_sample_rhs()}, full}};
 }
 
 constexpr detail::OpDef kQr{.name = "Qr", .infer = qr_infer, .kernel = qr_kernel,
@@ -270,7 +271,8 @@ std::vector<schema::OpSample> svd_samples() {
           {{square}, svd_attrs(false, true)}, {{square}, svd_attrs(true, true)},
           {{tall}, svd_attrs(false, false)},  {{wide}, svd_attrs(true, true)},
           {{constant({{3.f, 0.f}, {0.f, -2.f}})}, svd_attrs(false, false), false,
-           {constant({3.f, 2.f}), constant(std::vector<float>{}, Shape{0}), constant(std::vector<float>{}, Shape{0})}}};
+           {constant({3.f, 2.f}), constant(std::vector<float>{}, Shape{0}), constant(std::vector<float>{}, Shape{0})}},
+          {{complex_sample_rhs()}, svd_attrs(false, true)}};
 }
 
 constexpr detail::OpDef kSvd{.name = "Svd", .infer = svd_infer, .kernel = svd_kernel,
@@ -368,7 +370,8 @@ std::vector<schema::OpSample> eig_samples() {
           {{constant({{2.f, 9.f}, {1.f, 2.f}})},  // the upper triangle is not read
            values,
            false,
-           {constant({1.f, 3.f}), constant(std::vector<float>{}, Shape{0})}}};
+           {constant({1.f, 3.f}), constant(std::vector<float>{}, Shape{0})}},
+          {{hermitian_sample_matrix()}, vectors}};
 }
 
 constexpr detail::OpDef kSelfAdjointEigV2{.name = "SelfAdjointEigV2", .infer = eig_infer, .kernel = eig_kernel,

@@ -117,7 +117,8 @@ std::vector<schema::OpSample> inverse_samples() {
           {{constant({{2.f, 0.f}, {0.f, 4.f}})},
            schema::Attrs{{"adjoint", false}},
            false,
-           {constant({{0.5f, -0.f}, {0.f, 0.25f}})}}};  // getri leaves a -0 above the diagonal
+           {constant({{0.5f, -0.f}, {0.f, 0.25f}})}},  // getri leaves a -0 above the diagonal
+          {{linalg::complex_sample_matrix()}, schema::Attrs{{"adjoint", true}}}};
 }
 
 constexpr detail::OpDef kMatrixInverse{.name = "MatrixInverse", .infer = inverse_infer, .kernel = inverse_kernel,
@@ -189,7 +190,8 @@ std::vector<schema::OpSample> determinant_samples() {
   return {{{well_conditioned_3x3()}},
           {{well_conditioned_batch()}},
           {{constant({{1.f, 2.f}, {2.f, 4.f}})}, {}, true, {constant(0.f)}},
-          {{constant({{0.f, 2.f}, {3.f, 1.f}})}, {}, false, {constant(-6.f)}}};
+          {{constant({{0.f, 2.f}, {3.f, 1.f}})}, {}, false, {constant(-6.f)}},
+          {{linalg::complex_sample_matrix()}}};
 }
 
 std::vector<schema::OpSample> log_determinant_samples() {
@@ -199,7 +201,8 @@ std::vector<schema::OpSample> log_determinant_samples() {
           {{constant({{1.f, 2.f}, {2.f, 4.f}})},
            {},
            true,
-           {constant(0.f), constant(-std::numeric_limits<float>::infinity())}}};
+           {constant(0.f), constant(-std::numeric_limits<float>::infinity())}},
+          {{linalg::complex_sample_matrix()}}};
 }
 
 constexpr detail::OpDef kMatrixDeterminant{.name = "MatrixDeterminant", .infer = determinant_infer,
@@ -268,7 +271,8 @@ std::vector<schema::OpSample> solve_samples() {
           {{constant({{2.f, 0.f}, {0.f, 4.f}}), constant({{1.f}, {2.f}})},
            schema::Attrs{{"adjoint", false}},
            false,
-           {constant({{0.5f}, {0.5f}})}}};
+           {constant({{0.5f}, {0.5f}})}},
+          {{linalg::complex_sample_matrix(), linalg::complex_sample_rhs()}, schema::Attrs{{"adjoint", true}}}};
 }
 
 constexpr detail::OpDef kMatrixSolve{.name = "MatrixSolve", .infer = solve_infer, .kernel = solve_kernel,
@@ -277,7 +281,7 @@ constexpr detail::OpDef kMatrixSolve{.name = "MatrixSolve", .infer = solve_infer
 // ---- Lu (tf.linalg.lu) ----
 
 void lu_infer(schema::InferContext& c) {
-  check_matrices(c, 0, true);
+  check_matrices(c, 0, true, true);
   DType index = c.attrs().get_dtype("output_idx_type");
   if (index != DType::Int32 && index != DType::Int64)
     c.fail("output_idx_type must be int32 or int64, got {}", dtype_name(index));
@@ -296,7 +300,7 @@ void lu_infer(schema::InferContext& c) {
 // permutation p with x[p] = L U, from getrf's row swaps.
 void lu_kernel(schema::KernelContext& c) {
   const bool wide_index = c.outputs[1].dtype() == DType::Int64;
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  linalg::scalar_switch(c.inputs[0].dtype(), [&]<class T>() {
     std::vector<int64_t> perm;
     each_lu<T>(c, [&](int64_t b, const T* a, int n, const int* pivots) {
       from_col_major(a, n, n, n, c.out<T>(0) + b * n * n);
@@ -314,6 +318,7 @@ void lu_kernel(schema::KernelContext& c) {
 // P A = L U: L^-1 d(PA) U^-1 = L^-1 dL + dU U^-1 splits into its strict lower and upper parts,
 // so d(PA) = L^-T (strict_lower(L^T gL) + upper(gU U^T)) U^-T, and A's rows are p's inverse.
 void lu_grad(schema::GradContext& c) {
+  linalg::refuse_complex_gradient(c, "Lu");
   const Tensor &packed = c.outputs[0], &perm = c.outputs[1];
   const Tensor& g = c.grad(0);
   Tensor u = linalg::upper_part(packed), l = packed - u + linalg::identity_like(packed);
@@ -333,7 +338,8 @@ std::vector<schema::OpSample> lu_samples() {
           {{constant({{1.f, 2.f}, {4.f, 2.f}})},  // rows swapped: [4, 2] = 1 * [4, 2]; [1, 2] = 0.25 [4, 2] + [0, 1.5]
            int32,
            false,
-           {constant({{4.f, 2.f}, {0.25f, 1.5f}}), constant({1, 0})}}};
+           {constant({{4.f, 2.f}, {0.25f, 1.5f}}), constant({1, 0})}},
+          {{linalg::complex_sample_matrix()}, int32}};
 }
 
 constexpr detail::OpDef kLu{.name = "Lu", .infer = lu_infer, .kernel = lu_kernel, .samples = lu_samples,

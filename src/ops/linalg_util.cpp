@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "kiln/array.h"
+#include "kiln/complex_math.h"
 #include "kiln/math.h"
 #include "kiln/reduce.h"
 
@@ -36,6 +37,20 @@ void refuse_complex_gradient(const schema::GradContext& c, const char* op) {
   if (is_complex(d))
     throw Unimplemented(fmt::format("{}'s gradient for {} input is not implemented yet (Kiln has no complex "
                                     "gradients)", op, dtype_name(d)));
+}
+
+Tensor complex_sample_matrix() {
+  return complex(constant({{4.f, 1.f, -2.f}, {0.5f, 3.f, 1.f}, {1.f, -1.f, 5.f}}),
+                 constant({{0.5f, -1.f, 0.25f}, {1.f, 0.f, -0.5f}, {-0.25f, 0.75f, 1.f}}));
+}
+
+Tensor complex_sample_rhs() {
+  return complex(constant({{1.f, -2.f}, {0.5f, 1.f}, {3.f, 0.25f}}), constant({{0.f, 1.f}, {-1.f, 0.5f}, {2.f, 0.f}}));
+}
+
+Tensor hermitian_sample_matrix() {  // a symmetric real part, an antisymmetric imaginary one
+  return complex(constant({{4.f, 2.f, -1.f}, {2.f, 5.f, 0.5f}, {-1.f, 0.5f, 3.f}}),
+                 constant({{0.f, 0.5f, -0.25f}, {-0.5f, 0.f, 1.f}, {0.25f, -1.f, 0.f}}));
 }
 
 Shape batch_shape(const Shape& s) {

@@ -106,6 +106,12 @@ Tensor reciprocal_gaps(const Tensor& e);
 // A batch of identities shaped like the square matrices of x.
 Tensor identity_like(const Tensor& x);
 
+// Registry samples of the complex kernels (complex64): a well-conditioned 3x3 matrix, a 3x2
+// right-hand side, and a Hermitian positive definite 3x3 matrix.
+Tensor complex_sample_matrix();
+Tensor complex_sample_rhs();
+Tensor hermitian_sample_matrix();
+
 // Registered from linalg_lu_ops.cpp's register_linalg_ops.
 void register_solve_ops(schema::OpRegistry& r);
 void register_decomp_ops(schema::OpRegistry& r);
