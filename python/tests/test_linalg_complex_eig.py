@@ -198,3 +198,29 @@ def test_unsupported_dtypes_raise_type_error():
         tf.linalg.lstsq(c(Z[0, 0]), c(Z[0, 0]))
 
 
+
+
+def test_matmul_adjoint_conjugates_complex():
+    x, y = Z[0, 0], Z[0, 1]
+    assert_both(lambda a, b: tf.matmul(a, b, adjoint_a=True), [c(x), c(y)], ct(x) @ y)
+    assert_both(lambda a, b: tf.matmul(a, b, adjoint_b=True), [c(x), c(y)], x @ ct(y))
+    assert_both(lambda a, b: tf.linalg.matvec(a, b, adjoint_a=True), [c(x), c(y[0])], ct(x) @ y[0])
+    assert_both(lambda a: tf.transpose(a, conjugate=True), [c(x)], ct(x))
+    real = rng.normal(size=(3, 3))
+    assert_both(lambda a: tf.matmul(a, a, adjoint_a=True), [c(real)], real.T @ real)
+
+
+def test_matmul_output_type_follows_batch_matmul_v3():
+    """TF's CPU kernels: int8/uint8 products accumulate in int32 when asked with output_type; other
+    pairs are NotFoundError (no kernel)."""
+    a = np.array([[100, -2, 7], [3, 4, -128]], np.int8)
+    b = np.array([[127, 1], [-5, 2], [9, -3]], np.int8)
+    want = a.astype(np.int32) @ b.astype(np.int32)
+    got = run_both(lambda x, y: tf.matmul(x, y, output_type=tf.int32), c(a), c(b))
+    for g in got:
+        assert g.dtype == np.int32
+        np.testing.assert_array_equal(g, want)
+    u = np.array([[200, 1, 0], [255, 3, 9]], np.uint8)
+    np.testing.assert_array_equal(tf.matmul(u, b, output_type=tf.int32).numpy(), u.astype(np.int32) @ b.astype(np.int32))
+    with pytest.raises(tf.errors.NotFoundError, match="BatchMatMulV3"):
+        tf.matmul(a.astype(np.float32), b.astype(np.float32), output_type=tf.int32)
