@@ -1,6 +1,6 @@
 #pragma once
 // Factorizations and solves of batches of matrices, as tf.linalg's: the last two dims are the
-// matrices, leading dims a batch; float32 and float64. Kernels call LAPACK; every op has TF's
+// matrices, leading dims a batch; float32 and float64, and complex64/complex128 where an op says so. Kernels call LAPACK; every op has TF's
 // gradient. Bad input raises InvalidArgument as TF's kernels do (a non-square matrix naming its
 // shape, "Input is not invertible.", a Cholesky factorization that fails).
 #include <tuple>
@@ -44,6 +44,11 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& x, bool full_matrices = fal
 // symmetric matrix, reading its lower triangle; without compute_v the vectors are empty ([0]).
 std::pair<Tensor, Tensor> self_adjoint_eig(const Tensor& x, bool compute_v = true,
                                            SourceLocation loc = SourceLocation::current());
+// tf.linalg.eig / eigvals (Eig): (eigenvalues, eigenvectors as columns) of each general square
+// matrix, complex64 for float32 or complex64 input, complex128 for float64 or complex128;
+// eigenvalues in ascending order of magnitude, vectors of unit norm (TF's CPU conventions).
+// Without compute_v the vectors are empty ([0]).
+std::pair<Tensor, Tensor> eig(const Tensor& x, bool compute_v = true, SourceLocation loc = SourceLocation::current());
 // tf.linalg.lstsq (MatrixSolveLs): the X minimizing ||matrix @ X - rhs||^2 + l2 ||X||^2;
 // `l2_regularizer` a scalar of matrix's dtype. fast: the normal equations by Cholesky (the
 // gradient exists); otherwise LAPACK's SVD-based minimum-norm solution (l2 ignored, no gradient).

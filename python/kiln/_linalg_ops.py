@@ -1,8 +1,10 @@
 """tf.linalg functions: index bookkeeping over the last two dims (transposes, bands, diagonals,
 traces, matrix-vector products), composed of engine ops so they differentiate and trace; and the
 factorizations and solves (inv, det, slogdet, solve, triangular_solve, cholesky, qr, svd, eigh,
-lstsq, expm, lu: engine ops over LAPACK, include/kiln/linalg.h) with TF's composites over them
-(cholesky_solve, eigvalsh, logdet, pinv, lu_solve, lu_reconstruct, lu_matrix_inverse)."""
+eig, lstsq, expm, lu: engine ops over LAPACK, include/kiln/linalg.h) with TF's composites over them
+(cholesky_solve, eigvalsh, eigvals, logdet, pinv, lu_solve, lu_reconstruct, lu_matrix_inverse).
+inv, det, slogdet, solve, triangular_solve, cholesky, lu, qr, svd, eigh and eig also take
+complex64/complex128."""
 import collections as _collections
 
 import numpy as _np
@@ -40,11 +42,14 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
         raise ValueError(f"Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = {a} with shape: "
                          f"{a.shape}")
     perm = list(range(a.ndim - 2)) + [a.ndim - 1, a.ndim - 2]
+    if conjugate and a.dtype.is_complex:
+        a = _C.conj(a)
     return _C.transpose(a, perm)
 
 
 def adjoint(matrix, name=None):
-    return matrix_transpose(matrix)  # real dtypes only: the conjugate is the matrix itself
+    """The conjugate transpose of each matrix (the transpose for real dtypes)."""
+    return matrix_transpose(matrix, conjugate=True)
 
 
 def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 - TF's argument name
@@ -142,19 +147,28 @@ def normalize(tensor, ord="euclidean", axis=None, name=None):  # noqa: A002
 
 # ---- factorizations and solves (engine ops over LAPACK) ----
 
-def _float_matrix(x):
+def _float_matrix(x, complex_ok=False):
+    """x as a tensor of a dtype the LAPACK ops take: float32/float64, and complex64/complex128
+    for the ops that have complex kernels (TypeError otherwise, as TF's op registrations)."""
     x = _tensor(x)
-    if not x.dtype.is_floating:
-        raise TypeError(f"kiln.linalg: expected a float32 or float64 tensor, got {x.dtype.name}")
+    if x.dtype.is_complex and complex_ok:
+        return x
+    if not x.dtype.is_floating or x.dtype.name in ("float16", "bfloat16"):
+        wanted = "float32, float64, complex64 or complex128" if complex_ok else "float32 or float64"
+        raise TypeError(f"kiln.linalg: expected a {wanted} tensor, got {x.dtype.name}")
     return x
 
 
+def _matrix(x):
+    return _float_matrix(x, complex_ok=True)
+
+
 def inv(input, adjoint=False, name=None):  # noqa: A002 - TF's argument name
-    return _C.matrix_inverse(_float_matrix(input), bool(adjoint))
+    return _C.matrix_inverse(_matrix(input), bool(adjoint))
 
 
 def det(input, name=None):  # noqa: A002
-    return _C.matrix_determinant(_float_matrix(input))
+    return _C.matrix_determinant(_matrix(input))
 
 
 _LogMatrixDeterminant = _collections.namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
@@ -162,13 +176,17 @@ _LogMatrixDeterminant = _collections.namedtuple("LogMatrixDeterminant", ["sign",
 
 def slogdet(input, name=None):  # noqa: A002
     """(sign, log |det|) of each matrix, as TF's op: a named tuple."""
-    return _LogMatrixDeterminant(*_C.log_matrix_determinant(_float_matrix(input)))
+    return _LogMatrixDeterminant(*_C.log_matrix_determinant(_matrix(input)))
 
 
 def logdet(matrix, name=None):
-    """log det of each Hermitian positive definite matrix: 2 sum(log(diag(cholesky))), as TF."""
+    """log det of each Hermitian positive definite matrix: 2 sum(log(re(diag(cholesky)))), as TF
+    (real for complex matrices)."""
     chol = cholesky(matrix)
-    return 2.0 * reduce_sum(_C.log(diag_part(chol)), axis=-1)
+    diagonal = diag_part(chol)
+    if diagonal.dtype.is_complex:
+        diagonal = _C.real(diagonal)
+    return 2.0 * reduce_sum(_C.log(diagonal), axis=-1)
 
 
 def expm(input, name=None):  # noqa: A002
@@ -181,7 +199,7 @@ _Lu = _collections.namedtuple("Lu", ["lu", "p"])
 
 def lu(input, output_idx_type=_dtypes.int32, name=None):  # noqa: A002
     """(lu, p): input[..., p, :] = L @ U, L's strict lower triangle and U packed in lu."""
-    return _Lu(*_C.lu(_float_matrix(input), _dtypes.as_dtype(output_idx_type).name))
+    return _Lu(*_C.lu(_matrix(input), _dtypes.as_dtype(output_idx_type).name))
 
 
 def _identity_like(x):
@@ -206,13 +224,13 @@ def _unpermute(x, perm):
 
 
 def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
-    lower, upper = _lu_factors(_float_matrix(lower_upper))
+    lower, upper = _lu_factors(_matrix(lower_upper))
     return _unpermute(matmul(lower, upper), perm)
 
 
 def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
     """X with input @ X = rhs, from lu's factors."""
-    lower_upper = _float_matrix(lower_upper)
+    lower_upper = _matrix(lower_upper)
     lower, upper = _lu_factors(lower_upper)
     rhs = _tensor(rhs, lower_upper.dtype)
     n = _matrix_dims(lower_upper, "lu_solve")[-1]
@@ -221,22 +239,22 @@ def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
 
 
 def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
-    lower_upper = _float_matrix(lower_upper)
+    lower_upper = _matrix(lower_upper)
     return lu_solve(lower_upper, perm, _identity_like(lower_upper))
 
 
 def solve(matrix, rhs, adjoint=False, name=None):
-    a = _float_matrix(matrix)
+    a = _matrix(matrix)
     return _C.matrix_solve(a, _tensor(rhs, a.dtype), bool(adjoint))
 
 
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
-    a = _float_matrix(matrix)
+    a = _matrix(matrix)
     return _C.matrix_triangular_solve(a, _tensor(rhs, a.dtype), bool(lower), bool(adjoint))
 
 
 def cholesky(input, name=None):  # noqa: A002
-    return _C.cholesky(_float_matrix(input))
+    return _C.cholesky(_matrix(input))
 
 
 def cholesky_solve(chol, rhs, name=None):
@@ -249,22 +267,33 @@ _Qr = _collections.namedtuple("Qr", ["q", "r"])
 
 
 def qr(input, full_matrices=False, name=None):  # noqa: A002
-    return _Qr(*_C.qr(_float_matrix(input), bool(full_matrices)))
+    return _Qr(*_C.qr(_matrix(input), bool(full_matrices)))
 
 
 def svd(tensor, full_matrices=False, compute_uv=True, name=None):
     """s, or (s, u, v) with tensor = u @ diag(s) @ adjoint(v), s descending."""
-    s, u, v = _C.svd(_float_matrix(tensor), bool(full_matrices), bool(compute_uv))
+    s, u, v = _C.svd(_matrix(tensor), bool(full_matrices), bool(compute_uv))
     return (s, u, v) if compute_uv else s
 
 
 def eigh(tensor, name=None):
-    """(eigenvalues ascending, eigenvectors as columns), reading the lower triangle."""
-    return tuple(_C.self_adjoint_eig(_float_matrix(tensor), True))
+    """(eigenvalues ascending, eigenvectors as columns), reading the lower triangle; a complex
+    (Hermitian) matrix has real eigenvalues."""
+    return tuple(_C.self_adjoint_eig(_matrix(tensor), True))
 
 
 def eigvalsh(tensor, name=None):
-    return _C.self_adjoint_eig(_float_matrix(tensor), False)[0]
+    return _C.self_adjoint_eig(_matrix(tensor), False)[0]
+
+
+def eig(tensor, name=None):
+    """(e, v) of each general square matrix: complex64 for float32/complex64 input, complex128
+    for float64/complex128; e in ascending order of magnitude, v's columns of unit norm."""
+    return tuple(_C.eig(_matrix(tensor), True))
+
+
+def eigvals(tensor, name=None):
+    return _C.eig(_matrix(tensor), False)[0]
 
 
 def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):

@@ -348,8 +348,29 @@ def argmin(input, axis=None, output_type=_dtypes.int64, name=None):  # noqa: A00
     return _C.argmin(input, 0 if axis is None else int(axis), _enum(output_type))
 
 
+# The (a, b, output) dtypes of TF's BatchMatMulV3 CPU kernels, what tf.matmul runs when
+# output_type differs from the inputs' dtype: 8-bit integers accumulate in int32.
+_MATMUL_OUTPUT_TYPES = {("int8", "int8", "int32"), ("uint8", "int8", "int32"), ("int8", "uint8", "int32"),
+                        ("uint8", "uint8", "int32"), ("bfloat16", "int8", "bfloat16"),
+                        ("bfloat16", "uint8", "bfloat16"), ("int8", "bfloat16", "bfloat16"),
+                        ("uint8", "bfloat16", "bfloat16")}
+
+
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
            b_is_sparse=False, output_type=None, name=None):
+    if adjoint_a or adjoint_b or output_type is not None:
+        a, b = convert_to_tensor(a), convert_to_tensor(b)
+    if output_type is not None:
+        out = _dtypes.as_dtype(output_type)
+        if out != a.dtype or out != b.dtype:
+            if (a.dtype.name, b.dtype.name, out.name) not in _MATMUL_OUTPUT_TYPES:
+                raise _C.NotFoundError(f"Could not find device for node: {{{{node BatchMatMulV3}}}} = BatchMatMulV3"
+                                       f"[Ta={a.dtype.name}, Tb={b.dtype.name}, Tout={out.name}]")
+            a, b = _C.cast(a, out._enum), _C.cast(b, out._enum)
+    if adjoint_a and a.dtype.is_complex:  # the adjoint conjugates; real dtypes only transpose
+        a = _C.conj(a)
+    if adjoint_b and b.dtype.is_complex:
+        b = _C.conj(b)
     return _C.matmul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
 
 
@@ -372,6 +393,10 @@ def reshape(tensor, shape, name=None):
 
 
 def transpose(a, perm=None, conjugate=False, name="transpose"):
+    if conjugate:
+        a = convert_to_tensor(a)
+        if a.dtype.is_complex:
+            a = _C.conj(a)
     return _C.transpose(a, [] if perm is None else [int(p) for p in perm])
 
 

@@ -12,6 +12,6 @@ def global_norm(t_list, name=None):
 from ._array_ops import eye, tensordot  # noqa: E402,F401
 from ._math_ops import norm  # noqa: E402,F401
 from ._linalg_ops import (  # noqa: E402,F401
-    adjoint, band_part, cholesky, cholesky_solve, cross, det, diag, diag_part, eigh, eigvalsh, expm, inv, logdet,
-    lstsq, lu, lu_matrix_inverse, lu_reconstruct, lu_solve, matrix_transpose, matvec, normalize, pinv, qr, set_diag,
-    slogdet, solve, svd, trace, triangular_solve)
+    adjoint, band_part, cholesky, cholesky_solve, cross, det, diag, diag_part, eig, eigh, eigvals, eigvalsh, expm, inv,
+    logdet, lstsq, lu, lu_matrix_inverse, lu_reconstruct, lu_solve, matrix_transpose, matvec, normalize, pinv, qr,
+    set_diag, slogdet, solve, svd, trace, triangular_solve)

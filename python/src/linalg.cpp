@@ -36,6 +36,10 @@ void bind_linalg(py::module_& m) {
     auto [e, v] = self_adjoint_eig(T(x), compute_v, user_location());
     return py::make_tuple(e, v);
   });
+  m.def("eig", [T](py::handle x, bool compute_v) {
+    auto [e, v] = eig(T(x), compute_v, user_location());
+    return py::make_tuple(e, v);
+  });
   m.def("matrix_solve_ls", [T](py::handle a, py::handle b, py::handle l2, bool fast) {
     return matrix_solve_ls(T(a), T(b), T(l2), fast, user_location());
   });

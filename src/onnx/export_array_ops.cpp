@@ -124,6 +124,25 @@ template <bool kAdd> void scatter_nd(const NodeExport& x) {
   if (kAdd) set_attr(n, "reduction", std::string("add"));
 }
 
+// UnsortedSegmentSum: ScatterND's add into zeros, each id an index tuple of one. TF drops the
+// rows of negative ids (ONNX would count them from the end), so they scatter zeros to row 0.
+void unsorted_segment_sum(const NodeExport& x) {
+  const Shape& out = x.out_type().shape;
+  if (!out.is_fully_defined()) x.refuse(fmt::format("its output shape {} must be known", out.to_string()));
+  const int ids_rank = x.known_rank(1), data_rank = x.known_rank(0);
+  const DType d = x.out_type().dtype;
+  std::string zeros = x.e.constant(kiln::zeros(out, d), "segments");
+  std::string ids = int64_indices(x, 1), zero_id = x.e.ints({0}, "zero_id");
+  std::string kept = x.e.add("GreaterOrEqual", {ids, zero_id}, "kept");
+  std::string safe_ids = x.e.add("Where", {kept, ids, zero_id}, "safe_ids");
+  std::vector<int64_t> trailing;  // kept broadcast over the rows' own dims
+  for (int k = ids_rank; k < data_rank; ++k) trailing.push_back(k);
+  std::string kept_rows = trailing.empty() ? kept : x.e.add("Unsqueeze", {kept, x.e.ints(trailing, "axes")}, "kept_rows");
+  std::string rows = x.e.add("Where", {kept_rows, x.in(0), x.e.constant(cast(constant(0.0), d), "zero")}, "rows");
+  std::string indices = x.e.add("Unsqueeze", {safe_ids, x.e.ints({-1}, "axes")}, "indices");
+  set_attr(x.e.add_node("ScatterND", {zeros, indices, rows}, {x.out()}), "reduction", std::string("add"));
+}
+
 // TF's one_hot as an equality with a range: an index out of [0, depth)
 // (negative ones included) gives a row of off_value. ONNX's OneHot would
 // count negative indices from the end.
@@ -134,12 +153,9 @@ void one_hot(const NodeExport& x) {
   DType index_type = x.in_type(0).dtype;
   Shape range_shape{depth};
   for (int d = at; d < rank; ++d) range_shape.push_back(1);
-  Tensor range = core::make_tensor(index_type, range_shape);
-  for (int64_t i = 0; i < depth; ++i) {
-    if (index_type == DType::Int64) core::data_of<int64_t>(range)[i] = i;
-    else if (index_type == DType::Int32) core::data_of<int32_t>(range)[i] = static_cast<int32_t>(i);
-    else core::data_of<uint8_t>(range)[i] = static_cast<uint8_t>(i);
-  }
+  Tensor range = core::make_tensor(DType::Int64, range_shape);
+  for (int64_t i = 0; i < depth; ++i) core::data_of<int64_t>(range)[i] = i;
+  range = cast(range, index_type);  // any index dtype
   std::string indices = x.e.add("Unsqueeze", {x.in(0), x.e.ints({at}, "axes")});
   std::string hit = x.e.add("Equal", {indices, x.e.constant(range, "range")});
   x.e.add_node("Where",
@@ -234,6 +250,7 @@ void add_array_exports(ExportTable& t) {
   t["Pad"] = pad, t["Tile"] = tile, t["FillLike"] = fill_like, t["BroadcastLike"] = broadcast_like;
   t["StridedSlice"] = strided_slice;
   t["GatherNd"] = gather_nd, t["TensorScatterUpdate"] = scatter_nd<false>, t["TensorScatterAdd"] = scatter_nd<true>;
+  t["UnsortedSegmentSum"] = unsorted_segment_sum;
 }
 
 }  // namespace kiln::onnx

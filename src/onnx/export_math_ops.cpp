@@ -44,12 +44,7 @@ void square(const NodeExport& x) { x.e.add_node("Mul", {x.in(0), x.in(0)}, {x.ou
 
 void rsqrt(const NodeExport& x) { x.e.add_node("Reciprocal", {x.e.add("Sqrt", {x.in(0)})}, {x.out()}); }
 
-Tensor scalar_like(double value, DType dtype) {
-  Tensor one = core::make_tensor(dtype, Shape{});
-  if (dtype == DType::Float32) *core::data_of<float>(one) = static_cast<float>(value);
-  else *core::data_of<double>(one) = value;
-  return one;
-}
+Tensor scalar_like(double value, DType dtype) { return cast(constant(value), dtype); }
 
 void log1p(const NodeExport& x) {
   std::string one = x.e.constant(scalar_like(1.0, x.in_type(0).dtype), "one");
@@ -120,7 +115,11 @@ void clip(const NodeExport& x) {
   x.e.add_node("Min", {x.e.add("Max", {x.in(0), x.in(1)}), x.in(2)}, {x.out()});
 }
 
+// ONNX's Cast converts between real types only (its type lists have no complex).
 void cast(const NodeExport& x) {
+  if (is_complex(x.in_type(0).dtype) || is_complex(x.out_type().dtype))
+    x.refuse(fmt::format("ONNX's Cast has no complex types ({} to {})", dtype_name(x.in_type(0).dtype),
+                         dtype_name(x.out_type().dtype)));
   set_attr(x.e.add_node("Cast", {x.in(0)}, {x.out()}), "to",
            int64_t{to_onnx_dtype(x.out_type().dtype, "the cast's result")});
 }
@@ -177,6 +176,12 @@ void cumsum(const NodeExport& x) {
   set_attr(n, "reverse", int64_t{x.attrs().get_bool("reverse")});
 }
 
+// ONNX's Det (opset 11) takes float types only.
+void determinant(const NodeExport& x) {
+  if (is_complex(x.in_type(0).dtype)) x.refuse("ONNX's Det takes no complex matrices");
+  export_as(x, "Det");
+}
+
 void top_k(const NodeExport& x) {
   std::string indices = x.e.names().fresh("indices");
   pb::NodeProto& n = x.e.add_node("TopK", {x.in(0), x.e.ints({x.attrs().get_int("k")}, "k")}, {x.out(0), indices});
@@ -208,7 +213,7 @@ void add_math_exports(ExportTable& t) {
   t["Max"] = reduction<kReduceMax>, t["Min"] = reduction<kReduceMin>;
   t["Any"] = bool_reduction<kReduceMax>, t["All"] = bool_reduction<kReduceMin>;
   t["ArgMax"] = arg_reduction<kArgMax>, t["ArgMin"] = arg_reduction<kArgMin>;
-  t["Cumsum"] = cumsum, t["TopKV2"] = top_k;
+  t["Cumsum"] = cumsum, t["TopKV2"] = top_k, t["MatrixDeterminant"] = determinant;
 }
 
 }  // namespace kiln::onnx

@@ -133,9 +133,35 @@ template <ContractionExport kContraction> void fused_contraction(const NodeExpor
     pool<true>(x.e, x.out(), x.out(1), {2, 2}, {2, 2}, /*same=*/false);
 }
 
+// tf.image.resize's bilinear and nearest methods (half-pixel centers, as TF 2's) are ONNX's
+// Resize on the NHWC image itself, sizes [N, H', W', C]: linear with half_pixel, and nearest
+// with tf_half_pixel_for_nn rounded down. The other methods have no exact ONNX form (bicubic's
+// kernel table and the scale-and-translate kernels differ), nor has antialiased bilinear.
+void resize_image(const NodeExport& x) {
+  const std::string& method = x.attrs().get_string("method");
+  const bool antialias = x.attrs().get_bool("antialias");
+  if (method != "nearest" && !(method == "bilinear" && !antialias))
+    x.refuse(fmt::format("ONNX's Resize has no exact form of method {}{}", method, antialias ? " with antialias" : ""));
+  const Shape& in = x.in_type(0).shape;
+  if (!in.has_known_rank() || in.rank() != 4 || in[0] < 0 || in[3] < 0)
+    x.refuse(fmt::format("Resize needs the batch and channel dims known, got shape {}", in.to_string()));
+  const std::vector<int64_t>& size = x.attrs().get_ints("size");
+  std::string sizes = x.e.ints({in[0], size[0], size[1], in[3]}, "sizes");
+  pb::NodeProto& n = x.e.add_node("Resize", {x.in(0), "", "", sizes}, {x.out()});
+  if (method == "bilinear") {
+    set_attr(n, "mode", std::string("linear"));
+    set_attr(n, "coordinate_transformation_mode", std::string("half_pixel"));
+  } else {
+    set_attr(n, "mode", std::string("nearest"));
+    set_attr(n, "coordinate_transformation_mode", std::string("tf_half_pixel_for_nn"));
+    set_attr(n, "nearest_mode", std::string("floor"));
+  }
+}
+
 }  // namespace
 
 void add_nn_exports(ExportTable& t) {
+  t["ResizeImage"] = resize_image;
   t["DepthwiseConv2dNative"] = depthwise_conv2d_node;
   t["MatMul"] = matmul_node, t["Conv2D"] = conv2d_node, t["MaxPool"] = pool_node<true>, t["AvgPool"] = pool_node<false>;
   t["BiasAdd"] = bias_add, t["Softmax"] = softmax_node, t["LogSoftmax"] = log_softmax_node;

@@ -680,6 +680,52 @@ Out eye_like(const NodeImport& n) {
 }
 
 Out tan_(const NodeImport& n) { return {sin(n.in(0)) / cos(n.in(0))}; }
+Out det_(const NodeImport& n) { return {matrix_determinant(n.in(0))}; }
+
+// Resize in the forms tf.image.resize has (what Kiln exports): a 4-D image resized in dims 1, 2
+// (NHWC) or 2, 3 (NCHW, through transposes); linear with half_pixel (bilinear), nearest with
+// tf_half_pixel_for_nn rounded down. Scales are taken only where they make whole sizes, since
+// ONNX then maps coordinates by the scale given, Kiln (as TF) by in / out.
+Out resize_(const NodeImport& n) {
+  const Tensor& x = n.in(0);
+  const Shape& s = x.shape();
+  if (!s.has_known_rank() || s.rank() != 4) n.refuse("Resize of an input that is not 4-D");
+  const std::string mode = n.attr_string("mode", "nearest");
+  const std::string transform = n.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string rounding = n.attr_string("nearest_mode", "round_prefer_floor");
+  if (n.attr_int("antialias", 0) != 0 || n.attr("axes") ||
+      n.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+    n.refuse("Resize with antialias, axes or a keep_aspect_ratio_policy");
+  std::string method;
+  if (mode == "linear" && transform == "half_pixel") method = "bilinear";
+  else if (mode == "nearest" && transform == "tf_half_pixel_for_nn" && rounding == "floor") method = "nearest";
+  else n.refuse(fmt::format("Resize mode {} with coordinate_transformation_mode {} (nearest_mode {})", mode, transform,
+                            rounding));
+  std::vector<int64_t> out;
+  if (n.has_input(3) && n.constant_in(3).size() > 0) {
+    out = n.ints_in(3);
+  } else if (n.has_input(2)) {
+    const Tensor& given = n.constant_in(2);  // float32, as ONNX declares scales
+    if (given.dtype() != DType::Float32) n.fail("Resize's scales must be float32");
+    std::vector<float> scales = given.to_vector<float>();
+    if (scales.size() != 4) n.fail(fmt::format("Resize has {} scales for a 4-D input", scales.size()));
+    for (int d = 0; d < 4; ++d) {
+      double size = static_cast<double>(s[d]) * scales[static_cast<std::size_t>(d)];
+      if (s[d] < 0 || size != std::floor(size)) n.refuse("Resize by scales that do not make whole sizes");
+      out.push_back(static_cast<int64_t>(size));
+    }
+  } else {
+    n.fail("Resize needs scales or sizes");
+  }
+  if (out.size() != 4) n.fail(fmt::format("Resize has {} sizes for a 4-D input", out.size()));
+  auto same = [&](int d) { return s[d] >= 0 && out[static_cast<std::size_t>(d)] == s[d]; };
+  if (same(0) && same(3)) return {resize_image(x, {out[1], out[2]}, method, false)};
+  if (same(0) && same(1)) {
+    Tensor nhwc = resize_image(transpose(x, {0, 2, 3, 1}), {out[2], out[3]}, method, false);
+    return {transpose(nhwc, {0, 3, 1, 2})};
+  }
+  n.refuse("Resize of dims other than the two spatial ones");
+}
 Out sinh_(const NodeImport& n) {
   const Tensor& x = n.in(0);
   return {(exp(x) - exp(-x)) * scalar_of(0.5, x.dtype())};
@@ -839,7 +885,7 @@ ImportFn import_fn(const std::string& op_type) {
       {"LayerNormalization", layer_normalization}, {"Range", range_}, {"NegativeLogLikelihoodLoss", nll},
       {"SoftmaxCrossEntropyLoss", softmax_cross_entropy}, {"BatchNormalization", batch_normalization},
       {"InstanceNormalization", instance_normalization}, {"OneHot", one_hot_}, {"IsInf", is_inf},
-      {"EyeLike", eye_like}, {"Tan", tan_}, {"Sinh", sinh_}, {"Cosh", cosh_}, {"CastLike", cast_like}, {"PRelu", prelu}, {"ThresholdedRelu", thresholded_relu},
+      {"EyeLike", eye_like}, {"Tan", tan_}, {"Det", det_}, {"Resize", resize_}, {"Sinh", sinh_}, {"Cosh", cosh_}, {"CastLike", cast_like}, {"PRelu", prelu}, {"ThresholdedRelu", thresholded_relu},
   };
   auto it = table.find(op_type);
   return it == table.end() ? nullptr : it->second;

@@ -52,7 +52,7 @@ int64_t static_dim(const Tensor& x, int from_end, const char* op) {
 // ---- Qr ----
 
 void qr_infer(schema::InferContext& c) {
-  check_matrices(c, 0, false);
+  check_matrices(c, 0, false, true);
   const Shape& s = c.shape(0);
   if (!s.has_known_rank()) {
     c.add_output(c.dtype(0), Shape::unknown_rank());
@@ -71,7 +71,7 @@ void qr_kernel(schema::KernelContext& c) {
   const bool full = c.attrs.get_bool("full_matrices");
   const int q_cols = full ? m : k;
   const int64_t count = num_matrices(s);
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  scalar_switch(c.inputs[0].dtype(), [&]<class T>() {  // complex: geqrf and ungqr
     std::vector<T> a(static_cast<std::size_t>(int64_t{m} * std::max(n, q_cols))), tau(static_cast<std::size_t>(k));
     for (int64_t b = 0; b < count; ++b) {
       T* q = c.out<T>(0) + b * m * q_cols;
@@ -87,7 +87,7 @@ void qr_kernel(schema::KernelContext& c) {
       lapack::geqrf(m, n, a.data(), m, tau.data(), &query, -1, &info);
       T query_q = 0;
       lapack::orgqr(m, q_cols, k, a.data(), m, tau.data(), &query_q, -1, &info);
-      std::vector<T> work(static_cast<std::size_t>(std::max({query, query_q, T(1)})));
+      std::vector<T> work(std::max(work_size(query), work_size(query_q)));
       lapack::geqrf(m, n, a.data(), m, tau.data(), work.data(), static_cast<int>(work.size()), &info);
       for (int i = 0; i < q_cols; ++i)  // R: the upper triangle
         for (int j = 0; j < n; ++j) r[int64_t{i} * n + j] = j >= i ? a[int64_t{j} * m + i] : T(0);
@@ -111,6 +111,7 @@ Tensor qr_grad_square_or_deep(const Tensor& q, const Tensor& r, const Tensor& dq
 }
 
 void qr_grad(schema::GradContext& c) {
+  refuse_complex_gradient(c, "Qr");
   const Tensor &q = c.outputs[0], &r = c.outputs[1];
   Tensor dq = c.grad_or_zeros(0), dr = c.grad_or_zeros(1);
   int64_t m = static_dim(c.inputs[0], 2, "Qr"), n = static_dim(c.inputs[0], 1, "Qr");
@@ -132,7 +133,8 @@ std::vector<schema::OpSample> qr_samples() {
   Tensor wide = constant({{1.f, 2.f, -1.f}, {0.5f, -3.f, 2.f}});
   Tensor square = constant({{{4.f, 1.f, -2.f}, {0.5f, 3.f, 1.f}, {1.f, -1.f, 5.f}}});
   schema::Attrs reduced{{"full_matrices", false}}, full{{"full_matrices", true}};
-  return {{{tall}, reduced}, {{wide}, reduced}, {{square}, reduced}, {{square}, full}, {{wide}, full}};
+  return {{{tall}, reduced}, {{wide}, reduced}, {{square}, reduced}, {{square}, full}, {{wide}, full},
+          {{complex_sample_rhs()}, full}};
 }
 
 constexpr detail::OpDef kQr{.name = "Qr", .infer = qr_infer, .kernel = qr_kernel,
@@ -140,18 +142,20 @@ constexpr detail::OpDef kQr{.name = "Qr", .infer = qr_infer, .kernel = qr_kernel
 
 // ---- Svd ----
 
+// Complex matrices have real singular values, as TF's.
 void svd_infer(schema::InferContext& c) {
-  check_matrices(c, 0, false);
+  check_matrices(c, 0, false, true);
   const Shape& s = c.shape(0);
   bool full = c.attrs().get_bool("full_matrices"), uv = c.attrs().get_bool("compute_uv");
   if (!s.has_known_rank()) {
-    for (int i = 0; i < 3; ++i) c.add_output(c.dtype(0), uv || i == 0 ? Shape::unknown_rank() : Shape{0});
+    for (int i = 0; i < 3; ++i)
+      c.add_output(i == 0 ? real_dtype(c.dtype(0)) : c.dtype(0), uv || i == 0 ? Shape::unknown_rank() : Shape{0});
     return;
   }
   int64_t m = rows(s), n = cols(s), k = min_dim(m, n);
   Shape values = batch_shape(s);
   values.push_back(k);
-  c.add_output(c.dtype(0), values);
+  c.add_output(real_dtype(c.dtype(0)), values);
   c.add_output(c.dtype(0), uv ? with_matrix(batch_shape(s), m, full ? m : k) : Shape{0});
   c.add_output(c.dtype(0), uv ? with_matrix(batch_shape(s), n, full ? n : k) : Shape{0});
 }
@@ -163,12 +167,25 @@ void svd_kernel(schema::KernelContext& c) {
   const int u_cols = full ? m : k, v_cols = full ? n : k;
   const int64_t count = num_matrices(s);
   const char job = !uv ? 'N' : full ? 'A' : 'S';
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  scalar_switch(c.inputs[0].dtype(), [&]<class T>() {
+    using R = real_t<T>;
     std::vector<T> a(static_cast<std::size_t>(int64_t{m} * n)), u(uv ? static_cast<std::size_t>(int64_t{m} * u_cols) : 1),
         vt(uv ? static_cast<std::size_t>(int64_t{v_cols} * n) : 1);
     std::vector<int> iwork(static_cast<std::size_t>(8 * std::max(k, 1)));
+    // complex gesdd's real workspace, LAPACK's bound for any job
+    const int64_t mn = k, mx = std::max(m, n);
+    std::vector<R> rwork(is_complex_v<T> ? static_cast<std::size_t>(std::max(
+                                               {5 * mn * mn + 7 * mn, 2 * mx * mn + 2 * mn * mn + mn, int64_t{1}}))
+                                         : 1);
+    auto gesdd = [&](T* work, int lwork, R* sv, int ldvt, int* info) {
+      if constexpr (is_complex_v<T>)
+        lapack::gesdd(job, m, n, a.data(), m, sv, u.data(), m, vt.data(), ldvt, work, lwork, rwork.data(),
+                      iwork.data(), info);
+      else
+        lapack::gesdd(job, m, n, a.data(), m, sv, u.data(), m, vt.data(), ldvt, work, lwork, iwork.data(), info);
+    };
     for (int64_t b = 0; b < count; ++b) {
-      T* sv = c.out<T>(0) + b * k;
+      R* sv = c.out<R>(0) + b * k;
       T* uo = uv ? c.out<T>(1) + b * m * u_cols : nullptr;
       T* vo = uv ? c.out<T>(2) + b * n * v_cols : nullptr;
       if (k == 0) {
@@ -185,10 +202,9 @@ void svd_kernel(schema::KernelContext& c) {
       T query = 0;
       int info = 0;
       const int ldvt = uv ? v_cols : 1;
-      lapack::gesdd(job, m, n, a.data(), m, sv, u.data(), m, vt.data(), ldvt, &query, -1, iwork.data(), &info);
-      std::vector<T> work(static_cast<std::size_t>(std::max(query, T(1))));
-      lapack::gesdd(job, m, n, a.data(), m, sv, u.data(), m, vt.data(), ldvt, work.data(),
-                    static_cast<int>(work.size()), iwork.data(), &info);
+      gesdd(&query, -1, sv, ldvt, &info);
+      std::vector<T> work(work_size(query));
+      gesdd(work.data(), static_cast<int>(work.size()), sv, ldvt, &info);
       if (info != 0) {
         fill_nan(sv, k);
         if (uv) fill_nan(uo, int64_t{m} * u_cols), fill_nan(vo, int64_t{n} * v_cols);
@@ -196,7 +212,8 @@ void svd_kernel(schema::KernelContext& c) {
       }
       if (!uv) continue;
       from_col_major(u.data(), m, u_cols, m, uo);
-      std::copy(vt.data(), vt.data() + int64_t{v_cols} * n, vo);  // V row-major is V^T column-major
+      // V row-major is V^T column-major; LAPACK's vt holds V^H, conjugated for complex matrices
+      std::transform(vt.data(), vt.data() + int64_t{v_cols} * n, vo, [](T x) { return conj_if_complex(x); });
     }
   });
 }
@@ -204,6 +221,7 @@ void svd_kernel(schema::KernelContext& c) {
 // TF's gradient (Giles; Townsend for the reduced case): written for m <= n, a tall matrix
 // through its transpose.
 void svd_grad(schema::GradContext& c) {
+  refuse_complex_gradient(c, "Svd");
   const Tensor& a = c.inputs[0];
   Tensor grad_s = c.grad_or_zeros(0);
   if (!c.attrs.get_bool("compute_uv")) {
@@ -253,7 +271,8 @@ std::vector<schema::OpSample> svd_samples() {
           {{square}, svd_attrs(false, true)}, {{square}, svd_attrs(true, true)},
           {{tall}, svd_attrs(false, false)},  {{wide}, svd_attrs(true, true)},
           {{constant({{3.f, 0.f}, {0.f, -2.f}})}, svd_attrs(false, false), false,
-           {constant({3.f, 2.f}), constant(std::vector<float>{}, Shape{0}), constant(std::vector<float>{}, Shape{0})}}};
+           {constant({3.f, 2.f}), constant(std::vector<float>{}, Shape{0}), constant(std::vector<float>{}, Shape{0})}},
+          {{complex_sample_rhs()}, svd_attrs(false, true)}};
 }
 
 constexpr detail::OpDef kSvd{.name = "Svd", .infer = svd_infer, .kernel = svd_kernel,
@@ -261,19 +280,20 @@ constexpr detail::OpDef kSvd{.name = "Svd", .infer = svd_infer, .kernel = svd_ke
 
 // ---- SelfAdjointEigV2 ----
 
+// Hermitian complex matrices have real eigenvalues and complex vectors, as TF's.
 void eig_infer(schema::InferContext& c) {
-  check_matrices(c, 0, true);
+  check_matrices(c, 0, true, true);
   const Shape& s = c.shape(0);
   bool with_vectors = c.attrs().get_bool("compute_v");
   if (!s.has_known_rank()) {
-    c.add_output(c.dtype(0), Shape::unknown_rank());
+    c.add_output(real_dtype(c.dtype(0)), Shape::unknown_rank());
     c.add_output(c.dtype(0), with_vectors ? Shape::unknown_rank() : Shape{0});
     return;
   }
   int64_t n = cols(s) >= 0 ? cols(s) : rows(s);
   Shape values = batch_shape(s);
   values.push_back(n);
-  c.add_output(c.dtype(0), values);
+  c.add_output(real_dtype(c.dtype(0)), values);
   c.add_output(c.dtype(0), with_vectors ? with_matrix(batch_shape(s), n, n) : Shape{0});
 }
 
@@ -282,11 +302,12 @@ void eig_kernel(schema::KernelContext& c) {
   const int n = lapack_int(cols(s));
   const bool with_vectors = c.attrs.get_bool("compute_v");
   const int64_t count = num_matrices(s), size = int64_t{n} * n;
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  scalar_switch(c.inputs[0].dtype(), [&]<class T>() {
+    using R = real_t<T>;
     std::vector<T> a(static_cast<std::size_t>(size));
     for (int64_t b = 0; b < count && n > 0; ++b) {
       const T* x = c.in<T>(0) + b * size;
-      T* e = c.out<T>(0) + b * n;
+      R* e = c.out<R>(0) + b * n;
       T* v = with_vectors ? c.out<T>(1) + b * size : nullptr;
       to_col_major(x, n, n, a.data(), n);
       bool finite = true;  // of the lower triangle, the part read
@@ -294,13 +315,23 @@ void eig_kernel(schema::KernelContext& c) {
       int info = 0;
       if (finite) {
         T query = 0;
+        R rquery = 0;
         int iquery = 0;
         const char job = with_vectors ? 'V' : 'N';
-        lapack::syevd(job, 'L', n, a.data(), n, e, &query, -1, &iquery, -1, &info);
-        std::vector<T> work(static_cast<std::size_t>(std::max(query, T(1))));
-        std::vector<int> iwork(static_cast<std::size_t>(std::max(iquery, 1)));
-        lapack::syevd(job, 'L', n, a.data(), n, e, work.data(), static_cast<int>(work.size()), iwork.data(),
-                      static_cast<int>(iwork.size()), &info);
+        if constexpr (is_complex_v<T>) {  // heevd: a real workspace too
+          lapack::heevd(job, 'L', n, a.data(), n, e, &query, -1, &rquery, -1, &iquery, -1, &info);
+          std::vector<T> work(work_size(query));
+          std::vector<R> rwork(work_size(rquery));
+          std::vector<int> iwork(work_size(iquery));
+          lapack::heevd(job, 'L', n, a.data(), n, e, work.data(), static_cast<int>(work.size()), rwork.data(),
+                        static_cast<int>(rwork.size()), iwork.data(), static_cast<int>(iwork.size()), &info);
+        } else {
+          lapack::syevd(job, 'L', n, a.data(), n, e, &query, -1, &iquery, -1, &info);
+          std::vector<T> work(work_size(query));
+          std::vector<int> iwork(work_size(iquery));
+          lapack::syevd(job, 'L', n, a.data(), n, e, work.data(), static_cast<int>(work.size()), iwork.data(),
+                        static_cast<int>(iwork.size()), &info);
+        }
       }
       if (!finite || info != 0) {
         fill_nan(e, n);
@@ -315,6 +346,7 @@ void eig_kernel(schema::KernelContext& c) {
 // TF's: V (diag(ge) + F o V^T gv) V^T, then the lower triangle of its symmetric sum (the kernel
 // reads the lower triangle), the diagonal halved.
 void eig_grad(schema::GradContext& c) {
+  refuse_complex_gradient(c, "SelfAdjointEigV2");
   Tensor grad_e = c.grad_or_zeros(0);
   Tensor grad_a;
   if (c.attrs.get_bool("compute_v")) {
@@ -338,7 +370,8 @@ std::vector<schema::OpSample> eig_samples() {
           {{constant({{2.f, 9.f}, {1.f, 2.f}})},  // the upper triangle is not read
            values,
            false,
-           {constant({1.f, 3.f}), constant(std::vector<float>{}, Shape{0})}}};
+           {constant({1.f, 3.f}), constant(std::vector<float>{}, Shape{0})}},
+          {{hermitian_sample_matrix()}, vectors}};
 }
 
 constexpr detail::OpDef kSelfAdjointEigV2{.name = "SelfAdjointEigV2", .infer = eig_infer, .kernel = eig_kernel,

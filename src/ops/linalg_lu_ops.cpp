@@ -2,6 +2,7 @@
 // MatrixDeterminant (det), LogMatrixDeterminant (slogdet), MatrixSolve (solve) and Lu (lu), with TF's
 // gradients. A zero pivot is TF's InvalidArgument for the inverse and the solve, and a zero
 // determinant (sign 0, log |det| = -inf) for the others.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -27,10 +28,11 @@ using linalg::lapack_int;
 using linalg::num_matrices;
 using linalg::to_col_major;
 
-// LU of a row-major n x n matrix (of its transpose when `transposed`) into column-major `a`.
+// LU of a row-major n x n matrix (of its adjoint when `adjoint`) into column-major `a`.
 // Returns LAPACK's info: > 0 names a zero pivot.
-template <class T> int lu(const T* src, int n, bool transposed, T* a, int* pivots) {
-  if (transposed) std::copy(src, src + int64_t{n} * n, a);  // row-major A read column-major is A^T
+template <class T> int lu(const T* src, int n, bool adjoint, T* a, int* pivots) {
+  if (adjoint)  // row-major A read column-major is A^T; conjugated, A^H
+    std::transform(src, src + int64_t{n} * n, a, [](T x) { return linalg::conj_if_complex(x); });
   else to_col_major(src, n, n, a, n);
   int info = 0;
   if (n > 0) lapack::getrf(n, n, a, n, pivots, &info);
@@ -38,17 +40,26 @@ template <class T> int lu(const T* src, int n, bool transposed, T* a, int* pivot
 }
 
 // (sign, log |det|) from an LU factorization: the pivots' product, one sign flip per row swap.
+// For complex matrices the sign is the unit complex number det / |det|, and log |det| a complex
+// number with no imaginary part, as TF's.
 template <class T> std::pair<T, T> lu_log_det(const T* a, int n, const int* pivots) {
-  T sign = 1, log_abs = 0;
+  using R = linalg::real_t<T>;
+  T sign = 1;
+  R log_abs = 0;
   for (int i = 0; i < n; ++i) {
     T u = a[int64_t{i} * n + i];
+    R magnitude = std::abs(u);
     if (pivots[i] != i + 1) sign = -sign;
-    if (u < 0) sign = -sign;
-    if (u == 0) return {T(0), -std::numeric_limits<T>::infinity()};
-    log_abs += std::log(std::abs(u));
-    if (std::isnan(u)) sign = u;
+    if (magnitude == 0) return {T(0), T(-std::numeric_limits<R>::infinity())};
+    log_abs += std::log(magnitude);
+    if constexpr (linalg::is_complex_v<T>) {
+      sign *= u / magnitude;
+    } else {
+      if (u < 0) sign = -sign;
+      if (std::isnan(u)) sign = u;
+    }
   }
-  return {sign, log_abs};
+  return {sign, T(log_abs)};
 }
 
 Shape out_batch(const schema::InferContext& c) {
@@ -59,7 +70,7 @@ Shape out_batch(const schema::InferContext& c) {
 // ---- MatrixInverse ----
 
 void inverse_infer(schema::InferContext& c) {
-  check_matrices(c, 0, true);
+  check_matrices(c, 0, true, true);
   c.add_output(c.dtype(0), c.shape(0));
 }
 
@@ -68,7 +79,7 @@ void inverse_kernel(schema::KernelContext& c) {
   const int n = lapack_int(linalg::cols(s));
   const int64_t count = num_matrices(s), size = int64_t{n} * n;
   const bool adjoint = c.attrs.get_bool("adjoint");
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  linalg::scalar_switch(c.inputs[0].dtype(), [&]<class T>() {
     std::vector<T> a(static_cast<std::size_t>(size));
     std::vector<int> pivots(static_cast<std::size_t>(n));
     for (int64_t b = 0; b < count; ++b) {
@@ -78,7 +89,7 @@ void inverse_kernel(schema::KernelContext& c) {
       T query = 0;
       int info = 0;
       lapack::getri(n, a.data(), n, pivots.data(), &query, -1, &info);
-      std::vector<T> work(static_cast<std::size_t>(std::max<T>(query, T(n))));
+      std::vector<T> work(linalg::work_size(query, n));
       lapack::getri(n, a.data(), n, pivots.data(), work.data(), static_cast<int>(work.size()), &info);
       from_col_major(a.data(), n, n, n, c.out<T>(0) + b * size);
     }
@@ -87,6 +98,7 @@ void inverse_kernel(schema::KernelContext& c) {
 
 // d(A^-1) = -A^-1 dA A^-1: the gradient is -Y^T G Y^T (transposed for the adjoint's inverse).
 void inverse_grad(schema::GradContext& c) {
+  linalg::refuse_complex_gradient(c, "MatrixInverse");
   const Tensor& y = c.outputs[0];
   const Tensor& g = c.grad(0);
   if (c.attrs.get_bool("adjoint")) c.set(0, -matmul(matmul(y, g, false, true), y));
@@ -105,7 +117,8 @@ std::vector<schema::OpSample> inverse_samples() {
           {{constant({{2.f, 0.f}, {0.f, 4.f}})},
            schema::Attrs{{"adjoint", false}},
            false,
-           {constant({{0.5f, -0.f}, {0.f, 0.25f}})}}};  // getri leaves a -0 above the diagonal
+           {constant({{0.5f, -0.f}, {0.f, 0.25f}})}},  // getri leaves a -0 above the diagonal
+          {{linalg::complex_sample_matrix()}, schema::Attrs{{"adjoint", true}}}};
 }
 
 constexpr detail::OpDef kMatrixInverse{.name = "MatrixInverse", .infer = inverse_infer, .kernel = inverse_kernel,
@@ -114,12 +127,12 @@ constexpr detail::OpDef kMatrixInverse{.name = "MatrixInverse", .infer = inverse
 // ---- MatrixDeterminant, LogMatrixDeterminant ----
 
 void determinant_infer(schema::InferContext& c) {
-  check_matrices(c, 0, true);
+  check_matrices(c, 0, true, true);
   c.add_output(c.dtype(0), out_batch(c));
 }
 
 void log_determinant_infer(schema::InferContext& c) {
-  check_matrices(c, 0, true);
+  check_matrices(c, 0, true, true);
   c.add_output(c.dtype(0), out_batch(c));
   c.add_output(c.dtype(0), out_batch(c));
 }
@@ -138,18 +151,18 @@ template <class T, class Emit> void each_lu(const schema::KernelContext& c, Emit
 }
 
 void determinant_kernel(schema::KernelContext& c) {
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  linalg::scalar_switch(c.inputs[0].dtype(), [&]<class T>() {
     T* out = c.out<T>(0);
     each_lu<T>(c, [&](int64_t b, const T* a, int n, const int* pivots) {
       T det = 1;  // the pivots' product: no overflow through logs for merely large determinants
-      for (int i = 0; i < n; ++i) det *= (pivots[i] != i + 1 ? -1 : 1) * a[int64_t{i} * n + i];
+      for (int i = 0; i < n; ++i) det *= T(pivots[i] != i + 1 ? -1 : 1) * a[int64_t{i} * n + i];
       out[b] = det + T(0);  // a zero determinant is +0, as NumPy's
     });
   });
 }
 
 void log_determinant_kernel(schema::KernelContext& c) {
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  linalg::scalar_switch(c.inputs[0].dtype(), [&]<class T>() {
     T* sign = c.out<T>(0);
     T* log_abs = c.out<T>(1);
     each_lu<T>(c, [&](int64_t b, const T* a, int n, const int* pivots) {
@@ -162,11 +175,13 @@ Tensor as_matrix_factor(const Tensor& per_matrix) { return expand_dims(expand_di
 
 // d det(A) = det(A) tr(A^-1 dA): the gradient is g det(A) A^-T.
 void determinant_grad(schema::GradContext& c) {
+  linalg::refuse_complex_gradient(c, "MatrixDeterminant");
   c.set(0, as_matrix_factor(c.grad(0) * c.outputs[0]) * matrix_inverse(c.inputs[0], true));
 }
 
 // Only log |det| has a gradient: g A^-T.
 void log_determinant_grad(schema::GradContext& c) {
+  linalg::refuse_complex_gradient(c, "LogMatrixDeterminant");
   if (!c.grad(1).defined()) return;
   c.set(0, as_matrix_factor(c.grad(1)) * matrix_inverse(c.inputs[0], true));
 }
@@ -175,7 +190,8 @@ std::vector<schema::OpSample> determinant_samples() {
   return {{{well_conditioned_3x3()}},
           {{well_conditioned_batch()}},
           {{constant({{1.f, 2.f}, {2.f, 4.f}})}, {}, true, {constant(0.f)}},
-          {{constant({{0.f, 2.f}, {3.f, 1.f}})}, {}, false, {constant(-6.f)}}};
+          {{constant({{0.f, 2.f}, {3.f, 1.f}})}, {}, false, {constant(-6.f)}},
+          {{linalg::complex_sample_matrix()}}};
 }
 
 std::vector<schema::OpSample> log_determinant_samples() {
@@ -185,7 +201,8 @@ std::vector<schema::OpSample> log_determinant_samples() {
           {{constant({{1.f, 2.f}, {2.f, 4.f}})},
            {},
            true,
-           {constant(0.f), constant(-std::numeric_limits<float>::infinity())}}};
+           {constant(0.f), constant(-std::numeric_limits<float>::infinity())}},
+          {{linalg::complex_sample_matrix()}}};
 }
 
 constexpr detail::OpDef kMatrixDeterminant{.name = "MatrixDeterminant", .infer = determinant_infer,
@@ -199,7 +216,7 @@ constexpr detail::OpDef kLogMatrixDeterminant{.name = "LogMatrixDeterminant", .i
 // ---- MatrixSolve ----
 
 void solve_infer(schema::InferContext& c) {
-  if (!linalg::check_matrix_and_rhs(c)) return;
+  if (!linalg::check_matrix_and_rhs(c, true)) return;
   const Shape &a = c.shape(0), &b = c.shape(1);
   Shape out = b;
   bool same_batch = a.rank() == b.rank();
@@ -220,7 +237,7 @@ void solve_kernel(schema::KernelContext& c) {
   const int n = lapack_int(linalg::cols(s)), k = lapack_int(linalg::cols(c.in_shape(1)));
   const int64_t count = num_matrices(s), size = int64_t{n} * n, rhs_size = int64_t{n} * k;
   const bool adjoint = c.attrs.get_bool("adjoint");
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  linalg::scalar_switch(c.inputs[0].dtype(), [&]<class T>() {
     std::vector<T> a(static_cast<std::size_t>(size)), x(static_cast<std::size_t>(rhs_size));
     std::vector<int> pivots(static_cast<std::size_t>(n));
     for (int64_t b = 0; b < count; ++b) {
@@ -229,7 +246,7 @@ void solve_kernel(schema::KernelContext& c) {
         throw InvalidArgument("Input matrix is not invertible.");
       to_col_major(c.in<T>(1) + b * rhs_size, n, k, x.data(), n);
       int info = 0;
-      lapack::getrs(adjoint ? 'T' : 'N', n, k, a.data(), n, pivots.data(), x.data(), n, &info);
+      lapack::getrs(!adjoint ? 'N' : linalg::is_complex_v<T> ? 'C' : 'T', n, k, a.data(), n, pivots.data(), x.data(), n, &info);
       from_col_major(x.data(), n, k, n, c.out<T>(0) + b * rhs_size);
     }
   });
@@ -237,6 +254,7 @@ void solve_kernel(schema::KernelContext& c) {
 
 // X = A^-1 B: dB = A^-T G, dA = -dB X^T (for the adjoint, A^-T B: dA = -X dB^T).
 void solve_grad(schema::GradContext& c) {
+  linalg::refuse_complex_gradient(c, "MatrixSolve");
   bool adjoint = c.attrs.get_bool("adjoint");
   Tensor grad_b = matrix_solve(c.inputs[0], c.grad(0), !adjoint);
   const Tensor& x = c.outputs[0];
@@ -253,7 +271,8 @@ std::vector<schema::OpSample> solve_samples() {
           {{constant({{2.f, 0.f}, {0.f, 4.f}}), constant({{1.f}, {2.f}})},
            schema::Attrs{{"adjoint", false}},
            false,
-           {constant({{0.5f}, {0.5f}})}}};
+           {constant({{0.5f}, {0.5f}})}},
+          {{linalg::complex_sample_matrix(), linalg::complex_sample_rhs()}, schema::Attrs{{"adjoint", true}}}};
 }
 
 constexpr detail::OpDef kMatrixSolve{.name = "MatrixSolve", .infer = solve_infer, .kernel = solve_kernel,
@@ -262,7 +281,7 @@ constexpr detail::OpDef kMatrixSolve{.name = "MatrixSolve", .infer = solve_infer
 // ---- Lu (tf.linalg.lu) ----
 
 void lu_infer(schema::InferContext& c) {
-  check_matrices(c, 0, true);
+  check_matrices(c, 0, true, true);
   DType index = c.attrs().get_dtype("output_idx_type");
   if (index != DType::Int32 && index != DType::Int64)
     c.fail("output_idx_type must be int32 or int64, got {}", dtype_name(index));
@@ -281,7 +300,7 @@ void lu_infer(schema::InferContext& c) {
 // permutation p with x[p] = L U, from getrf's row swaps.
 void lu_kernel(schema::KernelContext& c) {
   const bool wide_index = c.outputs[1].dtype() == DType::Int64;
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  linalg::scalar_switch(c.inputs[0].dtype(), [&]<class T>() {
     std::vector<int64_t> perm;
     each_lu<T>(c, [&](int64_t b, const T* a, int n, const int* pivots) {
       from_col_major(a, n, n, n, c.out<T>(0) + b * n * n);
@@ -299,6 +318,7 @@ void lu_kernel(schema::KernelContext& c) {
 // P A = L U: L^-1 d(PA) U^-1 = L^-1 dL + dU U^-1 splits into its strict lower and upper parts,
 // so d(PA) = L^-T (strict_lower(L^T gL) + upper(gU U^T)) U^-T, and A's rows are p's inverse.
 void lu_grad(schema::GradContext& c) {
+  linalg::refuse_complex_gradient(c, "Lu");
   const Tensor &packed = c.outputs[0], &perm = c.outputs[1];
   const Tensor& g = c.grad(0);
   Tensor u = linalg::upper_part(packed), l = packed - u + linalg::identity_like(packed);
@@ -318,7 +338,8 @@ std::vector<schema::OpSample> lu_samples() {
           {{constant({{1.f, 2.f}, {4.f, 2.f}})},  // rows swapped: [4, 2] = 1 * [4, 2]; [1, 2] = 0.25 [4, 2] + [0, 1.5]
            int32,
            false,
-           {constant({{4.f, 2.f}, {0.25f, 1.5f}}), constant({1, 0})}}};
+           {constant({{4.f, 2.f}, {0.25f, 1.5f}}), constant({1, 0})}},
+          {{linalg::complex_sample_matrix()}, int32}};
 }
 
 constexpr detail::OpDef kLu{.name = "Lu", .infer = lu_infer, .kernel = lu_kernel, .samples = lu_samples,
@@ -335,6 +356,7 @@ void register_linalg_ops(schema::OpRegistry& r) {
   linalg::register_solve_ops(r);
   linalg::register_decomp_ops(r);
   linalg::register_expm_op(r);
+  linalg::register_eig_ops(r);
 }
 
 }  // namespace ops

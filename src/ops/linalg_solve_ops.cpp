@@ -43,7 +43,7 @@ int64_t broadcast_batch_index(const Shape& in, const Shape& out, int64_t out_ind
 // ---- MatrixTriangularSolve ----
 
 void triangular_solve_infer(schema::InferContext& c) {
-  if (!check_matrix_and_rhs(c)) return;
+  if (!check_matrix_and_rhs(c, true)) return;
   const Shape &a = c.shape(0), &b = c.shape(1);
   int64_t n = rows(a), m = rows(b);
   if (n >= 0 && m >= 0 && n != m)
@@ -71,12 +71,13 @@ void triangular_solve_kernel(schema::KernelContext& c) {
   const int n = lapack_int(cols(sa)), k = lapack_int(cols(sb));
   const int64_t count = num_matrices(so), size = int64_t{n} * n, rhs_size = int64_t{n} * k;
   const bool lower = c.attrs.get_bool("lower"), adjoint = c.attrs.get_bool("adjoint");
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  scalar_switch(c.inputs[0].dtype(), [&]<class T>() {
     std::vector<T> a(static_cast<std::size_t>(size)), x(static_cast<std::size_t>(rhs_size));
     for (int64_t b = 0; b < count && n > 0 && k > 0; ++b) {
       to_col_major(c.in<T>(0) + broadcast_batch_index(ba, bo, b) * size, n, n, a.data(), n);
       to_col_major(c.in<T>(1) + broadcast_batch_index(bb, bo, b) * rhs_size, n, k, x.data(), n);
-      lapack::trsm('L', lower ? 'L' : 'U', adjoint ? 'T' : 'N', 'N', n, k, T(1), a.data(), n, x.data(), n);
+      lapack::trsm('L', lower ? 'L' : 'U', !adjoint ? 'N' : is_complex_v<T> ? 'C' : 'T', 'N', n, k, T(1), a.data(), n,
+                   x.data(), n);
       from_col_major(x.data(), n, k, n, c.out<T>(0) + b * rhs_size);
     }
   });
@@ -85,6 +86,7 @@ void triangular_solve_kernel(schema::KernelContext& c) {
 // As MatrixSolve's, the matrix's gradient kept to the triangle the kernel reads, and both summed
 // back over broadcast batch dims.
 void triangular_solve_grad(schema::GradContext& c) {
+  refuse_complex_gradient(c, "MatrixTriangularSolve");
   bool lower = c.attrs.get_bool("lower"), adjoint = c.attrs.get_bool("adjoint");
   const Tensor &a = c.inputs[0], &x = c.outputs[0];
   Tensor grad_b = matrix_triangular_solve(a, c.grad(0), lower, !adjoint);
@@ -110,7 +112,8 @@ std::vector<schema::OpSample> triangular_solve_samples() {
           {{constant({{2.f, 7.f}, {1.f, 4.f}}), constant({{2.f}, {5.f}})},
            triangular_attrs(true, false),
            false,
-           {constant({{1.f}, {1.f}})}}};
+           {constant({{1.f}, {1.f}})}},
+          {{complex_sample_matrix(), complex_sample_rhs()}, triangular_attrs(false, true)}};
 }
 
 constexpr detail::OpDef kMatrixTriangularSolve{
@@ -120,7 +123,7 @@ constexpr detail::OpDef kMatrixTriangularSolve{
 // ---- Cholesky ----
 
 void cholesky_infer(schema::InferContext& c) {
-  check_matrices(c, 0, true);
+  check_matrices(c, 0, true, true);
   c.add_output(c.dtype(0), c.shape(0));
 }
 
@@ -130,7 +133,7 @@ void cholesky_kernel(schema::KernelContext& c) {
   const Shape& s = c.in_shape(0);
   const int n = lapack_int(cols(s));
   const int64_t count = num_matrices(s), size = int64_t{n} * n;
-  float_switch(c.inputs[0].dtype(), [&]<class T>() {
+  scalar_switch(c.inputs[0].dtype(), [&]<class T>() {  // complex: Hermitian, L L^H
     std::vector<T> a(static_cast<std::size_t>(size));
     for (int64_t b = 0; b < count && n > 0; ++b) {
       to_col_major(c.in<T>(0) + b * size, n, n, a.data(), n);
@@ -152,6 +155,7 @@ void cholesky_kernel(schema::KernelContext& c) {
 
 // TF's: L^-T (lower(L^T G) with its diagonal halved) L^-1, made symmetric.
 void cholesky_grad(schema::GradContext& c) {
+  refuse_complex_gradient(c, "Cholesky");
   const Tensor& l = c.outputs[0];
   Tensor l_inverse = matrix_triangular_solve(l, identity_like(l), true, false);
   Tensor middle = lower_part(scale_diagonal(matmul(l, c.grad(0), true, false), 0.5));
@@ -163,7 +167,8 @@ std::vector<schema::OpSample> cholesky_samples() {
   // special_values: the symmetric gradient is checked in python/tests/test_linalg_factor.py.
   return {{{constant({{4.f, 2.f, -1.f}, {2.f, 5.f, 0.5f}, {-1.f, 0.5f, 3.f}})}, {}, true},
           {{constant({{{2.f, 0.5f}, {0.5f, 1.f}}, {{9.f, -3.f}, {-3.f, 5.f}}})}, {}, true},
-          {{constant({{4.f, 2.f}, {2.f, 10.f}})}, {}, true, {constant({{2.f, 0.f}, {1.f, 3.f}})}}};
+          {{constant({{4.f, 2.f}, {2.f, 10.f}})}, {}, true, {constant({{2.f, 0.f}, {1.f, 3.f}})}},
+          {{hermitian_sample_matrix()}}};
 }
 
 constexpr detail::OpDef kCholesky{.name = "Cholesky", .infer = cholesky_infer, .kernel = cholesky_kernel,

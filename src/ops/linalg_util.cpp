@@ -4,15 +4,17 @@
 #include <fmt/format.h>
 
 #include "kiln/array.h"
+#include "kiln/complex_math.h"
 #include "kiln/math.h"
 #include "kiln/reduce.h"
 
 namespace kiln::ops::linalg {
 
-void check_matrices(const schema::InferContext& c, int i, bool square) {
+void check_matrices(const schema::InferContext& c, int i, bool square, bool complex_ok) {
   DType d = c.dtype(i);
-  if (d != DType::Float32 && d != DType::Float64)
-    c.fail("input {} must be float32 or float64, got {}", i, dtype_name(d));
+  if (d != DType::Float32 && d != DType::Float64 && !(complex_ok && is_complex(d)))
+    c.fail("input {} must be float32 or float64{}, got {}", i, complex_ok ? ", complex64 or complex128" : "",
+           dtype_name(d));
   const Shape& s = c.shape(i);
   if (!s.has_known_rank()) return;
   if (s.rank() < 2) c.fail("Input tensor {} must have rank >= 2, got shape {}", i, s.to_string());
@@ -20,14 +22,35 @@ void check_matrices(const schema::InferContext& c, int i, bool square) {
     c.fail("Input matrix must be square, got shape {}", s.to_string());
 }
 
-bool check_matrix_and_rhs(schema::InferContext& c) {
-  check_matrices(c, 0, true);
-  check_matrices(c, 1, false);
+bool check_matrix_and_rhs(schema::InferContext& c, bool complex_ok) {
+  check_matrices(c, 0, true, complex_ok);
+  check_matrices(c, 1, false, complex_ok);
   if (c.dtype(0) != c.dtype(1))
     c.fail("matrix and rhs must have the same dtype, got {} and {}", dtype_name(c.dtype(0)), dtype_name(c.dtype(1)));
   if (c.shape(0).has_known_rank() && c.shape(1).has_known_rank()) return true;
   c.add_output(c.dtype(0), Shape::unknown_rank());
   return false;
+}
+
+void refuse_complex_gradient(const schema::GradContext& c, const char* op) {
+  DType d = c.inputs[0].dtype();
+  if (is_complex(d))
+    throw Unimplemented(fmt::format("{}'s gradient for {} input is not implemented yet (Kiln has no complex "
+                                    "gradients)", op, dtype_name(d)));
+}
+
+Tensor complex_sample_matrix() {
+  return complex(constant({{4.f, 1.f, -2.f}, {0.5f, 3.f, 1.f}, {1.f, -1.f, 5.f}}),
+                 constant({{0.5f, -1.f, 0.25f}, {1.f, 0.f, -0.5f}, {-0.25f, 0.75f, 1.f}}));
+}
+
+Tensor complex_sample_rhs() {
+  return complex(constant({{1.f, -2.f}, {0.5f, 1.f}, {3.f, 0.25f}}), constant({{0.f, 1.f}, {-1.f, 0.5f}, {2.f, 0.f}}));
+}
+
+Tensor hermitian_sample_matrix() {  // a symmetric real part, an antisymmetric imaginary one
+  return complex(constant({{4.f, 2.f, -1.f}, {2.f, 5.f, 0.5f}, {-1.f, 0.5f, 3.f}}),
+                 constant({{0.f, 0.5f, -0.25f}, {-0.5f, 0.f, 1.f}, {0.25f, -1.f, 0.f}}));
 }
 
 Shape batch_shape(const Shape& s) {

@@ -1,8 +1,7 @@
 """TensorFlow's guide "Introduction to Variables" (tensorflow/docs, site/en/guide/variable.ipynb), run
 on Kiln: the guide's code cells in order, only the import changed (`import kiln as tf`).
 
-Changed: cell 8's complex variable is commented out (Kiln has no complex dtypes; marked "Kiln:").
-Cell 24's `tf.device('GPU:0')` runs on the CPU with a warning, as Kiln has no GPU.
+Changed: cell 24's `tf.device('GPU:0')` runs on the CPU with a warning, as Kiln has no GPU.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/guides/variable.py"""
 import kiln as tf
@@ -13,7 +12,7 @@ my_variable = tf.Variable(my_tensor)
 
 # Variables can be all kinds of types, just like tensors
 bool_variable = tf.Variable([False, False, False, True])
-# complex_variable = tf.Variable([5 + 4j, 6 + 1j])  # Kiln: no complex dtypes
+complex_variable = tf.Variable([5 + 4j, 6 + 1j])
 
 # ---- cell 10
 print("Shape: ", my_variable.shape)
