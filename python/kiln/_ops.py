@@ -345,6 +345,9 @@ def argmin(input, axis=None, output_type=_dtypes.int64, name=None):  # noqa: A00
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
            b_is_sparse=False, output_type=None, name=None):
+    # adjoint: the conjugate transpose (conj leaves real tensors as they are).
+    a = _C.conj(a) if adjoint_a else a
+    b = _C.conj(b) if adjoint_b else b
     return _C.matmul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
 
 

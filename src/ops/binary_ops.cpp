@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/complex_math.h"
 #include "kiln/math.h"
 #include "kiln/reduce.h"
 #include "ops/creation.h"
@@ -78,7 +79,8 @@ std::vector<schema::OpSample> minmax_samples() {
 
 
 // Gradients of z = f(x, y): each input's gradient is reduced back over the
-// dims it was broadcast along.
+// dims it was broadcast along. Complex inputs take TF's convention, the
+// upstream gradient times the conjugate derivative (conj is free on reals).
 void add_grad(schema::GradContext& c) {
   if (c.needs(0)) c.set(0, unbroadcast(c.grad(0), c.inputs[0]));
   if (c.needs(1)) c.set(1, unbroadcast(c.grad(0), c.inputs[1]));
@@ -89,13 +91,13 @@ void sub_grad(schema::GradContext& c) {
 }
 void mul_grad(schema::GradContext& c) {
   const Tensor &x = c.inputs[0], &y = c.inputs[1], &g = c.grad(0);
-  if (c.needs(0)) c.set(0, unbroadcast(g * y, x));
-  if (c.needs(1)) c.set(1, unbroadcast(g * x, y));
+  if (c.needs(0)) c.set(0, unbroadcast(g * conj(y), x));
+  if (c.needs(1)) c.set(1, unbroadcast(g * conj(x), y));
 }
 void div_grad(schema::GradContext& c) {
   const Tensor &x = c.inputs[0], &y = c.inputs[1], &g = c.grad(0);
-  if (c.needs(0)) c.set(0, unbroadcast(g / y, x));
-  if (c.needs(1)) c.set(1, unbroadcast(-(g * c.outputs[0]) / y, y));
+  if (c.needs(0)) c.set(0, unbroadcast(g / conj(y), x));
+  if (c.needs(1)) c.set(1, unbroadcast(-(g * conj(c.outputs[0])) / conj(y), y));
 }
 // d(x^y)/dx = y x^(y-1); d(x^y)/dy = x^y log x, taken as 0 where x <= 0 (TF).
 void pow_grad(schema::GradContext& c) {
