@@ -117,7 +117,7 @@ inline void check_op_gradient(std::string_view op_name, const std::vector<Tensor
   ASSERT_EQ(grads.size(), inputs.size()) << op_name;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& x = inputs[i];
-    if (!differentiable(x.dtype())) continue;
+    if (!gc::differentiable(x.dtype())) continue;
     std::vector<double> analytic(static_cast<std::size_t>(x.size() * (is_complex(x.dtype()) ? 2 : 1)), 0.0);
     if (grads[i].defined()) {
       ASSERT_EQ(grads[i].dtype(), x.dtype()) << op_name << " input " << i;
@@ -131,10 +131,10 @@ inline void check_op_gradient(std::string_view op_name, const std::vector<Tensor
       std::vector<Tensor> moved = inputs;
       std::vector<double> v = base;
       v[k] = base[k] + step;
-      moved[i] = from_values(v, x.shape(), x.dtype());
+      moved[i] = gc::from_values(v, x.shape(), x.dtype());
       double plus = gc::weighted_output(op, moved, attrs, dys);
       v[k] = base[k] - step;
-      moved[i] = from_values(v, x.shape(), x.dtype());
+      moved[i] = gc::from_values(v, x.shape(), x.dtype());
       double minus = gc::weighted_output(op, moved, attrs, dys);
       double numeric = (plus - minus) / (2 * step);
       double error = std::abs(analytic[k] - numeric);

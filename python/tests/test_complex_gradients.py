@@ -26,6 +26,8 @@ COMPLEX_TO_COMPLEX = {
     "tanh": tf.tanh,
     "conj": tf.math.conj,
     "reciprocal": tf.math.reciprocal,
+    "pow": lambda z: tf.pow(z, tf.constant(C)),
+    "pow_base": lambda z: tf.pow(tf.constant(C), z),
     "add_sub_neg": lambda z: -(z + 2.0) - z * 0.5,
     "matmul": lambda z: tf.matmul(z, tf.constant(C.T)),
     "matmul_adjoint": lambda z: tf.linalg.matmul(z, tf.constant(C), adjoint_b=True),
@@ -118,3 +120,11 @@ def test_complex64_gradients_stay_complex64():
     assert grad.dtype == tf.complex64
     want = complex_central_differences(lambda v: tf.reduce_sum(tf.abs(tf.exp(v))), tf.constant(Z))
     np.testing.assert_allclose(grad.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_complex_pow_values():
+    base = np.array([0j, 1 + 1j, -2 + 0.5j, 3 - 1j])
+    exponent = np.array([2 + 0j, 0.5 - 1j, 1.5 + 0j, -1 + 2j])
+    np.testing.assert_allclose(tf.pow(tf.constant(base), tf.constant(exponent)).numpy(),
+                               [0j] + [b ** e for b, e in zip(base[1:], exponent[1:])], rtol=1e-14)
+    assert tf.pow(tf.constant(base.astype(np.complex64)), 2.0).dtype == tf.complex64

@@ -217,7 +217,17 @@ Tensor squared_difference(const Operand& x, const Operand& y, SourceLocation loc
   return dispatch_binary(ops::kSquaredDifference, x, y, "squared_difference", loc);
 }
 Tensor pow(const Operand& x, const Operand& y, SourceLocation loc) {
-  return dispatch_binary(ops::kPow, x, y, "pow", loc);
+  ops::BinaryInputs in = ops::binary_inputs(x, y, "pow");
+  if (is_complex(in.inputs[0].dtype())) [[unlikely]] {
+    // std::pow of complex numbers (TF's kernel): 0 for a zero base, else exp(y log x); a
+    // composite, so its gradient is exp's and log's (the zero base kept out of log).
+    const Tensor &a = in.inputs[0], &b = in.inputs[1];
+    Tensor at_zero = kiln::equal(a, zeros_like(a, std::nullopt, loc), loc);
+    Tensor safe = kiln::where(at_zero, ones_like(a, std::nullopt, loc), a, loc);
+    Tensor value = kiln::exp(kiln::multiply(b, kiln::log(safe, loc), loc), loc);
+    return kiln::where(at_zero, zeros_like(value, std::nullopt, loc), value, loc);
+  }
+  return runtime::dispatch1(ops::kPow, in.inputs, schema::Attrs{}, loc);
 }
 Tensor maximum(const Operand& x, const Operand& y, SourceLocation loc) {
   return dispatch_binary(ops::kMaximum, x, y, "maximum", loc);
