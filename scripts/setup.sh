@@ -20,6 +20,8 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev python3-onnx libonnx-testdata
   python3-h5py  # kiln.keras: .weights.h5 and .keras files (save_weights, model.save)
   python3-pandas  # kiln.keras: ImageDataGenerator.flow_from_dataframe
+  python3-icu  # kiln.strings: unicode_script (ICU's script codes, as TF)
+  python3-matplotlib  # tests: the TF guides run as programs plot with it (headless, MPLBACKEND=Agg)
   python3-pydot graphviz  # kiln.keras: utils.plot_model / model_to_dot
   python3-protobuf python3-crcmod  # kiln.io: TF's messages (Example, Event, checkpoint protos); crcmod: fast CRC-32C
   python3-plyvel  # tests: LevelDB itself reads and writes the tables of checkpoint .index files

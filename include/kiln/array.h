@@ -23,6 +23,11 @@ Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm = {},
 // graph's None dims included).
 Tensor shape_of(const Tensor& x, SourceLocation loc = SourceLocation::current());
 
+// tf.ensure_shape: x (sharing its buffer), checked when the op runs to have
+// `shape` (of known rank; kiln::None dims match any size). In a graph the
+// result's static shape merges x's and `shape`.
+Tensor ensure_shape(const Tensor& x, const Shape& shape, SourceLocation loc = SourceLocation::current());
+
 // Inserts a dim of size 1 at `axis` (in [-rank-1, rank]). Shares x's buffer.
 Tensor expand_dims(const Tensor& x, int64_t axis, SourceLocation loc = SourceLocation::current());
 

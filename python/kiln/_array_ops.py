@@ -391,6 +391,21 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     return gather(flat, index, axis=axis)
 
 
+def true_coordinates(condition):
+    """tf.where(condition): the coordinates of its true (nonzero) elements, int64 [count, rank]. Data-dependent:
+    computed on values known now, else by a host function of the trace."""
+    c = condition if isinstance(condition, (_C.Tensor, _C.Variable)) else _tensor(condition)
+    rank = c.shape.rank
+    if rank is None:
+        raise ValueError("tf.where(condition) needs a condition of known rank")
+    coordinates = lambda v: _np.argwhere(_np.asarray(v)).astype(_np.int64)  # noqa: E731  [1, 0] for a true scalar
+    if not _is_symbolic(c):
+        return constant(coordinates(c.numpy()))
+    from .function import py_function
+    found = py_function(lambda t: coordinates(t.numpy()), [c], _dtypes.int64, name="where")
+    return reshape(found, [-1, rank]) if rank else found
+
+
 def searchsorted(sorted_sequence, values, side="left", out_type=_dtypes.int32, name=None):
     """For each of values' innermost rows, where its values would go in sorted_sequence's row to keep
     it sorted: before equal entries ('left') or after them ('right')."""

@@ -93,3 +93,35 @@ def encode_like(value, traced, depth=0):
         return {k: encode_like(v, traced[k], depth + 1) if k in traced else encode(v)
                 for k, v in value.items()}
     return encode(value)
+
+
+def spec_to_json(spec):
+    """A RaggedTensorSpec or SparseTensorSpec as JSON (saved functions' results, saved datasets)."""
+    from .ragged_tensor import RaggedTensorSpec
+    shape = None if spec.shape.rank is None else spec.shape.as_list()
+    if isinstance(spec, RaggedTensorSpec):
+        return {"ragged": {"shape": shape, "dtype": spec.dtype.name, "ragged_rank": spec.ragged_rank,
+                           "row_splits_dtype": spec.row_splits_dtype.name}}
+    return {"sparse": {"shape": shape, "dtype": spec.dtype.name}}
+
+
+def spec_from_json(doc):
+    from . import dtypes
+    from .ragged_tensor import RaggedTensorSpec
+    from .sparse_tensor import SparseTensorSpec
+    if "ragged" in doc:
+        d = doc["ragged"]
+        return RaggedTensorSpec(d["shape"], dtypes.as_dtype(d["dtype"]), int(d["ragged_rank"]),
+                                dtypes.as_dtype(d["row_splits_dtype"]))
+    d = doc["sparse"]
+    return SparseTensorSpec(d["shape"], dtypes.as_dtype(d["dtype"]))
+
+
+def spec_of_key(key):
+    """The spec a trace's Composite key stands for: a ragged key says no dims (the first value seen with it
+    had its own), so they are unknown; a sparse key holds its static shape."""
+    from .ragged_tensor import RaggedTensorSpec
+    spec = _SPECS[key]
+    if isinstance(spec, RaggedTensorSpec) and spec.shape.rank is not None:
+        return RaggedTensorSpec([None] * spec.shape.rank, spec.dtype, spec.ragged_rank, spec.row_splits_dtype)
+    return spec

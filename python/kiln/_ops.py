@@ -158,11 +158,12 @@ def fill(dims, value, name=None):
     if _is_dynamic(dims):
         value = convert_to_tensor(value)
         return _C.add(_dynamic_shape.zeros(dims, value.dtype), value)
-    # A tensor value keeps its dtype (TF's fill takes the value's); Python numbers take Kiln's default.
+    # The value's dtype, as TF converts it (a Python int is int32, a float float32, NumPy keeps its own).
     if isinstance(value, _C.Tensor) and value._is_symbolic:
         from ._array_ops import broadcast_to  # a graph tensor's value is known when the graph runs
         return broadcast_to(value, dims)
-    return _C.fill(dims, value, _enum(value.dtype) if isinstance(value, _C.Tensor) else None)
+    dtype = value.dtype if isinstance(value, (_C.Tensor, _C.Variable)) else convert_to_tensor(value).dtype
+    return _C.fill(dims, value, _enum(dtype))
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TF's argument name
@@ -314,9 +315,13 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 
 def where(condition, x=None, y=None, name=None):
+    """x where condition else y (broadcast); with neither x nor y, the coordinates of condition's true (nonzero)
+    elements, int64 [count, rank] in row-major order."""
+    if x is None and y is None:
+        from ._array_ops import true_coordinates
+        return true_coordinates(condition)
     if x is None or y is None:
-        raise ValueError("kiln.where needs both x and y (the one-argument form, indices of true elements, "
-                         "is not supported)")
+        raise ValueError("x and y must both be non-None or both be None.")
     return _C.where(condition, x, y)
 
 
@@ -469,6 +474,46 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
     return _C.tensor_scatter_nd_add(tensor, indices, updates)
 
 
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    """tensor with updates subtracted at the slices indices names (duplicates subtract each)."""
+    return _C.tensor_scatter_nd_add(tensor, indices, _C.negative(convert_to_tensor(updates)))
+
+
+def _tensor_scatter_nd_extreme(tensor, indices, updates, segment_extreme, pick):
+    """tensor with each named slice replaced by pick(slice, extreme of its updates): duplicate indices
+    reduce first, so every write of one slice writes the same value."""
+    tensor, indices, updates = convert_to_tensor(tensor), convert_to_tensor(indices), convert_to_tensor(updates)
+    depth = indices.shape[-1]
+    if depth is None:
+        raise ValueError("tensor_scatter_nd_min/max need indices whose last dimension is known")
+    from .math import cumprod
+    dims = shape(tensor, out_type=indices.dtype)
+    outer = dims[:depth]
+    strides = cumprod(outer, exclusive=True, reverse=True)
+    flat_indices = reshape(indices, [-1, depth])
+    slots = reduce_sum(flat_indices * strides, axis=1)
+    static_outer = tensor.shape[:depth]
+    if not static_outer.is_fully_defined():
+        raise ValueError(f"tensor_scatter_nd_min/max need the indexed dimensions of tensor known, got {tensor.shape}")
+    slot_count = int(_np.prod(static_outer.as_list(), dtype=_np.int64))
+    flat_updates = reshape(updates, concat([constant([-1], dims.dtype), dims[depth:]], 0))
+    reduced = gather(segment_extreme(flat_updates, slots, slot_count), slots)
+    return tensor_scatter_nd_update(tensor, flat_indices,
+                                    pick(gather_nd(tensor, flat_indices), reduced))
+
+
+def tensor_scatter_nd_max(tensor, indices, updates, name=None):
+    """tensor with each slice indices names replaced by the maximum of it and its updates."""
+    from .math import unsorted_segment_max
+    return _tensor_scatter_nd_extreme(tensor, indices, updates, unsorted_segment_max, _C.maximum)
+
+
+def tensor_scatter_nd_min(tensor, indices, updates, name=None):
+    """tensor with each slice indices names replaced by the minimum of it and its updates."""
+    from .math import unsorted_segment_min
+    return _tensor_scatter_nd_extreme(tensor, indices, updates, unsorted_segment_min, _C.minimum)
+
+
 def _one_hot_indices(indices):
     """TF's OneHot takes uint8, int8, int32 or int64 indices. A value that is no tensor yet converts
     to the op's default index dtype, int64, by TF's rules: a NumPy array casts (1.9 -> 1), Python
@@ -516,6 +561,16 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 
 def identity(input, name=None):  # noqa: A002
     return convert_to_tensor(input)
+
+
+def ensure_shape(x, shape, name=None):
+    """x, checked when it is computed to have `shape` (None dims match any size); in a graph its static shape
+    becomes the one the two agree on. InvalidArgumentError when they differ."""
+    from .tensor_shape import TensorShape
+    x, shape = convert_to_tensor(x), TensorShape(shape)
+    if shape.rank is None:
+        return x
+    return _C.ensure_shape(x, [-1 if d is None else int(d) for d in shape.as_list()])
 
 
 def add_n(inputs, name=None):

@@ -141,6 +141,31 @@ Tensor.ref = lambda self: _Reference(self, ("tensor", id(self)))
 Tensor.get_shape = lambda self: self.shape
 Tensor.__array_priority__ = 100  # NumPy defers `ndarray + tensor` to the tensor
 Tensor.__hash__ = None
+# Tensors never change once made, so a copy is the tensor itself (as TF's EagerTensor); pickling
+# rebuilds one from its value, as TF's __reduce__ does.
+Tensor.__copy__ = lambda self: self
+Tensor.__deepcopy__ = lambda self, memo: self
+
+
+def _reduce(self):
+    from ._ops import convert_to_tensor
+    return convert_to_tensor, (self.numpy(),)
+
+
+Tensor.__reduce__ = _reduce
+
+
+def _set_shape(self, shape):
+    """TF's Tensor.set_shape: ValueError unless `shape` is compatible with the tensor's; a graph tensor takes the
+    merged static shape (an EnsureShape, checked when the graph runs)."""
+    shape = TensorShape(shape)
+    if not self.shape.is_compatible_with(shape):
+        raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied shape {shape}.")
+    if self._is_symbolic and shape.rank is not None and self.shape != self.shape.merge_with(shape):
+        self._refine_shape([-1 if d is None else int(d) for d in shape.as_list()])
+
+
+Tensor.set_shape = _set_shape
 
 
 # ---- Variable -------------------------------------------------------------------
@@ -224,3 +249,17 @@ def _unhashable(self):
 
 Variable.__hash__ = _unhashable
 
+
+
+# A copy of a variable is a new variable with the same value, as TF's ResourceVariable (copy,
+# deepcopy and pickle all go through __reduce__); not inside a trace, where it would be created per call.
+def _var_reduce(self):
+    import functools
+    if _C.is_tracing():
+        raise NotImplementedError("Copying a kiln.Variable is not supported inside a kiln.function trace")
+    return functools.partial(Variable, initial_value=self.numpy(), trainable=self.trainable,
+                             name=self.name.rsplit(":", 1)[0], dtype=self.dtype), ()
+
+
+Variable.__reduce__ = _var_reduce
+Variable.__deepcopy__ = lambda self, memo: _var_reduce(self)[0]()

@@ -1,7 +1,7 @@
 """kiln.config (tf.config): eager functions, devices, threading, determinism.
 
-Kiln runs on one CPU device: the device lists name it alone, and GPU requests (tf.device) run
-on it with a warning."""
+Kiln runs on one CPU device: the physical device list names it alone (the logical list, the logical
+CPUs it may be split into, which all run on it), and GPU requests (tf.device) run on it with a warning."""
 import collections as _collections
 import types as _types
 
@@ -34,7 +34,12 @@ def list_physical_devices(device_type=None):
 
 
 def list_logical_devices(device_type=None):
-    return [_LOGICAL_CPU] if _matches(device_type, "CPU") else []
+    """The CPU, or the logical CPUs set_logical_device_configuration split it into (all run on the one CPU)."""
+    if not _matches(device_type, "CPU"):
+        return []
+    if _cpu_configuration[0] is None:
+        return [_LOGICAL_CPU]
+    return [LogicalDevice(f"/device:CPU:{i}", "CPU") for i in range(len(_cpu_configuration[0]))]
 
 
 def get_visible_devices(device_type=None):
@@ -51,12 +56,44 @@ def set_visible_devices(devices, device_type=None):
         raise ValueError("Kiln cannot hide its only device, the CPU")
 
 
+class LogicalDeviceConfiguration(
+        _collections.namedtuple("LogicalDeviceConfiguration",
+                                ["memory_limit", "experimental_priority", "experimental_device_ordinal"])):
+    """A logical device's configuration (TF's fields; a CPU takes none of them)."""
+
+    def __new__(cls, memory_limit=None, experimental_priority=None, experimental_device_ordinal=None):
+        return super().__new__(cls, memory_limit, experimental_priority, experimental_device_ordinal)
+
+
+_cpu_configuration = [None]  # the logical CPUs' configurations, once set
+
+
 def get_logical_device_configuration(device):
-    return None
+    _check_physical(device)
+    return None if _cpu_configuration[0] is None else list(_cpu_configuration[0])
 
 
 def set_logical_device_configuration(device, logical_devices):
-    raise ValueError(f"Kiln cannot split {device.name} into logical devices")
+    """Splits the CPU into len(logical_devices) logical CPUs (/device:CPU:0, 1, ...), as TF does for
+    distribution strategies on one machine; they share the one CPU. As TF, a CPU takes no memory limit, and
+    a configuration, once set, can be set again only to the same."""
+    _check_physical(device)
+    configs = list(logical_devices) if logical_devices is not None else None
+    for c in configs or ():
+        if not isinstance(c, LogicalDeviceConfiguration):
+            raise ValueError(f"Invalid logical device configuration: {c!r}")
+        for field, label in (("memory_limit", "memory limit"), ("experimental_priority", "experimental_priority"),
+                             ("experimental_device_ordinal", "experimental_device_ordinal")):
+            if getattr(c, field) is not None:
+                raise ValueError(f"Setting {label} on CPU virtual devices is currently not supported")
+    if _cpu_configuration[0] is not None and configs != _cpu_configuration[0]:
+        raise RuntimeError("Virtual devices cannot be modified after being initialized")
+    _cpu_configuration[0] = configs or None
+
+
+def _check_physical(device):
+    if device != _CPU:
+        raise ValueError(f"Unrecognized device: {device!r}")
 
 
 def set_soft_device_placement(enabled):
@@ -139,6 +176,9 @@ experimental = _types.SimpleNamespace(
     get_visible_devices=get_visible_devices,
     set_visible_devices=set_visible_devices,
     set_memory_growth=_set_memory_growth,
+    VirtualDeviceConfiguration=LogicalDeviceConfiguration,
+    set_virtual_device_configuration=set_logical_device_configuration,
+    get_virtual_device_configuration=get_logical_device_configuration,
     get_memory_growth=_get_memory_growth,
     enable_tensor_float_32_execution=lambda enabled: None,
     tensor_float_32_execution_enabled=lambda: False)

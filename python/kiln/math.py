@@ -28,6 +28,24 @@ def unsorted_segment_max(data, segment_ids, num_segments, name=None):
     return _C.unsorted_segment_max(data, segment_ids, _num_segments(num_segments))
 
 
+def _order_reversed(x):
+    """A bijection that reverses the order of x's values without overflow: -x for floats, -1 - x for
+    signed integers, max - x for unsigned ones (each maps the dtype's lowest to its highest)."""
+    dtype = x.dtype
+    if dtype.is_floating:
+        return _C.negative(x)
+    if dtype.is_unsigned:
+        return _C.subtract(_C.constant(dtype.max, dtype._enum), x)
+    return _C.subtract(_C.constant(-1, dtype._enum), x)
+
+
+def unsorted_segment_min(data, segment_ids, num_segments, name=None):
+    """The min of each segment's rows; an empty segment holds the dtype's highest value."""
+    from ._ops import convert_to_tensor
+    data = convert_to_tensor(data)
+    return _order_reversed(unsorted_segment_max(_order_reversed(data), segment_ids, num_segments))
+
+
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
     return _C.unsorted_segment_mean(data, segment_ids, _num_segments(num_segments))
 

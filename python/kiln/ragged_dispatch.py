@@ -106,6 +106,44 @@ def _string_join(orig):
     return dispatch
 
 
+def _ragged_shape_ops(kiln):
+    """tf.shape of a RaggedTensor is a DynamicRaggedShape, which tf.reshape, zeros, ones and fill take."""
+    from . import ragged_shape
+
+    def shape(orig):
+        @functools.wraps(orig)
+        def dispatch(input, out_type=None, name=None):  # noqa: A002 - TF's name
+            if type(input) is RaggedTensor:
+                return ragged_shape.DynamicRaggedShape.from_tensor(input, out_type or kiln.int32)
+            return orig(input, kiln.int32 if out_type is None else out_type, name)
+        return dispatch
+
+    def by_shape(orig, ragged_fn):
+        first = _first_param(orig)  # `shape` (zeros, ones) or `dims` (fill)
+
+        @functools.wraps(orig)
+        def dispatch(*args, **kwargs):
+            shape = args[0] if args else kwargs.get(first)
+            if ragged_shape.is_ragged_shape(shape):
+                rest = {k: v for k, v in kwargs.items() if k not in ("name", first)}
+                return ragged_fn(shape, *args[1:], **rest)
+            return orig(*args, **kwargs)
+        return dispatch
+
+    def reshape(orig):
+        @functools.wraps(orig)
+        def dispatch(tensor, shape, name=None):
+            if ragged_shape.is_ragged_shape(shape):
+                return ragged_shape.reshape(tensor, shape)
+            return orig(tensor, shape, name)
+        return dispatch
+
+    return {"shape": shape, "reshape": reshape,
+            "zeros": lambda orig: by_shape(orig, ragged_shape.zeros),
+            "ones": lambda orig: by_shape(orig, ragged_shape.ones),
+            "fill": lambda orig: by_shape(orig, ragged_shape.fill)}
+
+
 def install():
     """Wraps the functions in place (once); the same wrapper object goes to every namespace that holds a
     function, so `tf.add is tf.math.add` stays true."""
@@ -135,6 +173,8 @@ def install():
     put(spaces, "stack", lambda orig: _list_op(orig, ragged_ops.stack))
     put(spaces, "tile", lambda orig: _first_ragged(orig, ragged_ops.tile))
     put(spaces, "reverse", lambda orig: _first_ragged(orig, ragged_ops.reverse))
+    for name, make in _ragged_shape_ops(kiln).items():
+        put(spaces, name, make)
     for name in _STRING_UNARY:
         put((kiln.strings,), name, _unary)
     put((kiln.strings,), "join", _string_join)

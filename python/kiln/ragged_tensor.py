@@ -615,6 +615,8 @@ class RaggedTensorSpec:
         """The flat values' spec, then one row_splits spec per ragged dimension, outermost first."""
         from .function import TensorSpec
         dims = self._shape.as_list() if self._shape.rank is not None else None
+        if self._ragged_rank == 0:  # a dense tensor (a row of a ragged_rank-1 tensor, as tf.data slices it)
+            return [TensorSpec(dims, self._dtype)]
         inner = None if dims is None else [None] + dims[self._ragged_rank + 1:]
         outer = None if dims is None or dims[0] is None else dims[0] + 1
         splits = [TensorSpec([outer], self._row_splits_dtype)]
@@ -622,9 +624,13 @@ class RaggedTensorSpec:
         return [TensorSpec(inner, self._dtype)] + splits
 
     def _to_components(self, value):
+        if not isinstance(value, RaggedTensor):
+            return [value]  # ragged_rank 0: the dense tensor itself
         return [value.flat_values] + list(value.nested_row_splits)
 
     def _from_components(self, components):
+        if self._ragged_rank == 0:
+            return components[0]
         return RaggedTensor.from_nested_row_splits(components[0], components[1:], validate=False)
 
     def _trace_key(self):

@@ -1,5 +1,6 @@
 """kiln.random (tf.random): an op seed with the global seed makes the sequence of draws reproducible."""
 import math as _math
+import types as _types
 
 from . import _C
 from . import _dynamic_shape
@@ -61,7 +62,30 @@ def shuffle(value, seed=None, name=None):
 
 
 def split(seed, num=2, alg="auto_select"):
-    """tf.random.split (tf.random.experimental.stateless_split): new seeds from a seed of shape [2], through
-    NumPy's Philox generator (kiln.image's stateless draws), so deterministic but not TF's numbers."""
-    from .image import _random
-    return _random.stateless_split(seed, num, alg)
+    """tf.random.split (tf.random.experimental.stateless_split): `num` new seeds [num, 2] from a seed of
+    shape [2] (kiln._random_stateless: deterministic, not TF's numbers)."""
+    return _stateless.stateless_split(seed, num, alg)
+
+
+def fold_in(seed, data, alg="auto_select"):
+    return _stateless.stateless_fold_in(seed, data, alg)
+
+
+# The rest of tf.random (docs/design-notes.md, "tf.random: Generator and stateless draws").
+from . import _random_stateless as _stateless  # noqa: E402
+from ._random_stateless import (  # noqa: E402,F401
+    stateless_normal, stateless_truncated_normal, stateless_uniform, stateless_binomial, stateless_poisson,
+    stateless_gamma, stateless_parameterized_truncated_normal, stateless_categorical)
+from ._random_stateful import truncated_normal, categorical, gamma, poisson  # noqa: E402,F401
+from ._random_candidates import (  # noqa: E402,F401
+    uniform_candidate_sampler, log_uniform_candidate_sampler, learned_unigram_candidate_sampler,
+    fixed_unigram_candidate_sampler, all_candidate_sampler)
+from .random_generator import (  # noqa: E402,F401
+    Algorithm, Generator, create_rng_state, get_global_generator, set_global_generator)
+
+
+experimental = _types.SimpleNamespace(
+    Algorithm=Algorithm, Generator=Generator, create_rng_state=create_rng_state,
+    get_global_generator=get_global_generator, set_global_generator=set_global_generator,
+    stateless_split=_stateless.stateless_split, stateless_fold_in=_stateless.stateless_fold_in,
+    index_shuffle=_stateless.index_shuffle, stateless_shuffle=_stateless.stateless_shuffle)

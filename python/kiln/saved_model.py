@@ -14,6 +14,7 @@ import json
 import os
 
 from . import _C
+from . import _composite
 from . import dtypes as _dtypes
 from . import nest as _nest
 from ._ops import convert_to_tensor as _convert
@@ -71,6 +72,10 @@ def _encode_structure(template):
     """A trace's result template as JSON (None when it holds what JSON cannot say)."""
     if type(template) is object:  # the engine's leaf marker
         return _LEAF
+    if type(template) is _composite.Composite:  # a RaggedTensor or SparseTensor: its spec and components
+        components = [_encode_structure(c) for c in template.components]
+        spec = _composite.spec_of_key(template.key)
+        return None if None in components else {"composite": _composite.spec_to_json(spec), "components": components}
     if template is None or isinstance(template, (bool, int, float, str)):
         return {"py": template}
     if isinstance(template, dict):
@@ -90,6 +95,9 @@ def _decode_structure(code, leaves):
         return next(leaves)
     if "py" in code:
         return code["py"]
+    if "composite" in code:
+        spec = _composite.spec_from_json(code["composite"])
+        return spec._from_components([_decode_structure(c, leaves) for c in code["components"]])
     if "dict" in code:
         values = [_decode_structure(v, leaves) for v in code["values"]]
         return dict(zip(code["dict"], values))
@@ -113,19 +121,50 @@ def _function_info(fn, traces):
     structures = [_encode_structure(c._template) for c in traces]
     same = all(st == structures[0] for st in structures)
     info = {"params": _parameter_names(fn), "outputs": structures[0] if structures and same else None}
+    if not same:  # each trace's result structure, found at a call by the trace whose inputs take the arguments
+        info["traces"] = [{"inputs": [[t.dtype.name, None if t.shape.rank is None else t.shape.as_list()]
+                                      for t in c.inputs], "outputs": st} for c, st in zip(traces, structures)]
     if fn.input_signature is not None and any(_nest.is_nested(s) for s in fn.input_signature):
         # A nested signature's structures, so that a call's dict of Python lists splits where the specs do.
         info["inputs"] = [_encode_structure(_nest.map_structure(lambda _: object(), s)) for s in fn.input_signature]
     return info
 
 
-def _output_names(concrete):
-    """A signature's output names: a dict's keys (of tensors), else output_0, output_1..."""
+def _is_output(value):
+    """A signature output: a tensor (the engine's leaf marker) or a composite of tensors."""
+    return type(value) is object or (type(value) is _composite.Composite and all(
+        type(c) is object for c in value.components))
+
+
+def _signature_outputs(concrete):
+    """A signature's outputs as (name, composite spec or None): a dict's keys (of tensors or composites), else
+    output_0 (one result) or output_0, output_1... (a tuple or list of them); None for other results."""
     template = concrete._template
-    if isinstance(template, dict) and all(type(v) is object for v in template.values()) and all(
-            isinstance(k, str) for k in template):
-        return sorted(template, key=repr)
-    return None
+    if isinstance(template, dict) and all(isinstance(k, str) for k in template):
+        items = [(k, template[k]) for k in sorted(template, key=repr)]
+    elif isinstance(template, (list, tuple)) and type(template) is not _composite.Composite:
+        items = [(f"output_{i}", v) for i, v in enumerate(template)]
+    else:
+        items = [("output_0", template)]
+    if not all(_is_output(v) for _, v in items):
+        return None
+    return [(k, _composite.spec_of_key(v.key) if type(v) is _composite.Composite else None) for k, v in items]
+
+
+def _output_names(concrete):
+    """The signature's flat output names: a composite's components are `key`, `key_1`, ... (as TF names the
+    components of a composite argument)."""
+    outputs = _signature_outputs(concrete)
+    if outputs is None:
+        return None
+    return [name if i == 0 else f"{name}_{i}" for name, spec in outputs
+            for i in range(1 if spec is None else len(spec._component_specs()))]
+
+
+def _output_composites(concrete):
+    """{output name: its spec's JSON} for the composite outputs of a signature (the loader rebuilds them)."""
+    return {name: _composite.spec_to_json(spec) for name, spec in (_signature_outputs(concrete) or [])
+            if spec is not None}
 
 
 def _tree(obj, seen, info=None, path=""):
@@ -197,7 +236,8 @@ def save(obj, export_dir, signatures=None, options=None):
     tree = _tree(obj, set(), functions)
     sigs = _signatures(obj, signatures)
     _C.saved_model_save(tree, export_dir, {name: (c._core, [], _output_names(c) or []) for name, c in sigs.items()})
-    info = {"functions": functions, "signature_outputs": {name: _output_names(c) for name, c in sigs.items()}}
+    info = {"functions": functions, "signature_outputs": {name: _output_names(c) for name, c in sigs.items()},
+            "signature_composites": {name: _output_composites(c) for name, c in sigs.items()}}
     with open(os.path.join(export_dir, _PYTHON_INFO), "w") as f:
         json.dump(info, f, indent=1, sort_keys=True)
 
@@ -205,6 +245,14 @@ def save(obj, export_dir, signatures=None, options=None):
 class NoMatchingTraceError(ValueError, _C.InvalidArgumentError):
     """A restored function called with inputs that no saved trace takes: TF's ValueError
     (Kiln's InvalidArgumentError before)."""
+
+
+def _leaf_tensors(value):
+    """An argument leaf as the saved graph takes it: a RaggedTensor or SparseTensor as its component tensors
+    (the trace's inputs, in its spec's order), anything else as one tensor."""
+    if _composite.is_composite(value):
+        return list(value._type_spec._to_components(value))
+    return [_convert(value)]
 
 
 class _LoadedFunction:
@@ -218,6 +266,7 @@ class _LoadedFunction:
         self._params = info.get("params")
         self._outputs = info.get("outputs")
         self._inputs = info.get("inputs")
+        self._traces = info.get("traces")
 
     def __call__(self, *args, **kwargs):
         if kwargs:
@@ -226,11 +275,11 @@ class _LoadedFunction:
         for i, a in enumerate(args):  # a list of Python numbers is one tensor, as a tf.function's argument
             if self._inputs is not None and i < len(self._inputs) and self._inputs[i] not in (None, _LEAF):
                 shallow = _decode_structure(self._inputs[i], itertools.repeat(None))
-                flat.extend(_convert(x) for x in _nest.flatten_up_to(shallow, a))
+                flat.extend(c for x in _nest.flatten_up_to(shallow, a) for c in _leaf_tensors(x))
             elif isinstance(a, (list, tuple, dict)) and (_holds_tensors(a) or isinstance(a, dict)):
-                flat.extend(_convert(x) for x in _nest.flatten(a))
+                flat.extend(c for x in _nest.flatten(a) for c in _leaf_tensors(x))
             else:
-                flat.append(_convert(a))
+                flat.extend(_leaf_tensors(a))
         try:
             out = self._core.call(flat)
         except _C.InvalidArgumentError as e:
@@ -238,13 +287,25 @@ class _LoadedFunction:
                 raise NoMatchingTraceError(
                     f"Could not find matching concrete function to call loaded from the SavedModel: {e}") from None
             raise
-        if self._outputs is not None:
+        outputs = self._outputs if self._traces is None else self._outputs_for(flat)
+        if outputs is not None:
             leaves = iter(out)
             try:
-                return _decode_structure(self._outputs, leaves)
+                return _decode_structure(outputs, leaves)
             except StopIteration:
                 pass
         return out[0] if len(out) == 1 else tuple(out)
+
+    def _outputs_for(self, flat):
+        """The result structure of the first trace whose inputs take `flat` (the engine's choice)."""
+        for trace in self._traces:
+            specs = trace["inputs"]
+            if len(specs) == len(flat) and all(
+                    t.dtype.name == dtype and (dims is None or (t.shape.rank == len(dims) and all(
+                        d is None or d == have for d, have in zip(dims, t.shape.as_list()))))
+                    for t, (dtype, dims) in zip(flat, specs)):
+                return trace["outputs"]
+        return None
 
     def _positional(self, args, kwargs):
         if self._params is None:
@@ -283,7 +344,7 @@ class _LoadedSignature:
     """A serving signature: keyword inputs by name in, a dict of named outputs out (a
     function's dict keeps its keys; other results are output_0, output_1...)."""
 
-    def __init__(self, name, core, output_names=None, timeout=None):
+    def __init__(self, name, core, output_names=None, timeout=None, composites=None):
         self._name = name
         self._core = core
         self._timeout = timeout  # seconds per call (kiln.onnx.import_model's), or None
@@ -294,6 +355,12 @@ class _LoadedSignature:
             self._renames = {s.name: key for s, key in zip(outputs, output_names)}
             outputs = [TensorSpec(s.shape, s.dtype, self._renames[s.name]) for s in outputs]
         self.structured_outputs = {s.name: s for s in outputs}
+        # Composite outputs: their spec, rebuilt from the components `name`, `name_1`, ...
+        self._composites = {k: _composite.spec_from_json(v) for k, v in (composites or {}).items()}
+        for key, spec in self._composites.items():
+            for i in range(len(spec._component_specs())):
+                self.structured_outputs.pop(key if i == 0 else f"{key}_{i}", None)
+            self.structured_outputs[key] = spec
 
     def __call__(self, *args, **kwargs):
         if args:
@@ -306,6 +373,9 @@ class _LoadedSignature:
         out = self._core(inputs, self._timeout)
         if self._renames:
             out = {self._renames.get(k, k): v for k, v in out.items()}
+        for key, spec in self._composites.items():
+            names = [key if i == 0 else f"{key}_{i}" for i in range(len(spec._component_specs()))]
+            out[key] = spec._from_components([out.pop(n) for n in names])
         return out
 
     def __repr__(self):
@@ -348,7 +418,9 @@ class _Loaded(_LoadedObject):
         info = {} if info is None else info
         super().__init__(core, info)
         outputs = info.get("signature_outputs", {})
-        self.signatures = {name: _LoadedSignature(name, s, outputs.get(name)) for name, s in core.signatures().items()}
+        composites = info.get("signature_composites", {})
+        self.signatures = {name: _LoadedSignature(name, s, outputs.get(name), composites=composites.get(name))
+                           for name, s in core.signatures().items()}
 
 
 def _read_python_info(export_dir):

@@ -4,7 +4,8 @@ from .sparse_ops import (  # noqa: F401
     slice, sparse_dense_matmul, to_dense, transpose)
 from .sparse_ops import sparse_dense_matmul as matmul  # noqa: F401
 from .sparse_tensor import SparseTensor, SparseTensorSpec  # noqa: F401
+from .sparse_indexed_slices import mask  # noqa: F401
 
 __all__ = ["SparseTensor", "SparseTensorSpec", "add", "concat", "expand_dims", "fill_empty_rows", "from_dense",
-           "map_values", "matmul", "reduce_max", "reduce_sum", "reorder", "reshape", "retain", "slice",
+           "map_values", "mask", "matmul", "reduce_max", "reduce_sum", "reorder", "reshape", "retain", "slice",
            "sparse_dense_matmul", "to_dense", "transpose"]

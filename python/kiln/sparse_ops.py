@@ -171,15 +171,19 @@ def add(a, b, threshold=0):
 def _reduce(kind, sp_input, axis, keepdims, output_is_sparse):
     ops = _ops()
     _check_sparse(sp_input, f"sparse.{kind}")
-    if axis is None and not output_is_sparse:
+    if axis is None and not output_is_sparse and not keepdims:
         if kind == "reduce_sum":
             return ops.reduce_sum(sp_input.values)
     fill = 0
     if kind == "reduce_max":
         np_dtype = sp_input.dtype.as_numpy_dtype
         fill = -np.inf if np.issubdtype(np_dtype, np.floating) else np.iinfo(np_dtype).min
-    dense = to_dense(sp_input, default_value=fill, validate_indices=False)
-    out = getattr(ops, kind)(dense, axis=axis, keepdims=keepdims)
+    dims = _shape_arg(sp_input)
+    if isinstance(dims, list):
+        out = _segment_reduce(kind, sp_input, dims, axis, keepdims, fill)
+    else:  # a run-time dense shape: no static segment count, so through the dense tensor
+        dense = to_dense(sp_input, default_value=fill, validate_indices=False)
+        out = getattr(ops, kind)(dense, axis=axis, keepdims=keepdims)
     if not output_is_sparse:
         return out
     # Entries where some input value landed, as TF's sparse output lists them (sums of zero included).
@@ -196,6 +200,27 @@ def _reduce(kind, sp_input, axis, keepdims, output_is_sparse):
     lin = ops.reshape(ops.unique(_linear(ops.stack(cols, axis=1), out_shape)).y, [-1])
     lin = ops.gather(lin, _argsort(lin))
     return SparseTensor(unravel(lin, out_shape, len(cols)), ops.gather(ops.reshape(out, [-1]), lin), out_shape)
+
+
+def _segment_reduce(kind, sp_input, dims, axis, keepdims, fill):
+    """A reduction over `axis` as a segment reduction of the values, one segment per output entry: it costs the
+    number of values plus the output's size, never the dense input's."""
+    ops, math = _ops(), _ops().math
+    rank = len(dims)
+    axes = list(range(rank)) if axis is None else sorted({a % rank for a in ([axis] if isinstance(axis, int)
+                                                                               else list(axis))})
+    kept = [d for d in range(rank) if d not in axes]
+    out_dims = [dims[d] for d in kept]
+    count = int(np.prod(out_dims)) if out_dims else 1
+    ids = _linear(ops.gather(sp_input.indices, kept, axis=1), out_dims) if kept else ops.zeros_like(
+        sp_input.indices[:, 0])
+    segment = math.unsorted_segment_sum if kind == "reduce_sum" else math.unsorted_segment_max
+    out = segment(sp_input.values, ids, count)
+    if kind == "reduce_max":  # an output no value reaches holds `fill`, as through the dense tensor
+        reached = math.unsorted_segment_sum(ops.ones_like(ids), ids, count) > 0
+        out = ops.where(reached, out, ops.fill([count], ops.cast(fill, sp_input.dtype)))
+    shape = [1 if d in axes else dims[d] for d in range(rank)] if keepdims else out_dims
+    return ops.reshape(out, shape)
 
 
 def reduce_sum(sp_input, axis=None, keepdims=None, output_is_sparse=False, name=None):

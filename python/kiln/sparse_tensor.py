@@ -62,9 +62,11 @@ class SparseTensor:
     @classmethod
     def _with_static_shape(cls, indices, values, dense_shape, shape):
         st = cls(indices, values, dense_shape)
-        if shape is not None:
-            st._static_shape = st._static_shape.merge_with(TensorShape(shape)) if hasattr(
-                st._static_shape, "merge_with") else TensorShape(shape)
+        shape = TensorShape(shape)
+        if shape.rank is not None:
+            # The dims either side knows: a spec's unknown dim keeps the value's (an eager dense_shape).
+            have = st._static_shape.as_list() if st._static_shape.rank is not None else [None] * shape.rank
+            st._static_shape = TensorShape([a if a is not None else b for a, b in zip(shape.as_list(), have)])
         return st
 
     indices = property(lambda self: self._indices)

@@ -8,11 +8,13 @@ import re
 
 import numpy as np
 
-from . import _C, dtypes
+from . import _C, _farmhash, dtypes, errors
 from .tensor_shape import TensorShape
 
 __all__ = ["lower", "upper", "strip", "regex_replace", "regex_full_match", "length", "substr", "join",
-           "reduce_join", "to_number", "as_string", "split"]
+           "reduce_join", "to_number", "as_string", "split", "to_hash_bucket_fast", "to_hash_bucket_strong",
+           "to_hash_bucket", "bytes_split", "unicode_decode", "unicode_decode_with_offsets", "unicode_encode",
+           "unicode_split", "unicode_split_with_offsets", "unicode_transcode", "unicode_script", "ngrams"]
 
 
 def _tensor(x):
@@ -222,4 +224,33 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
     return _host(run, [x], dtypes.string, x.shape)
 
 
+def _hash_bucket(hash_fn, input, num_buckets, op):  # noqa: A002
+    if not isinstance(num_buckets, (int, np.integer)) or num_buckets < 1:
+        raise errors.InvalidArgumentError(None, None, f"{op}: num_buckets must be >= 1, got {num_buckets!r}")
+    from .ragged_tensor import RaggedTensor
+    if isinstance(input, RaggedTensor):  # elementwise: the flat values, the row partitions kept
+        return input.with_flat_values(_hash_bucket(hash_fn, input.flat_values, num_buckets, op))
+    return _map(lambda b: hash_fn(b) % int(num_buckets), input, dtypes.int64, op)
+
+
+def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
+    """FarmHash's Fingerprint64 of each string modulo num_buckets (int64), TF's numbers."""
+    return _hash_bucket(_farmhash.fingerprint64, input, num_buckets, "to_hash_bucket_fast")
+
+
+def to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
+    """SipHash-2-4 of each string under `key` (two integers) modulo num_buckets (int64), TF's numbers."""
+    key = list(key)
+    if len(key) != 2:
+        raise errors.InvalidArgumentError(None, None, f"to_hash_bucket_strong: key must have 2 elements, got {len(key)}")
+    return _hash_bucket(lambda b: _farmhash.siphash24(key, b), input, num_buckets, "to_hash_bucket_strong")
+
+
+def to_hash_bucket(string_tensor, num_buckets, name=None):
+    """TF's legacy Hash64 of each string modulo num_buckets (int64); TF recommends to_hash_bucket_fast."""
+    return _hash_bucket(_farmhash.hash64, string_tensor, num_buckets, "to_hash_bucket")
+
+
 from .ragged_strings import split  # noqa: E402  (returns RaggedTensors)
+from .strings_unicode import (bytes_split, unicode_decode, unicode_decode_with_offsets, unicode_encode,  # noqa: E402
+                              unicode_split, unicode_split_with_offsets, unicode_transcode, unicode_script, ngrams)

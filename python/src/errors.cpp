@@ -3,6 +3,7 @@
 
 #include "bindings.h"
 #include "kiln/cancellation.h"
+#include "kiln/function.h"
 
 namespace kiln::python {
 
@@ -30,12 +31,26 @@ void bind_errors(py::module_& m) {
       "kiln._C.SymbolicTensorError", py::make_tuple(m.attr("InvalidArgumentError"), py::handle(PyExc_TypeError)).ptr(),
       nullptr);
   m.attr("SymbolicTensorError") = py::handle(leaked);
+  // Inputs of different dtypes given to one op while tracing: TF's graph builder
+  // raises TypeError ("Input 'y' of 'AddV2' Op has type int32 that does not match
+  // ..."), its eager ops InvalidArgumentError. Kiln's class is both while tracing.
+  static PyObject* graph_dtypes = PyErr_NewException(
+      "kiln._C.GraphDTypeMismatchError",
+      py::make_tuple(m.attr("InvalidArgumentError"), py::handle(PyExc_TypeError)).ptr(), nullptr);
+  m.attr("GraphDTypeMismatchError") = py::handle(graph_dtypes);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const InvalidArgument& e) {
-      if (std::string_view(e.what()).find("symbolic tensor of a graph") == std::string_view::npos) throw;
-      PyErr_SetString(leaked, e.what());
+      const std::string_view message = e.what();
+      if (message.find("symbolic tensor of a graph") != std::string_view::npos) {
+        PyErr_SetString(leaked, e.what());
+      } else if (detail::is_tracing() && (message.find("must have the same dtype") != std::string_view::npos ||
+                                          message.find("must have one dtype") != std::string_view::npos)) {
+        PyErr_SetString(graph_dtypes, e.what());
+      } else {
+        throw;
+      }
     }
   });
   // An argument of the wrong Python type for an op (a float where the op takes

@@ -366,6 +366,11 @@ void bind_ops(py::module_& m) {
     return kiln::transpose(T(x), perm, user_location());
   });
   m.def("shape", [](py::handle x) { return kiln::shape_of(T(x), user_location()); });
+  m.def("ensure_shape", [](py::handle x, const std::vector<int64_t>& dims) {  // -1: any size
+    Shape shape;
+    for (int64_t d : dims) shape.push_back(d < 0 ? None : d);
+    return kiln::ensure_shape(T(x), shape, user_location());
+  });
   m.def("expand_dims", [](py::handle x, int64_t axis) { return kiln::expand_dims(T(x), axis, user_location()); });
   m.def("squeeze", [](py::handle x, std::vector<int64_t> axes) {
     return kiln::squeeze(T(x), axes, user_location());

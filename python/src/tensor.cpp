@@ -135,7 +135,8 @@ PyObject* binary_slot(PyObject* a, PyObject* b) noexcept {
   } catch (...) {
     translate_current_exception();
     if constexpr (rname != nullptr) {
-      if (forward) return reflected_fallback(a, b, rname);
+      // A tensor y's reflected method is this op again (TF's has no fallback): x's error stands.
+      if (forward && !PyObject_TypeCheck(b, tensor_type)) return reflected_fallback(a, b, rname);
     }
     return nullptr;
   }
@@ -397,6 +398,14 @@ void bind_tensor(py::module_& m) {
   def_binary<mod, kRMod>(c, "__mod__");
   def_binary<kiln::pow, kRPow>(c, "__pow__");
   // TF's tensor_equals / tensor_not_equals: `t == None` is False, `t != None` True.
+  // Tensor.set_shape of a graph tensor: the Python object now holds an
+  // EnsureShape of what it held, of the merged static shape (TF refines the
+  // graph tensor in place; a Kiln tensor never changes once made).
+  c.def("_refine_shape", [](Tensor& self, const std::vector<int64_t>& dims) {
+    Shape shape;
+    for (int64_t d : dims) shape.push_back(d < 0 ? None : d);
+    self = kiln::ensure_shape(self, shape, user_location());
+  });
   c.def("__eq__", [](py::handle self, py::handle other) -> py::object {
     if (other.is_none()) return py::bool_(false);
     return slot_result(binary_slot<equal, nullptr>(self.ptr(), other.ptr()));

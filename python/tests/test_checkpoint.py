@@ -152,6 +152,34 @@ def test_restore_model_and_optimizer_then_train_on_identically(tmp_path):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
 
 
+def test_a_compiled_model_carries_its_optimizer(tmp_path):
+    """TF's Model tracks the optimizer compile() set: Checkpoint(model=m) and save_weights keep its state."""
+    def compiled(seed):
+        tf.keras.utils.set_random_seed(seed)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+        model.compile(optimizer="adam", loss="mse")
+        return model
+    model = compiled(1)
+    x, y = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3), np.ones((4, 2), np.float32)
+    model.fit(x, y, epochs=3, verbose=0)
+    path = tf.train.Checkpoint(model=model).save(str(tmp_path / "ckpt"))
+    keys = [name for name, _ in tf.train.list_variables(path)]
+    assert "model/optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    assert "model/layer_with_weights-0/kernel/.OPTIMIZER_SLOT/model/optimizer/m/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    model2 = compiled(2)
+    tf.train.Checkpoint(model=model2).restore(path).assert_consumed()
+    assert int(model2.optimizer.iterations) == 3
+    kernel, kernel2 = model.layers[0].kernel, model2.layers[0].kernel
+    np.testing.assert_array_equal(model.optimizer.get_slot(kernel, "v").numpy(),
+                                  model2.optimizer.get_slot(kernel2, "v").numpy())
+    model.fit(x, y, epochs=1, verbose=0)
+    model2.fit(x, y, epochs=1, verbose=0)
+    np.testing.assert_allclose(kernel.numpy(), kernel2.numpy(), rtol=1e-6)
+    model.save_weights(str(tmp_path / "weights"))
+    assert "optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE" in [
+        name for name, _ in tf.train.list_variables(str(tmp_path / "weights"))]
+
+
 def test_partial_restores_and_their_status(tmp_path):
     model, opt = model_and_optimizer(3)
     train_step(model, opt)

@@ -159,5 +159,6 @@ def test_random_jpeg_quality_and_random_split():
         tf.image.random_jpeg_quality(image, 90, 50)
     seeds = tf.random.split(tf.constant([7, 8], tf.int64), num=3)
     assert seeds.shape == (3, 2) and seeds.dtype == tf.int64
-    np.testing.assert_array_equal(seeds.numpy(), tf.random.split((7, 8), num=3).numpy())
+    np.testing.assert_array_equal(seeds.numpy(), tf.random.split(tf.constant([7, 8], tf.int64), num=3).numpy())
+    assert tf.random.split((7, 8), num=3).dtype == tf.int32  # the seed's dtype, as TF's
     assert len({tuple(s) for s in seeds.numpy()}) == 3

@@ -334,11 +334,6 @@ def test_sparse_ops_traced_equal_eager(name):
     assert type(eager) is type(traced) and _value(eager) == _value(traced)
 
 
-def test_datasets_refuse_composites_clearly():
-    with pytest.raises(TypeError, match="does not take a RaggedTensor"):
-        tf.data.Dataset.from_tensor_slices({"a": tf.ragged.constant([[1], [2, 3]])})
-
-
 def test_map_fn():
     digits = tf.ragged.constant(ROWS)
     assert tf.map_fn(tf.math.square, digits).to_list() == [[v * v for v in r] for r in ROWS]

@@ -182,3 +182,32 @@ def test_segment_errors():
     traced = tf.function(lambda d, i: tf.math.segment_sum(d, i))
     with pytest.raises(tf.errors.InvalidArgumentError, match="not increasing"):
         traced(tf.constant(DATA), tf.constant([1, 0, 0, 0, 0]))
+
+
+def test_tensor_scatter_nd_sub_min_max_against_numpy():
+    rng = np.random.default_rng(3)
+    base = rng.integers(-5, 5, size=(4, 3)).astype(np.float32)
+    indices = np.array([[0, 1], [2, 2], [0, 1], [3, 0]])  # a duplicate
+    updates = np.array([4.0, -7.0, 9.0, -0.0], np.float32)
+    expect_sub, expect_min, expect_max = base.copy(), base.copy(), base.copy()
+    for (i, j), u in zip(indices, updates):
+        expect_sub[i, j] -= u
+        expect_min[i, j] = min(expect_min[i, j], u)
+        expect_max[i, j] = max(expect_max[i, j], u)
+    for fn in (lambda f, *a: f(*a), lambda f, *a: tf.function(f)(*a)):  # eager and traced
+        np.testing.assert_array_equal(fn(tf.tensor_scatter_nd_sub, base, indices, updates).numpy(), expect_sub)
+        np.testing.assert_array_equal(fn(tf.tensor_scatter_nd_min, base, indices, updates).numpy(), expect_min)
+        np.testing.assert_array_equal(fn(tf.tensor_scatter_nd_max, base, indices, updates).numpy(), expect_max)
+    rows = tf.tensor_scatter_nd_max(tf.zeros([3, 2]), [[1]], [[5.0, -1.0]])  # whole slices
+    assert rows.numpy().tolist() == [[0, 0], [5, 0], [0, 0]]
+    ints = tf.constant([np.iinfo(np.int32).min, 0, np.iinfo(np.int32).max], tf.int32)
+    assert tf.tensor_scatter_nd_min(ints, [[2], [0]], [1, 7]).numpy().tolist() == [ints.numpy()[0], 0, 1]
+
+
+def test_unsorted_segment_min_extremes_and_empty_segments():
+    i32 = np.iinfo(np.int32)
+    data = tf.constant([i32.min, 5, i32.max, -3], tf.int32)
+    assert tf.math.unsorted_segment_min(data, [0, 0, 1, 1], 3).numpy().tolist() == [i32.min, -3, i32.max]
+    floats = tf.math.unsorted_segment_min(tf.constant([3.0, -np.inf, 2.0]), [1, 1, 0], 3).numpy()
+    assert floats.tolist() == [2.0, -np.inf, np.finfo(np.float32).max]  # empty: the dtype's highest, as TF
+    assert tf.math.unsorted_segment_min(tf.constant([7, 2], tf.uint8), [0, 0], 2).numpy().tolist() == [2, 255]

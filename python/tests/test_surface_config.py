@@ -52,7 +52,9 @@ def test_op_determinism_flag():
     assert not tf.config.experimental.is_op_determinism_enabled()
 
 
-def test_device_scope_and_tensor_device(caplog):
+def test_device_scope_and_tensor_device(caplog, monkeypatch):
+    from kiln import _device
+    monkeypatch.setattr(_device, "_warned", set())  # once per process: another test may have warned already
     with tf.device("/CPU:0"):
         x = tf.constant([1.0, 2.0]) * 2.0
     assert x.device == CPU

@@ -263,3 +263,18 @@ def test_split_gradient_and_trace_agree():
     want = [[1.0, 2.0, 0.0, 4.0], [1.0, 2.0, 0.0, 4.0]]
     np.testing.assert_array_equal(grad(x).numpy(), want)
     np.testing.assert_array_equal(tf.function(grad)(x).numpy(), want)
+
+
+def test_copy_deepcopy_and_pickle_follow_tf():
+    import copy
+    import pickle
+    x = tf.constant([1.0, 2.0])
+    assert copy.copy(x) is x and copy.deepcopy(x) is x  # tensors never change: the copy is the tensor
+    back = pickle.loads(pickle.dumps(x))
+    assert back.dtype == tf.float32 and back.numpy().tolist() == [1.0, 2.0]
+    v = tf.Variable([1.0, 2.0], name="w", trainable=False)
+    copies = [copy.copy(v), copy.deepcopy(v), pickle.loads(pickle.dumps(v))]
+    v.assign([5.0, 5.0])
+    for c in copies:  # new variables with the value at the time of the copy
+        assert c.numpy().tolist() == [1.0, 2.0] and c.name == "w:0" and not c.trainable
+    assert copy.deepcopy({"w": v})["w"].numpy().tolist() == [5.0, 5.0]

@@ -80,6 +80,20 @@ def test_int32_tensor_plus_python_float_raises_as_tf():
         times(x)
 
 
+def test_tensors_of_two_dtypes_in_one_op_raise_type_error_in_a_graph():
+    # TF's graph builder raises TypeError for inputs of different dtypes; eager ops InvalidArgumentError.
+    a, b = tf.constant([[1.0]]), tf.constant([[1]])
+    ops = (lambda x, y: x + y, lambda x, y: x - y, tf.matmul, lambda x, y: tf.concat([x, y], 0),
+           lambda x, y: tf.where(x > 0, x, y), tf.maximum)
+    for op in ops:
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            op(a, b)
+        with pytest.raises(TypeError, match="dtype"):
+            tf.function(op)(a, b)
+    with pytest.raises(tf.errors.InvalidArgumentError):  # still the class Kiln raised before, too
+        tf.function(lambda x, y: x * y)(a, b)
+
+
 def test_int_tensor_and_numpy_float_follow_tf_2_15():
     # TF converts a NumPy operand to the tensor's dtype with NumPy's own cast (pywrap_tensor.cc:
     # NumPy scalars become arrays, then PyArray_FromAny with NPY_ARRAY_FORCECAST), so a NumPy float
@@ -243,3 +257,10 @@ def test_tensor_format_formats_an_eager_scalar():
     assert f"{tf.constant([1.0, 2.0])}" == str(np.array([1.0, 2.0], np.float32))
     with pytest.raises(TypeError):
         f"{tf.constant([1.0, 2.0]):.2f}"
+
+
+def test_fill_takes_the_value_dtype_tf_converts_it_to():
+    assert tf.fill([2], 3).dtype == tf.int32 and tf.fill([2], 3.0).dtype == tf.float32
+    assert tf.fill([2], np.int64(3)).dtype == tf.int64 and tf.fill([2], True).dtype == tf.bool
+    assert tf.fill([2], tf.constant(2.0, tf.float64)).dtype == tf.float64
+    assert tf.fill([2, 1], 7).numpy().tolist() == [[7], [7]]

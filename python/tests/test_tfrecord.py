@@ -223,7 +223,7 @@ def test_parse_example_batches_and_pads():
     })
     assert parsed["v"].indices.numpy().tolist() == [[0, 0], [0, 1], [1, 0]]
     assert parsed["v"].dense_shape.numpy().tolist() == [2, 2]
-    assert parsed["v"].to_dense().numpy().tolist() == [[1.0, 2.0], [3.0, 0.0]]
+    assert tf.sparse.to_dense(parsed["v"]).numpy().tolist() == [[1.0, 2.0], [3.0, 0.0]]
     assert parsed["s"].numpy().tolist() == [[[1, 2], [3, 4]], [[5, 6], [-1, -1]]]
 
 

@@ -228,8 +228,14 @@ void while_gradient(schema::GradContext& c) {
       runtime::DispatchHandlerGuard guard(&body2.ctx);
       const std::vector<Tensor>& p = body2.params;
       std::vector<Tensor> feeds(nv);
-      for (std::size_t m = 0; m < ns; ++m)
-        feeds[stacked_of[m]] = stacks[m].array(&p[first_stack + kS * m]).read(p[0]);
+      for (std::size_t m = 0; m < ns; ++m) {
+        // A stack of a partly known shape reads back of unknown rank: the
+        // variable's shape, restored, lets shape-reading ops (Split) replay.
+        Tensor row = stacks[m].array(&p[first_stack + kS * m]).read(p[0]);
+        const Shape& declared = var_types[stacked_of[m]].shape;
+        if (declared.has_known_rank() && !row.shape().has_known_rank()) row = ensure_shape(row, declared);
+        feeds[stacked_of[m]] = row;
+      }
       for (std::size_t m = 0; m < final_of.size(); ++m) feeds[final_of[m]] = p[first_cap + nc + m];
       for (std::size_t j = 0; j < nc; ++j) feeds.push_back(p[first_cap + j]);
       std::vector<Tensor> stacked;

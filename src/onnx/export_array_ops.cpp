@@ -52,6 +52,10 @@ void squeeze(const NodeExport& x) {
   else x.e.add_node("Squeeze", {x.in(0), x.e.ints(axes, "axes")}, {x.out()});
 }
 
+// ONNX has no shape assertion: the value passes through (the static shape is
+// the graph's own).
+void ensure_shape(const NodeExport& x) { x.e.add_node("Identity", {x.in(0)}, {x.out()}); }
+
 void transpose(const NodeExport& x) {
   pb::NodeProto& n = x.e.add_node("Transpose", {x.in(0)}, {x.out()});
   // No perm: both reverse the dims.
@@ -225,7 +229,7 @@ void add_array_exports(ExportTable& t) {
   t["Const"] = evaluated, t["Fill"] = evaluated, t["Range"] = evaluated;
   t["ReadVariable"] = read_variable;
   t["Reshape"] = reshape_attr, t["ReshapeLike"] = reshape_like, t["ExpandDims"] = expand_dims;
-  t["Squeeze"] = squeeze, t["Transpose"] = transpose, t["Shape"] = shape;
+  t["Squeeze"] = squeeze, t["Transpose"] = transpose, t["Shape"] = shape, t["EnsureShape"] = ensure_shape;
   t["Concat"] = concat, t["Pack"] = pack, t["Unpack"] = unpack, t["Split"] = split, t["Gather"] = gather, t["OneHot"] = one_hot;
   t["Pad"] = pad, t["Tile"] = tile, t["FillLike"] = fill_like, t["BroadcastLike"] = broadcast_like;
   t["StridedSlice"] = strided_slice;

@@ -196,6 +196,56 @@ constexpr detail::OpDef kSqueeze{.name = "Squeeze", .infer = squeeze_infer, .ker
                                  .flags = schema::kSetsOwnOutputs | schema::kShapeFromShapes,
                                  .samples = squeeze_samples, .gradient = relabel_grad};
 
+// ---- EnsureShape ----------------------------------------------------------------
+// tf.ensure_shape: x itself, its shape checked against `shape` (-1: any size)
+// when the op runs; statically, the shape the two agree on, so a value whose
+// static shape was lost (a While gradient's stacked variable) gets it back.
+Shape expected_shape(const std::vector<int64_t>& dims) {
+  Shape s;
+  for (int64_t d : dims) s.push_back(d < 0 ? None : d);
+  return s;
+}
+
+bool compatible(const Shape& actual, const Shape& expected) {
+  if (actual.rank() != expected.rank()) return false;
+  for (int i = 0; i < actual.rank(); ++i)
+    if (actual[i] >= 0 && expected[i] >= 0 && actual[i] != expected[i]) return false;
+  return true;
+}
+
+void ensure_shape_infer(schema::InferContext& c) {
+  const Shape expected = expected_shape(c.attrs().get_ints("shape"));
+  const Shape& in = c.shape(0);
+  if (!in.has_known_rank()) {
+    c.add_output(c.dtype(0), expected);
+    return;
+  }
+  if (!compatible(in, expected))
+    c.fail("Shape of tensor {} is not compatible with expected shape {}", in.to_string(), expected.to_string());
+  Shape merged = in;
+  for (int i = 0; i < merged.rank(); ++i)
+    if (merged[i] < 0) merged[i] = expected[i];
+  c.add_output(c.dtype(0), merged);
+}
+
+void ensure_shape_kernel(schema::KernelContext& c) {
+  const Shape expected = expected_shape(c.attrs.get_ints("shape"));
+  if (!compatible(c.in_shape(0), expected))
+    throw InvalidArgument(fmt::format("{}: Shape of tensor {} is not compatible with expected shape {}", c.op.name,
+                                      c.in_shape(0).to_string(), expected.to_string()));
+  set_view(c, c.in_shape(0));
+}
+
+std::vector<schema::OpSample> ensure_shape_samples() {
+  return {{{constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}, schema::Attrs{{"shape", std::vector<int64_t>{-1, 3}}}},
+          {{constant({1, 2})}, schema::Attrs{{"shape", std::vector<int64_t>{2}}}}};
+}
+
+constexpr detail::OpDef kEnsureShape{.name = "EnsureShape", .infer = ensure_shape_infer,
+                                     .kernel = ensure_shape_kernel,
+                                     .flags = schema::kSetsOwnOutputs | schema::kShapeFromShapes,
+                                     .samples = ensure_shape_samples, .gradient = relabel_grad};
+
 // ---- Transpose ------------------------------------------------------------------
 void transpose_infer(schema::InferContext& c) {
   const Shape& in = c.shape(0);
@@ -364,7 +414,8 @@ constexpr detail::OpDef kShape{.name = "Shape", .infer = shape_infer, .kernel = 
 }  // namespace
 
 void register_shape_ops(schema::OpRegistry& r) {
-  for (const detail::OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kTranspose, &kShape}) r.add(*op);
+  for (const detail::OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kEnsureShape, &kTranspose, &kShape})
+    r.add(*op);
 }
 
 }  // namespace ops
@@ -385,6 +436,13 @@ Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm, SourceLocati
 Tensor shape_of(const Tensor& x, SourceLocation loc) {
   const Tensor in[] = {x};
   return runtime::dispatch1(ops::kShape, in, schema::Attrs{}, loc);
+}
+
+Tensor ensure_shape(const Tensor& x, const Shape& shape, SourceLocation loc) {
+  const Tensor in[] = {x};
+  std::vector<int64_t> dims;
+  for (int i = 0; i < shape.rank(); ++i) dims.push_back(shape[i] < 0 ? -1 : shape[i]);
+  return runtime::dispatch1(ops::kEnsureShape, in, schema::Attrs{{"shape", std::move(dims)}}, loc);
 }
 
 Tensor expand_dims(const Tensor& x, int64_t axis, SourceLocation loc) {

@@ -3,7 +3,7 @@
 Provenance: tensorflow/docs, site/en/guide/data.ipynb, commit 7c3650212740204359d4ceae481abc79345541be (its code
 cells, in order). Only the import differs (`import kiln as tf`). Left out: the cells that need packages Kiln's
 environment lacks (pandas, matplotlib, scipy: the DataFrame and plot cells, the image-rotation ones),
-tf.SparseTensor (not in Kiln), and the image sections (ImageDataGenerator, decode_jpeg: no flower photos here).
+and the image sections (ImageDataGenerator, decode_jpeg: no flower photos here).
 The FSNS test file the TFRecord cells download is a stand-in of 12 Examples with the features they read.
 The files the guide downloads with tf.keras.utils.get_file (the Iliad translations, titanic's train.csv,
 creditcard.zip, Fashion-MNIST) are written first, small and synthetic, into a Keras cache in a temporary
@@ -112,6 +112,14 @@ print(dataset2.element_spec)
 dataset3 = tf.data.Dataset.zip((dataset1, dataset2))
 
 print(dataset3.element_spec)
+
+# Dataset containing a sparse tensor.
+dataset4 = tf.data.Dataset.from_tensors(tf.SparseTensor(indices=[[0, 0], [1, 2]], values=[1, 2], dense_shape=[3, 4]))
+
+print(dataset4.element_spec)
+
+# Use value_type to see the type of value represented by the element spec
+print(dataset4.element_spec.value_type)
 
 dataset1 = tf.data.Dataset.from_tensor_slices(
     tf.random.uniform([4, 10], minval=1, maxval=10, dtype=tf.int32))

@@ -2,9 +2,7 @@
 guide's code cells in order, only the import changed (`import kiln as tf`); a cell's last bare expression, which
 the notebook displays, is printed (marked "Kiln:").
 
-Omitted cells: 39 (tf.strings.to_hash_bucket_fast, tf.nn.embedding_lookup), 52-75 (Keras, tf.Example and
-tf.data with ragged tensors), 86, 88 (SavedModels), 124-139 (tf.shape of a ragged tensor: DynamicRaggedShape).
-Kiln lacks these.
+Omitted cell: 55 (`tf.keras.Input?`, IPython's help).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/guides/ragged_tensor.py"""
 
@@ -93,6 +91,37 @@ try:
 except ValueError as exception:
   print(exception)
 
+# ---- cell 39
+queries = tf.ragged.constant([['Who', 'is', 'Dan', 'Smith'],
+                              ['Pause'],
+                              ['Will', 'it', 'rain', 'later', 'today']])
+
+# Create an embedding table.
+num_buckets = 1024
+embedding_size = 4
+embedding_table = tf.Variable(
+    tf.random.truncated_normal([num_buckets, embedding_size],
+                       stddev=1.0 / math.sqrt(embedding_size)))
+
+# Look up the embedding for each word.
+word_buckets = tf.strings.to_hash_bucket_fast(queries, num_buckets)
+word_embeddings = tf.nn.embedding_lookup(embedding_table, word_buckets)     # ①
+
+# Add markers to the beginning and end of each sentence.
+marker = tf.fill([queries.nrows(), 1], '#')
+padded = tf.concat([marker, queries, marker], axis=1)                       # ②
+
+# Build word bigrams and look up embeddings.
+bigrams = tf.strings.join([padded[:, :-1], padded[:, 1:]], separator='+')   # ③
+
+bigram_buckets = tf.strings.to_hash_bucket_fast(bigrams, num_buckets)
+bigram_embeddings = tf.nn.embedding_lookup(embedding_table, bigram_buckets) # ④
+
+# Find the average embedding for each sentence
+all_embeddings = tf.concat([word_embeddings, bigram_embeddings], axis=1)    # ⑤
+avg_embedding = tf.reduce_mean(all_embeddings, axis=1)                      # ⑥
+print(avg_embedding)
+
 # ---- cell 42
 print(repr(tf.ragged.constant([["Hi"], ["How", "are", "you"]]).shape))  # Kiln: printed, as the notebook displays it
 
@@ -109,6 +138,111 @@ sparse_x = ragged_x.to_sparse()
 sparse_y = ragged_y.to_sparse()
 sparse_result = tf.sparse.concat(sp_inputs=[sparse_x, sparse_y], axis=1)
 print(tf.sparse.to_dense(sparse_result, ''))
+
+# ---- cell 52
+# Task: predict whether each sentence is a question or not.
+sentences = tf.constant(
+    ['What makes you think she is a witch?',
+     'She turned me into a newt.',
+     'A newt?',
+     'Well, I got better.'])
+is_question = tf.constant([True, False, True, False])
+
+# ---- cell 53
+# Preprocess the input strings.
+hash_buckets = 1000
+words = tf.strings.split(sentences, ' ')
+hashed_words = tf.strings.to_hash_bucket_fast(words, hash_buckets)
+print(repr(hashed_words.to_list()))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 54
+print(repr(hashed_words.to_tensor()))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 56
+# Build the Keras model.
+keras_model = tf.keras.Sequential([
+    tf.keras.layers.Embedding(hash_buckets, 16, mask_zero=True),
+    tf.keras.layers.LSTM(32, return_sequences=True, use_bias=False),
+    tf.keras.layers.GlobalAveragePooling1D(),
+    tf.keras.layers.Dense(32),
+    tf.keras.layers.Activation(tf.nn.relu),
+    tf.keras.layers.Dense(1)
+])
+
+keras_model.compile(loss='binary_crossentropy', optimizer='rmsprop')
+keras_model.fit(hashed_words.to_tensor(), is_question, epochs=5)
+
+# ---- cell 57
+print(keras_model.predict(hashed_words.to_tensor()))
+
+# ---- cell 59
+import google.protobuf.text_format as pbtext
+
+def build_tf_example(s):
+  return pbtext.Merge(s, tf.train.Example()).SerializeToString()
+
+example_batch = [
+  build_tf_example(r'''
+    features {
+      feature {key: "colors" value {bytes_list {value: ["red", "blue"]} } }
+      feature {key: "lengths" value {int64_list {value: [7]} } } }'''),
+  build_tf_example(r'''
+    features {
+      feature {key: "colors" value {bytes_list {value: ["orange"]} } }
+      feature {key: "lengths" value {int64_list {value: []} } } }'''),
+  build_tf_example(r'''
+    features {
+      feature {key: "colors" value {bytes_list {value: ["black", "yellow"]} } }
+      feature {key: "lengths" value {int64_list {value: [1, 3]} } } }'''),
+  build_tf_example(r'''
+    features {
+      feature {key: "colors" value {bytes_list {value: ["green"]} } }
+      feature {key: "lengths" value {int64_list {value: [3, 5, 2]} } } }''')]
+
+# ---- cell 61
+feature_specification = {
+    'colors': tf.io.RaggedFeature(tf.string),
+    'lengths': tf.io.RaggedFeature(tf.int64),
+}
+feature_tensors = tf.io.parse_example(example_batch, feature_specification)
+for name, value in feature_tensors.items():
+  print("{}={}".format(name, value))
+
+# ---- cell 64
+# Helper function used to print datasets in the examples below.
+def print_dictionary_dataset(dataset):
+  for i, element in enumerate(dataset):
+    print("Element {}:".format(i))
+    for (feature_name, feature_value) in element.items():
+      print('{:>14} = {}'.format(feature_name, feature_value))
+
+# ---- cell 66
+dataset = tf.data.Dataset.from_tensor_slices(feature_tensors)
+print_dictionary_dataset(dataset)
+
+# ---- cell 69
+batched_dataset = dataset.batch(2)
+print_dictionary_dataset(batched_dataset)
+
+# ---- cell 71
+unbatched_dataset = batched_dataset.unbatch()
+print_dictionary_dataset(unbatched_dataset)
+
+# ---- cell 73
+non_ragged_dataset = tf.data.Dataset.from_tensor_slices([1, 5, 3, 2, 8])
+non_ragged_dataset = non_ragged_dataset.map(tf.range)
+batched_non_ragged_dataset = non_ragged_dataset.apply(
+    tf.data.experimental.dense_to_ragged_batch(2))
+for element in batched_non_ragged_dataset:
+  print(element)
+
+# ---- cell 75
+def transform_lengths(features):
+  return {
+      'mean_length': tf.math.reduce_mean(features['lengths']),
+      'length_ranges': tf.ragged.range(features['lengths'])}
+transformed_dataset = dataset.map(transform_lengths)
+print_dictionary_dataset(transformed_dataset)
 
 # ---- cell 77
 @tf.function
@@ -137,6 +271,38 @@ def increment(x):
 rt = tf.ragged.constant([[1, 2], [3], [4, 5, 6]])
 cf = increment.get_concrete_function(rt)
 print(cf(rt))
+
+# ---- cell 86
+import tempfile
+
+keras_module_path = tempfile.mkdtemp()
+keras_model.save(keras_module_path+"/my_model.keras")
+
+imported_model = tf.keras.models.load_model(keras_module_path+"/my_model.keras")
+
+print(repr(imported_model(hashed_words.to_tensor())))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 88
+class CustomModule(tf.Module):
+  def __init__(self, variable_value):
+    super(CustomModule, self).__init__()
+    self.v = tf.Variable(variable_value)
+
+  @tf.function
+  def grow(self, x):
+    return x * self.v
+
+module = CustomModule(100.0)
+
+# Before saving a custom model, you must ensure that concrete functions are
+# built for each input signature that you will need.
+module.grow.get_concrete_function(tf.RaggedTensorSpec(shape=[None, None],
+                                                      dtype=tf.float32))
+
+custom_module_path = tempfile.mkdtemp()
+tf.saved_model.save(module, custom_module_path)
+imported_model = tf.saved_model.load(custom_module_path)
+print(repr(imported_model.grow(tf.ragged.constant([[1.0, 4.0, 3.0], [2.0]]))))  # Kiln: printed, as the notebook displays it
 
 # ---- cell 91
 x = tf.ragged.constant([[1, 2], [3], [4, 5, 6]])
@@ -225,6 +391,41 @@ print(repr(x.shape))  # shape of a tf.tensor  # Kiln: printed, as the notebook d
 # ---- cell 121
 rt = tf.ragged.constant([[1], [2, 3], [], [4]])
 print(repr(rt.shape))  # shape of a tf.RaggedTensor  # Kiln: printed, as the notebook displays it
+
+# ---- cell 124
+x = tf.constant([['a', 'b'], ['c', 'd'], ['e', 'f']])
+print(repr(tf.shape(x)))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 126
+rt = tf.ragged.constant([[1], [2, 3, 4], [], [5, 6]])
+rt_shape = tf.shape(rt)
+print(rt_shape)
+
+# ---- cell 128
+print(f"tf.reshape(x, rt_shape) = {tf.reshape(x, rt_shape)}")
+print(f"tf.zeros(rt_shape) = {tf.zeros(rt_shape)}")
+print(f"tf.ones(rt_shape) = {tf.ones(rt_shape)}")
+print(f"tf.fill(rt_shape, 9) = {tf.fill(rt_shape, 'x')}")
+
+# ---- cell 130
+print(repr(rt_shape[0]))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 132
+try:
+  rt_shape[1]
+except ValueError as e:
+  print("Got expected ValueError:", e)
+
+# ---- cell 134
+print(repr(rt_shape[:1]))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 137
+print(repr(tf.experimental.DynamicRaggedShape(
+    row_partitions=[tf.experimental.RowPartition.from_row_lengths([5, 3, 2])],
+    inner_shape=[10, 8])))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 139
+print(repr(tf.experimental.DynamicRaggedShape.from_lengths([4, (2, 1, 0, 8), 12])))  # Kiln: printed, as the notebook displays it
 
 # ---- cell 142
 # x       (2D ragged):  2 x (num_rows)

@@ -1,8 +1,6 @@
 """TensorFlow's guide "Working with sparse tensors" (tensorflow/docs, site/en/guide/sparse_tensor.ipynb), run on
-Kiln: the guide's code cells in order, only the import changed (`import kiln as tf`).
-
-Omitted cells: 32 (a Keras model on a sparse input: tf.keras.Input(sparse=True)), 34, 36, 37, 40 (tf.data
-datasets of sparse tensors); Kiln's Keras and tf.data do not take SparseTensors yet.
+Kiln: the guide's code cells in order, only the import changed (`import kiln as tf`); a cell's last bare
+expression, which the notebook displays, is printed (marked "Kiln:").
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/guides/sparse_tensor.py"""
 
@@ -92,6 +90,45 @@ st2_plus_5 = tf.sparse.SparseTensor(
     st2.values + 5,
     st2.dense_shape)
 print(tf.sparse.to_dense(st2_plus_5))
+
+# ---- cell 32
+x = tf.keras.Input(shape=(4,), sparse=True)
+y = tf.keras.layers.Dense(4)(x)
+model = tf.keras.Model(x, y)
+
+sparse_data = tf.sparse.SparseTensor(
+    indices = [(0,0),(0,1),(0,2),
+               (4,3),(5,0),(5,1)],
+    values = [1,1,1,1,1,1],
+    dense_shape = (6,4)
+)
+
+model(sparse_data)
+
+print(repr(model.predict(sparse_data)))  # Kiln: printed, as the notebook displays it
+
+# ---- cell 34
+dataset = tf.data.Dataset.from_tensor_slices(sparse_data)
+for element in dataset: 
+  print(pprint_sparse_tensor(element))
+
+
+# ---- cell 36
+batched_dataset = dataset.batch(2)
+for element in batched_dataset:
+  print (pprint_sparse_tensor(element))
+
+
+# ---- cell 37
+unbatched_dataset = batched_dataset.unbatch()
+for element in unbatched_dataset:
+  print (pprint_sparse_tensor(element))
+
+
+# ---- cell 40
+transform_dataset = dataset.map(lambda x: x*2)
+for i in transform_dataset:
+  print(pprint_sparse_tensor(i))
 
 # ---- cell 43
 @tf.function

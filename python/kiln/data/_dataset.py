@@ -13,6 +13,7 @@ from .._ops import cast as _cast, convert_to_tensor as _convert
 from ..function import TensorSpec, function as _function
 from ..tensor_shape import TensorShape
 from . import _cards
+from . import _composite_elements as _ce
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
 
@@ -31,12 +32,13 @@ def _to_components(value):
     if _nest.is_nested(value):
         return _nest._rebuild(value, [_to_components(c) for c in _nest._children(value)])
     if hasattr(type(value), "_type_spec"):
-        raise TypeError(f"Kiln's tf.data does not take a {type(value).__name__} yet (TF's does): convert it with "
-                        "to_tensor() / tf.sparse.to_dense first")
+        return value  # a RaggedTensor or SparseTensor: its components travel (_composite_elements.py)
     return _convert(value)
 
 
 def _spec_of(t, drop_leading=False):
+    if hasattr(type(t), "_type_spec"):
+        return _ce.spec_of_value(t, drop_leading)
     dims = t.shape.as_list()
     return TensorSpec(dims[1:] if drop_leading else dims, t.dtype)
 
@@ -118,7 +120,7 @@ class Dataset:
         if self._structure.template is None:
             resolve = getattr(self._structure, "resolve", None)
             if resolve is not None:
-                self._structure.template = resolve()
+                self._structure.template = _ce.template_of(resolve())
             else:
                 self._peek()  # runs the map function once, which records its structure
         return self._structure.template
@@ -126,7 +128,7 @@ class Dataset:
     def _pack(self, flat):
         if getattr(self._structure, "nested_datasets", False):
             flat = [t.dataset() if hasattr(t, "dataset") else Dataset.from_tensor_slices(t) for t in flat]
-        return _nest.pack_sequence_as(self._template(), flat)
+        return _nest.pack_sequence_as(self._template(), flat, expand_composites=True)
 
     def _peek(self):
         return self._ds.first()
@@ -153,7 +155,13 @@ class Dataset:
             first = self._peek()
             if first is None:
                 raise ValueError("The element_spec of an empty dataset whose elements come from a function is unknown")
-            self._spec = self._pack([_spec_of(t) for t in first])
+            if _ce.holds_composites(self._template()):
+                # A composite's dims differ by element (TF's traced spec leaves them unknown).
+                self._spec = _nest.map_structure(
+                    lambda v: _ce.loose_spec(_spec_of(v)) if hasattr(type(v), "_type_spec") else _spec_of(v),
+                    self._pack(first))
+            else:
+                self._spec = self._pack([_spec_of(t) for t in first])
             self._spec_from_peek = True  # the first element's dims: a later one may differ
         return self._spec
 
@@ -170,12 +178,14 @@ class Dataset:
     @staticmethod
     def from_tensors(tensors, name=None):
         value = _to_components(tensors)
-        flat = _nest.flatten(value)
-        return Dataset(_C.Dataset.from_tensors(flat), value, _nest.map_structure(_spec_of, value))
+        flat = _ce.flatten(value)
+        return Dataset(_C.Dataset.from_tensors(flat), _ce.template_of(value), _nest.map_structure(_spec_of, value))
 
     @staticmethod
     def from_tensor_slices(tensors, name=None):
         value = _to_components(tensors)
+        if _ce.holds_composites(value):
+            return _ct.composite_slices(value)
         flat = _nest.flatten(value)
         for t in flat:
             if t.shape.rank == 0:
@@ -225,6 +235,9 @@ class Dataset:
                                 f"{value!r}.") from None
             out = []
             for leaf, spec in zip(leaves, specs):
+                if _ce.is_composite_spec(spec):  # a RaggedTensor or SparseTensor: its components
+                    out.extend(spec._to_components(_ce.conform(leaf, spec)))
+                    continue
                 t = _convert(leaf, spec.dtype)
                 if not spec.shape.is_compatible_with(t.shape):
                     raise TypeError(f"`generator` yielded an element of shape {t.shape} where an element of shape "
@@ -232,8 +245,9 @@ class Dataset:
                 out.append(t)
             return out
 
-        return Dataset(_C.Dataset.from_generator(open_pass, [s._kiln_spec() for s in specs]), output_signature,
-                       output_signature)
+        components = _nest.flatten(output_signature, expand_composites=True)
+        return Dataset(_C.Dataset.from_generator(open_pass, [s._kiln_spec() for s in components]),
+                       _ce.loose_spec(output_signature), output_signature)
 
     @staticmethod
     def zip(*args, datasets=None, name=None):  # noqa: A003 - TF's name
@@ -281,10 +295,10 @@ class Dataset:
             result = _call_unpacked(traced, pack(flat))
             if isinstance(result, list):
                 result = tuple(result)  # TF: a list returned from map is a tuple of components
-            result = _nest.map_structure(_convert, result)
+            result = _nest.map_structure(lambda v: v if hasattr(type(v), "_type_spec") else _convert(v), result)
             if out.template is None:
-                out.template = result
-            return _nest.flatten(result)
+                out.template = _ce.template_of(result)
+            return _ce.flatten(result)
 
         from ._parallel_map import parallel_map, workers_for
         workers = workers_for(num_parallel_calls)
@@ -324,12 +338,30 @@ class Dataset:
         unless `drop_remainder` (then the batch dim of the element spec is known)."""
         if int(batch_size) <= 0:
             raise ValueError(f"batch_size must be greater than zero, got {batch_size}")
+        if self._holds_composites():
+            return _ct.composite_batch(self, int(batch_size), bool(drop_remainder))
         spec = _UNKNOWN
         if self._spec is not _UNKNOWN:
             lead = int(batch_size) if drop_remainder else None
             spec = _nest.map_structure(lambda s: TensorSpec([lead] + (s.shape.as_list() or []), s.dtype), self._spec)
         return Dataset(self._ds.batch(int(batch_size), bool(drop_remainder)), self._structure, spec, parents=(self,),
                        card=self._card_after(lambda n: _cards.batch(n, int(batch_size), drop_remainder)))
+
+    def _holds_composites(self):
+        """Whether the elements hold RaggedTensors or SparseTensors (their batches are made in Python)."""
+        if self._spec is not _UNKNOWN:
+            return _ce.holds_composites(self._spec)
+        if self._fed and self._structure.template is None:
+            return False
+        return _ce.holds_composites(self._template())
+
+    def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype=_dtypes.int64, name=None):
+        """batch, with each component whose shape is not fully known batched as a RaggedTensor."""
+        return _ct.ragged_batch(self, int(batch_size), bool(drop_remainder), row_splits_dtype)
+
+    def sparse_batch(self, batch_size, row_shape, name=None):
+        """Batches of rank-(1 + len(row_shape)) SparseTensors of the elements (of shapes within row_shape)."""
+        return _ct.sparse_batch(self, batch_size, row_shape)
 
     def repeat(self, count=None, name=None):
         count = -1 if count is None else int(count)
@@ -355,13 +387,19 @@ class Dataset:
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
         """Batches elements of different shapes, each padded to `padded_shapes` (None or -1
         dims: the batch's longest) with `padding_values` (0, False or b"" by default)."""
+        if self._holds_composites():
+            _ct.refuse_padded_batch(self)
         return _t.padded_batch(self, batch_size, padded_shapes, padding_values, drop_remainder)
 
     def unbatch(self, name=None):
+        if self._holds_composites():
+            return _ct.composite_unbatch(self)
         return _t.unbatch(self)
 
     def rebatch(self, batch_size, drop_remainder=False, name=None):
         """unbatch().batch(batch_size) in one copy; a list of sizes is cycled through."""
+        if self._holds_composites() and not isinstance(batch_size, (list, tuple)):
+            return self.unbatch().batch(batch_size, drop_remainder)  # composites re-batch through their rows
         from ._rebatch import rebatch
         return rebatch(self, batch_size, drop_remainder)
 
@@ -535,7 +573,7 @@ class Dataset:
         return OwnedIterator(self, (pack(flat) for flat in self._ds))
 
     def as_numpy_iterator(self):
-        return (_nest.map_structure(lambda t: t.numpy(), e) for e in self)
+        return (_nest.map_structure(_ce.to_numpy_value, e) for e in self)
 
     def reduce(self, initial_state, reduce_func, name=None):
         """state = reduce_func(state, element) over every element. Inside kiln.function
@@ -606,3 +644,4 @@ class Dataset:
 
 
 from . import _transforms as _t  # noqa: E402 - the transformations use Dataset
+from . import _composite_transforms as _ct  # noqa: E402

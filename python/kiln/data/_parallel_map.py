@@ -12,6 +12,7 @@ import os
 
 from .. import errors as _errors
 from .. import nest as _nest
+from . import _composite_elements as _ce
 
 __all__ = ["parallel_map", "workers_for"]
 
@@ -45,8 +46,8 @@ def parallel_map(ds, apply, out_structure, workers, deterministic):
             first = next(elements, None)
             if first is None:
                 return
-            flat = apply(_nest.flatten(first))  # traces here; sets out_structure.template
-            yield _nest.pack_sequence_as(out_structure.template, flat)
+            flat = apply(_ce.flatten(first))  # traces here; sets out_structure.template
+            yield _nest.pack_sequence_as(out_structure.template, flat, expand_composites=True)
             exhausted = False
             while True:
                 # Keep twice the workers in flight so a worker never waits for the next element.
@@ -55,7 +56,7 @@ def parallel_map(ds, apply, out_structure, workers, deterministic):
                     if element is None:
                         exhausted = True
                         break
-                    pending.append(pool.submit(apply, _nest.flatten(element)))
+                    pending.append(pool.submit(apply, _ce.flatten(element)))
                 if not pending:
                     return
                 if deterministic:
@@ -64,7 +65,7 @@ def parallel_map(ds, apply, out_structure, workers, deterministic):
                     finished, _ = futures.wait(pending, return_when=futures.FIRST_COMPLETED)
                     done = next(f for f in pending if f in finished)
                     pending.remove(done)
-                yield _nest.pack_sequence_as(out_structure.template, done.result())
+                yield _nest.pack_sequence_as(out_structure.template, done.result(), expand_composites=True)
         finally:
             for f in pending:
                 f.cancel()

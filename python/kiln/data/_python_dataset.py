@@ -13,6 +13,7 @@ from .. import nest as _nest
 from .._ops import convert_to_tensor as _convert
 from ..function import TensorSpec
 from . import _cards
+from . import _composite_elements as _ce
 from ._dataset import Dataset, _Structure, _UNKNOWN, _spec_of
 
 
@@ -55,13 +56,15 @@ class PyDataset(Dataset):
 
     def _peek(self):
         first = next(iter(self._open_pass()), None)
-        return None if first is None else _nest.flatten(first)
+        return None if first is None else _ce.flatten(first)
 
     # ---- the engine node, made when first needed ------------------------------------------
     @property
     def _ds(self):
         if self._engine is None:
-            specs = self._engine_specs() if self._engine_specs is not None else _nest.flatten(self.element_spec)
+            specs = self._engine_specs() if self._engine_specs is not None else _nest.flatten(
+                _ce.loose_spec(self.element_spec) if _ce.holds_composites(self.element_spec) else self.element_spec,
+                expand_composites=True)
             open_pass = self._open_pass  # never self: the engine node would keep this dataset in a cycle
 
             def open_engine_pass():
@@ -75,7 +78,7 @@ class PyDataset(Dataset):
     def __iter__(self):
         from ._iterator import OwnedIterator
         pack = self._pack
-        return OwnedIterator(self, (pack(_nest.flatten(e)) for e in self._open_pass()))
+        return OwnedIterator(self, (pack(_ce.flatten(e)) for e in self._open_pass()))
 
 
 def _template_resolver(template, open_pass):
@@ -121,7 +124,7 @@ _DONE = object()
 def _flat_or_none(element):
     if element is None:
         return None
-    return [t.stacked() if isinstance(t, WindowRows) else t for t in _nest.flatten(element)]
+    return [t.stacked() if isinstance(t, WindowRows) else t for t in _ce.flatten(element)]
 
 
 class WindowRows:
@@ -173,7 +176,8 @@ def relaxed_spec(dataset):
     if not getattr(dataset, "_spec_from_peek", False):
         return spec
     return _nest.map_structure(
-        lambda s: s if s.shape.rank is None else TensorSpec([None] * s.shape.rank, s.dtype), spec)
+        lambda s: s if s.shape.rank is None else (_ce.loose_spec(s) if _ce.is_composite_spec(s) else
+                                                  TensorSpec([None] * s.shape.rank, s.dtype)), spec)
 
 
 def lazy_template(dataset):
@@ -186,7 +190,13 @@ def known_spec(dataset):
 
 
 def compatible_spec(a, b):
-    """The most specific spec both TensorSpecs fit (dims that differ become None)."""
+    """The most specific spec both TensorSpecs fit (dims that differ become None); composite specs of one
+    type and dtype give their loose spec."""
+    if _ce.is_composite_spec(a) or _ce.is_composite_spec(b):
+        if type(a) is not type(b) or a.dtype != b.dtype or (
+                getattr(a, "ragged_rank", 0) != getattr(b, "ragged_rank", 0)):
+            raise TypeError(f"Incompatible dataset elements:\n  {a!r} vs.\n  {b!r}")
+        return a if a == b else _ce.loose_spec(a)
     if a.shape.rank is None or b.shape.rank is None or a.shape.rank != b.shape.rank:
         return TensorSpec(None, a.dtype)
     dims = [x if x == y else None for x, y in zip(a.shape.as_list(), b.shape.as_list())]

@@ -13,12 +13,14 @@ naming the missing spec file."""
 import json as _json
 import os as _os
 
+from .. import _composite
 from .. import dtypes as _dtypes
 from .. import errors as _errors
 from .. import nest as _nest
 from ..function import TensorSpec
 from ..io import _tfrecord
 from ..io._codecs import parse_tensor, serialize_tensor
+from . import _composite_elements as _ce
 from ._python_dataset import PyDataset
 
 SPEC_FILE = "dataset_spec.json"
@@ -27,11 +29,14 @@ SPEC_FILE = "dataset_spec.json"
 def _encode(spec):
     if isinstance(spec, TensorSpec):
         return {"shape": None if spec.shape.rank is None else spec.shape.as_list(), "dtype": spec.dtype.name}
+    if _ce.is_composite_spec(spec):
+        return _composite.spec_to_json(spec)
     if isinstance(spec, dict):
         return {"dict": {str(k): _encode(v) for k, v in spec.items()}}
     if isinstance(spec, (tuple, list)):
         return {"tuple": [_encode(v) for v in spec]}
-    raise TypeError(f"Dataset.save: Kiln saves elements of dense tensors only, not {type(spec).__name__}")
+    raise TypeError(f"Dataset.save: Kiln saves elements of tensors, RaggedTensors and SparseTensors, not "
+                    f"{type(spec).__name__}")
 
 
 def _decode(doc):
@@ -39,7 +44,14 @@ def _decode(doc):
         return {k: _decode(v) for k, v in doc["dict"].items()}
     if "tuple" in doc:
         return tuple(_decode(v) for v in doc["tuple"])
+    if "ragged" in doc or "sparse" in doc:
+        return _composite.spec_from_json(doc)
     return TensorSpec(doc["shape"], _dtypes.as_dtype(doc["dtype"]))
+
+
+def _template(spec):
+    """What packs an element's components: TensorSpecs stand for themselves, composites for their components."""
+    return _ce.loose_spec(spec)
 
 
 def _shard_path(path, k):
@@ -66,7 +78,7 @@ def save(dataset, path, compression=None, shard_func=None, checkpoint_args=None)
                     raise _errors.InvalidArgumentError(f"shard_func returned a negative shard index {shard}")
             if shard not in writers:
                 writers[shard] = _tfrecord.TFRecordWriter(_shard_path(path, shard), options)
-            for component in _nest.flatten(element):
+            for component in _ce.flatten(element):  # a composite as its components
                 writers[shard].write(serialize_tensor(component).numpy())
             count += 1
     finally:
@@ -95,8 +107,8 @@ def _read_spec(path):
 
 
 def _shard_dataset(path, shard, spec, compression):
-    flat_specs = _nest.flatten(spec)
-    template = _nest.map_structure(lambda s: 0, spec)
+    template = _template(spec)
+    flat_specs = _nest.flatten(template, expand_composites=True)
 
     def open_pass():
         records = _tfrecord.read_records(_shard_path(path, shard), compression)
@@ -109,7 +121,7 @@ def _shard_dataset(path, shard, spec, compression):
                         raise _errors.DataLossError(f"{_shard_path(path, shard)}: ends inside an element")
                     return
                 parts.append(parse_tensor(record, s.dtype))
-            yield _nest.pack_sequence_as(template, parts)
+            yield _nest.pack_sequence_as(template, parts, expand_composites=True)
 
     return PyDataset(open_pass, spec=spec, template=template)
 
@@ -144,8 +156,7 @@ def load(path, element_spec=None, compression=None, reader_func=None):
             raise _errors.DataLossError(f"{path}: {count} elements read, {doc['count']} saved (a shard was cut "
                                         "short or replaced)")
 
-    return PyDataset(open_pass, spec=spec, template=_nest.map_structure(lambda s: 0, spec),
-                     card=doc["count"])
+    return PyDataset(open_pass, spec=spec, template=_template(spec), card=doc["count"])
 
 
 def _datasets_dataset(shards):

@@ -13,6 +13,7 @@ from .._ops import convert_to_tensor as _convert
 from ..function import TensorSpec
 from ..tensor_shape import TensorShape
 from . import _cards
+from . import _composite_elements as _ce
 from ._dataset import Dataset, _call_unpacked
 from ._python_dataset import (PyDataset, WindowRows, flat_numpy, lazy_spec, lazy_template, merged_specs,
                               relaxed_spec, to_numpy, to_tensor, traced)
@@ -340,7 +341,7 @@ def concatenate(ds, other):
     def open_pass():
         yield from ds
         for element in other:
-            yield ds._pack(_nest.flatten(element))
+            yield ds._pack(_ce.flatten(element))
 
     return PyDataset(open_pass, parents=(ds, other), spec=spec, template=lazy_template(ds),
                      card=_cards.concatenate(ds._cardinality(), other._cardinality()))
@@ -442,7 +443,7 @@ def ignore_errors(ds, log_warning=False):
             parent, apply = source
             for element in parent:
                 try:
-                    flat = apply(_nest.flatten(element))
+                    flat = apply(_ce.flatten(element))
                 except _errors.OpError as e:
                     warn(e)
                     continue
@@ -637,7 +638,7 @@ def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_datase
                     return
                 live[i] = False
                 continue
-            yield datasets[0]._pack(_nest.flatten(element))
+            yield datasets[0]._pack(_ce.flatten(element))
 
     return PyDataset(open_pass, parents=datasets, spec=spec, template=lazy_template(datasets[0]),
                      card=_directed_card(datasets))
@@ -667,7 +668,7 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
                 if all(empty):
                     return
                 continue
-            yield datasets[0]._pack(_nest.flatten(element))
+            yield datasets[0]._pack(_ce.flatten(element))
 
     return PyDataset(open_pass, parents=list(datasets) + [choice_dataset], spec=spec,
                      template=lazy_template(datasets[0]), card=_directed_card(datasets))
@@ -731,7 +732,7 @@ def rejection_resample(ds, class_func, target_dist, initial_dist=None, seed=None
             element = next(source, None)
             if element is None:
                 return  # TF: stop_on_empty_dataset=True
-            yield with_class._pack(_nest.flatten(element))
+            yield with_class._pack(_ce.flatten(element))
 
     return PyDataset(open_pass, parents=[with_class], spec=with_class.element_spec,
                      template=lazy_template(with_class), card=_cards.UNKNOWN)

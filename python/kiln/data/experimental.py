@@ -93,3 +93,13 @@ class TFRecordWriter:
         with _tfrecord.TFRecordWriter(self._filename, options) as writer:
             for record in dataset:
                 writer.write(record.numpy())
+
+
+def dense_to_ragged_batch(batch_size, drop_remainder=False, row_splits_dtype=None):
+    from .. import dtypes
+    return lambda dataset: dataset.ragged_batch(batch_size, drop_remainder,
+                                                dtypes.int64 if row_splits_dtype is None else row_splits_dtype)
+
+
+def dense_to_sparse_batch(batch_size, row_shape):
+    return lambda dataset: dataset.sparse_batch(batch_size, row_shape)

@@ -1,9 +1,8 @@
 """tf.io.parse_single_example / parse_example: tf.train.Example protos to tensors, by
 FixedLenFeature, VarLenFeature and FixedLenSequenceFeature.
 
-Kiln has no SparseTensor type: a VarLenFeature parses to SparseTensor below, a
-namedtuple (indices, values, dense_shape) of dense tensors, which nest and datasets
-carry as a structure of three tensors. On a symbolic input (inside Dataset.map or
+A VarLenFeature parses to a tf.SparseTensor, a RaggedFeature to a tf.RaggedTensor
+(_ragged_feature.py). On a symbolic input (inside Dataset.map or
 kiln.function) the parsing runs as a py_function, its outputs given the static
 shapes the features declare."""
 import collections as _collections
@@ -13,7 +12,8 @@ from google.protobuf.message import DecodeError as _DecodeError
 
 from .. import dtypes as _dtypes
 from .. import errors as _errors
-from . import _example_wire, _packed
+from . import _example_wire, _packed, _ragged_feature
+from ._ragged_feature import RaggedFeature
 from ._messages import Example
 
 _KIND_OF = {"float32": "float_list", "int64": "int64_list", "string": "bytes_list"}
@@ -39,19 +39,6 @@ class VarLenFeature(_collections.namedtuple("VarLenFeature", ["dtype"])):
     """A feature of any number of values, parsed to a SparseTensor."""
 
 
-class SparseTensor(_collections.namedtuple("SparseTensor", ["indices", "values", "dense_shape"])):
-    """What a VarLenFeature parses to: int64 indices [N, rank], values [N], int64 dense_shape [rank]."""
-
-    def to_dense(self, default_value=None):
-        from .. import _ops
-        values = self.values.numpy()
-        fill = default_value if default_value is not None else (b"" if values.dtype == object else 0)
-        dense = _np.full([int(d) for d in self.dense_shape.numpy()], fill, dtype=values.dtype)
-        for index, value in zip(self.indices.numpy(), values):
-            dense[tuple(index)] = value
-        return _ops.convert_to_tensor(dense, self.values.dtype)
-
-
 def _shape_of(shape):
     """A feature's shape (a list, a TensorShape or an int) as a list of ints."""
     if isinstance(shape, (list, tuple)):
@@ -63,7 +50,7 @@ def _check_features(features):
     if not features:
         raise ValueError("Invalid `features` argument: `features` cannot be None or empty.")
     for key, f in features.items():
-        if not isinstance(f, (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature)):
+        if not isinstance(f, (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, RaggedFeature)):
             raise ValueError(f"Unsupported feature type for key {key!r}: {type(f).__name__}.")
         dtype = _dtypes.as_dtype(f.dtype)
         if dtype.name not in _KIND_OF:
@@ -162,7 +149,17 @@ def _parse_batch_numpy(serialized, features, names):
     out = {}
     for key, f in features.items():
         dtype = _dtypes.as_dtype(f.dtype)
-        per = [_values(t, key, dtype, n) for t, n in zip(tables, names)]
+        source = f.value_key or key if isinstance(f, RaggedFeature) else key
+        per = [_values(t, source, dtype, n) for t, n in zip(tables, names)]
+        if isinstance(f, RaggedFeature):  # (values, [row splits]), the batch's outer splits first
+            rows = []
+            for t, n, v in zip(tables, names, per):
+                parts = [_values(t, p.key, _dtypes.int64, n) if hasattr(p, "key") else None for p in f.partitions]
+                parts = [_np.zeros([0], _np.int64) if a is None else a for a in parts]
+                rows.append(_ragged_feature.parse_one(v if v is not None else _np.zeros([0], _np_dtype(dtype)),
+                                                      parts, f, key, n))
+            out[key] = _ragged_feature.batch(rows, _np_dtype(dtype))
+            continue
         if isinstance(f, VarLenFeature):
             rows = [v if v is not None else _np.zeros([0], _np_dtype(dtype)) for v in per]
             indices = [[b, i] for b, r in enumerate(rows) for i in range(len(r))]
@@ -221,16 +218,33 @@ def _to_tensors(parsed, features, batched):
     for key, f in features.items():
         dtype = _dtypes.as_dtype(f.dtype)
         value = parsed[key]
+        if isinstance(f, RaggedFeature):
+            values, splits = value
+            out[key] = _ragged_feature.to_value(_ops.convert_to_tensor(values, dtype),
+                                                splits if batched else _one_example(splits), f)
+            continue
         if isinstance(f, VarLenFeature):
             indices, values, dense_shape = value
             if not batched:
                 indices, dense_shape = indices[:, 1:], dense_shape[1:]
-            out[key] = SparseTensor(_ops.convert_to_tensor(indices, _dtypes.int64),
-                                    _ops.convert_to_tensor(values, dtype),
-                                    _ops.convert_to_tensor(dense_shape, _dtypes.int64))
+            out[key] = _sparse(_ops.convert_to_tensor(indices, _dtypes.int64), _ops.convert_to_tensor(values, dtype),
+                               _ops.convert_to_tensor(dense_shape, _dtypes.int64), 2 if batched else 1)
         else:
             out[key] = _ops.convert_to_tensor(value if batched else value[0], dtype)
     return out
+
+
+def _sparse(indices, values, dense_shape, rank):
+    """A tf.SparseTensor of the parsed parts (a py_function's outputs get their ranks here)."""
+    from .. import _ops
+    from ..sparse_tensor import SparseTensor
+    return SparseTensor(_ops.reshape(indices, [-1, rank]), _ops.reshape(values, [-1]),
+                        _ops.reshape(dense_shape, [rank]))
+
+
+def _one_example(splits):
+    """A one-Example batch's splits without the batch's outer level."""
+    return splits[1:]
 
 
 def _parse(serialized, features, example_names, batched):
@@ -263,20 +277,33 @@ def _parse_traced(serialized, features, example_names, batched):
     touts = []
     for f in features.values():
         dtype = _dtypes.as_dtype(f.dtype)
+        if isinstance(f, RaggedFeature):  # the values, then each level of row splits
+            touts += [dtype] + [f.row_splits_dtype] * (len(f.partitions) + (1 if batched else 0))
+            continue
         touts += [_dtypes.int64, dtype, _dtypes.int64] if isinstance(f, VarLenFeature) else [dtype]
 
     def run(s):
         parsed = _parse(s, features, example_names, batched)
         flat = []
         for key, f in features.items():
-            flat += list(parsed[key]) if isinstance(f, VarLenFeature) else [parsed[key]]
+            if isinstance(f, RaggedFeature):
+                rt = parsed[key]
+                flat += [rt.flat_values] + list(rt.nested_row_splits) if hasattr(rt, "flat_values") else [rt]
+                continue
+            sp = parsed[key]
+            flat += [sp.indices, sp.values, sp.dense_shape] if isinstance(f, VarLenFeature) else [sp]
         return flat
 
     flat = py_function(run, [serialized], touts)
     out, i = {}, 0
     for key, f in features.items():
+        if isinstance(f, RaggedFeature):
+            levels = len(f.partitions) + (1 if batched else 0)
+            out[key] = _ragged_feature.to_value(_ops.reshape(flat[i], [-1]), flat[i + 1:i + 1 + levels], f)
+            i += 1 + levels
+            continue
         if isinstance(f, VarLenFeature):
-            out[key] = SparseTensor(*flat[i:i + 3])
+            out[key] = _sparse(*flat[i:i + 3], 2 if batched else 1)
             i += 3
             continue
         t = flat[i]

@@ -6,6 +6,7 @@ from . import backend, activations, initializers, layers, losses, metrics, optim
 from . import regularizers, constraints, mixed_precision  # noqa: F401
 from . import datasets, utils  # noqa: F401
 from ._layer import Input, InputLayer  # noqa: F401
+from . import _symbolic_mask  # noqa: F401  (KerasTensor._keras_mask)
 from ._model import Model  # noqa: F401
 from ._sequential import Sequential  # noqa: F401
 from . import models, saving, preprocessing  # noqa: F401

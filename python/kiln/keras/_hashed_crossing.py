@@ -7,7 +7,7 @@ import numpy as np
 from .. import _C
 from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
-from ._hashing import fingerprint64
+from .._farmhash import fingerprint64
 from ._layer import KerasTensor, Layer, _to_tensor
 
 _MASK = (1 << 64) - 1

@@ -232,6 +232,13 @@ class KerasTensor:
         producer = f" (created by layer '{self._node.layer.name}')" if self._node is not None else ""
         return f"<KerasTensor: shape={_shape_str(self._shape)} dtype={self._dtype.name}{producer}>"
 
+    def __str__(self):
+        """Keras 2's print form, without the TF op name (Kiln's graph names its ops otherwise)."""
+        from ..function import TensorSpec
+        layer = self._node.layer if self._node is not None else getattr(self, "_made_by", None)
+        description = f", description=\"created by layer '{layer.name}'\"" if layer is not None else ""
+        return f"KerasTensor(type_spec={TensorSpec(self._shape, self._dtype)!r}{description})"
+
     def __bool__(self):
         raise TypeError("A KerasTensor (a symbolic input of a functional model) has no value: it cannot be used "
                         "as a Python bool")
@@ -284,7 +291,9 @@ class Layer(Module):
             name = backend.unique_object_name(backend.to_snake_case(type(self).__name__))
         elif not isinstance(name, str):
             raise TypeError(f"Layer name must be a string, got {name!r}")
-        if re.match(r"^[A-Za-z0-9.][\w.-]*$", name) and not re.match(r"^[A-Za-z_]", name) or \
+        if name == "":  # Keras keeps an empty name (TF's custom-layers tutorial: Model(name="")), no scope
+            self._name, self._scope_name = "", "/"
+        elif re.match(r"^[A-Za-z0-9.][\w.-]*$", name) and not re.match(r"^[A-Za-z_]", name) or \
                 re.match(r"^[A-Za-z0-9.][\w.-]*(/[A-Za-z0-9.][\w.-]*)+$", name):
             # Keras layer names need not be Python identifiers ("3_layer_mlp", DenseNet's "conv1/conv"), only TF
             # scope names.
@@ -824,15 +833,24 @@ class Layer(Module):
             if m is not None and _is_tensor(x):
                 set_mask(x, m)
 
+    def _symbolic_input_masks(self, inputs, kwargs):
+        """The masks the KerasTensor inputs will carry, for a custom call that takes `mask` (None otherwise)."""
+        if not self._call_accepts_mask or "mask" in kwargs or \
+                type(self).compute_output_shape is not Layer.compute_output_shape:
+            return None
+        masks = _map(lambda t: t._keras_mask if isinstance(t, KerasTensor) else None, inputs)
+        return None if all(m is None for m in _flatten(masks)) else masks
+
     def _functional_call(self, inputs, args, kwargs):
         shapes = _map(lambda x: x.shape if isinstance(x, KerasTensor) else _shape_of(x), inputs)
         self._check_and_build(shapes)
         extra = [t for t in _flatten([list(args), kwargs]) if isinstance(t, KerasTensor)]
-        if (extra or kwargs or getattr(self, "_always_trace", False)) and \
+        masks = self._symbolic_input_masks(inputs, kwargs)
+        if (extra or kwargs or masks is not None or getattr(self, "_always_trace", False)) and \
                 type(self).compute_output_shape is Layer.compute_output_shape:
-            # Symbolic tensors among the other arguments (call(targets, logits)) or settings that change the outputs
-            # (return_attention_scores=True): trace the whole call.
-            out_shape = self._traced_output_shape(inputs, args, kwargs)
+            # Symbolic tensors among the other arguments (call(targets, logits)), the inputs' masks for a call that
+            # takes them, or settings that change the outputs (return_attention_scores=True): trace the whole call.
+            out_shape = self._traced_output_shape(inputs, args, kwargs if masks is None else dict(kwargs, mask=masks))
         else:
             out_shape = self.compute_output_shape(shapes)
         node = _Node(self, inputs, args, dict(kwargs))

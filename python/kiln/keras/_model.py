@@ -233,7 +233,15 @@ class Model(FunctionalNetwork, Layer):
         """The output layers' names (Keras' output_names), for per-output losses and metrics in a dict."""
         if not self._is_graph_network:
             return None
-        return [t._node.layer.name for t in _flatten(self._fn_outputs)]
+        names, counts = [], {}
+        for t in _flatten(self._fn_outputs):  # Keras' uniquifying: a layer's second output is "<name>_1", ...
+            name = proposal = t._node.layer.name
+            while proposal in names:
+                counts[name] = counts.get(name, 1)
+                proposal = f"{name}_{counts[name]}"
+                counts[name] += 1
+            names.append(proposal)
+        return names
 
     @property
     def output_names(self):

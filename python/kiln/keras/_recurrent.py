@@ -11,7 +11,7 @@ from . import activations as _activations
 from . import initializers as _initializers
 from ._layer import InputSpec, Layer, _to_tensor
 from ._masking import as_bool
-from . import _rnn_cells, _rnn_states
+from . import _rnn_cells, _rnn_nested, _rnn_states
 
 
 def _unsupported(layer, **options):
@@ -29,6 +29,16 @@ def _first(states):
     return states[0] if isinstance(states, (list, tuple)) else states
 
 
+def _nested_sizes(cell):
+    """Whether a custom cell names several outputs, or states of more than one dimension it does not make itself
+    (no get_initial_state): cells for _rnn_nested's loop."""
+    output_size = getattr(cell, "output_size", None)
+    if isinstance(output_size, (list, tuple)) and not isinstance(output_size, TensorShape):
+        return True
+    return getattr(cell, "get_initial_state", None) is None and \
+        any(not isinstance(s, int) and TensorShape(s).rank != 1 for s in _rnn_cells._flat_sizes(cell.state_size))
+
+
 def _swap_time_and_batch(rank):
     return [1, 0] + list(range(2, rank))
 
@@ -40,12 +50,7 @@ def _dims(size):
 
 def _gates(z, count):
     """A [batch, count * units] tensor cut into its count gates: one Split, whose gradient is one Concat
-    (a slice per gate would fill a [batch, count * units] zero tensor each in the backward pass). With the batch
-    unknown while tracing (a ragged batch made dense), a slice per gate: the engine cannot yet differentiate a
-    Split inside the loop then (its rank is lost in the loop's gradient)."""
-    if z.shape[0] is None and _C.is_tracing():
-        units = z.shape[1] // count
-        return [_C.slice(z, [0, g * units], [-1, units]) for g in range(count)]
+    (a slice per gate would fill a [batch, count * units] zero tensor each in the backward pass)."""
     return _C.split(z, count, 1)
 
 
@@ -99,6 +104,13 @@ class _Cell(Layer):
         return bias
 
     def build(self, input_shape):
+        if _rnn_nested.is_nested_shape(input_shape):  # a tuple of sequences for the cell
+            if not self.cell.built:
+                self.cell.build(_rnn_nested.step_shapes(input_shape, self.time_major))
+                self.cell.built = True
+            self.input_spec = None
+            self.built = True
+            return
         input_shape = TensorShape(input_shape)
         features = input_shape[-1] if input_shape.rank else None
         if features is None:
@@ -313,13 +325,14 @@ class RNN(Layer):
         self._states = None
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.time_major = bool(time_major)  # inputs [time, batch, features], sequences out [time, batch, units]
-        self.input_spec = InputSpec(ndim=3)
+        # Keras' LSTM/GRU/SimpleRNN want [batch, time, features]; a custom cell may take nested or other ranks.
+        self.input_spec = InputSpec(ndim=3) if isinstance(cell, _Cell) else None
         self.supports_masking = True
 
     def __call__(self, inputs, *args, **kwargs):
-        if isinstance(inputs, (list, tuple)) and not args and kwargs.get("initial_state") is None:
+        if isinstance(inputs, list) and not args and kwargs.get("initial_state") is None:
             # Keras' standardize_args: layer([x, state, ...]) is layer(x, initial_state=[state, ...]); Keras 2's
-            # functional configs record RNN calls with initial states that way.
+            # functional configs record RNN calls with initial states that way. A tuple is nested inputs.
             if len(inputs) > 1:
                 kwargs["initial_state"] = list(inputs[1:])
             inputs = inputs[0]
@@ -344,6 +357,13 @@ class RNN(Layer):
         _rnn_states.reset_states(self, states)
 
     def build(self, input_shape):
+        if _rnn_nested.is_nested_shape(input_shape):  # a tuple of sequences for the cell
+            if not self.cell.built:
+                self.cell.build(_rnn_nested.step_shapes(input_shape, self.time_major))
+                self.cell.built = True
+            self.input_spec = None
+            self.built = True
+            return
         input_shape = TensorShape(input_shape)
         batch = input_shape[1] if self.time_major else input_shape[0]
         step_dims = input_shape.as_list()[2:]
@@ -367,6 +387,8 @@ class RNN(Layer):
         return [output_mask] + [None] * _num_states(self.cell) if self.return_state else output_mask
 
     def compute_output_shape(self, input_shape):
+        if _rnn_nested.is_nested_shape(input_shape) or _nested_sizes(self.cell):
+            return _rnn_nested.output_shapes(self, input_shape)
         input_shape = TensorShape(input_shape)
         steps, batch = (input_shape[0], input_shape[1]) if self.time_major else (input_shape[1], input_shape[0])
         sequences = [steps, batch] if self.time_major else [batch, steps]
@@ -380,6 +402,9 @@ class RNN(Layer):
         from ..ragged_tensor import RaggedTensor
         if isinstance(inputs, RaggedTensor):
             return self._ragged_call(inputs, initial_state, mask, training)
+        if isinstance(inputs, (list, tuple)) or _nested_sizes(self.cell):
+            output, states = _rnn_nested.nested_call(self, inputs, initial_state)
+            return [output] + states if self.return_state else output
         perm = _swap_time_and_batch(inputs.shape.rank)
         x = inputs if self.time_major else _C.transpose(inputs, perm)  # time major
         steps = x.shape[0]
@@ -432,8 +457,10 @@ class RNN(Layer):
             inputs_ta = TensorArray(self.dtype, size=length, element_shape=[batch] + x.shape.as_list()[2:]).unstack(x)
             keep_ta = None if steps_mask is None else \
                 TensorArray("bool", size=length, element_shape=[batch, 1]).unstack(steps_mask)
+            # The built-in cells' output is their first state; a custom cell's last output is read back.
+            own_output = not self.return_sequences and steps_mask is None and not isinstance(self.cell, _Cell)
             outputs_ta = [TensorArray(self.dtype, size=length, element_shape=[batch] + _dims(self.cell.output_size))] \
-                if self.return_sequences else []
+                if self.return_sequences or own_output else []
 
             def body(i, states, outputs_ta):
                 t = _C.subtract(_C.subtract(length, 1), i) if self.go_backwards else i
@@ -452,6 +479,8 @@ class RNN(Layer):
                         rest.count(None) <= 1:
                     output = _C.reshape(output, [steps] + [-1 if d is None else d for d in rest])  # a known length
                 output = output if self.time_major else _C.transpose(output, perm)
+            elif own_output:
+                output = outputs_ta[0].read(_C.subtract(length, 1))
             else:
                 output = states[-1] if steps_mask is not None else states[0]
         if steps_mask is not None:

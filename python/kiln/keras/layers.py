@@ -612,6 +612,8 @@ class Embedding(Layer):
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
                  activity_regularizer=None, embeddings_constraint=None, mask_zero=False, input_length=None,
                  sparse=False, **kwargs):
+        if "input_shape" not in kwargs:  # as Keras 2: a Sequential starting with an Embedding is built at once
+            kwargs["input_shape"] = (input_length,) if input_length else (None,)
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         _check_unsupported("Embedding", sparse=(sparse, False))
         self.embeddings_regularizer = _regularizers.get(embeddings_regularizer)

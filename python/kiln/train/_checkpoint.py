@@ -119,6 +119,9 @@ def children(obj):
             add(f"layer-{i}", layer)
     for variable in getattr(obj, "_layer_weights", ()) or ():
         add(_weight_name(variable), variable)
+    compiled = getattr(obj, "_compiled", None)
+    if compiled is not None and getattr(compiled, "optimizer", None) is not None:
+        add("optimizer", compiled.optimizer)  # a compiled Keras model tracks its optimizer, as TF's Model does
     ignored = _IGNORED | getattr(type(obj), "_TF_MODULE_IGNORED_PROPERTIES", frozenset())
     for key, value in list(vars(obj).items()):
         if key not in ignored:

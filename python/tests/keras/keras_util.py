@@ -48,15 +48,15 @@ def run_example(*path, env=None, timeout=600):
     import subprocess
     import sys
     import tempfile
-    # The programs make their scratch directories with tempfile, as the notebooks do, and leave them: TMPDIR
-    # puts them in one directory that goes when the program ends.
+    # The programs make their scratch directories with tempfile, as the notebooks do, and leave them, or write
+    # to "./": TMPDIR and the working directory are one directory that goes when the program ends.
     with tempfile.TemporaryDirectory(prefix="kiln_program_") as scratch:
         full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PYTHONUNBUFFERED="1",
                         TMPDIR=scratch, **(env or {}))
         # Bytes, decoded here: text mode would turn the progress bar's carriage returns into newlines.
         result = subprocess.run([sys.executable, os.path.join(REPO, "examples", "python", *path)],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=full_env, timeout=timeout,
-                                cwd=REPO)
+                                cwd=scratch)
     out = result.stdout.decode("utf-8", errors="replace")
     assert result.returncode == 0, out
     return out

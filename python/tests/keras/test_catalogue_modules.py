@@ -122,7 +122,6 @@ KERAS_2_15.update({
 
 _APPLICATIONS = ("architecture not written in Kiln (Keras downloads its ImageNet weights); the ResNets, VGGs, "
                  "DenseNets and MobileNets are")
-_NO_NETWORK = "downloads its data; Kiln's datasets read files already on the machine"
 
 LEFT_OUT = {
     "layers": {
@@ -135,7 +134,6 @@ LEFT_OUT = {
                 "ctc_batch_cost": "no CTC loss op", "ctc_decode": "no CTC decoder op",
                 "ctc_label_dense_to_sparse": "with the CTC ops",
                 "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},
-    "datasets": {name: _NO_NETWORK for name in ("boston_housing", "cifar10", "cifar100", "imdb", "reuters")},
 }
 _APPLICATIONS_WRITTEN = ("DenseNet121", "DenseNet169", "DenseNet201", "MobileNet", "MobileNetV2", "ResNet50",
                          "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19",

@@ -147,3 +147,35 @@ def test_transfer_learning():
     losses = [float(v) for v in re.findall(r"^6/6 - \d+s - loss: ([\d.]+)", out, re.M)]
     assert len(losses) == 23 and losses[-1] < losses[19] < losses[0]
     assert float(re.search(r"validation accuracy: ([\d.]+)", out).group(1)) >= 0.75
+
+
+def test_working_with_rnns(tmp_path):
+    from keras_util import synthetic_mnist
+    synthetic_mnist(str(tmp_path), train=400, test=100)
+    out = without_progress(run_example("keras", "working_with_rnns.py", env={"KILN_MNIST_DIR": str(tmp_path)}))
+    for name, shape, params in (("embedding (Embedding)", "(None, None, 64)", "64000"),
+                                ("lstm (LSTM)", "(None, 128)", "98816"), ("gru (GRU)", "(None, None, 256)", "247296"),
+                                ("simple_rnn (SimpleRNN)", "(None, 128)", "49280"),
+                                ("decoder (LSTM)", "(None, 64)", "33024")):
+        assert re.search(rf"^ {re.escape(name)}\s+{re.escape(shape)}\s+{params}\s", out, re.M), name
+    assert "Total params: 164106 (641.04 KB)" in out and "Total params: 361866 (1.38 MB)" in out
+    assert "Total params: 258698 (1010.54 KB)" in out and "Total params: 80266 (313.54 KB)" in out
+    assert re.search(r"^ encoder \(LSTM\)\s+\[\(None, 64\),\s+33024\s+\['embedding_2\[0\]\[0\]'\]", out, re.M)
+    assert re.search(r"^Predicted result is: \[\d\], target result is: \d$", out, re.M)
+    # The nested cell's model: one loss and one metric per output, named as Keras names a layer's outputs.
+    assert re.search(r"2/2 \[=+\] - .* - loss: [\d.]+ - rnn_1_loss: [\d.]+ - rnn_1_1_loss: [\d.]+ - "
+                     r"rnn_1_accuracy: [\d.]+ - rnn_1_1_accuracy: [\d.]+", out)
+
+
+def test_understanding_masking_and_padding():
+    out = run_program("understanding_masking_and_padding.py")
+    assert out.startswith("[[ 711  632   71    0    0    0]\n [  73    8 3215   55  927    0]\n"
+                          " [  83   91    1  645 1253  927]]\n")
+    padded_mask = ("[[ True  True  True False False False]\n [ True  True  True  True  True False]\n"
+                   " [ True  True  True  True  True  True]], shape=(3, 6), dtype=bool)")
+    assert out.count(padded_mask) == 2  # Embedding(mask_zero=True) and Masking agree
+    assert ("[[ True  True  True]\n [ True  True  True]\n [ True  True  True]], shape=(3, 3), dtype=bool)\n"
+            "kiln.Tensor(\n[[False False False]\n [ True  True False]\n [ True  True  True]], shape=(3, 3), "
+            "dtype=bool)") in out  # TemporalSplit's two halves of the mask
+    assert re.search(r"shape=\(3, 10\), dtype=bool\)\nMask found: KerasTensor\(type_spec=TensorSpec\(shape=\(None, "
+                     r"None\), dtype=tf.bool, name=None\), description=\"created by layer 'embedding_\d+'\"\)", out)

@@ -98,6 +98,87 @@ def test_csv_tutorial_tf_data_parts():
     assert out.rstrip().endswith("}\n.\n.")  # one batch of 2048 rows (150 here) each way
 
 
+def test_customization_basics():
+    out = without_progress(run_example("tutorials", "customization_basics.py"))
+    assert out.startswith("kiln.Tensor(3, shape=(), dtype=int32)\nkiln.Tensor([4 6], shape=(2,), dtype=int32)\n"
+                          "kiln.Tensor(25, shape=(), dtype=int32)\nkiln.Tensor(6, shape=(), dtype=int32)\n"
+                          "kiln.Tensor(13, shape=(), dtype=int32)\nkiln.Tensor([[2 3]], shape=(1, 2), dtype=int32)\n"
+                          "(1, 2)\n<dtype: 'int32'>\n")
+    assert "[[42. 42. 42.]\n [42. 42. 42.]\n [42. 42. 42.]], shape=(3, 3), dtype=float64)" in out
+    assert "[[43. 43. 43.]\n [43. 43. 43.]\n [43. 43. 43.]]" in out
+    assert "Is there a GPU available: \n[]\nIs the Tensor on GPU #0:  \nFalse\nOn CPU:\n10 loops: " in out
+    squares = re.findall(r"^kiln.Tensor\(\[ *(\d+) +(\d+)\], shape=\(2,\), dtype=int32\)$",
+                         out.split("Elements of ds_tensors:\n")[1], re.M)
+    assert sorted(int(v) for pair in squares for v in pair) == [1, 4, 9, 16, 25, 36]  # squared, shuffled, batched
+    assert out.endswith("\nElements in ds_file:\nkiln.Tensor([b'Line 1' b'Line 2'], shape=(2,), dtype=string)\n"
+                        "kiln.Tensor([b'Line 3' b'  '], shape=(2,), dtype=string)\n")
+
+
+def test_custom_layers():
+    out = without_progress(run_example("tutorials", "custom_layers.py"))
+    assert "<kiln.Tensor: shape=(10, 10), dtype=float32, numpy=array([[0., 0." in out
+    assert "['my_dense_layer/kernel:0']" in out
+    assert 'Model: ""\n' in out and "\n18\n" in out  # block.summary() of ResnetIdentityBlock(name=''), its layers' vars
+    assert "Total params: 41 (164.00 Byte)\nTrainable params: 29 (116.00 Byte)\nNon-trainable params: 12 (48.00 Byte)" \
+        in out
+    assert out.count("Total params: 41 (164.00 Byte)") == 2  # the same block as a Sequential
+
+
+def test_save_and_load(mnist_dir):
+    out = run_tutorial("save_and_load.py", mnist_dir)
+    assert out.startswith("2.15.0\n")
+    assert out.count("Total params: 407050 (1.55 MB)") >= 3
+    untrained = float(re.search(r"^Untrained model, accuracy: +([\d.]+)%$", out, re.M).group(1))
+    restored = [float(v) for v in re.findall(r"^Restored model, accuracy: +([\d.]+)%$", out, re.M)]
+    assert untrained < 40 and len(restored) >= 5 and min(restored) > 80
+    assert "['cp.weights.h5']" in out and "'training_2/cp-0050.weights.h5'" in out
+    assert sorted(re.search(r"^\[('cp-00\d\d.weights.h5'(?:, )?)+\]$", out, re.M).group(0)[1:-1].split(", ")) == \
+        [f"'cp-{e:04d}.weights.h5'" for e in range(0, 51, 5)]  # every fifth epoch's checkpoint
+    assert "(100, 10)" in out  # the SavedModel's predictions
+
+
+def test_classification():
+    out = without_progress(run_example("tutorials", "classification.py"))
+    assert out.startswith("2.15.0\n(6000, 28, 28)\n6000\narray([9, 0, 0, ..., ")
+    assert "(2000, 28, 28)\n2000\n" in out
+    accuracy = float(re.search(r"^Test accuracy: ([\d.]+)$", out, re.M).group(1))
+    assert accuracy > 0.75  # the tutorial: 0.88 on all 60,000 images
+    assert out.rstrip().endswith("\n(28, 28)\n(1, 28, 28)\n" + out.rstrip().split("(1, 28, 28)\n")[1]) and \
+        re.search(r"\]\]\n\d$", out.rstrip())
+
+
+def test_cnn(tmp_path):
+    # A synthetic CIFAR-10 archive in Keras' format, in a Keras cache of its own, unpacked there by load_data as
+    # on first use (its hash is the synthetic file's, not Keras'); the program then reads the unpacked batches.
+    import numpy as np
+
+    import kiln as tf
+    from dataset_files import cifar10_batches, sha256, write_cifar_archive
+    home = str(tmp_path / "keras_home")
+    archive = write_cifar_archive(home, "cifar-10-batches-py", cifar10_batches(per_batch=100, test=100))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KERAS_HOME", home)
+        patch.setattr(tf.keras.datasets.cifar10, "FILE_HASH", sha256(archive))
+        (x_train, _), (x_test, _) = tf.keras.datasets.cifar10.load_data()
+    assert x_train.shape == (500, 32, 32, 3) and x_test.shape == (100, 32, 32, 3) and x_train.dtype == np.uint8
+
+    out = without_progress(run_example("tutorials", "cnn.py", env={"KERAS_HOME": home}))
+    totals = re.findall(r"^Total params: (\d+) \(([\d.]+ \w+)\)$", out, re.M)
+    assert totals == [("56320", "220.00 KB"), ("122570", "478.79 KB")]  # the two summaries the tutorial prints
+    for layer, shape, params in (("conv2d (Conv2D)", r"\(None, 30, 30, 32\)", 896),
+                                 ("conv2d_1 (Conv2D)", r"\(None, 13, 13, 64\)", 18496),
+                                 ("conv2d_2 (Conv2D)", r"\(None, 4, 4, 64\)", 36928),
+                                 ("flatten (Flatten)", r"\(None, 1024\)", 0),
+                                 ("dense (Dense)", r"\(None, 64\)", 65600), ("dense_1 (Dense)", r"\(None, 10\)", 650)):
+        assert re.search(rf"^ {re.escape(layer)} +{shape} +{params} +$", out, re.M), layer
+    accuracies = [float(v) for v in re.findall(r"^Epoch \d+/10\n16/16 \[=+\] - .* - accuracy: ([\d.]+) - val_loss",
+                                               out, re.M)]
+    assert len(accuracies) == 10 and accuracies[-1] > accuracies[0]
+    # evaluate(verbose=2), then print(test_acc).
+    assert re.search(r"^4/4 - \d+s - loss: [\d.e+-]+ - accuracy: [\d.]+ - \d+m?s/epoch - \d+m?s/step$", out, re.M)
+    assert float(out.rstrip().split("\n")[-1]) > 0.5  # ten classes: chance is 0.1
+
+
 def test_simple_audio_spectrogram(tmp_path):
     """The audio tutorial's get_spectrogram: the shapes it prints, and values against NumPy's STFT."""
     import numpy as np
