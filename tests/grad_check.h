@@ -6,7 +6,9 @@
 //     element k of every floating input, <analytic gradient, e_k> is compared
 //     with (<dy, f(x + h e_k)> - <dy, f(x - h e_k)>) / 2h. Meant for float64
 //     inputs. An input the gradient function leaves undefined counts as zeros
-//     (so a shape-only input is checked to have no effect).
+//     (so a shape-only input is checked to have no effect). A complex value
+//     counts as its real and imaginary parts (interleaved), so a complex
+//     gradient is checked as TF's dL/dRe + i dL/dIm and <dy, y> is Re(conj(dy) y).
 //   check_op_gradient_traces: the gradient function run while tracing (static
 //     and unknown dims) gives the same values as run eagerly.
 #include <gtest/gtest.h>
@@ -41,8 +43,23 @@ inline Tensor random_tensor(const Shape& shape, uint32_t seed, DType dtype = DTy
 
 namespace grad_check_detail {
 
+inline bool differentiable(DType d) { return is_floating(d) || is_complex(d); }
+
+// The values in float64; a complex tensor's as re, im pairs.
 inline std::vector<double> values(const Tensor& t) {
+  if (is_complex(t.dtype())) {
+    std::vector<double> re = values(real(t)), im = values(imag(t)), out;
+    for (std::size_t k = 0; k < re.size(); ++k) out.insert(out.end(), {re[k], im[k]});
+    return out;
+  }
   return t.dtype() == DType::Float64 ? t.to_vector<double>() : cast(t, DType::Float64).to_vector<double>();
+}
+// The inverse of values().
+inline Tensor from_values(const std::vector<double>& v, const Shape& shape, DType dtype) {
+  if (!is_complex(dtype)) return constant(v, shape, dtype);
+  std::vector<double> re, im;
+  for (std::size_t k = 0; k < v.size(); k += 2) re.push_back(v[k]), im.push_back(v[k + 1]);
+  return cast(complex(constant(re, shape), constant(im, shape)), dtype);
 }
 
 // The upstream gradients: random for floating outputs, undefined otherwise.
@@ -50,9 +67,11 @@ inline std::vector<Tensor> random_dys(const runtime::TensorList& outputs, uint32
   std::vector<Tensor> dys;
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& y = outputs[i];
-    dys.push_back(is_floating(y.dtype())
-                      ? random_tensor(y.shape(), seed + 1000 + static_cast<uint32_t>(i), y.dtype())
-                      : Tensor());
+    const uint32_t s = seed + 1000 + static_cast<uint32_t>(i);
+    if (is_complex(y.dtype()))
+      dys.push_back(cast(complex(random_tensor(y.shape(), s), random_tensor(y.shape(), s + 500)), y.dtype()));
+    else
+      dys.push_back(is_floating(y.dtype()) ? random_tensor(y.shape(), s, y.dtype()) : Tensor());
   }
   return dys;
 }
@@ -98,8 +117,8 @@ inline void check_op_gradient(std::string_view op_name, const std::vector<Tensor
   ASSERT_EQ(grads.size(), inputs.size()) << op_name;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& x = inputs[i];
-    if (!is_floating(x.dtype())) continue;
-    std::vector<double> analytic(static_cast<std::size_t>(x.size()), 0.0);
+    if (!gc::differentiable(x.dtype())) continue;
+    std::vector<double> analytic(static_cast<std::size_t>(x.size() * (is_complex(x.dtype()) ? 2 : 1)), 0.0);
     if (grads[i].defined()) {
       ASSERT_EQ(grads[i].dtype(), x.dtype()) << op_name << " input " << i;
       ASSERT_EQ(grads[i].shape(), x.shape())
@@ -112,10 +131,10 @@ inline void check_op_gradient(std::string_view op_name, const std::vector<Tensor
       std::vector<Tensor> moved = inputs;
       std::vector<double> v = base;
       v[k] = base[k] + step;
-      moved[i] = constant(v, x.shape(), x.dtype());
+      moved[i] = gc::from_values(v, x.shape(), x.dtype());
       double plus = gc::weighted_output(op, moved, attrs, dys);
       v[k] = base[k] - step;
-      moved[i] = constant(v, x.shape(), x.dtype());
+      moved[i] = gc::from_values(v, x.shape(), x.dtype());
       double minus = gc::weighted_output(op, moved, attrs, dys);
       double numeric = (plus - minus) / (2 * step);
       double error = std::abs(analytic[k] - numeric);

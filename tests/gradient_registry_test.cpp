@@ -1,6 +1,6 @@
 // The registry-wide gradient tests (docs/design-notes.md, "Autodiff"): every op has a gradient or
 // is marked not differentiable, and every gradient agrees with central finite
-// differences on each of the op's samples (float64 where the op takes it),
+// differences on each of the op's samples (float64 / complex128 where the op takes it),
 // eagerly and when the gradient is traced into a graph (tests/grad_check.h).
 // The tape itself is tested in autodiff_test.cpp and through layers in
 // nn_layer_grad_test.cpp.
@@ -19,13 +19,14 @@ using schema::OpSample;
 
 namespace {
 
-bool floating(const Tensor& t) { return is_floating(t.dtype()); }
+bool floating(const Tensor& t) { return is_floating(t.dtype()) || is_complex(t.dtype()); }
+DType wider(DType d) { return is_complex(d) ? DType::Complex128 : DType::Float64; }
 
 // The sample in float64 when the op takes it (finite differences need the
 // precision); else as it is.
 OpSample as_float64(const OpDef& op, const OpSample& s, bool* converted) {
   OpSample d{{}, s.attrs};
-  for (const Tensor& t : s.inputs) d.inputs.push_back(floating(t) ? cast(t, DType::Float64) : t);
+  for (const Tensor& t : s.inputs) d.inputs.push_back(floating(t) ? cast(t, wider(t.dtype())) : t);
   try {
     std::vector<Tensor> probe = d.inputs;  // run_eager may write over inputs only it holds
     runtime::run_eager(op, probe, d.attrs);

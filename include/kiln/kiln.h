@@ -4,6 +4,7 @@
 #include "kiln/error.h"
 #include "kiln/math.h"
 #include "kiln/complex_math.h"
+#include "kiln/fft.h"
 #include "kiln/shape.h"
 #include "kiln/tensor.h"
 #include "kiln/nn_ops.h"

@@ -191,7 +191,7 @@ class GradientTape:
     def _add_custom_node(self, node):
         self._custom_nodes.append(node)
         for out in node.outputs:
-            if out.dtype.is_floating:
+            if out.dtype.is_floating or out.dtype.is_complex:
                 self._tape.watch(out)
         if self._watch_accessed:
             for v in node.variables:
@@ -237,7 +237,7 @@ class GradientTape:
         grads = self._gradients(targets, flat_sources, seeds) if targets else [None] * len(flat_sources)
         for var, seed in variable_targets:
             for i, s in enumerate(flat_sources):
-                if isinstance(s, _C.Variable) and s._same_state(var) and var.dtype.is_floating:
+                if isinstance(s, _C.Variable) and s._same_state(var) and (var.dtype.is_floating or var.dtype.is_complex):
                     grads[i] = _add(grads[i], _C.ones_like(var.read_value(), None) if seed is None else seed)
         self._release_if_done()
         if str(getattr(unconnected_gradients, "value", unconnected_gradients)).lower() == "zero":
@@ -280,7 +280,7 @@ class GradientTape:
                         if at is not None:
                             grads[at] = _add(grads[at], g)
                         continue
-                    if x.dtype.is_floating:
+                    if x.dtype.is_floating or x.dtype.is_complex:
                         back_targets.append(x)
                         back_seeds.append(_C.cast(g, x.dtype._enum) if g.dtype != x.dtype else g)
                 if not back_targets:

@@ -67,3 +67,10 @@ from ._array_ops import bincount  # noqa: E402,F401
 from ._math_ops import (  # noqa: E402,F401
     confusion_matrix, cumulative_logsumexp, divide_no_nan, in_top_k, is_finite, is_inf, is_nan, multiply_no_nan,
     reduce_euclidean_norm, reduce_std, reduce_variance, xdivy, xlogy)
+
+
+def reciprocal(x, name=None):
+    """1 / x in x's dtype (tf.math.reciprocal; complex included)."""
+    from ._ops import ones_like
+    x = x if isinstance(x, (_C.Tensor, _C.Variable)) else _C.constant(x, None)
+    return _C.divide(ones_like(x), x)

@@ -165,6 +165,7 @@ void bind_distributed(py::module_& m);
 void bind_profiler(py::module_& m);
 void bind_interrupt(py::module_& m);
 void bind_image(py::module_& m);
+void bind_signal(py::module_& m);
 
 
 }  // namespace kiln::python

@@ -18,4 +18,5 @@ PYBIND11_MODULE(_C, m) {
   bind_distributed(m);
   bind_profiler(m);
   bind_image(m);
+  bind_signal(m);
 }

@@ -12,7 +12,9 @@ namespace detail {
 
 namespace {
 
-bool differentiable(DType dtype) { return is_floating(dtype) || dtype == DType::Resource; }
+// Real and complex floating dtypes carry gradients (complex ones by TF's
+// convention, dL/dRe + i dL/dIm: docs/design-notes.md, "Complex gradients").
+bool differentiable(DType dtype) { return is_floating(dtype) || is_complex(dtype) || dtype == DType::Resource; }
 
 // The tapes alive on one thread, innermost last. It is the thread's TapeHook
 // while it holds at least one tape.
@@ -171,7 +173,7 @@ std::vector<Tensor> TapeState::gradient(const std::vector<Tensor>& targets,
   GradMap grads;
   for (std::size_t k = 0; k < targets.size(); ++k) {
     const Tensor& y = targets[k];
-    if (!is_floating(y.dtype())) continue;  // integer targets carry no gradient
+    if (!is_floating(y.dtype()) && !is_complex(y.dtype())) continue;  // integer targets carry no gradient
     Tensor seed = output_gradients.empty() || !output_gradients[k].defined() ? ones_like(y) : output_gradients[k];
     if (seed.dtype() != y.dtype() || (!seed.is_symbolic() && !y.is_symbolic() && seed.shape() != y.shape()))
       throw InvalidArgument(fmt::format(

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/complex_math.h"
 #include "kiln/math.h"
 #include "kiln/reduce.h"
 #include "ops/creation.h"
@@ -78,7 +79,8 @@ std::vector<schema::OpSample> minmax_samples() {
 
 
 // Gradients of z = f(x, y): each input's gradient is reduced back over the
-// dims it was broadcast along.
+// dims it was broadcast along. Complex inputs take TF's convention, the
+// upstream gradient times the conjugate derivative (conj is free on reals).
 void add_grad(schema::GradContext& c) {
   if (c.needs(0)) c.set(0, unbroadcast(c.grad(0), c.inputs[0]));
   if (c.needs(1)) c.set(1, unbroadcast(c.grad(0), c.inputs[1]));
@@ -89,13 +91,13 @@ void sub_grad(schema::GradContext& c) {
 }
 void mul_grad(schema::GradContext& c) {
   const Tensor &x = c.inputs[0], &y = c.inputs[1], &g = c.grad(0);
-  if (c.needs(0)) c.set(0, unbroadcast(g * y, x));
-  if (c.needs(1)) c.set(1, unbroadcast(g * x, y));
+  if (c.needs(0)) c.set(0, unbroadcast(g * conj(y), x));
+  if (c.needs(1)) c.set(1, unbroadcast(g * conj(x), y));
 }
 void div_grad(schema::GradContext& c) {
   const Tensor &x = c.inputs[0], &y = c.inputs[1], &g = c.grad(0);
-  if (c.needs(0)) c.set(0, unbroadcast(g / y, x));
-  if (c.needs(1)) c.set(1, unbroadcast(-(g * c.outputs[0]) / y, y));
+  if (c.needs(0)) c.set(0, unbroadcast(g / conj(y), x));
+  if (c.needs(1)) c.set(1, unbroadcast(-(g * conj(c.outputs[0])) / conj(y), y));
 }
 // d(x^y)/dx = y x^(y-1); d(x^y)/dy = x^y log x, taken as 0 where x <= 0 (TF).
 void pow_grad(schema::GradContext& c) {
@@ -215,7 +217,17 @@ Tensor squared_difference(const Operand& x, const Operand& y, SourceLocation loc
   return dispatch_binary(ops::kSquaredDifference, x, y, "squared_difference", loc);
 }
 Tensor pow(const Operand& x, const Operand& y, SourceLocation loc) {
-  return dispatch_binary(ops::kPow, x, y, "pow", loc);
+  ops::BinaryInputs in = ops::binary_inputs(x, y, "pow");
+  if (is_complex(in.inputs[0].dtype())) [[unlikely]] {
+    // std::pow of complex numbers (TF's kernel): 0 for a zero base, else exp(y log x); a
+    // composite, so its gradient is exp's and log's (the zero base kept out of log).
+    const Tensor &a = in.inputs[0], &b = in.inputs[1];
+    Tensor at_zero = kiln::equal(a, zeros_like(a, std::nullopt, loc), loc);
+    Tensor safe = kiln::where(at_zero, ones_like(a, std::nullopt, loc), a, loc);
+    Tensor value = kiln::exp(kiln::multiply(b, kiln::log(safe, loc), loc), loc);
+    return kiln::where(at_zero, zeros_like(value, std::nullopt, loc), value, loc);
+  }
+  return runtime::dispatch1(ops::kPow, in.inputs, schema::Attrs{}, loc);
 }
 Tensor maximum(const Operand& x, const Operand& y, SourceLocation loc) {
   return dispatch_binary(ops::kMaximum, x, y, "maximum", loc);

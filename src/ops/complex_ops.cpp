@@ -1,14 +1,18 @@
 // Ops on the parts of complex tensors: Complex, Real, Imag, Conj,
-// ComplexAbs, Angle. Not differentiable yet (docs/design-notes.md, "Dtypes
-// beyond float32": the tape records float dtypes only).
+// ComplexAbs, Angle. Their gradients follow TF's convention for a real loss
+// L of complex z: dL/dRe(z) + i dL/dIm(z) (docs/design-notes.md, "Complex
+// gradients"), as TF's math_grad.py.
 #include <cmath>
 #include <complex>
 
 #include "kiln/complex_math.h"
+#include "kiln/math.h"
+#include "ops/grad_util.h"
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
 #include "core/tensor_impl.h"
 #include "ops/broadcast.h"
+#include "ops/complex_util.h"
 #include "runtime/dispatch.h"
 #include "schema/op_def.h"
 
@@ -16,14 +20,6 @@ namespace kiln {
 namespace ops {
 
 namespace {
-
-DType complex_of(DType real) { return real == DType::Float64 ? DType::Complex128 : DType::Complex64; }
-
-// Calls f with R, the real type of a complex64 or complex128 dtype.
-template <class F> void visit_complex(DType d, F&& f) {
-  if (d == DType::Complex64) f.template operator()<float>();
-  else f.template operator()<double>();
-}
 
 // ---- Complex(real, imag) ----------------------------------------------------
 void complex_infer(schema::InferContext& c) {
@@ -50,8 +46,14 @@ std::vector<schema::OpSample> complex_samples() {
   return {{{constant({1.5f, -2.f}), constant({0.5f, 3.f})}, {}},
           {{constant({{1.0}, {2.0}}), constant({-1.0, 0.0, 4.0})}, {}}};
 }
+// z = x + i y: dL/dx = Re(g), dL/dy = Im(g), each summed to its input's shape.
+void complex_grad(schema::GradContext& c) {
+  const Tensor& g = c.grad(0);
+  if (c.needs(0)) c.set(0, unbroadcast(real(g), c.inputs[0]));
+  if (c.needs(1)) c.set(1, unbroadcast(imag(g), c.inputs[1]));
+}
 constexpr detail::OpDef kComplex{.name = "Complex", .infer = complex_infer, .kernel = complex_kernel,
-                                 .flags = schema::kNotDifferentiable, .samples = complex_samples};
+                                 .samples = complex_samples, .gradient = complex_grad};
 
 // ---- unary ops on a complex input -------------------------------------------
 template <class Fn> void part_kernel(schema::KernelContext& c) {
@@ -85,17 +87,45 @@ struct AngleFn {
 };
 std::vector<schema::OpSample> part_samples() {
   const double inf = std::numeric_limits<double>::infinity();
-  return {{{constant(std::vector<std::complex<float>>{{1.5f, -2.f}, {0.f, 3.f}, {-0.f, -0.f}})}, {}},
-          {{constant(std::vector<std::complex<double>>{{3, 4}, {-inf, 1}, {-1, 0}})}, {}}};
+  return {{{constant(std::vector<std::complex<float>>{{1.5f, -2.f}, {0.f, 3.f}, {-0.7f, -0.2f}})}, {}},
+          {{constant(std::vector<std::complex<double>>{{3, 4}, {-inf, 1}, {-1, 0}, {-0.0, -0.0}})}, {}, true},
+          {{constant(std::vector<std::complex<double>>{{0.3, -1.2}, {-2, 0.5}, {1, 1}, {-0.4, -0.9}}, Shape{2, 2})},
+           {}}};
 }
-#define KILN_PART_OP(NAME, FN, TO_COMPLEX)                                                              \
+
+// The gradients, with g the upstream gradient and z the input.
+// Re(z): the real g as a complex gradient; Im(z): g times i.
+void real_grad(schema::GradContext& c) {
+  c.set(0, complex(c.grad(0), zeros_like(c.grad(0))));
+}
+void imag_grad(schema::GradContext& c) {
+  c.set(0, complex(zeros_like(c.grad(0)), c.grad(0)));
+}
+void conj_grad(schema::GradContext& c) { c.set(0, conj(c.grad(0))); }
+// |z|: g z / |z|, zero at z = 0 (TF's sign of a complex number).
+void abs_grad(schema::GradContext& c) {
+  const Tensor& z = c.inputs[0];
+  const Tensor& r = c.outputs[0];
+  Tensor safe = where(equal(r, 0), ones_like(r), r);
+  Tensor unit = z / cast(safe, z.dtype());
+  c.set(0, cast(c.grad(0), z.dtype()) * unit);
+}
+// arg(z) = atan2(y, x): g (-y + i x) / |z|^2 = g i / conj(z).
+void angle_grad(schema::GradContext& c) {
+  const Tensor& z = c.inputs[0];
+  Tensor x = real(z), y = imag(z);
+  Tensor r2 = x * x + y * y;
+  c.set(0, complex(-c.grad(0) * y / r2, c.grad(0) * x / r2));
+}
+
+#define KILN_PART_OP(NAME, FN, TO_COMPLEX, GRAD)                                                        \
   constexpr detail::OpDef k##NAME{.name = #NAME, .infer = part_infer<TO_COMPLEX>, .kernel = part_kernel<FN>, \
-                                  .flags = schema::kNotDifferentiable, .samples = part_samples};
-KILN_PART_OP(Real, RealFn, false)
-KILN_PART_OP(Imag, ImagFn, false)
-KILN_PART_OP(Conj, ConjFn, true)
-KILN_PART_OP(ComplexAbs, AbsFn, false)
-KILN_PART_OP(Angle, AngleFn, false)
+                                  .samples = part_samples, .gradient = GRAD};
+KILN_PART_OP(Real, RealFn, false, real_grad)
+KILN_PART_OP(Imag, ImagFn, false, imag_grad)
+KILN_PART_OP(Conj, ConjFn, true, conj_grad)
+KILN_PART_OP(ComplexAbs, AbsFn, false, abs_grad)
+KILN_PART_OP(Angle, AngleFn, false, angle_grad)
 #undef KILN_PART_OP
 
 Tensor unary_part(const detail::OpDef& op, Tensor x, const SourceLocation& loc) {
@@ -104,7 +134,10 @@ Tensor unary_part(const detail::OpDef& op, Tensor x, const SourceLocation& loc) 
 
 }  // namespace
 
+void register_fft_ops(schema::OpRegistry& r);  // fft_ops.cpp
+
 void register_complex_ops(schema::OpRegistry& r) {
+  register_fft_ops(r);
   for (const detail::OpDef* op : {&kComplex, &kReal, &kImag, &kConj, &kComplexAbs, &kAngle}) r.add(*op);
 }
 

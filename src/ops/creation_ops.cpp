@@ -202,9 +202,11 @@ std::vector<schema::OpSample> cast_samples() {
           {{constant({-1.5f, 0.25f})}, schema::Attrs{{"dtype", DType::Float16}}, true}};
 }
 
-// Only between float types: an integer result carries no gradient.
+// Only between float and complex types: an integer result carries no
+// gradient. A complex gradient cast back to a real input keeps its real part.
 void cast_grad(schema::GradContext& c) {
-  if (is_floating(c.outputs[0].dtype()) && is_floating(c.inputs[0].dtype()))
+  auto carries = [](DType d) { return is_floating(d) || is_complex(d); };
+  if (carries(c.outputs[0].dtype()) && carries(c.inputs[0].dtype()))
     c.set(0, cast(c.grad(0), c.inputs[0].dtype()));
 }
 

@@ -300,7 +300,7 @@ struct RoundFn {
 };
 
 struct SquareFn {
-  static constexpr uint32_t kDTypes = kNumberMask;
+  static constexpr uint32_t kDTypes = kNumberMask | kComplexMask;
   static constexpr bool kToBool = false;
   template <class T> static T apply(T x) { return wrap_mul(x, x); }
 };
@@ -317,7 +317,13 @@ template <class F> inline constexpr uint32_t kAlsoComplex = 0;
 struct SqrtFn;
 struct ExpFn;
 struct LogFn;
+struct SinFn;
+struct CosFn;
+struct TanhFn;
 template <> inline constexpr uint32_t kAlsoComplex<SqrtFn> = kComplexMask;
+template <> inline constexpr uint32_t kAlsoComplex<SinFn> = kComplexMask;
+template <> inline constexpr uint32_t kAlsoComplex<CosFn> = kComplexMask;
+template <> inline constexpr uint32_t kAlsoComplex<TanhFn> = kComplexMask;
 template <> inline constexpr uint32_t kAlsoComplex<ExpFn> = kComplexMask;
 template <> inline constexpr uint32_t kAlsoComplex<LogFn> = kComplexMask;
 

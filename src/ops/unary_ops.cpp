@@ -62,34 +62,35 @@ std::vector<schema::OpSample> positive_samples() {
 }
 
 
-// Gradients: y = f(x), dy upstream; each returns dx (docs/design-notes.md, "Autodiff").
+// Gradients: y = f(x), dy upstream; each returns dx (docs/design-notes.md, "Autodiff"). For complex
+// x, TF's convention: dy times the conjugate derivative (conj is free on reals).
 void neg_grad(schema::GradContext& c) { c.set(0, -c.grad(0)); }
 // Zero, as TF's (sign is flat wherever it has a derivative).
 void sign_grad(schema::GradContext& c) { c.set(0, zeros_like(c.inputs[0], c.grad(0).dtype())); }
 void abs_grad(schema::GradContext& c) { c.set(0, c.grad(0) * sign(c.inputs[0])); }
-void square_grad(schema::GradContext& c) { c.set(0, c.grad(0) * (c.inputs[0] * 2)); }
+void square_grad(schema::GradContext& c) { c.set(0, c.grad(0) * conj(c.inputs[0] * 2)); }
 // Reads the output (y > 0 exactly where x > 0, NaN and -0 included), as TF
 // does: the pre-activation then has no other reader, so a traced training
 // step can fuse it into the matmul or conv that produced it.
 void relu_grad(schema::GradContext& c) { c.set(0, where(c.outputs[0] > 0, c.grad(0), 0)); }
-void sqrt_grad(schema::GradContext& c) { c.set(0, c.grad(0) * 0.5 / c.outputs[0]); }
+void sqrt_grad(schema::GradContext& c) { c.set(0, c.grad(0) * 0.5 / conj(c.outputs[0])); }
 void rsqrt_grad(schema::GradContext& c) {
   const Tensor& y = c.outputs[0];
   c.set(0, c.grad(0) * (y * y * y) * -0.5);
 }
-void exp_grad(schema::GradContext& c) { c.set(0, c.grad(0) * c.outputs[0]); }
-void log_grad(schema::GradContext& c) { c.set(0, c.grad(0) / c.inputs[0]); }
+void exp_grad(schema::GradContext& c) { c.set(0, c.grad(0) * conj(c.outputs[0])); }
+void log_grad(schema::GradContext& c) { c.set(0, c.grad(0) / conj(c.inputs[0])); }
 void log1p_grad(schema::GradContext& c) { c.set(0, c.grad(0) / (c.inputs[0] + 1)); }
 void tanh_grad(schema::GradContext& c) {
   const Tensor& y = c.outputs[0];
-  c.set(0, c.grad(0) * (1 - y * y));
+  c.set(0, c.grad(0) * conj(1 - y * y));
 }
 void sigmoid_grad(schema::GradContext& c) {
   const Tensor& y = c.outputs[0];
   c.set(0, c.grad(0) * (y * (1 - y)));
 }
-void sin_grad(schema::GradContext& c) { c.set(0, c.grad(0) * cos(c.inputs[0])); }
-void cos_grad(schema::GradContext& c) { c.set(0, -(c.grad(0) * sin(c.inputs[0]))); }
+void sin_grad(schema::GradContext& c) { c.set(0, c.grad(0) * conj(cos(c.inputs[0]))); }
+void cos_grad(schema::GradContext& c) { c.set(0, -(c.grad(0) * conj(sin(c.inputs[0])))); }
 // d erf(x) = 2/sqrt(pi) e^(-x^2).
 void erf_grad(schema::GradContext& c) {
   const Tensor& x = c.inputs[0];
