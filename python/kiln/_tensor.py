@@ -162,7 +162,8 @@ def _set_shape(self, shape):
     if not self.shape.is_compatible_with(shape):
         raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied shape {shape}.")
     if self._is_symbolic and shape.rank is not None and self.shape != self.shape.merge_with(shape):
-        self._refine_shape([-1 if d is None else int(d) for d in shape.as_list()])
+        from ._ops import ensure_shape
+        self._rebind(ensure_shape(self, shape))
 
 
 Tensor.set_shape = _set_shape

@@ -12,10 +12,11 @@ import numpy as np
 from . import _C
 from . import dtypes as _dtypes
 from . import errors as _errors
+from .ragged_strings import string_rows
 from .ragged_tensor import RaggedTensor, splits_from_lengths
+from .strings import _as_bytes
 
 _ENCODE_NAMES = {"UTF-8": "utf-8", "UTF-16-BE": "utf-16-be", "UTF-32-BE": "utf-32-be"}
-_UNIT = {"utf-8": 1, "utf-16-be": 2, "utf-32-be": 4}
 
 
 def _invalid(message):
@@ -85,10 +86,6 @@ def _encode_points(points, codec, errors, replacement_char):
     return "".join(out).encode(codec, "surrogatepass")
 
 
-def _as_bytes(v):
-    return v.encode("utf-8") if isinstance(v, str) else bytes(v)
-
-
 def _strings(x, op):
     from .strings import _check_string, _tensor
     x = _tensor(x)
@@ -96,48 +93,10 @@ def _strings(x, op):
     return x
 
 
-def _ragged_rows(input, rows_of, dtype, op):  # noqa: A002
-    """A tensor one rank higher than the string tensor `input` (a RaggedTensor for rank >= 1, a vector for a
-    scalar): `rows_of(bytes)` gives each string's row as a list. A RaggedTensor input keeps its partitions."""
-    from . import _ops
-    if isinstance(input, RaggedTensor):
-        return input.with_flat_values(_ragged_rows(input.flat_values, rows_of, dtype, op))
-    x = _strings(input, op)
-    rank = x.shape.rank
-    if rank is None:
-        raise ValueError(f"tf.strings.{op} needs an input of known rank")
-    np_type = object if dtype == _dtypes.string else dtype.as_numpy_dtype
-
-    def flat(v):
-        rows = [rows_of(_as_bytes(e)) for e in np.asarray(v, dtype=object).reshape(-1)]
-        values = np.asarray([item for row in rows for item in row], dtype=np_type)
-        return values, np.asarray([len(row) for row in rows], dtype=np.int64)
-
-    if not x._is_symbolic and not _C.is_tracing():
-        values, lengths = flat(x.numpy())
-        values = _C.constant(values, dtype._enum)
-        lengths = _ops.constant(lengths, _dtypes.int64)
-    else:
-        from .function import py_function
-        values = _ops.reshape(py_function(lambda t: _C.constant(flat(t.numpy())[0], dtype._enum), [x], dtype), [-1])
-        lengths = _ops.reshape(py_function(lambda t: _ops.constant(flat(t.numpy())[1]), [x], _dtypes.int64), [-1])
-    if rank == 0:
-        return values
-    rt = RaggedTensor._from_splits(values, splits_from_lengths(lengths))
-    if rank == 1:
-        return rt
-    frame = RaggedTensor.from_tensor(_ops.reshape(_ops.zeros_like(lengths), _ops.shape(x, out_type=_dtypes.int64)),
-                                     ragged_rank=rank - 1)
-    return frame.with_flat_values(rt)
-
-
 def unicode_decode(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
                    replace_control_characters=False, name=None):
     """Each string's code points (int32), one dimension more: ragged for a rank >= 1 input."""
-    _check_errors(errors)
-    codec = _codec(input_encoding, decoding=True)
-    return _ragged_rows(input, lambda b: _decode(b, codec, errors, replacement_char, replace_control_characters)[0],
-                        _dtypes.int32, "unicode_decode")
+    return unicode_decode_with_offsets(input, input_encoding, errors, replacement_char, replace_control_characters)[0]
 
 
 def unicode_decode_with_offsets(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
@@ -145,39 +104,26 @@ def unicode_decode_with_offsets(input, input_encoding, errors="replace", replace
     """(code points, the byte offset where each starts (int64)), each shaped as unicode_decode's result."""
     _check_errors(errors)
     codec = _codec(input_encoding, decoding=True)
-    decode = lambda b: _decode(b, codec, errors, replacement_char, replace_control_characters)  # noqa: E731
-    return (_ragged_rows(input, lambda b: decode(b)[0], _dtypes.int32, "unicode_decode_with_offsets"),
-            _ragged_rows(input, lambda b: decode(b)[1], _dtypes.int64, "unicode_decode_with_offsets"))
+    return string_rows(input, lambda b: _decode(b, codec, errors, replacement_char, replace_control_characters),
+                       [_dtypes.int32, _dtypes.int64], "unicode_decode_with_offsets")
 
 
 def unicode_split(input, input_encoding, errors="replace", replacement_char=65533, name=None):  # noqa: A002
     """Each string cut into its characters (strings in `input_encoding`), one dimension more."""
-    _check_errors(errors)
-    codec = _codec(input_encoding, decoding=True)
-    out_codec = _codec(input_encoding, decoding=False)
-    return _ragged_rows(input, lambda b: [_encode_points([p], out_codec, errors, replacement_char)
-                                          for p in _decode(b, codec, errors, replacement_char, False)[0]],
-                        _dtypes.string, "unicode_split")
+    return unicode_split_with_offsets(input, input_encoding, errors, replacement_char)[0]
 
 
 def unicode_split_with_offsets(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
                                name=None):
     """(unicode_split's characters, the byte offset where each starts)."""
-    chars = unicode_split(input, input_encoding, errors, replacement_char)
-    _, offsets = unicode_decode_with_offsets(input, input_encoding, errors, replacement_char)
-    return chars, offsets
+    _check_errors(errors)
+    codec = _codec(input_encoding, decoding=True)
+    out_codec = _codec(input_encoding, decoding=False)
 
-
-def _row_points(x):
-    """The rows of an int tensor's last dimension (dense or ragged) as (list of code-point lists, outer shape)."""
-    if isinstance(x, RaggedTensor):
-        rows = x.to_list()
-    else:
-        v = x.numpy()
-        rows = v.reshape(-1, v.shape[-1]).tolist() if v.ndim else None
-        if rows is None:
-            raise ValueError("unicode_encode: input must have rank >= 1")
-    return rows
+    def rows(b):
+        points, offsets = _decode(b, codec, errors, replacement_char, False)
+        return [_encode_points([p], out_codec, errors, replacement_char) for p in points], offsets
+    return string_rows(input, rows, [_dtypes.string, _dtypes.int64], "unicode_split_with_offsets")
 
 
 def unicode_encode(input, output_encoding, errors="replace", replacement_char=65533, name=None):  # noqa: A002
@@ -225,7 +171,7 @@ def unicode_transcode(input, input_encoding, output_encoding, errors="replace", 
 
 def bytes_split(input, name=None):  # noqa: A002
     """Each string cut into its bytes, one dimension more (ragged for a rank >= 1 input)."""
-    return _ragged_rows(input, lambda b: [b[i:i + 1] for i in range(len(b))], _dtypes.string, "bytes_split")
+    return string_rows(input, lambda b: ([b[i:i + 1] for i in range(len(b))],), [_dtypes.string], "bytes_split")[0]
 
 
 def _ngrams_of(row, widths, separator, pad_values, padding_width, preserve_short):

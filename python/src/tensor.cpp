@@ -427,14 +427,10 @@ void bind_tensor(py::module_& m) {
   def_binary<mod, kRMod>(c, "__mod__");
   def_binary<kiln::pow, kRPow>(c, "__pow__");
   // TF's tensor_equals / tensor_not_equals: `t == None` is False, `t != None` True.
-  // Tensor.set_shape of a graph tensor: the Python object now holds an
-  // EnsureShape of what it held, of the merged static shape (TF refines the
-  // graph tensor in place; a Kiln tensor never changes once made).
-  c.def("_refine_shape", [](Tensor& self, const std::vector<int64_t>& dims) {
-    Shape shape;
-    for (int64_t d : dims) shape.push_back(d < 0 ? None : d);
-    self = kiln::ensure_shape(self, shape, user_location());
-  });
+  // Tensor.set_shape of a graph tensor: the Python object takes the
+  // EnsureShape made of what it held (TF refines the graph tensor in place;
+  // a Kiln tensor never changes once made).
+  c.def("_rebind", [](Tensor& self, const Tensor& refined) { self = refined; });
   c.def("__eq__", [](py::handle self, py::handle other) -> py::object {
     if (other.is_none()) return py::bool_(false);
     return slot_result(binary_slot<equal, nullptr>(self.ptr(), other.ptr()));

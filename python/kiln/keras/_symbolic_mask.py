@@ -66,4 +66,11 @@ def symbolic_mask(tensor):
     return mask
 
 
-KerasTensor._keras_mask = property(symbolic_mask)
+def _cached_symbolic_mask(tensor):
+    """symbolic_mask, traced once per KerasTensor (a functional value never changes once made)."""
+    if "_kiln_symbolic_mask" not in tensor.__dict__:
+        tensor.__dict__["_kiln_symbolic_mask"] = symbolic_mask(tensor)
+    return tensor.__dict__["_kiln_symbolic_mask"]
+
+
+KerasTensor._keras_mask = property(_cached_symbolic_mask)
