@@ -198,6 +198,19 @@ def test_indexing_is_numpys():
     assert np.array_equal(t[tf.constant(1)].numpy(), a[1])
 
 
+def test_a_whole_key_of_bools_masks_as_tf_boolean_mask():
+    a = np.arange(6).reshape(3, 2).astype(np.int32)
+    t, v = tf.constant(a), tf.Variable(a.astype(np.float32))
+    rows = np.array([True, False, True])
+    assert np.array_equal(t[rows].numpy(), a[rows])  # TF's data_performance guide indexes so
+    assert np.array_equal(t[tf.constant(rows)].numpy(), a[rows])
+    assert np.array_equal(t[t > 2].numpy(), a[a > 2])
+    assert np.array_equal(v[v > 2.0].numpy(), a[a > 2])
+    assert np.array_equal(tf.function(lambda x: x[x > 2])(t).numpy(), a[a > 2])
+    with pytest.raises(ValueError, match="mask cannot be scalar"):
+        t[True]
+
+
 def test_graph_tensor_as_bool_raises_tfs_error():
     @tf.function(autograph=False)
     def f(x):
