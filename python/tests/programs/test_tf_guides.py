@@ -326,3 +326,11 @@ def test_the_mixed_precision_guide(tmp_path):
     custom = re.findall(r"^Epoch (\d): loss=([\d.]+), test accuracy=([\d.]+)$", out, re.M)
     assert [e[0] for e in custom] == ["0", "1", "2", "3", "4"]
     assert float(custom[-1][1]) < float(custom[0][1]) and float(custom[-1][2]) > 0.9
+
+
+def test_the_data_performance_guide():
+    # Its pipelines sleep to stand for work, so the figures are the machine's: each benchmark prints one
+    # "Execution time" (naive, prefetch, interleave, parallel interleave, map, parallel map, cache, scalar and
+    # vectorized map, the naive and optimized timelines); the timelines then index with boolean masks and plot.
+    out = run_program("guides", "data_performance.py")
+    assert len(re.findall(r"^Execution time: [\d.]+$", out, re.M)) == 11, out
