@@ -32,7 +32,7 @@ from ._reductions import (  # noqa: F401
     nanprod, nansum, prod, ptp, std, sum, trace, var)
 from ._shapes import (  # noqa: F401
     append, argsort, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, compress, concatenate,
-    diff, dsplit, dstack, expand_dims, flip, fliplr, flipud, hsplit, hstack, isscalar, moveaxis, ndim, nonzero,
+    diff, dsplit, dstack, expand_dims, flatten, flip, fliplr, flipud, hsplit, hstack, isscalar, moveaxis, ndim, nonzero,
     pad, ravel, repeat, reshape, roll, rot90, select, shape, size, sort, split, squeeze, stack, swapaxes, take,
     take_along_axis, tile, transpose, vsplit, vstack, where)
 from ._linalg import cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot  # noqa: F401
@@ -41,9 +41,13 @@ from . import random  # noqa: F401
 
 ndarray = _C.Tensor
 asanyarray = asarray
-ascontiguousarray = asarray
+
+
+def ascontiguousarray(a, dtype=None):
+    return array(a, dtype, ndmin=1)
+
+
 newaxis = None
 e = _math.e
 pi = _math.pi
 inf = float("inf")
-nan = float("nan")

@@ -54,7 +54,13 @@ def empty_like(a, dtype=None):
     return zeros_like(a, dtype)
 
 
-def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):  # noqa: ARG001 - NumPy's arguments
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    if order != "K":
+        raise ValueError("Non-standard orders are not supported.")
+    if not subok:
+        raise ValueError("subok being False is not supported.")
+    if shape:
+        raise ValueError("Overriding the shape is not supported.")
     a = asarray(a)
     dtype = _like_dtype(a, dtype)
     target = _ops.shape(a) if shape is None else _shape(shape)

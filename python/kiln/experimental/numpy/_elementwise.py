@@ -83,9 +83,8 @@ def divmod(x1, x2):  # noqa: A001 - NumPy's name
 
 
 def float_power(x1, x2):
-    a, b = promote(x1, x2)
-    wide = _kdtypes.complex128 if a.dtype.is_complex else _kdtypes.float64
-    return _ops.pow(_ops.cast(a, wide), _ops.cast(b, wide))
+    """TF's float_power is power (no widening to float64, which NumPy's does)."""
+    return power(x1, x2)
 
 
 def _nan_propagating(pick):

@@ -1,6 +1,7 @@
 """NumPy-style `tensor[key]` under experimental_enable_numpy_behavior: besides Kiln's basic indexing,
 integer arrays (lists, tuples, NumPy arrays, tensors) and boolean arrays as indices, with NumPy's
-placement of the indexed dimensions. Integers count as advanced indices beside arrays, as in NumPy.
+placement of the indexed dimensions. Integers stay basic indices (they drop their axis first), as in
+TF's numpy-style slicing, where NumPy would count them among the advanced ones.
 
 The basic part (slices, newaxis, ...) is one strided slice; the advanced axes, moved first, are
 then one gather_nd with the broadcast index arrays stacked, and the result dims go where NumPy
@@ -27,11 +28,15 @@ def _as_index_array(k):
     if isinstance(k, (_C.Tensor, _C.Variable)):
         t = k if isinstance(k, _C.Tensor) else k.read_value()
         if t.dtype == _kdtypes.bool:
+            if t.shape.rank != 1:
+                raise NotImplementedError(f"Need rank 1 for bool index {k}")
             coords = _ops.where(t)
             return list(_ops.unstack(coords, num=t.shape.rank, axis=1)), t.shape.rank
         return [_ops.cast(t, _kdtypes.int64)], 1
     a = np.asarray(k)
     if a.dtype == bool:
+        if a.ndim != 1:
+            raise NotImplementedError(f"Need rank 1 for bool index {k}")
         return [_ops.constant(c.astype(np.int64)) for c in np.nonzero(a)], max(a.ndim, 1)
     if a.size == 0:
         a = a.astype(np.int64)
@@ -59,7 +64,7 @@ def getitem(x, key):
             expanded.append(("basic", k))
             consumed += 1
         else:
-            expanded.append(("adv", [_ops.constant(int(k), _kdtypes.int64)]))
+            expanded.append(("int", k))
             consumed += 1
     if consumed > rank:
         raise IndexError(f"too many indices for array: array is {rank}-dimensional, but {consumed} were indexed")
@@ -68,7 +73,9 @@ def getitem(x, key):
     out_axis = 0
     fill = rank - consumed
     for kind, v in expanded:
-        if kind == "basic":
+        if kind == "int":
+            basic_key.append(v)
+        elif kind == "basic":
             if v is Ellipsis:
                 basic_key.append(Ellipsis)
                 out_axis += fill

@@ -50,7 +50,13 @@ def prod(a, axis=None, dtype=None, keepdims=None):
     return _reduce(_ops.reduce_prod, a, axis, keepdims, dtype, "int")
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=None):  # noqa: ARG001 - NumPy's `out`, unsupported
+def _no_out(out):
+    if out is not None:
+        raise ValueError("Setting out is not supported.")
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=None):
+    _no_out(out)
     a = _prepare(a, dtype, "float")
     axes = _axes(axis, a.shape.rank)
     total = _ops.reduce_sum(a, axes, keepdims=bool(keepdims))
@@ -76,11 +82,13 @@ def _extreme(op, a, axis, keepdims):
     return out
 
 
-def amax(a, axis=None, out=None, keepdims=None):  # noqa: ARG001
+def amax(a, axis=None, out=None, keepdims=None):
+    _no_out(out)
     return _extreme(_ops.reduce_max, a, axis, keepdims)
 
 
-def amin(a, axis=None, out=None, keepdims=None):  # noqa: ARG001
+def amin(a, axis=None, out=None, keepdims=None):
+    _no_out(out)
     return _extreme(_ops.reduce_min, a, axis, keepdims)
 
 
@@ -116,7 +124,8 @@ def count_nonzero(a, axis=None):
     return _ops.reduce_sum(_ops.cast(a, _kdtypes.int64), _axes(axis, a.shape.rank))
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=None):  # noqa: ARG001
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=None):
+    _no_out(out)
     a = _prepare(a, dtype, "float")
     axes = _axes(axis, a.shape.rank)
     centered = a - mean(a, axes, keepdims=True)
@@ -155,6 +164,8 @@ def nanmean(a, axis=None, dtype=None, keepdims=None):
 
 
 def average(a, axis=None, weights=None, returned=False):
+    if axis is not None and not isinstance(axis, int):
+        raise ValueError(f"Argument `axis` must be an integer. Received axis={axis} (of type {type(axis)})")
     if weights is None:
         avg = mean(a, axis)
         if not returned:

@@ -20,9 +20,9 @@ def ndim(a):
 
 
 def size(x, axis=None):
-    x = asarray(x)
     if axis is not None:
-        return x.shape[axis]
+        raise NotImplementedError("axis argument is not supported in the current `np.size` implementation")
+    x = asarray(x)
     n = x.shape.num_elements()
     return n if n is not None else _ops.size(x)
 
@@ -42,6 +42,15 @@ def reshape(a, newshape, order="C"):
         out = _ops.reshape(flipped, list(newshape)[::-1] if not is_tensor(newshape) else newshape)
         return _ops.transpose(out, list(range(_rank(out)))[::-1])
     return _ops.reshape(a, newshape)
+
+
+def flatten(a, order="C"):
+    a = asarray(a)
+    if order in ("C", "A", "K"):
+        return _ops.reshape(a, [-1])
+    if order == "F":
+        return _ops.reshape(transpose(a), [-1])
+    raise ValueError("order can only be C, A, K (all row major) or F (column major).")
 
 
 def ravel(a):
@@ -237,7 +246,7 @@ def broadcast_arrays(*args, **kwargs):
     return [_array_ops.broadcast_to(a, target.as_list()) for a in args]
 
 
-def pad(array, pad_width, mode="constant", **kwargs):  # noqa: A002
+def pad(array, pad_width, mode, **kwargs):  # noqa: A002
     array = asarray(array)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2) if np.ndim(pad_width) else
                              np.full((1, 2), pad_width, np.int64), (_rank(array), 2))
@@ -260,9 +269,13 @@ def append(arr, values, axis=None):
 
 def take(a, indices, axis=None, out=None, mode="clip"):  # noqa: ARG001
     """NumPy's take; TF's default mode is 'clip' (indices clipped to the axis), 'wrap' takes them modulo its
-    length, 'raise' checks them."""
+    length; TF has no 'raise'."""
+    if out is not None:
+        raise ValueError("out argument is not supported in take.")
     if mode not in ("raise", "clip", "wrap"):
         raise ValueError(f"Invalid mode '{mode}' for take")
+    if mode == "raise":
+        raise ValueError("The 'raise' mode to take is not supported.")
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -274,8 +287,6 @@ def take(a, indices, axis=None, out=None, mode="clip"):  # noqa: ARG001
         indices = _ops.clip_by_value(indices, _ops.zeros_like(indices), n - 1)
     elif mode == "wrap":
         indices = _ops.floormod(indices, n)
-    else:
-        indices = _ops.where(_ops.less(indices, 0), indices + n, indices)
     return _ops.gather(a, indices, axis=axis)
 
 
@@ -350,6 +361,8 @@ def select(condlist, choicelist, default=0):
 
 
 def sort(a, axis=-1, kind="quicksort", order=None):
+    if kind != "quicksort":
+        raise ValueError(f'Invalid value for argument `kind`. Only kind="quicksort" is supported. Received: kind={kind}')
     if order is not None:
         raise ValueError("'order' argument to sort is not supported.")
     a = asarray(a)
@@ -361,6 +374,9 @@ def sort(a, axis=-1, kind="quicksort", order=None):
 
 
 def argsort(a, axis=-1, kind="quicksort", order=None):
+    if kind not in ("quicksort", "stable"):
+        raise ValueError(f'Invalid value for argument `kind`. Only kind="quicksort" and kind="stable" are '
+                         f"supported. Received: kind={kind}")
     if order is not None:
         raise ValueError("'order' argument to argsort is not supported.")
     a = asarray(a)
@@ -368,7 +384,7 @@ def argsort(a, axis=-1, kind="quicksort", order=None):
         a, axis = ravel(a), 0
     if a.dtype == _kdtypes.bool:
         a = _ops.cast(a, _kdtypes.int32)
-    stable = kind in ("stable", "mergesort")
+    stable = kind == "stable"
     return _ops.cast(_ops.argsort(a, axis=axis, stable=stable), _kdtypes.int64)
 
 
