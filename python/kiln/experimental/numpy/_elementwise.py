@@ -169,8 +169,14 @@ arccos = _unary(lambda x: _atan2(_ops.sqrt((1 - x) * (1 + x)), x), to_float=True
 
 
 def _asinh(x):
+    """log1p(|x| + x^2 / (1 + sqrt(x^2 + 1))), exact for small x; log(2|x|) where x^2 would overflow. Each
+    branch sees only its own inputs, so neither puts a NaN into the other's gradient."""
     ax = _ops.abs(x)
-    return _ops.sign(x) * _ops.log1p(ax + ax * ax / (1 + _ops.sqrt(ax * ax + 1)))
+    big = _ops.greater(ax, 1e8)
+    small_ax = _ops.where(big, _ops.ones_like(ax), ax)
+    small = _ops.log1p(small_ax + small_ax * small_ax / (1 + _ops.sqrt(small_ax * small_ax + 1)))
+    large = _ops.log(_ops.where(big, ax, _ops.ones_like(ax))) + _math.log(2.0)
+    return _ops.sign(x) * _ops.where(big, large, small)
 
 
 arcsinh = _unary(_asinh, to_float=True, name="arcsinh")

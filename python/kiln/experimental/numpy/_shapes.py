@@ -255,8 +255,35 @@ def pad(array, pad_width, mode, **kwargs):  # noqa: A002
         value = kwargs.get("constant_values", 0)
         return _ops.pad(array, widths.tolist(), "CONSTANT", constant_values=value)
     if mode in ("reflect", "symmetric"):
-        return _ops.pad(array, widths.tolist(), mode.upper())
+        return _mirror_pad(array, widths, mode == "reflect")
     raise ValueError(f"Unsupported padding mode: {mode}")
+
+
+def _mirror_pad(x, widths, reflect):
+    """Each axis in turn: its first and last `width` entries mirrored (reflect leaves the edge out), as
+    NumPy for widths below the axis' length."""
+    skip = 1 if reflect else 0
+    for axis, (before, after) in enumerate(widths.tolist()):
+        if not before and not after:
+            continue
+        n = x.shape[axis]
+        if before + skip > n or after + skip > n:
+            raise ValueError(f"pad width ({before}, {after}) is more than axis {axis} of length {n} can mirror")
+        parts = []
+        if before:
+            parts.append(_array_ops.reverse(_axis_slice(x, axis, skip, skip + before), [axis]))
+        parts.append(x)
+        if after:
+            parts.append(_array_ops.reverse(_axis_slice(x, axis, n - skip - after, n - skip), [axis]))
+        x = _ops.concat(parts, axis)
+    return x
+
+
+def _axis_slice(x, axis, start, stop):
+    key = [slice(None)] * x.shape.rank
+    key[axis] = slice(start, stop)
+    from ... import _indexing
+    return _indexing.getitem(x, tuple(key))
 
 
 def append(arr, values, axis=None):
@@ -301,16 +328,23 @@ def take_along_axis(arr, indices, axis):
     indices = _ops.cast(indices, _kdtypes.int64)
     n = arr.shape[axis] if arr.shape[axis] is not None else _ops.shape(arr, out_type=_kdtypes.int64)[axis]
     indices = _ops.where(_ops.less(indices, 0), indices + n, indices)
-    # Broadcast the other axes, then gather along `axis` with those axes as batch dims (moved first).
+    # Broadcast the other axes, then one gather_nd whose coordinates are each position's own along the other
+    # axes and the index along `axis`.
     a_shape, i_shape = arr.shape.as_list(), indices.shape.as_list()
     common = [max(x, y) for x, y in zip(a_shape, i_shape)]
     arr = _array_ops.broadcast_to(arr, [c if i != axis else a_shape[i] for i, c in enumerate(common)])
-    indices = _array_ops.broadcast_to(indices, [c if i != axis else i_shape[i] for i, c in enumerate(common)])
-    perm = [i for i in range(r) if i != axis] + [axis]
-    inverse = list(np.argsort(perm))
-    arr_t, idx_t = _ops.transpose(arr, perm), _ops.transpose(indices, perm)
-    out = _ops.gather(arr_t, idx_t, axis=r - 1, batch_dims=r - 1)
-    return _ops.transpose(out, inverse)
+    out_shape = [c if i != axis else i_shape[i] for i, c in enumerate(common)]
+    indices = _array_ops.broadcast_to(indices, out_shape)
+    coords = []
+    for d in range(r):
+        if d == axis:
+            coords.append(indices)
+        else:
+            shape = [1] * r
+            shape[d] = out_shape[d]
+            iota = _ops.reshape(_ops.range(0, out_shape[d], 1, dtype=_kdtypes.int64), shape)
+            coords.append(_array_ops.broadcast_to(iota, out_shape))
+    return _ops.gather_nd(arr, _ops.stack(coords, -1))
 
 
 def nonzero(a):
