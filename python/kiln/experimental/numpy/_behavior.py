@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import _C
 from . import _dtypes
-from ._convert import promote, asarray
+from ._convert import promote
 
 _BINARY_OPERATORS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
                      "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__",

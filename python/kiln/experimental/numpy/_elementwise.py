@@ -87,21 +87,15 @@ def float_power(x1, x2):
     return power(x1, x2)
 
 
-def _nan_propagating(pick):
-    """NumPy's maximum/minimum: NaN when either argument is NaN (Kiln's kernels pick the number)."""
+def _extreme(pick, logical):
+    """Kiln's kernels propagate NaN, as NumPy's maximum/minimum; bools are or/and, as TF's."""
     def f(a, b):
-        if a.dtype == _kdtypes.bool:
-            return (_ops.logical_or if pick is _ops.maximum else _ops.logical_and)(a, b)
-        out = pick(a, b)
-        if a.dtype.is_floating:
-            either = _ops.logical_or(_kmath.is_nan(a), _kmath.is_nan(b))
-            out = _ops.where(either, _ops.zeros_like(out) + np.nan, out)
-        return out
+        return logical(a, b) if a.dtype == _kdtypes.bool else pick(a, b)
     return f
 
 
-maximum = _binary(_nan_propagating(_ops.maximum), name="maximum")
-minimum = _binary(_nan_propagating(_ops.minimum), name="minimum")
+maximum = _binary(_extreme(_ops.maximum, _ops.logical_or), name="maximum")
+minimum = _binary(_extreme(_ops.minimum, _ops.logical_and), name="minimum")
 
 
 def negative(x):

@@ -1,7 +1,7 @@
 """Products: dot, matmul, vdot, inner, outer, kron, tensordot, einsum, cross (NumPy's rules for
 1-D and scalar operands)."""
 from ... import _ops, _array_ops
-from ._convert import asarray, promote
+from ._convert import promote
 
 
 def _rank(x):

@@ -1,6 +1,6 @@
 """clip (NumPy's: either bound may be None)."""
 from ... import _ops
-from ._convert import asarray, promote
+from ._convert import promote
 
 
 def clip(a, a_min, a_max):

@@ -1,8 +1,6 @@
 """Reductions (sum, mean, amax, std, var, nansum, average, cumsum, argmax, ...) with NumPy's result
 dtypes: small integers and bools sum to int64, integer means are float64, NaN propagates through
-amax/amin as in NumPy."""
-import numpy as np
-
+amax/amin (Kiln's kernels) as in NumPy."""
 from ... import _ops
 from ... import dtypes as _kdtypes
 from ... import math as _kmath
@@ -75,11 +73,7 @@ def _extreme(op, a, axis, keepdims):
         return (_ops.reduce_any if op is _ops.reduce_max else _ops.reduce_all)(a, axes, keepdims=bool(keepdims))
     if a.shape.num_elements() == 0 and axes is None:
         raise ValueError("zero-size array to reduction operation which has no identity")
-    out = op(a, axes, keepdims=bool(keepdims))
-    if a.dtype.is_floating:
-        has_nan = _ops.reduce_any(_kmath.is_nan(a), axes, keepdims=bool(keepdims))
-        out = _ops.where(has_nan, _ops.zeros_like(out) + np.nan, out)
-    return out
+    return op(a, axes, keepdims=bool(keepdims))  # NaN propagates, as in NumPy
 
 
 def amax(a, axis=None, out=None, keepdims=None):
