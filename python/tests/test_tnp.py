@@ -584,3 +584,45 @@ def test_eager_and_traced_agree():
     traced = tf.function(_program)(a, b)
     close(traced, eager.numpy(), rtol=1e-12)
     assert traced.dtype == tf.float64
+
+
+UNKNOWN_BATCH = {
+    "sum": lambda x: tnp.sum(x, axis=0), "mean": lambda x: tnp.mean(x), "std": lambda x: tnp.std(x, axis=1),
+    "var": lambda x: tnp.var(x), "matmul": lambda x: tnp.matmul(x, tnp.ones([4, 2])),
+    "where": lambda x: tnp.where(x > 0, x, 0.0), "reshape": lambda x: tnp.reshape(x, [-1]),
+    "concatenate": lambda x: tnp.concatenate([x, x]), "take": lambda x: tnp.take(x, [0], axis=1),
+    "diff": lambda x: tnp.diff(x), "transpose": lambda x: tnp.transpose(x), "tile": lambda x: tnp.tile(x, 2),
+    "cumsum": lambda x: tnp.cumsum(x, axis=0), "average": lambda x: tnp.average(x, axis=0),
+    "expm1": lambda x: tnp.expm1(x), "amax": lambda x: tnp.amax(x, 0), "outer": lambda x: tnp.outer(x, x),
+    "einsum": lambda x: tnp.einsum("ij->j", x), "tril": lambda x: tnp.tril(x), "triu": lambda x: tnp.triu(x, 1),
+    "gcd": lambda x: tnp.gcd(tnp.asarray(x * 10, tnp.int64), 6), "dot": lambda x: tnp.dot(x, tnp.ones(4)),
+    "split": lambda x: tnp.split(x, 2, axis=1)[0], "nonzero": lambda x: tnp.nonzero(x > 0)[1],
+    "clip": lambda x: tnp.clip(x, 0, 1), "nanmean": lambda x: tnp.nanmean(x, axis=0),
+    "count_nonzero": lambda x: tnp.count_nonzero(x > 0, axis=0), "sort": lambda x: tnp.sort(x, axis=-1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNKNOWN_BATCH))
+def test_functions_trace_with_an_unknown_batch_dim(name):
+    fn = UNKNOWN_BATCH[name]
+    x = tf.constant(X)
+    traced = tf.function(fn, input_signature=[tf.TensorSpec([None, 4], tf.float64)], autograph=False)
+    close(traced(x), fn(x).numpy(), rtol=1e-13)
+
+
+def test_notebook_imports_of_tensorflow_modules_become_kilns(tmp_path):
+    """scripts/notebook_to_program.py maps any `tensorflow.` module path (the NumPy API's too) to `kiln.`."""
+    import json
+    import os
+    import subprocess
+    import sys
+    cells = ["import tensorflow as tf\nimport tensorflow.experimental.numpy as tnp\n"
+             "from tensorflow.keras import layers\nfrom tensorflow import keras\nx = 'tensorflow.keep'"]
+    nb = {"cells": [{"cell_type": "code", "source": c} for c in cells]}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "notebook_to_program.py")
+    subprocess.run([sys.executable, script, str(tmp_path / "nb.ipynb"), str(tmp_path / "out.py"), "T", "S", "N"],
+                   check=True)
+    out = (tmp_path / "out.py").read_text()
+    assert ("import kiln as tf\nimport kiln.experimental.numpy as tnp\nfrom kiln.keras import layers\n"
+            "from kiln import keras\nx = 'tensorflow.keep'") in out

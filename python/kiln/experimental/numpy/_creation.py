@@ -167,8 +167,8 @@ def identity(n, dtype=float):
 def tri(N, M=None, k=0, dtype=None):  # noqa: N803
     dtype = _float_default(dtype)
     M = N if M is None else M
-    rows = _ops.reshape(_ops.range(0, N, 1), [N, 1])
-    cols = _ops.reshape(_ops.range(0, M, 1), [1, M])
+    rows = _ops.reshape(_ops.range(0, N, 1), [-1, 1])  # N, M may be scalar tensors (shapes in a trace)
+    cols = _ops.reshape(_ops.range(0, M, 1), [1, -1])
     return _ops.cast(_ops.less_equal(cols - rows, k), dtype)
 
 
@@ -176,7 +176,9 @@ def _triangle(m, k, lower):
     m = asarray(m)
     if m.shape.rank is not None and m.shape.rank < 2:
         raise ValueError("Argument to tril/triu should be at least 2d.")
-    n_rows, n_cols = m.shape[-2], m.shape[-1]
+    dims = _ops.shape(m)
+    n_rows = m.shape[-2] if m.shape[-2] is not None else dims[-2]
+    n_cols = m.shape[-1] if m.shape[-1] is not None else dims[-1]
     mask = tri(n_rows, n_cols, k=k if lower else k - 1, dtype=bool)
     if not lower:
         mask = _ops.logical_not(mask)

@@ -365,9 +365,7 @@ def where(condition, x=None, y=None):
     if condition.dtype != _kdtypes.bool:
         condition = _ops.not_equal(condition, _ops.zeros_like(condition))
     x, y = promote(x, y)
-    shape = _array_ops.broadcast_static_shape(_array_ops.broadcast_static_shape(condition.shape, x.shape), y.shape)
-    b = [_array_ops.broadcast_to(t, shape.as_list()) for t in (condition, x, y)]
-    return _ops.where(*b)
+    return _ops.where(condition, x, y)  # broadcasts the three, as TF's where_v2
 
 
 def compress(condition, a, axis=None):
