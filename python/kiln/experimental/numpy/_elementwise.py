@@ -114,7 +114,18 @@ def _abs(x):
 abs = _unary(_abs, name="abs")  # noqa: A001
 absolute = _unary(_abs, name="absolute")
 fabs = _unary(_ops.abs, to_float=True, name="fabs")
-sign = _unary(_ops.sign, name="sign")
+def _sign(x):
+    """Of a complex number, the sign of its real part (TF's rule, NumPy 1.x's too)."""
+    return _ops.cast(_ops.sign(_ops.real(x)), x.dtype) if x.dtype.is_complex else _ops.sign(x)
+
+
+def sign(x, out=None, where=None, **kwargs):
+    if out is not None or where is not None or kwargs:
+        raise ValueError("tf.numpy doesn't support setting out, where or other arguments of sign")
+    return _sign(asarray(x))
+
+
+
 square = _unary(_ops.square, name="square")
 reciprocal = _unary(_kmath.reciprocal, name="reciprocal")
 sqrt = _unary(_ops.sqrt, to_float=True, name="sqrt")

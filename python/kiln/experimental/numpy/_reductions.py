@@ -1,6 +1,7 @@
 """Reductions (sum, mean, amax, std, var, nansum, average, cumsum, argmax, ...) with NumPy's result
 dtypes: small integers and bools sum to int64, integer means are float64, NaN propagates through
-amax/amin (Kiln's kernels) as in NumPy."""
+amax/amin (Kiln's kernels) as in NumPy; amax of nothing is the dtype's lowest value, as TF's
+reduce_max (NumPy raises)."""
 from ... import _ops
 from ... import dtypes as _kdtypes
 from ... import math as _kmath
@@ -71,8 +72,6 @@ def _extreme(op, a, axis, keepdims):
     axes = _axes(axis, a.shape.rank)
     if a.dtype == _kdtypes.bool:
         return (_ops.reduce_any if op is _ops.reduce_max else _ops.reduce_all)(a, axes, keepdims=bool(keepdims))
-    if a.shape.num_elements() == 0 and axes is None:
-        raise ValueError("zero-size array to reduction operation which has no identity")
     return op(a, axes, keepdims=bool(keepdims))  # NaN propagates, as in NumPy
 
 

@@ -12,7 +12,8 @@ def _rank(x):
 
 
 def shape(a):
-    return tuple(asarray(a).shape.as_list())
+    """The TensorShape, as TF's (NumPy's is a tuple; the two compare equal)."""
+    return asarray(a).shape
 
 
 def ndim(a):
@@ -348,10 +349,8 @@ def take_along_axis(arr, indices, axis):
 
 
 def nonzero(a):
-    a = asarray(a)
+    a = atleast_1d(a)  # a scalar as one element, as TF
     mask = a if a.dtype == _kdtypes.bool else _ops.not_equal(a, _ops.zeros_like(a))
-    if _rank(a) == 0:
-        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() instead.")
     coords = _ops.where(mask)
     return tuple(_ops.unstack(coords, num=_rank(a), axis=1))
 
