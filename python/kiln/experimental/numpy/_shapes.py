@@ -391,32 +391,29 @@ def select(condlist, choicelist, default=0):
     return out
 
 
-def sort(a, axis=-1, kind="quicksort", order=None):
-    if kind != "quicksort":
-        raise ValueError(f'Invalid value for argument `kind`. Only kind="quicksort" is supported. Received: kind={kind}')
+def _sortable(a, axis, order, what):
+    """(values, axis) to sort: flattened for axis None, bools as int32 (Kiln sorts numbers)."""
     if order is not None:
-        raise ValueError("'order' argument to sort is not supported.")
+        raise ValueError(f"'order' argument to {what} is not supported.")
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    if a.dtype == _kdtypes.bool:
-        return _ops.cast(_ops.sort(_ops.cast(a, _kdtypes.int32), axis=axis), _kdtypes.bool)
-    return _ops.sort(a, axis=axis)
+    return (_ops.cast(a, _kdtypes.int32) if a.dtype == _kdtypes.bool else a), axis
+
+
+def sort(a, axis=-1, kind="quicksort", order=None):
+    if kind != "quicksort":
+        raise ValueError(f'Invalid value for argument `kind`. Only kind="quicksort" is supported. Received: kind={kind}')
+    values, axis = _sortable(a, axis, order, "sort")
+    return _ops.cast(_ops.sort(values, axis=axis), asarray(a).dtype)
 
 
 def argsort(a, axis=-1, kind="quicksort", order=None):
     if kind not in ("quicksort", "stable"):
         raise ValueError(f'Invalid value for argument `kind`. Only kind="quicksort" and kind="stable" are '
                          f"supported. Received: kind={kind}")
-    if order is not None:
-        raise ValueError("'order' argument to argsort is not supported.")
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    if a.dtype == _kdtypes.bool:
-        a = _ops.cast(a, _kdtypes.int32)
-    stable = kind == "stable"
-    return _ops.cast(_ops.argsort(a, axis=axis, stable=stable), _kdtypes.int64)
+    values, axis = _sortable(a, axis, order, "argsort")
+    return _ops.cast(_ops.argsort(values, axis=axis, stable=kind == "stable"), _kdtypes.int64)
 
 
 def diff(a, n=1, axis=-1):
