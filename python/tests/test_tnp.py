@@ -627,3 +627,20 @@ def test_notebook_imports_of_tensorflow_modules_become_kilns(tmp_path):
     out = (tmp_path / "out.py").read_text()
     assert ("import kiln as tf\nimport kiln.experimental.numpy as tnp\nfrom kiln.keras import layers\n"
             "from kiln import keras\nx = 'tensorflow.keep'") in out
+
+
+def test_keras_and_tf_data_run_under_numpy_behavior():
+    """The operators' promotion is global, as in TF: Keras' own arithmetic must keep working."""
+    tnp.experimental_enable_numpy_behavior()
+    tf.random.set_seed(1)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu", input_shape=(4,)),
+                                 tf.keras.layers.Dense(3)])
+    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    x = RNG.random((64, 4)).astype("float32")
+    y = RNG.integers(0, 3, 64)
+    history = model.fit(x, y, epochs=2, batch_size=16, verbose=0)
+    assert all(np.isfinite(history.history["loss"]))
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).map(lambda a, b: (a * 2, b + 1)).batch(8)
+    features, labels = next(iter(ds))
+    assert features.dtype == tf.float32 and labels.dtype == tf.int64
+    close(labels, y[:8] + 1)
