@@ -506,7 +506,7 @@ INDEX_CASES = [
     (1, slice(1, 3)), (Ellipsis, [0, 2]), ([1, 0],), (slice(None), (True, False, True)), (1, (0, 0, 1), [0, 1, 1]),
     ([[0], [1]], slice(None), [1, 3]), (slice(None), [0, 2], [1, 3]), (None, [1], Ellipsis, 0),
     (np.array([-1, 0]),), (slice(None), np.array([[0, 1], [2, 2]])), (Ellipsis, [-1, -4]),
-    (np.array([True, False]), slice(1, None)),
+    (np.array([True, False]), slice(1, None)), np.arange(24).reshape(2, 3, 4) > 10, np.array([False, True]),
 ]
 
 
@@ -515,7 +515,10 @@ def test_numpy_style_indexing_matches_numpy(key):
     x = np.arange(24).reshape(2, 3, 4)
     tnp.experimental_enable_numpy_behavior()
     close(tf.constant(x)[key], x[key])
-    close(tf.constant(x)[tuple(tf.constant(k) if isinstance(k, list) else k for k in key)], x[key])
+    if isinstance(key, tuple):
+        close(tf.constant(x)[tuple(tf.constant(k) if isinstance(k, list) else k for k in key)], x[key])
+    else:
+        close(tf.constant(x)[tf.constant(key)], x[key])
 
 
 def test_indexing_where_tf_differs_from_numpy():

@@ -48,7 +48,7 @@ def _as_index_array(k):
 
 def getitem(x, key):
     items = key if isinstance(key, tuple) else (key,)
-    if not any(_is_array_index(k) for k in items):
+    if _basic._is_boolean_mask(key) or not any(_is_array_index(k) for k in items):  # a whole bool key masks
         return _basic.getitem(x, key)
     rank = x.shape.rank
     consumed = 0
