@@ -602,6 +602,7 @@ UNKNOWN_BATCH = {
     "gcd": lambda x: tnp.gcd(tnp.asarray(x * 10, tnp.int64), 6), "dot": lambda x: tnp.dot(x, tnp.ones(4)),
     "split": lambda x: tnp.split(x, 2, axis=1)[0], "nonzero": lambda x: tnp.nonzero(x > 0)[1],
     "clip": lambda x: tnp.clip(x, 0, 1), "nanmean": lambda x: tnp.nanmean(x, axis=0),
+    "take_along_axis": lambda x: tnp.take_along_axis(x, tnp.argsort(x, axis=1), 1),
     "count_nonzero": lambda x: tnp.count_nonzero(x > 0, axis=0), "sort": lambda x: tnp.sort(x, axis=-1),
 }
 

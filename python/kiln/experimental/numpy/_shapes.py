@@ -331,21 +331,30 @@ def take_along_axis(arr, indices, axis):
     indices = _ops.where(_ops.less(indices, 0), indices + n, indices)
     # Broadcast the other axes, then one gather_nd whose coordinates are each position's own along the other
     # axes and the index along `axis`.
-    a_shape, i_shape = arr.shape.as_list(), indices.shape.as_list()
-    common = [max(x, y) for x, y in zip(a_shape, i_shape)]
-    arr = _array_ops.broadcast_to(arr, [c if i != axis else a_shape[i] for i, c in enumerate(common)])
-    out_shape = [c if i != axis else i_shape[i] for i, c in enumerate(common)]
-    indices = _array_ops.broadcast_to(indices, out_shape)
+    arr, indices = _broadcast_but(arr, indices, axis), _broadcast_but(indices, arr, axis)
+    dims = _ops.shape(indices, out_type=_kdtypes.int64)
     coords = []
     for d in range(r):
         if d == axis:
             coords.append(indices)
         else:
             shape = [1] * r
-            shape[d] = out_shape[d]
-            iota = _ops.reshape(_ops.range(0, out_shape[d], 1, dtype=_kdtypes.int64), shape)
-            coords.append(_array_ops.broadcast_to(iota, out_shape))
+            shape[d] = -1
+            iota = _ops.reshape(_ops.range(0, indices.shape[d] if indices.shape[d] is not None else dims[d], 1,
+                                           dtype=_kdtypes.int64), shape)
+            coords.append(iota + _ops.zeros_like(indices))
     return _ops.gather_nd(arr, _ops.stack(coords, -1))
+
+
+def _broadcast_but(x, other, axis):
+    """x broadcast against `other` on every axis but `axis`, where x keeps its length (by adding zeros shaped
+    as `other` with length 1 there: run-time shapes too)."""
+    if x.shape.is_fully_defined() and other.shape.is_fully_defined():
+        target = [a if i == axis else max(a, b) for i, (a, b) in enumerate(zip(x.shape.as_list(),
+                                                                                other.shape.as_list()))]
+        return _array_ops.broadcast_to(x, target)
+    zeros = _ops.zeros_like(_axis_slice(other, axis, 0, 1), dtype=x.dtype)
+    return _ops.logical_or(x, zeros) if x.dtype == _kdtypes.bool else x + zeros
 
 
 def nonzero(a):
