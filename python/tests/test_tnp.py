@@ -648,3 +648,12 @@ def test_keras_and_tf_data_run_under_numpy_behavior():
     features, labels = next(iter(ds))
     assert features.dtype == tf.float32 and labels.dtype == tf.int64
     close(labels, y[:8] + 1)
+
+
+def test_indexing_with_run_time_index_lengths():
+    """x[nonzero(mask)] inside a trace: the index arrays' length is known only when the graph runs."""
+    tnp.experimental_enable_numpy_behavior()
+    f = tf.function(lambda t: t[tnp.nonzero(t > 0)] + tnp.sum(t[tnp.nonzero(t > 0)[0], 1:]), autograph=False)
+    got = f(tf.constant(X))
+    want = X[np.nonzero(X > 0)] + X[np.nonzero(X > 0)[0], 1:].sum()
+    close(got, want, rtol=1e-13)

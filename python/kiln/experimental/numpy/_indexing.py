@@ -96,7 +96,12 @@ def getitem(x, key):
     shape = adv_arrays[0].shape
     for a in adv_arrays[1:]:
         shape = _array_ops.broadcast_static_shape(shape, a.shape)
-    adv_arrays = [_array_ops.broadcast_to(a, shape.as_list()) for a in adv_arrays]
+    if shape.is_fully_defined():
+        adv_arrays = [_array_ops.broadcast_to(a, shape.as_list()) for a in adv_arrays]
+    elif len(adv_arrays) > 1:  # run-time lengths (nonzero's, in a trace): broadcast by adding zeros
+        zeros = [_ops.zeros_like(a) for a in adv_arrays]
+        adv_arrays = [a + _ops.add_n([z for j, z in enumerate(zeros) if j != i]) if len(zeros) > 2 else
+                      a + zeros[1 - i] for i, a in enumerate(adv_arrays)]
     r = sliced.shape.rank
     rest = [i for i in range(r) if i not in adv_axes]
     moved = _ops.transpose(sliced, adv_axes + rest)
