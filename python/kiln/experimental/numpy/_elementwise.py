@@ -419,8 +419,9 @@ def nextafter(x1, x2):
 
 def polyval(p, x):
     """Horner's rule over the coefficients, highest power first."""
-    p = asarray(p)
     x, p = promote(x, p)
+    if p.shape.rank == 0:
+        p = _ops.reshape(p, [1])
     out = _ops.zeros_like(x)
     for i in range(p.shape[0]):
         out = out * x + p[i]

@@ -107,9 +107,8 @@ def squeeze(a, axis=None):
 
 
 def concatenate(arys, axis=0):
-    if not isinstance(arys, (list, tuple)) and not is_tensor(arys):
-        arys = list(arys)
-    arys = list(_ops.unstack(arys)) if is_tensor(arys) else list(arys)
+    if not isinstance(arys, (list, tuple)):
+        arys = [arys]  # one array is a list of one, as TF (NumPy would iterate over its rows)
     if not arys:
         raise ValueError("Need at least one array to concatenate.")
     arys = promote(*arys)
