@@ -18,7 +18,7 @@ from ._creation import (  # noqa: F401
     identity, ix_, linspace, logspace, meshgrid, ones, ones_like, tri, tril, triu, vander, zeros, zeros_like)
 from ._elementwise import (  # noqa: F401
     abs, absolute, add, allclose, angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, around,
-    array_equal, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, conj, conjugate, cos, cosh,
+    array_equal, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clip, conj, conjugate, cos, cosh,
     deg2rad, divide, divmod, equal, exp, exp2, expm1, fabs, fix, float_power, floor, floor_divide, gcd, greater,
     greater_equal, heaviside, hypot, imag, isclose, iscomplex, iscomplexobj, isfinite, isinf, isnan, isneginf,
     isposinf, isreal, isrealobj, lcm, less, less_equal, log, log10, log1p, log2, logaddexp, logaddexp2,
@@ -26,7 +26,6 @@ from ._elementwise import (  # noqa: F401
     not_equal, polyval, positive, power, rad2deg, real, reciprocal, remainder, sign, signbit, sin, sinc, sinh,
     sqrt, square, subtract, tan, tanh, true_divide)
 from ._elementwise import round_ as round  # noqa: F401,A004
-from ._math_misc import clip  # noqa: F401
 from ._reductions import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, average, count_nonzero, cumprod, cumsum, max, mean, min, nanmean,
     nanprod, nansum, prod, ptp, std, sum, trace, var)

@@ -79,7 +79,7 @@ def _cast(x, dtype):
 
 
 def _clip(a, a_min, a_max):
-    from ._math_misc import clip
+    from ._elementwise import clip
     return clip(a, a_min, a_max)
 
 

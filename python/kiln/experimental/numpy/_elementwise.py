@@ -284,6 +284,19 @@ def signbit(x):
     return _ops.logical_or(_ops.less(x, 0), negative_zero)
 
 
+def clip(a, a_min, a_max):
+    if a_min is None and a_max is None:
+        raise ValueError("Not more than one of `a_min` and `a_max` may be `None`.")
+    if a_min is None:
+        a, hi = promote(a, a_max)
+        return _ops.minimum(a, hi)
+    if a_max is None:
+        a, lo = promote(a, a_min)
+        return _ops.maximum(a, lo)
+    a, lo, hi = promote(a, a_min, a_max)
+    return _ops.minimum(_ops.maximum(a, lo), hi)
+
+
 # ---- comparisons and logic ----------------------------------------------------
 
 equal = _binary(_ops.equal, name="equal")
