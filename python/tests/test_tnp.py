@@ -657,3 +657,11 @@ def test_indexing_with_run_time_index_lengths():
     got = f(tf.constant(X))
     want = X[np.nonzero(X > 0)] + X[np.nonzero(X > 0)[0], 1:].sum()
     close(got, want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("name,x,tol", [u for u in UNARY if u[1] is not SPECIAL], ids=[u[0] for u in UNARY
+                                                                                       if u[1] is not SPECIAL])
+def test_unary_functions_keep_float32(name, x, tol):
+    got = getattr(tnp, name)(x.astype(np.float32))
+    assert got.dtype in (tf.float32, tf.bool)
+    close(got, getattr(np, name)(x.astype(np.float64)), rtol=3e-6, atol=3e-6)
