@@ -53,7 +53,8 @@ def _block(inputs, block_type, filters_in, filters_out, group_width, stride, nam
         skip = inputs
     x = _bn(_conv(filters_out, (1, 1), name + "_conv_1x1_1")(inputs), name + "_conv_1x1_1_bn")
     x = layers.ReLU(name=name + "_conv_1x1_1_relu")(x)
-    x = _conv(filters_out, (3, 3), name + "_conv_3x3", strides=stride, groups=filters_out // group_width,
+    # Keras' Conv2D takes groups=0 as 1: a stage narrower than the group width (RegNetX080's first) is one group.
+    x = _conv(filters_out, (3, 3), name + "_conv_3x3", strides=stride, groups=filters_out // group_width or 1,
               padding="same")(x)
     x = layers.ReLU(name=name + "_conv_3x3_relu")(_bn(x, name + "_conv_3x3_bn"))
     if block_type == "Y":
