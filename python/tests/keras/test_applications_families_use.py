@@ -142,6 +142,14 @@ def test_imagenet_weights_come_from_keras_cache_under_keras_names(tmp_path, monk
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
+def test_resnet_rs_stochastic_depth_grows_by_group():
+    model = _tiny("resnet_rs")
+    # Keras: drop_connect_rate * (group + 2) / (groups + 1), passed to Dropout as its rate
+    rates = {layer.name: layer.rate for layer in model.layers if layer.name.endswith("_drop")}
+    assert rates == pytest.approx({"BlockGroup2__block_0__drop": 0.2 * 2 / 3, "BlockGroup3__block_0__drop": 0.2 * 3 / 3,
+                                   "BlockGroup3__block_1__drop": 0.2 * 3 / 3})
+
+
 def test_bad_arguments_raise_keras_errors():
     with pytest.raises(ValueError, match=r"available \['imagenet-i160'\] \(default=highest\)"):
         A.ResNetRS50(weights="imagenet-i999")

@@ -87,9 +87,10 @@ def _downsampling_layers(dims, model_name):
     stem = Sequential([layers.Conv2D(dims[0], 4, strides=4, name=model_name + "_stem_conv"),
                        layers.LayerNormalization(epsilon=1e-6, name=model_name + "_stem_layernorm")],
                       name=model_name + "_stem")
-    downsampling = [Sequential([layers.LayerNormalization(epsilon=1e-6, name=f"{model_name}_downsampling_layernorm_{i}"),
-                                layers.Conv2D(dims[i + 1], 2, strides=2, name=f"{model_name}_downsampling_conv_{i}")],
-                               name=f"{model_name}_downsampling_block_{i}") for i in range(3)]
+    downsampling = [
+        Sequential([layers.LayerNormalization(epsilon=1e-6, name=f"{model_name}_downsampling_layernorm_{i}"),
+                    layers.Conv2D(dims[i + 1], 2, strides=2, name=f"{model_name}_downsampling_conv_{i}")],
+                   name=f"{model_name}_downsampling_block_{i}") for i in range(3)]
     return [stem] + downsampling
 
 

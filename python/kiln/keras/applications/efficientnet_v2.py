@@ -111,7 +111,8 @@ def _fused_mbconv(inputs, input_filters, output_filters, expand_ratio, kernel_si
     if 0 < se_ratio <= 1:
         x = _squeeze_excite(x, filters, input_filters, se_ratio, activation, name)
     expanded = expand_ratio != 1
-    x = _conv(output_filters, 1 if expanded else kernel_size, name + "project_conv", strides=1 if expanded else strides)(x)
+    x = _conv(output_filters, 1 if expanded else kernel_size, name + "project_conv",
+              strides=1 if expanded else strides)(x)
     x = _bn(x, bn_momentum, name + "project_bn")
     if not expanded:
         x = layers.Activation(activation=activation, name=name + "project_activation")(x)
