@@ -99,11 +99,8 @@ def ConvNeXt(depths, projection_dims, drop_path_rate=0.0, layer_scale_init_value
              input_shape=None, pooling=None, classes=1000, classifier_activation="softmax"):
     """A ConvNeXt of the given stage depths and widths (Keras' module-level builder)."""
     from .._model import Model
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=default_size, min_size=32,
-                                                    data_format=backend.image_data_format(),
-                                                    require_flatten=include_top, weights=weights)
-    inputs = imagenet_utils.input_of(input_tensor, input_shape)
+    inputs, input_shape = imagenet_utils.checked_input(include_top, weights, input_tensor, input_shape, classes,
+                                                       default_size)
     x = inputs
     channel_axis = 3 if backend.image_data_format() == "channels_last" else 1
     if include_preprocessing and input_shape[channel_axis - 1] == 3:

@@ -128,11 +128,8 @@ def EfficientNetV2(width_coefficient, depth_coefficient, default_size, dropout_r
     from .._model import Model
     if blocks_args == "default":
         blocks_args = _BLOCKS[model_name.split("-")[-1]]
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=default_size, min_size=32,
-                                                    data_format=backend.image_data_format(),
-                                                    require_flatten=include_top, weights=weights)
-    inputs = imagenet_utils.input_of(input_tensor, input_shape)
+    inputs, input_shape = imagenet_utils.checked_input(include_top, weights, input_tensor, input_shape, classes,
+                                                       default_size)
     x = inputs
     if include_preprocessing:
         # The B variants were trained on ImageNet-normalized inputs, S, M and L on [-1, 1].

@@ -196,12 +196,18 @@ def load_weights(model, weights, file_name):
 
 def model_input(include_top, weights, input_tensor, input_shape, classes, default_size, min_size):
     """The checks every application starts with, then its Input (of the checked input shape)."""
+    return checked_input(include_top, weights, input_tensor, input_shape, classes, default_size, min_size)[0]
+
+
+def checked_input(include_top, weights, input_tensor, input_shape, classes, default_size, min_size=32):
+    """model_input's Input and the input shape it was checked against (whose channels decide the preprocessing
+    of the models that normalize their inputs)."""
     from .. import backend
     check_weights_argument(weights, include_top, classes)
     input_shape = obtain_input_shape(input_shape, default_size=default_size, min_size=min_size,
                                      data_format=backend.image_data_format(), require_flatten=include_top,
                                      weights=weights)
-    return input_of(input_tensor, input_shape)
+    return input_of(input_tensor, input_shape), input_shape
 
 
 def classified_model(inputs, x, model_name, include_top, weights, pooling, classes, classifier_activation,

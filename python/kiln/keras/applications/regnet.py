@@ -71,11 +71,8 @@ def RegNet(depths, widths, group_width, block_type, default_size, model_name="re
     if block_type not in ("X", "Y"):
         raise NotImplementedError(f"Block type `{block_type}` not recognized. block_type must be one of (`X`, `Y`, "
                                   "`Z`). " + ("Z blocks are not written in Kiln." if block_type == "Z" else ""))
-    imagenet_utils.check_weights_argument(weights, include_top, classes)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, default_size=default_size, min_size=32,
-                                                    data_format=backend.image_data_format(),
-                                                    require_flatten=include_top, weights=weights)
-    inputs = imagenet_utils.input_of(input_tensor, input_shape)
+    inputs, input_shape = imagenet_utils.checked_input(include_top, weights, input_tensor, input_shape, classes,
+                                                       default_size)
     x = inputs
     if include_preprocessing:
         x = layers.Rescaling(scale=1.0 / 255.0, name=model_name + "_prestem_rescaling")(x)
