@@ -163,17 +163,9 @@ def EfficientNetV2(width_coefficient, depth_coefficient, default_size, dropout_r
     x = _conv(filters(1280), 1, "top_conv", data_format="channels_last")(x)
     x = _bn(x, bn_momentum, "top_bn")
     x = layers.Activation(activation=activation, name="top_activation")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        if dropout_rate > 0:
-            x = layers.Dropout(dropout_rate, name="top_dropout")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, kernel_initializer=_DENSE_INIT,
-                         bias_initializer=initializers.Constant(0), name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
+    x = imagenet_utils.head(x, include_top, weights, pooling, classes, classifier_activation, ("avg_pool", "max_pool"),
+                            dropout_rate=dropout_rate, kernel_initializer=_DENSE_INIT,
+                            bias_initializer=initializers.Constant(0))
     model = Model(inputs, x, name=model_name)
     imagenet_utils.load_weights(model, weights, model_name + (".h5" if include_top else "_notop.h5"))
     return model

@@ -152,14 +152,8 @@ def NASNet(input_shape=None, penultimate_filters=4032, num_blocks=6, stem_block_
                 x, p = _normal_a_cell(x, p, filters * filter_multiplier ** stage,
                                       block_id=str(stage * num_blocks + i + (1 if stage else 0)))
         x = _relu(x)
-        if include_top:
-            x = layers.GlobalAveragePooling2D()(x)
-            imagenet_utils.validate_activation(classifier_activation, weights)
-            x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-        elif pooling == "avg":
-            x = layers.GlobalAveragePooling2D()(x)
-        elif pooling == "max":
-            x = layers.GlobalMaxPooling2D()(x)
+        x = imagenet_utils.head(x, include_top, weights, pooling, classes, classifier_activation,
+                                top_pool_name=None)
         model = Model(inputs, x, name="NASNet")
         if weights == "imagenet":
             files = {224: "nasnet_mobile", 331: "nasnet_large"}

@@ -135,16 +135,8 @@ def ResNetRS(depth, input_shape=None, bn_momentum=0.0, bn_epsilon=1e-5, activati
         for j in range(args["num_repeats"]):
             x = _bottleneck(x, args["input_filters"], (1 if i == 0 else 2) if j == 0 else 1, j == 0, bn_momentum,
                             bn_epsilon, activation, se_ratio, survival_probability, f"{name}_block_{j}_")
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        if dropout_rate > 0:
-            x = layers.Dropout(dropout_rate, name="top_dropout")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
+    x = imagenet_utils.head(x, include_top, weights, pooling, classes, classifier_activation, ("avg_pool", "max_pool"),
+                            dropout_rate=dropout_rate)
     model = Model(inputs, x, name=model_name)
     if weights in allowed:
         size = weights.split("-")[-1]
