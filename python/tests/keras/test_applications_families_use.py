@@ -106,6 +106,20 @@ def test_config_round_trip_save_load_and_eager_equals_traced(family, tmp_path):
     np.testing.assert_allclose(loaded(x).numpy(), eager, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fit_lowers_the_loss(family):
+    """Training runs through every layer's gradient (grouped convolutions, LayerScale, squeeze-excite, ...)."""
+    K.utils.set_random_seed(11)
+    model = _tiny(family)
+    x = _images(n=8, seed=2)
+    y = np.arange(8) % 5
+    model.compile(optimizer=K.optimizers.Adam(1e-2),
+                  loss=K.losses.SparseCategoricalCrossentropy(from_logits=True))
+    before = model.evaluate(x, y, verbose=0)
+    model.fit(x, y, epochs=4, batch_size=8, verbose=0)
+    assert model.evaluate(x, y, verbose=0) < before
+
+
 def test_convnext_layers_save_under_keras_module_and_drop_paths_in_training():
     model = _tiny("convnext")
     config = [entry for entry in model.get_config()["layers"] if entry["class_name"] == "LayerScale"][0]
