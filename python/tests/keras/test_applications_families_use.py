@@ -38,9 +38,10 @@ def _tiny(family, **kwargs):
     if family == "regnet":
         return A.regnet.RegNet((1, 2, 1, 1), (8, 16, 24, 32), 8, "Y", 224, model_name="small_regnet", **common)
     assert family == "resnet_rs"
+    common.setdefault("model_name", "small_resnet_rs")
     return A.resnet_rs.ResNetRS(50, block_args=[{"input_filters": 4, "num_repeats": 1},
                                                 {"input_filters": 8, "num_repeats": 2}],
-                                drop_connect_rate=0.2, model_name="small_resnet_rs", **common)
+                                drop_connect_rate=0.2, **common)
 
 
 FAMILIES = ["convnext", "efficientnet_v2", "nasnet", "regnet", "resnet_rs"]
@@ -154,6 +155,15 @@ def test_imagenet_weights_come_from_keras_cache_under_keras_names(tmp_path, monk
     loaded = A.RegNetX002(include_top=False, input_shape=(32, 32, 3))
     for a, b in zip(source.weights, loaded.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+    # nested Sequentials and LayerScale weights too; ResNetRS's "imagenet" is its largest-input file
+    for family, name in (("convnext", "small_convnext_notop.h5"), ("resnet_rs", "resnet-rs-50-i160_notop.h5")):
+        model_name = {"resnet_rs": "resnet-rs-50"}.get(family)
+        extra = {"model_name": model_name} if model_name else {}
+        source = _tiny(family, include_top=False, **extra)
+        source.save_weights(str(tmp_path / "models" / name))
+        loaded = _tiny(family, include_top=False, weights="imagenet", **extra)
+        x = _images(seed=4)
+        np.testing.assert_allclose(loaded(x).numpy(), source(x).numpy(), rtol=1e-6, atol=1e-6)
 
 
 def test_resnet_rs_stochastic_depth_grows_by_group():
