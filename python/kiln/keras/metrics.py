@@ -69,7 +69,9 @@ class Metric(Module):
     the result."""
 
     def __init__(self, name=None, dtype=None, **kwargs):
-        Module.__init__(self, name or backend.to_snake_case(type(self).__name__))
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"Metric name must be a string, got {name!r}")
+        self._set_name(name or backend.to_snake_case(type(self).__name__))
         self._dtype = _dtypes.as_dtype(dtype or backend.floatx())
         self._metric_vars = []
 
