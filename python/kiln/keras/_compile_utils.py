@@ -7,6 +7,7 @@ from ..tensor_shape import TensorShape
 from . import losses as _losses
 from . import metrics as _metrics
 from ._layer import _flatten, _to_tensor
+from . import _distribute_glue
 
 
 def _batch_weight(y_pred, dtype):
@@ -118,7 +119,7 @@ class LossesContainer:
             for t in total[1:]:
                 loss = _C.add(loss, t)
         self._loss_metric.update_state(loss, sample_weight=batch)
-        return loss
+        return _distribute_glue.scale_loss(loss)
 
 
 class MetricsContainer:

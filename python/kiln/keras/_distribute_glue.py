@@ -1,0 +1,122 @@
+"""What Keras does under a tf.distribute strategy (Keras 2.15's distributed fit), in one place: the model keeps the
+strategy it was made under; its steps run in that strategy's replica context; compiled losses are divided by the
+number of replicas and optimizers sum the replicas' gradients; metrics are read summed over the replicas; new
+weights start from rank 0's values; and fit/evaluate give each worker its slice of every global batch. With one
+replica (the default strategy, MirroredStrategy, one worker) all of it is the identity."""
+import contextlib
+
+from .. import _C
+from .. import nest as _nest
+from ..distribute import _context
+from ..distribute._input import DistributedDataset, slice_for_worker
+from ..distribute._strategy import ReplicaContext
+
+
+def creation_strategy():
+    """The strategy a model made now belongs to (None: the default one)."""
+    return _context.get_strategy() if _context.has_strategy() else None
+
+
+def _distributed(strategy):
+    return strategy is not None and strategy.num_replicas_in_sync > 1
+
+
+@contextlib.contextmanager
+def replica_context(strategy):
+    """The model's steps run as strategy.run would run them."""
+    if strategy is None or strategy is _context.default_strategy():
+        yield
+        return
+    _context.push(strategy, ReplicaContext(strategy, strategy._rank))
+    try:
+        yield
+    finally:
+        _context.pop()
+
+
+def _replica_strategy():
+    """The strategy of the replica context we are in, when it has several replicas."""
+    replica = _context.get_replica_context()
+    strategy = replica.strategy if replica is not None else None
+    return strategy if _distributed(strategy) else None
+
+
+def scale_loss(loss):
+    """Keras' scale_loss_for_distribution: the replicas' gradients are summed, so each replica's loss is divided
+    by their number."""
+    strategy = _replica_strategy()
+    if strategy is None:
+        return loss
+    return _C.multiply(loss, _C.constant(1.0 / strategy.num_replicas_in_sync, loss.dtype._enum))
+
+
+def aggregate_gradients(gradients):
+    """The gradients summed over the replicas (Keras' optimizers aggregate in the replica context)."""
+    strategy = _replica_strategy()
+    return list(gradients) if strategy is None else strategy._aggregate_gradients(gradients)
+
+
+def initial_value(value):
+    """A new weight's value: rank 0's under a strategy of several workers (TF broadcasts initial values)."""
+    strategy = _context.get_strategy()
+    return strategy._initial_value(value) if _distributed(strategy) else value
+
+
+def metric_results(metrics):
+    """{name: result}: each metric's variables summed over the replicas (Keras' metrics are SUM-aggregated
+    sync-on-read variables), then restored to this replica's own counts, which the next step adds to."""
+    strategy = _replica_strategy() or (_context.get_strategy() if _distributed(_context.get_strategy()) else None)
+    if strategy is None:
+        return {m.name: m.result() for m in metrics}
+    out = {}
+    for m in metrics:
+        variables = list(m.variables)
+        local = [v.read_value() for v in variables]
+        for v, value in zip(variables, local):
+            v.assign(strategy._sum_over_workers(value))
+        out[m.name] = m.result()
+        for v, value in zip(variables, local):
+            v.assign(value)
+    return out
+
+
+class _WorkerSlices:
+    """A Keras data object whose batches are this worker's rows of each global batch."""
+
+    def __init__(self, data, rank, size):
+        self.data, self._rank, self._size = data, rank, size
+
+    @property
+    def steps(self):
+        return self.data.steps
+
+    @steps.setter
+    def steps(self, value):
+        self.data.steps = value
+
+    def batches(self, *args):
+        for batch in self.data.batches(*args):
+            yield _nest.map_structure(lambda t: None if t is None else slice_for_worker(t, self._rank, self._size),
+                                      batch)
+
+
+def input_for(model, x, steps, steps_name):
+    """(x as Keras' data adapters take it, a function that gives a data object this worker's share): a
+    DatasetCreator is called through the strategy, a DistributedDataset is already this worker's."""
+    from ._dataset_creator import DatasetCreator
+    strategy = model.distribute_strategy
+    if isinstance(x, DatasetCreator):
+        if steps is None:
+            raise ValueError("When using a `tf.keras.utils.experimental.DatasetCreator`, `steps_per_epoch`, "
+                             "`validation_steps`, `steps`, or `pss_evaluation_shards` argument must be provided in "
+                             f"`Model.fit`, `Model.evaluate`, or `Model.predict` (missing: `{steps_name}`).")
+        return strategy.distribute_datasets_from_function(x, x.input_options)._kiln_dataset, _unchanged
+    if isinstance(x, DistributedDataset):
+        return x._kiln_dataset, _unchanged
+    if not _distributed(strategy):
+        return x, _unchanged
+    return x, lambda data: None if data is None else _WorkerSlices(data, strategy._rank, strategy._size)
+
+
+def _unchanged(data):
+    return data
