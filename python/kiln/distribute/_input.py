@@ -81,8 +81,9 @@ def slice_for_worker(t, rank, size):
     n = tf.shape(t)[0]
     base, extra = n // size, n % size
     lo = rank * base + tf.minimum(rank, extra)
-    hi = lo + base + tf.cast(rank < extra, n.dtype)
-    return t[lo:hi]
+    rows = base + tf.cast(rank < extra, n.dtype)
+    # Rows by index: Kiln's t[lo:hi] and tf.slice take bounds known while tracing only.
+    return tf.gather(t, tf.range(lo, lo + rows))
 
 
 class DistributedIterator:
