@@ -6,21 +6,16 @@ import numpy as np
 import pytest
 
 import kiln as tf
+from toy_classifier import toy_data, toy_model
 from kiln.keras import _steps_per_execution_tuner as tuner_module
 
 
 def _data():
-    rng = np.random.RandomState(0)
-    x = rng.rand(40, 3).astype(np.float32)
-    return x, (x.sum(axis=1) > 1.5).astype(np.int32)
+    return toy_data(n=40, features=3)
 
 
 def _model():
-    model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu", input_shape=(3,)),
-                                 tf.keras.layers.Dense(2)])
-    model.compile(optimizer=tf.keras.optimizers.Adam(0.05),
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
-    return model
+    return toy_model(features=3, hidden=4, learning_rate=0.05)
 
 
 class _Record(tf.keras.callbacks.Callback):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import kiln as tf
+from toy_classifier import toy_data, toy_model
 from kiln.distribute._input import slice_for_worker, worker_rows
 
 ALL = ["Strategy", "StrategyExtended", "ReplicaContext", "OneDeviceStrategy", "MirroredStrategy",
@@ -234,17 +235,11 @@ def test_scoped_variables_and_losses():
 
 
 def _data():
-    rng = np.random.RandomState(0)
-    x = rng.rand(48, 4).astype(np.float32)
-    return x, (x.sum(axis=1) > 2).astype(np.int32)
+    return toy_data()
 
 
 def _model():
-    model = tf.keras.Sequential([tf.keras.layers.Dense(6, activation="relu", input_shape=(4,)),
-                                 tf.keras.layers.Dense(2)])
-    model.compile(optimizer=tf.keras.optimizers.Adam(0.01),
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
-    return model
+    return toy_model()
 
 
 def test_keras_fit_under_a_scope_matches_fit_without():
