@@ -128,5 +128,19 @@ np.testing.assert_allclose(losses, ref_losses, rtol=1e-5)
 for w, ref in zip(loop_model.weights, loop_ref.weights):
     np.testing.assert_allclose(w.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
 
+# ---- a dynamic loss scale: a non-finite gradient on one rank skips the step on every rank ------------
+with strategy.scope():
+    v = tf.Variable([1.0, 2.0])
+    scaled = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.5))
+for mode in ("eager", "function"):
+    apply = (lambda g: strategy.run(lambda: scaled.apply_gradients([(g, v)])))
+    apply = apply if mode == "eager" else tf.function(apply)
+    before, scale = v.numpy(), float(scaled.loss_scale)
+    apply(tf.constant([np.inf if rank == 1 else 1.0, 1.0]))
+    np.testing.assert_array_equal(v.numpy(), before)
+    assert float(scaled.loss_scale) == scale / 2
+    apply(tf.constant([1.0, float(rank)]))  # summed: [size, size * (size - 1) / 2]
+    np.testing.assert_allclose(v.numpy(), before - 0.5 * np.array([size, size * (size - 1) / 2]))
+
 print(f"rank {rank}/{size}: tf.distribute.MultiWorkerMirroredStrategy ok")
 kd.finalize()

@@ -281,3 +281,25 @@ def test_dataset_creator():
         tf.keras.utils.experimental.DatasetCreator(3)
     with pytest.raises(TypeError, match="must return a Dataset"):
         tf.keras.utils.experimental.DatasetCreator(lambda ctx: [1])(tf.distribute.InputContext())
+
+
+def test_losses_reducing_over_the_batch_are_refused_outside_compile():
+    y, logits = tf.constant([0, 1]), tf.constant([[2.0, -1.0], [0.5, 0.3]])
+    mean_loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    per_example = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True,
+                                                                reduction=tf.keras.losses.Reduction.NONE)
+    expected = float(mean_loss(y, logits))
+    s = tf.distribute.MirroredStrategy()
+    with s.scope():
+        with pytest.raises(ValueError, match="Please use `tf.keras.losses.Reduction.SUM` or"):
+            mean_loss(y, logits)
+        with pytest.raises(ValueError, match="Reduction.NONE"):
+            s.run(lambda: mean_loss(y, logits))
+        got = s.run(lambda: tf.nn.compute_average_loss(per_example(y, logits)))
+        assert abs(float(got) - expected) < 1e-6
+        model = _model()
+        model.compile(optimizer="sgd", loss=mean_loss, metrics=[tf.keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True)])
+    x, labels = _data()
+    model.fit(x, labels, batch_size=16, epochs=1, verbose=0)  # compile's losses may reduce over the batch
+    assert float(mean_loss(y, logits)) == expected  # outside every scope
