@@ -1,7 +1,7 @@
 """tf.distribute.MultiWorkerMirroredStrategy over kiln.distributed: run by ctest as
-`mpirun -np 2 python3 python/mpi_tests/check_distribute_strategy.py` (PYTHONPATH=build/python). Every rank checks
-the same things against references computed in this process (one process training on the whole batch, NumPy) and
-exits non-zero on a failure."""
+`mpirun -np N python3 python/mpi_tests/check_distribute_strategy.py` (PYTHONPATH=build/python), N = 2 and 3. Every
+rank checks the same things against references computed in this process (one process training on the whole batch,
+NumPy) and exits non-zero on a failure."""
 import numpy as np
 
 import kiln as tf
@@ -44,21 +44,27 @@ seen = []
 
 
 def dataset_fn(ctx):
-    seen.append((ctx.num_input_pipelines, ctx.input_pipeline_id, ctx.get_per_replica_batch_size(8)))
-    return tf.data.Dataset.range(16).shard(ctx.num_input_pipelines, ctx.input_pipeline_id).batch(
-        ctx.get_per_replica_batch_size(8))
+    seen.append((ctx.num_input_pipelines, ctx.input_pipeline_id, ctx.get_per_replica_batch_size(12)))
+    return tf.data.Dataset.range(24).shard(ctx.num_input_pipelines, ctx.input_pipeline_id).batch(
+        ctx.get_per_replica_batch_size(12))
 
 
 batches = [b.numpy().tolist() for b in strategy.distribute_datasets_from_function(dataset_fn)]
-assert seen == [(size, rank, 8 // size)], seen
-assert batches[0] == list(range(rank, 16, size))[:8 // size], batches
+assert seen == [(size, rank, 12 // size)], seen
+assert batches[0] == list(range(rank, 24, size))[:12 // size], batches
 rows = [b.numpy().tolist() for b in strategy.experimental_distribute_dataset(tf.data.Dataset.range(10).batch(5))]
 split = np.array_split(np.arange(5), size)[rank].tolist()
 assert rows == [split, [r + 5 for r in split]], rows
 
+try:
+    strategy.experimental_distribute_dataset(tf.data.Dataset.range(10))
+    raise AssertionError("an unbatched dataset was split")
+except ValueError as e:
+    assert "batch the dataset first" in str(e), e
+
 # ---- Keras: fit on N workers at global batch B = one process at batch B --------------------------
 rng = np.random.RandomState(0)
-x = rng.rand(64, 5).astype(np.float32)
+x = rng.rand(60, 5).astype(np.float32)
 y = (x @ rng.rand(5, 3)).argmax(axis=1).astype(np.int32)
 
 
@@ -81,13 +87,13 @@ started = strategy.gather(tf.constant(model.weights[0].numpy()[None]), axis=0).n
 assert all(np.array_equal(s, started[0]) for s in started)  # rank 0's initial values everywhere
 reference.set_weights([w.numpy() for w in model.weights])
 
-history = model.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0)
-ref_history = reference.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0)
+history = model.fit(x, y, batch_size=12, epochs=3, shuffle=False, verbose=0)
+ref_history = reference.fit(x, y, batch_size=12, epochs=3, shuffle=False, verbose=0)
 for w, ref in zip(model.weights, reference.weights):
     np.testing.assert_allclose(w.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
 np.testing.assert_allclose(history.history["loss"], ref_history.history["loss"], rtol=1e-5)
 np.testing.assert_allclose(history.history["accuracy"], ref_history.history["accuracy"], rtol=1e-6)
-np.testing.assert_allclose(model.evaluate(x, y, batch_size=16, verbose=0), reference.evaluate(x, y, batch_size=16,
+np.testing.assert_allclose(model.evaluate(x, y, batch_size=12, verbose=0), reference.evaluate(x, y, batch_size=12,
                                                                                               verbose=0), rtol=1e-5)
 
 # ---- a custom loop (the "Custom training with tf.distribute.Strategy" pattern) ----------------------
@@ -99,14 +105,14 @@ with strategy.scope():
 loop_ref = make_model()
 loop_ref.set_weights([w.numpy() for w in loop_model.weights])  # already rank 0's on every rank
 ref_opt = tf.keras.optimizers.SGD(0.5)
-dist = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(16))
+dist = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(12))
 
 
 def train_step(inputs):
     images, labels = inputs
     with tf.GradientTape() as tape:
         loss = tf.nn.compute_average_loss(loss_object(labels, loop_model(images, training=True)),
-                                          global_batch_size=16)
+                                          global_batch_size=12)
     optimizer.apply_gradients(zip(tape.gradient(loss, loop_model.trainable_variables),
                                   loop_model.trainable_variables))
     return loss
@@ -119,7 +125,7 @@ def distributed_step(inputs):
 
 losses = [float(distributed_step(batch)) for batch in dist]
 ref_losses = []
-for images, labels in tf.data.Dataset.from_tensor_slices((x, y)).batch(16):
+for images, labels in tf.data.Dataset.from_tensor_slices((x, y)).batch(12):
     with tf.GradientTape() as tape:
         loss = tf.reduce_mean(loss_object(labels, loop_ref(images, training=True)))
     ref_opt.apply_gradients(zip(tape.gradient(loss, loop_ref.trainable_variables), loop_ref.trainable_variables))

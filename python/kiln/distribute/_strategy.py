@@ -252,6 +252,10 @@ class Strategy:
         local = dataset
         if self._size > 1:
             rank, size = self._rank, self._size
+            for spec in _nest.flatten(dataset.element_spec):
+                if getattr(spec, "shape", None) is not None and spec.shape.rank == 0:
+                    raise ValueError("experimental_distribute_dataset splits each batch among the workers: batch the "
+                                     f"dataset first (its elements include a scalar, {spec})")
 
             def take_slice(*parts):
                 out = _nest.map_structure(lambda t: slice_for_worker(t, rank, size), parts)
