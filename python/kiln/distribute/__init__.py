@@ -10,7 +10,7 @@ from ._options import (CollectiveCommunication, CollectiveHints, CommunicationIm
                        CommunicationOptions, CrossDeviceOps, HierarchicalCopyAllReduce, InputOptions,
                        InputReplicationMode, NcclAllReduce, ReductionToOneDevice, RunOptions)
 from ._strategy import (MirroredStrategy, MultiWorkerMirroredStrategy, OneDeviceStrategy,  # noqa: F401
-                        ReplicaContext, Strategy, StrategyExtended, get_loss_reduction,
+                        ReplicaContext, Strategy, StrategyExtended,
                         _ExperimentalMultiWorkerMirroredStrategy)
 from ._values import DistributedValues, PerReplica, Mirrored  # noqa: F401
 
@@ -23,5 +23,4 @@ __all__ = ["Strategy", "StrategyExtended", "ReplicaContext", "OneDeviceStrategy"
            "MultiWorkerMirroredStrategy", "ReduceOp", "InputContext", "InputOptions", "InputReplicationMode",
            "RunOptions", "DistributedDataset", "DistributedIterator", "DistributedValues", "CrossDeviceOps",
            "NcclAllReduce", "HierarchicalCopyAllReduce", "ReductionToOneDevice", "get_strategy", "has_strategy",
-           "in_cross_replica_context", "get_replica_context", "experimental_set_strategy", "get_loss_reduction",
-           "experimental"]
+           "in_cross_replica_context", "get_replica_context", "experimental_set_strategy", "experimental"]

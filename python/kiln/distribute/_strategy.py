@@ -414,11 +414,5 @@ class _ExperimentalMultiWorkerMirroredStrategy(MultiWorkerMirroredStrategy):
         super().__init__(cluster_resolver=cluster_resolver, communication_options=options)
 
 
-def get_loss_reduction():
-    """How the replicas' losses combine: SUM (TF 2's answer outside Estimator: each replica's loss is already
-    divided by the global batch size or the number of replicas)."""
-    return ReduceOp.SUM
-
-
 __all__ = ["Strategy", "StrategyExtended", "ReplicaContext", "OneDeviceStrategy", "MirroredStrategy",
-           "MultiWorkerMirroredStrategy", "DistributedValues", "get_loss_reduction"]
+           "MultiWorkerMirroredStrategy", "DistributedValues"]
