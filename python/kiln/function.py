@@ -370,6 +370,27 @@ class _IteratorInGraph:
     def get_next(self):
         return next(self)
 
+    def get_next_as_optional(self):
+        """The next element as an Optional whose has_value() is a tensor: at the end, False and zeros of the
+        element's dtypes (unknown dims 0) in place of the value, as TF's OptionalNone."""
+        from . import nest
+        from .data._iterator import Optional
+        specs = nest.flatten(self.element_spec)
+        iterator = self._iterator
+
+        def pull():
+            try:
+                values = nest.flatten(next(iterator))
+            except StopIteration:
+                empty = [_np.zeros([d or 0 for d in (s.shape.as_list() if s.shape.rank is not None else [])],
+                                   dtype=s.dtype.as_numpy_dtype) for s in specs]
+                return [_C.constant(False, None)] + [_C.constant(e, s.dtype._enum) for e, s in zip(empty, specs)]
+            return [_C.constant(True, None)] + [t if isinstance(t, _C.Tensor) else _C.constant(t, None)
+                                                 for t in values]
+
+        flat = py_function(pull, [], [_dtypes.bool] + [s.dtype for s in specs])
+        return Optional(nest.pack_sequence_as(self.element_spec, list(flat[1:])), self.element_spec, flat[0])
+
 
 def _checked_input_signature(input_signature):
     """input_signature as a list of specs, one per argument, a nested structure of specs as a NestedSpec;

@@ -39,6 +39,24 @@ def test_get_next_as_optional():
         empty.get_value()
 
 
+def test_get_next_as_optional_in_a_function_ends_a_loop(capfd):
+    """TF's distributed-input tutorial: a tf.range loop over an iterator argument breaks when the Optional is
+    empty; has_value() is then a tensor, and get_value() the graph's placeholder zeros."""
+    @tf.function
+    def total(iterator):
+        acc = tf.constant(0, tf.int64)
+        for _ in tf.range(5):
+            optional = iterator.get_next_as_optional()
+            if not optional.has_value():
+                break
+            acc += tf.reduce_sum(optional.get_value())
+        return acc
+
+    it = iter(tf.data.Dataset.range(9).batch(4))
+    assert int(total(it)) == 36
+    assert int(total(it)) == 0  # exhausted: the first pull is empty
+
+
 def test_each_function_call_advances_the_iterator(capfd):
     @tf.function
     def step(iterator):

@@ -41,3 +41,23 @@ def test_custom_training_with_a_strategy():
     in_function = re.findall(r"^Epoch (\d+), Loss: ([\d.]+), Accuracy: ([\d.]+)$", out, re.M)[-10:]
     assert [int(r[0]) for r in in_function] == list(range(1, 11))
     assert float(in_function[-1][1]) < float(rows[-1][1])
+
+
+def test_distributed_input():
+    out = run_example("tutorials", "distribute", "input.py")
+    assert out.startswith("2.15.0\nAvailable devices:\n0) LogicalDevice(name='/device:CPU:0', device_type='CPU')\n"
+                          "1) LogicalDevice(name='/device:CPU:1', device_type='CPU')\n")
+    # MirroredStrategy() takes the CPU (no GPUs), as TF: one replica, so every value is a plain tensor.
+    assert "PerReplica" not in out
+    # 100 elements in batches of 16: 7 steps from the for loop, then 10 epochs of 5 steps from iterators.
+    assert out.count("Loss is  kiln.Tensor(\n[[0.7]\n") == 7 + 50
+    # get_next_as_optional inside a tf.function stops the tf.range loop at the end of the 9 elements.
+    assert "\n([0 1 2 3],)\n([4 5 6 7],)\n([8],)\n" in out
+    # tf.function(input_signature=[dist_dataset.element_spec]): 2 * (features, labels) is the tuple twice.
+    assert out.count("\n([[1]\n [1]\n [1]\n ...\n [1]\n [1]\n [1]], [[1]\n") == 25
+    # StringLookup(vocabulary=["a", "b", "c", "d", "f"]) over "a", "c", "e" repeated, 4 a batch ("e": OOV, 0).
+    assert ("kiln.Tensor([1 3 0 1], shape=(4,), dtype=int64)\nkiln.Tensor([3 0 1 3], shape=(4,), dtype=int64)\n"
+            "kiln.Tensor([0 1 3 0], shape=(4,), dtype=int64)\n") in out
+    assert "{" + ", ".join(f"{i}: {2 * i}" for i in range(24)) + "}\n" in out
+    assert out.count("kiln.Tensor(0, shape=(), dtype=int32)\n") == 4  # the values of replica 0
+    assert len(re.findall(r"^kiln.Tensor\(\[[\d. ]+\], shape=\(4,\), dtype=float32\)$", out, re.M)) == 4

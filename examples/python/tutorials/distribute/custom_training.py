@@ -1,7 +1,8 @@
-"""TensorFlow's tutorial "distribute/custom_training" (Custom training with tf.distribute.Strategy) (tensorflow/docs, site/en/tutorials/distribute/custom_training.ipynb @7c36502), run on Kiln: the notebook's code cells in order, only the import changed
-(`import kiln as tf`); a cell's last bare expression, which the notebook displays, goes through `display`
-(marked "Kiln:"), which prints its repr as IPython does. The data: Fashion-MNIST (Debian's copy when Keras' cache
-lacks it), 2,000 training and 1,000 test images of it (marked "Kiln:").
+"""TensorFlow's tutorial "distribute/custom_training" (Custom training with tf.distribute.Strategy) (tensorflow/docs,
+site/en/tutorials/distribute/custom_training.ipynb @7c36502), run on Kiln: the notebook's code cells in order, only
+the import changed (`import kiln as tf`); a cell's last bare expression, which the notebook displays, goes through
+`display` (marked "Kiln:"), which prints its repr as IPython does. The data: Fashion-MNIST (Debian's copy when
+Keras' cache lacks it), 2,000 training and 1,000 test images of it (marked "Kiln:").
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/tutorials/distribute/custom_training.py"""
 

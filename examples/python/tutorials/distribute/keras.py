@@ -1,5 +1,6 @@
-"""TensorFlow's tutorial "distribute/keras" (Distributed training with Keras) (tensorflow/docs, site/en/tutorials/distribute/keras.ipynb @7c36502), run on Kiln: the notebook's code cells in order, only the import changed
-(`import kiln as tf`); a cell's last bare expression, which the notebook displays, goes through `display`
+"""TensorFlow's tutorial "distribute/keras" (Distributed training with Keras) (tensorflow/docs,
+site/en/tutorials/distribute/keras.ipynb @7c36502), run on Kiln: the notebook's code cells in order, only the import
+changed (`import kiln as tf`); a cell's last bare expression, which the notebook displays, goes through `display`
 (marked "Kiln:"), which prints its repr as IPython does. tensorflow_datasets is not in Kiln's environment: the
 `tfds` below (marked "Kiln:") gives tfds.load('mnist', ...)'s datasets from keras.datasets.mnist (the tests point
 $KILN_MNIST_DIR at a small synthetic MNIST).
