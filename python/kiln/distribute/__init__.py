@@ -9,7 +9,7 @@ from ._input import DistributedDataset, DistributedIterator, InputContext, Value
 from ._options import (CollectiveCommunication, CollectiveHints, CommunicationImplementation,  # noqa: F401
                        CommunicationOptions, CrossDeviceOps, HierarchicalCopyAllReduce, InputOptions,
                        InputReplicationMode, NcclAllReduce, ReductionToOneDevice, RunOptions)
-from ._strategy import (MirroredStrategy, MultiWorkerMirroredStrategy, OneDeviceStrategy,  # noqa: F401
+from ._strategy import (CentralStorageStrategy, MirroredStrategy, MultiWorkerMirroredStrategy, OneDeviceStrategy,  # noqa: F401
                         ReplicaContext, Strategy, StrategyExtended,
                         _ExperimentalMultiWorkerMirroredStrategy)
 from ._values import DistributedValues, PerReplica, Mirrored  # noqa: F401
@@ -17,7 +17,8 @@ from ._values import DistributedValues, PerReplica, Mirrored  # noqa: F401
 experimental = _types.SimpleNamespace(
     CommunicationImplementation=CommunicationImplementation, CommunicationOptions=CommunicationOptions,
     CollectiveCommunication=CollectiveCommunication, CollectiveHints=CollectiveHints, ValueContext=ValueContext,
-    MultiWorkerMirroredStrategy=_ExperimentalMultiWorkerMirroredStrategy)
+    MultiWorkerMirroredStrategy=_ExperimentalMultiWorkerMirroredStrategy,
+    CentralStorageStrategy=CentralStorageStrategy)
 
 __all__ = ["Strategy", "StrategyExtended", "ReplicaContext", "OneDeviceStrategy", "MirroredStrategy",
            "MultiWorkerMirroredStrategy", "ReduceOp", "InputContext", "InputOptions", "InputReplicationMode",

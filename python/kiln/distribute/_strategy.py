@@ -140,6 +140,11 @@ class Strategy:
         self._extended = StrategyExtended(self, devices)
         self._bucket_bytes = 25 << 20
         self._default_replica_context = None
+        self._refusal = None  # why this strategy cannot run here, if it cannot
+
+    def _check_usable(self):
+        if self._refusal:
+            raise NotImplementedError(self._refusal)
 
     # ---- the strategy's shape --------------------------------------------------------------
 
@@ -161,6 +166,7 @@ class Strategy:
     def scope(self):
         """Makes this the current strategy (TF: variables made here are distributed; in Kiln they are plain
         variables, and under MultiWorkerMirroredStrategy Keras layers start from rank 0's values)."""
+        self._check_usable()
         current = _context.get_strategy()
         if _context.has_strategy() and current is not self:
             raise ValueError(f"Mixing different tf.distribute.Strategy objects: {self} is not {current}")
@@ -180,6 +186,7 @@ class Strategy:
     def run(self, fn, args=(), kwargs=None, options=None):
         """fn(*args, **kwargs) on each replica (here: this process's one), in a replica context of this strategy;
         inside a tf.function fn is converted by AutoGraph, as TF does."""
+        self._check_usable()
         args = _nest.map_structure(unwrap, tuple(args))
         kwargs = _nest.map_structure(unwrap, dict(kwargs or {}))
         if _tracing():
@@ -203,6 +210,7 @@ class Strategy:
         """value (per-replica, or a nest of them) summed or averaged over the replicas, and over `axis` too when
         it is not None (a mean over axis counts every replica's elements along it)."""
         op = as_reduce_op(reduce_op)
+        self._check_usable()
         self._require_cross_replica("reduce")
         tf = _k()
 
@@ -233,6 +241,7 @@ class Strategy:
 
     def gather(self, value, axis):
         """Each tensor of `value` concatenated along `axis` over every replica, in replica order."""
+        self._check_usable()
         self._require_cross_replica("gather")
         return _nest.map_structure(lambda v: self._gather_one(unwrap(v), axis), value)
 
@@ -278,10 +287,11 @@ class Strategy:
 
     def experimental_distribute_values_from_function(self, value_fn):
         """value_fn(ValueContext) for this process's replica."""
+        self._check_usable()
         return value_fn(ValueContext(self._rank, self.num_replicas_in_sync))
 
-    @staticmethod
-    def _check_options(options):
+    def _check_options(self, options):
+        self._check_usable()
         if options is not None and not isinstance(options, InputOptions):
             raise ValueError(f"`options` must be a `tf.distribute.InputOptions`, got {options!r}")
 
@@ -335,8 +345,9 @@ class OneDeviceStrategy(Strategy):
 
 class MirroredStrategy(Strategy):
     """tf.distribute.MirroredStrategy: synchronous replicas on this machine's devices. Kiln's one device, the CPU,
-    gives one replica; several devices (logical CPUs included) are refused, since they would all run on the one
-    CPU: MultiWorkerMirroredStrategy under mpirun gives several replicas."""
+    gives one replica. A strategy over several devices (logical CPUs included) can be made, as in TF, but using it
+    raises NotImplementedError: Kiln runs one replica per process (MultiWorkerMirroredStrategy under mpirun gives
+    several)."""
 
     def __init__(self, devices=None, cross_device_ops=None):
         if cross_device_ops is not None and not isinstance(cross_device_ops, CrossDeviceOps):
@@ -347,13 +358,28 @@ class MirroredStrategy(Strategy):
             names = _device_list(list(devices))
             if not names:
                 raise ValueError("Got an empty `devices` list and unable to recognize any local devices.")
-            if len(names) > 1:
-                raise NotImplementedError(
-                    f"MirroredStrategy over {len(names)} devices: Kiln runs one replica per process (all logical "
-                    "devices share the one CPU); use tf.distribute.MultiWorkerMirroredStrategy under mpirun for "
-                    "several replicas")
         super().__init__(devices=names)
+        if len(names) > 1:
+            self._size = len(names)  # TF's count; the strategy refuses to run
+            self._refusal = (f"MirroredStrategy over {len(names)} devices: Kiln runs one replica per process (all "
+                             "logical devices share the one CPU); use tf.distribute.MultiWorkerMirroredStrategy under "
+                             "mpirun for several replicas")
         _log.info("Using MirroredStrategy with devices %s", tuple(names))
+
+
+class CentralStorageStrategy(Strategy):
+    """tf.distribute.experimental.CentralStorageStrategy: variables on one device, compute replicated on the
+    others; Kiln's one device is both, so it is one replica, as TF's on a machine without GPUs."""
+
+    def __init__(self, compute_devices=None, parameter_device=None):
+        names = _device_list(list(compute_devices)) if compute_devices else [_CPU]
+        if parameter_device is not None:
+            _device_list([parameter_device])
+        super().__init__(devices=names)
+        if len(names) > 1:
+            self._size = len(names)
+            self._refusal = (f"CentralStorageStrategy over {len(names)} compute devices: Kiln runs one replica per "
+                             "process")
 
 
 def _under_mpirun():

@@ -29,7 +29,6 @@ LEFT_OUT = {
          "coordinator": _CLUSTER, "TPUStrategy": "no TPUs"},
     "experimental": {"ParameterServerStrategy": _CLUSTER, "coordinator": _CLUSTER, "rpc": _CLUSTER,
                      "partitioners": "variables are not sharded (one replica per process)",
-                     "CentralStorageStrategy": "one device: nothing to centralize",
                      "PreemptionCheckpointHandler": "no cluster preemption signals",
                      "TerminationConfig": "no cluster preemption signals", "TPUStrategy": "no TPUs"},
 }
@@ -203,8 +202,15 @@ def test_distributed_dataset_eager_and_in_a_function():
 
 
 def test_device_arguments(caplog):
-    with pytest.raises(NotImplementedError, match="one replica per process"):
-        tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    several = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])  # made, as TF makes it, but not run
+    assert several.num_replicas_in_sync == 2
+    for use in (several.scope, lambda: several.run(lambda: 1), lambda: several.reduce("SUM", 1.0, axis=None),
+                lambda: several.experimental_distribute_dataset(tf.data.Dataset.range(4).batch(2))):
+        with pytest.raises(NotImplementedError, match="one replica per process"):
+            with use():
+                pass
+    central = tf.distribute.experimental.CentralStorageStrategy()
+    assert central.num_replicas_in_sync == 1 and central.run(lambda: 3) == 3
     with pytest.raises(ValueError, match="No duplicates allowed"):
         tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:0"])
     with caplog.at_level(logging.WARNING, logger="kiln"):

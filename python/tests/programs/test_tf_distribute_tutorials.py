@@ -61,3 +61,19 @@ def test_distributed_input():
     assert "{" + ", ".join(f"{i}: {2 * i}" for i in range(24)) + "}\n" in out
     assert out.count("kiln.Tensor(0, shape=(), dtype=int32)\n") == 4  # the values of replica 0
     assert len(re.findall(r"^kiln.Tensor\(\[[\d. ]+\], shape=\(4,\), dtype=float32\)$", out, re.M)) == 4
+
+
+def test_distributed_training_guide():
+    out = without_progress(run_example("guides", "distributed_training.py"))
+    for device in ("/gpu:0", "/gpu:1"):
+        assert f"Kiln runs on the CPU only; the replica for '{device}' runs there." in out
+    # strategy.reduce("SUM", 1., axis=None) under the default strategy, and a variable made in its scope.
+    assert "\n<kiln.Tensor: shape=(), dtype=float32, numpy=1.0>\n<kiln.Variable 'Variable:0' shape=() " \
+           "dtype=float32, numpy=1.0>\n" in out
+    fit = [float(v) for v in re.findall(r"^10/10 \[=+\] - \d+s \d+\w+/step - loss: ([\d.]+)$", out, re.M)]
+    assert len(fit) == 5 and fit[0] > fit[1] > fit[2] > fit[3] > fit[4]  # fit, fit, evaluate, fit, fit
+    assert abs(float(re.search(r"^([\d.]+)$", out, re.M).group(1)) - fit[2]) < 1e-4  # evaluate's value, shown
+    assert "\n1\n" in out  # num_replicas_in_sync
+    # The custom loop: 1,000 samples in global batches of 5, then ten steps more from an iterator.
+    losses = [float(v) for v in re.findall(r"^kiln.Tensor\(([\d.]+), shape=\(\), dtype=float32\)$", out, re.M)]
+    assert len(losses) == 210 and all(a > b for a, b in zip(losses, losses[1:]))
