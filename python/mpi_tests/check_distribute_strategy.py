@@ -134,6 +134,25 @@ np.testing.assert_allclose(losses, ref_losses, rtol=1e-5)
 for w, ref in zip(loop_model.weights, loop_ref.weights):
     np.testing.assert_allclose(w.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
 
+# ---- an embedding's gradient, each rank looking up another row, is summed over the ranks ---------------
+with strategy.scope():
+    embedding = tf.keras.layers.Embedding(4, 2, embeddings_initializer="ones")
+    embedding.build((None,))
+    sgd = tf.keras.optimizers.SGD(1.0)
+
+
+def embedding_step(ids):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(embedding(ids))
+    sgd.apply_gradients(zip(tape.gradient(loss, embedding.trainable_variables), embedding.trainable_variables))
+
+
+strategy.run(embedding_step, args=(tf.constant([rank % 4]),))
+expected = np.ones((4, 2))
+for r in range(size):
+    expected[r % 4] -= 1.0
+np.testing.assert_allclose(embedding.embeddings.numpy(), expected)
+
 # ---- a dynamic loss scale: a non-finite gradient on one rank skips the step on every rank ------------
 with strategy.scope():
     v = tf.Variable([1.0, 2.0])
