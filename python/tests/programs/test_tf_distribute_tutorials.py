@@ -1,10 +1,20 @@
-"""TensorFlow's tf.distribute tutorials (examples/python/tutorials/distribute, the notebooks' code with only the
-import changed, data shrunk): "Distributed training with Keras" on a small synthetic MNIST and "Custom training
-with tf.distribute.Strategy" on 2,000 Fashion-MNIST images. They run to the end, learn, and print what the
-notebooks print; figures that must agree between cells are checked to agree."""
+"""TensorFlow's tf.distribute tutorials and guide (examples/python/tutorials/distribute, guides/distributed_training.py:
+the notebooks' code with only the import changed, data shrunk): "Distributed training with Keras" on a small synthetic
+MNIST, "Custom training with tf.distribute.Strategy" on 2,000 Fashion-MNIST images, "Distributed input", the guide,
+and "Multi-worker training with Keras"'s worker program on two MPI ranks. They run to the end, learn, and print what
+the notebooks print; figures that must agree between cells (or ranks) are checked to agree."""
+import glob
+import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 
-from keras_util import run_example, synthetic_mnist, without_progress
+import pytest
+
+import kiln.distributed as kd
+from keras_util import REPO, run_example, synthetic_mnist, without_progress
 
 
 def test_distributed_training_with_keras(tmp_path):
@@ -77,3 +87,33 @@ def test_distributed_training_guide():
     # The custom loop: 1,000 samples in global batches of 5, then ten steps more from an iterator.
     losses = [float(v) for v in re.findall(r"^kiln.Tensor\(([\d.]+), shape=\(\), dtype=float32\)$", out, re.M)]
     assert len(losses) == 210 and all(a > b for a, b in zip(losses, losses[1:]))
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None or not kd.built_with_mpi(), reason="needs Open MPI")
+def test_multi_worker_training_with_keras_on_two_ranks(tmp_path):
+    """The tutorial's main.py, run as its two workers: here two MPI ranks (TF_CONFIG names the cluster for the
+    program's worker count). Both print the same global loss and accuracy at every step."""
+    mnist = synthetic_mnist(str(tmp_path / "mnist"), train=400, test=100)
+    program = os.path.join(REPO, "examples", "python", "tutorials", "distribute", "multi_worker")
+    tf_config = {"cluster": {"worker": ["localhost:12345", "localhost:23456"]}, "task": {"type": "worker", "index": 0}}
+    env = dict(os.environ, TF_CONFIG=json.dumps(tf_config), KILN_MNIST_DIR=mnist, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1", OMP_WAIT_POLICY="passive",
+               KILN_DISTRIBUTED_TIMEOUT="120", PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
+               PYTHONDONTWRITEBYTECODE="1")
+    result = subprocess.run(["mpirun", "--oversubscribe", "--output-filename", str(tmp_path / "out"), "-np", "2",
+                             sys.executable, "main.py"], cwd=program, env=env, capture_output=True, timeout=900)
+    outputs = [open(path, errors="replace").read()
+               for path in sorted(glob.glob(str(tmp_path / "out" / "*" / "rank.*" / "stdout")))]
+    assert result.returncode == 0 and len(outputs) == 2, (result.stdout.decode()[-3000:],
+                                                          result.stderr.decode()[-3000:])
+    epochs = []
+    for out in outputs:
+        text = without_progress(out)
+        assert [int(e) for e in re.findall(r"^Epoch (\d)/3$", text, re.M)] == [1, 2, 3]
+        epochs.append(re.findall(r"70/70 \[=+\] - \d+s \d+\w+/step - loss: ([\d.]+) - accuracy: ([\d.]+)", text))
+    assert len(epochs[0]) == 3 and epochs[0] == epochs[1]  # the global figures, the same on both ranks
+    losses = [float(loss) for loss, _ in epochs[0]]
+    assert losses[0] > losses[1] > losses[2]
+    for out in outputs:  # every step's figures agree too
+        assert re.findall(r"loss: [\d.]+ - accuracy: [\d.]+", outputs[0]) == \
+            re.findall(r"loss: [\d.]+ - accuracy: [\d.]+", out)
