@@ -10,6 +10,7 @@ from .. import nest as _nest
 from ..distribute import _context
 from ..distribute._input import DistributedDataset, slice_for_worker
 from ..distribute._strategy import ReplicaContext
+from ._data_adapter import _DataWrapper
 
 
 def creation_strategy():
@@ -80,19 +81,11 @@ def metric_results(metrics):
     return out
 
 
-class _WorkerSlices:
+class _WorkerSlices(_DataWrapper):
     """A Keras data object whose batches are this worker's rows of each global batch."""
 
     def __init__(self, data, rank, size):
         self.data, self._rank, self._size = data, rank, size
-
-    @property
-    def steps(self):
-        return self.data.steps
-
-    @steps.setter
-    def steps(self, value):
-        self.data.steps = value
 
     def batches(self, *args):
         for batch in self.data.batches(*args):
