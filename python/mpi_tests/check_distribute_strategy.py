@@ -102,6 +102,8 @@ with strategy.scope():
     optimizer = tf.keras.optimizers.SGD(0.5)
     loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True,
                                                                 reduction=tf.keras.losses.Reduction.NONE)
+    train_accuracy = tf.keras.metrics.SparseCategoricalAccuracy()  # read summed over the ranks
+ref_accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
 loop_ref = make_model()
 loop_ref.set_weights([w.numpy() for w in loop_model.weights])  # already rank 0's on every rank
 ref_opt = tf.keras.optimizers.SGD(0.5)
@@ -111,8 +113,9 @@ dist = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slic
 def train_step(inputs):
     images, labels = inputs
     with tf.GradientTape() as tape:
-        loss = tf.nn.compute_average_loss(loss_object(labels, loop_model(images, training=True)),
-                                          global_batch_size=12)
+        predictions = loop_model(images, training=True)
+        loss = tf.nn.compute_average_loss(loss_object(labels, predictions), global_batch_size=12)
+    train_accuracy.update_state(labels, predictions)
     optimizer.apply_gradients(zip(tape.gradient(loss, loop_model.trainable_variables),
                                   loop_model.trainable_variables))
     return loss
@@ -127,10 +130,15 @@ losses = [float(distributed_step(batch)) for batch in dist]
 ref_losses = []
 for images, labels in tf.data.Dataset.from_tensor_slices((x, y)).batch(12):
     with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(loss_object(labels, loop_ref(images, training=True)))
+        predictions = loop_ref(images, training=True)
+        loss = tf.reduce_mean(loss_object(labels, predictions))
+    ref_accuracy.update_state(labels, predictions)
     ref_opt.apply_gradients(zip(tape.gradient(loss, loop_ref.trainable_variables), loop_ref.trainable_variables))
     ref_losses.append(float(loss))
 np.testing.assert_allclose(losses, ref_losses, rtol=1e-5)
+np.testing.assert_allclose(float(train_accuracy.result()), float(ref_accuracy.result()))
+assert float(train_accuracy.result()) > 0  # and the rank's own counts are still its own: read twice, same value
+np.testing.assert_allclose(float(tf.function(train_accuracy.result)()), float(ref_accuracy.result()))
 for w, ref in zip(loop_model.weights, loop_ref.weights):
     np.testing.assert_allclose(w.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
 

@@ -4,6 +4,7 @@ number of replicas and optimizers sum the replicas' gradients; metrics are read 
 weights start from rank 0's values; and fit/evaluate give each worker its slice of every global batch. With one
 replica (the default strategy, MirroredStrategy, one worker) all of it is the identity."""
 import contextlib
+import functools
 
 from .. import _C
 from .. import nest as _nest
@@ -63,22 +64,29 @@ def initial_value(value):
     return strategy._initial_value(value) if _distributed(strategy) else value
 
 
-def metric_results(metrics):
-    """{name: result}: each metric's variables summed over the replicas (Keras' metrics are SUM-aggregated
-    sync-on-read variables), then restored to this replica's own counts, which the next step adds to."""
-    strategy = _replica_strategy() or (_context.get_strategy() if _distributed(_context.get_strategy()) else None)
-    if strategy is None:
-        return {m.name: m.result() for m in metrics}
-    out = {}
-    for m in metrics:
-        variables = list(m.variables)
+def summed_over_replicas(result):
+    """A Metric subclass's `result`, read from its variables summed over the replicas when its strategy (the one
+    it was made under, else the current one) has several: Keras' metric variables are SUM-aggregated sync-on-read
+    variables and its result() reads them aggregated, in a replica context too. The replica's own counts are put
+    back after, for its next updates. Every replica must then call result() (a collective), as in TF."""
+    @functools.wraps(result)
+    def wrapper(metric, *args, **kwargs):
+        strategy = metric.__dict__.get("_distribution_strategy") or _context.get_strategy()
+        if not _distributed(strategy) or metric.__dict__.get("_reading_summed"):
+            return result(metric, *args, **kwargs)  # one replica, or a subclass's result calling its base's
+        variables = list(metric.variables)
         local = [v.read_value() for v in variables]
         for v, value in zip(variables, local):
             v.assign(strategy._sum_over_workers(value))
-        out[m.name] = m.result()
+        metric.__dict__["_reading_summed"] = True
+        try:
+            out = result(metric, *args, **kwargs)
+        finally:
+            metric.__dict__["_reading_summed"] = False
         for v, value in zip(variables, local):
             v.assign(value)
-    return out
+        return out
+    return wrapper
 
 
 class _WorkerSlices(_DataWrapper):

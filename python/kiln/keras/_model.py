@@ -312,7 +312,7 @@ class Model(FunctionalNetwork, Layer):
         return self.get_metrics_result()
 
     def get_metrics_result(self):
-        return _distribute_glue.metric_results(self.metrics)
+        return {m.name: m.result() for m in self.metrics}
 
     def train_step(self, data):
         """One training step: forward pass (training=True), loss, gradients, optimizer update, metrics."""
