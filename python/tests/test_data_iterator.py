@@ -57,6 +57,22 @@ def test_get_next_as_optional_in_a_function_ends_a_loop(capfd):
     assert int(total(it)) == 0  # exhausted: the first pull is empty
 
 
+def test_an_iterator_argument_gives_the_element_specs_shapes():
+    """A model built inside the function needs the elements' ranks (TF's iterator ops carry the spec's shapes)."""
+    traced = []
+
+    @tf.function
+    def pull(iterator):
+        x, y = next(iterator)
+        optional = iterator.get_next_as_optional()
+        traced.extend([x.shape.as_list(), y.shape.as_list(), optional.get_value()[0].shape.as_list()])
+        return tf.reduce_sum(x)
+
+    ds = tf.data.Dataset.from_tensor_slices((np.ones([6, 28, 28], np.float32), np.zeros([6], np.int64))).batch(4)
+    assert float(pull(iter(ds))) == 4 * 28 * 28
+    assert traced == [[None, 28, 28], [None], [None, 28, 28]]
+
+
 def test_each_function_call_advances_the_iterator(capfd):
     @tf.function
     def step(iterator):

@@ -386,6 +386,30 @@ def _under_mpirun():
     return any(k in os.environ for k in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"))
 
 
+class _ClusterSpec:
+    """What strategy.cluster_resolver.cluster_spec() gives (tf.train.ClusterSpec's reading side): the jobs and
+    their tasks, here the one "worker" job of the MPI ranks."""
+
+    def __init__(self, jobs):
+        self._jobs = {name: list(tasks) for name, tasks in jobs.items()}
+
+    def as_dict(self):
+        return {name: list(tasks) for name, tasks in self._jobs.items()}
+
+    @property
+    def jobs(self):
+        return list(self._jobs)
+
+    def num_tasks(self, job_name):
+        return len(self._jobs[job_name])
+
+    def task_indices(self, job_name):
+        return list(range(len(self._jobs[job_name])))
+
+    def __bool__(self):
+        return bool(self._jobs)
+
+
 class _MpiClusterResolver:
     """strategy.cluster_resolver under MultiWorkerMirroredStrategy: the task is this MPI rank ("worker" i; rank 0
     is the chief's work, as in TF's multi-worker Keras tutorial)."""
@@ -396,7 +420,7 @@ class _MpiClusterResolver:
         self._size = size
 
     def cluster_spec(self):
-        return {"worker": [f"mpi-rank-{i}" for i in range(self._size)]}
+        return _ClusterSpec({"worker": [f"mpi-rank-{i}" for i in range(self._size)]})
 
     def num_accelerators(self, task_type=None, task_id=None, config_proto=None):
         return {}

@@ -229,6 +229,8 @@ def test_multi_worker_outside_mpirun_is_one_worker():
     s = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
     assert s.num_replicas_in_sync == 1 and s._bucket_bytes == 1 << 20
     assert (s.cluster_resolver.task_type, s.cluster_resolver.task_id) == ("worker", 0)
+    spec = s.cluster_resolver.cluster_spec()
+    assert spec.as_dict() == {"worker": ["mpi-rank-0"]} and spec.jobs == ["worker"] and spec.num_tasks("worker") == 1
     assert s.extended.should_checkpoint
     with pytest.raises(NotImplementedError, match="MPI ranks"):
         tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=object())
