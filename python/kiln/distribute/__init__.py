@@ -12,7 +12,7 @@ from ._options import (CollectiveCommunication, CollectiveHints, CommunicationIm
 from ._strategy import (CentralStorageStrategy, MirroredStrategy, MultiWorkerMirroredStrategy, OneDeviceStrategy,  # noqa: F401
                         ReplicaContext, Strategy, StrategyExtended,
                         _ExperimentalMultiWorkerMirroredStrategy)
-from ._values import DistributedValues, PerReplica, Mirrored  # noqa: F401
+from ._values import DistributedValues  # noqa: F401
 
 experimental = _types.SimpleNamespace(
     CommunicationImplementation=CommunicationImplementation, CommunicationOptions=CommunicationOptions,

@@ -1,6 +1,5 @@
 """tf.keras.callbacks.SidecarEvaluatorModelExport: SidecarEvaluator's ModelCheckpoint, which saves the model when an
 evaluation is the best so far, numbered by the training epoch of the checkpoint evaluated."""
-import glob
 import os
 import re
 

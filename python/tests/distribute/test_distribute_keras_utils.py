@@ -3,11 +3,10 @@ custom loop's tf.train.Checkpoint), SidecarEvaluatorModelExport keeping the best
 import os
 
 import numpy as np
-import pytest
 
 import kiln as tf
-from toy_classifier import toy_data, toy_model
 from kiln.keras import _steps_per_execution_tuner as tuner_module
+from toy_classifier import toy_data, toy_model
 
 
 def _data():
