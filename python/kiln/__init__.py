@@ -48,6 +48,7 @@ from . import math, nn, random, linalg, experimental  # noqa: E402
 from . import nest, data, saved_model, profiler, onnx  # noqa: E402
 from . import io, train, summary, strings, image, signal  # noqa: E402
 from . import autograph  # noqa: E402
+from . import distribute  # noqa: E402
 from . import keras  # noqa: E402
 from . import ragged, sparse  # noqa: E402
 from .ragged_tensor import RaggedTensor, RaggedTensorSpec  # noqa: E402

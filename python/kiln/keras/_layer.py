@@ -598,6 +598,8 @@ class Layer(Module):
                 value = _C.constant(value, dtype._enum)
             if value.dtype != dtype:
                 value = _C.cast(value, dtype._enum)
+            from ._distribute_glue import initial_value
+            value = initial_value(value)  # rank 0's under several workers
         var = variable_class(value, True if trainable is None else bool(trainable),
                              f"{self.name}/{name or 'Variable'}", None)
         self._layer_weights.append(var)

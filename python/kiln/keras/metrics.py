@@ -74,6 +74,14 @@ class Metric(Module):
         self._set_name(name or backend.to_snake_case(type(self).__name__))
         self._dtype = _dtypes.as_dtype(dtype or backend.floatx())
         self._metric_vars = []
+        from ._distribute_glue import creation_strategy
+        self._distribution_strategy = creation_strategy()  # whose replicas' counts result() sums
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "result" in cls.__dict__:
+            from ._distribute_glue import summed_over_replicas
+            cls.result = summed_over_replicas(cls.__dict__["result"])
 
     @property
     def dtype(self):
