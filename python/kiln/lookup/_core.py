@@ -59,10 +59,11 @@ class HashTable:
         default = np.asarray(default, dtype=numpy_dtype(self.value_dtype))
         per_key = default.shape == keys.shape + self.value_shape and default.ndim > len(self.value_shape)
         defaults = default.reshape((len(flat),) + self.value_shape) if per_key else None
+        fallback = default[()] if default.ndim == 0 else default  # an object array's element, not a 0-d array
         out = np.empty((len(flat),) + self.value_shape, numpy_dtype(self.value_dtype))
         for i, key in enumerate(flat):
             row = self.entries.get(key)
-            out[i] = row if row is not None else (defaults[i] if per_key else default)
+            out[i] = row if row is not None else (defaults[i] if per_key else fallback)
         return out.reshape(keys.shape + self.value_shape)
 
     def contains(self, keys):
