@@ -935,7 +935,8 @@ def deserialize(config, custom_objects=None):
     from ._tf_op_layer import TFOpLambda, SlicingOpLambda
     from ._functional_side import AddLoss, AddMetric
     from ._layers_experimental import RandomFourierFeatures, SyncBatchNormalization
-    table.update(Model=Model, Functional=Model, Sequential=Sequential, TFOpLambda=TFOpLambda, SlicingOpLambda=SlicingOpLambda, AddLoss=AddLoss,
+    from ._feature_space import FeatureSpace
+    table.update(FeatureSpace=FeatureSpace, Model=Model, Functional=Model, Sequential=Sequential, TFOpLambda=TFOpLambda, SlicingOpLambda=SlicingOpLambda, AddLoss=AddLoss,
                  AddMetric=AddMetric, SyncBatchNormalization=SyncBatchNormalization,
                  RandomFourierFeatures=RandomFourierFeatures)
     return deserialize_keras_object(config, module_objects=table, custom_objects=custom_objects,

@@ -67,3 +67,4 @@ def normalize(x, axis=-1, order=2):
     norm = np.atleast_1d(np.linalg.norm(x, order, axis))
     norm[norm == 0] = 1
     return x / np.expand_dims(norm, axis)
+from ._feature_space import FeatureSpace  # noqa: E402,F401

@@ -127,7 +127,7 @@ LEFT_OUT = {
     "layers": {
         "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln"},
     "callbacks": {"SidecarEvaluatorModelExport": "needs SidecarEvaluator (utils)"},
-    "utils": {"FeatureSpace": "not written", "SidecarEvaluator": "distributed evaluation not written",
+    "utils": {"SidecarEvaluator": "distributed evaluation not written",
               "StepsPerExecutionTuner": "not written", "experimental": "DatasetCreator (distribution) not written",
               "audio_dataset_from_directory": "no audio decoding"},
     "backend": {
