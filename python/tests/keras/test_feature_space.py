@@ -1,0 +1,107 @@
+"""keras.utils.FeatureSpace: encoded values against hand-computed ones (normalization, Keras' vocabulary order,
+hash bins from kiln._farmhash), concat and dict outputs, eager against tf.data map, unbatched calls, .keras
+save and load, and Keras' errors. (The keras.io program: python/tests/programs/test_keras_io.py.)"""
+import numpy as np
+import pytest
+
+import kiln as tf
+from kiln import keras
+from kiln._farmhash import fingerprint64
+from kiln.keras.utils import FeatureSpace
+
+DATA = {"f": [0.0, 1.0, 2.0, 3.0], "s": ["zero", "one", "one", "three"], "i": [0, 1, 2, 2]}
+
+
+def adapted(**kwargs):
+    space = FeatureSpace(features={"f": "float_normalized", "s": "string_categorical", "i": "integer_categorical"},
+                         **kwargs)
+    space.adapt(tf.data.Dataset.from_tensor_slices(DATA))
+    return space
+
+
+def one_hot(index, depth):
+    return np.eye(depth, dtype=np.float32)[index]
+
+
+def test_concat_layout_and_values():
+    space = adapted(crosses=[("s", "i")], crossing_dim=8)
+    out = space(DATA).numpy()
+    assert out.shape == (4, 1 + 4 + 4 + 8)  # sorted names f, i, s, then the cross
+    np.testing.assert_allclose(out[:, 0], (np.array(DATA["f"]) - 1.5) / np.sqrt(1.25), rtol=1e-6)
+    # Keras' vocabulary: by count, ties by the token, both descending, after the OOV index 0.
+    assert space.preprocessors["i"].get_vocabulary() == [-1, 2, 1, 0]
+    assert space.preprocessors["s"].get_vocabulary() == ["[UNK]", "one", "zero", "three"]
+    np.testing.assert_array_equal(out[:, 1:5], one_hot([3, 2, 1, 1], 4))
+    np.testing.assert_array_equal(out[:, 5:9], one_hot([2, 1, 1, 3], 4))
+    # The cross hashes the lookups' indices (HashedCrossing), one-hot in crossing_dim bins.
+    bins = keras.layers.HashedCrossing(8)([tf.constant([2, 1, 1, 3], tf.int64), tf.constant([3, 2, 1, 1], tf.int64)])
+    np.testing.assert_array_equal(out[:, 9:], one_hot(bins.numpy(), 8))
+
+
+def test_dict_output_int_modes_and_hashed_features():
+    space = FeatureSpace(
+        features={"s": FeatureSpace.string_hashed(num_bins=5, output_mode="int"),
+                  "i": FeatureSpace.integer_categorical(output_mode="int"),
+                  "b": FeatureSpace.float_discretized(num_bins=2)},
+        output_mode="dict")
+    data = {"s": DATA["s"], "i": DATA["i"], "b": DATA["f"]}
+    space.adapt(tf.data.Dataset.from_tensor_slices(data))
+    out = space(data)
+    assert sorted(out) == ["b", "i", "s"]
+    assert out["s"].numpy().reshape(-1).tolist() == [fingerprint64(w.encode()) % 5 for w in DATA["s"]]
+    assert out["i"].numpy().reshape(-1).tolist() == [3, 2, 1, 1]
+    bounds = space.preprocessors["b"].bin_boundaries  # adapted: one boundary inside the data
+    assert len(bounds) == 1 and 0.0 < bounds[0] <= 3.0
+    np.testing.assert_array_equal(out["b"].numpy(), one_hot(np.digitize(DATA["f"], bounds), 2))
+
+
+def test_eager_equals_dataset_map_and_unbatched_calls():
+    space = adapted(crosses=[("s", "i")], crossing_dim=4)
+    eager = space(DATA).numpy()
+    mapped = next(iter(tf.data.Dataset.from_tensor_slices(DATA).batch(4).map(space))).numpy()
+    np.testing.assert_allclose(mapped, eager, rtol=1e-6)
+    single = space({"f": 1.0, "s": "one", "i": 1}).numpy()
+    assert single.shape == (eager.shape[1],)
+    np.testing.assert_allclose(single, eager[1], rtol=1e-6)
+
+
+def test_functional_inputs_and_encoded_features():
+    space = adapted()
+    inputs, encoded = space.get_inputs(), space.get_encoded_features()
+    assert sorted(inputs) == ["f", "i", "s"] and inputs["s"].dtype == tf.string and inputs["i"].dtype == tf.int64
+    assert encoded.shape.as_list() == [None, 9]
+    model = keras.Model(inputs, encoded)
+    np.testing.assert_allclose(model.predict({k: tf.constant(v) for k, v in DATA.items()}, verbose=0),
+                               space(DATA).numpy(), rtol=1e-6)
+
+
+def test_save_and_load_keras_file(tmp_path):
+    space = adapted(crosses=[FeatureSpace.cross(("s", "i"), crossing_dim=16)])
+    path = str(tmp_path / "space.keras")
+    space.save(path)
+    loaded = keras.models.load_model(path)
+    assert isinstance(loaded, FeatureSpace) and list(loaded.crossers) == ["s_X_i"]
+    np.testing.assert_array_equal(loaded(DATA).numpy(), space(DATA).numpy())
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="Invalid feature type: floaty"):
+        FeatureSpace(features={"f": "floaty"})
+    with pytest.raises(ValueError, match="cannot be None or empty"):
+        FeatureSpace(features={})
+    with pytest.raises(ValueError, match="Received unknown features"):
+        FeatureSpace(features={"f": "float"}, crosses=[("f", "g")])
+    with pytest.raises(ValueError, match="Expected one of {'dict', 'concat'}"):
+        FeatureSpace(features={"f": "float"}, output_mode="list")
+    space = FeatureSpace(features={"s": "string_categorical"})
+    with pytest.raises(ValueError, match=r"You need to call `.adapt\(dataset\)`"):
+        space({"s": ["a"]})
+    with pytest.raises(ValueError, match="can only be called on a tf.data.Dataset"):
+        space.adapt({"s": ["a"]})
+    space = FeatureSpace(features={"f": "float"})  # nothing to adapt
+    with pytest.raises(ValueError, match="can only be called with a dict"):
+        space([1.0])
+    space = FeatureSpace(features={"s": FeatureSpace.string_categorical(output_mode="int")}, output_mode="concat")
+    with pytest.raises(ValueError, match="Cannot concatenate features because feature 's' has not been encoded"):
+        space.adapt(tf.data.Dataset.from_tensor_slices({"s": ["a"]}))  # adapt builds, as Keras'
+
