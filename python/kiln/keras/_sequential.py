@@ -64,7 +64,7 @@ class Sequential(Model):
             for previous in self._seq_layers[:-1]:
                 shape = previous.compute_output_shape(shape)
             layer._maybe_build(shape)
-        if self.built and len(self._seq_layers) > 1:
+        if self.built and len(self._seq_layers) > 1 and not isinstance(self._build_input_shape, dict):
             _sequential_graph.extend(self, layer)
         self.train_function = self.test_function = self.predict_function = None
 
@@ -84,6 +84,8 @@ class Sequential(Model):
             input_shape = self._declared_input_shape
         if input_shape is None:
             raise ValueError("You must provide an `input_shape` argument.")
+        if isinstance(input_shape, dict):
+            return self._build_for_structure(input_shape)
         shape = TensorShape(input_shape)
         if shape.rank is None:
             raise ValueError(f'Layer "{self.name}": cannot build for inputs of unknown rank')
@@ -101,6 +103,17 @@ class Sequential(Model):
         self.input_spec = InputSpec(shape=shape)
         self.built = True
         _sequential_graph.connect(self)
+
+    def _build_for_structure(self, input_shape):
+        """Built for a dict of inputs (a DenseFeatures first layer): Keras' deferred Sequential, which calls its
+        layers in turn and makes no graph of Input tensors."""
+        s = input_shape
+        for layer in self._seq_layers:
+            if not layer.built:
+                layer._maybe_build(s)
+            s = layer.compute_output_shape(s)
+        self._build_input_shape = input_shape
+        self.built = True
 
     @property
     def inputs(self):

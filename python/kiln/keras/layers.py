@@ -39,6 +39,7 @@ from ._conv3d import (Conv3D, Convolution3D, MaxPooling3D, AveragePooling3D, Max
                       UpSampling3D, ZeroPadding3D, Cropping3D)
 from ._separable import (SeparableConv1D, SeparableConv2D, SeparableConvolution1D,  # noqa: F401
                          SeparableConvolution2D, Conv1DTranspose, Convolution1DTranspose, DepthwiseConv1D)
+from ._dense_features import DenseFeatures  # noqa: F401
 from ._lookup import (CategoryEncoding, Discretization, StringLookup, IntegerLookup,  # noqa: F401
                       TextVectorization)
 from ._hashing import Hashing  # noqa: F401

@@ -124,8 +124,6 @@ _APPLICATIONS = ("architecture not written in Kiln (Keras downloads its ImageNet
                  "DenseNets and MobileNets are")
 
 LEFT_OUT = {
-    "layers": {
-        "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln"},
     "callbacks": {"SidecarEvaluatorModelExport": "needs SidecarEvaluator (utils)"},
     "utils": {"SidecarEvaluator": "distributed evaluation not written",
               "StepsPerExecutionTuner": "not written", "experimental": "DatasetCreator (distribution) not written",
