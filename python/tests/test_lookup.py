@@ -197,3 +197,13 @@ def test_errors(tmp_path):
     mutable = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1)
     with pytest.raises(TypeError, match="Invalid value dtype"):
         mutable.insert(tf.constant(["a"]), tf.constant([1.0]))
+
+
+def test_tables_from_datasets():
+    words = tf.data.Dataset.from_tensor_slices(["emerson", "lake", "palmer", "king"])
+    table = tf.lookup.experimental.index_table_from_dataset(words, num_oov_buckets=5, vocab_size=3)
+    out = table.lookup(tf.constant(["emerson", "lake", "palmer", "king", "crimson"]))
+    assert out.numpy().tolist() == [0, 1, 2, 6, 7]  # "king" beyond vocab_size: TF's documented OOV buckets
+    pairs = tf.data.Dataset.from_tensor_slices((tf.constant([3, 4], tf.int64), tf.constant([0.5, 1.5])))
+    table = tf.lookup.experimental.table_from_dataset(pairs, default_value=-1.0)
+    assert table.lookup(tf.constant([4, 9], tf.int64)).numpy().tolist() == [1.5, -1.0]
