@@ -197,13 +197,9 @@ def _clipped(embeddings, max_norm):
     return _C.multiply(embeddings, _C.divide(limit, _C.maximum(norms, limit)))
 
 
-class EmbeddingColumn(DenseColumn, collections.namedtuple(
-        "EmbeddingColumn", ("categorical_column", "dimension", "combiner", "initializer", "ckpt_to_load_from",
-                            "tensor_name_in_ckpt", "max_norm", "trainable", "use_safe_embedding_lookup"))):
-
-    @property
-    def name(self):
-        return f"{self.categorical_column.name}_embedding"
+class _Embedding(DenseColumn):
+    """What embedding and shared embedding columns share: a [num_buckets, dimension] matrix (DenseFeatures makes
+    it, by `_weights_spec`) combined over each sample's ids."""
 
     @property
     def variable_shape(self):
@@ -214,17 +210,26 @@ class EmbeddingColumn(DenseColumn, collections.namedtuple(
     def parse_example_spec(self):
         return self.categorical_column.parse_example_spec
 
-    def _weights_spec(self):
-        """(variable name, shape, initializer, trainable) of the embedding weights DenseFeatures makes."""
-        return (f"{self.name}/embedding_weights", [self.categorical_column.num_buckets, self.dimension],
-                self.initializer, self.trainable)
-
     def _dense(self, cache, state):
         ids, weights = self.categorical_column._ids(cache)
         return _combine(_clipped(state.embedding_weights(self), self.max_norm), ids, weights, self.combiner)
 
 
-class SharedEmbeddingColumn(DenseColumn, collections.namedtuple(
+class EmbeddingColumn(_Embedding, collections.namedtuple(
+        "EmbeddingColumn", ("categorical_column", "dimension", "combiner", "initializer", "ckpt_to_load_from",
+                            "tensor_name_in_ckpt", "max_norm", "trainable", "use_safe_embedding_lookup"))):
+
+    @property
+    def name(self):
+        return f"{self.categorical_column.name}_embedding"
+
+    def _weights_spec(self):
+        """(variable name, shape, initializer, trainable) of the embedding weights DenseFeatures makes."""
+        return (f"{self.name}/embedding_weights", [self.categorical_column.num_buckets, self.dimension],
+                self.initializer, self.trainable)
+
+
+class SharedEmbeddingColumn(_Embedding, collections.namedtuple(
         "SharedEmbeddingColumn", ("categorical_column", "dimension", "combiner", "initializer",
                                   "shared_embedding_collection_name", "max_norm", "trainable",
                                   "use_safe_embedding_lookup"))):
@@ -233,22 +238,9 @@ class SharedEmbeddingColumn(DenseColumn, collections.namedtuple(
     def name(self):
         return f"{self.categorical_column.name}_shared_embedding"
 
-    @property
-    def variable_shape(self):
-        from ..tensor_shape import TensorShape
-        return TensorShape([self.dimension])
-
-    @property
-    def parse_example_spec(self):
-        return self.categorical_column.parse_example_spec
-
     def _weights_spec(self):
         return (f"{self.shared_embedding_collection_name}/embedding_weights",
                 [self.categorical_column.num_buckets, self.dimension], self.initializer, self.trainable)
-
-    def _dense(self, cache, state):
-        ids, weights = self.categorical_column._ids(cache)
-        return _combine(_clipped(state.embedding_weights(self), self.max_norm), ids, weights, self.combiner)
 
 
 def default_initializer(dimension):

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _C
 from .. import dtypes as _dtypes
 from ..errors import InvalidArgumentError
-from ..lookup._core import HashTable
+from ..lookup._core import HashTable, eager_value as _eager_value
 from ..tensor_shape import TensorShape
 from ._layer import Layer, _is_tensor
 
@@ -73,16 +73,6 @@ class _WholeInputs:
             from .._ops import convert_to_tensor
             inputs = convert_to_tensor(inputs)
         return Layer.__call__(self, inputs, *args, **kwargs)
-
-
-def _eager_value(x):
-    """x's NumPy value, or None for a tensor of a graph being traced."""
-    if x._is_symbolic or _C.is_tracing():
-        return None
-    try:
-        return x.numpy()
-    except TypeError:  # a graph's constant
-        return None
 
 
 def _run_numpy(fn, inputs, out_dtype, static_shape):

@@ -85,7 +85,10 @@ class Sequential(Model):
         if input_shape is None:
             raise ValueError("You must provide an `input_shape` argument.")
         if isinstance(input_shape, dict):
-            return self._build_for_structure(input_shape)
+            # A dict of inputs (a DenseFeatures first layer): Keras' deferred Sequential, which calls its layers in
+            # turn and makes no graph of Input tensors.
+            self._build_layers(input_shape)
+            return
         shape = TensorShape(input_shape)
         if shape.rank is None:
             raise ValueError(f'Layer "{self.name}": cannot build for inputs of unknown rank')
@@ -94,19 +97,11 @@ class Sequential(Model):
         if not self._seq_layers:
             self._declared_input_shape = shape
             return
-        s = shape
-        for layer in self._seq_layers:
-            if not layer.built:
-                layer._maybe_build(s)
-            s = layer.compute_output_shape(s)
-        self._build_input_shape = shape
+        self._build_layers(shape)
         self.input_spec = InputSpec(shape=shape)
-        self.built = True
         _sequential_graph.connect(self)
 
-    def _build_for_structure(self, input_shape):
-        """Built for a dict of inputs (a DenseFeatures first layer): Keras' deferred Sequential, which calls its
-        layers in turn and makes no graph of Input tensors."""
+    def _build_layers(self, input_shape):
         s = input_shape
         for layer in self._seq_layers:
             if not layer.built:

@@ -19,6 +19,22 @@ def numpy_dtype(dtype):
     return object if dtype == _dtypes.string else dtype.as_numpy_dtype
 
 
+class Typed:
+    """A key dtype and a value dtype (tables and their initializers)."""
+
+    def __init__(self, key_dtype, value_dtype):
+        self._key_dtype = _dtypes.as_dtype(key_dtype)
+        self._value_dtype = _dtypes.as_dtype(value_dtype)
+
+    @property
+    def key_dtype(self):
+        return self._key_dtype
+
+    @property
+    def value_dtype(self):
+        return self._value_dtype
+
+
 class HashTable:
     """keys -> values (each of value_shape) of one value dtype."""
 

@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from ..errors import InvalidArgumentError, NotFoundError
-from ._core import numpy_dtype
+from ._core import Typed, numpy_dtype
 
 
 def _tensor(value, dtype=None):
@@ -12,20 +12,8 @@ def _tensor(value, dtype=None):
     return convert_to_tensor(value, dtype=dtype)
 
 
-class TableInitializerBase:
+class TableInitializerBase(Typed):
     """An initializer's key and value dtypes; `_contents()` gives its (keys, values) as NumPy arrays."""
-
-    def __init__(self, key_dtype, value_dtype):
-        self._key_dtype = _dtypes.as_dtype(key_dtype)
-        self._value_dtype = _dtypes.as_dtype(value_dtype)
-
-    @property
-    def key_dtype(self):
-        return self._key_dtype
-
-    @property
-    def value_dtype(self):
-        return self._value_dtype
 
     def initialize(self, table):
         table._core.insert(*self._contents(), overwrite=False)

@@ -7,7 +7,7 @@ from .. import _C
 from .. import dtypes as _dtypes
 from ..errors import InvalidArgumentError
 from .._farmhash import fingerprint64
-from ._core import HashTable, run_effect, run_on_host
+from ._core import HashTable, Typed, run_effect, run_on_host
 
 
 def _tensor(value, dtype=None, dtype_hint=None):
@@ -39,21 +39,12 @@ def hash_bucket(keys, num_buckets):
     return out.reshape(np.shape(keys))
 
 
-class LookupInterface:
+class LookupInterface(Typed):
     """A table's dtypes, its name and `table[keys]`."""
 
     def __init__(self, key_dtype, value_dtype, name):
-        self._key_dtype = _dtypes.as_dtype(key_dtype)
-        self._value_dtype = _dtypes.as_dtype(value_dtype)
+        super().__init__(key_dtype, value_dtype)
         self._name = name
-
-    @property
-    def key_dtype(self):
-        return self._key_dtype
-
-    @property
-    def value_dtype(self):
-        return self._value_dtype
 
     @property
     def name(self):
