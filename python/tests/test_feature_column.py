@@ -159,3 +159,25 @@ def test_errors():
         fc.embedding_column(words, 0)
     with pytest.raises(tf.errors.InvalidArgumentError, match="exceeds number of buckets"):
         dense(fc.indicator_column(fc.categorical_column_with_identity("i", 3)), {"i": [5]})
+
+
+def test_sequential_over_dense_features_fits_saves_and_loads(tmp_path):
+    age = fc.bucketized_column(fc.numeric_column("Age"), [1, 3, 5])
+    animal = fc.categorical_column_with_vocabulary_list("Type", ["Cat", "Dog"])
+    columns = [fc.numeric_column("Fee"), age, fc.embedding_column(animal, 3),
+               fc.indicator_column(fc.crossed_column([age, "Type"], 10))]
+    model = tf.keras.Sequential([tf.keras.layers.DenseFeatures(columns), tf.keras.layers.Dense(1)])
+    features = {"Fee": [1.0, 2.0, 0.5, 3.0], "Age": [0, 4, 2, 6], "Type": ["Cat", "Dog", "Dog", "Cat"]}
+    data = tf.data.Dataset.from_tensor_slices((features, [0.0, 1.0, 1.0, 0.0])).batch(2)
+    model.compile(optimizer="sgd", loss="mse")
+    losses = model.fit(data, epochs=3, verbose=0).history["loss"]
+    assert losses[-1] < losses[0]
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    loaded = tf.keras.models.load_model(path)
+    batch = {k: tf.constant(v) for k, v in features.items()}
+    np.testing.assert_allclose(loaded(batch).numpy(), model(batch).numpy(), rtol=1e-6)
+    config = loaded.layers[0].get_config()["feature_columns"]
+    # Sorted by name: Age_bucketized, Age_bucketized_X_Type_indicator, Fee, Type_embedding.
+    assert [c["class_name"] for c in config] == ["BucketizedColumn", "IndicatorColumn", "NumericColumn",
+                                                 "EmbeddingColumn"]

@@ -61,14 +61,77 @@ class _Cache:
         return self.values[column]
 
 
+# ---- configs (DenseFeatures.get_config) -------------------------------------------------------------------------
+
+class _Config:
+    """A column's config as TF's: its fields, nested columns as {"class_name", "config"}, dtypes by name,
+    initializers and normalizer functions as Keras serializes them."""
+
+    def get_config(self):
+        return {field: _serialized(value) for field, value in self._asdict().items()}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None, columns_by_name=None):
+        return cls(**{field: _deserialized(field, value, custom_objects) for field, value in config.items()})
+
+
+def serialize_feature_column(column):
+    return {"class_name": type(column).__name__, "config": column.get_config()}
+
+
+def deserialize_feature_column(config, custom_objects=None, columns_by_name=None):
+    if isinstance(config, str):
+        return config  # a crossed column's raw key
+    cls = _COLUMN_CLASSES().get(config.get("class_name"))
+    if cls is None:
+        raise ValueError(f"Unknown feature column: {config.get('class_name')}")
+    return cls.from_config(config["config"], custom_objects, columns_by_name)
+
+
+def _serialized(value):
+    if isinstance(value, _Config):
+        return serialize_feature_column(value)
+    if isinstance(value, _dtypes.DType):
+        return value.name
+    if isinstance(value, (list, tuple)):
+        return [_serialized(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    from ..keras._serialization import serialize_keras_object
+    return serialize_keras_object(value)
+
+
+def _deserialized(field, value, custom_objects):
+    if field == "dtype":
+        return _dtypes.as_dtype(value)
+    if isinstance(value, dict) and value.get("class_name") in _COLUMN_CLASSES():
+        return deserialize_feature_column(value, custom_objects)
+    if isinstance(value, list):
+        return tuple(_deserialized(None, v, custom_objects) for v in value)
+    if field == "initializer" and value is not None:
+        from ..keras import initializers
+        return initializers.deserialize(value, custom_objects=custom_objects)
+    if field == "normalizer_fn" and value is not None:
+        from ..keras._serialization import deserialize_keras_object
+        return deserialize_keras_object(value, custom_objects=custom_objects, printable_module_name="function")
+    return value
+
+
+def _COLUMN_CLASSES():  # noqa: N802 - a constant made on first use (the classes are below)
+    return {cls.__name__: cls for cls in (NumericColumn, BucketizedColumn, IndicatorColumn, EmbeddingColumn,
+                                          VocabularyListCategoricalColumn, VocabularyFileCategoricalColumn,
+                                          IdentityCategoricalColumn, HashedCategoricalColumn,
+                                          WeightedCategoricalColumn, CrossedColumn)}
+
+
 # ---- dense columns --------------------------------------------------------------------------------------------
 
-class DenseColumn:
+class DenseColumn(_Config):
     """A column that DenseFeatures accepts: `_dense(cache, state)` -> float32 [batch, prod(variable_shape)]."""
     _is_dense = True
 
 
-class CategoricalColumn:
+class CategoricalColumn(_Config):
     """A column of ids: `_ids(cache)` -> (int64 ids [batch, n], -1 where none; float32 weights or None)."""
     _is_categorical = True
 

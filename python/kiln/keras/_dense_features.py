@@ -61,5 +61,14 @@ class DenseFeatures(Layer):
         return TensorShape([batch, width])
 
     def get_config(self):
-        raise NotImplementedError("kiln.keras.layers.DenseFeatures: get_config (feature columns' serialization) is "
-                                  "not written; save the model's weights instead")
+        from ..feature_column._columns import serialize_feature_column
+        config = super().get_config()
+        config.update(feature_columns=[serialize_feature_column(c) for c in self._feature_columns], partitioner=None)
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from ..feature_column._columns import deserialize_feature_column
+        config = dict(config)
+        config["feature_columns"] = [deserialize_feature_column(c, custom_objects) for c in config["feature_columns"]]
+        return cls(**config)

@@ -2,7 +2,7 @@
 from .. import _C
 from ..tensor_shape import TensorShape
 from . import _sequential_graph
-from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _is_tensor
+from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _is_tensor, _shape_as_lists
 from ._model import Model
 
 
@@ -140,7 +140,7 @@ class Sequential(Model):
         return inputs
 
     def compute_output_shape(self, input_shape):
-        s = TensorShape(input_shape)
+        s = input_shape if isinstance(input_shape, dict) else TensorShape(input_shape)
         for layer in self._seq_layers:
             s = layer.compute_output_shape(s)
         return s
@@ -150,7 +150,7 @@ class Sequential(Model):
         from ._serialization import serialize_keras_object
         layers = []
         shape = self._declared_input_shape if self._declared_input_shape is not None else self._build_input_shape
-        if shape is not None and self._seq_layers:
+        if shape is not None and self._seq_layers and not isinstance(shape, dict):
             first = self._seq_layers[0]
             layers.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
                 "batch_input_shape": TensorShape(shape).as_list(), "dtype": first.dtype,
@@ -169,7 +169,7 @@ class Sequential(Model):
 
     def get_build_config(self):
         shape = self._build_input_shape
-        return None if shape is None else {"input_shape": TensorShape(shape).as_list()}
+        return None if shape is None else {"input_shape": _shape_as_lists(shape)}
 
     def _serialized_module(self):
         return "keras.src.engine.sequential" if type(self) is Sequential else Model._serialized_module(self)
