@@ -142,8 +142,9 @@ def test_dense_hash_table_reserved_keys_and_buckets():
     keys, values = table.export()
     assert keys.shape == (8,)  # 4 entries > 0.8 * 4 buckets: doubled
     assert sorted(k for k in keys.numpy().tolist() if k != 0) == [5, 6, 7, 8]
-    table.remove(tf.constant([5], tf.int64))
-    assert table.size().numpy() == 3
+    table.erase(tf.constant([5], tf.int64))
+    table.insert_or_assign(tf.constant([6], tf.int64), tf.constant([66], tf.int64))
+    assert table.size().numpy() == 3 and table.lookup(tf.constant([5, 6], tf.int64)).numpy().tolist() == [-1, 66]
     with pytest.raises(tf.errors.InvalidArgumentError, match="empty_key"):
         table.insert(tf.constant([0], tf.int64), tf.constant([1], tf.int64))
     with pytest.raises(tf.errors.InvalidArgumentError, match="deleted_key"):

@@ -270,6 +270,12 @@ class DenseHashTable(_MutableTable):
             if key in flat:
                 raise InvalidArgumentError(f"Using the {what} as a table key is not allowed")
 
+    def insert_or_assign(self, keys, values, name=None):
+        return self.insert(keys, values, name)
+
+    def erase(self, keys, name=None):
+        return self.remove(keys, name)
+
     def _inserted(self):
         while len(self._core) > self._MAX_LOAD * self._num_buckets:
             self._num_buckets *= 2
