@@ -183,3 +183,15 @@ def siphash24(key, data):
     for _ in range(4):
         v0, v1, v2, v3 = _sip_round(v0, v1, v2, v3)
     return v0 ^ v1 ^ v2 ^ v3
+
+
+def hash_bucket_fast(value, num_buckets):
+    """tf.strings.to_hash_bucket_fast of one value: a string's UTF-8 bytes, or an integer's decimal text (TF's
+    as_string, which tf.lookup's OOV buckets and feature columns hash), by Fingerprint64 modulo num_buckets."""
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+    elif isinstance(value, bytes):
+        data = bytes(value)
+    else:
+        data = str(int(value)).encode("ascii")
+    return fingerprint64(data) % num_buckets

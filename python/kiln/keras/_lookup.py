@@ -424,7 +424,7 @@ class _IndexLookup(_WholeInputs, Layer):
         if self.num_oov_indices == 1:
             return self._oov_start()
         if self._string:  # tf.strings.to_hash_bucket_fast, as Keras
-            from ._hashing import hash_bucket_fast
+            from .._farmhash import hash_bucket_fast
             bucket = hash_bucket_fast(token, self.num_oov_indices)
         else:
             bucket = token % self.num_oov_indices

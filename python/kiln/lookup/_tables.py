@@ -6,7 +6,7 @@ import numpy as np
 from .. import _C
 from .. import dtypes as _dtypes
 from ..errors import InvalidArgumentError
-from .._farmhash import fingerprint64
+from .._farmhash import hash_bucket_fast
 from ._core import HashTable, Typed, run_effect, run_on_host
 
 
@@ -31,12 +31,7 @@ def _flat_values(keys):
 def hash_bucket(keys, num_buckets):
     """tf.strings.to_hash_bucket_fast of strings, or of integers' decimal text (TF's as_string), as NumPy."""
     flat = np.asarray(keys).reshape(-1).tolist()
-    out = np.empty(len(flat), np.int64)
-    for i, key in enumerate(flat):
-        data = key if isinstance(key, bytes) else (key.encode("utf-8") if isinstance(key, str) else
-                                                   str(int(key)).encode("ascii"))
-        out[i] = fingerprint64(data) % num_buckets
-    return out.reshape(np.shape(keys))
+    return np.asarray([hash_bucket_fast(key, num_buckets) for key in flat], np.int64).reshape(np.shape(keys))
 
 
 class LookupInterface(Typed):
