@@ -1,5 +1,6 @@
 """FarmHash's Fingerprint64 (farmhashna::Hash64), the string hash of tf.strings.to_hash_bucket_fast, Keras'
-Hashing/StringLookup OOV buckets and tf.sparse.cross_hashed. Python integers with 64-bit wrap-around."""
+Hashing/StringLookup OOV buckets, tf.lookup's and the feature columns' buckets, and (with FingerprintCat64)
+tf.sparse.cross_hashed's crosses. Python integers with 64-bit wrap-around."""
 
 _MASK = (1 << 64) - 1
 _K0 = 0xc3a5c85c97cb3127
@@ -195,3 +196,30 @@ def hash_bucket_fast(value, num_buckets):
     else:
         data = str(int(value)).encode("ascii")
     return fingerprint64(data) % num_buckets
+
+
+_CAT_MUL = 0xC6A4A7935BD1E995
+CROSS_KEY = 0xDECAFCAFFE  # tf.sparse.cross_hashed's default hash key
+
+
+def fingerprint_cat64(fp1, fp2):
+    """TF's FingerprintCat64: two 64-bit fingerprints combined, order-dependent."""
+    result = fp1 ^ _CAT_MUL
+    result ^= (_shift_mix((fp2 * _CAT_MUL) & _MASK) * _CAT_MUL) & _MASK
+    result = (result * _CAT_MUL) & _MASK
+    result = (_shift_mix(result) * _CAT_MUL) & _MASK
+    return _shift_mix(result)
+
+
+def cross_fingerprint(values, hash_key=CROSS_KEY):
+    """tf.sparse.cross_hashed's fingerprint of one combination of features (before the modulo): FingerprintCat64
+    from hash_key over each feature's hash, a string's Fingerprint64 or an integer itself (HashedCrossing's and
+    crossed_column's)."""
+    h = hash_key
+    for value in values:
+        if isinstance(value, (bytes, str)):
+            feature = fingerprint64(value.encode("utf-8") if isinstance(value, str) else bytes(value))
+        else:
+            feature = int(value) & _MASK
+        h = fingerprint_cat64(h, feature)
+    return h

@@ -7,7 +7,7 @@ import pytest
 import kiln as tf
 from kiln import feature_column as fc
 from kiln._farmhash import fingerprint64
-from kiln.keras._hashed_crossing import fingerprint_cat64
+from kiln._farmhash import fingerprint_cat64
 
 CROSS_KEY = 0xDECAFCAFFE  # tf.sparse.cross_hashed's default hash key
 

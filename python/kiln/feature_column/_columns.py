@@ -512,7 +512,7 @@ def _vocabulary_ids(values, index, default_value, num_oov_buckets):
 def _cross(parts, num_buckets, hash_key):
     """Each row's cross: every combination of its valid entries (the last part varying fastest), hashed by
     FingerprintCat64 from hash_key as tf.sparse.cross_hashed; a combination with a missing entry is -1."""
-    from ..keras._hashed_crossing import _CROSS_KEY, _feature_hash, fingerprint_cat64
+    from .._farmhash import CROSS_KEY, cross_fingerprint
     parts = [np.asarray(p) for p in parts]
     batch = parts[0].shape[0]
     rows = []
@@ -525,9 +525,6 @@ def _cross(parts, num_buckets, hash_key):
             if any(v == b"" or (not isinstance(v, bytes) and v == -1) for v in combo):
                 row.append(-1)
                 continue
-            h = _CROSS_KEY if hash_key is None else hash_key
-            for v in combo:
-                h = fingerprint_cat64(h, _feature_hash(v))
-            row.append(h % num_buckets)
+            row.append(cross_fingerprint(combo, CROSS_KEY if hash_key is None else hash_key) % num_buckets)
         rows.append(row)
     return np.asarray(rows, np.int64).reshape(batch, -1)
