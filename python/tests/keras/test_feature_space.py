@@ -105,3 +105,41 @@ def test_errors():
     with pytest.raises(ValueError, match="Cannot concatenate features because feature 's' has not been encoded"):
         space.adapt(tf.data.Dataset.from_tensor_slices({"s": ["a"]}))  # adapt builds, as Keras'
 
+
+
+TEN = {"float_1": [i / 10 for i in range(10)], "float_2": [i / 10 for i in range(10)],
+       "float_3": [i / 10 for i in range(10)], "string_1": [str(i) for i in range(10)],
+       "string_2": [str(i) for i in range(10)], "int_1": list(range(10)), "int_2": list(range(10)),
+       "int_3": list(range(10))}
+
+
+def test_keras_widths_for_every_kind():
+    """The widths Keras 2.15's own tests of FeatureSpace expect for these features."""
+    space = FeatureSpace(
+        features={"float_1": "float", "float_2": "float_normalized", "float_3": "float_discretized",
+                  "string_1": "string_categorical", "string_2": "string_hashed", "int_1": "integer_categorical",
+                  "int_2": "integer_hashed", "int_3": "integer_categorical"},
+        crosses=[("float_3", "string_1"), ("string_2", "int_2")], output_mode="concat")
+    space.adapt(tf.data.Dataset.from_tensor_slices(TEN))
+    space.adapt(tf.data.Dataset.from_tensor_slices(TEN).batch(4))  # batched adapt too
+    assert space({k: v[0] for k, v in TEN.items()}).shape.as_list() == [195]
+    assert space({k: tf.constant(v) for k, v in TEN.items()}).shape.as_list() == [10, 195]
+    advanced = FeatureSpace(
+        features={"float_1": FeatureSpace.float(), "float_2": FeatureSpace.float_normalized(),
+                  "float_3": FeatureSpace.float_discretized(num_bins=3),
+                  "string_1": FeatureSpace.string_categorical(max_tokens=5),
+                  "string_2": FeatureSpace.string_hashed(num_bins=32),
+                  "int_1": FeatureSpace.integer_categorical(max_tokens=5, num_oov_indices=2),
+                  "int_2": FeatureSpace.integer_hashed(num_bins=32),
+                  "int_3": FeatureSpace.integer_categorical(max_tokens=5)},
+        crosses=[FeatureSpace.cross(("float_3", "string_1"), crossing_dim=32),
+                 FeatureSpace.cross(("string_2", "int_2"), crossing_dim=32)], output_mode="concat")
+    advanced.adapt(tf.data.Dataset.from_tensor_slices(TEN))
+    assert advanced({k: v[0] for k, v in TEN.items()}).shape.as_list() == [148]
+    text = {"text": ["1st string", "2nd string", "3rd string"]}
+    custom = FeatureSpace(features={"text": FeatureSpace.feature(
+        preprocessor=keras.layers.TextVectorization(output_mode="tf_idf"), dtype="string", output_mode="float")})
+    custom.adapt(tf.data.Dataset.from_tensor_slices(text))
+    assert custom(text).shape.as_list() == [3, 5]
+    hashed_only = FeatureSpace({"int_1": "integer_hashed"})  # nothing to adapt
+    assert hashed_only({"int_1": TEN["int_1"]}).shape.as_list() == [10, 32]
