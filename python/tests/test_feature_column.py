@@ -181,3 +181,19 @@ def test_sequential_over_dense_features_fits_saves_and_loads(tmp_path):
     # Sorted by name: Age_bucketized, Age_bucketized_X_Type_indicator, Fee, Type_embedding.
     assert [c["class_name"] for c in config] == ["BucketizedColumn", "IndicatorColumn", "NumericColumn",
                                                  "EmbeddingColumn"]
+
+
+def test_parse_example_spec_feeds_dense_features():
+    words = fc.categorical_column_with_vocabulary_list("w", ["a", "b", "c"])
+    columns = [fc.numeric_column("x"), fc.indicator_column(words)]
+    spec = fc.make_parse_example_spec(columns)
+    assert sorted(spec) == ["w", "x"] and type(spec["w"]).__name__ == "VarLenFeature"
+    assert spec["x"].shape == (1,) and spec["x"].dtype == tf.float32
+
+    def example(x, ws):
+        return tf.train.Example(features=tf.train.Features(feature={
+            "x": tf.train.Feature(float_list=tf.train.FloatList(value=[x])),
+            "w": tf.train.Feature(bytes_list=tf.train.BytesList(value=[w.encode() for w in ws]))})).SerializeToString()
+    parsed = tf.io.parse_example([example(1.0, ["a", "c"]), example(2.0, ["b"])], spec)  # "w" is a SparseTensor
+    out = tf.keras.layers.DenseFeatures(columns)(parsed).numpy()
+    assert out.tolist() == [[1, 0, 1, 1], [0, 1, 0, 2]]  # w_indicator, then x
