@@ -197,3 +197,9 @@ def test_parse_example_spec_feeds_dense_features():
     parsed = tf.io.parse_example([example(1.0, ["a", "c"]), example(2.0, ["b"])], spec)  # "w" is a SparseTensor
     out = tf.keras.layers.DenseFeatures(columns)(parsed).numpy()
     assert out.tolist() == [[1, 0, 1, 1], [0, 1, 0, 2]]  # w_indicator, then x
+
+
+def test_ragged_features_are_padded_with_missing_entries():
+    words = fc.categorical_column_with_vocabulary_list("w", ["a", "b"])
+    out = dense(fc.indicator_column(words), {"w": tf.ragged.constant([["a", "b", "b"], [], ["a"]])})
+    assert out.tolist() == [[1, 2], [0, 0], [1, 0]]

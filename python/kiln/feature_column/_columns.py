@@ -16,10 +16,14 @@ from ..lookup._core import run_on_host
 
 def _to_tensor(value):
     from .._ops import convert_to_tensor
+    from ..ragged_tensor import RaggedTensor
     from ..sparse_tensor import SparseTensor
+    missing = "" if getattr(value, "dtype", None) == _dtypes.string else -1  # what to_sparse_input drops
     if isinstance(value, SparseTensor):
         from ..sparse_ops import to_dense
-        return to_dense(value, default_value="" if value.dtype == _dtypes.string else -1)
+        return to_dense(value, default_value=missing)
+    if isinstance(value, RaggedTensor):
+        return value.to_tensor(default_value=missing)
     return value if isinstance(value, (_C.Tensor, _C.Variable)) else convert_to_tensor(value)
 
 
