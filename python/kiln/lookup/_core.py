@@ -11,7 +11,7 @@ from ..errors import FailedPreconditionError, InvalidArgumentError
 
 def host_keys(array):
     """The dict keys of a NumPy array of keys, flattened: UTF-8 bytes for strings, Python numbers otherwise."""
-    flat = np.asarray(array, dtype=object if np.asarray(array).dtype == object else None).reshape(-1).tolist()
+    flat = np.asarray(array).reshape(-1).tolist()
     return [v.encode("utf-8") if isinstance(v, str) else v for v in flat]
 
 
