@@ -4,6 +4,7 @@ give ids [batch, n] (-1 where an entry is missing or dropped) and optional weigh
 columns (and crosses) consume. Kiln computes the ids densely instead of as TF's SparseTensors: a missing entry is
 -1, which every consumer skips as TF skips an absent sparse entry."""
 import collections
+import functools
 import math
 
 import numpy as np
@@ -376,7 +377,7 @@ class VocabularyFileCategoricalColumn(_KeyedCategorical, collections.namedtuple(
             raise InvalidArgumentError(f"Invalid vocab_size in {self.vocabulary_file}: expected "
                                        f"{self.vocabulary_size} but got {len(lines)}")
         vocab = lines[:self.vocabulary_size]
-        return _vocabulary_index([int(v) for v in vocab] if self.dtype.is_integer else vocab)
+        return _vocabulary_index(tuple(int(v) for v in vocab) if self.dtype.is_integer else tuple(vocab))
 
     def _ids(self, cache):
         index = self._index()
@@ -495,7 +496,9 @@ class CrossedColumn(CategoricalColumn, collections.namedtuple("CrossedColumn", (
 
 # ---- host computations ------------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=64)
 def _vocabulary_index(vocabulary):
+    """value -> position of a vocabulary (a tuple), made once per vocabulary rather than per batch."""
     return {(v.encode("utf-8") if isinstance(v, str) else v): i for i, v in enumerate(vocabulary)}
 
 
