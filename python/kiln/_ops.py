@@ -73,6 +73,8 @@ def _literal(value, dtype):
     dtype (np.float64 is a Python float too, which alone would make float32) and NumPy values
     cast to `dtype`; Python floats do not become integers or bools (TF's "Cannot convert 1.5
     to EagerTensor of dtype int32")."""
+    if hasattr(value, "__array__") and not isinstance(value, (_np.ndarray, _np.generic, _C.Tensor, _C.Variable)):
+        value = _np.asarray(value)  # a pandas Series (of strings too), as TF converts what has __array__
     if isinstance(value, (_np.ndarray, _np.generic)):
         value = _np.asarray(value)
         if dtype is not None and not _numpy_converts(value.dtype, dtype):

@@ -109,12 +109,16 @@ def _shape_str(shape):
 
 
 def _shape_as_lists(shape):
+    if isinstance(shape, dict):  # a layer of dict inputs (DenseFeatures)
+        return {k: _shape_as_lists(v) for k, v in shape.items()}
     if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple, TensorShape)):
         return [_shape_as_lists(s) for s in shape]
     return TensorShape(shape).as_list()
 
 
 def _shape_from_lists(shape):
+    if isinstance(shape, dict):
+        return {k: _shape_from_lists(v) for k, v in shape.items()}
     if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple)):
         return [TensorShape(s) for s in shape]
     return TensorShape(shape)
