@@ -130,8 +130,6 @@ LEFT_OUT = {
     "utils": {"FeatureSpace": "not written", "SidecarEvaluator": "distributed evaluation not written",
               "StepsPerExecutionTuner": "not written", "experimental": "DatasetCreator (distribution) not written",
               "audio_dataset_from_directory": "no audio decoding"},
-    "backend": {
-                "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},
 }
 _APPLICATIONS_WRITTEN = ("DenseNet121", "DenseNet169", "DenseNet201", "MobileNet", "MobileNetV2", "ResNet50",
                          "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19",
