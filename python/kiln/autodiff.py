@@ -11,7 +11,8 @@ import logging
 
 from . import _C
 from . import nest as _nest
-from .gradient import GradientTape, UnconnectedGradients, _CustomNode, recording_tapes, recording_tapes_elsewhere
+from .gradient import (GradientTape, UnconnectedGradients, _CustomNode, add_graph_custom_node, recording_tapes,
+                       recording_tapes_elsewhere)
 
 _log = logging.getLogger("kiln")
 _warned_outer_tape = []
@@ -63,8 +64,10 @@ def custom_gradient(f=None):
                              "body) built inside the GradientTape's context; that tape differentiates the graph's "
                              "ops, not grad_fn. Open the tape in the same graph as the call to use the custom "
                              "gradient.", getattr(f, "__name__", f))
-            outputs, _ = _user_call(f, *args, **kwargs)
-            return outputs
+            if not _C.is_tracing():
+                outputs, _ = _user_call(f, *args, **kwargs)
+                return outputs
+            return _traced_without_tape(f, args, kwargs)
         for t in tapes:  # f's own ops are not recorded: grad_fn stands for them
             t._tape.stop()
             t._recording = False
@@ -87,9 +90,38 @@ def custom_gradient(f=None):
         node = _CustomNode(inputs, watched, grad_fn, variables)
         for t in tapes:
             t._add_custom_node(node)
+        if _C.is_tracing():  # tf.gradients of this graph uses grad_fn too
+            add_graph_custom_node(node)
         return _nest.pack_sequence_as(outputs, watched) if not isinstance(outputs, (_C.Tensor, _C.Variable)) \
             else watched[0]
     return _library(decorated)
+
+
+def _own_value(y):
+    """y as a value of its own in the graph (an EnsureShape of its own shape: the identity), so
+    stopping it stops nothing else."""
+    if y.shape.rank is None or not (y.dtype.is_floating or y.dtype.is_complex):
+        return y
+    return _C.ensure_shape(y, [-1 if d is None else int(d) for d in y.shape.as_list()])
+
+
+def _traced_without_tape(f, args, kwargs):
+    """A custom-gradient call in a graph no tape records: its outputs (identities, so each is a
+    value of its own) are noted for tf.gradients, which hands their gradients to grad_fn. The
+    graph keeps f's own ops, which a tape around a call of the graph differentiates."""
+    reads = _C.GradientTape(False, True)  # learns the trainable variables f reads
+    try:
+        outputs, grad_fn = _user_call(f, *args, **kwargs)
+        variables = list(reads.watched_variables())
+    finally:
+        reads.stop()
+        del reads
+    flat_out = [_as_tensor(y) for y in _nest.flatten(outputs)]
+    flat_out = [_own_value(y.read_value() if isinstance(y, _C.Variable) else y) for y in flat_out]
+    inputs = [a if isinstance(a, (_C.Tensor, _C.Variable)) else None for a in _nest.flatten(list(args))]
+    add_graph_custom_node(_CustomNode(inputs, flat_out, grad_fn, variables))
+    return _nest.pack_sequence_as(outputs, flat_out) if not isinstance(outputs, (_C.Tensor, _C.Variable)) \
+        else flat_out[0]
 
 
 def recompute_grad(f):

@@ -63,10 +63,29 @@ class nested_graph:
 
     def __enter__(self):
         _active.depth = graph_depth() + 1
+        _graph_custom_nodes().pop(graph_depth(), None)
 
     def __exit__(self, *exc):
+        _graph_custom_nodes().pop(graph_depth(), None)
         _active.depth = graph_depth() - 1
         return False
+
+
+def _graph_custom_nodes():
+    if not hasattr(_active, "graph_custom"):
+        _active.graph_custom = {}
+    return _active.graph_custom
+
+
+def add_graph_custom_node(node):
+    """A kiln.custom_gradient call traced with no tape recording: tf.gradients of this graph uses
+    its grad_fn (the nodes of a graph are dropped when its building ends)."""
+    _graph_custom_nodes().setdefault(graph_depth(), []).append(node)
+
+
+def graph_custom_nodes():
+    """The custom-gradient calls of the graph being built, in call order."""
+    return list(_graph_custom_nodes().get(graph_depth(), ()))
 
 
 def in_nested_graph(fn):

@@ -218,3 +218,55 @@ def test_keras_backend_gradients():
     np.testing.assert_allclose(grads(tf.constant([1.0, -3.0]))[0].numpy(), [2.0, -6.0])
     with pytest.raises(RuntimeError, match="tf.gradients is not supported when eager execution is enabled"):
         K.gradients(tf.constant(1.0), [tf.constant(1.0)])
+
+
+@tf.custom_gradient
+def clipped_identity(x):
+    def grad(dy):
+        return tf.clip_by_value(dy, -0.5, 0.5)
+    return tf.identity(x) * 1.0, grad
+
+
+@tf.custom_gradient
+def log1pexp(x):
+    e = tf.exp(x)
+
+    def grad(dy):
+        return dy * (1 - 1 / (1 + e))
+    return tf.math.log(1 + e), grad
+
+
+def test_custom_gradient_functions_use_their_grad_fn():
+    @tf.function
+    def grads(x):
+        y = clipped_identity(x * 3.0)
+        return tf.gradients(tf.reduce_sum(y * 2.0), x)[0], tf.gradients(log1pexp(x * 100.0), x)[0]
+
+    g_clip, g_stable = grads(tf.constant([1.0]))
+    np.testing.assert_allclose(g_clip.numpy(), [1.5])  # 2 clipped to 0.5, times 3
+    np.testing.assert_allclose(g_stable.numpy(), [100.0])  # the natural gradient would be nan at x = 100
+
+
+def test_custom_gradient_in_a_graph_called_under_an_outer_tape_keeps_its_ops():
+    @tf.function
+    def f(x):
+        return clipped_identity(x) * 2.0
+
+    x = tf.constant([1.0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [2.0])  # the graph's own ops, as before
+
+
+def test_custom_gradient_called_under_a_tape_in_the_trace():
+    @tf.function
+    def grads(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(clipped_identity(x * 3.0) * 2.0)
+        return tape.gradient(y, x), tf.gradients(y, x)[0]
+
+    by_tape, by_graph = grads(tf.constant([1.0]))
+    np.testing.assert_allclose(by_tape.numpy(), [1.5])
+    np.testing.assert_allclose(by_graph.numpy(), [1.5])
