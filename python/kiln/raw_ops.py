@@ -2,7 +2,7 @@
 transpose_b=True)`), for the ops Kiln has, each mapped onto the tf.* function that computes it.
 
 One table, `_TABLE`: an op's name, its arguments as TF's API golden file lists them (without
-`name`; `arg=default` for the optional ones) and the call it makes. TF has about 1,400 raw ops
+`name`; `arg=default` for the optional ones) and the call it makes. TF has about 1,300 raw ops
 (tensorflow/tools/api/golden/v2/tensorflow.raw_ops.pbtxt); most are kernels of v1 graph machinery
 (queues, readers, summaries, resource handles, datasets, TPU) that tf.* reaches otherwise. Values
 match the high-level functions; the random ops draw from Kiln's generators, not TF's bits.

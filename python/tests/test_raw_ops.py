@@ -310,5 +310,6 @@ def test_in_a_function():
 
 
 def test_count_against_tf():
-    # TF 2.15's golden API file lists 1,400-odd raw ops; Kiln maps the ones it computes.
-    assert 200 <= len(raw_ops.__all__) < 1400
+    # TF's API golden file (tensorflow.raw_ops.pbtxt) lists about 1,300 raw ops; Kiln maps the ones its
+    # tf.* functions compute (208 when written).
+    assert len(raw_ops.__all__) >= 208
