@@ -1,7 +1,8 @@
-"""tf.queue: FIFOQueue, PaddingFIFOQueue, PriorityQueue and RandomShuffleQueue, eagerly (TF 2's
-mode): elements are tuples of tensors kept in Python, and enqueue/dequeue block on a condition
-variable as TF's kernels do, so producer and consumer threads work. Inside a tf.function they raise
-(Kiln's graphs have no queue resources: docs/design-notes.md, "tf.queue")."""
+"""tf.queue: FIFOQueue, PaddingFIFOQueue, PriorityQueue and RandomShuffleQueue. Elements are
+tuples of tensors kept in Python, and enqueue/dequeue block on a condition variable as TF's kernels
+do, so producer and consumer threads work. Inside a tf.function each method is a host function
+(tf.py_function) run when the graph runs, in program order (docs/design-notes.md, "Graph-side
+names")."""
 import heapq
 import threading
 
@@ -25,10 +26,10 @@ def _unique(name):
     return f"_{n}_{name}"
 
 
-def _eager_only(what):
-    if _C.is_tracing():
-        raise NotImplementedError(f"tf.queue: {what} inside a tf.function is not supported by Kiln (queues are "
-                                  "eager objects here); call it outside the function")
+def _in_graph(fn, inputs, dtypes):
+    """fn(*input values) as a host function of the graph being traced: its results' dtypes."""
+    from .function import py_function
+    return py_function(fn, inputs, list(dtypes))
 
 
 class QueueBase:
@@ -135,15 +136,22 @@ class QueueBase:
 
     # ---- TF's methods ----------------------------------------------------------------------
     def enqueue(self, vals, name=None):
-        _eager_only("enqueue")
         tensors = self._components(vals)
         self._check_shapes(tensors, batched=False)
+        if _C.is_tracing():
+            _in_graph(lambda *ts: self._put_all([list(ts)]), tensors, [])
+            return None
         self._put_all([tensors])
 
     def enqueue_many(self, vals, name=None):
-        _eager_only("enqueue_many")
         tensors = self._components(vals)
         self._check_shapes(tensors, batched=True)
+        if _C.is_tracing():
+            _in_graph(lambda *ts: self._put_many(ts), tensors, [])
+            return None
+        self._put_many(tensors)
+
+    def _put_many(self, tensors):
         sizes = {int(t.shape[0]) for t in tensors}
         if len(sizes) != 1:
             raise ValueError(f"enqueue_many: the components' first dimensions differ: {sorted(sizes)}")
@@ -151,16 +159,27 @@ class QueueBase:
         self._put_all([[t[i] for t in tensors] for i in range(n)])
 
     def dequeue(self, name=None):
-        _eager_only("dequeue")
+        if _C.is_tracing():
+            out = _in_graph(lambda: self._take_n(1, up_to=False)[0], [], self._dtypes)
+            for t, s in zip(out, self._shapes):
+                t.set_shape(s)
+            return self._result(out)
         return self._result(self._take_n(1, up_to=False)[0])
 
     def dequeue_many(self, n, name=None):
-        _eager_only("dequeue_many")
-        return self._result(self._stack(self._take_n(self._count(n), up_to=False)))
+        return self._dequeue_batch(n, up_to=False)
 
     def dequeue_up_to(self, n, name=None):
-        _eager_only("dequeue_up_to")
-        return self._result(self._stack(self._take_n(self._count(n), up_to=True)))
+        return self._dequeue_batch(n, up_to=True)
+
+    def _dequeue_batch(self, n, up_to):
+        n = self._count(n)
+        if _C.is_tracing():
+            out = _in_graph(lambda: self._stack(self._take_n(n, up_to=up_to)), [], self._dtypes)
+            for t, s in zip(out, self._shapes):
+                t.set_shape(TensorShape([None if up_to else n]).concatenate(s))
+            return self._result(out)
+        return self._result(self._stack(self._take_n(n, up_to=up_to)))
 
     def _count(self, n):
         n = int(n)
@@ -185,13 +204,26 @@ class QueueBase:
         return [_C.stack([e[i] for e in elements], 0) for i in range(len(self._dtypes))]
 
     def size(self, name=None):
+        if _C.is_tracing():
+            return _in_graph(self._size_now, [], [_dtypes.int32])[0]
+        return self._size_now()
+
+    def _size_now(self):
         with self._cond:
             return _C.constant(np.int32(self._size()), None)
 
     def is_closed(self, name=None):
+        if _C.is_tracing():
+            return _in_graph(lambda: _C.constant(self._closed, None), [], [_dtypes.bool])[0]
         return _C.constant(self._closed, None)
 
     def close(self, cancel_pending_enqueues=False, name=None):
+        if _C.is_tracing():
+            _in_graph(self._close_now, [], [])
+            return None
+        self._close_now()
+
+    def _close_now(self):
         with self._cond:
             self._closed = True
             self._cond.notify_all()

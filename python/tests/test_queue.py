@@ -1,5 +1,5 @@
-"""tf.queue's four queues and tf.CriticalSection, eagerly: order, batching, padding, priorities,
-shuffling, blocking between threads, and TF's errors on closed queues."""
+"""tf.queue's four queues and tf.CriticalSection: order, batching, padding, priorities, shuffling,
+blocking between threads, TF's errors on closed queues, and queue methods inside a tf.function."""
 import threading
 
 import numpy as np
@@ -114,16 +114,39 @@ def test_random_shuffle_queue_keeps_min_after_dequeue():
     assert first.tolist() != list(range(8))  # shuffled
 
 
-def test_queues_refuse_graph_use():
-    q = tf.queue.FIFOQueue(2, tf.float32)
+def test_queue_methods_inside_a_function_run_with_the_graph():
+    q = tf.queue.FIFOQueue(10, [tf.float32, tf.int32], shapes=[[2], []])
 
     @tf.function
-    def f():
-        q.enqueue(1.0)
-        return 0
+    def produce(x, i):
+        q.enqueue((x, i))
+        q.enqueue_many((tf.stack([x * 2.0, x * 3.0]), tf.stack([i + 1, i + 2])))
+        return q.size()
 
-    with pytest.raises(NotImplementedError, match="inside a tf.function"):
-        f()
+    @tf.function
+    def consume():
+        first, index = q.dequeue()
+        rest, indices = q.dequeue_many(2)
+        assert first.shape.as_list() == [2] and rest.shape.as_list() == [2, 2]  # static shapes kept
+        return first + tf.reduce_sum(rest, 0), index + tf.reduce_sum(indices)
+
+    assert int(produce(tf.constant([1.0, 2.0]), tf.constant(5))) == 3
+    assert int(produce(tf.constant([0.0, 1.0]), tf.constant(0))) == 6  # runs on every call
+    total, indices = consume()
+    np.testing.assert_allclose(total.numpy(), [6.0, 12.0])
+    assert int(indices) == 18
+    assert int(q.size()) == 3
+
+    @tf.function
+    def close_and_drain():
+        q.close()
+        return q.dequeue_up_to(5)[1], q.is_closed()
+
+    drained, closed = close_and_drain()
+    np.testing.assert_array_equal(drained.numpy(), [0, 1, 2])
+    assert bool(closed)
+    with pytest.raises(tf.errors.OutOfRangeError, match="is closed and has insufficient elements"):
+        consume()
 
 
 def test_critical_section_serializes_and_refuses_reentry():
