@@ -5,7 +5,7 @@ The engine treats the graph's nodes traced so far as the entries of a tape and r
 backward walk, which appends the gradient ops to the same graph (kiln::gradients,
 src/graph_ops/symbolic_gradients.cpp). Eagerly there is no graph: TF's RuntimeError."""
 from . import _C
-from .gradient import UnconnectedGradients, _add, _call_grad_fn, _source_key, graph_custom_nodes
+from .gradient import UnconnectedGradients, graph_custom_nodes, through_custom_nodes
 
 _EAGER = "tf.gradients is not supported when eager execution is enabled. Use tf.GradientTape instead."
 
@@ -65,49 +65,13 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False, aggr
 
 def _with_custom_gradients(ys, xs, seeds, stops):
     """The engine's backward pass, with each kiln.custom_gradient call of this graph standing for its
-    ops: no gradient flows through its outputs; their gradients go to its grad_fn, whose results are
-    carried back from its inputs (latest call first, as GradientTape does)."""
+    ops: no gradient flows through its outputs, whose gradients go to its grad_fn (as GradientTape
+    does)."""
     nodes = graph_custom_nodes()
     if not nodes:
         return _C.gradients(ys, xs, seeds, stops)
-    outs = [o for n in nodes for o in n.outputs]
-    stops = stops + outs
-    flat = _C.gradients(ys, xs + outs, seeds, stops)
-    grads = flat[:len(xs)]
-    out_grads = {id(o): g for o, g in zip(outs, flat[len(xs):])}
-    source_at = {_source_key(x): i for i, x in enumerate(xs)}
-    for k in range(len(nodes) - 1, -1, -1):
-        node = nodes[k]
-        dys = [out_grads.get(id(o)) for o in node.outputs]
-        if all(d is None for d in dys):
-            continue
-        dys = [_C.zeros_like(o, None) if d is None else d for d, o in zip(dys, node.outputs)]
-        input_grads, var_grads = _call_grad_fn(node, dys)
-        for v, g in zip(node.variables, var_grads):
-            at = source_at.get(_source_key(v))
-            if at is not None and g is not None:
-                grads[at] = _add(grads[at], g)
-        targets, target_seeds = [], []
-        for x, g in zip(node.inputs, input_grads):
-            if g is None or x is None:
-                continue
-            at = source_at.get(_source_key(x))
-            if isinstance(x, _C.Variable):
-                if at is not None:
-                    grads[at] = _add(grads[at], g)
-                continue
-            if x.dtype.is_floating or x.dtype.is_complex:
-                targets.append(x)
-                target_seeds.append(_C.cast(g, x.dtype._enum) if g.dtype != x.dtype else g)
-        if not targets:
-            continue
-        earlier = [o for n in nodes[:k] for o in n.outputs]
-        more = _C.gradients(targets, xs + earlier, target_seeds, stops)
-        for i, g in enumerate(more[:len(xs)]):
-            grads[i] = _add(grads[i], g)
-        for o, g in zip(earlier, more[len(xs):]):
-            out_grads[id(o)] = _add(out_grads.get(id(o)), g)
-    return grads
+    stops = stops + [o for n in nodes for o in n.outputs]
+    return through_custom_nodes(nodes, ys, xs, seeds, lambda t, s, g: _C.gradients(t, s, g, stops))
 
 
 def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gradients=False,

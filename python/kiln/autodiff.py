@@ -67,33 +67,10 @@ def custom_gradient(f=None):
             if not _C.is_tracing():
                 outputs, _ = _user_call(f, *args, **kwargs)
                 return outputs
-            return _traced_without_tape(f, args, kwargs)
-        for t in tapes:  # f's own ops are not recorded: grad_fn stands for them
-            t._tape.stop()
-            t._recording = False
-        reads = _C.GradientTape(False, True)  # learns the trainable variables f reads
-        try:
-            outputs, grad_fn = _user_call(f, *args, **kwargs)
-            variables = list(reads.watched_variables())
-        finally:
-            reads.stop()
-            del reads
-            for t in tapes:
-                t._tape.resume()
-                t._recording = True
-        if variables and not _accepts_variables(grad_fn):
-            raise TypeError("@custom_gradient grad_fn must accept keyword argument 'variables', since function "
-                            f"uses variables: {[v.name for v in variables]}")
-        flat_out = [_as_tensor(y) for y in _nest.flatten(outputs)]
-        watched = [_C.stop_gradient(y.read_value() if isinstance(y, _C.Variable) else y) for y in flat_out]
-        inputs = [a if isinstance(a, (_C.Tensor, _C.Variable)) else None for a in _nest.flatten(list(args))]
-        node = _CustomNode(inputs, watched, grad_fn, variables)
-        for t in tapes:
-            t._add_custom_node(node)
-        if _C.is_tracing():  # tf.gradients of this graph uses grad_fn too
-            add_graph_custom_node(node)
-        return _nest.pack_sequence_as(outputs, watched) if not isinstance(outputs, (_C.Tensor, _C.Variable)) \
-            else watched[0]
+            # In a graph no tape records, the outputs are noted for tf.gradients; the graph keeps
+            # f's own ops, which a tape around a call of the graph differentiates.
+            return _noted_call(f, args, kwargs, [], _own_value)
+        return _noted_call(f, args, kwargs, tapes, _C.stop_gradient)
     return _library(decorated)
 
 
@@ -105,10 +82,13 @@ def _own_value(y):
     return _C.ensure_shape(y, [-1 if d is None else int(d) for d in y.shape.as_list()])
 
 
-def _traced_without_tape(f, args, kwargs):
-    """A custom-gradient call in a graph no tape records: its outputs (identities, so each is a
-    value of its own) are noted for tf.gradients, which hands their gradients to grad_fn. The
-    graph keeps f's own ops, which a tape around a call of the graph differentiates."""
+def _noted_call(f, args, kwargs, tapes, mark):
+    """f's outputs, each passed through `mark` (stop_gradient for the tapes, which watch the result;
+    an identity in a graph no tape records), and noted with grad_fn as a node on the tapes and,
+    while tracing, on the graph for tf.gradients. f's own ops are not recorded on the tapes."""
+    for t in tapes:
+        t._tape.stop()
+        t._recording = False
     reads = _C.GradientTape(False, True)  # learns the trainable variables f reads
     try:
         outputs, grad_fn = _user_call(f, *args, **kwargs)
@@ -116,12 +96,22 @@ def _traced_without_tape(f, args, kwargs):
     finally:
         reads.stop()
         del reads
+        for t in tapes:
+            t._tape.resume()
+            t._recording = True
+    if variables and not _accepts_variables(grad_fn):
+        raise TypeError("@custom_gradient grad_fn must accept keyword argument 'variables', since function "
+                        f"uses variables: {[v.name for v in variables]}")
     flat_out = [_as_tensor(y) for y in _nest.flatten(outputs)]
-    flat_out = [_own_value(y.read_value() if isinstance(y, _C.Variable) else y) for y in flat_out]
+    marked = [mark(y.read_value() if isinstance(y, _C.Variable) else y) for y in flat_out]
     inputs = [a if isinstance(a, (_C.Tensor, _C.Variable)) else None for a in _nest.flatten(list(args))]
-    add_graph_custom_node(_CustomNode(inputs, flat_out, grad_fn, variables))
-    return _nest.pack_sequence_as(outputs, flat_out) if not isinstance(outputs, (_C.Tensor, _C.Variable)) \
-        else flat_out[0]
+    node = _CustomNode(inputs, marked, grad_fn, variables)
+    for t in tapes:
+        t._add_custom_node(node)
+    if _C.is_tracing():
+        add_graph_custom_node(node)
+    return _nest.pack_sequence_as(outputs, marked) if not isinstance(outputs, (_C.Tensor, _C.Variable)) \
+        else marked[0]
 
 
 def recompute_grad(f):
