@@ -147,6 +147,7 @@ for _op, _fn in _BINARY.items():
 _TABLE["Equal"] = ("x, y, incompatible_shape_error=True", lambda x, y, incompatible_shape_error: _tf().equal(x, y))
 _TABLE["NotEqual"] = ("x, y, incompatible_shape_error=True",
                       lambda x, y, incompatible_shape_error: _tf().not_equal(x, y))
+_TABLE["Mod"] = ("x, y", lambda x, y: _tf().math.truncatemod(x, y))
 _TABLE["ApproximateEqual"] = ("x, y, tolerance=1e-05",
                               lambda x, y, tolerance: _tf().less(_tf().abs(_tf().subtract(x, y)), tolerance))
 
@@ -324,6 +325,28 @@ _TABLE["MatrixDiag"] = ("diagonal", lambda diagonal: _tf().linalg.diag(diagonal)
 _TABLE["MatrixDiagPart"] = ("input", lambda input: _tf().linalg.diag_part(input))
 _TABLE["MatrixSetDiag"] = ("input, diagonal", lambda input, diagonal: _tf().linalg.set_diag(input, diagonal))
 
+_TABLE["MatrixSolveLs"] = ("matrix, rhs, l2_regularizer, fast=True",
+                           lambda matrix, rhs, l2_regularizer, fast: _tf().linalg.lstsq(matrix, rhs, l2_regularizer,
+                                                                                       fast))
+_TABLE["MatrixExponential"] = ("input", lambda input: _tf().linalg.expm(input))
+
+
+def _lu(input, output_idx_type):  # noqa: A002
+    lu, p = _tf().linalg.lu(input, output_idx_type)
+    return _named("Lu", ("lu", "p"), (lu, p))
+
+
+def _eig(input, Tout, compute_v):  # noqa: A002, N803
+    tf = _tf()
+    if compute_v:
+        e, v = tf.linalg.eig(input)
+        return _named("Eig", ("e", "v"), (e, v))
+    return _named("Eig", ("e", "v"), (tf.linalg.eigvals(input), None))
+
+
+_TABLE["Lu"] = ("input, output_idx_type=int32", _lu)
+_TABLE["Eig"] = ("input, Tout, compute_v=True", _eig)
+
 # Neural-network kernels.
 _TABLE["Softmax"] = ("logits", lambda logits: _tf().nn.softmax(logits))
 _TABLE["LogSoftmax"] = ("logits", lambda logits: _tf().nn.log_softmax(logits))
@@ -351,6 +374,58 @@ _TABLE["AvgPool"] = ("value, ksize, strides, padding, data_format=NHWC",
 _TABLE["LRN"] = ("input, depth_radius=5, bias=1, alpha=1, beta=0.5",
                  lambda input, depth_radius, bias, alpha, beta: _tf().nn.local_response_normalization(
                      input, depth_radius, bias, alpha, beta))
+
+_TABLE["Conv3D"] = ("input, filter, strides, padding, data_format=NDHWC, dilations=[1, 1, 1, 1, 1]",
+                    lambda input, filter, strides, padding, data_format, dilations: _tf().nn.conv3d(
+                        input, filter, strides, padding, data_format, dilations))
+_TABLE["MaxPool3D"] = ("input, ksize, strides, padding, data_format=NDHWC",
+                       lambda input, ksize, strides, padding, data_format: _tf().nn.max_pool3d(
+                           input, ksize, strides, padding, data_format))
+_TABLE["AvgPool3D"] = ("input, ksize, strides, padding, data_format=NDHWC",
+                       lambda input, ksize, strides, padding, data_format: _tf().nn.avg_pool3d(
+                           input, ksize, strides, padding, data_format))
+_TABLE["Conv2DBackpropInput"] = (
+    "input_sizes, filter, out_backprop, strides, padding, use_cudnn_on_gpu=True, explicit_paddings=[], "
+    "data_format=NHWC, dilations=[1, 1, 1, 1]",
+    lambda input_sizes, filter, out_backprop, strides, padding, use_cudnn_on_gpu, explicit_paddings, data_format,
+    dilations: _tf().nn.conv2d_transpose(out_backprop, filter, input_sizes, strides,
+                                         _explicit(padding, explicit_paddings), data_format, dilations))
+
+
+def _bincount(arr, size, weights):
+    """Bincount: counts (or summed weights) of each value below size, in the weights' dtype; empty
+    weights count ones."""
+    tf = _tf()
+    weights = tf.convert_to_tensor(weights)
+    if weights.shape.num_elements() == 0:
+        return tf.cast(tf.math.bincount(arr, minlength=size, maxlength=size), weights.dtype)
+    return tf.math.bincount(arr, weights=weights, minlength=size, maxlength=size, dtype=weights.dtype)
+
+
+_TABLE["Bincount"] = ("arr, size, weights", _bincount)
+
+# Images.
+_TABLE["AdjustContrastv2"] = ("images, contrast_factor",
+                              lambda images, contrast_factor: _tf().image.adjust_contrast(images, contrast_factor))
+_TABLE["AdjustHue"] = ("images, delta", lambda images, delta: _tf().image.adjust_hue(images, delta))
+_TABLE["AdjustSaturation"] = ("images, scale", lambda images, scale: _tf().image.adjust_saturation(images, scale))
+_TABLE["RGBToHSV"] = ("images", lambda images: _tf().image.rgb_to_hsv(images))
+_TABLE["HSVToRGB"] = ("images", lambda images: _tf().image.hsv_to_rgb(images))
+_TABLE["ExtractImagePatches"] = ("images, ksizes, strides, rates, padding",
+                                 lambda images, ksizes, strides, rates, padding: _tf().image.extract_patches(
+                                     images, ksizes, strides, rates, padding))
+_TABLE["DecodePng"] = ("contents, channels=0, dtype=uint8",
+                       lambda contents, channels, dtype: _tf().image.decode_png(contents, channels, dtype))
+_TABLE["EncodePng"] = ("image, compression=-1", lambda image, compression: _tf().image.encode_png(image, compression))
+
+# Bytes and files.
+_TABLE["DecodeRaw"] = ("bytes, out_type, little_endian=True",
+                       lambda bytes, out_type, little_endian: _tf().io.decode_raw(bytes, out_type, little_endian))
+_TABLE["ReadFile"] = ("filename", lambda filename: _tf().io.read_file(filename))
+_TABLE["WriteFile"] = ("filename, contents", lambda filename, contents: _tf().io.write_file(filename, contents))
+_TABLE["SerializeTensor"] = ("tensor", lambda tensor: _tf().io.serialize_tensor(tensor))
+_TABLE["ParseTensor"] = ("serialized, out_type", lambda serialized, out_type: _tf().io.parse_tensor(serialized,
+                                                                                                    out_type))
 
 # FFT.
 for _op, _fn in {"FFT": "fft", "IFFT": "ifft", "FFT2D": "fft2d", "IFFT2D": "ifft2d", "FFT3D": "fft3d",
@@ -387,6 +462,12 @@ _TABLE["AsString"] = ("input, precision=-1, scientific=False, shortest=False, wi
 _TABLE["ReduceJoin"] = ("inputs, reduction_indices, keep_dims=False, separator=",
                         lambda inputs, reduction_indices, keep_dims, separator: _tf().strings.reduce_join(
                             inputs, reduction_indices, keep_dims, separator))
+_TABLE["StringToHashBucket"] = ("string_tensor, num_buckets",
+                                lambda string_tensor, num_buckets: _tf().strings.to_hash_bucket(string_tensor,
+                                                                                               num_buckets))
+_TABLE["StringToHashBucketStrong"] = ("input, num_buckets, key",
+                                      lambda input, num_buckets, key: _tf().strings.to_hash_bucket_strong(
+                                          input, num_buckets, key))
 _TABLE["StringToHashBucketFast"] = ("input, num_buckets",
                                     lambda input, num_buckets: _tf().strings.to_hash_bucket_fast(input, num_buckets))
 
@@ -400,6 +481,14 @@ _TABLE["RandomStandardNormal"] = ("shape, dtype, seed=0, seed2=0",
 _TABLE["TruncatedNormal"] = ("shape, dtype, seed=0, seed2=0",
                              lambda shape, dtype, seed, seed2: _tf().random.truncated_normal(
                                  shape, dtype=dtype, seed=seed2 or seed or None))
+_TABLE["Multinomial"] = ("logits, num_samples, seed=0, seed2=0, output_dtype=int64",
+                         lambda logits, num_samples, seed, seed2, output_dtype: _tf().random.categorical(
+                             logits, num_samples, dtype=output_dtype, seed=seed2 or seed or None))
+_TABLE["RandomShuffle"] = ("value, seed=0, seed2=0",
+                           lambda value, seed, seed2: _tf().random.shuffle(value, seed=seed2 or seed or None))
+_TABLE["RandomGamma"] = ("shape, alpha, seed=0, seed2=0",
+                         lambda shape, alpha, seed, seed2: _tf().random.gamma(
+                             shape, alpha, dtype=_tf().convert_to_tensor(alpha).dtype, seed=seed2 or seed or None))
 _TABLE["StatelessRandomUniform"] = ("shape, seed, dtype=float32",
                                     lambda shape, seed, dtype: _tf().random.stateless_uniform(shape, seed,
                                                                                               dtype=dtype))
