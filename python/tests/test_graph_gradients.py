@@ -262,3 +262,23 @@ def test_custom_gradient_called_under_a_tape_in_the_trace():
     by_tape, by_graph = grads(tf.constant([1.0]))
     np.testing.assert_allclose(by_tape.numpy(), [1.5])
     np.testing.assert_allclose(by_graph.numpy(), [1.5])
+
+
+def test_keras_model_weights_match_the_tape():
+    tf.keras.utils.set_random_seed(1)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="tanh"), tf.keras.layers.Dense(1)])
+    x = tf.constant(RNG.normal(size=(5, 3)), tf.float32)
+    y = tf.constant(RNG.normal(size=(5, 1)), tf.float32)
+    model(x)
+
+    @tf.function
+    def both():
+        loss = tf.reduce_mean(tf.square(model(x) - y))
+        with tf.GradientTape() as tape:
+            again = tf.reduce_mean(tf.square(model(x) - y))
+        return tf.gradients(loss, model.trainable_variables), tape.gradient(again, model.trainable_variables)
+
+    by_graph, by_tape = both()
+    assert len(by_graph) == 4
+    for g, t in zip(by_graph, by_tape):
+        np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-5, atol=1e-7)
