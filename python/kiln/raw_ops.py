@@ -378,12 +378,10 @@ _TABLE["LRN"] = ("input, depth_radius=5, bias=1, alpha=1, beta=0.5",
 _TABLE["Conv3D"] = ("input, filter, strides, padding, data_format=NDHWC, dilations=[1, 1, 1, 1, 1]",
                     lambda input, filter, strides, padding, data_format, dilations: _tf().nn.conv3d(
                         input, filter, strides, padding, data_format, dilations))
-_TABLE["MaxPool3D"] = ("input, ksize, strides, padding, data_format=NDHWC",
-                       lambda input, ksize, strides, padding, data_format: _tf().nn.max_pool3d(
-                           input, ksize, strides, padding, data_format))
-_TABLE["AvgPool3D"] = ("input, ksize, strides, padding, data_format=NDHWC",
-                       lambda input, ksize, strides, padding, data_format: _tf().nn.avg_pool3d(
-                           input, ksize, strides, padding, data_format))
+for _op, _fn in {"MaxPool3D": "max_pool3d", "AvgPool3D": "avg_pool3d"}.items():
+    _TABLE[_op] = ("input, ksize, strides, padding, data_format=NDHWC",
+                   lambda input, ksize, strides, padding, data_format, _fn=_fn: getattr(_tf().nn, _fn)(
+                       input, ksize, strides, padding, data_format))
 _TABLE["Conv2DBackpropInput"] = (
     "input_sizes, filter, out_backprop, strides, padding, use_cudnn_on_gpu=True, explicit_paddings=[], "
     "data_format=NHWC, dilations=[1, 1, 1, 1]",
