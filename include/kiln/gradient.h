@@ -103,6 +103,18 @@ template <class F> auto value_and_grad(F f) {
   };
 }
 
+// TF's tf.gradients, for code being traced (kiln::function, a cond branch,
+// a loop body): the symbolic gradient of sum(ys) (each y weighted by its
+// grad_ys entry when given) with respect to each x, built from the nodes
+// traced so far. xs may be any tensors of the graph (parameters, intermediate
+// values, captures) or variables it reads. No gradient flows through a value
+// in `stop_gradients` to what computes it (it still gets its own gradient
+// when it is an x). An x the ys do not depend on gets an undefined Tensor.
+// Outside a trace it is a FailedPrecondition error: use a GradientTape.
+std::vector<Tensor> gradients(const std::vector<Tensor>& ys, const std::vector<GradientSource>& xs,
+                              const std::vector<Tensor>& grad_ys = {},
+                              const std::vector<Tensor>& stop_gradients = {});
+
 // The identity, through which no gradient flows.
 Tensor stop_gradient(Tensor x, SourceLocation loc = SourceLocation::current());
 

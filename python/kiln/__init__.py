@@ -38,6 +38,9 @@ from ._math_ops import norm  # noqa: E402
 from .control_flow import cond, while_loop, TensorArray  # noqa: E402
 from .gradient import GradientTape, UnconnectedGradients  # noqa: E402
 from .autodiff import custom_gradient, grad_pass_through, recompute_grad  # noqa: E402
+from ._graph_gradients import gradients, hessians  # noqa: E402
+from ._graph import Graph, Operation  # noqa: E402
+from ._critical_section import CriticalSection  # noqa: E402
 from . import autodiff  # noqa: E402
 from .function import function, Function, ConcreteFunction, TensorSpec, py_function  # noqa: E402
 from .module import Module  # noqa: E402
@@ -48,7 +51,7 @@ from . import math, nn, random, linalg, experimental  # noqa: E402
 from . import nest, data, saved_model, profiler, onnx  # noqa: E402
 from . import io, train, summary, strings, image, signal, lookup, feature_column  # noqa: E402
 from . import autograph  # noqa: E402
-from . import distribute  # noqa: E402
+from . import distribute, queue, raw_ops  # noqa: E402
 from . import keras  # noqa: E402
 from . import ragged, sparse  # noqa: E402
 from .ragged_tensor import RaggedTensor, RaggedTensorSpec  # noqa: E402

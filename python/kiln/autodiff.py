@@ -11,7 +11,8 @@ import logging
 
 from . import _C
 from . import nest as _nest
-from .gradient import GradientTape, UnconnectedGradients, _CustomNode, recording_tapes, recording_tapes_elsewhere
+from .gradient import (GradientTape, UnconnectedGradients, _CustomNode, add_graph_custom_node, recording_tapes,
+                       recording_tapes_elsewhere)
 
 _log = logging.getLogger("kiln")
 _warned_outer_tape = []
@@ -63,33 +64,54 @@ def custom_gradient(f=None):
                              "body) built inside the GradientTape's context; that tape differentiates the graph's "
                              "ops, not grad_fn. Open the tape in the same graph as the call to use the custom "
                              "gradient.", getattr(f, "__name__", f))
-            outputs, _ = _user_call(f, *args, **kwargs)
-            return outputs
-        for t in tapes:  # f's own ops are not recorded: grad_fn stands for them
-            t._tape.stop()
-            t._recording = False
-        reads = _C.GradientTape(False, True)  # learns the trainable variables f reads
-        try:
-            outputs, grad_fn = _user_call(f, *args, **kwargs)
-            variables = list(reads.watched_variables())
-        finally:
-            reads.stop()
-            del reads
-            for t in tapes:
-                t._tape.resume()
-                t._recording = True
-        if variables and not _accepts_variables(grad_fn):
-            raise TypeError("@custom_gradient grad_fn must accept keyword argument 'variables', since function "
-                            f"uses variables: {[v.name for v in variables]}")
-        flat_out = [_as_tensor(y) for y in _nest.flatten(outputs)]
-        watched = [_C.stop_gradient(y.read_value() if isinstance(y, _C.Variable) else y) for y in flat_out]
-        inputs = [a if isinstance(a, (_C.Tensor, _C.Variable)) else None for a in _nest.flatten(list(args))]
-        node = _CustomNode(inputs, watched, grad_fn, variables)
-        for t in tapes:
-            t._add_custom_node(node)
-        return _nest.pack_sequence_as(outputs, watched) if not isinstance(outputs, (_C.Tensor, _C.Variable)) \
-            else watched[0]
+            if not _C.is_tracing():
+                outputs, _ = _user_call(f, *args, **kwargs)
+                return outputs
+            # In a graph no tape records, the outputs are noted for tf.gradients; the graph keeps
+            # f's own ops, which a tape around a call of the graph differentiates.
+            return _noted_call(f, args, kwargs, [], _own_value)
+        return _noted_call(f, args, kwargs, tapes, _C.stop_gradient)
     return _library(decorated)
+
+
+def _own_value(y):
+    """y as a value of its own in the graph (an EnsureShape of its own shape: the identity), so
+    stopping it stops nothing else."""
+    if y.shape.rank is None or not (y.dtype.is_floating or y.dtype.is_complex):
+        return y
+    return _C.ensure_shape(y, [-1 if d is None else int(d) for d in y.shape.as_list()])
+
+
+def _noted_call(f, args, kwargs, tapes, mark):
+    """f's outputs, each passed through `mark` (stop_gradient for the tapes, which watch the result;
+    an identity in a graph no tape records), and noted with grad_fn as a node on the tapes and,
+    while tracing, on the graph for tf.gradients. f's own ops are not recorded on the tapes."""
+    for t in tapes:
+        t._tape.stop()
+        t._recording = False
+    reads = _C.GradientTape(False, True)  # learns the trainable variables f reads
+    try:
+        outputs, grad_fn = _user_call(f, *args, **kwargs)
+        variables = list(reads.watched_variables())
+    finally:
+        reads.stop()
+        del reads
+        for t in tapes:
+            t._tape.resume()
+            t._recording = True
+    if variables and not _accepts_variables(grad_fn):
+        raise TypeError("@custom_gradient grad_fn must accept keyword argument 'variables', since function "
+                        f"uses variables: {[v.name for v in variables]}")
+    flat_out = [_as_tensor(y) for y in _nest.flatten(outputs)]
+    marked = [mark(y.read_value() if isinstance(y, _C.Variable) else y) for y in flat_out]
+    inputs = [a if isinstance(a, (_C.Tensor, _C.Variable)) else None for a in _nest.flatten(list(args))]
+    node = _CustomNode(inputs, marked, grad_fn, variables)
+    for t in tapes:
+        t._add_custom_node(node)
+    if _C.is_tracing():
+        add_graph_custom_node(node)
+    return _nest.pack_sequence_as(outputs, marked) if not isinstance(outputs, (_C.Tensor, _C.Variable)) \
+        else marked[0]
 
 
 def recompute_grad(f):

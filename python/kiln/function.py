@@ -13,6 +13,7 @@ import numpy as _np
 
 from . import _C
 from . import _composite
+from . import _graph
 from . import _scope
 from . import dtypes as _dtypes
 from .tensor_shape import TensorShape
@@ -55,51 +56,6 @@ class TensorSpec:
 def _spec_from_engine(entry):
     dims, enum, rank = entry
     return TensorSpec(None if rank < 0 else [None if d < 0 else d for d in dims], _dtypes._BY_ENUM[enum])
-
-
-class _NodeDef:
-    """A node of FuncGraph.as_graph_def(): its name, op and inputs, as a GraphDef's NodeDef names them."""
-
-    def __init__(self, name, op, inputs):
-        self.name, self.op, self.input = name, op, list(inputs)
-
-    def __repr__(self):
-        return f"<NodeDef {self.name} = {self.op}({', '.join(self.input)})>"
-
-
-class _GraphDef:
-    """FuncGraph.as_graph_def(): the graph's nodes (name, op, inputs); printed in a GraphDef's text layout
-    (Kiln's nodes carry no attrs)."""
-
-    def __init__(self, nodes):
-        self.node = [_NodeDef(*n) for n in nodes]
-
-    def __str__(self):
-        lines = []
-        for n in self.node:
-            lines += ["node {", f'  name: "{n.name}"', f'  op: "{n.op}"'] + [f'  input: "{i}"' for i in n.input] + ["}"]
-        return "\n".join(lines) + "\n"
-
-
-class FuncGraph:
-    """A traced graph: printable (`str`), drawable (`to_dot`), countable."""
-
-    def __init__(self, core):
-        self._core = core
-
-    def num_nodes(self):
-        return self._core.num_nodes()
-
-    def as_graph_def(self):
-        return _GraphDef(self._core.graph_nodes())
-
-    def to_string(self):
-        return self._core.graph_text()
-
-    def to_dot(self):
-        return self._core.graph_dot()
-
-    __str__ = to_string
 
 
 def _holds_tensors(value, depth=0):
@@ -205,7 +161,7 @@ class ConcreteFunction:
 
     @property
     def graph(self):
-        return FuncGraph(self._core)
+        return _graph.graph_of(_C.concrete_graph(self._core))
 
     @property
     def name(self):

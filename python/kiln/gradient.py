@@ -63,10 +63,29 @@ class nested_graph:
 
     def __enter__(self):
         _active.depth = graph_depth() + 1
+        _graph_custom_nodes().pop(graph_depth(), None)
 
     def __exit__(self, *exc):
+        _graph_custom_nodes().pop(graph_depth(), None)
         _active.depth = graph_depth() - 1
         return False
+
+
+def _graph_custom_nodes():
+    if not hasattr(_active, "graph_custom"):
+        _active.graph_custom = {}
+    return _active.graph_custom
+
+
+def add_graph_custom_node(node):
+    """A kiln.custom_gradient call traced with no tape recording: tf.gradients of this graph uses
+    its grad_fn (the nodes of a graph are dropped when its building ends)."""
+    _graph_custom_nodes().setdefault(graph_depth(), []).append(node)
+
+
+def graph_custom_nodes():
+    """The custom-gradient calls of the graph being built, in call order."""
+    return list(_graph_custom_nodes().get(graph_depth(), ()))
 
 
 def in_nested_graph(fn):
@@ -255,43 +274,7 @@ class GradientTape:
             nodes = list(self._custom_nodes)
             if not nodes:
                 return self._tape.gradient(targets, sources, seeds)
-            outs = [o for n in nodes for o in n.outputs]
-            flat = self._tape.gradient(targets, sources + outs, seeds)
-            grads = flat[:len(sources)]
-            out_grads = {id(o): g for o, g in zip(outs, flat[len(sources):])}
-            source_at = {_source_key(s): i for i, s in enumerate(sources)}
-            for k in range(len(nodes) - 1, -1, -1):
-                node = nodes[k]
-                dys = [out_grads.get(id(o)) for o in node.outputs]
-                if all(d is None for d in dys):
-                    continue
-                dys = [_C.zeros_like(o, None) if d is None else d for d, o in zip(dys, node.outputs)]
-                input_grads, var_grads = _call_grad_fn(node, dys)
-                for v, g in zip(node.variables, var_grads):
-                    at = source_at.get(_source_key(v))
-                    if at is not None and g is not None:
-                        grads[at] = _add(grads[at], g)
-                back_targets, back_seeds = [], []
-                for x, g in zip(node.inputs, input_grads):
-                    if g is None or x is None:
-                        continue
-                    if isinstance(x, _C.Variable):
-                        at = source_at.get(_source_key(x))
-                        if at is not None:
-                            grads[at] = _add(grads[at], g)
-                        continue
-                    if x.dtype.is_floating or x.dtype.is_complex:
-                        back_targets.append(x)
-                        back_seeds.append(_C.cast(g, x.dtype._enum) if g.dtype != x.dtype else g)
-                if not back_targets:
-                    continue
-                earlier = [o for n in nodes[:k] for o in n.outputs]
-                more = self._tape.gradient(back_targets, sources + earlier, back_seeds)
-                for i, g in enumerate(more[:len(sources)]):
-                    grads[i] = _add(grads[i], g)
-                for o, g in zip(earlier, more[len(sources):]):
-                    out_grads[id(o)] = _add(out_grads.get(id(o)), g)
-            return grads
+            return through_custom_nodes(nodes, targets, sources, seeds, self._tape.gradient)
         finally:
             if was_recording:
                 self._tape.resume()
@@ -352,6 +335,50 @@ class GradientTape:
         rows = [_zeros_for(source) if g is None else g for g in rows]
         stacked = _C.stack(rows, 1) if rows else _C.zeros([batch, 0] + s_shape[1:], source.dtype._enum)
         return _C.reshape(stacked, t_shape + s_shape[1:])
+
+
+def through_custom_nodes(nodes, targets, sources, seeds, backprop):
+    """Gradients of targets with respect to sources where custom-gradient calls stand for their
+    ops: backprop(targets, sources, seeds) (the engine's pass, which stops at the calls' outputs)
+    gives their outputs' gradients, each grad_fn (latest call first, so it sees its outputs' whole
+    gradient) turns them into its inputs' and variables', and backprop carries those on."""
+    outs = [o for n in nodes for o in n.outputs]
+    flat = backprop(targets, sources + outs, seeds)
+    grads = flat[:len(sources)]
+    out_grads = {id(o): g for o, g in zip(outs, flat[len(sources):])}
+    source_at = {_source_key(s): i for i, s in enumerate(sources)}
+    for k in range(len(nodes) - 1, -1, -1):
+        node = nodes[k]
+        dys = [out_grads.get(id(o)) for o in node.outputs]
+        if all(d is None for d in dys):
+            continue
+        dys = [_C.zeros_like(o, None) if d is None else d for d, o in zip(dys, node.outputs)]
+        input_grads, var_grads = _call_grad_fn(node, dys)
+        for v, g in zip(node.variables, var_grads):
+            at = source_at.get(_source_key(v))
+            if at is not None and g is not None:
+                grads[at] = _add(grads[at], g)
+        back_targets, back_seeds = [], []
+        for x, g in zip(node.inputs, input_grads):
+            if g is None or x is None:
+                continue
+            if isinstance(x, _C.Variable):
+                at = source_at.get(_source_key(x))
+                if at is not None:
+                    grads[at] = _add(grads[at], g)
+                continue
+            if x.dtype.is_floating or x.dtype.is_complex:
+                back_targets.append(x)
+                back_seeds.append(_C.cast(g, x.dtype._enum) if g.dtype != x.dtype else g)
+        if not back_targets:
+            continue
+        earlier = [o for n in nodes[:k] for o in n.outputs]
+        more = backprop(back_targets, sources + earlier, back_seeds)
+        for i, g in enumerate(more[:len(sources)]):
+            grads[i] = _add(grads[i], g)
+        for o, g in zip(earlier, more[len(sources):]):
+            out_grads[id(o)] = _add(out_grads.get(id(o)), g)
+    return grads
 
 
 def _static_size(t, what):

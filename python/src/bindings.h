@@ -166,6 +166,7 @@ void bind_profiler(py::module_& m);
 void bind_interrupt(py::module_& m);
 void bind_image(py::module_& m);
 void bind_signal(py::module_& m);
+void bind_graph(py::module_& m);
 
 
 }  // namespace kiln::python

@@ -19,4 +19,5 @@ PYBIND11_MODULE(_C, m) {
   bind_profiler(m);
   bind_image(m);
   bind_signal(m);
+  bind_graph(m);
 }

@@ -26,6 +26,14 @@ graph::Value TracingContext::value_of(const Tensor& t) {
   return v;
 }
 
+std::optional<graph::Value> TracingContext::find_value(const Tensor& t) const {
+  const detail::TensorImpl* impl = t.impl();
+  if (impl->symbolic && impl->graph_owner.get() == graph_.get()) return graph::Value{impl->node, impl->output_index};
+  auto it = captured_.find(impl);
+  if (it != captured_.end()) return it->second;
+  return std::nullopt;
+}
+
 std::size_t TracingContext::ConsHash::operator()(const ConsKey& k) const {
   std::size_t h = std::hash<const void*>()(k.op);
   for (const graph::Value& v : k.inputs)

@@ -2,6 +2,7 @@
 // The dispatch handler of kiln::function: while a callable is traced, every
 // op it runs appends a node to the graph instead of computing.
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +20,9 @@ class TracingContext : public detail::DispatchHandler {
   // The graph value of `t`: its own node's output when `t` belongs to this
   // graph, else a capture (created once per outer tensor).
   graph::Value value_of(const Tensor& t);
+  // The graph value of `t` when it has one already (its own node's output,
+  // or a capture made before), without capturing anything.
+  std::optional<graph::Value> find_value(const Tensor& t) const;
   // A symbolic tensor for a value of this graph.
   Tensor symbolic(const graph::Value& v);
 

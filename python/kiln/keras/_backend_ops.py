@@ -131,6 +131,12 @@ def ones_like(x, dtype=None, name=None):
     return _tf.ones_like(x, dtype=dtype)
 
 
+def gradients(loss, variables):
+    """K.gradients: tf.gradients of loss with respect to variables (inside a tf.function; eagerly it
+    raises TF's RuntimeError, as Keras' does)."""
+    return _tf.gradients(loss, variables)
+
+
 def stop_gradient(variables):
     if isinstance(variables, (list, tuple)):
         return [_tf.stop_gradient(v) for v in variables]

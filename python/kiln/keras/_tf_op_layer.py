@@ -17,7 +17,8 @@ from . import backend
 _NOT_OPS = {"range", "print", "cond", "while_loop", "function", "py_function", "custom_gradient", "grad_pass_through",
             "recompute_grad", "name_scope", "device", "executing_eagerly", "get_logger", "init_scope", "Assert",
             "is_tensor", "as_dtype", "convert_to_tensor", "constant", "Variable", "TensorArray", "GradientTape",
-            "TensorSpec", "TensorShape", "Module", "DType", "Tensor", "identity_n", "numpy_function"}
+            "TensorSpec", "TensorShape", "Module", "DType", "Tensor", "identity_n", "numpy_function", "gradients",
+            "hessians"}
 
 # keras.backend's functions that are ops (the others read shapes, settings or variables).
 _BACKEND_OPS = {"cast", "sum", "mean", "max", "min", "var", "std"}

@@ -235,7 +235,7 @@ from ._backend_ops import (abs, all, any, arange, argmax, argmin, backend, batch
                            binary_crossentropy, binary_focal_crossentropy, cast_to_floatx,
                            categorical_crossentropy, categorical_focal_crossentropy, clip, concatenate, conv3d,
                            conv1d, conv2d, conv2d_transpose, cos, cumprod, cumsum, depthwise_conv2d, dot,
-                           dropout, elu, equal, eval, exp, expand_dims, flatten, foldl, foldr, function,
+                           dropout, elu, equal, eval, exp, expand_dims, flatten, foldl, foldr, function, gradients,
                            gather, get_uid, greater, greater_equal, hard_sigmoid, in_test_phase, in_top_k,
                            in_train_phase, is_sparse, l2_normalize, learning_phase_scope, less, less_equal,
                            log, manual_variable_initialization, map_fn, maximum, minimum,

@@ -122,8 +122,6 @@ KERAS_2_15.update({
 
 LEFT_OUT = {
     "utils": {"audio_dataset_from_directory": "no audio decoding"},
-    "backend": {
-                "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},
 }
 
 
