@@ -74,3 +74,10 @@ def reciprocal(x, name=None):
     from ._ops import ones_like
     x = x if isinstance(x, (_C.Tensor, _C.Variable)) else _C.constant(x, None)
     return _C.divide(ones_like(x), x)
+
+
+from ._math_more import (  # noqa: E402,F401
+    acosh, approx_max_k, approx_min_k, asinh, atanh, cosh, count_nonzero, invert_permutation, is_non_decreasing,
+    is_strictly_increasing, log_sigmoid, logical_xor, polyval, reciprocal_no_nan, scalar_mul, segment_max,
+    segment_min, sinh, tan, unsorted_segment_sqrt_n, xlog1py, zero_fraction)
+from .nn import log_softmax, softmax  # noqa: E402,F401  (tf.math has them too)

@@ -6,3 +6,4 @@ from ._parsing import (FixedLenFeature, FixedLenSequenceFeature, RaggedFeature, 
 from ._files import read_file, write_file, gfile  # noqa: F401
 from ._codecs import decode_csv, decode_raw, parse_tensor, serialize_tensor  # noqa: F401
 from ._bytes_codecs import decode_base64, decode_compressed, encode_base64  # noqa: F401
+from ..image import decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png, is_jpeg  # noqa: F401,E402
