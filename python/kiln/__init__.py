@@ -72,6 +72,7 @@ from ._array_more import (  # noqa: E402
     guarantee_const, inside_function, is_symbolic_tensor, no_op, numpy_function, parallel_stack, realdiv,
     required_space_to_batch_paddings, reverse_sequence, saturate_cast, sequence_mask, shape_n, switch_case,
     timestamp, tuple, unravel_index)
+from ._scan_fold import foldl, foldr, scan  # noqa: E402
 from .debugging import assert_equal, assert_greater, assert_less, assert_rank  # noqa: E402
 from .strings import as_string  # noqa: E402
 from .linalg import eig, eigvals  # noqa: E402

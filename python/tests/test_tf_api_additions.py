@@ -541,3 +541,159 @@ def test_config_and_autograph_aliases(capsys):
     tf.autograph.set_verbosity(3)
     tf.autograph.trace("traced", 1)
     assert capsys.readouterr().out == "traced 1\n"
+
+
+# ---- scan and folds ------------------------------------------------------------------------------------------
+
+def test_scan_as_tfs_documented_examples():
+    elems = tf.constant([1, 2, 3, 4, 5, 6])
+    assert tf.scan(lambda a, x: a + x, elems).numpy().tolist() == [1, 3, 6, 10, 15, 21]
+    assert tf.scan(lambda a, x: a + x, elems, reverse=True).numpy().tolist() == [21, 20, 18, 15, 11, 6]
+    fib = tf.scan(lambda a, _: (a[1], a[0] + a[1]), elems, initializer=(tf.constant(0), tf.constant(1)))
+    assert [f.numpy().tolist() for f in fib] == [[1, 1, 2, 3, 5, 8], [1, 2, 3, 5, 8, 13]]
+
+
+def test_folds_as_tfs_documented_examples():
+    elems = tf.constant([1, 2, 3, 4, 5, 6])
+    assert tf.foldl(lambda a, x: a + x, elems).numpy() == 21
+    assert tf.foldr(lambda a, x: a + x, elems).numpy() == 21
+    assert tf.foldr(lambda a, x: a - x, tf.constant([1.0, 2.0, 3.0]), initializer=tf.constant(10.0)).numpy() == 4.0
+    assert tf.foldl(lambda a, x: a - x, tf.constant([1.0, 2.0, 3.0]), initializer=tf.constant(10.0)).numpy() == 4.0
+
+
+@pytest.mark.parametrize("signature", [[3], [None]])  # static length (unrolled) and dynamic (a while_loop)
+def test_scan_and_folds_in_functions(signature):
+    @tf.function(input_signature=[tf.TensorSpec(signature, tf.float32)])
+    def f(x):
+        return (tf.scan(lambda a, v: a * 0.5 + v, x, initializer=tf.constant(0.0)),
+                tf.scan(lambda a, v: a + v, x, reverse=True),
+                tf.foldl(lambda a, v: a + v * v, x), tf.foldr(lambda a, v: a * 2.0 + v, x, initializer=tf.constant(0.0)))
+    s, r, fl, fr = f(tf.constant([1.0, 2.0, 3.0]))
+    assert s.numpy().tolist() == [1.0, 2.5, 4.25] and r.numpy().tolist() == [6.0, 5.0, 3.0]
+    assert fl.numpy() == 14.0 and fr.numpy() == 17.0
+
+
+def test_scan_gradient():
+    check_gradients(lambda x: tf.reduce_sum(tf.scan(lambda a, v: a * v, x)), [tf.constant([1.5, 2.0, -3.0], tf.float64)])
+
+
+# ---- linalg, signal, image, sparse, data ---------------------------------------------------------------------
+
+def test_tensor_diag_and_part():
+    d = np.array([[1.0, 2.0], [3.0, 4.0]])
+    full = tf.linalg.tensor_diag(d).numpy()
+    expected = np.zeros((2, 2, 2, 2))
+    for i, j in np.ndindex(2, 2):
+        expected[i, j, i, j] = d[i, j]
+    np.testing.assert_array_equal(full, expected)
+    np.testing.assert_array_equal(tf.linalg.tensor_diag_part(full).numpy(), d)
+    with pytest.raises(ValueError):
+        tf.linalg.tensor_diag_part(np.zeros((2, 3)))
+
+
+def test_matrix_rank_against_numpy():
+    rng = np.random.default_rng(0)
+    mats = [rng.normal(size=(4, 3)) @ rng.normal(size=(3, 5)), np.eye(4, 5), np.zeros((4, 5))]
+    assert tf.linalg.matrix_rank(np.stack(mats)).numpy().tolist() == [np.linalg.matrix_rank(m) for m in mats]
+
+
+def _tridiagonal(m, seed):
+    rng = np.random.default_rng(seed)
+    sup, main, sub = rng.normal(size=(3, m))
+    main = main + 4
+    return sup, main, sub, np.diag(main) + np.diag(sup[:-1], 1) + np.diag(sub[1:], -1)
+
+
+def test_tridiagonal_matmul_and_solve_against_numpy():
+    sup, main, sub, a = _tridiagonal(5, 1)
+    rhs = np.random.default_rng(2).normal(size=(5, 2))
+    compact = np.stack([sup, main, sub])
+    np.testing.assert_allclose(tf.linalg.tridiagonal_matmul(compact, rhs).numpy(), a @ rhs, rtol=1e-12)
+    np.testing.assert_allclose(tf.linalg.tridiagonal_solve(compact, rhs).numpy(), np.linalg.solve(a, rhs), rtol=1e-10)
+    np.testing.assert_allclose(
+        tf.linalg.tridiagonal_solve((sup, main, sub), rhs[:, 0], diagonals_format="sequence").numpy(),
+        np.linalg.solve(a, rhs[:, 0]), rtol=1e-10)
+    np.testing.assert_allclose(tf.linalg.tridiagonal_solve(compact, rhs.T, transpose_rhs=True).numpy(),
+                               np.linalg.solve(a, rhs).T, rtol=1e-10)
+    np.testing.assert_allclose(tf.linalg.tridiagonal_solve(a, rhs, diagonals_format="matrix").numpy(),
+                               np.linalg.solve(a, rhs), rtol=1e-10)
+
+
+def test_tridiagonal_solve_gradient():
+    sup, main, sub, _ = _tridiagonal(4, 3)
+    rhs = tf.constant(np.random.default_rng(4).normal(size=(4, 1)))
+    check_gradients(lambda d, b: tf.reduce_sum(tf.linalg.tridiagonal_solve(d, b) ** 2),
+                    [tf.constant(np.stack([sup, main, sub])), rhs], rtol=1e-5)
+
+
+def test_windows_against_numpy():
+    np.testing.assert_allclose(tf.signal.kaiser_window(9, 3.0).numpy(), np.kaiser(9, 3.0), rtol=1e-6)
+    assert tf.signal.kaiser_window(1).numpy().tolist() == [1.0]
+    n = np.arange(8)
+    np.testing.assert_allclose(tf.signal.vorbis_window(8, dtype=tf.float64).numpy(),
+                               np.sin(np.pi / 2 * np.sin(np.pi * (n + 0.5) / 8) ** 2), rtol=1e-12)
+    kbd = tf.signal.kaiser_bessel_derived_window(8, 4.0, dtype=tf.float64).numpy()
+    np.testing.assert_allclose(kbd[:4] ** 2 + kbd[4:] ** 2, np.ones(4), rtol=1e-12)  # Princen-Bradley
+    np.testing.assert_allclose(kbd, kbd[::-1])
+
+
+def test_yiq_conversions():
+    rgb = np.random.default_rng(5).uniform(size=(2, 3, 3)).astype(np.float32)
+    yiq = tf.image.rgb_to_yiq(rgb).numpy()
+    np.testing.assert_allclose(yiq[..., 0], rgb @ np.array([0.299, 0.587, 0.114]), rtol=1e-5)
+    np.testing.assert_allclose(tf.image.yiq_to_rgb(yiq).numpy(), rgb, atol=2e-4)
+
+
+def _dense(sp):
+    return tf.sparse.to_dense(sp).numpy().tolist()
+
+
+def test_sparse_additions_as_tfs_documented_examples():
+    assert _dense(tf.sparse.eye(2, 3)) == [[1, 0, 0], [0, 1, 0]]
+    c = tf.constant([[1, 2, 3, 4], [-1, -2, -3, -4], [5, 6, 7, 8]])
+    assert tf.sparse.segment_sum(c, tf.constant([0, 1]), tf.constant([0, 0])).numpy().tolist() == [[0, 0, 0, 0]]
+    assert tf.sparse.segment_sum(c, [0, 1, 2], [0, 0, 1]).numpy().tolist() == [[0, 0, 0, 0], [5, 6, 7, 8]]
+    assert tf.sparse.segment_sum(c, [0, 1], [0, 2], num_segments=4).numpy().tolist() == [
+        [1, 2, 3, 4], [0, 0, 0, 0], [-1, -2, -3, -4], [0, 0, 0, 0]]
+    f = tf.cast(c, tf.float32)
+    assert tf.sparse.segment_mean(f, [0, 2], [0, 0]).numpy().tolist() == [[3.0, 4.0, 5.0, 6.0]]
+    np.testing.assert_allclose(tf.sparse.segment_sqrt_n(f, [0, 2], [0, 0]).numpy(), [[6 / np.sqrt(2), 8 / np.sqrt(2),
+                                                                                       10 / np.sqrt(2), 12 / np.sqrt(2)]])
+    result = tf.sparse.maximum(tf.sparse.SparseTensor([[0]], [0], [7]), tf.sparse.SparseTensor([[1]], [1], [7]))
+    assert result.indices.numpy().tolist() == [[0], [1]] and result.values.numpy().tolist() == [0, 1]
+    low = tf.sparse.minimum(tf.sparse.SparseTensor([[0], [2]], [3.0, -1.0], [4]),
+                            tf.sparse.SparseTensor([[2]], [5.0], [4]))
+    assert low.values.numpy().tolist() == [0.0, -1.0]  # an absent entry reads as 0
+
+
+def test_sparse_softmax_split_reset_and_indicator():
+    sp = tf.sparse.SparseTensor([[0, 0], [0, 2], [1, 1]], [1.0, 2.0, 3.0], [2, 3])
+    np.testing.assert_allclose(tf.sparse.softmax(sp).values.numpy(),
+                               [1 / (1 + np.e), np.e / (1 + np.e), 1.0], rtol=1e-6)
+    pieces = tf.sparse.split(sp_input=sp, num_split=2, axis=1)
+    assert [_dense(p) for p in pieces] == [[[1.0, 0.0], [0.0, 3.0]], [[2.0], [0.0]]]
+    assert tf.sparse.reset_shape(sp).dense_shape.numpy().tolist() == [2, 3]
+    assert tf.sparse.reset_shape(sp, [3, 4]).dense_shape.numpy().tolist() == [3, 4]
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.sparse.reset_shape(sp, [1, 4])
+    ids = tf.sparse.SparseTensor([[0, 0], [0, 1], [1, 0]], tf.constant([1, 3, 2], tf.int64), [2, 2])
+    assert tf.sparse.to_indicator(ids, 4).numpy().tolist() == [[False, True, False, True],
+                                                                [False, False, True, False]]
+
+
+def test_data_experimental_transformations():
+    ds = tf.data.Dataset.range(10)
+    assert list(ds.apply(tf.data.experimental.take_while(lambda x: x < 3)).as_numpy_iterator()) == [0, 1, 2]
+    rows = tf.data.Dataset.from_tensor_slices([[1, 2], [3, 4]]).apply(tf.data.experimental.unbatch())
+    assert list(rows.as_numpy_iterator()) == [1, 2, 3, 4]
+    batches = ds.apply(tf.data.experimental.map_and_batch(lambda x: x * 2, 4)).as_numpy_iterator()
+    assert [b.tolist() for b in batches] == [[0, 2, 4, 6], [8, 10, 12, 14], [16, 18]]
+    assert sorted(ds.apply(tf.data.experimental.shuffle_and_repeat(5, 2, seed=1)).as_numpy_iterator()) == \
+        sorted(list(range(10)) * 2)
+    assert tf.data.experimental.at(ds, 4).numpy() == 4
+    with pytest.raises(tf.errors.OutOfRangeError):
+        tf.data.experimental.at(ds, 20)
+    assert list(tf.data.experimental.from_list([(1, "a"), (2, "b")]).as_numpy_iterator()) == [(1, b"a"), (2, b"b")]
+    assert tf.data.experimental.get_structure(ds) == tf.TensorSpec([], tf.int64)
+    woven = ds.take(4).apply(tf.data.experimental.parallel_interleave(lambda x: tf.data.Dataset.range(x), 2))
+    assert list(woven.as_numpy_iterator()) == [0, 0, 1, 0, 1, 2]

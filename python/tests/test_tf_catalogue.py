@@ -63,9 +63,6 @@ LEFT_OUT = {
         "edit_distance": "Levenshtein distance of SparseTensor sequences is not written",
         "extract_volume_patches": "3-D patch extraction is not written (tf.image.extract_patches is)",
         "fingerprint": "TF's Fingerprint op (FarmHash of each row's bytes) is not written",
-        "foldl": "not written (tf.while_loop and tf.scan-free code cover it)",
-        "foldr": "not written (tf.while_loop covers it)",
-        "scan": "not written (tf.while_loop with a TensorArray covers it)",
         "vectorized_map": "TF's pfor vectorizer is not in Kiln (tf.map_fn is)",
         "import_graph_def": GRAPH_V1,
         "load_library": "TF custom-op shared libraries cannot load into Kiln's engine",
@@ -89,11 +86,9 @@ LEFT_OUT = {
     },
     "data.experimental": {
         **{name: DATA_MORE for name in (
-            "Reducer", "group_by_reducer", "at", "from_list", "get_next_as_optional", "get_structure",
-            "map_and_batch", "pad_to_cardinality", "parallel_interleave", "parse_example_dataset",
-            "shuffle_and_repeat", "take_while", "unbatch", "snapshot", "enable_debug_mode",
-            "make_batched_features_dataset", "RandomDataset", "SqlDataset", "AutotuneAlgorithm",
-            "DatasetInitializer", "index_table_from_dataset", "table_from_dataset")},
+            "Reducer", "group_by_reducer", "pad_to_cardinality", "enable_debug_mode", "make_batched_features_dataset",
+            "RandomDataset", "SqlDataset", "AutotuneAlgorithm", "DatasetInitializer", "index_table_from_dataset",
+            "table_from_dataset")},
         "service": "the tf.data service (dispatcher and worker servers) is not in Kiln",
         "ServiceOptions": "the tf.data service is not in Kiln",
         "distributed_save": "the tf.data service is not in Kiln",
@@ -146,7 +141,6 @@ LEFT_OUT = {
         "decode_bmp": CODEC, "decode_gif": CODEC,
         "decode_and_crop_jpeg": "JPEG's decode-a-window entry is not written (decode_jpeg then crop)",
         "extract_jpeg_shape": "not written (decode_jpeg gives the shape)",
-        "rgb_to_yiq": "not written (rgb_to_yuv is)", "yiq_to_rgb": "not written (yuv_to_rgb is)",
         "ssim_multiscale": "not written (ssim is)",
     },
     "io": {
@@ -169,9 +163,7 @@ LEFT_OUT = {
         "banded_triangular_solve": "not written", "eigh_tridiagonal": "not written",
         "experimental": "tf.linalg.experimental (conjugate_gradient) is not written",
         "logm": "matrix logarithm (complex Schur) is not written",
-        "matrix_rank": "not written", "sqrtm": "matrix square root (Schur method) is not written",
-        "tensor_diag": "not written", "tensor_diag_part": "not written",
-        "tridiagonal_matmul": "not written", "tridiagonal_solve": "not written",
+        "sqrtm": "matrix square root (Schur method) is not written",
     },
     "math": {
         "acos": ENGINE_OP, "asin": ENGINE_OP, "atan": ENGINE_OP, "atan2": ENGINE_OP, "erfc": ENGINE_OP,
@@ -201,16 +193,11 @@ LEFT_OUT = {
     },
     "signal": {
         "mdct": "not written", "inverse_mdct": "not written",
-        "kaiser_window": "not written (hann and hamming are)", "kaiser_bessel_derived_window": "not written",
-        "vorbis_window": "not written (hann and hamming are)",
     },
     "sparse": {
         "bincount": "not written for SparseTensor input", "cross": "feature crosses are not written",
-        "cross_hashed": "feature crosses are not written", "eye": "not written",
-        "maximum": "not written", "minimum": "not written", "reset_shape": "not written",
-        "sampled_addmm": "not written", "segment_mean": "not written", "segment_sqrt_n": "not written",
-        "segment_sum": "not written", "softmax": "not written", "split": "not written",
-        "to_indicator": "not written",
+        "cross_hashed": "feature crosses are not written",
+        "sampled_addmm": "sampled dense-dense matrix products (CSR-style) are not written",
     },
     "strings": {
         "format": "not written (tf.strings.join and as_string cover simple cases)",

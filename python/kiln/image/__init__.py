@@ -5,7 +5,7 @@ from ._codecs import (adjust_jpeg_quality, decode_image, decode_jpeg, decode_png
                       is_jpeg)
 from ._color import (adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue, adjust_saturation,  # noqa: F401
                      convert_image_dtype, grayscale_to_rgb, hsv_to_rgb, per_image_standardization, rgb_to_grayscale,
-                     rgb_to_hsv, rgb_to_yuv, yuv_to_rgb)
+                     rgb_to_hsv, rgb_to_yuv, yuv_to_rgb, rgb_to_yiq, yiq_to_rgb)
 from ._geometry import (central_crop, crop_to_bounding_box, flip_left_right, flip_up_down,  # noqa: F401
                         pad_to_bounding_box, resize_with_crop_or_pad, rot90, transpose)
 from ._metrics import image_gradients, psnr, sobel_edges, ssim, total_variation  # noqa: F401
