@@ -68,10 +68,11 @@ from . import compat, mixed_precision, sets, sysconfig, test, types  # noqa: E40
 from .keras import initializers, losses, metrics, optimizers  # noqa: E402  (TF 2.15 exports Keras' as these)
 from ._math_more import acosh, approx_top_k, asinh, atanh, cosh, scalar_mul, sinh, tan  # noqa: E402
 from ._array_more import (  # noqa: E402
-    case, control_dependencies, dynamic_partition, dynamic_stitch, get_current_name_scope, get_static_value, group,
-    guarantee_const, inside_function, is_symbolic_tensor, no_op, numpy_function, parallel_stack, realdiv,
-    required_space_to_batch_paddings, reverse_sequence, saturate_cast, sequence_mask, shape_n, switch_case,
-    timestamp, tuple, unravel_index)
+    batch_to_space, case, control_dependencies, dynamic_partition, dynamic_stitch, edit_distance,
+    get_current_name_scope, get_static_value, group, guarantee_const, inside_function, is_symbolic_tensor, no_op,
+    numpy_function, parallel_stack, realdiv, required_space_to_batch_paddings, reverse_sequence, saturate_cast,
+    sequence_mask, shape_n, switch_case, timestamp, unravel_index)
+from ._array_more import tf_tuple as tuple  # noqa: E402,A004  (TF's name)
 from ._scan_fold import foldl, foldr, scan  # noqa: E402
 from .debugging import assert_equal, assert_greater, assert_less, assert_rank  # noqa: E402
 from .strings import as_string  # noqa: E402

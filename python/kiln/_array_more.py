@@ -2,7 +2,6 @@
 saturate_cast, dynamic_partition/stitch, reverse_sequence, switch_case, case, ...) and the graph-building
 helpers that eager TF 2 code still calls (no_op, group, tuple, control_dependencies: Kiln's traces keep
 stateful ops in program order, as TF's automatic control dependencies do)."""
-import builtins as _builtins
 import contextlib
 import time
 
@@ -89,7 +88,7 @@ def group(*inputs, **kwargs):
     return None
 
 
-def tuple(tensors, control_inputs=None, name=None):  # noqa: A001 - TF's name
+def tf_tuple(tensors, control_inputs=None, name=None):
     """The tensors (identities of them), None kept; control_inputs callables are called first."""
     from ._ops import identity
     for control in control_inputs or []:
@@ -181,7 +180,7 @@ def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
     if isinstance(branch_fns, dict):
         pairs = sorted(branch_fns.items())
     else:
-        pairs = [p if isinstance(p, (list, _builtins.tuple)) else (i, p) for i, p in enumerate(branch_fns)]
+        pairs = [p if isinstance(p, (list, tuple)) else (i, p) for i, p in enumerate(branch_fns)]
     if not pairs:
         raise ValueError("`branch_fns` must be a list or dict of callables, got an empty one.")
     keys = [int(k) for k, _ in pairs]
@@ -298,3 +297,71 @@ def required_space_to_batch_paddings(input_shape, block_shape, base_paddings=Non
     paddings = stack([start, add(end, extra)], axis=1)
     crops = stack([zeros_like(extra), extra], axis=1)
     return paddings, crops
+
+
+def batch_to_space(input, block_shape, crops, name=None):  # noqa: A002 - TF's name
+    """The inverse of space_to_batch: the batch's prod(block_shape) blocks moved back into the M spatial
+    dimensions, then cropped by crops [M, 2]. Static shapes."""
+    from ._ops import reshape, transpose
+    from ._ops import slice as _slice
+    x = _t(input)
+    block = [int(b) for b in np.ravel(_t(block_shape).numpy())]
+    crop = np.asarray(_t(crops).numpy()).reshape(-1, 2).astype(int)
+    shape = x.shape.as_list()
+    m = len(block)
+    if None in shape:
+        raise ValueError(f"batch_to_space in Kiln needs a static input shape, got {x.shape}")
+    if crop.shape[0] != m:
+        raise ValueError(f"crops must be [{m}, 2], got {list(crop.shape)}")
+    prod = int(np.prod(block))
+    if shape[0] % prod:
+        raise ValueError(f"The batch {shape[0]} is not divisible by the product of block_shape, {prod}")
+    batch, spatial, rest = shape[0] // prod, shape[1:1 + m], shape[1 + m:]
+    x = reshape(x, block + [batch] + spatial + rest)
+    perm = [m] + [p for k in range(m) for p in (m + 1 + k, k)] + list(range(2 * m + 1, 2 * m + 1 + len(rest)))
+    x = reshape(transpose(x, perm), [batch] + [s * b for s, b in zip(spatial, block)] + rest)
+    begin = [0] + [int(c[0]) for c in crop] + [0] * len(rest)
+    size = [batch] + [s * b - int(c[0]) - int(c[1]) for s, b, c in zip(spatial, block, crop)] + rest
+    if any(v < 0 for v in size):
+        raise ValueError(f"crops {crop.tolist()} are larger than the result's dimensions")
+    return _slice(x, begin, size)
+
+
+def edit_distance(hypothesis, truth, normalize=True, name="edit_distance"):
+    """Levenshtein distances between the sequences (last dimension) of two SparseTensors, [batch...] float32;
+    normalize divides by the truth's length (an empty truth gives inf)."""
+    from .sparse_tensor import SparseTensor
+    for what, sp in (("hypothesis", hypothesis), ("truth", truth)):
+        if not isinstance(sp, SparseTensor):
+            raise TypeError(f"{what} must be a SparseTensor.")
+
+    def sequences(indices, values, lead):
+        seqs = {}
+        for index, value in sorted(zip(map(tuple, indices.tolist()), values.tolist())):
+            seqs.setdefault(index[:-1], []).append(value)
+        return seqs
+
+    def levenshtein(a, b):
+        row = list(range(len(b) + 1))
+        for i, x in enumerate(a, 1):
+            prev, row[0] = row[0], i
+            for j, y in enumerate(b, 1):
+                prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+        return row[-1]
+
+    def run(hi, hv, hs, ti, tv, ts):
+        hi, hv, hs, ti, tv, ts = (np.asarray(v.numpy() if hasattr(v, "numpy") else v) for v in (hi, hv, hs, ti, tv, ts))
+        lead = np.maximum(hs[:-1], ts[:-1]).astype(int)
+        hyp, tru = sequences(hi, hv, lead), sequences(ti, tv, lead)
+        out = np.zeros(lead, np.float32)
+        for index in np.ndindex(*lead):
+            a, b = hyp.get(index, []), tru.get(index, [])
+            d = float(levenshtein(a, b))
+            out[index] = (d / len(b) if b else np.inf) if normalize else d
+        return out
+    inputs = [hypothesis.indices, hypothesis.values, hypothesis.dense_shape, truth.indices, truth.values,
+              truth.dense_shape]
+    if _eager(*inputs):
+        return _t(run(*inputs))
+    from .function import py_function
+    return py_function(run, inputs, _dtypes.float32)

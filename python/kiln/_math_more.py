@@ -282,3 +282,17 @@ def xlog1py(x, y, name=None):
     y = _t(y, dtype=x.dtype) if not isinstance(y, (_C.Tensor, _C.Variable)) else y
     zero = equal(x, zeros_like(x))
     return where(zero, zeros_like(x), multiply(x, log1p(where(zero, zeros_like(y), y))))
+
+
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    """The sum of a list of tensors of one shape and dtype (TF 2.15 deprecates it for add_n, which it equals)."""
+    from ._ops import add_n
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise ValueError("inputs must be a list of at least one Tensor/IndexedSlices with the same dtype and shape")
+    tensors = [_t(x) for x in inputs]
+    if any(t.dtype != tensors[0].dtype for t in tensors) or \
+            any(not t.shape.is_compatible_with(tensors[0].shape) for t in tensors):
+        raise ValueError("inputs must be a list of at least one Tensor/IndexedSlices with the same dtype and shape")
+    if tensor_dtype is not None and _dtypes.as_dtype(tensor_dtype) != tensors[0].dtype:
+        raise TypeError(f"tensor_dtype is {tensor_dtype}, but input is of type {tensors[0].dtype}")
+    return add_n(tensors)

@@ -697,3 +697,136 @@ def test_data_experimental_transformations():
     assert tf.data.experimental.get_structure(ds) == tf.TensorSpec([], tf.int64)
     woven = ds.take(4).apply(tf.data.experimental.parallel_interleave(lambda x: tf.data.Dataset.range(x), 2))
     assert list(woven.as_numpy_iterator()) == [0, 0, 1, 0, 1, 2]
+
+
+# ---- boxes, JPEG helpers, and the rest ------------------------------------------------------------------------
+
+# TF's non_max_suppression tests: three clusters of boxes.
+CLUSTER_BOXES = [[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11], [0, 10.1, 1, 11.1],
+                 [0, 100, 1, 101]]
+CLUSTER_SCORES = [0.9, 0.75, 0.6, 0.95, 0.5, 0.3]
+
+
+def test_non_max_suppression_as_tfs_tests():
+    assert tf.image.non_max_suppression(CLUSTER_BOXES, CLUSTER_SCORES, 3, 0.5).numpy().tolist() == [3, 0, 5]
+    assert tf.image.non_max_suppression(CLUSTER_BOXES, CLUSTER_SCORES, 3, 0.5, score_threshold=0.4).numpy().tolist() \
+        == [3, 0]
+    flipped = [[1, 1, 0, 0], [0, 0.1, 1, 1.1], [0, 0.9, 1, -0.1], [0, 10, 1, 11], [1, 10.1, 0, 11.1], [1, 101, 0, 100]]
+    assert tf.image.non_max_suppression(flipped, CLUSTER_SCORES, 3, 0.5).numpy().tolist() == [3, 0, 5]
+    selected, scores = tf.image.non_max_suppression_with_scores(CLUSTER_BOXES, CLUSTER_SCORES, 6, 1.0,
+                                                                soft_nms_sigma=0.5)
+    assert selected.numpy().tolist() == [3, 0, 1, 5, 4, 2]
+    np.testing.assert_allclose(scores.numpy(), [0.95, 0.9, 0.384, 0.3, 0.256, 0.197], atol=1e-3)
+    indices, valid = tf.image.non_max_suppression_padded(CLUSTER_BOXES, CLUSTER_SCORES, 5, 0.5,
+                                                         pad_to_max_output_size=True)
+    assert indices.numpy().tolist() == [3, 0, 5, 0, 0] and valid.numpy() == 3
+    overlaps = [[1.0, 0.9, 0.0], [0.9, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    assert tf.image.non_max_suppression_overlaps(overlaps, [0.5, 0.9, 0.1], 3, 0.5).numpy().tolist() == [1, 2]
+
+    @tf.function
+    def f(b, s):
+        return tf.image.non_max_suppression(b, s, 3, 0.5)
+    assert f(tf.constant(CLUSTER_BOXES), tf.constant(CLUSTER_SCORES)).numpy().tolist() == [3, 0, 5]
+
+
+def test_combined_non_max_suppression():
+    boxes = tf.constant([[[[0, 0, 1, 1]], [[0, 0.1, 1, 1.1]], [[0, 5, 1, 6]]]], tf.float32)
+    scores = tf.constant([[[0.9, 0.1], [0.8, 0.7], [0.2, 0.85]]])
+    nb, ns, nc, valid = tf.image.combined_non_max_suppression(boxes, scores, 2, 4, 0.5, clip_boxes=False)
+    np.testing.assert_allclose(ns.numpy(), [[0.9, 0.85, 0.7, 0.2]])
+    assert nc.numpy().tolist() == [[0, 1, 1, 0]] and valid.numpy().tolist() == [4]
+    np.testing.assert_allclose(nb.numpy()[0, 1], [0, 5, 1, 6])
+
+
+def test_crop_and_resize_samples_as_tf_does():
+    image = np.arange(2 * 4 * 5, dtype=np.float32).reshape(2, 4, 5, 1)
+    crops = tf.image.crop_and_resize(image, [[0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75], [0, 0, 2, 2]], [0, 1, 0],
+                                     [3, 3], extrapolation_value=-1.0).numpy()[..., 0]
+    # y = y1 (h-1) + i (y2 - y1)(h-1)/(crop_h-1); bilinear between pixels; outside: extrapolation_value
+    np.testing.assert_allclose(crops[0], [[0, 2, 4], [7.5, 9.5, 11.5], [15, 17, 19]])
+    np.testing.assert_allclose(crops[1], 20 + np.array([[4.75, 5.75, 6.75], [8.5, 9.5, 10.5], [12.25, 13.25, 14.25]]))
+    np.testing.assert_allclose(crops[2], [[0, 4, -1], [15, 19, -1], [-1, -1, -1]])
+    nearest = tf.image.crop_and_resize(image, [[0, 0, 1, 1]], [0], [2, 2], method="nearest").numpy()[0, ..., 0]
+    assert nearest.tolist() == [[0, 4], [15, 19]]
+    x = tf.constant(image)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        total = tf.reduce_sum(tf.image.crop_and_resize(x, [[0, 0, 1, 1]], [1], [4, 5]))
+    grad = tape.gradient(total, x).numpy()
+    assert grad[0].sum() == 0 and np.allclose(grad[1], 1.0)  # the box covers image 1's pixels exactly
+
+
+def test_draw_bounding_boxes_and_jpeg_helpers():
+    drawn = tf.image.draw_bounding_boxes(tf.zeros([1, 5, 5, 3]), [[[0, 0, 1, 0.5]]], [[1.0, 0.0, 0.0]]).numpy()
+    assert drawn[0, ..., 0].tolist() == [[1, 1, 1, 0, 0], [1, 0, 1, 0, 0], [1, 0, 1, 0, 0], [1, 0, 1, 0, 0],
+                                         [1, 1, 1, 0, 0]]
+    assert not drawn[..., 1:].any()
+    pixels = tf.cast(tf.reshape(tf.range(7 * 9 * 3) % 200, [7, 9, 3]), tf.uint8)
+    jpeg = tf.image.encode_jpeg(pixels, quality=100)
+    assert tf.image.extract_jpeg_shape(jpeg).numpy().tolist() == [7, 9, 3]
+    assert tf.io.extract_jpeg_shape(jpeg, output_type=tf.int64).dtype == tf.int64
+    cropped = tf.io.decode_and_crop_jpeg(jpeg, [1, 2, 3, 4])
+    np.testing.assert_array_equal(cropped.numpy(), tf.image.decode_jpeg(jpeg).numpy()[1:4, 2:6])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.image.decode_and_crop_jpeg(jpeg, [5, 5, 5, 5])
+
+
+def test_batch_to_space_inverts_space_to_batch():
+    x = np.arange(1, 5, dtype=np.float32).reshape(4, 1, 1, 1)  # TF's documented example
+    assert tf.batch_to_space(x, [2, 2], [[0, 0], [0, 0]]).numpy()[..., 0].tolist() == [[[1, 2], [3, 4]]]
+    image = np.arange(2 * 4 * 6 * 3, dtype=np.float32).reshape(2, 4, 6, 3)
+    for paddings in ([[0, 0], [0, 0]], [[1, 1], [0, 3]]):
+        batched = tf.space_to_batch(image, [2, 3], paddings)
+        np.testing.assert_array_equal(tf.batch_to_space(batched, [2, 3], paddings).numpy(), image)
+
+
+def test_edit_distance_as_tfs_documented_example():
+    hypothesis = tf.SparseTensor([[0, 0, 0], [1, 0, 0]], ["a", "b"], (2, 1, 1))
+    truth = tf.SparseTensor([[0, 1, 0], [1, 0, 0], [1, 0, 1], [1, 1, 0]], ["a", "b", "c", "a"], (2, 2, 2))
+    assert tf.edit_distance(hypothesis, truth).numpy().tolist() == [[np.inf, 1.0], [0.5, 1.0]]
+    assert tf.edit_distance(hypothesis, truth, normalize=False).numpy().tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    kitten = tf.SparseTensor([[0, i] for i in range(6)], list("kitten"), (1, 6))
+    sitting = tf.SparseTensor([[0, i] for i in range(7)], list("sitting"), (1, 7))
+    assert tf.edit_distance(kitten, sitting, normalize=False).numpy().tolist() == [3.0]
+
+
+def test_strings_ragged_math_io_additions(tmp_path):
+    joined = tf.strings.unsorted_segment_join(["this", "is", "a", "test"], [0, 0, 1, 0], 3, separator=":")
+    assert joined.numpy().tolist() == [b"this:is:test", b"a", b""]
+    grid = tf.strings.unsorted_segment_join([["Y", "q", "c"], ["Y", "6", "6"], ["p", "G", "a"]], [1, 0, 1], 2)
+    assert grid.numpy().tolist() == [[b"Y", b"6", b"6"], [b"Yp", b"qG", b"ca"]]
+    stacked = tf.ragged.stack_dynamic_partitions(["a", "b", "c", "d", "e"], [3, 0, 2, 2, 3], 5)
+    assert stacked.to_list() == [[b"b"], [], [b"c", b"d"], [b"a", b"e"], []]
+    assert tf.math.accumulate_n([tf.constant([1, 2]), tf.constant([3, 4])]).numpy().tolist() == [4, 6]
+    with pytest.raises(ValueError):
+        tf.math.accumulate_n([tf.constant([1]), tf.constant([1, 2])])
+    for name in ("b.txt", "a.txt", "c.bin"):
+        tf.io.write_file(str(tmp_path / name), "x")
+    found = tf.io.matching_files(str(tmp_path / "*.txt")).numpy().tolist()
+    assert found == [str(tmp_path / "a.txt").encode(), str(tmp_path / "b.txt").encode()]
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.io.matching_files(str(tmp_path / "*.none"))
+
+
+def test_exponential_moving_average():
+    v = tf.Variable([1.0, 2.0])
+    ema = tf.train.ExponentialMovingAverage(0.9)
+    ema.apply([v])
+    assert ema.average(v).numpy().tolist() == [1.0, 2.0] and ema.average_name(v) == "Variable/ExponentialMovingAverage"
+    v.assign([3.0, 4.0])
+    ema.apply([v])
+    np.testing.assert_allclose(ema.average(v).numpy(), [1.2, 2.2])  # shadow -= (1 - 0.9)(shadow - var)
+    step, w = tf.Variable(0), tf.Variable(0.0)
+    counted = tf.train.ExponentialMovingAverage(0.99, num_updates=step)
+    counted.apply([w])
+    w.assign(10.0)
+    counted.apply([w])  # decay min(0.99, (1 + 0) / (10 + 0)) = 0.1
+    np.testing.assert_allclose(counted.average(w).numpy(), 9.0)
+    assert ema.average(w) is None
+
+
+def test_checkpoints_iterator(tmp_path):
+    checkpoint = tf.train.Checkpoint(v=tf.Variable(1.0))
+    checkpoint.save(str(tmp_path / "ckpt"))
+    seen = [os.path.basename(p) for p in tf.train.checkpoints_iterator(str(tmp_path), timeout=0.2)]
+    assert seen == ["ckpt-1"]

@@ -25,7 +25,7 @@ QUANTIZED = ("a quantized dtype: the engine has no quantized element type, so a 
 LINEAR_OPERATOR = "tf.linalg.LinearOperator and its family are not written (dense linalg functions are)"
 GRAPH_V1 = "TF 1's graph building (GraphDef, Session-era API): Kiln traces tf.function into its own graphs"
 DATA_MORE = "tf.data.experimental transformation not written (Dataset's own methods cover most)"
-NMS = "box ops (non-max suppression family, crop_and_resize, glimpses) not written"
+BOXES = "box op not written (non-max suppression, crop_and_resize and draw_bounding_boxes are)"
 CODEC = "image codec not in Kiln (PNG and JPEG are)"
 PROTO = "TF protocol-buffer codec op (descriptor pools) not written"
 EXTENSION = "extension types (tf.experimental.ExtensionType and its batch/dispatch API) are not in Kiln"
@@ -57,10 +57,8 @@ LEFT_OUT = {
         "TensorArraySpec": "tf.function takes no TensorArray arguments in Kiln, so no spec of them",
         "acos": ENGINE_OP, "asin": ENGINE_OP, "atan": ENGINE_OP, "atan2": ENGINE_OP,
         "matrix_square_root": "tf.linalg.sqrtm (a Schur-method op) is not written",
-        "batch_to_space": "the inverse of tf.nn.space_to_batch is not written",
         "bitcast": "reinterpreting a tensor's bytes as another dtype needs an engine op (not written)",
         "conv": "TF's generic N-D convolution entry (batch_dims, groups) is not written; tf.nn's convolutions are",
-        "edit_distance": "Levenshtein distance of SparseTensor sequences is not written",
         "extract_volume_patches": "3-D patch extraction is not written (tf.image.extract_patches is)",
         "fingerprint": "TF's Fingerprint op (FarmHash of each row's bytes) is not written",
         "vectorized_map": "TF's pfor vectorizer is not in Kiln (tf.map_fn is)",
@@ -133,27 +131,19 @@ LEFT_OUT = {
         "tensorrt": "TensorRT (NVIDIA GPUs) is not in Kiln",
     },
     "image": {
-        **{name: NMS for name in ("combined_non_max_suppression", "non_max_suppression",
-                                  "non_max_suppression_overlaps", "non_max_suppression_padded",
-                                  "non_max_suppression_with_scores", "crop_and_resize", "extract_glimpse",
-                                  "generate_bounding_box_proposals", "draw_bounding_boxes",
-                                  "sample_distorted_bounding_box", "stateless_sample_distorted_bounding_box")},
+        **{name: BOXES for name in ("extract_glimpse", "generate_bounding_box_proposals",
+                                    "sample_distorted_bounding_box", "stateless_sample_distorted_bounding_box")},
         "decode_bmp": CODEC, "decode_gif": CODEC,
-        "decode_and_crop_jpeg": "JPEG's decode-a-window entry is not written (decode_jpeg then crop)",
-        "extract_jpeg_shape": "not written (decode_jpeg gives the shape)",
         "ssim_multiscale": "not written (ssim is)",
     },
     "io": {
         "SparseFeature": "parse_example's SparseFeature is not written (VarLen, FixedLen and Ragged are)",
         "decode_bmp": CODEC, "decode_gif": CODEC,
-        "decode_and_crop_jpeg": "JPEG's decode-a-window entry is not written (decode_jpeg then crop)",
-        "extract_jpeg_shape": "not written (decode_jpeg gives the shape)",
         "decode_json_example": PROTO, "decode_proto": PROTO, "encode_proto": PROTO,
         "deserialize_many_sparse": "SparseTensor serialization ops are not written",
         "serialize_many_sparse": "SparseTensor serialization ops are not written",
         "serialize_sparse": "SparseTensor serialization ops are not written",
         "match_filenames_once": "TF 1 local-variable helper (use tf.io.gfile.glob)",
-        "matching_files": "not written as an op (tf.io.gfile.glob and Dataset.list_files are)",
         "parse_sequence_example": "SequenceExample parsing is not written (Example parsing is)",
         "parse_single_sequence_example": "SequenceExample parsing is not written (Example parsing is)",
         "write_graph": GRAPH_V1,
@@ -172,7 +162,6 @@ LEFT_OUT = {
                                       "erfcinv", "erfinv", "igamma", "igammac", "lbeta", "lgamma", "ndtri",
                                       "polygamma", "zeta")},
         "special": SPECIAL + " (tf.math.special: Bessel, Dawson, Fresnel, spence)",
-        "accumulate_n": "deprecated in TF 2.15 in favour of tf.math.add_n, which Kiln has",
         "segment_prod": "no product segment reduction in the engine (sums, means, max and min are there)",
         "unsorted_segment_prod": "no product segment reduction in the engine (sums, means, max and min are there)",
         "sobol_sample": "Sobol sequences are not written",
@@ -182,7 +171,6 @@ LEFT_OUT = {
     "ragged": {
         "cross": "feature crosses of ragged inputs are not written",
         "cross_hashed": "feature crosses of ragged inputs are not written",
-        "stack_dynamic_partitions": "not written",
     },
     "saved_model": {
         **{name: SAVED_FILES for name in (
@@ -201,7 +189,6 @@ LEFT_OUT = {
     },
     "strings": {
         "format": "not written (tf.strings.join and as_string cover simple cases)",
-        "unsorted_segment_join": "not written",
     },
     "summary": {
         "audio": "audio summaries are not written (scalars, images, histograms and text are)",
@@ -222,8 +209,6 @@ LEFT_OUT = {
         "TrackableView": "not written",
         "ClusterDef": CLUSTER, "ClusterSpec": CLUSTER, "JobDef": CLUSTER, "ServerDef": CLUSTER,
         "Coordinator": "TF 1 thread coordination for queue runners (tf.queue is being written)",
-        "ExponentialMovingAverage": "not written (Keras' optimizers' use_ema option is)",
-        "checkpoints_iterator": "not written (tf.train.latest_checkpoint is)",
         "experimental": "tf.train.experimental (PythonState, sharding policies) is not written",
     },
     "types.experimental": {

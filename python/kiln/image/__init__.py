@@ -16,3 +16,6 @@ from ._random import (random_brightness, random_contrast, random_crop, random_fl
                       stateless_random_flip_left_right, stateless_random_flip_up_down, stateless_random_hue,
                       stateless_random_jpeg_quality, stateless_random_saturation)
 from ._resize import ResizeMethod, resize, resize_with_pad  # noqa: F401
+from ._boxes import (combined_non_max_suppression, crop_and_resize, decode_and_crop_jpeg,  # noqa: F401,E402
+                     draw_bounding_boxes, extract_jpeg_shape, non_max_suppression, non_max_suppression_overlaps,
+                     non_max_suppression_padded, non_max_suppression_with_scores)

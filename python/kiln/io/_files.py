@@ -38,6 +38,17 @@ def write_file(filename, contents, name=None):
         f.write(contents)
 
 
+def matching_files(pattern, name=None):
+    """The files matching a glob pattern (or each of a vector of them), sorted, as a string tensor."""
+    import numpy as np
+    from .._ops import constant, convert_to_tensor
+    patterns = convert_to_tensor(pattern).numpy()
+    found = sorted({f for p in np.ravel(patterns) for f in _glob.glob(_path(p))})
+    if not found:
+        raise _errors.NotFoundError(f"No files matched pattern: {_path(np.ravel(patterns)[0])}")
+    return constant(np.asarray([f.encode() for f in found], dtype=object))
+
+
 class gfile:  # noqa: N801 - tf.io.gfile is a module in TF
     @staticmethod
     def exists(path):
