@@ -217,3 +217,70 @@ def assert_same_float_dtype(tensors=None, dtype=None):
     if not found.is_floating:
         raise ValueError(f"Expected floating point type, got {found}.")
     return found
+
+
+def _shape_spec(spec):
+    """A shape spec as a list: ints, symbols (strings), '.' (any size) and a leading '...' (any leading dims)."""
+    if isinstance(spec, str):
+        return list(spec)  # TF: a string is a sequence of one-character symbols ("NHWC")
+    try:
+        return list(spec)
+    except TypeError:
+        raise ValueError(f"Shape spec {spec!r} must be an iterable") from None
+
+
+def assert_shapes(shapes, data=None, summarize=None, message=None, name=None):
+    """Checks tensors' shapes against specs (ints, symbol strings that must take one size everywhere, '.' for any
+    size, a leading '...' for any leading dimensions). A mismatch known without running a graph raises
+    ValueError (TF's static check); sizes known only when a traced function runs are checked then
+    (InvalidArgumentError)."""
+    from ._ops import shape as _shape, equal, reduce_all, constant, stack
+    pairs = list(shapes.items()) if isinstance(shapes, dict) else list(shapes)
+    prefix = f"{message} " if message else ""
+    sizes = {}        # symbol -> (static size or None, a tensor of the size, where it was set)
+    runtime = []
+    for tensor, spec in pairs:
+        tensor = _tensor(tensor)
+        spec = _shape_spec(spec)
+        rank = tensor.shape.rank
+        ellipsis = bool(spec) and spec[0] == "..."
+        dims = spec[1:] if ellipsis else spec
+        if "..." in dims:
+            raise ValueError(f"{prefix}'...' may only be the first dimension of a shape spec, got {spec}")
+        if rank is not None and (rank < len(dims) if ellipsis else rank != len(dims)):
+            raise ValueError(f"{prefix}Specified by tensor {getattr(tensor, 'name', '')} dimension 0.  Tensor "
+                             f"must have rank {len(dims)}{' or more' if ellipsis else ''}.  Received rank {rank}, "
+                             f"shape {tensor.shape}")
+        first = (rank - len(dims)) if rank is not None else 0
+        for k, want in enumerate(dims):
+            if want == ".":
+                continue
+            axis = first + k
+            static = tensor.shape[axis] if rank is not None else None
+            dynamic = None if static is not None else _shape(tensor)[axis]
+            where = f"dimension {axis}"
+            if isinstance(want, str):
+                if want not in sizes:
+                    sizes[want] = (static, dynamic if dynamic is not None else constant(static), where)
+                    continue
+                known, size, origin = sizes[want]
+                if static is not None and known is not None:
+                    if static != known:
+                        raise ValueError(f"{prefix}Specified by tensor {origin}.  Tensor dimension {axis} must have "
+                                         f"size {known}.  Received size {static}, shape {tensor.shape}")
+                    continue
+                runtime.append((dynamic if dynamic is not None else constant(static), size,
+                                f"dimension {axis} must match {want} ({origin})"))
+            else:
+                want = int(want)
+                if static is not None:
+                    if static != want:
+                        raise ValueError(f"{prefix}Tensor dimension {axis} must have size {want}.  Received size "
+                                         f"{static}, shape {tensor.shape}")
+                else:
+                    runtime.append((dynamic, constant(want), f"dimension {axis} must have size {want}"))
+    if runtime:
+        got = stack([r[0] for r in runtime])
+        want = stack([r[1] for r in runtime])
+        _check(reduce_all(equal(got, want)), [prefix + "Shape mismatch: " + "; ".join(r[2] for r in runtime),
+                                              got, want], summarize)

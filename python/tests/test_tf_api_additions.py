@@ -830,3 +830,21 @@ def test_checkpoints_iterator(tmp_path):
     checkpoint.save(str(tmp_path / "ckpt"))
     seen = [os.path.basename(p) for p in tf.train.checkpoints_iterator(str(tmp_path), timeout=0.2)]
     assert seen == ["ckpt-1"]
+
+
+def test_assert_shapes_static_and_at_run_time():
+    x, y, z = tf.zeros([2, 3]), tf.zeros([3]), tf.zeros([4, 2, 3])
+    tf.debugging.assert_shapes([(x, ("N", "Q")), (y, ("Q",)), (z, ("...", "N", "Q")), (tf.constant(1.0), [])])
+    tf.debugging.assert_shapes([(x, (2, ".")), (z, ("...", 3))])
+    with pytest.raises(ValueError, match="must have size 2"):
+        tf.debugging.assert_shapes([(x, ("N", "Q")), (y, ("N",))])
+    with pytest.raises(ValueError, match="rank"):
+        tf.debugging.assert_shapes([(x, ("N",))])
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3]), tf.TensorSpec([None])])
+    def f(a, b):
+        tf.debugging.assert_shapes([(a, ("N", 3)), (b, ("N",))])
+        return a
+    assert f(tf.zeros([2, 3]), tf.zeros([2])).shape == (2, 3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must match N"):
+        f(tf.zeros([2, 3]), tf.zeros([5]))

@@ -98,7 +98,6 @@ LEFT_OUT = {
         "make_saveable_from_iterator": "TF 1 saveables; tf.train.Checkpoint saves iterators in Kiln",
     },
     "debugging": {
-        "assert_shapes": "not written (symbolic dimension matching across tensors)",
         "experimental": "tf.debugging.experimental (the debugger v2 dumps) is not in Kiln",
         "enable_traceback_filtering": "Kiln does not filter its frames out of tracebacks",
         "disable_traceback_filtering": "Kiln does not filter its frames out of tracebacks",
