@@ -74,6 +74,7 @@ from ._array_more import (  # noqa: E402
     sequence_mask, shape_n, switch_case, timestamp, unravel_index)
 from ._array_more import tf_tuple as tuple  # noqa: E402,A004  (TF's name)
 from ._scan_fold import foldl, foldr, scan  # noqa: E402
+from ._tensor_proto import make_ndarray, make_tensor_proto  # noqa: E402
 from .debugging import assert_equal, assert_greater, assert_less, assert_rank  # noqa: E402
 from .strings import as_string  # noqa: E402
 from .linalg import eig, eigvals  # noqa: E402

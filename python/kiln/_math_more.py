@@ -296,3 +296,47 @@ def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
     if tensor_dtype is not None and _dtypes.as_dtype(tensor_dtype) != tensors[0].dtype:
         raise TypeError(f"tensor_dtype is {tensor_dtype}, but input is of type {tensors[0].dtype}")
     return add_n(tensors)
+
+
+def expm1(x, name=None):
+    """exp(x) - 1 to a few ulps (Kahan's (u - 1) x / log(u), u = exp(x), inside |x| <= 1), gradient exp(x)."""
+    from .autodiff import custom_gradient
+    from ._ops import equal, exp, log, multiply, divide, subtract, where
+    x = _float_input(x, "expm1")
+    if x.dtype.is_complex:
+        raise TypeError("tf.math.expm1 of a complex tensor is not supported by Kiln")
+
+    @custom_gradient
+    def f(v):
+        u = exp(v)
+        um1 = subtract(u, _const(1.0, u))
+        at_one = equal(u, _const(1.0, u))
+        at_zero = equal(um1, _const(-1.0, um1))
+        safe_log = log(where(at_one, _const(2.0, u), u))
+        ratio = divide(multiply(um1, v), safe_log)
+        value = where(at_one, v, where(at_zero, _const(-1.0, v), ratio))
+        # past |v| = 1, u - 1 cancels nothing (and (u - 1) v could overflow before exp(v) does)
+        from ._ops import abs as _abs, greater
+        value = where(greater(_abs(v), _const(1.0, v)), um1, value)
+
+        def grad(dy):
+            return multiply(dy, u)
+        return value, grad
+    return f(x)
+
+
+def nextafter(x1, x2, name=None):
+    """The next representable value after x1 toward x2 (NumPy's nextafter; not differentiable, as TF's)."""
+    from ._ops import constant
+    x1 = _t(x1)
+    x2 = _t(x2, dtype=x1.dtype) if not isinstance(x2, (_C.Tensor, _C.Variable)) else x2
+    if x1.dtype not in (_dtypes.float32, _dtypes.float64) or x2.dtype != x1.dtype:
+        raise TypeError(f"nextafter takes two float32 or two float64 tensors, got {x1.dtype.name} and "
+                        f"{x2.dtype.name}")
+    np_type = x1.dtype.as_numpy_dtype
+    if not _C.is_tracing() and not x1._is_symbolic and not x2._is_symbolic:
+        import numpy as np
+        return constant(np.nextafter(x1.numpy(), x2.numpy()).astype(np_type))
+    from .function import py_function
+    import numpy as np
+    return py_function(lambda a, b: np.nextafter(a.numpy(), b.numpy()).astype(np_type), [x1, x2], x1.dtype)

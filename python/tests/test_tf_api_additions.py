@@ -532,7 +532,8 @@ def test_gfile_additions(tmp_path):
     assert tf.io.gfile.join(str(tmp_path), "x") == os.path.join(str(tmp_path), "x")
     walked = list(tf.io.gfile.walk(str(tmp_path)))
     assert walked[0][0] == str(tmp_path) and sorted(walked[0][2]) == ["a.txt", "b.txt"]
-    assert tf.io.decode_png is tf.image.decode_png and tf.io.encode_jpeg is tf.image.encode_jpeg
+    png = tf.io.encode_png(tf.reshape(tf.range(12, dtype=tf.uint8), [2, 2, 3]))  # tf.io has tf.image's codecs
+    assert tf.io.decode_png(png).numpy().ravel().tolist() == list(range(12)) and tf.io.is_jpeg(png).numpy() == False
 
 
 def test_config_and_autograph_aliases(capsys):
@@ -848,3 +849,37 @@ def test_assert_shapes_static_and_at_run_time():
     assert f(tf.zeros([2, 3]), tf.zeros([2])).shape == (2, 3)
     with pytest.raises(tf.errors.InvalidArgumentError, match="must match N"):
         f(tf.zeros([2, 3]), tf.zeros([5]))
+
+
+def test_expm1_keeps_float32_accuracy_and_its_gradient():
+    x = np.array([-100.0, -20.0, -1.0, -1e-3, -1e-8, 0.0, 1e-10, 1e-5, 0.3, 1.0, 10.0, 88.0], np.float32)
+    np.testing.assert_allclose(tf.math.expm1(x).numpy(), np.expm1(x.astype(np.float64)), rtol=2e-7, atol=0)
+    samples = np.random.default_rng(0).uniform(-5, 5, 2000).astype(np.float32)
+    np.testing.assert_allclose(tf.math.expm1(samples).numpy(), np.expm1(samples.astype(np.float64)), rtol=2e-7)
+    assert tf.math.expm1(np.float32(89.0)).numpy() == np.inf  # past float32's range, as TF's
+    check_gradients(lambda v: tf.reduce_sum(tf.math.expm1(v)), [tf.constant([-2.0, 1e-7, 0.5, 3.0], tf.float64)])
+
+    @tf.function
+    def f(v):
+        return tf.math.expm1(v)
+    np.testing.assert_allclose(f(tf.constant([1e-7, 2.0])).numpy(), np.expm1([1e-7, 2.0]), rtol=2e-7)
+
+
+def test_nextafter():
+    got = tf.math.nextafter(tf.constant([1.0, 1.0, 0.0]), [2.0, 0.0, 1.0]).numpy()
+    np.testing.assert_array_equal(got, np.nextafter(np.float32([1, 1, 0]), np.float32([2, 0, 1])))
+    assert tf.math.nextafter(tf.constant(1.0, tf.float64), 2.0).numpy() == 1 + 2.0 ** -52
+
+
+def test_tensor_protos():
+    proto = tf.make_tensor_proto([[1.0, 2.0], [3.0, 4.0]])
+    assert proto.dtype == 1 and [d.size for d in proto.tensor_shape.dim] == [2, 2] and len(proto.tensor_content) == 16
+    assert tf.make_ndarray(proto).tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    filled = tf.make_tensor_proto(7, shape=[2, 3])
+    assert list(filled.int_val) == [7] and tf.make_ndarray(filled).tolist() == [[7] * 3] * 2  # TF writes it once
+    assert tf.make_ndarray(tf.make_tensor_proto(["a", b"b"])).tolist() == [b"a", b"b"]
+    assert tf.make_ndarray(tf.make_tensor_proto(np.float16(1.5))) == np.float16(1.5)
+    assert tf.make_tensor_proto(1.0, dtype=tf.float64).dtype == 2
+    assert tf.io.parse_tensor(proto.SerializeToString(), tf.float32).numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(TypeError):
+        tf.make_tensor_proto([1, 2, 3], shape=[2], verify_shape=True)

@@ -65,8 +65,6 @@ LEFT_OUT = {
         "import_graph_def": GRAPH_V1,
         "load_library": "TF custom-op shared libraries cannot load into Kiln's engine",
         "load_op_library": "TF custom-op shared libraries cannot load into Kiln's engine",
-        "make_ndarray": "TensorProto conversion is not exposed (checkpoints and SavedModels handle their own)",
-        "make_tensor_proto": "TensorProto conversion is not exposed (checkpoints and SavedModels handle their own)",
         "nondifferentiable_batch_function": "server-side request batching of a function is not in Kiln "
                                             "(kiln-serve batches requests itself)",
         "random_index_shuffle": "TF's random index permutation op is not written",
@@ -156,7 +154,6 @@ LEFT_OUT = {
     },
     "math": {
         "acos": ENGINE_OP, "asin": ENGINE_OP, "atan": ENGINE_OP, "atan2": ENGINE_OP, "erfc": ENGINE_OP,
-        "expm1": ENGINE_OP, "nextafter": ENGINE_OP,
         **{name: SPECIAL for name in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "betainc", "digamma",
                                       "erfcinv", "erfinv", "igamma", "igammac", "lbeta", "lgamma", "ndtri",
                                       "polygamma", "zeta")},
