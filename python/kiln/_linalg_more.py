@@ -115,3 +115,63 @@ def tridiagonal_solve(diagonals, rhs, diagonals_format="compact", transpose_rhs=
     if vector:
         return squeeze(x, -1)
     return matrix_transpose(x) if transpose_rhs else x
+
+
+def _shift(m, k, dtype):
+    """The [m, m] matrix with ones at (i, i + k)."""
+    from ._ops import constant
+    return constant(np.eye(m, k=k), dtype=dtype)
+
+
+def banded_triangular_solve(bands, rhs, lower=True, adjoint=False, name=None):
+    """x with A x = rhs for the triangular A whose K bands are given [..., K, M] in TF's LEFT_RIGHT layout
+    (lower: row k is the k-th subdiagonal, padded on the left; upper: row K-1-k the k-th superdiagonal, padded
+    on the right); the dense A is built and solved."""
+    from ._ops import add, expand_dims, multiply
+    from ._linalg_ops import triangular_solve
+    bands, rhs = _t(bands), _t(rhs)
+    k_count, m = bands.shape[-2], bands.shape[-1]
+    if k_count is None or m is None:
+        raise ValueError("banded_triangular_solve in Kiln needs the band count and size known when traced")
+    dense = None
+    for k in range(k_count):
+        row = bands[..., k, :] if lower else bands[..., k_count - 1 - k, :]
+        term = multiply(expand_dims(row, -1), _shift(m, -k if lower else k, bands.dtype))
+        dense = term if dense is None else add(dense, term)
+    return triangular_solve(dense, rhs, lower=lower, adjoint=adjoint)
+
+
+def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=None, tol=None, name=None):
+    """Eigenvalues (ascending) of the Hermitian tridiagonal matrix with diagonal alpha [n] and off-diagonal beta
+    [n-1], and with eigvals_only=False the eigenvectors as columns; select 'a' all, 'i' those of indices
+    select_range = (lo, hi) inclusive, 'v' those in the interval (lo, hi]. From the dense matrix's eigh."""
+    from ._ops import add, conj, expand_dims, gather, greater, less_equal, logical_and, multiply, pad
+    from ._array_ops import boolean_mask
+    from ._linalg_ops import eigh
+    alpha, beta = _t(alpha), _t(beta)
+    n = alpha.shape[0]
+    if n is None or alpha.shape.rank != 1 or beta.shape.rank != 1 or beta.shape[0] != n - 1:
+        raise ValueError(f"alpha must be [n] and beta [n - 1], got {alpha.shape} and {beta.shape}")
+    if beta.dtype.is_complex and not alpha.dtype.is_complex:
+        from ._ops import complex as _complex, zeros_like
+        alpha = _complex(alpha, zeros_like(alpha))
+    padded = pad(beta, [[0, 1]])
+    below = pad(conj(beta), [[1, 0]]) if beta.dtype.is_complex else pad(beta, [[1, 0]])
+    eye = _shift(n, 0, alpha.dtype)
+    dense = add(add(multiply(expand_dims(alpha, -1), eye), multiply(expand_dims(padded, -1), _shift(n, 1, alpha.dtype))),
+                multiply(expand_dims(below, -1), _shift(n, -1, alpha.dtype)))
+    values, vectors = eigh(dense)
+    if select in ("a", "all"):
+        chosen = None
+    elif select in ("i", "index"):
+        lo, hi = (int(v) for v in select_range)
+        chosen = list(range(lo, hi + 1))
+        values, vectors = gather(values, chosen), gather(vectors, chosen, axis=1)
+    elif select in ("v", "value"):
+        lo, hi = select_range
+        keep = logical_and(greater(values, _t(lo, dtype=values.dtype)), less_equal(values, _t(hi, dtype=values.dtype)))
+        values = boolean_mask(values, keep)
+        vectors = boolean_mask(vectors, keep, axis=1)
+    else:
+        raise ValueError(f"select must be 'a', 'v' or 'i', got {select!r}")
+    return values if eigvals_only else (values, vectors)

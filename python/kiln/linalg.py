@@ -17,5 +17,5 @@ from ._linalg_ops import (  # noqa: E402,F401
     set_diag, slogdet, solve, svd, trace, triangular_solve)
 
 
-from ._linalg_more import (matrix_rank, tensor_diag, tensor_diag_part, tridiagonal_matmul,  # noqa: E402,F401
-                           tridiagonal_solve)
+from ._linalg_more import (banded_triangular_solve, eigh_tridiagonal, matrix_rank, tensor_diag,  # noqa: E402,F401
+                           tensor_diag_part, tridiagonal_matmul, tridiagonal_solve)

@@ -883,3 +883,41 @@ def test_tensor_protos():
     assert tf.io.parse_tensor(proto.SerializeToString(), tf.float32).numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
     with pytest.raises(TypeError):
         tf.make_tensor_proto([1, 2, 3], shape=[2], verify_shape=True)
+
+
+def test_banded_triangular_solve_in_tfs_layout():
+    rng = np.random.default_rng(0)
+    m, k = 5, 3
+    lower_bands = rng.normal(size=(k, m))
+    lower_bands[0] += 4
+    lower = np.zeros((m, m))
+    for band in range(k):
+        for i in range(band, m):
+            lower[i, i - band] = lower_bands[band, i]  # row band: the band-th subdiagonal, padded on the left
+    upper_bands = rng.normal(size=(k, m))
+    upper_bands[k - 1] += 4
+    upper = np.zeros((m, m))
+    for band in range(k):
+        for i in range(m - band):
+            upper[i, i + band] = upper_bands[k - 1 - band, i]  # the diagonal last, superdiagonals padded right
+    rhs = rng.normal(size=(m, 2))
+    np.testing.assert_allclose(tf.linalg.banded_triangular_solve(lower_bands, rhs).numpy(),
+                               np.linalg.solve(lower, rhs), rtol=1e-10)
+    np.testing.assert_allclose(tf.linalg.banded_triangular_solve(upper_bands, rhs, lower=False).numpy(),
+                               np.linalg.solve(upper, rhs), rtol=1e-10)
+    np.testing.assert_allclose(tf.linalg.banded_triangular_solve(upper_bands, rhs, lower=False, adjoint=True).numpy(),
+                               np.linalg.solve(upper.T, rhs), rtol=1e-10)
+
+
+def test_eigh_tridiagonal_against_numpy():
+    rng = np.random.default_rng(1)
+    alpha, beta = rng.normal(size=6), rng.normal(size=5)
+    dense = np.diag(alpha) + np.diag(beta, 1) + np.diag(beta, -1)
+    expected = np.linalg.eigvalsh(dense)
+    np.testing.assert_allclose(tf.linalg.eigh_tridiagonal(alpha, beta).numpy(), expected, atol=1e-12)
+    values, vectors = tf.linalg.eigh_tridiagonal(alpha, beta, eigvals_only=False)
+    np.testing.assert_allclose(dense @ vectors.numpy(), vectors.numpy() * values.numpy(), atol=1e-12)
+    np.testing.assert_allclose(tf.linalg.eigh_tridiagonal(alpha, beta, select="i", select_range=(1, 3)).numpy(),
+                               expected[1:4], atol=1e-12)
+    inside = tf.linalg.eigh_tridiagonal(alpha, beta, select="v", select_range=(-1.0, 1.0)).numpy()
+    np.testing.assert_allclose(inside, expected[(expected > -1) & (expected <= 1)], atol=1e-12)

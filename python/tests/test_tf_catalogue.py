@@ -147,7 +147,6 @@ LEFT_OUT = {
     },
     "linalg": {
         **{name: LINEAR_OPERATOR for name in TF_2_15["linalg"] if name.startswith("LinearOperator")},
-        "banded_triangular_solve": "not written", "eigh_tridiagonal": "not written",
         "experimental": "tf.linalg.experimental (conjugate_gradient) is not written",
         "logm": "matrix logarithm (complex Schur) is not written",
         "sqrtm": "matrix square root (Schur method) is not written",
