@@ -158,8 +158,8 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
     padded = pad(beta, [[0, 1]])
     below = pad(conj(beta), [[1, 0]]) if beta.dtype.is_complex else pad(beta, [[1, 0]])
     eye = _shift(n, 0, alpha.dtype)
-    dense = add(add(multiply(expand_dims(alpha, -1), eye), multiply(expand_dims(padded, -1), _shift(n, 1, alpha.dtype))),
-                multiply(expand_dims(below, -1), _shift(n, -1, alpha.dtype)))
+    dense = add(multiply(expand_dims(alpha, -1), eye), multiply(expand_dims(padded, -1), _shift(n, 1, alpha.dtype)))
+    dense = add(dense, multiply(expand_dims(below, -1), _shift(n, -1, alpha.dtype)))
     values, vectors = eigh(dense)
     if select in ("a", "all"):
         chosen = None

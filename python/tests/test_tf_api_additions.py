@@ -568,14 +568,16 @@ def test_scan_and_folds_in_functions(signature):
     def f(x):
         return (tf.scan(lambda a, v: a * 0.5 + v, x, initializer=tf.constant(0.0)),
                 tf.scan(lambda a, v: a + v, x, reverse=True),
-                tf.foldl(lambda a, v: a + v * v, x), tf.foldr(lambda a, v: a * 2.0 + v, x, initializer=tf.constant(0.0)))
+                tf.foldl(lambda a, v: a + v * v, x),
+                tf.foldr(lambda a, v: a * 2.0 + v, x, initializer=tf.constant(0.0)))
     s, r, fl, fr = f(tf.constant([1.0, 2.0, 3.0]))
     assert s.numpy().tolist() == [1.0, 2.5, 4.25] and r.numpy().tolist() == [6.0, 5.0, 3.0]
     assert fl.numpy() == 14.0 and fr.numpy() == 17.0
 
 
 def test_scan_gradient():
-    check_gradients(lambda x: tf.reduce_sum(tf.scan(lambda a, v: a * v, x)), [tf.constant([1.5, 2.0, -3.0], tf.float64)])
+    check_gradients(lambda x: tf.reduce_sum(tf.scan(lambda a, v: a * v, x)),
+                    [tf.constant([1.5, 2.0, -3.0], tf.float64)])
 
 
 # ---- linalg, signal, image, sparse, data ---------------------------------------------------------------------
@@ -658,8 +660,8 @@ def test_sparse_additions_as_tfs_documented_examples():
         [1, 2, 3, 4], [0, 0, 0, 0], [-1, -2, -3, -4], [0, 0, 0, 0]]
     f = tf.cast(c, tf.float32)
     assert tf.sparse.segment_mean(f, [0, 2], [0, 0]).numpy().tolist() == [[3.0, 4.0, 5.0, 6.0]]
-    np.testing.assert_allclose(tf.sparse.segment_sqrt_n(f, [0, 2], [0, 0]).numpy(), [[6 / np.sqrt(2), 8 / np.sqrt(2),
-                                                                                       10 / np.sqrt(2), 12 / np.sqrt(2)]])
+    np.testing.assert_allclose(tf.sparse.segment_sqrt_n(f, [0, 2], [0, 0]).numpy(),
+                               [[6 / np.sqrt(2), 8 / np.sqrt(2), 10 / np.sqrt(2), 12 / np.sqrt(2)]])
     result = tf.sparse.maximum(tf.sparse.SparseTensor([[0]], [0], [7]), tf.sparse.SparseTensor([[1]], [1], [7]))
     assert result.indices.numpy().tolist() == [[0], [1]] and result.values.numpy().tolist() == [0, 1]
     low = tf.sparse.minimum(tf.sparse.SparseTensor([[0], [2]], [3.0, -1.0], [4]),
