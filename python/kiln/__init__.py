@@ -66,7 +66,8 @@ from .type_spec import TypeSpec, type_spec_from_value  # noqa: E402
 from .device_spec import DeviceSpec  # noqa: E402
 from . import compat, mixed_precision, sets, sysconfig, test, types  # noqa: E402
 from .keras import initializers, losses, metrics, optimizers  # noqa: E402  (TF 2.15 exports Keras' as these)
-from ._math_more import acosh, approx_top_k, asinh, atanh, cosh, scalar_mul, sinh, tan  # noqa: E402
+from ._math_more import (acos, acosh, approx_top_k, asin, asinh, atan, atan2, atanh, cosh, scalar_mul,  # noqa: E402
+                         sinh, tan)
 from ._array_more import (  # noqa: E402
     batch_to_space, case, control_dependencies, dynamic_partition, dynamic_stitch, edit_distance,
     get_current_name_scope, get_static_value, group, guarantee_const, inside_function, is_symbolic_tensor, no_op,

@@ -340,3 +340,60 @@ def nextafter(x1, x2, name=None):
     from .function import py_function
     import numpy as np
     return py_function(lambda a, b: np.nextafter(a.numpy(), b.numpy()).astype(np_type), [x1, x2], x1.dtype)
+
+
+def _real_float(x, name):
+    """x as float32/float64 (half types computed in float32), and the dtype to return."""
+    from ._ops import cast
+    x = _t(x)
+    if x.dtype.is_complex:
+        raise TypeError(f"tf.math.{name} of a complex tensor is not supported by Kiln")
+    if not x.dtype.is_floating:
+        raise TypeError(f"Value passed to parameter 'x' has DataType {x.dtype.name} not in list of allowed values: "
+                        f"bfloat16, float16, float32, float64 (tf.math.{name})")
+    if x.dtype in (_dtypes.float16, _dtypes.bfloat16):
+        return cast(x, _dtypes.float32), x.dtype
+    return x, x.dtype
+
+
+def _angle_of(re, im, out_dtype):
+    """The argument of re + i im: atan2(im, re) to an ulp or so (the engine's complex arg), with its gradient."""
+    from ._ops import angle, cast, complex as _complex
+    result = angle(_complex(re, im))
+    return result if result.dtype == out_dtype else cast(result, out_dtype)
+
+
+def atan(x, name=None):
+    """atan(x), as the argument of 1 + i x."""
+    from ._ops import ones_like
+    x, out = _real_float(x, "atan")
+    return _angle_of(ones_like(x), x, out)
+
+
+def atan2(y, x, name=None):
+    """The angle of the point (x, y), in [-pi, pi], as the argument of x + i y (TF's signs of zeros included)."""
+    y, out = _real_float(y, "atan2")
+    x = _t(x, dtype=y.dtype) if not isinstance(x, (_C.Tensor, _C.Variable)) else x
+    x, x_out = _real_float(x, "atan2")
+    if x_out != out:
+        raise TypeError(f"atan2: y is {out.name} but x is {x_out.name}")
+    return _angle_of(x, y, out)
+
+
+def _cosine_side(x):
+    """sqrt(1 - x^2) as sqrt((1 - x)(1 + x)), exact in its factors near |x| = 1."""
+    from ._ops import multiply, sqrt, subtract, add
+    one = _const(1.0, x)
+    return sqrt(multiply(subtract(one, x), add(one, x)))
+
+
+def asin(x, name=None):
+    """asin(x) = atan2(x, sqrt(1 - x^2)); NaN outside [-1, 1]."""
+    x, out = _real_float(x, "asin")
+    return _angle_of(_cosine_side(x), x, out)
+
+
+def acos(x, name=None):
+    """acos(x) = atan2(sqrt(1 - x^2), x); NaN outside [-1, 1]."""
+    x, out = _real_float(x, "acos")
+    return _angle_of(x, _cosine_side(x), out)

@@ -923,3 +923,34 @@ def test_eigh_tridiagonal_against_numpy():
                                expected[1:4], atol=1e-12)
     inside = tf.linalg.eigh_tridiagonal(alpha, beta, select="v", select_range=(-1.0, 1.0)).numpy()
     np.testing.assert_allclose(inside, expected[(expected > -1) & (expected <= 1)], atol=1e-12)
+
+
+def test_inverse_trig_keeps_float32_accuracy():
+    rng = np.random.default_rng(0)
+    u = np.concatenate([rng.uniform(-1, 1, 5000), [-1, -0.9999999, -1e-20, 0, 1e-8, 0.5, 0.99999, 1]]).astype(
+        np.float32)
+    for name, ref in (("asin", np.arcsin), ("acos", np.arccos)):
+        np.testing.assert_allclose(getattr(tf.math, name)(u).numpy(), ref(u.astype(np.float64)), rtol=2.5e-7,
+                                   atol=1e-37)
+    wide = np.concatenate([rng.uniform(-50, 50, 5000), [0, 1e-30, 1e30, np.inf, -np.inf]]).astype(np.float32)
+    np.testing.assert_allclose(tf.atan(wide).numpy(), np.arctan(wide.astype(np.float64)), rtol=2e-7, atol=1e-37)
+    assert np.isnan(tf.math.asin([1.5, -2.0]).numpy()).all() and np.isnan(tf.math.acos(1.0001).numpy())
+    y = np.float32([0.0, -0.0, 1.0, -1.0, 0.0, -0.0, 2.0])
+    x = np.float32([0.0, 0.0, 0.0, 0.0, -1.0, -1.0, -3.0])
+    got = tf.math.atan2(y, x).numpy()
+    np.testing.assert_allclose(got, np.arctan2(y, x), rtol=2e-7)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.arctan2(y, x)))  # signed zeros as TF's
+    assert tf.atan(tf.constant([1.0], tf.float16)).dtype == tf.float16
+    with pytest.raises(TypeError):
+        tf.math.atan(tf.constant([1]))
+
+
+@pytest.mark.parametrize("name,x", [("atan", [-3.0, 0.0, 0.4, 20.0]), ("asin", [-0.9, 0.0, 0.3]),
+                                    ("acos", [-0.7, 0.0, 0.95])])
+def test_inverse_trig_gradients(name, x):
+    check_gradients(lambda v: tf.reduce_sum(getattr(tf.math, name)(v)), [tf.constant(x, tf.float64)])
+
+
+def test_atan2_gradient():
+    check_gradients(lambda y, x: tf.reduce_sum(tf.math.atan2(y, x)),
+                    [tf.constant([1.0, -2.0, 0.5], tf.float64), tf.constant([-1.0, 3.0, 0.2], tf.float64)])

@@ -55,7 +55,6 @@ LEFT_OUT = {
         "IndexedSlicesSpec": "tf.function takes no IndexedSlices arguments in Kiln, so no spec of them",
         "OptionalSpec": "tf.function takes no Optional arguments in Kiln, so no spec of them",
         "TensorArraySpec": "tf.function takes no TensorArray arguments in Kiln, so no spec of them",
-        "acos": ENGINE_OP, "asin": ENGINE_OP, "atan": ENGINE_OP, "atan2": ENGINE_OP,
         "matrix_square_root": "tf.linalg.sqrtm (a Schur-method op) is not written",
         "bitcast": "reinterpreting a tensor's bytes as another dtype needs an engine op (not written)",
         "conv": "TF's generic N-D convolution entry (batch_dims, groups) is not written; tf.nn's convolutions are",
@@ -152,7 +151,7 @@ LEFT_OUT = {
         "sqrtm": "matrix square root (Schur method) is not written",
     },
     "math": {
-        "acos": ENGINE_OP, "asin": ENGINE_OP, "atan": ENGINE_OP, "atan2": ENGINE_OP, "erfc": ENGINE_OP,
+        "erfc": ENGINE_OP,
         **{name: SPECIAL for name in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "betainc", "digamma",
                                       "erfcinv", "erfinv", "igamma", "igammac", "lbeta", "lgamma", "ndtri",
                                       "polygamma", "zeta")},
