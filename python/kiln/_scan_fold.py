@@ -31,25 +31,35 @@ def _as_tensors(structure):
     return _nest.map_structure(ops.convert_to_tensor, structure)
 
 
+def _prepare(fn, elems):
+    """elems' flat tensors and their static length (None when known only at run time)."""
+    if not callable(fn):
+        raise TypeError(f"{fn!r} is not callable. Please provide a callable function.")
+    flat = _flat_elems(elems)
+    return flat, flat[0].shape[0]
+
+
+def _static_start(elems, flat, n, initializer, reverse):
+    """(first accumulator, the indices still to visit) for a known length: the initializer, or the first
+    element visited when there is none."""
+    order = list(range(n))[::-1] if reverse else list(range(n))
+    if initializer is not None:
+        return _as_tensors(initializer), order
+    if n == 0:
+        raise ValueError("tf.scan/foldl/foldr of zero elements needs an initializer")
+    return _slice(elems, flat, order[0]), order[1:]
+
+
 def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, infer_shape=True,
          reverse=False, name=None):
     """[a_1, a_2, ...] with a_i = fn(a_{i-1}, elems[i]) (a_0 = initializer, or elems[0] which is then the first
     output), stacked along a new first dimension; `reverse` walks elems from the end."""
     ops = _ops()
-    if not callable(fn):
-        raise TypeError(f"fn must be callable, got {fn!r}")
-    flat = _flat_elems(elems)
-    n = flat[0].shape[0]
+    flat, n = _prepare(fn, elems)
     if n is None:
         return _scan_dynamic(fn, elems, flat, initializer, reverse)
-    order = list(range(n))[::-1] if reverse else list(range(n))
-    if initializer is None:
-        if n == 0:
-            raise ValueError("tf.scan of zero elements needs an initializer")
-        acc, order = _slice(elems, flat, order[0]), order[1:]
-        outputs = [acc]
-    else:
-        acc, outputs = _as_tensors(initializer), []
+    acc, order = _static_start(elems, flat, n, initializer, reverse)
+    outputs = [acc] if initializer is None else []
     for i in order:
         acc = fn(acc, _slice(elems, flat, i))
         outputs.append(acc)
@@ -88,10 +98,7 @@ def _scan_dynamic(fn, elems, flat, initializer, reverse):
 
 def _fold(fn, elems, initializer, reverse):
     ops = _ops()
-    if not callable(fn):
-        raise TypeError(f"{fn!r} is not callable. Please provide a callable function.")
-    flat = _flat_elems(elems)
-    n = flat[0].shape[0]
+    flat, n = _prepare(fn, elems)
     if n is None:
         from .control_flow import while_loop
         length = ops.shape(flat[0])[0]
@@ -107,13 +114,7 @@ def _fold(fn, elems, initializer, reverse):
                                                      _slice(elems, flat, i))))
         final = while_loop(lambda k, *c: k < length, body, (ops.constant(start),) + tuple(acc_flat))
         return _nest.pack_sequence_as(acc, list(final[1:]))
-    order = list(range(n))[::-1] if reverse else list(range(n))
-    if initializer is None:
-        if n == 0:
-            raise ValueError("tf.foldl/foldr of zero elements needs an initializer")
-        acc, order = _slice(elems, flat, order[0]), order[1:]
-    else:
-        acc = _as_tensors(initializer)
+    acc, order = _static_start(elems, flat, n, initializer, reverse)
     for i in order:
         acc = fn(acc, _slice(elems, flat, i))
     return acc

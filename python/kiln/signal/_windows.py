@@ -7,13 +7,18 @@ from .._array_ops import _python_ints
 from .._ops import cast, constant
 
 
-def _raised_cosine(window_length, periodic, dtype, a, b):
+def _length(window_length, dtype):
     dtype = _dtypes.as_dtype(dtype)
     if not dtype.is_floating:
         raise ValueError(f"dtype must be a floating point type. Found {dtype}")
     n = _python_ints(window_length, "signal.window_length")
     if not isinstance(n, int):
         raise ValueError(f"window_length must be a scalar, got {window_length!r}")
+    return n, dtype
+
+
+def _raised_cosine(window_length, periodic, dtype, a, b):
+    n, dtype = _length(window_length, dtype)
     exact = dtype.name in ("float32", "float64")
     np_type = _np.dtype(dtype.name) if exact else _np.float32  # half types: computed in float32, rounded once
     if n == 1:
@@ -35,16 +40,6 @@ def hann_window(window_length, periodic=True, dtype=_dtypes.float32, name=None):
 def hamming_window(window_length, periodic=True, dtype=_dtypes.float32, name=None):
     """0.54 - 0.46 cos(2 pi n / N) (tf.signal.hamming_window)."""
     return _raised_cosine(window_length, periodic, dtype, 0.54, 0.46)
-
-
-def _length(window_length, dtype):
-    dtype = _dtypes.as_dtype(dtype)
-    if not dtype.is_floating:
-        raise ValueError(f"dtype must be a floating point type. Found {dtype}")
-    n = _python_ints(window_length, "signal.window_length")
-    if not isinstance(n, int):
-        raise ValueError(f"window_length must be a scalar, got {window_length!r}")
-    return n, dtype
 
 
 def _as_window(values, dtype):
