@@ -81,3 +81,4 @@ from ._math_more import (  # noqa: E402,F401
     is_strictly_increasing, log_sigmoid, logical_xor, polyval, reciprocal_no_nan, scalar_mul, segment_max,
     segment_min, sinh, tan, unsorted_segment_sqrt_n, xlog1py, zero_fraction)
 from .nn import log_softmax, softmax  # noqa: E402,F401  (tf.math has them too)
+from ._gamma import digamma, lbeta, lgamma  # noqa: E402,F401

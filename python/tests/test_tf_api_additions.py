@@ -954,3 +954,46 @@ def test_inverse_trig_gradients(name, x):
 def test_atan2_gradient():
     check_gradients(lambda y, x: tf.reduce_sum(tf.math.atan2(y, x)),
                     [tf.constant([1.0, -2.0, 0.5], tf.float64), tf.constant([-1.0, 3.0, 0.2], tf.float64)])
+
+
+def test_lgamma_against_pythons_math():
+    import math
+    xs = np.concatenate([np.linspace(0.01, 30, 301), -np.linspace(0.01, 20.5, 205) + 1e-7, [1e5, 1e300, 0.5, 3.0]])
+    np.testing.assert_allclose(tf.math.lgamma(xs).numpy(), [math.lgamma(v) for v in xs], rtol=1e-13, atol=1e-15)
+    near = np.array([1 + 1e-10, 2 - 1e-9, 1.1, 1.95])  # near lgamma's zeros: its Taylor series (exact relatively)
+    series = [sum(c * (v - 1) ** (k + 1) for k, c in enumerate(_lgamma_series())) for v in near[:1]]
+    np.testing.assert_allclose(tf.math.lgamma(near[:1]).numpy(), series, rtol=1e-14)
+    np.testing.assert_allclose(tf.math.lgamma(near).numpy(), [math.lgamma(v) for v in near], rtol=0, atol=1e-15)
+    assert tf.math.lgamma([0.0, -1.0, -2.0, np.inf, -np.inf]).numpy().tolist() == [np.inf] * 5
+    x32 = np.float32([0.1, 0.5, 1.5, 2.5, 7.3, 30.0, -0.5, -3.7, 1e4])
+    got = tf.math.lgamma(x32)
+    assert got.dtype == tf.float32
+    np.testing.assert_allclose(got.numpy(), [math.lgamma(float(v)) for v in x32], rtol=1e-7)
+
+
+def _lgamma_series():
+    from kiln._gamma import _SERIES
+    return _SERIES
+
+
+def test_digamma_identities_and_lgammas_gradient():
+    import math
+    euler = 0.5772156649015329
+    n = np.arange(1.0, 20.0)
+    harmonic = np.array([sum(1 / k for k in range(1, int(m))) for m in n])
+    np.testing.assert_allclose(tf.math.digamma(n).numpy(), -euler + harmonic, rtol=1e-14, atol=1e-15)
+    assert tf.math.digamma(tf.constant(0.5, tf.float64)).numpy() == pytest.approx(-euler - 2 * math.log(2), abs=1e-15)
+    x = np.array([-3.3, -0.7, 0.2, 1.7, 9.3, 12.6])
+    np.testing.assert_allclose(tf.math.digamma(x + 1).numpy() - tf.math.digamma(x).numpy(), 1 / x, rtol=1e-12)
+    np.testing.assert_allclose(tf.math.digamma(1 - x).numpy() - tf.math.digamma(x).numpy(), np.pi / np.tan(np.pi * x),
+                               rtol=1e-11)
+    check_gradients(lambda v: tf.reduce_sum(tf.math.lgamma(v)), [tf.constant([0.3, 2.5, -1.5, 7.0], tf.float64)])
+    check_gradients(lambda v: tf.reduce_sum(tf.math.digamma(v)), [tf.constant([0.3, 2.5, 7.0], tf.float64)], rtol=1e-5)
+
+
+def test_lbeta():
+    import math
+    got = tf.math.lbeta([[1.0, 2.0], [3.0, 4.0]]).numpy()
+    np.testing.assert_allclose(got, [math.lgamma(1) + math.lgamma(2) - math.lgamma(3),
+                                     math.lgamma(3) + math.lgamma(4) - math.lgamma(7)], rtol=1e-6)
+    assert tf.math.lbeta(tf.zeros([2, 0])).numpy().tolist() == [-np.inf, -np.inf]

@@ -152,9 +152,8 @@ LEFT_OUT = {
     },
     "math": {
         "erfc": ENGINE_OP,
-        **{name: SPECIAL for name in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "betainc", "digamma",
-                                      "erfcinv", "erfinv", "igamma", "igammac", "lbeta", "lgamma", "ndtri",
-                                      "polygamma", "zeta")},
+        **{name: SPECIAL for name in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "betainc", "erfcinv",
+                                      "erfinv", "igamma", "igammac", "ndtri", "polygamma", "zeta")},
         "special": SPECIAL + " (tf.math.special: Bessel, Dawson, Fresnel, spence)",
         "segment_prod": "no product segment reduction in the engine (sums, means, max and min are there)",
         "unsorted_segment_prod": "no product segment reduction in the engine (sums, means, max and min are there)",
