@@ -997,3 +997,40 @@ def test_lbeta():
     np.testing.assert_allclose(got, [math.lgamma(1) + math.lgamma(2) - math.lgamma(3),
                                      math.lgamma(3) + math.lgamma(4) - math.lgamma(7)], rtol=1e-6)
     assert tf.math.lbeta(tf.zeros([2, 0])).numpy().tolist() == [-np.inf, -np.inf]
+
+
+def _ssim_terms_reference(x, y, size, sigma, max_val=1.0, k1=0.01, k2=0.03):
+    """TF's per-channel SSIM and contrast-structure terms of [h, w, c] images, in NumPy float64."""
+    coords = np.arange(size) - (size - 1) / 2
+    g = np.exp(-(coords[:, None] ** 2 + coords[None] ** 2) / (2 * sigma ** 2))
+    g /= g.sum()
+
+    def blur(t):
+        h, w = t.shape[0] - size + 1, t.shape[1] - size + 1
+        return np.stack([[np.tensordot(g, t[i:i + size, j:j + size], axes=([0, 1], [0, 1])) for j in range(w)]
+                         for i in range(h)])
+    c1, c2 = (k1 * max_val) ** 2, (k2 * max_val) ** 2
+    mx, my = blur(x), blur(y)
+    luminance = (2 * mx * my + c1) / (mx ** 2 + my ** 2 + c1)
+    cs = (2 * blur(x * y) - 2 * mx * my + c2) / (blur(x * x + y * y) - mx ** 2 - my ** 2 + c2)
+    return (luminance * cs).mean(axis=(0, 1)), cs.mean(axis=(0, 1))
+
+
+def test_ssim_multiscale_against_a_numpy_reference():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(size=(12, 11, 2))
+    b = np.clip(a + rng.normal(scale=0.1, size=a.shape), 0, 1)
+    weights = (0.3, 0.7)
+    _, cs0 = _ssim_terms_reference(a, b, 3, 1.5)
+    pooled = []
+    for img in (a, b):
+        img = np.concatenate([img, img[:, -1:]], axis=1)  # width 11 is odd: the last column repeated
+        pooled.append(img.reshape(6, 2, 6, 2, 2).mean(axis=(1, 3)))
+    ssim1, _ = _ssim_terms_reference(pooled[0], pooled[1], 3, 1.5)
+    expected = np.mean(np.maximum(cs0, 0) ** weights[0] * np.maximum(ssim1, 0) ** weights[1])
+    got = tf.image.ssim_multiscale(a.astype(np.float32), b.astype(np.float32), 1.0, power_factors=weights,
+                                   filter_size=3).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    assert tf.image.ssim_multiscale(a, a, 1.0, power_factors=weights, filter_size=3).numpy() == pytest.approx(1.0)
+    np.testing.assert_allclose(tf.image.ssim_multiscale(a, b, 1.0, power_factors=(1.0,), filter_size=3).numpy(),
+                               tf.image.ssim(a, b, 1.0, filter_size=3).numpy(), rtol=1e-5)

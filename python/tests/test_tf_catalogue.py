@@ -130,7 +130,6 @@ LEFT_OUT = {
         **{name: BOXES for name in ("extract_glimpse", "generate_bounding_box_proposals",
                                     "sample_distorted_bounding_box", "stateless_sample_distorted_bounding_box")},
         "decode_bmp": CODEC, "decode_gif": CODEC,
-        "ssim_multiscale": "not written (ssim is)",
     },
     "io": {
         "SparseFeature": "parse_example's SparseFeature is not written (VarLen, FixedLen and Ragged are)",

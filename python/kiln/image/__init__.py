@@ -8,7 +8,7 @@ from ._color import (adjust_brightness, adjust_contrast, adjust_gamma, adjust_hu
                      rgb_to_hsv, rgb_to_yuv, yuv_to_rgb, rgb_to_yiq, yiq_to_rgb)
 from ._geometry import (central_crop, crop_to_bounding_box, flip_left_right, flip_up_down,  # noqa: F401
                         pad_to_bounding_box, resize_with_crop_or_pad, rot90, transpose)
-from ._metrics import image_gradients, psnr, sobel_edges, ssim, total_variation  # noqa: F401
+from ._metrics import image_gradients, psnr, sobel_edges, ssim, ssim_multiscale, total_variation  # noqa: F401
 from ._patches import extract_patches  # noqa: F401
 from ._random import (random_brightness, random_contrast, random_crop, random_flip_left_right,  # noqa: F401
                       random_flip_up_down, random_hue, random_jpeg_quality, random_saturation,
