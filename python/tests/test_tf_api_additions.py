@@ -1034,3 +1034,17 @@ def test_ssim_multiscale_against_a_numpy_reference():
     assert tf.image.ssim_multiscale(a, a, 1.0, power_factors=weights, filter_size=3).numpy() == pytest.approx(1.0)
     np.testing.assert_allclose(tf.image.ssim_multiscale(a, b, 1.0, power_factors=(1.0,), filter_size=3).numpy(),
                                tf.image.ssim(a, b, 1.0, filter_size=3).numpy(), rtol=1e-5)
+
+
+def test_vectorized_map_as_map_fn():
+    assert tf.vectorized_map(lambda x: tf.reduce_sum(x) * 2, tf.constant([[1.0, 2.0], [3.0, 4.0]])).numpy().tolist() \
+        == [6.0, 14.0]
+    total, first = tf.vectorized_map(lambda t: (t[0] + t[1], tf.cast(t[0], tf.int32)),
+                                     (tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0])))
+    assert total.numpy().tolist() == [4.0, 6.0] and first.dtype == tf.int32
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2])])
+    def f(x):
+        return tf.vectorized_map(lambda r: tf.cast(tf.reduce_max(r), tf.int64), x)
+    result = f(tf.constant([[1.0, 5.0], [7.0, 2.0], [0.0, 0.0]]))
+    assert result.dtype == tf.int64 and result.numpy().tolist() == [5, 7, 0]

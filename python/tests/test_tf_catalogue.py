@@ -60,7 +60,6 @@ LEFT_OUT = {
         "conv": "TF's generic N-D convolution entry (batch_dims, groups) is not written; tf.nn's convolutions are",
         "extract_volume_patches": "3-D patch extraction is not written (tf.image.extract_patches is)",
         "fingerprint": "TF's Fingerprint op (FarmHash of each row's bytes) is not written",
-        "vectorized_map": "TF's pfor vectorizer is not in Kiln (tf.map_fn is)",
         "import_graph_def": GRAPH_V1,
         "load_library": "TF custom-op shared libraries cannot load into Kiln's engine",
         "load_op_library": "TF custom-op shared libraries cannot load into Kiln's engine",
