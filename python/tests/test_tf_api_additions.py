@@ -1048,3 +1048,9 @@ def test_vectorized_map_as_map_fn():
         return tf.vectorized_map(lambda r: tf.cast(tf.reduce_max(r), tf.int64), x)
     result = f(tf.constant([[1.0, 5.0], [7.0, 2.0], [0.0, 0.0]]))
     assert result.dtype == tf.int64 and result.numpy().tolist() == [5, 7, 0]
+
+
+def test_experimental_optional_is_tf_datas():
+    assert tf.experimental.Optional is tf.data.experimental.Optional
+    value = tf.experimental.Optional.from_value(tf.constant(3))
+    assert bool(value.has_value()) and value.get_value().numpy() == 3

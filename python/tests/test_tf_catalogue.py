@@ -115,7 +115,6 @@ LEFT_OUT = {
                                        "dispatch_for_unary_elementwise_apis", "unregister_dispatch_for")},
         **{name: FLOAT8 for name in ("float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
                                      "float8_e5m2fnuz", "int4", "uint4")},
-        "Optional": "tf.data.experimental.Optional is Kiln's (not re-exported here)",
         "async_clear_error": "Kiln runs ops synchronously: no async executor to scope or clear",
         "async_scope": "Kiln runs ops synchronously: no async executor to scope or clear",
         "dtensor": "DTensor (meshes and layouts over many devices) is not in Kiln",
