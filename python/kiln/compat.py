@@ -1,12 +1,14 @@
 """kiln.compat (tf.compat): TF's text/bytes conversions, the number type tuples, shape dimension helpers and
-the forward-compatibility window. tf.compat.v2 is the package itself; tf.compat.v1 (TF 1's graph-and-session
-API) is not in Kiln."""
+the forward-compatibility window. tf.compat.v2 is the package itself; tf.compat.v1 holds only the few TF 1
+calls TF 2 programs still make (_compat_v1.py)."""
 import contextlib as _contextlib
 import datetime as _datetime
 import numbers as _numbers
 import os as _os
 
 import numpy as _np
+
+from . import _compat_v1 as v1  # noqa: F401
 
 bytes_or_text_types = (bytes, str)
 integral_types = (_numbers.Integral, _np.integer)

@@ -1054,3 +1054,18 @@ def test_experimental_optional_is_tf_datas():
     assert tf.experimental.Optional is tf.data.experimental.Optional
     value = tf.experimental.Optional.from_value(tf.constant(3))
     assert bool(value.has_value()) and value.get_value().numpy() == 3
+
+
+def test_compat_v1_thin_subset():
+    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
+    assert tf.get_logger().getEffectiveLevel() == tf.compat.v1.logging.ERROR == tf.compat.v1.logging.get_verbosity()
+    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.WARN)
+    tf.compat.v1.enable_eager_execution()
+    tf.compat.v1.enable_v2_behavior()
+    assert tf.compat.v1.executing_eagerly()
+    tf.compat.v1.set_random_seed(5)
+    a = tf.random.uniform([3])
+    tf.random.set_seed(5)
+    assert tf.random.uniform([3]).numpy().tolist() == a.numpy().tolist()
+    with pytest.raises(AttributeError, match="tf.compat.v1.placeholder is not in Kiln"):
+        tf.compat.v1.placeholder
