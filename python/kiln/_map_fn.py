@@ -98,11 +98,12 @@ def _map_dynamic(fn, elems, flat, signature):
     return _nest.pack_sequence_as(structure, stacked) if _nest.is_nested(structure) else stacked[0]
 
 
-
 def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
-    """fn over the slices of elems along their first dimension, the results stacked: what TF's pfor computes,
-    here as tf.map_fn (Kiln has no vectorizing converter), with the output signature read off fn's result for
-    the first slice when the length is known only at run time."""
+    """tf.vectorized_map: fn over the slices of `elems` along their first dimension, the results stacked.
+    Kiln has no pfor (the vectorizing rewrite), so this is map_fn, what TF falls back to for ops pfor cannot
+    vectorize: the same values, without the speed-up (docs/design-notes.md, "tf.vectorized_map"). A length
+    known only at run time takes the output signature from fn's result for the first slice."""
+    del fallback_to_while_loop, warn
     ops = _ops()
     flat = [ops.convert_to_tensor(x) for x in _nest.flatten(elems)]
     if flat and flat[0].shape.rank and flat[0].shape[0] is None:

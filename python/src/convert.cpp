@@ -250,8 +250,10 @@ bool immutable_memory(const py::array& array) {
   }
   if (PyBytes_CheckExact(obj)) return true;
   if (PyMemoryView_Check(obj)) {
+    // np.asarray(tensor) views the tensor through the buffer protocol.
     const Py_buffer* view = PyMemoryView_GET_BUFFER(obj);
-    return view->readonly && view->obj && PyBytes_CheckExact(view->obj);
+    return view->readonly && view->obj &&
+           (PyBytes_CheckExact(view->obj) || py::isinstance<Tensor>(py::handle(view->obj)));
   }
   return PyCapsule_CheckExact(obj) && PyCapsule_IsValid(obj, kTensorCapsule);
 }

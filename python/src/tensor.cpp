@@ -372,9 +372,11 @@ void bind_tensor(py::module_& m) {
         return py::none();
       })
       .def("numpy", [](const Tensor& t) -> py::object {
+        // TF's EagerTensor.numpy() hands out a writable copy (programs write into it); the
+        // zero-copy read-only view stays np.asarray's.
         py::array a = tensor_to_numpy(t);
         if (t.rank() == 0) return a[py::tuple()];
-        return std::move(a);
+        return a.attr("copy")();
       })
       .def("__array__", [](const Tensor& t, py::object dtype) -> py::object {
         py::array a = tensor_to_numpy(t);
