@@ -119,7 +119,6 @@ LEFT_OUT = {
         "dtensor": "DTensor (meshes and layouts over many devices) is not in Kiln",
         "enable_strict_mode": "TF's strict mode for deprecated APIs is not in Kiln",
         "function_executor_type": "Kiln has one graph executor",
-        "numpy": "tf.experimental.numpy (NumPy's API over tensors) is not written",
         "register_filesystem_plugin": "file systems are local only in Kiln (no plugin loading)",
         "tensorrt": "TensorRT (NVIDIA GPUs) is not in Kiln",
     },
