@@ -69,7 +69,7 @@ from .keras import initializers, losses, metrics, optimizers  # noqa: E402  (TF 
 from ._math_more import (acos, acosh, approx_top_k, asin, asinh, atan, atan2, atanh, cosh, scalar_mul,  # noqa: E402
                          sinh, tan)
 from ._array_more import (  # noqa: E402
-    batch_to_space, case, control_dependencies, dynamic_partition, dynamic_stitch, edit_distance,
+    batch_to_space, bitcast, case, control_dependencies, dynamic_partition, dynamic_stitch, edit_distance,
     get_current_name_scope, get_static_value, group, guarantee_const, inside_function, is_symbolic_tensor, no_op,
     numpy_function, parallel_stack, realdiv, required_space_to_batch_paddings, reverse_sequence, saturate_cast,
     sequence_mask, shape_n, switch_case, timestamp, unravel_index)

@@ -365,3 +365,38 @@ def edit_distance(hypothesis, truth, normalize=True, name="edit_distance"):
         return _t(run(*inputs))
     from .function import py_function
     return py_function(run, inputs, _dtypes.float32)
+
+
+def bitcast(input, type, name=None):  # noqa: A002 - TF's names
+    """The bytes of `input` read as `type` (no copy in TF, a NumPy view here): the same shape for types of one
+    size; from a wider type a new last dimension of the size ratio; to a wider type the last dimension, which
+    must equal the ratio, goes. Not differentiable, as in TF."""
+    x = _t(input)
+    dtype = _dtypes.as_dtype(type)
+    bad = [d for d in (x.dtype, dtype) if d in (_dtypes.string, _dtypes.resource, _dtypes.bool, _dtypes.bfloat16)]
+    if bad:
+        raise TypeError(f"bitcast does not take {bad[0].name} (Kiln: numbers but bfloat16)")
+    src, dst = np.dtype(x.dtype.as_numpy_dtype), np.dtype(dtype.as_numpy_dtype)
+    shape = x.shape.as_list() if x.shape.rank is not None else None
+    if src.itemsize < dst.itemsize:
+        ratio = dst.itemsize // src.itemsize
+        if shape is None or not shape or shape[-1] != ratio:
+            raise _C.InvalidArgumentError(f"Cannot bitcast from {x.dtype.name} to {dtype.name}: shape {x.shape}")
+        out_shape = shape[:-1]
+    elif src.itemsize > dst.itemsize:
+        out_shape = None if shape is None else shape + [src.itemsize // dst.itemsize]
+    else:
+        out_shape = shape
+
+    def run(value):
+        arr = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+        arr = np.ascontiguousarray(arr).reshape(arr.shape)  # (ascontiguousarray makes a scalar 1-D)
+        if src.itemsize > dst.itemsize:
+            return arr.reshape(arr.shape + (1,)).view(dst)
+        out = arr.view(dst)
+        return out.reshape(arr.shape[:-1]) if src.itemsize < dst.itemsize else out
+    if _eager(x):
+        return _t(run(x), dtype=dtype)
+    from .function import py_function
+    out = py_function(run, [x], dtype)
+    return out if out_shape is None or None in out_shape else _C.reshape(out, out_shape)

@@ -1069,3 +1069,35 @@ def test_compat_v1_thin_subset():
     assert tf.random.uniform([3]).numpy().tolist() == a.numpy().tolist()
     with pytest.raises(AttributeError, match="tf.compat.v1.placeholder is not in Kiln"):
         tf.compat.v1.placeholder
+
+
+def test_bitcast_as_numpys_view():
+    assert tf.bitcast(tf.constant([1.0, 2.0]), tf.int32).numpy().tolist() == \
+        np.float32([1, 2]).view(np.int32).tolist()
+    assert tf.bitcast(tf.constant(0x01020304, tf.int32), tf.uint8).numpy().tolist() == [4, 3, 2, 1]  # little-endian
+    assert tf.bitcast(tf.constant([[1, 2, 3, 4]], tf.uint8), tf.int32).numpy().tolist() == [0x04030201]
+    assert tf.bitcast(tf.constant([1], tf.int64), tf.int32).shape == (1, 2)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.bitcast(tf.constant([1, 2, 3], tf.uint8), tf.int32)
+
+    @tf.function
+    def f(x):
+        return tf.bitcast(x, tf.uint16)
+    assert f(tf.constant([1.5])).numpy().tolist() == [np.float32([1.5]).view(np.uint16).tolist()]  # [[0, 16320]]
+
+
+def test_sparse_serialization_round_trips():
+    sp = tf.sparse.SparseTensor([[0, 0], [1, 2], [1, 3]], [1.0, 2.0, 3.0], [2, 5])
+    whole = tf.io.serialize_sparse(sp)
+    assert whole.shape == (3,) and tf.io.parse_tensor(whole[1], tf.float32).numpy().tolist() == [1.0, 2.0, 3.0]
+    assert tf.io.parse_tensor(whole[0], tf.int64).numpy().tolist() == [[0, 0], [1, 2], [1, 3]]
+    many = tf.io.serialize_many_sparse(sp)
+    assert many.shape == (2, 3)
+    assert tf.io.parse_tensor(many[1, 0], tf.int64).numpy().tolist() == [[2], [3]]  # row 1, its first index dropped
+    back = tf.io.deserialize_many_sparse(many, tf.float32)
+    assert back.indices.numpy().tolist() == [[0, 0], [1, 2], [1, 3]] and back.dense_shape.numpy().tolist() == [2, 5]
+
+    @tf.function
+    def g(x):
+        return tf.sparse.to_dense(tf.io.deserialize_many_sparse(x, tf.float32, rank=2))
+    assert g(many).numpy().tolist() == [[1, 0, 0, 0, 0], [0, 0, 2, 3, 0]]
