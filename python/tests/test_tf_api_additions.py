@@ -809,6 +809,8 @@ def test_strings_ragged_math_io_additions(tmp_path):
     assert found == [str(tmp_path / "a.txt").encode(), str(tmp_path / "b.txt").encode()]
     with pytest.raises(tf.errors.NotFoundError):
         tf.io.matching_files(str(tmp_path / "*.none"))
+    once = tf.io.match_filenames_once(str(tmp_path / "*.txt"))
+    assert not once.trainable and once.numpy().tolist() == found
 
 
 def test_exponential_moving_average():

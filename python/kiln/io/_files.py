@@ -49,6 +49,13 @@ def matching_files(pattern, name=None):
     return constant(np.asarray([f.encode() for f in found], dtype=object))
 
 
+def match_filenames_once(pattern, name=None):
+    """A non-trainable string variable holding the files matching pattern, matched once, when it is made."""
+    from .. import _C
+    with _C.init_scope():
+        return _C.Variable(matching_files(pattern), False, name or "matching_filenames", None)
+
+
 class gfile:  # noqa: N801 - tf.io.gfile is a module in TF
     @staticmethod
     def exists(path):
