@@ -1103,3 +1103,27 @@ def test_sparse_serialization_round_trips():
     def g(x):
         return tf.sparse.to_dense(tf.io.deserialize_many_sparse(x, tf.float32, rank=2))
     assert g(many).numpy().tolist() == [[1, 0, 0, 0, 0], [0, 0, 2, 3, 0]]
+
+
+def test_dct_type_four_against_its_definition():
+    x = np.random.default_rng(0).normal(size=(3, 8))
+    n = np.arange(8)
+    expected = 2 * x @ np.cos(np.pi * np.outer(2 * n + 1, 2 * n + 1) / 32)
+    np.testing.assert_allclose(tf.signal.dct(x, type=4).numpy(), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tf.signal.dct(x, type=4, norm="ortho").numpy(), expected * np.sqrt(1 / 16), atol=1e-12)
+    np.testing.assert_allclose(tf.signal.idct(tf.signal.dct(x, type=4), type=4).numpy(), 16 * x, atol=1e-12)
+
+
+def test_mdct_against_the_textbook_definition_and_its_inverse():
+    x = np.random.default_rng(1).normal(size=32)
+    length, half = 8, 4
+    window = tf.signal.vorbis_window(length, dtype=tf.float64).numpy()
+    frames = np.stack([x[i:i + length] for i in range(0, len(x) - length + 1, half)]) * window
+    n, k = np.arange(length), np.arange(half)
+    textbook = frames @ np.cos(np.pi / half * np.outer(n + 0.5 + half / 2, k + 0.5))
+    np.testing.assert_allclose(tf.signal.mdct(x, length).numpy(), 2 * textbook, atol=1e-12)  # TF's: twice it
+    for norm in (None, "ortho"):  # the Vorbis window is power-complementary: all but the end half frames return
+        back = tf.signal.inverse_mdct(tf.signal.mdct(x, length, norm=norm), norm=norm).numpy()
+        np.testing.assert_allclose(back[half:-half], x[half:len(back) - half], atol=1e-12)
+    with pytest.raises(ValueError, match="multiple of 4"):
+        tf.signal.mdct(x, 6)

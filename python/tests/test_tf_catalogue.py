@@ -162,9 +162,6 @@ LEFT_OUT = {
         "Asset": "SavedModel assets (files copied with the model) are not in Kiln's format",
         "experimental": "tf.saved_model.experimental (fingerprints, TrackableResource, VariablePolicy) is not written",
     },
-    "signal": {
-        "mdct": "not written", "inverse_mdct": "not written",
-    },
     "sparse": {
         "bincount": "not written for SparseTensor input", "cross": "feature crosses are not written",
         "cross_hashed": "feature crosses are not written",

@@ -9,3 +9,4 @@ from ._mel import linear_to_mel_weight_matrix, mfccs_from_log_mel_spectrograms  
 from ._spectral import inverse_stft, inverse_stft_window_fn, stft  # noqa: F401
 from ._windows import (hamming_window, hann_window, kaiser_bessel_derived_window, kaiser_window,  # noqa: F401
                        vorbis_window)
+from ._mdct import inverse_mdct, mdct  # noqa: F401,E402
