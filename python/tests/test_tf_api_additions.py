@@ -1127,3 +1127,22 @@ def test_mdct_against_the_textbook_definition_and_its_inverse():
         np.testing.assert_allclose(back[half:-half], x[half:len(back) - half], atol=1e-12)
     with pytest.raises(ValueError, match="multiple of 4"):
         tf.signal.mdct(x, 6)
+
+
+def test_sql_and_random_datasets(tmp_path):
+    import sqlite3
+    path = str(tmp_path / "db.sqlite")
+    connection = sqlite3.connect(path)
+    connection.execute("create table t (name text, age int, score real)")
+    connection.executemany("insert into t values (?, ?, ?)", [("ann", 30, 1.5), ("bob", 41, 2.5)])
+    connection.commit()
+    connection.close()
+    rows = tf.data.experimental.SqlDataset("sqlite", path, "select name, age, score from t",
+                                           (tf.string, tf.int32, tf.float64))
+    assert list(rows.as_numpy_iterator()) == [(b"ann", 30, 1.5), (b"bob", 41, 2.5)]
+    assert list(tf.data.experimental.SqlDataset("sqlite", path, "select age from t", tf.int64)
+                .as_numpy_iterator()) == [30, 41]
+    with pytest.raises(ValueError, match="not supported"):
+        tf.data.experimental.SqlDataset("mysql", path, "select 1", tf.int64)
+    draws = list(tf.data.experimental.RandomDataset(seed=3).take(3).as_numpy_iterator())
+    assert draws == list(tf.data.Dataset.random(seed=3).take(3).as_numpy_iterator())

@@ -79,7 +79,7 @@ LEFT_OUT = {
     "data.experimental": {
         **{name: DATA_MORE for name in (
             "Reducer", "group_by_reducer", "pad_to_cardinality", "enable_debug_mode", "make_batched_features_dataset",
-            "RandomDataset", "SqlDataset", "AutotuneAlgorithm", "DatasetInitializer", "index_table_from_dataset",
+            "AutotuneAlgorithm", "DatasetInitializer", "index_table_from_dataset",
             "table_from_dataset")},
         "service": "the tf.data service (dispatcher and worker servers) is not in Kiln",
         "ServiceOptions": "the tf.data service is not in Kiln",

@@ -177,3 +177,39 @@ def from_list(elements, name=None):
     flat = [nest.flatten(e) for e in elements]
     stacked = [stack([f[k] for f in flat]) for k in range(len(flat[0]))]
     return Dataset.from_tensor_slices(nest.pack_sequence_as(elements[0], stacked))
+
+
+def RandomDataset(seed=None, rerandomize_each_iteration=None, name=None):  # noqa: N802 - TF's (class) name
+    """Random int64 scalars in [0, 2**32), forever: Dataset.random (TF's class is that dataset's type)."""
+    return Dataset.random(seed, rerandomize_each_iteration)
+
+
+def SqlDataset(driver_name, data_source_name, query, output_types):  # noqa: N802 - TF's (class) name
+    """The rows a SQL query returns, each a tuple in output_types; TF's one driver, "sqlite" (Python's sqlite3).
+    The query runs anew on every pass."""
+    import sqlite3
+    from .. import dtypes
+    from ..function import TensorSpec
+    if driver_name != "sqlite":
+        raise ValueError(f"The database type, {driver_name}, is not supported by SqlDataset. The set of supported "
+                         "databases is: {'sqlite'}.")
+    types = tuple(dtypes.as_dtype(t) for t in (output_types if isinstance(output_types, (list, tuple))
+                                               else (output_types,)))
+
+    def rows():
+        connection = sqlite3.connect(data_source_name.decode() if isinstance(data_source_name, bytes)
+                                     else str(data_source_name))
+        try:
+            for row in connection.execute(query.decode() if isinstance(query, bytes) else str(query)):
+                if len(row) != len(types):
+                    from .. import errors
+                    raise errors.InvalidArgumentError(f"The number of columns in the query ({len(row)}) must match "
+                                                      f"the number of elements in output_types ({len(types)}).")
+                yield tuple(str(v).encode() if t == dtypes.string and not isinstance(v, bytes) else v
+                            for v, t in zip(row, types))
+        finally:
+            connection.close()
+    signature = tuple(TensorSpec([], t) for t in types)
+    if isinstance(output_types, (list, tuple)):
+        return Dataset.from_generator(rows, output_signature=signature)
+    return Dataset.from_generator(lambda: (r[0] for r in rows()), output_signature=signature[0])
