@@ -1146,3 +1146,15 @@ def test_sql_and_random_datasets(tmp_path):
         tf.data.experimental.SqlDataset("mysql", path, "select 1", tf.int64)
     draws = list(tf.data.experimental.RandomDataset(seed=3).take(3).as_numpy_iterator())
     assert draws == list(tf.data.Dataset.random(seed=3).take(3).as_numpy_iterator())
+
+
+def test_experimental_async_scope_runs_synchronously():
+    with tf.experimental.async_scope():
+        x = tf.constant(2.0) * 3.0
+    tf.experimental.async_clear_error()
+    assert x.numpy() == 6.0
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        with tf.experimental.async_scope():
+            tf.debugging.assert_positive(tf.constant(-1.0))
+    with tf.experimental.function_executor_type("SINGLE_THREADED_EXECUTOR"):
+        assert tf.function(lambda v: v + 1)(tf.constant(1)).numpy() == 2
