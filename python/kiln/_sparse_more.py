@@ -142,3 +142,57 @@ def to_indicator(sp_input, vocab_size, name=None):
     shape = concat([sp_input.dense_shape[:-1], _t([vocab_size], dtype=_dtypes.int64)], 0)
     counts = scatter_nd(indices, ones_like(ids, dtype=_dtypes.int32), shape)
     return greater(counts, 0)
+
+
+def bincount(values, weights=None, axis=0, minlength=None, maxlength=None, binary_output=False, name=None):
+    """Counts (or summed weights, or 1s with binary_output) of each value as a SparseTensor of the values
+    present: over all values (axis 0: shape [size]) or per row of a 2-D input (axis -1: [rows, size]); size is
+    the largest value + 1, at least minlength, values from maxlength on dropped. Dense or SparseTensor values."""
+    import numpy as np
+    from . import _C
+    from ._ops import constant
+    if axis not in (0, -1):
+        raise ValueError(f"Unsupported axis value {axis}. Only 0 and -1 are currently supported.")
+    sparse = isinstance(values, SparseTensor)
+    vals = values.values if sparse else _t(values)
+    if not vals.dtype.is_integer:
+        raise TypeError(f"bincount takes integer values, got {vals.dtype.name}")
+    if weights is not None:
+        weights = weights.values if isinstance(weights, SparseTensor) else _t(weights)
+    out_dtype = weights.dtype if weights is not None else vals.dtype
+
+    def run(*arrays):
+        arrays = [np.asarray(a.numpy() if hasattr(a, "numpy") else a) for a in arrays]
+        v = arrays[0]
+        if sparse:
+            rows_of = arrays[1][:, 0] if axis == -1 else np.zeros(len(v), np.int64)
+            nrows = int(arrays[2][0]) if axis == -1 else 1
+        else:
+            if axis == -1 and v.ndim != 2:
+                raise ValueError(f"axis=-1 needs 2-D values, got shape {v.shape}")
+            nrows = v.shape[0] if axis == -1 else 1
+            rows_of = np.repeat(np.arange(nrows), v.shape[1]) if axis == -1 else np.zeros(v.size, np.int64)
+            v = v.reshape(-1)
+        w = arrays[-1].reshape(-1) if weights is not None else np.ones(len(v), out_dtype.as_numpy_dtype)
+        size = max(int(v.max()) + 1 if v.size else 0, int(minlength or 0))
+        if maxlength is not None:
+            size = min(size, int(maxlength))
+        totals = {}
+        for row, value, weight in zip(rows_of.tolist(), v.tolist(), w.tolist()):
+            if 0 <= value < size:
+                key = (row, value) if axis == -1 else (value,)
+                totals[key] = 1 if binary_output else totals.get(key, 0) + weight
+        keys = sorted(totals)
+        indices = np.asarray(keys, np.int64).reshape(-1, 2 if axis == -1 else 1)
+        counts = np.asarray([totals[k] for k in keys], out_dtype.as_numpy_dtype)
+        shape = np.asarray([nrows, size] if axis == -1 else [size], np.int64)
+        return indices, counts, shape
+    inputs = [vals] + ([values.indices, values.dense_shape] if sparse else []) + \
+        ([weights] if weights is not None else [])
+    if not _C.is_tracing() and not any(t._is_symbolic for t in inputs):
+        indices, counts, shape = run(*inputs)
+        return SparseTensor(constant(indices), constant(counts, dtype=out_dtype), constant(shape))
+    from .function import py_function
+    indices, counts, shape = py_function(run, inputs, [_dtypes.int64, out_dtype, _dtypes.int64])
+    rank = 2 if axis == -1 else 1
+    return SparseTensor(_C.reshape(indices, [-1, rank]), _C.reshape(counts, [-1]), _C.reshape(shape, [rank]))

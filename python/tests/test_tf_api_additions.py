@@ -1158,3 +1158,19 @@ def test_experimental_async_scope_runs_synchronously():
             tf.debugging.assert_positive(tf.constant(-1.0))
     with tf.experimental.function_executor_type("SINGLE_THREADED_EXECUTOR"):
         assert tf.function(lambda v: v + 1)(tf.constant(1)).numpy() == 2
+
+
+def test_sparse_bincount_as_tfs_documented_examples():
+    data = np.array([[10, 20, 30, 20], [11, 101, 11, 10001]], dtype=np.int64)
+    counts = tf.sparse.bincount(data, axis=-1)
+    assert counts.indices.numpy().tolist() == [[0, 10], [0, 20], [0, 30], [1, 11], [1, 101], [1, 10001]]
+    assert counts.values.numpy().tolist() == [1, 2, 1, 2, 1, 1] and counts.dense_shape.numpy().tolist() == [2, 10002]
+    flat = tf.sparse.bincount(data)
+    assert flat.dense_shape.numpy().tolist() == [10002] and flat.values.numpy().tolist() == [1, 2, 2, 1, 1, 1]
+    binary = tf.sparse.bincount(data, axis=-1, binary_output=True, maxlength=100)
+    assert binary.indices.numpy().tolist() == [[0, 10], [0, 20], [0, 30], [1, 11]]
+    assert binary.values.numpy().tolist() == [1, 1, 1, 1] and binary.dense_shape.numpy().tolist() == [2, 100]
+    weights = np.array([[2, 0.25, 15, 0.5], [2, 17, 3, 0.9]])
+    weighted = tf.sparse.bincount(data, weights=weights, axis=-1)
+    np.testing.assert_allclose(weighted.values.numpy(), [2, 0.75, 15, 5, 17, 0.9])
+    assert tf.sparse.bincount(tf.sparse.from_dense(data), axis=-1).values.numpy().tolist() == [1, 2, 1, 2, 1, 1]

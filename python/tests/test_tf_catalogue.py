@@ -160,7 +160,7 @@ LEFT_OUT = {
         "experimental": "tf.saved_model.experimental (fingerprints, TrackableResource, VariablePolicy) is not written",
     },
     "sparse": {
-        "bincount": "not written for SparseTensor input", "cross": "feature crosses are not written",
+        "cross": "feature crosses are not written",
         "cross_hashed": "feature crosses are not written",
         "sampled_addmm": "sampled dense-dense matrix products (CSR-style) are not written",
     },
