@@ -1174,3 +1174,18 @@ def test_sparse_bincount_as_tfs_documented_examples():
     weighted = tf.sparse.bincount(data, weights=weights, axis=-1)
     np.testing.assert_allclose(weighted.values.numpy(), [2, 0.75, 15, 5, 17, 0.9])
     assert tf.sparse.bincount(tf.sparse.from_dense(data), axis=-1).values.numpy().tolist() == [1, 2, 1, 2, 1, 1]
+
+
+def test_segment_products():
+    c = tf.constant([[1, 2, 3, 4], [4, 3, 2, 1], [5, 6, 7, 8]])
+    assert tf.math.segment_prod(c, [0, 0, 1]).numpy().tolist() == [[4, 6, 6, 4], [5, 6, 7, 8]]  # TF's example
+    assert tf.math.unsorted_segment_prod(c, [0, 1, 0], 3).numpy().tolist() == [[5, 12, 21, 32], [4, 3, 2, 1],
+                                                                               [1, 1, 1, 1]]  # empty: 1
+    assert tf.math.unsorted_segment_prod(tf.constant([2.0, 3.0, 4.0]), [1, -1, 1], 2).numpy().tolist() == [1.0, 8.0]
+    x = tf.constant([2.0, 0.0, 4.0, 5.0], tf.float64)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(tf.math.unsorted_segment_prod(x, [0, 0, 1, 1], 2))
+    assert tape.gradient(y, x).numpy().tolist() == [0.0, 2.0, 5.0, 4.0]  # the zero's gradient: the others' product
+    check_gradients(lambda v: tf.reduce_sum(tf.math.segment_prod(v, [0, 0, 1])), [tf.constant([1.5, -2.0, 3.0],
+                                                                                               tf.float64)])

@@ -142,8 +142,6 @@ LEFT_OUT = {
         **{name: SPECIAL for name in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "betainc", "erfcinv",
                                       "erfinv", "igamma", "igammac", "ndtri", "polygamma", "zeta")},
         "special": SPECIAL + " (tf.math.special: Bessel, Dawson, Fresnel, spence)",
-        "segment_prod": "no product segment reduction in the engine (sums, means, max and min are there)",
-        "unsorted_segment_prod": "no product segment reduction in the engine (sums, means, max and min are there)",
         "sobol_sample": "Sobol sequences are not written",
     },
     "mixed_precision": {"experimental": "TF 1's mixed-precision graph rewrite and LossScale classes; TF 2 code uses "
