@@ -32,6 +32,9 @@ EXTENSION = "extension types (tf.experimental.ExtensionType and its batch/dispat
 DISPATCH = "TF's API dispatch registry (for extension types) is not in Kiln: ragged/sparse dispatch is built in"
 CLUSTER = "multi-worker clusters (gRPC servers, ClusterSpec): Kiln's distribution is kiln.distributed over MPI"
 FLOAT8 = "8-bit float (and 4-bit integer) dtypes: the engine has no such element type"
+PYTHON_ARGUMENT = ("Kiln's tf.function takes IndexedSlices, Optional and TensorArray arguments as Python values "
+                   "(a trace per value, their tensors captured), not as composites of a TypeSpec: no spec to give "
+                   "input_signature")
 SAVED_FILES = ("TF's SavedModel file layout (saved_model.pb, variables/, assets/): Kiln's is saved_model.json and "
                "variables.safetensors, so TF's file names would point at files Kiln does not write")
 
@@ -52,9 +55,7 @@ LEFT_OUT = {
         "qint8": QUANTIZED, "qint16": QUANTIZED, "qint32": QUANTIZED, "quint8": QUANTIZED, "quint16": QUANTIZED,
         "variant": "the variant dtype (TF's opaque DT_VARIANT tensors: lists, datasets, optionals): Kiln keeps "
                    "those as Python or engine objects, not tensors",
-        "IndexedSlicesSpec": "tf.function takes no IndexedSlices arguments in Kiln, so no spec of them",
-        "OptionalSpec": "tf.function takes no Optional arguments in Kiln, so no spec of them",
-        "TensorArraySpec": "tf.function takes no TensorArray arguments in Kiln, so no spec of them",
+        "IndexedSlicesSpec": PYTHON_ARGUMENT, "OptionalSpec": PYTHON_ARGUMENT, "TensorArraySpec": PYTHON_ARGUMENT,
         "matrix_square_root": "tf.linalg.sqrtm (a Schur-method op) is not written",
         "conv": "TF's generic N-D convolution entry (batch_dims, groups) is not written; tf.nn's convolutions are",
         "extract_volume_patches": "3-D patch extraction is not written (tf.image.extract_patches is)",
@@ -73,7 +74,8 @@ LEFT_OUT = {
         "optimizer": "Grappler's optimizer options: Kiln's graph passes are always on (no per-pass switches)",
     },
     "data": {
-        "IteratorSpec": "tf.function takes no dataset iterators as arguments in Kiln, so no spec of them",
+        "IteratorSpec": "a dataset iterator passes into tf.function as an argument, but input_signature takes no "
+                        "spec of one in Kiln (not written)",
         "NumpyIterator": "Dataset.as_numpy_iterator's class is not exported under this name",
     },
     "data.experimental": {
