@@ -71,7 +71,6 @@ LEFT_OUT = {
     },
     "config": {
         "experimental_connect_to_cluster": CLUSTER, "experimental_connect_to_host": CLUSTER,
-        "optimizer": "Grappler's optimizer options: Kiln's graph passes are always on (no per-pass switches)",
     },
     "data": {
         "IteratorSpec": "a dataset iterator passes into tf.function as an argument, but input_signature takes no "
