@@ -1189,3 +1189,17 @@ def test_segment_products():
     assert tape.gradient(y, x).numpy().tolist() == [0.0, 2.0, 5.0, 4.0]  # the zero's gradient: the others' product
     check_gradients(lambda v: tf.reduce_sum(tf.math.segment_prod(v, [0, 0, 1])), [tf.constant([1.5, -2.0, 3.0],
                                                                                                tf.float64)])
+
+
+def test_decode_json_example():
+    text = ('{"features": {"feature": {"x": {"floatList": {"value": [1.5, 2.5]}}, '
+            '"label": {"int64_list": {"value": ["3"]}}, "name": {"bytesList": {"value": ["aGk="]}}}}}')
+    binary = tf.io.decode_json_example([text, text])
+    assert binary.shape == (2,)
+    parsed = tf.io.parse_example(binary, {"x": tf.io.FixedLenFeature([2], tf.float32),
+                                          "label": tf.io.FixedLenFeature([], tf.int64),
+                                          "name": tf.io.FixedLenFeature([], tf.string)})
+    assert parsed["x"].numpy().tolist() == [[1.5, 2.5]] * 2 and parsed["label"].numpy().tolist() == [3, 3]
+    assert parsed["name"].numpy().tolist() == [b"hi", b"hi"]  # JSON bytes are base64
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.io.decode_json_example("{not json")

@@ -127,7 +127,7 @@ LEFT_OUT = {
     "io": {
         "SparseFeature": "parse_example's SparseFeature is not written (VarLen, FixedLen and Ragged are)",
         "decode_bmp": CODEC, "decode_gif": CODEC,
-        "decode_json_example": PROTO, "decode_proto": PROTO, "encode_proto": PROTO,
+        "decode_proto": PROTO, "encode_proto": PROTO,
         "parse_sequence_example": "SequenceExample parsing is not written (Example parsing is)",
         "parse_single_sequence_example": "SequenceExample parsing is not written (Example parsing is)",
         "write_graph": GRAPH_V1,

@@ -9,3 +9,4 @@ from ._bytes_codecs import decode_base64, decode_compressed, encode_base64  # no
 from ..image import decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png, is_jpeg  # noqa: F401,E402
 from ..image import decode_and_crop_jpeg, extract_jpeg_shape  # noqa: F401,E402
 from ._sparse_wire import deserialize_many_sparse, serialize_many_sparse, serialize_sparse  # noqa: F401,E402
+from ._json_example import decode_json_example  # noqa: F401,E402
