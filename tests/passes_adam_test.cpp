@@ -241,3 +241,56 @@ TEST(AdamFusion, SwitchTurnsItOff) {
   EXPECT_FALSE(o.adam);
   EXPECT_TRUE(o.pool_grad && o.fuse);
 }
+
+// mixed_bfloat16: a float32 variable's gradient is a bf16 value widened by a
+// Cast. The fused op takes the bf16 value instead (the Casts go) and widens
+// it a band of rows at a time (3136 x 1024: 49 bands of 64 rows; 7 x 1024:
+// one band; a vector: one row; rank 4: rows of its last dim) with the Casts'
+// bits.
+TEST(AdamFusion, ABfloat16GradientIsWidenedInBandsWithTheCastsBits) {
+  struct Slots {
+    std::vector<Variable> w, m, v;
+    Tensor x, x7;
+    Slots(const std::vector<Tensor>& initial, Tensor x, Tensor x7) : x(std::move(x)), x7(std::move(x7)) {
+      for (int i = 0; i < 4; ++i) {
+        const Tensor& init = initial[i];
+        const std::string name = "w" + std::to_string(i);
+        w.emplace_back(init, VariableOptions{.name = name});
+        m.emplace_back(zeros_like(init), VariableOptions{.name = name + "/m"});
+        v.emplace_back(zeros_like(init), VariableOptions{.name = name + "/v"});
+      }
+    }
+    auto traced() {
+      return kiln::function(AdamFn([this](const Tensor& dy) {
+        const Tensor grads[] = {cast(matmul(x, dy, /*transpose_a=*/true), DType::Float32),
+                                cast(matmul(x7, dy, /*transpose_a=*/true), DType::Float32),
+                                cast(kiln::sum(dy, {0}), DType::Float32),
+                                cast(reshape(matmul(x7, dy * dy, true), {7, 4, 16, 16}), DType::Float32)};
+        for (int i = 0; i < 4; ++i) apply_adam(w[i], m[i], v[i], grads[i], constant(1e-3f), 0.9, 0.999, 1e-7);
+      }));
+    }
+  };
+  std::vector<Tensor> initial;
+  for (const Shape& shape : {Shape{3136, 1024}, Shape{7, 1024}, Shape{1024}, Shape{7, 4, 16, 16}})
+    initial.push_back(random::normal(shape, 0, 0.1, DType::Float32, 20));
+  const Tensor x = cast(random::normal({50, 3136}, 0, 1, DType::Float32, 32), DType::BFloat16);
+  const Tensor x7 = cast(random::normal({50, 7}, 0, 1, DType::Float32, 33), DType::BFloat16);
+  Slots fused(initial, x, x7), unfused(initial, x, x7);
+  const Tensor dy = cast(random::normal({50, 1024}, 0, 1, DType::Float32, 34), DType::BFloat16);
+  auto f = fused.traced();
+  auto g = traced_without_adam_fusion([&] { return unfused.traced(); }, dy);
+  const graph::Graph& opt = optimized(f, dy);
+  EXPECT_EQ(count_ops(opt, "FusedApplyAdam"), 1) << opt.to_string();
+  EXPECT_EQ(count_ops(opt, "Cast"), 0) << opt.to_string();
+  EXPECT_EQ(count_ops(optimized(g, dy), "Cast"), 4);
+  for (int step = 0; step < 2; ++step) {
+    f(dy);
+    g(dy);
+  }
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(fused.w[i].name());
+    expect_bitwise(fused.w[i].read_value(), unfused.w[i].read_value());
+    expect_bitwise(fused.m[i].read_value(), unfused.m[i].read_value());
+    expect_bitwise(fused.v[i].read_value(), unfused.v[i].read_value());
+  }
+}

@@ -274,4 +274,17 @@ TEST(ContractionFusion, FusesBfloat16ChainsWithTheChainsBits) {
   expect_fused_and_bitwise(*dense, {cast(values({50, 64}, 14), bf16), cast(values({64, 32}, 15), bf16),
                                     cast(values({32}, 16), bf16)},
                            "FusedMatMul", 2, "bf16 matmul + bias (+ relu)", /*only_fused=*/false);
+  // The bias pass's AVX2 lanes (24 of 27 channels) and its scalar tail on
+  // sums that overflow, NaNs of both signs, infinities, signed zeros and
+  // ties, with and without relu.
+  std::vector<float> bias = {NAN, -NAN, INFINITY, -INFINITY, 0.f, -0.f, 3.3895314e38f, -3.3895314e38f, 1.f};
+  for (int i = 0; bias.size() < 27; ++i) bias.push_back(static_cast<float>(i % 7 - 3) * 0.375f);
+  bias[25] = -NAN;
+  bias[26] = -INFINITY;
+  auto specials = trace_graph({{bf16, Shape{6, 16}}, {bf16, Shape{16, 27}}, {bf16, Shape{27}}}, [](auto& p) {
+    return std::vector{relu(matmul(p[0], p[1]) + p[2]), nn::bias_add(matmul(p[0], p[1] * 0.5f), p[2])};
+  });
+  expect_fused_and_bitwise(*specials, {cast(values({6, 16}, 17) * 1e37f, bf16), cast(values({16, 27}, 18), bf16),
+                                       cast(constant(bias), bf16)},
+                           "FusedMatMul", 2, "bf16 bias pass on special values", /*only_fused=*/false);
 }

@@ -89,6 +89,10 @@ TEST(PoolGradFusion, BitwiseOnManyShapes) {
       {1, 4, 4, 1, 2, 2, nn::Padding::Valid, DType::Float32},   {3, 7, 9, 5, 2, 2, nn::Padding::Same, DType::Float32},
       {2, 9, 9, 4, 3, 2, nn::Padding::Same, DType::Float32},    {2, 8, 8, 2, 3, 1, nn::Padding::Valid, DType::Float64},
       {50, 28, 28, 32, 2, 2, nn::Padding::Same, DType::Float32}, {4, 14, 14, 64, 2, 2, nn::Padding::Valid, DType::Float32},
+      // mixed_bfloat16's step: the native bf16 kernel, and the widened loops.
+      {50, 28, 28, 32, 2, 2, nn::Padding::Same, DType::BFloat16},
+      {4, 14, 14, 64, 2, 2, nn::Padding::Valid, DType::BFloat16},
+      {3, 7, 9, 5, 2, 2, nn::Padding::Same, DType::BFloat16},
   };
   for (const PoolCase& c : cases) {
     SCOPED_TRACE(c.describe());
@@ -150,10 +154,17 @@ TEST(PoolGradFusion, BiasGradientJoinsWithTheSumsBits) {
       {40, 10, 10, 136, 2, 2, nn::Padding::Valid, DType::Float32}, // bands wider than the registers' 64
       {3, 7, 9, 5, 2, 2, nn::Padding::Same, DType::Float32},       // the general loops
       {2, 9, 9, 4, 3, 2, nn::Padding::Same, DType::Float64},
+      // mixed_bfloat16's: float32 sums rounded once, as the widened SumToShapeOf.
+      {50, 28, 28, 32, 2, 2, nn::Padding::Valid, DType::BFloat16},
+      {50, 14, 14, 64, 2, 2, nn::Padding::Valid, DType::BFloat16},
+      {40, 10, 10, 136, 2, 2, nn::Padding::Valid, DType::BFloat16},
+      {3, 7, 9, 5, 2, 2, nn::Padding::Same, DType::BFloat16},
   };
   for (const PoolCase& c : cases) {
     SCOPED_TRACE(c.describe());
     const Shape x_shape = c.x_shape(), w_shape = c.pooled_shape();
+    const Tensor dy = c.dtype == DType::BFloat16 ? cast(random::normal(w_shape, 0, 1, DType::Float32, 9), c.dtype)
+                                                 : random::normal(w_shape, 0, 1, c.dtype, 9);
     auto g = biased_pool_gradient(x_shape, w_shape, c.ksize, c.stride, c.padding, c.dtype);
     auto opt = passes::optimize(*g, {});
     EXPECT_EQ(count_ops(*opt, "FusedMaxPoolGrad"), 1) << opt->to_string();
@@ -163,8 +174,7 @@ TEST(PoolGradFusion, BiasGradientJoinsWithTheSumsBits) {
       kiln::testing::ThreadCount scope(threads);
       // dy of many magnitudes, so that a sum in another order rounds
       // otherwise (sums of quarters would be exact in any order).
-      expect_same_results(*g, {values_with_ties(x_shape, 7, c.dtype), values_with_ties(Shape{c.c}, 8, c.dtype),
-                               random::normal(w_shape, 0, 1, c.dtype, 9)});
+      expect_same_results(*g, {values_with_ties(x_shape, 7, c.dtype), values_with_ties(Shape{c.c}, 8, c.dtype), dy});
     }
   }
 }

@@ -1,5 +1,6 @@
 """FarmHash's Fingerprint64 (farmhashna::Hash64), the string hash of tf.strings.to_hash_bucket_fast, Keras'
-Hashing/StringLookup OOV buckets and tf.sparse.cross_hashed. Python integers with 64-bit wrap-around."""
+Hashing/StringLookup OOV buckets, tf.lookup's and the feature columns' buckets, and (with FingerprintCat64)
+tf.sparse.cross_hashed's crosses. Python integers with 64-bit wrap-around."""
 
 _MASK = (1 << 64) - 1
 _K0 = 0xc3a5c85c97cb3127
@@ -183,3 +184,42 @@ def siphash24(key, data):
     for _ in range(4):
         v0, v1, v2, v3 = _sip_round(v0, v1, v2, v3)
     return v0 ^ v1 ^ v2 ^ v3
+
+
+def hash_bucket_fast(value, num_buckets):
+    """tf.strings.to_hash_bucket_fast of one value: a string's UTF-8 bytes, or an integer's decimal text (TF's
+    as_string, which tf.lookup's OOV buckets and feature columns hash), by Fingerprint64 modulo num_buckets."""
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+    elif isinstance(value, bytes):
+        data = bytes(value)
+    else:
+        data = str(int(value)).encode("ascii")
+    return fingerprint64(data) % num_buckets
+
+
+_CAT_MUL = 0xC6A4A7935BD1E995
+CROSS_KEY = 0xDECAFCAFFE  # tf.sparse.cross_hashed's default hash key
+
+
+def fingerprint_cat64(fp1, fp2):
+    """TF's FingerprintCat64: two 64-bit fingerprints combined, order-dependent."""
+    result = fp1 ^ _CAT_MUL
+    result ^= (_shift_mix((fp2 * _CAT_MUL) & _MASK) * _CAT_MUL) & _MASK
+    result = (result * _CAT_MUL) & _MASK
+    result = (_shift_mix(result) * _CAT_MUL) & _MASK
+    return _shift_mix(result)
+
+
+def cross_fingerprint(values, hash_key=CROSS_KEY):
+    """tf.sparse.cross_hashed's fingerprint of one combination of features (before the modulo): FingerprintCat64
+    from hash_key over each feature's hash, a string's Fingerprint64 or an integer itself (HashedCrossing's and
+    crossed_column's)."""
+    h = hash_key
+    for value in values:
+        if isinstance(value, (bytes, str)):
+            feature = fingerprint64(value.encode("utf-8") if isinstance(value, str) else bytes(value))
+        else:
+            feature = int(value) & _MASK
+        h = fingerprint_cat64(h, feature)
+    return h

@@ -63,7 +63,8 @@ def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
 
 
 def _num_replicas():
-    return 1  # Kiln has no distribution strategy: every loss is computed in its one replica
+    from .distribute import get_strategy
+    return get_strategy().num_replicas_in_sync
 
 
 def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):

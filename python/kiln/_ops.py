@@ -73,6 +73,8 @@ def _literal(value, dtype):
     dtype (np.float64 is a Python float too, which alone would make float32) and NumPy values
     cast to `dtype`; Python floats do not become integers or bools (TF's "Cannot convert 1.5
     to EagerTensor of dtype int32")."""
+    if hasattr(value, "__array__") and not isinstance(value, (_np.ndarray, _np.generic, _C.Tensor, _C.Variable)):
+        value = _np.asarray(value)  # a pandas Series (of strings too), as TF converts what has __array__
     if isinstance(value, (_np.ndarray, _np.generic)):
         value = _np.asarray(value)
         if dtype is not None and not _numpy_converts(value.dtype, dtype):
@@ -603,10 +605,48 @@ def add_n(inputs, name=None):
     return total
 
 
+class _PrintSlot:
+    """Where a tensor of a structure goes in the structure's printed text."""
+
+    def __init__(self, index):
+        self.index = index
+
+    def __repr__(self):
+        return f"\x00{self.index}\x00"
+
+
+def _print_pieces(value):
+    """A list, tuple or dict holding tensors as literal text and tensors, which print as TF prints the structure:
+    Python's text of it with each tensor's values in place of its repr ("([0 1 2 3],)")."""
+    import re
+    from . import nest
+    leaves = nest.flatten(value)
+    tensors = [leaf for leaf in leaves if isinstance(leaf, _C.Tensor)]
+    if not tensors:
+        return [value]
+    slots, k = [], 0
+    for leaf in leaves:
+        if isinstance(leaf, _C.Tensor):
+            slots.append(_PrintSlot(k))
+            k += 1
+        else:
+            slots.append(leaf)
+    parts = re.split("\x00(\\d+)\x00", str(nest.pack_sequence_as(value, slots)))
+    return [tensors[int(p)] if i % 2 else p for i, p in enumerate(parts) if i % 2 or p]
+
+
 def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001
-    """tf.print: prints when the graph runs (every call), to stderr by default."""
+    """tf.print: prints when the graph runs (every call), to stderr by default. A list, tuple or dict prints as
+    Python prints it, with its tensors' values."""
     import sys
     to_stdout = output_stream is sys.stdout or output_stream == "stdout"
+    if any(isinstance(x, (list, tuple, dict)) for x in inputs):
+        pieces = []
+        for i, x in enumerate(inputs):
+            if i:
+                pieces.append(sep)
+            pieces.extend(_print_pieces(x) if isinstance(x, (list, tuple, dict)) else [x])
+        inputs, sep = pieces, ""
     _C.print_(*inputs, sep=sep, end=end, summarize=summarize if summarize is not None else 3, to_stdout=to_stdout)
 
 

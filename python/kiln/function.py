@@ -344,6 +344,14 @@ def _is_dataset_iterator(obj):
             and getattr(obj, "element_spec", None) is not None)
 
 
+def _with_spec_shapes(tensors, specs):
+    """The host function's outputs take the element spec's shapes (a model built on them needs their rank)."""
+    for t, spec in zip(tensors, specs):
+        shape = getattr(spec, "shape", None)
+        if shape is not None and shape.rank is not None:
+            t.set_shape(shape)
+
+
 class _IteratorInGraph:
     """A dataset iterator argument inside a trace: next() pulls the next element when the graph
     runs (a host function), so every call advances the iterator, as TF's iterator ops do. The
@@ -365,10 +373,33 @@ class _IteratorInGraph:
             return [t if isinstance(t, _C.Tensor) else _C.constant(t, None) for t in nest.flatten(next(iterator))]
 
         flat = py_function(pull, [], [s.dtype for s in specs])
+        _with_spec_shapes(flat, specs)
         return nest.pack_sequence_as(self.element_spec, list(flat))
 
     def get_next(self):
         return next(self)
+
+    def get_next_as_optional(self):
+        """The next element as an Optional whose has_value() is a tensor: at the end, False and zeros of the
+        element's dtypes (unknown dims 0) in place of the value, as TF's OptionalNone."""
+        from . import nest
+        from .data._iterator import Optional
+        specs = nest.flatten(self.element_spec)
+        iterator = self._iterator
+
+        def pull():
+            try:
+                values = nest.flatten(next(iterator))
+            except StopIteration:
+                empty = [_np.zeros([d or 0 for d in (s.shape.as_list() if s.shape.rank is not None else [])],
+                                   dtype=s.dtype.as_numpy_dtype) for s in specs]
+                return [_C.constant(False, None)] + [_C.constant(e, s.dtype._enum) for e, s in zip(empty, specs)]
+            return [_C.constant(True, None)] + [t if isinstance(t, _C.Tensor) else _C.constant(t, None)
+                                                 for t in values]
+
+        flat = py_function(pull, [], [_dtypes.bool] + [s.dtype for s in specs])
+        _with_spec_shapes(flat[1:], specs)
+        return Optional(nest.pack_sequence_as(self.element_spec, list(flat[1:])), self.element_spec, flat[0])
 
 
 def _checked_input_signature(input_signature):

@@ -20,6 +20,10 @@ class Module:
         elif not re.match(r"^[A-Za-z_][\w.-]*$", name):
             raise ValueError(f"{name!r} is not a valid module name. Module names must be valid Python identifiers "
                              "(e.g. a valid class name).")
+        self._set_name(name)
+
+    def _set_name(self, name):
+        """Keras' layers and metrics take any string as their name (a metric named "cross entropy"), unchecked."""
         self._name = name
         # TF's: the scope is the module's name inside the scope it was made in.
         with _scope.name_scope(name) as scope_name:

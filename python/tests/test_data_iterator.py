@@ -39,6 +39,40 @@ def test_get_next_as_optional():
         empty.get_value()
 
 
+def test_get_next_as_optional_in_a_function_ends_a_loop(capfd):
+    """TF's distributed-input tutorial: a tf.range loop over an iterator argument breaks when the Optional is
+    empty; has_value() is then a tensor, and get_value() the graph's placeholder zeros."""
+    @tf.function
+    def total(iterator):
+        acc = tf.constant(0, tf.int64)
+        for _ in tf.range(5):
+            optional = iterator.get_next_as_optional()
+            if not optional.has_value():
+                break
+            acc += tf.reduce_sum(optional.get_value())
+        return acc
+
+    it = iter(tf.data.Dataset.range(9).batch(4))
+    assert int(total(it)) == 36
+    assert int(total(it)) == 0  # exhausted: the first pull is empty
+
+
+def test_an_iterator_argument_gives_the_element_specs_shapes():
+    """A model built inside the function needs the elements' ranks (TF's iterator ops carry the spec's shapes)."""
+    traced = []
+
+    @tf.function
+    def pull(iterator):
+        x, y = next(iterator)
+        optional = iterator.get_next_as_optional()
+        traced.extend([x.shape.as_list(), y.shape.as_list(), optional.get_value()[0].shape.as_list()])
+        return tf.reduce_sum(x)
+
+    ds = tf.data.Dataset.from_tensor_slices((np.ones([6, 28, 28], np.float32), np.zeros([6], np.int64))).batch(4)
+    assert float(pull(iter(ds))) == 4 * 28 * 28
+    assert traced == [[None, 28, 28], [None], [None, 28, 28]]
+
+
 def test_each_function_call_advances_the_iterator(capfd):
     @tf.function
     def step(iterator):

@@ -27,6 +27,18 @@ def test_seed_print_traces_tf_print_runs(capfd):
     assert f.experimental_get_tracing_count() == 2
 
 
+def test_tf_print_of_structures_holding_tensors(capfd):
+    """TF prints a list, tuple or dict as Python does, each tensor as its values, eagerly and in a graph."""
+    @tf.function
+    def f(x):
+        tf.print("in", (x, x * 2), {"k": [x[0], "s"]})
+
+    f(tf.constant([4, 5]))
+    tf.print((tf.constant([0, 1, 2, 3]),), [1.5, tf.constant(2.5)], sep=" | ")
+    tf.print([1, 2], "plain")
+    assert capfd.readouterr().err == "in ([4 5], [8 10]) {'k': [4, 's']}\n([0 1 2 3],) | [1.5, 2.5]\n[1, 2] plain\n"
+
+
 def test_seed_python_numbers_retrace_per_value(capfd):
     @tf.function
     def f(x):

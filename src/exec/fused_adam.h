@@ -16,6 +16,11 @@
 // restricted to its rows, and updates those rows while the band is in cache:
 // the gradient is never written to memory whole, and the update reads it
 // from cache (about a third of the memory traffic of a large layer's update).
+//
+// A float32 variable's gradient may be bfloat16 (mixed_bfloat16's: the pass
+// takes it from the Cast that widened it): the kernel widens it (exactly) a
+// band of rows at a time as the update reads it, so the float32 gradient is
+// never written whole.
 #include "graph/graph.h"
 
 namespace kiln::exec {

@@ -1,12 +1,14 @@
 #include "exec/fused_adam.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <vector>
 
 #include "ops/adam_update.h"
+#include "ops/cast_loops.h"
 #include "core/parallel.h"
 #include "core/small_vector.h"
 #include "core/tensor_impl.h"
@@ -30,6 +32,9 @@ constexpr const char* kRole[] = {"var", "m", "v"};
 // is one tensor.
 const std::vector<int64_t>& from_matmul(const Attrs& attrs) { return attrs.get_ints("grad_from_matmul"); }
 
+// A float32 variable takes a bfloat16 gradient (widened by the kernel).
+bool widens_bf16(DType var, DType grad) { return var == DType::Float32 && grad == DType::BFloat16; }
+
 // ApplyAdam's checks, for each variable's inputs. The handles carry no
 // shape: the kernel checks each variable's value against its gradient.
 void fused_apply_adam_infer(schema::InferContext& c) {
@@ -49,7 +54,7 @@ void fused_apply_adam_infer(schema::InferContext& c) {
         c.fail("input {} ({} of variable {}) must be a variable's resource handle, got a {} tensor", base + i,
                kRole[i], j, dtype_name(c.dtype(base + i)));
     for (int i = 3; i < 3 + grads[j]; ++i)
-      if (c.dtype(base + i) != dtype)
+      if (c.dtype(base + i) != dtype && !(grads[j] == 1 && widens_bf16(dtype, c.dtype(base + i))))
         c.fail("the variables are {} but gradient input {} of variable {} is {}", dtype_name(dtype), base + i, j,
                dtype_name(c.dtype(base + i)));
     if (grads[j] == 2) {
@@ -274,6 +279,35 @@ ops::AdamGradient matmul_gradient(const Tensor& a, const Tensor& b, BandedMatmul
   return grad;
 }
 
+// A bfloat16 gradient of a float32 variable, widened a band of rows at a time
+// as the update reads it (AdamGradient::rows): exact, the bits of a Cast.
+struct WidenedRows {
+  const bfloat16_t* g = nullptr;
+  int64_t cols = 0;
+
+  static void rows(const void* context, int64_t begin, int64_t end, float* out) noexcept {
+    const auto& self = *static_cast<const WidenedRows*>(context);
+    const uint16_t* in = &self.g[begin * self.cols].bits;
+    const int64_t count = (end - begin) * self.cols;
+    for (int64_t i = 0; i < count; ++i) out[i] = std::bit_cast<float>(static_cast<uint32_t>(in[i]) << 16);
+  }
+};
+
+// A bf16 gradient (`t`) for the update: banded by rows of its last dim, or
+// (a scalar, an empty tensor) widened whole.
+ops::AdamGradient widened_gradient(const Tensor& t, WidenedRows& widened) {
+  if (t.shape().rank() == 0 || t.size() == 0) {
+    Tensor wide = core::make_tensor(DType::Float32, t.shape());
+    ops::cast_into(t, wide);
+    return {.tensor = std::move(wide)};
+  }
+  widened = {core::data_of<bfloat16_t>(t), t.shape()[t.shape().rank() - 1]};
+  return {.shape = t.shape(),
+          .band_rows = std::max<int64_t>(1, kBandElements / widened.cols),
+          .rows = &WidenedRows::rows,
+          .context = &widened};
+}
+
 // No heap allocation up to ops::kAdamInlineVariables variables.
 void fused_apply_adam_kernel(schema::KernelContext& c) {
   constexpr std::size_t kInline = ops::kAdamInlineVariables;
@@ -283,6 +317,8 @@ void fused_apply_adam_kernel(schema::KernelContext& c) {
   // Reserved: the gradients point into it.
   detail::SmallVector<BandedMatmul, kInline> banded;
   banded.reserve(flags.size());
+  detail::SmallVector<WidenedRows, kInline> widened;
+  widened.reserve(flags.size());
   // The banded gradients' b in longer rows, one buffer each, kept by the
   // thread from step to step.
   thread_local std::vector<std::vector<float>> padded_b;
@@ -293,6 +329,8 @@ void fused_apply_adam_kernel(schema::KernelContext& c) {
     if (flag) {
       std::vector<float>& padded = padded_b[banded.size()];
       gradients.push_back(matmul_gradient(c.inputs[base + 3], c.inputs[base + 4], banded.emplace_back(), padded));
+    } else if (c.inputs[base + 3].dtype() == DType::BFloat16) [[unlikely]] {
+      gradients.push_back(widened_gradient(c.inputs[base + 3], widened.emplace_back()));
     } else {
       gradients.push_back({.tensor = c.inputs[base + 3]});
     }
@@ -315,7 +353,16 @@ std::vector<schema::OpSample> fused_apply_adam_samples() {
            adam_attrs(DType::Float32, {0, 1}, 0.9, 0.999, 1e-7)},
           {{sample_resource(constant({{1.0, 2.0}}), "var"), sample_resource(constant({{0.0, 0.5}}), "m"),
             sample_resource(constant({{0.0, 0.25}}), "v"), constant({{-1.0, 4.0}}), constant(0.001)},
-           adam_attrs(DType::Float64, {0}, 0.8, 0.99, 1e-8)}};
+           adam_attrs(DType::Float64, {0}, 0.8, 0.99, 1e-8)},
+          // mixed_bfloat16: bf16 gradients of float32 variables (a matrix, widened in bands; a vector).
+          {{sample_resource(constant({{1.f, -2.f}, {0.5f, 4.f}}), "var"),
+            sample_resource(constant({{0.1f, 0.f}, {-0.2f, 0.5f}}), "m"),
+            sample_resource(constant({{0.01f, 0.f}, {0.04f, 1.f}}), "v"),
+            cast(constant({{3.f, -0.5f}, {0.f, 1.25f}}), DType::BFloat16),
+            sample_resource(constant({2.f, -1.f}), "var_1"),
+            sample_resource(constant({0.f, 0.5f}), "m_1"), sample_resource(constant({0.f, 0.25f}), "v_1"),
+            cast(constant({-1.f, 4.f}), DType::BFloat16), constant(0.01f)},
+           adam_attrs(DType::Float32, {0, 0}, 0.9, 0.999, 1e-7)}};
 }
 
 // Made by a pass after differentiation: nothing differentiates it.

@@ -6,6 +6,10 @@
 #include <limits>
 #include <string>
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 #include "core/dtype_switch.h"
 #include "core/parallel.h"
 #include "ops/creation.h"
@@ -65,15 +69,49 @@ void add_bias_and_activate_rows(T* y, int64_t rows, const T* bias, int64_t chann
   }
 }
 
+#ifdef __AVX2__
+// Eight lanes of add_bias_and_activate_bf16's formula: widen (exact), add,
+// round half to even with float_to_bfloat16_bits' NaNs (0x7fc0, 0xffc0 by
+// sign), then with kRelu zero the bits in (0x8000, 0xff80] (negative,
+// non-zero, not NaN). GCC left the scalar loop scalar: 0.5 ns an element, two
+// thirds of the time of MNIST's first convolution itself.
+template <bool kRelu>
+__m128i add_bias_and_activate_8(__m128i y16, __m128i bias16) {
+  auto widen = [](__m128i v) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16)); };
+  const __m256i x = _mm256_castps_si256(_mm256_add_ps(widen(y16), widen(bias16)));
+  const __m256i top = _mm256_srli_epi32(x, 16);
+  const __m256i lsb = _mm256_and_si256(top, _mm256_set1_epi32(1));
+  __m256i bits = _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)),
+                                         _mm256_set1_epi32(0x7f800000));
+  const __m256i quiet = _mm256_or_si256(_mm256_and_si256(top, _mm256_set1_epi32(0x8000)), _mm256_set1_epi32(0x7fc0));
+  bits = _mm256_blendv_epi8(bits, quiet, nan);
+  if constexpr (kRelu) {
+    const __m256i negative = _mm256_and_si256(_mm256_cmpgt_epi32(bits, _mm256_set1_epi32(0x8000)),
+                                              _mm256_cmpgt_epi32(_mm256_set1_epi32(0xff81), bits));
+    bits = _mm256_andnot_si256(negative, bits);
+  }
+  return _mm_packus_epi32(_mm256_castsi256_si128(bits), _mm256_extracti128_si256(bits, 1));
+}
+#endif
+
 // bfloat16: BiasAdd's float sum rounded once, then Relu on the rounded value,
-// in bits and without branches (a select on data mispredicts half the time;
-// this loop vectorizes). Relu zeroes negative non-zero numbers (-inf
-// included) and keeps NaNs and -0, as `sum < 0 ? 0 : sum` does.
+// in bits and without branches (a select on data mispredicts half the time).
+// Relu zeroes negative non-zero numbers (-inf included) and keeps NaNs and
+// -0, as `sum < 0 ? 0 : sum` does. Eight channels at a time with AVX2.
 template <bool kRelu>
 void add_bias_and_activate_bf16(bfloat16_t* y, int64_t rows, const bfloat16_t* bias, int64_t channels) {
   for (int64_t r = 0; r < rows; ++r) {
     bfloat16_t* row = y + r * channels;
-    for (int64_t j = 0; j < channels; ++j) {
+    int64_t j = 0;
+#ifdef __AVX2__
+    for (; j + 8 <= channels; j += 8) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + j));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bias + j));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(row + j), add_bias_and_activate_8<kRelu>(v, b));
+    }
+#endif
+    for (; j < channels; ++j) {
       uint16_t bits = kiln::detail::float_to_bfloat16_bits(static_cast<float>(row[j]) + static_cast<float>(bias[j]));
       if constexpr (kRelu) {
         const uint16_t magnitude = bits & 0x7fffu;

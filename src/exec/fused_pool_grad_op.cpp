@@ -78,6 +78,13 @@ std::vector<schema::OpSample> fused_max_pool_grad_samples() {
        with_bias_gradient(attrs({3, 3}, {2, 2}, "VALID", "none"))},
       {{constant(xd, Shape{1, 4, 6, 3}), constant(dyd, Shape{1, 1, 2, 3})}, attrs({3, 3}, {2, 2}, "VALID", "relu")},
       {{constant(x, Shape{1, 4, 6, 3}), constant(dy, Shape{1, 2, 3, 3})}, attrs({2, 2}, {2, 2}, "SAME", "none")},
+      // bfloat16 (mixed_bfloat16's step): the native kernel, and through float32.
+      {{cast(constant(x16, Shape{2, 4, 6, 16}), DType::BFloat16),
+        cast(constant(dy16, Shape{2, 2, 3, 16}), DType::BFloat16)},
+       with_bias_gradient(attrs({2, 2}, {2, 2}, "VALID", "relu"))},
+      {{cast(constant(x, Shape{1, 4, 6, 3}), DType::BFloat16),
+        cast(constant(dy, Shape{1, 2, 3, 3}), DType::BFloat16)},
+       with_bias_gradient(attrs({2, 2}, {2, 2}, "VALID", "relu"))},
   };
 }
 

@@ -10,11 +10,13 @@
 
 namespace kiln::ops {
 
-// One variable's gradient: a tensor, or (float32) a matrix the update makes
-// itself a band of rows at a time, each band updated while it is in cache and
-// never stored whole. `rows(context, begin, end, out)` writes rows
-// [begin, end) of the row-major `shape` to `out`, on the calling thread, for
-// bands of `band_rows` rows (the last band may be shorter); it must not throw.
+// One variable's gradient: a tensor, or (float32) one the update makes itself
+// a band of rows at a time, each band updated while it is in cache and never
+// stored whole (a row: a run of the last dim, so a matrix's rows, or the
+// rows of a higher rank's leading dims). `rows(context, begin, end, out)`
+// writes rows [begin, end) of the row-major `shape` to `out`, on the calling
+// thread, for bands of `band_rows` rows (the last band may be shorter); it
+// must not throw.
 struct AdamGradient {
   Tensor tensor;
   Shape shape;

@@ -201,25 +201,43 @@ int64_t window_rows_offset(const PoolDims& d, int64_t t) {
   return (t / oh_n * d.h + t % oh_n * 2) * d.w * d.c;
 }
 
-void max_pool_2x2_grad_relu_rows(const PoolDims& d, const float* x, const float* dy, float* dx, int64_t t,
-                                 int64_t c0, int64_t c1) {
+// Eight lanes of float32 or bfloat16 as float32 (widening a bf16 is exact).
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const bfloat16_t* p) {
+  const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+}
+inline void store8(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+// The top half of each lane: exact here, where every value written is +0 or
+// an element of dy (a bfloat16 widened), so nothing needs rounding.
+inline void store8(bfloat16_t* p, __m256 v) {
+  const __m256i top = _mm256_srli_epi32(_mm256_castps_si256(v), 16);
+  const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(top), _mm256_extracti128_si256(top, 1));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), packed);
+}
+
+// T is float or bfloat16_t (computed in float32, as the widened path does;
+// every operation is exact on bf16 values, so the bits are that path's).
+template <class T>
+void max_pool_2x2_grad_relu_rows(const PoolDims& d, const T* x, const T* dy, T* dx, int64_t t, int64_t c0,
+                                 int64_t c1) {
   const int64_t ow_n = d.w / 2, channels = d.c, row = d.w * d.c;
   const __m256 zero = _mm256_setzero_ps(), taken = _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN());
   const int64_t top = window_rows_offset(d, t);
   for (int64_t ow = 0; ow < ow_n; ++ow) {
     const int64_t at[4] = {top + 2 * ow * channels, top + (2 * ow + 1) * channels, top + row + 2 * ow * channels,
                            top + row + (2 * ow + 1) * channels};
-    const float* v = dy + (t * ow_n + ow) * channels;
+    const T* v = dy + (t * ow_n + ow) * channels;
     for (int64_t ch = c0; ch < c1; ch += 8) {
       __m256 p[4];
-      for (int k = 0; k < 4; ++k) p[k] = _mm256_loadu_ps(x + at[k] + ch);
+      for (int k = 0; k < 4; ++k) p[k] = load8(x + at[k] + ch);
       __m256 m = p[0];
       for (int k = 1; k < 4; ++k) m = _mm256_max_ps(p[k], m);
-      const __m256 value = _mm256_loadu_ps(v + ch);
+      const __m256 value = load8(v + ch);
       for (int k = 0; k < 4; ++k) {
         const __m256 hit = _mm256_cmp_ps(p[k], m, _CMP_EQ_OQ);
         const __m256 sum = _mm256_add_ps(zero, _mm256_and_ps(hit, value));
-        _mm256_storeu_ps(dx + at[k] + ch, _mm256_and_ps(_mm256_cmp_ps(p[k], zero, _CMP_GT_OQ), sum));
+        store8(dx + at[k] + ch, _mm256_and_ps(_mm256_cmp_ps(p[k], zero, _CMP_GT_OQ), sum));
         m = _mm256_blendv_ps(m, taken, hit);
       }
     }
@@ -233,7 +251,10 @@ void max_pool_2x2_grad_relu_rows(const PoolDims& d, const float* x, const float*
 // of every cache line (at two threads on conv1's 32 channels, as slow as
 // one thread). So the threads share each block of rows out by rows, meet,
 // then each adds the block into the sums of its own channels, in row order.
-void max_pool_2x2_grad_relu(const PoolDims& d, const float* x, const float* dy, float* dx, float* sums) {
+// T is float or bfloat16_t; the sums are float32 either way (a bf16 gradient's
+// are rounded once by the caller, as the widened SumToShapeOf rounds them).
+template <class T>
+void max_pool_2x2_grad_relu(const PoolDims& d, const T* x, const T* dy, T* dx, float* sums) {
   const int64_t windows = d.n * (d.h / 2), row = d.w * d.c;
   if (!sums) {
     core::parallel_for(
@@ -271,9 +292,9 @@ void max_pool_2x2_grad_relu(const PoolDims& d, const float* x, const float* dy, 
         __m256 acc[kVectors];
         for (int64_t i = 0; i < vectors; ++i) acc[i] = _mm256_loadu_ps(sums + first + 8 * i);
         for (int64_t t = b0; t < b1; ++t) {
-          const float* written = dx + window_rows_offset(d, t) + first;
+          const T* written = dx + window_rows_offset(d, t) + first;
           for (int64_t at = 0; at < 2 * d.w; ++at, written += d.c)
-            for (int64_t i = 0; i < vectors; ++i) acc[i] = _mm256_add_ps(acc[i], _mm256_loadu_ps(written + 8 * i));
+            for (int64_t i = 0; i < vectors; ++i) acc[i] = _mm256_add_ps(acc[i], load8(written + 8 * i));
         }
         for (int64_t i = 0; i < vectors; ++i) _mm256_storeu_ps(sums + first + 8 * i, acc[i]);
       }
@@ -468,7 +489,28 @@ constexpr detail::OpDef kAvgPoolGrad{.name = "AvgPoolGrad", .infer = pool_grad_i
 
 }  // namespace
 
-void max_pool_grad_relu_kernel(schema::KernelContext& c) { max_pool_grad_kernel<true>(c); }
+// bfloat16 windows that tile by 2x2, channels in eights (a training step's
+// pooling), run natively: the widened path's bits without widening x, dy and
+// dx (each value written is +0 or an element of dy; the bias sums are float32,
+// rounded once as the widened SumToShapeOf rounds them). Other bf16 windows
+// and float16 go through float32.
+void max_pool_grad_relu_kernel(schema::KernelContext& c) {
+  if (c.inputs[0].dtype() == DType::BFloat16) [[unlikely]] {
+#ifdef __AVX2__
+    const PoolDims d = kernel_dims(c, true);
+    if (c.outputs[0].size() != 0 && c.inputs[1].size() != 0 && d.c % 8 == 0 && tiles_by_2x2(d)) {
+      const bool with_sums = c.outputs.size() == 2;
+      std::vector<float> sums(with_sums ? static_cast<std::size_t>(d.c) : 0);
+      max_pool_2x2_grad_relu(d, c.in<bfloat16_t>(0), c.in<bfloat16_t>(1), c.out<bfloat16_t>(0),
+                             with_sums ? sums.data() : nullptr);
+      for (std::size_t i = 0; i < sums.size(); ++i) c.out<bfloat16_t>(1)[i] = bfloat16_t(sums[i]);
+      return;
+    }
+#endif
+    return run_widened(c, max_pool_grad_kernel<true>);
+  }
+  widened<max_pool_grad_kernel<true>>(c);
+}
 
 void register_pool_grad_ops(schema::OpRegistry& r) {
   r.add(kMaxPoolGrad);

@@ -201,10 +201,11 @@ void adam_matrix_rows(const AdamSpan<float>& whole, const float* g, int64_t begi
 }
 
 // The banded gradient's update: the threads share the bands; each writes a
-// band to its own buffer and updates those rows at once.
+// band to its own buffer and updates those rows at once. A row is a run of
+// the last dim (a matrix's row; the rows of a higher rank's leading dims).
 void adam_in_bands(const AdamSpan<float>& whole, const AdamGradient& grad, const VarRows* var,
                    const AdamConstants<float>& k) {
-  const int64_t rows = grad.shape[0], cols = grad.shape[1];
+  const int64_t cols = grad.shape[grad.shape.rank() - 1], rows = cols ? grad.shape.num_elements() / cols : 0;
   const int64_t band = grad.band_rows;
   core::parallel_for(
       (rows + band - 1) / band,
@@ -259,8 +260,8 @@ void run_adam(std::span<const Tensor> handles, std::span<const AdamGradient> gra
                                           dtype_name(grads[j].rows ? DType::Float32 : grads[j].tensor.dtype()),
                                           shape.to_string()));
     }
-    if (grads[j].rows && (dtype != DType::Float32 || shape.rank() != 2 || grads[j].band_rows < 1))
-      throw Internal(fmt::format("{}: a gradient made in bands must be a float32 matrix", op));
+    if (grads[j].rows && (dtype != DType::Float32 || shape.rank() < 1 || grads[j].band_rows < 1))
+      throw Internal(fmt::format("{}: a gradient made in bands must be float32 of rank 1 or more", op));
   }
   // AssignSubVariable's rule: a value no one else holds is updated in place;
   // one a reader still holds is left as it is and replaced by a new buffer,

@@ -11,6 +11,8 @@
 // A float32 gradient made by MatMul(a, b, transpose_a=true) that nothing else
 // reads (a dense layer's weight gradient) joins the fused node as a and b:
 // the kernel makes it in bands, each updated while in cache (exec/fused_adam.h).
+// A float32 gradient that is a Cast of a bfloat16 tensor (mixed_bfloat16's)
+// joins as the bf16 tensor, which the kernel widens a band at a time.
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -80,6 +82,21 @@ Node* gradient_matmul(const Node& update, const Uses& uses) {
   return mm;
 }
 
+// The Cast to float32 of a bfloat16 tensor of known shape (rank 1 or more)
+// that made `update`'s gradient (mixed_bfloat16: a bf16 gradient of a
+// float32 variable), when nothing else reads it; else nullptr. The fused node
+// reads the bf16 gradient and widens it a band at a time (exact, so the bits
+// are the Cast's) instead of the Cast writing a float32 copy whole.
+Node* widening_cast(const Node& update, const Uses& uses) {
+  const Value& grad = update.inputs[3];
+  Node* cast = grad.node;
+  if (cast->op != &ops::cast_op() || uses.pinned[cast->id] || uses.count[cast->id] != 1) return nullptr;
+  if (update.attrs.get_dtype("dtype") != DType::Float32 || cast->outputs[0].dtype != DType::Float32) return nullptr;
+  const schema::TensorType& from = cast->inputs[0].node->outputs[cast->inputs[0].index];
+  if (from.dtype != DType::BFloat16 || from.shape.rank() < 1 || !from.shape.is_fully_defined()) return nullptr;
+  return cast;
+}
+
 }  // namespace
 
 bool fuse_adam_updates(graph::Graph& g) {
@@ -90,7 +107,7 @@ bool fuse_adam_updates(graph::Graph& g) {
   // and the fused node it folds into.
   std::vector<std::unique_ptr<Node>> fused(g.nodes().size());
   std::vector<Node*> folded_into(g.nodes().size(), nullptr);
-  std::vector<char> absorbed(g.nodes().size(), 0);  // gradient MatMuls
+  std::vector<char> absorbed(g.nodes().size(), 0);  // gradient MatMuls and Casts
   for (const std::vector<Node*>& group : groups) {
     std::vector<Value> inputs;
     std::vector<int64_t> grad_from_matmul;
@@ -102,6 +119,9 @@ bool fuse_adam_updates(graph::Graph& g) {
       if (mm) {
         inputs.insert(inputs.end(), mm->inputs.begin(), mm->inputs.end());
         absorbed[mm->id] = 1;
+      } else if (Node* cast = widening_cast(*n, uses)) {
+        inputs.push_back(cast->inputs[0]);
+        absorbed[cast->id] = 1;
       } else {
         inputs.push_back(n->inputs[3]);
       }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/tensor_impl.h"
 #include "exec/fused_pool_grad.h"
 #include "ops/known_ops.h"
 #include "passes/passes.h"
@@ -28,13 +29,15 @@ namespace {
 using graph::Node;
 using graph::Value;
 
-// Whether `v` is a Const scalar +0 of `dtype` (float32 or float64).
+// Whether `v` is a Const scalar +0 of `dtype` (float32, float64 or bfloat16:
+// mixed_bfloat16's training step).
 bool is_positive_zero(const Value& v, DType dtype) {
   const Tensor* t = const_value(*v.node);
   if (!t || t->dtype() != dtype || t->size() != 1) return false;
   // All bits clear: +0 alone (-0 has its sign bit).
   if (dtype == DType::Float32) return std::bit_cast<uint32_t>(t->item<float>()) == 0;
   if (dtype == DType::Float64) return std::bit_cast<uint64_t>(t->item<double>()) == 0;
+  if (dtype == DType::BFloat16) return core::data_of<bfloat16_t>(*t)[0].bits == 0;
   return false;
 }
 

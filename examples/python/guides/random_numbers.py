@@ -4,7 +4,7 @@ expression, which the notebook displays, goes through `display` (marked "Kiln:")
 IPython does.
 
 Omitted cells: 32, 35, 37, 45-47, 49-51 (tf.distribute.MirroredStrategy) and 54-56 (a SavedModel of a generator
-under MirroredStrategy). Kiln lacks tf.distribute.
+under MirroredStrategy): they run two or three replicas on virtual CPUs, and Kiln runs one replica per process.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/guides/random_numbers.py"""
 

@@ -514,6 +514,8 @@ def for_stmt(iter_, extra_test, body, get_state=None, set_state=None, symbol_nam
     if isinstance(iter_, _Range):
         return _range_loop(iter_, extra_test, body, get_state, set_state, names, opts)
     data = getattr(kiln, "data", None)
+    if _tracing() and isinstance(iter_, kiln.distribute.DistributedDataset):
+        iter_ = iter_._kiln_dataset  # this worker's batches: one dataset loop, as TF's distributed loop
     if data is not None and isinstance(iter_, data.Dataset) and _tracing():
         return _dataset_loop(iter_, extra_test, body, get_state, set_state, names)
     if isinstance(iter_, _Enumerated):

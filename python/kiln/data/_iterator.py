@@ -105,6 +105,6 @@ class Optional:
         return convert_to_tensor(self._has_value)
 
     def get_value(self, name=None):
-        if not self._has_value:
+        if self._has_value is False:  # a traced Optional's flag is a tensor: the graph holds zeros then
             raise _errors.InvalidArgumentError("The optional does not have a value")
         return self._value

@@ -7,6 +7,7 @@ from ..tensor_shape import TensorShape
 from . import losses as _losses
 from . import metrics as _metrics
 from ._layer import _flatten, _to_tensor
+from . import _distribute_glue
 
 
 def _batch_weight(y_pred, dtype):
@@ -37,6 +38,14 @@ def _per_output(spec, output_names, what, broadcast):
     return [spec] * n
 
 
+def _allowed_in_fit(loss):
+    """A compiled Loss may reduce over the batch under a strategy: fit scales it for the replicas (Keras marks it
+    so)."""
+    if isinstance(loss, _losses.Loss):
+        loss._allow_sum_over_batch_size = True
+    return loss
+
+
 class LossesContainer:
     """compiled_loss(y_true, y_pred, sample_weight=None, regularization_losses=None) -> the total loss; updates
     the "loss" tracker (and, with several outputs, one "<output>_loss" tracker each)."""
@@ -63,7 +72,7 @@ class LossesContainer:
         else:
             one = self._user_losses[0] if isinstance(self._user_losses, (list, tuple)) else self._user_losses
             specs = [one] * len(flat)
-        self._losses = [_losses.get(s) for s in specs]
+        self._losses = [_allowed_in_fit(_losses.get(s)) for s in specs]
         weights = self._user_loss_weights
         self._weights = [None] * len(flat) if weights is None else _per_output(weights, names, "loss_weights", False)
         self._per_output_metrics = [_metrics.Mean(name=name + "_loss") if loss is not None else None
@@ -118,7 +127,7 @@ class LossesContainer:
             for t in total[1:]:
                 loss = _C.add(loss, t)
         self._loss_metric.update_state(loss, sample_weight=batch)
-        return loss
+        return _distribute_glue.scale_loss(loss)
 
 
 class MetricsContainer:
@@ -156,7 +165,7 @@ class MetricsContainer:
             per = _per_output(specs, names, "metrics", broadcast=True)
             for i, spec in enumerate(per):
                 for s in (spec if isinstance(spec, (list, tuple)) else [spec] if spec is not None else []):
-                    metric = _metrics.get(s, trues[i] if i < len(trues) else None, preds[i],
+                    metric = _metrics.get(_allowed_in_fit(s), trues[i] if i < len(trues) else None, preds[i],
                                           losses[i] if i < len(losses) else None)
                     self._metrics[i].append((metric, weighted))
         self._set_names(names)

@@ -180,7 +180,19 @@ class _SequenceData:
         self.data.on_epoch_end()
 
 
-class _ClassWeighted:
+class _DataWrapper:
+    """A data object over another (`data`) that changes its batches; the steps are the inner one's."""
+
+    @property
+    def steps(self):
+        return self.data.steps
+
+    @steps.setter
+    def steps(self, value):
+        self.data.steps = value
+
+
+class _ClassWeighted(_DataWrapper):
     """Keras' class_weight: each sample's weight times its class's weight (the class is the label, or the argmax of
     a one-hot row), for a single-output model."""
 
@@ -193,14 +205,6 @@ class _ClassWeighted:
                              f"classes, found {class_weight}")
         self.table = np.array([class_weight[k] for k in sorted(class_weight)], dtype=np.float32)
         self.data = data
-
-    @property
-    def steps(self):
-        return self.data.steps
-
-    @steps.setter
-    def steps(self, value):
-        self.data.steps = value
 
     def batches(self, epoch=0):
         for batch in self.data.batches(epoch):

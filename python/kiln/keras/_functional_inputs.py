@@ -23,6 +23,14 @@ def conform(model, inputs):
         fitted.append(tensor)
     if not changed:
         return inputs
-    if isinstance(inputs, (list, tuple)):
-        return type(inputs)(fitted)
-    return fitted[0]
+    return _rebuild(inputs, iter(fitted))
+
+
+def _rebuild(structure, flat):
+    """structure with its leaves taken from flat, in _flatten's order (a dict's keys sorted)."""
+    if isinstance(structure, (list, tuple)):
+        items = [_rebuild(s, flat) for s in structure]
+        return type(structure)(*items) if hasattr(structure, "_fields") else type(structure)(items)
+    if isinstance(structure, dict):
+        return {k: _rebuild(structure[k], flat) for k in sorted(structure, key=repr)}
+    return next(flat)

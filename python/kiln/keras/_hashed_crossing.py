@@ -7,42 +7,14 @@ import numpy as np
 from .. import _C
 from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
-from .._farmhash import fingerprint64
+from .._farmhash import cross_fingerprint
 from ._layer import KerasTensor, Layer, _to_tensor
-
-_MASK = (1 << 64) - 1
-_MUL = 0xC6A4A7935BD1E995
-_CROSS_KEY = 0xDECAFCAFFE
-
-
-def _shift_mix(value):
-    return value ^ (value >> 47)
-
-
-def fingerprint_cat64(fp1, fp2):
-    """TF's FingerprintCat64: two 64-bit fingerprints combined, order-dependent."""
-    result = fp1 ^ _MUL
-    result ^= (_shift_mix((fp2 * _MUL) & _MASK) * _MUL) & _MASK
-    result = (result * _MUL) & _MASK
-    result = (_shift_mix(result) * _MUL) & _MASK
-    return _shift_mix(result)
-
-
-def _feature_hash(value):
-    if isinstance(value, (bytes, np.bytes_, str)):
-        return fingerprint64(value.encode("utf-8") if isinstance(value, str) else bytes(value))
-    return int(value) & _MASK
 
 
 def cross_hash(columns, num_bins):
     """The bin of each row of the crossed columns (NumPy arrays of one length)."""
-    out = np.empty(len(columns[0]), np.int64)
-    for row, values in enumerate(zip(*[c.tolist() for c in columns])):
-        h = _CROSS_KEY
-        for value in values:
-            h = fingerprint_cat64(h, _feature_hash(value))
-        out[row] = h % num_bins
-    return out
+    return np.asarray([cross_fingerprint(values) % num_bins for values in zip(*[c.tolist() for c in columns])],
+                      np.int64)
 
 
 class HashedCrossing(Layer):

@@ -10,12 +10,6 @@ from ._layer import Layer
 from ._lookup import _WholeInputs
 
 
-def hash_bucket_fast(value, num_buckets):
-    """tf.strings.to_hash_bucket_fast of one string (str or UTF-8 bytes)."""
-    data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
-    return fingerprint64(data) % num_buckets
-
-
 def _as_string(value):
     """tf.strings.as_string of an integer / the bytes of a string."""
     if isinstance(value, (bytes, np.bytes_)):

@@ -3,10 +3,9 @@ initializers (their values computed eagerly, under init_scope, even while a func
 checks (InputSpec), autocasting, the training flag passed down to nested layers, and the symbolic
 KerasTensors of the functional API (Input)."""
 import inspect
-import re
 import threading
 
-from .. import _C, _scope
+from .. import _C
 from .. import dtypes as _dtypes
 from ..module import Module
 from ..tensor_shape import TensorShape
@@ -110,12 +109,16 @@ def _shape_str(shape):
 
 
 def _shape_as_lists(shape):
+    if isinstance(shape, dict):  # a layer of dict inputs (DenseFeatures)
+        return {k: _shape_as_lists(v) for k, v in shape.items()}
     if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple, TensorShape)):
         return [_shape_as_lists(s) for s in shape]
     return TensorShape(shape).as_list()
 
 
 def _shape_from_lists(shape):
+    if isinstance(shape, dict):
+        return {k: _shape_from_lists(v) for k, v in shape.items()}
     if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple)):
         return [TensorShape(s) for s in shape]
     return TensorShape(shape)
@@ -312,15 +315,8 @@ class Layer(Module):
             raise TypeError(f"Layer name must be a string, got {name!r}")
         if name == "":  # Keras keeps an empty name (TF's custom-layers tutorial: Model(name="")), no scope
             self._name, self._scope_name = "", "/"
-        elif re.match(r"^[A-Za-z0-9.][\w.-]*$", name) and not re.match(r"^[A-Za-z_]", name) or \
-                re.match(r"^[A-Za-z0-9.][\w.-]*(/[A-Za-z0-9.][\w.-]*)+$", name):
-            # Keras layer names need not be Python identifiers ("3_layer_mlp", DenseNet's "conv1/conv"), only TF
-            # scope names.
-            self._name = name
-            with _scope.name_scope(name) as scope_name:
-                self._scope_name = scope_name
-        else:
-            Module.__init__(self, name)
+        else:  # Keras layer names need not be Python identifiers ("3_layer_mlp", DenseNet's "conv1/conv")
+            self._set_name(name)
         self._set_dtype_policy(dtype)
         self._trainable = bool(trainable)
         self.built = False
@@ -606,6 +602,8 @@ class Layer(Module):
                 value = _C.constant(value, dtype._enum)
             if value.dtype != dtype:
                 value = _C.cast(value, dtype._enum)
+            from ._distribute_glue import initial_value
+            value = initial_value(value)  # rank 0's under several workers
         var = variable_class(value, True if trainable is None else bool(trainable),
                              f"{self.name}/{name or 'Variable'}", None)
         self._layer_weights.append(var)

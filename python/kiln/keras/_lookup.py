@@ -1,8 +1,8 @@
 """Keras' categorical preprocessing layers: CategoryEncoding, Discretization, StringLookup, IntegerLookup and
 TextVectorization.
 
-Kiln has no string ops nor hash tables, so the lookups and the text processing run in NumPy / Python: eagerly
-directly, and inside a traced function (tf.data map, a fit step) as a host function (tf.py_function), which
+The lookups hold tf.lookup's hash table (kiln/lookup/_core.py); they and the text processing run in NumPy /
+Python: eagerly directly, and inside a traced function (tf.data map, a fit step) as a host function (tf.py_function), which
 runs the same Python each time the graph runs. CategoryEncoding and Discretization are engine ops."""
 import collections
 import re
@@ -12,6 +12,7 @@ import numpy as np
 from .. import _C
 from .. import dtypes as _dtypes
 from ..errors import InvalidArgumentError
+from ..lookup._core import HashTable, eager_value as _eager_value
 from ..tensor_shape import TensorShape
 from ._layer import Layer, _is_tensor
 
@@ -72,16 +73,6 @@ class _WholeInputs:
             from .._ops import convert_to_tensor
             inputs = convert_to_tensor(inputs)
         return Layer.__call__(self, inputs, *args, **kwargs)
-
-
-def _eager_value(x):
-    """x's NumPy value, or None for a tensor of a graph being traced."""
-    if x._is_symbolic or _C.is_tracing():
-        return None
-    try:
-        return x.numpy()
-    except TypeError:  # a graph's constant
-        return None
 
 
 def _run_numpy(fn, inputs, out_dtype, static_shape):
@@ -306,7 +297,7 @@ class _IndexLookup(_WholeInputs, Layer):
         self.input_vocabulary = vocabulary
         self.input_idf_weights = idf_weights
         self._tokens = []
-        self._index = {}
+        self._table = HashTable(_dtypes.int64)
         self._idf = None
         self._has_input_vocabulary = vocabulary is not None
         self._output_dtype = self._out_dtype()
@@ -372,7 +363,8 @@ class _IndexLookup(_WholeInputs, Layer):
     def _set_tokens(self, tokens):
         self._tokens = tokens
         start = self._token_start()
-        self._index = {t: start + i for i, t in enumerate(tokens)}
+        self._table = HashTable(_dtypes.int64)  # tf.lookup's table (kiln/lookup/_core.py)
+        self._table.insert(np.asarray(tokens, dtype=object), np.arange(start, start + len(tokens), dtype=np.int64))
 
     # -- adapt --
     def _documents(self, data, steps=None):
@@ -432,7 +424,7 @@ class _IndexLookup(_WholeInputs, Layer):
         if self.num_oov_indices == 1:
             return self._oov_start()
         if self._string:  # tf.strings.to_hash_bucket_fast, as Keras
-            from ._hashing import hash_bucket_fast
+            from .._farmhash import hash_bucket_fast
             bucket = hash_bucket_fast(token, self.num_oov_indices)
         else:
             bucket = token % self.num_oov_indices
@@ -448,12 +440,12 @@ class _IndexLookup(_WholeInputs, Layer):
             return np.asarray([o.encode("utf-8") if isinstance(o, str) else o for o in out],
                               dtype=object if self._string else np.int64).reshape(np.shape(values))
         mask_value = 0 if self.output_mode == "int" else -1
-        out = np.empty(len(flat), np.int64)
-        for i, token in enumerate(flat):
+        keys = np.asarray(flat, dtype=object)
+        out = self._table.find(keys, -1)
+        for i in np.flatnonzero(out == -1):
+            token = flat[i]
             if self.mask_token is not None and token == self.mask_token:
                 out[i] = mask_value
-            elif token in self._index:
-                out[i] = self._index[token]
             elif self.num_oov_indices == 0:
                 raise InvalidArgumentError(f"When `num_oov_indices=0` all inputs should be in "
                                            f"vocabulary, found OOV values {token!r}, consider setting "

@@ -166,6 +166,11 @@ class LossScaleOptimizer:
             return self._optimizer.apply_gradients(pairs, **kwargs)
         with _C.init_scope():
             self._optimizer.build([v for _, v in pairs])  # slots made outside any branch
+        if not skip_gradients_aggregation and kwargs.get("experimental_aggregate_gradients", True):
+            # Summed over the replicas before the finite check, so every replica skips or applies alike.
+            from ._distribute_glue import aggregate_gradients
+            pairs = list(zip(aggregate_gradients([g for g, _ in pairs]), [v for _, v in pairs]))
+            kwargs["skip_gradients_aggregation"] = True
         if not self._dynamic:
             return self._optimizer.apply_gradients(pairs, **kwargs)
         finite = _all_finite([g for g, _ in pairs])

@@ -18,6 +18,7 @@ from . import callbacks as _callbacks
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from . import _distribute_glue
 from ._layer import Layer, _flatten, _is_tensor, _map
 from ._compile_utils import (LossesContainer, MetricsContainer, _deserialize_losses, _deserialize_metrics,
                              _serialize_losses, _serialize_metrics)
@@ -85,6 +86,7 @@ class Model(FunctionalNetwork, Layer):
         self.stop_training = False
         self._in_fit = False
         self._is_graph_network = False
+        self._distribution_strategy = _distribute_glue.creation_strategy()  # the scope the model is made in
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("A functional Model needs both `inputs` and `outputs`")
@@ -217,6 +219,12 @@ class Model(FunctionalNetwork, Layer):
             raise RuntimeError(f"You must compile your model before {what}. Call `model.compile(optimizer, loss)`.")
 
     @property
+    def distribute_strategy(self):
+        """The tf.distribute strategy the model was made under (else the current one)."""
+        from ..distribute import get_strategy
+        return self.__dict__.get("_distribution_strategy") or get_strategy()
+
+    @property
     def optimizer(self):
         return None if self._compiled is None else self._compiled.optimizer
 
@@ -333,8 +341,11 @@ class Model(FunctionalNetwork, Layer):
         if fn is not None:
             return fn
 
+        strategy = self.distribute_strategy
+
         def run(data):
-            return _autograph_call(step, data)
+            with _distribute_glue.replica_context(strategy):  # Keras runs each step in strategy.run
+                return _autograph_call(step, data)
         run.__name__ = name
         fn = run if self.run_eagerly else _function(run, autograph=False, name=name)
         setattr(self, attr, fn)
@@ -374,10 +385,13 @@ class Model(FunctionalNetwork, Layer):
             if not 0 < validation_split < 1:
                 raise ValueError(f"validation_split must be in (0, 1), got {validation_split}")
             (x, y, sample_weight), validation_data = _split(x, y, sample_weight, validation_split)
-        train = _make_data(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+        x, shard = _distribute_glue.input_for(self, x, steps_per_epoch, "steps_per_epoch")
+        train = shard(_make_data(x, y, sample_weight, batch_size, shuffle, steps_per_epoch))
         if class_weight is not None:
             train = _ClassWeighted(train, class_weight)
         val = None
+        validation_data, shard_val = _distribute_glue.input_for(self, validation_data, validation_steps,
+                                                                "validation_steps")
         if validation_data is not None:
             if _is_array_structure(validation_data) or isinstance(validation_data, tuple):
                 vx, vy, vsw = unpack_x_y_sample_weight(validation_data)
@@ -387,6 +401,7 @@ class Model(FunctionalNetwork, Layer):
                     val = _make_data(vx, vy, vsw, validation_batch_size or batch_size, False, validation_steps)
             else:
                 val = _make_data(validation_data, steps=validation_steps)
+            val = shard_val(val)
         cbs = callbacks if isinstance(callbacks, _callbacks.CallbackList) else _callbacks.CallbackList(
             callbacks, add_history=True, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=epochs,
             steps=train.steps)
@@ -474,7 +489,8 @@ class Model(FunctionalNetwork, Layer):
                 "`evaluate()` received a value for `sample_weight`, but `weighted_metrics` were not provided.  Did "
                 "you mean to pass metrics to `weighted_metrics` in `compile()`?  If this is intentional you can pass "
                 "`weighted_metrics=[]` to `compile()` in order to silence this warning.")
-        data = _make_data(x, y, sample_weight, batch_size, False, steps)
+        x, shard = _distribute_glue.input_for(self, x, steps, "steps")
+        data = shard(_make_data(x, y, sample_weight, batch_size, False, steps))
         verbose = _verbosity(verbose)
         cbs = callbacks if isinstance(callbacks, _callbacks.CallbackList) else _callbacks.CallbackList(
             callbacks, add_history=False, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
@@ -489,6 +505,7 @@ class Model(FunctionalNetwork, Layer):
                 use_multiprocessing=False):
         """The model's outputs for x (batches of 32 by default), as NumPy arrays. The callbacks get on_predict_*
         hooks; on_predict_batch_end's logs hold the batch's {"outputs": ...}."""
+        x, _ = _distribute_glue.input_for(self, x, steps, "steps")  # every worker predicts all of x
         data = _make_data(x, None, None, batch_size, False, steps)
         predict_function = self.make_predict_function()
         verbose = _verbosity(verbose)

@@ -2,7 +2,7 @@
 from .. import _C
 from ..tensor_shape import TensorShape
 from . import _sequential_graph
-from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _is_tensor, conform_rank
+from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _is_tensor, _shape_as_lists, conform_rank
 from ._model import Model
 
 
@@ -66,7 +66,7 @@ class Sequential(Model):
             for previous in self._seq_layers[:-1]:
                 shape = previous.compute_output_shape(shape)
             layer._maybe_build(shape)
-        if self.built and len(self._seq_layers) > 1:
+        if self.built and len(self._seq_layers) > 1 and not isinstance(self._build_input_shape, dict):
             _sequential_graph.extend(self, layer)
         self.train_function = self.test_function = self.predict_function = None
 
@@ -86,6 +86,11 @@ class Sequential(Model):
             input_shape = self._declared_input_shape
         if input_shape is None:
             raise ValueError("You must provide an `input_shape` argument.")
+        if isinstance(input_shape, dict):
+            # A dict of inputs (a DenseFeatures first layer): Keras' deferred Sequential, which calls its layers in
+            # turn and makes no graph of Input tensors.
+            self._build_layers(input_shape)
+            return
         shape = TensorShape(input_shape)
         if shape.rank is None:
             raise ValueError(f'Layer "{self.name}": cannot build for inputs of unknown rank')
@@ -94,15 +99,18 @@ class Sequential(Model):
         if not self._seq_layers:
             self._declared_input_shape = shape
             return
-        s = shape
+        self._build_layers(shape)
+        self.input_spec = InputSpec(shape=shape, allow_last_axis_squeeze=True)
+        _sequential_graph.connect(self)
+
+    def _build_layers(self, input_shape):
+        s = input_shape
         for layer in self._seq_layers:
             if not layer.built:
                 layer._maybe_build(s)
             s = layer.compute_output_shape(s)
-        self._build_input_shape = shape
-        self.input_spec = InputSpec(shape=shape, allow_last_axis_squeeze=True)
+        self._build_input_shape = input_shape
         self.built = True
-        _sequential_graph.connect(self)
 
     @property
     def inputs(self):
@@ -127,7 +135,7 @@ class Sequential(Model):
         # layer's output carries its mask to the next.
         if self._input_dtype is not None and _is_tensor(inputs) and inputs.dtype != self._input_dtype:
             inputs = _C.cast(inputs, self._input_dtype._enum)  # as a functional model conforms its inputs
-        if self._build_input_shape is not None and _is_tensor(inputs):
+        if _is_tensor(inputs) and self._build_input_shape is not None and not isinstance(self._build_input_shape, dict):
             inputs = conform_rank(inputs, self._build_input_shape)
         for layer in self._seq_layers:
             kwargs = {"mask": mask} if mask is not None and layer._call_accepts_mask else {}
@@ -136,7 +144,7 @@ class Sequential(Model):
         return inputs
 
     def compute_output_shape(self, input_shape):
-        s = TensorShape(input_shape)
+        s = input_shape if isinstance(input_shape, dict) else TensorShape(input_shape)
         for layer in self._seq_layers:
             s = layer.compute_output_shape(s)
         return s
@@ -146,7 +154,7 @@ class Sequential(Model):
         from ._serialization import serialize_keras_object
         layers = []
         shape = self._declared_input_shape if self._declared_input_shape is not None else self._build_input_shape
-        if shape is not None and self._seq_layers:
+        if shape is not None and self._seq_layers and not isinstance(shape, dict):
             first = self._seq_layers[0]
             layers.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
                 "batch_input_shape": TensorShape(shape).as_list(), "dtype": first.dtype,
@@ -165,7 +173,7 @@ class Sequential(Model):
 
     def get_build_config(self):
         shape = self._build_input_shape
-        return None if shape is None else {"input_shape": TensorShape(shape).as_list()}
+        return None if shape is None else {"input_shape": _shape_as_lists(shape)}
 
     def _serialized_module(self):
         return "keras.src.engine.sequential" if type(self) is Sequential else Model._serialized_module(self)

@@ -712,5 +712,6 @@ class experimental:  # noqa: N801 - tf.keras.callbacks.experimental is a module 
 
 _CallbackList = CallbackList  # the name the model code used before
 from .callbacks_tensorboard import TensorBoard  # noqa: E402,F401 - needs Callback above
+from ._sidecar_export import SidecarEvaluatorModelExport  # noqa: E402,F401 - needs ModelCheckpoint above
 __all__ = ["BaseLogger", "Callback", "CallbackList", "History", "ProgbarLogger", "LambdaCallback", "EarlyStopping",
            "ModelCheckpoint", "CSVLogger", "LearningRateScheduler", "ReduceLROnPlateau", "TerminateOnNaN"]

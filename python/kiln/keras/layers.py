@@ -39,6 +39,7 @@ from ._conv3d import (Conv3D, Convolution3D, MaxPooling3D, AveragePooling3D, Max
                       UpSampling3D, ZeroPadding3D, Cropping3D)
 from ._separable import (SeparableConv1D, SeparableConv2D, SeparableConvolution1D,  # noqa: F401
                          SeparableConvolution2D, Conv1DTranspose, Convolution1DTranspose, DepthwiseConv1D)
+from ._dense_features import DenseFeatures  # noqa: F401
 from ._lookup import (CategoryEncoding, Discretization, StringLookup, IntegerLookup,  # noqa: F401
                       TextVectorization)
 from ._hashing import Hashing  # noqa: F401
@@ -935,7 +936,8 @@ def deserialize(config, custom_objects=None):
     from ._tf_op_layer import TFOpLambda, SlicingOpLambda
     from ._functional_side import AddLoss, AddMetric
     from ._layers_experimental import RandomFourierFeatures, SyncBatchNormalization
-    table.update(Model=Model, Functional=Model, Sequential=Sequential, TFOpLambda=TFOpLambda, SlicingOpLambda=SlicingOpLambda, AddLoss=AddLoss,
+    from ._feature_space import FeatureSpace
+    table.update(FeatureSpace=FeatureSpace, Model=Model, Functional=Model, Sequential=Sequential, TFOpLambda=TFOpLambda, SlicingOpLambda=SlicingOpLambda, AddLoss=AddLoss,
                  AddMetric=AddMetric, SyncBatchNormalization=SyncBatchNormalization,
                  RandomFourierFeatures=RandomFourierFeatures)
     return deserialize_keras_object(config, module_objects=table, custom_objects=custom_objects,

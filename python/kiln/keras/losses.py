@@ -198,6 +198,7 @@ class Loss:
         raise NotImplementedError("Must be implemented in subclasses.")
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        self._check_distributed_reduction()
         mask = get_mask(y_pred)
         losses = self.call(y_true, y_pred)
         if mask is not None:
@@ -215,6 +216,19 @@ class Loss:
         if self.reduction == Reduction.SUM:
             return _C.reduce_sum(losses, None, False)
         return _C.reduce_mean(losses, None, False)
+
+    def _check_distributed_reduction(self):
+        """Keras: under a tf.distribute strategy a per-replica mean would be averaged again over the replicas, so
+        a loss reducing over the batch is refused outside compile (which marks its losses as allowed)."""
+        if self.reduction in (Reduction.AUTO, Reduction.SUM_OVER_BATCH_SIZE) and \
+                not getattr(self, "_allow_sum_over_batch_size", False):
+            from ..distribute import has_strategy
+            if has_strategy():
+                raise ValueError(
+                    "Please use `tf.keras.losses.Reduction.SUM` or `tf.keras.losses.Reduction.NONE` for loss "
+                    "reduction when losses are used with `tf.distribute.Strategy`, except for specifying losses in "
+                    "`Model.compile()` for use by the built-in training looop `Model.fit()`.\nPlease see "
+                    "https://www.tensorflow.org/tutorials/distribute/custom_training for more details.")
 
     def get_config(self):
         return {"reduction": self.reduction, "name": self.name}

@@ -69,9 +69,19 @@ class Metric(Module):
     the result."""
 
     def __init__(self, name=None, dtype=None, **kwargs):
-        Module.__init__(self, name or backend.to_snake_case(type(self).__name__))
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"Metric name must be a string, got {name!r}")
+        self._set_name(name or backend.to_snake_case(type(self).__name__))
         self._dtype = _dtypes.as_dtype(dtype or backend.floatx())
         self._metric_vars = []
+        from ._distribute_glue import creation_strategy
+        self._distribution_strategy = creation_strategy()  # whose replicas' counts result() sums
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "result" in cls.__dict__:
+            from ._distribute_glue import summed_over_replicas
+            cls.result = summed_over_replicas(cls.__dict__["result"])
 
     @property
     def dtype(self):

@@ -210,6 +210,9 @@ class Optimizer(Module):
             raise ValueError(f"No gradients provided for any variable: ({', '.join(repr(v.name) for v in variables)},)."
                              " Provided `grads_and_vars` is "
                              f"({', '.join(f'({g}, {v.name!r})' for g, v in pairs)},).")
+        if experimental_aggregate_gradients and not skip_gradients_aggregation:
+            from ._distribute_glue import aggregate_gradients
+            grads = aggregate_gradients(grads)  # summed over the replicas in a strategy's replica context
         self._create_state(variables)
         grads = _clip_gradients(grads, self.clipnorm, self.global_clipnorm, self.clipvalue)
         iterations = self._iterations.read_value()

@@ -67,3 +67,14 @@ def normalize(x, axis=-1, order=2):
     norm = np.atleast_1d(np.linalg.norm(x, order, axis))
     norm[norm == 0] = 1
     return x / np.expand_dims(norm, axis)
+
+
+from ._dataset_creator import DatasetCreator  # noqa: E402
+from ._feature_space import FeatureSpace  # noqa: E402,F401
+from ._sidecar_evaluator import SidecarEvaluator  # noqa: E402,F401
+from ._steps_per_execution_tuner import StepsPerExecutionTuner  # noqa: E402,F401
+
+
+class experimental:  # noqa: N801 - tf.keras.utils.experimental is a module in TF
+    DatasetCreator = DatasetCreator
+

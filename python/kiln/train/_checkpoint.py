@@ -58,8 +58,13 @@ def _is_saveable(value):
     return hasattr(value, "_kiln_checkpoint_state") and not isinstance(value, type)
 
 
+def _is_table(value):
+    """A leaf saved as several named tensors (a tf.lookup mutable table: "table-keys", "table-values")."""
+    return hasattr(value, "_kiln_checkpoint_tensors") and not isinstance(value, type)
+
+
 def _is_leaf(value):
-    return _is_variable(value) or _is_saveable(value)
+    return _is_variable(value) or _is_saveable(value) or _is_table(value)
 
 
 def _trackable(value, depth=0):
@@ -190,6 +195,12 @@ class _Graph:
         base = self.slot_keys.get(node_id) or self.path_string(node_id)
         return f"{base}/.ATTRIBUTES/{_ITERATOR if _is_saveable(self.nodes[node_id]) else _VALUE}"
 
+    def table_tensors(self, node_id):
+        """A table's tensors by checkpoint key."""
+        base = self.path_string(node_id)
+        return {f"{base}/.ATTRIBUTES/{name}": value
+                for name, value in self.nodes[node_id]._kiln_checkpoint_tensors().items()}
+
     def proto(self):
         graph = _pb.TrackableObjectGraph()
         for i, obj in enumerate(self.nodes):
@@ -200,6 +211,9 @@ class _Graph:
                 node.attributes.add(name=_VALUE, full_name=obj.name.rsplit(":", 1)[0], checkpoint_key=self.key(i))
             elif _is_saveable(obj):
                 node.attributes.add(name=_ITERATOR, full_name="Iterator", checkpoint_key=self.key(i))
+            elif _is_table(obj):
+                for key in self.table_tensors(i):
+                    node.attributes.add(name=key.rsplit("/", 1)[1], full_name=obj.name, checkpoint_key=key)
         for opt_id, original, slot_name, slot_id in self.slots:
             graph.nodes[opt_id].slot_variables.add(original_variable_node_id=original, slot_name=slot_name,
                                                    slot_variable_node_id=slot_id)
@@ -229,6 +243,9 @@ def _save_tensors(root):
     tensors = {graph.key(i): _value_of(obj) for i, obj in enumerate(graph.nodes) if _is_variable(obj)}
     tensors.update({graph.key(i): _np.array(obj._kiln_checkpoint_state(), dtype=object)
                     for i, obj in enumerate(graph.nodes) if _is_saveable(obj)})
+    for i, obj in enumerate(graph.nodes):
+        if _is_table(obj):
+            tensors.update(graph.table_tensors(i))
     tensors[OBJECT_GRAPH_KEY] = _np.array(graph.proto().SerializeToString(), dtype=object)
     return tensors
 
@@ -361,6 +378,9 @@ class _Restoration:
                 continue
             if _is_saveable(obj):
                 obj._kiln_restore_state(self.reader.get(key).item())
+            elif _is_table(obj):
+                obj._kiln_restore_tensors({a.name: self.reader.get(a.checkpoint_key)
+                                           for a in self.saved.nodes[node_id].attributes})
             else:
                 _assign(obj, self.reader.get(key), key, self.prefix)
             self.assigned[node_id] = _identity(obj)

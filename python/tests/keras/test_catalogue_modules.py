@@ -121,12 +121,7 @@ KERAS_2_15.update({
 })
 
 LEFT_OUT = {
-    "layers": {
-        "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln"},
-    "callbacks": {"SidecarEvaluatorModelExport": "needs SidecarEvaluator (utils)"},
-    "utils": {"FeatureSpace": "not written", "SidecarEvaluator": "distributed evaluation not written",
-              "StepsPerExecutionTuner": "not written", "experimental": "DatasetCreator (distribution) not written",
-              "audio_dataset_from_directory": "no audio decoding"},
+    "utils": {"audio_dataset_from_directory": "no audio decoding"},
     "backend": {
                 "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},
 }

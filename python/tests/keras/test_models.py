@@ -268,3 +268,16 @@ def test_pandas_frames_and_series_feed_fit_and_predict():
     single = K.Sequential([K.layers.Dense(1, input_shape=(1,))])
     np.testing.assert_allclose(single.predict(frame["a"], verbose=0),
                                single(frame["a"].to_numpy(np.float32)[:, None]).numpy(), rtol=1e-6)
+
+
+def test_layer_and_metric_names_need_not_be_identifiers():
+    # TF's imbalanced-data tutorial names its metrics so; Keras checks nothing but the type.
+    metric = K.metrics.BinaryCrossentropy(name="cross entropy")
+    model = K.Sequential([K.layers.Dense(1, activation="sigmoid", input_shape=(2,), name="my dense")])
+    model.compile(optimizer="sgd", loss="binary_crossentropy", metrics=[metric, K.metrics.MeanSquaredError(
+        name="Brier score")])
+    logs = model.evaluate(np.ones((4, 2), np.float32), np.ones((4, 1), np.float32), verbose=0, return_dict=True)
+    assert set(logs) == {"loss", "cross entropy", "Brier score"} and logs["loss"] == pytest.approx(logs["cross entropy"])
+    assert model.layers[0].name == "my dense" and model.layers[0].kernel.name == "my dense/kernel:0"
+    with pytest.raises(TypeError, match="must be a string"):
+        K.metrics.Mean(name=3)

@@ -215,3 +215,47 @@ def test_regression():
                                            "reloaded"]
     errors = {name: float(v) for name, v in table}
     assert errors["reloaded"] == errors["dnn_model"] and max(errors.values()) < 4  # MPG spans 9-46
+
+
+def test_imbalanced_data():
+    # TF's "Classification on imbalanced data" on a synthetic creditcard.csv: the tutorial's metrics (named "cross
+    # entropy" and "Brier score"), the careful initial bias, class weights, and resampling with tf.data.
+    out = without_progress(run_example("tutorials", "imbalanced_data.py"))
+    assert "Examples:\n    Total: 2500\n    Positive: 61 (2.44% of total)\n" in out
+    assert "Total params: 497 (1.94 KB)\nTrainable params: 497 (1.94 KB)\n" in out
+    assert "\narray([-3.68846953])\n" in out  # log(pos / neg), the bias that starts at the base rate
+    names = ["loss", "cross entropy", "Brier score", "tp", "fp", "tn", "fn", "accuracy", "precision", "recall", "auc",
+             "prc"]
+    blocks = re.findall(r"^loss :  [\d.]+\n(?:.+ :  [\d.e-]+\n){11}", out, re.M)
+    assert len(blocks) == 3  # baseline, class-weighted, resampled
+    for block in blocks:
+        values = dict(re.findall(r"^(.+) :  ([\d.e-]+)$", block, re.M))
+        assert list(values) == names and values["loss"] == values["cross entropy"]
+        assert sum(float(values[k]) for k in ("tp", "fp", "tn", "fn")) == 500  # the test split
+    assert "Weight for class 0: 0.51\nWeight for class 1: 20.49\n" in out
+    # The training negatives, then them with the positives oversampled to their count (the split is the run's).
+    negatives, both = map(int, re.search(r"^\((\d+), 29\)\n\((\d+), 29\)$", out, re.M).groups())
+    assert both == 2 * negatives and 1500 < negatives < 1600
+    resampled = dict(re.findall(r"^(.+) :  ([\d.e-]+)$", blocks[-1], re.M))
+    assert float(resampled["auc"]) > 0.9  # balanced batches learn the shifted features
+
+
+def _matrices(out):
+    """The NumPy matrices printed (rows of numbers in brackets), each as a list of rows."""
+    blocks = re.findall(r"^\[\[[-\d.e \n\[\]]*?\]\]$", out, re.M)
+    return [[[float(v) for v in row.split()] for row in re.findall(r"\[([^\[\]]+)\]", block)] for block in blocks]
+
+
+def test_feature_columns_tutorial():
+    out = without_progress(run_example("tutorials", "structured_data", "feature_columns.py"))
+    assert "384 train examples\n96 validation examples\n120 test examples" in out  # 600 rows split 0.2, 0.2
+    assert ("Every feature: ['Type', 'Age', 'Breed1', 'Gender', 'Color1', 'Color2', 'MaturitySize', 'FurLength', "
+            "'Vaccinated', 'Sterilized', 'Health', 'Fee', 'PhotoAmt']") in out
+    assert re.search(r"^A batch of ages: kiln.Tensor\(\[[\d ]+\], shape=\(5,\), dtype=int64\)$", out, re.M)
+    numeric, buckets, animal, embedding, hashed, crossed = _matrices(out)[:6]
+    assert [len(m[0]) for m in (numeric, buckets, animal, embedding, hashed, crossed)] == [1, 4, 2, 8, 10, 10]
+    for one_hot in (buckets, animal, hashed, crossed):  # each sample one id (the synthetic data has no OOV Type)
+        assert all(sorted(row) == [0.0] * (len(row) - 1) + [1.0] for row in one_hot)
+    assert all(abs(v) < 2 for row in embedding for v in row)  # truncated normal, stddev 1/sqrt(8)
+    accuracy = float(re.search(r"^Accuracy ([\d.]+)$", out, re.M).group(1))
+    assert accuracy > 0.7  # young pets with photos are adopted in the stand-in data
