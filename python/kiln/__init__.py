@@ -1,6 +1,7 @@
 """Kiln: write eager, run as a graph. TensorFlow 2's Python API on Kiln's engine:
 `import kiln as tf` runs TF2 code."""
 import os as _os
+import sys as _sys
 
 # libgomp (the engine's thread pool) reads its wait policy once, when _C loads
 # it: a short spin, so that idle threads do not burn a core another process
@@ -60,6 +61,32 @@ from .sparse_indexed_slices import IndexedSlices  # noqa: E402
 from ._map_fn import map_fn, vectorized_map  # noqa: E402
 from . import ragged_dispatch as _ragged_dispatch  # noqa: E402
 _ragged_dispatch.install()
+
+# The rest of TF 2.15's tf.* names (python/tests/test_tf_catalogue.py lists what is still left out, and why).
+from ._variable_enums import AggregationMethod, VariableAggregation, VariableSynchronization  # noqa: E402
+from ._init_ops import (constant_initializer, ones_initializer, random_normal_initializer,  # noqa: E402
+                        random_uniform_initializer, zeros_initializer)
+from .type_spec import TypeSpec, type_spec_from_value  # noqa: E402
+from .device_spec import DeviceSpec  # noqa: E402
+from . import compat, mixed_precision, sets, sysconfig, test, types  # noqa: E402
+from .keras import initializers, losses, metrics, optimizers  # noqa: E402  (TF 2.15 exports Keras' as these)
+from ._math_more import (acos, acosh, approx_top_k, asin, asinh, atan, atan2, atanh, cosh, scalar_mul,  # noqa: E402
+                         sinh, tan)
+from ._array_more import (  # noqa: E402
+    batch_to_space, bitcast, case, control_dependencies, dynamic_partition, dynamic_stitch, edit_distance,
+    get_current_name_scope, get_static_value, group, guarantee_const, inside_function, is_symbolic_tensor, no_op,
+    numpy_function, parallel_stack, realdiv, required_space_to_batch_paddings, reverse_sequence, saturate_cast,
+    sequence_mask, shape_n, switch_case, timestamp, unravel_index)
+from ._array_more import tf_tuple as tuple  # noqa: E402,A004  (TF's name)
+from ._scan_fold import foldl, foldr, scan  # noqa: E402
+from ._tensor_proto import make_ndarray, make_tensor_proto  # noqa: E402
+from .debugging import assert_equal, assert_greater, assert_less, assert_rank  # noqa: E402
+from .strings import as_string  # noqa: E402
+from .linalg import eig, eigvals  # noqa: E402
+from .nn import space_to_batch  # noqa: E402
+space_to_batch_nd = space_to_batch
+compat.v2 = _sys.modules[__name__]
+dtypes.cast, dtypes.complex, dtypes.saturate_cast = cast, complex, saturate_cast  # noqa: F405
 
 newaxis = None
 init_scope = _C.init_scope

@@ -49,6 +49,8 @@ def _device_type(spec):
 @contextlib.contextmanager
 def device(device_name):
     """Ops in the block run on the CPU; a GPU or TPU name is accepted with one warning."""
+    if hasattr(device_name, "to_string"):  # a tf.DeviceSpec
+        device_name = device_name.to_string()
     if device_name is not None and not isinstance(device_name, str):
         if callable(device_name):
             raise RuntimeError("tf.device does not support functions when eager execution is enabled.")

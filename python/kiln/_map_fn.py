@@ -98,10 +98,18 @@ def _map_dynamic(fn, elems, flat, signature):
     return _nest.pack_sequence_as(structure, stacked) if _nest.is_nested(structure) else stacked[0]
 
 
-
 def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
     """tf.vectorized_map: fn over the slices of `elems` along their first dimension, the results stacked.
     Kiln has no pfor (the vectorizing rewrite), so this is map_fn, what TF falls back to for ops pfor cannot
-    vectorize: the same values, without the speed-up (docs/design-notes.md, "tf.vectorized_map")."""
+    vectorize: the same values, without the speed-up (docs/design-notes.md, "tf.vectorized_map"). A length
+    known only at run time takes the output signature from fn's result for the first slice."""
     del fallback_to_while_loop, warn
+    ops = _ops()
+    flat = [ops.convert_to_tensor(x) for x in _nest.flatten(elems)]
+    if flat and flat[0].shape.rank and flat[0].shape[0] is None:
+        from .function import TensorSpec
+        first = fn(_nest.pack_sequence_as(elems, [ops.gather(x, 0) for x in flat]))
+        signature = _nest.map_structure(lambda t: TensorSpec(ops.convert_to_tensor(t).shape,
+                                                             ops.convert_to_tensor(t).dtype), first)
+        return map_fn(fn, elems, fn_output_signature=signature)
     return map_fn(fn, elems)

@@ -189,3 +189,8 @@ experimental = _types.SimpleNamespace(
     get_memory_growth=_get_memory_growth,
     enable_tensor_float_32_execution=lambda enabled: None,
     tensor_float_32_execution_enabled=lambda: False)
+
+
+# TF 2.15's deprecated spellings of the two above.
+experimental_run_functions_eagerly = run_functions_eagerly
+experimental_functions_run_eagerly = functions_run_eagerly

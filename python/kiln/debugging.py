@@ -30,3 +30,10 @@ def Assert(condition, data, summarize=None, name=None):
 def assert_equal(x, y, data=None, summarize=None, message=None, name=None):
     from ._ops import equal, reduce_all
     Assert(reduce_all(equal(x, y)), data if data is not None else [message or "x == y did not hold", x, y])
+
+
+from ._asserts import (  # noqa: E402,F401
+    assert_all_finite, assert_greater, assert_greater_equal, assert_integer, assert_less, assert_less_equal,
+    assert_near, assert_negative, assert_non_negative, assert_non_positive, assert_none_equal, assert_positive,
+    assert_proper_iterable, assert_rank, assert_rank_at_least, assert_rank_in, assert_same_float_dtype,
+    assert_scalar, assert_shapes, assert_type, check_numerics, is_numeric_tensor)

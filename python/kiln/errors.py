@@ -18,6 +18,41 @@ class DataLossError(OpError):
     """Unrecoverable data loss or corruption (a damaged TFRecord or checkpoint file)."""
 
 
+# TF's other error classes: no Kiln op raises them, but code catches them by name.
+class AbortedError(OpError):
+    """An operation was aborted (typically by a concurrent action)."""
+
+
+class AlreadyExistsError(OpError):
+    """An entity that we attempted to create already exists."""
+
+
+class PermissionDeniedError(OpError):
+    """The caller does not have permission to run an operation."""
+
+
+class UnauthenticatedError(OpError):
+    """The request does not have valid authentication credentials."""
+
+
+class UnavailableError(OpError):
+    """The runtime is currently unavailable."""
+
+
+class UnknownError(OpError):
+    """An unknown error."""
+
+
+# TF's error codes (error_codes.proto), as tf.errors has them.
+OK, CANCELLED, UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND, ALREADY_EXISTS = 0, 1, 2, 3, 4, 5, 6
+PERMISSION_DENIED, RESOURCE_EXHAUSTED, FAILED_PRECONDITION, ABORTED, OUT_OF_RANGE = 7, 8, 9, 10, 11
+UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS, UNAUTHENTICATED = 12, 13, 14, 15, 16
+
+
 __all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError", "OutOfRangeError", "NotFoundError",
            "UnimplementedError", "ResourceExhaustedError", "InternalError", "DeadlineExceededError", "CancelledError",
-           "OperatorNotAllowedInGraphError", "DataLossError"]
+           "OperatorNotAllowedInGraphError", "DataLossError", "AbortedError", "AlreadyExistsError",
+           "PermissionDeniedError", "UnauthenticatedError", "UnavailableError", "UnknownError", "OK", "CANCELLED",
+           "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+           "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
+           "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"]

@@ -15,3 +15,7 @@ from ._linalg_ops import (  # noqa: E402,F401
     adjoint, band_part, cholesky, cholesky_solve, cross, det, diag, diag_part, eig, eigh, eigvals, eigvalsh, expm, inv,
     logdet, lstsq, lu, lu_matrix_inverse, lu_reconstruct, lu_solve, matrix_transpose, matvec, normalize, pinv, qr,
     set_diag, slogdet, solve, svd, trace, triangular_solve)
+
+
+from ._linalg_more import (banded_triangular_solve, eigh_tridiagonal, matrix_rank, tensor_diag,  # noqa: E402,F401
+                           tensor_diag_part, tridiagonal_matmul, tridiagonal_solve)

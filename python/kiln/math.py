@@ -74,3 +74,12 @@ def reciprocal(x, name=None):
     from ._ops import ones_like
     x = x if isinstance(x, (_C.Tensor, _C.Variable)) else _C.constant(x, None)
     return _C.divide(ones_like(x), x)
+
+
+from ._math_more import (  # noqa: E402,F401
+    accumulate_n, acos, acosh, approx_max_k, approx_min_k, asin, asinh, atan, atan2, atanh, cosh, count_nonzero,
+    expm1, invert_permutation, is_non_decreasing, is_strictly_increasing, log_sigmoid, logical_xor, nextafter,
+    polyval, reciprocal_no_nan, scalar_mul, segment_max, segment_min, segment_prod, sinh, tan, unsorted_segment_prod,
+    unsorted_segment_sqrt_n, xlog1py, zero_fraction)
+from .nn import log_softmax, softmax  # noqa: E402,F401  (tf.math has them too)
+from ._gamma import digamma, lbeta, lgamma  # noqa: E402,F401

@@ -19,3 +19,18 @@ def segment_ids_to_row_splits(segment_ids, num_segments=None, out_type=None, nam
     return RaggedTensor.from_value_rowids(segment_ids, segment_ids, num_segments).row_splits if out_type is None \
         else RaggedTensor.from_value_rowids(segment_ids, segment_ids, num_segments).with_row_splits_dtype(
             dtypes.as_dtype(out_type)).row_splits
+
+
+def stack_dynamic_partitions(data, partitions, num_partitions, name=None):
+    """A RaggedTensor whose row i holds data's rows with partitions == i, in order (dense data)."""
+    from ._ops import argsort, cast, convert_to_tensor, gather
+    from . import dtypes
+    data, partitions = convert_to_tensor(data), convert_to_tensor(partitions)
+    if partitions.shape.rank != 1:
+        raise ValueError(f"partitions must be a vector, got shape {partitions.shape}")
+    order = argsort(partitions, stable=True)
+    return RaggedTensor.from_value_rowids(gather(data, order), cast(gather(partitions, order), dtypes.int64),
+                                          nrows=num_partitions)
+
+
+__all__.append("stack_dynamic_partitions")

@@ -435,3 +435,18 @@ def load(export_dir, tags=None, options=None):
     """tf.saved_model.load: the saved object tree, with `signatures`."""
     export_dir = str(export_dir)
     return _Loaded(_C.saved_model_load(export_dir), _read_python_info(export_dir))
+
+
+# TF's tag and signature constants (Kiln's SavedModels use the same names). TF's file-name constants
+# (SAVED_MODEL_FILENAME_PB, VARIABLES_DIRECTORY, ...) describe TF's directory layout, not Kiln's, and are left out.
+SERVING, TRAINING, GPU, TPU = "serve", "train", "gpu", "tpu"
+DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
+CLASSIFY_METHOD_NAME = "tensorflow/serving/classify"
+CLASSIFY_INPUTS, CLASSIFY_OUTPUT_CLASSES, CLASSIFY_OUTPUT_SCORES = "inputs", "classes", "scores"
+PREDICT_METHOD_NAME, PREDICT_INPUTS, PREDICT_OUTPUTS = "tensorflow/serving/predict", "inputs", "outputs"
+REGRESS_METHOD_NAME, REGRESS_INPUTS, REGRESS_OUTPUTS = "tensorflow/serving/regress", "inputs", "outputs"
+
+
+def contains_saved_model(export_dir):
+    """Whether export_dir holds a SavedModel Kiln can load (its saved_model.json)."""
+    return os.path.isfile(os.path.join(os.fspath(export_dir), "saved_model.json"))

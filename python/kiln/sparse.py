@@ -9,3 +9,8 @@ from .sparse_indexed_slices import mask  # noqa: F401
 __all__ = ["SparseTensor", "SparseTensorSpec", "add", "concat", "expand_dims", "fill_empty_rows", "from_dense",
            "map_values", "mask", "matmul", "reduce_max", "reduce_sum", "reorder", "reshape", "retain", "slice",
            "sparse_dense_matmul", "to_dense", "transpose"]
+from ._sparse_more import (bincount, eye, maximum, minimum, reset_shape, segment_mean,  # noqa: E402,F401
+                           segment_sqrt_n, segment_sum, softmax, split, to_indicator)
+
+__all__ += ["bincount", "eye", "maximum", "minimum", "reset_shape", "segment_mean", "segment_sqrt_n", "segment_sum",
+            "softmax", "split", "to_indicator"]

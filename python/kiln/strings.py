@@ -254,3 +254,32 @@ def to_hash_bucket(string_tensor, num_buckets, name=None):
 from .ragged_strings import split  # noqa: E402  (returns RaggedTensors)
 from .strings_unicode import (bytes_split, unicode_decode, unicode_decode_with_offsets, unicode_encode,  # noqa: E402
                               unicode_split, unicode_split_with_offsets, unicode_transcode, unicode_script, ngrams)
+
+
+def unsorted_segment_join(inputs, segment_ids, num_segments, separator="", name=None):
+    """output[i] = separator.join(the inputs whose segment id is i, in order); "" for an empty segment.
+    segment_ids' shape is a prefix of inputs'; the output is [num_segments] + the rest of inputs' shape."""
+    from ._ops import convert_to_tensor
+    inputs, segment_ids = _tensor(inputs), convert_to_tensor(segment_ids)
+    _check_string(inputs, "unsorted_segment_join")
+    count = num_segments if isinstance(num_segments, int) else int(convert_to_tensor(num_segments).numpy())
+    sep = _as_bytes(separator)
+    id_rank = segment_ids.shape.rank
+    if inputs.shape.as_list()[:id_rank] != segment_ids.shape.as_list():
+        raise ValueError(f"segment_ids.shape {segment_ids.shape} must be a prefix of inputs.shape {inputs.shape}")
+    inner = inputs.shape.as_list()[id_rank:]
+
+    def run(values, ids):
+        values = np.asarray(values, dtype=object).reshape([-1] + inner)
+        ids = np.asarray(ids).reshape(-1)
+        out = np.empty([count] + inner, dtype=object)
+        for index in np.ndindex(*out.shape):
+            out[index] = []
+        for row, seg in zip(values, ids):
+            if 0 <= seg < count:
+                for index in np.ndindex(*inner):
+                    out[(seg,) + index].append(_as_bytes(np.asarray(row, dtype=object)[index]))
+        for index in np.ndindex(*out.shape):
+            out[index] = sep.join(out[index])
+        return out
+    return _host(run, [inputs, segment_ids], dtypes.string, [count] + inner)

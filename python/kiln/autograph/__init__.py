@@ -31,3 +31,17 @@ def to_code(entity, recursive=True, experimental_optional_features=None):
 
 
 Undefined = _operators.Undefined
+
+
+_verbosity = [0]
+
+
+def set_verbosity(level, alsologtostdout=False):
+    """How much AutoGraph logs of its conversions (TF's AUTOGRAPH_VERBOSITY); Kiln's converter logs
+    nothing more at any level, and warns as it does when it cannot convert a function."""
+    _verbosity[0] = int(level)
+
+
+def trace(*args):
+    """Prints args when the code runs in Python: while a function is traced, once per trace."""
+    print(*args)

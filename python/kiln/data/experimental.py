@@ -103,3 +103,113 @@ def dense_to_ragged_batch(batch_size, drop_remainder=False, row_splits_dtype=Non
 
 def dense_to_sparse_batch(batch_size, row_shape):
     return lambda dataset: dataset.sparse_batch(batch_size, row_shape)
+
+
+# TF's deprecated tf.data.experimental transformations: each is what TF's documentation says it equals.
+def take_while(predicate):
+    return lambda dataset: dataset.take_while(predicate)
+
+
+def unbatch():
+    return lambda dataset: dataset.unbatch()
+
+
+def snapshot(path, compression="AUTO", reader_func=None, shard_func=None):
+    return lambda dataset: dataset.snapshot(path, compression, reader_func, shard_func)
+
+
+def shuffle_and_repeat(buffer_size, count=None, seed=None):
+    """shuffle (reshuffled each epoch) then repeat."""
+    return lambda dataset: dataset.shuffle(buffer_size, seed=seed, reshuffle_each_iteration=True).repeat(count)
+
+
+def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False, num_parallel_calls=None):
+    return lambda dataset: dataset.map(map_func, num_parallel_calls=num_parallel_calls).batch(
+        batch_size, drop_remainder=drop_remainder)
+
+
+def parallel_interleave(map_func, cycle_length, block_length=1, sloppy=False, buffer_output_elements=None,
+                        prefetch_input_elements=None):
+    """interleave, in its deterministic order (TF's with sloppy=False; sloppy only permits other orders)."""
+    return lambda dataset: dataset.interleave(map_func, cycle_length=cycle_length, block_length=block_length)
+
+
+def parse_example_dataset(features, num_parallel_calls=1, deterministic=None):
+    """Batches of serialized Examples parsed with tf.io.parse_example."""
+    from ..io import parse_example
+    return lambda dataset: dataset.map(lambda serialized: parse_example(serialized, features))
+
+
+def get_structure(dataset_or_iterator):
+    """The element_spec of a dataset or an iterator over one."""
+    spec = getattr(dataset_or_iterator, "element_spec", None)
+    if spec is None:
+        raise TypeError(f"Invalid `dataset_or_iterator`. `dataset_or_iterator` must be a `tf.data.Dataset` or "
+                        f"tf.data.Iterator object, but got {type(dataset_or_iterator)}.")
+    return spec
+
+
+def get_next_as_optional(iterator):
+    return iterator.get_next_as_optional()
+
+
+def at(dataset, index):
+    """The element at `index`; OutOfRangeError past the end."""
+    from .. import errors
+    from .._ops import convert_to_tensor
+    index = int(convert_to_tensor(index).numpy())
+    if index < 0:
+        raise errors.InvalidArgumentError(f"Index must be non-negative, but got {index}.")
+    for element in dataset.skip(index).take(1):
+        return element
+    raise errors.OutOfRangeError(f"Index out of range [0, {index}).")
+
+
+def from_list(elements, name=None):
+    """A dataset of the list's elements (each a structure of the same kind), as from_tensor_slices of them
+    stacked."""
+    from .. import nest
+    from .._ops import stack
+    if not elements:
+        raise ValueError("Invalid `elements`. `elements` should not be empty.")
+    if not isinstance(elements, list):
+        raise ValueError(f"Invalid `elements`. `elements` must be a list, but got {type(elements)}.")
+    flat = [nest.flatten(e) for e in elements]
+    stacked = [stack([f[k] for f in flat]) for k in range(len(flat[0]))]
+    return Dataset.from_tensor_slices(nest.pack_sequence_as(elements[0], stacked))
+
+
+def RandomDataset(seed=None, rerandomize_each_iteration=None, name=None):  # noqa: N802 - TF's (class) name
+    """Random int64 scalars in [0, 2**32), forever: Dataset.random (TF's class is that dataset's type)."""
+    return Dataset.random(seed, rerandomize_each_iteration)
+
+
+def SqlDataset(driver_name, data_source_name, query, output_types):  # noqa: N802 - TF's (class) name
+    """The rows a SQL query returns, each a tuple in output_types; TF's one driver, "sqlite" (Python's sqlite3).
+    The query runs anew on every pass."""
+    import sqlite3
+    from .. import dtypes
+    from ..function import TensorSpec
+    if driver_name != "sqlite":
+        raise ValueError(f"The database type, {driver_name}, is not supported by SqlDataset. The set of supported "
+                         "databases is: {'sqlite'}.")
+    types = tuple(dtypes.as_dtype(t) for t in (output_types if isinstance(output_types, (list, tuple))
+                                               else (output_types,)))
+
+    def rows():
+        connection = sqlite3.connect(data_source_name.decode() if isinstance(data_source_name, bytes)
+                                     else str(data_source_name))
+        try:
+            for row in connection.execute(query.decode() if isinstance(query, bytes) else str(query)):
+                if len(row) != len(types):
+                    from .. import errors
+                    raise errors.InvalidArgumentError(f"The number of columns in the query ({len(row)}) must match "
+                                                      f"the number of elements in output_types ({len(types)}).")
+                yield tuple(str(v).encode() if t == dtypes.string and not isinstance(v, bytes) else v
+                            for v, t in zip(row, types))
+        finally:
+            connection.close()
+    signature = tuple(TensorSpec([], t) for t in types)
+    if isinstance(output_types, (list, tuple)):
+        return Dataset.from_generator(rows, output_signature=signature)
+    return Dataset.from_generator(lambda: (r[0] for r in rows()), output_signature=signature[0])

@@ -13,6 +13,13 @@ _RGB_TO_YUV = [[0.299, -0.14714119, 0.61497538],
 _YUV_TO_RGB = [[1, 1, 1],
                [0, -0.394642334, 2.03206185],
                [1.13988303, -0.58062185, 0]]
+# TF's YIQ kernels (NTSC), right-multiplied as the YUV ones.
+_RGB_TO_YIQ = [[0.299, 0.59590059, 0.2115],
+               [0.587, -0.27455667, -0.52273617],
+               [0.114, -0.32134392, 0.31119955]]
+_YIQ_TO_RGB = [[1, 1, 1],
+               [0.95598634, -0.27201283, -1.10674021],
+               [0.6208248, -0.64720424, 1.70423049]]
 
 
 def _limits(dtype):
@@ -158,6 +165,14 @@ def rgb_to_yuv(images):
 
 def yuv_to_rgb(images):
     return _mix(images, _YUV_TO_RGB)
+
+
+def rgb_to_yiq(images):
+    return _mix(images, _RGB_TO_YIQ)
+
+
+def yiq_to_rgb(images):
+    return _mix(images, _YIQ_TO_RGB)
 
 
 def adjust_saturation(image, saturation_factor, name=None):

@@ -120,3 +120,37 @@ def total_variation(images, name=None):
     else:
         raise ValueError("'images' must be either 3 or 4-dimensional.")
     return tf.add(tf.reduce_sum(tf.abs(dh), axis=axes), tf.reduce_sum(tf.abs(dw), axis=axes))
+
+
+_MSSSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
+
+
+def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_size=11, filter_sigma=1.5, k1=0.01,
+                    k2=0.03):
+    """Multi-scale SSIM as TF computes it: at each scale the per-channel contrast-structure term (ReLU'd), the
+    images then halved by 2x2 average pooling (an odd side first padded symmetrically); at the last scale the
+    SSIM itself; the weighted geometric mean over scales, averaged over channels."""
+    x, y, max_val = _float_pair(img1, img2, max_val)
+    if x.shape.rank is None or x.shape.rank < 3:
+        raise ValueError(f"ssim_multiscale needs images of rank >= 3, got {x.shape}")
+    heads = x.shape.as_list()[:-3]
+    imgs = [x, y]
+    mcs, ssim_per_channel = [], None
+    for k in range(len(power_factors)):
+        if k > 0:
+            height, width, channels = imgs[0].shape.as_list()[-3:]
+            flat = [tf.reshape(t, [-1, height, width, channels]) for t in imgs]
+            if height % 2:  # a symmetric pad of one: the last row repeated
+                flat = [tf.concat([t, t[:, -1:]], axis=1) for t in flat]
+            if width % 2:
+                flat = [tf.concat([t, t[:, :, -1:]], axis=2) for t in flat]
+            pooled = [tf.nn.avg_pool(t, [1, 2, 2, 1], [1, 2, 2, 1], "VALID") for t in flat]
+            imgs = [tf.reshape(t, heads + t.shape.as_list()[1:]) for t in pooled]
+        ssim_map, cs_map = _ssim_per_channel(imgs[0], imgs[1], max_val, int(filter_size), float(filter_sigma),
+                                             float(k1), float(k2))
+        ssim_per_channel = tf.reduce_mean(ssim_map, axis=[-3, -2])
+        mcs.append(tf.nn.relu(tf.reduce_mean(cs_map, axis=[-3, -2])))
+    mcs.pop()  # the last scale contributes its SSIM (luminance included) instead
+    stacked = tf.stack(mcs + [tf.nn.relu(ssim_per_channel)], axis=-1)
+    weights = tf.constant([float(w) for w in power_factors], dtype=stacked.dtype)
+    return tf.reduce_mean(tf.reduce_prod(tf.pow(stacked, weights), axis=-1), axis=-1)

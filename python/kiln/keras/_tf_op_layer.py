@@ -25,6 +25,8 @@ _BACKEND_OPS = {"cast", "sum", "mean", "max", "min", "var", "std"}
 
 # Where Keras names a symbol (the first module that has it gives the layer name "tf.<module>.<op>").
 _MODULES = ("math", "nn", "linalg", "image", "strings", "signal", "random", "", "keras.backend")
+# Symbols TF exports under tf.nn first, though tf.math has them too (TF's canonical name is the first).
+_CANONICAL = {"math.softmax": "nn.softmax", "math.log_softmax": "nn.log_softmax"}
 
 
 def _symbolic(args, kwargs):
@@ -233,7 +235,8 @@ def install():
                 continue
             fn = getattr(fn, "__kiln_op_wrapper__", fn)
             if id(fn) not in wrapped:
-                wrapped[id(fn)] = _wrap(fn, f"{prefix}.{name}" if prefix else name)
+                symbol = f"{prefix}.{name}" if prefix else name
+                wrapped[id(fn)] = _wrap(fn, _CANONICAL.get(symbol, symbol))
             setattr(module, name, wrapped[id(fn)])
     for key in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lt", "le", "gt", "ge", "and",
                 "or"):

@@ -7,4 +7,6 @@ from ._fft import (fft, fft2d, fft3d, fftshift, ifft, ifft2d, ifft3d, ifftshift,
 from ._frames import frame, overlap_and_add  # noqa: F401
 from ._mel import linear_to_mel_weight_matrix, mfccs_from_log_mel_spectrograms  # noqa: F401
 from ._spectral import inverse_stft, inverse_stft_window_fn, stft  # noqa: F401
-from ._windows import hamming_window, hann_window  # noqa: F401
+from ._windows import (hamming_window, hann_window, kaiser_bessel_derived_window, kaiser_window,  # noqa: F401
+                       vorbis_window)
+from ._mdct import inverse_mdct, mdct  # noqa: F401,E402

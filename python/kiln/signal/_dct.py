@@ -1,5 +1,6 @@
-"""tf.signal.dct / idct (types I, II and III; axis -1) through the real FFTs: type II is the real part of the
-first n bins of a 2n-point FFT, each turned by exp(-i pi k / 2n); type III is its transpose through irfft."""
+"""tf.signal.dct / idct (types I to IV; axis -1): I to III through the real FFTs: type II is the real part of
+the first n bins of a 2n-point FFT, each turned by exp(-i pi k / 2n); type III is its transpose through irfft;
+type IV (MDCTs' kernel) a product with its cosine matrix, made in float64 for the static length."""
 import numpy as _np
 
 from .._array_ops import _tensor, reverse
@@ -12,8 +13,8 @@ def _validate(input, dct_type, n, axis, norm):  # noqa: A002 - TF's argument nam
         raise NotImplementedError(f"axis must be -1. Got: {axis}")
     if n is not None and n < 1:
         raise ValueError("n should be a positive integer or None")
-    if dct_type not in (1, 2, 3):
-        raise ValueError("Types I, II and III (I)DCT are supported.")
+    if dct_type not in (1, 2, 3, 4):
+        raise ValueError("Types I, II, III and IV (I)DCT are supported.")
     if dct_type == 1:
         if norm == "ortho":
             raise ValueError("Normalization is not supported for the Type-I DCT.")
@@ -45,6 +46,15 @@ def dct(input, type=2, n=None, axis=-1, norm=None, name=None):  # noqa: A002 - T
     if type == 1:
         mirrored = concat([x, reverse(x[..., 1:-1], [-1])], axis=-1)
         return real(rfft(mirrored))
+    if type == 4:  # y_k = 2 sum_n x_n cos(pi (2n + 1)(2k + 1) / 4N), times sqrt(1 / 2N) for 'ortho'
+        grid = _np.arange(length, dtype=_np.float64)
+        basis = 2.0 * _np.cos(_np.pi * _np.outer(2 * grid + 1, 2 * grid + 1) / (4.0 * length))
+        if norm == "ortho":
+            basis = basis * _np.sqrt(0.5 / length)
+        from .._ops import matmul, reshape, shape
+        flat = reshape(x, [-1, length])
+        out = matmul(flat, constant(basis.astype(t)))
+        return reshape(out, shape(x))
     k = _np.arange(length, dtype=t)
     if type == 2:
         turn = constant((2.0 * _np.exp(-1j * k * _np.pi * 0.5 / length)).astype(complex_type))
@@ -65,6 +75,6 @@ def dct(input, type=2, n=None, axis=-1, norm=None, name=None):  # noqa: A002 - T
 
 
 def idct(input, type=2, n=None, axis=-1, norm=None, name=None):  # noqa: A002 - TF's argument names
-    """The inverse DCT: dct of the inverse type (II <-> III; I is its own, up to 2 (n - 1))."""
+    """The inverse DCT: dct of the inverse type (II <-> III; I and IV are their own, up to 2 (n - 1) and 2n)."""
     _validate(_tensor(input), type, n, axis, norm)
-    return dct(input, type={1: 1, 2: 3, 3: 2}[type], n=n, axis=axis, norm=norm)
+    return dct(input, type={1: 1, 2: 3, 3: 2, 4: 4}[type], n=n, axis=axis, norm=norm)

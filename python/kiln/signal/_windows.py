@@ -7,13 +7,18 @@ from .._array_ops import _python_ints
 from .._ops import cast, constant
 
 
-def _raised_cosine(window_length, periodic, dtype, a, b):
+def _length(window_length, dtype):
     dtype = _dtypes.as_dtype(dtype)
     if not dtype.is_floating:
         raise ValueError(f"dtype must be a floating point type. Found {dtype}")
     n = _python_ints(window_length, "signal.window_length")
     if not isinstance(n, int):
         raise ValueError(f"window_length must be a scalar, got {window_length!r}")
+    return n, dtype
+
+
+def _raised_cosine(window_length, periodic, dtype, a, b):
+    n, dtype = _length(window_length, dtype)
     exact = dtype.name in ("float32", "float64")
     np_type = _np.dtype(dtype.name) if exact else _np.float32  # half types: computed in float32, rounded once
     if n == 1:
@@ -35,3 +40,32 @@ def hann_window(window_length, periodic=True, dtype=_dtypes.float32, name=None):
 def hamming_window(window_length, periodic=True, dtype=_dtypes.float32, name=None):
     """0.54 - 0.46 cos(2 pi n / N) (tf.signal.hamming_window)."""
     return _raised_cosine(window_length, periodic, dtype, 0.54, 0.46)
+
+
+def _as_window(values, dtype):
+    return cast(constant(_np.asarray(values, _np.float64)), dtype)
+
+
+def kaiser_window(window_length, beta=12.0, dtype=_dtypes.float32, name=None):
+    """I0(beta sqrt(1 - (2n/(N-1) - 1)^2)) / I0(beta), n in [0, N) (NumPy's np.kaiser, in float64, rounded
+    once to dtype); a window of one sample is [1]."""
+    n, dtype = _length(window_length, dtype)
+    return _as_window(_np.ones(1) if n == 1 else _np.kaiser(n, float(beta)), dtype)
+
+
+def kaiser_bessel_derived_window(window_length, beta=12.0, dtype=_dtypes.float32, name=None):
+    """sqrt(cumsum(w)[:-1] / sum(w)) for w the Kaiser window of N//2 + 1 samples, and its mirror (TF's KBD
+    window, as used by MDCTs)."""
+    n, dtype = _length(window_length, dtype)
+    half = n // 2
+    kaiser = _np.ones(1) if half + 1 == 1 else _np.kaiser(half + 1, float(beta))
+    csum = _np.cumsum(kaiser)
+    halfw = _np.sqrt(csum[:-1] / csum[-1])
+    return _as_window(_np.concatenate([halfw, halfw[::-1]]), dtype)
+
+
+def vorbis_window(window_length, dtype=_dtypes.float32, name=None):
+    """sin(pi/2 sin^2(pi (n + 1/2) / N)), the Vorbis power-complementary window."""
+    n, dtype = _length(window_length, dtype)
+    arg = _np.pi * (_np.arange(n) + 0.5) / n
+    return _as_window(_np.sin(_np.pi / 2 * _np.sin(arg) ** 2), dtype)

@@ -15,3 +15,6 @@ class CheckpointOptions:
         self.experimental_io_device = experimental_io_device
         self.experimental_enable_async_checkpoint = experimental_enable_async_checkpoint
         self.enable_async = enable_async
+
+
+from ._averages import ExponentialMovingAverage, checkpoints_iterator  # noqa: E402,F401
