@@ -9,7 +9,8 @@ passes off for the graphs compiled after it, through the engine's own KILN_DISAB
   remapping: contract, poolgrad, convpool, adam, fuse   layout_optimizer: layouts
   function_optimization: inline   loop_optimization: replays   disable_meta_optimizer: all
 
-debug_stripper leaves tf.debugging's checks out of graphs traced while it is on. The other
+debug_stripper leaves tf.debugging's checks (Assert, the assert_* comparisons, check_numerics) out of
+graphs traced while it is on; eager calls still check. The other
 switches have nothing to switch in Kiln and are only recorded."""
 import os as _os
 

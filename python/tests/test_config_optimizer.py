@@ -72,3 +72,18 @@ def test_constant_folding_switch_reaches_the_compiled_graph():
 def test_the_meta_optimizer_switch_turns_every_pass_off():
     tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
     assert any("MatMul" in name for name in ops_run(constant_chain(), tf.constant(0.5)))
+
+
+def test_the_debug_stripper_leaves_checks_out_of_graphs_only():
+    def guarded(x):
+        tf.debugging.check_numerics(x, "Bad!")
+        tf.debugging.assert_less(x, 10.0)
+        return x * 2
+
+    inf = tf.constant(float("inf"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Bad! : Tensor had Inf values"):
+        tf.function(guarded)(inf)
+    tf.config.optimizer.set_experimental_options({"debug_stripper": True})
+    assert float(tf.function(guarded)(inf)) == float("inf")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Bad!"):
+        guarded(inf)  # eager ops still check

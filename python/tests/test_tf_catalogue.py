@@ -40,10 +40,11 @@ SAVED_FILES = ("TF's SavedModel file layout (saved_model.pb, variables/, assets/
 
 LEFT_OUT = {
     "tf": {
-        "audio": BEING_WRITTEN, "bitwise": BEING_WRITTEN, "gradients": BEING_WRITTEN, "Graph": BEING_WRITTEN,
-        "Operation": BEING_WRITTEN, "RegisterGradient": BEING_WRITTEN, "graph_util": BEING_WRITTEN,
-        "raw_ops": BEING_WRITTEN, "queue": BEING_WRITTEN, "CriticalSection": BEING_WRITTEN,
-        "hessians": BEING_WRITTEN, "no_gradient": BEING_WRITTEN,
+        "audio": BEING_WRITTEN, "bitwise": BEING_WRITTEN,
+        "RegisterGradient": "a Kiln op's gradient lives in its C++ OpDef; TF 2 registers gradients only for op types "
+                            "without one (custom kernels, which Kiln cannot load)",
+        "no_gradient": "marks op types as not differentiable in TF's Python registry; Kiln's op definitions say so",
+        "graph_util": "import_graph_def and friends read GraphDef protobufs, which Kiln's graphs are not",
         "estimator": "tf.estimator (TF 1's Estimator API, removed in TF 2.16) is not in Kiln",
         "lite": "TFLite's converter and interpreter (a FlatBuffer model format and runtime) are not in Kiln; "
                 "Kiln exports ONNX (kiln.onnx)",

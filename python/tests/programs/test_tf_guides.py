@@ -368,3 +368,14 @@ def test_the_tf_numpy_guide():
     for shape in ("(128, 32, 64)", "(128, 64)", "(128, 64, 2)"):
         assert f"batch size: 128, per example gradient shape: {shape} \n" in out
     assert "Using device: /device:CPU:0\nprediction is placed on /job:localhost/replica:0/task:0/device:CPU:0\n" in out
+
+
+def test_the_graph_optimization_guide():
+    # tf.config.optimizer's options print as TF 2.15 prints them; the check_numerics in a function raises once,
+    # and not when Grappler's debug_stripper is on (the second traceback the guide expects never comes).
+    out = run_program("guides", "graph_optimization.py")
+    assert ("{'constant_folding': False, 'disable_model_pruning': False, 'disable_meta_optimizer': False}\nTracing!\n"
+            "Vanilla execution: ") in out
+    assert ("{'constant_folding': True, 'disable_model_pruning': False, 'disable_meta_optimizer': False}\nTracing!\n"
+            "Constant folded execution: ") in out
+    assert out.count("Traceback (most recent call last):") == 1 and out.count("Bad! : Tensor had Inf values") == 1
