@@ -85,9 +85,8 @@ def test_graph_as_default_builds_symbolic_ops():
         (grad,) = tf.gradients(m * c, a)
         assert grad.shape.as_list() == [1, 2]
     assert tf.executing_eagerly()
-    # Kiln keeps a non-scalar constant as a captured tensor (a Placeholder fed at run time).
-    types = {op.name: op.type for op in g.get_operations()}
-    assert types["const"] == "Const" and types["capture"] == "Placeholder" and types["mat_mul"] == "MatMul"
+    types = {op.name: op.type for op in g.get_operations()}  # tf.constant is a Const node, as in TF
+    assert types["const"] == types["const_1"] == types["const_2"] == "Const" and types["mat_mul"] == "MatMul"
     assert g.get_tensor_by_name("mat_mul:0").shape.as_list() == [1, 1]
     with pytest.raises(Exception, match="symbolic tensor"):  # a graph's tensor has no value eagerly
         tf.add(m, 1.0)
