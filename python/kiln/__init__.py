@@ -46,7 +46,7 @@ from . import config, debugging, version  # noqa: E402
 from ._device import device, executing_eagerly, get_logger  # noqa: E402
 from . import math, nn, random, linalg, experimental  # noqa: E402
 from . import nest, data, saved_model, profiler, onnx  # noqa: E402
-from . import io, train, summary, strings, image, signal  # noqa: E402
+from . import io, train, summary, strings, image, signal, audio, bitwise  # noqa: E402
 from . import autograph  # noqa: E402
 from . import keras  # noqa: E402
 from . import ragged, sparse  # noqa: E402

@@ -128,8 +128,7 @@ LEFT_OUT = {
         "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln"},
     "callbacks": {"SidecarEvaluatorModelExport": "needs SidecarEvaluator (utils)"},
     "utils": {"FeatureSpace": "not written", "SidecarEvaluator": "distributed evaluation not written",
-              "StepsPerExecutionTuner": "not written", "experimental": "DatasetCreator (distribution) not written",
-              "audio_dataset_from_directory": "no audio decoding"},
+              "StepsPerExecutionTuner": "not written", "experimental": "DatasetCreator (distribution) not written"},
     "backend": {
                 "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},
 }
