@@ -85,7 +85,7 @@ def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
         if not p:
             raise ValueError(f"No {what}audio files found in directory {directory}. Allowed format(s): "
                              f"{ALLOWED_FORMATS}")
-        ds = _paths_and_labels_to_dataset(p, lab, label_mode, len(class_names), output_sequence_length, ragged)
+        ds = _paths_and_labels_to_dataset(p, lab, label_mode, len(class_names or ()), output_sequence_length, ragged)
         return _prepare(ds, batch_size, shuffled, seed, class_names, output_sequence_length, ragged)
 
     if subset == "both":
