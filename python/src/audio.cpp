@@ -1,9 +1,10 @@
-// tf.audio's engine ops (include/kiln/audio.h) and tf.bitwise's
-// (include/kiln/bitwise.h); names, defaults and argument checks are
+// tf.audio's engine ops (include/kiln/audio.h), tf.bitwise's
+// (include/kiln/bitwise.h) and ReadFile (include/kiln/file_io.h); names, defaults and argument checks are
 // python/kiln/audio.py's and python/kiln/bitwise.py's.
 #include "bindings.h"
 #include "kiln/audio.h"
 #include "kiln/bitwise.h"
+#include "kiln/file_io.h"
 
 namespace kiln::python {
 
@@ -30,6 +31,7 @@ void bind_audio(py::module_& m) {
     SourceLocation loc = user_location();
     return audio::encode_wav(to_tensor(audio), Operand(to_tensor(sample_rate), loc), loc);
   });
+  m.def("read_file", [](py::handle filename) { return kiln::read_file(to_tensor(filename), user_location()); });
   def_bitwise<bitwise::bitwise_and>(m, "bitwise_and");
   def_bitwise<bitwise::bitwise_or>(m, "bitwise_or");
   def_bitwise<bitwise::bitwise_xor>(m, "bitwise_xor");

@@ -150,6 +150,24 @@ def test_saved_model_decodes_after_loading(tmp_path):
     assert int(rate) == 16000
 
 
+def test_saved_model_reads_and_decodes_a_file_by_name(tmp_path):
+    """tf.io.read_file inside a trace is the engine's ReadFile (not a host callback), so the module saves; the file
+    is read when the loaded function runs, not when it was traced."""
+    class Reader(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([], tf.string)])
+        def __call__(self, path):
+            return tf.audio.decode_wav(tf.io.read_file(path))[0]
+
+    tf.saved_model.save(Reader(), str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    path = tmp_path / "later.wav"
+    data = wav_bytes(RNG.integers(-32768, 32768, (7, 2)))
+    path.write_bytes(data)
+    np.testing.assert_array_equal(loaded(tf.constant(str(path))).numpy(), numpy_decoding(data)[0])
+    with pytest.raises(tf.errors.NotFoundError, match="No such file or directory"):
+        loaded(tf.constant(str(tmp_path / "missing.wav")))
+
+
 def _header(channels=1, rate=16000, bits=16, fmt_size=16, audio_format=1, block=None, byte_rate=None):
     block = block if block is not None else channels * bits // 8
     byte_rate = byte_rate if byte_rate is not None else rate * block
