@@ -3,7 +3,7 @@ replaced by Kiln's, shell and magic lines dropped, and each cell's last bare exp
 (IPython's display of its repr). Review the result: data downloads must be shrunk or replaced by hand.
 
     /usr/bin/python3 scripts/notebook_to_program.py NOTEBOOK.ipynb OUT.py "TITLE" "REPO, PATH @COMMIT" NAME"""
-import ast, json, sys
+import ast, json, re, sys
 
 nb_path, out_path, title, source, name = sys.argv[1:6]
 nb = json.load(open(nb_path))
@@ -21,7 +21,8 @@ for i, c in enumerate(nb['cells']):
         continue
     src = src.replace('import tensorflow as tf', 'import kiln as tf')
     src = src.replace('from tensorflow import keras', 'from kiln import keras')
-    src = src.replace('from tensorflow.keras', 'from kiln.keras')
+    # Any module path under tensorflow (tensorflow.keras, tensorflow.experimental.numpy) is Kiln's.
+    src = re.sub(r'^(\s*(?:from|import)\s+)tensorflow\.', r'\1kiln.', src, flags=re.M)
     lines = [l for l in src.split('\n') if not l.lstrip().startswith(('!', '%'))]
     src = '\n'.join(lines)
     try:

@@ -53,7 +53,7 @@ from . import ragged, sparse  # noqa: E402
 from .ragged_tensor import RaggedTensor, RaggedTensorSpec  # noqa: E402
 from .sparse_tensor import SparseTensor, SparseTensorSpec  # noqa: E402
 from .sparse_indexed_slices import IndexedSlices  # noqa: E402
-from ._map_fn import map_fn  # noqa: E402
+from ._map_fn import map_fn, vectorized_map  # noqa: E402
 from . import ragged_dispatch as _ragged_dispatch  # noqa: E402
 _ragged_dispatch.install()
 

@@ -7,7 +7,19 @@ def _is_tensor_index(k):
     return isinstance(k, (_C.Tensor, _C.Variable))
 
 
+def _is_boolean_mask(key):
+    """A whole key of bools selects as tf.boolean_mask does (TF's _slice_helper)."""
+    if isinstance(key, bool):
+        return True
+    if isinstance(key, (_C.Tensor, _C.Variable)):
+        return key.dtype.name == "bool"
+    return type(key).__module__ == "numpy" and getattr(key, "dtype", None) == bool
+
+
 def getitem(x, key):
+    if _is_boolean_mask(key):
+        from . import _array_ops
+        return _array_ops.boolean_mask(x, key)
     result = _getitem(x, key)
     if isinstance(key, (int, slice)) and x._is_symbolic:
         from . import _dynamic_shape

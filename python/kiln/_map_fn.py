@@ -97,3 +97,11 @@ def _map_dynamic(fn, elems, flat, signature):
     structure = signature if signature is not None else elems
     return _nest.pack_sequence_as(structure, stacked) if _nest.is_nested(structure) else stacked[0]
 
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+    """tf.vectorized_map: fn over the slices of `elems` along their first dimension, the results stacked.
+    Kiln has no pfor (the vectorizing rewrite), so this is map_fn, what TF falls back to for ops pfor cannot
+    vectorize: the same values, without the speed-up (docs/design-notes.md, "tf.vectorized_map")."""
+    del fallback_to_while_loop, warn
+    return map_fn(fn, elems)

@@ -96,7 +96,7 @@ def _first_leaf(value):
 
 def constant(value, dtype=None, shape=None, name=None):
     dtype = _dtype(dtype)
-    t = _C.constant(_literal(value, dtype), None if dtype is None else dtype._enum)
+    t = _C.constant(_literal(value, dtype), None if dtype is None else dtype._enum, True)
     if shape is not None:
         shape = _dims(shape)
         if _is_dynamic(shape):

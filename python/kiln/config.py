@@ -1,4 +1,4 @@
-"""kiln.config (tf.config): eager functions, devices, threading, determinism.
+"""kiln.config (tf.config): eager functions, devices, threading, determinism, graph optimizer switches.
 
 Kiln runs on one CPU device: the physical device list names it alone (the logical list, the logical
 CPUs it may be split into, which all run on it), and GPU requests (tf.device) run on it with a warning."""
@@ -6,6 +6,13 @@ import collections as _collections
 import types as _types
 
 from . import _C
+from . import _config_optimizer
+
+
+optimizer = _types.SimpleNamespace(
+    set_experimental_options=_config_optimizer.set_experimental_options,
+    get_experimental_options=_config_optimizer.get_experimental_options,
+    set_jit=_config_optimizer.set_jit, get_jit=_config_optimizer.get_jit)
 
 
 def run_functions_eagerly(run_eagerly):

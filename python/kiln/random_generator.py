@@ -81,8 +81,9 @@ def create_rng_state(seed, alg):
     else:
         words = list(np.asarray(seed, dtype=object).reshape(-1))[:size]
     words = [0] * (size - len(words)) + [_signed(w) for w in words]
-    from ._ops import constant
-    return constant(np.asarray(words, np.int64), _dtypes.int64)
+    # A value even while tracing: a Generator made on a first trace takes it as its variable's initial value.
+    from ._ops import convert_to_tensor
+    return convert_to_tensor(np.asarray(words, np.int64), _dtypes.int64)
 
 
 def _advanced(state, delta):

@@ -13,6 +13,7 @@
 
 #include "bindings.h"
 #include "core/tensor_impl.h"
+#include "runtime/dispatch.h"
 
 namespace kiln::python {
 
@@ -250,8 +251,10 @@ bool immutable_memory(const py::array& array) {
   }
   if (PyBytes_CheckExact(obj)) return true;
   if (PyMemoryView_Check(obj)) {
+    // np.asarray(tensor) views the tensor through the buffer protocol.
     const Py_buffer* view = PyMemoryView_GET_BUFFER(obj);
-    return view->readonly && view->obj && PyBytes_CheckExact(view->obj);
+    return view->readonly && view->obj &&
+           (PyBytes_CheckExact(view->obj) || py::isinstance<Tensor>(py::handle(view->obj)));
   }
   return PyCapsule_CheckExact(obj) && PyCapsule_IsValid(obj, kTensorCapsule);
 }
@@ -396,6 +399,9 @@ Tensor to_tensor(py::handle obj, std::optional<DType> dtype) {
       throw py::value_error("Tensor conversion requested dtype " + std::string(dtype_name(*dtype)) +
                             " for Tensor with dtype " + std::string(dtype_name(t.dtype())) + ": " +
                             std::string(py::str(obj)));
+    // A literal's dtype belongs to the constant: converted now, never a Cast in a traced graph.
+    std::optional<runtime::DispatchHandlerGuard> now;
+    if (!t.is_symbolic()) now.emplace(nullptr);
     t = cast(t, *dtype, user_location());
   }
   return t;

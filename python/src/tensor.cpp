@@ -6,6 +6,7 @@
 #include "bindings.h"
 #include "kiln/bitwise.h"
 #include "core/tensor_impl.h"
+#include "ops/creation.h"
 
 namespace kiln::python {
 
@@ -373,9 +374,11 @@ void bind_tensor(py::module_& m) {
         return py::none();
       })
       .def("numpy", [](const Tensor& t) -> py::object {
+        // TF's EagerTensor.numpy() hands out a writable copy (programs write into it); the
+        // zero-copy read-only view stays np.asarray's.
         py::array a = tensor_to_numpy(t);
         if (t.rank() == 0) return a[py::tuple()];
-        return std::move(a);
+        return a.attr("copy")();
       })
       .def("__array__", [](const Tensor& t, py::object dtype) -> py::object {
         py::array a = tensor_to_numpy(t);
@@ -451,11 +454,14 @@ void bind_tensor(py::module_& m) {
   def_binary<xor_, kRXor>(c, "__xor__");
   set_number_slots(c);
 
-  m.def("constant", [](py::handle value, py::object dtype) {
+  m.def("constant", [](py::handle value, py::object dtype, bool node) {
     std::optional<DType> d;
     if (!dtype.is_none()) d = dtype_from_python(dtype);
-    return to_tensor(value, d);
-  }, py::arg("value"), py::arg("dtype") = py::none());
+    Tensor t = to_tensor(value, d);
+    // tf.constant while tracing is a Const node, as TF's: the graph passes fold what hangs on it alone.
+    if (node && !t.is_symbolic()) return ops::const_op(std::move(t), user_location());
+    return t;
+  }, py::arg("value"), py::arg("dtype") = py::none(), py::arg("node") = false);
   m.def("to_numpy", &tensor_to_numpy);
   m.def("to_dlpack", &to_dlpack);
   m.def("from_dlpack", &from_dlpack);

@@ -146,6 +146,45 @@ def test_flat_map_and_interleave_from_tf_s_docstrings():
         list(ds.flat_map(lambda x: x))
 
 
+@pytest.mark.parametrize("cycle_length,block_length", [(1, 1), (2, 1), (3, 2), (4, 3), (5, 1)])
+def test_parallel_interleave_keeps_the_sequential_order(cycle_length, block_length):
+    # Inner datasets of uneven lengths (0..4): slots run out at different times and are refilled.
+    make = lambda x: tf.data.Dataset.range(x % 5).map(lambda y: x * 10 + y)  # noqa: E731
+    ds = tf.data.Dataset.range(12)
+    sequential = values(ds.interleave(make, cycle_length, block_length))
+    for calls in (2, 3, tf.data.AUTOTUNE):
+        assert values(ds.interleave(make, cycle_length, block_length, num_parallel_calls=calls)) == sequential
+    sloppy = ds.interleave(make, cycle_length, block_length, num_parallel_calls=3, deterministic=False)
+    assert sorted(values(sloppy)) == sorted(sequential)
+
+
+def test_parallel_interleave_reads_the_open_datasets_at_once():
+    import threading
+    import time
+    inside, most = [0], [0]
+    lock = threading.Lock()
+
+    def slow(n):
+        for i in range(n):
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(0.01)
+            with lock:
+                inside[0] -= 1
+            yield i
+
+    inner = lambda _: tf.data.Dataset.from_generator(slow, args=(3,),  # noqa: E731
+                                                     output_signature=tf.TensorSpec([], tf.int64))
+    out = values(tf.data.Dataset.range(4).interleave(inner, cycle_length=4, num_parallel_calls=4))
+    assert out == [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2] and most[0] > 1
+    bad = tf.data.Dataset.range(3).interleave(
+        lambda x: tf.data.Dataset.from_tensors(x).map(lambda y: tf.gather(tf.constant([1, 2]), y * 5)),
+        cycle_length=3, num_parallel_calls=2)  # the second inner dataset's element fails
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        values(bad)
+
+
 # ---- cache, enumerate, concatenate, scan, unique, counter ----------------------------------------
 
 def test_cache_replays_the_first_complete_pass():

@@ -122,15 +122,15 @@ def test_read_only_view_of_writable_base_is_copied():
 
 def test_memory_nobody_can_write_is_shared():
     # A Kiln tensor's own NumPy view and `bytes` never change: no copy.
-    x = tf.constant(np.arange(5, dtype=np.float32)).numpy()
-    assert np.shares_memory(tf.constant(x).numpy(), x)
+    x = np.asarray(tf.constant(np.arange(5, dtype=np.float32)))
+    assert np.shares_memory(np.asarray(tf.constant(x)), x)
     raw = np.arange(4, dtype=np.int32).tobytes()
     b = np.frombuffer(raw, np.int32)
-    assert np.shares_memory(tf.constant(b).numpy(), b)
+    assert np.shares_memory(np.asarray(tf.constant(b)), b)
     np.testing.assert_array_equal(tf.constant(b).numpy(), np.arange(4, dtype=np.int32))
     # A writable array is not shared.
     a = np.arange(5, dtype=np.float32)
-    assert not np.shares_memory(tf.constant(a).numpy(), a)
+    assert not np.shares_memory(np.asarray(tf.constant(a)), a)
 
 
 def test_array_deleted_after_use():
@@ -283,7 +283,7 @@ def test_dlpack_round_trip_through_kiln_shares():
     t = tf.constant(np.arange(6, dtype=np.int32).reshape(2, 3))
     back = tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(t))
     np.testing.assert_array_equal(back.numpy(), t.numpy())
-    assert np.shares_memory(back.numpy(), t.numpy())
+    assert np.shares_memory(np.asarray(back), np.asarray(t))
 
 
 # ---- structures: cycles and deep nesting -------------------------------------------

@@ -31,9 +31,10 @@ def test_numpy_round_trip_every_dtype(dtype):
     out = t.numpy()
     assert out.dtype == a.dtype and np.array_equal(out, a)
     assert not np.shares_memory(out, a)  # a writable array is copied in: the tensor never changes
-    assert np.shares_memory(np.asarray(t), out)  # out without a copy
-    assert np.shares_memory(tf.constant(out).numpy(), out)  # a tensor's own memory goes back in shared
-    assert not out.flags.writeable  # tensors are immutable
+    out[...] = 0  # TF's numpy() is a writable copy
+    view = np.asarray(t)  # out without a copy, read-only: tensors are immutable
+    assert np.array_equal(view, a) and not view.flags.writeable and not np.shares_memory(view, out)
+    assert np.shares_memory(np.asarray(tf.constant(view)), view)  # a tensor's own memory goes back in shared
 
 
 def test_strings_round_trip():
@@ -107,14 +108,14 @@ def test_hostile_sizes_are_tensorflows_errors():
 def test_dlpack_both_ways():
     t = tf.constant([[1.0, 2.0], [3.0, 4.0]])
     a = np.from_dlpack(t)
-    assert np.shares_memory(a, t.numpy()) and a.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert np.shares_memory(a, np.asarray(t)) and a.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     src = np.arange(6, dtype=np.int64).reshape(2, 3)
     back = tf.experimental.dlpack.from_dlpack(src)
     # NumPy may still write `src`: copied, so the tensor never changes.
-    assert back.dtype == tf.int64 and not np.shares_memory(back.numpy(), src)
+    assert back.dtype == tf.int64 and not np.shares_memory(np.asarray(back), src)
     src[0, 0] = 99
     assert back.numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
-    assert np.shares_memory(tf.experimental.dlpack.from_dlpack(t).numpy(), t.numpy())
+    assert np.shares_memory(np.asarray(tf.experimental.dlpack.from_dlpack(t)), np.asarray(t))
 
 
 def test_printing_is_tensorflows():
@@ -196,6 +197,19 @@ def test_indexing_is_numpys():
                 (None, 0), (Ellipsis, None), (1, Ellipsis, slice(0, 3, 2))]:
         assert np.array_equal(t[key].numpy(), a[key]), key
     assert np.array_equal(t[tf.constant(1)].numpy(), a[1])
+
+
+def test_a_whole_key_of_bools_masks_as_tf_boolean_mask():
+    a = np.arange(6).reshape(3, 2).astype(np.int32)
+    t, v = tf.constant(a), tf.Variable(a.astype(np.float32))
+    rows = np.array([True, False, True])
+    assert np.array_equal(t[rows].numpy(), a[rows])  # TF's data_performance guide indexes so
+    assert np.array_equal(t[tf.constant(rows)].numpy(), a[rows])
+    assert np.array_equal(t[t > 2].numpy(), a[a > 2])
+    assert np.array_equal(v[v > 2.0].numpy(), a[a > 2])
+    assert np.array_equal(tf.function(lambda x: x[x > 2])(t).numpy(), a[a > 2])
+    with pytest.raises(ValueError, match="mask cannot be scalar"):
+        t[True]
 
 
 def test_graph_tensor_as_bool_raises_tfs_error():

@@ -435,7 +435,8 @@ class Dataset:
 
     def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
                    deterministic=None, name=None):
-        return _t.interleave(self, map_func, cycle_length, block_length)
+        return _t.interleave(self, map_func, cycle_length, block_length, num_parallel_calls,
+                             deterministic is not False)
 
     def cache(self, filename="", name=None):
         return _t.cache(self, filename)

@@ -15,6 +15,8 @@ from ..tensor_shape import TensorShape
 from . import _cards
 from . import _composite_elements as _ce
 from ._dataset import Dataset, _call_unpacked
+from ._parallel_interleave import parallel_interleave
+from ._parallel_map import workers_for
 from ._python_dataset import (PyDataset, WindowRows, flat_numpy, lazy_spec, lazy_template, merged_specs,
                               relaxed_spec, to_numpy, to_tensor, traced)
 
@@ -268,9 +270,10 @@ def flat_map(ds, map_func):
     return PyDataset(open_pass, parents=(ds,), spec=spec, template=template)
 
 
-def interleave(ds, map_func, cycle_length=None, block_length=None):
+def interleave(ds, map_func, cycle_length=None, block_length=None, num_parallel_calls=None, deterministic=True):
     """TF's interleave: `cycle_length` datasets open at once, `block_length` elements from
-    each in turn; an exhausted one is replaced by the next input element's dataset."""
+    each in turn; an exhausted one is replaced by the next input element's dataset. With
+    num_parallel_calls the open datasets are read ahead on threads (_parallel_interleave.py)."""
     if cycle_length is None or int(cycle_length) == -1:  # AUTOTUNE: the cores, as TF's default
         cycle_length = _os.cpu_count() or 1
     block_length = 1 if block_length is None else int(block_length)
@@ -307,6 +310,10 @@ def interleave(ds, map_func, cycle_length=None, block_length=None):
                 index, taken = (index + 1) % cycle_length, 0
 
     spec, template = _lazy_inner(ds, map_func, "interleave")
+    workers = workers_for(num_parallel_calls)
+    if workers > 1:
+        open_pass = parallel_interleave(ds, lambda element: _dataset_of(map_func, element, "interleave"),
+                                        cycle_length, block_length, min(workers, cycle_length), deterministic)
     return PyDataset(open_pass, parents=(ds,), spec=spec, template=template)
 
 

@@ -38,8 +38,13 @@ def pack_x_y_sample_weight(x, y=None, sample_weight=None):
 
 # ---- data ---------------------------------------------------------------------------------
 
+def _is_pandas(x):
+    return type(x).__name__ in ("Series", "DataFrame") and type(x).__module__.partition(".")[0] == "pandas"
+
+
 def _is_array(x):
-    return isinstance(x, (np.ndarray, _C.Tensor, _C.Variable, RaggedRows, SparseRows)) or is_composite(x)
+    return isinstance(x, (np.ndarray, _C.Tensor, _C.Variable, RaggedRows, SparseRows)) or is_composite(x) or \
+        _is_pandas(x)
 
 
 def _is_array_structure(x):
@@ -56,6 +61,12 @@ def _as_numpy(x):
     """An array's values as NumPy; a ragged or sparse tensor's as its row holder (_composite_rows.py)."""
     if isinstance(x, (RaggedRows, SparseRows)):
         return x
+    if _is_pandas(x):
+        # Keras' _process_tensorlike: a Series is one feature column, (N,) -> (N, 1); floats in floatx.
+        out = x.to_numpy()
+        if out.ndim == 1:
+            out = out[:, None]
+        return out.astype(np.float32) if out.dtype.kind == "f" else np.ascontiguousarray(out)
     if is_composite(x):
         return rows_of(x)
     if isinstance(x, _C.Variable):

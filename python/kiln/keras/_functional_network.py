@@ -1,7 +1,7 @@
 """The functional side of a Model (keras/engine/functional.py): `Model(inputs, outputs)` records the
 layer calls between its Input tensors and its outputs in call order, and runs them on real values."""
 from .. import _C
-from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _flatten, _is_tensor, _map
+from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _flatten, _is_tensor, _map, conform_rank
 from ._masking import set_mask
 
 
@@ -55,7 +55,7 @@ class FunctionalNetwork:
         self._autocast_inputs = False  # Keras: a graph network's layers cast their own inputs
         shapes = [t.shape for t in flat_in]
         self._build_input_shape = shapes[0] if len(shapes) == 1 else shapes
-        self.input_spec = [InputSpec(shape=s) for s in shapes]
+        self.input_spec = [InputSpec(shape=s, allow_last_axis_squeeze=True) for s in shapes]
         self.built = True
 
     @property
@@ -90,9 +90,9 @@ class FunctionalNetwork:
             for value, m in zip(flat_in, _flatten(mask)):
                 if _is_tensor(value):
                     set_mask(value, m)
-        # Keras' _conform_to_reference_input: a tensor takes its Input's dtype (uint8 images feed a float32 model).
-        values = {id(kt): _C.cast(v, kt.dtype._enum) if _is_tensor(v) and v.dtype != kt.dtype else v
-                  for kt, v in zip(flat_kt, flat_in)}
+        # Keras' _conform_to_reference_input: a tensor takes its Input's dtype (uint8 images feed a float32 model)
+        # and rank ((N,) data feeds an Input of shape (1,)).
+        values = {id(kt): _conform(v, kt) for kt, v in zip(flat_kt, flat_in)}
 
         def value_of(t):
             return values[id(t)] if isinstance(t, KerasTensor) else t
@@ -128,3 +128,11 @@ def _layers_by_depth(order, flat_in, first_seen):
             layer_depth[id(layer)] = 0
             first_seen[id(layer)] = -1
     return sorted(layers.values(), key=lambda layer: (-layer_depth[id(layer)], first_seen[id(layer)]))
+
+
+def _conform(value, keras_tensor):
+    if not _is_tensor(value):
+        return value
+    if value.dtype != keras_tensor.dtype:
+        value = _C.cast(value, keras_tensor.dtype._enum)
+    return conform_rank(value, keras_tensor.shape)

@@ -134,6 +134,7 @@ class InputSpec:
         self.max_ndim = max_ndim
         self.min_ndim = min_ndim
         self.axes = dict(axes or {})
+        self.allow_last_axis_squeeze = allow_last_axis_squeeze
         self.name = name
 
     def __repr__(self):
@@ -141,6 +142,32 @@ class InputSpec:
                 f"min_ndim={self.min_ndim}" if self.min_ndim is not None else "",
                 f"axes={self.axes}" if self.axes else ""]
         return f"InputSpec({', '.join(s for s in spec if s)})"
+
+
+def _shape_fits(shape, spec):
+    """Keras' shape check: with allow_last_axis_squeeze a last axis of 1 is dropped from either side first,
+    and the dims are compared as far as both go."""
+    dims, spec_dims = shape.as_list(), spec.shape.as_list()
+    if not spec.allow_last_axis_squeeze:
+        return shape.is_compatible_with(spec.shape)
+    if dims and dims[-1] == 1:
+        dims = dims[:-1]
+    if spec_dims and spec_dims[-1] == 1:
+        spec_dims = spec_dims[:-1]
+    return all(a is None or b is None or a == b for a, b in zip(dims, spec_dims))
+
+
+def conform_rank(value, reference_shape):
+    """Keras' _conform_to_reference_input: an input one rank short of its Input, whose last dim is 1, gains that
+    axis; one rank over with a last axis of 1 loses it."""
+    rank, reference = value.shape.rank, TensorShape(reference_shape)
+    if rank is None or reference.rank is None:
+        return value
+    if rank == reference.rank + 1 and value.shape[-1] == 1:
+        return _C.squeeze(value, [-1])
+    if rank == reference.rank - 1 and reference[-1] == 1:
+        return _C.expand_dims(value, -1)
+    return value
 
 
 def _check_input_spec(layer, shape, index=0):
@@ -156,9 +183,9 @@ def _check_input_spec(layer, shape, index=0):
     head = f'Input {index} of layer "{layer.name}" is incompatible with the layer: '
     if rank is None:
         return
-    if spec.shape is not None and spec.shape.rank is not None and not shape.is_compatible_with(spec.shape):
+    if spec.shape is not None and spec.shape.rank is not None and not _shape_fits(shape, spec):
         raise ValueError(f"{head}expected shape={_shape_str(spec.shape)}, found shape={_shape_str(shape)}")
-    if spec.ndim is not None and rank != spec.ndim:
+    if spec.ndim is not None and rank != spec.ndim and not spec.allow_last_axis_squeeze:
         raise ValueError(f"{head}expected ndim={spec.ndim}, found ndim={rank}. Full shape received: "
                          f"{_shape_str(shape)}")
     if spec.min_ndim is not None and rank < spec.min_ndim:

@@ -121,6 +121,19 @@ class Normalization(Layer):
         return (_C.reshape(self.adapt_mean.read_value(), self._broadcast_shape),
                 _C.reshape(self.adapt_variance.read_value(), self._broadcast_shape))
 
+    @property
+    def mean(self):
+        """Keras' `mean` once built: the given or adapted mean in the inputs' broadcast shape."""
+        if not self.built:
+            raise AttributeError("'Normalization' object has no attribute 'mean'")
+        return self._stats()[0]
+
+    @property
+    def variance(self):
+        if not self.built:
+            raise AttributeError("'Normalization' object has no attribute 'variance'")
+        return self._stats()[1]
+
     def call(self, inputs):
         x = _C.cast(inputs, self._dtype._enum) if inputs.dtype != self._dtype else inputs
         mean, variance = self._stats()

@@ -128,6 +128,9 @@ class _SeparableConv(_Depthwise):
                  pointwise_initializer="glorot_uniform", bias_initializer="zeros", depthwise_regularizer=None,
                  pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, **kwargs):
+        # Keras' base Conv takes these too, and the separable convolution leaves them out (NASNet passes one).
+        for unused in ("kernel_initializer", "kernel_regularizer", "kernel_constraint"):
+            kwargs.pop(unused, None)
         super().__init__(kernel_size, strides, padding, data_format, dilation_rate, depth_multiplier, activation,
                          use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer, bias_regularizer,
                          activity_regularizer, depthwise_constraint, bias_constraint, **kwargs)

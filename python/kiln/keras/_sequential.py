@@ -2,7 +2,7 @@
 from .. import _C
 from ..tensor_shape import TensorShape
 from . import _sequential_graph
-from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _is_tensor
+from ._layer import InputLayer, InputSpec, KerasTensor, Layer, _is_tensor, conform_rank
 from ._model import Model
 
 
@@ -50,13 +50,15 @@ class Sequential(Model):
         self._seq_layers.append(layer)
         if len(self._seq_layers) == 1 and not self.built:
             shape = self._declared_input_shape
-            if shape is None and layer.built and layer._build_input_shape is not None:
-                shape = layer._build_input_shape
+            # The layer's declared input_shape comes first, as Keras' Input(batch_shape=...): a layer adapted on
+            # data was built for the data's shape, which may differ ((N,) data for input_shape=[1]).
             if shape is None and layer._batch_input_shape is not None:
                 shape = layer._batch_input_shape
                 self._input_dtype = layer._dtype  # Keras' Input(batch_shape, dtype=layer.dtype)
                 # A declared batch size stays (stateful RNNs need it), as Keras' Input(batch_shape=...).
                 self._keep_batch = shape[0] is not None
+            if shape is None and layer.built and layer._build_input_shape is not None:
+                shape = layer._build_input_shape
             if shape is not None:
                 self.build(shape)
         elif self.built and not layer.built:
@@ -98,7 +100,7 @@ class Sequential(Model):
                 layer._maybe_build(s)
             s = layer.compute_output_shape(s)
         self._build_input_shape = shape
-        self.input_spec = InputSpec(shape=shape)
+        self.input_spec = InputSpec(shape=shape, allow_last_axis_squeeze=True)
         self.built = True
         _sequential_graph.connect(self)
 
@@ -125,6 +127,8 @@ class Sequential(Model):
         # layer's output carries its mask to the next.
         if self._input_dtype is not None and _is_tensor(inputs) and inputs.dtype != self._input_dtype:
             inputs = _C.cast(inputs, self._input_dtype._enum)  # as a functional model conforms its inputs
+        if self._build_input_shape is not None and _is_tensor(inputs):
+            inputs = conform_rank(inputs, self._build_input_shape)
         for layer in self._seq_layers:
             kwargs = {"mask": mask} if mask is not None and layer._call_accepts_mask else {}
             inputs = layer(inputs, training=training, **kwargs)

@@ -117,6 +117,21 @@ def serialize_keras_object(obj):
     return out
 
 
+def _class_of_keras_module(module, class_name):
+    """Keras imports the module a class was saved from; the applications' own layers (ConvNeXt's LayerScale, ...)
+    are found so in Kiln's module of the same name."""
+    for prefix in ("keras.src.applications.", "keras.applications."):
+        if isinstance(module, str) and module.startswith(prefix):
+            import importlib
+            try:
+                found = importlib.import_module("kiln.keras.applications." + module[len(prefix):])
+            except ImportError:
+                return None
+            cls = getattr(found, class_name, None)
+            return cls if isinstance(cls, type) else None
+    return None
+
+
 def deserialize_keras_object(config, module_objects=None, custom_objects=None, printable_module_name="object"):
     """The object a serialize_keras_object dict (or a name) describes: its class found in the custom_objects
     given, the active scopes, the registry, then module_objects; built with from_config (or the constructor)."""
@@ -138,6 +153,8 @@ def deserialize_keras_object(config, module_objects=None, custom_objects=None, p
         cls = get_registered_object(config["registered_name"], custom_objects, None)
     if cls is None:
         cls = get_registered_object(class_name, custom_objects, module_objects)
+    if cls is None:
+        cls = _class_of_keras_module(config.get("module"), class_name)
     if cls is None:
         raise ValueError(f"Unknown {printable_module_name}: '{class_name}'. Please ensure you are using a "
                          "`keras.utils.custom_object_scope` and that this object is included in the scope. See "

@@ -120,9 +120,6 @@ KERAS_2_15.update({
         "unpack_x_y_sample_weight", "warmstart_embedding_matrix"],
 })
 
-_APPLICATIONS = ("architecture not written in Kiln (Keras downloads its ImageNet weights); the ResNets, VGGs, "
-                 "DenseNets and MobileNets are")
-
 LEFT_OUT = {
     "layers": {
         "DenseFeatures": "feature columns (tf.feature_column) are not in Kiln"},
@@ -132,14 +129,6 @@ LEFT_OUT = {
     "backend": {
                 "gradients": "graph-mode tf.gradients; Kiln differentiates with GradientTape"},
 }
-_APPLICATIONS_WRITTEN = ("DenseNet121", "DenseNet169", "DenseNet201", "MobileNet", "MobileNetV2", "ResNet50",
-                         "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19",
-                         "densenet", "imagenet_utils", "mobilenet", "mobilenet_v2", "resnet", "resnet50", "resnet_v2",
-                         "vgg16", "vgg19", "Xception", "xception", "InceptionV3", "inception_v3", "InceptionResNetV2",
-                         "inception_resnet_v2", "MobileNetV3Large", "MobileNetV3Small", "mobilenet_v3",
-                         "efficientnet") + tuple(f"EfficientNetB{i}" for i in range(8))
-LEFT_OUT["applications"] = {name: _APPLICATIONS for name in KERAS_2_15["applications"]
-                            if name not in _APPLICATIONS_WRITTEN}
 
 
 def _module(path):

@@ -255,6 +255,9 @@ def test_rescaling_center_crop_and_normalization():
     np.testing.assert_allclose(norm.adapt_mean.numpy(), data.mean(0), rtol=1e-5)
     np.testing.assert_allclose(norm.adapt_variance.numpy(), data.var(0), rtol=1e-4)
     assert int(norm.count.numpy()) == 100
+    # Keras' `mean`/`variance`: the statistics in the inputs' broadcast shape (TF's regression tutorial prints them).
+    np.testing.assert_allclose(norm.mean.numpy(), data.mean(0, keepdims=True), rtol=1e-5)
+    assert norm.variance.shape == (1, 4) and not hasattr(L.Normalization(), "mean")
     check(norm, data[:5], (data[:5] - data.mean(0)) / data.std(0), rtol=1e-4, atol=1e-5)
     # adapt from batches (a dataset) combines them exactly; axis=None normalizes over everything.
     batched = L.Normalization()
@@ -265,6 +268,7 @@ def test_rescaling_center_crop_and_normalization():
     np.testing.assert_allclose(whole(data[:2]).numpy(), (data[:2] - data.mean()) / data.std(), rtol=1e-4)
     given = L.Normalization(mean=[1.0, 2.0], variance=[4.0, 9.0])
     check(given, np.array([[3.0, 5.0]], np.float32), [[1.0, 1.0]])
+    assert given.variance.numpy().tolist() == [[4.0, 9.0]]
     inverse = L.Normalization(mean=[1.0, 2.0], variance=[4.0, 9.0], invert=True)
     check(inverse, np.array([[1.0, 1.0]], np.float32), [[3.0, 5.0]])
     with pytest.raises(ValueError, match="both `mean` and `variance` must be set"):

@@ -71,8 +71,11 @@ def test_sequential_call_equals_the_layers_in_turn():
 def test_sequential_checks_its_input_shape():
     model = seed_cnn_sequential()
     with pytest.raises(ValueError, match=r'Input 0 of layer "sequential" is incompatible with the layer: expected '
-                                         r"shape=\(None, 28, 28, 1\), found shape=\(50, 28, 28\)"):
-        model(np.zeros((50, 28, 28), np.float32))
+                                         r"shape=\(None, 28, 28, 1\), found shape=\(50, 28, 27\)"):
+        model(np.zeros((50, 28, 27), np.float32))
+    # Keras' allow_last_axis_squeeze: a missing last axis of 1 is added, an extra one dropped.
+    assert model(np.zeros((50, 28, 28), np.float32)).shape == (50, 10)
+    assert model.predict(np.zeros((3, 28, 28, 1, 1), np.float32), verbose=0).shape == (3, 10)
     with pytest.raises(TypeError, match="The added layer must be an instance of class Layer"):
         model.add("dense")
     with pytest.raises(ValueError, match="You must provide an `input_shape` argument"):
@@ -249,3 +252,19 @@ def test_a_trained_model_saves_with_a_serving_signature_and_without_its_training
     np.testing.assert_allclose(loaded.signatures["serving_default"](images=x)["output_0"].numpy(), model(x).numpy(),
                                rtol=1e-6)
     assert len(loaded.variables) == 4     # the model's weights, not the optimizer's slots
+
+
+def test_pandas_frames_and_series_feed_fit_and_predict():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40)})
+    target = frame["a"] * 2 - frame["b"]
+    model = K.Sequential([K.layers.Dense(1, input_shape=(2,))])
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit(frame, target, epochs=2, batch_size=8, validation_split=0.25, verbose=0)
+    assert set(history.history) == {"loss", "val_loss"}  # Keras splits frames as arrays
+    assert model.predict(frame, verbose=0).shape == (40, 1)
+    # A Series is one feature column (Keras' _process_tensorlike): (N,) -> (N, 1), in floatx.
+    single = K.Sequential([K.layers.Dense(1, input_shape=(1,))])
+    np.testing.assert_allclose(single.predict(frame["a"], verbose=0),
+                               single(frame["a"].to_numpy(np.float32)[:, None]).numpy(), rtol=1e-6)

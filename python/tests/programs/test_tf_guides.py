@@ -326,3 +326,45 @@ def test_the_mixed_precision_guide(tmp_path):
     custom = re.findall(r"^Epoch (\d): loss=([\d.]+), test accuracy=([\d.]+)$", out, re.M)
     assert [e[0] for e in custom] == ["0", "1", "2", "3", "4"]
     assert float(custom[-1][1]) < float(custom[0][1]) and float(custom[-1][2]) > 0.9
+
+
+def test_the_data_performance_guide():
+    # Its pipelines sleep to stand for work, so the figures are the machine's: each benchmark prints one
+    # "Execution time" (naive, prefetch, interleave, parallel interleave, map, parallel map, cache, scalar and
+    # vectorized map, the naive and optimized timelines); the timelines then index with boolean masks and plot.
+    out = run_program("guides", "data_performance.py")
+    assert len(re.findall(r"^Execution time: [\d.]+$", out, re.M)) == 11, out
+
+
+def test_the_tf_numpy_guide():
+    out = run_program("guides", "tf_numpy.py")
+    assert ("Created ND array with shape = (5, 3), rank = 2, dtype = <dtype: 'float32'> on device = "
+            "/job:localhost/replica:0/task:0/device:CPU:0\n\nIs `ones` an instance of tf.Tensor: True\n\n"
+            "ndarray.T has shape (3, 5)\nnarray.reshape(-1) has shape (15,)\n") in out
+    # NumPy's promotion, as the guide shows it.
+    assert ("int32 + int64 => int64\nint32 + float32 => float64\nint32 + float64 => float64\n"
+            "int64 + float32 => float64\nint64 + float64 => float64\nfloat32 + float64 => float64\n") in out
+    assert "tnp.asarray(1).dtype == tnp.int64\ntnp.asarray(1.).dtype == tnp.float64\n" in out
+    assert ("When prefer_float32 is True:\ntnp.asarray(1.).dtype == tnp.float32\ntnp.add(1., 2.).dtype == tnp.float32\n"
+            "When prefer_float32 is False:\ntnp.asarray(1.).dtype == tnp.float64\n"
+            "tnp.add(1., 2.).dtype == tnp.float64\n") in out
+    assert "Broadcasting shapes (2, 3), (3,) and (1, 2, 1) gives shape (1, 2, 3)\n" in out
+    # Basic, boolean and advanced indexing of arange(24).reshape(2, 3, 4).
+    assert "[[[16 17 18 19]\n  [20 21 22 23]]], shape=(1, 2, 4), dtype=int64)" in out
+    assert ("[[[ 0  1  2  3]\n  [ 8  9 10 11]]\n\n [[12 13 14 15]\n  [20 21 22 23]]], shape=(2, 2, 4), "
+            "dtype=int64)") in out
+    assert "Tensor([12 13 17], shape=(3,), dtype=int64)\n" in out
+    assert "Currently, TensorFlow NumPy does not support mutation.\n" in out
+    rows = re.search(r"^\[\[(.+)\]\n \[(.+)\]\], shape=\(2, 2\), dtype=float32\)$", out, re.M)
+    assert rows and rows.group(1) == rows.group(2)  # model.predict of two equal inputs
+    assert "sum = 6.0. Class: <class 'numpy.float64'>\nsum = 6.0. Class: <class 'kiln._C.Tensor'>\n" in out
+    assert "x = kiln.Tensor([2. 2.], shape=(2,), dtype=float64)\n" in out
+    assert "[1 2] <class 'numpy.ndarray'>\n" in out
+    assert "Output = kiln.Tensor(6.0, shape=(), dtype=float32)\n" * 2 in out
+    assert ("Parameter shapes: [TensorShape([32, 64]), TensorShape([64]), TensorShape([64, 2])]\n"
+            "Gradient shapes: [TensorShape([32, 64]), TensorShape([64]), TensorShape([64, 2])]\n") in out
+    assert "Output shape: (16, 2), input shape: (16, 32)\nBatch jacobian shape: (16, 2, 32)\n" in out
+    assert len(re.findall(r"^[\d.]+ ms$", out, re.M)) == 4  # the timings, whatever they are on this CPU
+    for shape in ("(128, 32, 64)", "(128, 64)", "(128, 64, 2)"):
+        assert f"batch size: 128, per example gradient shape: {shape} \n" in out
+    assert "Using device: /device:CPU:0\nprediction is placed on /job:localhost/replica:0/task:0/device:CPU:0\n" in out

@@ -244,3 +244,21 @@ def test_simple_audio(mini_speech_commands_zip):
                           out)
     assert len(exported) == 2 and exported[0] == exported[1]
 
+
+def test_regression():
+    # TF's "Basic regression" on a synthetic auto-mpg.data: pandas frames and Series feed fit/predict (a Series is
+    # one feature column), Normalization adapts on 1-D data under input_shape=[1] and shows its mean, and the
+    # summaries print TF's parameter counts for the tutorial's four models.
+    out = without_progress(run_example("tutorials", "regression.py"))
+    assert out.startswith("2.15.0\n")
+    assert re.search(r"^\[\[ +5\.549 +250\.146 +114\.536 +3240\.641 +16\.116 +75\.838 +0\.213 +0\.183\n +0\.604\]\]$",
+                     out, re.M)  # normalizer.mean of the stand-in data, in the tutorial's print options
+    for total, trainable, frozen in (("5 (24.00 Byte)", "2 (8.00 Byte)", "3 (16.00 Byte)"),
+                                     ("4356 (17.02 KB)", "4353 (17.00 KB)", "3 (16.00 Byte)"),
+                                     ("4884 (19.08 KB)", "4865 (19.00 KB)", "19 (80.00 Byte)")):
+        assert (f"Total params: {total}\nTrainable params: {trainable}\nNon-trainable params: {frozen}\n") in out
+    table = re.findall(r"^(\w+) +([\d.]+)$", out.split("Mean absolute error [MPG]")[-1], re.M)
+    assert [name for name, _ in table] == ["horsepower_model", "linear_model", "dnn_horsepower_model", "dnn_model",
+                                           "reloaded"]
+    errors = {name: float(v) for name, v in table}
+    assert errors["reloaded"] == errors["dnn_model"] and max(errors.values()) < 4  # MPG spans 9-46

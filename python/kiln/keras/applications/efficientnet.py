@@ -94,18 +94,10 @@ def _efficientnet(width, depth, default_size, dropout_rate, model_name, include_
                       name="top_conv")(x)
     x = layers.BatchNormalization(axis=3, name="top_bn")(x)
     x = layers.Activation(activation, name="top_activation")(x)
-    if include_top:
-        from .._model import Model
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        if dropout_rate > 0:
-            x = layers.Dropout(dropout_rate, name="top_dropout")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, kernel_initializer=_DENSE_INIT,
-                         name="predictions")(x)
-        model = Model(inputs, x, name=model_name)
-    else:
-        model = imagenet_utils.classified_model(inputs, x, model_name, False, None, pooling, classes,
-                                                classifier_activation, ("avg_pool", "max_pool"))
+    from .._model import Model
+    x = imagenet_utils.head(x, include_top, weights, pooling, classes, classifier_activation, ("avg_pool", "max_pool"),
+                            dropout_rate=dropout_rate, kernel_initializer=_DENSE_INIT)
+    model = Model(inputs, x, name=model_name)
     # Keras' EfficientNet weight files: "efficientnetb0.h5" / "efficientnetb0_notop.h5".
     imagenet_utils.load_weights(model, weights, model_name + ("" if include_top else "_notop") + ".h5")
     return model

@@ -196,12 +196,18 @@ def load_weights(model, weights, file_name):
 
 def model_input(include_top, weights, input_tensor, input_shape, classes, default_size, min_size):
     """The checks every application starts with, then its Input (of the checked input shape)."""
+    return checked_input(include_top, weights, input_tensor, input_shape, classes, default_size, min_size)[0]
+
+
+def checked_input(include_top, weights, input_tensor, input_shape, classes, default_size, min_size=32):
+    """model_input's Input and the input shape it was checked against (whose channels decide the preprocessing
+    of the models that normalize their inputs)."""
     from .. import backend
     check_weights_argument(weights, include_top, classes)
     input_shape = obtain_input_shape(input_shape, default_size=default_size, min_size=min_size,
                                      data_format=backend.image_data_format(), require_flatten=include_top,
                                      weights=weights)
-    return input_of(input_tensor, input_shape)
+    return input_of(input_tensor, input_shape), input_shape
 
 
 def classified_model(inputs, x, model_name, include_top, weights, pooling, classes, classifier_activation,
@@ -209,17 +215,28 @@ def classified_model(inputs, x, model_name, include_top, weights, pooling, class
     """The usual end of an application: global average pooling ("avg_pool") and the "predictions" Dense, or
     the pooling asked for (named pool_names, or unnamed); the Model, with its weights loaded from Keras'
     "<model_name>_weights_tf_dim_ordering_tf_kernels[_notop].h5"."""
-    from .. import layers
     from .._model import Model
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name=pool_names[0])(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name=pool_names[1])(x)
+    x = head(x, include_top, weights, pooling, classes, classifier_activation, pool_names)
     model = Model(inputs, x, name=model_name)
     suffix = "" if include_top else "_notop"
     load_weights(model, weights, f"{model_name}_weights_tf_dim_ordering_tf_kernels{suffix}.h5")
     return model
+
+
+def head(x, include_top, weights, pooling, classes, classifier_activation, pool_names=(None, None),
+         top_pool_name="avg_pool", dropout_rate=0.0, **dense_kwargs):
+    """The top most applications end with: global average pooling (top_pool_name), Dropout ("top_dropout",
+    when dropout_rate > 0) and the "predictions" Dense; without the top, the pooling asked for (named
+    pool_names, or unnamed) or none."""
+    from .. import layers
+    if include_top:
+        x = layers.GlobalAveragePooling2D(name=top_pool_name)(x)
+        if dropout_rate > 0:
+            x = layers.Dropout(dropout_rate, name="top_dropout")(x)
+        validate_activation(classifier_activation, weights)
+        return layers.Dense(classes, activation=classifier_activation, name="predictions", **dense_kwargs)(x)
+    if pooling == "avg":
+        return layers.GlobalAveragePooling2D(name=pool_names[0])(x)
+    if pooling == "max":
+        return layers.GlobalMaxPooling2D(name=pool_names[1])(x)
+    return x
