@@ -166,6 +166,9 @@ def test_saved_model_reads_and_decodes_a_file_by_name(tmp_path):
     np.testing.assert_array_equal(loaded(tf.constant(str(path))).numpy(), numpy_decoding(data)[0])
     with pytest.raises(tf.errors.NotFoundError, match="No such file or directory"):
         loaded(tf.constant(str(tmp_path / "missing.wav")))
+    for read in (tf.io.read_file, tf.function(tf.io.read_file)):  # eager and traced alike
+        with pytest.raises(tf.errors.FailedPreconditionError, match="Is a directory"):
+            read(tf.constant(str(tmp_path)))
 
 
 def _header(channels=1, rate=16000, bits=16, fmt_size=16, audio_format=1, block=None, byte_rate=None):

@@ -26,6 +26,8 @@ def read_file(filename, name=None):
             return convert_to_tensor(f.read(), dtypes.string)
     except FileNotFoundError:
         raise _errors.NotFoundError(f"{path}; No such file or directory") from None
+    except IsADirectoryError:  # as ReadFile's kernel (src/ops/file_ops.cpp) and TF's
+        raise _errors.FailedPreconditionError(f"{path}; Is a directory") from None
 
 
 def write_file(filename, contents, name=None):
