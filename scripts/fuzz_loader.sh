@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Fuzzes the saved-model loader (or the ONNX importer) with libFuzzer for a
-# bounded time:
-#   bash scripts/fuzz_loader.sh [SECONDS=60] [fuzz_saved_model | fuzz_onnx]
+# Fuzzes the saved-model loader (or the ONNX importer, or the WAV reader) with
+# libFuzzer for a bounded time:
+#   bash scripts/fuzz_loader.sh [SECONDS=60] [fuzz_saved_model | fuzz_onnx | fuzz_wav]
 # Builds Kiln with clang (AddressSanitizer + UndefinedBehaviorSanitizer +
 # coverage) into ./build-fuzz, then runs the target on a working copy of its
-# seeds (tests/fuzz_corpus/saved_model or tests/fuzz_corpus/onnx) in
+# seeds (tests/fuzz_corpus/saved_model, onnx or wav) in
 # build-fuzz/corpus_<target>. A crash, a sanitizer report or an exception other
 # than kiln::Error fails the run and leaves the input in build-fuzz/crash-*
 # (replay: ./build-fuzz/<target> build-fuzz/crash-...).
@@ -15,6 +15,7 @@ target="${2:-fuzz_saved_model}"
 case "$target" in
   fuzz_saved_model) seeds=tests/fuzz_corpus/saved_model; dict=(-dict=tests/fuzz_corpus/saved_model.dict) ;;
   fuzz_onnx) seeds=tests/fuzz_corpus/onnx; dict=() ;;
+  fuzz_wav) seeds=tests/fuzz_corpus/wav; dict=() ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 

@@ -22,7 +22,7 @@ packages=(
   python3-pandas  # kiln.keras: ImageDataGenerator.flow_from_dataframe
   python3-icu  # kiln.strings: unicode_script (ICU's script codes, as TF)
   python3-matplotlib  # tests: the TF guides run as programs plot with it (headless, MPLBACKEND=Agg)
-  python3-sklearn python3-seaborn  # tests: TF tutorials run as programs split and score data, and plot it
+  python3-sklearn python3-seaborn python3-ipython  # tests: TF tutorials run as programs split and score data, plot it, and show IPython's Audio players
   python3-pydot graphviz  # kiln.keras: utils.plot_model / model_to_dot
   python3-protobuf python3-crcmod  # kiln.io: TF's messages (Example, Event, checkpoint protos); crcmod: fast CRC-32C
   python3-plyvel  # tests: LevelDB itself reads and writes the tables of checkpoint .index files

@@ -238,8 +238,11 @@ TEST(DTypeExtended, EveryElementwiseOpServesTheNewDTypes) {
   int half_checked = 0, int_checked = 0;
   for (const detail::OpDef* op : schema::OpRegistry::global().all()) {
     if (!op->is(schema::kElementwise) || op->is(schema::kGraphOnly)) continue;
+    // A shift's count clamps to its dtype's width (TF's kernels), so the int32
+    // result wrapped is not the narrow one (test_bitwise.py checks each width).
+    const bool width_dependent = op->name == "LeftShift" || op->name == "RightShift";
     for (const schema::OpSample& sample : op->samples()) {
-      if (sample.inputs.empty()) continue;
+      if (sample.inputs.empty() || width_dependent) continue;
       DType from = sample.inputs.back().dtype();
       if (from != float32 && from != int32) continue;
       for (DType narrow : from == float32 ? std::vector<DType>{float16, bfloat16} : std::vector<DType>{int8, uint16}) {

@@ -369,7 +369,7 @@ TEST(WhileAccumulators, TheOpsThatDeclareTheFlags) {
             sorted({"MatMul", "BiasAdd", "Conv2D", "DepthwiseConv2dNative", "StridedSlice", "TensorArrayRead",
                     "Transpose", "Reshape", "ExpandDims", "Squeeze", "EnsureShape", "Concat", "Pack", "Unpack", "Split",
                     "Gather", "Sum", "Mean", "Max", "Min", "Softmax", "LogSoftmax", "MaxPool", "AvgPool", "Tile", "Pad",
-                    "Const", "ResizeImage", "ResizeImageGrad"}));
+                    "Const", "ResizeImage", "ResizeImageGrad", "EncodeWav"}));
   // The re-run's stacks (while_stacks_test.cpp).
   EXPECT_EQ(declaring(schema::kConsumesInputs), sorted({"While", "StatefulWhile"}));
   EXPECT_EQ(declaring(schema::kFreshOutputs), sorted({"TensorArrayNew"}));

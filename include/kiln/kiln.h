@@ -38,3 +38,6 @@
 #include "kiln/profiler.h"
 #include "kiln/threading.h"
 #include "kiln/image_ops.h"
+#include "kiln/audio.h"
+#include "kiln/bitwise.h"
+#include "kiln/file_io.h"

@@ -172,7 +172,7 @@ Tensor operator<(const Operand& x, const Operand& y);
 Tensor operator<=(const Operand& x, const Operand& y);
 Tensor operator>(const Operand& x, const Operand& y);
 Tensor operator>=(const Operand& x, const Operand& y);
-// Logic on bool tensors.
+// Logic on bools, bits on integers (more operators: kiln/bitwise.h).
 Tensor operator&(const Operand& x, const Operand& y);
 Tensor operator|(const Operand& x, const Operand& y);
 // `!t` is logical_not for a Tensor only (it takes the Tensor exactly: any

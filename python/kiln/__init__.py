@@ -50,7 +50,7 @@ from . import config, debugging, version  # noqa: E402
 from ._device import device, executing_eagerly, get_logger  # noqa: E402
 from . import math, nn, random, linalg, experimental  # noqa: E402
 from . import nest, data, saved_model, profiler, onnx  # noqa: E402
-from . import io, train, summary, strings, image, signal, lookup, feature_column  # noqa: E402
+from . import io, train, summary, strings, image, signal, audio, bitwise, lookup, feature_column  # noqa: E402
 from . import autograph  # noqa: E402
 from . import distribute, queue, raw_ops  # noqa: E402
 from . import keras  # noqa: E402

@@ -231,7 +231,7 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
               "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__",
               "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__", "__gt__", "__ge__",
               "__getitem__", "__bool__", "__float__", "__int__", "__index__", "__len__", "__iter__",
-              "__and__", "__or__", "__invert__"):
+              "__and__", "__or__", "__xor__", "__rand__", "__ror__", "__rxor__", "__invert__"):
     setattr(Variable, _name, _forward(_name))
 
 

@@ -1,6 +1,10 @@
 // The extension module kiln._C.
 #include "bindings.h"
 
+namespace kiln::python {
+void bind_audio(py::module_& m);  // audio.cpp: tf.audio and tf.bitwise
+}  // namespace kiln::python
+
 PYBIND11_MODULE(_C, m) {
   using namespace kiln::python;
   m.doc() = "Kiln's engine, for the Python package `kiln` (conversions only; the API is kiln's)";
@@ -20,4 +24,5 @@ PYBIND11_MODULE(_C, m) {
   bind_image(m);
   bind_signal(m);
   bind_graph(m);
+  bind_audio(m);
 }

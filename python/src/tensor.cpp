@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "bindings.h"
+#include "kiln/bitwise.h"
 #include "core/tensor_impl.h"
 #include "ops/creation.h"
 
@@ -111,7 +112,7 @@ PyObject* reflected_fallback(PyObject* x, PyObject* y, const char* rname) {
 // The reflected methods TF's fallback tries (template arguments).
 constexpr char kRAdd[] = "__radd__", kRSub[] = "__rsub__", kRMul[] = "__rmul__", kRDiv[] = "__rtruediv__",
                kRFloorDiv[] = "__rfloordiv__", kRMod[] = "__rmod__", kRPow[] = "__rpow__", kRAnd[] = "__rand__",
-               kROr[] = "__ror__";
+               kROr[] = "__ror__", kRXor[] = "__rxor__";
 
 // `rname`: the reflected method TF's fallback tries, or nullptr (comparisons).
 // `is_add`: `+`, whose TF op reports a dtype mismatch itself (add_dtype_mismatch).
@@ -401,7 +402,8 @@ void bind_tensor(py::module_& m) {
       })
       .def("__neg__", [](const Tensor& t) { return negative(t, user_location()); })
       .def("__abs__", [](const Tensor& t) { return abs(t, user_location()); })
-      .def("__invert__", [](const Tensor& t) { return logical_not(t, user_location()); })
+      // TF's Tensor: logical_not of bools, bitwise invert of integers (and no << or >>).
+      .def("__invert__", [](const Tensor& t) { return invert_(t, user_location()); })
       .def("__matmul__", [](const Tensor& a, py::handle b) { return matmul_operands(a, to_tensor(b, a.dtype())); },
            py::is_operator())
       .def("__rmatmul__", [](const Tensor& a, py::handle b) { return matmul_operands(to_tensor(b, a.dtype()), a); },
@@ -446,8 +448,10 @@ void bind_tensor(py::module_& m) {
   def_binary<less_equal, nullptr>(c, "__le__");
   def_binary<greater, nullptr>(c, "__gt__");
   def_binary<greater_equal, nullptr>(c, "__ge__");
-  def_binary<logical_and, kRAnd>(c, "__and__");
-  def_binary<logical_or, kROr>(c, "__or__");
+  // TF's Tensor: logical on bools, bitwise on integers (math_ops.and_, or_, xor_).
+  def_binary<and_, kRAnd>(c, "__and__");
+  def_binary<or_, kROr>(c, "__or__");
+  def_binary<xor_, kRXor>(c, "__xor__");
   set_number_slots(c);
 
   m.def("constant", [](py::handle value, py::object dtype, bool node) {

@@ -16,7 +16,6 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(_HERE, "data", "tf_2_15_api.json"), encoding="utf-8") as _f:
     TF_2_15 = json.load(_f)["modules"]
 
-BEING_WRITTEN = "being written (another helper's branch; the lead takes it out of this list at merge)"
 ENGINE_OP = ("an op Kiln's engine lacks (a C++ OpDef with kernel and gradient), with no composition of Kiln's ops "
              "that keeps TF's accuracy")
 SPECIAL = "a special function Kiln's engine lacks (needs a C++ OpDef: series or continued fractions, and gradient)"
@@ -40,7 +39,6 @@ SAVED_FILES = ("TF's SavedModel file layout (saved_model.pb, variables/, assets/
 
 LEFT_OUT = {
     "tf": {
-        "audio": BEING_WRITTEN, "bitwise": BEING_WRITTEN,
         "RegisterGradient": "a Kiln op's gradient lives in its C++ OpDef; TF 2 registers gradients only for op types "
                             "without one (custom kernels, which Kiln cannot load)",
         "no_gradient": "marks op types as not differentiable in TF's Python registry; Kiln's op definitions say so",

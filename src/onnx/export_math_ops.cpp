@@ -1,6 +1,7 @@
 // Elementwise, comparison, reduction, cast and scan ops -> ONNX.
 #include <fmt/format.h>
 
+#include "kiln/onnx.h"
 #include "onnx/export_ops.h"
 #include "runtime/dispatch.h"
 
@@ -191,6 +192,30 @@ void top_k(const NodeExport& x) {
   x.e.add_node("Identity", {cast_to(x.e, indices, DType::Int64, x.out_type(1).dtype)}, {x.out(1)});
 }
 
+// ONNX's BitShift takes unsigned integers only and leaves a count of the
+// width or more undefined: the count goes through Min(count, width - 1) first,
+// as Kiln's kernel clamps it (an unsigned count is never below 0). Signed
+// shifts are refused.
+constexpr char kLeft[] = "LEFT";
+constexpr char kRight[] = "RIGHT";
+template <const char* kDirection> void bit_shift(const NodeExport& x) {
+  const DType d = x.in_type(0).dtype;
+  if (!is_unsigned(d))
+    x.refuse(fmt::format("ONNX's BitShift takes unsigned integers only, not {}", dtype_name(d)));
+  std::string most = x.e.constant(scalar_like(static_cast<double>(dtype_size(d) * 8 - 1), d), "most");
+  pb::NodeProto& n = x.e.add_node("BitShift", {x.in(0), x.e.add("Min", {x.in(1), most})}, {x.out()});
+  set_attr(n, "direction", std::string(kDirection));
+}
+
+// BitwiseAnd, BitwiseOr, BitwiseXor and BitwiseNot came in opset 18.
+template <const char* kOnnx> void needs_opset_18(const NodeExport& x) {
+  x.refuse(fmt::format("ONNX's {} needs opset 18; Kiln exports opset {}", kOnnx, kOpsetVersion));
+}
+constexpr char kBitwiseAnd[] = "BitwiseAnd";
+constexpr char kBitwiseOr[] = "BitwiseOr";
+constexpr char kBitwiseXor[] = "BitwiseXor";
+constexpr char kBitwiseNot[] = "BitwiseNot";
+
 }  // namespace
 
 void add_math_exports(ExportTable& t) {
@@ -214,6 +239,9 @@ void add_math_exports(ExportTable& t) {
   t["Any"] = bool_reduction<kReduceMax>, t["All"] = bool_reduction<kReduceMin>;
   t["ArgMax"] = arg_reduction<kArgMax>, t["ArgMin"] = arg_reduction<kArgMin>;
   t["Cumsum"] = cumsum, t["TopKV2"] = top_k, t["MatrixDeterminant"] = determinant;
+  t["LeftShift"] = bit_shift<kLeft>, t["RightShift"] = bit_shift<kRight>;
+  t["BitwiseAnd"] = needs_opset_18<kBitwiseAnd>, t["BitwiseOr"] = needs_opset_18<kBitwiseOr>;
+  t["BitwiseXor"] = needs_opset_18<kBitwiseXor>, t["Invert"] = needs_opset_18<kBitwiseNot>;
 }
 
 }  // namespace kiln::onnx

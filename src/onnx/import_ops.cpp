@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kiln/bitwise.h"
 #include "kiln/kiln.h"
 #include "onnx/importer.h"
 #include "runtime/dispatch.h"
@@ -125,6 +126,13 @@ Out cast_like(const NodeImport& n) { return {cast(n.in(0), n.in(1).dtype())}; }
 Out not_(const NodeImport& n) { return {logical_not(n.in(0))}; }
 Out reciprocal(const NodeImport& n) { return {cast(constant(1.0), n.in(0).dtype()) / n.in(0)}; }
 Out xor_(const NodeImport& n) { return {not_equal(n.in(0), n.in(1))}; }
+// ONNX leaves a count of the width or more undefined; Kiln's shifts clamp it.
+Out bit_shift(const NodeImport& n) {
+  const std::string direction = n.attr_string("direction", "");
+  if (direction == "LEFT") return {bitwise::left_shift(n.in(0), n.in(1))};
+  if (direction == "RIGHT") return {bitwise::right_shift(n.in(0), n.in(1))};
+  n.refuse(fmt::format("BitShift's direction must be LEFT or RIGHT, got '{}'", direction));
+}
 Out where_(const NodeImport& n) { return {where(n.in(0), n.in(1), n.in(2))}; }
 Out cast_(const NodeImport& n) {
   return {cast(n.in(0), from_onnx_dtype(static_cast<int>(n.attr_int("to", 0)), "Cast's 'to'"))};
@@ -869,7 +877,7 @@ ImportFn import_fn(const std::string& op_type) {
       {"Pow", pow_}, {"Mod", mod_}, {"Max", variadic<maximum>}, {"Min", variadic<minimum>},
       {"Sum", variadic<add>}, {"Mean", mean_of}, {"Equal", binary<equal>}, {"Less", binary<less>},
       {"LessOrEqual", binary<less_equal>}, {"Greater", binary<greater>}, {"GreaterOrEqual", binary<greater_equal>},
-      {"And", binary<logical_and>}, {"Or", binary<logical_or>}, {"Xor", xor_}, {"Where", where_},
+      {"And", binary<logical_and>}, {"Or", binary<logical_or>}, {"Xor", xor_}, {"BitShift", bit_shift}, {"Where", where_},
       {"Cast", cast_}, {"Clip", clip_}, {"Constant", constant_}, {"ConstantOfShape", constant_of_shape},
       {"Reshape", reshape_}, {"Flatten", flatten_}, {"Transpose", transpose_}, {"Squeeze", squeeze_},
       {"Unsqueeze", unsqueeze_}, {"Shape", shape_}, {"Concat", concat_}, {"Gather", gather_}, {"GatherElements", gather_elements}, {"GatherND", gather_nd_}, {"ScatterND", scatter_nd_}, {"Tile", tile_},

@@ -1,5 +1,6 @@
 // The registration entry of the elementwise math ops (unary_ops.cpp,
-// binary_ops.cpp, compare_ops.cpp) and the C++ operators on tensors.
+// binary_ops.cpp, compare_ops.cpp, bitwise_ops.cpp) and the C++ operators on
+// tensors (the bitwise ones in bitwise_ops.cpp).
 #include "kiln/math.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
@@ -9,12 +10,14 @@ namespace kiln {
 namespace ops {
 
 void register_complex_ops(schema::OpRegistry& r);  // complex_ops.cpp
+void register_bitwise_ops(schema::OpRegistry& r);  // bitwise_ops.cpp
 
 void register_math_ops(schema::OpRegistry& r) {
   register_complex_ops(r);
   register_unary_ops(r);
   register_binary_ops(r);
   register_compare_ops(r);
+  register_bitwise_ops(r);
 }
 
 namespace {
@@ -41,7 +44,6 @@ Tensor operator<(const Operand& x, const Operand& y) { return less(x, y, x.locat
 Tensor operator<=(const Operand& x, const Operand& y) { return less_equal(x, y, x.location()); }
 Tensor operator>(const Operand& x, const Operand& y) { return greater(x, y, x.location()); }
 Tensor operator>=(const Operand& x, const Operand& y) { return greater_equal(x, y, x.location()); }
-Tensor operator&(const Operand& x, const Operand& y) { return logical_and(x, y, x.location()); }
-Tensor operator|(const Operand& x, const Operand& y) { return logical_or(x, y, x.location()); }
+// &, |, ^, ~, <<, >>: bitwise_ops.cpp.
 
 }  // namespace kiln

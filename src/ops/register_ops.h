@@ -21,4 +21,6 @@ void register_host_function_ops(schema::OpRegistry& registry);
 void register_grad_ops(schema::OpRegistry& registry);
 void register_linalg_ops(schema::OpRegistry& registry);  // linalg_lu_ops.cpp: LAPACK factorizations and solves
 void register_image_ops(schema::OpRegistry& registry);  // image_ops.cpp: resize
+void register_audio_ops(schema::OpRegistry& registry);  // audio_ops.cpp: WAV decoding and encoding
+void register_file_ops(schema::OpRegistry& registry);  // file_ops.cpp: ReadFile
 }  // namespace kiln::ops

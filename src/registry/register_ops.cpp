@@ -28,6 +28,8 @@ void register_all_ops(schema::OpRegistry& r) {
   ops::register_grad_ops(r);
   ops::register_linalg_ops(r);
   ops::register_image_ops(r);
+  ops::register_audio_ops(r);
+  ops::register_file_ops(r);
   // src/distributed: the collectives (a world of one until init()).
   distributed::register_distributed_ops(r);
   // src/graph_ops: ops whose attrs hold graphs.

@@ -17,16 +17,18 @@ def _path(p):
 def read_file(filename, name=None):
     from .._ops import convert_to_tensor
     from .. import dtypes, _C
-    if isinstance(filename, _C.Tensor) and filename._is_symbolic:
-        # A graph tensor (a dataset map, a tf.function): the file is read when the graph runs, by a host call.
-        from ..function import py_function
-        return py_function(read_file, [filename], dtypes.string)
+    if (isinstance(filename, _C.Tensor) and filename._is_symbolic) or _C.is_tracing():
+        # A graph tensor (a dataset map, a tf.function): the engine's ReadFile reads the file when the graph runs
+        # (src/ops/file_ops.cpp), so the graph also saves.
+        return _C.read_file(filename if isinstance(filename, _C.Tensor) else convert_to_tensor(_path(filename)))
     path = _path(filename)
     try:
         with open(path, "rb") as f:
             return convert_to_tensor(f.read(), dtypes.string)
     except FileNotFoundError:
         raise _errors.NotFoundError(f"{path}; No such file or directory") from None
+    except IsADirectoryError:  # as ReadFile's kernel (src/ops/file_ops.cpp) and TF's
+        raise _errors.FailedPreconditionError(f"{path}; Is a directory") from None
 
 
 def write_file(filename, contents, name=None):

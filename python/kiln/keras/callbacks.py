@@ -60,7 +60,9 @@ class CallbackList:
     ProgbarLogger first unless one was given."""
 
     def __init__(self, callbacks=None, add_history=False, add_progbar=False, model=None, **params):
-        self.callbacks = list(callbacks) if callbacks else []
+        # Keras flattens `callbacks`: one callback alone is a list of one (the audio tutorial passes one).
+        self.callbacks = [] if not callbacks else list(callbacks) if isinstance(callbacks, (list, tuple)) \
+            else [callbacks]
         for cb in self.callbacks:
             if not isinstance(cb, Callback) and not _duck_callback(cb):
                 raise TypeError(f"Callbacks must be instances of kiln.keras.callbacks.Callback; got {cb!r}")

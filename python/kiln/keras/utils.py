@@ -25,6 +25,7 @@ from ._serialization import (register_keras_serializable, get_registered_name, g
 from ._image_utils import array_to_img, img_to_array, load_img, save_img  # noqa: E402,F401
 from ._sequence_utils import Sequence, pad_sequences  # noqa: E402,F401
 from ._dataset_utils import image_dataset_from_directory, text_dataset_from_directory  # noqa: E402,F401
+from ._audio_dataset import audio_dataset_from_directory  # noqa: E402,F401
 from ._file_utils import get_file  # noqa: E402,F401
 from ._data_adapter import unpack_x_y_sample_weight  # noqa: E402,F401
 from ._utils_more import (disable_interactive_logging, enable_interactive_logging, get_source_inputs,  # noqa: E402,F401

@@ -28,7 +28,9 @@ def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1,
         raise ValueError(f"Shape must be at least rank 1 but is rank {rank}")
     axis = _scalar_int(axis, "axis")
     axis = axis + rank if axis < 0 else axis
-    length = _static_shape(signal, "signal.frame")[axis]
+    length = signal.shape.as_list()[axis]  # only the framed axis must be known (a batch dim may not be)
+    if length is None:
+        raise ValueError(f"kiln.signal.frame needs the framed axis' length known while tracing; got {signal.shape}")
     if pad_end:
         num_frames = -(-length // frame_step)
         extra = max(0, frame_length + frame_step * (num_frames - 1) - length)
