@@ -2,9 +2,8 @@
 subdirectory per class, found and split by _dataset_utils' walk (the same order, shuffle and printed lines as
 the image and text loaders), decoded when the dataset runs by tf.audio.decode_wav inside a map. Batches are
 padded to their longest file unless `output_sequence_length` cuts or pads every file to one length."""
-import numpy as np
 
-from ._dataset_utils import _check_validation_split, _labels_dataset, _split, index_directory
+from ._dataset_utils import _labels_dataset, _split, indexed_directory
 
 ALLOWED_FORMATS = (".wav",)
 
@@ -69,16 +68,9 @@ def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                  seed=None, validation_split=None, subset=None, follow_links=False):
     """A dataset of (audio float32 [batch, samples, channels], label) batches from `directory/<class>/*.wav`."""
     _check_arguments(labels, label_mode, class_names, ragged, output_sequence_length, sampling_rate)
-    if labels is None or label_mode is None:
-        labels, label_mode = None, None
-    _check_validation_split(validation_split, subset, shuffle, seed)
-    if seed is None:
-        seed = np.random.randint(1e6)
-    paths, labels, class_names = index_directory(directory, labels, ALLOWED_FORMATS, class_names, shuffle, seed,
-                                                 follow_links)
-    if label_mode == "binary" and len(class_names) != 2:
-        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 class_names. Received: '
-                         f"class_names={class_names}")
+    paths, labels, label_mode, class_names, seed = indexed_directory(
+        directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset, follow_links,
+        ALLOWED_FORMATS)
 
     def make(subset_name, what, shuffled):
         p, lab = _split(paths, labels, validation_split, subset_name)

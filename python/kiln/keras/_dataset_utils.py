@@ -106,10 +106,10 @@ def _check_labels(labels, label_mode):
                          f"Received: label_mode={label_mode}")
 
 
-def _from_directory(directory, labels, label_mode, class_names, batch_size, shuffle, seed, validation_split,
-                    subset, follow_links, formats, kind, load):
-    from .. import data
-    _check_labels(labels, label_mode)
+def indexed_directory(directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset,
+                      follow_links, formats):
+    """The steps every *_dataset_from_directory shares once its arguments are checked: the split checked, the seed
+    drawn, the files and labels indexed. Returns (paths, labels, label_mode, class_names, seed)."""
     if labels is None or label_mode is None:
         labels, label_mode = None, None
     _check_validation_split(validation_split, subset, shuffle, seed)
@@ -120,6 +120,15 @@ def _from_directory(directory, labels, label_mode, class_names, batch_size, shuf
     if label_mode == "binary" and len(class_names) != 2:
         raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 class_names. Received: '
                          f"class_names={class_names}")
+    return paths, labels, label_mode, class_names, seed
+
+
+def _from_directory(directory, labels, label_mode, class_names, batch_size, shuffle, seed, validation_split,
+                    subset, follow_links, formats, kind, load):
+    from .. import data
+    _check_labels(labels, label_mode)
+    paths, labels, label_mode, class_names, seed = indexed_directory(
+        directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset, follow_links, formats)
 
     def make(subset_name):
         p, lab = _split(paths, labels, validation_split, subset_name)
