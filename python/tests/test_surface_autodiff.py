@@ -317,3 +317,24 @@ def test_custom_gradient_in_a_nested_graph_falls_back_with_a_warning(caplog):
             return tape.gradient(y, x)
         return tf.cond(x > 0, branch, lambda: x * 0.0)
     assert same_graph(tf.constant(1.0)).numpy() == 6.0
+
+
+def test_reduce_prod_gradient_is_finite_at_zeros_as_tf():
+    # TF's gradient is the product of the other elements (exclusive cumprods), so zeros give numbers, not 0/0.
+    x = np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.5, -2.0, 4.0]], np.float64)
+    for axis, keepdims in ((None, False), (0, False), (1, True), ([0, 1], False), (-1, False)):
+        v = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(v)
+            y = tf.reduce_prod(v, axis=axis, keepdims=keepdims)
+        got = tape.gradient(y, v).numpy()
+        axes = tuple(range(2)) if axis is None else tuple(np.atleast_1d(axis) % 2)
+        want = np.zeros_like(x)
+        for idx in np.ndindex(*x.shape):  # d prod / d x[idx]: the product of the others in idx's group
+            group = tuple(slice(None) if a in axes else idx[a] for a in range(2))
+            others = x.copy()
+            others[idx] = 1.0
+            want[idx] = np.prod(others[group])
+        np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=str(axis))
+    traced = tf.function(lambda v: tf.gradients(tf.reduce_prod(v, 1), v)[0])(tf.constant(x))
+    np.testing.assert_array_equal(traced.numpy()[1], [0.0, 0.0, 0.0])
