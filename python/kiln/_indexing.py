@@ -1,5 +1,7 @@
 """NumPy-style indexing of tensors: ints, slices with steps, `...`, None, and
 integer tensors (a scalar tensor index gathers, so it works inside graphs)."""
+import numpy as _np
+
 from . import _C
 
 
@@ -8,12 +10,11 @@ def _is_tensor_index(k):
 
 
 def _is_boolean_mask(key):
-    """A whole key of bools selects as tf.boolean_mask does (TF's _slice_helper)."""
-    if isinstance(key, bool):
-        return True
-    if isinstance(key, (_C.Tensor, _C.Variable)):
-        return key.dtype.name == "bool"
-    return type(key).__module__ == "numpy" and getattr(key, "dtype", None) == bool
+    """A whole key of bools selects as tf.boolean_mask does: TF's _slice_helper sends a Python bool, a bool
+    tensor and a bool ndarray there (a NumPy bool scalar is none of them)."""
+    if isinstance(key, (_C.Tensor, _C.Variable, _np.ndarray)):
+        return key.dtype == bool
+    return isinstance(key, bool)
 
 
 def getitem(x, key):
