@@ -120,6 +120,19 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     return _C.constant(_literal(value, dtype), None if dtype is None else dtype._enum)
 
 
+def op_input(value, parameter, allowed, dtype=None, dtype_hint=None):
+    """`value` as a tensor for an op's input `parameter` (a variable read, a Python value converted as `dtype`
+    or `dtype_hint`), refused with TF's TypeError when its dtype's name is not in `allowed`."""
+    if isinstance(value, _C.Variable):
+        value = value.read_value()
+    if not isinstance(value, _C.Tensor):
+        value = convert_to_tensor(value, dtype=dtype, dtype_hint=dtype_hint)
+    if value.dtype.name not in allowed:
+        raise TypeError(f"Value passed to parameter '{parameter}' has DataType {value.dtype.name} not in list of "
+                        f"allowed values: {', '.join(allowed)}")
+    return value
+
+
 def is_tensor(x):
     return isinstance(x, (_C.Tensor, _C.Variable))
 

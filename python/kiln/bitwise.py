@@ -2,7 +2,7 @@
 (src/ops/bitwise_ops.cpp) on the eight integer dtypes, broadcasting; shift counts outside [0, width) are
 clamped into it, as TF's kernels do. A Python value beside a tensor takes the tensor's dtype."""
 from . import _C
-from ._ops import convert_to_tensor
+from ._ops import op_input
 
 _ALLOWED = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
@@ -10,14 +10,7 @@ __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "
 
 
 def _tensor(value, parameter, dtype=None):
-    if isinstance(value, _C.Variable):
-        value = value.read_value()
-    if not isinstance(value, _C.Tensor):
-        value = convert_to_tensor(value, dtype=dtype)
-    if value.dtype.name not in _ALLOWED:
-        raise TypeError(f"Value passed to parameter '{parameter}' has DataType {value.dtype.name} not in list of "
-                        f"allowed values: {', '.join(_ALLOWED)}")
-    return value
+    return op_input(value, parameter, _ALLOWED, dtype=dtype)
 
 
 def _pair(x, y):

@@ -2,22 +2,14 @@
 from .. import _C
 from .. import dtypes as _dtypes
 from .._array_ops import _python_ints, roll
-from .._ops import convert_to_tensor
+from .._ops import convert_to_tensor, op_input
 
 _COMPLEX = ("complex64", "complex128")
 _REAL = ("float32", "float64")
 
 
 def _input(x, hint, allowed, parameter):
-    """x as a tensor (Python values as `hint`), refused with TF's TypeError when its dtype is not allowed."""
-    if isinstance(x, _C.Variable):
-        x = x.read_value()
-    if not isinstance(x, _C.Tensor):
-        x = convert_to_tensor(x, dtype_hint=hint)
-    if x.dtype.name not in allowed:
-        raise TypeError(f"Value passed to parameter '{parameter}' has DataType {x.dtype.name} not in list of "
-                        f"allowed values: {', '.join(allowed)}")
-    return x
+    return op_input(x, parameter, allowed, dtype_hint=hint)
 
 
 def _lengths(fft_length, rank):
