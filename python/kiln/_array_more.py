@@ -270,9 +270,9 @@ def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=No
     t = expand_dims(_range(steps), 0)
     lengths = expand_dims(cast(seq_lengths, _dtypes.int32), 1)
     if _eager(seq_lengths):
-        too_long = seq_lengths.numpy() > int(steps.numpy())
-        if too_long.any():
-            raise _C.InvalidArgumentError(f"seq_lens(0) > input.dims({seq_axis})")
+        too_long = (seq_lengths.numpy() > int(steps.numpy())).nonzero()[0]
+        if too_long.size:  # TF names the first entry too long
+            raise _C.InvalidArgumentError(f"seq_lens({too_long[0]}) > input.dims({seq_axis})")
     t = add(t, zeros_like(lengths))  # [batch, steps]
     source = where(less(t, lengths), subtract(subtract(lengths, 1), t), t)  # past the length: kept
     batch = add(expand_dims(_range(shape(moved)[0]), 1), zeros_like(source))

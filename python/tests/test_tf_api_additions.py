@@ -440,6 +440,8 @@ def test_reverse_sequence_as_tfs_documented_example():
     y = tf.transpose(x)  # batch on axis 1
     assert tf.reverse_sequence(y, [1, 3, 2], seq_axis=0, batch_axis=1).numpy().T.tolist() == [
         [0, 1, 2, 3], [6, 5, 4, 7], [9, 8, 10, 11]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"seq_lens\(1\) > input.dims\(1\)"):
+        tf.reverse_sequence(x, [4, 5, 0], seq_axis=1, batch_axis=0)  # TF names the first entry too long
 
 
 def test_space_to_batch_paddings():
