@@ -753,6 +753,8 @@ def test_crop_and_resize_samples_as_tf_does():
     np.testing.assert_allclose(crops[2], [[0, 4, -1], [15, 19, -1], [-1, -1, -1]])
     nearest = tf.image.crop_and_resize(image, [[0, 0, 1, 1]], [0], [2, 2], method="nearest").numpy()[0, ..., 0]
     assert nearest.tolist() == [[0, 4], [15, 19]]
+    halves = tf.image.crop_and_resize(image, [[0, 0.125, 0, 0.625]], [0], [1, 2], method="nearest")
+    assert halves.numpy()[0, ..., 0].tolist() == [[1, 3]]  # x = 0.5, 2.5 round up (TF's roundf), not to even
     x = tf.constant(image)
     with tf.GradientTape() as tape:
         tape.watch(x)

@@ -200,7 +200,7 @@ def crop_and_resize(image, boxes, box_indices, crop_size, method="bilinear", ext
     box_indices[k], sampled at crop_size points (TF's sampling: y1 (h-1) + i (y2 - y1)(h-1)/(crop_h - 1)),
     bilinear or nearest; points outside the image take extrapolation_value. Gradients reach the image."""
     from .._ops import (add, cast, constant, expand_dims, floor, gather_nd, logical_and, greater_equal, less_equal,
-                        maximum, minimum, multiply, round as _round, stack, subtract, where, zeros_like)
+                        maximum, minimum, multiply, stack, subtract, where, zeros_like)
     image = cast(_t(image), _dtypes.float32)
     boxes = cast(_t(boxes), _dtypes.float32)
     box_indices = cast(_t(box_indices), _dtypes.int32)
@@ -230,13 +230,15 @@ def crop_and_resize(image, boxes, box_indices, crop_size, method="bilinear", ext
         xx = expand_dims(xi, 1) + zeros_like(expand_dims(yi, 2))
         return gather_nd(image, stack([bidx, yy, xx], axis=-1))  # [boxes, h, w, depth]
     if method == "nearest":
-        crops = sample(_round(ys), _round(xs))
+        # TF's kernel rounds with roundf (halves away from zero, so up: the points used are >= 0), not to even
+        crops = sample(floor(ys + 0.5), floor(xs + 0.5))
     else:
         y0, x0 = floor(ys), floor(xs)
         dy = expand_dims(expand_dims(subtract(ys, y0), 2), 3)
         dx = expand_dims(expand_dims(subtract(xs, x0), 1), 3)
-        top = add(sample(y0, x0), multiply(subtract(sample(y0, x0 + 1), sample(y0, x0)), dx))
-        bottom = add(sample(y0 + 1, x0), multiply(subtract(sample(y0 + 1, x0 + 1), sample(y0 + 1, x0)), dx))
+        top_left, bottom_left = sample(y0, x0), sample(y0 + 1, x0)
+        top = add(top_left, multiply(subtract(sample(y0, x0 + 1), top_left), dx))
+        bottom = add(bottom_left, multiply(subtract(sample(y0 + 1, x0 + 1), bottom_left), dx))
         crops = add(top, multiply(subtract(bottom, top), dy))
     fill = zeros_like(crops) + constant(float(extrapolation_value), dtype=_dtypes.float32)
     return where(expand_dims(inside, 3), crops, fill)
