@@ -764,6 +764,10 @@ def test_crop_and_resize_samples_as_tf_does():
 
 
 def test_draw_bounding_boxes_and_jpeg_helpers():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="colors must have equal or more channels"):
+        tf.image.draw_bounding_boxes(tf.zeros([1, 5, 5, 3]), [[[0, 0, 1, 0.5]]], [[1.0, 0.0]])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Channel depth should be either 1"):
+        tf.image.draw_bounding_boxes(tf.zeros([1, 5, 5, 2]), [[[0, 0, 1, 0.5]]], [[1.0, 0.0]])
     drawn = tf.image.draw_bounding_boxes(tf.zeros([1, 5, 5, 3]), [[[0, 0, 1, 0.5]]], [[1.0, 0.0, 0.0]]).numpy()
     assert drawn[0, ..., 0].tolist() == [[1, 1, 1, 0, 0], [1, 0, 1, 0, 0], [1, 0, 1, 0, 0], [1, 0, 1, 0, 0],
                                          [1, 1, 1, 0, 0]]

@@ -249,6 +249,12 @@ def draw_bounding_boxes(images, boxes, colors, name=None):
     colors, cycled per box (TF's kernel: rows and columns at floor(coordinate * (size - 1)))."""
     images, boxes = _t(images), _t(boxes, dtype=_dtypes.float32)
     colors = _t(colors, dtype=_dtypes.float32) if colors is not None else _t([[1.0, 1.0, 0.0, 1.0]])
+    depth = images.shape[-1] if images.shape.rank == 4 else None
+    if depth is not None and depth not in (1, 3, 4):  # TF's kernel checks these two before drawing
+        raise _C.InvalidArgumentError("Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)")
+    if depth is not None and colors.shape.rank == 2 and colors.shape[1] is not None and colors.shape[1] < depth:
+        raise _C.InvalidArgumentError(f"colors must have equal or more channels than the image provided: "
+                                      f"{colors.shape}")
 
     def run(img, bx, col):
         out = np.array(img, copy=True)
@@ -256,8 +262,6 @@ def draw_bounding_boxes(images, boxes, colors, name=None):
         for k in range(out.shape[0]):
             for j, box in enumerate(bx[k]):
                 color = col[j % len(col)][:depth]
-                if depth > len(col[j % len(col)]):
-                    continue
                 y1, x1 = int(np.floor(min(box[0], box[2]) * (h - 1))), int(np.floor(min(box[1], box[3]) * (w - 1)))
                 y2, x2 = int(np.floor(max(box[0], box[2]) * (h - 1))), int(np.floor(max(box[1], box[3]) * (w - 1)))
                 if y1 >= h or x1 >= w or y2 < 0 or x2 < 0:
