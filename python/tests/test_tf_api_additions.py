@@ -764,6 +764,8 @@ def test_crop_and_resize_samples_as_tf_does():
 
 
 def test_draw_bounding_boxes_and_jpeg_helpers():
+    two = tf.image.draw_bounding_boxes(tf.zeros([1, 5, 5, 3]), [[[0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]]], None)
+    assert two.numpy()[0, 0, 0].tolist() == [1, 1, 0] and two.numpy()[0, 1, 1].tolist() == [0, 0, 1]  # TF's table
     with pytest.raises(tf.errors.InvalidArgumentError, match="colors must have equal or more channels"):
         tf.image.draw_bounding_boxes(tf.zeros([1, 5, 5, 3]), [[[0, 0, 1, 0.5]]], [[1.0, 0.0]])
     with pytest.raises(tf.errors.InvalidArgumentError, match="Channel depth should be either 1"):

@@ -244,11 +244,16 @@ def crop_and_resize(image, boxes, box_indices, crop_size, method="bilinear", ext
     return where(expand_dims(inside, 3), crops, fill)
 
 
+# TF's kernel's table when no colors are given: yellow, blue, red, lime, purple, olive, maroon, navy, aqua, fuchsia
+_DEFAULT_BOX_COLORS = [[1, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 0, 1], [0.5, 0, 0.5, 1], [0.5, 0.5, 0, 1],
+                       [0.5, 0, 0, 1], [0, 0, 0.5, 1], [0, 1, 1, 1], [1, 0, 1, 1]]
+
+
 def draw_bounding_boxes(images, boxes, colors, name=None):
     """images [batch, h, w, depth] (float) with each box's outline ([y1, x1, y2, x2] normalized) drawn in the
     colors, cycled per box (TF's kernel: rows and columns at floor(coordinate * (size - 1)))."""
     images, boxes = _t(images), _t(boxes, dtype=_dtypes.float32)
-    colors = _t(colors, dtype=_dtypes.float32) if colors is not None else _t([[1.0, 1.0, 0.0, 1.0]])
+    colors = _t(colors if colors is not None else _DEFAULT_BOX_COLORS, dtype=_dtypes.float32)
     depth = images.shape[-1] if images.shape.rank == 4 else None
     if depth is not None and depth not in (1, 3, 4):  # TF's kernel checks these two before drawing
         raise _C.InvalidArgumentError("Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)")
