@@ -168,10 +168,6 @@ def numpy_function(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - T
     return py_function(on_arrays, inp, Tout)
 
 
-def _call_branch(fn):
-    return fn()
-
-
 def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
     """branch_fns[branch_index](); an index out of range runs `default` (the last branch when None). Eager:
     the chosen branch only; traced: tf.cond nested over the branches."""
@@ -270,9 +266,9 @@ def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=No
     t = expand_dims(_range(steps), 0)
     lengths = expand_dims(cast(seq_lengths, _dtypes.int32), 1)
     if _eager(seq_lengths):
-        too_long = seq_lengths.numpy() > int(steps.numpy())
-        if too_long.any():
-            raise _C.InvalidArgumentError(f"seq_lens(0) > input.dims({seq_axis})")
+        too_long = (seq_lengths.numpy() > int(steps.numpy())).nonzero()[0]
+        if too_long.size:  # TF names the first entry too long
+            raise _C.InvalidArgumentError(f"seq_lens({too_long[0]}) > input.dims({seq_axis})")
     t = add(t, zeros_like(lengths))  # [batch, steps]
     source = where(less(t, lengths), subtract(subtract(lengths, 1), t), t)  # past the length: kept
     batch = add(expand_dims(_range(shape(moved)[0]), 1), zeros_like(source))
@@ -302,8 +298,6 @@ def required_space_to_batch_paddings(input_shape, block_shape, base_paddings=Non
 def batch_to_space(input, block_shape, crops, name=None):  # noqa: A002 - TF's name
     """The inverse of space_to_batch: the batch's prod(block_shape) blocks moved back into the M spatial
     dimensions, then cropped by crops [M, 2]. Static shapes."""
-    from ._ops import reshape, transpose
-    from ._ops import slice as _slice
     x = _t(input)
     block = [int(b) for b in np.ravel(_t(block_shape).numpy())]
     crop = np.asarray(_t(crops).numpy()).reshape(-1, 2).astype(int)
@@ -316,15 +310,11 @@ def batch_to_space(input, block_shape, crops, name=None):  # noqa: A002 - TF's n
     prod = int(np.prod(block))
     if shape[0] % prod:
         raise ValueError(f"The batch {shape[0]} is not divisible by the product of block_shape, {prod}")
-    batch, spatial, rest = shape[0] // prod, shape[1:1 + m], shape[1 + m:]
-    x = reshape(x, block + [batch] + spatial + rest)
-    perm = [m] + [p for k in range(m) for p in (m + 1 + k, k)] + list(range(2 * m + 1, 2 * m + 1 + len(rest)))
-    x = reshape(transpose(x, perm), [batch] + [s * b for s, b in zip(spatial, block)] + rest)
-    begin = [0] + [int(c[0]) for c in crop] + [0] * len(rest)
-    size = [batch] + [s * b - int(c[0]) - int(c[1]) for s, b, c in zip(spatial, block, crop)] + rest
-    if any(v < 0 for v in size):
+    spatial, rest = shape[1:1 + m], shape[1 + m:]
+    if any(s * b - int(c[0]) - int(c[1]) < 0 for s, b, c in zip(spatial, block, crop)):
         raise ValueError(f"crops {crop.tolist()} are larger than the result's dimensions")
-    return _slice(x, begin, size)
+    from ._nn_conv import _batch_to_space  # the inverse tf.nn.space_to_batch already uses
+    return _batch_to_space(x, block, crop, spatial, rest)
 
 
 def edit_distance(hypothesis, truth, normalize=True, name="edit_distance"):
@@ -335,7 +325,7 @@ def edit_distance(hypothesis, truth, normalize=True, name="edit_distance"):
         if not isinstance(sp, SparseTensor):
             raise TypeError(f"{what} must be a SparseTensor.")
 
-    def sequences(indices, values, lead):
+    def sequences(indices, values):
         seqs = {}
         for index, value in sorted(zip(map(tuple, indices.tolist()), values.tolist())):
             seqs.setdefault(index[:-1], []).append(value)
@@ -352,7 +342,7 @@ def edit_distance(hypothesis, truth, normalize=True, name="edit_distance"):
     def run(hi, hv, hs, ti, tv, ts):
         hi, hv, hs, ti, tv, ts = (np.asarray(v.numpy() if hasattr(v, "numpy") else v) for v in (hi, hv, hs, ti, tv, ts))
         lead = np.maximum(hs[:-1], ts[:-1]).astype(int)
-        hyp, tru = sequences(hi, hv, lead), sequences(ti, tv, lead)
+        hyp, tru = sequences(hi, hv), sequences(ti, tv)
         out = np.zeros(lead, np.float32)
         for index in np.ndindex(*lead):
             a, b = hyp.get(index, []), tru.get(index, [])

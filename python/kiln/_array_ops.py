@@ -312,10 +312,6 @@ def reverse(tensor, axis, name=None):
     return x
 
 
-def reverse_sequence(*args, **kwargs):
-    raise NotImplementedError("kiln.reverse_sequence is not supported")
-
-
 def repeat(input, repeats, axis=None, name=None):  # noqa: A002
     """Each element (each slice along `axis`) repeated repeats times (one count, or one per element);
     without axis, of the flattened input."""

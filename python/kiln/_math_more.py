@@ -183,13 +183,6 @@ def is_strictly_increasing(x, name=None):
     return _monotone(x, greater)
 
 
-def zero_fraction(value, name=None):
-    """The fraction of value's elements that are zero, as float32."""
-    from ._ops import cast, equal, reduce_mean, zeros_like
-    value = _t(value)
-    return reduce_mean(cast(equal(value, zeros_like(value)), _dtypes.float32))
-
-
 def _segment_counts(segment_ids, num_segments, dtype):
     from ._ops import ones_like, cast
     from .math import unsorted_segment_sum
@@ -202,11 +195,16 @@ def _sorted_num_segments(segment_ids):
     return add(cast(reduce_max(ids), _dtypes.int32), 1)
 
 
+def _per_segment(values, result):
+    """values [segments], reshaped [segments, 1, ...] to broadcast against result's rows."""
+    from ._ops import concat, ones, rank, reshape, shape
+    return reshape(values, concat([shape(values), ones([rank(result) - 1], _dtypes.int32)], 0))
+
+
 def _empty_to_zero(result, counts):
-    from ._ops import greater, reshape, where, zeros_like, concat, ones, shape, cast, rank
-    present = greater(counts, _const(0, counts))
-    present = reshape(present, concat([shape(present), ones([rank(result) - 1], _dtypes.int32)], 0))
+    from ._ops import greater, shape, where, zeros_like
     from ._array_ops import broadcast_to
+    present = _per_segment(greater(counts, _const(0, counts)), result)
     return where(broadcast_to(present, shape(result)), result, zeros_like(result))
 
 
@@ -228,15 +226,14 @@ def segment_min(data, segment_ids, name=None):
 
 def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
     """Each segment's sum over the square root of its row count (0 for an empty one)."""
-    from ._ops import divide, maximum, reshape, sqrt, concat, ones, shape, rank
+    from ._ops import divide, maximum, sqrt
     from .math import unsorted_segment_sum
     data = _t(data)
     if not data.dtype.is_floating:
         raise TypeError(f"unsorted_segment_sqrt_n takes a floating data tensor, got {data.dtype.name}")
     counts = maximum(_segment_counts(segment_ids, num_segments, data.dtype), _const(1, data))
     total = unsorted_segment_sum(data, segment_ids, num_segments)
-    counts = reshape(counts, concat([shape(counts), ones([rank(total) - 1], _dtypes.int32)], 0))
-    return divide(total, sqrt(counts))
+    return divide(total, sqrt(_per_segment(counts, total)))
 
 
 def _top_along(operand, k, reduction_dimension, largest):
@@ -271,8 +268,6 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95, reducti
 def approx_top_k(input, k, reduction_dimension=-1, recall_target=0.95, is_max_k=True,  # noqa: A002
                  reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
     return _top_along(input, k, reduction_dimension, is_max_k)
-
-
 
 
 def xlog1py(x, y, name=None):
@@ -333,12 +328,11 @@ def nextafter(x1, x2, name=None):
     if x1.dtype not in (_dtypes.float32, _dtypes.float64) or x2.dtype != x1.dtype:
         raise TypeError(f"nextafter takes two float32 or two float64 tensors, got {x1.dtype.name} and "
                         f"{x2.dtype.name}")
+    import numpy as np
     np_type = x1.dtype.as_numpy_dtype
     if not _C.is_tracing() and not x1._is_symbolic and not x2._is_symbolic:
-        import numpy as np
         return constant(np.nextafter(x1.numpy(), x2.numpy()).astype(np_type))
     from .function import py_function
-    import numpy as np
     return py_function(lambda a, b: np.nextafter(a.numpy(), b.numpy()).astype(np_type), [x1, x2], x1.dtype)
 
 

@@ -80,6 +80,7 @@ from ._math_more import (  # noqa: E402,F401
     accumulate_n, acos, acosh, approx_max_k, approx_min_k, asin, asinh, atan, atan2, atanh, cosh, count_nonzero,
     expm1, invert_permutation, is_non_decreasing, is_strictly_increasing, log_sigmoid, logical_xor, nextafter,
     polyval, reciprocal_no_nan, scalar_mul, segment_max, segment_min, segment_prod, sinh, tan, unsorted_segment_prod,
-    unsorted_segment_sqrt_n, xlog1py, zero_fraction)
+    unsorted_segment_sqrt_n, xlog1py)
+from ._nn_stats import zero_fraction  # noqa: E402,F401  (tf.math.zero_fraction is tf.nn.zero_fraction)
 from .nn import log_softmax, softmax  # noqa: E402,F401  (tf.math has them too)
 from ._gamma import digamma, lbeta, lgamma  # noqa: E402,F401

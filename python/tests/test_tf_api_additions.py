@@ -440,6 +440,8 @@ def test_reverse_sequence_as_tfs_documented_example():
     y = tf.transpose(x)  # batch on axis 1
     assert tf.reverse_sequence(y, [1, 3, 2], seq_axis=0, batch_axis=1).numpy().T.tolist() == [
         [0, 1, 2, 3], [6, 5, 4, 7], [9, 8, 10, 11]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"seq_lens\(1\) > input.dims\(1\)"):
+        tf.reverse_sequence(x, [4, 5, 0], seq_axis=1, batch_axis=0)  # TF names the first entry too long
 
 
 def test_space_to_batch_paddings():
@@ -751,6 +753,8 @@ def test_crop_and_resize_samples_as_tf_does():
     np.testing.assert_allclose(crops[2], [[0, 4, -1], [15, 19, -1], [-1, -1, -1]])
     nearest = tf.image.crop_and_resize(image, [[0, 0, 1, 1]], [0], [2, 2], method="nearest").numpy()[0, ..., 0]
     assert nearest.tolist() == [[0, 4], [15, 19]]
+    halves = tf.image.crop_and_resize(image, [[0, 0.125, 0, 0.625]], [0], [1, 2], method="nearest")
+    assert halves.numpy()[0, ..., 0].tolist() == [[1, 3]]  # x = 0.5, 2.5 round up (TF's roundf), not to even
     x = tf.constant(image)
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -760,6 +764,12 @@ def test_crop_and_resize_samples_as_tf_does():
 
 
 def test_draw_bounding_boxes_and_jpeg_helpers():
+    two = tf.image.draw_bounding_boxes(tf.zeros([1, 5, 5, 3]), [[[0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]]], None)
+    assert two.numpy()[0, 0, 0].tolist() == [1, 1, 0] and two.numpy()[0, 1, 1].tolist() == [0, 0, 1]  # TF's table
+    with pytest.raises(tf.errors.InvalidArgumentError, match="colors must have equal or more channels"):
+        tf.image.draw_bounding_boxes(tf.zeros([1, 5, 5, 3]), [[[0, 0, 1, 0.5]]], [[1.0, 0.0]])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Channel depth should be either 1"):
+        tf.image.draw_bounding_boxes(tf.zeros([1, 5, 5, 2]), [[[0, 0, 1, 0.5]]], [[1.0, 0.0]])
     drawn = tf.image.draw_bounding_boxes(tf.zeros([1, 5, 5, 3]), [[[0, 0, 1, 0.5]]], [[1.0, 0.0, 0.0]]).numpy()
     assert drawn[0, ..., 0].tolist() == [[1, 1, 1, 0, 0], [1, 0, 1, 0, 0], [1, 0, 1, 0, 0], [1, 0, 1, 0, 0],
                                          [1, 1, 1, 0, 0]]

@@ -200,7 +200,7 @@ def crop_and_resize(image, boxes, box_indices, crop_size, method="bilinear", ext
     box_indices[k], sampled at crop_size points (TF's sampling: y1 (h-1) + i (y2 - y1)(h-1)/(crop_h - 1)),
     bilinear or nearest; points outside the image take extrapolation_value. Gradients reach the image."""
     from .._ops import (add, cast, constant, expand_dims, floor, gather_nd, logical_and, greater_equal, less_equal,
-                        maximum, minimum, multiply, round as _round, stack, subtract, where, zeros_like)
+                        maximum, minimum, multiply, stack, subtract, where, zeros_like)
     image = cast(_t(image), _dtypes.float32)
     boxes = cast(_t(boxes), _dtypes.float32)
     box_indices = cast(_t(box_indices), _dtypes.int32)
@@ -230,23 +230,36 @@ def crop_and_resize(image, boxes, box_indices, crop_size, method="bilinear", ext
         xx = expand_dims(xi, 1) + zeros_like(expand_dims(yi, 2))
         return gather_nd(image, stack([bidx, yy, xx], axis=-1))  # [boxes, h, w, depth]
     if method == "nearest":
-        crops = sample(_round(ys), _round(xs))
+        # TF's kernel rounds with roundf (halves away from zero, so up: the points used are >= 0), not to even
+        crops = sample(floor(ys + 0.5), floor(xs + 0.5))
     else:
         y0, x0 = floor(ys), floor(xs)
         dy = expand_dims(expand_dims(subtract(ys, y0), 2), 3)
         dx = expand_dims(expand_dims(subtract(xs, x0), 1), 3)
-        top = add(sample(y0, x0), multiply(subtract(sample(y0, x0 + 1), sample(y0, x0)), dx))
-        bottom = add(sample(y0 + 1, x0), multiply(subtract(sample(y0 + 1, x0 + 1), sample(y0 + 1, x0)), dx))
+        top_left, bottom_left = sample(y0, x0), sample(y0 + 1, x0)
+        top = add(top_left, multiply(subtract(sample(y0, x0 + 1), top_left), dx))
+        bottom = add(bottom_left, multiply(subtract(sample(y0 + 1, x0 + 1), bottom_left), dx))
         crops = add(top, multiply(subtract(bottom, top), dy))
     fill = zeros_like(crops) + constant(float(extrapolation_value), dtype=_dtypes.float32)
     return where(expand_dims(inside, 3), crops, fill)
+
+
+# TF's kernel's table when no colors are given: yellow, blue, red, lime, purple, olive, maroon, navy, aqua, fuchsia
+_DEFAULT_BOX_COLORS = [[1, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 0, 1], [0.5, 0, 0.5, 1], [0.5, 0.5, 0, 1],
+                       [0.5, 0, 0, 1], [0, 0, 0.5, 1], [0, 1, 1, 1], [1, 0, 1, 1]]
 
 
 def draw_bounding_boxes(images, boxes, colors, name=None):
     """images [batch, h, w, depth] (float) with each box's outline ([y1, x1, y2, x2] normalized) drawn in the
     colors, cycled per box (TF's kernel: rows and columns at floor(coordinate * (size - 1)))."""
     images, boxes = _t(images), _t(boxes, dtype=_dtypes.float32)
-    colors = _t(colors, dtype=_dtypes.float32) if colors is not None else _t([[1.0, 1.0, 0.0, 1.0]])
+    colors = _t(colors if colors is not None else _DEFAULT_BOX_COLORS, dtype=_dtypes.float32)
+    depth = images.shape[-1] if images.shape.rank == 4 else None
+    if depth is not None and depth not in (1, 3, 4):  # TF's kernel checks these two before drawing
+        raise _C.InvalidArgumentError("Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)")
+    if depth is not None and colors.shape.rank == 2 and colors.shape[1] is not None and colors.shape[1] < depth:
+        raise _C.InvalidArgumentError(f"colors must have equal or more channels than the image provided: "
+                                      f"{colors.shape}")
 
     def run(img, bx, col):
         out = np.array(img, copy=True)
@@ -254,8 +267,6 @@ def draw_bounding_boxes(images, boxes, colors, name=None):
         for k in range(out.shape[0]):
             for j, box in enumerate(bx[k]):
                 color = col[j % len(col)][:depth]
-                if depth > len(col[j % len(col)]):
-                    continue
                 y1, x1 = int(np.floor(min(box[0], box[2]) * (h - 1))), int(np.floor(min(box[1], box[3]) * (w - 1)))
                 y2, x2 = int(np.floor(max(box[0], box[2]) * (h - 1))), int(np.floor(max(box[1], box[3]) * (w - 1)))
                 if y1 >= h or x1 >= w or y2 < 0 or x2 < 0:
