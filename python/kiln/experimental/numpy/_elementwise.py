@@ -9,7 +9,7 @@ from ... import _C, _ops
 from ... import dtypes as _kdtypes
 from ... import math as _kmath
 from . import _dtypes
-from ._convert import asarray, promote, float_or_same
+from ._convert import as_bool, asarray, promote, float_or_same
 
 
 def _unary(fn, to_float=False, name=None):
@@ -290,25 +290,20 @@ greater = _binary(_ops.greater, name="greater")
 greater_equal = _binary(_ops.greater_equal, name="greater_equal")
 
 
-def _as_bool(x):
-    x = asarray(x)
-    return x if x.dtype == _kdtypes.bool else _ops.not_equal(x, _ops.zeros_like(x))
-
-
 def logical_and(x1, x2):
-    return _ops.logical_and(_as_bool(x1), _as_bool(x2))
+    return _ops.logical_and(as_bool(x1), as_bool(x2))
 
 
 def logical_or(x1, x2):
-    return _ops.logical_or(_as_bool(x1), _as_bool(x2))
+    return _ops.logical_or(as_bool(x1), as_bool(x2))
 
 
 def logical_xor(x1, x2):
-    return _ops.not_equal(_as_bool(x1), _as_bool(x2))
+    return _ops.not_equal(as_bool(x1), as_bool(x2))
 
 
 def logical_not(x):
-    return _ops.logical_not(_as_bool(x))
+    return _ops.logical_not(as_bool(x))
 
 
 isnan = _unary(lambda x: _kmath.is_nan(x) if x.dtype.is_floating else _ops.zeros_like(x, dtype=_kdtypes.bool),

@@ -6,7 +6,7 @@ from ... import _ops
 from ... import dtypes as _kdtypes
 from ... import math as _kmath
 from . import _dtypes
-from ._convert import asarray, float_or_same
+from ._convert import as_bool, asarray, float_or_same
 
 
 def _axes(axis, rank):
@@ -97,23 +97,18 @@ def ptp(a, axis=None, keepdims=None):
     return amax(a, axis, keepdims=keepdims) - amin(a, axis, keepdims=keepdims)
 
 
-def _truth(a):
-    a = asarray(a)
-    return a if a.dtype == _kdtypes.bool else _ops.not_equal(a, _ops.zeros_like(a))
-
-
 def all(a, axis=None, keepdims=None):  # noqa: A001
-    a = _truth(a)
+    a = as_bool(a)
     return _ops.reduce_all(a, _axes(axis, a.shape.rank), keepdims=bool(keepdims))
 
 
 def any(a, axis=None, keepdims=None):  # noqa: A001
-    a = _truth(a)
+    a = as_bool(a)
     return _ops.reduce_any(a, _axes(axis, a.shape.rank), keepdims=bool(keepdims))
 
 
 def count_nonzero(a, axis=None):
-    a = _truth(a)
+    a = as_bool(a)
     return _ops.reduce_sum(_ops.cast(a, _kdtypes.int64), _axes(axis, a.shape.rank))
 
 
