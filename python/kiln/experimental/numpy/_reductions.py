@@ -6,13 +6,13 @@ from ... import _ops
 from ... import dtypes as _kdtypes
 from ... import math as _kmath
 from . import _dtypes
-from ._convert import as_bool, asarray, float_or_same
+from ._convert import as_bool, asarray, axis_list, float_or_same
 
 
 def _axes(axis, rank):
     if axis is None:
         return None
-    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    axes = axis_list(axis)
     for a in axes:
         if rank is not None and not -rank <= int(a) < rank:
             raise ValueError(f"axis {a} is out of bounds for array of dimension {rank}")
