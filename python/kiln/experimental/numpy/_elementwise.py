@@ -8,6 +8,7 @@ import numpy as np
 from ... import _C, _ops
 from ... import dtypes as _kdtypes
 from ... import math as _kmath
+from ...tensor_shape import TensorShape
 from . import _dtypes
 from ._convert import as_bool, asarray, promote, float_or_same
 
@@ -378,7 +379,6 @@ def _host(fn, *args):
             if shape.is_fully_defined() and t.shape.is_fully_defined() else None
         if shape is None:
             return out
-        from ...tensor_shape import TensorShape
         shape = TensorShape(shape)
     return _ops.reshape(out, shape.as_list()) if shape.is_fully_defined() else out
 
