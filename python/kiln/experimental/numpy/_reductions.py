@@ -108,8 +108,8 @@ def any(a, axis=None, keepdims=None):  # noqa: A001
 
 
 def count_nonzero(a, axis=None):
-    a = as_bool(a)
-    return _ops.reduce_sum(_ops.cast(a, _kdtypes.int64), _axes(axis, a.shape.rank))
+    a = asarray(a)
+    return _kmath.count_nonzero(a, _axes(axis, a.shape.rank))
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=None):
