@@ -39,11 +39,6 @@ def _reshape(self, *newshape, order="C"):
     return reshape(self, newshape, order=order)
 
 
-def _size(self):
-    n = self.shape.num_elements()
-    return n if self.shape.is_fully_defined() else None
-
-
 def _tolist(self):
     if self._is_symbolic:
         raise ValueError("Symbolic Tensors do not support the tolist API.")
@@ -56,7 +51,7 @@ def _methods():
     from . import _reductions as r, _shapes as s, _elementwise as e
     return {
         "T": property(lambda self: s.transpose(self)),
-        "size": property(_size),
+        "size": property(lambda self: self.shape.num_elements()),  # None while a dimension is unknown
         "data": property(lambda self: self),
         "__pos__": lambda self: self,
         "tolist": _tolist,
@@ -64,7 +59,7 @@ def _methods():
         "flatten": lambda self: s.ravel(self),
         "reshape": _reshape,
         "ravel": lambda self: s.ravel(self),
-        "clip": lambda self, a_min, a_max: _clip(self, a_min, a_max),
+        "clip": lambda self, a_min, a_max: e.clip(self, a_min, a_max),
         "astype": lambda self, dtype: _cast(self, dtype),
         "__round__": lambda self, ndigits=None: e.around(self, 0 if ndigits is None else ndigits),
         "max": lambda self, axis=None, out=None, keepdims=None: r.amax(self, axis, out, keepdims),
@@ -76,11 +71,6 @@ def _methods():
 def _cast(x, dtype):
     from ... import _ops
     return _ops.cast(x, _dtypes.as_kiln_dtype(dtype))
-
-
-def _clip(a, a_min, a_max):
-    from ._elementwise import clip
-    return clip(a, a_min, a_max)
 
 
 def _numpy_getitem(self, key):

@@ -73,6 +73,17 @@ def promote(*args, to_float=False):
     return [asarray(a, dtype) for a in args]
 
 
+def axis_list(axis):
+    """One axis or a list/tuple of them, as a list."""
+    return list(axis) if isinstance(axis, (list, tuple)) else [axis]
+
+
+def as_bool(x):
+    """`x` as a tensor of truth values: bools as they are, anything else compared with zero."""
+    x = asarray(x)
+    return x if x.dtype == _kdtypes.bool else _ops.not_equal(x, _ops.zeros_like(x))
+
+
 def float_or_same(x):
     """`x` as a tensor, integers and bools cast to the default float type (TF's promote_to_float)."""
     x = asarray(x)

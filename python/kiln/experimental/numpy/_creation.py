@@ -105,19 +105,22 @@ def _spaced(start, stop, num, endpoint, axis):
     if endpoint and num > 1:
         last = _ops.expand_dims(stop + _ops.zeros_like(start + stop), 0)
         values = _ops.concat([values[:num - 1], last], 0)
-    if axis != 0:
-        rank = bshape.rank + 1
-        axis = axis % rank
-        perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank))
-        values = _ops.transpose(values, perm)
-    return values, step
+    return _leading_axis_to(values, axis), step
+
+
+def _leading_axis_to(values, axis):
+    """values with their first axis moved to `axis`."""
+    if axis == 0:
+        return values
+    rank = values.shape.rank
+    axis = axis % rank
+    return _ops.transpose(values, list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank)))
 
 
 def _out_dtype(dtype, *args):
     if dtype is not None:
         return _dtypes.as_kiln_dtype(dtype)
-    kind = _dtypes.result_type(*args, float)
-    return kind
+    return _dtypes.result_type(*args, float)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=float, axis=0):
@@ -145,19 +148,19 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
         if endpoint and num > 1:
             parts = [parts[0], values[1:num - 1], _ops.expand_dims(hi + _ops.zeros_like(values[0]), 0)]
         values = _ops.concat(parts, 0)
-    if axis != 0:
-        rank = values.shape.rank
-        axis = axis % rank
-        values = _ops.transpose(values, list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank)))
-    return _ops.cast(values, out)
+    return _ops.cast(_leading_axis_to(values, axis), out)
+
+
+def _column_minus_row(N, M):  # noqa: N803
+    """The N x M (M defaults to N) matrix of j - i; N, M may be scalar tensors (shapes in a trace)."""
+    M = N if M is None else M
+    rows = _ops.reshape(_ops.range(0, N, 1), [-1, 1])
+    cols = _ops.reshape(_ops.range(0, M, 1), [1, -1])
+    return cols - rows
 
 
 def eye(N, M=None, k=0, dtype=float):  # noqa: N803 - NumPy's argument names
-    dtype = _float_default(dtype)
-    M = N if M is None else M
-    rows = _ops.reshape(_ops.range(0, N, 1), [N, 1])
-    cols = _ops.reshape(_ops.range(0, M, 1), [1, M])
-    return _ops.cast(_ops.equal(cols - rows, k), dtype)
+    return _ops.cast(_ops.equal(_column_minus_row(N, M), k), _float_default(dtype))
 
 
 def identity(n, dtype=float):
@@ -165,11 +168,7 @@ def identity(n, dtype=float):
 
 
 def tri(N, M=None, k=0, dtype=None):  # noqa: N803
-    dtype = _float_default(dtype)
-    M = N if M is None else M
-    rows = _ops.reshape(_ops.range(0, N, 1), [-1, 1])  # N, M may be scalar tensors (shapes in a trace)
-    cols = _ops.reshape(_ops.range(0, M, 1), [1, -1])
-    return _ops.cast(_ops.less_equal(cols - rows, k), dtype)
+    return _ops.cast(_ops.less_equal(_column_minus_row(N, M), k), _float_default(dtype))
 
 
 def _triangle(m, k, lower):

@@ -65,9 +65,7 @@ def _type_argument(x):
         return x
     if _is_tensor(x):
         return x.dtype.as_numpy_dtype
-    if isinstance(x, _kdtypes.DType):
-        return x.as_numpy_dtype
-    return x
+    return _numpy_type(x)
 
 
 def _flatten(args):
@@ -86,11 +84,13 @@ def result_type(*arrays_and_dtypes):
     return _kdtypes.as_dtype(np.result_type(*args))
 
 
+def _numpy_type(t):
+    return t.as_numpy_dtype if isinstance(t, _kdtypes.DType) else t
+
+
 def promote_types(type1, type2):
     """tnp.promote_types: NumPy's promote_types over kiln or NumPy dtypes."""
-    def numpy_type(t):
-        return t.as_numpy_dtype if isinstance(t, _kdtypes.DType) else t
-    return _kdtypes.as_dtype(np.promote_types(numpy_type(type1), numpy_type(type2)))
+    return _kdtypes.as_dtype(np.promote_types(_numpy_type(type1), _numpy_type(type2)))
 
 
 def as_kiln_dtype(dtype):
@@ -103,9 +103,7 @@ def as_kiln_dtype(dtype):
 
 
 def issubdtype(arg1, arg2):
-    def numpy_type(t):
-        return t.as_numpy_dtype if isinstance(t, _kdtypes.DType) else t
-    return np.issubdtype(numpy_type(arg1), numpy_type(arg2))
+    return np.issubdtype(_numpy_type(arg1), _numpy_type(arg2))
 
 
 class finfo:
@@ -117,9 +115,7 @@ class finfo:
             return _BFloat16Info(info)
         if _is_tensor(dtype):
             dtype = dtype.dtype
-        if isinstance(dtype, _kdtypes.DType):
-            dtype = dtype.as_numpy_dtype
-        return np.finfo(dtype)
+        return np.finfo(_numpy_type(dtype))
 
 
 class _BFloat16Info:

@@ -1,6 +1,6 @@
 """Elementwise math (tnp.add, sin, logaddexp, isclose, ...): NumPy's promotion on the arguments,
-then Kiln's ops, or compositions of them where Kiln has no kernel (tan, arcsin, arctan2 through
-`angle` of a complex number, sinh, expm1, ...), so each is differentiable and traces."""
+then Kiln's ops, or tf.math's compositions of them where Kiln has no kernel (tan, arcsin, arctan2,
+sinh, expm1, ...), so each is differentiable and traces."""
 import math as _math
 
 import numpy as np
@@ -8,8 +8,9 @@ import numpy as np
 from ... import _C, _ops
 from ... import dtypes as _kdtypes
 from ... import math as _kmath
+from ...tensor_shape import TensorShape
 from . import _dtypes
-from ._convert import asarray, promote, float_or_same
+from ._convert import as_bool, asarray, promote, float_or_same
 
 
 def _unary(fn, to_float=False, name=None):
@@ -139,54 +140,37 @@ floor = _unary(_ops.floor, to_float=True, name="floor")
 ceil = _unary(_ops.ceil, to_float=True, name="ceil")
 
 
-def _expm1(x):
-    # e^x - 1 = tanh(x/2) (e^x + 1): exact to rounding for small x, where exp(x) - 1 cancels.
-    return _ops.tanh(x * 0.5) * (_ops.exp(x) + 1)
+def _real_by_tf_math(math_fn, complex_fn):
+    """tf.math's accurate real-valued composite; complex inputs by the plain formula (tf.math's refuse them)."""
+    return lambda x: complex_fn(x) if x.dtype.is_complex else math_fn(x)
 
 
-expm1 = _unary(_expm1, to_float=True, name="expm1")
+def _cosh_formula(x):
+    return (_ops.exp(x) + _ops.exp(-x)) * 0.5
+
+
+# e^x - 1 = tanh(x/2) (e^x + 1) for complex x: no cancellation near 0, where exp(x) - 1 would have it.
+expm1 = _unary(_real_by_tf_math(_kmath.expm1, lambda x: _ops.tanh(x * 0.5) * (_ops.exp(x) + 1)), to_float=True,
+               name="expm1")
 exp2 = _unary(lambda x: _ops.exp(x * _math.log(2.0)), to_float=True, name="exp2")
 log2 = _unary(lambda x: _ops.log(x) / _math.log(2.0), to_float=True, name="log2")
 log10 = _unary(lambda x: _ops.log(x) / _math.log(10.0), to_float=True, name="log10")
-tan = _unary(lambda x: _ops.sin(x) / _ops.cos(x), to_float=True, name="tan")
-cosh = _unary(lambda x: (_ops.exp(x) + _ops.exp(-x)) * 0.5, to_float=True, name="cosh")
-sinh = _unary(lambda x: _ops.tanh(x) * ((_ops.exp(x) + _ops.exp(-x)) * 0.5), to_float=True, name="sinh")
-
-
-def _atan2(y, x):
-    """The angle of x + iy: Kiln's `angle` (with its gradient) is atan2."""
-    return _ops.angle(_ops.complex(x, y))
-
-
-def _float_pair(a, b):
-    a, b = promote(a, b, to_float=True)
-    return a, b
+tan = _unary(_kmath.tan, to_float=True, name="tan")
+cosh = _unary(_real_by_tf_math(_kmath.cosh, _cosh_formula), to_float=True, name="cosh")
+sinh = _unary(_real_by_tf_math(_kmath.sinh, lambda x: _ops.tanh(x) * _cosh_formula(x)), to_float=True, name="sinh")
 
 
 def arctan2(x1, x2):
-    y, x = _float_pair(x1, x2)
-    return _atan2(y, x)
+    y, x = promote(x1, x2, to_float=True)
+    return _kmath.atan2(y, x)
 
 
-arctan = _unary(lambda x: _atan2(x, _ops.ones_like(x)), to_float=True, name="arctan")
-arcsin = _unary(lambda x: _atan2(x, _ops.sqrt((1 - x) * (1 + x))), to_float=True, name="arcsin")
-arccos = _unary(lambda x: _atan2(_ops.sqrt((1 - x) * (1 + x)), x), to_float=True, name="arccos")
-
-
-def _asinh(x):
-    """log1p(|x| + x^2 / (1 + sqrt(x^2 + 1))), exact for small x; log(2|x|) where x^2 would overflow. Each
-    branch sees only its own inputs, so neither puts a NaN into the other's gradient."""
-    ax = _ops.abs(x)
-    big = _ops.greater(ax, 1e8)
-    small_ax = _ops.where(big, _ops.ones_like(ax), ax)
-    small = _ops.log1p(small_ax + small_ax * small_ax / (1 + _ops.sqrt(small_ax * small_ax + 1)))
-    large = _ops.log(_ops.where(big, ax, _ops.ones_like(ax))) + _math.log(2.0)
-    return _ops.sign(x) * _ops.where(big, large, small)
-
-
-arcsinh = _unary(_asinh, to_float=True, name="arcsinh")
-arccosh = _unary(lambda x: _ops.log1p((x - 1) + _ops.sqrt((x - 1) * (x + 1))), to_float=True, name="arccosh")
-arctanh = _unary(lambda x: 0.5 * _ops.log1p(2 * x / (1 - x)), to_float=True, name="arctanh")
+arctan = _unary(_kmath.atan, to_float=True, name="arctan")
+arcsin = _unary(_kmath.asin, to_float=True, name="arcsin")
+arccos = _unary(_kmath.acos, to_float=True, name="arccos")
+arcsinh = _unary(_kmath.asinh, to_float=True, name="arcsinh")
+arccosh = _unary(_kmath.acosh, to_float=True, name="arccosh")
+arctanh = _unary(_kmath.atanh, to_float=True, name="arctanh")
 deg2rad = _unary(lambda x: x * (np.pi / 180.0), to_float=True, name="deg2rad")
 rad2deg = _unary(lambda x: x * (180.0 / np.pi), to_float=True, name="rad2deg")
 
@@ -248,24 +232,24 @@ def angle(z, deg=False):
         out = _ops.angle(z)
     else:
         z = float_or_same(z)
-        out = _atan2(_ops.zeros_like(z), z)
+        out = _kmath.atan2(_ops.zeros_like(z), z)
     return out * (180.0 / np.pi) if deg else out
 
 
 def hypot(x1, x2):
-    a, b = _float_pair(x1, x2)
+    a, b = promote(x1, x2, to_float=True)
     return _ops.sqrt(a * a + b * b)
 
 
 def logaddexp(x1, x2):
-    a, b = _float_pair(x1, x2)
+    a, b = promote(x1, x2, to_float=True)
     big = _ops.maximum(a, b)
     out = big + _ops.log1p(_ops.exp(-_ops.abs(a - b)))
     return _ops.where(_ops.equal(a, b), a + _math.log(2.0), out)  # -inf, -inf -> -inf (not NaN)
 
 
 def logaddexp2(x1, x2):
-    a, b = _float_pair(x1, x2)
+    a, b = promote(x1, x2, to_float=True)
     ln2 = _math.log(2.0)
     return logaddexp(a * ln2, b * ln2) / ln2
 
@@ -307,25 +291,20 @@ greater = _binary(_ops.greater, name="greater")
 greater_equal = _binary(_ops.greater_equal, name="greater_equal")
 
 
-def _as_bool(x):
-    x = asarray(x)
-    return x if x.dtype == _kdtypes.bool else _ops.not_equal(x, _ops.zeros_like(x))
-
-
 def logical_and(x1, x2):
-    return _ops.logical_and(_as_bool(x1), _as_bool(x2))
+    return _ops.logical_and(as_bool(x1), as_bool(x2))
 
 
 def logical_or(x1, x2):
-    return _ops.logical_or(_as_bool(x1), _as_bool(x2))
+    return _ops.logical_or(as_bool(x1), as_bool(x2))
 
 
 def logical_xor(x1, x2):
-    return _ops.not_equal(_as_bool(x1), _as_bool(x2))
+    return _ops.not_equal(as_bool(x1), as_bool(x2))
 
 
 def logical_not(x):
-    return _ops.logical_not(_as_bool(x))
+    return _ops.logical_not(as_bool(x))
 
 
 isnan = _unary(lambda x: _kmath.is_nan(x) if x.dtype.is_floating else _ops.zeros_like(x, dtype=_kdtypes.bool),
@@ -400,7 +379,6 @@ def _host(fn, *args):
             if shape.is_fully_defined() and t.shape.is_fully_defined() else None
         if shape is None:
             return out
-        from ...tensor_shape import TensorShape
         shape = TensorShape(shape)
     return _ops.reshape(out, shape.as_list()) if shape.is_fully_defined() else out
 

@@ -6,13 +6,13 @@ from ... import _ops
 from ... import dtypes as _kdtypes
 from ... import math as _kmath
 from . import _dtypes
-from ._convert import asarray, float_or_same
+from ._convert import as_bool, asarray, axis_list, float_or_same
 
 
 def _axes(axis, rank):
     if axis is None:
         return None
-    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    axes = axis_list(axis)
     for a in axes:
         if rank is not None and not -rank <= int(a) < rank:
             raise ValueError(f"axis {a} is out of bounds for array of dimension {rank}")
@@ -97,24 +97,19 @@ def ptp(a, axis=None, keepdims=None):
     return amax(a, axis, keepdims=keepdims) - amin(a, axis, keepdims=keepdims)
 
 
-def _truth(a):
-    a = asarray(a)
-    return a if a.dtype == _kdtypes.bool else _ops.not_equal(a, _ops.zeros_like(a))
-
-
 def all(a, axis=None, keepdims=None):  # noqa: A001
-    a = _truth(a)
+    a = as_bool(a)
     return _ops.reduce_all(a, _axes(axis, a.shape.rank), keepdims=bool(keepdims))
 
 
 def any(a, axis=None, keepdims=None):  # noqa: A001
-    a = _truth(a)
+    a = as_bool(a)
     return _ops.reduce_any(a, _axes(axis, a.shape.rank), keepdims=bool(keepdims))
 
 
 def count_nonzero(a, axis=None):
-    a = _truth(a)
-    return _ops.reduce_sum(_ops.cast(a, _kdtypes.int64), _axes(axis, a.shape.rank))
+    a = asarray(a)
+    return _kmath.count_nonzero(a, _axes(axis, a.shape.rank))
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=None):

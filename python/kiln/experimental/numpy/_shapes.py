@@ -4,7 +4,7 @@ import numpy as np
 
 from ... import _ops, _array_ops
 from ... import dtypes as _kdtypes
-from ._convert import asarray, promote, is_tensor
+from ._convert import as_bool, asarray, axis_list, promote, is_tensor
 
 
 def _rank(x):
@@ -76,8 +76,8 @@ def swapaxes(a, axis1, axis2):
 def moveaxis(a, source, destination):
     a = asarray(a)
     r = _rank(a)
-    source = [s % r for s in (source if isinstance(source, (list, tuple)) else [source])]
-    destination = [d % r for d in (destination if isinstance(destination, (list, tuple)) else [destination])]
+    source = [s % r for s in axis_list(source)]
+    destination = [d % r for d in axis_list(destination)]
     if len(source) != len(destination):
         raise ValueError("`source` and `destination` arguments must have the same number of elements")
     order = [i for i in range(r) if i not in source]
@@ -88,7 +88,7 @@ def moveaxis(a, source, destination):
 
 def expand_dims(a, axis):
     a = asarray(a)
-    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    axes = axis_list(axis)
     out_rank = _rank(a) + len(axes)
     for ax in sorted(x % out_rank for x in axes):
         a = _ops.expand_dims(a, ax)
@@ -98,7 +98,7 @@ def expand_dims(a, axis):
 def squeeze(a, axis=None):
     a = asarray(a)
     if axis is not None:
-        axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+        axes = axis_list(axis)
         for ax in axes:
             if a.shape[ax] is not None and a.shape[ax] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
@@ -201,8 +201,7 @@ def repeat(a, repeats, axis=None):
 
 def flip(m, axis=None):
     m = asarray(m)
-    axes = list(range(_rank(m))) if axis is None else [
-        x % _rank(m) for x in (axis if isinstance(axis, (list, tuple)) else [axis])]
+    axes = list(range(_rank(m))) if axis is None else [x % _rank(m) for x in axis_list(axis)]
     return _array_ops.reverse(m, axes) if axes else m
 
 
@@ -358,8 +357,7 @@ def _broadcast_but(x, other, axis):
 
 def nonzero(a):
     a = atleast_1d(a)  # a scalar as one element, as TF
-    mask = a if a.dtype == _kdtypes.bool else _ops.not_equal(a, _ops.zeros_like(a))
-    coords = _ops.where(mask)
+    coords = _ops.where(as_bool(a))
     return tuple(_ops.unstack(coords, num=_rank(a), axis=1))
 
 
@@ -369,9 +367,8 @@ def where(condition, x=None, y=None):
         return nonzero(condition)
     if x is None or y is None:
         raise ValueError("Both x and y must be ndarrays, or both must be None.")
-    if condition.dtype != _kdtypes.bool:
-        condition = _ops.not_equal(condition, _ops.zeros_like(condition))
     x, y = promote(x, y)
+    condition = as_bool(condition)
     return _ops.where(condition, x, y)  # broadcasts the three, as TF's where_v2
 
 
