@@ -27,9 +27,10 @@ def in_replica_context(strategy, step):
     `step` itself, so a step adds no per-batch work without a strategy."""
     if strategy is None or strategy is _context.default_strategy():
         return step
+    replica = ReplicaContext(strategy, strategy._rank)  # one per step function, not one per batch
 
     def step_in_replica(*args):
-        _context.push(strategy, ReplicaContext(strategy, strategy._rank))
+        _context.push(strategy, replica)
         try:
             return step(*args)
         finally:
