@@ -94,13 +94,6 @@ def get_replica_context():
     return top.replica
 
 
-def get_cross_replica_context():
-    top = _top()
-    if top is None:
-        return default_strategy()
-    return top.strategy if top.replica is None else None
-
-
 def experimental_set_strategy(strategy):
     """Makes `strategy` current outside every scope (None: back to the default strategy), as entering its scope
     for the rest of the program."""

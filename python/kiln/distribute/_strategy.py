@@ -310,7 +310,7 @@ class Strategy:
         return value if self._size == 1 else _kd.broadcast(value, 0)
 
     def _sum_over_workers(self, tensor):
-        return tensor if self._size == 1 else _kd.allreduce(tensor, _kd.Sum)
+        return self._cross_replica(ReduceOp.SUM, tensor)
 
 
 class _DefaultDistributionStrategy(Strategy):

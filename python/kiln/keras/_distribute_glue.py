@@ -3,7 +3,6 @@ strategy it was made under; its steps run in that strategy's replica context; co
 number of replicas and optimizers sum the replicas' gradients; metrics are read summed over the replicas; new
 weights start from rank 0's values; and fit/evaluate give each worker its slice of every global batch. With one
 replica (the default strategy, MirroredStrategy, one worker) all of it is the identity."""
-import contextlib
 import functools
 
 from .. import _C
@@ -23,17 +22,20 @@ def _distributed(strategy):
     return strategy is not None and strategy.num_replicas_in_sync > 1
 
 
-@contextlib.contextmanager
-def replica_context(strategy):
-    """The model's steps run as strategy.run would run them."""
+def in_replica_context(strategy, step):
+    """`step` run as strategy.run would run it (Keras runs each step in strategy.run); under the default strategy
+    `step` itself, so a step adds no per-batch work without a strategy."""
     if strategy is None or strategy is _context.default_strategy():
-        yield
-        return
-    _context.push(strategy, ReplicaContext(strategy, strategy._rank))
-    try:
-        yield
-    finally:
-        _context.pop()
+        return step
+    replica = ReplicaContext(strategy, strategy._rank)  # one per step function, not one per batch
+
+    def step_in_replica(*args):
+        _context.push(strategy, replica)
+        try:
+            return step(*args)
+        finally:
+            _context.pop()
+    return step_in_replica
 
 
 def _replica_strategy():

@@ -341,11 +341,9 @@ class Model(FunctionalNetwork, Layer):
         if fn is not None:
             return fn
 
-        strategy = self.distribute_strategy
-
-        def run(data):
-            with _distribute_glue.replica_context(strategy):  # Keras runs each step in strategy.run
-                return _autograph_call(step, data)
+        def run_step(data):
+            return _autograph_call(step, data)
+        run = _distribute_glue.in_replica_context(self.distribute_strategy, run_step)
         run.__name__ = name
         fn = run if self.run_eagerly else _function(run, autograph=False, name=name)
         setattr(self, attr, fn)
