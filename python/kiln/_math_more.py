@@ -393,25 +393,10 @@ def acos(x, name=None):
     return _angle_of(x, _cosine_side(x), out)
 
 
-def _prod_over_rows(stacked):
-    """reduce_prod over axis 1, its gradient the product of the other factors (exclusive cumulative products
-    from both ends), so a zero factor gives the others' product, not 0/0."""
-    from .autodiff import custom_gradient
-    from ._ops import cumprod, expand_dims, multiply, reduce_prod
-
-    @custom_gradient
-    def prod(x):
-        def grad(dy):
-            others = multiply(cumprod(x, axis=1, exclusive=True), cumprod(x, axis=1, exclusive=True, reverse=True))
-            return multiply(expand_dims(dy, 1), others)
-        return reduce_prod(x, axis=1), grad
-    return prod(stacked)
-
-
 def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
     """The product of each segment's rows (1 for an empty segment; negative ids drop their row), over a
     [segments, rows, ...] tensor holding each row where its id matches and 1 elsewhere."""
-    from ._ops import cast, concat, equal, expand_dims, ones, ones_like, range as _range, reshape, where
+    from ._ops import cast, concat, equal, expand_dims, ones, ones_like, range as _range, reduce_prod, reshape, where
     from ._ops import shape as _shape
     data, ids = _t(data), _t(segment_ids)
     count = num_segments if isinstance(num_segments, int) else _t(num_segments)
@@ -420,7 +405,7 @@ def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
     match = equal(expand_dims(segments, 1), expand_dims(reshape(ids, [-1]), 0))  # [segments, rows]
     match = reshape(match, concat([_shape(match), ones([rows.shape.rank - 1], _dtypes.int32)], 0))
     lifted = expand_dims(rows, 0)
-    return _prod_over_rows(where(match, lifted, ones_like(lifted)))
+    return reduce_prod(where(match, lifted, ones_like(lifted)), axis=1)  # its gradient is zero-safe along one axis
 
 
 def segment_prod(data, segment_ids, name=None):

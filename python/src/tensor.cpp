@@ -435,7 +435,11 @@ void bind_tensor(py::module_& m) {
   // Tensor.set_shape of a graph tensor: the Python object takes the
   // EnsureShape made of what it held (TF refines the graph tensor in place;
   // a Kiln tensor never changes once made).
-  c.def("_rebind", [](Tensor& self, const Tensor& refined) { self = refined; });
+  c.def("_rebind", [](Tensor& self, const Tensor& refined) {
+    if (!self.is_symbolic() || !refined.is_symbolic())
+      throw py::type_error("_rebind: only a graph tensor takes a refined graph tensor (set_shape)");
+    self = refined;
+  });
   c.def("__eq__", [](py::handle self, py::handle other) -> py::object {
     if (other.is_none()) return py::bool_(false);
     return slot_result(binary_slot<equal, nullptr>(self.ptr(), other.ptr()));

@@ -338,3 +338,16 @@ def test_reduce_prod_gradient_is_finite_at_zeros_as_tf():
         np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=str(axis))
     traced = tf.function(lambda v: tf.gradients(tf.reduce_prod(v, 1), v)[0])(tf.constant(x))
     np.testing.assert_array_equal(traced.numpy()[1], [0.0, 0.0, 0.0])
+
+
+def test_reduce_prod_gradient_at_zeros_along_one_axis_of_unknown_length():
+    # One reduced axis needs no static shape: a batch dim unknown while tracing still gives the others' product.
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float64)])
+    def grad(v):
+        with tf.GradientTape() as tape:
+            tape.watch(v)
+            y = tf.reduce_prod(v, axis=1)
+        return tape.gradient(y, v)
+
+    x = np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0]])
+    np.testing.assert_array_equal(grad(tf.constant(x)).numpy(), [[0.0, 6.0, 0.0], [0.0, 0.0, 0.0]])

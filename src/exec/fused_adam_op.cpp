@@ -1,7 +1,6 @@
 #include "exec/fused_adam.h"
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -289,7 +288,7 @@ struct WidenedRows {
     const auto& self = *static_cast<const WidenedRows*>(context);
     const uint16_t* in = &self.g[begin * self.cols].bits;
     const int64_t count = (end - begin) * self.cols;
-    for (int64_t i = 0; i < count; ++i) out[i] = std::bit_cast<float>(static_cast<uint32_t>(in[i]) << 16);
+    for (int64_t i = 0; i < count; ++i) out[i] = detail::bfloat16_bits_to_float(in[i]);
   }
 };
 

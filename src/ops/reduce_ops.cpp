@@ -371,40 +371,55 @@ void sum_grad(schema::GradContext& c) { c.set(0, broadcast_like(with_reduced_axe
 void mean_grad(schema::GradContext& c) {
   c.set(0, broadcast_like(with_reduced_axes_kept(c, c.grad(0)) / reduced_count(c), c.inputs[0]));
 }
-// The product of every other element of x's reduction group: the reduced axes moved to the
-// front and flattened, then exclusive cumulative products from both ends (TF's way), so a zero
-// in x gives the others' product, not 0/0. A shape known only at run time takes dy * prod / x
-// (docs/design-notes.md, "Autodiff").
-Tensor product_of_the_others(const schema::GradContext& c) {
-  const Tensor& x = c.inputs[0];
+// The product of every other element of x's reduction group, from exclusive cumulative products
+// at both ends (TF's way), so a zero in x gives the others' product, not 0/0. One reduced axis
+// runs along it at any shape; several are moved to the front and flattened, which needs the
+// shape. A shape known only at run time with several reduced axes, or a complex x, takes
+// dy * prod / x (docs/design-notes.md, "Autodiff").
+Tensor others_along(const Tensor& x, int64_t axis) {
+  return cumprod(x, axis, true, false) * cumprod(x, axis, true, true);
+}
+std::vector<int> reduced_axes(const schema::GradContext& c) {
+  const int rank = c.inputs[0].rank();
+  std::vector<int> axes;
+  if (c.attrs.get_or<bool>("reduce_all", false)) {
+    for (int a = 0; a < rank; ++a) axes.push_back(a);
+  } else {
+    for (int64_t axis : c.attrs.get_ints("axes")) axes.push_back(wrap_axis(axis, rank));
+    std::sort(axes.begin(), axes.end());
+    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  }
+  return axes;
+}
+Tensor others_over_flattened_axes(const Tensor& x, const std::vector<int>& axes) {
   const int rank = x.rank();
-  std::vector<bool> reduced(static_cast<std::size_t>(rank), c.attrs.get_or<bool>("reduce_all", false));
-  for (int64_t axis : c.attrs.get_ints("axes")) reduced[static_cast<std::size_t>(wrap_axis(axis, rank))] = true;
   std::vector<int64_t> perm, moved_dims;
   int64_t group = 1, kept = 1;
   for (int pass = 0; pass < 2; ++pass)
     for (int a = 0; a < rank; ++a) {
-      if (reduced[static_cast<std::size_t>(a)] != (pass == 0)) continue;
+      const bool reduced = std::binary_search(axes.begin(), axes.end(), a);
+      if (reduced != (pass == 0)) continue;
       perm.push_back(a);
       moved_dims.push_back(x.shape()[a]);
       (pass == 0 ? group : kept) *= x.shape()[a];
     }
-  Tensor rows = reshape(transpose(x, perm), Shape{group, kept});
-  Tensor others = cumprod(rows, 0, true, false) * cumprod(rows, 0, true, true);
+  Tensor others = others_along(reshape(transpose(x, perm), Shape{group, kept}), 0);
   std::vector<int64_t> inverse(perm.size());
   for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<int64_t>(i);
   return transpose(reshape(others, Shape(moved_dims)), inverse);
 }
 void prod_grad(schema::GradContext& c) {
   const Tensor& x = c.inputs[0];
-  if (!x.shape().is_fully_defined() || is_complex(x.dtype())) {
+  const std::vector<int> axes = x.rank() < 0 ? std::vector<int>{} : reduced_axes(c);
+  const bool one_axis = axes.size() == 1, flattenable = !axes.empty() && x.shape().is_fully_defined();
+  if (is_complex(x.dtype()) || !(one_axis || flattenable)) {
     Tensor gy = with_reduced_axes_kept(c, c.grad(0) * c.outputs[0]);
     c.set(0, broadcast_like(gy, x) / x);
     return;
   }
-  c.set(0, product_of_the_others(c) * broadcast_like(with_reduced_axes_kept(c, c.grad(0)), x));
+  Tensor others = one_axis ? others_along(x, axes[0]) : others_over_flattened_axes(x, axes);
+  c.set(0, others * broadcast_like(with_reduced_axes_kept(c, c.grad(0)), x));
 }
-// Ties share the gradient equally, as in TF.
 void extreme_grad(schema::GradContext& c) {
   const Tensor& x = c.inputs[0];
   Tensor is_extreme = cast(equal(x, broadcast_like(with_reduced_axes_kept(c, c.outputs[0]), x)), x.dtype());

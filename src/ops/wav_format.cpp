@@ -61,8 +61,6 @@ class Reader {
     need(n);
     offset_ += static_cast<std::size_t>(n);
   }
-  // Skips without a check: the loop's `offset < size` test ends the walk.
-  void skip_unchecked(std::size_t n) { offset_ += n; }
   const char* here() const { return bytes_.data() + offset_; }
   void need(uint64_t n) const {
     if (left() < n) throw InvalidArgument("Data too short when trying to read string");
@@ -116,7 +114,7 @@ WavAudio parse_wav(std::string_view bytes) {
     throw InvalidArgument(fmt::format(
         "Bad bytes per second in WAV header: Expected {} but got {} (sample_rate={}, bytes_per_sample={})",
         expected_rate, bytes_per_second, wav.sample_rate, bytes_per_frame));
-  if (format_size == 18) r.skip_unchecked(2);  // the unused extension size
+  if (format_size == 18) r.skip(2);  // the unused extension size
 
   bool found_data = false;
   while (!r.at_end()) {
@@ -141,7 +139,7 @@ WavAudio parse_wav(std::string_view bytes) {
       std::memcpy(&v, p + i * kBytesPerSample, sizeof v);
       wav.samples[i] = static_cast<float>(v) * (1.0f / 32768.0f);
     }
-    r.skip_unchecked(static_cast<std::size_t>(count * kBytesPerSample));
+    r.skip(count * kBytesPerSample);
   }
   if (!found_data) throw InvalidArgument("No data chunk found in WAV");
   return wav;
@@ -155,6 +153,7 @@ std::string write_wav(const float* samples, int64_t frames, int64_t channels, in
   if (frames <= 0) throw InvalidArgument("num_frames must be positive.");
   const uint64_t count = static_cast<uint64_t>(frames) * static_cast<uint64_t>(channels);
   const uint64_t data_size = count * kBytesPerSample;
+  // The frames test first: it keeps count (frames * channels) from wrapping before the size test.
   if (static_cast<uint64_t>(frames) > std::numeric_limits<uint32_t>::max() ||
       kHeaderSize + data_size > std::numeric_limits<uint32_t>::max())
     throw InvalidArgument("Provided channels and frames cannot be encoded as a WAV.");
